@@ -1,0 +1,1174 @@
+"""Keras source → ir.Program, by abstract interpretation of the user's code.
+
+libcst parses the file (comments survive); a small interpreter walks the builder
+functions with their default arguments, evaluating Python-object arguments itself
+(tuples, arithmetic, ``widths[0]``, ``config["hidden"]``, ``2 if downsample else 1``,
+loops with static trip counts, helper functions that take and return tensors) and
+asking astroid for module-level values it cannot see directly. Keras calls become IR
+nodes; everything else is recorded as untouched Python.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import math
+import operator
+import tokenize
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from transpiler.frontend_ast import keras_layers
+from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Graph, Node, Span, Value
+from transpiler.ir.layout import default_layout
+from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.program import ModelDef, Program
+
+
+class FrontendError(Exception):
+    """The source cannot be read as a Keras program (with a span)."""
+
+    def __init__(self, message: str, span: Span | None = None):
+        super().__init__(message)
+        self.span = span
+
+
+# ---------------------------------------------------------------------------------
+# Abstract values
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModuleRef:
+    """An imported module or a dotted path inside one (``keras.layers``)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ApiRef:
+    """A resolved Keras API object: ``kind`` in layer/input/model/sequential/merge/activation."""
+
+    kind: str
+    name: str
+
+    @property
+    def activation_name(self) -> str | None:
+        return self.name if self.kind == "activation" else None
+
+
+@dataclass(eq=False)
+class Unknown:
+    """A value the interpreter cannot decide statically."""
+
+    reason: str = ""
+
+
+@dataclass(eq=False)
+class LayerObj:
+    """A constructed Keras layer (called zero or more times)."""
+
+    spec: LayerSpec
+    cls_name: str
+    keras_name: str
+    span: Span
+    explicit_name: str | None = None
+    hint: str | None = None
+    input_shape: tuple | None = None
+    scope: str = ""
+    nodes: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class TensorVal:
+    value: Value
+
+
+@dataclass(eq=False)
+class ModelObj:
+    kind: str  # "sequential" or "functional"
+    span: Span
+    name: str | None = None
+    layers: list = field(default_factory=list)
+    input_shape: tuple | None = None
+    input_dtype: str = "float32"
+    graph: Graph | None = None
+    statements: set = field(default_factory=set)
+    construct_statement: int | None = None
+
+
+@dataclass(eq=False)
+class FunctionRef:
+    node: cst.FunctionDef
+    env: "Env"
+
+
+class Env:
+    """A scope chain: locals, then the enclosing function's, then module globals."""
+
+    def __init__(self, parent: "Env | None" = None):
+        self.vars: dict[str, Any] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if name in env.vars:
+                return env.vars[name]
+            env = env.parent
+        raise KeyError(name)
+
+    def set(self, name: str, value: Any) -> None:
+        self.vars[name] = value
+
+
+class _Return(Exception):
+    def __init__(self, value: Any):
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+_KERAS_ROOTS = ("keras", "tensorflow.keras", "tf_keras", "tensorflow.python.keras")
+_MODEL_NAMES = {"Model", "models.Model", "Functional"}
+_SEQUENTIAL_NAMES = {"Sequential", "models.Sequential"}
+_INPUT_NAMES = {"Input", "layers.Input", "InputLayer", "layers.InputLayer"}
+_MERGE_FUNCS = {"add": "Add", "subtract": "Subtract", "multiply": "Multiply", "average": "Average",
+                "maximum": "Maximum", "minimum": "Minimum", "concatenate": "Concatenate"}
+_SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
+    "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
+_SAFE_METHODS = {
+    list: {"append", "extend", "insert", "pop", "index", "count", "copy", "reverse"},
+    dict: {"get", "items", "keys", "values", "copy", "setdefault", "update"},
+    str: {"format", "join", "upper", "lower", "replace", "split", "startswith", "endswith"},
+    tuple: {"index", "count"},
+}
+_BINOPS = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+}
+_CMPOPS = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge, cst.In: lambda a, b: a in b,
+    cst.NotIn: lambda a, b: a not in b, cst.Is: operator.is_, cst.IsNot: operator.is_not,
+}
+_TENSOR_BINOPS = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}
+
+
+def keras_api_name(path: str) -> str | None:
+    """``tensorflow.keras.layers.Conv2D`` → ``layers.Conv2D``; None when not Keras."""
+    for root in _KERAS_ROOTS:
+        if path == root:
+            return ""
+        if path.startswith(root + "."):
+            rest = path[len(root) + 1:]
+            for prefix in ("src.", "_v2.", "api._v2."):
+                if rest.startswith(prefix):
+                    rest = rest[len(prefix):]
+            return rest
+    if path.startswith("tensorflow.nn.") or path.startswith("tf.nn."):
+        return "activations." + path.rsplit(".", 1)[1]
+    return None
+
+
+def resolve_api(path: str) -> Any:
+    """Map a dotted path to an ApiRef when it names a supported Keras object."""
+    name = keras_api_name(path)
+    if name is None:
+        return ModuleRef(path)
+    last = name.rsplit(".", 1)[-1]
+    if name in _MODEL_NAMES:
+        return ApiRef("model", last)
+    if name in _SEQUENTIAL_NAMES:
+        return ApiRef("sequential", last)
+    if name in _INPUT_NAMES:
+        return ApiRef("input", last)
+    if name.startswith("layers.") or "." not in name and keras_layers.lookup(last):
+        if last in _MERGE_FUNCS:
+            return ApiRef("merge", last)
+        if keras_layers.lookup(last):
+            return ApiRef("layer", last)
+    if name.startswith("activations.") and last in keras_layers.ACTIVATIONS:
+        return ApiRef("activation", last)
+    return ModuleRef(path)
+
+
+def collect_comments(source: str) -> dict[int, tuple[str, bool]]:
+    """Every comment by line: (text, is_full_line)."""
+    out: dict[int, tuple[str, bool]] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError):
+        return out
+    line_has_code: set[int] = set()
+    for tok in tokens:
+        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
+                            tokenize.DEDENT, tokenize.ENDMARKER):
+            for ln in range(tok.start[0], tok.end[0] + 1):
+                line_has_code.add(ln)
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            out[tok.start[0]] = (tok.string, tok.start[0] not in line_has_code)
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# The interpreter
+# ---------------------------------------------------------------------------------
+class KerasFrontend:
+    """Reads one Keras source file into an ir.Program."""
+
+    MAX_LOOP = 10_000
+
+    def __init__(self, source: str, path: str = "<string>"):
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines()
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            raise FrontendError(f"syntax error: {exc.message}",
+                                Span(path, exc.raw_line, exc.raw_column + 1)) from None
+        self.wrapper = MetadataWrapper(module)
+        self.module = self.wrapper.module
+        self.positions = self.wrapper.resolve(PositionProvider)
+        self.program = Program(path=path, source=source, framework="keras")
+        self.scratch = Graph("scratch")
+        self.globals = Env()
+        self.uids: dict[str, int] = {}
+        self.scope_stack: list[str] = []
+        self.scope_counts: dict[str, int] = {}
+        self.stmt_stack: list[int] = []
+        self.keras_statements: set[int] = set()
+        self.builder_calls: set[int] = set()
+        self.models: list[tuple[ModelObj, str | None, str | None, dict]] = []
+        self.comments = collect_comments(source)
+        self._astroid_module = None
+        self.function_defs: dict[str, cst.FunctionDef] = {}
+
+    # -- entry point --------------------------------------------------------------
+    def run(self) -> Program:
+        """Interpret the module and every builder function; return the Program."""
+        self.globals.set("__name__", "__transpiler__")
+        self._exec_block(self.module.body, self.globals, top=True)
+        builders: dict[str, FunctionRef] = {}
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+                fn = self.globals.vars.get(stmt.name.value)
+                if not isinstance(fn, FunctionRef):
+                    continue
+                mark = len(self.models)
+                try:
+                    result, args = self._call_function(fn, [], {}, builder_probe=True)
+                except (Unsupported, FrontendError) as exc:
+                    if self._constructs_layers(stmt):
+                        span = getattr(exc, "span", None) or self._span(stmt)
+                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+                    continue
+                if isinstance(result, ModelObj):
+                    del self.models[mark:]
+                    builders[stmt.name.value] = fn
+                    self._register_model(result, builder=stmt.name.value, var=None, args=args)
+        self._interpret_rest(builders)
+        for model, builder, var, args in self.models:
+            self._finish_model(model, builder, var, args)
+        return self.program
+
+    def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
+        """Interpret non-builder functions (main(), the __main__ block) for inline models."""
+        self.builders = builders
+        self.globals.set("__name__", "__main__")
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders:
+                fn = self.globals.vars.get(stmt.name.value)
+                if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
+                    try:
+                        self._call_function(fn, [Unknown()] * self._n_required(stmt), {},
+                                            builder_probe=False)
+                    except (Unsupported, FrontendError) as exc:
+                        span = getattr(exc, "span", None) or self._span(stmt)
+                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+            elif isinstance(stmt, cst.If) and self._is_main_guard(stmt):
+                try:
+                    self._exec_block(stmt.body.body, self.globals)
+                except (Unsupported, FrontendError) as exc:
+                    span = getattr(exc, "span", None) or self._span(stmt)
+                    self.program.stub(span, str(exc), self._line(span))
+                except _Return:
+                    pass
+
+    # -- helpers for spans and source ---------------------------------------------
+    def _span(self, node: cst.CSTNode) -> Span:
+        try:
+            pos = self.positions[node]
+        except KeyError:
+            return Span(self.path, 0, 0)
+        return Span(self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+
+    def _line(self, span: Span | None) -> str:
+        if span is None or not 1 <= span.line <= len(self.lines):
+            return ""
+        return self.lines[span.line - 1].strip()
+
+    def _err(self, node: cst.CSTNode, message: str) -> FrontendError:
+        return FrontendError(message, self._span(node))
+
+    @staticmethod
+    def _all_defaults(fn: cst.FunctionDef) -> bool:
+        p = fn.params
+        return all(param.default is not None for param in p.params) and not p.posonly_params \
+            and all(param.default is not None for param in p.kwonly_params)
+
+    @staticmethod
+    def _n_required(fn: cst.FunctionDef) -> int:
+        return sum(1 for p in fn.params.params if p.default is None)
+
+    @staticmethod
+    def _is_main_guard(stmt: cst.If) -> bool:
+        return "__name__" in cst.Module([]).code_for_node(stmt.test) if isinstance(stmt, cst.If) else False
+
+    def _constructs_layers(self, node: cst.CSTNode) -> bool:
+        code = cst.Module([]).code_for_node(node)
+        return any(word in code for word in ("layers", "Model", "Sequential", "Input", "keras"))
+
+    def _constructs_models(self, node: cst.CSTNode) -> bool:
+        code = cst.Module([]).code_for_node(node)
+        return any(word in code for word in ("Model(", "Sequential(", "Input("))
+
+    # -- statements ---------------------------------------------------------------
+    def _exec_block(self, body, env: Env, top: bool = False) -> None:
+        for stmt in body:
+            self._exec_stmt(stmt, env, top)
+
+    def _exec_stmt(self, stmt: cst.CSTNode, env: Env, top: bool = False) -> None:
+        self.stmt_stack.append(id(stmt))
+        try:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self._exec_small(small, env, stmt)
+            elif isinstance(stmt, cst.FunctionDef):
+                env.set(stmt.name.value, FunctionRef(stmt, env))
+                if top:
+                    self.function_defs[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef):
+                env.set(stmt.name.value, Unknown(f"class {stmt.name.value}"))
+            elif isinstance(stmt, cst.If):
+                if top and self._is_main_guard(stmt):
+                    return
+                self._exec_if(stmt, env)
+            elif isinstance(stmt, cst.For):
+                self._exec_for(stmt, env)
+            elif isinstance(stmt, cst.While):
+                if self._constructs_layers(stmt.body):
+                    raise self._err(stmt, "a while loop that builds layers has no static trip count")
+            elif isinstance(stmt, cst.With):
+                self._exec_block(stmt.body.body, env)
+            elif isinstance(stmt, cst.Try):
+                self._exec_block(stmt.body.body, env)
+        finally:
+            self.stmt_stack.pop()
+
+    def _exec_if(self, stmt: cst.If, env: Env) -> None:
+        test = self._eval(stmt.test, env)
+        if isinstance(test, (Unknown, TensorVal, ModelObj, LayerObj)) or test is ...:
+            if self._constructs_layers(stmt):
+                raise self._err(stmt.test, "a condition around layer code cannot be decided statically")
+            return
+        if test:
+            self._exec_block(stmt.body.body, env)
+        elif isinstance(stmt.orelse, cst.If):
+            self._exec_if(stmt.orelse, env)
+        elif isinstance(stmt.orelse, cst.Else):
+            self._exec_block(stmt.orelse.body.body, env)
+
+    def _exec_for(self, stmt: cst.For, env: Env) -> None:
+        iterable = self._eval(stmt.iter, env)
+        if isinstance(iterable, Unknown) or not hasattr(iterable, "__iter__") or isinstance(iterable, str):
+            if self._constructs_layers(stmt.body):
+                raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
+            return
+        items = list(iterable)
+        if len(items) > self.MAX_LOOP:
+            return
+        for item in items:
+            self._assign(stmt.target, item, env)
+            try:
+                self._exec_block(stmt.body.body, env)
+            except _Break:
+                break
+            except _Continue:
+                continue
+
+    def _exec_small(self, small: cst.CSTNode, env: Env, line: cst.SimpleStatementLine) -> None:
+        if isinstance(small, cst.Assign):
+            value = self._eval(small.value, env)
+            for target in small.targets:
+                self._assign(target.target, value, env)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._assign(small.target, self._eval(small.value, env), env)
+        elif isinstance(small, cst.AugAssign):
+            current = self._eval(small.target, env)
+            rhs = self._eval(small.value, env)
+            op = type(small.operator).__name__.replace("Assign", "")
+            value = self._binop(getattr(cst, op)(), current, rhs, small)
+            self._assign(small.target, value, env)
+        elif isinstance(small, cst.Expr):
+            self._eval(small.value, env)
+        elif isinstance(small, cst.Return):
+            raise _Return(None if small.value is None else self._eval(small.value, env))
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            self._exec_import(small, env)
+        elif isinstance(small, cst.Break):
+            raise _Break()
+        elif isinstance(small, cst.Continue):
+            raise _Continue()
+
+    def _exec_import(self, node, env: Env) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = cst.Module([]).code_for_node(alias.name)
+                if alias.asname is not None:
+                    env.set(alias.asname.name.value, resolve_api(full))
+                else:
+                    root = full.split(".")[0]
+                    env.set(root, ModuleRef(root))
+            return
+        if node.module is None or node.relative:
+            return
+        base = cst.Module([]).code_for_node(node.module)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = cst.Module([]).code_for_node(alias.name)
+            bound = alias.asname.name.value if alias.asname is not None else name
+            env.set(bound, resolve_api(f"{base}.{name}"))
+
+    def _assign(self, target: cst.BaseExpression, value: Any, env: Env) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            if isinstance(value, TensorVal) and value.value.var is None:
+                value.value.var = name
+            if isinstance(value, LayerObj) and value.hint is None:
+                value.hint = name
+            if isinstance(value, ModelObj):
+                value.statements.add(self.stmt_stack[0] if self.stmt_stack else None)
+            env.set(name, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, Unknown):
+                for el in target.elements:
+                    self._assign(el.value, value, env)
+                return
+            items = list(value)
+            if len(items) != len(target.elements):
+                raise self._err(target, "cannot unpack: the number of values differs")
+            for el, item in zip(target.elements, items):
+                self._assign(el.value, item, env)
+        elif isinstance(target, cst.Subscript):
+            container = self._eval(target.value, env)
+            if isinstance(container, (list, dict)) and len(target.slice) == 1:
+                key = self._eval(target.slice[0].slice.value, env)
+                container[key] = value
+        elif isinstance(target, cst.Attribute):
+            pass  # attribute stores on objects (self.x = ...) belong to subclassed models
+
+    # -- expressions --------------------------------------------------------------
+    def _eval(self, node: cst.BaseExpression, env: Env) -> Any:
+        method = getattr(self, "_eval_" + type(node).__name__, None)
+        if method is None:
+            return Unknown(f"cannot evaluate {type(node).__name__}")
+        return method(node, env)
+
+    def _eval_Integer(self, node, env):
+        return node.evaluated_value
+
+    def _eval_Float(self, node, env):
+        return node.evaluated_value
+
+    def _eval_SimpleString(self, node, env):
+        return node.evaluated_value
+
+    def _eval_ConcatenatedString(self, node, env):
+        return node.evaluated_value
+
+    def _eval_FormattedString(self, node, env):
+        parts = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value)
+            else:
+                value = self._eval(part.expression, env)
+                if isinstance(value, (Unknown, TensorVal, LayerObj, ModelObj)):
+                    return Unknown("f-string")
+                parts.append(format(value))
+        return "".join(parts)
+
+    def _eval_Name(self, node, env):
+        name = node.value
+        if name in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[name]
+        try:
+            return env.lookup(name)
+        except KeyError:
+            pass
+        if name in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[name]
+        return self._astroid_value(name)
+
+    def _astroid_value(self, name: str) -> Any:
+        """Ask astroid for a module-level value the interpreter did not bind."""
+        try:
+            import astroid
+
+            if self._astroid_module is None:
+                self._astroid_module = astroid.parse(self.source, path=self.path)
+            for assigned in self._astroid_module.locals.get(name, []):
+                for inferred in assigned.infer():
+                    if isinstance(inferred, astroid.Const):
+                        return inferred.value
+                    if isinstance(inferred, (astroid.List, astroid.Tuple)):
+                        values = [e.value for e in inferred.elts if isinstance(e, astroid.Const)]
+                        if len(values) == len(inferred.elts):
+                            return values if isinstance(inferred, astroid.List) else tuple(values)
+        except Exception:  # astroid raises many kinds of inference errors
+            pass
+        return Unknown(f"name {name!r}")
+
+    def _eval_Attribute(self, node, env):
+        base = self._eval(node.value, env)
+        attr = node.attr.value
+        if isinstance(base, ModuleRef):
+            return resolve_api(f"{base.path}.{attr}")
+        if isinstance(base, ApiRef):
+            return Unknown(f"{base.name}.{attr}")
+        if isinstance(base, TensorVal):
+            if attr == "shape":
+                return tuple(base.value.shape)
+            if attr == "dtype":
+                return base.value.dtype
+            return Unknown(f"tensor.{attr}")
+        if isinstance(base, ModelObj):
+            self._mark_keras()
+            if attr in ("output", "outputs", "input", "inputs"):
+                graph = self._model_graph(base, node)
+                vals = graph.outputs if attr.startswith("output") else graph.inputs
+                tensors = [TensorVal(v) for v in vals]
+                return tensors[0] if attr in ("output", "input") and len(tensors) == 1 else tensors
+            return _BoundMethod(base, attr)
+        if isinstance(base, LayerObj):
+            self._mark_keras()
+            return _BoundMethod(base, attr)
+        if isinstance(base, Unknown):
+            return base
+        for typ, methods in _SAFE_METHODS.items():
+            if isinstance(base, typ) and attr in methods:
+                return getattr(base, attr)
+        return Unknown(f".{attr}")
+
+    def _eval_Tuple(self, node, env):
+        return tuple(self._elements(node.elements, env))
+
+    def _eval_List(self, node, env):
+        return list(self._elements(node.elements, env))
+
+    def _eval_Set(self, node, env):
+        return Unknown("set")
+
+    def _elements(self, elements, env):
+        out = []
+        for el in elements:
+            value = self._eval(el.value, env)
+            if isinstance(el, cst.StarredElement):
+                out.extend(value)
+            else:
+                out.append(value)
+        return out
+
+    def _eval_Dict(self, node, env):
+        out = {}
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                out[self._eval(el.key, env)] = self._eval(el.value, env)
+            else:
+                out.update(self._eval(el.value, env))
+        return out
+
+    def _eval_ListComp(self, node, env):
+        return self._comprehension(node, env, list)
+
+    def _eval_GeneratorExp(self, node, env):
+        return self._comprehension(node, env, list)
+
+    def _comprehension(self, node, env, kind):
+        results = []
+        inner = Env(env)
+
+        def walk(comp):
+            iterable = self._eval(comp.iter, inner)
+            if isinstance(iterable, Unknown):
+                raise self._err(comp.iter, "a comprehension needs a static iterable")
+            for item in iterable:
+                self._assign(comp.target, item, inner)
+                if all(self._eval(cond.test, inner) for cond in comp.ifs):
+                    if comp.inner_for_in is not None:
+                        walk(comp.inner_for_in)
+                    else:
+                        results.append(self._eval(node.elt, inner))
+
+        walk(node.for_in)
+        return kind(results)
+
+    def _eval_BinaryOperation(self, node, env):
+        left = self._eval(node.left, env)
+        right = self._eval(node.right, env)
+        return self._binop(node.operator, left, right, node)
+
+    def _binop(self, op, left, right, node):
+        if isinstance(left, TensorVal) or isinstance(right, TensorVal):
+            return self._tensor_binop(op, left, right, node)
+        if isinstance(left, Unknown) or isinstance(right, Unknown):
+            return Unknown("arithmetic on an unknown value")
+        fn = _BINOPS.get(type(op))
+        if fn is None:
+            return Unknown(type(op).__name__)
+        try:
+            return fn(left, right)
+        except Exception as exc:  # user arithmetic on odd types
+            raise self._err(node, f"cannot evaluate: {exc}") from None
+
+    def _tensor_binop(self, op, left, right, node):
+        kind = _TENSOR_BINOPS.get(type(op))
+        span = self._span(node)
+        if isinstance(left, TensorVal) and isinstance(right, TensorVal) and kind:
+            spec = LayerSpec(kind, {})
+            return self._apply_anonymous(spec, [left, right], span, kind)
+        tensor, const = (left, right) if isinstance(left, TensorVal) else (right, left)
+        if isinstance(const, (int, float)) and not isinstance(const, bool):
+            if kind == "multiply" or isinstance(op, cst.Divide) and tensor is left:
+                scale = const if kind == "multiply" else 1.0 / const
+                return self._apply_anonymous(LayerSpec("rescaling", {"scale": float(scale), "offset": 0.0}),
+                                             [tensor], span, "scale")
+            if kind == "add" or kind == "subtract" and tensor is left:
+                offset = const if kind == "add" else -const
+                return self._apply_anonymous(LayerSpec("rescaling", {"scale": 1.0, "offset": float(offset)}),
+                                             [tensor], span, "shift")
+        raise Unsupported(f"tensor arithmetic {cst.Module([]).code_for_node(node)!r} is not supported yet")
+
+    def _eval_UnaryOperation(self, node, env):
+        value = self._eval(node.expression, env)
+        if isinstance(value, Unknown):
+            return value
+        if isinstance(node.operator, cst.Minus):
+            return -value
+        if isinstance(node.operator, cst.Plus):
+            return +value
+        if isinstance(node.operator, cst.Not):
+            return not value
+        return Unknown("unary")
+
+    def _eval_BooleanOperation(self, node, env):
+        left = self._eval(node.left, env)
+        if isinstance(left, Unknown):
+            return left
+        if isinstance(node.operator, cst.And):
+            return self._eval(node.right, env) if left else left
+        return left if left else self._eval(node.right, env)
+
+    def _eval_Comparison(self, node, env):
+        left = self._eval(node.left, env)
+        for target in node.comparisons:
+            right = self._eval(target.comparator, env)
+            if isinstance(left, Unknown) or isinstance(right, Unknown):
+                return Unknown("comparison")
+            if not _CMPOPS[type(target.operator)](left, right):
+                return False
+            left = right
+        return True
+
+    def _eval_IfExp(self, node, env):
+        test = self._eval(node.test, env)
+        if isinstance(test, Unknown):
+            raise self._err(node.test, "the condition cannot be decided statically")
+        return self._eval(node.body if test else node.orelse, env)
+
+    def _eval_Subscript(self, node, env):
+        base = self._eval(node.value, env)
+        if isinstance(base, Unknown):
+            return base
+        if isinstance(base, TensorVal):
+            raise Unsupported("slicing a tensor is not supported yet")
+        keys = []
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                keys.append(self._eval(sl.value, env))
+            else:
+                parts = [None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)]
+                keys.append(slice(*parts))
+        key = keys[0] if len(keys) == 1 else tuple(keys)
+        try:
+            return base[key]
+        except Exception as exc:
+            raise self._err(node, f"cannot evaluate subscript: {exc}") from None
+
+    def _eval_Lambda(self, node, env):
+        return Unknown("lambda")
+
+    # -- calls --------------------------------------------------------------------
+    def _eval_Call(self, node, env):
+        func = self._eval(node.func, env)
+        args, kwargs = [], {}
+        for arg in node.args:
+            value = self._eval(arg.value, env)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "*":
+                args.extend(value)
+            elif arg.star == "**":
+                kwargs.update(value)
+            else:
+                args.append(value)
+        return self._call(func, args, kwargs, node)
+
+    def _call(self, func, args, kwargs, node):
+        span = self._span(node)
+        if isinstance(func, ApiRef):
+            self._mark_keras()
+            if func.kind == "layer":
+                return self._construct_layer(func.name, args, kwargs, span)
+            if func.kind == "input":
+                return self._make_input(func.name, args, kwargs, span)
+            if func.kind == "sequential":
+                return self._make_sequential(args, kwargs, span)
+            if func.kind == "model":
+                return self._make_functional(args, kwargs, span, node)
+            if func.kind == "merge":
+                layer_kwargs = {k: v for k, v in kwargs.items() if k != "inputs"}
+                inputs = args[0] if args else kwargs["inputs"]
+                layer = self._construct_layer(_MERGE_FUNCS[func.name], [], layer_kwargs, span)
+                return self._call_layer(layer, [list(inputs)], {}, span)
+            if func.kind == "activation":
+                spec = keras_layers.ACTIVATIONS[func.name]
+                if spec is None:
+                    return args[0]
+                op, attrs = spec
+                return self._apply_anonymous(LayerSpec(op, dict(attrs)), [args[0]], span, op)
+        if isinstance(func, ModuleRef):
+            if keras_api_name(func.path) is not None:
+                self._mark_keras()
+                if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
+                    raise Unsupported(f"{func.path} on tensors is not supported yet")
+            return Unknown(func.path)
+        if isinstance(func, LayerObj):
+            self._mark_keras()
+            return self._call_layer(func, args, kwargs, span)
+        if isinstance(func, ModelObj):
+            self._mark_keras()
+            raise Unsupported("calling a model as a layer is not supported yet")
+        if isinstance(func, _BoundMethod):
+            return self._call_method(func, args, kwargs, node)
+        if isinstance(func, FunctionRef):
+            name = func.node.name.value
+            if getattr(self, "builders", None) and name in self.builders:
+                self.builder_calls.add(self.stmt_stack[0] if self.stmt_stack else None)
+                return Unknown(f"model from {name}()")
+            result, _ = self._call_function(func, args, kwargs, builder_probe=False)
+            return result
+        if callable(func) and not isinstance(func, Unknown):
+            if any(isinstance(a, (Unknown, TensorVal, LayerObj, ModelObj))
+                   for a in list(args) + list(kwargs.values())):
+                return Unknown("builtin on unknown values")
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:
+                raise self._err(node, f"cannot evaluate call: {exc}") from None
+        return Unknown("call")
+
+    def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
+        obj, name = bound.obj, bound.name
+        if isinstance(obj, ModelObj):
+            if name == "add" and obj.kind == "sequential":
+                layer = args[0]
+                if isinstance(layer, TensorVal):  # Sequential.add(Input(...))
+                    obj.input_shape = tuple(layer.value.shape[1:])
+                    return None
+                if not isinstance(layer, LayerObj):
+                    raise self._err(node, "Sequential.add() of something that is not a layer")
+                obj.layers.append(layer)
+                obj.statements.add(self.stmt_stack[0] if self.stmt_stack else None)
+                return None
+            if name == "build" and obj.kind == "sequential":
+                shape = args[0] if args else kwargs.get("input_shape")
+                obj.input_shape = tuple(shape[1:])
+                obj.statements.add(self.stmt_stack[0] if self.stmt_stack else None)
+                return None
+            if name == "summary":
+                return None
+            return Unknown(f"model.{name}()")
+        return Unknown(f"layer.{name}()")
+
+    def _call_function(self, fn: FunctionRef, args, kwargs, builder_probe: bool):
+        """Interpret a user function with bound arguments; returns (result, bound args)."""
+        params = fn.node.params
+        env = Env(fn.env)
+        bound: dict[str, Any] = {}
+        positional = list(params.posonly_params) + list(params.params)
+        for i, param in enumerate(positional):
+            pname = param.name.value
+            if i < len(args):
+                value = args[i]
+            elif pname in kwargs:
+                value = kwargs.pop(pname)
+            elif param.default is not None:
+                value = self._eval(param.default, fn.env)
+            else:
+                raise self._err(fn.node, f"{fn.node.name.value}(): missing argument {pname!r}")
+            bound[pname] = value
+            env.set(pname, value)
+        if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
+            env.set(params.star_arg.name.value, tuple(args[len(positional):]))
+        for param in params.kwonly_params:
+            pname = param.name.value
+            value = kwargs.pop(pname) if pname in kwargs else self._eval(param.default, fn.env)
+            bound[pname] = value
+            env.set(pname, value)
+        if params.star_kwarg is not None:
+            env.set(params.star_kwarg.name.value, dict(kwargs))
+        name = fn.node.name.value
+        self.scope_counts[name] = self.scope_counts.get(name, 0) + 1
+        self.scope_stack.append(name if builder_probe else f"{name}{self.scope_counts[name]}")
+        saved_stmts = self.stmt_stack
+        self.stmt_stack = [] if builder_probe else saved_stmts
+        try:
+            self._exec_block(fn.node.body.body, env)
+            result = None
+        except _Return as ret:
+            result = ret.value
+        finally:
+            self.scope_stack.pop()
+            self.stmt_stack = saved_stmts
+        return result, bound
+
+    def _mark_keras(self) -> None:
+        if self.stmt_stack:
+            self.keras_statements.add(self.stmt_stack[0])
+
+    # -- layers -------------------------------------------------------------------
+    def _construct_layer(self, cls_name: str, args, kwargs, span: Span) -> LayerObj:
+        reg = keras_layers.lookup(cls_name)
+        if reg is None:
+            raise Unsupported(f"layer {cls_name} is not supported")
+        unknown = [k for k, v in list(kwargs.items()) + [(str(i), a) for i, a in enumerate(args)]
+                   if isinstance(v, Unknown)]
+        if unknown:
+            raise FrontendError(f"{cls_name}: argument(s) {', '.join(unknown)} cannot be decided statically "
+                                f"(computed at run time)", span)
+        explicit = kwargs.get("name")
+        input_shape = kwargs.get("input_shape")
+        if input_shape is None and kwargs.get("batch_input_shape") is not None:
+            input_shape = tuple(kwargs["batch_input_shape"])[1:]
+        if input_shape is None and kwargs.get("input_dim") is not None:
+            input_shape = (kwargs["input_dim"],)
+        layer_kwargs = {k: v for k, v in kwargs.items()
+                        if k not in keras_layers.COMMON_KWARGS and k not in keras_layers.INITIALIZER_KWARGS
+                        and k not in keras_layers.TRAINING_KWARGS}
+        bound = BoundArgs(cls_name, reg.signature, list(args), layer_kwargs)
+        spec = reg.fn(bound)
+        extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)]
+        if extra:
+            raise Unsupported(f"{cls_name}: argument(s) {', '.join(extra)} not supported")
+        for key in sorted(set(kwargs) & keras_layers.TRAINING_KWARGS):
+            if kwargs[key] is not None:
+                self.program.warn(span, f"{cls_name}: {key} is not translated (affects training only)",
+                                  self._line(span))
+        for key in sorted(set(kwargs) & keras_layers.INITIALIZER_KWARGS):
+            spec.initializers[key] = kwargs[key]
+        spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
+        if spec.inner is not None:
+            spec.attrs["layer"]["attrs"] = ops_table.get(spec.inner.op).complete_attrs(spec.inner.attrs)
+        if explicit is None:
+            keras_name = self._auto_name(reg.canonical_class)
+        else:
+            keras_name = explicit
+        return LayerObj(spec=spec, cls_name=cls_name, keras_name=keras_name, span=span,
+                        explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
+                        scope="_".join(self.scope_stack[1:]))
+
+    def _auto_name(self, cls_name: str) -> str:
+        prefix = keras_layers.keras_auto_name(cls_name)
+        n = self.uids.get(prefix, 0)
+        self.uids[prefix] = n + 1
+        return prefix if n == 0 else f"{prefix}_{n}"
+
+    def _make_input(self, kind: str, args, kwargs, span: Span) -> TensorVal:
+        shape = kwargs.get("shape", args[0] if args else None)
+        if shape is None and kwargs.get("batch_shape") is not None:
+            shape = tuple(kwargs["batch_shape"])[1:]
+        if shape is None and kwargs.get("input_shape") is not None:
+            shape = kwargs["input_shape"]
+        if shape is None or isinstance(shape, Unknown):
+            raise FrontendError("Input: the shape must be known statically", span)
+        if isinstance(shape, int):
+            shape = (shape,)
+        shape = (None, *shape)
+        dtype = kwargs.get("dtype") or "float32"
+        value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),
+                                       layout=default_layout(len(shape)))
+        value.var = kwargs.get("name")
+        self.scratch.inputs.append(value)
+        return TensorVal(value)
+
+    def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str):
+        spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
+        layer = LayerObj(spec=spec, cls_name="", keras_name="", span=span, hint=hint,
+                         scope="_".join(self.scope_stack[1:]))
+        return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
+
+    def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
+        if not args:
+            args = [kwargs.pop("inputs")]
+        x = args[0]
+        inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+        if not all(isinstance(t, TensorVal) for t in inputs):
+            raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
+        spec = layer.spec
+        n_out = 1
+        if spec.op in ("lstm", "gru", "simple_rnn", "bidirectional"):
+            probe = self._probe_outputs(spec, [t.value for t in inputs])
+            n_out = probe
+        node = self.scratch.add_node(spec.op, layer.hint or spec.op, [t.value for t in inputs], n_out,
+                                     attrs=spec.attrs, span=span, source_name=layer.keras_name or None)
+        node.meta["layer"] = layer
+        node.meta["call_span"] = span
+        if spec.initializers:
+            node.meta["initializers"] = dict(spec.initializers)
+        infer_node(node)
+        layer.nodes.append(node)
+        outputs = [TensorVal(v) for v in node.outputs]
+        if spec.activation is not None:
+            act_op, act_attrs = spec.activation
+            act = self.scratch.add_node(act_op, f"{layer.hint or spec.op}_act", [node.outputs[0]],
+                                        attrs=act_attrs, span=span)
+            act.meta["fused_into"] = node
+            infer_node(act)
+            outputs[0] = TensorVal(act.outputs[0])
+        if len(outputs) == 1:
+            return outputs[0]
+        return outputs
+
+    def _probe_outputs(self, spec: LayerSpec, inputs) -> int:
+        probe = Node(spec.op, "probe", inputs, [], attrs=spec.attrs)
+        from transpiler.ir.passes.shape_inference import _RULES
+
+        return len(_RULES[spec.op](probe, [v.shape for v in inputs], [v.layout for v in inputs]))
+
+    # -- models -------------------------------------------------------------------
+    def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:
+        layers = list(args[0]) if args else list(kwargs.get("layers") or [])
+        model = ModelObj("sequential", span, name=kwargs.get("name"))
+        model.construct_statement = self.stmt_stack[0] if self.stmt_stack else None
+        for item in layers:
+            if isinstance(item, TensorVal):
+                model.input_shape = tuple(item.value.shape[1:])
+                model.input_dtype = item.value.dtype
+            elif isinstance(item, LayerObj):
+                model.layers.append(item)
+            else:
+                raise FrontendError("Sequential: an element is not a layer", span)
+        self._register_model(model, builder=None, var=None, args={})
+        return model
+
+    def _make_functional(self, args, kwargs, span: Span, node) -> ModelObj:
+        inputs = kwargs.get("inputs", args[0] if args else None)
+        outputs = kwargs.get("outputs", args[1] if len(args) > 1 else None)
+        if inputs is None or outputs is None:
+            raise FrontendError("Model(...) needs inputs and outputs (subclassed models come later)", span)
+        model = ModelObj("functional", span, name=kwargs.get("name"))
+        model.construct_statement = self.stmt_stack[0] if self.stmt_stack else None
+        model.graph = self._extract_graph(inputs, outputs, span)
+        self._register_model(model, builder=None, var=None, args={})
+        return model
+
+    def _extract_graph(self, inputs, outputs, span: Span) -> Graph:
+        def flat(x):
+            if isinstance(x, dict):
+                return [t for v in x.values() for t in flat(v)]
+            if isinstance(x, (list, tuple)):
+                return [t for v in x for t in flat(v)]
+            if isinstance(x, TensorVal):
+                return [x]
+            raise FrontendError("Model(): inputs/outputs must be tensors", span)
+
+        in_vals = [t.value for t in flat(inputs)]
+        out_vals = [t.value for t in flat(outputs)]
+        needed: set[int] = set()
+        stack = list(out_vals)
+        in_ids = {id(v) for v in in_vals}
+        while stack:
+            v = stack.pop()
+            if id(v) in in_ids or v.producer is None:
+                if id(v) not in in_ids:
+                    raise FrontendError(f"Model(): output depends on an input not given to the model", span)
+                continue
+            if id(v.producer) in needed:
+                continue
+            needed.add(id(v.producer))
+            stack.extend(v.producer.inputs)
+        graph = Graph("model", span=span)
+        graph.inputs = in_vals
+        graph.outputs = out_vals
+        graph.nodes = [n for n in self.scratch.nodes if id(n) in needed]
+        return graph
+
+    def _model_graph(self, model: ModelObj, node=None) -> Graph:
+        if model.graph is None:
+            if model.input_shape is None:
+                first = model.layers[0] if model.layers else None
+                if first is None or first.input_shape is None:
+                    raise FrontendError("Sequential model without a known input shape "
+                                        "(give input_shape= or keras.Input)", model.span)
+                model.input_shape = first.input_shape
+            x = self._make_input("Input", [model.input_shape], {"dtype": model.input_dtype}, model.span)
+            start = x
+            for layer in model.layers:
+                x = self._call_layer(layer, [x], {}, layer.span)
+                if isinstance(x, list):
+                    x = x[0]
+            model.graph = self._extract_graph(start, x, model.span)
+        return model.graph
+
+    def _register_model(self, model: ModelObj, builder, var, args) -> None:
+        for i, (m, b, v, a) in enumerate(self.models):
+            if m is model:
+                self.models[i] = (m, builder or b, var or v, args or a)
+                return
+        self.models.append((model, builder, var, args))
+
+    def _finish_model(self, model: ModelObj, builder, var, args) -> None:
+        graph = self._model_graph(model)
+        var_name = None
+        if builder is None:
+            for name, value in self._all_bindings():
+                if value is model:
+                    var_name = name
+                    break
+        base = model.name or builder or var_name or "model"
+        graph.name = base
+        graph.span = model.span
+        class_name = _camel(model.name or (builder[len("build_"):] if builder and builder.startswith("build_")
+                                           and len(builder) > 6 else builder) or var_name or "Model")
+        if class_name in ("Model", ""):
+            class_name = "Net"
+        self._name_nodes(graph)
+        self._attach_comments(graph)
+        md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
+                      var=var_name, statements={s for s in model.statements if s is not None},
+                      construct_statement=model.construct_statement)
+        self.program.models.append(md)
+
+    def _all_bindings(self):
+        yield from self.globals.vars.items()
+
+    def _name_nodes(self, graph: Graph) -> None:
+        """Give each layer a unique, legal, readable attribute name."""
+        taken: dict[str, int] = {}
+        by_layer: dict[int, str] = {}
+        for node in graph.nodes:
+            layer = node.meta.get("layer")
+            key = id(layer) if layer is not None else id(node)
+            if key in by_layer:
+                node.name = by_layer[key]
+                continue
+            hint = None
+            if layer is not None:
+                hint = layer.hint or layer.explicit_name
+                if layer.scope and hint:
+                    hint = f"{layer.scope}_{hint}"
+            hint = _identifier(hint or _default_hint(node))
+            if hint in ("x", "self", "input", "inputs", "outputs", "model"):
+                hint = f"{hint}_layer"
+            n = taken.get(hint, 0)
+            taken[hint] = n + 1
+            name = hint if n == 0 else f"{hint}_{n}"
+            while name in taken and n:
+                n += 1
+                name = f"{hint}_{n}"
+            taken.setdefault(name, 1)
+            by_layer[key] = name
+            node.name = name
+
+    def _attach_comments(self, graph: Graph) -> None:
+        """Attach each comment inside the model's source to the node it precedes or ends."""
+        nodes = sorted((n for n in graph.nodes if n.span is not None and n.span.line > 0),
+                       key=lambda n: n.span.line)
+        if not nodes:
+            return
+        first_line = graph.span.line if graph.span else nodes[0].span.line
+        last_line = max(n.span.end_line or n.span.line for n in nodes)
+        used = self.program.meta.setdefault("used_comments", set())
+        for line, (text, full) in sorted(self.comments.items()):
+            if line in used or line > last_line:
+                continue
+            if full:
+                target = next((n for n in nodes if n.span.line > line), None)
+                if target is None or line < first_line - 50:
+                    continue
+                # a full-line comment directly above a node's statement
+                if target.span.line - line > 3:
+                    continue
+            else:
+                target = next((n for n in nodes if n.span.line <= line <= (n.span.end_line or n.span.line)), None)
+                if target is None:
+                    continue
+            owner = target.meta.get("fused_into", target)
+            owner.comments.append(text)
+            used.add(line)
+
+
+class _BoundMethod:
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+
+def _camel(name: str) -> str:
+    parts = [p for p in name.replace("-", "_").split("_") if p]
+    out = "".join(p[:1].upper() + p[1:] for p in parts)
+    return out if out.isidentifier() else "Net"
+
+
+def _identifier(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_") or "layer"
+    if out[0].isdigit():
+        out = "layer_" + out
+    import keyword
+
+    if keyword.iskeyword(out):
+        out += "_"
+    return out
+
+
+_HINTS = {"conv1d": "conv", "conv2d": "conv", "conv3d": "conv", "dense": "fc",
+          "batch_norm": "bn", "max_pool2d": "pool", "avg_pool2d": "pool", "max_pool1d": "pool",
+          "avg_pool1d": "pool", "dropout": "dropout", "embedding": "embedding",
+          "conv_transpose2d": "deconv", "conv_transpose1d": "deconv", "layer_norm": "norm"}
+
+
+def _default_hint(node: Node) -> str:
+    return _HINTS.get(node.op, node.op)
+
+
+def read_keras(source: str, path: str = "<string>") -> Program:
+    """Parse Keras ``source`` into an ir.Program (no framework is imported)."""
+    return KerasFrontend(source, path).run()

@@ -1,0 +1,526 @@
+"""Keras layer recognisers: one per op family, registered by decorator.
+
+A recogniser turns a Keras layer constructor call (its bound arguments) into a
+canonical op with unified attributes. Every Keras spelling of a layer (current and
+legacy class names, legacy argument names such as ``alpha=`` for LeakyReLU) is
+declared here, next to the recogniser that handles it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class Unsupported(Exception):
+    """A construct the frontend cannot translate faithfully."""
+
+
+@dataclass
+class LayerSpec:
+    """What a Keras layer constructor call means in the IR."""
+
+    op: str
+    attrs: dict[str, Any]
+    activation: tuple[str, dict[str, Any]] | None = None
+    inner: "LayerSpec | None" = None
+    initializers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Signature:
+    names: tuple[str, ...]
+    defaults: dict[str, Any]
+
+    @classmethod
+    def parse(cls, text: str) -> "Signature":
+        names, defaults = [], {}
+        for part in filter(None, (p.strip() for p in text.split(";"))):
+            name, eq, default = part.partition("=")
+            names.append(name.strip())
+            if eq:
+                defaults[name.strip()] = ast.literal_eval(default.strip())
+        return cls(tuple(names), defaults)
+
+
+class BoundArgs:
+    """A constructor call's arguments bound to a Keras signature."""
+
+    def __init__(self, cls_name: str, sig: Signature, args: list, kwargs: dict[str, Any]):
+        self.cls_name = cls_name
+        if len(args) > len(sig.names):
+            raise Unsupported(f"{cls_name}: too many positional arguments")
+        self.values: dict[str, Any] = dict(zip(sig.names, args))
+        for key, value in kwargs.items():
+            if key in self.values:
+                raise Unsupported(f"{cls_name}: argument {key!r} given twice")
+            self.values[key] = value
+        self.sig = sig
+        self.used: set[str] = set()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self.used.add(name)
+        if name in self.values:
+            return self.values[name]
+        return self.sig.defaults.get(name, default)
+
+    def require(self, name: str) -> Any:
+        self.used.add(name)
+        if name not in self.values:
+            raise Unsupported(f"{self.cls_name}: missing required argument {name!r}")
+        return self.values[name]
+
+    def rename(self, legacy: str, current: str) -> None:
+        """Accept the legacy keyword ``legacy`` as ``current``."""
+        if legacy in self.values and current not in self.values:
+            self.values[current] = self.values.pop(legacy)
+
+    def unused(self) -> list[str]:
+        return [k for k in self.values if k not in self.used]
+
+
+Recognizer = Callable[[BoundArgs], LayerSpec]
+
+
+@dataclass(frozen=True)
+class Registration:
+    fn: Recognizer
+    signature: Signature
+    canonical_class: str
+
+
+_REGISTRY: dict[str, Registration] = {}
+
+#: keyword arguments every layer accepts and that do not change the computation.
+COMMON_KWARGS = {"name", "dtype", "trainable", "input_shape", "batch_input_shape", "batch_size",
+                 "input_dim", "autocast", "input_length"}
+#: initializer keywords: recorded so the printer can reproduce them.
+INITIALIZER_KWARGS = {"kernel_initializer", "bias_initializer", "recurrent_initializer",
+                      "embeddings_initializer", "depthwise_initializer", "pointwise_initializer",
+                      "beta_initializer", "gamma_initializer", "moving_mean_initializer",
+                      "moving_variance_initializer", "alpha_initializer"}
+#: keywords whose non-default value changes training and is not translated yet.
+TRAINING_KWARGS = {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                   "recurrent_regularizer", "kernel_constraint", "bias_constraint",
+                   "recurrent_constraint", "depthwise_regularizer", "pointwise_regularizer",
+                   "depthwise_constraint", "pointwise_constraint", "embeddings_regularizer",
+                   "embeddings_constraint", "beta_regularizer", "gamma_regularizer",
+                   "beta_constraint", "gamma_constraint", "alpha_regularizer", "alpha_constraint",
+                   "seed", "noise_shape"}
+
+
+def recognizer(*class_names: str, signature: str) -> Callable[[Recognizer], Recognizer]:
+    """Register ``fn`` for Keras layer classes ``class_names`` (first = canonical)."""
+    sig = Signature.parse(signature)
+
+    def deco(fn: Recognizer) -> Recognizer:
+        for name in class_names:
+            if name in _REGISTRY:
+                raise ValueError(f"Keras layer {name} registered twice")
+            _REGISTRY[name] = Registration(fn, sig, class_names[0])
+        return fn
+
+    return deco
+
+
+def lookup(class_name: str) -> Registration | None:
+    return _REGISTRY.get(class_name)
+
+
+def registered_classes() -> dict[str, Registration]:
+    return dict(_REGISTRY)
+
+
+def keras_auto_name(class_name: str) -> str:
+    """Keras' ``to_snake_case`` of a class name (the prefix of auto-generated names)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+# ---------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------
+#: activation= strings and keras.activations.* names → (op, attrs); None = linear.
+ACTIVATIONS: dict[str, tuple[str, dict[str, Any]] | None] = {
+    "linear": None,
+    "relu": ("relu", {}),
+    "relu6": ("relu", {"max_value": 6.0}),
+    "sigmoid": ("sigmoid", {}),
+    "hard_sigmoid": ("hard_sigmoid", {}),
+    "tanh": ("tanh", {}),
+    "softmax": ("softmax", {"axis": -1}),
+    "log_softmax": ("log_softmax", {"axis": -1}),
+    "gelu": ("gelu", {"approximate": False}),
+    "elu": ("elu", {"alpha": 1.0}),
+    "selu": ("selu", {}),
+    "swish": ("silu", {}),
+    "silu": ("silu", {}),
+    "softplus": ("softplus", {}),
+    "softsign": ("softsign", {}),
+    # keras.activations.leaky_relu defaults to 0.2; the LeakyReLU layer to 0.3.
+    "leaky_relu": ("leaky_relu", {"negative_slope": 0.2}),
+}
+
+
+def activation_spec(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """The op for an ``activation=`` argument (a string or a resolved function name)."""
+    if value is None:
+        return None
+    name = value if isinstance(value, str) else getattr(value, "activation_name", None)
+    if name is None:
+        raise Unsupported(f"activation {value!r} is not a known Keras activation")
+    if name not in ACTIVATIONS:
+        raise Unsupported(f"activation {name!r} is not supported")
+    return ACTIVATIONS[name]
+
+
+# ---------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------
+def _check_channels_last(b: BoundArgs) -> None:
+    fmt = b.get("data_format")
+    if fmt not in (None, "channels_last"):
+        raise Unsupported(f"{b.cls_name}: data_format={fmt!r} is not supported (channels_last only)")
+
+
+def _padding(b: BoundArgs) -> str:
+    pad = b.get("padding")
+    if not isinstance(pad, str) or pad.lower() not in ("valid", "same"):
+        raise Unsupported(f"{b.cls_name}: padding={pad!r} is not supported")
+    return pad.lower()
+
+
+def _conv_family(rank: int, op: str, transposed: bool = False):
+    def fn(b: BoundArgs) -> LayerSpec:
+        _check_channels_last(b)
+        attrs = {
+            "filters": b.require("filters"),
+            "kernel_size": b.require("kernel_size"),
+            "strides": b.get("strides"),
+            "padding": _padding(b),
+            "dilation": b.get("dilation_rate"),
+            "use_bias": b.get("use_bias"),
+        }
+        if transposed:
+            attrs["output_padding"] = b.get("output_padding")
+        else:
+            attrs["groups"] = b.get("groups")
+        return LayerSpec(op, attrs, activation_spec(b.get("activation")))
+
+    return fn
+
+
+_CONV_SIG = ("filters; kernel_size; strides=1; padding='valid'; data_format=None; dilation_rate=1; "
+             "groups=1; activation=None; use_bias=True")
+_CONVT_SIG = ("filters; kernel_size; strides=1; padding='valid'; output_padding=None; "
+              "data_format=None; dilation_rate=1; activation=None; use_bias=True")
+
+recognizer("Conv1D", "Convolution1D", signature=_CONV_SIG)(_conv_family(1, "conv1d"))
+recognizer("Conv2D", "Convolution2D", signature=_CONV_SIG)(_conv_family(2, "conv2d"))
+recognizer("Conv3D", "Convolution3D", signature=_CONV_SIG)(_conv_family(3, "conv3d"))
+recognizer("Conv1DTranspose", "Convolution1DTranspose", signature=_CONVT_SIG)(
+    _conv_family(1, "conv_transpose1d", transposed=True))
+recognizer("Conv2DTranspose", "Convolution2DTranspose", "Deconvolution2D", signature=_CONVT_SIG)(
+    _conv_family(2, "conv_transpose2d", transposed=True))
+
+
+@recognizer("Dense", signature="units; activation=None; use_bias=True")
+def recognize_dense(b: BoundArgs) -> LayerSpec:
+    attrs = {"units": b.require("units"), "use_bias": b.get("use_bias")}
+    return LayerSpec("dense", attrs, activation_spec(b.get("activation")))
+
+
+@recognizer("DepthwiseConv2D", signature="kernel_size; strides=1; padding='valid'; depth_multiplier=1; "
+            "data_format=None; dilation_rate=1; activation=None; use_bias=True")
+def recognize_depthwise_conv2d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    attrs = {"kernel_size": b.require("kernel_size"), "strides": b.get("strides"),
+             "padding": _padding(b), "dilation": b.get("dilation_rate"),
+             "depth_multiplier": b.get("depth_multiplier"), "use_bias": b.get("use_bias")}
+    return LayerSpec("depthwise_conv2d", attrs, activation_spec(b.get("activation")))
+
+
+@recognizer("SeparableConv2D", "SeparableConvolution2D",
+            signature="filters; kernel_size; strides=1; padding='valid'; data_format=None; "
+            "dilation_rate=1; depth_multiplier=1; activation=None; use_bias=True")
+def recognize_separable_conv2d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    attrs = {"filters": b.require("filters"), "kernel_size": b.require("kernel_size"),
+             "strides": b.get("strides"), "padding": _padding(b),
+             "dilation": b.get("dilation_rate"), "depth_multiplier": b.get("depth_multiplier"),
+             "use_bias": b.get("use_bias")}
+    return LayerSpec("separable_conv2d", attrs, activation_spec(b.get("activation")))
+
+
+def _pool(op: str):
+    def fn(b: BoundArgs) -> LayerSpec:
+        _check_channels_last(b)
+        pool = b.get("pool_size")
+        strides = b.get("strides")
+        return LayerSpec(op, {"pool_size": pool, "strides": pool if strides is None else strides,
+                              "padding": _padding(b)})
+
+    return fn
+
+
+_POOL1 = "pool_size=2; strides=None; padding='valid'; data_format=None"
+_POOL2 = "pool_size=(2, 2); strides=None; padding='valid'; data_format=None"
+_POOL3 = "pool_size=(2, 2, 2); strides=None; padding='valid'; data_format=None"
+recognizer("MaxPooling1D", "MaxPool1D", signature=_POOL1)(_pool("max_pool1d"))
+recognizer("MaxPooling2D", "MaxPool2D", signature=_POOL2)(_pool("max_pool2d"))
+recognizer("MaxPooling3D", "MaxPool3D", signature=_POOL3)(_pool("max_pool3d"))
+recognizer("AveragePooling1D", "AvgPool1D", signature=_POOL1)(_pool("avg_pool1d"))
+recognizer("AveragePooling2D", "AvgPool2D", signature=_POOL2)(_pool("avg_pool2d"))
+recognizer("AveragePooling3D", "AvgPool3D", signature=_POOL3)(_pool("avg_pool3d"))
+
+
+def _global_pool(op: str):
+    def fn(b: BoundArgs) -> LayerSpec:
+        _check_channels_last(b)
+        return LayerSpec(op, {"keepdims": b.get("keepdims")})
+
+    return fn
+
+
+for _kind, _short in (("Average", "Avg"), ("Max", "Max")):
+    for _r in (1, 2, 3):
+        recognizer(f"Global{_kind}Pooling{_r}D", f"Global{_short}Pool{_r}D",
+                   signature="data_format=None; keepdims=False")(
+            _global_pool(f"global_{_short.lower()}_pool{_r}d"))
+
+
+@recognizer("Flatten", signature="data_format=None")
+def recognize_flatten(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("flatten", {})
+
+
+@recognizer("Reshape", signature="target_shape")
+def recognize_reshape(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("reshape", {"shape": tuple(b.require("target_shape"))})
+
+
+@recognizer("Permute", signature="dims")
+def recognize_permute(b: BoundArgs) -> LayerSpec:
+    dims = tuple(b.require("dims"))
+    if sorted(dims) != list(range(1, len(dims) + 1)):
+        raise Unsupported(f"Permute: dims {dims} is not a permutation of 1..{len(dims)}")
+    return LayerSpec("transpose", {"perm": (0, *dims)})
+
+
+@recognizer("RepeatVector", signature="n")
+def recognize_repeat_vector(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("repeat_vector", {"n": b.require("n")})
+
+
+@recognizer("Identity", signature="")
+def recognize_identity(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("identity", {})
+
+
+@recognizer("Dropout", signature="rate; noise_shape=None; seed=None")
+def recognize_dropout(b: BoundArgs) -> LayerSpec:
+    if b.get("noise_shape") is not None:
+        raise Unsupported("Dropout: noise_shape is not supported")
+    return LayerSpec("dropout", {"rate": b.require("rate")})
+
+
+@recognizer("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", signature="rate; data_format=None; seed=None")
+def recognize_spatial_dropout(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("spatial_dropout", {"rate": b.require("rate")})
+
+
+@recognizer("BatchNormalization", signature="axis=-1; momentum=0.99; epsilon=0.001; center=True; scale=True")
+def recognize_batch_norm(b: BoundArgs) -> LayerSpec:
+    axis = b.get("axis")
+    if isinstance(axis, (list, tuple)):
+        if len(axis) != 1:
+            raise Unsupported("BatchNormalization over several axes is not supported")
+        axis = axis[0]
+    return LayerSpec("batch_norm", {"axis": axis, "momentum": b.get("momentum"),
+                                    "epsilon": b.get("epsilon"), "center": b.get("center"),
+                                    "scale": b.get("scale")})
+
+
+@recognizer("LayerNormalization", signature="axis=-1; epsilon=0.001; center=True; scale=True; rms_scaling=False")
+def recognize_layer_norm(b: BoundArgs) -> LayerSpec:
+    if b.get("rms_scaling"):
+        raise Unsupported("LayerNormalization(rms_scaling=True) is not supported")
+    return LayerSpec("layer_norm", {"axis": b.get("axis"), "epsilon": b.get("epsilon"),
+                                    "center": b.get("center"), "scale": b.get("scale")})
+
+
+@recognizer("Rescaling", signature="scale; offset=0.0")
+def recognize_rescaling(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("rescaling", {"scale": b.require("scale"), "offset": b.get("offset")})
+
+
+@recognizer("Activation", signature="activation")
+def recognize_activation(b: BoundArgs) -> LayerSpec:
+    spec = activation_spec(b.require("activation"))
+    return LayerSpec(*spec) if spec else LayerSpec("identity", {})
+
+
+@recognizer("ReLU", signature="max_value=None; negative_slope=0.0; threshold=0.0")
+def recognize_relu(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("relu", {"max_value": b.get("max_value"), "negative_slope": b.get("negative_slope"),
+                              "threshold": b.get("threshold")})
+
+
+@recognizer("LeakyReLU", signature="negative_slope=0.3")
+def recognize_leaky_relu(b: BoundArgs) -> LayerSpec:
+    b.rename("alpha", "negative_slope")
+    return LayerSpec("leaky_relu", {"negative_slope": b.get("negative_slope")})
+
+
+@recognizer("ELU", signature="alpha=1.0")
+def recognize_elu(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("elu", {"alpha": b.get("alpha")})
+
+
+@recognizer("PReLU", signature="alpha_initializer='zeros'; alpha_regularizer=None; alpha_constraint=None; shared_axes=None")
+def recognize_prelu(b: BoundArgs) -> LayerSpec:
+    shared = b.get("shared_axes")
+    return LayerSpec("prelu", {"shared_axes": None if shared is None else tuple(
+        [shared] if isinstance(shared, int) else shared)})
+
+
+@recognizer("Softmax", signature="axis=-1")
+def recognize_softmax(b: BoundArgs) -> LayerSpec:
+    axis = b.get("axis")
+    if isinstance(axis, (list, tuple)):
+        raise Unsupported("Softmax over several axes is not supported")
+    return LayerSpec("softmax", {"axis": axis})
+
+
+def _merge(op: str):
+    def fn(b: BoundArgs) -> LayerSpec:
+        return LayerSpec(op, {})
+
+    return fn
+
+
+for _cls, _op in (("Add", "add"), ("Subtract", "subtract"), ("Multiply", "multiply"),
+                  ("Average", "average"), ("Maximum", "maximum"), ("Minimum", "minimum")):
+    recognizer(_cls, signature="")(_merge(_op))
+
+
+@recognizer("Concatenate", signature="axis=-1")
+def recognize_concat(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("concat", {"axis": b.get("axis")})
+
+
+def _pairs(value: Any, rank: int, name: str) -> tuple:
+    """Keras padding/cropping argument → ((before, after),) * rank."""
+    if isinstance(value, int):
+        return ((value, value),) * rank
+    value = tuple(value)
+    if rank == 1 and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return (value,)
+    if len(value) != rank:
+        raise Unsupported(f"{name}: cannot read {value!r}")
+    return tuple((v, v) if isinstance(v, int) else tuple(v) for v in value)
+
+
+@recognizer("ZeroPadding1D", signature="padding=1")
+def recognize_zero_pad1d(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("pad1d", {"pads": _pairs(b.get("padding"), 1, "ZeroPadding1D")})
+
+
+@recognizer("ZeroPadding2D", signature="padding=(1, 1); data_format=None")
+def recognize_zero_pad2d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("pad2d", {"pads": _pairs(b.get("padding"), 2, "ZeroPadding2D")})
+
+
+@recognizer("Cropping1D", signature="cropping=(1, 1)")
+def recognize_crop1d(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("crop1d", {"cropping": _pairs(b.get("cropping"), 1, "Cropping1D")})
+
+
+@recognizer("Cropping2D", signature="cropping=((0, 0), (0, 0)); data_format=None")
+def recognize_crop2d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("crop2d", {"cropping": _pairs(b.get("cropping"), 2, "Cropping2D")})
+
+
+@recognizer("UpSampling1D", signature="size=2")
+def recognize_upsample1d(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("upsample1d", {"size": b.get("size")})
+
+
+@recognizer("UpSampling2D", signature="size=(2, 2); data_format=None; interpolation='nearest'")
+def recognize_upsample2d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    mode = b.get("interpolation")
+    if mode not in ("nearest", "bilinear"):
+        raise Unsupported(f"UpSampling2D: interpolation={mode!r} is not supported")
+    return LayerSpec("upsample2d", {"size": b.get("size"), "interpolation": mode})
+
+
+@recognizer("Embedding", signature="input_dim; output_dim; embeddings_initializer='uniform'; "
+            "embeddings_regularizer=None; embeddings_constraint=None; mask_zero=False")
+def recognize_embedding(b: BoundArgs) -> LayerSpec:
+    if b.get("mask_zero"):
+        raise Unsupported("Embedding(mask_zero=True): masking is not translated yet")
+    return LayerSpec("embedding", {"input_dim": b.require("input_dim"),
+                                   "output_dim": b.require("output_dim")})
+
+
+def _rnn(op: str):
+    def fn(b: BoundArgs) -> LayerSpec:
+        for flag in ("stateful", "unroll"):
+            if b.get(flag, False):
+                raise Unsupported(f"{b.cls_name}({flag}=True) is not supported")
+        for rate in ("dropout", "recurrent_dropout"):
+            if b.get(rate, 0.0):
+                raise Unsupported(f"{b.cls_name}({rate}=...) is not translated yet")
+        act = b.get("activation")
+        attrs = {"units": b.require("units"), "return_sequences": b.get("return_sequences"),
+                 "return_state": b.get("return_state"), "go_backwards": b.get("go_backwards"),
+                 "use_bias": b.get("use_bias"), "activation": act or "linear"}
+        if act != "tanh":
+            raise Unsupported(f"{b.cls_name}(activation={act!r}): torch RNNs use tanh only")
+        if op != "simple_rnn":
+            if b.get("recurrent_activation") != "sigmoid":
+                raise Unsupported(f"{b.cls_name}: recurrent_activation must be 'sigmoid'")
+            attrs["recurrent_activation"] = "sigmoid"
+        if op == "lstm":
+            attrs["unit_forget_bias"] = b.get("unit_forget_bias")
+        if op == "gru":
+            if not b.get("reset_after"):
+                raise Unsupported("GRU(reset_after=False) has no torch layer")
+            attrs["reset_after"] = True
+        return LayerSpec(op, attrs)
+
+    return fn
+
+
+_RNN_SIG = ("units; activation='tanh'; recurrent_activation='sigmoid'; use_bias=True; "
+            "dropout=0.0; recurrent_dropout=0.0; return_sequences=False; return_state=False; "
+            "go_backwards=False; stateful=False; unroll=False; unit_forget_bias=True; reset_after=True")
+recognizer("SimpleRNN", signature=_RNN_SIG.replace("recurrent_activation='sigmoid'; ", ""))(_rnn("simple_rnn"))
+recognizer("LSTM", "CuDNNLSTM", signature=_RNN_SIG)(_rnn("lstm"))
+recognizer("GRU", "CuDNNGRU", signature=_RNN_SIG)(_rnn("gru"))
+
+
+@recognizer("Bidirectional", signature="layer; merge_mode='concat'; weights=None; backward_layer=None")
+def recognize_bidirectional(b: BoundArgs) -> LayerSpec:
+    inner = b.require("layer")
+    if b.get("backward_layer") is not None:
+        raise Unsupported("Bidirectional(backward_layer=...) is not supported")
+    spec = getattr(inner, "spec", None)
+    if spec is None or spec.op not in ("lstm", "gru", "simple_rnn"):
+        raise Unsupported("Bidirectional wraps an LSTM, GRU or SimpleRNN layer only")
+    mode = b.get("merge_mode")
+    if mode not in ("concat", "sum", "mul", "ave", None):
+        raise Unsupported(f"Bidirectional: merge_mode={mode!r} is not supported")
+    return LayerSpec("bidirectional",
+                     {"merge_mode": mode if mode is not None else "none",
+                      "layer": {"op": spec.op, "attrs": dict(spec.attrs)}}, inner=spec)

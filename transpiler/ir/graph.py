@@ -1,0 +1,206 @@
+"""The framework-neutral graph IR: values, nodes, graphs.
+
+Few node kinds, the operator is data (``Node.op`` names an entry of the ops table),
+every node keeps the source span it came from, and ``Graph.lint()`` checks the
+invariants that every pass must preserve (torch.fx's design, re-derived).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from transpiler.ir import ops as ops_table
+
+
+class IRError(Exception):
+    """An invariant of the IR does not hold."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where in the user's source something came from (1-based lines and columns)."""
+
+    file: str
+    line: int
+    col: int = 1
+    end_line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(eq=False)
+class Value:
+    """A tensor flowing between nodes.
+
+    ``shape`` is in the value's current ``layout`` (``None`` for the batch axis or
+    unknown sizes). ``var`` is the user's variable name for it, when there was one.
+    ``flat_order`` is set on a flattened tensor whose elements are in channels-first
+    order although the source flattened channels-last: ``(source_shape, perm)``.
+    """
+
+    name: str
+    shape: tuple | None = None
+    dtype: str = "float32"
+    layout: str | None = None
+    var: str | None = None
+    producer: "Node | None" = field(default=None, repr=False)
+    flat_order: tuple | None = None
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+
+@dataclass(eq=False)
+class Node:
+    """One operation: a canonical ``op`` with typed ``attrs`` and ``params``.
+
+    ``name`` is the Python attribute the printed module holds it under (nodes of a
+    layer that is called several times share it); ``source_name`` is the layer's
+    name in the source framework, used to match checkpoint tensors.
+    ``param_transforms`` holds extra canonical-layout transforms that passes decided
+    (e.g. a Dense absorbing a Flatten's channel order), applied to every checkpoint.
+    """
+
+    op: str
+    name: str
+    inputs: list[Value]
+    outputs: list[Value]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, np.ndarray | None] = field(default_factory=dict)
+    span: Span | None = None
+    source_name: str | None = None
+    comments: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    param_transforms: dict[str, list] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> "ops_table.OpSpec":
+        return ops_table.get(self.op)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(v.name for v in self.inputs)
+        outs = ", ".join(v.name for v in self.outputs)
+        return f"<{outs} = {self.op}[{self.name}]({ins})>"
+
+
+@dataclass(eq=False)
+class Graph:
+    """A model: inputs, outputs and nodes in a topological order."""
+
+    name: str
+    inputs: list[Value] = field(default_factory=list)
+    outputs: list[Value] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    span: Span | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    _counter: int = field(default=0, repr=False)
+
+    # -- construction -------------------------------------------------------------
+    def new_value(self, hint: str = "v", **kwargs: Any) -> Value:
+        """A fresh value with a graph-unique ``name``."""
+        self._counter += 1
+        return Value(name=f"{hint}.{self._counter}", **kwargs)
+
+    def add_node(
+        self,
+        op: str,
+        name: str,
+        inputs: list[Value],
+        n_outputs: int = 1,
+        *,
+        attrs: dict[str, Any] | None = None,
+        span: Span | None = None,
+        before: Node | None = None,
+        **kwargs: Any,
+    ) -> Node:
+        """Create a node with fresh outputs; appended, or inserted before ``before``."""
+        spec = ops_table.get(op)
+        node = Node(
+            op=op,
+            name=name,
+            inputs=list(inputs),
+            outputs=[],
+            attrs=spec.complete_attrs(attrs or {}),
+            span=span,
+            **kwargs,
+        )
+        for _ in range(n_outputs):
+            value = self.new_value(name)
+            value.producer = node
+            node.outputs.append(value)
+        if before is None:
+            self.nodes.append(node)
+        else:
+            self.nodes.insert(self.nodes.index(before), node)
+        return node
+
+    # -- queries ------------------------------------------------------------------
+    def consumers(self, value: Value) -> list[Node]:
+        """Nodes that read ``value``, in graph order."""
+        return [n for n in self.nodes if any(v is value for v in n.inputs)]
+
+    def values(self) -> Iterator[Value]:
+        seen: set[int] = set()
+        for v in self.inputs:
+            seen.add(id(v))
+            yield v
+        for n in self.nodes:
+            for v in n.outputs:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    yield v
+
+    def replace_uses(self, old: Value, new: Value, *, after: Node | None = None) -> None:
+        """Make every reader of ``old`` (those after ``after``, if given) read ``new``."""
+        start = 0 if after is None else self.nodes.index(after) + 1
+        for node in self.nodes[start:]:
+            node.inputs = [new if v is old else v for v in node.inputs]
+        self.outputs = [new if v is old else v for v in self.outputs]
+
+    # -- invariants ---------------------------------------------------------------
+    def lint(self) -> None:
+        """Check the invariants every pass must preserve; raise IRError if one fails.
+
+        Every op is in the ops table with all its attrs; inputs are defined before use;
+        each value has exactly one producer; shapes, when known, match the layout rank;
+        nodes sharing a module name agree on op and attrs.
+        """
+        defined: set[int] = {id(v) for v in self.inputs}
+        by_name: dict[str, Node] = {}
+        for node in self.nodes:
+            try:
+                spec = ops_table.get(node.op)
+            except KeyError as exc:
+                raise IRError(f"{node!r}: unknown op {node.op!r}") from exc
+            missing = set(spec.attrs) - set(node.attrs)
+            if missing:
+                raise IRError(f"{node!r}: missing attrs {sorted(missing)}")
+            unknown = set(node.attrs) - set(spec.attrs)
+            if unknown:
+                raise IRError(f"{node!r}: attrs not in the ops table {sorted(unknown)}")
+            if not spec.variadic and len(node.inputs) != len(spec.inputs):
+                raise IRError(f"{node!r}: {len(node.inputs)} inputs, the table says {len(spec.inputs)}")
+            for v in node.inputs:
+                if id(v) not in defined:
+                    raise IRError(f"{node!r}: input {v.name} used before it is defined")
+            for v in node.outputs:
+                if id(v) in defined:
+                    raise IRError(f"{node!r}: output {v.name} defined twice")
+                if v.producer is not node:
+                    raise IRError(f"{node!r}: output {v.name} has the wrong producer")
+                defined.add(id(v))
+            for v in list(node.inputs) + list(node.outputs):
+                if v.shape is not None and v.layout is not None and len(v.layout) != len(v.shape):
+                    raise IRError(f"{node!r}: {v.name} has shape {v.shape} but layout {v.layout}")
+            twin = by_name.get(node.name)
+            if twin is not None and (twin.op != node.op or twin.attrs != node.attrs):
+                raise IRError(f"{node!r}: shares the name {node.name!r} with a different layer")
+            by_name.setdefault(node.name, node)
+        for v in self.outputs:
+            if id(v) not in defined:
+                raise IRError(f"graph output {v.name} is never defined")

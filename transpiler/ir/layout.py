@@ -1,0 +1,72 @@
+"""Tensor layouts as strings of axis letters, and the permutations between them.
+
+A layout names each axis of a tensor with one letter: ``N`` batch, ``C`` channels,
+``D``/``H``/``W`` spatial axes, ``T`` time. ``Layout("NHWC", "NCHW").perm`` is the
+permutation that turns the first into the second (tflite2onnx's helper, re-derived).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Channels-last layouts by tensor rank (Keras' convention for feature maps).
+CHANNELS_LAST = {3: "NWC", 4: "NHWC", 5: "NDHWC"}
+#: Channels-first layouts by tensor rank (PyTorch's convention).
+CHANNELS_FIRST = {3: "NCW", 4: "NCHW", 5: "NCDHW"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A pair of layouts over the same axis letters."""
+
+    source: str
+    target: str
+
+    def __post_init__(self) -> None:
+        if sorted(self.source) != sorted(self.target):
+            raise ValueError(f"layouts {self.source!r} and {self.target!r} name different axes")
+
+    @property
+    def perm(self) -> tuple[int, ...]:
+        """``perm`` such that ``target_tensor = source_tensor.transpose(perm)``."""
+        return tuple(self.source.index(axis) for axis in self.target)
+
+    def axis(self, source_axis: int) -> int:
+        """Where axis ``source_axis`` of the source layout sits in the target layout."""
+        rank = len(self.source)
+        if not -rank <= source_axis < rank:
+            raise ValueError(f"axis {source_axis} out of range for rank {rank}")
+        return self.target.index(self.source[source_axis % rank])
+
+    def shape(self, source_shape: tuple) -> tuple:
+        """The shape of the tensor once permuted into the target layout."""
+        return tuple(source_shape[i] for i in self.perm)
+
+
+def is_channels_last(layout: str | None) -> bool:
+    """True for a channels-last feature-map layout (rank 3 to 5)."""
+    return layout is not None and layout in CHANNELS_LAST.values()
+
+
+def is_channels_first(layout: str | None) -> bool:
+    """True for a channels-first feature-map layout (rank 3 to 5)."""
+    return layout is not None and layout in CHANNELS_FIRST.values()
+
+
+def default_layout(rank: int) -> str:
+    """The source (channels-last) layout of a rank-``rank`` tensor built by Keras."""
+    if rank in CHANNELS_LAST:
+        return CHANNELS_LAST[rank]
+    if rank <= 2:
+        return "NC"[:rank]
+    raise ValueError(f"no layout for rank {rank}")
+
+
+def channels_first_of(layout: str) -> str:
+    """The channels-first twin of a channels-last layout."""
+    return CHANNELS_FIRST[len(layout)]
+
+
+def channels_last_of(layout: str) -> str:
+    """The channels-last twin of a channels-first layout."""
+    return CHANNELS_LAST[len(layout)]

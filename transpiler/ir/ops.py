@@ -1,0 +1,359 @@
+"""The ops table: every canonical op declared once.
+
+Each entry gives the op's inputs, its typed attributes with defaults in one syntax
+(``"name: type = default"``), its params with their canonical layouts (letters, as in
+``"kernel: HWIO"``; ``"bias: O if use_bias"`` exists only when ``use_bias`` holds), and its
+layout class:
+
+* ``implicit``: computes on a feature map whose channel axis the layout tag says
+  (conv, pooling, padding); the target may require channels-first.
+* ``transparent``: element-wise, any layout in, the same layout out (relu, add).
+* ``attribute``: like transparent, but attributes name axes (``axis_attrs``) and are
+  rewritten when the layout changes (concat axis, softmax axis, batch-norm axis).
+* ``terminate``: needs the tensor in the source layout (reshape, flatten, RNNs, dense
+  on a feature map).
+
+Attribute spellings are unified across frameworks (MMdnn): ``momentum`` is always the
+fraction of the old running value kept, spatial sizes are tuples of length rank, axes
+count the batch axis as 0 in the layout of the value they apply to, ``padding`` is
+``"valid"``, ``"same"`` or explicit ``((before, after), ...)`` per spatial axis.
+Passes read these facts from the table; they do not branch on op names.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+IMPLICIT = "implicit"
+TRANSPARENT = "transparent"
+ATTRIBUTE = "attribute"
+TERMINATE = "terminate"
+LAYOUT_CLASSES = (IMPLICIT, TRANSPARENT, ATTRIBUTE, TERMINATE)
+
+ATTR_TYPES = ("int", "float", "bool", "str", "ints", "sizes", "floats", "axis", "axes", "pads", "any")
+
+
+class _Required(Enum):
+    REQUIRED = "required"
+
+
+REQUIRED = _Required.REQUIRED
+
+
+@dataclass(frozen=True)
+class Attr:
+    """A typed attribute; ``default`` is REQUIRED when the frontend must supply it."""
+
+    name: str
+    type: str
+    default: Any = REQUIRED
+
+    def check(self, value: Any, rank: int | None = None) -> Any:
+        """Normalise ``value`` to this attribute's type or raise TypeError.
+
+        ``sizes`` are per-spatial-axis ints: a single int is repeated ``rank`` times.
+        """
+        t = self.type
+        if t == "sizes" and value is not None:
+            value = Attr(self.name, "ints").check(value)
+            if rank is not None and len(value) == 1:
+                value = value * rank
+            if rank is not None and len(value) != rank:
+                raise TypeError(f"attribute {self.name} wants {rank} sizes, got {value!r}")
+            return value
+        if value is None:
+            if self.default is None or t == "any":
+                return None
+            raise TypeError(f"attribute {self.name} may not be None")
+        if t == "int" or t == "axis":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"attribute {self.name} wants an int, got {value!r}")
+            return value
+        if t == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"attribute {self.name} wants a float, got {value!r}")
+            return float(value)
+        if t == "bool":
+            if not isinstance(value, bool):
+                raise TypeError(f"attribute {self.name} wants a bool, got {value!r}")
+            return value
+        if t == "str":
+            if not isinstance(value, str):
+                raise TypeError(f"attribute {self.name} wants a str, got {value!r}")
+            return value
+        if t in ("ints", "axes"):
+            if isinstance(value, int) and not isinstance(value, bool):
+                return (value,)
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+                raise TypeError(f"attribute {self.name} wants ints, got {value!r}")
+            return tuple(value)
+        if t == "floats":
+            if isinstance(value, (int, float)):
+                return (float(value),)
+            return tuple(float(v) for v in value)
+        if t == "pads":
+            if isinstance(value, str):
+                return value
+            return tuple(tuple(int(x) for x in pair) for pair in value)
+        return value
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter tensor in its canonical layout; ``when`` names a bool attr gating it."""
+
+    name: str
+    layout: str
+    when: str | None = None
+    trainable: bool = True
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One canonical op."""
+
+    name: str
+    inputs: tuple[str, ...]
+    variadic: bool
+    attrs: dict[str, Attr]
+    params: tuple[Param, ...]
+    layout: str
+    axis_attrs: tuple[str, ...] = ()
+    doc: str = ""
+    wraps: bool = False
+    rank: int | None = None
+
+    def complete_attrs(self, given: dict[str, Any]) -> dict[str, Any]:
+        """``given`` checked against the table, with defaults filled in."""
+        unknown = set(given) - set(self.attrs)
+        if unknown:
+            raise TypeError(f"{self.name}: unknown attributes {sorted(unknown)}")
+        out: dict[str, Any] = {}
+        for name, attr in self.attrs.items():
+            if name in given:
+                out[name] = attr.check(given[name], self.rank)
+            elif attr.default is REQUIRED:
+                raise TypeError(f"{self.name}: attribute {name} is required")
+            else:
+                out[name] = attr.check(attr.default, self.rank) if attr.default is not None else None
+        return out
+
+    def active_params(self, attrs: dict[str, Any]) -> tuple[Param, ...]:
+        """The params a node with ``attrs`` holds, in the table's order.
+
+        A wrapper op (``wraps``) holds its inner layer's params twice, prefixed
+        ``forward.`` and ``backward.``.
+        """
+        if self.wraps:
+            inner = attrs["layer"]
+            spec = get(inner["op"])
+            return tuple(
+                Param(f"{direction}.{p.name}", p.layout, None, p.trainable)
+                for direction in ("forward", "backward")
+                for p in spec.active_params(inner["attrs"])
+            )
+        return tuple(p for p in self.params if p.when is None or attrs.get(p.when))
+
+
+_TABLE: dict[str, OpSpec] = {}
+
+
+def _parse_attrs(text: str) -> dict[str, Attr]:
+    attrs: dict[str, Attr] = {}
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        decl, _, default_text = item.partition("=")
+        name, _, type_name = decl.partition(":")
+        name, type_name = name.strip(), type_name.strip()
+        if type_name not in ATTR_TYPES:
+            raise ValueError(f"attr {name}: unknown type {type_name!r}")
+        default = ast.literal_eval(default_text.strip()) if default_text else REQUIRED
+        attrs[name] = Attr(name, type_name, default)
+    return attrs
+
+
+def _parse_params(text: str) -> tuple[Param, ...]:
+    params = []
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        decl, _, cond = item.partition(" if ")
+        name, _, layout = decl.partition(":")
+        trainable = not name.strip().startswith("~")
+        params.append(Param(name.strip().lstrip("~"), layout.strip(), cond.strip() or None, trainable))
+    return tuple(params)
+
+
+def op(
+    name: str,
+    *,
+    inputs: str = "x",
+    attrs: str = "",
+    params: str = "",
+    layout: str,
+    axis_attrs: tuple[str, ...] = (),
+    doc: str = "",
+    wraps: bool = False,
+    rank: int | None = None,
+) -> OpSpec:
+    """Declare one op. ``inputs="*xs"`` means any number of inputs; ``~name`` is a
+    non-trainable param (a buffer)."""
+    if name in _TABLE:
+        raise ValueError(f"op {name!r} declared twice")
+    if layout not in LAYOUT_CLASSES:
+        raise ValueError(f"op {name!r}: unknown layout class {layout!r}")
+    names = tuple(i.strip() for i in inputs.split(",") if i.strip())
+    variadic = any(n.startswith("*") for n in names)
+    spec = OpSpec(
+        name=name,
+        inputs=tuple(n.lstrip("*") for n in names),
+        variadic=variadic,
+        attrs=_parse_attrs(attrs),
+        params=_parse_params(params),
+        layout=layout,
+        axis_attrs=axis_attrs,
+        doc=doc,
+        wraps=wraps,
+        rank=rank,
+    )
+    for a in axis_attrs:
+        if a not in spec.attrs:
+            raise ValueError(f"op {name!r}: axis attr {a!r} is not declared")
+    _TABLE[name] = spec
+    return spec
+
+
+def get(name: str) -> OpSpec:
+    """The spec of op ``name``; KeyError if it is not in the table."""
+    return _TABLE[name]
+
+
+def all_ops() -> dict[str, OpSpec]:
+    """The whole table, in declaration order."""
+    return dict(_TABLE)
+
+
+# ---------------------------------------------------------------------------------
+# Dense and convolutions. Spatial attrs are tuples of length rank.
+# ---------------------------------------------------------------------------------
+op("dense", attrs="units: int; use_bias: bool = True",
+   params="kernel: IO; bias: O if use_bias", layout=TERMINATE,
+   doc="y = x @ kernel + bias over the last axis.")
+
+_CONV = ("filters: int; kernel_size: sizes; strides: sizes = 1; padding: pads = 'valid'; "
+         "dilation: sizes = 1; groups: int = 1; use_bias: bool = True")
+for _rank, _sp in ((1, "W"), (2, "HW"), (3, "DHW")):
+    op(f"conv{_rank}d", attrs=_CONV, params=f"kernel: {_sp}IO; bias: O if use_bias",
+       layout=IMPLICIT, rank=_rank, doc=f"{_rank}-D convolution; kernel in = in_channels / groups.")
+for _rank, _sp in ((1, "W"), (2, "HW")):
+    op(f"conv_transpose{_rank}d",
+       attrs="filters: int; kernel_size: sizes; strides: sizes = 1; padding: pads = 'valid'; "
+             "dilation: sizes = 1; output_padding: sizes = None; use_bias: bool = True",
+       params=f"kernel: {_sp}OI; bias: O if use_bias", layout=IMPLICIT, rank=_rank,
+       doc=f"{_rank}-D transposed convolution (the gradient of conv{_rank}d).")
+op("depthwise_conv2d",
+   attrs="kernel_size: sizes; strides: sizes = 1; padding: pads = 'valid'; dilation: sizes = 1; "
+         "depth_multiplier: int = 1; use_bias: bool = True",
+   params="kernel: HWIM; bias: O if use_bias", layout=IMPLICIT, rank=2,
+   doc="Per-channel convolution; output channel i*M + m comes from input channel i.")
+op("separable_conv2d",
+   attrs="filters: int; kernel_size: sizes; strides: sizes = 1; padding: pads = 'valid'; "
+         "dilation: sizes = 1; depth_multiplier: int = 1; use_bias: bool = True",
+   params="depthwise_kernel: HWIM; pointwise_kernel: HWIO; bias: O if use_bias", layout=IMPLICIT,
+   rank=2,
+   doc="depthwise_conv2d (no bias) then a 1x1 conv2d with bias.")
+
+# ---------------------------------------------------------------------------------
+# Pooling, padding, cropping, resampling.
+# ---------------------------------------------------------------------------------
+for _rank in (1, 2, 3):
+    for _kind in ("max", "avg"):
+        op(f"{_kind}_pool{_rank}d",
+           attrs="pool_size: sizes; strides: sizes; padding: pads = 'valid'; ceil_mode: bool = False",
+           layout=IMPLICIT, rank=_rank,
+           doc=f"{_rank}-D {_kind} pooling; 'same' pads like conv; explicit padding is never "
+               "counted in an average; ceil_mode keeps a last partial window.")
+        op(f"global_{_kind}_pool{_rank}d", attrs="keepdims: bool = False", layout=IMPLICIT, rank=_rank,
+           doc=f"{_kind} over all spatial axes.")
+    op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0", layout=IMPLICIT, rank=_rank,
+       doc="Constant padding, ((before, after), ...) per spatial axis.")
+    op(f"crop{_rank}d", attrs="cropping: pads", layout=IMPLICIT, rank=_rank,
+       doc="Remove ((before, after), ...) per spatial axis.")
+for _rank in (1, 2):
+    op(f"upsample{_rank}d", attrs="size: sizes; interpolation: str = 'nearest'", layout=IMPLICIT,
+       rank=_rank,
+       doc="Repeat (nearest) or interpolate (bilinear, half-pixel centres) by an integer factor.")
+
+# ---------------------------------------------------------------------------------
+# Shape ops.
+# ---------------------------------------------------------------------------------
+op("flatten", layout=TERMINATE, doc="Collapse all axes but the batch axis (source order).")
+op("reshape", attrs="shape: ints", layout=TERMINATE,
+   doc="Reshape the non-batch axes to ``shape`` (in the source layout; -1 allowed).")
+op("transpose", attrs="perm: ints", layout=TERMINATE,
+   doc="Permute all axes, batch included: out = x.permute(perm).")
+op("repeat_vector", attrs="n: int", layout=TERMINATE, doc="(N, F) -> (N, n, F).")
+op("identity", layout=TRANSPARENT, doc="Returns its input.")
+
+# ---------------------------------------------------------------------------------
+# Regularisation and normalisation.
+# ---------------------------------------------------------------------------------
+op("dropout", attrs="rate: float", layout=TRANSPARENT, doc="Element-wise dropout in training.")
+op("spatial_dropout", attrs="rate: float", layout=IMPLICIT,
+   doc="Drops whole channels (one mask value per sample and channel).")
+op("batch_norm",
+   attrs="axis: axis = -1; momentum: float = 0.99; epsilon: float = 0.001; center: bool = True; "
+         "scale: bool = True",
+   params="gamma: C if scale; beta: C if center; ~moving_mean: C; ~moving_variance: C",
+   layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="momentum = fraction of the old running statistic kept at each update.")
+op("layer_norm",
+   attrs="axis: axes = (-1,); epsilon: float = 0.001; center: bool = True; scale: bool = True",
+   params="gamma: C if scale; beta: C if center", layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="Normalise over ``axis`` per sample.")
+op("rescaling", attrs="scale: any; offset: any = 0.0", layout=TRANSPARENT, doc="x * scale + offset.")
+
+# ---------------------------------------------------------------------------------
+# Activations.
+# ---------------------------------------------------------------------------------
+op("relu", attrs="max_value: float = None; negative_slope: float = 0.0; threshold: float = 0.0",
+   layout=TRANSPARENT, doc="Keras ReLU: slope below threshold, clipped at max_value.")
+for _name in ("sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
+    op(_name, layout=TRANSPARENT)
+op("gelu", attrs="approximate: bool = False", layout=TRANSPARENT, doc="approximate=True is tanh.")
+op("elu", attrs="alpha: float = 1.0", layout=TRANSPARENT)
+op("leaky_relu", attrs="negative_slope: float", layout=TRANSPARENT)
+op("prelu", attrs="shared_axes: axes = None", params="alpha: A", layout=ATTRIBUTE,
+   axis_attrs=("shared_axes",), doc="alpha has the input's non-batch shape (1 on shared axes).")
+op("softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
+op("log_softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
+
+# ---------------------------------------------------------------------------------
+# Merges.
+# ---------------------------------------------------------------------------------
+for _name, _doc in (("add", "sum"), ("subtract", "x0 - x1"), ("multiply", "product"),
+                    ("average", "mean"), ("maximum", "max"), ("minimum", "min")):
+    op(_name, inputs="*xs", layout=TRANSPARENT, doc=f"Element-wise {_doc} of the inputs.")
+op("concat", inputs="*xs", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
+
+# ---------------------------------------------------------------------------------
+# Embedding and recurrent layers (inputs (N, T, F) in every framework).
+# ---------------------------------------------------------------------------------
+op("embedding", attrs="input_dim: int; output_dim: int; mask_zero: bool = False",
+   params="embeddings: VE", layout=TERMINATE)
+_RNN = ("units: int; return_sequences: bool = False; return_state: bool = False; "
+        "go_backwards: bool = False; use_bias: bool = True")
+op("simple_rnn", attrs=_RNN + "; activation: str = 'tanh'",
+   params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
+   doc="Gates G = units.")
+op("lstm", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+                        "unit_forget_bias: bool = True",
+   params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
+   doc="Gates G = 4 units in the order i, f, c, o.")
+op("gru", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+                       "reset_after: bool = True",
+   params="kernel: IG; recurrent_kernel: UG; bias: BG if use_bias", layout=TERMINATE,
+   doc="Gates G = 3 units in the order z, r, h; bias rows (input, recurrent) with reset_after.")
+op("bidirectional", attrs="merge_mode: str = 'concat'; layer: any", layout=TERMINATE, wraps=True,
+   doc="Runs ``layer`` (an rnn spec {'op', 'attrs'}) forwards and backwards; params are the "
+       "layer's, prefixed 'forward.' and 'backward.'.")

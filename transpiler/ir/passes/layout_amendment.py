@@ -1,0 +1,165 @@
+"""Layout amendment by propagation: channels-last graphs to channels-first.
+
+Walk the nodes in order with each value's current layout (tflite2onnx's scheme):
+
+* implicit ops get channels-first inputs (a transpose only where an input arrives
+  channels-last, e.g. after an Embedding) and produce channels-first outputs;
+* transparent ops keep whatever layout arrives (inputs of a merge are aligned);
+* attribute ops keep the layout and have their axis attributes rewritten;
+* terminate ops need the source layout; a transpose back is inserted, except for a
+  Flatten whose consumers are Dense layers (through element-wise ops): there the
+  Dense kernel's rows are permuted instead (``param_transforms``), at zero run-time cost.
+
+Graph inputs that feed implicit ops become channels-first: the data is permuted
+once at the loading boundary, not inside ``forward``.
+"""
+
+from __future__ import annotations
+
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.layout import Layout, channels_first_of, default_layout, is_channels_first, is_channels_last
+from transpiler.ir.passes.shape_inference import infer_node
+
+
+def _source_layout(value: Value) -> str:
+    return default_layout(len(value.shape))
+
+
+def _feeds_implicit(graph: Graph, value: Value) -> bool:
+    """True when the first non-transparent reader of ``value`` is an implicit op."""
+    frontier, seen = [value], set()
+    while frontier:
+        v = frontier.pop()
+        for node in graph.consumers(v):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            cls = node.spec.layout
+            if cls == ops_table.IMPLICIT:
+                return True
+            if cls in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
+                frontier.extend(node.outputs)
+    return False
+
+
+def _flatten_absorbable(graph: Graph, flat: Value) -> bool:
+    """A flatten output can stay in channels-first order if only Dense layers read it,
+    possibly through unary element-wise ops, and it is no graph output."""
+    frontier = [flat]
+    while frontier:
+        v = frontier.pop()
+        if any(o is v for o in graph.outputs):
+            return False
+        for node in graph.consumers(v):
+            if node.op == "dense" and node.inputs[0] is v:
+                continue
+            if node.spec.layout == ops_table.TRANSPARENT and len(node.inputs) == 1 and node.op != "rescaling":
+                frontier.extend(node.outputs)
+                continue
+            return False
+    return True
+
+
+class _Amender:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.converted: dict[tuple[int, str], Value] = {}
+        self.transposes = 0
+
+    def convert(self, value: Value, layout: str, before: Node) -> Value:
+        """``value`` in ``layout``, inserting (or reusing) one transpose node."""
+        if value.layout == layout:
+            return value
+        key = (id(value), layout)
+        if key not in self.converted:
+            perm = Layout(value.layout, layout).perm
+            base = value.var or (value.producer.name if value.producer else "x")
+            node = self.graph.add_node("transpose", f"{base}_to_{layout.lower()}", [value],
+                                       attrs={"perm": perm}, before=before, span=before.span)
+            node.meta["out_layout"] = layout
+            node.meta["inserted"] = "layout"
+            infer_node(node)
+            node.outputs[0].var = value.var
+            self.converted[key] = node.outputs[0]
+            self.transposes += 1
+        return self.converted[key]
+
+    def run(self) -> Graph:
+        graph = self.graph
+        for value in graph.inputs:
+            if is_channels_last(value.layout) and _feeds_implicit(graph, value):
+                lay = Layout(value.layout, channels_first_of(value.layout))
+                value.shape = lay.shape(value.shape)
+                value.layout = lay.target
+        graph.meta["input_layouts"] = [v.layout for v in graph.inputs]
+        for node in list(graph.nodes):
+            self.visit(node)
+        graph.meta["output_layouts"] = [v.layout for v in graph.outputs]
+        graph.meta["layout_transposes"] = self.transposes
+        return graph
+
+    def visit(self, node: Node) -> None:
+        cls = node.spec.layout
+        if cls == ops_table.IMPLICIT:
+            node.inputs = [self.convert(v, channels_first_of(v.layout), node)
+                           if is_channels_last(v.layout) else v for v in node.inputs]
+        elif cls in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
+            self.align(node)
+            if cls == ops_table.ATTRIBUTE:
+                self.rewrite_axes(node)
+        else:
+            self.terminate(node)
+        infer_node(node)
+        if cls == ops_table.TRANSPARENT and len(node.inputs) == 1 and node.inputs[0].flat_order:
+            node.outputs[0].flat_order = node.inputs[0].flat_order
+
+    def align(self, node: Node) -> None:
+        """Inputs of equal rank must agree; prefer the layout most inputs already have."""
+        ranked = [v for v in node.inputs if v.rank == node.inputs[0].rank]
+        if len(ranked) < 2:
+            return
+        layouts = [v.layout for v in ranked]
+        target = max(sorted(set(layouts)), key=layouts.count)
+        node.inputs = [self.convert(v, target, node) if v.rank == node.inputs[0].rank else v
+                       for v in node.inputs]
+
+    def rewrite_axes(self, node: Node) -> None:
+        x = node.inputs[0]
+        source = _source_layout(x)
+        if x.layout == source:
+            return
+        lay = Layout(source, x.layout)
+        for name in node.spec.axis_attrs:
+            value = node.attrs[name]
+            if value is None:
+                continue
+            if isinstance(value, tuple):
+                node.attrs[name] = tuple(lay.axis(a) for a in value)
+            else:
+                node.attrs[name] = lay.axis(value)
+
+    def terminate(self, node: Node) -> None:
+        if node.op == "flatten" and is_channels_first(node.inputs[0].layout):
+            x = node.inputs[0]
+            if _flatten_absorbable(self.graph, node.outputs[0]):
+                source = _source_layout(x)
+                lay = Layout(source, x.layout)
+                src_shape = tuple(x.shape[i] for i in Layout(x.layout, source).perm)
+                node.outputs[0].flat_order = (src_shape[1:], tuple(p - 1 for p in lay.perm[1:]))
+                node.meta["flat_order"] = node.outputs[0].flat_order
+                return
+        new_inputs = []
+        for v in node.inputs:
+            if v.flat_order is not None and node.op == "dense":
+                node.param_transforms.setdefault("kernel", []).append(("permute_rows", v.flat_order))
+                new_inputs.append(v)
+                continue
+            source = _source_layout(v)
+            new_inputs.append(self.convert(v, source, node) if v.layout != source else v)
+        node.inputs = new_inputs
+
+
+def amend_layout(graph: Graph) -> Graph:
+    """Convert ``graph`` to channels-first, in place; returns it."""
+    return _Amender(graph).run()

@@ -1,0 +1,293 @@
+"""Static shape and layout inference, one rule per op, no framework import.
+
+Shapes are tuples in the value's own layout, ``None`` for the batch axis (and for
+any size that cannot be known statically). Implicit ops find their channel and
+spatial axes from the input's layout tag, so the same rule serves channels-last
+and channels-first graphs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Graph, IRError, Node
+from transpiler.ir.layout import default_layout
+
+ShapeRule = Callable[[Node, list[tuple], list[str]], list[tuple[tuple, str]]]
+_RULES: dict[str, ShapeRule] = {}
+
+
+def rule(*names: str) -> Callable[[ShapeRule], ShapeRule]:
+    """Register a shape rule for ops ``names`` (refuses duplicates)."""
+
+    def deco(fn: ShapeRule) -> ShapeRule:
+        for name in names:
+            ops_table.get(name)  # must be in the table
+            if name in _RULES:
+                raise ValueError(f"shape rule for {name} registered twice")
+            _RULES[name] = fn
+        return fn
+
+    return deco
+
+
+def has_rule(op: str) -> bool:
+    return op in _RULES
+
+
+def infer_node(node: Node) -> None:
+    """Set the shapes and layouts of ``node``'s outputs from its inputs."""
+    shapes = [v.shape for v in node.inputs]
+    layouts = [v.layout or default_layout(len(v.shape)) for v in node.inputs]
+    if any(s is None for s in shapes):
+        raise IRError(f"{node!r}: input shape unknown")
+    results = _RULES[node.op](node, shapes, layouts)
+    if len(results) != len(node.outputs):
+        raise IRError(f"{node!r}: rule gave {len(results)} outputs for {len(node.outputs)}")
+    for value, (shape, layout) in zip(node.outputs, results):
+        value.shape = tuple(shape)
+        value.layout = layout
+
+
+def infer_shapes(graph: Graph) -> Graph:
+    """Re-derive every value's shape in topological order."""
+    for node in graph.nodes:
+        infer_node(node)
+    return graph
+
+
+# -- helpers ---------------------------------------------------------------------------
+def spatial_axes(layout: str) -> list[int]:
+    """Indices of the spatial axes (D, H, W) of a feature-map layout, in order."""
+    return [i for i, a in enumerate(layout) if a in "DHW"]
+
+
+def channel_axis(layout: str) -> int:
+    return layout.index("C")
+
+
+def conv_out_size(size: int | None, k: int, s: int, d: int, padding, ceil_mode: bool = False) -> int | None:
+    """Output length of a convolution/pooling window along one axis.
+
+    ``ceil_mode`` keeps a last partial window if it starts inside the input or the
+    leading padding (torch's and ONNX's rule).
+    """
+    if size is None:
+        return None
+    eff = (k - 1) * d + 1
+    if padding == "same":
+        return math.ceil(size / s)
+    before, after = (0, 0) if padding == "valid" else padding
+    span = size + before + after - eff
+    if not ceil_mode:
+        return span // s + 1
+    out = -(-span // s) + 1
+    if (out - 1) * s >= size + before:
+        out -= 1
+    return out
+
+
+def _with(shape: tuple, layout: str, spatial: list, channels: int | None) -> tuple:
+    out = list(shape)
+    for axis, size in zip(spatial_axes(layout), spatial):
+        out[axis] = size
+    if channels is not None:
+        out[channel_axis(layout)] = channels
+    return tuple(out)
+
+
+def _pads(padding, i: int):
+    return padding if isinstance(padding, str) else padding[i]
+
+
+# -- rules -----------------------------------------------------------------------------
+@rule("dense")
+def _dense(node, shapes, layouts):
+    return [(shapes[0][:-1] + (node.attrs["units"],), layouts[0])]
+
+
+@rule("conv1d", "conv2d", "conv3d", "depthwise_conv2d", "separable_conv2d",
+      "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d")
+def _window(node, shapes, layouts):
+    a, shape, layout = node.attrs, shapes[0], layouts[0]
+    axes = spatial_axes(layout)
+    if len(axes) != node.spec.rank:
+        raise IRError(f"{node!r}: a rank-{node.spec.rank} op got layout {layout} {shape}")
+    kernel = a.get("kernel_size") or a["pool_size"]
+    dilation = a.get("dilation") or (1,) * len(axes)
+    sizes = [conv_out_size(shape[ax], k, s, d, _pads(a["padding"], i), a.get("ceil_mode", False))
+             for i, (ax, k, s, d) in enumerate(zip(axes, kernel, a["strides"], dilation))]
+    if "filters" in a:
+        channels = a["filters"]
+    elif "depth_multiplier" in a:
+        channels = shape[channel_axis(layout)] * a["depth_multiplier"]
+    else:
+        channels = None
+    return [(_with(shape, layout, sizes, channels), layout)]
+
+
+@rule("conv_transpose1d", "conv_transpose2d")
+def _conv_transpose(node, shapes, layouts):
+    a, shape, layout = node.attrs, shapes[0], layouts[0]
+    sizes = []
+    for i, ax in enumerate(spatial_axes(layout)):
+        n, k, s, d = shape[ax], a["kernel_size"][i], a["strides"][i], a["dilation"][i]
+        op_ = None if a["output_padding"] is None else a["output_padding"][i]
+        pad = a["padding"]
+        if n is None:
+            sizes.append(None)
+        elif op_ is None and pad == "same":
+            sizes.append(n * s)
+        elif op_ is None and pad == "valid":
+            sizes.append(n * s + max((k - 1) * d + 1 - s, 0))
+        else:
+            eff = (k - 1) * d + 1
+            if pad == "same":
+                sizes.append((n - 1) * s + eff - 2 * (eff // 2) + (op_ or 0))
+            elif pad == "valid":
+                sizes.append((n - 1) * s + (k - 1) * d + 1 + (op_ or 0))
+            else:
+                b, e = pad[i]
+                sizes.append((n - 1) * s + (k - 1) * d + 1 - b - e + (op_ or 0))
+    return [(_with(shape, layout, sizes, a["filters"]), layout)]
+
+
+@rule("global_max_pool1d", "global_max_pool2d", "global_max_pool3d",
+      "global_avg_pool1d", "global_avg_pool2d", "global_avg_pool3d")
+def _global_pool(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    if node.attrs["keepdims"]:
+        return [(_with(shape, layout, [1] * len(spatial_axes(layout)), None), layout)]
+    return [((shape[0], shape[channel_axis(layout)]), "NC")]
+
+
+@rule("pad1d", "pad2d", "pad3d")
+def _pad(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    sizes = [None if shape[ax] is None else shape[ax] + b + e
+             for ax, (b, e) in zip(spatial_axes(layout), node.attrs["pads"])]
+    return [(_with(shape, layout, sizes, None), layout)]
+
+
+@rule("crop1d", "crop2d", "crop3d")
+def _crop(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    sizes = [None if shape[ax] is None else shape[ax] - b - e
+             for ax, (b, e) in zip(spatial_axes(layout), node.attrs["cropping"])]
+    return [(_with(shape, layout, sizes, None), layout)]
+
+
+@rule("upsample1d", "upsample2d")
+def _upsample(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    sizes = [None if shape[ax] is None else shape[ax] * f
+             for ax, f in zip(spatial_axes(layout), node.attrs["size"])]
+    return [(_with(shape, layout, sizes, None), layout)]
+
+
+@rule("flatten")
+def _flatten(node, shapes, layouts):
+    rest = shapes[0][1:]
+    total = None if any(s is None for s in rest) else math.prod(rest)
+    return [((shapes[0][0], total), "NC")]
+
+
+@rule("reshape")
+def _reshape(node, shapes, layouts):
+    target = list(node.attrs["shape"])
+    rest = shapes[0][1:]
+    if -1 in target:
+        known = math.prod(t for t in target if t != -1)
+        total = math.prod(rest)
+        target[target.index(-1)] = total // known
+    elif math.prod(target) != math.prod(rest):
+        raise IRError(f"{node!r}: cannot reshape {shapes[0]} to {tuple(target)}")
+    out = (shapes[0][0], *target)
+    return [(out, default_layout(len(out)))]
+
+
+@rule("transpose")
+def _transpose(node, shapes, layouts):
+    perm = node.attrs["perm"]
+    # Inserted layout transposes say which layout they produce; a user's Permute
+    # yields a tensor that the source framework reads in its default layout again.
+    out_layout = node.meta.get("out_layout") or default_layout(len(perm))
+    return [(tuple(shapes[0][p] for p in perm), out_layout)]
+
+
+@rule("repeat_vector")
+def _repeat(node, shapes, layouts):
+    return [((shapes[0][0], node.attrs["n"], shapes[0][1]), "NWC")]
+
+
+@rule("identity", "dropout", "spatial_dropout", "batch_norm", "layer_norm", "rescaling", "relu",
+      "sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign", "gelu", "elu",
+      "leaky_relu", "prelu", "softmax", "log_softmax")
+def _same(node, shapes, layouts):
+    return [(shapes[0], layouts[0])]
+
+
+@rule("add", "subtract", "multiply", "average", "maximum", "minimum")
+def _merge(node, shapes, layouts):
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0]
+        sizes = {d for d in dims if d not in (None, 1)}
+        if len(sizes) > 1:
+            raise IRError(f"{node!r}: cannot broadcast {shapes}")
+        out.append(sizes.pop() if sizes else (None if None in dims else 1))
+    widest = max(range(len(shapes)), key=lambda i: len(shapes[i]))
+    return [(tuple(out), layouts[widest])]
+
+
+@rule("concat")
+def _concat(node, shapes, layouts):
+    axis = node.attrs["axis"] % len(shapes[0])
+    out = list(shapes[0])
+    parts = [s[axis] for s in shapes]
+    out[axis] = None if None in parts else sum(parts)
+    return [(tuple(out), layouts[0])]
+
+
+@rule("embedding")
+def _embedding(node, shapes, layouts):
+    out = shapes[0] + (node.attrs["output_dim"],)
+    return [(out, default_layout(len(out)))]
+
+
+@rule("simple_rnn", "lstm", "gru")
+def _rnn(node, shapes, layouts):
+    return _rnn_outputs(node.op, node.attrs, shapes[0], node.attrs["units"])
+
+
+def _rnn_outputs(op: str, a: dict, shape: tuple, width: int):
+    n, t = shape[0], shape[1]
+    main = ((n, t, width), "NWC") if a["return_sequences"] else ((n, width), "NC")
+    outs = [main]
+    if a["return_state"]:
+        states = 2 if op == "lstm" else 1
+        outs += [((n, a["units"]), "NC")] * states
+    return outs
+
+
+@rule("bidirectional")
+def _bidirectional(node, shapes, layouts):
+    inner = node.attrs["layer"]
+    units = inner["attrs"]["units"]
+    mode = node.attrs["merge_mode"]
+    width = 2 * units if mode == "concat" else units
+    a = inner["attrs"]
+    n, t = shapes[0][0], shapes[0][1]
+    seq = ((n, t, width), "NWC") if a["return_sequences"] else ((n, width), "NC")
+    if mode is None or mode == "none":
+        one = ((n, t, units), "NWC") if a["return_sequences"] else ((n, units), "NC")
+        outs = [one, one]
+    else:
+        outs = [seq]
+    if a["return_state"]:
+        states = 2 if inner["op"] == "lstm" else 1
+        outs += [((n, units), "NC")] * (2 * states)
+    return outs

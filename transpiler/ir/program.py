@@ -1,0 +1,64 @@
+"""A whole translated program: model graphs, where they came from, and diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from transpiler.ir.graph import Graph, Span
+
+
+@dataclass
+class Diagnostic:
+    """Something that needed (or needs) a human: a stub, an assumption, an error."""
+
+    span: Span | None
+    message: str
+    severity: str = "stub"  # "stub" (manual work), "warning" (assumption made), "error"
+    source_line: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.span}: " if self.span else ""
+        return f"{where}{self.severity}: {self.message}"
+
+
+@dataclass
+class ModelDef:
+    """One model of the program.
+
+    ``builder`` is the user's builder function (kept under the same name in the
+    output), ``builder_args`` the argument values the graph was specialised for,
+    ``var`` the variable a model built outside a builder function was bound to, and
+    ``statements`` the ids of source statements that only built this model.
+    """
+
+    graph: Graph
+    class_name: str
+    builder: str | None = None
+    builder_args: dict[str, Any] = field(default_factory=dict)
+    var: str | None = None
+    statements: set[int] = field(default_factory=set)
+    construct_statement: int | None = None
+    comments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Program:
+    """The IR of a whole source file."""
+
+    path: str
+    source: str
+    framework: str
+    models: list[ModelDef] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def stub(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
+        diag = Diagnostic(span, message, "stub", source_line)
+        self.diagnostics.append(diag)
+        return diag
+
+    def warn(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
+        diag = Diagnostic(span, message, "warning", source_line)
+        self.diagnostics.append(diag)
+        return diag
