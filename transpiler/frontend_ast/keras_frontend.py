@@ -183,6 +183,15 @@ def keras_api_name(path: str) -> str | None:
     return None
 
 
+def is_keras_binding(value: Any) -> bool:
+    """True for a name bound to Keras or TensorFlow (a module, a class, a function)."""
+    if isinstance(value, ApiRef):
+        return True
+    if isinstance(value, ModuleRef):
+        return keras_api_name(value.path) is not None or value.path.split(".")[0] in ("tensorflow", "keras")
+    return False
+
+
 def resolve_api(path: str) -> Any:
     """Map a dotted path to an ApiRef when it names a supported Keras object."""
     name = keras_api_name(path)
@@ -257,6 +266,7 @@ class KerasFrontend:
         self.comments = collect_comments(source)
         self._astroid_module = None
         self.function_defs: dict[str, cst.FunctionDef] = {}
+        self.untranslated: list[tuple[Span, str]] = []
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -264,31 +274,39 @@ class KerasFrontend:
         self.globals.set("__name__", "__transpiler__")
         self._exec_block(self.module.body, self.globals, top=True)
         builders: dict[str, FunctionRef] = {}
+        self.builders = builders
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
                 fn = self.globals.vars.get(stmt.name.value)
                 if not isinstance(fn, FunctionRef):
                     continue
                 mark = len(self.models)
+                # Keras names layers from per-session counters: a builder called after
+                # keras.backend.clear_session() starts them afresh.
+                self.uids = {}
                 try:
                     result, args = self._call_function(fn, [], {}, builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
+                    del self.models[mark:]
                     if self._constructs_layers(stmt):
                         span = getattr(exc, "span", None) or self._span(stmt)
                         self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
                     continue
+                del self.models[mark:]
                 if isinstance(result, ModelObj):
-                    del self.models[mark:]
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
         for model, builder, var, args in self.models:
             self._finish_model(model, builder, var, args)
+        self.program.meta["keras_names"] = sorted(
+            name for name, value in self.globals.vars.items() if is_keras_binding(value))
+        self.program.meta["untranslated"] = list(self.untranslated)
         return self.program
 
     def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
         """Interpret non-builder functions (main(), the __main__ block) for inline models."""
-        self.builders = builders
+        self.uids = {}
         self.globals.set("__name__", "__main__")
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders:
@@ -464,7 +482,7 @@ class KerasFrontend:
             if isinstance(value, LayerObj) and value.hint is None:
                 value.hint = name
             if isinstance(value, ModelObj):
-                value.statements.add(self.stmt_stack[0] if self.stmt_stack else None)
+                value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
             env.set(name, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, Unknown):
@@ -782,7 +800,7 @@ class KerasFrontend:
         if isinstance(func, FunctionRef):
             name = func.node.name.value
             if getattr(self, "builders", None) and name in self.builders:
-                self.builder_calls.add(self.stmt_stack[0] if self.stmt_stack else None)
+                self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 return Unknown(f"model from {name}()")
             result, _ = self._call_function(func, args, kwargs, builder_probe=False)
             return result
@@ -807,15 +825,16 @@ class KerasFrontend:
                 if not isinstance(layer, LayerObj):
                     raise self._err(node, "Sequential.add() of something that is not a layer")
                 obj.layers.append(layer)
-                obj.statements.add(self.stmt_stack[0] if self.stmt_stack else None)
+                obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 return None
             if name == "build" and obj.kind == "sequential":
                 shape = args[0] if args else kwargs.get("input_shape")
                 obj.input_shape = tuple(shape[1:])
-                obj.statements.add(self.stmt_stack[0] if self.stmt_stack else None)
+                obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 return None
             if name == "summary":
                 return None
+            self.untranslated.append((self._span(node), name))
             return Unknown(f"model.{name}()")
         return Unknown(f"layer.{name}()")
 
@@ -863,7 +882,7 @@ class KerasFrontend:
 
     def _mark_keras(self) -> None:
         if self.stmt_stack:
-            self.keras_statements.add(self.stmt_stack[0])
+            self.keras_statements.add(self.stmt_stack[-1])
 
     # -- layers -------------------------------------------------------------------
     def _construct_layer(self, cls_name: str, args, kwargs, span: Span) -> LayerObj:
@@ -978,7 +997,7 @@ class KerasFrontend:
     def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:
         layers = list(args[0]) if args else list(kwargs.get("layers") or [])
         model = ModelObj("sequential", span, name=kwargs.get("name"))
-        model.construct_statement = self.stmt_stack[0] if self.stmt_stack else None
+        model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         for item in layers:
             if isinstance(item, TensorVal):
                 model.input_shape = tuple(item.value.shape[1:])
@@ -996,7 +1015,7 @@ class KerasFrontend:
         if inputs is None or outputs is None:
             raise FrontendError("Model(...) needs inputs and outputs (subclassed models come later)", span)
         model = ModelObj("functional", span, name=kwargs.get("name"))
-        model.construct_statement = self.stmt_stack[0] if self.stmt_stack else None
+        model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         model.graph = self._extract_graph(inputs, outputs, span)
         self._register_model(model, builder=None, var=None, args={})
         return model
@@ -1084,6 +1103,7 @@ class KerasFrontend:
     def _name_nodes(self, graph: Graph) -> None:
         """Give each layer a unique, legal, readable attribute name."""
         taken: dict[str, int] = {}
+        auto_counts: dict[str, int] = {}
         by_layer: dict[int, str] = {}
         for node in graph.nodes:
             layer = node.meta.get("layer")
@@ -1094,18 +1114,23 @@ class KerasFrontend:
             hint = None
             if layer is not None:
                 hint = layer.hint or layer.explicit_name
-                if layer.scope and hint:
-                    hint = f"{layer.scope}_{hint}"
+            auto = hint is None
             hint = _identifier(hint or _default_hint(node))
-            if hint in ("x", "self", "input", "inputs", "outputs", "model"):
+            if layer is not None and layer.scope:
+                hint = f"{layer.scope}_{hint}"
+            if hint in ("x", "self", "input", "inputs", "outputs", "model", "forward", "training"):
                 hint = f"{hint}_layer"
-            n = taken.get(hint, 0)
-            taken[hint] = n + 1
-            name = hint if n == 0 else f"{hint}_{n}"
-            while name in taken and n:
+            if auto:
+                # unnamed layers are numbered like a hand-written module: conv1, conv2, ...
+                auto_counts[hint] = auto_counts.get(hint, 0) + 1
+                name = f"{hint}{auto_counts[hint]}"
+            else:
+                name = hint
+            n = 0
+            while name in taken:
                 n += 1
                 name = f"{hint}_{n}"
-            taken.setdefault(name, 1)
+            taken[name] = 1
             by_layer[key] = name
             node.name = name
 

@@ -1,0 +1,76 @@
+"""A tiny code model for generated Python: literals, calls, and a namespace.
+
+Generated code is built from these helpers (never by pasting user text into format
+strings), so every literal is rendered the same way and output is deterministic.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+from typing import Any
+
+
+def lit(value: Any) -> str:
+    """A Python literal for ``value`` (tuples, lists, floats incl. inf, strings, None)."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        if math.isinf(value):
+            return 'float("-inf")' if value < 0 else 'float("inf")'
+        if value == int(value) and abs(value) < 1e15:
+            return repr(float(value))
+        return repr(round(value, 12)) if abs(value) > 1e-6 else repr(value)
+    if isinstance(value, int):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, tuple):
+        inner = ", ".join(lit(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(lit(v) for v in value) + "]"
+    raise TypeError(f"no literal for {value!r}")
+
+
+def call(func: str, *args: Any, **kwargs: Any) -> str:
+    """``func(args..., key=value...)``; positional args are code, keyword values literals.
+
+    Keyword values wrapped in ``Code`` are inserted as code.
+    """
+    parts = [a if isinstance(a, str) else lit(a) for a in args]
+    for key, value in kwargs.items():
+        parts.append(f"{key}={value.text if isinstance(value, Code) else lit(value)}")
+    return f"{func}({', '.join(parts)})"
+
+
+class Code:
+    """Marks a keyword argument value as code rather than a literal."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def size_arg(values: tuple) -> int | tuple:
+    """``3`` for ``(3, 3)``; the tuple when the sizes differ."""
+    return values[0] if len(set(values)) == 1 else tuple(values)
+
+
+class Namespace:
+    """Hands out unique, legal, non-shadowing Python names."""
+
+    RESERVED = {"self", "torch", "nn", "F", "math", "np", "super", "print", "range", "len", "input"}
+
+    def __init__(self, taken: set[str] | None = None):
+        self.taken: set[str] = set(taken or ()) | self.RESERVED
+
+    def fresh(self, hint: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = "v_" + base
+        name, i = base, 1
+        while name in self.taken:
+            name = f"{base}_{i}"
+            i += 1
+        self.taken.add(name)
+        return name

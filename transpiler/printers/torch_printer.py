@@ -1,0 +1,228 @@
+"""Print an ir.Program as a PyTorch script.
+
+Each model becomes one ``nn.Module`` subclass: layers as attributes named after the
+user's variables or layer names, ``reset_parameters`` reproducing Keras' default
+initializers, and a ``forward`` that reads like hand-written code. The user's builder
+function keeps its name and signature and returns the module. The rest of the script
+is kept verbatim; statements that still use Keras become marked stubs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.program import ModelDef
+from transpiler.printers import torch_ops
+from transpiler.printers.code import Namespace, lit
+
+
+@dataclass
+class ModelCode:
+    """The printed class of one model, and what it needed."""
+
+    class_name: str
+    text: str
+    imports: set[str] = field(default_factory=set)
+    uses_functional: bool = False
+
+
+def _shape_text(shape: tuple) -> str:
+    return "(" + ", ".join("N" if s is None else str(s) for s in shape) + ")"
+
+
+def _comment_lines(comments: list[str], indent: str) -> list[str]:
+    return [f"{indent}{c}" for c in comments]
+
+
+class _ForwardWriter:
+    """Writes ``forward``: inlines single-use intermediates, keeps the user's names."""
+
+    def __init__(self, graph: Graph, emissions: dict[int, torch_ops.Emission], arg_names: list[str]):
+        self.graph = graph
+        self.emissions = emissions
+        self.lines: list[str] = []
+        self.expr: dict[int, str] = {}
+        self.bound: dict[str, Value] = {}
+        self.names = Namespace(set(arg_names))
+        self.uses: dict[int, int] = {}
+        self.last_use: dict[int, int] = {}
+        for i, node in enumerate(graph.nodes):
+            for v in node.inputs:
+                self.uses[id(v)] = self.uses.get(id(v), 0) + 1
+                self.last_use[id(v)] = i
+        for v in graph.outputs:
+            self.uses[id(v)] = self.uses.get(id(v), 0) + 1
+            self.last_use[id(v)] = len(graph.nodes)
+        for v, name in zip(graph.inputs, arg_names):
+            self.expr[id(v)] = name
+            self.bound[name] = v
+        self.depth: dict[int, int] = {}
+
+    def _live(self, value: Value, at: int) -> bool:
+        return self.last_use.get(id(value), -1) > at
+
+    def _name_for(self, value: Value, at: int) -> str:
+        hint = value.var or self._inherited_var(value) or "x"
+        hint = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
+        current = self.bound.get(hint)
+        if current is None or current is value or not self._live(current, at):
+            self.names.taken.add(hint)
+            return hint
+        return self.names.fresh(hint)
+
+    def _inherited_var(self, value: Value) -> str | None:
+        node = value.producer
+        while node is not None and node.inputs:
+            v = node.inputs[0]
+            if v.var:
+                return v.var
+            node = v.producer
+        return None
+
+    def _can_inline(self, i: int, value: Value) -> bool:
+        if self.uses.get(id(value), 0) != 1 or i + 1 >= len(self.graph.nodes):
+            return False
+        nxt = self.graph.nodes[i + 1]
+        if len(nxt.inputs) != 1 or nxt.inputs[0] is not value or nxt.comments:
+            return False
+        em = self.emissions[id(nxt)]
+        if not em.unary or em.call is None:
+            return False
+        out = nxt.outputs[0]
+        if value.var and out.var and value.var != out.var:
+            return False
+        return self.depth.get(id(value), 0) < 2
+
+    def write(self) -> list[str]:
+        for i, node in enumerate(self.graph.nodes):
+            em = self.emissions[id(node)]
+            ins = [self.expr[id(v)] for v in node.inputs]
+            if em.module is None:
+                self.lines += _comment_lines(node.comments, "")
+            if em.statements is not None:
+                outs = [self._name_for(v, i) for v in node.outputs]
+                self.lines += em.statements(ins, outs)
+                for v, name in zip(node.outputs, outs):
+                    self.expr[id(v)] = name
+                    self.bound[name] = v
+                continue
+            text = em.call(ins)
+            value = node.outputs[0]
+            if self._can_inline(i, value):
+                self.expr[id(value)] = text
+                depth = max((self.depth.get(id(v), 0) for v in node.inputs), default=0)
+                self.depth[id(value)] = depth + 1
+                continue
+            if len(node.inputs) == 1 and text == ins[0] and self.uses.get(id(node.inputs[0]), 0) == 1 \
+                    and self.bound.get(text) is node.inputs[0]:
+                self.expr[id(value)] = text  # identity: the name now holds this value
+                self.bound[text] = value
+                continue
+            name = self._name_for(value, i)
+            self.lines.append(f"{name} = {text}")
+            self.expr[id(value)] = name
+            self.bound[name] = value
+        outs = [self.expr[id(v)] for v in self.graph.outputs]
+        self.lines.append("return " + ", ".join(outs))
+        return self.lines
+
+
+def _arg_names(graph: Graph) -> list[str]:
+    names = Namespace()
+    out = []
+    for v in graph.inputs:
+        out.append(names.fresh(v.var or "x"))
+    return out
+
+
+def print_model_class(md: ModelDef, source_file: str) -> ModelCode:
+    """The ``nn.Module`` subclass for one model (the graph has had the torch passes)."""
+    graph = md.graph
+    emissions: dict[int, torch_ops.Emission] = {}
+    for node in graph.nodes:
+        emissions[id(node)] = torch_ops.emit(node)
+    imports: set[str] = set()
+    init_lines: list[str] = []
+    reset_lines: list[str] = []
+    seen: set[str] = set()
+    for node in graph.nodes:
+        em = emissions[id(node)]
+        imports |= em.imports
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        if em.module is not None:
+            init_lines += _comment_lines(node.comments, "")
+            init_lines.append(f"self.{node.name} = {em.module}")
+            for suffix, _source, size, init in em.extra_params:
+                init_lines.append(f"self.{node.name}_{suffix} = nn.Parameter(torch.{init}({size}))")
+            reset_lines += em.init
+    args = _arg_names(graph)
+    forward = _ForwardWriter(graph, emissions, args).write()
+    body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
+    where = f"{source_file}:{graph.span.line}" if graph.span else source_file
+    origin = f"built by ``{md.builder}()``" if md.builder else f"``{md.var or graph.name}``"
+    doc = [f"Transpiled from the Keras model {origin} ({where}).", ""]
+    for v, name in zip(graph.inputs, args):
+        note = ""
+        if v.layout and v.layout.startswith("NC") and len(v.layout) > 2:
+            note = ", channels-first"
+        doc.append(f"Input ``{name}``: {_shape_text(v.shape)} {v.dtype}{note}.")
+    outs = ", ".join(_shape_text(v.shape) for v in graph.outputs)
+    doc.append(f"Returns: {outs}.")
+    lines = [f"class {md.class_name}(nn.Module):", _docstring(doc, "    "), "",
+             "    def __init__(self):", "        super().__init__()"]
+    lines += [f"        {ln}" for ln in body.splitlines()]
+    if reset_lines:
+        lines += ["", "    def reset_parameters(self):",
+                  '        """Keras\' default initializers, so training from scratch behaves the same."""']
+        lines += [f"        {ln}" for ln in reset_lines]
+    lines += ["", f"    def forward(self, {', '.join(args)}):"]
+    lines += [f"        {ln}" for ln in forward]
+    text = "\n".join(lines) + "\n"
+    return ModelCode(md.class_name, text, imports, "F." in text)
+
+
+def _docstring(lines: list[str], indent: str) -> str:
+    body = [lines[0]] + [f"{indent}{ln}" if ln else "" for ln in lines[1:]]
+    return f'{indent}"""' + "\n".join(body) + f'\n{indent}"""'
+
+
+def torch_state_dict(graph: Graph, canonical: dict[str, dict[str, "object"]]) -> dict[str, "object"]:
+    """Map canonical params (``{node source name: {param: array}}``) to the module's state_dict.
+
+    Applies each node's pass-decided ``param_transforms`` first, then the emitter's
+    per-tensor transform. Keys equal the generated module's ``state_dict()`` keys.
+    """
+    from transpiler.weights.transforms import apply, apply_param_transform
+
+    out: dict[str, object] = {}
+    for node in graph.nodes:
+        em = torch_ops.emit(node)
+        if not em.state and not em.extra_params:
+            continue
+        source = node.source_name
+        params = dict(canonical.get(source, {}))
+        renames = node.meta.get("param_source", {})
+        local = {own: params[src] for own, src in renames.items() if src in params} if renames else params
+        for pname, steps in node.param_transforms.items():
+            if pname in local:
+                for step in steps:
+                    local[pname] = apply_param_transform(step, local[pname])
+        for entry in em.state:
+            if entry.source not in local:
+                raise KeyError(f"layer {source!r} ({node.op}) has no param {entry.source!r}")
+            key = f"{node.name}.{entry.key}" if entry.key else node.name
+            out[key] = apply(entry.transform, local[entry.source])
+        for suffix, src, _size, _init in em.extra_params:
+            out[f"{node.name}_{suffix}"] = apply(torch_ops.Transform.IDENTITY, local[src])
+    return out
+
+
+def node_param_names(node: Node) -> list[str]:
+    """The canonical params a node holds, in the ops table's order."""
+    return [p.name for p in node.spec.active_params(node.attrs)]
+
+
+__all__ = ["ModelCode", "print_model_class", "torch_state_dict", "node_param_names", "lit"]

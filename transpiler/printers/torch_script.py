@@ -1,0 +1,343 @@
+"""Print a whole Keras script as a PyTorch script.
+
+The module's own code is kept through libcst (comments and layout survive): Keras
+imports become torch imports, each builder function becomes the model class plus a
+builder of the same name and signature, and every remaining statement that still uses
+Keras becomes a marked stub that quotes the source line (raising inside functions
+and the ``__main__`` block; a comment at module level, so importing stays harmless).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import black
+import libcst as cst
+
+from transpiler.ir.graph import Span
+from transpiler.ir.program import ModelDef, Program
+from transpiler.printers.torch_printer import ModelCode, print_model_class
+
+_MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
+                  "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
+                  "set_weights", "fit_generator", "evaluate_generator", "predict_generator", "to_json",
+                  "get_layer", "layers", "count_params", "export"}
+_SEED_CALLS = {"tf.random.set_seed", "tensorflow.random.set_seed", "keras.utils.set_random_seed",
+               "tf.keras.utils.set_random_seed", "keras.random.set_seed"}
+
+
+@dataclass
+class ScriptResult:
+    text: str
+    stubs: list = field(default_factory=list)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _is_keras_module(name: str) -> bool:
+    root = name.split(".")[0]
+    return root in ("keras", "tensorflow", "tf_keras")
+
+
+class _Comments:
+    """Comment lines standing where a statement was (attached to the next statement)."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+
+def _attach_comments(body: list, trailing_pass: bool) -> list:
+    """Move ``_Comments`` placeholders onto the statement that follows them."""
+    out: list = []
+    pending: list = []
+    for stmt in body:
+        if isinstance(stmt, _Comments):
+            pending += stmt.lines
+            continue
+        if pending:
+            stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
+            pending = []
+        out.append(stmt)
+    if pending:
+        if trailing_pass or not out:
+            out.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=pending))
+        else:
+            out.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=pending))
+    return out
+
+
+class _Printer:
+    def __init__(self, program: Program, frontend, models: list[ModelCode]):
+        self.program = program
+        self.frontend = frontend
+        self.source_file = os.path.basename(program.path)
+        self.keras_names = set(program.meta.get("keras_names", ()))
+        self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
+        self.builders = {md.builder: (md, code) for md, code in zip(program.models, models) if md.builder}
+        self.inline_models = [(md, code) for md, code in zip(program.models, models) if not md.builder]
+        self.construct = {md.construct_statement: (md, code) for md, code in self.inline_models
+                          if md.construct_statement is not None}
+        self.model_statements = set()
+        for md, _ in self.inline_models:
+            self.model_statements |= md.statements
+        self.model_vars = {md.var for md, _ in self.inline_models if md.var}
+        self.model_vars |= self._builder_result_names(frontend.module)
+        self.imports_placed = False
+        self.stubs: list = []
+        self.pending_classes: list[str] = []
+
+    # -- helpers ------------------------------------------------------------------
+    def _builder_result_names(self, module: cst.Module) -> set[str]:
+        names: set[str] = set()
+        builders = set(self.builders)
+
+        class V(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                value = node.value
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in builders:
+                    for t in node.targets:
+                        if isinstance(t.target, cst.Name):
+                            names.add(t.target.value)
+
+        module.visit(V())
+        return names
+
+    def _span(self, node: cst.CSTNode) -> Span:
+        return self.frontend._span(node)
+
+    def _touches_keras(self, node: cst.CSTNode) -> bool:
+        keras_names, model_vars = self.keras_names, self.model_vars
+        found = []
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                if n.value in keras_names:
+                    found.append(n)
+
+            def visit_Attribute(self, n: cst.Attribute) -> None:
+                if isinstance(n.value, cst.Name) and n.value.value in model_vars and n.attr.value in _MODEL_METHODS:
+                    found.append(n)
+
+        node.visit(V())
+        return bool(found)
+
+    def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
+        lines = []
+        if uses_math:
+            lines.append("import math")
+        lines += ["import torch", "from torch import nn"]
+        if uses_f:
+            lines.append("import torch.nn.functional as F")
+        return list(cst.parse_module("\n".join(lines) + "\n").body)
+
+    def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
+        """The statement commented out under a TODO marker, then (if ``raising``) a raise."""
+        span = self._span(stmt)
+        text = _code(stmt.with_changes(leading_lines=())).strip()
+        flat = " ".join(text.split())
+        short = flat if len(flat) <= 70 else flat[:67] + "..."
+        where = f"{self.source_file}:{span.line}"
+        self.program.stub(span, f"not translated yet: {short}", flat)
+        comments = [f"# TODO(transpiler): not translated yet ({where})"]
+        comments += [f"# {line}" for line in text.splitlines()]
+        leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
+        if raising:
+            msg = f"transpiler: {short!r} ({where}) is not translated yet"
+            new = cst.parse_statement(f"raise NotImplementedError({msg!r})\n")
+            return [new.with_changes(leading_lines=leading)]
+        return [_Comments(leading)]
+
+    # -- rewriting ----------------------------------------------------------------
+    def rewrite_module(self, module: cst.Module, uses_f: bool, uses_math: bool) -> cst.Module:
+        body = self._rewrite_body(module.body, level="module", uses=(uses_f, uses_math))
+        if not self.imports_placed:
+            insert_at = 0
+            for i, stmt in enumerate(body):
+                if isinstance(stmt, cst.SimpleStatementLine) and (
+                        isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+                        or (i == 0 and isinstance(stmt.body[0], cst.Expr)
+                            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))):
+                    insert_at = i + 1
+            body = body[:insert_at] + self._torch_imports(uses_f, uses_math) + body[insert_at:]
+        header = cst.EmptyLine(comment=cst.Comment(
+            f"# Transpiled from {self.source_file} (Keras) to PyTorch by transpiler; review before use."))
+        return module.with_changes(body=body, header=[header, *module.header])
+
+    def _rewrite_body(self, stmts, level: str, uses=(False, False)) -> list:
+        out: list = []
+        raised = False
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                new = self._rewrite_line(stmt, level, uses, raised)
+                if any(isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Raise) for s in new):
+                    raised = True
+                out += new
+            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.builders:
+                out += self._builder(stmt)
+            elif isinstance(stmt, (cst.FunctionDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.ClassDef)):
+                inner = "function" if not isinstance(stmt, cst.If) or level != "module" else "main"
+                new = self._rewrite_compound(stmt, inner)
+                if level == "module" and self.pending_classes:
+                    # classes of models built inside this statement go right before it
+                    out += _parse_classes(self.pending_classes)
+                    self.pending_classes = []
+                out.append(new)
+            else:
+                out.append(stmt)
+        return _attach_comments(out, trailing_pass=True)
+
+    def _rewrite_compound(self, stmt, level: str):
+        if isinstance(stmt, cst.If) and level == "main" and "__name__" not in _code(stmt.test):
+            level = "module"
+
+        def block(b):
+            if isinstance(b, cst.IndentedBlock):
+                new = self._rewrite_body(b.body, level)
+                if not new:
+                    new = [cst.SimpleStatementLine([cst.Pass()])]
+                return b.with_changes(body=new)
+            return b
+
+        changes = {}
+        if hasattr(stmt, "body"):
+            changes["body"] = block(stmt.body)
+        if isinstance(stmt, (cst.If, cst.For, cst.While, cst.Try)) and getattr(stmt, "orelse", None) is not None:
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.If):
+                changes["orelse"] = self._rewrite_compound(orelse, level)
+            else:
+                changes["orelse"] = orelse.with_changes(body=block(orelse.body))
+        if isinstance(stmt, cst.Try):
+            changes["handlers"] = [h.with_changes(body=block(h.body)) for h in stmt.handlers]
+            if stmt.finalbody is not None:
+                changes["finalbody"] = stmt.finalbody.with_changes(body=block(stmt.finalbody.body))
+        return stmt.with_changes(**changes)
+
+    def _rewrite_line(self, stmt: cst.SimpleStatementLine, level: str, uses, raised: bool) -> list:
+        small = stmt.body[0]
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            return self._rewrite_import(stmt, uses)
+        sid = id(stmt)
+        if sid in self.construct:
+            md, code = self.construct[sid]
+            target = md.var or "model"
+            new = cst.parse_statement(f"{target} = {md.class_name}()\n")
+            new = new.with_changes(leading_lines=stmt.leading_lines)
+            if level == "module":
+                return [*_parse_classes([code.text]), new]
+            self.pending_classes.append(code.text)
+            return [new]
+        if sid in self.model_statements:
+            return []
+        if not self._touches_keras(stmt):
+            return [stmt]
+        text = _code(stmt.with_changes(leading_lines=())).strip()
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = _code(small.value.func)
+            if func in _SEED_CALLS and len(small.value.args) == 1:
+                arg = _code(small.value.args[0].value)
+                return [cst.parse_statement(f"torch.manual_seed({arg})\n").with_changes(
+                    leading_lines=stmt.leading_lines)]
+            if func.endswith(".summary") and func.split(".")[0] in self.model_vars and not small.value.args:
+                return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
+                    leading_lines=stmt.leading_lines)]
+        del text
+        # One raise per block is enough: what follows it is unreachable anyway.
+        return self._stub(stmt, raising=level != "module" and not raised)
+
+    def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:
+        small = stmt.body[0]
+        if isinstance(small, cst.Import):
+            keep = [a for a in small.names if not _is_keras_module(_code(a.name))]
+            if len(keep) == len(small.names):
+                return [stmt]
+            rest = [stmt.with_changes(body=[small.with_changes(names=_fix_commas(keep))])] if keep else []
+        else:
+            module = _code(small.module) if small.module is not None else ""
+            if not _is_keras_module(module) or small.relative:
+                return [stmt]
+            rest = []
+        if self.imports_placed:
+            if rest:
+                return rest
+            return []
+        self.imports_placed = True
+        new = self._torch_imports(*uses)
+        new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+        return new + rest
+
+    def _builder(self, fn: cst.FunctionDef) -> list:
+        md, code = self.builders[fn.name.value]
+        params = _code(fn.params)
+        lines = []
+        doc = fn.get_docstring(clean=False)
+        body_lines = []
+        if doc is not None:
+            body_lines.append(f'    """{doc}"""')
+        for span, method in self.program.meta.get("untranslated", []):
+            if fn_span_contains(self._span(fn), span):
+                src = self.frontend._line(span)
+                self.program.stub(span, f"not translated yet: {src}", src)
+                body_lines.append(f"    # TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}")
+        if md.builder_args:
+            names = list(md.builder_args)
+            got = ", ".join(names) + ("," if len(names) == 1 else "")
+            want = _literal_or_none(tuple(md.builder_args[n] for n in names))
+            if want is not None:
+                body_lines.append(f"    if ({got}) != {want}:")
+                body_lines.append("        raise NotImplementedError(")
+                body_lines.append(f'            "{md.class_name} was transpiled for {fn.name.value}{want}; "')
+                body_lines.append(f'            "transpile again for other arguments"')
+                body_lines.append("        )")
+        body_lines.append(f"    return {md.class_name}()")
+        decorators = "".join(_code(d) for d in fn.decorators)
+        lines.append(f"{decorators}def {fn.name.value}({params}):")
+        lines += body_lines
+        text = code.text + "\n\n" + "\n".join(lines) + "\n"
+        stmts = list(cst.parse_module(text).body)
+        if fn.leading_lines:
+            stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
+        return stmts
+
+
+def _parse_classes(texts: list[str]) -> list:
+    return list(cst.parse_module("\n\n".join(texts)).body)
+
+
+def _fix_commas(names):
+    out = list(names)
+    if out:
+        out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return out
+
+
+def fn_span_contains(outer: Span, inner: Span) -> bool:
+    return outer.line <= inner.line <= (outer.end_line or outer.line)
+
+
+def _literal_or_none(value):
+    from transpiler.printers.code import lit
+
+    try:
+        return lit(value)
+    except TypeError:
+        return None
+
+
+def print_torch_script(program: Program, frontend) -> ScriptResult:
+    """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
+    source_file = os.path.basename(program.path)
+    codes = [print_model_class(md, source_file) for md in program.models]
+    uses_f = any(c.uses_functional for c in codes)
+    uses_math = any("import math" in c.imports for c in codes)
+    printer = _Printer(program, frontend, codes)
+    module = printer.rewrite_module(frontend.module, uses_f, uses_math)
+    text = module.code
+    text = black.format_str(text, mode=black.Mode())
+    return ScriptResult(text, printer.stubs)
+
+
+__all__ = ["print_torch_script", "ScriptResult", "ModelDef"]

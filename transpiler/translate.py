@@ -1,0 +1,40 @@
+"""The translation path: source text → ir.Program → passes → target source.
+
+Imports no deep-learning framework (a test checks ``sys.modules``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from transpiler.frontend_ast.keras_frontend import KerasFrontend
+from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
+from transpiler.ir.program import Diagnostic, Program
+from transpiler.printers.torch_script import print_torch_script
+
+TARGETS = ("pytorch",)
+
+
+@dataclass
+class Translation:
+    """The result of translating one file."""
+
+    program: Program
+    text: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def stubs(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "stub"]
+
+
+def translate(source: str, path: str = "<string>", target: str = "pytorch", lint: bool = True) -> Translation:
+    """Translate Keras ``source`` to ``target`` source text."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
+    frontend = KerasFrontend(source, path)
+    program = frontend.run()
+    for md in program.models:
+        run_pipeline(md.graph, TORCH_PIPELINE, lint=lint)
+    result = print_torch_script(program, frontend)
+    return Translation(program, result.text, list(program.diagnostics))

@@ -1,0 +1,191 @@
+"""Equivalence checks: run the Keras model and the generated torch module side by side.
+
+The only part of the package that imports both frameworks (lazily, inside the
+functions). Keras weights are read layer by layer into canonical params, mapped
+through the ops table and the torch emitters to the generated module's state_dict,
+and both models run on the same random inputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from transpiler.ir.graph import Graph
+from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.printers.torch_printer import node_param_names, torch_state_dict
+
+
+def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str, np.ndarray]]:
+    """``{layer name: {canonical param: array}}`` for every layer of ``graph`` with params.
+
+    Keras lists a layer's weights in the order the ops table declares its params.
+    """
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for node in graph.nodes:
+        source = node.source_name
+        if source is None or source in out:
+            continue
+        names = _source_param_names(node)
+        if not names:
+            continue
+        layer = keras_model.get_layer(source)
+        weights = [np.asarray(w.numpy() if hasattr(w, "numpy") else w) for w in layer.weights]
+        if len(weights) != len(names):
+            raise ValueError(f"layer {source!r}: Keras has {len(weights)} weights, the ops table "
+                             f"expects {len(names)} ({', '.join(names)})")
+        out[source] = dict(zip(names, weights))
+    return out
+
+
+def _source_param_names(node) -> list[str]:
+    """The source layer's params (a decomposed node reads its original layer's)."""
+    if node.meta.get("decomposed_from"):
+        from transpiler.ir import ops as ops_table
+
+        spec = ops_table.get("separable_conv2d")
+        return [p.name for p in spec.active_params({"use_bias": _layer_use_bias(node)})]
+    return node_param_names(node)
+
+
+def _layer_use_bias(node) -> bool:
+    layer = node.meta.get("layer")
+    if layer is not None:
+        return bool(layer.spec.attrs.get("use_bias"))
+    return bool(node.attrs.get("use_bias"))
+
+
+def load_generated(text: str, name: str = "transpiled_module"):
+    """Import generated source text as a fresh module (written to a temp file)."""
+    fd, path = tempfile.mkstemp(suffix=".py", prefix=name + "_")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    module.__transpiled_path__ = path
+    return module
+
+
+def to_target_layout(array: np.ndarray, layout: str | None) -> np.ndarray:
+    """A channels-last array permuted into ``layout`` (no-op unless channels-first)."""
+    if layout is not None and is_channels_first(layout):
+        return np.ascontiguousarray(array.transpose(Layout(channels_last_of(layout), layout).perm))
+    return array
+
+
+def to_source_layout(array: np.ndarray, layout: str | None) -> np.ndarray:
+    """A target-layout array permuted back to channels-last."""
+    if layout is not None and is_channels_first(layout):
+        return np.ascontiguousarray(array.transpose(Layout(layout, channels_last_of(layout)).perm))
+    return array
+
+
+@dataclass
+class Comparison:
+    """Per-output agreement between source and target."""
+
+    max_abs: float
+    mean_rel: float
+    top1: float | None = None
+    top5: float | None = None
+
+    def ok(self, tol: float = 1e-4) -> bool:
+        return self.max_abs <= tol
+
+
+def random_inputs(graph: Graph, batch: int, seed: int = 0, vocab: dict | None = None) -> list[np.ndarray]:
+    """Channels-last random inputs for ``graph`` (ints for integer inputs)."""
+    rng = np.random.RandomState(seed)
+    out = []
+    for v in graph.inputs:
+        shape = [batch] + [s for s in _source_shape(v)[1:]]
+        if v.dtype.startswith(("int", "uint")) or (vocab and v.name in vocab):
+            high = _vocab_for(graph, v)
+            out.append(rng.randint(0, high, size=shape).astype(v.dtype if v.dtype.startswith("int") else "int32"))
+        else:
+            out.append(rng.standard_normal(shape).astype("float32"))
+    return out
+
+
+def _source_shape(v) -> tuple:
+    if v.layout and is_channels_first(v.layout):
+        return Layout(v.layout, channels_last_of(v.layout)).shape(v.shape)
+    return v.shape
+
+
+def _vocab_for(graph: Graph, value) -> int:
+    highs = [n.attrs["input_dim"] for n in graph.nodes if n.op == "embedding" and n.inputs[0] is value]
+    return min(highs) if highs else 10
+
+
+def compare_arrays(a: np.ndarray, b: np.ndarray) -> Comparison:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"output shapes differ: {a.shape} vs {b.shape}")
+    diff = np.abs(a - b)
+    rel = diff / np.maximum(np.abs(a), 1e-6)
+    top1 = top5 = None
+    if a.ndim == 2 and a.shape[1] > 1:
+        top1 = float(np.mean(a.argmax(1) == b.argmax(1)))
+        k = min(5, a.shape[1])
+        ta = np.argsort(-a, axis=1)[:, :k]
+        tb = np.argsort(-b, axis=1)[:, :k]
+        top5 = float(np.mean([set(x) == set(y) for x, y in zip(ta, tb)]))
+    return Comparison(float(diff.max()) if diff.size else 0.0, float(rel.mean()) if rel.size else 0.0, top1, top5)
+
+
+def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray]) -> list[Comparison]:
+    """Run both models on channels-last ``inputs``; compare every output."""
+    import torch
+
+    k_out = keras_model(inputs if len(inputs) > 1 else inputs[0], training=False)
+    if not isinstance(k_out, (list, tuple)):
+        k_out = [k_out]
+    k_out = [np.asarray(o) for o in k_out]
+    t_in = [torch.from_numpy(to_target_layout(x, v.layout)) for x, v in zip(inputs, graph.inputs)]
+    torch_module.eval()
+    with torch.no_grad():
+        t_out = torch_module(*t_in)
+    if not isinstance(t_out, (list, tuple)):
+        t_out = [t_out]
+    t_out = [to_source_layout(o.numpy(), v.layout) for o, v in zip(t_out, graph.outputs)]
+    return [compare_arrays(a, b) for a, b in zip(k_out, t_out)]
+
+
+def keras_param_count(model) -> int:
+    return int(sum(int(np.prod(w.shape)) for w in model.weights))
+
+
+def torch_param_count(module) -> int:
+    """Parameters plus buffers (BatchNorm running statistics), as Keras counts weights."""
+    return int(sum(p.numel() for p in module.parameters()) +
+               sum(b.numel() for n, b in module.named_buffers() if not n.endswith("num_batches_tracked")))
+
+
+def lstm_extra_bias(graph: Graph) -> int:
+    """torch's second recurrent bias (bias_hh) that Keras does not have: LSTM 4u, RNN u."""
+    extra = 0
+    for node in graph.nodes:
+        op, attrs, dirs = node.op, node.attrs, 1
+        if op == "bidirectional":
+            op, attrs, dirs = attrs["layer"]["op"], attrs["layer"]["attrs"], 2
+        if op in ("lstm", "simple_rnn") and attrs["use_bias"]:
+            extra += dirs * attrs["units"] * (4 if op == "lstm" else 1)
+    return extra
+
+
+def map_keras_weights(graph: Graph, keras_model) -> dict[str, Any]:
+    """The generated module's state_dict (torch tensors) from a live Keras model."""
+    import torch
+
+    state = torch_state_dict(graph, keras_canonical_params(graph, keras_model))
+    return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()}
