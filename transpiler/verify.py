@@ -101,15 +101,16 @@ class Comparison:
         return self.max_abs <= tol
 
 
-def random_inputs(graph: Graph, batch: int, seed: int = 0, vocab: dict | None = None) -> list[np.ndarray]:
-    """Channels-last random inputs for ``graph`` (ints for integer inputs)."""
+def random_inputs(graph: Graph, batch: int, seed: int = 0) -> list[np.ndarray]:
+    """Channels-last random inputs for ``graph`` (token ids for inputs read by an Embedding)."""
     rng = np.random.RandomState(seed)
     out = []
     for v in graph.inputs:
         shape = [batch] + [s for s in _source_shape(v)[1:]]
-        if v.dtype.startswith(("int", "uint")) or (vocab and v.name in vocab):
-            high = _vocab_for(graph, v)
-            out.append(rng.randint(0, high, size=shape).astype(v.dtype if v.dtype.startswith("int") else "int32"))
+        high = _vocab_for(graph, v)
+        if v.dtype.startswith(("int", "uint")) or high is not None:
+            dtype = v.dtype if v.dtype.startswith("int") else "float32"
+            out.append(rng.randint(0, high or 10, size=shape).astype(dtype))
         else:
             out.append(rng.standard_normal(shape).astype("float32"))
     return out
@@ -121,9 +122,9 @@ def _source_shape(v) -> tuple:
     return v.shape
 
 
-def _vocab_for(graph: Graph, value) -> int:
+def _vocab_for(graph: Graph, value) -> int | None:
     highs = [n.attrs["input_dim"] for n in graph.nodes if n.op == "embedding" and n.inputs[0] is value]
-    return min(highs) if highs else 10
+    return min(highs) if highs else None
 
 
 def compare_arrays(a: np.ndarray, b: np.ndarray) -> Comparison:

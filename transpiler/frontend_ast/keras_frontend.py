@@ -752,6 +752,8 @@ class KerasFrontend:
             value = self._eval(arg.value, env)
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
+            elif arg.star in ("*", "**") and isinstance(value, Unknown):
+                return Unknown("call with unknown *args")
             elif arg.star == "*":
                 args.extend(value)
             elif arg.star == "**":
@@ -804,6 +806,9 @@ class KerasFrontend:
                 return Unknown(f"model from {name}()")
             result, _ = self._call_function(func, args, kwargs, builder_probe=False)
             return result
+        if callable(func) and getattr(func, "__self__", None) is not None and \
+                isinstance(func.__self__, (list, dict, str, tuple)):
+            return func(*args, **kwargs)  # container methods: list.append(tensor) is fine
         if callable(func) and not isinstance(func, Unknown):
             if any(isinstance(a, (Unknown, TensorVal, LayerObj, ModelObj))
                    for a in list(args) + list(kwargs.values())):
@@ -898,11 +903,12 @@ class KerasFrontend:
         input_shape = kwargs.get("input_shape")
         if input_shape is None and kwargs.get("batch_input_shape") is not None:
             input_shape = tuple(kwargs["batch_input_shape"])[1:]
-        if input_shape is None and kwargs.get("input_dim") is not None:
+        if input_shape is None and kwargs.get("input_dim") is not None and cls_name != "Embedding":
             input_shape = (kwargs["input_dim"],)
-        layer_kwargs = {k: v for k, v in kwargs.items()
-                        if k not in keras_layers.COMMON_KWARGS and k not in keras_layers.INITIALIZER_KWARGS
-                        and k not in keras_layers.TRAINING_KWARGS}
+        declared = set(reg.signature.names)
+        layer_kwargs = {k: v for k, v in kwargs.items() if k in declared or (
+            k not in keras_layers.COMMON_KWARGS and k not in keras_layers.INITIALIZER_KWARGS
+            and k not in keras_layers.TRAINING_KWARGS)}
         bound = BoundArgs(cls_name, reg.signature, list(args), layer_kwargs)
         spec = reg.fn(bound)
         extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)]
@@ -1185,9 +1191,13 @@ def _identifier(name: str) -> str:
 
 
 _HINTS = {"conv1d": "conv", "conv2d": "conv", "conv3d": "conv", "dense": "fc",
-          "batch_norm": "bn", "max_pool2d": "pool", "avg_pool2d": "pool", "max_pool1d": "pool",
-          "avg_pool1d": "pool", "dropout": "dropout", "embedding": "embedding",
-          "conv_transpose2d": "deconv", "conv_transpose1d": "deconv", "layer_norm": "norm"}
+          "batch_norm": "bn", "max_pool1d": "pool", "max_pool2d": "pool", "max_pool3d": "pool",
+          "avg_pool1d": "pool", "avg_pool2d": "pool", "avg_pool3d": "pool",
+          "dropout": "dropout", "spatial_dropout": "dropout", "embedding": "embedding",
+          "conv_transpose2d": "deconv", "conv_transpose1d": "deconv", "layer_norm": "norm",
+          "upsample1d": "upsample", "upsample2d": "upsample", "pad1d": "pad", "pad2d": "pad",
+          "pad3d": "pad", "crop1d": "crop", "crop2d": "crop", "depthwise_conv2d": "depthwise",
+          "separable_conv2d": "separable", "simple_rnn": "rnn", "bidirectional": "birnn"}
 
 
 def _default_hint(node: Node) -> str:

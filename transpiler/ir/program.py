@@ -53,12 +53,17 @@ class Program:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def stub(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
-        diag = Diagnostic(span, message, "stub", source_line)
+    def _add(self, diag: Diagnostic) -> Diagnostic:
+        for old in self.diagnostics:
+            if (old.span, old.message, old.severity) == (diag.span, diag.message, diag.severity):
+                return old
         self.diagnostics.append(diag)
         return diag
 
+    def stub(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
+        """Record something left for a human (a marked stub in the output)."""
+        return self._add(Diagnostic(span, message, "stub", source_line))
+
     def warn(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
-        diag = Diagnostic(span, message, "warning", source_line)
-        self.diagnostics.append(diag)
-        return diag
+        """Record an assumption the translation made."""
+        return self._add(Diagnostic(span, message, "warning", source_line))

@@ -43,6 +43,7 @@ class Emission:
     state: list[StateEntry] = field(default_factory=list)
     init: list[str] = field(default_factory=list)
     unary: bool = False
+    inline_anywhere: bool = False
     parameter: bool = False
     imports: set[str] = field(default_factory=set)
     #: extra bare parameters next to the module: (suffix, canonical param, size, init)
@@ -262,6 +263,11 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
     pads = _torch_pads(node.attrs["pads"])
     value = node.attrs["value"]
+    if node.meta.get("inserted"):
+        # padding the translation added (TF's asymmetric 'same'): inline F.pad
+        extra = "" if value == 0.0 else f", value={lit(value)}"
+        return Emission(None, lambda ins: f"F.pad({ins[0]}, {lit(pads)}{extra})", unary=True,
+                        inline_anywhere=True)
     if value == 0.0:
         module = call(f"nn.ZeroPad{rank}d", lit(pads))
     else:

@@ -84,7 +84,11 @@ class _ForwardWriter:
         if self.uses.get(id(value), 0) != 1 or i + 1 >= len(self.graph.nodes):
             return False
         nxt = self.graph.nodes[i + 1]
-        if len(nxt.inputs) != 1 or nxt.inputs[0] is not value or nxt.comments:
+        if not any(v is value for v in nxt.inputs):
+            return False
+        if self.emissions[id(self.graph.nodes[i])].inline_anywhere:
+            return True
+        if len(nxt.inputs) != 1 or nxt.comments:
             return False
         em = self.emissions[id(nxt)]
         if not em.unary or em.call is None:

@@ -113,11 +113,14 @@ def apply_param_transform(step: tuple[str, Any], array: np.ndarray) -> np.ndarra
 
     ``("permute_rows", (source_shape, perm))``: a Dense kernel whose input was
     flattened in another axis order: row j of the result is the row of the source
-    element that the new flatten order puts at position j.
+    element that the new flatten order puts at position j. ``("permute_cols", ...)``:
+    the same on the columns (a Dense whose output is reshaped into a feature map).
     """
     kind, arg = step
+    source_shape, perm = arg
+    order = np.arange(int(np.prod(source_shape))).reshape(source_shape).transpose(perm).reshape(-1)
     if kind == "permute_rows":
-        source_shape, perm = arg
-        order = np.arange(int(np.prod(source_shape))).reshape(source_shape).transpose(perm).reshape(-1)
         return np.ascontiguousarray(np.asarray(array)[order])
+    if kind == "permute_cols":
+        return np.ascontiguousarray(np.asarray(array)[:, order])
     raise ValueError(f"unknown param transform {kind!r}")

@@ -1,7 +1,7 @@
 """IR passes and the order they run in, per target.
 
 For PyTorch: shape inference (static, every size known) → layout amendment
-(channels-last → channels-first by propagation) → operator selection (torch forms:
+(channels-last → channels-first by propagation) → transpose folding → operator selection (torch forms:
 explicit padding, decompositions) → shape inference again. ``lint`` after each pass.
 """
 
@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Callable
 
 from transpiler.ir.graph import Graph
-from transpiler.ir.passes.layout_amendment import amend_layout
+from transpiler.ir.passes.layout_amendment import amend_layout, fold_transposes
 from transpiler.ir.passes.shape_inference import infer_shapes
 from transpiler.ir.passes.torch_selection import select_torch_ops
 
 TORCH_PIPELINE: tuple[tuple[str, Callable[[Graph], Graph]], ...] = (
     ("shape_inference", infer_shapes),
     ("layout_amendment", amend_layout),
+    ("fold_transposes", fold_transposes),
     ("torch_selection", select_torch_ops),
     ("shape_inference", infer_shapes),
 )

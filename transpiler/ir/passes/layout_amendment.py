@@ -8,7 +8,12 @@ Walk the nodes in order with each value's current layout (tflite2onnx's scheme):
 * attribute ops keep the layout and have their axis attributes rewritten;
 * terminate ops need the source layout; a transpose back is inserted, except for a
   Flatten whose consumers are Dense layers (through element-wise ops): there the
-  Dense kernel's rows are permuted instead (``param_transforms``), at zero run-time cost.
+  Dense kernel's rows are permuted instead (``param_transforms``), at zero run-time
+  cost; and likewise a Dense → Reshape into a feature map permutes the Dense's
+  columns so the reshape produces channels-first directly.
+
+``fold_transposes`` then merges chains of transposes (a user's Permute between two
+layout transposes becomes one permute) and drops identities.
 
 Graph inputs that feed implicit ops become channels-first: the data is permuted
 once at the loading boundary, not inside ``forward``.
@@ -18,7 +23,14 @@ from __future__ import annotations
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, Node, Value
-from transpiler.ir.layout import Layout, channels_first_of, default_layout, is_channels_first, is_channels_last
+from transpiler.ir.layout import (
+    CHANNELS_FIRST,
+    Layout,
+    channels_first_of,
+    default_layout,
+    is_channels_first,
+    is_channels_last,
+)
 from transpiler.ir.passes.shape_inference import infer_node
 
 
@@ -140,6 +152,8 @@ class _Amender:
                 node.attrs[name] = lay.axis(value)
 
     def terminate(self, node: Node) -> None:
+        if node.op == "reshape" and self.absorb_reshape(node):
+            return
         if node.op == "flatten" and is_channels_first(node.inputs[0].layout):
             x = node.inputs[0]
             if _flatten_absorbable(self.graph, node.outputs[0]):
@@ -160,6 +174,68 @@ class _Amender:
         node.inputs = new_inputs
 
 
+    def absorb_reshape(self, node: Node) -> bool:
+        """Dense → Reshape to a feature map: permute the Dense's output columns so the
+        reshape yields channels-first directly (the mirror of Flatten → Dense)."""
+        x, y = node.inputs[0], node.outputs[0]
+        if len(x.shape) != 2 or len(y.shape) not in CHANNELS_FIRST or not _feeds_implicit(self.graph, y):
+            return False
+        chain, v = [], x
+        while v.producer is not None and v.producer.op != "dense":
+            prod = v.producer
+            if prod.spec.layout != ops_table.TRANSPARENT or len(prod.inputs) != 1 or prod.op == "rescaling":
+                return False
+            chain.append(prod)
+            v = prod.inputs[0]
+        dense = v.producer
+        if dense is None or len(dense.inputs[0].shape) != 2:
+            return False
+        values = [dense.outputs[0]] + [n.outputs[0] for n in chain]
+        if any(len(self.graph.consumers(val)) != 1 or val in self.graph.outputs for val in values):
+            return False
+        if any(n.name == dense.name for n in self.graph.nodes if n is not dense):
+            return False  # a shared Dense cannot change its column order for one caller
+        source = default_layout(len(y.shape))
+        target = channels_first_of(source)
+        lay = Layout(source, target)
+        src_shape = tuple(node.attrs["shape"])
+        step = (src_shape, tuple(p - 1 for p in lay.perm[1:]))
+        dense.param_transforms.setdefault("kernel", []).append(("permute_cols", step))
+        if dense.attrs["use_bias"]:
+            dense.param_transforms.setdefault("bias", []).append(("permute_rows", step))
+        node.attrs["shape"] = lay.shape((None, *src_shape))[1:]
+        node.meta["out_layout"] = target
+        return True
+
+
 def amend_layout(graph: Graph) -> Graph:
     """Convert ``graph`` to channels-first, in place; returns it."""
     return _Amender(graph).run()
+
+
+def fold_transposes(graph: Graph) -> Graph:
+    """Merge a transpose into the transpose that reads it; drop identity transposes."""
+    changed = True
+    while changed:
+        changed = False
+        for node in list(graph.nodes):
+            if node.op != "transpose":
+                continue
+            src = node.inputs[0].producer
+            if src is not None and src.op == "transpose" and len(graph.consumers(src.outputs[0])) == 1 \
+                    and src.outputs[0] not in graph.outputs:
+                first, second = src.attrs["perm"], node.attrs["perm"]
+                node.attrs["perm"] = tuple(first[i] for i in second)
+                node.inputs = [src.inputs[0]]
+                node.meta.setdefault("inserted", src.meta.get("inserted"))
+                graph.nodes.remove(src)
+                changed = True
+            if node.attrs["perm"] == tuple(range(len(node.attrs["perm"]))) and node in graph.nodes:
+                graph.replace_uses(node.outputs[0], node.inputs[0], after=node)
+                graph.nodes.remove(node)
+                changed = True
+        for node in graph.nodes:
+            infer_node(node)
+    graph.meta["layout_transposes"] = sum(
+        1 for n in graph.nodes if n.op == "transpose" and n.meta.get("inserted") == "layout")
+    return graph

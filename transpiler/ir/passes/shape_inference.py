@@ -205,7 +205,7 @@ def _reshape(node, shapes, layouts):
     elif math.prod(target) != math.prod(rest):
         raise IRError(f"{node!r}: cannot reshape {shapes[0]} to {tuple(target)}")
     out = (shapes[0][0], *target)
-    return [(out, default_layout(len(out)))]
+    return [(out, node.meta.get("out_layout") or default_layout(len(out)))]
 
 
 @rule("transpose")
