@@ -267,6 +267,7 @@ class KerasFrontend:
         self._astroid_module = None
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
+        self.inlined_helpers: set[str] = set()
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -302,6 +303,7 @@ class KerasFrontend:
         self.program.meta["keras_names"] = sorted(
             name for name, value in self.globals.vars.items() if is_keras_binding(value))
         self.program.meta["untranslated"] = list(self.untranslated)
+        self.program.meta["inlined_helpers"] = sorted(self.inlined_helpers - set(builders))
         return self.program
 
     def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
@@ -871,6 +873,8 @@ class KerasFrontend:
         if params.star_kwarg is not None:
             env.set(params.star_kwarg.name.value, dict(kwargs))
         name = fn.node.name.value
+        if not builder_probe and self.scope_stack:
+            self.inlined_helpers.add(name)
         self.scope_counts[name] = self.scope_counts.get(name, 0) + 1
         self.scope_stack.append(name if builder_probe else f"{name}{self.scope_counts[name]}")
         saved_stmts = self.stmt_stack
@@ -929,7 +933,11 @@ class KerasFrontend:
             keras_name = explicit
         return LayerObj(spec=spec, cls_name=cls_name, keras_name=keras_name, span=span,
                         explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
-                        scope="_".join(self.scope_stack[1:]))
+                        scope=self._scope())
+
+    def _scope(self) -> str:
+        """The outermost helper call under the builder (``residual_block3``), or ''."""
+        return self.scope_stack[1] if len(self.scope_stack) > 1 else ""
 
     def _auto_name(self, cls_name: str) -> str:
         prefix = keras_layers.keras_auto_name(cls_name)
@@ -958,7 +966,7 @@ class KerasFrontend:
     def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str):
         spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
         layer = LayerObj(spec=spec, cls_name="", keras_name="", span=span, hint=hint,
-                         scope="_".join(self.scope_stack[1:]))
+                         scope=self._scope())
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
     def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):

@@ -18,9 +18,7 @@ def lit(value: Any) -> str:
     if isinstance(value, float):
         if math.isinf(value):
             return 'float("-inf")' if value < 0 else 'float("inf")'
-        if value == int(value) and abs(value) < 1e15:
-            return repr(float(value))
-        return repr(round(value, 12)) if abs(value) > 1e-6 else repr(value)
+        return repr(value)
     if isinstance(value, int):
         return repr(value)
     if isinstance(value, str):

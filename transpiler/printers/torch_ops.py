@@ -431,7 +431,10 @@ def emit_rescaling_torch(node: Node, m: str) -> Emission:
 
     def fn(ins):
         expr = ins[0]
-        if scale != 1.0:
+        inverse = 1.0 / scale if scale else 0.0
+        if scale != 1.0 and inverse == round(inverse) and abs(inverse) > 1:
+            expr = f"{expr} / {lit(float(round(inverse)))}"  # the user wrote 1 / 255
+        elif scale != 1.0:
             expr = f"{expr} * {lit(float(scale))}"
         if offset:
             expr = f"{expr} + {lit(float(offset))}" if offset > 0 else f"{expr} - {lit(float(-offset))}"

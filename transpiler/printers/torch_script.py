@@ -85,6 +85,7 @@ class _Printer:
             self.model_statements |= md.statements
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
+        self.dropped_helpers = self._droppable_helpers(frontend.module)
         self.imports_placed = False
         self.stubs: list = []
         self.pending_classes: list[str] = []
@@ -104,6 +105,25 @@ class _Printer:
 
         module.visit(V())
         return names
+
+    def _droppable_helpers(self, module: cst.Module) -> set[str]:
+        """Helpers inlined into builders and referenced nowhere else in the script."""
+        helpers = set(self.program.meta.get("inlined_helpers", ()))
+        if not helpers:
+            return set()
+        keep = set(self.builders) | helpers
+        used: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                if n.value in helpers:
+                    used.add(n.value)
+
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep:
+                continue
+            stmt.visit(V())
+        return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
         return self.frontend._span(node)
@@ -177,6 +197,8 @@ class _Printer:
                 out += new
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.builders:
                 out += self._builder(stmt)
+            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
+                continue  # its layers live in the model class now
             elif isinstance(stmt, (cst.FunctionDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.ClassDef)):
                 inner = "function" if not isinstance(stmt, cst.If) or level != "module" else "main"
                 new = self._rewrite_compound(stmt, inner)
