@@ -62,6 +62,18 @@ def read_source(path: str) -> str:
     return text
 
 
+def check_syntax(source: str, path: str) -> None:
+    """Python's own parser gives the most precise location for a syntax error."""
+    import ast
+
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        line = (exc.text or "").rstrip("\n").strip()
+        where = f"{path}:{exc.lineno}:{exc.offset or 1}"
+        raise UsageError(f"{where}: syntax error: {exc.msg}" + (f"\n    {line}" if line else "")) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="transpile",
@@ -94,6 +106,7 @@ def run(argv: list[str] | None = None) -> int:
         out_path = args.output or default_output(args.source, args.target)
         if os.path.exists(out_path) and os.path.samefile(out_path, args.source):
             raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
+        check_syntax(source, args.source)
         try:
             result = translate(source, args.source, args.target)
         except FrontendError as exc:

@@ -1,0 +1,168 @@
+"""The command line: outputs, exit codes, messages, and never touching the source."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from transpiler.cli import default_output, run
+
+MODEL = '''\
+import keras
+from keras import layers
+
+
+def build_model():
+    # a tiny classifier
+    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3, activation="softmax")])
+
+
+def main():
+    model = build_model()
+    model.fit([[0.0] * 4], [0])
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(MODEL)
+    return path
+
+
+def test_default_output_is_beside_the_source():
+    assert default_output("a/train.py", "pytorch") == "a/train_torch.py"
+
+
+def test_writes_default_output_and_says_where(script, capsys):
+    assert run([str(script), "--to", "pytorch"]) == 0
+    out = script.with_name("train_torch.py")
+    assert out.exists()
+    assert f"wrote {out}" in capsys.readouterr().err
+
+
+def test_source_is_never_modified(script):
+    before = script.read_bytes()
+    run([str(script), "--to", "pytorch", "-o", str(script.with_name("out.py"))])
+    assert script.read_bytes() == before
+
+
+def test_refuses_to_overwrite_the_source(script, capsys):
+    assert run([str(script), "--to", "pytorch", "-o", str(script)]) == 2
+    assert "overwrite the source" in capsys.readouterr().err
+    assert script.read_text() == MODEL
+
+
+def test_stubs_are_listed_with_file_and_line(script, capsys):
+    run([str(script), "--to", "pytorch", "-o", str(script.with_name("out.py"))])
+    err = capsys.readouterr().err
+    assert f"{script}:12:" in err and "model.fit" in err
+
+
+def test_strict_exits_3_when_stubs_were_needed(script):
+    assert run([str(script), "--to", "pytorch", "-o", str(script.with_name("out.py")), "--strict"]) == 3
+
+
+def test_strict_exits_0_without_stubs(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(MODEL.split("\n\ndef main")[0] + "\n")
+    assert run([str(path), "--to", "pytorch", "-o", str(tmp_path / "o.py"), "--strict"]) == 0
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"x = (\n", "syntax error"),
+        (b"", "empty"),
+        (b"\xff\xfe\x00bad", "not UTF-8"),
+        (b"import numpy as np\nprint(np.ones(3))\n", "no Keras model"),
+    ],
+    ids=["syntax", "empty", "not-utf8", "no-model"],
+)
+def test_bad_input_exits_2_with_a_message_and_no_output(tmp_path, capsys, content, message):
+    path = tmp_path / "bad.py"
+    path.write_bytes(content)
+    out = tmp_path / "out.py"
+    assert run([str(path), "--to", "pytorch", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_syntax_error_names_line_and_column(tmp_path, capsys):
+    path = tmp_path / "bad.py"
+    path.write_text("import keras\n\ndef build_model(:\n    pass\n")
+    assert run([str(path), "--to", "pytorch"]) == 2
+    assert f"{path}:3:" in capsys.readouterr().err
+
+
+def test_missing_file_exits_2(tmp_path, capsys):
+    assert run([str(tmp_path / "nope.py"), "--to", "pytorch"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_unknown_target_is_a_usage_error(script):
+    assert run([str(script), "--to", "jax"]) == 2
+
+
+def test_check_reports_out_of_date_then_up_to_date(script):
+    out = script.with_name("out.py")
+    assert run([str(script), "--to", "pytorch", "-o", str(out), "--check", "-q"]) == 1
+    assert not out.exists()
+    assert run([str(script), "--to", "pytorch", "-o", str(out), "-q"]) == 0
+    assert run([str(script), "--to", "pytorch", "-o", str(out), "--check", "-q"]) == 0
+
+
+def test_diff_prints_and_writes_nothing(script, capsys):
+    out = script.with_name("out.py")
+    run([str(script), "--to", "pytorch", "-o", str(out), "--diff", "-q"])
+    assert "+class " in capsys.readouterr().out
+    assert not out.exists()
+
+
+def test_no_partial_file_left_behind(script):
+    run([str(script), "--to", "pytorch", "-o", str(script.with_name("o.py"))])
+    assert not [p for p in os.listdir(script.parent) if p.startswith(".transpile-")]
+
+
+def test_python_dash_m_and_console_script(script, tmp_path):
+    out = tmp_path / "o.py"
+    proc = subprocess.run([sys.executable, "-m", "transpiler", str(script), "--to", "pytorch", "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert out.exists()
+    exe = os.path.join(os.path.dirname(sys.executable), "transpile")
+    if os.path.exists(exe):
+        proc = subprocess.run([exe, str(script), "--to", "pytorch", "-o", str(out), "--check"],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_translation_path_imports_no_framework(script, tmp_path):
+    code = (
+        "import sys\n"
+        "from transpiler.cli import run\n"
+        f"rc = run([{str(script)!r}, '--to', 'pytorch', '-o', {str(tmp_path / 'o.py')!r}, '-q'])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tensorflow', 'keras'))\n"
+        "print(rc, bad)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("seed", ["0", "1", "12345"])
+def test_output_is_byte_identical_across_hash_seeds(script, tmp_path, seed):
+    out = tmp_path / f"o{seed}.py"
+    env = dict(os.environ, PYTHONHASHSEED=seed)
+    subprocess.run([sys.executable, "-m", "transpiler", str(script), "--to", "pytorch", "-o", str(out), "-q"],
+                   env=env, check=True)
+    reference = tmp_path / "ref.py"
+    run([str(script), "--to", "pytorch", "-o", str(reference), "-q"])
+    assert out.read_bytes() == reference.read_bytes()
