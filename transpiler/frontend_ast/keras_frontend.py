@@ -248,8 +248,7 @@ class KerasFrontend:
         try:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
-            raise FrontendError(f"syntax error: {exc.message}",
-                                Span(path, exc.raw_line, exc.raw_column + 1)) from None
+            raise _syntax_error(source, path, exc) from None
         self.wrapper = MetadataWrapper(module)
         self.module = self.wrapper.module
         self.positions = self.wrapper.resolve(PositionProvider)
@@ -729,6 +728,8 @@ class KerasFrontend:
             return base
         if isinstance(base, TensorVal):
             raise Unsupported("slicing a tensor is not supported yet")
+        if not isinstance(base, (list, tuple, dict, str, range)):
+            return Unknown("subscript of a value known only at run time")  # sys.argv[1]
         keys = []
         for el in node.slice:
             sl = el.slice
@@ -762,7 +763,12 @@ class KerasFrontend:
                 kwargs.update(value)
             else:
                 args.append(value)
-        return self._call(func, args, kwargs, node)
+        try:
+            return self._call(func, args, kwargs, node)
+        except Unsupported as exc:
+            if getattr(exc, "span", None) is None:
+                exc.span = self._span(node)  # the innermost call is where the user looks
+            raise
 
     def _call(self, func, args, kwargs, node):
         span = self._span(node)
@@ -788,8 +794,14 @@ class KerasFrontend:
                 op, attrs = spec
                 return self._apply_anonymous(LayerSpec(op, dict(attrs)), [args[0]], span, op)
         if isinstance(func, ModuleRef):
-            if keras_api_name(func.path) is not None:
+            api = keras_api_name(func.path)
+            if api is not None:
                 self._mark_keras()
+                last = api.rsplit(".", 1)[-1]
+                if api.startswith("layers.") and last[:1].isupper():
+                    # a Keras layer class without a recogniser (TimeDistributed, Lambda, ...):
+                    # it must become a reported stub, never an Unknown that vanishes.
+                    raise Unsupported(f"layer {last} is not supported")
                 if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
                     raise Unsupported(f"{func.path} on tensors is not supported yet")
             return Unknown(func.path)
@@ -899,7 +911,8 @@ class KerasFrontend:
         if reg is None:
             raise Unsupported(f"layer {cls_name} is not supported")
         unknown = [k for k, v in list(kwargs.items()) + [(str(i), a) for i, a in enumerate(args)]
-                   if isinstance(v, Unknown)]
+                   if isinstance(v, Unknown) and k not in keras_layers.INITIALIZER_KWARGS
+                   and k not in keras_layers.TRAINING_KWARGS]
         if unknown:
             raise FrontendError(f"{cls_name}: argument(s) {', '.join(unknown)} cannot be decided statically "
                                 f"(computed at run time)", span)
@@ -1210,6 +1223,24 @@ _HINTS = {"conv1d": "conv", "conv2d": "conv", "conv3d": "conv", "dense": "fc",
 
 def _default_hint(node: Node) -> str:
     return _HINTS.get(node.op, node.op)
+
+
+def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FrontendError:
+    """The FrontendError for unparsable ``source``, located by Python's own parser.
+
+    libcst reports the token after the mistake (often on the next line); CPython's
+    parser names the offending line and column, so ask it first.
+    """
+    import ast  # only to locate the error; the program itself is read with libcst
+
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as err:
+        if err.lineno:
+            return FrontendError(f"syntax error: {err.msg}", Span(path, err.lineno, err.offset or 1))
+    except (ValueError, OverflowError):
+        pass
+    return FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1))
 
 
 def read_keras(source: str, path: str = "<string>") -> Program:

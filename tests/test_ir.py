@@ -1,0 +1,157 @@
+"""The IR: layouts, the ops table's unified attribute syntax, and Graph.lint()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Graph, IRError
+from transpiler.ir.layout import Layout, default_layout
+from transpiler.ir.passes.shape_inference import has_rule, infer_node
+from transpiler.ir.passes import torch_selection
+from transpiler.printers import torch_ops
+
+DECOMPOSED_FOR_TORCH = {"separable_conv2d"}
+from transpiler.weights.transforms import Transform, apply, apply_param_transform, invert
+
+
+@pytest.mark.parametrize(
+    "source, target, perm",
+    [("NHWC", "NCHW", (0, 3, 1, 2)), ("NCHW", "NHWC", (0, 2, 3, 1)), ("NWC", "NCW", (0, 2, 1)),
+     ("NDHWC", "NCDHW", (0, 4, 1, 2, 3))],
+)
+def test_layout_perm(source, target, perm):
+    lay = Layout(source, target)
+    assert lay.perm == perm
+    x = np.zeros([2, 3, 4, 5, 6][: len(source)])
+    assert x.transpose(perm).shape == lay.shape(x.shape)
+
+
+def test_layout_axis_rewrite():
+    assert Layout("NHWC", "NCHW").axis(-1) == 1
+    assert Layout("NHWC", "NCHW").axis(1) == 2
+    assert Layout("NC", "NC").axis(-1) == 1
+
+
+def test_layout_rejects_different_axes():
+    with pytest.raises(ValueError):
+        Layout("NHWC", "NCDW")
+
+
+def test_default_layouts():
+    assert [default_layout(r) for r in (2, 3, 4, 5)] == ["NC", "NWC", "NHWC", "NDHWC"]
+
+
+def test_attr_syntax_types_and_defaults():
+    spec = ops_table.get("conv2d")
+    attrs = spec.complete_attrs({"filters": 8, "kernel_size": 3})
+    assert attrs["kernel_size"] == (3, 3) and attrs["strides"] == (1, 1) and attrs["padding"] == "valid"
+    with pytest.raises(TypeError):
+        spec.complete_attrs({"filters": 8})  # kernel_size is required
+    with pytest.raises(TypeError):
+        spec.complete_attrs({"filters": 8, "kernel_size": 3, "bogus": 1})
+    with pytest.raises(TypeError):
+        spec.complete_attrs({"filters": "8", "kernel_size": 3})
+
+
+def test_batch_norm_momentum_is_fraction_kept():
+    doc = ops_table.get("batch_norm").doc
+    assert "fraction of the old running statistic kept" in doc
+    assert ops_table.get("batch_norm").attrs["momentum"].default == 0.99
+
+
+def test_params_gated_by_attrs():
+    spec = ops_table.get("batch_norm")
+    names = [p.name for p in spec.active_params({"center": False, "scale": True})]
+    assert names == ["gamma", "moving_mean", "moving_variance"]
+    assert not [p for p in spec.params if p.name == "moving_mean"][0].trainable
+
+
+def test_wrapper_params_are_prefixed():
+    spec = ops_table.get("bidirectional")
+    inner = {"op": "lstm", "attrs": ops_table.get("lstm").complete_attrs({"units": 4})}
+    names = [p.name for p in spec.active_params({"layer": inner, "merge_mode": "concat"})]
+    assert names[:3] == ["forward.kernel", "forward.recurrent_kernel", "forward.bias"]
+    assert names[3:] == ["backward.kernel", "backward.recurrent_kernel", "backward.bias"]
+
+
+def test_table_refuses_duplicates():
+    with pytest.raises(ValueError):
+        ops_table.op("dense", layout=ops_table.TERMINATE)
+
+
+@pytest.mark.parametrize("name", sorted(ops_table.all_ops()))
+def test_every_op_has_a_shape_rule_and_a_torch_emitter(name):
+    assert has_rule(name)
+    # separable_conv2d is decomposed by torch selection into depthwise + pointwise
+    assert torch_ops.has_emitter(name) or (name in DECOMPOSED_FOR_TORCH and name in torch_selection._RULES)
+
+
+@pytest.mark.parametrize("name", sorted(ops_table.all_ops()))
+def test_every_op_declares_a_layout_class_and_its_axis_attrs(name):
+    spec = ops_table.get(name)
+    assert spec.layout in ops_table.LAYOUT_CLASSES
+    if spec.layout == ops_table.ATTRIBUTE:
+        assert spec.axis_attrs or name == "prelu"
+
+
+def _tiny_graph():
+    g = Graph("g")
+    x = g.new_value("x", shape=(None, 8, 8, 3), layout="NHWC")
+    g.inputs.append(x)
+    conv = g.add_node("conv2d", "conv", [x], attrs={"filters": 4, "kernel_size": 3})
+    infer_node(conv)
+    g.outputs.append(conv.outputs[0])
+    return g, conv
+
+
+def test_lint_accepts_a_valid_graph():
+    g, conv = _tiny_graph()
+    g.lint()
+    assert conv.outputs[0].shape == (None, 6, 6, 4)
+
+
+@pytest.mark.parametrize("breakage", ["unknown_op", "missing_attr", "use_before_def", "bad_layout", "output"])
+def test_lint_catches_broken_graphs(breakage):
+    g, conv = _tiny_graph()
+    if breakage == "unknown_op":
+        conv.op = "no_such_op"
+    elif breakage == "missing_attr":
+        del conv.attrs["strides"]
+    elif breakage == "use_before_def":
+        conv.inputs = [g.new_value("ghost")]
+    elif breakage == "bad_layout":
+        conv.outputs[0].layout = "NC"
+    elif breakage == "output":
+        g.outputs = [g.new_value("ghost")]
+    with pytest.raises(IRError):
+        g.lint()
+
+
+@pytest.mark.parametrize(
+    "transform, shape",
+    [(Transform.TRANSPOSE, (3, 5)), (Transform.CONV_KERNEL, (3, 3, 2, 4)), (Transform.CONV_KERNEL, (5, 2, 4)),
+     (Transform.CONV_TRANSPOSE_KERNEL, (3, 3, 4, 2)), (Transform.GRU_KERNEL, (4, 9)),
+     (Transform.GRU_BIAS_INPUT, (9,)), (Transform.CHANNELS_FIRST, (5, 5, 3))],
+)
+def test_transforms_round_trip(transform, shape):
+    a = np.random.RandomState(0).standard_normal(shape)
+    assert np.array_equal(invert(transform, apply(transform, a)), a)
+
+
+def test_conv_kernel_transform_is_hwio_to_oihw():
+    k = np.random.RandomState(0).standard_normal((3, 5, 2, 4))
+    w = apply(Transform.CONV_KERNEL, k)
+    assert w.shape == (4, 2, 3, 5)
+    assert w[1, 0, 2, 4] == k[2, 4, 0, 1]
+
+
+def test_permute_rows_matches_a_channels_first_flatten():
+    h, w, c = 2, 3, 4
+    x = np.random.RandomState(0).standard_normal((h, w, c))
+    kernel = np.random.RandomState(1).standard_normal((h * w * c, 5))
+    keras_out = x.reshape(-1) @ kernel
+    moved = apply_param_transform(("permute_rows", ((h, w, c), (2, 0, 1))), kernel)
+    torch_out = x.transpose(2, 0, 1).reshape(-1) @ moved
+    assert np.allclose(keras_out, torch_out)
