@@ -98,6 +98,7 @@ class ModelObj:
     graph: Graph | None = None
     statements: set = field(default_factory=set)
     construct_statement: int | None = None
+    var: str | None = None  # the first variable it was bound to (a local one too)
 
 
 @dataclass(eq=False)
@@ -484,6 +485,8 @@ class KerasFrontend:
                 value.hint = name
             if isinstance(value, ModelObj):
                 value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                if value.var is None:
+                    value.var = name
             env.set(name, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, Unknown):
@@ -1106,8 +1109,9 @@ class KerasFrontend:
         graph = self._model_graph(model)
         var_name = None
         if builder is None:
+            var_name = model.var
             for name, value in self._all_bindings():
-                if value is model:
+                if var_name is None and value is model:
                     var_name = name
                     break
         base = model.name or builder or var_name or "model"
@@ -1117,12 +1121,22 @@ class KerasFrontend:
                                            and len(builder) > 6 else builder) or var_name or "Model")
         if class_name in ("Model", ""):
             class_name = "Net"
+        class_name = self._unique_class_name(class_name)
         self._name_nodes(graph)
         self._attach_comments(graph)
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
                       var=var_name, statements={s for s in model.statements if s is not None},
                       construct_statement=model.construct_statement)
         self.program.models.append(md)
+
+    def _unique_class_name(self, name: str) -> str:
+        """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""
+        taken = {md.class_name for md in self.program.models} | set(self.globals.vars)
+        candidate, n = name, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{name}{n}"
+        return candidate
 
     def _all_bindings(self):
         yield from self.globals.vars.items()

@@ -1,0 +1,91 @@
+"""Keras' default initializers are reproduced in the generated reset_parameters()."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from transpiler import verify
+from transpiler.translate import translate
+
+HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+
+
+def build(body: str):
+    result = translate(HEADER + body, "case.py")
+    torch.manual_seed(0)
+    return verify.load_generated(result.text).build_model(), result.text
+
+
+def test_dense_and_conv_use_glorot_uniform_and_zero_bias():
+    module, text = build(
+        "    x = keras.Input(shape=(10, 10, 8))\n"
+        "    y = layers.Conv2D(16, 3, name='conv')(x)\n"
+        "    y = layers.GlobalAveragePooling2D()(y)\n"
+        "    return keras.Model(x, layers.Dense(300, name='head')(y))\n")
+    conv_bound = math.sqrt(6 / (8 * 9 + 16 * 9))
+    dense_bound = math.sqrt(6 / (16 + 300))
+    assert module.conv.weight.abs().max() <= conv_bound
+    assert module.conv.weight.abs().max() > 0.9 * conv_bound
+    assert module.head.weight.abs().max() <= dense_bound
+    assert module.head.weight.abs().max() > 0.9 * dense_bound
+    assert torch.count_nonzero(module.conv.bias) == 0 and torch.count_nonzero(module.head.bias) == 0
+    assert "xavier_uniform_" in text
+
+
+def test_depthwise_uses_keras_fans_not_torch_fans():
+    module, _ = build(
+        "    x = keras.Input(shape=(10, 10, 32))\n"
+        "    return keras.Model(x, layers.DepthwiseConv2D(3, depth_multiplier=2, name='dw')(x))\n")
+    bound = math.sqrt(6 / ((32 + 2) * 9))  # Keras: fan_in = 9 * 32, fan_out = 9 * 2
+    w = module.dw.weight
+    assert w.abs().max() <= bound and w.abs().max() > 0.9 * bound
+
+
+def test_lstm_orthogonal_recurrent_kernel_and_unit_forget_bias():
+    module, _ = build(
+        "    x = keras.Input(shape=(5, 6))\n"
+        "    return keras.Model(x, layers.LSTM(8, name='lstm')(x))\n")
+    w_hh = module.lstm.weight_hh_l0.detach()
+    assert torch.allclose(w_hh.T @ w_hh, torch.eye(8), atol=1e-5)
+    b = module.lstm.bias_ih_l0.detach()
+    assert torch.all(b[8:16] == 1) and torch.count_nonzero(b[:8]) == 0 and torch.count_nonzero(b[16:]) == 0
+    assert torch.count_nonzero(module.lstm.bias_hh_l0) == 0
+    bound = math.sqrt(6 / (6 + 32))
+    assert module.lstm.weight_ih_l0.abs().max() <= bound
+
+
+def test_embedding_uniform_005_and_prelu_zero():
+    module, _ = build(
+        "    x = keras.Input(shape=(5,), dtype='int32')\n"
+        "    y = layers.Embedding(100, 16, name='emb')(x)\n"
+        "    return keras.Model(x, layers.PReLU(name='act')(y))\n")
+    w = module.emb.weight
+    assert w.abs().max() <= 0.05 and w.abs().max() > 0.04
+    assert torch.count_nonzero(module.act) == 0
+
+
+@pytest.mark.parametrize("initializer, check", [
+    ("he_uniform", lambda w: w.abs().max() <= math.sqrt(6 / 20)),
+    ("zeros", lambda w: torch.count_nonzero(w) == 0),
+    ("ones", lambda w: torch.all(w == 1)),
+])
+def test_user_initializers_are_reproduced(initializer, check):
+    module, _ = build(
+        "    x = keras.Input(shape=(20,))\n"
+        f"    return keras.Model(x, layers.Dense(50, kernel_initializer='{initializer}', name='fc')(x))\n")
+    assert check(module.fc.weight.detach())
+
+
+def test_builder_refuses_arguments_it_was_not_specialised_for():
+    result = translate(
+        "import keras\nfrom keras import layers\n\n\n"
+        "def build_model(units=4):\n"
+        "    return keras.Sequential([keras.Input(shape=(3,)), layers.Dense(units)])\n", "case.py")
+    module = verify.load_generated(result.text)
+    assert module.build_model().fc1.out_features == 4
+    assert module.build_model(units=4).fc1.out_features == 4
+    with pytest.raises(NotImplementedError):
+        module.build_model(units=5)
