@@ -115,7 +115,7 @@ def run(argv: list[str] | None = None) -> int:
             if exc.span and 1 <= exc.span.line <= len(source.splitlines()):
                 line = "\n    " + source.splitlines()[exc.span.line - 1].strip()
             raise UsageError(f"{where}: {exc}{line}") from None
-        if not result.program.models:
+        if not result.program.models and not result.stubs:
             raise UsageError(f"{args.source}: no Keras model found (looked for Sequential, Model and "
                              "keras.Input in the module and in builder functions)"
                              + _first_problem(result))

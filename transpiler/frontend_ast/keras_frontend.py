@@ -268,12 +268,17 @@ class KerasFrontend:
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
         self.inlined_helpers: set[str] = set()
+        self.visited_functions: set[str] = set()
+        self.call_sites: list[Span] = []  # helper calls below the model-building function
+        self.module_uids: dict[str, int] = {}
+        self.builder_uids: dict[str, dict[str, int]] = {}
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
         """Interpret the module and every builder function; return the Program."""
         self.globals.set("__name__", "__transpiler__")
         self._exec_block(self.module.body, self.globals, top=True)
+        self.module_uids = dict(self.uids)
         builders: dict[str, FunctionRef] = {}
         self.builders = builders
         for stmt in self.module.body:
@@ -295,6 +300,7 @@ class KerasFrontend:
                     continue
                 del self.models[mark:]
                 if isinstance(result, ModelObj):
+                    self.builder_uids[stmt.name.value] = dict(self.uids)
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
@@ -307,27 +313,41 @@ class KerasFrontend:
         return self.program
 
     def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
-        """Interpret non-builder functions (main(), the __main__ block) for inline models."""
-        self.uids = {}
+        """Interpret the ``__main__`` block, then non-builder functions it did not reach
+        (``main()`` with required arguments), for models built inline.
+
+        Each function runs once, in the order the script would run it, so inline models
+        are found once and Keras' name counters continue from the module-level ones.
+        A function or block that fails keeps none of its models: a half-built model
+        would be a silent mistake, the stub says what to finish by hand.
+        """
+        self.uids = dict(self.module_uids)
         self.globals.set("__name__", "__main__")
+        self.visited_functions = set()
         for stmt in self.module.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders:
-                fn = self.globals.vars.get(stmt.name.value)
-                if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
-                    try:
-                        self._call_function(fn, [Unknown()] * self._n_required(stmt), {},
-                                            builder_probe=False)
-                    except (Unsupported, FrontendError) as exc:
-                        span = getattr(exc, "span", None) or self._span(stmt)
-                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
-            elif isinstance(stmt, cst.If) and self._is_main_guard(stmt):
+            if isinstance(stmt, cst.If) and self._is_main_guard(stmt):
+                mark = len(self.models)
                 try:
                     self._exec_block(stmt.body.body, self.globals)
                 except (Unsupported, FrontendError) as exc:
+                    del self.models[mark:]
                     span = getattr(exc, "span", None) or self._span(stmt)
                     self.program.stub(span, str(exc), self._line(span))
                 except _Return:
                     pass
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
+                    and stmt.name.value not in self.visited_functions:
+                fn = self.globals.vars.get(stmt.name.value)
+                if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
+                    mark = len(self.models)
+                    try:
+                        self._call_function(fn, [Unknown()] * self._n_required(stmt), {},
+                                            builder_probe=False)
+                    except (Unsupported, FrontendError) as exc:
+                        del self.models[mark:]
+                        span = getattr(exc, "span", None) or self._span(stmt)
+                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
 
     # -- helpers for spans and source ---------------------------------------------
     def _span(self, node: cst.CSTNode) -> Span:
@@ -370,7 +390,21 @@ class KerasFrontend:
     # -- statements ---------------------------------------------------------------
     def _exec_block(self, body, env: Env, top: bool = False) -> None:
         for stmt in body:
-            self._exec_stmt(stmt, env, top)
+            if not top:
+                self._exec_stmt(stmt, env, top)
+                continue
+            mark = len(self.models)
+            try:
+                self._exec_stmt(stmt, env, top)
+            except (Unsupported, FrontendError) as exc:
+                # a module-level statement that cannot be read: report it, drop the
+                # models it touched (half-built), and go on with the rest of the file
+                del self.models[mark:]
+                touched = {id(v) for k, v in env.vars.items() if isinstance(v, ModelObj)
+                           and k in _names_in(stmt)}
+                self.models = [m for m in self.models if id(m[0]) not in touched]
+                span = getattr(exc, "span", None) or self._span(stmt)
+                self.program.stub(span, str(exc), self._line(span))
 
     def _exec_stmt(self, stmt: cst.CSTNode, env: Env, top: bool = False) -> None:
         self.stmt_stack.append(id(stmt))
@@ -423,7 +457,7 @@ class KerasFrontend:
         if len(items) > self.MAX_LOOP:
             return
         for item in items:
-            self._assign(stmt.target, item, env)
+            self._assign(stmt.target, item, env, naming=False)
             try:
                 self._exec_block(stmt.body.body, env)
             except _Break:
@@ -476,12 +510,14 @@ class KerasFrontend:
             bound = alias.asname.name.value if alias.asname is not None else name
             env.set(bound, resolve_api(f"{base}.{name}"))
 
-    def _assign(self, target: cst.BaseExpression, value: Any, env: Env) -> None:
+    def _assign(self, target: cst.BaseExpression, value: Any, env: Env, naming: bool = True) -> None:
+        """Bind ``target`` to ``value``; ``naming`` lets the variable name a layer or tensor
+        (not for loop variables, which name every element in turn)."""
         if isinstance(target, cst.Name):
             name = target.value
-            if isinstance(value, TensorVal) and value.value.var is None:
+            if naming and isinstance(value, TensorVal) and value.value.var is None:
                 value.value.var = name
-            if isinstance(value, LayerObj) and value.hint is None:
+            if naming and isinstance(value, LayerObj) and value.hint is None:
                 value.hint = name
             if isinstance(value, ModelObj):
                 value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
@@ -491,13 +527,13 @@ class KerasFrontend:
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, Unknown):
                 for el in target.elements:
-                    self._assign(el.value, value, env)
+                    self._assign(el.value, value, env, naming)
                 return
             items = list(value)
             if len(items) != len(target.elements):
                 raise self._err(target, "cannot unpack: the number of values differs")
             for el, item in zip(target.elements, items):
-                self._assign(el.value, item, env)
+                self._assign(el.value, item, env, naming)
         elif isinstance(target, cst.Subscript):
             container = self._eval(target.value, env)
             if isinstance(container, (list, dict)) and len(target.slice) == 1:
@@ -642,7 +678,7 @@ class KerasFrontend:
             if isinstance(iterable, Unknown):
                 raise self._err(comp.iter, "a comprehension needs a static iterable")
             for item in iterable:
-                self._assign(comp.target, item, inner)
+                self._assign(comp.target, item, inner, naming=False)
                 if all(self._eval(cond.test, inner) for cond in comp.ifs):
                     if comp.inner_for_in is not None:
                         walk(comp.inner_for_in)
@@ -820,8 +856,19 @@ class KerasFrontend:
             name = func.node.name.value
             if getattr(self, "builders", None) and name in self.builders:
                 self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                # the builder's layers take their auto names before what follows
+                for prefix, n in self.builder_uids.get(name, {}).items():
+                    self.uids[prefix] = self.uids.get(prefix, 0) + n
                 return Unknown(f"model from {name}()")
-            result, _ = self._call_function(func, args, kwargs, builder_probe=False)
+            saved_sites = self.call_sites
+            if self._constructs_models(func.node):
+                self.call_sites = []  # a function that builds a model is not a helper
+            else:
+                self.call_sites = [*saved_sites, span]
+            try:
+                result, _ = self._call_function(func, args, kwargs, builder_probe=False)
+            finally:
+                self.call_sites = saved_sites
             return result
         if callable(func) and getattr(func, "__self__", None) is not None and \
                 isinstance(func.__self__, (list, dict, str, tuple)):
@@ -843,6 +890,8 @@ class KerasFrontend:
                 layer = args[0]
                 if isinstance(layer, TensorVal):  # Sequential.add(Input(...))
                     obj.input_shape = tuple(layer.value.shape[1:])
+                    obj.input_dtype = layer.value.dtype
+                    obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                     return None
                 if not isinstance(layer, LayerObj):
                     raise self._err(node, "Sequential.add() of something that is not a layer")
@@ -888,12 +937,15 @@ class KerasFrontend:
         if params.star_kwarg is not None:
             env.set(params.star_kwarg.name.value, dict(kwargs))
         name = fn.node.name.value
+        self.visited_functions.add(name)
         if not builder_probe and self.scope_stack:
             self.inlined_helpers.add(name)
         self.scope_counts[name] = self.scope_counts.get(name, 0) + 1
         self.scope_stack.append(name if builder_probe else f"{name}{self.scope_counts[name]}")
-        saved_stmts = self.stmt_stack
+        saved_stmts, saved_sites = self.stmt_stack, self.call_sites
         self.stmt_stack = [] if builder_probe else saved_stmts
+        if builder_probe:
+            self.call_sites = []
         try:
             self._exec_block(fn.node.body.body, env)
             result = None
@@ -901,7 +953,7 @@ class KerasFrontend:
             result = ret.value
         finally:
             self.scope_stack.pop()
-            self.stmt_stack = saved_stmts
+            self.stmt_stack, self.call_sites = saved_stmts, saved_sites
         return result, bound
 
     def _mark_keras(self) -> None:
@@ -913,8 +965,10 @@ class KerasFrontend:
         reg = keras_layers.lookup(cls_name)
         if reg is None:
             raise Unsupported(f"layer {cls_name} is not supported")
-        unknown = [k for k, v in list(kwargs.items()) + [(str(i), a) for i, a in enumerate(args)]
-                   if isinstance(v, Unknown) and k not in keras_layers.INITIALIZER_KWARGS
+        names = reg.signature.names
+        positional = [(names[i] if i < len(names) else f"#{i + 1}", a) for i, a in enumerate(args)]
+        unknown = [k for k, v in positional + list(kwargs.items())
+                   if _not_static(v) and k not in keras_layers.INITIALIZER_KWARGS
                    and k not in keras_layers.TRAINING_KWARGS]
         if unknown:
             raise FrontendError(f"{cls_name}: argument(s) {', '.join(unknown)} cannot be decided statically "
@@ -930,7 +984,11 @@ class KerasFrontend:
             k not in keras_layers.COMMON_KWARGS and k not in keras_layers.INITIALIZER_KWARGS
             and k not in keras_layers.TRAINING_KWARGS)}
         bound = BoundArgs(cls_name, reg.signature, list(args), layer_kwargs)
-        spec = reg.fn(bound)
+        try:
+            spec = reg.fn(bound)
+            spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
+        except TypeError as exc:  # an argument of the wrong kind, e.g. Dense("8")
+            raise FrontendError(f"{cls_name}: {exc}", span) from None
         extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)]
         if extra:
             raise Unsupported(f"{cls_name}: argument(s) {', '.join(extra)} not supported")
@@ -1001,6 +1059,8 @@ class KerasFrontend:
                                      attrs=spec.attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
         node.meta["call_span"] = span
+        if self.call_sites:
+            node.meta["site"] = self.call_sites[0]  # the builder's line that led here
         if spec.initializers:
             node.meta["initializers"] = dict(spec.initializers)
         infer_node(node)
@@ -1132,10 +1192,11 @@ class KerasFrontend:
     def _unique_class_name(self, name: str) -> str:
         """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""
         taken = {md.class_name for md in self.program.models} | set(self.globals.vars)
+        sep = "_" if name[-1:].isdigit() else ""
         candidate, n = name, 1
         while candidate in taken:
             n += 1
-            candidate = f"{name}{n}"
+            candidate = f"{name}{sep}{n}"
         return candidate
 
     def _all_bindings(self):
@@ -1157,7 +1218,8 @@ class KerasFrontend:
                 hint = layer.hint or layer.explicit_name
             auto = hint is None
             hint = _identifier(hint or _default_hint(node))
-            if layer is not None and layer.scope:
+            if layer is not None and layer.scope and (layer.explicit_name is None or layer.hint):
+                # the user's name= is unique already; a helper's made-up names are not
                 hint = f"{layer.scope}_{hint}"
             if hint in ("x", "self", "input", "inputs", "outputs", "model", "forward", "training"):
                 hint = f"{hint}_layer"
@@ -1176,31 +1238,71 @@ class KerasFrontend:
             node.name = name
 
     def _attach_comments(self, graph: Graph) -> None:
-        """Attach each comment inside the model's source to the node it precedes or ends."""
-        nodes = sorted((n for n in graph.nodes if n.span is not None and n.span.line > 0),
-                       key=lambda n: n.span.line)
-        if not nodes:
+        """Attach each comment of the model's source to the node it precedes, ends or sits in.
+
+        A node is found at its own source lines and, when a helper function built it, at
+        the line that called the helper: ``# stem`` above ``x = conv_bn(x, 8)`` belongs to
+        the helper's first layer, not to whatever layer the builder makes next.
+        """
+        entries = []  # (first line, last line, graph order, node)
+        for i, node in enumerate(graph.nodes):
+            owner = node.meta.get("fused_into", node)
+            for span in (node.span, node.meta.get("site")):
+                if span is not None and span.line > 0:
+                    entries.append((span.line, span.end_line or span.line, i, owner))
+        if not entries:
             return
-        first_line = graph.span.line if graph.span else nodes[0].span.line
-        last_line = max(n.span.end_line or n.span.line for n in nodes)
+        entries.sort(key=lambda e: (e[0], e[2]))
+        last_line = max(e[1] for e in entries)
         used = self.program.meta.setdefault("used_comments", set())
         for line, (text, full) in sorted(self.comments.items()):
             if line in used or line > last_line:
                 continue
-            if full:
-                target = next((n for n in nodes if n.span.line > line), None)
-                if target is None or line < first_line - 50:
+            inside = [e for e in entries if e[0] <= line <= e[1]]
+            if inside:
+                # the innermost call holding the comment (the one that starts last)
+                target = max(inside, key=lambda e: (e[0], -e[2]))[3]
+            elif full:
+                below = next((e for e in entries if e[0] > line), None)
+                if below is None or not (below[0] - line <= 3 or self._only_comments(line, below[0])):
                     continue
-                # a full-line comment directly above a node's statement
-                if target.span.line - line > 3:
-                    continue
+                target = below[3]
             else:
-                target = next((n for n in nodes if n.span.line <= line <= (n.span.end_line or n.span.line)), None)
-                if target is None:
-                    continue
-            owner = target.meta.get("fused_into", target)
-            owner.comments.append(text)
+                continue
+            target.comments.append(text)
             used.add(line)
+
+    def _only_comments(self, after: int, before: int) -> bool:
+        """True when the lines strictly between ``after`` and ``before`` are blank or comments."""
+        for ln in range(after + 1, before):
+            text = self.lines[ln - 1].strip() if ln <= len(self.lines) else ""
+            if text and not text.startswith("#"):
+                return False
+        return True
+
+
+def _not_static(value: Any) -> bool:
+    """True for a value only the running program knows (``sys.argv[1]``, an imported
+    constant of another module), at any depth of a tuple, list or dict."""
+    if isinstance(value, (Unknown, ModuleRef, FunctionRef, TensorVal, ModelObj)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_not_static(v) for v in value)
+    if isinstance(value, dict):
+        return any(_not_static(v) for v in value.values())
+    return False
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    """Every plain name a statement mentions."""
+    names: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+    node.visit(_Names())
+    return names
 
 
 class _BoundMethod:

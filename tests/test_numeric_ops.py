@@ -1,0 +1,859 @@
+"""Per-op numeric tests: every op of the table, parametrised over its attributes.
+
+Each case is a tiny functional Keras model (``build_model()``, one ``keras.Input`` with a
+small shape, batch 3) run through ``harness.check_source``: the script is transpiled,
+the Keras model gets random weights, the weights are mapped into the generated torch
+module with strict ``load_state_dict`` and both run on the same random inputs.
+Every case asserts max |keras - torch| <= 1e-5 on every output and equal parameter
+counts (Keras weights = torch parameters + buffers, less torch's extra RNN bias).
+
+The facts of SEMANTICS.md each have a case here: TF's asymmetric 'same' padding for
+stride 2 on odd and even sizes, pooling pads that are never counted, transposed
+convolution crops, Flatten -> Dense row permutation, Keras' defaults (BatchNorm
+momentum/epsilon, LayerNorm epsilon, LeakyReLU 0.3, the 'leaky_relu' string 0.2,
+exact gelu), axis attributes on channels-first feature maps, go_backwards outputs in
+processing order, the backward half of a Bidirectional layer, GRU gate order.
+
+Shapes are chosen so layout mistakes are visible: spatial sizes differ from each
+other and from the channel count, and activations see inputs scaled past their
+saturation points (relu6's 6, hard_sigmoid's +-3).
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from harness import check_source, max_error
+
+# The harness calls keras.backend.clear_session() (a full gc.collect()) per case; with
+# TensorFlow and torch loaded that walks a huge heap. Objects alive now (the frameworks'
+# modules) are never garbage: move them out of the collector's way. Same results, ~6x faster.
+gc.freeze()
+
+TOL = 1e-5
+
+HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+
+
+def source(*body: str) -> str:
+    """A script whose ``build_model()`` runs ``body`` (one statement per string)."""
+    return HEADER + "".join(f"    {line}\n" for line in body)
+
+
+def one_input(shape: tuple, *body: str, dtype: str | None = None) -> str:
+    """``inp = keras.Input(shape)``, then ``body``, which must set ``out``."""
+    dt = f', dtype="{dtype}"' if dtype else ""
+    return source(f"inp = keras.Input(shape={shape!r}{dt})", *body, "return keras.Model(inp, out)")
+
+
+def layer_model(shape: tuple, layer: str, dtype: str | None = None) -> str:
+    """A model that applies the layer expression ``layer`` to its input."""
+    return one_input(shape, f"out = {layer}(inp)", dtype=dtype)
+
+
+def after_conv(shape: tuple, layer: str, filters: int = 4) -> str:
+    """``layer`` applied to a conv's output: a channels-first feature map in torch."""
+    conv = {2: "Conv1D", 3: "Conv2D", 4: "Conv3D"}[len(shape)]
+    return one_input(shape, f'x = layers.{conv}({filters}, 3, padding="same")(inp)', f"out = {layer}(x)")
+
+
+@pytest.fixture
+def check(record_property):
+    """Run a case; assert the error bound and equal parameter counts."""
+
+    def run(src: str):
+        checked = check_source(src)
+        assert checked.comparisons, "the model has no output to compare"
+        err = max_error(checked)
+        record_property("max_abs_error", err)
+        assert err <= TOL, f"max abs error {err:.3g} > {TOL}\n{checked.translation.text}"
+        assert checked.keras_params == checked.torch_params, (
+            f"keras has {checked.keras_params} weights, torch {checked.torch_params}\n"
+            f"{checked.translation.text}")
+        return checked
+
+    return run
+
+
+def forward_text(checked) -> str:
+    text = checked.translation.text
+    return text[text.index("def forward"):text.index("def build_model")]
+
+
+def grid(fmt: str, **axes):
+    """pytest.params over the product of ``axes``, each id ``fmt`` formatted."""
+    import itertools
+
+    names = list(axes)
+    out = []
+    for values in itertools.product(*(axes[n] for n in names)):
+        kw = dict(zip(names, values))
+        out.append(pytest.param(*values, id=fmt.format(**kw)))
+    return out
+
+
+# =====================================================================================
+# Dense
+# =====================================================================================
+ACTIVATIONS = ["relu", "relu6", "sigmoid", "hard_sigmoid", "tanh", "softmax", "log_softmax", "gelu",
+               "elu", "selu", "swish", "silu", "softplus", "softsign", "leaky_relu", "linear"]
+
+
+@pytest.mark.parametrize("use_bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_dense_activation(check, activation, use_bias):
+    # x4 so relu6 clips, hard_sigmoid saturates and leaky_relu's slope (0.2 for the string) shows.
+    check(one_input((6,), "x = layers.Rescaling(4.0)(inp)",
+                    f'out = layers.Dense(5, activation="{activation}", use_bias={use_bias})(x)'))
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (3, 4, 6)], ids=["NTF", "NHWF-input"])
+def test_dense_rank_gt2(check, shape):
+    check(layer_model(shape, 'layers.Dense(5, activation="tanh")'))
+
+
+def test_dense_on_feature_map(check):
+    # A Dense on a conv's output acts on the channel axis.
+    check(after_conv((5, 6, 3), "layers.Dense(7)"))
+
+
+def test_dense_stack(check):
+    check(one_input((6,), 'x = layers.Dense(8, activation="relu")(inp)', "out = layers.Dense(3)(x)"))
+
+
+# =====================================================================================
+# Convolutions
+# =====================================================================================
+@pytest.mark.parametrize("k, s, padding, n", grid("k{k}-s{s}-{padding}-n{n}", k=[1, 2, 3, 4, 5], s=[1, 2],
+                                                  padding=["valid", "same"], n=[7, 8, 13]))
+def test_conv1d(check, k, s, padding, n):
+    check(layer_model((n, 3), f'layers.Conv1D(4, {k}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("k, s, padding, hw", grid("k{k}-s{s}-{padding}-{hw[0]}x{hw[1]}", k=[1, 2, 3, 4, 5],
+                                                   s=[1, 2], padding=["valid", "same"],
+                                                   hw=[(7, 7), (8, 8), (13, 13), (8, 7)]))
+def test_conv2d(check, k, s, padding, hw):
+    check(layer_model((*hw, 3), f'layers.Conv2D(4, {k}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("kernel, strides, padding", [
+    pytest.param((2, 3), (2, 1), "same", id="k2x3-s2x1-same"),
+    pytest.param((3, 2), (1, 2), "same", id="k3x2-s1x2-same"),
+    pytest.param((1, 4), (2, 2), "same", id="k1x4-s2-same"),
+    pytest.param((3, 3), (3, 3), "same", id="k3-s3-same"),
+    pytest.param((4, 4), (3, 2), "valid", id="k4-s3x2-valid"),
+    pytest.param((5, 2), (2, 3), "same", id="k5x2-s2x3-same"),
+])
+def test_conv2d_rectangular(check, kernel, strides, padding):
+    check(layer_model((8, 13, 3), f'layers.Conv2D(4, {kernel}, strides={strides}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("k, padding", grid("k{k}-{padding}", k=[2, 3, 4], padding=["valid", "same"]))
+def test_conv_dilation2(check, rank, k, padding):
+    shape = (11, 3) if rank == 1 else (11, 9, 3)
+    check(layer_model(shape, f'layers.Conv{rank}D(4, {k}, dilation_rate=2, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("s, padding", grid("s{s}-{padding}", s=[1, 2], padding=["valid", "same"]))
+def test_conv_groups2(check, rank, s, padding):
+    shape = (8, 4) if rank == 1 else (8, 7, 4)
+    check(layer_model(shape, f'layers.Conv{rank}D(6, 3, strides={s}, groups=2, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_conv_no_bias(check, rank):
+    shape = {1: (8, 3), 2: (8, 7, 3), 3: (5, 6, 4, 2)}[rank]
+    check(layer_model(shape, f'layers.Conv{rank}D(4, 3, strides=2, padding="same", use_bias=False)'))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("activation", ["relu", "sigmoid", "softmax", "leaky_relu", "gelu"])
+def test_conv_activation(check, rank, activation):
+    # softmax: over the channel axis, dim 1 of the channels-first torch tensor.
+    shape = {1: (8, 3), 2: (8, 7, 3), 3: (5, 6, 4, 2)}[rank]
+    check(one_input(shape, "x = layers.Rescaling(4.0)(inp)",
+                    f'out = layers.Conv{rank}D(4, 3, padding="same", activation="{activation}")(x)'))
+
+
+@pytest.mark.parametrize("k, s, padding", grid("k{k}-s{s}-{padding}", k=[1, 2, 3], s=[1, 2],
+                                               padding=["valid", "same"]))
+def test_conv3d(check, k, s, padding):
+    # D, H, W = 5, 6, 7: odd and even sizes in one input.
+    check(layer_model((5, 6, 7, 2), f'layers.Conv3D(3, {k}, strides={s}, padding="{padding}")'))
+
+
+def test_conv3d_rectangular(check):
+    check(layer_model((5, 6, 7, 2), 'layers.Conv3D(3, (2, 3, 1), strides=(1, 2, 2), padding="same")'))
+
+
+@pytest.mark.parametrize("k, s, padding, mult, n", grid(
+    "k{k}-s{s}-{padding}-m{mult}-n{n}", k=[2, 3], s=[1, 2], padding=["valid", "same"], mult=[1, 2], n=[7, 8]))
+def test_depthwise_conv2d(check, k, s, padding, mult, n):
+    check(layer_model((n, n + 1, 3),
+                      f'layers.DepthwiseConv2D({k}, strides={s}, padding="{padding}", depth_multiplier={mult})'))
+
+
+@pytest.mark.parametrize("extra", ["use_bias=False", "dilation_rate=2", 'activation="relu"'])
+def test_depthwise_conv2d_options(check, extra):
+    check(layer_model((9, 8, 3), f'layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2, {extra})'))
+
+
+@pytest.mark.parametrize("s, padding, mult, n", grid("s{s}-{padding}-m{mult}-n{n}", s=[1, 2],
+                                                     padding=["valid", "same"], mult=[1, 2], n=[7, 8]))
+def test_separable_conv2d(check, s, padding, mult, n):
+    check(layer_model((n, n + 1, 3),
+                      f'layers.SeparableConv2D(5, 3, strides={s}, padding="{padding}", depth_multiplier={mult})'))
+
+
+@pytest.mark.parametrize("extra", ["use_bias=False", "dilation_rate=2", 'activation="relu"', "kernel_size=(2, 4)"])
+def test_separable_conv2d_options(check, extra):
+    kernel = "" if extra.startswith("kernel_size") else "kernel_size=3, "
+    check(layer_model((9, 8, 3), f'layers.SeparableConv2D(5, {kernel}padding="same", strides=2, {extra})'))
+
+
+# =====================================================================================
+# Transposed convolutions
+# =====================================================================================
+@pytest.mark.parametrize("k, s, padding", grid("k{k}-s{s}-{padding}", k=[1, 2, 3, 4, 5], s=[1, 2, 3],
+                                               padding=["valid", "same"]))
+def test_conv1d_transpose(check, k, s, padding):
+    check(layer_model((5, 3), f'layers.Conv1DTranspose(4, {k}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("k, s, padding", grid("k{k}-s{s}-{padding}", k=[1, 2, 3, 4, 5], s=[1, 2, 3],
+                                               padding=["valid", "same"]))
+def test_conv2d_transpose(check, k, s, padding):
+    check(layer_model((5, 6, 3), f'layers.Conv2DTranspose(4, {k}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("layer", [
+    pytest.param('layers.Conv2DTranspose(4, (3, 2), strides=(2, 1), padding="same")', id="2d-k3x2-s2x1-same"),
+    pytest.param('layers.Conv2DTranspose(4, (2, 5), strides=(1, 3), padding="valid")', id="2d-k2x5-s1x3-valid"),
+    pytest.param('layers.Conv2DTranspose(4, 3, dilation_rate=2, padding="same")', id="2d-dilation2-same"),
+    pytest.param('layers.Conv2DTranspose(4, 3, dilation_rate=2, padding="valid")', id="2d-dilation2-valid"),
+    pytest.param('layers.Conv2DTranspose(4, 3, strides=2, padding="same", use_bias=False)', id="2d-nobias"),
+    pytest.param('layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")', id="2d-relu"),
+    pytest.param('layers.Conv2DTranspose(4, 3, strides=2, padding="same", output_padding=0)', id="2d-op0-same"),
+    pytest.param('layers.Conv2DTranspose(4, 4, strides=2, padding="same", output_padding=1)', id="2d-op1-k4-same"),
+    pytest.param('layers.Conv2DTranspose(4, 3, strides=2, padding="valid", output_padding=1)', id="2d-op1-valid"),
+    pytest.param('layers.Conv1DTranspose(4, 3, dilation_rate=2, padding="same")', id="1d-dilation2-same"),
+    pytest.param('layers.Conv1DTranspose(4, 3, strides=2, padding="same", output_padding=1)', id="1d-op1-same"),
+    pytest.param('layers.Conv1DTranspose(4, 2, strides=3, padding="valid", output_padding=2)', id="1d-op2-valid"),
+])
+def test_conv_transpose_options(check, layer):
+    shape = (5, 3) if "Conv1D" in layer else (5, 6, 3)
+    check(layer_model(shape, layer))
+
+
+# =====================================================================================
+# Pooling
+# =====================================================================================
+@pytest.mark.parametrize("kind", ["Max", "Average"])
+@pytest.mark.parametrize("pool, s, padding, n", grid("p{pool}-s{s}-{padding}-n{n}", pool=[2, 3], s=[1, 2],
+                                                     padding=["valid", "same"], n=[7, 8]))
+def test_pooling1d(check, kind, pool, s, padding, n):
+    check(layer_model((n, 3), f'layers.{kind}Pooling1D({pool}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("kind", ["Max", "Average"])
+@pytest.mark.parametrize("pool, s, padding, n", grid("p{pool}-s{s}-{padding}-n{n}", pool=[2, 3], s=[1, 2],
+                                                     padding=["valid", "same"], n=[7, 8]))
+def test_pooling2d(check, kind, pool, s, padding, n):
+    # H = n, W = n + 1: one odd and one even axis in every case.
+    check(layer_model((n, n + 1, 3), f'layers.{kind}Pooling2D({pool}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("kind", ["Max", "Average"])
+@pytest.mark.parametrize("args", [
+    pytest.param("2", id="p2-default-strides-valid"),
+    pytest.param('2, padding="same"', id="p2-default-strides-same"),
+    pytest.param('pool_size=(2, 3), padding="same"', id="p2x3-same"),
+    pytest.param('pool_size=(3, 2), strides=(1, 2), padding="same"', id="p3x2-s1x2-same"),
+    pytest.param('pool_size=4, strides=3, padding="same"', id="p4-s3-same"),
+    pytest.param('pool_size=5, strides=1, padding="same"', id="p5-s1-same"),
+    pytest.param('pool_size=4, strides=1, padding="same"', id="p4-s1-same"),
+    pytest.param('pool_size=3, strides=3, padding="valid"', id="p3-s3-valid"),
+])
+def test_pooling2d_more(check, kind, args):
+    check(layer_model((9, 8, 3), f"layers.{kind}Pooling2D({args})"))
+
+
+@pytest.mark.parametrize("kind", ["Max", "Average"])
+@pytest.mark.parametrize("pool, s, padding", grid("p{pool}-s{s}-{padding}", pool=[2, 3], s=[1, 2],
+                                                  padding=["valid", "same"]))
+def test_pooling3d(check, kind, pool, s, padding):
+    check(layer_model((5, 6, 7, 2), f'layers.{kind}Pooling3D({pool}, strides={s}, padding="{padding}")'))
+
+
+@pytest.mark.parametrize("keepdims", [False, True], ids=["drop", "keepdims"])
+@pytest.mark.parametrize("kind", ["Average", "Max"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_global_pooling(check, rank, kind, keepdims):
+    shape = {1: (7, 3), 2: (5, 6, 3), 3: (4, 5, 6, 2)}[rank]
+    check(layer_model(shape, f"layers.Global{kind}Pooling{rank}D(keepdims={keepdims})"))
+
+
+@pytest.mark.parametrize("keepdims", [False, True], ids=["drop", "keepdims"])
+@pytest.mark.parametrize("kind", ["Average", "Max"])
+def test_global_pooling2d_after_conv(check, kind, keepdims):
+    check(one_input((6, 5, 3), 'x = layers.Conv2D(4, 3, padding="same")(inp)',
+                    f"x = layers.Global{kind}Pooling2D(keepdims={keepdims})(x)",
+                    "out = layers.Dense(2)(x)"))
+
+
+# =====================================================================================
+# Flatten, Reshape, Permute, RepeatVector
+# =====================================================================================
+@pytest.mark.parametrize("body", [
+    pytest.param(['x = layers.Conv2D(4, 3)(inp)'], id="conv2d"),
+    pytest.param(['x = layers.Conv2D(4, 3, strides=2, padding="same")(inp)',
+                  "x = layers.MaxPooling2D()(x)"], id="conv2d-pool"),
+    pytest.param(['x = layers.Conv2D(4, 3, activation="relu")(inp)'], id="conv2d-relu"),
+    pytest.param(['x = layers.Conv2D(4, 3)(inp)', "x = layers.BatchNormalization()(x)"], id="conv2d-bn"),
+])
+def test_flatten_dense_after_conv2d(check, body):
+    # Keras flattens (H, W, C); the Dense kernel rows are permuted, nothing runs at run time.
+    checked = check(one_input((7, 6, 3), *body, "x = layers.Flatten()(x)", "out = layers.Dense(5)(x)"))
+    fwd = forward_text(checked)
+    assert "permute" not in fwd and "movedim" not in fwd, fwd
+
+
+@pytest.mark.parametrize("between", [
+    pytest.param("layers.Dropout(0.5)", id="dropout"),
+    pytest.param('layers.Activation("relu")', id="relu"),
+    pytest.param("layers.Identity()", id="identity"),
+])
+def test_flatten_through_elementwise_dense(check, between):
+    checked = check(one_input((7, 6, 3), "x = layers.Conv2D(4, 3)(inp)", "x = layers.Flatten()(x)",
+                              f"x = {between}(x)", "out = layers.Dense(5)(x)"))
+    assert "permute" not in forward_text(checked)
+
+
+def test_flatten_dense_after_conv1d(check):
+    checked = check(one_input((9, 3), "x = layers.Conv1D(4, 3)(inp)", "x = layers.Flatten()(x)",
+                              "out = layers.Dense(5)(x)"))
+    assert "permute" not in forward_text(checked)
+
+
+def test_flatten_dense_after_conv3d(check):
+    checked = check(one_input((4, 5, 6, 2), "x = layers.Conv3D(3, 2)(inp)", "x = layers.Flatten()(x)",
+                              "out = layers.Dense(5)(x)"))
+    assert "permute" not in forward_text(checked)
+
+
+def test_flatten_dense_two_readers(check):
+    # Two Dense layers read the same flattened feature map: both get permuted rows.
+    check(source("inp = keras.Input(shape=(7, 6, 3))", "x = layers.Conv2D(4, 3)(inp)",
+                 "x = layers.Flatten()(x)", "a = layers.Dense(5)(x)", "b = layers.Dense(2)(x)",
+                 "return keras.Model(inp, [a, b])"))
+
+
+def test_flatten_as_output(check):
+    # The flattened map is a model output: it must be in Keras' (H, W, C) order.
+    check(one_input((7, 6, 3), "x = layers.Conv2D(4, 3)(inp)", "out = layers.Flatten()(x)"))
+
+
+def test_flatten_output_and_dense(check):
+    check(source("inp = keras.Input(shape=(7, 6, 3))", "x = layers.Conv2D(4, 3)(inp)",
+                 "f = layers.Flatten()(x)", "d = layers.Dense(5)(f)", "return keras.Model(inp, [f, d])"))
+
+
+@pytest.mark.parametrize("shape", [(12,), (3, 4), (2, 3, 4)], ids=["2d", "3d", "4d"])
+def test_flatten_plain_input(check, shape):
+    check(one_input(shape, "x = layers.Flatten()(inp)", "out = layers.Dense(3)(x)"))
+
+
+@pytest.mark.parametrize("shape, target", [
+    pytest.param((12,), (3, 4), id="12-to-3x4"),
+    pytest.param((3, 4), (-1,), id="3x4-to-flat"),
+    pytest.param((3, 4), (4, 3), id="3x4-to-4x3"),
+    pytest.param((2, 3, 4), (6, 4), id="2x3x4-to-6x4"),
+    pytest.param((12,), (2, 3, 2), id="12-to-2x3x2"),
+    pytest.param((12,), (-1, 2), id="12-to-minus1x2"),
+])
+def test_reshape(check, shape, target):
+    check(layer_model(shape, f"layers.Reshape({target})"))
+
+
+def test_reshape_after_conv(check):
+    # A feature map to a (T, F) sequence: Keras reshapes (H, W, C).
+    check(one_input((4, 6, 3), 'x = layers.Conv2D(5, 3, padding="same")(inp)',
+                    "x = layers.Reshape((-1, 5))(x)", "out = layers.Dense(2)(x)"))
+
+
+@pytest.mark.parametrize("then", [
+    pytest.param('layers.Conv2D(3, 3, padding="same")', id="conv"),
+    pytest.param("layers.UpSampling2D()", id="upsample"),
+    pytest.param("layers.Flatten()", id="flatten"),
+])
+def test_dense_reshape_to_feature_map(check, then):
+    # Dense -> Reshape into an image -> conv: the Dense's columns are permuted instead.
+    check(one_input((6,), "x = layers.Dense(24)(inp)", "x = layers.Reshape((2, 4, 3))(x)", f"out = {then}(x)"))
+
+
+def test_dense_relu_reshape_conv(check):
+    check(one_input((6,), 'x = layers.Dense(24, activation="relu")(inp)', "x = layers.Reshape((2, 4, 3))(x)",
+                    'out = layers.Conv2D(3, 3, padding="same")(x)'))
+
+
+@pytest.mark.parametrize("shape, dims", [
+    pytest.param((4, 5), (2, 1), id="3d-21"),
+    pytest.param((3, 4, 5), (3, 1, 2), id="4d-312"),
+    pytest.param((3, 4, 5), (2, 1, 3), id="4d-213"),
+    pytest.param((3, 4, 5), (1, 2, 3), id="4d-identity"),
+])
+def test_permute(check, shape, dims):
+    check(layer_model(shape, f"layers.Permute({dims})"))
+
+
+@pytest.mark.parametrize("dims", [(2, 1, 3), (3, 1, 2), (1, 3, 2)])
+def test_permute_between_convs(check, dims):
+    check(one_input((5, 6, 3), 'x = layers.Conv2D(4, 3, padding="same")(inp)',
+                    f"x = layers.Permute({dims})(x)", 'out = layers.Conv2D(2, 3)(x)'))
+
+
+def test_permute_after_conv_output(check):
+    check(after_conv((5, 6, 3), "layers.Permute((3, 1, 2))"))
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_repeat_vector(check, n):
+    check(layer_model((5,), f"layers.RepeatVector({n})"))
+
+
+def test_repeat_vector_then_lstm(check):
+    check(one_input((5,), "x = layers.RepeatVector(4)(inp)", "out = layers.LSTM(3, return_sequences=True)(x)"))
+
+
+# =====================================================================================
+# Dropout, normalisation, rescaling, identity
+# =====================================================================================
+@pytest.mark.parametrize("shape, where", [
+    pytest.param((6,), "input", id="2d"),
+    pytest.param((5, 6, 3), "input", id="4d-input"),
+    pytest.param((5, 6, 3), "conv", id="4d-conv"),
+])
+def test_dropout_inference(check, shape, where):
+    layer = "layers.Dropout(0.5)"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_spatial_dropout_inference(check, rank, where):
+    shape = {1: (7, 3), 2: (5, 6, 3), 3: (4, 5, 6, 2)}[rank]
+    layer = f"layers.SpatialDropout{rank}D(0.5)"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+BN_ARGS = [
+    pytest.param("", id="defaults"),
+    pytest.param("momentum=0.9, epsilon=1e-5", id="m0.9-eps1e-5"),
+    pytest.param("epsilon=0.5", id="eps0.5"),
+    pytest.param("center=False", id="nocenter"),
+    pytest.param("scale=False", id="noscale"),
+    pytest.param("center=False, scale=False", id="noaffine"),
+    pytest.param("momentum=0.5, epsilon=0.1, center=False", id="m0.5-eps0.1-nocenter"),
+]
+
+
+@pytest.mark.parametrize("where", [
+    pytest.param(((6,), "input"), id="2d"),
+    pytest.param(((5, 4), "input"), id="3d"),
+    pytest.param(((5, 6, 3), "input"), id="4d-input"),
+    pytest.param(((5, 6, 3), "conv"), id="4d-conv"),
+    pytest.param(((7, 3), "conv"), id="3d-conv1d"),
+])
+@pytest.mark.parametrize("args", BN_ARGS)
+def test_batch_norm(check, where, args):
+    # epsilon matters: the harness draws moving variances in [0.5, 1.5].
+    shape, kind = where
+    layer = f"layers.BatchNormalization({args})"
+    check(after_conv(shape, layer) if kind == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("shape, axis, where", [
+    pytest.param((5, 4), 1, "input", id="3d-axis1"),
+    pytest.param((5, 6, 3), 1, "input", id="4d-input-axis1"),
+    pytest.param((5, 6, 3), 2, "conv", id="4d-conv-axis2"),
+    pytest.param((5, 6, 3), -1, "conv", id="4d-conv-axis-1"),
+    pytest.param((5, 6, 3), 3, "conv", id="4d-conv-axis3"),
+])
+def test_batch_norm_axis(check, shape, axis, where):
+    layer = f"layers.BatchNormalization(axis={axis})"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+LN_ARGS = [
+    pytest.param("", id="defaults"),
+    pytest.param("epsilon=1e-5", id="eps1e-5"),
+    pytest.param("epsilon=0.5", id="eps0.5"),
+    pytest.param("center=False", id="nocenter"),
+    pytest.param("scale=False", id="noscale"),
+    pytest.param("center=False, scale=False", id="noaffine"),
+]
+
+
+@pytest.mark.parametrize("where", [
+    pytest.param(((6,), "input"), id="2d"),
+    pytest.param(((5, 4), "input"), id="3d"),
+    pytest.param(((5, 6, 3), "input"), id="4d-input"),
+    pytest.param(((5, 6, 3), "conv"), id="4d-conv"),
+])
+@pytest.mark.parametrize("args", LN_ARGS)
+def test_layer_norm(check, where, args):
+    shape, kind = where
+    # Input scaled by 0.05: variances ~2.5e-3, so an epsilon of 1e-5 instead of 1e-3 shows.
+    layer = f"layers.LayerNormalization({args})"
+    if kind == "conv":
+        check(after_conv(shape, layer))
+    else:
+        check(one_input(shape, "x = layers.Rescaling(0.05)(inp)", f"out = {layer}(x)"))
+
+
+@pytest.mark.parametrize("shape, axis, where", [
+    pytest.param((5, 4), 1, "input", id="3d-axis1"),
+    pytest.param((5, 4), [1, 2], "input", id="3d-axis12"),
+    pytest.param((5, 6, 3), [1, 2, 3], "input", id="4d-input-axis123"),
+    pytest.param((5, 6, 3), [1, 2, 3], "conv", id="4d-conv-axis123"),
+    pytest.param((5, 6, 3), [2, 3], "conv", id="4d-conv-axis23"),
+    pytest.param((5, 6, 3), 1, "conv", id="4d-conv-axis1"),
+])
+def test_layer_norm_axis(check, shape, axis, where):
+    layer = f"layers.LayerNormalization(axis={axis})"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param("1.0 / 255", id="inv255"),
+    pytest.param("2.0, offset=-1.0", id="scale2-offset-1"),
+    pytest.param("0.5, offset=0.25", id="scale0.5-offset0.25"),
+    pytest.param("scale=-3.0", id="negative"),
+])
+@pytest.mark.parametrize("where", ["2d", "4d-input", "4d-conv"])
+def test_rescaling(check, args, where):
+    layer = f"layers.Rescaling({args})"
+    if where == "2d":
+        check(layer_model((6,), layer))
+    elif where == "4d-input":
+        check(layer_model((5, 6, 3), layer))
+    else:
+        check(after_conv((5, 6, 3), layer))
+
+
+@pytest.mark.parametrize("where", ["2d", "4d-input", "4d-conv"])
+def test_rescaling_per_channel(check, where):
+    if where == "2d":
+        check(layer_model((3,), "layers.Rescaling([0.5, 2.0, -1.0], offset=[0.1, 0.0, -0.2])"))
+    elif where == "4d-input":
+        check(layer_model((5, 6, 3), "layers.Rescaling([0.5, 2.0, -1.0], offset=[0.1, 0.0, -0.2])"))
+    else:
+        check(after_conv((5, 6, 3), "layers.Rescaling([0.5, 2.0, -1.0, 3.0], offset=[0.1, 0.0, -0.2, 1.0])"))
+
+
+@pytest.mark.parametrize("expr", [
+    pytest.param("x * 2.0", id="mul"),
+    pytest.param("2.0 * x", id="rmul"),
+    pytest.param("x / 4.0", id="div"),
+    pytest.param("x + 1.5", id="add"),
+    pytest.param("x - 0.5", id="sub"),
+])
+def test_tensor_constant_arithmetic(check, expr):
+    check(one_input((5, 6, 3), 'x = layers.Conv2D(4, 3, padding="same")(inp)', f"out = {expr}"))
+
+
+@pytest.mark.parametrize("where", ["2d", "4d-conv"])
+def test_identity(check, where):
+    if where == "2d":
+        check(one_input((6,), "x = layers.Identity()(inp)", "out = layers.Dense(3)(x)"))
+    else:
+        check(after_conv((5, 6, 3), "layers.Identity()"))
+
+
+# =====================================================================================
+# Activation layers
+# =====================================================================================
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_activation_layer(check, activation):
+    check(one_input((7,), "x = layers.Rescaling(4.0)(inp)", f'out = layers.Activation("{activation}")(x)'))
+
+
+@pytest.mark.parametrize("activation", ["softmax", "log_softmax", "relu6", "leaky_relu", "gelu"])
+def test_activation_layer_on_feature_map(check, activation):
+    # softmax over the channel axis: dim 1 of the channels-first tensor.
+    check(after_conv((5, 6, 3), f'layers.Activation("{activation}")'))
+
+
+RELU_ARGS = [
+    pytest.param("", id="plain"),
+    pytest.param("max_value=6.0", id="max6"),
+    pytest.param("max_value=1.5", id="max1.5"),
+    pytest.param("negative_slope=0.1", id="slope0.1"),
+    pytest.param("threshold=0.5", id="thr0.5"),
+    pytest.param("max_value=2.0, negative_slope=0.1", id="max2-slope0.1"),
+    pytest.param("negative_slope=0.2, threshold=0.5", id="slope0.2-thr0.5"),
+    pytest.param("max_value=3.0, threshold=1.0", id="max3-thr1"),
+    pytest.param("max_value=2.5, negative_slope=0.3, threshold=0.5", id="all"),
+]
+
+
+@pytest.mark.parametrize("args", RELU_ARGS)
+def test_relu_layer(check, args):
+    check(one_input((7,), "x = layers.Rescaling(3.0)(inp)", f"out = layers.ReLU({args})(x)"))
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param("", id="default0.3"),
+    pytest.param("negative_slope=0.1", id="slope0.1"),
+    pytest.param("alpha=0.05", id="legacy-alpha0.05"),
+    pytest.param("0.2", id="positional0.2"),
+])
+def test_leaky_relu_layer(check, args):
+    check(layer_model((7,), f"layers.LeakyReLU({args})"))
+
+
+@pytest.mark.parametrize("args", ["", "alpha=0.5", "alpha=2.0"])
+def test_elu_layer(check, args):
+    check(layer_model((7,), f"layers.ELU({args})"))
+
+
+@pytest.mark.parametrize("shape, shared, where", [
+    pytest.param((6,), None, "input", id="2d"),
+    pytest.param((5, 4), None, "input", id="3d"),
+    pytest.param((5, 4), [1], "input", id="3d-shared1"),
+    pytest.param((5, 6, 3), None, "input", id="4d-input"),
+    pytest.param((5, 6, 3), [1, 2], "input", id="4d-input-shared12"),
+    pytest.param((5, 6, 3), None, "conv", id="4d-conv"),
+    pytest.param((5, 6, 3), [1, 2], "conv", id="4d-conv-shared12"),
+    pytest.param((5, 6, 3), [1], "conv", id="4d-conv-shared1"),
+    pytest.param((5, 6, 3), [3], "conv", id="4d-conv-shared3"),
+    pytest.param((5, 6, 3), [1, 2, 3], "conv", id="4d-conv-shared123"),
+])
+def test_prelu(check, shape, shared, where):
+    layer = f"layers.PReLU(shared_axes={shared})"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("shape, axis, where", [
+    pytest.param((7,), -1, "input", id="2d"),
+    pytest.param((5, 4), -1, "input", id="3d"),
+    pytest.param((5, 4), 1, "input", id="3d-axis1"),
+    pytest.param((5, 6, 3), -1, "input", id="4d-input"),
+    pytest.param((5, 6, 3), -1, "conv", id="4d-conv"),
+    pytest.param((5, 6, 3), 1, "conv", id="4d-conv-axis1"),
+    pytest.param((5, 6, 3), 2, "conv", id="4d-conv-axis2"),
+    pytest.param((5, 6, 3), 3, "conv", id="4d-conv-axis3"),
+])
+def test_softmax_layer(check, shape, axis, where):
+    layer = f"layers.Softmax(axis={axis})"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+# =====================================================================================
+# Merges
+# =====================================================================================
+MERGES = ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"]
+
+
+@pytest.mark.parametrize("cls", MERGES)
+def test_merge_2d(check, cls):
+    check(source("a = keras.Input(shape=(6,))", "b = keras.Input(shape=(6,))",
+                 f"out = layers.{cls}()([a, b])", "return keras.Model([a, b], out)"))
+
+
+@pytest.mark.parametrize("cls", MERGES)
+def test_merge_feature_maps(check, cls):
+    check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)',
+                    'b = layers.Conv2D(4, 1)(inp)', f"out = layers.{cls}()([a, b])"))
+
+
+@pytest.mark.parametrize("cls", [c for c in MERGES if c != "Subtract"])
+def test_merge_three_inputs(check, cls):
+    check(source("a = keras.Input(shape=(5,))", "b = keras.Input(shape=(5,))", "c = keras.Input(shape=(5,))",
+                 f"out = layers.{cls}()([a, b, c])", "return keras.Model([a, b, c], out)"))
+
+
+@pytest.mark.parametrize("cls", ["Add", "Multiply", "Maximum"])
+def test_merge_feature_map_with_input(check, cls):
+    # The raw input and a conv output meet: both channels-first.
+    check(one_input((5, 6, 4), 'a = layers.Conv2D(4, 3, padding="same")(inp)',
+                    f"out = layers.{cls}()([a, inp])"))
+
+
+@pytest.mark.parametrize("cls", ["Add", "Subtract", "Multiply"])
+def test_merge_sequence_with_feature_map(check, cls):
+    # A Conv1D output (channels-first in torch) and a Dense output on (T, F) (channels-last).
+    check(one_input((6, 3), 'a = layers.Conv1D(4, 3, padding="same")(inp)', "b = layers.Dense(4)(inp)",
+                    f"out = layers.{cls}()([a, b])"))
+
+
+@pytest.mark.parametrize("fn", ["add", "subtract", "multiply", "average", "maximum", "minimum"])
+def test_merge_helper_functions(check, fn):
+    check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)',
+                    'b = layers.Conv2D(4, 1)(inp)', f"out = layers.{fn}([a, b])"))
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*"])
+@pytest.mark.parametrize("where", ["2d", "4d-conv"])
+def test_tensor_operators(check, op, where):
+    if where == "2d":
+        check(one_input((6,), "a = layers.Dense(4)(inp)", "b = layers.Dense(4)(inp)", f"out = a {op} b"))
+    else:
+        check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)',
+                        'b = layers.Conv2D(4, 1)(inp)', f"out = a {op} b"))
+
+
+@pytest.mark.parametrize("axis", [-1, 1, 2, 3])
+@pytest.mark.parametrize("helper", [False, True], ids=["layer", "function"])
+def test_concatenate_feature_maps(check, axis, helper):
+    merge = f"layers.concatenate([a, b], axis={axis})" if helper else f"layers.Concatenate(axis={axis})([a, b])"
+    check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)',
+                    'b = layers.Conv2D(4, 1)(inp)', f"out = {merge}"))
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_concatenate_2d(check, axis):
+    check(source("a = keras.Input(shape=(4,))", "b = keras.Input(shape=(3,))",
+                 f"out = layers.Concatenate(axis={axis})([a, b])", "return keras.Model([a, b], out)"))
+
+
+@pytest.mark.parametrize("axis", [-1, 1, 2])
+def test_concatenate_3d(check, axis):
+    shapes = {-1: ((5, 4), (5, 3)), 1: ((5, 4), (2, 4)), 2: ((5, 4), (5, 2))}[axis]
+    check(source(f"a = keras.Input(shape={shapes[0]})", f"b = keras.Input(shape={shapes[1]})",
+                 f"out = layers.Concatenate(axis={axis})([a, b])", "return keras.Model([a, b], out)"))
+
+
+def test_concatenate_three_feature_maps_then_flatten_dense(check):
+    check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)', 'b = layers.Conv2D(2, 1)(inp)',
+                    "x = layers.Concatenate()([a, b, inp])", "x = layers.Flatten()(x)",
+                    "out = layers.Dense(3)(x)"))
+
+
+# =====================================================================================
+# Padding, cropping, upsampling
+# =====================================================================================
+@pytest.mark.parametrize("padding", [
+    pytest.param("1", id="int1"), pytest.param("3", id="int3"),
+    pytest.param("(1, 2)", id="asym-1-2"), pytest.param("(0, 2)", id="asym-0-2"),
+])
+def test_zero_padding1d(check, padding):
+    check(layer_model((5, 3), f"layers.ZeroPadding1D({padding})"))
+
+
+@pytest.mark.parametrize("padding", [
+    pytest.param("1", id="int1"), pytest.param("(1, 2)", id="sym-h1-w2"),
+    pytest.param("((1, 2), (0, 3))", id="asym-12-03"), pytest.param("((0, 1), (2, 0))", id="asym-01-20"),
+])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_zero_padding2d(check, padding, where):
+    layer = f"layers.ZeroPadding2D({padding})"
+    check(after_conv((5, 6, 3), layer) if where == "conv" else layer_model((5, 6, 3), layer))
+
+
+@pytest.mark.parametrize("cropping", [
+    pytest.param("1", id="int1"), pytest.param("(1, 2)", id="asym-1-2"), pytest.param("(0, 2)", id="asym-0-2"),
+    pytest.param("(2, 0)", id="asym-2-0"),
+])
+def test_cropping1d(check, cropping):
+    check(layer_model((7, 3), f"layers.Cropping1D({cropping})"))
+
+
+@pytest.mark.parametrize("cropping", [
+    pytest.param("1", id="int1"), pytest.param("(1, 2)", id="sym-h1-w2"),
+    pytest.param("((1, 2), (0, 3))", id="asym-12-03"), pytest.param("((0, 0), (2, 0))", id="asym-00-20"),
+])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_cropping2d(check, cropping, where):
+    layer = f"layers.Cropping2D({cropping})"
+    check(after_conv((7, 8, 3), layer) if where == "conv" else layer_model((7, 8, 3), layer))
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_upsampling1d(check, size):
+    check(layer_model((5, 3), f"layers.UpSampling1D({size})"))
+
+
+@pytest.mark.parametrize("interpolation", ["nearest", "bilinear"])
+@pytest.mark.parametrize("size", [pytest.param("2", id="2"), pytest.param("(2, 3)", id="2x3"),
+                                  pytest.param("(3, 1)", id="3x1")])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_upsampling2d(check, interpolation, size, where):
+    layer = f'layers.UpSampling2D({size}, interpolation="{interpolation}")'
+    check(after_conv((4, 5, 3), layer) if where == "conv" else layer_model((4, 5, 3), layer))
+
+
+# =====================================================================================
+# Embedding and recurrent layers
+# =====================================================================================
+@pytest.mark.parametrize("then", [
+    pytest.param(None, id="output"),
+    pytest.param("layers.Flatten()", id="flatten"),
+    pytest.param("layers.GlobalAveragePooling1D()", id="gap1d"),
+    pytest.param('layers.Conv1D(3, 3, padding="same")', id="conv1d"),
+    pytest.param("layers.LSTM(3)", id="lstm"),
+    pytest.param("layers.Dense(3)", id="dense"),
+])
+def test_embedding(check, then):
+    body = ["out = layers.Embedding(20, 4)(inp)"] if then is None else [
+        "x = layers.Embedding(20, 4)(inp)", f"out = {then}(x)"]
+    check(one_input((6,), *body, dtype="int32"))
+
+
+RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
+
+
+@pytest.mark.parametrize("rs, rst, gb", RNN_FLAGS)
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_rnn(check, cell, rs, rst, gb):
+    check(layer_model((5, 4), f"layers.{cell}(3, return_sequences={rs}, return_state={rst}, go_backwards={gb})"))
+
+
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
+def test_rnn_no_bias(check, cell, rs):
+    check(layer_model((5, 4), f"layers.{cell}(3, use_bias=False, return_sequences={rs})"))
+
+
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_rnn_stacked(check, cell):
+    check(one_input((5, 4), f"x = layers.{cell}(6, return_sequences=True)(inp)", f"out = layers.{cell}(3)(x)"))
+
+
+@pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
+@pytest.mark.parametrize("mode", ["concat", "sum", "mul", "ave", None])
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_bidirectional(check, cell, mode, rs):
+    merge = "None" if mode is None else f'"{mode}"'
+    check(layer_model((5, 4), f"layers.Bidirectional(layers.{cell}(3, return_sequences={rs}), merge_mode={merge})"))
+
+
+@pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
+@pytest.mark.parametrize("mode", ["concat", "sum", None])
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_bidirectional_return_state(check, cell, mode, rs):
+    merge = "None" if mode is None else f'"{mode}"'
+    check(layer_model((5, 4), f"layers.Bidirectional(layers.{cell}(3, return_sequences={rs}, return_state=True), "
+                              f"merge_mode={merge})"))
+
+
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_bidirectional_no_bias(check, cell):
+    check(layer_model((5, 4), f"layers.Bidirectional(layers.{cell}(3, use_bias=False))"))
+
+
+def test_bidirectional_stacked_on_embedding(check):
+    check(one_input((6,), "x = layers.Embedding(20, 4)(inp)",
+                    "x = layers.Bidirectional(layers.LSTM(3, return_sequences=True))(x)",
+                    "x = layers.Bidirectional(layers.GRU(2))(x)", "out = layers.Dense(2)(x)", dtype="int32"))
+
+
+def test_conv1d_then_lstm(check):
+    # channels-first Conv1D output goes back to (N, T, F) for the LSTM.
+    check(one_input((8, 3), 'x = layers.Conv1D(4, 3, padding="same")(inp)', "x = layers.MaxPooling1D()(x)",
+                    "out = layers.LSTM(3)(x)"))
