@@ -9,10 +9,12 @@ counts (Keras weights = torch parameters + buffers, less torch's extra RNN bias)
 
 The facts of SEMANTICS.md each have a case here: TF's asymmetric 'same' padding for
 stride 2 on odd and even sizes, pooling pads that are never counted, transposed
-convolution crops, Flatten -> Dense row permutation, Keras' defaults (BatchNorm
-momentum/epsilon, LayerNorm epsilon, LeakyReLU 0.3, the 'leaky_relu' string 0.2,
-exact gelu), axis attributes on channels-first feature maps, go_backwards outputs in
-processing order, the backward half of a Bidirectional layer, GRU gate order.
+convolution crops, Flatten -> Dense row permutation (no run-time permute), Keras'
+defaults (BatchNorm momentum/epsilon, LayerNorm epsilon, LeakyReLU 0.3, the 'leaky_relu'
+string 0.2, exact gelu), axis attributes on channels-first feature maps, go_backwards
+outputs in processing order, the backward half of a Bidirectional layer, GRU gate
+order, LSTM bias_hh = 0, BatchNorm in training mode (momentum; the moving-variance
+deviation is an xfail), and the layers with no faithful torch form being refused.
 
 Shapes are chosen so layout mistakes are visible: spatial sizes differ from each
 other and from the channel count, and activations see inputs scaled past their
@@ -22,17 +24,30 @@ saturation points (relu6's 6, hard_sigmoid's +-3).
 from __future__ import annotations
 
 import gc
+import itertools
 
+import numpy as np
 import pytest
+import torch  # before TensorFlow (see conftest.py)
+import keras
 
-from harness import check_source, max_error
-
-# The harness calls keras.backend.clear_session() (a full gc.collect()) per case; with
-# TensorFlow and torch loaded that walks a huge heap. Objects alive now (the frameworks'
-# modules) are never garbage: move them out of the collector's way. Same results, ~6x faster.
-gc.freeze()
+from harness import check_source, load_source_module, max_error, randomize_keras_weights
+from transpiler import verify
+from transpiler.translate import translate
 
 TOL = 1e-5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _frozen_heap():
+    """The harness calls keras.backend.clear_session(), a full gc.collect(), per case; with
+    TensorFlow and torch loaded that walks a huge heap. What is alive before the first case
+    (the frameworks' modules) is not garbage: keep it out of the collector's way while this
+    module runs. Same results, ~6x faster."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
 
@@ -77,15 +92,32 @@ def check(record_property):
     return run
 
 
+def build_pair(src: str):
+    """The Keras model (random weights) and the generated torch module holding the same weights."""
+    result = translate(src, "case.py")
+    md = result.program.models[0]
+    generated = verify.load_generated(result.text)
+    keras.backend.clear_session()
+    kmodel = load_source_module(src).build_model()
+    randomize_keras_weights(kmodel)
+    tmodel = generated.build_model()
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    return kmodel, tmodel, md.graph
+
+
 def forward_text(checked) -> str:
     text = checked.translation.text
     return text[text.index("def forward"):text.index("def build_model")]
 
 
+def assert_no_runtime_permute(checked) -> None:
+    """Channels-first from input to output: the data is permuted at the loading boundary only."""
+    fwd = forward_text(checked)
+    assert "permute" not in fwd and "movedim" not in fwd, fwd
+
+
 def grid(fmt: str, **axes):
     """pytest.params over the product of ``axes``, each id ``fmt`` formatted."""
-    import itertools
-
     names = list(axes)
     out = []
     for values in itertools.product(*(axes[n] for n in names)):
@@ -129,14 +161,16 @@ def test_dense_stack(check):
 @pytest.mark.parametrize("k, s, padding, n", grid("k{k}-s{s}-{padding}-n{n}", k=[1, 2, 3, 4, 5], s=[1, 2],
                                                   padding=["valid", "same"], n=[7, 8, 13]))
 def test_conv1d(check, k, s, padding, n):
-    check(layer_model((n, 3), f'layers.Conv1D(4, {k}, strides={s}, padding="{padding}")'))
+    checked = check(layer_model((n, 3), f'layers.Conv1D(4, {k}, strides={s}, padding="{padding}")'))
+    assert_no_runtime_permute(checked)
 
 
 @pytest.mark.parametrize("k, s, padding, hw", grid("k{k}-s{s}-{padding}-{hw[0]}x{hw[1]}", k=[1, 2, 3, 4, 5],
                                                    s=[1, 2], padding=["valid", "same"],
                                                    hw=[(7, 7), (8, 8), (13, 13), (8, 7)]))
 def test_conv2d(check, k, s, padding, hw):
-    check(layer_model((*hw, 3), f'layers.Conv2D(4, {k}, strides={s}, padding="{padding}")'))
+    checked = check(layer_model((*hw, 3), f'layers.Conv2D(4, {k}, strides={s}, padding="{padding}")'))
+    assert_no_runtime_permute(checked)
 
 
 @pytest.mark.parametrize("kernel, strides, padding", [
@@ -180,15 +214,22 @@ def test_conv_activation(check, rank, activation):
                     f'out = layers.Conv{rank}D(4, 3, padding="same", activation="{activation}")(x)'))
 
 
-@pytest.mark.parametrize("k, s, padding", grid("k{k}-s{s}-{padding}", k=[1, 2, 3], s=[1, 2],
-                                               padding=["valid", "same"]))
-def test_conv3d(check, k, s, padding):
-    # D, H, W = 5, 6, 7: odd and even sizes in one input.
-    check(layer_model((5, 6, 7, 2), f'layers.Conv3D(3, {k}, strides={s}, padding="{padding}")'))
+@pytest.mark.parametrize("k, s, padding, dhw", grid("k{k}-s{s}-{padding}-{dhw[0]}x{dhw[1]}x{dhw[2]}",
+                                                    k=[1, 2, 3, 4, 5], s=[1, 2], padding=["valid", "same"],
+                                                    dhw=[(5, 6, 7), (8, 13, 7)]))
+def test_conv3d(check, k, s, padding, dhw):
+    # odd and even sizes in one input
+    checked = check(layer_model((*dhw, 2), f'layers.Conv3D(3, {k}, strides={s}, padding="{padding}")'))
+    assert_no_runtime_permute(checked)
 
 
-def test_conv3d_rectangular(check):
-    check(layer_model((5, 6, 7, 2), 'layers.Conv3D(3, (2, 3, 1), strides=(1, 2, 2), padding="same")'))
+@pytest.mark.parametrize("layer", [
+    pytest.param('layers.Conv3D(3, (2, 3, 1), strides=(1, 2, 2), padding="same")', id="k2x3x1-s1x2x2-same"),
+    pytest.param('layers.Conv3D(3, 3, dilation_rate=2, padding="same")', id="dilation2-same"),
+    pytest.param('layers.Conv3D(4, 3, groups=2, padding="same")', id="groups2-same"),
+])
+def test_conv3d_options(check, layer):
+    check(layer_model((5, 6, 7, 2), layer))
 
 
 @pytest.mark.parametrize("k, s, padding, mult, n", grid(
@@ -319,8 +360,7 @@ def test_global_pooling2d_after_conv(check, kind, keepdims):
 def test_flatten_dense_after_conv2d(check, body):
     # Keras flattens (H, W, C); the Dense kernel rows are permuted, nothing runs at run time.
     checked = check(one_input((7, 6, 3), *body, "x = layers.Flatten()(x)", "out = layers.Dense(5)(x)"))
-    fwd = forward_text(checked)
-    assert "permute" not in fwd and "movedim" not in fwd, fwd
+    assert_no_runtime_permute(checked)
 
 
 @pytest.mark.parametrize("between", [
@@ -396,8 +436,10 @@ def test_dense_reshape_to_feature_map(check, then):
     check(one_input((6,), "x = layers.Dense(24)(inp)", "x = layers.Reshape((2, 4, 3))(x)", f"out = {then}(x)"))
 
 
-def test_dense_relu_reshape_conv(check):
-    check(one_input((6,), 'x = layers.Dense(24, activation="relu")(inp)', "x = layers.Reshape((2, 4, 3))(x)",
+@pytest.mark.parametrize("dense", ['layers.Dense(24, activation="relu")', "layers.Dense(24, use_bias=False)"],
+                         ids=["relu", "nobias"])
+def test_dense_reshape_conv_variants(check, dense):
+    check(one_input((6,), f"x = {dense}(inp)", "x = layers.Reshape((2, 4, 3))(x)",
                     'out = layers.Conv2D(3, 3, padding="same")(x)'))
 
 
@@ -417,8 +459,18 @@ def test_permute_between_convs(check, dims):
                     f"x = layers.Permute({dims})(x)", 'out = layers.Conv2D(2, 3)(x)'))
 
 
-def test_permute_after_conv_output(check):
-    check(after_conv((5, 6, 3), "layers.Permute((3, 1, 2))"))
+@pytest.mark.parametrize("dims", [
+    pytest.param((2, 1, 3), id="213"),
+    pytest.param((3, 1, 2), id="312", marks=pytest.mark.xfail(strict=True, reason=(
+        "layout_amendment.fold_transposes: the layout transpose NCHW->NHWC folded with Permute((3, 1, 2)) "
+        "is the identity and is dropped; replace_uses makes the graph output the conv's value, tagged "
+        "NCHW, although the tensor is in Keras' order (N, C, H, W) as Permute produced it. The output "
+        "layout tag is wrong (verify permutes it: shape (3, 5, 6, 4) vs Keras (3, 4, 5, 6)); the "
+        "generated forward itself is right. An identity transpose that changes the layout tag of a "
+        "graph output must be kept (or the tag carried over)"))),
+])
+def test_permute_after_conv_output(check, dims):
+    check(after_conv((5, 6, 3), f"layers.Permute({dims})"))
 
 
 @pytest.mark.parametrize("n", [1, 3])
@@ -487,6 +539,43 @@ def test_batch_norm(check, where, args):
 def test_batch_norm_axis(check, shape, axis, where):
     layer = f"layers.BatchNormalization(axis={axis})"
     check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("momentum", [0.99, 0.9, 0.5])
+@pytest.mark.parametrize("where", ["2d", "4d-conv"])
+def test_batch_norm_training_step(where, momentum):
+    """One training-mode call: same output (biased batch variance in both) and the same
+    moving_mean, so Keras' momentum maps to torch's 1 - momentum."""
+    layer = f"layers.BatchNormalization(momentum={momentum})"
+    src = layer_model((6,), layer) if where == "2d" else after_conv((5, 6, 3), layer)
+    kmodel, tmodel, graph = build_pair(src)
+    x = np.random.RandomState(1).standard_normal((4, *kmodel.inputs[0].shape[1:])).astype("float32")
+    y_k = np.asarray(kmodel(x, training=True))
+    bn_k = next(layer for layer in kmodel.layers if isinstance(layer, keras.layers.BatchNormalization))
+    tmodel.train()
+    with torch.no_grad():
+        y_t = tmodel(torch.from_numpy(verify.to_target_layout(x, graph.inputs[0].layout)))
+    y_t = verify.to_source_layout(y_t.numpy(), graph.outputs[0].layout)
+    bn_t = next(m for m in tmodel.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm))
+    assert np.abs(y_k - y_t).max() <= TOL
+    assert np.abs(np.asarray(bn_k.moving_mean) - bn_t.running_mean.numpy()).max() <= TOL
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "SEMANTICS.md: Keras updates moving_variance with the biased batch variance, torch's "
+    "nn.BatchNorm with the unbiased one (x n/(n-1)); the emitter uses nn.BatchNorm as is. "
+    "Exact training statistics need a custom BN or a correction after torch's update, which "
+    "the emitter cannot express (one module call, no helper classes)"))
+def test_batch_norm_training_moving_variance():
+    kmodel, tmodel, graph = build_pair(layer_model((6,), "layers.BatchNormalization(momentum=0.5)"))
+    x = np.random.RandomState(1).standard_normal((4, 6)).astype("float32")
+    kmodel(x, training=True)
+    tmodel.train()
+    with torch.no_grad():
+        tmodel(torch.from_numpy(x))
+    bn_k = next(layer for layer in kmodel.layers if isinstance(layer, keras.layers.BatchNormalization))
+    bn_t = next(m for m in tmodel.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm))
+    assert np.abs(np.asarray(bn_k.moving_variance) - bn_t.running_var.numpy()).max() <= TOL
 
 
 LN_ARGS = [
@@ -626,6 +715,7 @@ def test_elu_layer(check, args):
     pytest.param((6,), None, "input", id="2d"),
     pytest.param((5, 4), None, "input", id="3d"),
     pytest.param((5, 4), [1], "input", id="3d-shared1"),
+    pytest.param((5, 4), [2], "input", id="3d-shared2"),
     pytest.param((5, 6, 3), None, "input", id="4d-input"),
     pytest.param((5, 6, 3), [1, 2], "input", id="4d-input-shared12"),
     pytest.param((5, 6, 3), None, "conv", id="4d-conv"),
@@ -685,7 +775,7 @@ def test_merge_feature_map_with_input(check, cls):
                     f"out = layers.{cls}()([a, inp])"))
 
 
-@pytest.mark.parametrize("cls", ["Add", "Subtract", "Multiply"])
+@pytest.mark.parametrize("cls", ["Add", "Subtract", "Multiply", "Concatenate"])
 def test_merge_sequence_with_feature_map(check, cls):
     # A Conv1D output (channels-first in torch) and a Dense output on (T, F) (channels-last).
     check(one_input((6, 3), 'a = layers.Conv1D(4, 3, padding="same")(inp)', "b = layers.Dense(4)(inp)",
@@ -727,6 +817,49 @@ def test_concatenate_3d(check, axis):
     shapes = {-1: ((5, 4), (5, 3)), 1: ((5, 4), (2, 4)), 2: ((5, 4), (5, 2))}[axis]
     check(source(f"a = keras.Input(shape={shapes[0]})", f"b = keras.Input(shape={shapes[1]})",
                  f"out = layers.Concatenate(axis={axis})([a, b])", "return keras.Model([a, b], out)"))
+
+
+@pytest.mark.parametrize("then", [
+    pytest.param("layers.Flatten()", id="flatten"),
+    pytest.param("layers.GlobalAveragePooling2D()", id="gap"),
+    pytest.param("layers.GlobalMaxPooling2D(keepdims=True)", id="gmp-keepdims"),
+    pytest.param("layers.Rescaling(0.5, offset=1.0)", id="rescaling"),
+    pytest.param("layers.PReLU()", id="prelu"),
+    pytest.param("layers.PReLU(shared_axes=[1, 2])", id="prelu-shared12"),
+    pytest.param("layers.ReLU(max_value=1.0)", id="relu-max"),
+    pytest.param("layers.ReLU(threshold=0.5, negative_slope=0.1)", id="relu-threshold"),
+    pytest.param("layers.Cropping2D(1)", id="crop"),
+    pytest.param("layers.Reshape((-1, 4))", id="reshape"),
+    pytest.param("layers.Permute((2, 1, 3))", id="permute"),
+    pytest.param("layers.BatchNormalization(center=False)", id="bn-nocenter"),
+    pytest.param("layers.LayerNormalization(scale=False)", id="ln-noscale"),
+    pytest.param("layers.Softmax()", id="softmax"),
+])
+@pytest.mark.parametrize("merge", ["Add", "Subtract"])
+def test_merge_then_unary(check, merge, then):
+    # The merge's `a + b` may be inlined into the next expression: it must keep its precedence.
+    check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)', 'b = layers.Conv2D(4, 1)(inp)',
+                    f"x = layers.{merge}()([a, b])", f"out = {then}(x)"))
+
+
+@pytest.mark.parametrize("then", [
+    pytest.param("layers.RepeatVector(2)", id="repeat"),
+    pytest.param("layers.Reshape((2, 2))", id="reshape"),
+    pytest.param("layers.ReLU(max_value=1.0)", id="relu-max"),
+    pytest.param("layers.Rescaling([1.0, 2.0, 3.0, 4.0])", id="rescaling-list"),
+    pytest.param("layers.BatchNormalization(scale=False)", id="bn-noscale"),
+])
+def test_merge_then_unary_2d(check, then):
+    check(one_input((6,), "a = layers.Dense(4)(inp)", "b = layers.Dense(4)(inp)", "x = a - b", f"out = {then}(x)"))
+
+
+@pytest.mark.parametrize("merge", ["layers.Concatenate()", "layers.Concatenate(axis=1)", "layers.Add()",
+                                   "layers.Maximum()"])
+def test_merge_mixed_layouts(check, merge):
+    # A conv output (channels-first in torch) meets a Permute output (channels-last): aligned first.
+    check(source("a_in = keras.Input(shape=(5, 6, 3))", "b_in = keras.Input(shape=(6, 5, 4))",
+                 'a = layers.Conv2D(4, 3, padding="same")(a_in)', "b = layers.Permute((2, 1, 3))(b_in)",
+                 f"out = {merge}([a, b])", "return keras.Model([a_in, b_in], out)"))
 
 
 def test_concatenate_three_feature_maps_then_flatten_dense(check):
@@ -806,14 +939,34 @@ def test_embedding(check, then):
 
 
 RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
+N_STATES = {"SimpleRNN": 1, "LSTM": 2, "GRU": 1}
+
+
+def unpacked(layer: str, n_outputs: int) -> str:
+    """``layer`` applied to the input, its outputs unpacked into ``o0, o1, ...``."""
+    names = [f"o{i}" for i in range(n_outputs)]
+    if n_outputs == 1:
+        return layer_model((5, 4), layer)
+    return source("inp = keras.Input(shape=(5, 4))", f"{', '.join(names)} = {layer}(inp)",
+                  f"return keras.Model(inp, [{', '.join(names)}])")
 
 
 @pytest.mark.parametrize("rs, rst, gb", RNN_FLAGS)
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
 def test_rnn(check, cell, rs, rst, gb):
-    check(layer_model((5, 4), f"layers.{cell}(3, return_sequences={rs}, return_state={rst}, go_backwards={gb})"))
+    # go_backwards: Keras returns the sequence in processing order (not re-reversed).
+    layer = f"layers.{cell}(3, return_sequences={rs}, return_state={rst}, go_backwards={gb})"
+    check(unpacked(layer, 1 + N_STATES[cell] * rst))
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "torch_printer._ForwardWriter.write names all outputs of a multi-output node in one list "
+    "comprehension before binding any of them, so outputs without their own variable (a list "
+    "assigned to one name) all get the same name: `x, (x, x) = self.lstm1(x)`"))
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+def test_rnn_return_state_as_one_list(check, cell):
+    check(one_input((5, 4), "x = layers.Dense(4)(inp)",
+                    f"out = layers.{cell}(3, return_sequences=True, return_state=True)(x)"))
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
 @pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
 def test_rnn_no_bias(check, cell, rs):
@@ -829,8 +982,10 @@ def test_rnn_stacked(check, cell):
 @pytest.mark.parametrize("mode", ["concat", "sum", "mul", "ave", None])
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
 def test_bidirectional(check, cell, mode, rs):
+    # return_sequences=False: the backward half is its state after reading x[:, 0].
     merge = "None" if mode is None else f'"{mode}"'
-    check(layer_model((5, 4), f"layers.Bidirectional(layers.{cell}(3, return_sequences={rs}), merge_mode={merge})"))
+    layer = f"layers.Bidirectional(layers.{cell}(3, return_sequences={rs}), merge_mode={merge})"
+    check(unpacked(layer, 2 if mode is None else 1))
 
 
 @pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
@@ -838,8 +993,9 @@ def test_bidirectional(check, cell, mode, rs):
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
 def test_bidirectional_return_state(check, cell, mode, rs):
     merge = "None" if mode is None else f'"{mode}"'
-    check(layer_model((5, 4), f"layers.Bidirectional(layers.{cell}(3, return_sequences={rs}, return_state=True), "
-                              f"merge_mode={merge})"))
+    layer = (f"layers.Bidirectional(layers.{cell}(3, return_sequences={rs}, return_state=True), "
+             f"merge_mode={merge})")
+    check(unpacked(layer, (2 if mode is None else 1) + 2 * N_STATES[cell]))
 
 
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
@@ -857,3 +1013,21 @@ def test_conv1d_then_lstm(check):
     # channels-first Conv1D output goes back to (N, T, F) for the LSTM.
     check(one_input((8, 3), 'x = layers.Conv1D(4, 3, padding="same")(inp)', "x = layers.MaxPooling1D()(x)",
                     "out = layers.LSTM(3)(x)"))
+
+
+# =====================================================================================
+# Layers with no faithful torch equivalent are refused, never mistranslated
+# =====================================================================================
+@pytest.mark.parametrize("shape, layer, dtype", [
+    pytest.param((6,), "layers.Embedding(20, 4, mask_zero=True)", "int32", id="embedding-mask_zero"),
+    pytest.param((5, 4), "layers.GRU(3, reset_after=False)", None, id="gru-reset_after-False"),
+    pytest.param((5, 4), 'layers.LSTM(3, activation="relu")', None, id="lstm-relu"),
+    pytest.param((5, 4), 'layers.SimpleRNN(3, activation="relu")', None, id="simplernn-relu"),
+    pytest.param((5, 4), 'layers.GRU(3, recurrent_activation="hard_sigmoid")', None, id="gru-hard_sigmoid"),
+    pytest.param((4, 5, 3), 'layers.UpSampling2D(interpolation="bicubic")', None, id="upsampling-bicubic"),
+    pytest.param((5, 6, 3), "layers.LayerNormalization(rms_scaling=True)", None, id="layernorm-rms_scaling"),
+])
+def test_refused(shape, layer, dtype):
+    result = translate(layer_model(shape, layer, dtype=dtype), "case.py")
+    assert not result.program.models
+    assert any(d.severity == "stub" for d in result.diagnostics)

@@ -24,7 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from transpiler.frontend_ast import keras_layers
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
-from transpiler.ir.graph import Graph, Node, Span, Value
+from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
 from transpiler.ir.passes.shape_inference import infer_node
 from transpiler.ir.program import ModelDef, Program
@@ -269,6 +269,7 @@ class KerasFrontend:
         self.untranslated: list[tuple[Span, str]] = []
         self.inlined_helpers: set[str] = set()
         self.visited_functions: set[str] = set()
+        self.failed_builders: set[str] = set()  # reported once, not again from main()
         self.call_sites: list[Span] = []  # helper calls below the model-building function
         self.module_uids: dict[str, int] = {}
         self.builder_uids: dict[str, dict[str, int]] = {}
@@ -294,6 +295,7 @@ class KerasFrontend:
                     result, args = self._call_function(fn, [], {}, builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
                     del self.models[mark:]
+                    self.failed_builders.add(stmt.name.value)
                     if self._constructs_layers(stmt):
                         span = getattr(exc, "span", None) or self._span(stmt)
                         self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
@@ -562,16 +564,34 @@ class KerasFrontend:
         return node.evaluated_value
 
     def _eval_FormattedString(self, node, env):
-        parts = []
-        for part in node.parts:
+        text = self._format_parts(node.parts, env)
+        return Unknown("f-string") if text is None else text
+
+    def _format_parts(self, parts, env) -> str | None:
+        """The text of f-string ``parts`` (format specs and ``!r`` included), or None."""
+        out = []
+        for part in parts:
             if isinstance(part, cst.FormattedStringText):
-                parts.append(part.value)
-            else:
-                value = self._eval(part.expression, env)
-                if isinstance(value, (Unknown, TensorVal, LayerObj, ModelObj)):
-                    return Unknown("f-string")
-                parts.append(format(value))
-        return "".join(parts)
+                out.append(part.value.replace("{{", "{").replace("}}", "}"))
+                continue
+            value = self._eval(part.expression, env)
+            if _not_static(value) or isinstance(value, LayerObj):
+                return None
+            spec = "" if part.format_spec is None else self._format_parts(part.format_spec, env)
+            if spec is None:
+                return None
+            conversion = part.conversion
+            if conversion is None and part.equal is not None and part.format_spec is None:
+                conversion = "r"  # f"{name=}" shows repr(name)
+            if conversion is not None:
+                value = {"r": repr, "s": str, "a": ascii}[conversion](value)
+            if part.equal is not None:
+                out.append(cst.Module([]).code_for_node(part.expression) + "=")
+            try:
+                out.append(format(value, spec))
+            except (TypeError, ValueError):
+                return None
+        return "".join(out)
 
     def _eval_Name(self, node, env):
         name = node.value
@@ -586,7 +606,13 @@ class KerasFrontend:
         return self._astroid_value(name)
 
     def _astroid_value(self, name: str) -> Any:
-        """Ask astroid for a module-level value the interpreter did not bind."""
+        """Ask astroid for a module-level value the interpreter did not bind.
+
+        Only a value every assignment of ``name`` agrees on is static: ``UNITS = 64``
+        in one branch of an undecidable ``if`` and ``UNITS = 8`` in the other is not.
+        """
+        _none = object()
+        found: Any = _none
         try:
             import astroid
 
@@ -594,15 +620,15 @@ class KerasFrontend:
                 self._astroid_module = astroid.parse(self.source, path=self.path)
             for assigned in self._astroid_module.locals.get(name, []):
                 for inferred in assigned.infer():
-                    if isinstance(inferred, astroid.Const):
-                        return inferred.value
-                    if isinstance(inferred, (astroid.List, astroid.Tuple)):
-                        values = [e.value for e in inferred.elts if isinstance(e, astroid.Const)]
-                        if len(values) == len(inferred.elts):
-                            return values if isinstance(inferred, astroid.List) else tuple(values)
+                    value = _astroid_constant(inferred, astroid)
+                    if value is _ASTROID_UNKNOWN:
+                        return Unknown(f"name {name!r}")
+                    if found is not _none and (type(found) is not type(value) or found != value):
+                        return Unknown(f"name {name!r} has several values")
+                    found = value
         except Exception:  # astroid raises many kinds of inference errors
-            pass
-        return Unknown(f"name {name!r}")
+            return Unknown(f"name {name!r}")
+        return Unknown(f"name {name!r}") if found is _none else found
 
     def _eval_Attribute(self, node, env):
         base = self._eval(node.value, env)
@@ -696,8 +722,8 @@ class KerasFrontend:
     def _binop(self, op, left, right, node):
         if isinstance(left, TensorVal) or isinstance(right, TensorVal):
             return self._tensor_binop(op, left, right, node)
-        if isinstance(left, Unknown) or isinstance(right, Unknown):
-            return Unknown("arithmetic on an unknown value")
+        if _not_static(left) or _not_static(right):  # 2 * np.pi, n + len(sys.argv)
+            return Unknown("arithmetic on a value known only at run time")
         fn = _BINOPS.get(type(op))
         if fn is None:
             return Unknown(type(op).__name__)
@@ -709,6 +735,10 @@ class KerasFrontend:
     def _tensor_binop(self, op, left, right, node):
         kind = _TENSOR_BINOPS.get(type(op))
         span = self._span(node)
+        if kind or isinstance(op, cst.Divide):
+            # Keras runs ops.add / ops.true_divide ...: Operations that take an auto name
+            # from the same counters as layers (a later unnamed Add() is "add_1").
+            self._auto_name(kind or "true_divide")
         if isinstance(left, TensorVal) and isinstance(right, TensorVal) and kind:
             spec = LayerSpec(kind, {})
             return self._apply_anonymous(spec, [left, right], span, kind)
@@ -854,6 +884,8 @@ class KerasFrontend:
             return self._call_method(func, args, kwargs, node)
         if isinstance(func, FunctionRef):
             name = func.node.name.value
+            if name in self.failed_builders:
+                return Unknown(f"model from {name}() (reported)")
             if getattr(self, "builders", None) and name in self.builders:
                 self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 # the builder's layers take their auto names before what follows
@@ -872,7 +904,10 @@ class KerasFrontend:
             return result
         if callable(func) and getattr(func, "__self__", None) is not None and \
                 isinstance(func.__self__, (list, dict, str, tuple)):
-            return func(*args, **kwargs)  # container methods: list.append(tensor) is fine
+            try:
+                return func(*args, **kwargs)  # container methods: list.append(tensor) is fine
+            except Exception:  # "{:.3f}".format(<unknown>), [].index(<unknown>), ...
+                return Unknown(f"{type(func.__self__).__name__} method on run-time values")
         if callable(func) and not isinstance(func, Unknown):
             if any(isinstance(a, (Unknown, TensorVal, LayerObj, ModelObj))
                    for a in list(args) + list(kwargs.values())):
@@ -1063,7 +1098,10 @@ class KerasFrontend:
             node.meta["site"] = self.call_sites[0]  # the builder's line that led here
         if spec.initializers:
             node.meta["initializers"] = dict(spec.initializers)
-        infer_node(node)
+        try:
+            infer_node(node)
+        except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
+            raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
         layer.nodes.append(node)
         outputs = [TensorVal(v) for v in node.outputs]
         if spec.activation is not None:
@@ -1279,6 +1317,21 @@ class KerasFrontend:
             if text and not text.startswith("#"):
                 return False
         return True
+
+
+_ASTROID_UNKNOWN = object()
+
+
+def _astroid_constant(inferred: Any, astroid: Any) -> Any:
+    """A Python value for an astroid constant, list or tuple of constants."""
+    if isinstance(inferred, astroid.Const):
+        return inferred.value
+    if isinstance(inferred, (astroid.List, astroid.Tuple)):
+        values = [_astroid_constant(e, astroid) for e in inferred.elts]
+        if any(v is _ASTROID_UNKNOWN for v in values):
+            return _ASTROID_UNKNOWN
+        return values if isinstance(inferred, astroid.List) else tuple(values)
+    return _ASTROID_UNKNOWN
 
 
 def _not_static(value: Any) -> bool:

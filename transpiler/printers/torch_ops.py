@@ -8,11 +8,13 @@ param, and the statements that reproduce Keras' default initializers.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
+from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
 from transpiler.printers.code import Code, call, lit, size_arg
 from transpiler.weights.transforms import Transform
@@ -111,6 +113,21 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
 
 def _bias_inits(node: Node, m: str) -> list[str]:
     return [init_line(node, "bias_initializer", f"{m}.bias", "zeros")] if node.attrs.get("use_bias") else []
+
+
+def atom(expr: str) -> str:
+    """``expr`` safe to put in front of ``.method()``, ``[...]`` or an operator.
+
+    An input expression may be an inlined binary expression (``a + b``); postfix
+    syntax on it would bind to ``b`` only.
+    """
+    try:
+        tree = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return f"({expr})"
+    if isinstance(tree, (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.Constant)):
+        return expr
+    return f"({expr})"
 
 
 def _channels(node: Node) -> int:
@@ -247,7 +264,7 @@ def emit_global_pool_torch(node: Node, m: str) -> Emission:
     fn = "mean" if "avg" in node.op else "amax"
     dim = dims[0] if len(dims) == 1 else dims
     keep = ", keepdim=True" if node.attrs["keepdims"] else ""
-    return Emission(None, lambda ins: f"{ins[0]}.{fn}(dim={lit(dim)}{keep})", unary=True)
+    return Emission(None, lambda ins: f"{atom(ins[0])}.{fn}(dim={lit(dim)}{keep})", unary=True)
 
 
 def _torch_pads(pairs) -> tuple:
@@ -284,7 +301,7 @@ def emit_crop_torch(node: Node, m: str) -> Emission:
         slices[ax] = f"{b or ''}:{-e if e else ''}"
     while slices and slices[-1] == ":":
         slices.pop()
-    return Emission(None, lambda ins: f"{ins[0]}[{', '.join(slices)}]", unary=True)
+    return Emission(None, lambda ins: f"{atom(ins[0])}[{', '.join(slices)}]", unary=True)
 
 
 @emitter("upsample1d", "upsample2d")
@@ -301,7 +318,7 @@ def emit_upsample_torch(node: Node, m: str) -> Emission:
 # ---------------------------------------------------------------------------------
 @emitter("flatten")
 def emit_flatten_torch(node: Node, m: str) -> Emission:
-    return Emission(None, lambda ins: f"{ins[0]}.flatten(1)", unary=True)
+    return Emission(None, lambda ins: f"{atom(ins[0])}.flatten(1)", unary=True)
 
 
 @emitter("reshape")
@@ -310,8 +327,9 @@ def emit_reshape_torch(node: Node, m: str) -> Emission:
     dims = ", ".join(str(d) for d in shape)
 
     def fn(ins):
-        first = f"{ins[0]}.shape[0]" if -1 in shape else "-1"
-        return f"{ins[0]}.reshape({first}, {dims})"
+        x = atom(ins[0])
+        first = f"{x}.shape[0]" if -1 in shape else "-1"
+        return f"{x}.reshape({first}, {dims})"
 
     return Emission(None, fn, unary=True)
 
@@ -319,13 +337,14 @@ def emit_reshape_torch(node: Node, m: str) -> Emission:
 @emitter("transpose")
 def emit_transpose_torch(node: Node, m: str) -> Emission:
     perm = node.attrs["perm"]
-    return Emission(None, lambda ins: f"{ins[0]}.permute({', '.join(str(p) for p in perm)})", unary=True)
+    dims = ", ".join(str(p) for p in perm)
+    return Emission(None, lambda ins: f"{atom(ins[0])}.permute({dims})", unary=True)
 
 
 @emitter("repeat_vector")
 def emit_repeat_vector_torch(node: Node, m: str) -> Emission:
     n = node.attrs["n"]
-    return Emission(None, lambda ins: f"{ins[0]}.unsqueeze(1).repeat(1, {n}, 1)", unary=True)
+    return Emission(None, lambda ins: f"{atom(ins[0])}.unsqueeze(1).repeat(1, {n}, 1)", unary=True)
 
 
 @emitter("identity")
@@ -352,7 +371,7 @@ def _moved_to_dim1(node: Node, axis: int):
     rank = len(node.inputs[0].shape)
     if axis in (1,) or rank == 2:
         return lambda expr: expr, lambda expr: expr
-    return (lambda expr: f"{expr}.movedim({axis}, 1)", lambda expr: f"{expr}.movedim(1, {axis})")
+    return (lambda expr: f"{atom(expr)}.movedim({axis}, 1)", lambda expr: f"{atom(expr)}.movedim(1, {axis})")
 
 
 @emitter("batch_norm")
@@ -399,8 +418,31 @@ def emit_layer_norm_torch(node: Node, m: str) -> Emission:
     x = node.inputs[0]
     rank = len(x.shape)
     axes = sorted(ax % rank for ax in a["axis"])
-    trailing = axes == list(range(rank - len(axes), rank))
+
+    def trailing(ax):
+        return ax == list(range(rank - len(ax), rank))
+
+    def moved(src: int, dst: int):
+        return lambda e: f"{atom(e)}.movedim({src}, {dst})"
+
+    pre = post = (lambda e: e)
     shape = tuple(x.shape[ax] for ax in axes)
+    if len(axes) == 1:
+        if not trailing(axes):
+            pre, post = moved(axes[0], -1), moved(-1, axes[0])
+    else:
+        # gamma/beta have the normalised axes' sizes in the source (Keras) axis order.
+        to_source = Layout(x.layout, channels_last_of(x.layout)) if is_channels_first(x.layout) else None
+        in_source_order = to_source is None or all(
+            to_source.axis(p) < to_source.axis(q) for p, q in zip(axes, axes[1:]))
+        if not (trailing(axes) and in_source_order):
+            src_axes = sorted(to_source.axis(ax) for ax in axes) if to_source is not None else axes
+            if to_source is None or not trailing(src_axes):
+                raise NotImplementedError("LayerNormalization over several non-trailing axes")
+            # normalise in the source layout: channels last again, then back
+            pre, post = moved(1, -1), moved(-1, 1)
+            src_shape = to_source.shape(x.shape)
+            shape = tuple(src_shape[ax] for ax in src_axes)
     kwargs = {"eps": a["epsilon"]}
     if not a["scale"]:
         kwargs["elementwise_affine"] = False
@@ -412,15 +454,9 @@ def emit_layer_norm_torch(node: Node, m: str) -> Emission:
         state.append(StateEntry("weight", "gamma", Transform.IDENTITY))
         if a["center"]:
             state.append(StateEntry("bias", "beta", Transform.IDENTITY))
-    if len(axes) == 1 and not trailing:
-        pre, post = (lambda e: f"{e}.movedim({axes[0]}, -1)"), (lambda e: f"{e}.movedim(-1, {axes[0]})")
-    elif trailing:
-        pre = post = (lambda e: e)
-    else:
-        raise NotImplementedError("LayerNormalization over several non-trailing axes")
     em = Emission(module, lambda ins: post(f"{m}({pre(ins[0])})"), state=state)
     if not a["scale"] and a["center"]:
-        em.extra_params.append(("beta", "beta", shape[0], "zeros"))
+        em.extra_params.append(("beta", "beta", shape[0] if len(shape) == 1 else shape, "zeros"))
         em.call = lambda ins: post(f"{m}({pre(ins[0])}) + {m}_beta")
     return em
 
@@ -428,9 +464,36 @@ def emit_layer_norm_torch(node: Node, m: str) -> Emission:
 @emitter("rescaling")
 def emit_rescaling_torch(node: Node, m: str) -> Emission:
     scale, offset = node.attrs["scale"], node.attrs["offset"]
+    x = node.inputs[0]
+    channels_first = is_channels_first(x.layout)
+
+    def const(value) -> str:
+        """A per-channel list as a tensor on the input's device, broadcast over the channel axis."""
+        values = [float(v) for v in value]
+        text = f"{{x}}.new_tensor({lit(values)})"
+        if channels_first:
+            view = ["1"] * len(x.shape)
+            view[1] = "-1"
+            text += f".view({', '.join(view)})"
+        return text
+
+    if isinstance(scale, (list, tuple)) or isinstance(offset, (list, tuple)):
+        def per_channel(ins):
+            xe = atom(ins[0])
+            if isinstance(scale, (list, tuple)):
+                expr = f"{xe} * {const(scale).format(x=xe)}"
+            else:
+                expr = xe if scale == 1.0 else f"{xe} * {lit(float(scale))}"
+            if isinstance(offset, (list, tuple)):
+                expr = f"{expr} + {const(offset).format(x=xe)}"
+            elif offset:
+                expr = f"{expr} + {lit(float(offset))}"
+            return f"({expr})"
+
+        return Emission(None, per_channel, unary=True)
 
     def fn(ins):
-        expr = ins[0]
+        expr = atom(ins[0])
         inverse = 1.0 / scale if scale else 0.0
         if scale != 1.0 and inverse == round(inverse) and abs(inverse) > 1:
             expr = f"{expr} / {lit(float(round(inverse)))}"  # the user wrote 1 / 255
@@ -438,7 +501,7 @@ def emit_rescaling_torch(node: Node, m: str) -> Emission:
             expr = f"{expr} * {lit(float(scale))}"
         if offset:
             expr = f"{expr} + {lit(float(offset))}" if offset > 0 else f"{expr} - {lit(float(-offset))}"
-        return f"({expr})" if expr != ins[0] else expr
+        return f"({expr})" if expr != atom(ins[0]) else ins[0]
 
     return Emission(None, fn, unary=True)
 
@@ -470,12 +533,12 @@ def emit_relu_torch(node: Node, m: str) -> Emission:
             return Emission(None, lambda ins: f"F.relu({ins[0]})", unary=True)
         if mx == 6.0:
             return Emission(None, lambda ins: f"F.relu6({ins[0]})", unary=True)
-        return Emission(None, lambda ins: f"{ins[0]}.clamp(0.0, {lit(mx)})", unary=True)
+        return Emission(None, lambda ins: f"{atom(ins[0])}.clamp(0.0, {lit(mx)})", unary=True)
     if thr == 0.0 and mx is None:
         return Emission(None, lambda ins: f"F.leaky_relu({ins[0]}, {lit(slope)})", unary=True)
 
     def general(ins):
-        x = ins[0]
+        x = atom(ins[0])
         expr = f"torch.where({x} > {lit(thr)}, {x}, {lit(slope)} * ({x} - {lit(thr)}))"
         return expr if mx is None else f"{expr}.clamp(max={lit(mx)})"
 
@@ -521,12 +584,13 @@ def emit_prelu_torch(node: Node, m: str) -> Emission:
     init = [init_line(node, "alpha_initializer", f"{m}.weight", "zeros")]
     if rank == 2 or shared == set(range(2, rank)):
         module = call("nn.PReLU", num_parameters=x.shape[channel])
-        state = [StateEntry("weight", "alpha", Transform.IDENTITY)]
+        # Keras' alpha keeps the shared axes as 1s, e.g. (1, 1, C); nn.PReLU's weight is (C,).
+        state = [StateEntry("weight", "alpha", Transform.FLATTEN)]
         return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)
     shape = tuple(1 if ax in shared else x.shape[ax] for ax in range(1, rank))
     module = f"nn.Parameter(torch.zeros{lit(shape)})"
     transform = Transform.CHANNELS_FIRST if x.layout and x.layout[1] == "C" else Transform.IDENTITY
-    return Emission(module, lambda ins: f"F.relu({ins[0]}) - {m} * F.relu(-{ins[0]})",
+    return Emission(module, lambda ins: f"F.relu({ins[0]}) - {m} * F.relu(-{atom(ins[0])})",
                     state=[StateEntry("", "alpha", transform)], parameter=True,
                     init=[init_line(node, "alpha_initializer", m, "zeros")])
 
@@ -675,7 +739,8 @@ def emit_bidirectional_torch(node: Node, m: str) -> Emission:
 
     def statements(ins, outs):
         x = ins[0]
-        seq = outs[0] if a["return_sequences"] else f"{outs[0]}_seq"
+        # merge_mode=None assigns outs[0] before reading the second half: keep the sequence apart.
+        seq = outs[0] if a["return_sequences"] and mode != "none" else f"{outs[0]}_seq"
         hname = f"{outs[0]}_h"
         cname = f"{outs[0]}_c"
         lines = [f"{seq}, ({hname}, {cname}) = {m}({x})" if lstm else f"{seq}, {hname} = {m}({x})"]

@@ -35,6 +35,8 @@ class Transform(Enum):
     ZEROS = "zeros"
     #: PReLU alpha (*spatial, C) → (C, *spatial)
     CHANNELS_FIRST = "channels_first"
+    #: PReLU alpha shared over every axis but one, e.g. (1, 1, C) → nn.PReLU weight (C,)
+    FLATTEN = "flatten"
 
 
 def _gru_reorder(a: np.ndarray, axis: int) -> np.ndarray:
@@ -73,6 +75,8 @@ def apply(transform: Transform, array: np.ndarray) -> np.ndarray:
         out = np.zeros_like(a)
     elif transform is Transform.CHANNELS_FIRST:
         out = np.moveaxis(a, -1, 0)
+    elif transform is Transform.FLATTEN:
+        out = a.reshape(-1)
     else:  # pragma: no cover - the enum is closed
         raise ValueError(transform)
     return np.ascontiguousarray(out)
@@ -90,6 +94,8 @@ def invert(transform: Transform, array: np.ndarray) -> np.ndarray:
         out = a.transpose(*range(2, n), 1, 0)
     elif transform is Transform.DEPTHWISE_KERNEL:
         raise ValueError("DEPTHWISE_KERNEL needs the multiplier to invert; use invert_depthwise")
+    elif transform is Transform.FLATTEN:
+        raise ValueError("FLATTEN needs the canonical shape to invert; use invert_flatten")
     elif transform is Transform.GRU_KERNEL:
         out = _gru_unorder(a, 0).T
     elif transform in (Transform.GRU_BIAS_INPUT, Transform.GRU_BIAS_RECURRENT):
@@ -106,6 +112,11 @@ def invert_depthwise(array: np.ndarray, mult: int) -> np.ndarray:
     a = np.asarray(array)
     cm, _, kh, kw = a.shape
     return np.ascontiguousarray(a.reshape(cm // mult, mult, kh, kw).transpose(2, 3, 0, 1))
+
+
+def invert_flatten(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """nn.PReLU weight (C,) → the canonical alpha of ``shape`` (e.g. (1, 1, C))."""
+    return np.ascontiguousarray(np.asarray(array).reshape(shape))
 
 
 def apply_param_transform(step: tuple[str, Any], array: np.ndarray) -> np.ndarray:
