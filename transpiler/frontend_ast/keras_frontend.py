@@ -299,6 +299,7 @@ class KerasFrontend:
                     if self._constructs_layers(stmt):
                         span = getattr(exc, "span", None) or self._span(stmt)
                         self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+                        self.program.meta.setdefault("failures", {})[stmt.name.value] = span
                     continue
                 del self.models[mark:]
                 if isinstance(result, ModelObj):

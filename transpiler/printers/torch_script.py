@@ -49,8 +49,9 @@ class _Comments:
         self.lines = lines
 
 
-def _attach_comments(body: list, trailing_pass: bool) -> list:
-    """Move ``_Comments`` placeholders onto the statement that follows them."""
+def _attach_comments(body: list) -> tuple[list, list]:
+    """Move ``_Comments`` placeholders onto the statement that follows them; comments
+    left at the end are returned for the block's footer."""
     out: list = []
     pending: list = []
     for stmt in body:
@@ -61,12 +62,7 @@ def _attach_comments(body: list, trailing_pass: bool) -> list:
             stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
             pending = []
         out.append(stmt)
-    if pending:
-        if trailing_pass or not out:
-            out.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=pending))
-        else:
-            out.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=pending))
-    return out
+    return out, pending
 
 
 class _Printer:
@@ -86,7 +82,10 @@ class _Printer:
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
         self.dropped_helpers = self._droppable_helpers(frontend.module)
+        self.failure_lines = {span.line for span in program.meta.get("failures", {}).values()}
+        self.current_failure: int | None = None
         self.imports_placed = False
+        self.trailing: list = []
         self.stubs: list = []
         self.pending_classes: list[str] = []
 
@@ -173,6 +172,7 @@ class _Printer:
     # -- rewriting ----------------------------------------------------------------
     def rewrite_module(self, module: cst.Module, uses_f: bool, uses_math: bool) -> cst.Module:
         body = self._rewrite_body(module.body, level="module", uses=(uses_f, uses_math))
+        module = module.with_changes(footer=[*self.trailing, *module.footer])
         if not self.imports_placed:
             insert_at = 0
             for i, stmt in enumerate(body):
@@ -209,18 +209,32 @@ class _Printer:
                 out.append(new)
             else:
                 out.append(stmt)
-        return _attach_comments(out, trailing_pass=True)
+        out, trailing = _attach_comments(out)
+        self.trailing = trailing
+        return out
 
     def _rewrite_compound(self, stmt, level: str):
         if isinstance(stmt, cst.If) and level == "main" and "__name__" not in _code(stmt.test):
             level = "module"
+        if isinstance(stmt, cst.FunctionDef):
+            span = self._span(stmt)
+            inside = [ln for ln in self.failure_lines if span.line <= ln <= (span.end_line or span.line)]
+            saved, self.current_failure = self.current_failure, (inside[0] if inside else None)
+            try:
+                return self._rewrite_compound_inner(stmt, level)
+            finally:
+                self.current_failure = saved
+        return self._rewrite_compound_inner(stmt, level)
 
+    def _rewrite_compound_inner(self, stmt, level: str):
         def block(b):
             if isinstance(b, cst.IndentedBlock):
                 new = self._rewrite_body(b.body, level)
+                footer = [*self.trailing, *b.footer]
                 if not new:
-                    new = [cst.SimpleStatementLine([cst.Pass()])]
-                return b.with_changes(body=new)
+                    new = [cst.SimpleStatementLine([cst.Pass()], leading_lines=footer)]
+                    footer = []
+                return b.with_changes(body=new, footer=footer)
             return b
 
         changes = {}
@@ -267,8 +281,13 @@ class _Printer:
                 return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
                     leading_lines=stmt.leading_lines)]
         del text
-        # One raise per block is enough: what follows it is unreachable anyway.
-        return self._stub(stmt, raising=level != "module" and not raised)
+        # One raise per block is enough: what follows it is unreachable anyway. In a
+        # builder that could not be translated, the raise quotes the failing line.
+        raising = level != "module" and not raised
+        if self.current_failure is not None:
+            span = self._span(stmt)
+            raising = span.line <= self.current_failure <= (span.end_line or span.line)
+        return self._stub(stmt, raising=raising)
 
     def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:
         small = stmt.body[0]
@@ -308,11 +327,12 @@ class _Printer:
             names = list(md.builder_args)
             got = ", ".join(names) + ("," if len(names) == 1 else "")
             want = _literal_or_none(tuple(md.builder_args[n] for n in names))
+            shown = ", ".join(f"{n}={_literal_or_none(md.builder_args[n])}" for n in names)
             if want is not None:
                 body_lines.append(f"    if ({got}) != {want}:")
                 body_lines.append("        raise NotImplementedError(")
-                body_lines.append(f'            "{md.class_name} was transpiled for {fn.name.value}{want}; "')
-                body_lines.append(f'            "transpile again for other arguments"')
+                body_lines.append(f"            {(md.class_name + ' was transpiled for ' + fn.name.value + '(' + shown + '); ')!r}")
+                body_lines.append('            "transpile again for other arguments"')
                 body_lines.append("        )")
         body_lines.append(f"    return {md.class_name}()")
         decorators = "".join(_code(d) for d in fn.decorators)
@@ -353,6 +373,10 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
     source_file = os.path.basename(program.path)
     codes = [print_model_class(md, source_file) for md in program.models]
+    for md in program.models:
+        for node in md.graph.nodes:
+            for message in node.meta.get("init_warnings", ()):
+                program.warn(node.span, f"{node.name}: initializer {message}")
     uses_f = any(c.uses_functional for c in codes)
     uses_math = any("import math" in c.imports for c in codes)
     printer = _Printer(program, frontend, codes)

@@ -43,7 +43,7 @@ class Net(nn.Module):
 def build_model(vocab_size=100):
     if (vocab_size,) != (100,):
         raise NotImplementedError(
-            "Net was transpiled for build_model(100,); "
+            "Net was transpiled for build_model(vocab_size=100); "
             "transpile again for other arguments"
         )
     return Net()

@@ -62,7 +62,7 @@ class Net(nn.Module):
 def build_model(filters=16):
     if (filters,) != (16,):
         raise NotImplementedError(
-            "Net was transpiled for build_model(16,); "
+            "Net was transpiled for build_model(filters=16); "
             "transpile again for other arguments"
         )
     return Net()

@@ -37,7 +37,7 @@ class Net(nn.Module):
 def build_model(num_features=20, num_classes=3):
     if (num_features, num_classes) != (20, 3):
         raise NotImplementedError(
-            "Net was transpiled for build_model(20, 3); "
+            "Net was transpiled for build_model(num_features=20, num_classes=3); "
             "transpile again for other arguments"
         )
     return Net()

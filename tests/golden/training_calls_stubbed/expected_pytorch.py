@@ -41,4 +41,3 @@ if __name__ == "__main__":
     )
     # TODO(transpiler): not translated yet (input.py:15)
     # model.fit(x, y, epochs=2, batch_size=16)
-    pass
