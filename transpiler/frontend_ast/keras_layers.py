@@ -92,6 +92,7 @@ class Registration:
     fn: Recognizer
     signature: Signature
     canonical_class: str
+    ops: tuple[str, ...] = ()
 
 
 _REGISTRY: dict[str, Registration] = {}
@@ -114,15 +115,16 @@ TRAINING_KWARGS = {"kernel_regularizer", "bias_regularizer", "activity_regulariz
                    "seed", "noise_shape"}
 
 
-def recognizer(*class_names: str, signature: str) -> Callable[[Recognizer], Recognizer]:
-    """Register ``fn`` for Keras layer classes ``class_names`` (first = canonical)."""
+def recognizer(*class_names: str, signature: str, ops: tuple[str, ...] = ()) -> Callable[[Recognizer], Recognizer]:
+    """Register ``fn`` for Keras layer classes ``class_names`` (first = canonical);
+    ``ops`` declares the canonical ops it can produce (checked by the registry test)."""
     sig = Signature.parse(signature)
 
     def deco(fn: Recognizer) -> Recognizer:
         for name in class_names:
             if name in _REGISTRY:
                 raise ValueError(f"Keras layer {name} registered twice")
-            _REGISTRY[name] = Registration(fn, sig, class_names[0])
+            _REGISTRY[name] = Registration(fn, sig, class_names[0], tuple(ops))
         return fn
 
     return deco
@@ -220,16 +222,17 @@ _CONV_SIG = ("filters; kernel_size; strides=1; padding='valid'; data_format=None
 _CONVT_SIG = ("filters; kernel_size; strides=1; padding='valid'; output_padding=None; "
               "data_format=None; dilation_rate=1; activation=None; use_bias=True")
 
-recognizer("Conv1D", "Convolution1D", signature=_CONV_SIG)(_conv_family(1, "conv1d"))
-recognizer("Conv2D", "Convolution2D", signature=_CONV_SIG)(_conv_family(2, "conv2d"))
-recognizer("Conv3D", "Convolution3D", signature=_CONV_SIG)(_conv_family(3, "conv3d"))
-recognizer("Conv1DTranspose", "Convolution1DTranspose", signature=_CONVT_SIG)(
+recognizer("Conv1D", "Convolution1D", signature=_CONV_SIG, ops=("conv1d",))(_conv_family(1, "conv1d"))
+recognizer("Conv2D", "Convolution2D", signature=_CONV_SIG, ops=("conv2d",))(_conv_family(2, "conv2d"))
+recognizer("Conv3D", "Convolution3D", signature=_CONV_SIG, ops=("conv3d",))(_conv_family(3, "conv3d"))
+recognizer("Conv1DTranspose", "Convolution1DTranspose", signature=_CONVT_SIG, ops=("conv_transpose1d",))(
     _conv_family(1, "conv_transpose1d", transposed=True))
-recognizer("Conv2DTranspose", "Convolution2DTranspose", "Deconvolution2D", signature=_CONVT_SIG)(
+recognizer("Conv2DTranspose", "Convolution2DTranspose", "Deconvolution2D", signature=_CONVT_SIG,
+           ops=("conv_transpose2d",))(
     _conv_family(2, "conv_transpose2d", transposed=True))
 
 
-@recognizer("Dense", signature="units; activation=None; use_bias=True")
+@recognizer("Dense", signature="units; activation=None; use_bias=True", ops=("dense",))
 def recognize_dense(b: BoundArgs) -> LayerSpec:
     attrs = {"units": b.require("units"), "use_bias": b.get("use_bias")}
     return LayerSpec("dense", attrs, activation_spec(b.get("activation")))
@@ -271,12 +274,12 @@ def _pool(op: str):
 _POOL1 = "pool_size=2; strides=None; padding='valid'; data_format=None"
 _POOL2 = "pool_size=(2, 2); strides=None; padding='valid'; data_format=None"
 _POOL3 = "pool_size=(2, 2, 2); strides=None; padding='valid'; data_format=None"
-recognizer("MaxPooling1D", "MaxPool1D", signature=_POOL1)(_pool("max_pool1d"))
-recognizer("MaxPooling2D", "MaxPool2D", signature=_POOL2)(_pool("max_pool2d"))
-recognizer("MaxPooling3D", "MaxPool3D", signature=_POOL3)(_pool("max_pool3d"))
-recognizer("AveragePooling1D", "AvgPool1D", signature=_POOL1)(_pool("avg_pool1d"))
-recognizer("AveragePooling2D", "AvgPool2D", signature=_POOL2)(_pool("avg_pool2d"))
-recognizer("AveragePooling3D", "AvgPool3D", signature=_POOL3)(_pool("avg_pool3d"))
+recognizer("MaxPooling1D", "MaxPool1D", signature=_POOL1, ops=("max_pool1d",))(_pool("max_pool1d"))
+recognizer("MaxPooling2D", "MaxPool2D", signature=_POOL2, ops=("max_pool2d",))(_pool("max_pool2d"))
+recognizer("MaxPooling3D", "MaxPool3D", signature=_POOL3, ops=("max_pool3d",))(_pool("max_pool3d"))
+recognizer("AveragePooling1D", "AvgPool1D", signature=_POOL1, ops=("avg_pool1d",))(_pool("avg_pool1d"))
+recognizer("AveragePooling2D", "AvgPool2D", signature=_POOL2, ops=("avg_pool2d",))(_pool("avg_pool2d"))
+recognizer("AveragePooling3D", "AvgPool3D", signature=_POOL3, ops=("avg_pool3d",))(_pool("avg_pool3d"))
 
 
 def _global_pool(op: str):
@@ -290,22 +293,22 @@ def _global_pool(op: str):
 for _kind, _short in (("Average", "Avg"), ("Max", "Max")):
     for _r in (1, 2, 3):
         recognizer(f"Global{_kind}Pooling{_r}D", f"Global{_short}Pool{_r}D",
-                   signature="data_format=None; keepdims=False")(
+                   signature="data_format=None; keepdims=False", ops=(f"global_{_short.lower()}_pool{_r}d",))(
             _global_pool(f"global_{_short.lower()}_pool{_r}d"))
 
 
-@recognizer("Flatten", signature="data_format=None")
+@recognizer("Flatten", signature="data_format=None", ops=("flatten",))
 def recognize_flatten(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     return LayerSpec("flatten", {})
 
 
-@recognizer("Reshape", signature="target_shape")
+@recognizer("Reshape", signature="target_shape", ops=("reshape",))
 def recognize_reshape(b: BoundArgs) -> LayerSpec:
     return LayerSpec("reshape", {"shape": tuple(b.require("target_shape"))})
 
 
-@recognizer("Permute", signature="dims")
+@recognizer("Permute", signature="dims", ops=("transpose",))
 def recognize_permute(b: BoundArgs) -> LayerSpec:
     dims = tuple(b.require("dims"))
     if sorted(dims) != list(range(1, len(dims) + 1)):
@@ -313,30 +316,32 @@ def recognize_permute(b: BoundArgs) -> LayerSpec:
     return LayerSpec("transpose", {"perm": (0, *dims)})
 
 
-@recognizer("RepeatVector", signature="n")
+@recognizer("RepeatVector", signature="n", ops=("repeat_vector",))
 def recognize_repeat_vector(b: BoundArgs) -> LayerSpec:
     return LayerSpec("repeat_vector", {"n": b.require("n")})
 
 
-@recognizer("Identity", signature="")
+@recognizer("Identity", signature="", ops=("identity",))
 def recognize_identity(b: BoundArgs) -> LayerSpec:
     return LayerSpec("identity", {})
 
 
-@recognizer("Dropout", signature="rate; noise_shape=None; seed=None")
+@recognizer("Dropout", signature="rate; noise_shape=None; seed=None", ops=("dropout",))
 def recognize_dropout(b: BoundArgs) -> LayerSpec:
     if b.get("noise_shape") is not None:
         raise Unsupported("Dropout: noise_shape is not supported")
     return LayerSpec("dropout", {"rate": b.require("rate")})
 
 
-@recognizer("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", signature="rate; data_format=None; seed=None")
+@recognizer("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", signature="rate; data_format=None; seed=None",
+            ops=("spatial_dropout",))
 def recognize_spatial_dropout(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     return LayerSpec("spatial_dropout", {"rate": b.require("rate")})
 
 
-@recognizer("BatchNormalization", signature="axis=-1; momentum=0.99; epsilon=0.001; center=True; scale=True")
+@recognizer("BatchNormalization", signature="axis=-1; momentum=0.99; epsilon=0.001; center=True; scale=True",
+            ops=("batch_norm",))
 def recognize_batch_norm(b: BoundArgs) -> LayerSpec:
     axis = b.get("axis")
     if isinstance(axis, (list, tuple)):
@@ -348,7 +353,8 @@ def recognize_batch_norm(b: BoundArgs) -> LayerSpec:
                                     "scale": b.get("scale")})
 
 
-@recognizer("LayerNormalization", signature="axis=-1; epsilon=0.001; center=True; scale=True; rms_scaling=False")
+@recognizer("LayerNormalization", signature="axis=-1; epsilon=0.001; center=True; scale=True; rms_scaling=False",
+            ops=("layer_norm",))
 def recognize_layer_norm(b: BoundArgs) -> LayerSpec:
     if b.get("rms_scaling"):
         raise Unsupported("LayerNormalization(rms_scaling=True) is not supported")
@@ -356,7 +362,7 @@ def recognize_layer_norm(b: BoundArgs) -> LayerSpec:
                                     "center": b.get("center"), "scale": b.get("scale")})
 
 
-@recognizer("Rescaling", signature="scale; offset=0.0")
+@recognizer("Rescaling", signature="scale; offset=0.0", ops=("rescaling",))
 def recognize_rescaling(b: BoundArgs) -> LayerSpec:
     return LayerSpec("rescaling", {"scale": b.require("scale"), "offset": b.get("offset")})
 
@@ -367,31 +373,32 @@ def recognize_activation(b: BoundArgs) -> LayerSpec:
     return LayerSpec(*spec) if spec else LayerSpec("identity", {})
 
 
-@recognizer("ReLU", signature="max_value=None; negative_slope=0.0; threshold=0.0")
+@recognizer("ReLU", signature="max_value=None; negative_slope=0.0; threshold=0.0", ops=("relu",))
 def recognize_relu(b: BoundArgs) -> LayerSpec:
     return LayerSpec("relu", {"max_value": b.get("max_value"), "negative_slope": b.get("negative_slope"),
                               "threshold": b.get("threshold")})
 
 
-@recognizer("LeakyReLU", signature="negative_slope=0.3")
+@recognizer("LeakyReLU", signature="negative_slope=0.3", ops=("leaky_relu",))
 def recognize_leaky_relu(b: BoundArgs) -> LayerSpec:
     b.rename("alpha", "negative_slope")
     return LayerSpec("leaky_relu", {"negative_slope": b.get("negative_slope")})
 
 
-@recognizer("ELU", signature="alpha=1.0")
+@recognizer("ELU", signature="alpha=1.0", ops=("elu",))
 def recognize_elu(b: BoundArgs) -> LayerSpec:
     return LayerSpec("elu", {"alpha": b.get("alpha")})
 
 
-@recognizer("PReLU", signature="alpha_initializer='zeros'; alpha_regularizer=None; alpha_constraint=None; shared_axes=None")
+@recognizer("PReLU", signature="alpha_initializer='zeros'; alpha_regularizer=None; alpha_constraint=None; shared_axes=None",
+            ops=("prelu",))
 def recognize_prelu(b: BoundArgs) -> LayerSpec:
     shared = b.get("shared_axes")
     return LayerSpec("prelu", {"shared_axes": None if shared is None else tuple(
         [shared] if isinstance(shared, int) else shared)})
 
 
-@recognizer("Softmax", signature="axis=-1")
+@recognizer("Softmax", signature="axis=-1", ops=("softmax",))
 def recognize_softmax(b: BoundArgs) -> LayerSpec:
     axis = b.get("axis")
     if isinstance(axis, (list, tuple)):
@@ -408,10 +415,10 @@ def _merge(op: str):
 
 for _cls, _op in (("Add", "add"), ("Subtract", "subtract"), ("Multiply", "multiply"),
                   ("Average", "average"), ("Maximum", "maximum"), ("Minimum", "minimum")):
-    recognizer(_cls, signature="")(_merge(_op))
+    recognizer(_cls, signature="", ops=(_op,))(_merge(_op))
 
 
-@recognizer("Concatenate", signature="axis=-1")
+@recognizer("Concatenate", signature="axis=-1", ops=("concat",))
 def recognize_concat(b: BoundArgs) -> LayerSpec:
     return LayerSpec("concat", {"axis": b.get("axis")})
 
@@ -428,34 +435,35 @@ def _pairs(value: Any, rank: int, name: str) -> tuple:
     return tuple((v, v) if isinstance(v, int) else tuple(v) for v in value)
 
 
-@recognizer("ZeroPadding1D", signature="padding=1")
+@recognizer("ZeroPadding1D", signature="padding=1", ops=("pad1d",))
 def recognize_zero_pad1d(b: BoundArgs) -> LayerSpec:
     return LayerSpec("pad1d", {"pads": _pairs(b.get("padding"), 1, "ZeroPadding1D")})
 
 
-@recognizer("ZeroPadding2D", signature="padding=(1, 1); data_format=None")
+@recognizer("ZeroPadding2D", signature="padding=(1, 1); data_format=None", ops=("pad2d",))
 def recognize_zero_pad2d(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     return LayerSpec("pad2d", {"pads": _pairs(b.get("padding"), 2, "ZeroPadding2D")})
 
 
-@recognizer("Cropping1D", signature="cropping=(1, 1)")
+@recognizer("Cropping1D", signature="cropping=(1, 1)", ops=("crop1d",))
 def recognize_crop1d(b: BoundArgs) -> LayerSpec:
     return LayerSpec("crop1d", {"cropping": _pairs(b.get("cropping"), 1, "Cropping1D")})
 
 
-@recognizer("Cropping2D", signature="cropping=((0, 0), (0, 0)); data_format=None")
+@recognizer("Cropping2D", signature="cropping=((0, 0), (0, 0)); data_format=None", ops=("crop2d",))
 def recognize_crop2d(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     return LayerSpec("crop2d", {"cropping": _pairs(b.get("cropping"), 2, "Cropping2D")})
 
 
-@recognizer("UpSampling1D", signature="size=2")
+@recognizer("UpSampling1D", signature="size=2", ops=("upsample1d",))
 def recognize_upsample1d(b: BoundArgs) -> LayerSpec:
     return LayerSpec("upsample1d", {"size": b.get("size")})
 
 
-@recognizer("UpSampling2D", signature="size=(2, 2); data_format=None; interpolation='nearest'")
+@recognizer("UpSampling2D", signature="size=(2, 2); data_format=None; interpolation='nearest'",
+            ops=("upsample2d",))
 def recognize_upsample2d(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     mode = b.get("interpolation")
@@ -505,12 +513,14 @@ def _rnn(op: str):
 _RNN_SIG = ("units; activation='tanh'; recurrent_activation='sigmoid'; use_bias=True; "
             "dropout=0.0; recurrent_dropout=0.0; return_sequences=False; return_state=False; "
             "go_backwards=False; stateful=False; unroll=False; unit_forget_bias=True; reset_after=True")
-recognizer("SimpleRNN", signature=_RNN_SIG.replace("recurrent_activation='sigmoid'; ", ""))(_rnn("simple_rnn"))
-recognizer("LSTM", "CuDNNLSTM", signature=_RNN_SIG)(_rnn("lstm"))
-recognizer("GRU", "CuDNNGRU", signature=_RNN_SIG)(_rnn("gru"))
+recognizer("SimpleRNN", signature=_RNN_SIG.replace("recurrent_activation='sigmoid'; ", ""),
+           ops=("simple_rnn",))(_rnn("simple_rnn"))
+recognizer("LSTM", "CuDNNLSTM", signature=_RNN_SIG, ops=("lstm",))(_rnn("lstm"))
+recognizer("GRU", "CuDNNGRU", signature=_RNN_SIG, ops=("gru",))(_rnn("gru"))
 
 
-@recognizer("Bidirectional", signature="layer; merge_mode='concat'; weights=None; backward_layer=None")
+@recognizer("Bidirectional", signature="layer; merge_mode='concat'; weights=None; backward_layer=None",
+            ops=("bidirectional",))
 def recognize_bidirectional(b: BoundArgs) -> LayerSpec:
     inner = b.require("layer")
     if b.get("backward_layer") is not None:
