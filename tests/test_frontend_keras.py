@@ -126,7 +126,7 @@ def test_every_import_spelling_gives_the_same_graph(source):
         ("Convolution1D(4, 3)", (8, 2), "conv1d", "conv1d"),
         ("MaxPool2D()", (8, 8, 2), "max_pool2d", "max_pooling2d"),
         ("MaxPool1D()", (8, 2), "max_pool1d", "max_pooling1d"),
-        ("AvgPool2D()", (8, 8, 2), "avg_pool2d", "average_pooling2d"),
+        ("AvgPool2D(2)", (8, 8, 2), "avg_pool2d", "average_pooling2d"),
         ("GlobalAvgPool2D()", (8, 8, 2), "global_avg_pool2d", "global_average_pooling2d"),
         ("GlobalMaxPool1D()", (8, 2), "global_max_pool1d", "global_max_pooling1d"),
     ],

@@ -155,3 +155,24 @@ def test_permute_rows_matches_a_channels_first_flatten():
     moved = apply_param_transform(("permute_rows", ((h, w, c), (2, 0, 1))), kernel)
     torch_out = x.transpose(2, 0, 1).reshape(-1) @ moved
     assert np.allclose(keras_out, torch_out)
+
+
+#: canonical ops no Keras layer produces directly, with the reason
+NOT_FROM_KERAS: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("name", sorted(ops_table.all_ops()))
+def test_every_op_has_a_keras_recogniser_or_a_reason(name):
+    from transpiler.frontend_ast import keras_layers
+
+    produced = {op for reg in keras_layers.registered_classes().values() for op in reg.ops}
+    assert name in produced or name in NOT_FROM_KERAS
+
+
+def test_recognisers_declare_only_table_ops():
+    from transpiler.frontend_ast import keras_layers
+
+    for cls, reg in keras_layers.registered_classes().items():
+        assert reg.ops, cls
+        for op in reg.ops:
+            ops_table.get(op)

@@ -158,8 +158,18 @@ def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray]) 
         t_out = torch_module(*t_in)
     if not isinstance(t_out, (list, tuple)):
         t_out = [t_out]
-    t_out = [to_source_layout(o.numpy(), v.layout) for o, v in zip(t_out, graph.outputs)]
+    layouts = output_layouts(graph)
+    t_out = [to_source_layout(o.numpy(), lay) for o, lay in zip(t_out, layouts)]
     return [compare_arrays(a, b) for a, b in zip(k_out, t_out)]
+
+
+def output_layouts(graph: Graph) -> list[str | None]:
+    """The layout each model output is in (passes may record it when a value's tag
+    alone cannot say, e.g. after an identity permute was removed)."""
+    recorded = graph.meta.get("output_layouts")
+    if recorded and len(recorded) == len(graph.outputs):
+        return list(recorded)
+    return [v.layout for v in graph.outputs]
 
 
 def keras_param_count(model) -> int:

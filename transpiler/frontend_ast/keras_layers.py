@@ -239,7 +239,7 @@ def recognize_dense(b: BoundArgs) -> LayerSpec:
 
 
 @recognizer("DepthwiseConv2D", signature="kernel_size; strides=1; padding='valid'; depth_multiplier=1; "
-            "data_format=None; dilation_rate=1; activation=None; use_bias=True")
+            "data_format=None; dilation_rate=1; activation=None; use_bias=True", ops=("depthwise_conv2d",))
 def recognize_depthwise_conv2d(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     attrs = {"kernel_size": b.require("kernel_size"), "strides": b.get("strides"),
@@ -250,7 +250,7 @@ def recognize_depthwise_conv2d(b: BoundArgs) -> LayerSpec:
 
 @recognizer("SeparableConv2D", "SeparableConvolution2D",
             signature="filters; kernel_size; strides=1; padding='valid'; data_format=None; "
-            "dilation_rate=1; depth_multiplier=1; activation=None; use_bias=True")
+            "dilation_rate=1; depth_multiplier=1; activation=None; use_bias=True", ops=("separable_conv2d",))
 def recognize_separable_conv2d(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     attrs = {"filters": b.require("filters"), "kernel_size": b.require("kernel_size"),
@@ -263,7 +263,7 @@ def recognize_separable_conv2d(b: BoundArgs) -> LayerSpec:
 def _pool(op: str):
     def fn(b: BoundArgs) -> LayerSpec:
         _check_channels_last(b)
-        pool = b.get("pool_size")
+        pool = b.get("pool_size") if "pool_size" in b.sig.defaults else b.require("pool_size")
         strides = b.get("strides")
         return LayerSpec(op, {"pool_size": pool, "strides": pool if strides is None else strides,
                               "padding": _padding(b)})
@@ -274,12 +274,13 @@ def _pool(op: str):
 _POOL1 = "pool_size=2; strides=None; padding='valid'; data_format=None"
 _POOL2 = "pool_size=(2, 2); strides=None; padding='valid'; data_format=None"
 _POOL3 = "pool_size=(2, 2, 2); strides=None; padding='valid'; data_format=None"
+_AVG_POOL = "pool_size; strides=None; padding='valid'; data_format=None"  # no default in Keras 3
 recognizer("MaxPooling1D", "MaxPool1D", signature=_POOL1, ops=("max_pool1d",))(_pool("max_pool1d"))
 recognizer("MaxPooling2D", "MaxPool2D", signature=_POOL2, ops=("max_pool2d",))(_pool("max_pool2d"))
 recognizer("MaxPooling3D", "MaxPool3D", signature=_POOL3, ops=("max_pool3d",))(_pool("max_pool3d"))
-recognizer("AveragePooling1D", "AvgPool1D", signature=_POOL1, ops=("avg_pool1d",))(_pool("avg_pool1d"))
-recognizer("AveragePooling2D", "AvgPool2D", signature=_POOL2, ops=("avg_pool2d",))(_pool("avg_pool2d"))
-recognizer("AveragePooling3D", "AvgPool3D", signature=_POOL3, ops=("avg_pool3d",))(_pool("avg_pool3d"))
+recognizer("AveragePooling1D", "AvgPool1D", signature=_AVG_POOL, ops=("avg_pool1d",))(_pool("avg_pool1d"))
+recognizer("AveragePooling2D", "AvgPool2D", signature=_AVG_POOL, ops=("avg_pool2d",))(_pool("avg_pool2d"))
+recognizer("AveragePooling3D", "AvgPool3D", signature=_AVG_POOL, ops=("avg_pool3d",))(_pool("avg_pool3d"))
 
 
 def _global_pool(op: str):
@@ -367,7 +368,8 @@ def recognize_rescaling(b: BoundArgs) -> LayerSpec:
     return LayerSpec("rescaling", {"scale": b.require("scale"), "offset": b.get("offset")})
 
 
-@recognizer("Activation", signature="activation")
+@recognizer("Activation", signature="activation",
+            ops=tuple(sorted({spec[0] for spec in ACTIVATIONS.values() if spec} | {"identity"})))
 def recognize_activation(b: BoundArgs) -> LayerSpec:
     spec = activation_spec(b.require("activation"))
     return LayerSpec(*spec) if spec else LayerSpec("identity", {})
@@ -446,6 +448,18 @@ def recognize_zero_pad2d(b: BoundArgs) -> LayerSpec:
     return LayerSpec("pad2d", {"pads": _pairs(b.get("padding"), 2, "ZeroPadding2D")})
 
 
+@recognizer("ZeroPadding3D", signature="padding=((1, 1), (1, 1), (1, 1)); data_format=None", ops=("pad3d",))
+def recognize_zero_pad3d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("pad3d", {"pads": _pairs(b.get("padding"), 3, "ZeroPadding3D")})
+
+
+@recognizer("Cropping3D", signature="cropping=((1, 1), (1, 1), (1, 1)); data_format=None", ops=("crop3d",))
+def recognize_crop3d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("crop3d", {"cropping": _pairs(b.get("cropping"), 3, "Cropping3D")})
+
+
 @recognizer("Cropping1D", signature="cropping=(1, 1)", ops=("crop1d",))
 def recognize_crop1d(b: BoundArgs) -> LayerSpec:
     return LayerSpec("crop1d", {"cropping": _pairs(b.get("cropping"), 1, "Cropping1D")})
@@ -473,7 +487,7 @@ def recognize_upsample2d(b: BoundArgs) -> LayerSpec:
 
 
 @recognizer("Embedding", signature="input_dim; output_dim; embeddings_initializer='uniform'; "
-            "embeddings_regularizer=None; embeddings_constraint=None; mask_zero=False")
+            "embeddings_regularizer=None; embeddings_constraint=None; mask_zero=False", ops=("embedding",))
 def recognize_embedding(b: BoundArgs) -> LayerSpec:
     if b.get("mask_zero"):
         raise Unsupported("Embedding(mask_zero=True): masking is not translated yet")

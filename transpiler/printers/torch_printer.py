@@ -62,11 +62,11 @@ class _ForwardWriter:
     def _live(self, value: Value, at: int) -> bool:
         return self.last_use.get(id(value), -1) > at
 
-    def _name_for(self, value: Value, at: int) -> str:
+    def _name_for(self, value: Value, at: int, avoid: set[str] = frozenset()) -> str:
         hint = value.var or self._inherited_var(value) or "x"
         hint = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
         current = self.bound.get(hint)
-        if current is None or current is value or not self._live(current, at):
+        if hint not in avoid and (current is None or current is value or not self._live(current, at)):
             self.names.taken.add(hint)
             return hint
         return self.names.fresh(hint)
@@ -105,7 +105,11 @@ class _ForwardWriter:
             if em.module is None:
                 self.lines += _comment_lines(node.comments, "")
             if em.statements is not None:
-                outs = [self._name_for(v, i) for v in node.outputs]
+                outs = []
+                for v in node.outputs:
+                    # bind each name before choosing the next: one statement, distinct names
+                    name = self._name_for(v, i, avoid=set(outs))
+                    outs.append(name)
                 self.lines += em.statements(ins, outs)
                 for v, name in zip(node.outputs, outs):
                     self.expr[id(v)] = name

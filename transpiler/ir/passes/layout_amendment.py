@@ -107,7 +107,6 @@ class _Amender:
         graph.meta["input_layouts"] = [v.layout for v in graph.inputs]
         for node in list(graph.nodes):
             self.visit(node)
-        graph.meta["output_layouts"] = [v.layout for v in graph.outputs]
         graph.meta["layout_transposes"] = self.transposes
         return graph
 
@@ -231,6 +230,12 @@ def fold_transposes(graph: Graph) -> Graph:
                 graph.nodes.remove(src)
                 changed = True
             if node.attrs["perm"] == tuple(range(len(node.attrs["perm"]))) and node in graph.nodes:
+                layouts = graph.meta.get("output_layouts") or [v.layout for v in graph.outputs]
+                for i, v in enumerate(graph.outputs):
+                    if v is node.outputs[0]:
+                        # same data, but the source framework reads it in this layout
+                        layouts[i] = v.layout
+                graph.meta["output_layouts"] = layouts
                 graph.replace_uses(node.outputs[0], node.inputs[0], after=node)
                 graph.nodes.remove(node)
                 changed = True
