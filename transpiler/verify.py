@@ -19,7 +19,8 @@ import numpy as np
 
 from transpiler.ir.graph import Graph
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
-from transpiler.printers.torch_printer import node_param_names, torch_state_dict
+from transpiler.printers.torch_printer import node_param_names
+from transpiler.weights.mapping import torch_state_dict
 
 
 def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str, np.ndarray]]:

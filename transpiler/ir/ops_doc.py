@@ -1,0 +1,74 @@
+"""Render the op support table (docs/ops.md) from the ops table and the registries.
+
+``python -m transpiler.ir.ops_doc > docs/ops.md``; a test fails when the file drifts.
+"""
+
+from __future__ import annotations
+
+from transpiler.frontend_ast import keras_layers
+from transpiler.ir import ops as ops_table
+from transpiler.ir.passes import torch_selection
+from transpiler.printers import torch_ops
+
+
+def _attrs(spec: ops_table.OpSpec) -> str:
+    parts = []
+    for attr in spec.attrs.values():
+        if attr.default is ops_table.REQUIRED:
+            parts.append(f"`{attr.name}: {attr.type}`")
+        else:
+            parts.append(f"`{attr.name}: {attr.type} = {attr.default!r}`")
+    return ", ".join(parts) or "—"
+
+
+def _params(spec: ops_table.OpSpec) -> str:
+    if spec.wraps:
+        return "the wrapped layer's, twice (`forward.*`, `backward.*`)"
+    parts = []
+    for p in spec.params:
+        text = f"`{p.name}: {p.layout}`"
+        if p.when:
+            text += f" if {p.when}"
+        if not p.trainable:
+            text += " (buffer)"
+        parts.append(text)
+    return ", ".join(parts) or "—"
+
+
+def render_ops_table() -> str:
+    """The markdown support table, one row per canonical op."""
+    keras_by_op: dict[str, list[str]] = {}
+    for cls, reg in sorted(keras_layers.registered_classes().items()):
+        for op in reg.ops:
+            keras_by_op.setdefault(op, []).append(cls)
+    lines = [
+        "# Supported ops",
+        "",
+        "Generated from `transpiler/ir/ops.py` and the frontend/printer registries by",
+        "`python -m transpiler.ir.ops_doc > docs/ops.md`; `tests/test_docs.py` fails when it drifts.",
+        "Layout classes: *implicit* (channel axis implied, e.g. conv), *transparent* (element-wise),",
+        "*attribute* (axis attributes rewritten), *terminate* (needs the source layout).",
+        "Param layouts use letters: H/W/D spatial, I/O in/out channels, M depth multiplier,",
+        "C channels, G gates × units, U units, V vocabulary, E embedding size, B bias rows, A any.",
+        "",
+        f"{len(ops_table.all_ops())} ops.",
+        "",
+        "| op | layout | attributes | params | Keras | PyTorch |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, spec in ops_table.all_ops().items():
+        keras = ", ".join(f"`{c}`" for c in keras_by_op.get(name, [])) or "—"
+        if torch_ops.has_emitter(name):
+            torch = "emitted"
+        elif name in torch_selection._RULES:
+            torch = "decomposed"
+        else:
+            torch = "—"
+        lines.append(f"| `{name}` | {spec.layout} | {_attrs(spec)} | {_params(spec)} | {keras} | {torch} |")
+    activations = ", ".join(f"`{a}`" for a in keras_layers.ACTIVATIONS)
+    lines += ["", f"`activation=` strings: {activations}.", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render_ops_table(), end="")
