@@ -9,11 +9,7 @@ the per-output comparisons.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import os
-import sys
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,14 +24,7 @@ _counter = itertools.count()
 
 def load_source_module(source: str, name: str = "keras_case"):
     """Import Keras source text as a module (its __main__ block does not run)."""
-    fd, path = tempfile.mkstemp(suffix=".py", prefix=f"{name}_{next(_counter)}_")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(source)
-    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return verify.load_generated(source, f"{name}_{next(_counter)}")
 
 
 def randomize_keras_weights(model, seed: int = 0) -> None:

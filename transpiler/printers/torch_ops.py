@@ -152,31 +152,39 @@ def emit_dense_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     kwargs = {} if a["use_bias"] else {"bias": False}
     module = call("nn.Linear", lit(node.inputs[0].shape[-1]), lit(a["units"]), **kwargs)
-    state = [StateEntry("weight", "kernel", Transform.TRANSPOSE)]
-    if a["use_bias"]:
-        state.append(StateEntry("bias", "bias", Transform.IDENTITY))
-    init = [init_line(node, "kernel_initializer", f"{m}.weight", "glorot_uniform"), *_bias_inits(node, m)]
-    return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)
+    return _kernel_emission(node, m, module, Transform.TRANSPOSE)
 
 
 @emitter("conv1d", "conv2d", "conv3d")
 def emit_conv_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     rank = node.spec.rank
+    module = call(f"nn.Conv{rank}d", lit(_channels(node)), lit(a["filters"]),
+                  kernel_size=size_arg(a["kernel_size"]), **_window_kwargs(a, groups=a["groups"]))
+    return _kernel_emission(node, m, module, Transform.CONV_KERNEL)
+
+
+def _window_kwargs(a: dict, groups: int = 1, output_padding=None) -> dict:
+    """The torch keyword arguments of a convolution that differ from torch's defaults."""
     kwargs = {}
     if any(s != 1 for s in a["strides"]):
         kwargs["stride"] = size_arg(a["strides"])
     kwargs.update(_torch_padding(a["padding"]))
+    if output_padding is not None and any(output_padding):
+        kwargs["output_padding"] = size_arg(output_padding)
     if any(d != 1 for d in a["dilation"]):
         kwargs["dilation"] = size_arg(a["dilation"])
-    if a["groups"] != 1:
-        kwargs["groups"] = a["groups"]
+    if groups != 1:
+        kwargs["groups"] = groups
     if not a["use_bias"]:
         kwargs["bias"] = False
-    module = call(f"nn.Conv{rank}d", lit(_channels(node)), lit(a["filters"]),
-                  kernel_size=size_arg(a["kernel_size"]), **kwargs)
-    state = [StateEntry("weight", "kernel", Transform.CONV_KERNEL)]
-    if a["use_bias"]:
+    return kwargs
+
+
+def _kernel_emission(node: Node, m: str, module: str, transform: Transform) -> Emission:
+    """A module with a (kernel, bias) pair initialised like Keras (glorot, zeros)."""
+    state = [StateEntry("weight", "kernel", transform)]
+    if node.attrs["use_bias"]:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
     init = [init_line(node, "kernel_initializer", f"{m}.weight", "glorot_uniform"), *_bias_inits(node, m)]
     return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)
@@ -187,16 +195,8 @@ def emit_depthwise_conv2d_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     cin = _channels(node)
     mult = a["depth_multiplier"]
-    kwargs = {}
-    if any(s != 1 for s in a["strides"]):
-        kwargs["stride"] = size_arg(a["strides"])
-    kwargs.update(_torch_padding(a["padding"]))
-    if any(d != 1 for d in a["dilation"]):
-        kwargs["dilation"] = size_arg(a["dilation"])
-    kwargs["groups"] = cin
-    if not a["use_bias"]:
-        kwargs["bias"] = False
-    module = call("nn.Conv2d", lit(cin), lit(cin * mult), kernel_size=size_arg(a["kernel_size"]), **kwargs)
+    module = call("nn.Conv2d", lit(cin), lit(cin * mult), kernel_size=size_arg(a["kernel_size"]),
+                  **_window_kwargs(a, groups=cin))
     state = [StateEntry("weight", "kernel", Transform.DEPTHWISE_KERNEL)]
     if a["use_bias"]:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
@@ -218,23 +218,10 @@ def emit_depthwise_conv2d_torch(node: Node, m: str) -> Emission:
 def emit_conv_transpose_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     rank = node.spec.rank
-    kwargs = {}
-    if any(s != 1 for s in a["strides"]):
-        kwargs["stride"] = size_arg(a["strides"])
-    kwargs.update(_torch_padding(a["padding"]))
-    if a["output_padding"] is not None and any(a["output_padding"]):
-        kwargs["output_padding"] = size_arg(a["output_padding"])
-    if any(d != 1 for d in a["dilation"]):
-        kwargs["dilation"] = size_arg(a["dilation"])
-    if not a["use_bias"]:
-        kwargs["bias"] = False
     module = call(f"nn.ConvTranspose{rank}d", lit(_channels(node)), lit(a["filters"]),
-                  kernel_size=size_arg(a["kernel_size"]), **kwargs)
-    state = [StateEntry("weight", "kernel", Transform.CONV_TRANSPOSE_KERNEL)]
-    if a["use_bias"]:
-        state.append(StateEntry("bias", "bias", Transform.IDENTITY))
-    init = [init_line(node, "kernel_initializer", f"{m}.weight", "glorot_uniform"), *_bias_inits(node, m)]
-    return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)
+                  kernel_size=size_arg(a["kernel_size"]),
+                  **_window_kwargs(a, output_padding=a["output_padding"]))
+    return _kernel_emission(node, m, module, Transform.CONV_TRANSPOSE_KERNEL)
 
 
 # ---------------------------------------------------------------------------------
