@@ -13,7 +13,8 @@ from transpiler.ir.layout import is_channels_last
 from transpiler.ir.passes import TORCH_PIPELINE
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
-CORPUS = sorted(glob.glob(os.path.join(ROOT, "corpus", "keras", "*.py")))
+CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras", "*.py"))
+                if not p.endswith("_torch.py"))  # outputs a user may have written beside them
 
 HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
 
