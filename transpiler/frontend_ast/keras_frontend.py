@@ -21,7 +21,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from transpiler.frontend_ast import keras_layers
+from transpiler.frontend_ast import keras_layers, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
@@ -99,6 +99,13 @@ class ModelObj:
     statements: set = field(default_factory=set)
     construct_statement: int | None = None
     var: str | None = None  # the first variable it was bound to (a local one too)
+
+
+@dataclass(eq=False)
+class ModelHandle:
+    """A model returned by a builder function (its graph was read when probing it)."""
+
+    builder: str
 
 
 @dataclass(eq=False)
@@ -212,6 +219,16 @@ def resolve_api(path: str) -> Any:
             return ApiRef("layer", last)
     if name.startswith("activations.") and last in keras_layers.ACTIVATIONS:
         return ApiRef("activation", last)
+    if name.startswith("optimizers.schedules.") and last in keras_training.SCHEDULE_NAMES:
+        return ApiRef("schedule", last)
+    if name.startswith("optimizers.") and last in keras_training.OPTIMIZER_NAMES:
+        return ApiRef("optimizer", last)
+    if name.startswith("losses.") and last in keras_training.LOSS_NAMES:
+        return ApiRef("loss", last)
+    if name.startswith("metrics.") and last in keras_training.METRIC_NAMES:
+        return ApiRef("metric", last)
+    if name.startswith("callbacks.") and last in keras_training.CALLBACK_NAMES:
+        return ApiRef("callback", last)
     return ModuleRef(path)
 
 
@@ -267,6 +284,7 @@ class KerasFrontend:
         self._astroid_module = None
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
+        self.training_models: dict[int, Any] = {}
         self.inlined_helpers: set[str] = set()
         self.visited_functions: set[str] = set()
         self.failed_builders: set[str] = set()  # reported once, not again from main()
@@ -288,6 +306,7 @@ class KerasFrontend:
                 if not isinstance(fn, FunctionRef):
                     continue
                 mark = len(self.models)
+                tmark = len(self.program.training)
                 # Keras names layers from per-session counters: a builder called after
                 # keras.backend.clear_session() starts them afresh.
                 self.uids = {}
@@ -295,6 +314,7 @@ class KerasFrontend:
                     result, args = self._call_function(fn, [], {}, builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
                     del self.models[mark:]
+                    del self.program.training[tmark:]
                     self.failed_builders.add(stmt.name.value)
                     if self._constructs_layers(stmt):
                         span = getattr(exc, "span", None) or self._span(stmt)
@@ -302,6 +322,11 @@ class KerasFrontend:
                         self.program.meta.setdefault("failures", {})[stmt.name.value] = span
                     continue
                 del self.models[mark:]
+                if not isinstance(result, ModelObj):
+                    del self.program.training[tmark:]  # probed, not a builder: read again later
+                else:
+                    for statement in self.program.training[tmark:]:
+                        statement.builder = stmt.name.value  # e.g. compile() inside the builder
                 if isinstance(result, ModelObj):
                     self.builder_uids[stmt.name.value] = dict(self.uids)
                     builders[stmt.name.value] = fn
@@ -652,7 +677,7 @@ class KerasFrontend:
                 tensors = [TensorVal(v) for v in vals]
                 return tensors[0] if attr in ("output", "input") and len(tensors) == 1 else tensors
             return _BoundMethod(base, attr)
-        if isinstance(base, LayerObj):
+        if isinstance(base, (LayerObj, ModelHandle)):
             self._mark_keras()
             return _BoundMethod(base, attr)
         if isinstance(base, Unknown):
@@ -857,6 +882,8 @@ class KerasFrontend:
                 inputs = args[0] if args else kwargs["inputs"]
                 layer = self._construct_layer(_MERGE_FUNCS[func.name], [], layer_kwargs, span)
                 return self._call_layer(layer, [list(inputs)], {}, span)
+            if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
+                return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
             if func.kind == "activation":
                 spec = keras_layers.ACTIVATIONS[func.name]
                 if spec is None:
@@ -892,7 +919,7 @@ class KerasFrontend:
                 # the builder's layers take their auto names before what follows
                 for prefix, n in self.builder_uids.get(name, {}).items():
                     self.uids[prefix] = self.uids.get(prefix, 0) + n
-                return Unknown(f"model from {name}()")
+                return ModelHandle(name)
             saved_sites = self.call_sites
             if self._constructs_models(func.node):
                 self.call_sites = []  # a function that builds a model is not a helper
@@ -921,6 +948,8 @@ class KerasFrontend:
 
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
         obj, name = bound.obj, bound.name
+        if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
+            return self._training_call(obj, name, args, kwargs, node)
         if isinstance(obj, ModelObj):
             if name == "add" and obj.kind == "sequential":
                 layer = args[0]
@@ -944,6 +973,115 @@ class KerasFrontend:
             self.untranslated.append((self._span(node), name))
             return Unknown(f"model.{name}()")
         return Unknown(f"layer.{name}()")
+
+    def _training_call(self, obj, method: str, args, kwargs, node):
+        """Record ``model.compile/fit/...`` as a TrainingStatement (the printer replaces it)."""
+        from transpiler.ir import training as T
+
+        span = self._span(node)
+        code = {}
+        for i, arg in enumerate(node.args):
+            key = arg.keyword.value if arg.keyword is not None else i
+            code[key] = cst.Module([]).code_for_node(arg.value)
+        receiver = cst.Module([]).code_for_node(node.func.value) if isinstance(node.func, cst.Attribute) else ""
+        stmt = self.stmt_stack[-1] if self.stmt_stack else None
+
+        def bind(positional):
+            values = dict(zip(positional, args))
+            values.update(kwargs)
+            codes = {positional[k] if isinstance(k, int) else k: v for k, v in code.items()
+                     if not isinstance(k, int) or k < len(positional)}
+            return values, codes
+
+        def static_or_code(values, codes, key, default):
+            if key not in values:
+                return default
+            value = values[key]
+            if key in keras_training.DATA_ARGS or isinstance(value, (Unknown, TensorVal)) or callable(value):
+                return T.Code(codes[key])
+            return value
+
+        try:
+            if method == "compile":
+                names, n_out = self._model_outputs(obj)
+                config = keras_training.compile_config(
+                    [self._api_name(a) for a in args], {k: self._api_name(v) for k, v in kwargs.items()},
+                    n_out, names)
+            elif method == "fit":
+                values, codes = bind(keras_training.FIT_POSITIONAL)
+                fields = {k: static_or_code(values, codes, k, getattr(T.Fit, k, None))
+                          for k in keras_training.FIT_POSITIONAL if k != "callbacks"}
+                fields["batch_size"] = 32 if fields.get("batch_size") is None else fields["batch_size"]
+                callbacks = values.get("callbacks") or []
+                if isinstance(callbacks, Unknown):
+                    raise Unsupported("fit(callbacks=...) must be a literal list of Keras callbacks")
+                config = T.Fit(**fields, callbacks=[self._callback(c, codes) for c in callbacks])
+                unknown = set(values) - set(keras_training.FIT_POSITIONAL) - {"validation_batch_size"}
+                if unknown:
+                    raise Unsupported(f"fit: argument(s) {', '.join(sorted(unknown))} not supported")
+            elif method == "evaluate":
+                values, codes = bind(keras_training.EVALUATE_POSITIONAL)
+                config = T.Evaluate(x=T.Code(codes["x"]),
+                                    y=T.Code(codes["y"]) if "y" in codes else None,
+                                    batch_size=static_or_code(values, codes, "batch_size", None) or 32,
+                                    verbose=static_or_code(values, codes, "verbose", "auto"),
+                                    return_dict=bool(values.get("return_dict", False)))
+                if "sample_weight" in values:
+                    raise Unsupported("evaluate(sample_weight=...) is not supported yet")
+            elif method == "predict":
+                values, codes = bind(keras_training.PREDICT_POSITIONAL)
+                config = T.Predict(x=T.Code(codes["x"]),
+                                   batch_size=static_or_code(values, codes, "batch_size", None) or 32)
+            elif method in ("save", "save_weights", "load_weights"):
+                config = T.Save(T.Code(code.get(0, code.get("filepath", '""'))),
+                                weights_only=method != "save", load=method == "load_weights")
+            else:  # summary, count_params
+                config = None
+        except Unsupported as exc:
+            self.program.stub(span, f"{receiver}.{method}(): {exc}", self._line(span))
+            return Unknown(f"model.{method}()")
+        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt))
+        self.training_models[id(self.program.training[-1])] = obj
+        return Unknown(f"model.{method}()")
+
+    def _api_name(self, value):
+        """A Keras loss/metric function reference (``keras.losses.mse``) → its name."""
+        if isinstance(value, ApiRef) and value.kind in ("loss", "metric"):
+            return value.name
+        if isinstance(value, keras_training.TrainingObj) and value.kind == "metric":
+            return value.name
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._api_name(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._api_name(v) for k, v in value.items()}
+        return value
+
+    def _callback(self, value, codes):
+        config = keras_training.callback_config(value)
+        if config.kind == "learning_rate_scheduler":
+            fn = config.params.get("schedule")
+            if not isinstance(fn, FunctionRef):
+                raise Unsupported("LearningRateScheduler needs a module-level function")
+            config.params["schedule"] = fn.node.name.value
+        return config
+
+    def _model_outputs(self, obj) -> tuple[list[str], int]:
+        """(output names, number of outputs) of the model a training call is made on."""
+        graph = None
+        if isinstance(obj, ModelObj):
+            graph = self._model_graph(obj)
+        elif isinstance(obj, ModelHandle):
+            for model, builder, _var, _args in self.models:
+                if builder == obj.builder:
+                    graph = self._model_graph(model)
+        if graph is None:
+            return ["output"], 1
+        names = []
+        for v in graph.outputs:
+            producer = v.producer
+            layer = producer.meta.get("fused_into", producer).meta.get("layer") if producer else None
+            names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
+        return names, len(graph.outputs)
 
     def _call_function(self, fn: FunctionRef, args, kwargs, builder_probe: bool):
         """Interpret a user function with bound arguments; returns (result, bound args)."""

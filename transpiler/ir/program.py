@@ -51,6 +51,8 @@ class Program:
     framework: str
     models: list[ModelDef] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: the training program's statements (ir.training.TrainingStatement), in order
+    training: list = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def _add(self, diag: Diagnostic) -> Diagnostic:

@@ -157,3 +157,4 @@ class TrainingStatement:
     span: Span | None = None
     stmt: int | None = None
     target: str | None = None
+    builder: str | None = None  # set when the statement sits inside a builder function

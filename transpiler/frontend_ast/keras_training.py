@@ -1,0 +1,260 @@
+"""Keras training API → the framework-neutral training configuration (ir.training).
+
+Optimizers, losses, metrics, schedules and callbacks are recognised from their
+strings or constructor calls (``"adam"``, ``keras.optimizers.Adam(lr=1e-3)``, legacy
+argument names included) and normalised to the unified spelling of ``ir.training``.
+``model.compile/fit/evaluate/predict/save*`` calls become ``TrainingStatement``s;
+arguments that are runtime data stay source code (``Code``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from transpiler.frontend_ast.keras_layers import Unsupported
+from transpiler.ir import training as T
+
+#: Keras' class names and strings → canonical optimizer kinds
+OPTIMIZER_NAMES = {
+    "adam": "adam", "Adam": "adam", "adamw": "adamw", "AdamW": "adamw", "sgd": "sgd", "SGD": "sgd",
+    "rmsprop": "rmsprop", "RMSprop": "rmsprop", "adagrad": "adagrad", "Adagrad": "adagrad",
+    "adadelta": "adadelta", "Adadelta": "adadelta", "adamax": "adamax", "Adamax": "adamax",
+    "nadam": "nadam", "Nadam": "nadam",
+}
+#: legacy or alternative argument names → unified ones
+OPTIMIZER_ARG_ALIASES = {"lr": "learning_rate", "decay_rate": "rho", "eps": "epsilon"}
+OPTIMIZER_POSITIONAL = ("learning_rate",)
+
+LOSS_NAMES = {
+    "sparse_categorical_crossentropy": "sparse_categorical_crossentropy",
+    "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
+    "categorical_crossentropy": "categorical_crossentropy",
+    "CategoricalCrossentropy": "categorical_crossentropy",
+    "binary_crossentropy": "binary_crossentropy", "BinaryCrossentropy": "binary_crossentropy",
+    "mse": "mean_squared_error", "mean_squared_error": "mean_squared_error",
+    "MeanSquaredError": "mean_squared_error", "MSE": "mean_squared_error",
+    "mae": "mean_absolute_error", "mean_absolute_error": "mean_absolute_error",
+    "MeanAbsoluteError": "mean_absolute_error", "MAE": "mean_absolute_error",
+    "huber": "huber", "Huber": "huber", "huber_loss": "huber",
+    "kld": "kl_divergence", "kl_divergence": "kl_divergence", "KLDivergence": "kl_divergence",
+    "kullback_leibler_divergence": "kl_divergence", "KLD": "kl_divergence",
+    "hinge": "hinge", "Hinge": "hinge",
+    "cosine_similarity": "cosine_similarity", "CosineSimilarity": "cosine_similarity",
+}
+METRIC_NAMES = {
+    "accuracy": "accuracy", "acc": "accuracy", "Accuracy": "accuracy",
+    "sparse_categorical_accuracy": "sparse_categorical_accuracy",
+    "SparseCategoricalAccuracy": "sparse_categorical_accuracy",
+    "categorical_accuracy": "categorical_accuracy", "CategoricalAccuracy": "categorical_accuracy",
+    "binary_accuracy": "binary_accuracy", "BinaryAccuracy": "binary_accuracy",
+    "mae": "mean_absolute_error", "mean_absolute_error": "mean_absolute_error",
+    "MeanAbsoluteError": "mean_absolute_error",
+    "mse": "mean_squared_error", "mean_squared_error": "mean_squared_error",
+    "MeanSquaredError": "mean_squared_error",
+}
+SCHEDULE_NAMES = {"ExponentialDecay": "exponential_decay", "CosineDecay": "cosine_decay",
+                  "PiecewiseConstantDecay": "piecewise_constant_decay",
+                  "InverseTimeDecay": "inverse_time_decay"}
+SCHEDULE_POSITIONAL = {
+    "exponential_decay": ("initial_learning_rate", "decay_steps", "decay_rate", "staircase"),
+    "cosine_decay": ("initial_learning_rate", "decay_steps", "alpha"),
+    "piecewise_constant_decay": ("boundaries", "values"),
+    "inverse_time_decay": ("initial_learning_rate", "decay_steps", "decay_rate", "staircase"),
+}
+CALLBACK_NAMES = {"EarlyStopping": "early_stopping", "ModelCheckpoint": "model_checkpoint",
+                  "ReduceLROnPlateau": "reduce_lr_on_plateau",
+                  "LearningRateScheduler": "learning_rate_scheduler", "CSVLogger": "csv_logger",
+                  "TensorBoard": "tensorboard"}
+CALLBACK_POSITIONAL = {
+    "early_stopping": ("monitor", "min_delta", "patience", "verbose", "mode", "baseline",
+                       "restore_best_weights", "start_from_epoch"),
+    "model_checkpoint": ("filepath", "monitor", "verbose", "save_best_only", "save_weights_only", "mode"),
+    "reduce_lr_on_plateau": ("monitor", "factor", "patience", "verbose", "mode", "min_delta", "cooldown",
+                             "min_lr"),
+    "learning_rate_scheduler": ("schedule", "verbose"),
+    "csv_logger": ("filename", "separator", "append"),
+    "tensorboard": ("log_dir",),
+}
+CALLBACK_DEFAULTS = {
+    "early_stopping": {"monitor": "val_loss", "min_delta": 0.0, "patience": 0, "mode": "auto",
+                       "baseline": None, "restore_best_weights": False, "start_from_epoch": 0},
+    "model_checkpoint": {"monitor": "val_loss", "save_best_only": False, "save_weights_only": False,
+                         "mode": "auto"},
+    "reduce_lr_on_plateau": {"monitor": "val_loss", "factor": 0.1, "patience": 10, "mode": "auto",
+                             "min_delta": 1e-4, "cooldown": 0, "min_lr": 0.0},
+    "learning_rate_scheduler": {},
+    "csv_logger": {"separator": ",", "append": False},
+    "tensorboard": {"log_dir": "logs"},
+}
+
+TRAINING_METHODS = ("compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
+                    "summary", "count_params")
+FIT_POSITIONAL = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split",
+                  "validation_data", "shuffle", "class_weight", "sample_weight", "initial_epoch",
+                  "steps_per_epoch")
+EVALUATE_POSITIONAL = ("x", "y", "batch_size", "verbose", "sample_weight", "steps", "callbacks",
+                       "return_dict")
+PREDICT_POSITIONAL = ("x", "batch_size", "verbose", "steps", "callbacks")
+DATA_ARGS = {"x", "y", "validation_data", "class_weight", "sample_weight"}
+
+
+@dataclass
+class TrainingObj:
+    """A constructed optimizer, loss, metric, schedule or callback (a Keras object)."""
+
+    kind: str  # "optimizer" | "loss" | "metric" | "schedule" | "callback"
+    name: str
+    args: list = field(default_factory=list)
+    kwargs: dict = field(default_factory=dict)
+
+
+def _static(value: Any, what: str) -> Any:
+    if type(value).__name__ in ("Unknown", "TensorVal", "LayerObj", "ModelObj"):
+        raise Unsupported(f"{what} cannot be decided statically")
+    return value
+
+
+def _bind(positional: tuple[str, ...], args: list, kwargs: dict, what: str) -> dict:
+    if len(args) > len(positional):
+        raise Unsupported(f"{what}: too many positional arguments")
+    out = dict(zip(positional, args))
+    out.update(kwargs)
+    return out
+
+
+def optimizer_config(value: Any) -> T.Optimizer:
+    """An optimizer string or object → ``ir.training.Optimizer`` in unified names."""
+    if isinstance(value, str):
+        name, given = value, {}
+    elif isinstance(value, TrainingObj) and value.kind == "optimizer":
+        name, given = value.name, _bind(OPTIMIZER_POSITIONAL, value.args, value.kwargs, value.name)
+    else:
+        raise Unsupported(f"optimizer {value!r} is not supported")
+    kind = OPTIMIZER_NAMES.get(name)
+    if kind is None:
+        raise Unsupported(f"optimizer {name!r} is not supported")
+    defaults = T.OPTIMIZER_DEFAULTS[kind]
+    hyper = dict(defaults)
+    clip: dict[str, float] = {}
+    schedule = None
+    for key, raw in given.items():
+        key = OPTIMIZER_ARG_ALIASES.get(key, key)
+        if key in ("name", "jit_compile", "use_ema", "ema_momentum", "ema_overwrite_frequency",
+                   "loss_scale_factor", "gradient_accumulation_steps", "decay"):
+            if key == "decay" and raw:
+                raise Unsupported(f"{name}(decay=...) (legacy time decay) is not supported")
+            continue
+        if key in T.CLIP_KEYS:
+            if raw is not None:
+                clip[key] = float(_static(raw, key))
+            continue
+        if key == "learning_rate" and isinstance(raw, TrainingObj) and raw.kind == "schedule":
+            schedule = schedule_config(raw)
+            hyper["learning_rate"] = schedule.params["initial_learning_rate"]
+            continue
+        if key not in defaults:
+            raise Unsupported(f"{name}: argument {key!r} is not supported")
+        hyper[key] = _static(raw, f"{name}({key}=...)")
+    return T.Optimizer(kind, hyper, schedule, clip)
+
+
+def schedule_config(obj: TrainingObj) -> T.Schedule:
+    kind = SCHEDULE_NAMES[obj.name]
+    params = _bind(SCHEDULE_POSITIONAL[kind], obj.args, obj.kwargs, obj.name)
+    params = {k: _static(v, f"{obj.name}({k}=...)") for k, v in params.items() if k != "name"}
+    if kind == "piecewise_constant_decay":
+        params["initial_learning_rate"] = params["values"][0]
+    params.setdefault("staircase", False)
+    if kind == "cosine_decay":
+        params.setdefault("alpha", 0.0)
+        for key in ("warmup_target", "warmup_steps"):
+            if params.get(key):
+                raise Unsupported("CosineDecay with warmup is not supported yet")
+    return T.Schedule(kind, params)
+
+
+def loss_config(value: Any) -> T.Loss:
+    if isinstance(value, str):
+        name, kwargs = value, {}
+    elif isinstance(value, TrainingObj) and value.kind == "loss":
+        name, kwargs = value.name, dict(value.kwargs)
+        if value.args:
+            raise Unsupported(f"{name}: positional arguments are not supported")
+    else:
+        raise Unsupported(f"loss {value!r} is not supported (custom loss functions come later)")
+    kind = LOSS_NAMES.get(name)
+    if kind is None:
+        raise Unsupported(f"loss {name!r} is not supported")
+    from_logits = bool(_static(kwargs.pop("from_logits", False), "from_logits"))
+    params = {}
+    for key, raw in kwargs.items():
+        if key in ("name", "reduction", "dtype"):
+            if key == "reduction" and raw not in ("sum_over_batch_size", "auto", None):
+                raise Unsupported(f"{name}(reduction={raw!r}) is not supported")
+            continue
+        if key in ("label_smoothing", "delta", "axis"):
+            params[key] = _static(raw, f"{name}({key}=...)")
+            continue
+        raise Unsupported(f"{name}: argument {key!r} is not supported")
+    if params.get("label_smoothing"):
+        raise Unsupported(f"{name}(label_smoothing=...) is not supported yet")
+    return T.Loss(kind, from_logits, params)
+
+
+def metric_name(value: Any) -> str:
+    name = value if isinstance(value, str) else getattr(value, "name", None)
+    if name not in METRIC_NAMES:
+        raise Unsupported(f"metric {value!r} is not supported")
+    return METRIC_NAMES[name]
+
+
+def callback_config(value: Any) -> T.Callback:
+    if not (isinstance(value, TrainingObj) and value.kind == "callback"):
+        raise Unsupported(f"callback {value!r} is not supported (custom callbacks come later)")
+    kind = CALLBACK_NAMES[value.name]
+    params = dict(CALLBACK_DEFAULTS[kind])
+    for key, raw in _bind(CALLBACK_POSITIONAL[kind], value.args, value.kwargs, value.name).items():
+        if key == "schedule":
+            params[key] = raw  # a user function: kept as code by the caller
+            continue
+        params[key] = _static(raw, f"{value.name}({key}=...)")
+    return T.Callback(kind, params)
+
+
+def compile_config(args: list, kwargs: dict, n_outputs: int, output_names: list[str]) -> T.Compile:
+    given = _bind(("optimizer", "loss", "loss_weights", "metrics"), args, kwargs, "compile")
+    unknown = set(given) - {"optimizer", "loss", "loss_weights", "metrics", "weighted_metrics",
+                            "run_eagerly", "steps_per_execution", "jit_compile", "auto_scale_loss"}
+    if unknown:
+        raise Unsupported(f"compile: argument(s) {', '.join(sorted(unknown))} not supported")
+    optimizer = optimizer_config(given.get("optimizer", "rmsprop"))
+    raw_loss = given.get("loss")
+    if raw_loss is None:
+        raise Unsupported("compile() without a loss (custom train_step) is not supported yet")
+    losses = [loss_config(v) for v in _per_output(raw_loss, n_outputs, output_names, "loss")]
+    weights = given.get("loss_weights")
+    if weights is not None:
+        weights = [float(_static(w, "loss_weights")) for w in _per_output(weights, n_outputs, output_names,
+                                                                          "loss_weights")]
+    metrics_raw = given.get("metrics") or []
+    if isinstance(metrics_raw, dict):
+        per = [metrics_raw.get(name, []) for name in output_names]
+        metrics = [[metric_name(m) for m in (p if isinstance(p, (list, tuple)) else [p])] for p in per]
+    else:
+        names = [metric_name(m) for m in metrics_raw]
+        metrics = [list(names) for _ in range(n_outputs)]
+    return T.Compile(optimizer, losses, weights, metrics)
+
+
+def _per_output(value: Any, n: int, names: list[str], what: str) -> list:
+    if isinstance(value, dict):
+        missing = [name for name in names if name not in value]
+        if missing:
+            raise Unsupported(f"compile({what}=...): no entry for output(s) {', '.join(missing)}")
+        return [value[name] for name in names]
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise Unsupported(f"compile({what}=...): {len(value)} entries for {n} outputs")
+        return list(value)
+    return [value] * n
