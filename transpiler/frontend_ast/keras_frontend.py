@@ -285,6 +285,7 @@ class KerasFrontend:
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
         self.training_models: dict[int, Any] = {}
+        self.model_defs: dict[int, ModelDef] = {}
         self.inlined_helpers: set[str] = set()
         self.visited_functions: set[str] = set()
         self.failed_builders: set[str] = set()  # reported once, not again from main()
@@ -334,6 +335,8 @@ class KerasFrontend:
         self._interpret_rest(builders)
         for model, builder, var, args in self.models:
             self._finish_model(model, builder, var, args)
+        for statement in self.program.training:
+            statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
         self.program.meta["keras_names"] = sorted(
             name for name, value in self.globals.vars.items() if is_keras_binding(value))
         self.program.meta["untranslated"] = list(self.untranslated)
@@ -1044,6 +1047,13 @@ class KerasFrontend:
         self.training_models[id(self.program.training[-1])] = obj
         return Unknown(f"model.{method}()")
 
+    def _model_def_of(self, obj) -> ModelDef | None:
+        if isinstance(obj, ModelObj):
+            return self.model_defs.get(id(obj))
+        if isinstance(obj, ModelHandle):
+            return next((md for md in self.program.models if md.builder == obj.builder), None)
+        return None
+
     def _api_name(self, value):
         """A Keras loss/metric function reference (``keras.losses.mse``) → its name."""
         if isinstance(value, ApiRef) and value.kind in ("loss", "metric"):
@@ -1365,6 +1375,7 @@ class KerasFrontend:
                       var=var_name, statements={s for s in model.statements if s is not None},
                       construct_statement=model.construct_statement)
         self.program.models.append(md)
+        self.model_defs[id(model)] = md
 
     def _unique_class_name(self, name: str) -> str:
         """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""

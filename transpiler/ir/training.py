@@ -158,3 +158,4 @@ class TrainingStatement:
     stmt: int | None = None
     target: str | None = None
     builder: str | None = None  # set when the statement sits inside a builder function
+    model_def: Any = None  # the ir.program.ModelDef the model variable holds

@@ -99,9 +99,22 @@ class _ForwardWriter:
         return self.depth.get(id(value), 0) < 2
 
     def write(self) -> list[str]:
+        logits_at = self.graph.meta.get("logits_outputs", {})
+        flagged = {id(v) for i, v in enumerate(self.graph.outputs) if i in logits_at}
+        logits: dict[int, str] = {}
         for i, node in enumerate(self.graph.nodes):
             em = self.emissions[id(node)]
             ins = [self.expr[id(v)] for v in node.inputs]
+            if node.outputs and id(node.outputs[0]) in flagged and em.call is not None \
+                    and self.uses.get(id(node.outputs[0]), 0) == 1:
+                # the training loss works on the pre-activation values (numerically sound)
+                name = ins[0] if ins[0].isidentifier() else self.names.fresh("logits")
+                if name != ins[0]:
+                    self.lines.append(f"{name} = {ins[0]}")
+                self.bound[name] = node.inputs[0]
+                logits[id(node.outputs[0])] = name
+                self.expr[id(node.outputs[0])] = em.call([name])
+                continue
             if em.module is None:
                 self.lines += _comment_lines(node.comments, "")
             if em.statements is not None:
@@ -132,6 +145,9 @@ class _ForwardWriter:
             self.expr[id(value)] = name
             self.bound[name] = value
         outs = [self.expr[id(v)] for v in self.graph.outputs]
+        if logits:
+            raw = [logits.get(id(v), self.expr[id(v)]) for v in self.graph.outputs]
+            self.lines += ["if return_logits:", "    return " + ", ".join(raw)]
         self.lines.append("return " + ", ".join(outs))
         return self.lines
 
@@ -179,6 +195,9 @@ def print_model_class(md: ModelDef, source_file: str) -> ModelCode:
         doc.append(f"Input ``{name}``: {_shape_text(v.shape)} {v.dtype}{note}.")
     outs = ", ".join(_shape_text(v.shape) for v in graph.outputs)
     doc.append(f"Returns: {outs}.")
+    if graph.meta.get("logits_outputs"):
+        doc += ["", "``return_logits=True`` skips the final softmax/sigmoid: the training loss",
+                "works on logits, which is numerically sound (Keras clips probabilities instead)."]
     lines = [f"class {md.class_name}(nn.Module):", _docstring(doc, "    "), "",
              "    def __init__(self):", "        super().__init__()"]
     lines += [f"        {ln}" for ln in body.splitlines()]
@@ -186,7 +205,8 @@ def print_model_class(md: ModelDef, source_file: str) -> ModelCode:
         lines += ["", "    def reset_parameters(self):",
                   '        """Keras\' default initializers, so training from scratch behaves the same."""']
         lines += [f"        {ln}" for ln in reset_lines]
-    lines += ["", f"    def forward(self, {', '.join(args)}):"]
+    params = ", ".join(args) + (", return_logits=False" if graph.meta.get("logits_outputs") else "")
+    lines += ["", f"    def forward(self, {params}):"]
     lines += [f"        {ln}" for ln in forward]
     text = "\n".join(lines) + "\n"
     return ModelCode(md.class_name, text, imports, "F." in text)

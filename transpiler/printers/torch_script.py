@@ -18,6 +18,7 @@ import libcst as cst
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.torch_printer import ModelCode, print_model_class
+from transpiler.printers.torch_training import TrainingPrinter
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
                   "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
@@ -66,7 +67,10 @@ def _attach_comments(body: list) -> tuple[list, list]:
 
 
 class _Printer:
-    def __init__(self, program: Program, frontend, models: list[ModelCode]):
+    def __init__(self, program: Program, frontend, models: list[ModelCode], training=None, tcode=None):
+        self.training = training
+        self.tcode = tcode
+        self.helpers_placed = not (tcode and tcode.helpers)
         self.program = program
         self.frontend = frontend
         self.source_file = os.path.basename(program.path)
@@ -147,9 +151,14 @@ class _Printer:
         lines = []
         if uses_math:
             lines.append("import math")
+        extra = sorted(self.tcode.imports) if self.tcode else []
+        source = self.frontend.source
+        extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
+        lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
         lines += ["import torch", "from torch import nn"]
         if uses_f:
             lines.append("import torch.nn.functional as F")
+        lines += [e for e in extra if e.startswith("from ")]
         return list(cst.parse_module("\n".join(lines) + "\n").body)
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
@@ -190,6 +199,10 @@ class _Printer:
         out: list = []
         raised = False
         for stmt in stmts:
+            if level == "module" and not self.helpers_placed and self._needs_helpers(stmt):
+                # the generated training helpers go before the first code that calls them
+                out += list(cst.parse_module("\n\n".join(self.tcode.helpers)).body)
+                self.helpers_placed = True
             if isinstance(stmt, cst.SimpleStatementLine):
                 new = self._rewrite_line(stmt, level, uses, raised)
                 if any(isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Raise) for s in new):
@@ -209,9 +222,24 @@ class _Printer:
                 out.append(new)
             else:
                 out.append(stmt)
+        if level == "module" and not self.helpers_placed:
+            out += list(cst.parse_module("\n\n".join(self.tcode.helpers)).body)
+            self.helpers_placed = True
         out, trailing = _attach_comments(out)
         self.trailing = trailing
         return out
+
+    def _needs_helpers(self, stmt) -> bool:
+        """True for a top-level statement that holds a translated training statement."""
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)) or (
+                isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))):
+            return False
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.builders:
+            return False
+        span = self._span(stmt)
+        end = span.end_line or span.line
+        return any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
+                   for ts in self.program.training)
 
     def _rewrite_compound(self, stmt, level: str):
         if isinstance(stmt, cst.If) and level == "main" and "__name__" not in _code(stmt.test):
@@ -268,6 +296,11 @@ class _Printer:
             return [new]
         if sid in self.model_statements:
             return []
+        if self.tcode is not None and sid in self.tcode.statements:
+            return self._training_lines(stmt, self.tcode.statements[sid])
+        after = self._builder_compile(stmt)
+        if after:
+            return [stmt, *after]
         if not self._touches_keras(stmt):
             return [stmt]
         text = _code(stmt.with_changes(leading_lines=())).strip()
@@ -288,6 +321,38 @@ class _Printer:
             span = self._span(stmt)
             raising = span.line <= self.current_failure <= (span.end_line or span.line)
         return self._stub(stmt, raising=raising)
+
+    def _training_lines(self, stmt: cst.SimpleStatementLine, lines: list[str]) -> list:
+        """A training statement's replacement; an assignment keeps its targets."""
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(lines) == 1:
+            targets = " = ".join(_code(t.target) for t in small.targets)
+            lines = [f"{targets} = {lines[0]}"]
+        elif isinstance(small, cst.AnnAssign) and len(lines) == 1:
+            lines = [f"{_code(small.target)} = {lines[0]}"]
+        elif isinstance(small, cst.Return) and len(lines) == 1:
+            lines = [f"return {lines[0]}"]
+        body = list(cst.parse_module("\n".join(lines) + "\n").body)
+        body[0] = body[0].with_changes(leading_lines=stmt.leading_lines)
+        return body
+
+    def _builder_compile(self, stmt: cst.SimpleStatementLine) -> list:
+        """``model = build_model()`` where build_model() compiles: the optimizer and loss follow."""
+        small = stmt.body[0]
+        if self.training is None or not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+            return []
+        func = small.value.func
+        if not (isinstance(func, cst.Name) and func.value in self.builders):
+            return []
+        target = small.targets[0].target
+        if not isinstance(target, cst.Name):
+            return []
+        mt = self.training.models.get(target.value)
+        builder_compiles = [ts for ts in self.program.training if ts.kind == "compile" and ts.builder == func.value]
+        if mt is None or not builder_compiles:
+            return []
+        lines = [f"# compiled in {func.value}()", *self.training.compile_lines(target.value, mt)]
+        return list(cst.parse_module("\n".join(lines) + "\n").body)
 
     def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:
         small = stmt.body[0]
@@ -372,6 +437,8 @@ def _literal_or_none(value):
 def print_torch_script(program: Program, frontend) -> ScriptResult:
     """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
     source_file = os.path.basename(program.path)
+    training = TrainingPrinter(program)
+    tcode = training.run()  # first: it decides which outputs the loss reads as logits
     codes = [print_model_class(md, source_file) for md in program.models]
     for md in program.models:
         for node in md.graph.nodes:
@@ -379,7 +446,8 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
                 program.warn(node.span, f"{node.name}: initializer {message}")
     uses_f = any(c.uses_functional for c in codes)
     uses_math = any("import math" in c.imports for c in codes)
-    printer = _Printer(program, frontend, codes)
+    uses_f = uses_f or bool(tcode.helpers)
+    printer = _Printer(program, frontend, codes, training, tcode)
     module = printer.rewrite_module(frontend.module, uses_f, uses_math)
     text = module.code
     text = black.format_str(text, mode=black.Mode())

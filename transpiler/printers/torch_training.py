@@ -1,0 +1,765 @@
+"""Print the training program (ir.training) as idiomatic PyTorch.
+
+``model.compile`` becomes a ``torch.optim`` optimizer (every hyperparameter mapped,
+Keras' defaults made explicit), a loss function and, for schedules, a ``LambdaLR``
+stepped per optimizer step as Keras does. ``fit``/``evaluate``/``predict`` become
+calls of module-level helpers generated for this program: ``make_loader``
+(``TensorDataset``/``DataLoader``), ``train_step``, ``fit`` (the epoch loop with
+running-mean metrics printed per epoch, validation and callbacks as loop code),
+``evaluate`` and ``predict``. Channels-last arrays are permuted once, where they enter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from transpiler.ir import training as T
+from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.ir.program import ModelDef, Program
+from transpiler.printers.code import lit
+
+CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
+                 "binary_crossentropy": "sigmoid"}
+
+# Per-sample losses, as Keras computes them before its 'sum_over_batch_size' mean.
+LOSS_FUNCTIONS = {
+    ("sparse_categorical_crossentropy", True): '''
+def sparse_categorical_crossentropy(logits, target):
+    """Keras' sparse_categorical_crossentropy per sample, from logits."""
+    loss = F.cross_entropy(logits.flatten(0, -2), target.flatten().long(), reduction="none")
+    return loss.view(logits.shape[:-1])
+''',
+    ("sparse_categorical_crossentropy", False): '''
+def sparse_categorical_crossentropy(probs, target):
+    """Keras' sparse_categorical_crossentropy per sample, on clipped probabilities."""
+    log_probs = torch.log(probs.clamp(1e-7, 1 - 1e-7))
+    loss = F.nll_loss(log_probs.flatten(0, -2), target.flatten().long(), reduction="none")
+    return loss.view(probs.shape[:-1])
+''',
+    ("categorical_crossentropy", True): '''
+def categorical_crossentropy(logits, target):
+    """Keras' categorical_crossentropy per sample (one-hot or probability targets), from logits."""
+    return -(target.float().view_as(logits) * F.log_softmax(logits, dim=-1)).sum(dim=-1)
+''',
+    ("categorical_crossentropy", False): '''
+def categorical_crossentropy(probs, target):
+    """Keras' categorical_crossentropy per sample, on clipped probabilities."""
+    probs = probs / probs.sum(dim=-1, keepdim=True)
+    return -(target.float().view_as(probs) * torch.log(probs.clamp(1e-7, 1 - 1e-7))).sum(dim=-1)
+''',
+    ("binary_crossentropy", True): '''
+def binary_crossentropy(logits, target):
+    """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
+    target = target.float().view_as(logits)
+    return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(dim=-1)
+''',
+    ("binary_crossentropy", False): '''
+def binary_crossentropy(probs, target):
+    """Keras' binary_crossentropy per sample (mean over the last axis), on clipped probabilities."""
+    target = target.float().view_as(probs)
+    return F.binary_cross_entropy(probs.clamp(1e-7, 1 - 1e-7), target, reduction="none").mean(dim=-1)
+''',
+    ("mean_squared_error", False): '''
+def mean_squared_error(output, target):
+    """Keras' mean_squared_error per sample (mean over the last axis)."""
+    return (output - target.float().view_as(output)).pow(2).mean(dim=-1)
+''',
+    ("mean_absolute_error", False): '''
+def mean_absolute_error(output, target):
+    """Keras' mean_absolute_error per sample (mean over the last axis)."""
+    return (output - target.float().view_as(output)).abs().mean(dim=-1)
+''',
+    ("huber", False): '''
+def huber(output, target, delta=1.0):
+    """Keras' Huber loss per sample (mean over the last axis)."""
+    target = target.float().view_as(output)
+    return F.huber_loss(output, target, reduction="none", delta=delta).mean(dim=-1)
+''',
+    ("kl_divergence", False): '''
+def kl_divergence(output, target):
+    """Keras' kl_divergence per sample (both sides clipped to [1e-7, 1])."""
+    target = target.float().view_as(output).clamp(1e-7, 1)
+    return (target * torch.log(target / output.clamp(1e-7, 1))).sum(dim=-1)
+''',
+    ("hinge", False): '''
+def hinge(output, target):
+    """Keras' hinge loss per sample; 0/1 targets are read as -1/1 as Keras does."""
+    target = target.float().view_as(output)
+    if bool(((target == 0) | (target == 1)).all()):
+        target = 2 * target - 1
+    return (1 - target * output).clamp(min=0).mean(dim=-1)
+''',
+    ("cosine_similarity", False): '''
+def cosine_similarity(output, target):
+    """Keras' cosine_similarity loss per sample (minus the cosine of the two vectors)."""
+    target = target.float().view_as(output)
+    return -(F.normalize(target, dim=-1, eps=1e-6) * F.normalize(output, dim=-1, eps=1e-6)).sum(dim=-1)
+''',
+}
+
+# Per-sample metric values; ``logits`` variants read the pre-activation outputs.
+METRIC_FUNCTIONS = {
+    ("sparse_categorical_accuracy", None): '''
+def sparse_categorical_accuracy(output, target):
+    """1.0 where the arg-max class equals the integer target."""
+    return (output.argmax(dim=-1) == target.view(output.shape[:-1]).long()).float()
+''',
+    ("categorical_accuracy", None): '''
+def categorical_accuracy(output, target):
+    """1.0 where the arg-max class equals the one-hot target's."""
+    return (output.argmax(dim=-1) == target.view_as(output).argmax(dim=-1)).float()
+''',
+    ("binary_accuracy", True): '''
+def binary_accuracy(logits, target):
+    """Keras' binary_accuracy (threshold 0.5 on the sigmoid, i.e. 0 on the logits)."""
+    return ((logits > 0).float() == target.float().view_as(logits)).float().mean(dim=-1)
+''',
+    ("binary_accuracy", False): '''
+def binary_accuracy(probs, target):
+    """Keras' binary_accuracy (threshold 0.5)."""
+    return ((probs > 0.5).float() == target.float().view_as(probs)).float().mean(dim=-1)
+''',
+    ("accuracy", None): '''
+def accuracy(output, target):
+    """Keras' Accuracy: how often the output equals the target exactly."""
+    return (output == target.view_as(output)).float().mean(dim=-1)
+''',
+}
+METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error"}
+
+OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
+                     "adagrad": "Adagrad", "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "NAdam"}
+
+
+@dataclass
+class ModelTraining:
+    """What the training statements of one model variable need."""
+
+    md: ModelDef | None
+    compile: T.Compile | None = None
+    optimizer_var: str = "optimizer"
+    loss_var: str = "loss_fn"
+    scheduler_var: str | None = None
+
+
+@dataclass
+class TrainingCode:
+    """Helpers (module level) and per-statement replacement lines."""
+
+    helpers: list[str] = field(default_factory=list)
+    statements: dict[int, list[str]] = field(default_factory=dict)
+    after: dict[int, list[str]] = field(default_factory=dict)
+    imports: set[str] = field(default_factory=set)
+
+
+def resolve_metric(name: str, loss: T.Loss) -> str:
+    """Keras' ``"accuracy"`` means the accuracy that fits the loss."""
+    if name != "accuracy":
+        return name
+    return {"sparse_categorical_crossentropy": "sparse_categorical_accuracy",
+            "categorical_crossentropy": "categorical_accuracy",
+            "binary_crossentropy": "binary_accuracy"}.get(loss.kind, "accuracy")
+
+
+def analyse_logits(program: Program) -> None:
+    """Mark model outputs whose final softmax/sigmoid the loss should absorb."""
+    for ts in program.training:
+        if ts.kind != "compile" or ts.model_def is None:
+            continue
+        graph = ts.model_def.graph
+        marks = graph.meta.setdefault("logits_outputs", {})
+        for i, (loss, value) in enumerate(zip(ts.config.losses, graph.outputs)):
+            producer = value.producer
+            wanted = CROSS_ENTROPY.get(loss.kind)
+            if loss.from_logits or wanted is None or producer is None or producer.op != wanted:
+                continue
+            if producer.op == "softmax" and producer.attrs["axis"] % len(value.shape) != len(value.shape) - 1:
+                continue  # softmax over another axis: keep the probabilities
+            marks[i] = wanted
+
+
+def _uses_logits(md: ModelDef | None, index: int) -> bool:
+    return md is not None and index in md.graph.meta.get("logits_outputs", {})
+
+
+def _split_literal(code: str) -> list[str] | None:
+    """The element sources of a list/tuple literal, else None."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [cst.Module([]).code_for_node(el.value) for el in expr.elements]
+    return None
+
+
+def _dict_literal(code: str) -> dict[str, str] | None:
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    if isinstance(expr, cst.Dict):
+        out = {}
+        for el in expr.elements:
+            if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+                return None
+            out[el.key.evaluated_value] = cst.Module([]).code_for_node(el.value)
+        return out
+    return None
+
+
+def _to_layout(code: str, layout: str | None) -> str:
+    """``code`` (a channels-last array) permuted into ``layout`` once, where it enters."""
+    if layout is None or not is_channels_first(layout):
+        return code
+    perm = Layout(channels_last_of(layout), layout).perm
+    return f"np.transpose({code}, {lit(perm)})"
+
+
+def _from_layout(code: str, layout: str | None) -> str:
+    if layout is None or not is_channels_first(layout):
+        return code
+    perm = Layout(layout, channels_last_of(layout)).perm
+    return f"np.transpose({code}, {lit(perm)})"
+
+
+class TrainingPrinter:
+    """Generates the torch training code of one program."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.code = TrainingCode()
+        self.models: dict[str, ModelTraining] = {}
+        self.loss_fns: dict[tuple[str, bool], str] = {}
+        self.metric_fns: dict[tuple[str, bool | None], str] = {}
+        self.fit_variants: dict[str, str] = {}
+        self.needs = set()
+
+    # -- per statement ------------------------------------------------------------
+    def run(self) -> TrainingCode:
+        analyse_logits(self.program)
+        compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
+        for ts in self.program.training:
+            try:
+                lines = self.statement(ts, several=len(compiled_vars) > 1)
+            except NotImplementedError as exc:
+                self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
+                continue
+            if lines is None:
+                continue
+            if ts.builder is not None:
+                continue  # compile() inside a builder: printed where the builder's result lands
+            self.code.statements[ts.stmt] = lines
+        self.code.helpers = self._helpers()
+        return self.code
+
+    def _model(self, ts: T.TrainingStatement, several: bool) -> ModelTraining:
+        key = ts.model
+        if key not in self.models:
+            prefix = f"{key}_" if several else ""
+            self.models[key] = ModelTraining(ts.model_def, optimizer_var=f"{prefix}optimizer",
+                                             loss_var=f"{prefix}loss_fn")
+            if ts.model_def is not None and ts.model_def.builder:
+                builder_compile = next((s for s in self.program.training if s.kind == "compile"
+                                        and s.builder == ts.model_def.builder), None)
+                if builder_compile is not None:
+                    self.models[key].compile = builder_compile.config
+        return self.models[key]
+
+    def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
+        mt = self._model(ts, several)
+        if ts.kind == "compile":
+            if ts.builder is not None:
+                return None
+            mt.compile = ts.config
+            return self.compile_lines(ts.model, mt)
+        if ts.kind == "summary":
+            return [f"print({ts.model})"]
+        if ts.kind == "count_params":
+            return None
+        if ts.kind in ("fit", "evaluate") and mt.compile is None:
+            raise NotImplementedError("the model was never compiled in this script")
+        if ts.kind == "fit":
+            return self.fit_lines(ts, mt)
+        if ts.kind == "evaluate":
+            return self.evaluate_lines(ts, mt)
+        if ts.kind == "predict":
+            return self.predict_lines(ts, mt)
+        if ts.kind in ("save", "save_weights", "load_weights"):
+            return self.save_lines(ts)
+        return None
+
+    def compile_lines(self, model: str, mt: ModelTraining) -> list[str]:
+        c = mt.compile
+        opt = c.optimizer
+        lines = [f"{mt.optimizer_var} = {self.optimizer_expr(model, opt)}"]
+        if opt.kind == "adam" and not opt.hyper.get("weight_decay"):
+            lines[0] += "  # Keras adds epsilon before Adam's bias correction, torch after (~1e-6 relative)"
+        losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
+        if len(losses) == 1:
+            lines.append(f"{mt.loss_var} = {losses[0]}")
+        else:
+            lines.append(f"{mt.loss_var} = [{', '.join(losses)}]")
+        if any(_uses_logits(mt.md, i) for i in range(len(c.losses))):
+            lines[-1] += "  # on logits: the model's final activation moves into the loss"
+        if opt.schedule is not None:
+            mt.scheduler_var = mt.optimizer_var.replace("optimizer", "scheduler")
+            lines.append(f"{mt.scheduler_var} = torch.optim.lr_scheduler.LambdaLR("
+                         f"{mt.optimizer_var}, {self.schedule_lambda(opt.schedule)})"
+                         "  # stepped per batch, as Keras does")
+        return lines
+
+    def optimizer_expr(self, model: str, opt: T.Optimizer) -> str:
+        h = opt.hyper
+        kind = opt.kind
+        cls = OPTIMIZER_CLASSES[kind]
+        args = [f"{model}.parameters()", f"lr={lit(float(h['learning_rate']))}"]
+        if "beta_1" in h:
+            args.append(f"betas=({lit(float(h['beta_1']))}, {lit(float(h['beta_2']))})")
+        if kind == "rmsprop":
+            args.append(f"alpha={lit(float(h['rho']))}")
+        if kind == "adadelta":
+            args.append(f"rho={lit(float(h['rho']))}")
+        if "epsilon" in h:
+            args.append(f"eps={lit(float(h['epsilon']))}")
+        if h.get("momentum"):
+            args.append(f"momentum={lit(float(h['momentum']))}")
+        if h.get("nesterov"):
+            args.append("nesterov=True")
+        if h.get("centered"):
+            args.append("centered=True")
+        if h.get("amsgrad"):
+            args.append("amsgrad=True")
+        if kind == "adagrad":
+            args.append(f"initial_accumulator_value={lit(float(h['initial_accumulator_value']))}")
+        wd = h.get("weight_decay")
+        if kind == "adam" and wd:
+            cls = "AdamW"  # Keras' weight decay is decoupled, as in AdamW
+        if wd or kind == "adamw":
+            args.append(f"weight_decay={lit(float(wd or 0.0))}")
+        return f"torch.optim.{cls}({', '.join(args)})"
+
+    def schedule_lambda(self, s: T.Schedule) -> str:
+        p = s.params
+        init = float(p["initial_learning_rate"])
+        if s.kind in ("exponential_decay", "inverse_time_decay"):
+            ratio = f"step // {p['decay_steps']}" if p.get("staircase") else f"step / {p['decay_steps']}"
+            if s.kind == "exponential_decay":
+                return f"lambda step: {lit(float(p['decay_rate']))} ** ({ratio})"
+            return f"lambda step: 1 / (1 + {lit(float(p['decay_rate']))} * ({ratio}))"
+        if s.kind == "cosine_decay":
+            self.code.imports.add("import math")
+            steps, alpha = p["decay_steps"], float(p.get("alpha", 0.0))
+            cos = f"0.5 * (1 + math.cos(math.pi * min(step, {steps}) / {steps}))"
+            return f"lambda step: (1 - {lit(alpha)}) * {cos} + {lit(alpha)}"
+        values = [float(v) / init for v in p["values"]]
+        return f"lambda step: {lit(values)}[sum(step > b for b in {lit(list(p['boundaries']))})]"
+
+    def loss_name(self, loss: T.Loss, logits: bool) -> str:
+        kind = loss.kind
+        from_logits = loss.from_logits or logits
+        key = (kind, from_logits if kind in CROSS_ENTROPY else False)
+        if key not in LOSS_FUNCTIONS:
+            raise NotImplementedError(f"loss {kind}")
+        name = kind if (kind not in CROSS_ENTROPY or key[1]) else f"{kind}_from_probs"
+        text = LOSS_FUNCTIONS[key]
+        if name != kind:
+            text = text.replace(f"def {kind}(", f"def {name}(")
+        self.loss_fns[key] = text
+        self.needs.add("F")
+        if kind == "huber" and loss.params.get("delta", 1.0) != 1.0:
+            self.code.imports.add("import functools")
+            return f"functools.partial(huber, delta={lit(float(loss.params['delta']))})"
+        return name
+
+    def metric_fn(self, name: str, loss: T.Loss, logits: bool) -> str:
+        name = resolve_metric(name, loss)
+        if name in METRIC_AS_LOSS:
+            self.loss_fns[(name, False)] = LOSS_FUNCTIONS[(name, False)]
+            return name
+        key = (name, (loss.from_logits or logits) if name == "binary_accuracy" else None)
+        self.metric_fns[key] = METRIC_FUNCTIONS[key]
+        return name
+
+    # -- fit / evaluate / predict -------------------------------------------------
+    def _io(self, mt: ModelTraining):
+        graph = mt.md.graph if mt.md else None
+        in_layouts = [v.layout for v in graph.inputs] if graph else [None]
+        out_layouts = [v.layout for v in graph.outputs] if graph else [None]
+        return in_layouts, out_layouts
+
+    def _output_names(self, mt: ModelTraining) -> list[str]:
+        graph = mt.md.graph
+        names = []
+        for v in graph.outputs:
+            producer = v.producer
+            owner = producer.meta.get("fused_into", producer) if producer else None
+            layer = owner.meta.get("layer") if owner else None
+            names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
+        return names
+
+    def inputs_expr(self, code: T.Code, layouts: list) -> str:
+        parts = _split_literal(code.text) if len(layouts) > 1 else None
+        if len(layouts) > 1 and parts is None:
+            return f"[{', '.join(_to_layout(f'{code.text}[{i}]', lay) for i, lay in enumerate(layouts))}]"
+        if parts is not None:
+            return "[" + ", ".join(_to_layout(p, lay) for p, lay in zip(parts, layouts)) + "]"
+        return _to_layout(code.text, layouts[0])
+
+    def targets_expr(self, code: T.Code, mt: ModelTraining, layouts: list) -> str:
+        if len(layouts) == 1:
+            return _to_layout(code.text, layouts[0])
+        as_dict = _dict_literal(code.text)
+        names = self._output_names(mt)
+        if as_dict is not None:
+            return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
+        parts = _split_literal(code.text)
+        if parts is not None:
+            return "[" + ", ".join(_to_layout(p, lay) for p, lay in zip(parts, layouts)) + "]"
+        return f"[{code.text}[k] for k in {lit(tuple(names))}]"
+
+    def _metrics_arg(self, mt: ModelTraining) -> str:
+        c = mt.compile
+        several = len(c.losses) > 1
+        names = self._output_names(mt) if several else [""]
+        items = []
+        for i, (loss, metrics) in enumerate(zip(c.losses, c.metrics or [[]] * len(c.losses))):
+            for m in metrics:
+                fn = self.metric_fn(m, loss, _uses_logits(mt.md, i))
+                label = {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
+                label = f"{names[i]}_{label}" if several else label
+                items.append(f"({lit(label)}, {i}, {fn})")
+        return "[" + ", ".join(items) + "]" if items else "[]"
+
+    def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        f: T.Fit = ts.config
+        if f.steps_per_epoch is not None:
+            raise NotImplementedError("fit(steps_per_epoch=...) is not translated yet")
+        in_layouts, out_layouts = self._io(mt)
+        fit_name = self.fit_function(f)
+        args = [ts.model, mt.optimizer_var, mt.loss_var, self.inputs_expr(f.x, in_layouts),
+                self.targets_expr(f.y, mt, out_layouts) if f.y is not None else "None"]
+        kw = {"epochs": f.epochs, "batch_size": f.batch_size}
+        kw["metrics"] = T.Code(self._metrics_arg(mt))
+        if mt.compile.loss_weights:
+            kw["loss_weights"] = mt.compile.loss_weights
+        if f.verbose != "auto":
+            kw["verbose"] = f.verbose
+        if f.validation_split:
+            kw["validation_split"] = f.validation_split
+        if f.validation_data is not None:
+            parts = _split_literal(f.validation_data.text)
+            if parts is None or len(parts) != 2:
+                raise NotImplementedError("validation_data must be a literal (x, y) pair")
+            kw["validation_data"] = T.Code(
+                f"({self.inputs_expr(T.Code(parts[0]), in_layouts)}, "
+                f"{self.targets_expr(T.Code(parts[1]), mt, out_layouts)})")
+        if f.shuffle is not True:
+            kw["shuffle"] = f.shuffle
+        if f.class_weight is not None:
+            kw["class_weight"] = f.class_weight
+        if f.sample_weight is not None:
+            kw["sample_weight"] = f.sample_weight
+        if f.initial_epoch:
+            kw["initial_epoch"] = f.initial_epoch
+        if mt.scheduler_var:
+            kw["scheduler"] = T.Code(mt.scheduler_var)
+        clip = mt.compile.optimizer.clip
+        for key, value in clip.items():
+            kw[key] = value
+        text = ", ".join(args + [f"{k}={v.text if isinstance(v, T.Code) else lit(v)}" for k, v in kw.items()])
+        return [f"{fit_name}({text})"]
+
+    def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        e: T.Evaluate = ts.config
+        in_layouts, out_layouts = self._io(mt)
+        self.needs.add("evaluate")
+        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts),
+                self.targets_expr(e.y, mt, out_layouts)]
+        kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}",
+              f"metrics={self._metrics_arg(mt)}"]
+        if mt.compile.loss_weights:
+            kw.append(f"loss_weights={lit(mt.compile.loss_weights)}")
+        if e.return_dict:
+            kw.append("return_dict=True")
+        return [f"evaluate({', '.join(args + kw)})"]
+
+    def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        p: T.Predict = ts.config
+        in_layouts, out_layouts = self._io(mt)
+        self.needs.add("predict")
+        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts)}"
+        if p.batch_size != 32:
+            call += f", batch_size={p.batch_size.text if isinstance(p.batch_size, T.Code) else lit(p.batch_size)}"
+        call += ")"
+        if len(out_layouts) == 1:
+            return [_from_layout(call, out_layouts[0])]
+        if any(lay and is_channels_first(lay) for lay in out_layouts):
+            return [f"[{_from_layout('out', lay)} for out, lay in zip({call}, range({len(out_layouts)}))]"]
+        return [call]
+
+    def save_lines(self, ts: T.TrainingStatement) -> list[str]:
+        s: T.Save = ts.config
+        path = s.path.text
+        for ext in (".weights.h5", ".keras", ".h5"):
+            if path.endswith(ext + '"') or path.endswith(ext + "'"):
+                path = path[: -len(ext) - 1] + ".pt" + path[-1]
+                break
+        if s.load:
+            return [f"{ts.model}.load_state_dict(torch.load({path}, weights_only=True))"]
+        return [f"torch.save({ts.model}.state_dict(), {path})"]
+
+    def fit_function(self, f: T.Fit) -> str:
+        """The name of a generated ``fit`` with this call's callbacks as loop code."""
+        key = repr([(c.kind, sorted(c.params.items())) for c in f.callbacks])
+        if key not in self.fit_variants:
+            name = "fit" if not self.fit_variants else f"fit_{len(self.fit_variants) + 1}"
+            self.fit_variants[key] = name
+            self.needs.add(("fit", name, key))
+            self._fit_callbacks = getattr(self, "_fit_callbacks", {})
+            self._fit_callbacks[name] = f.callbacks
+        self.needs.add("evaluate")
+        return self.fit_variants[key]
+
+    # -- helpers ------------------------------------------------------------------
+    def _helpers(self) -> list[str]:
+        if not self.program.training:
+            return []
+        out = []
+        self.code.imports.add("import numpy as np")
+        uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
+        call_model = "model(*inputs, return_logits=True)" if uses_logits else "model(*inputs)"
+        needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict") for n in self.needs)
+        if needs_loader:
+            out.append(HELPER_LOADER)
+            self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset")
+        if any(isinstance(n, tuple) for n in self.needs):
+            out.append(HELPER_TRAIN_STEP.replace("MODEL_CALL", call_model))
+            self.code.imports.add("from types import SimpleNamespace")
+            for n in sorted(x for x in self.needs if isinstance(x, tuple)):
+                out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
+        if "evaluate" in self.needs:
+            out.append(HELPER_EVALUATE.replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
+        if "predict" in self.needs:
+            out.append(HELPER_PREDICT)
+        out += [text for _key, text in sorted(self.loss_fns.items())]
+        out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
+        return [h.strip("\n") + "\n" for h in out]
+
+    def _fit_text(self, name: str, callbacks: list[T.Callback]) -> str:
+        setup, epoch_end, epoch_begin = [], [], []
+        for cb in callbacks:
+            s, e = callback_code(cb)
+            setup += s
+            epoch_begin += [ln[len("#BEGIN "):] for ln in e if ln.startswith("#BEGIN ")]
+            epoch_end += [ln for ln in e if not ln.startswith("#BEGIN ")]
+        text = HELPER_FIT.replace("def fit(", f"def {name}(")
+        text = text.replace("        # CALLBACKS\n", "".join(f"        {ln}\n" for ln in epoch_end))
+        text = text.replace("        # EPOCH_BEGIN\n", "".join(f"        {ln}\n" for ln in epoch_begin))
+        text = text.replace("    # SETUP\n", "".join(f"    {ln}\n" for ln in setup))
+        if any(cb.kind == "csv_logger" for cb in callbacks):
+            self.code.imports.add("import csv")
+        return text
+
+
+def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
+    """(set-up lines, end-of-epoch lines) of one Keras callback, as loop code."""
+    p = cb.params
+    monitor = p.get("monitor", "val_loss")
+    mode = p.get("mode", "auto")
+    better = "<" if mode == "min" or (mode == "auto" and "acc" not in monitor) else ">"
+    sign = "-" if better == "<" else "+"
+    worst = 'float("inf")' if better == "<" else 'float("-inf")'
+    if cb.kind == "early_stopping":
+        setup = [f"best_{_ident(monitor)}, wait = {worst}, 0", "best_state = None"]
+        lines = [
+            f"# EarlyStopping(monitor={monitor!r}, patience={p['patience']})",
+            f"if logs[{lit(monitor)}] {better} best_{_ident(monitor)} {sign} {lit(float(p['min_delta']))}:",
+            f"    best_{_ident(monitor)}, wait = logs[{lit(monitor)}], 0",
+        ]
+        if p.get("restore_best_weights"):
+            lines.append("    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}")
+        lines += ["else:", "    wait += 1", f"    if wait >= {p['patience']} and epoch >= {p.get('start_from_epoch', 0)}:"]
+        if p.get("restore_best_weights"):
+            lines += ["        if best_state is not None:", "            model.load_state_dict(best_state)"]
+        lines += ["        break"]
+        return setup, lines
+    if cb.kind == "model_checkpoint":
+        path = str(p["filepath"])
+        for ext in (".weights.h5", ".keras", ".h5"):
+            if path.endswith(ext):
+                path = path[: -len(ext)] + ".pt"
+        path_code = f"{lit(path)}.format(epoch=epoch + 1, **logs)"
+        if p.get("save_best_only"):
+            setup = [f"best_checkpoint = {worst}"]
+            lines = [f"# ModelCheckpoint({path!r}, monitor={monitor!r}, save_best_only=True)",
+                     f"if logs[{lit(monitor)}] {better} best_checkpoint:",
+                     f"    best_checkpoint = logs[{lit(monitor)}]",
+                     f"    torch.save(model.state_dict(), {path_code})"]
+            return setup, lines
+        return [], [f"torch.save(model.state_dict(), {path_code})  # ModelCheckpoint"]
+    if cb.kind == "reduce_lr_on_plateau":
+        torch_mode = "min" if better == "<" else "max"
+        setup = [f"plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode={lit(torch_mode)}, "
+                 f"factor={lit(float(p['factor']))}, patience={p['patience']}, "
+                 f"threshold={lit(float(p['min_delta']))}, threshold_mode=\"abs\", "
+                 f"cooldown={p['cooldown']}, min_lr={lit(float(p['min_lr']))})"]
+        return setup, [f"plateau.step(logs[{lit(monitor)}])  # ReduceLROnPlateau"]
+    if cb.kind == "learning_rate_scheduler":
+        # Keras calls schedule(epoch, lr) when each epoch begins
+        return [], [f"#BEGIN for group in optimizer.param_groups:",
+                    f"#BEGIN     group[\"lr\"] = {p['schedule']}(epoch, group[\"lr\"])  # LearningRateScheduler"]
+    if cb.kind == "csv_logger":
+        setup = [f"csv_file = open({lit(p['filename'])}, {lit('a' if p.get('append') else 'w')}, newline=\"\")",
+                 "csv_writer = None"]
+        lines = ["# CSVLogger",
+                 "if csv_writer is None:",
+                 f"    csv_writer = csv.DictWriter(csv_file, fieldnames=[\"epoch\", *logs], "
+                 f"delimiter={lit(p.get('separator', ','))})",
+                 "    csv_writer.writeheader()",
+                 "csv_writer.writerow({\"epoch\": epoch, **logs})",
+                 "csv_file.flush()"]
+        return setup, lines
+    raise NotImplementedError(f"callback {cb.kind}")
+
+
+def _ident(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+HELPER_LOADER = '''
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
+    arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if targets is not None:
+        arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    if sample_weight is not None:
+        arrays.append(sample_weight)
+    tensors = []
+    for array in arrays:
+        tensor = torch.as_tensor(np.asarray(array))
+        tensors.append(tensor.float() if tensor.is_floating_point() else tensor.long())
+    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+'''
+
+HELPER_TRAIN_STEP = '''
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample_weight=None,
+               clipnorm=None, clipvalue=None, global_clipnorm=None):
+    """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
+    model.train()
+    optimizer.zero_grad()
+    outputs = MODEL_CALL
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    loss = 0.0
+    for loss_fn, weight, output, target in zip(loss_fns, loss_weights, outputs, targets):
+        per_sample = loss_fn(output, target)
+        if sample_weight is not None:
+            per_sample = per_sample * sample_weight.view(-1, *[1] * (per_sample.dim() - 1))
+        loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
+    loss.backward()
+    if clipvalue is not None:
+        torch.nn.utils.clip_grad_value_(model.parameters(), clipvalue)
+    if clipnorm is not None:  # Keras clips each variable's gradient on its own
+        for parameter in model.parameters():
+            torch.nn.utils.clip_grad_norm_(parameter, clipnorm)
+    if global_clipnorm is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)
+    optimizer.step()
+    return loss.item(), tuple(output.detach() for output in outputs)
+'''
+
+HELPER_FIT = '''
+def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto", metrics=(),
+        loss_weights=None, validation_split=0.0, validation_data=None, shuffle=True,
+        class_weight=None, sample_weight=None, initial_epoch=0, scheduler=None, **clip):
+    """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    if validation_split:
+        # Keras holds out the LAST fraction of the arrays, before any shuffling
+        split = int(len(inputs[0]) * (1 - validation_split))
+        validation_data = ([a[split:] for a in inputs], [a[split:] for a in targets])
+        inputs, targets = [a[:split] for a in inputs], [a[:split] for a in targets]
+    if class_weight is not None:
+        labels = np.asarray(targets[0])
+        labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(-1)
+        sample_weight = np.array([class_weight[int(c)] for c in labels], dtype="float32")
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle, sample_weight=sample_weight)
+    n_in, n_out = len(inputs), len(targets)
+    history = {}
+    # SETUP
+    for epoch in range(initial_epoch, epochs):
+        # EPOCH_BEGIN
+        total, seen = 0.0, 0
+        sums = {name: 0.0 for name, _, _ in metrics}
+        counts = {name: 0 for name, _, _ in metrics}
+        for batch in loader:
+            batch_inputs, batch_targets = batch[:n_in], batch[n_in:n_in + n_out]
+            weights = batch[-1] if sample_weight is not None else None
+            loss, outputs = train_step(model, optimizer, loss_fns, loss_weights, batch_inputs,
+                                       batch_targets, weights, **clip)
+            if scheduler is not None:
+                scheduler.step()
+            total += loss * len(batch_inputs[0])
+            seen += len(batch_inputs[0])
+            for name, index, metric in metrics:
+                values = metric(outputs[index], batch_targets[index])
+                sums[name] += values.sum().item()
+                counts[name] += values.numel()
+        logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
+        if validation_data is not None:
+            results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,
+                               metrics=metrics, loss_weights=loss_weights, return_dict=True)
+            logs.update({f"val_{key}": value for key, value in results.items()})
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        # CALLBACKS
+    return SimpleNamespace(history=history)
+'''
+
+HELPER_EVALUATE = '''
+@torch.no_grad()
+def evaluate(model, loss_fns, x, y, batch_size=32, metrics=(), loss_weights=None, return_dict=False):
+    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    model.eval()
+    total, seen = 0.0, 0
+    sums = {name: 0.0 for name, _, _ in metrics}
+    counts = {name: 0 for name, _, _ in metrics}
+    for batch in make_loader(inputs, targets, batch_size):
+        batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs):]
+        outputs = MODEL_CALL_BATCH
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        loss = sum(w * fn(out, t).mean() for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets))
+        total += loss.item() * len(batch_inputs[0])
+        seen += len(batch_inputs[0])
+        for name, index, metric in metrics:
+            values = metric(outputs[index], batch_targets[index])
+            sums[name] += values.sum().item()
+            counts[name] += values.numel()
+    results = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
+    if return_dict:
+        return results
+    return results["loss"] if len(results) == 1 else list(results.values())
+'''
+
+HELPER_PREDICT = '''
+@torch.no_grad()
+def predict(model, x, batch_size=32):
+    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode."""
+    model.eval()
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    batches = [model(*batch) for batch in make_loader(inputs, batch_size=batch_size)]
+    if isinstance(batches[0], tuple):
+        return [torch.cat(parts).numpy() for parts in zip(*batches)]
+    return torch.cat(batches).numpy()
+'''
