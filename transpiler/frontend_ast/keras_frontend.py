@@ -728,10 +728,15 @@ class KerasFrontend:
         results = []
         inner = Env(env)
 
+        class _Dynamic(Exception):
+            pass
+
         def walk(comp):
             iterable = self._eval(comp.iter, inner)
             if isinstance(iterable, Unknown):
-                raise self._err(comp.iter, "a comprehension needs a static iterable")
+                if self._constructs_layers(node.elt):
+                    raise self._err(comp.iter, "a comprehension that builds layers needs a static iterable")
+                raise _Dynamic()
             for item in iterable:
                 self._assign(comp.target, item, inner, naming=False)
                 if all(self._eval(cond.test, inner) for cond in comp.ifs):
@@ -740,7 +745,10 @@ class KerasFrontend:
                     else:
                         results.append(self._eval(node.elt, inner))
 
-        walk(node.for_in)
+        try:
+            walk(node.for_in)
+        except _Dynamic:
+            return Unknown("comprehension over run-time data")
         return kind(results)
 
     def _eval_BinaryOperation(self, node, env):
@@ -1043,7 +1051,7 @@ class KerasFrontend:
         except Unsupported as exc:
             self.program.stub(span, f"{receiver}.{method}(): {exc}", self._line(span))
             return Unknown(f"model.{method}()")
-        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt))
+        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt, call=id(node)))
         self.training_models[id(self.program.training[-1])] = obj
         return Unknown(f"model.{method}()")
 

@@ -159,3 +159,4 @@ class TrainingStatement:
     target: str | None = None
     builder: str | None = None  # set when the statement sits inside a builder function
     model_def: Any = None  # the ir.program.ModelDef the model variable holds
+    call: int | None = None  # identifies the call expression itself (it may sit inside another)

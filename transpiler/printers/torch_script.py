@@ -43,6 +43,24 @@ def _is_keras_module(name: str) -> bool:
     return root in ("keras", "tensorflow", "tf_keras")
 
 
+class _CallReplacer(cst.CSTTransformer):
+    """Replaces recognised training calls inside any expression (``model.predict(x).ravel()``)."""
+
+    def __init__(self, expressions: dict[int, str], model_names: dict[str, str]):
+        self.expressions = expressions
+        self.model_names = model_names
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        text = self.expressions.get(id(original))
+        return cst.parse_expression(text) if text is not None else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(original.value, cst.Name) and original.value.value in self.model_names \
+                and original.attr.value == "name":
+            return cst.SimpleString(repr(self.model_names[original.value.value]))
+        return updated
+
+
 class _Comments:
     """Comment lines standing where a statement was (attached to the next statement)."""
 
@@ -298,6 +316,12 @@ class _Printer:
             return []
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
+        if self.tcode is not None and self.tcode.expressions:
+            rewritten = stmt.visit(_CallReplacer(self.tcode.expressions, self._model_names()))
+            if rewritten is not stmt and not rewritten.deep_equals(stmt):
+                if not self._touches_keras(rewritten):
+                    return [rewritten]
+                stmt = rewritten
         after = self._builder_compile(stmt)
         if after:
             return [stmt, *after]
@@ -321,6 +345,14 @@ class _Printer:
             span = self._span(stmt)
             raising = span.line <= self.current_failure <= (span.end_line or span.line)
         return self._stub(stmt, raising=raising)
+
+    def _model_names(self) -> dict[str, str]:
+        """Model variable → the model's Keras name (``model.name`` in user code)."""
+        out = {}
+        for ts in self.program.training:
+            if ts.model_def is not None:
+                out[ts.model] = ts.model_def.graph.name
+        return out
 
     def _training_lines(self, stmt: cst.SimpleStatementLine, lines: list[str]) -> list:
         """A training statement's replacement; an assignment keeps its targets."""

@@ -150,6 +150,7 @@ class TrainingCode:
 
     helpers: list[str] = field(default_factory=list)
     statements: dict[int, list[str]] = field(default_factory=dict)
+    expressions: dict[int, str] = field(default_factory=dict)
     after: dict[int, list[str]] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)
 
@@ -251,7 +252,10 @@ class TrainingPrinter:
                 continue
             if ts.builder is not None:
                 continue  # compile() inside a builder: printed where the builder's result lands
-            self.code.statements[ts.stmt] = lines
+            if ts.kind == "compile":
+                self.code.statements[ts.stmt] = lines
+            else:
+                self.code.expressions[ts.call] = lines[0]
         self.code.helpers = self._helpers()
         return self.code
 
@@ -278,7 +282,7 @@ class TrainingPrinter:
         if ts.kind == "summary":
             return [f"print({ts.model})"]
         if ts.kind == "count_params":
-            return None
+            return [f"sum(p.numel() for p in {ts.model}.parameters())"]
         if ts.kind in ("fit", "evaluate") and mt.compile is None:
             raise NotImplementedError("the model was never compiled in this script")
         if ts.kind == "fit":
@@ -442,7 +446,8 @@ class TrainingPrinter:
         args = [ts.model, mt.optimizer_var, mt.loss_var, self.inputs_expr(f.x, in_layouts),
                 self.targets_expr(f.y, mt, out_layouts) if f.y is not None else "None"]
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
-        kw["metrics"] = T.Code(self._metrics_arg(mt))
+        if self._metrics_arg(mt) != "[]":
+            kw["metrics"] = T.Code(self._metrics_arg(mt))
         if mt.compile.loss_weights:
             kw["loss_weights"] = mt.compile.loss_weights
         if f.verbose != "auto":
@@ -478,8 +483,9 @@ class TrainingPrinter:
         self.needs.add("evaluate")
         args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts),
                 self.targets_expr(e.y, mt, out_layouts)]
-        kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}",
-              f"metrics={self._metrics_arg(mt)}"]
+        kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}"]
+        if self._metrics_arg(mt) != "[]":
+            kw.append(f"metrics={self._metrics_arg(mt)}")
         if mt.compile.loss_weights:
             kw.append(f"loss_weights={lit(mt.compile.loss_weights)}")
         if e.return_dict:
@@ -528,11 +534,11 @@ class TrainingPrinter:
         if not self.program.training:
             return []
         out = []
-        self.code.imports.add("import numpy as np")
         uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
         call_model = "model(*inputs, return_logits=True)" if uses_logits else "model(*inputs)"
         needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict") for n in self.needs)
         if needs_loader:
+            self.code.imports.add("import numpy as np")
             out.append(HELPER_LOADER)
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset")
         if any(isinstance(n, tuple) for n in self.needs):

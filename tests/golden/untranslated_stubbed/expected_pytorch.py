@@ -2,6 +2,7 @@
 import numpy as np
 import torch
 from torch import nn
+import torch.nn.functional as F
 
 
 class Net(nn.Module):
@@ -30,14 +31,23 @@ def build_model():
     return Net()
 
 
+def mean_squared_error(output, target):
+    """Keras' mean_squared_error per sample (mean over the last axis)."""
+    return (output - target.float().view_as(output)).pow(2).mean(dim=-1)
+
+
 if __name__ == "__main__":
     x = np.random.rand(64, 4).astype("float32")
     y = x.sum(axis=1, keepdims=True)
     model = build_model()
-    # TODO(transpiler): not translated yet (input.py:14)
-    # model.compile(optimizer="adam", loss="mse")
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+    )  # Keras adds epsilon before Adam's bias correction, torch after (~1e-6 relative)
+    loss_fn = mean_squared_error
+    # a raw Keras training step: not translated yet, must become a marked stub
+    # TODO(transpiler): not translated yet (input.py:16)
+    # loss = model.train_on_batch(x, y)
     raise NotImplementedError(
-        'transpiler: \'model.compile(optimizer="adam", loss="mse")\' (input.py:14) is not translated yet'
+        "transpiler: 'loss = model.train_on_batch(x, y)' (input.py:16) is not translated yet"
     )
-    # TODO(transpiler): not translated yet (input.py:15)
-    # model.fit(x, y, epochs=2, batch_size=16)
+    print(loss)
