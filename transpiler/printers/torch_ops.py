@@ -50,6 +50,8 @@ class Emission:
     imports: set[str] = field(default_factory=set)
     #: extra bare parameters next to the module: (suffix, canonical param, size, init)
     extra_params: list[tuple[str, str, int, str]] = field(default_factory=list)
+    #: statements for ``__init__`` right after the module is built
+    setup: list[str] = field(default_factory=list)
 
 
 Emitter = Callable[[Node, str], Emission]
@@ -678,12 +680,23 @@ def _rnn_module(op: str, a: dict, in_features: int, bidirectional: bool) -> str:
     return call(_RNN_CLASS[op], lit(in_features), lit(a["units"]), **kwargs)
 
 
+def _frozen_second_bias(op: str, a: dict, m: str, suffixes: list[str]) -> list[str]:
+    """Keras' LSTM/SimpleRNN have one bias; torch's second (bias_hh) must stay zero, or
+    training would move the effective bias twice as fast."""
+    if op == "gru" or not a["use_bias"]:
+        return []
+    lines = [f"{m}.bias_hh_l0{s}.requires_grad_(False)" for s in suffixes]
+    lines[0] += "  # Keras has one bias: torch's second stays zero"
+    return lines
+
+
 @emitter("simple_rnn", "lstm", "gru")
 def emit_rnn_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     module = _rnn_module(node.op, a, node.inputs[0].shape[-1], False)
     state = _rnn_state(node.op, "", "", a["use_bias"])
     init = _rnn_init(node.op, a, m, "", node)
+    setup = _frozen_second_bias(node.op, a, m, [""])
     lstm = node.op == "lstm"
 
     def statements(ins, outs):
@@ -706,7 +719,7 @@ def emit_rnn_torch(node: Node, m: str) -> Emission:
             lines.append(f"{outs[0]} = {seq}[:, -1]")
         return lines
 
-    return Emission(module, statements=statements, state=state, init=init)
+    return Emission(module, statements=statements, state=state, init=init, setup=setup)
 
 
 @emitter("bidirectional")
@@ -720,6 +733,7 @@ def emit_bidirectional_torch(node: Node, m: str) -> Emission:
     module = _rnn_module(op, a, node.inputs[0].shape[-1], True)
     state = _rnn_state(op, "forward.", "", a["use_bias"]) + _rnn_state(op, "backward.", "_reverse", a["use_bias"])
     init = _rnn_init(op, a, m, "", node) + _rnn_init(op, a, m, "_reverse", node)
+    setup = _frozen_second_bias(op, a, m, ["", "_reverse"])
     lstm = op == "lstm"
     merge = {"concat": "torch.cat([{f}, {b}], dim=-1)", "sum": "{f} + {b}", "mul": "{f} * {b}",
              "ave": "({f} + {b}) / 2"}
@@ -751,4 +765,4 @@ def emit_bidirectional_torch(node: Node, m: str) -> Emission:
                 lines += [f"{states[0]} = {hname}[0]", f"{states[1]} = {hname}[1]"]
         return lines
 
-    return Emission(module, statements=statements, state=state, init=init)
+    return Emission(module, statements=statements, state=state, init=init, setup=setup)

@@ -181,6 +181,7 @@ def print_model_class(md: ModelDef, source_file: str) -> ModelCode:
             init_lines.append(f"self.{node.name} = {em.module}")
             for suffix, _source, size, init in em.extra_params:
                 init_lines.append(f"self.{node.name}_{suffix} = nn.Parameter(torch.{init}({size}))")
+            init_lines += em.setup
             reset_lines += em.init
     args = _arg_names(graph)
     forward = _ForwardWriter(graph, emissions, args).write()

@@ -272,7 +272,23 @@ class _Printer:
                 self.current_failure = saved
         return self._rewrite_compound_inner(stmt, level)
 
+    def _header_touches_keras(self, stmt) -> bool:
+        """A for/while/if/with whose header (not body) still uses Keras objects."""
+        parts = []
+        if isinstance(stmt, cst.For):
+            parts = [stmt.iter]
+        elif isinstance(stmt, (cst.If, cst.While)):
+            parts = [stmt.test]
+        elif isinstance(stmt, cst.With):
+            parts = [item.item for item in stmt.items]
+        return any(self._touches_keras(p) for p in parts)
+
     def _rewrite_compound_inner(self, stmt, level: str):
+        if self._header_touches_keras(stmt) and not (isinstance(stmt, cst.If) and "__name__" in _code(stmt.test)):
+            # e.g. `for layer in model.layers:`: the whole statement needs a human
+            stubbed = self._stub(stmt, raising=level != "module")
+            return stubbed[0] if len(stubbed) == 1 and not isinstance(stubbed[0], _Comments) else \
+                cst.SimpleStatementLine([cst.Pass()], leading_lines=stubbed[0].lines)
         def block(b):
             if isinstance(b, cst.IndentedBlock):
                 new = self._rewrite_body(b.body, level)

@@ -41,52 +41,52 @@ def sparse_categorical_crossentropy(probs, target):
     ("categorical_crossentropy", True): '''
 def categorical_crossentropy(logits, target):
     """Keras' categorical_crossentropy per sample (one-hot or probability targets), from logits."""
-    return -(target.float().view_as(logits) * F.log_softmax(logits, dim=-1)).sum(dim=-1)
+    return -(target.to(logits.dtype).view_as(logits) * F.log_softmax(logits, dim=-1)).sum(dim=-1)
 ''',
     ("categorical_crossentropy", False): '''
 def categorical_crossentropy(probs, target):
     """Keras' categorical_crossentropy per sample, on clipped probabilities."""
     probs = probs / probs.sum(dim=-1, keepdim=True)
-    return -(target.float().view_as(probs) * torch.log(probs.clamp(1e-7, 1 - 1e-7))).sum(dim=-1)
+    return -(target.to(probs.dtype).view_as(probs) * torch.log(probs.clamp(1e-7, 1 - 1e-7))).sum(dim=-1)
 ''',
     ("binary_crossentropy", True): '''
 def binary_crossentropy(logits, target):
     """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
-    target = target.float().view_as(logits)
+    target = target.to(logits.dtype).view_as(logits)
     return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(dim=-1)
 ''',
     ("binary_crossentropy", False): '''
 def binary_crossentropy(probs, target):
     """Keras' binary_crossentropy per sample (mean over the last axis), on clipped probabilities."""
-    target = target.float().view_as(probs)
+    target = target.to(probs.dtype).view_as(probs)
     return F.binary_cross_entropy(probs.clamp(1e-7, 1 - 1e-7), target, reduction="none").mean(dim=-1)
 ''',
     ("mean_squared_error", False): '''
 def mean_squared_error(output, target):
     """Keras' mean_squared_error per sample (mean over the last axis)."""
-    return (output - target.float().view_as(output)).pow(2).mean(dim=-1)
+    return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)
 ''',
     ("mean_absolute_error", False): '''
 def mean_absolute_error(output, target):
     """Keras' mean_absolute_error per sample (mean over the last axis)."""
-    return (output - target.float().view_as(output)).abs().mean(dim=-1)
+    return (output - target.to(output.dtype).view_as(output)).abs().mean(dim=-1)
 ''',
     ("huber", False): '''
 def huber(output, target, delta=1.0):
     """Keras' Huber loss per sample (mean over the last axis)."""
-    target = target.float().view_as(output)
+    target = target.to(output.dtype).view_as(output)
     return F.huber_loss(output, target, reduction="none", delta=delta).mean(dim=-1)
 ''',
     ("kl_divergence", False): '''
 def kl_divergence(output, target):
     """Keras' kl_divergence per sample (both sides clipped to [1e-7, 1])."""
-    target = target.float().view_as(output).clamp(1e-7, 1)
+    target = target.to(output.dtype).view_as(output).clamp(1e-7, 1)
     return (target * torch.log(target / output.clamp(1e-7, 1))).sum(dim=-1)
 ''',
     ("hinge", False): '''
 def hinge(output, target):
     """Keras' hinge loss per sample; 0/1 targets are read as -1/1 as Keras does."""
-    target = target.float().view_as(output)
+    target = target.to(output.dtype).view_as(output)
     if bool(((target == 0) | (target == 1)).all()):
         target = 2 * target - 1
     return (1 - target * output).clamp(min=0).mean(dim=-1)
@@ -94,7 +94,7 @@ def hinge(output, target):
     ("cosine_similarity", False): '''
 def cosine_similarity(output, target):
     """Keras' cosine_similarity loss per sample (minus the cosine of the two vectors)."""
-    target = target.float().view_as(output)
+    target = target.to(output.dtype).view_as(output)
     return -(F.normalize(target, dim=-1, eps=1e-6) * F.normalize(output, dim=-1, eps=1e-6)).sum(dim=-1)
 ''',
 }
@@ -114,12 +114,12 @@ def categorical_accuracy(output, target):
     ("binary_accuracy", True): '''
 def binary_accuracy(logits, target):
     """Keras' binary_accuracy (threshold 0.5 on the sigmoid, i.e. 0 on the logits)."""
-    return ((logits > 0).float() == target.float().view_as(logits)).float().mean(dim=-1)
+    return ((logits > 0).float() == target.to(logits.dtype).view_as(logits)).float().mean(dim=-1)
 ''',
     ("binary_accuracy", False): '''
 def binary_accuracy(probs, target):
     """Keras' binary_accuracy (threshold 0.5)."""
-    return ((probs > 0.5).float() == target.float().view_as(probs)).float().mean(dim=-1)
+    return ((probs > 0.5).float() == target.to(probs.dtype).view_as(probs)).float().mean(dim=-1)
 ''',
     ("accuracy", None): '''
 def accuracy(output, target):
@@ -236,6 +236,7 @@ class TrainingPrinter:
         self.loss_fns: dict[tuple[str, bool], str] = {}
         self.metric_fns: dict[tuple[str, bool | None], str] = {}
         self.fit_variants: dict[str, str] = {}
+        self.optimizer_classes: dict[str, str] = {}
         self.needs = set()
 
     # -- per statement ------------------------------------------------------------
@@ -299,8 +300,6 @@ class TrainingPrinter:
         c = mt.compile
         opt = c.optimizer
         lines = [f"{mt.optimizer_var} = {self.optimizer_expr(model, opt)}"]
-        if opt.kind == "adam" and not opt.hyper.get("weight_decay"):
-            lines[0] += "  # Keras adds epsilon before Adam's bias correction, torch after (~1e-6 relative)"
         losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
         if len(losses) == 1:
             lines.append(f"{mt.loss_var} = {losses[0]}")
@@ -343,6 +342,18 @@ class TrainingPrinter:
             cls = "AdamW"  # Keras' weight decay is decoupled, as in AdamW
         if wd or kind == "adamw":
             args.append(f"weight_decay={lit(float(wd or 0.0))}")
+        if kind == "nadam":
+            args.append("momentum_decay=1.0")  # Keras' Nadam: mu_t = beta_1 (1 - 0.5 * 0.96 ** t)
+        if cls in ("Adam", "AdamW"):
+            # Keras adds epsilon to sqrt(v) before the bias correction; torch after it
+            self.optimizer_classes[f"Keras{cls}"] = KERAS_ADAM.replace("ADAM", cls)
+            self.code.imports.add("import math")
+            return f"Keras{cls}({', '.join(args)})"
+        if cls == "RMSprop":
+            # Keras divides by sqrt(v + epsilon); torch by sqrt(v) + epsilon
+            self.optimizer_classes["KerasRMSprop"] = KERAS_RMSPROP
+            args = [a.replace("alpha=", "rho=") for a in args]
+            return f"KerasRMSprop({', '.join(args)})"
         return f"torch.optim.{cls}({', '.join(args)})"
 
     def schedule_lambda(self, s: T.Schedule) -> str:
@@ -533,6 +544,8 @@ class TrainingPrinter:
     def _helpers(self) -> list[str]:
         if not self.program.training:
             return []
+        if not (self.needs or self.loss_fns or self.optimizer_classes):
+            return []
         out = []
         uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
         call_model = "model(*inputs, return_logits=True)" if uses_logits else "model(*inputs)"
@@ -550,6 +563,7 @@ class TrainingPrinter:
             out.append(HELPER_EVALUATE.replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
         if "predict" in self.needs:
             out.append(HELPER_PREDICT)
+        out += [text for _key, text in sorted(self.optimizer_classes.items())]
         out += [text for _key, text in sorted(self.loss_fns.items())]
         out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
         return [h.strip("\n") + "\n" for h in out]
@@ -768,4 +782,49 @@ def predict(model, x, batch_size=32):
     if isinstance(batches[0], tuple):
         return [torch.cat(parts).numpy() for parts in zip(*batches)]
     return torch.cat(batches).numpy()
+'''
+
+KERAS_ADAM = '''
+class KerasADAM(torch.optim.ADAM):
+    """torch.optim.ADAM with Keras' epsilon placement: epsilon is added to sqrt(v) before
+    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step)."""
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            group.setdefault("keras_eps", group["eps"])
+            group["keras_step"] = group.get("keras_step", 0) + 1
+            group["eps"] = group["keras_eps"] / math.sqrt(1 - group["betas"][1] ** group["keras_step"])
+        return super().step(closure)
+'''
+
+KERAS_RMSPROP = '''
+class KerasRMSprop(torch.optim.Optimizer):
+    """Keras' RMSprop: the gradient is divided by sqrt(v + epsilon) (torch: sqrt(v) + epsilon)."""
+
+    def __init__(self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False):
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            rho = group["rho"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["velocity"] = torch.zeros_like(p)
+                    state["average_grad"] = torch.zeros_like(p)
+                    state["momentum"] = torch.zeros_like(p)
+                grad = p.grad
+                velocity = state["velocity"].mul_(rho).addcmul_(grad, grad, value=1 - rho)
+                denominator = velocity + group["eps"]
+                if group["centered"]:
+                    average = state["average_grad"].mul_(rho).add_(grad, alpha=1 - rho)
+                    denominator = denominator - average * average
+                increment = group["lr"] * grad / denominator.sqrt()
+                if group["momentum"] > 0:
+                    increment = state["momentum"].mul_(group["momentum"]).add_(increment)
+                p.sub_(increment)
 '''

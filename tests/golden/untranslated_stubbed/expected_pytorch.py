@@ -1,5 +1,6 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
+import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -31,18 +32,32 @@ def build_model():
     return Net()
 
 
+class KerasAdam(torch.optim.Adam):
+    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
+    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
+    """
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            group.setdefault("keras_eps", group["eps"])
+            group["keras_step"] = group.get("keras_step", 0) + 1
+            group["eps"] = group["keras_eps"] / math.sqrt(
+                1 - group["betas"][1] ** group["keras_step"]
+            )
+        return super().step(closure)
+
+
 def mean_squared_error(output, target):
     """Keras' mean_squared_error per sample (mean over the last axis)."""
-    return (output - target.float().view_as(output)).pow(2).mean(dim=-1)
+    return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)
 
 
 if __name__ == "__main__":
     x = np.random.rand(64, 4).astype("float32")
     y = x.sum(axis=1, keepdims=True)
     model = build_model()
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
-    )  # Keras adds epsilon before Adam's bias correction, torch after (~1e-6 relative)
+    optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
     loss_fn = mean_squared_error
     # a raw Keras training step: not translated yet, must become a marked stub
     # TODO(transpiler): not translated yet (input.py:16)
