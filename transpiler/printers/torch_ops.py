@@ -685,9 +685,8 @@ def _frozen_second_bias(op: str, a: dict, m: str, suffixes: list[str]) -> list[s
     training would move the effective bias twice as fast."""
     if op == "gru" or not a["use_bias"]:
         return []
-    lines = [f"{m}.bias_hh_l0{s}.requires_grad_(False)" for s in suffixes]
-    lines[0] += "  # Keras has one bias: torch's second stays zero"
-    return lines
+    return ["# Keras has one bias: torch's second (bias_hh) stays zero"] + [
+        f"{m}.bias_hh_l0{s}.requires_grad_(False)" for s in suffixes]
 
 
 @emitter("simple_rnn", "lstm", "gru")

@@ -13,13 +13,11 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.lstm1 = nn.LSTM(6, 12, batch_first=True)
-        self.lstm1.bias_hh_l0.requires_grad_(
-            False
-        )  # Keras has one bias: torch's second stays zero
+        # Keras has one bias: torch's second (bias_hh) stays zero
+        self.lstm1.bias_hh_l0.requires_grad_(False)
         self.lstm2 = nn.LSTM(12, 8, batch_first=True)
-        self.lstm2.bias_hh_l0.requires_grad_(
-            False
-        )  # Keras has one bias: torch's second stays zero
+        # Keras has one bias: torch's second (bias_hh) stays zero
+        self.lstm2.bias_hh_l0.requires_grad_(False)
         self.fc1 = nn.Linear(20, 1)
         self.reset_parameters()
 
