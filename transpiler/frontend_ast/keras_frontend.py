@@ -229,6 +229,10 @@ def resolve_api(path: str) -> Any:
         return ApiRef("metric", last)
     if name.startswith("callbacks.") and last in keras_training.CALLBACK_NAMES:
         return ApiRef("callback", last)
+    if name.startswith("datasets.") and last == "load_data" and name.count(".") == 2:
+        return ApiRef("dataset", name.split(".")[1])
+    if name in ("utils.to_categorical", "utils.np_utils.to_categorical"):
+        return ApiRef("to_categorical", last)
     return ModuleRef(path)
 
 
@@ -893,6 +897,8 @@ class KerasFrontend:
                 inputs = args[0] if args else kwargs["inputs"]
                 layer = self._construct_layer(_MERGE_FUNCS[func.name], [], layer_kwargs, span)
                 return self._call_layer(layer, [list(inputs)], {}, span)
+            if func.kind in ("dataset", "to_categorical"):
+                return self._data_call(func, node)
             if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
                 return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
             if func.kind == "activation":
@@ -1061,6 +1067,25 @@ class KerasFrontend:
         if isinstance(obj, ModelHandle):
             return next((md for md in self.program.models if md.builder == obj.builder), None)
         return None
+
+    def _data_call(self, func: ApiRef, node):
+        """``keras.datasets.X.load_data()`` / ``keras.utils.to_categorical(...)``: recorded so the
+        printer can put framework-free numpy code in their place."""
+        from transpiler.ir import training as T
+
+        span = self._span(node)
+        args = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                         for a in node.args)
+        stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        kind = "load_data" if func.kind == "dataset" else "to_categorical"
+        config = func.name if kind == "load_data" else T.Code(args)
+        if kind == "load_data" and node.args:
+            self.program.stub(span, f"{func.name}.load_data() with arguments is not translated yet",
+                              self._line(span))
+            return Unknown("dataset")
+        self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
+                                                         source=cst.Module([]).code_for_node(node)))
+        return Unknown(kind)
 
     def _api_name(self, value):
         """A Keras loss/metric function reference (``keras.losses.mse``) → its name."""

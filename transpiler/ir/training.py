@@ -160,3 +160,4 @@ class TrainingStatement:
     builder: str | None = None  # set when the statement sits inside a builder function
     model_def: Any = None  # the ir.program.ModelDef the model variable holds
     call: int | None = None  # identifies the call expression itself (it may sit inside another)
+    source: str = ""  # the call's source text (to rewrite it where it is nested in another call)

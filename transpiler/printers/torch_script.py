@@ -337,7 +337,7 @@ class _Printer:
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
                     return [rewritten]
-                stmt = rewritten
+                return self._stub(stmt, raising=level != "module" and not raised)
         after = self._builder_compile(stmt)
         if after:
             return [stmt, *after]

@@ -237,6 +237,7 @@ class TrainingPrinter:
         self.metric_fns: dict[tuple[str, bool | None], str] = {}
         self.fit_variants: dict[str, str] = {}
         self.optimizer_classes: dict[str, str] = {}
+        self.datasets: set[str] = set()
         self.needs = set()
 
     # -- per statement ------------------------------------------------------------
@@ -257,6 +258,14 @@ class TrainingPrinter:
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
+        # data calls nested in the arguments of other translated calls
+        nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
+                  if ts.kind in ("load_data", "to_categorical") and ts.call in self.code.expressions}
+        for key, text in list(self.code.expressions.items()):
+            for source, replacement in nested.items():
+                if source in text and text != replacement:
+                    text = text.replace(source, replacement)
+            self.code.expressions[key] = text
         self.code.helpers = self._helpers()
         return self.code
 
@@ -274,12 +283,26 @@ class TrainingPrinter:
         return self.models[key]
 
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
+        if ts.kind in ("load_data", "to_categorical"):
+            return self.data_lines(ts)
         mt = self._model(ts, several)
         if ts.kind == "compile":
             if ts.builder is not None:
                 return None
             mt.compile = ts.config
             return self.compile_lines(ts.model, mt)
+        return self.call_lines(ts, mt)
+
+    def data_lines(self, ts: T.TrainingStatement) -> list[str]:
+        if ts.kind == "load_data":
+            if ts.config not in DATASET_LOADERS:
+                raise NotImplementedError(f"keras.datasets.{ts.config}.load_data()")
+            self.datasets.add(ts.config)
+            return [f"load_{ts.config}()"]
+        self.datasets.add("to_categorical")
+        return [f"to_categorical({ts.config.text})"]
+
+    def call_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str] | None:
         if ts.kind == "summary":
             return [f"print({ts.model})"]
         if ts.kind == "count_params":
@@ -544,7 +567,7 @@ class TrainingPrinter:
     def _helpers(self) -> list[str]:
         if not self.program.training:
             return []
-        if not (self.needs or self.loss_fns or self.optimizer_classes):
+        if not (self.needs or self.loss_fns or self.optimizer_classes or self.datasets):
             return []
         out = []
         uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
@@ -563,6 +586,15 @@ class TrainingPrinter:
             out.append(HELPER_EVALUATE.replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
         if "predict" in self.needs:
             out.append(HELPER_PREDICT)
+        for name in sorted(self.datasets):
+            out.append(DATASET_LOADERS[name])
+            self.code.imports.add("import numpy as np")
+            if name != "to_categorical":
+                self.code.imports.add("import os")
+            if name == "fashion_mnist":
+                self.code.imports.add("import gzip")
+            if name == "cifar10":
+                self.code.imports.add("import pickle")
         out += [text for _key, text in sorted(self.optimizer_classes.items())]
         out += [text for _key, text in sorted(self.loss_fns.items())]
         out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
@@ -828,3 +860,66 @@ class KerasRMSprop(torch.optim.Optimizer):
                     increment = state["momentum"].mul_(group["momentum"]).add_(increment)
                 p.sub_(increment)
 '''
+
+
+DATASET_LOADERS = {
+    "mnist": '''
+def load_mnist(path="~/.keras/datasets/mnist.npz"):
+    """keras.datasets.mnist.load_data() without Keras: the same file, read with numpy."""
+    with np.load(os.path.expanduser(path)) as data:
+        return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
+''',
+    "fashion_mnist": '''
+def load_fashion_mnist(folder="~/.keras/datasets/fashion-mnist"):
+    """keras.datasets.fashion_mnist.load_data() without Keras: the same IDX files, read with numpy."""
+    folder = os.path.expanduser(folder)
+
+    def read(name, offset):
+        with gzip.open(os.path.join(folder, name), "rb") as fh:
+            return np.frombuffer(fh.read(), np.uint8, offset=offset)
+
+    y_train = read("train-labels-idx1-ubyte.gz", 8)
+    x_train = read("train-images-idx3-ubyte.gz", 16).reshape(len(y_train), 28, 28)
+    y_test = read("t10k-labels-idx1-ubyte.gz", 8)
+    x_test = read("t10k-images-idx3-ubyte.gz", 16).reshape(len(y_test), 28, 28)
+    return (x_train, y_train), (x_test, y_test)
+''',
+    "cifar10": '''
+def load_cifar10(folder="~/.keras/datasets/cifar-10-batches-py"):
+    """keras.datasets.cifar10.load_data() without Keras: the same batch files, channels-last
+    uint8 images and (N, 1) labels, as Keras returns them."""
+    folder = os.path.expanduser(folder)
+
+    def read(name):
+        with open(os.path.join(folder, name), "rb") as fh:
+            batch = pickle.load(fh, encoding="bytes")  # the data set's own format
+        images = np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
+        return images.transpose(0, 2, 3, 1), np.asarray(batch[b"labels"], dtype=np.uint8).reshape(-1, 1)
+
+    parts = [read(f"data_batch_{i}") for i in range(1, 6)]
+    x_train = np.concatenate([p[0] for p in parts])
+    y_train = np.concatenate([p[1] for p in parts])
+    x_test, y_test = read("test_batch")
+    return (x_train, y_train), (x_test, y_test)
+''',
+    "boston_housing": '''
+def load_boston_housing(path="~/.keras/datasets/boston_housing.npz", test_split=0.2, seed=113):
+    """keras.datasets.boston_housing.load_data() without Keras: same file, same shuffle."""
+    with np.load(os.path.expanduser(path), allow_pickle=False) as data:
+        x, y = data["x"], data["y"]
+    indices = np.arange(len(x))
+    np.random.RandomState(seed).shuffle(indices)
+    x, y = x[indices], y[indices]
+    split = int(len(x) * (1 - test_split))
+    return (x[:split], y[:split]), (x[split:], y[split:])
+''',
+    "to_categorical": '''
+def to_categorical(y, num_classes=None, dtype="float64"):
+    """keras.utils.to_categorical without Keras: one-hot rows for integer labels (float64, as Keras 3)."""
+    y = np.asarray(y, dtype="int64")
+    if y.ndim > 1 and y.shape[-1] == 1:
+        y = y.reshape(y.shape[:-1])
+    num_classes = int(y.max()) + 1 if num_classes is None else num_classes
+    return np.eye(num_classes, dtype=dtype)[y]
+''',
+}
