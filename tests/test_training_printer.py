@@ -58,7 +58,7 @@ def test_callbacks_program_behaves_like_keras(tmp_path):
     text = result.text
     for expected in ("best_val_loss, wait", "torch.save(model.state_dict()", "csv.DictWriter",
                      "ReduceLROnPlateau(", "schedule(epoch, group[\"lr\"])", "validation_split=0.25",
-                     "class_weight={0: 1.0, 1: 2.0, 2: 0.5}"):
+                     "class_weight={0: 1.0, 1: 2.0, 2: 0.5}", "SummaryWriter("):
         assert expected in text, expected
     torch_dir, keras_dir = tmp_path / "torch", tmp_path / "keras"
     torch_dir.mkdir()

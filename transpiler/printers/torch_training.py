@@ -674,6 +674,18 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
                  "csv_writer.writerow({\"epoch\": epoch, **logs})",
                  "csv_file.flush()"]
         return setup, lines
+    if cb.kind == "tensorboard":
+        setup = ["try:  # TensorBoard: torch's SummaryWriter needs the tensorboard package",
+                 "    from torch.utils.tensorboard import SummaryWriter",
+                 f"    writer = SummaryWriter({lit(str(p.get('log_dir', 'logs')))})",
+                 "except ImportError:",
+                 "    writer = None",
+                 "    print(\"TensorBoard logging skipped: pip install tensorboard\")"]
+        lines = ["if writer is not None:  # TensorBoard",
+                 "    for key, value in logs.items():",
+                 "        writer.add_scalar(f\"epoch_{key}\", value, epoch)",
+                 "    writer.flush()"]
+        return setup, lines
     raise NotImplementedError(f"callback {cb.kind}")
 
 
