@@ -58,7 +58,7 @@ def test_callbacks_program_behaves_like_keras(tmp_path):
     text = result.text
     for expected in ("best_val_loss, wait", "torch.save(model.state_dict()", "csv.DictWriter",
                      "ReduceLROnPlateau(", "schedule(epoch, group[\"lr\"])", "validation_split=0.25",
-                     "class_weight={0: 1.0, 1: 2.0, 2: 0.5}", "SummaryWriter("):
+                     "class_weight={0: 1.0, 1: 2.0, 2: 0.5}"):
         assert expected in text, expected
     torch_dir, keras_dir = tmp_path / "torch", tmp_path / "keras"
     torch_dir.mkdir()
@@ -74,3 +74,16 @@ def test_callbacks_program_behaves_like_keras(tmp_path):
     assert header[:2] == ["epoch", "loss"] and "val_loss" in header
     torch_keys = [line for line in torch_out.splitlines() if line.startswith("KEYS")]
     assert torch_keys == ["KEYS ['accuracy', 'loss', 'val_accuracy', 'val_loss']"]
+
+
+@pytest.mark.slow
+def test_tensorboard_callback_runs_with_or_without_tensorboard(tmp_path):
+    source_path = os.path.join(ROOT, "tests", "programs", "callbacks_program.py")
+    with open(source_path, encoding="utf-8") as fh:
+        source = fh.read().replace("keras.callbacks.CSVLogger(", "keras.callbacks.TensorBoard(log_dir=out_dir + '/tb'),\n"
+                                   "            keras.callbacks.CSVLogger(")
+    result = translate(source, source_path)
+    assert "SummaryWriter(" in result.text and not result.stubs
+    (tmp_path / "prog.py").write_text(result.text)
+    out = _run(str(tmp_path / "prog.py"), tmp_path)
+    assert "EPOCHS 2" in out

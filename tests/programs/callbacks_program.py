@@ -32,7 +32,6 @@ def main(out_dir="."):
             keras.callbacks.CSVLogger(out_dir + "/log.csv"),
             keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=1),
             keras.callbacks.LearningRateScheduler(schedule),
-            keras.callbacks.TensorBoard(log_dir=out_dir + "/tb"),
         ],
     )
     print("EPOCHS", len(history.history["loss"]))
