@@ -102,6 +102,22 @@ class ModelObj:
 
 
 @dataclass(eq=False)
+class TapeObj:
+    """A ``tf.GradientTape()``."""
+
+
+@dataclass(eq=False)
+class DatasetObj:
+    """``tf.data.Dataset.from_tensor_slices(code)`` with its ``shuffle``/``batch``."""
+
+    code: str
+    node: Any = None
+    shuffle: bool = False
+    batch: Any = None
+    ops: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class ModelHandle:
     """A model returned by a builder function (its graph was read when probing it)."""
 
@@ -200,8 +216,14 @@ def is_keras_binding(value: Any) -> bool:
     return False
 
 
+_TF_APIS = {"tensorflow.GradientTape": ApiRef("gradient_tape", "GradientTape"),
+            "tensorflow.data.Dataset.from_tensor_slices": ApiRef("dataset_slices", "from_tensor_slices")}
+
+
 def resolve_api(path: str) -> Any:
     """Map a dotted path to an ApiRef when it names a supported Keras object."""
+    if path in _TF_APIS:
+        return _TF_APIS[path]
     name = keras_api_name(path)
     if name is None:
         return ModuleRef(path)
@@ -289,6 +311,7 @@ class KerasFrontend:
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
         self.training_models: dict[int, Any] = {}
+        self._stmt_nodes: list = []
         self.model_defs: dict[int, ModelDef] = {}
         self.inlined_helpers: set[str] = set()
         self.visited_functions: set[str] = set()
@@ -443,6 +466,7 @@ class KerasFrontend:
 
     def _exec_stmt(self, stmt: cst.CSTNode, env: Env, top: bool = False) -> None:
         self.stmt_stack.append(id(stmt))
+        self._stmt_nodes.append(stmt)
         try:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -463,11 +487,18 @@ class KerasFrontend:
                 if self._constructs_layers(stmt.body):
                     raise self._err(stmt, "a while loop that builds layers has no static trip count")
             elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    value = self._eval(item.item, env)
+                    if isinstance(value, TapeObj):
+                        self._record_loop("tape", stmt, item.item, value=None)
+                    if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                        env.set(item.asname.name.value, value)
                 self._exec_block(stmt.body.body, env)
             elif isinstance(stmt, cst.Try):
                 self._exec_block(stmt.body.body, env)
         finally:
             self.stmt_stack.pop()
+            self._stmt_nodes.pop()
 
     def _exec_if(self, stmt: cst.If, env: Env) -> None:
         test = self._eval(stmt.test, env)
@@ -487,6 +518,13 @@ class KerasFrontend:
         if isinstance(iterable, Unknown) or not hasattr(iterable, "__iter__") or isinstance(iterable, str):
             if self._constructs_layers(stmt.body):
                 raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
+            # a loop over run-time data (batches): read its body once, abstractly, for the
+            # training statements in it
+            self._assign(stmt.target, Unknown("loop item"), env, naming=False)
+            try:
+                self._exec_block(stmt.body.body, env)
+            except (_Break, _Continue):
+                pass
             return
         items = list(iterable)
         if len(items) > self.MAX_LOOP:
@@ -505,6 +543,8 @@ class KerasFrontend:
             value = self._eval(small.value, env)
             for target in small.targets:
                 self._assign(target.target, value, env)
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                self._record_object(small.targets[0].target.value, value, line, small.value)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self._assign(small.target, self._eval(small.value, env), env)
@@ -683,6 +723,9 @@ class KerasFrontend:
                 vals = graph.outputs if attr.startswith("output") else graph.inputs
                 tensors = [TensorVal(v) for v in vals]
                 return tensors[0] if attr in ("output", "input") and len(tensors) == 1 else tensors
+            return _BoundMethod(base, attr)
+        if isinstance(base, (TapeObj, DatasetObj)) or (
+                isinstance(base, keras_training.TrainingObj) and base.kind == "optimizer"):
             return _BoundMethod(base, attr)
         if isinstance(base, (LayerObj, ModelHandle)):
             self._mark_keras()
@@ -899,6 +942,11 @@ class KerasFrontend:
                 return self._call_layer(layer, [list(inputs)], {}, span)
             if func.kind in ("dataset", "to_categorical"):
                 return self._data_call(func, node)
+            if func.kind == "gradient_tape":
+                return TapeObj()
+            if func.kind == "dataset_slices":
+                code = cst.Module([]).code_for_node(node.args[0].value) if node.args else ""
+                return DatasetObj(code, node)
             if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
                 return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
             if func.kind == "activation":
@@ -922,6 +970,15 @@ class KerasFrontend:
         if isinstance(func, LayerObj):
             self._mark_keras()
             return self._call_layer(func, args, kwargs, span)
+        if isinstance(func, (ModelObj, ModelHandle)) and not any(
+                isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
+            # a model applied to data at run time: model(x, training=...)
+            training = kwargs.get("training")
+            self._record_loop("model_call", self._current_stmt(), node)
+            self.program.training[-1].config = training if isinstance(training, bool) else None
+            if isinstance(node.func, cst.Name):
+                self.program.training[-1].model = node.func.value
+            return Unknown("model output")
         if isinstance(func, ModelObj):
             self._mark_keras()
             raise Unsupported("calling a model as a layer is not supported yet")
@@ -954,7 +1011,8 @@ class KerasFrontend:
             except Exception:  # "{:.3f}".format(<unknown>), [].index(<unknown>), ...
                 return Unknown(f"{type(func.__self__).__name__} method on run-time values")
         if callable(func) and not isinstance(func, Unknown):
-            if any(isinstance(a, (Unknown, TensorVal, LayerObj, ModelObj))
+            if any(isinstance(a, (Unknown, TensorVal, LayerObj, ModelObj, ModelHandle, DatasetObj, TapeObj,
+                                  keras_training.TrainingObj))
                    for a in list(args) + list(kwargs.values())):
                 return Unknown("builtin on unknown values")
             try:
@@ -965,6 +1023,21 @@ class KerasFrontend:
 
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
         obj, name = bound.obj, bound.name
+        if isinstance(obj, DatasetObj):
+            if name == "shuffle":
+                return DatasetObj(obj.code, obj.node, True, obj.batch, obj.ops + ["shuffle"])
+            if name == "batch":
+                size = args[0] if args else kwargs.get("batch_size")
+                return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"])
+            if name in ("prefetch", "cache"):
+                return obj
+            return Unknown(f"dataset.{name}()")
+        if isinstance(obj, TapeObj) and name == "gradient":
+            self._record_loop("gradient", self._current_stmt(), node)
+            return Unknown("gradients")
+        if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
+            self._record_loop("apply_gradients", self._current_stmt(), node)
+            return None
         if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
             return self._training_call(obj, name, args, kwargs, node)
         if isinstance(obj, ModelObj):
@@ -1067,6 +1140,42 @@ class KerasFrontend:
         if isinstance(obj, ModelHandle):
             return next((md for md in self.program.models if md.builder == obj.builder), None)
         return None
+
+    def _record_object(self, var: str, value, stmt, node) -> None:
+        """``optimizer = keras.optimizers.Adam(...)``, ``loss_fn = keras.losses.X(...)``,
+        ``dataset = tf.data.Dataset...`` bound to a name: a custom loop will use them."""
+        from transpiler.ir import training as T
+
+        span = self._span(node)
+        try:
+            if isinstance(value, DatasetObj):
+                config = value
+                kind = "dataset"
+            elif isinstance(value, keras_training.TrainingObj) and value.kind == "optimizer":
+                config, kind = keras_training.optimizer_config(value), "optimizer_object"
+            elif isinstance(value, keras_training.TrainingObj) and value.kind == "loss":
+                config, kind = keras_training.loss_config(value), "loss_object"
+            else:
+                return
+        except Unsupported as exc:
+            self.program.stub(span, f"{var}: {exc}", self._line(span))
+            return
+        self.program.training.append(T.TrainingStatement(kind, var, config, span, id(stmt), call=id(node),
+                                                         source=cst.Module([]).code_for_node(node)))
+
+    def _current_stmt(self):
+        return self._stmt_nodes[-1] if self._stmt_nodes else None
+
+    def _record_loop(self, kind: str, stmt, node, value=None) -> None:
+        """A custom training loop's statement (tape, gradient, apply_gradients)."""
+        from transpiler.ir import training as T
+
+        if any(ts.call == id(node) for ts in self.program.training):
+            return  # a loop body read more than once
+        span = self._span(node)
+        self.program.training.append(T.TrainingStatement(
+            kind, "", None, span, id(stmt) if stmt is not None else None, call=id(node),
+            source=cst.Module([]).code_for_node(node)))
 
     def _data_call(self, func: ApiRef, node):
         """``keras.datasets.X.load_data()`` / ``keras.utils.to_categorical(...)``: recorded so the

@@ -230,6 +230,11 @@ class _Printer:
                 out += self._builder(stmt)
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
                 continue  # its layers live in the model class now
+            elif self.tcode is not None and id(stmt) in self.tcode.unwrap:
+                # `with tf.GradientTape() as tape:`: its body runs as is, after zero_grad()
+                pre = list(cst.parse_module("\n".join(self.tcode.unwrap[id(stmt)]) + "\n").body)
+                pre[0] = pre[0].with_changes(leading_lines=stmt.leading_lines)
+                out += pre + self._rewrite_body(stmt.body.body, level)
             elif isinstance(stmt, (cst.FunctionDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.ClassDef)):
                 inner = "function" if not isinstance(stmt, cst.If) or level != "module" else "main"
                 new = self._rewrite_compound(stmt, inner)
@@ -373,9 +378,12 @@ class _Printer:
     def _training_lines(self, stmt: cst.SimpleStatementLine, lines: list[str]) -> list:
         """A training statement's replacement; an assignment keeps its targets."""
         small = stmt.body[0]
-        if isinstance(small, cst.Assign) and len(lines) == 1:
+        complete = lines and (lines[0].startswith("def ") or lines[0].endswith(".backward()")
+                              or lines[0].endswith(".step()"))
+        if isinstance(small, cst.Assign) and len(lines) == 1 and not complete:
             targets = " = ".join(_code(t.target) for t in small.targets)
-            lines = [f"{targets} = {lines[0]}"]
+            if not lines[0].startswith(f"{targets} = "):
+                lines = [f"{targets} = {lines[0]}"]
         elif isinstance(small, cst.AnnAssign) and len(lines) == 1:
             lines = [f"{_code(small.target)} = {lines[0]}"]
         elif isinstance(small, cst.Return) and len(lines) == 1:

@@ -151,6 +151,7 @@ class TrainingCode:
     helpers: list[str] = field(default_factory=list)
     statements: dict[int, list[str]] = field(default_factory=dict)
     expressions: dict[int, str] = field(default_factory=dict)
+    unwrap: dict[int, list[str]] = field(default_factory=dict)
     after: dict[int, list[str]] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)
 
@@ -254,7 +255,10 @@ class TrainingPrinter:
                 continue
             if ts.builder is not None:
                 continue  # compile() inside a builder: printed where the builder's result lands
-            if ts.kind == "compile":
+            if ts.kind == "tape":
+                self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
+            elif ts.kind in ("compile", "optimizer_object", "loss_object", "dataset", "gradient",
+                             "apply_gradients"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -282,9 +286,86 @@ class TrainingPrinter:
                     self.models[key].compile = builder_compile.config
         return self.models[key]
 
+    def loop_lines(self, ts: T.TrainingStatement) -> list[str] | None:
+        """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
+        import re
+
+        if ts.kind == "optimizer_object":
+            model = self._loop_model(ts.model)
+            if model is None:
+                raise NotImplementedError("an optimizer used without apply_gradients(... model.trainable_variables)")
+            return [f"{ts.model} = {self.optimizer_expr(model, ts.config)}"]
+        if ts.kind == "loss_object":
+            name = self.loss_name(ts.config, ts.config.from_logits)
+            doc = f"Keras' {ts.config.kind} loss object: (y_true, y_pred) in, the batch mean out."
+            return [f"def {ts.model}(target, output):", f'    """{doc}"""',
+                    f"    return {name}(output, target).mean()"]
+        if ts.kind == "dataset":
+            ds = ts.config
+            if ds.batch is None:
+                raise NotImplementedError("a tf.data pipeline without .batch()")
+            parts = _split_literal(ds.code) if ds.code.startswith("(") else None
+            layouts = self._single_model_layouts()
+            self.needs.add("loader")
+            if parts and len(parts) == 2:
+                data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
+            else:
+                data = ds.code
+            shuffle = ", shuffle=True" if ds.shuffle else ""
+            comment = "  # tf.data shuffle buffer → a full reshuffle each epoch" if ds.shuffle else ""
+            return [f"{ts.model} = make_loader({data}, batch_size={ds.batch}{shuffle}){comment}"]
+        if ts.kind == "gradient":
+            call = cst.parse_expression(ts.source)
+            loss = cst.Module([]).code_for_node(call.args[0].value)
+            return [f"{loss}.backward()"]
+        if ts.kind == "apply_gradients":
+            optimizer = ts.source.split(".apply_gradients", 1)[0]
+            return [f"{optimizer}.step()"]
+        if ts.kind == "tape":
+            return []
+        if ts.kind == "model_call":
+            call = cst.parse_expression(ts.source)
+            args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "training")]
+            code = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                             for a in args)
+            if ts.config is False:
+                self.needs.add("predict")  # inference on arrays: eval mode, no_grad, numpy out
+                return [f"predict({ts.model}, {code})"]
+            return [f"{ts.model}({code})"]
+        return None
+
+    def _tape_preamble(self, ts: T.TrainingStatement) -> list[str]:
+        """What stands where ``with tf.GradientTape() as tape:`` was: clear the gradients."""
+        after = [s for s in self.program.training if s.kind == "apply_gradients" and s.span and ts.span
+                 and s.span.line > ts.span.line]
+        if not after:
+            raise NotImplementedError("a GradientTape without optimizer.apply_gradients")
+        optimizer = after[0].source.split(".apply_gradients", 1)[0]
+        model = self._loop_model(optimizer)
+        lines = [f"{model}.train()"] if model else []
+        return lines + [f"{optimizer}.zero_grad()  # the tape's gradients start from zero"]
+
+    def _loop_model(self, optimizer_var: str) -> str | None:
+        import re
+
+        for ts in self.program.training:
+            if ts.kind == "apply_gradients" and ts.source.startswith(f"{optimizer_var}.apply_gradients"):
+                found = re.search(r"(\w+)\.trainable_(variables|weights)", ts.source)
+                if found:
+                    return found.group(1)
+        return None
+
+    def _single_model_layouts(self) -> list:
+        if len(self.program.models) == 1:
+            return [v.layout for v in self.program.models[0].graph.inputs]
+        return [None]
+
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
         if ts.kind in ("load_data", "to_categorical"):
             return self.data_lines(ts)
+        if ts.kind in ("optimizer_object", "loss_object", "dataset", "gradient", "apply_gradients", "tape",
+                       "model_call"):
+            return self.loop_lines(ts)
         mt = self._model(ts, several)
         if ts.kind == "compile":
             if ts.builder is not None:
@@ -572,7 +653,7 @@ class TrainingPrinter:
         out = []
         uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
         call_model = "model(*inputs, return_logits=True)" if uses_logits else "model(*inputs)"
-        needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict") for n in self.needs)
+        needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
         if needs_loader:
             self.code.imports.add("import numpy as np")
             out.append(HELPER_LOADER)
