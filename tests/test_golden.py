@@ -110,6 +110,12 @@ OUTPUT_FACTS = [
     ("untranslated_stubbed", "# TODO(transpiler): not translated yet (input.py:16)", True),
     ("untranslated_stubbed", "# loss = model.train_on_batch(x, y)", True),
     ("untranslated_stubbed", "raise NotImplementedError(", True),
+    ("custom_gradient_tape", "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)", True),
+    ("custom_gradient_tape", "optimizer.zero_grad()", True),
+    ("custom_gradient_tape", "loss.backward()", True),
+    ("custom_gradient_tape", "optimizer.step()", True),
+    ("custom_gradient_tape", "dataset = make_loader(x, y, batch_size=16)", True),
+    ("custom_gradient_tape", "GradientTape", False),
     ("model_in_main", "model = Net()", True),
     ("model_in_main", "print(model)", True),
     ("sequential_add_input_shape", "class Regressor(nn.Module):", True),  # Sequential(name=)
