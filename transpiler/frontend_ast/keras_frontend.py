@@ -324,7 +324,7 @@ class KerasFrontend:
     def run(self) -> Program:
         """Interpret the module and every builder function; return the Program."""
         self.globals.set("__name__", "__transpiler__")
-        self._exec_block(self.module.body, self.globals, top=True)
+        self._definitions_pass()
         self.module_uids = dict(self.uids)
         builders: dict[str, FunctionRef] = {}
         self.builders = builders
@@ -370,6 +370,27 @@ class KerasFrontend:
         self.program.meta["inlined_helpers"] = sorted(self.inlined_helpers - set(builders))
         return self.program
 
+    def _definitions_pass(self) -> None:
+        """Bind what the script defines (imports, functions, classes, constants) without
+        running it: statements that build models or call the script's own functions wait
+        for the second pass, once the builders are known."""
+        functions = {stmt.name.value for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)}
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.If):
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine) and not isinstance(stmt.body[0], (cst.Import, cst.ImportFrom)):
+                code = cst.Module([]).code_for_node(stmt)
+                calls = _called_names(stmt)
+                if calls & functions or any(word in code for word in ("keras", "layers", "tf.", "Model(",
+                                                                      "Sequential(", "Input(")):
+                    continue
+            if not isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
+                continue
+            try:
+                self._exec_stmt(stmt, self.globals, top=True)
+            except (Unsupported, FrontendError, _Return, _Break, _Continue):
+                pass
+
     def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
         """Interpret the ``__main__`` block, then non-builder functions it did not reach
         (``main()`` with required arguments), for models built inline.
@@ -382,17 +403,24 @@ class KerasFrontend:
         self.uids = dict(self.module_uids)
         self.globals.set("__name__", "__main__")
         self.visited_functions = set()
+        # the script, top to bottom, as `python script.py` would run it
         for stmt in self.module.body:
-            if isinstance(stmt, cst.If) and self._is_main_guard(stmt):
-                mark = len(self.models)
-                try:
-                    self._exec_block(stmt.body.body, self.globals)
-                except (Unsupported, FrontendError) as exc:
-                    del self.models[mark:]
-                    span = getattr(exc, "span", None) or self._span(stmt)
-                    self.program.stub(span, str(exc), self._line(span))
-                except _Return:
-                    pass
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            mark = len(self.models)
+            try:
+                self._exec_stmt(stmt, self.globals)
+            except (Unsupported, FrontendError) as exc:
+                del self.models[mark:]
+                # a model this statement was still building (`model.add(...)`) is dropped too:
+                # a half-built model would be a silent mistake
+                touched = {id(v) for name, v in self.globals.vars.items()
+                           if isinstance(v, ModelObj) and name in _names_in(stmt)}
+                self.models = [entry for entry in self.models if id(entry[0]) not in touched]
+                span = getattr(exc, "span", None) or self._span(stmt)
+                self.program.stub(span, str(exc), self._line(span))
+            except (_Return, _Break, _Continue):
+                pass
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
                     and stmt.name.value not in self.visited_functions:
@@ -1130,7 +1158,8 @@ class KerasFrontend:
         except Unsupported as exc:
             self.program.stub(span, f"{receiver}.{method}(): {exc}", self._line(span))
             return Unknown(f"model.{method}()")
-        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt, call=id(node)))
+        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt, call=id(node),
+                                                         source=cst.Module([]).code_for_node(node)))
         self.training_models[id(self.program.training[-1])] = obj
         return Unknown(f"model.{method}()")
 
@@ -1155,6 +1184,9 @@ class KerasFrontend:
                 config, kind = keras_training.optimizer_config(value), "optimizer_object"
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "loss":
                 config, kind = keras_training.loss_config(value), "loss_object"
+            elif isinstance(value, keras_training.TrainingObj) and value.kind == "callback":
+                config, kind = keras_training.callback_config(value) if value.name != "LearningRateScheduler" \
+                    else None, "callback_object"
             else:
                 return
         except Unsupported as exc:
@@ -1647,6 +1679,30 @@ def _names_in(node: cst.CSTNode) -> set[str]:
             names.add(n.value)
 
     node.visit(_Names())
+    return names
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+    node.visit(V())
+    return names
+
+
+def _called_names(node: cst.CSTNode) -> set[str]:
+    """Names called directly in ``node`` (``f(...)``)."""
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if isinstance(call.func, cst.Name):
+                names.add(call.func.value)
+
+    node.visit(V())
     return names
 
 

@@ -43,6 +43,18 @@ def _is_keras_module(name: str) -> bool:
     return root in ("keras", "tensorflow", "tf_keras")
 
 
+def _called_names(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if isinstance(call.func, cst.Name):
+                names.add(call.func.value)
+
+    node.visit(V())
+    return names
+
+
 class _CallReplacer(cst.CSTTransformer):
     """Replaces recognised training calls inside any expression (``model.predict(x).ravel()``)."""
 
@@ -261,8 +273,12 @@ class _Printer:
             return False
         span = self._span(stmt)
         end = span.end_line or span.line
-        return any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
-                   for ts in self.program.training)
+        if any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
+               for ts in self.program.training):
+            return True
+        # `model = build_model()` where the builder compiles: the optimizer follows it
+        compiling = {ts.builder for ts in self.program.training if ts.kind == "compile" and ts.builder}
+        return not isinstance(stmt, cst.FunctionDef) and bool(_called_names(stmt) & compiling)
 
     def _rewrite_compound(self, stmt, level: str):
         if isinstance(stmt, cst.If) and level == "main" and "__name__" not in _code(stmt.test):
@@ -377,6 +393,9 @@ class _Printer:
 
     def _training_lines(self, stmt: cst.SimpleStatementLine, lines: list[str]) -> list:
         """A training statement's replacement; an assignment keeps its targets."""
+        if lines and all(line.startswith("#") for line in lines):
+            return [_Comments([*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(line[:200]))
+                                                      for line in lines)])]
         small = stmt.body[0]
         complete = lines and (lines[0].startswith("def ") or lines[0].endswith(".backward()")
                               or lines[0].endswith(".step()"))

@@ -251,14 +251,19 @@ class TrainingPrinter:
             except NotImplementedError as exc:
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
                 continue
+            if ts.builder is not None:
+                if ts.kind == "compile":  # printed where the builder's result lands; register
+                    self.optimizer_expr("model", ts.config.optimizer)  # the helpers it needs now
+                    md = next((m for m in self.program.models if m.builder == ts.builder), None)
+                    for i, loss in enumerate(ts.config.losses):
+                        self.loss_name(loss, _uses_logits(md, i))
+                continue
             if lines is None:
                 continue
-            if ts.builder is not None:
-                continue  # compile() inside a builder: printed where the builder's result lands
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
-            elif ts.kind in ("compile", "optimizer_object", "loss_object", "dataset", "gradient",
-                             "apply_gradients"):
+            elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "dataset",
+                             "gradient", "apply_gradients"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -290,6 +295,13 @@ class TrainingPrinter:
         """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
         import re
 
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
+            what = {"optimizer_object": "the torch optimizer is made where compile() was",
+                    "loss_object": "compile() below picks the matching loss function",
+                    "callback_object": "it runs inside the generated fit() loop"}[ts.kind]
+            return [f"# {ts.model} = {ts.source}: {what}"]
+        if ts.kind == "callback_object":
+            raise NotImplementedError("a callback not passed to fit()")
         if ts.kind == "optimizer_object":
             model = self._loop_model(ts.model)
             if model is None:
@@ -345,6 +357,12 @@ class TrainingPrinter:
         lines = [f"{model}.train()"] if model else []
         return lines + [f"{optimizer}.zero_grad()  # the tape's gradients start from zero"]
 
+    def _used_by_compile_or_fit(self, var: str) -> bool:
+        import re
+
+        pattern = re.compile(rf"\b{re.escape(var)}\b")
+        return any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training)
+
     def _loop_model(self, optimizer_var: str) -> str | None:
         import re
 
@@ -363,8 +381,8 @@ class TrainingPrinter:
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
         if ts.kind in ("load_data", "to_categorical"):
             return self.data_lines(ts)
-        if ts.kind in ("optimizer_object", "loss_object", "dataset", "gradient", "apply_gradients", "tape",
-                       "model_call"):
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "dataset", "gradient",
+                       "apply_gradients", "tape", "model_call"):
             return self.loop_lines(ts)
         mt = self._model(ts, several)
         if ts.kind == "compile":

@@ -1,0 +1,324 @@
+# Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
+import numpy as np
+import math
+import os
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from types import SimpleNamespace
+
+
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
+    arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if targets is not None:
+        arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    if sample_weight is not None:
+        arrays.append(sample_weight)
+    tensors = []
+    for array in arrays:
+        tensor = torch.as_tensor(np.asarray(array))
+        tensors.append(tensor.float() if tensor.is_floating_point() else tensor.long())
+    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+
+
+def train_step(
+    model,
+    optimizer,
+    loss_fns,
+    loss_weights,
+    inputs,
+    targets,
+    sample_weight=None,
+    clipnorm=None,
+    clipvalue=None,
+    global_clipnorm=None,
+):
+    """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
+    model.train()
+    optimizer.zero_grad()
+    outputs = model(*inputs, return_logits=True)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    loss = 0.0
+    for loss_fn, weight, output, target in zip(
+        loss_fns, loss_weights, outputs, targets
+    ):
+        per_sample = loss_fn(output, target)
+        if sample_weight is not None:
+            per_sample = per_sample * sample_weight.view(
+                -1, *[1] * (per_sample.dim() - 1)
+            )
+        loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
+    loss.backward()
+    if clipvalue is not None:
+        torch.nn.utils.clip_grad_value_(model.parameters(), clipvalue)
+    if clipnorm is not None:  # Keras clips each variable's gradient on its own
+        for parameter in model.parameters():
+            torch.nn.utils.clip_grad_norm_(parameter, clipnorm)
+    if global_clipnorm is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)
+    optimizer.step()
+    return loss.item(), tuple(output.detach() for output in outputs)
+
+
+def fit(
+    model,
+    optimizer,
+    loss_fns,
+    x,
+    y,
+    epochs=1,
+    batch_size=32,
+    verbose="auto",
+    metrics=(),
+    loss_weights=None,
+    validation_split=0.0,
+    validation_data=None,
+    shuffle=True,
+    class_weight=None,
+    sample_weight=None,
+    initial_epoch=0,
+    scheduler=None,
+    **clip,
+):
+    """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    if validation_split:
+        # Keras holds out the LAST fraction of the arrays, before any shuffling
+        split = int(len(inputs[0]) * (1 - validation_split))
+        validation_data = ([a[split:] for a in inputs], [a[split:] for a in targets])
+        inputs, targets = [a[:split] for a in inputs], [a[:split] for a in targets]
+    if class_weight is not None:
+        labels = np.asarray(targets[0])
+        labels = (
+            labels.argmax(-1)
+            if labels.ndim > 1 and labels.shape[-1] > 1
+            else labels.reshape(-1)
+        )
+        sample_weight = np.array(
+            [class_weight[int(c)] for c in labels], dtype="float32"
+        )
+    loader = make_loader(
+        inputs, targets, batch_size, shuffle=shuffle, sample_weight=sample_weight
+    )
+    n_in, n_out = len(inputs), len(targets)
+    history = {}
+    for epoch in range(initial_epoch, epochs):
+        total, seen = 0.0, 0
+        sums = {name: 0.0 for name, _, _ in metrics}
+        counts = {name: 0 for name, _, _ in metrics}
+        for batch in loader:
+            batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
+            weights = batch[-1] if sample_weight is not None else None
+            loss, outputs = train_step(
+                model,
+                optimizer,
+                loss_fns,
+                loss_weights,
+                batch_inputs,
+                batch_targets,
+                weights,
+                **clip,
+            )
+            if scheduler is not None:
+                scheduler.step()
+            total += loss * len(batch_inputs[0])
+            seen += len(batch_inputs[0])
+            for name, index, metric in metrics:
+                values = metric(outputs[index], batch_targets[index])
+                sums[name] += values.sum().item()
+                counts[name] += values.numel()
+        logs = {
+            "loss": total / seen,
+            **{name: sums[name] / counts[name] for name in sums},
+        }
+        if validation_data is not None:
+            results = evaluate(
+                model,
+                loss_fns,
+                *validation_data,
+                batch_size=batch_size,
+                metrics=metrics,
+                loss_weights=loss_weights,
+                return_dict=True,
+            )
+            logs.update({f"val_{key}": value for key, value in results.items()})
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(
+                f"Epoch {epoch + 1}/{epochs} - "
+                + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+            )
+    return SimpleNamespace(history=history)
+
+
+@torch.no_grad()
+def evaluate(
+    model,
+    loss_fns,
+    x,
+    y,
+    batch_size=32,
+    metrics=(),
+    loss_weights=None,
+    return_dict=False,
+):
+    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    model.eval()
+    total, seen = 0.0, 0
+    sums = {name: 0.0 for name, _, _ in metrics}
+    counts = {name: 0 for name, _, _ in metrics}
+    for batch in make_loader(inputs, targets, batch_size):
+        batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs) :]
+        outputs = model(*batch_inputs, return_logits=True)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        loss = sum(
+            w * fn(out, t).mean()
+            for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets)
+        )
+        total += loss.item() * len(batch_inputs[0])
+        seen += len(batch_inputs[0])
+        for name, index, metric in metrics:
+            values = metric(outputs[index], batch_targets[index])
+            sums[name] += values.sum().item()
+            counts[name] += values.numel()
+    results = {
+        "loss": total / seen,
+        **{name: sums[name] / counts[name] for name in sums},
+    }
+    if return_dict:
+        return results
+    return results["loss"] if len(results) == 1 else list(results.values())
+
+
+def load_mnist(path="~/.keras/datasets/mnist.npz"):
+    """keras.datasets.mnist.load_data() without Keras: the same file, read with numpy."""
+    with np.load(os.path.expanduser(path)) as data:
+        return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
+
+
+def to_categorical(y, num_classes=None, dtype="float64"):
+    """keras.utils.to_categorical without Keras: one-hot rows for integer labels (float64, as Keras 3)."""
+    y = np.asarray(y, dtype="int64")
+    if y.ndim > 1 and y.shape[-1] == 1:
+        y = y.reshape(y.shape[:-1])
+    num_classes = int(y.max()) + 1 if num_classes is None else num_classes
+    return np.eye(num_classes, dtype=dtype)[y]
+
+
+class KerasAdam(torch.optim.Adam):
+    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
+    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
+    """
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            group.setdefault("keras_eps", group["eps"])
+            group["keras_step"] = group.get("keras_step", 0) + 1
+            group["eps"] = group["keras_eps"] / math.sqrt(
+                1 - group["betas"][1] ** group["keras_step"]
+            )
+        return super().step(closure)
+
+
+def categorical_crossentropy(logits, target):
+    """Keras' categorical_crossentropy per sample (one-hot or probability targets), from logits."""
+    return -(
+        target.to(logits.dtype).view_as(logits) * F.log_softmax(logits, dim=-1)
+    ).sum(dim=-1)
+
+
+def categorical_accuracy(output, target):
+    """1.0 where the arg-max class equals the one-hot target's."""
+    return (output.argmax(dim=-1) == target.view_as(output).argmax(dim=-1)).float()
+
+
+# Load data
+(x_train, y_train), (x_test, y_test) = load_mnist()
+x_train = x_train.astype("float32") / 255.0
+x_test = x_test.astype("float32") / 255.0
+x_train = np.expand_dims(x_train, -1)
+x_test = np.expand_dims(x_test, -1)
+num_classes = 10
+y_train = to_categorical(y_train, num_classes)
+y_test = to_categorical(y_test, num_classes)
+
+
+class Net(nn.Module):
+    """Transpiled from the Keras model ``model`` (input.py:16).
+
+    Input ``x``: (N, 1, 28, 28) float32, channels-first.
+    Returns: (N, 10).
+
+    ``return_logits=True`` skips the final softmax/sigmoid: the training loss
+    works on logits, which is numerically sound (Keras clips probabilities instead).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, kernel_size=3)
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(32, 64, kernel_size=3)
+        self.pool2 = nn.MaxPool2d(2)
+        self.dropout1 = nn.Dropout(0.5)
+        self.fc1 = nn.Linear(1600, 10)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.xavier_uniform_(self.conv1.weight)
+        nn.init.zeros_(self.conv1.bias)
+        nn.init.xavier_uniform_(self.conv2.weight)
+        nn.init.zeros_(self.conv2.bias)
+        nn.init.xavier_uniform_(self.fc1.weight)
+        nn.init.zeros_(self.fc1.bias)
+
+    def forward(self, x, return_logits=False):
+        x = F.relu(self.conv1(x))
+        x = self.pool1(x)
+        x = F.relu(self.conv2(x))
+        x = self.pool2(x).flatten(1)
+        x = self.dropout1(x)
+        logits = self.fc1(x)
+        if return_logits:
+            return logits
+        return F.softmax(logits, dim=-1)
+
+
+model = Net()
+print(model)
+batch_size = 128
+epochs = 1
+optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+loss_fn = categorical_crossentropy  # on logits: the model's final activation moves into the loss
+fit(
+    model,
+    optimizer,
+    loss_fn,
+    np.transpose(x_train, (0, 3, 1, 2)),
+    y_train,
+    epochs=1,
+    batch_size=128,
+    metrics=[("accuracy", 0, categorical_accuracy)],
+    validation_split=0.1,
+)
+score = evaluate(
+    model,
+    loss_fn,
+    np.transpose(x_test, (0, 3, 1, 2)),
+    y_test,
+    batch_size=32,
+    metrics=[("accuracy", 0, categorical_accuracy)],
+)
+print("Test loss:", score[0])
+print("Test accuracy:", score[1])
