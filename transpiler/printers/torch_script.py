@@ -426,8 +426,10 @@ class _Printer:
         builder_compiles = [ts for ts in self.program.training if ts.kind == "compile" and ts.builder == func.value]
         if mt is None or not builder_compiles:
             return []
-        lines = [f"# compiled in {func.value}()", *self.training.compile_lines(target.value, mt)]
-        return list(cst.parse_module("\n".join(lines) + "\n").body)
+        body = list(cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n").body)
+        comment = cst.EmptyLine(comment=cst.Comment(f"# compiled in {func.value}()"))
+        body[0] = body[0].with_changes(leading_lines=[comment])
+        return body
 
     def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:
         small = stmt.body[0]

@@ -319,6 +319,7 @@ def sparse_categorical_accuracy(output, target):
 
 
 model = get_model()
+# compiled in get_model()
 optimizer = KerasRMSprop(model.parameters(), lr=0.001, rho=0.9, eps=1e-07)
 loss_fn = sparse_categorical_crossentropy  # on logits: the model's final activation moves into the loss
 # es = keras.callbacks.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True): it runs inside the generated fit() loop
