@@ -125,6 +125,12 @@ OUTPUT_FACTS = [
     ("builder_compiles", "# es = keras.callbacks.EarlyStopping(", True),
     ("builder_compiles", 'torch.save(model.state_dict(), "my_model.pt")', True),
     ("builder_compiles", "TODO(transpiler)", False),
+    ("functional_top_level", "model = Net()", True),
+    ("functional_top_level", "TODO(transpiler)", False),
+    ("functional_top_level", "binary_accuracy", True),
+    ("subclass_stubbed", "# class MyModel(keras.Model):", True),
+    ("subclass_stubbed", "raise NotImplementedError(", True),
+    ("fit_on_tf_data", "fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=8, shuffle=False)", True),
     ("model_in_main", "model = Net()", True),
     ("model_in_main", "print(model)", True),
     ("sequential_add_input_shape", "class Regressor(nn.Module):", True),  # Sequential(name=)

@@ -80,6 +80,7 @@ class LayerObj:
     input_shape: tuple | None = None
     scope: str = ""
     nodes: list = field(default_factory=list)
+    stmt: int | None = None
 
 
 @dataclass(eq=False)
@@ -311,6 +312,7 @@ class KerasFrontend:
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
         self.training_models: dict[int, Any] = {}
+        self.value_stmts: dict[int, int | None] = {}
         self._stmt_nodes: list = []
         self.model_defs: dict[int, ModelDef] = {}
         self.inlined_helpers: set[str] = set()
@@ -1363,9 +1365,11 @@ class KerasFrontend:
             keras_name = self._auto_name(reg.canonical_class)
         else:
             keras_name = explicit
-        return LayerObj(spec=spec, cls_name=cls_name, keras_name=keras_name, span=span,
-                        explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
-                        scope=self._scope())
+        layer = LayerObj(spec=spec, cls_name=cls_name, keras_name=keras_name, span=span,
+                         explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
+                         scope=self._scope())
+        layer.stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        return layer
 
     def _scope(self) -> str:
         """The outermost helper call under the builder (``residual_block3``), or ''."""
@@ -1392,6 +1396,7 @@ class KerasFrontend:
         value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),
                                        layout=default_layout(len(shape)))
         value.var = kwargs.get("name")
+        self.value_stmts[id(value)] = self.stmt_stack[-1] if self.stmt_stack else None
         self.scratch.inputs.append(value)
         return TensorVal(value)
 
@@ -1416,6 +1421,7 @@ class KerasFrontend:
         node = self.scratch.add_node(spec.op, layer.hint or spec.op, [t.value for t in inputs], n_out,
                                      attrs=spec.attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
+        node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
         node.meta["call_span"] = span
         if self.call_sites:
             node.meta["site"] = self.call_sites[0]  # the builder's line that led here
@@ -1468,6 +1474,12 @@ class KerasFrontend:
         model = ModelObj("functional", span, name=kwargs.get("name"))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         model.graph = self._extract_graph(inputs, outputs, span)
+        # the statements that only built this graph go with it (the class replaces them)
+        for node_ in model.graph.nodes:
+            model.statements.add(node_.meta.get("stmt"))
+            model.statements.add(getattr(node_.meta.get("layer"), "stmt", None))
+        for value in model.graph.inputs:
+            model.statements.add(self.value_stmts.get(id(value)))
         self._register_model(model, builder=None, var=None, args={})
         return model
 

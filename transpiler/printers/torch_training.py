@@ -570,8 +570,25 @@ class TrainingPrinter:
                 items.append(f"({lit(label)}, {i}, {fn})")
         return "[" + ", ".join(items) + "]" if items else "[]"
 
+    def _from_dataset(self, x: T.Code, y):
+        """fit/evaluate on a tf.data pipeline: its (x, y) arrays, batch size and shuffle."""
+        if y is not None:
+            return None
+        ds = next((t.config for t in self.program.training if t.kind == "dataset" and t.model == x.text), None)
+        if ds is None:
+            return None
+        parts = _split_literal(ds.code) if ds.code.startswith("(") else None
+        if not parts or len(parts) != 2 or ds.batch is None:
+            raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
+        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle
+
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
+        dataset = self._from_dataset(f.x, f.y)
+        if dataset is not None:
+            import dataclasses
+
+            f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
         if f.steps_per_epoch is not None:
             raise NotImplementedError("fit(steps_per_epoch=...) is not translated yet")
         in_layouts, out_layouts = self._io(mt)
@@ -612,6 +629,11 @@ class TrainingPrinter:
 
     def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         e: T.Evaluate = ts.config
+        dataset = self._from_dataset(e.x, e.y)
+        if dataset is not None:
+            import dataclasses
+
+            e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("evaluate")
         args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts),
