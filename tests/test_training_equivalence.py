@@ -127,6 +127,13 @@ def run_both(path: str, optimizer: T.Optimizer | None = None):
     loss_fns = [getattr(generated, printer.loss_name(loss, i in md.graph.meta.get("logits_outputs", {})))
                 for i, loss in enumerate(config.losses)]
     weights = config.loss_weights or [1.0] * len(loss_fns)
+    step = getattr(generated, "train_step", _loop_step)
+    if opt.clip:  # the program's own train_step has no clipping: the printer's, with clipping
+        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise
+
+        call = "model(*inputs, return_logits=True)" if md.graph.meta.get("logits_outputs") else "model(*inputs)"
+        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), {"clip"}), namespace)
+        step = namespace["train_step"]
     k_losses, t_losses = [], []
     for xs, ys in _batches(md, config.losses, STEPS):
         xs = [x.astype("float64") if x.dtype.kind == "f" else x for x in xs]
@@ -136,8 +143,7 @@ def run_both(path: str, optimizer: T.Optimizer | None = None):
         t_in = [torch.from_numpy(verify.to_target_layout(x, v.layout)) for x, v in zip(xs, md.graph.inputs)]
         t_in = [t.double() if t.is_floating_point() else t.long() for t in t_in]
         t_out = [torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, md.graph.outputs)]
-        loss, _ = getattr(generated, "train_step", _loop_step)(tmodel, topt, loss_fns, weights, t_in, t_out,
-                                                               **opt.clip)
+        loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, **opt.clip)
         t_losses.append(loss)
     return np.array(k_losses), np.array(t_losses)
 

@@ -239,6 +239,7 @@ class TrainingPrinter:
         self.fit_variants: dict[str, str] = {}
         self.optimizer_classes: dict[str, str] = {}
         self.datasets: set[str] = set()
+        self.features: set[str] = set()  # fit/train_step options the program uses
         self.needs = set()
 
     # -- per statement ------------------------------------------------------------
@@ -604,6 +605,7 @@ class TrainingPrinter:
             kw["verbose"] = f.verbose
         if f.validation_split:
             kw["validation_split"] = f.validation_split
+            self.features.add("validation")
         if f.validation_data is not None:
             parts = _split_literal(f.validation_data.text)
             if parts is None or len(parts) != 2:
@@ -611,19 +613,25 @@ class TrainingPrinter:
             kw["validation_data"] = T.Code(
                 f"({self.inputs_expr(T.Code(parts[0]), in_layouts)}, "
                 f"{self.targets_expr(T.Code(parts[1]), mt, out_layouts)})")
+            self.features.add("validation")
         if f.shuffle is not True:
             kw["shuffle"] = f.shuffle
         if f.class_weight is not None:
             kw["class_weight"] = f.class_weight
+            self.features |= {"class_weight", "weights"}
         if f.sample_weight is not None:
             kw["sample_weight"] = f.sample_weight
+            self.features.add("weights")
         if f.initial_epoch:
             kw["initial_epoch"] = f.initial_epoch
+            self.features.add("initial_epoch")
         if mt.scheduler_var:
             kw["scheduler"] = T.Code(mt.scheduler_var)
+            self.features.add("scheduler")
         clip = mt.compile.optimizer.clip
         for key, value in clip.items():
             kw[key] = value
+            self.features.add("clip")
         text = ", ".join(args + [f"{k}={v.text if isinstance(v, T.Code) else lit(v)}" for k, v in kw.items()])
         return [f"{fit_name}({text})"]
 
@@ -696,10 +704,10 @@ class TrainingPrinter:
         needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
         if needs_loader:
             self.code.imports.add("import numpy as np")
-            out.append(HELPER_LOADER)
+            out.append(specialise(HELPER_LOADER, self.features))
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset")
         if any(isinstance(n, tuple) for n in self.needs):
-            out.append(HELPER_TRAIN_STEP.replace("MODEL_CALL", call_model))
+            out.append(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call_model), self.features))
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
                 out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
@@ -728,7 +736,7 @@ class TrainingPrinter:
             setup += s
             epoch_begin += [ln[len("#BEGIN "):] for ln in e if ln.startswith("#BEGIN ")]
             epoch_end += [ln for ln in e if not ln.startswith("#BEGIN ")]
-        text = HELPER_FIT.replace("def fit(", f"def {name}(")
+        text = specialise(HELPER_FIT, self.features).replace("def fit(", f"def {name}(")
         text = text.replace("        # CALLBACKS\n", "".join(f"        {ln}\n" for ln in epoch_end))
         text = text.replace("        # EPOCH_BEGIN\n", "".join(f"        {ln}\n" for ln in epoch_begin))
         text = text.replace("    # SETUP\n", "".join(f"    {ln}\n" for ln in setup))
@@ -810,18 +818,35 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
     raise NotImplementedError(f"callback {cb.kind}")
 
 
+def specialise(template: str, features: set[str]) -> str:
+    """Keep a template's lines tagged ``#@f`` (``#@!f`` = without f, ``&`` = and) as the
+    program's features say; untagged lines always stay."""
+    out = []
+    for line in template.split("\n"):
+        code, sep, tag = line.partition("  #@")
+        if not sep:
+            out.append(line)
+            continue
+        wanted = all((t[1:] not in features) if t.startswith("!") else (t in features)
+                     for t in tag.strip().split("&"))
+        if wanted:
+            out.append(code.rstrip())
+    return "\n".join(out)
+
+
 def _ident(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
 
 HELPER_LOADER = '''
-def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):  #@weights
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):  #@!weights
     """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
-    if sample_weight is not None:
-        arrays.append(sample_weight)
+    if sample_weight is not None:  #@weights
+        arrays.append(sample_weight)  #@weights
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
@@ -830,8 +855,11 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
 '''
 
 HELPER_TRAIN_STEP = '''
-def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample_weight=None,
-               clipnorm=None, clipvalue=None, global_clipnorm=None):
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample_weight=None,  #@weights&clip
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets,  #@!weights&clip
+               clipnorm=None, clipvalue=None, global_clipnorm=None):  #@clip
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample_weight=None):  #@weights&!clip
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):  #@!weights&!clip
     """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
     model.train()
     optimizer.zero_grad()
@@ -840,55 +868,66 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample
     loss = 0.0
     for loss_fn, weight, output, target in zip(loss_fns, loss_weights, outputs, targets):
         per_sample = loss_fn(output, target)
-        if sample_weight is not None:
-            per_sample = per_sample * sample_weight.view(-1, *[1] * (per_sample.dim() - 1))
+        if sample_weight is not None:  #@weights
+            per_sample = per_sample * sample_weight.view(-1, *[1] * (per_sample.dim() - 1))  #@weights
         loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
     loss.backward()
-    if clipvalue is not None:
-        torch.nn.utils.clip_grad_value_(model.parameters(), clipvalue)
-    if clipnorm is not None:  # Keras clips each variable's gradient on its own
-        for parameter in model.parameters():
-            torch.nn.utils.clip_grad_norm_(parameter, clipnorm)
-    if global_clipnorm is not None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)
+    if clipvalue is not None:  #@clip
+        torch.nn.utils.clip_grad_value_(model.parameters(), clipvalue)  #@clip
+    if clipnorm is not None:  # Keras clips each variable's gradient on its own  #@clip
+        for parameter in model.parameters():  #@clip
+            torch.nn.utils.clip_grad_norm_(parameter, clipnorm)  #@clip
+    if global_clipnorm is not None:  #@clip
+        torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)  #@clip
     optimizer.step()
     return loss.item(), tuple(output.detach() for output in outputs)
 '''
 
 HELPER_FIT = '''
 def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto", metrics=(),
-        loss_weights=None, validation_split=0.0, validation_data=None, shuffle=True,
-        class_weight=None, sample_weight=None, initial_epoch=0, scheduler=None, **clip):
+        validation_split=0.0, validation_data=None,  #@validation
+        class_weight=None,  #@class_weight
+        sample_weight=None,  #@weights
+        initial_epoch=0,  #@initial_epoch
+        scheduler=None,  #@scheduler
+        loss_weights=None, shuffle=True, **clip):  #@clip
+        loss_weights=None, shuffle=True):  #@!clip
     """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
     loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
     loss_weights = loss_weights or [1.0] * len(loss_fns)
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     targets = list(y) if isinstance(y, (list, tuple)) else [y]
-    if validation_split:
-        # Keras holds out the LAST fraction of the arrays, before any shuffling
-        split = int(len(inputs[0]) * (1 - validation_split))
-        validation_data = ([a[split:] for a in inputs], [a[split:] for a in targets])
-        inputs, targets = [a[:split] for a in inputs], [a[:split] for a in targets]
-    if class_weight is not None:
-        labels = np.asarray(targets[0])
-        labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(-1)
-        sample_weight = np.array([class_weight[int(c)] for c in labels], dtype="float32")
-    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle, sample_weight=sample_weight)
+    if validation_split:  #@validation
+        # Keras holds out the LAST fraction of the arrays, before any shuffling  #@validation
+        split = int(len(inputs[0]) * (1 - validation_split))  #@validation
+        validation_data = ([a[split:] for a in inputs], [a[split:] for a in targets])  #@validation
+        inputs, targets = [a[:split] for a in inputs], [a[:split] for a in targets]  #@validation
+    if class_weight is not None:  #@class_weight
+        labels = np.asarray(targets[0])  #@class_weight
+        labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(-1)  #@class_weight
+        sample_weight = np.array([class_weight[int(c)] for c in labels], dtype="float32")  #@class_weight
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle, sample_weight=sample_weight)  #@weights
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle)  #@!weights
     n_in, n_out = len(inputs), len(targets)
     history = {}
     # SETUP
-    for epoch in range(initial_epoch, epochs):
+    for epoch in range(initial_epoch, epochs):  #@initial_epoch
+    for epoch in range(epochs):  #@!initial_epoch
         # EPOCH_BEGIN
         total, seen = 0.0, 0
         sums = {name: 0.0 for name, _, _ in metrics}
         counts = {name: 0 for name, _, _ in metrics}
         for batch in loader:
             batch_inputs, batch_targets = batch[:n_in], batch[n_in:n_in + n_out]
-            weights = batch[-1] if sample_weight is not None else None
-            loss, outputs = train_step(model, optimizer, loss_fns, loss_weights, batch_inputs,
-                                       batch_targets, weights, **clip)
-            if scheduler is not None:
-                scheduler.step()
+            weights = batch[-1] if sample_weight is not None else None  #@weights
+            loss, outputs = train_step(model, optimizer, loss_fns, loss_weights, batch_inputs,  #@weights
+                                       batch_targets, weights, **clip)  #@weights&clip
+                                       batch_targets, weights)  #@weights&!clip
+            loss, outputs = train_step(model, optimizer, loss_fns, loss_weights, batch_inputs,  #@!weights
+                                       batch_targets, **clip)  #@!weights&clip
+                                       batch_targets)  #@!weights&!clip
+            if scheduler is not None:  #@scheduler
+                scheduler.step()  #@scheduler
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
             for name, index, metric in metrics:
@@ -896,10 +935,10 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
                 sums[name] += values.sum().item()
                 counts[name] += values.numel()
         logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
-        if validation_data is not None:
-            results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,
-                               metrics=metrics, loss_weights=loss_weights, return_dict=True)
-            logs.update({f"val_{key}": value for key, value in results.items()})
+        if validation_data is not None:  #@validation
+            results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,  #@validation
+                               metrics=metrics, loss_weights=loss_weights, return_dict=True)  #@validation
+            logs.update({f"val_{key}": value for key, value in results.items()})  #@validation
         for key, value in logs.items():
             history.setdefault(key, []).append(value)
         if verbose:

@@ -32,13 +32,11 @@ def build_model():
     return Net()
 
 
-def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
     """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
-    if sample_weight is not None:
-        arrays.append(sample_weight)
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))

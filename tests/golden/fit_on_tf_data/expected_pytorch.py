@@ -10,13 +10,11 @@ x = np.random.rand(64, 5).astype("float32")
 y = np.random.rand(64, 1).astype("float32")
 
 
-def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
     """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
-    if sample_weight is not None:
-        arrays.append(sample_weight)
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
@@ -24,18 +22,7 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
     return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
 
 
-def train_step(
-    model,
-    optimizer,
-    loss_fns,
-    loss_weights,
-    inputs,
-    targets,
-    sample_weight=None,
-    clipnorm=None,
-    clipvalue=None,
-    global_clipnorm=None,
-):
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
     """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
     model.train()
     optimizer.zero_grad()
@@ -46,19 +33,8 @@ def train_step(
         loss_fns, loss_weights, outputs, targets
     ):
         per_sample = loss_fn(output, target)
-        if sample_weight is not None:
-            per_sample = per_sample * sample_weight.view(
-                -1, *[1] * (per_sample.dim() - 1)
-            )
         loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
     loss.backward()
-    if clipvalue is not None:
-        torch.nn.utils.clip_grad_value_(model.parameters(), clipvalue)
-    if clipnorm is not None:  # Keras clips each variable's gradient on its own
-        for parameter in model.parameters():
-            torch.nn.utils.clip_grad_norm_(parameter, clipnorm)
-    if global_clipnorm is not None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)
     optimizer.step()
     return loss.item(), tuple(output.detach() for output in outputs)
 
@@ -74,59 +50,25 @@ def fit(
     verbose="auto",
     metrics=(),
     loss_weights=None,
-    validation_split=0.0,
-    validation_data=None,
     shuffle=True,
-    class_weight=None,
-    sample_weight=None,
-    initial_epoch=0,
-    scheduler=None,
-    **clip,
 ):
     """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
     loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
     loss_weights = loss_weights or [1.0] * len(loss_fns)
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     targets = list(y) if isinstance(y, (list, tuple)) else [y]
-    if validation_split:
-        # Keras holds out the LAST fraction of the arrays, before any shuffling
-        split = int(len(inputs[0]) * (1 - validation_split))
-        validation_data = ([a[split:] for a in inputs], [a[split:] for a in targets])
-        inputs, targets = [a[:split] for a in inputs], [a[:split] for a in targets]
-    if class_weight is not None:
-        labels = np.asarray(targets[0])
-        labels = (
-            labels.argmax(-1)
-            if labels.ndim > 1 and labels.shape[-1] > 1
-            else labels.reshape(-1)
-        )
-        sample_weight = np.array(
-            [class_weight[int(c)] for c in labels], dtype="float32"
-        )
-    loader = make_loader(
-        inputs, targets, batch_size, shuffle=shuffle, sample_weight=sample_weight
-    )
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle)
     n_in, n_out = len(inputs), len(targets)
     history = {}
-    for epoch in range(initial_epoch, epochs):
+    for epoch in range(epochs):
         total, seen = 0.0, 0
         sums = {name: 0.0 for name, _, _ in metrics}
         counts = {name: 0 for name, _, _ in metrics}
         for batch in loader:
             batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
-            weights = batch[-1] if sample_weight is not None else None
             loss, outputs = train_step(
-                model,
-                optimizer,
-                loss_fns,
-                loss_weights,
-                batch_inputs,
-                batch_targets,
-                weights,
-                **clip,
+                model, optimizer, loss_fns, loss_weights, batch_inputs, batch_targets
             )
-            if scheduler is not None:
-                scheduler.step()
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
             for name, index, metric in metrics:
@@ -137,17 +79,6 @@ def fit(
             "loss": total / seen,
             **{name: sums[name] / counts[name] for name in sums},
         }
-        if validation_data is not None:
-            results = evaluate(
-                model,
-                loss_fns,
-                *validation_data,
-                batch_size=batch_size,
-                metrics=metrics,
-                loss_weights=loss_weights,
-                return_dict=True,
-            )
-            logs.update({f"val_{key}": value for key, value in results.items()})
         for key, value in logs.items():
             history.setdefault(key, []).append(value)
         if verbose:
