@@ -689,7 +689,8 @@ class TrainingPrinter:
             self.needs.add(("fit", name, key))
             self._fit_callbacks = getattr(self, "_fit_callbacks", {})
             self._fit_callbacks[name] = f.callbacks
-        self.needs.add("evaluate")
+        if f.validation_split or f.validation_data is not None:
+            self.needs.add("evaluate")  # validation runs evaluate() after each epoch
         return self.fit_variants[key]
 
     # -- helpers ------------------------------------------------------------------

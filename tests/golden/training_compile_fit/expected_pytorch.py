@@ -113,49 +113,6 @@ def fit(
     return SimpleNamespace(history=history)
 
 
-@torch.no_grad()
-def evaluate(
-    model,
-    loss_fns,
-    x,
-    y,
-    batch_size=32,
-    metrics=(),
-    loss_weights=None,
-    return_dict=False,
-):
-    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
-    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
-    loss_weights = loss_weights or [1.0] * len(loss_fns)
-    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
-    targets = list(y) if isinstance(y, (list, tuple)) else [y]
-    model.eval()
-    total, seen = 0.0, 0
-    sums = {name: 0.0 for name, _, _ in metrics}
-    counts = {name: 0 for name, _, _ in metrics}
-    for batch in make_loader(inputs, targets, batch_size):
-        batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs) :]
-        outputs = model(*batch_inputs)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        loss = sum(
-            w * fn(out, t).mean()
-            for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets)
-        )
-        total += loss.item() * len(batch_inputs[0])
-        seen += len(batch_inputs[0])
-        for name, index, metric in metrics:
-            values = metric(outputs[index], batch_targets[index])
-            sums[name] += values.sum().item()
-            counts[name] += values.numel()
-    results = {
-        "loss": total / seen,
-        **{name: sums[name] / counts[name] for name in sums},
-    }
-    if return_dict:
-        return results
-    return results["loss"] if len(results) == 1 else list(results.values())
-
-
 class KerasAdam(torch.optim.Adam):
     """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
     the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
