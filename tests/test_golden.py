@@ -131,6 +131,10 @@ OUTPUT_FACTS = [
     ("subclass_stubbed", "# class MyModel(keras.Model):", True),
     ("subclass_stubbed", "raise NotImplementedError(", True),
     ("fit_on_tf_data", "fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=8, shuffle=False)", True),
+    ("save_and_load_model", 'torch.save(model.state_dict(), "model.pt")', True),
+    ("save_and_load_model", 'model2 = load_model("model.pt")', True),
+    ("save_and_load_model", "model.load_state_dict(torch.load(path, weights_only=True))", True),
+    ("save_and_load_model", "TODO(transpiler)", False),
     ("model_in_main", "model = Net()", True),
     ("model_in_main", "print(model)", True),
     ("sequential_add_input_shape", "class Regressor(nn.Module):", True),  # Sequential(name=)

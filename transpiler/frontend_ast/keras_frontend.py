@@ -120,9 +120,11 @@ class DatasetObj:
 
 @dataclass(eq=False)
 class ModelHandle:
-    """A model returned by a builder function (its graph was read when probing it)."""
+    """A model returned by a builder function (its graph was read when probing it), or
+    loaded with ``load_model`` (``model`` is then the script's model it restores)."""
 
-    builder: str
+    builder: str | None
+    model: Any = None
 
 
 @dataclass(eq=False)
@@ -256,6 +258,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("dataset", name.split(".")[1])
     if name in ("utils.to_categorical", "utils.np_utils.to_categorical"):
         return ApiRef("to_categorical", last)
+    if name in ("models.load_model", "saving.load_model"):
+        return ApiRef("load_model", last)
     return ModuleRef(path)
 
 
@@ -383,8 +387,9 @@ class KerasFrontend:
             if isinstance(stmt, cst.SimpleStatementLine) and not isinstance(stmt.body[0], (cst.Import, cst.ImportFrom)):
                 code = cst.Module([]).code_for_node(stmt)
                 calls = _called_names(stmt)
-                if calls & functions or any(word in code for word in ("keras", "layers", "tf.", "Model(",
-                                                                      "Sequential(", "Input(")):
+                keras_bound = {n for n in calls if is_keras_binding(self.globals.vars.get(n))}
+                if calls & functions or keras_bound or any(
+                        word in code for word in ("keras", "layers", "tf.", "Model(", "Sequential(", "Input(")):
                     continue
             if not isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
                 continue
@@ -972,6 +977,8 @@ class KerasFrontend:
                 return self._call_layer(layer, [list(inputs)], {}, span)
             if func.kind in ("dataset", "to_categorical"):
                 return self._data_call(func, node)
+            if func.kind == "load_model":
+                return self._load_model(node)
             if func.kind == "gradient_tape":
                 return TapeObj()
             if func.kind == "dataset_slices":
@@ -1169,6 +1176,8 @@ class KerasFrontend:
         if isinstance(obj, ModelObj):
             return self.model_defs.get(id(obj))
         if isinstance(obj, ModelHandle):
+            if obj.builder is None and obj.model is not None:
+                return self.model_defs.get(id(obj.model))
             return next((md for md in self.program.models if md.builder == obj.builder), None)
         return None
 
@@ -1210,6 +1219,22 @@ class KerasFrontend:
         self.program.training.append(T.TrainingStatement(
             kind, "", None, span, id(stmt) if stmt is not None else None, call=id(node),
             source=cst.Module([]).code_for_node(node)))
+
+    def _load_model(self, node):
+        """``keras.models.load_model(path)``: the script's one model class with saved weights."""
+        from transpiler.ir import training as T
+
+        span = self._span(node)
+        if len(self.models) != 1 or not node.args:
+            self.program.stub(span, "load_model(): the saved model is not one of this script's models",
+                              self._line(span))
+            return Unknown("loaded model")
+        model, builder, _var, _args = self.models[0]
+        stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        path = T.Code(cst.Module([]).code_for_node(node.args[0].value))
+        self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt, call=id(node),
+                                                         source=cst.Module([]).code_for_node(node)))
+        return ModelHandle(builder, model)
 
     def _data_call(self, func: ApiRef, node):
         """``keras.datasets.X.load_data()`` / ``keras.utils.to_categorical(...)``: recorded so the

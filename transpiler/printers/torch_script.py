@@ -101,10 +101,14 @@ class _Printer:
         self.training = training
         self.tcode = tcode
         self.helpers_placed = not (tcode and tcode.helpers)
+        # a generated helper may take the name the user imported from Keras (load_model,
+        # to_categorical): after the import is gone, the name means the helper
+        self.helper_names = {h.split("(")[0].split()[-1] for h in (tcode.helpers if tcode else [])
+                             if h.lstrip().startswith(("def ", "class "))}
         self.program = program
         self.frontend = frontend
         self.source_file = os.path.basename(program.path)
-        self.keras_names = set(program.meta.get("keras_names", ()))
+        self.keras_names = set(program.meta.get("keras_names", ())) - self.helper_names
         self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
         self.builders = {md.builder: (md, code) for md, code in zip(program.models, models) if md.builder}
         self.inline_models = [(md, code) for md, code in zip(program.models, models) if not md.builder]

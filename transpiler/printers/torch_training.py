@@ -270,7 +270,7 @@ class TrainingPrinter:
                 self.code.expressions[ts.call] = lines[0]
         # data calls nested in the arguments of other translated calls
         nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
-                  if ts.kind in ("load_data", "to_categorical") and ts.call in self.code.expressions}
+                  if ts.kind in ("load_data", "to_categorical", "load_model") and ts.call in self.code.expressions}
         for key, text in list(self.code.expressions.items()):
             for source, replacement in nested.items():
                 if source in text and text != replacement:
@@ -380,7 +380,7 @@ class TrainingPrinter:
         return [None]
 
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
-        if ts.kind in ("load_data", "to_categorical"):
+        if ts.kind in ("load_data", "to_categorical", "load_model"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "dataset", "gradient",
                        "apply_gradients", "tape", "model_call"):
@@ -394,6 +394,12 @@ class TrainingPrinter:
         return self.call_lines(ts, mt)
 
     def data_lines(self, ts: T.TrainingStatement) -> list[str]:
+        if ts.kind == "load_model":
+            if len(self.program.models) != 1:
+                raise NotImplementedError("load_model() in a script with several models")
+            self.datasets.add("load_model")
+            self.model_class = self.program.models[0].class_name
+            return [f"load_model({_pt_path(ts.config.text)})"]
         if ts.kind == "load_data":
             if ts.config not in DATASET_LOADERS:
                 raise NotImplementedError(f"keras.datasets.{ts.config}.load_data()")
@@ -671,11 +677,7 @@ class TrainingPrinter:
 
     def save_lines(self, ts: T.TrainingStatement) -> list[str]:
         s: T.Save = ts.config
-        path = s.path.text
-        for ext in (".weights.h5", ".keras", ".h5"):
-            if path.endswith(ext + '"') or path.endswith(ext + "'"):
-                path = path[: -len(ext) - 1] + ".pt" + path[-1]
-                break
+        path = _pt_path(s.path.text)
         if s.load:
             return [f"{ts.model}.load_state_dict(torch.load({path}, weights_only=True))"]
         return [f"torch.save({ts.model}.state_dict(), {path})"]
@@ -717,9 +719,9 @@ class TrainingPrinter:
         if "predict" in self.needs:
             out.append(HELPER_PREDICT)
         for name in sorted(self.datasets):
-            out.append(DATASET_LOADERS[name])
+            out.append(DATASET_LOADERS[name].replace("MODEL_CLASS", getattr(self, "model_class", "")))
             self.code.imports.add("import numpy as np")
-            if name != "to_categorical":
+            if name not in ("to_categorical", "load_model"):
                 self.code.imports.add("import os")
             if name == "fashion_mnist":
                 self.code.imports.add("import gzip")
@@ -833,6 +835,14 @@ def specialise(template: str, features: set[str]) -> str:
         if wanted:
             out.append(code.rstrip())
     return "\n".join(out)
+
+
+def _pt_path(path: str) -> str:
+    """A Keras file name literal (``"m.keras"``, ``"w.weights.h5"``) → the torch one (``.pt``)."""
+    for ext in (".weights.h5", ".keras", ".h5"):
+        if path.endswith(ext + '"') or path.endswith(ext + "'"):
+            return path[: -len(ext) - 1] + ".pt" + path[-1]
+    return path
 
 
 def _ident(text: str) -> str:
@@ -1085,6 +1095,13 @@ def load_boston_housing(path="~/.keras/datasets/boston_housing.npz", test_split=
     x, y = x[indices], y[indices]
     split = int(len(x) * (1 - test_split))
     return (x[:split], y[:split]), (x[split:], y[split:])
+''',
+    "load_model": '''
+def load_model(path):
+    """keras.models.load_model: the same architecture, with the weights torch.save() wrote."""
+    model = MODEL_CLASS()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    return model
 ''',
     "to_categorical": '''
 def to_categorical(y, num_classes=None, dtype="float64"):
