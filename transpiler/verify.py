@@ -19,7 +19,6 @@ import numpy as np
 
 from transpiler.ir.graph import Graph
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
-from transpiler.printers.torch_printer import node_param_names
 from transpiler.weights.mapping import torch_state_dict
 
 
@@ -46,20 +45,11 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
 
 
 def _source_param_names(node) -> list[str]:
-    """The source layer's params (a decomposed node reads its original layer's)."""
-    if node.meta.get("decomposed_from"):
-        from transpiler.ir import ops as ops_table
+    """The source layer's params (a node split by a pass reads its original op's)."""
+    from transpiler.ir import ops as ops_table
 
-        spec = ops_table.get("separable_conv2d")
-        return [p.name for p in spec.active_params({"use_bias": _layer_use_bias(node)})]
-    return node_param_names(node)
-
-
-def _layer_use_bias(node) -> bool:
-    layer = node.meta.get("layer")
-    if layer is not None:
-        return bool(layer.spec.attrs.get("use_bias"))
-    return bool(node.attrs.get("use_bias"))
+    op, attrs = node.meta.get("source_op", (node.op, node.attrs))
+    return [p.name for p in ops_table.get(op).active_params(attrs)]
 
 
 def load_generated(text: str, name: str = "transpiled_module"):

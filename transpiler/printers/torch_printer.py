@@ -218,9 +218,4 @@ def _docstring(lines: list[str], indent: str) -> str:
     return f'{indent}"""' + "\n".join(body) + f'\n{indent}"""'
 
 
-def node_param_names(node: Node) -> list[str]:
-    """The canonical params a node holds, in the ops table's order."""
-    return [p.name for p in node.spec.active_params(node.attrs)]
-
-
-__all__ = ["ModelCode", "print_model_class", "node_param_names", "lit"]
+__all__ = ["ModelCode", "print_model_class", "lit"]

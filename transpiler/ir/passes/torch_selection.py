@@ -149,6 +149,7 @@ def select_separable(graph: Graph, node: Node) -> None:
     dw.meta["param_source"] = {"kernel": "depthwise_kernel"}
     dw.meta["layer"] = node.meta.get("layer")
     dw.meta["decomposed_from"] = node.name
+    dw.meta["source_op"] = (node.op, dict(node.attrs))  # whose params the source layer holds
     dw.comments = node.comments
     infer_node(dw)
     dw.outputs[0].var = node.inputs[0].var
@@ -158,6 +159,7 @@ def select_separable(graph: Graph, node: Node) -> None:
                         before=node, span=node.span, source_name=node.source_name)
     pw.meta["param_source"] = {"kernel": "pointwise_kernel", "bias": "bias"}
     pw.meta["decomposed_from"] = node.name
+    pw.meta["source_op"] = (node.op, dict(node.attrs))
     pw.meta["initializers"] = node.meta.get("initializers", {})
     infer_node(pw)
     pw.outputs = node.outputs
