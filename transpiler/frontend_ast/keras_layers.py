@@ -138,6 +138,14 @@ def registered_classes() -> dict[str, Registration]:
     return dict(_REGISTRY)
 
 
+def keras_class_for(op: str) -> str:
+    """The canonical Keras class that produces ``op`` (the first registered)."""
+    for reg in _REGISTRY.values():
+        if op in reg.ops:
+            return reg.canonical_class
+    raise KeyError(f"no Keras layer class produces op {op!r}")
+
+
 def keras_auto_name(class_name: str) -> str:
     """Keras' ``to_snake_case`` of a class name (the prefix of auto-generated names)."""
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
@@ -542,6 +550,8 @@ def recognize_bidirectional(b: BoundArgs) -> LayerSpec:
     spec = getattr(inner, "spec", None)
     if spec is None or spec.op not in ("lstm", "gru", "simple_rnn"):
         raise Unsupported("Bidirectional wraps an LSTM, GRU or SimpleRNN layer only")
+    if spec.attrs.get("go_backwards"):
+        raise Unsupported("Bidirectional over a go_backwards=True layer is not supported")
     mode = b.get("merge_mode")
     if mode not in ("concat", "sum", "mul", "ave", None):
         raise Unsupported(f"Bidirectional: merge_mode={mode!r} is not supported")

@@ -3,7 +3,7 @@
 Each entry gives the op's inputs, its typed attributes with defaults in one syntax
 (``"name: type = default"``), its params with their canonical layouts (letters, as in
 ``"kernel: HWIO"``; ``"bias: O if use_bias"`` exists only when ``use_bias`` holds), and its
-layout class:
+layout class (the letters are resolved to shapes in ``ir/params.py``):
 
 * ``implicit``: computes on a feature map whose channel axis the layout tag says
   (conv, pooling, padding); the target may require channels-first.
@@ -259,7 +259,7 @@ op("depthwise_conv2d",
 op("separable_conv2d",
    attrs="filters: int; kernel_size: sizes; strides: sizes = 1; padding: pads = 'valid'; "
          "dilation: sizes = 1; depth_multiplier: int = 1; use_bias: bool = True",
-   params="depthwise_kernel: HWIM; pointwise_kernel: HWIO; bias: O if use_bias", layout=IMPLICIT,
+   params="depthwise_kernel: HWIM; pointwise_kernel: 11KO; bias: O if use_bias", layout=IMPLICIT,
    rank=2,
    doc="depthwise_conv2d (no bias) then a 1x1 conv2d with bias.")
 

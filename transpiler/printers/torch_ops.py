@@ -22,11 +22,16 @@ from transpiler.weights.transforms import Transform
 
 @dataclass(frozen=True)
 class StateEntry:
-    """One torch state_dict tensor: ``key`` under the module, from canonical ``source``."""
+    """One torch state_dict tensor: ``key`` under the module, from canonical ``source``.
+
+    ``source`` is None for a torch buffer with no source counterpart; it holds
+    ``constant`` (BatchNorm's ``num_batches_tracked``).
+    """
 
     key: str
-    source: str
+    source: str | None
     transform: Transform
+    constant: int | float | None = None
 
 
 @dataclass
@@ -290,6 +295,8 @@ def emit_crop_torch(node: Node, m: str) -> Emission:
         slices[ax] = f"{b or ''}:{-e if e else ''}"
     while slices and slices[-1] == ":":
         slices.pop()
+    if not slices:  # nothing cropped (Cropping2D(0)): the input itself, not `x[]`
+        return Emission(None, lambda ins: ins[0], unary=True)
     return Emission(None, lambda ins: f"{atom(ins[0])}[{', '.join(slices)}]", unary=True)
 
 
@@ -377,7 +384,8 @@ def emit_batch_norm_torch(node: Node, m: str) -> Emission:
         kwargs["affine"] = False
     module = call(f"nn.BatchNorm{dims}d", lit(channels), **kwargs)
     state = [StateEntry("running_mean", "moving_mean", Transform.IDENTITY),
-             StateEntry("running_var", "moving_variance", Transform.IDENTITY)]
+             StateEntry("running_var", "moving_variance", Transform.IDENTITY),
+             StateEntry("num_batches_tracked", None, Transform.IDENTITY, constant=0)]
     if center and scale:
         state = [StateEntry("weight", "gamma", Transform.IDENTITY),
                  StateEntry("bias", "beta", Transform.IDENTITY)] + state

@@ -1,41 +1,156 @@
-"""In-memory weight mapping: canonical params → the generated module's state_dict.
+"""Weight mapping: canonical params ↔ the generated module's state_dict.
 
 Driven by the ops table (which params a node holds, in which canonical layout), the
 passes (``Node.param_transforms``, e.g. a Dense absorbing a Flatten) and the torch
-emitters (each state_dict tensor, with its ``Transform``).
+emitters (each state_dict tensor, with its ``Transform``). ``torch_plan`` lists, for
+every state_dict key, where its tensor comes from and how it is transformed; the
+in-memory mapping, the streaming checkpoint converter and the reverse direction all
+read that one plan.
 """
 
 from __future__ import annotations
 
-from transpiler.ir.graph import Graph
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from transpiler.ir.graph import Graph, Node
+from transpiler.ir.params import expected_shapes, param_names
 from transpiler.printers import torch_ops
-from transpiler.weights.transforms import Transform, apply, apply_param_transform
+from transpiler.weights.transforms import (
+    Lazy,
+    Transform,
+    apply_lazy,
+    invert,
+    invert_depthwise,
+    invert_flatten,
+    invert_param_transform,
+    param_transform_lazy,
+)
 
 
-def torch_state_dict(graph: Graph, canonical: dict[str, dict[str, "object"]]) -> dict[str, "object"]:
-    """Map canonical params (``{node source name: {param: array}}``) to the module's state_dict.
+@dataclass
+class PlanEntry:
+    """One state_dict tensor: ``key`` ← source layer ``layer``'s canonical ``param``."""
 
-    Applies each node's pass-decided ``param_transforms`` first, then the emitter's
-    per-tensor transform. Keys equal the generated module's ``state_dict()`` keys.
-    """
-    out: dict[str, object] = {}
+    key: str
+    layer: str
+    param: str
+    node: Node
+    param_steps: list = field(default_factory=list)
+    transform: Transform = Transform.IDENTITY
+    #: a torch buffer with no source counterpart holds this value (``param`` is None)
+    constant: int | float | None = None
+
+    def lazy(self, array: Any) -> Lazy:
+        """The canonical ``array`` transformed into this key's torch layout (a lazy view)."""
+        if self.constant is not None:
+            return Lazy(np.array(self.constant, dtype=np.int64 if isinstance(self.constant, int) else np.float32))
+        x = Lazy(np.asarray(array))
+        for step in self.param_steps:
+            x = param_transform_lazy(step, x)
+        return apply_lazy(self.transform, x)
+
+    def invert(self, array: np.ndarray, canonical_shape: tuple[int, ...]) -> np.ndarray:
+        """A torch tensor of this key → the canonical param (inverse of ``lazy``)."""
+        a = np.asarray(array)
+        if self.transform is Transform.DEPTHWISE_KERNEL:
+            a = invert_depthwise(a, canonical_shape[-1])
+        elif self.transform is Transform.FLATTEN:
+            a = invert_flatten(a, canonical_shape)
+        elif self.transform is Transform.GRU_BIAS_INPUT and len(canonical_shape) == 2:
+            a = invert(self.transform, a)[None]
+        elif self.transform is Transform.GRU_BIAS_RECURRENT and len(canonical_shape) == 2:
+            a = invert(self.transform, a)[None]
+        else:
+            a = invert(self.transform, a)
+        for step in reversed(self.param_steps):
+            a = invert_param_transform(step, a)
+        return a
+
+
+def torch_plan(graph: Graph) -> list[PlanEntry]:
+    """Every tensor of the generated module's ``state_dict()``, in module order."""
+    plan: list[PlanEntry] = []
+    seen: set[str] = set()
     for node in graph.nodes:
         em = torch_ops.emit(node)
         if not em.state and not em.extra_params:
             continue
-        source = node.source_name
-        params = dict(canonical.get(source, {}))
         renames = node.meta.get("param_source", {})
-        local = {own: params[src] for own, src in renames.items() if src in params} if renames else params
-        for pname, steps in node.param_transforms.items():
-            if pname in local:
-                for step in steps:
-                    local[pname] = apply_param_transform(step, local[pname])
         for entry in em.state:
-            if entry.source not in local:
-                raise KeyError(f"layer {source!r} ({node.op}) has no param {entry.source!r}")
             key = f"{node.name}.{entry.key}" if entry.key else node.name
-            out[key] = apply(entry.transform, local[entry.source])
+            src = renames.get(entry.source, entry.source) if renames else entry.source
+            if key not in seen:
+                plan.append(PlanEntry(key, node.source_name, src, node,
+                                      list(node.param_transforms.get(entry.source, [])), entry.transform,
+                                      entry.constant))
+                seen.add(key)
         for suffix, src, _size, _init in em.extra_params:
-            out[f"{node.name}_{suffix}"] = apply(Transform.IDENTITY, local[src])
+            key = f"{node.name}_{suffix}"
+            if key not in seen:
+                plan.append(PlanEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
+                seen.add(key)
+    return plan
+
+
+def source_layers(graph: Graph) -> dict[str, Node]:
+    """``{source layer name: its first node}`` for every layer that holds params."""
+    out: dict[str, Node] = {}
+    for node in graph.nodes:
+        if node.source_name and node.source_name not in out and param_names(node):
+            out[node.source_name] = node
+    return out
+
+
+def torch_state_dict(graph: Graph, canonical: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Map canonical params (``{layer name: {param: array}}``) to the module's state_dict.
+
+    Keys equal the generated module's ``state_dict()`` keys.
+    """
+    out: dict[str, np.ndarray] = {}
+    for entry in torch_plan(graph):
+        if entry.constant is not None:
+            out[entry.key] = entry.lazy(None).materialize()
+            continue
+        params = canonical.get(entry.layer, {})
+        if entry.param not in params:
+            raise KeyError(f"layer {entry.layer!r} ({entry.node.op}) has no param {entry.param!r}")
+        out[entry.key] = entry.lazy(params[entry.param]).materialize()
+    return out
+
+
+def canonical_from_torch(graph: Graph, state: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
+    """The inverse: a state_dict (numpy arrays) → ``{layer name: {param: array}}``.
+
+    A torch tensor with no Keras counterpart (an LSTM's second bias) is folded into the
+    canonical bias: the two biases are always summed, so the outputs are unchanged.
+    """
+    out: dict[str, dict[str, np.ndarray]] = {}
+    folded: list[tuple[PlanEntry, np.ndarray]] = []
+    for entry in torch_plan(graph):
+        if entry.constant is not None:
+            continue
+        if entry.key not in state:
+            raise KeyError(entry.key)
+        shape = expected_shapes(entry.node)[entry.param]
+        if entry.transform is Transform.ZEROS:
+            folded.append((entry, np.asarray(state[entry.key])))
+            continue
+        if entry.transform is Transform.GRU_BIAS_RECURRENT:
+            if len(shape) == 2:  # reset_after: the recurrent bias row
+                rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
+                rows[1] = entry.invert(state[entry.key], shape)[0]
+            continue
+        value = entry.invert(state[entry.key], shape)
+        if entry.transform is Transform.GRU_BIAS_INPUT and len(shape) == 2:
+            rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, value.dtype))
+            rows[0] = value[0]
+            continue
+        out.setdefault(entry.layer, {})[entry.param] = value
+    for entry, extra in folded:
+        params = out.setdefault(entry.layer, {})
+        if entry.param in params:
+            params[entry.param] = params[entry.param] + extra.reshape(params[entry.param].shape)
     return out

@@ -39,9 +39,10 @@ class Transform(Enum):
     FLATTEN = "flatten"
 
 
-def _gru_reorder(a: np.ndarray, axis: int) -> np.ndarray:
-    z, r, h = np.split(a, 3, axis=axis)
-    return np.concatenate([r, z, h], axis=axis)
+def gru_order(n: int) -> np.ndarray:
+    """Row order turning gates (z, r, h) into (r, z, n) along an axis of length ``n``."""
+    u = n // 3
+    return np.concatenate([np.arange(u, 2 * u), np.arange(0, u), np.arange(2 * u, 3 * u)])
 
 
 def _gru_unorder(a: np.ndarray, axis: int) -> np.ndarray:
@@ -49,37 +50,105 @@ def _gru_unorder(a: np.ndarray, axis: int) -> np.ndarray:
     return np.concatenate([z, r, h], axis=axis)
 
 
+class Lazy:
+    """A tensor as a numpy view plus deferred permutations of its first two axes.
+
+    Transposes are views and row/column permutations are index arrays, so a
+    transformed tensor is never copied whole: ``chunks()`` yields it in C order, a few
+    rows at a time (the checkpoint converter streams with it); ``materialize()`` gives
+    the whole array.
+    """
+
+    def __init__(self, view: np.ndarray, rows: np.ndarray | None = None, cols: np.ndarray | None = None):
+        self.view, self.rows, self.cols = view, rows, cols
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.view.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.view.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def permute(self, axes: tuple[int, ...]) -> "Lazy":
+        """Transpose the axes; deferred permutations follow their axes (first two only)."""
+        moved = {0: self.rows, 1: self.cols}
+        for old in (0, 1):
+            if moved[old] is not None and axes.index(old) > 1:
+                return Lazy(self.materialize()).permute(axes)
+        rows = moved.get(axes[0]) if axes else None
+        cols = moved.get(axes[1]) if len(axes) > 1 else None
+        return Lazy(self.view.transpose(axes), rows, cols)
+
+    def gather(self, axis: int, index: np.ndarray) -> "Lazy":
+        """Permute the entries of axis 0 or 1: ``out.take(i, axis) = x.take(index[i], axis)``."""
+        index = np.asarray(index)
+        if axis == 0:
+            return Lazy(self.view, index if self.rows is None else self.rows[index], self.cols)
+        if axis == 1:
+            return Lazy(self.view, self.rows, index if self.cols is None else self.cols[index])
+        raise ValueError("only axes 0 and 1 are permuted lazily")
+
+    def _block(self, i: int, j: int) -> np.ndarray:
+        block = self.view[self.rows[i:j]] if self.rows is not None else self.view[i:j]
+        if self.cols is not None:
+            block = block[:, self.cols]
+        return np.ascontiguousarray(block)
+
+    def materialize(self) -> np.ndarray:
+        if self.view.ndim == 0:
+            return np.ascontiguousarray(self.view)
+        return self._block(0, self.shape[0])
+
+    def chunks(self, max_bytes: int = 1 << 24):
+        """The tensor in C order, as contiguous arrays of at most ~``max_bytes``."""
+        if self.view.ndim == 0 or self.shape[0] == 0:
+            yield self.materialize()
+            return
+        row = max(1, self.nbytes // self.shape[0])
+        step = max(1, max_bytes // row)
+        for i in range(0, self.shape[0], step):
+            yield self._block(i, min(i + step, self.shape[0]))
+
+
+def apply_lazy(transform: Transform, x: Lazy) -> Lazy:
+    """Canonical → the torch tensor's layout, as a lazy view (the one definition)."""
+    n = len(x.shape)
+    if transform is Transform.IDENTITY:
+        return x
+    if transform is Transform.TRANSPOSE:
+        return x.permute(tuple(reversed(range(n))))
+    if transform in (Transform.CONV_KERNEL, Transform.CONV_TRANSPOSE_KERNEL):
+        return x.permute((n - 1, n - 2, *range(n - 2)))
+    if transform is Transform.DEPTHWISE_KERNEL:
+        kh, kw, cin, mult = x.shape
+        return Lazy(x.materialize().transpose(2, 3, 0, 1).reshape(cin * mult, 1, kh, kw))
+    if transform is Transform.GRU_KERNEL:
+        t = x.permute((1, 0))
+        return t.gather(0, gru_order(t.shape[0]))
+    if transform in (Transform.GRU_BIAS_INPUT, Transform.GRU_BIAS_RECURRENT):
+        a = x.materialize()
+        if a.ndim == 2:
+            a = a[0] if transform is Transform.GRU_BIAS_INPUT else a[1]
+        elif transform is Transform.GRU_BIAS_RECURRENT:
+            a = np.zeros_like(a)
+        return Lazy(a).gather(0, gru_order(a.shape[0]))
+    if transform is Transform.ZEROS:
+        return Lazy(np.zeros(x.shape, x.dtype))
+    if transform is Transform.CHANNELS_FIRST:
+        return x.permute((n - 1, *range(n - 1)))
+    if transform is Transform.FLATTEN:
+        return Lazy(x.materialize().reshape(-1))
+    raise ValueError(transform)  # pragma: no cover - the enum is closed
+
+
 def apply(transform: Transform, array: np.ndarray) -> np.ndarray:
     """Canonical ``array`` → the torch tensor's layout (a new contiguous array)."""
-    a = np.asarray(array)
-    if transform is Transform.IDENTITY:
-        out = a
-    elif transform is Transform.TRANSPOSE:
-        out = a.T
-    elif transform is Transform.CONV_KERNEL:
-        n = a.ndim
-        out = a.transpose(n - 1, n - 2, *range(n - 2))
-    elif transform is Transform.CONV_TRANSPOSE_KERNEL:
-        n = a.ndim
-        out = a.transpose(n - 1, n - 2, *range(n - 2))
-    elif transform is Transform.DEPTHWISE_KERNEL:
-        kh, kw, cin, mult = a.shape
-        out = a.transpose(2, 3, 0, 1).reshape(cin * mult, 1, kh, kw)
-    elif transform is Transform.GRU_KERNEL:
-        out = _gru_reorder(a.T, 0)
-    elif transform is Transform.GRU_BIAS_INPUT:
-        out = _gru_reorder(a[0] if a.ndim == 2 else a, 0)
-    elif transform is Transform.GRU_BIAS_RECURRENT:
-        out = _gru_reorder(a[1] if a.ndim == 2 else np.zeros_like(a), 0)
-    elif transform is Transform.ZEROS:
-        out = np.zeros_like(a)
-    elif transform is Transform.CHANNELS_FIRST:
-        out = np.moveaxis(a, -1, 0)
-    elif transform is Transform.FLATTEN:
-        out = a.reshape(-1)
-    else:  # pragma: no cover - the enum is closed
-        raise ValueError(transform)
-    return np.ascontiguousarray(out)
+    return apply_lazy(transform, Lazy(np.asarray(array))).materialize()
 
 
 def invert(transform: Transform, array: np.ndarray) -> np.ndarray:
@@ -119,7 +188,7 @@ def invert_flatten(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(array).reshape(shape))
 
 
-def apply_param_transform(step: tuple[str, Any], array: np.ndarray) -> np.ndarray:
+def param_transform_lazy(step: tuple[str, Any], x: Lazy) -> Lazy:
     """A canonical-layout transform decided by a pass (``Node.param_transforms``).
 
     ``("permute_rows", (source_shape, perm))``: a Dense kernel whose input was
@@ -128,10 +197,22 @@ def apply_param_transform(step: tuple[str, Any], array: np.ndarray) -> np.ndarra
     the same on the columns (a Dense whose output is reshaped into a feature map).
     """
     kind, arg = step
+    if kind not in ("permute_rows", "permute_cols"):
+        raise ValueError(f"unknown param transform {kind!r}")
     source_shape, perm = arg
     order = np.arange(int(np.prod(source_shape))).reshape(source_shape).transpose(perm).reshape(-1)
-    if kind == "permute_rows":
-        return np.ascontiguousarray(np.asarray(array)[order])
-    if kind == "permute_cols":
-        return np.ascontiguousarray(np.asarray(array)[:, order])
-    raise ValueError(f"unknown param transform {kind!r}")
+    return x.gather(0 if kind == "permute_rows" else 1, order)
+
+
+def apply_param_transform(step: tuple[str, Any], array: np.ndarray) -> np.ndarray:
+    """``param_transform_lazy`` on a whole array."""
+    return param_transform_lazy(step, Lazy(np.asarray(array))).materialize()
+
+
+def invert_param_transform(step: tuple[str, Any], array: np.ndarray) -> np.ndarray:
+    """The inverse of ``apply_param_transform``."""
+    kind, (source_shape, perm) = step
+    order = np.arange(int(np.prod(source_shape))).reshape(source_shape).transpose(perm).reshape(-1)
+    inverse = np.argsort(order)
+    a = np.asarray(array)
+    return np.ascontiguousarray(a[inverse] if kind == "permute_rows" else a[:, inverse])

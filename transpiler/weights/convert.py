@@ -1,0 +1,263 @@
+"""Checkpoint conversion through the IR: Keras files → the generated module's
+state_dict (safetensors or ``.pt``), and a torch state_dict → a Keras ``.weights.h5``.
+
+Every tensor is matched to its layer by name (falling back to the order of Keras'
+automatic names when the checkpoint was saved in a process that had numbered its
+layers differently), checked against the shape the ops table gives it, then
+transformed by the same plan the in-memory mapping uses and written one tensor at a
+time, so the peak memory is about the largest tensor.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from transpiler.ir.graph import Graph, Node
+from transpiler.frontend_ast import keras_layers
+from transpiler.ir.params import expected_shapes, param_names, source_op
+from transpiler.weights.errors import CheckpointError
+from transpiler.weights.keras_files import CheckpointLayer, KerasCheckpoint, KerasLayerOut, write_keras_weights
+from transpiler.weights.mapping import canonical_from_torch, source_layers, torch_plan
+from transpiler.weights.safetensors_io import write_safetensors_streamed
+from transpiler.weights.torch_files import read_torch_state, write_torch_pt
+from transpiler.weights.transforms import Lazy
+
+CHUNK_BYTES = 1 << 24
+
+
+@dataclass
+class ConversionReport:
+    """What a conversion read and wrote."""
+
+    source: str
+    output: str
+    model: str
+    tensors: int = 0
+    bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _base(name: str) -> tuple[str, int]:
+    m = re.fullmatch(r"(.*?)_(\d+)", name)
+    return (m.group(1), int(m.group(2))) if m else (name, 0)
+
+
+def match_layers(graph: Graph, available: dict[str, CheckpointLayer], path: str
+                 ) -> tuple[dict[str, CheckpointLayer], list[str]]:
+    """``{model layer name: checkpoint layer}``; names first, then Keras' numbering order.
+
+    Keras numbers automatic names per process (``dense``, ``dense_1``, ...); a
+    checkpoint saved after other models were built holds ``dense_3``, ``dense_4`` for
+    the same two layers. Unmatched layers of one base name are paired in numbering
+    order when both sides have the same count; anything else is an error naming the
+    layer.
+    """
+    wanted = source_layers(graph)
+    found = {name: available[name] for name in wanted if name in available}
+    missing = [n for n in wanted if n not in found]
+    warnings: list[str] = []
+    if missing:
+        spare = {n: layer for n, layer in available.items() if n not in wanted and layer.tensors}
+        by_base: dict[str, list[str]] = {}
+        for n in spare:
+            by_base.setdefault(_base(n)[0], []).append(n)
+        want_base: dict[str, list[str]] = {}
+        for n in missing:
+            want_base.setdefault(_base(n)[0], []).append(n)
+        for base, names in want_base.items():
+            have = sorted(by_base.get(base, []), key=lambda n: _base(n)[1])
+            if len(have) != len(names):
+                first = sorted(names, key=lambda n: _base(n)[1])[0]
+                node = wanted[first]
+                raise CheckpointError(
+                    f"{path}: no weights for layer {first!r} ({node.op}, line "
+                    f"{node.span.line if node.span else '?'}); the checkpoint has layers "
+                    f"{', '.join(sorted(n for n, l in available.items() if l.tensors)) or 'none'}")
+            for mine, theirs in zip(sorted(names, key=lambda n: _base(n)[1]), have):
+                found[mine] = available[theirs]
+                warnings.append(f"layer {mine!r} read from checkpoint layer {theirs!r} (matched by "
+                                "Keras' numbering order)")
+    return found, warnings
+
+
+def check_layer(node: Node, layer: CheckpointLayer, path: str) -> dict[str, object]:
+    """``{canonical param: dataset}`` after checking count, shapes and dtypes."""
+    names = param_names(node)
+    shapes = expected_shapes(node)
+    label = f"layer {node.source_name!r} ({node.op})"
+    if len(layer.tensors) != len(names):
+        raise CheckpointError(
+            f"{path}: {label}: the checkpoint holds {len(layer.tensors)} tensors "
+            f"({', '.join(layer.paths()) or 'none'}), the model expects {len(names)} ({', '.join(names)})")
+    out = {}
+    for name, tensor in zip(names, layer.tensors):
+        have = tuple(int(s) for s in tensor.shape)
+        if have != shapes[name]:
+            raise CheckpointError(f"{path}: {label} {name}: the checkpoint's tensor {tensor.name} has "
+                                  f"shape {have}, the model needs {shapes[name]}")
+        if np.dtype(tensor.dtype).kind != "f":
+            raise CheckpointError(f"{path}: {label} {name}: dtype {tensor.dtype} where the model "
+                                  "needs floating point")
+        out[name] = tensor
+    return out
+
+
+def keras_to_torch(graph: Graph, ckpt_path: str, out_path: str, chunk_bytes: int = CHUNK_BYTES
+                   ) -> ConversionReport:
+    """Convert a Keras checkpoint for ``graph`` into the generated module's state_dict.
+
+    ``out_path`` ending in ``.pt`` gets a torch.save'd state_dict; anything else a
+    safetensors file, streamed.
+    """
+    report = ConversionReport(ckpt_path, out_path, graph.name)
+    with KerasCheckpoint(ckpt_path) as ck:
+        matched, report.warnings = match_layers(graph, ck.layers, ckpt_path)
+        datasets = {name: check_layer(source_layers(graph)[name], layer, ckpt_path)
+                    for name, layer in matched.items()}
+        plan = torch_plan(graph)
+        cache: dict[str, np.ndarray] = {}
+
+        def produce(entry) -> Lazy:
+            if entry.constant is not None:
+                return entry.lazy(None)
+            ds = datasets[entry.layer][entry.param]
+            if ds.name not in cache:
+                cache.clear()  # tensors of one layer are consecutive: keep one at a time
+                cache[ds.name] = ck.read(ds)
+            return entry.lazy(cache[ds.name])
+
+        def spec(entry):
+            if entry.constant is not None:
+                lazy = entry.lazy(None)
+                return entry.key, lazy.shape, lazy.dtype
+            ds = datasets[entry.layer][entry.param]
+            dummy = np.broadcast_to(np.zeros((), dtype=ds.dtype), ds.shape)
+            return entry.key, entry.lazy(dummy).shape, ds.dtype
+
+        report.tensors = len(plan)
+        if out_path.endswith(".pt"):
+            state = {e.key: produce(e).materialize() for e in plan}
+            write_torch_pt(out_path, state)
+            report.bytes = os.path.getsize(out_path)
+        else:
+            by_key = {e.key: e for e in plan}
+            report.bytes = write_safetensors_streamed(
+                out_path, [spec(e) for e in plan], lambda key: produce(by_key[key]),
+                {"format": "pt", "source": os.path.basename(ckpt_path), "model": graph.name},
+                chunk_bytes)
+    return report
+
+
+def keras_layer_order(graph: Graph) -> list[Node]:
+    """The model's layers (one node each) in the order of Keras' ``model.layers``.
+
+    Keras orders a functional model's layers by depth (the longest path to an output,
+    deepest first) and, within a depth, by the order a depth-first walk from the
+    outputs first reaches them; a Sequential model's order is the same. Nodes that came
+    from one layer call (a Dense and its fused activation) count as one operation.
+    """
+    def call_key(node: Node):
+        layer = node.meta.get("layer")
+        return (id(layer), node.meta.get("call_span")) if layer is not None else id(node)
+
+    calls: dict = {}
+    for node in graph.nodes:
+        calls.setdefault(call_key(node), []).append(node)
+    produced_by = {}
+    for key, nodes in calls.items():
+        for n in nodes:
+            for v in n.outputs:
+                produced_by[id(v)] = key
+    parents: dict = {}
+    for key, nodes in calls.items():
+        inner = {id(v) for n in nodes for v in n.outputs}
+        parents[key] = [produced_by[id(v)] for n in nodes for v in n.inputs
+                        if id(v) not in inner and id(v) in produced_by]
+
+    def op_of(key):
+        node = calls[key][0]
+        return node.meta.get("layer") if node.meta.get("layer") is not None else key
+
+    order: list = []  # calls, inputs before outputs
+    index: dict = {}
+    done: set = set()
+
+    def visit(key):
+        if key in done:
+            return
+        index.setdefault(op_of(key), len(index))
+        for p in parents[key]:
+            visit(p)
+        done.add(key)
+        order.append(key)
+
+    for v in graph.outputs:
+        if id(v) in produced_by:
+            visit(produced_by[id(v)])
+    depth: dict = {}
+    op_depth: dict = {}
+    for key in reversed(order):
+        d = max(depth.setdefault(key, 0), op_depth.get(op_of(key), 0))
+        op_depth[op_of(key)] = d
+        depth[key] = d
+        for p in parents[key]:
+            depth[p] = max(d + 1, depth.get(p, 0))
+    ops = sorted(op_depth, key=lambda op: (-op_depth[op], index[op]))
+    first_node = {}
+    for key in order:
+        first_node.setdefault(op_of(key), calls[key][0])
+    return [first_node[op] for op in ops]
+
+
+def _keras_class(node: Node) -> str:
+    """The Keras class of ``node``'s layer (the one its file key is made from)."""
+    layer = node.meta.get("layer")
+    reg = keras_layers.lookup(layer.cls_name) if layer is not None and layer.cls_name else None
+    return reg.canonical_class if reg is not None else keras_layers.keras_class_for(source_op(node)[0])
+
+
+def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str | None = None
+                   ) -> ConversionReport:
+    """A torch state_dict for the generated module → a Keras 3 ``.weights.h5`` that the
+    source model's ``load_weights`` accepts."""
+    report = ConversionReport(ckpt_path, out_path, graph.name)
+    state = read_torch_state(ckpt_path)
+    plan = torch_plan(graph)
+    wanted = {e.key for e in plan if e.constant is None}
+    missing = sorted(wanted - set(state))
+    extra = sorted(k for k in set(state) - wanted - {e.key for e in plan})
+    if missing:
+        raise CheckpointError(f"{ckpt_path}: missing {len(missing)} tensor(s) the model needs: "
+                              f"{', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}")
+    if extra:
+        raise CheckpointError(f"{ckpt_path}: {len(extra)} tensor(s) the model does not have: "
+                              f"{', '.join(extra[:6])}{' ...' if len(extra) > 6 else ''}")
+    for e in plan:
+        if e.constant is not None:
+            continue
+        want = e.lazy(np.broadcast_to(np.zeros((), np.float32), expected_shapes(e.node)[e.param])).shape
+        have = tuple(state[e.key].shape)
+        if have != tuple(want):
+            raise CheckpointError(f"{ckpt_path}: {e.key} (layer {e.layer!r}, {e.node.op}): shape {have}, "
+                                  f"the model needs {tuple(want)}")
+    canonical = canonical_from_torch(graph, state)
+    layers = []
+    for node in keras_layer_order(graph):
+        if not node.source_name:
+            continue
+        names = param_names(node)
+        tensors = [canonical[node.source_name][p] for p in names] if names else []
+        op, attrs = source_op(node)
+        inner = ()
+        if op == "bidirectional":
+            prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(attrs["layer"]["op"]))
+            inner = (f"forward_{prefix}", f"backward_{prefix}")
+        layers.append(KerasLayerOut(_keras_class(node), node.source_name, op, tensors, inner))
+    write_keras_weights(out_path, model_name or graph.name, layers)
+    report.tensors = sum(len(layer.tensors) for layer in layers)
+    report.bytes = os.path.getsize(out_path)
+    return report

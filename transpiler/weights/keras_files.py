@@ -1,0 +1,336 @@
+"""Keras checkpoints read and written with h5py and zipfile (no TensorFlow, no Keras).
+
+Three formats are read:
+
+* Keras 3 ``.weights.h5``: ``layers/<key>/vars/<i>``; ``<key>`` is the snake-cased class
+  name with a per-model counter (``dense_1``), the ``vars`` group's ``name`` attribute is
+  the layer's name; a recurrent layer keeps its tensors under ``cell/``, a
+  Bidirectional under ``forward_layer/cell`` and ``backward_layer/cell``; a nested model
+  has its own ``layers/``.
+* ``.keras``: a zip holding ``model.weights.h5`` in that format. A stored (uncompressed)
+  member is read in place through an offset window on the zip file, so nothing is copied.
+* legacy ``.h5`` (``model.save("m.h5")``, tf.keras ``save_weights("w.h5")``): layer groups
+  listed in the ``layer_names`` attribute, each naming its tensors in ``weight_names``.
+
+Tensors stay on disk (h5py datasets) until the converter reads them one at a time.
+Keras 3 ``.weights.h5`` files are also written, for the torch → Keras direction.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import struct
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from transpiler.frontend_ast.keras_layers import keras_auto_name
+from transpiler.weights.errors import CheckpointError
+
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+ZIP_MAGIC = b"PK\x03\x04"
+#: sub-objects of a layer that hold weights, in the order Keras lists them
+SUBLAYERS = ("cell", "forward_layer", "backward_layer")
+
+
+def sniff(path: str) -> str:
+    """``"hdf5"``, ``"zip"``, ``"pickle"``, ``"safetensors"`` or ``"unknown"`` from the first bytes."""
+    if not os.path.exists(path):
+        raise CheckpointError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise CheckpointError(f"{path}: is a directory; give a checkpoint file")
+    with open(path, "rb") as fh:
+        head = fh.read(16)
+    if not head:
+        raise CheckpointError(f"{path}: the file is empty")
+    if head.startswith(HDF5_MAGIC):
+        return "hdf5"
+    if head.startswith(ZIP_MAGIC):
+        return "zip"
+    if head[:1] == b"\x80" and len(head) > 1 and head[1] in range(2, 6):
+        return "pickle"
+    if len(head) >= 9 and head[8:9] == b"{":
+        return "safetensors"
+    return "unknown"
+
+
+@dataclass
+class CheckpointLayer:
+    """One layer's tensors, in the layer's weight order (lazy h5py datasets)."""
+
+    name: str
+    path: str
+    tensors: list[Any] = field(default_factory=list)
+
+    def paths(self) -> list[str]:
+        return [t.name for t in self.tensors]
+
+
+class _Window(io.RawIOBase):
+    """A read-only view of ``size`` bytes of a file starting at ``start``."""
+
+    def __init__(self, fh, start: int, size: int):
+        super().__init__()
+        self._fh, self._start, self._size, self._pos = fh, start, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer) -> int:
+        n = max(0, min(len(buffer), self._size - self._pos))
+        if n == 0:
+            return 0
+        self._fh.seek(self._start + self._pos)
+        got = self._fh.readinto(memoryview(buffer)[:n])
+        self._pos += got or 0
+        return got or 0
+
+
+class KerasCheckpoint:
+    """An open Keras checkpoint: ``layers`` maps each layer name to its tensors."""
+
+    def __init__(self, path: str):
+        import h5py
+
+        self.path = path
+        self._h5py = h5py
+        self._closers: list = []
+        kind = sniff(path)
+        if kind == "pickle":
+            raise CheckpointError(f"{path}: a Python pickle (a PyTorch .pt file?), not a Keras "
+                                  "checkpoint; it was not loaded")
+        if kind == "safetensors":
+            raise CheckpointError(f"{path}: a safetensors file, not a Keras checkpoint (.keras, .h5, "
+                                  ".weights.h5)")
+        if kind == "zip":
+            h5 = self._open_zip(path)
+            self.format = "keras"
+        elif kind == "hdf5":
+            h5 = self._open_h5(path, path)
+            self.format = None
+        else:
+            raise CheckpointError(f"{path}: not a Keras checkpoint (expected a .keras zip or an HDF5 "
+                                  ".h5 / .weights.h5 file)")
+        try:
+            self.layers, fmt = _index(h5, path)
+        except CheckpointError:
+            self.close()
+            raise
+        except (OSError, KeyError, ValueError) as exc:
+            self.close()
+            raise CheckpointError(f"{path}: the file is corrupt or truncated ({_reason(exc)})") from None
+        self.format = self.format or fmt
+
+    def _open_h5(self, fileobj, label: str):
+        try:
+            h5 = self._h5py.File(fileobj, "r")
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"{label}: cannot be read as HDF5; the file is corrupt or "
+                                  f"truncated ({_reason(exc)})") from None
+        self._closers.append(h5.close)
+        return h5
+
+    def _open_zip(self, path: str):
+        try:
+            zf = zipfile.ZipFile(path)
+            info = zf.getinfo("model.weights.h5")
+        except KeyError:
+            raise CheckpointError(f"{path}: a zip file without model.weights.h5 (a PyTorch .pt "
+                                  "archive?), not a .keras file") from None
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise CheckpointError(f"{path}: the zip file is corrupt or truncated ({_reason(exc)})") from None
+        self._closers.append(zf.close)
+        raw = open(path, "rb")
+        self._closers.append(raw.close)
+        if info.compress_type == zipfile.ZIP_STORED:
+            raw.seek(info.header_offset)
+            header = raw.read(30)
+            if len(header) < 30 or header[:4] != ZIP_MAGIC:
+                raise CheckpointError(f"{path}: the zip file is corrupt (bad local header)")
+            name_len, extra_len = struct.unpack("<HH", header[26:30])
+            start = info.header_offset + 30 + name_len + extra_len
+            if start + info.file_size > os.path.getsize(path):
+                raise CheckpointError(f"{path}: the zip file is truncated")
+            return self._open_h5(_Window(raw, start, info.file_size), f"{path}:model.weights.h5")
+        # compressed member: stream it to a temporary file once
+        fd, tmp = tempfile.mkstemp(suffix=".weights.h5", prefix=".transpile-")
+        try:
+            with os.fdopen(fd, "wb") as out, zf.open(info) as src:
+                while chunk := src.read(1 << 22):
+                    out.write(chunk)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            os.unlink(tmp)
+            raise CheckpointError(f"{path}: the zip file is corrupt or truncated ({_reason(exc)})") from None
+        self._closers.append(lambda: os.path.exists(tmp) and os.unlink(tmp))
+        return self._open_h5(tmp, f"{path}:model.weights.h5")
+
+    def read(self, dataset) -> np.ndarray:
+        """One tensor, read from disk."""
+        try:
+            return np.asarray(dataset[()])
+        except (OSError, ValueError, KeyError) as exc:
+            raise CheckpointError(f"{self.path}: cannot read {dataset.name}; the file is corrupt or "
+                                  f"truncated ({_reason(exc)})") from None
+
+    def close(self) -> None:
+        for close in reversed(self._closers):
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - closing what is already broken
+                pass
+        self._closers.clear()
+
+    def __enter__(self) -> "KerasCheckpoint":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
+
+
+def _decode(x) -> str:
+    return x.decode("utf-8") if isinstance(x, bytes) else str(x)
+
+
+def _index(h5, path: str) -> tuple[dict[str, CheckpointLayer], str]:
+    if "layer_names" in h5.attrs or "model_weights" in h5:
+        root = h5["model_weights"] if "model_weights" in h5 else h5
+        layers = {}
+        for name in (_decode(n) for n in root.attrs.get("layer_names", [])):
+            group = root[name]
+            names = [_decode(w) for w in group.attrs.get("weight_names", [])]
+            tensors = [group[w] for w in names]
+            _nested_legacy(layers, name, group.name, names, tensors)
+        return layers, "legacy.h5"
+    if "layers" in h5 or "vars" in h5:
+        layers: dict[str, CheckpointLayer] = {}
+        _walk(h5, layers)
+        return layers, "weights.h5"
+    raise CheckpointError(f"{path}: an HDF5 file, but not a Keras checkpoint (no 'layers' or "
+                          "'model_weights' group)")
+
+
+def _nested_legacy(layers, name, path, names, tensors) -> None:
+    """A legacy nested model lists its sub-layers' tensors as ``model/layer/kernel``."""
+    groups: dict[str, list] = {}
+    for w, t in zip(names, tensors):
+        parts = w.split("/")
+        owner = parts[1] if len(parts) > 2 and parts[0] == name and _is_sublayer_model(parts) else name
+        groups.setdefault(owner, []).append(t)
+    for owner, ts in groups.items():
+        layers[owner] = CheckpointLayer(owner, path, ts)
+
+
+def _is_sublayer_model(parts: list[str]) -> bool:
+    # 'bidirectional/forward_lstm/lstm_cell/kernel' belongs to the wrapper itself
+    return not re.match(r"(forward|backward)_|.*_cell$", parts[1]) and len(parts) == 3
+
+
+def _walk(group, out: dict[str, CheckpointLayer]) -> None:
+    if "layers" not in group:
+        return
+    for key in sorted(group["layers"].keys()):
+        g = group["layers"][key]
+        if "layers" in g:  # a model used as a layer: its layers are layers of the whole
+            _walk(g, out)
+            continue
+        name = _decode(g["vars"].attrs.get("name", key)) if "vars" in g else key
+        tensors = _layer_tensors(g)
+        if name in out:
+            raise CheckpointError(f"{g.file.filename}: two layers are named {name!r}")
+        out[name] = CheckpointLayer(name, g.name, tensors)
+
+
+def _layer_tensors(g) -> list:
+    tensors = []
+    if "vars" in g:
+        keys = sorted(g["vars"].keys(), key=lambda k: int(k) if k.isdigit() else 1 << 30)
+        tensors += [g["vars"][k] for k in keys]
+    children = [k for k in g.keys() if k not in ("vars", "layers")]
+    ordered = [c for c in SUBLAYERS if c in children] + sorted(c for c in children if c not in SUBLAYERS)
+    for child in ordered:
+        tensors += _layer_tensors(g[child])
+    return tensors
+
+
+# ---------------------------------------------------------------------------------
+# Writing Keras 3 .weights.h5
+# ---------------------------------------------------------------------------------
+#: where a layer's tensors live under its group, by op (default: its own vars)
+SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",),
+            "bidirectional": ("forward_layer/cell", "backward_layer/cell")}
+
+
+@dataclass
+class KerasLayerOut:
+    """A layer to write: its class, name, op and tensors in Keras' weight order."""
+
+    cls: str
+    name: str
+    op: str
+    tensors: list[np.ndarray]
+    inner_names: tuple[str, ...] = ()
+
+
+def write_keras_weights(path: str, model_name: str, layers: list[KerasLayerOut]) -> None:
+    """Write a Keras 3 ``.weights.h5`` (``layers`` in ``model.layers`` order), atomically."""
+    import h5py
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".weights.h5")
+    os.close(fd)
+    try:
+        with h5py.File(tmp, "w") as f:
+            used: dict[str, int] = {}
+            top = f.create_group("layers")
+            for layer in layers:
+                key = keras_auto_name(layer.cls)
+                n = used.get(key)
+                used[key] = 0 if n is None else n + 1
+                key = key if n is None else f"{key}_{n + 1}"
+                g = top.create_group(key)
+                own = g.create_group("vars")
+                own.attrs["name"] = layer.name
+                subs = SUBPATHS.get(layer.op, ())
+                if not subs:
+                    for i, t in enumerate(layer.tensors):
+                        own.create_dataset(str(i), data=t)
+                    continue
+                per = len(layer.tensors) // len(subs)
+                for j, sub in enumerate(subs):
+                    parts = sub.split("/")
+                    node = g
+                    for depth, part in enumerate(parts):
+                        node = node.require_group(part)
+                        vg = node.require_group("vars")
+                        if "name" not in vg.attrs:
+                            vg.attrs["name"] = (layer.inner_names[j] if depth == 0 and layer.inner_names
+                                                else part)
+                    for i, t in enumerate(layer.tensors[j * per:(j + 1) * per]):
+                        node["vars"].create_dataset(str(i), data=t)
+            f.create_group("vars").attrs["name"] = model_name
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
