@@ -1,8 +1,13 @@
-"""Command line: ``transpile SRC.py --to pytorch [-o OUT.py]``.
+"""Command line: ``transpile SRC.py --to pytorch [-o OUT.py]``, or a directory / several files.
 
 Exit codes: 0 ok; 1 ``--check`` found the target out of date; 2 bad input or usage
 (a one-paragraph message, never a traceback); 3 something needs manual attention
 and ``--strict`` was given.
+
+One file is handled by :func:`transpile_file`, which returns a :class:`FileResult`
+(what to print, and the exit code) instead of printing; the single-file command
+(:func:`run_single`) and the directory / several-files mode (``transpiler.batch``)
+both use it.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import difflib
 import os
 import sys
 import tempfile
+import time
+from dataclasses import dataclass, field
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT, EXIT_STRICT = 0, 1, 2, 3
 MAX_SOURCE_BYTES = 5_000_000
@@ -19,6 +26,10 @@ MAX_SOURCE_BYTES = 5_000_000
 
 class UsageError(Exception):
     """Bad input or usage: reported as one paragraph, exit 2."""
+
+
+class NoModelError(UsageError):
+    """The script parsed but builds no Keras model (directory mode skips such files)."""
 
 
 def default_output(src: str, target: str) -> str:
@@ -30,6 +41,7 @@ def default_output(src: str, target: str) -> str:
 def atomic_write(path: str, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -74,21 +86,186 @@ def check_syntax(source: str, path: str) -> None:
         raise UsageError(f"{where}: syntax error: {exc.msg}" + (f"\n    {line}" if line else "")) from None
 
 
+# -- one file ---------------------------------------------------------------------------
+
+
+@dataclass
+class FileResult:
+    """What handling one source produced. Picklable: worker processes return it.
+
+    ``events`` are the messages in the order they are to be printed: ``("err", line)``
+    goes to stderr with a newline, ``("out", text)`` to stdout as is (a diff).
+    ``status`` is ``ok``, ``stubs``, ``error`` or ``skipped``; ``code`` the single-file
+    exit code before ``--strict`` is applied (0, 1 or 2).
+    """
+
+    source: str
+    output: str | None = None
+    status: str = "ok"
+    code: int = EXIT_OK
+    models: int = 0
+    stubs: int = 0
+    seconds: float = 0.0
+    wrote: bool = False
+    out_of_date: bool = False
+    no_model: bool = False
+    note: str = ""
+    events: list[tuple[str, str]] = field(default_factory=list)
+    # the translate() result, for steps that follow in the same process (not pickled)
+    translation: object = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        return {**self.__dict__, "translation": None}
+
+    def err(self, line: str) -> None:
+        self.events.append(("err", line))
+
+    def fail(self, message: str, line: str) -> FileResult:
+        """Mark as an error (exit 2) with ``message`` as the table note and ``line`` on stderr."""
+        self.status, self.code, self.note = "error", EXIT_INPUT, message
+        self.err(line)
+        return self
+
+
+def emit(result: FileResult, out=None, err=None) -> None:
+    """Print a result's messages, in order."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    for stream, text in result.events:
+        if stream == "out":
+            out.write(text)
+        else:
+            print(text, file=err)
+
+
+def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: bool = False,
+                   diff: bool = False, quiet: bool = False) -> FileResult:
+    """Translate ``src`` and write ``out_path`` (or, with ``check``/``diff``, compare with it).
+
+    Never raises for bad input or a translator crash: those come back as an ``error``
+    result with the message the user sees.
+    """
+    res = FileResult(source=src, output=out_path)
+    start = time.perf_counter()
+    try:
+        _transpile_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet)
+    finally:
+        res.seconds = time.perf_counter() - start
+    return res
+
+
+def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, check: bool,
+                    diff: bool, quiet: bool) -> None:
+    from transpiler.frontend_ast.keras_frontend import FrontendError
+    from transpiler.translate import translate
+
+    try:
+        source = read_source(src)
+        if os.path.exists(out_path) and os.path.samefile(out_path, src):
+            raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
+        check_syntax(source, src)
+        try:
+            result = translate(source, src, target)
+        except FrontendError as exc:
+            where = f"{exc.span}" if exc.span else src
+            line = ""
+            if exc.span and 1 <= exc.span.line <= len(source.splitlines()):
+                line = "\n    " + source.splitlines()[exc.span.line - 1].strip()
+            raise UsageError(f"{where}: {exc}{line}") from None
+        if not result.program.models and not result.stubs:
+            raise NoModelError(f"{src}: no Keras model found (looked for Sequential, Model and "
+                               "keras.Input in the module and in builder functions)"
+                               + _first_problem(result))
+    except UsageError as exc:
+        res.no_model = isinstance(exc, NoModelError)
+        res.fail(str(exc), f"transpile: error: {exc}")
+        return
+    except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
+        res.fail(f"internal error: {type(exc).__name__}: {exc}",
+                 f"transpile: internal error while translating {src}: {type(exc).__name__}: {exc}\n"
+                 "This is a bug in transpiler; please report it with the script.")
+        return
+
+    res.translation = result
+    res.models, res.stubs = len(result.program.models), len(result.stubs)
+    res.status = "stubs" if result.stubs else "ok"
+    for diag in result.diagnostics:
+        if not quiet or diag.severity != "warning":
+            res.err(f"{diag}")
+    if check or diff:
+        current = ""
+        if os.path.exists(out_path):
+            with open(out_path, encoding="utf-8") as fh:
+                current = fh.read()
+        if diff:
+            res.events.append(("out", "".join(difflib.unified_diff(
+                current.splitlines(True), result.text.splitlines(True), out_path, out_path + " (new)"))))
+        res.out_of_date = current != result.text
+        if res.out_of_date and check:
+            res.err(f"transpile: {out_path} is out of date")
+            res.code, res.note = EXIT_CHECK, "out of date"
+        return
+    try:
+        atomic_write(out_path, result.text)
+    except OSError as exc:
+        res.fail(f"cannot write {out_path}: {exc.strerror or exc}",
+                 f"transpile: error: {out_path}: cannot write the output: {exc.strerror or exc}")
+        return
+    res.wrote = True
+
+
+def _first_problem(result) -> str:
+    for diag in result.diagnostics:
+        return f"; first problem: {diag}"
+    return ""
+
+
+# -- the command line -------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="transpile",
-        description="Translate a Keras training script into an idiomatic PyTorch script.")
-    p.add_argument("source", help="the Keras script (.py)")
+        description="Translate a Keras training script into an idiomatic PyTorch script. "
+                    "Give one script, a directory (every Keras script under it), or several "
+                    "scripts (as pre-commit does).")
+    add_source_arguments(p)
+    add_output_arguments(p)
+    add_batch_arguments(p)
+    return p
+
+
+def add_source_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("sources", nargs="+", metavar="SRC",
+                   help="a Keras script (.py), a directory, or several scripts")
     p.add_argument("--to", dest="target", required=True, choices=["pytorch"],
                    help="target framework")
-    p.add_argument("-o", "--output", help="output path (default: SRC_torch.py beside the source)")
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output",
+                   help="output path (default: SRC_torch.py beside the source); for a directory, "
+                        "a directory the outputs are mirrored under")
     p.add_argument("--strict", action="store_true",
                    help="exit 3 when anything needed a stub or manual attention")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if the output on disk differs from what would be generated")
     p.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
     p.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
-    return p
+
+
+def add_batch_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("directory and several-files mode")
+    g.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="worker processes (default 1; 0: one per CPU)")
+    g.add_argument("--batch", action="store_true",
+                   help="handle even a single file the way directory mode does: skip files that "
+                        "import neither keras nor tensorflow and files transpiler generated, "
+                        "print a summary (the pre-commit hook uses this)")
+
+
+def is_batch(args: argparse.Namespace) -> bool:
+    return args.batch or len(args.sources) > 1 or os.path.isdir(args.sources[0])
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -98,68 +275,34 @@ def run(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_INPUT
-    from transpiler.frontend_ast.keras_frontend import FrontendError
-    from transpiler.translate import translate
-
-    try:
-        source = read_source(args.source)
-        out_path = args.output or default_output(args.source, args.target)
-        if os.path.exists(out_path) and os.path.samefile(out_path, args.source):
-            raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
-        check_syntax(source, args.source)
-        try:
-            result = translate(source, args.source, args.target)
-        except FrontendError as exc:
-            where = f"{exc.span}" if exc.span else args.source
-            line = ""
-            if exc.span and 1 <= exc.span.line <= len(source.splitlines()):
-                line = "\n    " + source.splitlines()[exc.span.line - 1].strip()
-            raise UsageError(f"{where}: {exc}{line}") from None
-        if not result.program.models and not result.stubs:
-            raise UsageError(f"{args.source}: no Keras model found (looked for Sequential, Model and "
-                             "keras.Input in the module and in builder functions)"
-                             + _first_problem(result))
-    except UsageError as exc:
-        print(f"transpile: error: {exc}", file=sys.stderr)
+    if args.jobs < 0:
+        print("transpile: error: -j/--jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return EXIT_INPUT
-    except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
-        print(f"transpile: internal error while translating {args.source}: {type(exc).__name__}: {exc}\n"
-              "This is a bug in transpiler; please report it with the script.", file=sys.stderr)
-        return EXIT_INPUT
+    if is_batch(args):
+        from transpiler.batch import run_batch
 
-    for diag in result.diagnostics:
-        if not args.quiet or diag.severity != "warning":
-            print(f"{diag}", file=sys.stderr)
-    if args.check or args.diff:
-        current = ""
-        if os.path.exists(out_path):
-            with open(out_path, encoding="utf-8") as fh:
-                current = fh.read()
-        if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(
-                current.splitlines(True), result.text.splitlines(True), out_path, out_path + " (new)"))
-        if current != result.text:
-            if args.check:
-                print(f"transpile: {out_path} is out of date", file=sys.stderr)
-                return EXIT_CHECK
-        return _status(args, result)
-    atomic_write(out_path, result.text)
-    if not args.quiet:
-        n_models = len(result.program.models)
-        print(f"transpile: wrote {out_path} ({n_models} model{'s' if n_models != 1 else ''}, "
-              f"{len(result.stubs)} stub{'s' if len(result.stubs) != 1 else ''})", file=sys.stderr)
-    return _status(args, result)
+        return run_batch(args)
+    return run_single(args)
 
 
-def _first_problem(result) -> str:
-    for diag in result.diagnostics:
-        return f"; first problem: {diag}"
-    return ""
+def run_single(args: argparse.Namespace) -> int:
+    """One script: messages on stderr, the diff on stdout; returns the exit code."""
+    source = args.sources[0]
+    out_path = args.output or default_output(source, args.target)
+    res = transpile_file(source, out_path, args.target, check=args.check, diff=args.diff,
+                         quiet=args.quiet)
+    emit(res)
+    if res.code != EXIT_OK:
+        return res.code
+    if res.wrote and not args.quiet:
+        print(f"transpile: wrote {out_path} ({res.models} model{'s' if res.models != 1 else ''}, "
+              f"{res.stubs} stub{'s' if res.stubs != 1 else ''})", file=sys.stderr)
+    return _status(args, res)
 
 
-def _status(args, result) -> int:
-    if args.strict and result.stubs:
-        print(f"transpile: {len(result.stubs)} construct(s) need manual attention (--strict)", file=sys.stderr)
+def _status(args, res: FileResult) -> int:
+    if args.strict and res.stubs:
+        print(f"transpile: {res.stubs} construct(s) need manual attention (--strict)", file=sys.stderr)
         return EXIT_STRICT
     return EXIT_OK
 
