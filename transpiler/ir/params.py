@@ -55,7 +55,7 @@ def param_names(node: Node) -> list[str]:
 def expected_shapes(node: Node) -> dict[str, tuple[int, ...]]:
     """``{param: canonical shape}`` of the source layer ``node`` came from."""
     op, attrs = source_op(node)
-    x = node.inputs[0]
+    x = node.meta.get("source_input", node.inputs[0])
     if op == "bidirectional":
         inner = attrs["layer"]
         shapes = _resolve(inner["op"], inner["attrs"], x)

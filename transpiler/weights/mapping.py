@@ -71,8 +71,10 @@ class PlanEntry:
 
 
 def torch_plan(graph: Graph) -> list[PlanEntry]:
-    """Every tensor of the generated module's ``state_dict()``, in module order."""
-    plan: list[PlanEntry] = []
+    """Every tensor of the generated module's ``state_dict()``, in its order: the
+    module's own ``nn.Parameter`` attributes first, then each submodule's tensors."""
+    own: list[PlanEntry] = []
+    subs: list[PlanEntry] = []
     seen: set[str] = set()
     for node in graph.nodes:
         em = torch_ops.emit(node)
@@ -83,16 +85,16 @@ def torch_plan(graph: Graph) -> list[PlanEntry]:
             key = f"{node.name}.{entry.key}" if entry.key else node.name
             src = renames.get(entry.source, entry.source) if renames else entry.source
             if key not in seen:
-                plan.append(PlanEntry(key, node.source_name, src, node,
-                                      list(node.param_transforms.get(entry.source, [])), entry.transform,
-                                      entry.constant))
+                (own if em.parameter else subs).append(PlanEntry(
+                    key, node.source_name, src, node, list(node.param_transforms.get(entry.source, [])),
+                    entry.transform, entry.constant))
                 seen.add(key)
         for suffix, src, _size, _init in em.extra_params:
             key = f"{node.name}_{suffix}"
             if key not in seen:
-                plan.append(PlanEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
+                own.append(PlanEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
                 seen.add(key)
-    return plan
+    return own + subs
 
 
 def source_layers(graph: Graph) -> dict[str, Node]:

@@ -78,6 +78,14 @@ def select_conv(graph: Graph, node: Node) -> None:
 def select_pool(graph: Graph, node: Node) -> None:
     if node.attrs["padding"] != "same":
         return
+    x = node.inputs[0]
+    # A window wider than an axis it covers in one step (one output) sees the whole axis
+    # plus padding that never counts: pool over exactly the axis (torch refuses windows
+    # larger than the padded input).
+    node.attrs["pool_size"] = tuple(
+        n if k > n and math.ceil(n / s) == 1 else k
+        for n, k, s in zip((x.shape[ax] for ax in spatial_axes(x.layout)), node.attrs["pool_size"],
+                           node.attrs["strides"]))
     kernel, strides = node.attrs["pool_size"], node.attrs["strides"]
     pads = _window_pads(node, kernel)
     if all(b == a for b, a in pads):
@@ -150,6 +158,8 @@ def select_separable(graph: Graph, node: Node) -> None:
     dw.meta["layer"] = node.meta.get("layer")
     dw.meta["decomposed_from"] = node.name
     dw.meta["source_op"] = (node.op, dict(node.attrs))  # whose params the source layer holds
+    dw.meta["source_input"] = node.inputs[0]  # ... and the input its param shapes derive from
+    dw.meta["call_span"] = node.meta.get("call_span")
     dw.comments = node.comments
     infer_node(dw)
     dw.outputs[0].var = node.inputs[0].var
@@ -160,6 +170,9 @@ def select_separable(graph: Graph, node: Node) -> None:
     pw.meta["param_source"] = {"kernel": "pointwise_kernel", "bias": "bias"}
     pw.meta["decomposed_from"] = node.name
     pw.meta["source_op"] = (node.op, dict(node.attrs))
+    pw.meta["source_input"] = node.inputs[0]
+    pw.meta["layer"] = node.meta.get("layer")
+    pw.meta["call_span"] = node.meta.get("call_span")
     pw.meta["initializers"] = node.meta.get("initializers", {})
     infer_node(pw)
     pw.outputs = node.outputs
