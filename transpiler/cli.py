@@ -138,8 +138,22 @@ def emit(result: FileResult, out=None, err=None) -> None:
             print(text, file=err)
 
 
+@dataclass
+class WeightOptions:
+    """``--weights CKPT [--weights-out OUT]`` or ``--trace-weights``."""
+
+    checkpoint: str | None = None
+    output: str | None = None
+    trace: bool = False
+    seed: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.checkpoint or self.trace)
+
+
 def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: bool = False,
-                   diff: bool = False, quiet: bool = False) -> FileResult:
+                   diff: bool = False, quiet: bool = False,
+                   weights: WeightOptions | None = None) -> FileResult:
     """Translate ``src`` and write ``out_path`` (or, with ``check``/``diff``, compare with it).
 
     Never raises for bad input or a translator crash: those come back as an ``error``
@@ -148,16 +162,18 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
     res = FileResult(source=src, output=out_path)
     start = time.perf_counter()
     try:
-        _transpile_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet)
+        _transpile_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet,
+                        weights=weights)
     finally:
         res.seconds = time.perf_counter() - start
     return res
 
 
 def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, check: bool,
-                    diff: bool, quiet: bool) -> None:
+                    diff: bool, quiet: bool, weights: WeightOptions | None = None) -> None:
     from transpiler.frontend_ast.keras_frontend import FrontendError
     from transpiler.translate import translate
+    from transpiler.weights.errors import CheckpointError
 
     try:
         source = read_source(src)
@@ -176,6 +192,12 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
             raise NoModelError(f"{src}: no Keras model found (looked for Sequential, Model and "
                                "keras.Input in the module and in builder functions)"
                                + _first_problem(result))
+        if weights:
+            result = _convert_weights(res, result, source, src, out_path, target, weights,
+                                      write=not (check or diff))
+    except CheckpointError as exc:
+        res.fail(str(exc), f"transpile: error: {exc}")
+        return
     except UsageError as exc:
         res.no_model = isinstance(exc, NoModelError)
         res.fail(str(exc), f"transpile: error: {exc}")
@@ -214,6 +236,83 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
     res.wrote = True
 
 
+def _convert_weights(res: FileResult, result, source: str, src: str, out_path: str, target: str,
+                     weights: WeightOptions, write: bool):
+    """Convert the checkpoint (or the traced initial weights) and return the translation
+    re-printed so that the script loads it."""
+    from transpiler.translate import translate
+    from transpiler.weights import convert
+    from transpiler.weights.errors import CheckpointError
+    from transpiler.weights.keras_files import sniff
+
+    if weights.trace and weights.checkpoint:
+        raise UsageError("--trace-weights builds the initial weights itself; do not also give --weights")
+    models = result.program.models
+    if not models:
+        raise UsageError(f"{src}: no model was translated, so there is nothing to load weights into")
+    tmpdir = None
+    try:
+        ckpt = weights.checkpoint
+        if weights.trace:
+            from transpiler.weights.trace import trace_keras_weights
+
+            md = next((m for m in models if m.builder), models[0])
+            tmpdir = tempfile.mkdtemp(prefix="transpile-trace-")
+            ckpt = trace_keras_weights(src, md.builder, md.var, md.builder_args,
+                                       os.path.join(tmpdir, "initial.weights.h5"), seed=weights.seed)
+        kind = sniff(ckpt)
+        out = weights.output
+        if kind in ("pickle", "safetensors") or (kind == "zip" and not _is_keras_zip(ckpt)):
+            # the generated module's checkpoint back to the Keras model it came from
+            from transpiler.weights.torch_files import read_torch_state
+
+            if not out or not out.endswith(".weights.h5"):
+                raise UsageError(f"{ckpt}: a PyTorch checkpoint; to convert it back for the Keras "
+                                 "model give --weights-out NAME.weights.h5")
+            state = read_torch_state(ckpt)
+            md = convert.select_torch_model(models, set(state), ckpt)
+            if write:
+                rep = convert.torch_to_keras(md.graph, ckpt, out, md.graph.name, state=state)
+                res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, "
+                        "loadable with model.load_weights)")
+            return result
+        if out is None:
+            out = os.path.splitext(out_path)[0] + ".safetensors"
+        if out.endswith(".weights.h5"):
+            raise UsageError(f"{ckpt} is a Keras checkpoint already; --weights-out should end in "
+                             ".safetensors or .pt")
+        md = convert.select_keras_model(models, ckpt)
+        if write:
+            rep = convert.keras_to_torch(md.graph, ckpt, out)
+            for w in rep.warnings:
+                res.err(f"transpile: warning: {w}")
+            label = "initial weights of the Keras model" if weights.trace else ckpt
+            res.err(f"transpile: wrote {out} ({rep.tensors} tensors, {rep.bytes / 1e6:.1f} MB) from {label}")
+        rel = os.path.relpath(os.path.abspath(out), os.path.dirname(os.path.abspath(out_path)))
+        link = {"model": md.class_name, "path": rel.replace(os.sep, "/"),
+                "source": "the traced Keras initial weights" if weights.trace else os.path.basename(ckpt)}
+        return translate(source, src, target, load_weights=link)
+    except CheckpointError:
+        raise
+    except OSError as exc:
+        raise CheckpointError(f"{weights.checkpoint or src}: {exc.strerror or exc}") from None
+    finally:
+        if tmpdir:
+            import shutil
+
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _is_keras_zip(path: str) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return "model.weights.h5" in zf.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return True  # let the Keras reader say what is wrong with it
+
+
 def _first_problem(result) -> str:
     for diag in result.diagnostics:
         return f"; first problem: {diag}"
@@ -231,8 +330,26 @@ def build_parser() -> argparse.ArgumentParser:
                     "scripts (as pre-commit does).")
     add_source_arguments(p)
     add_output_arguments(p)
+    add_weights_arguments(p)
     add_batch_arguments(p)
     return p
+
+
+def add_weights_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("checkpoints (one script only)")
+    g.add_argument("--weights", metavar="CKPT",
+                   help="a Keras checkpoint (.keras, .h5, .weights.h5) to convert for the generated "
+                        "module (the script then loads it); or the generated module's PyTorch "
+                        "checkpoint (.pt, .safetensors) to convert back with --weights-out X.weights.h5")
+    g.add_argument("--weights-out", metavar="OUT",
+                   help="where the converted checkpoint goes (default: OUT's stem + .safetensors; "
+                        "a .pt name writes a torch.save state_dict)")
+    g.add_argument("--trace-weights", action="store_true",
+                   help="run the script's builder with Keras to capture its initial weights and "
+                        "convert those (executes your code; opt-in)")
+    g.add_argument("--verify", action="store_true",
+                   help="after writing, run both models on the same random inputs and print the "
+                        "equivalence report (imports both frameworks)")
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
@@ -270,6 +387,11 @@ def is_batch(args: argparse.Namespace) -> bool:
 
 def run(argv: list[str] | None = None) -> int:
     """The CLI's logic; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "verify":
+        from transpiler.verify_cli import verify_main
+
+        return verify_main(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -279,6 +401,10 @@ def run(argv: list[str] | None = None) -> int:
         print("transpile: error: -j/--jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return EXIT_INPUT
     if is_batch(args):
+        if args.weights or args.weights_out or args.trace_weights or args.verify:
+            print("transpile: error: --weights, --weights-out, --trace-weights and --verify take one "
+                  "script, not a directory or several files", file=sys.stderr)
+            return EXIT_INPUT
         from transpiler.batch import run_batch
 
         return run_batch(args)
@@ -289,14 +415,24 @@ def run_single(args: argparse.Namespace) -> int:
     """One script: messages on stderr, the diff on stdout; returns the exit code."""
     source = args.sources[0]
     out_path = args.output or default_output(source, args.target)
+    if args.weights_out and not (args.weights or args.trace_weights):
+        print("transpile: error: --weights-out needs --weights or --trace-weights", file=sys.stderr)
+        return EXIT_INPUT
+    weights = WeightOptions(args.weights, args.weights_out, args.trace_weights)
     res = transpile_file(source, out_path, args.target, check=args.check, diff=args.diff,
-                         quiet=args.quiet)
+                         quiet=args.quiet, weights=weights)
     emit(res)
     if res.code != EXIT_OK:
         return res.code
     if res.wrote and not args.quiet:
         print(f"transpile: wrote {out_path} ({res.models} model{'s' if res.models != 1 else ''}, "
               f"{res.stubs} stub{'s' if res.stubs != 1 else ''})", file=sys.stderr)
+    if args.verify and res.wrote:
+        from transpiler.verify_cli import verify_main
+
+        code = verify_main([source, out_path] + (["--weights", args.weights] if args.weights else []))
+        if code != EXIT_OK:
+            return code
     return _status(args, res)
 
 

@@ -28,13 +28,24 @@ class Translation:
         return [d for d in self.diagnostics if d.severity == "stub"]
 
 
-def translate(source: str, path: str = "<string>", target: str = "pytorch", lint: bool = True) -> Translation:
-    """Translate Keras ``source`` to ``target`` source text."""
+def translate(source: str, path: str = "<string>", target: str = "pytorch", lint: bool = True,
+              load_weights: dict | None = None) -> Translation:
+    """Translate Keras ``source`` to ``target`` source text.
+
+    ``load_weights`` (``{"model": class name, "path": file relative to the output,
+    "source": checkpoint name}``) makes the script load a converted checkpoint right
+    after it builds that model.
+    """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     frontend = KerasFrontend(source, path)
     program = frontend.run()
     for md in program.models:
         run_pipeline(md.graph, TORCH_PIPELINE, lint=lint)
+    if load_weights:
+        program.meta["load_weights"] = dict(load_weights)
     result = print_torch_script(program, frontend)
+    if load_weights and not program.meta.get("load_weights_placed"):
+        program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "
+                           "with model.load_state_dict(...) where you build it")
     return Translation(program, result.text, list(program.diagnostics))

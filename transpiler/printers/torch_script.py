@@ -189,10 +189,19 @@ class _Printer:
         source = self.frontend.source
         extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
         lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
+        link = self.program.meta.get("load_weights")
+        if link and not _imports_module(source, "os"):
+            lines.append("import os")
         lines += ["import torch", "from torch import nn"]
         if uses_f:
             lines.append("import torch.nn.functional as F")
         lines += [e for e in extra if e.startswith("from ")]
+        if link and link["path"].endswith(".safetensors"):
+            lines.append("from safetensors.torch import load_file")
+        if link:
+            lines += ["", f"# converted from {link['source']} by transpile --weights",
+                      f"CONVERTED_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                      f"{link['path']!r})"]
         return list(cst.parse_module("\n".join(lines) + "\n").body)
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
@@ -368,10 +377,11 @@ class _Printer:
             target = md.var or "model"
             new = cst.parse_statement(f"{target} = {md.class_name}()\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
+            loads = self._load_weights_lines(md, target)
             if level == "module":
-                return [*_parse_classes([code.text]), new]
+                return [*_parse_classes([code.text]), new, *loads]
             self.pending_classes.append(code.text)
-            return [new]
+            return [new, *loads]
         if sid in self.model_statements:
             return []
         if self.tcode is not None and sid in self.tcode.statements:
@@ -386,7 +396,7 @@ class _Printer:
         if after:
             return [stmt, *after]
         if not self._touches_keras(stmt):
-            return [stmt]
+            return [stmt, *self._builder_loads(stmt)]
         text = _code(stmt.with_changes(leading_lines=())).strip()
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = _code(small.value.func)
@@ -405,6 +415,25 @@ class _Printer:
             span = self._span(stmt)
             raising = span.line <= self.current_failure <= (span.end_line or span.line)
         return self._stub(stmt, raising=raising)
+
+    def _builder_loads(self, stmt: cst.SimpleStatementLine) -> list:
+        """``model = build_model()`` for the model a checkpoint was converted for: load it."""
+        small = stmt.body[0]
+        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                and isinstance(small.value.func, cst.Name) and small.value.func.value in self.builders
+                and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+            return []
+        md, _ = self.builders[small.value.func.value]
+        return self._load_weights_lines(md, small.targets[0].target.value)
+
+    def _load_weights_lines(self, md, target: str) -> list:
+        link = self.program.meta.get("load_weights")
+        if not link or link["model"] != md.class_name:
+            return []
+        self.program.meta["load_weights_placed"] = True
+        load = ("load_file(CONVERTED_WEIGHTS)" if link["path"].endswith(".safetensors")
+                else "torch.load(CONVERTED_WEIGHTS, weights_only=True)")
+        return [cst.parse_statement(f"{target}.load_state_dict({load})\n")]
 
     def _model_names(self) -> dict[str, str]:
         """Model variable → the model's Keras name (``model.name`` in user code)."""
@@ -508,6 +537,12 @@ class _Printer:
         if fn.leading_lines:
             stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
         return stmts
+
+
+def _imports_module(source: str, name: str) -> bool:
+    """True when ``source`` has a plain ``import name`` at the start of a line."""
+    return any(line.strip() == f"import {name}" or line.strip().startswith(f"import {name} ")
+               for line in source.splitlines())
 
 
 def _parse_classes(texts: list[str]) -> list:

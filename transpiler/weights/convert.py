@@ -220,12 +220,12 @@ def _keras_class(node: Node) -> str:
     return reg.canonical_class if reg is not None else keras_layers.keras_class_for(source_op(node)[0])
 
 
-def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str | None = None
-                   ) -> ConversionReport:
+def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str | None = None,
+                   state: dict | None = None) -> ConversionReport:
     """A torch state_dict for the generated module → a Keras 3 ``.weights.h5`` that the
     source model's ``load_weights`` accepts."""
     report = ConversionReport(ckpt_path, out_path, graph.name)
-    state = read_torch_state(ckpt_path)
+    state = read_torch_state(ckpt_path) if state is None else state
     plan = torch_plan(graph)
     wanted = {e.key for e in plan if e.constant is None}
     missing = sorted(wanted - set(state))
@@ -261,3 +261,30 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
     report.tensors = sum(len(layer.tensors) for layer in layers)
     report.bytes = os.path.getsize(out_path)
     return report
+
+
+def select_keras_model(models: list, ckpt_path: str):
+    """The first model (a ``ModelDef``) whose layers a Keras checkpoint holds.
+
+    With no match, the error is the one the first model gave (it names the layer)."""
+    first_error: CheckpointError | None = None
+    with KerasCheckpoint(ckpt_path) as ck:
+        for md in models:
+            try:
+                matched, _ = match_layers(md.graph, ck.layers, ckpt_path)
+                for name, layer in matched.items():
+                    check_layer(source_layers(md.graph)[name], layer, ckpt_path)
+                return md
+            except CheckpointError as exc:
+                first_error = first_error or exc
+    raise first_error or CheckpointError(f"{ckpt_path}: the script builds no model")
+
+
+def select_torch_model(models: list, state_keys: set[str], ckpt_path: str):
+    """The model whose generated module has exactly the checkpoint's state_dict keys."""
+    for md in models:
+        if {e.key for e in torch_plan(md.graph) if e.constant is None} <= state_keys <= {
+                e.key for e in torch_plan(md.graph)}:
+            return md
+    raise CheckpointError(f"{ckpt_path}: its keys match the state_dict of no model in the script "
+                          f"(it has {', '.join(sorted(state_keys)[:5])}{' ...' if len(state_keys) > 5 else ''})")

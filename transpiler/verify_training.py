@@ -1,0 +1,159 @@
+"""Training equivalence: the Keras program and the generated torch program trained from
+the same initial weights on the same batches, step by step.
+
+Keras' ``train_on_batch`` and the generated ``train_step`` (with the generated optimizer
+and loss functions) run on the same synthetic batches; the per-step losses are returned
+side by side. Dropout is inactive on both sides (rate 0): the frameworks draw different
+masks. Both sides run in float64: Adam-family optimizers turn float32 rounding noise in
+near-zero gradients into full-size steps, so float32 runs of two correct implementations
+drift apart chaotically; float64 isolates the semantics being compared.
+
+Imports both frameworks (torch first); used by ``transpile verify``, the tests and bench/.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import torch  # noqa: F401  (before TensorFlow: a process holding both loads torch first)
+
+import keras
+
+from transpiler import verify
+from transpiler.ir import training as T
+from transpiler.printers.torch_training import TrainingPrinter
+from transpiler.translate import translate
+
+STEPS = 20
+KERAS_OPTIMIZERS = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop", "adagrad": "Adagrad",
+                    "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "Nadam"}
+_counter = itertools.count()
+
+
+def _load_source(source: str):
+    """Import Keras source text as a module (its __main__ block does not run)."""
+    return verify.load_generated(source, f"keras_program_{next(_counter)}")
+
+
+def prepare(path: str):
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    result = translate(source, path)
+    compiles = [ts for ts in result.program.training if ts.kind == "compile"]
+    if compiles:
+        ts = compiles[0]
+        md = ts.model_def
+    else:  # a custom loop: its optimizer and loss objects say how it trains
+        by_kind = {t.kind: t for t in result.program.training}
+        assert "optimizer_object" in by_kind and "loss_object" in by_kind, "the program trains its model"
+        md = result.program.models[0]
+        ts = T.TrainingStatement("compile", "model", T.Compile(by_kind["optimizer_object"].config,
+                                                               [by_kind["loss_object"].config]))
+    generated = verify.load_generated(result.text)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)  # Keras' initializers draw: the same start on every run
+    keras.config.set_floatx("float64")
+    try:
+        kmodel = getattr(_load_source(source), md.builder)()
+    finally:
+        keras.config.set_floatx("float32")
+    # Keras' own initial weights: the program's real starting point
+    tmodel = getattr(generated, md.builder)().double()
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    for layer in kmodel.layers:  # dropout off on both sides: the masks cannot match
+        if hasattr(layer, "rate"):
+            layer.rate = 0.0
+    for module in tmodel.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+            module.p = 0.0
+    return result, ts, md, generated, kmodel, tmodel
+
+
+def batches(md, losses: list[T.Loss], n: int, batch: int = 8, seed: int = 0):
+    rng = np.random.RandomState(seed)
+    graph = md.graph
+    out = []
+    for _ in range(n):
+        xs = [verify.random_inputs(graph, batch, seed=rng.randint(1 << 30))[i] for i in range(len(graph.inputs))]
+        ys = []
+        for loss, value in zip(losses, graph.outputs):
+            shape = (batch, *verify._source_shape(value)[1:])
+            if loss.kind == "sparse_categorical_crossentropy":
+                ys.append(rng.randint(0, shape[-1], size=shape[:-1]).astype("int64"))
+            elif loss.kind == "categorical_crossentropy":
+                ys.append(np.eye(shape[-1], dtype="float32")[rng.randint(0, shape[-1], size=shape[:-1])])
+            elif loss.kind == "binary_crossentropy":
+                ys.append(rng.randint(0, 2, size=shape).astype("float32"))
+            else:
+                ys.append(rng.standard_normal(shape).astype("float32"))
+        out.append((xs, ys))
+    return out
+
+
+def keras_optimizer(opt: T.Optimizer):
+    kwargs = {k: v for k, v in opt.hyper.items() if v is not None}
+    kwargs.update(opt.clip)
+    return getattr(keras.optimizers, KERAS_OPTIMIZERS[opt.kind])(**kwargs)
+
+
+_LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
+                 "categorical_crossentropy": "CategoricalCrossentropy",
+                 "binary_crossentropy": "BinaryCrossentropy"}
+
+
+def keras_loss(loss: T.Loss):
+    if loss.kind in _LOSS_CLASSES:
+        return getattr(keras.losses, _LOSS_CLASSES[loss.kind])(from_logits=loss.from_logits)
+    return keras.losses.get(loss.kind)
+
+
+def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS):
+    """Per-step losses (keras, torch) for ``path`` trained with its own compile config
+    (or with ``optimizer`` instead of its own)."""
+    result, ts, md, generated, kmodel, tmodel = prepare(path)
+    config: T.Compile = ts.config
+    opt = optimizer or config.optimizer
+    kmodel.compile(optimizer=keras_optimizer(opt), loss=[keras_loss(l) for l in config.losses]
+                   if len(config.losses) > 1 else keras_loss(config.losses[0]),
+                   loss_weights=config.loss_weights)
+    printer = TrainingPrinter(result.program)
+    printer.run()
+    namespace = dict(vars(generated))
+    namespace.update(model=tmodel, math=__import__("math"), torch=torch)
+    expr = printer.optimizer_expr("model", opt)
+    for text in printer.optimizer_classes.values():  # classes the program would carry for it
+        exec(text, namespace)
+    topt = eval(expr, namespace)  # the generated optimizer code
+    loss_fns = [getattr(generated, printer.loss_name(loss, i in md.graph.meta.get("logits_outputs", {})))
+                for i, loss in enumerate(config.losses)]
+    weights = config.loss_weights or [1.0] * len(loss_fns)
+    step = getattr(generated, "train_step", loop_step)
+    if opt.clip:  # the program's own train_step has no clipping: the printer's, with clipping
+        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise
+
+        call = "model(*inputs, return_logits=True)" if md.graph.meta.get("logits_outputs") else "model(*inputs)"
+        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), {"clip"}), namespace)
+        step = namespace["train_step"]
+    k_losses, t_losses = [], []
+    for xs, ys in batches(md, config.losses, steps):
+        xs = [x.astype("float64") if x.dtype.kind == "f" else x for x in xs]
+        ys = [y.astype("float64") if y.dtype.kind == "f" else y for y in ys]
+        k = kmodel.train_on_batch(xs if len(xs) > 1 else xs[0], ys if len(ys) > 1 else ys[0])
+        k_losses.append(float(np.asarray(k).reshape(-1)[0]))
+        t_in = [torch.from_numpy(verify.to_target_layout(x, v.layout)) for x, v in zip(xs, md.graph.inputs)]
+        t_in = [t.double() if t.is_floating_point() else t.long() for t in t_in]
+        t_out = [torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, md.graph.outputs)]
+        loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, **opt.clip)
+        t_losses.append(loss)
+    return np.array(k_losses), np.array(t_losses)
+
+
+def loop_step(model, optimizer, loss_fns, weights, inputs, targets):
+    """What a translated GradientTape loop body does (model.train, zero_grad, backward, step)."""
+    model.train()
+    optimizer.zero_grad()
+    loss = loss_fns[0](model(*inputs), targets[0]).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), None
