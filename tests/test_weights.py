@@ -381,3 +381,38 @@ def test_reader_lists_layers_by_name(small):
         with KerasCheckpoint(path) as ck:
             named = {n: [tuple(t.shape) for t in layer.tensors] for n, layer in ck.layers.items() if layer.tensors}
         assert named == {"hidden": [(6, 5), (5,)], "dense": [(5, 3), (3,)]}, fmt
+
+
+# ---------------------------------------------------------------------------------
+# Lazy transforms: streamed in chunks, equal to the plain numpy formula
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("step", [None, "permute_rows", "permute_cols"])
+@pytest.mark.parametrize("transform", ["IDENTITY", "TRANSPOSE", "GRU_KERNEL"])
+@pytest.mark.parametrize("chunk", [4, 64, 1 << 20])
+def test_lazy_chunks_equal_numpy(step, transform, chunk):
+    from transpiler.weights.transforms import Lazy, Transform, apply_lazy, param_transform_lazy
+
+    rng = np.random.RandomState(0)
+    rows, cols = 2 * 3 * 4, 9  # a Dense kernel after a (2, 3, 4) feature map; 9 = 3 GRU gates of 3
+    a = rng.standard_normal((rows, cols)).astype("float32")
+    expected = a
+    x = Lazy(a)
+    if step is not None:
+        order = np.arange(rows if step == "permute_rows" else cols)
+        if step == "permute_rows":
+            order = order.reshape(2, 3, 4).transpose(2, 0, 1).reshape(-1)
+            expected = a[order]
+            x = param_transform_lazy((step, ((2, 3, 4), (2, 0, 1))), x)
+        else:
+            order = order.reshape(1, 1, 9).transpose(2, 0, 1).reshape(-1)  # the identity on (1, 1, 9)
+            expected = a[:, order]
+            x = param_transform_lazy((step, ((1, 1, 9), (2, 0, 1))), x)
+    if transform == "TRANSPOSE":
+        expected = expected.T
+    elif transform == "GRU_KERNEL":
+        z, r, h = np.split(expected.T, 3, axis=0)
+        expected = np.concatenate([r, z, h], axis=0)
+    out = apply_lazy(getattr(Transform, transform), x)
+    streamed = np.concatenate([c.reshape(-1) for c in out.chunks(chunk)]).reshape(out.shape)
+    np.testing.assert_array_equal(streamed, expected)
+    np.testing.assert_array_equal(out.materialize(), expected)

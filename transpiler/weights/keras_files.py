@@ -118,6 +118,8 @@ class KerasCheckpoint:
         if kind == "safetensors":
             raise CheckpointError(f"{path}: a safetensors file, not a Keras checkpoint (.keras, .h5, "
                                   ".weights.h5)")
+        #: the file holding the HDF5 bytes and where they start (for mapping tensors in place)
+        self._h5_file, self._h5_start = path, 0
         if kind == "zip":
             h5 = self._open_zip(path)
             self.format = "keras"
@@ -167,6 +169,7 @@ class KerasCheckpoint:
             start = info.header_offset + 30 + name_len + extra_len
             if start + info.file_size > os.path.getsize(path):
                 raise CheckpointError(f"{path}: the zip file is truncated")
+            self._h5_start = start
             return self._open_h5(_Window(raw, start, info.file_size), f"{path}:model.weights.h5")
         # compressed member: stream it to a temporary file once
         fd, tmp = tempfile.mkstemp(suffix=".weights.h5", prefix=".transpile-")
@@ -178,15 +181,36 @@ class KerasCheckpoint:
             os.unlink(tmp)
             raise CheckpointError(f"{path}: the zip file is corrupt or truncated ({_reason(exc)})") from None
         self._closers.append(lambda: os.path.exists(tmp) and os.unlink(tmp))
+        self._h5_file = tmp
         return self._open_h5(tmp, f"{path}:model.weights.h5")
 
     def read(self, dataset) -> np.ndarray:
-        """One tensor, read from disk."""
+        """One tensor: mapped in place (read-only) when HDF5 stores it as one contiguous
+        block, as Keras does; otherwise read through h5py."""
+        mapped = self._mapped(dataset)
+        if mapped is not None:
+            return mapped
         try:
             return np.asarray(dataset[()])
         except (OSError, ValueError, KeyError) as exc:
             raise CheckpointError(f"{self.path}: cannot read {dataset.name}; the file is corrupt or "
                                   f"truncated ({_reason(exc)})") from None
+
+    def _mapped(self, dataset) -> np.ndarray | None:
+        try:
+            offset = dataset.id.get_offset()
+            plist = dataset.id.get_create_plist()
+            filtered = plist.get_nfilters() > 0
+        except Exception:  # noqa: BLE001 - no offset: compact/chunked storage, read it instead
+            return None
+        dtype = np.dtype(dataset.dtype)
+        if offset is None or filtered or dataset.chunks is not None or dtype.kind not in "fiub":
+            return None
+        size = int(np.prod(dataset.shape, dtype=np.int64)) * dtype.itemsize
+        start = self._h5_start + offset
+        if size == 0 or start + size > os.path.getsize(self._h5_file):
+            return None
+        return np.memmap(self._h5_file, dtype=dtype, mode="r", offset=start, shape=tuple(dataset.shape))
 
     def close(self) -> None:
         for close in reversed(self._closers):

@@ -13,6 +13,9 @@ import json
 import os
 import struct
 import tempfile
+import itertools
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 import numpy as np
@@ -24,6 +27,8 @@ DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "int64": "I64", 
           "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL"}
 NUMPY = {v: k for k, v in DTYPES.items()}
 MAX_HEADER = 100 << 20
+#: threads computing transformed chunks ahead of the writer (numpy copies release the GIL)
+WORKERS = 2
 
 
 def write_safetensors(path: str, tensors: Iterable[tuple[str, "Lazy | np.ndarray"]],
@@ -65,14 +70,22 @@ def write_safetensors_streamed(path: str, specs: list[tuple[str, tuple, np.dtype
         with os.fdopen(fd, "wb") as fh:
             fh.write(struct.pack("<Q", len(blob)))
             fh.write(blob)
-            for key, shape, dtype in specs:
-                lazy = produce(key)
-                if tuple(lazy.shape) != tuple(shape):
-                    raise CheckpointError(f"{key}: produced shape {lazy.shape}, declared {tuple(shape)}")
-                want = np.dtype(dtype).newbyteorder("<")
-                for chunk in lazy.chunks(chunk_bytes):
-                    fh.write(memoryview(np.ascontiguousarray(chunk, dtype=want)).cast("B"))
-                del lazy
+            # chunks are computed by two threads, in order, while the main thread writes
+            with ThreadPoolExecutor(WORKERS) as pool:
+                for key, shape, dtype in specs:
+                    lazy = produce(key)
+                    if tuple(lazy.shape) != tuple(shape):
+                        raise CheckpointError(f"{key}: produced shape {lazy.shape}, declared {tuple(shape)}")
+                    want = np.dtype(dtype).newbyteorder("<")
+                    ranges = iter(lazy.chunk_ranges(chunk_bytes))
+                    ahead = deque(pool.submit(lazy.block, i, j) for i, j in itertools.islice(ranges, WORKERS))
+                    while ahead:
+                        chunk = ahead.popleft().result()
+                        for i, j in itertools.islice(ranges, 1):
+                            ahead.append(pool.submit(lazy.block, i, j))
+                        fh.write(memoryview(np.ascontiguousarray(chunk, dtype=want)).cast("B"))
+                        del chunk
+                    del lazy
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

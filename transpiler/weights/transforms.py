@@ -94,7 +94,14 @@ class Lazy:
         raise ValueError("only axes 0 and 1 are permuted lazily")
 
     def _block(self, i: int, j: int) -> np.ndarray:
-        block = self.view[self.rows[i:j]] if self.rows is not None else self.view[i:j]
+        v = self.view
+        if v.ndim == 2 and v.T.flags.c_contiguous and v.shape[0] > 1 and v.shape[1] > 1:
+            # a transposed matrix: gather from the untransposed base, then a cache-blocked transpose
+            base = v.T
+            rows = self.rows[i:j] if self.rows is not None else slice(i, j)
+            src = base[:, rows] if self.cols is None else base[:, rows][self.cols]
+            return _transpose(src)
+        block = v[self.rows[i:j]] if self.rows is not None else v[i:j]
         if self.cols is not None:
             block = block[:, self.cols]
         return np.ascontiguousarray(block)
@@ -104,15 +111,33 @@ class Lazy:
             return np.ascontiguousarray(self.view)
         return self._block(0, self.shape[0])
 
-    def chunks(self, max_bytes: int = 1 << 24):
-        """The tensor in C order, as contiguous arrays of at most ~``max_bytes``."""
+    def chunk_ranges(self, max_bytes: int = 1 << 24) -> list[tuple[int, int]]:
+        """Row ranges ``[(i, j), ...]`` of about ``max_bytes`` each, covering the tensor."""
         if self.view.ndim == 0 or self.shape[0] == 0:
-            yield self.materialize()
-            return
+            return [(0, 0)]
         row = max(1, self.nbytes // self.shape[0])
         step = max(1, max_bytes // row)
-        for i in range(0, self.shape[0], step):
-            yield self._block(i, min(i + step, self.shape[0]))
+        return [(i, min(i + step, self.shape[0])) for i in range(0, self.shape[0], step)]
+
+    def block(self, i: int, j: int) -> np.ndarray:
+        """Rows ``i:j`` as a new contiguous array (the whole tensor for a 0-d or empty one)."""
+        if self.view.ndim == 0 or self.shape[0] == 0:
+            return self.materialize()
+        return self._block(i, j)
+
+    def chunks(self, max_bytes: int = 1 << 24):
+        """The tensor in C order, as contiguous arrays of at most ~``max_bytes``."""
+        for i, j in self.chunk_ranges(max_bytes):
+            yield self.block(i, j)
+
+
+def _transpose(a: np.ndarray, tile: int = 64) -> np.ndarray:
+    """``a.T`` as a new C-contiguous array, copied in tiles of ``tile`` source rows (a
+    plain strided copy of a large matrix misses the cache on every element)."""
+    out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
+    for r in range(0, a.shape[0], tile):
+        out[:, r:r + tile] = a[r:r + tile].T
+    return out
 
 
 def apply_lazy(transform: Transform, x: Lazy) -> Lazy:
