@@ -1139,3 +1139,21 @@ def test_comments_attach_to_the_right_node(source, expected):
     model = only_model(read(_PRELUDE + textwrap.dedent(source)))
     got = {n.name: n.comments for n in model.graph.nodes}
     assert got == expected
+
+
+def test_astroid_is_not_asked_about_framework_values():
+    """``model = build_model()`` at module level: astroid would parse Keras' own sources for
+    seconds to learn nothing; only constants (no calls but to safe builtins) are asked."""
+    import astroid
+
+    from transpiler.translate import translate
+
+    source = ("import keras\nfrom keras import layers\n\nUNITS = max(2, 3)\n\n\ndef build_model():\n"
+              "    inp = keras.Input(shape=(4,))\n    out = layers.Dense(UNITS)(inp)\n"
+              "    return keras.Model(inp, out)\n\n\nmodel = build_model()\n"
+              "model.compile(optimizer='adam', loss='mse')\n")
+    astroid.MANAGER.clear_cache()
+    result = translate(source, "m.py")
+    assert "nn.Linear(4, 3)" in result.text
+    parsed = [name for name in astroid.MANAGER.astroid_cache if name.split(".")[0] in ("keras", "tensorflow")]
+    assert not parsed  # following build_model() into Keras parsed its sources: 7 s of CPU

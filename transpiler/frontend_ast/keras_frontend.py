@@ -727,6 +727,8 @@ class KerasFrontend:
             if self._astroid_module is None:
                 self._astroid_module = astroid.parse(self.source, path=self.path)
             for assigned in self._astroid_module.locals.get(name, []):
+                if not _astroid_static(assigned, astroid):
+                    return Unknown(f"name {name!r}")
                 for inferred in assigned.infer():
                     value = _astroid_constant(inferred, astroid)
                     if value is _ASTROID_UNKNOWN:
@@ -1681,6 +1683,27 @@ class KerasFrontend:
 
 
 _ASTROID_UNKNOWN = object()
+
+
+#: modules whose values are never static constants for the translation (and whose
+#: sources astroid would otherwise parse, for seconds, to find that out)
+_FRAMEWORK_MODULES = {"keras", "tensorflow", "tf_keras", "torch", "jax"}
+
+
+def _astroid_static(assigned: Any, astroid: Any) -> bool:
+    """Whether an assignment can bind a constant worth asking astroid about: no calls but
+    to safe builtins, nothing imported from a framework."""
+    stmt = assigned.statement()
+    if isinstance(stmt, (astroid.Import, astroid.ImportFrom)):
+        modname = getattr(stmt, "modname", None) or stmt.names[0][0]
+        return modname.split(".")[0] not in _FRAMEWORK_MODULES
+    value = getattr(stmt, "value", None)
+    if value is None:
+        return True
+    for call in value.nodes_of_class(astroid.Call):
+        if not (isinstance(call.func, astroid.Name) and call.func.name in _SAFE_BUILTINS):
+            return False
+    return True
 
 
 def _astroid_constant(inferred: Any, astroid: Any) -> Any:
