@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m bench`` writes docs/benchmarks.md (see bench/run.py)."""

@@ -1,0 +1,173 @@
+"""Section 1: transpile latency.
+
+A cold ``transpile`` process per corpus script against a cold ``black --check`` process
+on the same file (black's cache pointed at an empty directory, so it really formats),
+interleaved and repeated; the median of each. Then warm, in-process throughput of
+``translate()`` in source lines per second. Target (reported, not asserted): latency
+≤ 2× black.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench.common import (CORPUS, VENV_BIN, fmt_ratio, geomean, log, median, name_of, read,
+                          source_lines, table)
+
+REPEATS = 3
+WARM_REPEATS = 5
+TARGET = 2.0
+
+
+def _run(cmd: list[str], env: dict) -> tuple[float, int]:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - t
+    return elapsed, proc.returncode
+
+
+def _cold(tmp: str) -> list[tuple[str, int, float, float]]:
+    transpile = os.path.join(VENV_BIN, "transpile")
+    black = os.path.join(VENV_BIN, "black")
+    env = dict(os.environ)
+    rows = []
+    for path in CORPUS:
+        name = name_of(path)
+        t_times, b_times = [], []
+        for rep in range(REPEATS):
+            out = os.path.join(tmp, f"{name}_{rep}_torch.py")
+            cache = tempfile.mkdtemp(dir=tmp, prefix="black-cache-")
+            jobs = [("t", [transpile, path, "--to", "pytorch", "-o", out, "-q"], env),
+                    ("b", [black, "--check", "-q", path], dict(env, BLACK_CACHE_DIR=cache))]
+            if rep % 2:  # alternate which goes first
+                jobs.reverse()
+            for kind, cmd, job_env in jobs:
+                elapsed, rc = _run(cmd, job_env)
+                if kind == "t":
+                    if rc != 0:
+                        raise RuntimeError(f"transpile {name} exited {rc}")
+                    t_times.append(elapsed)
+                else:
+                    if rc not in (0, 1):  # 1: black would reformat the file (it still parsed it)
+                        raise RuntimeError(f"black --check {name} exited {rc}")
+                    b_times.append(elapsed)
+        rows.append((name, source_lines(path), median(t_times), median(b_times)))
+        log(f"  latency {name}: transpile {rows[-1][2]:.3f}s black {rows[-1][3]:.3f}s")
+    return rows
+
+
+def _python_startup(env: dict) -> tuple[float, float]:
+    """Median bare interpreter start and ``import transpiler.cli`` start (context for the ratio)."""
+    bare, cli = [], []
+    for _ in range(REPEATS):
+        bare.append(_run([sys.executable, "-c", "pass"], env)[0])
+        cli.append(_run([sys.executable, "-c", "import transpiler.translate"], env)[0])
+    return median(bare), median(cli)
+
+
+def _warm() -> list[tuple[str, int, float]]:
+    from transpiler.translate import translate
+
+    rows = []
+    for path in CORPUS:
+        source = read(path)
+        translate(source, path)  # warm-up: imports, astroid's caches
+        times = []
+        for _ in range(WARM_REPEATS):
+            t = time.perf_counter()
+            translate(source, path)
+            times.append(time.perf_counter() - t)
+        rows.append((name_of(path), source_lines(path), median(times)))
+    return rows
+
+
+def _phases() -> dict[str, float]:
+    """Warm ``translate()`` time over the corpus split by phase (wrappers around the phase entry points,
+    installed in this process only): frontend, IR passes, printer, black inside the printer."""
+    import black
+
+    import transpiler.translate as tr
+    from transpiler.frontend_ast.keras_frontend import KerasFrontend
+
+    spent = {"frontend (libcst + interpreter + astroid)": 0.0, "IR passes": 0.0, "printer (without black)": 0.0,
+             "black.format_str": 0.0}
+
+    def timed_call(key, fn, subtract=None):
+        def wrapper(*args, **kwargs):
+            before = spent[subtract] if subtract else 0.0
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - t - ((spent[subtract] - before) if subtract else 0.0)
+        return wrapper
+
+    saved = (KerasFrontend.run, tr.run_pipeline, tr.print_torch_script, black.format_str)
+    KerasFrontend.run = timed_call("frontend (libcst + interpreter + astroid)", saved[0])
+    tr.run_pipeline = timed_call("IR passes", saved[1])
+    black.format_str = timed_call("black.format_str", saved[3])
+    tr.print_torch_script = timed_call("printer (without black)", saved[2], subtract="black.format_str")
+    try:
+        for path in CORPUS:
+            source = read(path)
+            tr.translate(source, path)
+    finally:
+        KerasFrontend.run, tr.run_pipeline, tr.print_torch_script, black.format_str = saved
+    return spent
+
+
+def run() -> str:
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
+        cold = _cold(tmp)
+        bare, imported = _python_startup(dict(os.environ))
+    warm = _warm()
+    phases = _phases()
+    phase_total = sum(phases.values())
+
+    ratios = [t / b for _, _, t, b in cold]
+    total_t = sum(t for _, _, t, _ in cold)
+    total_b = sum(b for _, _, _, b in cold)
+    overall = total_t / total_b
+    mean_b = total_b / len(cold)
+    lines = sum(n for _, n, _ in warm)
+    warm_total = sum(t for _, _, t in warm)
+
+    rows = [[name, n, f"{t * 1e3:.0f}", f"{b * 1e3:.0f}", fmt_ratio(t / b)] for name, n, t, b in cold]
+    rows.append(["**all (sum of medians)**", sum(n for _, n, _, _ in cold), f"{total_t * 1e3:.0f}",
+                 f"{total_b * 1e3:.0f}", f"**{fmt_ratio(overall)}**"])
+    verdict = "meets" if overall <= TARGET else "misses"
+    out = [
+        f"Cold process per corpus script: `transpile SRC --to pytorch -o TMP -q` vs `black --check -q SRC` "
+        f"(black's cache in a fresh empty directory each time), interleaved, {REPEATS} runs each, median.",
+        "",
+        f"**Latency ratio transpile/black: {fmt_ratio(overall)} overall** (sum of medians; geometric mean of "
+        f"per-script ratios {fmt_ratio(geomean(ratios))}, range {fmt_ratio(min(ratios))}–{fmt_ratio(max(ratios))}). "
+        f"Target ≤ {TARGET:.0f}× black: {verdict}.",
+        "",
+        table(["script", "lines", "transpile ms", "black ms", "ratio"], rows),
+        "",
+        f"Where a cold transpile goes (medians, as multiples of the mean black run, {mean_b * 1e3:.0f} ms): "
+        f"interpreter start (`python -c pass`) {fmt_ratio(bare / mean_b)}, `import transpiler.translate` "
+        f"(libcst, astroid, black, numpy) {fmt_ratio(imported / mean_b)}, a warm `translate()` "
+        f"{fmt_ratio(warm_total / len(warm) / mean_b)}, the whole cold run {fmt_ratio(total_t / total_b)}.",
+        "",
+        f"Warm, in-process throughput (`translate()` in a loop after one warm-up per script, median of "
+        f"{WARM_REPEATS}): **{lines / warm_total:,.0f} source lines/s** over the corpus "
+        f"({lines} lines in {warm_total * 1e3:.0f} ms; per script "
+        f"{min(n / t for _, n, t in warm):,.0f}–{max(n / t for _, n, t in warm):,.0f} lines/s).",
+        "",
+        "Warm `translate()` time over the corpus by phase: "
+        + ", ".join(f"{k} {100 * v / phase_total:.0f}%" for k, v in phases.items())
+        + f"; slowest per line: {min(warm, key=lambda w: w[1] / w[2])[0]} "
+          f"({min(n / t for _, n, t in warm):,.0f} lines/s).",
+        "",
+        "The translation path imports no torch/tensorflow/keras: "
+        "`tests/test_bench_guards.py` (every corpus script through `translate()` in a fresh process), "
+        "alongside `tests/test_cli.py::test_translation_path_imports_no_framework` (the CLI) and "
+        "`tests/test_frontend_keras.py::test_reading_imports_no_framework` (the frontend).",
+    ]
+    return "\n".join(out)
