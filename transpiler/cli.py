@@ -355,8 +355,8 @@ def add_weights_arguments(p: argparse.ArgumentParser) -> None:
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sources", nargs="+", metavar="SRC",
                    help="a Keras script (.py), a directory, or several scripts")
-    p.add_argument("--to", dest="target", required=True, choices=["pytorch"],
-                   help="target framework")
+    p.add_argument("--to", dest="target", required=True, choices=["pytorch", "keras"],
+                   help="target framework (keras: a PyTorch script to Keras 3)")
 
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
@@ -369,6 +369,9 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
                    help="write nothing; exit 1 if the output on disk differs from what would be generated")
     p.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
     p.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
+    p.add_argument("--report", metavar="FILE",
+                   help="write a markdown conversion report: every construct with file:line, what "
+                        "it became, and the convert rate")
 
 
 def add_batch_arguments(p: argparse.ArgumentParser) -> None:
@@ -401,9 +404,9 @@ def run(argv: list[str] | None = None) -> int:
         print("transpile: error: -j/--jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return EXIT_INPUT
     if is_batch(args):
-        if args.weights or args.weights_out or args.trace_weights or args.verify:
-            print("transpile: error: --weights, --weights-out, --trace-weights and --verify take one "
-                  "script, not a directory or several files", file=sys.stderr)
+        if args.weights or args.weights_out or args.trace_weights or args.verify or args.report:
+            print("transpile: error: --weights, --weights-out, --trace-weights, --verify and --report "
+                  "take one script, not a directory or several files", file=sys.stderr)
             return EXIT_INPUT
         from transpiler.batch import run_batch
 
@@ -427,6 +430,20 @@ def run_single(args: argparse.Namespace) -> int:
     if res.wrote and not args.quiet:
         print(f"transpile: wrote {out_path} ({res.models} model{'s' if res.models != 1 else ''}, "
               f"{res.stubs} stub{'s' if res.stubs != 1 else ''})", file=sys.stderr)
+    if res.translation is not None:
+        from transpiler import report
+
+        done, total = report.convert_rate(report.report_rows(res.translation))
+        if not args.quiet:
+            print(f"transpile: {done}/{total} constructs translated "
+                  f"({100.0 * done / max(total, 1):.1f}%)", file=sys.stderr)
+        if args.report:
+            try:
+                atomic_write(args.report, report.render(res.translation, source, out_path))
+            except OSError as exc:
+                print(f"transpile: error: {args.report}: cannot write the report: {exc.strerror or exc}",
+                      file=sys.stderr)
+                return EXIT_INPUT
     if args.verify and res.wrote:
         from transpiler.verify_cli import verify_main
 

@@ -12,7 +12,7 @@ from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
 from transpiler.ir.program import Diagnostic, Program
 from transpiler.printers.torch_script import print_torch_script
 
-TARGETS = ("pytorch",)
+TARGETS = ("pytorch", "keras")
 
 
 @dataclass
@@ -38,6 +38,8 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
+    if target == "keras":
+        return translate_to_keras(source, path, lint=lint)
     frontend = KerasFrontend(source, path)
     program = frontend.run()
     for md in program.models:
@@ -49,3 +51,19 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
         program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "
                            "with model.load_state_dict(...) where you build it")
     return Translation(program, result.text, list(program.diagnostics))
+
+
+def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -> Translation:
+    """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer."""
+    from transpiler.frontend_ast.torch_frontend import TorchFrontend
+    from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+    from transpiler.printers.keras_printer import print_keras_script
+
+    frontend = TorchFrontend(source, path)
+    program = frontend.run()
+    for md in program.models:
+        run_pipeline(md.graph, KERAS_PIPELINE, lint=lint)
+        for span, message in md.graph.meta.get("unsupported", []):
+            program.stub(span, f"{md.builder or md.class_name}: {message}")
+    text = print_keras_script(program, frontend)
+    return Translation(program, text, list(program.diagnostics))

@@ -1,0 +1,1468 @@
+"""PyTorch source → ir.Program, by abstract interpretation of the user's code.
+
+libcst parses the file (comments survive). Module-level statements bind imports
+(``import torch.nn as nn``, ``from torch import nn``, ``torch.nn.functional as F``...),
+constants and definitions. A model is found as a builder function (one whose
+parameters all have defaults and that returns a module: ``def build_model(): return
+Net()``), else a module-level ``model = Net()``, else an ``nn.Module`` subclass that no
+other class uses and that can be built with its defaults.
+
+``__init__`` is run with the interpreter: ``self.name = nn.X(...)`` builds a module
+through the recogniser table (``torch_modules.py``), ``nn.Sequential``/``nn.ModuleList``
+(also built in loops and comprehensions) are containers, user modules nest. Then
+``forward`` is evaluated over IR values: submodule calls, ``F.*``, ``torch.*`` and tensor
+methods become IR nodes in torch's channels-first layout (layout tags ``NCHW`` ...).
+Input shapes come from a module-level ``INPUT_SHAPE = (C, H, W)`` (and ``INPUT_DTYPE``),
+else from literal-shaped data fed to the model (``torch.randn(64, 1, 28, 28)``).
+Anything the interpreter cannot translate is a diagnostic with file:line, never a
+silent drop.
+
+Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from transpiler.frontend_ast import torch_modules as tm
+from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
+from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Graph, IRError, Node, Span, Value
+from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
+from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.program import ModelDef, Program
+
+
+# ---------------------------------------------------------------------------------
+# Abstract values
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Ref:
+    """An imported module or a dotted path inside one (``torch.nn.Conv2d``)."""
+
+    path: str
+
+
+@dataclass(eq=False)
+class Unknown:
+    reason: str = ""
+
+
+@dataclass(eq=False)
+class ClassRef:
+    node: cst.ClassDef
+    base: "ClassRef | None"
+    is_module: bool
+
+    def method(self, name: str) -> cst.FunctionDef | None:
+        for stmt in self.node.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                return stmt
+        return self.base.method(name) if self.base is not None else None
+
+
+@dataclass(eq=False)
+class FunctionRef:
+    node: cst.FunctionDef
+
+
+@dataclass(eq=False)
+class Mod:
+    """A module object: a leaf ``nn`` layer, a container, or a user ``nn.Module``."""
+
+    kind: str  # "leaf", "sequential", "module_list", "module_dict", "user"
+    span: Span
+    layer: TorchLayer | None = None
+    cls_name: str = ""
+    items: Any = None  # list (sequential, module_list) or dict (module_dict)
+    cls: ClassRef | None = None
+    attrs: dict = field(default_factory=dict)
+    path: str | None = None
+
+    def children(self) -> list[tuple[str, "Mod"]]:
+        if self.kind in ("sequential", "module_list"):
+            return [(str(i), m) for i, m in enumerate(self.items)]
+        if self.kind == "module_dict":
+            return list(self.items.items())
+        if self.kind == "user":
+            return [(k, v) for k, v in self.attrs.items() if isinstance(v, Mod)]
+        return []
+
+
+@dataclass(eq=False)
+class ParamObj:
+    """``nn.Parameter(torch.zeros(shape))``: a free parameter of a user module."""
+
+    shape: tuple
+    span: Span
+    path: str | None = None
+
+
+@dataclass(eq=False)
+class Tensor:
+    value: Value
+
+
+@dataclass(eq=False)
+class RNNStates:
+    """torch's ``h_n`` (or ``c_n``): one state per layer and direction, stacked."""
+
+    values: list
+
+
+@dataclass(frozen=True)
+class BatchDim:
+    """``x.size(0)`` / ``x.shape[0]``: the (dynamic) batch size."""
+
+
+@dataclass(eq=False)
+class Shape:
+    """``x.shape`` / ``x.size()``."""
+
+    value: Value
+
+
+@dataclass(eq=False)
+class Bound:
+    """A method bound to an object (``x.view``, ``self.layers.append``)."""
+
+    obj: Any
+    name: str
+
+
+class _Super:
+    """``super()`` inside a module method: only ``super().__init__()`` means something."""
+
+
+class Env:
+    def __init__(self, parent: "Env | None" = None):
+        self.vars: dict[str, Any] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if name in env.vars:
+                return env.vars[name]
+            env = env.parent
+        raise KeyError(name)
+
+
+class _Return(Exception):
+    def __init__(self, value: Any):
+        self.value = value
+
+
+_SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
+    "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all")}
+_BINOPS = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+}
+_CMPOPS = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+    cst.Is: operator.is_, cst.IsNot: operator.is_not,
+}
+_AUG = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+        cst.DivideAssign: cst.Divide}
+_TENSOR_MERGES = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}
+#: torch.* / tensor-method spellings of functional recognisers (F.relu == torch.relu == x.relu())
+_FUNCTION_ALIASES = {"torch.relu": "relu", "torch.sigmoid": "sigmoid", "torch.tanh": "tanh",
+                     "torch.selu": "selu", "torch.softmax": "softmax", "torch.log_softmax": "log_softmax",
+                     "torch.nn.functional.sigmoid": "sigmoid", "torch.nn.functional.tanh": "tanh"}
+_METHOD_FUNCTIONS = {"relu", "sigmoid", "tanh", "softmax", "log_softmax"}
+_MERGE_FUNCTIONS = {"torch.add": "add", "torch.sub": "subtract", "torch.mul": "multiply",
+                    "torch.maximum": "maximum", "torch.minimum": "minimum"}
+_DATA_MAKERS = {"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty", "torch.randint"}
+
+
+def torch_api(path: str) -> str | None:
+    """``torch.nn.Conv2d`` → ``nn.Conv2d``; ``torch.nn.functional.relu`` → ``F.relu``."""
+    if path.startswith("torch.nn.functional."):
+        return "F." + path[len("torch.nn.functional."):]
+    if path.startswith("torch.nn.modules.") and "." in path[len("torch.nn.modules."):]:
+        return "nn." + path.rsplit(".", 1)[1]
+    if path.startswith("torch.nn."):
+        return "nn." + path[len("torch.nn."):]
+    return None
+
+
+class TorchFrontend:
+    """Reads one PyTorch script into an ``ir.Program``."""
+
+    def __init__(self, source: str, path: str = "<string>"):
+        self.source = source
+        self.path = path
+        try:
+            self.module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
+        self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self.positions = self.wrapper.resolve(PositionProvider)
+        self.program = Program(path, source, "torch")
+        self.globals = Env()
+        self.classes: dict[str, ClassRef] = {}
+        self.functions: dict[str, FunctionRef] = {}
+        self.comments = collect_comments(source)
+        self.lines = source.splitlines()
+        self.graph: Graph | None = None
+        self.names: dict[str, int] = {}
+        self.depth = 0
+        self.stubbed_builders: set[str] = set()
+        self.cur_builder: str | None = None
+        self.warned: set[str] = set()
+        self.cur_span: Span | None = None
+
+    # -- entry ---------------------------------------------------------------------------
+    def run(self) -> Program:
+        """Bind the module's names, find the models, build one graph per model."""
+        for stmt in self.module.body:
+            self._bind_toplevel(stmt)
+        self.cur_span: Span | None = None
+        self.program.meta["stubbed_models"] = []
+        for name, mod, builder, args, var in self._find_models():
+            try:
+                self._build_model(name, mod, builder, args, var)
+            except (Unsupported, FrontendError) as exc:
+                span = getattr(exc, "span", None) or self.cur_span or mod.span
+                self._stub_model(name, builder, str(exc), span)
+        self._report_unsupported_statements()
+        self.program.meta["torch_bindings"] = self._torch_names()
+        return self.program
+
+    # -- module level ----------------------------------------------------------------
+    def _span(self, node: cst.CSTNode) -> Span:
+        try:
+            pos = self.positions[node]
+        except KeyError:
+            return Span(self.path, 1, 1)
+        return Span(self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+
+    def _err(self, node: cst.CSTNode, message: str) -> FrontendError:
+        return FrontendError(message, self._span(node))
+
+    def _stub_model(self, name: str, builder: str | None, message: str, span: Span) -> None:
+        line = self.lines[span.line - 1].strip() if 0 < span.line <= len(self.lines) else ""
+        self.program.stub(span, f"{name}: {message}", line)
+        self.program.meta["stubbed_models"].append({"name": name, "builder": builder, "message": message,
+                                                    "span": span, "line": line})
+
+    def _bind_toplevel(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.ClassDef):
+            base = None
+            is_module = False
+            for arg in stmt.bases:
+                try:
+                    b = self._eval(arg.value, self.globals)
+                except (FrontendError, Unsupported):
+                    continue
+                if isinstance(b, Ref) and b.path in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    is_module = True
+                elif isinstance(b, ClassRef):
+                    base, is_module = b, b.is_module
+            ref = ClassRef(stmt, base, is_module)
+            self.classes[stmt.name.value] = ref
+            self.globals.vars[stmt.name.value] = ref
+        elif isinstance(stmt, cst.FunctionDef):
+            ref = FunctionRef(stmt)
+            self.functions[stmt.name.value] = ref
+            self.globals.vars[stmt.name.value] = ref
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    self._exec_import(small, self.globals)
+                elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                    try:
+                        value = self._eval(small.value, self.globals)
+                    except (FrontendError, Unsupported, Exception):  # noqa: BLE001 - unknown at module level
+                        value = Unknown("not static")
+                    if isinstance(value, (Mod, Tensor)):
+                        value = Unknown("built at module level")
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for t in targets:
+                        self._assign(t, value, self.globals)
+
+    def _exec_import(self, node, env: Env) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _dotted(alias.name)
+                if alias.asname is not None:
+                    env.vars[alias.asname.name.value] = Ref(full)
+                else:
+                    head = full.split(".")[0]
+                    env.vars[head] = Ref(head)
+        else:
+            if node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            mod = _dotted(node.module)
+            for alias in node.names:
+                name = alias.name.value if isinstance(alias.name, cst.Name) else _dotted(alias.name)
+                local = alias.asname.name.value if alias.asname is not None else name
+                env.vars[local] = Ref(f"{mod}.{name}")
+
+    def _torch_names(self) -> set[str]:
+        """Module-level names bound to torch (imports and what is built from them)."""
+        return {k for k, v in self.globals.vars.items() if isinstance(v, Ref) and v.path.split(".")[0] == "torch"}
+
+    # -- finding models ---------------------------------------------------------------
+    def _find_models(self):
+        found = []
+        used_classes: set[str] = set()
+        for fn in self.functions.values():
+            if not all(p.default is not None for p in fn.node.params.params) or fn.node.params.star_arg \
+                    not in (None, cst.MaybeSentinel.DEFAULT) or not _mentions(fn.node, set(self.classes) | {"nn", "Sequential"}):
+                continue
+            if _returns_nothing(fn.node):
+                continue
+            self.graph = None
+            try:
+                args = {p.name.value: self._eval(p.default, self.globals) for p in fn.node.params.params}
+                result = self._call_function(fn, [], {}, fn.node)
+            except Unsupported as exc:
+                if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}):
+                    self._stub_model(fn.node.name.value, fn.node.name.value, str(exc),
+                                     self.cur_span or self._span(fn.node))
+                    self.stubbed_builders.add(fn.node.name.value)
+                continue
+            except (FrontendError, RecursionError, KeyError, TypeError, ValueError, IndexError):
+                continue
+            if isinstance(result, Mod):
+                found.append((fn.node.name.value, result, fn.node.name.value, args, None))
+                used_classes.update(_class_names_in(result))
+        if found:
+            return found
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+                assign = stmt.body[0]
+                if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
+                        and assign.value.func.value in self.classes and len(assign.targets) == 1 \
+                        and isinstance(assign.targets[0].target, cst.Name):
+                    mod = self._eval(assign.value, self.globals)
+                    if isinstance(mod, Mod):
+                        found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
+        if found:
+            return found
+        nested: set[str] = set()
+        candidates = []
+        for name, cls in self.classes.items():
+            if not cls.is_module:
+                continue
+            try:
+                mod = self._instantiate(cls, [], {}, cls.node)
+            except (FrontendError, Unsupported, TypeError, KeyError):
+                continue
+            for _, child in _walk(mod):
+                if child is not mod and child.kind == "user":
+                    nested.add(child.cls.node.name.value)
+            candidates.append((name, mod))
+        return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
+
+    # -- model graphs ------------------------------------------------------------------
+    def _input_specs(self, forward: cst.FunctionDef, span: Span) -> list[tuple[tuple, str]]:
+        n_inputs = len(forward.params.params) - 1
+        shape, dtype = self._declared_input()
+        if isinstance(shape, (tuple, list)) and shape and all(isinstance(s, int) for s in shape):
+            shapes = [tuple(shape)]
+        elif isinstance(shape, (tuple, list)) and shape and all(isinstance(s, (tuple, list)) for s in shape):
+            shapes = [tuple(s) for s in shape]
+        else:
+            shapes = self._literal_data_shapes()
+        if not shapes or len(shapes) < n_inputs:
+            raise FrontendError(
+                "cannot tell the model's input shape: torch modules do not declare it; add a module-level "
+                "INPUT_SHAPE = (C, H, W) (one example, without the batch axis) or feed the model "
+                "literal-shaped data such as torch.randn(8, C, H, W)", span)
+        dtypes = dtype if isinstance(dtype, (tuple, list)) else [dtype] * len(shapes)
+        return [(s, str(d)) for s, d in zip(shapes[:n_inputs], dtypes)]
+
+    def _declared_input(self):
+        """``INPUT_SHAPE``/``INPUT_DTYPE``, or ``<NAME>_INPUT_SHAPE`` for a builder
+        ``build_<name>`` (``DISCRIMINATOR_INPUT_SHAPE`` for ``build_discriminator``)."""
+        prefix = ""
+        builder = self.cur_builder or ""
+        if builder.startswith("build_") and builder != "build_model":
+            prefix = builder[len("build_"):].upper() + "_"
+        if prefix and f"{prefix}INPUT_SHAPE" in self.globals.vars:
+            return (self.globals.vars[f"{prefix}INPUT_SHAPE"],
+                    self.globals.vars.get(f"{prefix}INPUT_DTYPE", "float32"))
+        return self.globals.vars.get("INPUT_SHAPE"), self.globals.vars.get("INPUT_DTYPE", "float32")
+
+    def _literal_data_shapes(self) -> list[tuple]:
+        shapes = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
+                try:
+                    func = self._eval(call.func, self.globals)
+                except Exception:  # noqa: BLE001
+                    return
+                if not isinstance(func, Ref) or func.path not in _DATA_MAKERS:
+                    return
+                args = [a.value for a in call.args if a.keyword is None]
+                if func.path == "torch.randint":
+                    args = [a for a in args if not isinstance(a, cst.Integer)][:1] or args[-1:]
+                    if args and isinstance(args[0], cst.Tuple):
+                        args = [e.value for e in args[0].elements]
+                    else:
+                        return
+                elif len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
+                    args = [e.value for e in args[0].elements]
+                if len(args) >= 2 and all(isinstance(a, cst.Integer) for a in args):
+                    shapes.append(tuple(int(a.value) for a in args[1:]))
+
+        self.module.visit(Finder())
+        return shapes[:1]
+
+    def _build_model(self, name: str, mod: Mod, builder, args, var) -> None:
+        graph = Graph(name=mod.cls.node.name.value if mod.kind == "user" else name)
+        self.graph = graph
+        self.cur_builder = builder
+        self.names = {}
+        _assign_paths(mod, "")
+        self._reserve_names(mod)
+        if mod.kind == "user":
+            forward = mod.cls.method("forward")
+            if forward is None:
+                raise self._err(mod.cls.node, f"{mod.cls.node.name.value} has no forward method")
+            params = [p.name.value for p in forward.params.params[1:]]
+            specs = self._input_specs(forward, self._span(forward))
+        else:
+            forward = None
+            params = ["x"]
+            specs = self._input_specs_for_container(mod)
+        inputs = []
+        for pname, (shape, dtype) in zip(params, specs):
+            full = (None, *shape)
+            layout = CHANNELS_FIRST.get(len(full), "NC"[:len(full)] if len(full) <= 2 else None)
+            if dtype.startswith("int"):
+                layout = "NC"[:len(full)] if len(full) <= 2 else None
+            v = graph.new_value("input", shape=full, dtype=dtype, layout=layout)
+            v.var = pname
+            graph.inputs.append(v)
+            inputs.append(Tensor(v))
+        out = self._call_module(mod, inputs, {}, mod.span)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
+        graph.outputs = [o.value for o in outs]
+        _simplify_rnns(graph)
+        _prune(graph)
+        graph.meta["source_framework"] = "torch"
+        graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
+        graph.meta["input_names"] = params
+        graph.meta["source_input_shapes"] = [tuple(v.shape) for v in graph.inputs]
+        self._attach_comments(graph)
+        graph.lint()
+        md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
+        self.program.models.append(md)
+
+    def _input_specs_for_container(self, mod: Mod):
+        shape, dtype = self._declared_input()
+        dtype = str(dtype)
+        if isinstance(shape, (tuple, list)) and all(isinstance(s, int) for s in shape):
+            return [(tuple(shape), dtype)]
+        shapes = self._literal_data_shapes()
+        if shapes:
+            return [(shapes[0], "float32")]
+        first = next((m for _, m in _walk(mod) if m.kind == "leaf"), None)
+        if first is not None and first.layer.op == "dense" and first.layer.in_features:
+            return [((first.layer.in_features,), "float32")]
+        raise FrontendError("cannot tell the model's input shape: add a module-level INPUT_SHAPE = (...)",
+                            mod.span)
+
+    def _reserve_names(self, mod: Mod) -> None:
+        for path, m in _walk(mod):
+            if m.kind == "leaf":
+                self.names.setdefault(self._layer_name(m), 0)
+
+    def _layer_name(self, m: Mod) -> str:
+        path = m.path or ""
+        name = path.replace(".", "_")
+        if not name or name[0].isdigit():
+            name = f"{m.cls_name.lower()}_{name}" if name else m.cls_name.lower()
+        return name
+
+    def _fresh(self, hint: str) -> str:
+        n = self.names.get(hint)
+        if n is None:
+            self.names[hint] = 1
+            return hint
+        while f"{hint}_{n}" in self.names:
+            n += 1
+        self.names[hint] = n + 1
+        self.names[f"{hint}_{n}"] = 1
+        return f"{hint}_{n}"
+
+    # -- statements -------------------------------------------------------------------
+    def _exec_block(self, body, env: Env) -> None:
+        for stmt in body:
+            self._exec_stmt(stmt, env)
+
+    def _exec_stmt(self, stmt, env: Env) -> None:
+        self.cur_span = self._span(stmt)
+        if _is_init_code(stmt):
+            # a model's own weight initialisation: it only changes the initial weights (a
+            # converted checkpoint is unaffected); Keras' initialisers are used instead
+            self.program.warn(self.cur_span, "custom weight initialisation is not translated (Keras' "
+                                             "default initialisers are used)",
+                              self.lines[self.cur_span.line - 1].strip())
+            return
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._exec_small(small, env)
+        elif isinstance(stmt, cst.If):
+            cond = self._eval(stmt.test, env)
+            if isinstance(cond, (Unknown, Tensor)):
+                raise Unsupported(f"the condition {_code(stmt.test)!r} is not known statically "
+                                  "(data-dependent control flow needs a keras.Model subclass)")
+            if cond:
+                self._exec_block(stmt.body.body, env)
+            elif stmt.orelse is not None:
+                if isinstance(stmt.orelse, cst.If):
+                    self._exec_stmt(stmt.orelse, env)
+                else:
+                    self._exec_block(stmt.orelse.body.body, env)
+        elif isinstance(stmt, cst.For):
+            items = self._eval(stmt.iter, env)
+            items = self._iterate(items, stmt.iter)
+            for item in items:
+                self._assign(stmt.target, item, env)
+                self._exec_block(stmt.body.body, env)
+        elif isinstance(stmt, cst.With):
+            self._exec_block(stmt.body.body, env)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            env.vars[stmt.name.value] = FunctionRef(stmt) if isinstance(stmt, cst.FunctionDef) else Unknown()
+        else:
+            raise Unsupported(f"{type(stmt).__name__} statements are not supported here")
+
+    def _exec_small(self, small, env: Env) -> None:
+        if isinstance(small, cst.Assign):
+            value = self._eval(small.value, env)
+            for t in small.targets:
+                self._assign(t.target, value, env)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._assign(small.target, self._eval(small.value, env), env)
+        elif isinstance(small, cst.AugAssign):
+            op = _AUG.get(type(small.operator))
+            if op is None:
+                raise Unsupported(f"augmented assignment {_code(small)!r}")
+            left = self._eval(small.target, env)
+            right = self._eval(small.value, env)
+            self._assign(small.target, self._binop(op, left, right, small), env)
+        elif isinstance(small, cst.Return):
+            raise _Return(None if small.value is None else self._eval(small.value, env))
+        elif isinstance(small, cst.Expr):
+            if isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return
+            self._eval(small.value, env)
+        elif isinstance(small, (cst.Pass,)):
+            return
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            self._exec_import(small, env)
+        elif isinstance(small, cst.Assert):
+            return
+        else:
+            raise Unsupported(f"{type(small).__name__} is not supported here")
+
+    def _assign(self, target, value, env: Env) -> None:
+        if isinstance(target, cst.Name):
+            env.vars[target.value] = value
+            if isinstance(value, Tensor) and value.value.var is None:
+                value.value.var = target.value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, RNNStates):
+                value = value.values
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elements):
+                raise Unsupported(f"cannot unpack into {_code(target)!r}")
+            for el, v in zip(target.elements, value):
+                self._assign(el.value, v, env)
+        elif isinstance(target, cst.Attribute):
+            obj = self._eval(target.value, env)
+            if isinstance(obj, Mod) and obj.kind == "user":
+                obj.attrs[target.attr.value] = value
+            else:
+                raise Unsupported(f"cannot assign to {_code(target)!r}")
+        elif isinstance(target, cst.Subscript):
+            raise Unsupported(f"item assignment {_code(target)!r} is not supported")
+        else:
+            raise Unsupported(f"cannot assign to {_code(target)!r}")
+
+    def _iterate(self, items, node):
+        if isinstance(items, Mod) and items.kind in ("sequential", "module_list"):
+            return list(items.items)
+        if isinstance(items, Mod) and items.kind == "module_dict":
+            return list(items.items)
+        if isinstance(items, (Unknown, Tensor)) or not hasattr(items, "__iter__"):
+            raise Unsupported(f"cannot iterate over {_code(node)!r} statically")
+        return list(items)
+
+    # -- expressions --------------------------------------------------------------------
+    def _eval(self, node, env: Env) -> Any:
+        method = getattr(self, f"_eval_{type(node).__name__}", None)
+        if method is None:
+            raise Unsupported(f"expression {_code(node)!r} is not supported")
+        return method(node, env)
+
+    def _eval_Integer(self, node, env):
+        return int(node.value.replace("_", ""), 0)
+
+    def _eval_Float(self, node, env):
+        return float(node.value.replace("_", ""))
+
+    def _eval_SimpleString(self, node, env):
+        return node.evaluated_value
+
+    def _eval_ConcatenatedString(self, node, env):
+        return node.evaluated_value
+
+    def _eval_FormattedString(self, node, env):
+        return Unknown("f-string")
+
+    def _eval_Name(self, node, env):
+        if node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        try:
+            return env.lookup(node.value)
+        except KeyError:
+            pass
+        if node.value in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[node.value]
+        if node.value == "super":
+            return Ref("builtins.super")
+        return Unknown(f"name {node.value}")
+
+    def _eval_Attribute(self, node, env):
+        obj = self._eval(node.value, env)
+        name = node.attr.value
+        if isinstance(obj, Ref):
+            return Ref(f"{obj.path}.{name}")
+        if isinstance(obj, ClassRef):
+            value = self._class_attr(obj, name)
+            if value is not None:
+                return value
+            raise Unsupported(f"class attribute {_code(node)!r}")
+        if isinstance(obj, Mod):
+            if obj.kind == "user" and name in obj.attrs:
+                return obj.attrs[name]
+            if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
+                return self._class_attr(obj.cls, name)
+            if obj.kind == "user" and obj.cls.method(name) is not None:
+                return Bound(obj, name)
+            if name == "training":
+                return Unknown("self.training")
+            return Bound(obj, name)
+        if isinstance(obj, Tensor):
+            if name == "shape":
+                return Shape(obj.value)
+            if name in ("T", "data", "device", "dtype"):
+                raise Unsupported(f"tensor attribute .{name}")
+            return Bound(obj, name)
+        if isinstance(obj, (list, dict, str, tuple, RNNStates)):
+            return Bound(obj, name)
+        if isinstance(obj, (Unknown, _Super)):
+            return Bound(obj, name) if isinstance(obj, _Super) else obj
+        raise Unsupported(f"attribute {_code(node)!r}")
+
+    def _class_attr(self, cls: ClassRef, name: str):
+        for stmt in cls.node.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+                assign = stmt.body[0]
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
+                    return self._eval(assign.value, self.globals)
+        return self._class_attr(cls.base, name) if cls.base is not None else None
+
+    def _eval_Tuple(self, node, env):
+        return tuple(self._elements(node.elements, env))
+
+    def _eval_List(self, node, env):
+        return list(self._elements(node.elements, env))
+
+    def _elements(self, elements, env):
+        out = []
+        for el in elements:
+            value = self._eval(el.value, env)
+            if isinstance(el, cst.StarredElement):
+                out.extend(self._iterate(value, el.value))
+            else:
+                out.append(value)
+        return out
+
+    def _eval_Dict(self, node, env):
+        out = {}
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                out.update(self._eval(el.value, env))
+            else:
+                out[self._eval(el.key, env)] = self._eval(el.value, env)
+        return out
+
+    def _eval_ListComp(self, node, env):
+        return self._comprehension(node, env)
+
+    def _eval_GeneratorExp(self, node, env):
+        return self._comprehension(node, env)
+
+    def _comprehension(self, node, env):
+        out = []
+        inner = Env(env)
+
+        def walk(comp):
+            if comp is None:
+                out.append(self._eval(node.elt, inner))
+                return
+            for item in self._iterate(self._eval(comp.iter, inner), comp.iter):
+                self._assign(comp.target, item, inner)
+                if all(self._eval(cond.test, inner) for cond in comp.ifs):
+                    walk(comp.inner_for_in)
+
+        walk(node.for_in)
+        return out
+
+    def _eval_BinaryOperation(self, node, env):
+        return self._binop(type(node.operator), self._eval(node.left, env), self._eval(node.right, env), node)
+
+    def _binop(self, op, left, right, node):
+        if isinstance(left, Tensor) or isinstance(right, Tensor):
+            return self._tensor_binop(op, left, right, node)
+        if isinstance(left, Unknown) or isinstance(right, Unknown):
+            return Unknown("arithmetic on an unknown value")
+        fn = _BINOPS.get(op)
+        if fn is None:
+            raise Unsupported(f"operator in {_code(node)!r}")
+        return fn(left, right)
+
+    def _tensor_binop(self, op, left, right, node):
+        span = self._span(node)
+        if isinstance(left, Tensor) and isinstance(right, Tensor):
+            name = _TENSOR_MERGES.get(op)
+            if name is None:
+                raise Unsupported(f"tensor operator in {_code(node)!r}")
+            return self._add(name, [left.value, right.value], {}, span, name)
+        tensor, scalar = (left, right) if isinstance(left, Tensor) else (right, left)
+        if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
+            raise Unsupported(f"{_code(node)!r}: an operand is neither a tensor nor a number")
+        if op is cst.Multiply:
+            return self._add("rescaling", [tensor.value], {"scale": float(scalar), "offset": 0.0}, span, "scale")
+        if op is cst.Divide and isinstance(left, Tensor):
+            return self._add("rescaling", [tensor.value], {"scale": 1.0 / float(scalar), "offset": 0.0}, span,
+                             "scale")
+        if op is cst.Add:
+            return self._add("rescaling", [tensor.value], {"scale": 1.0, "offset": float(scalar)}, span, "shift")
+        if op is cst.Subtract:
+            if isinstance(left, Tensor):
+                return self._add("rescaling", [tensor.value], {"scale": 1.0, "offset": -float(scalar)}, span, "shift")
+            return self._add("rescaling", [tensor.value], {"scale": -1.0, "offset": float(scalar)}, span, "shift")
+        raise Unsupported(f"tensor operator in {_code(node)!r}")
+
+    def _eval_UnaryOperation(self, node, env):
+        value = self._eval(node.expression, env)
+        if isinstance(node.operator, cst.Minus):
+            if isinstance(value, Tensor):
+                return self._add("rescaling", [value.value], {"scale": -1.0, "offset": 0.0}, self._span(node), "neg")
+            return -value
+        if isinstance(node.operator, cst.Plus):
+            return value
+        if isinstance(node.operator, cst.Not):
+            return Unknown() if isinstance(value, Unknown) else not value
+        raise Unsupported(f"operator in {_code(node)!r}")
+
+    def _eval_BooleanOperation(self, node, env):
+        left = self._eval(node.left, env)
+        if isinstance(left, Unknown):
+            return left
+        if isinstance(node.operator, cst.And):
+            return self._eval(node.right, env) if left else left
+        return left if left else self._eval(node.right, env)
+
+    def _eval_Comparison(self, node, env):
+        left = self._eval(node.left, env)
+        for target in node.comparisons:
+            right = self._eval(target.comparator, env)
+            if isinstance(left, (Unknown, Tensor)) or isinstance(right, (Unknown, Tensor)):
+                return Unknown("comparison")
+            if not _CMPOPS[type(target.operator)](left, right):
+                return False
+            left = right
+        return True
+
+    def _eval_IfExp(self, node, env):
+        test = self._eval(node.test, env)
+        if isinstance(test, (Unknown, Tensor)):
+            raise Unsupported(f"the condition {_code(node.test)!r} is not known statically")
+        return self._eval(node.body if test else node.orelse, env)
+
+    def _eval_Subscript(self, node, env):
+        obj = self._eval(node.value, env)
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            index = self._eval(node.slice[0].slice.value, env)
+        else:
+            index = tuple(self._slice(s.slice, env) for s in node.slice)
+            if len(index) == 1:
+                index = index[0]
+        if isinstance(obj, Mod) and obj.kind in ("sequential", "module_list"):
+            if isinstance(index, slice):
+                raise Unsupported("slicing a module container is not supported")
+            return obj.items[index]
+        if isinstance(obj, Mod) and obj.kind == "module_dict":
+            return obj.items[index]
+        if isinstance(obj, RNNStates):
+            if isinstance(index, int):
+                return Tensor(obj.values[index])
+            raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
+        if isinstance(obj, Shape):
+            if index == 0:
+                return BatchDim()
+            return obj.value.shape[index]
+        if isinstance(obj, Tensor):
+            return self._tensor_index(obj, index, node)
+        if isinstance(obj, Unknown):
+            return obj
+        return obj[index]
+
+    def _slice(self, s, env):
+        if isinstance(s, cst.Index):
+            return self._eval(s.value, env)
+        return slice(*(None if part is None else self._eval(part, env) for part in (s.lower, s.upper, s.step)))
+
+    def _tensor_index(self, t: Tensor, index, node):
+        """``seq[:, -1]`` of a forward RNN's sequence output is its final state."""
+        v = t.value
+        prod = v.producer
+        last_step = index in ((slice(None), -1), (slice(None), -1, slice(None)))
+        if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
+                and prod.attrs["return_state"] and not prod.attrs["go_backwards"]:
+            return Tensor(prod.outputs[1])
+        raise Unsupported(f"tensor indexing {_code(node)!r} is not supported")
+
+    def _eval_Call(self, node, env):
+        func = self._eval(node.func, env)
+        args, kwargs = [], {}
+        for arg in node.args:
+            value = self._eval(arg.value, env)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "*":
+                args.extend(self._iterate(value, arg.value))
+            elif arg.star == "**":
+                kwargs.update(value)
+            else:
+                args.append(value)
+        return self._call(func, args, kwargs, node)
+
+    def _call(self, func, args, kwargs, node):
+        span = self._span(node)
+        if isinstance(func, Ref):
+            return self._call_api(func.path, args, kwargs, node)
+        if isinstance(func, ClassRef):
+            if not func.is_module:
+                raise Unsupported(f"class {func.node.name.value} is not an nn.Module")
+            return self._instantiate(func, args, kwargs, node)
+        if isinstance(func, FunctionRef):
+            return self._call_function(func, args, kwargs, node)
+        if isinstance(func, Mod):
+            return self._call_module(func, args, kwargs, span)
+        if isinstance(func, Bound):
+            return self._call_method(func, args, kwargs, node)
+        if callable(func) and func in _SAFE_BUILTINS.values():
+            if any(isinstance(a, (Unknown, Tensor)) for a in args):
+                return Unknown("builtin on an unknown value")
+            if func is len and args and isinstance(args[0], Mod):
+                return len(args[0].items)
+            return func(*args, **kwargs)
+        if isinstance(func, Unknown):
+            raise Unsupported(f"{_code(node.func)!r} is not known statically")
+        raise Unsupported(f"call {_code(node)!r} is not supported")
+
+    def _call_api(self, path: str, args, kwargs, node):
+        span = self._span(node)
+        if path == "builtins.super":
+            return _Super()
+        api = torch_api(path)
+        if api is not None and api.startswith("nn.") and "." not in api[3:]:
+            return self._construct(api[3:], args, kwargs, span)
+        if path in ("torch.nn.init", ) or path.startswith("torch.nn.init."):
+            raise Unsupported(f"{path}: custom initialisation is not translated yet")
+        fname = _FUNCTION_ALIASES.get(path) or (api[2:] if api is not None and api.startswith("F.") else None)
+        if fname is not None:
+            return self._functional(fname, args, kwargs, span)
+        if path in _MERGE_FUNCTIONS:
+            return self._add(_MERGE_FUNCTIONS[path], [a.value for a in args[:2]], {}, span, _MERGE_FUNCTIONS[path])
+        if path == "torch.cat" or path == "torch.concat":
+            tensors = args[0] if args else kwargs["tensors"]
+            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+            if dim == 0:
+                raise Unsupported("torch.cat along the batch axis is not supported")
+            return self._add("concat", [t.value for t in tensors], {"axis": dim}, span, "concat")
+        if path == "torch.flatten":
+            return self._tensor_method(args[0], "flatten", args[1:], kwargs, node)
+        if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
+                    "torch.unsqueeze"):
+            return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
+        if path.split(".")[0] == "torch":
+            raise Unsupported(f"{path} is not supported yet")
+        if path.split(".")[0] in ("math",):
+            import math as _math
+
+            fn = getattr(_math, path.split(".", 1)[1], None)
+            if fn is not None and not any(isinstance(a, (Unknown, Tensor)) for a in args):
+                return fn(*args)
+        return Unknown(path)
+
+    def _construct(self, cls_name: str, args, kwargs, span: Span) -> Any:
+        if cls_name == "Sequential":
+            if len(args) == 1 and isinstance(args[0], dict):
+                return Mod("module_dict", span, items=dict(args[0]), cls_name="Sequential")
+            items = list(args)
+            if not all(isinstance(m, Mod) for m in items):
+                raise Unsupported("nn.Sequential of something that is not a module")
+            return Mod("sequential", span, items=items, cls_name="Sequential")
+        if cls_name == "ModuleList":
+            items = list(args[0]) if args else list(kwargs.get("modules") or [])
+            return Mod("module_list", span, items=items, cls_name="ModuleList")
+        if cls_name == "ModuleDict":
+            return Mod("module_dict", span, items=dict(args[0]) if args else {}, cls_name="ModuleDict")
+        if cls_name == "Parameter":
+            data = args[0] if args else kwargs.get("data")
+            raise Unsupported(f"nn.Parameter is not translated yet (shape {getattr(data, 'shape', '?')})")
+        if any(isinstance(a, (Unknown, Tensor)) for a in list(args) + list(kwargs.values())):
+            bad = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, (Unknown, Tensor)))
+            raise Unsupported(f"nn.{cls_name}: an argument is not known statically ({getattr(bad, 'reason', '')})")
+        layer = tm.recognize(cls_name, list(args), dict(kwargs))
+        return Mod("leaf", span, layer=layer, cls_name=cls_name)
+
+    def _instantiate(self, cls: ClassRef, args, kwargs, node) -> Mod:
+        mod = Mod("user", self._span(node), cls=cls, cls_name=cls.node.name.value)
+        init = cls.method("__init__")
+        if init is not None:
+            self._run_method(mod, init, args, kwargs, node)
+        return mod
+
+    def _run_method(self, obj: Mod, fn: cst.FunctionDef, args, kwargs, node):
+        env = Env(self.globals)
+        params = fn.params.params
+        env.vars[params[0].name.value] = obj
+        self._bind_params(env, params[1:], args, kwargs, fn)
+        self.depth += 1
+        if self.depth > 40:
+            raise Unsupported("recursion too deep")
+        try:
+            self._exec_block(fn.body.body, env)
+        except _Return as ret:
+            return ret.value
+        finally:
+            self.depth -= 1
+        return None
+
+    def _bind_params(self, env: Env, params, args, kwargs, fn) -> None:
+        if len(args) > len(params):
+            raise Unsupported(f"{fn.name.value}: too many arguments")
+        for i, p in enumerate(params):
+            name = p.name.value
+            if i < len(args):
+                env.vars[name] = args[i]
+            elif name in kwargs:
+                env.vars[name] = kwargs[name]
+            elif p.default is not None:
+                env.vars[name] = self._eval(p.default, self.globals)
+            else:
+                raise Unsupported(f"{fn.name.value}: missing argument {name}")
+
+    def _call_function(self, fn: FunctionRef, args, kwargs, node):
+        env = Env(self.globals)
+        self._bind_params(env, fn.node.params.params, args, kwargs, fn.node)
+        self.depth += 1
+        if self.depth > 40:
+            raise Unsupported("recursion too deep")
+        try:
+            self._exec_block(fn.node.body.body, env)
+        except _Return as ret:
+            return ret.value
+        finally:
+            self.depth -= 1
+        return None
+
+    def _call_method(self, bound: Bound, args, kwargs, node):
+        obj, name = bound.obj, bound.name
+        if isinstance(obj, _Super):
+            if name == "__init__":
+                return None
+            raise Unsupported(f"super().{name}() is not supported")
+        if isinstance(obj, Mod):
+            if obj.kind == "user" and name == "__init__":
+                return None
+            if obj.kind == "user" and obj.cls.method(name) is not None:
+                return self._run_method(obj, obj.cls.method(name), args, kwargs, node)
+            if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
+                getattr(obj.items, name)(*args)
+                return None
+            if name == "forward":
+                return self._call_module(obj, args, kwargs, self._span(node))
+            if name in ("apply", "_init_weights", "init_weights"):
+                raise Unsupported(f".{name}(...): custom initialisation is not translated yet")
+            raise Unsupported(f"module method .{name}() is not supported")
+        if isinstance(obj, Tensor):
+            return self._tensor_method(obj, name, args, kwargs, node)
+        if isinstance(obj, (list, dict, str, tuple)):
+            return getattr(obj, name)(*args, **kwargs)
+        raise Unsupported(f"method .{name}() is not supported")
+
+    # -- IR construction ------------------------------------------------------------------
+    def _add(self, op: str, inputs: list[Value], attrs: dict, span: Span, hint: str,
+             n_out: int = 1, name: str | None = None, mod: Mod | None = None) -> Any:
+        graph = self.graph
+        if graph is None:
+            raise Unsupported("tensor operations outside forward")
+        for v in inputs:
+            if not isinstance(v, Value):
+                raise Unsupported(f"{op}: an input is not a tensor")
+        try:
+            node = graph.add_node(op, name or self._fresh(hint), inputs, n_out, attrs=attrs, span=span)
+        except TypeError as exc:
+            raise Unsupported(f"{op}: {exc}") from None
+        if mod is not None:
+            node.meta["layer"] = mod
+            node.meta["torch_path"] = mod.path
+            node.source_name = node.name
+        node.meta["call_span"] = span
+        try:
+            infer_node(node)
+        except (IRError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+            raise FrontendError(f"{op}: {exc}", span) from None
+        if n_out == 1:
+            return Tensor(node.outputs[0])
+        return [Tensor(v) for v in node.outputs]
+
+    def _call_module(self, mod: Mod, args, kwargs, span: Span):
+        if mod.kind == "user":
+            forward = mod.cls.method("forward")
+            if forward is None:
+                raise Unsupported(f"{mod.cls_name} has no forward")
+            return self._run_method(mod, forward, args, kwargs, forward)
+        if mod.kind == "sequential":
+            x = args[0]
+            for m in mod.items:
+                x = self._call_module(m, [x], {}, span)
+            return x
+        if mod.kind in ("module_list", "module_dict"):
+            raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        if not args or not all(isinstance(a, Tensor) for a in args[:1]):
+            raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
+        return self._apply_layer(mod.layer, mod, [a.value for a in args if isinstance(a, Tensor)], span)
+
+    def _apply_layer(self, layer: TorchLayer, mod: Mod | None, inputs: list[Value], span: Span):
+        x = inputs[0]
+        for w in layer.warnings:
+            if w not in self.warned:
+                self.warned.add(w)
+                self.program.warn(span, w)
+        name = self._layer_name(mod) if mod is not None else None
+        if layer.kind == "rnn":
+            return self._apply_rnn(layer, mod, x, span)
+        op, attrs = layer.op, dict(layer.attrs)
+        if op.startswith("upsample") and layer.extra.get("rank_from_input"):
+            rank = len(x.shape) - 2
+            op = f"upsample{rank}d"
+            attrs["size"] = (attrs["size"][0],) * rank
+        if layer.extra.get("count_include_pad") and attrs["padding"] != "valid":
+            pad_name = f"{name}_pad" if name else self._fresh("pad")
+            x = self._add(f"pad{len(attrs['pool_size'])}d", [x], {"pads": attrs["padding"]}, span, "pad",
+                          name=pad_name).value
+            attrs["padding"] = "valid"
+        if layer.in_features is not None and op != "dense":
+            channels = x.shape[1] if is_channels_first(x.layout) or len(x.shape) == 2 else x.shape[-1]
+            if channels is not None and channels != layer.in_features:
+                raise FrontendError(f"nn.{mod.cls_name if mod else op} expects {layer.in_features} input "
+                                    f"channels, the tensor has {channels} (shape {x.shape})", span)
+        if op == "dense" and layer.in_features is not None and x.shape[-1] != layer.in_features:
+            raise FrontendError(f"nn.Linear expects {layer.in_features} input features, the tensor has "
+                                f"{x.shape[-1]} (shape {x.shape})", span)
+        if op in ("batch_norm",) and len(x.shape) == 2:
+            attrs["axis"] = 1
+        if op == "softmax" or op == "log_softmax" or op == "concat":
+            pass
+        if op == "layer_norm":
+            shape = layer.extra["normalized_shape"]
+            if tuple(x.shape[-len(shape):]) != tuple(shape):
+                raise FrontendError(f"nn.LayerNorm{shape}: the tensor's trailing shape is {x.shape}", span)
+        if op == "flatten" and len(x.shape) == 2:
+            return Tensor(x)
+        out = self._add(op, [x], attrs, span, op, name=name, mod=mod)
+        if op == "reshape":
+            out.value.producer.meta["out_layout"] = self._reshape_layout(len(out.value.shape))
+            infer_node(out.value.producer)
+        return out
+
+    def _apply_rnn(self, layer: TorchLayer, mod: Mod, x: Value, span: Span):
+        n_layers, bidi, dropout = layer.extra["num_layers"], layer.extra["bidirectional"], layer.extra["dropout"]
+        if layer.in_features is not None and x.shape[-1] != layer.in_features:
+            raise FrontendError(f"nn.{mod.cls_name} expects input_size {layer.in_features}, the tensor has "
+                                f"{x.shape[-1]} features (shape {x.shape})", span)
+        base = self._layer_name(mod)
+        states_h, states_c = [], []
+        op = layer.op
+        inner = ops_table.get(op).complete_attrs(layer.attrs)
+        for i in range(n_layers):
+            name = base if n_layers == 1 else f"{base}_l{i}"
+            if bidi:
+                outs = self._add("bidirectional", [x], {"merge_mode": "concat", "layer": {"op": op, "attrs": inner}},
+                                 span, op, n_out=1 + (4 if op == "lstm" else 2), name=name, mod=mod)
+                per = 2 if op == "lstm" else 1
+                fwd, bwd = outs[1:1 + per], outs[1 + per:]
+                states_h += [fwd[0].value, bwd[0].value]
+                if op == "lstm":
+                    states_c += [fwd[1].value, bwd[1].value]
+            else:
+                outs = self._add(op, [x], inner, span, op, n_out=3 if op == "lstm" else 2, name=name, mod=mod)
+                states_h.append(outs[1].value)
+                if op == "lstm":
+                    states_c.append(outs[2].value)
+            node = outs[0].value.producer
+            node.meta["torch_layer_index"] = i
+            x = outs[0].value
+            if dropout and i < n_layers - 1:
+                x = self._add("dropout", [x], {"rate": dropout}, span, "dropout", name=f"{base}_dropout{i}").value
+        seq = Tensor(x)
+        if op == "lstm":
+            return (seq, (RNNStates(states_h), RNNStates(states_c)))
+        return (seq, RNNStates(states_h))
+
+    def _reshape_layout(self, rank: int) -> str | None:
+        """A reshape in torch produces a channels-first map (rank 3 to 5)."""
+        return CHANNELS_FIRST.get(rank)
+
+    def _functional(self, fname: str, args, kwargs, span: Span):
+        if fname in ("flatten",):
+            return self._tensor_method(args[0], "flatten", args[1:], kwargs, None, span)
+        if fname == "dropout" or fname == "dropout2d":
+            training = kwargs.pop("training", True)
+            if training is False:
+                return args[0]
+        if not args or not isinstance(args[0], Tensor):
+            raise Unsupported(f"F.{fname}: the first argument is not a tensor")
+        layer = tm.recognize_function(fname, [None] + list(args[1:]), kwargs)
+        x = args[0].value
+        hint = layer.op if layer.op else fname
+        if fname.startswith("max_pool") or fname.startswith("avg_pool") or fname.startswith("adaptive"):
+            hint = fname
+        return self._apply_layer(layer, None, [x], span) if layer.kind != "op" else \
+            self._apply_functional(layer, x, span, hint)
+
+    def _apply_functional(self, layer: TorchLayer, x: Value, span: Span, hint: str):
+        op, attrs = layer.op, dict(layer.attrs)
+        if op.startswith("upsample") and layer.extra.get("rank_from_input"):
+            rank = len(x.shape) - 2
+            op = f"upsample{rank}d"
+            attrs["size"] = (attrs["size"][0],) * rank
+        if layer.extra.get("count_include_pad") and attrs["padding"] != "valid":
+            x = self._add(f"pad{len(attrs['pool_size'])}d", [x], {"pads": attrs["padding"]}, span, "pad").value
+            attrs["padding"] = "valid"
+        return self._add(op, [x], attrs, span, hint)
+
+    def _tensor_method(self, t, name, args, kwargs, node, span: Span | None = None):
+        span = span or self._span(node)
+        if not isinstance(t, Tensor):
+            raise Unsupported(f".{name}() on something that is not a tensor")
+        x = t.value
+        rank = len(x.shape)
+        if name in ("contiguous", "float", "clone"):
+            return t
+        if name == "size":
+            if args:
+                return BatchDim() if args[0] == 0 else x.shape[args[0]]
+            return Shape(x)
+        if name == "dim":
+            return rank
+        if name in _METHOD_FUNCTIONS:
+            return self._functional(name, [t] + list(args), kwargs, span)
+        if name in ("flatten",):
+            start = args[0] if args else kwargs.get("start_dim", 0 if node is None else 0)
+            end = args[1] if len(args) > 1 else kwargs.get("end_dim", -1)
+            if start != 1 or end != -1:
+                raise Unsupported(f"flatten(start_dim={start}, end_dim={end}): only start_dim=1 is supported")
+            if rank == 2:
+                return t
+            return self._add("flatten", [x], {}, span, "flatten")
+        if name in ("view", "reshape"):
+            shape = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
+            if not shape or not (isinstance(shape[0], BatchDim) or shape[0] == -1):
+                raise Unsupported(f".{name}{tuple(shape)}: the first size must be the batch (x.size(0) or -1)")
+            rest = shape[1:]
+            if shape == [-1] and math.prod(x.shape[1:]) == 1:
+                rest = []  # (N, 1, ..., 1).view(-1): one number per example
+                out = self._add("reshape", [x], {"shape": ()}, span, "reshape")
+                return out
+            if shape[0] == -1 and -1 in rest:
+                raise Unsupported(f".{name}: two -1 sizes")
+            if not all(isinstance(s, int) for s in rest):
+                raise Unsupported(f".{name}{tuple(shape)}: sizes must be known statically")
+            if -1 in rest and len(rest) > 1:
+                known = math.prod(r for r in rest if r != -1)
+                rest[rest.index(-1)] = math.prod(x.shape[1:]) // known
+            if rest in ([-1], [math.prod(x.shape[1:])]):
+                return t if rank == 2 else self._add("flatten", [x], {}, span, "flatten")
+            out = self._add("reshape", [x], {"shape": tuple(rest)}, span, "reshape")
+            out.value.producer.meta["out_layout"] = self._reshape_layout(len(rest) + 1)
+            infer_node(out.value.producer)
+            return out
+        if name in ("permute", "transpose"):
+            if name == "permute":
+                perm = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+            else:
+                a, b = (d % rank for d in args[:2])
+                perm = list(range(rank))
+                perm[a], perm[b] = perm[b], perm[a]
+                perm = tuple(perm)
+            perm = tuple(p % rank for p in perm)
+            if perm[0] != 0:
+                raise Unsupported(f".{name}: moving the batch axis is not supported")
+            out = self._add("transpose", [x], {"perm": perm}, span, "permute")
+            letters = x.layout or ""
+            new = "".join(letters[p] for p in perm) if len(letters) == rank else None
+            node_ = out.value.producer
+            if new in CHANNELS_FIRST.values() or (new and new in ("NWC", "NHWC", "NDHWC")):
+                node_.meta["out_layout"] = new
+            else:
+                node_.meta["out_layout"] = CHANNELS_FIRST.get(rank)
+            infer_node(node_)
+            return out
+        if name == "mean":
+            dims = args[0] if args else kwargs.get("dim")
+            keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+            dims = tuple(sorted(d % rank for d in ((dims,) if isinstance(dims, int) else tuple(dims))))
+            layout = x.layout or ""
+            if dims and tuple(spatial_axes(layout)) == dims and len(dims) in (1, 2, 3):
+                return self._add(f"global_avg_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "mean")
+            raise Unsupported(f".mean(dim={dims}): only a mean over all spatial axes is supported")
+        if name in ("squeeze", "unsqueeze"):
+            dim = args[0] if args else kwargs.get("dim")
+            if dim is None:
+                raise Unsupported(f".{name}() without a dim is not supported")
+            shape = list(x.shape)
+            if name == "squeeze":
+                d = dim % rank
+                if d == 0 or shape[d] != 1:
+                    return t if d != 0 and shape[d] != 1 else self._unsupported_tensor(name)
+                rest = shape[1:d] + shape[d + 1:]
+            else:
+                d = dim % (rank + 1)
+                if d == 0:
+                    return self._unsupported_tensor(name)
+                rest = shape[1:d] + [1] + shape[d:]
+            out = self._add("reshape", [x], {"shape": tuple(rest)}, span, name)
+            if len(rest) + 1 > 2:
+                out.value.producer.meta["out_layout"] = x.layout if len(rest) + 1 == rank else None
+            infer_node(out.value.producer)
+            return out
+        raise Unsupported(f"tensor method .{name}() is not supported yet")
+
+    def _unsupported_tensor(self, name):
+        raise Unsupported(f".{name}() on the batch axis is not supported")
+
+    # -- comments and leftovers ---------------------------------------------------------
+    def _attach_comments(self, graph: Graph) -> None:
+        """A comment on a forward line (or just above it) goes with the node from that line;
+        a comment on the ``nn.X(...)`` line in ``__init__`` with the layer's nodes."""
+        for node in graph.nodes:
+            lines = set()
+            for span in (node.span, getattr(node.meta.get("layer"), "span", None)):
+                if span is None:
+                    continue
+                lines.add(span.line)
+                ln = span.line - 1
+                while ln in self.comments and self.comments[ln][1]:
+                    lines.add(ln)
+                    ln -= 1
+            for ln in sorted(lines):
+                text = self.comments.get(ln)
+                if text and text[0] not in node.comments and not any(
+                        text[0] in n.comments for n in graph.nodes if n is not node and n.name == node.name):
+                    if any(text[0] in other.comments for other in graph.nodes):
+                        continue
+                    node.comments.append(text[0])
+
+    def _report_unsupported_statements(self) -> None:
+        """Statements outside the models (the training loop, data code) are not translated
+        yet: each top-level definition or statement that uses torch is a stub."""
+        torch_names = self._torch_names() | {n for n, c in self.classes.items() if c.is_module}
+        consumed = {md.builder for md in self.program.models if md.builder} | self.stubbed_builders
+        model_classes = set()
+        for md in self.program.models:
+            model_classes.add(md.class_name)
+        stubs = []
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.ClassDef) and self.classes.get(stmt.name.value) and \
+                    self.classes[stmt.name.value].is_module:
+                continue
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in consumed:
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                continue
+            if _mentions(stmt, torch_names | {n for n in self.functions if n in consumed}) and \
+                    not _only_builds(stmt, consumed):
+                stubs.append(stmt)
+        self.program.meta["torch_stub_statements"] = [id(s) for s in stubs]
+        for stmt in stubs:
+            span = self._span(stmt)
+            label = (f"def {stmt.name.value}" if isinstance(stmt, cst.FunctionDef)
+                     else _code(stmt).strip().splitlines()[0][:60])
+            self.program.stub(span, f"{label}: uses PyTorch outside the model (the training program is not "
+                                    "translated to Keras yet)", self.lines[span.line - 1].strip())
+
+
+# ---------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    raise ValueError(node)
+
+
+def _code(node) -> str:
+    try:
+        return cst.Module([]).code_for_node(node)
+    except Exception:  # noqa: BLE001
+        return type(node).__name__
+
+
+def _mentions(node, names: set[str]) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal found
+            if n.value in names:
+                found = True
+
+    node.visit(V())
+    return found
+
+
+def _is_init_code(stmt) -> bool:
+    """``for m in self.modules(): nn.init...``, ``self.apply(fn)``, ``nn.init.x_(...)``."""
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            nonlocal found
+            if n.attr.value in ("modules", "reset_parameters", "named_modules") and \
+                    isinstance(n.value, cst.Name) and n.value.value == "self":
+                found = True
+            if n.attr.value == "apply":
+                found = True
+            if n.attr.value == "init" and isinstance(n.value, cst.Name) and n.value.value == "nn":
+                found = True
+
+    if isinstance(stmt, (cst.For, cst.SimpleStatementLine)):
+        stmt.visit(V())
+    return found
+
+
+def _only_builds(stmt, builders: set[str]) -> bool:
+    return False
+
+
+def _returns_nothing(fn: cst.FunctionDef) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Return(self, n: cst.Return) -> None:
+            nonlocal found
+            if n.value is not None:
+                found = True
+
+        def visit_FunctionDef(self, n) -> bool:
+            return n is fn
+
+    fn.visit(V())
+    return not found
+
+
+def _snake(name: str) -> str:
+    import re
+
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+def _walk(mod: Mod, path: str = ""):
+    yield path, mod
+    for key, child in mod.children():
+        yield from _walk(child, f"{path}.{key}" if path else key)
+
+
+def _walk_params(mod: Mod):
+    for path, m in _walk(mod):
+        if m.kind == "user":
+            for k, v in m.attrs.items():
+                if isinstance(v, ParamObj):
+                    yield f"{path}.{k}" if path else k, v
+
+
+def _assign_paths(mod: Mod, path: str) -> None:
+    """Every module's state_dict prefix (``features.0``, ``blocks.1.conv``)."""
+    for p, m in _walk(mod):
+        m.path = p
+
+
+def _class_names_in(mod: Mod) -> set[str]:
+    return {m.cls.node.name.value for _, m in _walk(mod) if m.kind == "user"}
+
+
+def _simplify_rnns(graph: Graph) -> None:
+    """RNN nodes were built returning everything torch returns; keep what is read.
+
+    A forward layer whose sequence and cell state go unused becomes ``return_sequences=
+    False`` with the final hidden state as its only output (Keras' idiomatic ``LSTM(u)``);
+    unread states are dropped (``return_state=False``).
+    """
+    used = {id(v) for n in graph.nodes for v in n.inputs} | {id(v) for v in graph.outputs}
+    for node in graph.nodes:
+        if node.op in ("lstm", "gru", "simple_rnn"):
+            seq, h, *rest = node.outputs
+            if id(seq) not in used and not any(id(c) in used for c in rest) and id(h) in used:
+                node.attrs["return_sequences"] = False
+                node.attrs["return_state"] = False
+                node.outputs = [h]
+            elif not any(id(s) in used for s in node.outputs[1:]):
+                node.attrs["return_state"] = False
+                node.outputs = [seq]
+        elif node.op == "bidirectional":
+            inner = node.attrs["layer"]["attrs"]
+            if not any(id(s) in used for s in node.outputs[1:]):
+                node.attrs["layer"] = {"op": node.attrs["layer"]["op"], "attrs": {**inner, "return_state": False}}
+                node.outputs = node.outputs[:1]
+    for node in graph.nodes:
+        infer_node(node)
+
+
+def _prune(graph: Graph) -> None:
+    """Drop nodes nothing reads (a layer built but unused in forward)."""
+    live = {id(v) for v in graph.outputs}
+    keep = []
+    for node in reversed(graph.nodes):
+        if any(id(v) in live for v in node.outputs):
+            keep.append(node)
+            live.update(id(v) for v in node.inputs)
+    graph.nodes = list(reversed(keep))
+
+
+def read_torch(source: str, path: str = "<string>") -> Program:
+    """Parse a PyTorch script into a Program."""
+    return TorchFrontend(source, path).run()

@@ -1,0 +1,344 @@
+"""Keras emitters: one per op family, registered by decorator.
+
+An emitter turns an IR node (after the Keras passes: channels-last, Keras paddings) into
+a ``KerasEmission``: the ``layers.X(...)`` constructor (named after the source module,
+``name="conv1"``), or, for an op Keras has as a function only, the ``keras.ops``
+expression over the input expressions. Arguments equal to Keras' defaults are left out;
+torch defaults that differ from Keras' are written out (BatchNormalization momentum and
+epsilon, LeakyReLU slope, LayerNormalization epsilon).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Node
+
+
+@dataclass
+class KerasEmission:
+    """``layer`` is a constructor expression (the layer is called on the inputs), or
+    ``call(ins)`` gives an expression over the input expressions (a ``keras.ops`` call)."""
+
+    layer: str | None = None
+    call: Callable[[list[str]], str] | None = None
+    merge: bool = False  # the layer takes a list of inputs
+
+
+Emitter = Callable[[Node], KerasEmission]
+_EMITTERS: dict[str, Emitter] = {}
+
+
+def emitter(*ops: str) -> Callable[[Emitter], Emitter]:
+    """Register a Keras emitter for ``ops`` (refuses duplicates and unknown ops)."""
+
+    def deco(fn: Emitter) -> Emitter:
+        for name in ops:
+            ops_table.get(name)
+            if name in _EMITTERS:
+                raise ValueError(f"keras emitter for {name} registered twice")
+            _EMITTERS[name] = fn
+        return fn
+
+    return deco
+
+
+def has_emitter(op: str) -> bool:
+    return op in _EMITTERS
+
+
+def emit(node: Node) -> KerasEmission:
+    return _EMITTERS[node.op](node)
+
+
+def lit(value) -> str:
+    if isinstance(value, float):
+        text = repr(value)
+        return text
+    if isinstance(value, tuple):
+        if len(value) == 1:
+            return f"({lit(value[0])},)"
+        return "(" + ", ".join(lit(v) for v in value) + ")"
+    return repr(value)
+
+
+def size(value: tuple) -> str:
+    """A per-axis size tuple, as one int when all are equal (Keras' idiom)."""
+    if len(set(value)) == 1:
+        return lit(value[0])
+    return lit(tuple(value))
+
+
+def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
+    parts = list(args)
+    for key, value in kwargs.items():
+        if value is not None:
+            parts.append(f"{key}={value}")
+    parts.append(f'name="{node.name}"')
+    return f"layers.{cls}({', '.join(parts)})"
+
+
+# ---------------------------------------------------------------------------------
+# Dense and convolutions
+# ---------------------------------------------------------------------------------
+@emitter("dense")
+def emit_dense_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("Dense", node, lit(a["units"]), use_bias=None if a["use_bias"] else "False"))
+
+
+def _pad(p) -> str | None:
+    return None if p == "valid" else lit(p)
+
+
+def _dilation(a) -> str | None:
+    return None if set(a["dilation"]) == {1} else size(a["dilation"])
+
+
+def _strides(a) -> str | None:
+    return None if set(a["strides"]) == {1} else size(a["strides"])
+
+
+@emitter("conv1d", "conv2d", "conv3d")
+def emit_conv_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    cls = f"Conv{node.op[4]}D"
+    return KerasEmission(layer(cls, node, lit(a["filters"]), size(a["kernel_size"]), strides=_strides(a),
+                               padding=_pad(a["padding"]), dilation_rate=_dilation(a),
+                               groups=None if a["groups"] == 1 else lit(a["groups"]),
+                               use_bias=None if a["use_bias"] else "False"))
+
+
+@emitter("depthwise_conv2d")
+def emit_depthwise_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("DepthwiseConv2D", node, size(a["kernel_size"]), strides=_strides(a),
+                               padding=_pad(a["padding"]),
+                               depth_multiplier=None if a["depth_multiplier"] == 1 else lit(a["depth_multiplier"]),
+                               dilation_rate=_dilation(a), use_bias=None if a["use_bias"] else "False"))
+
+
+@emitter("conv_transpose1d", "conv_transpose2d")
+def emit_conv_transpose_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    cls = f"Conv{node.op[-2]}DTranspose"
+    return KerasEmission(layer(cls, node, lit(a["filters"]), size(a["kernel_size"]), strides=_strides(a),
+                               padding=_pad(a["padding"]),
+                               output_padding=None if a["output_padding"] is None else size(a["output_padding"]),
+                               dilation_rate=_dilation(a), use_bias=None if a["use_bias"] else "False"))
+
+
+# ---------------------------------------------------------------------------------
+# Pooling, padding, resampling
+# ---------------------------------------------------------------------------------
+@emitter("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d")
+def emit_pool_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    kind = "Max" if node.op.startswith("max") else "Average"
+    cls = f"{kind}Pooling{node.op[-2]}D"
+    strides = None if a["strides"] == a["pool_size"] else size(a["strides"])
+    return KerasEmission(layer(cls, node, size(a["pool_size"]), strides=strides, padding=_pad(a["padding"])))
+
+
+@emitter("global_avg_pool1d", "global_avg_pool2d", "global_avg_pool3d",
+         "global_max_pool1d", "global_max_pool2d", "global_max_pool3d")
+def emit_global_pool_keras(node: Node) -> KerasEmission:
+    kind = "Average" if "avg" in node.op else "Max"
+    cls = f"Global{kind}Pooling{node.op[-2]}D"
+    return KerasEmission(layer(cls, node, keepdims="True" if node.attrs["keepdims"] else None))
+
+
+def _pairs(pairs) -> str:
+    if len(pairs) == 1:
+        return lit(tuple(pairs[0]))
+    return lit(tuple(tuple(p) for p in pairs))
+
+
+@emitter("pad1d", "pad2d", "pad3d")
+def emit_pad_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer(f"ZeroPadding{node.op[-2]}D", node, _pairs(node.attrs["pads"])))
+
+
+@emitter("crop1d", "crop2d", "crop3d")
+def emit_crop_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer(f"Cropping{node.op[-2]}D", node, _pairs(node.attrs["cropping"])))
+
+
+@emitter("upsample1d", "upsample2d")
+def emit_upsample_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    if node.op == "upsample1d":
+        return KerasEmission(layer("UpSampling1D", node, lit(a["size"][0])))
+    interp = None if a["interpolation"] == "nearest" else lit(a["interpolation"])
+    return KerasEmission(layer("UpSampling2D", node, size(a["size"]), interpolation=interp))
+
+
+# ---------------------------------------------------------------------------------
+# Shape ops
+# ---------------------------------------------------------------------------------
+@emitter("flatten")
+def emit_flatten_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer("Flatten", node))
+
+
+@emitter("reshape")
+def emit_reshape_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer("Reshape", node, lit(tuple(node.attrs["shape"]))))
+
+
+@emitter("transpose")
+def emit_transpose_keras(node: Node) -> KerasEmission:
+    perm = node.attrs["perm"]
+    return KerasEmission(layer("Permute", node, lit(tuple(p for p in perm[1:]))))
+
+
+@emitter("repeat_vector")
+def emit_repeat_vector_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer("RepeatVector", node, lit(node.attrs["n"])))
+
+
+@emitter("identity")
+def emit_identity_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer("Identity", node))
+
+
+# ---------------------------------------------------------------------------------
+# Regularisation and normalisation
+# ---------------------------------------------------------------------------------
+@emitter("dropout")
+def emit_dropout_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer("Dropout", node, lit(node.attrs["rate"])))
+
+
+@emitter("spatial_dropout")
+def emit_spatial_dropout_keras(node: Node) -> KerasEmission:
+    rank = len(node.inputs[0].shape) - 2
+    return KerasEmission(layer(f"SpatialDropout{rank}D", node, lit(node.attrs["rate"])))
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.10g}")
+
+
+@emitter("batch_norm")
+def emit_batch_norm_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("BatchNormalization", node, axis=None if a["axis"] == -1 else lit(a["axis"]),
+                               momentum=lit(_round(a["momentum"])), epsilon=lit(a["epsilon"]),
+                               center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+
+
+@emitter("layer_norm")
+def emit_layer_norm_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    axis = a["axis"]
+    axis_text = None if tuple(axis) == (-1,) else lit(list(axis)).replace("(", "[").replace(")", "]")
+    return KerasEmission(layer("LayerNormalization", node, axis=axis_text, epsilon=lit(a["epsilon"]),
+                               center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+
+
+@emitter("rescaling")
+def emit_rescaling_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("Rescaling", node, lit(a["scale"]), offset=None if not a["offset"] else lit(a["offset"])))
+
+
+# ---------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------
+@emitter("relu")
+def emit_relu_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("ReLU", node, max_value=None if a["max_value"] is None else lit(a["max_value"]),
+                               negative_slope=None if not a["negative_slope"] else lit(a["negative_slope"]),
+                               threshold=None if not a["threshold"] else lit(a["threshold"])))
+
+
+for _op in ("sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
+    emitter(_op)((lambda name: lambda node: KerasEmission(layer("Activation", node, repr(name))))(_op))
+
+
+@emitter("gelu")
+def emit_gelu_keras(node: Node) -> KerasEmission:
+    if node.attrs["approximate"]:
+        return KerasEmission(call=lambda ins: f"keras.ops.gelu({ins[0]}, approximate=True)")
+    return KerasEmission(layer("Activation", node, '"gelu"'))
+
+
+@emitter("elu")
+def emit_elu_keras(node: Node) -> KerasEmission:
+    alpha = node.attrs["alpha"]
+    return KerasEmission(layer("ELU", node, alpha=None if alpha == 1.0 else lit(alpha)))
+
+
+@emitter("leaky_relu")
+def emit_leaky_relu_keras(node: Node) -> KerasEmission:
+    return KerasEmission(layer("LeakyReLU", node, negative_slope=lit(node.attrs["negative_slope"])))
+
+
+@emitter("softmax")
+def emit_softmax_keras(node: Node) -> KerasEmission:
+    axis = node.attrs["axis"] % len(node.inputs[0].shape)
+    last = len(node.inputs[0].shape) - 1
+    return KerasEmission(layer("Softmax", node, axis=None if axis == last else lit(axis)))
+
+
+@emitter("log_softmax")
+def emit_log_softmax_keras(node: Node) -> KerasEmission:
+    axis = node.attrs["axis"] % len(node.inputs[0].shape)
+    last = len(node.inputs[0].shape) - 1
+    return KerasEmission(call=lambda ins: f"keras.ops.log_softmax({ins[0]}, axis={-1 if axis == last else axis})")
+
+
+# ---------------------------------------------------------------------------------
+# Merges
+# ---------------------------------------------------------------------------------
+for _op, _cls in (("add", "Add"), ("subtract", "Subtract"), ("multiply", "Multiply"), ("average", "Average"),
+                  ("maximum", "Maximum"), ("minimum", "Minimum")):
+    emitter(_op)((lambda cls: lambda node: KerasEmission(layer(cls, node), merge=True))(_cls))
+
+
+@emitter("concat")
+def emit_concat_keras(node: Node) -> KerasEmission:
+    rank = len(node.inputs[0].shape)
+    axis = node.attrs["axis"] % rank
+    return KerasEmission(layer("Concatenate", node, axis=None if axis == rank - 1 else lit(axis)), merge=True)
+
+
+# ---------------------------------------------------------------------------------
+# Embedding and recurrent layers
+# ---------------------------------------------------------------------------------
+@emitter("embedding")
+def emit_embedding_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"])))
+
+
+_RNN_CLASS = {"lstm": "LSTM", "gru": "GRU", "simple_rnn": "SimpleRNN"}
+
+
+def _rnn_args(op: str, a: dict) -> dict:
+    return {"use_bias": None if a["use_bias"] else "False",
+            "return_sequences": "True" if a["return_sequences"] else None,
+            "return_state": "True" if a["return_state"] else None,
+            "go_backwards": "True" if a["go_backwards"] else None}
+
+
+@emitter("simple_rnn", "lstm", "gru")
+def emit_rnn_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer(_RNN_CLASS[node.op], node, lit(a["units"]), **_rnn_args(node.op, a)))
+
+
+@emitter("bidirectional")
+def emit_bidirectional_keras(node: Node) -> KerasEmission:
+    inner = node.attrs["layer"]
+    a = inner["attrs"]
+    args = _rnn_args(inner["op"], a)
+    parts = [lit(a["units"])] + [f"{k}={v}" for k, v in args.items() if v is not None]
+    inner_text = f"layers.{_RNN_CLASS[inner['op']]}({', '.join(parts)})"
+    mode = node.attrs["merge_mode"]
+    return KerasEmission(layer("Bidirectional", node, inner_text,
+                               merge_mode=None if mode == "concat" else ("None" if mode == "none" else repr(mode))))

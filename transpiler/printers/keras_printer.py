@@ -1,0 +1,296 @@
+"""Keras printer: an ir.Program that came from a PyTorch script → an idiomatic Keras 3 script.
+
+Each model becomes a builder of the source builder's name and signature (``def
+build_model(...)``) that returns a ``keras.Sequential`` when the graph is a plain chain,
+else a Functional ``keras.Model`` over ``keras.Input(shape=...)`` (channels-last). Layers
+are named after the torch modules (``name="conv1"``, ``name="features_0"``). The rest
+of the file is kept: its docstring, the imports that are not torch, constants and plain
+Python helpers; a definition or statement that still uses PyTorch (the training loop,
+data code) becomes a marked stub that raises ``NotImplementedError`` and quotes the
+source line. The result is black-formatted and deterministic.
+"""
+
+from __future__ import annotations
+
+import keyword
+
+import black
+import libcst as cst
+
+from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import keras_ops
+
+_HEADER = ["import keras", "from keras import layers"]
+
+
+def _code(node) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class _Names:
+    """Variable names for the builder body: the user's names when free, else layer names."""
+
+    def __init__(self, reserved: set[str]):
+        self.reserved = set(reserved) | set(keyword.kwlist) | {"keras", "layers", "model"}
+        self.bound: dict[str, Value] = {}
+        self.used: set[str] = set()
+
+    def fresh(self, hint: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
+        if base[0].isdigit():
+            base = f"t_{base}"
+        name, n = base, 1
+        while name in self.reserved or name in self.used:
+            name = f"{base}_{n}"
+            n += 1
+        self.used.add(name)
+        return name
+
+
+def chain_of(graph: Graph) -> bool:
+    """True when the graph is a plain chain of layers (a ``keras.Sequential``)."""
+    if len(graph.inputs) != 1 or len(graph.outputs) != 1:
+        return False
+    prev = graph.inputs[0]
+    names = set()
+    for node in graph.nodes:
+        if len(node.inputs) != 1 or node.inputs[0] is not prev or len(node.outputs) != 1:
+            return False
+        if node.name in names or keras_ops.emit(node).layer is None:
+            return False
+        names.add(node.name)
+        if len(graph.consumers(prev)) != 1:
+            return False
+        prev = node.outputs[0]
+    return prev is graph.outputs[0] and bool(graph.nodes)
+
+
+def _input_expr(value: Value) -> str:
+    shape = tuple(value.shape[1:])
+    shape_text = f"({shape[0]},)" if len(shape) == 1 else repr(shape)
+    parts = [f"shape={shape_text}"]
+    if value.dtype != "float32":
+        parts.append(f'dtype="{value.dtype}"')
+    if value.var:
+        parts.append(f'name="{value.var}"')
+    return f"keras.Input({', '.join(parts)})"
+
+
+def _comment_lines(node: Node, indent: str) -> list[str]:
+    return [f"{indent}{c}" for c in node.comments]
+
+
+def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
+    """The builder's body (indented four spaces) for ``md``'s graph."""
+    graph = md.graph
+    ind = "    "
+    model_name = graph.name
+    if chain_of(graph):
+        lines = [f"{ind}model = keras.Sequential(", f"{ind}    ["]
+        lines.append(f"{ind}        {_input_expr(graph.inputs[0])},")
+        for node in graph.nodes:
+            lines += _comment_lines(node, ind + "        ")
+            lines.append(f"{ind}        {keras_ops.emit(node).layer},")
+        lines += [f"{ind}    ],", f'{ind}    name="{model_name}",', f"{ind})", f"{ind}return model"]
+        return lines
+    names = _Names(reserved)
+    expr: dict[int, str] = {}
+    lines = []
+    for v in graph.inputs:
+        n = names.fresh(v.var or "inputs")
+        expr[id(v)] = n
+        lines.append(f"{ind}{n} = {_input_expr(v)}")
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    last_use: dict[int, int] = {}
+    for node in graph.nodes:
+        for v in node.inputs:
+            last_use[id(v)] = max(last_use.get(id(v), -1), order[id(node)])
+    for v in graph.outputs:
+        last_use[id(v)] = len(graph.nodes) + 1
+    holder: dict[str, int] = {}  # variable → id of the value it holds
+    counts: dict[str, int] = {}
+    for node in graph.nodes:
+        counts[node.name] = counts.get(node.name, 0) + 1
+    layer_vars: dict[str, str] = {}
+    for i, node in enumerate(graph.nodes):
+        em = keras_ops.emit(node)
+        ins = [expr[id(v)] for v in node.inputs]
+        outs = []
+        for j, v in enumerate(node.outputs):
+            hint = v.var if j == 0 and v.var else (node.name if j == 0 else f"{node.name}_state{j}")
+            name = hint
+            held = holder.get(name)
+            free = held is None or last_use.get(held, -1) <= i
+            if name in names.reserved or not free or (held is None and name in names.used):
+                name = names.fresh(node.name if j == 0 else f"{node.name}_state{j}")
+            else:
+                names.used.add(name)
+            holder[name] = id(v)
+            expr[id(v)] = name
+            outs.append(name)
+        target = ", ".join(outs)
+        lines += _comment_lines(node, ind)
+        if em.layer is None:
+            lines.append(f"{ind}{target} = {em.call(ins)}")
+            continue
+        arg = f"[{', '.join(ins)}]" if em.merge else ins[0]
+        if counts[node.name] > 1:
+            if node.name not in layer_vars:
+                lv = names.fresh(f"{node.name}_layer")
+                layer_vars[node.name] = lv
+                lines.append(f"{ind}{lv} = {em.layer}")
+            lines.append(f"{ind}{target} = {layer_vars[node.name]}({arg})")
+        else:
+            lines.append(f"{ind}{target} = {em.layer}({arg})")
+    ins = [expr[id(v)] for v in graph.inputs]
+    outs = [expr[id(v)] for v in graph.outputs]
+    inputs_text = ins[0] if len(ins) == 1 else f"[{', '.join(ins)}]"
+    outputs_text = outs[0] if len(outs) == 1 else f"[{', '.join(outs)}]"
+    lines.append(f'{ind}return keras.Model(inputs={inputs_text}, outputs={outputs_text}, name="{model_name}")')
+    return lines
+
+
+class KerasScript:
+    """Prints the whole script."""
+
+    def __init__(self, program: Program, frontend):
+        self.program = program
+        self.frontend = frontend
+        self.module: cst.Module = frontend.module
+        self.stub_ids = set(program.meta.get("torch_stub_statements", []))
+        self.builders = {md.builder: md for md in program.models if md.builder}
+        self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
+        self.class_models = {md.class_name: md for md in program.models if not md.builder}
+        self.torch_names = set(program.meta.get("torch_bindings", set()))
+
+    def reserved(self) -> set[str]:
+        names = set(self.frontend.globals.vars)
+        return names
+
+    def render(self) -> str:
+        out: list[str] = []
+        body = list(self.module.body)
+        header_done = False
+        if body and _is_docstring(body[0]):
+            out.append(_code(body[0]).rstrip("\n"))
+            body = body[1:]
+        kept_imports: list[str] = []
+        rest: list[str] = []
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                if not _imports_torch(stmt):
+                    kept_imports.append(_code(stmt).rstrip("\n"))
+                continue
+            rest.append(self.statement(stmt))
+        imports = kept_imports + _HEADER
+        if out:
+            out.append("")
+        out.extend(imports)
+        out.append("")
+        header_done = True
+        del header_done
+        text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r is not None)
+        return black.format_str(text, mode=black.Mode())
+
+    def statement(self, stmt) -> str | None:
+        if isinstance(stmt, cst.ClassDef):
+            name = stmt.name.value
+            if name in self.class_models:
+                return self.builder(self.class_models[name], None)
+            if name in self.stubbed and not self.stubbed[name]["builder"]:
+                return self.stub_builder(name, None, self.stubbed[name])
+            ref = self.frontend.classes.get(name)
+            if ref is not None and ref.is_module:
+                return None  # its layers live in the builder now
+        if isinstance(stmt, cst.FunctionDef):
+            name = stmt.name.value
+            if name in self.builders:
+                return self.builder(self.builders[name], stmt)
+            if name in self.stubbed:
+                return self.stub_builder(name, stmt, self.stubbed[name])
+        if id(stmt) in self.stub_ids:
+            return self.stub(stmt)
+        return _code(stmt)
+
+    def builder(self, md: ModelDef, fn: cst.FunctionDef | None) -> str:
+        graph = md.graph
+        unsupported = graph.meta.get("unsupported")
+        name = fn.name.value if fn is not None else md.class_name
+        params = _code(fn.params) if fn is not None else ""
+        if unsupported:
+            span, message = unsupported[0]
+            where = f"{span}" if span else self.program.path
+            return self._raise_def(name, params, f"{where}: {message}", md.comments)
+        lines = [f"def {name}({params}):"]
+        doc = f'    """The {graph.name} model, translated from PyTorch (channels-last inputs)."""'
+        lines.append(doc)
+        if fn is not None and fn.params.params:
+            ps = [p for p in fn.params.params]
+            names = ", ".join(p.name.value for p in ps)
+            defaults = ", ".join(_code(p.default) for p in ps)
+            if len(ps) == 1:
+                lines.append(f"    if {names} != {defaults}:")
+            else:
+                lines.append(f"    if ({names}) != ({defaults}):")
+            lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
+                         'default arguments only")')
+        lines += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+        return "\n".join(lines) + "\n"
+
+    def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:
+        text = message.replace("\\", "\\\\").replace('"', '\\"')
+        return (f"def {name}({params}):\n"
+                f"    # transpiler: not translated: {message}\n"
+                f'    raise NotImplementedError("transpiler: {text}")\n')
+
+    def stub_builder(self, name: str, fn, info) -> str:
+        params = _code(fn.params) if fn is not None else ""
+        span = info["span"]
+        return self._raise_def(name, params, f"{span}: {info['message']}")
+
+    def stub(self, stmt) -> str:
+        span = self.frontend._span(stmt)
+        original = _code(stmt).strip("\n").splitlines()
+        quoted = "\n".join(f"# | {line}" if line else "# |" for line in original)
+        first = original[0].strip()
+        if isinstance(stmt, cst.FunctionDef):
+            params = _code(stmt.params)
+            msg = f"{span}: {stmt.name.value} uses PyTorch (not translated to Keras yet)"
+            return (f"# transpiler: not translated (PyTorch), translate by hand:\n{quoted}\n"
+                    f"def {stmt.name.value}({params}):\n"
+                    f'    raise NotImplementedError("transpiler: {msg}")\n')
+        if isinstance(stmt, cst.If) and "__main__" in _code(stmt.test):
+            msg = f"{span}: the script's main block uses PyTorch (not translated to Keras yet)"
+            return (f"# transpiler: not translated (PyTorch), translate by hand:\n{quoted}\n"
+                    f"{_code(stmt.test).join(['if ', ':'])}\n"
+                    f'    raise NotImplementedError("transpiler: {msg}")\n')
+        return f"# transpiler: not translated (PyTorch), translate by hand: {first}\n{quoted}\n"
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and \
+        isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _imports_torch(stmt) -> bool:
+    for s in stmt.body:
+        if isinstance(s, cst.Import):
+            if any(_dotted(a.name).split(".")[0] == "torch" for a in s.names):
+                return True
+        elif isinstance(s, cst.ImportFrom) and s.module is not None:
+            if _dotted(s.module).split(".")[0] == "torch":
+                return True
+    return False
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    return f"{_dotted(node.value)}.{node.attr.value}"
+
+
+def print_keras_script(program: Program, frontend) -> str:
+    """The Keras script for ``program`` (read by ``frontend``), black-formatted."""
+    return KerasScript(program, frontend).render()

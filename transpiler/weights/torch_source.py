@@ -1,0 +1,134 @@
+"""Weights of a model that came *from* PyTorch: the user's state_dict → canonical params →
+the generated Keras model's weights.
+
+The plan is the torch emitters' (``printers/torch_ops.py``: each state_dict tensor with
+its ``Transform`` from a canonical param), read while the graph is still in torch's
+channels-first form, with keys rewritten to the user's module paths (``features.0.weight``,
+``lstm.weight_ih_l1_reverse``). Inverting it gives canonical params; the passes'
+``param_transforms`` (a Dense absorbing a channels-first Flatten) then map them to the
+Keras model's layout. One plan serves the in-memory mapping, the checkpoint converter and
+the tests.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from transpiler.ir.graph import Graph, Node
+from transpiler.ir.params import expected_shapes, param_names
+from transpiler.printers import torch_ops
+from transpiler.weights.errors import CheckpointError
+from transpiler.weights.mapping import PlanEntry
+from transpiler.weights.transforms import Transform, apply_param_transform
+
+
+def _key(node: Node, emitted: str) -> str:
+    """The user's state_dict key for the emitter's key ``emitted`` of ``node``."""
+    layer = node.meta.get("torch_layer_index")
+    if layer is not None:
+        emitted = re.sub(r"_l0(_reverse)?$", lambda m: f"_l{layer}{m.group(1) or ''}", emitted)
+    path = node.meta.get("torch_path") or ""
+    return f"{path}.{emitted}" if path else emitted
+
+
+def source_plan(graph: Graph) -> list[PlanEntry]:
+    """Every tensor of the source module's ``state_dict()`` with its canonical param."""
+    plan: list[PlanEntry] = []
+    seen: set[str] = set()
+    for node in graph.nodes:
+        if not param_names(node):
+            continue
+        em = torch_ops.emit(node)
+        for entry in em.state:
+            key = _key(node, entry.key)
+            if key in seen:
+                continue
+            seen.add(key)
+            plan.append(PlanEntry(key, node.name, entry.source, node, [], entry.transform, entry.constant))
+        if em.extra_params:
+            raise CheckpointError(f"{node.name}: a {node.op} without both affine terms has no torch source form")
+    return plan
+
+
+def _plan(graph: Graph) -> list[PlanEntry]:
+    plan = graph.meta.get("torch_source_plan")
+    if plan is None:
+        raise CheckpointError(f"{graph.name}: the graph did not come from a PyTorch script")
+    return plan
+
+
+def check_state(graph: Graph, state: dict[str, Any], path: str) -> None:
+    """Same keys (num_batches_tracked optional) and shapes as the source module."""
+    plan = _plan(graph)
+    wanted = {e.key for e in plan if e.constant is None}
+    optional = {e.key for e in plan if e.constant is not None}
+    missing = sorted(wanted - set(state))
+    extra = sorted(set(state) - wanted - optional)
+    if missing:
+        raise CheckpointError(f"{path}: missing {len(missing)} tensor(s) the model needs: "
+                              f"{', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}")
+    if extra:
+        raise CheckpointError(f"{path}: {len(extra)} tensor(s) the model does not have: "
+                              f"{', '.join(extra[:6])}{' ...' if len(extra) > 6 else ''}")
+    for e in plan:
+        if e.constant is not None:
+            continue
+        shape = expected_shapes(e.node)[e.param]
+        want = e.lazy(np.broadcast_to(np.zeros((), np.float32), shape)).shape
+        have = tuple(np.shape(state[e.key]))
+        if have != tuple(want):
+            raise CheckpointError(f"{path}: {e.key} ({e.node.op}): shape {have}, the model needs {tuple(want)}")
+
+
+def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
+    """The user's state_dict → ``{layer name: {param: canonical array}}``.
+
+    torch's second RNN bias (bias_hh) has no Keras counterpart and is folded into the
+    bias (torch always adds the two)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    folded: list[tuple[PlanEntry, np.ndarray]] = []
+    for entry in _plan(graph):
+        if entry.constant is not None:
+            continue
+        shape = expected_shapes(entry.node)[entry.param]
+        array = np.asarray(state[entry.key], dtype=np.float32)
+        if entry.transform is Transform.ZEROS:
+            folded.append((entry, array))
+            continue
+        if entry.transform is Transform.GRU_BIAS_RECURRENT:
+            if len(shape) == 2:
+                rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
+                rows[1] = entry.invert(array, shape)[0]
+            continue
+        value = entry.invert(array, shape)
+        if entry.transform is Transform.GRU_BIAS_INPUT and len(shape) == 2:
+            rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
+            rows[0] = value[0]
+            continue
+        out.setdefault(entry.layer, {})[entry.param] = value
+    for entry, extra in folded:
+        params = out.setdefault(entry.layer, {})
+        params[entry.param] = params[entry.param] + extra.reshape(params[entry.param].shape)
+    return out
+
+
+def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndarray]]:
+    """``{Keras layer name: [arrays in Keras' weight order]}`` for the generated model
+    (``model.get_layer(name).set_weights(arrays)``)."""
+    canonical = canonical_from_source(graph, state)
+    out: dict[str, list[np.ndarray]] = {}
+    for node in graph.nodes:
+        names = param_names(node)
+        if not names or node.name in out:
+            continue
+        arrays = []
+        for p in names:
+            a = canonical[node.name][p]
+            for step in node.param_transforms.get(p, []):
+                a = apply_param_transform(step, a)
+            arrays.append(np.ascontiguousarray(a, dtype=np.float32))
+        out[node.name] = arrays
+    return out
