@@ -98,9 +98,12 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     ys_t = y_t if isinstance(y_t, (tuple, list)) else [y_t]
     ys_k = y_k if isinstance(y_k, (tuple, list)) else [y_k]
     err = 0.0
-    for a, b in zip(ys_t, ys_k):
+    layouts = zip(md.graph.meta["output_layouts"], md.graph.meta["target_output_layouts"])
+    for a, b, (src, dst) in zip(ys_t, ys_k, layouts):
         a = a.numpy()
         b = keras.ops.convert_to_numpy(b)
+        if src and dst and src != dst:  # a feature map: Keras returns it channels-last
+            b = np.moveaxis(b, -1, 1)
         assert a.shape == b.shape, (a.shape, b.shape)
         err = max(err, float(np.max(np.abs(a - b))))
     return err, torch_param_count(model), int(sum(int(np.prod(w.shape)) for w in kmodel.weights)), tr

@@ -189,6 +189,9 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                 line = "\n    " + source.splitlines()[exc.span.line - 1].strip()
             raise UsageError(f"{where}: {exc}{line}") from None
         if not result.program.models and not result.stubs:
+            if target == "keras":
+                raise NoModelError(f"{src}: no PyTorch model found (looked for builder functions "
+                                   "returning an nn.Module and nn.Module subclasses)" + _first_problem(result))
             raise NoModelError(f"{src}: no Keras model found (looked for Sequential, Model and "
                                "keras.Input in the module and in builder functions)"
                                + _first_problem(result))
@@ -250,6 +253,8 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
     models = result.program.models
     if not models:
         raise UsageError(f"{src}: no model was translated, so there is nothing to load weights into")
+    if target == "keras":
+        return _convert_torch_weights(res, result, src, weights, write)
     tmpdir = None
     try:
         ckpt = weights.checkpoint
@@ -301,6 +306,32 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
             import shutil
 
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _convert_torch_weights(res: FileResult, result, src: str, weights: WeightOptions, write: bool):
+    """``--to keras --weights CKPT(.pt/.safetensors) --weights-out OUT.weights.h5``."""
+    from transpiler.weights import convert
+    from transpiler.weights.errors import CheckpointError
+    from transpiler.weights.torch_files import read_torch_state
+
+    if weights.trace:
+        raise UsageError("--trace-weights is for Keras sources; give the torch checkpoint with --weights")
+    out = weights.output
+    if not out or not out.endswith(".weights.h5"):
+        raise UsageError(f"{weights.checkpoint}: give --weights-out NAME.weights.h5 (a Keras 3 weights file "
+                         "for the generated model's load_weights)")
+    try:
+        state = read_torch_state(weights.checkpoint)
+        md = convert.select_torch_source_model(result.program.models, set(state), weights.checkpoint)
+        if write:
+            rep = convert.torch_source_to_keras(md.graph, weights.checkpoint, out, md.graph.name, state=state)
+            res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with "
+                    f"{md.builder or md.class_name}().load_weights)")
+    except CheckpointError:
+        raise
+    except OSError as exc:
+        raise CheckpointError(f"{weights.checkpoint}: {exc.strerror or exc}") from None
+    return result
 
 
 def _is_keras_zip(path: str) -> bool:

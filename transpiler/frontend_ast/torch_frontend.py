@@ -98,6 +98,14 @@ class Mod:
 
 
 @dataclass(eq=False)
+class LayerToken:
+    """Identifies one Keras layer (``node.meta["layer"]``) across the nodes that call it."""
+
+    span: Span
+    cls_name: str | None = None
+
+
+@dataclass(eq=False)
 class ParamObj:
     """``nn.Parameter(torch.zeros(shape))``: a free parameter of a user module."""
 
@@ -223,6 +231,7 @@ class TorchFrontend:
         self.stubbed_builders: set[str] = set()
         self.cur_builder: str | None = None
         self.warned: set[str] = set()
+        self.layer_tokens: dict[str, LayerToken] = {}
         self.cur_span: Span | None = None
 
     # -- entry ---------------------------------------------------------------------------
@@ -256,6 +265,8 @@ class TorchFrontend:
     def _stub_model(self, name: str, builder: str | None, message: str, span: Span) -> None:
         line = self.lines[span.line - 1].strip() if 0 < span.line <= len(self.lines) else ""
         self.program.stub(span, f"{name}: {message}", line)
+        if builder:
+            self.stubbed_builders.add(builder)
         self.program.meta["stubbed_models"].append({"name": name, "builder": builder, "message": message,
                                                     "span": span, "line": line})
 
@@ -459,6 +470,7 @@ class TorchFrontend:
         graph.outputs = [o.value for o in outs]
         _simplify_rnns(graph)
         _prune(graph)
+        _relabel_sequences(graph)
         graph.meta["source_framework"] = "torch"
         graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
         graph.meta["input_names"] = params
@@ -1015,6 +1027,11 @@ class TorchFrontend:
             raise Unsupported(f"module method .{name}() is not supported")
         if isinstance(obj, Tensor):
             return self._tensor_method(obj, name, args, kwargs, node)
+        if isinstance(obj, RNNStates):
+            dim = args[0] if args else kwargs.get("dim")
+            if name == "squeeze" and dim == 0 and len(obj.values) == 1:
+                return Tensor(obj.values[0])
+            raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
         if isinstance(obj, (list, dict, str, tuple)):
             return getattr(obj, name)(*args, **kwargs)
         raise Unsupported(f"method .{name}() is not supported")
@@ -1028,12 +1045,16 @@ class TorchFrontend:
         for v in inputs:
             if not isinstance(v, Value):
                 raise Unsupported(f"{op}: an input is not a tensor")
+        if inputs:
+            self._as_feature_map(op, inputs[0])
         try:
             node = graph.add_node(op, name or self._fresh(hint), inputs, n_out, attrs=attrs, span=span)
         except TypeError as exc:
             raise Unsupported(f"{op}: {exc}") from None
         if mod is not None:
-            node.meta["layer"] = mod
+            # one token per Keras layer: nodes of a torch module called twice share it,
+            # the layers a multi-layer nn.LSTM expands into do not
+            node.meta["layer"] = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
             node.meta["torch_path"] = mod.path
             node.source_name = node.name
         node.meta["call_span"] = span
@@ -1081,6 +1102,7 @@ class TorchFrontend:
             x = self._add(f"pad{len(attrs['pool_size'])}d", [x], {"pads": attrs["padding"]}, span, "pad",
                           name=pad_name).value
             attrs["padding"] = "valid"
+        self._as_feature_map(op, x)
         if layer.in_features is not None and op != "dense":
             channels = x.shape[1] if is_channels_first(x.layout) or len(x.shape) == 2 else x.shape[-1]
             if channels is not None and channels != layer.in_features:
@@ -1139,6 +1161,21 @@ class TorchFrontend:
             return (seq, (RNNStates(states_h), RNNStates(states_c)))
         return (seq, RNNStates(states_h))
 
+    def _as_feature_map(self, op: str, x: Value) -> None:
+        """torch's convolutions and pools read axis 1 as channels: a value they read is a
+        channels-first map. A graph input or a reshape/permute result is tagged so (its tag
+        was a guess); any other value tagged otherwise cannot be read that way."""
+        if ops_table.get(op).layout != ops_table.IMPLICIT or len(x.shape) < 3 or is_channels_first(x.layout):
+            return
+        target = CHANNELS_FIRST[len(x.shape)]
+        if x.producer is None:
+            x.layout = target
+        elif x.producer.op in ("transpose", "reshape"):
+            x.producer.meta["out_layout"] = target
+            infer_node(x.producer)
+        else:
+            raise Unsupported(f"{op} reads axis 1 of a {x.layout} tensor as channels; permute it first")
+
     def _reshape_layout(self, rank: int) -> str | None:
         """A reshape in torch produces a channels-first map (rank 3 to 5)."""
         return CHANNELS_FIRST.get(rank)
@@ -1169,6 +1206,7 @@ class TorchFrontend:
         if layer.extra.get("count_include_pad") and attrs["padding"] != "valid":
             x = self._add(f"pad{len(attrs['pool_size'])}d", [x], {"pads": attrs["padding"]}, span, "pad").value
             attrs["padding"] = "valid"
+        self._as_feature_map(op, x)
         return self._add(op, [x], attrs, span, hint)
 
     def _tensor_method(self, t, name, args, kwargs, node, span: Span | None = None):
@@ -1448,6 +1486,23 @@ def _simplify_rnns(graph: Graph) -> None:
             if not any(id(s) in used for s in node.outputs[1:]):
                 node.attrs["layer"] = {"op": node.attrs["layer"]["op"], "attrs": {**inner, "return_state": False}}
                 node.outputs = node.outputs[:1]
+    for node in graph.nodes:
+        infer_node(node)
+
+
+def _relabel_sequences(graph: Graph) -> None:
+    """A rank-3+ value that no convolution reads is not a feature map: ``(N, T, F)`` fed to
+    an RNN or a Linear has its features last. Only the tag changes (the data is as torch
+    has it), so param shapes and the layout passes read the axes right."""
+    from transpiler.ir.layout import CHANNELS_LAST
+    from transpiler.ir.passes.keras_selection import _feeds_implicit
+
+    candidates = list(graph.inputs) + [n.outputs[0] for n in graph.nodes if n.op in ("reshape", "transpose")]
+    for v in candidates:
+        if is_channels_first(v.layout) and not _feeds_implicit(graph, v):
+            v.layout = CHANNELS_LAST[len(v.shape)]
+            if v.producer is not None:
+                v.producer.meta["out_layout"] = v.layout
     for node in graph.nodes:
         infer_node(node)
 

@@ -53,6 +53,14 @@ def emit(node: Node) -> KerasEmission:
     return _EMITTERS[node.op](node)
 
 
+def keras_class_of(node: Node) -> str | None:
+    """The Keras layer class ``node`` is printed as (None for a ``keras.ops`` call)."""
+    em = emit(node)
+    if em.layer is None:
+        return None
+    return em.layer[len("layers."):].split("(", 1)[0]
+
+
 def lit(value) -> str:
     if isinstance(value, float):
         text = repr(value)

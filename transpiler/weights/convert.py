@@ -288,3 +288,41 @@ def select_torch_model(models: list, state_keys: set[str], ckpt_path: str):
             return md
     raise CheckpointError(f"{ckpt_path}: its keys match the state_dict of no model in the script "
                           f"(it has {', '.join(sorted(state_keys)[:5])}{' ...' if len(state_keys) > 5 else ''})")
+
+
+def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str | None = None,
+                          state: dict | None = None) -> ConversionReport:
+    """The user's own torch checkpoint (for a model read *from* a PyTorch script) → a Keras 3
+    ``.weights.h5`` that the generated Keras model's ``load_weights`` accepts."""
+    from transpiler.printers.keras_ops import keras_class_of
+    from transpiler.weights import torch_source
+
+    report = ConversionReport(ckpt_path, out_path, graph.name)
+    state = read_torch_state(ckpt_path) if state is None else state
+    torch_source.check_state(graph, state, ckpt_path)
+    weights = torch_source.keras_weights(graph, state)
+    layers = []
+    for node in keras_layer_order(graph):
+        cls = keras_class_of(node)
+        if cls is None:
+            continue
+        inner = ()
+        if node.op == "bidirectional":
+            prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(node.attrs["layer"]["op"]))
+            inner = (f"forward_{prefix}", f"backward_{prefix}")
+        layers.append(KerasLayerOut(cls, node.name, node.op, weights.get(node.name, []), inner))
+    write_keras_weights(out_path, model_name or graph.name, layers)
+    report.tensors = sum(len(layer.tensors) for layer in layers)
+    report.bytes = os.path.getsize(out_path)
+    return report
+
+
+def select_torch_source_model(models: list, state_keys: set[str], ckpt_path: str):
+    """The model (read from a PyTorch script) whose state_dict keys the checkpoint has."""
+    for md in models:
+        plan = md.graph.meta.get("torch_source_plan") or []
+        needed = {e.key for e in plan if e.constant is None}
+        if needed <= state_keys <= {e.key for e in plan}:
+            return md
+    raise CheckpointError(f"{ckpt_path}: its keys match the state_dict of no model in the script "
+                          f"(it has {', '.join(sorted(state_keys)[:5])}{' ...' if len(state_keys) > 5 else ''})")

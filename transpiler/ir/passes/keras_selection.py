@@ -125,18 +125,10 @@ class _ChannelsLast:
         for node in list(graph.nodes):
             self.visit(node)
         graph.meta["layout_transposes"] = self.transposes
+        # a feature map the model returns stays channels-last (Keras' convention); the
+        # layout torch returned it in is recorded for whoever compares the two
         graph.meta["output_layouts"] = [self.source(v) for v in graph.outputs]
-        # outputs go back to the source layout: the model returns what torch returned
-        for i, v in enumerate(list(graph.outputs)):
-            src = self.source(v)
-            if src and v.layout and src != v.layout and len(src) == len(v.layout):
-                node = graph.add_node("transpose", f"{v.var or 'output'}_to_{src.lower()}", [v],
-                                      attrs={"perm": Layout(v.layout, src).perm})
-                node.meta["out_layout"] = src
-                node.meta["inserted"] = "layout"
-                infer_node(node)
-                graph.outputs[i] = node.outputs[0]
-                self.transposes += 1
+        graph.meta["target_output_layouts"] = [v.layout for v in graph.outputs]
         graph.meta["layout_transposes"] = self.transposes
         return graph
 
