@@ -152,6 +152,25 @@ OPS = {
     "simple_rnn": ("self.rnn = nn.RNN(5, 4, batch_first=True)", "out, h = self.rnn(x)\nreturn h[0]", "(6, 5)"),
     "embedding_lstm": ("self.emb = nn.Embedding(30, 4)\nself.lstm = nn.LSTM(4, 5, batch_first=True)",
                        "out, (h, c) = self.lstm(self.emb(x))\nreturn h.squeeze(0)", "(8,)", "int64"),
+    "prelu_features": ("self.act = nn.PReLU(5)", "return self.act(x)", "(5,)"),
+    "prelu_single": ("self.act = nn.PReLU()", "return self.act(x)", "(5,)"),
+    "prelu_channels": ("self.act = nn.PReLU(3, init=0.1)", "return self.act(x)", "(3, 4, 4)"),
+    "avg_pool1d": ("self.pool = nn.AvgPool1d(2)", "return self.pool(x)", "(3, 8)"),
+    "hardsigmoid": ("self.act = nn.Hardsigmoid()", "return self.act(x * 4.0)", "(5,)"),
+    "crop_by_slicing": ("self.conv = nn.Conv2d(2, 3, 3)", "return self.conv(x)[:, :, 1:-1, :-2]", "(2, 8, 8)"),
+    "crop1d_by_slicing": ("self.conv = nn.Conv1d(2, 3, 3)", "return self.conv(x)[:, :, 1:]", "(2, 8)"),
+    "amax_spatial": ("self.conv = nn.Conv1d(2, 3, 3)", "return self.conv(x).amax(dim=2)", "(2, 8)"),
+    "max_over_time": ("self.conv = nn.Conv1d(2, 3, 3)", "return torch.max(self.conv(x), dim=2).values", "(2, 8)"),
+    "avg_pool2d_same_not_counted": ("self.pool = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False)",
+                                    "return self.pool(x)", "(2, 5, 5)"),
+    "max_pool2d_same_stride1": ("self.pool = nn.MaxPool2d(3, stride=1, padding=1)", "return self.pool(x)",
+                                "(2, 5, 5)"),
+    "conv2d_stride2_even_pads_same": ("self.conv = nn.Conv2d(2, 3, 3, stride=2, padding=1)", "return self.conv(x)",
+                                      "(2, 7, 7)"),
+    "avg_pool2d_ceil_partial_window": ("self.pool = nn.AvgPool2d(2, ceil_mode=True)", "return self.pool(x)",
+                                       "(2, 5, 5)"),
+    "max_pool2d_ceil_partial_window": ("self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)", "return self.pool(x)",
+                                       "(2, 8, 8)"),
     "squeeze_output": ("self.fc = nn.Linear(4, 1)", "return self.fc(x).squeeze(-1)", "(4,)"),
 }
 
@@ -269,6 +288,7 @@ def test_keras_torch_keras_roundtrip(name):
     md_k = next(m for m in to_torch.program.models if m.builder)
     md_b = next((m for m in back.program.models if m.builder == md_k.builder), None)
     assert md_b is not None, [str(d) for d in back.stubs]
+    keras.backend.clear_session()  # the Keras script's automatic layer names, as the frontend predicts
     original = getattr(load_source(src, f"orig_{name}"), md_k.builder)()
     randomize_keras_weights(original)
     state = map_keras_weights(md_k.graph, original)

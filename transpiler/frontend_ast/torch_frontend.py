@@ -146,6 +146,18 @@ class Bound:
     name: str
 
 
+@dataclass(eq=False)
+class _MaxResult:
+    """``torch.max(x, dim)``: (values, indices); only the values are a layer."""
+
+    values: "Tensor"
+
+    def __getitem__(self, i):
+        if i == 0:
+            return self.values
+        raise Unsupported("the indices of torch.max are not supported")
+
+
 class _Super:
     """``super()`` inside a module method: only ``super().__init__()`` means something."""
 
@@ -381,8 +393,13 @@ class TorchFrontend:
         return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
 
     # -- model graphs ------------------------------------------------------------------
-    def _input_specs(self, forward: cst.FunctionDef, span: Span) -> list[tuple[tuple, str]]:
-        n_inputs = len(forward.params.params) - 1
+    def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None
+                     ) -> list[tuple[tuple, str]]:
+        names = [p.name.value for p in forward.params.params[1:] if p.default is None]
+        n_inputs = len(names)
+        documented = self._documented_inputs(cls, names) if cls is not None else None
+        if documented:
+            return documented
         shape, dtype = self._declared_input()
         if isinstance(shape, (tuple, list)) and shape and all(isinstance(s, int) for s in shape):
             shapes = [tuple(shape)]
@@ -397,6 +414,25 @@ class TorchFrontend:
                 "literal-shaped data such as torch.randn(8, C, H, W)", span)
         dtypes = dtype if isinstance(dtype, (tuple, list)) else [dtype] * len(shapes)
         return [(s, str(d)) for s, d in zip(shapes[:n_inputs], dtypes)]
+
+    def _documented_inputs(self, cls: ClassRef, names: list[str]):
+        """Shapes the class docstring states, one line per input: ``Input ``x``: (N, 1, 28,
+        28) float32`` (how transpiler documents the modules it generates)."""
+        import re
+
+        body = cls.node.body.body
+        if not body or not isinstance(body[0], cst.SimpleStatementLine) or \
+                not isinstance(body[0].body[0], cst.Expr) or \
+                not isinstance(body[0].body[0].value, cst.SimpleString):
+            return None
+        doc = body[0].body[0].value.evaluated_value
+        found = {}
+        for m in re.finditer(r"Inputs?\s+``(\w+)``:\s*\(N((?:,\s*\d+)*)\)\s*(\w+)?", doc):
+            dims = tuple(int(d) for d in re.findall(r"\d+", m.group(2)))
+            found[m.group(1)] = (dims, m.group(3) or "float32")
+        if names and all(n in found for n in names):
+            return [found[n] for n in names]
+        return None
 
     def _declared_input(self):
         """``INPUT_SHAPE``/``INPUT_DTYPE``, or ``<NAME>_INPUT_SHAPE`` for a builder
@@ -447,8 +483,8 @@ class TorchFrontend:
             forward = mod.cls.method("forward")
             if forward is None:
                 raise self._err(mod.cls.node, f"{mod.cls.node.name.value} has no forward method")
-            params = [p.name.value for p in forward.params.params[1:]]
-            specs = self._input_specs(forward, self._span(forward))
+            params = [p.name.value for p in forward.params.params[1:] if p.default is None]
+            specs = self._input_specs(forward, self._span(forward), mod.cls)
         else:
             forward = None
             params = ["x"]
@@ -527,8 +563,8 @@ class TorchFrontend:
         if _is_init_code(stmt):
             # a model's own weight initialisation: it only changes the initial weights (a
             # converted checkpoint is unaffected); Keras' initialisers are used instead
-            self.program.warn(self.cur_span, "custom weight initialisation is not translated (Keras' "
-                                             "default initialisers are used)",
+            self.program.warn(self.cur_span, "custom weight initialisation or freezing is not translated "
+                                             "(Keras' default initialisers are used, every weight trains)",
                               self.lines[self.cur_span.line - 1].strip())
             return
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -676,6 +712,10 @@ class TorchFrontend:
             if name == "training":
                 return Unknown("self.training")
             return Bound(obj, name)
+        if isinstance(obj, _MaxResult):
+            if name in ("values",):
+                return obj.values
+            raise Unsupported(f"torch.max(...).{name} is not supported")
         if isinstance(obj, Tensor):
             if name == "shape":
                 return Shape(obj.value)
@@ -850,14 +890,42 @@ class TorchFrontend:
         return slice(*(None if part is None else self._eval(part, env) for part in (s.lower, s.upper, s.step)))
 
     def _tensor_index(self, t: Tensor, index, node):
-        """``seq[:, -1]`` of a forward RNN's sequence output is its final state."""
+        """``seq[:, -1]`` of a forward RNN's sequence output is its final state; slices of a
+        feature map's spatial axes (``x[:, :, 1:-1, :-2]``) are a crop."""
         v = t.value
         prod = v.producer
+        crop = self._crop_of(v, index)
+        if crop is not None:
+            return self._add(f"crop{len(crop)}d", [v], {"cropping": crop}, self._span(node), "crop")
         last_step = index in ((slice(None), -1), (slice(None), -1, slice(None)))
         if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
                 and prod.attrs["return_state"] and not prod.attrs["go_backwards"]:
             return Tensor(prod.outputs[1])
         raise Unsupported(f"tensor indexing {_code(node)!r} is not supported")
+
+    def _crop_of(self, v: Value, index):
+        if not isinstance(index, tuple) or not is_channels_first(v.layout) or len(index) > len(v.shape):
+            return None
+        index = index + (slice(None),) * (len(v.shape) - len(index))
+        if not all(isinstance(s, slice) and s.step in (None, 1) for s in index):
+            return None
+        if index[0] != slice(None) or index[1] != slice(None):
+            return None
+        pairs = []
+        for s, size in zip(index[2:], v.shape[2:]):
+            lo = s.start or 0
+            hi = size if s.stop is None else s.stop
+            if not isinstance(lo, int) or not isinstance(hi, int) or size is None:
+                return None
+            lo = lo + size if lo < 0 else lo
+            hi = hi + size if hi < 0 else hi
+            if not 0 <= lo < hi <= size:
+                return None
+            pairs.append((lo, size - hi))
+        return tuple(pairs)
+
+    def _eval_Ellipsis(self, node, env):
+        return Ellipsis
 
     def _eval_Call(self, node, env):
         func = self._eval(node.func, env)
@@ -920,6 +988,8 @@ class TorchFrontend:
             return self._add("concat", [t.value for t in tensors], {"axis": dim}, span, "concat")
         if path == "torch.flatten":
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, node)
+        if path in ("torch.amax", "torch.max") and len(args) + len(kwargs) >= 2:
+            return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
         if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
                     "torch.unsqueeze"):
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
@@ -1121,7 +1191,17 @@ class TorchFrontend:
                 raise FrontendError(f"nn.LayerNorm{shape}: the tensor's trailing shape is {x.shape}", span)
         if op == "flatten" and len(x.shape) == 2:
             return Tensor(x)
+        if op == "prelu":
+            n, rank = layer.extra["num_parameters"], len(x.shape)
+            if n == 1 and rank == 2:
+                attrs["shared_axes"] = (1,)
+            elif n == x.shape[1] and n > 1:
+                attrs["shared_axes"] = tuple(range(2, rank)) or None
+            else:
+                raise Unsupported(f"nn.PReLU(num_parameters={n}) on a {x.shape} tensor is not supported")
         out = self._add(op, [x], attrs, span, op, name=name, mod=mod)
+        if op == "prelu":
+            out.value.producer.meta["alpha_init"] = layer.extra["init"]
         if op == "reshape":
             out.value.producer.meta["out_layout"] = self._reshape_layout(len(out.value.shape))
             infer_node(out.value.producer)
@@ -1215,8 +1295,18 @@ class TorchFrontend:
             raise Unsupported(f".{name}() on something that is not a tensor")
         x = t.value
         rank = len(x.shape)
-        if name in ("contiguous", "float", "clone"):
+        if name in ("contiguous", "float", "clone", "long", "int"):
+            if name in ("long", "int") and not x.dtype.startswith("int"):
+                raise Unsupported(f".{name}() of a float tensor is not supported")
             return t
+        if name in ("amax", "max") and (args or "dim" in kwargs):
+            dims = args[0] if args else kwargs["dim"]
+            keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+            dims = tuple(sorted(d % rank for d in ((dims,) if isinstance(dims, int) else tuple(dims))))
+            if dims and tuple(spatial_axes(x.layout or "")) == dims:
+                out = self._add(f"global_max_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "max")
+                return _MaxResult(out) if name == "max" else out
+            raise Unsupported(f".{name}(dim={dims}): only a max over all spatial axes is supported")
         if name == "size":
             if args:
                 return BatchDim() if args[0] == 0 else x.shape[args[0]]
@@ -1402,7 +1492,7 @@ def _is_init_code(stmt) -> bool:
             if n.attr.value in ("modules", "reset_parameters", "named_modules") and \
                     isinstance(n.value, cst.Name) and n.value.value == "self":
                 found = True
-            if n.attr.value == "apply":
+            if n.attr.value in ("apply", "requires_grad_"):
                 found = True
             if n.attr.value == "init" and isinstance(n.value, cst.Name) and n.value.value == "nn":
                 found = True

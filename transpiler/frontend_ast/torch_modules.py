@@ -267,7 +267,7 @@ def pool_layer(kind: str, rank: int, b: Bound) -> TorchLayer:
              "padding": "valid" if not any(pad) else tuple((p, p) for p in pad)}
     extra = {}
     if kind == "avg":
-        if b.get("divisor_override") is not None:
+        if b.values.get("divisor_override") is not None:
             raise Unsupported(f"{b.name}(divisor_override=...) is not supported")
         extra["count_include_pad"] = bool(b.get("count_include_pad"))
     return TorchLayer(f"{kind}_pool{rank}d", attrs, extra=extra)
@@ -440,6 +440,7 @@ for _cls, _fn, _op, _attrs in (
         ("ReLU", "relu", "relu", {}), ("ReLU6", "relu6", "relu", {"max_value": 6.0}),
         ("Sigmoid", "sigmoid", "sigmoid", {}), ("Tanh", "tanh", "tanh", {}),
         ("SELU", "selu", "selu", {}), ("SiLU", "silu", "silu", {}), ("Softsign", "softsign", "softsign", {}),
+        ("Hardsigmoid", "hardsigmoid", "hard_sigmoid", {}),
         ("Mish", None, None, None)):
     if _op is None:
         continue
@@ -500,6 +501,12 @@ module("LogSoftmax", signature="dim=None", ops=("log_softmax",))(_softmax("log_s
 function("softmax", signature="input; dim=None; _stacklevel=3; dtype=None", ops=("softmax",))(_softmax("softmax"))
 function("log_softmax", signature="input; dim=None; _stacklevel=3; dtype=None",
          ops=("log_softmax",))(_softmax("log_softmax"))
+
+
+@module("PReLU", signature="num_parameters=1; init=0.25; device=None; dtype=None", ops=("prelu",))
+def recognize_prelu(b: Bound) -> TorchLayer:
+    # shared axes depend on the input's rank: the frontend completes them
+    return TorchLayer("prelu", {}, extra={"num_parameters": b.get("num_parameters"), "init": float(b.get("init"))})
 
 
 # ---------------------------------------------------------------------------------

@@ -264,7 +264,7 @@ def emit_relu_keras(node: Node) -> KerasEmission:
                                threshold=None if not a["threshold"] else lit(a["threshold"])))
 
 
-for _op in ("sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
+for _op in ("sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
     emitter(_op)((lambda name: lambda node: KerasEmission(layer("Activation", node, repr(name))))(_op))
 
 
@@ -284,6 +284,15 @@ def emit_elu_keras(node: Node) -> KerasEmission:
 @emitter("leaky_relu")
 def emit_leaky_relu_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("LeakyReLU", node, negative_slope=lit(node.attrs["negative_slope"])))
+
+
+@emitter("prelu")
+def emit_prelu_keras(node: Node) -> KerasEmission:
+    shared = node.attrs["shared_axes"]
+    init = node.meta.get("alpha_init")
+    return KerasEmission(layer("PReLU", node,
+                               alpha_initializer=None if init is None else f"keras.initializers.Constant({init!r})",
+                               shared_axes=None if shared is None else repr(list(shared))))
 
 
 @emitter("softmax")

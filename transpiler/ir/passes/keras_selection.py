@@ -252,6 +252,19 @@ def _insert_pad(graph: Graph, node: Node, pads) -> None:
     node.inputs = [pad.outputs[0]]
 
 
+def _tf_same_pads(x: Value, kernel, strides, dilation) -> tuple | None:
+    """The ((before, after), ...) TensorFlow's 'same' pads with (extra at the end)."""
+    pads = []
+    for ax, k, s, d in zip(spatial_axes(x.layout), kernel, strides, dilation):
+        n = x.shape[ax]
+        if n is None:
+            return None
+        out = -(-n // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
 def select_keras_ops(graph: Graph) -> Graph:
     """Explicit paddings to Keras forms; what Keras cannot express is recorded."""
     for node in list(graph.nodes):
@@ -260,8 +273,7 @@ def select_keras_ops(graph: Graph) -> Graph:
         if op in ("conv1d", "conv2d", "conv3d", "depthwise_conv2d") and not isinstance(a["padding"], str):
             pads = a["padding"]
             k, d, s = a["kernel_size"], a["dilation"], a["strides"]
-            same = all(st == 1 and b == e and ((kk - 1) * dd) % 2 == 0 and b == (kk - 1) * dd // 2
-                       for (b, e), kk, dd, st in zip(pads, k, d, s))
+            same = tuple(pads) == _tf_same_pads(node.inputs[0], k, s, d)
             if same:
                 a["padding"] = "same"
             else:
@@ -290,10 +302,23 @@ def select_keras_ops(graph: Graph) -> Graph:
                 same = all(conv_out_size(x.shape[ax], kk, ss, 1, pads if isinstance(pads, str) else pads[i], True)
                            == conv_out_size(x.shape[ax], kk, ss, 1, pads if isinstance(pads, str) else pads[i])
                            for i, (ax, kk, ss) in enumerate(zip(axes, a["pool_size"], a["strides"])))
+                tf = _tf_same_pads(x, a["pool_size"], a["strides"], (1,) * len(a["strides"]))
+                ceil_is_same = pads == "valid" and tf is not None and all(b == 0 for b, _ in tf) and all(
+                    conv_out_size(x.shape[ax], kk, ss, 1, "valid", True) == -(-x.shape[ax] // ss)
+                    for ax, kk, ss in zip(axes, a["pool_size"], a["strides"]))
                 if same:
                     a["ceil_mode"] = False
+                elif ceil_is_same:
+                    # the partial last window is TensorFlow's 'same' (pads at the end only, left
+                    # out of a mean, −inf for a max)
+                    a["ceil_mode"] = False
+                    a["padding"] = "same"
                 else:
                     _unsupported(graph, node, "ceil_mode=True keeps a partial window Keras pooling drops")
+            if not isinstance(a["padding"], str) and not a["ceil_mode"] and tuple(a["padding"]) == \
+                    _tf_same_pads(node.inputs[0], a["pool_size"], a["strides"], (1,) * len(a["strides"])):
+                # the same windows: Keras' 'same' pads max with −inf and leaves pads out of a mean
+                a["padding"] = "same"
             if not isinstance(a["padding"], str):
                 prod = node.inputs[0].producer
                 if op.startswith("max_pool") and prod is not None and prod.op in _NON_NEGATIVE and \
