@@ -63,6 +63,7 @@ def check_source(source: str, *, builder: str = "build_model", batch: int = 3, s
     generated = verify.load_generated(result.text)
     keras.backend.clear_session()
     kmodel = getattr(load_source_module(source), builder)()
+    verify.ensure_built(kmodel, md.graph)
     if randomize:
         randomize_keras_weights(kmodel, seed)
     tmodel = getattr(generated, builder)()

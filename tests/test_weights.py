@@ -55,6 +55,7 @@ def build(source: str, seed: int = 0):
     md = next(m for m in result.program.models if m.builder == "build_model")
     keras.backend.clear_session()
     kmodel = load_source_module(source).build_model()
+    verify.ensure_built(kmodel, md.graph)  # a subclassed model makes its weights on its first call
     randomize_keras_weights(kmodel, seed)
     return result, md.graph, kmodel
 
@@ -77,6 +78,10 @@ def roundtrip(source: str, tmp_path, tol: float = 1e-5, fmt: str = ".weights.h5"
     pt = str(tmp_path / "m.pt")
     torch.save(tmodel.state_dict(), pt)
     back = str(tmp_path / "back.weights.h5")
+    if graph.meta.get("user_classes"):  # not written yet for subclassed models: said, not guessed
+        with pytest.raises(CheckpointError, match="subclassed model"):
+            torch_to_keras(graph, pt, back)
+        return err
     torch_to_keras(graph, pt, back)
     keras.backend.clear_session()
     fresh = load_source_module(source).build_model()
@@ -174,6 +179,8 @@ def test_keras_layer_order_equals_keras(tmp_path):
         with open(os.path.join(CORPUS, f"{name}.py")) as fh:
             source = fh.read()
         _, graph, kmodel = build(source)
+        if graph.meta.get("user_classes"):
+            continue  # a subclassed model's layers are its attributes: keras_layer_order is not used
         ours = [n.source_name for n in keras_layer_order(graph) if n.source_name in source_layers(graph)]
         theirs = [layer.name for layer in kmodel.layers if layer.weights]
         assert ours == theirs, name

@@ -35,13 +35,33 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
         names = _source_param_names(node)
         if not names:
             continue
-        layer = keras_model.get_layer(source)
+        layer = find_layer(keras_model, source)
         weights = [np.asarray(w.numpy() if hasattr(w, "numpy") else w) for w in layer.weights]
         if len(weights) != len(names):
             raise ValueError(f"layer {source!r}: Keras has {len(weights)} weights, the ops table "
                              f"expects {len(names)} ({', '.join(names)})")
         out[source] = dict(zip(names, weights))
     return out
+
+
+def find_layer(keras_model: Any, name: str) -> Any:
+    """The layer called ``name``, also inside subclassed layers and nested models."""
+    try:
+        return keras_model.get_layer(name)
+    except ValueError:
+        for layer in keras_model._flatten_layers(include_self=False, recursive=True):
+            if layer.name == name:
+                return layer
+        raise
+
+
+def ensure_built(keras_model: Any, graph: Graph) -> None:
+    """A subclassed Keras model creates its weights on its first call: make it."""
+    if keras_model.weights and all(getattr(layer, "built", True)
+                                   for layer in keras_model._flatten_layers(include_self=False)):
+        return
+    inputs = random_inputs(graph, 1, 0)
+    keras_model(inputs if len(inputs) > 1 else inputs[0], training=False)
 
 
 def _source_param_names(node) -> list[str]:
@@ -189,5 +209,6 @@ def map_keras_weights(graph: Graph, keras_model) -> dict[str, Any]:
     """The generated module's state_dict (torch tensors) from a live Keras model."""
     import torch
 
+    ensure_built(keras_model, graph)
     state = torch_state_dict(graph, keras_canonical_params(graph, keras_model))
     return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()}

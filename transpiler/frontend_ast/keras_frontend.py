@@ -81,6 +81,7 @@ class LayerObj:
     scope: str = ""
     nodes: list = field(default_factory=list)
     stmt: int | None = None
+    owner: "UserObj | None" = None  # the subclassed layer/model it is an attribute of
 
 
 @dataclass(eq=False)
@@ -100,6 +101,52 @@ class ModelObj:
     statements: set = field(default_factory=set)
     construct_statement: int | None = None
     var: str | None = None  # the first variable it was bound to (a local one too)
+    user: "UserObj | None" = None  # a subclassed model: the instance its call() runs on
+
+
+@dataclass(eq=False)
+class ClassRef:
+    """A class the script defines that derives from keras.layers.Layer or keras.Model."""
+
+    node: cst.ClassDef
+    env: "Env"
+    kind: str  # "layer" or "model"
+    base: "ClassRef | None" = None
+
+    def method(self, name: str) -> cst.FunctionDef | None:
+        for stmt in self.node.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                return stmt
+        return self.base.method(name) if self.base is not None else None
+
+
+@dataclass(eq=False)
+class UserObj:
+    """An instance of a ClassRef: its attributes as the interpreter ran ``__init__``.
+
+    ``owner``/``attr`` say where it is stored (``self.block1`` of the model), so the layers
+    it creates are named after that path (``block1_conv``)."""
+
+    cls: ClassRef
+    attrs: dict = field(default_factory=dict)
+    keras_name: str = ""
+    owner: "UserObj | None" = None
+    attr: str = ""
+    model: "ModelObj | None" = None
+
+    @property
+    def path(self) -> str:
+        if self.owner is None:
+            return ""
+        head = self.owner.path
+        return f"{head}_{self.attr}" if head else self.attr
+
+
+@dataclass(eq=False)
+class SuperRef:
+    """``super()`` inside a method of ``obj``."""
+
+    obj: UserObj
 
 
 @dataclass(eq=False)
@@ -192,6 +239,9 @@ _CMPOPS = {
     cst.NotIn: lambda a, b: a not in b, cst.Is: operator.is_, cst.IsNot: operator.is_not,
 }
 _TENSOR_BINOPS = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}
+#: keras.ops / tf.math functions on tensors → canonical ops
+_TENSOR_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum": "maximum",
+               "minimum": "minimum", "concatenate": "concat", "concat": "concat"}
 
 
 def keras_api_name(path: str) -> str | None:
@@ -227,6 +277,12 @@ def resolve_api(path: str) -> Any:
     """Map a dotted path to an ApiRef when it names a supported Keras object."""
     if path in _TF_APIS:
         return _TF_APIS[path]
+    if path.startswith(("tensorflow.", "tensorflow.math.")):
+        last = path.rsplit(".", 1)[-1]
+        if path.count(".") <= 2 and last in _TENSOR_OPS:
+            return ApiRef("tensor_op", last)
+        if path.startswith("tensorflow.math.") and last in keras_layers.ACTIVATIONS:
+            return ApiRef("activation", last)
     name = keras_api_name(path)
     if name is None:
         return ModuleRef(path)
@@ -242,8 +298,10 @@ def resolve_api(path: str) -> Any:
             return ApiRef("merge", last)
         if keras_layers.lookup(last):
             return ApiRef("layer", last)
-    if name.startswith("activations.") and last in keras_layers.ACTIVATIONS:
+    if name.startswith(("activations.", "ops.", "ops.nn.", "math.")) and last in keras_layers.ACTIVATIONS:
         return ApiRef("activation", last)
+    if name.startswith(("ops.", "math.")) and last in _TENSOR_OPS or name in ("concat", "ops.concat"):
+        return ApiRef("tensor_op", "concatenate" if last == "concat" else last)
     if name.startswith("optimizers.schedules.") and last in keras_training.SCHEDULE_NAMES:
         return ApiRef("schedule", last)
     if name.startswith("optimizers.") and last in keras_training.OPTIMIZER_NAMES:
@@ -289,6 +347,8 @@ class KerasFrontend:
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
+    #: longer loops that build no layers are read once, abstractly
+    DATA_LOOP = 64
 
     def __init__(self, source: str, path: str = "<string>"):
         self.path = path
@@ -325,6 +385,8 @@ class KerasFrontend:
         self.call_sites: list[Span] = []  # helper calls below the model-building function
         self.module_uids: dict[str, int] = {}
         self.builder_uids: dict[str, dict[str, int]] = {}
+        self.self_stack: list[UserObj] = []  # the instance whose method runs
+        self.user_classes: dict[str, ClassRef] = {}
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -350,12 +412,15 @@ class KerasFrontend:
                     del self.models[mark:]
                     del self.program.training[tmark:]
                     self.failed_builders.add(stmt.name.value)
-                    if self._constructs_layers(stmt):
+                    if self._constructs_layers(stmt) or _called_names(stmt) & set(self.user_classes):
                         span = getattr(exc, "span", None) or self._span(stmt)
                         self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
                         self.program.meta.setdefault("failures", {})[stmt.name.value] = span
                     continue
                 del self.models[mark:]
+                if isinstance(result, ModelObj) and result.user is not None and result.graph is None:
+                    self._unbuilt_subclass(result, stmt)
+                    result = None
                 if not isinstance(result, ModelObj):
                     del self.program.training[tmark:]  # probed, not a builder: read again later
                 else:
@@ -472,12 +537,20 @@ class KerasFrontend:
     def _is_main_guard(stmt: cst.If) -> bool:
         return "__name__" in cst.Module([]).code_for_node(stmt.test) if isinstance(stmt, cst.If) else False
 
+    def _code_of(self, node: cst.CSTNode) -> str:
+        """``node``'s source text, generated once per node (loops ask again and again)."""
+        cache = self.__dict__.setdefault("_code_cache", {})
+        key = id(node)
+        if key not in cache:
+            cache[key] = (node, cst.Module([]).code_for_node(node))  # the node keeps its id alive
+        return cache[key][1]
+
     def _constructs_layers(self, node: cst.CSTNode) -> bool:
-        code = cst.Module([]).code_for_node(node)
+        code = self._code_of(node)
         return any(word in code for word in ("layers", "Model", "Sequential", "Input", "keras"))
 
     def _constructs_models(self, node: cst.CSTNode) -> bool:
-        code = cst.Module([]).code_for_node(node)
+        code = self._code_of(node)
         return any(word in code for word in ("Model(", "Sequential(", "Input("))
 
     # -- statements ---------------------------------------------------------------
@@ -511,7 +584,7 @@ class KerasFrontend:
                 if top:
                     self.function_defs[stmt.name.value] = stmt
             elif isinstance(stmt, cst.ClassDef):
-                env.set(stmt.name.value, Unknown(f"class {stmt.name.value}"))
+                env.set(stmt.name.value, self._class_ref(stmt, env))
             elif isinstance(stmt, cst.If):
                 if top and self._is_main_guard(stmt):
                     return
@@ -536,6 +609,11 @@ class KerasFrontend:
             self._stmt_nodes.pop()
 
     def _exec_if(self, stmt: cst.If, env: Env) -> None:
+        if self.self_stack and "training" in _names_in(stmt.test) and _has_call(stmt):
+            # call(..., training): one branch runs in training, the other in inference; a
+            # flat graph would silently keep only one of them
+            raise self._err(stmt.test, "a branch on `training` in call() is not translated yet "
+                                       "(pass training= to the layers instead)")
         test = self._eval(stmt.test, env)
         if isinstance(test, (Unknown, TensorVal, ModelObj, LayerObj)) or test is ...:
             if self._constructs_layers(stmt):
@@ -563,6 +641,15 @@ class KerasFrontend:
             return
         items = list(iterable)
         if len(items) > self.MAX_LOOP:
+            return
+        if len(items) > self.DATA_LOOP and not self._constructs_layers(stmt.body):
+            # a data loop (make_data's range(600)): what it computes is run-time data; read
+            # the body once, abstractly, for any training statement in it
+            self._assign(stmt.target, Unknown("loop item"), env, naming=False)
+            try:
+                self._exec_block(stmt.body.body, env)
+            except (_Break, _Continue):
+                pass
             return
         for item in items:
             self._assign(stmt.target, item, env, naming=False)
@@ -650,7 +737,11 @@ class KerasFrontend:
                 key = self._eval(target.slice[0].slice.value, env)
                 container[key] = value
         elif isinstance(target, cst.Attribute):
-            pass  # attribute stores on objects (self.x = ...) belong to subclassed models
+            base = self._eval(target.value, env)
+            if isinstance(base, ModelObj) and base.user is not None:
+                base = base.user
+            if isinstance(base, UserObj):
+                self._store_attr(base, target.attr.value, value)
 
     # -- expressions --------------------------------------------------------------
     def _eval(self, node: cst.BaseExpression, env: Env) -> Any:
@@ -705,6 +796,8 @@ class KerasFrontend:
         name = node.value
         if name in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[name]
+        if name == "super" and self.self_stack:
+            return _SUPER
         try:
             return env.lookup(name)
         except KeyError:
@@ -743,6 +836,19 @@ class KerasFrontend:
     def _eval_Attribute(self, node, env):
         base = self._eval(node.value, env)
         attr = node.attr.value
+        if isinstance(base, ModelObj) and base.user is not None and (
+                attr in base.user.attrs or base.user.cls.method(attr) is not None):
+            base = base.user  # the subclass's own attributes and methods
+        if isinstance(base, UserObj):
+            if attr in base.attrs:
+                return base.attrs[attr]
+            if base.cls.method(attr) is not None:
+                return _BoundMethod(base, attr)
+            if attr == "name":
+                return base.keras_name
+            return _BoundMethod(base, attr)
+        if isinstance(base, SuperRef):
+            return _BoundMethod(base, attr)
         if isinstance(base, ModuleRef):
             return resolve_api(f"{base.path}.{attr}")
         if isinstance(base, ApiRef):
@@ -988,6 +1094,8 @@ class KerasFrontend:
                 return DatasetObj(code, node)
             if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
                 return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
+            if func.kind == "tensor_op":
+                return self._tensor_op(func.name, args, kwargs, span)
             if func.kind == "activation":
                 spec = keras_layers.ACTIVATIONS[func.name]
                 if spec is None:
@@ -1006,6 +1114,18 @@ class KerasFrontend:
                 if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
                     raise Unsupported(f"{func.path} on tensors is not supported yet")
             return Unknown(func.path)
+        if func is _SUPER:
+            return SuperRef(self.self_stack[-1])
+        if isinstance(func, ClassRef):
+            self._mark_keras()
+            return self._construct_user(func, args, kwargs, span)
+        if isinstance(func, UserObj):
+            self._mark_keras()
+            return self._call_user(func, args, kwargs, span)
+        if isinstance(func, ModelObj) and func.user is not None and any(
+                isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
+            self._mark_keras()
+            return self._call_subclass_model(func, args, kwargs, span)
         if isinstance(func, LayerObj):
             self._mark_keras()
             return self._call_layer(func, args, kwargs, span)
@@ -1062,6 +1182,25 @@ class KerasFrontend:
 
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
         obj, name = bound.obj, bound.name
+        if isinstance(obj, SuperRef):
+            if name == "__init__":
+                self._name_user(obj.obj, kwargs.get("name"))
+            return None
+        if isinstance(obj, UserObj):
+            fn = obj.cls.method(name)
+            if fn is not None:
+                return self._run_method(obj, fn, args, kwargs)
+            if obj.model is not None:
+                return self._call_method(_BoundMethod(obj.model, name), args, kwargs, node)
+            return Unknown(f"layer.{name}()")
+        if isinstance(obj, ModelObj) and obj.user is not None:
+            if obj.user.cls.method(name) is not None and name not in keras_training.TRAINING_METHODS:
+                return self._run_method(obj.user, obj.user.cls.method(name), args, kwargs)
+            if name == "build":
+                shape = args[0] if args else kwargs.get("input_shape")
+                self._build_subclass(obj, shape, self._span(node))
+                obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                return None
         if isinstance(obj, DatasetObj):
             if name == "shuffle":
                 return DatasetObj(obj.code, obj.node, True, obj.batch, obj.ops + ["shuffle"])
@@ -1102,6 +1241,140 @@ class KerasFrontend:
             self.untranslated.append((self._span(node), name))
             return Unknown(f"model.{name}()")
         return Unknown(f"layer.{name}()")
+
+    # -- subclassed layers and models ---------------------------------------------
+    def _class_ref(self, stmt: cst.ClassDef, env: Env) -> Any:
+        """A ClassRef for a Layer/Model subclass (its methods run when it is used)."""
+        for arg in stmt.bases:
+            if arg.keyword is not None:
+                continue
+            try:
+                base = self._eval(arg.value, env)
+            except (Unsupported, FrontendError):
+                continue
+            ref = None
+            if isinstance(base, ClassRef):
+                ref = ClassRef(stmt, env, base.kind, base)
+            elif isinstance(base, ApiRef) and base.kind == "model":
+                ref = ClassRef(stmt, env, "model")
+            elif isinstance(base, ModuleRef) and keras_api_name(base.path) in _LAYER_BASES:
+                ref = ClassRef(stmt, env, "layer")
+            if ref is not None:
+                self.user_classes[stmt.name.value] = ref
+                return ref
+        return Unknown(f"class {stmt.name.value}")
+
+    def _tensor_op(self, name: str, args, kwargs, span: Span):
+        """``keras.ops.add(x, y)``, ``tf.concat([a, b], axis=-1)``, ...: a canonical op."""
+        op = _TENSOR_OPS[name]
+        self._auto_name(name)  # a Keras Operation takes an auto name like a layer
+        if op == "concat":
+            tensors = list(args[0] if args else kwargs.get("xs", kwargs.get("values", [])))
+            axis = kwargs.get("axis", args[1] if len(args) > 1 else (-1 if name == "concatenate" else 0))
+            if not all(isinstance(t, TensorVal) for t in tensors) or not isinstance(axis, int):
+                raise Unsupported(f"{name}(): tensors and a static axis are needed")
+            return self._apply_anonymous(LayerSpec("concat", {"axis": axis}), tensors, span, "concat")
+        x, y = (list(args) + [kwargs.get("x1", kwargs.get("x")), kwargs.get("x2", kwargs.get("y"))])[:2]
+        if not (isinstance(x, TensorVal) and isinstance(y, TensorVal)):
+            raise Unsupported(f"{name}() with a non-tensor operand is not supported yet")
+        return self._apply_anonymous(LayerSpec(op, {}), [x, y], span, op)
+
+    def _unbuilt_subclass(self, model: ModelObj, where: cst.CSTNode) -> None:
+        name = model.user.cls.node.name.value
+        span = model.span or self._span(where)
+        self.program.stub(span, f"{name}: the subclassed model's input shape is never given statically; "
+                                "call model.build((None, ...)) or model(keras.Input(shape=...)) where it is "
+                                "built", self._line(span))
+
+    def _name_user(self, obj: UserObj, name: Any) -> None:
+        """Keras names a layer when its ``__init__`` reaches Layer.__init__."""
+        if not obj.keras_name:
+            obj.keras_name = name if isinstance(name, str) else self._auto_name(obj.cls.node.name.value)
+
+    def _run_method(self, obj: UserObj, fn: cst.FunctionDef, args, kwargs):
+        """Run a method of a user Layer/Model with ``self`` bound to ``obj``."""
+        saved_scope = self.scope_stack
+        had = fn.name.value in self.inlined_helpers, fn.name.value in self.visited_functions
+        self.self_stack.append(obj)
+        self.scope_stack = []  # a method is not a helper function: no name prefix
+        try:
+            result, _ = self._call_function(FunctionRef(fn, obj.cls.env), [obj, *args], dict(kwargs),
+                                            builder_probe=False)
+        finally:
+            self.self_stack.pop()
+            self.scope_stack = saved_scope
+            if not had[0]:
+                self.inlined_helpers.discard(fn.name.value)
+            if not had[1]:
+                self.visited_functions.discard(fn.name.value)
+        return result
+
+    def _construct_user(self, cls: ClassRef, args, kwargs, span: Span):
+        obj = UserObj(cls)
+        init = cls.method("__init__")
+        if init is not None:
+            self._run_method(obj, init, args, kwargs)
+        self._name_user(obj, kwargs.get("name"))
+        if cls.kind != "model":
+            return obj
+        model = ModelObj("subclass", span, user=obj)
+        model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        obj.model = model
+        return model
+
+    def _store_attr(self, obj: UserObj, attr: str, value: Any) -> None:
+        obj.attrs[attr] = value
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for i, item in enumerate(items):
+            suffix = attr if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{attr}_{i}"
+            if isinstance(item, ModelObj) and item.user is not None:
+                item = item.user
+            if isinstance(item, LayerObj) and item.owner is None:
+                item.owner = obj
+                if item.hint is None or item.explicit_name is None:
+                    item.hint = suffix
+            elif isinstance(item, UserObj) and item.owner is None:
+                item.owner, item.attr = obj, suffix
+
+    def _call_user(self, obj: UserObj, args, kwargs, span: Span):
+        fn = obj.cls.method("call")
+        if fn is None:
+            raise Unsupported(f"{obj.cls.node.name.value} has no call() method")
+        build = obj.cls.method("build")
+        if build is not None and not obj.attrs.get("__built__"):
+            # Keras calls build(input_shape) before the first call
+            first = args[0] if args else next(iter(kwargs.values()), None)
+            shapes = [tuple(t.value.shape) for t in (first if isinstance(first, (list, tuple)) else [first])
+                      if isinstance(t, TensorVal)]
+            if shapes:
+                obj.attrs["__built__"] = True
+                self._run_method(obj, build, [shapes if len(shapes) > 1 else shapes[0]], {})
+        return self._run_method(obj, fn, args, kwargs)
+
+    def _call_subclass_model(self, model: ModelObj, args, kwargs, span: Span):
+        """``model(x)`` on tensors: call() runs on them; on fresh keras.Input values it also
+        fixes the model's input shape (the Keras way to build a subclassed model)."""
+        outputs = self._call_user(model.user, args, kwargs, span)
+        inputs = [a for a in args if isinstance(a, TensorVal)]
+        if model.graph is None and inputs and all(t.value.producer is None for t in inputs):
+            model.graph = self._extract_graph(inputs if len(inputs) > 1 else inputs[0], outputs, span)
+            self._register_model(model, builder=None, var=None, args={})
+        return outputs
+
+    def _build_subclass(self, model: ModelObj, shape, span: Span) -> None:
+        """``model.build((None, 28, 28, 1))``: run call() on an input of that shape."""
+        if model.graph is not None:
+            return
+        if isinstance(shape, list) and shape and isinstance(shape[0], (list, tuple)):
+            shapes = [tuple(s) for s in shape]
+        elif isinstance(shape, (list, tuple)):
+            shapes = [tuple(shape)]
+        else:
+            raise FrontendError("build(): the input shape must be known statically", span)
+        inputs = [self._make_input("Input", [s[1:]], {}, span) for s in shapes]
+        outputs = self._call_user(model.user, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
+        model.graph = self._extract_graph(inputs if len(inputs) > 1 else inputs[0], outputs, span)
+        self._register_model(model, builder=None, var=None, args={})
 
     def _training_call(self, obj, method: str, args, kwargs, node):
         """Record ``model.compile/fit/...`` as a TrainingStatement (the printer replaces it)."""
@@ -1430,7 +1703,7 @@ class KerasFrontend:
     def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str):
         spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
         layer = LayerObj(spec=spec, cls_name="", keras_name="", span=span, hint=hint,
-                         scope=self._scope())
+                         scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
     def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
@@ -1575,13 +1848,30 @@ class KerasFrontend:
                     var_name = name
                     break
         base = model.name or builder or var_name or "model"
+        if model.user is not None:
+            base = model.user.keras_name or base
         graph.name = base
         graph.span = model.span
         class_name = _camel(model.name or (builder[len("build_"):] if builder and builder.startswith("build_")
                                            and len(builder) > 6 else builder) or var_name or "Model")
         if class_name in ("Model", ""):
             class_name = "Net"
-        class_name = self._unique_class_name(class_name)
+        used = _user_classes_in(graph)
+        if used:
+            graph.meta["user_classes"] = sorted(used)
+            self.program.meta.setdefault("translated_classes", set()).update(used)
+        if model.user is not None:
+            # the user's own class name: the generated module takes the subclass's place
+            class_name = model.user.cls.node.name.value
+            self.program.meta.setdefault("translated_classes", set()).add(class_name)
+        else:
+            class_name = self._unique_class_name(class_name)
+        for node in graph.nodes:
+            # layers of subclass instances are named after their attribute path (block1_conv)
+            layer = node.meta.get("layer")
+            owner = getattr(layer, "owner", None)
+            if layer is not None and owner is not None and owner.path and not layer.scope:
+                layer.scope = owner.path
         self._name_nodes(graph)
         self._attach_comments(graph)
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
@@ -1742,15 +2032,16 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     return names
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
+def _has_call(node: cst.CSTNode) -> bool:
+    """True when ``node`` calls anything."""
+    found = []
 
     class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
 
     node.visit(V())
-    return names
+    return bool(found)
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:
@@ -1769,6 +2060,28 @@ def _called_names(node: cst.CSTNode) -> set[str]:
 class _BoundMethod:
     def __init__(self, obj, name):
         self.obj, self.name = obj, name
+
+
+#: ``super()`` inside a method (becomes a SuperRef when called)
+_SUPER = object()
+#: base classes of a custom layer, as keras_api_name spells them
+_LAYER_BASES = {"layers.Layer", "Layer", "layers.layer.Layer", "engine.base_layer.Layer",
+                "engine.Layer"}
+
+
+def _user_classes_in(graph: Graph) -> set[str]:
+    """The user Layer classes whose instances built nodes of ``graph``."""
+    out = set()
+    for node in graph.nodes:
+        owner = getattr(node.meta.get("layer"), "owner", None)
+        while owner is not None:
+            out.add(owner.cls.node.name.value)
+            base = owner.cls.base
+            while base is not None:
+                out.add(base.node.name.value)
+                base = base.base
+            owner = owner.owner
+    return out
 
 
 def _camel(name: str) -> str:

@@ -267,7 +267,8 @@ class _Printer:
                     # classes of models built inside this statement go right before it
                     out += _parse_classes(self.pending_classes)
                     self.pending_classes = []
-                out.append(new)
+                if new is not None:
+                    out.append(new)
             else:
                 out.append(stmt)
         if level == "module" and not self.helpers_placed:
@@ -334,7 +335,22 @@ class _Printer:
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
         return [body.with_changes(leading_lines=leading)]
 
+    def _translated_class(self, stmt: cst.ClassDef):
+        """A Layer/Model subclass whose instances were translated: its code now lives in the
+        generated model class; a comment says so."""
+        name = stmt.name.value
+        models = [md.class_name for md in self.program.models
+                  if name == md.class_name or name in md.graph.meta.get("user_classes", ())]
+        where = ", ".join(sorted(set(models))) or "the generated model"
+        text = (f"# {name} ({_code(stmt.bases[0].value) if stmt.bases else 'Layer'} subclass): "
+                f"translated into {where}, where its call() now runs inline in forward()")
+        if name in models:
+            return None
+        return _Comments(list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(text))])
+
     def _rewrite_compound_inner(self, stmt, level: str):
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
+            return self._translated_class(stmt)
         if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
             return self._stub_class(stmt)[0]
         if self._header_touches_keras(stmt) and not (isinstance(stmt, cst.If) and "__name__" in _code(stmt.test)):

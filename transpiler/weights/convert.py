@@ -225,6 +225,11 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
     """A torch state_dict for the generated module → a Keras 3 ``.weights.h5`` that the
     source model's ``load_weights`` accepts."""
     report = ConversionReport(ckpt_path, out_path, graph.name)
+    if graph.meta.get("user_classes"):
+        raise CheckpointError(
+            f"{ckpt_path}: writing Keras weights for a subclassed model ({', '.join(graph.meta['user_classes'])}) "
+            "is not supported yet: Keras stores its layers under attribute paths this writer does not "
+            "reproduce; load the torch weights into the Keras model layer by layer instead")
     state = read_torch_state(ckpt_path) if state is None else state
     plan = torch_plan(graph)
     wanted = {e.key for e in plan if e.constant is None}

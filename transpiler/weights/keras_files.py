@@ -255,34 +255,70 @@ def _index(h5, path: str) -> tuple[dict[str, CheckpointLayer], str]:
 
 
 def _nested_legacy(layers, name, path, names, tensors) -> None:
-    """A legacy nested model lists its sub-layers' tensors as ``model/layer/kernel``."""
+    """Each weight belongs to the innermost layer its name mentions: ``dense/kernel`` to
+    ``dense``, ``tower/residual/dense_2/kernel`` (a custom layer's sub-layer) to
+    ``dense_2``; a recurrent cell or a Bidirectional half belongs to its wrapper
+    (``bidirectional/forward_lstm/lstm_cell/kernel`` to ``bidirectional``)."""
     groups: dict[str, list] = {}
     for w, t in zip(names, tensors):
-        parts = w.split("/")
-        owner = parts[1] if len(parts) > 2 and parts[0] == name and _is_sublayer_model(parts) else name
+        parts = w.split(":")[0].split("/")[:-1]
+        while len(parts) > 1 and _is_weight_part(parts[-1]):
+            parts.pop()
+        owner = parts[-1] if parts else name
         groups.setdefault(owner, []).append(t)
     for owner, ts in groups.items():
         layers[owner] = CheckpointLayer(owner, path, ts)
 
 
-def _is_sublayer_model(parts: list[str]) -> bool:
-    # 'bidirectional/forward_lstm/lstm_cell/kernel' belongs to the wrapper itself
-    return not re.match(r"(forward|backward)_|.*_cell$", parts[1]) and len(parts) == 3
+def _is_weight_part(part: str) -> bool:
+    """A path component that holds a layer's weights but is not a layer of its own."""
+    return part.endswith("_cell") or part.startswith(("forward_", "backward_")) or part in SUBLAYERS
 
 
-def _walk(group, out: dict[str, CheckpointLayer]) -> None:
-    if "layers" not in group:
-        return
-    for key in sorted(group["layers"].keys()):
-        g = group["layers"][key]
-        if "layers" in g:  # a model used as a layer: its layers are layers of the whole
-            _walk(g, out)
+#: top-level groups of a .keras weights file that are not layers
+NOT_LAYERS = ("optimizer", "metrics", "compile_metrics", "loss", "_metrics")
+
+
+def _walk(group, out: dict[str, CheckpointLayer], top: bool = True) -> None:
+    """Every layer under ``group``: functional and Sequential models keep them in a
+    ``layers`` list; subclassed models and custom layers under their attribute names
+    (``block1/conv/vars``). A group with ``vars`` is a layer (named by the ``vars``
+    group's ``name``); its tensors are its own ``vars`` and those of its weight-holding
+    parts (``cell``, ``forward_layer``, ``backward_layer``); any other child group is a
+    layer of its own (a custom layer's sub-layers)."""
+    for key in sorted(group.keys()):
+        g = group[key]
+        if key == "vars" or not hasattr(g, "keys") or (top and key in NOT_LAYERS):
             continue
-        name = _decode(g["vars"].attrs.get("name", key)) if "vars" in g else key
+        if key == "layers" or "vars" not in g:
+            _walk(g, out, top=False)
+            continue
+        name = _decode(g["vars"].attrs.get("name", key))
         tensors = _layer_tensors(g)
         if name in out:
-            raise CheckpointError(f"{g.file.filename}: two layers are named {name!r}")
+            if tensors and out[name].tensors:
+                raise CheckpointError(f"{g.file.filename}: two layers are named {name!r}")
+            if not tensors:
+                continue
         out[name] = CheckpointLayer(name, g.name, tensors)
+        for child in sorted(g.keys()):
+            if child not in ("vars",) + SUBLAYERS:
+                sub = g[child]
+                if hasattr(sub, "keys"):
+                    _walk(sub if child == "layers" else _Single(child, sub), out, top=False)
+
+
+class _Single:
+    """A one-entry view ``{key: group}`` so a child group is walked like a container's."""
+
+    def __init__(self, key, group):
+        self._key, self._group = key, group
+
+    def keys(self):
+        return [self._key]
+
+    def __getitem__(self, key):
+        return self._group
 
 
 def _layer_tensors(g) -> list:
