@@ -1,0 +1,297 @@
+"""The PyTorch frontend: IR facts, diagnostics, the Keras printer's output shape, the CLI."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from transpiler.frontend_ast import torch_modules
+from transpiler.frontend_ast.keras_frontend import FrontendError
+from transpiler.frontend_ast.torch_frontend import read_torch
+from transpiler.ir import ops as ops_table
+from transpiler.printers import keras_ops
+from transpiler.translate import translate
+
+ROOT = os.path.dirname(os.path.dirname(__file__))
+CNN = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    INPUT_SHAPE = (1, 28, 28)
+
+
+    class Net(nn.Module):
+        def __init__(self, num_classes=10):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 8, 3, padding=1)  # keeps 28x28
+            self.bn = nn.BatchNorm2d(8)
+            self.pool = nn.MaxPool2d(2)
+            self.fc = nn.Linear(8 * 14 * 14, num_classes)
+
+        def forward(self, x):
+            x = self.pool(F.relu(self.bn(self.conv1(x))))
+            x = x.view(x.size(0), -1)
+            return self.fc(x)
+
+
+    def build_model(num_classes=10):
+        return Net(num_classes)
+''')
+
+
+def _graph(src: str, i: int = 0):
+    program = read_torch(src, "m.py")
+    return program, program.models[i].graph
+
+
+def test_module_subclass_becomes_a_channels_first_graph():
+    program, g = _graph(CNN)
+    md = program.models[0]
+    assert (md.builder, md.class_name) == ("build_model", "Net")
+    assert [n.op for n in g.nodes] == ["conv2d", "batch_norm", "relu", "max_pool2d", "flatten", "dense"]
+    assert g.inputs[0].shape == (None, 1, 28, 28) and g.inputs[0].layout == "NCHW"
+    assert [n.name for n in g.nodes if n.source_name] == ["conv1", "bn", "pool", "fc"]  # F.relu: none
+    assert g.nodes[0].attrs["padding"] == ((1, 1), (1, 1))
+
+
+def test_torch_defaults_in_the_unified_spelling():
+    """BatchNorm momentum is the fraction kept (torch 0.1 → 0.9), torch's eps is explicit."""
+    _, g = _graph(CNN)
+    bn = next(n for n in g.nodes if n.op == "batch_norm")
+    assert bn.attrs["momentum"] == pytest.approx(0.9)
+    assert bn.attrs["epsilon"] == 1e-5
+    assert bn.attrs["axis"] == 1
+
+
+def test_leaky_relu_and_layer_norm_defaults():
+    src = CNN.replace("x = self.pool(F.relu(self.bn(self.conv1(x))))",
+                      "x = self.pool(nn.functional.leaky_relu(self.bn(self.conv1(x))))")
+    _, g = _graph(src)
+    assert next(n for n in g.nodes if n.op == "leaky_relu").attrs["negative_slope"] == 0.01
+    layer = torch_modules.recognize("LayerNorm", [16], {})
+    assert (layer.op, layer.attrs["epsilon"], layer.attrs["axis"]) == ("layer_norm", 1e-5, (-1,))
+
+
+def test_keras_pipeline_channels_last_and_flatten_absorbed():
+    tr = translate(CNN, "m.py", "keras")
+    g = tr.program.models[0].graph
+    assert g.inputs[0].shape == (None, 28, 28, 1) and g.inputs[0].layout == "NHWC"
+    assert g.meta["layout_transposes"] == 0
+    bn = next(n for n in g.nodes if n.op == "batch_norm")
+    assert bn.attrs["axis"] == -1
+    fc = next(n for n in g.nodes if n.op == "dense")
+    assert fc.param_transforms["kernel"] == [("permute_rows", ((8, 14, 14), (1, 2, 0)))]
+    conv = next(n for n in g.nodes if n.op == "conv2d")
+    assert conv.attrs["padding"] == "same"
+
+
+def test_printed_keras_is_idiomatic():
+    text = translate(CNN, "m.py", "keras").text
+    tree = ast.parse(text)
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "keras" in imported and not any(m and m.startswith("torch") for m in imported)
+    assert 'keras.Input(shape=(28, 28, 1), name="x")' in text
+    assert 'layers.Conv2D(8, 3, padding="same", name="conv1")' in text
+    assert 'layers.BatchNormalization(momentum=0.9, epsilon=1e-05, name="bn")' in text
+    assert "# keeps 28x28" in text
+    assert "def build_model(num_classes=10):" in text
+    assert translate(CNN, "m.py", "keras").text == text  # deterministic
+
+
+def test_plain_chain_is_sequential():
+    src = textwrap.dedent('''
+        import torch.nn as nn
+
+        INPUT_SHAPE = (4,)
+
+
+        def build_model():
+            return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    ''')
+    text = translate(src, "m.py", "keras").text
+    assert "keras.Sequential(" in text and "keras.Model(" not in text
+    assert 'layers.Dense(8, name="linear_0")' in text
+
+
+def test_input_shape_from_literal_data():
+    src = CNN.replace("INPUT_SHAPE = (1, 28, 28)\n", "") + "\nout = build_model()(torch.randn(64, 1, 28, 28))\n"
+    _, g = _graph(src)
+    assert g.inputs[0].shape == (None, 1, 28, 28)
+
+
+def test_missing_input_shape_is_a_clear_error():
+    src = CNN.replace("INPUT_SHAPE = (1, 28, 28)\n", "")
+    program = read_torch(src, "m.py")
+    assert not program.models
+    msg = next(d for d in program.diagnostics if d.severity == "stub" and "build_model" in d.message)
+    assert "INPUT_SHAPE" in msg.message and msg.span.line > 0
+
+
+def test_unsupported_construct_is_a_stub_not_a_drop():
+    src = CNN.replace("return self.fc(x)", "return self.fc(x) * torch.exp(x[:, :1])")
+    tr = translate(src, "m.py", "keras")
+    stub = next(d for d in tr.stubs if "build_model" in d.message)
+    assert stub.span.line == src.splitlines().index(
+        "        return self.fc(x) * torch.exp(x[:, :1])") + 1
+    assert "raise NotImplementedError" in tr.text
+
+
+def test_training_code_is_stubbed_and_reported():
+    src = CNN + textwrap.dedent('''
+
+        def train(model):
+            opt = torch.optim.Adam(model.parameters())
+            return opt
+    ''')
+    tr = translate(src, "m.py", "keras")
+    assert any("def train" in d.message for d in tr.stubs)
+    assert "# | def train(model):" in tr.text
+
+
+def test_module_list_and_nested_modules_named_by_path():
+    src = textwrap.dedent('''
+        import torch.nn as nn
+
+        INPUT_SHAPE = (4,)
+
+
+        class Block(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.fc = nn.Linear(width, width)
+
+            def forward(self, x):
+                return x + self.fc(x)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block(4) for _ in range(2)])
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x
+
+
+        def build_model():
+            return Net()
+    ''')
+    _, g = _graph(src)
+    assert [n.meta["torch_path"] for n in g.nodes if n.op == "dense"] == ["blocks.0.fc", "blocks.1.fc"]
+    assert [n.name for n in g.nodes if n.op == "dense"] == ["blocks_0_fc", "blocks_1_fc"]
+
+
+def test_stacked_rnn_expands_per_layer():
+    src = textwrap.dedent('''
+        import torch.nn as nn
+
+        INPUT_SHAPE = (10, 3)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 5, num_layers=2, batch_first=True, dropout=0.1)
+
+            def forward(self, x):
+                out, (h, c) = self.lstm(x)
+                return h[-1]
+
+
+        def build_model():
+            return Net()
+    ''')
+    _, g = _graph(src)
+    assert [n.op for n in g.nodes] == ["lstm", "dropout", "lstm"]
+    assert g.nodes[0].attrs["return_sequences"] and not g.nodes[2].attrs["return_sequences"]
+    assert g.inputs[0].layout == "NWC"
+    tr = translate(src, "m.py", "keras")
+    keys = [e.key for e in tr.program.models[0].graph.meta["torch_source_plan"]]
+    assert "lstm.weight_ih_l1" in keys and "lstm.bias_hh_l0" in keys
+
+
+def test_every_recogniser_op_has_a_keras_emitter():
+    for name, reg in torch_modules.registered_modules().items():
+        for op in reg.ops:
+            ops_table.get(op)
+            assert keras_ops.has_emitter(op), f"nn.{name} → {op} has no Keras emitter"
+    for name, reg in torch_modules.registered_functions().items():
+        for op in reg.ops:
+            assert keras_ops.has_emitter(op), f"{name} → {op} has no Keras emitter"
+
+
+def test_translation_imports_no_framework():
+    code = ("import sys\nfrom transpiler.translate import translate\n"
+            f"translate(open({os.path.join(ROOT, 'corpus', 'torch', 'mnist_cnn.py')!r}).read(), 'm.py', 'keras')\n"
+            "bad = [m for m in ('torch', 'tensorflow', 'keras') if m in sys.modules]\n"
+            "assert not bad, bad\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_syntax_error_has_a_location():
+    with pytest.raises(FrontendError) as info:
+        read_torch("import torch\ndef f(:\n", "bad.py")
+    assert info.value.span.line == 2
+
+
+# ---------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------
+def _cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "transpiler", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_cli_default_output_name(tmp_path):
+    src = tmp_path / "net.py"
+    src.write_text(CNN)
+    r = _cli(str(src), "--to", "keras")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "net_keras.py").exists()
+
+
+def test_cli_weights_loadable_by_keras(tmp_path):
+    import torch  # noqa: F401  (first)
+    import numpy as np
+
+    from torch_keras_harness import load_source, randomize_torch
+
+    src = tmp_path / "net.py"
+    src.write_text(CNN)
+    model = load_source(CNN).build_model()
+    randomize_torch(model)
+    model.eval()
+    ckpt = tmp_path / "net.pt"
+    torch.save(model.state_dict(), ckpt)
+    out = tmp_path / "net_keras.py"
+    r = _cli(str(src), "--to", "keras", "-o", str(out), "--weights", str(ckpt), "--weights-out",
+             str(tmp_path / "net.weights.h5"))
+    assert r.returncode == 0, r.stderr
+    kmodel = load_source(out.read_text(), "cli_keras").build_model()
+    kmodel.load_weights(str(tmp_path / "net.weights.h5"))
+    x = np.random.RandomState(0).randn(2, 1, 28, 28).astype("float32")
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    got = np.asarray(kmodel(np.moveaxis(x, 1, -1), training=False))
+    assert np.max(np.abs(expected - got)) <= 1e-4
+
+
+def test_cli_weights_wrong_checkpoint_names_the_tensor(tmp_path):
+    import torch
+
+    src = tmp_path / "net.py"
+    src.write_text(CNN)
+    ckpt = tmp_path / "other.pt"
+    torch.save({"conv1.weight": torch.zeros(8, 1, 3, 3)}, ckpt)
+    r = _cli(str(src), "--to", "keras", "--weights", str(ckpt), "--weights-out", str(tmp_path / "w.weights.h5"))
+    assert r.returncode == 2
+    assert "keys match the state_dict of no model" in r.stderr
+    assert "Traceback" not in r.stderr
