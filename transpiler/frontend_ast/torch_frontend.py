@@ -244,6 +244,7 @@ class TorchFrontend:
         self.cur_builder: str | None = None
         self.warned: set[str] = set()
         self.layer_tokens: dict[str, LayerToken] = {}
+        self.root_span: Span | None = None
         self.cur_span: Span | None = None
 
     # -- entry ---------------------------------------------------------------------------
@@ -476,6 +477,9 @@ class TorchFrontend:
         graph = Graph(name=mod.cls.node.name.value if mod.kind == "user" else name)
         self.graph = graph
         self.cur_builder = builder
+        self.layer_tokens = {}
+        # a container model is "called" at its constructor: that line's comments are its own
+        self.root_span = mod.span if mod.kind != "user" else None
         self.names = {}
         _assign_paths(mod, "")
         self._reserve_names(mod)
@@ -1401,30 +1405,48 @@ class TorchFrontend:
 
     # -- comments and leftovers ---------------------------------------------------------
     def _attach_comments(self, graph: Graph) -> None:
-        """A comment on a forward line (or just above it) goes with the node from that line;
-        a comment on the ``nn.X(...)`` line in ``__init__`` with the layer's nodes."""
+        """A comment on the ``nn.X(...)`` line in ``__init__`` (or just above it) goes with
+        that layer; a comment on a ``forward`` line with the last node that line made (the
+        value the line computes)."""
+        used: set[int] = set()
+
+        def lines_at(span: Span) -> list[int]:
+            out = [span.line]
+            ln = span.line - 1
+            while ln in self.comments and self.comments[ln][1]:
+                out.append(ln)
+                ln -= 1
+            return sorted(out)
+
+        def attach(node: Node, span: Span) -> None:
+            for ln in lines_at(span):
+                if ln in self.comments and ln not in used:
+                    used.add(ln)
+                    node.comments.append(self.comments[ln][0])
+
+        if self.root_span is not None:
+            for ln in lines_at(self.root_span):
+                if ln in self.comments and ln not in used:
+                    used.add(ln)
+                    graph.meta.setdefault("comments", []).append(self.comments[ln][0])
         for node in graph.nodes:
-            lines = set()
-            for span in (node.span, getattr(node.meta.get("layer"), "span", None)):
-                if span is None:
-                    continue
-                lines.add(span.line)
-                ln = span.line - 1
-                while ln in self.comments and self.comments[ln][1]:
-                    lines.add(ln)
-                    ln -= 1
-            for ln in sorted(lines):
-                text = self.comments.get(ln)
-                if text and text[0] not in node.comments and not any(
-                        text[0] in n.comments for n in graph.nodes if n is not node and n.name == node.name):
-                    if any(text[0] in other.comments for other in graph.nodes):
-                        continue
-                    node.comments.append(text[0])
+            token = node.meta.get("layer")
+            if token is not None:
+                attach(node, token.span)
+        last: dict[int, Node] = {}
+        for node in graph.nodes:
+            if node.span is not None and node.span != self.root_span:
+                last[node.span.line] = node
+        for line in sorted(last):
+            attach(last[line], last[line].span)
 
     def _report_unsupported_statements(self) -> None:
         """Statements outside the models (the training loop, data code) are not translated
         yet: each top-level definition or statement that uses torch is a stub."""
-        torch_names = self._torch_names() | {n for n, c in self.classes.items() if c.is_module}
+        # a model class without a builder is printed as a builder function of its name:
+        # ``model = Net()`` keeps working
+        class_models = {md.class_name for md in self.program.models if not md.builder}
+        torch_names = self._torch_names() | {n for n, c in self.classes.items() if c.is_module} - class_models
         consumed = {md.builder for md in self.program.models if md.builder} | self.stubbed_builders
         model_classes = set()
         for md in self.program.models:

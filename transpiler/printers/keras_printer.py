@@ -86,8 +86,9 @@ def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
     graph = md.graph
     ind = "    "
     model_name = graph.name
+    head = [f"{ind}{c}" for c in graph.meta.get("comments", [])]
     if chain_of(graph):
-        lines = [f"{ind}model = keras.Sequential(", f"{ind}    ["]
+        lines = head + [f"{ind}model = keras.Sequential(", f"{ind}    ["]
         lines.append(f"{ind}        {_input_expr(graph.inputs[0])},")
         for node in graph.nodes:
             lines += _comment_lines(node, ind + "        ")
@@ -96,7 +97,7 @@ def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
         return lines
     names = _Names(reserved)
     expr: dict[int, str] = {}
-    lines = []
+    lines = list(head)
     for v in graph.inputs:
         n = names.fresh(v.var or "inputs")
         expr[id(v)] = n

@@ -74,6 +74,12 @@ def _dense_readers_only(graph: Graph, value: Value) -> bool:
     return True
 
 
+def _one_axis(value: Value) -> bool:
+    """At most one non-batch axis longer than 1: every layout orders the numbers alike."""
+    return value.shape is not None and len(value.shape) > 2 and \
+        sum(1 for d in value.shape[1:] if d != 1) <= 1
+
+
 def _step(built: str, current: str, built_shape: tuple) -> tuple:
     """The ``param_transforms`` step turning source (``built``) order into ``current`` order."""
     perm = Layout(built, current).perm
@@ -173,6 +179,8 @@ class _ChannelsLast:
 
     def terminate(self, node: Node) -> None:
         graph = self.graph
+        if node.op in ("flatten", "reshape") and _one_axis(node.inputs[0]):
+            return  # (N, C, 1, 1) and (N, 1, 1, C) hold their numbers in the same order
         if node.op == "flatten":
             x = node.inputs[0]
             src = self.source(x)
@@ -203,6 +211,13 @@ class _ChannelsLast:
         target_src = node.meta.get("out_layout")
         if len(x.shape) != 2 or not is_channels_first(target_src) or not _feeds_implicit(graph, y):
             return False
+        src_shape = (None, *node.attrs["shape"])
+        if sum(1 for d in src_shape[1:] if d != 1) <= 1:
+            # (N, F) → (N, C, 1, 1) or (N, 1, H, W): the channels-last reshape holds the same order
+            target = channels_last_of(target_src)
+            node.attrs["shape"] = Layout(target_src, target).shape(src_shape)[1:]
+            node.meta["out_layout"] = target
+            return True
         chain, v = [], x
         while v.producer is not None and v.producer.op != "dense":
             prod = v.producer

@@ -1,0 +1,33 @@
+import keras
+from keras import layers
+
+
+def ResidualNet():
+    """The ResidualNet model, translated from PyTorch (channels-last inputs)."""
+    x = keras.Input(shape=(12, 12, 1), name="x")
+    stem = layers.Conv2D(8, 3, padding="same", name="stem")(x)
+    blocks_0_conv = layers.Conv2D(
+        8, 3, padding="same", use_bias=False, name="blocks_0_conv"
+    )(stem)
+    blocks_0_bn = layers.BatchNormalization(
+        momentum=0.95, epsilon=1e-05, name="blocks_0_bn"
+    )(blocks_0_conv)
+    add = layers.Add(name="add")([stem, blocks_0_bn])
+    relu = layers.ReLU(name="relu")(add)
+    blocks_1_conv = layers.Conv2D(
+        8, 3, padding="same", use_bias=False, name="blocks_1_conv"
+    )(relu)
+    blocks_1_bn = layers.BatchNormalization(
+        momentum=0.95, epsilon=1e-05, name="blocks_1_bn"
+    )(blocks_1_conv)
+    add_1 = layers.Add(name="add_1")([relu, blocks_1_bn])
+    relu_1 = layers.ReLU(name="relu_1")(add_1)
+    # global average pool
+    mean = layers.GlobalAveragePooling2D(name="mean")(relu_1)
+    head = layers.Dense(4, name="head")(mean)
+    return keras.Model(inputs=x, outputs=head, name="ResidualNet")
+
+
+model = ResidualNet()
+# transpiler: not translated (PyTorch), translate by hand: out = model(torch.randn(2, 1, 12, 12))
+# | out = model(torch.randn(2, 1, 12, 12))
