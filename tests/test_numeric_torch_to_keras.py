@@ -306,3 +306,44 @@ def test_keras_torch_keras_roundtrip(name):
         assert float(np.max(np.abs(a - b))) <= 1e-4
     assert sum(int(np.prod(w.shape)) for w in original.weights) == \
         sum(int(np.prod(w.shape)) for w in again.weights)
+
+
+INIT_CASES = {
+    "dense_conv": ("self.conv = nn.Conv2d(4, 32, 3)\nself.fc = nn.Linear(32 * 6 * 6, 300)",
+                   "return self.fc(self.conv(x).flatten(1))", "(4, 8, 8)"),
+    "conv_transpose_depthwise": ("self.up = nn.ConvTranspose2d(8, 16, 4, 2, 1)\n"
+                                 "self.dw = nn.Conv2d(16, 64, 3, groups=16)",
+                                 "return self.dw(self.up(x))", "(8, 6, 6)"),
+    "embedding_lstm": ("self.emb = nn.Embedding(200, 32)\nself.lstm = nn.LSTM(32, 48, batch_first=True)",
+                       "out, _ = self.lstm(self.emb(x))\nreturn out", "(5,)", "int64"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INIT_CASES))
+def test_initial_weights_follow_torch_defaults(name):
+    """A freshly built Keras model draws its weights as torch would (same bounds and spread):
+    training from scratch starts from the same distribution."""
+    from transpiler.weights.torch_source import keras_weights
+
+    init, forward, shape, *dtype = INIT_CASES[name]
+    src = _module(init, forward, shape, dtype[0] if dtype else None)
+    tr = translate(src, "m.py", "keras")
+    md = tr.program.models[0]
+    torch.manual_seed(0)
+    tmodel = load_source(src).build_model()
+    kmodel = load_source(tr.text, "init_keras").build_model()
+    state = {k: v.detach().numpy() for k, v in tmodel.state_dict().items()}
+    checked = 0
+    for layer, arrays in keras_weights(md.graph, state).items():
+        node = next(n for n in md.graph.nodes if n.name == layer)
+        for i, (t, k) in enumerate(zip(arrays, kmodel.get_layer(layer).get_weights())):
+            if node.op == "lstm" and i == 2:
+                continue  # torch's two summed biases: a triangular, not uniform, distribution
+            assert t.shape == k.shape
+            if t.size < 256:
+                continue  # too few draws to compare spreads
+            if node.op != "embedding":  # uniform draws: the same bound
+                assert abs(np.abs(k).max() - np.abs(t).max()) <= 0.1 * np.abs(t).max(), (layer, i)
+            assert abs(k.std() - t.std()) <= 0.1 * t.std(), (layer, i)
+            checked += 1
+    assert checked >= 2

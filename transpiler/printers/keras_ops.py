@@ -20,11 +20,47 @@ from transpiler.ir.graph import Node
 @dataclass
 class KerasEmission:
     """``layer`` is a constructor expression (the layer is called on the inputs), or
-    ``call(ins)`` gives an expression over the input expressions (a ``keras.ops`` call)."""
+    ``call(ins)`` gives an expression over the input expressions (a ``keras.ops`` call).
+    ``helpers`` names the module-level initializer helpers the layer uses."""
 
     layer: str | None = None
     call: Callable[[list[str]], str] | None = None
     merge: bool = False  # the layer takes a list of inputs
+    helpers: tuple[str, ...] = ()
+
+
+#: module-level helpers reproducing PyTorch's default initialisation (the generated
+#: script defines the ones its layers use)
+INIT_HELPERS = {
+    "torch_kernel_init": (
+        "def torch_kernel_init():\n"
+        '    """PyTorch\'s default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""\n'
+        '    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")\n'),
+    "torch_uniform_init": (
+        "def torch_uniform_init(fan_in):\n"
+        '    """PyTorch\'s default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""\n'
+        "    bound = 1 / math.sqrt(fan_in)\n"
+        "    return keras.initializers.RandomUniform(-bound, bound)\n"),
+}
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: bool = False) -> dict:
+    """Initializer arguments giving a layer PyTorch's default initial weights."""
+    kw = {f"{kernel}_initializer": f"torch_uniform_init({fan_in})" if depthwise else "torch_kernel_init()"}
+    if node.attrs.get("use_bias"):
+        kw["bias_initializer"] = f"torch_uniform_init({fan_in})"
+    return kw
+
+
+def _helpers(kwargs: dict) -> tuple[str, ...]:
+    return tuple(sorted({name for name in INIT_HELPERS for v in kwargs.values() if v and v.startswith(name)}))
 
 
 Emitter = Callable[[Node], KerasEmission]
@@ -94,7 +130,9 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
 @emitter("dense")
 def emit_dense_keras(node: Node) -> KerasEmission:
     a = node.attrs
-    return KerasEmission(layer("Dense", node, lit(a["units"]), use_bias=None if a["use_bias"] else "False"))
+    inits = _torch_inits(node, node.inputs[0].shape[-1])
+    return KerasEmission(layer("Dense", node, lit(a["units"]), use_bias=None if a["use_bias"] else "False", **inits),
+                         helpers=_helpers(inits))
 
 
 def _pad(p) -> str | None:
@@ -113,29 +151,37 @@ def _strides(a) -> str | None:
 def emit_conv_keras(node: Node) -> KerasEmission:
     a = node.attrs
     cls = f"Conv{node.op[4]}D"
+    x = node.inputs[0]
+    inits = _torch_inits(node, x.shape[-1] // a["groups"] * _prod(a["kernel_size"]))
     return KerasEmission(layer(cls, node, lit(a["filters"]), size(a["kernel_size"]), strides=_strides(a),
                                padding=_pad(a["padding"]), dilation_rate=_dilation(a),
                                groups=None if a["groups"] == 1 else lit(a["groups"]),
-                               use_bias=None if a["use_bias"] else "False"))
+                               use_bias=None if a["use_bias"] else "False", **inits), helpers=_helpers(inits))
 
 
 @emitter("depthwise_conv2d")
 def emit_depthwise_keras(node: Node) -> KerasEmission:
     a = node.attrs
+    # torch's fan_in of a grouped conv weight (C*M, 1, kh, kw) is kh*kw; Keras' would be kh*kw*C
+    inits = _torch_inits(node, _prod(a["kernel_size"]), kernel="depthwise", depthwise=True)
     return KerasEmission(layer("DepthwiseConv2D", node, size(a["kernel_size"]), strides=_strides(a),
                                padding=_pad(a["padding"]),
                                depth_multiplier=None if a["depth_multiplier"] == 1 else lit(a["depth_multiplier"]),
-                               dilation_rate=_dilation(a), use_bias=None if a["use_bias"] else "False"))
+                               dilation_rate=_dilation(a), use_bias=None if a["use_bias"] else "False", **inits),
+                         helpers=_helpers(inits))
 
 
 @emitter("conv_transpose1d", "conv_transpose2d")
 def emit_conv_transpose_keras(node: Node) -> KerasEmission:
     a = node.attrs
     cls = f"Conv{node.op[-2]}DTranspose"
+    # torch computes fan_in from weight (in, out, *k) as out * prod(k), as Keras does for (*k, out, in)
+    inits = _torch_inits(node, a["filters"] * _prod(a["kernel_size"]))
     return KerasEmission(layer(cls, node, lit(a["filters"]), size(a["kernel_size"]), strides=_strides(a),
                                padding=_pad(a["padding"]),
                                output_padding=None if a["output_padding"] is None else size(a["output_padding"]),
-                               dilation_rate=_dilation(a), use_bias=None if a["use_bias"] else "False"))
+                               dilation_rate=_dilation(a), use_bias=None if a["use_bias"] else "False", **inits),
+                         helpers=_helpers(inits))
 
 
 # ---------------------------------------------------------------------------------
@@ -330,14 +376,23 @@ def emit_concat_keras(node: Node) -> KerasEmission:
 @emitter("embedding")
 def emit_embedding_keras(node: Node) -> KerasEmission:
     a = node.attrs
-    return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"])))
+    # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05)
+    return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
+                               embeddings_initializer="keras.initializers.RandomNormal(stddev=1.0)"))
 
 
 _RNN_CLASS = {"lstm": "LSTM", "gru": "GRU", "simple_rnn": "SimpleRNN"}
 
 
 def _rnn_args(op: str, a: dict) -> dict:
-    return {"use_bias": None if a["use_bias"] else "False",
+    # torch draws every RNN weight from U(±1/sqrt(units)) (its two biases are summed: the
+    # folded Keras bias starts narrower-tailed than torch's sum of two uniforms)
+    init = f"torch_uniform_init({a['units']})"
+    inits = {"kernel_initializer": init, "recurrent_initializer": init,
+             "bias_initializer": init if a["use_bias"] else None}
+    if op == "lstm":
+        inits["unit_forget_bias"] = "False"  # Keras adds 1 to the forget gate's bias by default
+    return {**inits, "use_bias": None if a["use_bias"] else "False",
             "return_sequences": "True" if a["return_sequences"] else None,
             "return_state": "True" if a["return_state"] else None,
             "go_backwards": "True" if a["go_backwards"] else None}
@@ -346,7 +401,8 @@ def _rnn_args(op: str, a: dict) -> dict:
 @emitter("simple_rnn", "lstm", "gru")
 def emit_rnn_keras(node: Node) -> KerasEmission:
     a = node.attrs
-    return KerasEmission(layer(_RNN_CLASS[node.op], node, lit(a["units"]), **_rnn_args(node.op, a)))
+    return KerasEmission(layer(_RNN_CLASS[node.op], node, lit(a["units"]), **_rnn_args(node.op, a)),
+                         helpers=("torch_uniform_init",))
 
 
 @emitter("bidirectional")
@@ -358,4 +414,5 @@ def emit_bidirectional_keras(node: Node) -> KerasEmission:
     inner_text = f"layers.{_RNN_CLASS[inner['op']]}({', '.join(parts)})"
     mode = node.attrs["merge_mode"]
     return KerasEmission(layer("Bidirectional", node, inner_text,
-                               merge_mode=None if mode == "concat" else ("None" if mode == "none" else repr(mode))))
+                               merge_mode=None if mode == "concat" else ("None" if mode == "none" else repr(mode))),
+                         helpers=("torch_uniform_init",))

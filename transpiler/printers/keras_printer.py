@@ -185,11 +185,16 @@ class KerasScript:
                     kept_imports.append(_code(stmt).rstrip("\n"))
                 continue
             rest.append(self.statement(stmt))
-        imports = kept_imports + _HEADER
+        helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
+                          for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
+        imports = kept_imports + (["import math"] if "torch_uniform_init" in helpers and
+                                  "import math" not in kept_imports else []) + _HEADER
         if out:
             out.append("")
         out.extend(imports)
         out.append("")
+        for h in helpers:
+            out += ["", keras_ops.INIT_HELPERS[h]]
         header_done = True
         del header_done
         text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r is not None)
