@@ -297,3 +297,15 @@ def test_cli_weights_wrong_checkpoint_names_the_tensor(tmp_path):
     assert r.returncode == 2
     assert "keys match the state_dict of no model" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_directory_mode_to_keras(tmp_path):
+    (tmp_path / "net.py").write_text(CNN)
+    (tmp_path / "keras_script.py").write_text("import keras\nmodel = keras.Sequential([])\n")
+    r = _cli(str(tmp_path), "--to", "keras")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "net_keras.py").exists()
+    assert not (tmp_path / "keras_script_keras.py").exists()
+    assert "does not import torch" in r.stderr + r.stdout
+    r = _cli(str(tmp_path), "--to", "keras")  # the outputs are not translated again
+    assert not (tmp_path / "net_keras_keras.py").exists()

@@ -170,7 +170,10 @@ class KerasScript:
         return names
 
     def render(self) -> str:
-        out: list[str] = []
+        import os
+
+        out: list[str] = [f"# Transpiled from {os.path.basename(self.program.path)} (PyTorch) to Keras by "
+                          "transpiler; review before use."]
         body = list(self.module.body)
         header_done = False
         if body and _is_docstring(body[0]):
@@ -189,7 +192,7 @@ class KerasScript:
                           for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
         imports = kept_imports + (["import math"] if "torch_uniform_init" in helpers and
                                   "import math" not in kept_imports else []) + _HEADER
-        if out:
+        if len(out) > 1:
             out.append("")
         out.extend(imports)
         out.append("")

@@ -1,3 +1,4 @@
+# Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
 """A small CNN: the channels-first flatten before the Linear costs no transpose in Keras."""
 
 import math

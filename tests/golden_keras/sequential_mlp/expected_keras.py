@@ -1,3 +1,4 @@
+# Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
 import math
 import keras
 from keras import layers

@@ -1,3 +1,4 @@
+# Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
 import numpy as np
 import keras
 from keras import layers
