@@ -309,3 +309,10 @@ def test_directory_mode_to_keras(tmp_path):
     assert "does not import torch" in r.stderr + r.stdout
     r = _cli(str(tmp_path), "--to", "keras")  # the outputs are not translated again
     assert not (tmp_path / "net_keras_keras.py").exists()
+
+
+def test_support_table_in_the_docs_matches_the_registry():
+    with open(os.path.join(ROOT, "docs", "torch_to_keras.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    marker = "<!-- generated: python -m transpiler.frontend_ast.torch_modules -->\n"
+    assert text.split(marker, 1)[1] == torch_modules.render_support_table()

@@ -563,3 +563,17 @@ module("RNN", signature="input_size; hidden_size; num_layers=1; nonlinearity='ta
 # ---------------------------------------------------------------------------------
 #: nn classes the frontend handles itself (containers) and nn classes known to be unsupported
 CONTAINERS = {"Sequential", "ModuleList", "ModuleDict", "Module", "Parameter", "ParameterList"}
+
+
+def render_support_table() -> str:
+    """The Markdown table of what the torch frontend recognises (docs/torch_to_keras.md)."""
+    rows = ["| PyTorch | canonical op(s) |", "| --- | --- |"]
+    for name, reg in sorted(_MODULES.items()):
+        rows.append(f"| `nn.{name}` | {', '.join(f'`{o}`' for o in reg.ops)} |")
+    for name, reg in sorted(_FUNCTIONS.items()):
+        rows.append(f"| `F.{name}` | {', '.join(f'`{o}`' for o in reg.ops)} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the doc's table
+    print(render_support_table(), end="")
