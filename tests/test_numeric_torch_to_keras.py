@@ -171,6 +171,11 @@ OPS = {
                                        "(2, 5, 5)"),
     "max_pool2d_ceil_partial_window": ("self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)", "return self.pool(x)",
                                        "(2, 8, 8)"),
+    "gru_on_flipped_sequence": ("self.gru = nn.GRU(5, 4, batch_first=True)",
+                                "seq, _ = self.gru(x.flip(1))\nreturn torch.cat([seq[:, -1], seq[:, -1]], dim=1)",
+                                "(6, 5)"),
+    "lstm_on_flipped_sequence_states": ("self.lstm = nn.LSTM(5, 4, num_layers=2, batch_first=True)",
+                                        "seq, (h, c) = self.lstm(x.flip(1))\nreturn h[-1]", "(6, 5)"),
     "squeeze_output": ("self.fc = nn.Linear(4, 1)", "return self.fc(x).squeeze(-1)", "(4,)"),
 }
 
@@ -262,6 +267,13 @@ KERAS_CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras",
                       if not p.endswith(("_torch.py", "_keras.py")))
 
 
+#: generated torch scripts whose model the torch frontend cannot read yet, with the construct
+KNOWN_UNREAD = {
+    "bilstm_tagger": "x[..., :16]",  # splitting a bidirectional sequence into its halves
+    "config_mlp": ".repeat()",  # PReLU over shared axes printed as a broadcast parameter
+}
+
+
 def _roundtrip_cases():
     return [os.path.splitext(os.path.basename(p))[0] for p in KERAS_CORPUS]
 
@@ -282,9 +294,10 @@ def test_keras_torch_keras_roundtrip(name):
         src = fh.read()
     to_torch = translate(src, path, "pytorch")
     back = translate(to_torch.text, f"{name}_torch.py", "keras")
-    if not back.program.models:
-        pytest.skip(f"{name}: the torch frontend reads no model from the generated script: "
-                    + "; ".join(str(d) for d in back.stubs[:2]))
+    if name in KNOWN_UNREAD:
+        assert not back.program.models
+        assert any(KNOWN_UNREAD[name] in d.message for d in back.stubs), [str(d) for d in back.stubs]
+        return
     md_k = next(m for m in to_torch.program.models if m.builder)
     md_b = next((m for m in back.program.models if m.builder == md_k.builder), None)
     assert md_b is not None, [str(d) for d in back.stubs]

@@ -158,6 +158,13 @@ class _MaxResult:
         raise Unsupported("the indices of torch.max are not supported")
 
 
+@dataclass(eq=False)
+class _Reversed:
+    """``seq.flip(1)``: a sequence read backwards; an RNN called on it runs ``go_backwards``."""
+
+    tensor: "Tensor"
+
+
 class _Super:
     """``super()`` inside a module method: only ``super().__init__()`` means something."""
 
@@ -903,7 +910,7 @@ class TorchFrontend:
             return self._add(f"crop{len(crop)}d", [v], {"cropping": crop}, self._span(node), "crop")
         last_step = index in ((slice(None), -1), (slice(None), -1, slice(None)))
         if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
-                and prod.attrs["return_state"] and not prod.attrs["go_backwards"]:
+                and prod.attrs["return_state"]:
             return Tensor(prod.outputs[1])
         raise Unsupported(f"tensor indexing {_code(node)!r} is not supported")
 
@@ -1153,6 +1160,10 @@ class TorchFrontend:
             return x
         if mod.kind in ("module_list", "module_dict"):
             raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        if args and isinstance(args[0], _Reversed):
+            if mod.layer is None or mod.layer.kind != "rnn" or mod.layer.extra["bidirectional"]:
+                raise Unsupported(f"nn.{mod.cls_name} on a flipped sequence: only a one-way RNN reads it")
+            return self._apply_rnn(mod.layer, mod, args[0].tensor.value, span, backwards=True)
         if not args or not all(isinstance(a, Tensor) for a in args[:1]):
             raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
         return self._apply_layer(mod.layer, mod, [a.value for a in args if isinstance(a, Tensor)], span)
@@ -1211,7 +1222,7 @@ class TorchFrontend:
             infer_node(out.value.producer)
         return out
 
-    def _apply_rnn(self, layer: TorchLayer, mod: Mod, x: Value, span: Span):
+    def _apply_rnn(self, layer: TorchLayer, mod: Mod, x: Value, span: Span, backwards: bool = False):
         n_layers, bidi, dropout = layer.extra["num_layers"], layer.extra["bidirectional"], layer.extra["dropout"]
         if layer.in_features is not None and x.shape[-1] != layer.in_features:
             raise FrontendError(f"nn.{mod.cls_name} expects input_size {layer.in_features}, the tensor has "
@@ -1231,7 +1242,8 @@ class TorchFrontend:
                 if op == "lstm":
                     states_c += [fwd[1].value, bwd[1].value]
             else:
-                outs = self._add(op, [x], inner, span, op, n_out=3 if op == "lstm" else 2, name=name, mod=mod)
+                attrs = {**inner, "go_backwards": backwards and i == 0}
+                outs = self._add(op, [x], attrs, span, op, n_out=3 if op == "lstm" else 2, name=name, mod=mod)
                 states_h.append(outs[1].value)
                 if op == "lstm":
                     states_c.append(outs[2].value)
@@ -1301,8 +1313,17 @@ class TorchFrontend:
         rank = len(x.shape)
         if name in ("contiguous", "float", "clone", "long", "int"):
             if name in ("long", "int") and not x.dtype.startswith("int"):
-                raise Unsupported(f".{name}() of a float tensor is not supported")
+                if x.producer is not None:
+                    raise Unsupported(f".{name}() of a computed float tensor is not supported")
+                # float token ids given to the model: Keras' Embedding casts them the same way
+                self.program.warn(span, f"the float input {x.var!r} is cast to integers where it is read "
+                                        "(Keras' Embedding does that itself)")
             return t
+        if name == "flip":
+            dims = tuple(args) if args and isinstance(args[0], int) else tuple(args[0] if args else kwargs["dims"])
+            if dims not in ((1,), [1]) or len(x.shape) != 3:
+                raise Unsupported(f".flip{dims}: only reversing the time axis of (N, T, F) for an RNN is supported")
+            return _Reversed(t)
         if name in ("amax", "max") and (args or "dim" in kwargs):
             dims = args[0] if args else kwargs["dim"]
             keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
