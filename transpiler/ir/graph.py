@@ -8,9 +8,10 @@ invariants that every pass must preserve (torch.fx's design, re-derived).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # the translation path never needs numpy itself
+    import numpy as np
 
 from transpiler.ir import ops as ops_table
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-import numpy as np
+from transpiler.lazy_import import lazy_module
+
+np = lazy_module("numpy")  # printers read the Transform enum; numpy loads when a tensor is moved
 
 
 class Transform(Enum):
