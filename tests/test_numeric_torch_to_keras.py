@@ -227,7 +227,7 @@ TORCH_CORPUS = sorted(glob.glob(os.path.join(ROOT, "corpus", "torch", "*.py")))
 STUBBED = {
     ("vae", "build_model"): "torch.exp",
     ("text_classifier", "build_model"): "unsqueeze",
-    ("custom_param", "build_model"): "torch.ones",
+    ("custom_param", "build_model"): "nn.Parameter",
 }
 
 

@@ -940,6 +940,9 @@ class TorchFrontend:
 
     def _eval_Call(self, node, env):
         func = self._eval(node.func, env)
+        if isinstance(func, Ref) and func.path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            raise Unsupported("nn.Parameter (a weight of the module's own, used in forward) is not "
+                              "translated yet")
         args, kwargs = [], {}
         for arg in node.args:
             value = self._eval(arg.value, env)
