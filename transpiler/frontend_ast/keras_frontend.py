@@ -68,6 +68,16 @@ class Unknown:
 
 
 @dataclass(eq=False)
+class ArrayVal(Unknown):
+    """Run-time data whose shape is known statically (``load_data()``, ``np.random.rand(64, 8)``,
+    their reshapes, slices and batches): only its shape is used, to build a subclassed model
+    on its first call. Everything else treats it as the Unknown it is."""
+
+    shape: tuple = ()
+    dtype: str | None = None
+
+
+@dataclass(eq=False)
 class LayerObj:
     """A constructed Keras layer (called zero or more times)."""
 
@@ -163,6 +173,7 @@ class DatasetObj:
     shuffle: bool = False
     batch: Any = None
     ops: list = field(default_factory=list)
+    elements: Any = None  # ArrayVal (or a tuple of them) for one element, when known
 
 
 @dataclass(eq=False)
@@ -433,6 +444,16 @@ class KerasFrontend:
         self._interpret_rest(builders)
         for model, builder, var, args in self.models:
             self._finish_model(model, builder, var, args)
+        unbuilt = [st for st in self.program.training
+                   if isinstance(self.training_models.get(id(st)), ModelObj)
+                   and self.training_models[id(st)].user is not None
+                   and self.training_models[id(st)].graph is None]
+        for statement in unbuilt:  # a subclassed model never built: nothing to train
+            name = self.training_models[id(statement)].user.cls.node.name.value
+            self.program.stub(statement.span, f"model.{statement.kind}(): {name} is never built with a "
+                                              "static input shape, so it was not translated",
+                              self._line(statement.span))
+        self.program.training = [st for st in self.program.training if st not in unbuilt]
         for statement in self.program.training:
             statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
         self.program.meta["keras_names"] = sorted(
@@ -453,7 +474,7 @@ class KerasFrontend:
                 code = cst.Module([]).code_for_node(stmt)
                 calls = _called_names(stmt)
                 keras_bound = {n for n in calls if is_keras_binding(self.globals.vars.get(n))}
-                if calls & functions or keras_bound or any(
+                if calls & functions or calls & set(self.user_classes) or keras_bound or any(
                         word in code for word in ("keras", "layers", "tf.", "Model(", "Sequential(", "Input(")):
                     continue
             if not isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
@@ -633,7 +654,13 @@ class KerasFrontend:
                 raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
             # a loop over run-time data (batches): read its body once, abstractly, for the
             # training statements in it
-            self._assign(stmt.target, Unknown("loop item"), env, naming=False)
+            item = Unknown("loop item")
+            if isinstance(iterable, DatasetObj) and iterable.elements is not None and iterable.batch is not None:
+                els = iterable.elements
+                batched = tuple(ArrayVal("batch", (None, *e.shape), e.dtype)
+                                for e in (els if isinstance(els, tuple) else (els,)))
+                item = batched if isinstance(els, tuple) else batched[0]
+            self._assign(stmt.target, item, env, naming=False)
             try:
                 self._exec_block(stmt.body.body, env)
             except (_Break, _Continue):
@@ -839,6 +866,12 @@ class KerasFrontend:
         if isinstance(base, ModelObj) and base.user is not None and (
                 attr in base.user.attrs or base.user.cls.method(attr) is not None):
             base = base.user  # the subclass's own attributes and methods
+        if isinstance(base, ArrayVal):
+            if attr == "shape":
+                return tuple(Unknown("dim") if d is None else d for d in base.shape)
+            if attr in _ARRAY_METHODS:
+                return _BoundMethod(base, attr)
+            return Unknown(f"array.{attr}")
         if isinstance(base, UserObj):
             if attr in base.attrs:
                 return base.attrs[attr]
@@ -866,6 +899,8 @@ class KerasFrontend:
                 vals = graph.outputs if attr.startswith("output") else graph.inputs
                 tensors = [TensorVal(v) for v in vals]
                 return tensors[0] if attr in ("output", "input") and len(tensors) == 1 else tensors
+            return _BoundMethod(base, attr)
+        if isinstance(base, _Rng):
             return _BoundMethod(base, attr)
         if isinstance(base, (TapeObj, DatasetObj)) or (
                 isinstance(base, keras_training.TrainingObj) and base.kind == "optimizer"):
@@ -949,6 +984,8 @@ class KerasFrontend:
     def _binop(self, op, left, right, node):
         if isinstance(left, TensorVal) or isinstance(right, TensorVal):
             return self._tensor_binop(op, left, right, node)
+        if isinstance(left, ArrayVal) or isinstance(right, ArrayVal):
+            return _array_binop(left, right)
         if _not_static(left) or _not_static(right):  # 2 * np.pi, n + len(sys.argv)
             return Unknown("arithmetic on a value known only at run time")
         fn = _BINOPS.get(type(op))
@@ -1020,6 +1057,8 @@ class KerasFrontend:
 
     def _eval_Subscript(self, node, env):
         base = self._eval(node.value, env)
+        if isinstance(base, ArrayVal):
+            return self._array_subscript(base, node, env)
         if isinstance(base, Unknown):
             return base
         if isinstance(base, TensorVal):
@@ -1039,6 +1078,42 @@ class KerasFrontend:
             return base[key]
         except Exception as exc:
             raise self._err(node, f"cannot evaluate subscript: {exc}") from None
+
+    def _array_subscript(self, base: ArrayVal, node, env) -> Any:
+        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape."""
+        keys = []
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                value = Ellipsis if isinstance(sl.value, cst.Ellipsis) else self._eval(sl.value, env)
+                if isinstance(value, ModuleRef) and value.path.endswith(".newaxis"):
+                    value = None
+                keys.append(value)
+            else:
+                parts = [None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)]
+                keys.append(slice(*parts) if not any(_not_static(p) for p in parts) else slice(0, None))
+        shape = list(base.shape)
+        out: list = []
+        i = 0
+        for n, key in enumerate(keys):
+            if key is Ellipsis:
+                rest = sum(1 for k in keys[n + 1:] if k is not None)
+                take = len(shape) - i - rest
+                out += shape[i:i + take]
+                i += take
+            elif key is None:
+                out.append(1)
+            elif isinstance(key, slice):
+                if i >= len(shape):
+                    return Unknown("subscript")
+                dim = shape[i]
+                out.append(len(range(*key.indices(dim))) if dim is not None else None)
+                i += 1
+            elif isinstance(key, int) and not isinstance(key, bool):
+                i += 1
+            else:
+                return Unknown("subscript")
+        return ArrayVal("array", tuple(out + shape[i:]), base.dtype)
 
     def _eval_Lambda(self, node, env):
         return Unknown("lambda")
@@ -1091,7 +1166,13 @@ class KerasFrontend:
                 return TapeObj()
             if func.kind == "dataset_slices":
                 code = cst.Module([]).code_for_node(node.args[0].value) if node.args else ""
-                return DatasetObj(code, node)
+                data = args[0] if args else None
+                parts = data if isinstance(data, tuple) else (data,)
+                elements = None
+                if parts and all(isinstance(a, ArrayVal) and a.shape for a in parts):
+                    items = tuple(ArrayVal("element", a.shape[1:], a.dtype) for a in parts)
+                    elements = items if isinstance(data, tuple) else items[0]
+                return DatasetObj(code, node, elements=elements)
             if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
                 return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
             if func.kind == "tensor_op":
@@ -1102,6 +1183,10 @@ class KerasFrontend:
                     return args[0]
                 op, attrs = spec
                 return self._apply_anonymous(LayerSpec(op, dict(attrs)), [args[0]], span, op)
+        if isinstance(func, ModuleRef) and func.path.startswith("numpy"):
+            made = _numpy_source(func.path, args, kwargs)
+            if made is not None:
+                return made
         if isinstance(func, ModuleRef):
             api = keras_api_name(func.path)
             if api is not None:
@@ -1129,6 +1214,8 @@ class KerasFrontend:
         if isinstance(func, LayerObj):
             self._mark_keras()
             return self._call_layer(func, args, kwargs, span)
+        if isinstance(func, ModelObj) and func.user is not None and func.graph is None and args:
+            self._build_from_data(func, args[0], span)
         if isinstance(func, (ModelObj, ModelHandle)) and not any(
                 isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
             # a model applied to data at run time: model(x, training=...)
@@ -1182,6 +1269,11 @@ class KerasFrontend:
 
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
         obj, name = bound.obj, bound.name
+        if isinstance(obj, ArrayVal):
+            return _array_method(obj, name, args, kwargs)
+        if isinstance(obj, _Rng):
+            made = _numpy_source(f"numpy.random.{name}", args, kwargs)
+            return Unknown(f"rng.{name}()") if made is None else made
         if isinstance(obj, SuperRef):
             if name == "__init__":
                 self._name_user(obj.obj, kwargs.get("name"))
@@ -1203,10 +1295,10 @@ class KerasFrontend:
                 return None
         if isinstance(obj, DatasetObj):
             if name == "shuffle":
-                return DatasetObj(obj.code, obj.node, True, obj.batch, obj.ops + ["shuffle"])
+                return DatasetObj(obj.code, obj.node, True, obj.batch, obj.ops + ["shuffle"], obj.elements)
             if name == "batch":
                 size = args[0] if args else kwargs.get("batch_size")
-                return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"])
+                return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"], obj.elements)
             if name in ("prefetch", "cache"):
                 return obj
             return Unknown(f"dataset.{name}()")
@@ -1217,6 +1309,13 @@ class KerasFrontend:
             self._record_loop("apply_gradients", self._current_stmt(), node)
             return None
         if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
+            if isinstance(obj, ModelObj) and obj.user is not None and obj.graph is None:
+                data = args[0] if args else kwargs.get("x")
+                if isinstance(data, DatasetObj) and data.elements is not None:
+                    els = data.elements
+                    data = els[0] if isinstance(els, tuple) else els
+                    data = ArrayVal("batch", (None, *data.shape), data.dtype)
+                self._build_from_data(obj, data, self._span(node))
             return self._training_call(obj, name, args, kwargs, node)
         if isinstance(obj, ModelObj):
             if name == "add" and obj.kind == "sequential":
@@ -1360,6 +1459,19 @@ class KerasFrontend:
             model.graph = self._extract_graph(inputs if len(inputs) > 1 else inputs[0], outputs, span)
             self._register_model(model, builder=None, var=None, args={})
         return outputs
+
+    def _build_from_data(self, model: ModelObj, data: Any, span: Span) -> None:
+        """A subclassed model first called on (or fit to) data of a known shape: Keras
+        builds it then, with that shape."""
+        parts = data if isinstance(data, (list, tuple)) else [data]
+        if not parts or not all(isinstance(a, ArrayVal) and len(a.shape) >= 1
+                                and all(d is not None for d in a.shape[1:]) for a in parts):
+            return
+        shapes = [(None, *a.shape[1:]) for a in parts]
+        self._build_subclass(model, shapes if len(shapes) > 1 else shapes[0], span)
+        for value, a in zip(model.graph.inputs, parts):
+            if a.dtype and a.dtype.startswith(("int", "uint")) and _reads_tokens(model.graph, value):
+                value.dtype = "int64"
 
     def _build_subclass(self, model: ModelObj, shape, span: Span) -> None:
         """``model.build((None, 28, 28, 1))``: run call() on an input of that shape."""
@@ -1528,6 +1640,10 @@ class KerasFrontend:
             return Unknown("dataset")
         self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
+        if kind == "load_data" and func.name in _DATASET_SHAPES:
+            (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[func.name]
+            return ((ArrayVal(kind, xs, dtype), ArrayVal(kind, ys, "uint8")),
+                    (ArrayVal(kind, xt, dtype), ArrayVal(kind, yt, "uint8")))
         return Unknown(kind)
 
     def _api_name(self, value):
@@ -1555,7 +1671,8 @@ class KerasFrontend:
         """(output names, number of outputs) of the model a training call is made on."""
         graph = None
         if isinstance(obj, ModelObj):
-            graph = self._model_graph(obj)
+            # a subclassed model may be compiled before its first call builds it: one output
+            graph = obj.graph if obj.user is not None else self._model_graph(obj)
         elif isinstance(obj, ModelHandle):
             for model, builder, _var, _args in self.models:
                 if builder == obj.builder:
@@ -2060,6 +2177,98 @@ def _called_names(node: cst.CSTNode) -> set[str]:
 class _BoundMethod:
     def __init__(self, obj, name):
         self.obj, self.name = obj, name
+
+
+#: keras.datasets shapes: (train x, train y), (test x, test y), x dtype
+_DATASET_SHAPES = {
+    "mnist": (((60000, 28, 28), (60000,)), ((10000, 28, 28), (10000,)), "uint8"),
+    "fashion_mnist": (((60000, 28, 28), (60000,)), ((10000, 28, 28), (10000,)), "uint8"),
+    "cifar10": (((50000, 32, 32, 3), (50000, 1)), ((10000, 32, 32, 3), (10000, 1)), "uint8"),
+    "cifar100": (((50000, 32, 32, 3), (50000, 1)), ((10000, 32, 32, 3), (10000, 1)), "uint8"),
+    "boston_housing": (((404, 13), (404,)), ((102, 13), (102,)), "float64"),
+}
+_ARRAY_METHODS = {"astype", "reshape", "copy", "squeeze"}
+
+
+@dataclass(eq=False)
+class _Rng:
+    """``np.random.default_rng(seed)`` / ``np.random.RandomState(seed)``."""
+
+
+def _dims(value: Any) -> tuple | None:
+    """A shape argument: an int or a tuple/list of ints (None when not static)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+        return tuple(value)
+    return None
+
+
+def _numpy_source(path: str, args, kwargs) -> Any:
+    """Arrays made by numpy with a static shape; ``None`` when ``path`` is not one of them."""
+    last = path.rsplit(".", 1)[-1]
+    if path in ("numpy.random.default_rng", "numpy.random.RandomState"):
+        return _Rng()
+    dtype = "float64"
+    if last in ("rand", "randn"):
+        shape = _dims(tuple(args)) if args else ()
+    elif last in ("random", "random_sample", "standard_normal", "zeros", "ones", "empty"):
+        shape = _dims(args[0] if args else kwargs.get("size", kwargs.get("shape")))
+    elif last in ("normal", "uniform"):
+        shape = _dims(kwargs.get("size", args[2] if len(args) > 2 else None))
+    elif last in ("randint", "integers"):
+        shape = _dims(kwargs.get("size", args[2] if len(args) > 2 else None))
+        dtype = "int64"
+    elif last == "expand_dims" and args and isinstance(args[0], ArrayVal):
+        axis = args[1] if len(args) > 1 else kwargs.get("axis")
+        if not isinstance(axis, int):
+            return Unknown("expand_dims")
+        shape = list(args[0].shape)
+        shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, 1)
+        return ArrayVal("array", tuple(shape), args[0].dtype)
+    else:
+        return None
+    if shape is None:
+        return Unknown(path)
+    if isinstance(kwargs.get("dtype"), str):
+        dtype = kwargs["dtype"]
+    return ArrayVal(path, shape, dtype)
+
+
+def _array_method(obj: ArrayVal, name: str, args, kwargs) -> Any:
+    if name == "astype":
+        dtype = args[0] if args else kwargs.get("dtype")
+        return ArrayVal("array", obj.shape, dtype if isinstance(dtype, str) else obj.dtype)
+    if name == "copy":
+        return obj
+    if name == "reshape":
+        dims = _dims(tuple(args) if len(args) > 1 else (args[0] if args else kwargs.get("shape")))
+        if dims is None or None in obj.shape or dims.count(-1) > 1:
+            return Unknown("reshape")
+        total = 1
+        for d in obj.shape:
+            total *= d
+        known = 1
+        for d in dims:
+            known *= d if d != -1 else 1
+        return ArrayVal("array", tuple(total // known if d == -1 else d for d in dims), obj.dtype)
+    return Unknown(f"array.{name}")
+
+
+def _array_binop(left: Any, right: Any) -> Any:
+    arrays = [v for v in (left, right) if isinstance(v, ArrayVal)]
+    others = [v for v in (left, right) if not isinstance(v, ArrayVal)]
+    if len(arrays) == 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in others):
+        a = arrays[0]
+        floats = any(isinstance(v, float) for v in others)
+        return ArrayVal("array", a.shape, "float64" if floats and a.dtype and "int" in a.dtype else a.dtype)
+    if len(arrays) == 2 and arrays[0].shape == arrays[1].shape:
+        return ArrayVal("array", arrays[0].shape, arrays[0].dtype)
+    return Unknown("array arithmetic")
+
+
+def _reads_tokens(graph: Graph, value: Value) -> bool:
+    return any(n.op == "embedding" and n.inputs and n.inputs[0] is value for n in graph.nodes)
 
 
 #: ``super()`` inside a method (becomes a SuperRef when called)

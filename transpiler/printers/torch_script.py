@@ -73,6 +73,19 @@ class _CallReplacer(cst.CSTTransformer):
         return updated
 
 
+class _NewAxis(cst.CSTTransformer):
+    """``tf.newaxis`` → ``None`` (what it is), so indexing code stays framework-free."""
+
+    def __init__(self, keras_names):
+        self.keras_names = set(keras_names)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if updated.attr.value == "newaxis" and isinstance(updated.value, cst.Name) \
+                and updated.value.value in self.keras_names:
+            return cst.Name("None")
+        return updated
+
+
 class _Comments:
     """Comment lines standing where a statement was (attached to the next statement)."""
 
@@ -371,6 +384,13 @@ class _Printer:
         changes = {}
         if hasattr(stmt, "body"):
             changes["body"] = block(stmt.body)
+        if isinstance(stmt, cst.FunctionDef) and any(_code(d.decorator) in self._graph_decorators()
+                                                      for d in stmt.decorators):
+            # tf.function traces a graph; torch runs the same Python eagerly
+            kept = [d for d in stmt.decorators if _code(d.decorator) not in self._graph_decorators()]
+            changes["decorators"] = kept
+            note = cst.EmptyLine(comment=cst.Comment("# @tf.function dropped: PyTorch runs this eagerly"))
+            changes["leading_lines"] = [*stmt.leading_lines, note]
         if isinstance(stmt, (cst.If, cst.For, cst.While, cst.Try)) and getattr(stmt, "orelse", None) is not None:
             orelse = stmt.orelse
             if isinstance(orelse, cst.If):
@@ -383,7 +403,30 @@ class _Printer:
                 changes["finalbody"] = stmt.finalbody.with_changes(body=block(stmt.finalbody.body))
         return stmt.with_changes(**changes)
 
+    def _graph_decorators(self) -> set[str]:
+        """``@tf.function`` (and ``@tf.function(...)``-less spellings) under the script's aliases."""
+        out = set()
+        for name in self.keras_names:
+            out |= {f"{name}.function", f"{name}.autograph.experimental.do_not_convert"}
+        return out
+
+    def _keras_alias(self, stmt: cst.SimpleStatementLine) -> bool:
+        """``mnist = tf.keras.datasets.mnist``: a name bound to a Keras module, like an import."""
+        small = stmt.body[0]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value in self.keras_names):
+            return False
+        node = small.value
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in self.keras_names
+
     def _rewrite_line(self, stmt: cst.SimpleStatementLine, level: str, uses, raised: bool) -> list:
+        if self._keras_alias(stmt):
+            return []  # its uses were translated (load_data → a numpy loader); like an import
+        if "newaxis" in _code(stmt):
+            stmt = stmt.visit(_NewAxis(self.keras_names))  # tf.newaxis / np.newaxis is None
         small = stmt.body[0]
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             return self._rewrite_import(stmt, uses)
