@@ -845,7 +845,7 @@ class KerasFrontend:
             import astroid
 
             if self._astroid_module is None:
-                self._astroid_module = astroid.parse(self.source, path=self.path)
+                self._astroid_module = astroid.parse(self._astroid_source(), path=self.path)
             for assigned in self._astroid_module.locals.get(name, []):
                 if not _astroid_static(assigned, astroid):
                     return Unknown(f"name {name!r}")
@@ -859,6 +859,26 @@ class KerasFrontend:
         except Exception:  # astroid raises many kinds of inference errors
             return Unknown(f"name {name!r}")
         return Unknown(f"name {name!r}") if found is _none else found
+
+    def _astroid_source(self) -> str:
+        """The module's top level without functions and classes (imports of frameworks left out):
+        the names astroid is asked about are module-level constants, and a class deriving
+        from keras.Model makes astroid read all of Keras (10 s) just to build the module."""
+        keep = []
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                keep.append(cst.Module([]).code_for_node(stmt))  # constants set under an if
+                continue
+            small = stmt.body[0]
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                code = cst.Module([]).code_for_node(small)
+                words = code.replace(",", " ").replace(".", " ").split()
+                if any(w in _FRAMEWORK_MODULES for w in words):
+                    continue
+            keep.append(cst.Module([]).code_for_node(stmt))
+        return "".join(keep)
 
     def _eval_Attribute(self, node, env):
         base = self._eval(node.value, env)
