@@ -10,10 +10,7 @@ nodes; everything else is recorded as untouched Python.
 
 from __future__ import annotations
 
-import builtins
 import io
-import math
-import operator
 import tokenize
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from transpiler.frontend_ast import keras_layers, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
+from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
 from transpiler.ir.passes.shape_inference import infer_node
@@ -191,36 +189,7 @@ class FunctionRef:
     env: "Env"
 
 
-class Env:
-    """A scope chain: locals, then the enclosing function's, then module globals."""
-
-    def __init__(self, parent: "Env | None" = None):
-        self.vars: dict[str, Any] = {}
-        self.parent = parent
-
-    def lookup(self, name: str) -> Any:
-        env: Env | None = self
-        while env is not None:
-            if name in env.vars:
-                return env.vars[name]
-            env = env.parent
-        raise KeyError(name)
-
-    def set(self, name: str, value: Any) -> None:
-        self.vars[name] = value
-
-
-class _Return(Exception):
-    def __init__(self, value: Any):
-        self.value = value
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
+_Return, _Break, _Continue = Return, Break, Continue
 
 
 _KERAS_ROOTS = ("keras", "tensorflow.keras", "tf_keras", "tensorflow.python.keras")
@@ -229,26 +198,14 @@ _SEQUENTIAL_NAMES = {"Sequential", "models.Sequential"}
 _INPUT_NAMES = {"Input", "layers.Input", "InputLayer", "layers.InputLayer"}
 _MERGE_FUNCS = {"add": "Add", "subtract": "Subtract", "multiply": "Multiply", "average": "Average",
                 "maximum": "Maximum", "minimum": "Minimum", "concatenate": "Concatenate"}
-_SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
-    "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
-    "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
+_SAFE_BUILTINS = SAFE_BUILTINS
 _SAFE_METHODS = {
     list: {"append", "extend", "insert", "pop", "index", "count", "copy", "reverse"},
     dict: {"get", "items", "keys", "values", "copy", "setdefault", "update"},
     str: {"format", "join", "upper", "lower", "replace", "split", "startswith", "endswith"},
     tuple: {"index", "count"},
 }
-_BINOPS = {
-    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
-    cst.Power: operator.pow,
-}
-_CMPOPS = {
-    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
-    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,
-    cst.GreaterThanEqual: operator.ge, cst.In: lambda a, b: a in b,
-    cst.NotIn: lambda a, b: a not in b, cst.Is: operator.is_, cst.IsNot: operator.is_not,
-}
+_BINOPS, _CMPOPS = BINOPS, CMPOPS
 _TENSOR_BINOPS = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}
 #: keras.ops / tf.math functions on tensors → canonical ops
 _TENSOR_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum": "maximum",
@@ -1939,7 +1896,7 @@ class KerasFrontend:
             v = stack.pop()
             if id(v) in in_ids or v.producer is None:
                 if id(v) not in in_ids:
-                    raise FrontendError(f"Model(): output depends on an input not given to the model", span)
+                    raise FrontendError("Model(): output depends on an input not given to the model", span)
                 continue
             if id(v.producer) in needed:
                 continue

@@ -22,9 +22,7 @@ Imports no deep-learning framework.
 
 from __future__ import annotations
 
-import builtins
 import math
-import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +33,7 @@ from transpiler.frontend_ast import torch_modules as tm
 from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
+from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
@@ -169,39 +168,9 @@ class _Super:
     """``super()`` inside a module method: only ``super().__init__()`` means something."""
 
 
-class Env:
-    def __init__(self, parent: "Env | None" = None):
-        self.vars: dict[str, Any] = {}
-        self.parent = parent
-
-    def lookup(self, name: str) -> Any:
-        env: Env | None = self
-        while env is not None:
-            if name in env.vars:
-                return env.vars[name]
-            env = env.parent
-        raise KeyError(name)
-
-
-class _Return(Exception):
-    def __init__(self, value: Any):
-        self.value = value
-
-
-_SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
-    "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
-    "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all")}
-_BINOPS = {
-    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
-    cst.Power: operator.pow,
-}
-_CMPOPS = {
-    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
-    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
-    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
-    cst.Is: operator.is_, cst.IsNot: operator.is_not,
-}
+_Return = Return
+_SAFE_BUILTINS = {k: v for k, v in SAFE_BUILTINS.items() if k != "isinstance"}
+_BINOPS, _CMPOPS = BINOPS, CMPOPS
 _AUG = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
         cst.DivideAssign: cst.Divide}
 _TENSOR_MERGES = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}

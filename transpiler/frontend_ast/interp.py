@@ -1,0 +1,61 @@
+"""What both source interpreters (Keras and PyTorch frontends) share: scopes, control-flow
+signals and the Python operators they evaluate on static values."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import libcst as cst
+
+
+class Env:
+    """A scope chain: locals, then the enclosing function's, then module globals."""
+
+    def __init__(self, parent: "Env | None" = None):
+        self.vars: dict[str, Any] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if name in env.vars:
+                return env.vars[name]
+            env = env.parent
+        raise KeyError(name)
+
+    def set(self, name: str, value: Any) -> None:
+        self.vars[name] = value
+
+
+class Return(Exception):
+    """``return value`` inside an interpreted function."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass
+
+
+#: builtins an interpreter may call on static values
+SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
+    "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
+BINOPS = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+}
+CMPOPS = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+    cst.Is: operator.is_, cst.IsNot: operator.is_not,
+}
