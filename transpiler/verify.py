@@ -196,7 +196,12 @@ def torch_param_count(module) -> int:
 def lstm_extra_bias(graph: Graph) -> int:
     """torch's second recurrent bias (bias_hh) that Keras does not have: LSTM 4u, RNN u."""
     extra = 0
+    seen: set = set()
     for node in graph.nodes:
+        layer = node.name  # a layer called several times has one module, one bias
+        if layer in seen:
+            continue
+        seen.add(layer)
         op, attrs, dirs = node.op, node.attrs, 1
         if op == "bidirectional":
             op, attrs, dirs = attrs["layer"]["op"], attrs["layer"]["attrs"], 2

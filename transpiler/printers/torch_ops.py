@@ -245,6 +245,19 @@ def emit_pool_torch(node: Node, m: str) -> Emission:
     kwargs.update(_torch_padding(a["padding"]))
     if a["ceil_mode"]:
         kwargs["ceil_mode"] = True
+    x = node.inputs[0]
+    if kind == "Avg" and rank == 3 and "padding" in kwargs and any(
+            k > x.shape[ax] for k, ax in zip(a["pool_size"], spatial_axes(x.layout))):
+        # torch's avg_pool3d refuses a window larger than the unpadded input: pad
+        # explicitly and divide by the same pooling of ones (the padding never counts)
+        pads = _torch_pads(a["padding"])
+        ones = (1, 1) + tuple(x.shape[ax] for ax in spatial_axes(x.layout))
+        extra = "".join(f", {k}={lit(v)}" for k, v in kwargs.items() if k != "padding")
+
+        def pooled(t: str) -> str:
+            return f"F.avg_pool3d(F.pad({t}, {lit(pads)}), {lit(size_arg(a['pool_size']))}{extra})"
+
+        return Emission(None, lambda ins: f"{pooled(ins[0])} / {pooled(f'{atom(ins[0])}.new_ones({lit(ones)})')}")
     if kind == "Avg" and "padding" in kwargs:
         kwargs["count_include_pad"] = False
     module = call(f"nn.{kind}Pool{rank}d", lit(size_arg(a["pool_size"])), **kwargs)
@@ -333,6 +346,8 @@ def emit_reshape_torch(node: Node, m: str) -> Emission:
 @emitter("transpose")
 def emit_transpose_torch(node: Node, m: str) -> Emission:
     perm = node.attrs["perm"]
+    if perm == tuple(range(len(perm))):  # kept only for its layout (fold_transposes)
+        return Emission(None, lambda ins: ins[0], unary=True)
     dims = ", ".join(str(p) for p in perm)
     return Emission(None, lambda ins: f"{atom(ins[0])}.permute({dims})", unary=True)
 
@@ -435,11 +450,19 @@ def emit_layer_norm_torch(node: Node, m: str) -> Emission:
         if not (trailing(axes) and in_source_order):
             src_axes = sorted(to_source.axis(ax) for ax in axes) if to_source is not None else axes
             if to_source is None or not trailing(src_axes):
-                raise NotImplementedError("LayerNormalization over several non-trailing axes")
-            # normalise in the source layout: channels last again, then back
-            pre, post = moved(1, -1), moved(-1, 1)
-            src_shape = to_source.shape(x.shape)
-            shape = tuple(src_shape[ax] for ax in src_axes)
+                # move the normalised axes last, in the source order, and back
+                order = sorted(axes, key=to_source.axis) if to_source is not None else axes
+                perm = [ax for ax in range(rank) if ax not in axes] + order
+                dims = ", ".join(str(p) for p in perm)
+                back = ", ".join(str(perm.index(i)) for i in range(rank))
+                pre = lambda e: f"{atom(e)}.permute({dims})"  # noqa: E731
+                post = lambda e: f"{atom(e)}.permute({back})"  # noqa: E731
+                shape = tuple(x.shape[ax] for ax in order)
+            else:
+                # normalise in the source layout: channels last again, then back
+                pre, post = moved(1, -1), moved(-1, 1)
+                src_shape = to_source.shape(x.shape)
+                shape = tuple(src_shape[ax] for ax in src_axes)
     kwargs = {"eps": a["epsilon"]}
     if not a["scale"]:
         kwargs["elementwise_affine"] = False

@@ -21,6 +21,8 @@ once at the loading boundary, not inside ``forward``.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.layout import (
@@ -64,8 +66,9 @@ def _flatten_absorbable(graph: Graph, flat: Value) -> bool:
         if any(o is v for o in graph.outputs):
             return False
         for node in graph.consumers(v):
-            if node.op == "dense" and node.inputs[0] is v:
-                continue
+            if node.op == "dense" and node.inputs[0] is v and not any(
+                    n.name == node.name for n in graph.nodes if n is not node):
+                continue  # (a shared Dense cannot permute its rows for one caller)
             if node.spec.layout == ops_table.TRANSPARENT and len(node.inputs) == 1 and node.op != "rescaling":
                 frontier.extend(node.outputs)
                 continue
@@ -78,6 +81,9 @@ class _Amender:
         self.graph = graph
         self.converted: dict[tuple[int, str], Value] = {}
         self.transposes = 0
+        #: input layouts of the first call of each attribute-op layer (a shared layer's
+        #: later calls get the same ones: its axis attributes and params are one)
+        self.shared_layouts: dict[str, list[str]] = {}
 
     def convert(self, value: Value, layout: str, before: Node) -> Value:
         """``value`` in ``layout``, inserting (or reusing) one transpose node."""
@@ -118,6 +124,7 @@ class _Amender:
         elif cls in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
             self.align(node)
             if cls == ops_table.ATTRIBUTE:
+                self.share_layouts(node)
                 self.rewrite_axes(node)
         else:
             self.terminate(node)
@@ -134,6 +141,13 @@ class _Amender:
         target = max(sorted(set(layouts)), key=layouts.count)
         node.inputs = [self.convert(v, target, node) if v.rank == node.inputs[0].rank else v
                        for v in node.inputs]
+
+    def share_layouts(self, node: Node) -> None:
+        """A layer called again (shared weights) reads its inputs in its first call's layouts."""
+        first = self.shared_layouts.setdefault(node.name, [v.layout for v in node.inputs])
+        if len(first) == len(node.inputs):
+            node.inputs = [self.convert(v, lay, node) if v.layout != lay and v.rank == len(lay) else v
+                           for v, lay in zip(node.inputs, first)]
 
     def rewrite_axes(self, node: Node) -> None:
         x = node.inputs[0]
@@ -217,12 +231,14 @@ def fold_transposes(graph: Graph) -> Graph:
     changed = True
     while changed:
         changed = False
+        names = Counter(n.name for n in graph.nodes)
         for node in list(graph.nodes):
             if node.op != "transpose":
                 continue
             src = node.inputs[0].producer
+            # (a shared Permute layer keeps its perm: its other calls read other layouts)
             if src is not None and src.op == "transpose" and len(graph.consumers(src.outputs[0])) == 1 \
-                    and src.outputs[0] not in graph.outputs:
+                    and src.outputs[0] not in graph.outputs and names[node.name] == 1:
                 first, second = src.attrs["perm"], node.attrs["perm"]
                 node.attrs["perm"] = tuple(first[i] for i in second)
                 node.inputs = [src.inputs[0]]
@@ -230,6 +246,11 @@ def fold_transposes(graph: Graph) -> Graph:
                 graph.nodes.remove(src)
                 changed = True
             if node.attrs["perm"] == tuple(range(len(node.attrs["perm"]))) and node in graph.nodes:
+                if node.inputs[0].layout != node.outputs[0].layout:
+                    # a user's Permute undone by a layout transpose: no data moves, but the
+                    # readers see the value in the output's layout (its spatial axes, ...):
+                    # the node stays, a no-op that carries the layout
+                    continue
                 layouts = graph.meta.get("output_layouts") or [v.layout for v in graph.outputs]
                 for i, v in enumerate(graph.outputs):
                     if v is node.outputs[0]:
@@ -242,5 +263,6 @@ def fold_transposes(graph: Graph) -> Graph:
         for node in graph.nodes:
             infer_node(node)
     graph.meta["layout_transposes"] = sum(
-        1 for n in graph.nodes if n.op == "transpose" and n.meta.get("inserted") == "layout")
+        1 for n in graph.nodes if n.op == "transpose" and n.meta.get("inserted") == "layout"
+        and n.attrs["perm"] != tuple(range(len(n.attrs["perm"]))))
     return graph

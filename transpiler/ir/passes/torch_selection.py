@@ -101,10 +101,15 @@ def select_pool(graph: Graph, node: Node) -> None:
         _insert_pad(graph, node, pads, float("-inf"))
         node.attrs["padding"] = "valid"
         return
-    # Stride 1 with an even window: pad `after` on both sides, drop the extra
-    # leading output; the padding is still never counted in the mean.
-    node.attrs["padding"] = tuple((a, a) for _, a in pads)
-    _insert_crop(graph, node, tuple((a - b, 0) for b, a in pads))
+    # Average pooling, per axis: stride > 1 as above (pad `before` on both sides, ceil_mode
+    # keeps the last window); stride 1 with an even window: pad `after` on both sides and
+    # drop the extra leading output (ceil_mode changes nothing at stride 1). The padding is
+    # never counted in the mean.
+    ceil = [s > 1 and b != a for (b, a), s in zip(pads, strides)]
+    node.attrs["padding"] = tuple((b, b) if c or b == a else (a, a) for (b, a), c in zip(pads, ceil))
+    if any(ceil):
+        node.attrs["ceil_mode"] = True
+    _insert_crop(graph, node, tuple((0, 0) if c else (a - b, 0) for (b, a), c in zip(pads, ceil)))
 
 
 @rule("conv_transpose1d", "conv_transpose2d")
