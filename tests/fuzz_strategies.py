@@ -103,25 +103,9 @@ def assert_faithful(source: str, *, outputs: int | None = None, refused: tuple =
             f"Keras has {outputs} outputs, {len(checked.comparisons)} compared\n{checked.translation.text}")
     err = max_error(checked)
     assert err <= TOL, f"max abs error {err:.3g} > {TOL}\n{checked.translation.text}"
-    torch_params = torch_weight_count(checked)
-    assert checked.keras_params == torch_params, (
-        f"keras has {checked.keras_params} weights, torch {torch_params}\n{checked.translation.text}")
+    assert checked.keras_params == checked.torch_params, (
+        f"keras has {checked.keras_params} weights, torch {checked.torch_params}\n{checked.translation.text}")
     return "equal"
-
-
-def torch_weight_count(checked) -> int:
-    """The harness' torch count (parameters + buffers - torch's extra RNN bias), with the
-    extra bias subtracted once per layer: ``verify.lstm_extra_bias`` subtracts it once per
-    *call*, so a shared LSTM/SimpleRNN would come out short (see
-    ``test_regression_verify_extra_bias_shared_lstm`` in test_fuzz_regressions.py)."""
-    from types import SimpleNamespace
-
-    from transpiler import verify
-
-    graph = checked.graph
-    per_call = verify.lstm_extra_bias(graph)
-    per_layer = {n.name: verify.lstm_extra_bias(SimpleNamespace(nodes=[n])) for n in graph.nodes}
-    return checked.torch_params + per_call - sum(per_layer.values())
 
 
 # ---------------------------------------------------------------------------------

@@ -171,9 +171,9 @@ def build_model():
     assert assert_faithful(src, outputs=1) == "equal"
 
 
-# A shared LSTM (one layer, two calls): the model is right, but the harness' torch
-# parameter count came out 4 short -- verify.lstm_extra_bias subtracts torch's extra
-# bias_hh once per call instead of once per layer. The oracle counts it per layer.
+# A shared LSTM (one layer, two calls): the model was right, but the harness' torch
+# parameter count came out 4 short -- verify.lstm_extra_bias subtracted torch's extra
+# bias_hh once per call instead of once per layer (fixed in verify.py).
 SHARED_LSTM = '''import keras
 from keras import layers
 
