@@ -56,7 +56,7 @@ def expected_shapes(node: Node) -> dict[str, tuple[int, ...]]:
     """``{param: canonical shape}`` of the source layer ``node`` came from."""
     op, attrs = source_op(node)
     x = node.meta.get("source_input", node.inputs[0])
-    if op == "bidirectional":
+    if ops_table.get(op).wraps:  # a wrapper holds its inner layer's params twice
         inner = attrs["layer"]
         shapes = _resolve(inner["op"], inner["attrs"], x)
         return {f"{d}.{k}": v for d in ("forward", "backward") for k, v in shapes.items()}

@@ -18,6 +18,7 @@ import numpy as np
 
 from transpiler.ir.graph import Graph, Node
 from transpiler.frontend_ast import keras_layers
+from transpiler.ir import ops as ops_table
 from transpiler.ir.params import expected_shapes, param_names, source_op
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.keras_files import CheckpointLayer, KerasCheckpoint, KerasLayerOut, write_keras_weights
@@ -258,7 +259,7 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
         tensors = [canonical[node.source_name][p] for p in names] if names else []
         op, attrs = source_op(node)
         inner = ()
-        if op == "bidirectional":
+        if ops_table.get(op).wraps:
             prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(attrs["layer"]["op"]))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
         layers.append(KerasLayerOut(_keras_class(node), node.source_name, op, tensors, inner))
