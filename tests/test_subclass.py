@@ -116,21 +116,43 @@ def test_subclassed_models_are_numerically_equal(source):
     assert not checked.translation.stubs
 
 
-def test_names_follow_attribute_paths_and_classes_are_replaced():
+def test_each_layer_class_becomes_a_module_class_with_its_attribute_names():
     result = translate(CONV_BLOCK, "net.py")
     text = result.text
-    for name in ("self.block1_conv = nn.Conv2d(3, 8", "self.block2_bn = nn.BatchNorm2d(12",
-                 "self.head = nn.Linear("):
-        assert name in text
-    assert "class Net(nn.Module):" in text and text.count("class Net") == 1
-    assert "# ConvBlock (layers.Layer subclass): translated into Net" in text
-    assert "class ConvBlock" not in text
+    # the user's Layer class is an nn.Module of the same name, where the Keras class was
+    assert text.count("class ConvBlock(nn.Module):") == 1
+    assert text.index("class ConvBlock(nn.Module):") < text.index("class Net(nn.Module):")
+    # sizes that differ between instances (and the user's constructor arguments) are parameters
+    assert "def __init__(self, in_channels, filters):" in text
+    assert "self.conv = nn.Conv2d(in_channels, filters, kernel_size=3, padding=1)" in text
+    assert "self.bn = nn.BatchNorm2d(filters, eps=0.001, momentum=0.01)" in text
+    assert "self.block1 = ConvBlock(3, 8)" in text and "self.block2 = ConvBlock(8, 12)" in text
+    assert "x = self.block1(inputs)" in text
+    assert "translated into Net, where its call() now runs inline" not in text
 
 
-def test_attribute_lists_are_numbered():
+def test_state_dict_keys_follow_the_module_tree():
+    from transpiler.weights.mapping import torch_plan
+
+    graph = translate(CONV_BLOCK, "net.py").program.models[0].graph
+    keys = [e.key for e in torch_plan(graph)]
+    assert keys[:2] == ["block1.conv.weight", "block1.conv.bias"]
+    assert "block2.bn.running_mean" in keys and "head.weight" in keys
+    assert not any(k.startswith("block1_") for k in keys)
+
+
+def test_attribute_lists_become_module_lists_looped_in_forward():
     text = translate(BUILD_AND_OPS, "t.py").text
-    assert "self.blocks_0_inner = nn.Linear(6, 10)" in text
-    assert "self.blocks_1_outer = nn.Linear(10, 6)" in text
+    assert "self.blocks = nn.ModuleList([Residual(10) for _ in range(2)])" in text
+    assert "for block in self.blocks:\n            x = block(x)" in text
+    assert "self.inner = nn.Linear(6, hidden)" in text  # sized in build(), hidden from __init__
+
+
+def test_a_model_used_as_a_layer_is_a_submodule_with_its_own_names():
+    text = translate(MODEL_AS_LAYER, "net.py").text
+    assert "self.encoder = Encoder()" in text
+    forward = text[text.index("class Encoder"):text.index("class Net")]
+    assert "def forward(self, x):" in forward and "inputs" not in forward and "features" not in forward
 
 
 @pytest.mark.parametrize("body, reason", [
@@ -203,7 +225,7 @@ def test_subclassed_checkpoint_converts(tmp_path):
 
 def test_corpus_subclass_scripts_have_no_stubs():
     root = os.path.join(os.path.dirname(__file__), "..", "corpus", "keras")
-    for name in ("subclassed_cnn", "custom_layers"):
+    for name in ("subclassed_cnn", "custom_layers", "siamese_encoder"):
         with open(os.path.join(root, f"{name}.py")) as fh:
             result = translate(fh.read(), f"{name}.py")
         assert len(result.program.models) == 1 and not result.stubs, name

@@ -24,6 +24,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
+from transpiler.ir.modules import ModuleScope
 from transpiler.ir.passes.shape_inference import infer_node
 from transpiler.ir.program import ModelDef, Program
 
@@ -90,6 +91,10 @@ class LayerObj:
     nodes: list = field(default_factory=list)
     stmt: int | None = None
     owner: "UserObj | None" = None  # the subclassed layer/model it is an attribute of
+    attr: str | None = None  # the attribute of ``owner`` holding it (``index`` in a list)
+    index: int | None = None
+    made_in: "ModuleScope | None" = None  # the module scope that constructed it
+    seq: int = 0
 
 
 @dataclass(eq=False)
@@ -141,6 +146,7 @@ class UserObj:
     owner: "UserObj | None" = None
     attr: str = ""
     model: "ModelObj | None" = None
+    scope: "ModuleScope | None" = None
 
     @property
     def path(self) -> str:
@@ -355,6 +361,8 @@ class KerasFrontend:
         self.builder_uids: dict[str, dict[str, int]] = {}
         self.self_stack: list[UserObj] = []  # the instance whose method runs
         self.user_classes: dict[str, ClassRef] = {}
+        self.module_stack: list[tuple[ModuleScope, int]] = []  # the module scopes a call runs in
+        self.seq = 0  # construction order of layers and user objects
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -1222,10 +1230,26 @@ class KerasFrontend:
                 self.call_sites = []  # a function that builds a model is not a helper
             else:
                 self.call_sites = [*saved_sites, span]
+            scope = None
+            if self.call_sites and _tensors_in(list(args) + list(kwargs.values())):
+                # a helper that builds a block from tensors: a module of its own
+                scope = ModuleScope("function", _camel(name), name, attr=name,
+                                    parent=self.module_stack[-1][0] if self.module_stack else None,
+                                    args=_bound_args(func.node, args, kwargs, self_param=False),
+                                    params=_tensor_params(func.node, args, kwargs),
+                                    doc=_docstring_of(func.node))
+                self.seq += 1
+                scope.seq, scope.calls = self.seq, 1
+                scope.call_inputs[1] = [t.value for t in _tensors_in(list(args) + list(kwargs.values()))]
+                self.module_stack.append((scope, 1))
             try:
                 result, _ = self._call_function(func, args, kwargs, builder_probe=False)
             finally:
                 self.call_sites = saved_sites
+                if scope is not None:
+                    self.module_stack.pop()
+            if scope is not None:
+                scope.call_outputs[1] = [t.value for t in _tensors_in([result])]
             return result
         if callable(func) and getattr(func, "__self__", None) is not None and \
                 isinstance(func.__self__, (list, dict, str, tuple)):
@@ -1387,6 +1411,10 @@ class KerasFrontend:
 
     def _construct_user(self, cls: ClassRef, args, kwargs, span: Span):
         obj = UserObj(cls)
+        self.seq += 1
+        obj.scope = ModuleScope("class", cls.node.name.value, cls.node.name.value, span=span, args=_bound_args(cls.method("__init__"), args, kwargs),
+                                params=_tensor_params(cls.method("call")), seq=self.seq,
+                                doc=_docstring_of(cls.node))
         init = cls.method("__init__")
         if init is not None:
             self._run_method(obj, init, args, kwargs)
@@ -1405,12 +1433,16 @@ class KerasFrontend:
             suffix = attr if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{attr}_{i}"
             if isinstance(item, ModelObj) and item.user is not None:
                 item = item.user
+            index = i if isinstance(value, (list, tuple)) else None
             if isinstance(item, LayerObj) and item.owner is None:
                 item.owner = obj
+                item.attr, item.index = attr, index
                 if item.hint is None or item.explicit_name is None:
                     item.hint = suffix
             elif isinstance(item, UserObj) and item.owner is None:
                 item.owner, item.attr = obj, suffix
+                if item.scope is not None:
+                    item.scope.parent, item.scope.attr, item.scope.index = obj.scope, attr, index
 
     def _call_user(self, obj: UserObj, args, kwargs, span: Span):
         fn = obj.cls.method("call")
@@ -1425,7 +1457,19 @@ class KerasFrontend:
             if shapes:
                 obj.attrs["__built__"] = True
                 self._run_method(obj, build, [shapes if len(shapes) > 1 else shapes[0]], {})
-        return self._run_method(obj, fn, args, kwargs)
+        scope = obj.scope
+        if scope is None:
+            return self._run_method(obj, fn, args, kwargs)
+        scope.calls += 1
+        call_no = scope.calls
+        scope.call_inputs[call_no] = [t.value for t in _tensors_in(list(args) + list(kwargs.values()))]
+        self.module_stack.append((scope, call_no))
+        try:
+            result = self._run_method(obj, fn, args, kwargs)
+        finally:
+            self.module_stack.pop()
+        scope.call_outputs[call_no] = [t.value for t in _tensors_in([result])]
+        return result
 
     def _call_subclass_model(self, model: ModelObj, args, kwargs, span: Span):
         """``model(x)`` on tensors: call() runs on them; on fresh keras.Input values it also
@@ -1763,6 +1807,9 @@ class KerasFrontend:
                          explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
                          scope=self._scope())
         layer.stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        layer.made_in = self.module_stack[-1][0] if self.module_stack else None
+        self.seq += 1
+        layer.seq = self.seq
         return layer
 
     def _scope(self) -> str:
@@ -1816,6 +1863,10 @@ class KerasFrontend:
                                      attrs=spec.attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
         node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
+        node.meta["scopes"] = tuple(self.module_stack)
+        if layer.cls_name:
+            node.meta["owner_scope"] = layer.owner.scope if layer.owner is not None else layer.made_in
+            node.meta["seq"] = layer.seq
         node.meta["call_span"] = span
         if self.call_sites:
             node.meta["site"] = self.call_sites[0]  # the builder's line that led here
@@ -1832,6 +1883,7 @@ class KerasFrontend:
             act = self.scratch.add_node(act_op, f"{layer.hint or spec.op}_act", [node.outputs[0]],
                                         attrs=act_attrs, span=span)
             act.meta["fused_into"] = node
+            act.meta["scopes"] = node.meta["scopes"]
             infer_node(act)
             outputs[0] = TensorVal(act.outputs[0])
         if len(outputs) == 1:
@@ -1967,6 +2019,9 @@ class KerasFrontend:
             if layer is not None and owner is not None and owner.path and not layer.scope:
                 layer.scope = owner.path
         self._name_nodes(graph)
+        if model.user is not None:
+            graph.meta["root_scope"] = model.user.scope
+        _local_names(graph, graph.meta.get("root_scope"))
         self._attach_comments(graph)
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
                       var=var_name, statements={s for s in model.statements if s is not None},
@@ -2029,12 +2084,22 @@ class KerasFrontend:
         the line that called the helper: ``# stem`` above ``x = conv_bn(x, 8)`` belongs to
         the helper's first layer, not to whatever layer the builder makes next.
         """
-        entries = []  # (first line, last line, graph order, node)
+        entries = []  # (first line, last line, graph order, node or module scope)
+        root = graph.meta.get("root_scope")
+        scopes_seen: set[int] = set()
         for i, node in enumerate(graph.nodes):
             owner = node.meta.get("fused_into", node)
-            for span in (node.span, node.meta.get("site")):
+            layer = node.meta.get("layer")
+            built = layer.span if root is not None and layer is not None and layer.cls_name else None
+            for span in (node.span, node.meta.get("site"), built):
                 if span is not None and span.line > 0:
                     entries.append((span.line, span.end_line or span.line, i, owner))
+            for scope, _ in node.meta.get("scopes", ()):
+                # a Layer subclass constructed in __init__: comments above ``self.block = ...``
+                if scope is not root and scope.kind == "class" and scope.span is not None \
+                        and id(scope) not in scopes_seen:
+                    scopes_seen.add(id(scope))
+                    entries.append((scope.span.line, scope.span.end_line or scope.span.line, i, scope))
         if not entries:
             return
         entries.sort(key=lambda e: (e[0], e[2]))
@@ -2055,6 +2120,9 @@ class KerasFrontend:
             else:
                 continue
             target.comments.append(text)
+            if isinstance(target, Node) and not span_holds(target.span, line):
+                # found at the line that called the helper, not in the helper
+                target.meta.setdefault("site_comments", []).append(text)
             used.add(line)
 
     def _only_comments(self, after: int, before: int) -> bool:
@@ -2268,6 +2336,161 @@ def _user_classes_in(graph: Graph) -> set[str]:
                 base = base.base
             owner = owner.owner
     return out
+
+
+_RESERVED_ATTRS = {"training", "forward", "modules", "parameters", "children", "apply", "eval", "train", "to",
+                   "type", "float", "half", "double", "cuda", "cpu", "state_dict", "buffers", "zero_grad",
+                   "register_buffer", "add_module", "extra_repr", "reset_parameters", "x", "self"}
+
+
+def _local_names(graph: Graph, root: ModuleScope | None) -> None:
+    """The attribute names inside their own module: a layer's ``node.meta["local"] =
+    (attr, index in a list attribute or None)``; a helper-function scope's ``attr``
+    (numbered among siblings: ``conv_bn1``, ``conv_bn2``)."""
+    scopes: list[ModuleScope] = []
+    seen: set[int] = set()
+    for node in graph.nodes:
+        for sc, _ in node.meta.get("scopes", ()):
+            if sc is not root and id(sc) not in seen:
+                seen.add(id(sc))
+                scopes.append(sc)
+    taken: dict[int, set[str]] = {id(None): {n.name for n in graph.nodes}}
+
+    def key(sc):
+        return id(None) if sc is None or sc is root else id(sc)
+
+    def claim(sc, name: str) -> str:
+        used = taken.setdefault(key(sc), set())
+        base = _identifier(name)
+        if base in _RESERVED_ATTRS:
+            base += "_layer"
+        out, n = base, 1
+        while out in used:
+            n += 1
+            out = f"{base}{n}"
+        used.add(out)
+        return out
+
+    # fixed names first: attributes the user's classes set
+    layers: dict[int, tuple] = {}
+    for node in graph.nodes:
+        layer = node.meta.get("layer")
+        if layer is None or not layer.cls_name or id(layer) in layers:
+            continue
+        if layer.attr is not None and layer.owner is not None:
+            taken.setdefault(key(layer.owner.scope), set()).add(_identifier(layer.attr))
+            layers[id(layer)] = (_identifier(layer.attr), layer.index)
+    for sc in scopes:
+        if sc.kind == "class" and sc.attr:
+            taken.setdefault(key(sc.parent), set()).add(_identifier(sc.attr))
+    # helper-function scopes: the function's name, numbered when a module calls it again
+    counts: dict[tuple, int] = {}
+    for sc in scopes:
+        if sc.kind == "function":
+            counts[(key(sc.parent), sc.attr)] = counts.get((key(sc.parent), sc.attr), 0) + 1
+    numbered: dict[tuple, int] = {}
+    for sc in scopes:
+        if sc.kind == "function" and not getattr(sc, "_named", False):
+            k = (key(sc.parent), sc.attr)
+            if counts[k] > 1:
+                numbered[k] = numbered.get(k, 0) + 1
+                sc.attr = claim(sc.parent, f"{sc.attr}{numbered[k]}")
+            else:
+                sc.attr = claim(sc.parent, sc.attr)
+            sc._named = True
+        elif sc.kind == "class" and not sc.attr:
+            sc.attr = claim(sc.parent, _snake(sc.class_name))
+    # unnamed layers of a block: conv, bn, or conv1, conv2 when the block has several
+    totals: dict[tuple, int] = {}
+    counted: set[int] = set()
+    for node in graph.nodes:
+        layer = node.meta.get("layer")
+        if layer is not None and layer.cls_name and id(layer) not in layers and id(layer) not in counted \
+                and not (layer.explicit_name or layer.hint):
+            counted.add(id(layer))
+            owner = layer.owner.scope if layer.owner is not None else layer.made_in
+            k = (key(owner), _default_hint(node))
+            totals[k] = totals.get(k, 0) + 1
+    auto: dict[tuple, int] = {}
+    for node in graph.nodes:
+        layer = node.meta.get("layer")
+        if layer is None or not layer.cls_name:
+            continue
+        if id(layer) not in layers:
+            owner = layer.owner.scope if layer.owner is not None else layer.made_in
+            if owner is None or owner is root:
+                layers[id(layer)] = (node.name, None)
+            else:
+                hint = layer.explicit_name or layer.hint
+                if hint is None:
+                    hint = _default_hint(node)
+                    k = (key(owner), hint)
+                    auto[k] = auto.get(k, 0) + 1
+                    if totals.get(k, 0) > 1:
+                        hint = f"{hint}{auto[k]}"
+                layers[id(layer)] = (claim(owner, hint), None)
+        node.meta["local"] = layers[id(layer)]
+
+
+def span_holds(span: Span | None, line: int) -> bool:
+    """Whether ``line`` is at or within a few lines above the node's own source span."""
+    return span is not None and span.line - 3 <= line <= (span.end_line or span.line)
+
+
+def _snake(name: str) -> str:
+    out = "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
+    return _identifier(out)
+
+
+def _tensors_in(values) -> list:
+    """The TensorVals in ``values`` (lists, tuples and dicts looked into), in order."""
+    out = []
+    for v in values:
+        if isinstance(v, TensorVal):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out += _tensors_in(v)
+        elif isinstance(v, dict):
+            out += _tensors_in(list(v.values()))
+    return out
+
+
+def _bound_args(fn: cst.FunctionDef | None, args, kwargs, self_param: bool = True) -> dict:
+    """The static (non-tensor) arguments of a call, by parameter name."""
+    if fn is None:
+        return {}
+    names = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
+    if self_param:
+        names = names[1:]
+    out = {}
+    for name, value in list(zip(names, args)) + list(kwargs.items()):
+        if name != "name" and isinstance(value, (int, float, str, bool, tuple)) and not _tensors_in([value]):
+            out[name] = value
+    return out
+
+
+def _tensor_params(fn: cst.FunctionDef | None, args=None, kwargs=None) -> list[str]:
+    """The names of a call's tensor parameters: ``call(self, x, training=None)`` → x."""
+    if fn is None:
+        return []
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    if args is None:  # a call() method: every parameter but self, training and mask
+        return [p.name.value for p in params[1:] if p.name.value not in ("training", "mask")]
+    out = []
+    for i, p in enumerate(params):
+        value = args[i] if i < len(args) else (kwargs or {}).get(p.name.value)
+        if _tensors_in([value]):
+            out.append(p.name.value)
+    return out
+
+
+def _docstring_of(node: cst.FunctionDef | cst.ClassDef) -> str | None:
+    body = node.body.body
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        value = body[0].body[0].value.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _camel(name: str) -> str:

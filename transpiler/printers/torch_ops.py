@@ -86,6 +86,11 @@ def emit(node: Node) -> Emission:
     return _EMITTERS[node.op](node, f"self.{node.name}")
 
 
+def emit_as(node: Node, ref: str) -> Emission:
+    """The emission for ``node`` whose module the code reaches as ``ref`` (``self.blocks[0]``)."""
+    return _EMITTERS[node.op](node, ref)
+
+
 def state_entries(node: Node) -> list[StateEntry]:
     return emit(node).state
 
@@ -210,7 +215,10 @@ def emit_depthwise_conv2d_torch(node: Node, m: str) -> Emission:
     kh, kw = a["kernel_size"]
     key = "depthwise_initializer"
     chosen = node.meta.get("initializers", {}).get(key, "glorot_uniform")
-    if chosen in ("glorot_uniform", "GlorotUniform"):
+    if chosen in ("glorot_uniform", "GlorotUniform") and mult == 1:
+        # Keras' glorot fans on the (kh, kw, in, 1) kernel sum to torch's on (in, 1, kh, kw)
+        init, imports = [f"nn.init.xavier_uniform_({m}.weight)"], set()
+    elif chosen in ("glorot_uniform", "GlorotUniform"):
         # Keras' glorot fans on the (kh, kw, in, mult) kernel, not torch's on (in*mult, 1, kh, kw).
         bound = f"math.sqrt(6.0 / ({(cin + mult) * kh * kw}))"
         init = [f"nn.init.uniform_({m}.weight, -{bound}, {bound})"]

@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers import torch_ops
 from transpiler.printers.code import Namespace, lit
+from transpiler.printers.torch_structure import StructurePrinter
 
 
 @dataclass
@@ -25,6 +27,8 @@ class ModelCode:
     text: str
     imports: set[str] = field(default_factory=set)
     uses_functional: bool = False
+    #: the classes of its own modules (user Layer classes, block helpers), innermost first
+    classes: list = field(default_factory=list)
 
 
 def _shape_text(shape: tuple) -> str:
@@ -38,8 +42,12 @@ def _comment_lines(comments: list[str], indent: str) -> list[str]:
 class _ForwardWriter:
     """Writes ``forward``: inlines single-use intermediates, keeps the user's names."""
 
-    def __init__(self, graph: Graph, emissions: dict[int, torch_ops.Emission], arg_names: list[str]):
+    def __init__(self, graph: Graph, emissions: dict[int, torch_ops.Emission], arg_names: list[str],
+                 var_of: dict[int, str | None] | None = None):
         self.graph = graph
+        #: names that replace values' source variables (a module's arguments and results:
+        #: the caller's variable names do not hold inside the module)
+        self.var_of = var_of or {}
         self.emissions = emissions
         self.lines: list[str] = []
         self.expr: dict[int, str] = {}
@@ -63,7 +71,7 @@ class _ForwardWriter:
         return self.last_use.get(id(value), -1) > at
 
     def _name_for(self, value: Value, at: int, avoid: set[str] = frozenset()) -> str:
-        hint = value.var or self._inherited_var(value) or "x"
+        hint = self._var(value) or self._inherited_var(value) or "x"
         hint = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
         current = self.bound.get(hint)
         if hint not in avoid and (current is None or current is value or not self._live(current, at)):
@@ -75,10 +83,13 @@ class _ForwardWriter:
         node = value.producer
         while node is not None and node.inputs:
             v = node.inputs[0]
-            if v.var:
-                return v.var
+            if self._var(v):
+                return self._var(v)
             node = v.producer
         return None
+
+    def _var(self, value: Value) -> str | None:
+        return self.var_of[id(value)] if id(value) in self.var_of else value.var
 
     def _can_inline(self, i: int, value: Value) -> bool:
         if self.uses.get(id(value), 0) != 1 or i + 1 >= len(self.graph.nodes):
@@ -94,7 +105,7 @@ class _ForwardWriter:
         if not em.unary or em.call is None:
             return False
         out = nxt.outputs[0]
-        if value.var and out.var and value.var != out.var:
+        if self._var(value) and self._var(out) and self._var(value) != self._var(out):
             return False
         return self.depth.get(id(value), 0) < 2
 
@@ -160,31 +171,46 @@ def _arg_names(graph: Graph) -> list[str]:
     return out
 
 
-def print_model_class(md: ModelDef, source_file: str) -> ModelCode:
-    """The ``nn.Module`` subclass for one model (the graph has had the torch passes)."""
+def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | None = None) -> ModelCode:
+    """The ``nn.Module`` subclass for one model (the graph has had the torch passes), and
+    the classes of its own modules when the source had structure. ``classes`` (name →
+    text) is shared by the models of one script."""
     graph = md.graph
-    emissions: dict[int, torch_ops.Emission] = {}
-    for node in graph.nodes:
-        emissions[id(node)] = torch_ops.emit(node)
+    st = build_structure(graph)
+    children: list = []
     imports: set[str] = set()
-    init_lines: list[str] = []
-    reset_lines: list[str] = []
-    seen: set[str] = set()
-    for node in graph.nodes:
-        em = emissions[id(node)]
-        imports |= em.imports
-        if node.name in seen:
-            continue
-        seen.add(node.name)
-        if em.module is not None:
-            init_lines += _comment_lines(node.comments, "")
-            init_lines.append(f"self.{node.name} = {em.module}")
-            for suffix, _source, size, init in em.extra_params:
-                init_lines.append(f"self.{node.name}_{suffix} = nn.Parameter(torch.{init}({size}))")
-            init_lines += em.setup
-            reset_lines += em.init
-    args = _arg_names(graph)
-    forward = _ForwardWriter(graph, emissions, args).write()
+    if st.nested:
+        sp = StructurePrinter(graph, st, {} if classes is None else classes, source_file)
+        children = sp.run()
+        init_lines, reset_lines = sp.init_lines(st.root)
+        root_scope = graph.meta.get("root_scope")
+        params = [v.var for v in graph.inputs] if root_scope is None else root_scope.params
+        args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
+                                   params if all(params) else [],
+                                   {"logits_outputs": graph.meta.get("logits_outputs", {})})
+        imports |= sp.imports
+    else:
+        emissions: dict[int, torch_ops.Emission] = {}
+        for node in graph.nodes:
+            emissions[id(node)] = torch_ops.emit(node)
+        init_lines = []
+        reset_lines = []
+        seen: set[str] = set()
+        for node in graph.nodes:
+            em = emissions[id(node)]
+            imports |= em.imports
+            if node.name in seen:
+                continue
+            seen.add(node.name)
+            if em.module is not None:
+                init_lines += _comment_lines(node.comments, "")
+                init_lines.append(f"self.{node.name} = {em.module}")
+                for suffix, _source, size, init in em.extra_params:
+                    init_lines.append(f"self.{node.name}_{suffix} = nn.Parameter(torch.{init}({size}))")
+                init_lines += em.setup
+                reset_lines += em.init
+        args = _arg_names(graph)
+        forward = _ForwardWriter(graph, emissions, args).write()
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
     where = f"{source_file}:{graph.span.line}" if graph.span else source_file
     origin = f"built by ``{md.builder}()``" if md.builder else f"``{md.var or graph.name}``"
@@ -210,7 +236,8 @@ def print_model_class(md: ModelDef, source_file: str) -> ModelCode:
     lines += ["", f"    def forward(self, {params}):"]
     lines += [f"        {ln}" for ln in forward]
     text = "\n".join(lines) + "\n"
-    return ModelCode(md.class_name, text, imports, "F." in text)
+    uses_f = "F." in text or any("F." in c.text for c in children)
+    return ModelCode(md.class_name, text, imports, uses_f, children)
 
 
 def _docstring(lines: list[str], indent: str) -> str:

@@ -133,6 +133,18 @@ class _Printer:
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
         self.dropped_helpers = self._droppable_helpers(frontend.module)
+        # the module classes of user Layer classes and block helpers take the place of
+        # their definition; the others go right before their model's class
+        translated = set(program.meta.get("translated_classes", ())) - set(self.models)
+        self.site_classes: dict[str, list[str]] = {}
+        for code in models:
+            before = []
+            for c in code.classes:
+                if c.source in self.dropped_helpers or c.source in translated:
+                    self.site_classes.setdefault(c.source, []).append(c.text)
+                else:
+                    before.append(c.text)
+            code.text = "\n\n".join(before + [code.text])
         self.failure_lines = {span.line for span in program.meta.get("failures", {}).values()}
         self.current_failure: int | None = None
         self.imports_placed = False
@@ -266,6 +278,11 @@ class _Printer:
                 out += new
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.builders:
                 out += self._builder(stmt)
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and level == "module" and \
+                    stmt.name.value in self.site_classes:
+                classes = _parse_classes(self.site_classes[stmt.name.value])
+                classes[0] = classes[0].with_changes(leading_lines=stmt.leading_lines)
+                out += classes
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
                 continue  # its layers live in the model class now
             elif self.tcode is not None and id(stmt) in self.tcode.unwrap:
@@ -633,7 +650,8 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     source_file = os.path.basename(program.path)
     training = TrainingPrinter(program)
     tcode = training.run()  # first: it decides which outputs the loss reads as logits
-    codes = [print_model_class(md, source_file) for md in program.models]
+    classes: dict[str, str] = {}
+    codes = [print_model_class(md, source_file, classes) for md in program.models]
     for md in program.models:
         for node in md.graph.nodes:
             for message in node.meta.get("init_warnings", ()):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from transpiler.ir.graph import Graph, Node
+from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.printers import torch_ops
 from transpiler.weights.transforms import (
@@ -71,18 +72,17 @@ class PlanEntry:
 
 
 def torch_plan(graph: Graph) -> list[PlanEntry]:
-    """Every tensor of the generated module's ``state_dict()``, in its order: the
-    module's own ``nn.Parameter`` attributes first, then each submodule's tensors."""
-    own: list[PlanEntry] = []
-    subs: list[PlanEntry] = []
+    """Every tensor of the generated module's ``state_dict()``, in its order: a module's
+    own ``nn.Parameter`` attributes first, then each submodule's tensors, recursively
+    (the modules of a structured model: ``blocks.0.expand.weight``)."""
+    st = build_structure(graph)
     seen: set[str] = set()
-    for node in graph.nodes:
+
+    def entries(node: Node, path: str, own_prefix: str, own: list, subs: list) -> None:
         em = torch_ops.emit(node)
-        if not em.state and not em.extra_params:
-            continue
         renames = node.meta.get("param_source", {})
         for entry in em.state:
-            key = f"{node.name}.{entry.key}" if entry.key else node.name
+            key = f"{path}.{entry.key}" if entry.key else path
             src = renames.get(entry.source, entry.source) if renames else entry.source
             if key not in seen:
                 (own if em.parameter else subs).append(PlanEntry(
@@ -90,11 +90,31 @@ def torch_plan(graph: Graph) -> list[PlanEntry]:
                     entry.transform, entry.constant))
                 seen.add(key)
         for suffix, src, _size, _init in em.extra_params:
-            key = f"{node.name}_{suffix}"
+            key = f"{own_prefix}{path.rsplit('.', 1)[-1]}_{suffix}"
             if key not in seen:
                 own.append(PlanEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
                 seen.add(key)
-    return own + subs
+
+    if not st.nested:
+        own: list[PlanEntry] = []
+        subs: list[PlanEntry] = []
+        for node in graph.nodes:
+            entries(node, node.name, "", own, subs)
+        return own + subs
+
+    def walk(info: ModuleInfo) -> list[PlanEntry]:
+        own: list[PlanEntry] = []
+        subs: list[PlanEntry] = []
+        prefix = f"{info.path}." if info.path else ""
+        for m in info.members:
+            for item in m.items if m.items is not None else [m]:
+                if item.node is not None:
+                    entries(item.node, st.path(item.node), prefix, own, subs)
+                else:
+                    subs += walk(item.scope)
+        return own + subs
+
+    return walk(st.root)
 
 
 def source_layers(graph: Graph) -> dict[str, Node]:

@@ -4,6 +4,48 @@ from torch import nn
 import torch.nn.functional as F
 
 
+class ConvBnRelu(nn.Module):
+    """The ``conv_bn_relu()`` block of the Keras model (input.py) as a module."""
+
+    def __init__(self, in_channels, filters):
+        super().__init__()
+        self.conv = nn.Conv2d(
+            in_channels, filters, kernel_size=3, padding=1, bias=False
+        )
+        self.bn = nn.BatchNorm2d(filters, eps=0.001, momentum=0.01)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.xavier_uniform_(self.conv.weight)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = F.relu(self.bn(x))
+        return x
+
+
+class ResidualBlock(nn.Module):
+    """The ``residual_block()`` block of the Keras model (input.py) as a module."""
+
+    def __init__(self, filters):
+        super().__init__()
+        self.conv_bn_relu = ConvBnRelu(filters, filters)
+        self.conv = nn.Conv2d(filters, filters, kernel_size=3, padding=1)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.xavier_uniform_(self.conv.weight)
+        nn.init.zeros_(self.conv.bias)
+
+    def forward(self, x):
+        y = self.conv_bn_relu(x)
+        y = self.conv(y)
+        x = x + y
+        return x
+
+
 class Net(nn.Module):
     """Transpiled from the Keras model built by ``build_model()`` (input.py:25).
 
@@ -13,48 +55,21 @@ class Net(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.conv_bn_relu1_conv1 = nn.Conv2d(
-            3, 16, kernel_size=3, padding=1, bias=False
-        )
-        self.conv_bn_relu1_bn1 = nn.BatchNorm2d(16, eps=0.001, momentum=0.01)
-        self.residual_block1_conv1 = nn.Conv2d(
-            16, 16, kernel_size=3, padding=1, bias=False
-        )
-        self.residual_block1_bn1 = nn.BatchNorm2d(16, eps=0.001, momentum=0.01)
-        self.residual_block1_conv2 = nn.Conv2d(16, 16, kernel_size=3, padding=1)
-        self.residual_block2_conv1 = nn.Conv2d(
-            16, 16, kernel_size=3, padding=1, bias=False
-        )
-        self.residual_block2_bn1 = nn.BatchNorm2d(16, eps=0.001, momentum=0.01)
-        self.residual_block2_conv2 = nn.Conv2d(16, 16, kernel_size=3, padding=1)
+        self.conv_bn_relu = ConvBnRelu(3, 16)
+        self.residual_block1 = ResidualBlock(16)
+        self.residual_block2 = ResidualBlock(16)
         self.fc1 = nn.Linear(16, 5)
         self.reset_parameters()
 
     def reset_parameters(self):
         """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv_bn_relu1_conv1.weight)
-        nn.init.xavier_uniform_(self.residual_block1_conv1.weight)
-        nn.init.xavier_uniform_(self.residual_block1_conv2.weight)
-        nn.init.zeros_(self.residual_block1_conv2.bias)
-        nn.init.xavier_uniform_(self.residual_block2_conv1.weight)
-        nn.init.xavier_uniform_(self.residual_block2_conv2.weight)
-        nn.init.zeros_(self.residual_block2_conv2.bias)
         nn.init.xavier_uniform_(self.fc1.weight)
         nn.init.zeros_(self.fc1.bias)
 
     def forward(self, inputs):
-        x = self.conv_bn_relu1_conv1(inputs)
-        x = F.relu(self.conv_bn_relu1_bn1(x))
-        x_1 = self.residual_block1_conv1(x)
-        x_2 = self.residual_block1_bn1(x_1)
-        y = F.relu(x_2)
-        y = self.residual_block1_conv2(y)
-        x = x + y
-        x_3 = self.residual_block2_conv1(x)
-        x_4 = self.residual_block2_bn1(x_3)
-        y = F.relu(x_4)
-        y = self.residual_block2_conv2(y)
-        x = (x + y).mean(dim=(2, 3))
+        x = self.conv_bn_relu(inputs)
+        x = self.residual_block1(x)
+        x = self.residual_block2(x).mean(dim=(2, 3))
         outputs = self.fc1(x)
         return outputs
 

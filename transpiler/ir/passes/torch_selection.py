@@ -18,6 +18,7 @@ import math
 from typing import Callable
 
 from transpiler.ir.graph import Graph, Node
+from transpiler.ir.modules import inherit
 from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
 
 Rule = Callable[[Graph, Node], None]
@@ -166,6 +167,7 @@ def select_separable(graph: Graph, node: Node) -> None:
     dw.meta["source_input"] = node.inputs[0]  # ... and the input its param shapes derive from
     dw.meta["call_span"] = node.meta.get("call_span")
     dw.comments = node.comments
+    inherit(dw, node, "depthwise")
     infer_node(dw)
     dw.outputs[0].var = node.inputs[0].var
     select_conv(graph, dw)
@@ -179,6 +181,7 @@ def select_separable(graph: Graph, node: Node) -> None:
     pw.meta["layer"] = node.meta.get("layer")
     pw.meta["call_span"] = node.meta.get("call_span")
     pw.meta["initializers"] = node.meta.get("initializers", {})
+    inherit(pw, node, "pointwise")
     infer_node(pw)
     pw.outputs = node.outputs
     for v in pw.outputs:
