@@ -142,7 +142,8 @@ def test_pass_rewritten_weights_roundtrip(case, tmp_path):
 
 def test_every_op_with_params_has_a_file_case():
     with_params = {name for name, spec in ops_table.all_ops().items() if spec.params or spec.wraps}
-    assert with_params == set(OP_CASES)
+    # a custom layer's add_weight needs a class: tests/test_subclass.py::test_add_weight_checkpoint_converts
+    assert with_params - {"variable"} == set(OP_CASES)
 
 
 @pytest.mark.parametrize("op, case", [(op, c) for op, cases in OP_CASES.items() for c in cases],

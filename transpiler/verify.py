@@ -35,6 +35,11 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
         names = _source_param_names(node)
         if not names:
             continue
+        if "variable_of" in node.meta:  # a custom layer's add_weight: its attribute
+            owner, attr = node.meta["variable_of"]
+            value = getattr(find_layer(keras_model, owner), attr)
+            out[source] = {names[0]: np.asarray(value.numpy() if hasattr(value, "numpy") else value)}
+            continue
         layer = find_layer(keras_model, source)
         weights = [np.asarray(w.numpy() if hasattr(w, "numpy") else w) for w in layer.weights]
         if len(weights) != len(names):

@@ -157,6 +157,20 @@ class UserObj:
 
 
 @dataclass(eq=False)
+class WeightObj:
+    """A weight a custom layer made with ``self.add_weight(...)``; ``attr`` is the
+    attribute it is stored under. Used in tensor math it becomes a ``variable`` node."""
+
+    owner: UserObj
+    shape: tuple
+    trainable: bool
+    initializer: Any
+    span: Span
+    attr: str | None = None
+    layer: "LayerObj | None" = None
+
+
+@dataclass(eq=False)
 class SuperRef:
     """``super()`` inside a method of ``obj``."""
 
@@ -967,6 +981,7 @@ class KerasFrontend:
         return self._binop(node.operator, left, right, node)
 
     def _binop(self, op, left, right, node):
+        left, right = self._as_tensor(left, node), self._as_tensor(right, node)
         if isinstance(left, TensorVal) or isinstance(right, TensorVal):
             return self._tensor_binop(op, left, right, node)
         if isinstance(left, ArrayVal) or isinstance(right, ArrayVal):
@@ -1128,6 +1143,10 @@ class KerasFrontend:
 
     def _call(self, func, args, kwargs, node):
         span = self._span(node)
+        if isinstance(func, LayerObj) or isinstance(func, ApiRef) and func.kind in ("tensor_op", "activation"):
+            # a custom layer's weight used as a tensor
+            args = [self._as_tensor(a, node) for a in args]
+            kwargs = {k: self._as_tensor(v, node) for k, v in kwargs.items()}
         if isinstance(func, ApiRef):
             self._mark_keras()
             if func.kind == "layer":
@@ -1283,6 +1302,8 @@ class KerasFrontend:
             fn = obj.cls.method(name)
             if fn is not None:
                 return self._run_method(obj, fn, args, kwargs)
+            if name == "add_weight":
+                return self._add_weight(obj, args, kwargs, self._span(node))
             if obj.model is not None:
                 return self._call_method(_BoundMethod(obj.model, name), args, kwargs, node)
             return Unknown(f"layer.{name}()")
@@ -1414,7 +1435,8 @@ class KerasFrontend:
         self.seq += 1
         obj.scope = ModuleScope("class", cls.node.name.value, cls.node.name.value, span=span, args=_bound_args(cls.method("__init__"), args, kwargs),
                                 params=_tensor_params(cls.method("call")), seq=self.seq,
-                                doc=_docstring_of(cls.node))
+                                doc=_docstring_of(cls.node),
+                                explicit_name=kwargs.get("name") if isinstance(kwargs.get("name"), str) else None)
         init = cls.method("__init__")
         if init is not None:
             self._run_method(obj, init, args, kwargs)
@@ -1439,6 +1461,8 @@ class KerasFrontend:
                 item.attr, item.index = attr, index
                 if item.hint is None or item.explicit_name is None:
                     item.hint = suffix
+            elif isinstance(item, WeightObj) and item.attr is None and item.owner is obj:
+                item.attr = suffix
             elif isinstance(item, UserObj) and item.owner is None:
                 item.owner, item.attr = obj, suffix
                 if item.scope is not None:
@@ -1470,6 +1494,60 @@ class KerasFrontend:
             self.module_stack.pop()
         scope.call_outputs[call_no] = [t.value for t in _tensors_in([result])]
         return result
+
+    def _add_weight(self, obj: UserObj, args, kwargs, span: Span) -> WeightObj:
+        """``self.add_weight(shape=..., initializer=..., trainable=...)`` (Keras 3's argument
+        order; tf.keras 2 put ``name`` first)."""
+        names = ("shape", "initializer", "dtype", "trainable")
+        if args and isinstance(args[0], str):
+            names = ("name", "shape", "dtype", "initializer", "regularizer", "trainable")
+        bound = dict(zip(names, args)) | dict(kwargs)
+        shape = bound.get("shape", ())
+        if isinstance(shape, int):
+            shape = (shape,)
+        if not isinstance(shape, (tuple, list)) or not all(isinstance(d, int) for d in shape):
+            raise FrontendError("add_weight(): the shape must be known statically", span)
+        for key in ("regularizer", "constraint"):
+            if bound.get(key) is not None:
+                self.program.warn(span, f"add_weight(): {key} is not translated (affects training only)",
+                                  self._line(span))
+        trainable = bound.get("trainable")
+        weight = WeightObj(obj, tuple(shape), trainable is not False, bound.get("initializer"), span)
+        obj.attrs.setdefault("__weights__", []).append(weight)
+        return weight
+
+    def _as_tensor(self, value: Any, node) -> Any:
+        """A custom layer's weight used in tensor math: a ``variable`` node (its value)."""
+        if not isinstance(value, WeightObj):
+            return value
+        w = value
+        owner = w.owner
+        if w.layer is None:
+            spec = LayerSpec("variable", ops_table.get("variable").complete_attrs(
+                {"shape": w.shape, "trainable": w.trainable}))
+            own = owner.attrs.get("__weights__", [])
+            # Keras saves a layer's own variables trainable first: layers/<name>/vars/<i>
+            order = [x for x in own if x.trainable] + [x for x in own if not x.trainable]
+            attr = w.attr or f"weight{own.index(w)}"
+            w.layer = LayerObj(spec=spec, cls_name="Variable",
+                               keras_name=f"{owner.keras_name}/vars/{order.index(w)}", span=w.span,
+                               explicit_name=None, hint=attr, owner=owner, attr=attr)
+            self.seq += 1
+            w.layer.seq = self.seq
+        span = self._span(node)
+        out = self.scratch.add_node("variable", w.layer.hint, [], 1, attrs=w.layer.spec.attrs, span=span,
+                                    source_name=w.layer.keras_name)
+        out.meta["layer"] = w.layer
+        out.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
+        out.meta["scopes"] = tuple(self.module_stack)
+        out.meta["owner_scope"] = owner.scope
+        out.meta["seq"] = w.layer.seq
+        out.meta["variable_of"] = (owner.keras_name, w.layer.attr)
+        if w.initializer is not None:
+            out.meta["initializers"] = {"initializer": w.initializer}
+        infer_node(out)
+        w.layer.nodes.append(out)
+        return TensorVal(out.outputs[0])
 
     def _call_subclass_model(self, model: ModelObj, args, kwargs, span: Span):
         """``model(x)`` on tensors: call() runs on them; on fresh keras.Input values it also
@@ -2354,7 +2432,13 @@ def _local_names(graph: Graph, root: ModuleScope | None) -> None:
             if sc is not root and id(sc) not in seen:
                 seen.add(id(sc))
                 scopes.append(sc)
-    taken: dict[int, set[str]] = {id(None): {n.name for n in graph.nodes}}
+    def owned_by_root(n: Node) -> bool:
+        layer = n.meta.get("layer")
+        owner = getattr(layer, "owner", None)
+        scope = owner.scope if owner is not None else getattr(layer, "made_in", None)
+        return scope is None or scope is root
+
+    taken: dict[int, set[str]] = {id(None): {n.name for n in graph.nodes if owned_by_root(n)}}
 
     def key(sc):
         return id(None) if sc is None or sc is root else id(sc)
@@ -2399,7 +2483,7 @@ def _local_names(graph: Graph, root: ModuleScope | None) -> None:
                 sc.attr = claim(sc.parent, sc.attr)
             sc._named = True
         elif sc.kind == "class" and not sc.attr:
-            sc.attr = claim(sc.parent, _snake(sc.class_name))
+            sc.attr = claim(sc.parent, sc.explicit_name or _snake(sc.class_name))
     # unnamed layers of a block: conv, bn, or conv1, conv2 when the block has several
     totals: dict[tuple, int] = {}
     counted: set[int] = set()

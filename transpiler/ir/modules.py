@@ -33,6 +33,7 @@ class ModuleScope:
     kind: str  # "class" or "function"
     class_name: str
     source_name: str = ""  # the user's class or function
+    explicit_name: str | None = None  # the ``name=`` the user gave the instance
     attr: str = ""
     index: int | None = None
     parent: "ModuleScope | None" = None

@@ -294,6 +294,8 @@ op("transpose", attrs="perm: ints", layout=TERMINATE,
    doc="Permute all axes, batch included: out = x.permute(perm).")
 op("repeat_vector", attrs="n: int", layout=TERMINATE, doc="(N, F) -> (N, n, F).")
 op("identity", layout=TRANSPARENT, doc="Returns its input.")
+op("variable", inputs="", attrs="shape: ints; trainable: bool = True", params="value: S", layout=TERMINATE,
+   doc="A weight of a custom layer (Keras' ``add_weight``): its value, shape ``shape`` (no batch axis).")
 
 # ---------------------------------------------------------------------------------
 # Regularisation and normalisation.

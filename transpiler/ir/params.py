@@ -8,7 +8,7 @@ resolves the letters against a node's attributes and input shape:
 ``I * M`` for a depthwise bias); ``M`` the depth multiplier; ``K`` the channels after a
 depthwise step (``I * M``); ``C`` the size of each normalised axis; ``A`` the input's
 non-batch shape with 1 on shared axes (PReLU); ``V``/``E`` vocabulary and embedding
-size; ``G`` gates x units (``GATES``); ``U`` units; ``B`` the two bias rows of a GRU
+size; ``S`` the ``shape`` attribute (a custom layer's weight); ``G`` gates x units (``GATES``); ``U`` units; ``B`` the two bias rows of a GRU
 with ``reset_after``.
 
 The checkpoint readers check every tensor against these shapes before anything is
@@ -55,7 +55,7 @@ def param_names(node: Node) -> list[str]:
 def expected_shapes(node: Node) -> dict[str, tuple[int, ...]]:
     """``{param: canonical shape}`` of the source layer ``node`` came from."""
     op, attrs = source_op(node)
-    x = node.meta.get("source_input", node.inputs[0])
+    x = node.meta.get("source_input", node.inputs[0] if node.inputs else None)
     if ops_table.get(op).wraps:  # a wrapper holds its inner layer's params twice
         inner = attrs["layer"]
         shapes = _resolve(inner["op"], inner["attrs"], x)
@@ -65,8 +65,8 @@ def expected_shapes(node: Node) -> dict[str, tuple[int, ...]]:
 
 def _resolve(op: str, attrs: dict, x: Value) -> dict[str, tuple[int, ...]]:
     spec = ops_table.get(op)
-    shape = source_shape(x)
-    channels = shape[-1]
+    shape = source_shape(x) if x is not None else ()
+    channels = shape[-1] if shape else None
     out: dict[str, tuple[int, ...]] = {}
     for p in spec.active_params(attrs):
         dims: list[int] = []
@@ -82,6 +82,8 @@ def _letter(letter, op, attrs, x, shape, channels, spatial, pname) -> list[int]:
     mult = attrs.get("depth_multiplier") or 1
     if letter == "1":
         return [1]
+    if letter == "S":
+        return list(attrs["shape"])
     if letter in "DHW":
         if pname == "pointwise_kernel":
             return [1]

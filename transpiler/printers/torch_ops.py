@@ -9,6 +9,7 @@ param, and the statements that reproduce Keras' default initializers.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -369,6 +370,64 @@ def emit_repeat_vector_torch(node: Node, m: str) -> Emission:
 @emitter("identity")
 def emit_identity_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: ins[0], unary=True)
+
+
+@emitter("variable")
+def emit_variable_torch(node: Node, m: str) -> Emission:
+    """``self.add_weight(shape=...)`` → an ``nn.Parameter`` of the module (frozen when the
+    Keras weight is not trainable), initialised like Keras' initializer."""
+    shape = tuple(node.attrs["shape"])
+    frozen = "" if node.attrs["trainable"] else ", requires_grad=False"
+    module = f"nn.Parameter(torch.empty({', '.join(str(d) for d in shape)}){frozen})"
+    init, imports = variable_init(node, m, shape)
+    return Emission(module, lambda ins: m, state=[StateEntry("", "value", Transform.IDENTITY)],
+                    init=init, parameter=True, inline_anywhere=True, imports=imports)
+
+
+def _keras_fans(shape: tuple) -> tuple[int, int]:
+    """Keras' ``compute_fans``: (fan_in, fan_out) of a weight of ``shape``."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive = math.prod(shape[:-2]) if len(shape) > 2 else 1
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+#: Keras' variance-scaling initializers: (scale, fan mode, distribution)
+_VARIANCE_SCALING = {"glorot_uniform": (1.0, "avg", "uniform"), "glorot_normal": (1.0, "avg", "normal"),
+                     "he_uniform": (2.0, "in", "uniform"), "he_normal": (2.0, "in", "normal"),
+                     "lecun_uniform": (1.0, "in", "uniform"), "lecun_normal": (1.0, "in", "normal")}
+
+
+def variable_init(node: Node, m: str, shape: tuple) -> tuple[list[str], set[str]]:
+    """Init statements reproducing a Keras initializer (by name) on a weight of ``shape``."""
+    chosen = node.meta.get("initializers", {}).get("initializer") or "glorot_uniform"
+    name = chosen if isinstance(chosen, str) else None
+    if name is not None:
+        name = "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
+        name = {"zero": "zeros", "one": "ones"}.get(name, name)
+    if name == "zeros" or name == "ones":
+        return [f"nn.init.{name}_({m})"], set()
+    if name == "random_normal":
+        return [f"nn.init.normal_({m}, 0.0, 0.05)"], set()
+    if name == "random_uniform":
+        return [f"nn.init.uniform_({m}, -0.05, 0.05)"], set()
+    if name == "truncated_normal":
+        return [f"nn.init.trunc_normal_({m}, 0.0, 0.05, -0.1, 0.1)"], set()
+    if name not in _VARIANCE_SCALING:
+        node.meta.setdefault("init_warnings", []).append(f"initializer={chosen!r} not reproduced; "
+                                                         "glorot_uniform used")
+        name = "glorot_uniform"
+    scale, mode, dist = _VARIANCE_SCALING[name]
+    fan_in, fan_out = _keras_fans(shape)
+    fan = (fan_in + fan_out) / 2 if mode == "avg" else fan_in
+    if dist == "uniform":
+        limit = f"math.sqrt({3.0 * scale} / {lit(float(fan))})"
+        return [f"nn.init.uniform_({m}, -{limit}, {limit})"], {"import math"}
+    # Keras draws from a normal truncated at two standard deviations, rescaled
+    std = f"math.sqrt({scale} / {lit(float(fan))}) / 0.87962566103423978"
+    return [f"std = {std}", f"nn.init.trunc_normal_({m}, 0.0, std, -2 * std, 2 * std)"], {"import math"}
 
 
 # ---------------------------------------------------------------------------------

@@ -92,6 +92,9 @@ class _ForwardWriter:
         return self.var_of[id(value)] if id(value) in self.var_of else value.var
 
     def _can_inline(self, i: int, value: Value) -> bool:
+        node = self.graph.nodes[i]
+        if not node.inputs and self.emissions[id(node)].inline_anywhere:
+            return True  # a parameter of the module: its name is its value
         if self.uses.get(id(value), 0) != 1 or i + 1 >= len(self.graph.nodes):
             return False
         nxt = self.graph.nodes[i + 1]

@@ -51,6 +51,7 @@ class _Instance:
     args: list[str]  # forward's parameter names
     imports: set[str]
     channels: int | None  # the first input's channel (feature) size
+    rank: int = 0  # the first input's rank
     ctor: list[str] = field(default_factory=list)  # filled once the class is decided
 
 
@@ -275,7 +276,8 @@ class StructurePrinter:
         if first is not None and first.shape and len(first.shape) >= 2:
             layout = first.layout or ""
             channels = first.shape[1] if layout.startswith("NC") and len(first.shape) > 2 else first.shape[-1]
-        return _Instance(info, init, reset, forward, args, set(), channels)
+        return _Instance(info, init, reset, forward, args, set(), channels, len(first.shape) if first is not None
+                         and first.shape else 0)
 
     def _prefix(self, info: ModuleInfo, call: int) -> tuple:
         for ch in self.st.chains.values():
@@ -340,7 +342,9 @@ def _parameters(insts: list[_Instance]) -> tuple[list[tuple], list[list[str]]]:
                 break
         if name is None and varies:
             if all(inst.channels is not None and str(inst.channels) == v for inst, v in zip(insts, vals)):
-                name = "in_features" if role in ("in_features", "normalized_shape", "input_size") else "in_channels"
+                features = role in ("in_features", "normalized_shape", "input_size") or \
+                    not role and insts[0].rank == 2
+                name = "in_features" if features else "in_channels"
             else:
                 name = role or "size"
         if name is None:

@@ -301,6 +301,9 @@ def _walk(group, out: dict[str, CheckpointLayer], top: bool = True) -> None:
             if not tensors:
                 continue
         out[name] = CheckpointLayer(name, g.name, tensors)
+        if "vars" in g:  # a custom layer's own weights (add_weight), one by one
+            for k in g["vars"].keys():
+                out[f"{name}/vars/{k}"] = CheckpointLayer(f"{name}/vars/{k}", g["vars"][k].name, [g["vars"][k]])
         for child in sorted(g.keys()):
             if child not in ("vars",) + SUBLAYERS:
                 sub = g[child]

@@ -133,7 +133,22 @@ class _Amender:
             node.outputs[0].flat_order = node.inputs[0].flat_order
 
     def align(self, node: Node) -> None:
-        """Inputs of equal rank must agree; prefer the layout most inputs already have."""
+        """Inputs of equal rank must agree; prefer the layout most inputs already have.
+        Inputs of different ranks broadcast over their trailing axes, which mean the same
+        only in the source layout (``x * self.gamma`` with a per-channel weight)."""
+        if len({v.rank for v in node.inputs}) > 1:
+            top = max(v.rank for v in node.inputs)
+            if all(all(d == 1 for d in v.shape) for v in node.inputs if v.rank < top):
+                return  # a scalar-like operand broadcasts the same in any layout
+            new = []
+            for v in node.inputs:
+                if v.layout and v.layout != _source_layout(v):
+                    v = self.convert(v, _source_layout(v), node)
+                    v.producer.comments.append("# channels-last here: a lower-rank operand broadcasts "
+                                               "over the last axes, as in the source")
+                new.append(v)
+            node.inputs = new
+            return
         ranked = [v for v in node.inputs if v.rank == node.inputs[0].rank]
         if len(ranked) < 2:
             return

@@ -229,6 +229,12 @@ def _same(node, shapes, layouts):
     return [(shapes[0], layouts[0])]
 
 
+@rule("variable")
+def _variable(node, shapes, layouts):
+    shape = tuple(node.attrs["shape"])
+    return [(shape, default_layout(len(shape)) if len(shape) <= 2 else None)]
+
+
 @rule("add", "subtract", "multiply", "average", "maximum", "minimum")
 def _merge(node, shapes, layouts):
     rank = max(len(s) for s in shapes)
