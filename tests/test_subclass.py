@@ -390,3 +390,26 @@ def test_add_weight_golden_case_is_numerically_equal():
     assert checked.keras_params == checked.torch_params
     assert max_error(checked) <= 1e-5
     assert not checked.translation.stubs
+
+
+MODELS_AS_LAYERS = HEAD + '''def build_model():
+    enc_in = keras.Input(shape=(12,))
+    h = layers.Dense(16, activation="relu")(enc_in)
+    encoder = keras.Model(enc_in, layers.Dense(8)(h), name="encoder")
+    head = keras.Sequential([layers.Dense(8, activation="relu"), layers.Dense(3)], name="head")
+    a = keras.Input(shape=(12,))
+    b = keras.Input(shape=(12,))
+    merged = layers.Concatenate()([encoder(a), encoder(b)])
+    return keras.Model([a, b], head(merged))
+'''
+
+
+def test_functional_and_sequential_models_used_as_layers_are_submodules():
+    text = translate(MODELS_AS_LAYERS, "net.py").text
+    assert "class Encoder(nn.Module):" in text and "class Head(nn.Module):" in text
+    assert "self.encoder = Encoder()" in text and "self.head = Head()" in text
+    # called twice, one module: shared weights
+    assert "a = self.encoder(a)" in text and "b = self.encoder(b)" in text
+    checked = check_source(MODELS_AS_LAYERS, batch=4)
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5

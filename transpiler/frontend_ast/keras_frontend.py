@@ -115,6 +115,7 @@ class ModelObj:
     construct_statement: int | None = None
     var: str | None = None  # the first variable it was bound to (a local one too)
     user: "UserObj | None" = None  # a subclassed model: the instance its call() runs on
+    scope: "ModuleScope | None" = None  # as a layer of another model: its module scope
 
 
 @dataclass(eq=False)
@@ -1229,6 +1230,9 @@ class KerasFrontend:
             if isinstance(node.func, cst.Name):
                 self.program.training[-1].model = node.func.value
             return Unknown("model output")
+        if isinstance(func, ModelObj) and func.user is None:
+            self._mark_keras()
+            return self._call_model_as_layer(func, args, kwargs, span)
         if isinstance(func, ModelObj):
             self._mark_keras()
             raise Unsupported("calling a model as a layer is not supported yet")
@@ -1548,6 +1552,53 @@ class KerasFrontend:
         infer_node(out)
         w.layer.nodes.append(out)
         return TensorVal(out.outputs[0])
+
+    def _call_model_as_layer(self, model: ModelObj, args, kwargs, span: Span):
+        """A Functional or Sequential model called on tensors: its layers (the same
+        objects, so the same weights) run again on them, as one submodule."""
+        x = args[0] if args else kwargs.get("inputs")
+        inputs = _tensors_in([x])
+        if model.graph is None and model.input_shape is None and len(inputs) == 1 and model.layers \
+                and model.layers[0].input_shape is None:
+            model.input_shape = tuple(inputs[0].value.shape[1:])  # a Sequential is built by its first call
+        graph = self._model_graph(model)
+        if len(inputs) != len(graph.inputs) or not inputs:
+            raise Unsupported(f"model {model.name or model.var or ''} called on {len(inputs)} tensors, "
+                              f"it takes {len(graph.inputs)}")
+        name = model.name or model.var or "submodel"
+        scope = getattr(model, "scope", None)
+        if scope is None:
+            self.seq += 1
+            scope = ModuleScope("class", _camel(name), name, seq=self.seq, span=model.span,
+                                parent=self.module_stack[-1][0] if self.module_stack else None,
+                                params=[v.var or "x" for v in graph.inputs], explicit_name=_identifier(name),
+                                doc=f"The Keras model ``{name}``, used as a layer.")
+            model.scope = scope
+        scope.calls += 1
+        call_no = scope.calls
+        scope.call_inputs[call_no] = [t.value for t in inputs]
+        mapping = {id(gv): t.value for gv, t in zip(graph.inputs, inputs)}
+        self.module_stack.append((scope, call_no))
+        try:
+            for node in graph.nodes:
+                if "fused_into" in node.meta:
+                    continue  # the layer call makes its activation again
+                layer = node.meta["layer"]
+                if layer.cls_name and layer.owner is None and layer.made_in is None:
+                    layer.made_in = scope  # the submodule holds the model's layers
+                ins = [TensorVal(mapping[id(v)]) for v in node.inputs]
+                before = len(self.scratch.nodes)
+                self._call_layer(layer, [ins if len(ins) > 1 else ins[0]], {}, span)
+                made = self.scratch.nodes[before:]
+                originals = [node] + [n for n in graph.nodes if n.meta.get("fused_into") is node]
+                for old, new in zip(originals, made):
+                    for ov, nv in zip(old.outputs, new.outputs):
+                        mapping[id(ov)] = nv
+        finally:
+            self.module_stack.pop()
+        outs = [TensorVal(mapping[id(v)]) for v in graph.outputs]
+        scope.call_outputs[call_no] = [t.value for t in outs]
+        return outs[0] if len(outs) == 1 else outs
 
     def _call_subclass_model(self, model: ModelObj, args, kwargs, span: Span):
         """``model(x)`` on tensors: call() runs on them; on fresh keras.Input values it also
