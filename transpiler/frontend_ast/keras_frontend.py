@@ -1457,6 +1457,8 @@ class KerasFrontend:
         items = value if isinstance(value, (list, tuple)) else [value]
         for i, item in enumerate(items):
             suffix = attr if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{attr}_{i}"
+            if isinstance(item, ModelObj) and item.user is None and item.var is None:
+                item.var = suffix  # a Functional/Sequential model held by a layer: named after it
             if isinstance(item, ModelObj) and item.user is not None:
                 item = item.user
             index = i if isinstance(value, (list, tuple)) else None
