@@ -271,6 +271,7 @@ KERAS_CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras",
 KNOWN_UNREAD = {
     "bilstm_tagger": "x[..., :16]",  # splitting a bidirectional sequence into its halves
     "config_mlp": ".repeat()",  # PReLU over shared axes printed as a broadcast parameter
+    "feature_gating": "nn.Parameter",  # a module's own weights (add_weight) are not read back yet
 }
 
 
