@@ -413,3 +413,39 @@ def test_functional_and_sequential_models_used_as_layers_are_submodules():
     checked = check_source(MODELS_AS_LAYERS, batch=4)
     assert checked.keras_params == checked.torch_params
     assert max_error(checked) <= 1e-5
+
+
+SEQUENTIAL_OF_CUSTOM = HEAD + '''class ConvBlock(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(filters, 3, padding="same")
+        self.bn = layers.BatchNormalization()
+
+    def call(self, x):
+        return keras.ops.relu(self.bn(self.conv(x)))
+
+
+def build_model():
+    return keras.Sequential([
+        keras.Input(shape=(12, 10, 3)),
+        ConvBlock(8),
+        layers.MaxPooling2D(),
+        ConvBlock(16),
+        layers.GlobalAveragePooling2D(),
+        layers.Dense(4),
+    ])
+
+
+def build_other():
+    inputs = keras.Input(shape=(12, 10, 3))
+    return keras.Model(inputs, layers.Flatten()(ConvBlock(8)(ConvBlock(8)(inputs))))
+'''
+
+
+def test_custom_layers_in_a_sequential_and_one_class_for_two_models():
+    text = translate(SEQUENTIAL_OF_CUSTOM, "net.py").text
+    assert text.count("class ConvBlock(nn.Module):") == 1  # both models use it
+    assert "self.conv_block = ConvBlock(3, 8)" in text and "self.conv_block2 = ConvBlock(8, 16)" in text
+    checked = check_source(SEQUENTIAL_OF_CUSTOM, batch=3)
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5

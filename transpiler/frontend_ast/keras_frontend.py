@@ -1351,7 +1351,7 @@ class KerasFrontend:
                     obj.input_dtype = layer.value.dtype
                     obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                     return None
-                if not isinstance(layer, LayerObj):
+                if not isinstance(layer, (LayerObj, UserObj, ModelObj)) or layer is obj:
                     raise self._err(node, "Sequential.add() of something that is not a layer")
                 obj.layers.append(layer)
                 obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
@@ -1561,7 +1561,7 @@ class KerasFrontend:
         x = args[0] if args else kwargs.get("inputs")
         inputs = _tensors_in([x])
         if model.graph is None and model.input_shape is None and len(inputs) == 1 and model.layers \
-                and model.layers[0].input_shape is None:
+                and getattr(model.layers[0], "input_shape", None) is None:
             model.input_shape = tuple(inputs[0].value.shape[1:])  # a Sequential is built by its first call
         graph = self._model_graph(model)
         if len(inputs) != len(graph.inputs) or not inputs:
@@ -2036,8 +2036,8 @@ class KerasFrontend:
             if isinstance(item, TensorVal):
                 model.input_shape = tuple(item.value.shape[1:])
                 model.input_dtype = item.value.dtype
-            elif isinstance(item, LayerObj):
-                model.layers.append(item)
+            elif isinstance(item, (LayerObj, UserObj)) or isinstance(item, ModelObj) and item is not model:
+                model.layers.append(item)  # Keras layers, custom layers, models used as layers
             else:
                 raise FrontendError("Sequential: an element is not a layer", span)
         self._register_model(model, builder=None, var=None, args={})
@@ -2095,14 +2095,21 @@ class KerasFrontend:
         if model.graph is None:
             if model.input_shape is None:
                 first = model.layers[0] if model.layers else None
-                if first is None or first.input_shape is None:
+                if first is None or getattr(first, "input_shape", None) is None:
                     raise FrontendError("Sequential model without a known input shape "
                                         "(give input_shape= or keras.Input)", model.span)
                 model.input_shape = first.input_shape
             x = self._make_input("Input", [model.input_shape], {"dtype": model.input_dtype}, model.span)
             start = x
             for layer in model.layers:
-                x = self._call_layer(layer, [x], {}, layer.span)
+                if isinstance(layer, LayerObj):
+                    x = self._call_layer(layer, [x], {}, layer.span)
+                elif isinstance(layer, UserObj):
+                    x = self._call_user(layer, [x], {}, model.span)
+                elif layer.user is not None:
+                    x = self._call_subclass_model(layer, [x], {}, model.span)
+                else:
+                    x = self._call_model_as_layer(layer, [x], {}, model.span)
                 if isinstance(x, list):
                     x = x[0]
             model.graph = self._extract_graph(start, x, model.span)
