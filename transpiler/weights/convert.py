@@ -116,7 +116,7 @@ def keras_to_torch(graph: Graph, ckpt_path: str, out_path: str, chunk_bytes: int
     """
     report = ConversionReport(ckpt_path, out_path, graph.name)
     with KerasCheckpoint(ckpt_path) as ck:
-        matched, report.warnings = match_layers(graph, ck.layers, ckpt_path)
+        matched, report.warnings = match_layers(graph, ck.layers | ck.variables, ckpt_path)
         datasets = {name: check_layer(source_layers(graph)[name], layer, ckpt_path)
                     for name, layer in matched.items()}
         plan = torch_plan(graph)
@@ -277,7 +277,7 @@ def select_keras_model(models: list, ckpt_path: str):
     with KerasCheckpoint(ckpt_path) as ck:
         for md in models:
             try:
-                matched, _ = match_layers(md.graph, ck.layers, ckpt_path)
+                matched, _ = match_layers(md.graph, ck.layers | ck.variables, ckpt_path)
                 for name, layer in matched.items():
                     check_layer(source_layers(md.graph)[name], layer, ckpt_path)
                 return md

@@ -66,6 +66,8 @@ class CheckpointLayer:
     name: str
     path: str
     tensors: list[Any] = field(default_factory=list)
+    #: one weight of a custom layer's own (``<layer>/vars/<i>``, from ``add_weight``), not a layer
+    variable: bool = False
 
     def paths(self) -> list[str]:
         return [t.name for t in self.tensors]
@@ -130,7 +132,10 @@ class KerasCheckpoint:
             raise CheckpointError(f"{path}: not a Keras checkpoint (expected a .keras zip or an HDF5 "
                                   ".h5 / .weights.h5 file)")
         try:
-            self.layers, fmt = _index(h5, path)
+            found, fmt = _index(h5, path)
+            self.layers = {k: v for k, v in found.items() if not v.variable}
+            #: custom layers' own weights one by one (``<layer>/vars/<i>``)
+            self.variables = {k: v for k, v in found.items() if v.variable}
         except CheckpointError:
             self.close()
             raise
@@ -268,6 +273,8 @@ def _nested_legacy(layers, name, path, names, tensors) -> None:
         groups.setdefault(owner, []).append(t)
     for owner, ts in groups.items():
         layers[owner] = CheckpointLayer(owner, path, ts)
+        for i, t in enumerate(ts):  # a custom layer's own weights, in Keras' vars order
+            layers[f"{owner}/vars/{i}"] = CheckpointLayer(f"{owner}/vars/{i}", path, [t], variable=True)
 
 
 def _is_weight_part(part: str) -> bool:
@@ -303,7 +310,8 @@ def _walk(group, out: dict[str, CheckpointLayer], top: bool = True) -> None:
         out[name] = CheckpointLayer(name, g.name, tensors)
         if "vars" in g:  # a custom layer's own weights (add_weight), one by one
             for k in g["vars"].keys():
-                out[f"{name}/vars/{k}"] = CheckpointLayer(f"{name}/vars/{k}", g["vars"][k].name, [g["vars"][k]])
+                out[f"{name}/vars/{k}"] = CheckpointLayer(f"{name}/vars/{k}", g["vars"][k].name, [g["vars"][k]],
+                                                         variable=True)
         for child in sorted(g.keys()):
             if child not in ("vars",) + SUBLAYERS:
                 sub = g[child]
