@@ -34,8 +34,10 @@ from transpiler.weights.errors import CheckpointError
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 ZIP_MAGIC = b"PK\x03\x04"
-#: sub-objects of a layer that hold weights, in the order Keras lists them
-SUBLAYERS = ("cell", "forward_layer", "backward_layer")
+#: sub-objects of a layer that hold weights, in the order Keras lists them (a
+#: MultiHeadAttention keeps its four projections under ``*_dense``)
+MHA_PARTS = ("query_dense", "key_dense", "value_dense", "output_dense")
+SUBLAYERS = ("cell", "forward_layer", "backward_layer") + MHA_PARTS
 
 
 def sniff(path: str) -> str:
@@ -341,7 +343,8 @@ def _layer_tensors(g) -> list:
 # ---------------------------------------------------------------------------------
 #: where a layer's tensors live under its group, by op (default: its own vars)
 SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",),
-            "bidirectional": ("forward_layer/cell", "backward_layer/cell")}
+            "bidirectional": ("forward_layer/cell", "backward_layer/cell"),
+            "multi_head_attention": MHA_PARTS}
 
 
 @dataclass
