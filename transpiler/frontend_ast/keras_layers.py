@@ -682,7 +682,8 @@ def recognize_resizing(b: BoundArgs) -> LayerSpec:
         if b.get(flag):
             raise Unsupported(f"Resizing({flag}=True) is not translated yet")
     mode = b.get("interpolation")
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    if mode not in ("bilinear", "nearest"):
+        # (bicubic: TensorFlow's kernel has a = -0.5, torch's a = -0.75)
         raise Unsupported(f"Resizing(interpolation={mode!r}) is not translated yet")
     return LayerSpec("resizing", {"size": (b.require("height"), b.require("width")), "interpolation": mode})
 
