@@ -1096,7 +1096,7 @@ def emit_attention_torch(node: Node, m: str) -> Emission:
         shape = {"scale": (dim,) if node.op == "additive_attention" else ()}
         made = {p: f"nn.Parameter(torch.ones({lit(shape.get(p, ()))}))" for p in params}
         module = f"nn.ParameterDict(dict({', '.join(f'{p}={v}' for p, v in made.items())}))"
-        state = [StateEntry(p, p, Transform.IDENTITY) for p in params]
+        state = [StateEntry(p, p, Transform.IDENTITY) for p in sorted(params)]  # ParameterDict sorts a dict
         if node.op == "additive_attention":
             # Keras' glorot_uniform on a (dim,) weight: fan_in = fan_out = dim
             init = [f"nn.init.uniform_({m}.scale, -math.sqrt(3.0 / {dim}), math.sqrt(3.0 / {dim}))"]

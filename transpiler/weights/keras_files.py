@@ -38,6 +38,8 @@ ZIP_MAGIC = b"PK\x03\x04"
 #: MultiHeadAttention keeps its four projections under ``*_dense``)
 MHA_PARTS = ("query_dense", "key_dense", "value_dense", "output_dense")
 SUBLAYERS = ("cell", "forward_layer", "backward_layer") + MHA_PARTS
+#: their names in a legacy .h5 file's weight names
+MHA_LEGACY_PARTS = ("query", "key", "value", "attention_output")
 
 
 def sniff(path: str) -> str:
@@ -262,9 +264,14 @@ def _nested_legacy(layers, name, path, names, tensors) -> None:
     ``dense_2``; a recurrent cell or a Bidirectional half belongs to its wrapper
     (``bidirectional/forward_lstm/lstm_cell/kernel`` to ``bidirectional``)."""
     groups: dict[str, list] = {}
-    for w, t in zip(names, tensors):
-        parts = w.split(":")[0].split("/")[:-1]
-        while len(parts) > 1 and _is_weight_part(parts[-1]):
+    paths = [w.split(":")[0].split("/")[:-1] for w in names]
+    # a MultiHeadAttention's projections: all four under one layer (a lone "query" is a layer)
+    attention = {tuple(p[:-1]) for p in paths if p and p[-1] == "query" and all(
+        [*p[:-1], part] in paths for part in MHA_LEGACY_PARTS)}
+    for parts, t in zip(paths, tensors):
+        parts = list(parts)
+        while len(parts) > 1 and (_is_weight_part(parts[-1]) or (
+                parts[-1] in MHA_LEGACY_PARTS and tuple(parts[:-1]) in attention)):
             parts.pop()
         owner = parts[-1] if parts else name
         groups.setdefault(owner, []).append(t)

@@ -217,7 +217,7 @@ def invert(transform: Transform, array: np.ndarray, shape: tuple[int, ...] | Non
         out = np.moveaxis(a, 0, -1)
     else:
         raise ValueError(f"{transform} is not invertible")
-    return np.ascontiguousarray(out)
+    return np.ascontiguousarray(out).reshape(np.shape(out))  # (keeps a 0-d scalar 0-d)
 
 
 def invert_depthwise(array: np.ndarray, mult: int) -> np.ndarray:
