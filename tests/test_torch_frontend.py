@@ -316,3 +316,57 @@ def test_support_table_in_the_docs_matches_the_registry():
         text = fh.read()
     marker = "<!-- generated: python -m transpiler.frontend_ast.torch_modules -->\n"
     assert text.split(marker, 1)[1] == torch_modules.render_support_table()
+
+
+ATTENTION_NET = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (6, 8)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.norm = nn.RMSNorm(8)
+        self.kv = nn.Linear(8, 6)
+        self.cross = nn.MultiheadAttention(8, 4, batch_first=True, kdim=6, vdim=6)
+
+    def forward(self, x):
+        a, _ = self.attn(x, x, x)
+        x = self.norm(x + a)
+        kv = self.kv(x)
+        return self.cross(x, kv, kv, need_weights=False)[0]
+
+
+def build_model():
+    return Block()
+'''
+
+
+def test_cli_attention_weights_loadable_by_keras(tmp_path):
+    """nn.MultiheadAttention's packed in_proj_weight (and separate q/k/v weights with kdim,
+    vdim) split into Keras' query/key/value einsum kernels in the .weights.h5."""
+    import torch  # noqa: F401  (first)
+    import numpy as np
+
+    from torch_keras_harness import load_source, randomize_torch
+
+    src = tmp_path / "block.py"
+    src.write_text(ATTENTION_NET)
+    model = load_source(ATTENTION_NET).build_model()
+    randomize_torch(model)
+    model.eval()
+    ckpt = tmp_path / "block.pt"
+    torch.save(model.state_dict(), ckpt)
+    out = tmp_path / "block_keras.py"
+    r = _cli(str(src), "--to", "keras", "-o", str(out), "--weights", str(ckpt), "--weights-out",
+             str(tmp_path / "block.weights.h5"))
+    assert r.returncode == 0, r.stderr
+    kmodel = load_source(out.read_text(), "cli_keras_attention").build_model()
+    kmodel.load_weights(str(tmp_path / "block.weights.h5"))
+    x = np.random.RandomState(0).randn(2, 6, 8).astype("float32")
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    got = np.asarray(kmodel(x, training=False))
+    assert np.max(np.abs(expected - got)) <= 1e-5

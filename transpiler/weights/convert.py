@@ -321,7 +321,7 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
         if node.op == "bidirectional":
             prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(node.attrs["layer"]["op"]))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
-        elif op == "multi_head_attention":
+        elif node.op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")
         layers.append(KerasLayerOut(cls, node.name, node.op, weights.get(node.name, []), inner))
     write_keras_weights(out_path, model_name or graph.name, layers)
