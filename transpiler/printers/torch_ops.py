@@ -286,12 +286,13 @@ def emit_global_pool_torch(node: Node, m: str) -> Emission:
         # Keras' mean over the unmasked steps only (token id != 0)
         channel = channel_axis(node.inputs[0].layout)
 
-        def masked_mean(ins):
-            kept = f"({atom(ins[1])} != 0).unsqueeze({channel})"
-            return (f"{atom(ins[0])}.masked_fill(~{kept}, 0.0).sum(dim={dim}{keep}) / "
-                    f"{kept}.sum(dim={dim}{keep})")
+        def masked_mean(ins, outs):
+            kept = f"{outs[0]}_keep"
+            return [f"{kept} = ({atom(ins[1])} != 0).unsqueeze({channel})  # Keras' mask: padded steps left out",
+                    f"{outs[0]} = {atom(ins[0])}.masked_fill(~{kept}, 0.0).sum(dim={dim}{keep}) / "
+                    f"{kept}.sum(dim={dim}{keep})"]
 
-        return Emission(None, masked_mean)
+        return Emission(None, statements=masked_mean)
     return Emission(None, lambda ins: f"{atom(ins[0])}.{fn}(dim={lit(dim)}{keep})", unary=True)
 
 
@@ -1118,16 +1119,16 @@ def emit_attention_torch(node: Node, m: str) -> Emission:
             scores = f"{q} @ {k}.transpose(-2, -1)"
             if a["use_scale"]:
                 scores = f"{scores} * {m}.scale"
-        lines = [f"{o}_scores = {scores}"]
+        lines = [f"{o}_logits = {scores}"]
         terms = []
         if "value_mask" in r:
             terms.append(f"({atom(r['value_mask'])} != 0)[:, None, :]")
         if a["use_causal_mask"]:
-            terms.append(f"torch.ones({o}_scores.shape[-2:], dtype=torch.bool, device={o}_scores.device).tril()")
+            terms.append(f"torch.ones({o}_logits.shape[-2:], dtype=torch.bool, device={o}_logits.device).tril()")
         if terms:
             # Keras subtracts 1e9 from the scores of the positions that may not be attended
-            lines.append(f"{o}_scores = {o}_scores - 1e9 * ~({' & '.join(terms)})")
-        weights = f"{o}_scores.softmax(dim=-1)"
+            lines.append(f"{o}_logits = {o}_logits - 1e9 * ~({' & '.join(terms)})")
+        weights = f"{o}_logits.softmax(dim=-1)"
         if a["dropout"]:
             weights = f"F.dropout({weights}, {lit(a['dropout'])}, self.training)"
         lines.append(f"{o} = {weights} @ {atom(v)}")

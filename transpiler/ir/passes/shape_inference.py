@@ -309,6 +309,11 @@ def _multi_head_attention(node, shapes, layouts):
 @rule("attention", "additive_attention")
 def _attention(node, shapes, layouts):
     query, value = shapes[0], shapes[1]
+    roles = node.attrs["extra_inputs"]
+    key = shapes[2 + roles.index("key")] if "key" in roles else value
+    if len(query) != 3 or query[-1] != key[-1] or key[1] != value[1]:
+        raise IRError(f"{node!r}: query {query}, key {key} and value {value} do not fit "
+                      "(queries and keys need the same features, keys and values the same steps)")
     return [(query[:-1] + (value[-1],), "NWC")]
 
 
