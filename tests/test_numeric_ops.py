@@ -1374,3 +1374,25 @@ def test_resizing(check, size, mode, where):
 def test_center_crop(check, size, where):
     layer = f"layers.CenterCrop({size[0]}, {size[1]})"
     check(after_conv((7, 6, 3), layer) if where == "conv" else layer_model((7, 6, 3), layer))
+
+
+def test_masked_sequential(check):
+    # a Sequential model carries the mask from layer to layer like a Functional one
+    src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+           "    return keras.Sequential([keras.Input(shape=(6,), dtype=\"int32\"), "
+           "layers.Embedding(4, 5, mask_zero=True), layers.Dense(4), layers.SimpleRNN(3)])\n")
+    check(src)
+    assert check_tokens(src) <= TOL
+
+
+def test_masked_model_output_is_reported():
+    # Keras leaves padded steps out of fit()'s loss when the output carries the mask
+    result = translate(tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)",
+                                    "out = layers.LSTM(3, return_sequences=True)(x)"), "case.py")
+    assert any("carries Keras' mask" in d.message for d in result.program.diagnostics)
+
+
+def test_explicit_mask_argument_is_refused():
+    result = translate(source("t = keras.Input(shape=(6, 4))", "m = keras.Input(shape=(6,), dtype=\"bool\")",
+                              "out = layers.LSTM(3)(t, mask=m)", "return keras.Model([t, m], out)"), "case.py")
+    assert any(d.severity == "stub" and "mask=" in d.message for d in result.diagnostics)
