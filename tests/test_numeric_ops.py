@@ -1147,6 +1147,13 @@ def check_tokens(src: str, tokens: np.ndarray = PADDED_TOKENS) -> float:
     return max(errors)
 
 
+def check_padded(check, src: str, tokens: np.ndarray = PADDED_TOKENS) -> None:
+    """The usual random-token check, then the hand-made padding patterns of ``tokens``."""
+    check(src)
+    err = check_tokens(src, tokens)
+    assert err <= TOL, f"max abs error {err:.3g} on padded tokens"
+
+
 MASKED_RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 
 
@@ -1159,8 +1166,7 @@ def test_masked_rnn(check, cell, rs, rst, gb):
     body = ["x = layers.Embedding(4, 5, mask_zero=True)(t)", f"{', '.join(names)} = {layer}(x)",
             f"out = [{', '.join(names)}]" if rst else "out = o0"]
     src = tokens_model(*body)
-    check(src)
-    assert check_tokens(src) <= TOL
+    check_padded(check, src)
 
 
 @pytest.mark.parametrize("between", [
@@ -1171,15 +1177,13 @@ def test_masked_rnn(check, cell, rs, rst, gb):
 ])
 def test_mask_passes_through(check, between):
     src = tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", f"x = {between}(x)", "out = layers.GRU(3)(x)")
-    check(src)
-    assert check_tokens(src) <= TOL
+    check_padded(check, src)
 
 
 def test_masked_global_average_pooling1d(check):
     # a fully padded sequence gives 0 / 0 in both frameworks: check_tokens leaves that row out
     src = tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", "out = layers.GlobalAveragePooling1D()(x)")
-    check(src)
-    assert check_tokens(src, PADDED_TOKENS[[0, 1, 3]]) <= TOL
+    check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])
 
 
 @pytest.mark.parametrize("layer", ["MultiHeadAttention(2, 4)", "MultiHeadAttention(2, 3)"], ids=["heads-split", "func"])
@@ -1188,8 +1192,7 @@ def test_masked_multi_head_attention(check, layer, causal):
     # query and value masks: a padded query step or a fully padded sequence attends uniformly
     src = tokens_model("x = layers.Embedding(4, 8, mask_zero=True)(t)",
                        f"out = layers.{layer}(x, x, use_causal_mask={causal})")
-    check(src)
-    assert check_tokens(src) <= TOL
+    check_padded(check, src)
 
 
 def test_masked_cross_attention_key_mask(check):
@@ -1204,8 +1207,7 @@ def test_masked_cross_attention_key_mask(check):
 def test_masked_attention(check, layer):
     # value mask: padded steps get -1e9; query mask: a padded query step outputs 0
     src = tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", f"out = layers.{layer}([x, x])")
-    check(src)
-    assert check_tokens(src, PADDED_TOKENS[[0, 1, 3]]) <= TOL
+    check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])
 
 
 @pytest.mark.parametrize("then", [
@@ -1381,8 +1383,7 @@ def test_masked_sequential(check):
     src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
            "    return keras.Sequential([keras.Input(shape=(6,), dtype=\"int32\"), "
            "layers.Embedding(4, 5, mask_zero=True), layers.Dense(4), layers.SimpleRNN(3)])\n")
-    check(src)
-    assert check_tokens(src) <= TOL
+    check_padded(check, src)
 
 
 def test_masked_model_output_is_reported():

@@ -150,13 +150,20 @@ def _bind_multi_head_attention(args: list, kwargs: dict[str, Any]) -> BoundCall:
         roles.append("attention_mask")
     call = BoundCall(tensors, masks=[mask_of(t) for t in tensors])
     call.attrs["use_causal_mask"] = _static_bool(bound.get("use_causal_mask", False), "use_causal_mask")
-    for role, tensor in (("query_mask", query), ("value_mask", value), ("key_mask", key if "key" in roles else None)):
+    _attention_masks(call, "MultiHeadAttention", roles, query=query, value=value,
+                     key=key if "key" in roles else None)
+    return call
+
+
+def _attention_masks(call: BoundCall, cls_name: str, roles: list[str], **tensors) -> None:
+    """The Embedding masks an attention layer reads: token ids appended as extra inputs,
+    named by their role (``query_mask``, ...) in ``extra_inputs`` after ``roles``."""
+    for what, tensor in tensors.items():
         mask = mask_of(tensor)
         if mask is not None:
-            call.mask_inputs.append(_ids(mask, f"MultiHeadAttention reads the {role}"))
-            roles.append(role)
+            call.mask_inputs.append(_ids(mask, f"{cls_name} reads the {what} mask"))
+            roles.append(f"{what}_mask")
     call.attrs["extra_inputs"] = tuple(roles)
-    return call
 
 
 def _bind_attention(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]) -> BoundCall:
@@ -177,12 +184,7 @@ def _bind_attention(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str
     roles = ["key"] if len(tensors) == 3 else []
     call = BoundCall(tensors, masks=[mask_of(t) for t in tensors])
     call.attrs["use_causal_mask"] = _static_bool(bound.get("use_causal_mask", False), "use_causal_mask")
-    for role, tensor in (("query_mask", tensors[0]), ("value_mask", tensors[1])):
-        mask = mask_of(tensor)
-        if mask is not None:
-            call.mask_inputs.append(_ids(mask, f"{cls_name} reads the {role}"))
-            roles.append(role)
-    call.attrs["extra_inputs"] = tuple(roles)
+    _attention_masks(call, cls_name, roles, query=tensors[0], value=tensors[1])
     return call
 
 

@@ -481,25 +481,31 @@ def emit_batch_norm_torch(node: Node, m: str) -> Emission:
     state = [StateEntry("running_mean", "moving_mean", Transform.IDENTITY),
              StateEntry("running_var", "moving_variance", Transform.IDENTITY),
              StateEntry("num_batches_tracked", None, Transform.IDENTITY, constant=0)]
+    return _channel_norm_emission(node, m, module, state, axis)
+
+
+def _channel_norm_emission(node: Node, m: str, module: str, stats: list[StateEntry], axis: int) -> Emission:
+    """A norm module reading channels on dim 1 (BatchNorm, GroupNorm) applied to the
+    feature axis ``axis``. torch's affine is both terms or none: with Keras' center xor
+    scale the kept term is a parameter of its own, applied after the module."""
+    center, scale = node.attrs["center"], node.attrs["scale"]
+    channels = node.inputs[0].shape[axis]
+    state = list(stats)
     if center and scale:
-        state = [StateEntry("weight", "gamma", Transform.IDENTITY),
-                 StateEntry("bias", "beta", Transform.IDENTITY)] + state
+        state = [StateEntry("weight", "gamma", Transform.IDENTITY), StateEntry("bias", "beta", Transform.IDENTITY)] + state
     pre, post = _moved_to_dim1(node, axis)
-    view = [1] * rank
-    view[1] = -1
-    view_text = ", ".join(str(v) for v in view)
+    view = ", ".join("-1" if i == 1 else "1" for i in range(len(node.inputs[0].shape)))
 
     def fn(ins):
         expr = f"{m}({pre(ins[0])})"
         if scale and not center:
-            expr = f"{expr} * {m}_gamma.view({view_text})"
+            expr = f"{expr} * {m}_gamma.view({view})"
         if center and not scale:
-            expr = f"{expr} + {m}_beta.view({view_text})"
+            expr = f"{expr} + {m}_beta.view({view})"
         return post(expr)
 
     em = Emission(module, fn, state=state)
     if center != scale:
-        # torch's affine is both terms or none: the kept one is a parameter of its own.
         em.extra_params.append(("gamma", "gamma", channels, "ones") if scale else ("beta", "beta", channels, "zeros"))
     return em
 
@@ -1163,24 +1169,7 @@ def emit_group_norm_torch(node: Node, m: str) -> Emission:
     if not (center and scale):
         kwargs["affine"] = False
     module = call("nn.GroupNorm", lit(groups), lit(channels), **kwargs)
-    state = [StateEntry("weight", "gamma", Transform.IDENTITY),
-             StateEntry("bias", "beta", Transform.IDENTITY)] if center and scale else []
-    pre, post = _moved_to_dim1(node, axis)
-    view = ", ".join("-1" if i == 1 else "1" for i in range(len(x.shape)))
-
-    def fn(ins):
-        expr = f"{m}({pre(ins[0])})"
-        if scale and not center:
-            expr = f"{expr} * {m}_gamma.view({view})"
-        if center and not scale:
-            expr = f"{expr} + {m}_beta.view({view})"
-        return post(expr)
-
-    em = Emission(module, fn, state=state)
-    if center != scale:
-        # torch's affine is both terms or none: the kept one is a parameter of its own
-        em.extra_params.append(("gamma", "gamma", channels, "ones") if scale else ("beta", "beta", channels, "zeros"))
-    return em
+    return _channel_norm_emission(node, m, module, [], axis)
 
 
 @emitter("normalization")
