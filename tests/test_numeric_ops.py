@@ -1397,3 +1397,18 @@ def test_explicit_mask_argument_is_refused():
     result = translate(source("t = keras.Input(shape=(6, 4))", "m = keras.Input(shape=(6,), dtype=\"bool\")",
                               "out = layers.LSTM(3)(t, mask=m)", "return keras.Model([t, m], out)"), "case.py")
     assert any(d.severity == "stub" and "mask=" in d.message for d in result.diagnostics)
+
+
+def test_masked_attention_inside_a_custom_layer(check):
+    """Inside call(), MultiHeadAttention unsets the masks of the tensors it reads (Keras
+    3.15): the second attention sees the query mask of the first one's output only."""
+    src = ("import keras\nfrom keras import layers\n\n\nclass Block(layers.Layer):\n"
+           "    def __init__(self, **kwargs):\n        super().__init__(**kwargs)\n"
+           "        self.att = layers.MultiHeadAttention(num_heads=2, key_dim=4)\n"
+           "        self.cross = layers.MultiHeadAttention(num_heads=3, key_dim=5)\n\n"
+           "    def call(self, x):\n        y = self.att(x, x, use_causal_mask=True)\n"
+           "        return self.cross(y, x)\n\n\n"
+           "def build_model():\n    t = keras.Input(shape=(6,), dtype=\"int32\")\n"
+           "    x = layers.Embedding(4, 8, mask_zero=True)(t)\n"
+           "    return keras.Model(t, layers.GlobalAveragePooling1D()(Block()(x)))\n")
+    check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])

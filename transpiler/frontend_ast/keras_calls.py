@@ -42,6 +42,10 @@ class BoundCall:
     warnings: list[str] = field(default_factory=list)
     #: token-id values appended to the node's inputs (after ``tensors``)
     mask_inputs: list = field(default_factory=list)
+    #: tensors whose mask the layer deletes (MultiHeadAttention unsets the masks of its
+    #: query, value and key): inside a subclassed layer's call() later readers of the same
+    #: tensor see none; a Functional model keeps its masks apart and is not affected
+    clears: list = field(default_factory=list)
 
 
 #: Keras classes whose output carries their (first) input's mask unchanged
@@ -152,6 +156,7 @@ def _bind_multi_head_attention(args: list, kwargs: dict[str, Any]) -> BoundCall:
     call.attrs["use_causal_mask"] = _static_bool(bound.get("use_causal_mask", False), "use_causal_mask")
     _attention_masks(call, "MultiHeadAttention", roles, query=query, value=value,
                      key=key if "key" in roles else None)
+    call.clears = [t for t in (query, value, key) if t is not None]
     return call
 
 

@@ -1997,6 +1997,9 @@ class KerasFrontend:
         values = [t.value for t in inputs] + call.mask_inputs
         for warning in call.warnings:
             self.program.warn(span, warning, self._line(span))
+        if self.self_stack:  # a call() runs on tensors: a layer unsetting their masks is seen after it
+            for t in call.clears:
+                t.mask = None
         n_out = 1
         if spec.op in ("lstm", "gru", "simple_rnn", "bidirectional"):
             probe = self._probe_outputs(spec, values)
