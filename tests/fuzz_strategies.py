@@ -11,8 +11,9 @@ one example builds and runs in a fraction of a second. Choices are ordered simpl
 first, so a failing program shrinks towards a short chain of plain layers.
 
 A few programs (about one in ten) also contain a construct the transpiler documents as
-refused (``GRU(reset_after=False)``, ``Embedding(mask_zero=True)``, ``UpSampling3D``,
-...): those must come back as a stub, never as a silently translated model.
+refused (``GRU(reset_after=False)``, ``UpSampling3D``, ...): those must come back as a stub,
+never as a silently translated model. ``Embedding(mask_zero=True)`` is drawn too: its mask
+is honoured by the layers that read it or refused there, never ignored.
 
 Some valid programs are never drawn because Keras itself gets them wrong, so a mismatch
 would say nothing about the translation: values past a rough magnitude bound
@@ -292,7 +293,7 @@ class ProgramBuilder:
     def draw_layer(self, t: Tensor) -> tuple[str, list[tuple]]:
         self.out_scale = 1.0 if t.is_int else t.scale  # ops that change the bound set it
         if t.is_int:
-            return (op_embedding_refused if self.rare(16) else op_embedding)(self, t)
+            return (op_embedding_masked if self.rare(6) else op_embedding)(self, t)
         if self.rare(24):
             refusals = REFUSED.get(t.rank, [])
             if refusals:
@@ -514,6 +515,30 @@ def op_layer_norm(b, t):
     if b.rare(4):
         kwargs["scale"] = "False"
     return b.layer("LayerNormalization", **kwargs), [t.shape]
+
+
+def op_rms_norm(b, t):
+    n = t.shape[-1]
+    b.out_scale = 1.5 * math.sqrt(n) + 1.0
+    return b.layer("RMSNormalization", epsilon=repr(b.pick([1e-6, 1e-3])) if b.flag() else None), [t.shape]
+
+
+def op_group_norm(b, t):
+    c = t.shape[-1]
+    groups = b.pick([g for g in range(1, c + 1) if c % g == 0])
+    normalised = math.prod(t.shape[:-1]) * (c // groups)
+    if normalised < 2:
+        raise Unfit  # (the cancellation error of a one-element mean, as for LayerNormalization)
+    b.out_scale = 1.5 * math.sqrt(normalised) + 1.0
+    return b.layer("GroupNormalization", str(groups), center="False" if b.rare(4) else None), [t.shape]
+
+
+def op_normalization(b, t):
+    c = t.shape[-1]
+    mean = [round(0.5 * i - 1.0, 2) for i in range(c)]
+    variance = [1.0 + 0.5 * i for i in range(c)]
+    b.out_scale = t.scale + max(abs(m) for m in mean)
+    return b.layer("Normalization", mean=repr(mean), variance=repr(variance)), [t.shape]
 
 
 def op_relu_layer(b, t):
@@ -824,7 +849,7 @@ def op_bidirectional(b, t):
 
 GENERAL_OPS = [op_dense, op_activation, op_identity, op_dropout, op_batch_norm, op_layer_norm, op_relu_layer,
                op_leaky_relu, op_elu, op_prelu, op_softmax, op_rescaling, op_constant_arithmetic, op_flatten,
-               op_reshape]
+               op_reshape, op_rms_norm, op_group_norm, op_normalization]
 RANK_OPS = {
     1: [op_repeat_vector],
     2: [conv_op(1), pool_op(1), op_rnn, op_bidirectional, global_pool_op(1), conv_transpose_op(1),
@@ -858,6 +883,7 @@ REFUSED = {
 }
 
 
-def op_embedding_refused(b, t):
-    b.refused.append("Embedding(mask_zero=True)")
+def op_embedding_masked(b, t):
+    # the mask reaches what reads it (RNNs, GlobalAveragePooling1D) or is refused there
+    # (Bidirectional, Softmax, merged masks): either way never ignored
     return b.layer("Embedding", "6", "3", mask_zero="True"), [t.shape + (3,)]

@@ -34,7 +34,10 @@ def randomize_keras_weights(model, seed: int = 0) -> None:
     for w in model.weights:
         shape = tuple(w.shape)
         path = w.path if hasattr(w, "path") else w.name
-        if "moving_variance" in path:
+        if "int" in str(w.dtype):  # a Normalization's sample count
+            w.assign(rng.randint(1, 100, size=shape).astype(str(w.dtype)))
+            continue
+        if "variance" in path:  # BatchNormalization's moving_variance, Normalization's variance
             value = rng.uniform(0.5, 1.5, size=shape)
         elif "gamma" in path:
             value = 1.0 + 0.2 * rng.standard_normal(shape)
@@ -44,6 +47,9 @@ def randomize_keras_weights(model, seed: int = 0) -> None:
         else:
             value = 0.3 * rng.standard_normal(shape)
         w.assign(value.astype("float32"))
+    for layer in model._flatten_layers(include_self=False):
+        if type(layer).__name__ == "Normalization" and layer.built:
+            layer.finalize_state()  # it reads its adapted statistics once (as after load_weights)
 
 
 @dataclass

@@ -935,7 +935,7 @@ UNSUPPORTED_LAYERS = {
     "masking": ("layers.Masking()", "Masking"),
     "unknown_argument": ("layers.Dense(3, foo=1)", "foo"),
     "channels_first": ('layers.Conv1D(3, 1, data_format="channels_first")', "channels_first"),
-    "embedding_mask_zero": ("layers.Embedding(10, 3, mask_zero=True)", "mask_zero"),
+    "text_vectorization": ("layers.TextVectorization(max_tokens=10)", "tokenize in the data pipeline"),
 }
 
 

@@ -140,6 +140,37 @@ def test_transforms_round_trip(transform, shape):
     assert np.array_equal(invert(transform, apply(transform, a)), a)
 
 
+@pytest.mark.parametrize("transform, shape", [(Transform.HEADS_KERNEL, (8, 2, 3)),
+                                              (Transform.HEADS_OUTPUT_KERNEL, (2, 3, 5)),
+                                              (Transform.FLATTEN, (2, 3))])
+def test_reshaping_transforms_round_trip(transform, shape):
+    a = np.random.RandomState(0).standard_normal(shape)
+    assert np.array_equal(invert(transform, apply(transform, a), shape), a)
+
+
+def test_heads_kernel_rows_are_torchs_heads():
+    # torch splits a projection's output features into heads of `size` consecutive rows
+    k = np.random.RandomState(0).standard_normal((8, 2, 3))  # (features, heads, size)
+    w = apply(Transform.HEADS_KERNEL, k)
+    assert w.shape == (6, 8) and np.array_equal(w[3:6], k[:, 1, :].T)
+    out = np.random.RandomState(1).standard_normal((2, 3, 5))  # (heads, size, out)
+    assert np.array_equal(apply(Transform.HEADS_OUTPUT_KERNEL, out)[:, 3:6], out[1].T)
+
+
+def test_packed_plan_entry_splits_back():
+    """nn.MultiheadAttention's in_proj_weight: three canonical kernels stacked, split again."""
+    from transpiler.weights.mapping import PlanEntry
+
+    rng = np.random.RandomState(0)
+    parts = {p: rng.standard_normal((8, 2, 4)) for p in ("query_kernel", "key_kernel", "value_kernel")}
+    entry = PlanEntry("in_proj_weight", "mha", tuple(parts), None, transform=Transform.HEADS_KERNEL)
+    packed = entry.gather(parts.__getitem__).materialize()
+    assert packed.shape == (24, 8) == entry.torch_shape({p: a.shape for p, a in parts.items()})
+    assert np.array_equal(packed[8:16], apply(Transform.HEADS_KERNEL, parts["key_kernel"]))
+    back = entry.invert_parts(packed, {p: a.shape for p, a in parts.items()})
+    assert all(np.array_equal(back[p], parts[p]) for p in parts)
+
+
 def test_conv_kernel_transform_is_hwio_to_oihw():
     k = np.random.RandomState(0).standard_normal((3, 5, 2, 4))
     w = apply(Transform.CONV_KERNEL, k)

@@ -1014,7 +1014,9 @@ def test_conv1d_then_lstm(check):
 # Layers with no faithful torch equivalent are refused, never mistranslated
 # =====================================================================================
 @pytest.mark.parametrize("shape, layer, dtype", [
-    pytest.param((6,), "layers.Embedding(20, 4, mask_zero=True)", "int32", id="embedding-mask_zero"),
+    pytest.param((1,), "layers.TextVectorization(max_tokens=20)", "string", id="text-vectorization"),
+    pytest.param((5, 6, 3), 'layers.Resizing(4, 4, interpolation="bicubic")', None, id="resizing-bicubic"),
+    pytest.param((5, 8), "layers.MultiHeadAttention(2, 4, attention_axes=(1,))", None, id="mha-attention_axes"),
     pytest.param((5, 4), "layers.GRU(3, reset_after=False)", None, id="gru-reset_after-False"),
     pytest.param((5, 4), 'layers.LSTM(3, activation="relu")', None, id="lstm-relu"),
     pytest.param((5, 4), 'layers.SimpleRNN(3, activation="relu")', None, id="simplernn-relu"),
@@ -1026,3 +1028,387 @@ def test_refused(shape, layer, dtype):
     result = translate(layer_model(shape, layer, dtype=dtype), "case.py")
     assert not result.program.models
     assert any(d.severity == "stub" for d in result.diagnostics)
+
+
+# =====================================================================================
+# Attention
+# =====================================================================================
+def inputs_model(shapes: dict, out: str, dtypes: dict | None = None) -> str:
+    """A model over named inputs ``shapes`` ({name: shape}) returning the expression ``out``."""
+    dtypes = dtypes or {}
+    lines = [f"{n} = keras.Input(shape={s!r}{', dtype=' + repr(dtypes[n]) if n in dtypes else ''})"
+             for n, s in shapes.items()]
+    names = list(shapes)
+    model_in = names[0] if len(names) == 1 else f"[{', '.join(names)}]"
+    return source(*lines, f"out = {out}", f"return keras.Model({model_in}, out)")
+
+
+MHA_CASES = [
+    # nn.MultiheadAttention: heads x key_dim = the query's features, values of key_dim
+    pytest.param({"q": (5, 8)}, "MultiHeadAttention(2, 4)", "q, q", id="self"),
+    pytest.param({"q": (5, 8)}, "MultiHeadAttention(2, 4, use_bias=False)", "q, q", id="self-nobias"),
+    pytest.param({"q": (5, 8)}, "MultiHeadAttention(4, 2, dropout=0.3)", "q, q", id="self-dropout"),
+    pytest.param({"q": (5, 8), "v": (7, 6)}, "MultiHeadAttention(2, 4)", "q, v", id="cross-vdim"),
+    pytest.param({"q": (5, 8), "v": (7, 6), "k": (7, 3)}, "MultiHeadAttention(2, 4)", "q, v, key=k", id="cross-kdim-vdim"),
+    pytest.param({"q": (5, 8), "v": (7, 8)}, "MultiHeadAttention(2, 4)", "q, v, v", id="key-is-value"),
+    pytest.param({"q": (5, 8)}, "MultiHeadAttention(2, 4)", "q, q, use_causal_mask=True", id="self-causal"),
+    pytest.param({"q": (5, 8), "v": (7, 6)}, "MultiHeadAttention(2, 4)", "q, v, use_causal_mask=True",
+                 id="cross-causal-T<S"),
+    # projections + scaled_dot_product_attention
+    pytest.param({"q": (5, 8)}, "MultiHeadAttention(3, 2)", "q, q", id="func-key_dim"),
+    pytest.param({"q": (5, 8), "v": (7, 6)}, "MultiHeadAttention(3, 2, value_dim=5, output_shape=7)", "q, v",
+                 id="func-value_dim-output_shape"),
+    pytest.param({"q": (5, 8), "v": (7, 6), "k": (7, 3)},
+                 "MultiHeadAttention(2, 3, value_dim=4, use_bias=False)", "q, v, k", id="func-key-nobias"),
+    pytest.param({"q": (5, 8)}, "MultiHeadAttention(2, 4, output_shape=(6,))", "q, q", id="func-output_shape-tuple"),
+    pytest.param({"q": (6, 8), "v": (4, 6)}, "MultiHeadAttention(3, 2)", "q, v, use_causal_mask=True",
+                 id="func-causal-T>S"),
+    pytest.param({"q": (5, 8), "v": (7, 6)}, "MultiHeadAttention(2, 3, dropout=0.5)", "query=q, value=v",
+                 id="func-dropout-keywords"),
+]
+
+
+@pytest.mark.parametrize("shapes, layer, args", MHA_CASES)
+def test_multi_head_attention(check, shapes, layer, args):
+    check(inputs_model(shapes, f"layers.{layer}({args})"))
+
+
+@pytest.mark.parametrize("layer", ["MultiHeadAttention(2, 4)", "MultiHeadAttention(3, 2, value_dim=5)"],
+                         ids=["nn", "func"])
+@pytest.mark.parametrize("causal", [False, True], ids=["mask", "mask-causal"])
+def test_multi_head_attention_attention_mask(check, layer, causal):
+    # an int (N, T, S) mask input: nonzero = attend (random ints in [0, 10): some zeros)
+    check(inputs_model({"q": (5, 8), "v": (7, 6), "m": (5, 7)},
+                       f"layers.{layer}(q, v, attention_mask=m, use_causal_mask={causal})", {"m": "int32"}))
+
+
+def test_multi_head_attention_shared_layer(check):
+    # one layer called twice: one set of weights, two calls
+    check(source("a = keras.Input(shape=(5, 8))", "b = keras.Input(shape=(5, 8))",
+                 "mha = layers.MultiHeadAttention(2, 4)", "x = mha(a, b)", "out = mha(x, a)",
+                 "return keras.Model([a, b], out)"))
+
+
+def test_transformer_encoder_block(check):
+    check(source("inp = keras.Input(shape=(6, 8))",
+                 "x = layers.MultiHeadAttention(num_heads=2, key_dim=4, dropout=0.1)(inp, inp)",
+                 "x = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([inp, x]))",
+                 'f = layers.Dense(16, activation="relu")(x)', "f = layers.Dense(8)(f)",
+                 "out = layers.LayerNormalization(epsilon=1e-6)(x + f)", "return keras.Model(inp, out)"))
+
+
+ATTENTION_CASES = [
+    pytest.param("Attention()", id="dot"),
+    pytest.param("Attention(use_scale=True)", id="dot-scale"),
+    pytest.param('Attention(score_mode="concat")', id="concat"),
+    pytest.param('Attention(use_scale=True, score_mode="concat", dropout=0.2)', id="concat-scale-dropout"),
+    pytest.param("AdditiveAttention()", id="additive"),
+    pytest.param("AdditiveAttention(use_scale=False)", id="additive-noscale"),
+]
+
+
+@pytest.mark.parametrize("with_key", [False, True], ids=["qv", "qvk"])
+@pytest.mark.parametrize("causal", [False, True], ids=["plain", "causal"])
+@pytest.mark.parametrize("layer", ATTENTION_CASES)
+def test_attention(check, layer, with_key, causal):
+    inputs = "[q, v, k]" if with_key else "[q, v]"
+    check(inputs_model({"q": (5, 4), "v": (7, 4), "k": (7, 4)} if with_key else {"q": (5, 4), "v": (7, 4)},
+                       f"layers.{layer}({inputs}, use_causal_mask={causal})"))
+
+
+# =====================================================================================
+# Embedding(mask_zero=True): the mask reaches the layers that read it
+# =====================================================================================
+def tokens_model(*body: str, seq: int = 6) -> str:
+    """``t``: int token ids (a small vocabulary: many zeros, i.e. padding), then ``body``."""
+    return source(f"t = keras.Input(shape=({seq},), dtype=\"int32\")", *body, "return keras.Model(t, out)")
+
+
+#: padding at the end, in the middle, at the start, everywhere (a fully padded sequence)
+PADDED_TOKENS = np.array([[3, 1, 2, 0, 0, 0], [0, 2, 0, 3, 1, 0], [0, 0, 0, 0, 0, 0], [1, 2, 3, 1, 2, 3]],
+                         dtype="int32")
+
+
+def check_tokens(src: str, tokens: np.ndarray = PADDED_TOKENS) -> float:
+    """Max |keras - torch| over every output on ``tokens``."""
+    kmodel, tmodel, graph = build_pair(src)
+    k_out = kmodel(tokens, training=False)
+    k_out = k_out if isinstance(k_out, (list, tuple)) else [k_out]
+    tmodel.eval()
+    with torch.no_grad():
+        t_out = tmodel(torch.from_numpy(tokens))
+    t_out = t_out if isinstance(t_out, (list, tuple)) else [t_out]
+    errors = []
+    for k, t, lay in zip(k_out, t_out, verify.output_layouts(graph)):
+        k = np.asarray(k)
+        t = verify.to_source_layout(t.numpy(), lay)
+        assert k.shape == t.shape and not np.isnan(t).any()
+        errors.append(float(np.abs(k - t).max()))
+    return max(errors)
+
+
+def check_padded(check, src: str, tokens: np.ndarray = PADDED_TOKENS) -> None:
+    """The usual random-token check, then the hand-made padding patterns of ``tokens``."""
+    check(src)
+    err = check_tokens(src, tokens)
+    assert err <= TOL, f"max abs error {err:.3g} on padded tokens"
+
+
+MASKED_RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
+
+
+@pytest.mark.parametrize("rs, rst, gb", MASKED_RNN_FLAGS)
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_masked_rnn(check, cell, rs, rst, gb):
+    # Keras skips padded steps: the state is carried over, the output repeated
+    layer = f"layers.{cell}(3, return_sequences={rs}, return_state={rst}, go_backwards={gb})"
+    names = ["o0"] + [f"o{i + 1}" for i in range(N_STATES[cell] * rst)]
+    body = ["x = layers.Embedding(4, 5, mask_zero=True)(t)", f"{', '.join(names)} = {layer}(x)",
+            f"out = [{', '.join(names)}]" if rst else "out = o0"]
+    src = tokens_model(*body)
+    check_padded(check, src)
+
+
+@pytest.mark.parametrize("between", [
+    pytest.param('layers.Dense(4, activation="tanh")', id="dense"),
+    pytest.param("layers.Dropout(0.5)", id="dropout"),
+    pytest.param("layers.LayerNormalization()", id="layer-norm"),
+    pytest.param("layers.LSTM(4, return_sequences=True)", id="lstm-sequences"),
+])
+def test_mask_passes_through(check, between):
+    src = tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", f"x = {between}(x)", "out = layers.GRU(3)(x)")
+    check_padded(check, src)
+
+
+def test_masked_global_average_pooling1d(check):
+    # a fully padded sequence gives 0 / 0 in both frameworks: check_tokens leaves that row out
+    src = tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", "out = layers.GlobalAveragePooling1D()(x)")
+    check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])
+
+
+@pytest.mark.parametrize("layer", ["MultiHeadAttention(2, 4)", "MultiHeadAttention(2, 3)"], ids=["heads-split", "func"])
+@pytest.mark.parametrize("causal", [False, True], ids=["padding", "padding-causal"])
+def test_masked_multi_head_attention(check, layer, causal):
+    # query and value masks: a padded query step or a fully padded sequence attends uniformly
+    src = tokens_model("x = layers.Embedding(4, 8, mask_zero=True)(t)",
+                       f"out = layers.{layer}(x, x, use_causal_mask={causal})")
+    check_padded(check, src)
+
+
+def test_masked_cross_attention_key_mask(check):
+    src = source("t = keras.Input(shape=(6,), dtype=\"int32\")", "u = keras.Input(shape=(4, 6))",
+                 "x = layers.Embedding(4, 6, mask_zero=True)(t)",
+                 "out = layers.MultiHeadAttention(2, 3)(u, x, key=x)", "return keras.Model([t, u], out)")
+    check(src)
+
+
+@pytest.mark.parametrize("layer", ["Attention()", 'Attention(use_scale=True, score_mode="concat")',
+                                   "AdditiveAttention()"])
+def test_masked_attention(check, layer):
+    # value mask: padded steps get -1e9; query mask: a padded query step outputs 0
+    src = tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", f"out = layers.{layer}([x, x])")
+    check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])
+
+
+@pytest.mark.parametrize("then", [
+    pytest.param("layers.Bidirectional(layers.LSTM(3))", id="bidirectional"),
+    pytest.param("layers.Softmax()", id="softmax"),
+])
+def test_mask_reader_not_translated_is_refused(then):
+    # never computed without its mask: a reported stub
+    src = tokens_model("x = layers.Embedding(4, 6, mask_zero=True)(t)", f"out = {then}(x)")
+    result = translate(src, "case.py")
+    assert not result.program.models or "NotImplementedError" in result.text
+    assert any("mask" in d.message for d in result.program.diagnostics)
+
+
+def test_mask_dropped_where_keras_drops_it(check):
+    # Conv1D does not support masking: Keras drops the mask, the LSTM after it reads every step
+    check(tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)", 'x = layers.Conv1D(4, 3, padding="same")(x)',
+                       "out = layers.LSTM(3)(x)"))
+
+
+# =====================================================================================
+# Normalisation and preprocessing
+# =====================================================================================
+@pytest.mark.parametrize("shape, layer, where", [
+    pytest.param((5, 3), "Normalization(mean=[1.0, 2.0, 3.0], variance=[1.0, 4.0, 0.5])", "input", id="per-feature"),
+    pytest.param((5, 3), "Normalization(axis=None, mean=2.0, variance=3.0)", "input", id="scalar"),
+    pytest.param((5, 3), "Normalization(mean=[1.0, 2.0, 3.0], variance=[1.0, 4.0, 0.5], invert=True)", "input",
+                 id="invert"),
+    pytest.param((5, 3), "Normalization(axis=1, mean=[1, 2, 3, 4, 5], variance=[1, 2, 3, 4, 5])", "input",
+                 id="axis1"),
+    pytest.param((5, 6, 3), "Normalization(mean=[0.5, -1.0, 2.0, 0.0], variance=[2.0, 0.5, 1.0, 3.0])", "conv",
+                 id="conv-channels"),
+    pytest.param((5, 6, 3), "Normalization(axis=(1, 3), mean=[[0.1 * i - j for j in range(4)] for i in range(5)], "
+                            "variance=[[1.0 + 0.2 * i + j for j in range(4)] for i in range(5)])", "conv",
+                 id="conv-axis13"),
+    pytest.param((5, 6, 3), "Normalization(axis=(1, 3), mean=[1.0, -2.0, 0.5, 3.0], variance=[1.0, 2.0, 3.0, 0.5])",
+                 "conv", id="conv-axis13-stats-on-last"),
+    pytest.param((5, 6, 3), "Normalization(mean=0.5, variance=2.0)", "conv", id="conv-scalar-stats"),
+])
+def test_normalization_given_statistics(check, shape, layer, where):
+    layer = f"layers.{layer}"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("shape, axis, where", [
+    pytest.param((5, 3), -1, "input", id="per-feature"),
+    pytest.param((5, 3), None, "input", id="scalar"),
+    pytest.param((5, 6, 3), -1, "conv", id="conv-channels"),
+    pytest.param((5, 6, 3), (1, 2), "conv", id="conv-axis12-permuted"),
+])
+def test_normalization_adapted(check, shape, axis, where):
+    # adapt() statistics are Keras weights (mean, variance, count): torch buffers
+    layer = f"layers.Normalization(axis={axis})"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+def test_normalization_adapt_is_reported():
+    src = ("import keras\nimport numpy as np\nfrom keras import layers\n\n\ndef build_model():\n"
+           "    norm = layers.Normalization()\n    norm.adapt(np.ones((4, 3), dtype=\"float32\"))\n"
+           "    inp = keras.Input(shape=(3,))\n    return keras.Model(inp, layers.Dense(2)(norm(inp)))\n")
+    result = translate(src, "case.py")
+    assert any("adapt()" in d.message for d in result.program.diagnostics)
+    assert 'register_buffer("normalization_mean"' in result.text or "_mean" in result.text
+
+
+@pytest.mark.parametrize("shape, layer, where", [
+    pytest.param((5, 6), "RMSNormalization()", "input", id="last"),
+    pytest.param((5, 6), "RMSNormalization(epsilon=0.1)", "input", id="eps0.1"),
+    pytest.param((5, 6), "RMSNormalization(axis=[1, 2])", "input", id="axis12"),
+    pytest.param((5, 6, 3), "RMSNormalization()", "conv", id="conv"),
+])
+def test_rms_normalization(check, shape, layer, where):
+    layer = f"layers.{layer}"
+    check(after_conv(shape, layer) if where == "conv" else one_input(shape, "x = layers.Rescaling(0.05)(inp)",
+                                                                     f"out = {layer}(x)"))
+
+
+@pytest.mark.parametrize("shape, layer, where", [
+    pytest.param((6,), "GroupNormalization(3)", "input", id="2d"),
+    pytest.param((5, 6), "GroupNormalization(2, epsilon=0.1)", "input", id="3d"),
+    pytest.param((5, 6, 3), "GroupNormalization(2)", "conv", id="conv"),
+    pytest.param((5, 6, 3), "GroupNormalization(-1)", "conv", id="conv-instance"),
+    pytest.param((5, 6, 3), "GroupNormalization(1, center=False)", "conv", id="conv-layer-nocenter"),
+    pytest.param((5, 6, 3), "GroupNormalization(2, scale=False)", "conv", id="conv-noscale"),
+    pytest.param((5, 6, 3), "GroupNormalization(2, center=False, scale=False)", "conv", id="conv-noaffine"),
+])
+def test_group_normalization(check, shape, layer, where):
+    layer = f"layers.{layer}"
+    check(after_conv(shape, layer) if where == "conv" else layer_model(shape, layer))
+
+
+@pytest.mark.parametrize("layer", [
+    "RandomFlip()", 'RandomFlip("horizontal")', "RandomRotation(0.2)", "RandomZoom(0.1)",
+    "RandomTranslation(0.1, 0.2)", "RandomContrast(0.3)"])
+def test_random_augmentation_is_identity_at_inference(check, layer):
+    check(one_input((7, 6, 3), f"x = layers.{layer}(inp)", 'out = layers.Conv2D(2, 3)(x)'))
+
+
+def run_training_mode(tmodel, graph, x: np.ndarray) -> np.ndarray:
+    """The torch model in training mode on channels-last ``x``, the result channels-last."""
+    tmodel.train()
+    with torch.no_grad():
+        y = tmodel(torch.from_numpy(verify.to_target_layout(x, graph.inputs[0].layout)))
+    return verify.to_source_layout(y.numpy(), graph.outputs[0].layout)
+
+
+@pytest.mark.parametrize("mode, flipped", [("horizontal", (2,)), ("vertical", (1,)),
+                                           ("horizontal_and_vertical", (1, 2))])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_random_flip_training(mode, flipped, where):
+    """In training each image is left alone or flipped (both axes with one draw for
+    horizontal_and_vertical), as Keras does; over 64 images both happen."""
+    layer = f'layers.RandomFlip("{mode}")'
+    # after a 1x1 conv with identity weights the flip runs on a channels-first map
+    src = layer_model((5, 4, 3), layer) if where == "input" else one_input(
+        (5, 4, 3), 'x = layers.Conv2D(3, 1, use_bias=False)(inp)',
+        f"out = {layer}(x)")
+    kmodel, tmodel, graph = build_pair(src)
+    if where == "conv":
+        tmodel.conv1.weight.data = torch.eye(3).view(3, 3, 1, 1)
+        kmodel.layers[1].kernel.assign(np.eye(3, dtype="float32").reshape(1, 1, 3, 3))
+    x = np.random.RandomState(0).standard_normal((64, 5, 4, 3)).astype("float32")
+    y = run_training_mode(tmodel, graph, x)
+    same = np.all(y == x, axis=(1, 2, 3))
+    flip = np.all(y == np.flip(x, flipped), axis=(1, 2, 3))
+    assert (same | flip).all() and 0 < flip.sum() < 64
+    k = np.asarray(kmodel(x, training=True))
+    k_flip = np.all(k == np.flip(x, flipped), axis=(1, 2, 3))
+    assert 0 < k_flip.sum() < 64  # Keras draws the same way
+
+
+def test_random_contrast_training():
+    """Per image: (x - mean) * f + mean, clipped, f uniform in [1 - lower, 1 + upper] with
+    Keras' bounds (RandomContrast(0.3): f in [1.0, 1.3])."""
+    _, tmodel, graph = build_pair(layer_model((5, 4, 3), "layers.RandomContrast(0.3)"))
+    x = (np.random.RandomState(0).uniform(size=(64, 5, 4, 3)) * 200).astype("float32")
+    y = run_training_mode(tmodel, graph, x)
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    f = (y - mean) / (x - mean)
+    unclipped = (y > 0) & (y < 255) & (np.abs(x - mean) > 1.0)
+    factors = []
+    for i in range(64):
+        fi = f[i][unclipped[i]]
+        assert np.allclose(fi, fi[0], atol=1e-3)
+        factors.append(fi[0])
+    assert 1.0 - 1e-4 <= min(factors) and max(factors) <= 1.3 + 1e-4 and max(factors) - min(factors) > 0.1
+
+
+def test_unfaithful_augmentation_is_reported():
+    result = translate(one_input((7, 6, 3), "x = layers.RandomRotation(0.2)(inp)", "out = layers.Conv2D(2, 3)(x)"),
+                       "case.py")
+    assert any("RandomRotation" in d.message and "dropped" in d.message for d in result.program.diagnostics)
+    assert "# RandomRotation(" in result.text
+
+
+@pytest.mark.parametrize("size, mode", grid("{size[0]}x{size[1]}-{mode}", size=[(8, 9), (3, 2), (5, 3)],
+                                            mode=["bilinear", "nearest"]))
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_resizing(check, size, mode, where):
+    layer = f'layers.Resizing({size[0]}, {size[1]}, interpolation="{mode}")'
+    check(after_conv((5, 6, 3), layer) if where == "conv" else layer_model((5, 6, 3), layer))
+
+
+@pytest.mark.parametrize("size", [(4, 3), (7, 6), (2, 5)])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_center_crop(check, size, where):
+    layer = f"layers.CenterCrop({size[0]}, {size[1]})"
+    check(after_conv((7, 6, 3), layer) if where == "conv" else layer_model((7, 6, 3), layer))
+
+
+def test_masked_sequential(check):
+    # a Sequential model carries the mask from layer to layer like a Functional one
+    src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+           "    return keras.Sequential([keras.Input(shape=(6,), dtype=\"int32\"), "
+           "layers.Embedding(4, 5, mask_zero=True), layers.Dense(4), layers.SimpleRNN(3)])\n")
+    check_padded(check, src)
+
+
+def test_masked_model_output_is_reported():
+    # Keras leaves padded steps out of fit()'s loss when the output carries the mask
+    result = translate(tokens_model("x = layers.Embedding(4, 5, mask_zero=True)(t)",
+                                    "out = layers.LSTM(3, return_sequences=True)(x)"), "case.py")
+    assert any("carries Keras' mask" in d.message for d in result.program.diagnostics)
+
+
+def test_explicit_mask_argument_is_refused():
+    result = translate(source("t = keras.Input(shape=(6, 4))", "m = keras.Input(shape=(6,), dtype=\"bool\")",
+                              "out = layers.LSTM(3)(t, mask=m)", "return keras.Model([t, m], out)"), "case.py")
+    assert any(d.severity == "stub" and "mask=" in d.message for d in result.diagnostics)
+
+
+def test_masked_attention_inside_a_custom_layer(check):
+    """Inside call(), MultiHeadAttention unsets the masks of the tensors it reads (Keras
+    3.15): the second attention sees the query mask of the first one's output only."""
+    src = ("import keras\nfrom keras import layers\n\n\nclass Block(layers.Layer):\n"
+           "    def __init__(self, **kwargs):\n        super().__init__(**kwargs)\n"
+           "        self.att = layers.MultiHeadAttention(num_heads=2, key_dim=4)\n"
+           "        self.cross = layers.MultiHeadAttention(num_heads=3, key_dim=5)\n\n"
+           "    def call(self, x):\n        y = self.att(x, x, use_causal_mask=True)\n"
+           "        return self.cross(y, x)\n\n\n"
+           "def build_model():\n    t = keras.Input(shape=(6,), dtype=\"int32\")\n"
+           "    x = layers.Embedding(4, 8, mask_zero=True)(t)\n"
+           "    return keras.Model(t, layers.GlobalAveragePooling1D()(Block()(x)))\n")
+    check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])

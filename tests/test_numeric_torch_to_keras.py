@@ -177,6 +177,25 @@ OPS = {
     "lstm_on_flipped_sequence_states": ("self.lstm = nn.LSTM(5, 4, num_layers=2, batch_first=True)",
                                         "seq, (h, c) = self.lstm(x.flip(1))\nreturn h[-1]", "(6, 5)"),
     "squeeze_output": ("self.fc = nn.Linear(4, 1)", "return self.fc(x).squeeze(-1)", "(4,)"),
+    # nn.MultiheadAttention → MultiHeadAttention(num_heads, key_dim=embed_dim / heads)
+    "multihead_attention_self": ("self.attn = nn.MultiheadAttention(8, 2, batch_first=True)",
+                                 "out, _ = self.attn(x, x, x)\nreturn out", "(5, 8)"),
+    "multihead_attention_no_bias_no_weights": (
+        "self.attn = nn.MultiheadAttention(8, 4, batch_first=True, bias=False)",
+        "return self.attn(x, x, x, need_weights=False)[0]", "(5, 8)"),
+    "multihead_attention_kvdim": ("self.proj = nn.Linear(8, 6)\n"
+                                  "self.attn = nn.MultiheadAttention(8, 2, batch_first=True, kdim=6, vdim=6)",
+                                  "kv = self.proj(x)\nout, _ = self.attn(x, kv, kv)\nreturn out", "(5, 8)"),
+    "multihead_attention_distinct_key": (
+        "self.k = nn.Linear(8, 3)\nself.v = nn.Linear(8, 6)\n"
+        "self.attn = nn.MultiheadAttention(8, 2, batch_first=True, kdim=3, vdim=6)",
+        "out, _ = self.attn(x, self.k(x), self.v(x))\nreturn out", "(5, 8)"),
+    "rms_norm": ("self.norm = nn.RMSNorm(8)", "return self.norm(x)", "(5, 8)"),
+    "rms_norm_two_axes_eps": ("self.norm = nn.RMSNorm([5, 8], eps=1e-3)", "return self.norm(x)", "(5, 8)"),
+    "group_norm_after_conv": ("self.conv = nn.Conv2d(3, 4, 3)\nself.norm = nn.GroupNorm(2, 4)",
+                              "return self.norm(self.conv(x))", "(3, 6, 7)"),
+    "group_norm_no_affine": ("self.norm = nn.GroupNorm(3, 6, eps=1e-3, affine=False)", "return self.norm(x)",
+                             "(6, 4, 5)"),
 }
 
 

@@ -261,28 +261,10 @@ def test_cli_default_output_name(tmp_path):
 
 
 def test_cli_weights_loadable_by_keras(tmp_path):
-    import torch  # noqa: F401  (first)
     import numpy as np
 
-    from torch_keras_harness import load_source, randomize_torch
-
-    src = tmp_path / "net.py"
-    src.write_text(CNN)
-    model = load_source(CNN).build_model()
-    randomize_torch(model)
-    model.eval()
-    ckpt = tmp_path / "net.pt"
-    torch.save(model.state_dict(), ckpt)
-    out = tmp_path / "net_keras.py"
-    r = _cli(str(src), "--to", "keras", "-o", str(out), "--weights", str(ckpt), "--weights-out",
-             str(tmp_path / "net.weights.h5"))
-    assert r.returncode == 0, r.stderr
-    kmodel = load_source(out.read_text(), "cli_keras").build_model()
-    kmodel.load_weights(str(tmp_path / "net.weights.h5"))
-    x = np.random.RandomState(0).randn(2, 1, 28, 28).astype("float32")
-    with torch.no_grad():
-        expected = model(torch.from_numpy(x)).numpy()
-    got = np.asarray(kmodel(np.moveaxis(x, 1, -1), training=False))
+    expected, got = _cli_weights_to_keras(tmp_path, CNN, "net",
+                                          np.random.RandomState(0).randn(2, 1, 28, 28).astype("float32"))
     assert np.max(np.abs(expected - got)) <= 1e-4
 
 
@@ -316,3 +298,42 @@ def test_support_table_in_the_docs_matches_the_registry():
         text = fh.read()
     marker = "<!-- generated: python -m transpiler.frontend_ast.torch_modules -->\n"
     assert text.split(marker, 1)[1] == torch_modules.render_support_table()
+
+
+
+def _cli_weights_to_keras(tmp_path, source: str, name: str, x):
+    """``--to keras --weights``: the torch model with random weights and the generated Keras
+    model loading the converted ``.weights.h5``; returns both outputs on channels-first ``x``."""
+    import torch  # noqa: F401  (first)
+    import numpy as np
+
+    from torch_keras_harness import load_source, randomize_torch
+
+    src = tmp_path / f"{name}.py"
+    src.write_text(source)
+    model = load_source(source).build_model()
+    randomize_torch(model)
+    model.eval()
+    ckpt = tmp_path / f"{name}.pt"
+    torch.save(model.state_dict(), ckpt)
+    out = tmp_path / f"{name}_keras.py"
+    r = _cli(str(src), "--to", "keras", "-o", str(out), "--weights", str(ckpt), "--weights-out",
+             str(tmp_path / f"{name}.weights.h5"))
+    assert r.returncode == 0, r.stderr
+    kmodel = load_source(out.read_text(), f"cli_keras_{name}").build_model()
+    kmodel.load_weights(str(tmp_path / f"{name}.weights.h5"))
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    return expected, np.asarray(kmodel(np.moveaxis(x, 1, -1) if x.ndim == 4 else x, training=False))
+
+
+def test_cli_attention_weights_loadable_by_keras(tmp_path):
+    """nn.MultiheadAttention's packed in_proj_weight (and separate q/k/v weights with kdim,
+    vdim) split into Keras' query/key/value einsum kernels in the .weights.h5."""
+    import numpy as np
+
+    with open(os.path.join(ROOT, "tests", "golden_keras", "attention_block", "input.py"), encoding="utf-8") as fh:
+        source = fh.read()
+    expected, got = _cli_weights_to_keras(tmp_path, source, "block",
+                                          np.random.RandomState(0).randn(2, 6, 8).astype("float32"))
+    assert np.max(np.abs(expected - got)) <= 1e-5

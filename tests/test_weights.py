@@ -115,6 +115,17 @@ OP_CASES = {
     "gru": [((5, 4), "out = layers.GRU(3)(inp)")],
     "bidirectional": [((5, 4), "out = layers.Bidirectional(layers.LSTM(3))(inp)"),
                       ((5, 4), 'out = layers.Bidirectional(layers.GRU(3), merge_mode="sum")(inp)')],
+    # nn.MultiheadAttention's packed in_proj_weight, then the per-projection form
+    "multi_head_attention": [((5, 8), "out = layers.MultiHeadAttention(2, 4)(inp, inp)"),
+                             ((5, 8), "out = layers.MultiHeadAttention(2, 4, use_bias=False)(inp, inp)"),
+                             ((5, 8), "out = layers.MultiHeadAttention(3, 2, value_dim=5, output_shape=7)(inp, inp)")],
+    "attention": [((5, 4), 'out = layers.Attention(use_scale=True, score_mode="concat")([inp, inp])')],
+    "additive_attention": [((5, 4), "out = layers.AdditiveAttention()([inp, inp])")],
+    "rms_norm": [((5, 6), "out = layers.RMSNormalization()(inp)")],
+    "group_norm": [((5, 6, 4), "out = layers.GroupNormalization(2)(inp)"),
+                   ((5, 6, 4), "out = layers.GroupNormalization(2, center=False)(inp)")],
+    "normalization": [((5, 6, 4), "out = layers.Normalization()(inp)"),
+                      ((5, 6, 4), "out = layers.Normalization(axis=(1, 3))(inp)")],
 }
 # Passes that rewrite weights: Flatten → Dense (rows), Dense → Reshape (columns)
 PASS_CASES = [
@@ -132,6 +143,16 @@ def _dtype(op):
 def test_op_roundtrip_through_files(op, case, tmp_path):
     shape, *body = case
     roundtrip(model_source(shape, *body, dtype=_dtype(op)), tmp_path)
+
+
+@pytest.mark.parametrize("fmt", [".weights.h5", ".keras", ".h5"])
+def test_attention_model_through_every_format(fmt, tmp_path):
+    """MultiHeadAttention keeps its projections in sub-groups (query_dense, ...; legacy .h5:
+    query/, key/, value/, attention_output/), Normalization an integer count."""
+    roundtrip(model_source((6,), "x = layers.Embedding(4, 8, mask_zero=True)(inp)",
+                           "x = layers.MultiHeadAttention(2, 4)(x, x)", "x = layers.Normalization()(x)",
+                           "x = layers.MultiHeadAttention(3, 2, value_dim=5)(x, x)", "out = layers.LSTM(3)(x)",
+                           dtype="int32"), tmp_path, fmt=fmt)
 
 
 @pytest.mark.parametrize("case", PASS_CASES, ids=["flatten-dense", "dense-reshape"])

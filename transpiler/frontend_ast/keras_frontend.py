@@ -18,7 +18,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from transpiler.frontend_ast import keras_layers, keras_training
+from transpiler.frontend_ast import keras_calls, keras_layers, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
@@ -100,6 +100,9 @@ class LayerObj:
 @dataclass(eq=False)
 class TensorVal:
     value: Value
+    #: Keras' mask on this tensor: None, the token ids of an Embedding(mask_zero=True), or
+    #: a keras_calls.MaskNote (see keras_calls)
+    mask: Any = None
 
 
 @dataclass(eq=False)
@@ -1200,7 +1203,7 @@ class KerasFrontend:
                 if api.startswith("layers.") and last[:1].isupper():
                     # a Keras layer class without a recogniser (TimeDistributed, Lambda, ...):
                     # it must become a reported stub, never an Unknown that vanishes.
-                    raise Unsupported(f"layer {last} is not supported")
+                    raise Unsupported(keras_layers.unsupported_reason(last))
                 if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
                     raise Unsupported(f"{func.path} on tensors is not supported yet")
             return Unknown(func.path)
@@ -1365,6 +1368,11 @@ class KerasFrontend:
                 return None
             self.untranslated.append((self._span(node), name))
             return Unknown(f"model.{name}()")
+        if isinstance(obj, LayerObj) and name == "adapt":
+            self._mark_keras()
+            span = self._span(node)
+            self.program.warn(span, keras_layers.adapt_note(obj.cls_name), self._line(span))
+            return None
         return Unknown(f"layer.{name}()")
 
     # -- subclassed layers and models ---------------------------------------------
@@ -1893,7 +1901,7 @@ class KerasFrontend:
     def _construct_layer(self, cls_name: str, args, kwargs, span: Span) -> LayerObj:
         reg = keras_layers.lookup(cls_name)
         if reg is None:
-            raise Unsupported(f"layer {cls_name} is not supported")
+            raise Unsupported(keras_layers.unsupported_reason(cls_name))
         names = reg.signature.names
         positional = [(names[i] if i < len(names) else f"#{i + 1}", a) for i, a in enumerate(args)]
         unknown = [k for k, v in positional + list(kwargs.items())
@@ -1979,19 +1987,25 @@ class KerasFrontend:
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
     def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
-        if not args:
-            args = [kwargs.pop("inputs")]
-        x = args[0]
-        inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+        # the call's tensors (several for attention layers) and Keras' masks: keras_calls
+        call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
+        inputs = call.tensors
         if not all(isinstance(t, TensorVal) for t in inputs):
             raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
         spec = layer.spec
+        attrs = {**spec.attrs, **call.attrs} if call.attrs else spec.attrs
+        values = [t.value for t in inputs] + call.mask_inputs
+        for warning in call.warnings:
+            self.program.warn(span, warning, self._line(span))
+        if self.self_stack:  # a call() runs on tensors: a layer unsetting their masks is seen after it
+            for t in call.clears:
+                t.mask = None
         n_out = 1
         if spec.op in ("lstm", "gru", "simple_rnn", "bidirectional"):
-            probe = self._probe_outputs(spec, [t.value for t in inputs])
+            probe = self._probe_outputs(spec, values)
             n_out = probe
-        node = self.scratch.add_node(spec.op, layer.hint or spec.op, [t.value for t in inputs], n_out,
-                                     attrs=spec.attrs, span=span, source_name=layer.keras_name or None)
+        node = self.scratch.add_node(spec.op, layer.hint or spec.op, values, n_out,
+                                     attrs=attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
         node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
         node.meta["scopes"] = tuple(self.module_stack)
@@ -2008,7 +2022,8 @@ class KerasFrontend:
         except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
             raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
         layer.nodes.append(node)
-        outputs = [TensorVal(v) for v in node.outputs]
+        masks = keras_calls.output_masks(spec, layer.cls_name, attrs, call, len(node.outputs))
+        outputs = [TensorVal(v, m) for v, m in zip(node.outputs, masks)]
         if spec.activation is not None:
             act_op, act_attrs = spec.activation
             act = self.scratch.add_node(act_op, f"{layer.hint or spec.op}_act", [node.outputs[0]],
@@ -2016,7 +2031,7 @@ class KerasFrontend:
             act.meta["fused_into"] = node
             act.meta["scopes"] = node.meta["scopes"]
             infer_node(act)
-            outputs[0] = TensorVal(act.outputs[0])
+            outputs[0] = TensorVal(act.outputs[0], masks[0])
         if len(outputs) == 1:
             return outputs[0]
         return outputs
@@ -2072,6 +2087,10 @@ class KerasFrontend:
 
         in_vals = [t.value for t in flat(inputs)]
         out_vals = [t.value for t in flat(outputs)]
+        if any(t.mask is not None for t in flat(outputs)):
+            self.program.warn(span, "a model output carries Keras' mask (Embedding(mask_zero=True)): Keras "
+                              "leaves the padded steps out of the loss and metrics in fit(); the torch "
+                              "training loop counts them (training only)", self._line(span))
         needed: set[int] = set()
         stack = list(out_vals)
         in_ids = {id(v) for v in in_vals}

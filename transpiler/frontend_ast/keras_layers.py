@@ -497,10 +497,10 @@ def recognize_upsample2d(b: BoundArgs) -> LayerSpec:
 @recognizer("Embedding", signature="input_dim; output_dim; embeddings_initializer='uniform'; "
             "embeddings_regularizer=None; embeddings_constraint=None; mask_zero=False", ops=("embedding",))
 def recognize_embedding(b: BoundArgs) -> LayerSpec:
-    if b.get("mask_zero"):
-        raise Unsupported("Embedding(mask_zero=True): masking is not translated yet")
+    # mask_zero=True: the layers reading the output honour the mask (keras_calls)
     return LayerSpec("embedding", {"input_dim": b.require("input_dim"),
-                                   "output_dim": b.require("output_dim")})
+                                   "output_dim": b.require("output_dim"),
+                                   "mask_zero": bool(b.get("mask_zero"))})
 
 
 def _rnn(op: str):
@@ -558,3 +558,160 @@ def recognize_bidirectional(b: BoundArgs) -> LayerSpec:
     return LayerSpec("bidirectional",
                      {"merge_mode": mode if mode is not None else "none",
                       "layer": {"op": spec.op, "attrs": dict(spec.attrs)}}, inner=spec)
+
+
+# ---------------------------------------------------------------------------------
+# Attention (call arguments and masks: keras_calls)
+# ---------------------------------------------------------------------------------
+@recognizer("MultiHeadAttention",
+            signature="num_heads; key_dim; value_dim=None; dropout=0.0; use_bias=True; output_shape=None; "
+                      "attention_axes=None; sliding_window=None; flash_attention=None; use_gate=False",
+            ops=("multi_head_attention",))
+def recognize_multi_head_attention(b: BoundArgs) -> LayerSpec:
+    axes = b.get("attention_axes")
+    if axes not in (None, 1, (1,), [1]):
+        raise Unsupported(f"MultiHeadAttention(attention_axes={axes!r}): attention over other axes than "
+                          "the sequence is not translated yet")
+    for flag in ("sliding_window", "flash_attention"):
+        if b.get(flag) not in (None, False):
+            raise Unsupported(f"MultiHeadAttention({flag}=...) is not translated yet")
+    if b.get("use_gate"):
+        raise Unsupported("MultiHeadAttention(use_gate=True) is not translated yet")
+    out = b.get("output_shape")
+    if isinstance(out, (tuple, list)):
+        if len(out) != 1:
+            raise Unsupported(f"MultiHeadAttention(output_shape={out!r}): only one output axis is supported")
+        out = out[0]
+    return LayerSpec("multi_head_attention", {
+        "num_heads": b.require("num_heads"), "key_dim": b.require("key_dim"), "value_dim": b.get("value_dim"),
+        "output_dim": out, "use_bias": b.get("use_bias"), "dropout": float(b.get("dropout"))})
+
+
+@recognizer("Attention", signature="use_scale=False; score_mode='dot'; dropout=0.0; seed=None", ops=("attention",))
+def recognize_attention(b: BoundArgs) -> LayerSpec:
+    mode = b.get("score_mode")
+    if mode not in ("dot", "concat"):
+        raise Unsupported(f"Attention(score_mode={mode!r}) is not a Keras score mode")
+    return LayerSpec("attention", {"use_scale": bool(b.get("use_scale")), "score_mode": mode,
+                                   "dropout": float(b.get("dropout"))})
+
+
+@recognizer("AdditiveAttention", signature="use_scale=True; dropout=0.0; seed=None", ops=("additive_attention",))
+def recognize_additive_attention(b: BoundArgs) -> LayerSpec:
+    return LayerSpec("additive_attention", {"use_scale": bool(b.get("use_scale")), "dropout": float(b.get("dropout"))})
+
+
+# ---------------------------------------------------------------------------------
+# Normalisation and preprocessing
+# ---------------------------------------------------------------------------------
+def _axes(value: Any) -> tuple:
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
+
+@recognizer("RMSNormalization", signature="axis=-1; epsilon=1e-06", ops=("rms_norm",))
+def recognize_rms_norm(b: BoundArgs) -> LayerSpec:
+    # Keras sorts the axes before it shapes the scale
+    return LayerSpec("rms_norm", {"axis": tuple(sorted(_axes(b.get("axis")))), "epsilon": float(b.get("epsilon"))})
+
+
+@recognizer("GroupNormalization", signature="groups=32; axis=-1; epsilon=0.001; center=True; scale=True",
+            ops=("group_norm",))
+def recognize_group_norm(b: BoundArgs) -> LayerSpec:
+    axis = b.get("axis")
+    if isinstance(axis, (list, tuple)):
+        raise Unsupported("GroupNormalization over several axes is not a Keras option")
+    return LayerSpec("group_norm", {"groups": b.get("groups"), "axis": axis, "epsilon": float(b.get("epsilon")),
+                                    "center": b.get("center"), "scale": b.get("scale")})
+
+
+def _floats(value: Any, what: str) -> Any:
+    """A mean/variance argument as a float or a (nested) list of floats."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_floats(v, what) for v in value]
+    raise Unsupported(f"Normalization: {what}={value!r} is not a static number or list")
+
+
+@recognizer("Normalization", signature="axis=-1; mean=None; variance=None; invert=False", ops=("normalization",))
+def recognize_normalization(b: BoundArgs) -> LayerSpec:
+    axis = b.get("axis")
+    mean, variance = b.get("mean"), b.get("variance")
+    if (mean is None) != (variance is None):
+        raise Unsupported("Normalization: give both mean and variance, or neither (adapt())")
+    attrs = {"axis": () if axis is None else _axes(axis), "invert": bool(b.get("invert"))}
+    if mean is not None:
+        attrs["mean"], attrs["variance"] = _floats(mean, "mean"), _floats(variance, "variance")
+    return LayerSpec("normalization", attrs)
+
+
+#: augmentation layers: the identity at inference (see the torch emitter for training)
+AUGMENTATIONS = {
+    "RandomFlip": "mode='horizontal_and_vertical'; seed=None; data_format=None",
+    "RandomRotation": "factor; fill_mode='reflect'; interpolation='bilinear'; seed=None; fill_value=0.0; "
+                      "data_format=None",
+    "RandomZoom": "height_factor; width_factor=None; fill_mode='reflect'; interpolation='bilinear'; seed=None; "
+                  "fill_value=0.0; data_format=None",
+    "RandomTranslation": "height_factor; width_factor; fill_mode='reflect'; interpolation='bilinear'; seed=None; "
+                         "fill_value=0.0; data_format=None",
+    "RandomContrast": "factor; value_range=(0, 255); seed=None",
+}
+
+
+def _augmentation(cls: str):
+    def fn(b: BoundArgs) -> LayerSpec:
+        _check_channels_last(b)
+        config = {name: b.get(name) for name in b.sig.names if name not in ("seed", "data_format")}
+        if cls == "RandomFlip" and config["mode"] not in ("horizontal", "vertical", "horizontal_and_vertical"):
+            raise Unsupported(f"RandomFlip(mode={config['mode']!r}) is not a Keras mode")
+        return LayerSpec("random_augmentation", {"kind": cls, "config": config})
+
+    return fn
+
+
+for _cls, _sig in AUGMENTATIONS.items():
+    recognizer(_cls, signature=_sig, ops=("random_augmentation",))(_augmentation(_cls))
+
+
+@recognizer("Resizing", signature="height; width; interpolation='bilinear'; crop_to_aspect_ratio=False; "
+            "pad_to_aspect_ratio=False; fill_mode='constant'; fill_value=0.0; antialias=False; data_format=None",
+            ops=("resizing",))
+def recognize_resizing(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "antialias"):
+        if b.get(flag):
+            raise Unsupported(f"Resizing({flag}=True) is not translated yet")
+    mode = b.get("interpolation")
+    if mode not in ("bilinear", "nearest"):
+        # (bicubic: TensorFlow's kernel has a = -0.5, torch's a = -0.75)
+        raise Unsupported(f"Resizing(interpolation={mode!r}) is not translated yet")
+    return LayerSpec("resizing", {"size": (b.require("height"), b.require("width")), "interpolation": mode})
+
+
+@recognizer("CenterCrop", signature="height; width; data_format=None", ops=("center_crop",))
+def recognize_center_crop(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("center_crop", {"size": (b.require("height"), b.require("width"))})
+
+
+#: Keras layers with no faithful torch form, and why (the stub's message)
+UNSUPPORTED_LAYERS = {
+    "TextVectorization": "TextVectorization maps strings to token ids with a vocabulary built by "
+                         "adapt(): torch has no such layer; tokenize in the data pipeline and feed ids",
+    "StringLookup": "StringLookup maps strings to ids with a vocabulary: tokenize in the data pipeline",
+}
+
+
+def unsupported_reason(class_name: str) -> str:
+    """Why Keras layer ``class_name`` (which has no recogniser) is not translated."""
+    return UNSUPPORTED_LAYERS.get(class_name, f"layer {class_name} is not supported")
+
+
+def adapt_note(class_name: str) -> str:
+    """The diagnostic for ``layer.adapt(data)`` (statistics computed from data at run time)."""
+    if class_name == "Normalization":
+        return ("Normalization.adapt(): Keras computes mean and variance from the data when the script "
+                "runs; the torch module holds them as buffers (<layer>_mean, <layer>_variance) that start "
+                "at 0 and 1: convert the adapted Keras weights (--weights), or set the buffers from the "
+                "data's mean and variance")
+    return f"{class_name}.adapt() is not translated: the layer's state comes from data at run time"

@@ -1136,9 +1136,27 @@ class TorchFrontend:
             if mod.layer is None or mod.layer.kind != "rnn" or mod.layer.extra["bidirectional"]:
                 raise Unsupported(f"nn.{mod.cls_name} on a flipped sequence: only a one-way RNN reads it")
             return self._apply_rnn(mod.layer, mod, args[0].tensor.value, span, backwards=True)
+        if mod.layer is not None and mod.layer.kind == "attention":
+            return self._apply_attention(mod, args, kwargs, span)
         if not args or not all(isinstance(a, Tensor) for a in args[:1]):
             raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
         return self._apply_layer(mod.layer, mod, [a.value for a in args if isinstance(a, Tensor)], span)
+
+    def _apply_attention(self, mod: Mod, args, kwargs, span: Span):
+        """``attn(query, key, value)`` → Keras' (query, value, key=...) order; returns torch's
+        (output, weights) pair (the weights only when need_weights=False, as None)."""
+        query, key, value, need_weights = tm.bind_multihead_call(mod.layer, args, kwargs)
+        if not all(isinstance(t, Tensor) for t in (query, key, value)):
+            raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
+        why = tm.check_multihead_inputs(mod.layer, query.value.shape, key.value.shape, value.value.shape)
+        if why:
+            raise FrontendError(why, span)
+        inputs, roles = [query.value, value.value], ()
+        if key.value is not value.value:
+            inputs, roles = inputs + [key.value], ("key",)
+        attrs = {**mod.layer.attrs, "extra_inputs": roles}
+        out = self._add("multi_head_attention", inputs, attrs, span, "attention", name=self._layer_name(mod), mod=mod)
+        return (out, Unknown("attention weights (need_weights=True) are not translated") if need_weights else None)
 
     def _apply_layer(self, layer: TorchLayer, mod: Mod | None, inputs: list[Value], span: Span):
         x = inputs[0]

@@ -559,6 +559,82 @@ module("RNN", signature="input_size; hidden_size; num_layers=1; nonlinearity='ta
 
 
 # ---------------------------------------------------------------------------------
+# Attention and more normalisation
+# ---------------------------------------------------------------------------------
+@module("MultiheadAttention", signature="embed_dim; num_heads; dropout=0.0; bias=True; add_bias_kv=False; "
+        "add_zero_attn=False; kdim=None; vdim=None; batch_first=False; device=None; dtype=None",
+        ops=("multi_head_attention",))
+def recognize_multihead_attention(b: Bound) -> TorchLayer:
+    e, n = b.get("embed_dim"), b.get("num_heads")
+    if not b.get("batch_first"):
+        raise Unsupported("nn.MultiheadAttention(batch_first=False): time-major input is not supported; "
+                          "use batch_first=True")
+    for flag in ("add_bias_kv", "add_zero_attn"):
+        if b.get(flag):
+            raise Unsupported(f"nn.MultiheadAttention({flag}=True) has no Keras equivalent")
+    if e % n:
+        raise Unsupported(f"nn.MultiheadAttention: embed_dim {e} is not a multiple of num_heads {n}")
+    # Keras' MultiHeadAttention with key_dim = value_dim = embed_dim / heads and the
+    # query's width as output: the same projections, heads and scaling
+    return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": e // n, "use_bias": bool(b.get("bias")),
+                                               "dropout": float(b.get("dropout"))},
+                      kind="attention", in_features=e,
+                      extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e})
+
+
+_MHA_CALL = Signature.parse("query; key; value; key_padding_mask=None; need_weights=True; attn_mask=None; "
+                            "average_attn_weights=True; is_causal=False")
+
+
+def bind_multihead_call(layer: TorchLayer, args: list, kwargs: dict[str, Any]) -> tuple:
+    """``attn(query, key, value, ...)``: (query, key, value, need_weights); masks are refused
+    (torch's masks mark what may *not* be attended: translated later, never ignored)."""
+    b = Bound("nn.MultiheadAttention()", _MHA_CALL, list(args), dict(kwargs))
+    for key in ("key_padding_mask", "attn_mask"):
+        if b.get(key) is not None:
+            raise Unsupported(f"nn.MultiheadAttention({key}=...) is not translated yet")
+    if b.get("is_causal"):
+        raise Unsupported("nn.MultiheadAttention(is_causal=True) is not translated yet")
+    need = b.get("need_weights")
+    if not isinstance(need, bool):
+        raise Unsupported("nn.MultiheadAttention: need_weights must be True or False")
+    return b.get("query"), b.get("key"), b.get("value"), need
+
+
+def check_multihead_inputs(layer: TorchLayer, query: tuple, key: tuple, value: tuple) -> str | None:
+    """Why the input shapes do not fit the module (None when they do)."""
+    for what, shape, want in (("query", query, layer.in_features), ("key", key, layer.extra["kdim"]),
+                              ("value", value, layer.extra["vdim"])):
+        if len(shape) != 3:
+            return f"nn.MultiheadAttention: the {what} must be (batch, sequence, features), got {shape}"
+        if shape[-1] != want:
+            return f"nn.MultiheadAttention: the {what} has {shape[-1]} features, the module expects {want}"
+    return None
+
+
+@module("RMSNorm", signature="normalized_shape; eps=None; elementwise_affine=True; device=None; dtype=None",
+        ops=("rms_norm",))
+def recognize_rms_norm(b: Bound) -> TorchLayer:
+    shape = b.get("normalized_shape")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not b.get("elementwise_affine"):
+        raise Unsupported("nn.RMSNorm(elementwise_affine=False): Keras' RMSNormalization always has a scale")
+    eps = b.get("eps")
+    # eps=None: torch uses the float32 machine epsilon
+    return TorchLayer("rms_norm", {"axis": tuple(range(-len(shape), 0)),
+                                   "epsilon": 1.1920928955078125e-07 if eps is None else float(eps)},
+                      extra={"normalized_shape": shape})
+
+
+@module("GroupNorm", signature="num_groups; num_channels; eps=1e-05; affine=True; device=None; dtype=None",
+        ops=("group_norm",))
+def recognize_group_norm(b: Bound) -> TorchLayer:
+    affine = bool(b.get("affine"))
+    return TorchLayer("group_norm", {"groups": b.get("num_groups"), "axis": 1, "epsilon": float(b.get("eps")),
+                                     "center": affine, "scale": affine}, in_features=b.get("num_channels"))
+
+
+# ---------------------------------------------------------------------------------
 # Containers
 # ---------------------------------------------------------------------------------
 #: nn classes the frontend handles itself (containers) and nn classes known to be unsupported

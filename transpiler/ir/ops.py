@@ -155,10 +155,19 @@ class OpSpec:
                 for direction in ("forward", "backward")
                 for p in spec.active_params(inner["attrs"])
             )
-        return tuple(p for p in self.params if p.when is None or attrs.get(p.when))
+        return tuple(p for p in self.params if p.when is None or _holds(p.when, attrs))
 
 
 _TABLE: dict[str, OpSpec] = {}
+
+
+def _holds(condition: str, attrs: dict[str, Any]) -> bool:
+    """A param's condition: ``attr`` (truthy) or ``attr == literal`` / ``attr != literal``."""
+    for sym, want in (("==", True), ("!=", False)):
+        if sym in condition:
+            name, _, literal = condition.partition(sym)
+            return (attrs.get(name.strip()) == ast.literal_eval(literal.strip())) is want
+    return bool(attrs.get(condition))
 
 
 def _parse_attrs(text: str) -> dict[str, Attr]:
@@ -273,6 +282,13 @@ for _rank in (1, 2, 3):
            layout=IMPLICIT, rank=_rank,
            doc=f"{_rank}-D {_kind} pooling; 'same' pads like conv; explicit padding is never "
                "counted in an average; ceil_mode keeps a last partial window.")
+        if _rank == 1 and _kind == "avg":
+            # Keras' GlobalAveragePooling1D honours an Embedding's mask (mask_zero=True)
+            op("global_avg_pool1d", inputs="x, *mask", attrs="keepdims: bool = False; masked: bool = False",
+               layout=IMPLICIT, rank=1,
+               doc="avg over the steps; ``masked``: a second input holds the token ids of an "
+                   "Embedding(mask_zero=True), steps whose id is 0 are left out of the mean.")
+            continue
         op(f"global_{_kind}_pool{_rank}d", attrs="keepdims: bool = False", layout=IMPLICIT, rank=_rank,
            doc=f"{_kind} over all spatial axes.")
     op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0", layout=IMPLICIT, rank=_rank,
@@ -344,18 +360,76 @@ op("concat", inputs="*xs", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs
 op("embedding", attrs="input_dim: int; output_dim: int; mask_zero: bool = False",
    params="embeddings: VE", layout=TERMINATE)
 _RNN = ("units: int; return_sequences: bool = False; return_state: bool = False; "
-        "go_backwards: bool = False; use_bias: bool = True")
-op("simple_rnn", attrs=_RNN + "; activation: str = 'tanh'",
+        "go_backwards: bool = False; use_bias: bool = True; masked: bool = False")
+_MASKED = (" ``masked``: a second input holds the token ids of an Embedding(mask_zero=True); a step "
+           "whose id is 0 is skipped (state carried over, the previous output repeated).")
+op("simple_rnn", inputs="x, *mask", attrs=_RNN + "; activation: str = 'tanh'",
    params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
-   doc="Gates G = units.")
-op("lstm", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+   doc="Gates G = units." + _MASKED)
+op("lstm", inputs="x, *mask", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
                         "unit_forget_bias: bool = True",
    params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
-   doc="Gates G = 4 units in the order i, f, c, o.")
-op("gru", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+   doc="Gates G = 4 units in the order i, f, c, o." + _MASKED)
+op("gru", inputs="x, *mask", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
                        "reset_after: bool = True",
    params="kernel: IG; recurrent_kernel: UG; bias: BG if use_bias", layout=TERMINATE,
-   doc="Gates G = 3 units in the order z, r, h; bias rows (input, recurrent) with reset_after.")
+   doc="Gates G = 3 units in the order z, r, h; bias rows (input, recurrent) with reset_after." + _MASKED)
 op("bidirectional", attrs="merge_mode: str = 'concat'; layer: any", layout=TERMINATE, wraps=True,
    doc="Runs ``layer`` (an rnn spec {'op', 'attrs'}) forwards and backwards; params are the "
        "layer's, prefixed 'forward.' and 'backward.'.")
+
+# ---------------------------------------------------------------------------------
+# Attention (inputs (N, T, F) in every framework). ``extra_inputs`` names the inputs after
+# the first two, in order: "key" (a key tensor apart from the value), "attention_mask"
+# (a (N, T, S) tensor, nonzero = attend), "query_mask"/"value_mask"/"key_mask" (the token
+# ids of an Embedding(mask_zero=True): id 0 = padding).
+# ---------------------------------------------------------------------------------
+op("multi_head_attention", inputs="query, value, *extra",
+   attrs="num_heads: int; key_dim: int; value_dim: int = None; output_dim: int = None; "
+         "use_bias: bool = True; dropout: float = 0.0; use_causal_mask: bool = False; "
+         "extra_inputs: any = ()",
+   params="query_kernel: QNJ; query_bias: NJ if use_bias; key_kernel: YNJ; key_bias: NJ if use_bias; "
+          "value_kernel: ZNL; value_bias: NL if use_bias; output_kernel: NLP; output_bias: P if use_bias",
+   layout=TERMINATE,
+   doc="Keras MultiHeadAttention over the sequence axis: per-head projections (einsum kernels "
+       "(features, heads, size)), softmax(q k^T / sqrt(key_dim)) with masked scores set to a "
+       "large negative number (a fully masked row attends uniformly), the heads joined by the "
+       "output projection. value_dim None = key_dim, output_dim None = the query's features.")
+op("attention", inputs="query, value, *extra",
+   attrs="use_scale: bool = False; score_mode: str = 'dot'; dropout: float = 0.0; "
+         "use_causal_mask: bool = False; extra_inputs: any = ()",
+   params="scale:  if use_scale; concat_score_weight:  if score_mode == 'concat'", layout=TERMINATE,
+   doc="Keras Attention (Luong): scores q k^T ('dot', times a scalar scale) or "
+       "w * sum(tanh(scale * (q + k))) ('concat'); padded value steps get -1e9; a padded "
+       "query step outputs 0. Scalar params.")
+op("additive_attention", inputs="query, value, *extra",
+   attrs="use_scale: bool = True; dropout: float = 0.0; use_causal_mask: bool = False; extra_inputs: any = ()",
+   params="scale: I if use_scale", layout=TERMINATE,
+   doc="Keras AdditiveAttention (Bahdanau): scores sum(scale * tanh(q + k)) over the features.")
+
+# ---------------------------------------------------------------------------------
+# More normalisation and preprocessing.
+# ---------------------------------------------------------------------------------
+op("rms_norm", attrs="axis: axes = (-1,); epsilon: float = 1e-06; scale: bool = True",
+   params="gamma: C if scale", layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="x / sqrt(mean(x^2 over axis) + epsilon) * gamma (Keras RMSNormalization; "
+       "LayerNormalization(rms_scaling=True)).")
+op("group_norm",
+   attrs="groups: int; axis: axis = -1; epsilon: float = 0.001; center: bool = True; scale: bool = True",
+   params="gamma: C if scale; beta: C if center", layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="Normalise each group of consecutive channels over the channels and all non-batch axes.")
+op("normalization",
+   attrs="axis: axes = (-1,); mean: any = None; variance: any = None; invert: bool = False",
+   params="~mean: X if mean == None; ~variance: X if mean == None; ~count:  if mean == None",
+   layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="(x - mean) / max(sqrt(variance), 1e-7) with one statistic per index of the kept "
+       "``axis`` (none = scalar); ``invert`` undoes it. mean/variance given in the source are "
+       "constants; otherwise they are buffers set by adapt() (``count`` kept for Keras).")
+op("random_augmentation", attrs="kind: str; config: any = None", layout=TRANSPARENT,
+   doc="A Keras preprocessing augmentation (RandomFlip, RandomRotation, ...): the identity "
+       "at inference; in training the transformation ``kind`` with Keras' ``config``, or "
+       "the identity with a diagnostic where no faithful form exists.")
+op("resizing", attrs="size: sizes; interpolation: str = 'bilinear'", layout=IMPLICIT, rank=2,
+   doc="Resize the spatial axes to ``size`` (Keras Resizing, half-pixel centres, no antialias).")
+op("center_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
+   doc="Crop the central ``size`` window of the spatial axes ((H - h) // 2 from the top).")

@@ -9,7 +9,10 @@ resolves the letters against a node's attributes and input shape:
 depthwise step (``I * M``); ``C`` the size of each normalised axis; ``A`` the input's
 non-batch shape with 1 on shared axes (PReLU); ``V``/``E`` vocabulary and embedding
 size; ``S`` the ``shape`` attribute (a custom layer's weight); ``G`` gates x units (``GATES``); ``U`` units; ``B`` the two bias rows of a GRU
-with ``reset_after``.
+with ``reset_after``. Attention: ``Q``/``Y``/``Z`` the features of the query, key and
+value inputs, ``N`` heads, ``J`` key_dim, ``L`` value_dim (key_dim when None), ``P`` the
+output features (the query's when None). ``X`` the sizes of the kept axes of a
+Normalization, in axis order.
 
 The checkpoint readers check every tensor against these shapes before anything is
 converted, so a mismatch names the layer and both shapes.
@@ -60,10 +63,10 @@ def expected_shapes(node: Node) -> dict[str, tuple[int, ...]]:
         inner = attrs["layer"]
         shapes = _resolve(inner["op"], inner["attrs"], x)
         return {f"{d}.{k}": v for d in ("forward", "backward") for k, v in shapes.items()}
-    return _resolve(op, attrs, x)
+    return _resolve(op, attrs, x, node.inputs)
 
 
-def _resolve(op: str, attrs: dict, x: Value) -> dict[str, tuple[int, ...]]:
+def _resolve(op: str, attrs: dict, x: Value, inputs: list[Value] | None = None) -> dict[str, tuple[int, ...]]:
     spec = ops_table.get(op)
     shape = source_shape(x) if x is not None else ()
     channels = shape[-1] if shape else None
@@ -72,9 +75,26 @@ def _resolve(op: str, attrs: dict, x: Value) -> dict[str, tuple[int, ...]]:
         dims: list[int] = []
         spatial = iter(attrs.get("kernel_size") or ())
         for letter in p.layout:
+            if letter in _ATTENTION_LETTERS:
+                dims.append(_attention_letter(letter, attrs, inputs or [x]))
+                continue
             dims.extend(_letter(letter, op, attrs, x, shape, channels, spatial, p.name))
         out[p.name] = tuple(int(d) for d in dims)
     return out
+
+
+_ATTENTION_LETTERS = "QYZNJLP"
+
+
+def _attention_letter(letter: str, attrs: dict, inputs: list[Value]) -> int:
+    """Sizes of a MultiHeadAttention's einsum kernels (inputs: query, value, extras)."""
+    query, value = inputs[0], inputs[1] if len(inputs) > 1 else inputs[0]
+    extra = dict(zip(attrs.get("extra_inputs") or (), inputs[2:]))
+    key = extra.get("key", value)
+    sizes = {"Q": query.shape[-1], "Y": key.shape[-1], "Z": value.shape[-1], "N": attrs["num_heads"],
+             "J": attrs["key_dim"], "L": attrs.get("value_dim") or attrs["key_dim"],
+             "P": attrs.get("output_dim") or query.shape[-1]}
+    return sizes[letter]
 
 
 def _letter(letter, op, attrs, x, shape, channels, spatial, pname) -> list[int]:
@@ -104,6 +124,9 @@ def _letter(letter, op, attrs, x, shape, channels, spatial, pname) -> list[int]:
         axes = attrs["axis"]
         axes = axes if isinstance(axes, (tuple, list)) else (axes,)
         return [shape[source_axis(x, a)] for a in axes]
+    if letter == "X":
+        axes = sorted({source_axis(x, a) for a in attrs["axis"]})
+        return [shape[a] for a in axes]
     if letter == "A":
         shared = {source_axis(x, a) for a in (attrs.get("shared_axes") or ())}
         return [1 if i in shared else s for i, s in enumerate(shape) if i > 0]

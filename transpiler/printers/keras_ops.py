@@ -27,6 +27,9 @@ class KerasEmission:
     call: Callable[[list[str]], str] | None = None
     merge: bool = False  # the layer takes a list of inputs
     helpers: tuple[str, ...] = ()
+    #: the call's arguments from the input expressions, for a layer called on several
+    #: tensors (``mha(query, value, key=key)``)
+    args: Callable[[list[str]], str] | None = None
 
 
 #: module-level helpers reproducing PyTorch's default initialisation (the generated
@@ -416,3 +419,42 @@ def emit_bidirectional_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("Bidirectional", node, inner_text,
                                merge_mode=None if mode == "concat" else ("None" if mode == "none" else repr(mode))),
                          helpers=("torch_uniform_init",))
+
+
+# ---------------------------------------------------------------------------------
+# Attention and more normalisation
+# ---------------------------------------------------------------------------------
+@emitter("multi_head_attention")
+def emit_multi_head_attention_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    roles = a["extra_inputs"]
+    if set(roles) - {"key"} or a["use_causal_mask"]:
+        raise NotImplementedError("MultiHeadAttention with masks from a PyTorch source")
+    # (initial weights: Keras' glorot on the einsum kernels, not torch's xavier on in_proj_weight)
+
+    def args(ins):
+        return f"{ins[0]}, {ins[1]}" + (f", key={ins[2]}" if roles == ("key",) else "")
+
+    return KerasEmission(layer("MultiHeadAttention", node, num_heads=lit(a["num_heads"]), key_dim=lit(a["key_dim"]),
+                               value_dim=None if a["value_dim"] is None else lit(a["value_dim"]),
+                               output_shape=None if a["output_dim"] is None else lit(a["output_dim"]),
+                               use_bias=None if a["use_bias"] else "False",
+                               dropout=lit(a["dropout"]) if a["dropout"] else None), args=args)
+
+
+@emitter("rms_norm")
+def emit_rms_norm_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    axis = a["axis"]
+    axis_text = None if tuple(axis) == (-1,) else lit(list(axis)).replace("(", "[").replace(")", "]")
+    return KerasEmission(layer("RMSNormalization", node, axis=axis_text, epsilon=lit(a["epsilon"])))
+
+
+@emitter("group_norm")
+def emit_group_norm_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    rank = len(node.inputs[0].shape)
+    axis = a["axis"] % rank
+    return KerasEmission(layer("GroupNormalization", node, groups=lit(a["groups"]),
+                               axis=None if axis == rank - 1 else lit(axis), epsilon=lit(a["epsilon"]),
+                               center=None if a["center"] else "False", scale=None if a["scale"] else "False"))

@@ -135,7 +135,7 @@ def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
         if em.layer is None:
             lines.append(f"{ind}{target} = {em.call(ins)}")
             continue
-        arg = f"[{', '.join(ins)}]" if em.merge else ins[0]
+        arg = em.args(ins) if em.args else f"[{', '.join(ins)}]" if em.merge else ins[0]
         if counts[node.name] > 1:
             if node.name not in layer_vars:
                 lv = names.fresh(f"{node.name}_layer")

@@ -58,6 +58,8 @@ class Emission:
     extra_params: list[tuple[str, str, int, str]] = field(default_factory=list)
     #: statements for ``__init__`` right after the module is built
     setup: list[str] = field(default_factory=list)
+    #: buffers registered on the model itself: (suffix, canonical param, initial value)
+    buffers: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 Emitter = Callable[[Node, str], Emission]
@@ -280,6 +282,17 @@ def emit_global_pool_torch(node: Node, m: str) -> Emission:
     fn = "mean" if "avg" in node.op else "amax"
     dim = dims[0] if len(dims) == 1 else dims
     keep = ", keepdim=True" if node.attrs["keepdims"] else ""
+    if node.attrs.get("masked"):
+        # Keras' mean over the unmasked steps only (token id != 0)
+        channel = channel_axis(node.inputs[0].layout)
+
+        def masked_mean(ins, outs):
+            kept = f"{outs[0]}_keep"
+            return [f"{kept} = ({atom(ins[1])} != 0).unsqueeze({channel})  # Keras' mask: padded steps left out",
+                    f"{outs[0]} = {atom(ins[0])}.masked_fill(~{kept}, 0.0).sum(dim={dim}{keep}) / "
+                    f"{kept}.sum(dim={dim}{keep})"]
+
+        return Emission(None, statements=masked_mean)
     return Emission(None, lambda ins: f"{atom(ins[0])}.{fn}(dim={lit(dim)}{keep})", unary=True)
 
 
@@ -468,31 +481,39 @@ def emit_batch_norm_torch(node: Node, m: str) -> Emission:
     state = [StateEntry("running_mean", "moving_mean", Transform.IDENTITY),
              StateEntry("running_var", "moving_variance", Transform.IDENTITY),
              StateEntry("num_batches_tracked", None, Transform.IDENTITY, constant=0)]
+    return _channel_norm_emission(node, m, module, state, axis)
+
+
+def _channel_norm_emission(node: Node, m: str, module: str, stats: list[StateEntry], axis: int) -> Emission:
+    """A norm module reading channels on dim 1 (BatchNorm, GroupNorm) applied to the
+    feature axis ``axis``. torch's affine is both terms or none: with Keras' center xor
+    scale the kept term is a parameter of its own, applied after the module."""
+    center, scale = node.attrs["center"], node.attrs["scale"]
+    channels = node.inputs[0].shape[axis]
+    state = list(stats)
     if center and scale:
-        state = [StateEntry("weight", "gamma", Transform.IDENTITY),
-                 StateEntry("bias", "beta", Transform.IDENTITY)] + state
+        state = [StateEntry("weight", "gamma", Transform.IDENTITY), StateEntry("bias", "beta", Transform.IDENTITY)] + state
     pre, post = _moved_to_dim1(node, axis)
-    view = [1] * rank
-    view[1] = -1
-    view_text = ", ".join(str(v) for v in view)
+    view = ", ".join("-1" if i == 1 else "1" for i in range(len(node.inputs[0].shape)))
 
     def fn(ins):
         expr = f"{m}({pre(ins[0])})"
         if scale and not center:
-            expr = f"{expr} * {m}_gamma.view({view_text})"
+            expr = f"{expr} * {m}_gamma.view({view})"
         if center and not scale:
-            expr = f"{expr} + {m}_beta.view({view_text})"
+            expr = f"{expr} + {m}_beta.view({view})"
         return post(expr)
 
     em = Emission(module, fn, state=state)
     if center != scale:
-        # torch's affine is both terms or none: the kept one is a parameter of its own.
         em.extra_params.append(("gamma", "gamma", channels, "ones") if scale else ("beta", "beta", channels, "zeros"))
     return em
 
 
-@emitter("layer_norm")
-def emit_layer_norm_torch(node: Node, m: str) -> Emission:
+def _normalized_axes(node: Node):
+    """How a last-axes module (nn.LayerNorm, nn.RMSNorm) reads ``axis`` of the input:
+    (pre, post, shape): moves before and after, and the normalized shape, whose axes are in
+    the source (Keras) order so the params keep their canonical layout."""
     a = node.attrs
     x = node.inputs[0]
     rank = len(x.shape)
@@ -530,6 +551,13 @@ def emit_layer_norm_torch(node: Node, m: str) -> Emission:
                 pre, post = moved(1, -1), moved(-1, 1)
                 src_shape = to_source.shape(x.shape)
                 shape = tuple(src_shape[ax] for ax in src_axes)
+    return pre, post, shape
+
+
+@emitter("layer_norm")
+def emit_layer_norm_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    pre, post, shape = _normalized_axes(node)
     kwargs = {"eps": a["epsilon"]}
     if not a["scale"]:
         kwargs["elementwise_affine"] = False
@@ -787,6 +815,47 @@ def _frozen_second_bias(op: str, a: dict, m: str, suffixes: list[str]) -> list[s
         f"{m}.bias_hh_l0{s}.requires_grad_(False)" for s in suffixes]
 
 
+def _masked_rnn_statements(node: Node, m: str):
+    """Keras' masked recurrence: a step whose token id is 0 leaves the state unchanged and
+    repeats the previous output. One module call per step (exact for any mask; torch's
+    pack_padded_sequence would only cover padding at the end)."""
+    a = node.attrs
+    lstm = node.op == "lstm"
+
+    def statements(ins, outs):
+        o = outs[0]
+        x, ids, lines = ins[0], ins[1], []
+        if not x.isidentifier():
+            lines.append(f"{o}_in = {x}")
+            x = f"{o}_in"
+        state, new, t = f"{o}_state", f"{o}_new", f"{o}_t"
+        zeros = f"{x}.new_zeros(1, {x}.shape[0], {a['units']})"
+        lines += [f"{o}_keep = {atom(ids)} != 0  # Keras' mask: padded steps are skipped",
+                  f"{state} = ({zeros}, {zeros})" if lstm else f"{state} = {zeros}"]
+        if a["return_sequences"]:
+            lines.append(f"{o}_steps = []")
+        steps = f"range({x}.shape[1])"
+        lines.append(f"for {t} in {'reversed(' + steps + ')' if a['go_backwards'] else steps}:")
+        lines.append(f"    _, {new} = {m}({x}[:, {t} : {t} + 1], {state})")
+        kept = f"{o}_keep[:, {t}].view(1, -1, 1)"
+        if lstm:
+            lines.append(f"    {state} = tuple(torch.where({kept}, n, s) for n, s in zip({new}, {state}))")
+        else:
+            lines.append(f"    {state} = torch.where({kept}, {new}, {state})")
+        h = f"{state}[0][0]" if lstm else f"{state}[0]"
+        if a["return_sequences"]:
+            lines += [f"    {o}_steps.append({h})", f"{o} = torch.stack({o}_steps, dim=1)"]
+        else:
+            lines.append(f"{o} = {h}")
+        if a["return_state"]:
+            lines.append(f"{outs[1]} = {h}")
+            if lstm:
+                lines.append(f"{outs[2]} = {state}[1][0]")
+        return lines
+
+    return statements
+
+
 @emitter("simple_rnn", "lstm", "gru")
 def emit_rnn_torch(node: Node, m: str) -> Emission:
     a = node.attrs
@@ -795,6 +864,8 @@ def emit_rnn_torch(node: Node, m: str) -> Emission:
     init = _rnn_init(node.op, a, m, "", node)
     setup = _frozen_second_bias(node.op, a, m, [""])
     lstm = node.op == "lstm"
+    if a.get("masked"):
+        return Emission(module, statements=_masked_rnn_statements(node, m), state=state, init=init, setup=setup)
 
     def statements(ins, outs):
         x = ins[0]
@@ -863,3 +934,361 @@ def emit_bidirectional_torch(node: Node, m: str) -> Emission:
         return lines
 
     return Emission(module, statements=statements, state=state, init=init, setup=setup)
+
+
+# ---------------------------------------------------------------------------------
+# Attention
+# ---------------------------------------------------------------------------------
+#: what Keras' masked softmax does with a fully masked row (every score pushed to a huge
+#: negative number, so the row attends uniformly): an additive bias, never -inf (NaN)
+_MASK_BIAS = "torch.finfo(torch.float32).min"
+
+
+def _roles(node: Node, ins: list[str]) -> dict[str, str]:
+    """``{role: input expression}`` of an attention node (query, value, then the extras)."""
+    return {"query": ins[0], "value": ins[1], **dict(zip(node.attrs["extra_inputs"], ins[2:]))}
+
+
+def _allowed_mask(node: Node, r: dict[str, str], heads_axis: bool) -> str | None:
+    """The boolean 'may attend' mask (True = attend), broadcastable to the scores
+    (N, [heads,] T, S), from the explicit attention mask, the Embedding masks and the
+    causal mask; None when nothing is masked."""
+    h = "None, " if heads_axis else ""
+    terms = []
+    if "attention_mask" in r:
+        am = f"{atom(r['attention_mask'])}.bool()"
+        terms.append(f"{am}.unsqueeze(1)" if heads_axis else am)
+    if "query_mask" in r:
+        terms.append(f"({atom(r['query_mask'])} != 0)[:, {h}:, None]")
+    for role in ("value_mask", "key_mask"):
+        if role in r:
+            terms.append(f"({atom(r[role])} != 0)[:, {h}None, :]")
+    if node.attrs["use_causal_mask"]:
+        q, v = atom(r["query"]), atom(r["value"])
+        terms.append(f"torch.ones({q}.shape[1], {v}.shape[1], dtype=torch.bool, device={q}.device).tril()")
+    return " & ".join(terms) if terms else None
+
+
+def _uses_nn_multihead(node: Node) -> bool:
+    """nn.MultiheadAttention computes Keras' layer when the heads split the query's
+    features, values have the keys' size, the output has the query's size and at most a
+    causal mask applies (other masks can fully mask a row: Keras attends uniformly there,
+    nn.MultiheadAttention gives NaN)."""
+    a = node.attrs
+    e = node.inputs[0].shape[-1]
+    masks = set(a["extra_inputs"]) - {"key"}
+    return (a["num_heads"] * a["key_dim"] == e and (a["value_dim"] or a["key_dim"]) == a["key_dim"]
+            and (a["output_dim"] or e) == e and not masks)
+
+
+def _glorot_heads(m_weight: str, fan: int) -> str:
+    """Keras' glorot_uniform on an einsum kernel: limit sqrt(6 / fan) with its own fans."""
+    return f"nn.init.uniform_({m_weight}, -math.sqrt(6.0 / {fan}), math.sqrt(6.0 / {fan}))"
+
+
+def _mha_kernel_init(node: Node, target: str, fan: int) -> str:
+    chosen = node.meta.get("initializers", {}).get("kernel_initializer", "glorot_uniform")
+    if chosen in ("glorot_uniform", "GlorotUniform"):
+        return _glorot_heads(target, fan)
+    return init_line(node, "kernel_initializer", target, "glorot_uniform")
+
+
+@emitter("multi_head_attention")
+def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    roles = a["extra_inputs"]
+    n, j = a["num_heads"], a["key_dim"]
+    lv = a["value_dim"] or j
+    q_in = node.inputs[0].shape[-1]
+    v_in = node.inputs[1].shape[-1]
+    k_in = node.inputs[2 + roles.index("key")].shape[-1] if "key" in roles else v_in
+    out = a["output_dim"] or q_in
+    # Keras' glorot fans on the (features, heads, size) and (heads, size, out) kernels
+    fans = {"query": q_in * (n + j), "key": k_in * (n + j), "value": v_in * (n + lv), "output": n * (lv + out)}
+    bias = a["use_bias"]
+    if _uses_nn_multihead(node):
+        kwargs = {"batch_first": True}
+        if a["dropout"]:
+            kwargs["dropout"] = a["dropout"]
+        if not bias:
+            kwargs["bias"] = False
+        if k_in != q_in:
+            kwargs["kdim"] = k_in
+        if v_in != q_in:
+            kwargs["vdim"] = v_in
+        module = call("nn.MultiheadAttention", lit(q_in), lit(n), **kwargs)
+        packed = k_in == q_in and v_in == q_in
+        if packed:
+            state = [StateEntry("in_proj_weight", ("query_kernel", "key_kernel", "value_kernel"),
+                                Transform.HEADS_KERNEL)]
+            e = q_in
+            init = [_mha_kernel_init(node, f"{m}.in_proj_weight[{i * e}:{(i + 1) * e}]", fans[p])
+                    for i, p in enumerate(("query", "key", "value"))]
+        else:
+            state = [StateEntry(f"{p[0]}_proj_weight", f"{p}_kernel", Transform.HEADS_KERNEL)
+                     for p in ("query", "key", "value")]
+            init = [_mha_kernel_init(node, f"{m}.{p[0]}_proj_weight", fans[p]) for p in ("query", "key", "value")]
+        if bias:
+            state.append(StateEntry("in_proj_bias", ("query_bias", "key_bias", "value_bias"), Transform.FLATTEN))
+            init.append(f"nn.init.zeros_({m}.in_proj_bias)")
+        state.append(StateEntry("out_proj.weight", "output_kernel", Transform.HEADS_OUTPUT_KERNEL))
+        init.append(_mha_kernel_init(node, f"{m}.out_proj.weight", fans["output"]))
+        if bias:
+            state.append(StateEntry("out_proj.bias", "output_bias", Transform.IDENTITY))
+            init.append(f"nn.init.zeros_({m}.out_proj.bias)")
+
+        def fn(ins):
+            r = _roles(node, ins)
+            key = r.get("key", r["value"])
+            extra = ""
+            if a["use_causal_mask"]:
+                q, v = atom(r["query"]), atom(r["value"])
+                # torch's boolean attn_mask marks the positions that may NOT be attended
+                extra = (f", attn_mask=torch.ones({q}.shape[1], {v}.shape[1], dtype=torch.bool, "
+                         f"device={q}.device).triu(1)")
+            return f"{m}({r['query']}, {key}, {r['value']}{extra}, need_weights=False)[0]"
+
+        return Emission(module, fn, state=state, init=init, imports={"import math"})
+
+    layers = {"query": (q_in, n * j), "key": (k_in, n * j), "value": (v_in, n * lv), "output": (n * lv, out)}
+    parts = ", ".join(f"{p}={call('nn.Linear', lit(i), lit(o), **({} if bias else {'bias': False}))}"
+                      for p, (i, o) in layers.items())
+    module = f"nn.ModuleDict(dict({parts}))"
+    state = []
+    init = []
+    for p in layers:
+        state.append(StateEntry(f"{p}.weight", f"{p}_kernel",
+                                Transform.HEADS_OUTPUT_KERNEL if p == "output" else Transform.HEADS_KERNEL))
+        init.append(_mha_kernel_init(node, f"{m}.{p}.weight", fans[p]))
+        if bias:
+            state.append(StateEntry(f"{p}.bias", f"{p}_bias", Transform.IDENTITY if p == "output"
+                                    else Transform.FLATTEN))
+            init.append(f"nn.init.zeros_({m}.{p}.bias)")
+
+    def statements(ins, outs):
+        r = _roles(node, ins)
+        o = outs[0]
+        key = r.get("key", r["value"])
+        lines = [f"{o}_q = {m}.query({r['query']}).unflatten(-1, ({n}, {j})).transpose(1, 2)",
+                 f"{o}_k = {m}.key({key}).unflatten(-1, ({n}, {j})).transpose(1, 2)",
+                 f"{o}_v = {m}.value({r['value']}).unflatten(-1, ({n}, {lv})).transpose(1, 2)"]
+        kwargs = ""
+        only_causal = a["use_causal_mask"] and not (set(roles) - {"key"})
+        allowed = None if only_causal else _allowed_mask(node, r, heads_axis=True)
+        if only_causal:
+            kwargs = ", is_causal=True"
+        elif allowed is not None:
+            # a masked position gets a huge negative score (a fully masked row attends
+            # uniformly, as in Keras) rather than -inf
+            lines.append(f"{o}_bias = torch.where({allowed}, 0.0, {_MASK_BIAS})")
+            kwargs = f", attn_mask={o}_bias"
+        if a["dropout"]:
+            kwargs += f", dropout_p={lit(a['dropout'])} if self.training else 0.0"
+        lines += [f"{o} = F.scaled_dot_product_attention({o}_q, {o}_k, {o}_v{kwargs})",
+                  f"{o} = {m}.output({o}.transpose(1, 2).flatten(2))"]
+        return lines
+
+    return Emission(module, statements=statements, state=state, init=init, imports={"import math"})
+
+
+@emitter("attention", "additive_attention")
+def emit_attention_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    params = [p.name for p in node.spec.active_params(a)]
+    dim = node.inputs[0].shape[-1]
+    module = state = None
+    init: list[str] = []
+    imports: set[str] = set()
+    if params:
+        shape = {"scale": (dim,) if node.op == "additive_attention" else ()}
+        made = {p: f"nn.Parameter(torch.ones({lit(shape.get(p, ()))}))" for p in params}
+        module = f"nn.ParameterDict(dict({', '.join(f'{p}={v}' for p, v in made.items())}))"
+        state = [StateEntry(p, p, Transform.IDENTITY) for p in sorted(params)]  # ParameterDict sorts a dict
+        if node.op == "additive_attention":
+            # Keras' glorot_uniform on a (dim,) weight: fan_in = fan_out = dim
+            init = [f"nn.init.uniform_({m}.scale, -math.sqrt(3.0 / {dim}), math.sqrt(3.0 / {dim}))"]
+            imports = {"import math"}
+
+    def statements(ins, outs):
+        r = _roles(node, ins)
+        o = outs[0]
+        q, k, v = atom(r["query"]), atom(r.get("key", r["value"])), r["value"]
+        if node.op == "additive_attention":
+            scale = f"{m}.scale * " if a["use_scale"] else ""
+            scores = f"({scale}torch.tanh({q}.unsqueeze(-2) + {k}.unsqueeze(-3))).sum(-1)"
+        elif a["score_mode"] == "concat":
+            inner = f"{q}.unsqueeze(-2) + {k}.unsqueeze(-3)"
+            if a["use_scale"]:
+                inner = f"{m}.scale * ({inner})"
+            scores = f"{m}.concat_score_weight * torch.tanh({inner}).sum(-1)"
+        else:
+            scores = f"{q} @ {k}.transpose(-2, -1)"
+            if a["use_scale"]:
+                scores = f"{scores} * {m}.scale"
+        lines = [f"{o}_logits = {scores}"]
+        terms = []
+        if "value_mask" in r:
+            terms.append(f"({atom(r['value_mask'])} != 0)[:, None, :]")
+        if a["use_causal_mask"]:
+            terms.append(f"torch.ones({o}_logits.shape[-2:], dtype=torch.bool, device={o}_logits.device).tril()")
+        if terms:
+            # Keras subtracts 1e9 from the scores of the positions that may not be attended
+            lines.append(f"{o}_logits = {o}_logits - 1e9 * ~({' & '.join(terms)})")
+        weights = f"{o}_logits.softmax(dim=-1)"
+        if a["dropout"]:
+            weights = f"F.dropout({weights}, {lit(a['dropout'])}, self.training)"
+        lines.append(f"{o} = {weights} @ {atom(v)}")
+        if "query_mask" in r:
+            lines.append(f"{o} = {o}.masked_fill(({atom(r['query_mask'])} == 0).unsqueeze(-1), 0.0)")
+        return lines
+
+    return Emission(module, statements=statements, state=state or [], init=init, imports=imports,
+                    parameter=False)
+
+
+# ---------------------------------------------------------------------------------
+# More normalisation and preprocessing
+# ---------------------------------------------------------------------------------
+@emitter("rms_norm")
+def emit_rms_norm_torch(node: Node, m: str) -> Emission:
+    pre, post, shape = _normalized_axes(node)
+    module = call("nn.RMSNorm", lit(shape[0] if len(shape) == 1 else shape), eps=node.attrs["epsilon"])
+    return Emission(module, lambda ins: post(f"{m}({pre(ins[0])})"),
+                    state=[StateEntry("weight", "gamma", Transform.IDENTITY)])
+
+
+@emitter("group_norm")
+def emit_group_norm_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    x = node.inputs[0]
+    axis = a["axis"] % len(x.shape)
+    channels = x.shape[axis]
+    groups = channels if a["groups"] == -1 else a["groups"]
+    center, scale = a["center"], a["scale"]
+    kwargs = {"eps": a["epsilon"]}
+    if not (center and scale):
+        kwargs["affine"] = False
+    module = call("nn.GroupNorm", lit(groups), lit(channels), **kwargs)
+    return _channel_norm_emission(node, m, module, [], axis)
+
+
+@emitter("normalization")
+def emit_normalization_torch(node: Node, m: str) -> Emission:
+    import numpy as np
+
+    a = node.attrs
+    x = node.inputs[0]
+    rank = len(x.shape)
+    to_source = Layout(x.layout, channels_last_of(x.layout)) if is_channels_first(x.layout) else None
+    src_shape = to_source.shape(x.shape) if to_source else tuple(x.shape)
+    kept = sorted({to_source.axis(ax % rank) if to_source else ax % rank for ax in a["axis"]})
+    src_view = tuple(src_shape[d] if d in kept else 1 for d in range(rank))
+    back = Layout(channels_last_of(x.layout), x.layout).perm if to_source else None
+    view = tuple(src_view[p] for p in back) if back else src_view
+    # the kept axes in the same relative order in both layouts: a view suffices
+    in_order = back is None or [p for p in back if p in kept] == kept
+
+    def shaped(t: str) -> str:
+        if in_order:
+            return f"{t}.view{lit(tuple(view))}" if any(v != 1 for v in view) else t
+        return f"{t}.view{lit(src_view)}.permute{lit(tuple(back))}"
+
+    buffers = []
+    if a["mean"] is None:
+        stat = tuple(src_shape[d] for d in kept)
+        buffers = [("mean", "mean", f"torch.zeros({lit(stat)})"), ("variance", "variance", f"torch.ones({lit(stat)})"),
+                   ("count", "count", "torch.zeros((), dtype=torch.int64)")]
+        mean, var = shaped(f"{m}_mean"), shaped(f"{m}_variance")
+    else:
+        def constant(values) -> str:
+            arr = np.broadcast_to(_keras_stat(np.asarray(values, np.float32), src_view, kept), src_view)
+            if back:
+                arr = arr.transpose(back)
+            flat = [float(str(v)) for v in np.asarray(arr, np.float32).reshape(-1)]
+            text = f"{{x}}.new_tensor({lit(flat if len(flat) > 1 else flat[0])})"
+            return f"{text}.view{lit(tuple(arr.shape))}" if len(flat) > 1 else text
+
+        mean, var = constant(a["mean"]), constant(a["variance"])
+
+    def fn(ins):
+        xe = atom(ins[0])
+        mu, v = mean.format(x=xe), var.format(x=xe)
+        std = f"{atom(v)}.sqrt().clamp_min(1e-07)"  # Keras: max(sqrt(variance), epsilon)
+        if a["invert"]:
+            return f"({mu} + {xe} * {std})"
+        return f"({xe} - {mu}) / {std}"
+
+    return Emission(None, fn, buffers=buffers, unary=True)
+
+
+def _keras_stat(values, src_view: tuple, kept: list):
+    """A given mean/variance aligned to the kept axes from the right, as Keras does."""
+    if values.ndim == 0:
+        return values
+    shape = [1] * len(src_view)
+    for i in range(1, values.ndim + 1):
+        shape[kept[-i]] = values.shape[-i]
+    return values.reshape(shape)
+
+
+
+
+@emitter("random_augmentation")
+def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    kind, config = a["kind"], a["config"] or {}
+    x = node.inputs[0]
+    h_axis, w_axis = spatial_axes(x.layout)[-2:] if len(x.shape) == 4 else (None, None)
+
+    def statements(ins, outs):
+        o, xe = outs[0], ins[0]
+        lines = [] if o == xe else [f"{o} = {xe}"]
+        if kind == "RandomFlip" and h_axis is not None:
+            mode = config.get("mode", "horizontal_and_vertical")
+            dims = {"horizontal": (w_axis,), "vertical": (h_axis,), "horizontal_and_vertical": (h_axis, w_axis)}[mode]
+            flip = f"{o}.flip({dims[0]})" if len(dims) == 1 else f"{o}.flip({lit(dims)})"
+            return lines + [
+                f"# RandomFlip({mode!r}) in training: each image flipped with probability 0.5, as in Keras",
+                "if self.training:",
+                f"    {o} = torch.where(torch.rand({o}.shape[0], 1, 1, 1, device={o}.device) <= 0.5, {flip}, {o})"]
+        if kind == "RandomContrast" and h_axis is not None:
+            factor = config["factor"]
+            if isinstance(factor, (list, tuple)):
+                lower, upper = sorted(float(f) for f in factor)
+            else:
+                lower, upper = max(-abs(float(factor)), 0.0), abs(float(factor))  # Keras' bounds (0, 1)
+            low, high = config.get("value_range", (0, 255))
+            return lines + [
+                f"# RandomContrast in training: one factor per image in [{1.0 - lower}, {1.0 + upper}], as in Keras",
+                "if self.training:",
+                f"    {o}_mean = {o}.mean(dim=({h_axis}, {w_axis}), keepdim=True)",
+                f"    {o}_factor = torch.empty({o}.shape[0], 1, 1, 1, device={o}.device).uniform_("
+                f"{lit(1.0 - lower)}, {lit(1.0 + upper)})",
+                f"    {o} = (({o} - {o}_mean) * {o}_factor + {o}_mean).clamp({lit(float(low))}, {lit(float(high))})"]
+        shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
+        return lines + [f"# {kind}({shown}):",
+                        "# the identity here; its training-time augmentation has no faithful torch form",
+                        "# (without torchvision): augment in the data pipeline instead"]
+
+    return Emission(None, statements=statements)
+
+
+@emitter("resizing")
+def emit_resizing_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    mode = {"bilinear": "bilinear", "nearest": "nearest-exact"}[a["interpolation"]]
+    extra = ", align_corners=False" if mode == "bilinear" else ""  # half-pixel centres, as tf.image.resize
+    return Emission(None, lambda ins: f'F.interpolate({ins[0]}, size={lit(tuple(a["size"]))}, mode="{mode}"{extra})',
+                    unary=True)
+
+
+@emitter("center_crop")
+def emit_center_crop_torch(node: Node, m: str) -> Emission:
+    x = node.inputs[0]
+    slices = [":"] * len(x.shape)
+    for ax, size in zip(spatial_axes(x.layout), node.attrs["size"]):
+        start = (x.shape[ax] - size) // 2
+        slices[ax] = f"{start or ''}:{start + size}"
+    while slices and slices[-1] == ":":
+        slices.pop()
+    return Emission(None, lambda ins: f"{atom(ins[0])}[{', '.join(slices)}]", unary=True)

@@ -212,6 +212,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
                     init_lines.append(f"self.{node.name}_{suffix} = nn.Parameter(torch.{init}({size}))")
                 init_lines += em.setup
                 reset_lines += em.init
+            for suffix, _source, value in em.buffers:
+                init_lines.append(f'self.register_buffer("{node.name}_{suffix}", {value})')
         args = _arg_names(graph)
         forward = _ForwardWriter(graph, emissions, args).write()
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)

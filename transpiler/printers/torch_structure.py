@@ -207,6 +207,7 @@ class StructurePrinter:
                 if m.node is not None:
                     em = _emit(m.node, f"self.{m.attr}")
                     self.imports |= em.imports
+                    init += [f'self.register_buffer("{m.attr}_{suffix}", {value})' for suffix, _src, value in em.buffers]
                     if em.module is None:
                         continue
                     site = m.node.meta.get("site_comments", ()) if info.scope is not None else ()

@@ -90,6 +90,9 @@ def check_layer(node: Node, layer: CheckpointLayer, path: str) -> dict[str, obje
     names = param_names(node)
     shapes = expected_shapes(node)
     label = f"layer {node.source_name!r} ({node.op})"
+    op, attrs = source_op(node)
+    # an integer buffer (a Normalization's sample count) stays an integer
+    counters = {p.name for p in ops_table.get(op).active_params(attrs) if not p.trainable and not p.layout}
     if len(layer.tensors) != len(names):
         raise CheckpointError(
             f"{path}: {label}: the checkpoint holds {len(layer.tensors)} tensors "
@@ -100,7 +103,7 @@ def check_layer(node: Node, layer: CheckpointLayer, path: str) -> dict[str, obje
         if have != shapes[name]:
             raise CheckpointError(f"{path}: {label} {name}: the checkpoint's tensor {tensor.name} has "
                                   f"shape {have}, the model needs {shapes[name]}")
-        if np.dtype(tensor.dtype).kind != "f":
+        if np.dtype(tensor.dtype).kind != "f" and not (name in counters and np.dtype(tensor.dtype).kind in "iu"):
             raise CheckpointError(f"{path}: {label} {name}: dtype {tensor.dtype} where the model "
                                   "needs floating point")
         out[name] = tensor
@@ -122,22 +125,22 @@ def keras_to_torch(graph: Graph, ckpt_path: str, out_path: str, chunk_bytes: int
         plan = torch_plan(graph)
         cache: dict[str, np.ndarray] = {}
 
-        def produce(entry) -> Lazy:
-            if entry.constant is not None:
-                return entry.lazy(None)
-            ds = datasets[entry.layer][entry.param]
+        def read(layer: str, param: str) -> np.ndarray:
+            ds = datasets[layer][param]
             if ds.name not in cache:
                 cache.clear()  # tensors of one layer are consecutive: keep one at a time
                 cache[ds.name] = ck.read(ds)
-            return entry.lazy(cache[ds.name])
+            return cache[ds.name]
+
+        def produce(entry) -> Lazy:
+            return entry.gather(lambda p: read(entry.layer, p))
 
         def spec(entry):
             if entry.constant is not None:
                 lazy = entry.lazy(None)
                 return entry.key, lazy.shape, lazy.dtype
-            ds = datasets[entry.layer][entry.param]
-            dummy = np.broadcast_to(np.zeros((), dtype=ds.dtype), ds.shape)
-            return entry.key, entry.lazy(dummy).shape, ds.dtype
+            dss = [datasets[entry.layer][p] for p in entry.parts]
+            return entry.key, entry.torch_shape({p: ds.shape for p, ds in zip(entry.parts, dss)}), dss[0].dtype
 
         report.tensors = len(plan)
         if out_path.endswith(".pt"):
@@ -245,7 +248,7 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
     for e in plan:
         if e.constant is not None:
             continue
-        want = e.lazy(np.broadcast_to(np.zeros((), np.float32), expected_shapes(e.node)[e.param])).shape
+        want = e.torch_shape(expected_shapes(e.node))
         have = tuple(state[e.key].shape)
         if have != tuple(want):
             raise CheckpointError(f"{ckpt_path}: {e.key} (layer {e.layer!r}, {e.node.op}): shape {have}, "
@@ -262,6 +265,8 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
         if ops_table.get(op).wraps:
             prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(attrs["layer"]["op"]))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
+        elif op == "multi_head_attention":
+            inner = ("query", "key", "value", "attention_output")
         layers.append(KerasLayerOut(_keras_class(node), node.source_name, op, tensors, inner))
     write_keras_weights(out_path, model_name or graph.name, layers)
     report.tensors = sum(len(layer.tensors) for layer in layers)
@@ -316,6 +321,8 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
         if node.op == "bidirectional":
             prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(node.attrs["layer"]["op"]))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
+        elif node.op == "multi_head_attention":
+            inner = ("query", "key", "value", "attention_output")
         layers.append(KerasLayerOut(cls, node.name, node.op, weights.get(node.name, []), inner))
     write_keras_weights(out_path, model_name or graph.name, layers)
     report.tensors = sum(len(layer.tensors) for layer in layers)

@@ -34,8 +34,12 @@ from transpiler.weights.errors import CheckpointError
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 ZIP_MAGIC = b"PK\x03\x04"
-#: sub-objects of a layer that hold weights, in the order Keras lists them
-SUBLAYERS = ("cell", "forward_layer", "backward_layer")
+#: sub-objects of a layer that hold weights, in the order Keras lists them (a
+#: MultiHeadAttention keeps its four projections under ``*_dense``)
+MHA_PARTS = ("query_dense", "key_dense", "value_dense", "output_dense")
+SUBLAYERS = ("cell", "forward_layer", "backward_layer") + MHA_PARTS
+#: their names in a legacy .h5 file's weight names
+MHA_LEGACY_PARTS = ("query", "key", "value", "attention_output")
 
 
 def sniff(path: str) -> str:
@@ -265,9 +269,14 @@ def _nested_legacy(layers, name, path, names, tensors) -> None:
     ``dense_2``; a recurrent cell or a Bidirectional half belongs to its wrapper
     (``bidirectional/forward_lstm/lstm_cell/kernel`` to ``bidirectional``)."""
     groups: dict[str, list] = {}
-    for w, t in zip(names, tensors):
-        parts = w.split(":")[0].split("/")[:-1]
-        while len(parts) > 1 and _is_weight_part(parts[-1]):
+    paths = [w.split(":")[0].split("/")[:-1] for w in names]
+    # a MultiHeadAttention's projections: all four under one layer (a lone "query" is a layer)
+    attention = {tuple(p[:-1]) for p in paths if p and p[-1] == "query" and all(
+        [*p[:-1], part] in paths for part in MHA_LEGACY_PARTS)}
+    for parts, t in zip(paths, tensors):
+        parts = list(parts)
+        while len(parts) > 1 and (_is_weight_part(parts[-1]) or (
+                parts[-1] in MHA_LEGACY_PARTS and tuple(parts[:-1]) in attention)):
             parts.pop()
         owner = parts[-1] if parts else name
         groups.setdefault(owner, []).append(t)
@@ -349,7 +358,8 @@ def _layer_tensors(g) -> list:
 # ---------------------------------------------------------------------------------
 #: where a layer's tensors live under its group, by op (default: its own vars)
 SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",),
-            "bidirectional": ("forward_layer/cell", "backward_layer/cell")}
+            "bidirectional": ("forward_layer/cell", "backward_layer/cell"),
+            "multi_head_attention": MHA_PARTS}
 
 
 @dataclass

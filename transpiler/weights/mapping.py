@@ -33,21 +33,61 @@ from transpiler.weights.transforms import (
 
 @dataclass
 class PlanEntry:
-    """One state_dict tensor: ``key`` ← source layer ``layer``'s canonical ``param``."""
+    """One state_dict tensor: ``key`` ← source layer ``layer``'s canonical ``param``.
+
+    A packed tensor (nn.MultiheadAttention's ``in_proj_weight``) has a tuple of params:
+    each is transformed and the results are stacked along axis 0.
+    """
 
     key: str
     layer: str
-    param: str
+    param: str | tuple[str, ...]
     node: Node
     param_steps: list = field(default_factory=list)
     transform: Transform = Transform.IDENTITY
     #: a torch buffer with no source counterpart holds this value (``param`` is None)
     constant: int | float | None = None
 
+    @property
+    def packed(self) -> bool:
+        return isinstance(self.param, tuple)
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The canonical params this tensor is made of (one unless packed)."""
+        return self.param if isinstance(self.param, tuple) else (self.param,)
+
+    def gather(self, lookup) -> Lazy:
+        """This key's torch tensor from ``lookup(param) -> canonical array``."""
+        if self.constant is not None:
+            return self.lazy(None)
+        arrays = [lookup(p) for p in self.parts]
+        return self.lazy(arrays if self.packed else arrays[0])
+
+    def torch_shape(self, canonical_shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+        """The torch tensor's shape given each part's canonical shape."""
+        return self.gather(lambda p: np.broadcast_to(np.zeros((), np.float32), canonical_shapes[p])).shape
+
+    def invert_parts(self, array: np.ndarray, canonical_shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+        """A torch tensor of this key → ``{param: canonical array}`` (a packed one is split)."""
+        if not self.packed:
+            return {self.param: self.invert(array, canonical_shapes[self.param])}
+        a = np.asarray(array)
+        out, start = {}, 0
+        for p in self.parts:
+            rows = apply_lazy(self.transform, Lazy(np.broadcast_to(np.zeros((), a.dtype),
+                                                                   canonical_shapes[p]))).shape[0]
+            out[p] = invert(self.transform, a[start:start + rows], canonical_shapes[p])
+            start += rows
+        return out
+
     def lazy(self, array: Any) -> Lazy:
         """The canonical ``array`` transformed into this key's torch layout (a lazy view)."""
         if self.constant is not None:
             return Lazy(np.array(self.constant, dtype=np.int64 if isinstance(self.constant, int) else np.float32))
+        if self.packed:
+            pieces = [apply_lazy(self.transform, Lazy(np.asarray(a))).materialize() for a in array]
+            return Lazy(np.concatenate(pieces, axis=0))
         x = Lazy(np.asarray(array))
         for step in self.param_steps:
             x = param_transform_lazy(step, x)
@@ -65,7 +105,7 @@ class PlanEntry:
         elif self.transform is Transform.GRU_BIAS_RECURRENT and len(canonical_shape) == 2:
             a = invert(self.transform, a)[None]
         else:
-            a = invert(self.transform, a)
+            a = invert(self.transform, a, canonical_shape)
         for step in reversed(self.param_steps):
             a = invert_param_transform(step, a)
         return a
@@ -73,12 +113,12 @@ class PlanEntry:
 
 def torch_plan(graph: Graph) -> list[PlanEntry]:
     """Every tensor of the generated module's ``state_dict()``, in its order: a module's
-    own ``nn.Parameter`` attributes first, then each submodule's tensors, recursively
-    (the modules of a structured model: ``blocks.0.expand.weight``)."""
+    own ``nn.Parameter`` attributes first, then its buffers, then each submodule's tensors,
+    recursively (the modules of a structured model: ``blocks.0.expand.weight``)."""
     st = build_structure(graph)
     seen: set[str] = set()
 
-    def entries(node: Node, path: str, own_prefix: str, own: list, subs: list) -> None:
+    def entries(node: Node, path: str, own_prefix: str, own: list, buffers: list, subs: list) -> None:
         em = torch_ops.emit(node)
         renames = node.meta.get("param_source", {})
         for entry in em.state:
@@ -94,25 +134,32 @@ def torch_plan(graph: Graph) -> list[PlanEntry]:
             if key not in seen:
                 own.append(PlanEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
                 seen.add(key)
+        for suffix, src, _value in em.buffers:
+            key = f"{own_prefix}{path.rsplit('.', 1)[-1]}_{suffix}"
+            if key not in seen:
+                buffers.append(PlanEntry(key, node.source_name, src, node))
+                seen.add(key)
 
     if not st.nested:
         own: list[PlanEntry] = []
+        buffers: list[PlanEntry] = []
         subs: list[PlanEntry] = []
         for node in graph.nodes:
-            entries(node, node.name, "", own, subs)
-        return own + subs
+            entries(node, node.name, "", own, buffers, subs)
+        return own + buffers + subs
 
     def walk(info: ModuleInfo) -> list[PlanEntry]:
         own: list[PlanEntry] = []
+        buffers: list[PlanEntry] = []
         subs: list[PlanEntry] = []
         prefix = f"{info.path}." if info.path else ""
         for m in info.members:
             for item in m.items if m.items is not None else [m]:
                 if item.node is not None:
-                    entries(item.node, st.path(item.node), prefix, own, subs)
+                    entries(item.node, st.path(item.node), prefix, own, buffers, subs)
                 else:
                     subs += walk(item.scope)
-        return own + subs
+        return own + buffers + subs
 
     return walk(st.root)
 
@@ -137,9 +184,10 @@ def torch_state_dict(graph: Graph, canonical: dict[str, dict[str, Any]]) -> dict
             out[entry.key] = entry.lazy(None).materialize()
             continue
         params = canonical.get(entry.layer, {})
-        if entry.param not in params:
-            raise KeyError(f"layer {entry.layer!r} ({entry.node.op}) has no param {entry.param!r}")
-        out[entry.key] = entry.lazy(params[entry.param]).materialize()
+        for part in entry.parts:
+            if part not in params:
+                raise KeyError(f"layer {entry.layer!r} ({entry.node.op}) has no param {part!r}")
+        out[entry.key] = entry.gather(params.__getitem__).materialize()
     return out
 
 
@@ -156,6 +204,9 @@ def canonical_from_torch(graph: Graph, state: dict[str, Any]) -> dict[str, dict[
             continue
         if entry.key not in state:
             raise KeyError(entry.key)
+        if entry.packed:
+            out.setdefault(entry.layer, {}).update(entry.invert_parts(state[entry.key], expected_shapes(entry.node)))
+            continue
         shape = expected_shapes(entry.node)[entry.param]
         if entry.transform is Transform.ZEROS:
             folded.append((entry, np.asarray(state[entry.key])))

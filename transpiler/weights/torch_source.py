@@ -76,8 +76,7 @@ def check_state(graph: Graph, state: dict[str, Any], path: str) -> None:
     for e in plan:
         if e.constant is not None:
             continue
-        shape = expected_shapes(e.node)[e.param]
-        want = e.lazy(np.broadcast_to(np.zeros((), np.float32), shape)).shape
+        want = e.torch_shape(expected_shapes(e.node))
         have = tuple(np.shape(state[e.key]))
         if have != tuple(want):
             raise CheckpointError(f"{path}: {e.key} ({e.node.op}): shape {have}, the model needs {tuple(want)}")
@@ -93,8 +92,11 @@ def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict
     for entry in _plan(graph):
         if entry.constant is not None:
             continue
-        shape = expected_shapes(entry.node)[entry.param]
         array = np.asarray(state[entry.key], dtype=np.float32)
+        if entry.packed:
+            out.setdefault(entry.layer, {}).update(entry.invert_parts(array, expected_shapes(entry.node)))
+            continue
+        shape = expected_shapes(entry.node)[entry.param]
         if entry.transform is Transform.ZEROS:
             folded.append((entry, array))
             continue

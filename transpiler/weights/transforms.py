@@ -37,8 +37,14 @@ class Transform(Enum):
     ZEROS = "zeros"
     #: PReLU alpha (*spatial, C) → (C, *spatial)
     CHANNELS_FIRST = "channels_first"
-    #: PReLU alpha shared over every axis but one, e.g. (1, 1, C) → nn.PReLU weight (C,)
+    #: PReLU alpha shared over every axis but one, e.g. (1, 1, C) → nn.PReLU weight (C,);
+    #: a MultiHeadAttention bias (heads, size) → Linear bias (heads * size,)
     FLATTEN = "flatten"
+    #: MultiHeadAttention query/key/value kernel (features, heads, size) → Linear weight
+    #: (heads * size, features): head h owns rows h*size … (h+1)*size - 1, as torch splits them
+    HEADS_KERNEL = "heads_kernel"
+    #: MultiHeadAttention output kernel (heads, size, out) → Linear weight (out, heads * size)
+    HEADS_OUTPUT_KERNEL = "heads_output_kernel"
 
 
 def gru_order(n: int) -> np.ndarray:
@@ -170,6 +176,10 @@ def apply_lazy(transform: Transform, x: Lazy) -> Lazy:
         return x.permute((n - 1, *range(n - 1)))
     if transform is Transform.FLATTEN:
         return Lazy(x.materialize().reshape(-1))
+    if transform is Transform.HEADS_KERNEL:
+        return Lazy(x.materialize().reshape(x.shape[0], -1)).permute((1, 0))
+    if transform is Transform.HEADS_OUTPUT_KERNEL:
+        return Lazy(x.materialize().reshape(-1, x.shape[-1])).permute((1, 0))
     raise ValueError(transform)  # pragma: no cover - the enum is closed
 
 
@@ -178,9 +188,16 @@ def apply(transform: Transform, array: np.ndarray) -> np.ndarray:
     return apply_lazy(transform, Lazy(np.asarray(array))).materialize()
 
 
-def invert(transform: Transform, array: np.ndarray) -> np.ndarray:
-    """Torch ``array`` → the canonical layout (inverse of ``apply``)."""
+def invert(transform: Transform, array: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Torch ``array`` → the canonical layout (inverse of ``apply``); the reshaping
+    transforms need the canonical ``shape``."""
     a = np.asarray(array)
+    if transform in (Transform.FLATTEN, Transform.HEADS_KERNEL, Transform.HEADS_OUTPUT_KERNEL):
+        if shape is None:
+            raise ValueError(f"{transform} needs the canonical shape to invert")
+        if transform is Transform.FLATTEN:
+            return invert_flatten(a, shape)
+        return np.ascontiguousarray(a.T.reshape(shape))
     if transform is Transform.IDENTITY:
         out = a
     elif transform is Transform.TRANSPOSE:
@@ -200,7 +217,7 @@ def invert(transform: Transform, array: np.ndarray) -> np.ndarray:
         out = np.moveaxis(a, 0, -1)
     else:
         raise ValueError(f"{transform} is not invertible")
-    return np.ascontiguousarray(out)
+    return np.ascontiguousarray(out).reshape(np.shape(out))  # (keeps a 0-d scalar 0-d)
 
 
 def invert_depthwise(array: np.ndarray, mult: int) -> np.ndarray:

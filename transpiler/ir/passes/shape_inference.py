@@ -297,3 +297,31 @@ def _bidirectional(node, shapes, layouts):
         states = 2 if inner["op"] == "lstm" else 1
         outs += [((n, units), "NC")] * (2 * states)
     return outs
+
+
+@rule("multi_head_attention")
+def _multi_head_attention(node, shapes, layouts):
+    query = shapes[0]
+    width = node.attrs["output_dim"] or query[-1]
+    return [(query[:-1] + (width,), layouts[0] if len(query) != 3 else "NWC")]
+
+
+@rule("attention", "additive_attention")
+def _attention(node, shapes, layouts):
+    query, value = shapes[0], shapes[1]
+    roles = node.attrs["extra_inputs"]
+    key = shapes[2 + roles.index("key")] if "key" in roles else value
+    if len(query) != 3 or query[-1] != key[-1] or key[1] != value[1]:
+        raise IRError(f"{node!r}: query {query}, key {key} and value {value} do not fit "
+                      "(queries and keys need the same features, keys and values the same steps)")
+    return [(query[:-1] + (value[-1],), "NWC")]
+
+
+@rule("rms_norm", "group_norm", "normalization", "random_augmentation")
+def _same_shape(node, shapes, layouts):
+    return [(shapes[0], layouts[0])]
+
+
+@rule("resizing", "center_crop")
+def _resize(node, shapes, layouts):
+    return [(_with(shapes[0], layouts[0], list(node.attrs["size"]), None), layouts[0])]
