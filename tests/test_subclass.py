@@ -239,13 +239,15 @@ def test_add_weight_becomes_an_nn_parameter():
     assert max_error(checked) <= 1e-5
 
 
-def test_add_weight_checkpoint_converts(tmp_path):
-    """Keras saves a layer's own weights under layers/<name>/vars/<i>, trainable first."""
-    result = translate(ADD_WEIGHT, "net.py")
+def _checkpoint_roundtrip(source: str, tmp_path, seed: int) -> float:
+    """Keras model of ``source`` with random weights → .weights.h5 → safetensors → the
+    generated module: the largest output difference."""
+    result = translate(source, "net.py")
     graph = result.program.models[0].graph
     keras.backend.clear_session()
-    kmodel = load_source_module(ADD_WEIGHT).build_model()
-    randomize_keras_weights(kmodel, 3)
+    kmodel = load_source_module(source).build_model()
+    verify.ensure_built(kmodel, graph)
+    randomize_keras_weights(kmodel, seed)
     ckpt = str(tmp_path / "net.weights.h5")
     kmodel.save_weights(ckpt)
     out = str(tmp_path / "net.safetensors")
@@ -253,25 +255,17 @@ def test_add_weight_checkpoint_converts(tmp_path):
     tmodel = verify.load_generated(result.text).build_model()
     tmodel.load_state_dict(load_file(out), strict=True)
     inputs = verify.random_inputs(graph, 3, 0)
-    assert max(c.max_abs for c in verify.run_both(kmodel, tmodel, graph, inputs)) <= 1e-5
+    return max(c.max_abs for c in verify.run_both(kmodel, tmodel, graph, inputs))
+
+
+def test_add_weight_checkpoint_converts(tmp_path):
+    """Keras saves a layer's own weights under layers/<name>/vars/<i>, trainable first."""
+    assert _checkpoint_roundtrip(ADD_WEIGHT, tmp_path, 3) <= 1e-5
 
 
 def test_subclassed_checkpoint_converts(tmp_path):
     """A subclassed model's .weights.h5 keeps layers under attribute paths (block1/conv)."""
-    result = translate(CONV_BLOCK, "net.py")
-    graph = result.program.models[0].graph
-    keras.backend.clear_session()
-    kmodel = load_source_module(CONV_BLOCK).build_model()
-    verify.ensure_built(kmodel, graph)
-    randomize_keras_weights(kmodel, 2)
-    ckpt = str(tmp_path / "net.weights.h5")
-    kmodel.save_weights(ckpt)
-    out = str(tmp_path / "net.safetensors")
-    keras_to_torch(graph, ckpt, out)
-    tmodel = verify.load_generated(result.text).build_model()
-    tmodel.load_state_dict(load_file(out), strict=True)
-    inputs = verify.random_inputs(graph, 3, 0)
-    assert max(c.max_abs for c in verify.run_both(kmodel, tmodel, graph, inputs)) <= 1e-5
+    assert _checkpoint_roundtrip(CONV_BLOCK, tmp_path, 2) <= 1e-5
 
 
 def test_corpus_subclass_scripts_have_no_stubs():
