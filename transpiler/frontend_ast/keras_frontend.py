@@ -724,6 +724,9 @@ class KerasFrontend:
             name = target.value
             if naming and isinstance(value, TensorVal) and value.value.var is None:
                 value.value.var = name
+            if naming and isinstance(value, TensorVal):
+                where = id(self.module_stack[-1][0]) if self.module_stack else None
+                value.value.scope_vars.setdefault(where, name)
             if naming and isinstance(value, LayerObj) and value.hint is None:
                 value.hint = name
             if isinstance(value, ModelObj):

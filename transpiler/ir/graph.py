@@ -50,6 +50,9 @@ class Value:
     var: str | None = None
     producer: "Node | None" = field(default=None, repr=False)
     flat_order: tuple | None = None
+    #: the variable it was first assigned to in each module scope's code (id of the scope,
+    #: None for the model's own), when that differs from where it was made
+    scope_vars: dict = field(default_factory=dict, repr=False)
 
     @property
     def rank(self) -> int | None:

@@ -263,6 +263,13 @@ class StructurePrinter:
         if info.scope is not None:  # the caller's variable names do not hold inside
             var_of.update({id(v): None for v in outputs})
             var_of.update({id(v): a for v, a in zip(inputs, args)})
+        here = id(info.scope) if info.scope is not None else (
+            id(self.graph.meta["root_scope"]) if self.graph.meta.get("root_scope") is not None else None)
+        for node in g.nodes:  # a module call's results: the names this code gave them
+            if "group" in node.meta:
+                for v in node.outputs:
+                    if here in v.scope_vars:
+                        var_of[id(v)] = v.scope_vars[here]
         return args, _ForwardWriter(g, emissions, args, var_of).write()
 
     # -- classes ------------------------------------------------------------------
