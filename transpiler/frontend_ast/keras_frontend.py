@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
+from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast import keras_calls, keras_layers, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
@@ -351,9 +352,9 @@ class KerasFrontend:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             raise _syntax_error(source, path, exc) from None
-        self.wrapper = MetadataWrapper(module)
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes
         self.module = self.wrapper.module
-        self.positions = self.wrapper.resolve(PositionProvider)
+        self.positions = cst_positions(self.wrapper)
         self.program = Program(path=path, source=source, framework="keras")
         self.scratch = Graph("scratch")
         self.globals = Env()
@@ -2366,39 +2367,17 @@ def _not_static(value: Any) -> bool:
 
 def _names_in(node: cst.CSTNode) -> set[str]:
     """Every plain name a statement mentions."""
-    names: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-    node.visit(_Names())
-    return names
+    return {n.value for n in nodes_of(node, cst.Name)}
 
 
 def _has_call(node: cst.CSTNode) -> bool:
     """True when ``node`` calls anything."""
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            found.append(call)
-
-    node.visit(V())
-    return bool(found)
+    return any(True for _ in nodes_of(node, cst.Call))
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:
     """Names called directly in ``node`` (``f(...)``)."""
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            if isinstance(call.func, cst.Name):
-                names.add(call.func.value)
-
-    node.visit(V())
-    return names
+    return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
 
 
 class _BoundMethod:
