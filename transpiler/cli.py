@@ -171,7 +171,7 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
 
 def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, check: bool,
                     diff: bool, quiet: bool, weights: WeightOptions | None = None) -> None:
-    _import_translator()
+    import_translator()
     from transpiler.frontend_ast.keras_frontend import FrontendError
     from transpiler.translate import translate
     from transpiler.weights.errors import CheckpointError
@@ -242,7 +242,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
     res.wrote = True
 
 
-def _import_translator() -> None:
+def import_translator() -> None:
     """Import the translation path (libcst, black: ~400k objects that live as long as the
     process) with the cyclic GC paused, then freeze what exists (``gc.freeze``) so that no
     later collection scans those objects again; unfrozen, the collections during one cold
