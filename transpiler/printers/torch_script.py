@@ -60,10 +60,18 @@ class _CallReplacer(cst.CSTTransformer):
         return cst.parse_expression(text) if text is not None else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if isinstance(original.value, cst.Name) and original.value.value in self.model_names \
-                and original.attr.value == "name":
+        if self._model_name(original):
             return cst.SimpleString(repr(self.model_names[original.value.value]))
         return updated
+
+    def _model_name(self, node: cst.Attribute) -> bool:
+        return (isinstance(node.value, cst.Name) and node.value.value in self.model_names
+                and node.attr.value == "name")
+
+    def changes(self, node: cst.CSTNode) -> bool:
+        """Whether visiting ``node`` would replace anything (the visit rebuilds every node)."""
+        return any((type(n) is cst.Call and id(n) in self.expressions)
+                   or (type(n) is cst.Attribute and self._model_name(n)) for n in walk(node))
 
 
 class _NewAxis(cst.CSTTransformer):
@@ -440,7 +448,8 @@ class _Printer:
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
-            rewritten = stmt.visit(_CallReplacer(self.tcode.expressions, self._model_names()))
+            replacer = _CallReplacer(self.tcode.expressions, self._model_names())
+            rewritten = stmt.visit(replacer) if replacer.changes(stmt) else stmt
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
                     return [rewritten]
