@@ -859,13 +859,14 @@ class KerasFrontend:
         an identifier is always a whole word; NFKC-normalised as identifiers are), or None
         when it has a star import."""
         import re
-        import unicodedata
 
         text = self._astroid_source()
         if re.search(r"\bimport[\s\\]*\*", text):
             return None
         words = re.findall(r"[^\s!-/:-@\[-^`{-~]+", text)
         if not text.isascii():
+            import unicodedata
+
             words = [unicodedata.normalize("NFKC", w) for w in words]
         return frozenset(words)
 
