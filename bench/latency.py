@@ -76,12 +76,13 @@ def _cold(tmp: str, failures: list[str]) -> list[tuple[str, int, float, float]]:
 
 
 def _python_startup(env: dict) -> tuple[float, float]:
-    """Median bare interpreter start and start with the translator imported as the CLI imports
-    it (context for the ratio)."""
+    """Median bare interpreter start and start with the translator imported, both as the CLI
+    does it (which ends without the interpreter's teardown): context for the ratio."""
     bare, cli = [], []
     for _ in range(REPEATS):
-        bare.append(_run([sys.executable, "-c", "pass"], env)[0])
-        cli.append(_run([sys.executable, "-c", "import transpiler.cli as c; c.import_translator()"], env)[0])
+        bare.append(_run([sys.executable, "-c", "import os; os._exit(0)"], env)[0])
+        cli.append(_run([sys.executable, "-c", "import os, transpiler.cli as c; c.import_translator(); os._exit(0)"],
+                        env)[0])
     return median(bare), median(cli)
 
 
@@ -176,7 +177,7 @@ def run() -> str:
         table(["script", "lines", "transpile ms", "black ms", "ratio"], rows),
         "",
         f"Where a cold transpile goes (medians, as multiples of the mean black run, {mean_b * 1e3:.0f} ms): "
-        f"interpreter start (`python -c pass`) {fmt_ratio(bare / mean_b)}, importing the translator "
+        f"interpreter start {fmt_ratio(bare / mean_b)}, importing the translator "
         f"(`transpiler.cli.import_translator()`: libcst, black) {fmt_ratio(imported / mean_b)}, a warm `translate()` "
         f"{fmt_ratio(warm_total / len(warm) / mean_b)}, the whole cold run {fmt_ratio(total_t / total_b)}.",
         "",
