@@ -848,27 +848,41 @@ class KerasFrontend:
         return Unknown(f"name {name!r}") if found is _none else found
 
     def _module_may_bind(self, name: str) -> bool:
-        """False when astroid's module cannot bind ``name`` (``print``, ``slice``): the name is
-        no word of the source astroid reads, and no star import there could bring it."""
-        words = self._astroid_words
-        return words is None or name in words
+        """False when astroid's module cannot bind ``name`` (``print``, ``slice``): nothing in
+        the source astroid reads binds it, and no star import there could."""
+        bound = self._astroid_bound
+        return bound is None or name in bound
 
     @functools.cached_property
-    def _astroid_words(self) -> frozenset[str] | None:
-        """Every word of :meth:`_astroid_source` (split at whitespace and ASCII punctuation, so
-        an identifier is always a whole word; NFKC-normalised as identifiers are), or None
-        when it has a star import."""
-        import re
+    def _astroid_bound(self) -> frozenset[str] | None:
+        """Every name :meth:`_astroid_source` binds anywhere, in any scope (a superset of the
+        module's: astroid builds it from the same ``ast`` tree, names NFKC-normalised alike),
+        or None when a star import could bind any name."""
+        import ast
 
-        text = self._astroid_source()
-        if re.search(r"\bimport[\s\\]*\*", text):
+        try:
+            tree = ast.parse(self._astroid_source())
+        except (SyntaxError, ValueError):
             return None
-        words = re.findall(r"[^\s!-/:-@\[-^`{-~]+", text)
-        if not text.isascii():
-            import unicodedata
-
-            words = [unicodedata.normalize("NFKC", w) for w in words]
-        return frozenset(words)
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.alias):
+                if node.name == "*":
+                    return None
+                names.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names.add(node.rest)
+        return frozenset(names)
 
     def _astroid_source(self) -> str:
         """The module's top level without functions and classes (imports of frameworks left out):
