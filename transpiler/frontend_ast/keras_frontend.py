@@ -10,14 +10,16 @@ nodes; everything else is recorded as untouched Python.
 
 from __future__ import annotations
 
+import functools
 import io
 import tokenize
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
+from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast import keras_calls, keras_layers, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
@@ -350,9 +352,9 @@ class KerasFrontend:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             raise _syntax_error(source, path, exc) from None
-        self.wrapper = MetadataWrapper(module)
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes
         self.module = self.wrapper.module
-        self.positions = self.wrapper.resolve(PositionProvider)
+        self.positions = cst_positions(self.wrapper)
         self.program = Program(path=path, source=source, framework="keras")
         self.scratch = Graph("scratch")
         self.globals = Env()
@@ -827,6 +829,8 @@ class KerasFrontend:
         """
         _none = object()
         found: Any = _none
+        if not self._module_may_bind(name):
+            return Unknown(f"name {name!r}")  # what astroid answers too, without its ~0.3 s start-up
         try:
             import astroid
 
@@ -845,6 +849,43 @@ class KerasFrontend:
         except Exception:  # astroid raises many kinds of inference errors
             return Unknown(f"name {name!r}")
         return Unknown(f"name {name!r}") if found is _none else found
+
+    def _module_may_bind(self, name: str) -> bool:
+        """False when astroid's module cannot bind ``name`` (``print``, ``slice``): nothing in
+        the source astroid reads binds it, and no star import there could."""
+        bound = self._astroid_bound
+        return bound is None or name in bound
+
+    @functools.cached_property
+    def _astroid_bound(self) -> frozenset[str] | None:
+        """Every name :meth:`_astroid_source` binds anywhere, in any scope (a superset of the
+        module's: astroid builds it from the same ``ast`` tree, names NFKC-normalised alike),
+        or None when a star import could bind any name."""
+        import ast
+
+        try:
+            tree = ast.parse(self._astroid_source())
+        except (SyntaxError, ValueError):
+            return None
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.alias):
+                if node.name == "*":
+                    return None
+                names.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names.add(node.rest)
+        return frozenset(names)
 
     def _astroid_source(self) -> str:
         """The module's top level without functions and classes (imports of frameworks left out):
@@ -2344,39 +2385,17 @@ def _not_static(value: Any) -> bool:
 
 def _names_in(node: cst.CSTNode) -> set[str]:
     """Every plain name a statement mentions."""
-    names: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-    node.visit(_Names())
-    return names
+    return {n.value for n in nodes_of(node, cst.Name)}
 
 
 def _has_call(node: cst.CSTNode) -> bool:
     """True when ``node`` calls anything."""
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            found.append(call)
-
-    node.visit(V())
-    return bool(found)
+    return any(True for _ in nodes_of(node, cst.Call))
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:
     """Names called directly in ``node`` (``f(...)``)."""
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            if isinstance(call.func, cst.Name):
-                names.add(call.func.value)
-
-    node.visit(V())
-    return names
+    return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
 
 
 class _BoundMethod:

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
+from transpiler.cst_fast import positions as cst_positions
 from transpiler.frontend_ast import torch_modules as tm
 from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
@@ -206,7 +207,7 @@ class TorchFrontend:
         except cst.ParserSyntaxError as exc:
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self.positions = self.wrapper.resolve(PositionProvider)
+        self.positions = cst_positions(self.wrapper)
         self.program = Program(path, source, "torch")
         self.globals = Env()
         self.classes: dict[str, ClassRef] = {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import black
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.torch_printer import ModelCode, print_model_class
@@ -44,15 +45,7 @@ def _is_keras_module(name: str) -> bool:
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            if isinstance(call.func, cst.Name):
-                names.add(call.func.value)
-
-    node.visit(V())
-    return names
+    return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
 
 
 class _CallReplacer(cst.CSTTransformer):
@@ -67,10 +60,18 @@ class _CallReplacer(cst.CSTTransformer):
         return cst.parse_expression(text) if text is not None else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if isinstance(original.value, cst.Name) and original.value.value in self.model_names \
-                and original.attr.value == "name":
+        if self._model_name(original):
             return cst.SimpleString(repr(self.model_names[original.value.value]))
         return updated
+
+    def _model_name(self, node: cst.Attribute) -> bool:
+        return (isinstance(node.value, cst.Name) and node.value.value in self.model_names
+                and node.attr.value == "name")
+
+    def changes(self, node: cst.CSTNode) -> bool:
+        """Whether visiting ``node`` would replace anything (the visit rebuilds every node)."""
+        return any((type(n) is cst.Call and id(n) in self.expressions)
+                   or (type(n) is cst.Attribute and self._model_name(n)) for n in walk(node))
 
 
 class _NewAxis(cst.CSTTransformer):
@@ -156,16 +157,12 @@ class _Printer:
     def _builder_result_names(self, module: cst.Module) -> set[str]:
         names: set[str] = set()
         builders = set(self.builders)
-
-        class V(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                value = node.value
-                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in builders:
-                    for t in node.targets:
-                        if isinstance(t.target, cst.Name):
-                            names.add(t.target.value)
-
-        module.visit(V())
+        for node in nodes_of(module, cst.Assign):
+            value = node.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in builders:
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        names.add(t.target.value)
         return names
 
     def _droppable_helpers(self, module: cst.Module) -> set[str]:
@@ -175,16 +172,10 @@ class _Printer:
             return set()
         keep = set(self.builders) | helpers
         used: set[str] = set()
-
-        class V(cst.CSTVisitor):
-            def visit_Name(self, n: cst.Name) -> None:
-                if n.value in helpers:
-                    used.add(n.value)
-
         for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep:
                 continue
-            stmt.visit(V())
+            used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
         return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
@@ -192,19 +183,13 @@ class _Printer:
 
     def _touches_keras(self, node: cst.CSTNode) -> bool:
         keras_names, model_vars = self.keras_names, self.model_vars
-        found = []
-
-        class V(cst.CSTVisitor):
-            def visit_Name(self, n: cst.Name) -> None:
-                if n.value in keras_names:
-                    found.append(n)
-
-            def visit_Attribute(self, n: cst.Attribute) -> None:
-                if isinstance(n.value, cst.Name) and n.value.value in model_vars and n.attr.value in _MODEL_METHODS:
-                    found.append(n)
-
-        node.visit(V())
-        return bool(found)
+        for n in walk(node):
+            if type(n) is cst.Name and n.value in keras_names:
+                return True
+            if type(n) is cst.Attribute and isinstance(n.value, cst.Name) and n.value.value in model_vars \
+                    and n.attr.value in _MODEL_METHODS:
+                return True
+        return False
 
     def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
         lines = []
@@ -463,7 +448,8 @@ class _Printer:
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
-            rewritten = stmt.visit(_CallReplacer(self.tcode.expressions, self._model_names()))
+            replacer = _CallReplacer(self.tcode.expressions, self._model_names())
+            rewritten = stmt.visit(replacer) if replacer.changes(stmt) else stmt
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
                     return [rewritten]

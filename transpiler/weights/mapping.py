@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import expected_shapes, param_names
+from transpiler.lazy_import import lazy_module
 from transpiler.printers import torch_ops
 from transpiler.weights.transforms import (
     Lazy,
@@ -29,6 +28,8 @@ from transpiler.weights.transforms import (
     invert_param_transform,
     param_transform_lazy,
 )
+
+np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loads with a tensor
 
 
 @dataclass

@@ -15,14 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.params import expected_shapes, param_names
+from transpiler.lazy_import import lazy_module
 from transpiler.printers import torch_ops
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.mapping import PlanEntry
 from transpiler.weights.transforms import Transform, apply_param_transform
+
+np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loads with a tensor
 
 
 def _key(node: Node, emitted: str) -> str:

@@ -1,0 +1,55 @@
+"""Read-only libcst traversals without the rebuilding cost of ``CSTNode.visit``.
+
+``node.visit(visitor)`` rebuilds every node it passes (``_visit_and_replace_children``
+constructs and validates a new node even for a read-only ``CSTVisitor``), and
+``MetadataWrapper.resolve`` walks the whole module once more that way after computing
+a non-batchable provider such as ``PositionProvider``. On the translation path these
+walks cost more than parsing the file; the functions here give the same answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+#: node class → the names of its dataclass fields (every child of a node is in one)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node under it (the nodes ``node.visit`` reaches; depth first,
+    not in source order), without rebuilding any of them."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        cls = type(n)
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        for name in names:
+            value = getattr(n, name)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+
+
+def nodes_of(node: cst.CSTNode, cls: type) -> Iterator:
+    """The nodes under ``node`` (itself included) whose type is exactly ``cls``: the nodes
+    a ``CSTVisitor``'s ``visit_<cls name>`` is called for."""
+    return (n for n in walk(node) if type(n) is cls)
+
+
+def positions(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:
+    """``wrapper.resolve(PositionProvider)``, without the extra empty batched walk
+    ``resolve`` makes after computing a provider that is not batchable."""
+    provider = PositionProvider()
+    try:
+        gen = provider._gen  # noqa: SLF001  (what resolve calls; libcst >= 0.3)
+    except AttributeError:  # pragma: no cover - a libcst without it: the public way
+        return wrapper.resolve(PositionProvider)
+    return gen(wrapper)
