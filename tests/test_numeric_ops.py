@@ -1412,3 +1412,337 @@ def test_masked_attention_inside_a_custom_layer(check):
            "    x = layers.Embedding(4, 8, mask_zero=True)(t)\n"
            "    return keras.Model(t, layers.GlobalAveragePooling1D()(Block()(x)))\n")
     check_padded(check, src, PADDED_TOKENS[[0, 1, 3]])
+
+
+# =====================================================================================
+# Tensor math: keras.ops in a Functional build, tf.* in a layer's call(), Python operators
+# (the layout pass rewrites their axes for channels-first tensors, or permutes back)
+# =====================================================================================
+CONV = 'x = layers.Conv2D(4, 3, padding="same")(inp)'
+
+
+def on_conv(*body: str) -> str:
+    """``body`` on ``x``, a conv's (N, 5, 6, 4) output (channels-first in torch); sets ``out``."""
+    return one_input((5, 6, 3), CONV, *body)
+
+
+@pytest.mark.parametrize("fn", ["mean", "sum", "max", "min"])
+@pytest.mark.parametrize("axis", [-1, 1, 2, (1, 2), (1, 2, 3), (2, -1)], ids=str)
+@pytest.mark.parametrize("keepdims", [False, True], ids=["drop", "keep"])
+def test_reductions_on_feature_map(check, fn, axis, keepdims):
+    check(on_conv(f"out = keras.ops.{fn}(x, axis={axis!r}, keepdims={keepdims})"))
+
+
+@pytest.mark.parametrize("fn", ["mean", "max"])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_reduction_then_conv1d(check, fn, axis):
+    # (N, H, W, C) reduced over H or C: what is left feeds a Conv1D (channels-first again)
+    check(on_conv(f"y = keras.ops.{fn}(x, axis={axis})", 'out = layers.Conv1D(2, 3, padding="same")(y)'))
+
+
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_argmax(check, fn, axis):
+    check(on_conv(f'out = keras.ops.cast(keras.ops.{fn}(x, axis={axis}), "float32")'))
+
+
+@pytest.mark.parametrize("axis", [1, 2, 3, -1])
+def test_expand_dims_on_feature_map(check, axis):
+    check(on_conv(f"out = keras.ops.expand_dims(x, {axis})"))
+
+
+def test_expand_dims_then_conv3d(check):
+    # a new spatial axis keeps the data channels-first into Conv3D: no permute at all
+    checked = check(on_conv("y = keras.ops.expand_dims(x, 1)", "out = layers.Conv3D(2, (1, 3, 3))(y)"))
+    assert_no_runtime_permute(checked)
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param(('x = layers.Conv2D(1, 3, padding="same")(inp)', "out = keras.ops.squeeze(x, -1)"), id="channel"),
+    pytest.param(('x = layers.Conv2D(4, (5, 3))(inp)', "out = keras.ops.squeeze(x, axis=1)"), id="height"),
+    pytest.param(('x = layers.Conv2D(4, (5, 3))(inp)', "out = keras.ops.squeeze(x)"), id="all"),
+])
+def test_squeeze(check, body):
+    check(one_input((5, 6, 3), *body))
+
+
+@pytest.mark.parametrize("axis", [1, 3, -1])
+def test_stack_feature_maps(check, axis):
+    check(one_input((5, 6, 3), 'a = layers.Conv2D(4, 3, padding="same")(inp)', "b = layers.Conv2D(4, 1)(inp)",
+                    f"out = keras.ops.stack([a, b], axis={axis})"))
+
+
+@pytest.mark.parametrize("spec, axis", [(2, -1), ([1], -1), ([1, 3], 3), (5, 1), ([2, 4], 2)], ids=str)
+def test_split_feature_map(check, spec, axis):
+    check(on_conv(f"out = keras.ops.split(x, {spec!r}, axis={axis})"))
+
+
+@pytest.mark.parametrize("indices, axis", [([0, 2], -1), (1, -1), ([3, 0], 1), (-1, 2)], ids=str)
+def test_take(check, indices, axis):
+    check(on_conv(f"out = keras.ops.take(x, {indices!r}, axis={axis})"))
+
+
+@pytest.mark.parametrize("target, then", [
+    pytest.param((-1, 30, 4), "", id="merge-spatial"),
+    pytest.param((-1, 30, 4), 'layers.Conv1D(3, 3, padding="same")', id="merge-spatial-conv1d"),
+    pytest.param((-1, 5, 3, 2, 4), "", id="split-spatial"),
+    pytest.param((-1, 4, 30), "", id="channels-moved"),
+    pytest.param((-1, 120), "layers.Dense(3)", id="flat-dense"),
+    pytest.param((-1, 5, 24), "", id="mix-channel-spatial"),
+])
+def test_ops_reshape_on_feature_map(check, target, then):
+    body = [f"y = keras.ops.reshape(x, {target!r})", f"out = {then}(y)" if then else "out = y"]
+    check(on_conv(*body))
+
+
+def test_reshape_keeping_channels_needs_no_permute(check):
+    checked = check(on_conv("y = keras.ops.reshape(x, (-1, 30, 4))", 'out = layers.Conv1D(3, 3)(y)'))
+    assert_no_runtime_permute(checked)
+
+
+@pytest.mark.parametrize("perm", [(0, 3, 1, 2), (0, 2, 1, 3), (0, 1, 3, 2)], ids=str)
+def test_ops_transpose_on_feature_map(check, perm):
+    check(on_conv(f"out = keras.ops.transpose(x, {perm!r})"))
+
+
+@pytest.mark.parametrize("expr", [
+    pytest.param("keras.ops.matmul(a, keras.ops.transpose(b, (0, 2, 1)))", id="ops-matmul"),
+    pytest.param("a @ keras.ops.transpose(b, (0, 2, 1))", id="operator"),
+    pytest.param("keras.ops.transpose(a, (0, 2, 1)) @ b", id="gram"),
+])
+def test_matmul(check, expr):
+    check(one_input((5, 4), "a = layers.Dense(3)(inp)", "b = layers.Dense(3)(inp)", f"out = {expr}"))
+
+
+def test_matmul_of_feature_maps(check):
+    # (N, H*W, C) attention-style scores from a conv output
+    check(on_conv("q = keras.ops.reshape(x, (-1, 30, 4))", "out = q @ keras.ops.transpose(q, (0, 2, 1)) / 2.0"))
+
+
+ELEMENTWISE = [
+    pytest.param("keras.ops.negative(x)", id="negative"),
+    pytest.param("-x", id="neg-operator"),
+    pytest.param("keras.ops.abs(x)", id="abs"),
+    pytest.param("keras.ops.absolute(x)", id="absolute"),
+    pytest.param("keras.ops.square(x)", id="square"),
+    pytest.param("keras.ops.sqrt(keras.ops.abs(x))", id="sqrt"),
+    pytest.param("keras.ops.rsqrt(keras.ops.abs(x) + 0.5)", id="rsqrt"),
+    pytest.param("keras.ops.exp(x * 0.5)", id="exp"),
+    pytest.param("keras.ops.log(keras.ops.abs(x) + 0.1)", id="log"),
+    pytest.param("keras.ops.clip(x, -0.5, 0.25)", id="clip"),
+    pytest.param("keras.ops.where(x > 0, x, 0.1 * x)", id="where"),
+    pytest.param("keras.ops.where(x <= 0.2, 1.0, x)", id="where-number"),
+    pytest.param('keras.ops.cast(keras.ops.cast(x * 3.0, "int32"), "float32")', id="cast-truncates"),
+    pytest.param('keras.ops.cast(x > 0.1, "float32")', id="cast-bool"),
+    pytest.param("keras.ops.maximum(x, 0.0)", id="maximum-number"),
+    pytest.param("keras.ops.minimum(0.5, x)", id="minimum-number"),
+    pytest.param("keras.ops.divide(x, keras.ops.abs(x) + 1.0)", id="divide"),
+    pytest.param("keras.ops.true_divide(x, 4.0)", id="true_divide-number"),
+    pytest.param("keras.ops.power(keras.ops.abs(x), 1.5)", id="power"),
+    pytest.param("keras.ops.subtract(1.0, x)", id="subtract-number-first"),
+    pytest.param("keras.ops.multiply(x, 0.3)", id="multiply-number"),
+    pytest.param('keras.ops.cast(keras.ops.not_equal(x, x * 2.0), "float32")', id="not_equal"),
+    pytest.param("keras.ops.softmax(x, axis=1)", id="ops-softmax-axis1"),
+    pytest.param("keras.ops.softmax(x)", id="ops-softmax"),
+    pytest.param("keras.activations.softmax(x, axis=2)", id="activations-softmax-axis2"),
+    pytest.param("keras.ops.log_softmax(x, axis=-1)", id="ops-log_softmax"),
+    pytest.param("keras.ops.gelu(x)", id="ops-gelu-approximate"),
+    pytest.param("keras.ops.gelu(x, approximate=False)", id="ops-gelu-exact"),
+    pytest.param("keras.activations.gelu(x)", id="activations-gelu-exact"),
+    pytest.param("keras.ops.leaky_relu(x, negative_slope=0.1)", id="ops-leaky_relu"),
+    pytest.param("keras.activations.relu(x, max_value=0.5, negative_slope=0.1)", id="activations-relu-args"),
+    pytest.param("keras.ops.elu(x, alpha=0.5)", id="ops-elu"),
+]
+
+
+@pytest.mark.parametrize("expr", ELEMENTWISE)
+def test_elementwise_functions(check, expr):
+    check(on_conv(f"out = {expr}"))
+
+
+@pytest.mark.parametrize("expr", [
+    pytest.param("x * 0.5", id="x*0.5"),
+    pytest.param("2.0 - x", id="2.0-x"),
+    pytest.param("x / (keras.ops.abs(y) + 1.0)", id="x/y"),
+    pytest.param("x ** 2", id="x**2"),
+    pytest.param("(keras.ops.abs(x) + 0.5) ** keras.ops.tanh(y)", id="x**y"),
+    pytest.param("2.0 ** x", id="2.0**x"),
+    pytest.param("(-2.0) ** y", id="neg-base"),
+    pytest.param("-x + 1", id="-x+1"),
+    pytest.param("1.0 / (keras.ops.abs(x) + 1.0)", id="1/x"),
+    pytest.param("-(x - y) * 3", id="neg-of-sum"),
+])
+@pytest.mark.parametrize("where", ["2d", "4d-conv"])
+def test_python_operators_with_numbers(check, expr, where):
+    if where == "2d":
+        body = ("x = layers.Dense(4)(inp)", "y = layers.Dense(4)(inp)")
+        shape = (6,)
+    else:
+        body = (CONV, "y = layers.Conv2D(4, 1)(inp)")
+        shape = (5, 6, 3)
+    if "(-2.0) ** y" in expr:  # an integer-valued exponent: a negative base is defined
+        body += ("y = keras.ops.cast(keras.ops.cast(y * 3.0, 'int32'), 'float32')",)
+    check(one_input(shape, *body, f"out = {expr}"))
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_ops_concatenate_axis(check, axis):
+    check(one_input((5, 6, 3), CONV, f"b = layers.Conv2D({2 if axis == -1 else 4}, 1)(inp)",
+                    f"out = keras.ops.concatenate([x, b], axis={axis})"))
+
+
+@pytest.mark.parametrize("size, interpolation, antialias", [
+    ((7, 9), "bilinear", False), ((3, 4), "bilinear", False), ((3, 4), "bilinear", True),
+    ((7, 9), "nearest", False), ((3, 4), "nearest", False), ((10, 12), "nearest", False),
+    ((7, 9), "bicubic", True), ((3, 4), "bicubic", True),
+], ids=str)
+def test_image_resize(check, size, interpolation, antialias):
+    check(on_conv(f'out = keras.ops.image.resize(x, {size!r}, interpolation="{interpolation}", '
+                  f"antialias={antialias})"))
+
+
+def test_image_resize_of_the_input(check):
+    check(one_input((5, 6, 3), "y = keras.ops.image.resize(inp, (8, 8))", 'out = layers.Conv2D(2, 3)(y)'))
+
+
+@pytest.mark.parametrize("args", [
+    "2", "(2, 3)", "3, strides=2", "3, strides=2, padding='same'", "2, strides=1, padding='same'",
+    "(2, 3), strides=1, dilation_rate=2", "3, strides=(2, 1), padding='same'",
+])
+def test_extract_patches(check, args):
+    check(on_conv(f"out = keras.ops.image.extract_patches(x, {args})"))
+
+
+def test_extract_patches_then_dense(check):
+    # ViT-style: patches of the image, a Dense projection per patch
+    check(one_input((8, 6, 3), "p = keras.ops.image.extract_patches(inp, 2)", "out = layers.Dense(5)(p)"))
+
+
+# -- tf.* inside a custom layer's call() (TensorFlow functions cannot take Keras symbolic tensors)
+TF_HEADER = "import keras\nfrom keras import layers\nimport tensorflow as tf\n\n\n"
+
+
+def tf_layer(shape: tuple, *call: str, after_conv: bool = True, filters: int = 4) -> str:
+    """A custom layer whose ``call(self, x)`` runs ``call`` (the last line returns), applied to a
+    conv's output (or the input itself)."""
+    body = "".join(f"        {line}\n" for line in call)
+    head = (f'    x = layers.Conv{len(shape) - 1}D({filters}, 3, padding="same")(inp)\n'
+            if after_conv else "    x = inp\n")
+    return (TF_HEADER + "class Op(layers.Layer):\n    def call(self, x):\n" + body + "\n\n"
+            f"def build_model():\n    inp = keras.Input(shape={shape!r})\n" + head
+            + "    return keras.Model(inp, Op()(x))\n")
+
+
+TF_CALLS = [
+    pytest.param("return tf.reduce_mean(x, axis=[1, 2])", id="reduce_mean"),
+    pytest.param("return tf.reduce_sum(x, axis=-1, keepdims=True)", id="reduce_sum-keepdims"),
+    pytest.param("return tf.math.reduce_max(x, axis=2)", id="math.reduce_max"),
+    pytest.param("return tf.reduce_min(input_tensor=x, axis=1)", id="reduce_min-keywords"),
+    pytest.param("return tf.cast(tf.argmax(x, axis=-1), tf.float32)", id="argmax-cast"),
+    pytest.param("return tf.concat([x, tf.square(x)], axis=-1)", id="concat-square"),
+    pytest.param("return tf.nn.softmax(x, axis=-1)", id="nn.softmax"),
+    pytest.param("return tf.nn.softmax(x)", id="nn.softmax-default"),
+    pytest.param("return tf.nn.leaky_relu(x, alpha=0.1)", id="nn.leaky_relu-alpha"),
+    pytest.param("return tf.nn.gelu(x)", id="nn.gelu"),
+    pytest.param("return tf.nn.relu6(x * 4.0)", id="nn.relu6"),
+    pytest.param("return tf.clip_by_value(x, -0.3, 0.3)", id="clip_by_value"),
+    pytest.param("return tf.where(x > 0.0, x, 0.0)", id="where"),
+    pytest.param("return tf.math.rsqrt(tf.abs(x) + 1.0)", id="rsqrt-abs"),
+    pytest.param("return tf.math.log(tf.exp(x) + 1.0)", id="log-exp"),
+    pytest.param("return tf.maximum(x, -0.1) - tf.minimum(x, 0.2)", id="maximum-minimum-numbers"),
+    pytest.param("return tf.gather(x, [0, 2], axis=-1)", id="gather"),
+    pytest.param("return tf.gather(x, 3, axis=2)", id="gather-scalar"),
+    pytest.param("a, b = tf.split(x, [1, -1], axis=-1)\nreturn a * b", id="split-sizes"),
+    pytest.param("a, b = tf.split(x, 2, axis=3)\nreturn tf.stack([a, b], axis=1)", id="split-stack"),
+    pytest.param("return tf.expand_dims(x, axis=2)", id="expand_dims"),
+    pytest.param("return tf.squeeze(tf.reduce_mean(x, axis=-1, keepdims=True), axis=-1)", id="squeeze"),
+    pytest.param("return tf.reshape(x, [tf.shape(x)[0], -1, 4])", id="reshape-tf.shape"),
+    pytest.param("return tf.reshape(x, (-1, x.shape[1] * x.shape[2], x.shape[3]))", id="reshape-static"),
+    pytest.param("return tf.transpose(x, perm=[0, 3, 1, 2])", id="transpose"),
+    pytest.param("d = tf.cast(tf.shape(x)[-1], tf.float32)\nreturn x / tf.sqrt(d)", id="static-scale"),
+    pytest.param("q = tf.reshape(x, [-1, 30, 4])\nreturn tf.matmul(q, q, transpose_b=True)", id="matmul-transpose_b"),
+    pytest.param("return tf.image.resize(x, (7, 9))", id="image.resize"),
+    pytest.param("return tf.image.resize(x, [3, 4], method='nearest')", id="image.resize-nearest"),
+    pytest.param("return tf.image.resize(x, [7, 9], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
+                 id="image.resize-ResizeMethod"),
+    pytest.param("return tf.image.extract_patches(x, [1, 2, 2, 1], [1, 2, 2, 1], [1, 1, 1, 1], 'VALID')",
+                 id="image.extract_patches"),
+    pytest.param("return tf.image.extract_patches(x, sizes=[1, 3, 3, 1], strides=[1, 2, 2, 1], "
+                 "rates=[1, 1, 1, 1], padding='SAME')", id="image.extract_patches-same"),
+]
+
+
+@pytest.mark.parametrize("call", TF_CALLS)
+def test_tf_functions_in_call(check, call):
+    check(tf_layer((5, 6, 3), *call.split("\n")))
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param("return tf.reduce_mean(x, axis=1)", id="mean-time"),
+    pytest.param("return tf.nn.softmax(tf.matmul(x, x, transpose_b=True) / 2.0, axis=-1)", id="self-scores"),
+    pytest.param("return tf.transpose(x, [0, 2, 1])", id="transpose"),
+])
+def test_tf_functions_on_sequences(check, call):
+    check(tf_layer((6, 4), call, after_conv=False))
+    check(tf_layer((6, 4), call))
+
+
+# -- random numbers: the same distribution, not the same draws
+SAMPLING = TF_HEADER + '''class Sampling(layers.Layer):
+    def call(self, inputs):
+        z_mean, z_log_var = inputs
+        batch = tf.shape(z_mean)[0]
+        dim = tf.shape(z_mean)[1]
+        epsilon = {draw}
+        return z_mean + tf.exp(0.5 * z_log_var) * epsilon
+
+
+def build_model():
+    inp = keras.Input(shape=(6,))
+    z_mean = layers.Dense(3)(inp)
+    z_log_var = layers.Dense(3)(inp)
+    return keras.Model(inp, Sampling()([z_mean, z_log_var]))
+'''
+
+
+@pytest.mark.parametrize("draw, kind", [
+    ("tf.random.normal(shape=(batch, dim))", "normal"),
+    ("keras.random.normal(shape=(batch, dim), mean=1.0, stddev=2.0, seed=3)", "normal"),
+    ("tf.random.uniform((batch, dim), minval=-1.0, maxval=3.0)", "uniform"),
+    ("keras.random.uniform(tf.shape(z_mean))", "uniform"),
+], ids=["tf-normal", "keras-normal-args", "tf-uniform", "keras-uniform"])
+def test_random_noise_distribution(draw, kind):
+    """Keras and torch draw different numbers: the translation is checked on the noise's
+    shape and distribution (12000 draws: mean, spread, range), and the difference is reported."""
+    src = SAMPLING.format(draw=draw)
+    result = translate(src, "case.py")
+    assert any("random generator" in d.message for d in result.diagnostics), result.diagnostics
+    assert "draws other numbers" in result.text
+    keras.backend.clear_session()
+    kmodel = load_source_module(src).build_model()
+    tmodel = verify.load_generated(result.text).build_model()
+    # zero weights: z_mean = 0 and exp(0.5 * z_log_var) = 1, so each model returns its noise
+    for w in kmodel.weights:
+        w.assign(np.zeros(w.shape, "float32"))
+    with torch.no_grad():
+        for p in tmodel.parameters():
+            p.zero_()
+    x = np.zeros((4000, 6), "float32")
+    kout = np.asarray(kmodel(x))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        tout = tmodel(torch.from_numpy(x)).numpy()
+    assert tout.shape == kout.shape == (4000, 3)
+    assert abs(tout.mean() - kout.mean()) < 0.1 and abs(tout.std() - kout.std()) < 0.1, (kout.mean(), kout.std())
+    assert not np.allclose(tout, kout)
+    if kind == "uniform":
+        assert abs(tout.min() - kout.min()) < 0.01 and abs(tout.max() - kout.max()) < 0.01
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param("return x + 0.0 * tf.random.normal(tf.shape(x))", id="noise-like-feature-map"),
+    pytest.param("return x + 0.0 * keras.random.uniform((tf.shape(x)[0], 5, 6, 1))", id="noise-broadcast"),
+])
+def test_random_noise_shapes_on_feature_maps(check, call):
+    # zero times the noise: only its shape and layout matter, and the outputs agree exactly
+    check(tf_layer((5, 6, 3), call))

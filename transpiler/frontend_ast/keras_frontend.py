@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import tokenize
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from transpiler.cst_fast import nodes_of, positions as cst_positions
-from transpiler.frontend_ast import keras_calls, keras_layers, keras_training
+from transpiler.frontend_ast import keras_calls, keras_layers, keras_tensor_ops, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
@@ -51,10 +52,14 @@ class ModuleRef:
 
 @dataclass(frozen=True)
 class ApiRef:
-    """A resolved Keras API object: ``kind`` in layer/input/model/sequential/merge/activation."""
+    """A resolved Keras API object: ``kind`` in layer/input/model/sequential/merge/activation.
+
+    ``source`` is the namespace of an activation function (``ops``, ``activations``,
+    ``tf.nn``, ``tf.math``): their defaults differ (``keras.ops.gelu`` approximates)."""
 
     kind: str
     name: str
+    source: str = ""
 
     @property
     def activation_name(self) -> str | None:
@@ -232,10 +237,11 @@ _SAFE_METHODS = {
     tuple: {"index", "count"},
 }
 _BINOPS, _CMPOPS = BINOPS, CMPOPS
-_TENSOR_BINOPS = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}
-#: keras.ops / tf.math functions on tensors → canonical ops
-_TENSOR_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum": "maximum",
-               "minimum": "minimum", "concatenate": "concat", "concat": "concat"}
+#: Python operators on tensors → keras_tensor_ops' arithmetic (one table with keras.ops/tf.*)
+_TENSOR_BINOPS = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply", cst.Divide: "divide",
+                  cst.Power: "power", cst.MatrixMultiply: "matmul"}
+_TENSOR_CMPOPS = {cst.GreaterThan: "greater", cst.GreaterThanEqual: "greater_equal", cst.LessThan: "less",
+                  cst.LessThanEqual: "less_equal", cst.Equal: "equal", cst.NotEqual: "not_equal"}
 
 
 def keras_api_name(path: str) -> str | None:
@@ -268,16 +274,23 @@ _TF_APIS = {"tensorflow.GradientTape": ApiRef("gradient_tape", "GradientTape"),
 
 
 def resolve_api(path: str) -> Any:
-    """Map a dotted path to an ApiRef when it names a supported Keras object."""
+    """Map a dotted path to an ApiRef when it names a supported Keras object (tensor
+    functions: a key of keras_tensor_ops' table); Python's ``math`` functions and
+    constants are themselves (evaluated on static values)."""
     if path in _TF_APIS:
         return _TF_APIS[path]
-    if path.startswith(("tensorflow.", "tensorflow.math.")):
-        last = path.rsplit(".", 1)[-1]
-        if path.count(".") <= 2 and last in _TENSOR_OPS:
-            return ApiRef("tensor_op", last)
-        if path.startswith("tensorflow.math.") and last in keras_layers.ACTIVATIONS:
-            return ApiRef("activation", last)
+    if path.startswith("math.") and path.count(".") == 1:
+        value = getattr(math, path[5:], None)
+        if isinstance(value, float) or callable(value):
+            return value
     name = keras_api_name(path)
+    key = keras_tensor_ops.key_of(path, name)
+    if key is not None:
+        return ApiRef("tensor_op", key)
+    if path.startswith("tensorflow.math.") or path in ("tensorflow.sigmoid", "tensorflow.tanh"):
+        last = path.rsplit(".", 1)[-1]
+        if last in keras_layers.ACTIVATIONS:
+            return ApiRef("activation", last, "tf.math")
     if name is None:
         return ModuleRef(path)
     last = name.rsplit(".", 1)[-1]
@@ -293,9 +306,9 @@ def resolve_api(path: str) -> Any:
         if keras_layers.lookup(last):
             return ApiRef("layer", last)
     if name.startswith(("activations.", "ops.", "ops.nn.", "math.")) and last in keras_layers.ACTIVATIONS:
-        return ApiRef("activation", last)
-    if name.startswith(("ops.", "math.")) and last in _TENSOR_OPS or name in ("concat", "ops.concat"):
-        return ApiRef("tensor_op", "concatenate" if last == "concat" else last)
+        source = ("tf.nn" if path.startswith("tensorflow.nn.") else "ops" if name.startswith("ops.")
+                  else "activations")
+        return ApiRef("activation", last, source)
     if name.startswith("optimizers.schedules.") and last in keras_training.SCHEDULE_NAMES:
         return ApiRef("schedule", last)
     if name.startswith("optimizers.") and last in keras_training.OPTIMIZER_NAMES:
@@ -1045,29 +1058,52 @@ class KerasFrontend:
             raise self._err(node, f"cannot evaluate: {exc}") from None
 
     def _tensor_binop(self, op, left, right, node):
+        """``x * 0.5``, ``2.0 - x``, ``x / y``, ``x ** 2``, ``x @ w``: keras_tensor_ops' arithmetic."""
+        code = cst.Module([]).code_for_node(node)
         kind = _TENSOR_BINOPS.get(type(op))
-        span = self._span(node)
-        if kind or isinstance(op, cst.Divide):
-            # Keras runs ops.add / ops.true_divide ...: Operations that take an auto name
-            # from the same counters as layers (a later unnamed Add() is "add_1").
-            self._auto_name(kind or "true_divide")
-        if isinstance(left, TensorVal) and isinstance(right, TensorVal) and kind:
-            spec = LayerSpec(kind, {})
-            return self._apply_anonymous(spec, [left, right], span, kind)
-        tensor, const = (left, right) if isinstance(left, TensorVal) else (right, left)
-        if isinstance(const, (int, float)) and not isinstance(const, bool):
-            if kind == "multiply" or isinstance(op, cst.Divide) and tensor is left:
-                scale = const if kind == "multiply" else 1.0 / const
-                return self._apply_anonymous(LayerSpec("rescaling", {"scale": float(scale), "offset": 0.0}),
-                                             [tensor], span, "scale")
-            if kind == "add" or kind == "subtract" and tensor is left:
-                offset = const if kind == "add" else -const
-                return self._apply_anonymous(LayerSpec("rescaling", {"scale": 1.0, "offset": float(offset)}),
-                                             [tensor], span, "shift")
-        raise Unsupported(f"tensor arithmetic {cst.Module([]).code_for_node(node)!r} is not supported yet")
+        if kind is None:
+            raise Unsupported(f"tensor arithmetic {code!r} is not supported yet")
+        # Keras runs ops.add / ops.true_divide ...: Operations that take an auto name
+        # from the same counters as layers (a later unnamed Add() is "add_1").
+        self._auto_name(keras_tensor_ops.OPERATORS[kind])
+        return self._tensor_math(
+            lambda b: keras_tensor_ops.arithmetic(b, kind, _tensor_arg(left), _tensor_arg(right), repr(code)),
+            self._span(node), code)
+
+    def _tensor_math(self, fn, span: Span, what: str) -> Any:
+        """Run a keras_tensor_ops recogniser ``fn(builder)``; its Values back as TensorVals."""
+        return _wrap_tensors(fn(_TensorBuilder(self, span, what)))
+
+    def _tensor_compare(self, node, left, right, comparison) -> Any:
+        code = cst.Module([]).code_for_node(node)
+        kind = _TENSOR_CMPOPS.get(type(comparison.operator))
+        if kind is None or len(node.comparisons) != 1:
+            raise Unsupported(f"tensor comparison {code!r} is not supported yet")
+        self._auto_name(keras_tensor_ops.OPERATORS[kind])
+        return self._tensor_math(
+            lambda b: keras_tensor_ops.arithmetic(b, kind, _tensor_arg(left), _tensor_arg(right), repr(code)),
+            self._span(node), code)
+
+    def _tensor_unary(self, node, value: "TensorVal") -> Any:
+        code = cst.Module([]).code_for_node(node)
+        if isinstance(node.operator, cst.Plus):
+            return value
+        if not isinstance(node.operator, cst.Minus):
+            raise Unsupported(f"tensor operator {code!r} is not supported yet")
+        self._auto_name(keras_tensor_ops.OPERATORS["negative"])
+        return self._tensor_math(lambda b: b.add("negative", [value.value], {}, "negative")[0],
+                                 self._span(node), code)
+
+    def _activation_call(self, func: ApiRef, args, kwargs, span: Span) -> Any:
+        """``keras.activations.softmax(x, axis=1)``, ``keras.ops.gelu(x)``, ``tf.nn.relu(x)``."""
+        return self._tensor_math(
+            lambda b: keras_tensor_ops.activation_call(func.name, func.source or "activations", _tensor_arg(args),
+                                                       _tensor_arg(kwargs), b), span, func.name)
 
     def _eval_UnaryOperation(self, node, env):
         value = self._eval(node.expression, env)
+        if isinstance(value, TensorVal):
+            return self._tensor_unary(node, value)
         if isinstance(value, Unknown):
             return value
         if isinstance(node.operator, cst.Minus):
@@ -1090,6 +1126,9 @@ class KerasFrontend:
         left = self._eval(node.left, env)
         for target in node.comparisons:
             right = self._eval(target.comparator, env)
+            if (isinstance(left, TensorVal) or isinstance(right, TensorVal)) and \
+                    type(target.operator) not in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
+                return self._tensor_compare(node, left, right, target)
             if isinstance(left, Unknown) or isinstance(right, Unknown):
                 return Unknown("comparison")
             if not _CMPOPS[type(target.operator)](left, right):
@@ -1230,11 +1269,7 @@ class KerasFrontend:
             if func.kind == "tensor_op":
                 return self._tensor_op(func.name, args, kwargs, span)
             if func.kind == "activation":
-                spec = keras_layers.ACTIVATIONS[func.name]
-                if spec is None:
-                    return args[0]
-                op, attrs = spec
-                return self._apply_anonymous(LayerSpec(op, dict(attrs)), [args[0]], span, op)
+                return self._activation_call(func, args, kwargs, span)
         if isinstance(func, ModuleRef) and func.path.startswith("numpy"):
             made = _numpy_source(func.path, args, kwargs)
             if made is not None:
@@ -1250,6 +1285,8 @@ class KerasFrontend:
                     raise Unsupported(keras_layers.unsupported_reason(last))
                 if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
                     raise Unsupported(f"{func.path} on tensors is not supported yet")
+            if func.path.startswith("tensorflow.") and _has_tensor([args, kwargs]):
+                raise Unsupported(f"{func.path} on tensors is not supported yet")
             return Unknown(func.path)
         if func is _SUPER:
             return SuperRef(self.self_stack[-1])
@@ -1441,20 +1478,15 @@ class KerasFrontend:
                 return ref
         return Unknown(f"class {stmt.name.value}")
 
-    def _tensor_op(self, name: str, args, kwargs, span: Span):
-        """``keras.ops.add(x, y)``, ``tf.concat([a, b], axis=-1)``, ...: a canonical op."""
-        op = _TENSOR_OPS[name]
-        self._auto_name(name)  # a Keras Operation takes an auto name like a layer
-        if op == "concat":
-            tensors = list(args[0] if args else kwargs.get("xs", kwargs.get("values", [])))
-            axis = kwargs.get("axis", args[1] if len(args) > 1 else (-1 if name == "concatenate" else 0))
-            if not all(isinstance(t, TensorVal) for t in tensors) or not isinstance(axis, int):
-                raise Unsupported(f"{name}(): tensors and a static axis are needed")
-            return self._apply_anonymous(LayerSpec("concat", {"axis": axis}), tensors, span, "concat")
-        x, y = (list(args) + [kwargs.get("x1", kwargs.get("x")), kwargs.get("x2", kwargs.get("y"))])[:2]
-        if not (isinstance(x, TensorVal) and isinstance(y, TensorVal)):
-            raise Unsupported(f"{name}() with a non-tensor operand is not supported yet")
-        return self._apply_anonymous(LayerSpec(op, {}), [x, y], span, op)
+    def _tensor_op(self, key: str, args, kwargs, span: Span):
+        """``keras.ops.mean(x, axis=1)``, ``tf.concat([a, b], axis=-1)``, ...: the recogniser of
+        ``key`` in keras_tensor_ops' table adds the canonical ops."""
+        op_class = keras_tensor_ops.keras_op_class(key)
+        if op_class is not None:
+            self._auto_name(op_class)  # a Keras Operation takes an auto name like a layer
+        return self._tensor_math(
+            lambda b: keras_tensor_ops.call_function(key, _tensor_arg(list(args)), _tensor_arg(dict(kwargs)), b),
+            span, key)
 
     def _unbuilt_subclass(self, model: ModelObj, where: cst.CSTNode) -> None:
         name = model.user.cls.node.name.value
@@ -2045,7 +2077,7 @@ class KerasFrontend:
             for t in call.clears:
                 t.mask = None
         n_out = 1
-        if spec.op in ("lstm", "gru", "simple_rnn", "bidirectional"):
+        if spec.op in ("lstm", "gru", "simple_rnn", "bidirectional", "split"):
             probe = self._probe_outputs(spec, values)
             n_out = probe
         node = self.scratch.add_node(spec.op, layer.hint or spec.op, values, n_out,
@@ -2341,6 +2373,67 @@ _ASTROID_UNKNOWN = object()
 #: modules whose values are never static constants for the translation (and whose
 #: sources astroid would otherwise parse, for seconds, to find that out)
 _FRAMEWORK_MODULES = {"keras", "tensorflow", "tf_keras", "torch", "jax"}
+
+
+class _TensorBuilder:
+    """keras_tensor_ops.Builder for one call site: nodes through ``_apply_anonymous``,
+    marked ``tensor_op`` (the layout pass comments on the axis choices it makes for them)."""
+
+    def __init__(self, frontend: "KerasFrontend", span: Span, what: str):
+        self.frontend = frontend
+        self.span = span
+        self.what = what
+
+    def add(self, op: str, inputs: list, attrs: dict, hint: str, n_out: int = 1) -> list:
+        out = self.frontend._apply_anonymous(LayerSpec(op, attrs), [TensorVal(v) for v in inputs], self.span, hint)
+        values = [t.value for t in (out if isinstance(out, list) else [out])]
+        node = values[0].producer
+        node.meta["tensor_op"] = self.what
+        for v in inputs:
+            if v.producer is not None and v.producer.op == "constant":
+                v.producer.meta.setdefault("fused_into", node)  # reported and commented with its reader
+        return values
+
+    def constant(self, value) -> Value:
+        fe = self.frontend
+        node = fe.scratch.add_node("constant", "constant", [], attrs={"value": value}, span=self.span)
+        node.meta["stmt"] = fe.stmt_stack[-1] if fe.stmt_stack else None
+        infer_node(node)
+        return node.outputs[0]
+
+    def warn(self, message: str) -> None:
+        self.frontend.program.warn(self.span, message, self.frontend._line(self.span))
+
+
+def _tensor_arg(value: Any) -> Any:
+    """An argument as keras_tensor_ops reads it: tensors as IR Values, module paths as ApiPath."""
+    if isinstance(value, TensorVal):
+        return value.value
+    if isinstance(value, ModuleRef):
+        return keras_tensor_ops.ApiPath(value.path)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_tensor_arg(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tensor_arg(v) for k, v in value.items()}
+    return value
+
+
+def _wrap_tensors(value: Any) -> Any:
+    if isinstance(value, Value):
+        return TensorVal(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_wrap_tensors(v) for v in value)
+    return value
+
+
+def _has_tensor(value: Any) -> bool:
+    if isinstance(value, TensorVal):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_tensor(v) for v in value.values())
+    return False
 
 
 def _astroid_static(assigned: Any, astroid: Any) -> bool:

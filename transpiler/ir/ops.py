@@ -429,7 +429,59 @@ op("random_augmentation", attrs="kind: str; config: any = None", layout=TRANSPAR
    doc="A Keras preprocessing augmentation (RandomFlip, RandomRotation, ...): the identity "
        "at inference; in training the transformation ``kind`` with Keras' ``config``, or "
        "the identity with a diagnostic where no faithful form exists.")
-op("resizing", attrs="size: sizes; interpolation: str = 'bilinear'", layout=IMPLICIT, rank=2,
-   doc="Resize the spatial axes to ``size`` (Keras Resizing, half-pixel centres, no antialias).")
+op("resizing", attrs="size: sizes; interpolation: str = 'bilinear'; antialias: bool = False", layout=IMPLICIT,
+   rank=2,
+   doc="Resize the spatial axes to ``size`` (Keras Resizing, tf.image.resize: half-pixel centres; "
+       "'nearest' rounds like TF; 'bicubic' only with antialias, TF's kernel).")
 op("center_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
    doc="Crop the central ``size`` window of the spatial axes ((H - h) // 2 from the top).")
+
+# ---------------------------------------------------------------------------------
+# Tensor math: keras.ops / tf.* functions and Python operators on tensors.
+# Scalars are attributes or ``constant`` operands, never params. Axes count the batch
+# axis as 0, in the layout of the value they apply to (the layout pass rewrites them).
+# ---------------------------------------------------------------------------------
+op("constant", inputs="", attrs="value: any", layout=TRANSPARENT,
+   doc="A Python number used as an operand (rank 0; its reader broadcasts it).")
+for _name, _doc in (("divide", "x / y"), ("power", "x ** y"), ("greater", "x > y"),
+                    ("greater_equal", "x >= y"), ("less", "x < y"), ("less_equal", "x <= y"),
+                    ("equal", "x == y"), ("not_equal", "x != y")):
+    op(_name, inputs="x, y", layout=TRANSPARENT, doc=f"Element-wise {_doc}, broadcast (numpy rules).")
+op("matmul", inputs="x, y", layout=TERMINATE,
+   doc="Matrix product over the last two axes, leading axes broadcast (numpy's matmul).")
+for _name, _doc in (("negative", "-x"), ("abs", "|x|"), ("square", "x * x"), ("sqrt", "√x"),
+                    ("rsqrt", "1 / √x"), ("exp", "e ** x"), ("log", "natural logarithm")):
+    op(_name, layout=TRANSPARENT, doc=f"Element-wise {_doc}.")
+op("clip", attrs="min: float = None; max: float = None", layout=TRANSPARENT,
+   doc="Element-wise clamp to [min, max] (None: unbounded on that side).")
+op("where", inputs="condition, x, y", layout=TRANSPARENT,
+   doc="x where condition holds, else y (all three broadcast).")
+op("cast", attrs="dtype: str", layout=TRANSPARENT,
+   doc="Convert to ``dtype`` (float32, int64, bool, ...); float to int truncates toward zero.")
+for _kind in ("mean", "sum", "max", "min"):
+    op(f"reduce_{_kind}", attrs="axis: axes; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",),
+       doc=f"{_kind.capitalize()} over ``axis`` (never the batch axis); keepdims leaves size-1 axes.")
+for _kind in ("argmax", "argmin"):
+    op(_kind, attrs="axis: axis; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",),
+       doc="Index (int64) of the first extreme value along ``axis``.")
+op("expand_dims", attrs="axis: axis", layout=TERMINATE,
+   doc="Insert a size-1 axis at output position ``axis``; a channels-first input stays so "
+       "when the new axis is a spatial one.")
+op("squeeze", attrs="axis: axes", layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="Remove the size-1 axes ``axis``.")
+op("stack", inputs="*xs", attrs="axis: axis", layout=TERMINATE,
+   doc="Stack equal-shaped inputs along a new output axis ``axis``.")
+op("split", attrs="sizes: ints; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="One output per piece of ``sizes`` along ``axis`` (sizes add up to the axis).")
+op("take", attrs="indices: any; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis",),
+   doc="Static ``indices`` along ``axis``: an int drops the axis, a tuple keeps it.")
+op("random_normal", inputs="like", attrs="shape: ints; mean: float = 0.0; stddev: float = 1.0",
+   layout=TERMINATE,
+   doc="Normal noise of shape (batch of ``like``, *shape); each framework draws its own numbers.")
+op("random_uniform", inputs="like", attrs="shape: ints; minval: float = 0.0; maxval: float = 1.0",
+   layout=TERMINATE,
+   doc="Uniform noise in [minval, maxval) of shape (batch of ``like``, *shape).")
+op("extract_patches",
+   attrs="kernel_size: sizes; strides: sizes; dilation: sizes = 1; padding: pads = 'valid'",
+   layout=IMPLICIT, rank=2,
+   doc="Each output position holds its (kh, kw, C) input window flattened on the channel axis.")

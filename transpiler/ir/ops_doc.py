@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from transpiler.frontend_ast import keras_layers
+from transpiler.frontend_ast import keras_layers, keras_tensor_ops
 from transpiler.ir import ops as ops_table
 from transpiler.ir.passes import torch_selection
 from transpiler.printers import torch_ops
@@ -41,6 +41,9 @@ def render_ops_table() -> str:
     for cls, reg in sorted(keras_layers.registered_classes().items()):
         for op in reg.ops:
             keras_by_op.setdefault(op, []).append(cls)
+    for key, entry in sorted(keras_tensor_ops.registered_functions().items()):
+        if entry.ops:  # a function is listed with the op it stands for (its first)
+            keras_by_op.setdefault(entry.ops[0], []).append(key)
     lines = [
         "# Supported ops",
         "",
@@ -66,7 +69,14 @@ def render_ops_table() -> str:
             torch = "—"
         lines.append(f"| `{name}` | {spec.layout} | {_attrs(spec)} | {_params(spec)} | {keras} | {torch} |")
     activations = ", ".join(f"`{a}`" for a in keras_layers.ACTIVATIONS)
-    lines += ["", f"`activation=` strings: {activations}.", ""]
+    lines += ["", f"`activation=` strings: {activations}.", "",
+              "Functions: `ops.X` is `keras.ops.X` (also `keras.ops.numpy.X`, `keras.ops.nn.X`, ...),",
+              "`random.X` is `keras.random.X`, `tf.X` is `tf.X`, `tf.math.X` or `tf.linalg.X`. The activations",
+              "above are also functions (`keras.activations.X`, `keras.ops.X`, `tf.nn.X`), with their",
+              "arguments (`axis=`, `negative_slope=`/`alpha=`, `approximate=`: `keras.ops.gelu` approximates).",
+              "Python operators on tensors: " + ", ".join(f"`{o}`" for o in keras_tensor_ops.PYTHON_OPERATORS)
+              + "; a number operand is a `rescaling` (affine) or a `constant`.",
+              "`keras.ops.shape`/`tf.shape` give the static shape (the batch size is read at run time).", ""]
     return "\n".join(lines)
 
 

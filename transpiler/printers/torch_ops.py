@@ -733,6 +733,11 @@ def emit_average_torch(node: Node, m: str) -> Emission:
 @emitter("maximum", "minimum")
 def emit_extremum_torch(node: Node, m: str) -> Emission:
     fn = "torch.maximum" if node.op == "maximum" else "torch.minimum"
+    if len(node.inputs) == 2 and any(_is_constant(v) for v in node.inputs):
+        # torch.maximum takes tensors only: a number operand is a bound of clamp
+        side = "min" if node.op == "maximum" else "max"
+        k = 0 if _is_constant(node.inputs[1]) else 1
+        return Emission(None, lambda ins: f"{atom(ins[k])}.clamp({side}={ins[1 - k]})")
 
     def nest(ins):
         expr = ins[0]
@@ -1276,8 +1281,13 @@ def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
 @emitter("resizing")
 def emit_resizing_torch(node: Node, m: str) -> Emission:
     a = node.attrs
-    mode = {"bilinear": "bilinear", "nearest": "nearest-exact"}[a["interpolation"]]
-    extra = ", align_corners=False" if mode == "bilinear" else ""  # half-pixel centres, as tf.image.resize
+    # TF resizes with half-pixel centres: torch's align_corners=False; TF's nearest rounds
+    # (x + 0.5) * scale down, which is torch's "nearest-exact" ("nearest" is off by half a
+    # pixel); TF's bicubic with antialias is torch's bicubic with antialias (a = -0.5)
+    mode = {"bilinear": "bilinear", "nearest": "nearest-exact", "bicubic": "bicubic"}[a["interpolation"]]
+    extra = "" if mode == "nearest-exact" else ", align_corners=False"
+    if a["antialias"] and mode != "nearest-exact":
+        extra += ", antialias=True"
     return Emission(None, lambda ins: f'F.interpolate({ins[0]}, size={lit(tuple(a["size"]))}, mode="{mode}"{extra})',
                     unary=True)
 
@@ -1292,3 +1302,173 @@ def emit_center_crop_torch(node: Node, m: str) -> Emission:
     while slices and slices[-1] == ":":
         slices.pop()
     return Emission(None, lambda ins: f"{atom(ins[0])}[{', '.join(slices)}]", unary=True)
+
+
+# Tensor math (keras.ops / tf.* / Python operators)
+# ---------------------------------------------------------------------------------
+def _is_constant(value) -> bool:
+    return value.producer is not None and value.producer.op == "constant"
+
+
+@emitter("constant")
+def emit_constant_torch(node: Node, m: str) -> Emission:
+    value = node.attrs["value"]
+    text = lit(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        text = f"({text})"  # `(-2.0) ** x`, not `-(2.0 ** x)`
+    return Emission(None, lambda ins: text, inline_anywhere=True)
+
+
+emitter("divide")(_infix("/"))
+emitter("power")(_infix("**"))
+emitter("matmul")(_infix("@"))
+for _op, _sym in (("greater", ">"), ("greater_equal", ">="), ("less", "<"), ("less_equal", "<="),
+                  ("equal", "=="), ("not_equal", "!=")):
+    emitter(_op)(_infix(_sym))
+
+
+@emitter("negative")
+def emit_negative_torch(node: Node, m: str) -> Emission:
+    return Emission(None, lambda ins: f"-{atom(ins[0])}", unary=True)
+
+
+emitter("abs")(_fn("torch.abs({x})"))
+emitter("square")(_fn("torch.square({x})"))
+emitter("sqrt")(_fn("torch.sqrt({x})"))
+emitter("rsqrt")(_fn("torch.rsqrt({x})"))
+emitter("exp")(_fn("torch.exp({x})"))
+emitter("log")(_fn("torch.log({x})"))
+
+
+@emitter("clip")
+def emit_clip_torch(node: Node, m: str) -> Emission:
+    lo, hi = node.attrs["min"], node.attrs["max"]
+    if lo is None and hi is None:
+        return Emission(None, lambda ins: ins[0], unary=True)
+    if lo is not None and hi is not None:
+        args = f"{lit(lo)}, {lit(hi)}"
+    else:
+        args = f"min={lit(lo)}" if lo is not None else f"max={lit(hi)}"
+    return Emission(None, lambda ins: f"{atom(ins[0])}.clamp({args})", unary=True)
+
+
+@emitter("where")
+def emit_where_torch(node: Node, m: str) -> Emission:
+    return Emission(None, lambda ins: f"torch.where({', '.join(ins)})")
+
+
+#: IR dtypes → torch tensor methods (or torch dtypes for .to())
+_TORCH_CASTS = {"float32": ".float()", "float64": ".double()", "float16": ".half()", "int32": ".int()",
+                "int64": ".long()", "bool": ".bool()"}
+
+
+@emitter("cast")
+def emit_cast_torch(node: Node, m: str) -> Emission:
+    dtype = node.attrs["dtype"]
+    method = _TORCH_CASTS.get(dtype, f".to(torch.{dtype})")
+    return Emission(None, lambda ins: f"{atom(ins[0])}{method}", unary=True)
+
+
+def _dims(node: Node, axes) -> str:
+    """``dim=`` for torch: one int, or a tuple; the last axis as -1."""
+    rank = len(node.inputs[0].shape)
+    dims = tuple(-1 if a % rank == rank - 1 and len(axes) == 1 else a % rank for a in axes)
+    return lit(dims[0] if len(dims) == 1 else dims)
+
+
+_REDUCTIONS = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "amax", "reduce_min": "amin",
+               "argmax": "argmax", "argmin": "argmin"}
+
+
+@emitter("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin")
+def emit_reduce_torch(node: Node, m: str) -> Emission:
+    axis = node.attrs["axis"]
+    dim = _dims(node, axis if isinstance(axis, tuple) else (axis,))
+    keep = ", keepdim=True" if node.attrs["keepdims"] else ""
+    method = _REDUCTIONS[node.op]
+    return Emission(None, lambda ins: f"{atom(ins[0])}.{method}(dim={dim}{keep})", unary=True)
+
+
+@emitter("expand_dims")
+def emit_expand_dims_torch(node: Node, m: str) -> Emission:
+    rank = len(node.outputs[0].shape)
+    axis = node.attrs["axis"] % rank
+    dim = -1 if axis == rank - 1 else axis
+    return Emission(None, lambda ins: f"{atom(ins[0])}.unsqueeze({dim})", unary=True)
+
+
+@emitter("squeeze")
+def emit_squeeze_torch(node: Node, m: str) -> Emission:
+    dim = _dims(node, node.attrs["axis"])
+    return Emission(None, lambda ins: f"{atom(ins[0])}.squeeze({dim})", unary=True)
+
+
+@emitter("stack")
+def emit_stack_torch(node: Node, m: str) -> Emission:
+    rank = len(node.outputs[0].shape)
+    axis = node.attrs["axis"] % rank
+    dim = -1 if axis == rank - 1 else axis
+    return Emission(None, lambda ins: f"torch.stack([{', '.join(ins)}], dim={dim})")
+
+
+@emitter("split")
+def emit_split_torch(node: Node, m: str) -> Emission:
+    sizes = node.attrs["sizes"]
+    dim = _dims(node, (node.attrs["axis"],))
+    pieces = lit(sizes[0]) if len(set(sizes)) == 1 else lit(list(sizes))
+    return Emission(None, statements=lambda ins, outs: [
+        f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {atom(ins[0])}.split({pieces}, dim={dim})"])
+
+
+@emitter("take")
+def emit_take_torch(node: Node, m: str) -> Emission:
+    rank = len(node.inputs[0].shape)
+    axis = node.attrs["axis"] % rank
+    indices = node.attrs["indices"]
+    key = lit(indices) if isinstance(indices, int) else lit(list(indices))
+    index = ", ".join([":"] * axis + [key]) if axis < rank - 1 or rank == 2 else f"..., {key}"
+    return Emission(None, lambda ins: f"{atom(ins[0])}[{index}]", unary=True)
+
+
+@emitter("random_normal", "random_uniform")
+def emit_random_torch(node: Node, m: str) -> Emission:
+    like, out = node.inputs[0], node.outputs[0]
+    a = node.attrs
+    normal = node.op == "random_normal"
+    if tuple(out.shape) == tuple(like.shape) and out.layout == like.layout:
+        draw = "torch.randn_like({x})" if normal else "torch.rand_like({x})"
+    else:
+        sizes = ", ".join(str(d) for d in a["shape"])
+        draw = ("torch.randn" if normal else "torch.rand") + f"({{x}}.shape[0], {sizes}, device={{x}}.device)"
+    scale, shift = (a["stddev"], a["mean"]) if normal else (a["maxval"] - a["minval"], a["minval"])
+
+    def fn(ins):
+        expr = draw.format(x=atom(ins[0]))
+        if scale != 1.0:
+            expr = f"{expr} * {lit(scale)}"
+        if shift:
+            expr = f"{expr} + {lit(shift)}" if shift > 0 else f"{expr} - {lit(-shift)}"
+        return expr
+
+    return Emission(None, fn)
+
+
+@emitter("extract_patches")
+def emit_extract_patches_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    x, y = node.inputs[0], node.outputs[0]
+    kh, kw = a["kernel_size"]
+    channels = x.shape[1]
+    out_h, out_w = (y.shape[ax] for ax in spatial_axes(y.layout))
+    kwargs = ""
+    if any(d != 1 for d in a["dilation"]):
+        kwargs += f", dilation={lit(size_arg(a['dilation']))}"
+    pads = (0, 0) if a["padding"] == "valid" else tuple(b for b, _ in a["padding"])
+    if any(pads):
+        kwargs += f", padding={lit(size_arg(pads))}"
+    kwargs += f", stride={lit(size_arg(a['strides']))}"
+    # unfold orders each window (C, kh, kw); Keras' patches are (kh, kw, C)
+    return Emission(None, lambda ins: (
+        f"F.unfold({ins[0]}, {lit(size_arg((kh, kw)))}{kwargs})"
+        f".unflatten(1, ({channels}, {kh * kw})).transpose(1, 2).flatten(1, 2).unflatten(2, ({out_h}, {out_w}))"),
+        unary=True)

@@ -10,7 +10,14 @@ Walk the nodes in order with each value's current layout (tflite2onnx's scheme):
   Flatten whose consumers are Dense layers (through element-wise ops): there the
   Dense kernel's rows are permuted instead (``param_transforms``), at zero run-time
   cost; and likewise a Dense → Reshape into a feature map permutes the Dense's
-  columns so the reshape produces channels-first directly.
+  columns so the reshape produces channels-first directly. A terminate op may have a
+  ``relayout`` rule that keeps a channels-first input where its attributes can say the
+  same thing (a reshape that keeps the channel axis last, ``expand_dims`` of a spatial
+  axis, noise shaped like a channels-first tensor).
+
+Tensor math from the user's code (``keras.ops``/``tf.*``/operators, ``meta["tensor_op"]``)
+gets a comment wherever its axes were rewritten or its input permuted back to
+channels-last, so a reader of the output sees which choice was made.
 
 ``fold_transposes`` then merges chains of transposes (a user's Permute between two
 layout transposes becomes one permute) and drops identities.
@@ -22,6 +29,7 @@ once at the loading boundary, not inside ``forward``.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, Node, Value
@@ -33,7 +41,7 @@ from transpiler.ir.layout import (
     is_channels_first,
     is_channels_last,
 )
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.passes.shape_inference import infer_node, layout_without
 
 
 def _source_layout(value: Value) -> str:
@@ -114,6 +122,7 @@ class _Amender:
         for node in list(graph.nodes):
             self.visit(node)
         graph.meta["layout_transposes"] = self.transposes
+        _constants_next_to_readers(graph)
         return graph
 
     def visit(self, node: Node) -> None:
@@ -136,10 +145,11 @@ class _Amender:
         """Inputs of equal rank must agree; prefer the layout most inputs already have.
         Inputs of different ranks broadcast over their trailing axes, which mean the same
         only in the source layout (``x * self.gamma`` with a per-channel weight)."""
-        if len({v.rank for v in node.inputs}) > 1:
-            top = max(v.rank for v in node.inputs)
-            if all(all(d == 1 for d in v.shape) for v in node.inputs if v.rank < top):
-                return  # a scalar-like operand broadcasts the same in any layout
+        if not node.inputs:
+            return
+        top = max(v.rank for v in node.inputs)
+        # a scalar-like operand (a number, a (1, 1) weight) broadcasts the same in any layout
+        if not all(all(d == 1 for d in v.shape) for v in node.inputs if v.rank < top):
             new = []
             for v in node.inputs:
                 if v.layout and v.layout != _source_layout(v):
@@ -148,14 +158,12 @@ class _Amender:
                                                "over the last axes, as in the source")
                 new.append(v)
             node.inputs = new
-            return
-        ranked = [v for v in node.inputs if v.rank == node.inputs[0].rank]
+        ranked = [v for v in node.inputs if v.rank == top]
         if len(ranked) < 2:
             return
         layouts = [v.layout for v in ranked]
         target = max(sorted(set(layouts)), key=layouts.count)
-        node.inputs = [self.convert(v, target, node) if v.rank == node.inputs[0].rank else v
-                       for v in node.inputs]
+        node.inputs = [self.convert(v, target, node) if v.rank == top else v for v in node.inputs]
 
     def share_layouts(self, node: Node) -> None:
         """A layer called again (shared weights) reads its inputs in its first call's layouts."""
@@ -178,9 +186,14 @@ class _Amender:
                 node.attrs[name] = tuple(lay.axis(a) for a in value)
             else:
                 node.attrs[name] = lay.axis(value)
+            before, after = _normal(value, len(x.shape)), _normal(node.attrs[name], len(x.shape))
+            if node.meta.get("tensor_op") and before != after:
+                node.comments.append(f"# layout: {name}={before} of the Keras code (channels-last) is "
+                                     f"dim {after} of this channels-first tensor")
 
     def terminate(self, node: Node) -> None:
-        if node.op == "reshape" and self.absorb_reshape(node):
+        rule = _RELAYOUT.get(node.op)
+        if rule is not None and rule(self, node):
             return
         if node.op == "flatten" and is_channels_first(node.inputs[0].layout):
             x = node.inputs[0]
@@ -198,7 +211,15 @@ class _Amender:
                 new_inputs.append(v)
                 continue
             source = _source_layout(v)
-            new_inputs.append(self.convert(v, source, node) if v.layout != source else v)
+            if v.layout != source:
+                fresh = (id(v), source) not in self.converted
+                v2 = self.convert(v, source, node)
+                if fresh and node.meta.get("tensor_op"):
+                    v2.producer.comments.append(
+                        f"# layout: {node.meta['tensor_op']} needs the Keras (channels-last) axis order: "
+                        f"permuted back from {v.layout} to {source} here")
+                v = v2
+            new_inputs.append(v)
         node.inputs = new_inputs
 
 
@@ -236,6 +257,126 @@ class _Amender:
         return True
 
 
+def _normal(value, rank: int):
+    """Axes as non-negative ints (one axis as an int), for comments."""
+    if isinstance(value, tuple):
+        return value[0] % rank if len(value) == 1 else tuple(a % rank for a in value)
+    return value % rank
+
+
+def _read_in_source_layout(graph: Graph, value: Value) -> bool:
+    """True when a terminate op reads ``value`` (through transparent/attribute ops)."""
+    frontier, seen = [value], set()
+    while frontier:
+        v = frontier.pop()
+        for node in graph.consumers(v):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.spec.layout == ops_table.TERMINATE:
+                return True
+            if node.spec.layout in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
+                frontier.extend(node.outputs)
+    return False
+
+
+# ---------------------------------------------------------------------------------
+# relayout rules: a terminate op that can keep a channels-first input
+# ---------------------------------------------------------------------------------
+Relayout = Callable[[_Amender, Node], bool]
+_RELAYOUT: dict[str, Relayout] = {}
+
+
+def relayout(*ops: str) -> Callable[[Relayout], Relayout]:
+    """Register the rule saying how terminate ``ops`` may keep channels-first inputs: it
+    rewrites the node's attributes and returns True, or returns False (the input is
+    permuted back to the source layout)."""
+
+    def deco(fn: Relayout) -> Relayout:
+        for name in ops:
+            if ops_table.get(name).layout != ops_table.TERMINATE or name in _RELAYOUT:
+                raise ValueError(f"relayout rule for {name}: not a terminate op, or registered twice")
+            _RELAYOUT[name] = fn
+        return fn
+
+    return deco
+
+
+def _note(node: Node, text: str) -> None:
+    if node.meta.get("tensor_op"):
+        node.comments.append(f"# layout: {text}")
+
+
+@relayout("reshape")
+def relayout_reshape(am: _Amender, node: Node) -> bool:
+    """Dense → Reshape absorbs the permutation into the Dense; a reshape that keeps the
+    channel axis last (merging or splitting spatial axes only) keeps the data channels-first:
+    (N, H, W, C) → (N, H*W, C) is (N, C, H, W) → (N, C, H*W)."""
+    if am.absorb_reshape(node):
+        return True
+    x = node.inputs[0]
+    if not is_channels_first(x.layout) or any(d is None for d in x.shape[1:]) or \
+            _read_in_source_layout(am.graph, node.outputs[0]):
+        return False  # (permuting before the reshape or after it: one permute either way)
+    target = list(node.attrs["shape"])
+    if -1 in target:
+        known = 1
+        for d in target:
+            known *= d if d != -1 else 1
+        total = 1
+        for d in x.shape[1:]:
+            total *= d
+        target[target.index(-1)] = total // known
+    channels = x.shape[1]
+    if len(target) + 1 not in CHANNELS_FIRST or target[-1] != channels:
+        return False
+    node.attrs["shape"] = (channels, *target[:-1])
+    node.meta["out_layout"] = CHANNELS_FIRST[len(target) + 1]
+    _note(node, f"reshape keeps the channel axis: target {tuple(target)} (channels-last) is "
+                f"{node.attrs['shape']} here, channels-first")
+    return True
+
+
+@relayout("expand_dims", "stack")
+def relayout_new_axis(am: _Amender, node: Node) -> bool:
+    """A new axis among the spatial axes of channels-first inputs is one further right."""
+    x = node.inputs[0]
+    if not all(is_channels_first(v.layout) and v.layout == x.layout for v in node.inputs):
+        return False
+    rank = len(x.shape) + 1
+    axis = node.attrs["axis"] % rank
+    if rank not in CHANNELS_FIRST or not 1 <= axis <= rank - 3:
+        return False
+    node.attrs["axis"] = axis + 1
+    node.meta["out_layout"] = CHANNELS_FIRST[rank]
+    _note(node, f"axis={axis} of the Keras code (channels-last) is dim {axis + 1} here, channels-first")
+    return True
+
+
+@relayout("random_normal", "random_uniform")
+def relayout_random(am: _Amender, node: Node) -> bool:
+    """Noise reads only the batch size of its input: shaped like a channels-first input, it
+    is drawn channels-first (the same distribution)."""
+    like = node.inputs[0]
+    shape = (like.shape[0], *node.attrs["shape"])
+    if is_channels_first(like.layout) and len(shape) == len(like.shape):
+        source = _source_layout(like)
+        if Layout(like.layout, source).shape(like.shape)[1:] == shape[1:]:
+            node.attrs["shape"] = tuple(like.shape[1:])
+            node.meta["out_layout"] = like.layout
+    return True
+
+
+def _constants_next_to_readers(graph: Graph) -> None:
+    """A constant operand sits right before its reader (a layout transpose may have come
+    between), so the printer writes it inline: ``2.0 - x``."""
+    for node in [n for n in graph.nodes if n.op == "constant"]:
+        readers = graph.consumers(node.outputs[0])
+        if len(readers) == 1:
+            graph.nodes.remove(node)
+            graph.nodes.insert(graph.nodes.index(readers[0]), node)
+
+
 def amend_layout(graph: Graph) -> Graph:
     """Convert ``graph`` to channels-first, in place; returns it."""
     return _Amender(graph).run()
@@ -257,6 +398,7 @@ def fold_transposes(graph: Graph) -> Graph:
                 first, second = src.attrs["perm"], node.attrs["perm"]
                 node.attrs["perm"] = tuple(first[i] for i in second)
                 node.inputs = [src.inputs[0]]
+                node.comments[:0] = src.comments
                 node.meta.setdefault("inserted", src.meta.get("inserted"))
                 graph.nodes.remove(src)
                 changed = True

@@ -13,9 +13,10 @@ from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node
-from transpiler.ir.layout import default_layout
+from transpiler.ir.layout import CHANNELS_FIRST, default_layout
 
-ShapeRule = Callable[[Node, list[tuple], list[str]], list[tuple[tuple, str]]]
+#: a rule gives (shape, layout) per output, or (shape, layout, dtype) when it knows the dtype
+ShapeRule = Callable[[Node, list[tuple], list[str]], list[tuple]]
 _RULES: dict[str, ShapeRule] = {}
 
 
@@ -46,9 +47,11 @@ def infer_node(node: Node) -> None:
     results = _RULES[node.op](node, shapes, layouts)
     if len(results) != len(node.outputs):
         raise IRError(f"{node!r}: rule gave {len(results)} outputs for {len(node.outputs)}")
-    for value, (shape, layout) in zip(node.outputs, results):
-        value.shape = tuple(shape)
-        value.layout = layout
+    for value, result in zip(node.outputs, results):
+        value.shape = tuple(result[0])
+        value.layout = result[1]
+        if len(result) > 2:  # a rule that knows the output's dtype says so
+            value.dtype = result[2]
 
 
 def infer_shapes(graph: Graph) -> Graph:
@@ -235,8 +238,8 @@ def _variable(node, shapes, layouts):
     return [(shape, default_layout(len(shape)) if len(shape) <= 2 else None)]
 
 
-@rule("add", "subtract", "multiply", "average", "maximum", "minimum")
-def _merge(node, shapes, layouts):
+def broadcast(node: Node, shapes: list[tuple]) -> tuple:
+    """numpy's broadcast of ``shapes`` (None: unknown, e.g. the batch axis)."""
     rank = max(len(s) for s in shapes)
     out = []
     for i in range(rank):
@@ -245,8 +248,13 @@ def _merge(node, shapes, layouts):
         if len(sizes) > 1:
             raise IRError(f"{node!r}: cannot broadcast {shapes}")
         out.append(sizes.pop() if sizes else (None if None in dims else 1))
+    return tuple(out)
+
+
+@rule("add", "subtract", "multiply", "average", "maximum", "minimum")
+def _merge(node, shapes, layouts):
     widest = max(range(len(shapes)), key=lambda i: len(shapes[i]))
-    return [(tuple(out), layouts[widest])]
+    return [(broadcast(node, shapes), layouts[widest])]
 
 
 @rule("concat")
@@ -325,3 +333,144 @@ def _same_shape(node, shapes, layouts):
 @rule("resizing", "center_crop")
 def _resize(node, shapes, layouts):
     return [(_with(shapes[0], layouts[0], list(node.attrs["size"]), None), layouts[0])]
+
+
+# -- tensor math ---------------------------------------------------------------------
+def layout_without(layout: str, removed: set[int]) -> str:
+    """The layout left when the axes ``removed`` of a ``layout`` tensor are dropped: still
+    channels-first when the channel axis survives at index 1 of a feature map."""
+    kept = "".join(a for i, a in enumerate(layout) if i not in removed)
+    if len(kept) in CHANNELS_FIRST and kept.find("C") == 1:
+        return CHANNELS_FIRST[len(kept)]
+    return default_layout(len(kept))
+
+
+def _axes(node: Node, rank: int, name: str = "axis") -> set[int]:
+    value = node.attrs[name]
+    axes = {a % rank for a in ((value,) if isinstance(value, int) else value)}
+    if 0 in axes:
+        raise IRError(f"{node!r}: the batch axis cannot be {name}")
+    return axes
+
+
+def _dtype(node: Node, i: int = 0) -> str:
+    return node.inputs[i].dtype if node.inputs else "float32"
+
+
+@rule("constant")
+def _constant(node, shapes, layouts):
+    value = node.attrs["value"]
+    dtype = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
+    return [((), "", dtype)]
+
+
+@rule("divide", "power")
+def _binary(node, shapes, layouts):
+    widest = max(range(len(shapes)), key=lambda i: len(shapes[i]))
+    return [(broadcast(node, shapes), layouts[widest], _dtype(node, widest))]
+
+
+@rule("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
+def _compare(node, shapes, layouts):
+    widest = max(range(len(shapes)), key=lambda i: len(shapes[i]))
+    return [(broadcast(node, shapes), layouts[widest], "bool")]
+
+
+@rule("where")
+def _where(node, shapes, layouts):
+    widest = max(range(len(shapes)), key=lambda i: len(shapes[i]))
+    branch = 1 if len(shapes[1]) >= len(shapes[2]) else 2
+    return [(broadcast(node, shapes), layouts[widest], _dtype(node, branch))]
+
+
+@rule("matmul")
+def _matmul(node, shapes, layouts):
+    a, b = shapes
+    if len(a) < 2 or len(b) < 2:
+        raise IRError(f"{node!r}: matmul needs two matrices (or stacks of them), got {a} and {b}")
+    if a[-1] is not None and b[-2] is not None and a[-1] != b[-2]:
+        raise IRError(f"{node!r}: cannot multiply {a} by {b}")
+    out = broadcast(node, [a[:-2], b[:-2]]) + (a[-2], b[-1]) if len(a) > 2 or len(b) > 2 else (a[-2], b[-1])
+    return [(out, default_layout(len(out)), _dtype(node))]
+
+
+@rule("negative", "abs", "square", "sqrt", "rsqrt", "exp", "log", "clip")
+def _elementwise(node, shapes, layouts):
+    return [(shapes[0], layouts[0], _dtype(node))]
+
+
+@rule("cast")
+def _cast(node, shapes, layouts):
+    return [(shapes[0], layouts[0], node.attrs["dtype"])]
+
+
+@rule("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "squeeze")
+def _reduce(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    axes = _axes(node, len(shape))
+    dtype = "int64" if node.op.startswith("arg") else _dtype(node)
+    if node.op == "squeeze" and any(shape[a] not in (1, None) for a in axes):
+        raise IRError(f"{node!r}: cannot squeeze axes {sorted(axes)} of {shape}")
+    if node.attrs.get("keepdims"):
+        return [(tuple(1 if i in axes else d for i, d in enumerate(shape)), layout, dtype)]
+    out = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return [(out, layout_without(layout, axes), dtype)]
+
+
+@rule("take")
+def _take(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    (axis,) = _axes(node, len(shape))
+    indices = node.attrs["indices"]
+    if isinstance(indices, int):
+        return [(shape[:axis] + shape[axis + 1:], layout_without(layout, {axis}), _dtype(node))]
+    return [(shape[:axis] + (len(indices),) + shape[axis + 1:], layout, _dtype(node))]
+
+
+@rule("split")
+def _split(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    (axis,) = _axes(node, len(shape))
+    sizes = node.attrs["sizes"]
+    if shape[axis] is not None and sum(sizes) != shape[axis]:
+        raise IRError(f"{node!r}: pieces {sizes} do not add up to axis {axis} of {shape}")
+    return [(shape[:axis] + (n,) + shape[axis + 1:], layout, _dtype(node)) for n in sizes]
+
+
+def _new_axis(node: Node, shape: tuple, size: int):
+    rank = len(shape) + 1
+    axis = node.attrs["axis"] % rank
+    if axis == 0:
+        raise IRError(f"{node!r}: a new axis before the batch axis")
+    out = shape[:axis] + (size,) + shape[axis:]
+    return out, node.meta.get("out_layout") or default_layout(rank)
+
+
+@rule("expand_dims")
+def _expand_dims(node, shapes, layouts):
+    out, layout = _new_axis(node, shapes[0], 1)
+    return [(out, layout, _dtype(node))]
+
+
+@rule("stack")
+def _stack(node, shapes, layouts):
+    if any(len(s) != len(shapes[0]) for s in shapes):
+        raise IRError(f"{node!r}: cannot stack {shapes}")
+    out, layout = _new_axis(node, broadcast(node, shapes), len(shapes))
+    return [(out, layout, _dtype(node))]
+
+
+@rule("random_normal", "random_uniform")
+def _random(node, shapes, layouts):
+    out = (shapes[0][0], *node.attrs["shape"])
+    return [(out, node.meta.get("out_layout") or default_layout(len(out)), "float32")]
+
+
+@rule("extract_patches")
+def _extract_patches(node, shapes, layouts):
+    a, shape, layout = node.attrs, shapes[0], layouts[0]
+    sizes = [conv_out_size(shape[ax], k, s, d, _pads(a["padding"], i))
+             for i, (ax, k, s, d) in enumerate(zip(spatial_axes(layout), a["kernel_size"], a["strides"],
+                                                   a["dilation"]))]
+    channels = shape[channel_axis(layout)] * math.prod(a["kernel_size"])
+    return [(_with(shape, layout, sizes, channels), layout, _dtype(node))]

@@ -10,6 +10,8 @@ node-to-nodes macro expansion, registered per op:
 * transposed convolutions get torch's ``padding``/``output_padding`` from the
   shapes, or a crop node where TF crops asymmetrically.
 * separable convolutions become a depthwise and a pointwise convolution.
+* patch extraction ('same') gets explicit pads like a convolution (``F.unfold`` pads
+  symmetrically only).
 """
 
 from __future__ import annotations
@@ -136,6 +138,19 @@ def select_conv_transpose(graph: Graph, node: Node) -> None:
     node.attrs["padding"] = tuple((b, b) for b, _ in crops)
     if any(b != e for b, e in crops):
         _insert_crop(graph, node, tuple((0, e - b) for b, e in crops))
+
+
+@rule("extract_patches")
+def select_extract_patches(graph: Graph, node: Node) -> None:
+    """F.unfold pads symmetrically: TF's 'same' becomes explicit pads, or a pad node first."""
+    if node.attrs["padding"] != "same":
+        return
+    pads = _window_pads(node, node.attrs["kernel_size"])
+    if all(b == a for b, a in pads):
+        node.attrs["padding"] = pads
+    else:
+        _insert_pad(graph, node, pads, 0.0)
+        node.attrs["padding"] = "valid"
 
 
 def _insert_crop(graph: Graph, node: Node, crops) -> None:
