@@ -1746,3 +1746,67 @@ def test_random_noise_distribution(draw, kind):
 def test_random_noise_shapes_on_feature_maps(check, call):
     # zero times the noise: only its shape and layout matter, and the outputs agree exactly
     check(tf_layer((5, 6, 3), call))
+
+
+@pytest.mark.parametrize("body, reason", [
+    pytest.param("out = keras.ops.mean(x)", "batch axis", id="mean-all-axes"),
+    pytest.param("out = keras.ops.sum(x, axis=0)", "batch axis", id="sum-batch"),
+    pytest.param("out = keras.ops.concatenate([x, x])", "batch axis", id="concatenate-default-axis0"),
+    pytest.param("out = keras.ops.stack([x, x])", "batch axis", id="stack-default-axis0"),
+    pytest.param("out = keras.ops.split(x, 2)", "batch axis", id="split-default-axis0"),
+    pytest.param("out = keras.ops.take(x, [0, 1])", "flattened", id="take-without-axis"),
+    pytest.param("out = keras.ops.transpose(x)", "batch axis", id="transpose-reverse-all"),
+    pytest.param("out = keras.ops.transpose(x, (1, 0, 2, 3))", "batch axis", id="transpose-batch"),
+    pytest.param("out = keras.ops.reshape(x, (3, -1))", "batch size", id="reshape-static-batch"),
+    pytest.param("out = keras.ops.reshape(x, (-1, 7, 7))", "cannot reshape", id="reshape-bad-size"),
+    pytest.param("out = keras.ops.expand_dims(keras.ops.expand_dims(x, 1), 1)", "rank 6", id="rank6"),
+    pytest.param('out = keras.ops.image.resize(x, (7, 9), interpolation="bicubic")', "bicubic", id="bicubic"),
+    pytest.param('out = keras.ops.image.resize(x, (7, 9), interpolation="area")', "area", id="area"),
+    pytest.param("out = keras.ops.image.resize(x, (7, 9), crop_to_aspect_ratio=True)", "crop_to_aspect_ratio",
+                 id="resize-crop"),
+    pytest.param("out = keras.ops.image.extract_patches(x, (2, 2, 2))", "3-D", id="patches-3d"),
+    pytest.param("out = keras.ops.einsum('bhwc->bc', x)", "einsum", id="unknown-ops-function"),
+    pytest.param("out = x // 2", "x // 2", id="floordiv"),
+    pytest.param("out = x % 2", "x % 2", id="modulo"),
+    pytest.param("out = keras.ops.clip(x, x, 1.0)", "x_min", id="clip-tensor-bound"),
+    pytest.param("out = keras.ops.where(x > 0)", "indices", id="where-one-argument"),
+    pytest.param("out = keras.ops.take(x, keras.ops.cast(x, 'int32'), axis=1)", "indices", id="take-tensor-indices"),
+    pytest.param("out = keras.ops.cast(x, 'complex64')", "complex64", id="cast-complex"),
+    pytest.param("out = keras.ops.max(x, axis=1, initial=0.0)", "initial", id="max-initial"),
+])
+def test_refused_tensor_math(body, reason):
+    """What has no faithful translation is a marked stub naming the construct, never a guess."""
+    result = translate(on_conv(body), "case.py")
+    assert not result.program.models, result.text
+    assert any(reason in d.message for d in result.stubs), [d.message for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("call, reason", [
+    pytest.param("return tf.reduce_mean(x)", "batch axis", id="reduce_mean-all"),
+    pytest.param("return tf.gather(x, [0, 1])", "batch axis", id="gather-axis0"),
+    pytest.param("return x + tf.random.normal((3, 5, 6, 4))", "batch size", id="random-static-batch"),
+    pytest.param("return tf.zeros_like(x)", "tensorflow.zeros_like", id="unknown-tf-function"),
+    pytest.param("return tf.image.resize(x, (7, 9), method='lanczos3')", "lanczos3", id="lanczos"),
+    pytest.param("return tf.image.resize(x, (7, 9), preserve_aspect_ratio=True)", "preserve_aspect_ratio",
+                 id="preserve_aspect_ratio"),
+    pytest.param("return tf.nn.silu(x, beta=2.0)", "beta", id="silu-beta"),
+    pytest.param("return tf.split(x, [1, 2], axis=-1)", "do not fit", id="split-bad-sizes"),
+])
+def test_refused_tf_functions(call, reason):
+    result = translate(tf_layer((5, 6, 3), call), "case.py")
+    assert not result.program.models, result.text
+    assert any(reason in d.message for d in result.stubs), [d.message for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("case, builder, compared", [
+    ("tensor_math_functional", "build_model", 2),
+    ("tensor_math_in_call", "build_encoder", 2),  # the third output is the sampled noise
+])
+def test_golden_tensor_math_cases_are_numerically_equal(case, builder, compared):
+    import pathlib
+
+    src = (pathlib.Path(__file__).parent / "golden" / case / "input.py").read_text()
+    checked = check_source(src, builder=builder)
+    errors = [c.max_abs for c in checked.comparisons[:compared]]
+    assert max(errors) <= TOL, errors
+    assert checked.keras_params == checked.torch_params

@@ -603,7 +603,7 @@ def emit_rescaling_torch(node: Node, m: str) -> Emission:
                 expr = f"{expr} + {const(offset).format(x=xe)}"
             elif offset:
                 expr = f"{expr} + {lit(float(offset))}"
-            return f"({expr})"
+            return expr  # (a reader that needs parentheses asks atom())
 
         return Emission(None, per_channel, unary=True)
 
@@ -616,7 +616,7 @@ def emit_rescaling_torch(node: Node, m: str) -> Emission:
             expr = f"{expr} * {lit(float(scale))}"
         if offset:
             expr = f"{expr} + {lit(float(offset))}" if offset > 0 else f"{expr} - {lit(float(-offset))}"
-        return f"({expr})" if expr != atom(ins[0]) else ins[0]
+        return expr if expr != atom(ins[0]) else ins[0]
 
     return Emission(None, fn, unary=True)
 
