@@ -174,7 +174,15 @@ _SAFE_BUILTINS = {k: v for k, v in SAFE_BUILTINS.items() if k != "isinstance"}
 _BINOPS, _CMPOPS = BINOPS, CMPOPS
 _AUG = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
         cst.DivideAssign: cst.Divide}
-_TENSOR_MERGES = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply"}
+_TENSOR_MERGES = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply", cst.Divide: "divide",
+                  cst.Power: "power", cst.MatrixMultiply: "matmul"}
+#: torch functions and tensor methods of one tensor → element-wise ops
+_UNARY_FUNCTIONS = {"exp": "exp", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs", "square": "square",
+                    "neg": "negative", "negative": "negative"}
+_TENSOR_COMPARISONS = {cst.GreaterThan: "greater", cst.GreaterThanEqual: "greater_equal", cst.LessThan: "less",
+                       cst.LessThanEqual: "less_equal", cst.Equal: "equal", cst.NotEqual: "not_equal"}
+#: tensor methods reducing over ``dim`` → reduce ops
+_REDUCTIONS = {"mean": "reduce_mean", "sum": "reduce_sum", "amax": "reduce_max", "amin": "reduce_min"}
 #: torch.* / tensor-method spellings of functional recognisers (F.relu == torch.relu == x.relu())
 _FUNCTION_ALIASES = {"torch.relu": "relu", "torch.sigmoid": "sigmoid", "torch.tanh": "tanh",
                      "torch.selu": "selu", "torch.softmax": "softmax", "torch.log_softmax": "log_softmax",
@@ -787,6 +795,9 @@ class TorchFrontend:
         tensor, scalar = (left, right) if isinstance(left, Tensor) else (right, left)
         if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
             raise Unsupported(f"{_code(node)!r}: an operand is neither a tensor nor a number")
+        if op is cst.Power or op is cst.Divide and isinstance(right, Tensor):
+            # x ** 2, 1.0 / x: a constant operand (a number, never a param)
+            return self._tensor_operands(_TENSOR_MERGES[op], [left, right], span)
         if op is cst.Multiply:
             return self._add("rescaling", [tensor.value], {"scale": float(scalar), "offset": 0.0}, span, "scale")
         if op is cst.Divide and isinstance(left, Tensor):
@@ -824,6 +835,9 @@ class TorchFrontend:
         left = self._eval(node.left, env)
         for target in node.comparisons:
             right = self._eval(target.comparator, env)
+            kind = _TENSOR_COMPARISONS.get(type(target.operator))
+            if (isinstance(left, Tensor) or isinstance(right, Tensor)) and kind and len(node.comparisons) == 1:
+                return self._tensor_operands(kind, [left, right], self._span(node))
             if isinstance(left, (Unknown, Tensor)) or isinstance(right, (Unknown, Tensor)):
                 return Unknown("comparison")
             if not _CMPOPS[type(target.operator)](left, right):
@@ -975,8 +989,24 @@ class TorchFrontend:
         if path in ("torch.amax", "torch.max") and len(args) + len(kwargs) >= 2:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
         if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
-                    "torch.unsqueeze"):
+                    "torch.unsqueeze", "torch.sum", "torch.amax", "torch.amin", "torch.clamp", "torch.clip") or \
+                path.startswith("torch.") and path[6:] in _UNARY_FUNCTIONS:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
+        if path in ("torch.matmul", "torch.bmm", "torch.div", "torch.true_divide", "torch.pow"):
+            x, y = (list(args) + [kwargs.get("other", kwargs.get("exponent"))])[:2]
+            if not isinstance(x, Tensor):
+                raise Unsupported(f"{path}: the first argument is not a tensor")
+            op = {"torch.matmul": cst.MatrixMultiply, "torch.bmm": cst.MatrixMultiply, "torch.pow": cst.Power}.get(
+                path, cst.Divide)
+            return self._tensor_binop(op, x, y, node)
+        if path == "torch.where" and len(args) == 3:
+            return self._tensor_operands("where", args, span)
+        if path == "torch.stack":
+            tensors = args[0] if args else kwargs["tensors"]
+            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+            if dim % (len(tensors[0].value.shape) + 1) == 0:
+                raise Unsupported("torch.stack along the batch axis is not supported")
+            return self._add("stack", [t.value for t in tensors], {"axis": dim}, span, "stack")
         if path.split(".")[0] == "torch":
             raise Unsupported(f"{path} is not supported yet")
         if path.split(".")[0] in ("math",):
@@ -1302,6 +1332,8 @@ class TorchFrontend:
             raise Unsupported(f".{name}() on something that is not a tensor")
         x = t.value
         rank = len(x.shape)
+        if name == "float" and x.dtype == "bool":  # a comparison's mask as numbers
+            return self._add("cast", [x], {"dtype": "float32"}, span, "cast")
         if name in ("contiguous", "float", "clone", "long", "int"):
             if name in ("long", "int") and not x.dtype.startswith("int"):
                 if x.producer is not None:
@@ -1322,6 +1354,8 @@ class TorchFrontend:
             if dims and tuple(spatial_axes(x.layout or "")) == dims:
                 out = self._add(f"global_max_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "max")
                 return _MaxResult(out) if name == "max" else out
+            if name == "amax":
+                return self._reduce(t, name, (dims, keep), {}, span)
             raise Unsupported(f".{name}(dim={dims}): only a max over all spatial axes is supported")
         if name == "size":
             if args:
@@ -1331,6 +1365,17 @@ class TorchFrontend:
             return rank
         if name in _METHOD_FUNCTIONS:
             return self._functional(name, [t] + list(args), kwargs, span)
+        if name in _UNARY_FUNCTIONS and not args and not kwargs:
+            op = _UNARY_FUNCTIONS[name]
+            return self._add(op, [x], {}, span, "absolute" if op == "abs" else op)  # (not the builtin's name)
+        if name in ("clamp", "clip"):
+            lo = args[0] if args else kwargs.get("min")
+            hi = args[1] if len(args) > 1 else kwargs.get("max")
+            if not all(v is None or isinstance(v, (int, float)) for v in (lo, hi)):
+                raise Unsupported(f".{name}(): bounds must be numbers")
+            return self._add("clip", [x], {"min": lo, "max": hi}, span, "clip")
+        if name in ("sum", "amax", "amin") and (args or "dim" in kwargs):
+            return self._reduce(t, name, args, kwargs, span)
         if name in ("flatten",):
             start = args[0] if args else kwargs.get("start_dim", 0 if node is None else 0)
             end = args[1] if len(args) > 1 else kwargs.get("end_dim", -1)
@@ -1385,11 +1430,13 @@ class TorchFrontend:
         if name == "mean":
             dims = args[0] if args else kwargs.get("dim")
             keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+            if dims is None:
+                return self._reduce(t, name, args, kwargs, span)  # refused: the batch axis too
             dims = tuple(sorted(d % rank for d in ((dims,) if isinstance(dims, int) else tuple(dims))))
             layout = x.layout or ""
             if dims and tuple(spatial_axes(layout)) == dims and len(dims) in (1, 2, 3):
                 return self._add(f"global_avg_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "mean")
-            raise Unsupported(f".mean(dim={dims}): only a mean over all spatial axes is supported")
+            return self._reduce(t, name, args, kwargs, span)
         if name in ("squeeze", "unsqueeze"):
             dim = args[0] if args else kwargs.get("dim")
             if dim is None:
@@ -1411,6 +1458,31 @@ class TorchFrontend:
             infer_node(out.value.producer)
             return out
         raise Unsupported(f"tensor method .{name}() is not supported yet")
+
+    def _tensor_operands(self, op: str, operands: list, span: Span):
+        """``op`` over tensors and numbers (a number is a ``constant`` operand, never a param)."""
+        ins = []
+        for a in operands:
+            if isinstance(a, Tensor):
+                ins.append(a.value)
+            elif isinstance(a, (int, float)):
+                ins.append(self._add("constant", [], {"value": a}, span, "const").value)
+            else:
+                raise Unsupported(f"{op}: an operand is neither a tensor nor a number")
+        return self._add(op, ins, {}, span, op)
+
+    def _reduce(self, t, name, args, kwargs, span: Span):
+        """``x.mean(dim=-1)``, ``x.sum((1, 2), keepdim=True)``, ``torch.amax(x, 1)``: a reduce op."""
+        x = t.value
+        rank = len(x.shape)
+        dims = args[0] if args else kwargs.get("dim")
+        keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+        if dims is None or not all(isinstance(d, int) for d in ((dims,) if isinstance(dims, int) else dims)):
+            raise Unsupported(f".{name}(): a static dim is needed (a reduction over every axis includes the batch)")
+        dims = tuple(sorted({d % rank for d in ((dims,) if isinstance(dims, int) else tuple(dims))}))
+        if 0 in dims:
+            raise Unsupported(f".{name}(dim={dims}) reduces the batch axis")
+        return self._add(_REDUCTIONS[name], [x], {"axis": dims, "keepdims": bool(keep)}, span, _REDUCTIONS[name])
 
     def _unsupported_tensor(self, name):
         raise Unsupported(f".{name}() on the batch axis is not supported")

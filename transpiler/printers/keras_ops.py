@@ -361,9 +361,26 @@ def emit_log_softmax_keras(node: Node) -> KerasEmission:
 # ---------------------------------------------------------------------------------
 # Merges
 # ---------------------------------------------------------------------------------
+def _reads_constant(node: Node) -> bool:
+    return any(v.producer is not None and v.producer.op == "constant" for v in node.inputs)
+
+
+_NUMBER_FORMS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
+                 "maximum": "keras.ops.maximum({0}, {1})", "minimum": "keras.ops.minimum({0}, {1})"}
+
+
+def _merge_layer(op: str, cls: str) -> Emitter:
+    def emit_merge_keras(node: Node) -> KerasEmission:
+        if _reads_constant(node) and len(node.inputs) == 2:  # a merge layer takes tensors only
+            return KerasEmission(call=lambda ins: _NUMBER_FORMS[op].format(*ins))
+        return KerasEmission(layer(cls, node), merge=True)
+
+    return emit_merge_keras
+
+
 for _op, _cls in (("add", "Add"), ("subtract", "Subtract"), ("multiply", "Multiply"), ("average", "Average"),
                   ("maximum", "Maximum"), ("minimum", "Minimum")):
-    emitter(_op)((lambda cls: lambda node: KerasEmission(layer(cls, node), merge=True))(_cls))
+    emitter(_op)(_merge_layer(_op, _cls))
 
 
 @emitter("concat")
@@ -458,3 +475,127 @@ def emit_group_norm_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("GroupNormalization", node, groups=lit(a["groups"]),
                                axis=None if axis == rank - 1 else lit(axis), epsilon=lit(a["epsilon"]),
                                center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+
+
+# Tensor math: keras.ops expressions (and Python operators)
+# ---------------------------------------------------------------------------------
+@emitter("constant")
+def emit_constant_keras(node: Node) -> KerasEmission:
+    value = node.attrs["value"]
+    text = lit(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        text = f"({text})"
+    return KerasEmission(call=lambda ins: text)
+
+
+for _op, _form in (("divide", "{0} / {1}"), ("power", "{0} ** {1}"), ("matmul", "{0} @ {1}"),
+                   ("greater", "{0} > {1}"), ("greater_equal", "{0} >= {1}"), ("less", "{0} < {1}"),
+                   ("less_equal", "{0} <= {1}"), ("equal", "keras.ops.equal({0}, {1})"),
+                   ("not_equal", "keras.ops.not_equal({0}, {1})"), ("negative", "-{0}"),
+                   ("abs", "keras.ops.abs({0})"), ("square", "keras.ops.square({0})"),
+                   ("sqrt", "keras.ops.sqrt({0})"), ("rsqrt", "keras.ops.rsqrt({0})"), ("exp", "keras.ops.exp({0})"),
+                   ("log", "keras.ops.log({0})"), ("where", "keras.ops.where({0}, {1}, {2})")):
+    emitter(_op)((lambda form: lambda node: KerasEmission(call=lambda ins: form.format(*ins)))(_form))
+
+
+@emitter("clip")
+def emit_clip_keras(node: Node) -> KerasEmission:
+    lo, hi = node.attrs["min"], node.attrs["max"]
+    if lo is not None and hi is not None:
+        return KerasEmission(call=lambda ins: f"keras.ops.clip({ins[0]}, {lit(lo)}, {lit(hi)})")
+    if lo is not None:
+        return KerasEmission(call=lambda ins: f"keras.ops.maximum({ins[0]}, {lit(lo)})")
+    if hi is not None:
+        return KerasEmission(call=lambda ins: f"keras.ops.minimum({ins[0]}, {lit(hi)})")
+    return KerasEmission(call=lambda ins: ins[0])
+
+
+@emitter("cast")
+def emit_cast_keras(node: Node) -> KerasEmission:
+    return KerasEmission(call=lambda ins: f'keras.ops.cast({ins[0]}, "{node.attrs["dtype"]}")')
+
+
+def _axis_text(node: Node, axes) -> str:
+    """Axes for keras.ops, the last one as -1."""
+    rank = len(node.inputs[0].shape)
+    items = tuple(-1 if a % rank == rank - 1 else a % rank for a in ((axes,) if isinstance(axes, int) else axes))
+    return lit(items[0]) if len(items) == 1 else lit(items)
+
+
+_KERAS_REDUCTIONS = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
+                     "argmax": "argmax", "argmin": "argmin"}
+
+
+@emitter("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin")
+def emit_reduce_keras(node: Node) -> KerasEmission:
+    fn = _KERAS_REDUCTIONS[node.op]
+    axis = _axis_text(node, node.attrs["axis"])
+    keep = ", keepdims=True" if node.attrs["keepdims"] else ""
+    return KerasEmission(call=lambda ins: f"keras.ops.{fn}({ins[0]}, axis={axis}{keep})")
+
+
+def _new_axis_text(node: Node) -> str:
+    rank = len(node.outputs[0].shape)
+    axis = node.attrs["axis"] % rank
+    return lit(-1 if axis == rank - 1 else axis)
+
+
+@emitter("expand_dims")
+def emit_expand_dims_keras(node: Node) -> KerasEmission:
+    return KerasEmission(call=lambda ins: f"keras.ops.expand_dims({ins[0]}, {_new_axis_text(node)})")
+
+
+@emitter("squeeze")
+def emit_squeeze_keras(node: Node) -> KerasEmission:
+    return KerasEmission(call=lambda ins: f"keras.ops.squeeze({ins[0]}, axis={_axis_text(node, node.attrs['axis'])})")
+
+
+@emitter("stack")
+def emit_stack_keras(node: Node) -> KerasEmission:
+    return KerasEmission(call=lambda ins: f"keras.ops.stack([{', '.join(ins)}], axis={_new_axis_text(node)})")
+
+
+@emitter("split")
+def emit_split_keras(node: Node) -> KerasEmission:
+    sizes = node.attrs["sizes"]
+    axis = _axis_text(node, node.attrs["axis"])
+    if len(set(sizes)) == 1:
+        pieces = lit(len(sizes))
+    else:  # keras.ops.split takes the indices where pieces start (numpy's convention)
+        starts, total = [], 0
+        for n in sizes[:-1]:
+            total += n
+            starts.append(total)
+        pieces = repr(starts)
+    return KerasEmission(call=lambda ins: f"keras.ops.split({ins[0]}, {pieces}, axis={axis})")
+
+
+@emitter("take")
+def emit_take_keras(node: Node) -> KerasEmission:
+    indices = node.attrs["indices"]
+    text = lit(indices) if isinstance(indices, int) else repr(list(indices))
+    return KerasEmission(call=lambda ins: f"keras.ops.take({ins[0]}, {text}, axis={_axis_text(node, node.attrs['axis'])})")
+
+
+@emitter("resizing")
+def emit_resizing_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    height, width = a["size"]
+    return KerasEmission(layer("Resizing", node, lit(height), lit(width),
+                               interpolation=None if a["interpolation"] == "bilinear" else f'"{a["interpolation"]}"',
+                               antialias="True" if a["antialias"] else None))
+
+
+@emitter("extract_patches")
+def emit_extract_patches_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    if not isinstance(a["padding"], str):
+        raise NotImplementedError("extract_patches with explicit padding (keras_selection pads it first)")
+    parts = [size(a["kernel_size"])]
+    if a["strides"] != a["kernel_size"]:
+        parts.append(f"strides={size(a['strides'])}")
+    if set(a["dilation"]) != {1}:
+        parts.append(f"dilation_rate={size(a['dilation'])}")
+    if a["padding"] != "valid":
+        parts.append(f'padding="{a["padding"]}"')
+    return KerasEmission(call=lambda ins: f"keras.ops.image.extract_patches({ins[0]}, {', '.join(parts)})")

@@ -8,9 +8,9 @@ EPOCHS = 2
 
 
 def build_model():
-    # transpiler: not translated: input.py:17:9: torch.exp is not supported yet
+    # transpiler: not translated: input.py:17:9: tensor indexing 'x[:, :2]' is not supported
     raise NotImplementedError(
-        "transpiler: input.py:17:9: torch.exp is not supported yet"
+        "transpiler: input.py:17:9: tensor indexing 'x[:, :2]' is not supported"
     )
 
 
