@@ -5,7 +5,9 @@ text) with a ``build_model()`` builder: one or two ``keras.Input``s, then a rand
 Functional-API graph over the ops of ``docs/ops.md`` -- chains, branches joined again by
 merges (Add/Subtract/Multiply/Average/Maximum/Minimum, Concatenate, ``layers.add``,
 tensor ``+ - *``, broadcasting merges), layers shared by two calls, RNNs returning their
-states -- with random attributes and small input sizes. Every value's shape is tracked
+states, tensor math (``keras.ops`` reductions, expand_dims, transpose, reshape, take,
+split, squeeze, softmax with an axis, element-wise functions and operators with numbers)
+-- with random attributes and small input sizes. Every value's shape is tracked
 while the program is drawn, so each program is valid Keras, and sizes are capped so
 one example builds and runs in a fraction of a second. Choices are ordered simplest
 first, so a failing program shrinks towards a short chain of plain layers.
@@ -596,6 +598,69 @@ def op_constant_arithmetic(b, t):
     return "@" + expr.format(t.name), [t.shape]
 
 
+def op_tensor_math(b, t):
+    """A keras.ops function or a Python operator on the tensor (axes drawn over its non-batch
+    axes: on a conv's output the translation rewrites them for channels-first, or permutes)."""
+    rank, n = t.rank, t.name
+    kind = b.pick(["reduce", "elementwise", "expand_dims", "transpose", "reshape", "take", "split", "squeeze",
+                   "softmax"])
+    if kind == "reduce":
+        fn = b.pick(["mean", "max", "min", "sum"])
+        axes = b.axes(rank, 1)
+        keep = b.flag()
+        shape = tuple(1 if i + 1 in axes else d for i, d in enumerate(t.shape)) if keep else \
+            tuple(d for i, d in enumerate(t.shape) if i + 1 not in axes)
+        if fn == "sum":
+            b.out_scale = t.scale * numel([t.shape[a - 1] for a in axes])
+        axis = axes[0] if len(axes) == 1 and b.flag() else tuple(axes)
+        if axis == rank and b.flag():
+            axis = -1
+        return f"@keras.ops.{fn}({n}, axis={axis!r}, keepdims={keep})", [shape]
+    if kind == "elementwise":
+        expr, scale = b.pick([("keras.ops.clip({}, -1.0, 0.5)", 1.0), ("keras.ops.abs({})", t.scale),
+                              ("-{}", t.scale), ("2.0 - {}", t.scale + 2.0), ("{} ** 2", t.scale ** 2),
+                              ("keras.ops.square({})", t.scale ** 2), ("keras.ops.where({0} > 0, {0}, 0.1 * {0})",
+                                                                        t.scale),
+                              ("keras.ops.maximum({}, 0.25)", t.scale), ("keras.ops.exp(keras.ops.tanh({}))", 3.0),
+                              ("{} / (keras.ops.abs({}) + 1.0)", 1.0)])
+        b.out_scale = scale
+        return "@" + expr.format(n, n), [t.shape]
+    if kind == "expand_dims":
+        if rank >= 4:
+            raise Unfit
+        axis = b.int(1, rank + 1)
+        spelled = -1 if axis == rank + 1 and b.flag() else axis
+        return f"@keras.ops.expand_dims({n}, {spelled})", [t.shape[:axis - 1] + (1,) + t.shape[axis - 1:]]
+    if kind == "transpose":
+        perm = b.draw(st.permutations(list(range(1, rank + 1))))
+        return f"@keras.ops.transpose({n}, {(0, *perm)!r})", [tuple(t.shape[p - 1] for p in perm)]
+    if kind == "reshape":
+        shape = _factor(b, numel(t.shape), b.pick([2, 1, 3]))
+        return f"@keras.ops.reshape({n}, {(-1, *shape)!r})", [shape]
+    if kind == "take":
+        k = b.int(1, rank)
+        size = t.shape[k - 1]
+        if b.flag():
+            return f"@keras.ops.take({n}, {b.int(0, size - 1)}, axis={k})", [t.shape[:k - 1] + t.shape[k:]]
+        idx = sorted({b.int(0, size - 1) for _ in range(b.int(1, 3))})
+        return f"@keras.ops.take({n}, {idx!r}, axis={k})", [t.shape[:k - 1] + (len(idx),) + t.shape[k:]]
+    if kind == "split":
+        k = b.int(1, rank)
+        size = t.shape[k - 1]
+        if size < 2 or size % 2:
+            raise Unfit
+        half = t.shape[:k - 1] + (size // 2,) + t.shape[k:]
+        return f"@keras.ops.split({n}, 2, axis={-1 if k == rank else k})", [half, half]
+    if kind == "squeeze":
+        ones = [i + 1 for i, d in enumerate(t.shape) if d == 1]
+        if not ones or rank == 1:
+            raise Unfit
+        k = b.pick(ones)
+        return f"@keras.ops.squeeze({n}, axis={k})", [t.shape[:k - 1] + t.shape[k:]]
+    b.out_scale = 1.0
+    return f"@keras.ops.softmax({n}, axis={b.int(1, rank)})", [t.shape]
+
+
 def op_flatten(b, t):
     return b.layer("Flatten"), [(numel(t.shape),)]
 
@@ -849,7 +914,7 @@ def op_bidirectional(b, t):
 
 GENERAL_OPS = [op_dense, op_activation, op_identity, op_dropout, op_batch_norm, op_layer_norm, op_relu_layer,
                op_leaky_relu, op_elu, op_prelu, op_softmax, op_rescaling, op_constant_arithmetic, op_flatten,
-               op_reshape, op_rms_norm, op_group_norm, op_normalization]
+               op_reshape, op_rms_norm, op_group_norm, op_normalization, op_tensor_math]
 RANK_OPS = {
     1: [op_repeat_vector],
     2: [conv_op(1), pool_op(1), op_rnn, op_bidirectional, global_pool_op(1), conv_transpose_op(1),

@@ -1451,6 +1451,20 @@ def test_expand_dims_on_feature_map(check, axis):
     check(on_conv(f"out = keras.ops.expand_dims(x, {axis})"))
 
 
+@pytest.mark.parametrize("index", [
+    ":, 1:4, ::2", "..., :2", ":, 0", ":, :, 2, None", ":, -1, 1:, 3", ":, None", "..., None", ":, 1::2, :, 1:3",
+    ":, :, :",
+])
+def test_subscript_feature_map(check, index):
+    check(on_conv(f"out = x[{index}]"))
+
+
+@pytest.mark.parametrize("index", [":, 0", ":, -1, :", ":, 1:, 2:", "..., ::2", ":, :3, None"])
+def test_subscript_sequence(check, index):
+    check(one_input((5, 4), "x = layers.Dense(6)(inp)", f"out = x[{index}]"))
+    check(one_input((5, 4), 'x = layers.Conv1D(6, 3, padding="same")(inp)', f"out = x[{index}]"))
+
+
 def test_expand_dims_then_conv3d(check):
     # a new spatial axis keeps the data channels-first into Conv3D: no permute at all
     checked = check(on_conv("y = keras.ops.expand_dims(x, 1)", "out = layers.Conv3D(2, (1, 3, 3))(y)"))
@@ -1766,6 +1780,10 @@ def test_random_noise_shapes_on_feature_maps(check, call):
                  id="resize-crop"),
     pytest.param("out = keras.ops.image.extract_patches(x, (2, 2, 2))", "3-D", id="patches-3d"),
     pytest.param("out = keras.ops.einsum('bhwc->bc', x)", "einsum", id="unknown-ops-function"),
+    pytest.param("out = x[0]", "batch axis", id="index-batch"),
+    pytest.param("out = x[:, ::-1]", "negative step", id="reverse"),
+    pytest.param("out = x[:, 2:2]", "empty slice", id="empty-slice"),
+    pytest.param("out = x[:, keras.ops.argmax(x, axis=1)]", "static ints", id="tensor-index"),
     pytest.param("out = x // 2", "x // 2", id="floordiv"),
     pytest.param("out = x % 2", "x % 2", id="modulo"),
     pytest.param("out = keras.ops.clip(x, x, 1.0)", "x_min", id="clip-tensor-bound"),

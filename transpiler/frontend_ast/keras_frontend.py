@@ -1070,6 +1070,23 @@ class KerasFrontend:
             lambda b: keras_tensor_ops.arithmetic(b, kind, _tensor_arg(left), _tensor_arg(right), repr(code)),
             self._span(node), code)
 
+    def _tensor_subscript(self, base: "TensorVal", node, env) -> Any:
+        """``x[:, 0]``, ``x[..., :3]``, ``x[:, :, None]``: keras_tensor_ops' subscript."""
+        keys = []
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                value = Ellipsis if isinstance(sl.value, cst.Ellipsis) else self._eval(sl.value, env)
+                if isinstance(value, ModuleRef) and value.path.endswith(".newaxis"):
+                    value = None
+                keys.append(value)
+            else:
+                keys.append(slice(*[None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)]))
+        code = cst.Module([]).code_for_node(node)
+        self._auto_name("GetItem")  # Keras' __getitem__ is an Operation too
+        return self._tensor_math(lambda b: keras_tensor_ops.subscript(b, base.value, tuple(keys), repr(code)),
+                                 self._span(node), code)
+
     def _tensor_math(self, fn, span: Span, what: str) -> Any:
         """Run a keras_tensor_ops recogniser ``fn(builder)``; its Values back as TensorVals."""
         return _wrap_tensors(fn(_TensorBuilder(self, span, what)))
@@ -1149,7 +1166,7 @@ class KerasFrontend:
         if isinstance(base, Unknown):
             return base
         if isinstance(base, TensorVal):
-            raise Unsupported("slicing a tensor is not supported yet")
+            return self._tensor_subscript(base, node, env)
         if not isinstance(base, (list, tuple, dict, str, range)):
             return Unknown("subscript of a value known only at run time")  # sys.argv[1]
         keys = []

@@ -241,8 +241,8 @@ OPERATORS = {"add": "Add", "subtract": "Subtract", "multiply": "Multiply", "divi
              "less": "Less", "less_equal": "LessEqual", "equal": "Equal", "not_equal": "NotEqual",
              "negative": "Negative"}
 #: the Python operators read on tensors (for the docs)
-PYTHON_OPERATORS = ("+", "-", "*", "/", "**", "@", "-x", ">", ">=", "<", "<=", "==", "!=")
-_OPERATOR_OPS = ("add", "subtract", "multiply", "divide", "power", "matmul", "greater", "greater_equal",
+PYTHON_OPERATORS = ("+", "-", "*", "/", "**", "@", "-x", ">", ">=", "<", "<=", "==", "!=", "x[:, i:j]")
+_OPERATOR_OPS = ("slice", "take", "expand_dims", "add", "subtract", "multiply", "divide", "power", "matmul", "greater", "greater_equal",
                  "less", "less_equal", "equal", "not_equal", "negative", "rescaling", "constant")
 _STATIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "divide": operator.truediv,
            "power": operator.pow, "maximum": max, "minimum": min, "greater": operator.gt,
@@ -626,6 +626,68 @@ def recognize_take(c: Call) -> Value:
         raise Unsupported(f"{c.key}(): indices={indices!r} must be static ints in range")
     items = tuple(i % size for i in items)  # TF refuses negative indices; Keras wraps them
     return c.one("take", [x], {"indices": items[0] if isinstance(indices, int) else items, "axis": axis})
+
+
+def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
+    """``x[:, 0]``, ``x[..., 1:3]``, ``x[:, ::2, None]``: a ``slice`` of the static ranges, a
+    ``take`` per int index (the axis goes), an ``expand_dims`` per None. The batch axis stays
+    whole; negative steps and tensor indices are refused."""
+    rank = len(x.shape)
+    items = list(key) if isinstance(key, tuple) else [key]
+    if items.count(Ellipsis) > 1:
+        raise Unsupported(f"{what}: two ellipses")
+    real = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if real > rank:
+        raise Unsupported(f"{what}: more indices than axes")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (rank - real)
+    else:
+        items += [slice(None)] * (rank - real)
+    axes, starts, stops, steps, ints, news = [], [], [], [], [], []
+    axis = out = 0
+    for k in items:
+        if k is None:
+            news.append(out)
+            out += 1
+            continue
+        size = x.shape[axis]
+        if axis == 0:
+            if k != slice(None):
+                raise Unsupported(f"{what}: indexing the batch axis")
+            out += 1
+        elif isinstance(k, int) and not isinstance(k, bool):
+            if not -size <= k < size:
+                raise Unsupported(f"{what}: index {k} is out of range for size {size}")
+            ints.append((axis, k % size))
+        elif isinstance(k, slice):
+            if not all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in (k.start, k.stop, k.step)):
+                raise Unsupported(f"{what}: slice bounds must be known statically")
+            start, stop, step = k.indices(size)
+            if step <= 0:
+                raise Unsupported(f"{what}: a negative step (reversal) is not supported")
+            if len(range(start, stop, step)) == 0:
+                raise Unsupported(f"{what}: an empty slice")
+            if (start, stop, step) != (0, size, 1):
+                axes.append(axis)
+                starts.append(start)
+                stops.append(min(stop, size))
+                steps.append(step)
+            out += 1
+        else:
+            raise Unsupported(f"{what}: only static ints, slices, ... and None index a tensor")
+        axis += 1
+    if out > 5:
+        raise Unsupported(f"{what}: tensors of rank {out} (more than 5) are not supported")
+    y = x
+    if axes:
+        y = builder.add("slice", [y], {"axes": tuple(axes), "starts": tuple(starts), "stops": tuple(stops),
+                                        "steps": tuple(steps)}, "slice")[0]
+    for ax, index in sorted(ints, reverse=True):  # the later axes first: the earlier keep their place
+        y = builder.add("take", [y], {"indices": index, "axis": ax}, "take")[0]
+    for pos in news:
+        y = builder.add("expand_dims", [y], {"axis": pos}, "expand_dims")[0]
+    return y
 
 
 # ---------------------------------------------------------------------------------

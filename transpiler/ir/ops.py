@@ -475,6 +475,8 @@ op("split", attrs="sizes: ints; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis
    doc="One output per piece of ``sizes`` along ``axis`` (sizes add up to the axis).")
 op("take", attrs="indices: any; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis",),
    doc="Static ``indices`` along ``axis``: an int drops the axis, a tuple keeps it.")
+op("slice", attrs="axes: axes; starts: ints; stops: ints; steps: ints", layout=ATTRIBUTE, axis_attrs=("axes",),
+   doc="``x[..., start:stop:step, ...]``: per entry of ``axes``, static bounds (step > 0).")
 op("random_normal", inputs="like", attrs="shape: ints; mean: float = 0.0; stddev: float = 1.0",
    layout=TERMINATE,
    doc="Normal noise of shape (batch of ``like``, *shape); each framework draws its own numbers.")

@@ -599,3 +599,11 @@ def emit_extract_patches_keras(node: Node) -> KerasEmission:
     if a["padding"] != "valid":
         parts.append(f'padding="{a["padding"]}"')
     return KerasEmission(call=lambda ins: f"keras.ops.image.extract_patches({ins[0]}, {', '.join(parts)})")
+
+
+@emitter("slice")
+def emit_slice_keras(node: Node) -> KerasEmission:
+    from transpiler.printers.torch_ops import subscript_text  # one spelling of a subscript
+
+    index = subscript_text(node)
+    return KerasEmission(call=lambda ins: f"{ins[0]}[{index}]")

@@ -1472,3 +1472,30 @@ def emit_extract_patches_torch(node: Node, m: str) -> Emission:
         f"F.unfold({ins[0]}, {lit(size_arg((kh, kw)))}{kwargs})"
         f".unflatten(1, ({channels}, {kh * kw})).transpose(1, 2).flatten(1, 2).unflatten(2, ({out_h}, {out_w}))"),
         unary=True)
+
+
+def slice_text(start: int, stop: int, step: int, size: int | None) -> str:
+    """``start:stop:step`` with the defaults left out (``1:``, ``::2``, ``:3``)."""
+    text = f"{start or ''}:{'' if stop == size else stop}"
+    return text + (f":{step}" if step != 1 else "")
+
+
+def subscript_text(node: Node) -> str:
+    """The index of a ``slice`` node for the input's current layout: ``:, 1:3``, ``..., ::2``."""
+    x, a = node.inputs[0], node.attrs
+    rank = len(x.shape)
+    parts = [":"] * rank
+    for ax, start, stop, step in zip(a["axes"], a["starts"], a["stops"], a["steps"]):
+        parts[ax % rank] = slice_text(start, stop, step, x.shape[ax % rank])
+    while parts and parts[-1] == ":":
+        parts.pop()
+    first = next(i for i, p in enumerate(parts) if p != ":")
+    if first > 1 and first == len(parts) - 1:
+        return f"..., {parts[-1]}"
+    return ", ".join(parts)
+
+
+@emitter("slice")
+def emit_slice_torch(node: Node, m: str) -> Emission:
+    index = subscript_text(node)
+    return Emission(None, lambda ins: f"{atom(ins[0])}[{index}]", unary=True)

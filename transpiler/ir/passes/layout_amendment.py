@@ -345,7 +345,7 @@ def relayout_new_axis(am: _Amender, node: Node) -> bool:
         return False
     rank = len(x.shape) + 1
     axis = node.attrs["axis"] % rank
-    if rank not in CHANNELS_FIRST or not 1 <= axis <= rank - 3:
+    if rank not in CHANNELS_FIRST or not 1 <= axis <= rank - 2:  # (before the channel axis)
         return False
     node.attrs["axis"] = axis + 1
     node.meta["out_layout"] = CHANNELS_FIRST[rank]

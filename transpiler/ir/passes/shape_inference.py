@@ -427,6 +427,17 @@ def _take(node, shapes, layouts):
     return [(shape[:axis] + (len(indices),) + shape[axis + 1:], layout, _dtype(node))]
 
 
+@rule("slice")
+def _slice(node, shapes, layouts):
+    shape, a = list(shapes[0]), node.attrs
+    axes = _axes(node, len(shape), "axes")
+    if len(axes) != len(a["axes"]):
+        raise IRError(f"{node!r}: an axis sliced twice")
+    for ax, start, stop, step in zip(a["axes"], a["starts"], a["stops"], a["steps"]):
+        shape[ax % len(shape)] = len(range(start, stop, step))
+    return [(tuple(shape), layouts[0], _dtype(node))]
+
+
 @rule("split")
 def _split(node, shapes, layouts):
     shape, layout = shapes[0], layouts[0]
