@@ -414,6 +414,41 @@ def recognize_cast(c: Call) -> Any:
     return c.one("cast", [c.tensor("x")], {"dtype": dtype})
 
 
+@tensor_function("ops.convert_to_tensor", "tf.constant", "tf.convert_to_tensor",
+                 signature="x; dtype=None; sparse=None; ragged=None; shape=None; verify_shape=False",
+                 ops=("constant", "cast"), aliases={"value": "x"})
+def recognize_constant(c: Call) -> Any:
+    """A number (``tf.constant(2.0)``) stays a number: an operand, never a param; a
+    tensor passes through (cast if a dtype is given)."""
+    x, dtype = c.get("x"), c.static("dtype")
+    for extra in ("sparse", "ragged", "shape", "verify_shape"):
+        c.get(extra)
+    if isinstance(x, Value):
+        return x if dtype is None else c.one("cast", [x], {"dtype": dtype_name(dtype, f"{c.key}()")})
+    if _number(x) or isinstance(x, bool):
+        if dtype is None:
+            return x
+        name = dtype_name(dtype, f"{c.key}()")
+        return bool(x) if name == "bool" else int(x) if name.startswith(("int", "uint")) else float(x)
+    raise Unsupported(f"{c.key}(): a constant array would be a tensor of the model (only numbers are supported)")
+
+
+@tensor_function("tf.l2_normalize", "tf.nn.l2_normalize", signature="x; axis=None; epsilon=1e-12; dim=None",
+                 ops=("reduce_sum", "square", "maximum", "rsqrt", "multiply", "constant"))
+def recognize_l2_normalize(c: Call) -> Value:
+    """TF's x * rsqrt(max(sum(x ** 2, axis), epsilon)), op by op."""
+    x = c.tensor("x")
+    if c.get("dim") is not None:
+        raise Unsupported(f"{c.key}(): dim= is deprecated; use axis=")
+    axes = c.axes("axis", len(x.shape))
+    eps = c.static("epsilon")
+    if not _number(eps):
+        raise Unsupported(f"{c.key}(): epsilon must be a number")
+    total = c.one("reduce_sum", [c.one("square", [x])], {"axis": axes, "keepdims": True}, "sum")
+    floor = c.one("maximum", [total, c.builder.constant(float(eps))])
+    return c.one("multiply", [x, c.one("rsqrt", [floor])])
+
+
 # ---------------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------------
