@@ -1063,6 +1063,9 @@ class KerasFrontend:
         kind = _TENSOR_BINOPS.get(type(op))
         if kind is None:
             raise Unsupported(f"tensor arithmetic {code!r} is not supported yet")
+        return self._tensor_arithmetic(kind, left, right, node, code)
+
+    def _tensor_arithmetic(self, kind: str, left, right, node, code: str) -> Any:
         # Keras runs ops.add / ops.true_divide ...: Operations that take an auto name
         # from the same counters as layers (a later unnamed Add() is "add_1").
         self._auto_name(keras_tensor_ops.OPERATORS[kind])
@@ -1072,16 +1075,7 @@ class KerasFrontend:
 
     def _tensor_subscript(self, base: "TensorVal", node, env) -> Any:
         """``x[:, 0]``, ``x[..., :3]``, ``x[:, :, None]``: keras_tensor_ops' subscript."""
-        keys = []
-        for el in node.slice:
-            sl = el.slice
-            if isinstance(sl, cst.Index):
-                value = Ellipsis if isinstance(sl.value, cst.Ellipsis) else self._eval(sl.value, env)
-                if isinstance(value, ModuleRef) and value.path.endswith(".newaxis"):
-                    value = None
-                keys.append(value)
-            else:
-                keys.append(slice(*[None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)]))
+        keys = [slice(*parts) if isinstance(parts, list) else parts for parts in self._index_keys(node, env)]
         code = cst.Module([]).code_for_node(node)
         self._auto_name("GetItem")  # Keras' __getitem__ is an Operation too
         return self._tensor_math(lambda b: keras_tensor_ops.subscript(b, base.value, tuple(keys), repr(code)),
@@ -1096,10 +1090,7 @@ class KerasFrontend:
         kind = _TENSOR_CMPOPS.get(type(comparison.operator))
         if kind is None or len(node.comparisons) != 1:
             raise Unsupported(f"tensor comparison {code!r} is not supported yet")
-        self._auto_name(keras_tensor_ops.OPERATORS[kind])
-        return self._tensor_math(
-            lambda b: keras_tensor_ops.arithmetic(b, kind, _tensor_arg(left), _tensor_arg(right), repr(code)),
-            self._span(node), code)
+        return self._tensor_arithmetic(kind, left, right, node, code)
 
     def _tensor_unary(self, node, value: "TensorVal") -> Any:
         code = cst.Module([]).code_for_node(node)
@@ -1183,8 +1174,9 @@ class KerasFrontend:
         except Exception as exc:
             raise self._err(node, f"cannot evaluate subscript: {exc}") from None
 
-    def _array_subscript(self, base: ArrayVal, node, env) -> Any:
-        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape."""
+    def _index_keys(self, node, env) -> list:
+        """The subscript's items evaluated: values (``...`` as Ellipsis, ``tf.newaxis`` as None),
+        and each slice as the list of its evaluated [start, stop, step]."""
         keys = []
         for el in node.slice:
             sl = el.slice
@@ -1194,8 +1186,13 @@ class KerasFrontend:
                     value = None
                 keys.append(value)
             else:
-                parts = [None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)]
-                keys.append(slice(*parts) if not any(_not_static(p) for p in parts) else slice(0, None))
+                keys.append([None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)])
+        return keys
+
+    def _array_subscript(self, base: ArrayVal, node, env) -> Any:
+        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape."""
+        keys = [(slice(*k) if not any(_not_static(p) for p in k) else slice(0, None)) if isinstance(k, list) else k
+                for k in self._index_keys(node, env)]
         shape = list(base.shape)
         out: list = []
         i = 0

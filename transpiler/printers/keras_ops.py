@@ -15,6 +15,7 @@ from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
+from transpiler.printers.torch_ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
 @dataclass
@@ -535,9 +536,7 @@ def emit_reduce_keras(node: Node) -> KerasEmission:
 
 
 def _new_axis_text(node: Node) -> str:
-    rank = len(node.outputs[0].shape)
-    axis = node.attrs["axis"] % rank
-    return lit(-1 if axis == rank - 1 else axis)
+    return lit(new_axis_dim(node))
 
 
 @emitter("expand_dims")
@@ -603,7 +602,5 @@ def emit_extract_patches_keras(node: Node) -> KerasEmission:
 
 @emitter("slice")
 def emit_slice_keras(node: Node) -> KerasEmission:
-    from transpiler.printers.torch_ops import subscript_text  # one spelling of a subscript
-
     index = subscript_text(node)
     return KerasEmission(call=lambda ins: f"{ins[0]}[{index}]")

@@ -1332,12 +1332,8 @@ def emit_negative_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"-{atom(ins[0])}", unary=True)
 
 
-emitter("abs")(_fn("torch.abs({x})"))
-emitter("square")(_fn("torch.square({x})"))
-emitter("sqrt")(_fn("torch.sqrt({x})"))
-emitter("rsqrt")(_fn("torch.rsqrt({x})"))
-emitter("exp")(_fn("torch.exp({x})"))
-emitter("log")(_fn("torch.log({x})"))
+for _op in ("abs", "square", "sqrt", "rsqrt", "exp", "log"):
+    emitter(_op)(_fn(f"torch.{_op}({{x}})"))
 
 
 @emitter("clip")
@@ -1389,11 +1385,16 @@ def emit_reduce_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"{atom(ins[0])}.{method}(dim={dim}{keep})", unary=True)
 
 
-@emitter("expand_dims")
-def emit_expand_dims_torch(node: Node, m: str) -> Emission:
+def new_axis_dim(node: Node) -> int:
+    """The output position of a new axis (``axis``), the last one as -1."""
     rank = len(node.outputs[0].shape)
     axis = node.attrs["axis"] % rank
-    dim = -1 if axis == rank - 1 else axis
+    return -1 if axis == rank - 1 else axis
+
+
+@emitter("expand_dims")
+def emit_expand_dims_torch(node: Node, m: str) -> Emission:
+    dim = new_axis_dim(node)
     return Emission(None, lambda ins: f"{atom(ins[0])}.unsqueeze({dim})", unary=True)
 
 
@@ -1405,9 +1406,7 @@ def emit_squeeze_torch(node: Node, m: str) -> Emission:
 
 @emitter("stack")
 def emit_stack_torch(node: Node, m: str) -> Emission:
-    rank = len(node.outputs[0].shape)
-    axis = node.attrs["axis"] % rank
-    dim = -1 if axis == rank - 1 else axis
+    dim = new_axis_dim(node)
     return Emission(None, lambda ins: f"torch.stack([{', '.join(ins)}], dim={dim})")
 
 

@@ -48,8 +48,8 @@ def _source_layout(value: Value) -> str:
     return default_layout(len(value.shape))
 
 
-def _feeds_implicit(graph: Graph, value: Value) -> bool:
-    """True when the first non-transparent reader of ``value`` is an implicit op."""
+def _layout_readers(graph: Graph, value: Value):
+    """The implicit and terminate ops that read ``value``, through transparent and attribute ops."""
     frontier, seen = [value], set()
     while frontier:
         v = frontier.pop()
@@ -57,12 +57,15 @@ def _feeds_implicit(graph: Graph, value: Value) -> bool:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            cls = node.spec.layout
-            if cls == ops_table.IMPLICIT:
-                return True
-            if cls in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
+            if node.spec.layout in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
                 frontier.extend(node.outputs)
-    return False
+            else:
+                yield node
+
+
+def _feeds_implicit(graph: Graph, value: Value) -> bool:
+    """True when the first non-transparent reader of ``value`` is an implicit op."""
+    return any(node.spec.layout == ops_table.IMPLICIT for node in _layout_readers(graph, value))
 
 
 def _flatten_absorbable(graph: Graph, flat: Value) -> bool:
@@ -266,18 +269,7 @@ def _normal(value, rank: int):
 
 def _read_in_source_layout(graph: Graph, value: Value) -> bool:
     """True when a terminate op reads ``value`` (through transparent/attribute ops)."""
-    frontier, seen = [value], set()
-    while frontier:
-        v = frontier.pop()
-        for node in graph.consumers(v):
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if node.spec.layout == ops_table.TERMINATE:
-                return True
-            if node.spec.layout in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
-                frontier.extend(node.outputs)
-    return False
+    return any(node.spec.layout == ops_table.TERMINATE for node in _layout_readers(graph, value))
 
 
 # ---------------------------------------------------------------------------------
