@@ -1104,12 +1104,16 @@ class KerasFrontend:
 
     def _activation_call(self, func: ApiRef, args, kwargs, span: Span) -> Any:
         """``keras.activations.softmax(x, axis=1)``, ``keras.ops.gelu(x)``, ``tf.nn.relu(x)``."""
+        if not _has_tensor([args, kwargs]) and _run_time([args, kwargs]):
+            return Unknown(func.name)  # run-time values, outside the model
         return self._tensor_math(
             lambda b: keras_tensor_ops.activation_call(func.name, func.source or "activations", _tensor_arg(args),
                                                        _tensor_arg(kwargs), b), span, func.name)
 
     def _eval_UnaryOperation(self, node, env):
         value = self._eval(node.expression, env)
+        if isinstance(value, WeightObj) and isinstance(node.operator, cst.Minus):
+            value = self._as_tensor(value, node)  # -self.w: a custom layer's weight
         if isinstance(value, TensorVal):
             return self._tensor_unary(node, value)
         if isinstance(value, Unknown):
@@ -1134,9 +1138,9 @@ class KerasFrontend:
         left = self._eval(node.left, env)
         for target in node.comparisons:
             right = self._eval(target.comparator, env)
-            if (isinstance(left, TensorVal) or isinstance(right, TensorVal)) and \
+            if (isinstance(left, (TensorVal, WeightObj)) or isinstance(right, (TensorVal, WeightObj))) and \
                     type(target.operator) not in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
-                return self._tensor_compare(node, left, right, target)
+                return self._tensor_compare(node, self._as_tensor(left, node), self._as_tensor(right, node), target)
             if isinstance(left, Unknown) or isinstance(right, Unknown):
                 return Unknown("comparison")
             if not _CMPOPS[type(target.operator)](left, right):
@@ -1495,6 +1499,8 @@ class KerasFrontend:
     def _tensor_op(self, key: str, args, kwargs, span: Span):
         """``keras.ops.mean(x, axis=1)``, ``tf.concat([a, b], axis=-1)``, ...: the recogniser of
         ``key`` in keras_tensor_ops' table adds the canonical ops."""
+        if not _has_tensor([args, kwargs]) and _run_time([args, kwargs]):
+            return Unknown(key)  # run-time values (a training loop's loss): not the model's math
         op_class = keras_tensor_ops.keras_op_class(key)
         if op_class is not None:
             self._auto_name(op_class)  # a Keras Operation takes an auto name like a layer
@@ -2412,6 +2418,7 @@ class _TensorBuilder:
         fe = self.frontend
         node = fe.scratch.add_node("constant", "constant", [], attrs={"value": value}, span=self.span)
         node.meta["stmt"] = fe.stmt_stack[-1] if fe.stmt_stack else None
+        node.meta["scopes"] = tuple(fe.module_stack)
         infer_node(node)
         return node.outputs[0]
 
@@ -2438,6 +2445,18 @@ def _wrap_tensors(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_wrap_tensors(v) for v in value)
     return value
+
+
+def _run_time(value: Any) -> bool:
+    """True when ``value`` holds something only the running program knows (data, a model's
+    output outside the graph), at any depth."""
+    if isinstance(value, (Unknown, ModelObj, ModelHandle, DatasetObj, TapeObj)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_run_time(v) for v in value)
+    if isinstance(value, dict):
+        return any(_run_time(v) for v in value.values())
+    return False
 
 
 def _has_tensor(value: Any) -> bool:

@@ -5,10 +5,46 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-# SqueezeExcite (layers.Layer subclass): translated into Encoder, where its call() now runs inline in forward()
+
+class SqueezeExcite(nn.Module):
+    """Transpiled from the Keras class ``SqueezeExcite`` (input.py)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.reduce = nn.Linear(channels, 2)
+        self.expand = nn.Linear(2, channels)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.xavier_uniform_(self.reduce.weight)
+        nn.init.zeros_(self.reduce.bias)
+        nn.init.xavier_uniform_(self.expand.weight)
+        nn.init.zeros_(self.expand.bias)
+
+    def forward(self, x):
+        # (N, 1, 1, C)
+        # layout: axis=(1, 2) of the Keras code (channels-last) is dim (2, 3) of this channels-first tensor
+        s = x.mean(dim=(2, 3), keepdim=True).permute(0, 2, 3, 1)
+        s = F.relu(self.reduce(s))
+        s = torch.sigmoid(self.expand(s)).permute(0, 3, 1, 2)
+        x = x * s
+        return x
 
 
-# Sampling (layers.Layer subclass): translated into Encoder, where its call() now runs inline in forward()
+class Sampling(nn.Module):
+    """Transpiled from the Keras class ``Sampling`` (input.py)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, z_mean, z_log_var):
+        # tf.random.normal: torch's generator draws other numbers (same distribution)
+        epsilon = torch.randn_like(z_mean)
+        z_log_var = torch.exp(z_log_var / 2.0)
+        z_log_var = z_log_var * epsilon
+        z_mean = z_mean + z_log_var
+        return z_mean
 
 
 class Encoder(nn.Module):
@@ -21,20 +57,16 @@ class Encoder(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 8, kernel_size=3, stride=2)
-        self.reduce = nn.Linear(8, 2)
-        self.expand = nn.Linear(2, 8)
+        self.squeeze_excite = SqueezeExcite(8)
         self.fc1 = nn.Linear(512, 2)
         self.fc2 = nn.Linear(512, 2)
+        self.sampling = Sampling()
         self.reset_parameters()
 
     def reset_parameters(self):
         """Keras' default initializers, so training from scratch behaves the same."""
         nn.init.xavier_uniform_(self.conv1.weight)
         nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.reduce.weight)
-        nn.init.zeros_(self.reduce.bias)
-        nn.init.xavier_uniform_(self.expand.weight)
-        nn.init.zeros_(self.expand.bias)
         nn.init.xavier_uniform_(self.fc1.weight)
         nn.init.zeros_(self.fc1.bias)
         nn.init.xavier_uniform_(self.fc2.weight)
@@ -42,19 +74,10 @@ class Encoder(nn.Module):
 
     def forward(self, inputs):
         x = F.relu(self.conv1(F.pad(inputs, (0, 1, 0, 1))))
-        # (N, 1, 1, C)
-        # layout: axis=(1, 2) of the Keras code (channels-last) is dim (2, 3) of this channels-first tensor
-        s = x.mean(dim=(2, 3), keepdim=True).permute(0, 2, 3, 1)
-        s = F.relu(self.reduce(s))
-        s = torch.sigmoid(self.expand(s)).permute(0, 3, 1, 2)
-        x = (x * s).flatten(1)
+        x = self.squeeze_excite(x).flatten(1)
         z_mean = self.fc1(x)
         z_log_var = self.fc2(x)
-        # tf.random.normal: torch's generator draws other numbers (same distribution)
-        epsilon = torch.randn_like(z_mean)
-        z_log_var_1 = torch.exp(z_log_var / 2.0)
-        z_log_var_2 = z_log_var_1 * epsilon
-        z = z_mean + z_log_var_2
+        z = self.sampling(z_mean, z_log_var)
         return z_mean, z_log_var, z
 
 
