@@ -1831,3 +1831,24 @@ def test_golden_tensor_math_cases_are_numerically_equal(case, builder, compared)
     errors = [c.max_abs for c in checked.comparisons[:compared]]
     assert max(errors) <= TOL, errors
     assert checked.keras_params == checked.torch_params
+
+
+def test_matmul_with_a_custom_layer_weight(check):
+    """``x @ self.w`` (add_weight): the weight is a variable operand of matmul, numbers stay attributes."""
+    check(TF_HEADER + '''class Linear(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal")
+        self.b = self.add_weight(shape=(self.units,), initializer="zeros")
+
+    def call(self, x):
+        return keras.ops.relu(x @ self.w + self.b) * 0.5 - tf.matmul(x, self.w) / 3.0
+
+
+def build_model():
+    inp = keras.Input(shape=(6,))
+    return keras.Model(inp, Linear(4)(inp))
+''')
