@@ -48,8 +48,19 @@ def test_every_pass_keeps_the_graph_valid_and_shapes_static(path):
         for node in graph.nodes:
             for v in node.inputs + node.outputs:
                 assert v.shape is not None and all(s is not None for s in v.shape[1:]), (node, v.shape)
-            if node.spec.layout == ops_table.IMPLICIT:
+            if node.spec.layout == ops_table.IMPLICIT and not node.spec.any_layout:
                 assert not any(is_channels_last(v.layout) for v in node.inputs), node
+
+
+def test_global_pooling_reads_a_channels_last_sequence_as_it_is():
+    """GlobalAveragePooling1D after attention/LayerNorm (channels-last): a mean over the
+    steps, no permute to channels-first and back."""
+    g = run_all(graph_of(
+        "    inputs = keras.Input(shape=(7, 6))\n"
+        "    x = layers.LayerNormalization()(inputs)\n"
+        "    x = layers.GlobalAveragePooling1D()(x)\n"
+        "    return keras.Model(inputs, layers.Dense(2)(x))\n"))
+    assert "transpose" not in ops(g)
 
 
 def test_flatten_to_dense_permutes_the_dense_kernel_not_the_tensor():

@@ -42,6 +42,7 @@ KNOWN_DEVIATIONS = {
     "lstm_classifier": _EMBEDDING_ADAPTIVE,
     "bilstm_tagger": _EMBEDDING_ADAPTIVE,
     "text_cnn": _EMBEDDING_ADAPTIVE,
+    "transformer_classifier": _EMBEDDING_ADAPTIVE,
     "resnet_small": ("SGD(learning_rate=0.05, momentum=0.9) with BatchNorm on random batches: per-step "
                      "losses agree to <=1e-7 for 8 steps, then diverge chaotically (6e-4 at step 9, "
                      "3.5e-2 by step 17); with learning_rate=0.01 they agree to 1e-4"),

@@ -61,7 +61,8 @@ def prepare(path: str):
     # Keras' own initial weights: the program's real starting point
     tmodel = getattr(generated, md.builder)().double()
     tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
-    for layer in kmodel.layers:  # dropout off on both sides: the masks cannot match
+    # dropout off on both sides (custom layers' own dropout too): the masks cannot match
+    for layer in kmodel._flatten_layers(include_self=False, recursive=True):
         if hasattr(layer, "rate"):
             layer.rate = 0.0
     for module in tmodel.modules():

@@ -125,6 +125,9 @@ class OpSpec:
     doc: str = ""
     wraps: bool = False
     rank: int | None = None
+    #: an implicit op that computes as well on a channels-last input (its rule and emitters
+    #: read the layout tag): the layout pass leaves such an input as it arrives
+    any_layout: bool = False
 
     def complete_attrs(self, given: dict[str, Any]) -> dict[str, Any]:
         """``given`` checked against the table, with defaults filled in."""
@@ -204,6 +207,7 @@ def op(
     doc: str = "",
     wraps: bool = False,
     rank: int | None = None,
+    any_layout: bool = False,
 ) -> OpSpec:
     """Declare one op. ``inputs="*xs"`` means any number of inputs; ``~name`` is a
     non-trainable param (a buffer)."""
@@ -224,6 +228,7 @@ def op(
         doc=doc,
         wraps=wraps,
         rank=rank,
+        any_layout=any_layout,
     )
     for a in axis_attrs:
         if a not in spec.attrs:
@@ -285,11 +290,12 @@ for _rank in (1, 2, 3):
         if _rank == 1 and _kind == "avg":
             # Keras' GlobalAveragePooling1D honours an Embedding's mask (mask_zero=True)
             op("global_avg_pool1d", inputs="x, *mask", attrs="keepdims: bool = False; masked: bool = False",
-               layout=IMPLICIT, rank=1,
+               layout=IMPLICIT, rank=1, any_layout=True,
                doc="avg over the steps; ``masked``: a second input holds the token ids of an "
                    "Embedding(mask_zero=True), steps whose id is 0 are left out of the mean.")
             continue
         op(f"global_{_kind}_pool{_rank}d", attrs="keepdims: bool = False", layout=IMPLICIT, rank=_rank,
+           any_layout=True,
            doc=f"{_kind} over all spatial axes.")
     op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0", layout=IMPLICIT, rank=_rank,
        doc="Constant padding, ((before, after), ...) per spatial axis.")

@@ -44,9 +44,8 @@ class Net(nn.Module):
             )
             x_steps.append(x_state[0][0])
         x = torch.stack(x_steps, dim=1)
-        x = x.permute(0, 2, 1)
-        pooled_keep = (ids != 0).unsqueeze(1)  # Keras' mask: padded steps left out
-        pooled = x.masked_fill(~pooled_keep, 0.0).sum(dim=2) / pooled_keep.sum(dim=2)
+        pooled_keep = (ids != 0).unsqueeze(2)  # Keras' mask: padded steps left out
+        pooled = x.masked_fill(~pooled_keep, 0.0).sum(dim=1) / pooled_keep.sum(dim=1)
         pooled = torch.sigmoid(self.fc1(pooled))
         return pooled
 

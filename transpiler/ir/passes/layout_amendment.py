@@ -65,7 +65,8 @@ def _layout_readers(graph: Graph, value: Value):
 
 def _feeds_implicit(graph: Graph, value: Value) -> bool:
     """True when the first non-transparent reader of ``value`` is an implicit op."""
-    return any(node.spec.layout == ops_table.IMPLICIT for node in _layout_readers(graph, value))
+    return any(node.spec.layout == ops_table.IMPLICIT and not node.spec.any_layout
+               for node in _layout_readers(graph, value))
 
 
 def _flatten_absorbable(graph: Graph, flat: Value) -> bool:
@@ -130,7 +131,9 @@ class _Amender:
 
     def visit(self, node: Node) -> None:
         cls = node.spec.layout
-        if cls == ops_table.IMPLICIT:
+        if cls == ops_table.IMPLICIT and node.spec.any_layout:
+            pass  # e.g. global pooling: a mean over the spatial axes of whichever layout arrives
+        elif cls == ops_table.IMPLICIT:
             node.inputs = [self.convert(v, channels_first_of(v.layout), node)
                            if is_channels_last(v.layout) else v for v in node.inputs]
         elif cls in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
