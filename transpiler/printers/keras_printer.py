@@ -20,6 +20,7 @@ import libcst as cst
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_ops
+from transpiler.printers.keras_training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
 
@@ -164,6 +165,7 @@ class KerasScript:
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
+        self.training = ProgramPrinter(program, frontend)
 
     def reserved(self) -> set[str]:
         names = set(self.frontend.globals.vars)
@@ -175,7 +177,6 @@ class KerasScript:
         out: list[str] = [f"# Transpiled from {os.path.basename(self.program.path)} (PyTorch) to Keras by "
                           "transpiler; review before use."]
         body = list(self.module.body)
-        header_done = False
         if body and _is_docstring(body[0]):
             out.append(_code(body[0]).rstrip("\n"))
             body = body[1:]
@@ -190,17 +191,20 @@ class KerasScript:
             rest.append(self.statement(stmt))
         helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                           for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
-        imports = kept_imports + (["import math"] if "torch_uniform_init" in helpers and
-                                  "import math" not in kept_imports else []) + _HEADER
+        wanted = set(self.training.imports)
+        if "torch_uniform_init" in helpers:
+            wanted.add("import math")
+        extra = sorted(w for w in wanted if w not in kept_imports and not self._bound(w))
+        imports = kept_imports + extra + _HEADER
         if len(out) > 1:
             out.append("")
         out.extend(imports)
         out.append("")
         for h in helpers:
             out += ["", keras_ops.INIT_HELPERS[h]]
-        header_done = True
-        del header_done
-        text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r is not None)
+        for text in self.training.helper_texts():
+            out += ["", text]
+        text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r)
         return black.format_str(text, mode=black.Mode())
 
     def statement(self, stmt) -> str | None:
@@ -219,9 +223,14 @@ class KerasScript:
                 return self.builder(self.builders[name], stmt)
             if name in self.stubbed:
                 return self.stub_builder(name, stmt, self.stubbed[name])
-        if id(stmt) in self.stub_ids:
-            return self.stub(stmt)
-        return _code(stmt)
+        return self.training.render(stmt)
+
+    def _bound(self, import_line: str) -> bool:
+        """The source already binds the name ``import_line`` would (``np``, ``math``)."""
+        name = import_line.split()[-1]
+        value = self.frontend.globals.vars.get(name)
+        return value is not None and type(value).__name__ == "Ref" and value.path.split(".")[0] == \
+            import_line.split()[1].split(".")[0]
 
     def builder(self, md: ModelDef, fn: cst.FunctionDef | None) -> str:
         graph = md.graph
