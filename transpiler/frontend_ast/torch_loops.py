@@ -505,7 +505,7 @@ class LoopReader:
                     if len(ds.arrays) != 2:
                         raise NotStandard("an evaluation function over a dataset of other than (x, y)")
                     self.set_validation(self.array_code(ds, 0), self.array_code(ds, 1))
-                    saved = set(self.r.used_loaders)
+                    saved = type(self.r.used_loaders)(self.r.used_loaders)
                     self.r.read_function(fn.node, kinds, {})  # its code stays in the program
                     self.r.used_loaders = saved  # the call is fit's now: the loader it read is not used
                     self.report_nodes.append(fn.node)

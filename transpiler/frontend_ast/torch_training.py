@@ -31,6 +31,7 @@ diagnostic naming the construct (file:line). Imports no deep-learning framework.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +71,7 @@ class ModelV(V):
     name: str
     md: ModelDef | None
     training: bool = True
+    var: str | None = None
 
 
 @dataclass(eq=False)
@@ -288,8 +290,8 @@ class TrainingReader:
         self.read_functions: dict[str, V] = {}
         self.reading: set[str] = set()
         self.no_grad = 0
-        self.used_loaders: set[int] = set()
-        self.used_datasets: set[int] = set()
+        self.used_loaders: Counter = Counter()  # reads of each loader outside the recognised loops
+        self.used_datasets: Counter = Counter()
         self.loaders: list[LoaderV] = []
         self.datasets: list[DatasetV] = []
         self.stmt_stack: list[cst.CSTNode] = []
@@ -299,7 +301,7 @@ class TrainingReader:
 
     def peek(self, node, scope: Scope) -> V:
         """What ``node`` holds, without recording facts or uses (for code that is replaced whole)."""
-        used = (set(self.used_loaders), set(self.used_datasets))
+        used = (Counter(self.used_loaders), Counter(self.used_datasets))
         self.quiet += 1
         try:
             return self.expr(node, scope)
@@ -476,6 +478,8 @@ class TrainingReader:
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
         if isinstance(target, cst.Name):
             scope.vars[target.value] = value
+            if isinstance(value, ModelV) and value.var is None:
+                value.var = target.value
             for obj in (value,):
                 if isinstance(obj, (OptimizerV, LossV, SchedulerV, LoaderV, DatasetV)) and obj.var is None:
                     obj.var = target.value
@@ -498,10 +502,10 @@ class TrainingReader:
     def element_of(self, items: V, node) -> V:
         """What a ``for`` loop over ``items`` binds."""
         if isinstance(items, LoaderV):
-            self.used_loaders.add(id(items))
+            self.used_loaders[id(items)] += 1
             return TupleV([Arr() for _ in items.dataset.arrays])
         if isinstance(items, DatasetV):
-            self.used_datasets.add(id(items))
+            self.used_datasets[id(items)] += 1
             return TupleV([Arr() for _ in items.arrays])
         if isinstance(items, Arr):
             return Arr()
@@ -572,9 +576,9 @@ class TrainingReader:
         value = scope.lookup(node.value)
         if value is not None:
             if isinstance(value, LoaderV):
-                self.used_loaders.add(id(value))
+                self.used_loaders[id(value)] += 1
             if isinstance(value, DatasetV):
-                self.used_datasets.add(id(value))
+                self.used_datasets[id(value)] += 1
             return value
         if node.value in self.factories:
             return self.factories[node.value]
@@ -766,6 +770,33 @@ class TrainingReader:
         values = [v for _, v in args]
         if name == "print" and len(args) == 1 and isinstance(values[0], ModelV):
             self.fact(node, "summary", model=_code(args[0][0].value))
+            return OTHER
+        if name == "len" and len(args) == 1:
+            arg = args[0][0].value
+            holder = None
+            if isinstance(values[0], LoaderV):
+                loader = values[0]
+                holder = loader
+                first = loader.dataset.arrays[0]
+                if loader.batch_size is None:
+                    template, parts = "len({0})", [first]
+                elif loader.drop_last is not None and _code(loader.drop_last) != "False":
+                    template, parts = "len({0}) // {1}", [first, loader.batch_size]
+                else:
+                    template, parts = "math.ceil(len({0}) / {1})", [first, loader.batch_size]
+            elif isinstance(values[0], DatasetV):
+                holder = values[0]
+                template, parts = "len({0})", [values[0].arrays[0]]
+                if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
+                    owner = scope.lookup(arg.value.value)
+                    if isinstance(owner, LoaderV):
+                        holder = owner
+            if holder is not None and all(isinstance(p, (cst.Name, cst.Subscript, cst.Integer, cst.Attribute))
+                                          for p in parts):
+                # the number is known from the arrays: the loader itself is not needed for it
+                self.array(node, template, parts)
+                counts = self.used_loaders if isinstance(holder, LoaderV) else self.used_datasets
+                counts[id(holder)] -= 1
             return OTHER
         if name in ("enumerate",) and values:
             return _Enumerated(values[0])
@@ -1176,6 +1207,17 @@ class TrainingReader:
         """``F.cross_entropy(out, y)`` in data code: the loss computed on arrays."""
         if len(pos) < 2:
             raise Unsupported(f"F.{short} without (output, target)")
+        if short in ("mse_loss", "l1_loss"):  # elementwise: numpy says it directly
+            reduction = kw.get("reduction")
+            reduction = reduction.evaluated_value if isinstance(reduction, cst.SimpleString) else \
+                ("mean" if reduction is None else None)
+            if reduction not in ("mean", "sum", "none"):
+                raise Unsupported(f"F.{short}(reduction={_code(kw['reduction'])})")
+            diff = "np.abs({0} - {1})" if short == "l1_loss" else "({0} - {1}) ** 2"
+            template = diff if reduction == "none" else f"({diff}).{reduction}()" if short != "l1_loss" \
+                else f"{diff}.{reduction}()"
+            self.array(node, template, [pos[0], pos[1]])
+            return Arr()
         loss = self.loss_config(short, {k: self.static(v, k) for k, v in kw.items()}, [])
         self.fact(node, "loss_call", {"loss": None, "output": id(pos[0]), "target": id(pos[1]), "config": loss})
         return LossValueV()
@@ -1369,6 +1411,8 @@ class TrainingReader:
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
+        if isinstance(pos[0] if pos else kw.get("dataset"), cst.Name):
+            self.used_datasets[id(dataset)] -= 1  # read through the loader: used if the loader is
         self.loaders.append(loader)
         self.fact(node, "loader_object", {"dataset": id(pos[0] if pos else kw["dataset"]),
                                           "batch_size": id(loader.batch_size) if loader.batch_size is not None
@@ -1391,7 +1435,9 @@ class TrainingReader:
             self.checkpoint_path(path)
             return OTHER
         if isinstance(obj, StateV):
-            self.fact(node, "save_snapshot", T.ArrayExpr("", (id(pos[0]), id(path))), model=obj.model.name)
+            if obj.model.var is None:
+                raise Unsupported("torch.save of a copied state_dict of a model not held in a variable")
+            self.fact(node, "save_snapshot", T.ArrayExpr("", (id(pos[0]), id(path))), model=obj.model.var)
             self.facts[id(node)].model_def = obj.model.md
             self.checkpoint_path(path)
             return OTHER
@@ -1447,12 +1493,12 @@ class TrainingReader:
         """A DataLoader (and its TensorDataset) only the recognised loop read: fit() takes
         the arrays, so the statement that made it goes."""
         for loader in self.loaders:
-            if id(loader) not in self.used_loaders and loader.stmt is not None and _assigns_only(loader.stmt,
+            if self.used_loaders[id(loader)] <= 0 and loader.stmt is not None and _assigns_only(loader.stmt,
                                                                                                    loader.var):
                 self.fact(loader.stmt, "drop", f"{loader.var}: fit() batches the arrays itself")
         for ds in self.datasets:
-            if id(ds) not in self.used_datasets and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
-                    not any(id(ds) == id(lo.dataset) and id(lo) in self.used_loaders for lo in self.loaders):
+            if self.used_datasets[id(ds)] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
+                    not any(id(ds) == id(lo.dataset) and self.used_loaders[id(lo)] > 0 for lo in self.loaders):
                 self.fact(ds.stmt, "drop", f"{ds.var}: fit() batches the arrays itself")
 
     # -- the training loop ------------------------------------------------------------

@@ -301,6 +301,8 @@ class ProgramPrinter:
         if kind == "array_expr":
             if "np." in cfg.template:
                 self.imports.add("import numpy as np")
+            if "math." in cfg.template:
+                self.imports.add("import math")
             return cfg.template.format(*[_atom(self.ref(p)) for p in cfg.parts])
         if kind == "model_call":
             return self.model_call(ts)
@@ -523,10 +525,11 @@ class ProgramPrinter:
         loss = c.losses[0]
         span = ts.span
         lines = []
-        what = ", ".join(loop.absorbed) if loop.absorbed else "nothing else"
-        lines.append(f"# transpiler: the training loop (lines {span.line}-{span.end_line}) is model.fit: it "
-                     "batches the arrays, steps the optimizer and reports the loss per epoch; the loop's "
-                     f"own code for {what} is what fit reports")
+        text = (f"the training loop (lines {span.line}-{span.end_line}) is model.fit: it batches the arrays, "
+                "steps the optimizer and reports the loss per epoch")
+        if loop.absorbed:
+            text += f"; its logs stand for the loop's own code: {', '.join(loop.absorbed)}"
+        lines += comment_lines(text)
         loss_text = loop.loss if loop.loss else self.loss_expr(loss)
         compile_args = [f"optimizer={loop.optimizer}", f"loss={loss_text}"]
         metrics = [self.metric(m, loss) for m in (c.metrics[0] if c.metrics else [])]
@@ -603,6 +606,14 @@ class ProgramPrinter:
         return lines
 
 
+def comment_lines(text: str, width: int = 88) -> list[str]:
+    """``# transpiler: text`` wrapped into comment lines of at most ``width`` characters."""
+    import textwrap
+
+    wrapped = textwrap.wrap(f"transpiler: {text}", width - 2, break_long_words=False, break_on_hyphens=False)
+    return ["# " + line for line in wrapped]
+
+
 def _dedent(lines: list[str]) -> list[str]:
     indents = [len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()]
     cut = min(indents) if indents else 0
@@ -636,6 +647,11 @@ class _Rewriter(cst.CSTTransformer):
         super().__init__()
         self.p = printer
 
+    def on_visit(self, node) -> bool:
+        ts = self.p.facts.get(id(node))
+        # a statement replaced whole: what is inside it is not printed (nor checked)
+        return ts is None or ts.kind not in ("training_loop", "stub")
+
     def on_leave(self, original, updated):
         p = self.p
         ts = p.facts.get(id(original))
@@ -655,7 +671,7 @@ class _Rewriter(cst.CSTTransformer):
         return result
 
     def with_notes(self, result):
-        notes = [cst.EmptyLine(comment=cst.Comment(f"# transpiler: {n}")) for n in self.p.notes]
+        notes = [cst.EmptyLine(comment=cst.Comment(line)) for n in self.p.notes for line in comment_lines(n)]
         self.p.notes.clear()
         if isinstance(result, cst.FlattenSentinel):
             nodes = list(result.nodes)
