@@ -311,4 +311,8 @@ def _dotted(node) -> str:
 
 def print_keras_script(program: Program, frontend) -> str:
     """The Keras script for ``program`` (read by ``frontend``), black-formatted."""
-    return KerasScript(program, frontend).render()
+    script = KerasScript(program, frontend)
+    text = script.render()
+    # the printer of the training objects, for verify (it evaluates the same expressions)
+    program.meta["keras_training_printer"] = script.training
+    return text

@@ -110,6 +110,29 @@ class CLSWithL2(keras.optimizers.CLS):
         gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
         super().update_step(gradient, variable, learning_rate)
 ''',
+    "TorchAdam": '''
+class TorchCLS(keras.optimizers.CLS):
+    """CLS as torch.optim.CLS computes it: epsilon is added to sqrt(v) after the bias
+    correction (Keras adds it before, which in torch's terms scales epsilon by
+    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, l2=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.l2 = l2
+        self.torch_epsilon = self.epsilon
+
+    def update_step(self, gradient, variable, learning_rate):
+        gradient = keras.ops.cast(gradient, variable.dtype)
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        step = keras.ops.cast(self.iterations + 1, variable.dtype)
+        beta_2_power = keras.ops.power(keras.ops.cast(self.beta_2, variable.dtype), step)
+        self.epsilon = self.torch_epsilon * keras.ops.sqrt(1 - beta_2_power)  # read by CLS's step
+        try:
+            super().update_step(gradient, variable, learning_rate)
+        finally:
+            self.epsilon = self.torch_epsilon
+''',
     "BatchLearningRateScheduler": '''
 class BatchLearningRateScheduler(keras.callbacks.Callback):
     """LearningRateScheduler per optimizer step: the rate is schedule(step) for the
@@ -263,6 +286,8 @@ class ProgramPrinter:
         for name in self.helpers:
             if name.endswith("WithL2"):
                 out.append(HELPERS["WithL2"].replace("CLS", name[: -len("WithL2")]))
+            elif name.startswith("TorchAdam"):
+                out.append(HELPERS["TorchAdam"].replace("CLS", name[len("Torch"):]))
             else:
                 out.append(HELPERS[name])
         return [t.strip("\n") + "\n" for t in out]
@@ -389,9 +414,6 @@ class ProgramPrinter:
             args.append(f"epsilon={self.code(h['epsilon'])}")
             if h.get("amsgrad"):
                 args.append("amsgrad=True")
-            if opt.epsilon_after_bias_correction:
-                notes.append("torch adds Adam's epsilon after the bias correction, Keras before it: the "
-                             "steps agree unless the gradients are as small as epsilon")
         if kind == "adamw":
             args.append(f"weight_decay={self.code(h['weight_decay'])}")
         if kind == "sgd":
@@ -417,7 +439,12 @@ class ProgramPrinter:
         for key in T.CLIP_KEYS:
             if key in opt.clip:
                 args.append(f"{key}={self.code(opt.clip[key])}")
-        if kind == "sgd" and (opt.momentum_on_gradients or opt.l2):
+        if kind in ("adam", "adamw") and opt.epsilon_after_bias_correction:
+            cls = f"Torch{OPTIMIZER_CLASSES[kind]}"
+            self.need(cls)
+            if opt.l2:
+                args.append(f"l2={self.code(opt.l2)}")
+        elif kind == "sgd" and (opt.momentum_on_gradients or opt.l2):
             self.need("TorchSGD")
             cls = "TorchSGD"
             if opt.l2:
@@ -556,13 +583,7 @@ class ProgramPrinter:
             args.append(f"validation_data=({vx}, {vy})")
         callbacks = list(loop.callbacks)
         if loop.early_stopping is not None:
-            p = loop.early_stopping.params
-            es = [f"monitor={lit(p['monitor'])}", f"patience={_num(p['patience'])}"]
-            if p.get("min_delta"):
-                es.append(f"min_delta={_num(p['min_delta'])}")
-            if p.get("restore_best_weights"):
-                es.append("restore_best_weights=True")
-            callbacks.append(f"keras.callbacks.EarlyStopping({', '.join(es)})")
+            callbacks.append(self.early_stopping_expr(loop.early_stopping))
         if callbacks:
             args.append(f"callbacks=[{', '.join(callbacks)}]")
         args.append(f"verbose={self.code(f.verbose)}")
@@ -579,6 +600,15 @@ class ProgramPrinter:
         else:
             lines.append(fit)
         return lines
+
+    def early_stopping_expr(self, cb: T.Callback) -> str:
+        p = cb.params
+        args = [f"monitor={lit(p['monitor'])}", f"patience={self.code(p['patience'])}"]
+        if p.get("min_delta"):
+            args.append(f"min_delta={self.code(p['min_delta'])}")
+        if p.get("restore_best_weights"):
+            args.append("restore_best_weights=True")
+        return f"keras.callbacks.EarlyStopping({', '.join(args)})"
 
     def metric(self, name: str, loss: T.Loss) -> str:
         if name == "binary_accuracy":
