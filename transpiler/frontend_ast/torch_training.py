@@ -67,6 +67,14 @@ class Arr(V):
 
 
 @dataclass(eq=False)
+class LiveV(V):
+    """A tensor in a training step (a model output gradients flow through): a Keras
+    tensor, in the Keras model's layout (``permuted`` when that is not torch's)."""
+
+    permuted: bool = False
+
+
+@dataclass(eq=False)
 class ModelV(V):
     name: str
     md: ModelDef | None
@@ -85,6 +93,7 @@ class ModelFactory(V):
 @dataclass(eq=False)
 class ParamsV(V):
     model: ModelV
+    text: str = ""  # the model's expression (``netD`` in ``netD.parameters()``)
 
 
 @dataclass(eq=False)
@@ -98,6 +107,7 @@ class OptimizerV(V):
     model: ModelV
     node: cst.Call
     var: str | None = None
+    model_text: str = ""
 
 
 @dataclass(eq=False)
@@ -150,9 +160,18 @@ class StateV(V):
 
 @dataclass(eq=False)
 class LoadedV(V):
-    """``torch.load(path)``: only ``model.load_state_dict(...)`` may read it."""
+    """``torch.load(path)`` of a state_dict this script saved from ``model``."""
 
     path: cst.CSTNode
+    node: cst.Call
+    model: "ModelV | None" = None
+
+
+@dataclass(eq=False)
+class CheckpointV(V):
+    """``torch.load(path)`` of a dict of state_dicts this script saved: key → model."""
+
+    entries: dict
 
 
 @dataclass(eq=False)
@@ -229,6 +248,9 @@ LOSSES = {
 #: losses whose per-sample value is one number (a torch "sum" is a sum over the batch)
 PER_SAMPLE_SCALAR = {"sparse_categorical_crossentropy", "nll", "kl_divergence"}
 
+#: methods only a torch module has: a parameter they are called on holds a model
+MODEL_METHODS = {"parameters", "named_parameters", "state_dict", "load_state_dict", "eval", "zero_grad"}
+
 SCHEDULERS = {"StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR", "ReduceLROnPlateau"}
 
 DATA_PATHS = {"torch.utils.data.DataLoader": "loader", "torch.utils.data.dataloader.DataLoader": "loader",
@@ -298,6 +320,12 @@ class TrainingReader:
         self.cur_function: cst.FunctionDef | None = None
         self.skip_defs: set[str] = set()
         self.quiet = 0
+        self.live = 0  # inside a custom training step: model outputs are Keras tensors
+        self.saved: dict[str, tuple] = {}  # checkpoint file name → ("state", model) | ("dict", entries)
+        self.cur_scope: Scope = self.module
+        self.handled: set[int] = set()  # statements a custom step replaced (backward, step...)
+        self.live_blocks: set[int] = set()  # the for statements whose body is a training step
+        self.custom_loops: set[int] = set()  # for statements read as code around a training step
 
     def peek(self, node, scope: Scope) -> V:
         """What ``node`` holds, without recording facts or uses (for code that is replaced whole)."""
@@ -347,10 +375,51 @@ class TrainingReader:
                     self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
                 continue
             self.statement(stmt, self.module)
+        init_only = self._model_helpers(skip, defs)
         for fn in defs:
+            if fn.name.value in init_only:
+                span = self.fe._span(fn)
+                self.fact(fn, "stub", f"{fn.name.value} only serves the model's construction (weight "
+                                      "initialisation is not translated: the Keras model uses its own "
+                                      "initialisers)")
+                self.program.warn(span, f"{fn.name.value}: used only where the model is built; left as a stub")
+                continue
             if fn.name.value not in self.read_functions:
-                self.read_function(fn, [], {})
+                self.read_function(fn, self._guess_params(fn), {})
         self._drop_unused_data()
+
+    def _model_helpers(self, skip: set[int], defs: list) -> set[str]:
+        """Functions only the model code uses (``model.apply(weights_init)``) that use torch."""
+        inside: set[str] = set()
+        outside: set[str] = set()
+        for stmt in self.fe.module.body:
+            names = _names_in(stmt)
+            if id(stmt) in skip and isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+                inside |= names
+            elif isinstance(stmt, cst.FunctionDef):
+                outside |= names - {stmt.name.value}
+            elif id(stmt) not in skip:
+                outside |= names
+        return {fn.name.value for fn in defs if fn.name.value in inside and fn.name.value not in outside
+                and _mentions(fn, self.torch_names())}
+
+    def _guess_params(self, fn: cst.FunctionDef) -> list[V]:
+        """Nothing called ``fn``: a parameter used as a model (``p.parameters()``,
+        ``p.state_dict()``, ``p.eval()``) is taken for the script's model (its only one,
+        else a model of unknown layout)."""
+        used: set[str] = set()
+
+        class Uses(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                if isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) and \
+                        n.func.attr.value in MODEL_METHODS:
+                    used.add(n.func.value.value)
+
+        fn.visit(Uses())
+        only = self.program.models[0] if len(self.program.models) == 1 else None
+        name = (only.builder or only.class_name) if only is not None else "model"
+        return [ModelV(name, only, var=p.name.value) if p.name.value in used else OTHER
+                for p in fn.params.params]
 
     def torch_names(self) -> set[str]:
         return self.fe._torch_names()
@@ -362,24 +431,33 @@ class TrainingReader:
 
     def statement(self, stmt, scope: Scope) -> None:
         self.stmt_stack.append(stmt)
+        outer, self.cur_scope = self.cur_scope, scope
         try:
             self._statement(stmt, scope)
         except Unsupported as exc:
             self.stub(stmt, str(exc))
         finally:
             self.stmt_stack.pop()
+            self.cur_scope = outer
 
     def _statement(self, stmt, scope: Scope) -> None:
+        if id(stmt) in self.handled:
+            return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self.small(small, stmt, scope)
         elif isinstance(stmt, cst.For):
-            if _has_backward(stmt):
+            if _has_backward(stmt) and id(stmt) not in self.custom_loops:
                 self.training_loop(stmt, scope)
                 return
             items = self.expr(stmt.iter, scope)
             self.assign(stmt.target, self.element_of(items, stmt.iter), scope)
-            self.block(stmt.body.body, scope)
+            live = id(stmt) in self.live_blocks
+            self.live += live
+            try:
+                self.block(stmt.body.body, scope)
+            finally:
+                self.live -= live
             if stmt.orelse is not None:
                 self.block(stmt.orelse.body.body, scope)
         elif isinstance(stmt, cst.While):
@@ -476,6 +554,13 @@ class TrainingReader:
                 raise Unsupported(f"{type(small).__name__} using PyTorch")
 
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
+        if isinstance(target, cst.Name) and isinstance(value, LoadedV):
+            if value.model is None:
+                raise Unsupported("torch.load of a file this script did not save (Keras reads weights into a "
+                                  "model built for them)")
+            # read into memory now, as torch.load does: the file may be gone when it is used
+            self.fact(value.node, "read_weights", {"factory": value.model.name, "path": id(value.path)})
+            value = StateV(value.model, snapshot=True)
         if isinstance(target, cst.Name):
             scope.vars[target.value] = value
             if isinstance(value, ModelV) and value.var is None:
@@ -646,6 +731,12 @@ class TrainingReader:
             return OTHER
         if isinstance(obj, DatasetV):
             return TupleV([Arr() for _ in obj.arrays])
+        if isinstance(obj, CheckpointV):
+            if isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString):
+                key = node.slice[0].slice.value.evaluated_value
+                if key in obj.entries:
+                    return StateV(obj.entries[key], snapshot=True)
+            raise Unsupported(f"{_code(node)}: a key the checkpoint was not saved with")
         if isinstance(obj, (StateV, LoadedV, ModelV, OptimizerV)):
             raise Unsupported(f"{_code(node)}: indexing a PyTorch object is not translated")
         return OTHER
@@ -768,6 +859,9 @@ class TrainingReader:
 
     def builtin_call(self, name: str, node: cst.Call, args, scope) -> V:
         values = [v for _, v in args]
+        if any(isinstance(v, (StateV, LoadedV, CheckpointV)) for v in values):
+            raise Unsupported(f"{name}() of a state_dict (Keras keeps a model's weights as a list, without "
+                              "names)")
         if name == "print" and len(args) == 1 and isinstance(values[0], ModelV):
             self.fact(node, "summary", model=_code(args[0][0].value))
             return OTHER
@@ -820,6 +914,11 @@ class TrainingReader:
         if any(a.star for a, _ in args) and path not in ("torch.randn", "torch.rand", "torch.zeros", "torch.ones"):
             raise Unsupported(f"{path}(*...): unpacked arguments")
         short = path.split(".")[-1]
+        if any(isinstance(v, LiveV) for v in vals + list(kwv.values())) and not path.startswith(
+                ("torch.optim", "torch.utils.data", "torch.nn.utils")):
+            from transpiler.frontend_ast.torch_steps import live_function
+
+            return live_function(self, path, node, pos, vals, kw)
         if path in DATA_PATHS:
             return self.data_object(DATA_PATHS[path], node, pos, vals, kw, kwv)
         if path.startswith("torch.optim.lr_scheduler."):
@@ -848,8 +947,12 @@ class TrainingReader:
         if path == "torch.load":
             if not pos:
                 raise Unsupported("torch.load without a path")
-            return LoadedV(pos[0])
+            return self.torch_load(node, pos[0])
         if path in ACTIVATIONS:
+            if vals and isinstance(vals[0], LiveV):
+                from transpiler.frontend_ast.torch_steps import live_function
+
+                return live_function(self, path, node, pos, vals, kw)
             if not vals or not isinstance(vals[0], Arr):
                 raise Unsupported(f"{path} on something that is not array data")
             axis = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
@@ -972,6 +1075,10 @@ class TrainingReader:
     # -- methods ----------------------------------------------------------------------
     def method(self, obj: V, name: str, node: cst.Call, args, scope: Scope) -> V:
         recv = node.func.value
+        if isinstance(obj, LiveV):
+            from transpiler.frontend_ast.torch_steps import live_method
+
+            return live_method(self, obj, name, node, args)
         if isinstance(obj, Arr):
             return self.tensor_method(name, recv, node, args)
         if isinstance(obj, ModelV):
@@ -1027,14 +1134,15 @@ class TrainingReader:
             return model
         if name == "parameters":
             self.array(node, "{0}.trainable_weights", [recv])
-            return ParamsV(model)
+            return ParamsV(model, _code(recv))
         if name == "state_dict":
             return StateV(model)
         if name == "load_state_dict":
             src = args[0][1] if args else None
             if isinstance(src, LoadedV):
                 self.fact(node, "load_weights", T.ArrayExpr("", (id(recv), id(src.path))), model=model.name)
-                self.checkpoint_path(src.path)
+                if src.model is None:
+                    self.checkpoint_path(src.path)
                 return OTHER
             if isinstance(src, StateV) and src.snapshot:
                 self.fact(node, "set_weights", T.ArrayExpr("", (id(recv), id(args[0][0].value))), model=model.name)
@@ -1188,12 +1296,22 @@ class TrainingReader:
         if any(a.keyword is not None or a.star for a, _ in args):
             raise Unsupported("a model called with keyword or unpacked arguments")
         inputs = [a.value for a, _ in args]
+        live = bool(self.live) and not self.no_grad
         self.fact(node, "model_call", {"inputs": [id(i) for i in inputs], "model": id(node.func),
                                        "training": model.training and not self.no_grad,
-                                       "grad": not self.no_grad}, model=model.name)
-        self.facts[id(node)].model_def = model.md
+                                       "grad": not self.no_grad, "live": live,
+                                       "keras_layout": [isinstance(v, LiveV) for _, v in args]},
+                  model=model.name)
+        if not self.quiet:
+            self.facts[id(node)].model_def = model.md
         n_out = len(model.md.graph.outputs) if model.md is not None else 1
-        return Arr() if n_out == 1 else TupleV([Arr() for _ in range(n_out)])
+        if live:
+            from transpiler.printers.keras_training import output_perm
+
+            outs = [LiveV(output_perm(model.md, i) is not None) for i in range(n_out)]
+        else:
+            outs = [Arr() for _ in range(n_out)]
+        return outs[0] if n_out == 1 else TupleV(outs)
 
     def loss_call(self, loss: LossV, node: cst.Call, args) -> V:
         pos = [a.value for a, _ in args if a.keyword is None]
@@ -1272,8 +1390,11 @@ class TrainingReader:
             raise Unsupported(f"torch.optim.{name} without parameters")
         params = vals[0]
         if not isinstance(params, ParamsV):
-            raise Unsupported(f"torch.optim.{name}: parameter groups (or parameters other than "
-                              "model.parameters()) are not translated")
+            if isinstance(pos[0], (cst.List, cst.Tuple)):
+                raise Unsupported(f"torch.optim.{name}: parameter groups (per-group settings) are not "
+                                  "translated")
+            raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
+                              "built in this script is translated")
         given = dict(zip(order[1:], pos[1:]))
         given.update(kw)
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
@@ -1320,7 +1441,7 @@ class TrainingReader:
             hyper["epsilon"] = h["eps"]
             opt.epsilon_outside_sqrt = True
         self.fact(node, "optimizer_object", opt, model=params.model.name)
-        return OptimizerV(opt, params.model, node)
+        return OptimizerV(opt, params.model, node, model_text=params.text)
 
     def scheduler(self, name: str, node: cst.Call, pos, vals, kw) -> V:
         if name not in SCHEDULERS:
@@ -1426,6 +1547,11 @@ class TrainingReader:
         if len(pos) < 2:
             raise Unsupported("torch.save without (object, path)")
         obj, path = vals[0], pos[1]
+        literal = self.path_literal(path)
+        if isinstance(pos[0], cst.Dict):
+            return self.save_checkpoint(node, pos[0], path)
+        if isinstance(obj, StateV) and literal is not None:
+            self.saved[literal.evaluated_value] = ("state", obj.model)
         if isinstance(obj, StateV) and not obj.snapshot:
             model_node = pos[0].func.value if isinstance(pos[0], cst.Call) and \
                 isinstance(pos[0].func, cst.Attribute) else None
@@ -1441,8 +1567,65 @@ class TrainingReader:
             self.facts[id(node)].model_def = obj.model.md
             self.checkpoint_path(path)
             return OTHER
-        raise Unsupported("torch.save of something other than model.state_dict() (a checkpoint dict needs "
-                          "one Keras weights file per model)")
+        raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
+
+    def torch_load(self, node: cst.Call, path) -> V:
+        literal = self.path_literal(path)
+        saved = self.saved.get(literal.evaluated_value) if literal is not None else None
+        if saved is None:
+            return LoadedV(path, node)  # only load_state_dict(torch.load(path)) can read it
+        if saved[0] == "state":
+            self.rename_literal(literal)
+            return LoadedV(path, node, saved[1])
+        entries = saved[1]
+        self.fact(node, "load_checkpoint", {"path": id(path), "literal": id(literal),
+                                            "entries": [(key, model.name, new) for key, (model, new)
+                                                        in entries.items()]})
+        return CheckpointV({key: model for key, (model, _new) in entries.items()})
+
+    def path_literal(self, path):
+        if isinstance(path, cst.SimpleString):
+            return path
+        if isinstance(path, cst.Name):
+            return self._path_literal(path.value)
+        if isinstance(path, cst.Call):
+            return _find_literal(path)
+        return None
+
+    def rename_literal(self, literal) -> None:
+        if id(literal) in self.facts:
+            return
+        new = _weights_name(literal.evaluated_value)
+        if new != literal.evaluated_value:
+            self.fact(literal, "array_expr", T.ArrayExpr(f"{literal.prefix}{literal.quote}{new}{literal.quote}"))
+
+    def save_checkpoint(self, node: cst.Call, mapping: cst.Dict, path) -> V:
+        """``torch.save({"netG": netG.state_dict(), ...}, path)``: one weights file per model."""
+        line = self.stmt_stack[-1] if self.stmt_stack else None
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and
+                isinstance(line.body[0], cst.Expr) and line.body[0].value is node):
+            raise Unsupported("torch.save of a checkpoint dict inside an expression")
+        literal = self.path_literal(path)
+        if literal is None:
+            raise Unsupported("torch.save of a checkpoint dict to a path without a file name literal")
+        base = _weights_name(literal.evaluated_value)[: -len(".weights.h5")]
+        entries, out = {}, []
+        for el in mapping.elements:
+            value = el.value if isinstance(el, cst.DictElement) else None
+            if not (isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) and
+                    isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
+                    value.func.attr.value == "state_dict"):
+                raise Unsupported("torch.save of a dict holding other than model.state_dict() values")
+            model = self.peek(value.func.value, self.cur_scope)
+            if not isinstance(model, ModelV):
+                raise Unsupported("torch.save of a dict holding the state of something that is not a model")
+            key = el.key.evaluated_value
+            new = f"{base}_{key}.weights.h5"
+            entries[key] = (model, new)
+            out.append((key, id(value.func.value), new))
+        self.saved[literal.evaluated_value] = ("dict", entries)
+        self.fact(line, "save_checkpoint", {"path": id(path), "literal": id(literal), "entries": out})
+        return OTHER
 
     def checkpoint_path(self, path) -> None:
         """Keras' save_weights wants a ``.weights.h5`` name: rename the literal that made the
@@ -1458,20 +1641,7 @@ class TrainingReader:
             self.program.warn(self.fe._span(path), f"Keras saves weights to a file ending in .weights.h5: "
                                                    f"make sure {_code(path)} does")
             return
-        if id(literal) in self.facts:
-            return
-        value = literal.evaluated_value
-        base = value
-        for suffix in CHECKPOINT_SUFFIXES:
-            if value.endswith(suffix):
-                base = value[: -len(suffix)]
-                break
-        if base.endswith(".weights"):
-            base = base[: -len(".weights")]
-        new = f"{base}.weights.h5"
-        if new != value:
-            quote = literal.quote
-            self.fact(literal, "array_expr", T.ArrayExpr(f"{literal.prefix}{quote}{new}{quote}"))
+        self.rename_literal(literal)
 
     def _path_literal(self, name: str):
         """The string literal that made ``name`` in the function being read (its last assignment)."""
@@ -1508,8 +1678,10 @@ class TrainingReader:
         try:
             result = LoopReader(self, loop, scope).read()
         except NotStandard as exc:
-            raise Unsupported(f"training loop: {exc} (only the usual loop is translated: for epoch: for "
-                              "x, y in loader: zero_grad, loss = loss_fn(model(x), y), backward, step)") from None
+            from transpiler.frontend_ast.torch_steps import read_custom_loop
+
+            read_custom_loop(self, loop, scope, str(exc))
+            return
         self.fact(loop, "training_loop", result, model=result.model)
         self.facts[id(loop)].model_def = scope.lookup(result.model).md if isinstance(
             scope.lookup(result.model), ModelV) else None
@@ -1526,6 +1698,8 @@ class _Zipped(V):
 
 
 def _combine(left: V, right: V) -> V:
+    if isinstance(left, LiveV) or isinstance(right, LiveV):
+        return LiveV(getattr(left, "permuted", False) or getattr(right, "permuted", False))
     if isinstance(left, Arr) or isinstance(right, Arr):
         return Arr()
     if isinstance(left, LossValueV) or isinstance(right, LossValueV):
@@ -1555,6 +1729,17 @@ def _mentions(node, names: set[str]) -> bool:
 
     node.visit(V_())
     return found
+
+
+def _names_in(node) -> set[str]:
+    out: set[str] = set()
+
+    class V_(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.add(n.value)
+
+    node.visit(V_())
+    return out
 
 
 def _ids_under(node) -> list[int]:
@@ -1606,6 +1791,20 @@ def _find_literal(node):
     node.visit(Finder())
     suffixed = [n for n in found if n.evaluated_value.endswith(CHECKPOINT_SUFFIXES)]
     return (suffixed or found or [None])[-1]
+
+
+def _weights_name(value: str) -> str:
+    """``m.pt`` → ``m.weights.h5`` (the name Keras' save_weights requires)."""
+    base = value
+    for suffix in CHECKPOINT_SUFFIXES:
+        if value.endswith(suffix):
+            base = value[: -len(suffix)]
+            break
+    if base.endswith(".weights"):
+        base = base[: -len(".weights")]
+    if base.endswith(".weights.h5"):
+        return base
+    return f"{base}.weights.h5"
 
 
 def _assigns_only(stmt, var: str | None) -> bool:

@@ -126,8 +126,9 @@ class TorchCLS(keras.optimizers.CLS):
         if self.l2:
             gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
         step = keras.ops.cast(self.iterations + 1, variable.dtype)
-        beta_2_power = keras.ops.power(keras.ops.cast(self.beta_2, variable.dtype), step)
-        self.epsilon = self.torch_epsilon * keras.ops.sqrt(1 - beta_2_power)  # read by CLS's step
+        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
+        # CLS's update below reads self.epsilon: torch's epsilon in Keras' formula
+        self.epsilon = self.torch_epsilon * keras.ops.sqrt(1 - keras.ops.power(beta_2, step))
         try:
             super().update_step(gradient, variable, learning_rate)
         finally:
@@ -183,6 +184,31 @@ class KLDivergenceFromLogProbabilities(keras.losses.Loss):
         safe = keras.ops.maximum(y_true, 1e-30)
         terms = keras.ops.where(y_true > 0, y_true * (keras.ops.log(safe) - y_pred), 0.0)
         return keras.ops.sum(terms, axis=-1)
+''',
+    "accumulate_gradients": '''
+def accumulate_gradients(tape, loss, model, gradients=None):
+    """loss.backward() for model's weights: the gradient of loss adds to the gradients
+    gathered since the model's zero_grad() (None), as torch accumulates them in .grad."""
+    with tape.stop_recording():
+        new = tape.gradient(loss, model.trainable_variables,
+                            unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    if gradients is None:
+        return new
+    return [old + grad for old, grad in zip(gradients, new)]
+''',
+    "apply_gradients": '''
+def apply_gradients(tape, optimizer, model, gradients):
+    """optimizer.step(): the gathered gradients update the model's weights."""
+    with tape.stop_recording():
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+''',
+    "read_weights": '''
+def read_weights(build, path):
+    """torch.load of a state_dict: Keras reads a weights file through a model built for it,
+    and the weights (a list of arrays) are held in memory as torch holds the state_dict."""
+    model = build()
+    model.load_weights(path)
+    return model.get_weights()
 ''',
     "save_weights_copy": '''
 def save_weights_copy(model, weights, path):
@@ -371,6 +397,14 @@ class ProgramPrinter:
             return f"{_atom(model)}.{kind}({arg})"
         if kind == "get_weights":
             return f"{_atom(self.ref(cfg.parts[0]))}.get_weights()"
+        if kind == "read_weights":
+            self.need("read_weights")
+            return f"read_weights({cfg['factory']}, {self.ref(cfg['path'])})"
+        if kind == "load_checkpoint":
+            self.need("read_weights")
+            items = [f"{lit(key)}: read_weights({factory}, {self.path_for(cfg, new)})"
+                     for key, factory, new in cfg["entries"]]
+            return "{" + ", ".join(items) + "}"
         if kind == "save_snapshot":
             self.need("save_weights_copy")
             state, path = (self.ref(p) for p in cfg.parts)
@@ -382,14 +416,17 @@ class ProgramPrinter:
         md = ts.model_def
         model = _atom(self.ref(cfg["model"]))
         inputs = []
+        keras_layout = cfg.get("keras_layout") or [False] * len(cfg["inputs"])
         for i, node_id in enumerate(cfg["inputs"]):
             text = self.ref(node_id)
-            perm = input_perm(md, i)
+            perm = input_perm(md, i) if not keras_layout[i] else None
             if perm is not None:
                 self.imports.add("import numpy as np")
                 text = f"np.transpose({text}, {lit(perm)})"
             inputs.append(text)
         arg = inputs[0] if len(inputs) == 1 else f"[{', '.join(inputs)}]"
+        if cfg.get("live"):  # a tensor of the training step: it stays a Keras tensor
+            return f"{model}({arg}, training={cfg['training']})"
         if cfg["training"]:
             out = f"keras.ops.convert_to_numpy({model}({arg}, training=True))"
         else:
@@ -625,12 +662,70 @@ class ProgramPrinter:
         self.names_in_use.add(name)
         return name
 
+    def path_for(self, cfg: dict, new_name: str) -> str:
+        """The checkpoint path expression with its file name literal renamed to ``new_name``."""
+        literal = self.originals[cfg["literal"]]
+        saved = self.facts.get(cfg["literal"])
+        self.facts[cfg["literal"]] = T.TrainingStatement(
+            "array_expr", "", T.ArrayExpr(f"{literal.prefix}{literal.quote}{new_name}{literal.quote}"))
+        try:
+            node = self.originals[cfg["path"]]
+            return _code(node.visit(_Rewriter(self, record=False)))
+        finally:
+            if saved is None:
+                del self.facts[cfg["literal"]]
+            else:
+                self.facts[cfg["literal"]] = saved
+
+    def checkpoint_lines(self, ts: T.TrainingStatement) -> list[str]:
+        cfg = ts.config
+        keys = ", ".join(repr(key) for key, _m, _n in cfg["entries"])
+        lines = comment_lines(f"a checkpoint dict ({keys}): one Keras weights file per model")
+        return lines + [f"{_atom(self.ref(model))}.save_weights({self.path_for(cfg, new)})"
+                        for key, model, new in cfg["entries"]]
+
+    # -- custom training steps ------------------------------------------------------
+    def step_lines(self, ts: T.TrainingStatement, stmt) -> list[str]:
+        cfg = ts.config
+        source = _code(stmt).strip()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            source = _code(stmt.body[0]).strip()
+        if ts.kind == "zero_grad":
+            return [f"{cfg['grads']} = None  # {source}"]
+        if ts.kind == "backward":
+            self.need("accumulate_gradients")
+            self.imports.add("import tensorflow as tf")
+            loss = self.ref(cfg["loss"])
+            lines = [f"# {source}"]
+            for model, grads in cfg["models"]:
+                lines.append(f"{grads} = accumulate_gradients({cfg['tape']}, {loss}, {model}, {grads})")
+            return lines
+        self.need("apply_gradients")
+        return [f"apply_gradients({cfg['tape']}, {cfg['optimizer']}, {cfg['model']}, {cfg['grads']})  # {source}"]
+
+    def tape_loop(self, ts: T.TrainingStatement, loop: cst.For) -> cst.For:
+        """The loop body runs under one persistent GradientTape (torch records every step)."""
+        self.imports.add("import tensorflow as tf")
+        text = ("a custom training step: the body runs under a GradientTape; backward() takes the "
+                "gradients, step() applies them (not the usual loop for fit: " + ts.config["why"] + ")")
+        lead = [cst.EmptyLine(comment=cst.Comment(c)) for c in comment_lines(text)]
+        body = list(loop.body.body)
+        tape = cst.With(items=[cst.WithItem(item=cst.parse_expression("tf.GradientTape(persistent=True)"),
+                                            asname=cst.AsName(name=cst.Name(ts.config["tape"])))],
+                        body=cst.IndentedBlock(body=body), leading_lines=lead)
+        return loop.with_changes(body=loop.body.with_changes(body=[tape]))
+
     # -- stubs --------------------------------------------------------------------------
+    def stub_def(self, fn: cst.FunctionDef, message: str) -> list[str]:
+        """A function left for a human: its source quoted, a body that raises."""
+        lines = self.stub_lines(fn, message)
+        return lines[:-1] + [_def_header(fn), "    " + lines[-1]]
+
     def stub_lines(self, stmt: cst.CSTNode, message: str) -> list[str]:
         span = self.frontend._span(stmt)
         original = _code(stmt).strip("\n").splitlines()
         text = f"{span}: {message}".replace("\\", "\\\\").replace('"', '\\"')
-        lines = [f"# transpiler: not translated ({message}); translate by hand:"]
+        lines = comment_lines(f"not translated ({message}); translate by hand:")
         lines += [f"# | {ln}" if ln.strip() else "# |" for ln in _dedent(original)]
         lines.append(f'raise NotImplementedError("transpiler: {text}")')
         return lines
@@ -642,6 +737,10 @@ def comment_lines(text: str, width: int = 88) -> list[str]:
 
     wrapped = textwrap.wrap(f"transpiler: {text}", width - 2, break_long_words=False, break_on_hyphens=False)
     return ["# " + line for line in wrapped]
+
+
+def _def_header(fn: cst.FunctionDef) -> str:
+    return f"def {fn.name.value}({_code(fn.params)}):"
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -673,9 +772,10 @@ def _statements(lines: list[str]) -> list[cst.BaseStatement]:
 class _Rewriter(cst.CSTTransformer):
     """Applies the facts bottom-up; statements still using torch become stubs."""
 
-    def __init__(self, printer: ProgramPrinter):
+    def __init__(self, printer: ProgramPrinter, record: bool = True):
         super().__init__()
         self.p = printer
+        self.record = record
 
     def on_visit(self, node) -> bool:
         ts = self.p.facts.get(id(node))
@@ -693,7 +793,7 @@ class _Rewriter(cst.CSTTransformer):
             result = self.check(original, updated)
         if isinstance(result, cst.IndentedBlock) and not result.body:
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        if isinstance(result, cst.CSTNode):
+        if isinstance(result, cst.CSTNode) and self.record:
             p.updated[id(original)] = result
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and p.notes and \
                 not isinstance(result, cst.RemovalSentinel):
@@ -713,7 +813,10 @@ class _Rewriter(cst.CSTTransformer):
         p = self.p
         kind = ts.kind
         if kind == "stub":
-            body = _statements(p.stub_lines(original, ts.config))
+            if isinstance(original, cst.FunctionDef):
+                body = _statements(p.stub_def(original, ts.config))
+            else:
+                body = _statements(p.stub_lines(original, ts.config))
             return self.keep_leading(original, body)
         if kind == "drop":
             if isinstance(original, cst.Decorator):
@@ -724,6 +827,12 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, body) if body else cst.RemovalSentinel.REMOVE
         if kind == "training_loop":
             return self.keep_leading(original, _statements(p.training_loop(ts, original)))
+        if kind == "save_checkpoint":
+            return self.keep_leading(original, _statements(p.checkpoint_lines(ts)))
+        if kind in ("zero_grad", "backward", "optimizer_step"):
+            return self.keep_leading(original, _statements(p.step_lines(ts, original)))
+        if kind == "tape_loop":
+            return p.tape_loop(ts, updated)
         text = p.expression(ts)
         new = cst.parse_expression(_atom(text) if _needs_parens(original) else text)
         if isinstance(original, cst.BaseExpression) and original.lpar:
