@@ -89,6 +89,11 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
             events.append((i, "clip", None, stmt, (ref.path, call)))
     steps = [e for e in events if e[1] == "step"]
     if not steps or not any(e[1] == "backward" for e in events):
+        unknown = [_code(c.func.value) for c in map(_statement_call, body) if c is not None and
+                   isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"]
+        if unknown:
+            raise Unsupported(f"training loop: {', '.join(unknown)} is not an optimizer the translation knows "
+                              "(see its own stub)")
         raise Unsupported(f"training loop: {why}")
     for model in {id(e[2]): e[2] for e in steps}.values():
         text = names.get(id(model), "")

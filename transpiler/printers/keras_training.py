@@ -469,7 +469,7 @@ class ProgramPrinter:
                 args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
             eps = h["epsilon"]
             if opt.epsilon_outside_sqrt and not isinstance(eps, T.Code):
-                args.append(f"epsilon={lit(float(eps) ** 2)}")
+                args.append(f"epsilon={lit(float('%.12g' % (float(eps) ** 2)))}")
                 notes.append(f"torch divides by sqrt(v) + {eps}, Keras by sqrt(v + epsilon): epsilon = {eps}**2")
             else:
                 args.append(f"epsilon={self.code(eps)}")
@@ -723,7 +723,8 @@ class ProgramPrinter:
 
     def stub_lines(self, stmt: cst.CSTNode, message: str) -> list[str]:
         span = self.frontend._span(stmt)
-        original = _code(stmt).strip("\n").splitlines()
+        bare = stmt.with_changes(leading_lines=[]) if hasattr(stmt, "leading_lines") else stmt
+        original = _code(bare).strip("\n").splitlines()
         text = f"{span}: {message}".replace("\\", "\\\\").replace('"', '\\"')
         lines = comment_lines(f"not translated ({message}); translate by hand:")
         lines += [f"# | {ln}" if ln.strip() else "# |" for ln in _dedent(original)]
@@ -776,14 +777,19 @@ class _Rewriter(cst.CSTTransformer):
         super().__init__()
         self.p = printer
         self.record = record
+        self.guarded = 0  # inside a function or the main block: a stub may raise
 
     def on_visit(self, node) -> bool:
+        if _guards(node):
+            self.guarded += 1
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
         return ts is None or ts.kind not in ("training_loop", "stub")
 
     def on_leave(self, original, updated):
         p = self.p
+        if _guards(original):
+            self.guarded -= 1
         ts = p.facts.get(id(original))
         result = updated
         if ts is not None:
@@ -813,11 +819,7 @@ class _Rewriter(cst.CSTTransformer):
         p = self.p
         kind = ts.kind
         if kind == "stub":
-            if isinstance(original, cst.FunctionDef):
-                body = _statements(p.stub_def(original, ts.config))
-            else:
-                body = _statements(p.stub_lines(original, ts.config))
-            return self.keep_leading(original, body)
+            return self.keep_leading(original, _statements(self.stub_for(original, ts.config)))
         if kind == "drop":
             if isinstance(original, cst.Decorator):
                 return cst.RemovalSentinel.REMOVE
@@ -867,7 +869,26 @@ class _Rewriter(cst.CSTTransformer):
         span = self.p.frontend._span(original)
         line = self.p.frontend.lines[span.line - 1].strip() if span.line <= len(self.p.frontend.lines) else ""
         self.p.program.stub(span, message, line)
-        return self.keep_leading(original, _statements(self.p.stub_lines(original, message)))
+        return self.keep_leading(original, _statements(self.stub_for(original, message)))
+
+    def stub_for(self, original, message: str) -> list[str]:
+        """A marked stub that raises when it runs; at module level (where raising would break
+        importing the script) a class or function raises when used, a statement stays a comment."""
+        p = self.p
+        if isinstance(original, cst.FunctionDef):
+            return p.stub_def(original, message)
+        lines = p.stub_lines(original, message)
+        if isinstance(original, cst.ClassDef):
+            return lines[:-1] + [f"class {original.name.value}:", "    def __init__(self, *args, **kwargs):",
+                                 "        " + lines[-1]]
+        if self.guarded == 0:
+            return lines[:-1]
+        return lines
+
+
+def _guards(node) -> bool:
+    """Code under ``node`` runs only when called (a function) or as a script (the main block)."""
+    return isinstance(node, cst.FunctionDef) or (isinstance(node, cst.If) and "__main__" in _code(node.test))
 
 
 def _needs_parens(original) -> bool:
