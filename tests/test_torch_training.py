@@ -91,12 +91,13 @@ OPTIMIZERS = [
      {"momentum": 0.9, "nesterov": True, "weight_decay": None}, {"l2": 5e-4, "momentum_on_gradients": True},
      "TorchSGD(learning_rate=0.1, momentum=0.9, nesterov=True, l2=0.0005)"),
     ("torch.optim.RMSprop(model.parameters())", "rmsprop", {"rho": 0.99, "epsilon": 1e-8, "learning_rate": 0.01},
-     {"epsilon_outside_sqrt": True}, "keras.optimizers.RMSprop(learning_rate=0.01, rho=0.99, epsilon=1e-16)"),
+     {"epsilon_outside_sqrt": True}, "TorchRMSprop(learning_rate=0.01, rho=0.99, epsilon=1e-08)"),
     ("torch.optim.RMSprop(model.parameters(), weight_decay=0.1, momentum=0.5)", "rmsprop", {"momentum": 0.5},
-     {"l2": 0.1}, "RMSpropWithL2(learning_rate=0.01, rho=0.99, momentum=0.5, epsilon=1e-16, l2=0.1)"),
+     {"l2": 0.1, "momentum_on_gradients": True},
+     "TorchRMSprop(learning_rate=0.01, rho=0.99, momentum=0.5, epsilon=1e-08, l2=0.1)"),
     ("torch.optim.Adagrad(model.parameters(), lr=0.1)", "adagrad",
      {"initial_accumulator_value": 0.0, "epsilon": 1e-10}, {"epsilon_outside_sqrt": True},
-     "keras.optimizers.Adagrad(learning_rate=0.1, initial_accumulator_value=0.0, epsilon=1e-20)"),
+     "TorchAdagrad(learning_rate=0.1, initial_accumulator_value=0.0, epsilon=1e-10)"),
 ]
 
 

@@ -265,6 +265,8 @@ class LoopReader:
         return step
 
     def batch_statement(self, stmt, step: dict) -> str:
+        if _is_pass(stmt):
+            return "pass"
         mc = _method_call(stmt)
         if mc is not None:
             obj, name, call = mc
@@ -409,6 +411,8 @@ class LoopReader:
 
     # -- around the batch loop -------------------------------------------------------
     def pre_statement(self, stmt, step: dict) -> None:
+        if _is_pass(stmt):
+            return
         mc = _method_call(stmt)
         if mc is not None and mc[1] in ("train", "eval") and isinstance(self.kind(mc[0]), ModelV):
             if mc[1] == "eval":
@@ -425,6 +429,8 @@ class LoopReader:
         raise NotStandard(f"line {self.line(stmt)}: {_code(stmt).strip()!r} before the batch loop")
 
     def post_statement(self, stmt, step: dict) -> None:
+        if _is_pass(stmt):
+            return
         mc = _method_call(stmt)
         if mc is not None:
             obj, name, call = mc
@@ -662,6 +668,10 @@ class LoopReader:
         if isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)) or ds.var is None:
             return T.Code(_code(node), id(node))
         return T.Code(f"{ds.var}.arrays[{index}]")
+
+
+def _is_pass(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
 
 
 def _loader_of(value):

@@ -1434,6 +1434,7 @@ class TrainingReader:
             hyper["momentum"] = h["momentum"]
             hyper["centered"] = h["centered"]
             opt.epsilon_outside_sqrt = True
+            opt.momentum_on_gradients = bool(h["momentum"])
         if kind == "adagrad":
             if h["lr_decay"]:
                 raise Unsupported("Adagrad(lr_decay=...) is not translated")

@@ -96,19 +96,79 @@ class TorchSGD(keras.optimizers.SGD):
             step = buffer
         self.assign_sub(variable, keras.ops.multiply(lr, step))
 ''',
-    "WithL2": '''
-class CLSWithL2(keras.optimizers.CLS):
-    """torch.optim.CLS(weight_decay=...): an L2 term added to the gradient before the
-    update (Keras' weight_decay is decoupled, as in AdamW)."""
+    "TorchRMSprop": '''
+class TorchRMSprop(keras.optimizers.Optimizer):
+    """RMSprop as torch.optim.RMSprop computes it: the step divides by sqrt(v) + epsilon
+    (Keras: sqrt(v + epsilon)), the momentum buffer sums unscaled steps and the learning
+    rate scales it when applied, and an l2 weight decay is added to the gradient."""
 
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, learning_rate=0.01, rho=0.99, epsilon=1e-8, momentum=0.0, centered=False, l2=0.0,
+                 **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+        self.momentum = momentum
+        self.centered = centered
         self.l2 = l2
 
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self.square_averages = [self.add_variable_from_reference(v, "square_average") for v in variables]
+        self.averages = [self.add_variable_from_reference(v, "average") for v in variables]
+        self.buffers = [self.add_variable_from_reference(v, "momentum_buffer") for v in variables]
+
     def update_step(self, gradient, variable, learning_rate):
-        gradient = keras.ops.cast(gradient, variable.dtype)
-        gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        super().update_step(gradient, variable, learning_rate)
+        ops = keras.ops
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        if self.l2:
+            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        index = self._get_variable_index(variable)
+        square_average = self.square_averages[index]
+        self.assign(square_average, ops.add(ops.multiply(self.rho, square_average),
+                                            ops.multiply(1 - self.rho, ops.square(gradient))))
+        variance = square_average
+        if self.centered:
+            average = self.averages[index]
+            self.assign(average, ops.add(ops.multiply(self.rho, average), ops.multiply(1 - self.rho, gradient)))
+            variance = ops.subtract(square_average, ops.square(average))
+        step = ops.divide(gradient, ops.add(ops.sqrt(variance), self.epsilon))
+        if self.momentum:
+            buffer = self.buffers[index]
+            self.assign(buffer, ops.add(ops.multiply(self.momentum, buffer), step))
+            step = buffer
+        self.assign_sub(variable, ops.multiply(lr, step))
+''',
+    "TorchAdagrad": '''
+class TorchAdagrad(keras.optimizers.Optimizer):
+    """Adagrad as torch.optim.Adagrad computes it: the step divides by sqrt(sum) + epsilon
+    (Keras: sqrt(sum + epsilon)), and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, learning_rate=0.01, initial_accumulator_value=0.0, epsilon=1e-10, l2=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.initial_accumulator_value = initial_accumulator_value
+        self.epsilon = epsilon
+        self.l2 = l2
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        initializer = keras.initializers.Constant(self.initial_accumulator_value)
+        self.sums = [self.add_variable_from_reference(v, "sum", initializer=initializer) for v in variables]
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = keras.ops
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        if self.l2:
+            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        total = self.sums[self._get_variable_index(variable)]
+        self.assign_add(total, ops.square(gradient))
+        step = ops.divide(gradient, ops.add(ops.sqrt(total), self.epsilon))
+        self.assign_sub(variable, ops.multiply(lr, step))
 ''',
     "TorchAdam": '''
 class TorchCLS(keras.optimizers.CLS):
@@ -310,9 +370,7 @@ class ProgramPrinter:
     def helper_texts(self) -> list[str]:
         out = []
         for name in self.helpers:
-            if name.endswith("WithL2"):
-                out.append(HELPERS["WithL2"].replace("CLS", name[: -len("WithL2")]))
-            elif name.startswith("TorchAdam"):
+            if name.startswith("TorchAdam"):
                 out.append(HELPERS["TorchAdam"].replace("CLS", name[len("Torch"):]))
             else:
                 out.append(HELPERS[name])
@@ -458,21 +516,16 @@ class ProgramPrinter:
                 args.append(f"momentum={self.code(h['momentum'])}")
             if h.get("nesterov"):
                 args.append("nesterov=True")
+        if kind == "rmsprop":
+            args.append(f"rho={self.code(h['rho'])}")
+            if h.get("momentum"):
+                args.append(f"momentum={self.code(h['momentum'])}")
+            if h.get("centered"):
+                args.append("centered=True")
+        if kind == "adagrad":
+            args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
         if kind in ("rmsprop", "adagrad"):
-            if kind == "rmsprop":
-                args.append(f"rho={self.code(h['rho'])}")
-                if h.get("momentum"):
-                    args.append(f"momentum={self.code(h['momentum'])}")
-                if h.get("centered"):
-                    args.append("centered=True")
-            else:
-                args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
-            eps = h["epsilon"]
-            if opt.epsilon_outside_sqrt and not isinstance(eps, T.Code):
-                args.append(f"epsilon={lit(float('%.12g' % (float(eps) ** 2)))}")
-                notes.append(f"torch divides by sqrt(v) + {eps}, Keras by sqrt(v + epsilon): epsilon = {eps}**2")
-            else:
-                args.append(f"epsilon={self.code(eps)}")
+            args.append(f"epsilon={self.code(h['epsilon'])}")
         for key in T.CLIP_KEYS:
             if key in opt.clip:
                 args.append(f"{key}={self.code(opt.clip[key])}")
@@ -486,11 +539,13 @@ class ProgramPrinter:
             cls = "TorchSGD"
             if opt.l2:
                 args.append(f"l2={self.code(opt.l2)}")
+        elif kind in ("rmsprop", "adagrad") and (opt.epsilon_outside_sqrt or opt.l2):
+            cls = f"Torch{OPTIMIZER_CLASSES[kind]}"
+            self.need(cls)
+            if opt.l2:
+                args.append(f"l2={self.code(opt.l2)}")
         elif opt.l2:
-            name = f"{OPTIMIZER_CLASSES[kind]}WithL2"
-            self.need(name)
-            cls = name
-            args.append(f"l2={self.code(opt.l2)}")
+            raise NotImplementedError(f"{kind} with an L2 weight decay")
         for note in notes:
             self.note(note)
         return f"{cls}({', '.join(args)})"
