@@ -427,3 +427,15 @@ def test_translation_of_the_training_program_imports_no_framework():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_training_table_in_the_docs_matches_the_printer():
+    import os
+
+    from transpiler.printers.keras_training import render_training_table
+
+    root = os.path.dirname(os.path.dirname(__file__))
+    with open(os.path.join(root, "docs", "torch_to_keras.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    marker = "<!-- generated: python -m transpiler.printers.keras_training -->\n"
+    assert text.split(marker, 1)[1].split("<!-- end of generated table -->", 1)[0] == render_training_table()

@@ -43,6 +43,7 @@ class LoopFacts:
     clip_norm: float | None = None
     early_stopping_patience: int | None = None
     names: dict[str, Any] = field(default_factory=dict)  # the loop's locals its objects read
+    validate_on_training_data: bool = False  # so early stopping does not end the 20 steps early
 
 
 def _load(text: str, name: str):
@@ -66,7 +67,7 @@ def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int 
     md = loop_ts.model_def
     loss = loop.compile.losses[0]
     data = batches(md, [loss], steps_per_epoch + 1, batch, seed)
-    train, (vx, vy) = data[:steps_per_epoch], data[-1]
+    train, (vx, vy) = data[:steps_per_epoch], data[0 if facts.validate_on_training_data else -1]
 
     # -- torch: the source's own objects ------------------------------------------------
     src = _load(source, "torch_program")
@@ -196,3 +197,129 @@ def _loss_source(result, loop: T.TrainingLoop) -> str:
 def _scheduler_source(result) -> str:
     ts = next(t for t in result.program.training if t.kind in ("schedule_object", "callback_object"))
     return ts.source
+
+
+def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A program with a custom training step, run whole on both sides: the torch script's
+    ``main()`` and the generated Keras script's, with the same initial weights (each Keras
+    model gets the weights its torch counterpart was built with), the same batches (the
+    loaders' shuffle off), the same noise (``torch.randn`` and ``np.random.standard_normal``
+    draw from one recorded stream) and float64 throughout. Returns every loss value the
+    program's loss object computed, in order, on each side (the first ``steps`` steps' worth)."""
+    import contextlib
+    import functools
+    import io
+
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    result = translate(source, path, "keras")
+    loss_ts = _fact(result, "loss_object")
+    loss_class = loss_ts.source.split("(")[0].split(".")[-1]
+    builders = [md for md in result.program.models if md.builder]
+    src = _load(source, "torch_program")
+    gen = _load(result.text, "keras_program")
+
+    # -- torch --------------------------------------------------------------------------
+    states: dict[str, list] = {}
+    draws: list[np.ndarray] = []
+    rng = np.random.RandomState(seed)
+    t_losses: list[float] = []
+
+    def record_builder(name, build):
+        @functools.wraps(build)
+        def wrapped(*args, **kwargs):
+            model = build(*args, **kwargs)
+            states.setdefault(name, []).append({k: v.detach().float().numpy().copy()
+                                                for k, v in model.state_dict().items()})
+            return model
+        return wrapped
+
+    def randn(*size, **kwargs):
+        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        array = rng.standard_normal(shape).astype("float32")
+        draws.append(array)
+        return torch.from_numpy(array.astype("float64"))
+
+    loss_cls = getattr(torch.nn, loss_class)
+    forward = loss_cls.forward
+
+    def recording_forward(self, *args, **kwargs):
+        value = forward(self, *args, **kwargs)
+        t_losses.append(float(value.detach()))
+        return value
+
+    for md in builders:
+        setattr(src, md.builder, record_builder(md.builder, getattr(src, md.builder)))
+    src.DataLoader = functools.partial(_no_shuffle, src.DataLoader)
+    from_numpy = torch.from_numpy
+    saved = (torch.randn, torch.from_numpy, torch.get_default_dtype())
+    torch.randn = randn
+    torch.from_numpy = lambda a: from_numpy(a).double() if a.dtype.kind == "f" else from_numpy(a)
+    torch.set_default_dtype(torch.float64)
+    loss_cls.forward = recording_forward
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            src.main()
+    finally:
+        torch.randn, torch.from_numpy = saved[0], saved[1]
+        torch.set_default_dtype(saved[2])
+        loss_cls.forward = forward
+
+    # -- Keras --------------------------------------------------------------------------
+    k_losses: list[float] = []
+    built: dict[str, int] = {}
+
+    def keras_builder(md, build):
+        @functools.wraps(build)
+        def wrapped(*args, **kwargs):
+            model = build(*args, **kwargs)
+            i = built.get(md.builder, 0)
+            built[md.builder] = i + 1
+            if i < len(states.get(md.builder, [])):  # the i-th model the torch program built
+                for name, arrays in keras_weights(md.graph, states[md.builder][i]).items():
+                    model.get_layer(name).set_weights(arrays)
+            return model
+        return wrapped
+
+    replay = iter(draws)
+
+    def standard_normal(size=None):
+        array = next(replay)
+        assert array.shape == tuple(np.atleast_1d(size)), (array.shape, size)
+        return array.copy()
+
+    kcls = getattr(keras.losses, type(eval(_printed_loss(result), vars(gen))).__name__)
+    call = kcls.__call__
+
+    def recording_call(self, *args, **kwargs):
+        value = call(self, *args, **kwargs)
+        k_losses.append(float(keras.ops.convert_to_numpy(value)))
+        return value
+
+    for md in builders:
+        setattr(gen, md.builder, keras_builder(md, getattr(gen, md.builder)))
+    if hasattr(gen, "ArrayLoader"):
+        gen.ArrayLoader = functools.partial(_no_shuffle, gen.ArrayLoader)
+    saved_normal = np.random.standard_normal
+    np.random.standard_normal = standard_normal
+    kcls.__call__ = recording_call
+    keras.backend.clear_session()
+    keras.config.set_floatx("float64")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            gen.main()
+    finally:
+        np.random.standard_normal = saved_normal
+        kcls.__call__ = call
+        keras.config.set_floatx("float32")
+    return np.array(t_losses), np.array(k_losses)
+
+
+def _no_shuffle(cls, *args, **kwargs):
+    kwargs["shuffle"] = False
+    return cls(*args, **kwargs)
+
+
+def _printed_loss(result) -> str:
+    printer: ProgramPrinter = result.program.meta["keras_training_printer"]
+    return printer.loss_expr(_fact(result, "loss_object").config)

@@ -70,6 +70,7 @@ class ArrayLoader:
             yield self.dataset[order[start : start + self.batch_size]]
 ''',
     "TorchSGD": '''
+@keras.saving.register_keras_serializable(package="transpiler")
 class TorchSGD(keras.optimizers.SGD):
     """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
     and the momentum buffer sums gradients while the learning rate scales each step
@@ -79,6 +80,9 @@ class TorchSGD(keras.optimizers.SGD):
     def __init__(self, l2=0.0, **kwargs):
         super().__init__(**kwargs)
         self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
 
     def update_step(self, gradient, variable, learning_rate):
         lr = keras.ops.cast(learning_rate, variable.dtype)
@@ -97,6 +101,7 @@ class TorchSGD(keras.optimizers.SGD):
         self.assign_sub(variable, keras.ops.multiply(lr, step))
 ''',
     "TorchRMSprop": '''
+@keras.saving.register_keras_serializable(package="transpiler")
 class TorchRMSprop(keras.optimizers.Optimizer):
     """RMSprop as torch.optim.RMSprop computes it: the step divides by sqrt(v) + epsilon
     (Keras: sqrt(v + epsilon)), the momentum buffer sums unscaled steps and the learning
@@ -110,6 +115,10 @@ class TorchRMSprop(keras.optimizers.Optimizer):
         self.momentum = momentum
         self.centered = centered
         self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon, "momentum": self.momentum,
+                "centered": self.centered, "l2": self.l2}
 
     def build(self, variables):
         if self.built:
@@ -142,6 +151,7 @@ class TorchRMSprop(keras.optimizers.Optimizer):
         self.assign_sub(variable, ops.multiply(lr, step))
 ''',
     "TorchAdagrad": '''
+@keras.saving.register_keras_serializable(package="transpiler")
 class TorchAdagrad(keras.optimizers.Optimizer):
     """Adagrad as torch.optim.Adagrad computes it: the step divides by sqrt(sum) + epsilon
     (Keras: sqrt(sum + epsilon)), and an l2 weight decay is added to the gradient."""
@@ -151,6 +161,10 @@ class TorchAdagrad(keras.optimizers.Optimizer):
         self.initial_accumulator_value = initial_accumulator_value
         self.epsilon = epsilon
         self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon, "l2": self.l2}
 
     def build(self, variables):
         if self.built:
@@ -171,6 +185,7 @@ class TorchAdagrad(keras.optimizers.Optimizer):
         self.assign_sub(variable, ops.multiply(lr, step))
 ''',
     "TorchAdam": '''
+@keras.saving.register_keras_serializable(package="transpiler")
 class TorchCLS(keras.optimizers.CLS):
     """CLS as torch.optim.CLS computes it: epsilon is added to sqrt(v) after the bias
     correction (Keras adds it before, which in torch's terms scales epsilon by
@@ -180,6 +195,9 @@ class TorchCLS(keras.optimizers.CLS):
         super().__init__(**kwargs)
         self.l2 = l2
         self.torch_epsilon = self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
 
     def update_step(self, gradient, variable, learning_rate):
         gradient = keras.ops.cast(gradient, variable.dtype)
@@ -272,11 +290,12 @@ def read_weights(build, path):
 ''',
     "save_weights_copy": '''
 def save_weights_copy(model, weights, path):
-    """torch.save of a copied state_dict: Keras saves weights from a model, so a clone of
-    the model holds the copy while it is written."""
-    clone = keras.models.clone_model(model)
-    clone.set_weights(weights)
-    clone.save_weights(path)
+    """torch.save of a copied state_dict: Keras saves weights from a model, so the model
+    holds the copy while it is written (and gets its own weights back)."""
+    current = model.get_weights()
+    model.set_weights(weights)
+    model.save_weights(path)
+    model.set_weights(current)
 ''',
 }
 
@@ -591,7 +610,7 @@ class ProgramPrinter:
             ratio = f"{var} // {self.code(p['decay_steps'])}" if p.get("staircase") else \
                 f"{var} / {self.code(p['decay_steps'])}"
             if not p.get("staircase") and p["decay_steps"] == 1:
-                ratio = var
+                return f"lambda {var}: {lr0} * {_num(p['decay_rate'])} ** {var}"
             return f"lambda {var}: {lr0} * {_num(p['decay_rate'])} ** ({ratio})"
         if s.kind == "piecewise_constant_decay":
             milestones = [b + 1 for b in p["boundaries"]]
@@ -974,3 +993,78 @@ def _torch_names_in(node, names: set[str]) -> set[str]:
 def print_statement(printer: ProgramPrinter, stmt: cst.CSTNode) -> str:
     """The Keras code for one top-level statement of the torch script."""
     return printer.render(stmt)
+
+
+# -- the documentation's table (docs/torch_to_keras.md) -------------------------------------
+_DOC_SCRIPT = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (4,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(4, 3))
+
+
+def main(x, y):
+    model = build_model()
+    loader = DataLoader(TensorDataset(x, y), batch_size=8)
+    criterion = LOSS
+    optimizer = OPTIMIZER
+    scheduler = SCHEDULER
+    for epoch in range(2):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+        STEP
+"""
+DOC_OPTIMIZERS = ("SGD(model.parameters(), lr=0.1)", "SGD(model.parameters(), lr=0.1, momentum=0.9)",
+                  "Adam(model.parameters())", "AdamW(model.parameters())", "RMSprop(model.parameters())",
+                  "Adagrad(model.parameters())")
+DOC_LOSSES = ("CrossEntropyLoss()", "CrossEntropyLoss(label_smoothing=0.1)", "BCEWithLogitsLoss()", "BCELoss()",
+              "MSELoss()", "L1Loss()", "HuberLoss(delta=2.0)", "SmoothL1Loss()", "NLLLoss()",
+              "KLDivLoss(reduction='batchmean')")
+DOC_SCHEDULERS = ("StepLR(optimizer, step_size=10)", "MultiStepLR(optimizer, milestones=[5, 8])",
+                  "ExponentialLR(optimizer, gamma=0.9)", "CosineAnnealingLR(optimizer, T_max=10)",
+                  "LambdaLR(optimizer, lambda e: 0.95 ** e)", "ReduceLROnPlateau(optimizer, patience=2)")
+
+
+def render_training_table() -> str:
+    """The Markdown table of the training objects and their Keras forms (as printed)."""
+    from transpiler.translate import translate
+
+    def printed(loss="nn.MSELoss()", optimizer="torch.optim.SGD(model.parameters(), lr=0.1)",
+                scheduler="None", step="pass", kind="optimizer_object"):
+        src = (_DOC_SCRIPT.replace("LOSS", loss).replace("OPTIMIZER", optimizer)
+               .replace("SCHEDULER", scheduler).replace("STEP", step))
+        tr = translate(src, "doc.py", "keras")
+        printer: ProgramPrinter = tr.program.meta["keras_training_printer"]
+        ts = next(t for t in tr.program.training if t.kind == kind)
+        if kind == "optimizer_object":
+            return printer.optimizer_expr(ts.config)
+        if kind == "loss_object":
+            return printer.loss_expr(ts.config)
+        if kind == "schedule_object":
+            return printer.schedule_expr(ts.config)
+        return printer.plateau_expr(ts.config)
+
+    rows = ["| PyTorch | Keras (as printed) |", "| --- | --- |"]
+    for call in DOC_OPTIMIZERS:
+        rows.append(f"| `torch.optim.{call}` | `{printed(optimizer='torch.optim.' + call)}` |")
+    for call in DOC_LOSSES:
+        rows.append(f"| `nn.{call}` | `{printed(loss='nn.' + call, kind='loss_object')}` |")
+    for call in DOC_SCHEDULERS:
+        plateau = call.startswith("ReduceLROnPlateau")
+        step = "scheduler.step(loss.item())" if plateau else "scheduler.step()"
+        kind = "callback_object" if plateau else "schedule_object"
+        rows.append(f"| `lr_scheduler.{call}` (stepped per epoch) | "
+                    f"`{printed(scheduler='torch.optim.lr_scheduler.' + call, step=step, kind=kind)}` |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the doc's table
+    print(render_training_table(), end="")

@@ -54,6 +54,7 @@ class ArrayLoader:
             yield self.dataset[order[start : start + self.batch_size]]
 
 
+@keras.saving.register_keras_serializable(package="transpiler")
 class TorchAdamW(keras.optimizers.AdamW):
     """AdamW as torch.optim.AdamW computes it: epsilon is added to sqrt(v) after the bias
     correction (Keras adds it before, which in torch's terms scales epsilon by
@@ -63,6 +64,9 @@ class TorchAdamW(keras.optimizers.AdamW):
         super().__init__(**kwargs)
         self.l2 = l2
         self.torch_epsilon = self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
 
     def update_step(self, gradient, variable, learning_rate):
         gradient = keras.ops.cast(gradient, variable.dtype)

@@ -55,6 +55,7 @@ class ArrayLoader:
             yield self.dataset[order[start : start + self.batch_size]]
 
 
+@keras.saving.register_keras_serializable(package="transpiler")
 class TorchAdam(keras.optimizers.Adam):
     """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
     correction (Keras adds it before, which in torch's terms scales epsilon by
@@ -64,6 +65,9 @@ class TorchAdam(keras.optimizers.Adam):
         super().__init__(**kwargs)
         self.l2 = l2
         self.torch_epsilon = self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
 
     def update_step(self, gradient, variable, learning_rate):
         gradient = keras.ops.cast(gradient, variable.dtype)
