@@ -354,6 +354,12 @@ class TrainingReader:
         # inner facts of a stubbed statement are void: the statement is quoted as it was
         for node_id in _ids_under(stmt):
             self.facts.pop(node_id, None)
+        for name in _names_in(stmt):  # whoever finishes the stub needs the data it reads
+            value = self.cur_scope.lookup(name)
+            if isinstance(value, LoaderV):
+                self.used_loaders[id(value)] += 1
+            elif isinstance(value, DatasetV):
+                self.used_datasets[id(value)] += 1
         self.fact(stmt, "stub", message)
         self.program.stub(span, f"{message}", line)
 

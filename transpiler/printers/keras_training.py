@@ -858,7 +858,7 @@ class _Rewriter(cst.CSTTransformer):
             self.guarded += 1
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
-        return ts is None or ts.kind not in ("training_loop", "stub")
+        return ts is None or ts.kind not in ("training_loop", "stub", "drop")
 
     def on_leave(self, original, updated):
         p = self.p

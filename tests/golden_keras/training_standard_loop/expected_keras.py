@@ -21,40 +21,6 @@ def torch_uniform_init(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
-class ArrayDataset:
-    """torch's TensorDataset over numpy arrays: item i is the tuple of every array's row i."""
-
-    def __init__(self, *arrays):
-        self.arrays = arrays
-
-    def __len__(self):
-        return len(self.arrays[0])
-
-    def __getitem__(self, index):
-        return tuple(array[index] for array in self.arrays)
-
-
-class ArrayLoader:
-    """torch's DataLoader over an ArrayDataset: batches of numpy arrays, in a new random
-    order on every pass when shuffle is set."""
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.drop_last = drop_last
-
-    def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def __iter__(self):
-        n = len(self.dataset)
-        order = np.random.permutation(n) if self.shuffle else np.arange(n)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            yield self.dataset[order[start : start + self.batch_size]]
-
-
 @keras.saving.register_keras_serializable(package="transpiler")
 class TorchAdam(keras.optimizers.Adam):
     """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias

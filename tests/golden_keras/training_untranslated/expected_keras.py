@@ -75,6 +75,7 @@ def build_model():
 def main():
     x = np.zeros((32, 5), dtype="float32")
     y = np.zeros((32,), dtype="int64")
+    loader = ArrayLoader(ArrayDataset(x, y), batch_size=8)
     model = build_model()
     # per-group learning rates have no Keras optimizer argument
     # transpiler: not translated (torch.optim.SGD: parameter groups (per-group settings) are
