@@ -10,8 +10,6 @@ evaluates the expression the printer produced in the generated module's namespac
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 import torch  # noqa: F401  (before TensorFlow)
@@ -19,46 +17,12 @@ import torch  # noqa: F401  (before TensorFlow)
 import keras
 
 from transpiler import verify
+from transpiler.printers.keras_training import object_script
 from transpiler.translate import translate
-
-SCRIPT = textwrap.dedent('''
-    import math
-    import numpy as np
-    import torch
-    import torch.nn as nn
-    from torch.utils.data import DataLoader, TensorDataset
-
-    INPUT_SHAPE = (4,)
-
-
-    def build_model():
-        return nn.Sequential(nn.Linear(4, 3))
-
-
-    def main():
-        model = build_model()
-        x = torch.from_numpy(np.zeros((8, 4), dtype="float32"))
-        y = torch.zeros(8, dtype=torch.long)
-        loader = DataLoader(TensorDataset(x, y), batch_size=4)
-        criterion = LOSS
-        optimizer = OPTIMIZER
-        scheduler = SCHEDULER
-        for epoch in range(2):
-            for xb, yb in loader:
-                optimizer.zero_grad()
-                loss = criterion(model(xb), yb)
-                loss.backward()
-                optimizer.step()
-                STEP_PER_BATCH
-            STEP_PER_EPOCH
-''')
-
 
 def translated(loss="nn.CrossEntropyLoss()", optimizer="torch.optim.SGD(model.parameters(), lr=0.1)",
                scheduler="None", per_batch="", per_epoch=""):
-    src = (SCRIPT.replace("LOSS", loss).replace("OPTIMIZER", optimizer).replace("SCHEDULER", scheduler)
-           .replace("STEP_PER_BATCH", per_batch or "pass").replace("STEP_PER_EPOCH", per_epoch or "pass"))
-    tr = translate(src, "objects.py", "keras")
+    tr = translate(object_script(loss, optimizer, scheduler, per_batch, per_epoch), "objects.py", "keras")
     assert not tr.stubs, [str(d) for d in tr.stubs]
     module = verify.load_generated(tr.text, "objects_keras")
     printer = tr.program.meta["keras_training_printer"]
@@ -218,45 +182,40 @@ def test_scheduler_learning_rates_match(call, per):
 PLATEAU_LOSSES = [1.0, 0.8, 0.85, 0.9, 0.7, 0.71, 0.72, 0.73, 0.5, 0.6, 0.6, 0.6, 0.6, 0.4]
 
 
-@pytest.mark.parametrize("args", ["factor=0.5, patience=1", "factor=0.5, patience=2, cooldown=1",
-                                  "mode='min', factor=0.2, patience=0, min_lr=0.005"])
-def test_reduce_on_plateau_matches(args):
-    call = f"torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, {args})"
-    loop_tail = "with torch.no_grad():\n            val = criterion(model(x), y).item()\n" \
-                "        scheduler.step(val)"
-    tr, module, printer = translated(scheduler=call, per_epoch=loop_tail)
+def _plateau_rates(call: str, losses: list[float]) -> list[tuple[float, float]]:
+    """(torch, Keras) learning rate after each epoch's validation loss."""
+    tr, module, printer = translated(scheduler=f"torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, {call})",
+                                     per_epoch="with torch.no_grad():\n    val = criterion(model(x), y).item()\n"
+                                               "scheduler.step(val)")
     tparam = torch.nn.Parameter(torch.zeros(1))
     topt = torch.optim.SGD([tparam], lr=0.1)
-    tsched = eval(call, {"torch": torch, "optimizer": topt})
+    tsched = torch.optim.lr_scheduler.ReduceLROnPlateau(topt, **eval(f"dict({call})"))
     cb = eval(printer.plateau_expr(_fact(tr, "callback_object")), vars(module))
     host = _Host(0.1)
     cb.set_model(host)
     cb.on_train_begin()
-    for epoch, value in enumerate(PLATEAU_LOSSES):
+    rates = []
+    for epoch, value in enumerate(losses):
         tsched.step(value)
         cb.on_epoch_end(epoch, {"val_loss": value})
-        assert float(host.optimizer.learning_rate) == pytest.approx(topt.param_groups[0]["lr"], rel=1e-6), epoch
+        rates.append((topt.param_groups[0]["lr"], float(host.optimizer.learning_rate)))
+    return rates
+
+
+@pytest.mark.parametrize("args", ["factor=0.5, patience=1", "factor=0.5, patience=2, cooldown=1",
+                                  "mode='min', factor=0.2, patience=0, min_lr=0.005"])
+def test_reduce_on_plateau_matches(args):
+    for epoch, (t, k) in enumerate(_plateau_rates(args, PLATEAU_LOSSES)):
+        assert k == pytest.approx(t, rel=1e-6), epoch
 
 
 @pytest.mark.xfail(strict=True, reason="torch's ReduceLROnPlateau threshold is relative (0.7 < 0.7 * (1 - 1e-4) "
                                        "is no improvement), Keras' min_delta absolute: a tiny improvement counts "
                                        "in one and not the other (reported as a warning when translated)")
 def test_reduce_on_plateau_relative_threshold_deviation():
-    call = "torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=0, threshold=0.1)"
-    loop_tail = "with torch.no_grad():\n            val = criterion(model(x), y).item()\n" \
-                "        scheduler.step(val)"
-    tr, module, printer = translated(scheduler=call, per_epoch=loop_tail)
-    tparam = torch.nn.Parameter(torch.zeros(1))
-    topt = torch.optim.SGD([tparam], lr=0.1)
-    tsched = eval(call, {"torch": torch, "optimizer": topt})
-    cb = eval(printer.plateau_expr(_fact(tr, "callback_object")), vars(module))
-    host = _Host(0.1)
-    cb.set_model(host)
-    cb.on_train_begin()
-    for epoch, value in enumerate([10.0, 9.5, 9.0]):  # 5% better: relative 10% says no, absolute 0.1 says yes
-        tsched.step(value)
-        cb.on_epoch_end(epoch, {"val_loss": value})
-        assert float(host.optimizer.learning_rate) == pytest.approx(topt.param_groups[0]["lr"], rel=1e-6), epoch
+    # 5% better each epoch: torch's relative 10% threshold says no, Keras' absolute 0.1 says yes
+    for epoch, (t, k) in enumerate(_plateau_rates("factor=0.5, patience=0, threshold=0.1", [10.0, 9.5, 9.0])):
+        assert k == pytest.approx(t, rel=1e-6), epoch
 
 
 @pytest.mark.parametrize("patience", [1, 2, 3])

@@ -32,6 +32,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.frontend_ast.torch_training import (
     LOSSES, DatasetV, FuncV, LoaderV, LossV, ModelV, NotStandard, OptimizerV, SchedulerV, StateV, TorchRef,
@@ -91,17 +92,6 @@ def _target_names(t) -> set[str]:
     if isinstance(t, (cst.Tuple, cst.List)):
         return set().union(*[_target_names(e.value) for e in t.elements]) if t.elements else set()
     return set()
-
-
-def _names_read(node) -> set[str]:
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-    node.visit(V())
-    return out
 
 
 def _is_print(stmt) -> bool:
@@ -526,7 +516,7 @@ class LoopReader:
             if len(call.args) != 1:
                 raise NotStandard("a validation call of the model with several inputs")
             arg = call.args[0].value
-            if _names_read(arg) & set(step["batch"]):
+            if _names_in(arg) & set(step["batch"]):
                 raise NotStandard("the evaluation reads the training batch")
             self.set_validation(x=T.Code(_code(arg), id(arg)))
         target = _loss_target(value, self.scope, self.r)
@@ -707,7 +697,7 @@ def _value(node, default: Any) -> Any:
 
 
 def _reads_model(node, scope) -> bool:
-    names = _names_read(node)
+    names = _names_in(node)
     return any(isinstance(scope.lookup(n), (ModelV, OptimizerV)) for n in names)
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.program import ModelDef
@@ -1726,27 +1727,7 @@ def _child_expressions(node) -> list:
 
 
 def _mentions(node, names: set[str]) -> bool:
-    found = False
-
-    class V_(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            nonlocal found
-            if n.value in names:
-                found = True
-
-    node.visit(V_())
-    return found
-
-
-def _names_in(node) -> set[str]:
-    out: set[str] = set()
-
-    class V_(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-    node.visit(V_())
-    return out
+    return bool(_names_in(node) & names)
 
 
 def _ids_under(node) -> list[int]:

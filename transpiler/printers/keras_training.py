@@ -25,7 +25,7 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers.code import lit
+from transpiler.printers.code import Namespace, lit
 
 LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
                 "binary_crossentropy": "BinaryCrossentropy", "mean_squared_error": "MeanSquaredError",
@@ -374,7 +374,7 @@ class ProgramPrinter:
         self.helpers: list[str] = []
         self.imports: set[str] = set()
         self.notes: list[str] = []
-        self.names_in_use = set(frontend.globals.vars)
+        self.names = Namespace(set(frontend.globals.vars))
         for node in _walk(frontend.module):
             self.originals[id(node)] = node
 
@@ -729,12 +729,7 @@ class ProgramPrinter:
         return lit(name)
 
     def fresh(self, hint: str) -> str:
-        name, n = hint, 1
-        while name in self.names_in_use:
-            name = f"{hint}_{n}"
-            n += 1
-        self.names_in_use.add(name)
-        return name
+        return self.names.fresh(hint)
 
     def path_for(self, cfg: dict, new_name: str) -> str:
         """The checkpoint path expression with its file name literal renamed to ``new_name``."""
@@ -996,7 +991,7 @@ def print_statement(printer: ProgramPrinter, stmt: cst.CSTNode) -> str:
 
 
 # -- the documentation's table (docs/torch_to_keras.md) -------------------------------------
-_DOC_SCRIPT = """
+OBJECT_SCRIPT = """
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -1010,7 +1005,7 @@ def build_model():
 
 def main(x, y):
     model = build_model()
-    loader = DataLoader(TensorDataset(x, y), batch_size=8)
+    loader = DataLoader(TensorDataset(x, y), batch_size=4)
     criterion = LOSS
     optimizer = OPTIMIZER
     scheduler = SCHEDULER
@@ -1020,8 +1015,21 @@ def main(x, y):
             loss = criterion(model(xb), yb)
             loss.backward()
             optimizer.step()
-        STEP
+            PER_BATCH
+        PER_EPOCH
 """
+
+
+def object_script(loss: str = "nn.MSELoss()", optimizer: str = "torch.optim.SGD(model.parameters(), lr=0.1)",
+                  scheduler: str = "None", per_batch: str = "", per_epoch: str = "") -> str:
+    """A small torch script with these training objects in the usual loop (the doc table's
+    and the tests' way of seeing how one object translates). ``per_epoch`` lines are
+    indented for the epoch loop's body."""
+    per_epoch = "\n".join(("" if i == 0 else " " * 8) + line for i, line in enumerate(per_epoch.split("\n")))
+    return (OBJECT_SCRIPT.replace("LOSS", loss).replace("OPTIMIZER", optimizer).replace("SCHEDULER", scheduler)
+            .replace("PER_BATCH", per_batch or "pass").replace("PER_EPOCH", per_epoch or "pass"))
+
+
 DOC_OPTIMIZERS = ("SGD(model.parameters(), lr=0.1)", "SGD(model.parameters(), lr=0.1, momentum=0.9)",
                   "Adam(model.parameters())", "AdamW(model.parameters())", "RMSprop(model.parameters())",
                   "Adagrad(model.parameters())")
@@ -1039,8 +1047,7 @@ def render_training_table() -> str:
 
     def printed(loss="nn.MSELoss()", optimizer="torch.optim.SGD(model.parameters(), lr=0.1)",
                 scheduler="None", step="pass", kind="optimizer_object"):
-        src = (_DOC_SCRIPT.replace("LOSS", loss).replace("OPTIMIZER", optimizer)
-               .replace("SCHEDULER", scheduler).replace("STEP", step))
+        src = object_script(loss, optimizer, scheduler, per_epoch=step)
         tr = translate(src, "doc.py", "keras")
         printer: ProgramPrinter = tr.program.meta["keras_training_printer"]
         ts = next(t for t in tr.program.training if t.kind == kind)
