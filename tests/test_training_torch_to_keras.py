@@ -241,3 +241,34 @@ def test_early_stopping_stops_at_the_same_epoch(patience):
             stop_keras = epoch
             break
     assert stop_keras == stop_torch
+
+
+@pytest.mark.parametrize("call", [
+    "F.binary_cross_entropy_with_logits(out, target, reduction='sum')",
+    "F.binary_cross_entropy_with_logits(out, target)",
+    "F.mse_loss(out, target)",
+    "F.mse_loss(out, target, reduction='sum')",
+    "F.l1_loss(out, target, reduction='none')",
+    "F.cross_entropy(out, labels)",
+])
+def test_losses_written_in_a_custom_step_match(call):
+    """``F.<loss>`` on the step's tensors (a loss written in the loop) → keras.ops."""
+    src = object_script(optimizer="torch.optim.Adam(model.parameters())").replace(
+        "loss = criterion(model(xb), yb)",
+        f"out = model(xb)\n            loss = {call.replace('target', 'yb').replace('labels', 'yb')}.mean()").replace(
+        "import torch.nn as nn", "import torch.nn as nn\nimport torch.nn.functional as F").replace(
+        "optimizer.step()", "optimizer.step()\n            other.step()")  # two optimizers: a custom step
+    src = src.replace("    optimizer = ", "    other = torch.optim.SGD(model.parameters(), lr=0.1)\n    optimizer = ")
+    tr = translate(src, "steps.py", "keras")
+    ts = next(t for t in tr.program.training if t.kind == "array_expr" and "keras.ops" in t.config.template and
+              ("crossentropy" in t.config.template or "square" in t.config.template or "abs" in t.config.template))
+    rng = np.random.RandomState(0)
+    out = rng.standard_normal((5, 3))
+    target = rng.rand(5, 3) if "binary" in call else rng.standard_normal((5, 3))
+    labels = rng.randint(0, 3, size=5)
+    second = "labels" if "labels" in call else "target"
+    expected = eval(call, {"F": torch.nn.functional, "out": torch.from_numpy(out),
+                           "target": torch.from_numpy(target), "labels": torch.from_numpy(labels)}).numpy()
+    got = eval(ts.config.template.format("out", second), {"keras": keras, "out": out, "target": target,
+                                                           "labels": labels})
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(got), expected, rtol=1e-6, atol=1e-9)

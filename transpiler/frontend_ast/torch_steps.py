@@ -301,7 +301,7 @@ def _functional_loss(reader, short: str, pos, kw, p, done):
         raise Unsupported(f"F.{short} in a training step is not translated yet")
     if red == "none":
         return done(per_element)
-    return done(f"keras.ops.{red}({per_element})", result=LossValueV())
+    return done(f"keras.ops.{red}({per_element})", result=LiveV())
 
 
 __all__ = ["read_custom_loop", "live_method", "live_function", "_dotted"]

@@ -581,7 +581,7 @@ class TrainingReader:
             items = value.items if isinstance(value, TupleV) else None
             for i, el in enumerate(target.elements):
                 item = items[i] if items is not None and i < len(items) else (
-                    Arr() if isinstance(value, Arr) else OTHER)
+                    LiveV(value.permuted) if isinstance(value, LiveV) else Arr() if isinstance(value, Arr) else OTHER)
                 self.assign(el.value, item, scope)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.expr(target.value, scope)
@@ -1326,7 +1326,7 @@ class TrainingReader:
             raise Unsupported("a loss object called with other than (output, target)")
         self.fact(node, "loss_call", {"loss": id(node.func), "output": id(pos[0]), "target": id(pos[1]),
                                       "config": loss.config})
-        return LossValueV()
+        return LiveV() if self.live and not self.no_grad else LossValueV()
 
     def functional_loss(self, short: str, node: cst.Call, pos, vals, kw) -> V:
         """``F.cross_entropy(out, y)`` in data code: the loss computed on arrays."""
@@ -1685,7 +1685,7 @@ class TrainingReader:
 
         try:
             result = LoopReader(self, loop, scope).read()
-        except NotStandard as exc:
+        except (NotStandard, Unsupported) as exc:  # not fit's loop: maybe a custom step
             from transpiler.frontend_ast.torch_steps import read_custom_loop
 
             read_custom_loop(self, loop, scope, str(exc))
