@@ -14,6 +14,8 @@ through the recogniser table (``torch_modules.py``), ``nn.Sequential``/``nn.Modu
 methods become IR nodes in torch's channels-first layout (layout tags ``NCHW`` ...).
 Input shapes come from a module-level ``INPUT_SHAPE = (C, H, W)`` (and ``INPUT_DTYPE``),
 else from literal-shaped data fed to the model (``torch.randn(64, 1, 28, 28)``).
+The program around the models (data, optimizer, loss, the training loop, checkpoints) is
+read by ``torch_training`` into the training configuration.
 Anything the interpreter cannot translate is a diagnostic with file:line, never a
 silent drop.
 
@@ -1542,7 +1544,6 @@ class TorchFrontend:
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
                 skip.add(id(stmt))
         self.program.meta["training_facts"] = read_training(self, skip)
-        self.program.meta["torch_stub_statements"] = []
 
 
 # ---------------------------------------------------------------------------------
@@ -1594,10 +1595,6 @@ def _is_init_code(stmt) -> bool:
     if isinstance(stmt, (cst.For, cst.SimpleStatementLine)):
         stmt.visit(V())
     return found
-
-
-def _only_builds(stmt, builders: set[str]) -> bool:
-    return False
 
 
 def _returns_nothing(fn: cst.FunctionDef) -> bool:

@@ -5,9 +5,10 @@ build_model(...)``) that returns a ``keras.Sequential`` when the graph is a plai
 else a Functional ``keras.Model`` over ``keras.Input(shape=...)`` (channels-last). Layers
 are named after the torch modules (``name="conv1"``, ``name="features_0"``). The rest
 of the file is kept: its docstring, the imports that are not torch, constants and plain
-Python helpers; a definition or statement that still uses PyTorch (the training loop,
-data code) becomes a marked stub that raises ``NotImplementedError`` and quotes the
-source line. The result is black-formatted and deterministic.
+Python helpers; the training program and data code around the models are rewritten by
+``keras_training`` (compile/fit, Keras objects, numpy data), and what still uses PyTorch
+becomes a marked stub that raises ``NotImplementedError`` and quotes the source line.
+The result is black-formatted and deterministic.
 """
 
 from __future__ import annotations
@@ -160,7 +161,6 @@ class KerasScript:
         self.program = program
         self.frontend = frontend
         self.module: cst.Module = frontend.module
-        self.stub_ids = set(program.meta.get("torch_stub_statements", []))
         self.builders = {md.builder: md for md in program.models if md.builder}
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
@@ -267,24 +267,6 @@ class KerasScript:
         params = _code(fn.params) if fn is not None else ""
         span = info["span"]
         return self._raise_def(name, params, f"{span}: {info['message']}")
-
-    def stub(self, stmt) -> str:
-        span = self.frontend._span(stmt)
-        original = _code(stmt).strip("\n").splitlines()
-        quoted = "\n".join(f"# | {line}" if line else "# |" for line in original)
-        first = original[0].strip()
-        if isinstance(stmt, cst.FunctionDef):
-            params = _code(stmt.params)
-            msg = f"{span}: {stmt.name.value} uses PyTorch (not translated to Keras yet)"
-            return (f"# transpiler: not translated (PyTorch), translate by hand:\n{quoted}\n"
-                    f"def {stmt.name.value}({params}):\n"
-                    f'    raise NotImplementedError("transpiler: {msg}")\n')
-        if isinstance(stmt, cst.If) and "__main__" in _code(stmt.test):
-            msg = f"{span}: the script's main block uses PyTorch (not translated to Keras yet)"
-            return (f"# transpiler: not translated (PyTorch), translate by hand:\n{quoted}\n"
-                    f"{_code(stmt.test).join(['if ', ':'])}\n"
-                    f'    raise NotImplementedError("transpiler: {msg}")\n')
-        return f"# transpiler: not translated (PyTorch), translate by hand: {first}\n{quoted}\n"
 
 
 def _is_docstring(stmt) -> bool:
