@@ -726,10 +726,9 @@ class TrainingReader:
         obj = self.expr(node.value, scope)
         index = None
         for el in node.slice:
-            value = self._slice(el.slice, scope)
+            self._slice(el.slice, scope)
             if isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.Integer):
                 index = int(el.slice.value.value)
-            del value
         if isinstance(obj, Arr):
             return Arr()
         if isinstance(obj, TupleV):
@@ -772,8 +771,11 @@ class TrainingReader:
         return Arr() if any(isinstance(k, Arr) for k in kinds) else OTHER
 
     def _e_Tuple(self, node, scope):
-        return TupleV([self.expr(el.value, scope) if not isinstance(el, cst.StarredElement)
-                       else self.expr(el.value, scope) and OTHER for el in node.elements])
+        items = []
+        for el in node.elements:
+            value = self.expr(el.value, scope)
+            items.append(OTHER if isinstance(el, cst.StarredElement) else value)
+        return TupleV(items)
 
     _e_List = _e_Tuple
 
@@ -908,8 +910,6 @@ class TrainingReader:
             return values[0]
         if name == "next" and values and isinstance(values[0], LoaderV):
             return TupleV([Arr() for _ in values[0].dataset.arrays])
-        if name in ("float", "int", "abs", "round"):
-            return OTHER
         return OTHER
 
     # -- calls of torch -------------------------------------------------------------
@@ -1231,7 +1231,7 @@ class TrainingReader:
             if keep is not None:
                 args_text.append(f"keepdims={p(keep)}")
             template = f"{r}.{fn}({', '.join(args_text)}{extra})" if args_text else f"{r}.{fn}({extra[2:]})"
-            return done(template, OTHER if dim is None and name not in ("argmax", "argmin") and False else Arr())
+            return done(template)
         if name in COMPARE_METHODS:
             return done(f"({r} {COMPARE_METHODS[name]} {p(pos[0])})")
         if name in NUMPY_UNARY:
