@@ -145,16 +145,18 @@ def test_unsupported_construct_is_a_stub_not_a_drop():
     assert "raise NotImplementedError" in tr.text
 
 
-def test_training_code_is_stubbed_and_reported():
+def test_untranslated_training_code_is_stubbed_and_reported():
     src = CNN + textwrap.dedent('''
 
         def train(model):
-            opt = torch.optim.Adam(model.parameters())
+            opt = torch.optim.LBFGS(model.parameters())
             return opt
     ''')
     tr = translate(src, "m.py", "keras")
-    assert any("def train" in d.message for d in tr.stubs)
-    assert "# | def train(model):" in tr.text
+    stub = next(d for d in tr.stubs if "LBFGS" in d.message)
+    assert stub.span.line == src.splitlines().index("    opt = torch.optim.LBFGS(model.parameters())") + 1
+    assert "# | opt = torch.optim.LBFGS(model.parameters())" in tr.text
+    assert "raise NotImplementedError(" in tr.text and '"transpiler: m.py:28:5: torch.optim.LBFGS' in tr.text
 
 
 def test_module_list_and_nested_modules_named_by_path():

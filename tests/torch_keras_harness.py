@@ -66,8 +66,8 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     import keras
 
     tr = translate(src, path, "keras")
-    assert not tr.stubs or all("uses PyTorch outside the model" in d.message for d in tr.stubs), \
-        [str(d) for d in tr.stubs]
+    # the model translates (stubs of the program around it are the training tests' business)
+    assert not [d for d in tr.stubs if d.message.split(":")[0] == builder], [str(d) for d in tr.stubs]
     md = next(m for m in tr.program.models if (m.builder or m.class_name) == builder)
     torch_mod = load_source(src)
     torch.manual_seed(seed)

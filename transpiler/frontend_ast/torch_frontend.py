@@ -14,6 +14,8 @@ through the recogniser table (``torch_modules.py``), ``nn.Sequential``/``nn.Modu
 methods become IR nodes in torch's channels-first layout (layout tags ``NCHW`` ...).
 Input shapes come from a module-level ``INPUT_SHAPE = (C, H, W)`` (and ``INPUT_DTYPE``),
 else from literal-shaped data fed to the model (``torch.randn(64, 1, 28, 28)``).
+The program around the models (data, optimizer, loss, the training loop, checkpoints) is
+read by ``torch_training`` into the training configuration.
 Anything the interpreter cannot translate is a diagnostic with file:line, never a
 silent drop.
 
@@ -1525,36 +1527,23 @@ class TorchFrontend:
             attach(last[line], last[line].span)
 
     def _report_unsupported_statements(self) -> None:
-        """Statements outside the models (the training loop, data code) are not translated
-        yet: each top-level definition or statement that uses torch is a stub."""
-        # a model class without a builder is printed as a builder function of its name:
-        # ``model = Net()`` keeps working
-        class_models = {md.class_name for md in self.program.models if not md.builder}
-        torch_names = self._torch_names() | {n for n, c in self.classes.items() if c.is_module} - class_models
+        """The program around the models (data, optimizer, loss, the training loop, saving)
+        is read into the training configuration (``torch_training``); what it cannot
+        translate is a stub with its line."""
+        from transpiler.frontend_ast.torch_training import read_training
+
         consumed = {md.builder for md in self.program.models if md.builder} | self.stubbed_builders
-        model_classes = set()
-        for md in self.program.models:
-            model_classes.add(md.class_name)
-        stubs = []
+        skip = set()
         for stmt in self.module.body:
             if isinstance(stmt, cst.ClassDef) and self.classes.get(stmt.name.value) and \
                     self.classes[stmt.name.value].is_module:
-                continue
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in consumed:
-                continue
-            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                skip.add(id(stmt))
+            elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in consumed:
+                skip.add(id(stmt))
+            elif isinstance(stmt, cst.SimpleStatementLine) and all(
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-                continue
-            if _mentions(stmt, torch_names | {n for n in self.functions if n in consumed}) and \
-                    not _only_builds(stmt, consumed):
-                stubs.append(stmt)
-        self.program.meta["torch_stub_statements"] = [id(s) for s in stubs]
-        for stmt in stubs:
-            span = self._span(stmt)
-            label = (f"def {stmt.name.value}" if isinstance(stmt, cst.FunctionDef)
-                     else _code(stmt).strip().splitlines()[0][:60])
-            self.program.stub(span, f"{label}: uses PyTorch outside the model (the training program is not "
-                                    "translated to Keras yet)", self.lines[span.line - 1].strip())
+                skip.add(id(stmt))
+        self.program.meta["training_facts"] = read_training(self, skip)
 
 
 # ---------------------------------------------------------------------------------
@@ -1606,10 +1595,6 @@ def _is_init_code(stmt) -> bool:
     if isinstance(stmt, (cst.For, cst.SimpleStatementLine)):
         stmt.visit(V())
     return found
-
-
-def _only_builds(stmt, builders: set[str]) -> bool:
-    return False
 
 
 def _returns_nothing(fn: cst.FunctionDef) -> bool:

@@ -18,9 +18,14 @@ from transpiler.ir.graph import Span
 
 @dataclass(frozen=True)
 class Code:
-    """A piece of the user's source kept as an expression (runtime data, variables)."""
+    """A piece of the user's source kept as an expression (runtime data, variables).
+
+    ``ref`` identifies the source expression (the id of its syntax node) when a printer
+    must render it through the rewrites recorded for it (PyTorch data code becomes numpy).
+    """
 
     text: str
+    ref: int | None = field(default=None, compare=False)
 
 
 #: Keras 3 defaults per optimizer, in unified names (the source of truth for printers).
@@ -51,27 +56,54 @@ LOSSES = {
     "kl_divergence": "probabilities",
     "hinge": "-1/1 (or 0/1) targets",
     "cosine_similarity": "vectors",
+    "nll": "class indices (the outputs are log-probabilities)",
 }
 
-SCHEDULES = ("exponential_decay", "cosine_decay", "piecewise_constant_decay", "inverse_time_decay")
+SCHEDULES = ("exponential_decay", "cosine_decay", "piecewise_constant_decay", "inverse_time_decay",
+             "cosine_annealing", "lambda")
 CALLBACKS = ("early_stopping", "model_checkpoint", "reduce_lr_on_plateau", "learning_rate_scheduler",
              "csv_logger", "tensorboard")
 
 
 @dataclass
 class Schedule:
-    """A learning-rate schedule, evaluated at the optimizer step (0-based)."""
+    """A learning-rate schedule, evaluated at the optimizer step (0-based), or at the
+    epoch (0-based) when ``per == "epoch"`` (a rate that changes only between epochs).
+
+    ``cosine_annealing`` (``initial_learning_rate``, ``t_max``, ``eta_min``): eta_min +
+    (initial - eta_min) * (1 + cos(pi * t / t_max)) / 2, periodic past t_max (unlike
+    ``cosine_decay``, which stays at its floor). ``lambda`` (``initial_learning_rate``,
+    ``factor``: a ``Code`` function of t): initial * factor(t).
+    """
 
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
+    per: str = "step"
 
 
 @dataclass
 class Optimizer:
+    """An optimizer in unified names (``hyper``), with the variants of the algorithms
+    that frameworks spell the same but compute differently (all False/0 is Keras' form):
+
+    ``l2``: ``l2 * param`` added to the gradient before the update (a coupled L2
+    penalty, what torch's ``weight_decay`` is for every optimizer but AdamW), as opposed
+    to the decoupled ``hyper["weight_decay"]``. ``momentum_on_gradients`` (SGD): the
+    momentum buffer sums raw gradients and the rate scales each step (b = m*b + g; p -=
+    lr*b) instead of summing rate-scaled steps; equal for a constant rate.
+    ``epsilon_after_bias_correction`` (Adam family): epsilon is added to sqrt(v_hat)
+    after the bias correction, not to sqrt(v) before it. ``epsilon_outside_sqrt``
+    (RMSprop): the denominator is sqrt(v) + epsilon, not sqrt(v + epsilon).
+    """
+
     kind: str
     hyper: dict[str, Any] = field(default_factory=dict)
     schedule: Schedule | None = None
     clip: dict[str, float] = field(default_factory=dict)
+    l2: float = 0.0
+    momentum_on_gradients: bool = False
+    epsilon_after_bias_correction: bool = False
+    epsilon_outside_sqrt: bool = False
 
     @property
     def learning_rate(self) -> Any:
@@ -80,9 +112,16 @@ class Optimizer:
 
 @dataclass
 class Loss:
+    """A loss: ``kind`` (``LOSSES``), ``from_logits``, ``params`` (``delta``,
+    ``label_smoothing``, ``log_input`` for a KL divergence read from log-probabilities),
+    and ``reduction`` of the per-sample values: ``"mean"`` over the batch (Keras'
+    sum_over_batch_size; torch's "mean" for losses that are one number per sample or
+    averaged over the last axis) or ``"sum"`` over the batch."""
+
     kind: str
     from_logits: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    reduction: str = "mean"
 
 
 @dataclass
@@ -161,3 +200,40 @@ class TrainingStatement:
     model_def: Any = None  # the ir.program.ModelDef the model variable holds
     call: int | None = None  # identifies the call expression itself (it may sit inside another)
     source: str = ""  # the call's source text (to rewrite it where it is nested in another call)
+
+
+@dataclass
+class TrainingLoop:
+    """A hand-written training loop recognised as a whole: ``for epoch ...: for batch in
+    loader: zero_grad; loss = loss_fn(model(x), y); backward; step`` (the usual shape).
+
+    ``compile``/``fit`` say how and on what the model trains (``fit.x``/``fit.y`` and
+    ``validation`` are the arrays, as ``Code``); ``model``, ``optimizer``, ``loss`` and
+    ``callbacks`` name the program's variables (an optimizer, loss or scheduler object
+    is a statement of its own); ``early_stopping`` is a callback the loop's own code
+    implemented; ``after`` maps the loop's variables that later code reads to what they
+    hold: ``"best_val_loss"`` (the lowest validation loss) or ``"best_weights"`` (the
+    weights of the best epoch). ``absorbed`` says in words what the loop did besides
+    training (running sums, evaluation, prints) that the target's fit reports itself.
+    """
+
+    compile: Compile
+    fit: Fit
+    model: str
+    optimizer: str
+    loss: str | None
+    validation: tuple[Code, Code] | None = None
+    callbacks: list[str] = field(default_factory=list)
+    early_stopping: Callback | None = None
+    after: dict[str, str] = field(default_factory=dict)
+    absorbed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ArrayExpr:
+    """Array (data) code outside the model, in numpy: ``template`` with ``{0}``, ``{1}``...
+    standing for the source expressions ``parts`` (ids of syntax nodes) as the printer
+    renders them (they may hold rewrites of their own)."""
+
+    template: str
+    parts: tuple[int, ...] = ()

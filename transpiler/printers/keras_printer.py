@@ -5,9 +5,10 @@ build_model(...)``) that returns a ``keras.Sequential`` when the graph is a plai
 else a Functional ``keras.Model`` over ``keras.Input(shape=...)`` (channels-last). Layers
 are named after the torch modules (``name="conv1"``, ``name="features_0"``). The rest
 of the file is kept: its docstring, the imports that are not torch, constants and plain
-Python helpers; a definition or statement that still uses PyTorch (the training loop,
-data code) becomes a marked stub that raises ``NotImplementedError`` and quotes the
-source line. The result is black-formatted and deterministic.
+Python helpers; the training program and data code around the models are rewritten by
+``keras_training`` (compile/fit, Keras objects, numpy data), and what still uses PyTorch
+becomes a marked stub that raises ``NotImplementedError`` and quotes the source line.
+The result is black-formatted and deterministic.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import libcst as cst
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_ops
+from transpiler.printers.keras_training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
 
@@ -159,11 +161,11 @@ class KerasScript:
         self.program = program
         self.frontend = frontend
         self.module: cst.Module = frontend.module
-        self.stub_ids = set(program.meta.get("torch_stub_statements", []))
         self.builders = {md.builder: md for md in program.models if md.builder}
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
+        self.training = ProgramPrinter(program, frontend)
 
     def reserved(self) -> set[str]:
         names = set(self.frontend.globals.vars)
@@ -175,7 +177,6 @@ class KerasScript:
         out: list[str] = [f"# Transpiled from {os.path.basename(self.program.path)} (PyTorch) to Keras by "
                           "transpiler; review before use."]
         body = list(self.module.body)
-        header_done = False
         if body and _is_docstring(body[0]):
             out.append(_code(body[0]).rstrip("\n"))
             body = body[1:]
@@ -190,17 +191,20 @@ class KerasScript:
             rest.append(self.statement(stmt))
         helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                           for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
-        imports = kept_imports + (["import math"] if "torch_uniform_init" in helpers and
-                                  "import math" not in kept_imports else []) + _HEADER
+        wanted = set(self.training.imports)
+        if "torch_uniform_init" in helpers:
+            wanted.add("import math")
+        extra = sorted(w for w in wanted if w not in kept_imports and not self._bound(w))
+        imports = kept_imports + extra + _HEADER
         if len(out) > 1:
             out.append("")
         out.extend(imports)
         out.append("")
         for h in helpers:
             out += ["", keras_ops.INIT_HELPERS[h]]
-        header_done = True
-        del header_done
-        text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r is not None)
+        for text in self.training.helper_texts():
+            out += ["", text]
+        text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r)
         return black.format_str(text, mode=black.Mode())
 
     def statement(self, stmt) -> str | None:
@@ -219,9 +223,14 @@ class KerasScript:
                 return self.builder(self.builders[name], stmt)
             if name in self.stubbed:
                 return self.stub_builder(name, stmt, self.stubbed[name])
-        if id(stmt) in self.stub_ids:
-            return self.stub(stmt)
-        return _code(stmt)
+        return self.training.render(stmt)
+
+    def _bound(self, import_line: str) -> bool:
+        """The source already binds the name ``import_line`` would (``np``, ``math``)."""
+        name = import_line.split()[-1]
+        value = self.frontend.globals.vars.get(name)
+        return value is not None and type(value).__name__ == "Ref" and value.path.split(".")[0] == \
+            import_line.split()[1].split(".")[0]
 
     def builder(self, md: ModelDef, fn: cst.FunctionDef | None) -> str:
         graph = md.graph
@@ -259,24 +268,6 @@ class KerasScript:
         span = info["span"]
         return self._raise_def(name, params, f"{span}: {info['message']}")
 
-    def stub(self, stmt) -> str:
-        span = self.frontend._span(stmt)
-        original = _code(stmt).strip("\n").splitlines()
-        quoted = "\n".join(f"# | {line}" if line else "# |" for line in original)
-        first = original[0].strip()
-        if isinstance(stmt, cst.FunctionDef):
-            params = _code(stmt.params)
-            msg = f"{span}: {stmt.name.value} uses PyTorch (not translated to Keras yet)"
-            return (f"# transpiler: not translated (PyTorch), translate by hand:\n{quoted}\n"
-                    f"def {stmt.name.value}({params}):\n"
-                    f'    raise NotImplementedError("transpiler: {msg}")\n')
-        if isinstance(stmt, cst.If) and "__main__" in _code(stmt.test):
-            msg = f"{span}: the script's main block uses PyTorch (not translated to Keras yet)"
-            return (f"# transpiler: not translated (PyTorch), translate by hand:\n{quoted}\n"
-                    f"{_code(stmt.test).join(['if ', ':'])}\n"
-                    f'    raise NotImplementedError("transpiler: {msg}")\n')
-        return f"# transpiler: not translated (PyTorch), translate by hand: {first}\n{quoted}\n"
-
 
 def _is_docstring(stmt) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and \
@@ -302,4 +293,8 @@ def _dotted(node) -> str:
 
 def print_keras_script(program: Program, frontend) -> str:
     """The Keras script for ``program`` (read by ``frontend``), black-formatted."""
-    return KerasScript(program, frontend).render()
+    script = KerasScript(program, frontend)
+    text = script.render()
+    # the printer of the training objects, for verify (it evaluates the same expressions)
+    program.meta["keras_training_printer"] = script.training
+    return text

@@ -1,5 +1,6 @@
 # Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
 import math
+import numpy as np
 import keras
 from keras import layers
 
@@ -64,5 +65,11 @@ def ResidualNet():
 
 
 model = ResidualNet()
-# transpiler: not translated (PyTorch), translate by hand: out = model(torch.randn(2, 1, 12, 12))
-# | out = model(torch.randn(2, 1, 12, 12))
+out = keras.ops.convert_to_numpy(
+    model(
+        np.transpose(
+            np.random.standard_normal((2, 1, 12, 12)).astype("float32"), (0, 2, 3, 1)
+        ),
+        training=True,
+    )
+)

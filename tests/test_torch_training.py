@@ -1,0 +1,441 @@
+"""The PyTorch training program → ir.training → Keras: what is recognised (IR facts), how
+it prints, and what is left as a stub with its line. No framework is imported here; the
+numbers are checked in test_training_torch_to_keras.py."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from transpiler.ir import training as T
+from transpiler.translate import translate
+
+HEAD = textwrap.dedent('''
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    INPUT_SHAPE = (4,)
+
+
+    def build_model():
+        return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+    def main():
+        x = torch.from_numpy(np.zeros((40, 4), dtype="float32"))
+        y = torch.zeros(40, dtype=torch.long)
+        loader = DataLoader(TensorDataset(x[:32], y[:32]), batch_size=8, shuffle=True)
+        model = build_model()
+''')
+LOOP = '''
+    for epoch in range(3):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+'''
+
+
+def program(body: str, loop: str = LOOP):
+    src = HEAD + textwrap.indent(textwrap.dedent(body), "    ") + loop
+    return src, translate(src, "t.py", "keras")
+
+
+def assigned(tr, name: str) -> str:
+    """The (normalised) expression the output assigns to ``name`` first."""
+    for node in ast.walk(ast.parse(tr.text)):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.unparse(node.value)
+    raise AssertionError(f"{name} is not assigned in the output")
+
+
+def norm(code: str) -> str:
+    return ast.unparse(ast.parse(code))
+
+
+def has(tr, code: str) -> bool:
+    """``code`` (one statement or expression) appears in the output, whatever black did to it."""
+    want = norm(code)
+    return any(ast.unparse(n) == want for n in ast.walk(ast.parse(tr.text)) if isinstance(n, (ast.stmt, ast.expr)))
+
+
+def facts(tr, kind):
+    return [ts for ts in tr.program.training if ts.kind == kind]
+
+
+def one(tr, kind):
+    found = facts(tr, kind)
+    assert len(found) == 1, [str(d) for d in tr.diagnostics]
+    return found[0].config
+
+
+# -- optimizers ------------------------------------------------------------------------
+OPTIMIZERS = [
+    ("torch.optim.Adam(model.parameters(), lr=1e-3)", "adam",
+     {"learning_rate": 1e-3, "epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999, "amsgrad": False},
+     {"l2": 0.0, "epsilon_after_bias_correction": True}, "TorchAdam(learning_rate=0.001, epsilon=1e-08)"),
+    ("torch.optim.Adam(model.parameters(), lr=0.01, betas=(0.5, 0.9), weight_decay=1e-4, amsgrad=True)", "adam",
+     {"beta_1": 0.5, "beta_2": 0.9, "weight_decay": None, "amsgrad": True}, {"l2": 1e-4},
+     "TorchAdam(learning_rate=0.01, beta_1=0.5, beta_2=0.9, epsilon=1e-08, amsgrad=True, l2=0.0001)"),
+    ("torch.optim.AdamW(model.parameters())", "adamw", {"weight_decay": 0.01, "learning_rate": 0.001},
+     {"l2": 0.0}, "TorchAdamW(learning_rate=0.001, epsilon=1e-08, weight_decay=0.01)"),
+    ("torch.optim.SGD(model.parameters(), lr=0.1)", "sgd", {"momentum": 0.0, "nesterov": False},
+     {"momentum_on_gradients": False}, "keras.optimizers.SGD(learning_rate=0.1)"),
+    ("torch.optim.SGD(model.parameters(), 0.1, 0.9, nesterov=True, weight_decay=5e-4)", "sgd",
+     {"momentum": 0.9, "nesterov": True, "weight_decay": None}, {"l2": 5e-4, "momentum_on_gradients": True},
+     "TorchSGD(learning_rate=0.1, momentum=0.9, nesterov=True, l2=0.0005)"),
+    ("torch.optim.RMSprop(model.parameters())", "rmsprop", {"rho": 0.99, "epsilon": 1e-8, "learning_rate": 0.01},
+     {"epsilon_outside_sqrt": True}, "TorchRMSprop(learning_rate=0.01, rho=0.99, epsilon=1e-08)"),
+    ("torch.optim.RMSprop(model.parameters(), weight_decay=0.1, momentum=0.5)", "rmsprop", {"momentum": 0.5},
+     {"l2": 0.1, "momentum_on_gradients": True},
+     "TorchRMSprop(learning_rate=0.01, rho=0.99, momentum=0.5, epsilon=1e-08, l2=0.1)"),
+    ("torch.optim.Adagrad(model.parameters(), lr=0.1)", "adagrad",
+     {"initial_accumulator_value": 0.0, "epsilon": 1e-10}, {"epsilon_outside_sqrt": True},
+     "TorchAdagrad(learning_rate=0.1, initial_accumulator_value=0.0, epsilon=1e-10)"),
+]
+
+
+@pytest.mark.parametrize("call, kind, hyper, variant, printed", OPTIMIZERS, ids=[o[0].split("(")[0] + f"-{i}"
+                                                                                for i, o in enumerate(OPTIMIZERS)])
+def test_optimizer_mapped_with_torch_defaults_and_variants(call, kind, hyper, variant, printed):
+    _, tr = program(f"criterion = nn.CrossEntropyLoss()\noptimizer = {call}\n")
+    opt: T.Optimizer = one(tr, "optimizer_object")
+    assert opt.kind == kind
+    for key, value in hyper.items():
+        assert opt.hyper[key] == value, key
+    for key, value in variant.items():
+        assert getattr(opt, key) == value, key
+    assert assigned(tr, "optimizer") == norm(printed)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("torch.optim.LBFGS(model.parameters())", "torch.optim.LBFGS"),
+    ("torch.optim.SGD([{'params': model.parameters(), 'lr': 0.1}], lr=0.01)", "parameter groups"),
+    ("torch.optim.SGD(model.parameters(), lr=0.1, dampening=0.1)", "dampening"),
+    ("torch.optim.Adam(model.parameters(), maximize=True)", "maximize"),
+])
+def test_untranslated_optimizer_is_a_stub_with_its_line(call, message):
+    src, tr = program(f"optimizer = {call}\ncriterion = nn.CrossEntropyLoss()\n")
+    stub = next(d for d in tr.stubs if message in d.message)
+    assert src.splitlines()[stub.span.line - 1].strip().startswith("optimizer = ")
+
+
+# -- losses ----------------------------------------------------------------------------
+LOSSES = [
+    ("nn.CrossEntropyLoss()", "sparse_categorical_crossentropy", True, {}, "mean",
+     "keras.losses.SparseCategoricalCrossentropy(from_logits=True)"),
+    ("nn.CrossEntropyLoss(label_smoothing=0.1)", "sparse_categorical_crossentropy", True,
+     {"label_smoothing": 0.1}, "mean", "SparseCategoricalCrossentropyWithSmoothing(label_smoothing=0.1)"),
+    ("nn.CrossEntropyLoss(reduction='sum')", "sparse_categorical_crossentropy", True, {}, "sum",
+     'keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")'),
+    ("nn.BCEWithLogitsLoss()", "binary_crossentropy", True, {}, "mean",
+     "keras.losses.BinaryCrossentropy(from_logits=True)"),
+    ("nn.BCELoss()", "binary_crossentropy", False, {}, "mean", "keras.losses.BinaryCrossentropy()"),
+    ("nn.MSELoss()", "mean_squared_error", False, {}, "mean", "keras.losses.MeanSquaredError()"),
+    ("nn.L1Loss()", "mean_absolute_error", False, {}, "mean", "keras.losses.MeanAbsoluteError()"),
+    ("nn.HuberLoss(delta=2.0)", "huber", False, {"delta": 2.0}, "mean", "keras.losses.Huber(delta=2.0)"),
+    ("nn.SmoothL1Loss()", "huber", False, {"delta": 1.0}, "mean", "keras.losses.Huber(delta=1.0)"),
+    ("nn.NLLLoss()", "nll", False, {}, "mean", "NLLLoss()"),
+    ("nn.KLDivLoss(reduction='batchmean')", "kl_divergence", False, {"log_input": True}, "mean",
+     "KLDivergenceFromLogProbabilities()"),
+]
+
+
+@pytest.mark.parametrize("call, kind, logits, params, reduction, printed", LOSSES, ids=[lo[0] for lo in LOSSES])
+def test_loss_mapped_with_reduction(call, kind, logits, params, reduction, printed):
+    _, tr = program(f"criterion = {call}\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    loss: T.Loss = one(tr, "loss_object")
+    assert (loss.kind, loss.from_logits, loss.params, loss.reduction) == (kind, logits, params, reduction)
+    assert assigned(tr, "criterion") == norm(printed)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("nn.SmoothL1Loss(beta=0.5)", "beta"),
+    ("nn.KLDivLoss()", "batchmean"),
+    ("nn.MSELoss(reduction='sum')", "sums every element"),
+    ("nn.CrossEntropyLoss(weight=torch.ones(3))", "weight"),
+    ("nn.CrossEntropyLoss(ignore_index=0)", "ignore_index"),
+    ("nn.BCEWithLogitsLoss(pos_weight=torch.ones(1))", "pos_weight"),
+    ("nn.MSELoss(reduction='none')", "reduction"),
+])
+def test_untranslated_loss_is_a_stub(call, message):
+    _, tr = program(f"criterion = {call}\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    assert any(message in d.message for d in tr.stubs), [str(d) for d in tr.stubs]
+
+
+# -- the usual loop ------------------------------------------------------------------------
+def test_usual_loop_is_compile_and_fit():
+    src, tr = program("criterion = nn.CrossEntropyLoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    loop: T.TrainingLoop = one(tr, "training_loop")
+    assert (loop.model, loop.optimizer, loop.loss) == ("model", "optimizer", "criterion")
+    assert (loop.fit.x.text, loop.fit.y.text, loop.fit.batch_size, loop.fit.epochs, loop.fit.shuffle) == \
+        ("x[:32]", "y[:32]", 8, 3, True)
+    assert loop.validation is None and not tr.stubs
+    assert has(tr, "model.compile(optimizer=optimizer, loss=criterion)")
+    assert has(tr, "model.fit(x[:32], y[:32], batch_size=8, epochs=3, shuffle=True, verbose=2)")
+    assert "loader = " not in tr.text  # fit batches the arrays: the DataLoader is gone
+    names = {n.id for n in ast.walk(ast.parse(tr.text)) if isinstance(n, ast.Name)}
+    assert not names & {"torch", "nn", "F", "DataLoader", "TensorDataset"}
+
+
+def test_loop_with_validation_scheduler_clip_and_metrics():
+    body = '''
+        criterion = nn.CrossEntropyLoss()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    '''
+    loop_src = '''
+    for epoch in range(3):
+        model.train()
+        correct = 0
+        for i, (xb, yb) in enumerate(loader):
+            optimizer.zero_grad()
+            out = model(xb)
+            loss = criterion(out, yb)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            optimizer.step()
+            correct += (out.argmax(1) == yb).sum().item()
+        scheduler.step()
+        model.eval()
+        with torch.no_grad():
+            val_loss = criterion(model(x[32:]), y[32:]).item()
+        print(epoch, correct, val_loss)
+'''
+    _, tr = program(body, loop_src)
+    loop: T.TrainingLoop = one(tr, "training_loop")
+    assert (loop.validation[0].text, loop.validation[1].text) == ("x[32:]", "y[32:]")
+    assert loop.compile.metrics == [["accuracy"]]
+    assert loop.compile.optimizer.clip == {"global_clipnorm": 0.5}
+    assert loop.callbacks == ["scheduler"]
+    sched: T.Schedule = one(tr, "schedule_object")
+    assert (sched.kind, sched.per, sched.params["decay_steps"], sched.params["decay_rate"]) == \
+        ("exponential_decay", "epoch", 2, 0.5)
+    assert assigned(tr, "scheduler") == norm("keras.callbacks.LearningRateScheduler(lambda epoch: 0.001 * 0.5 ** "
+                                             "(epoch // 2))")
+    assert has(tr, "model.fit(x[:32], y[:32], batch_size=8, epochs=3, shuffle=True, "
+                   "validation_data=(x[32:], y[32:]), callbacks=[scheduler], verbose=2)")
+    assert has(tr, 'model.compile(optimizer=optimizer, loss=criterion, metrics=["accuracy"])')
+    assert "global_clipnorm=0.5" in assigned(tr, "optimizer")
+
+
+@pytest.mark.parametrize("sched, kind, per, extra", [
+    ("torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[2, 4], gamma=0.1)", "piecewise_constant_decay",
+     "epoch", {"boundaries": [1, 3]}),
+    ("torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.9)", "exponential_decay", "epoch",
+     {"decay_steps": 1, "staircase": False}),
+    ("torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=10, eta_min=1e-4)", "cosine_annealing", "epoch",
+     {"t_max": 10, "eta_min": 1e-4}),
+])
+def test_schedulers_stepped_per_epoch(sched, kind, per, extra):
+    body = f"criterion = nn.CrossEntropyLoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" \
+           f"scheduler = {sched}\n"
+    _, tr = program(body, LOOP + "        scheduler.step()\n")
+    s: T.Schedule = one(tr, "schedule_object")
+    assert (s.kind, s.per) == (kind, per)
+    for key, value in extra.items():
+        assert s.params[key] == value
+    assert "keras.callbacks.LearningRateScheduler(" in tr.text
+
+
+def test_lambda_scheduler_stepped_per_batch_keeps_the_user_function():
+    body = "criterion = nn.CrossEntropyLoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" \
+           "warmup = len(loader)\n" \
+           "scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup))\n"
+    _, tr = program(body, LOOP + "            scheduler.step()\n")
+    s: T.Schedule = one(tr, "schedule_object")
+    assert (s.kind, s.per) == ("lambda", "step")
+    assert assigned(tr, "scheduler") == norm("BatchLearningRateScheduler(lambda s: 0.1 * min(1.0, (s + 1) / warmup))")
+    assert assigned(tr, "warmup") == "math.ceil(len(x[:32]) / 8)"  # len(loader) from the arrays
+
+
+def test_plateau_patience_is_one_more_in_keras():
+    body = "criterion = nn.CrossEntropyLoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" \
+           "scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=2)\n"
+    loop = LOOP + "        with torch.no_grad():\n            v = criterion(model(x[32:]), y[32:]).item()\n" \
+                  "        scheduler.step(v)\n"
+    _, tr = program(body, loop)
+    cb: T.Callback = one(tr, "callback_object")
+    assert (cb.kind, cb.params["patience"], cb.params["min_delta"], cb.params["relative_min_delta"]) == \
+        ("reduce_lr_on_plateau", 3, 1e-4, True)
+    assert any("relative threshold" in d.message for d in tr.diagnostics)
+    assert assigned(tr, "scheduler") == norm(
+        'keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=3, mode="min", '
+        'min_delta=0.0001, cooldown=0, min_lr=0.0)')
+
+
+def test_early_stopping_idiom_is_a_callback_and_its_variables_survive():
+    body = "criterion = nn.MSELoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" \
+           "best, state, bad = float('inf'), None, 0\n"
+    loop = '''
+    for epoch in range(50):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            val = criterion(model(x[32:]), y[32:]).item()
+        if val < best:
+            best, state, bad = val, copy.deepcopy(model.state_dict()), 0
+        else:
+            bad += 1
+            if bad >= 4:
+                break
+    model.load_state_dict(state)
+    print(best)
+'''
+    _, tr = program(body, loop)
+    loop_ir: T.TrainingLoop = one(tr, "training_loop")
+    assert loop_ir.early_stopping.params["patience"] == 4
+    assert loop_ir.early_stopping.params["restore_best_weights"] is True
+    assert loop_ir.after == {"best": "best_val_loss", "state": "best_weights"}
+    assert 'best = min(history.history["val_loss"])' in tr.text
+    assert "model.set_weights(state)" in tr.text
+
+
+def test_single_pass_autoencoder_and_functional_loss():
+    head = HEAD.replace("TensorDataset(x[:32], y[:32])", "TensorDataset(x)")
+    src = head + textwrap.indent(textwrap.dedent('''
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for (batch,) in loader:
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(batch), batch)
+            loss.backward()
+            optimizer.step()
+    '''), "    ")
+    src = src.replace("nn.Linear(8, 3)", "nn.Linear(8, 4)")
+    tr = translate(src, "t.py", "keras")
+    loop: T.TrainingLoop = one(tr, "training_loop")
+    assert (loop.fit.x.text, loop.fit.y.text, loop.fit.epochs, loop.loss) == ("x", "x", 1, None)
+    assert has(tr, "model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError())")
+
+
+# -- loops of another shape ---------------------------------------------------------------
+def test_two_models_make_a_custom_step_under_a_gradient_tape():
+    src = HEAD.replace("def main():", textwrap.dedent('''
+        def build_critic():
+            return nn.Sequential(nn.Linear(3, 1))
+
+
+        def main():''').strip("\n")) + textwrap.indent(textwrap.dedent('''
+        critic = build_critic()
+        opt_m = torch.optim.Adam(model.parameters())
+        opt_c = torch.optim.Adam(critic.parameters())
+        for xb, yb in loader:
+            opt_c.zero_grad()
+            loss_c = critic(model(xb).detach()).mean()
+            loss_c.backward()
+            opt_c.step()
+            opt_m.zero_grad()
+            loss_m = -critic(model(xb)).mean()
+            loss_m.backward()
+            opt_m.step()
+    '''), "    ")
+    src = src.replace("INPUT_SHAPE = (4,)", "INPUT_SHAPE = (4,)\nCRITIC_INPUT_SHAPE = (3,)")
+    tr = translate(src, "t.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert [ts.config["models"] for ts in facts(tr, "backward")] == [[("critic", "critic_grads")],
+                                                                      [("model", "model_grads")]]
+    assert "with tf.GradientTape(persistent=True) as tape:" in tr.text
+    assert has(tr, "keras.ops.stop_gradient(model(xb, training=True))")
+    assert has(tr, "critic_grads = accumulate_gradients(tape, loss_c, critic, critic_grads)")
+    assert has(tr, "apply_gradients(tape, opt_m, model, model_grads)")
+    assert "import tensorflow as tf" in tr.text
+    ast.parse(tr.text)
+
+
+def test_gradient_accumulation_is_not_translated():
+    body = "criterion = nn.CrossEntropyLoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    loop = '''
+    for xb, yb in loader:
+        loss = criterion(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+'''
+    src, tr = program(body, loop)
+    stub = next(d for d in tr.stubs if "never zeroed" in d.message)
+    assert src.splitlines()[stub.span.line - 1].strip() == "for xb, yb in loader:"
+
+
+# -- data code, saving, loading ------------------------------------------------------------
+def test_data_code_becomes_numpy_and_model_calls_predict():
+    body = '''
+        model.eval()
+        with torch.no_grad():
+            preds = model(x[:4]).argmax(dim=1)
+        stats = x.std(dim=0), x.mean(0, keepdim=True), x.size(0), y.float().sum().item()
+        torch.manual_seed(3)
+        print(model)
+        print(sum(p.numel() for p in model.parameters()))
+    '''
+    _, tr = program(body, "")
+    text = tr.text
+    assert assigned(tr, "preds") == "model.predict(x[:4], verbose=0).argmax(axis=1)"
+    assert assigned(tr, "stats") == norm('(x.std(axis=0, ddof=1), x.mean(axis=0, keepdims=True), x.shape[0], '
+                                         'y.astype("float32").sum().item())')
+    assert has(tr, "keras.utils.set_random_seed(3)") and has(tr, "model.summary()")
+    assert has(tr, "print(sum(int(np.prod(p.shape)) for p in model.trainable_weights))")
+    assert "with torch" not in text and "model.eval()" not in text
+    assert assigned(tr, "y") == norm('np.zeros((40,), dtype="int64")')
+    assert assigned(tr, "x") == norm('np.zeros((40, 4), dtype="float32")')
+
+
+def test_checkpoints_become_weights_files():
+    body = '''
+        torch.save(model.state_dict(), "model.pt")
+        model.load_state_dict(torch.load("model.pt", weights_only=True))
+        path = "other.pth"
+        torch.save(model.state_dict(), path)
+        state = torch.load(path)
+        model.load_state_dict(state)
+    '''
+    _, tr = program(body, "")
+    assert has(tr, 'model.save_weights("model.weights.h5")')
+    assert has(tr, 'model.load_weights("model.weights.h5")')
+    assert assigned(tr, "path") == "'other.weights.h5'"
+    assert assigned(tr, "state") == "read_weights(build_model, path)" and has(tr, "model.set_weights(state)")
+
+
+def test_leftover_torch_is_a_stub_and_module_level_stubs_do_not_raise_on_import():
+    src = HEAD.replace("def main():", "device = torch.device('cpu')\n\n\ndef main():") + \
+        "    print(x.device)\n"
+    tr = translate(src, "t.py", "keras")
+    lines = src.splitlines()
+    spans = sorted(d.span.line for d in tr.stubs)
+    assert [lines[n - 1].strip() for n in spans] == ["device = torch.device('cpu')", "print(x.device)"]
+    tree = ast.parse(tr.text)
+    top = [n for n in tree.body if isinstance(n, ast.Raise)]
+    assert not top  # importing the script raises nothing
+    main = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main")
+    assert isinstance(main.body[-1], ast.Raise)
+
+
+def test_translation_of_the_training_program_imports_no_framework():
+    import subprocess
+    import sys
+
+    code = ("import sys; from transpiler.translate import translate; "
+            f"translate({HEAD + LOOP!r}, 't.py', 'keras'); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tensorflow', 'keras')); "
+            "print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_training_table_in_the_docs_matches_the_printer():
+    import os
+
+    from transpiler.printers.keras_training import render_training_table
+
+    root = os.path.dirname(os.path.dirname(__file__))
+    with open(os.path.join(root, "docs", "torch_to_keras.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    marker = "<!-- generated: python -m transpiler.printers.keras_training -->\n"
+    assert text.split(marker, 1)[1].split("<!-- end of generated table -->", 1)[0] == render_training_table()
