@@ -103,9 +103,16 @@ _LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentro
                  "binary_crossentropy": "BinaryCrossentropy"}
 
 
+_PARAM_LOSS_CLASSES = {"mean_squared_error": "MeanSquaredError", "mean_absolute_error": "MeanAbsoluteError",
+                       "huber": "Huber", "kl_divergence": "KLDivergence", "hinge": "Hinge",
+                       "cosine_similarity": "CosineSimilarity"}
+
+
 def keras_loss(loss: T.Loss):
     if loss.kind in _LOSS_CLASSES:
-        return getattr(keras.losses, _LOSS_CLASSES[loss.kind])(from_logits=loss.from_logits)
+        return getattr(keras.losses, _LOSS_CLASSES[loss.kind])(from_logits=loss.from_logits, **loss.params)
+    if loss.params:
+        return getattr(keras.losses, _PARAM_LOSS_CLASSES[loss.kind])(**loss.params)
     return keras.losses.get(loss.kind)
 
 
@@ -115,9 +122,11 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
     result, ts, md, generated, kmodel, tmodel = prepare(path)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
-    kmodel.compile(optimizer=keras_optimizer(opt), loss=[keras_loss(l) for l in config.losses]
-                   if len(config.losses) > 1 else keras_loss(config.losses[0]),
-                   loss_weights=config.loss_weights)
+    if optimizer is not None or not getattr(kmodel, "compiled", False):
+        kmodel.compile(optimizer=keras_optimizer(opt), loss=[keras_loss(l) for l in config.losses]
+                       if len(config.losses) > 1 else keras_loss(config.losses[0]),
+                       loss_weights=config.loss_weights)
+    # else: the builder compiled the model itself: Keras trains with the program's own objects
     printer = TrainingPrinter(result.program)
     printer.run()
     namespace = dict(vars(generated))
@@ -126,15 +135,18 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
     for text in printer.optimizer_classes.values():  # classes the program would carry for it
         exec(text, namespace)
     topt = eval(expr, namespace)  # the generated optimizer code
-    loss_fns = [getattr(generated, printer.loss_name(loss, i in md.graph.meta.get("logits_outputs", {})))
-                for i, loss in enumerate(config.losses)]
+    loss_fns = [eval(printer.loss_name(loss, i in md.graph.meta.get("logits_outputs", {})), namespace)
+                for i, loss in enumerate(config.losses)]  # the generated loss expressions
     weights = config.loss_weights or [1.0] * len(loss_fns)
-    step = getattr(generated, "train_step", loop_step)
-    if opt.clip:  # the program's own train_step has no clipping: the printer's, with clipping
-        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise
+    step = getattr(generated, "train_step", None)
+    custom_loop = step is None and not any(t.kind == "compile" for t in result.program.training)
+    if custom_loop:
+        step = loop_step
+    elif step is None or opt.clip:  # no fit() in the program, or clipping its train_step lacks:
+        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise  # the printer's
 
         call = "model(*inputs, return_logits=True)" if md.graph.meta.get("logits_outputs") else "model(*inputs)"
-        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), {"clip"}), namespace)
+        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), {"clip"} if opt.clip else set()), namespace)
         step = namespace["train_step"]
     k_losses, t_losses = [], []
     for xs, ys in batches(md, config.losses, steps):

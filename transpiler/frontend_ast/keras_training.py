@@ -97,6 +97,12 @@ EVALUATE_POSITIONAL = ("x", "y", "batch_size", "verbose", "sample_weight", "step
                        "return_dict")
 PREDICT_POSITIONAL = ("x", "batch_size", "verbose", "steps", "callbacks")
 DATA_ARGS = {"x", "y", "validation_data", "class_weight", "sample_weight"}
+#: Keras' loss reductions → the unified spelling ("mean" is "sum_over_batch_size")
+LOSS_REDUCTIONS = {"sum_over_batch_size": "sum_over_batch_size", "auto": "sum_over_batch_size",
+                   "mean": "sum_over_batch_size", "sum": "sum", None: "none", "none": "none",
+                   "mean_with_sample_weight": "mean_with_sample_weight"}
+#: losses whose one-hot / 0-1 targets Keras can smooth (label_smoothing)
+SMOOTHABLE_LOSSES = ("categorical_crossentropy", "binary_crossentropy")
 
 
 @dataclass
@@ -189,16 +195,30 @@ def loss_config(value: Any) -> T.Loss:
     from_logits = bool(_static(kwargs.pop("from_logits", False), "from_logits"))
     params = {}
     for key, raw in kwargs.items():
-        if key in ("name", "reduction", "dtype"):
-            if key == "reduction" and raw not in ("sum_over_batch_size", "auto", None):
-                raise Unsupported(f"{name}(reduction={raw!r}) is not supported")
+        if key in ("name", "dtype"):
             continue
-        if key in ("label_smoothing", "delta", "axis"):
-            params[key] = _static(raw, f"{name}({key}=...)")
+        if key == "reduction":
+            reduction = LOSS_REDUCTIONS.get(_static(raw, f"{name}(reduction=...)"), "unknown")
+            if reduction == "unknown":
+                raise Unsupported(f"{name}(reduction={raw!r}) is not supported")
+            if reduction != "sum_over_batch_size":
+                params["reduction"] = reduction
+            continue
+        if key == "axis":
+            if _static(raw, f"{name}(axis=...)") not in (-1, None):
+                raise Unsupported(f"{name}(axis={raw!r}): only the last axis is supported")
+            continue
+        if key == "ignore_class" and raw is None:
+            continue
+        if key == "label_smoothing" and kind not in SMOOTHABLE_LOSSES:
+            # Keras 3 itself rejects it (TypeError) for SparseCategoricalCrossentropy
+            raise Unsupported(f"{name} takes no label_smoothing argument in Keras 3")
+        if key in ("label_smoothing", "delta"):
+            value = float(_static(raw, f"{name}({key}=...)"))
+            if value != {"label_smoothing": 0.0, "delta": 1.0}[key]:
+                params[key] = value
             continue
         raise Unsupported(f"{name}: argument {key!r} is not supported")
-    if params.get("label_smoothing"):
-        raise Unsupported(f"{name}(label_smoothing=...) is not supported yet")
     return T.Loss(kind, from_logits, params)
 
 

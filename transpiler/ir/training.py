@@ -59,6 +59,11 @@ LOSSES = {
     "nll": "class indices (the outputs are log-probabilities)",
 }
 
+#: how a loss's per-sample values become the batch loss (``Loss.params["reduction"]``; absent =
+#: "sum_over_batch_size", the mean). "none" under compile(): the gradient is the batch sum's,
+#: the logged loss the mean. Other ``Loss.params``: ``label_smoothing``, ``delta`` (Huber).
+LOSS_REDUCTIONS = ("sum_over_batch_size", "sum", "none", "mean_with_sample_weight")
+
 SCHEDULES = ("exponential_decay", "cosine_decay", "piecewise_constant_decay", "inverse_time_decay",
              "cosine_annealing", "lambda")
 CALLBACKS = ("early_stopping", "model_checkpoint", "reduce_lr_on_plateau", "learning_rate_scheduler",

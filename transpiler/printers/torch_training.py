@@ -99,6 +99,49 @@ def cosine_similarity(output, target):
 ''',
 }
 
+# Keras' label_smoothing, around the per-sample loss BASE.
+LABEL_SMOOTHING = {
+    "categorical_crossentropy": '''
+def BASE_smoothed(output, target, label_smoothing):
+    """Keras' label_smoothing: the one-hot target moves towards the uniform distribution."""
+    target = target.to(output.dtype).view_as(output)
+    return BASE(output, target * (1 - label_smoothing) + label_smoothing / output.shape[-1])
+''',
+    "binary_crossentropy": '''
+def BASE_smoothed(output, target, label_smoothing):
+    """Keras' label_smoothing: the 0/1 targets are squeezed towards 0.5."""
+    target = target.to(output.dtype).view_as(output)
+    return BASE(output, target * (1 - label_smoothing) + 0.5 * label_smoothing)
+''',
+}
+
+# Keras' loss reductions other than the batch mean. train_step averages what a loss
+# function returns, so these scale the per-sample values by their count.
+REDUCTION_WRAPPERS = {
+    "sum": '''
+def keras_sum_reduction(loss_fn):
+    """Keras' reduction="sum": the batch loss is the sum of the per-sample losses."""
+
+    def summed(output, target):
+        per_sample = loss_fn(output, target)
+        return per_sample * per_sample.numel()  # train_step's mean of this is the sum
+
+    return summed
+''',
+    "none": '''
+def keras_none_reduction(loss_fn):
+    """Keras' reduction="none" under compile(): the gradient is the batch sum's, while the
+    logged loss is the batch mean (Keras' loss tracker averages the unreduced values)."""
+
+    def unreduced(output, target):
+        per_sample = loss_fn(output, target)
+        extra = per_sample * (per_sample.numel() - 1)
+        return per_sample + extra - extra.detach()  # value: per_sample; gradient: numel x
+
+    return unreduced
+''',
+}
+
 # Per-sample metric values; ``logits`` variants read the pre-activation outputs.
 METRIC_FUNCTIONS = {
     ("sparse_categorical_accuracy", None): '''
@@ -513,10 +556,21 @@ class TrainingPrinter:
             text = text.replace(f"def {kind}(", f"def {name}(")
         self.loss_fns[key] = text
         self.needs.add("F")
+        expr = name
         if kind == "huber" and loss.params.get("delta", 1.0) != 1.0:
             self.code.imports.add("import functools")
-            return f"functools.partial(huber, delta={lit(float(loss.params['delta']))})"
-        return name
+            expr = f"functools.partial(huber, delta={lit(float(loss.params['delta']))})"
+        if loss.params.get("label_smoothing"):
+            smoothed = f"{name}_smoothed"
+            self.loss_fns[(smoothed, False)] = LABEL_SMOOTHING[kind].replace("BASE", name)
+            self.code.imports.add("import functools")
+            expr = f"functools.partial({smoothed}, label_smoothing={lit(float(loss.params['label_smoothing']))})"
+        reduction = loss.params.get("reduction", "sum_over_batch_size")
+        if reduction in REDUCTION_WRAPPERS:
+            wrapper = f"keras_{reduction}_reduction"
+            self.loss_fns[(wrapper, False)] = REDUCTION_WRAPPERS[reduction]
+            expr = f"{wrapper}({expr})"
+        return expr
 
     def metric_fn(self, name: str, loss: T.Loss, logits: bool) -> str:
         name = resolve_metric(name, loss)
@@ -598,6 +652,9 @@ class TrainingPrinter:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
         if f.steps_per_epoch is not None:
             raise NotImplementedError("fit(steps_per_epoch=...) is not translated yet")
+        if (f.class_weight is not None or f.sample_weight is not None) and any(
+                loss.params.get("reduction") == "mean_with_sample_weight" for loss in mt.compile.losses):
+            raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
         in_layouts, out_layouts = self._io(mt)
         fit_name = self.fit_function(f)
         args = [ts.model, mt.optimizer_var, mt.loss_var, self.inputs_expr(f.x, in_layouts),
