@@ -87,3 +87,77 @@ def test_tensorboard_callback_runs_with_or_without_tensorboard(tmp_path):
     (tmp_path / "prog.py").write_text(result.text)
     out = _run(str(tmp_path / "prog.py"), tmp_path)
     assert "EPOCHS 2" in out
+
+
+def _same_output(program: str, tmp_path) -> str:
+    """Translate tests/programs/<program>.py, run both scripts, return the (equal) stdout."""
+    source_path = os.path.join(ROOT, "tests", "programs", f"{program}.py")
+    with open(source_path, encoding="utf-8") as fh:
+        result = translate(fh.read(), source_path)
+    assert not result.stubs, result.stubs
+    (tmp_path / "prog.py").write_text(result.text)
+    torch_out = _run(str(tmp_path / "prog.py"), tmp_path)
+    keras_out = _run(source_path, tmp_path)
+    assert torch_out == keras_out
+    return torch_out
+
+
+@pytest.mark.slow
+def test_custom_callbacks_see_what_keras_passes(tmp_path):
+    out = _same_output("custom_callbacks_program", tmp_path)
+    assert "EVENT ('epoch_end', 2, ['accuracy', 'loss'], 0.025)" in out  # HalveLR, twice
+    assert "HISTORY ['accuracy', 'loss', 'lr', 'val_accuracy', 'val_loss'] 3" in out  # stop_training
+    assert "NAN-STOP [('epoch_begin', 0), ('batch_end', 0), ('batch_end', 1)]" in out  # TerminateOnNaN
+
+
+@pytest.mark.slow
+def test_steps_per_epoch_validation_options_and_repeated_dataset(tmp_path):
+    out = _same_output("fit_options_program", tmp_path)
+    assert "ARRAYS [['epoch', 0, 0, 1, 2, ['loss', 'mae']], ['epoch', 1, 0, 1, ['loss', 'mae', 'val_loss'" in out
+
+
+CALLBACK_SOURCE = '''
+import numpy as np
+import keras
+
+
+class Cb(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        BODY
+
+
+def build_model():
+    return keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])
+
+
+model = build_model()
+model.compile(optimizer="sgd", loss="mse")
+model.fit(np.zeros((8, 4)), np.zeros((8, 1)), callbacks=[CALLBACKS])
+'''
+
+
+@pytest.mark.parametrize("body, callbacks, message", [
+    ("pass", "keras.callbacks.BackupAndRestore('backup')", "BackupAndRestore"),
+    ("pass", "keras.callbacks.RemoteMonitor()", "RemoteMonitor"),
+    ("pass\n\n    def on_test_end(self, logs=None):\n        pass", "Cb()", "Cb.on_test_end()"),
+    ("print(self.model.predict(np.zeros((1, 4))))", "Cb()", "self.model.predict"),
+    ("self.model.optimizer.momentum = 0.5", "Cb()", "self.model.optimizer.momentum"),
+])
+def test_untranslatable_callbacks_are_marked_stubs(body, callbacks, message):
+    result = translate(CALLBACK_SOURCE.replace("BODY", body).replace("CALLBACKS", callbacks), "p.py")
+    assert any(message in str(s) for s in result.stubs), result.stubs
+    assert "TODO(transpiler)" in result.text or "NotImplementedError" in result.text
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("print(float(self.model.optimizer.learning_rate))", 'print(float(self.model.optimizer.param_groups[0]["lr"]))'),
+    ("self.model.optimizer.learning_rate.assign(0.1)", 'self.model.optimizer.param_groups[0]["lr"] = 0.1'),
+    ("keras.backend.set_value(self.model.optimizer.lr, 0.1)", 'self.model.optimizer.param_groups[0]["lr"] = 0.1'),
+    ("self.model.save_weights(f'w{epoch}.weights.h5')", "torch.save(self.model.state_dict(), f'w{epoch}.pt')"),
+    ("self.model.stop_training = logs['loss'] < 0.1", "self.model.stop_training = logs['loss'] < 0.1"),
+])
+def test_callback_self_model_uses_are_rewritten(body, expected):
+    result = translate(CALLBACK_SOURCE.replace("BODY", body).replace("CALLBACKS", "Cb()"), "p.py")
+    assert not result.stubs, result.stubs
+    assert "class Cb(Callback):" in result.text and expected in result.text.replace('"', "'").replace(
+        "'lr'", '"lr"'), result.text

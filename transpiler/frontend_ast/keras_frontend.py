@@ -317,6 +317,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("loss", last)
     if name.startswith("metrics.") and last in keras_training.METRIC_NAMES:
         return ApiRef("metric", last)
+    if name in ("callbacks.Callback", "callbacks.callback.Callback"):
+        return ApiRef("callback_base", last)
     if name.startswith("callbacks.") and last in keras_training.CALLBACK_NAMES:
         return ApiRef("callback", last)
     if name.startswith("datasets.") and last == "load_data" and name.count(".") == 2:
@@ -1288,6 +1290,8 @@ class KerasFrontend:
                 return self._tensor_op(func.name, args, kwargs, span)
             if func.kind == "activation":
                 return self._activation_call(func, args, kwargs, span)
+        if isinstance(func, keras_training.CallbackClass):  # the script's own callback: kept as is
+            return keras_training.TrainingObj("callback", func.name, list(args), dict(kwargs), cls=func)
         if isinstance(func, ModuleRef) and func.path.startswith("numpy"):
             made = _numpy_source(func.path, args, kwargs)
             if made is not None:
@@ -1429,6 +1433,8 @@ class KerasFrontend:
                 return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"], obj.elements)
             if name in ("prefetch", "cache"):
                 return obj
+            if name == "repeat" and not args and kwargs.get("count") is None:
+                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + ["repeat"], obj.elements)
             return Unknown(f"dataset.{name}()")
         if isinstance(obj, TapeObj) and name == "gradient":
             self._record_loop("gradient", self._current_stmt(), node)
@@ -1491,6 +1497,12 @@ class KerasFrontend:
                 ref = ClassRef(stmt, env, "model")
             elif isinstance(base, ModuleRef) and keras_api_name(base.path) in _LAYER_BASES:
                 ref = ClassRef(stmt, env, "layer")
+            elif isinstance(base, (keras_training.CallbackClass, ApiRef)) and (
+                    not isinstance(base, ApiRef) or base.kind == "callback_base"):  # a training callback
+                ref = keras_training.CallbackClass(stmt.name.value, stmt, base if isinstance(
+                    base, keras_training.CallbackClass) else None)
+                self.program.meta.setdefault("callback_classes", []).append(stmt.name.value)
+                return ref
             if ref is not None:
                 self.user_classes[stmt.name.value] = ref
                 return ref
@@ -1785,8 +1797,8 @@ class KerasFrontend:
                 callbacks = values.get("callbacks") or []
                 if isinstance(callbacks, Unknown):
                     raise Unsupported("fit(callbacks=...) must be a literal list of Keras callbacks")
-                config = T.Fit(**fields, callbacks=[self._callback(c, codes) for c in callbacks])
-                unknown = set(values) - set(keras_training.FIT_POSITIONAL) - {"validation_batch_size"}
+                config = T.Fit(**fields, callbacks=[self._callback(c, codes, i) for i, c in enumerate(callbacks)])
+                unknown = set(values) - set(keras_training.FIT_POSITIONAL)
                 if unknown:
                     raise Unsupported(f"fit: argument(s) {', '.join(sorted(unknown))} not supported")
             elif method == "evaluate":
@@ -1841,6 +1853,9 @@ class KerasFrontend:
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "callback":
                 config, kind = keras_training.callback_config(value) if value.name != "LearningRateScheduler" \
                     else None, "callback_object"
+                if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
+                    config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
+                    config.params["code"] = cst.Module([]).code_for_node(node)
             else:
                 return
         except Unsupported as exc:
@@ -1914,8 +1929,12 @@ class KerasFrontend:
             return {k: self._api_name(v) for k, v in value.items()}
         return value
 
-    def _callback(self, value, codes):
+    def _callback(self, value, codes, index=0):
         config = keras_training.callback_config(value)
+        if config.kind in keras_training.OBJECT_CALLBACKS:  # the object itself goes to fit()
+            items = _list_items(codes.get("callbacks", ""))
+            config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
+            config.params["code"] = items[index] if items else f"{codes['callbacks']}[{index}]"
         if config.kind == "learning_rate_scheduler":
             fn = config.params.get("schedule")
             if not isinstance(fn, FunctionRef):
@@ -2522,6 +2541,17 @@ def _has_call(node: cst.CSTNode) -> bool:
 def _called_names(node: cst.CSTNode) -> set[str]:
     """Names called directly in ``node`` (``f(...)``)."""
     return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
+
+
+def _list_items(code: str) -> list[str] | None:
+    """The element sources of a list/tuple literal (``[a, f(b)]``), else None."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(expr, (cst.List, cst.Tuple)):
+        return None
+    return [cst.Module([]).code_for_node(el.value) for el in expr.elements]
 
 
 class _BoundMethod:

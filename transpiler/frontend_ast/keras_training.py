@@ -65,7 +65,22 @@ SCHEDULE_POSITIONAL = {
 CALLBACK_NAMES = {"EarlyStopping": "early_stopping", "ModelCheckpoint": "model_checkpoint",
                   "ReduceLROnPlateau": "reduce_lr_on_plateau",
                   "LearningRateScheduler": "learning_rate_scheduler", "CSVLogger": "csv_logger",
-                  "TensorBoard": "tensorboard"}
+                  "TensorBoard": "tensorboard", "TerminateOnNaN": "terminate_on_nan",
+                  "LambdaCallback": "lambda_callback", "BackupAndRestore": "backup_and_restore",
+                  "RemoteMonitor": "remote_monitor", "ProgbarLogger": "progbar_logger", "History": "history",
+                  "SwapEMAWeights": "swap_ema_weights"}
+#: callbacks with no faithful loop equivalent: the fit() call becomes a marked stub
+UNTRANSLATED_CALLBACKS = {
+    "backup_and_restore": "BackupAndRestore (resuming an interrupted fit) has no translation yet",
+    "remote_monitor": "RemoteMonitor (posting logs to a server) has no translation",
+    "swap_ema_weights": "SwapEMAWeights needs the optimizer's EMA weights (use_ema), not translated",
+}
+#: callbacks that stay objects: the generated fit() calls their hooks (the user's own
+#: keras.callbacks.Callback subclasses are "custom")
+OBJECT_CALLBACKS = ("lambda_callback", "custom")
+#: the hooks the generated fit() calls, with Keras' arguments
+CALLBACK_HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end", "on_train_batch_begin",
+                  "on_train_batch_end", "on_batch_begin", "on_batch_end")
 CALLBACK_POSITIONAL = {
     "early_stopping": ("monitor", "min_delta", "patience", "verbose", "mode", "baseline",
                        "restore_best_weights", "start_from_epoch"),
@@ -75,6 +90,11 @@ CALLBACK_POSITIONAL = {
     "learning_rate_scheduler": ("schedule", "verbose"),
     "csv_logger": ("filename", "separator", "append"),
     "tensorboard": ("log_dir",),
+    "terminate_on_nan": (),
+    "lambda_callback": ("on_epoch_begin", "on_epoch_end", "on_train_begin", "on_train_end",
+                        "on_train_batch_begin", "on_train_batch_end"),
+    "progbar_logger": (),
+    "history": (),
 }
 CALLBACK_DEFAULTS = {
     "early_stopping": {"monitor": "val_loss", "min_delta": 0.0, "patience": 0, "mode": "auto",
@@ -86,13 +106,17 @@ CALLBACK_DEFAULTS = {
     "learning_rate_scheduler": {},
     "csv_logger": {"separator": ",", "append": False},
     "tensorboard": {"log_dir": "logs"},
+    "terminate_on_nan": {},
+    "lambda_callback": {},
+    "progbar_logger": {},
+    "history": {},
 }
 
 TRAINING_METHODS = ("compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
                     "summary", "count_params")
 FIT_POSITIONAL = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split",
                   "validation_data", "shuffle", "class_weight", "sample_weight", "initial_epoch",
-                  "steps_per_epoch")
+                  "steps_per_epoch", "validation_steps", "validation_batch_size", "validation_freq")
 EVALUATE_POSITIONAL = ("x", "y", "batch_size", "verbose", "sample_weight", "steps", "callbacks",
                        "return_dict")
 PREDICT_POSITIONAL = ("x", "batch_size", "verbose", "steps", "callbacks")
@@ -113,6 +137,22 @@ class TrainingObj:
     name: str
     args: list = field(default_factory=list)
     kwargs: dict = field(default_factory=dict)
+    cls: "CallbackClass | None" = None  # an instance of the script's own Callback subclass
+
+
+@dataclass(eq=False)
+class CallbackClass:
+    """``class MyCallback(keras.callbacks.Callback)``: the script's own callback class."""
+
+    name: str
+    node: Any  # its cst.ClassDef
+    base: "CallbackClass | None" = None
+
+    def hooks(self) -> list[str]:
+        """The ``on_*`` methods it (or a base class of the script) defines."""
+        own = [s.name.value for s in self.node.body.body
+               if type(s).__name__ == "FunctionDef" and s.name.value.startswith("on_")]
+        return sorted(set(own) | set(self.base.hooks() if self.base else ()))
 
 
 def _static(value: Any, what: str) -> Any:
@@ -231,11 +271,20 @@ def metric_name(value: Any) -> str:
 
 def callback_config(value: Any) -> T.Callback:
     if not (isinstance(value, TrainingObj) and value.kind == "callback"):
-        raise Unsupported(f"callback {value!r} is not supported (custom callbacks come later)")
+        raise Unsupported(f"callback {value!r} is not supported")
+    if value.cls is not None:
+        hooks = value.cls.hooks()
+        unknown = [h for h in hooks if h not in CALLBACK_HOOKS]
+        if unknown:
+            raise Unsupported(f"{value.name}.{unknown[0]}(): the generated fit() calls only the training "
+                              f"hooks ({', '.join(CALLBACK_HOOKS[:6])})")
+        return T.Callback("custom", {"class": value.name, "hooks": hooks})
     kind = CALLBACK_NAMES[value.name]
+    if kind in UNTRANSLATED_CALLBACKS:
+        raise Unsupported(UNTRANSLATED_CALLBACKS[kind])
     params = dict(CALLBACK_DEFAULTS[kind])
     for key, raw in _bind(CALLBACK_POSITIONAL[kind], value.args, value.kwargs, value.name).items():
-        if key == "schedule":
+        if key == "schedule" or kind == "lambda_callback":
             params[key] = raw  # a user function: kept as code by the caller
             continue
         params[key] = _static(raw, f"{value.name}({key}=...)")

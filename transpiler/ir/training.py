@@ -67,7 +67,10 @@ LOSS_REDUCTIONS = ("sum_over_batch_size", "sum", "none", "mean_with_sample_weigh
 SCHEDULES = ("exponential_decay", "cosine_decay", "piecewise_constant_decay", "inverse_time_decay",
              "cosine_annealing", "lambda")
 CALLBACKS = ("early_stopping", "model_checkpoint", "reduce_lr_on_plateau", "learning_rate_scheduler",
-             "csv_logger", "tensorboard")
+             "csv_logger", "tensorboard", "terminate_on_nan", "progbar_logger", "history",
+             # objects whose hooks fit() calls: params "code" (the expression that makes the
+             # object) and, for the script's own Callback subclasses, "class" and "hooks"
+             "lambda_callback", "custom")
 
 
 @dataclass
@@ -161,6 +164,9 @@ class Fit:
     initial_epoch: Any = 0
     steps_per_epoch: Any = None
     callbacks: list[Callback] = field(default_factory=list)
+    validation_steps: Any = None
+    validation_batch_size: Any = None
+    validation_freq: Any = 1  # an int (every n epochs) or a list of 1-based epochs
 
 
 @dataclass

@@ -19,7 +19,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.torch_printer import ModelCode, print_model_class
-from transpiler.printers.torch_training import TrainingPrinter
+from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback_class
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
                   "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
@@ -152,6 +152,8 @@ class _Printer:
         self.trailing: list = []
         self.stubs: list = []
         self.pending_classes: list[str] = []
+        self.callback_classes = set(program.meta.get("callback_classes", ()))
+        self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
 
     # -- helpers ------------------------------------------------------------------
     def _builder_result_names(self, module: cst.Module) -> set[str]:
@@ -300,6 +302,8 @@ class _Printer:
             return False
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.builders:
             return False
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.callback_classes:
+            return True  # it derives from the generated Callback
         span = self._span(stmt)
         end = span.end_line or span.line
         if any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
@@ -364,6 +368,10 @@ class _Printer:
         return _Comments(list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(text))])
 
     def _rewrite_compound_inner(self, stmt, level: str):
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.callback_classes:
+            # the script's keras.callbacks.Callback subclass: the generated fit() calls its hooks
+            stmt, unsupported = rewrite_callback_class(stmt, self.keras_names, self.callback_classes)
+            self.callback_stubs |= set(unsupported)
         if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
             return self._translated_class(stmt)
         if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
@@ -427,6 +435,8 @@ class _Printer:
     def _rewrite_line(self, stmt: cst.SimpleStatementLine, level: str, uses, raised: bool) -> list:
         if self._keras_alias(stmt):
             return []  # its uses were translated (load_data → a numpy loader); like an import
+        if self.callback_stubs and _code(stmt.with_changes(leading_lines=())).strip() in self.callback_stubs:
+            return self._stub(stmt, raising=level != "module")
         if "newaxis" in _code(stmt):
             stmt = stmt.visit(_NewAxis(self.keras_names))  # tf.newaxis / np.newaxis is None
         small = stmt.body[0]

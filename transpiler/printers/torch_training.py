@@ -172,6 +172,11 @@ def accuracy(output, target):
 }
 METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error"}
 
+#: callbacks whose objects go to the generated fit() (it calls their hooks)
+OBJECT_CALLBACKS = ("lambda_callback", "custom")
+#: loop-code callbacks that stop training through model.stop_training
+STOPPING_CALLBACKS = ("terminate_on_nan",)
+
 OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
                      "adagrad": "Adagrad", "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "NAdam"}
 
@@ -288,6 +293,8 @@ class TrainingPrinter:
     # -- per statement ------------------------------------------------------------
     def run(self) -> TrainingCode:
         analyse_logits(self.program)
+        if self.program.meta.get("callback_classes"):
+            self.needs.add("callback_class")  # the script's Callback subclasses derive from it
         compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
         for ts in self.program.training:
             try:
@@ -339,6 +346,12 @@ class TrainingPrinter:
         """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
         import re
 
+        if ts.kind == "callback_object" and ts.config is not None and ts.config.kind in OBJECT_CALLBACKS:
+            # an object whose hooks the generated fit() calls: made here as in the source
+            if ts.config.kind == "lambda_callback":
+                self.needs.add("lambda_callback")
+            self.needs.add("callback_class")
+            return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
         if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
             what = {"optimizer_object": "the torch optimizer is made where compile() was",
                     "loss_object": "compile() below picks the matching loss function",
@@ -641,7 +654,7 @@ class TrainingPrinter:
         parts = _split_literal(ds.code) if ds.code.startswith("(") else None
         if not parts or len(parts) != 2 or ds.batch is None:
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
-        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle
+        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops
 
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
@@ -650,8 +663,9 @@ class TrainingPrinter:
             import dataclasses
 
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
-        if f.steps_per_epoch is not None:
-            raise NotImplementedError("fit(steps_per_epoch=...) is not translated yet")
+        repeat = dataset is not None and dataset[4]
+        if repeat and f.steps_per_epoch is None:
+            raise NotImplementedError("fit on a repeated (endless) tf.data pipeline without steps_per_epoch")
         if (f.class_weight is not None or f.sample_weight is not None) and any(
                 loss.params.get("reduction") == "mean_with_sample_weight" for loss in mt.compile.losses):
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
@@ -688,6 +702,28 @@ class TrainingPrinter:
         if f.initial_epoch:
             kw["initial_epoch"] = f.initial_epoch
             self.features.add("initial_epoch")
+        if f.steps_per_epoch is not None:
+            kw["steps_per_epoch"] = f.steps_per_epoch
+            self.features.add("steps")
+            self.needs.add("epoch_batches")
+        if repeat:
+            kw["repeat"] = True  # tf.data .repeat(): the batches run on across passes
+        options = {"validation_steps": None, "validation_batch_size": None, "validation_freq": 1}
+        for key, default in options.items():
+            value = getattr(f, key)
+            if value != default and (f.validation_split or f.validation_data is not None):
+                kw[key] = value
+                self.features |= {"validation_options", "eval_steps"}
+                self.needs.add("evaluate")
+        objects = [cb for cb in f.callbacks if cb.kind in OBJECT_CALLBACKS]
+        if objects:
+            kw["callbacks"] = T.Code("[" + ", ".join(_callback_object_code(cb.params["code"]) for cb in objects) + "]")
+            self.features |= {"callback_objects", "stop"}
+            self.needs.add("callback_objects")
+            if any(cb.kind == "lambda_callback" for cb in objects):
+                self.needs.add("lambda_callback")
+        if any(cb.kind in STOPPING_CALLBACKS for cb in f.callbacks):
+            self.features.add("stop")
         if mt.scheduler_var:
             kw["scheduler"] = T.Code(mt.scheduler_var)
             self.features.add("scheduler")
@@ -741,13 +777,13 @@ class TrainingPrinter:
 
     def fit_function(self, f: T.Fit) -> str:
         """The name of a generated ``fit`` with this call's callbacks as loop code."""
-        key = repr([(c.kind, sorted(c.params.items())) for c in f.callbacks])
+        key = repr([(c.kind, sorted(c.params.items())) for c in f.callbacks if c.kind not in OBJECT_CALLBACKS])
         if key not in self.fit_variants:
             name = "fit" if not self.fit_variants else f"fit_{len(self.fit_variants) + 1}"
             self.fit_variants[key] = name
             self.needs.add(("fit", name, key))
             self._fit_callbacks = getattr(self, "_fit_callbacks", {})
-            self._fit_callbacks[name] = f.callbacks
+            self._fit_callbacks[name] = [c for c in f.callbacks if c.kind not in OBJECT_CALLBACKS]
         if f.validation_split or f.validation_data is not None:
             self.needs.add("evaluate")  # validation runs evaluate() after each epoch
         return self.fit_variants[key]
@@ -771,8 +807,14 @@ class TrainingPrinter:
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
                 out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
+        if "epoch_batches" in self.needs:
+            out.append(HELPER_EPOCH_BATCHES)
+        if "callback_objects" in self.needs or "callback_class" in self.needs:
+            out.append(HELPER_CALLBACK)
+        if "lambda_callback" in self.needs:
+            out.append(HELPER_LAMBDA_CALLBACK)
         if "evaluate" in self.needs:
-            out.append(HELPER_EVALUATE.replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
+            out.append(specialise(HELPER_EVALUATE, self.features).replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
         if "predict" in self.needs:
             out.append(HELPER_PREDICT)
         for name in sorted(self.datasets):
@@ -790,18 +832,25 @@ class TrainingPrinter:
         return [h.strip("\n") + "\n" for h in out]
 
     def _fit_text(self, name: str, callbacks: list[T.Callback]) -> str:
-        setup, epoch_end, epoch_begin = [], [], []
+        setup, epoch_end, epoch_begin, batch_end = [], [], [], []
         for cb in callbacks:
             s, e = callback_code(cb)
             setup += s
             epoch_begin += [ln[len("#BEGIN "):] for ln in e if ln.startswith("#BEGIN ")]
-            epoch_end += [ln for ln in e if not ln.startswith("#BEGIN ")]
+            batch_end += [ln[len("#BATCH "):] for ln in e if ln.startswith("#BATCH ")]
+            epoch_end += [ln for ln in e if not ln.startswith(("#BEGIN ", "#BATCH "))]
+        if "stop" in self.features:  # other callbacks still see this epoch's end, as in Keras
+            epoch_end = [ln.replace("break", "model.stop_training = True") if ln.strip() == "break" else ln
+                         for ln in epoch_end]
         text = specialise(HELPER_FIT, self.features).replace("def fit(", f"def {name}(")
+        text = text.replace("            # BATCH_END\n", "".join(f"            {ln}\n" for ln in batch_end))
         text = text.replace("        # CALLBACKS\n", "".join(f"        {ln}\n" for ln in epoch_end))
         text = text.replace("        # EPOCH_BEGIN\n", "".join(f"        {ln}\n" for ln in epoch_begin))
         text = text.replace("    # SETUP\n", "".join(f"    {ln}\n" for ln in setup))
         if any(cb.kind == "csv_logger" for cb in callbacks):
             self.code.imports.add("import csv")
+        if any(cb.kind == "terminate_on_nan" for cb in callbacks):
+            self.code.imports.add("import math")
         return text
 
 
@@ -875,6 +924,12 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
                  "        writer.add_scalar(f\"epoch_{key}\", value, epoch)",
                  "    writer.flush()"]
         return setup, lines
+    if cb.kind == "terminate_on_nan":
+        return [], ["#BATCH if not math.isfinite(loss):  # TerminateOnNaN",
+                    "#BATCH     print(f\"Batch {step}: Invalid loss, terminating training\")",
+                    "#BATCH     model.stop_training = True"]
+    if cb.kind in ("progbar_logger", "history"):
+        return [], []  # the epoch line and the returned history are always there
     raise NotImplementedError(f"callback {cb.kind}")
 
 
@@ -900,6 +955,13 @@ def _pt_path(path: str) -> str:
         if path.endswith(ext + '"') or path.endswith(ext + "'"):
             return path[: -len(ext) - 1] + ".pt" + path[-1]
     return path
+
+
+def _callback_object_code(code: str) -> str:
+    """``keras.callbacks.LambdaCallback(...)`` → the generated ``LambdaCallback(...)``."""
+    import re
+
+    return re.sub(r"^[\w.]*\bLambdaCallback\(", "LambdaCallback(", code)
 
 
 def _ident(text: str) -> str:
@@ -957,6 +1019,9 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
         class_weight=None,  #@class_weight
         sample_weight=None,  #@weights
         initial_epoch=0,  #@initial_epoch
+        steps_per_epoch=None, repeat=False,  #@steps
+        validation_steps=None, validation_batch_size=None, validation_freq=1,  #@validation_options
+        callbacks=(),  #@callback_objects
         scheduler=None,  #@scheduler
         loss_weights=None, shuffle=True, **clip):  #@clip
         loss_weights=None, shuffle=True):  #@!clip
@@ -976,16 +1041,32 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
         sample_weight = np.array([class_weight[int(c)] for c in labels], dtype="float32")  #@class_weight
     loader = make_loader(inputs, targets, batch_size, shuffle=shuffle, sample_weight=sample_weight)  #@weights
     loader = make_loader(inputs, targets, batch_size, shuffle=shuffle)  #@!weights
+    batches = EpochBatches(loader, steps_per_epoch, repeat)  #@steps
     n_in, n_out = len(inputs), len(targets)
     history = {}
+    # callbacks reach the optimizer as self.model.optimizer, as in Keras  #@callback_objects
+    model.optimizer = optimizer  #@callback_objects
+    for callback in callbacks:  #@callback_objects
+        callback.set_model(model)  #@callback_objects
+        callback.params = {"epochs": epochs, "steps": len(loader), "verbose": verbose}  #@callback_objects
+    model.stop_training = False  #@stop
+    training_logs = {}  #@callback_objects
+    for callback in callbacks:  #@callback_objects
+        callback.on_train_begin({})  #@callback_objects
     # SETUP
     for epoch in range(initial_epoch, epochs):  #@initial_epoch
     for epoch in range(epochs):  #@!initial_epoch
+        for callback in callbacks:  #@callback_objects
+            callback.on_epoch_begin(epoch, {})  #@callback_objects
         # EPOCH_BEGIN
         total, seen = 0.0, 0
         sums = {name: 0.0 for name, _, _ in metrics}
         counts = {name: 0 for name, _, _ in metrics}
-        for batch in loader:
+        for step, batch in batches.epoch():  #@steps
+        for step, batch in enumerate(loader):  #@!steps&stop
+        for batch in loader:  #@!steps&!stop
+            for callback in callbacks:  #@callback_objects
+                callback.on_train_batch_begin(step, logs={})  #@callback_objects
             batch_inputs, batch_targets = batch[:n_in], batch[n_in:n_in + n_out]
             weights = batch[-1] if sample_weight is not None else None  #@weights
             loss, outputs = train_step(model, optimizer, loss_fns, loss_weights, batch_inputs,  #@weights
@@ -1002,22 +1083,123 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
                 values = metric(outputs[index], batch_targets[index])
                 sums[name] += values.sum().item()
                 counts[name] += values.numel()
+            batch_logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}  #@callback_objects
+            batch_logs = dict(sorted(batch_logs.items()))  # as Keras hands them to callbacks  #@callback_objects
+            for callback in callbacks:  #@callback_objects
+                callback.on_train_batch_end(step, logs=batch_logs)  #@callback_objects
+            # BATCH_END
+            if model.stop_training:  #@stop
+                break  #@stop
         logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
-        if validation_data is not None:  #@validation
-            results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,  #@validation
+        if validation_data is not None:  #@validation&!validation_options
+        # Keras validates every validation_freq epochs, or in the (1-based) epochs listed  #@validation_options
+        if isinstance(validation_freq, int):  #@validation_options
+            due = (epoch + 1) % validation_freq == 0  #@validation_options
+        else:  #@validation_options
+            due = epoch + 1 in validation_freq  #@validation_options
+        if validation_data is not None and due:  #@validation_options
+            results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,  #@validation&!validation_options
+            results = evaluate(model, loss_fns, *validation_data, batch_size=validation_batch_size or batch_size,  #@validation_options
+                               steps=validation_steps,  #@validation_options
                                metrics=metrics, loss_weights=loss_weights, return_dict=True)  #@validation
             logs.update({f"val_{key}": value for key, value in results.items()})  #@validation
+        # Keras hands the callbacks (History too) a copy sorted by key; on_train_end another one  #@callback_objects
+        training_logs, logs = logs, dict(sorted(logs.items()))  #@callback_objects
+        for callback in callbacks:  # before History and the progress line, as in Keras  #@callback_objects
+            callback.on_epoch_end(epoch, logs)  #@callback_objects
         for key, value in logs.items():
             history.setdefault(key, []).append(value)
         if verbose:
             print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         # CALLBACKS
+        if model.stop_training:  #@stop
+            break  #@stop
+    for callback in callbacks:  #@callback_objects
+        callback.on_train_end(dict(sorted(training_logs.items())))  #@callback_objects
     return SimpleNamespace(history=history)
+'''
+
+HELPER_EPOCH_BATCHES = '''
+class EpochBatches:
+    """Keras' epoch iterator under fit(steps_per_epoch=...): one pass over the data spans
+    epochs; an epoch takes steps_per_epoch batches and ends early where the pass ends (the
+    next epoch starts a fresh pass). With ``repeat`` (tf.data's .repeat()) passes follow each
+    other without a break. Without steps_per_epoch an epoch is one pass."""
+
+    def __init__(self, loader, steps_per_epoch=None, repeat=False):
+        self.loader, self.steps, self.repeat = loader, steps_per_epoch, repeat
+        self.iterator, self.seen = None, 0
+
+    def epoch(self):
+        if self.steps is None:
+            yield from enumerate(self.loader)
+            return
+        if self.iterator is None:
+            self.iterator, self.seen = iter(self.loader), 0
+        for step in range(self.steps):
+            if self.seen == len(self.loader):
+                if not self.repeat:
+                    break
+                self.iterator, self.seen = iter(self.loader), 0
+            self.seen += 1
+            yield step, next(self.iterator)
+        if self.seen == len(self.loader) and not self.repeat:
+            self.iterator = None
+'''
+
+HELPER_CALLBACK = '''
+class Callback:
+    """keras.callbacks.Callback without Keras: the generated fit() calls these hooks with the
+    logs Keras passes (running means within an epoch; epoch results with val_* keys)."""
+
+    def set_model(self, model):
+        self.model = model
+
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs=logs)
+
+    def on_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_batch_end(self, batch, logs=None):
+        pass
+'''
+
+HELPER_LAMBDA_CALLBACK = '''
+class LambdaCallback(Callback):
+    """keras.callbacks.LambdaCallback: the functions given stand in for the hooks."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
+                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
+        self.__dict__.update(kwargs)  # e.g. on_batch_end=...
+        hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end,
+                 "on_train_begin": on_train_begin, "on_train_end": on_train_end,
+                 "on_train_batch_begin": on_train_batch_begin, "on_train_batch_end": on_train_batch_end}
+        for name, function in hooks.items():
+            if function is not None:
+                setattr(self, name, function)
 '''
 
 HELPER_EVALUATE = '''
 @torch.no_grad()
-def evaluate(model, loss_fns, x, y, batch_size=32, metrics=(), loss_weights=None, return_dict=False):
+def evaluate(model, loss_fns, x, y, batch_size=32, metrics=(), loss_weights=None, return_dict=False):  #@!eval_steps
+def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_weights=None,  #@eval_steps
+             return_dict=False):  #@eval_steps
     """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
     loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
     loss_weights = loss_weights or [1.0] * len(loss_fns)
@@ -1027,7 +1209,10 @@ def evaluate(model, loss_fns, x, y, batch_size=32, metrics=(), loss_weights=None
     total, seen = 0.0, 0
     sums = {name: 0.0 for name, _, _ in metrics}
     counts = {name: 0 for name, _, _ in metrics}
-    for batch in make_loader(inputs, targets, batch_size):
+    for batch in make_loader(inputs, targets, batch_size):  #@!eval_steps
+    for step, batch in enumerate(make_loader(inputs, targets, batch_size)):  #@eval_steps
+        if steps is not None and step >= steps:  # Keras' evaluate(steps=...)  #@eval_steps
+            break  #@eval_steps
         batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs):]
         outputs = MODEL_CALL_BATCH
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -1170,3 +1355,103 @@ def to_categorical(y, num_classes=None, dtype="float64"):
     return np.eye(num_classes, dtype=dtype)[y]
 ''',
 }
+
+
+#: Keras Model members a callback may reach through ``self.model`` that the torch module
+#: lacks; a statement using one becomes a marked stub.
+_KERAS_MODEL_MEMBERS = {"predict", "evaluate", "fit", "compile", "get_weights", "set_weights", "layers",
+                        "get_layer", "summary", "history", "metrics", "metrics_names", "loss", "weights",
+                        "trainable_weights", "trainable_variables", "non_trainable_weights", "variables",
+                        "count_params", "to_json", "load_weights", "input", "output", "inputs", "outputs",
+                        "train_on_batch", "test_on_batch", "predict_on_batch", "name", "losses"}
+_OPTIMIZER_LR = ("learning_rate", "lr")
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def _lr_target() -> cst.BaseExpression:
+    return cst.parse_expression('self.model.optimizer.param_groups[0]["lr"]')
+
+
+class _CallbackBody(cst.CSTTransformer):
+    """``self.model`` as Keras has it → the torch module and optimizer the generated fit()
+    hands the callback: the learning rate lives in ``optimizer.param_groups`` (fit() makes
+    one group), ``save``/``save_weights`` become ``torch.save`` of the state dict."""
+
+    def __init__(self, keras_names: set[str]):
+        self.keras_names = keras_names
+        self.unsupported: list[str] = []
+
+    def _is_lr(self, node) -> bool:
+        return _dotted(node) in (f"self.model.optimizer.{a}" for a in _OPTIMIZER_LR)
+
+    def _keras_call(self, call: cst.Call, *suffixes: str) -> bool:
+        name = _dotted(call.func) or ""
+        return name.split(".")[0] in self.keras_names and name.endswith(suffixes)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and self._is_lr(func.value):
+            return _lr_target()
+        if self._keras_call(original, "backend.get_value", "ops.convert_to_numpy") and len(updated.args) == 1 \
+                and self._is_lr(original.args[0].value):
+            return _lr_target()
+        name = _dotted(original.func) or ""
+        if name in ("self.model.save", "self.model.save_weights") and updated.args:
+            path = _pt_path(cst.Module([]).code_for_node(updated.args[0].value))
+            return cst.parse_expression(f"torch.save(self.model.state_dict(), {path})")
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if self._is_lr(original):
+            return _lr_target()
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        small = updated.body[0]
+        # lr.assign(v) / keras.backend.set_value(lr, v) → an assignment to the param group
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call, orig = small.value, original.body[0].value
+            value = None
+            if isinstance(orig.func, cst.Attribute) and orig.func.attr.value == "assign" \
+                    and self._is_lr(orig.func.value) and call.args:
+                value = call.args[0].value
+            elif isinstance(orig, cst.Call) and self._keras_call(orig, "backend.set_value") \
+                    and len(orig.args) == 2 and self._is_lr(orig.args[0].value):
+                value = call.args[1].value
+            if value is not None:
+                return updated.with_changes(body=[cst.Assign([cst.AssignTarget(_lr_target())], value)])
+        text = cst.Module([]).code_for_node(updated)
+        import re
+
+        for found in re.finditer(r"\bself\.model\.(\w+)", text):
+            member = found.group(1)
+            if member in _KERAS_MODEL_MEMBERS or (member == "optimizer" and re.search(
+                    r"self\.model\.optimizer\.(?!param_groups\b)\w+", text)):
+                self.unsupported.append(text.strip())
+                break
+        return updated
+
+
+def rewrite_callback_class(stmt: cst.ClassDef, keras_names: set[str], user_callbacks: set[str]):
+    """The script's ``keras.callbacks.Callback`` subclass → a subclass of the generated
+    ``Callback``, its ``self.model`` uses rewritten for the torch module. Returns the class
+    and the source of statements that still need Keras (the caller stubs them)."""
+    bases = []
+    for arg in stmt.bases:
+        name = _dotted(arg.value) or ""
+        if name.split(".")[0] in keras_names and name.endswith("Callback"):
+            arg = arg.with_changes(value=cst.Name("Callback"))
+        elif name not in user_callbacks and name.split(".")[0] in keras_names:
+            continue
+        bases.append(arg)
+    body = _CallbackBody(keras_names)
+    new = stmt.with_changes(bases=bases).visit(body)
+    return new, body.unsupported
