@@ -1905,13 +1905,9 @@ class KerasFrontend:
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
         kind = "load_data" if func.kind == "dataset" else "to_categorical"
         config = func.name if kind == "load_data" else T.Code(args)
-        if kind == "load_data" and node.args:
-            self.program.stub(span, f"{func.name}.load_data() with arguments is not translated yet",
-                              self._line(span))
-            return Unknown("dataset")
         self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
-        if kind == "load_data" and func.name in _DATASET_SHAPES:
+        if kind == "load_data" and func.name in _DATASET_SHAPES and (not node.args or func.name == "cifar100"):
             (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[func.name]
             return ((ArrayVal(kind, xs, dtype), ArrayVal(kind, ys, "uint8")),
                     (ArrayVal(kind, xt, dtype), ArrayVal(kind, yt, "uint8")))

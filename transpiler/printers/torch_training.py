@@ -18,6 +18,7 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import dataset_loaders
 from transpiler.printers.code import lit
 
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
@@ -457,10 +458,13 @@ class TrainingPrinter:
             self.model_class = self.program.models[0].class_name
             return [f"load_model({_pt_path(ts.config.text)})"]
         if ts.kind == "load_data":
-            if ts.config not in DATASET_LOADERS:
+            if ts.config not in dataset_loaders.LOADERS:
                 raise NotImplementedError(f"keras.datasets.{ts.config}.load_data()")
             self.datasets.add(ts.config)
-            return [f"load_{ts.config}()"]
+            call = cst.parse_expression(ts.source)
+            args = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                             for a in call.args)  # the loader takes Keras' parameters
+            return [f"load_{ts.config}({args})"]
         self.datasets.add("to_categorical")
         return [f"to_categorical({ts.config.text})"]
 
@@ -817,15 +821,14 @@ class TrainingPrinter:
             out.append(specialise(HELPER_EVALUATE, self.features).replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
         if "predict" in self.needs:
             out.append(HELPER_PREDICT)
-        for name in sorted(self.datasets):
+        loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
+        if loaders:
+            texts, imports = dataset_loaders.loader_texts(loaders)
+            out += texts
+            self.code.imports |= imports
+        for name in sorted(self.datasets - set(loaders)):
             out.append(DATASET_LOADERS[name].replace("MODEL_CLASS", getattr(self, "model_class", "")))
             self.code.imports.add("import numpy as np")
-            if name not in ("to_categorical", "load_model"):
-                self.code.imports.add("import os")
-            if name == "fashion_mnist":
-                self.code.imports.add("import gzip")
-            if name == "cifar10":
-                self.code.imports.add("import pickle")
         out += [text for _key, text in sorted(self.optimizer_classes.items())]
         out += [text for _key, text in sorted(self.loss_fns.items())]
         out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
@@ -1287,57 +1290,9 @@ class KerasRMSprop(torch.optim.Optimizer):
 '''
 
 
+#: keras.models.load_model / keras.utils.to_categorical without Keras (the keras.datasets
+#: loaders live in dataset_loaders)
 DATASET_LOADERS = {
-    "mnist": '''
-def load_mnist(path="~/.keras/datasets/mnist.npz"):
-    """keras.datasets.mnist.load_data() without Keras: the same file, read with numpy."""
-    with np.load(os.path.expanduser(path)) as data:
-        return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
-''',
-    "fashion_mnist": '''
-def load_fashion_mnist(folder="~/.keras/datasets/fashion-mnist"):
-    """keras.datasets.fashion_mnist.load_data() without Keras: the same IDX files, read with numpy."""
-    folder = os.path.expanduser(folder)
-
-    def read(name, offset):
-        with gzip.open(os.path.join(folder, name), "rb") as fh:
-            return np.frombuffer(fh.read(), np.uint8, offset=offset)
-
-    y_train = read("train-labels-idx1-ubyte.gz", 8)
-    x_train = read("train-images-idx3-ubyte.gz", 16).reshape(len(y_train), 28, 28)
-    y_test = read("t10k-labels-idx1-ubyte.gz", 8)
-    x_test = read("t10k-images-idx3-ubyte.gz", 16).reshape(len(y_test), 28, 28)
-    return (x_train, y_train), (x_test, y_test)
-''',
-    "cifar10": '''
-def load_cifar10(folder="~/.keras/datasets/cifar-10-batches-py"):
-    """keras.datasets.cifar10.load_data() without Keras: the same batch files, channels-last
-    uint8 images and (N, 1) labels, as Keras returns them."""
-    folder = os.path.expanduser(folder)
-
-    def read(name):
-        with open(os.path.join(folder, name), "rb") as fh:
-            batch = pickle.load(fh, encoding="bytes")  # the data set's own format
-        images = np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
-        return images.transpose(0, 2, 3, 1), np.asarray(batch[b"labels"], dtype=np.uint8).reshape(-1, 1)
-
-    parts = [read(f"data_batch_{i}") for i in range(1, 6)]
-    x_train = np.concatenate([p[0] for p in parts])
-    y_train = np.concatenate([p[1] for p in parts])
-    x_test, y_test = read("test_batch")
-    return (x_train, y_train), (x_test, y_test)
-''',
-    "boston_housing": '''
-def load_boston_housing(path="~/.keras/datasets/boston_housing.npz", test_split=0.2, seed=113):
-    """keras.datasets.boston_housing.load_data() without Keras: same file, same shuffle."""
-    with np.load(os.path.expanduser(path), allow_pickle=False) as data:
-        x, y = data["x"], data["y"]
-    indices = np.arange(len(x))
-    np.random.RandomState(seed).shuffle(indices)
-    x, y = x[indices], y[indices]
-    split = int(len(x) * (1 - test_split))
-    return (x[:split], y[:split]), (x[split:], y[split:])
-''',
     "load_model": '''
 def load_model(path):
     """keras.models.load_model: the same architecture, with the weights torch.save() wrote."""

@@ -149,9 +149,22 @@ def evaluate(
     return results["loss"] if len(results) == 1 else list(results.values())
 
 
-def load_mnist(path="~/.keras/datasets/mnist.npz"):
-    """keras.datasets.mnist.load_data() without Keras: the same file, read with numpy."""
-    with np.load(os.path.expanduser(path)) as data:
+def keras_dataset_path(name, dataset="keras.datasets"):
+    """A file of Keras' dataset cache ($KERAS_HOME/datasets, by default ~/.keras/datasets)."""
+    home = os.path.expanduser(os.environ.get("KERAS_HOME", os.path.join("~", ".keras")))
+    path = os.path.join(home, "datasets", name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"{path} is missing: {dataset}.load_data() downloads it once (needs Keras)"
+        )
+    return path
+
+
+def load_mnist(path="mnist.npz"):
+    """keras.datasets.mnist.load_data() without Keras: the same cached file, read with numpy."""
+    with np.load(
+        keras_dataset_path(path, "keras.datasets.mnist"), allow_pickle=False
+    ) as data:
         return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
 
 
