@@ -317,6 +317,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("loss", last)
     if name.startswith("metrics.") and last in keras_training.METRIC_NAMES:
         return ApiRef("metric", last)
+    if name in ("losses.Loss", "losses.loss.Loss"):
+        return ApiRef("loss_base", last)
     if name in ("callbacks.Callback", "callbacks.callback.Callback"):
         return ApiRef("callback_base", last)
     if name.startswith("callbacks.") and last in keras_training.CALLBACK_NAMES:
@@ -1292,6 +1294,8 @@ class KerasFrontend:
                 return self._activation_call(func, args, kwargs, span)
         if isinstance(func, keras_training.CallbackClass):  # the script's own callback: kept as is
             return keras_training.TrainingObj("callback", func.name, list(args), dict(kwargs), cls=func)
+        if isinstance(func, keras_training.LossClass):  # the script's own Loss subclass
+            return keras_training.TrainingObj("loss", func.name, list(args), dict(kwargs), cls=func)
         if isinstance(func, ModuleRef) and func.path.startswith("numpy"):
             made = _numpy_source(func.path, args, kwargs)
             if made is not None:
@@ -1497,6 +1501,11 @@ class KerasFrontend:
                 ref = ClassRef(stmt, env, "model")
             elif isinstance(base, ModuleRef) and keras_api_name(base.path) in _LAYER_BASES:
                 ref = ClassRef(stmt, env, "layer")
+            elif isinstance(base, (keras_training.LossClass, ApiRef)) and (
+                    not isinstance(base, ApiRef) or base.kind == "loss_base"):  # a custom loss
+                ref = keras_training.LossClass(stmt.name.value, stmt)
+                self._record_custom_code(ref.name, "loss_class", stmt)
+                return ref
             elif isinstance(base, (keras_training.CallbackClass, ApiRef)) and (
                     not isinstance(base, ApiRef) or base.kind == "callback_base"):  # a training callback
                 ref = keras_training.CallbackClass(stmt.name.value, stmt, base if isinstance(
@@ -1789,6 +1798,8 @@ class KerasFrontend:
                 config = keras_training.compile_config(
                     [self._api_name(a) for a in args], {k: self._api_name(v) for k, v in kwargs.items()},
                     n_out, names)
+                values, codes = bind(("optimizer", "loss", "loss_weights", "metrics"))
+                self._record_custom_functions(values, codes, config, names)
             elif method == "fit":
                 values, codes = bind(keras_training.FIT_POSITIONAL)
                 fields = {k: static_or_code(values, codes, k, getattr(T.Fit, k, None))
@@ -1850,6 +1861,8 @@ class KerasFrontend:
                 config, kind = keras_training.optimizer_config(value), "optimizer_object"
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "loss":
                 config, kind = keras_training.loss_config(value), "loss_object"
+                if config.kind == "custom":
+                    config.params["code"] = cst.Module([]).code_for_node(node)
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "callback":
                 config, kind = keras_training.callback_config(value) if value.name != "LearningRateScheduler" \
                     else None, "callback_object"
@@ -1924,6 +1937,43 @@ class KerasFrontend:
         if isinstance(value, dict):
             return {k: self._api_name(v) for k, v in value.items()}
         return value
+
+    def _record_custom_code(self, name: str, kind: str, node) -> None:
+        """A loss/metric the script defines (function or Loss subclass): its definition is
+        translated where it stands."""
+        from transpiler.ir import training as T
+
+        if any(ts.kind == "custom_code" and ts.stmt == id(node) for ts in self.program.training):
+            return
+        span = self._span(node)
+        self.program.training.append(T.TrainingStatement(
+            "custom_code", name, T.CustomCode(name, kind, cst.Module([]).code_for_node(node)), span, id(node),
+            call=id(node), source=cst.Module([]).code_for_node(node)))
+
+    def _record_custom_functions(self, values, codes, config, output_names) -> None:
+        """compile(loss=my_loss, metrics=[my_metric]): record the functions and where each
+        custom loss is made (its source expression, per output)."""
+        for value in [values.get("loss"), values.get("metrics")]:
+            items = list(value.values()) if isinstance(value, dict) else (
+                list(value) if isinstance(value, (list, tuple)) else [value])
+            for item in items:
+                for sub in (item if isinstance(item, (list, tuple)) else [item]):
+                    if isinstance(sub, FunctionRef):
+                        self._record_custom_code(sub.node.name.value, "function", sub.node)
+        loss_code = codes.get("loss", "")
+        parts = _list_items(loss_code)
+        as_dict = _dict_items(loss_code)
+        for i, loss in enumerate(config.losses):
+            if loss.kind != "custom":
+                continue
+            if as_dict is not None and output_names[i] in as_dict:
+                loss.params["code"] = as_dict[output_names[i]]
+            elif parts is not None and len(parts) == len(config.losses):
+                loss.params["code"] = parts[i]
+            elif parts is None and as_dict is None:
+                loss.params["code"] = loss_code
+            else:
+                raise Unsupported("compile(loss=...): a custom loss inside a container that is not a literal")
 
     def _callback(self, value, codes, index=0):
         config = keras_training.callback_config(value)
@@ -2548,6 +2598,22 @@ def _list_items(code: str) -> list[str] | None:
     if not isinstance(expr, (cst.List, cst.Tuple)):
         return None
     return [cst.Module([]).code_for_node(el.value) for el in expr.elements]
+
+
+def _dict_items(code: str) -> dict[str, str] | None:
+    """The value sources of a dict literal with string keys, else None."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(expr, cst.Dict):
+        return None
+    out = {}
+    for el in expr.elements:
+        if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+            return None
+        out[el.key.evaluated_value] = cst.Module([]).code_for_node(el.value)
+    return out
 
 
 class _BoundMethod:

@@ -141,6 +141,22 @@ class TrainingObj:
 
 
 @dataclass(eq=False)
+class LossClass:
+    """``class MyLoss(keras.losses.Loss)``: the script's own loss class (``call`` per sample)."""
+
+    name: str
+    node: Any  # its cst.ClassDef
+
+
+def _user_function(value: Any) -> str | None:
+    """The name of a function the script defines (a FunctionRef), else None."""
+    node = getattr(value, "node", None)
+    if type(value).__name__ == "FunctionRef" and type(node).__name__ == "FunctionDef":
+        return node.name.value
+    return None
+
+
+@dataclass(eq=False)
 class CallbackClass:
     """``class MyCallback(keras.callbacks.Callback)``: the script's own callback class."""
 
@@ -221,6 +237,10 @@ def schedule_config(obj: TrainingObj) -> T.Schedule:
 
 
 def loss_config(value: Any) -> T.Loss:
+    if _user_function(value) is not None:
+        return T.Loss("custom", params={"function": _user_function(value)})
+    if isinstance(value, TrainingObj) and value.kind == "loss" and value.cls is not None:
+        return T.Loss("custom", params={"class": value.name})
     if isinstance(value, str):
         name, kwargs = value, {}
     elif isinstance(value, TrainingObj) and value.kind == "loss":
@@ -228,7 +248,7 @@ def loss_config(value: Any) -> T.Loss:
         if value.args:
             raise Unsupported(f"{name}: positional arguments are not supported")
     else:
-        raise Unsupported(f"loss {value!r} is not supported (custom loss functions come later)")
+        raise Unsupported(f"loss {value!r} is not supported")
     kind = LOSS_NAMES.get(name)
     if kind is None:
         raise Unsupported(f"loss {name!r} is not supported")
@@ -263,6 +283,8 @@ def loss_config(value: Any) -> T.Loss:
 
 
 def metric_name(value: Any) -> str:
+    if _user_function(value) is not None:
+        return f"custom:{_user_function(value)}"
     name = value if isinstance(value, str) else getattr(value, "name", None)
     if name not in METRIC_NAMES:
         raise Unsupported(f"metric {value!r} is not supported")

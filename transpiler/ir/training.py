@@ -133,6 +133,19 @@ class Loss:
 
 
 @dataclass
+class CustomCode:
+    """A loss or metric the script defines itself: a function ``(y_true, y_pred)`` or a
+    ``keras.losses.Loss`` subclass (``kind`` "function" / "loss_class"). ``source`` is its
+    definition; a printer translates the body. A ``Loss`` of kind "custom" names it in
+    ``params["function"]``/``params["class"]`` with ``params["code"]``, the expression that
+    makes the loss where ``compile`` is; a custom metric is the string ``"custom:<name>"``."""
+
+    name: str
+    kind: str
+    source: str
+
+
+@dataclass
 class Callback:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)

@@ -18,7 +18,7 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import dataset_loaders
+from transpiler.printers import dataset_loaders, torch_loss_functions
 from transpiler.printers.code import lit
 
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
@@ -303,7 +303,7 @@ class TrainingPrinter:
             except NotImplementedError as exc:
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
                 continue
-            if ts.builder is not None:
+            if ts.builder is not None and ts.kind != "custom_code":
                 if ts.kind == "compile":  # printed where the builder's result lands; register
                     self.optimizer_expr("model", ts.config.optimizer)  # the helpers it needs now
                     md = next((m for m in self.program.models if m.builder == ts.builder), None)
@@ -315,7 +315,7 @@ class TrainingPrinter:
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "dataset",
-                             "gradient", "apply_gradients"):
+                             "gradient", "apply_gradients", "custom_code"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -347,6 +347,9 @@ class TrainingPrinter:
         """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
         import re
 
+        if ts.kind == "loss_object" and ts.config.kind == "custom":
+            self.loss_name(ts.config, False)  # the helpers it needs
+            return [f"{ts.model} = {ts.config.params['code']}"]
         if ts.kind == "callback_object" and ts.config is not None and ts.config.kind in OBJECT_CALLBACKS:
             # an object whose hooks the generated fit() calls: made here as in the source
             if ts.config.kind == "lambda_callback":
@@ -437,6 +440,8 @@ class TrainingPrinter:
         return [None]
 
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
+        if ts.kind == "custom_code":
+            return self.custom_code_lines(ts)
         if ts.kind in ("load_data", "to_categorical", "load_model"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "dataset", "gradient",
@@ -561,8 +566,32 @@ class TrainingPrinter:
         values = [float(v) / init for v in p["values"]]
         return f"lambda step: {lit(values)}[sum(step > b for b in {lit(list(p['boundaries']))})]"
 
+    def custom_code_lines(self, ts: T.TrainingStatement) -> list[str]:
+        """The script's own loss/metric function or Loss subclass, its body in torch."""
+        cc: T.CustomCode = ts.config
+        node = cst.parse_module(cc.source).body[0]
+        aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(
+                node, aliases, lambda name, logits: self.loss_name(T.Loss(name, logits), False))
+        except torch_loss_functions.Untranslatable as exc:
+            raise NotImplementedError(f"{cc.name}: {exc} has no torch translation yet") from None
+        if uses_f:
+            self.needs.add("F")
+        self.needs.add("custom_loss")
+        if cc.kind == "loss_class":
+            self.needs.add("loss_class")
+            bases = [b.with_changes(value=cst.Name("Loss")) if torch_loss_functions.canonical(
+                torch_loss_functions.resolve(b.value, aliases) or "") in ("losses.Loss", "losses.loss.Loss") else b
+                for b in new.bases]
+            new = new.with_changes(bases=bases)
+        return cst.Module([]).code_for_node(new).rstrip("\n").split("\n")
+
     def loss_name(self, loss: T.Loss, logits: bool) -> str:
         kind = loss.kind
+        if kind == "custom":  # the script's own function or Loss object, Keras' (y_true, y_pred) order
+            self.needs.add("custom_loss")
+            return f"keras_loss({loss.params.get('code') or loss.params.get('function') or loss.params['class']})"
         from_logits = loss.from_logits or logits
         key = (kind, from_logits if kind in CROSS_ENTROPY else False)
         if key not in LOSS_FUNCTIONS:
@@ -590,6 +619,9 @@ class TrainingPrinter:
         return expr
 
     def metric_fn(self, name: str, loss: T.Loss, logits: bool) -> str:
+        if name.startswith("custom:"):
+            self.needs.add("custom_loss")
+            return f"keras_metric({name[len('custom:'):]})"
         name = resolve_metric(name, loss)
         if name in METRIC_AS_LOSS:
             self.loss_fns[(name, False)] = LOSS_FUNCTIONS[(name, False)]
@@ -644,6 +676,7 @@ class TrainingPrinter:
             for m in metrics:
                 fn = self.metric_fn(m, loss, _uses_logits(mt.md, i))
                 label = {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
+                label = label[len("custom:"):] if label.startswith("custom:") else label  # its __name__
                 label = f"{names[i]}_{label}" if several else label
                 items.append(f"({lit(label)}, {i}, {fn})")
         return "[" + ", ".join(items) + "]" if items else "[]"
@@ -811,6 +844,11 @@ class TrainingPrinter:
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
                 out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
+        if "custom_loss" in self.needs:
+            self.code.imports.add("import torch")
+            out.append(HELPER_KERAS_LOSS)
+        if "loss_class" in self.needs:
+            out.append(HELPER_LOSS_CLASS)
         if "epoch_batches" in self.needs:
             out.append(HELPER_EPOCH_BATCHES)
         if "callback_objects" in self.needs or "callback_class" in self.needs:
@@ -1120,6 +1158,75 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
     for callback in callbacks:  #@callback_objects
         callback.on_train_end(dict(sorted(training_logs.items())))  #@callback_objects
     return SimpleNamespace(history=history)
+'''
+
+HELPER_KERAS_LOSS = '''
+def keras_same_rank(y_true, y_pred):
+    """Keras' loss wrappers drop (or add) a trailing axis of size 1 where the ranks differ by one."""
+    if y_true.dim() == y_pred.dim() + 1 and y_true.shape[-1] == 1:
+        if y_pred.dim() == 1:
+            return y_true, y_pred.unsqueeze(-1)
+        return y_true.squeeze(-1), y_pred
+    if y_pred.dim() == y_true.dim() + 1 and y_pred.shape[-1] == 1:
+        if y_true.dim() == 1:
+            return y_true.unsqueeze(-1), y_pred
+        return y_true, y_pred.squeeze(-1)
+    return y_true, y_pred
+
+
+def keras_loss(fn):
+    """A Keras loss the script defines (a function fn(y_true, y_pred) or a Loss object) as the
+    per-sample (output, target) loss train_step averages: the target cast to the output's
+    dtype and the ranks matched as Keras does, then the object's reduction."""
+    call = getattr(fn, "call", fn)
+    reduction = getattr(fn, "reduction", "sum_over_batch_size")
+
+    def loss(output, target):
+        values = call(*keras_same_rank(target.to(output.dtype), output))
+        if reduction == "sum":  # train_step's mean of this is Keras' sum
+            return values * values.numel()
+        if reduction in (None, "none"):  # Keras: the gradient of the sum, the mean logged
+            extra = values * (values.numel() - 1)
+            return values + extra - extra.detach()
+        return values
+
+    return loss
+
+
+def keras_metric(fn):
+    """A Keras metric function fn(y_true, y_pred) as the per-sample (output, target) values
+    fit() and evaluate() average."""
+
+    def metric(output, target):
+        return fn(target, output)
+
+    return metric
+'''
+
+HELPER_LOSS_CLASS = '''
+class Loss:
+    """keras.losses.Loss without Keras: a subclass's call(y_true, y_pred) gives per-sample
+    losses; calling the object reduces them as Keras does."""
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        self.name, self.reduction, self.dtype = name, reduction, dtype
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = keras_same_rank(torch.as_tensor(y_true).to(y_pred.dtype), y_pred)
+        values = self.call(y_true, y_pred)
+        if sample_weight is not None:
+            weights = torch.as_tensor(sample_weight, dtype=values.dtype)
+            values = values * weights.view(-1, *[1] * (values.dim() - 1))
+        if self.reduction in (None, "none"):
+            return values
+        total = values.sum()
+        return total if self.reduction == "sum" else total / values.numel()
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
 '''
 
 HELPER_EPOCH_BATCHES = '''

@@ -1,0 +1,377 @@
+"""User-defined loss and metric code (functions, ``keras.losses.Loss`` subclasses) → torch.
+
+A small source-level rewrite: each call whose dotted name resolves (through the script's
+imports) to a ``keras.ops`` / ``keras.backend`` / TensorFlow function of the table below
+becomes its torch spelling, with ``axis``/``keepdims`` mapped to ``dim``/``keepdim``.
+Built-in Keras loss functions called inside (``keras.losses.binary_crossentropy(y_true,
+y_pred)``) become the printer's per-sample loss functions, arguments swapped to torch's
+(output, target) order. Anything else from Keras/TensorFlow makes the translation fail
+with the call named, so the caller can emit a marked stub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from transpiler.printers.code import lit
+
+_KERAS_ROOTS = ("keras.src.", "tensorflow.keras.", "tf_keras.", "keras.")
+_DTYPES = {"float16": "torch.float16", "float32": "torch.float32", "float64": "torch.float64",
+           "bfloat16": "torch.bfloat16", "int32": "torch.int32", "int64": "torch.int64", "bool": "torch.bool",
+           "uint8": "torch.uint8", "int8": "torch.int8", "int16": "torch.int16"}
+#: Keras' fuzz factor (keras.config.epsilon(), K.epsilon())
+EPSILON = 1e-7
+
+
+class Untranslatable(Exception):
+    """A Keras/TensorFlow call the table has no torch spelling for."""
+
+
+def canonical(path: str) -> str | None:
+    """``tensorflow.keras.ops.mean`` → ``ops.mean``; ``tensorflow.math.log`` → ``tf.log``;
+    None for a path outside Keras/TensorFlow."""
+    for root in _KERAS_ROOTS:
+        if path.startswith(root):
+            rest = path[len(root):]
+            return rest[len("api._v2."):] if rest.startswith("api._v2.") else rest
+    if path.startswith("tensorflow."):
+        rest = path[len("tensorflow."):]
+        for sub in ("math.", "nn.", "keras.backend."):
+            if rest.startswith(sub) and rest[len(sub):] in _TF_FLAT:
+                rest = rest[len(sub):]
+        return "tf." + rest
+    return None
+
+
+def resolve(node: cst.CSTNode, aliases: dict[str, str]) -> str | None:
+    """The dotted path a name or attribute chain names under the script's imports."""
+    dotted = _dotted(node)
+    head, _, rest = dotted.partition(".")
+    if not dotted or head not in aliases:
+        return None
+    return aliases[head] + (f".{rest}" if rest else "")
+
+
+def module_aliases(module: cst.Module) -> dict[str, str]:
+    """Names the script's imports bind → the dotted path they name."""
+    out: dict[str, str] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    path = _dotted(alias.name)
+                    if alias.asname is not None:
+                        out[alias.asname.name.value] = path
+                    else:
+                        out[path.split(".")[0]] = path.split(".")[0]
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                    and not isinstance(small.names, cst.ImportStar):
+                base = _dotted(small.module)
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    bound = alias.asname.name.value if alias.asname is not None else name
+                    out[bound] = f"{base}.{name}"
+    return out
+
+
+def _dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class _Args:
+    """A call's arguments as source text, bound to Keras' parameter names."""
+
+    def __init__(self, call: cst.Call, names: tuple[str, ...], aliases: dict[str, tuple[str, ...]] | None = None):
+        self.values: dict[str, cst.BaseExpression] = {}
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if any(a.star for a in call.args) or len(positional) > len(names):
+            raise Untranslatable("*args or too many positional arguments")
+        for name, arg in zip(names, positional):
+            self.values[name] = arg.value
+        for arg in call.args:
+            if arg.keyword is not None:
+                key = arg.keyword.value
+                for canon, spellings in (aliases or {}).items():
+                    if key in spellings:
+                        key = canon
+                self.values[key] = arg.value
+
+    def text(self, name: str, default: str | None = None) -> str | None:
+        node = self.values.get(name)
+        return _code(node) if node is not None else default
+
+    def number(self, name: str) -> bool:
+        node = self.values.get(name)
+        return isinstance(node, (cst.Integer, cst.Float)) or (
+            isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)))
+
+
+_AXIS = {"axis": ("axis", "dim", "reduction_indices"), "keepdims": ("keepdims", "keep_dims")}
+
+
+def _reduce(torch_fn: str) -> Callable:
+    def emit(call: cst.Call) -> str:
+        a = _Args(call, ("x", "axis", "keepdims"), {"x": ("input_tensor", "input"), **_AXIS})
+        parts = [a.text("x")]
+        if torch_fn == "torch.std":
+            parts.append("correction=0")  # Keras and TensorFlow: the population deviation
+        axis = a.text("axis")
+        if axis not in (None, "None"):
+            parts.append(f"dim={axis}")
+            if a.text("keepdims") not in (None, "False"):
+                parts.append(f"keepdim={a.text('keepdims')}")
+        elif a.text("keepdims") not in (None, "False"):
+            raise Untranslatable(f"{torch_fn} over every axis with keepdims")
+        return f"{torch_fn}({', '.join(parts)})"
+    return emit
+
+
+def _unary(torch_fn: str) -> Callable:
+    def emit(call: cst.Call) -> str:
+        a = _Args(call, ("x",), {"x": ("input", "features", "logits")})
+        return f"{torch_fn}({a.text('x')})"
+    return emit
+
+
+def _binary(torch_fn: str, clamp: str | None = None) -> Callable:
+    """Element-wise binary ops; maximum/minimum become clamp, which takes a tensor or a number
+    as the bound (torch.maximum takes tensors only)."""
+
+    def emit(call: cst.Call) -> str:
+        a = _Args(call, ("x1", "x2"), {"x1": ("x", "a"), "x2": ("y", "b")})
+        x1, x2 = a.text("x1"), a.text("x2")
+        if clamp and a.number("x1"):
+            x1, x2 = x2, x1
+        if clamp:
+            return f"torch.clamp({x1}, {clamp}={x2})"
+        if a.number("x1") and a.number("x2"):
+            return f"{torch_fn}(torch.as_tensor({x1}), {x2})"
+        return f"{torch_fn}({x1}, {x2})"
+    return emit
+
+
+def _clip(call: cst.Call) -> str:
+    a = _Args(call, ("x", "x_min", "x_max"), {"x": ("t",), "x_min": ("min_value", "clip_value_min"),
+                                              "x_max": ("max_value", "clip_value_max")})
+    return f"torch.clamp({a.text('x')}, {a.text('x_min')}, {a.text('x_max')})"
+
+
+def _dtype(text: str | None) -> str:
+    if text is None:
+        raise Untranslatable("cast without a dtype")
+    key = text.strip("'\"").rsplit(".", 1)[-1]
+    if key not in _DTYPES:
+        raise Untranslatable(f"dtype {text}")
+    return _DTYPES[key]
+
+
+def _cast(call: cst.Call) -> str:
+    a = _Args(call, ("x", "dtype"))
+    return f"torch.as_tensor({a.text('x')}, dtype={_dtype(a.text('dtype'))})"  # x may be a Python number
+
+
+def _softmax(torch_fn: str) -> Callable:
+    def emit(call: cst.Call) -> str:
+        a = _Args(call, ("x", "axis"), {"x": ("logits", "features"), **_AXIS})
+        return f"{torch_fn}({a.text('x')}, dim={a.text('axis', '-1')})"
+    return emit
+
+
+def _argmax(torch_fn: str) -> Callable:
+    def emit(call: cst.Call) -> str:
+        a = _Args(call, ("x", "axis"), {"x": ("input",), **_AXIS})
+        if a.text("axis") in (None, "None"):  # the defaults differ: ops None, tf 0, backend -1
+            raise Untranslatable("argmax/argmin needs an explicit axis")
+        return f"{torch_fn}({a.text('x')}, dim={a.text('axis')})"
+    return emit
+
+
+def _where(call: cst.Call) -> str:
+    a = _Args(call, ("condition", "x1", "x2"), {"x1": ("x",), "x2": ("y",)})
+    x1, x2 = a.text("x1"), a.text("x2")
+    if x1 is None or x2 is None:
+        raise Untranslatable("where() with one argument")
+    return f"torch.where({a.text('condition')}, torch.as_tensor({x1}), torch.as_tensor({x2}))"
+
+
+def _like(torch_fn: str) -> Callable:
+    def emit(call: cst.Call) -> str:
+        return f"{torch_fn}({_Args(call, ('x',), {'x': ('input',)}).text('x')})"
+    return emit
+
+
+def _shape(call: cst.Call) -> str:
+    return f"{_Args(call, ('x',), {'x': ('input',)}).text('x')}.shape"
+
+
+def _constant(call: cst.Call) -> str:
+    a = _Args(call, ("value", "dtype"))
+    dtype = a.text("dtype")
+    return f"torch.tensor({a.text('value')}" + (f", dtype={_dtype(dtype)})" if dtype else ")")
+
+
+def _epsilon(call: cst.Call) -> str:
+    return lit(EPSILON)
+
+
+def _stack(torch_fn: str) -> Callable:
+    def emit(call: cst.Call) -> str:
+        a = _Args(call, ("xs", "axis"), {"xs": ("values", "tensors"), **_AXIS})
+        return f"{torch_fn}({a.text('xs')}, dim={a.text('axis', '0')})"
+    return emit
+
+
+#: functions shared by keras.ops, keras.backend and TensorFlow (canonical names)
+_COMMON: dict[str, Callable] = {
+    "mean": _reduce("torch.mean"), "sum": _reduce("torch.sum"), "max": _reduce("torch.amax"),
+    "min": _reduce("torch.amin"), "prod": _reduce("torch.prod"), "std": _reduce("torch.std"),
+    "square": _unary("torch.square"), "abs": _unary("torch.abs"), "sqrt": _unary("torch.sqrt"),
+    "exp": _unary("torch.exp"), "log": _unary("torch.log"), "log1p": _unary("torch.log1p"),
+    "tanh": _unary("torch.tanh"), "sigmoid": _unary("torch.sigmoid"), "relu": _unary("torch.relu"),
+    "softplus": _unary("F.softplus"), "sign": _unary("torch.sign"), "negative": _unary("torch.neg"),
+    "round": _unary("torch.round"), "floor": _unary("torch.floor"), "ceil": _unary("torch.ceil"),
+    "cos": _unary("torch.cos"), "sin": _unary("torch.sin"), "cosh": _unary("torch.cosh"),
+    "maximum": _binary("torch.maximum", "min"), "minimum": _binary("torch.minimum", "max"),
+    "pow": _binary("torch.pow"), "power": _binary("torch.pow"), "multiply": _binary("torch.mul"),
+    "add": _binary("torch.add"), "subtract": _binary("torch.sub"), "divide": _binary("torch.div"),
+    "equal": _binary("torch.eq"), "not_equal": _binary("torch.ne"), "greater": _binary("torch.gt"),
+    "less": _binary("torch.lt"), "greater_equal": _binary("torch.ge"), "less_equal": _binary("torch.le"),
+    "clip": _clip, "clip_by_value": _clip, "cast": _cast, "softmax": _softmax("torch.softmax"),
+    "log_softmax": _softmax("torch.log_softmax"), "argmax": _argmax("torch.argmax"),
+    "argmin": _argmax("torch.argmin"), "where": _where, "ones_like": _like("torch.ones_like"),
+    "zeros_like": _like("torch.zeros_like"), "shape": _shape, "epsilon": _epsilon,
+    "stack": _stack("torch.stack"), "concatenate": _stack("torch.cat"), "concat": _stack("torch.cat"),
+    "convert_to_tensor": _like("torch.as_tensor"), "constant": _constant,
+}
+#: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
+_TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
+            "reduce_prod": "prod", "reduce_std": "std", "square": "square", "abs": "abs", "sqrt": "sqrt",
+            "exp": "exp", "log": "log", "log1p": "log1p", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu",
+            "softplus": "softplus", "sign": "sign", "negative": "negative", "round": "round", "floor": "floor",
+            "ceil": "ceil", "cos": "cos", "sin": "sin", "maximum": "maximum", "minimum": "minimum",
+            "pow": "pow", "multiply": "multiply", "add": "add", "subtract": "subtract", "divide": "divide",
+            "equal": "equal", "not_equal": "not_equal", "greater": "greater", "less": "less",
+            "greater_equal": "greater_equal", "less_equal": "less_equal", "clip_by_value": "clip_by_value",
+            "cast": "cast", "softmax": "softmax", "log_softmax": "log_softmax", "argmax": "argmax",
+            "argmin": "argmin", "where": "where", "ones_like": "ones_like", "zeros_like": "zeros_like",
+            "shape": "shape", "stack": "stack", "concat": "concat", "convert_to_tensor": "convert_to_tensor",
+            "constant": "constant", "epsilon": "epsilon"}
+
+
+#: Keras' short loss function names → the canonical ones
+_LOSS_ALIASES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "kld": "kl_divergence",
+                 "kullback_leibler_divergence": "kl_divergence", "huber_loss": "huber"}
+
+
+def rewrite_entry(name: str) -> Callable | None:
+    """The emitter for a canonical name (``ops.mean``, ``backend.mean``, ``tf.reduce_mean``)."""
+    if name.startswith("tf."):
+        flat = _TF_FLAT.get(name[3:])
+        return _COMMON.get(flat) if flat else None
+    for prefix in ("ops.nn.", "ops.numpy.", "ops.math.", "ops.", "backend.", "activations.", "config."):
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            if prefix == "config." and rest != "epsilon":
+                return None
+            return _COMMON.get(rest)
+    return None
+
+
+def supported_calls() -> list[str]:
+    """Every spelling the table translates (for docs and the report)."""
+    return sorted([f"keras.ops.{k}" for k in _COMMON if k not in ("epsilon", "clip_by_value", "constant")]
+                  + [f"tf.{k}" for k in _TF_FLAT] + ["keras.backend.epsilon", "keras.config.epsilon"])
+
+
+class _Rewriter(cst.CSTTransformer):
+    def __init__(self, aliases: dict[str, str], loss_call: Callable[[str, bool], str]):
+        self.aliases = aliases
+        self.loss_call = loss_call
+        self.untranslatable: list[str] = []
+        self.uses_f = False
+
+    def _resolve(self, node: cst.CSTNode) -> str | None:
+        path = resolve(node, self.aliases)
+        return canonical(path) if path else None
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        name = self._resolve(original.func)
+        if name is None:
+            return updated
+        if name.startswith("losses."):
+            return cst.parse_expression(self._builtin_loss(name[len("losses."):], updated))
+        emit = rewrite_entry(name)
+        if emit is None:
+            self.untranslatable.append(_code(original))
+            return updated
+        try:
+            text = emit(updated)
+        except Untranslatable as exc:
+            self.untranslatable.append(f"{_code(original)} ({exc})")
+            return updated
+        self.uses_f = self.uses_f or text.startswith("F.")
+        return cst.parse_expression(text)
+
+    def _builtin_loss(self, name: str, call: cst.Call) -> str:
+        a = _Args(call, ("y_true", "y_pred"))
+        from_logits = a.text("from_logits", "False")
+        if from_logits not in ("True", "False") or set(a.values) - {"y_true", "y_pred", "from_logits"}:
+            raise_text = f"keras.losses.{name}(...) with arguments"
+            self.untranslatable.append(raise_text)
+            return _code(call)
+        try:
+            fn = self.loss_call(_LOSS_ALIASES.get(name, name), from_logits == "True")
+        except (KeyError, NotImplementedError):
+            self.untranslatable.append(f"keras.losses.{name}")
+            return _code(call)
+        return f"{fn}({a.text('y_pred')}, {a.text('y_true')})"
+
+
+
+def _leftover(node: cst.CSTNode, aliases: dict[str, str]) -> list[str]:
+    """Keras/TensorFlow names still used after the rewrite (outside calls)."""
+    found: list[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            dotted = _dotted(n)
+            if dotted and dotted.split(".")[0] in aliases and canonical(aliases[dotted.split(".")[0]]) is not None:
+                found.append(dotted)
+                return False
+            return True
+
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in aliases and canonical(aliases[n.value]) is not None:
+                found.append(n.value)
+
+    node.visit(V())
+    return found
+
+
+def translate_function(node: cst.FunctionDef | cst.ClassDef, aliases: dict[str, str],
+                       loss_call: Callable[[str, bool], str]) -> tuple[cst.CSTNode, bool]:
+    """The def (or Loss subclass) with its Keras/TensorFlow calls in torch; (node, uses F).
+
+    Raises:
+        Untranslatable: naming the first call (or name) without a torch spelling.
+    """
+    rewriter = _Rewriter(aliases, loss_call)
+    body = node.body.visit(rewriter)
+    if rewriter.untranslatable:
+        raise Untranslatable(rewriter.untranslatable[0])
+    left = _leftover(body, aliases)
+    if left:
+        raise Untranslatable(left[0])
+    return node.with_changes(body=body), rewriter.uses_f
