@@ -141,6 +141,8 @@ def _reduce(torch_fn: str) -> Callable:
 def _unary(torch_fn: str) -> Callable:
     def emit(call: cst.Call) -> str:
         a = _Args(call, ("x",), {"x": ("input", "features", "logits")})
+        if a.number("x") or isinstance(a.values.get("x"), cst.Attribute):  # a Python number (self.scale)
+            return f"{torch_fn}(torch.as_tensor({a.text('x')}))"
         return f"{torch_fn}({a.text('x')})"
     return emit
 
