@@ -105,3 +105,23 @@ def test_loss_arguments_are_printed(loss, activation, expected):
 def test_unsupported_loss_arguments_are_reported(loss, message):
     result = translate(SINGLE.format(units=3, activation=None, loss=loss), "p.py")
     assert any(message in str(s) for s in result.stubs), result.stubs
+
+
+WEIGHTED = {
+    "scce_softmax": SINGLE.format(units=3, activation="softmax", loss='"sparse_categorical_crossentropy"'),
+    "mae_sum": SINGLE.format(units=2, activation=None, loss='keras.losses.MeanAbsoluteError(reduction="sum")'),
+    "bce_smoothing": SINGLE.format(units=2, activation="sigmoid",
+                                   loss="keras.losses.BinaryCrossentropy(label_smoothing=0.1)"),
+    "two_outputs": TWO_OUTPUTS.format(label_loss='"categorical_crossentropy"'),
+}
+
+
+@pytest.mark.parametrize("case", WEIGHTED)
+def test_sample_weights_train_like_keras(case, tmp_path):
+    """fit(sample_weight=...) and fit(class_weight=...) reach train_step as per-sample weights."""
+    path = tmp_path / f"{case}.py"
+    path.write_text(WEIGHTED[case])
+    k, t = run_both(str(path), sample_weights=True)
+    rel = np.abs(k - t) / np.maximum(np.abs(k), 1e-8)
+    print(f"weighted {case}: max relative loss difference {rel.max():.2e}")
+    assert rel.max() <= RTOL, list(zip(k, t))

@@ -116,9 +116,10 @@ def keras_loss(loss: T.Loss):
     return keras.losses.get(loss.kind)
 
 
-def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS):
+def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS, sample_weights: bool = False):
     """Per-step losses (keras, torch) for ``path`` trained with its own compile config
-    (or with ``optimizer`` instead of its own)."""
+    (or with ``optimizer`` instead of its own); ``sample_weights``: every batch carries
+    random per-sample weights (as fit's sample_weight/class_weight produce)."""
     result, ts, md, generated, kmodel, tmodel = prepare(path)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
@@ -142,22 +143,26 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
     custom_loop = step is None and not any(t.kind == "compile" for t in result.program.training)
     if custom_loop:
         step = loop_step
-    elif step is None or opt.clip:  # no fit() in the program, or clipping its train_step lacks:
-        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise  # the printer's
+    elif step is None or opt.clip or sample_weights:  # the printer's train_step with what the
+        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise  # program's lacks
 
         call = "model(*inputs, return_logits=True)" if md.graph.meta.get("logits_outputs") else "model(*inputs)"
-        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), {"clip"} if opt.clip else set()), namespace)
+        features = ({"clip"} if opt.clip else set()) | ({"weights"} if sample_weights else set())
+        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), features), namespace)
         step = namespace["train_step"]
+    rng = np.random.RandomState(7)
     k_losses, t_losses = [], []
     for xs, ys in batches(md, config.losses, steps):
         xs = [x.astype("float64") if x.dtype.kind == "f" else x for x in xs]
         ys = [y.astype("float64") if y.dtype.kind == "f" else y for y in ys]
-        k = kmodel.train_on_batch(xs if len(xs) > 1 else xs[0], ys if len(ys) > 1 else ys[0])
+        w = rng.uniform(0.2, 3.0, size=len(xs[0])) if sample_weights else None
+        k = kmodel.train_on_batch(xs if len(xs) > 1 else xs[0], ys if len(ys) > 1 else ys[0], sample_weight=w)
         k_losses.append(float(np.asarray(k).reshape(-1)[0]))
         t_in = [torch.from_numpy(verify.to_target_layout(x, v.layout)) for x, v in zip(xs, md.graph.inputs)]
         t_in = [t.double() if t.is_floating_point() else t.long() for t in t_in]
         t_out = [torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, md.graph.outputs)]
-        loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, **opt.clip)
+        extra = (torch.from_numpy(w),) if sample_weights else ()
+        loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, *extra, **opt.clip)
         t_losses.append(loss)
     return np.array(k_losses), np.array(t_losses)
 
