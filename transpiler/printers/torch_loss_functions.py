@@ -342,6 +342,10 @@ class _Rewriter(cst.CSTTransformer):
 
 
 
+def _is_framework(path: str) -> bool:
+    return path.split(".")[0] in ("keras", "tensorflow", "tf_keras")
+
+
 def _leftover(node: cst.CSTNode, aliases: dict[str, str]) -> list[str]:
     """Keras/TensorFlow names still used after the rewrite (outside calls)."""
     found: list[str] = []
@@ -349,13 +353,13 @@ def _leftover(node: cst.CSTNode, aliases: dict[str, str]) -> list[str]:
     class V(cst.CSTVisitor):
         def visit_Attribute(self, n: cst.Attribute) -> bool:
             dotted = _dotted(n)
-            if dotted and dotted.split(".")[0] in aliases and canonical(aliases[dotted.split(".")[0]]) is not None:
+            if dotted and _is_framework(aliases.get(dotted.split(".")[0], "")):
                 found.append(dotted)
                 return False
             return True
 
         def visit_Name(self, n: cst.Name) -> None:
-            if n.value in aliases and canonical(aliases[n.value]) is not None:
+            if _is_framework(aliases.get(n.value, "")):
                 found.append(n.value)
 
     node.visit(V())

@@ -272,6 +272,11 @@ class _Printer:
                 out += classes
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
                 continue  # its layers live in the model class now
+            elif self.tcode is not None and level == "module" and isinstance(stmt, cst.FunctionDef) \
+                    and stmt.name.value in self.tcode.functions:
+                # a function of tensor math (a loss a custom loop calls), translated to torch
+                new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
+                out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
                     and id(stmt) in self.tcode.statements:
                 # a loss/metric the script defines, its body translated to torch

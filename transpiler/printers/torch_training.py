@@ -203,6 +203,7 @@ class TrainingCode:
     unwrap: dict[int, list[str]] = field(default_factory=dict)
     after: dict[int, list[str]] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)
+    functions: dict[str, list[str]] = field(default_factory=dict)  # module-level defs, translated
 
 
 def resolve_metric(name: str, loss: T.Loss) -> str:
@@ -327,8 +328,46 @@ class TrainingPrinter:
                 if source in text and text != replacement:
                     text = text.replace(source, replacement)
             self.code.expressions[key] = text
+        self._tensor_functions()
         self.code.helpers = self._helpers()
         return self.code
+
+    def _tensor_functions(self) -> None:
+        """Module-level functions of Keras/TensorFlow tensor math that compile() does not
+        name (losses and metrics a custom loop calls, ``loss = my_loss(y, logits)``): each is
+        translated through the same table when every call in it has a torch spelling, and
+        otherwise left to the script printer (which stubs the lines that need Keras)."""
+        if not self.program.source or not self.program.training:
+            return
+        try:
+            module = cst.parse_module(self.program.source)
+        except cst.ParserSyntaxError:
+            return
+        aliases = torch_loss_functions.module_aliases(module)
+        keras_aliases = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
+        skip = {md.builder for md in self.program.models if md.builder}
+        skip |= set(self.program.meta.get("inlined_helpers", ()))
+        skip |= {ts.config.name for ts in self.program.training if ts.kind == "custom_code"}
+        lines = self.program.source.splitlines()
+        for stmt in module.body:
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in skip or stmt.decorators:
+                continue
+            text = cst.Module([]).code_for_node(stmt)
+            if not any(f"{a}." in text for a in keras_aliases):
+                continue
+            start = next((i + 1 for i, ln in enumerate(lines) if ln.startswith(f"def {stmt.name.value}(")), None)
+            end = (start or 0) + len(text.strip("\n").splitlines())
+            if start is None or any(ts.span is not None and start <= ts.span.line <= end
+                                    for ts in self.program.training):
+                continue  # it holds training statements: the script printer rewrites it
+            try:
+                new, uses_f = torch_loss_functions.translate_function(stmt, aliases, _no_builtin_loss)
+            except torch_loss_functions.Untranslatable:
+                continue
+            if uses_f:
+                self.needs.add("F")
+            self.code.functions[stmt.name.value] = cst.Module([]).code_for_node(
+                new.with_changes(leading_lines=())).rstrip("\n").split("\n")
 
     def _model(self, ts: T.TrainingStatement, several: bool) -> ModelTraining:
         key = ts.model
@@ -1003,6 +1042,10 @@ def _callback_object_code(code: str) -> str:
     import re
 
     return re.sub(r"^[\w.]*\bLambdaCallback\(", "LambdaCallback(", code)
+
+
+def _no_builtin_loss(name: str, logits: bool) -> str:
+    raise NotImplementedError(f"keras.losses.{name} outside compile()")
 
 
 def _ident(text: str) -> str:
