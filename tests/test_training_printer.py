@@ -161,3 +161,23 @@ def test_callback_self_model_uses_are_rewritten(body, expected):
     assert not result.stubs, result.stubs
     assert "class Cb(Callback):" in result.text and expected in result.text.replace('"', "'").replace(
         "'lr'", '"lr"'), result.text
+
+
+def test_evaluate_steps_limit_the_batches_and_predict_steps_is_reported():
+    source = ("import numpy as np\nimport keras\n\n"
+              "model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])\n"
+              "model.compile(optimizer='sgd', loss='mse')\n"
+              "x, y = np.zeros((10, 4)), np.zeros((10, 1))\n"
+              "print(model.evaluate(x, y, batch_size=4, steps=2))\n"
+              "print(model.predict(x, steps=1))\n")
+    result = translate(source, "p.py")
+    assert "evaluate(model, loss_fn, x, y, batch_size=4, steps=2)" in result.text
+    assert "if steps is not None and step >= steps:" in result.text
+    assert any("predict(steps=" in str(s) for s in result.stubs), result.stubs
+    namespace = {}
+    exec(result.text.split("print(evaluate")[0], namespace)  # the helpers and the model
+    model = namespace["model"]
+    x = np.arange(40, dtype="float32").reshape(10, 4)
+    y = np.ones((10, 1), dtype="float32")
+    two = namespace["evaluate"](model, namespace["loss_fn"], x, y, batch_size=4, steps=2)
+    assert abs(two - namespace["evaluate"](model, namespace["loss_fn"], x[:8], y[:8], batch_size=4)) < 1e-6

@@ -1818,13 +1818,18 @@ class KerasFrontend:
                                     y=T.Code(codes["y"]) if "y" in codes else None,
                                     batch_size=static_or_code(values, codes, "batch_size", None) or 32,
                                     verbose=static_or_code(values, codes, "verbose", "auto"),
-                                    return_dict=bool(values.get("return_dict", False)))
+                                    return_dict=bool(values.get("return_dict", False)),
+                                    steps=static_or_code(values, codes, "steps", None))
                 if "sample_weight" in values:
                     raise Unsupported("evaluate(sample_weight=...) is not supported yet")
+                if values.get("callbacks"):
+                    raise Unsupported("evaluate(callbacks=...) is not supported yet")
             elif method == "predict":
                 values, codes = bind(keras_training.PREDICT_POSITIONAL)
                 config = T.Predict(x=T.Code(codes["x"]),
                                    batch_size=static_or_code(values, codes, "batch_size", None) or 32)
+                if values.get("steps") is not None or values.get("callbacks"):
+                    raise Unsupported("predict(steps=..., callbacks=...) is not supported yet")
             elif method in ("save", "save_weights", "load_weights"):
                 config = T.Save(T.Code(code.get(0, code.get("filepath", '""'))),
                                 weights_only=method != "save", load=method == "load_weights")
@@ -1980,7 +1985,9 @@ class KerasFrontend:
         if config.kind in keras_training.OBJECT_CALLBACKS:  # the object itself goes to fit()
             items = _list_items(codes.get("callbacks", ""))
             config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
-            config.params["code"] = items[index] if items else f"{codes['callbacks']}[{index}]"
+            if items is None:  # the list is built elsewhere (from Keras calls the script printer stubs)
+                raise Unsupported("fit(callbacks=...) with callback objects must be a literal list")
+            config.params["code"] = items[index]
         if config.kind == "learning_rate_scheduler":
             fn = config.params.get("schedule")
             if not isinstance(fn, FunctionRef):

@@ -189,6 +189,7 @@ class Evaluate:
     batch_size: Any = 32
     verbose: Any = "auto"
     return_dict: bool = False
+    steps: Any = None
 
 
 @dataclass

@@ -828,6 +828,9 @@ class TrainingPrinter:
             kw.append(f"loss_weights={lit(mt.compile.loss_weights)}")
         if e.return_dict:
             kw.append("return_dict=True")
+        if e.steps is not None:
+            kw.insert(1, f"steps={e.steps.text if isinstance(e.steps, T.Code) else lit(e.steps)}")
+            self.features.add("eval_steps")
         return [f"evaluate({', '.join(args + kw)})"]
 
     def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
