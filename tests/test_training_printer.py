@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -181,3 +182,18 @@ def test_evaluate_steps_limit_the_batches_and_predict_steps_is_reported():
     y = np.ones((10, 1), dtype="float32")
     two = namespace["evaluate"](model, namespace["loss_fn"], x, y, batch_size=4, steps=2)
     assert abs(two - namespace["evaluate"](model, namespace["loss_fn"], x[:8], y[:8], batch_size=4)) < 1e-6
+
+
+@pytest.mark.slow
+def test_early_stopping_beside_callback_objects_stops_through_stop_training(tmp_path):
+    source_path = os.path.join(ROOT, "tests", "programs", "callbacks_program.py")
+    with open(source_path, encoding="utf-8") as fh:
+        source = fh.read().replace("keras.callbacks.CSVLogger(", "keras.callbacks.TerminateOnNaN(),\n"
+                                   "            keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: print('END', e)),\n"
+                                   "            keras.callbacks.CSVLogger(")
+    result = translate(source, source_path)
+    assert not result.stubs, result.stubs
+    assert re.search(r"if wait >= \d+ and epoch >= \d+:\n\s+model\.stop_training = True\n", result.text)
+    (tmp_path / "prog.py").write_text(result.text)
+    out = _run(str(tmp_path / "prog.py"), tmp_path)
+    assert "EPOCHS 2" in out and "END 1" in out  # the other callbacks still saw the last epoch end
