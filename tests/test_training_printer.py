@@ -197,3 +197,18 @@ def test_early_stopping_beside_callback_objects_stops_through_stop_training(tmp_
     (tmp_path / "prog.py").write_text(result.text)
     out = _run(str(tmp_path / "prog.py"), tmp_path)
     assert "EPOCHS 2" in out and "END 1" in out  # the other callbacks still saw the last epoch end
+
+
+def test_callback_and_loss_base_classes_imported_by_name():
+    source = ("import numpy as np\nfrom keras.callbacks import Callback, LambdaCallback\n"
+              "from keras.losses import Loss\nfrom keras import ops\nimport keras\n\n\n"
+              "class Printer(Callback):\n    def on_epoch_end(self, epoch, logs=None):\n        print(epoch)\n\n\n"
+              "class Abs(Loss):\n    def call(self, y_true, y_pred):\n"
+              "        return ops.mean(ops.abs(y_true - y_pred), axis=-1)\n\n\n"
+              "model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])\n"
+              "model.compile(optimizer='sgd', loss=Abs())\n"
+              "model.fit(np.zeros((8, 4)), np.ones((8, 1)), callbacks=[Printer(), LambdaCallback()])\n")
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    assert "class Printer(Callback):" in result.text and "class Abs(Loss):" in result.text
+    assert "callbacks=[Printer(), LambdaCallback()]" in result.text

@@ -10,6 +10,7 @@ and the ``__main__`` block; a comment at module level, so importing stays harmle
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import black
@@ -117,8 +118,8 @@ class _Printer:
         self.helpers_placed = not (tcode and tcode.helpers)
         # a generated helper may take the name the user imported from Keras (load_model,
         # to_categorical): after the import is gone, the name means the helper
-        self.helper_names = {h.split("(")[0].split()[-1] for h in (tcode.helpers if tcode else [])
-                             if h.lstrip().startswith(("def ", "class "))}
+        self.helper_names = {m.group(1) for h in (tcode.helpers if tcode else [])
+                             for m in re.finditer(r"^(?:def|class) (\w+)", h, re.M)}
         self.program = program
         self.frontend = frontend
         self.source_file = os.path.basename(program.path)
