@@ -212,3 +212,20 @@ def test_callback_and_loss_base_classes_imported_by_name():
     assert not result.stubs, result.stubs
     assert "class Printer(Callback):" in result.text and "class Abs(Loss):" in result.text
     assert "callbacks=[Printer(), LambdaCallback()]" in result.text
+
+
+def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(6, 6, 2))\n"
+              "    a = keras.layers.Conv2D(3, 3, padding='same')(inputs)\n"
+              "    b = keras.layers.Dense(4)(keras.layers.Flatten()(inputs))\n"
+              "    return keras.Model(inputs, [a, b])\n\n\n"
+              "model = build_model()\n"
+              "x = np.random.rand(5, 6, 6, 2).astype('float32')\n"
+              "a, b = model.predict(x)\n")
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    assert namespace["a"].shape == (5, 6, 6, 3) and namespace["b"].shape == (5, 4)

@@ -23,6 +23,7 @@ from libcst.metadata import MetadataWrapper
 from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast import keras_calls, keras_layers, keras_tensor_ops, keras_training
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
+from transpiler.ir import code_literals
 from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
@@ -1966,8 +1967,8 @@ class KerasFrontend:
                     if isinstance(sub, FunctionRef):
                         self._record_custom_code(sub.node.name.value, "function", sub.node)
         loss_code = codes.get("loss", "")
-        parts = _list_items(loss_code)
-        as_dict = _dict_items(loss_code)
+        parts = code_literals.list_items(loss_code)
+        as_dict = code_literals.dict_items(loss_code)
         for i, loss in enumerate(config.losses):
             if loss.kind != "custom":
                 continue
@@ -1983,7 +1984,7 @@ class KerasFrontend:
     def _callback(self, value, codes, index=0):
         config = keras_training.callback_config(value)
         if config.kind in keras_training.OBJECT_CALLBACKS:  # the object itself goes to fit()
-            items = _list_items(codes.get("callbacks", ""))
+            items = code_literals.list_items(codes.get("callbacks", ""))
             config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
             if items is None:  # the list is built elsewhere (from Keras calls the script printer stubs)
                 raise Unsupported("fit(callbacks=...) with callback objects must be a literal list")
@@ -2594,33 +2595,6 @@ def _has_call(node: cst.CSTNode) -> bool:
 def _called_names(node: cst.CSTNode) -> set[str]:
     """Names called directly in ``node`` (``f(...)``)."""
     return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
-
-
-def _list_items(code: str) -> list[str] | None:
-    """The element sources of a list/tuple literal (``[a, f(b)]``), else None."""
-    try:
-        expr = cst.parse_expression(code)
-    except cst.ParserSyntaxError:
-        return None
-    if not isinstance(expr, (cst.List, cst.Tuple)):
-        return None
-    return [cst.Module([]).code_for_node(el.value) for el in expr.elements]
-
-
-def _dict_items(code: str) -> dict[str, str] | None:
-    """The value sources of a dict literal with string keys, else None."""
-    try:
-        expr = cst.parse_expression(code)
-    except cst.ParserSyntaxError:
-        return None
-    if not isinstance(expr, cst.Dict):
-        return None
-    out = {}
-    for el in expr.elements:
-        if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
-            return None
-        out[el.key.evaluated_value] = cst.Module([]).code_for_node(el.value)
-    return out
 
 
 class _BoundMethod:

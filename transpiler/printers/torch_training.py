@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
@@ -236,32 +237,6 @@ def _uses_logits(md: ModelDef | None, index: int) -> bool:
     return md is not None and index in md.graph.meta.get("logits_outputs", {})
 
 
-def _split_literal(code: str) -> list[str] | None:
-    """The element sources of a list/tuple literal, else None."""
-    try:
-        expr = cst.parse_expression(code)
-    except cst.ParserSyntaxError:
-        return None
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        return [cst.Module([]).code_for_node(el.value) for el in expr.elements]
-    return None
-
-
-def _dict_literal(code: str) -> dict[str, str] | None:
-    try:
-        expr = cst.parse_expression(code)
-    except cst.ParserSyntaxError:
-        return None
-    if isinstance(expr, cst.Dict):
-        out = {}
-        for el in expr.elements:
-            if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
-                return None
-            out[el.key.evaluated_value] = cst.Module([]).code_for_node(el.value)
-        return out
-    return None
-
-
 def _to_layout(code: str, layout: str | None) -> str:
     """``code`` (a channels-last array) permuted into ``layout`` once, where it enters."""
     if layout is None or not is_channels_first(layout):
@@ -384,8 +359,6 @@ class TrainingPrinter:
 
     def loop_lines(self, ts: T.TrainingStatement) -> list[str] | None:
         """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
-        import re
-
         if ts.kind == "loss_object" and ts.config.kind == "custom":
             self.loss_name(ts.config, False)  # the helpers it needs
             return [f"{ts.model} = {ts.config.params['code']}"]
@@ -416,7 +389,7 @@ class TrainingPrinter:
             ds = ts.config
             if ds.batch is None:
                 raise NotImplementedError("a tf.data pipeline without .batch()")
-            parts = _split_literal(ds.code) if ds.code.startswith("(") else None
+            parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
             layouts = self._single_model_layouts()
             self.needs.add("loader")
             if parts and len(parts) == 2:
@@ -687,7 +660,7 @@ class TrainingPrinter:
         return names
 
     def inputs_expr(self, code: T.Code, layouts: list) -> str:
-        parts = _split_literal(code.text) if len(layouts) > 1 else None
+        parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
         if len(layouts) > 1 and parts is None:
             return f"[{', '.join(_to_layout(f'{code.text}[{i}]', lay) for i, lay in enumerate(layouts))}]"
         if parts is not None:
@@ -697,11 +670,11 @@ class TrainingPrinter:
     def targets_expr(self, code: T.Code, mt: ModelTraining, layouts: list) -> str:
         if len(layouts) == 1:
             return _to_layout(code.text, layouts[0])
-        as_dict = _dict_literal(code.text)
+        as_dict = code_literals.dict_items(code.text)
         names = self._output_names(mt)
         if as_dict is not None:
             return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
-        parts = _split_literal(code.text)
+        parts = code_literals.list_items(code.text)
         if parts is not None:
             return "[" + ", ".join(_to_layout(p, lay) for p, lay in zip(parts, layouts)) + "]"
         return f"[{code.text}[k] for k in {lit(tuple(names))}]"
@@ -727,7 +700,7 @@ class TrainingPrinter:
         ds = next((t.config for t in self.program.training if t.kind == "dataset" and t.model == x.text), None)
         if ds is None:
             return None
-        parts = _split_literal(ds.code) if ds.code.startswith("(") else None
+        parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
         if not parts or len(parts) != 2 or ds.batch is None:
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
         return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops
@@ -760,7 +733,7 @@ class TrainingPrinter:
             kw["validation_split"] = f.validation_split
             self.features.add("validation")
         if f.validation_data is not None:
-            parts = _split_literal(f.validation_data.text)
+            parts = code_literals.list_items(f.validation_data.text)
             if parts is None or len(parts) != 2:
                 raise NotImplementedError("validation_data must be a literal (x, y) pair")
             kw["validation_data"] = T.Code(
@@ -844,7 +817,9 @@ class TrainingPrinter:
         if len(out_layouts) == 1:
             return [_from_layout(call, out_layouts[0])]
         if any(lay and is_channels_first(lay) for lay in out_layouts):
-            return [f"[{_from_layout('out', lay)} for out, lay in zip({call}, range({len(out_layouts)}))]"]
+            perms = [Layout(lay, channels_last_of(lay)).perm if lay and is_channels_first(lay) else None
+                     for lay in out_layouts]  # each output back to Keras' channels-last layout
+            return [f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"]
         return [call]
 
     def save_lines(self, ts: T.TrainingStatement) -> list[str]:
@@ -982,7 +957,7 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
         return setup, [f"plateau.step(logs[{lit(monitor)}])  # ReduceLROnPlateau"]
     if cb.kind == "learning_rate_scheduler":
         # Keras calls schedule(epoch, lr) when each epoch begins
-        return [], [f"#BEGIN for group in optimizer.param_groups:",
+        return [], ["#BEGIN for group in optimizer.param_groups:",
                     f"#BEGIN     group[\"lr\"] = {p['schedule']}(epoch, group[\"lr\"])  # LearningRateScheduler"]
     if cb.kind == "csv_logger":
         setup = [f"csv_file = open({lit(p['filename'])}, {lit('a' if p.get('append') else 'w')}, newline=\"\")",

@@ -1,0 +1,38 @@
+"""The parts of a Python literal kept as source text (``ir.training.Code``): the element
+sources of ``[a, f(b)]`` / ``(x, y)`` and the values of ``{"name": expr}``. Frontends and
+printers both read user expressions this way (``callbacks=[...]``, ``loss={...}``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def list_items(code: str) -> list[str] | None:
+    """The element sources of a list/tuple literal, else None."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(expr, (cst.List, cst.Tuple)):
+        return None
+    return [_code(el.value) for el in expr.elements]
+
+
+def dict_items(code: str) -> dict[str, str] | None:
+    """The value sources of a dict literal with string keys, else None."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(expr, cst.Dict):
+        return None
+    out = {}
+    for el in expr.elements:
+        if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+            return None
+        out[el.key.evaluated_value] = _code(el.value)
+    return out
