@@ -8,15 +8,12 @@ the translated function/class (through the generated ``keras_loss``) on the torc
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch  # noqa: F401  (before TensorFlow)
+from test_training_losses import assert_trains_like_keras
 
 from transpiler.printers import torch_loss_functions
 from transpiler.translate import translate
-from transpiler.verify_training import STEPS, run_both
-
-RTOL = 1e-4
 
 PROGRAM = '''
 import keras
@@ -90,13 +87,15 @@ def _program(loss: str, activation: str | None) -> str:
 
 @pytest.mark.parametrize("case", CASES)
 def test_custom_loss_trains_like_keras(case, tmp_path):
-    path = tmp_path / f"{case}.py"
-    path.write_text(_program(*CASES[case]))
-    k, t = run_both(str(path))
-    assert len(k) == STEPS and np.all(np.isfinite(k))
-    rel = np.abs(k - t) / np.maximum(np.abs(k), 1e-8)
-    print(f"{case}: max relative loss difference {rel.max():.2e}")
-    assert rel.max() <= RTOL, list(zip(k, t))
+    assert_trains_like_keras(_program(*CASES[case]), case, tmp_path)
+
+
+def _loss_script(body: str) -> str:
+    """A script compiling a model with ``my_loss`` returning ``body``."""
+    return ("import keras\nimport tensorflow as tf\nfrom keras import ops\nfrom keras import backend as K\n\n\n"
+            f"def my_loss(y_true, y_pred):\n    return {body}\n\n\n"
+            "model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3)])\n"
+            "model.compile(optimizer='sgd', loss=my_loss)\n")
 
 
 @pytest.mark.parametrize("function, expected", [
@@ -112,11 +111,7 @@ def test_custom_loss_trains_like_keras(case, tmp_path):
      "binary_crossentropy(y_pred, y_true)"),
 ])
 def test_rewrite_table(function, expected):
-    source = ("import keras\nimport tensorflow as tf\nfrom keras import ops\nfrom keras import backend as K\n\n\n"
-              f"def my_loss(y_true, y_pred):\n    return {function}\n\n\n"
-              "model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3)])\n"
-              "model.compile(optimizer='sgd', loss=my_loss)\n")
-    result = translate(source, "p.py")
+    result = translate(_loss_script(function), "p.py")
     assert not result.stubs, result.stubs
     assert "".join(f"return {expected}".split()) in "".join(result.text.split()), result.text
     assert "loss_fn = keras_loss(my_loss)" in result.text
@@ -128,11 +123,7 @@ def test_rewrite_table(function, expected):
     ("keras.losses.categorical_focal_crossentropy(y_true, y_pred)", "categorical_focal_crossentropy"),
 ])
 def test_untranslatable_custom_loss_is_a_marked_stub(function, message):
-    source = ("import keras\nimport tensorflow as tf\nfrom keras import ops\n\n\n"
-              f"def my_loss(y_true, y_pred):\n    return {function}\n\n\n"
-              "model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3)])\n"
-              "model.compile(optimizer='sgd', loss=my_loss)\n")
-    result = translate(source, "p.py")
+    result = translate(_loss_script(function), "p.py")
     assert any(message in str(s) for s in result.stubs), result.stubs
     assert "raise NotImplementedError(" in result.text.split("def my_loss", 1)[1].split("\ndef ", 1)[0]
 
