@@ -115,6 +115,7 @@ def test_custom_callbacks_see_what_keras_passes(tmp_path):
 def test_steps_per_epoch_validation_options_and_repeated_dataset(tmp_path):
     out = _same_output("fit_options_program", tmp_path)
     assert "ARRAYS [['epoch', 0, 0, 1, 2, ['loss', 'mae']], ['epoch', 1, 0, 1, ['loss', 'mae', 'val_loss'" in out
+    assert "REPEATED [['epoch', 1, 0, 1, 2, ['loss', 'mae', 'val_loss', 'val_mae']]" in out
 
 
 CALLBACK_SOURCE = '''

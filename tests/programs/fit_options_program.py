@@ -38,8 +38,10 @@ def main():
     print("ARRAYS", arrays.events)
 
     train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat()
+    val_ds = tf.data.Dataset.from_tensor_slices((x[:12], y[:12])).batch(5)
     repeated = BatchCounter()  # endless: 3 steps in every epoch, across passes
-    model.fit(train_ds, epochs=5, steps_per_epoch=3, initial_epoch=1, verbose=0, callbacks=[repeated])
+    model.fit(train_ds, epochs=5, steps_per_epoch=3, initial_epoch=1, verbose=0, callbacks=[repeated],
+              validation_data=val_ds, validation_freq=2)
     print("REPEATED", repeated.events)
 
 

@@ -11,6 +11,7 @@ running-mean metrics printed per epoch, validation and callbacks as loop code),
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -709,8 +710,6 @@ class TrainingPrinter:
         f: T.Fit = ts.config
         dataset = self._from_dataset(f.x, f.y)
         if dataset is not None:
-            import dataclasses
-
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
         repeat = dataset is not None and dataset[4]
         if repeat and f.steps_per_epoch is None:
@@ -734,8 +733,13 @@ class TrainingPrinter:
             self.features.add("validation")
         if f.validation_data is not None:
             parts = code_literals.list_items(f.validation_data.text)
+            val_ds = self._from_dataset(f.validation_data, None) if parts is None else None
+            if val_ds is not None:  # a tf.data pipeline: its arrays, evaluated in its batches
+                parts = [val_ds[0].text, val_ds[1].text]
+                if f.validation_batch_size is None:
+                    f = dataclasses.replace(f, validation_batch_size=val_ds[2])
             if parts is None or len(parts) != 2:
-                raise NotImplementedError("validation_data must be a literal (x, y) pair")
+                raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
             kw["validation_data"] = T.Code(
                 f"({self.inputs_expr(T.Code(parts[0]), in_layouts)}, "
                 f"{self.targets_expr(T.Code(parts[1]), mt, out_layouts)})")
@@ -787,8 +791,6 @@ class TrainingPrinter:
         e: T.Evaluate = ts.config
         dataset = self._from_dataset(e.x, e.y)
         if dataset is not None:
-            import dataclasses
-
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("evaluate")
