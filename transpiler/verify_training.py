@@ -109,10 +109,13 @@ _PARAM_LOSS_CLASSES = {"mean_squared_error": "MeanSquaredError", "mean_absolute_
 
 
 def keras_loss(loss: T.Loss):
+    kwargs = dict(loss.params)
+    if loss.reduction != "mean":
+        kwargs["reduction"] = loss.reduction
     if loss.kind in _LOSS_CLASSES:
-        return getattr(keras.losses, _LOSS_CLASSES[loss.kind])(from_logits=loss.from_logits, **loss.params)
-    if loss.params:
-        return getattr(keras.losses, _PARAM_LOSS_CLASSES[loss.kind])(**loss.params)
+        return getattr(keras.losses, _LOSS_CLASSES[loss.kind])(from_logits=loss.from_logits, **kwargs)
+    if kwargs:
+        return getattr(keras.losses, _PARAM_LOSS_CLASSES[loss.kind])(**kwargs)
     return keras.losses.get(loss.kind)
 
 

@@ -121,10 +121,9 @@ EVALUATE_POSITIONAL = ("x", "y", "batch_size", "verbose", "sample_weight", "step
                        "return_dict")
 PREDICT_POSITIONAL = ("x", "batch_size", "verbose", "steps", "callbacks")
 DATA_ARGS = {"x", "y", "validation_data", "class_weight", "sample_weight"}
-#: Keras' loss reductions → the unified spelling ("mean" is "sum_over_batch_size")
-LOSS_REDUCTIONS = {"sum_over_batch_size": "sum_over_batch_size", "auto": "sum_over_batch_size",
-                   "mean": "sum_over_batch_size", "sum": "sum", None: "none", "none": "none",
-                   "mean_with_sample_weight": "mean_with_sample_weight"}
+#: Keras' loss reductions → ir.training.Loss.reduction ("mean" is "sum_over_batch_size")
+LOSS_REDUCTIONS = {"sum_over_batch_size": "mean", "auto": "mean", "mean": "mean", "sum": "sum",
+                   None: "none", "none": "none", "mean_with_sample_weight": "mean_with_sample_weight"}
 #: losses whose one-hot / 0-1 targets Keras can smooth (label_smoothing)
 SMOOTHABLE_LOSSES = ("categorical_crossentropy", "binary_crossentropy")
 
@@ -254,6 +253,7 @@ def loss_config(value: Any) -> T.Loss:
         raise Unsupported(f"loss {name!r} is not supported")
     from_logits = bool(_static(kwargs.pop("from_logits", False), "from_logits"))
     params = {}
+    reduction = "mean"
     for key, raw in kwargs.items():
         if key in ("name", "dtype"):
             continue
@@ -261,8 +261,6 @@ def loss_config(value: Any) -> T.Loss:
             reduction = LOSS_REDUCTIONS.get(_static(raw, f"{name}(reduction=...)"), "unknown")
             if reduction == "unknown":
                 raise Unsupported(f"{name}(reduction={raw!r}) is not supported")
-            if reduction != "sum_over_batch_size":
-                params["reduction"] = reduction
             continue
         if key == "axis":
             if _static(raw, f"{name}(axis=...)") not in (-1, None):
@@ -279,7 +277,7 @@ def loss_config(value: Any) -> T.Loss:
                 params[key] = value
             continue
         raise Unsupported(f"{name}: argument {key!r} is not supported")
-    return T.Loss(kind, from_logits, params)
+    return T.Loss(kind, from_logits, params, reduction)
 
 
 def metric_name(value: Any) -> str:

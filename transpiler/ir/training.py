@@ -59,10 +59,10 @@ LOSSES = {
     "nll": "class indices (the outputs are log-probabilities)",
 }
 
-#: how a loss's per-sample values become the batch loss (``Loss.params["reduction"]``; absent =
-#: "sum_over_batch_size", the mean). "none" under compile(): the gradient is the batch sum's,
-#: the logged loss the mean. Other ``Loss.params``: ``label_smoothing``, ``delta`` (Huber).
-LOSS_REDUCTIONS = ("sum_over_batch_size", "sum", "none", "mean_with_sample_weight")
+#: ``Loss.reduction`` values: how the per-sample values become the batch loss. "none" (a Keras
+#: loss under compile()): the gradient is the batch sum's, the logged loss the mean;
+#: "mean_with_sample_weight": the weighted sum over the sum of the sample weights.
+LOSS_REDUCTIONS = ("mean", "sum", "none", "mean_with_sample_weight")
 
 SCHEDULES = ("exponential_decay", "cosine_decay", "piecewise_constant_decay", "inverse_time_decay",
              "cosine_annealing", "lambda")

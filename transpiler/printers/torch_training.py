@@ -624,7 +624,7 @@ class TrainingPrinter:
             self.loss_fns[(smoothed, False)] = LABEL_SMOOTHING[kind].replace("BASE", name)
             self.code.imports.add("import functools")
             expr = f"functools.partial({smoothed}, label_smoothing={lit(float(loss.params['label_smoothing']))})"
-        reduction = loss.params.get("reduction", "sum_over_batch_size")
+        reduction = loss.reduction
         if reduction in REDUCTION_WRAPPERS:
             wrapper = f"keras_{reduction}_reduction"
             self.loss_fns[(wrapper, False)] = REDUCTION_WRAPPERS[reduction]
@@ -715,7 +715,7 @@ class TrainingPrinter:
         if repeat and f.steps_per_epoch is None:
             raise NotImplementedError("fit on a repeated (endless) tf.data pipeline without steps_per_epoch")
         if (f.class_weight is not None or f.sample_weight is not None) and any(
-                loss.params.get("reduction") == "mean_with_sample_weight" for loss in mt.compile.losses):
+                loss.reduction == "mean_with_sample_weight" for loss in mt.compile.losses):
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
         in_layouts, out_layouts = self._io(mt)
         fit_name = self.fit_function(f)
