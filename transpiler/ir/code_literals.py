@@ -1,6 +1,7 @@
-"""The parts of a Python literal kept as source text (``ir.training.Code``): the element
-sources of ``[a, f(b)]`` / ``(x, y)`` and the values of ``{"name": expr}``. Frontends and
-printers both read user expressions this way (``callbacks=[...]``, ``loss={...}``)."""
+"""Reading user source kept as text (``ir.training.Code``): the element sources of a
+literal ``[a, f(b)]`` / ``(x, y)``, the values of ``{"name": expr}``, the dotted name of
+``tf.math.log``. Frontends and printers both read user expressions this way
+(``callbacks=[...]``, ``loss={...}``)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,13 @@ def dict_items(code: str) -> dict[str, str] | None:
             return None
         out[el.key.evaluated_value] = _code(el.value)
     return out
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """``tf.math.log`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from transpiler.ir import code_literals
 from transpiler.printers.code import lit
 
 _KERAS_ROOTS = ("keras.src.", "tensorflow.keras.", "tf_keras.", "keras.")
@@ -79,11 +80,7 @@ def module_aliases(module: cst.Module) -> dict[str, str]:
 
 
 def _dotted(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
+    return code_literals.dotted_name(node) or ""
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -1452,13 +1452,7 @@ _KERAS_MODEL_MEMBERS = {"predict", "evaluate", "fit", "compile", "get_weights", 
 _OPTIMIZER_LR = ("learning_rate", "lr")
 
 
-def _dotted(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
+_dotted = code_literals.dotted_name
 
 
 def _lr_target() -> cst.BaseExpression:
