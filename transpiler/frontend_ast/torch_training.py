@@ -32,7 +32,7 @@ diagnostic naming the construct (file:line). Imports no deep-learning framework.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -40,6 +40,7 @@ import libcst as cst
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
+from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.ir.program import ModelDef
 
 
@@ -261,15 +262,6 @@ CHECKPOINT_SUFFIXES = (".pt", ".pth", ".pkl", ".bin", ".ckpt", ".tar")
 
 def _code(node) -> str:
     return cst.Module([]).code_for_node(node)
-
-
-def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
 
 
 class Scope:

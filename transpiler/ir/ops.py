@@ -23,7 +23,7 @@ Passes read these facts from the table; they do not branch on op names.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 

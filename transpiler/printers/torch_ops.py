@@ -17,7 +17,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
-from transpiler.printers.code import Code, call, lit, size_arg
+from transpiler.printers.code import call, lit, size_arg
 from transpiler.weights.transforms import Transform
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.graph import Graph, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers import torch_ops

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import struct
 import tempfile
 import zipfile

@@ -41,7 +41,7 @@ from transpiler.ir.layout import (
     is_channels_first,
     is_channels_last,
 )
-from transpiler.ir.passes.shape_inference import infer_node, layout_without
+from transpiler.ir.passes.shape_inference import infer_node
 
 
 def _source_layout(value: Value) -> str:
