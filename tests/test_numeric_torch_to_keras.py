@@ -290,6 +290,7 @@ KNOWN_UNREAD = {
     "bilstm_tagger": "x[..., :16]",  # splitting a bidirectional sequence into its halves
     "config_mlp": ".repeat()",  # PReLU over shared axes printed as a broadcast parameter
     "feature_gating": "nn.Parameter",  # a module's own weights (add_weight) are not read back yet
+    "transformer_classifier": "nn.Parameter",  # its position embedding is an add_weight
 }
 
 
