@@ -2169,10 +2169,10 @@ class KerasFrontend:
         if self.self_stack:  # a call() runs on tensors: a layer unsetting their masks is seen after it
             for t in call.clears:
                 t.mask = None
-        n_out = 1
-        if spec.op in ("lstm", "gru", "simple_rnn", "bidirectional", "split"):
-            probe = self._probe_outputs(spec, values)
-            n_out = probe
+        try:  # how many outputs: the op's shape rule says (an LSTM's states, a split's parts)
+            n_out = self._probe_outputs(spec.op, attrs, values)
+        except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
+            raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
         node = self.scratch.add_node(spec.op, layer.hint or spec.op, values, n_out,
                                      attrs=attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
@@ -2205,11 +2205,13 @@ class KerasFrontend:
             return outputs[0]
         return outputs
 
-    def _probe_outputs(self, spec: LayerSpec, inputs) -> int:
-        probe = Node(spec.op, "probe", inputs, [], attrs=spec.attrs)
+    @staticmethod
+    def _probe_outputs(op: str, attrs: dict, inputs) -> int:
         from transpiler.ir.passes.shape_inference import _RULES
 
-        return len(_RULES[spec.op](probe, [v.shape for v in inputs], [v.layout for v in inputs]))
+        probe = Node(op, "probe", inputs, [], attrs=attrs)
+        layouts = [v.layout or default_layout(len(v.shape)) for v in inputs]
+        return len(_RULES[op](probe, [v.shape for v in inputs], layouts))
 
     # -- models -------------------------------------------------------------------
     def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:

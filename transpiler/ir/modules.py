@@ -85,8 +85,6 @@ class Structure:
     root: ModuleInfo
     #: id(node) → the dotted path of its module in the state_dict ("blocks.0.expand")
     paths: dict[int, str]
-    #: id(node) → (ModuleInfo printing it, its call number) for nodes run in a child module
-    group_of: dict[int, tuple[ModuleInfo, int]]
     #: id(scope) → ModuleInfo for every scope kept as a module
     infos: dict[int, ModuleInfo]
     #: id(node) → the ``(ModuleInfo, call number)`` chain it runs in, outermost first
@@ -238,7 +236,6 @@ def build_structure(graph: Graph) -> Structure:
         return infos[id(s)]
 
     paths: dict[int, str] = {}
-    group_of: dict[int, tuple[ModuleInfo, int]] = {}
     for s in scopes:
         if id(s) not in invalid:
             info_of(s)
@@ -248,7 +245,6 @@ def build_structure(graph: Graph) -> Structure:
             s, c = vc[-1]
             info = infos[id(s)]
             info.calls.setdefault(c, []).append(node)
-            group_of[id(node)] = (info, c)
         if not _has_module(node):
             continue
         owner = _owner(node, root)
@@ -264,14 +260,14 @@ def build_structure(graph: Graph) -> Structure:
     _members(root_info, graph, infos, invalid, root)
     for info in infos.values():
         _members(info, graph, infos, invalid, root)
-    out = Structure(root_info, paths, group_of, infos,
+    out = Structure(root_info, paths, infos,
                     {id(n): tuple((infos[id(s)], c) for s, c in valid_chain(n)) for n in graph.nodes})
     if out.nested:
         try:  # every level must order: a call of a module is one step of its caller
             for prefix in {ch[:k] for ch in out.chains.values() for k in range(len(ch))}:
                 level_items(out, graph, prefix)
         except ValueError:
-            out = Structure(ModuleInfo(None, "", ""), {}, {}, {}, {})
+            out = Structure(ModuleInfo(None, "", ""), {}, {}, {})
             _members(out.root, graph, {}, {id(s) for s in scopes}, root)
     graph.meta["_structure"] = (len(graph.nodes), [id(n) for n in graph.nodes], out)
     return out
