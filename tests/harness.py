@@ -62,7 +62,7 @@ class Checked:
 
 
 def check_source(source: str, *, builder: str = "build_model", batch: int = 3, seed: int = 0,
-                 randomize: bool = True, path: str = "case.py") -> Checked:
+                 randomize: bool = True, path: str = "case.py", training: bool = False) -> Checked:
     """Transpile ``source``, run both models, return comparisons and parameter counts."""
     result = translate(source, path)
     md = next(m for m in result.program.models if m.builder == builder)
@@ -75,7 +75,7 @@ def check_source(source: str, *, builder: str = "build_model", batch: int = 3, s
     tmodel = getattr(generated, builder)()
     tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
     inputs = verify.random_inputs(md.graph, batch, seed)
-    comparisons = verify.run_both(kmodel, tmodel, md.graph, inputs)
+    comparisons = verify.run_both(kmodel, tmodel, md.graph, inputs, training=training)
     return Checked(comparisons, verify.keras_param_count(kmodel),
                    verify.torch_param_count(tmodel) - verify.lstm_extra_bias(md.graph), result, md.graph)
 

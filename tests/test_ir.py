@@ -191,6 +191,7 @@ def test_permute_rows_matches_a_channels_first_flatten():
 #: canonical ops no Keras layer produces directly, with the reason
 NOT_FROM_KERAS: dict[str, str] = {
     "variable": "a custom layer's add_weight (keras_frontend._add_weight), not a layer class",
+    "training_select": "an `if training:` branch in a custom layer's call() (keras_frontend._exec_mode_if)",
 }
 
 

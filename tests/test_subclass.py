@@ -2,8 +2,8 @@
 
 Each case transpiles a script defining subclasses, builds the Keras model, maps its
 weights into the generated module and compares outputs (≤ 1e-5); what cannot be
-translated faithfully (a branch on ``training``, weights made with ``add_weight``, a
-model whose input shape is never given) must be a reported stub.
+translated faithfully (a branch on ``training`` whose two sides differ in shape, a model
+whose input shape is never given) must be a reported stub.
 """
 
 from __future__ import annotations
@@ -155,17 +155,86 @@ def test_a_model_used_as_a_layer_is_a_submodule_with_its_own_names():
     assert "def forward(self, x):" in forward and "inputs" not in forward and "features" not in forward
 
 
+TRAINING_BRANCHES = HEAD + '''class Jitter(layers.Layer):
+    """Scales while training, shifts at inference."""
+
+    def call(self, inputs, training=None):
+        if training:
+            # a deterministic stand-in for noise
+            return inputs * 0.9
+        return inputs + 1.0
+
+
+class Gate(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = layers.Dense(units)
+        self.extra = layers.Dense(units)
+
+    def call(self, x, training=None):
+        h = self.dense(x)
+        if not training:
+            h = keras.ops.relu(h)
+        else:
+            scale = keras.ops.sigmoid(self.extra(x))
+            h = h * scale
+        if training is True:
+            h = h - 0.5
+        return h
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.jitter = Jitter()
+        self.gate = Gate(5)
+        self.head = layers.Dense(3)
+
+    def call(self, inputs, training=None):
+        x = self.jitter(inputs, training=training)
+        x = self.gate(x, training=training)
+        if training:
+            x = keras.ops.tanh(x)
+        return self.head(x)
+
+
+def build_model():
+    model = Net()
+    model.build((None, 6))
+    return model
+'''
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_branches_on_training_are_equal_in_both_modes(training):
+    """``if training:`` in call(): the torch module takes the same branch under
+    ``model.train()`` / ``model.eval()`` as Keras under training=True/False."""
+    checked = check_source(TRAINING_BRANCHES, batch=4, training=training)
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5
+    assert not checked.translation.stubs
+
+
+def test_branches_on_training_become_self_training_blocks():
+    text = translate(TRAINING_BRANCHES, "net.py").text
+    jitter = text[text.index("class Jitter"):text.index("class Gate")]
+    assert "        if self.training:\n            # a deterministic stand-in for noise\n" \
+           "            return inputs * 0.9\n        return inputs + 1.0\n" in jitter
+    gate = text[text.index("class Gate"):text.index("class Net")]
+    # the gate's extra Dense runs only while training: it is called inside the branch
+    assert gate.index("if self.training:") < gate.index("self.extra(x)")
+    assert "training" not in text.split("def forward(self, inputs):")[-1].split("return")[0].split("if")[0]
+
+
 @pytest.mark.parametrize("body, reason", [
     ('''class Gated(keras.Model):
     def __init__(self):
         super().__init__()
         self.a = layers.Dense(4)
-        self.drop = layers.Dropout(0.5)
 
     def call(self, x, training=False):
-        x = self.a(x)
         if training:
-            x = self.drop(x)
+            x = self.a(x)
         return x
 
 
@@ -173,7 +242,22 @@ def build_model():
     model = Gated()
     model.build((None, 6))
     return model
-''', "branch on `training`"),
+''', "the training branch gives"),
+    ('''class Gated(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.a = layers.Dense(4)
+
+    def call(self, x, training=False):
+        scale = 0.5 if training else 1.0
+        return self.a(x) * scale
+
+
+def build_model():
+    model = Gated()
+    model.build((None, 6))
+    return model
+''', "`training` used as a value"),
     ('''class Lazy(keras.Model):
     def __init__(self):
         super().__init__()
@@ -186,7 +270,7 @@ def build_model():
 def build_model():
     return Lazy()
 ''', "input shape is never given"),
-], ids=["training-branch", "never-built"])
+], ids=["training-branch-changes-shape", "training-as-a-value", "never-built"])
 def test_untranslatable_subclasses_are_reported(body, reason):
     result = translate(HEAD + body, "case.py")
     assert not result.program.models

@@ -61,12 +61,17 @@ def find_layer(keras_model: Any, name: str) -> Any:
 
 
 def ensure_built(keras_model: Any, graph: Graph) -> None:
-    """A subclassed Keras model creates its weights on its first call: make it."""
-    if keras_model.weights and all(getattr(layer, "built", True)
-                                   for layer in keras_model._flatten_layers(include_self=False)):
-        return
+    """A subclassed Keras model creates its weights on its first call: make it. Layers that
+    only a training branch calls (``if training: ...``) are built by a call in training mode."""
+    def built() -> bool:
+        return bool(keras_model.weights) and all(getattr(layer, "built", True)
+                                                 for layer in keras_model._flatten_layers(include_self=False))
+
     inputs = random_inputs(graph, 1, 0)
-    keras_model(inputs if len(inputs) > 1 else inputs[0], training=False)
+    for training in (False, True):
+        if built() or (training and not any(n.op == "training_select" for n in graph.nodes)):
+            return
+        keras_model(inputs if len(inputs) > 1 else inputs[0], training=training)
 
 
 def _source_param_names(node) -> list[str]:
@@ -160,16 +165,18 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> Comparison:
     return Comparison(float(diff.max()) if diff.size else 0.0, float(rel.mean()) if rel.size else 0.0, top1, top5)
 
 
-def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray]) -> list[Comparison]:
-    """Run both models on channels-last ``inputs``; compare every output."""
+def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
+             training: bool = False) -> list[Comparison]:
+    """Run both models on channels-last ``inputs`` (in inference mode, or in training mode for
+    models whose training-time computation is deterministic); compare every output."""
     import torch
 
-    k_out = keras_model(inputs if len(inputs) > 1 else inputs[0], training=False)
+    k_out = keras_model(inputs if len(inputs) > 1 else inputs[0], training=training)
     if not isinstance(k_out, (list, tuple)):
         k_out = [k_out]
     k_out = [np.asarray(o) for o in k_out]
     t_in = [torch.from_numpy(to_target_layout(x, v.layout)) for x, v in zip(inputs, graph.inputs)]
-    torch_module.eval()
+    torch_module.train(training)
     with torch.no_grad():
         t_out = torch_module(*t_in)
     if not isinstance(t_out, (list, tuple)):

@@ -189,6 +189,22 @@ class SuperRef:
     obj: UserObj
 
 
+class _TrainingMode:
+    """``training`` inside ``call()`` when the caller leaves it to the mode (``None``, or passed
+    on from an enclosing call): true while training, false at inference. Branches on it become
+    ``training_select`` nodes; any other use of its truth value is refused."""
+
+    def __repr__(self) -> str:
+        return "training"
+
+    def __bool__(self) -> bool:
+        raise Unsupported("`training` used as a value in call() is not translated yet "
+                          "(an `if training:` branch is)")
+
+
+TRAINING_MODE = _TrainingMode()
+
+
 @dataclass(eq=False)
 class TapeObj:
     """A ``tf.GradientTape()``."""
@@ -579,8 +595,14 @@ class KerasFrontend:
 
     # -- statements ---------------------------------------------------------------
     def _exec_block(self, body, env: Env, top: bool = False) -> None:
-        for stmt in body:
+        for i, stmt in enumerate(body):
             if not top:
+                if self.self_stack and isinstance(stmt, cst.If):
+                    sense = self._mode_test(stmt.test, env)
+                    if sense is not None:
+                        if self._exec_mode_if(stmt, sense, env, body[i + 1:]):
+                            return
+                        continue
                 self._exec_stmt(stmt, env, top)
                 continue
             mark = len(self.models)
@@ -632,12 +654,98 @@ class KerasFrontend:
             self.stmt_stack.pop()
             self._stmt_nodes.pop()
 
+    # -- call(..., training): branches on the mode --------------------------------------
+    def _mode_test(self, test: cst.BaseExpression, env: Env) -> bool | None:
+        """For an ``if`` test in call(): True when it holds exactly while training, False when
+        exactly at inference, None when it does not read the mode (``training`` bound to a
+        Python bool by the caller is an ordinary static test)."""
+        if isinstance(test, cst.Name):
+            try:
+                return True if env.lookup(test.value) is TRAINING_MODE else None
+            except KeyError:
+                return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._mode_test(test.expression, env)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            inner = self._mode_test(test.left, env)
+            if inner is None or not isinstance(target.comparator, cst.Name) or \
+                    target.comparator.value not in ("True", "False"):
+                return None
+            if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+                return None
+            positive = isinstance(target.operator, (cst.Is, cst.Equal)) == (target.comparator.value == "True")
+            return inner if positive else not inner
+        return None
+
+    def _exec_mode_if(self, stmt: cst.If, sense: bool, env: Env, rest: list) -> bool:
+        """``if training: ...`` in call(): both branches run on the same tensors; every variable
+        they bind differently (or the value they return) becomes a ``training_select`` of the
+        two. ``if training: return a`` with no else takes the rest of the block as the
+        inference branch. Returns True when the rest of the block was consumed."""
+        body = list(stmt.body.body)
+        if isinstance(stmt.orelse, cst.If):
+            other = [stmt.orelse]
+        elif isinstance(stmt.orelse, cst.Else):
+            other = list(stmt.orelse.body.body)
+        else:
+            other = []
+        consumed = False
+        if stmt.orelse is None and body and _returns(body[-1]):
+            other, consumed = list(rest), True
+        train, infer = (body, other) if sense else (other, body)
+        self.stmt_stack.append(id(stmt))
+        self._stmt_nodes.append(stmt)
+        try:
+            before = dict(env.vars)
+            names = dict(self.uids)
+            trained = self._run_branch(train, env)
+            # Keras traces call() with training=None: only the inference branch takes op names
+            self.uids.clear()
+            self.uids.update(names)
+            env.vars = dict(before)
+            inferred = self._run_branch(infer, env)
+            env.vars = dict(before)
+            if trained[0] != inferred[0]:
+                raise self._err(stmt.test, "one branch on `training` returns and the other does not")
+            if trained[0] == "return":
+                raise _Return(self._join_modes(trained[1], inferred[1], stmt, "result"))
+            for name in trained[1]:
+                if name in inferred[1]:
+                    t, i = trained[1][name], inferred[1][name]
+                    env.vars[name] = t if t is i else self._join_modes(t, i, stmt, name)
+        finally:
+            self.stmt_stack.pop()
+            self._stmt_nodes.pop()
+        return consumed
+
+    def _run_branch(self, stmts: list, env: Env) -> tuple[str, Any]:
+        try:
+            self._exec_block(stmts, env)
+        except _Return as ret:
+            return "return", ret.value
+        return "vars", dict(env.vars)
+
+    def _join_modes(self, train: Any, infer: Any, stmt: cst.If, name: str) -> Any:
+        if train is infer:
+            return train
+        if isinstance(train, (tuple, list)) and isinstance(infer, (tuple, list)) and len(train) == len(infer):
+            return type(train)(self._join_modes(t, i, stmt, name) for t, i in zip(train, infer))
+        if isinstance(train, (TensorVal, WeightObj)) and isinstance(infer, (TensorVal, WeightObj)):
+            t, i = self._as_tensor(train, stmt), self._as_tensor(infer, stmt)
+            out = self._tensor_math(lambda b: b.add("training_select", [t.value, i.value], {}, name)[0],
+                                    self._span(stmt.test), "if training")
+            if name != "result" and out.value.var is None:
+                out.value.var = name
+            return out
+        if not isinstance(train, (TensorVal, WeightObj, LayerObj, ModelObj)) and \
+                not isinstance(infer, (TensorVal, WeightObj, LayerObj, ModelObj)) and train == infer:
+            return train
+        raise self._err(stmt.test, f"the branches on `training` give {name!r} values of different kinds; "
+                                   "not translated yet")
+
     def _exec_if(self, stmt: cst.If, env: Env) -> None:
-        if self.self_stack and "training" in _names_in(stmt.test) and _has_call(stmt):
-            # call(..., training): one branch runs in training, the other in inference; a
-            # flat graph would silently keep only one of them
-            raise self._err(stmt.test, "a branch on `training` in call() is not translated yet "
-                                       "(pass training= to the layers instead)")
         test = self._eval(stmt.test, env)
         if isinstance(test, (Unknown, TensorVal, ModelObj, LayerObj)) or test is ...:
             if self._constructs_layers(stmt):
@@ -1613,6 +1721,7 @@ class KerasFrontend:
             if shapes:
                 obj.attrs["__built__"] = True
                 self._run_method(obj, build, [shapes if len(shapes) > 1 else shapes[0]], {})
+        kwargs = _with_training_mode(fn, args, kwargs)
         scope = obj.scope
         if scope is None:
             return self._run_method(obj, fn, args, kwargs)
@@ -2589,9 +2698,22 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in nodes_of(node, cst.Name)}
 
 
-def _has_call(node: cst.CSTNode) -> bool:
-    """True when ``node`` calls anything."""
-    return any(True for _ in nodes_of(node, cst.Call))
+def _with_training_mode(fn: cst.FunctionDef, args, kwargs) -> dict:
+    """call()'s ``training`` left to the mode (not given, or None) is bound to TRAINING_MODE."""
+    positional = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)][1:]
+    names = positional + [p.name.value for p in fn.params.kwonly_params]
+    if "training" not in names:
+        return kwargs
+    if "training" in positional and positional.index("training") < len(args):
+        return kwargs
+    if kwargs.get("training") is None:
+        return {**kwargs, "training": TRAINING_MODE}
+    return kwargs
+
+
+def _returns(stmt: cst.CSTNode) -> bool:
+    """True for a ``return ...`` statement line."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in stmt.body)
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:

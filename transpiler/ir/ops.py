@@ -462,6 +462,10 @@ op("clip", attrs="min: float = None; max: float = None", layout=TRANSPARENT,
    doc="Element-wise clamp to [min, max] (None: unbounded on that side).")
 op("where", inputs="condition, x, y", layout=TRANSPARENT,
    doc="x where condition holds, else y (all three broadcast).")
+op("training_select", inputs="train, infer", layout=TRANSPARENT,
+   doc="``train`` while training, ``infer`` at inference: a branch on ``training`` in a Keras "
+       "call() (``self.training`` in torch). The printers put each input's own computation "
+       "inside its branch.")
 op("cast", attrs="dtype: str", layout=TRANSPARENT,
    doc="Convert to ``dtype`` (float32, int64, bool, ...); float to int truncates toward zero.")
 for _kind in ("mean", "sum", "max", "min"):

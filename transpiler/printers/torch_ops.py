@@ -1353,6 +1353,12 @@ def emit_where_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"torch.where({', '.join(ins)})")
 
 
+@emitter("training_select")
+def emit_training_select_torch(node: Node, m: str) -> Emission:
+    # forward writers print an ``if self.training:`` block (torch_printer._ForwardWriter._select)
+    return Emission(None, lambda ins: f"{ins[0]} if self.training else {ins[1]}")
+
+
 #: IR dtypes → torch tensor methods (or torch dtypes for .to())
 _TORCH_CASTS = {"float32": ".float()", "float64": ".double()", "float16": ".half()", "int32": ".int()",
                 "int64": ".long()", "bool": ".bool()"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from transpiler.ir.graph import Graph, Value
+from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers import torch_ops
@@ -66,6 +66,17 @@ class _ForwardWriter:
             self.expr[id(v)] = name
             self.bound[name] = v
         self.depth: dict[int, int] = {}
+        #: nodes computed only for one branch of a training_select: (select, 0 train / 1 infer)
+        self.branch_of: dict[int, tuple[Node, int]] = {}
+        self.branch_lines: dict[tuple[int, int], list[str]] = {}
+        self.select_name: dict[int, str] = {}
+        self.returned_by: Node | None = None
+        for node in graph.nodes:
+            if node.op == "training_select":
+                for slot in (0, 1):
+                    for member in _exclusive_cone(graph, node, slot):
+                        self.branch_of.setdefault(id(member), (node, slot))
+        self.graph_index = {id(n): i for i, n in enumerate(graph.nodes)}
 
     def _live(self, value: Value, at: int) -> bool:
         return self.last_use.get(id(value), -1) > at
@@ -116,7 +127,26 @@ class _ForwardWriter:
         logits_at = self.graph.meta.get("logits_outputs", {})
         flagged = {id(v) for i, v in enumerate(self.graph.outputs) if i in logits_at}
         logits: dict[int, str] = {}
+        main = self.lines
         for i, node in enumerate(self.graph.nodes):
+            branch = self.branch_of.get(id(node))
+            self.lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
+            if node.op == "training_select":
+                self._select(node, i)
+                continue
+            if branch is not None and node.outputs and node.outputs[0] is branch[0].inputs[branch[1]] and \
+                    self.emissions[id(node)].call is not None:
+                text = self.emissions[id(node)].call([self.expr[id(v)] for v in node.inputs])
+                if self._returns_directly(branch[0]):  # returned as it is
+                    self.lines += _comment_lines(node.comments, "")
+                    self.expr[id(node.outputs[0])] = text
+                    continue
+                # a branch's result: computed straight into the name the select gives it
+                name = self._select_out(branch[0])
+                self.lines += _comment_lines(node.comments, "")
+                self.lines.append(f"{name} = {text}")
+                self.expr[id(node.outputs[0])] = name
+                continue
             em = self.emissions[id(node)]
             ins = [self.expr[id(v)] for v in node.inputs]
             if node.outputs and id(node.outputs[0]) in flagged and em.call is not None \
@@ -158,12 +188,79 @@ class _ForwardWriter:
             self.lines.append(f"{name} = {text}")
             self.expr[id(value)] = name
             self.bound[name] = value
+        self.lines = main
+        if self.returned_by is not None:
+            return self.lines
         outs = [self.expr[id(v)] for v in self.graph.outputs]
         if logits:
             raw = [logits.get(id(v), self.expr[id(v)]) for v in self.graph.outputs]
             self.lines += ["if return_logits:", "    return " + ", ".join(raw)]
         self.lines.append("return " + ", ".join(outs))
         return self.lines
+
+
+    def _returns_directly(self, select: Node) -> bool:
+        return len(self.graph.outputs) == 1 and self.graph.outputs[0] is select.outputs[0] and \
+            self.graph_index[id(select)] == len(self.graph.nodes) - 1 and not self.graph.meta.get("logits_outputs")
+
+    def _select_out(self, select: Node) -> str:
+        """The name a training_select binds (chosen once, when its first branch result is written)."""
+        if id(select) not in self.select_name:
+            at = self.graph_index[id(select)]
+            name = self._name_for(select.outputs[0], at)
+            self.bound[name] = select.outputs[0]
+            self.select_name[id(select)] = name
+        return self.select_name[id(select)]
+
+    def _select(self, node: Node, at: int) -> None:
+        """``if self.training:`` with each branch's own statements; a branch that leaves the
+        value as it was is not written."""
+        if self._returns_directly(node):
+            # the branches are the method's last statements: each returns its own value
+            train = self.branch_lines.get((id(node), 0), [])
+            infer = self.branch_lines.get((id(node), 1), [])
+            self.lines += ["if self.training:"] + [f"    {ln}" for ln in train]
+            self.lines += [f"    return {self.expr[id(node.inputs[0])]}"] + infer
+            self.lines.append(f"return {self.expr[id(node.inputs[1])]}")
+            self.returned_by = node
+            return
+        name = self._select_out(node)
+        blocks = []
+        for slot in (0, 1):
+            lines = list(self.branch_lines.get((id(node), slot), []))
+            expr = self.expr[id(node.inputs[slot])]
+            if expr != name:
+                lines.append(f"{name} = {expr}")
+            blocks.append(lines)
+        train, infer = blocks
+        if train:
+            self.lines.append("if self.training:")
+            self.lines += [f"    {ln}" for ln in train]
+            if infer:
+                self.lines.append("else:")
+                self.lines += [f"    {ln}" for ln in infer]
+        elif infer:
+            self.lines.append("if not self.training:")
+            self.lines += [f"    {ln}" for ln in infer]
+        self.expr[id(node.outputs[0])] = name
+
+
+def _exclusive_cone(graph: Graph, select: Node, slot: int) -> list[Node]:
+    """The nodes whose results only ``select``'s input ``slot`` needs (directly or through
+    other such nodes): computed inside that branch, in graph order."""
+    users: dict[int, list[tuple[Node, int]]] = {}
+    for node in graph.nodes:
+        for k, v in enumerate(node.inputs):
+            users.setdefault(id(v), []).append((node, k))
+    outputs = {id(v) for v in graph.outputs}
+    cone: set[int] = set()
+    index = {id(n): i for i, n in enumerate(graph.nodes)}
+    for node in reversed(graph.nodes[:index[id(select)]]):
+        uses = [u for v in node.outputs for u in users.get(id(v), ())]
+        if uses and not any(id(v) in outputs for v in node.outputs) and \
+                all((u is select and k == slot) or id(u) in cone for u, k in uses):
+            cone.add(id(node))
+    return [n for n in graph.nodes if id(n) in cone]
 
 
 def _arg_names(graph: Graph) -> list[str]:

@@ -383,6 +383,13 @@ def _where(node, shapes, layouts):
     return [(broadcast(node, shapes), layouts[widest], _dtype(node, branch))]
 
 
+@rule("training_select")
+def _training_select(node, shapes, layouts):
+    if shapes[0] != shapes[1]:
+        raise IRError(f"{node!r}: the training branch gives {shapes[0]}, the inference branch {shapes[1]}")
+    return [(shapes[0], layouts[0], _dtype(node, 0))]
+
+
 @rule("matmul")
 def _matmul(node, shapes, layouts):
     a, b = shapes
