@@ -189,6 +189,14 @@ class SuperRef:
     obj: UserObj
 
 
+@dataclass(eq=False)
+class SeedGeneratorObj:
+    """``keras.random.SeedGenerator(seed)``: the state behind a layer's random numbers (torch
+    draws from its own generator, so only its presence matters)."""
+
+    seed: Any = None
+
+
 class _TrainingMode:
     """``training`` inside ``call()`` when the caller leaves it to the mode (``None``, or passed
     on from an enclosing call): true while training, false at inference. Branches on it become
@@ -334,6 +342,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("loss", last)
     if name.startswith("metrics.") and last in keras_training.METRIC_NAMES:
         return ApiRef("metric", last)
+    if name in ("random.SeedGenerator", "random.seed_generator.SeedGenerator"):
+        return ApiRef("seed_generator", last)
     if name in ("losses.Loss", "losses.loss.Loss"):
         return ApiRef("loss_base", last)
     if name in ("callbacks.Callback", "callbacks.callback.Callback"):
@@ -1386,6 +1396,8 @@ class KerasFrontend:
                 return self._load_model(node)
             if func.kind == "gradient_tape":
                 return TapeObj()
+            if func.kind == "seed_generator":
+                return SeedGeneratorObj(args[0] if args else kwargs.get("seed"))
             if func.kind == "dataset_slices":
                 code = cst.Module([]).code_for_node(node.args[0].value) if node.args else ""
                 data = args[0] if args else None

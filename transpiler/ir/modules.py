@@ -323,6 +323,10 @@ def level_items(st: Structure, graph: Graph, prefix: tuple) -> list:
                 if id(v) in outputs or any(id(c) not in members for c in consumers.get(id(v), [])):
                     outs.append(v)
         scope = item.info.scope
+        # everything the call returned is the module's result, used here or not (the
+        # caller unpacks it as the source did; a custom train_step may read the rest)
+        outs += [v for v in scope.call_outputs.get(item.call, [])
+                 if v.producer is not None and id(v.producer) in members and v not in outs]
         item.inputs = _in_call_order(ins, scope.call_inputs.get(item.call, []))
         item.outputs = _in_call_order(outs, scope.call_outputs.get(item.call, []))
         if not item.outputs:

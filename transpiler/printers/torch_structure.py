@@ -261,7 +261,8 @@ class StructurePrinter:
         args = _arg_names(inputs, params if len(params) == len(inputs) else [])
         var_of: dict[int, str | None] = {}
         if info.scope is not None:  # the caller's variable names do not hold inside
-            var_of.update({id(v): None for v in outputs})
+            # (the module's own names for its results, where its code named them)
+            var_of.update({id(v): v.scope_vars.get(id(info.scope)) for v in outputs})
             var_of.update({id(v): a for v, a in zip(inputs, args)})
         here = id(info.scope) if info.scope is not None else (
             id(self.graph.meta["root_scope"]) if self.graph.meta.get("root_scope") is not None else None)
