@@ -291,6 +291,8 @@ KNOWN_UNREAD = {
     "config_mlp": ".repeat()",  # PReLU over shared axes printed as a broadcast parameter
     "feature_gating": "nn.Parameter",  # a module's own weights (add_weight) are not read back yet
     "transformer_classifier": "nn.Parameter",  # its position embedding is an add_weight
+    # its module keeps Keras' metric trackers (the generated Mean class) for its train_step
+    "vae": "class Mean is not an nn.Module",
 }
 
 

@@ -527,3 +527,56 @@ def test_custom_layers_in_a_sequential_and_one_class_for_two_models():
     checked = check_source(SEQUENTIAL_OF_CUSTOM, batch=3)
     assert checked.keras_params == checked.torch_params
     assert max_error(checked) <= 1e-5
+
+
+CUSTOM_STEP_NEEDS_KERAS = HEAD + '''import numpy as np
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.out = layers.Dense(1)
+
+    def call(self, x):
+        return self.out(x)
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = self.compute_loss(y=y, y_pred=self(x, training=True))
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_weights), self.trainable_weights))
+        return {"loss": loss}
+
+
+def build_model():
+    model = Net()
+    model(keras.Input(shape=(4,)))
+    return model
+
+
+model = build_model()
+model.compile(optimizer="adam", loss="mse")
+model.fit(np.zeros((8, 4)), np.zeros((8, 1)), epochs=1)
+'''
+
+
+def test_train_step_that_needs_keras_is_a_marked_stub():
+    """``self.compute_loss`` has no torch counterpart: the method and the fit() that runs
+    it are reported, the model itself is translated."""
+    result = translate(CUSTOM_STEP_NEEDS_KERAS, "net.py")
+    messages = [d.message for d in result.stubs]
+    assert any("train_step(): self.compute_loss" in m for m in messages), messages
+    assert any("fit()" in m for m in messages), messages
+    assert "class Net(nn.Module)" in result.text and "def train_step" not in result.text
+
+
+def test_train_step_becomes_a_method_run_by_fit_train_step():
+    text = translate(open(os.path.join(os.path.dirname(__file__), "golden", "custom_train_step",
+                                       "input.py")).read(), "input.py").text
+    method = text[text.index("    def train_step(self, data):"):text.index("def build_model")]
+    assert "self.optimizer.zero_grad()" in method and "loss.backward()" in method
+    assert "self.optimizer.step()" in method and "GradientTape" not in method and "tape.gradient" not in method
+    assert "training=" not in method
+    assert "self.loss_tracker = Mean(name=\"loss\")" in text
+    assert "model.optimizer = torch.optim.SGD(" in text
+    assert "fit_train_step(model, x, y, epochs=3, batch_size=32)" in text

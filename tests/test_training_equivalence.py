@@ -104,3 +104,11 @@ def test_gradient_clipping_trains_like_keras(clip):
     opt = T.Optimizer("sgd", {**T.OPTIMIZER_DEFAULTS["sgd"], "learning_rate": 0.1}, clip=clip)
     k, t = run_both(os.path.join(ROOT, "corpus", "keras", "mlp_regression.py"), opt)
     assert _rel(k, t).max() <= RTOL, list(zip(k, t))
+
+
+def test_custom_train_step_trains_like_keras():
+    """A model's own train_step (GradientTape, SGD with momentum, a Mean tracker) on (x, y)
+    batches: Keras' fit, one batch at a time, and the generated module's train_step."""
+    k, t = run_both(os.path.join(ROOT, "tests", "golden", "custom_train_step", "input.py"))
+    assert len(k) == STEPS and np.all(np.isfinite(k))
+    assert _rel(k, t).max() <= RTOL, list(zip(k, t))

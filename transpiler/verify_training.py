@@ -126,6 +126,8 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
     result, ts, md, generated, kmodel, tmodel = prepare(path)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
+    if md.graph.meta.get("custom_step"):
+        return run_custom_step(result, md, generated, kmodel, tmodel, opt, steps)
     if optimizer is not None or not getattr(kmodel, "compiled", False):
         kmodel.compile(optimizer=keras_optimizer(opt), loss=[keras_loss(l) for l in config.losses]
                        if len(config.losses) > 1 else keras_loss(config.losses[0]),
@@ -167,6 +169,70 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
         extra = (torch.from_numpy(w),) if sample_weights else ()
         loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, *extra, **opt.clip)
         t_losses.append(loss)
+    return np.array(k_losses), np.array(t_losses)
+
+
+def run_custom_step(result, md, generated, kmodel, tmodel, opt: T.Optimizer, steps: int):
+    """A model with its own train_step: Keras' fit and the generated module's train_step,
+    one batch at a time (the metrics reset before each, so each logs its batch's loss).
+    Random draws (``keras.random.normal`` / ``torch.randn_like``) take the same numbers on
+    both sides: the n-th draw of each side is the n-th array of one stream."""
+    import torch as _torch
+
+    printer = TrainingPrinter(result.program)
+    printer.run()
+    namespace = dict(vars(generated))
+    namespace.update(model=tmodel, math=__import__("math"), torch=_torch)
+    for text in printer.optimizer_classes.values():
+        exec(text, namespace)
+    tmodel.optimizer = eval(printer.optimizer_expr("model", opt), namespace)
+    kmodel.compile(optimizer=keras_optimizer(opt), run_eagerly=True)
+    rng = np.random.RandomState(3)
+    noise = [rng.standard_normal(4096) for _ in range(4 * steps)]
+    drawn = {"keras": 0, "torch": 0}
+
+    def draw(side: str, shape) -> np.ndarray:
+        size = int(np.prod(shape))
+        out = noise[drawn[side]][:size].reshape(shape)
+        drawn[side] += 1
+        return out
+
+    def keras_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+        return keras.ops.convert_to_tensor(mean + stddev * draw("keras", tuple(int(d) for d in shape)),
+                                           dtype="float64")
+
+    def torch_randn_like(t, **kwargs):
+        return _torch.from_numpy(draw("torch", tuple(t.shape))).to(t.dtype)
+
+    graph = md.graph
+    fits = [ts for ts in result.program.training if ts.kind == "fit" and ts.model_def is md]
+    with_targets = bool(fits) and fits[0].config.y is not None  # train_step(data) gets (x, y)
+    data = np.random.RandomState(0)
+    batch = 8
+    k_losses, t_losses = [], []
+    saved = keras.random.normal, _torch.randn_like
+    keras.random.normal, _torch.randn_like = keras_normal, torch_randn_like
+    keras.config.set_floatx("float64")  # fit's data adapter casts the batches to floatx
+    try:
+        for _ in range(steps):
+            xs = [data.uniform(0.0, 1.0, size=(batch, *verify._source_shape(v)[1:])) for v in graph.inputs]
+            ys = [data.standard_normal((batch, *verify._source_shape(v)[1:])) for v in graph.outputs]
+            y = (ys if len(ys) > 1 else ys[0]) if with_targets else None
+            history = kmodel.fit(xs if len(xs) > 1 else xs[0], y, batch_size=batch, epochs=1, shuffle=False,
+                                 verbose=0)
+            k_losses.append(float(history.history["loss"][0]))
+            for metric in tmodel.metrics:
+                metric.reset_state()
+            tmodel.train()
+            t_in = [_torch.from_numpy(verify.to_target_layout(x, v.layout)) for x, v in zip(xs, graph.inputs)]
+            if with_targets:
+                t_in += [_torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, graph.outputs)]
+            logs = tmodel.train_step(t_in[0] if len(t_in) == 1 else tuple(t_in))
+            t_losses.append(float(logs["loss"]))
+    finally:
+        keras.random.normal, _torch.randn_like = saved
+        keras.config.set_floatx("float32")
+    assert drawn["keras"] == drawn["torch"], drawn
     return np.array(k_losses), np.array(t_losses)
 
 

@@ -1917,9 +1917,14 @@ class KerasFrontend:
         try:
             if method == "compile":
                 names, n_out = self._model_outputs(obj)
+                model = obj
+                if isinstance(obj, ModelHandle):
+                    model = obj.model or next((m for m, b, _v, _a in self.models if b == obj.builder), None)
+                user = getattr(model, "user", None)
+                custom_step = user is not None and user.cls.method("train_step") is not None
                 config = keras_training.compile_config(
                     [self._api_name(a) for a in args], {k: self._api_name(v) for k, v in kwargs.items()},
-                    n_out, names)
+                    n_out, names, custom_step=custom_step)
                 values, codes = bind(("optimizer", "loss", "loss_weights", "metrics"))
                 self._record_custom_functions(values, codes, config, names)
             elif method == "fit":
@@ -2470,6 +2475,10 @@ class KerasFrontend:
         self._name_nodes(graph)
         if model.user is not None:
             graph.meta["root_scope"] = model.user.scope
+            step = _custom_step(model.user)
+            if step:
+                step["spans"] = {name: self._span(fn) for name, fn in step.pop("nodes").items()}
+                graph.meta["custom_step"] = step
         _local_names(graph, graph.meta.get("root_scope"))
         self._attach_comments(graph)
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
@@ -2708,6 +2717,33 @@ def _not_static(value: Any) -> bool:
 def _names_in(node: cst.CSTNode) -> set[str]:
     """Every plain name a statement mentions."""
     return {n.value for n in nodes_of(node, cst.Name)}
+
+
+def _custom_step(obj: "UserObj") -> dict | None:
+    """A keras.Model subclass's own train_step/test_step: the methods' source, the
+    ``@property`` methods next to them (``metrics``) and the metric trackers its
+    ``__init__`` makes (attribute, source expression)."""
+    cls = obj.cls
+    steps = [cls.method(name) for name in ("train_step", "test_step") if cls.method(name) is not None]
+    if not steps:
+        return None
+    code = cst.Module([]).code_for_node
+    props = [s for s in cls.node.body.body if isinstance(s, cst.FunctionDef) and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in s.decorators)]
+    trackers = []
+    init = cls.method("__init__")
+    for stmt in (init.body.body if init is not None else ()):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and \
+                        target.value.value == "self" and isinstance(small.value, cst.Call) and \
+                        "metrics." in code(small.value.func):
+                    trackers.append((target.attr.value, code(small.value)))
+    return {"methods": [(m.name.value, code(m.with_changes(leading_lines=()))) for m in props + steps],
+            "trackers": trackers, "nodes": {m.name.value: m for m in steps}}
 
 
 def _with_training_mode(fn: cst.FunctionDef, args, kwargs) -> dict:

@@ -19,6 +19,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
+from transpiler.printers.torch_custom_step import extend_class
 from transpiler.printers.torch_printer import ModelCode, print_model_class
 from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback_class
 
@@ -659,6 +660,9 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     tcode = training.run()  # first: it decides which outputs the loss reads as logits
     classes: dict[str, str] = {}
     codes = [print_model_class(md, source_file, classes) for md in program.models]
+    for md, code in zip(program.models, codes):
+        if md.class_name in tcode.class_extensions:  # the model's own train_step and its trackers
+            code.text = extend_class(code.text, *tcode.class_extensions[md.class_name])
     for md in program.models:
         for node in md.graph.nodes:
             for message in node.meta.get("init_warnings", ()):

@@ -20,7 +20,7 @@ from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import dataset_loaders, torch_loss_functions
+from transpiler.printers import dataset_loaders, torch_custom_step, torch_loss_functions
 from transpiler.printers.code import lit
 
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
@@ -206,6 +206,8 @@ class TrainingCode:
     after: dict[int, list[str]] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)
     functions: dict[str, list[str]] = field(default_factory=dict)  # module-level defs, translated
+    #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
+    class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
 
 def resolve_metric(name: str, loss: T.Loss) -> str:
@@ -274,6 +276,7 @@ class TrainingPrinter:
         if self.program.meta.get("callback_classes"):
             self.needs.add("callback_class")  # the script's Callback subclasses derive from it
         compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
+        self._custom_steps()  # first: fit() is a stub when the model's train_step cannot be translated
         for ts in self.program.training:
             try:
                 lines = self.statement(ts, several=len(compiled_vars) > 1)
@@ -307,6 +310,38 @@ class TrainingPrinter:
         self._tensor_functions()
         self.code.helpers = self._helpers()
         return self.code
+
+    def _custom_steps(self) -> None:
+        """A keras.Model subclass's own train_step/test_step → methods of its module."""
+        if not self.program.source:
+            return
+        aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
+        for md in self.program.models:
+            step = md.graph.meta.get("custom_step")
+            if not step or md.class_name in self.code.class_extensions:
+                continue
+            try:
+                init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases)}"
+                        for attr, code in step["trackers"]]
+                methods = []
+                for name, text in step["methods"]:
+                    fn = cst.parse_module(text).body[0]
+                    if name not in torch_custom_step.STEP_METHODS:
+                        methods.append(text)  # a property (``metrics``): plain Python
+                        continue
+                    method, uses_f = torch_custom_step.translate_method(
+                        fn, aliases, lambda kind, logits: self.loss_name(T.Loss(kind, logits), False))
+                    if uses_f:
+                        self.needs.add("F")
+                    methods.append(method)
+            except torch_loss_functions.Untranslatable as exc:
+                span = next(iter(step["spans"].values()))
+                self.program.stub(span, f"{md.class_name}.train_step(): {exc} has no torch translation yet")
+                md.graph.meta["custom_step_failed"] = True
+                continue
+            if init:
+                self.needs.add("mean_metric")
+            self.code.class_extensions[md.class_name] = (init, methods)
 
     def _tensor_functions(self) -> None:
         """Module-level functions of Keras/TensorFlow tensor math that compile() does not
@@ -506,6 +541,12 @@ class TrainingPrinter:
     def compile_lines(self, model: str, mt: ModelTraining) -> list[str]:
         c = mt.compile
         opt = c.optimizer
+        if _custom_step(mt.md):
+            if opt.schedule is not None or c.losses:
+                raise NotImplementedError("compile(loss=... or a learning-rate schedule) for a model with its "
+                                          "own train_step")
+            return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
+                    "  # train_step reads self.optimizer, as in Keras"]
         lines = [f"{mt.optimizer_var} = {self.optimizer_expr(model, opt)}"]
         losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
         if len(losses) == 1:
@@ -708,6 +749,8 @@ class TrainingPrinter:
 
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
+        if _custom_step(mt.md):
+            return self.fit_train_step_lines(ts, mt)
         dataset = self._from_dataset(f.x, f.y)
         if dataset is not None:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
@@ -784,8 +827,34 @@ class TrainingPrinter:
         for key, value in clip.items():
             kw[key] = value
             self.features.add("clip")
-        text = ", ".join(args + [f"{k}={v.text if isinstance(v, T.Code) else lit(v)}" for k, v in kw.items()])
+        text = ", ".join(args + [f"{k}={_arg_text(v)}" for k, v in kw.items()])
         return [f"{fit_name}({text})"]
+
+    def fit_train_step_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        """``fit`` of a model with its own train_step: the loop calls it per batch."""
+        f: T.Fit = ts.config
+        if mt.md.graph.meta.get("custom_step_failed"):
+            raise NotImplementedError("its train_step is not translated")
+        others = {k for k in ("validation_split", "validation_data", "class_weight", "sample_weight",
+                              "steps_per_epoch", "validation_steps")
+                  if getattr(f, k) not in (None, 0.0, getattr(T.Fit, k, None))}
+        if others or f.callbacks or f.initial_epoch:
+            raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
+                                      "train_step")
+        in_layouts, out_layouts = self._io(mt)
+        if any(is_channels_first(lay) for lay in in_layouts + out_layouts if lay):
+            raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
+                                      "rewriting)")
+        self.needs |= {"fit_train_step", "loader"}
+        args = [ts.model, self.inputs_expr(f.x, in_layouts)]
+        if f.y is not None:
+            args.append(self.targets_expr(f.y, mt, out_layouts))
+        kw = {"epochs": f.epochs, "batch_size": f.batch_size}
+        if f.verbose != "auto":
+            kw["verbose"] = f.verbose
+        if f.shuffle is not True:
+            kw["shuffle"] = f.shuffle
+        return [f"fit_train_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"]
 
     def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         e: T.Evaluate = ts.config
@@ -863,6 +932,11 @@ class TrainingPrinter:
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
                 out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
+        if "mean_metric" in self.needs:
+            out.append(torch_custom_step.HELPER_MEAN)
+        if "fit_train_step" in self.needs:
+            out.append(torch_custom_step.HELPER_FIT_TRAIN_STEP)
+            self.code.imports.add("from types import SimpleNamespace")
         if "custom_loss" in self.needs:
             self.code.imports.add("import torch")
             out.append(HELPER_KERAS_LOSS)
@@ -912,6 +986,14 @@ class TrainingPrinter:
         if any(cb.kind == "terminate_on_nan" for cb in callbacks):
             self.code.imports.add("import math")
         return text
+
+
+def _custom_step(md: ModelDef | None) -> bool:
+    return md is not None and bool(md.graph.meta.get("custom_step"))
+
+
+def _arg_text(value) -> str:
+    return value.text if isinstance(value, T.Code) else lit(value)
 
 
 def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:

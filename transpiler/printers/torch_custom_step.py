@@ -1,0 +1,187 @@
+"""A Keras model's own ``train_step`` / ``test_step`` as methods of its torch module.
+
+Keras' ``fit`` calls ``model.train_step(data)`` once per batch; the generated
+``fit_train_step`` loop does the same, so the method keeps its name, its signature and
+its body. What changes inside:
+
+* ``with tf.GradientTape() as tape:`` goes; its body stays, after
+  ``self.optimizer.zero_grad()`` (the tape's gradients start from zero);
+* ``grads = tape.gradient(loss, self.trainable_weights)`` becomes ``loss.backward()``;
+* ``self.optimizer.apply_gradients(zip(grads, ...))`` becomes ``self.optimizer.step()``;
+* ``training=`` arguments of sub-model calls go (``model.train()`` / ``model.eval()`` set
+  every module's mode; ``fit_train_step`` trains, ``evaluate`` evaluates);
+* Keras/TensorFlow tensor math and loss functions go through the same table as the
+  script's own loss functions (``torch_loss_functions``);
+* metric trackers made in ``__init__`` (``keras.metrics.Mean(name=...)``) become the
+  ``Mean`` helper, which has Keras' ``update_state``/``result``/``reset_state``.
+
+``compile(optimizer=...)`` sets ``model.optimizer`` as Keras does, so ``self.optimizer``
+means the same in the method. Anything else that needs Keras (``self.compute_loss``,
+``self.compiled_metrics``, ...) makes the whole method untranslatable: the caller reports
+it and leaves a marked stub.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.cst_fast import nodes_of
+from transpiler.printers import torch_loss_functions
+from transpiler.printers.torch_loss_functions import Untranslatable
+
+#: Keras Model members a custom step may use that the torch module does not have
+_KERAS_ONLY = ("compute_loss", "compiled_loss", "compiled_metrics", "compute_metrics", "distribute_strategy",
+               "make_train_function", "metrics_names", "trainable_weights", "trainable_variables")
+
+HELPER_MEAN = '''
+class Mean:
+    """Keras' metrics.Mean: the running mean of the values given to update_state."""
+
+    def __init__(self, name="mean", dtype=None):
+        self.name = name
+        self.reset_state()
+
+    def update_state(self, values, sample_weight=None):
+        values = torch.as_tensor(values).detach().float()
+        if sample_weight is None:
+            sample_weight = torch.ones_like(values)
+        sample_weight = torch.broadcast_to(torch.as_tensor(sample_weight).float(), values.shape)
+        self.total += float((values * sample_weight).sum())
+        self.count += float(sample_weight.sum())
+
+    def result(self):
+        return torch.tensor(self.total / self.count if self.count else 0.0)
+
+    def reset_state(self):
+        self.total, self.count = 0.0, 0.0
+'''
+
+HELPER_FIT_TRAIN_STEP = '''
+def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", shuffle=True):
+    """Keras' Model.fit over the model's own train_step: the metrics are reset at each
+    epoch's start, and the logs of the epoch's last step are printed and kept."""
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    loader = make_loader(inputs, y, batch_size, shuffle=shuffle)
+    history = {}
+    for epoch in range(epochs):
+        for metric in model.metrics:
+            metric.reset_state()
+        model.train()
+        for batch in loader:
+            data = batch[0] if len(batch) == 1 else tuple(batch)
+            logs = model.train_step(data)
+        logs = {key: float(value) for key, value in sorted(logs.items())}
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+    return SimpleNamespace(history=history)
+'''
+
+#: methods of a keras.Model subclass that become methods of the torch module
+STEP_METHODS = ("train_step", "test_step")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _is_call_to(node: cst.BaseExpression, attr: str) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == attr
+
+
+class _StepRewrite(cst.CSTTransformer):
+    """The tape, gradient and apply_gradients statements of one method, in torch."""
+
+    def __init__(self, aliases: dict[str, str]):
+        self.aliases = aliases
+        self.tapes: set[str] = set()
+        self.optimizer: str | None = None
+
+    def _is_tape(self, item: cst.WithItem) -> bool:
+        path = torch_loss_functions.resolve(item.item.func, self.aliases) if isinstance(item.item, cst.Call) else None
+        return bool(path) and path.endswith("GradientTape")
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body: list[cst.BaseStatement] = []
+        for stmt in updated.body:
+            if isinstance(stmt, cst.With) and all(self._is_tape(item) for item in stmt.items):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        self.tapes.add(_code(item.asname.name))
+                if self.optimizer is None:
+                    raise Untranslatable("a GradientTape without optimizer.apply_gradients")
+                zero = cst.parse_statement(f"{self.optimizer}.zero_grad()  # the tape's gradients start from zero")
+                body.append(zero.with_changes(leading_lines=stmt.leading_lines))
+                body += list(stmt.body.body)
+                continue
+            body.append(self._statement(stmt))
+        return updated.with_changes(body=body)
+
+    def _statement(self, stmt: cst.BaseStatement) -> cst.BaseStatement:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return stmt
+        small = stmt.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+        if _is_call_to(value, "gradient") and _code(value.func.value) in self.tapes:
+            loss = _code(value.args[0].value)
+            return stmt.with_changes(body=[cst.Expr(cst.parse_expression(f"{loss}.backward()"))])
+        if _is_call_to(value, "apply_gradients"):
+            return stmt.with_changes(body=[cst.Expr(cst.parse_expression(f"{_code(value.func.value)}.step()"))])
+        return stmt
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args = [a for a in updated.args if not (a.keyword is not None and a.keyword.value == "training")]
+        if len(args) != len(updated.args) and args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(args=args)
+
+
+def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call) -> tuple[str, bool]:
+    """A custom step method in torch (its text, and whether it uses ``F``).
+
+    Raises:
+        Untranslatable: naming what has no torch form.
+    """
+    rewrite = _StepRewrite(aliases)
+    # the optimizer the tape's gradients go to (zero_grad() stands where the tape was)
+    rewrite.optimizer = next((_code(c.func.value) for c in nodes_of(fn, cst.Call)
+                              if _is_call_to(c, "apply_gradients")), None)
+    body = fn.body.visit(rewrite)
+    new, uses_f = torch_loss_functions.translate_function(fn.with_changes(body=body), aliases, loss_call)
+    for attr in nodes_of(new, cst.Attribute):
+        if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in _KERAS_ONLY:
+            raise Untranslatable(f"self.{attr.attr.value}")
+    text = _code(new.with_changes(leading_lines=()))
+    if any(f"{t}." in text for t in rewrite.tapes):
+        raise Untranslatable("the gradient tape is used beyond tape.gradient()")
+    return text.rstrip("\n"), uses_f
+
+
+def tracker_expr(code: str, aliases: dict[str, str]) -> str:
+    """``keras.metrics.Mean(name="loss")`` → ``Mean(name="loss")``."""
+    call = cst.parse_expression(code)
+    path = torch_loss_functions.resolve(call.func, aliases) if isinstance(call, cst.Call) else None
+    if not path or path.rsplit(".", 1)[-1] != "Mean" or ".metrics" not in f".{path}":
+        raise Untranslatable(f"{code} (only keras.metrics.Mean trackers are translated)")
+    return _code(call.with_changes(func=cst.Name("Mean")))
+
+
+def extend_class(text: str, init_lines: list[str], methods: list[str]) -> str:
+    """The printed module class with ``init_lines`` at the end of ``__init__`` (before
+    ``self.reset_parameters()``) and ``methods`` after ``forward``."""
+    module = cst.parse_module(text)
+    cls = next(s for s in module.body if isinstance(s, cst.ClassDef))
+    body = list(cls.body.body)
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+            lines = list(stmt.body.body)
+            at = next((k for k, s in enumerate(lines) if "self.reset_parameters()" in _code(s)), len(lines))
+            lines[at:at] = [cst.parse_statement(ln) for ln in init_lines]
+            body[i] = stmt.with_changes(body=stmt.body.with_changes(body=lines))
+    for method in methods:
+        parsed = cst.parse_module(method).body[0]
+        body.append(parsed.with_changes(leading_lines=[cst.EmptyLine()]))
+    index = module.body.index(cls)
+    new_cls = cls.with_changes(body=cls.body.with_changes(body=body))
+    return module.with_changes(body=[*module.body[:index], new_cls, *module.body[index + 1:]]).code
