@@ -112,3 +112,26 @@ def test_custom_train_step_trains_like_keras():
     k, t = run_both(os.path.join(ROOT, "tests", "golden", "custom_train_step", "input.py"))
     assert len(k) == STEPS and np.all(np.isfinite(k))
     assert _rel(k, t).max() <= RTOL, list(zip(k, t))
+
+
+def test_custom_test_step_evaluates_like_keras():
+    """``evaluate`` of a model with its own test_step: Keras' evaluate and the generated
+    evaluate_test_step give the same logs from the same weights."""
+    import keras
+
+    from transpiler.verify_training import prepare
+
+    path = os.path.join(ROOT, "tests", "golden", "custom_train_step", "input.py")
+    _result, _ts, _md, generated, kmodel, tmodel = prepare(path)
+    rng = np.random.RandomState(5)
+    x = rng.uniform(size=(50, 8))
+    y = rng.standard_normal((50, 1))
+    kmodel.compile(optimizer=keras.optimizers.SGD())
+    keras.config.set_floatx("float64")  # the model's dtype: evaluate casts the data to floatx
+    try:
+        k = kmodel.evaluate(x, y, batch_size=16, return_dict=True, verbose=0)
+    finally:
+        keras.config.set_floatx("float32")
+    t = generated.evaluate_test_step(tmodel.float(), x, y, batch_size=16, return_dict=True)
+    assert set(k) == set(t) == {"loss"}
+    assert abs(k["loss"] - t["loss"]) <= 1e-5 * abs(k["loss"]), (k, t)

@@ -541,7 +541,7 @@ class TrainingPrinter:
     def compile_lines(self, model: str, mt: ModelTraining) -> list[str]:
         c = mt.compile
         opt = c.optimizer
-        if _custom_step(mt.md):
+        if _has_method(mt.md, "train_step"):
             if opt.schedule is not None or c.losses:
                 raise NotImplementedError("compile(loss=... or a learning-rate schedule) for a model with its "
                                           "own train_step")
@@ -749,7 +749,7 @@ class TrainingPrinter:
 
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
-        if _custom_step(mt.md):
+        if _has_method(mt.md, "train_step"):
             return self.fit_train_step_lines(ts, mt)
         dataset = self._from_dataset(f.x, f.y)
         if dataset is not None:
@@ -858,6 +858,8 @@ class TrainingPrinter:
 
     def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         e: T.Evaluate = ts.config
+        if _has_method(mt.md, "test_step") or (_has_method(mt.md, "train_step") and not mt.compile.losses):
+            return self.evaluate_test_step_lines(ts, mt)
         dataset = self._from_dataset(e.x, e.y)
         if dataset is not None:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
@@ -876,6 +878,25 @@ class TrainingPrinter:
             kw.insert(1, f"steps={e.steps.text if isinstance(e.steps, T.Code) else lit(e.steps)}")
             self.features.add("eval_steps")
         return [f"evaluate({', '.join(args + kw)})"]
+
+    def evaluate_test_step_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        """``evaluate`` of a model with its own test_step: the loop calls it per batch."""
+        e: T.Evaluate = ts.config
+        if not _has_method(mt.md, "test_step"):
+            raise NotImplementedError("evaluate() of a model with its own train_step, no test_step and no "
+                                      "compiled loss")
+        if mt.md.graph.meta.get("custom_step_failed") or e.steps is not None:
+            raise NotImplementedError("its test_step is not translated" if e.steps is None else
+                                      "evaluate(steps=...) with the model's own test_step")
+        in_layouts, out_layouts = self._io(mt)
+        self.needs |= {"evaluate_test_step", "loader"}
+        args = [ts.model, self.inputs_expr(e.x, in_layouts)]
+        if e.y is not None:
+            args.append(self.targets_expr(e.y, mt, out_layouts))
+        kw = {"batch_size": e.batch_size}
+        if e.return_dict:
+            kw["return_dict"] = True
+        return [f"evaluate_test_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"]
 
     def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         p: T.Predict = ts.config
@@ -937,6 +958,8 @@ class TrainingPrinter:
         if "fit_train_step" in self.needs:
             out.append(torch_custom_step.HELPER_FIT_TRAIN_STEP)
             self.code.imports.add("from types import SimpleNamespace")
+        if "evaluate_test_step" in self.needs:
+            out.append(torch_custom_step.HELPER_EVALUATE_TEST_STEP)
         if "custom_loss" in self.needs:
             self.code.imports.add("import torch")
             out.append(HELPER_KERAS_LOSS)
@@ -988,8 +1011,9 @@ class TrainingPrinter:
         return text
 
 
-def _custom_step(md: ModelDef | None) -> bool:
-    return md is not None and bool(md.graph.meta.get("custom_step"))
+def _has_method(md: ModelDef | None, name: str) -> bool:
+    """Whether the model's class defines ``name`` (train_step, test_step) itself."""
+    return md is not None and any(n == name for n, _text in md.graph.meta.get("custom_step", {}).get("methods", ()))
 
 
 def _arg_text(value) -> str:

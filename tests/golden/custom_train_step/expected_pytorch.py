@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 
 class Regressor(nn.Module):
-    """Transpiled from the Keras model built by ``build_model()`` (input.py:36).
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:42).
 
     Input ``x``: (N, 8) float32.
     Returns: (N, 1).
@@ -51,6 +51,12 @@ class Regressor(nn.Module):
         loss.backward()
         self.optimizer.step()
         self.loss_tracker.update_state(loss)
+        return {"loss": self.loss_tracker.result()}
+
+    def test_step(self, data):
+        x, y = data
+        y_pred = self(x)
+        self.loss_tracker.update_state(torch.mean(torch.square(y - y_pred)))
         return {"loss": self.loss_tracker.result()}
 
 
@@ -120,6 +126,28 @@ def fit_train_step(
     return SimpleNamespace(history=history)
 
 
+@torch.no_grad()
+def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
+    """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
+    last batch's logs returned (the metrics' names first, then the other keys sorted).
+    """
+    model.eval()
+    for metric in model.metrics:
+        metric.reset_state()
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    for batch in make_loader(inputs, y, batch_size):
+        data = batch[0] if len(batch) == 1 else tuple(batch)
+        logs = model.test_step(data)
+    logs = {key: float(value) for key, value in logs.items()}
+    if return_dict:
+        return logs
+    names = [metric.name for metric in model.metrics if metric.name in logs]
+    results = [logs[name] for name in names] + [
+        logs[key] for key in sorted(logs) if key not in names
+    ]
+    return results[0] if len(results) == 1 else results
+
+
 def main():
     x = np.random.rand(256, 8).astype("float32")
     y = x.sum(axis=1, keepdims=True)
@@ -128,6 +156,7 @@ def main():
         model.parameters(), lr=0.01, momentum=0.9
     )  # train_step reads self.optimizer, as in Keras
     fit_train_step(model, x, y, epochs=3, batch_size=32)
+    print("mse:", evaluate_test_step(model, x, y, batch_size=64))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,12 @@ class Regressor(keras.Model):
         self.loss_tracker.update_state(loss)
         return {"loss": self.loss_tracker.result()}
 
+    def test_step(self, data):
+        x, y = data
+        y_pred = self(x, training=False)
+        self.loss_tracker.update_state(ops.mean(ops.square(y - y_pred)))
+        return {"loss": self.loss_tracker.result()}
+
 
 def build_model():
     model = Regressor()
@@ -44,6 +50,7 @@ def main():
     model = build_model()
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01, momentum=0.9))
     model.fit(x, y, epochs=3, batch_size=32)
+    print("mse:", model.evaluate(x, y, batch_size=64, verbose=0))
 
 
 if __name__ == "__main__":
