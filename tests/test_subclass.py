@@ -180,7 +180,7 @@ class Gate(layers.Layer):
             h = h * scale
         if training is True:
             h = h - 0.5
-        return h
+        return h * (0.5 if training else 2.0)
 
 
 class Net(keras.Model):
@@ -249,15 +249,14 @@ def build_model():
         self.a = layers.Dense(4)
 
     def call(self, x, training=False):
-        scale = 0.5 if training else 1.0
-        return self.a(x) * scale
+        return self.a(x) * training
 
 
 def build_model():
     model = Gated()
     model.build((None, 6))
     return model
-''', "`training` used as a value"),
+''', "neither a tensor nor a number known statically"),
     ('''class Lazy(keras.Model):
     def __init__(self):
         super().__init__()
@@ -580,3 +579,13 @@ def test_train_step_becomes_a_method_run_by_fit_train_step():
     assert "self.loss_tracker = Mean(name=\"loss\")" in text
     assert "model.optimizer = torch.optim.SGD(" in text
     assert "fit_train_step(model, x, y, epochs=3, batch_size=32)" in text
+
+
+def test_overridden_compute_loss_is_reported():
+    source = CUSTOM_STEP_NEEDS_KERAS.replace("    def train_step(self, data):", '''    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return keras.ops.mean(keras.ops.abs(y - y_pred))
+
+    def train_step(self, data):''')
+    result = translate(source, "net.py")
+    assert any("Net.compute_loss(): overriding Keras' compute_loss is not translated" in d.message
+               for d in result.stubs), [str(d) for d in result.stubs]

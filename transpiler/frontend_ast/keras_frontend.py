@@ -737,16 +737,22 @@ class KerasFrontend:
             return "return", ret.value
         return "vars", dict(env.vars)
 
-    def _join_modes(self, train: Any, infer: Any, stmt: cst.If, name: str) -> Any:
+    def _join_modes(self, train: Any, infer: Any, stmt: cst.CSTNode, name: str | None) -> Any:
         if train is infer:
             return train
         if isinstance(train, (tuple, list)) and isinstance(infer, (tuple, list)) and len(train) == len(infer):
             return type(train)(self._join_modes(t, i, stmt, name) for t, i in zip(train, infer))
-        if isinstance(train, (TensorVal, WeightObj)) and isinstance(infer, (TensorVal, WeightObj)):
-            t, i = self._as_tensor(train, stmt), self._as_tensor(infer, stmt)
-            out = self._tensor_math(lambda b: b.add("training_select", [t.value, i.value], {}, name)[0],
-                                    self._span(stmt.test), "if training")
-            if name != "result" and out.value.var is None:
+        numbers = (TensorVal, WeightObj, int, float)
+        if isinstance(train, numbers) and isinstance(infer, numbers) and not isinstance(train, bool) \
+                and not isinstance(infer, bool) and isinstance(train, (TensorVal, WeightObj)) == isinstance(
+                    infer, (TensorVal, WeightObj)):
+            def select(b):
+                t, i = (v.value if isinstance(v, TensorVal) else self._as_tensor(v, stmt).value
+                        if isinstance(v, WeightObj) else b.constant(v) for v in (train, infer))
+                return b.add("training_select", [t, i], {}, name or "select")[0]
+
+            out = self._tensor_math(select, self._span(stmt.test), "if training")
+            if name not in (None, "result") and out.value.var is None:
                 out.value.var = name
             return out
         if not isinstance(train, (TensorVal, WeightObj, LayerObj, ModelObj)) and \
@@ -1272,6 +1278,15 @@ class KerasFrontend:
         return True
 
     def _eval_IfExp(self, node, env):
+        sense = self._mode_test(node.test, env) if self.self_stack else None
+        if sense is not None:  # ``a if training else b`` in call(): a training_select of the two
+            body, orelse = self._eval(node.body, env), self._eval(node.orelse, env)
+            train, infer = (body, orelse) if sense else (orelse, body)
+            self.stmt_stack.append(self.stmt_stack[-1] if self.stmt_stack else None)
+            try:
+                return self._join_modes(train, infer, node, None)
+            finally:
+                self.stmt_stack.pop()
         test = self._eval(node.test, env)
         if isinstance(test, Unknown):
             raise self._err(node.test, "the condition cannot be decided statically")
@@ -2475,6 +2490,12 @@ class KerasFrontend:
         self._name_nodes(graph)
         if model.user is not None:
             graph.meta["root_scope"] = model.user.scope
+            for hook in ("compute_loss", "predict_step", "compute_metrics", "compile"):
+                fn = model.user.cls.method(hook)
+                if fn is not None:  # Keras calls these from fit/evaluate/predict: not translated
+                    span = self._span(fn)
+                    self.program.stub(span, f"{class_name}.{hook}(): overriding Keras' {hook} is not translated "
+                                            "yet (the generated loop does what Keras' own does)", self._line(span))
             step = _custom_step(model.user)
             if step:
                 step["spans"] = {name: self._span(fn) for name, fn in step.pop("nodes").items()}

@@ -135,7 +135,7 @@ class _ForwardWriter:
                 self._select(node, i)
                 continue
             if branch is not None and node.outputs and node.outputs[0] is branch[0].inputs[branch[1]] and \
-                    self.emissions[id(node)].call is not None:
+                    self.emissions[id(node)].call is not None and node.inputs:
                 text = self.emissions[id(node)].call([self.expr[id(v)] for v in node.inputs])
                 if self._returns_directly(branch[0]):  # returned as it is
                     self.lines += _comment_lines(node.comments, "")
@@ -224,7 +224,18 @@ class _ForwardWriter:
             self.lines.append(f"return {self.expr[id(node.inputs[1])]}")
             self.returned_by = node
             return
+        if not self.branch_lines.get((id(node), 0)) and not self.branch_lines.get((id(node), 1)) and \
+                id(node) not in self.select_name and self.uses.get(id(node.outputs[0]), 0) == 1:
+            train, infer = (self.expr[id(v)] for v in node.inputs)
+            self.expr[id(node.outputs[0])] = f"({train} if self.training else {infer})"  # used once: inline
+            return
         name = self._select_out(node)
+        if not self.branch_lines.get((id(node), 0)) and not self.branch_lines.get((id(node), 1)):
+            train, infer = (self.expr[id(v)] for v in node.inputs)
+            if name not in (train, infer):  # two expressions: one conditional expression
+                self.lines.append(f"{name} = {train} if self.training else {infer}")
+                self.expr[id(node.outputs[0])] = name
+                return
         blocks = []
         for slot in (0, 1):
             lines = list(self.branch_lines.get((id(node), slot), []))

@@ -43,7 +43,8 @@ class Gate(nn.Module):
         else:
             h = F.relu(h)
         if self.training:
-            return h - 0.5
+            h = h - 0.5
+        h = h * (0.5 if self.training else 2.0)
         return h
 
 

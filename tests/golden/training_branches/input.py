@@ -28,7 +28,7 @@ class Gate(layers.Layer):
             h = h * scale
         if training is True:
             h = h - 0.5
-        return h
+        return h * (0.5 if training else 2.0)
 
 
 class Net(keras.Model):
