@@ -713,9 +713,45 @@ def emit_prelu_torch(node: Node, m: str) -> Emission:
 # ---------------------------------------------------------------------------------
 # Merges
 # ---------------------------------------------------------------------------------
+#: Python's binding strength of the operators the emitters write (higher binds tighter)
+_PRECEDENCE = {ast.Pow: 7, ast.USub: 6, ast.Mult: 5, ast.Div: 5, ast.FloorDiv: 5, ast.Mod: 5, ast.MatMult: 5,
+               ast.Add: 4, ast.Sub: 4}
+_SYMBOLS = {"**": ast.Pow, "*": ast.Mult, "/": ast.Div, "@": ast.MatMult, "+": ast.Add, "-": ast.Sub}
+_COMPARISONS = (">", ">=", "<", "<=", "==", "!=")
+
+
+def _strength(expr: str) -> int:
+    try:
+        tree = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return 0
+    if isinstance(tree, ast.BinOp):
+        return _PRECEDENCE.get(type(tree.op), 0)
+    if isinstance(tree, ast.UnaryOp):
+        return _PRECEDENCE[ast.USub]
+    if isinstance(tree, ast.Compare):
+        return 3
+    if isinstance(tree, (ast.BoolOp, ast.IfExp, ast.Lambda)):
+        return 1
+    return 9
+
+
+def operand(expr: str, op: str, right: bool) -> str:
+    """``expr`` as the left or right operand of the infix ``op``: parenthesised when it binds
+    looser (``(a + b) * c``), or as tightly on the side Python would group differently
+    (``a - (b - c)``, ``a * (b * c)``: floating point is not associative, ``(a ** b) ** c``)."""
+    theirs = _strength(expr)
+    if op in _COMPARISONS:  # a comparison operand that compares would chain: (a > b) > c
+        return f"({expr})" if theirs <= 3 else expr
+    mine = _PRECEDENCE[_SYMBOLS[op]]
+    if theirs < mine or (theirs == mine and right != (op == "**")):  # the source's grouping, exactly
+        return f"({expr})"
+    return expr
+
+
 def _infix(op: str) -> Emitter:
     def emit_merge_torch(node: Node, m: str) -> Emission:
-        return Emission(None, lambda ins: f" {op} ".join(ins))
+        return Emission(None, lambda ins: f" {op} ".join(operand(x, op, i > 0) for i, x in enumerate(ins)))
 
     return emit_merge_torch
 

@@ -113,6 +113,12 @@ class _ForwardWriter:
             return False
         if self.emissions[id(self.graph.nodes[i])].inline_anywhere:
             return True
+        if nxt.op in _INFIX_OPS and "tensor_op" in node.meta and "tensor_op" in nxt.meta and not nxt.comments:
+            # one expression of tensor math in the source: one expression here
+            out = nxt.outputs[0]
+            if self._var(value) and self._var(out) and self._var(value) != self._var(out):
+                return False
+            return self.depth.get(id(value), 0) < 3
         if len(nxt.inputs) != 1 or nxt.comments:
             return False
         em = self.emissions[id(nxt)]
@@ -227,7 +233,7 @@ class _ForwardWriter:
         if not self.branch_lines.get((id(node), 0)) and not self.branch_lines.get((id(node), 1)) and \
                 id(node) not in self.select_name and self.uses.get(id(node.outputs[0]), 0) == 1:
             train, infer = (self.expr[id(v)] for v in node.inputs)
-            self.expr[id(node.outputs[0])] = f"({train} if self.training else {infer})"  # used once: inline
+            self.expr[id(node.outputs[0])] = f"{train} if self.training else {infer}"  # used once: inline
             return
         name = self._select_out(node)
         if not self.branch_lines.get((id(node), 0)) and not self.branch_lines.get((id(node), 1)):
@@ -254,6 +260,10 @@ class _ForwardWriter:
             self.lines.append("if not self.training:")
             self.lines += [f"    {ln}" for ln in infer]
         self.expr[id(node.outputs[0])] = name
+
+
+#: ops printed as Python operators: an operand computed just before may be written inline
+_INFIX_OPS = ("add", "subtract", "multiply", "divide", "power")
 
 
 def _exclusive_cone(graph: Graph, select: Node, slot: int) -> list[Node]:

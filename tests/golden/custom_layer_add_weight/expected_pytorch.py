@@ -22,8 +22,7 @@ class FeatureGate(nn.Module):
         nn.init.normal_(self.bias, 0.0, 0.05)
 
     def forward(self, x):
-        x_1 = torch.sigmoid(self.gate)
-        x = x * x_1
+        x = x * torch.sigmoid(self.gate)
         x = x + self.bias
         return x
 

@@ -44,8 +44,7 @@ class Net(nn.Module):
         # layout: axis=3 of the Keras code (channels-last) is dim 1 of this channels-first tensor
         gate = torch.sigmoid(x.amax(dim=1, keepdim=True))
         x = x * gate
-        x_2 = (1.0 - gate) / 2.0
-        x = x + x_2
+        x = x + (1.0 - gate) / 2.0
         # layout: axis=3 of the Keras code (channels-last) is dim 1 of this channels-first tensor
         left, right = x.split(4, dim=1)
         # layout: axis=3 of the Keras code (channels-last) is dim 1 of this channels-first tensor
@@ -60,8 +59,7 @@ class Net(nn.Module):
         x = x.permute(0, 2, 3, 1)
         # the channel axis moves: channels-last here
         x = x.unsqueeze(-1)
-        mixed = mixed.mean(dim=1)
-        summary = mixed + pooled
+        summary = mixed.mean(dim=1) + pooled
         summary = self.fc1(summary)
         return x, summary
 

@@ -41,9 +41,7 @@ class Sampling(nn.Module):
     def forward(self, z_mean, z_log_var):
         # tf.random.normal: torch's generator draws other numbers (same distribution)
         epsilon = torch.randn_like(z_mean)
-        z_log_var = torch.exp(z_log_var / 2.0)
-        z_log_var = z_log_var * epsilon
-        z_mean = z_mean + z_log_var
+        z_mean = z_mean + torch.exp(z_log_var / 2.0) * epsilon
         return z_mean
 
 
