@@ -589,3 +589,60 @@ def test_overridden_compute_loss_is_reported():
     result = translate(source, "net.py")
     assert any("Net.compute_loss(): overriding Keras' compute_loss is not translated" in d.message
                for d in result.stubs), [str(d) for d in result.stubs]
+
+
+FUNCTIONAL_PARTS = HEAD + '''from keras import ops
+
+
+class Sampling(layers.Layer):
+    def call(self, inputs, training=None):
+        z_mean, z_log_var = inputs
+        if not training:
+            return z_mean
+        return z_mean + ops.exp(0.5 * z_log_var) * keras.random.normal(ops.shape(z_mean))
+
+
+def build_encoder(latent_dim=2):
+    inputs = keras.Input(shape=(12,))
+    x = layers.Dense(8, activation="relu")(inputs)
+    z_mean = layers.Dense(latent_dim, name="z_mean")(x)
+    z_log_var = layers.Dense(latent_dim, name="z_log_var")(x)
+    z = Sampling()([z_mean, z_log_var])
+    return keras.Model(inputs, [z_mean, z_log_var, z], name="encoder")
+
+
+def build_decoder(latent_dim=2):
+    latent_inputs = keras.Input(shape=(latent_dim,))
+    x = layers.Dense(8, activation="relu")(latent_inputs)
+    return keras.Model(latent_inputs, layers.Dense(12, activation="sigmoid")(x), name="decoder")
+
+
+class VAE(keras.Model):
+    def __init__(self, encoder, decoder, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def call(self, inputs):
+        z_mean, z_log_var, z = self.encoder(inputs)
+        return self.decoder(z)
+
+
+def build_model():
+    vae = VAE(build_encoder(), build_decoder())
+    vae(keras.Input(shape=(12,)))
+    return vae
+'''
+
+
+def test_models_from_other_builders_are_submodules_with_their_own_modules():
+    """Keras' VAE example: Functional encoder/decoder from builder functions, passed to a
+    Model subclass. They become submodules (the encoder keeps its Sampling module)."""
+    checked = check_source(FUNCTIONAL_PARTS, batch=4)
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5
+    assert not checked.translation.stubs
+    text = checked.translation.text
+    vae = text[text.index("class VAE(nn.Module)"):]
+    assert "self.encoder = Encoder_2()" in vae and "z_mean, z_log_var, z = self.encoder(inputs)" in vae
+    assert text.count("class Sampling(nn.Module)") == 1 and "Sampling_2" not in text

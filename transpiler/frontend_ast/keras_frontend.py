@@ -127,6 +127,8 @@ class ModelObj:
     var: str | None = None  # the first variable it was bound to (a local one too)
     user: "UserObj | None" = None  # a subclassed model: the instance its call() runs on
     scope: "ModuleScope | None" = None  # as a layer of another model: its module scope
+    #: made by calling another builder function while this one was read
+    from_builder: str | None = None
 
 
 @dataclass(eq=False)
@@ -427,6 +429,7 @@ class KerasFrontend:
         self.user_classes: dict[str, ClassRef] = {}
         self.module_stack: list[tuple[ModuleScope, int]] = []  # the module scopes a call runs in
         self.seq = 0  # construction order of layers and user objects
+        self.probing = False  # reading a builder function (run(): each one in turn)
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -443,6 +446,7 @@ class KerasFrontend:
                     continue
                 mark = len(self.models)
                 tmark = len(self.program.training)
+                self.probing = True
                 # Keras names layers from per-session counters: a builder called after
                 # keras.backend.clear_session() starts them afresh.
                 self.uids = {}
@@ -457,10 +461,14 @@ class KerasFrontend:
                         self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
                         self.program.meta.setdefault("failures", {})[stmt.name.value] = span
                     continue
+                finally:
+                    self.probing = False
                 del self.models[mark:]
                 if isinstance(result, ModelObj) and result.user is not None and result.graph is None:
                     self._unbuilt_subclass(result, stmt)
                     result = None
+                if isinstance(result, ModelObj) and result.from_builder:
+                    result = None  # ``return build_mlp(64)``: that builder's model, not a new one
                 if not isinstance(result, ModelObj):
                     del self.program.training[tmark:]  # probed, not a builder: read again later
                 else:
@@ -1488,6 +1496,16 @@ class KerasFrontend:
             name = func.node.name.value
             if name in self.failed_builders:
                 return Unknown(f"model from {name}() (reported)")
+            if getattr(self, "builders", None) and name in self.builders and self.probing:
+                # a builder called while another is read (VAE(build_encoder(), build_decoder())):
+                # its model is built again, with layers of its own, to be used as a layer
+                self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                mark = len(self.models)
+                result, _ = self._call_function(func, args, kwargs, builder_probe=True)
+                del self.models[mark:]  # not a model of the program: a part of the one being read
+                if isinstance(result, ModelObj):
+                    result.from_builder = name
+                return result
             if getattr(self, "builders", None) and name in self.builders:
                 self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 # the builder's layers take their auto names before what follows
@@ -1843,6 +1861,7 @@ class KerasFrontend:
         scope.call_inputs[call_no] = [t.value for t in inputs]
         mapping = {id(gv): t.value for gv, t in zip(graph.inputs, inputs)}
         self.module_stack.append((scope, call_no))
+        inner_calls: dict[tuple[int, int], int] = {}  # (scope, its call in the model) → this call's
         try:
             for node in graph.nodes:
                 if "fused_into" in node.meta:
@@ -1852,14 +1871,48 @@ class KerasFrontend:
                     layer.made_in = scope  # the submodule holds the model's layers
                 ins = [TensorVal(mapping[id(v)]) for v in node.inputs]
                 before = len(self.scratch.nodes)
-                self._call_layer(layer, [ins if len(ins) > 1 else ins[0]], {}, span)
+                # the model's own sub-modules (a custom layer in it) run again, as calls of theirs
+                inner = []
+                chain_ = tuple(node.meta.get("scopes", ()))
+                base = graph.meta.get("base_scopes", ())
+                chain_ = chain_[len(base):] if chain_[:len(base)] == base else chain_
+                around = {id(sc) for sc, _c in self.module_stack}
+                for s_, c_ in chain_:
+                    if s_ is scope or id(s_) in around:
+                        continue  # the model itself, or a scope this call already runs in
+                    key = (id(s_), c_)
+                    if key not in inner_calls:
+                        s_.calls += 1
+                        inner_calls[key] = s_.calls
+                        s_.call_inputs[s_.calls] = [mapping.get(id(v), v) for v in s_.call_inputs.get(c_, [])]
+                        s_.call_outputs[s_.calls] = list(s_.call_outputs.get(c_, []))
+                        if s_.parent is None:
+                            s_.parent = scope
+                    inner.append((s_, inner_calls[key]))
+                self.module_stack.extend(inner)
+                try:
+                    self._call_layer(layer, [ins if len(ins) > 1 else ins[0]], {}, span)
+                finally:
+                    del self.module_stack[len(self.module_stack) - len(inner):]
                 made = self.scratch.nodes[before:]
                 originals = [node] + [n for n in graph.nodes if n.meta.get("fused_into") is node]
                 for old, new in zip(originals, made):
+                    if "tensor_op" in old.meta:
+                        new.meta.setdefault("tensor_op", old.meta["tensor_op"])
+                    if old.comments and not new.comments:
+                        new.comments = list(old.comments)
                     for ov, nv in zip(old.outputs, new.outputs):
                         mapping[id(ov)] = nv
+                        if nv.var is None and ov.var is not None:  # the model's code named it
+                            nv.var = ov.var
+                            for where, name_ in ov.scope_vars.items():
+                                nv.scope_vars.setdefault(id(scope) if where is None else where, name_)
         finally:
             self.module_stack.pop()
+        for (sid, _old), new_call in inner_calls.items():
+            s_ = next(sc for sc, c in ((sc, c) for n in graph.nodes for sc, c in n.meta.get("scopes", ()))
+                      if id(sc) == sid)
+            s_.call_outputs[new_call] = [mapping.get(id(v), v) for v in s_.call_outputs[new_call]]
         outs = [TensorVal(mapping[id(v)]) for v in graph.outputs]
         scope.call_outputs[call_no] = [t.value for t in outs]
         return outs[0] if len(outs) == 1 else outs
@@ -2420,6 +2473,7 @@ class KerasFrontend:
         graph.inputs = in_vals
         graph.outputs = out_vals
         graph.nodes = [n for n in self.scratch.nodes if id(n) in needed]
+        graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
         return graph
 
     def _model_graph(self, model: ModelObj, node=None) -> Graph:

@@ -77,6 +77,7 @@ class _ForwardWriter:
                     for member in _exclusive_cone(graph, node, slot):
                         self.branch_of.setdefault(id(member), (node, slot))
         self.graph_index = {id(n): i for i, n in enumerate(graph.nodes)}
+        self.producer_here = {id(v): n for n in graph.nodes for v in n.outputs}
 
     def _live(self, value: Value, at: int) -> bool:
         return self.last_use.get(id(value), -1) > at
@@ -91,12 +92,14 @@ class _ForwardWriter:
         return self.names.fresh(hint)
 
     def _inherited_var(self, value: Value) -> str | None:
-        node = value.producer
+        """The name of the nearest named first input upstream, through this code's own
+        statements (a module call's result looks at the call's input, not inside)."""
+        node = self.producer_here.get(id(value))
         while node is not None and node.inputs:
             v = node.inputs[0]
             if self._var(v):
                 return self._var(v)
-            node = v.producer
+            node = self.producer_here.get(id(v))
         return None
 
     def _var(self, value: Value) -> str | None:
@@ -359,6 +362,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     lines += ["", f"    def forward(self, {params}):"]
     lines += [f"        {ln}" for ln in forward]
     text = "\n".join(lines) + "\n"
+    if classes is not None:  # a module class of a later model takes another name
+        classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
     return ModelCode(md.class_name, text, imports, uses_f, children)
 
