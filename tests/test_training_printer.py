@@ -230,3 +230,15 @@ def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
     namespace = {}
     exec(result.text, namespace)
     assert namespace["a"].shape == (5, 6, 6, 3) and namespace["b"].shape == (5, 4)
+
+
+@pytest.mark.parametrize("optimizer, noted", [("adam", True), ("rmsprop", True), ("adagrad", True),
+                                              ("sgd", False)])
+def test_embedding_with_adaptive_optimizer_is_noted(optimizer, noted):
+    """Keras' TF backend feeds adaptive optimizers an Embedding gradient per token occurrence
+    (tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE): the optimizer line says so;
+    SGD is linear in the gradient, so the two agree and no note is printed."""
+    with open(os.path.join(ROOT, "tests", "golden", "embedding_adaptive_optimizer_note", "input.py")) as fh:
+        source = fh.read().replace("keras.optimizers.Adam(1e-2)", repr(optimizer))
+    text = translate(source, "input.py").text
+    assert ("one Embedding gradient slice per token" in text) is noted

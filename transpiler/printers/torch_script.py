@@ -543,8 +543,11 @@ class _Printer:
             lines = [f"{_code(small.target)} = {lines[0]}"]
         elif isinstance(small, cst.Return) and len(lines) == 1:
             lines = [f"return {lines[0]}"]
-        body = list(cst.parse_module("\n".join(lines) + "\n").body)
-        body[0] = body[0].with_changes(leading_lines=stmt.leading_lines)
+        new = cst.parse_module("\n".join(lines) + "\n")
+        body = list(new.body)
+        # the source line's comments, then the generated code's own (a note on the optimizer:
+        # libcst keeps a module's leading comments in its header)
+        body[0] = body[0].with_changes(leading_lines=[*stmt.leading_lines, *new.header, *body[0].leading_lines])
         return body
 
     def _builder_compile(self, stmt: cst.SimpleStatementLine) -> list:
@@ -562,9 +565,10 @@ class _Printer:
         builder_compiles = [ts for ts in self.program.training if ts.kind == "compile" and ts.builder == func.value]
         if mt is None or not builder_compiles:
             return []
-        body = list(cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n").body)
+        new = cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n")
+        body = list(new.body)
         comment = cst.EmptyLine(comment=cst.Comment(f"# compiled in {func.value}()"))
-        body[0] = body[0].with_changes(leading_lines=[comment])
+        body[0] = body[0].with_changes(leading_lines=[comment, *new.header, *body[0].leading_lines])
         return body
 
     def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:

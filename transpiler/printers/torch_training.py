@@ -548,6 +548,9 @@ class TrainingPrinter:
             return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
                     "  # train_step reads self.optimizer, as in Keras"]
         lines = [f"{mt.optimizer_var} = {self.optimizer_expr(model, opt)}"]
+        if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \
+                and any(n.op == "embedding" for n in mt.md.graph.nodes):
+            lines[:0] = EMBEDDING_SLICES_NOTE
         losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
         if len(losses) == 1:
             lines.append(f"{mt.loss_var} = {losses[0]}")
@@ -1097,6 +1100,17 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
     if cb.kind in ("progbar_logger", "history"):
         return [], []  # the epoch line and the returned history are always there
     raise NotImplementedError(f"callback {cb.kind}")
+
+
+#: optimizers whose update is not linear in the gradient: Keras' TensorFlow backend feeds them
+#: an Embedding table's gradient as IndexedSlices (one slice per token occurrence), so a
+#: token repeated in a batch moves differently than under the summed gradient torch uses
+#: (checked for each: tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE)
+SPARSE_SENSITIVE_OPTIMIZERS = ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam")
+EMBEDDING_SLICES_NOTE = [
+    "# Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token",
+    "# occurrence (repeats not summed first); torch uses the summed gradient",
+]
 
 
 def specialise(template: str, features: set[str]) -> str:
