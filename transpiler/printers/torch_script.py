@@ -20,6 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.torch_custom_step import extend_class
+from transpiler.printers.torch_model_layers import LayersLoop, layers_receiver, translate_layers_loop
 from transpiler.printers.torch_printer import ModelCode, print_model_class
 from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback_class
 
@@ -156,8 +157,29 @@ class _Printer:
         self.pending_classes: list[str] = []
         self.callback_classes = set(program.meta.get("callback_classes", ()))
         self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
+        self.layer_loops = self._layer_loops(frontend.module)
 
     # -- helpers ------------------------------------------------------------------
+    def _layer_loops(self, module: cst.Module) -> dict[int, LayersLoop]:
+        """``for layer in model.layers:`` loops over a translated model that have a torch
+        form (torch_model_layers), by the loop statement's id."""
+        by_var = {md.var: md for md, _ in self.inline_models if md.var}
+        for node in nodes_of(module, cst.Assign):
+            func = node.value.func if isinstance(node.value, cst.Call) else None
+            if isinstance(func, cst.Name) and func.value in self.builders:
+                by_var.update({t.target.value: self.builders[func.value][0] for t in node.targets
+                               if isinstance(t.target, cst.Name)})
+        taken = {n.value for n in nodes_of(module, cst.Name)}
+        loops = {}
+        for stmt in nodes_of(module, cst.For):
+            model = layers_receiver(stmt.iter)
+            if model in by_var:
+                md = by_var[model]
+                loop = translate_layers_loop(stmt, model, md, self.models[md.class_name][1].text, taken)
+                if loop is not None and not self._touches_keras(loop.loop.body):
+                    loops[id(stmt)] = loop
+        return loops
+
     def _builder_result_names(self, module: cst.Module) -> set[str]:
         names: set[str] = set()
         builders = set(self.builders)
@@ -296,7 +318,9 @@ class _Printer:
                     # classes of models built inside this statement go right before it
                     out += _parse_classes(self.pending_classes)
                     self.pending_classes = []
-                if new is not None:
+                if isinstance(new, list):
+                    out += new
+                elif new is not None:
                     out.append(new)
             else:
                 out.append(stmt)
@@ -388,6 +412,13 @@ class _Printer:
             return self._translated_class(stmt)
         if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
             return self._stub_class(stmt)[0]
+        if id(stmt) in self.layer_loops:
+            loop = self.layer_loops[id(stmt)]
+            notes = [*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in loop.comments)]
+            if loop.shapes is None:
+                return [loop.loop.with_changes(leading_lines=notes)]
+            return [cst.parse_statement(loop.shapes + "\n").with_changes(leading_lines=notes),
+                    loop.loop.with_changes(leading_lines=())]
         if self._header_touches_keras(stmt) and not (isinstance(stmt, cst.If) and "__name__" in _code(stmt.test)):
             # e.g. `for layer in model.layers:`: the whole statement needs a human
             stubbed = self._stub(stmt, raising=level != "module")
