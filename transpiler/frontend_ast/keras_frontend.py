@@ -1572,9 +1572,14 @@ class KerasFrontend:
                 size = args[0] if args else kwargs.get("batch_size")
                 return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"], obj.elements)
             if name in ("prefetch", "cache"):
-                return obj
+                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + [name], obj.elements)
             if name == "repeat" and not args and kwargs.get("count") is None:
                 return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + ["repeat"], obj.elements)
+            if name in ("repeat", "map") and len(node.args) == 1 and node.args[0].keyword is None:
+                # "repeat:<count>", "map:<function>": the printer reads the source text
+                text = cst.Module([]).code_for_node(node.args[0].value)
+                elements = obj.elements if name == "repeat" else None  # a map may change the elements
+                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + [f"{name}:{text}"], elements)
             return Unknown(f"dataset.{name}()")
         if isinstance(obj, TapeObj) and name == "gradient":
             self._record_loop("gradient", self._current_stmt(), node)
