@@ -2505,6 +2505,8 @@ class KerasFrontend:
             if step:
                 step["spans"] = {name: self._span(fn) for name, fn in step.pop("nodes").items()}
                 graph.meta["custom_step"] = step
+        if model.kind == "sequential" and all(isinstance(layer, LayerObj) for layer in model.layers):
+            graph.meta["keras_layers"] = [layer.keras_name for layer in model.layers]  # model.layers, in order
         _local_names(graph, graph.meta.get("root_scope"))
         self._attach_comments(graph)
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,

@@ -20,7 +20,8 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.torch_custom_step import extend_class
-from transpiler.printers.torch_model_layers import LayersLoop, layers_receiver, translate_layers_loop
+from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, layers_receiver, \
+    translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch_printer import ModelCode, print_model_class
 from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback_class
 
@@ -169,13 +170,13 @@ class _Printer:
             if isinstance(func, cst.Name) and func.value in self.builders:
                 by_var.update({t.target.value: self.builders[func.value][0] for t in node.targets
                                if isinstance(t.target, cst.Name)})
+        self.model_layers = {var: ModelLayers.of(md, self.models[md.class_name][1].text) for var, md in by_var.items()}
         taken = {n.value for n in nodes_of(module, cst.Name)}
         loops = {}
         for stmt in nodes_of(module, cst.For):
             model = layers_receiver(stmt.iter)
-            if model in by_var:
-                md = by_var[model]
-                loop = translate_layers_loop(stmt, model, md, self.models[md.class_name][1].text, taken)
+            if model in self.model_layers:
+                loop = translate_layers_loop(stmt, model, self.model_layers[model], taken)
                 if loop is not None and not self._touches_keras(loop.loop.body):
                     loops[id(stmt)] = loop
         return loops
@@ -512,6 +513,10 @@ class _Printer:
             return [stmt, *after]
         if not self._touches_keras(stmt):
             return [stmt, *self._builder_loads(stmt)]
+        if ".layers[" in _code(stmt):  # model.layers[i] of a Sequential: the module it became
+            indexed = translate_layer_indexing(stmt, self.model_layers.get)
+            if indexed is not None and not self._touches_keras(indexed):
+                return [indexed]
         text = _code(stmt.with_changes(leading_lines=())).strip()
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = _code(small.value.func)

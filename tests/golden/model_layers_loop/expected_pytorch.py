@@ -1,6 +1,7 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 """Walking model.layers: print each layer's name, output shape and parameter count,
-freeze them, report which are trainable. The last loop reads the weights, which has no
+freeze them, report which are trainable, unfreeze the last two (a slice), reach one by
+index. The last loop reads the weights, which has no
 translation here: it stays a marked stub."""
 
 import torch
@@ -8,7 +9,7 @@ from torch import nn
 
 
 class Net(nn.Module):
-    """Transpiled from the Keras model built by ``build_model()`` (input.py:9).
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:10).
 
     Input ``x``: (N, 12) float32.
     Returns: (N, 1).
@@ -53,26 +54,37 @@ def build_model(vocab_size=100, max_len=12):
 
 if __name__ == "__main__":
     model = build_model()
-    # model.layers: the torch module's children, under torch's names (layers that forward()
-    # applies as functions, e.g. Flatten or Concatenate, are not modules and not listed)
+    # model.layers: the torch module's children, one per Keras layer, under torch's names
     # each layer's output shape (batch axis None) as Keras computes it, channels-first
     output_shapes = {"embedding1": (None, 12, 8), "lstm1": (None, 16), "fc1": (None, 1)}
     for layer_name, layer in model.named_children():
         print(
-            f"{layer_name:12s} {output_shapes[layer_name]} {sum(p.numel() for p in layer.parameters())}"
+            f"{layer_name:12s} {output_shapes[layer_name]} {sum(t.numel() for t in layer.state_dict().values() if t.is_floating_point())}"
         )
     # freeze everything (fine-tuning would unfreeze the head)
-    # model.layers: the torch module's children, under torch's names (layers that forward()
-    # applies as functions, e.g. Flatten or Concatenate, are not modules and not listed)
+    # model.layers: the torch module's children, one per Keras layer, under torch's names
     for layer_name, layer in model.named_children():
         layer.requires_grad_(False)
-    # model.layers: the torch module's children, under torch's names (layers that forward()
-    # applies as functions, e.g. Flatten or Concatenate, are not modules and not listed)
+    # model.layers: the torch module's children, one per Keras layer, under torch's names
     for layer_name, layer in model.named_children():
         print(layer_name, all(p.requires_grad for p in layer.parameters()))
-    # TODO(transpiler): not translated yet (input.py:26)
+    # fine-tuning: unfreeze the last two layers
+    # model.layers: the torch module's children, one per Keras layer, under torch's names
+    for layer_name, layer in list(model.named_children())[-2:]:
+        layer.requires_grad_(True)
+    model.fc1.requires_grad_(True)
+    print(
+        "head:",
+        "fc1",
+        (None, 1),
+        sum(
+            t.numel() for t in model.fc1.state_dict().values() if t.is_floating_point()
+        ),
+    )
+    embedding = model.embedding1
+    # TODO(transpiler): not translated yet (input.py:33)
     # for layer in model.layers:
     #     print(layer.name, [w.shape for w in layer.get_weights()])
     raise NotImplementedError(
-        "transpiler: 'for layer in model.layers: print(layer.name, [w.shape for w in laye...' (input.py:26) is not translated yet"
+        "transpiler: 'for layer in model.layers: print(layer.name, [w.shape for w in laye...' (input.py:33) is not translated yet"
     )

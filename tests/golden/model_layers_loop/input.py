@@ -1,5 +1,6 @@
 """Walking model.layers: print each layer's name, output shape and parameter count,
-freeze them, report which are trainable. The last loop reads the weights, which has no
+freeze them, report which are trainable, unfreeze the last two (a slice), reach one by
+index. The last loop reads the weights, which has no
 translation here: it stays a marked stub."""
 import keras
 from keras import layers
@@ -23,5 +24,11 @@ if __name__ == "__main__":
         layer.trainable = False
     for layer in model.layers:
         print(layer.name, layer.trainable)
+    # fine-tuning: unfreeze the last two layers
+    for layer in model.layers[-2:]:
+        layer.trainable = True
+    model.layers[-1].trainable = True
+    print("head:", model.layers[-1].name, model.layers[-1].output.shape, model.layers[-1].count_params())
+    embedding = model.layers[0]
     for layer in model.layers:
         print(layer.name, [w.shape for w in layer.get_weights()])
