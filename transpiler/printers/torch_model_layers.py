@@ -1,14 +1,16 @@
-"""``for layer in model.layers:`` → a loop over the torch module's children.
+"""``model.layers`` → the torch module's children.
 
 The common uses of a Keras model's layer list in a training script are inspecting it
 (print each layer's name, output shape, parameter count) and freezing it
 (``layer.trainable = False``). Their torch spellings: ``model.named_children()``,
-``t.numel()`` over the floating tensors of ``layer.state_dict()`` (Keras' count includes
-non-trainable weights such as BatchNorm statistics) and ``layer.requires_grad_(False)``; output
-shapes are the IR's static shapes (a forward hook would see an RNN's whole sequence
-where the Keras layer returns its last step), printed as a table before the loop. A loop that uses the layer
-any other way (its weights, its config, ``isinstance`` on Keras classes) is left to the
-caller, which stubs it.
+``t.numel()`` over the floating tensors of ``layer.state_dict()`` (Keras counts
+non-trainable weights such as BatchNorm statistics too) and ``layer.requires_grad_(False)``.
+Output shapes are the IR's static shapes, printed as a table before the loop (a forward
+hook would see an RNN's whole sequence where the Keras layer returns its last step).
+For a Sequential model, whose layer list the frontend records, ``model.layers[i]`` and
+``model.layers[a:b]`` become the modules those layers became. Any other use of a layer
+(its weights, its config, ``isinstance`` on Keras classes) is left to the caller, which
+stubs it.
 
 The lists differ: Keras lists every layer (and a functional model's InputLayer), torch
 only the submodules; layers ``forward()`` applies as functions (Flatten, Concatenate,
