@@ -21,7 +21,7 @@ import torch  # noqa: F401  (before TensorFlow)
 
 
 from transpiler.ir import training as T
-from transpiler.verify_training import KERAS_OPTIMIZERS, STEPS, run_both  # noqa: F401
+from transpiler.verify_training import KERAS_OPTIMIZERS, STEPS, densify_embedding_gradients, run_both  # noqa: F401
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras", "*.py")) if not p.endswith("_torch.py"))
@@ -36,16 +36,22 @@ _EMBEDDING_ADAPTIVE = (
     "Embedding tables under Adam/RMSprop: Keras' TensorFlow backend gets the table's gradient as "
     "IndexedSlices (one slice per token occurrence) and squares the slices before summing them, so "
     "a token that repeats in a batch gets v += sum(g_i**2) instead of (sum g_i)**2 (confirmed on a "
-    "6x1 table: Keras -0.1026184, sum of squares -0.1026188, dense -0.1374521). torch (and the "
-    "generated code) use the true gradient; text models drift 2.5e-4..1.6e-3 over 20 steps")
+    "6x1 table: Keras -0.1026184, sum of squares -0.1026188, dense -0.1374521; see "
+    "test_keras_applies_embedding_slices_sparsely). torch (and the generated code) use the true "
+    "gradient; max relative loss difference over 20 steps: lstm_classifier 2.5e-4, bilstm_tagger "
+    "1.6e-3, text_cnn 9.5e-4, transformer_classifier 4.7e-3 (with dense embedding gradients in "
+    "the Keras reference: test_embedding_programs_train_like_keras_with_dense_gradients)")
 KNOWN_DEVIATIONS = {
     "lstm_classifier": _EMBEDDING_ADAPTIVE,
     "bilstm_tagger": _EMBEDDING_ADAPTIVE,
     "text_cnn": _EMBEDDING_ADAPTIVE,
     "transformer_classifier": _EMBEDDING_ADAPTIVE,
     "resnet_small": ("SGD(learning_rate=0.05, momentum=0.9) with BatchNorm on random batches: per-step "
-                     "losses agree to <=1e-7 for 8 steps, then diverge chaotically (6e-4 at step 9, "
-                     "3.5e-2 by step 17); with learning_rate=0.01 they agree to 1e-4"),
+                     "losses agree to <=6.1e-8 for 5 steps, then diverge chaotically (4.7e-5 at step 5, "
+                     "3.2e-3 at step 6, 7.6e-2 by step 19; the same with a float32-exact momentum, which "
+                     "Keras casts through float32). learning_rate=0.01 only delays it (past 1e-4 at step 11, "
+                     "with or without momentum); the step-0 losses already differ by 1.3e-10 in float64, "
+                     "so some op of this model differs at rounding level: not isolated yet"),
 }
 
 
@@ -60,6 +66,88 @@ def test_corpus_program_trains_like_keras(path):
     k, t = run_both(path)
     assert len(k) == STEPS and np.all(np.isfinite(k))
     assert _rel(k, t).max() <= RTOL, list(zip(k, t))
+
+
+def _keras_embedding_table_after_adam(dense: bool):
+    """A 6x1 table trained 3 Adam steps on one batch where token 1 occurs three times."""
+    import keras
+    import tensorflow as tf
+
+    table = np.arange(6, dtype="float64").reshape(6, 1) / 10
+    emb = keras.layers.Embedding(6, 1, embeddings_initializer=keras.initializers.Constant(table), dtype="float64")
+    emb.build((None, 4))
+    opt = keras.optimizers.Adam(learning_rate=0.1)
+    if dense:
+        densify_embedding_gradients(opt)
+    coef = tf.constant([[[1.0], [2.0], [-0.5], [3.0]]], dtype="float64")
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(emb(np.array([[1, 1, 1, 2]])) * coef)
+        (grad,) = tape.gradient(loss, emb.trainable_variables)
+        opt.apply_gradients([(grad, emb.embeddings)])
+    return type(grad).__name__, emb.embeddings.numpy().ravel()
+
+
+def _torch_embedding_table_after_adam():
+    table = torch.nn.Embedding(6, 1).double()
+    with torch.no_grad():
+        table.weight.copy_(torch.arange(6, dtype=torch.float64).reshape(6, 1) / 10)
+    opt = torch.optim.Adam(table.parameters(), lr=0.1, eps=1e-7)
+    coef = torch.tensor([[[1.0], [2.0], [-0.5], [3.0]]], dtype=torch.float64)
+    for _ in range(3):
+        opt.zero_grad()
+        (table(torch.tensor([[1, 1, 1, 2]])) * coef).sum().backward()
+        opt.step()
+    return table.weight.detach().numpy().ravel()
+
+
+def test_keras_applies_embedding_slices_sparsely():
+    """The diagnosis behind _EMBEDDING_ADAPTIVE, and the harness switch that removes it.
+
+    Token 1 occurs three times (gradients 1, 2, -0.5: sum 2.5, sum of squares 5.25). Keras'
+    sparse update moves its row to -0.2273 (Adam's v from 5.25), the true gradient to
+    -0.2000 (v from 2.5**2, so m/sqrt(v) = 1 each step); token 2 (one occurrence) is the same
+    in all three runs. The 2e-6 left between Keras and torch is Adam's epsilon placement.
+    """
+    kind, sparse = _keras_embedding_table_after_adam(dense=False)
+    _, dense = _keras_embedding_table_after_adam(dense=True)
+    true = _torch_embedding_table_after_adam()
+    assert kind == "IndexedSlices"
+    assert abs(sparse[1] - true[1]) > 0.02  # -0.2273 vs -0.2000
+    np.testing.assert_allclose(sparse[[0, 2, 3, 4, 5]], true[[0, 2, 3, 4, 5]], atol=1e-5)
+    np.testing.assert_allclose(dense, true, atol=1e-5)
+
+
+_TEXT_CNN_BETAS = (
+    "text_cnn with dense embedding gradients but the program's own betas: per-step losses agree "
+    "to <=3.1e-7 for 17 steps, then 6.3e-5 at step 17 and 2.6e-4 at step 19. Keras computes "
+    "Adam's bias corrections from float32(beta) and its moments from the float64 beta "
+    "(see verify_training.with_float32_betas); max-over-time pooling amplifies the 1e-8 mix. "
+    "With float32-representable betas on both sides the losses agree to 1.7e-16")
+EMBEDDING_PROGRAMS = ["lstm_classifier", "bilstm_tagger", "text_cnn", "transformer_classifier"]
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=_TEXT_CNN_BETAS)] if name == "text_cnn" else [])
+    for name in EMBEDDING_PROGRAMS])
+def test_embedding_programs_train_like_keras_with_dense_gradients(name):
+    """The KNOWN_DEVIATIONS text programs, with Keras applying embedding gradients densely:
+    measured max relative differences lstm_classifier 1.9e-7, bilstm_tagger 1.6e-6,
+    transformer_classifier 9.2e-7."""
+    k, t = run_both(os.path.join(ROOT, "corpus", "keras", f"{name}.py"), dense_embedding_gradients=True)
+    assert len(k) == STEPS and np.all(np.isfinite(k))
+    assert _rel(k, t).max() <= RTOL, list(zip(k, t))
+
+
+@pytest.mark.parametrize("name", EMBEDDING_PROGRAMS)
+def test_embedding_programs_match_keras_exactly_without_its_quirks(name):
+    """Dense embedding gradients and float32-representable betas: the only two differences
+    left are Keras' own, and the generated program reproduces Keras to float64 rounding
+    (measured <= 3.3e-16 relative for all four over 20 steps)."""
+    k, t = run_both(os.path.join(ROOT, "corpus", "keras", f"{name}.py"), dense_embedding_gradients=True,
+                    float32_betas=True)
+    assert len(k) == STEPS and np.all(np.isfinite(k))
+    assert _rel(k, t).max() <= 1e-12, list(zip(k, t))
 
 
 OPTIMIZER_CASES = [

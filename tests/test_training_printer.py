@@ -230,3 +230,70 @@ def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
     namespace = {}
     exec(result.text, namespace)
     assert namespace["a"].shape == (5, 6, 6, 3) and namespace["b"].shape == (5, 4)
+
+
+@pytest.mark.parametrize("optimizer, noted", [("adam", True), ("rmsprop", True), ("adagrad", True),
+                                              ("sgd", False)])
+def test_embedding_with_adaptive_optimizer_is_noted(optimizer, noted):
+    """Keras' TF backend feeds adaptive optimizers an Embedding gradient per token occurrence
+    (tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE): the optimizer line says so;
+    SGD is linear in the gradient, so the two agree and no note is printed."""
+    with open(os.path.join(ROOT, "tests", "golden", "embedding_adaptive_optimizer_note", "input.py")) as fh:
+        source = fh.read().replace("keras.optimizers.Adam(1e-2)", repr(optimizer))
+    text = translate(source, "input.py").text
+    assert ("one Embedding gradient slice per token" in text) is noted
+
+
+def test_tf_data_pipeline_gives_the_same_batches():
+    """.map() before .batch() (a lambda, per element), .map() after it (a function of the
+    batch: its batch mean), .cache(), .repeat(2), .prefetch(): the generated loader yields
+    the batches tf.data yields, in order."""
+    from transpiler import verify
+
+    path = os.path.join(ROOT, "tests", "programs", "tf_data_pipeline.py")
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    result = translate(source, path)
+    assert not result.stubs, result.stubs
+    keras_module = verify.load_generated(source, "tf_data_source")
+    torch_module = verify.load_generated(result.text, "tf_data_generated")
+    x, y = keras_module.make_data()
+    expected = [(a.numpy(), b.numpy()) for a, b in keras_module.scaled_pipeline(x, y)]
+    got = [(a.numpy(), b.numpy()) for a, b in torch_module.scaled_pipeline(x, y)]
+    assert len(got) == len(expected) == 6  # 40 elements in batches of 16, twice
+    for (ga, gb), (ea, eb) in zip(got, expected):
+        np.testing.assert_allclose(ga, ea, rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(gb, eb)
+    assert len(list(torch_module.scaled_pipeline(x, y))) == 6  # iterable again, like a tf.data.Dataset
+
+
+@pytest.mark.slow
+def test_tf_data_pipeline_program_runs(tmp_path):
+    path = os.path.join(ROOT, "tests", "programs", "tf_data_pipeline.py")
+    with open(path, encoding="utf-8") as fh:
+        result = translate(fh.read(), path)
+    program = tmp_path / "tf_data_pipeline_torch.py"
+    program.write_text(result.text)
+    out = _run(str(program), tmp_path)
+    assert "custom loop steps: 6" in out and "fit epochs: 2" in out
+    assert "steps_per_epoch=3 * math.ceil(len(x_float) / 16)" in result.text  # .repeat(3): 3 passes an epoch
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ("tf.data.Dataset.from_tensor_slices((x, y)).repeat(2).batch(8)", ".repeat(count) before .batch()"),
+    ("tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (tf.py_function(f, [a], tf.float32), b)).batch(8)",
+     "no torch spelling"),
+])
+def test_tf_data_pipeline_without_faithful_translation_is_stubbed(pipeline, message):
+    source = ("import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\n"
+              "def build_model():\n    inputs = keras.Input(shape=(6,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(3)(inputs))\n\n"
+              "x = np.zeros((16, 6), 'float32')\ny = np.zeros(16, 'int64')\nmodel = build_model()\n"
+              "optimizer = keras.optimizers.SGD(0.1)\n"
+              f"dataset = {pipeline}\n"
+              "for xb, yb in dataset:\n    with tf.GradientTape() as tape:\n"
+              "        loss = tf.reduce_mean(model(xb))\n"
+              "    grads = tape.gradient(loss, model.trainable_variables)\n"
+              "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n")
+    result = translate(source, "p.py")
+    assert any(message in d.message for d in result.stubs), [d.message for d in result.stubs]

@@ -13,6 +13,7 @@ Imports both frameworks (torch first); used by ``transpile verify``, the tests a
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -119,20 +120,71 @@ def keras_loss(loss: T.Loss):
     return keras.losses.get(loss.kind)
 
 
-def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS, sample_weights: bool = False):
+def densify_embedding_gradients(optimizer) -> None:
+    """Make a Keras optimizer apply an Embedding table's gradient as the dense tensor it is.
+
+    Keras' TensorFlow backend receives an embedding table's gradient as ``tf.IndexedSlices``
+    (one slice per token occurrence, repeats not summed) and its adaptive optimizers square
+    the slices before they are summed: a token seen k times in a batch adds sum(g_i**2) to
+    Adam's/RMSprop's/Adagrad's second moment where the true gradient gives (sum g_i)**2.
+    torch (and the generated program) use the true gradient. Converting the slices to a
+    dense tensor before ``apply_gradients`` gives the reference the true gradient too, so a
+    comparison isolates the translation from that backend quirk. Verification only: the
+    user's Keras program is not changed.
+    """
+    import tensorflow as tf
+
+    apply_gradients = optimizer.apply_gradients
+
+    def dense_apply_gradients(grads_and_vars, *args, **kwargs):
+        pairs = [(tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g, v) for g, v in grads_and_vars]
+        return apply_gradients(pairs, *args, **kwargs)
+
+    optimizer.apply_gradients = dense_apply_gradients
+
+
+def with_float32_betas(opt: T.Optimizer) -> T.Optimizer:
+    """``opt`` with ``beta_1``/``beta_2`` rounded to the nearest float32.
+
+    Keras' Adam-family optimizers (TensorFlow backend) compute the bias corrections
+    ``1 - beta**t`` from ``ops.cast(self.beta, dtype)``, which turns the Python float into a
+    float32 tensor first, while the moment updates use the Python float itself
+    (``1 - self.beta``): in a float64 run, ``beta_2=0.999`` is 0.9990000128746 in one place
+    and 0.999 in the other, a mix no single torch value reproduces (the first step's size
+    differs by 6.4e-6 relative). With float32-representable betas on both sides the mix
+    disappears. Verification only.
+    """
+    hyper = {k: float(np.float32(v)) if k in ("beta_1", "beta_2") and v is not None else v
+             for k, v in opt.hyper.items()}
+    return dataclasses.replace(opt, hyper=hyper)
+
+
+def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS, sample_weights: bool = False,
+             dense_embedding_gradients: bool = False, float32_betas: bool = False):
     """Per-step losses (keras, torch) for ``path`` trained with its own compile config
     (or with ``optimizer`` instead of its own); ``sample_weights``: every batch carries
-    random per-sample weights (as fit's sample_weight/class_weight produce)."""
+    random per-sample weights (as fit's sample_weight/class_weight produce);
+    ``dense_embedding_gradients``: the Keras reference applies embedding gradients densely
+    (see ``densify_embedding_gradients``); ``float32_betas``: both sides train with the
+    optimizer's betas rounded to float32 (see ``with_float32_betas``)."""
     result, ts, md, generated, kmodel, tmodel = prepare(path)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
+    if float32_betas:
+        opt = with_float32_betas(opt)
     if md.graph.meta.get("custom_step"):
         return run_custom_step(result, md, generated, kmodel, tmodel, opt, steps)
-    if optimizer is not None or not getattr(kmodel, "compiled", False):
-        kmodel.compile(optimizer=keras_optimizer(opt), loss=[keras_loss(l) for l in config.losses]
-                       if len(config.losses) > 1 else keras_loss(config.losses[0]),
-                       loss_weights=config.loss_weights)
+    if opt is not config.optimizer or not getattr(kmodel, "compiled", False):
+        keras.config.set_floatx("float64")  # the loss computes in float64 too
+        try:
+            kmodel.compile(optimizer=keras_optimizer(opt), loss=[keras_loss(l) for l in config.losses]
+                           if len(config.losses) > 1 else keras_loss(config.losses[0]),
+                           loss_weights=config.loss_weights)
+        finally:
+            keras.config.set_floatx("float32")
     # else: the builder compiled the model itself: Keras trains with the program's own objects
+    if dense_embedding_gradients:
+        densify_embedding_gradients(kmodel.optimizer)
     printer = TrainingPrinter(result.program)
     printer.run()
     namespace = dict(vars(generated))

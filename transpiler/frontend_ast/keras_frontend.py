@@ -1590,9 +1590,14 @@ class KerasFrontend:
                 size = args[0] if args else kwargs.get("batch_size")
                 return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"], obj.elements)
             if name in ("prefetch", "cache"):
-                return obj
+                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + [name], obj.elements)
             if name == "repeat" and not args and kwargs.get("count") is None:
                 return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + ["repeat"], obj.elements)
+            if name in ("repeat", "map") and len(node.args) == 1 and node.args[0].keyword is None:
+                # "repeat:<count>", "map:<function>": the printer reads the source text
+                text = cst.Module([]).code_for_node(node.args[0].value)
+                elements = obj.elements if name == "repeat" else None  # a map may change the elements
+                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + [f"{name}:{text}"], elements)
             return Unknown(f"dataset.{name}()")
         if isinstance(obj, TapeObj) and name == "gradient":
             self._record_loop("gradient", self._current_stmt(), node)
@@ -2554,6 +2559,8 @@ class KerasFrontend:
             if step:
                 step["spans"] = {name: self._span(fn) for name, fn in step.pop("nodes").items()}
                 graph.meta["custom_step"] = step
+        if model.kind == "sequential" and all(isinstance(layer, LayerObj) for layer in model.layers):
+            graph.meta["keras_layers"] = [layer.keras_name for layer in model.layers]  # model.layers, in order
         _local_names(graph, graph.meta.get("root_scope"))
         self._attach_comments(graph)
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,

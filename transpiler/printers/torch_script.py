@@ -20,6 +20,8 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.torch_custom_step import extend_class
+from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, layers_receiver, \
+    translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch_printer import ModelCode, print_model_class
 from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback_class
 
@@ -156,8 +158,29 @@ class _Printer:
         self.pending_classes: list[str] = []
         self.callback_classes = set(program.meta.get("callback_classes", ()))
         self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
+        self.layer_loops = self._layer_loops(frontend.module)
 
     # -- helpers ------------------------------------------------------------------
+    def _layer_loops(self, module: cst.Module) -> dict[int, LayersLoop]:
+        """``for layer in model.layers:`` loops over a translated model that have a torch
+        form (torch_model_layers), by the loop statement's id."""
+        by_var = {md.var: md for md, _ in self.inline_models if md.var}
+        for node in nodes_of(module, cst.Assign):
+            func = node.value.func if isinstance(node.value, cst.Call) else None
+            if isinstance(func, cst.Name) and func.value in self.builders:
+                by_var.update({t.target.value: self.builders[func.value][0] for t in node.targets
+                               if isinstance(t.target, cst.Name)})
+        self.model_layers = {var: ModelLayers.of(md, self.models[md.class_name][1].text) for var, md in by_var.items()}
+        taken = {n.value for n in nodes_of(module, cst.Name)}
+        loops = {}
+        for stmt in nodes_of(module, cst.For):
+            model = layers_receiver(stmt.iter)
+            if model in self.model_layers:
+                loop = translate_layers_loop(stmt, model, self.model_layers[model], taken)
+                if loop is not None and not self._touches_keras(loop.loop.body):
+                    loops[id(stmt)] = loop
+        return loops
+
     def _builder_result_names(self, module: cst.Module) -> set[str]:
         names: set[str] = set()
         builders = set(self.builders)
@@ -296,7 +319,9 @@ class _Printer:
                     # classes of models built inside this statement go right before it
                     out += _parse_classes(self.pending_classes)
                     self.pending_classes = []
-                if new is not None:
+                if isinstance(new, list):
+                    out += new
+                elif new is not None:
                     out.append(new)
             else:
                 out.append(stmt)
@@ -388,6 +413,13 @@ class _Printer:
             return self._translated_class(stmt)
         if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
             return self._stub_class(stmt)[0]
+        if id(stmt) in self.layer_loops:
+            loop = self.layer_loops[id(stmt)]
+            notes = [*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in loop.comments)]
+            if loop.shapes is None:
+                return [loop.loop.with_changes(leading_lines=notes)]
+            return [cst.parse_statement(loop.shapes + "\n").with_changes(leading_lines=notes),
+                    loop.loop.with_changes(leading_lines=())]
         if self._header_touches_keras(stmt) and not (isinstance(stmt, cst.If) and "__name__" in _code(stmt.test)):
             # e.g. `for layer in model.layers:`: the whole statement needs a human
             stubbed = self._stub(stmt, raising=level != "module")
@@ -481,6 +513,10 @@ class _Printer:
             return [stmt, *after]
         if not self._touches_keras(stmt):
             return [stmt, *self._builder_loads(stmt)]
+        if ".layers[" in _code(stmt):  # model.layers[i] of a Sequential: the module it became
+            indexed = translate_layer_indexing(stmt, self.model_layers.get)
+            if indexed is not None and not self._touches_keras(indexed):
+                return [indexed]
         text = _code(stmt.with_changes(leading_lines=())).strip()
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = _code(small.value.func)
@@ -543,8 +579,11 @@ class _Printer:
             lines = [f"{_code(small.target)} = {lines[0]}"]
         elif isinstance(small, cst.Return) and len(lines) == 1:
             lines = [f"return {lines[0]}"]
-        body = list(cst.parse_module("\n".join(lines) + "\n").body)
-        body[0] = body[0].with_changes(leading_lines=stmt.leading_lines)
+        new = cst.parse_module("\n".join(lines) + "\n")
+        body = list(new.body)
+        # the source line's comments, then the generated code's own (a note on the optimizer:
+        # libcst keeps a module's leading comments in its header)
+        body[0] = body[0].with_changes(leading_lines=[*stmt.leading_lines, *new.header, *body[0].leading_lines])
         return body
 
     def _builder_compile(self, stmt: cst.SimpleStatementLine) -> list:
@@ -562,9 +601,10 @@ class _Printer:
         builder_compiles = [ts for ts in self.program.training if ts.kind == "compile" and ts.builder == func.value]
         if mt is None or not builder_compiles:
             return []
-        body = list(cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n").body)
+        new = cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n")
+        body = list(new.body)
         comment = cst.EmptyLine(comment=cst.Comment(f"# compiled in {func.value}()"))
-        body[0] = body[0].with_changes(leading_lines=[comment])
+        body[0] = body[0].with_changes(leading_lines=[comment, *new.header, *body[0].leading_lines])
         return body
 
     def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:

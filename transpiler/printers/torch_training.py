@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.cst_fast import walk
 from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
@@ -427,14 +428,28 @@ class TrainingPrinter:
                 raise NotImplementedError("a tf.data pipeline without .batch()")
             parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
             layouts = self._single_model_layouts()
+            pipe = self._pipeline(ds)
             self.needs.add("loader")
             if parts and len(parts) == 2:
                 data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
+                if (pipe.element_map or pipe.batch_map) and data != ds.code.strip("()"):
+                    raise NotImplementedError("tf.data .map() on arrays the torch model takes in another layout")
             else:
                 data = ds.code
-            shuffle = ", shuffle=True" if ds.shuffle else ""
-            comment = "  # tf.data shuffle buffer → a full reshuffle each epoch" if ds.shuffle else ""
-            return [f"{ts.model} = make_loader({data}, batch_size={ds.batch}{shuffle}){comment}"]
+            extra = ", shuffle=True" if ds.shuffle else ""
+            for key, fn in (("element_map", pipe.element_map), ("batch_map", pipe.batch_map)):
+                if fn is not None:
+                    extra += f", {key}={fn}"
+                    self.features.add("map")
+            comments = ["tf.data shuffle buffer → a full reshuffle each epoch"] if ds.shuffle else []
+            comments += pipe.notes
+            loader = f"make_loader({data}, batch_size={ds.batch}{extra})"
+            if pipe.repeat is not None:
+                self.needs.add("repeated")
+                loader = f"Repeated({loader}, {pipe.repeat})"
+            if comments == ["tf.data shuffle buffer → a full reshuffle each epoch"]:
+                return [f"{ts.model} = {loader}  # {comments[0]}"]
+            return [f"# tf.data {c}" if c.startswith(".") else f"# {c}" for c in comments] + [f"{ts.model} = {loader}"]
         if ts.kind == "gradient":
             call = cst.parse_expression(ts.source)
             loss = cst.Module([]).code_for_node(call.args[0].value)
@@ -455,6 +470,65 @@ class TrainingPrinter:
             return [f"{ts.model}({code})"]
         return None
 
+    def _pipeline(self, ds) -> "Pipeline":
+        """A tf.data pipeline's ops after ``from_tensor_slices``: where its ``.map()``
+        functions run, its ``.repeat(count)`` and what ``.prefetch()``/``.cache()`` became."""
+        pipe = Pipeline()
+        batched = False
+        for op in ds.ops:
+            name, _, arg = op.partition(":")
+            if name == "batch":
+                batched = True
+            elif name == "map":
+                if pipe.repeat is not None:
+                    raise NotImplementedError("tf.data .map() after .repeat(count)")
+                key = "batch_map" if batched else "element_map"
+                if getattr(pipe, key) is not None:
+                    raise NotImplementedError(f"several tf.data .map() calls {'after' if batched else 'before'} "
+                                              ".batch()")
+                setattr(pipe, key, self._map_function(arg))
+            elif name == "repeat" and arg:
+                if not batched:
+                    raise NotImplementedError("tf.data .repeat(count) before .batch() (batches across passes)")
+                pipe.repeat = arg
+                pipe.notes.append(f".repeat({arg}): {arg} passes over the data" + (", each reshuffled" if ds.shuffle
+                                                                                 else ""))
+            elif name in ("prefetch", "cache"):
+                pipe.notes.append(f".{name}(): {PIPELINE_NO_OPS[name]}")
+        pipe.notes = sorted(set(pipe.notes), key=pipe.notes.index)
+        return pipe
+
+    def _map_function(self, code: str) -> str:
+        """A ``.map()`` argument in torch: a function of the script (translated with it when it
+        uses TensorFlow) or a lambda whose TensorFlow calls are translated here."""
+        module = cst.parse_module(self.program.source) if self.program.source else cst.Module([])
+        aliases = torch_loss_functions.module_aliases(module)
+        expr = cst.parse_expression(code)
+        if isinstance(expr, cst.Name):
+            fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == code), None)
+            if fn is None:
+                raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
+            keras_roots = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
+            uses_keras = any(isinstance(n, cst.Name) and n.value in keras_roots for n in walk(fn))
+            if uses_keras:
+                try:
+                    torch_loss_functions.translate_function(fn, aliases, _no_builtin_loss)
+                except torch_loss_functions.Untranslatable as exc:
+                    raise NotImplementedError(f"tf.data .map({code}): {exc} has no torch spelling") from None
+            return code  # the script printer translates the def itself (_tensor_functions)
+        if not isinstance(expr, cst.Lambda):
+            raise NotImplementedError(f"tf.data .map({code}): not a function or lambda")
+        wrapper = cst.FunctionDef(cst.Name("_map"), expr.params,
+                                  cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr.body)])]))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_builtin_loss)
+        except torch_loss_functions.Untranslatable as exc:
+            raise NotImplementedError(f"tf.data .map(): {exc} has no torch spelling") from None
+        if uses_f:
+            self.needs.add("F")
+        body = new.body.body[0].body[0].value
+        return cst.Module([]).code_for_node(expr.with_changes(body=body))
+
     def _tape_preamble(self, ts: T.TrainingStatement) -> list[str]:
         """What stands where ``with tf.GradientTape() as tape:`` was: clear the gradients."""
         after = [s for s in self.program.training if s.kind == "apply_gradients" and s.span and ts.span
@@ -469,7 +543,8 @@ class TrainingPrinter:
     def _used_by_compile_or_fit(self, var: str) -> bool:
         import re
 
-        pattern = re.compile(rf"\b{re.escape(var)}\b")
+        # the name as a value, not as a keyword (compile(optimizer="sgd") does not use `optimizer`)
+        pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
         return any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training)
 
     def _loop_model(self, optimizer_var: str) -> str | None:
@@ -548,6 +623,9 @@ class TrainingPrinter:
             return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
                     "  # train_step reads self.optimizer, as in Keras"]
         lines = [f"{mt.optimizer_var} = {self.optimizer_expr(model, opt)}"]
+        if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \
+                and any(n.op == "embedding" for n in mt.md.graph.nodes):
+            lines[:0] = EMBEDDING_SLICES_NOTE
         losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
         if len(losses) == 1:
             lines.append(f"{mt.loss_var} = {losses[0]}")
@@ -745,7 +823,11 @@ class TrainingPrinter:
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
         if not parts or len(parts) != 2 or ds.batch is None:
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
-        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops
+        pipe = self._pipeline(ds)
+        if pipe.element_map or pipe.batch_map:
+            raise NotImplementedError("fit/evaluate on a tf.data pipeline with .map() (a custom loop over "
+                                      "it is translated)")
+        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops, pipe.repeat
 
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
@@ -755,6 +837,13 @@ class TrainingPrinter:
         if dataset is not None:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
         repeat = dataset is not None and dataset[4]
+        if dataset is not None and dataset[5] is not None:
+            # .repeat(count): an epoch is count passes, each reshuffled, batches never straddling two
+            repeat = True
+            if f.steps_per_epoch is None:
+                self.code.imports.add("import math")
+                f = dataclasses.replace(f, steps_per_epoch=T.Code(
+                    f"{dataset[5]} * math.ceil(len({dataset[0].text}) / {dataset[2]})"))
         if repeat and f.steps_per_epoch is None:
             raise NotImplementedError("fit on a repeated (endless) tf.data pipeline without steps_per_epoch")
         if (f.class_weight is not None or f.sample_weight is not None) and any(
@@ -947,7 +1036,10 @@ class TrainingPrinter:
         if needs_loader:
             self.code.imports.add("import numpy as np")
             out.append(specialise(HELPER_LOADER, self.features))
-            self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset")
+            self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
+                                  + (", default_collate" if "map" in self.features else ""))
+        if "repeated" in self.needs:
+            out.append(HELPER_REPEATED)
         if any(isinstance(n, tuple) for n in self.needs):
             out.append(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call_model), self.features))
             self.code.imports.add("from types import SimpleNamespace")
@@ -1099,6 +1191,33 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
     raise NotImplementedError(f"callback {cb.kind}")
 
 
+@dataclass
+class Pipeline:
+    """What a tf.data pipeline's ``.map``/``.repeat``/``.prefetch``/``.cache`` became."""
+
+    element_map: str | None = None  # a function of one element's tensors (.map before .batch)
+    batch_map: str | None = None  # a function of one batch's tensors (.map after .batch)
+    repeat: str | None = None  # .repeat(count): the count's source text
+    notes: list[str] = field(default_factory=list)
+
+
+PIPELINE_NO_OPS = {
+    "prefetch": "nothing to do for in-memory arrays (DataLoader(num_workers=...) overlaps loading)",
+    "cache": "nothing to do, the arrays already live in memory",
+}
+
+
+#: optimizers whose update is not linear in the gradient: Keras' TensorFlow backend feeds them
+#: an Embedding table's gradient as IndexedSlices (one slice per token occurrence), so a
+#: token repeated in a batch moves differently than under the summed gradient torch uses
+#: (checked for each: tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE)
+SPARSE_SENSITIVE_OPTIMIZERS = ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam")
+EMBEDDING_SLICES_NOTE = [
+    "# Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token",
+    "# occurrence (repeats not summed first); torch uses the summed gradient",
+]
+
+
 def specialise(template: str, features: set[str]) -> str:
     """Keep a template's lines tagged ``#@f`` (``#@!f`` = without f, ``&`` = and) as the
     program's features say; untagged lines always stay."""
@@ -1139,9 +1258,17 @@ def _ident(text: str) -> str:
 
 
 HELPER_LOADER = '''
-def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):  #@weights
-def make_loader(inputs, targets=None, batch_size=32, shuffle=False):  #@!weights
-    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,  #@weights&map
+                element_map=None, batch_map=None):  #@weights&map
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None):  #@weights&!map
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False, element_map=None, batch_map=None):  #@!weights&map
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):  #@!weights&!map
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""  #@!map
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches.  #@map
+  #@map
+    ``element_map`` (tf.data's .map() before .batch()) runs on each element's tensors,  #@map
+    ``batch_map`` (.map() after .batch()) on each batch's.  #@map
+    """  #@map
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
@@ -1151,7 +1278,31 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False):  #@!weights
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
         tensors.append(tensor.float() if tensor.is_floating_point() else tensor.long())
-    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)  #@!map
+    dataset = TensorDataset(*tensors)  #@map
+    if element_map is not None:  #@map
+        dataset = [element_map(*element) for element in dataset]  #@map
+    collate = None  #@map
+    if batch_map is not None:  #@map
+        def collate(batch):  #@map
+            return batch_map(*default_collate(batch))  #@map
+    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)  #@map
+'''
+
+HELPER_REPEATED = '''
+class Repeated:
+    """tf.data's .repeat(count) after .batch(): the loader's passes back to back (each
+    reshuffled when the loader shuffles), as an iterable that can be looped over again."""
+
+    def __init__(self, loader, count):
+        self.loader, self.count = loader, count
+
+    def __iter__(self):
+        for _ in range(self.count):
+            yield from self.loader
+
+    def __len__(self):
+        return self.count * len(self.loader)
 '''
 
 HELPER_TRAIN_STEP = '''

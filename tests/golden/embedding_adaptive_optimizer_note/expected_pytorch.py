@@ -1,0 +1,164 @@
+# Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
+"""An Embedding trained with Adam: Keras' TensorFlow backend applies the table's gradient
+per token occurrence; the generated optimizer line says so. SGD would need no note."""
+
+import numpy as np
+import math
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from types import SimpleNamespace
+
+
+class Net(nn.Module):
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:9).
+
+    Input ``x``: (N, 6) int32.
+    Returns: (N, 1).
+
+    ``return_logits=True`` skips the final softmax/sigmoid: the training loss
+    works on logits, which is numerically sound (Keras clips probabilities instead).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.embedding1 = nn.Embedding(50, 8)
+        self.fc1 = nn.Linear(8, 1)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)
+        nn.init.xavier_uniform_(self.fc1.weight)
+        nn.init.zeros_(self.fc1.bias)
+
+    def forward(self, x, return_logits=False):
+        x = self.embedding1(x).mean(dim=1)
+        logits = self.fc1(x)
+        if return_logits:
+            return logits
+        return torch.sigmoid(logits)
+
+
+def build_model(vocab_size=50):
+    if (vocab_size,) != (50,):
+        raise NotImplementedError(
+            "Net was transpiled for build_model(vocab_size=50); "
+            "transpile again for other arguments"
+        )
+    return Net()
+
+
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
+    arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if targets is not None:
+        arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    tensors = []
+    for array in arrays:
+        tensor = torch.as_tensor(np.asarray(array))
+        tensors.append(tensor.float() if tensor.is_floating_point() else tensor.long())
+    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+
+
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
+    """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
+    model.train()
+    optimizer.zero_grad()
+    outputs = model(*inputs, return_logits=True)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    loss = 0.0
+    for loss_fn, weight, output, target in zip(
+        loss_fns, loss_weights, outputs, targets
+    ):
+        per_sample = loss_fn(output, target)
+        loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
+    loss.backward()
+    optimizer.step()
+    return loss.item(), tuple(output.detach() for output in outputs)
+
+
+def fit(
+    model,
+    optimizer,
+    loss_fns,
+    x,
+    y,
+    epochs=1,
+    batch_size=32,
+    verbose="auto",
+    metrics=(),
+    loss_weights=None,
+    shuffle=True,
+):
+    """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle)
+    n_in, n_out = len(inputs), len(targets)
+    history = {}
+    for epoch in range(epochs):
+        total, seen = 0.0, 0
+        sums = {name: 0.0 for name, _, _ in metrics}
+        counts = {name: 0 for name, _, _ in metrics}
+        for batch in loader:
+            batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
+            loss, outputs = train_step(
+                model, optimizer, loss_fns, loss_weights, batch_inputs, batch_targets
+            )
+            total += loss * len(batch_inputs[0])
+            seen += len(batch_inputs[0])
+            for name, index, metric in metrics:
+                values = metric(outputs[index], batch_targets[index])
+                sums[name] += values.sum().item()
+                counts[name] += values.numel()
+        logs = {
+            "loss": total / seen,
+            **{name: sums[name] / counts[name] for name in sums},
+        }
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(
+                f"Epoch {epoch + 1}/{epochs} - "
+                + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+            )
+    return SimpleNamespace(history=history)
+
+
+class KerasAdam(torch.optim.Adam):
+    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
+    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
+    """
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            group.setdefault("keras_eps", group["eps"])
+            group["keras_step"] = group.get("keras_step", 0) + 1
+            group["eps"] = group["keras_eps"] / math.sqrt(
+                1 - group["betas"][1] ** group["keras_step"]
+            )
+        return super().step(closure)
+
+
+def binary_crossentropy(logits, target):
+    """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
+    target = target.to(logits.dtype).view_as(logits)
+    return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(
+        dim=-1
+    )
+
+
+if __name__ == "__main__":
+    x = np.random.randint(0, 50, size=(64, 6))
+    y = (x[:, 0] < 25).astype("float32")
+    model = build_model()
+    # Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token
+    # occurrence (repeats not summed first); torch uses the summed gradient
+    optimizer = KerasAdam(model.parameters(), lr=0.01, betas=(0.9, 0.999), eps=1e-07)
+    loss_fn = binary_crossentropy  # on logits: the model's final activation moves into the loss
+    fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=16)
