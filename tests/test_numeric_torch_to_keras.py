@@ -245,7 +245,6 @@ TORCH_CORPUS = sorted(glob.glob(os.path.join(ROOT, "corpus", "torch", "*.py")))
 #: corpus models the torch frontend stubs today, with the construct that stops it
 STUBBED = {
     ("vae", "build_model"): "torch.randn_like",
-    ("custom_param", "build_model"): "nn.Parameter",
 }
 
 
@@ -289,8 +288,6 @@ KERAS_CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras",
 KNOWN_UNREAD = {
     "bilstm_tagger": "x[..., :16]",  # splitting a bidirectional sequence into its halves
     "config_mlp": ".repeat()",  # PReLU over shared axes printed as a broadcast parameter
-    "feature_gating": "nn.Parameter",  # a module's own weights (add_weight) are not read back yet
-    "transformer_classifier": "nn.Parameter",  # its position embedding is an add_weight
     # its module keeps Keras' metric trackers (the generated Mean class) for its train_step
     "vae": "class Mean is not an nn.Module",
 }

@@ -45,6 +45,18 @@ INIT_HELPERS = {
         '    """PyTorch\'s default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""\n'
         "    bound = 1 / math.sqrt(fan_in)\n"
         "    return keras.initializers.RandomUniform(-bound, bound)\n"),
+    "ModelWeight": (
+        "class ModelWeight(layers.Layer):\n"
+        '    """A weight of the model\'s own (a PyTorch nn.Parameter, or a buffer: not trainable).\n\n'
+        "    Called on any tensor of the model (only to place it in the functional graph), it\n"
+        '    returns the weight."""\n\n'
+        '    def __init__(self, shape, initializer="zeros", trainable=True, **kwargs):\n'
+        "        super().__init__(**kwargs)\n"
+        "        self.value = self.add_weight(\n"
+        '            shape=shape, initializer=initializer, trainable=trainable, name="value"\n'
+        "        )\n\n"
+        "    def call(self, inputs):\n"
+        "        return keras.ops.convert_to_tensor(self.value)\n"),
 }
 
 
@@ -98,7 +110,7 @@ def keras_class_of(node: Node) -> str | None:
     em = emit(node)
     if em.layer is None:
         return None
-    return em.layer[len("layers."):].split("(", 1)[0]
+    return em.layer.removeprefix("layers.").split("(", 1)[0]
 
 
 def lit(value) -> str:
@@ -363,7 +375,11 @@ def emit_log_softmax_keras(node: Node) -> KerasEmission:
 # Merges
 # ---------------------------------------------------------------------------------
 def _reads_constant(node: Node) -> bool:
-    return any(v.producer is not None and v.producer.op == "constant" for v in node.inputs)
+    """A number, or a value without the batch axis (a model's own weight, what is computed
+    from it), is an operand: a merge layer takes batched tensors of one shape only, the
+    operator broadcasts."""
+    return any((v.producer is not None and v.producer.op == "constant") or not v.shape or v.shape[0] is not None
+               for v in node.inputs)
 
 
 _NUMBER_FORMS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
@@ -476,6 +492,32 @@ def emit_group_norm_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("GroupNormalization", node, groups=lit(a["groups"]),
                                axis=None if axis == rank - 1 else lit(axis), epsilon=lit(a["epsilon"]),
                                center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+
+
+@emitter("variable")
+def emit_variable_keras(node: Node) -> KerasEmission:
+    """A module's own nn.Parameter or buffer → a ``ModelWeight`` layer (``add_weight``),
+    initialised as torch initialised it."""
+    a = node.attrs
+    return KerasEmission(f"ModelWeight({lit(tuple(a['shape']))}, "
+                         f"initializer={keras_initializer(node.meta.get('torch_init'))}"
+                         f"{'' if a['trainable'] else ', trainable=False'}, name=\"{node.name}\")",
+                         helpers=("ModelWeight",))
+
+
+def keras_initializer(init: tuple | None) -> str:
+    """The Keras initializer drawing what torch drew (``torch_params``' ``init``)."""
+    if init is None or init[0] == "zeros":
+        return '"zeros"'
+    kind = init[0]
+    if kind == "ones":
+        return '"ones"'
+    if kind == "constant":
+        return f"keras.initializers.Constant({lit(init[1])})"
+    if kind == "uniform":
+        return f"keras.initializers.RandomUniform({lit(init[1])}, {lit(init[2])})"
+    cls = "RandomNormal" if kind == "normal" else "TruncatedNormal"
+    return f"keras.initializers.{cls}(mean={lit(init[1])}, stddev={lit(init[2])})"
 
 
 # Tensor math: keras.ops expressions (and Python operators)

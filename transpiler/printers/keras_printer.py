@@ -137,6 +137,8 @@ def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
         if em.layer is None:
             lines.append(f"{ind}{target} = {em.call(ins)}")
             continue
+        if not node.inputs:  # a model's own weight: called on the model's input to join the graph
+            ins = [expr[id(graph.inputs[0])]]
         arg = em.args(ins) if em.args else f"[{', '.join(ins)}]" if em.merge else ins[0]
         if counts[node.name] > 1:
             if node.name not in layer_vars:
