@@ -244,8 +244,13 @@ def test_maxpool_padding_on_signed_input_is_a_stub():
 TORCH_CORPUS = sorted(glob.glob(os.path.join(ROOT, "corpus", "torch", "*.py")))
 #: corpus models the torch frontend stubs today, with the construct that stops it
 STUBBED = {
-    ("vae", "build_model"): "torch.randn_like",
 }
+
+
+#: corpus models compared with smaller random weights than the usual N(0, 0.3²): the VAE's
+#: std = exp(logvar / 2) turns N(0, 0.3²) weights into outputs up to 7.4e4, where float32
+#: rounding alone is 1e-3 (measured: max abs error 9.8e-4, 1.3e-8 relative to the output)
+WEIGHT_SCALE = {"vae": 0.05}
 
 
 def _corpus_cases():
@@ -272,7 +277,8 @@ def test_torch_corpus_model(name, builder):
         with pytest.raises(NotImplementedError):
             getattr(mod, builder)()
         return
-    err, n_torch, n_keras, tr = check_torch_source(src, builder=builder, path=path)
+    err, n_torch, n_keras, tr = check_torch_source(src, builder=builder, path=path,
+                                                   weight_scale=WEIGHT_SCALE.get(name, 0.3))
     assert err <= 1e-4, f"{name}.{builder}: max abs error {err}"
     assert n_torch == n_keras
 

@@ -1028,6 +1028,11 @@ class TorchFrontend:
             op = {"torch.matmul": cst.MatrixMultiply, "torch.bmm": cst.MatrixMultiply, "torch.pow": cst.Power}.get(
                 path, cst.Divide)
             return self._tensor_binop(op, x, y, node)
+        if path == "torch.randn_like":
+            x = args[0] if args else kwargs.get("input")
+            if not isinstance(x, Tensor) or set(kwargs) - {"input"}:
+                raise Unsupported("torch.randn_like: only of a tensor, without dtype/device arguments")
+            return self._add("random_normal", [x.value], {"shape": tuple(x.value.shape[1:])}, span, "noise")
         if path == "torch.where" and len(args) == 3:
             return self._tensor_operands("where", args, span)
         if path == "torch.stack":

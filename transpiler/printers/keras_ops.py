@@ -57,6 +57,24 @@ INIT_HELPERS = {
         "        )\n\n"
         "    def call(self, inputs):\n"
         "        return keras.ops.convert_to_tensor(self.value)\n"),
+    "NormalNoise": (
+        "class NormalNoise(layers.Layer):\n"
+        '    """Normal noise of shape (batch of its input, *shape), drawn at every call (in\n'
+        '    training and inference alike) from the layer\'s own seed generator."""\n\n'
+        "    def __init__(self, shape, mean=0.0, stddev=1.0, seed=None, **kwargs):\n"
+        "        super().__init__(**kwargs)\n"
+        "        self.noise_shape = tuple(shape)\n"
+        "        self.mean = mean\n"
+        "        self.stddev = stddev\n"
+        "        self.seed_generator = keras.random.SeedGenerator(seed)\n\n"
+        "    def call(self, inputs):\n"
+        "        return keras.random.normal(\n"
+        "            (keras.ops.shape(inputs)[0], *self.noise_shape),\n"
+        "            mean=self.mean,\n"
+        "            stddev=self.stddev,\n"
+        "            dtype=self.compute_dtype,\n"
+        "            seed=self.seed_generator,\n"
+        "        )\n"),
 }
 
 
@@ -492,6 +510,16 @@ def emit_group_norm_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("GroupNormalization", node, groups=lit(a["groups"]),
                                axis=None if axis == rank - 1 else lit(axis), epsilon=lit(a["epsilon"]),
                                center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+
+
+@emitter("random_normal")
+def emit_random_normal_keras(node: Node) -> KerasEmission:
+    """Noise (torch.randn_like) → a ``NormalNoise`` layer with its own seed generator
+    (``keras.random.normal`` takes a static shape, the batch size is the input's)."""
+    a = node.attrs
+    return KerasEmission(layer("NormalNoise", node, lit(tuple(a["shape"])), mean=lit(a["mean"]) if a["mean"] else None,
+                               stddev=None if a["stddev"] == 1.0 else lit(a["stddev"])).removeprefix("layers."),
+                         helpers=("NormalNoise",))
 
 
 @emitter("variable")
