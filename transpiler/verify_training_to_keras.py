@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch  # noqa: F401  (before TensorFlow)
@@ -43,6 +43,8 @@ class LoopFacts:
     clip_norm: float | None = None
     early_stopping_patience: int | None = None
     names: dict[str, Any] = field(default_factory=dict)  # the loop's locals its objects read
+    #: the loop's locals computed from the torch model (parameter groups), given the model
+    model_names: Callable[[Any], dict[str, Any]] | None = None
     validate_on_training_data: bool = False  # so early stopping does not end the 20 steps early
 
 
@@ -82,6 +84,8 @@ def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int 
     namespace = dict(vars(src))
     namespace.update(facts.names)
     namespace[loop.model] = tmodel
+    if facts.model_names is not None:
+        namespace.update(facts.model_names(tmodel))
     t_opt = eval(_fact(result, "optimizer_object").source, namespace)  # the source's constructor call
     namespace[loop.optimizer] = t_opt
     t_loss = eval(_loss_source(result, loop), namespace)
@@ -147,6 +151,12 @@ def _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs
     printer: ProgramPrinter = result.program.meta["keras_training_printer"]
     knames = dict(vars(gen))
     knames.update(facts.names)
+    knames[loop.model] = kmodel
+    # the parameter groups the program lists (as the Keras variables holding them)
+    for ts in result.program.training:
+        if ts.kind == "param_groups":
+            for name, variables in ts.config.items():
+                knames[name] = [kmodel.get_layer(layer).weights[i] for layer, i in variables]
     # the expressions the generated program holds for its objects
     optimizer = eval(printer.optimizer_expr(loop.compile.optimizer), knames)
     kloss = eval(printer.loss_expr(loss), knames)

@@ -741,6 +741,8 @@ class TorchFrontend:
             return Bound(obj, name)
         if isinstance(obj, (Unknown, _Super)):
             return Bound(obj, name) if isinstance(obj, _Super) else obj
+        if isinstance(obj, torch_params.ParamSet):  # parameter groups (torch_param_groups)
+            return Bound(obj, name) if name in ("named_parameters", "parameters") else obj.attribute(name)
         raise Unsupported(f"attribute {_code(node)!r}")
 
     def _class_attr(self, cls: ClassRef, name: str):
@@ -1155,7 +1157,7 @@ class TorchFrontend:
             if name == "squeeze" and dim == 0 and len(obj.values) == 1:
                 return Tensor(obj.values[0])
             raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
-        if isinstance(obj, (list, dict, str, tuple)):
+        if isinstance(obj, (list, dict, str, tuple)) or isinstance(obj, torch_params.ParamSet) and not kwargs:
             return getattr(obj, name)(*args, **kwargs)
         raise Unsupported(f"method .{name}() is not supported")
 
@@ -1221,6 +1223,7 @@ class TorchFrontend:
         n.meta["layer"] = self.layer_tokens.setdefault(name, LayerToken(p.span))
         n.meta["torch_path"] = p.path
         n.meta["torch_init"] = p.init
+        n.meta["torch_buffer"] = p.buffer
         n.source_name = name
         return out
 
@@ -1377,6 +1380,8 @@ class TorchFrontend:
             else:
                 raise Unsupported(f"nn.PReLU(num_parameters={n}) on a {x.shape} tensor is not supported")
         out = self._add(op, [x], attrs, span, op, name=name, mod=mod)
+        if op == "embedding" and layer.extra.get("padding_idx") is not None:
+            out.value.producer.meta["padding_idx"] = layer.extra["padding_idx"]
         if op == "prelu":
             out.value.producer.meta["alpha_init"] = layer.extra["init"]
         if op == "reshape":

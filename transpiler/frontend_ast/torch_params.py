@@ -174,3 +174,33 @@ def is_linear_default(weight_init: tuple | None, bias_init: tuple | None, in_fea
             math.isclose(init[2], bound, rel_tol=1e-9)
 
     return default(weight_init) and (not has_bias or default(bias_init))
+
+
+@dataclass(frozen=True)
+class ParamTag:
+    """One parameter of a model, by its state_dict key (static evaluation of parameter groups)."""
+
+    key: str
+
+
+class ParamSet:
+    """A model (or a submodule) as the code grouping its parameters sees it: names and
+    parameters (``named_parameters()``, ``parameters()``, ``model.scale.shift``)."""
+
+    def __init__(self, keys: list[str], prefix: str = ""):
+        self.keys = keys
+        self.prefix = prefix
+
+    def named_parameters(self):
+        return [(k[len(self.prefix):], ParamTag(k)) for k in self.keys if k.startswith(self.prefix)]
+
+    def parameters(self):
+        return [tag for _, tag in self.named_parameters()]
+
+    def attribute(self, name: str):
+        full = self.prefix + name
+        if full in self.keys:
+            return ParamTag(full)
+        if any(k.startswith(full + ".") for k in self.keys):
+            return ParamSet(self.keys, full + ".")
+        raise Unsupported(f"{full}: not a parameter or submodule of the model (or not read statically)")

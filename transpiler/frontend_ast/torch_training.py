@@ -38,6 +38,7 @@ from typing import Any
 import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
+from transpiler.frontend_ast import torch_param_groups as pg
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -56,6 +57,25 @@ class Other(V):
 
 
 OTHER = Other()
+
+
+@dataclass(eq=False)
+class ModelAttrV(V):
+    """``model.scale`` / ``model.scale.center``: a submodule of a translated model, or (``key``
+    set) one of its own parameters or buffers, held in Keras by ``variable`` (layer, index)."""
+
+    model: "ModelV"
+    path: str
+    root: cst.CSTNode  # the model's expression
+    key: str | None = None
+    variable: tuple[str, int] | None = None
+
+
+@dataclass(eq=False)
+class GroupV(Other):
+    """A list of a model's parameters known statically (an optimizer's parameter group)."""
+
+    group: Any = None  # torch_param_groups.Group
 
 
 @dataclass(eq=False)
@@ -449,6 +469,9 @@ class TrainingReader:
             if _has_backward(stmt) and id(stmt) not in self.custom_loops:
                 self.training_loop(stmt, scope)
                 return
+            if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV):
+                self.parameter_loop(stmt, scope)
+                return
             items = self.expr(stmt.iter, scope)
             self.assign(stmt.target, self.element_of(items, stmt.iter), scope)
             live = id(stmt) in self.live_blocks
@@ -512,6 +535,8 @@ class TrainingReader:
         self.block(stmt.body.body, scope)
 
     def small(self, small, line: cst.SimpleStatementLine, scope: Scope) -> None:
+        if isinstance(small, cst.Assign) and self.parameter_list(small, scope):
+            return
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, scope)
             for t in small.targets:
@@ -551,6 +576,76 @@ class TrainingReader:
         else:
             if _mentions(small, self.torch_names()):
                 raise Unsupported(f"{type(small).__name__} using PyTorch")
+
+    # -- a model's parameters read or written by the program --------------------------------
+    def model_attribute(self, obj, name: str, node: cst.Attribute) -> V:
+        """``model.scale.center``: a parameter or buffer (its value, as numpy, when read)."""
+        model, root = (obj, node.value) if isinstance(obj, ModelV) else (obj.model, obj.root)
+        path = name if isinstance(obj, ModelV) else f"{obj.path}.{name}"
+        if model.md is None:
+            raise Unsupported(f"{_code(node)}: an attribute of a model that is not translated")
+        plan = {e.key: e for e in pg.source_plan(model.md)}
+        if path in plan:
+            (variable,) = pg.keras_variables(model.md, [path])
+            self.array(node, f"keras.ops.convert_to_numpy({{0}}{_variable_text(variable)})", [root])
+            return ModelAttrV(model, path, root, path, variable)
+        if any(k.startswith(path + ".") for k in plan):
+            return ModelAttrV(model, path, root)
+        raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated "
+                          "(only its parameters and buffers)")
+
+    def parameter_method(self, obj: ModelAttrV, name: str, node: cst.Call, args) -> V:
+        """``model.scale.center.copy_(x)`` → ``.assign(x)``; any other method reads the value."""
+        if obj.key is None:
+            raise Unsupported(f"{_code(node.func)}(): a method of a submodule is not translated")
+        recv = node.func.value
+        if name in ("copy_", "fill_", "zero_"):
+            if name == "copy_" and len(args) != 1:
+                raise Unsupported("copy_() takes one tensor")
+            self.array(recv, f"{{0}}{_variable_text(obj.variable)}", [obj.root])
+            if name == "copy_":
+                self.array(node, "{0}.assign({1})", [recv, args[0][0].value])
+            elif name == "zero_":
+                self.array(node, "{0}.assign(keras.ops.zeros_like({0}))", [recv])
+            else:
+                self.array(node, "{0}.assign(keras.ops.full_like({0}, {1}))", [recv, args[0][0].value])
+            return OTHER
+        return self.tensor_method(name, recv, node, args)
+
+    # -- parameter groups (torch_param_groups) -----------------------------------------------
+    def parameter_loop(self, stmt: cst.For, scope: Scope) -> None:
+        """``for name, p in model.named_parameters(): (a if ... else b).append(p)``: the lists
+        it fills are read statically, printed as the Keras variables they hold."""
+        lists = pg.read_loop(self, stmt, scope, ModelV, GroupV)
+        for name, group in lists.items():
+            scope.vars[name] = GroupV(group)
+        model = next(iter(lists.values())).model if lists else None
+        self.fact(stmt, "param_groups", {name: pg.keras_variables(model.md, g.keys) for name, g in lists.items()},
+                  model=model.var or "model")
+
+    def parameter_list(self, small: cst.Assign, scope: Scope) -> bool:
+        """``decay, no_decay = [], []`` and ``others = [p for n, p in model.named_parameters() if
+        ...]``: lists of parameters (for parameter groups). True when ``small`` was one."""
+        value = small.value
+        empty = [] if isinstance(value, cst.List) and not value.elements else None
+        if isinstance(value, cst.Tuple) and value.elements and all(
+                isinstance(e.value, cst.List) and not e.value.elements for e in value.elements):
+            empty = [None] * len(value.elements)
+        if empty is not None:
+            groups = [GroupV(pg.Group()) for _ in (empty or [None])]
+            for t in small.targets:
+                self.assign(t.target, TupleV(groups) if isinstance(value, cst.Tuple) else groups[0], scope)
+            return True
+        if not isinstance(value, (cst.ListComp, cst.GeneratorExp)) or \
+                not pg.iterates_parameters(value.for_in.iter) or \
+                not isinstance(self.peek(value.for_in.iter.func.value, scope), ModelV):
+            return False
+        group = pg.read_list(self, value, scope, ModelV, GroupV)
+        self.fact(value, "keras_variables", pg.keras_variables(group.model.md, group.keys),
+                  model=group.model.var or "model")
+        for t in small.targets:
+            self.assign(t.target, GroupV(group), scope)
+        return True
 
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
         if isinstance(target, cst.Name) and isinstance(value, LoadedV):
@@ -690,8 +785,8 @@ class TrainingReader:
             if name in ("dtype", "device", "grad", "requires_grad", "is_cuda"):
                 raise Unsupported(f"tensor attribute .{name} of {_code(node.value)!r}")
             return OTHER
-        if isinstance(obj, ModelV):
-            raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated")
+        if isinstance(obj, ModelV) or isinstance(obj, ModelAttrV) and obj.key is None:
+            return self.model_attribute(obj, name, node)
         if isinstance(obj, LoaderV):
             if name == "dataset":
                 return obj.dataset
@@ -1082,6 +1177,8 @@ class TrainingReader:
             return self.tensor_method(name, recv, node, args)
         if isinstance(obj, ModelV):
             return self.model_method(obj, name, node, args)
+        if isinstance(obj, ModelAttrV):
+            return self.parameter_method(obj, name, node, args)
         if isinstance(obj, ParamV):
             if name == "numel":
                 self.array(node, "int(np.prod({0}.shape))", [recv])
@@ -1388,15 +1485,16 @@ class TrainingReader:
         if not vals:
             raise Unsupported(f"torch.optim.{name} without parameters")
         params = vals[0]
-        if not isinstance(params, ParamsV):
-            if isinstance(pos[0], (cst.List, cst.Tuple)):
-                raise Unsupported(f"torch.optim.{name}: parameter groups (per-group settings) are not "
-                                  "translated")
-            raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
-                              "built in this script is translated")
+        excluded = None
         given = dict(zip(order[1:], pos[1:]))
         given.update(kw)
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
+        if not isinstance(params, ParamsV):
+            if not isinstance(pos[0], (cst.List, cst.Tuple)):
+                raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
+                                  "built in this script is translated")
+            params, shared, excluded = self.parameter_groups(name, pos[0], {**defaults, **values})
+            values.update(shared)
         for key in list(values):
             if key in OPTIMIZER_IGNORED:
                 if key == "maximize" and values[key]:
@@ -1409,6 +1507,8 @@ class TrainingReader:
         hyper = dict(T.OPTIMIZER_DEFAULTS[kind])
         hyper["learning_rate"] = h["lr"]
         opt = T.Optimizer(kind, hyper)
+        if excluded is not None:
+            opt.no_weight_decay = excluded
         if kind in ("adam", "adamw"):
             betas = h["betas"]
             if isinstance(betas, T.Code):
@@ -1442,6 +1542,44 @@ class TrainingReader:
             opt.epsilon_outside_sqrt = True
         self.fact(node, "optimizer_object", opt, model=params.model.name)
         return OptimizerV(opt, params.model, node, model_text=params.text)
+
+    def parameter_groups(self, name: str, node, defaults: dict):
+        """``[{"params": decay, "weight_decay": 0.01}, {"params": no_decay, ...}]``: the model the
+        groups cover (every parameter exactly once), the settings they share, and the Keras
+        variables (text, variables) weight decay skips."""
+        scope = self.cur_scope
+        groups, texts = [], []
+        for el in node.elements:
+            if not isinstance(el.value, cst.Dict):
+                raise Unsupported(f"torch.optim.{name}: a parameter group that is not a dict literal")
+            group = {}
+            for item in el.value.elements:
+                if not isinstance(item, cst.DictElement) or not isinstance(item.key, cst.SimpleString):
+                    raise Unsupported(f"torch.optim.{name}: a parameter group's keys must be literal strings")
+                key = item.key.evaluated_value
+                if key == "params":
+                    group[key] = pg.read_list(self, item.value, scope, ModelV, GroupV)
+                    texts.append(_code(item.value))
+                else:
+                    group[key] = self.static(item.value, f"{name}(params=[{{{key!r}: ...}}])")
+            if "params" not in group:
+                raise Unsupported(f"torch.optim.{name}: a parameter group without params")
+            groups.append(group)
+        models = {id(g["params"].model): g["params"].model for g in groups}
+        if len(models) != 1:
+            raise Unsupported(f"torch.optim.{name}: parameter groups over several models")
+        model = next(iter(models.values()))
+        keys = [k for g in groups for k in g["params"].keys]
+        if sorted(keys) != sorted(pg.parameter_keys(model.md)):
+            raise Unsupported(f"torch.optim.{name}: the parameter groups do not hold every parameter of "
+                              f"{model.var or 'the model'} exactly once (Keras' fit trains them all)")
+        shared, excluded = pg.optimizer_groups(name, groups, defaults)
+        if excluded is None:
+            return ParamsV(model, model.var or "model"), shared, None
+        # the group's own list when it is one (``no_decay``), else the variables are listed
+        text = next((t for g, t in zip(groups, texts) if g["params"].keys == excluded and
+                     isinstance(self.cur_scope.lookup(t), GroupV)), None)
+        return ParamsV(model, model.var or "model"), shared, (text, pg.keras_variables(model.md, excluded))
 
     def scheduler(self, name: str, node: cst.Call, pos, vals, kw) -> V:
         if name not in SCHEDULERS:
@@ -1695,6 +1833,11 @@ class _Enumerated(V):
 @dataclass(eq=False)
 class _Zipped(V):
     inners: list
+
+
+def _variable_text(variable: tuple[str, int]) -> str:
+    layer, index = variable
+    return f'.get_layer("{layer}").weights[{index}]'
 
 
 def _combine(left: V, right: V) -> V:

@@ -112,6 +112,9 @@ class Optimizer:
     momentum_on_gradients: bool = False
     epsilon_after_bias_correction: bool = False
     epsilon_outside_sqrt: bool = False
+    #: torch parameter groups with weight_decay=0 (AdamW): (the name of the list holding
+    #: them in the program or None, [(Keras layer name, index in layer.weights)])
+    no_weight_decay: tuple[str, list[tuple[str, int]]] | None = None
 
     @property
     def learning_rate(self) -> Any:

@@ -57,6 +57,23 @@ INIT_HELPERS = {
         "        )\n\n"
         "    def call(self, inputs):\n"
         "        return keras.ops.convert_to_tensor(self.value)\n"),
+    "PaddingEmbedding": (
+        "class PaddingEmbedding(layers.Embedding):\n"
+        '    """torch\'s nn.Embedding(padding_idx=...): the padding row starts at zero and gets no\n'
+        '    gradient (training leaves it as it is)."""\n\n'
+        "    def __init__(self, input_dim, output_dim, padding_idx=0, **kwargs):\n"
+        "        super().__init__(input_dim, output_dim, **kwargs)\n"
+        "        self.padding_idx = padding_idx\n\n"
+        "    def build(self, input_shape=None):\n"
+        "        super().build(input_shape)\n"
+        "        rows = keras.ops.expand_dims(keras.ops.arange(self.input_dim) == self.padding_idx, -1)\n"
+        "        self.embeddings.assign(keras.ops.where(rows, 0.0, self.embeddings))\n\n"
+        "    def call(self, inputs):\n"
+        "        outputs = super().call(inputs)\n"
+        "        padding = keras.ops.expand_dims(keras.ops.equal(inputs, self.padding_idx), -1)\n"
+        "        return keras.ops.where(padding, keras.ops.stop_gradient(outputs), outputs)\n\n"
+        "    def get_config(self):\n"
+        '        return {**super().get_config(), "padding_idx": self.padding_idx}\n'),
     "NormalNoise": (
         "class NormalNoise(layers.Layer):\n"
         '    """Normal noise of shape (batch of its input, *shape), drawn at every call (in\n'
@@ -431,9 +448,15 @@ def emit_concat_keras(node: Node) -> KerasEmission:
 @emitter("embedding")
 def emit_embedding_keras(node: Node) -> KerasEmission:
     a = node.attrs
+    pad = node.meta.get("padding_idx")
     # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05)
-    return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
-                               embeddings_initializer="keras.initializers.RandomNormal(stddev=1.0)"))
+    init = "keras.initializers.RandomNormal(stddev=1.0)"
+    if pad is None:
+        return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
+                                   embeddings_initializer=init))
+    return KerasEmission(layer("PaddingEmbedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
+                               padding_idx=lit(pad), embeddings_initializer=init).removeprefix("layers."),
+                         helpers=("PaddingEmbedding",))
 
 
 _RNN_CLASS = {"lstm": "LSTM", "gru": "GRU", "simple_rnn": "SimpleRNN"}
