@@ -248,6 +248,8 @@ class TorchFrontend:
         #: other than a module's own parameter (None: not in one)
         self.init_calls: list[str] | None = None
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
+        self.root_mod: Mod | None = None  # the model whose graph is being built
+        self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> Program:
@@ -496,6 +498,7 @@ class TorchFrontend:
             forward = None
             params = ["x"]
             specs = self._input_specs_for_container(mod)
+        self.root_mod, self.method_calls = mod, {}
         inputs = []
         for pname, (shape, dtype) in zip(params, specs):
             full = (None, *shape)
@@ -511,6 +514,18 @@ class TorchFrontend:
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
         graph.outputs = [o.value for o in outs]
+        self._finish_graph(graph, mod, params)
+        self._attach_comments(graph)
+        graph.lint()
+        md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
+        for method, values in list(self.method_calls.items()):
+            try:
+                md.methods[method] = self._method_model(mod, method, values)
+            except (Unsupported, FrontendError):
+                pass  # the program's calls of it stay untranslated (a stub where they are)
+        self.program.models.append(md)
+
+    def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
         _simplify_rnns(graph)
         _prune(graph)
         _relabel_sequences(graph)
@@ -518,10 +533,31 @@ class TorchFrontend:
         graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
         graph.meta["input_names"] = params
         graph.meta["source_input_shapes"] = [tuple(v.shape) for v in graph.inputs]
-        self._attach_comments(graph)
+
+    def _method_model(self, mod: Mod, method: str, values: list[Value]) -> ModelDef:
+        """``self.encode(x)`` in forward: the method as a model of its own, on inputs shaped
+        like the ones forward gave it; its layers are the model's (same names)."""
+        fn = mod.cls.method(method)
+        names = [p.name.value for p in fn.params.params[1:]]
+        if len(names) < len(values):
+            raise Unsupported(f"{method}: called with more arguments than it takes")
+        graph = Graph(name=method)
+        self.graph, self.names, self.layer_tokens = graph, {}, {}
+        self._reserve_names(mod)
+        inputs = []
+        for pname, v in zip(names, values):
+            x = graph.new_value("input", shape=v.shape, dtype=v.dtype, layout=v.layout)
+            x.var = pname
+            graph.inputs.append(x)
+            inputs.append(Tensor(x))
+        out = self._run_method(mod, fn, inputs, {}, fn)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise Unsupported(f"{method} does not return tensors")
+        graph.outputs = [o.value for o in outs]
+        self._finish_graph(graph, mod, names[:len(values)])
         graph.lint()
-        md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
-        self.program.models.append(md)
+        return ModelDef(graph, f"{mod.cls_name}.{method}")
 
     def _input_specs_for_container(self, mod: Mod):
         shape, dtype = self._declared_input()
@@ -1141,6 +1177,9 @@ class TorchFrontend:
             if obj.kind == "user" and name in ("register_buffer", "register_parameter"):
                 return self._register(obj, name, args, kwargs, node)
             if obj.kind == "user" and obj.cls.method(name) is not None:
+                if obj is self.root_mod and name != "forward" and not kwargs and args and \
+                        all(isinstance(a, Tensor) for a in args):
+                    self.method_calls.setdefault(name, [a.value for a in args])
                 return self._run_method(obj, obj.cls.method(name), args, kwargs, node)
             if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
                 getattr(obj.items, name)(*args)

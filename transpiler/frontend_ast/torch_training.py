@@ -1253,6 +1253,10 @@ class TrainingReader:
             return self.model_call(model, node, args)
         if name == "zero_grad":
             raise Unsupported("model.zero_grad() outside a recognised training loop")
+        if model.md is not None and name in model.md.methods:
+            # the model's own method: a Keras model over its layers (keras_printer.method_function)
+            self.program.meta.setdefault("called_methods", set()).add((id(model.md), name))
+            return self.model_call(model, node, args, method=name)
         raise Unsupported(f"model.{name}() is not translated to Keras yet")
 
     def tensor_method(self, name: str, recv, node: cst.Call, args, receiver_node=None, parts=None) -> V:
@@ -1388,23 +1392,27 @@ class TrainingReader:
         return found[0] if found else None
 
     # -- model and loss calls ---------------------------------------------------------
-    def model_call(self, model: ModelV, node: cst.Call, args) -> V:
+    def model_call(self, model: ModelV, node: cst.Call, args, method: str | None = None) -> V:
+        """``model(x)``, or ``model.encode(x)`` (``method``: one of the model's own methods)."""
         if any(a.keyword is not None or a.star for a, _ in args):
             raise Unsupported("a model called with keyword or unpacked arguments")
         inputs = [a.value for a, _ in args]
         live = bool(self.live) and not self.no_grad
-        self.fact(node, "model_call", {"inputs": [id(i) for i in inputs], "model": id(node.func),
+        md = model.md.methods[method] if method else model.md
+        self.fact(node, "model_call", {"inputs": [id(i) for i in inputs],
+                                       "model": id(node.func.value) if method else id(node.func),
+                                       "method": method and (model.md, method),
                                        "training": model.training and not self.no_grad,
                                        "grad": not self.no_grad, "live": live,
                                        "keras_layout": [isinstance(v, LiveV) for _, v in args]},
                   model=model.name)
         if not self.quiet:
-            self.facts[id(node)].model_def = model.md
-        n_out = len(model.md.graph.outputs) if model.md is not None else 1
+            self.facts[id(node)].model_def = md
+        n_out = len(md.graph.outputs) if md is not None else 1
         if live:
             from transpiler.printers.keras_training import output_perm
 
-            outs = [LiveV(output_perm(model.md, i) is not None) for i in range(n_out)]
+            outs = [LiveV(output_perm(md, i) is not None) for i in range(n_out)]
         else:
             outs = [Arr() for _ in range(n_out)]
         return outs[0] if n_out == 1 else TupleV(outs)

@@ -508,6 +508,10 @@ class ProgramPrinter:
         cfg = ts.config
         md = ts.model_def
         model = _atom(self.ref(cfg["model"]))
+        if cfg.get("method"):  # the model's own method: a Keras model over its layers
+            from transpiler.printers.keras_printer import method_function
+
+            model = f"{method_function(*cfg['method'])}({model})"
         inputs = []
         keras_layout = cfg.get("keras_layout") or [False] * len(cfg["inputs"])
         for i, node_id in enumerate(cfg["inputs"]):
