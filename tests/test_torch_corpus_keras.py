@@ -57,14 +57,18 @@ def _text_classifier_groups(model):
     return {"decay": decay, "no_decay": no_decay}
 
 
-_MODEL_NOT_TRANSLATED = "the model is not translated yet ({}): the program cannot run or train"
 KNOWN = {
     "lstm_classifier": (
         "torch's LSTM has two biases (bias_ih, bias_hh) that each get the gate gradient, Keras' LSTM one: "
         "under Adam the summed bias moves twice as far per step in torch. Measured over 20 steps: 3.1e-2 max "
         "relative (nn.Embedding(padding_idx=0)'s row is kept fixed on both sides: PaddingEmbedding); 7.3e-6 "
         "with bias_hh frozen in torch"),
-    "custom_param": _MODEL_NOT_TRANSLATED.format("nn.Parameter"),
+    # the model is translated (nn.Parameter, register_buffer, F.linear); its program is not:
+    "custom_param": (
+        "the optimizer's parameter groups have different learning rates (1e-2; 1e-3 for log_temperature) "
+        "and one Keras optimizer applies one learning rate to every variable: the optimizer is a stub that "
+        "raises NotImplementedError, so the loop cannot run (as is print(list(state_dict)): Keras' weights "
+        "are a list without names)"),
 }
 #: programs whose loop is a custom step (GradientTape), compared as whole programs: the loss
 #: values each step computes (dcgan: D on real, D on fake, G; vae: the loss backward() starts from)

@@ -529,6 +529,12 @@ class TorchFrontend:
         _simplify_rnns(graph)
         _prune(graph)
         _relabel_sequences(graph)
+        for node in graph.nodes:
+            if len(node.inputs) > 1 and any(v.shape and v.shape[0] is not None for v in node.inputs) and \
+                    any(is_channels_first(v.layout) and len(v.shape) >= 3 for v in node.inputs):
+                raise FrontendError(f"{node.op}: a module's own parameter (no batch axis) broadcast against a "
+                                    "channels-first feature map: its axes would need permuting for channels-last "
+                                    "(not translated yet)", node.span)
         graph.meta["source_framework"] = "torch"
         graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
         graph.meta["input_names"] = params
@@ -1296,11 +1302,10 @@ class TorchFrontend:
         n.meta["torch_path"] = owner
         n.meta["torch_keys"] = {"weight": path, **({"bias": bp.meta["torch_path"]} if bp is not None else {})}
         n.source_name = name
-        if not torch_params.is_linear_default(wp.meta["torch_init"], bp.meta["torch_init"] if bp else None,
-                                              shape[1], bp is not None) and f"init:{name}" not in self.warned:
-            self.warned.add(f"init:{name}")
-            self.program.warn(span, f"F.linear({path}): torch's initial values are not nn.Linear's default; the "
-                                    "Keras Dense starts from nn.Linear's (a converted checkpoint is unaffected)")
+        inits = {"kernel": wp.meta["torch_init"], "bias": bp.meta["torch_init"] if bp else None}
+        if not torch_params.is_linear_default(inits["kernel"], inits["bias"], shape[1], bp is not None):
+            # drawn as torch drew them (the kernel's bounds do not depend on its layout)
+            n.meta["param_inits"] = inits
         return out
 
     # -- IR construction ------------------------------------------------------------------

@@ -75,15 +75,16 @@ def keras_variables(md, keys: list[str]) -> list[tuple[str, int]]:
     return out
 
 
-def _names(node) -> set[str]:
-    found: set[str] = set()
+def _names(node) -> list[str]:
+    """The names ``node`` mentions, in order of appearance (the output is deterministic)."""
+    found: dict[str, None] = {}
 
     class V(cst.CSTVisitor):
         def visit_Name(self, n: cst.Name) -> None:
-            found.add(n.value)
+            found.setdefault(n.value)
 
     node.visit(V())
-    return found
+    return list(found)
 
 
 def _env(reader, node, scope, model_cls, group_cls) -> tuple[Env, dict[str, object]]:

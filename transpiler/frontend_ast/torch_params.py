@@ -197,6 +197,11 @@ class ParamSet:
     def parameters(self):
         return [tag for _, tag in self.named_parameters()]
 
+    def __getitem__(self, index):  # an nn.Sequential's or nn.ModuleList's child: ``model[0]``
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise Unsupported(f"{self.prefix}[{index!r}]: only an integer index is read")
+        return self.attribute(str(index))
+
     def attribute(self, name: str):
         full = self.prefix + name
         if full in self.keys:

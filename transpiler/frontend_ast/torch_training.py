@@ -339,6 +339,7 @@ class TrainingReader:
         self.handled: set[int] = set()  # statements a custom step replaced (backward, step...)
         self.live_blocks: set[int] = set()  # the for statements whose body is a training step
         self.custom_loops: set[int] = set()  # for statements read as code around a training step
+        self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
 
     def peek(self, node, scope: Scope) -> V:
         """What ``node`` holds, without recording facts or uses (for code that is replaced whole)."""
@@ -830,6 +831,8 @@ class TrainingReader:
                 if key in obj.entries:
                     return StateV(obj.entries[key], snapshot=True)
             raise Unsupported(f"{_code(node)}: a key the checkpoint was not saved with")
+        if isinstance(obj, ModelV) and self.optimizer_args:
+            return OTHER  # a parameter group (``model[0].parameters()``): read statically
         if isinstance(obj, (StateV, LoadedV, ModelV, OptimizerV)):
             raise Unsupported(f"{_code(node)}: indexing a PyTorch object is not translated")
         return OTHER
@@ -917,7 +920,14 @@ class TrainingReader:
             target: V = TorchRef(f"{obj.path}.{func.attr.value}")
         else:
             target = self.expr(func, scope)
-        args = self.arguments(node, scope)
+        # an optimizer's parameter groups are read statically (parameter_groups)
+        groups = isinstance(target, TorchRef) and target.path.startswith("torch.optim.") and \
+            ".lr_scheduler" not in target.path and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple))
+        self.optimizer_args += groups
+        try:
+            args = self.arguments(node, scope)
+        finally:
+            self.optimizer_args -= groups
         if isinstance(target, TorchRef):
             return self.torch_call(target.path, node, args, scope)
         if isinstance(target, ModelFactory):
@@ -1253,6 +1263,8 @@ class TrainingReader:
             return self.model_call(model, node, args)
         if name == "zero_grad":
             raise Unsupported("model.zero_grad() outside a recognised training loop")
+        if name == "named_parameters" and self.optimizer_args:
+            return OTHER  # in a parameter group: read statically (parameter_groups)
         if model.md is not None and name in model.md.methods:
             # the model's own method: a Keras model over its layers (keras_printer.method_function)
             self.program.meta.setdefault("called_methods", set()).add((id(model.md), name))

@@ -182,6 +182,9 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
 def emit_dense_keras(node: Node) -> KerasEmission:
     a = node.attrs
     inits = _torch_inits(node, node.inputs[0].shape[-1])
+    own = node.meta.get("param_inits")  # F.linear over a module's own parameters, drawn its way
+    if own is not None:
+        inits = {f"{p}_initializer": keras_initializer(own[p]) for p in ("kernel", "bias") if f"{p}_initializer" in inits}
     return KerasEmission(layer("Dense", node, lit(a["units"]), use_bias=None if a["use_bias"] else "False", **inits),
                          helpers=_helpers(inits))
 
