@@ -426,11 +426,11 @@ INPUT_SHAPE = (32,)
 class M(nn.Module):
     def __init__(self):
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(256, 32))
-        self.bias = nn.Parameter(torch.empty(256))
-        self.shift = nn.Parameter(torch.empty(256))
-        self.gain = nn.Parameter(torch.full((256,), 0.5))
-        self.scale = nn.Parameter(torch.ones(256))
+        self.weight = nn.Parameter(torch.empty(2048, 32))
+        self.bias = nn.Parameter(torch.empty(2048))
+        self.shift = nn.Parameter(torch.empty(2048))
+        self.gain = nn.Parameter(torch.full((2048,), 0.5))
+        self.scale = nn.Parameter(torch.ones(2048))
         self.register_buffer("offset", torch.zeros(32))
         self.reset_parameters()
 
@@ -460,6 +460,9 @@ def test_own_parameters_start_as_torch_draws_them():
     md = tr.program.models[0]
     torch.manual_seed(0)
     tmodel = load_source(OWN_INIT).build_model()
+    import keras
+
+    keras.utils.set_random_seed(0)
     kmodel = load_source(tr.text, "own_init_keras").build_model()
     state = {k: v.detach().numpy() for k, v in tmodel.state_dict().items()}
     for layer, arrays in keras_weights(md.graph, state).items():
