@@ -47,6 +47,9 @@ def _loops():
                                   names={"warmup_steps": 2, "patience": 3}, validate_on_training_data=True),
         # AdamW's parameter groups: the source's own split, restated
         "text_classifier": LoopFacts(model_names=_text_classifier_groups),
+        # Adam's parameter groups (the temperature's own learning rate): the source's list, restated
+        "custom_param": LoopFacts(model_names=lambda model: {
+            "others": [p for n, p in model.named_parameters() if n != "log_temperature"]}),
     }
 
 
@@ -63,12 +66,6 @@ KNOWN = {
         "under Adam the summed bias moves twice as far per step in torch. Measured over 20 steps: 3.1e-2 max "
         "relative (nn.Embedding(padding_idx=0)'s row is kept fixed on both sides: PaddingEmbedding); 7.3e-6 "
         "with bias_hh frozen in torch"),
-    # the model is translated (nn.Parameter, register_buffer, F.linear); its program is not:
-    "custom_param": (
-        "the optimizer's parameter groups have different learning rates (1e-2; 1e-3 for log_temperature) "
-        "and one Keras optimizer applies one learning rate to every variable: the optimizer is a stub that "
-        "raises NotImplementedError, so the loop cannot run (as is print(list(state_dict)): Keras' weights "
-        "are a list without names)"),
 }
 #: programs whose loop is a custom step (GradientTape), compared as whole programs: the loss
 #: values each step computes (dcgan: D on real, D on fake, G; vae: the loss backward() starts from)
@@ -107,7 +104,7 @@ def test_custom_step_trains_like_torch(path):
 
 
 # -- the whole programs ---------------------------------------------------------------------
-RUN_KNOWN = {name: reason for name, reason in KNOWN.items() if name in ("custom_param",)}
+RUN_KNOWN: dict[str, str] = {}  # every torch corpus program runs as translated
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=_name(p)) for p in CORPUS])

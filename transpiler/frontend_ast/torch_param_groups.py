@@ -152,14 +152,16 @@ def reader_code(node) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-#: per-group settings and whether Keras can express a difference between groups
-def optimizer_groups(name: str, groups: list[dict], defaults: dict) -> tuple[dict, list[str] | None]:
-    """The settings every group shares (``values`` for the one Keras optimizer) and the keys
-    to exclude from weight decay; raises when the groups differ in anything else."""
+def optimizer_groups(name: str, groups: list[dict], defaults: dict):
+    """The settings every group shares (``values`` for the one Keras optimizer), the keys
+    to exclude from weight decay (or None) and each group's learning rate as a multiple of
+    the optimizer's (``{group index: scale}``, the groups that differ); raises when the
+    groups differ in anything else."""
     settings = [{k: v for k, v in g.items() if k != "params"} for g in groups]
     keys = sorted({k for s in settings for k in s})
     common: dict = {}
     excluded: list[str] | None = None
+    scales: dict[int, float] = {}
     for key in keys:
         values = [s.get(key, defaults.get(key)) for s in settings]
         if all(v == values[0] for v in values):
@@ -169,8 +171,17 @@ def optimizer_groups(name: str, groups: list[dict], defaults: dict) -> tuple[dic
             common[key] = next(v for v in values if v)
             excluded = [k for g, v in zip(groups, values) if not v for k in g["params"].keys]
             continue
-        what = "learning rates" if key == "lr" else f"{key} values"
-        raise Unsupported(f"torch.optim.{name}: parameter groups with different {what} ({', '.join(map(repr, values))}): "
-                          "a Keras optimizer applies one setting to every variable (only AdamW's weight_decay "
-                          "switched off for some variables is expressible: exclude_from_weight_decay)")
-    return common, excluded
+        base = defaults.get("lr")
+        if key == "lr" and isinstance(base, (int, float)) and base > 0 and \
+                all(isinstance(v, (int, float)) and v >= 0 for v in values):
+            # the update is linear in the rate (weight decay aside: AdamW's is checked below)
+            scales = {i: v / base for i, v in enumerate(values) if v != base}
+            continue
+        raise Unsupported(f"torch.optim.{name}: parameter groups with different {key} values "
+                          f"({', '.join(map(repr, values))}): a Keras optimizer applies one setting to every "
+                          "variable (expressible: different learning rates, and AdamW's weight_decay switched "
+                          "off for some variables)")
+    if scales and name == "AdamW" and (common.get("weight_decay", defaults.get("weight_decay")) or excluded):
+        raise Unsupported(f"torch.optim.{name}: parameter groups with different learning rates and weight decay: "
+                          "Keras decays every variable with the optimizer's rate")
+    return common, excluded, scales

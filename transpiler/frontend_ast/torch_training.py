@@ -965,6 +965,10 @@ class TrainingReader:
 
     def builtin_call(self, name: str, node: cst.Call, args, scope) -> V:
         values = [v for _, v in args]
+        if name == "list" and len(values) == 1 and isinstance(values[0], StateV) and values[0].model.md is not None:
+            # a state_dict's keys: the names of the model's weights (Keras' own: "fc/kernel")
+            self.array(node, f"[weight.path for weight in {values[0].model.name}().weights]", [])
+            return OTHER
         if any(isinstance(v, (StateV, LoadedV, CheckpointV)) for v in values):
             raise Unsupported(f"{name}() of a state_dict (Keras keeps a model's weights as a list, without "
                               "names)")
@@ -1505,7 +1509,7 @@ class TrainingReader:
         if not vals:
             raise Unsupported(f"torch.optim.{name} without parameters")
         params = vals[0]
-        excluded = None
+        per_group = {}
         given = dict(zip(order[1:], pos[1:]))
         given.update(kw)
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
@@ -1513,7 +1517,7 @@ class TrainingReader:
             if not isinstance(pos[0], (cst.List, cst.Tuple)):
                 raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
                                   "built in this script is translated")
-            params, shared, excluded = self.parameter_groups(name, pos[0], {**defaults, **values})
+            params, shared, per_group = self.parameter_groups(name, pos[0], {**defaults, **values})
             values.update(shared)
         for key in list(values):
             if key in OPTIMIZER_IGNORED:
@@ -1526,9 +1530,7 @@ class TrainingReader:
         h = {**defaults, **values}
         hyper = dict(T.OPTIMIZER_DEFAULTS[kind])
         hyper["learning_rate"] = h["lr"]
-        opt = T.Optimizer(kind, hyper)
-        if excluded is not None:
-            opt.no_weight_decay = excluded
+        opt = T.Optimizer(kind, hyper, **per_group)
         if kind in ("adam", "adamw"):
             betas = h["betas"]
             if isinstance(betas, T.Code):
@@ -1593,13 +1595,19 @@ class TrainingReader:
         if sorted(keys) != sorted(pg.parameter_keys(model.md)):
             raise Unsupported(f"torch.optim.{name}: the parameter groups do not hold every parameter of "
                               f"{model.var or 'the model'} exactly once (Keras' fit trains them all)")
-        shared, excluded = pg.optimizer_groups(name, groups, defaults)
-        if excluded is None:
-            return ParamsV(model, model.var or "model"), shared, None
-        # the group's own list when it is one (``no_decay``), else the variables are listed
-        text = next((t for g, t in zip(groups, texts) if g["params"].keys == excluded and
-                     isinstance(self.cur_scope.lookup(t), GroupV)), None)
-        return ParamsV(model, model.var or "model"), shared, (text, pg.keras_variables(model.md, excluded))
+        shared, excluded, scales = pg.optimizer_groups(name, groups, defaults)
+        var = model.var or "model"
+
+        def listed(keys: list[str]) -> T.KerasVariables:
+            # the group's own list when it is one (``no_decay``), else the variables are listed
+            text = next((t for g, t in zip(groups, texts) if g["params"].keys == keys and
+                         isinstance(self.cur_scope.lookup(t), GroupV)), None)
+            return T.KerasVariables(text, var, pg.keras_variables(model.md, keys))
+
+        per_group = {"no_weight_decay": None if excluded is None else listed(excluded),
+                     "group_learning_rates": [(listed(groups[i]["params"].keys), scale)
+                                              for i, scale in sorted(scales.items())]}
+        return ParamsV(model, var), shared, per_group
 
     def scheduler(self, name: str, node: cst.Call, pos, vals, kw) -> V:
         if name not in SCHEDULERS:

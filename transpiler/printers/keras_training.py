@@ -289,6 +289,22 @@ def without_weight_decay(optimizer, variables):
     optimizer.exclude_from_weight_decay(var_list=variables)
     return optimizer
 ''',
+    "with_learning_rates": '''
+def with_learning_rates(optimizer, groups):
+    """torch's parameter groups with their own learning rates: the variables of each
+    (variables, scale) group step with scale times the optimizer's rate (a schedule
+    scales every group alike, as torch's schedulers do)."""
+    scales = {variable.path: scale for variables, scale in groups for variable in variables}
+    update_step = optimizer.update_step
+
+    def scaled_update_step(gradient, variable, learning_rate):
+        # (the TensorFlow backend passes its own variable, named after the Keras path)
+        path = variable.path if hasattr(variable, "path") else variable.name.split(":")[0]
+        return update_step(gradient, variable, learning_rate * scales.get(path, 1.0))
+
+    optimizer.update_step = scaled_update_step
+    return optimizer
+''',
     "read_weights": '''
 def read_weights(build, path):
     """torch.load of a state_dict: Keras reads a weights file through a model built for it,
@@ -312,6 +328,10 @@ def save_weights_copy(model, weights, path):
 def variables_text(model_text: str, variables: list[tuple[str, int]]) -> str:
     """Keras variables by (layer name, index in layer.weights): ``[model.get_layer("fc").weights[0], ...]``."""
     return "[" + ", ".join(f'{model_text}.get_layer("{layer}").weights[{i}]' for layer, i in variables) + "]"
+
+
+def _listed(group: T.KerasVariables) -> str:
+    return group.text or variables_text(group.model, group.variables)
 
 
 def _code(node) -> str:
@@ -587,11 +607,15 @@ class ProgramPrinter:
             raise NotImplementedError(f"{kind} with an L2 weight decay")
         for note in notes:
             self.note(note)
+        expr = f"{cls}({', '.join(args)})"
         if opt.no_weight_decay is not None:
             self.need("without_weight_decay")
-            text, variables = opt.no_weight_decay
-            return f"without_weight_decay({cls}({', '.join(args)}), {text or variables_text('model', variables)})"
-        return f"{cls}({', '.join(args)})"
+            expr = f"without_weight_decay({expr}, {_listed(opt.no_weight_decay)})"
+        if opt.group_learning_rates:
+            self.need("with_learning_rates")
+            groups = ", ".join(f"({_listed(v)}, {_num(scale)})" for v, scale in opt.group_learning_rates)
+            expr = f"with_learning_rates({expr}, [{groups}])"
+        return expr
 
     def param_group_lines(self, ts: T.TrainingStatement) -> list[str]:
         """A loop sorting ``named_parameters()`` into lists, run statically: the lists of Keras
