@@ -339,3 +339,15 @@ def test_cli_attention_weights_loadable_by_keras(tmp_path):
     expected, got = _cli_weights_to_keras(tmp_path, source, "block",
                                           np.random.RandomState(0).randn(2, 6, 8).astype("float32"))
     assert np.max(np.abs(expected - got)) <= 1e-5
+
+
+def test_cli_weights_of_own_parameters_loadable_by_keras(tmp_path):
+    """A module's own nn.Parameters and buffer (ModelWeight layers), F.linear's parameters (a
+    Dense) go through the .weights.h5 the model loads."""
+    import numpy as np
+
+    with open(os.path.join(ROOT, "tests", "golden_keras", "own_parameters", "input.py"), encoding="utf-8") as fh:
+        source = fh.read()
+    expected, got = _cli_weights_to_keras(tmp_path, source, "own",
+                                          np.random.RandomState(0).randn(3, 6).astype("float32"))
+    assert np.max(np.abs(expected - got)) <= 1e-5

@@ -116,7 +116,12 @@ def test_optimizer_mapped_with_torch_defaults_and_variants(call, kind, hyper, va
 
 @pytest.mark.parametrize("call, message", [
     ("torch.optim.LBFGS(model.parameters())", "torch.optim.LBFGS"),
-    ("torch.optim.SGD([{'params': model.parameters(), 'lr': 0.1}], lr=0.01)", "parameter groups"),
+    ("torch.optim.SGD([{'params': [p for n, p in model.named_parameters() if n.endswith('bias')], 'momentum': 0.9}, "
+     "{'params': [p for n, p in model.named_parameters() if not n.endswith('bias')]}], lr=0.01)",
+     "parameter groups with different momentum values (0.9, 0.0)"),
+    ("torch.optim.AdamW([{'params': [model[0].weight]}, {'params': [model[0].bias, model[2].weight, model[2].bias], "
+     "'lr': 0.1}], lr=0.01)", "different learning rates and weight decay"),
+    ("torch.optim.SGD([{'params': [model[0].weight]}], lr=0.01)", "do not hold every parameter"),
     ("torch.optim.SGD(model.parameters(), lr=0.1, dampening=0.1)", "dampening"),
     ("torch.optim.Adam(model.parameters(), maximize=True)", "maximize"),
 ])
@@ -124,6 +129,78 @@ def test_untranslated_optimizer_is_a_stub_with_its_line(call, message):
     src, tr = program(f"optimizer = {call}\ncriterion = nn.CrossEntropyLoss()\n")
     stub = next(d for d in tr.stubs if message in d.message)
     assert src.splitlines()[stub.span.line - 1].strip().startswith("optimizer = ")
+
+
+def test_one_parameter_group_is_the_optimizer_setting():
+    _, tr = program("optimizer = torch.optim.SGD([{'params': model.parameters(), 'lr': 0.1}], lr=0.01)\n"
+                    "criterion = nn.CrossEntropyLoss()\n")
+    assert assigned(tr, "optimizer") == norm("keras.optimizers.SGD(learning_rate=0.1)")
+    assert not tr.stubs
+
+
+GROUPS = """
+decay, no_decay = [], []
+for name, param in model.named_parameters():
+    (no_decay if name.endswith("bias") else decay).append(param)
+optimizer = torch.optim.AdamW([{"params": decay}, {"params": no_decay, "weight_decay": 0.0}], lr=0.1)
+criterion = nn.CrossEntropyLoss()
+"""
+
+
+def test_groups_with_their_own_learning_rate_scale_it_per_variable():
+    """A group's lr is a fixed multiple of the optimizer's for its variables (Adam's step is
+    linear in the rate): with_learning_rates wraps the optimizer's update_step."""
+    _, tr = program("others = [p for n, p in model.named_parameters() if n != '2.bias']\n"
+                    "optimizer = torch.optim.Adam([{'params': others}, {'params': [model[2].bias], 'lr': 1e-3}], "
+                    "lr=1e-2)\ncriterion = nn.CrossEntropyLoss()\n")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert assigned(tr, "others") == norm('[model.get_layer("linear_0").weights[0], '
+                                          'model.get_layer("linear_0").weights[1], model.get_layer("linear_2").weights[0]]')
+    assert assigned(tr, "optimizer") == norm('with_learning_rates(TorchAdam(learning_rate=0.01, epsilon=1e-08), '
+                                             '[([model.get_layer("linear_2").weights[1]], 0.1)])')
+    assert "def with_learning_rates(optimizer, groups):" in tr.text
+
+
+def test_adamw_groups_without_weight_decay_are_excluded_from_it():
+    """torch's groups {weight_decay: W} / {weight_decay: 0}, built by a loop over
+    named_parameters(), are the lists of Keras variables they hold (read statically: the
+    names are state_dict keys), and the zero-decay one is excluded from Keras' decay."""
+    _, tr = program(GROUPS)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert assigned(tr, "no_decay") == norm(
+        '[model.get_layer("linear_0").weights[1], model.get_layer("linear_2").weights[1]]')
+    assert assigned(tr, "decay") == norm(
+        '[model.get_layer("linear_0").weights[0], model.get_layer("linear_2").weights[0]]')
+    assert assigned(tr, "optimizer") == norm(
+        "without_weight_decay(TorchAdamW(learning_rate=0.1, epsilon=1e-08, weight_decay=0.01), no_decay)")
+    opt: T.Optimizer = one(tr, "optimizer_object")
+    assert opt.no_weight_decay.text == "no_decay" and len(opt.no_weight_decay.variables) == 2
+
+
+NET = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.register_buffer("mean", torch.zeros(4))
+
+    def forward(self, x):
+        return self.fc(x - self.mean)
+
+
+def build_model():
+    return Net()
+'''
+
+
+def test_a_model_parameter_read_and_written_by_the_program():
+    src = HEAD.replace("\n\ndef build_model():\n    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n",
+                       NET)
+    src += "    model.mean.copy_(x.mean(dim=0))\n    print(model.mean.sum().item())\n"
+    tr = translate(src, "t.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert 'model.get_layer("mean").weights[0].assign(x.mean(axis=0))' in tr.text
+    assert 'keras.ops.convert_to_numpy(model.get_layer("mean").weights[0]).sum()' in tr.text
 
 
 # -- losses ----------------------------------------------------------------------------

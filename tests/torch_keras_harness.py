@@ -4,11 +4,13 @@ Builds the torch model from the source with random weights (BatchNorm statistics
 randomised too), translates the source with ``--to keras``, maps the state_dict through
 the plan into the generated Keras model, runs both on the same random inputs
 (channels-first in torch, channels-last in Keras) and returns the errors and both
-parameter counts. torch is imported before Keras (both in one process).
+parameter counts. Noise (``torch.randn_like``) is the same numbers on both sides
+(``SameNoise``). torch is imported before Keras (both in one process).
 """
 
 from __future__ import annotations
 
+import contextlib
 import types
 
 import numpy as np
@@ -18,12 +20,13 @@ from transpiler.translate import translate
 from transpiler.weights.torch_source import keras_weights
 
 
-def randomize_torch(model, seed: int = 0) -> None:
-    """Random params and BatchNorm statistics, so every weight matters in the comparison."""
+def randomize_torch(model, seed: int = 0, scale: float = 0.3) -> None:
+    """Random params (N(0, scale²)) and BatchNorm statistics, so every weight matters in the
+    comparison."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+            p.copy_(torch.randn(p.shape, generator=g) * scale)
         for name, b in model.named_buffers():
             if name.endswith("running_mean"):
                 b.copy_(torch.randn(b.shape, generator=g) * 0.2)
@@ -57,8 +60,51 @@ def _owner(model, name):
     return mod
 
 
+class SameNoise:
+    """The same noise on both sides: ``torch.randn_like`` draws from a recorded numpy stream
+    while torch runs, ``keras.random.normal`` replays it (shape checked) while Keras runs."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.RandomState(seed + 1000)
+        self.draws: list[np.ndarray] = []
+
+    @contextlib.contextmanager
+    def recording(self):
+        saved = torch.randn_like
+
+        def randn_like(t, **kwargs):
+            array = self.rng.standard_normal(tuple(t.shape)).astype("float32")
+            self.draws.append(array)
+            return torch.from_numpy(array).to(t.dtype)
+
+        torch.randn_like = randn_like
+        try:
+            yield
+        finally:
+            torch.randn_like = saved
+
+    @contextlib.contextmanager
+    def replaying(self):
+        import keras
+
+        saved = keras.random.normal
+        replay = iter(self.draws)
+
+        def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+            array = next(replay)
+            assert array.shape == tuple(int(d) for d in shape), (array.shape, shape)
+            return keras.ops.convert_to_tensor(array * stddev + mean, dtype=dtype)
+
+        keras.random.normal = normal
+        try:
+            yield
+        finally:
+            keras.random.normal = saved
+        assert next(replay, None) is None, "Keras drew less noise than torch"
+
+
 def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, seed: int = 0,
-                       path: str = "model.py"):
+                       path: str = "model.py", weight_scale: float = 0.3):
     """Translate ``src`` and compare the torch and Keras models numerically.
 
     Returns ``(max_abs_error, torch_param_count, keras_param_count, translation)``.
@@ -72,7 +118,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     torch_mod = load_source(src)
     torch.manual_seed(seed)
     model = getattr(torch_mod, builder)()
-    randomize_torch(model, seed)
+    randomize_torch(model, seed, weight_scale)
     model.eval()
     keras_mod = load_source(tr.text, "keras_model_under_test")
     kmodel = getattr(keras_mod, builder)()
@@ -87,14 +133,16 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
         x = rng.randint(0, high, size=(batch, *shape)).astype(dtype)
     else:
         x = rng.randn(batch, *shape).astype("float32")
-    with torch.no_grad():
+    noise = SameNoise(seed)
+    with torch.no_grad(), noise.recording():
         y_t = model(torch.from_numpy(x))
     layout = md.graph.meta["input_layouts"][0]
     # an input read by convolutions was made channels-last: the data is permuted where it enters
     moved = layout in ("NWC", "NHWC", "NDHWC") and md.graph.meta["source_input_shapes"][0] != \
         tuple(md.graph.inputs[0].shape)
     x_k = np.moveaxis(x, 1, -1) if moved else x
-    y_k = kmodel(x_k, training=False)
+    with noise.replaying():
+        y_k = kmodel(x_k, training=False)
     ys_t = y_t if isinstance(y_t, (tuple, list)) else [y_t]
     ys_k = y_k if isinstance(y_k, (tuple, list)) else [y_k]
     err = 0.0

@@ -62,7 +62,8 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
     frontend = TorchFrontend(source, path)
     program = frontend.run()
     for md in program.models:
-        run_pipeline(md.graph, KERAS_PIPELINE, lint=lint)
+        for graph in [md.graph] + [m.graph for m in md.methods.values()]:
+            run_pipeline(graph, KERAS_PIPELINE, lint=lint)
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     text = print_keras_script(program, frontend)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch  # noqa: F401  (before TensorFlow)
@@ -43,6 +43,8 @@ class LoopFacts:
     clip_norm: float | None = None
     early_stopping_patience: int | None = None
     names: dict[str, Any] = field(default_factory=dict)  # the loop's locals its objects read
+    #: the loop's locals computed from the torch model (parameter groups), given the model
+    model_names: Callable[[Any], dict[str, Any]] | None = None
     validate_on_training_data: bool = False  # so early stopping does not end the 20 steps early
 
 
@@ -82,6 +84,8 @@ def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int 
     namespace = dict(vars(src))
     namespace.update(facts.names)
     namespace[loop.model] = tmodel
+    if facts.model_names is not None:
+        namespace.update(facts.model_names(tmodel))
     t_opt = eval(_fact(result, "optimizer_object").source, namespace)  # the source's constructor call
     namespace[loop.optimizer] = t_opt
     t_loss = eval(_loss_source(result, loop), namespace)
@@ -147,6 +151,12 @@ def _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs
     printer: ProgramPrinter = result.program.meta["keras_training_printer"]
     knames = dict(vars(gen))
     knames.update(facts.names)
+    knames[loop.model] = kmodel
+    # the parameter groups the program lists (as the Keras variables holding them)
+    for ts in result.program.training:
+        if ts.kind == "param_groups":
+            for name, variables in ts.config.items():
+                knames[name] = [kmodel.get_layer(layer).weights[i] for layer, i in variables]
     # the expressions the generated program holds for its objects
     optimizer = eval(printer.optimizer_expr(loop.compile.optimizer), knames)
     kloss = eval(printer.loss_expr(loss), knames)
@@ -203,9 +213,11 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
     """A program with a custom training step, run whole on both sides: the torch script's
     ``main()`` and the generated Keras script's, with the same initial weights (each Keras
     model gets the weights its torch counterpart was built with), the same batches (the
-    loaders' shuffle off), the same noise (``torch.randn`` and ``np.random.standard_normal``
-    draw from one recorded stream) and float64 throughout. Returns every loss value the
-    program's loss object computed, in order, on each side (the first ``steps`` steps' worth)."""
+    loaders' shuffle off), the same noise (``torch.randn``/``torch.randn_like`` and
+    ``np.random.standard_normal``/``keras.random.normal`` draw from one recorded stream) and
+    float64 throughout. Returns every loss value the program's loss object computed, in
+    order, on each side (the first ``steps`` steps' worth); a program whose loss is written
+    in the loop (no loss object): every value ``backward()`` was called on."""
     import contextlib
     import functools
     import io
@@ -213,8 +225,8 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     result = translate(source, path, "keras")
-    loss_ts = _fact(result, "loss_object")
-    loss_class = loss_ts.source.split("(")[0].split(".")[-1]
+    loss_ts = next((ts for ts in result.program.training if ts.kind == "loss_object"), None)
+    loss_class = loss_ts.source.split("(")[0].split(".")[-1] if loss_ts is not None else None
     builders = [md for md in result.program.models if md.builder]
     src = _load(source, "torch_program")
     gen = _load(result.text, "keras_program")
@@ -240,10 +252,18 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
         draws.append(array)
         return torch.from_numpy(array.astype("float64"))
 
-    loss_cls = getattr(torch.nn, loss_class)
-    forward = loss_cls.forward
+    def randn_like(t, **kwargs):
+        return randn(*t.shape).to(t.dtype)
+
+    # the values recorded: what the loss object computes, else what backward() starts from
+    loss_cls = getattr(torch.nn, loss_class) if loss_class else torch.Tensor
+    hook = "forward" if loss_class else "backward"
+    forward = getattr(loss_cls, hook)
 
     def recording_forward(self, *args, **kwargs):
+        if not loss_class:
+            t_losses.append(float(self.detach()))
+            return forward(self, *args, **kwargs)
         value = forward(self, *args, **kwargs)
         t_losses.append(float(value.detach()))
         return value
@@ -252,18 +272,18 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
         setattr(src, md.builder, record_builder(md.builder, getattr(src, md.builder)))
     src.DataLoader = functools.partial(_no_shuffle, src.DataLoader)
     from_numpy = torch.from_numpy
-    saved = (torch.randn, torch.from_numpy, torch.get_default_dtype())
-    torch.randn = randn
+    saved = (torch.randn, torch.from_numpy, torch.get_default_dtype(), torch.randn_like)
+    torch.randn, torch.randn_like = randn, randn_like
     torch.from_numpy = lambda a: from_numpy(a).double() if a.dtype.kind == "f" else from_numpy(a)
     torch.set_default_dtype(torch.float64)
-    loss_cls.forward = recording_forward
+    setattr(loss_cls, hook, recording_forward)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             src.main()
     finally:
-        torch.randn, torch.from_numpy = saved[0], saved[1]
+        torch.randn, torch.from_numpy, torch.randn_like = saved[0], saved[1], saved[3]
         torch.set_default_dtype(saved[2])
-        loss_cls.forward = forward
+        setattr(loss_cls, hook, forward)
 
     # -- Keras --------------------------------------------------------------------------
     k_losses: list[float] = []
@@ -288,10 +308,23 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
         assert array.shape == tuple(np.atleast_1d(size)), (array.shape, size)
         return array.copy()
 
-    kcls = getattr(keras.losses, type(eval(_printed_loss(result), vars(gen))).__name__)
-    call = kcls.__call__
+    def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+        if not all(isinstance(d, (int, np.integer)) for d in shape):  # (a symbolic call: no draw)
+            return saved_normal[1](shape, mean=mean, stddev=stddev, dtype=dtype, seed=seed)
+        array = standard_normal(tuple(int(d) for d in shape))
+        return keras.ops.convert_to_tensor(array.astype("float64") * stddev + mean, dtype=dtype)
+
+    if loss_class:
+        kcls = getattr(keras.losses, type(eval(_printed_loss(result), vars(gen))).__name__)
+        khook = "__call__"
+    else:  # the generated step's backward(): accumulate_gradients(tape, loss, ...)
+        kcls, khook = gen, "accumulate_gradients"
+    call = getattr(kcls, khook)
 
     def recording_call(self, *args, **kwargs):
+        if not loss_class:  # (a function: ``self`` is the tape)
+            k_losses.append(float(keras.ops.convert_to_numpy(args[0])))
+            return call(self, *args, **kwargs)
         value = call(self, *args, **kwargs)
         k_losses.append(float(keras.ops.convert_to_numpy(value)))
         return value
@@ -300,17 +333,20 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
         setattr(gen, md.builder, keras_builder(md, getattr(gen, md.builder)))
     if hasattr(gen, "ArrayLoader"):
         gen.ArrayLoader = functools.partial(_no_shuffle, gen.ArrayLoader)
-    saved_normal = np.random.standard_normal
-    np.random.standard_normal = standard_normal
-    kcls.__call__ = recording_call
+    if hasattr(gen, "ArrayDataset"):  # float64 data, as torch.from_numpy gives the torch side
+        dataset = gen.ArrayDataset
+        gen.ArrayDataset = lambda *arrays: dataset(*(_double(np.asarray(a)) for a in arrays))
+    saved_normal = np.random.standard_normal, keras.random.normal
+    np.random.standard_normal, keras.random.normal = standard_normal, normal
+    setattr(kcls, khook, recording_call)
     keras.backend.clear_session()
     keras.config.set_floatx("float64")
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             gen.main()
     finally:
-        np.random.standard_normal = saved_normal
-        kcls.__call__ = call
+        np.random.standard_normal, keras.random.normal = saved_normal
+        setattr(kcls, khook, call)
         keras.config.set_floatx("float32")
     return np.array(t_losses), np.array(k_losses)
 

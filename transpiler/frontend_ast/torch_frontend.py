@@ -33,6 +33,8 @@ from libcst.metadata import MetadataWrapper
 
 from transpiler.cst_fast import positions as cst_positions
 from transpiler.frontend_ast import torch_modules as tm
+from transpiler.frontend_ast import torch_params
+from transpiler.frontend_ast.torch_params import TensorData
 from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
@@ -109,11 +111,17 @@ class LayerToken:
 
 @dataclass(eq=False)
 class ParamObj:
-    """``nn.Parameter(torch.zeros(shape))``: a free parameter of a user module."""
+    """``nn.Parameter(torch.zeros(shape))`` or ``self.register_buffer(name, tensor)``: a
+    tensor of a user module's own (a Keras weight; a buffer is a non-trainable one).
+    ``init`` is torch's initial value (``torch_params``: the tensor's, or what an ``nn.init``
+    call in ``reset_parameters`` drew; None when it cannot be reproduced)."""
 
     shape: tuple
     span: Span
     path: str | None = None
+    init: tuple | None = None
+    trainable: bool = True
+    buffer: bool = False
 
 
 @dataclass(eq=False)
@@ -193,6 +201,9 @@ _METHOD_FUNCTIONS = {"relu", "sigmoid", "tanh", "softmax", "log_softmax"}
 _MERGE_FUNCTIONS = {"torch.add": "add", "torch.sub": "subtract", "torch.mul": "multiply",
                     "torch.maximum": "maximum", "torch.minimum": "minimum"}
 _DATA_MAKERS = {"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty", "torch.randint"}
+#: tensor constructors read in ``__init__`` (the value of a parameter or buffer)
+_TENSOR_MAKERS = {"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand", "torch.full",
+                  "torch.tensor"}
 
 
 def torch_api(path: str) -> str | None:
@@ -233,6 +244,12 @@ class TorchFrontend:
         self.layer_tokens: dict[str, LayerToken] = {}
         self.root_span: Span | None = None
         self.cur_span: Span | None = None
+        #: while an initialisation statement runs: the nn.init calls it made on something
+        #: other than a module's own parameter (None: not in one)
+        self.init_calls: list[str] | None = None
+        self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
+        self.root_mod: Mod | None = None  # the model whose graph is being built
+        self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> Program:
@@ -465,6 +482,7 @@ class TorchFrontend:
         self.graph = graph
         self.cur_builder = builder
         self.layer_tokens = {}
+        self.linear_names: dict[str, str] = {}
         # a container model is "called" at its constructor: that line's comments are its own
         self.root_span = mod.span if mod.kind != "user" else None
         self.names = {}
@@ -480,6 +498,7 @@ class TorchFrontend:
             forward = None
             params = ["x"]
             specs = self._input_specs_for_container(mod)
+        self.root_mod, self.method_calls = mod, {}
         inputs = []
         for pname, (shape, dtype) in zip(params, specs):
             full = (None, *shape)
@@ -495,17 +514,56 @@ class TorchFrontend:
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
         graph.outputs = [o.value for o in outs]
+        self._finish_graph(graph, mod, params)
+        self._attach_comments(graph)
+        graph.lint()
+        md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
+        for method, values in list(self.method_calls.items()):
+            try:
+                md.methods[method] = self._method_model(mod, method, values)
+            except (Unsupported, FrontendError):
+                pass  # the program's calls of it stay untranslated (a stub where they are)
+        self.program.models.append(md)
+
+    def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
         _simplify_rnns(graph)
         _prune(graph)
         _relabel_sequences(graph)
+        for node in graph.nodes:
+            if len(node.inputs) > 1 and any(v.shape and v.shape[0] is not None for v in node.inputs) and \
+                    any(is_channels_first(v.layout) and len(v.shape) >= 3 for v in node.inputs):
+                raise FrontendError(f"{node.op}: a module's own parameter (no batch axis) broadcast against a "
+                                    "channels-first feature map: its axes would need permuting for channels-last "
+                                    "(not translated yet)", node.span)
         graph.meta["source_framework"] = "torch"
         graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
         graph.meta["input_names"] = params
         graph.meta["source_input_shapes"] = [tuple(v.shape) for v in graph.inputs]
-        self._attach_comments(graph)
+
+    def _method_model(self, mod: Mod, method: str, values: list[Value]) -> ModelDef:
+        """``self.encode(x)`` in forward: the method as a model of its own, on inputs shaped
+        like the ones forward gave it; its layers are the model's (same names)."""
+        fn = mod.cls.method(method)
+        names = [p.name.value for p in fn.params.params[1:]]
+        if len(names) < len(values):
+            raise Unsupported(f"{method}: called with more arguments than it takes")
+        graph = Graph(name=method)
+        self.graph, self.names, self.layer_tokens = graph, {}, {}
+        self._reserve_names(mod)
+        inputs = []
+        for pname, v in zip(names, values):
+            x = graph.new_value("input", shape=v.shape, dtype=v.dtype, layout=v.layout)
+            x.var = pname
+            graph.inputs.append(x)
+            inputs.append(Tensor(x))
+        out = self._run_method(mod, fn, inputs, {}, fn)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise Unsupported(f"{method} does not return tensors")
+        graph.outputs = [o.value for o in outs]
+        self._finish_graph(graph, mod, names[:len(values)])
         graph.lint()
-        md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
-        self.program.models.append(md)
+        return ModelDef(graph, f"{mod.cls_name}.{method}")
 
     def _input_specs_for_container(self, mod: Mod):
         shape, dtype = self._declared_input()
@@ -525,6 +583,8 @@ class TorchFrontend:
         for path, m in _walk(mod):
             if m.kind == "leaf":
                 self.names.setdefault(self._layer_name(m), 0)
+        for key, _ in _walk_params(mod):
+            self.names.setdefault(key.replace(".", "_"), 0)
 
     def _layer_name(self, m: Mod) -> str:
         path = m.path or ""
@@ -551,12 +611,15 @@ class TorchFrontend:
 
     def _exec_stmt(self, stmt, env: Env) -> None:
         self.cur_span = self._span(stmt)
-        if _is_init_code(stmt):
+        if self.init_calls is None and _is_init_code(stmt):
             # a model's own weight initialisation: it only changes the initial weights (a
-            # converted checkpoint is unaffected); Keras' initialisers are used instead
-            self.program.warn(self.cur_span, "custom weight initialisation or freezing is not translated "
-                                             "(Keras' default initialisers are used, every weight trains)",
-                              self.lines[self.cur_span.line - 1].strip())
+            # converted checkpoint is unaffected). What it draws for the module's own
+            # nn.Parameters is read (their Keras initializers reproduce it); for anything
+            # else Keras' initialisers are used instead
+            if not self._read_inits(stmt, env):
+                self.program.warn(self.cur_span, "custom weight initialisation or freezing is not translated "
+                                                 "(Keras' default initialisers are used, every weight trains)",
+                                  self.lines[self.cur_span.line - 1].strip())
             return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -695,7 +758,10 @@ class TorchFrontend:
             raise Unsupported(f"class attribute {_code(node)!r}")
         if isinstance(obj, Mod):
             if obj.kind == "user" and name in obj.attrs:
-                return obj.attrs[name]
+                value = obj.attrs[name]
+                if isinstance(value, ParamObj) and self.graph is not None:
+                    return self._variable(value, node)
+                return value
             if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
                 return self._class_attr(obj.cls, name)
             if obj.kind == "user" and obj.cls.method(name) is not None:
@@ -717,6 +783,8 @@ class TorchFrontend:
             return Bound(obj, name)
         if isinstance(obj, (Unknown, _Super)):
             return Bound(obj, name) if isinstance(obj, _Super) else obj
+        if isinstance(obj, torch_params.ParamSet):  # parameter groups (torch_param_groups)
+            return Bound(obj, name) if name in ("named_parameters", "parameters") else obj.attribute(name)
         raise Unsupported(f"attribute {_code(node)!r}")
 
     def _class_attr(self, cls: ClassRef, name: str):
@@ -778,6 +846,8 @@ class TorchFrontend:
         return self._binop(type(node.operator), self._eval(node.left, env), self._eval(node.right, env), node)
 
     def _binop(self, op, left, right, node):
+        if isinstance(left, TensorData) or isinstance(right, TensorData):
+            return torch_params.scaled_data(op, left, right)
         if isinstance(left, Tensor) or isinstance(right, Tensor):
             return self._tensor_binop(op, left, right, node)
         if isinstance(left, Unknown) or isinstance(right, Unknown):
@@ -926,9 +996,6 @@ class TorchFrontend:
 
     def _eval_Call(self, node, env):
         func = self._eval(node.func, env)
-        if isinstance(func, Ref) and func.path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            raise Unsupported("nn.Parameter (a weight of the module's own, used in forward) is not "
-                              "translated yet")
         args, kwargs = [], {}
         for arg in node.args:
             value = self._eval(arg.value, env)
@@ -974,7 +1041,11 @@ class TorchFrontend:
         if api is not None and api.startswith("nn.") and "." not in api[3:]:
             return self._construct(api[3:], args, kwargs, span)
         if path in ("torch.nn.init", ) or path.startswith("torch.nn.init."):
-            raise Unsupported(f"{path}: custom initialisation is not translated yet")
+            return self._nn_init(path.rsplit(".", 1)[1], args, kwargs)
+        if path in _TENSOR_MAKERS and self.graph is None:
+            return torch_params.tensor_data(path, args, kwargs)
+        if path == "torch.nn.functional.linear":
+            return self._linear(args, kwargs, span)
         fname = _FUNCTION_ALIASES.get(path) or (api[2:] if api is not None and api.startswith("F.") else None)
         if fname is not None:
             return self._functional(fname, args, kwargs, span)
@@ -1001,6 +1072,11 @@ class TorchFrontend:
             op = {"torch.matmul": cst.MatrixMultiply, "torch.bmm": cst.MatrixMultiply, "torch.pow": cst.Power}.get(
                 path, cst.Divide)
             return self._tensor_binop(op, x, y, node)
+        if path == "torch.randn_like":
+            x = args[0] if args else kwargs.get("input")
+            if not isinstance(x, Tensor) or set(kwargs) - {"input"}:
+                raise Unsupported("torch.randn_like: only of a tensor, without dtype/device arguments")
+            return self._add("random_normal", [x.value], {"shape": tuple(x.value.shape[1:])}, span, "noise")
         if path == "torch.where" and len(args) == 3:
             return self._tensor_operands("where", args, span)
         if path == "torch.stack":
@@ -1034,7 +1110,10 @@ class TorchFrontend:
             return Mod("module_dict", span, items=dict(args[0]) if args else {}, cls_name="ModuleDict")
         if cls_name == "Parameter":
             data = args[0] if args else kwargs.get("data")
-            raise Unsupported(f"nn.Parameter is not translated yet (shape {getattr(data, 'shape', '?')})")
+            trainable = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+            if not isinstance(data, TensorData) or not isinstance(trainable, bool):
+                raise Unsupported("nn.Parameter of a tensor whose shape or requires_grad is not known statically")
+            return ParamObj(data.shape, span, init=data.init, trainable=trainable)
         if any(isinstance(a, (Unknown, Tensor)) for a in list(args) + list(kwargs.values())):
             bad = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, (Unknown, Tensor)))
             raise Unsupported(f"nn.{cls_name}: an argument is not known statically ({getattr(bad, 'reason', '')})")
@@ -1101,7 +1180,12 @@ class TorchFrontend:
         if isinstance(obj, Mod):
             if obj.kind == "user" and name == "__init__":
                 return None
+            if obj.kind == "user" and name in ("register_buffer", "register_parameter"):
+                return self._register(obj, name, args, kwargs, node)
             if obj.kind == "user" and obj.cls.method(name) is not None:
+                if obj is self.root_mod and name != "forward" and not kwargs and args and \
+                        all(isinstance(a, Tensor) for a in args):
+                    self.method_calls.setdefault(name, [a.value for a in args])
                 return self._run_method(obj, obj.cls.method(name), args, kwargs, node)
             if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
                 getattr(obj.items, name)(*args)
@@ -1118,9 +1202,111 @@ class TorchFrontend:
             if name == "squeeze" and dim == 0 and len(obj.values) == 1:
                 return Tensor(obj.values[0])
             raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
-        if isinstance(obj, (list, dict, str, tuple)):
+        if isinstance(obj, (list, dict, str, tuple)) or isinstance(obj, torch_params.ParamSet) and not kwargs:
             return getattr(obj, name)(*args, **kwargs)
         raise Unsupported(f"method .{name}() is not supported")
+
+    # -- a module's own parameters and buffers ---------------------------------------------
+    def _register(self, obj: Mod, method: str, args, kwargs, node):
+        """``self.register_buffer(name, tensor)`` (a non-trainable weight) and
+        ``self.register_parameter(name, param_or_None)``."""
+        name = args[0] if args else kwargs.get("name")
+        key = "tensor" if method == "register_buffer" else "param"
+        value = args[1] if len(args) > 1 else kwargs.get(key)
+        if not isinstance(name, str):
+            raise Unsupported(f"{method}: the name must be known statically")
+        if method == "register_parameter" or value is None:
+            if value is not None and not isinstance(value, ParamObj):
+                raise Unsupported(f"{method}({name!r}, ...): not an nn.Parameter")
+            obj.attrs[name] = value
+            return None
+        persistent = args[2] if len(args) > 2 else kwargs.get("persistent", True)
+        if persistent is not True:
+            raise Unsupported(f"register_buffer({name!r}, persistent=False): a buffer outside the state_dict "
+                              "has no Keras counterpart (every Keras weight is saved)")
+        if not isinstance(value, TensorData):
+            raise Unsupported(f"register_buffer({name!r}, ...): the tensor's shape is not known statically")
+        obj.attrs[name] = ParamObj(value.shape, self._span(node), init=value.init, trainable=False, buffer=True)
+        return None
+
+    def _read_inits(self, stmt, env: Env) -> bool:
+        """Run an initialisation statement (``self.reset_parameters()``), recording what its
+        ``nn.init`` calls draw for the module's own parameters. False when it did anything
+        else (initialised a submodule's weights, froze a weight, ...), which is not translated."""
+        self.init_calls = []
+        try:
+            self._exec_stmt(stmt, env)
+        except (Unsupported, FrontendError, TypeError, KeyError, ValueError, IndexError, AttributeError):
+            return False  # code the interpreter cannot follow: not translated, as before
+        finally:
+            calls, self.init_calls = self.init_calls, None
+        return not calls
+
+    def _nn_init(self, fn: str, args, kwargs):
+        target = args[0] if args else kwargs.get("tensor")
+        if self.init_calls is None:
+            raise Unsupported(f"nn.init.{fn}: custom initialisation is not translated yet")
+        if isinstance(target, ParamObj):
+            target.init = torch_params.init_of(fn, target.shape, list(args[1:]), dict(kwargs))
+            if target.init is None:
+                self.init_calls.append(fn)
+        else:
+            self.init_calls.append(fn)
+        return target
+
+    def _variable(self, p: ParamObj, node) -> Tensor:
+        """A module's own parameter or buffer read in ``forward``: a ``variable`` node (one
+        per read; the reads of one parameter share its Keras layer, named after its key)."""
+        name = (p.path or "weight").replace(".", "_")
+        span = self._span(node)
+        if p.init is None and f"init:{name}" not in self.warned:
+            self.warned.add(f"init:{name}")
+            self.program.warn(p.span, f"{p.path}: torch's initial value is not reproduced (Keras starts it at "
+                                      "zeros; a converted checkpoint is unaffected)")
+        out = self._add("variable", [], {"shape": tuple(p.shape), "trainable": p.trainable}, span, name, name=name)
+        n = out.value.producer
+        n.meta["layer"] = self.layer_tokens.setdefault(name, LayerToken(p.span))
+        n.meta["torch_path"] = p.path
+        n.meta["torch_init"] = p.init
+        n.meta["torch_buffer"] = p.buffer
+        n.source_name = name
+        return out
+
+    def _linear(self, args, kwargs, span: Span):
+        """``F.linear(x, self.weight, self.bias)`` over a module's own parameters: a Dense
+        layer holding them (named after the module; its checkpoint keys are the parameters')."""
+        x = args[0] if args else kwargs.get("input")
+        w = args[1] if len(args) > 1 else kwargs.get("weight")
+        b = args[2] if len(args) > 2 else kwargs.get("bias")
+        params = [t.value.producer for t in (w, b) if isinstance(t, Tensor)]
+        if not isinstance(x, Tensor) or not isinstance(w, Tensor) or not (b is None or isinstance(b, Tensor)) or \
+                any(p is None or p.op != "variable" for p in params):
+            raise Unsupported("F.linear: only the module's own nn.Parameters as weight and bias are translated "
+                              "(a computed weight is not)")
+        wp, bp = params[0], (params[1] if b is not None else None)
+        shape = tuple(wp.attrs["shape"])
+        if len(shape) != 2 or x.value.shape[-1] != shape[1]:
+            raise FrontendError(f"F.linear: weight {shape} on a tensor of shape {x.value.shape}", span)
+        if bp is not None and tuple(bp.attrs["shape"]) != (shape[0],):
+            raise FrontendError(f"F.linear: bias {tuple(bp.attrs['shape'])} for a weight {shape}", span)
+        if not all(p.attrs["trainable"] for p in params):
+            raise Unsupported("F.linear with a frozen weight or bias: a Keras Dense trains both")
+        path = wp.meta["torch_path"]
+        owner = path.rsplit(".", 1)[0] if "." in path else ""
+        name = self.linear_names.get(path)
+        if name is None:
+            name = self.linear_names[path] = self._fresh(owner.replace(".", "_") or "linear")
+        out = self._add("dense", [x.value], {"units": shape[0], "use_bias": bp is not None}, span, "dense", name=name)
+        n = out.value.producer
+        n.meta["layer"] = self.layer_tokens.setdefault(name, LayerToken(wp.meta["layer"].span))
+        n.meta["torch_path"] = owner
+        n.meta["torch_keys"] = {"weight": path, **({"bias": bp.meta["torch_path"]} if bp is not None else {})}
+        n.source_name = name
+        inits = {"kernel": wp.meta["torch_init"], "bias": bp.meta["torch_init"] if bp else None}
+        if not torch_params.is_linear_default(inits["kernel"], inits["bias"], shape[1], bp is not None):
+            # drawn as torch drew them (the kernel's bounds do not depend on its layout)
+            n.meta["param_inits"] = inits
+        return out
 
     # -- IR construction ------------------------------------------------------------------
     def _add(self, op: str, inputs: list[Value], attrs: dict, span: Span, hint: str,
@@ -1238,6 +1424,8 @@ class TorchFrontend:
             else:
                 raise Unsupported(f"nn.PReLU(num_parameters={n}) on a {x.shape} tensor is not supported")
         out = self._add(op, [x], attrs, span, op, name=name, mod=mod)
+        if op == "embedding" and layer.extra.get("padding_idx") is not None:
+            out.value.producer.meta["padding_idx"] = layer.extra["padding_idx"]
         if op == "prelu":
             out.value.producer.meta["alpha_init"] = layer.extra["init"]
         if op == "reshape":
@@ -1353,7 +1541,7 @@ class TorchFrontend:
             dims = args[0] if args else kwargs["dim"]
             keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
             dims = tuple(sorted(d % rank for d in ((dims,) if isinstance(dims, int) else tuple(dims))))
-            if dims and tuple(spatial_axes(x.layout or "")) == dims:
+            if dims and is_channels_first(x.layout) and tuple(spatial_axes(x.layout or "")) == dims:
                 out = self._add(f"global_max_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "max")
                 return _MaxResult(out) if name == "max" else out
             if name == "amax":
@@ -1436,7 +1624,7 @@ class TorchFrontend:
                 return self._reduce(t, name, args, kwargs, span)  # refused: the batch axis too
             dims = tuple(sorted(d % rank for d in ((dims,) if isinstance(dims, int) else tuple(dims))))
             layout = x.layout or ""
-            if dims and tuple(spatial_axes(layout)) == dims and len(dims) in (1, 2, 3):
+            if dims and is_channels_first(layout) and tuple(spatial_axes(layout)) == dims and len(dims) in (1, 2, 3):
                 return self._add(f"global_avg_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "mean")
             return self._reduce(t, name, args, kwargs, span)
         if name in ("squeeze", "unsqueeze"):
@@ -1635,9 +1823,12 @@ def _walk_params(mod: Mod):
 
 
 def _assign_paths(mod: Mod, path: str) -> None:
-    """Every module's state_dict prefix (``features.0``, ``blocks.1.conv``)."""
+    """Every module's state_dict prefix (``features.0``, ``blocks.1.conv``), and every own
+    parameter's or buffer's key (``scale.center``)."""
     for p, m in _walk(mod):
         m.path = p
+    for key, param in _walk_params(mod):
+        param.path = key
 
 
 def _class_names_in(mod: Mod) -> set[str]:

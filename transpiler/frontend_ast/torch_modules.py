@@ -519,12 +519,13 @@ def recognize_embedding(b: Bound) -> TorchLayer:
     for flag in ("max_norm", "_weight"):
         if b.get(flag) is not None:
             raise Unsupported(f"nn.Embedding({flag}=...) is not supported")
-    warnings = []
-    if b.get("padding_idx") is not None:
-        warnings.append(f"nn.Embedding(padding_idx={b.get('padding_idx')}): the row gets no gradient in "
-                        "torch; Keras trains it (the forward pass is the same)")
-    return TorchLayer("embedding", {"input_dim": b.get("num_embeddings"), "output_dim": b.get("embedding_dim")},
-                      warnings=warnings)
+    n, pad = b.get("num_embeddings"), b.get("padding_idx")
+    if pad is not None and not (isinstance(pad, int) and -n <= pad < n):
+        raise Unsupported(f"nn.Embedding(padding_idx={pad!r}) must be an index into the {n} rows")
+    # the padding row starts at zero and gets no gradient: a training-only difference the
+    # Keras printer keeps (node.meta["padding_idx"])
+    return TorchLayer("embedding", {"input_dim": n, "output_dim": b.get("embedding_dim")},
+                      extra={"padding_idx": None if pad is None else pad % n})
 
 
 def _rnn(op: str):

@@ -38,6 +38,7 @@ from typing import Any
 import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
+from transpiler.frontend_ast import torch_param_groups as pg
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -56,6 +57,25 @@ class Other(V):
 
 
 OTHER = Other()
+
+
+@dataclass(eq=False)
+class ModelAttrV(V):
+    """``model.scale`` / ``model.scale.center``: a submodule of a translated model, or (``key``
+    set) one of its own parameters or buffers, held in Keras by ``variable`` (layer, index)."""
+
+    model: "ModelV"
+    path: str
+    root: cst.CSTNode  # the model's expression
+    key: str | None = None
+    variable: tuple[str, int] | None = None
+
+
+@dataclass(eq=False)
+class GroupV(Other):
+    """A list of a model's parameters known statically (an optimizer's parameter group)."""
+
+    group: Any = None  # torch_param_groups.Group
 
 
 @dataclass(eq=False)
@@ -319,6 +339,7 @@ class TrainingReader:
         self.handled: set[int] = set()  # statements a custom step replaced (backward, step...)
         self.live_blocks: set[int] = set()  # the for statements whose body is a training step
         self.custom_loops: set[int] = set()  # for statements read as code around a training step
+        self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
 
     def peek(self, node, scope: Scope) -> V:
         """What ``node`` holds, without recording facts or uses (for code that is replaced whole)."""
@@ -449,6 +470,9 @@ class TrainingReader:
             if _has_backward(stmt) and id(stmt) not in self.custom_loops:
                 self.training_loop(stmt, scope)
                 return
+            if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV):
+                self.parameter_loop(stmt, scope)
+                return
             items = self.expr(stmt.iter, scope)
             self.assign(stmt.target, self.element_of(items, stmt.iter), scope)
             live = id(stmt) in self.live_blocks
@@ -512,6 +536,8 @@ class TrainingReader:
         self.block(stmt.body.body, scope)
 
     def small(self, small, line: cst.SimpleStatementLine, scope: Scope) -> None:
+        if isinstance(small, cst.Assign) and self.parameter_list(small, scope):
+            return
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, scope)
             for t in small.targets:
@@ -551,6 +577,76 @@ class TrainingReader:
         else:
             if _mentions(small, self.torch_names()):
                 raise Unsupported(f"{type(small).__name__} using PyTorch")
+
+    # -- a model's parameters read or written by the program --------------------------------
+    def model_attribute(self, obj, name: str, node: cst.Attribute) -> V:
+        """``model.scale.center``: a parameter or buffer (its value, as numpy, when read)."""
+        model, root = (obj, node.value) if isinstance(obj, ModelV) else (obj.model, obj.root)
+        path = name if isinstance(obj, ModelV) else f"{obj.path}.{name}"
+        if model.md is None:
+            raise Unsupported(f"{_code(node)}: an attribute of a model that is not translated")
+        plan = {e.key: e for e in pg.source_plan(model.md)}
+        if path in plan:
+            (variable,) = pg.keras_variables(model.md, [path])
+            self.array(node, f"keras.ops.convert_to_numpy({{0}}{_variable_text(variable)})", [root])
+            return ModelAttrV(model, path, root, path, variable)
+        if any(k.startswith(path + ".") for k in plan):
+            return ModelAttrV(model, path, root)
+        raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated "
+                          "(only its parameters and buffers)")
+
+    def parameter_method(self, obj: ModelAttrV, name: str, node: cst.Call, args) -> V:
+        """``model.scale.center.copy_(x)`` → ``.assign(x)``; any other method reads the value."""
+        if obj.key is None:
+            raise Unsupported(f"{_code(node.func)}(): a method of a submodule is not translated")
+        recv = node.func.value
+        if name in ("copy_", "fill_", "zero_"):
+            if name == "copy_" and len(args) != 1:
+                raise Unsupported("copy_() takes one tensor")
+            self.array(recv, f"{{0}}{_variable_text(obj.variable)}", [obj.root])
+            if name == "copy_":
+                self.array(node, "{0}.assign({1})", [recv, args[0][0].value])
+            elif name == "zero_":
+                self.array(node, "{0}.assign(keras.ops.zeros_like({0}))", [recv])
+            else:
+                self.array(node, "{0}.assign(keras.ops.full_like({0}, {1}))", [recv, args[0][0].value])
+            return OTHER
+        return self.tensor_method(name, recv, node, args)
+
+    # -- parameter groups (torch_param_groups) -----------------------------------------------
+    def parameter_loop(self, stmt: cst.For, scope: Scope) -> None:
+        """``for name, p in model.named_parameters(): (a if ... else b).append(p)``: the lists
+        it fills are read statically, printed as the Keras variables they hold."""
+        lists = pg.read_loop(self, stmt, scope, ModelV, GroupV)
+        for name, group in lists.items():
+            scope.vars[name] = GroupV(group)
+        model = next(iter(lists.values())).model if lists else None
+        self.fact(stmt, "param_groups", {name: pg.keras_variables(model.md, g.keys) for name, g in lists.items()},
+                  model=model.var or "model")
+
+    def parameter_list(self, small: cst.Assign, scope: Scope) -> bool:
+        """``decay, no_decay = [], []`` and ``others = [p for n, p in model.named_parameters() if
+        ...]``: lists of parameters (for parameter groups). True when ``small`` was one."""
+        value = small.value
+        empty = [] if isinstance(value, cst.List) and not value.elements else None
+        if isinstance(value, cst.Tuple) and value.elements and all(
+                isinstance(e.value, cst.List) and not e.value.elements for e in value.elements):
+            empty = [None] * len(value.elements)
+        if empty is not None:
+            groups = [GroupV(pg.Group()) for _ in (empty or [None])]
+            for t in small.targets:
+                self.assign(t.target, TupleV(groups) if isinstance(value, cst.Tuple) else groups[0], scope)
+            return True
+        if not isinstance(value, (cst.ListComp, cst.GeneratorExp)) or \
+                not pg.iterates_parameters(value.for_in.iter) or \
+                not isinstance(self.peek(value.for_in.iter.func.value, scope), ModelV):
+            return False
+        group = pg.read_list(self, value, scope, ModelV, GroupV)
+        self.fact(value, "keras_variables", pg.keras_variables(group.model.md, group.keys),
+                  model=group.model.var or "model")
+        for t in small.targets:
+            self.assign(t.target, GroupV(group), scope)
+        return True
 
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
         if isinstance(target, cst.Name) and isinstance(value, LoadedV):
@@ -690,8 +786,8 @@ class TrainingReader:
             if name in ("dtype", "device", "grad", "requires_grad", "is_cuda"):
                 raise Unsupported(f"tensor attribute .{name} of {_code(node.value)!r}")
             return OTHER
-        if isinstance(obj, ModelV):
-            raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated")
+        if isinstance(obj, ModelV) or isinstance(obj, ModelAttrV) and obj.key is None:
+            return self.model_attribute(obj, name, node)
         if isinstance(obj, LoaderV):
             if name == "dataset":
                 return obj.dataset
@@ -735,6 +831,8 @@ class TrainingReader:
                 if key in obj.entries:
                     return StateV(obj.entries[key], snapshot=True)
             raise Unsupported(f"{_code(node)}: a key the checkpoint was not saved with")
+        if isinstance(obj, ModelV) and self.optimizer_args:
+            return OTHER  # a parameter group (``model[0].parameters()``): read statically
         if isinstance(obj, (StateV, LoadedV, ModelV, OptimizerV)):
             raise Unsupported(f"{_code(node)}: indexing a PyTorch object is not translated")
         return OTHER
@@ -822,7 +920,14 @@ class TrainingReader:
             target: V = TorchRef(f"{obj.path}.{func.attr.value}")
         else:
             target = self.expr(func, scope)
-        args = self.arguments(node, scope)
+        # an optimizer's parameter groups are read statically (parameter_groups)
+        groups = isinstance(target, TorchRef) and target.path.startswith("torch.optim.") and \
+            ".lr_scheduler" not in target.path and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple))
+        self.optimizer_args += groups
+        try:
+            args = self.arguments(node, scope)
+        finally:
+            self.optimizer_args -= groups
         if isinstance(target, TorchRef):
             return self.torch_call(target.path, node, args, scope)
         if isinstance(target, ModelFactory):
@@ -860,6 +965,10 @@ class TrainingReader:
 
     def builtin_call(self, name: str, node: cst.Call, args, scope) -> V:
         values = [v for _, v in args]
+        if name == "list" and len(values) == 1 and isinstance(values[0], StateV) and values[0].model.md is not None:
+            # a state_dict's keys: the names of the model's weights (Keras' own: "fc/kernel")
+            self.array(node, f"[weight.path for weight in {values[0].model.name}().weights]", [])
+            return OTHER
         if any(isinstance(v, (StateV, LoadedV, CheckpointV)) for v in values):
             raise Unsupported(f"{name}() of a state_dict (Keras keeps a model's weights as a list, without "
                               "names)")
@@ -1082,6 +1191,8 @@ class TrainingReader:
             return self.tensor_method(name, recv, node, args)
         if isinstance(obj, ModelV):
             return self.model_method(obj, name, node, args)
+        if isinstance(obj, ModelAttrV):
+            return self.parameter_method(obj, name, node, args)
         if isinstance(obj, ParamV):
             if name == "numel":
                 self.array(node, "int(np.prod({0}.shape))", [recv])
@@ -1156,6 +1267,12 @@ class TrainingReader:
             return self.model_call(model, node, args)
         if name == "zero_grad":
             raise Unsupported("model.zero_grad() outside a recognised training loop")
+        if name == "named_parameters" and self.optimizer_args:
+            return OTHER  # in a parameter group: read statically (parameter_groups)
+        if model.md is not None and name in model.md.methods:
+            # the model's own method: a Keras model over its layers (keras_printer.method_function)
+            self.program.meta.setdefault("called_methods", set()).add((id(model.md), name))
+            return self.model_call(model, node, args, method=name)
         raise Unsupported(f"model.{name}() is not translated to Keras yet")
 
     def tensor_method(self, name: str, recv, node: cst.Call, args, receiver_node=None, parts=None) -> V:
@@ -1291,23 +1408,27 @@ class TrainingReader:
         return found[0] if found else None
 
     # -- model and loss calls ---------------------------------------------------------
-    def model_call(self, model: ModelV, node: cst.Call, args) -> V:
+    def model_call(self, model: ModelV, node: cst.Call, args, method: str | None = None) -> V:
+        """``model(x)``, or ``model.encode(x)`` (``method``: one of the model's own methods)."""
         if any(a.keyword is not None or a.star for a, _ in args):
             raise Unsupported("a model called with keyword or unpacked arguments")
         inputs = [a.value for a, _ in args]
         live = bool(self.live) and not self.no_grad
-        self.fact(node, "model_call", {"inputs": [id(i) for i in inputs], "model": id(node.func),
+        md = model.md.methods[method] if method else model.md
+        self.fact(node, "model_call", {"inputs": [id(i) for i in inputs],
+                                       "model": id(node.func.value) if method else id(node.func),
+                                       "method": method and (model.md, method),
                                        "training": model.training and not self.no_grad,
                                        "grad": not self.no_grad, "live": live,
                                        "keras_layout": [isinstance(v, LiveV) for _, v in args]},
                   model=model.name)
         if not self.quiet:
-            self.facts[id(node)].model_def = model.md
-        n_out = len(model.md.graph.outputs) if model.md is not None else 1
+            self.facts[id(node)].model_def = md
+        n_out = len(md.graph.outputs) if md is not None else 1
         if live:
             from transpiler.printers.keras_training import output_perm
 
-            outs = [LiveV(output_perm(model.md, i) is not None) for i in range(n_out)]
+            outs = [LiveV(output_perm(md, i) is not None) for i in range(n_out)]
         else:
             outs = [Arr() for _ in range(n_out)]
         return outs[0] if n_out == 1 else TupleV(outs)
@@ -1388,15 +1509,16 @@ class TrainingReader:
         if not vals:
             raise Unsupported(f"torch.optim.{name} without parameters")
         params = vals[0]
-        if not isinstance(params, ParamsV):
-            if isinstance(pos[0], (cst.List, cst.Tuple)):
-                raise Unsupported(f"torch.optim.{name}: parameter groups (per-group settings) are not "
-                                  "translated")
-            raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
-                              "built in this script is translated")
+        per_group = {}
         given = dict(zip(order[1:], pos[1:]))
         given.update(kw)
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
+        if not isinstance(params, ParamsV):
+            if not isinstance(pos[0], (cst.List, cst.Tuple)):
+                raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
+                                  "built in this script is translated")
+            params, shared, per_group = self.parameter_groups(name, pos[0], {**defaults, **values})
+            values.update(shared)
         for key in list(values):
             if key in OPTIMIZER_IGNORED:
                 if key == "maximize" and values[key]:
@@ -1408,7 +1530,7 @@ class TrainingReader:
         h = {**defaults, **values}
         hyper = dict(T.OPTIMIZER_DEFAULTS[kind])
         hyper["learning_rate"] = h["lr"]
-        opt = T.Optimizer(kind, hyper)
+        opt = T.Optimizer(kind, hyper, **per_group)
         if kind in ("adam", "adamw"):
             betas = h["betas"]
             if isinstance(betas, T.Code):
@@ -1442,6 +1564,50 @@ class TrainingReader:
             opt.epsilon_outside_sqrt = True
         self.fact(node, "optimizer_object", opt, model=params.model.name)
         return OptimizerV(opt, params.model, node, model_text=params.text)
+
+    def parameter_groups(self, name: str, node, defaults: dict):
+        """``[{"params": decay, "weight_decay": 0.01}, {"params": no_decay, ...}]``: the model the
+        groups cover (every parameter exactly once), the settings they share, and the Keras
+        variables (text, variables) weight decay skips."""
+        scope = self.cur_scope
+        groups, texts = [], []
+        for el in node.elements:
+            if not isinstance(el.value, cst.Dict):
+                raise Unsupported(f"torch.optim.{name}: a parameter group that is not a dict literal")
+            group = {}
+            for item in el.value.elements:
+                if not isinstance(item, cst.DictElement) or not isinstance(item.key, cst.SimpleString):
+                    raise Unsupported(f"torch.optim.{name}: a parameter group's keys must be literal strings")
+                key = item.key.evaluated_value
+                if key == "params":
+                    group[key] = pg.read_list(self, item.value, scope, ModelV, GroupV)
+                    texts.append(_code(item.value))
+                else:
+                    group[key] = self.static(item.value, f"{name}(params=[{{{key!r}: ...}}])")
+            if "params" not in group:
+                raise Unsupported(f"torch.optim.{name}: a parameter group without params")
+            groups.append(group)
+        models = {id(g["params"].model): g["params"].model for g in groups}
+        if len(models) != 1:
+            raise Unsupported(f"torch.optim.{name}: parameter groups over several models")
+        model = next(iter(models.values()))
+        keys = [k for g in groups for k in g["params"].keys]
+        if sorted(keys) != sorted(pg.parameter_keys(model.md)):
+            raise Unsupported(f"torch.optim.{name}: the parameter groups do not hold every parameter of "
+                              f"{model.var or 'the model'} exactly once (Keras' fit trains them all)")
+        shared, excluded, scales = pg.optimizer_groups(name, groups, defaults)
+        var = model.var or "model"
+
+        def listed(keys: list[str]) -> T.KerasVariables:
+            # the group's own list when it is one (``no_decay``), else the variables are listed
+            text = next((t for g, t in zip(groups, texts) if g["params"].keys == keys and
+                         isinstance(self.cur_scope.lookup(t), GroupV)), None)
+            return T.KerasVariables(text, var, pg.keras_variables(model.md, keys))
+
+        per_group = {"no_weight_decay": None if excluded is None else listed(excluded),
+                     "group_learning_rates": [(listed(groups[i]["params"].keys), scale)
+                                              for i, scale in sorted(scales.items())]}
+        return ParamsV(model, var), shared, per_group
 
     def scheduler(self, name: str, node: cst.Call, pos, vals, kw) -> V:
         if name not in SCHEDULERS:
@@ -1695,6 +1861,11 @@ class _Enumerated(V):
 @dataclass(eq=False)
 class _Zipped(V):
     inners: list
+
+
+def _variable_text(variable: tuple[str, int]) -> str:
+    layer, index = variable
+    return f'.get_layer("{layer}").weights[{index}]'
 
 
 def _combine(left: V, right: V) -> V:

@@ -40,6 +40,9 @@ class ModelDef:
     statements: set[int] = field(default_factory=set)
     construct_statement: int | None = None
     comments: list[str] = field(default_factory=list)
+    #: the source model's own methods that forward calls (a VAE's ``encode``/``decode``), each
+    #: a model of its own over the same layers (the program may call them)
+    methods: dict[str, "ModelDef"] = field(default_factory=dict)
 
 
 @dataclass

@@ -90,6 +90,17 @@ class Schedule:
 
 
 @dataclass
+class KerasVariables:
+    """Some of a model's Keras variables (a torch parameter group): ``(layer name, index in
+    layer.weights)`` each; ``text`` is the name of the list holding them in the program (or
+    None), ``model`` the model's variable."""
+
+    text: str | None
+    model: str
+    variables: list[tuple[str, int]]
+
+
+@dataclass
 class Optimizer:
     """An optimizer in unified names (``hyper``), with the variants of the algorithms
     that frameworks spell the same but compute differently (all False/0 is Keras' form):
@@ -112,6 +123,10 @@ class Optimizer:
     momentum_on_gradients: bool = False
     epsilon_after_bias_correction: bool = False
     epsilon_outside_sqrt: bool = False
+    #: torch parameter groups with weight_decay=0 (AdamW): the Keras variables to exclude
+    no_weight_decay: "KerasVariables | None" = None
+    #: torch parameter groups with their own learning rate: (variables, group lr / lr)
+    group_learning_rates: list = field(default_factory=list)
 
     @property
     def learning_rate(self) -> Any:

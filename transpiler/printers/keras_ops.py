@@ -45,6 +45,53 @@ INIT_HELPERS = {
         '    """PyTorch\'s default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""\n'
         "    bound = 1 / math.sqrt(fan_in)\n"
         "    return keras.initializers.RandomUniform(-bound, bound)\n"),
+    "ModelWeight": (
+        "class ModelWeight(layers.Layer):\n"
+        '    """A weight of the model\'s own (a PyTorch nn.Parameter, or a buffer: not trainable).\n\n'
+        "    Called on any tensor of the model (only to place it in the functional graph), it\n"
+        '    returns the weight."""\n\n'
+        '    def __init__(self, shape, initializer="zeros", trainable=True, **kwargs):\n'
+        "        super().__init__(**kwargs)\n"
+        "        self.value = self.add_weight(\n"
+        '            shape=shape, initializer=initializer, trainable=trainable, name="value"\n'
+        "        )\n\n"
+        "    def call(self, inputs):\n"
+        "        return keras.ops.convert_to_tensor(self.value)\n"),
+    "PaddingEmbedding": (
+        "class PaddingEmbedding(layers.Embedding):\n"
+        '    """torch\'s nn.Embedding(padding_idx=...): the padding row starts at zero and gets no\n'
+        '    gradient (training leaves it as it is)."""\n\n'
+        "    def __init__(self, input_dim, output_dim, padding_idx=0, **kwargs):\n"
+        "        super().__init__(input_dim, output_dim, **kwargs)\n"
+        "        self.padding_idx = padding_idx\n\n"
+        "    def build(self, input_shape=None):\n"
+        "        super().build(input_shape)\n"
+        "        rows = keras.ops.expand_dims(keras.ops.arange(self.input_dim) == self.padding_idx, -1)\n"
+        "        self.embeddings.assign(keras.ops.where(rows, 0.0, self.embeddings))\n\n"
+        "    def call(self, inputs):\n"
+        "        outputs = super().call(inputs)\n"
+        "        padding = keras.ops.expand_dims(keras.ops.equal(inputs, self.padding_idx), -1)\n"
+        "        return keras.ops.where(padding, keras.ops.stop_gradient(outputs), outputs)\n\n"
+        "    def get_config(self):\n"
+        '        return {**super().get_config(), "padding_idx": self.padding_idx}\n'),
+    "NormalNoise": (
+        "class NormalNoise(layers.Layer):\n"
+        '    """Normal noise of shape (batch of its input, *shape), drawn at every call (in\n'
+        '    training and inference alike) from the layer\'s own seed generator."""\n\n'
+        "    def __init__(self, shape, mean=0.0, stddev=1.0, seed=None, **kwargs):\n"
+        "        super().__init__(**kwargs)\n"
+        "        self.noise_shape = tuple(shape)\n"
+        "        self.mean = mean\n"
+        "        self.stddev = stddev\n"
+        "        self.seed_generator = keras.random.SeedGenerator(seed)\n\n"
+        "    def call(self, inputs):\n"
+        "        return keras.random.normal(\n"
+        "            (keras.ops.shape(inputs)[0], *self.noise_shape),\n"
+        "            mean=self.mean,\n"
+        "            stddev=self.stddev,\n"
+        "            dtype=self.compute_dtype,\n"
+        "            seed=self.seed_generator,\n"
+        "        )\n"),
 }
 
 
@@ -98,7 +145,7 @@ def keras_class_of(node: Node) -> str | None:
     em = emit(node)
     if em.layer is None:
         return None
-    return em.layer[len("layers."):].split("(", 1)[0]
+    return em.layer.removeprefix("layers.").split("(", 1)[0]
 
 
 def lit(value) -> str:
@@ -135,6 +182,9 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
 def emit_dense_keras(node: Node) -> KerasEmission:
     a = node.attrs
     inits = _torch_inits(node, node.inputs[0].shape[-1])
+    own = node.meta.get("param_inits")  # F.linear over a module's own parameters, drawn its way
+    if own is not None:
+        inits = {f"{p}_initializer": keras_initializer(own[p]) for p in ("kernel", "bias") if f"{p}_initializer" in inits}
     return KerasEmission(layer("Dense", node, lit(a["units"]), use_bias=None if a["use_bias"] else "False", **inits),
                          helpers=_helpers(inits))
 
@@ -363,7 +413,11 @@ def emit_log_softmax_keras(node: Node) -> KerasEmission:
 # Merges
 # ---------------------------------------------------------------------------------
 def _reads_constant(node: Node) -> bool:
-    return any(v.producer is not None and v.producer.op == "constant" for v in node.inputs)
+    """A number, or a value without the batch axis (a model's own weight, what is computed
+    from it), is an operand: a merge layer takes batched tensors of one shape only, the
+    operator broadcasts."""
+    return any((v.producer is not None and v.producer.op == "constant") or not v.shape or v.shape[0] is not None
+               for v in node.inputs)
 
 
 _NUMBER_FORMS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
@@ -397,9 +451,15 @@ def emit_concat_keras(node: Node) -> KerasEmission:
 @emitter("embedding")
 def emit_embedding_keras(node: Node) -> KerasEmission:
     a = node.attrs
+    pad = node.meta.get("padding_idx")
     # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05)
-    return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
-                               embeddings_initializer="keras.initializers.RandomNormal(stddev=1.0)"))
+    init = "keras.initializers.RandomNormal(stddev=1.0)"
+    if pad is None:
+        return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
+                                   embeddings_initializer=init))
+    return KerasEmission(layer("PaddingEmbedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
+                               padding_idx=lit(pad), embeddings_initializer=init).removeprefix("layers."),
+                         helpers=("PaddingEmbedding",))
 
 
 _RNN_CLASS = {"lstm": "LSTM", "gru": "GRU", "simple_rnn": "SimpleRNN"}
@@ -476,6 +536,42 @@ def emit_group_norm_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("GroupNormalization", node, groups=lit(a["groups"]),
                                axis=None if axis == rank - 1 else lit(axis), epsilon=lit(a["epsilon"]),
                                center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+
+
+@emitter("random_normal")
+def emit_random_normal_keras(node: Node) -> KerasEmission:
+    """Noise (torch.randn_like) → a ``NormalNoise`` layer with its own seed generator
+    (``keras.random.normal`` takes a static shape, the batch size is the input's)."""
+    a = node.attrs
+    return KerasEmission(layer("NormalNoise", node, lit(tuple(a["shape"])), mean=lit(a["mean"]) if a["mean"] else None,
+                               stddev=None if a["stddev"] == 1.0 else lit(a["stddev"])).removeprefix("layers."),
+                         helpers=("NormalNoise",))
+
+
+@emitter("variable")
+def emit_variable_keras(node: Node) -> KerasEmission:
+    """A module's own nn.Parameter or buffer → a ``ModelWeight`` layer (``add_weight``),
+    initialised as torch initialised it."""
+    a = node.attrs
+    return KerasEmission(f"ModelWeight({lit(tuple(a['shape']))}, "
+                         f"initializer={keras_initializer(node.meta.get('torch_init'))}"
+                         f"{'' if a['trainable'] else ', trainable=False'}, name=\"{node.name}\")",
+                         helpers=("ModelWeight",))
+
+
+def keras_initializer(init: tuple | None) -> str:
+    """The Keras initializer drawing what torch drew (``torch_params``' ``init``)."""
+    if init is None or init[0] == "zeros":
+        return '"zeros"'
+    kind = init[0]
+    if kind == "ones":
+        return '"ones"'
+    if kind == "constant":
+        return f"keras.initializers.Constant({lit(init[1])})"
+    if kind == "uniform":
+        return f"keras.initializers.RandomUniform({lit(init[1])}, {lit(init[2])})"
+    cls = "RandomNormal" if kind == "normal" else "TruncatedNormal"
+    return f"keras.initializers.{cls}(mean={lit(init[1])}, stddev={lit(init[2])})"
 
 
 # Tensor math: keras.ops expressions (and Python operators)

@@ -13,12 +13,14 @@ The result is black-formatted and deterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 
 import black
 import libcst as cst
 
 from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_ops
 from transpiler.printers.keras_training import ProgramPrinter
@@ -83,13 +85,23 @@ def _comment_lines(node: Node, indent: str) -> list[str]:
     return [f"{indent}{c}" for c in node.comments]
 
 
-def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
-    """The builder's body (indented four spaces) for ``md``'s graph."""
+def method_function(md: ModelDef, method: str) -> str:
+    """The module-level function building ``md``'s method ``method`` as a Keras model
+    (``vae_encode`` for ``VAE.encode``)."""
+    name = md.graph.name
+    snake = "".join("_" + c.lower() if c.isupper() and i and not name[i - 1].isupper() else c.lower()
+                    for i, c in enumerate(name))
+    return f"{snake}_{method}"
+
+
+def model_body(md: ModelDef, reserved: set[str], shared: str | None = None) -> list[str]:
+    """The builder's body (indented four spaces) for ``md``'s graph; with ``shared`` (the
+    name of a built model) the layers holding weights are that model's (``get_layer``)."""
     graph = md.graph
     ind = "    "
     model_name = graph.name
-    head = [f"{ind}{c}" for c in graph.meta.get("comments", [])]
-    if chain_of(graph):
+    head = [f"{ind}{c}" for c in graph.meta.get("comments", [])] if shared is None else []
+    if shared is None and chain_of(graph):
         lines = head + [f"{ind}model = keras.Sequential(", f"{ind}    ["]
         lines.append(f"{ind}        {_input_expr(graph.inputs[0])},")
         for node in graph.nodes:
@@ -118,6 +130,8 @@ def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
     layer_vars: dict[str, str] = {}
     for i, node in enumerate(graph.nodes):
         em = keras_ops.emit(node)
+        if shared is not None and em.layer is not None and param_names(node):
+            em = dataclasses.replace(em, layer=f'{shared}.get_layer("{node.name}")')
         ins = [expr[id(v)] for v in node.inputs]
         outs = []
         for j, v in enumerate(node.outputs):
@@ -133,10 +147,13 @@ def model_body(md: ModelDef, reserved: set[str]) -> list[str]:
             expr[id(v)] = name
             outs.append(name)
         target = ", ".join(outs)
-        lines += _comment_lines(node, ind)
+        if shared is None:
+            lines += _comment_lines(node, ind)
         if em.layer is None:
             lines.append(f"{ind}{target} = {em.call(ins)}")
             continue
+        if not node.inputs:  # a model's own weight: called on the model's input to join the graph
+            ins = [expr[id(graph.inputs[0])]]
         arg = em.args(ins) if em.args else f"[{', '.join(ins)}]" if em.merge else ins[0]
         if counts[node.name] > 1:
             if node.name not in layer_vars:
@@ -255,6 +272,13 @@ class KerasScript:
             lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
                          'default arguments only")')
         lines += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+        called = self.program.meta.get("called_methods", set())
+        for method, sub in md.methods.items():
+            if (id(md), method) not in called:
+                continue
+            lines += ["", "", f"def {method_function(md, method)}(model):",
+                      f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
+            lines += model_body(sub, self.reserved() | {"model"}, shared="model")
         return "\n".join(lines) + "\n"
 
     def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:

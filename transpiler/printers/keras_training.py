@@ -131,7 +131,7 @@ class TorchRMSprop(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
+        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
         if self.l2:
             gradient = ops.add(gradient, ops.multiply(self.l2, variable))
         index = self._get_variable_index(variable)
@@ -176,7 +176,7 @@ class TorchAdagrad(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
+        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
         if self.l2:
             gradient = ops.add(gradient, ops.multiply(self.l2, variable))
         total = self.sums[self._get_variable_index(variable)]
@@ -200,7 +200,9 @@ class TorchCLS(keras.optimizers.CLS):
         return {**super().get_config(), "l2": self.l2}
 
     def update_step(self, gradient, variable, learning_rate):
-        gradient = keras.ops.cast(gradient, variable.dtype)
+        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
+        # repeated rows would be squared apart in the second moment
+        gradient = keras.ops.add(keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype))
         if self.l2:
             gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
         step = keras.ops.cast(self.iterations + 1, variable.dtype)
@@ -280,6 +282,29 @@ def apply_gradients(tape, optimizer, model, gradients):
     with tape.stop_recording():
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
 ''',
+    "without_weight_decay": '''
+def without_weight_decay(optimizer, variables):
+    """torch's parameter group with weight_decay=0: the optimizer leaves these variables\'
+    weights undecayed (the other variables decay as the optimizer says)."""
+    optimizer.exclude_from_weight_decay(var_list=variables)
+    return optimizer
+''',
+    "with_learning_rates": '''
+def with_learning_rates(optimizer, groups):
+    """torch's parameter groups with their own learning rates: the variables of each
+    (variables, scale) group step with scale times the optimizer's rate (a schedule
+    scales every group alike, as torch's schedulers do)."""
+    scales = {variable.path: scale for variables, scale in groups for variable in variables}
+    update_step = optimizer.update_step
+
+    def scaled_update_step(gradient, variable, learning_rate):
+        # (the TensorFlow backend passes its own variable, named after the Keras path)
+        path = variable.path if hasattr(variable, "path") else variable.name.split(":")[0]
+        return update_step(gradient, variable, learning_rate * scales.get(path, 1.0))
+
+    optimizer.update_step = scaled_update_step
+    return optimizer
+''',
     "read_weights": '''
 def read_weights(build, path):
     """torch.load of a state_dict: Keras reads a weights file through a model built for it,
@@ -298,6 +323,15 @@ def save_weights_copy(model, weights, path):
     model.set_weights(current)
 ''',
 }
+
+
+def variables_text(model_text: str, variables: list[tuple[str, int]]) -> str:
+    """Keras variables by (layer name, index in layer.weights): ``[model.get_layer("fc").weights[0], ...]``."""
+    return "[" + ", ".join(f'{model_text}.get_layer("{layer}").weights[{i}]' for layer, i in variables) + "]"
+
+
+def _listed(group: T.KerasVariables) -> str:
+    return group.text or variables_text(group.model, group.variables)
 
 
 def _code(node) -> str:
@@ -441,6 +475,8 @@ class ProgramPrinter:
             return self.loss_expr(cfg)
         if kind == "optimizer_object":
             return self.optimizer_expr(cfg)
+        if kind == "keras_variables":
+            return variables_text(ts.model, cfg)
         if kind == "schedule_object":
             return self.schedule_expr(cfg)
         if kind == "callback_object":
@@ -492,6 +528,10 @@ class ProgramPrinter:
         cfg = ts.config
         md = ts.model_def
         model = _atom(self.ref(cfg["model"]))
+        if cfg.get("method"):  # the model's own method: a Keras model over its layers
+            from transpiler.printers.keras_printer import method_function
+
+            model = f"{method_function(*cfg['method'])}({model})"
         inputs = []
         keras_layout = cfg.get("keras_layout") or [False] * len(cfg["inputs"])
         for i, node_id in enumerate(cfg["inputs"]):
@@ -567,7 +607,21 @@ class ProgramPrinter:
             raise NotImplementedError(f"{kind} with an L2 weight decay")
         for note in notes:
             self.note(note)
-        return f"{cls}({', '.join(args)})"
+        expr = f"{cls}({', '.join(args)})"
+        if opt.no_weight_decay is not None:
+            self.need("without_weight_decay")
+            expr = f"without_weight_decay({expr}, {_listed(opt.no_weight_decay)})"
+        if opt.group_learning_rates:
+            self.need("with_learning_rates")
+            groups = ", ".join(f"({_listed(v)}, {_num(scale)})" for v, scale in opt.group_learning_rates)
+            expr = f"with_learning_rates({expr}, [{groups}])"
+        return expr
+
+    def param_group_lines(self, ts: T.TrainingStatement) -> list[str]:
+        """A loop sorting ``named_parameters()`` into lists, run statically: the lists of Keras
+        variables it makes."""
+        lines = ["# the parameter groups of the PyTorch loop over named_parameters(), by layer:"]
+        return lines + [f"{name} = {variables_text(ts.model, variables)}" for name, variables in ts.config.items()]
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -853,7 +907,7 @@ class _Rewriter(cst.CSTTransformer):
             self.guarded += 1
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
-        return ts is None or ts.kind not in ("training_loop", "stub", "drop")
+        return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups")
 
     def on_leave(self, original, updated):
         p = self.p
@@ -904,6 +958,8 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, _statements(p.step_lines(ts, original)))
         if kind == "tape_loop":
             return p.tape_loop(ts, updated)
+        if kind == "param_groups":
+            return self.keep_leading(original, _statements(p.param_group_lines(ts)))
         text = p.expression(ts)
         new = cst.parse_expression(_atom(text) if _needs_parens(original) else text)
         if isinstance(original, cst.BaseExpression) and original.lpar:

@@ -27,12 +27,16 @@ np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loa
 
 
 def _key(node: Node, emitted: str) -> str:
-    """The user's state_dict key for the emitter's key ``emitted`` of ``node``."""
+    """The user's state_dict key for the emitter's key ``emitted`` of ``node`` (a module's
+    own parameter is its whole key; F.linear's Dense names its parameters' keys)."""
+    keys = node.meta.get("torch_keys")
+    if keys and emitted in keys:
+        return keys[emitted]
     layer = node.meta.get("torch_layer_index")
     if layer is not None:
         emitted = re.sub(r"_l0(_reverse)?$", lambda m: f"_l{layer}{m.group(1) or ''}", emitted)
     path = node.meta.get("torch_path") or ""
-    return f"{path}.{emitted}" if path else emitted
+    return f"{path}.{emitted}" if path and emitted else path or emitted
 
 
 def source_plan(graph: Graph) -> list[PlanEntry]:
@@ -132,6 +136,6 @@ def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndar
             a = canonical[node.name][p]
             for step in node.param_transforms.get(p, []):
                 a = apply_param_transform(step, a)
-            arrays.append(np.ascontiguousarray(a, dtype=np.float32))
+            arrays.append(np.ascontiguousarray(a, dtype=np.float32).reshape(np.shape(a)))  # (0-d stays 0-d)
         out[node.name] = arrays
     return out

@@ -36,7 +36,11 @@ class TorchAdam(keras.optimizers.Adam):
         return {**super().get_config(), "l2": self.l2}
 
     def update_step(self, gradient, variable, learning_rate):
-        gradient = keras.ops.cast(gradient, variable.dtype)
+        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
+        # repeated rows would be squared apart in the second moment
+        gradient = keras.ops.add(
+            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
+        )
         if self.l2:
             gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
         step = keras.ops.cast(self.iterations + 1, variable.dtype)

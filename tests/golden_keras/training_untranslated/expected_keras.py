@@ -78,26 +78,21 @@ def main():
     loader = ArrayLoader(ArrayDataset(x, y), batch_size=8)
     model = build_model()
     # per-group learning rates have no Keras optimizer argument
-    # transpiler: not translated (torch.optim.SGD: parameter groups (per-group settings) are
-    # not translated); translate by hand:
-    # | optimizer = torch.optim.SGD([{"params": model.parameters(), "lr": 0.1}], lr=0.01)
-    raise NotImplementedError(
-        "transpiler: input.py:20:5: torch.optim.SGD: parameter groups (per-group settings) are not translated"
-    )
+    optimizer = keras.optimizers.SGD(learning_rate=0.1)
     # transpiler: not translated (CrossEntropyLoss: argument(s) weight not translated);
     # translate by hand:
     # | criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
     raise NotImplementedError(
         "transpiler: input.py:21:5: CrossEntropyLoss: argument(s) weight not translated"
     )
-    # transpiler: not translated (training loop: optimizer is not an optimizer the
-    # translation knows (see its own stub)); translate by hand:
+    # transpiler: not translated (model's gradients are never zeroed in the loop: they
+    # accumulate over iterations (not translated)); translate by hand:
     # | for xb, yb in loader:
     # |     loss = criterion(model(xb), yb)
     # |     loss.backward()  # gradients accumulate: no zero_grad()
     # |     optimizer.step()
     raise NotImplementedError(
-        "transpiler: input.py:22:5: training loop: optimizer is not an optimizer the translation knows (see its own stub)"
+        "transpiler: input.py:22:5: model's gradients are never zeroed in the loop: they accumulate over iterations (not translated)"
     )
     # transpiler: not translated (tensor attribute .device of 'x'); translate by hand:
     # | print(x.device)
