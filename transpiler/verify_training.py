@@ -66,6 +66,11 @@ def prepare(path: str):
     for layer in kmodel._flatten_layers(include_self=False, recursive=True):
         if hasattr(layer, "rate"):
             layer.rate = 0.0
+        if isinstance(layer, keras.layers.Rescaling):
+            # Rescaling casts its Python-float scale through a float32 tensor (tf.cast of a
+            # float): 1/255 is off by 6e-8 in a float64 model. float32 runs are unaffected;
+            # the float64 reference keeps the exact constants, as the generated code does.
+            layer.scale, layer.offset = np.float64(layer.scale), np.float64(layer.offset)
     for module in tmodel.modules():
         if isinstance(module, torch.nn.modules.dropout._DropoutNd):
             module.p = 0.0
@@ -159,19 +164,39 @@ def with_float32_betas(opt: T.Optimizer) -> T.Optimizer:
     return dataclasses.replace(opt, hyper=hyper)
 
 
+def with_float32_hyperparameters(opt: T.Optimizer) -> T.Optimizer:
+    """``opt`` with every float hyperparameter (learning rate, momentum, betas, rho,
+    epsilon) rounded to the nearest float32.
+
+    Keras keeps some of them as float32 variables or casts them through float32 tensors
+    (``learning_rate=0.05`` is 0.0500000007 in the update), others as Python floats; in a
+    float64 run that differs from the generated torch optimizer by about 1e-8 relative per
+    step, which a chaotic model (resnet_small: SGD with momentum 0.9, learning rate 0.05,
+    BatchNorm) amplifies to percent-level loss differences within 20 steps. float32 runs
+    are unaffected. With float32-representable values on both sides the difference goes.
+    Verification only.
+    """
+    hyper = {k: float(np.float32(v)) if isinstance(v, float) else v for k, v in opt.hyper.items()}
+    return dataclasses.replace(opt, hyper=hyper)
+
+
 def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS, sample_weights: bool = False,
-             dense_embedding_gradients: bool = False, float32_betas: bool = False):
+             dense_embedding_gradients: bool = False, float32_betas: bool = False,
+             float32_hyperparameters: bool = False):
     """Per-step losses (keras, torch) for ``path`` trained with its own compile config
     (or with ``optimizer`` instead of its own); ``sample_weights``: every batch carries
     random per-sample weights (as fit's sample_weight/class_weight produce);
     ``dense_embedding_gradients``: the Keras reference applies embedding gradients densely
     (see ``densify_embedding_gradients``); ``float32_betas``: both sides train with the
-    optimizer's betas rounded to float32 (see ``with_float32_betas``)."""
+    optimizer's betas rounded to float32 (see ``with_float32_betas``); ``float32_hyperparameters``:
+    all its float hyperparameters (see ``with_float32_hyperparameters``)."""
     result, ts, md, generated, kmodel, tmodel = prepare(path)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
     if float32_betas:
         opt = with_float32_betas(opt)
+    if float32_hyperparameters:
+        opt = with_float32_hyperparameters(opt)
     if md.graph.meta.get("custom_step"):
         return run_custom_step(result, md, generated, kmodel, tmodel, opt, steps)
     if opt is not config.optimizer or not getattr(kmodel, "compiled", False):
