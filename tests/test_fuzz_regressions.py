@@ -412,3 +412,50 @@ def build_model():
     return keras.Model([x1, x2], [x6, x7])
 '''
     assert assert_faithful(src, outputs=2) == "equal"
+
+
+# Found by the 2000-example run with TRANSPILER_FUZZ_SEED=2026 (at example ~360): a shared
+# Reshape called on two channels-first values (after UpSampling1D). The layout pass let one
+# call keep the data channels-first (its target shape rewritten) and permuted the other back,
+# so the two calls of the one layer had different attributes (IRError "shares the name
+# 'shared1' with a different layer" out of translate()). A layer called more than once now
+# keeps its source attributes in every call (its inputs permuted back).
+def test_regression_shared_reshape_of_two_channels_first_values():
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(1, 2))
+    x2 = layers.UpSampling1D(1)(x1)
+    x3 = layers.Add()([x1, x2])
+    x4 = layers.Add()([x2, x3])
+    x5 = layers.Activation('relu')(x4)
+    shared1 = layers.Reshape((1, 2))
+    x6 = shared1(x4)
+    x7 = shared1(x5)
+    x8 = layers.Activation('relu')(x7)
+    x9 = layers.Dense(1)(x8)
+    return keras.Model(x1, [x6, x9])
+'''
+    assert assert_faithful(src, outputs=2) == "equal"
+
+
+# The same defect for an axis attribute (found while fixing the one above): a shared Softmax
+# called on a channels-first (N, C, W) value and on a 2-D one had axis 1 in the first call
+# and -1 in the second. A layer called on tensors of different ranks now reads every input
+# in the source layout.
+def test_regression_shared_softmax_on_tensors_of_different_ranks():
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(4, 3))
+    x2 = layers.Conv1D(3, 1)(x1)
+    shared = layers.Softmax(axis=-1)
+    y1 = shared(x2)
+    y2 = shared(layers.Flatten()(x2))
+    return keras.Model(x1, [y1, y2])
+'''
+    assert assert_faithful(src, outputs=2) == "equal"
