@@ -106,6 +106,11 @@ def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]
         call.warnings.append(f"{cls_name}: the training-time augmentation is dropped (the layer is the "
                              "identity in the torch model; no faithful torch form without torchvision); "
                              "augment in the data pipeline")
+    if cls_name == "Multiply" and any(m is not None for m in call.masks):
+        # Keras 3 multiplies masked steps as 1 and zeroes the steps no input keeps
+        # (layers/merging/multiply.py), not the plain product
+        raise Unsupported("Multiply over a masked sequence (Embedding(mask_zero=True)) is not translated "
+                          "yet: Keras uses the mask inside the product")
     mask = call.masks[0] if len(tensors) == 1 else None
     if mask is None:
         return call

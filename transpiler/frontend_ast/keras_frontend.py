@@ -2301,9 +2301,13 @@ class KerasFrontend:
             spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
         except TypeError as exc:  # an argument of the wrong kind, e.g. Dense("8")
             raise FrontendError(f"{cls_name}: {exc}", span) from None
-        extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)]
+        extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)
+                 and k not in keras_layers.INITIALIZER_KWARGS]  # (recorded below)
         if extra:
             raise Unsupported(f"{cls_name}: argument(s) {', '.join(extra)} not supported")
+        for key in sorted(set(bound.values) & keras_layers.INITIALIZER_KWARGS - set(kwargs)):
+            if bound.values[key] != reg.signature.defaults.get(key):  # given by position
+                spec.initializers[key] = bound.values[key]
         for key in sorted(set(kwargs) & keras_layers.TRAINING_KWARGS):
             if kwargs[key] is not None:
                 self.program.warn(span, f"{cls_name}: {key} is not translated (affects training only)",
@@ -2605,6 +2609,10 @@ class KerasFrontend:
             hint = None
             if layer is not None:
                 hint = layer.hint or layer.explicit_name
+                if layer.explicit_name and hint == f"{layer.explicit_name}_layer":
+                    # ``dense_layer = layers.Dense(..., name="dense")``, as the Keras printer
+                    # spells a layer called more than once: the name is the layer's
+                    hint = layer.explicit_name
             auto = hint is None
             hint = _identifier(hint or _default_hint(node))
             if layer is not None and layer.scope and (layer.explicit_name is None or layer.hint):
