@@ -108,6 +108,7 @@ _INIT = {
     "zeros": "nn.init.zeros_({t})",
     "ones": "nn.init.ones_({t})",
     "orthogonal": "nn.init.orthogonal_({t})",
+    "uniform": "nn.init.uniform_({t}, -0.05, 0.05)",  # Keras' RandomUniform() defaults
 }
 
 
@@ -118,6 +119,7 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
     if name is not None:
         name = {"GlorotUniform": "glorot_uniform", "HeUniform": "he_uniform", "Zeros": "zeros",
                 "Ones": "ones", "Orthogonal": "orthogonal", "LecunUniform": "lecun_uniform",
+                "RandomUniform": "uniform",
                 "zero": "zeros", "one": "ones"}.get(name, name)
     if name not in _INIT:
         node.meta.setdefault("init_warnings", []).append(f"{key}={chosen!r} not reproduced; "
@@ -798,11 +800,7 @@ def emit_embedding_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     module = call("nn.Embedding", lit(a["input_dim"]), lit(a["output_dim"]))
     cast = not node.inputs[0].dtype.startswith(("int", "uint"))
-    chosen = node.meta.get("initializers", {}).get("embeddings_initializer", "uniform")
-    if chosen in ("uniform", "RandomUniform"):
-        init = [f"nn.init.uniform_({m}.weight, -0.05, 0.05)"]
-    else:
-        init = [init_line(node, "embeddings_initializer", f"{m}.weight", "zeros")]
+    init = [init_line(node, "embeddings_initializer", f"{m}.weight", "uniform")]
     return Emission(module, lambda ins: f"{m}({ins[0]}.long())" if cast else f"{m}({ins[0]})",
                     state=[StateEntry("weight", "embeddings", Transform.IDENTITY)], init=init)
 
