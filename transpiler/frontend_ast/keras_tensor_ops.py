@@ -210,7 +210,11 @@ def bind(key: str, args: list, kwargs: dict[str, Any]) -> BoundArgs:
     kwargs = dict(kwargs)
     if key.startswith("tf."):
         kwargs.pop("name", None)  # TensorFlow's op name: no meaning once translated
-    bound = BoundArgs(key, entry.signature, list(args), {})
+    args = list(args)
+    names = entry.signature.names
+    if names and names[-1].startswith("*"):  # ``*operands``: the rest of the positional arguments
+        args = args[:len(names) - 1] + [tuple(args[len(names) - 1:])]
+    bound = BoundArgs(key, entry.signature, args, {})
     for k, v in kwargs.items():
         k = dict(entry.aliases).get(k, k)
         if k in bound.values:
@@ -447,6 +451,91 @@ def recognize_l2_normalize(c: Call) -> Value:
     total = c.one("reduce_sum", [c.one("square", [x])], {"axis": axes, "keepdims": True}, "sum")
     floor = c.one("maximum", [total, c.builder.constant(float(eps))])
     return c.one("multiply", [x, c.one("rsqrt", [floor])])
+
+
+def _fill_value(c: Call, value: Any) -> float:
+    if not _number(value) and not isinstance(value, bool):
+        raise Unsupported(f"{c.key}(): fill_value={value!r} must be a number known statically")
+    return float(value)
+
+
+def _optional_dtype(c: Call) -> str:
+    dtype = c.static("dtype")
+    return "" if dtype is None else dtype_name(dtype, f"{c.key}()")
+
+
+def _filled_like(value: float | None):
+    def recognize(c: Call) -> Value:
+        x = c.tensor("x")
+        fill = _fill_value(c, c.get("fill_value") if value is None else value)
+        return c.one("full_like", [x], {"value": fill, "dtype": _optional_dtype(c)},
+                     c.name if c.key.startswith("ops.") else c.name.replace("tf.", ""))
+
+    return recognize
+
+
+for _kind, _value, _cls in (("zeros_like", 0.0, "ZerosLike"), ("ones_like", 1.0, "OnesLike")):
+    tensor_function(f"ops.{_kind}", signature="x; dtype=None", ops=("full_like",),
+                    keras_op=_cls)(_filled_like(_value))
+    tensor_function(f"tf.{_kind}", signature="x; dtype=None", ops=("full_like",),
+                    aliases={"input": "x"})(_filled_like(_value))
+tensor_function("ops.full_like", signature="x; fill_value; dtype=None", ops=("full_like",),
+                keras_op="FullLike")(_filled_like(None))
+
+
+def _filled(value: float):
+    def recognize(c: Call) -> Value:
+        shape = c.get("shape")
+        if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
+            raise Unsupported(f"{c.key}(): the shape must start with the batch size (ops.shape(x)[0]); a "
+                              f"tensor of static shape {shape!r} would be a constant of the model")
+        rest = tuple(shape[1:])
+        if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
+            raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
+        _check_rank(c, len(shape))
+        dtype = _optional_dtype(c) or "float32"
+        return c.one("full", [shape[0].value], {"shape": rest, "value": value, "dtype": dtype}, c.name)
+
+    return recognize
+
+
+tensor_function("ops.zeros", signature="shape; dtype=None", ops=("full",))(_filled(0.0))
+tensor_function("ops.ones", signature="shape; dtype=None", ops=("full",))(_filled(1.0))
+
+
+@tensor_function("ops.einsum", signature="equation; *operands", ops=("einsum",), keras_op="Einsum",
+                 aliases={"subscripts": "equation"})
+@tensor_function("tf.einsum", signature="equation; *operands", ops=("einsum",))
+def recognize_einsum(c: Call) -> Value:
+    """Computed in the source layout (the layout pass permutes channels-first operands back);
+    the batch axis must stay the first axis of every batched operand and of the output."""
+    equation = c.static("equation")
+    operands = c.get("*operands")
+    if not isinstance(equation, str):
+        raise Unsupported(f"{c.key}(): the equation must be a string known statically")
+    if not operands or not all(isinstance(v, Value) for v in operands):
+        raise Unsupported(f"{c.key}(): the operands must be tensors of the model")
+    text = equation.replace(" ", "")
+    left, arrow, out = text.partition("->")
+    if "." in text:
+        raise Unsupported(f"{c.key}(): an ellipsis (...) in {equation!r} is not translated yet")
+    if not arrow:
+        raise Unsupported(f"{c.key}(): {equation!r} has no explicit output (->); write it out")
+    terms = left.split(",")
+    if len(terms) != len(operands) or not all(t.isalpha() and len(set(t)) == len(t) for t in terms + [out]):
+        raise Unsupported(f"{c.key}(): {equation!r} does not match {len(operands)} operand(s) "
+                          "(one letter per axis, no letter twice in a term)")
+    for term, v in zip(terms, operands):
+        if len(term) != len(v.shape):
+            raise Unsupported(f"{c.key}(): {term!r} names {len(term)} axes of a rank-{len(v.shape)} operand")
+    batched = [t for t, v in zip(terms, operands) if v.shape and v.shape[0] is None]
+    batch = batched[0][0] if batched else None
+    if batch is None or any(t[0] != batch for t in batched) or not out.startswith(batch) or \
+            any(batch in t for t, v in zip(terms, operands) if not (v.shape and v.shape[0] is None)) or \
+            any(batch in t[1:] for t in terms + [out]):
+        raise Unsupported(f"{c.key}(): {equation!r} must keep the batch axis as the first axis of every "
+                          "batched operand and of the output")
+    return c.one("einsum", list(operands), {"equation": text}, "einsum")
 
 
 # ---------------------------------------------------------------------------------

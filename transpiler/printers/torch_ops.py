@@ -1492,6 +1492,36 @@ def emit_random_torch(node: Node, m: str) -> Emission:
     return Emission(None, fn)
 
 
+@emitter("full_like")
+def emit_full_like_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    dtype = f", dtype=torch.{a['dtype']}" if a["dtype"] else ""
+    if a["value"] in (0.0, 1.0):
+        fn = "torch.zeros_like" if a["value"] == 0.0 else "torch.ones_like"
+        return Emission(None, lambda ins: f"{fn}({ins[0]}{dtype})", unary=True)
+    return Emission(None, lambda ins: f"torch.full_like({ins[0]}, {lit(a['value'])}{dtype})", unary=True)
+
+
+@emitter("full")
+def emit_full_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    sizes = "".join(f", {d}" for d in a["shape"])
+    tail = f"dtype=torch.{a['dtype']}, device={{x}}.device"
+    if a["value"] in (0.0, 1.0):
+        fn = "torch.zeros" if a["value"] == 0.0 else "torch.ones"
+        form = f"{fn}({{x}}.shape[0]{sizes}, {tail})"
+    else:
+        form = f"torch.full(({{x}}.shape[0]{sizes or ','}), {lit(a['value'])}, {tail})"
+    return Emission(None, lambda ins: form.format(x=atom(ins[0])))
+
+
+@emitter("einsum")
+def emit_einsum_torch(node: Node, m: str) -> Emission:
+    # the operands arrive in the source (Keras) layout: the same equation holds
+    equation = node.attrs["equation"].replace(" ", "")
+    return Emission(None, lambda ins: f"torch.einsum({lit(equation)}, {', '.join(ins)})")
+
+
 @emitter("extract_patches")
 def emit_extract_patches_torch(node: Node, m: str) -> Emission:
     a = node.attrs

@@ -357,10 +357,10 @@ def relayout_new_axis(am: _Amender, node: Node) -> bool:
     return True
 
 
-@relayout("random_normal", "random_uniform")
+@relayout("random_normal", "random_uniform", "full")
 def relayout_random(am: _Amender, node: Node) -> bool:
-    """Noise reads only the batch size of its input: shaped like a channels-first input, it
-    is drawn channels-first (the same distribution)."""
+    """Noise (or a filled tensor) reads only the batch size of its input: shaped like a
+    channels-first input, it is made channels-first (the same distribution, the same values)."""
     like = node.inputs[0]
     shape = (like.shape[0], *node.attrs["shape"])
     if is_channels_first(like.layout) and len(shape) == len(like.shape):

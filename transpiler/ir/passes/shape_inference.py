@@ -484,6 +484,44 @@ def _random(node, shapes, layouts):
     return [(out, node.meta.get("out_layout") or default_layout(len(out)), "float32")]
 
 
+@rule("full_like")
+def _full_like(node, shapes, layouts):
+    return [(shapes[0], layouts[0], node.attrs["dtype"] or _dtype(node))]
+
+
+@rule("full")
+def _full(node, shapes, layouts):
+    out = (shapes[0][0], *node.attrs["shape"])
+    return [(out, node.meta.get("out_layout") or default_layout(len(out)), node.attrs["dtype"])]
+
+
+@rule("einsum")
+def _einsum(node, shapes, layouts):
+    terms, out_term = einsum_terms(node.attrs["equation"])
+    if len(terms) != len(shapes):
+        raise IRError(f"{node!r}: {len(terms)} operands in the equation, {len(shapes)} given")
+    sizes: dict[str, int | None] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            raise IRError(f"{node!r}: {term!r} does not match the shape {shape}")
+        for letter, size in zip(term, shape):
+            known = sizes.setdefault(letter, size)
+            if known != size and 1 not in (known, size):
+                raise IRError(f"{node!r}: {letter!r} is {known} and {size}")
+            if known == 1:
+                sizes[letter] = size
+    out = tuple(sizes[letter] for letter in out_term)
+    return [(out, default_layout(len(out)), _dtype(node))]
+
+
+def einsum_terms(equation: str) -> tuple[list[str], str]:
+    """``"bij,bjk->bik"`` → (["bij", "bjk"], "bik"); the output is explicit, no ellipsis."""
+    left, arrow, right = equation.replace(" ", "").partition("->")
+    if not arrow or "." in equation:
+        raise IRError(f"einsum {equation!r}: an explicit output (->) and no ellipsis are required")
+    return left.split(","), right
+
+
 @rule("extract_patches")
 def _extract_patches(node, shapes, layouts):
     a, shape, layout = node.attrs, shapes[0], layouts[0]
