@@ -29,6 +29,7 @@ from typing import Any, Callable, Protocol
 
 from transpiler.frontend_ast.keras_layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir.graph import Value
+from transpiler.ir.passes.shape_inference import einsum_problem
 
 
 @dataclass(frozen=True)
@@ -515,27 +516,10 @@ def recognize_einsum(c: Call) -> Value:
         raise Unsupported(f"{c.key}(): the equation must be a string known statically")
     if not operands or not all(isinstance(v, Value) for v in operands):
         raise Unsupported(f"{c.key}(): the operands must be tensors of the model")
-    text = equation.replace(" ", "")
-    left, arrow, out = text.partition("->")
-    if "." in text:
-        raise Unsupported(f"{c.key}(): an ellipsis (...) in {equation!r} is not translated yet")
-    if not arrow:
-        raise Unsupported(f"{c.key}(): {equation!r} has no explicit output (->); write it out")
-    terms = left.split(",")
-    if len(terms) != len(operands) or not all(t.isalpha() and len(set(t)) == len(t) for t in terms + [out]):
-        raise Unsupported(f"{c.key}(): {equation!r} does not match {len(operands)} operand(s) "
-                          "(one letter per axis, no letter twice in a term)")
-    for term, v in zip(terms, operands):
-        if len(term) != len(v.shape):
-            raise Unsupported(f"{c.key}(): {term!r} names {len(term)} axes of a rank-{len(v.shape)} operand")
-    batched = [t for t, v in zip(terms, operands) if v.shape and v.shape[0] is None]
-    batch = batched[0][0] if batched else None
-    if batch is None or any(t[0] != batch for t in batched) or not out.startswith(batch) or \
-            any(batch in t for t, v in zip(terms, operands) if not (v.shape and v.shape[0] is None)) or \
-            any(batch in t[1:] for t in terms + [out]):
-        raise Unsupported(f"{c.key}(): {equation!r} must keep the batch axis as the first axis of every "
-                          "batched operand and of the output")
-    return c.one("einsum", list(operands), {"equation": text}, "einsum")
+    problem = einsum_problem(equation, [v.shape for v in operands])
+    if problem:
+        raise Unsupported(f"{c.key}(): {problem}")
+    return c.one("einsum", list(operands), {"equation": equation.replace(" ", "")}, "einsum")
 
 
 # ---------------------------------------------------------------------------------

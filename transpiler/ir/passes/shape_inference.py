@@ -514,6 +514,32 @@ def _einsum(node, shapes, layouts):
     return [(out, default_layout(len(out)), _dtype(node))]
 
 
+def einsum_problem(equation: str, shapes: list[tuple]) -> str:
+    """Why ``equation`` over operands of ``shapes`` (None: the batch size) has no faithful
+    ``einsum`` node, or "": the output explicit, no ellipsis, one letter per axis, and the
+    batch axis the first axis of every batched operand and of the output (and nowhere else)."""
+    text = equation.replace(" ", "")
+    left, arrow, out = text.partition("->")
+    if "." in text:
+        return f"an ellipsis (...) in {equation!r} is not translated yet"
+    if not arrow:
+        return f"{equation!r} has no explicit output (->); write it out"
+    terms = left.split(",")
+    if len(terms) != len(shapes) or not all(t.isalpha() and len(set(t)) == len(t) for t in terms + [out]):
+        return (f"{equation!r} does not match {len(shapes)} operand(s) (one letter per axis, no letter "
+                "twice in a term)")
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            return f"{term!r} names {len(term)} axes of a rank-{len(shape)} operand"
+    batched = [t for t, s in zip(terms, shapes) if s and s[0] is None]
+    batch = batched[0][0] if batched else ""
+    others = [t for t, s in zip(terms, shapes) if not (s and s[0] is None)]
+    if not batch or any(t[0] != batch for t in batched) or not out.startswith(batch) or \
+            any(batch in t for t in others) or any(batch in t[1:] for t in terms + [out]):
+        return f"{equation!r} must keep the batch axis as the first axis of every batched operand and of the output"
+    return ""
+
+
 def einsum_terms(equation: str) -> tuple[list[str], str]:
     """``"bij,bjk->bik"`` → (["bij", "bjk"], "bik"); the output is explicit, no ellipsis."""
     left, arrow, right = equation.replace(" ", "").partition("->")
