@@ -13,10 +13,11 @@ class Bias(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        x_1 = (
-            torch.ones(x.shape[0], 4, 6, 5, dtype=torch.float32, device=x.device) / 10.0
+        x = (
+            x
+            + torch.ones(x.shape[0], 4, 6, 5, dtype=torch.float32, device=x.device)
+            / 10.0
         )
-        x = x + x_1
         return x
 
 
@@ -44,10 +45,8 @@ class Net(nn.Module):
     def forward(self, inputs):
         x = F.relu(self.conv1(inputs))
         x = self.bias(x)
-        mask = torch.full_like(x, 0.5)
-        x_1 = x * mask
-        x = torch.zeros_like(x)
-        x = x_1 + x
+        x_1 = x * torch.full_like(x, 0.5)
+        x = x_1 + torch.zeros_like(x)
         # layout: ops.einsum needs the Keras (channels-last) axis order: permuted back from NCHW to NHWC here
         x_2 = x.permute(0, 2, 3, 1)
         # per-channel Gram matrix over the pixels, channels last as in Keras
