@@ -43,7 +43,7 @@ import pytest
 from test_numeric_torch_to_keras import KNOWN_UNREAD
 from transpiler.translate import translate
 
-#: about 40 s of translation on one core (five translations of each of 20 scripts)
+#: about 40 s of translation on one core (five translations of each of 21 scripts)
 pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -484,18 +484,25 @@ tensor_function("ops.full_like", signature="x; fill_value; dtype=None", ops=("fu
                 keras_op="FullLike")(_filled_like(None))
 
 
+def _batch_shape(c: Call, static: str = "") -> tuple[Value, tuple[int, ...]]:
+    """``shape=(tf.shape(x)[0], 5, 6)``: the tensor whose batch size it takes, and the static
+    sizes after it (``static`` says what a shape without the batch size would be)."""
+    shape = c.get("shape")
+    if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
+        raise Unsupported(f"{c.key}(): the shape must start with the batch size (tf.shape(x)[0]), "
+                          f"got {shape!r}{static}")
+    rest = tuple(shape[1:])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
+        raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
+    return shape[0].value, rest
+
+
 def _filled(value: float):
     def recognize(c: Call) -> Value:
-        shape = c.get("shape")
-        if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
-            raise Unsupported(f"{c.key}(): the shape must start with the batch size (ops.shape(x)[0]); a "
-                              f"tensor of static shape {shape!r} would be a constant of the model")
-        rest = tuple(shape[1:])
-        if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
-            raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
-        _check_rank(c, len(shape))
+        like, rest = _batch_shape(c, "; a tensor of a static shape would be a constant of the model")
+        _check_rank(c, len(rest) + 1)
         dtype = _optional_dtype(c) or "float32"
-        return c.one("full", [shape[0].value], {"shape": rest, "value": value, "dtype": dtype}, c.name)
+        return c.one("full", [like], {"shape": rest, "value": value, "dtype": dtype}, c.name)
 
     return recognize
 
@@ -803,13 +810,7 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
 # ---------------------------------------------------------------------------------
 def _random(op: str, params: tuple[str, str], defaults: tuple[float, float]):
     def recognize(c: Call) -> Value:
-        shape = c.get("shape")
-        if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
-            raise Unsupported(f"{c.key}(): the shape must start with the batch size (tf.shape(x)[0]), "
-                              f"got {shape!r}")
-        rest = tuple(shape[1:])
-        if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
-            raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
+        like, rest = _batch_shape(c)
         dtype = c.get("dtype")
         if dtype is not None and dtype_name(dtype, f"{c.key}()") != "float32":
             raise Unsupported(f"{c.key}(): only float32 noise is supported")
@@ -823,7 +824,7 @@ def _random(op: str, params: tuple[str, str], defaults: tuple[float, float]):
         c.get("seed")  # any seed: torch's generator draws other numbers anyway
         c.builder.warn(f"{c.key}(): torch draws from its own random generator: same distribution, "
                        "different numbers than TensorFlow's")
-        out = c.one(op, [shape[0].value], {"shape": rest, **attrs}, "noise")
+        out = c.one(op, [like], {"shape": rest, **attrs}, "noise")
         out.producer.comments.append(f"# {c.key}: torch's generator draws other numbers (same distribution)")
         return out
 
