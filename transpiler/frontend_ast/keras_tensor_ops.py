@@ -469,8 +469,7 @@ def _filled_like(value: float | None):
     def recognize(c: Call) -> Value:
         x = c.tensor("x")
         fill = _fill_value(c, c.get("fill_value") if value is None else value)
-        return c.one("full_like", [x], {"value": fill, "dtype": _optional_dtype(c)},
-                     c.name if c.key.startswith("ops.") else c.name.replace("tf.", ""))
+        return c.one("full_like", [x], {"value": fill, "dtype": _optional_dtype(c)}, c.name)
 
     return recognize
 
