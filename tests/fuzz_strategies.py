@@ -5,8 +5,9 @@ text) with a ``build_model()`` builder: one or two ``keras.Input``s, then a rand
 Functional-API graph over the ops of ``docs/ops.md`` -- chains, branches joined again by
 merges (Add/Subtract/Multiply/Average/Maximum/Minimum, Concatenate, ``layers.add``,
 tensor ``+ - *``, broadcasting merges), layers shared by two calls, RNNs returning their
-states, tensor math (``keras.ops`` reductions, expand_dims, transpose, reshape, take,
-split, squeeze, softmax with an axis, element-wise functions and operators with numbers)
+states, tensor math (``keras.ops`` reductions, einsum, expand_dims, transpose, reshape, take,
+split, squeeze, softmax with an axis, zeros_like/ones_like/full_like, element-wise functions
+and operators with numbers)
 -- with random attributes and small input sizes. Every value's shape is tracked
 while the program is drawn, so each program is valid Keras, and sizes are capped so
 one example builds and runs in a fraction of a second. Choices are ordered simplest
@@ -603,7 +604,7 @@ def op_tensor_math(b, t):
     axes: on a conv's output the translation rewrites them for channels-first, or permutes)."""
     rank, n = t.rank, t.name
     kind = b.pick(["reduce", "elementwise", "expand_dims", "transpose", "reshape", "take", "split", "squeeze",
-                   "softmax"])
+                   "softmax", "einsum"])
     if kind == "reduce":
         fn = b.pick(["mean", "max", "min", "sum"])
         axes = b.axes(rank, 1)
@@ -622,7 +623,9 @@ def op_tensor_math(b, t):
                               ("keras.ops.square({})", t.scale ** 2), ("keras.ops.where({0} > 0, {0}, 0.1 * {0})",
                                                                         t.scale),
                               ("keras.ops.maximum({}, 0.25)", t.scale), ("keras.ops.exp(keras.ops.tanh({}))", 3.0),
-                              ("{} / (keras.ops.abs({}) + 1.0)", 1.0)])
+                              ("{} / (keras.ops.abs({}) + 1.0)", 1.0), ("{} + keras.ops.zeros_like({})", t.scale),
+                              ("keras.ops.ones_like({}) - {}", t.scale + 1.0),
+                              ("keras.ops.full_like({}, 0.5) * {}", t.scale)])
         b.out_scale = scale
         return "@" + expr.format(n, n), [t.shape]
     if kind == "expand_dims":
@@ -657,6 +660,17 @@ def op_tensor_math(b, t):
             raise Unfit
         k = b.pick(ones)
         return f"@keras.ops.squeeze({n}, axis={k})", [t.shape[:k - 1] + t.shape[k:]]
+    if kind == "einsum":  # the axes permuted, one of them summed over, or a product with itself
+        letters = "ijkl"[:rank]
+        perm = b.draw(st.permutations(list(range(rank))))
+        kept = [p for p in perm if not (rank > 1 and p == perm[-1] and b.flag())]
+        out = "".join(letters[p] for p in kept)
+        summed = numel([t.shape[p] for p in range(rank) if p not in kept])
+        if b.flag():
+            b.out_scale = t.scale ** 2 * summed
+            return f"@keras.ops.einsum('b{letters},b{letters}->b{out}', {n}, {n})", [tuple(t.shape[p] for p in kept)]
+        b.out_scale = t.scale * summed
+        return f"@keras.ops.einsum('b{letters}->b{out}', {n})", [tuple(t.shape[p] for p in kept)]
     b.out_scale = 1.0
     return f"@keras.ops.softmax({n}, axis={b.int(1, rank)})", [t.shape]
 

@@ -166,3 +166,83 @@ def test_output_is_byte_identical_across_hash_seeds(script, tmp_path, seed):
     reference = tmp_path / "ref.py"
     run([str(script), "--to", "pytorch", "-o", str(reference), "-q"])
     assert out.read_bytes() == reference.read_bytes()
+
+
+TORCH_MODEL = '''\
+import torch
+from torch import nn
+
+
+def build_model():
+    # a tiny classifier
+    return nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=-1))
+
+
+def main():
+    model = build_model()
+    print(model(torch.zeros(2, 4)))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+#: (source text, target, the framework the output is in, the output's suffix)
+DIRECTIONS = {"pytorch": (MODEL, "PyTorch", "_torch.py"), "keras": (TORCH_MODEL, "Keras", "_keras.py")}
+
+
+@pytest.fixture(params=sorted(DIRECTIONS))
+def generated(request, tmp_path):
+    """A script translated once (``train.py`` → ``train_torch.py`` / ``train_keras.py``)."""
+    text, framework, suffix = DIRECTIONS[request.param]
+    src = tmp_path / "train.py"
+    src.write_text(text)
+    assert run([str(src), "--to", request.param]) == 0
+    out = tmp_path / f"train{suffix}"
+    assert out.exists()
+    return request.param, framework, out
+
+
+def _files(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def test_translating_an_output_again_in_the_same_direction_changes_nothing(generated, capsys):
+    target, framework, out = generated
+    before = _files(out.parent)
+    capsys.readouterr()
+    assert run([str(out), "--to", target]) == 0
+    err = capsys.readouterr().err
+    assert f"{out} is already a {framework} script; nothing to translate, nothing written" in err
+    assert _files(out.parent) == before  # no train_torch_torch.py, nothing rewritten
+    # naming the file itself as the output is no longer an error: it stays as it is
+    assert run([str(out), "--to", target, "-o", str(out), "--strict"]) == 0
+    assert _files(out.parent) == before
+
+
+def test_check_and_diff_on_an_output_in_its_own_framework(generated, capsys):
+    target, _framework, out = generated
+    before = _files(out.parent)
+    capsys.readouterr()
+    assert run([str(out), "--to", target, "--check"]) == 0
+    assert run([str(out), "--to", target, "--diff"]) == 0
+    assert capsys.readouterr().out == ""
+    assert _files(out.parent) == before
+
+
+def test_an_output_in_its_own_framework_with_weights_is_a_usage_error(generated, capsys):
+    target, framework, out = generated
+    assert run([str(out), "--to", target, "--weights", str(out.with_name("w.weights.h5")),
+                "--weights-out", str(out.with_name("w.safetensors"))]) == 2
+    assert f"already a {framework} script" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target, text", [("pytorch", MODEL), ("keras", TORCH_MODEL),
+                                          ("pytorch", "import torch\n" + MODEL)])
+def test_a_script_of_the_other_framework_is_still_translated(tmp_path, target, text):
+    """Only a script in the target's own framework is left alone: the ordinary direction and
+    a script that imports both frameworks are translated."""
+    src = tmp_path / "train.py"
+    src.write_text(text)
+    assert run([str(src), "--to", target]) == 0
+    assert len(list(tmp_path.iterdir())) == 2

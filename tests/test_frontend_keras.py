@@ -1157,3 +1157,54 @@ def test_astroid_is_not_asked_about_framework_values():
     assert "nn.Linear(4, 3)" in result.text
     parsed = [name for name in astroid.MANAGER.astroid_cache if name.split(".")[0] in ("keras", "tensorflow")]
     assert not parsed  # following build_model() into Keras parsed its sources: 7 s of CPU
+
+
+def test_sequential_keeps_the_name_of_its_input():
+    model = only_model(read("""
+        import keras
+        from keras import layers
+
+        def build_model():
+            return keras.Sequential([keras.Input(shape=(4,), name="features"), layers.Dense(2)])
+    """))
+    assert [v.var for v in model.graph.inputs] == ["features"]
+
+
+def test_code_around_the_model_over_model_attributes_and_run_time_dicts_does_not_crash():
+    """``sum(... for w in model.trainable_weights)`` (an attribute the frontend does not
+    model) and ``{**{k: ... for k in run_time_dict}}`` are run-time values, not errors (both
+    raised TypeError out of the frontend; the generated Keras training helpers have them)."""
+    program = read("""
+        import keras
+        from keras import layers
+
+        def build_model():
+            return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(2)])
+
+        def summarize(model, sums, counts):
+            print(f"{sum(int(w.shape[-1]) for w in model.trainable_weights)} weights")
+            return {"epochs": 1, **{name: sums[name] / counts[name] for name in sums}}
+
+        def main():
+            model = build_model()
+            print(summarize(model, {"loss": 2.0}, {"loss": 2}))
+    """)
+    assert len(program.models) == 1
+
+
+def test_a_shared_layer_spelled_as_the_keras_printer_does_keeps_its_name():
+    """``dense_layer = layers.Dense(..., name="dense")`` called twice (the Keras printer's
+    spelling of a shared layer) is the layer ``dense``, not ``dense_layer``: translating a
+    generated Keras script again must not grow the name each round."""
+    model = only_model(read("""
+        import keras
+        from keras import layers
+
+        def build_model():
+            a = keras.Input(shape=(4,), name="a")
+            b = keras.Input(shape=(4,), name="b")
+            encoder_layer = layers.Dense(3, name="encoder")
+            other = layers.Dense(3, name="head")
+            return keras.Model([a, b], [encoder_layer(a), encoder_layer(b), other(a)])
+    """))
+    assert sorted({n.name for n in model.graph.nodes}) == ["encoder", "other"]

@@ -412,3 +412,97 @@ def build_model():
     return keras.Model([x1, x2], [x6, x7])
 '''
     assert assert_faithful(src, outputs=2) == "equal"
+
+
+# Found by the 2000-example run with TRANSPILER_FUZZ_SEED=2026 (at example ~360): a shared
+# Reshape called on two channels-first values (after UpSampling1D). The layout pass let one
+# call keep the data channels-first (its target shape rewritten) and permuted the other back,
+# so the two calls of the one layer had different attributes (IRError "shares the name
+# 'shared1' with a different layer" out of translate()). A layer called more than once now
+# keeps its source attributes in every call (its inputs permuted back).
+def test_regression_shared_reshape_of_two_channels_first_values():
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(1, 2))
+    x2 = layers.UpSampling1D(1)(x1)
+    x3 = layers.Add()([x1, x2])
+    x4 = layers.Add()([x2, x3])
+    x5 = layers.Activation('relu')(x4)
+    shared1 = layers.Reshape((1, 2))
+    x6 = shared1(x4)
+    x7 = shared1(x5)
+    x8 = layers.Activation('relu')(x7)
+    x9 = layers.Dense(1)(x8)
+    return keras.Model(x1, [x6, x9])
+'''
+    assert assert_faithful(src, outputs=2) == "equal"
+
+
+# The same defect for an axis attribute (found while fixing the one above): a shared Softmax
+# called on a channels-first (N, C, W) value and on a 2-D one had axis 1 in the first call
+# and -1 in the second. A layer called on tensors of different ranks now reads every input
+# in the source layout.
+def test_regression_shared_softmax_on_tensors_of_different_ranks():
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(4, 3))
+    x2 = layers.Conv1D(3, 1)(x1)
+    shared = layers.Softmax(axis=-1)
+    y1 = shared(x2)
+    y2 = shared(layers.Flatten()(x2))
+    return keras.Model(x1, [y1, y2])
+'''
+    assert assert_faithful(src, outputs=2) == "equal"
+
+
+# Found by the 2000-example run with TRANSPILER_FUZZ_SEED=2026 (after the fix above, at
+# example ~900): Multiply of two tensors carrying an Embedding(mask_zero=True) mask was
+# translated as the plain product (max abs error 0.519). Keras 3 multiplies masked steps as
+# 1 and zeroes the steps no input keeps (keras/src/layers/merging/multiply.py); the other
+# merges ignore the mask in their computation. Now refused with a stub.
+def test_regression_multiply_of_masked_sequences_is_refused():
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(1, 1), dtype="int32")
+    x2 = layers.Embedding(6, 3, mask_zero=True)(x1)
+    x3 = layers.Activation('relu')(x2)
+    x4 = layers.Multiply()([x2, x3])
+    return keras.Model(x1, x4)
+'''
+    tr = translate(src, "case.py", "pytorch")
+    assert any("Multiply over a masked sequence" in d.message for d in tr.stubs), [str(d) for d in tr.diagnostics]
+    assert assert_faithful(src, outputs=1) == "refused"
+
+
+# Found by the 2000-example run with TRANSPILER_FUZZ_SEED=31 (at example ~360): Maximum of a
+# masked sequence (Embedding(mask_zero=True)) and an unmasked pooled map was the plain
+# maximum (max abs error 0.773). Keras 3's Maximum and Minimum read the masks too
+# (base_merge._apply_merge_op_and_or_mask: a masked step takes the other input's value).
+# Now refused, as Multiply is.
+@pytest.mark.parametrize("merge", ["Maximum", "Minimum"])
+def test_regression_maximum_minimum_of_a_masked_sequence_are_refused(merge):
+    src = f'''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(2, 2), dtype="int32")
+    x2 = layers.Embedding(6, 3, mask_zero=True)(x1)
+    x3 = layers.Activation('relu')(x2)
+    x4 = layers.Add()([x2, x3])
+    x5 = layers.GlobalAveragePooling2D(keepdims=True)(x4)
+    x6 = layers.{merge}()([x4, x5])
+    return keras.Model(x1, x6)
+'''
+    tr = translate(src, "case.py", "pytorch")
+    assert any(f"{merge} over a masked sequence" in d.message for d in tr.stubs), [str(d) for d in tr.diagnostics]
+    assert assert_faithful(src, outputs=1) == "refused"

@@ -89,3 +89,29 @@ def test_builder_refuses_arguments_it_was_not_specialised_for():
     assert module.build_model(units=4).fc1.out_features == 4
     with pytest.raises(NotImplementedError):
         module.build_model(units=5)
+
+
+@pytest.mark.parametrize("layer, check", [
+    ("layers.Embedding(100, 16, embeddings_initializer='zeros', name='emb')",
+     lambda w: torch.count_nonzero(w) == 0),
+    ("layers.Embedding(100, 16, 'ones', name='emb')", lambda w: torch.all(w == 1)),  # by position
+    ("layers.Embedding(100, 16, embeddings_initializer='uniform', name='emb')",
+     lambda w: 0.04 < w.abs().max() <= 0.05),
+])
+def test_embedding_initializer_is_reproduced(layer, check):
+    """An initializer the layer's signature declares (Embedding's, by keyword or position) is
+    reproduced, not refused as an unsupported argument."""
+    module, _ = build(
+        "    x = keras.Input(shape=(5,), dtype='int32')\n"
+        f"    return keras.Model(x, {layer}(x))\n")
+    assert check(module.emb.weight.detach())
+
+
+def test_an_initializer_not_reproduced_falls_back_to_the_keras_default_with_a_warning():
+    result = translate(HEADER + "    x = keras.Input(shape=(5,), dtype='int32')\n"
+                       "    init = keras.initializers.RandomNormal(stddev=1.0)\n"
+                       "    return keras.Model(x, layers.Embedding(9, 4, embeddings_initializer=init)(x))\n",
+                       "case.py")
+    assert "nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)" in result.text
+    assert any("embeddings_initializer" in d.message and "uniform used" in d.message
+               for d in result.diagnostics), [str(d) for d in result.diagnostics]

@@ -1566,6 +1566,11 @@ ELEMENTWISE = [
     pytest.param("keras.ops.leaky_relu(x, negative_slope=0.1)", id="ops-leaky_relu"),
     pytest.param("keras.activations.relu(x, max_value=0.5, negative_slope=0.1)", id="activations-relu-args"),
     pytest.param("keras.ops.elu(x, alpha=0.5)", id="ops-elu"),
+    pytest.param("x + keras.ops.zeros_like(x)", id="zeros_like"),
+    pytest.param("keras.ops.ones_like(x) - x", id="ones_like"),
+    pytest.param("keras.ops.full_like(x, 0.25) * x", id="full_like"),
+    pytest.param('x + keras.ops.cast(keras.ops.ones_like(x, dtype="int32"), "float32")', id="ones_like-dtype"),
+    pytest.param("keras.ops.full_like(x, 2.5)", id="full_like-as-output"),
 ]
 
 
@@ -1689,6 +1694,40 @@ TF_CALLS = [
 ]
 
 
+@pytest.mark.parametrize("body", [
+    pytest.param("out = keras.ops.einsum('bhwc,bhwc->bc', x, x)", id="sum-over-pixels"),
+    pytest.param("out = keras.ops.einsum('bhwc->bwh', x)", id="transpose-and-reduce"),
+    pytest.param("t = keras.ops.einsum('bhwc->bch', x)\nout = layers.Conv1D(2, 3)(t)", id="then-conv1d"),
+    pytest.param("q = keras.ops.reshape(x, (-1, 30, 4))\nout = keras.ops.einsum('bic,bjc->bij', q, q)",
+                 id="attention-scores"),
+    pytest.param("out = keras.ops.einsum(\"bhwc,bhwc->bhw\", x, keras.ops.ones_like(x))", id="with-ones_like"),
+])
+def test_einsum(check, body):
+    """Computed in Keras' axis order: channels-first operands are permuted back once."""
+    check(on_conv(*body.split("\n")))
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param("return tf.einsum('bhwc,cd->bhwd', x, self.w)", id="einsum-weight"),
+    pytest.param("q = tf.reshape(x, [-1, 30, 4])\nreturn tf.einsum('bik,bjk->bij', q, q)", id="tf.einsum"),
+    pytest.param("return x + keras.ops.ones((keras.ops.shape(x)[0], 5, 6, 4))", id="ops.ones-feature-map"),
+    pytest.param("return x * keras.ops.zeros((tf.shape(x)[0], 5, 6, 1)) + 1.0", id="ops.zeros-broadcast"),
+    pytest.param("return keras.ops.zeros((tf.shape(x)[0], 3), dtype='float32') + tf.reduce_mean(x, axis=[1, 2])[:, :3]",
+                 id="ops.zeros-2d"),
+    pytest.param("return tf.zeros_like(x) + tf.ones_like(x) * x", id="tf.zeros_like-ones_like"),
+])
+def test_filled_tensors_and_einsum_in_call(check, call):
+    lines = call.split("\n")
+    if "self.w" in call:  # a weight of the layer (add_weight): an einsum operand without a batch axis
+        src = tf_layer((5, 6, 3), *lines).replace(
+            "class Op(layers.Layer):\n", "class Op(layers.Layer):\n"
+            "    def build(self, input_shape):\n"
+            "        self.w = self.add_weight(shape=(4, 3), initializer='glorot_uniform')\n\n")
+        check(src)
+    else:
+        check(tf_layer((5, 6, 3), *lines))
+
+
 @pytest.mark.parametrize("call", TF_CALLS)
 def test_tf_functions_in_call(check, call):
     check(tf_layer((5, 6, 3), *call.split("\n")))
@@ -1782,7 +1821,13 @@ def test_random_noise_shapes_on_feature_maps(check, call):
     pytest.param("out = keras.ops.image.resize(x, (7, 9), crop_to_aspect_ratio=True)", "crop_to_aspect_ratio",
                  id="resize-crop"),
     pytest.param("out = keras.ops.image.extract_patches(x, (2, 2, 2))", "3-D", id="patches-3d"),
-    pytest.param("out = keras.ops.einsum('bhwc->bc', x)", "einsum", id="unknown-ops-function"),
+    pytest.param("out = keras.ops.einsum('bhwc->hwc', x)", "batch axis", id="einsum-sums-the-batch"),
+    pytest.param("out = keras.ops.einsum('...c->...c', x)", "ellipsis", id="einsum-ellipsis"),
+    pytest.param("out = keras.ops.einsum('bhwc', x)", "explicit output", id="einsum-implicit-output"),
+    pytest.param("out = keras.ops.einsum('bhw,bhwc->bc', x, x)", "names 3 axes", id="einsum-rank-mismatch"),
+    pytest.param("out = x + keras.ops.zeros((5, 6, 4))", "constant of the model", id="zeros-static-shape"),
+    pytest.param("out = keras.ops.full_like(x, x)", "fill_value", id="full_like-tensor-fill"),
+    pytest.param("out = keras.ops.arange(0, 4) + x", "arange", id="unknown-ops-function"),
     pytest.param("out = x[0]", "batch axis", id="index-batch"),
     pytest.param("out = x[:, ::-1]", "negative step", id="reverse"),
     pytest.param("out = x[:, 2:2]", "empty slice", id="empty-slice"),
@@ -1806,7 +1851,7 @@ def test_refused_tensor_math(body, reason):
     pytest.param("return tf.reduce_mean(x)", "batch axis", id="reduce_mean-all"),
     pytest.param("return tf.gather(x, [0, 1])", "batch axis", id="gather-axis0"),
     pytest.param("return x + tf.random.normal((3, 5, 6, 4))", "batch size", id="random-static-batch"),
-    pytest.param("return tf.zeros_like(x)", "tensorflow.zeros_like", id="unknown-tf-function"),
+    pytest.param("return tf.math.cumsum(x, axis=1)", "tensorflow.math.cumsum", id="unknown-tf-function"),
     pytest.param("return tf.image.resize(x, (7, 9), method='lanczos3')", "lanczos3", id="lanczos"),
     pytest.param("return tf.image.resize(x, (7, 9), preserve_aspect_ratio=True)", "preserve_aspect_ratio",
                  id="preserve_aspect_ratio"),
@@ -1822,6 +1867,7 @@ def test_refused_tf_functions(call, reason):
 @pytest.mark.parametrize("case, builder, compared", [
     ("tensor_math_functional", "build_model", 2),
     ("tensor_math_in_call", "build_encoder", 2),  # the third output is the sampled noise
+    ("tensor_math_filled_and_einsum", "build_model", 3),
 ])
 def test_golden_tensor_math_cases_are_numerically_equal(case, builder, compared):
     import pathlib

@@ -4,7 +4,8 @@ becomes keras.ops expressions; each case is numerically equal (≤ 1e-5) with eq
 The same ops as ``keras.ops``/``tf.*`` → torch (tests/test_numeric_ops.py), read the other
 way: reductions over any dims (a channels-first map's axes rewritten for channels-last),
 ``/``, ``**``, ``@`` and comparisons with tensors or numbers (numbers are constants, never
-params), element-wise functions, ``clamp``, ``torch.where``, ``torch.stack``.
+params), element-wise functions, ``clamp``, ``torch.where``, ``torch.stack``, ``torch.zeros_like``/
+``ones_like``/``full_like`` and ``torch.einsum`` (computed in torch's axis order).
 """
 
 from __future__ import annotations
@@ -45,6 +46,14 @@ def conv_module(forward: str, shape: str = "(3, 6, 5)") -> str:
     pytest.param("return torch.stack([y, y * 2.0], dim=2)", id="stack"),
     pytest.param("t = y.reshape(y.size(0), 4, 30)\nreturn torch.matmul(t, t.transpose(1, 2)) / 30.0", id="matmul"),
     pytest.param("t = y.reshape(y.size(0), 4, 30)\nreturn t.transpose(1, 2) @ t / 30.0", id="matmul-operator"),
+    pytest.param("return y + torch.zeros_like(y)", id="zeros_like"),
+    pytest.param("return torch.ones_like(y) - y", id="ones_like"),
+    pytest.param("return torch.full_like(y, 0.25) * y", id="full_like"),
+    pytest.param("return y + torch.ones_like(y, dtype=torch.int32).float()", id="ones_like-dtype"),
+    pytest.param("return torch.einsum('bchw,bdhw->bcd', y, y) / 30.0", id="einsum-gram"),
+    pytest.param("return torch.einsum('bchw->bhc', [y])", id="einsum-list-operands"),
+    pytest.param("t = y.reshape(y.size(0), 4, 30)\nreturn torch.einsum('bik,bjk->bij', t, t) / 30.0",
+                 id="einsum-scores"),
 ])
 def test_forward_math_to_keras(forward):
     err, torch_params, keras_params, tr = check_torch_source(conv_module(forward))
@@ -65,6 +74,10 @@ def test_numbers_are_constants_not_params():
     pytest.param("return y.mean()", "static dim", id="mean-all"),
     pytest.param("return y.sum(dim=0)", "batch axis", id="sum-batch"),
     pytest.param("return torch.stack([y, y])", "batch axis", id="stack-batch"),
+    pytest.param("return torch.einsum('bchw->chw', y)", "batch axis", id="einsum-sums-the-batch"),
+    pytest.param("return torch.einsum('...hw->...wh', y)", "ellipsis", id="einsum-ellipsis"),
+    pytest.param("return torch.full_like(y, y)", "fill_value", id="full_like-tensor-fill"),
+    pytest.param("return torch.zeros_like(y, dtype=torch.complex64)", "dtype", id="zeros_like-complex"),
 ])
 def test_refused(forward, reason):
     tr = translate(conv_module(forward), "m.py", "keras")

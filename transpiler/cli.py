@@ -178,9 +178,18 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
 
     try:
         source = read_source(src)
+        check_syntax(source, src)
+        framework = already_in_target(source, target)
+        if framework:
+            if weights:
+                raise UsageError(f"{src} is already a {framework} script: there is no translation to "
+                                 "load a converted checkpoint into; give the script it was translated from")
+            res.status, res.note = "skipped", f"already a {framework} script"
+            res.err(f"transpile: {src} is already a {framework} script; nothing to translate, "
+                    "nothing written")
+            return
         if os.path.exists(out_path) and os.path.samefile(out_path, src):
             raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
-        check_syntax(source, src)
         try:
             result = translate(source, src, target)
         except FrontendError as exc:
@@ -240,6 +249,20 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                  f"transpile: error: {out_path}: cannot write the output: {exc.strerror or exc}")
         return
     res.wrote = True
+
+
+def already_in_target(source: str, target: str) -> str:
+    """``"PyTorch"`` when ``source`` imports torch and neither keras nor tensorflow and
+    ``target`` is pytorch (likewise ``"Keras"``), else ``""``: translating a script into its
+    own framework (a generated ``x_torch.py`` with ``--to pytorch`` again) changes nothing."""
+    from transpiler.batch import KERAS_MODULES, TORCH_MODULES, imports_keras
+
+    keras, torch = imports_keras(source, KERAS_MODULES), imports_keras(source, TORCH_MODULES)
+    if target == "pytorch" and torch and not keras:
+        return "PyTorch"
+    if target == "keras" and keras and not torch:
+        return "Keras"
+    return ""
 
 
 def import_translator() -> None:

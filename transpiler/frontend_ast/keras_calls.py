@@ -56,6 +56,13 @@ MASK_PASSING = {"Dense", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Sof
                 "Rescaling", "Normalization", "Identity", "Masking"}
 #: merge layers: the output mask is the AND of the inputs' masks
 MERGES = {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"}
+#: merge layers whose computation reads their inputs' masks in Keras 3 (layers/merging/):
+#: not the plain element-wise op at the masked steps
+MASK_READING_MERGES = {
+    "Multiply": "masked steps multiply as 1, steps no input keeps are zeroed",
+    "Maximum": "a masked step takes the other inputs' value",
+    "Minimum": "a masked step takes the other inputs' value",
+}
 #: ops that read a mask through a ``masked`` attribute and a token-id input
 MASKED_OPS = {"lstm", "gru", "simple_rnn", "global_avg_pool1d"}
 ATTENTION_OPS = {"multi_head_attention", "attention", "additive_attention"}
@@ -106,6 +113,9 @@ def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]
         call.warnings.append(f"{cls_name}: the training-time augmentation is dropped (the layer is the "
                              "identity in the torch model; no faithful torch form without torchvision); "
                              "augment in the data pipeline")
+    if cls_name in MASK_READING_MERGES and any(m is not None for m in call.masks):
+        raise Unsupported(f"{cls_name} over a masked sequence (Embedding(mask_zero=True)) is not translated "
+                          f"yet: Keras uses the mask inside the merge ({MASK_READING_MERGES[cls_name]})")
     mask = call.masks[0] if len(tensors) == 1 else None
     if mask is None:
         return call

@@ -121,6 +121,7 @@ class ModelObj:
     layers: list = field(default_factory=list)
     input_shape: tuple | None = None
     input_dtype: str = "float32"
+    input_name: str | None = None  # a Sequential's keras.Input(name=...)
     graph: Graph | None = None
     statements: set = field(default_factory=set)
     construct_statement: int | None = None
@@ -1137,7 +1138,10 @@ class KerasFrontend:
             if isinstance(el, cst.DictElement):
                 out[self._eval(el.key, env)] = self._eval(el.value, env)
             else:
-                out.update(self._eval(el.value, env))
+                rest = self._eval(el.value, env)
+                if not isinstance(rest, dict):  # ``**{...comprehension over run-time data}``
+                    return Unknown("a dict built from run-time data")
+                out.update(rest)
         return out
 
     def _eval_ListComp(self, node, env):
@@ -1155,6 +1159,9 @@ class KerasFrontend:
 
         def walk(comp):
             iterable = self._eval(comp.iter, inner)
+            if not isinstance(iterable, Unknown) and not hasattr(iterable, "__iter__"):
+                # an attribute of a model (``model.trainable_weights``) is known, not iterable
+                iterable = Unknown("iterating an object the frontend does not model")
             if isinstance(iterable, Unknown):
                 if self._constructs_layers(node.elt):
                     raise self._err(comp.iter, "a comprehension that builds layers needs a static iterable")
@@ -2294,9 +2301,13 @@ class KerasFrontend:
             spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
         except TypeError as exc:  # an argument of the wrong kind, e.g. Dense("8")
             raise FrontendError(f"{cls_name}: {exc}", span) from None
-        extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)]
+        extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)
+                 and k not in keras_layers.INITIALIZER_KWARGS]  # (recorded below)
         if extra:
             raise Unsupported(f"{cls_name}: argument(s) {', '.join(extra)} not supported")
+        for key in sorted(set(bound.values) & keras_layers.INITIALIZER_KWARGS - set(kwargs)):
+            if bound.values[key] != reg.signature.defaults.get(key):  # given by position
+                spec.initializers[key] = bound.values[key]
         for key in sorted(set(kwargs) & keras_layers.TRAINING_KWARGS):
             if kwargs[key] is not None:
                 self.program.warn(span, f"{cls_name}: {key} is not translated (affects training only)",
@@ -2421,6 +2432,7 @@ class KerasFrontend:
             if isinstance(item, TensorVal):
                 model.input_shape = tuple(item.value.shape[1:])
                 model.input_dtype = item.value.dtype
+                model.input_name = item.value.var
             elif isinstance(item, (LayerObj, UserObj)) or isinstance(item, ModelObj) and item is not model:
                 model.layers.append(item)  # Keras layers, custom layers, models used as layers
             else:
@@ -2489,7 +2501,8 @@ class KerasFrontend:
                     raise FrontendError("Sequential model without a known input shape "
                                         "(give input_shape= or keras.Input)", model.span)
                 model.input_shape = first.input_shape
-            x = self._make_input("Input", [model.input_shape], {"dtype": model.input_dtype}, model.span)
+            x = self._make_input("Input", [model.input_shape],
+                                 {"dtype": model.input_dtype, "name": model.input_name}, model.span)
             start = x
             for layer in model.layers:
                 if isinstance(layer, LayerObj):
@@ -2596,6 +2609,10 @@ class KerasFrontend:
             hint = None
             if layer is not None:
                 hint = layer.hint or layer.explicit_name
+                if layer.explicit_name and hint == f"{layer.explicit_name}_layer":
+                    # ``dense_layer = layers.Dense(..., name="dense")``, as the Keras printer
+                    # spells a layer called more than once: the name is the layer's
+                    hint = layer.explicit_name
             auto = hint is None
             hint = _identifier(hint or _default_hint(node))
             if layer is not None and layer.scope and (layer.explicit_name is None or layer.hint):

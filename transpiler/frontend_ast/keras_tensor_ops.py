@@ -29,6 +29,7 @@ from typing import Any, Callable, Protocol
 
 from transpiler.frontend_ast.keras_layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir.graph import Value
+from transpiler.ir.passes.shape_inference import einsum_problem
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,11 @@ def bind(key: str, args: list, kwargs: dict[str, Any]) -> BoundArgs:
     kwargs = dict(kwargs)
     if key.startswith("tf."):
         kwargs.pop("name", None)  # TensorFlow's op name: no meaning once translated
-    bound = BoundArgs(key, entry.signature, list(args), {})
+    args = list(args)
+    names = entry.signature.names
+    if names and names[-1].startswith("*"):  # ``*operands``: the rest of the positional arguments
+        args = args[:len(names) - 1] + [tuple(args[len(names) - 1:])]
+    bound = BoundArgs(key, entry.signature, args, {})
     for k, v in kwargs.items():
         k = dict(entry.aliases).get(k, k)
         if k in bound.values:
@@ -447,6 +452,80 @@ def recognize_l2_normalize(c: Call) -> Value:
     total = c.one("reduce_sum", [c.one("square", [x])], {"axis": axes, "keepdims": True}, "sum")
     floor = c.one("maximum", [total, c.builder.constant(float(eps))])
     return c.one("multiply", [x, c.one("rsqrt", [floor])])
+
+
+def _fill_value(c: Call, value: Any) -> float:
+    if not _number(value) and not isinstance(value, bool):
+        raise Unsupported(f"{c.key}(): fill_value={value!r} must be a number known statically")
+    return float(value)
+
+
+def _optional_dtype(c: Call) -> str:
+    dtype = c.static("dtype")
+    return "" if dtype is None else dtype_name(dtype, f"{c.key}()")
+
+
+def _filled_like(value: float | None):
+    def recognize(c: Call) -> Value:
+        x = c.tensor("x")
+        fill = _fill_value(c, c.get("fill_value") if value is None else value)
+        return c.one("full_like", [x], {"value": fill, "dtype": _optional_dtype(c)}, c.name)
+
+    return recognize
+
+
+for _kind, _value, _cls in (("zeros_like", 0.0, "ZerosLike"), ("ones_like", 1.0, "OnesLike")):
+    tensor_function(f"ops.{_kind}", signature="x; dtype=None", ops=("full_like",),
+                    keras_op=_cls)(_filled_like(_value))
+    tensor_function(f"tf.{_kind}", signature="x; dtype=None", ops=("full_like",),
+                    aliases={"input": "x"})(_filled_like(_value))
+tensor_function("ops.full_like", signature="x; fill_value; dtype=None", ops=("full_like",),
+                keras_op="FullLike")(_filled_like(None))
+
+
+def _batch_shape(c: Call, static: str = "") -> tuple[Value, tuple[int, ...]]:
+    """``shape=(tf.shape(x)[0], 5, 6)``: the tensor whose batch size it takes, and the static
+    sizes after it (``static`` says what a shape without the batch size would be)."""
+    shape = c.get("shape")
+    if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
+        raise Unsupported(f"{c.key}(): the shape must start with the batch size (tf.shape(x)[0]), "
+                          f"got {shape!r}{static}")
+    rest = tuple(shape[1:])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
+        raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
+    return shape[0].value, rest
+
+
+def _filled(value: float):
+    def recognize(c: Call) -> Value:
+        like, rest = _batch_shape(c, "; a tensor of a static shape would be a constant of the model")
+        _check_rank(c, len(rest) + 1)
+        dtype = _optional_dtype(c) or "float32"
+        return c.one("full", [like], {"shape": rest, "value": value, "dtype": dtype}, c.name)
+
+    return recognize
+
+
+tensor_function("ops.zeros", signature="shape; dtype=None", ops=("full",))(_filled(0.0))
+tensor_function("ops.ones", signature="shape; dtype=None", ops=("full",))(_filled(1.0))
+
+
+@tensor_function("ops.einsum", signature="equation; *operands", ops=("einsum",), keras_op="Einsum",
+                 aliases={"subscripts": "equation"})
+@tensor_function("tf.einsum", signature="equation; *operands", ops=("einsum",))
+def recognize_einsum(c: Call) -> Value:
+    """Computed in the source layout (the layout pass permutes channels-first operands back);
+    the batch axis must stay the first axis of every batched operand and of the output."""
+    equation = c.static("equation")
+    operands = c.get("*operands")
+    if not isinstance(equation, str):
+        raise Unsupported(f"{c.key}(): the equation must be a string known statically")
+    if not operands or not all(isinstance(v, Value) for v in operands):
+        raise Unsupported(f"{c.key}(): the operands must be tensors of the model")
+    problem = einsum_problem(equation, [v.shape for v in operands])
+    if problem:
+        raise Unsupported(f"{c.key}(): {problem}")
+    return c.one("einsum", list(operands), {"equation": equation.replace(" ", "")}, "einsum")
 
 
 # ---------------------------------------------------------------------------------
@@ -730,13 +809,7 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
 # ---------------------------------------------------------------------------------
 def _random(op: str, params: tuple[str, str], defaults: tuple[float, float]):
     def recognize(c: Call) -> Value:
-        shape = c.get("shape")
-        if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
-            raise Unsupported(f"{c.key}(): the shape must start with the batch size (tf.shape(x)[0]), "
-                              f"got {shape!r}")
-        rest = tuple(shape[1:])
-        if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
-            raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
+        like, rest = _batch_shape(c)
         dtype = c.get("dtype")
         if dtype is not None and dtype_name(dtype, f"{c.key}()") != "float32":
             raise Unsupported(f"{c.key}(): only float32 noise is supported")
@@ -750,7 +823,7 @@ def _random(op: str, params: tuple[str, str], defaults: tuple[float, float]):
         c.get("seed")  # any seed: torch's generator draws other numbers anyway
         c.builder.warn(f"{c.key}(): torch draws from its own random generator: same distribution, "
                        "different numbers than TensorFlow's")
-        out = c.one(op, [shape[0].value], {"shape": rest, **attrs}, "noise")
+        out = c.one(op, [like], {"shape": rest, **attrs}, "noise")
         out.producer.comments.append(f"# {c.key}: torch's generator draws other numbers (same distribution)")
         return out
 

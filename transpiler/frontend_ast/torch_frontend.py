@@ -41,7 +41,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
-from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.passes.shape_inference import einsum_problem, infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 
 
@@ -197,6 +197,12 @@ _REDUCTIONS = {"mean": "reduce_mean", "sum": "reduce_sum", "amax": "reduce_max",
 _FUNCTION_ALIASES = {"torch.relu": "relu", "torch.sigmoid": "sigmoid", "torch.tanh": "tanh",
                      "torch.selu": "selu", "torch.softmax": "softmax", "torch.log_softmax": "log_softmax",
                      "torch.nn.functional.sigmoid": "sigmoid", "torch.nn.functional.tanh": "tanh"}
+#: torch.X_like functions → the value they fill with (None: the fill_value argument)
+_FILLED_LIKE = {"torch.zeros_like": 0.0, "torch.ones_like": 1.0, "torch.full_like": None}
+_TORCH_DTYPES = {f"torch.{k}": v for k, v in {
+    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64", "float16": "float16",
+    "half": "float16", "bfloat16": "bfloat16", "int8": "int8", "int16": "int16", "int32": "int32",
+    "int": "int32", "int64": "int64", "long": "int64", "uint8": "uint8", "bool": "bool"}.items()}
 _METHOD_FUNCTIONS = {"relu", "sigmoid", "tanh", "softmax", "log_softmax"}
 _MERGE_FUNCTIONS = {"torch.add": "add", "torch.sub": "subtract", "torch.mul": "multiply",
                     "torch.maximum": "maximum", "torch.minimum": "minimum"}
@@ -1085,6 +1091,18 @@ class TorchFrontend:
             if dim % (len(tensors[0].value.shape) + 1) == 0:
                 raise Unsupported("torch.stack along the batch axis is not supported")
             return self._add("stack", [t.value for t in tensors], {"axis": dim}, span, "stack")
+        if path in _FILLED_LIKE:
+            return self._filled_like(path, list(args), dict(kwargs), span)
+        if path == "torch.einsum":
+            operands = list(args[1:2][0]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
+            if kwargs or not args or not isinstance(args[0], str) or not operands or \
+                    not all(isinstance(t, Tensor) for t in operands):
+                raise Unsupported("torch.einsum: give the equation and the operand tensors")
+            problem = einsum_problem(args[0], [t.value.shape for t in operands])
+            if problem:
+                raise Unsupported(f"torch.einsum: {problem}")
+            return self._add("einsum", [t.value for t in operands], {"equation": args[0].replace(" ", "")}, span,
+                             "einsum")
         if path.split(".")[0] == "torch":
             raise Unsupported(f"{path} is not supported yet")
         if path.split(".")[0] in ("math",):
@@ -1648,6 +1666,27 @@ class TorchFrontend:
             infer_node(out.value.producer)
             return out
         raise Unsupported(f"tensor method .{name}() is not supported yet")
+
+    def _filled_like(self, path: str, args: list, kwargs: dict, span: Span):
+        """``torch.zeros_like(x)``, ``torch.ones_like(x, dtype=torch.int32)``, ``torch.full_like(x, 0.5)``."""
+        x = args.pop(0) if args else kwargs.pop("input", None)
+        if not isinstance(x, Tensor):
+            raise Unsupported(f"{path}: the first argument is not a tensor")
+        fill = _FILLED_LIKE[path]
+        if fill is None:
+            fill = args.pop(0) if args else kwargs.pop("fill_value", None)
+            if isinstance(fill, bool) or not isinstance(fill, (int, float)):
+                raise Unsupported(f"{path}: fill_value must be a number known statically")
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("device", None)  # Keras places tensors itself
+        if args or kwargs:
+            raise Unsupported(f"{path}: argument(s) {', '.join(sorted(kwargs)) or 'given by position'} not supported")
+        name = ""
+        if dtype is not None:
+            name = _TORCH_DTYPES.get(dtype.path if isinstance(dtype, Ref) else None, "")
+            if not name:
+                raise Unsupported(f"{path}: dtype {dtype!r} is not supported")
+        return self._add("full_like", [x.value], {"value": float(fill), "dtype": name}, span, path[6:])
 
     def _tensor_operands(self, op: str, operands: list, span: Span):
         """``op`` over tensors and numbers (a number is a ``constant`` operand, never a param)."""

@@ -493,6 +493,13 @@ op("random_normal", inputs="like", attrs="shape: ints; mean: float = 0.0; stddev
 op("random_uniform", inputs="like", attrs="shape: ints; minval: float = 0.0; maxval: float = 1.0",
    layout=TERMINATE,
    doc="Uniform noise in [minval, maxval) of shape (batch of ``like``, *shape).")
+op("full_like", attrs="value: float; dtype: str = ''", layout=TRANSPARENT,
+   doc="A tensor of x's shape (and layout) filled with ``value``; dtype '' keeps x's dtype.")
+op("full", inputs="like", attrs="shape: ints; value: float; dtype: str = 'float32'", layout=TERMINATE,
+   doc="A tensor of shape (batch of ``like``, *shape) filled with ``value``.")
+op("einsum", inputs="*operands", attrs="equation: str", layout=TERMINATE,
+   doc="Einstein summation ``equation`` (explicit ``->``, no ellipsis) over the operands in the "
+       "source layout; the batch axis is the first of every batched operand and of the output.")
 op("extract_patches",
    attrs="kernel_size: sizes; strides: sizes; dilation: sizes = 1; padding: pads = 'valid'",
    layout=IMPLICIT, rank=2,

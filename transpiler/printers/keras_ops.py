@@ -607,6 +607,22 @@ def emit_clip_keras(node: Node) -> KerasEmission:
     return KerasEmission(call=lambda ins: ins[0])
 
 
+@emitter("full_like")
+def emit_full_like_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    dtype = f', dtype="{a["dtype"]}"' if a["dtype"] else ""
+    if a["value"] in (0.0, 1.0):
+        fn = "keras.ops.zeros_like" if a["value"] == 0.0 else "keras.ops.ones_like"
+        return KerasEmission(call=lambda ins: f"{fn}({ins[0]}{dtype})")
+    return KerasEmission(call=lambda ins: f"keras.ops.full_like({ins[0]}, {lit(a['value'])}{dtype})")
+
+
+@emitter("einsum")
+def emit_einsum_keras(node: Node) -> KerasEmission:
+    # the operands arrive in the source (torch) layout: the same equation holds
+    return KerasEmission(call=lambda ins: f"keras.ops.einsum({lit(node.attrs['equation'])}, {', '.join(ins)})")
+
+
 @emitter("cast")
 def emit_cast_keras(node: Node) -> KerasEmission:
     return KerasEmission(call=lambda ins: f'keras.ops.cast({ins[0]}, "{node.attrs["dtype"]}")')

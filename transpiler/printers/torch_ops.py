@@ -108,6 +108,7 @@ _INIT = {
     "zeros": "nn.init.zeros_({t})",
     "ones": "nn.init.ones_({t})",
     "orthogonal": "nn.init.orthogonal_({t})",
+    "uniform": "nn.init.uniform_({t}, -0.05, 0.05)",  # Keras' RandomUniform() defaults
 }
 
 
@@ -118,6 +119,7 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
     if name is not None:
         name = {"GlorotUniform": "glorot_uniform", "HeUniform": "he_uniform", "Zeros": "zeros",
                 "Ones": "ones", "Orthogonal": "orthogonal", "LecunUniform": "lecun_uniform",
+                "RandomUniform": "uniform",
                 "zero": "zeros", "one": "ones"}.get(name, name)
     if name not in _INIT:
         node.meta.setdefault("init_warnings", []).append(f"{key}={chosen!r} not reproduced; "
@@ -798,11 +800,7 @@ def emit_embedding_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     module = call("nn.Embedding", lit(a["input_dim"]), lit(a["output_dim"]))
     cast = not node.inputs[0].dtype.startswith(("int", "uint"))
-    chosen = node.meta.get("initializers", {}).get("embeddings_initializer", "uniform")
-    if chosen in ("uniform", "RandomUniform"):
-        init = [f"nn.init.uniform_({m}.weight, -0.05, 0.05)"]
-    else:
-        init = [init_line(node, "embeddings_initializer", f"{m}.weight", "zeros")]
+    init = [init_line(node, "embeddings_initializer", f"{m}.weight", "uniform")]
     return Emission(module, lambda ins: f"{m}({ins[0]}.long())" if cast else f"{m}({ins[0]})",
                     state=[StateEntry("weight", "embeddings", Transform.IDENTITY)], init=init)
 
@@ -1492,6 +1490,36 @@ def emit_random_torch(node: Node, m: str) -> Emission:
         return expr
 
     return Emission(None, fn)
+
+
+@emitter("full_like")
+def emit_full_like_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    dtype = f", dtype=torch.{a['dtype']}" if a["dtype"] else ""
+    if a["value"] in (0.0, 1.0):
+        fn = "torch.zeros_like" if a["value"] == 0.0 else "torch.ones_like"
+        return Emission(None, lambda ins: f"{fn}({ins[0]}{dtype})", unary=True)
+    return Emission(None, lambda ins: f"torch.full_like({ins[0]}, {lit(a['value'])}{dtype})", unary=True)
+
+
+@emitter("full")
+def emit_full_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    sizes = "".join(f", {d}" for d in a["shape"])
+    tail = f"dtype=torch.{a['dtype']}, device={{x}}.device"
+    if a["value"] in (0.0, 1.0):
+        fn = "torch.zeros" if a["value"] == 0.0 else "torch.ones"
+        form = f"{fn}({{x}}.shape[0]{sizes}, {tail})"
+    else:
+        form = f"torch.full(({{x}}.shape[0]{sizes or ','}), {lit(a['value'])}, {tail})"
+    return Emission(None, lambda ins: form.format(x=atom(ins[0])))
+
+
+@emitter("einsum")
+def emit_einsum_torch(node: Node, m: str) -> Emission:
+    # the operands arrive in the source (Keras) layout: the same equation holds
+    equation = node.attrs["equation"].replace(" ", "")
+    return Emission(None, lambda ins: f"torch.einsum({lit(equation)}, {', '.join(ins)})")
 
 
 @emitter("extract_patches")

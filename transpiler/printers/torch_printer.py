@@ -97,6 +97,8 @@ class _ForwardWriter:
         node = self.producer_here.get(id(value))
         while node is not None and node.inputs:
             v = node.inputs[0]
+            if v.producer is None:
+                return None  # ``x = self.conv(inputs)``: a module's argument is not rebound
             if self._var(v):
                 return self._var(v)
             node = self.producer_here.get(id(v))

@@ -24,8 +24,8 @@ class Net(nn.Module):
         nn.init.zeros_(self.fc1.bias)
 
     def forward(self, inputs):
-        inputs = self.fc1(inputs)
-        return inputs
+        x = self.fc1(inputs)
+        return x
 
 
 def build_model():

@@ -80,8 +80,8 @@ class Net(nn.Module):
             ).triu(1),
             need_weights=False,
         )[0]
-        tokens = tokens + x
-        x = self.norm1(tokens)
+        x = tokens + x
+        x = self.norm1(x)
         y_q = self.cross_attn.query(x).unflatten(-1, (2, 6)).transpose(1, 2)
         y_k = self.cross_attn.key(context).unflatten(-1, (2, 6)).transpose(1, 2)
         y_v = self.cross_attn.value(context).unflatten(-1, (2, 5)).transpose(1, 2)

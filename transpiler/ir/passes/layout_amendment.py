@@ -172,7 +172,14 @@ class _Amender:
         node.inputs = [self.convert(v, target, node) if v.rank == top else v for v in node.inputs]
 
     def share_layouts(self, node: Node) -> None:
-        """A layer called again (shared weights) reads its inputs in its first call's layouts."""
+        """A layer called again (shared weights) reads its inputs in its first call's layouts;
+        one called on tensors of different ranks reads every input in the source layout (its
+        axis attributes mean the same for each call only there)."""
+        calls = [n for n in self.graph.nodes if n.name == node.name]
+        if len({tuple(v.rank for v in n.inputs) for n in calls}) > 1:
+            node.inputs = [self.convert(v, _source_layout(v), node) if v.layout and v.layout != _source_layout(v) else v
+                           for v in node.inputs]
+            return
         first = self.shared_layouts.setdefault(node.name, [v.layout for v in node.inputs])
         if len(first) == len(node.inputs):
             node.inputs = [self.convert(v, lay, node) if v.layout != lay and v.rank == len(lay) else v
@@ -199,7 +206,9 @@ class _Amender:
 
     def terminate(self, node: Node) -> None:
         rule = _RELAYOUT.get(node.op)
-        if rule is not None and rule(self, node):
+        shared = any(n.name == node.name for n in self.graph.nodes if n is not node)
+        # a layer called more than once is one module: its calls keep the same attributes
+        if rule is not None and not shared and rule(self, node):
             return
         if node.op == "flatten" and is_channels_first(node.inputs[0].layout):
             x = node.inputs[0]
@@ -348,10 +357,10 @@ def relayout_new_axis(am: _Amender, node: Node) -> bool:
     return True
 
 
-@relayout("random_normal", "random_uniform")
+@relayout("random_normal", "random_uniform", "full")
 def relayout_random(am: _Amender, node: Node) -> bool:
-    """Noise reads only the batch size of its input: shaped like a channels-first input, it
-    is drawn channels-first (the same distribution)."""
+    """Noise (or a filled tensor) reads only the batch size of its input: shaped like a
+    channels-first input, it is made channels-first (the same distribution, the same values)."""
     like = node.inputs[0]
     shape = (like.shape[0], *node.attrs["shape"])
     if is_channels_first(like.layout) and len(shape) == len(like.shape):

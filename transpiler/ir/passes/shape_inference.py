@@ -484,6 +484,70 @@ def _random(node, shapes, layouts):
     return [(out, node.meta.get("out_layout") or default_layout(len(out)), "float32")]
 
 
+@rule("full_like")
+def _full_like(node, shapes, layouts):
+    return [(shapes[0], layouts[0], node.attrs["dtype"] or _dtype(node))]
+
+
+@rule("full")
+def _full(node, shapes, layouts):
+    out = (shapes[0][0], *node.attrs["shape"])
+    return [(out, node.meta.get("out_layout") or default_layout(len(out)), node.attrs["dtype"])]
+
+
+@rule("einsum")
+def _einsum(node, shapes, layouts):
+    terms, out_term = einsum_terms(node.attrs["equation"])
+    if len(terms) != len(shapes):
+        raise IRError(f"{node!r}: {len(terms)} operands in the equation, {len(shapes)} given")
+    sizes: dict[str, int | None] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            raise IRError(f"{node!r}: {term!r} does not match the shape {shape}")
+        for letter, size in zip(term, shape):
+            known = sizes.setdefault(letter, size)
+            if known != size and 1 not in (known, size):
+                raise IRError(f"{node!r}: {letter!r} is {known} and {size}")
+            if known == 1:
+                sizes[letter] = size
+    out = tuple(sizes[letter] for letter in out_term)
+    return [(out, default_layout(len(out)), _dtype(node))]
+
+
+def einsum_problem(equation: str, shapes: list[tuple]) -> str:
+    """Why ``equation`` over operands of ``shapes`` (None: the batch size) has no faithful
+    ``einsum`` node, or "": the output explicit, no ellipsis, one letter per axis, and the
+    batch axis the first axis of every batched operand and of the output (and nowhere else)."""
+    text = equation.replace(" ", "")
+    left, arrow, out = text.partition("->")
+    if "." in text:
+        return f"an ellipsis (...) in {equation!r} is not translated yet"
+    if not arrow:
+        return f"{equation!r} has no explicit output (->); write it out"
+    terms = left.split(",")
+    if len(terms) != len(shapes) or not all(t.isalpha() and len(set(t)) == len(t) for t in terms + [out]):
+        return (f"{equation!r} does not match {len(shapes)} operand(s) (one letter per axis, no letter "
+                "twice in a term)")
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            return f"{term!r} names {len(term)} axes of a rank-{len(shape)} operand"
+    batched = [t for t, s in zip(terms, shapes) if s and s[0] is None]
+    batch = batched[0][0] if batched else ""
+    others = [t for t, s in zip(terms, shapes) if not (s and s[0] is None)]
+    if not batch or any(t[0] != batch for t in batched) or not out.startswith(batch) or \
+            any(batch in t for t in others) or any(batch in t[1:] for t in terms + [out]):
+        return f"{equation!r} must keep the batch axis as the first axis of every batched operand and of the output"
+    return ""
+
+
+def einsum_terms(equation: str) -> tuple[list[str], str]:
+    """``"bij,bjk->bik"`` → (["bij", "bjk"], "bik"); the output is explicit, no ellipsis."""
+    left, arrow, right = equation.replace(" ", "").partition("->")
+    if not arrow or "." in equation:
+        raise IRError(f"einsum {equation!r}: an explicit output (->) and no ellipsis are required")
+    return left.split(","), right
+
+
 @rule("extract_patches")
 def _extract_patches(node, shapes, layouts):
     a, shape, layout = node.attrs, shapes[0], layouts[0]
