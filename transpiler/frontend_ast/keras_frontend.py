@@ -2001,7 +2001,8 @@ class KerasFrontend:
                 if isinstance(obj, ModelHandle):
                     model = obj.model or next((m for m, b, _v, _a in self.models if b == obj.builder), None)
                 user = getattr(model, "user", None)
-                custom_step = user is not None and user.cls.method("train_step") is not None
+                custom_step = user is not None and (user.cls.method("train_step") is not None or
+                                                    user.cls.method("compute_loss") is not None)
                 config = keras_training.compile_config(
                     [self._api_name(a) for a in args], {k: self._api_name(v) for k, v in kwargs.items()},
                     n_out, names, custom_step=custom_step)
@@ -2562,7 +2563,7 @@ class KerasFrontend:
         self._name_nodes(graph)
         if model.user is not None:
             graph.meta["root_scope"] = model.user.scope
-            for hook in ("compute_loss", "predict_step", "compute_metrics", "compile"):
+            for hook in ("predict_step", "compute_metrics", "compile"):
                 fn = model.user.cls.method(hook)
                 if fn is not None:  # Keras calls these from fit/evaluate/predict: not translated
                     span = self._span(fn)
@@ -2823,7 +2824,7 @@ def _custom_step(obj: "UserObj") -> dict | None:
     ``@property`` methods next to them (``metrics``) and the metric trackers its
     ``__init__`` makes (attribute, source expression)."""
     cls = obj.cls
-    steps = [cls.method(name) for name in ("train_step", "test_step") if cls.method(name) is not None]
+    steps = [cls.method(name) for name in ("train_step", "test_step", "compute_loss") if cls.method(name) is not None]
     if not steps:
         return None
     code = cst.Module([]).code_for_node
@@ -2841,8 +2842,12 @@ def _custom_step(obj: "UserObj") -> dict | None:
                         target.value.value == "self" and isinstance(small.value, cst.Call) and \
                         "metrics." in code(small.value.func):
                     trackers.append((target.attr.value, code(small.value)))
+    loss = cls.method("compute_loss")
     return {"methods": [(m.name.value, code(m.with_changes(leading_lines=()))) for m in props + steps],
-            "trackers": trackers, "nodes": {m.name.value: m for m in steps}}
+            "trackers": trackers, "nodes": {m.name.value: m for m in steps},
+            # Keras' own train_step/test_step around the model's compute_loss: written out
+            "default_steps": [n for n in ("train_step", "test_step") if loss is not None and cls.method(n) is None],
+            "loss_params": [p.name.value for p in loss.params.params[1:]] if loss is not None else []}
 
 
 def _with_training_mode(fn: cst.FunctionDef, args, kwargs) -> dict:

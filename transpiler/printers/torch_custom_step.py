@@ -99,7 +99,28 @@ def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
 '''
 
 #: methods of a keras.Model subclass that become methods of the torch module
-STEP_METHODS = ("train_step", "test_step")
+STEP_METHODS = ("train_step", "test_step", "compute_loss")
+
+
+def default_step(kind: str, loss_params: list[str]) -> str:
+    """Keras' own ``train_step``/``test_step`` around the model's ``compute_loss`` (called
+    with keywords, as Keras calls it), logging the batch-size-weighted mean loss."""
+    args = ["x=x", "y=y", "y_pred=y_pred"]
+    if "sample_weight" in loss_params:
+        args.append("sample_weight=None")
+    if "training" in loss_params:
+        args.append(f"training={kind == 'train_step'}")
+    call = f"self.compute_loss({', '.join(args)})"
+    if kind == "train_step":
+        body = ["self.optimizer.zero_grad()", "y_pred = self(x)", f"loss = {call}", "loss.backward()",
+                "self.optimizer.step()"]
+        doc = "Keras' default train_step, with the model's own compute_loss."
+    else:
+        body = ["y_pred = self(x)", f"loss = {call}"]
+        doc = "Keras' default test_step, with the model's own compute_loss."
+    body += ["self.loss_tracker.update_state(loss, sample_weight=len(x))",
+             'return {"loss": self.loss_tracker.result()}']
+    return "\n".join([f"def {kind}(self, data):", f'    """{doc}"""', "    x, y = data"] + [f"    {b}" for b in body])
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -168,6 +189,8 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call) ->
     rewrite.optimizer = next((_code(c.func.value) for c in nodes_of(fn, cst.Call)
                               if _is_call_to(c, "apply_gradients")), None)
     body = fn.body.visit(rewrite)
+    if any(isinstance(c.func, cst.Name) and c.func.value == "super" for c in nodes_of(fn, cst.Call)):
+        raise Untranslatable("super() (Keras' own implementation)")
     new, uses_f = torch_loss_functions.translate_function(fn.with_changes(body=body), aliases, loss_call)
     for attr in nodes_of(new, cst.Attribute):
         if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in _KERAS_ONLY:

@@ -209,7 +209,6 @@ class _ForwardWriter:
         self.lines.append("return " + ", ".join(outs))
         return self.lines
 
-
     def _returns_directly(self, select: Node) -> bool:
         return len(self.graph.outputs) == 1 and self.graph.outputs[0] is select.outputs[0] and \
             self.graph_index[id(select)] == len(self.graph.nodes) - 1 and not self.graph.meta.get("logits_outputs")

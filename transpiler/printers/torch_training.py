@@ -340,6 +340,13 @@ class TrainingPrinter:
                 self.program.stub(span, f"{md.class_name}.train_step(): {exc} has no torch translation yet")
                 md.graph.meta["custom_step_failed"] = True
                 continue
+            defaults = step.get("default_steps", [])
+            if defaults:  # compute_loss only: Keras' own steps around it, with its loss tracker
+                if not any(attr == "loss_tracker" for attr, _code in step["trackers"]):
+                    init.append('self.loss_tracker = Mean(name="loss")')
+                if not any(name == "metrics" for name, _text in step["methods"]):
+                    methods.insert(0, "@property\ndef metrics(self):\n    return [self.loss_tracker]")
+                methods += [torch_custom_step.default_step(kind, step["loss_params"]) for kind in defaults]
             if init:
                 self.needs.add("mean_metric")
             self.code.class_extensions[md.class_name] = (init, methods)
@@ -1104,8 +1111,10 @@ class TrainingPrinter:
 
 
 def _has_method(md: ModelDef | None, name: str) -> bool:
-    """Whether the model's class defines ``name`` (train_step, test_step) itself."""
-    return md is not None and any(n == name for n, _text in md.graph.meta.get("custom_step", {}).get("methods", ()))
+    """Whether the model's module has its own ``name`` (train_step, test_step): the source's,
+    or Keras' default one written out around the model's own compute_loss."""
+    step = md.graph.meta.get("custom_step", {}) if md is not None else {}
+    return any(n == name for n, _text in step.get("methods", ())) or name in step.get("default_steps", ())
 
 
 def _arg_text(value) -> str:
