@@ -178,8 +178,10 @@ class _StepRewrite(cst.CSTTransformer):
         return updated.with_changes(args=args)
 
 
-def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call) -> tuple[str, bool]:
-    """A custom step method in torch (its text, and whether it uses ``F``).
+def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
+                     own: frozenset[str] = frozenset()) -> tuple[str, bool]:
+    """A custom step method in torch (its text, and whether it uses ``F``); ``own`` names the
+    methods the model class defines itself.
 
     Raises:
         Untranslatable: naming what has no torch form.
@@ -193,7 +195,8 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call) ->
         raise Untranslatable("super() (Keras' own implementation)")
     new, uses_f = torch_loss_functions.translate_function(fn.with_changes(body=body), aliases, loss_call)
     for attr in nodes_of(new, cst.Attribute):
-        if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in _KERAS_ONLY:
+        if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in _KERAS_ONLY \
+                and attr.attr.value not in own:  # (the model's own compute_loss is a method here too)
             raise Untranslatable(f"self.{attr.attr.value}")
     text = _code(new.with_changes(leading_lines=()))
     if any(f"{t}." in text for t in rewrite.tapes):

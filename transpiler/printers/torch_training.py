@@ -331,7 +331,8 @@ class TrainingPrinter:
                         methods.append(text)  # a property (``metrics``): plain Python
                         continue
                     method, uses_f = torch_custom_step.translate_method(
-                        fn, aliases, lambda kind, logits: self.loss_name(T.Loss(kind, logits), False))
+                        fn, aliases, lambda kind, logits: self.loss_name(T.Loss(kind, logits), False),
+                        frozenset(n for n, _text in step["methods"]))
                     if uses_f:
                         self.needs.add("F")
                     methods.append(method)
