@@ -1453,7 +1453,7 @@ def test_expand_dims_on_feature_map(check, axis):
 
 @pytest.mark.parametrize("index", [
     ":, 1:4, ::2", "..., :2", ":, 0", ":, :, 2, None", ":, -1, 1:, 3", ":, None", "..., None", ":, 1::2, :, 1:3",
-    ":, :, :",
+    ":, :, :", ":, 1:3, :, :", ":, :, 1:3, :", ":, 1:3, :",
 ])
 def test_subscript_feature_map(check, index):
     check(on_conv(f"out = x[{index}]"))

@@ -1559,7 +1559,7 @@ def subscript_text(node: Node) -> str:
     while parts and parts[-1] == ":":
         parts.pop()
     first = next(i for i, p in enumerate(parts) if p != ":")
-    if first > 1 and first == len(parts) - 1:
+    if first > 1 and first == len(parts) - 1 and first == rank - 1:  # only the tensor's last axis
         return f"..., {parts[-1]}"
     return ", ".join(parts)
 
