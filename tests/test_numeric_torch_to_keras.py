@@ -147,6 +147,13 @@ OPS = {
     "gru_sequence": ("self.gru = nn.GRU(5, 4, batch_first=True)", "out, h = self.gru(x)\nreturn out", "(6, 5)"),
     "gru_bidirectional_states": ("self.gru = nn.GRU(5, 4, batch_first=True, bidirectional=True)",
                                  "out, h = self.gru(x)\nreturn torch.cat([h[-2], h[-1]], dim=1)", "(6, 5)"),
+    # y[..., :u] + y[..., u:] of a bidirectional sequence: Keras' merge_mode="sum" ("mul" for *)
+    "gru_bidirectional_sum_halves": ("self.gru = nn.GRU(5, 4, batch_first=True, bidirectional=True)",
+                                     "out, _ = self.gru(x)\nreturn out[..., :4] + out[..., 4:]", "(6, 5)"),
+    "lstm_bidirectional_mul_halves": ("self.lstm = nn.LSTM(5, 3, batch_first=True, bidirectional=True)",
+                                      "out, _ = self.lstm(x)\nreturn out[:, :, 3:] * out[:, :, :3]", "(6, 5)"),
+    "bidirectional_halves_not_merged": ("self.gru = nn.GRU(5, 4, batch_first=True, bidirectional=True)",
+                                        "out, _ = self.gru(x)\nreturn out[..., :4] - out[..., 4:]", "(6, 5)"),
     "lstm_bidirectional_sequence": ("self.lstm = nn.LSTM(5, 3, num_layers=2, batch_first=True, "
                                     "bidirectional=True)", "out, _ = self.lstm(x)\nreturn out", "(6, 5)"),
     "simple_rnn": ("self.rnn = nn.RNN(5, 4, batch_first=True)", "out, h = self.rnn(x)\nreturn h[0]", "(6, 5)"),
@@ -243,6 +250,17 @@ def test_linear_into_feature_map_costs_no_transpose():
     assert "layers.Reshape((2, 2, 3)" in tr.text
 
 
+@pytest.mark.parametrize("name, mode", [("gru_bidirectional_sum_halves", "sum"),
+                                        ("lstm_bidirectional_mul_halves", "mul"),
+                                        ("bidirectional_halves_not_merged", "concat")])
+def test_bidirectional_halves_become_the_merge_mode(name, mode):
+    init, forward, shape = OPS[name]
+    tr = translate(_module(init, forward, shape), "m.py", "keras")
+    (bidi,) = [n for n in tr.program.models[0].graph.nodes if n.op == "bidirectional"]
+    assert bidi.attrs["merge_mode"] == mode
+    assert ("out[" in tr.text) == (mode == "concat")
+
+
 def test_maxpool_padding_on_signed_input_is_a_stub():
     """torch pads a max pool with −inf: without a proof that the input is non-negative the
     model is stubbed, not silently changed."""
@@ -307,8 +325,6 @@ KERAS_CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras",
 
 #: generated torch scripts whose model the torch frontend cannot read yet, with the construct
 KNOWN_UNREAD = {
-    "bilstm_tagger": "x[..., :16]",  # splitting a bidirectional sequence into its halves
-    "config_mlp": ".repeat()",  # PReLU over shared axes printed as a broadcast parameter
     # its module keeps Keras' metric trackers (the generated Mean class) for its train_step
     "vae": "class Mean is not an nn.Module",
 }

@@ -36,6 +36,8 @@ from transpiler.frontend_ast import torch_modules as tm
 from transpiler.frontend_ast import torch_params
 from transpiler.frontend_ast.torch_params import TensorData
 from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
+from transpiler.frontend_ast.keras_layers import Unsupported as KerasUnsupported
+from transpiler.frontend_ast.keras_tensor_ops import subscript
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Env, Return
@@ -532,6 +534,7 @@ class TorchFrontend:
         self.program.models.append(md)
 
     def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
+        _merge_bidirectional_halves(graph)
         _simplify_rnns(graph)
         _prune(graph)
         _relabel_sequences(graph)
@@ -974,7 +977,25 @@ class TorchFrontend:
         if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
                 and prod.attrs["return_state"]:
             return Tensor(prod.outputs[1])
-        raise Unsupported(f"tensor indexing {_code(node)!r} is not supported")
+        return self._subscript(v, index, node)
+
+    def _subscript(self, v: Value, index, node) -> Tensor:
+        """``x[..., :16]``, ``x[:, 0]``, ``x[:, 1:3, None]``: static slices, int indices and new
+        axes become ``slice``/``take``/``expand_dims`` nodes (the same reading as Keras')."""
+        span = self._span(node)
+        what = f"tensor indexing {_code(node)!r}"
+
+        class _Adapter:
+            @staticmethod
+            def add(op, inputs, attrs, hint, n_out=1):
+                # (``slice`` would shadow the builtin in the printed code)
+                out = self._add(op, inputs, attrs, span, _INDEX_HINTS.get(hint, hint), n_out)
+                return [t.value for t in (out if isinstance(out, list) else [out])]
+
+        try:
+            return Tensor(subscript(_Adapter, v, index, what))
+        except KerasUnsupported as exc:
+            raise Unsupported(str(exc)) from None
 
     def _crop_of(self, v: Value, index):
         if not isinstance(index, tuple) or not is_channels_first(v.layout) or len(index) > len(v.shape):
@@ -1665,6 +1686,9 @@ class TorchFrontend:
                 out.value.producer.meta["out_layout"] = x.layout if len(rest) + 1 == rank else None
             infer_node(out.value.producer)
             return out
+        if name == "repeat":
+            return self._repeat(t, tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list))
+                                else tuple(args), span)
         raise Unsupported(f"tensor method .{name}() is not supported yet")
 
     def _filled_like(self, path: str, args: list, kwargs: dict, span: Span):
@@ -1687,6 +1711,24 @@ class TorchFrontend:
             if not name:
                 raise Unsupported(f"{path}: dtype {dtype!r} is not supported")
         return self._add("full_like", [x.value], {"value": float(fill), "dtype": name}, span, path[6:])
+
+    def _repeat(self, t: Tensor, sizes: tuple, span: Span):
+        """``x.unsqueeze(1).repeat(1, n, 1)``: (N, F) repeated ``n`` times along a new time axis
+        (Keras' RepeatVector); repeats of 1 everywhere return the tensor itself."""
+        x = t.value
+        if len(sizes) != len(x.shape) or not all(isinstance(s, int) and s >= 1 for s in sizes):
+            raise Unsupported(f".repeat{sizes}: one static count per axis is needed")
+        if all(s == 1 for s in sizes):
+            return t
+        if len(x.shape) != 3 or x.shape[1] != 1 or sizes[0] != 1 or sizes[2] != 1:
+            raise Unsupported(f".repeat{sizes} of a {tuple(x.shape)} tensor: only (N, 1, F).repeat(1, n, 1) "
+                              "(Keras' RepeatVector) is translated")
+        prod = x.producer
+        if prod is not None and prod.op == "reshape" and len(prod.inputs[0].shape) == 2:
+            vector = prod.inputs[0]  # x.unsqueeze(1): the (N, F) vector itself
+        else:
+            vector = self._add("reshape", [x], {"shape": (x.shape[2],)}, span, "squeeze").value
+        return self._add("repeat_vector", [vector], {"n": sizes[1]}, span, "repeat_vector")
 
     def _tensor_operands(self, op: str, operands: list, span: Span):
         """``op`` over tensors and numbers (a number is a ``constant`` operand, never a param)."""
@@ -1752,6 +1794,9 @@ class TorchFrontend:
                 last[node.span.line] = node
         for line in sorted(last):
             attach(last[line], last[line].span)
+        for node in graph.nodes:  # lines whose nodes a rewrite folded into this one
+            for span in node.meta.get("absorbed_spans", ()):
+                attach(node, span)
 
     def _report_unsupported_statements(self) -> None:
         """The program around the models (data, optimizer, loss, the training loop, saving)
@@ -1899,6 +1944,42 @@ def _simplify_rnns(graph: Graph) -> None:
                 node.outputs = node.outputs[:1]
     for node in graph.nodes:
         infer_node(node)
+
+
+#: variable names for the values an index makes
+_INDEX_HINTS = {"slice": "part", "take": "picked"}
+
+#: the element-wise op joining the two directions → Keras' ``merge_mode``
+_MERGE_MODES = {"add": "sum", "multiply": "mul"}
+
+
+def _merge_bidirectional_halves(graph: Graph) -> None:
+    """``y[..., :u] + y[..., u:]`` of a bidirectional RNN's concatenated sequence (torch's
+    spelling of Keras' ``merge_mode="sum"``; ``*`` for "mul") becomes that merge mode, when
+    nothing else reads the sequence or its halves."""
+    for node in list(graph.nodes):
+        if node.op != "bidirectional" or node.attrs["merge_mode"] != "concat":
+            continue
+        seq = node.outputs[0]
+        units = seq.shape[-1] // 2 if seq.shape[-1] else None
+        halves = graph.consumers(seq)
+        if units is None or len(halves) != 2 or any(v is seq for v in graph.outputs):
+            continue
+        bounds = sorted((h.attrs["starts"], h.attrs["stops"], h.attrs["steps"]) for h in halves
+                        if h.op == "slice" and tuple(a % len(seq.shape) for a in h.attrs["axes"])
+                        == (len(seq.shape) - 1,))
+        if bounds != [((0,), (units,), (1,)), ((units,), (2 * units,), (1,))]:
+            continue
+        readers = [graph.consumers(h.outputs[0]) for h in halves]
+        join = readers[0][0] if readers[0] and len(readers[0]) == 1 and readers[0] == readers[1] else None
+        if join is None or join.op not in _MERGE_MODES or len(join.inputs) != 2 \
+                or any(v is h.outputs[0] for h in halves for v in graph.outputs):
+            continue
+        node.attrs["merge_mode"] = _MERGE_MODES[join.op]
+        node.meta.setdefault("absorbed_spans", []).extend(n.span for n in (join, *halves) if n.span is not None)
+        infer_node(node)
+        graph.replace_uses(join.outputs[0], seq)
+        graph.nodes = [n for n in graph.nodes if n is not join and n not in halves]
 
 
 def _relabel_sequences(graph: Graph) -> None:

@@ -715,4 +715,9 @@ def emit_extract_patches_keras(node: Node) -> KerasEmission:
 @emitter("slice")
 def emit_slice_keras(node: Node) -> KerasEmission:
     index = subscript_text(node)
+    rank = len(node.inputs[0].shape)
+    last = max(ax % rank for ax in node.attrs["axes"])
+    if index.startswith("...") and last != rank - 1:
+        # ``...`` stands for the axes before the last one only: an inner axis is spelled out
+        index = ", ".join([":"] * last + [index[len("..., "):]])
     return KerasEmission(call=lambda ins: f"{ins[0]}[{index}]")
