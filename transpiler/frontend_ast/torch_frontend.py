@@ -615,8 +615,73 @@ class TorchFrontend:
 
     # -- statements -------------------------------------------------------------------
     def _exec_block(self, body, env: Env) -> None:
-        for stmt in body:
+        body = list(body)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.If) and _training_test(stmt.test) is not None:
+                self._training_if(stmt, body[i + 1:], env)
+                return
             self._exec_stmt(stmt, env)
+
+    # -- ``if self.training:`` ----------------------------------------------------------
+    def _training_if(self, stmt: cst.If, rest: list, env: Env) -> None:
+        """``if self.training: A else: B`` then ``rest``: both branches are read; the values
+        they leave (or return) differently become ``training_select`` nodes. A branch that
+        returns while the other falls through runs ``rest`` in the other one."""
+        self.cur_span = span = self._span(stmt)
+        if self.graph is None:
+            raise Unsupported("self.training outside forward")
+        orelse = [] if stmt.orelse is None else \
+            [stmt.orelse] if isinstance(stmt.orelse, cst.If) else list(stmt.orelse.body.body)
+        branches = [list(stmt.body.body), orelse]
+        if not _training_test(stmt.test):
+            branches.reverse()  # ``if not self.training:``
+        (t_env, t_ret), (i_env, i_ret) = (self._run_branch(b, env) for b in branches)
+        if (t_ret is None) != (i_ret is None):
+            if t_ret is None:
+                t_env, t_ret = self._run_branch(rest, t_env)
+            else:
+                i_env, i_ret = self._run_branch(rest, i_env)
+            if t_ret is None or i_ret is None:
+                raise Unsupported("`if self.training:` returns in one branch only, and the other does not "
+                                  "return after it in the same block")
+        if t_ret is not None:
+            raise _Return(self._join_training(t_ret[0], i_ret[0], span, "select"))
+        for name in set(t_env.vars) | set(i_env.vars):
+            if name in t_env.vars and name in i_env.vars:
+                env.vars[name] = self._join_training(t_env.vars[name], i_env.vars[name], span, name)
+            else:  # bound in one branch only: unbound after the if
+                env.vars.pop(name, None)
+        self._exec_block(rest, env)
+
+    def _run_branch(self, body: list, env: Env) -> tuple[Env, tuple | None]:
+        """Run ``body`` in a copy of ``env``: the copy and ``(value,)`` if it returned."""
+        fork = Env(env.parent)
+        fork.vars = dict(env.vars)
+        try:
+            self._exec_block(body, fork)
+        except _Return as ret:
+            return fork, (ret.value,)
+        return fork, None
+
+    def _join_training(self, train, infer, span: Span, hint: str):
+        """One value for both modes: a ``training_select`` of two different tensors, tuples
+        joined element by element; other values must agree."""
+        if train is infer:
+            return train
+        if isinstance(train, Tensor) and isinstance(infer, Tensor):
+            if train.value is infer.value:
+                return train
+            return self._add("training_select", [train.value, infer.value], {}, span, hint)
+        if isinstance(train, (tuple, list)) and type(train) is type(infer) and len(train) == len(infer):
+            return type(train)(self._join_training(a, b, span, hint) for a, b in zip(train, infer))
+        if not isinstance(train, (Tensor, Mod, Unknown)) and not isinstance(infer, (Tensor, Mod, Unknown)):
+            try:
+                if type(train) is type(infer) and train == infer:
+                    return train
+            except Exception:  # noqa: BLE001  (a value without a usable ==)
+                pass
+        raise Unsupported(f"{hint!r} differs between training and inference and is not a tensor "
+                          "(only tensors can be selected by self.training)")
 
     def _exec_stmt(self, stmt, env: Env) -> None:
         self.cur_span = self._span(stmt)
@@ -927,6 +992,12 @@ class TorchFrontend:
         return True
 
     def _eval_IfExp(self, node, env):
+        mode = _training_test(node.test)
+        if mode is not None:  # ``a if self.training else b``: both, selected by the mode
+            self._eval(node.test, env)  # (``self`` must be the module)
+            branches = [self._eval(node.body, env), self._eval(node.orelse, env)]
+            train, infer = branches if mode else branches[::-1]
+            return self._join_training(train, infer, self._span(node), "select")
         test = self._eval(node.test, env)
         if isinstance(test, (Unknown, Tensor)):
             raise Unsupported(f"the condition {_code(node.test)!r} is not known statically")
@@ -1042,7 +1113,7 @@ class TorchFrontend:
             return self._call_api(func.path, args, kwargs, node)
         if isinstance(func, ClassRef):
             if not func.is_module:
-                raise Unsupported(f"class {func.node.name.value} is not an nn.Module")
+                return self._plain_object(func, node)
             return self._instantiate(func, args, kwargs, node)
         if isinstance(func, FunctionRef):
             return self._call_function(func, args, kwargs, node)
@@ -1057,7 +1128,8 @@ class TorchFrontend:
                 return len(args[0].items)
             return func(*args, **kwargs)
         if isinstance(func, Unknown):
-            raise Unsupported(f"{_code(node.func)!r} is not known statically")
+            why = f" ({func.reason})" if func.reason.startswith("an instance of") else ""
+            raise Unsupported(f"{_code(node.func)!r} is not known statically{why}")
         raise Unsupported(f"call {_code(node)!r} is not supported")
 
     def _call_api(self, path: str, args, kwargs, node):
@@ -1158,6 +1230,18 @@ class TorchFrontend:
             raise Unsupported(f"nn.{cls_name}: an argument is not known statically ({getattr(bad, 'reason', '')})")
         layer = tm.recognize(cls_name, list(args), dict(kwargs))
         return Mod("leaf", span, layer=layer, cls_name=cls_name)
+
+    def _plain_object(self, cls: ClassRef, node) -> Unknown:
+        """An instance of a class that is not an ``nn.Module`` (a metric tracker kept for a
+        ``train_step``): it has no weights and no place in the model's graph. It is not
+        interpreted; ``forward`` reading it is refused where it does."""
+        name = cls.node.name.value
+        if self.graph is not None:
+            raise Unsupported(f"class {name} is not an nn.Module (used in forward)")
+        self.program.warn(self._span(node), f"{name}(...) is not an nn.Module: not part of the model's layers "
+                                            "(the code using it is translated with the program, or stubbed)",
+                          self.lines[self._span(node).line - 1].strip())
+        return Unknown(f"an instance of {name}, which is not an nn.Module")
 
     def _instantiate(self, cls: ClassRef, args, kwargs, node) -> Mod:
         mod = Mod("user", self._span(node), cls=cls, cls_name=cls.node.name.value)
@@ -1821,6 +1905,17 @@ class TorchFrontend:
 # ---------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------
+def _training_test(test) -> bool | None:
+    """``self.training`` → True, ``not self.training`` → False, anything else → None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _training_test(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Attribute) and test.attr.value == "training" and isinstance(test.value, cst.Name) \
+            and test.value.value == "self":
+        return True
+    return None
+
+
 def _dotted(node) -> str:
     if isinstance(node, cst.Name):
         return node.value

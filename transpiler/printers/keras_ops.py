@@ -74,6 +74,14 @@ INIT_HELPERS = {
         "        return keras.ops.where(padding, keras.ops.stop_gradient(outputs), outputs)\n\n"
         "    def get_config(self):\n"
         '        return {**super().get_config(), "padding_idx": self.padding_idx}\n'),
+    "TrainingSelect": (
+        "class TrainingSelect(layers.Layer):\n"
+        '    """Its first input while training, its second at inference: PyTorch\'s\n'
+        "    ``a if self.training else b`` (both inputs are computed in either mode; Keras\n"
+        '    passes ``training`` to the layer, True in fit, False in predict)."""\n\n'
+        "    def call(self, inputs, training=None):\n"
+        "        train, infer = inputs\n"
+        "        return train if training else infer\n"),
     "NormalNoise": (
         "class NormalNoise(layers.Layer):\n"
         '    """Normal noise of shape (batch of its input, *shape), drawn at every call (in\n'
@@ -546,6 +554,14 @@ def emit_random_normal_keras(node: Node) -> KerasEmission:
     return KerasEmission(layer("NormalNoise", node, lit(tuple(a["shape"])), mean=lit(a["mean"]) if a["mean"] else None,
                                stddev=None if a["stddev"] == 1.0 else lit(a["stddev"])).removeprefix("layers."),
                          helpers=("NormalNoise",))
+
+
+@emitter("training_select")
+def emit_training_select_keras(node: Node) -> KerasEmission:
+    """``if self.training:`` in forward → a ``TrainingSelect`` layer over both branches'
+    results (a functional graph has no branches; the layer reads Keras' ``training``)."""
+    return KerasEmission(layer("TrainingSelect", node).removeprefix("layers."), merge=True,
+                         helpers=("TrainingSelect",))
 
 
 @emitter("variable")
