@@ -348,6 +348,9 @@ def test_plain_object_and_extra_methods_leave_the_model_readable():
     err, n_torch, n_keras, tr = check_torch_source(TRACKED, path="tracked.py")
     assert err <= 1e-5 and n_torch == n_keras
     assert any("Tracker(...) is not an nn.Module" in d.message for d in tr.diagnostics)
+    unread = sorted(d.message.split(" ")[0] for d in tr.stubs if "not part of the Keras model" in d.message)
+    assert unread == ["Model.metrics", "Model.train_step"]
+    assert "def model_train_step(model, data):" in tr.text and "def model_metrics(model):" in tr.text
     src = TRACKED.replace("return torch.tanh(self.fc(x))", "self.loss_tracker.update_state(x)\n        return x")
     tr = translate(src, "m.py", "keras")
     assert any("not an nn.Module" in d.message and "build_model" in d.message for d in tr.stubs), tr.stubs

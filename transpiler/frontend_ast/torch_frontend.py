@@ -258,6 +258,7 @@ class TorchFrontend:
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
         self.root_mod: Mod | None = None  # the model whose graph is being built
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
+        self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> Program:
@@ -531,7 +532,32 @@ class TorchFrontend:
                 md.methods[method] = self._method_model(mod, method, values)
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
+        self._report_unread_methods(mod, md)
         self.program.models.append(md)
+
+    def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
+        """Methods of the model's classes that building it never ran (a ``train_step``, a
+        ``metrics`` property) are not part of the Keras model: each is a stub (the printer
+        writes a function that raises, named after the model and the method)."""
+        unread, seen = [], set()
+        for _, m in _walk(mod):
+            if m.kind != "user" or id(m.cls.node) in seen:
+                continue
+            seen.add(id(m.cls.node))
+            for stmt in m.cls.node.body.body:
+                if not isinstance(stmt, cst.FunctionDef) or id(stmt) in self.ran_methods:
+                    continue
+                name = stmt.name.value
+                if (m is mod and name in md.methods) or (name.startswith("__") and name.endswith("__")) \
+                        or name == "extra_repr":  # (print(model)'s text: Keras' summary() has its own)
+                    continue
+                span = self._span(stmt)
+                message = (f"{m.cls_name}.{name} is not part of the Keras model (forward does not call it): "
+                           "not translated")
+                self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
+                params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
+                unread.append((name, params, span, message))
+        md.graph.meta["unread_methods"] = unread
 
     def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
         _merge_bidirectional_halves(graph)
@@ -1251,6 +1277,7 @@ class TorchFrontend:
         return mod
 
     def _run_method(self, obj: Mod, fn: cst.FunctionDef, args, kwargs, node):
+        self.ran_methods.add(id(fn))
         env = Env(self.globals)
         params = fn.params.params
         env.vars[params[0].name.value] = obj

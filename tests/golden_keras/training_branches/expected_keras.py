@@ -101,3 +101,10 @@ def build_model():
     )(z)
     sigmoid = layers.Activation("sigmoid", name="sigmoid")(dec)
     return keras.Model(inputs=x, outputs=sigmoid, name="AutoEncoder")
+
+
+def auto_encoder_train_step(model, data):
+    # transpiler: not translated: input.py:46:5: AutoEncoder.train_step is not part of the Keras model (forward does not call it): not translated
+    raise NotImplementedError(
+        "transpiler: input.py:46:5: AutoEncoder.train_step is not part of the Keras model (forward does not call it): not translated"
+    )
