@@ -270,6 +270,9 @@ TRAINING_BRANCHES = {
                          "(4,)"),
     "conditional_expression": ("self.fc = nn.Linear(4, 3)",
                                "h = self.fc(x)\nreturn h * 0.5 if self.training else torch.tanh(h)", "(4,)"),
+    "negated_conditional_expression": ("self.fc = nn.Linear(4, 3)",
+                                       "h = self.fc(x)\nreturn torch.sigmoid(h) if not self.training else h - 1.0",
+                                       "(4,)"),
     "variable_per_branch": ("self.fc = nn.Linear(4, 4)\nself.out = nn.Linear(4, 2)",
                             "h = self.fc(x)\nif self.training:\n    h = h * 2.0\n    g = h\nelse:\n"
                             "    h = torch.relu(h)\nreturn self.out(h)", "(4,)"),

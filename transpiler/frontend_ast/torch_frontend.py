@@ -1020,7 +1020,6 @@ class TorchFrontend:
     def _eval_IfExp(self, node, env):
         mode = _training_test(node.test)
         if mode is not None:  # ``a if self.training else b``: both, selected by the mode
-            self._eval(node.test, env)  # (``self`` must be the module)
             branches = [self._eval(node.body, env), self._eval(node.orelse, env)]
             train, infer = branches if mode else branches[::-1]
             return self._join_training(train, infer, self._span(node), "select")
