@@ -54,6 +54,16 @@ def conv_module(forward: str, shape: str = "(3, 6, 5)") -> str:
     pytest.param("return torch.einsum('bchw->bhc', [y])", id="einsum-list-operands"),
     pytest.param("t = y.reshape(y.size(0), 4, 30)\nreturn torch.einsum('bik,bjk->bij', t, t) / 30.0",
                  id="einsum-scores"),
+    # indexing: static slices, int indices and None on a channels-first map (axes rewritten)
+    pytest.param("return y[:, 1:3] * 2.0", id="slice-channels"),
+    pytest.param("return y[..., ::2] + 1.0", id="slice-width-step"),
+    pytest.param("return y[:, :, 1:, :-1].amax(1)", id="slice-two-spatial-axes"),
+    pytest.param("return y[:, 0]", id="take-channel"),
+    pytest.param("return y[:, -1, 2]", id="take-channel-and-row"),
+    pytest.param("return y[:, 1:3, None]", id="slice-new-axis"),
+    # x.unsqueeze(1).repeat(1, n, 1): Keras' RepeatVector
+    pytest.param("return y.mean(dim=(2, 3)).unsqueeze(1).repeat(1, 3, 1)", id="repeat-vector"),
+    pytest.param("return y.amax(dim=(2, 3))[:, None].repeat(1, 2, 1) - 1.0", id="repeat-vector-none-axis"),
 ])
 def test_forward_math_to_keras(forward):
     err, torch_params, keras_params, tr = check_torch_source(conv_module(forward))
@@ -78,6 +88,9 @@ def test_numbers_are_constants_not_params():
     pytest.param("return torch.einsum('...hw->...wh', y)", "ellipsis", id="einsum-ellipsis"),
     pytest.param("return torch.full_like(y, y)", "fill_value", id="full_like-tensor-fill"),
     pytest.param("return torch.zeros_like(y, dtype=torch.complex64)", "dtype", id="zeros_like-complex"),
+    pytest.param("return y[0]", "batch axis", id="index-batch"),
+    pytest.param("return y[:, ::-1]", "negative step", id="negative-step"),
+    pytest.param("return y.repeat(1, 2, 1, 1)", "RepeatVector", id="repeat-channels"),
 ])
 def test_refused(forward, reason):
     tr = translate(conv_module(forward), "m.py", "keras")

@@ -137,11 +137,11 @@ def test_missing_input_shape_is_a_clear_error():
 
 
 def test_unsupported_construct_is_a_stub_not_a_drop():
-    src = CNN.replace("return self.fc(x)", "return self.fc(x) * torch.exp(x[:, :1])")
+    src = CNN.replace("return self.fc(x)", "return self.fc(x) * torch.exp(x[:, ::-1])")
     tr = translate(src, "m.py", "keras")
     stub = next(d for d in tr.stubs if "build_model" in d.message)
     assert stub.span.line == src.splitlines().index(
-        "        return self.fc(x) * torch.exp(x[:, :1])") + 1
+        "        return self.fc(x) * torch.exp(x[:, ::-1])") + 1
     assert "raise NotImplementedError" in tr.text
 
 

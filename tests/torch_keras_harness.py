@@ -91,7 +91,11 @@ class SameNoise:
         replay = iter(self.draws)
 
         def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
-            array = next(replay)
+            # noise torch did not draw (a branch torch skipped, computed and discarded by
+            # Keras' TrainingSelect) is NaN: if it reached an output, the error is NaN
+            array = next(replay, None)
+            if array is None:
+                return keras.ops.full(shape, float("nan"), dtype=dtype)
             assert array.shape == tuple(int(d) for d in shape), (array.shape, shape)
             return keras.ops.convert_to_tensor(array * stddev + mean, dtype=dtype)
 
@@ -104,10 +108,12 @@ class SameNoise:
 
 
 def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, seed: int = 0,
-                       path: str = "model.py", weight_scale: float = 0.3):
-    """Translate ``src`` and compare the torch and Keras models numerically.
+                       path: str = "model.py", weight_scale: float = 0.3, training: bool = False):
+    """Translate ``src`` and compare the torch and Keras models numerically, in inference
+    mode (``model.eval()``, ``training=False``) or with ``training`` in training mode.
 
-    Returns ``(max_abs_error, torch_param_count, keras_param_count, translation)``.
+    Returns ``(max_abs_error, torch_param_count, keras_param_count, translation)``; the
+    error is NaN when an output is.
     """
     import keras
 
@@ -119,7 +125,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     torch.manual_seed(seed)
     model = getattr(torch_mod, builder)()
     randomize_torch(model, seed, weight_scale)
-    model.eval()
+    model.train(training)
     keras_mod = load_source(tr.text, "keras_model_under_test")
     kmodel = getattr(keras_mod, builder)()
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
@@ -142,7 +148,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
         tuple(md.graph.inputs[0].shape)
     x_k = np.moveaxis(x, 1, -1) if moved else x
     with noise.replaying():
-        y_k = kmodel(x_k, training=False)
+        y_k = kmodel(x_k, training=training)
     ys_t = y_t if isinstance(y_t, (tuple, list)) else [y_t]
     ys_k = y_k if isinstance(y_k, (tuple, list)) else [y_k]
     err = 0.0
@@ -153,5 +159,6 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
         if src and dst and src != dst:  # a feature map: Keras returns it channels-last
             b = np.moveaxis(b, -1, 1)
         assert a.shape == b.shape, (a.shape, b.shape)
-        err = max(err, float(np.max(np.abs(a - b))))
+        diff = float(np.max(np.abs(a - b)))
+        err = float("nan") if np.isnan(diff) or np.isnan(err) else max(err, diff)
     return err, torch_param_count(model), int(sum(int(np.prod(w.shape)) for w in kmodel.weights)), tr

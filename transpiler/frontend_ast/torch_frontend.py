@@ -36,6 +36,8 @@ from transpiler.frontend_ast import torch_modules as tm
 from transpiler.frontend_ast import torch_params
 from transpiler.frontend_ast.torch_params import TensorData
 from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
+from transpiler.frontend_ast.keras_layers import Unsupported as KerasUnsupported
+from transpiler.frontend_ast.keras_tensor_ops import subscript
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Env, Return
@@ -256,6 +258,7 @@ class TorchFrontend:
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
         self.root_mod: Mod | None = None  # the model whose graph is being built
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
+        self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> Program:
@@ -529,9 +532,35 @@ class TorchFrontend:
                 md.methods[method] = self._method_model(mod, method, values)
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
+        self._report_unread_methods(mod, md)
         self.program.models.append(md)
 
+    def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
+        """Methods of the model's classes that building it never ran (a ``train_step``, a
+        ``metrics`` property) are not part of the Keras model: each is a stub (the printer
+        writes a function that raises, named after the model and the method)."""
+        unread, seen = [], set()
+        for _, m in _walk(mod):
+            if m.kind != "user" or id(m.cls.node) in seen:
+                continue
+            seen.add(id(m.cls.node))
+            for stmt in m.cls.node.body.body:
+                if not isinstance(stmt, cst.FunctionDef) or id(stmt) in self.ran_methods:
+                    continue
+                name = stmt.name.value
+                if (m is mod and name in md.methods) or (name.startswith("__") and name.endswith("__")) \
+                        or name == "extra_repr":  # (print(model)'s text: Keras' summary() has its own)
+                    continue
+                span = self._span(stmt)
+                message = (f"{m.cls_name}.{name} is not part of the Keras model (forward does not call it): "
+                           "not translated")
+                self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
+                params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
+                unread.append((name, params, span, message))
+        md.graph.meta["unread_methods"] = unread
+
     def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
+        _merge_bidirectional_halves(graph)
         _simplify_rnns(graph)
         _prune(graph)
         _relabel_sequences(graph)
@@ -612,8 +641,73 @@ class TorchFrontend:
 
     # -- statements -------------------------------------------------------------------
     def _exec_block(self, body, env: Env) -> None:
-        for stmt in body:
+        body = list(body)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.If) and _training_test(stmt.test) is not None:
+                self._training_if(stmt, body[i + 1:], env)
+                return
             self._exec_stmt(stmt, env)
+
+    # -- ``if self.training:`` ----------------------------------------------------------
+    def _training_if(self, stmt: cst.If, rest: list, env: Env) -> None:
+        """``if self.training: A else: B`` then ``rest``: both branches are read; the values
+        they leave (or return) differently become ``training_select`` nodes. A branch that
+        returns while the other falls through runs ``rest`` in the other one."""
+        self.cur_span = span = self._span(stmt)
+        if self.graph is None:
+            raise Unsupported("self.training outside forward")
+        orelse = [] if stmt.orelse is None else \
+            [stmt.orelse] if isinstance(stmt.orelse, cst.If) else list(stmt.orelse.body.body)
+        branches = [list(stmt.body.body), orelse]
+        if not _training_test(stmt.test):
+            branches.reverse()  # ``if not self.training:``
+        (t_env, t_ret), (i_env, i_ret) = (self._run_branch(b, env) for b in branches)
+        if (t_ret is None) != (i_ret is None):
+            if t_ret is None:
+                t_env, t_ret = self._run_branch(rest, t_env)
+            else:
+                i_env, i_ret = self._run_branch(rest, i_env)
+            if t_ret is None or i_ret is None:
+                raise Unsupported("`if self.training:` returns in one branch only, and the other does not "
+                                  "return after it in the same block")
+        if t_ret is not None:
+            raise _Return(self._join_training(t_ret[0], i_ret[0], span, "select"))
+        for name in set(t_env.vars) | set(i_env.vars):
+            if name in t_env.vars and name in i_env.vars:
+                env.vars[name] = self._join_training(t_env.vars[name], i_env.vars[name], span, name)
+            else:  # bound in one branch only: unbound after the if
+                env.vars.pop(name, None)
+        self._exec_block(rest, env)
+
+    def _run_branch(self, body: list, env: Env) -> tuple[Env, tuple | None]:
+        """Run ``body`` in a copy of ``env``: the copy and ``(value,)`` if it returned."""
+        fork = Env(env.parent)
+        fork.vars = dict(env.vars)
+        try:
+            self._exec_block(body, fork)
+        except _Return as ret:
+            return fork, (ret.value,)
+        return fork, None
+
+    def _join_training(self, train, infer, span: Span, hint: str):
+        """One value for both modes: a ``training_select`` of two different tensors, tuples
+        joined element by element; other values must agree."""
+        if train is infer:
+            return train
+        if isinstance(train, Tensor) and isinstance(infer, Tensor):
+            if train.value is infer.value:
+                return train
+            return self._add("training_select", [train.value, infer.value], {}, span, hint)
+        if isinstance(train, (tuple, list)) and type(train) is type(infer) and len(train) == len(infer):
+            return type(train)(self._join_training(a, b, span, hint) for a, b in zip(train, infer))
+        if not isinstance(train, (Tensor, Mod, Unknown)) and not isinstance(infer, (Tensor, Mod, Unknown)):
+            try:
+                if type(train) is type(infer) and train == infer:
+                    return train
+            except Exception:  # noqa: BLE001  (a value without a usable ==)
+                pass
+        raise Unsupported(f"{hint!r} differs between training and inference and is not a tensor "
+                          "(only tensors can be selected by self.training)")
 
     def _exec_stmt(self, stmt, env: Env) -> None:
         self.cur_span = self._span(stmt)
@@ -924,6 +1018,11 @@ class TorchFrontend:
         return True
 
     def _eval_IfExp(self, node, env):
+        mode = _training_test(node.test)
+        if mode is not None:  # ``a if self.training else b``: both, selected by the mode
+            branches = [self._eval(node.body, env), self._eval(node.orelse, env)]
+            train, infer = branches if mode else branches[::-1]
+            return self._join_training(train, infer, self._span(node), "select")
         test = self._eval(node.test, env)
         if isinstance(test, (Unknown, Tensor)):
             raise Unsupported(f"the condition {_code(node.test)!r} is not known statically")
@@ -974,7 +1073,25 @@ class TorchFrontend:
         if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
                 and prod.attrs["return_state"]:
             return Tensor(prod.outputs[1])
-        raise Unsupported(f"tensor indexing {_code(node)!r} is not supported")
+        return self._subscript(v, index, node)
+
+    def _subscript(self, v: Value, index, node) -> Tensor:
+        """``x[..., :16]``, ``x[:, 0]``, ``x[:, 1:3, None]``: static slices, int indices and new
+        axes become ``slice``/``take``/``expand_dims`` nodes (the same reading as Keras')."""
+        span = self._span(node)
+        what = f"tensor indexing {_code(node)!r}"
+
+        class _Adapter:
+            @staticmethod
+            def add(op, inputs, attrs, hint, n_out=1):
+                # (``slice`` would shadow the builtin in the printed code)
+                out = self._add(op, inputs, attrs, span, _INDEX_HINTS.get(hint, hint), n_out)
+                return [t.value for t in (out if isinstance(out, list) else [out])]
+
+        try:
+            return Tensor(subscript(_Adapter, v, index, what))
+        except KerasUnsupported as exc:
+            raise Unsupported(str(exc)) from None
 
     def _crop_of(self, v: Value, index):
         if not isinstance(index, tuple) or not is_channels_first(v.layout) or len(index) > len(v.shape):
@@ -1021,7 +1138,7 @@ class TorchFrontend:
             return self._call_api(func.path, args, kwargs, node)
         if isinstance(func, ClassRef):
             if not func.is_module:
-                raise Unsupported(f"class {func.node.name.value} is not an nn.Module")
+                return self._plain_object(func, node)
             return self._instantiate(func, args, kwargs, node)
         if isinstance(func, FunctionRef):
             return self._call_function(func, args, kwargs, node)
@@ -1036,7 +1153,8 @@ class TorchFrontend:
                 return len(args[0].items)
             return func(*args, **kwargs)
         if isinstance(func, Unknown):
-            raise Unsupported(f"{_code(node.func)!r} is not known statically")
+            why = f" ({func.reason})" if func.reason.startswith("an instance of") else ""
+            raise Unsupported(f"{_code(node.func)!r} is not known statically{why}")
         raise Unsupported(f"call {_code(node)!r} is not supported")
 
     def _call_api(self, path: str, args, kwargs, node):
@@ -1138,6 +1256,18 @@ class TorchFrontend:
         layer = tm.recognize(cls_name, list(args), dict(kwargs))
         return Mod("leaf", span, layer=layer, cls_name=cls_name)
 
+    def _plain_object(self, cls: ClassRef, node) -> Unknown:
+        """An instance of a class that is not an ``nn.Module`` (a metric tracker kept for a
+        ``train_step``): it has no weights and no place in the model's graph. It is not
+        interpreted; ``forward`` reading it is refused where it does."""
+        name = cls.node.name.value
+        if self.graph is not None:
+            raise Unsupported(f"class {name} is not an nn.Module (used in forward)")
+        self.program.warn(self._span(node), f"{name}(...) is not an nn.Module: not part of the model's layers "
+                                            "(the code using it is translated with the program, or stubbed)",
+                          self.lines[self._span(node).line - 1].strip())
+        return Unknown(f"an instance of {name}, which is not an nn.Module")
+
     def _instantiate(self, cls: ClassRef, args, kwargs, node) -> Mod:
         mod = Mod("user", self._span(node), cls=cls, cls_name=cls.node.name.value)
         init = cls.method("__init__")
@@ -1146,6 +1276,7 @@ class TorchFrontend:
         return mod
 
     def _run_method(self, obj: Mod, fn: cst.FunctionDef, args, kwargs, node):
+        self.ran_methods.add(id(fn))
         env = Env(self.globals)
         params = fn.params.params
         env.vars[params[0].name.value] = obj
@@ -1665,6 +1796,9 @@ class TorchFrontend:
                 out.value.producer.meta["out_layout"] = x.layout if len(rest) + 1 == rank else None
             infer_node(out.value.producer)
             return out
+        if name == "repeat":
+            return self._repeat(t, tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list))
+                                else tuple(args), span)
         raise Unsupported(f"tensor method .{name}() is not supported yet")
 
     def _filled_like(self, path: str, args: list, kwargs: dict, span: Span):
@@ -1687,6 +1821,24 @@ class TorchFrontend:
             if not name:
                 raise Unsupported(f"{path}: dtype {dtype!r} is not supported")
         return self._add("full_like", [x.value], {"value": float(fill), "dtype": name}, span, path[6:])
+
+    def _repeat(self, t: Tensor, sizes: tuple, span: Span):
+        """``x.unsqueeze(1).repeat(1, n, 1)``: (N, F) repeated ``n`` times along a new time axis
+        (Keras' RepeatVector); repeats of 1 everywhere return the tensor itself."""
+        x = t.value
+        if len(sizes) != len(x.shape) or not all(isinstance(s, int) and s >= 1 for s in sizes):
+            raise Unsupported(f".repeat{sizes}: one static count per axis is needed")
+        if all(s == 1 for s in sizes):
+            return t
+        if len(x.shape) != 3 or x.shape[1] != 1 or sizes[0] != 1 or sizes[2] != 1:
+            raise Unsupported(f".repeat{sizes} of a {tuple(x.shape)} tensor: only (N, 1, F).repeat(1, n, 1) "
+                              "(Keras' RepeatVector) is translated")
+        prod = x.producer
+        if prod is not None and prod.op == "reshape" and len(prod.inputs[0].shape) == 2:
+            vector = prod.inputs[0]  # x.unsqueeze(1): the (N, F) vector itself
+        else:
+            vector = self._add("reshape", [x], {"shape": (x.shape[2],)}, span, "squeeze").value
+        return self._add("repeat_vector", [vector], {"n": sizes[1]}, span, "repeat_vector")
 
     def _tensor_operands(self, op: str, operands: list, span: Span):
         """``op`` over tensors and numbers (a number is a ``constant`` operand, never a param)."""
@@ -1752,6 +1904,9 @@ class TorchFrontend:
                 last[node.span.line] = node
         for line in sorted(last):
             attach(last[line], last[line].span)
+        for node in graph.nodes:  # lines whose nodes a rewrite folded into this one
+            for span in node.meta.get("absorbed_spans", ()):
+                attach(node, span)
 
     def _report_unsupported_statements(self) -> None:
         """The program around the models (data, optimizer, loss, the training loop, saving)
@@ -1776,6 +1931,17 @@ class TorchFrontend:
 # ---------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------
+def _training_test(test) -> bool | None:
+    """``self.training`` → True, ``not self.training`` → False, anything else → None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _training_test(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Attribute) and test.attr.value == "training" and isinstance(test.value, cst.Name) \
+            and test.value.value == "self":
+        return True
+    return None
+
+
 def _dotted(node) -> str:
     if isinstance(node, cst.Name):
         return node.value
@@ -1899,6 +2065,42 @@ def _simplify_rnns(graph: Graph) -> None:
                 node.outputs = node.outputs[:1]
     for node in graph.nodes:
         infer_node(node)
+
+
+#: variable names for the values an index makes
+_INDEX_HINTS = {"slice": "part", "take": "picked"}
+
+#: the element-wise op joining the two directions → Keras' ``merge_mode``
+_MERGE_MODES = {"add": "sum", "multiply": "mul"}
+
+
+def _merge_bidirectional_halves(graph: Graph) -> None:
+    """``y[..., :u] + y[..., u:]`` of a bidirectional RNN's concatenated sequence (torch's
+    spelling of Keras' ``merge_mode="sum"``; ``*`` for "mul") becomes that merge mode, when
+    nothing else reads the sequence or its halves."""
+    for node in list(graph.nodes):
+        if node.op != "bidirectional" or node.attrs["merge_mode"] != "concat":
+            continue
+        seq = node.outputs[0]
+        units = seq.shape[-1] // 2 if seq.shape[-1] else None
+        halves = graph.consumers(seq)
+        if units is None or len(halves) != 2 or any(v is seq for v in graph.outputs):
+            continue
+        bounds = sorted((h.attrs["starts"], h.attrs["stops"], h.attrs["steps"]) for h in halves
+                        if h.op == "slice" and tuple(a % len(seq.shape) for a in h.attrs["axes"])
+                        == (len(seq.shape) - 1,))
+        if bounds != [((0,), (units,), (1,)), ((units,), (2 * units,), (1,))]:
+            continue
+        readers = [graph.consumers(h.outputs[0]) for h in halves]
+        join = readers[0][0] if readers[0] and len(readers[0]) == 1 and readers[0] == readers[1] else None
+        if join is None or join.op not in _MERGE_MODES or len(join.inputs) != 2 \
+                or any(v is h.outputs[0] for h in halves for v in graph.outputs):
+            continue
+        node.attrs["merge_mode"] = _MERGE_MODES[join.op]
+        node.meta.setdefault("absorbed_spans", []).extend(n.span for n in (join, *halves) if n.span is not None)
+        infer_node(node)
+        graph.replace_uses(join.outputs[0], seq)
+        graph.nodes = [n for n in graph.nodes if n is not join and n not in halves]
 
 
 def _relabel_sequences(graph: Graph) -> None:

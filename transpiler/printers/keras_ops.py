@@ -74,6 +74,14 @@ INIT_HELPERS = {
         "        return keras.ops.where(padding, keras.ops.stop_gradient(outputs), outputs)\n\n"
         "    def get_config(self):\n"
         '        return {**super().get_config(), "padding_idx": self.padding_idx}\n'),
+    "TrainingSelect": (
+        "class TrainingSelect(layers.Layer):\n"
+        '    """Its first input while training, its second at inference: PyTorch\'s\n'
+        "    ``a if self.training else b`` (both inputs are computed in either mode; Keras\n"
+        '    passes ``training`` to the layer, True in fit, False in predict)."""\n\n'
+        "    def call(self, inputs, training=None):\n"
+        "        train, infer = inputs\n"
+        "        return train if training else infer\n"),
     "NormalNoise": (
         "class NormalNoise(layers.Layer):\n"
         '    """Normal noise of shape (batch of its input, *shape), drawn at every call (in\n'
@@ -548,6 +556,14 @@ def emit_random_normal_keras(node: Node) -> KerasEmission:
                          helpers=("NormalNoise",))
 
 
+@emitter("training_select")
+def emit_training_select_keras(node: Node) -> KerasEmission:
+    """``if self.training:`` in forward → a ``TrainingSelect`` layer over both branches'
+    results (a functional graph has no branches; the layer reads Keras' ``training``)."""
+    return KerasEmission(layer("TrainingSelect", node).removeprefix("layers."), merge=True,
+                         helpers=("TrainingSelect",))
+
+
 @emitter("variable")
 def emit_variable_keras(node: Node) -> KerasEmission:
     """A module's own nn.Parameter or buffer → a ``ModelWeight`` layer (``add_weight``),
@@ -715,4 +731,9 @@ def emit_extract_patches_keras(node: Node) -> KerasEmission:
 @emitter("slice")
 def emit_slice_keras(node: Node) -> KerasEmission:
     index = subscript_text(node)
+    rank = len(node.inputs[0].shape)
+    last = max(ax % rank for ax in node.attrs["axes"])
+    if index.startswith("...") and last != rank - 1:
+        # ``...`` stands for the axes before the last one only: an inner axis is spelled out
+        index = ", ".join([":"] * last + [index[len("..., "):]])
     return KerasEmission(call=lambda ins: f"{ins[0]}[{index}]")

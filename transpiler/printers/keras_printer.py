@@ -279,6 +279,8 @@ class KerasScript:
             lines += ["", "", f"def {method_function(md, method)}(model):",
                       f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
             lines += model_body(sub, self.reserved() | {"model"}, shared="model")
+        for method, params, span, message in graph.meta.get("unread_methods", ()):
+            lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         return "\n".join(lines) + "\n"
 
     def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:

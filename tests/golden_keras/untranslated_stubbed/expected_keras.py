@@ -65,9 +65,9 @@ EPOCHS = 2
 
 
 def build_model():
-    # transpiler: not translated: input.py:17:9: tensor indexing 'x[:, :2]' is not supported
+    # transpiler: not translated: input.py:17:9: tensor method .cumsum() is not supported yet
     raise NotImplementedError(
-        "transpiler: input.py:17:9: tensor indexing 'x[:, :2]' is not supported"
+        "transpiler: input.py:17:9: tensor method .cumsum() is not supported yet"
     )
 
 

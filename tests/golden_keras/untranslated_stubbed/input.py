@@ -14,7 +14,7 @@ class VAEHead(nn.Module):
 
     def forward(self, x):
         # sampling: not a static graph
-        return self.mu(x) + torch.exp(0.5 * self.logvar(x)) * torch.randn_like(x[:, :2])
+        return self.mu(x) + torch.exp(0.5 * self.logvar(x)) * torch.randn_like(x[:, :2].cumsum(1))
 
 
 def build_model():
