@@ -67,7 +67,7 @@ class Decoder(layers.Layer):
 class VAE(keras.Model):
     """Encoder + decoder, trained on the reconstruction loss plus the KL divergence."""
 
-    def __init__(self, original_dim, intermediate_dim=32, latent_dim=LATENT_DIM, **kwargs):
+    def __init__(self, original_dim=PIXELS, intermediate_dim=32, latent_dim=LATENT_DIM, **kwargs):
         super().__init__(**kwargs)
         self.encoder = Encoder(latent_dim=latent_dim, intermediate_dim=intermediate_dim)
         self.decoder = Decoder(original_dim, intermediate_dim=intermediate_dim)
@@ -105,7 +105,7 @@ class VAE(keras.Model):
 
 
 def build_model():
-    vae = VAE(PIXELS)
+    vae = VAE()
     vae(keras.Input(shape=(PIXELS,)))  # a first call on a symbolic input builds the weights
     return vae
 

@@ -1077,6 +1077,8 @@ class KerasFrontend:
                 return _BoundMethod(base, attr)
             if attr == "name":
                 return base.keras_name
+            if attr in ("dtype", "compute_dtype", "variable_dtype"):
+                return "float32"  # Keras' default dtype policy (the models are float32)
             return _BoundMethod(base, attr)
         if isinstance(base, SuperRef):
             return _BoundMethod(base, attr)
