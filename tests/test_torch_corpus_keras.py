@@ -61,11 +61,6 @@ def _text_classifier_groups(model):
 
 
 KNOWN = {
-    "lstm_classifier": (
-        "torch's LSTM has two biases (bias_ih, bias_hh) that each get the gate gradient, Keras' LSTM one: "
-        "under Adam the summed bias moves twice as far per step in torch. Measured over 20 steps: 3.1e-2 max "
-        "relative (nn.Embedding(padding_idx=0)'s row is kept fixed on both sides: PaddingEmbedding); 7.3e-6 "
-        "with bias_hh frozen in torch"),
 }
 #: programs whose loop is a custom step (GradientTape), compared as whole programs: the loss
 #: values each step computes (dcgan: D on real, D on fake, G; vae: the loss backward() starts from)

@@ -516,3 +516,19 @@ def test_training_table_in_the_docs_matches_the_printer():
         text = fh.read()
     marker = "<!-- generated: python -m transpiler.printers.keras_training -->\n"
     assert text.split(marker, 1)[1].split("<!-- end of generated table -->", 1)[0] == render_training_table()
+
+
+def test_lstm_biases_step_at_twice_the_rate():
+    """torch's two LSTM biases move their sum (Keras' one bias) twice as far per step: the
+    Keras optimizer steps the LSTM biases at twice the rate, and says why; with weight decay
+    (which treats the two biases apart) it does not."""
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "corpus", "torch", "lstm_classifier.py")
+    with open(path) as fh:
+        source = fh.read()
+    text = translate(source, path, "keras").text
+    assert "the LSTM biases step at twice the rate" in text
+    assert 'model.get_layer("lstm_l0").weights[2]' in text and "2.0," in text
+    decayed = translate(source.replace("lr=3e-3)", "lr=3e-3, weight_decay=1e-4)"), path, "keras").text
+    assert "twice the rate" not in decayed

@@ -1562,8 +1562,28 @@ class TrainingReader:
             hyper["initial_accumulator_value"] = h["initial_accumulator_value"]
             hyper["epsilon"] = h["eps"]
             opt.epsilon_outside_sqrt = True
+        self._lstm_bias_rate(opt, params)
         self.fact(node, "optimizer_object", opt, model=params.model.name)
         return OptimizerV(opt, params.model, node, model_text=params.text)
+
+    def _lstm_bias_rate(self, opt: T.Optimizer, params) -> None:
+        """torch's LSTM has two biases (``bias_ih``, ``bias_hh``) that always get the same
+        gradient, so with the same optimizer state each moves by the same step and their sum
+        (Keras' one bias) by twice it. Keras' bias steps at twice the rate, which reproduces
+        that exactly for every optimizer here, as long as nothing treats the two biases apart:
+        no weight decay (it decays each by its own value), no clipping, no parameter groups."""
+        md = getattr(params.model, "md", None)
+        if md is None or opt.group_learning_rates or opt.no_weight_decay is not None or opt.l2 or \
+                opt.clip or opt.hyper.get("weight_decay"):
+            return
+        keys = [k for k in pg.parameter_keys(md) if ".bias_ih_l" in k or ".bias_hh_l" in k]
+        lstm = [k for k in keys if any(n.op == "lstm" and n.source_name == layer for n in md.graph.nodes
+                                       for layer, _i in pg.keras_variables(md, [k]))]
+        if lstm:
+            opt.group_learning_rates = [(T.KerasVariables(None, params.model.var or "model",
+                                                          pg.keras_variables(md, lstm)), 2.0)]
+            opt.rate_note = ("torch's LSTM has two biases that get the same gradient, so their sum (Keras' "
+                             "one bias) moves twice as far per step: the LSTM biases step at twice the rate")
 
     def parameter_groups(self, name: str, node, defaults: dict):
         """``[{"params": decay, "weight_decay": 0.01}, {"params": no_decay, ...}]``: the model the

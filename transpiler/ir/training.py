@@ -127,6 +127,8 @@ class Optimizer:
     no_weight_decay: "KerasVariables | None" = None
     #: torch parameter groups with their own learning rate: (variables, group lr / lr)
     group_learning_rates: list = field(default_factory=list)
+    #: why some variables step at their own rate, when it is not the program's parameter groups
+    rate_note: str | None = None
 
     @property
     def learning_rate(self) -> Any:

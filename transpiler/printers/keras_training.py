@@ -605,6 +605,9 @@ class ProgramPrinter:
                 args.append(f"l2={self.code(opt.l2)}")
         elif opt.l2:
             raise NotImplementedError(f"{kind} with an L2 weight decay")
+        if opt.rate_note:
+            notes.append(opt.rate_note + ("; exact while the gradients are not clipped (torch's norm counts "
+                                          "the two biases' gradient twice)" if opt.clip else ""))
         for note in notes:
             self.note(note)
         expr = f"{cls}({', '.join(args)})"
