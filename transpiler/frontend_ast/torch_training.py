@@ -1576,12 +1576,13 @@ class TrainingReader:
         if md is None or opt.group_learning_rates or opt.no_weight_decay is not None or opt.l2 or \
                 opt.clip or opt.hyper.get("weight_decay"):
             return
+        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm"}  # (GRU: Keras has two too)
+        if not lstm_layers:
+            return
         keys = [k for k in pg.parameter_keys(md) if ".bias_ih_l" in k or ".bias_hh_l" in k]
-        lstm = [k for k in keys if any(n.op == "lstm" and n.source_name == layer for n in md.graph.nodes
-                                       for layer, _i in pg.keras_variables(md, [k]))]
-        if lstm:
-            opt.group_learning_rates = [(T.KerasVariables(None, params.model.var or "model",
-                                                          pg.keras_variables(md, lstm)), 2.0)]
+        biases = [v for v in pg.keras_variables(md, keys) if v[0] in lstm_layers]
+        if biases:
+            opt.group_learning_rates = [(T.KerasVariables(None, params.model.var or "model", biases), 2.0)]
             opt.rate_note = ("torch's LSTM has two biases that get the same gradient, so their sum (Keras' "
                              "one bias) moves twice as far per step: the LSTM biases step at twice the rate")
 

@@ -60,6 +60,12 @@ class Emission:
     setup: list[str] = field(default_factory=list)
     #: buffers registered on the model itself: (suffix, canonical param, initial value)
     buffers: list[tuple[str, str, str]] = field(default_factory=list)
+    #: a Python infix operator over its inputs (``a * b``): a single-use operand computed just
+    #: before may be written into it (the emitter parenthesises by precedence)
+    infix: bool = False
+    #: ``train if self.training else infer``: the forward writer prints an ``if self.training:``
+    #: block with each input's own statements inside its branch
+    mode_select: bool = False
 
 
 Emitter = Callable[[Node, str], Emission]
@@ -753,7 +759,8 @@ def operand(expr: str, op: str, right: bool) -> str:
 
 def _infix(op: str) -> Emitter:
     def emit_merge_torch(node: Node, m: str) -> Emission:
-        return Emission(None, lambda ins: f" {op} ".join(operand(x, op, i > 0) for i, x in enumerate(ins)))
+        return Emission(None, lambda ins: f" {op} ".join(operand(x, op, i > 0) for i, x in enumerate(ins)),
+                        infix=op in ("+", "-", "*", "/", "**"))  # (a matmul keeps its operands named)
 
     return emit_merge_torch
 
@@ -1390,7 +1397,7 @@ def emit_where_torch(node: Node, m: str) -> Emission:
 @emitter("training_select")
 def emit_training_select_torch(node: Node, m: str) -> Emission:
     # forward writers print an ``if self.training:`` block (torch_printer._ForwardWriter._select)
-    return Emission(None, lambda ins: f"{ins[0]} if self.training else {ins[1]}")
+    return Emission(None, lambda ins: f"{ins[0]} if self.training else {ins[1]}", mode_select=True)
 
 
 #: IR dtypes → torch tensor methods (or torch dtypes for .to())

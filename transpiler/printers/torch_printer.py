@@ -72,7 +72,7 @@ class _ForwardWriter:
         self.select_name: dict[int, str] = {}
         self.returned_by: Node | None = None
         for node in graph.nodes:
-            if node.op == "training_select":
+            if emissions[id(node)].mode_select:
                 for slot in (0, 1):
                     for member in _exclusive_cone(graph, node, slot):
                         self.branch_of.setdefault(id(member), (node, slot))
@@ -118,7 +118,7 @@ class _ForwardWriter:
             return False
         if self.emissions[id(self.graph.nodes[i])].inline_anywhere:
             return True
-        if nxt.op in _INFIX_OPS and "tensor_op" in node.meta and "tensor_op" in nxt.meta and not nxt.comments:
+        if self.emissions[id(nxt)].infix and "tensor_op" in node.meta and "tensor_op" in nxt.meta and not nxt.comments:
             # one expression of tensor math in the source: one expression here
             out = nxt.outputs[0]
             if self._var(value) and self._var(out) and self._var(value) != self._var(out):
@@ -142,7 +142,7 @@ class _ForwardWriter:
         for i, node in enumerate(self.graph.nodes):
             branch = self.branch_of.get(id(node))
             self.lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
-            if node.op == "training_select":
+            if self.emissions[id(node)].mode_select:
                 self._select(node, i)
                 continue
             if branch is not None and node.outputs and node.outputs[0] is branch[0].inputs[branch[1]] and \
@@ -264,10 +264,6 @@ class _ForwardWriter:
             self.lines.append("if not self.training:")
             self.lines += [f"    {ln}" for ln in infer]
         self.expr[id(node.outputs[0])] = name
-
-
-#: ops printed as Python operators: an operand computed just before may be written inline
-_INFIX_OPS = ("add", "subtract", "multiply", "divide", "power")
 
 
 def _exclusive_cone(graph: Graph, select: Node, slot: int) -> list[Node]:
