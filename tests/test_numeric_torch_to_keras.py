@@ -261,7 +261,8 @@ def test_bidirectional_halves_become_the_merge_mode(name, mode):
     assert ("out[" in tr.text) == (mode == "concat")
 
 
-#: ``self.training`` in forward → training_select (a TrainingSelect layer): name → (init, forward, shape)
+#: ``self.training`` in forward → training_select → a ``keras.Model`` subclass whose ``call``
+#: branches on ``training``: name → (init, forward, shape)
 TRAINING_BRANCHES = {
     # the VAE's sampling: a returned branch, noise drawn only while training
     "sampling_returns": ("self.mu = nn.Linear(4, 2)\nself.logvar = nn.Linear(4, 2)",
@@ -293,7 +294,8 @@ def test_training_branch_torch_to_keras(name, training):
                                                    training=training)
     assert err <= 1e-5, f"{name}: max abs error {err}\n{tr.text}"
     assert n_torch == n_keras
-    assert "TrainingSelect(" in tr.text
+    assert "(keras.Model):" in tr.text and ("if training:" in tr.text or "if not training:" in tr.text)
+    assert "TrainingSelect" not in tr.text  # each branch computes only what it needs
 
 
 def test_training_branch_refusals():

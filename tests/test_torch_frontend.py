@@ -351,3 +351,82 @@ def test_cli_weights_of_own_parameters_loadable_by_keras(tmp_path):
     expected, got = _cli_weights_to_keras(tmp_path, source, "own",
                                           np.random.RandomState(0).randn(3, 6).astype("float32"))
     assert np.max(np.abs(expected - got)) <= 1e-5
+
+
+BRANCHING = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (6,)
+
+
+class Net(nn.Module):
+    """Layers whose attributes sort before and after ``layers`` (Keras' saver puts the
+    first at the top of the file, the others under ``layers/``), one only training calls,
+    one only inference calls, an LSTM (weights under ``cell/``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(6, 8)
+        self.bn = nn.BatchNorm1d(8)
+        self.zeta = nn.Linear(8, 8)
+        self.alpha = nn.Linear(8, 8)
+        self.rnn = nn.LSTM(2, 3, batch_first=True)
+        self.mixer = nn.Linear(12, 4)
+
+    def forward(self, x):
+        h = self.bn(torch.relu(self.enc(x)))
+        if self.training:
+            h = self.zeta(h)
+        else:
+            h = self.alpha(h)
+        out, _ = self.rnn(h.view(-1, 4, 2))
+        return self.mixer(out.flatten(1))
+
+
+def build_model():
+    return Net()
+'''
+
+
+def test_cli_weights_of_a_subclass_loadable_by_keras(tmp_path):
+    """A forward branching on self.training → a keras.Model subclass; its converted
+    .weights.h5 has the groups Keras' saver gives a subclass (attribute paths), so
+    load_weights fills every layer, also those only one mode calls: both modes agree."""
+    import torch  # noqa: F401  (first)
+    import numpy as np
+
+    from torch_keras_harness import load_source, randomize_torch
+
+    src = tmp_path / "net.py"
+    src.write_text(BRANCHING)
+    model = load_source(BRANCHING).build_model()
+    randomize_torch(model)
+    ckpt = tmp_path / "net.pt"
+    torch.save(model.state_dict(), ckpt)
+    out = tmp_path / "net_keras.py"
+    r = _cli(str(src), "--to", "keras", "-o", str(out), "--weights", str(ckpt), "--weights-out",
+             str(tmp_path / "net.weights.h5"))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "class Net(keras.Model):" in text and "if training:" in text
+    kmodel = load_source(text, "cli_keras_branching").build_model()
+    kmodel.load_weights(str(tmp_path / "net.weights.h5"))
+    x = np.random.RandomState(0).randn(5, 6).astype("float32")
+    for training in (False, True):
+        model.train(training)
+        with torch.no_grad():
+            expected = model(torch.from_numpy(x)).numpy()
+        got = np.asarray(kmodel(x, training=training))
+        assert np.max(np.abs(expected - got)) <= 1e-5, training
+    # the same file as Keras' own saver writes for the model: the same groups
+    import h5py
+
+    kmodel.save_weights(str(tmp_path / "keras_saved.weights.h5"))
+
+    def groups(path):
+        with h5py.File(path) as f:
+            found = []
+            f.visititems(lambda name, obj: found.append((name, obj.shape if hasattr(obj, "shape") else None)))
+            return sorted(found)
+
+    assert groups(tmp_path / "net.weights.h5") == groups(tmp_path / "keras_saved.weights.h5")

@@ -1,8 +1,8 @@
 """Variational autoencoder on synthetic 20x20 binary "sprites" (flattened to 400).
 
 Exercises: an nn.Module with separate encode/reparameterize/decode methods, two
-Linear heads for mu and logvar, the reparameterisation trick with torch.randn_like,
-a forward returning a tuple (recon_logits, mu, logvar), a loss written in the
+Linear heads for mu and logvar, the reparameterisation trick with torch.randn_like
+while training (the posterior mean at inference: a branch on self.training), a forward returning a tuple (recon_logits, mu, logvar), a loss written in the
 loop (binary_cross_entropy_with_logits summed + the analytic KL term), Adam, and
 sampling new images from the prior with torch.no_grad().
 """
@@ -35,6 +35,8 @@ class VAE(nn.Module):
         return self.fc_mu(h), self.fc_logvar(h)
 
     def reparameterize(self, mu, logvar):
+        if not self.training:
+            return mu  # the posterior mean at inference
         std = torch.exp(0.5 * logvar)
         eps = torch.randn_like(std)
         return mu + eps * std
@@ -89,9 +91,9 @@ def main():
 
     model.eval()
     with torch.no_grad():
-        # reconstruct with the posterior mean rather than a sample
-        mu, _ = model.encode(data[:8])
-        recon = torch.sigmoid(model.decode(mu))
+        # reconstruct with the posterior mean rather than a sample (model.eval())
+        recon_logits, _, _ = model(data[:8])
+        recon = torch.sigmoid(recon_logits)
         err = F.mse_loss(recon, data[:8]).item()
         samples = torch.sigmoid(model.decode(torch.randn(4, LATENT_DIM)))
     print(f"reconstruction mse {err:.4f}; sample mean intensity {samples.mean().item():.3f}")

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import keyword
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from transpiler.ir.graph import Graph, Node
 
 
 def lit(value: Any) -> str:
@@ -72,3 +75,21 @@ class Namespace:
             i += 1
         self.taken.add(name)
         return name
+
+
+def exclusive_cone(graph: Graph, select: Node, slot: int) -> list[Node]:
+    """The nodes whose results only ``select``'s input ``slot`` needs (directly or through
+    other such nodes): computed inside that branch, in graph order."""
+    users: dict[int, list[tuple[Node, int]]] = {}
+    for node in graph.nodes:
+        for k, v in enumerate(node.inputs):
+            users.setdefault(id(v), []).append((node, k))
+    outputs = {id(v) for v in graph.outputs}
+    cone: set[int] = set()
+    index = {id(n): i for i, n in enumerate(graph.nodes)}
+    for node in reversed(graph.nodes[:index[id(select)]]):
+        uses = [u for v in node.outputs for u in users.get(id(v), ())]
+        if uses and not any(id(v) in outputs for v in node.outputs) and \
+                all((u is select and k == slot) or id(u) in cone for u, k in uses):
+            cone.add(id(node))
+    return [n for n in graph.nodes if id(n) in cone]

@@ -23,6 +23,7 @@ from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_ops
+from transpiler.printers.keras_subclass import needs_subclass, subclass_text
 from transpiler.printers.keras_training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
@@ -183,6 +184,18 @@ class KerasScript:
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
         self.training = ProgramPrinter(program, frontend)
+        #: the torch class → the models printed as a ``keras.Model`` subclass of it (their
+        #: forward has control flow), each with its class name
+        self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
+        taken: set[str] = set()
+        for md in program.models:
+            if needs_subclass(md.graph) and not md.graph.meta.get("unsupported"):
+                name, n = md.class_name, 2
+                while name in taken:
+                    name, n = f"{md.class_name}_{n}", n + 1
+                taken.add(name)
+                self.subclasses.setdefault(md.class_name, []).append((md, name))
+        self.subclass_name = {id(md): name for group in self.subclasses.values() for md, name in group}
 
     def reserved(self) -> set[str]:
         names = set(self.frontend.globals.vars)
@@ -207,7 +220,9 @@ class KerasScript:
                 continue
             rest.append(self.statement(stmt))
         helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
-                          for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
+                          for g in [md.graph] + [sub.graph for sub in md.methods.values()]
+                          for n in g.nodes for h in keras_ops.emit(n).helpers
+                          if not (g is md.graph and id(md) in self.subclass_name and n.op == "training_select")})
         wanted = set(self.training.imports)
         if "torch_uniform_init" in helpers:
             wanted.add("import math")
@@ -227,6 +242,11 @@ class KerasScript:
     def statement(self, stmt) -> str | None:
         if isinstance(stmt, cst.ClassDef):
             name = stmt.name.value
+            if name in self.subclasses:
+                texts = [subclass_text(md.graph, cls, self.reserved(), _input_expr) for md, cls in self.subclasses[name]]
+                if name in self.class_models and name not in self.subclass_name.values():
+                    texts.append(self.builder(self.class_models[name], None))
+                return "\n\n".join(texts)
             if name in self.class_models:
                 return self.builder(self.class_models[name], None)
             if name in self.stubbed and not self.stubbed[name]["builder"]:
@@ -271,7 +291,10 @@ class KerasScript:
                 lines.append(f"    if ({names}) != ({defaults}):")
             lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
                          'default arguments only")')
-        lines += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+        if id(md) in self.subclass_name:
+            lines.append(f"    return {self.subclass_name[id(md)]}()")
+        else:
+            lines += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
         called = self.program.meta.get("called_methods", set())
         for method, sub in md.methods.items():
             if (id(md), method) not in called:

@@ -15,7 +15,7 @@ from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers import torch_ops
-from transpiler.printers.code import Namespace, lit
+from transpiler.printers.code import Namespace, exclusive_cone, lit
 from transpiler.printers.torch_structure import StructurePrinter
 
 
@@ -74,7 +74,7 @@ class _ForwardWriter:
         for node in graph.nodes:
             if emissions[id(node)].mode_select:
                 for slot in (0, 1):
-                    for member in _exclusive_cone(graph, node, slot):
+                    for member in exclusive_cone(graph, node, slot):
                         self.branch_of.setdefault(id(member), (node, slot))
         self.graph_index = {id(n): i for i, n in enumerate(graph.nodes)}
         self.producer_here = {id(v): n for n in graph.nodes for v in n.outputs}
@@ -264,24 +264,6 @@ class _ForwardWriter:
             self.lines.append("if not self.training:")
             self.lines += [f"    {ln}" for ln in infer]
         self.expr[id(node.outputs[0])] = name
-
-
-def _exclusive_cone(graph: Graph, select: Node, slot: int) -> list[Node]:
-    """The nodes whose results only ``select``'s input ``slot`` needs (directly or through
-    other such nodes): computed inside that branch, in graph order."""
-    users: dict[int, list[tuple[Node, int]]] = {}
-    for node in graph.nodes:
-        for k, v in enumerate(node.inputs):
-            users.setdefault(id(v), []).append((node, k))
-    outputs = {id(v) for v in graph.outputs}
-    cone: set[int] = set()
-    index = {id(n): i for i, n in enumerate(graph.nodes)}
-    for node in reversed(graph.nodes[:index[id(select)]]):
-        uses = [u for v in node.outputs for u in users.get(id(v), ())]
-        if uses and not any(id(v) in outputs for v in node.outputs) and \
-                all((u is select and k == slot) or id(u) in cone for u, k in uses):
-            cone.add(id(node))
-    return [n for n in graph.nodes if id(n) in cone]
 
 
 def _arg_names(graph: Graph) -> list[str]:

@@ -21,7 +21,8 @@ from transpiler.frontend_ast import keras_layers
 from transpiler.ir import ops as ops_table
 from transpiler.ir.params import expected_shapes, param_names, source_op
 from transpiler.weights.errors import CheckpointError
-from transpiler.weights.keras_files import CheckpointLayer, KerasCheckpoint, KerasLayerOut, write_keras_weights
+from transpiler.weights.keras_files import (CheckpointLayer, KerasCheckpoint, KerasLayerOut, layer_keys,
+                                            write_keras_weights)
 from transpiler.weights.mapping import canonical_from_torch, source_layers, torch_plan
 from transpiler.weights.safetensors_io import write_safetensors_streamed
 from transpiler.weights.torch_files import read_torch_state, write_torch_pt
@@ -306,14 +307,24 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
     """The user's own torch checkpoint (for a model read *from* a PyTorch script) → a Keras 3
     ``.weights.h5`` that the generated Keras model's ``load_weights`` accepts."""
     from transpiler.printers.keras_ops import keras_class_of
+    from transpiler.printers.keras_subclass import layer_attributes, needs_subclass, weights_paths
     from transpiler.weights import torch_source
 
     report = ConversionReport(ckpt_path, out_path, graph.name)
     state = read_torch_state(ckpt_path) if state is None else state
     torch_source.check_state(graph, state, ckpt_path)
     weights = torch_source.keras_weights(graph, state)
+    subclass = needs_subclass(graph)
+    attributes = layer_attributes(graph)
+    if subclass:  # model.layers holds the layers in the order __init__ assigns them
+        first = {}
+        for node in graph.nodes:
+            first.setdefault(node.name, node)
+        order = [first[name] for name in attributes]
+    else:
+        order = keras_layer_order(graph)
     layers = []
-    for node in keras_layer_order(graph):
+    for node in order:
         cls = keras_class_of(node)
         if cls is None:
             continue
@@ -324,7 +335,8 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
         elif node.op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")
         layers.append(KerasLayerOut(cls, node.name, node.op, weights.get(node.name, []), inner))
-    write_keras_weights(out_path, model_name or graph.name, layers)
+    groups = weights_paths([attributes[layer.name] for layer in layers], layer_keys(layers)) if subclass else None
+    write_keras_weights(out_path, model_name or graph.name, layers, groups)
     report.tensors = sum(len(layer.tensors) for layer in layers)
     report.bytes = os.path.getsize(out_path)
     return report

@@ -372,23 +372,36 @@ class KerasLayerOut:
     inner_names: tuple[str, ...] = ()
 
 
-def write_keras_weights(path: str, model_name: str, layers: list[KerasLayerOut]) -> None:
-    """Write a Keras 3 ``.weights.h5`` (``layers`` in ``model.layers`` order), atomically."""
+def layer_keys(layers: list[KerasLayerOut]) -> list[str]:
+    """The key Keras' saver gives each layer of ``model.layers`` (in that order): the
+    snake-cased class name, counted (``dense``, ``dense_1``, ...)."""
+    used: dict[str, int] = {}
+    keys = []
+    for layer in layers:
+        key = keras_auto_name(layer.cls)
+        n = used.get(key)
+        used[key] = 0 if n is None else n + 1
+        keys.append(key if n is None else f"{key}_{n + 1}")
+    return keys
+
+
+def write_keras_weights(path: str, model_name: str, layers: list[KerasLayerOut],
+                        groups: list[str] | None = None) -> None:
+    """Write a Keras 3 ``.weights.h5`` (``layers`` in ``model.layers`` order), atomically.
+    Each layer goes under ``layers/<key>`` (a functional model), or under its entry of
+    ``groups`` (a subclassed model's attribute paths)."""
     import h5py
 
+    if groups is None:
+        groups = [f"layers/{key}" for key in layer_keys(layers)]
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".weights.h5")
     os.close(fd)
     try:
         with h5py.File(tmp, "w") as f:
-            used: dict[str, int] = {}
-            top = f.create_group("layers")
-            for layer in layers:
-                key = keras_auto_name(layer.cls)
-                n = used.get(key)
-                used[key] = 0 if n is None else n + 1
-                key = key if n is None else f"{key}_{n + 1}"
-                g = top.create_group(key)
+            f.create_group("layers")
+            for layer, group in zip(layers, groups):
+                g = f.create_group(group)
                 own = g.create_group("vars")
                 own.attrs["name"] = layer.name
                 subs = SUBPATHS.get(layer.op, ())

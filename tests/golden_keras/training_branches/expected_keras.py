@@ -25,16 +25,6 @@ class NormalNoise(layers.Layer):
         )
 
 
-class TrainingSelect(layers.Layer):
-    """Its first input while training, its second at inference: PyTorch's
-    ``a if self.training else b`` (both inputs are computed in either mode; Keras
-    passes ``training`` to the layer, True in fit, False in predict)."""
-
-    def call(self, inputs, training=None):
-        train, infer = inputs
-        return train if training else infer
-
-
 def torch_kernel_init():
     """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
     return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
@@ -61,46 +51,73 @@ class Mean:
         self.count += 1
 
 
+class AutoEncoder(keras.Model):
+    """The AutoEncoder model, translated from PyTorch (channels-last inputs); a subclass since
+    its forward branches on ``self.training`` (Keras passes ``training``: True in fit,
+    False in evaluate and predict)."""
+
+    def __init__(self, name="AutoEncoder", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.enc = layers.Dense(
+            8,
+            kernel_initializer=torch_kernel_init(),
+            bias_initializer=torch_uniform_init(16),
+            name="enc",
+        )
+        self.relu = layers.ReLU(name="relu")
+        self.mu = layers.Dense(
+            2,
+            kernel_initializer=torch_kernel_init(),
+            bias_initializer=torch_uniform_init(8),
+            name="mu",
+        )
+        self.logvar = layers.Dense(
+            2,
+            kernel_initializer=torch_kernel_init(),
+            bias_initializer=torch_uniform_init(8),
+            name="logvar",
+        )
+        self.noise = NormalNoise((2,), name="noise")
+        self.scale = layers.Rescaling(0.5, name="scale")
+        self.multiply = layers.Multiply(name="multiply")
+        self.add = layers.Add(name="add")
+        self.dec = layers.Dense(
+            16,
+            kernel_initializer=torch_kernel_init(),
+            bias_initializer=torch_uniform_init(2),
+            name="dec",
+        )
+        self.sigmoid = layers.Activation("sigmoid", name="sigmoid")
+        # build every layer now, also those only one mode calls (torch creates the
+        # weights in __init__; load_weights needs them)
+        x = keras.Input(shape=(16,), name="x")
+        self(x, training=True)
+        self(x, training=False)
+
+    def call(self, x, training=None):
+        enc = self.enc(x)
+        h = self.relu(enc)
+        mu = self.mu(h)
+        if training:
+            logvar = self.logvar(h)
+            # the reparameterisation trick while training, the mean at inference
+            eps = self.noise(mu)
+            scale = self.scale(logvar)
+            exp = keras.ops.exp(scale)
+            multiply = self.multiply([exp, eps])
+            z = self.add([mu, multiply])
+        else:
+            z = mu
+        # clip the code at inference only
+        if not training:
+            z = keras.ops.clip(z, -3.0, 3.0)
+        dec = self.dec(z)
+        return self.sigmoid(dec)
+
+
 def build_model():
     """The AutoEncoder model, translated from PyTorch (channels-last inputs)."""
-    x = keras.Input(shape=(16,), name="x")
-    enc = layers.Dense(
-        8,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(16),
-        name="enc",
-    )(x)
-    h = layers.ReLU(name="relu")(enc)
-    mu = layers.Dense(
-        2,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(8),
-        name="mu",
-    )(h)
-    logvar = layers.Dense(
-        2,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(8),
-        name="logvar",
-    )(h)
-    # the reparameterisation trick while training, the mean at inference
-    eps = NormalNoise((2,), name="noise")(mu)
-    scale = layers.Rescaling(0.5, name="scale")(logvar)
-    exp = keras.ops.exp(scale)
-    multiply = layers.Multiply(name="multiply")([exp, eps])
-    add = layers.Add(name="add")([mu, multiply])
-    z = TrainingSelect(name="select")([add, mu])
-    clip = keras.ops.clip(z, -3.0, 3.0)
-    # clip the code at inference only
-    z = TrainingSelect(name="select_1")([z, clip])
-    dec = layers.Dense(
-        16,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(2),
-        name="dec",
-    )(z)
-    sigmoid = layers.Activation("sigmoid", name="sigmoid")(dec)
-    return keras.Model(inputs=x, outputs=sigmoid, name="AutoEncoder")
+    return AutoEncoder()
 
 
 def auto_encoder_train_step(model, data):
