@@ -9,7 +9,9 @@ in Keras).
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import io
 import os
 
 import torch  # noqa: F401  (torch before Keras in one process)
@@ -585,3 +587,78 @@ def test_own_parameters_start_as_torch_draws_them():
                 continue
             assert abs(k.std() - t.std()) <= 0.15 * t.std(), layer
             assert abs(np.abs(k).max() - np.abs(t).max()) <= 0.25 * np.abs(t).max(), layer
+
+
+#: a ResNet-style classifier written the way torch code often is: a stem of
+#: ``nn.Sequential(OrderedDict(...))``, blocks in an ``nn.ModuleList`` with an ``nn.Identity``
+#: or projection shortcut, ``nn.ModuleDict`` heads, ``F.dropout(training=self.training)``,
+#: two outputs; run in training mode right after it is built (torch's default mode)
+ORDERED_STEM = '''from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Identity()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + self.shortcut(x))
+
+
+class Net(nn.Module):
+    def __init__(self, num_classes=10, dropout=0.3):
+        super().__init__()
+        self.stem = nn.Sequential(OrderedDict([
+            ("conv", nn.Conv2d(3, 16, 3, padding=1)),
+            ("bn", nn.BatchNorm2d(16)),
+            ("act", nn.ReLU(inplace=True)),
+        ]))
+        self.blocks = nn.ModuleList([Block(16, 16), Block(16, 32, 2)])
+        self.heads = nn.ModuleDict({"cls": nn.Linear(32, num_classes), "aux": nn.Linear(32, 1)})
+        self.dropout = dropout
+
+    def forward(self, x):
+        x = self.stem(x)
+        for blk in self.blocks:
+            x = blk(x)
+        x = F.adaptive_avg_pool2d(x, 1)
+        x = torch.flatten(x, 1)
+        x = F.dropout(x, p=self.dropout, training=self.training)
+        logits = self.heads["cls"](x)
+        aux = torch.sigmoid(self.heads["aux"](x))
+        return logits, aux
+
+
+def build_model():
+    return Net()
+
+
+if __name__ == "__main__":
+    m = build_model()
+    print(m(torch.randn(2, 3, 32, 32))[0].shape)
+'''
+
+
+def test_ordered_dict_stem_module_dict_heads_two_outputs():
+    err, n_torch, n_keras, tr = check_torch_source(ORDERED_STEM, path="ordered_stem.py")
+    assert err <= 1e-5, f"max abs error {err}\n{tr.text}"
+    assert n_torch == n_keras
+    assert 'name="stem_conv"' in tr.text and 'name="heads_cls"' in tr.text
+    # the model called in training mode on a batch: each output converted (a list, as predict gives)
+    assert "[keras.ops.convert_to_numpy(t)fortinm(" in "".join(tr.text.split())
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(tr.text, "ordered_stem_keras.py", "exec"), {"__name__": "__main__"})
+    assert printed.getvalue().strip() == "(2, 10)"

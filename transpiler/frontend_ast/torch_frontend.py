@@ -1161,6 +1161,10 @@ class TorchFrontend:
         span = self._span(node)
         if path == "builtins.super":
             return _Super()
+        if path == "collections.OrderedDict":  # nn.Sequential(OrderedDict([(name, module), ...]))
+            if any(isinstance(a, (Unknown, Tensor)) for a in list(args) + list(kwargs.values())):
+                return Unknown("OrderedDict of an unknown value")
+            return dict(*args, **kwargs)
         api = torch_api(path)
         if api is not None and api.startswith("nn.") and "." not in api[3:]:
             return self._construct(api[3:], args, kwargs, span)
@@ -1493,9 +1497,9 @@ class TorchFrontend:
             if forward is None:
                 raise Unsupported(f"{mod.cls_name} has no forward")
             return self._run_method(mod, forward, args, kwargs, forward)
-        if mod.kind == "sequential":
+        if mod.kind == "sequential" or (mod.kind == "module_dict" and mod.cls_name == "Sequential"):
             x = args[0]
-            for m in mod.items:
+            for m in (mod.items.values() if isinstance(mod.items, dict) else mod.items):
                 x = self._call_module(m, [x], {}, span)
             return x
         if mod.kind in ("module_list", "module_dict"):

@@ -544,11 +544,13 @@ class ProgramPrinter:
         arg = inputs[0] if len(inputs) == 1 else f"[{', '.join(inputs)}]"
         if cfg.get("live"):  # a tensor of the training step: it stays a Keras tensor
             return f"{model}({arg}, training={cfg['training']})"
-        if cfg["training"]:
+        n_out = len(md.graph.outputs) if md is not None else 1
+        if cfg["training"] and n_out > 1:  # several outputs: a list of arrays, as predict gives
+            out = f"[keras.ops.convert_to_numpy(t) for t in {model}({arg}, training=True)]"
+        elif cfg["training"]:
             out = f"keras.ops.convert_to_numpy({model}({arg}, training=True))"
         else:
             out = f"{model}.predict({arg}, verbose=0)"
-        n_out = len(md.graph.outputs) if md is not None else 1
         perm = output_perm(md, 0) if n_out == 1 else None
         if perm is not None:
             self.imports.add("import numpy as np")
