@@ -179,6 +179,70 @@ def test_scheduler_learning_rates_match(call, per):
     np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+HAND_STEPPED = """
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (4,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(4, 3))
+
+
+def main():
+    x = torch.from_numpy(np.random.RandomState(0).randn(16, 4).astype("float32"))
+    y = torch.from_numpy(np.arange(16) % 3)
+    model = build_model()
+    loader = DataLoader(TensorDataset(x, y), batch_size=8)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = SCHEDULER
+    best = float("inf")
+    for epoch in range(3):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+        scheduler.step()
+        if loss.item() < best:  # not the usual loop for fit: a custom loop
+            best = loss.item()
+    return best
+"""
+
+
+@pytest.mark.parametrize("call", [c for c, per in SCHEDULER_CASES if per == "epoch"],
+                         ids=lambda c: c.split("(")[0].split(".")[-1])
+def test_scheduler_stepped_by_the_program_sets_the_same_rates(call):
+    """A custom loop stepping a torch scheduler itself: the Keras program keeps the
+    ``scheduler.step()`` calls, on a StepSchedule that sets the optimizer's rate as torch's
+    scheduler does after as many steps."""
+    tr = translate(HAND_STEPPED.replace("SCHEDULER", call), "hand.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "scheduler.step()" in tr.text and "=StepSchedule(optimizer," in "".join(tr.text.split())
+    module = verify.load_generated(tr.text, "hand_keras")
+    assert np.isfinite(module.main())  # the program runs
+    printer = tr.program.meta["keras_training_printer"]
+    schedule = _fact(tr, "schedule_object")
+    assert schedule.per == "manual"
+    tparam = torch.nn.Parameter(torch.zeros(1))
+    topt = torch.optim.SGD([tparam], lr=0.1)
+    tsched = eval(call, {"torch": torch, "optimizer": topt})
+    kopt = keras.optimizers.SGD(learning_rate=0.1)
+    ksched = eval(printer.schedule_expr(schedule), {**vars(module), "optimizer": kopt})
+    expected, got = [], []
+    for _ in range(12):
+        expected.append(topt.param_groups[0]["lr"])
+        got.append(float(kopt.learning_rate))
+        topt.step()
+        tsched.step()
+        ksched.step()
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 PLATEAU_LOSSES = [1.0, 0.8, 0.85, 0.9, 0.7, 0.71, 0.72, 0.73, 0.5, 0.6, 0.6, 0.6, 0.6, 0.4]
 
 

@@ -368,7 +368,8 @@ class TorchFrontend:
                 args = {p.name.value: self._eval(p.default, self.globals) for p in fn.node.params.params}
                 result = self._call_function(fn, [], {}, fn.node)
             except Unsupported as exc:
-                if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}):
+                if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}) and \
+                        not _trains(fn.node):  # a program function (it trains) is not a builder
                     self._stub_model(fn.node.name.value, fn.node.name.value, str(exc),
                                      self.cur_span or self._span(fn.node))
                     self.stubbed_builders.add(fn.node.name.value)
@@ -1991,6 +1992,20 @@ def _is_init_code(stmt) -> bool:
 
     if isinstance(stmt, (cst.For, cst.SimpleStatementLine)):
         stmt.visit(V())
+    return found
+
+
+def _trains(fn: cst.FunctionDef) -> bool:
+    """``fn`` runs a training step (``.backward()``/``.zero_grad()``): program code."""
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            nonlocal found
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("backward", "zero_grad"):
+                found = True
+
+    fn.visit(V())
     return found
 
 

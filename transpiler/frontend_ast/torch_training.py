@@ -1216,6 +1216,13 @@ class TrainingReader:
             if name == "get_last_lr":
                 self.fact(node, "learning_rate", obj.optimizer.var or "optimizer")
                 return OTHER
+            if name == "step" and not args and obj.schedule is not None and obj.optimizer.var:
+                # stepped by the program's own loop (a custom training loop): the Keras
+                # object steps the same schedule and sets the optimizer's rate
+                obj.schedule.per = "manual"
+                obj.schedule.optimizer = obj.optimizer.var
+                self.array(node, "{0}.step()", [recv])
+                return OTHER
             raise Unsupported(f"scheduler.{name}() outside a recognised training loop")
         if isinstance(obj, (StateV, LoadedV)):
             raise Unsupported(f"state_dict.{name}() is not translated (Keras keeps weights as a list)")

@@ -86,7 +86,11 @@ class Schedule:
 
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
+    #: ``"step"``, ``"epoch"``, or ``"manual"``: stepped by the program's own code (a torch
+    #: scheduler's ``step()`` in a custom loop), t = the number of steps so far; it sets
+    #: the rate of the optimizer bound to ``optimizer``
     per: str = "step"
+    optimizer: str | None = None
 
 
 @dataclass

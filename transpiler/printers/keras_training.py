@@ -228,6 +228,24 @@ class BatchLearningRateScheduler(keras.callbacks.Callback):
         self.model.optimizer.learning_rate = self.schedule(self.step)
         self.step += 1
 ''',
+    "StepSchedule": '''
+class StepSchedule:
+    """A torch learning-rate scheduler the program steps itself: after n calls of
+    step() the optimizer's rate is schedule(n)."""
+
+    def __init__(self, optimizer, schedule):
+        self.optimizer = optimizer
+        self.schedule = schedule
+        self.steps = 0
+        optimizer.learning_rate = schedule(0)
+
+    def step(self):
+        self.steps += 1
+        self.optimizer.learning_rate = self.schedule(self.steps)
+
+    def get_last_lr(self):
+        return [float(self.optimizer.learning_rate)]
+''',
     "SparseCategoricalCrossentropyWithSmoothing": '''
 class SparseCategoricalCrossentropyWithSmoothing(keras.losses.Loss):
     """torch's CrossEntropyLoss(label_smoothing=s) on class indices: Keras' categorical
@@ -693,6 +711,9 @@ class ProgramPrinter:
         raise ValueError(s.kind)
 
     def schedule_expr(self, s: T.Schedule) -> str:
+        if s.per == "manual":
+            self.need("StepSchedule")
+            return f"StepSchedule({s.optimizer}, {self.schedule_fn(s, 'steps')})"
         if s.per == "epoch":
             self.note("the scheduler was stepped once per epoch: LearningRateScheduler sets the rate when "
                       "each epoch begins")
