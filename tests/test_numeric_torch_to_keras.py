@@ -164,6 +164,7 @@ OPS = {
     "prelu_features": ("self.act = nn.PReLU(5)", "return self.act(x)", "(5,)"),
     "prelu_single": ("self.act = nn.PReLU()", "return self.act(x)", "(5,)"),
     "prelu_channels": ("self.act = nn.PReLU(3, init=0.1)", "return self.act(x)", "(3, 4, 4)"),
+    "prelu_single_feature_map": ("self.act = nn.PReLU()", "return self.act(x)", "(3, 4, 4)"),
     "avg_pool1d": ("self.pool = nn.AvgPool1d(2)", "return self.pool(x)", "(3, 8)"),
     "hardsigmoid": ("self.act = nn.Hardsigmoid()", "return self.act(x * 4.0)", "(5,)"),
     "crop_by_slicing": ("self.conv = nn.Conv2d(2, 3, 3)", "return self.conv(x)[:, :, 1:-1, :-2]", "(2, 8, 8)"),
@@ -662,3 +663,85 @@ def test_ordered_dict_stem_module_dict_heads_two_outputs():
     with contextlib.redirect_stdout(printed):
         exec(compile(tr.text, "ordered_stem_keras.py", "exec"), {"__name__": "__main__"})
     assert printed.getvalue().strip() == "(2, 10)"
+
+
+#: a small U-Net: blocks from a helper function (GroupNorm, SiLU, BatchNorm, PReLU with one
+#: slope), max/avg pooling, a transposed conv and bilinear upsampling, skip connections
+#: by torch.cat, log_softmax; its init through ``self.apply(self._init)``; a main training it
+#: with F.nll_loss on per-pixel labels from ``torch.randn(4, *INPUT_SHAPE)``
+UNET = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+INPUT_SHAPE = (1, 32, 32)
+
+
+def conv_block(cin, cout):
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, padding=1),
+        nn.GroupNorm(4, cout),
+        nn.SiLU(),
+        nn.Conv2d(cout, cout, 3, padding=1),
+        nn.BatchNorm2d(cout),
+        nn.PReLU(),
+    )
+
+
+class UNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down1 = conv_block(1, 8)
+        self.down2 = conv_block(8, 16)
+        self.bottom = conv_block(16, 32)
+        self.up2 = nn.ConvTranspose2d(32, 16, 2, stride=2)
+        self.dec2 = conv_block(32, 16)
+        self.up1 = nn.Upsample(scale_factor=2, mode="nearest")
+        self.dec1 = conv_block(16 + 8, 8)
+        self.head = nn.Conv2d(8, 2, 1)
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(m):
+        if isinstance(m, (nn.Conv2d, nn.ConvTranspose2d)):
+            nn.init.xavier_uniform_(m.weight)
+            nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(F.max_pool2d(d1, 2))
+        b = self.bottom(F.avg_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], dim=1))
+        u1 = F.interpolate(u2, scale_factor=2, mode="bilinear", align_corners=False)
+        u1 = self.dec1(torch.cat((u1, d1), 1))
+        return F.log_softmax(self.head(u1), dim=1)
+
+
+def build_model():
+    return UNet()
+
+
+if __name__ == "__main__":
+    model = build_model()
+    x = torch.randn(4, *INPUT_SHAPE)
+    target = torch.randint(0, 2, (4, 32, 32))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for step in range(3):
+        opt.zero_grad()
+        loss = F.nll_loss(model(x), target)
+        loss.backward()
+        opt.step()
+        print(step, loss.item())
+'''
+
+
+def test_unet_with_init_method_and_nll_loss_program():
+    err, n_torch, n_keras, tr = check_torch_source(UNET, path="unet.py")
+    assert err <= 1e-5, f"max abs error {err}\n{tr.text}"
+    assert n_torch == n_keras
+    assert not tr.stubs, [str(d) for d in tr.stubs]  # _init is the (reported) weight init
+    assert any("custom weight initialisation" in d.message for d in tr.program.diagnostics)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(tr.text, "unet_keras.py", "exec"), {"__name__": "__main__"})
+    losses = [float(line.split()[1]) for line in printed.getvalue().splitlines()]
+    assert len(losses) == 3 and all(np.isfinite(losses))

@@ -430,3 +430,18 @@ def test_cli_weights_of_a_subclass_loadable_by_keras(tmp_path):
             return sorted(found)
 
     assert groups(tmp_path / "net.weights.h5") == groups(tmp_path / "keras_saved.weights.h5")
+
+
+def test_data_shapes_with_unpacked_sizes_are_kept():
+    """``torch.randn(4, *INPUT_SHAPE)`` → ``np.random.standard_normal((4, *INPUT_SHAPE))``
+    (the unpacked sizes were dropped: a (4,) array)."""
+    src = (
+        "import torch\nimport torch.nn as nn\n\nINPUT_SHAPE = (3, 8)\n\n\n"
+        "def build_model():\n    return nn.Sequential(nn.Flatten(), nn.Linear(24, 2))\n\n\n"
+        "def main():\n    model = build_model()\n    x = torch.randn(4, *INPUT_SHAPE)\n"
+        "    noise = torch.rand(*INPUT_SHAPE)\n    z = torch.zeros(2, *INPUT_SHAPE, 1)\n"
+        "    return model(x), noise, z\n")
+    tr = translate(src, "shapes.py", "keras")
+    assert 'np.random.standard_normal((4, *INPUT_SHAPE)).astype("float32")' in tr.text, tr.text
+    assert 'np.random.random_sample((*INPUT_SHAPE,)).astype("float32")' in tr.text
+    assert 'np.zeros((2, *INPUT_SHAPE, 1), dtype="float32")' in tr.text

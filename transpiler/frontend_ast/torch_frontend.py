@@ -545,10 +545,13 @@ class TorchFrontend:
             if m.kind != "user" or id(m.cls.node) in seen:
                 continue
             seen.add(id(m.cls.node))
+            init_only = _init_code_methods(m.cls.node)
             for stmt in m.cls.node.body.body:
                 if not isinstance(stmt, cst.FunctionDef) or id(stmt) in self.ran_methods:
                     continue
                 name = stmt.name.value
+                if name in init_only:
+                    continue  # the weight initialisation ``__init__`` runs (reported with it)
                 if (m is mod and name in md.methods) or (name.startswith("__") and name.endswith("__")) \
                         or name == "extra_repr":  # (print(model)'s text: Keras' summary() has its own)
                     continue
@@ -1571,8 +1574,8 @@ class TorchFrontend:
             return Tensor(x)
         if op == "prelu":
             n, rank = layer.extra["num_parameters"], len(x.shape)
-            if n == 1 and rank == 2:
-                attrs["shared_axes"] = (1,)
+            if n == 1:  # one slope for every element: every non-batch axis shared
+                attrs["shared_axes"] = tuple(range(1, rank))
             elif n == x.shape[1] and n > 1:
                 attrs["shared_axes"] = tuple(range(2, rank)) or None
             else:
@@ -1993,6 +1996,24 @@ def _is_init_code(stmt) -> bool:
     if isinstance(stmt, (cst.For, cst.SimpleStatementLine)):
         stmt.visit(V())
     return found
+
+
+def _init_code_methods(cls: cst.ClassDef) -> set[str]:
+    """Methods the class's weight-initialisation code in ``__init__`` uses
+    (``self.apply(self._init_weights)``, ``self._reset()`` next to ``nn.init`` calls)."""
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            if isinstance(n.value, cst.Name) and n.value.value == "self":
+                names.add(n.attr.value)
+
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+            for inner in stmt.body.body:
+                if _is_init_code(inner):
+                    inner.visit(V())
+    return names
 
 
 def _trains(fn: cst.FunctionDef) -> bool:

@@ -296,6 +296,9 @@ def _functional_loss(reader, short: str, pos, kw, p, done):
         "mse_loss": f"keras.ops.square({out} - {target})",
         "l1_loss": f"keras.ops.abs({out} - {target})",
         "cross_entropy": f"keras.ops.sparse_categorical_crossentropy({target}, {out}, from_logits=True)",
+        # minus the log-probability of each target class (the class axis is last in Keras)
+        "nll_loss": f"-keras.ops.squeeze(keras.ops.take_along_axis({out}, "
+                    f"keras.ops.expand_dims({target}, -1), axis=-1), -1)",
     }.get(short)
     if per_element is None:
         raise Unsupported(f"F.{short} in a training step is not translated yet")

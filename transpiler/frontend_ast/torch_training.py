@@ -1093,9 +1093,11 @@ class TrainingReader:
         def shape_of() -> str:
             if "size" in kw:
                 return p(kw["size"])
-            if len(pos) == 1 and not isinstance(pos[0], cst.Integer):
-                return p(pos[0])
-            return "(" + ", ".join(p(a) for a in pos) + ("," if len(pos) == 1 else "") + ")"
+            sizes = [a for a in node.args if a.keyword is None]  # ``torch.randn(4, *SHAPE)`` too
+            if len(sizes) == 1 and not sizes[0].star and not isinstance(sizes[0].value, cst.Integer):
+                return p(sizes[0].value)
+            texts = [("*" if a.star else "") + p(a.value) for a in sizes]
+            return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
 
         def dtype(default: str) -> str:
             if "dtype" in kw:

@@ -705,6 +705,10 @@ def emit_prelu_torch(node: Node, m: str) -> Emission:
     shared = {ax % rank for ax in (node.attrs["shared_axes"] or ())}
     channel = 1
     init = [init_line(node, "alpha_initializer", f"{m}.weight", "zeros")]
+    if shared == set(range(1, rank)):  # one slope for every element: nn.PReLU's default
+        module = call("nn.PReLU")
+        state = [StateEntry("weight", "alpha", Transform.FLATTEN)]
+        return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)
     if rank == 2 or shared == set(range(2, rank)):
         module = call("nn.PReLU", num_parameters=x.shape[channel])
         # Keras' alpha keeps the shared axes as 1s, e.g. (1, 1, C); nn.PReLU's weight is (C,).
