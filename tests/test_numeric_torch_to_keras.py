@@ -745,3 +745,92 @@ def test_unet_with_init_method_and_nll_loss_program():
         exec(compile(tr.text, "unet_keras.py", "exec"), {"__name__": "__main__"})
     losses = [float(line.split()[1]) for line in printed.getvalue().splitlines()]
     assert len(losses) == 3 and all(np.isfinite(losses))
+
+
+INIT_CODE = HEAD + '''
+INPUT_SHAPE = (3, 16, 16)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 32, 3, padding=1)
+        self.bn = nn.BatchNorm2d(32)
+        self.fc = nn.Linear(32 * 16 * 16, 64)
+        self.norm = nn.LayerNorm(64)
+        self.out = nn.Linear(64, 10)
+        self.fc.weight.data.normal_(0.0, 0.01)
+        self.fc.bias.data.fill_(0.5)
+        self.out.weight.data.uniform_(-0.2, 0.2)
+        self.out.bias.data.zero_()
+        nn.init.constant_(self.norm.weight, 2.0)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.conv(x)))
+        return self.out(self.norm(self.fc(h.flatten(1))))
+
+
+def init_conv(m):
+    if isinstance(m, nn.Conv2d):
+        nn.init.xavier_normal_(m.weight)
+        nn.init.constant_(m.bias, 0.1)
+    elif type(m).__name__ == "BatchNorm2d" or m.__class__.__name__.startswith("Batch"):
+        nn.init.uniform_(m.weight, 0.5, 1.5)
+
+
+def build_model():
+    model = Net()
+    model.apply(init_conv)
+    return model
+'''
+
+
+def _init_pairs(path_or_source: str, builder: str):
+    """(torch tensor, Keras weight) of every weight the script's initialisation code drew."""
+    from transpiler.frontend_ast.torch_modules import KERAS_PARAM
+    from transpiler.ir.params import param_names
+
+    if os.path.exists(path_or_source):
+        with open(path_or_source, encoding="utf-8") as fh:
+            path_or_source = fh.read()
+    tr = translate(path_or_source, "init.py", "keras")
+    md = next(m for m in tr.program.models if m.builder == builder)
+    import keras
+
+    torch.manual_seed(0)
+    state = getattr(load_source(path_or_source), builder)().state_dict()
+    keras.utils.set_random_seed(0)
+    kmodel = getattr(load_source(tr.text, "init_keras"), builder)()
+    pairs = []
+    for node in md.graph.nodes:
+        drawn = node.meta.get("param_inits") or {}
+        names = param_names(node)
+        for torch_name, keras_name in KERAS_PARAM.get(node.op, {}).items():
+            if keras_name in drawn:
+                k = kmodel.get_layer(node.name).get_weights()[names.index(keras_name)]
+                pairs.append((f"{node.meta['torch_path']}.{torch_name}", state[f"{node.meta['torch_path']}.{torch_name}"].numpy(), k))
+    return tr, pairs
+
+
+@pytest.mark.parametrize("source, builder, n", [
+    (INIT_CODE, "build_model", 8),  # conv (2), bn.weight, fc (2), norm.weight, out (2)
+    (os.path.join(ROOT, "corpus", "torch", "dcgan.py"), "build_model", 7),  # 3 deconvs, 2 BatchNorms
+    (os.path.join(ROOT, "corpus", "torch", "dcgan.py"), "build_discriminator", 5),  # 3 convs, 1 BatchNorm
+    (os.path.join(ROOT, "corpus", "torch", "resnet_small.py"), "build_model", 27),  # 9 convs, 9 BatchNorms
+], ids=["own_code", "dcgan_generator", "dcgan_discriminator", "resnet_small"])
+def test_initialisation_code_draws_like_torch(source, builder, n):
+    """``nn.init.*_(m.weight)`` in ``__init__``, ``model.apply(fn)`` with isinstance/class-name
+    tests, ``for m in self.modules()``, ``.data.normal_/uniform_/fill_/zero_()``: each weight
+    gets the Keras initializer drawing torch's distribution (compared with what torch drew:
+    constants exactly, random draws by mean and standard deviation)."""
+    tr, pairs = _init_pairs(source, builder)
+    assert not any("custom weight initialisation" in d.message for d in tr.program.diagnostics), tr.program.diagnostics
+    assert len(pairs) == n, [p[0] for p in pairs]
+    for key, t, k in pairs:
+        assert t.shape == tuple(np.moveaxis(k, -1, 0).shape if k.ndim == 4 else k.shape) or t.size == k.size, key
+        if t.std() == 0:
+            np.testing.assert_allclose(k, np.full(k.shape, t.flat[0]), rtol=1e-6, err_msg=key)
+        else:  # two samples of one distribution: means within 5 standard errors
+            assert abs(k.mean() - t.mean()) <= 5 * t.std() * np.sqrt(2 / t.size), (key, k.mean(), t.mean())
+            if t.size >= 500:  # (a sample std's relative error is about 1/sqrt(2n))
+                assert 0.8 <= k.std() / t.std() <= 1.25, (key, k.std(), t.std())

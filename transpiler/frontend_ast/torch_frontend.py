@@ -92,6 +92,9 @@ class Mod:
     cls: ClassRef | None = None
     attrs: dict = field(default_factory=dict)
     path: str | None = None
+    #: what initialisation code drew for a leaf module's weights: torch name → init
+    #: (``torch_params.init_of``), read by ``nn.init.*_(m.weight)`` and ``m.bias.data.zero_()``
+    inits: dict = field(default_factory=dict)
 
     def children(self) -> list[tuple[str, "Mod"]]:
         if self.kind in ("sequential", "module_list"):
@@ -156,6 +159,29 @@ class Bound:
 
     obj: Any
     name: str
+
+
+@dataclass(eq=False)
+class LayerParam:
+    """``m.weight``/``m.bias`` of a leaf module, in initialisation code (``nn.init`` on it
+    sets the Keras weight's initializer)."""
+
+    mod: Mod
+    name: str
+    shape: tuple
+
+
+@dataclass(eq=False)
+class _ClassOf:
+    """``m.__class__`` of a module (its ``__name__`` is the class name)."""
+
+    mod: Mod
+
+
+#: the builtin ``isinstance``, on modules (``isinstance(m, nn.Conv2d)``) and plain values
+_ISINSTANCE = object()
+#: the builtin ``type``, on modules (``type(m).__name__``)
+_TYPE = object()
 
 
 @dataclass(eq=False)
@@ -255,6 +281,10 @@ class TorchFrontend:
         #: while an initialisation statement runs: the nn.init calls it made on something
         #: other than a module's own parameter (None: not in one)
         self.init_calls: list[str] | None = None
+        #: functions of the script run by initialisation code (``model.apply(weights_init)``):
+        #: those whose every run was translated into the layers' initializers, and the others
+        self.init_functions: dict[str, bool] = {}
+        self._init_running: set[str] = set()
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
         self.root_mod: Mod | None = None  # the model whose graph is being built
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
@@ -848,6 +878,10 @@ class TorchFrontend:
             return _SAFE_BUILTINS[node.value]
         if node.value == "super":
             return Ref("builtins.super")
+        if node.value == "isinstance":
+            return _ISINSTANCE
+        if node.value == "type":
+            return _TYPE
         return Unknown(f"name {node.value}")
 
     def _eval_Attribute(self, node, env):
@@ -872,7 +906,21 @@ class TorchFrontend:
                 return Bound(obj, name)
             if name == "training":
                 return Unknown("self.training")
+            if name == "__class__":
+                return _ClassOf(obj)
+            if obj.kind == "leaf" and self.init_calls is not None and name in ("weight", "bias"):
+                shapes = tm.torch_param_shapes(obj.layer)
+                if name in shapes:
+                    return LayerParam(obj, name, shapes[name])
+                if name == "bias" and "weight" in shapes:
+                    return None  # bias=False
             return Bound(obj, name)
+        if isinstance(obj, _ClassOf):
+            if name == "__name__":
+                return obj.mod.cls.node.name.value if obj.mod.kind == "user" else obj.mod.cls_name
+            raise Unsupported(f"attribute {_code(node)!r}")
+        if isinstance(obj, LayerParam):
+            return obj if name == "data" else Bound(obj, name)
         if isinstance(obj, _MaxResult):
             if name in ("values",):
                 return obj.values
@@ -1146,6 +1194,12 @@ class TorchFrontend:
             return self._instantiate(func, args, kwargs, node)
         if isinstance(func, FunctionRef):
             return self._call_function(func, args, kwargs, node)
+        if func is _ISINSTANCE:
+            return self._isinstance(*args)
+        if func is _TYPE:
+            if len(args) != 1 or kwargs or not isinstance(args[0], Mod):
+                raise Unsupported("type(...) of something that is not a module")
+            return _ClassOf(args[0])
         if isinstance(func, Mod):
             return self._call_module(func, args, kwargs, span)
         if isinstance(func, Bound):
@@ -1315,6 +1369,8 @@ class TorchFrontend:
                 raise Unsupported(f"{fn.name.value}: missing argument {name}")
 
     def _call_function(self, fn: FunctionRef, args, kwargs, node):
+        if self.init_calls is not None:
+            self._init_running.add(fn.node.name.value)
         env = Env(self.globals)
         self._bind_params(env, fn.node.params.params, args, kwargs, fn.node)
         self.depth += 1
@@ -1349,9 +1405,19 @@ class TorchFrontend:
                 return None
             if name == "forward":
                 return self._call_module(obj, args, kwargs, self._span(node))
+            if name in ("modules", "children", "named_modules", "named_children") and not args and not kwargs:
+                walked = list(_walk(obj)) if name in ("modules", "named_modules") else obj.children()
+                return [m for _, m in walked] if not name.startswith("named") else walked
+            if name == "apply" and len(args) == 1 and not kwargs and self.init_calls is not None:
+                # torch applies fn to every submodule, children before their parent
+                for _, m in reversed(list(_walk(obj))):
+                    self._call(args[0], [m], {}, node)
+                return obj
             if name in ("apply", "_init_weights", "init_weights"):
                 raise Unsupported(f".{name}(...): custom initialisation is not translated yet")
             raise Unsupported(f"module method .{name}() is not supported")
+        if isinstance(obj, LayerParam):
+            return self._param_method(obj, name, args, kwargs)
         if isinstance(obj, Tensor):
             return self._tensor_method(obj, name, args, kwargs, node)
         if isinstance(obj, RNNStates):
@@ -1390,14 +1456,18 @@ class TorchFrontend:
         """Run an initialisation statement (``self.reset_parameters()``), recording what its
         ``nn.init`` calls draw for the module's own parameters. False when it did anything
         else (initialised a submodule's weights, froze a weight, ...), which is not translated."""
-        self.init_calls = []
+        self.init_calls, self._init_running = [], set()
+        ok = False
         try:
             self._exec_stmt(stmt, env)
+            ok = not self.init_calls
         except (Unsupported, FrontendError, TypeError, KeyError, ValueError, IndexError, AttributeError):
-            return False  # code the interpreter cannot follow: not translated, as before
+            pass  # code the interpreter cannot follow: not translated, as before
         finally:
-            calls, self.init_calls = self.init_calls, None
-        return not calls
+            self.init_calls = None
+            for name in self._init_running:
+                self.init_functions[name] = self.init_functions.get(name, True) and ok
+        return ok
 
     def _nn_init(self, fn: str, args, kwargs):
         target = args[0] if args else kwargs.get("tensor")
@@ -1407,9 +1477,64 @@ class TorchFrontend:
             target.init = torch_params.init_of(fn, target.shape, list(args[1:]), dict(kwargs))
             if target.init is None:
                 self.init_calls.append(fn)
+        elif isinstance(target, LayerParam):
+            self._layer_init(target, fn, list(args[1:]), {k: v for k, v in kwargs.items() if k != "tensor"})
         else:
             self.init_calls.append(fn)
         return target
+
+    def _layer_init(self, target: LayerParam, fn: str, args: list, kwargs: dict) -> None:
+        """What ``nn.init.<fn>`` draws for a leaf module's weight (its Keras initializer);
+        one Keras cannot draw the same way is reported with the rest of the init code."""
+        init = torch_params.init_of(fn, target.shape, args, kwargs)
+        if init is None or target.name not in tm.KERAS_PARAM.get(target.mod.layer.op, {}):
+            self.init_calls.append(fn)
+        else:
+            target.mod.inits[target.name] = init
+
+    #: in-place tensor methods of initialisation code → the ``nn.init`` function drawing the same
+    _INPLACE_INIT = {"normal_": "normal_", "uniform_": "uniform_", "fill_": "constant_", "zero_": "zeros_"}
+
+    def _param_method(self, target: LayerParam, name: str, args, kwargs):
+        """``m.weight.data.normal_(0.0, 0.02)``, ``m.bias.data.fill_(0)``, ``.zero_()``."""
+        fn = self._INPLACE_INIT.get(name)
+        if fn is None or self.init_calls is None:
+            raise Unsupported(f"{target.name}.{name}(): not translated")
+        kwargs = {{"value": "val", "from": "a", "to": "b"}.get(k, k): v for k, v in kwargs.items()}
+        self._layer_init(target, fn, list(args), kwargs)
+        return target
+
+    def _isinstance(self, obj, classinfo=None, *rest):
+        """``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Conv2d, MyBlock))`` on modules;
+        builtin types on plain values."""
+        if rest or classinfo is None:
+            raise Unsupported("isinstance takes an object and a class")
+        infos = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+        for info in infos:
+            if isinstance(info, type) and info in _SAFE_BUILTINS.values():
+                if isinstance(obj, info) and not isinstance(obj, (Mod, Tensor)):
+                    return True
+                continue
+            if not isinstance(obj, Mod):
+                if isinstance(info, (Ref, ClassRef)):
+                    continue  # a number or string is no module
+                raise Unsupported("isinstance: the object or the class is not known statically")
+            if isinstance(info, Ref):
+                api = torch_api(info.path) or info.path
+                short = api.split(".")[-1]
+                if obj.kind != "user" and short == (obj.cls_name or ""):
+                    return True
+                if short == "Module" and api.startswith(("nn.", "torch.nn.")):
+                    return True
+            elif isinstance(info, ClassRef):
+                cls = obj.cls if obj.kind == "user" else None
+                while cls is not None:
+                    if cls.node is info.node:
+                        return True
+                    cls = cls.base
+            else:
+                raise Unsupported("isinstance: the class is not known statically")
+        return False
 
     def _variable(self, p: ParamObj, node) -> Tensor:
         """A module's own parameter or buffer read in ``forward``: a ``variable`` node (one
@@ -1481,6 +1606,9 @@ class TorchFrontend:
         except TypeError as exc:
             raise Unsupported(f"{op}: {exc}") from None
         if mod is not None:
+            if mod.inits and mod.layer is not None and op == mod.layer.op:
+                names = tm.KERAS_PARAM.get(op, {})
+                node.meta["param_inits"] = {names[k]: v for k, v in mod.inits.items() if k in names}
             # one token per Keras layer: nodes of a torch module called twice share it,
             # the layers a multi-layer nn.LSTM expands into do not
             node.meta["layer"] = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
@@ -1979,7 +2107,8 @@ def _mentions(node, names: set[str]) -> bool:
 
 
 def _is_init_code(stmt) -> bool:
-    """``for m in self.modules(): nn.init...``, ``self.apply(fn)``, ``nn.init.x_(...)``."""
+    """``for m in self.modules(): nn.init...``, ``self.apply(fn)``, ``nn.init.x_(...)``,
+    ``self.fc.weight.data.normal_(0, 0.01)``."""
     found = False
 
     class V(cst.CSTVisitor):
@@ -1988,7 +2117,7 @@ def _is_init_code(stmt) -> bool:
             if n.attr.value in ("modules", "reset_parameters", "named_modules") and \
                     isinstance(n.value, cst.Name) and n.value.value == "self":
                 found = True
-            if n.attr.value in ("apply", "requires_grad_"):
+            if n.attr.value in ("apply", "requires_grad_", "normal_", "uniform_", "fill_", "zero_"):
                 found = True
             if n.attr.value == "init" and isinstance(n.value, cst.Name) and n.value.value == "nn":
                 found = True

@@ -636,6 +636,55 @@ def recognize_group_norm(b: Bound) -> TorchLayer:
 
 
 # ---------------------------------------------------------------------------------
+# Parameters, for initialisation code
+# ---------------------------------------------------------------------------------
+#: torch parameter → the Keras weight it becomes, per op (``nn.init`` on it → that weight's
+#: Keras initializer)
+KERAS_PARAM = {
+    **{op: {"weight": "kernel", "bias": "bias"}
+       for op in ("dense", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d")},
+    "depthwise_conv2d": {"weight": "depthwise_kernel", "bias": "bias"},
+    **{op: {"weight": "gamma", "bias": "beta"} for op in ("batch_norm", "layer_norm", "group_norm")},
+    "embedding": {"weight": "embeddings"},
+}
+
+
+def torch_param_shapes(layer: TorchLayer) -> dict[str, tuple]:
+    """The shapes of a leaf module's ``weight``/``bias`` as torch holds them (what
+    ``nn.init`` computes fans from); {} for modules whose initialisation is not read."""
+    a, op, cin = layer.attrs, layer.op, layer.in_features
+    shapes: dict[str, tuple] = {}
+    if op == "dense" and cin:
+        shapes["weight"] = (a["units"], cin)
+    elif op in ("conv1d", "conv2d", "conv3d") and cin:
+        shapes["weight"] = (a["filters"], cin // a.get("groups", 1), *a["kernel_size"])
+    elif op == "depthwise_conv2d" and cin:
+        shapes["weight"] = (cin * a["depth_multiplier"], 1, *a["kernel_size"])
+    elif op in ("conv_transpose1d", "conv_transpose2d") and cin:
+        shapes["weight"] = (cin, a["filters"], *a["kernel_size"])
+    elif op in ("batch_norm", "group_norm") and cin:
+        if a.get("scale"):
+            shapes["weight"] = (cin,)
+        if a.get("center"):
+            shapes["bias"] = (cin,)
+        return shapes
+    elif op == "layer_norm":
+        shape = tuple(layer.extra.get("normalized_shape", ()))
+        if a.get("scale"):
+            shapes["weight"] = shape
+        if a.get("center"):
+            shapes["bias"] = shape
+        return shapes
+    elif op == "embedding":
+        return {"weight": (a["input_dim"], a["output_dim"])}
+    else:
+        return {}
+    if a.get("use_bias") and "weight" in shapes:
+        shapes["bias"] = (a["filters"] if "filters" in a else a.get("units", shapes["weight"][0]),)
+    return shapes
+
+
+# ---------------------------------------------------------------------------------
 # Containers
 # ---------------------------------------------------------------------------------
 #: nn classes the frontend handles itself (containers) and nn classes known to be unsupported

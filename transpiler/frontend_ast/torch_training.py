@@ -397,6 +397,10 @@ class TrainingReader:
             self.statement(stmt, self.module)
         init_only = self._model_helpers(skip, defs)
         for fn in defs:
+            if fn.name.value in init_only and self.fe.init_functions.get(fn.name.value):
+                # its draws are the layers' initializers now
+                self.fact(fn, "drop", f"{fn.name.value}: translated into the layers' initializers")
+                continue
             if fn.name.value in init_only:
                 span = self.fe._span(fn)
                 self.fact(fn, "stub", f"{fn.name.value} only serves the model's construction (weight "

@@ -111,11 +111,25 @@ def _prod(values) -> int:
 
 
 def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: bool = False) -> dict:
-    """Initializer arguments giving a layer PyTorch's default initial weights."""
+    """Initializer arguments giving a layer PyTorch's default initial weights, or what the
+    script's initialisation code drew (``node.meta["param_inits"]``)."""
     kw = {f"{kernel}_initializer": f"torch_uniform_init({fan_in})" if depthwise else "torch_kernel_init()"}
     if node.attrs.get("use_bias"):
         kw["bias_initializer"] = f"torch_uniform_init({fan_in})"
+    kw.update(_drawn_inits(node, (kernel if kernel != "depthwise" else "depthwise_kernel", "bias"), kernel))
     return kw
+
+
+def _drawn_inits(node: Node, params: tuple[str, ...], first: str | None = None) -> dict:
+    """``<param>_initializer`` arguments for the weights the script's initialisation code
+    drew (``nn.init.normal_(m.weight, 0.0, 0.02)``: ``torch_params``' inits by Keras weight
+    name); ``first`` renames the first weight's argument (``depthwise_initializer``)."""
+    drawn = node.meta.get("param_inits") or {}
+    out = {}
+    for i, p in enumerate(params):
+        if p in drawn:
+            out[f"{first if i == 0 and first else p}_initializer"] = keras_initializer(drawn[p])
+    return out
 
 
 def _helpers(kwargs: dict) -> tuple[str, ...]:
@@ -189,10 +203,8 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
 @emitter("dense")
 def emit_dense_keras(node: Node) -> KerasEmission:
     a = node.attrs
+    # (F.linear over a module's own parameters: drawn their way, ``param_inits``)
     inits = _torch_inits(node, node.inputs[0].shape[-1])
-    own = node.meta.get("param_inits")  # F.linear over a module's own parameters, drawn its way
-    if own is not None:
-        inits = {f"{p}_initializer": keras_initializer(own[p]) for p in ("kernel", "bias") if f"{p}_initializer" in inits}
     return KerasEmission(layer("Dense", node, lit(a["units"]), use_bias=None if a["use_bias"] else "False", **inits),
                          helpers=_helpers(inits))
 
@@ -343,7 +355,8 @@ def emit_batch_norm_keras(node: Node) -> KerasEmission:
     a = node.attrs
     return KerasEmission(layer("BatchNormalization", node, axis=None if a["axis"] == -1 else lit(a["axis"]),
                                momentum=lit(_round(a["momentum"])), epsilon=lit(a["epsilon"]),
-                               center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+                               center=None if a["center"] else "False", scale=None if a["scale"] else "False",
+                               **_drawn_inits(node, ("gamma", "beta"))))
 
 
 @emitter("layer_norm")
@@ -352,7 +365,8 @@ def emit_layer_norm_keras(node: Node) -> KerasEmission:
     axis = a["axis"]
     axis_text = None if tuple(axis) == (-1,) else lit(list(axis)).replace("(", "[").replace(")", "]")
     return KerasEmission(layer("LayerNormalization", node, axis=axis_text, epsilon=lit(a["epsilon"]),
-                               center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+                               center=None if a["center"] else "False", scale=None if a["scale"] else "False",
+                               **_drawn_inits(node, ("gamma", "beta"))))
 
 
 @emitter("rescaling")
@@ -462,6 +476,7 @@ def emit_embedding_keras(node: Node) -> KerasEmission:
     pad = node.meta.get("padding_idx")
     # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05)
     init = "keras.initializers.RandomNormal(stddev=1.0)"
+    init = _drawn_inits(node, ("embeddings",)).get("embeddings_initializer", init)
     if pad is None:
         return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
                                    embeddings_initializer=init))
@@ -543,7 +558,8 @@ def emit_group_norm_keras(node: Node) -> KerasEmission:
     axis = a["axis"] % rank
     return KerasEmission(layer("GroupNormalization", node, groups=lit(a["groups"]),
                                axis=None if axis == rank - 1 else lit(axis), epsilon=lit(a["epsilon"]),
-                               center=None if a["center"] else "False", scale=None if a["scale"] else "False"))
+                               center=None if a["center"] else "False", scale=None if a["scale"] else "False",
+                               **_drawn_inits(node, ("gamma", "beta"))))
 
 
 @emitter("random_normal")
