@@ -533,7 +533,8 @@ def run_single(args: argparse.Namespace) -> int:
     if args.verify and res.wrote:
         from transpiler.verify_cli import verify_main
 
-        code = verify_main([source, out_path] + (["--weights", args.weights] if args.weights else []))
+        code = verify_main([source, out_path] + (["--weights", args.weights] if args.weights else [])
+                           + (["--keras-exact-updates"] if args.keras_exact_updates else []))
         if code != EXIT_OK:
             return code
     return _status(args, res)
