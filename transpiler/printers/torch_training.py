@@ -694,7 +694,7 @@ class TrainingPrinter:
             return f"Keras{cls}({', '.join(args)})"
         if cls == "RMSprop":
             # Keras divides by sqrt(v + epsilon); torch by sqrt(v) + epsilon
-            self.optimizer_classes["KerasRMSprop"] = specialise(KERAS_RMSPROP, set())
+            self.optimizer_classes["KerasRMSprop"] = KERAS_RMSPROP
             args = [a.replace("alpha=", "rho=") for a in args]
             return f"KerasRMSprop({', '.join(args)})"
         return f"torch.optim.{cls}({', '.join(args)})"
@@ -703,12 +703,9 @@ class TrainingPrinter:
         """``Keras<name>(...)``, a class that updates as Keras' TensorFlow backend does (the
         program asked for --keras-exact-updates; see printers/keras_exact.py), with its base."""
         self.optimizer_classes["KerasOptimizer"] = keras_exact.KERAS_OPTIMIZER
-        if kind == "rmsprop":
-            self.optimizer_classes["KerasRMSprop"] = specialise(KERAS_RMSPROP, {"exact"})
-            args = [a.replace("alpha=", "rho=") for a in args]
-        else:
-            self.optimizer_classes[f"Keras{name}"] = keras_exact.EXACT_TEMPLATES[name].replace("ADAM", name)
-            args = [a for a in args if not a.startswith("momentum_decay=")]  # Keras' Nadam schedule is built in
+        self.optimizer_classes[f"Keras{name}"] = keras_exact.EXACT_TEMPLATES[name].replace("ADAM", name)
+        args = [a.replace("alpha=", "rho=") for a in args  # torch's RMSprop calls rho alpha
+                if not a.startswith("momentum_decay=")]  # Keras' Nadam schedule is built in
         if name in ("Adam", "AdamW"):
             self.code.imports.add("import math")
         return f"Keras{name}({', '.join(args)})"
@@ -1681,17 +1678,11 @@ class KerasADAM(torch.optim.ADAM):
 '''
 
 KERAS_RMSPROP = '''
-class KerasRMSprop(torch.optim.Optimizer):  #@!exact
-class KerasRMSprop(KerasOptimizer):  #@exact
-    """Keras' RMSprop: the gradient is divided by sqrt(v + epsilon) (torch: sqrt(v) + epsilon)."""  #@!exact
-    """Keras' RMSprop update: the gradient is divided by sqrt(v + epsilon); for embedding  #@exact
-    tables v takes the per-occurrence squared slices."""  #@exact
+class KerasRMSprop(torch.optim.Optimizer):
+    """Keras' RMSprop: the gradient is divided by sqrt(v + epsilon) (torch: sqrt(v) + epsilon)."""
 
-    def __init__(self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False):  #@!exact
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered))  #@!exact
-    def __init__(self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False, weight_decay=0.0):  #@exact
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered,  #@exact
-                                      weight_decay=weight_decay))  #@exact
+    def __init__(self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False):
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered))
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -1706,9 +1697,7 @@ class KerasRMSprop(KerasOptimizer):  #@exact
                     state["average_grad"] = torch.zeros_like(p)
                     state["momentum"] = torch.zeros_like(p)
                 grad = p.grad
-                velocity = state["velocity"].mul_(rho).addcmul_(grad, grad, value=1 - rho)  #@!exact
-                self.decay_weight(p, group)  #@exact
-                velocity = state["velocity"].mul_(rho).add_(self.per_occurrence(p, torch.square), alpha=1 - rho)  #@exact
+                velocity = state["velocity"].mul_(rho).addcmul_(grad, grad, value=1 - rho)
                 denominator = velocity + group["eps"]
                 if group["centered"]:
                     average = state["average_grad"].mul_(rho).add_(grad, alpha=1 - rho)

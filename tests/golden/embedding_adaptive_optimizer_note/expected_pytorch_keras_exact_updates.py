@@ -159,7 +159,8 @@ class KerasOptimizer(torch.optim.Optimizer):
       occurrence; squares (Adamax: absolute values) of the gradient are taken per slice,
       then summed per row (KerasEmbedding records the slices);
     - Keras tf.casts some Python-float hyperparameters, which rounds them to float32
-      (Adam's betas in the bias corrections, the weight decay rate)."""
+      (Adam's betas in the bias corrections, the weight decay rate).
+    A subclass writes its rule in update(p, group, state)."""
 
     def __init__(self, params, defaults):
         super().__init__(params, defaults)
@@ -182,10 +183,21 @@ class KerasOptimizer(torch.optim.Optimizer):
             out.index_add_(0, indices, fn(values))
         return out
 
-    def decay_weight(self, p, group):
-        """Keras' weight decay: decoupled, before the update."""
-        if group["weight_decay"]:
-            p.sub_(p * self.float32(group["weight_decay"]) * group["lr"])
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                # Keras' weight decay: decoupled, before the update
+                if group["weight_decay"]:
+                    p.sub_(p * self.float32(group["weight_decay"]) * group["lr"])
+                self.update(p, group, self.state[p])
+        return loss
 
     def zero_grad(self, set_to_none=True):
         super().zero_grad(set_to_none)
@@ -214,35 +226,28 @@ class KerasAdam(KerasOptimizer):
             ),
         )
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            beta_1, beta_2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state.update(
-                        step=0,
-                        m=torch.zeros_like(p),
-                        v=torch.zeros_like(p),
-                        v_hat=torch.zeros_like(p),
-                    )
-                self.decay_weight(p, group)
-                state["step"] += 1
-                t = state["step"]
-                alpha = (
-                    group["lr"]
-                    * math.sqrt(1 - self.float32(beta_2) ** t)
-                    / (1 - self.float32(beta_1) ** t)
-                )
-                m, v = state["m"], state["v"]
-                m.add_((p.grad - m) * (1 - beta_1))
-                v.add_((self.per_occurrence(p, torch.square) - v) * (1 - beta_2))
-                if group["amsgrad"]:
-                    v = torch.maximum(state["v_hat"], v, out=state["v_hat"])
-                p.sub_(m * alpha / (v.sqrt() + group["eps"]))
+    def update(self, p, group, state):
+        if not state:
+            state.update(
+                step=0,
+                m=torch.zeros_like(p),
+                v=torch.zeros_like(p),
+                v_hat=torch.zeros_like(p),
+            )
+        beta_1, beta_2 = group["betas"]
+        state["step"] += 1
+        t = state["step"]
+        alpha = (
+            group["lr"]
+            * math.sqrt(1 - self.float32(beta_2) ** t)
+            / (1 - self.float32(beta_1) ** t)
+        )
+        m, v = state["m"], state["v"]
+        m.add_((p.grad - m) * (1 - beta_1))
+        v.add_((self.per_occurrence(p, torch.square) - v) * (1 - beta_2))
+        if group["amsgrad"]:
+            v = torch.maximum(state["v_hat"], v, out=state["v_hat"])
+        p.sub_(m * alpha / (v.sqrt() + group["eps"]))
 
 
 def binary_crossentropy(logits, target):
