@@ -220,10 +220,10 @@ def test_a_crash_in_the_translator_does_not_stop_the_batch(tree, monkeypatch, ca
 
     real = translate_module.translate
 
-    def flaky(source, path="<string>", target="pytorch", lint=True):
+    def flaky(source, path="<string>", target="pytorch", lint=True, **options):
         if path.endswith("mlp_regression.py"):
             raise RuntimeError("boom")
-        return real(source, path, target, lint)
+        return real(source, path, target, lint, **options)
 
     monkeypatch.setattr(translate_module, "translate", flaky)
     assert run([str(tree), "--to", "pytorch"]) == 2
@@ -240,10 +240,10 @@ def test_a_worker_that_dies_takes_down_only_its_own_file(tree, monkeypatch, caps
 
     real = translate_module.translate
 
-    def dies(source, path="<string>", target="pytorch", lint=True):
+    def dies(source, path="<string>", target="pytorch", lint=True, **options):
         if path.endswith("tiny.py"):
             os._exit(9)  # as a segfault or the OOM killer would
-        return real(source, path, target, lint)
+        return real(source, path, target, lint, **options)
 
     monkeypatch.setattr(translate_module, "translate", dies)
     assert run([str(tree), "--to", "pytorch", "-j", "2"]) == 2

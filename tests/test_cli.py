@@ -112,6 +112,49 @@ def test_unknown_target_is_a_usage_error(script):
     assert run([str(script), "--to", "jax"]) == 2
 
 
+EMBEDDING_MODEL = """\
+import keras
+from keras import layers
+
+
+def build_model():
+    return keras.Sequential([keras.Input(shape=(5,), dtype="int32"), layers.Embedding(20, 4),
+                             layers.GlobalAveragePooling1D(), layers.Dense(1)])
+
+
+if __name__ == "__main__":
+    model = build_model()
+    model.compile(optimizer="rmsprop", loss="mse")
+"""
+
+
+def test_keras_exact_updates_flag(tmp_path):
+    """--keras-exact-updates: Keras' per-occurrence embedding updates in the generated code
+    (tests/test_training_equivalence.py measures them); without it the true update."""
+    src = tmp_path / "emb.py"
+    src.write_text(EMBEDDING_MODEL)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), "--keras-exact-updates", "-q"]) == 0
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "plain.py"), "-q"]) == 0
+    exact, plain = (tmp_path / "exact.py").read_text(), (tmp_path / "plain.py").read_text()
+    assert "KerasEmbedding(20, 4)" in exact and "class KerasRMSprop(KerasOptimizer):" in exact
+    assert "KerasEmbedding" not in plain and "nn.Embedding(20, 4)" in plain
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), "--keras-exact-updates",
+                "--check"]) == 0
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), "--check"]) == 1
+
+
+def test_keras_exact_updates_in_directory_mode(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "emb.py").write_text(EMBEDDING_MODEL)
+    assert run([str(tmp_path / "src"), "--to", "pytorch", "--keras-exact-updates", "-q"]) == 0
+    assert "KerasEmbedding(20, 4)" in (tmp_path / "src" / "emb_torch.py").read_text()
+
+
+def test_keras_exact_updates_needs_the_pytorch_target(script, capsys):
+    assert run([str(script), "--to", "keras", "--keras-exact-updates"]) == 2
+    assert "--to pytorch" in capsys.readouterr().err
+
+
 def test_check_reports_out_of_date_then_up_to_date(script):
     out = script.with_name("out.py")
     assert run([str(script), "--to", "pytorch", "-o", str(out), "--check", "-q"]) == 1
@@ -145,11 +188,14 @@ def test_python_dash_m_and_console_script(script, tmp_path):
         assert proc.returncode == 0, proc.stderr
 
 
-def test_translation_path_imports_no_framework(script, tmp_path):
+@pytest.mark.parametrize("flags", [[], ["--keras-exact-updates"]], ids=["default", "keras-exact-updates"])
+def test_translation_path_imports_no_framework(script, tmp_path, flags):
+    if flags:
+        script.write_text(EMBEDDING_MODEL)  # KerasEmbedding and an exact optimizer class too
     code = (
         "import sys\n"
         "from transpiler.cli import run\n"
-        f"rc = run([{str(script)!r}, '--to', 'pytorch', '-o', {str(tmp_path / 'o.py')!r}, '-q'])\n"
+        f"rc = run([{str(script)!r}, '--to', 'pytorch', '-o', {str(tmp_path / 'o.py')!r}, '-q', *{flags!r}])\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tensorflow', 'keras'))\n"
         "print(rc, bad)\n"
     )

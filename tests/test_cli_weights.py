@@ -219,3 +219,18 @@ def test_verify_fails_on_a_wrong_module(work, capsys):
 def test_verify_bad_usage(tmp_path, capsys):
     assert run(["verify", str(tmp_path / "nope.py"), str(tmp_path / "o.py")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_verify_keras_exact_updates_trains_the_flagged_program(tmp_path, capsys):
+    """``--keras-exact-updates --verify``: the training comparison trains the program that
+    was written (KerasEmbedding, KerasAdam), which follows raw Keras to float64 rounding."""
+    import re
+
+    src, out = os.path.join(CORPUS, "text_cnn.py"), str(tmp_path / "out.py")
+    keras.backend.clear_session()
+    assert run([src, "--to", "pytorch", "-o", out, "-q", "--keras-exact-updates", "--verify"]) == 0
+    report = capsys.readouterr().out
+    assert "KerasEmbedding(" in open(out).read()
+    assert "training: pass" in report, report
+    largest = float(re.search(r"largest relative difference ([0-9.e+-]+)\)", report).group(1))
+    assert largest <= 1e-12, report

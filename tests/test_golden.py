@@ -60,6 +60,31 @@ def test_matches_expected(case):
     assert output == expected_path.read_text()
 
 
+#: cases also translated with ``--keras-exact-updates`` (``keras_exact_updates=True``),
+#: compared with ``expected_pytorch_keras_exact_updates.py``
+EXACT_EXPECTED = "expected_pytorch_keras_exact_updates.py"
+KERAS_EXACT_CASES = ["embedding_adaptive_optimizer_note"]
+
+
+@pytest.mark.parametrize("case", KERAS_EXACT_CASES)
+def test_keras_exact_updates_matches_expected(case):
+    source = (GOLDEN / case / "input.py").read_text()
+    output = translate(source, "input.py", keras_exact_updates=True).text
+    expected_path = GOLDEN / case / EXACT_EXPECTED
+    if REGEN:
+        expected_path.write_text(output)
+    assert output == expected_path.read_text()
+    assert translate(source, "input.py", keras_exact_updates=True).text == output  # deterministic
+    assert black.format_str(output, mode=black.Mode()) == output
+    assert not _imported_roots(output) & {"keras", "tensorflow", "tf_keras"}
+    # what the mode is about: the lookup records slices, the optimizer reads them
+    for text in ("class KerasEmbedding(nn.Embedding):", "self.embedding1 = KerasEmbedding(50, 8)",
+                 "class KerasOptimizer(torch.optim.Optimizer):", "class KerasAdam(KerasOptimizer):",
+                 "self.per_occurrence(p, torch.square)", "optimizer = KerasAdam(model.parameters()"):
+        assert text in output, text
+    assert "KerasEmbedding" not in _translated(case)  # the default stays the true update
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_output_parses(case):
     ast.parse(_translated(case), filename=f"{case}/{EXPECTED}")

@@ -28,21 +28,41 @@ CHECK = (
 )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: os.path.basename(p)[:-3])
-def test_transpiled_program_runs_without_keras(path, tmp_path):
+def _run_transpiled(path: str, tmp_path, keras_exact_updates: bool = False) -> subprocess.CompletedProcess:
     name = os.path.basename(path)[:-3]
     with open(path, encoding="utf-8") as fh:
-        result = translate(fh.read(), path)
+        result = translate(fh.read(), path, keras_exact_updates=keras_exact_updates)
     program = tmp_path / f"{name}_torch.py"
     program.write_text(result.text)
     runner = tmp_path / "run.py"
     runner.write_text(CHECK + f"import runpy\nrunpy.run_path({str(program)!r}, run_name='__main__')\n")
-    proc = subprocess.run([sys.executable, str(runner)], cwd=tmp_path, capture_output=True, text=True,
+    return subprocess.run([sys.executable, str(runner)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=dict(os.environ, PYTHONHASHSEED="0"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: os.path.basename(p)[:-3])
+def test_transpiled_program_runs_without_keras(path, tmp_path):
+    name = os.path.basename(path)[:-3]
+    proc = _run_transpiled(path, tmp_path)
     if name in STOPS_AT_STUB:
         assert proc.returncode != 0
         assert "NotImplementedError: transpiler:" in proc.stderr and STOPS_AT_STUB[name] in proc.stderr
     else:
         assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "IMPORTED-FRAMEWORK" not in proc.stderr, proc.stderr[-500:]
+
+
+#: the corpus programs that train an Embedding with an adaptive optimizer
+EMBEDDING_PROGRAMS = ["lstm_classifier", "bilstm_tagger", "text_cnn", "transformer_classifier"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EMBEDDING_PROGRAMS)
+def test_keras_exact_updates_program_runs_without_keras(name, tmp_path):
+    """--keras-exact-updates: KerasEmbedding and the Keras optimizer classes run the whole
+    program (fit, evaluate, predict) as a script, still without Keras."""
+    proc = _run_transpiled(os.path.join(ROOT, "corpus", "keras", f"{name}.py"), tmp_path, keras_exact_updates=True)
+    assert "KerasEmbedding(" in (tmp_path / f"{name}_torch.py").read_text()
+    assert proc.returncode == 0, proc.stderr[-2000:]
     assert "IMPORTED-FRAMEWORK" not in proc.stderr, proc.stderr[-500:]

@@ -115,6 +115,7 @@ class Task:
     check: bool
     diff: bool
     quiet: bool
+    keras_exact_updates: bool = False
 
 
 def process(task: Task) -> FileResult:
@@ -142,7 +143,7 @@ def _process(task: Task) -> FileResult:
                         f"transpile: error: {task.output}: exists and was not written by transpiler "
                         "(no header line); not overwriting it. Move it away or choose another -o")
     res = transpile_file(task.source, task.output, task.target, check=task.check, diff=task.diff,
-                         quiet=task.quiet)
+                         quiet=task.quiet, keras_exact_updates=task.keras_exact_updates)
     if res.no_model:
         return FileResult(source=task.source, output=task.output, status="skipped",
                           note="imports Keras but builds no model")
@@ -211,7 +212,8 @@ def plan(args) -> list[Task]:
         if key in seen:
             continue
         seen.add(key)
-        tasks.append(Task(src, out, args.target, args.check, args.diff, args.quiet))
+        tasks.append(Task(src, out, args.target, args.check, args.diff, args.quiet,
+                          getattr(args, "keras_exact_updates", False)))
     return tasks
 
 

@@ -153,7 +153,7 @@ class WeightOptions:
 
 def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: bool = False,
                    diff: bool = False, quiet: bool = False,
-                   weights: WeightOptions | None = None) -> FileResult:
+                   weights: WeightOptions | None = None, keras_exact_updates: bool = False) -> FileResult:
     """Translate ``src`` and write ``out_path`` (or, with ``check``/``diff``, compare with it).
 
     Never raises for bad input or a translator crash: those come back as an ``error``
@@ -163,14 +163,15 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
     start = time.perf_counter()
     try:
         _transpile_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet,
-                        weights=weights)
+                        weights=weights, keras_exact_updates=keras_exact_updates)
     finally:
         res.seconds = time.perf_counter() - start
     return res
 
 
 def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, check: bool,
-                    diff: bool, quiet: bool, weights: WeightOptions | None = None) -> None:
+                    diff: bool, quiet: bool, weights: WeightOptions | None = None,
+                    keras_exact_updates: bool = False) -> None:
     import_translator()
     from transpiler.frontend_ast.keras_frontend import FrontendError
     from transpiler.translate import translate
@@ -191,7 +192,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
         if os.path.exists(out_path) and os.path.samefile(out_path, src):
             raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
         try:
-            result = translate(source, src, target)
+            result = translate(source, src, target, keras_exact_updates=keras_exact_updates)
         except FrontendError as exc:
             where = f"{exc.span}" if exc.span else src
             line = ""
@@ -207,7 +208,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                                + _first_problem(result))
         if weights:
             result = _convert_weights(res, result, source, src, out_path, target, weights,
-                                      write=not (check or diff))
+                                      write=not (check or diff), keras_exact_updates=keras_exact_updates)
     except CheckpointError as exc:
         res.fail(str(exc), f"transpile: error: {exc}")
         return
@@ -283,7 +284,7 @@ def import_translator() -> None:
 
 
 def _convert_weights(res: FileResult, result, source: str, src: str, out_path: str, target: str,
-                     weights: WeightOptions, write: bool):
+                     weights: WeightOptions, write: bool, keras_exact_updates: bool = False):
     """Convert the checkpoint (or the traced initial weights) and return the translation
     re-printed so that the script loads it."""
     from transpiler.translate import translate
@@ -339,7 +340,7 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
         rel = os.path.relpath(os.path.abspath(out), os.path.dirname(os.path.abspath(out_path)))
         link = {"model": md.class_name, "path": rel.replace(os.sep, "/"),
                 "source": "the traced Keras initial weights" if weights.trace else os.path.basename(ckpt)}
-        return translate(source, src, target, load_weights=link)
+        return translate(source, src, target, load_weights=link, keras_exact_updates=keras_exact_updates)
     except CheckpointError:
         raise
     except OSError as exc:
@@ -446,6 +447,13 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", metavar="FILE",
                    help="write a markdown conversion report: every construct with file:line, what "
                         "it became, and the convert rate")
+    p.add_argument("--keras-exact-updates", action="store_true",
+                   help="(--to pytorch) generate optimizers that update exactly as Keras' TensorFlow "
+                        "backend does instead of the mathematically true update: Embedding gradients "
+                        "per token occurrence under Adam/AdamW/Nadam/RMSprop/Adagrad/Adadelta/Adamax "
+                        "(a repeated token's squared gradients are summed, not its summed gradient "
+                        "squared) and Keras' float32-rounded betas; the generated program then "
+                        "trains step for step like the Keras one (SGD needs nothing)")
 
 
 def add_batch_arguments(p: argparse.ArgumentParser) -> None:
@@ -477,6 +485,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.jobs < 0:
         print("transpile: error: -j/--jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return EXIT_INPUT
+    if args.keras_exact_updates and args.target != "pytorch":
+        print("transpile: error: --keras-exact-updates reproduces Keras' updates in a PyTorch program; "
+              "it goes with --to pytorch", file=sys.stderr)
+        return EXIT_INPUT
     if is_batch(args):
         if args.weights or args.weights_out or args.trace_weights or args.verify or args.report:
             print("transpile: error: --weights, --weights-out, --trace-weights, --verify and --report "
@@ -497,7 +509,7 @@ def run_single(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     weights = WeightOptions(args.weights, args.weights_out, args.trace_weights)
     res = transpile_file(source, out_path, args.target, check=args.check, diff=args.diff,
-                         quiet=args.quiet, weights=weights)
+                         quiet=args.quiet, weights=weights, keras_exact_updates=args.keras_exact_updates)
     emit(res)
     if res.code != EXIT_OK:
         return res.code
@@ -521,7 +533,8 @@ def run_single(args: argparse.Namespace) -> int:
     if args.verify and res.wrote:
         from transpiler.verify_cli import verify_main
 
-        code = verify_main([source, out_path] + (["--weights", args.weights] if args.weights else []))
+        code = verify_main([source, out_path] + (["--weights", args.weights] if args.weights else [])
+                           + (["--keras-exact-updates"] if args.keras_exact_updates else []))
         if code != EXIT_OK:
             return code
     return _status(args, res)

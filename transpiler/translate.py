@@ -29,12 +29,15 @@ class Translation:
 
 
 def translate(source: str, path: str = "<string>", target: str = "pytorch", lint: bool = True,
-              load_weights: dict | None = None) -> Translation:
+              load_weights: dict | None = None, keras_exact_updates: bool = False) -> Translation:
     """Translate Keras ``source`` to ``target`` source text.
 
     ``load_weights`` (``{"model": class name, "path": file relative to the output,
     "source": checkpoint name}``) makes the script load a converted checkpoint right
-    after it builds that model.
+    after it builds that model. ``keras_exact_updates`` (``--keras-exact-updates``, torch
+    target only): the generated optimizers update as Keras' TensorFlow backend does,
+    Embedding gradients per token occurrence included (printers/keras_exact.py), instead
+    of the mathematically true update.
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
@@ -46,6 +49,8 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
         run_pipeline(md.graph, TORCH_PIPELINE, lint=lint)
     if load_weights:
         program.meta["load_weights"] = dict(load_weights)
+    if keras_exact_updates:
+        program.meta["keras_exact_updates"] = True
     result = print_torch_script(program, frontend)
     if load_weights and not program.meta.get("load_weights_placed"):
         program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "

@@ -37,10 +37,10 @@ def _load_source(source: str):
     return verify.load_generated(source, f"keras_program_{next(_counter)}")
 
 
-def prepare(path: str):
+def prepare(path: str, keras_exact_updates: bool = False):
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
-    result = translate(source, path)
+    result = translate(source, path, keras_exact_updates=keras_exact_updates)
     compiles = [ts for ts in result.program.training if ts.kind == "compile"]
     if compiles:
         ts = compiles[0]
@@ -182,15 +182,17 @@ def with_float32_hyperparameters(opt: T.Optimizer) -> T.Optimizer:
 
 def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS, sample_weights: bool = False,
              dense_embedding_gradients: bool = False, float32_betas: bool = False,
-             float32_hyperparameters: bool = False):
+             float32_hyperparameters: bool = False, keras_exact_updates: bool = False):
     """Per-step losses (keras, torch) for ``path`` trained with its own compile config
     (or with ``optimizer`` instead of its own); ``sample_weights``: every batch carries
     random per-sample weights (as fit's sample_weight/class_weight produce);
     ``dense_embedding_gradients``: the Keras reference applies embedding gradients densely
     (see ``densify_embedding_gradients``); ``float32_betas``: both sides train with the
     optimizer's betas rounded to float32 (see ``with_float32_betas``); ``float32_hyperparameters``:
-    all its float hyperparameters (see ``with_float32_hyperparameters``)."""
-    result, ts, md, generated, kmodel, tmodel = prepare(path)
+    all its float hyperparameters (see ``with_float32_hyperparameters``); ``keras_exact_updates``:
+    the torch side is the program generated with ``--keras-exact-updates`` (its model, with
+    KerasEmbedding, and its Keras optimizer classes)."""
+    result, ts, md, generated, kmodel, tmodel = prepare(path, keras_exact_updates)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
     if float32_betas:

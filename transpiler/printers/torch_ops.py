@@ -809,7 +809,9 @@ def emit_concat_torch(node: Node, m: str) -> Emission:
 @emitter("embedding")
 def emit_embedding_torch(node: Node, m: str) -> Emission:
     a = node.attrs
-    module = call("nn.Embedding", lit(a["input_dim"]), lit(a["output_dim"]))
+    # --keras-exact-updates: the lookup also records its gradient per token occurrence
+    cls = "KerasEmbedding" if node.meta.get("occurrence_slices") else "nn.Embedding"
+    module = call(cls, lit(a["input_dim"]), lit(a["output_dim"]))
     cast = not node.inputs[0].dtype.startswith(("int", "uint"))
     init = [init_line(node, "embeddings_initializer", f"{m}.weight", "uniform")]
     return Emission(module, lambda ins: f"{m}({ins[0]}.long())" if cast else f"{m}({ins[0]})",

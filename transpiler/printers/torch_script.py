@@ -19,6 +19,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import keras_exact
 from transpiler.printers.torch_custom_step import extend_class
 from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, layers_receiver, \
     translate_layer_indexing, translate_layers_loop
@@ -239,6 +240,9 @@ class _Printer:
             lines += ["", f"# converted from {link['source']} by transpile --weights",
                       f"CONVERTED_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                       f"{link['path']!r})"]
+        if any("KerasEmbedding(" in code.text for _md, code in self.models.values()) or \
+                any("KerasEmbedding(" in text for texts in self.site_classes.values() for text in texts):
+            lines += ["", keras_exact.KERAS_EMBEDDING]  # before every class that builds one
         return list(cst.parse_module("\n".join(lines) + "\n").body)
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
@@ -698,6 +702,13 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     source_file = os.path.basename(program.path)
     training = TrainingPrinter(program)
     tcode = training.run()  # first: it decides which outputs the loss reads as logits
+    # --keras-exact-updates with a Keras optimizer class that reads per-occurrence slices:
+    # the models' Embedding lookups record them
+    slices = "KerasOptimizer" in training.optimizer_classes
+    for md in program.models if slices else ():
+        for node in md.graph.nodes:
+            if node.op == "embedding":
+                node.meta["occurrence_slices"] = True
     classes: dict[str, str] = {}
     codes = [print_model_class(md, source_file, classes) for md in program.models]
     for md, code in zip(program.models, codes):

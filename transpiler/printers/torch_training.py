@@ -21,7 +21,7 @@ from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import dataset_loaders, torch_custom_step, torch_loss_functions
+from transpiler.printers import dataset_loaders, keras_exact, torch_custom_step, torch_loss_functions
 from transpiler.printers.code import lit
 
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
@@ -267,6 +267,8 @@ class TrainingPrinter:
         self.metric_fns: dict[tuple[str, bool | None], str] = {}
         self.fit_variants: dict[str, str] = {}
         self.optimizer_classes: dict[str, str] = {}
+        #: --keras-exact-updates: optimizers that update as Keras' TensorFlow backend does
+        self.keras_exact = bool(program.meta.get("keras_exact_updates"))
         self.datasets: set[str] = set()
         self.features: set[str] = set()  # fit/train_step options the program uses
         self.needs = set()
@@ -630,10 +632,14 @@ class TrainingPrinter:
                                           "own train_step")
             return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
                     "  # train_step reads self.optimizer, as in Keras"]
-        lines = [f"{mt.optimizer_var} = {self.optimizer_expr(model, opt)}"]
+        expr = self.optimizer_expr(model, opt)
+        lines = [f"{mt.optimizer_var} = {expr}"]
         if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \
                 and any(n.op == "embedding" for n in mt.md.graph.nodes):
             lines[:0] = EMBEDDING_SLICES_NOTE
+            if self.keras_exact:
+                lines[1:2] = [f"# occurrence (repeats not summed first): KerasEmbedding and {expr.split('(')[0]} "
+                              "reproduce", "# that (transpile --keras-exact-updates)"]
         losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
         if len(losses) == 1:
             lines.append(f"{mt.loss_var} = {losses[0]}")
@@ -678,6 +684,9 @@ class TrainingPrinter:
             args.append(f"weight_decay={lit(float(wd or 0.0))}")
         if kind == "nadam":
             args.append("momentum_decay=1.0")  # Keras' Nadam: mu_t = beta_1 (1 - 0.5 * 0.96 ** t)
+        if self.keras_exact and kind in keras_exact.EXACT_OPTIMIZERS:
+            name = "AdamW" if cls == "AdamW" else keras_exact.EXACT_OPTIMIZERS[kind]
+            return self._keras_exact_optimizer(kind, name, args)
         if cls in ("Adam", "AdamW"):
             # Keras adds epsilon to sqrt(v) before the bias correction; torch after it
             self.optimizer_classes[f"Keras{cls}"] = KERAS_ADAM.replace("ADAM", cls)
@@ -689,6 +698,17 @@ class TrainingPrinter:
             args = [a.replace("alpha=", "rho=") for a in args]
             return f"KerasRMSprop({', '.join(args)})"
         return f"torch.optim.{cls}({', '.join(args)})"
+
+    def _keras_exact_optimizer(self, kind: str, name: str, args: list[str]) -> str:
+        """``Keras<name>(...)``, a class that updates as Keras' TensorFlow backend does (the
+        program asked for --keras-exact-updates; see printers/keras_exact.py), with its base."""
+        self.optimizer_classes["KerasOptimizer"] = keras_exact.KERAS_OPTIMIZER
+        self.optimizer_classes[f"Keras{name}"] = keras_exact.EXACT_TEMPLATES[name].replace("ADAM", name)
+        args = [a.replace("alpha=", "rho=") for a in args  # torch's RMSprop calls rho alpha
+                if not a.startswith("momentum_decay=")]  # Keras' Nadam schedule is built in
+        if name in ("Adam", "AdamW"):
+            self.code.imports.add("import math")
+        return f"Keras{name}({', '.join(args)})"
 
     def schedule_lambda(self, s: T.Schedule) -> str:
         p = s.params
@@ -1083,7 +1103,9 @@ class TrainingPrinter:
         for name in sorted(self.datasets - set(loaders)):
             out.append(DATASET_LOADERS[name].replace("MODEL_CLASS", getattr(self, "model_class", "")))
             self.code.imports.add("import numpy as np")
-        out += [text for _key, text in sorted(self.optimizer_classes.items())]
+        # KerasOptimizer, the base of the --keras-exact-updates classes, before them
+        out += [text for _key, text in sorted(self.optimizer_classes.items(),
+                                              key=lambda kv: (kv[0] != "KerasOptimizer", kv[0]))]
         out += [text for _key, text in sorted(self.loss_fns.items())]
         out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
         return [h.strip("\n") + "\n" for h in out]
