@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -445,3 +447,44 @@ def test_data_shapes_with_unpacked_sizes_are_kept():
     assert 'np.random.standard_normal((4, *INPUT_SHAPE)).astype("float32")' in tr.text, tr.text
     assert 'np.random.random_sample((*INPUT_SHAPE,)).astype("float32")' in tr.text
     assert 'np.zeros((2, *INPUT_SHAPE, 1), dtype="float32")' in tr.text
+
+
+def test_map_style_dataset_random_split_and_device_translate_and_run(tmp_path, monkeypatch):
+    """A Dataset subclass (kept, items as numpy arrays), random_split, DataLoaders over
+    its parts (DatasetLoader), torch.device and .to(device) (gone): the program runs, and
+    the loader's batches are torch's (shuffle off)."""
+    import torch  # noqa: F401  (first)
+    import numpy as np
+
+    from torch_keras_harness import load_source
+
+    path = os.path.join(ROOT, "tests", "golden_keras", "custom_dataset", "input.py")
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    tr = translate(source, "custom_dataset.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "class TabularDataset:" in tr.text and "device = None" in tr.text and ".to(device)" not in tr.text
+    gen = load_source(tr.text, "custom_dataset_keras")
+    src = load_source(source, "custom_dataset_torch")
+    # the same items, the same batches
+    t_loader = torch.utils.data.DataLoader(src.TabularDataset(n=10), batch_size=4)
+    k_loader = gen.DatasetLoader(gen.TabularDataset(n=10), batch_size=4)
+    assert len(k_loader) == len(t_loader) == 3
+    for (tx, ty), (kx, ky) in zip(t_loader, k_loader):
+        np.testing.assert_array_equal(tx.numpy(), kx)
+        np.testing.assert_array_equal(ty.numpy(), ky)
+    # random_split's sizes, fractions too
+    for lengths in ([7, 3], [0.8, 0.2], [0.34, 0.33, 0.33]):
+        t_parts = torch.utils.data.random_split(src.TabularDataset(n=10), lengths)
+        k_parts = gen.random_split(gen.TabularDataset(n=10), lengths)
+        assert [len(p) for p in k_parts] == [len(p) for p in t_parts], lengths
+        seen = sorted(int(i) for p in k_parts for i in p.indices)
+        assert seen == list(range(10))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["custom_dataset_keras.py", "--epochs", "2"])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        gen.main()
+    lines = printed.getvalue().splitlines()
+    assert len(lines) == 2 and all("train" in line and "val" in line for line in lines), lines
+    assert (tmp_path / "mlp.weights.h5").exists()

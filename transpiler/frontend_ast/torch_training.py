@@ -39,6 +39,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast import torch_param_groups as pg
+from transpiler.frontend_ast import torch_data
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -202,6 +203,29 @@ class TupleV(V):
 
 
 @dataclass(eq=False)
+class DatasetClassV(V):
+    """A user's map-style ``Dataset`` subclass (kept, with numpy items: ``torch_data``)."""
+
+    name: str
+    arity: int
+
+
+@dataclass(eq=False)
+class MapDatasetV(V):
+    """A map-style dataset: an instance of a user's Dataset class, a ``random_split`` part
+    or a ``Subset``; an item is ``arity`` arrays."""
+
+    arity: int
+
+
+@dataclass(eq=False)
+class MapLoaderV(V):
+    """A DataLoader over a map-style dataset (a ``DatasetLoader``: stacked items)."""
+
+    dataset: MapDatasetV
+
+
+@dataclass(eq=False)
 class FuncV(V):
     node: cst.FunctionDef
 
@@ -313,6 +337,7 @@ class TrainingReader:
         self.program = frontend.program
         self.facts: dict[int, T.TrainingStatement] = {}  # by node id (expressions and statements)
         self.factories: dict[str, ModelFactory] = {}
+        self.dataset_classes: dict[str, DatasetClassV] = {}
         for md in self.program.models:
             if md.builder:
                 self.factories[md.builder] = ModelFactory(md.builder, md)
@@ -391,7 +416,16 @@ class TrainingReader:
                 defs.append(stmt)
                 continue
             if isinstance(stmt, cst.ClassDef):
-                if _mentions(stmt, self.torch_names()):
+                if torch_data.is_dataset_class(stmt, self._resolve):
+                    try:
+                        arity = torch_data.item_arity(stmt)
+                        kept = torch_data.numpy_dataset_class(stmt, self.torch_names(), self._resolve)
+                    except Unsupported as exc:
+                        self.stub(stmt, str(exc))
+                        continue
+                    self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
+                    self.fact(stmt, "source", kept)
+                elif _mentions(stmt, self.torch_names()):
                     self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
                 continue
             self.statement(stmt, self.module)
@@ -444,6 +478,15 @@ class TrainingReader:
         name = (only.builder or only.class_name) if only is not None else "model"
         return [ModelV(name, only, var=p.name.value) if p.name.value in used else OTHER
                 for p in fn.params.params]
+
+    def _resolve(self, dotted: str) -> str | None:
+        """The full path of a dotted name through the module's imports (``Dataset`` →
+        ``torch.utils.data.Dataset``); None when it is not imported."""
+        head, _, rest = dotted.partition(".")
+        g = self.fe.globals.vars.get(head)
+        if g is None or type(g).__name__ != "Ref":
+            return None
+        return f"{g.path}.{rest}" if rest else g.path
 
     def torch_names(self) -> set[str]:
         return self.fe._torch_names()
@@ -691,6 +734,9 @@ class TrainingReader:
         if isinstance(items, DatasetV):
             self.used_datasets[id(items)] += 1
             return TupleV([Arr() for _ in items.arrays])
+        if isinstance(items, (MapLoaderV, MapDatasetV)):
+            arity = (items.dataset if isinstance(items, MapLoaderV) else items).arity
+            return TupleV([Arr() for _ in range(arity)]) if arity > 1 else Arr()
         if isinstance(items, Arr):
             return Arr()
         if isinstance(items, ParamsV):
@@ -766,6 +812,8 @@ class TrainingReader:
             return value
         if node.value in self.factories:
             return self.factories[node.value]
+        if node.value in self.dataset_classes:
+            return self.dataset_classes[node.value]
         g = self.fe.globals.vars.get(node.value)
         if g is not None and type(g).__name__ == "Ref":
             return TorchRef(g.path) if g.path.split(".")[0] == "torch" else OTHER
@@ -924,6 +972,10 @@ class TrainingReader:
             target: V = TorchRef(f"{obj.path}.{func.attr.value}")
         else:
             target = self.expr(func, scope)
+        if isinstance(target, TorchRef) and target.path == "torch.device":
+            # Keras places tensors on its device itself: nothing to choose
+            self.array(node, "None", [])
+            return OTHER
         # an optimizer's parameter groups are read statically (parameter_groups)
         groups = isinstance(target, TorchRef) and target.path.startswith("torch.optim.") and \
             ".lr_scheduler" not in target.path and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple))
@@ -936,6 +988,8 @@ class TrainingReader:
             return self.torch_call(target.path, node, args, scope)
         if isinstance(target, ModelFactory):
             return ModelV(target.name, target.md)
+        if isinstance(target, DatasetClassV):
+            return MapDatasetV(target.arity)
         if isinstance(target, FuncV):
             if target.node.name.value in self.skip_defs:
                 return OTHER
@@ -1031,6 +1085,9 @@ class TrainingReader:
             from transpiler.frontend_ast.torch_steps import live_function
 
             return live_function(self, path, node, pos, vals, kw)
+        if path in ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split",
+                    "torch.utils.data.Subset", "torch.utils.data.dataset.Subset"):
+            return self.map_dataset(short, node, pos, vals, kw, kwv)
         if path in DATA_PATHS:
             return self.data_object(DATA_PATHS[path], node, pos, vals, kw, kwv)
         if path.startswith("torch.optim.lr_scheduler."):
@@ -1720,8 +1777,8 @@ class TrainingReader:
             self.fact(node, "dataset_object", T.ArrayExpr("", tuple(id(a) for a in pos)))
             return ds
         dataset = vals[0] if vals else kwv.get("dataset")
-        if not isinstance(dataset, DatasetV):
-            raise Unsupported("a DataLoader over something other than a TensorDataset")
+        if not isinstance(dataset, (DatasetV, MapDatasetV)):
+            raise Unsupported("a DataLoader over something other than a TensorDataset or a map-style Dataset")
         order = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
                  "pin_memory", "drop_last")
         given = dict(zip(order, pos))
@@ -1730,6 +1787,11 @@ class TrainingReader:
         for key in ("sampler", "batch_sampler", "collate_fn", "worker_init_fn", "generator"):
             if key in given and _code(given[key]) != "None":
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
+        if isinstance(dataset, MapDatasetV):
+            self.fact(node, "map_loader_object", {
+                "dataset": id(pos[0] if pos else kw["dataset"]),
+                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")}})
+            return MapLoaderV(dataset)
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
         if isinstance(pos[0] if pos else kw.get("dataset"), cst.Name):
@@ -1742,6 +1804,33 @@ class TrainingReader:
                                           "drop_last": id(loader.drop_last) if loader.drop_last is not None
                                           else None})
         return loader
+
+    def map_dataset(self, short: str, node: cst.Call, pos, vals, kw, kwv) -> V:
+        """``random_split(dataset, lengths)`` and ``Subset(dataset, indices)`` of a map-style
+        dataset or a TensorDataset: the generated helpers of the same names."""
+        names = ("dataset", "lengths") if short == "random_split" else ("dataset", "indices")
+        args = dict(zip(names, pos))
+        args.update(kw)
+        values = dict(zip(names, vals))
+        values.update(kwv)
+        extra = set(args) - set(names)
+        if extra:
+            raise Unsupported(f"{short}({', '.join(sorted(extra))}=...) is not translated")
+        dataset = values.get("dataset")
+        if isinstance(dataset, DatasetV):
+            self.used_datasets[id(dataset)] += 1  # read item by item
+            arity = len(dataset.arrays)
+        elif isinstance(dataset, MapDatasetV):
+            arity = dataset.arity
+        else:
+            raise Unsupported(f"{short} of something that is not a dataset")
+        self.fact(node, "split_object", {"helper": short, "args": [id(args[n]) for n in names]})
+        if short == "Subset":
+            return MapDatasetV(arity)
+        lengths = args.get("lengths")
+        if not isinstance(lengths, (cst.List, cst.Tuple)):
+            raise Unsupported("random_split: give the lengths as a list")
+        return TupleV([MapDatasetV(arity) for _ in lengths.elements])
 
     def torch_save(self, node: cst.Call, pos, vals) -> V:
         if len(pos) < 2:

@@ -69,6 +69,64 @@ class ArrayLoader:
         for start in range(0, len(self) * self.batch_size, self.batch_size):
             yield self.dataset[order[start : start + self.batch_size]]
 ''',
+    "DatasetLoader": '''
+class DatasetLoader:
+    """torch's DataLoader over a map-style dataset (__len__ and __getitem__): each batch
+    is its items stacked into numpy arrays (torch's default collate), in a new random
+    order on every pass when shuffle is set."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+
+    def __len__(self):
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        order = np.random.permutation(n) if self.shuffle else np.arange(n)
+        for start in range(0, len(self) * self.batch_size, self.batch_size):
+            items = [self.dataset[int(i)] for i in order[start : start + self.batch_size]]
+            if isinstance(items[0], tuple):
+                yield tuple(np.stack([np.asarray(a) for a in column]) for column in zip(*items))
+            else:
+                yield np.stack([np.asarray(a) for a in items])
+''',
+    "Subset": '''
+class Subset:
+    """torch's Subset: the items of ``dataset`` at ``indices``."""
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = indices
+
+    def __len__(self):
+        return len(self.indices)
+
+    def __getitem__(self, index):
+        return self.dataset[int(self.indices[index])]
+''',
+    "random_split": '''
+def random_split(dataset, lengths):
+    """torch's random_split: the dataset's items in a random order, cut into parts of
+    ``lengths`` (fractions of the whole when they sum to 1: the remainder goes one item
+    each to the first parts)."""
+    n = len(dataset)
+    if all(isinstance(k, float) for k in lengths) and abs(sum(lengths) - 1) < 1e-6:
+        sizes = [int(k * n) for k in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+    order = np.random.permutation(n)
+    parts, start = [], 0
+    for k in lengths:
+        parts.append(Subset(dataset, order[start : start + k]))
+        start += k
+    return parts
+''',
     "TorchSGD": '''
 @keras.saving.register_keras_serializable(package="transpiler")
 class TorchSGD(keras.optimizers.SGD):
@@ -433,7 +491,7 @@ class ProgramPrinter:
     def need(self, helper: str, text: str | None = None) -> None:
         if helper not in self.helpers:
             self.helpers.append(helper)
-            if helper == "ArrayLoader":
+            if helper in ("ArrayLoader", "DatasetLoader", "random_split"):
                 self.imports.add("import numpy as np")
         if text is not None:
             HELPERS.setdefault(helper, text)
@@ -502,6 +560,20 @@ class ProgramPrinter:
         if kind == "dataset_object":
             self.need("ArrayDataset")
             return f"ArrayDataset({', '.join(self.ref(p) for p in cfg.parts)})"
+        if kind == "map_loader_object":
+            self.need("DatasetLoader")
+            args = [self.ref(cfg["dataset"])]
+            for key in ("batch_size", "shuffle", "drop_last"):
+                if cfg[key] is not None:
+                    args.append(f"{key}={self.ref(cfg[key])}")
+            return f"DatasetLoader({', '.join(args)})"
+        if kind == "split_object":
+            self.need("Subset")
+            if cfg["helper"] == "random_split":
+                self.need("random_split")
+            # the name the script imported from torch is the generated helper's now
+            self.torch_names = set(self.torch_names) - {cfg["helper"]}
+            return f"{cfg['helper']}({', '.join(self.ref(a) for a in cfg['args'])})"
         if kind == "loader_object":
             self.need("ArrayDataset")
             self.need("ArrayLoader")
@@ -919,6 +991,18 @@ def _statements(lines: list[str]) -> list[cst.BaseStatement]:
     return body
 
 
+def _self_assignment(stmt: cst.SimpleStatementLine) -> bool:
+    """``x = x`` / ``a, b = a, b`` (and nothing else on the line)."""
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign) or len(stmt.body[0].targets) != 1:
+        return False
+    target, value = stmt.body[0].targets[0].target, stmt.body[0].value
+    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
+        return len(target.elements) == len(value.elements) and all(
+            isinstance(t.value, cst.Name) and _code(t.value) == _code(v.value)
+            for t, v in zip(target.elements, value.elements))
+    return isinstance(target, cst.Name) and _code(target) == _code(value)
+
+
 class _Rewriter(cst.CSTTransformer):
     """Applies the facts bottom-up; statements still using torch become stubs."""
 
@@ -933,7 +1017,7 @@ class _Rewriter(cst.CSTTransformer):
             self.guarded += 1
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
-        return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups")
+        return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups", "source")
 
     def on_leave(self, original, updated):
         p = self.p
@@ -946,6 +1030,9 @@ class _Rewriter(cst.CSTTransformer):
         elif isinstance(original, cst.SimpleStatementLine) or isinstance(original, (cst.For, cst.If, cst.While,
                                                                                     cst.With)):
             result = self.check(original, updated)
+        if isinstance(result, cst.SimpleStatementLine) and _self_assignment(result) and \
+                not _self_assignment(original):
+            result = cst.RemovalSentinel.REMOVE  # ``xb = xb.to(device)``: nothing left to do
         if isinstance(result, cst.IndentedBlock) and not result.body:
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         if isinstance(result, cst.CSTNode) and self.record:
@@ -969,6 +1056,9 @@ class _Rewriter(cst.CSTTransformer):
         kind = ts.kind
         if kind == "stub":
             return self.keep_leading(original, _statements(self.stub_for(original, ts.config)))
+        if kind == "source":  # a statement rewritten by the frontend (a Dataset class)
+            self.p.imports.add("import numpy as np")
+            return ts.config
         if kind == "drop":
             if isinstance(original, cst.Decorator):
                 return cst.RemovalSentinel.REMOVE
