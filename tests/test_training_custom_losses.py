@@ -142,3 +142,76 @@ def test_custom_metric_function_is_logged_under_its_name():
 def test_supported_calls_lists_the_table():
     calls = torch_loss_functions.supported_calls()
     assert "keras.ops.mean" in calls and "tf.reduce_mean" in calls and "keras.backend.epsilon" in calls
+
+
+STATEFUL_SCRIPT = """import numpy as np
+import keras
+from keras import layers
+
+
+def build_model():
+    model = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="adam", loss="binary_crossentropy",
+                  metrics=[keras.metrics.AUC(name="roc"), keras.metrics.Precision(), keras.metrics.Recall()])
+    return model
+
+
+x = np.random.rand(64, 4).astype("float32")
+y = (x[:, 0] > 0.5).astype("float32")
+model = build_model()
+es = keras.callbacks.EarlyStopping(monitor="val_roc", mode="max", patience=2)
+callbacks = [es, keras.callbacks.ReduceLROnPlateau(patience=1)]
+history = model.fit(x, y, epochs=3, validation_split=0.25, callbacks=callbacks, verbose=2)
+"""
+
+
+@pytest.mark.parametrize("logits", [False, True], ids=["probabilities", "logits"])
+@pytest.mark.parametrize("name", ["auc", "precision", "recall"])
+def test_stateful_metrics_count_like_keras(name, logits):
+    """The generated AUC/Precision/Recall classes against Keras' over several batches
+    (Keras on the probabilities; the generated class on logits when the model skips its
+    sigmoid for the loss)."""
+    import numpy as np
+
+    from transpiler.printers.torch_training import STATEFUL_METRICS
+
+    namespace = {"torch": torch}
+    import keras
+
+    exec(STATEFUL_METRICS[name], namespace)
+    cls = {"auc": "AUC", "precision": "Precision", "recall": "Recall"}[name]
+    ours = namespace[cls](from_logits=True) if logits else namespace[cls]()
+    theirs = getattr(keras.metrics, cls)()
+    rng = np.random.RandomState(3)
+    for batch in range(4):
+        raw = rng.randn(16, 1) * 2
+        probs = 1 / (1 + np.exp(-raw))
+        target = (rng.rand(16, 1) < probs).astype("float32")  # informative, not perfect
+        ours.update_state(torch.from_numpy(raw if logits else probs), torch.from_numpy(target))
+        theirs.update_state(target, probs.astype("float32"))
+        assert abs(ours.result() - float(theirs.result())) <= 1e-6, (batch, ours.result(), float(theirs.result()))
+    ours.reset_state()
+    theirs.reset_state()
+    ours.update_state(torch.tensor([[0.9], [0.2]]), torch.tensor([[1.0], [0.0]]))
+    theirs.update_state(np.array([[1.0], [0.0]]), np.array([[0.9], [0.2]]))
+    if not logits:
+        assert abs(ours.result() - float(theirs.result())) <= 1e-6
+
+
+def test_stateful_metrics_and_a_callback_list_translate_and_run():
+    """AUC(name="roc") is logged as "roc" (val_roc for EarlyStopping); a list of callbacks
+    bound to a name and given to fit() runs inside the generated fit()."""
+    result = translate(STATEFUL_SCRIPT, "p.py")
+    assert not result.stubs, result.stubs
+    assert '("roc", 0, AUC(from_logits=True))' in result.text
+    assert "# callbacks = [...]: the callbacks run inside the generated fit() loop" in result.text
+    namespace = {"__name__": "stateful_metrics_program"}
+    exec(compile(result.text, "stateful.py", "exec"), namespace)
+    history = namespace["history"].history
+    assert {"roc", "precision", "recall", "val_roc", "val_precision", "val_recall"} <= set(history)
+    assert all(0.0 <= v <= 1.0 for v in history["val_roc"])
+
+
+def test_stateful_metric_with_other_settings_is_a_stub():
+    result = translate(STATEFUL_SCRIPT.replace('AUC(name="roc")', 'AUC(curve="PR")'), "p.py")
+    assert any("only its default settings" in str(s) for s in result.stubs), result.stubs

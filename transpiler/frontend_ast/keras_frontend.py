@@ -2084,6 +2084,9 @@ class KerasFrontend:
                 if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
                     config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
                     config.params["code"] = cst.Module([]).code_for_node(node)
+            elif isinstance(value, list) and value and all(
+                    isinstance(v, keras_training.TrainingObj) and v.kind == "callback" for v in value):
+                config, kind = None, "callback_list"  # ``callbacks = [EarlyStopping(...), ...]``
             else:
                 return
         except Unsupported as exc:
@@ -2146,6 +2149,8 @@ class KerasFrontend:
         if isinstance(value, ApiRef) and value.kind in ("loss", "metric"):
             return value.name
         if isinstance(value, keras_training.TrainingObj) and value.kind == "metric":
+            if keras_training.METRIC_NAMES.get(value.name) in keras_training.METRIC_DEFAULT_LABELS:
+                return value  # its settings and name= are read (keras_training.metric_name)
             return value.name
         if isinstance(value, (list, tuple)):
             return type(value)(self._api_name(v) for v in value)

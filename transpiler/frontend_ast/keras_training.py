@@ -52,7 +52,11 @@ METRIC_NAMES = {
     "MeanAbsoluteError": "mean_absolute_error",
     "mse": "mean_squared_error", "mean_squared_error": "mean_squared_error",
     "MeanSquaredError": "mean_squared_error",
+    # stateful (counts over the epoch); default settings only
+    "AUC": "auc", "Precision": "precision", "Recall": "recall",
 }
+#: the log key of each metric object by default (Keras: the snake-cased class name)
+METRIC_DEFAULT_LABELS = {"auc": "auc", "precision": "precision", "recall": "recall"}
 SCHEDULE_NAMES = {"ExponentialDecay": "exponential_decay", "CosineDecay": "cosine_decay",
                   "PiecewiseConstantDecay": "piecewise_constant_decay",
                   "InverseTimeDecay": "inverse_time_decay"}
@@ -286,7 +290,18 @@ def metric_name(value: Any) -> str:
     name = value if isinstance(value, str) else getattr(value, "name", None)
     if name not in METRIC_NAMES:
         raise Unsupported(f"metric {value!r} is not supported")
-    return METRIC_NAMES[name]
+    canonical = METRIC_NAMES[name]
+    if isinstance(value, TrainingObj) and canonical in METRIC_DEFAULT_LABELS:
+        kwargs = dict(value.kwargs)
+        label = kwargs.pop("name", None)
+        if value.args or kwargs:
+            raise Unsupported(f"keras.metrics.{name}: only its default settings (and name=) are translated, "
+                              f"not {', '.join(sorted(kwargs)) or 'positional arguments'}")
+        if label is not None:
+            label = _static(label, f"{name}(name=...)")
+            if label != METRIC_DEFAULT_LABELS[canonical]:
+                return f"{canonical}@{label}"
+    return canonical
 
 
 def callback_config(value: Any) -> T.Callback:

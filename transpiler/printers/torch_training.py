@@ -175,6 +175,80 @@ def accuracy(output, target):
 ''',
 }
 METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error"}
+#: metrics with a state over the epoch (confusion counts): objects fit()/evaluate() update
+#: batch by batch; ``logits`` variants apply the sigmoid the model's output skipped
+STATEFUL_METRICS = {
+    "auc": '''
+class AUC:
+    """keras.metrics.AUC (ROC curve, 200 thresholds, interpolation): true/false positives
+    and negatives counted at each threshold over the epoch, the area by the trapezoid rule
+    between consecutive thresholds."""
+
+    def __init__(self, num_thresholds=200, from_logits=False):
+        inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        self.thresholds = torch.tensor([-1e-7] + inner + [1.0 + 1e-7], dtype=torch.float64)
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.tp, self.fp, self.tn, self.fn = (torch.zeros(len(self.thresholds), dtype=torch.float64)
+                                              for _ in range(4))
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().double().reshape(-1, 1)
+        label = target.reshape(-1, 1).bool()
+        above = pred > self.thresholds
+        self.tp += (above & label).sum(dim=0)
+        self.fp += (above & ~label).sum(dim=0)
+        self.fn += (~above & label).sum(dim=0)
+        self.tn += (~above & ~label).sum(dim=0)
+
+    def result(self):
+        tpr = torch.nan_to_num(self.tp / (self.tp + self.fn))
+        fpr = torch.nan_to_num(self.fp / (self.fp + self.tn))
+        return ((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2).sum().item()
+''',
+    "precision": '''
+class Precision:
+    """keras.metrics.Precision (threshold 0.5): true positives / predicted positives over the epoch."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.tp, self.fp = 0.0, 0.0
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
+        label = target.reshape(-1).bool()
+        self.tp += (pred & label).sum().item()
+        self.fp += (pred & ~label).sum().item()
+
+    def result(self):
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+''',
+    "recall": '''
+class Recall:
+    """keras.metrics.Recall (threshold 0.5): true positives / actual positives over the epoch."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.tp, self.fn = 0.0, 0.0
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
+        label = target.reshape(-1).bool()
+        self.tp += (pred & label).sum().item()
+        self.fn += (~pred & label).sum().item()
+
+    def result(self):
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+''',
+}
 
 #: callbacks whose objects go to the generated fit() (it calls their hooks)
 OBJECT_CALLBACKS = ("lambda_callback", "custom")
@@ -297,8 +371,8 @@ class TrainingPrinter:
                 continue
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
-            elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "dataset",
-                             "gradient", "apply_gradients", "custom_code"):
+            elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
+                             "dataset", "gradient", "apply_gradients", "custom_code"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -415,6 +489,10 @@ class TrainingPrinter:
                 self.needs.add("lambda_callback")
             self.needs.add("callback_class")
             return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
+        if ts.kind == "callback_list":
+            if not self._used_by_compile_or_fit(ts.model):
+                raise NotImplementedError("callbacks not passed to fit()")
+            return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
         if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
             what = {"optimizer_object": "the torch optimizer is made where compile() was",
                     "loss_object": "compile() below picks the matching loss function",
@@ -555,7 +633,11 @@ class TrainingPrinter:
 
         # the name as a value, not as a keyword (compile(optimizer="sgd") does not use `optimizer`)
         pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
-        return any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training)
+        if any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training):
+            return True
+        # an item of a callback list fit() is given (``callbacks = [es, ...]``)
+        return any(ts.kind == "callback_list" and ts.model != var and pattern.search(ts.source) and
+                   self._used_by_compile_or_fit(ts.model) for ts in self.program.training)
 
     def _loop_model(self, optimizer_var: str) -> str | None:
         import re
@@ -577,7 +659,7 @@ class TrainingPrinter:
             return self.custom_code_lines(ts)
         if ts.kind in ("load_data", "to_categorical", "load_model"):
             return self.data_lines(ts)
-        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "dataset", "gradient",
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "dataset", "gradient",
                        "apply_gradients", "tape", "model_call"):
             return self.loop_lines(ts)
         mt = self._model(ts, several)
@@ -783,6 +865,11 @@ class TrainingPrinter:
             self.needs.add("custom_loss")
             return f"keras_metric({name[len('custom:'):]})"
         name = resolve_metric(name, loss)
+        if name in STATEFUL_METRICS:
+            self.metric_fns[(name, "class")] = STATEFUL_METRICS[name]
+            self.features.add("stateful")
+            cls = {"auc": "AUC", "precision": "Precision", "recall": "Recall"}[name]
+            return f"{cls}(from_logits=True)" if logits else f"{cls}()"
         if name in METRIC_AS_LOSS:
             self.loss_fns[(name, False)] = LOSS_FUNCTIONS[(name, False)]
             return name
@@ -834,8 +921,9 @@ class TrainingPrinter:
         items = []
         for i, (loss, metrics) in enumerate(zip(c.losses, c.metrics or [[]] * len(c.losses))):
             for m in metrics:
+                m, _, named = m.partition("@")  # a metric object's own name= (its log key)
                 fn = self.metric_fn(m, loss, _uses_logits(mt.md, i))
-                label = {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
+                label = named or {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
                 label = label[len("custom:"):] if label.startswith("custom:") else label  # its __name__
                 label = f"{names[i]}_{label}" if several else label
                 items.append(f"({lit(label)}, {i}, {fn})")
@@ -1415,6 +1503,9 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
         total, seen = 0.0, 0
         sums = {name: 0.0 for name, _, _ in metrics}
         counts = {name: 0 for name, _, _ in metrics}
+        for _, _, metric in metrics:  #@stateful
+            if hasattr(metric, "reset_state"):  #@stateful
+                metric.reset_state()  #@stateful
         for step, batch in batches.epoch():  #@steps
         for step, batch in enumerate(loader):  #@!steps&stop
         for batch in loader:  #@!steps&!stop
@@ -1433,6 +1524,10 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
             for name, index, metric in metrics:
+                if hasattr(metric, "update_state"):  # a stateful metric: its result so far  #@stateful
+                    metric.update_state(outputs[index], batch_targets[index])  #@stateful
+                    sums[name], counts[name] = metric.result(), 1  #@stateful
+                    continue  #@stateful
                 values = metric(outputs[index], batch_targets[index])
                 sums[name] += values.sum().item()
                 counts[name] += values.numel()
@@ -1631,6 +1726,9 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
     total, seen = 0.0, 0
     sums = {name: 0.0 for name, _, _ in metrics}
     counts = {name: 0 for name, _, _ in metrics}
+    for _, _, metric in metrics:  #@stateful
+        if hasattr(metric, "reset_state"):  #@stateful
+            metric.reset_state()  #@stateful
     for batch in make_loader(inputs, targets, batch_size):  #@!eval_steps
     for step, batch in enumerate(make_loader(inputs, targets, batch_size)):  #@eval_steps
         if steps is not None and step >= steps:  # Keras' evaluate(steps=...)  #@eval_steps
@@ -1642,6 +1740,10 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
         total += loss.item() * len(batch_inputs[0])
         seen += len(batch_inputs[0])
         for name, index, metric in metrics:
+            if hasattr(metric, "update_state"):  # a stateful metric: its result so far  #@stateful
+                metric.update_state(outputs[index], batch_targets[index])  #@stateful
+                sums[name], counts[name] = metric.result(), 1  #@stateful
+                continue  #@stateful
             values = metric(outputs[index], batch_targets[index])
             sums[name] += values.sum().item()
             counts[name] += values.numel()
