@@ -1018,14 +1018,17 @@ def test_training_only_arguments_are_warnings():
     text = _PRELUDE + textwrap.dedent("""
         def build_model():
             inputs = keras.Input(shape=(4,))
-            x = layers.Dense(3, kernel_regularizer=keras.regularizers.l2(1e-4))(inputs)
+            x = layers.Dense(3, kernel_regularizer=keras.regularizers.l2(1e-4),
+                             kernel_constraint=keras.constraints.MaxNorm(2.0))(inputs)
             return keras.Model(inputs, x)
     """)
     program = read(text)
     model = only_model(program)
     assert ops(model) == ["dense"]
+    # the regularizer is read (the torch module adds it to the loss); the constraint is reported
+    assert model.graph.nodes[0].meta["regularizers"] == {"kernel_regularizer": (0.0, 1e-4)}
     [warning] = [d for d in program.diagnostics if d.severity == "warning"]
-    assert "kernel_regularizer" in warning.message
+    assert "kernel_constraint" in warning.message
     assert warning.span.line == line_of(text, "kernel_regularizer")
 
 

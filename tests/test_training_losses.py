@@ -126,3 +126,36 @@ WEIGHTED = {
 def test_sample_weights_train_like_keras(case, tmp_path):
     """fit(sample_weight=...) and fit(class_weight=...) reach train_step as per-sample weights."""
     assert_trains_like_keras(WEIGHTED[case], f"weighted_{case}", tmp_path, sample_weights=True)
+
+
+REGULARIZED = '''import keras
+from keras import layers, regularizers
+
+
+def build_model():
+    inputs = keras.Input(shape=(12,), dtype="int32")
+    x = layers.Embedding(30, 8, embeddings_regularizer=regularizers.l2(1e-3))(inputs)
+    x = layers.Conv1D(6, 3, kernel_regularizer=regularizers.l1_l2(l1=1e-3, l2=1e-2),
+                      bias_regularizer="l2")(x)
+    x = layers.GlobalAveragePooling1D()(x)
+    x = layers.BatchNormalization(gamma_regularizer=regularizers.L1(0.02))(x)
+    x = layers.Dense(16, activation="relu", kernel_regularizer=keras.regularizers.l2(0.05),
+                     bias_regularizer=keras.regularizers.l1(0.01))(x)
+    outputs = layers.Dense(3, activation="softmax")(x)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="sparse_categorical_crossentropy")
+    return model
+'''
+
+
+def test_weight_regularizers_train_like_keras(tmp_path):
+    """kernel/bias/embeddings/gamma regularizers (l1, l2, l1_l2, by name): the module's
+    regularization_loss() is added to the loss as Keras adds model.losses; 20 steps."""
+    result = translate(REGULARIZED, "regularized.py")
+    assert not any("regularizer is not translated" in d.message for d in result.program.diagnostics)
+    assert "def regularization_loss(self):" in result.text
+    fitted = translate(REGULARIZED + "\n\nimport numpy as np\n\nbuild_model().fit(np.zeros((4, 12), 'int32'), "
+                                     "np.zeros(4))\n", "regularized_fit.py")
+    assert "loss = loss + model.regularization_loss()" in fitted.text
+    assert "loss = loss + model.regularization_loss()  # Keras' evaluate adds them too" not in fitted.text
+    assert_trains_like_keras(REGULARIZED, "regularized", tmp_path, float32_hyperparameters=True)

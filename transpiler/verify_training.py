@@ -231,7 +231,8 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
         from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise  # program's lacks
 
         call = "model(*inputs, return_logits=True)" if md.graph.meta.get("logits_outputs") else "model(*inputs)"
-        features = ({"clip"} if opt.clip else set()) | ({"weights"} if sample_weights else set())
+        features = ({"clip"} if opt.clip else set()) | ({"weights"} if sample_weights else set()) | \
+            ({"regularization"} if hasattr(tmodel, "regularization_loss") else set())
         exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), features), namespace)
         step = namespace["train_step"]
     rng = np.random.RandomState(7)

@@ -51,6 +51,43 @@ class ModuleRef:
     path: str
 
 
+#: keras.regularizers: name → (l1, l2) defaults (Keras 3: L1(0.01), L2(0.01), L1L2(0, 0))
+REGULARIZERS = {"l1": (0.01, None), "L1": (0.01, None), "l2": (None, 0.01), "L2": (None, 0.01),
+                "l1_l2": (0.0, 0.0), "L1L2": (0.0, 0.0)}
+
+
+@dataclass(frozen=True)
+class RegularizerVal:
+    """``keras.regularizers.l2(0.01)``: the loss term l1 * sum(|w|) + l2 * sum(w ** 2)."""
+
+    l1: float
+    l2: float
+
+
+def _regularizer(name: str, args: list, kwargs: dict) -> "RegularizerVal":
+    d1, d2 = REGULARIZERS[name]
+    names = [n for n, d in (("l1", d1), ("l2", d2)) if d is not None]
+    values = dict(zip(names, args))
+    values.update(kwargs)
+    if set(values) - set(names) or len(args) > len(names):
+        raise Unsupported(f"regularizers.{name}: arguments {sorted(values)} not supported")
+    l1 = values.get("l1", d1 or 0.0)
+    l2 = values.get("l2", d2 or 0.0)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (l1, l2)):
+        raise Unsupported(f"regularizers.{name}: its factors are not known statically")
+    return RegularizerVal(float(l1), float(l2))
+
+
+def _regularizer_factors(value) -> tuple[float, float] | None:
+    """(l1, l2) of a layer's ``*_regularizer`` argument: an object or a name (``"l2"``)."""
+    if isinstance(value, RegularizerVal):
+        return value.l1, value.l2
+    if isinstance(value, str) and value in REGULARIZERS:
+        reg = _regularizer(value, [], {})
+        return reg.l1, reg.l2
+    return None
+
+
 @dataclass(frozen=True)
 class ApiRef:
     """A resolved Keras API object: ``kind`` in layer/input/model/sequential/merge/activation.
@@ -345,6 +382,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("loss", last)
     if name.startswith("metrics.") and last in keras_training.METRIC_NAMES:
         return ApiRef("metric", last)
+    if name.startswith("regularizers.") and last in REGULARIZERS:
+        return ApiRef("regularizer", last)
     if name in ("random.SeedGenerator", "random.seed_generator.SeedGenerator"):
         return ApiRef("seed_generator", last)
     if name in ("losses.Loss", "losses.loss.Loss"):
@@ -1441,6 +1480,8 @@ class KerasFrontend:
                 return DatasetObj(code, node, elements=elements)
             if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
                 return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
+            if func.kind == "regularizer":
+                return _regularizer(func.name, list(args), dict(kwargs))
             if func.kind == "tensor_op":
                 return self._tensor_op(func.name, args, kwargs, span)
             if func.kind == "activation":
@@ -2310,14 +2351,19 @@ class KerasFrontend:
         except TypeError as exc:  # an argument of the wrong kind, e.g. Dense("8")
             raise FrontendError(f"{cls_name}: {exc}", span) from None
         extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)
-                 and k not in keras_layers.INITIALIZER_KWARGS]  # (recorded below)
+                 and k not in keras_layers.INITIALIZER_KWARGS  # (recorded below)
+                 and not (k in keras_layers.TRAINING_KWARGS and k in kwargs)]  # (read or reported below)
         if extra:
             raise Unsupported(f"{cls_name}: argument(s) {', '.join(extra)} not supported")
         for key in sorted(set(bound.values) & keras_layers.INITIALIZER_KWARGS - set(kwargs)):
             if bound.values[key] != reg.signature.defaults.get(key):  # given by position
                 spec.initializers[key] = bound.values[key]
         for key in sorted(set(kwargs) & keras_layers.TRAINING_KWARGS):
-            if kwargs[key] is not None:
+            factors = _regularizer_factors(kwargs[key]) if key.endswith("_regularizer") and \
+                key != "activity_regularizer" else None
+            if factors is not None:
+                spec.regularizers[key] = factors  # added to the training loss (torch printer)
+            elif kwargs[key] is not None:
                 self.program.warn(span, f"{cls_name}: {key} is not translated (affects training only)",
                                   self._line(span))
         for key in sorted(set(kwargs) & keras_layers.INITIALIZER_KWARGS):
@@ -2404,6 +2450,8 @@ class KerasFrontend:
             node.meta["site"] = self.call_sites[0]  # the builder's line that led here
         if spec.initializers:
             node.meta["initializers"] = dict(spec.initializers)
+        if spec.regularizers:
+            node.meta["regularizers"] = dict(spec.regularizers)
         try:
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image

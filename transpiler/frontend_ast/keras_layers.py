@@ -27,6 +27,8 @@ class LayerSpec:
     activation: tuple[str, dict[str, Any]] | None = None
     inner: "LayerSpec | None" = None
     initializers: dict[str, Any] = field(default_factory=dict)
+    #: weight regularizers: ``kernel_regularizer`` → (l1, l2) factors
+    regularizers: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

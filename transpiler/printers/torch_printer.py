@@ -340,11 +340,57 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     params = ", ".join(args) + (", return_logits=False" if graph.meta.get("logits_outputs") else "")
     lines += ["", f"    def forward(self, {params}):"]
     lines += [f"        {ln}" for ln in forward]
+    lines += regularization_lines(graph)
     text = "\n".join(lines) + "\n"
     if classes is not None:  # a module class of a later model takes another name
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
     return ModelCode(md.class_name, text, imports, uses_f, children)
+
+
+#: a layer's ``*_regularizer`` argument → the canonical weight it regularizes
+_REGULARIZED = {"kernel_regularizer": "kernel", "bias_regularizer": "bias", "recurrent_regularizer": "recurrent_kernel",
+                "embeddings_regularizer": "embeddings", "gamma_regularizer": "gamma", "beta_regularizer": "beta",
+                "alpha_regularizer": "alpha"}
+
+
+def regularization_lines(graph: Graph) -> list[str]:
+    """The ``regularization_loss`` method for the weight regularizers of the Keras layers
+    (``kernel_regularizer=l2(1e-4)``: 1e-4 * the sum of the weight's squares; l1: of its
+    absolute values), over the module's ``named_parameters()`` (sums are the same in
+    torch's layout). A regularizer on a weight that is not one torch tensor (an LSTM's
+    bias: torch has two) is reported in ``graph.meta["untranslated_regularizers"]``."""
+    from transpiler.weights.mapping import torch_plan
+
+    regularized = [n for n in graph.nodes if n.meta.get("regularizers")]
+    if not regularized:
+        return []
+    entries: dict[int, list] = {}
+    for e in torch_plan(graph):
+        entries.setdefault(id(e.node), []).append(e)
+    terms, missing, seen = [], [], set()
+    for node in regularized:
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        for key, (l1, l2) in sorted(node.meta["regularizers"].items()):
+            param = _REGULARIZED.get(key) or ("kernel" if key == "depthwise_regularizer" and
+                                              node.op == "depthwise_conv2d" else None)
+            found = [e for e in entries.get(id(node), ()) if not e.packed and e.constant is None and e.param == param]
+            others = [e for e in entries.get(id(node), ()) if e.param == param and e not in found]
+            if len(found) != 1 or others:
+                missing.append(f"{node.name}: {key}")
+                continue
+            w = f"weights[{found[0].key!r}]"
+            terms += ([f"{lit(l1)} * {w}.abs().sum()"] if l1 else []) + ([f"{lit(l2)} * {w}.square().sum()"] if l2 else [])
+    graph.meta["untranslated_regularizers"] = missing
+    if not terms:
+        return []
+    return ["", "    def regularization_loss(self):",
+            '        """Keras\' weight regularizers (kernel_regularizer=..., ...): the term the training',
+            '        loss adds (fit() and evaluate() log the sum, as Keras does)."""',
+            "        weights = dict(self.named_parameters())",
+            "        return " + " + ".join(terms)]
 
 
 def _docstring(lines: list[str], indent: str) -> str:

@@ -718,6 +718,9 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
         for node in md.graph.nodes:
             for message in node.meta.get("init_warnings", ()):
                 program.warn(node.span, f"{node.name}: initializer {message}")
+        for what in md.graph.meta.get("untranslated_regularizers", ()):
+            program.warn(md.graph.span, f"{what} is not translated (its weight is not one torch tensor; "
+                                        "affects training only)")
     uses_f = any(c.uses_functional for c in codes)
     uses_math = any("import math" in c.imports for c in codes)
     uses_f = uses_f or bool(tcode.helpers)

@@ -353,6 +353,10 @@ class TrainingPrinter:
         if self.program.meta.get("callback_classes"):
             self.needs.add("callback_class")  # the script's Callback subclasses derive from it
         compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
+        from transpiler.printers.torch_printer import regularization_lines
+
+        if any(regularization_lines(md.graph) for md in self.program.models):
+            self.features.add("regularization")  # train_step/evaluate add model.regularization_loss()
         self._custom_steps()  # first: fit() is a stub when the model's train_step cannot be translated
         for ts in self.program.training:
             try:
@@ -1442,6 +1446,7 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):  #@!w
         if sample_weight is not None:  #@weights
             per_sample = per_sample * sample_weight.view(-1, *[1] * (per_sample.dim() - 1))  #@weights
         loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
+    loss = loss + model.regularization_loss()  # Keras adds the layers' regularizers  #@regularization
     loss.backward()
     if clipvalue is not None:  #@clip
         torch.nn.utils.clip_grad_value_(model.parameters(), clipvalue)  #@clip
@@ -1737,6 +1742,7 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
         outputs = MODEL_CALL_BATCH
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         loss = sum(w * fn(out, t).mean() for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets))
+        loss = loss + model.regularization_loss()  # Keras' evaluate adds them too  #@regularization
         total += loss.item() * len(batch_inputs[0])
         seen += len(batch_inputs[0])
         for name, index, metric in metrics:
