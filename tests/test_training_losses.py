@@ -159,3 +159,91 @@ def test_weight_regularizers_train_like_keras(tmp_path):
     assert "loss = loss + model.regularization_loss()" in fitted.text
     assert "loss = loss + model.regularization_loss()  # Keras' evaluate adds them too" not in fitted.text
     assert_trains_like_keras(REGULARIZED, "regularized", tmp_path, float32_hyperparameters=True)
+
+
+TAPE_MATH = '''import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+
+def build_model():
+    return keras.Sequential([keras.Input(shape=(8,)),
+                             layers.Dense(16, activation="relu", kernel_regularizer=keras.regularizers.l2(1e-2)),
+                             layers.Dense(1)])
+
+
+def main():
+    x = np.random.randn(64, 8).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+    model = build_model()
+    opt = keras.optimizers.SGD(0.01)
+    loss_fn = keras.losses.MeanSquaredError()
+    losses = []
+    for epoch in range(2):
+        for xb, yb in ds:
+            with tf.GradientTape() as tape:
+                pred = model(xb, training=True)
+                loss = loss_fn(yb, pred) + tf.add_n(model.losses) + 0.1 * tf.reduce_mean(tf.square(pred))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            losses.append(float(loss))
+    return losses
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_tensor_math_and_model_losses_in_a_custom_step():
+    """In a GradientTape step, tf/keras.ops math has torch spellings and model.losses is
+    the module's regularization term; the step computes what Keras computes."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    result = translate(TAPE_MATH, "tape_math.py")
+    assert not result.stubs, result.stubs
+    assert ("loss=(loss_fn(yb,pred)+sum([model.regularization_loss()])+0.1*torch.mean(torch.square(pred)))"
+            in "".join(result.text.split())), result.text
+    namespace = {"__name__": "tape_math_program"}
+    exec(compile(result.text, "tape_math_torch.py", "exec"), namespace)
+    # the same weights and batch on both sides: the first step's loss
+    torch_model = namespace["build_model"]()
+    keras_ns = {"__name__": "tape_math_keras"}
+    exec(compile(TAPE_MATH, "tape_math.py", "exec"), keras_ns)
+    policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float32")  # (whatever an earlier test left)
+    try:
+        keras_model = keras_ns["build_model"]()
+    finally:
+        keras.config.set_dtype_policy(policy)
+    k1, k2 = keras_model.layers
+    with torch.no_grad():
+        torch_model.fc1.weight.copy_(torch.from_numpy(k1.kernel.numpy().T))
+        torch_model.fc1.bias.copy_(torch.from_numpy(k1.bias.numpy()))
+        torch_model.fc2.weight.copy_(torch.from_numpy(k2.kernel.numpy().T))
+        torch_model.fc2.bias.copy_(torch.from_numpy(k2.bias.numpy()))
+    xb = np.random.RandomState(0).randn(8, 8).astype("float32")
+    yb = xb.sum(axis=1, keepdims=True)
+    pred_k = keras_model(xb, training=True)
+    expected = float(keras.losses.MeanSquaredError()(yb, pred_k) + tf.add_n(keras_model.losses)
+                     + 0.1 * tf.reduce_mean(tf.square(pred_k)))
+    # the generated statements of main() that make the loss function and compute the loss
+    import ast
+
+    main = next(n for n in ast.parse(result.text).body if isinstance(n, ast.FunctionDef) and n.name == "main")
+    make_loss = next(n for n in ast.walk(main) if isinstance(n, (ast.FunctionDef, ast.Assign)) and
+                     "loss_fn" in [getattr(n, "name", None)] + [getattr(t, "id", None) for t in getattr(n, "targets", [])])
+    step_loss = next(n for n in ast.walk(main) if isinstance(n, ast.Assign) and
+                     getattr(n.targets[0], "id", None) == "loss")
+    scope = dict(namespace, model=torch_model, xb=torch.from_numpy(xb), yb=torch.from_numpy(yb))
+    exec(ast.unparse(make_loss), scope)
+    scope["pred"] = torch_model(scope["xb"])
+    exec(ast.unparse(step_loss), scope)
+    got = float(scope["loss"])
+    assert abs(got - expected) <= 1e-5 * abs(expected), (got, expected)
+    losses = namespace["main"]()
+    assert len(losses) == 4 and all(np.isfinite(losses))

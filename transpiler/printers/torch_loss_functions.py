@@ -253,6 +253,7 @@ _COMMON: dict[str, Callable] = {
     "zeros_like": _like("torch.zeros_like"), "shape": _shape, "epsilon": _epsilon,
     "stack": _stack("torch.stack"), "concatenate": _stack("torch.cat"), "concat": _stack("torch.cat"),
     "convert_to_tensor": _like("torch.as_tensor"), "constant": _constant,
+    "add_n": lambda call: f"sum({_Args(call, ('inputs',)).text('inputs')})",  # (a list of tensors)
 }
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
@@ -266,7 +267,7 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "cast": "cast", "softmax": "softmax", "log_softmax": "log_softmax", "argmax": "argmax",
             "argmin": "argmin", "where": "where", "ones_like": "ones_like", "zeros_like": "zeros_like",
             "shape": "shape", "stack": "stack", "concat": "concat", "convert_to_tensor": "convert_to_tensor",
-            "constant": "constant", "epsilon": "epsilon"}
+            "constant": "constant", "epsilon": "epsilon", "add_n": "add_n"}
 
 
 #: Keras' short loss function names → the canonical ones

@@ -19,7 +19,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import keras_exact
+from transpiler.printers import keras_exact, torch_loss_functions
 from transpiler.printers.torch_custom_step import extend_class
 from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, layers_receiver, \
     translate_layer_indexing, translate_layers_loop
@@ -119,6 +119,8 @@ class _Printer:
     def __init__(self, program: Program, frontend, models: list[ModelCode], training=None, tcode=None):
         self.training = training
         self.tcode = tcode
+        self.in_tape = 0  # inside an unwrapped GradientTape (a custom training step)
+        self.uses_f = False
         self.helpers_placed = not (tcode and tcode.helpers)
         # a generated helper may take the name the user imported from Keras (load_model,
         # to_categorical): after the import is gone, the name means the helper
@@ -264,6 +266,7 @@ class _Printer:
 
     # -- rewriting ----------------------------------------------------------------
     def rewrite_module(self, module: cst.Module, uses_f: bool, uses_math: bool) -> cst.Module:
+        self.uses_f = uses_f
         body = self._rewrite_body(module.body, level="module", uses=(uses_f, uses_math))
         module = module.with_changes(footer=[*self.trailing, *module.footer])
         if not self.imports_placed:
@@ -315,7 +318,11 @@ class _Printer:
                 # `with tf.GradientTape() as tape:`: its body runs as is, after zero_grad()
                 pre = list(cst.parse_module("\n".join(self.tcode.unwrap[id(stmt)]) + "\n").body)
                 pre[0] = pre[0].with_changes(leading_lines=stmt.leading_lines)
-                out += pre + self._rewrite_body(stmt.body.body, level)
+                self.in_tape += 1
+                try:
+                    out += pre + self._rewrite_body(stmt.body.body, level)
+                finally:
+                    self.in_tape -= 1
             elif isinstance(stmt, (cst.FunctionDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.ClassDef)):
                 inner = "function" if not isinstance(stmt, cst.If) or level != "module" else "main"
                 new = self._rewrite_compound(stmt, inner)
@@ -468,6 +475,44 @@ class _Printer:
             out |= {f"{name}.function", f"{name}.autograph.experimental.do_not_convert"}
         return out
 
+    def _tape_math(self, stmt: cst.SimpleStatementLine):
+        """A statement of a custom training step (inside the unwrapped GradientTape) whose
+        Keras/TensorFlow tensor math has torch spellings (``loss_fn(y, p) +
+        tf.add_n(model.losses)``); ``model.losses`` is the module's regularization term.
+        None when something stays untranslated (the statement becomes a stub)."""
+        if not self.in_tape:
+            return None
+        with_term = {md.class_name for md, code in self.models.values() if "def regularization_loss(self):" in code.text}
+        regularized = {md.var for md, _ in self.models.values() if md.var and md.class_name in with_term}
+        for node in nodes_of(self.frontend.module, cst.Assign):  # model = build_model(...)
+            call = node.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self.builders \
+                    and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
+                    self.builders[call.func.value][0].class_name in with_term:
+                regularized.add(node.targets[0].target.value)
+        model_vars = self.model_vars
+
+        class Losses(cst.CSTTransformer):
+            def leave_Attribute(self, original, updated):
+                if isinstance(updated.value, cst.Name) and updated.value.value in model_vars and \
+                        updated.attr.value == "losses":
+                    name = updated.value.value
+                    if name in regularized:
+                        return cst.parse_expression(f"[{name}.regularization_loss()]")
+                    return cst.parse_expression("[]")
+                return updated
+
+        stmt = stmt.visit(Losses())
+        aliases = torch_loss_functions.module_aliases(self.frontend.module)
+        wrapper = cst.FunctionDef(cst.Name("_step"), cst.Parameters(), cst.IndentedBlock([stmt]))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_loss_call)
+        except torch_loss_functions.Untranslatable:
+            return None
+        if self._touches_keras(new.body.body[0]) or (uses_f and not self.uses_f):
+            return None  # (F.* where the script has no F import: a stub)
+        return new.body.body[0]
+
     def _keras_alias(self, stmt: cst.SimpleStatementLine) -> bool:
         """``mnist = tf.keras.datasets.mnist``: a name bound to a Keras module, like an import."""
         small = stmt.body[0]
@@ -511,12 +556,18 @@ class _Printer:
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
                     return [rewritten]
+                math = self._tape_math(rewritten)
+                if math is not None:
+                    return [math]
                 return self._stub(stmt, raising=level != "module" and not raised)
         after = self._builder_compile(stmt)
         if after:
             return [stmt, *after]
         if not self._touches_keras(stmt):
             return [stmt, *self._builder_loads(stmt)]
+        math = self._tape_math(stmt)
+        if math is not None:
+            return [math]
         if ".layers[" in _code(stmt):  # model.layers[i] of a Sequential: the module it became
             indexed = translate_layer_indexing(stmt, self.model_layers.get)
             if indexed is not None and not self._touches_keras(indexed):
@@ -732,3 +783,9 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
 
 
 __all__ = ["print_torch_script", "ScriptResult", "ModelDef"]
+
+
+def _no_loss_call(name: str, from_logits: bool) -> str:
+    """Built-in Keras loss functions inside a training step are the training printer's
+    business (they are translated before this rewrite); any left over is not translated."""
+    raise NotImplementedError(name)
