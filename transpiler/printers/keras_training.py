@@ -70,20 +70,10 @@ class ArrayLoader:
             yield self.dataset[order[start : start + self.batch_size]]
 ''',
     "DatasetLoader": '''
-class DatasetLoader:
+class DatasetLoader(ArrayLoader):
     """torch's DataLoader over a map-style dataset (__len__ and __getitem__): each batch
     is its items stacked into numpy arrays (torch's default collate), in a new random
     order on every pass when shuffle is set."""
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.drop_last = drop_last
-
-    def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
         n = len(self.dataset)
@@ -561,6 +551,7 @@ class ProgramPrinter:
             self.need("ArrayDataset")
             return f"ArrayDataset({', '.join(self.ref(p) for p in cfg.parts)})"
         if kind == "map_loader_object":
+            self.need("ArrayLoader")  # (its base class)
             self.need("DatasetLoader")
             args = [self.ref(cfg["dataset"])]
             for key in ("batch_size", "shuffle", "drop_last"):

@@ -53,9 +53,8 @@ def random_split(dataset, lengths):
     return parts
 
 
-class DatasetLoader:
-    """torch's DataLoader over a map-style dataset (__len__ and __getitem__): each batch
-    is its items stacked into numpy arrays (torch's default collate), in a new random
+class ArrayLoader:
+    """torch's DataLoader over an ArrayDataset: batches of numpy arrays, in a new random
     order on every pass when shuffle is set."""
 
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
@@ -67,6 +66,18 @@ class DatasetLoader:
     def __len__(self):
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        order = np.random.permutation(n) if self.shuffle else np.arange(n)
+        for start in range(0, len(self) * self.batch_size, self.batch_size):
+            yield self.dataset[order[start : start + self.batch_size]]
+
+
+class DatasetLoader(ArrayLoader):
+    """torch's DataLoader over a map-style dataset (__len__ and __getitem__): each batch
+    is its items stacked into numpy arrays (torch's default collate), in a new random
+    order on every pass when shuffle is set."""
 
     def __iter__(self):
         n = len(self.dataset)
