@@ -20,8 +20,10 @@ What converges, and why not earlier:
   implies (``forward(x, return_logits=False)`` when the loss works on logits). K1 is
   printed from T1 and keeps all T1 has; so from K1 on the rounds repeat.
 - Two scripts reach the Keras fixpoint one round later (``K3 == K2``), listed in
-  ``KERAS_FIXPOINT_LATER`` with the reason; two do not converge yet (``NOT_CONVERGING``,
-  strict xfail with the reason: a module's own weight is renamed each round).
+  ``KERAS_FIXPOINT_LATER`` with the reason; the model code of all the others converges
+  from K1 on. (It did not for three: a module's own weight came back as ``<name>_value``
+  each round, a ``RandomNormal(...)`` object initializer as torch's default, and vae's
+  noise took the name its submodule's forward gave it, not the caller's ``epsilon``.)
 - The *whole script* does not converge yet: the training program T1 gets for
   ``model.fit``/``evaluate``/``predict`` is a set of generated helpers (``fit(...)``,
   ``KerasAdam``, ...) that the torch frontend does not read back as ``model.compile`` +
@@ -64,19 +66,7 @@ KERAS_FIXPOINT_LATER = {
 }
 
 #: scripts read back whose model code does not converge yet, with the reason (strict xfail)
-NOT_CONVERGING = {
-    # a module's own weight (add_weight / nn.Parameter, read back since the torch frontend
-    # learnt nn.Parameter) round-trips through a one-weight layer ``ModelWeight(...,
-    # name="gate")`` whose torch module holds it as ``.value``; read back, the name grows by
-    # "_value" every round (gate → gate_value → gate_value_value)
-    "feature_gating": "a module's own weight is renamed <name>_value each round",
-    # the same, and the position embedding's initializer (RandomNormal) comes back as
-    # torch's default (RandomUniform) since the generated torch init is not read back
-    "transformer_classifier": "a module's own weight is renamed <name>_value each round",
-    # K1 keeps the hand-written script's ``epsilon`` for the Sampling noise (a NormalNoise
-    # layer); T2 inlines that single-use value, so K2 names it after the layer ("noise")
-    "vae": "the noise variable's name (epsilon) is lost in the second round",
-}
+NOT_CONVERGING: dict[str, str] = {}  # none today
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")
 _MODEL_BASES = re.compile(r"(^|\.)(Module|Layer|Model)$")

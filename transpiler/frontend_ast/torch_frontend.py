@@ -272,6 +272,7 @@ class TorchFrontend:
         self.graph: Graph | None = None
         self.names: dict[str, int] = {}
         self.depth = 0
+        self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
         self.stubbed_builders: set[str] = set()
         self.cur_builder: str | None = None
         self.warned: set[str] = set()
@@ -816,8 +817,12 @@ class TorchFrontend:
     def _assign(self, target, value, env: Env) -> None:
         if isinstance(target, cst.Name):
             env.vars[target.value] = value
-            if isinstance(value, Tensor) and value.value.var is None:
+            # the caller's name wins over one a submodule's forward gave it (``epsilon =
+            # self.noise(z)`` whose forward said ``inputs = torch.randn_like(inputs)``)
+            if isinstance(value, Tensor) and (value.value.var is None or
+                                              self.var_depth.get(id(value.value), 0) > self.depth):
                 value.value.var = target.value
+                self.var_depth[id(value.value)] = self.depth
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, RNNStates):
                 value = value.values
@@ -898,7 +903,7 @@ class TorchFrontend:
             if obj.kind == "user" and name in obj.attrs:
                 value = obj.attrs[name]
                 if isinstance(value, ParamObj) and self.graph is not None:
-                    return self._variable(value, node)
+                    return self._variable(value, node, _one_weight_module(obj, name))
                 return value
             if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
                 return self._class_attr(obj.cls, name)
@@ -1536,10 +1541,14 @@ class TorchFrontend:
                 raise Unsupported("isinstance: the class is not known statically")
         return False
 
-    def _variable(self, p: ParamObj, node) -> Tensor:
+    def _variable(self, p: ParamObj, node, owner: "Mod | None" = None) -> Tensor:
         """A module's own parameter or buffer read in ``forward``: a ``variable`` node (one
-        per read; the reads of one parameter share its Keras layer, named after its key)."""
-        name = (p.path or "weight").replace(".", "_")
+        per read; the reads of one parameter share its Keras layer, named after its key).
+        ``owner``: a module that is nothing but this weight (its forward returns it, the
+        torch side of Keras' ``ModelWeight``): the layer is named after the module, as the
+        Keras weight it stands for was (not ``<module>_<key>``)."""
+        key = owner.path if owner is not None and owner.path else p.path
+        name = (key or "weight").replace(".", "_")
         span = self._span(node)
         if p.init is None and f"init:{name}" not in self.warned:
             self.warned.add(f"init:{name}")
@@ -2180,6 +2189,28 @@ def _snake(name: str) -> str:
 
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+def _one_weight_module(mod: Mod, key: str) -> "Mod | None":
+    """``mod`` when it is a user module holding nothing but the weight ``key`` whose
+    ``forward`` takes no input and only returns ``self.<key>``; else None."""
+    if mod.kind != "user" or mod.cls is None or not mod.path or \
+            any(k != key and isinstance(v, (Mod, ParamObj)) for k, v in mod.attrs.items()):
+        return None
+    fwd = mod.cls.method("forward")
+    if fwd is None or len(fwd.params.params) != 1 or isinstance(fwd.params.star_arg, cst.Param) or \
+            fwd.params.kwonly_params or fwd.params.star_kwarg is not None:
+        return None
+    body = [s for s in fwd.body.body if not (isinstance(s, cst.SimpleStatementLine) and isinstance(
+        s.body[0], cst.Expr) and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or \
+            not isinstance(body[0].body[0], cst.Return):
+        return None
+    value = body[0].body[0].value
+    self_name = fwd.params.params[0].name.value
+    ok = isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and \
+        value.value.value == self_name and value.attr.value == key
+    return mod if ok else None
 
 
 def _walk(mod: Mod, path: str = ""):
