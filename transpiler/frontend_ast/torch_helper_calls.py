@@ -268,7 +268,7 @@ class HelperCalls:
         """Drop the variables and helper definitions only recognised calls used; the names
         of the helpers that stay (to be read as before)."""
         for scope, name, stmt, target in self.variables:
-            refs = [n for n in _names(scope) if n.value == name and n is not target]
+            refs = [n for n in _uses(scope, name) if n is not target]
             if refs and all(id(n) in self.recognised for n in refs):
                 self.r.fact(stmt, "drop", f"{name}: its value moved into model.compile")
                 for config in self.compiled.values():
@@ -312,6 +312,52 @@ def _names(node) -> list[cst.Name]:
         def visit_Arg(self, n: cst.Arg) -> bool:
             n.value.visit(self)
             return False
+
+    node.visit(V())
+    return found
+
+
+def _uses(scope, name: str) -> list[cst.Name]:
+    """The Name nodes of ``name`` in ``scope`` (a function or the module); at module level, the
+    functions that bind a ``name`` of their own are left out."""
+    if isinstance(scope, cst.FunctionDef):
+        return [n for n in _names(scope.body) if n.value == name]
+    out = []
+    for stmt in scope.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and name in _bound(stmt):
+            continue
+        out += [n for n in _names(stmt) if n.value == name]
+    return out
+
+
+def _bound(node) -> set[str]:
+    """Names a definition binds itself: parameters, assignment, loop and comprehension targets."""
+    found: set[str] = set()
+
+    def targets(t) -> None:
+        if isinstance(t, cst.Name):
+            found.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                targets(e.value)
+        elif isinstance(t, cst.StarredElement):
+            targets(t.value)
+
+    class V(cst.CSTVisitor):
+        def visit_Param(self, n: cst.Param) -> None:
+            found.add(n.name.value)
+
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            targets(n.target)
+
+        def visit_For(self, n: cst.For) -> None:
+            targets(n.target)
+
+        def visit_CompFor(self, n: cst.CompFor) -> None:
+            targets(n.target)
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            targets(n.target)
 
     node.visit(V())
     return found

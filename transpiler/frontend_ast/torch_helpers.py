@@ -546,9 +546,9 @@ class Analyser:
 def loss_kind(fn: cst.FunctionDef) -> T.Loss | None:
     """The Keras loss a per-sample loss function computes (``T.Loss``), or None."""
     calls = _calls(fn)
-    names = {(_dotted(c.func) or "").split(".")[-1] for c in calls}
+    names = {_short(c) for c in calls}
     for c in calls:
-        short = (_dotted(c.func) or "").split(".")[-1]
+        short = _short(c)
         if short in _F_LOSSES or short == "nll_loss":
             kw = {a.keyword.value: a.value for a in c.args if a.keyword is not None}
             red = kw.get("reduction")
@@ -581,7 +581,7 @@ def loss_kind(fn: cst.FunctionDef) -> T.Loss | None:
 
 def metric_kind(fn: cst.FunctionDef) -> str | None:
     """"accuracy" (an arg-max or threshold compared with the target) or a regression error."""
-    names = {(_dotted(c.func) or "").split(".")[-1] for c in _calls(fn)}
+    names = {_short(c) for c in _calls(fn)}
     compares = [n for n in _walk(fn) if isinstance(n, cst.Comparison) and
                 any(isinstance(c.operator, cst.Equal) for c in n.comparisons)]
     if compares and ("argmax" in names or any(isinstance(n, cst.Comparison) and any(
@@ -628,6 +628,12 @@ def _walk(node) -> list:
 
     node.visit(V())
     return out
+
+
+def _short(call: cst.Call) -> str:
+    """The called function's or method's own name (``F.cross_entropy`` → cross_entropy)."""
+    f = call.func
+    return f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
 
 
 def _returns(fn: cst.FunctionDef) -> list:
