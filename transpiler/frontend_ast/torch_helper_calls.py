@@ -230,7 +230,7 @@ class HelperCalls:
         return OTHER
 
     def predict(self, helper: Helper, node, bound, got):
-        from transpiler.frontend_ast.torch_training import Arr
+        from transpiler.frontend_ast.torch_training import OTHER
 
         model = self._model(got)
         if model is None or helper.logits:
@@ -244,7 +244,7 @@ class HelperCalls:
             self._done(outer[0], bound, "helper_predict", model, config)
         else:
             self._done(node, bound, "helper_predict", model, config)
-        return Arr()
+        return OTHER  # numpy arrays (the helper returns them so), as Keras' predict does
 
     def _outer_transpose(self, node: cst.Call):
         """(the ``np.transpose(node, perm)`` call around ``node``, perm) or None."""

@@ -531,8 +531,8 @@ class Analyser:
         evaluation = self._helper_call(epochs_loop.body, "evaluate")
         if evaluation is not None:  # validation data, evaluated after each epoch
             starred = [a.value for a in evaluation[0].args if a.star == "*"]
-            if len(starred) == 1 and flow.one(starred[0]) is not None:
-                roles["validation_data"] = flow.one(starred[0])
+            if len(starred) == 1 and isinstance(starred[0], cst.Name) and starred[0].value in flow.params:
+                roles["validation_data"] = starred[0].value
                 split = self._flag(fn, flow, lambda body: any(
                     isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign) and any(
                         isinstance(t.target, cst.Name) and t.target.value == roles["validation_data"]
