@@ -272,6 +272,7 @@ class TorchFrontend:
         self.graph: Graph | None = None
         self.names: dict[str, int] = {}
         self.depth = 0
+        self.frozen_bias_hh: set[int] = set()  # id(Mod) of recurrent layers whose bias_hh is frozen
         self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
         self.stubbed_builders: set[str] = set()
         self.cur_builder: str | None = None
@@ -744,8 +745,32 @@ class TorchFrontend:
         raise Unsupported(f"{hint!r} differs between training and inference and is not a tensor "
                           "(only tensors can be selected by self.training)")
 
+    def _freezes_bias_hh(self, stmt, env: Env) -> bool:
+        """``self.lstm.bias_hh_l0.requires_grad_(False)``: the recurrent layer keeps one bias, as
+        Keras' does (torch's second stays at its initial zeros); recorded for the training
+        reader (the two biases no longer step together)."""
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and
+                isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call)):
+            return False
+        call = stmt.body[0].value
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_" and len(call.args) == 1 and
+                _code(call.args[0].value) == "False" and isinstance(f.value, cst.Attribute) and
+                f.value.attr.value.startswith("bias_hh_l")):
+            return False
+        try:
+            mod = self._eval(f.value.value, env)
+        except (Unsupported, FrontendError, TypeError, KeyError, AttributeError):
+            return False
+        if not isinstance(mod, Mod) or mod.kind != "leaf":
+            return False
+        self.frozen_bias_hh.add(id(mod))
+        return True
+
     def _exec_stmt(self, stmt, env: Env) -> None:
         self.cur_span = self._span(stmt)
+        if self.init_calls is None and self._freezes_bias_hh(stmt, env):
+            return
         if self.init_calls is None and _is_init_code(stmt):
             # a model's own weight initialisation: it only changes the initial weights (a
             # converted checkpoint is unaffected). What it draws for the module's own
@@ -1623,6 +1648,8 @@ class TorchFrontend:
             node.meta["layer"] = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
             node.meta["torch_path"] = mod.path
             node.source_name = node.name
+            if id(mod) in self.frozen_bias_hh:
+                node.meta["bias_hh_frozen"] = True
         node.meta["call_span"] = span
         try:
             infer_node(node)

@@ -1677,7 +1677,8 @@ class TrainingReader:
         if md is None or opt.group_learning_rates or opt.no_weight_decay is not None or opt.l2 or \
                 opt.clip or opt.hyper.get("weight_decay"):
             return
-        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm"}  # (GRU: Keras has two too)
+        # (GRU: Keras has two too; an LSTM whose bias_hh is frozen has one bias, as Keras')
+        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm" and not n.meta.get("bias_hh_frozen")}
         if not lstm_layers:
             return
         keys = [k for k in pg.parameter_keys(md) if ".bias_ih_l" in k or ".bias_hh_l" in k]

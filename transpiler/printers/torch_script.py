@@ -224,10 +224,10 @@ class _Printer:
 
     def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
         lines = []
-        if uses_math:
+        source = self.frontend.source
+        if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
             lines.append("import math")
         extra = sorted(self.tcode.imports) if self.tcode else []
-        source = self.frontend.source
         extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
         lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
         link = self.program.meta.get("load_weights")
