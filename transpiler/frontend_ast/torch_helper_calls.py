@@ -59,8 +59,6 @@ class HelperCalls:
 
         if isinstance(target, cst.Name) and stmt is not None and isinstance(value, (HelperRefV, OptimizerV)) and \
                 len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1:
-            if isinstance(value, OptimizerV) and id(value.node) not in self.recognised:
-                return
             scope = self.r.cur_function or self.r.fe.module
             self.variables.append((scope, target.value, stmt, target))
 
@@ -71,11 +69,34 @@ class HelperCalls:
         pos = [a.value for a, _ in args if a.keyword is None and not a.star]
         vals = [v for a, v in args if a.keyword is None and not a.star]
         kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
+        if ref.helper.config == "KerasRMSprop":
+            return self._rmsprop(ref, node, pos, vals, kw)
         value = self.r.optimizer(ref.helper.config, node, pos, vals, kw)
         value.config.epsilon_after_bias_correction = False  # the class's step moves it before
         self.recognised.add(id(ref.node))
         self.recognised.add(id(node))
         return value
+
+    def _rmsprop(self, ref: HelperRefV, node: cst.Call, pos, vals, kw):
+        """Keras' RMSprop written as a torch optimizer: its arguments are Keras' (``rho``),
+        its defaults the class's own."""
+        from transpiler.frontend_ast.torch_training import OptimizerV, ParamsV
+        from transpiler.frontend_ast.torch_modules import Unsupported
+
+        names, defaults = torch_helpers.rmsprop_arguments(ref.helper.node)
+        if not vals or not isinstance(vals[0], ParamsV) or len(pos) - 1 > len(names) or set(kw) - set(names):
+            raise Unsupported(f"{ref.name}(...): only model.parameters() and its own arguments are translated")
+        given = {**defaults, **dict(zip(names, pos[1:])), **kw}
+        h = {k: self.r.static(v, f"{ref.name}({k}=...)") for k, v in given.items()}
+        hyper = dict(T.OPTIMIZER_DEFAULTS["rmsprop"])
+        hyper.update(learning_rate=h.get("lr", hyper["learning_rate"]), rho=h.get("rho", hyper["rho"]),
+                     epsilon=h.get("eps", hyper["epsilon"]), momentum=h.get("momentum", hyper["momentum"]),
+                     centered=h.get("centered", hyper["centered"]))
+        opt = T.Optimizer("rmsprop", hyper)  # Keras' own algorithm: no torch variant flags
+        self.r.fact(node, "optimizer_object", opt, model=vals[0].model.name)
+        self.recognised.add(id(ref.node))
+        self.recognised.add(id(node))
+        return OptimizerV(opt, vals[0].model, node, model_text=vals[0].text)
 
     def call(self, fn_node: cst.FunctionDef, node: cst.Call, args, scope):
         helper = self.helpers.get(fn_node.name.value)
@@ -274,6 +295,11 @@ class HelperCalls:
                 for config in self.compiled.values():
                     if config["optimizer_var"] == name or config["loss_var"] == name:
                         config["inline"].add(name)
+                    opt = config["compile"].optimizer
+                    if config["optimizer_var"] == name and opt.kind == "sgd" and opt.schedule is None:
+                        # only the recognised fit steps it, at its one rate: torch's momentum on
+                        # gradients and Keras' on rate-scaled steps are the same numbers then
+                        opt.momentum_on_gradients = False
             else:
                 value = stmt.body[0].value
                 loss = next((c["compile"].losses[0] for c in self.compiled.values() if c["loss_var"] == name), None)

@@ -593,12 +593,20 @@ def metric_kind(fn: cst.FunctionDef) -> str | None:
     return None
 
 
+#: the arguments a Keras-RMSprop class takes (torch's optimizer signature, Keras' names)
+_RMSPROP_PARAMS = {"lr", "rho", "eps", "momentum", "centered"}
+
+
 def optimizer_class(cls: cst.ClassDef) -> str | None:
     """``torch.optim.<Adam/AdamW>`` subclass whose ``step`` adds epsilon before the bias
-    correction (sets ``group["eps"]`` to epsilon / sqrt(1 - beta_2 ** step)): the base name."""
+    correction (sets ``group["eps"]`` to epsilon / sqrt(1 - beta_2 ** step)): the base name;
+    ``"KerasRMSprop"`` for a ``torch.optim.Optimizer`` whose step is Keras' RMSprop (a
+    moving average of squared gradients, the gradient over sqrt(average + epsilon))."""
     if len(cls.bases) != 1:
         return None
     base = _dotted(cls.bases[0].value) or ""
+    if base == "torch.optim.Optimizer":
+        return "KerasRMSprop" if _keras_rmsprop(cls) else None
     if not base.startswith("torch.optim.") or base.split(".")[-1] not in ("Adam", "AdamW"):
         return None
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
@@ -615,6 +623,39 @@ def optimizer_class(cls: cst.ClassDef) -> str | None:
                     _has_power(value.right):
                 return base.split(".")[-1]
     return None
+
+
+def _keras_rmsprop(cls: cst.ClassDef) -> bool:
+    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    if set(methods) != {"__init__", "step"}:
+        return False
+    params = _param_names(methods["__init__"])
+    if params is None or params[:2] != ["self", "params"] or not set(params[2:]) <= _RMSPROP_PARAMS or \
+            any(p.default is None for p in methods["__init__"].params.params[2:]):
+        return False
+    step = methods["step"]
+    if not _method_calls(step, "addcmul_"):  # v = rho * v + (1 - rho) * g * g
+        return False
+    # epsilon inside the square root: (v + group["eps"]).sqrt() (or through a name)
+    sums = {}
+    for node in _walk(step):
+        if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Name) and \
+                isinstance(node.value, cst.BinaryOperation) and isinstance(node.value.operator, cst.Add) and \
+                '"eps"' in _code(node.value.right):
+            sums[node.targets[0].target.value] = node.value
+    for c in _method_calls(step, "sqrt"):
+        inner = c.func.value
+        if isinstance(inner, cst.Name) and inner.value in sums or \
+                isinstance(inner, cst.BinaryOperation) and '"eps"' in _code(inner):
+            return True
+    return False
+
+
+def rmsprop_arguments(cls: cst.ClassDef) -> tuple[list[str], dict[str, cst.BaseExpression]]:
+    """The parameters of a Keras-RMSprop class's ``__init__`` after ``params``, and their defaults."""
+    init = next(s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__")
+    params = init.params.params[2:]
+    return [p.name.value for p in params], {p.name.value: p.default for p in params}
 
 
 # -- small syntax helpers --------------------------------------------------------------
