@@ -116,7 +116,11 @@ class HelperCalls:
         from transpiler.frontend_ast.torch_training import ModelV
 
         model = got.get("model")
-        return model if isinstance(model, ModelV) and model.md is not None and model.var else None
+        if not isinstance(model, ModelV) or model.md is None or not model.var:
+            return None
+        graph = model.md.graph
+        # (one input and one output: the arrays of several are lists, the losses and metrics per output)
+        return model if len(graph.inputs) == 1 and len(graph.outputs) == 1 else None
 
     def _loss(self, helper: Helper, got, bound) -> T.Loss | None:
         from transpiler.frontend_ast.torch_training import LossV
