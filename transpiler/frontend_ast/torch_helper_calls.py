@@ -119,8 +119,8 @@ class HelperCalls:
         if not isinstance(model, ModelV) or model.md is None or not model.var:
             return None
         graph = model.md.graph
-        # (one input and one output: the arrays of several are lists, the losses and metrics per output)
-        return model if len(graph.inputs) == 1 and len(graph.outputs) == 1 else None
+        # (one output: the losses and metrics of several are per output)
+        return model if len(graph.outputs) == 1 else None
 
     def _loss(self, helper: Helper, got, bound) -> T.Loss | None:
         from transpiler.frontend_ast.torch_training import LossV

@@ -79,9 +79,21 @@ def compile_line(p, ts: T.TrainingStatement) -> str:
 
 
 def _inputs(p, ts, code: T.Code) -> str:
-    from transpiler.printers.keras_training import input_perm
+    """The model's input arrays in the Keras model's layout (a list of them for several inputs)."""
+    from transpiler.ir.code_literals import list_items
+    from transpiler.printers.keras_training import _atom, input_perm
 
-    return permuted(p, p.code(code), input_perm(ts.model_def, 0))
+    md = ts.model_def
+    text = p.code(code)
+    n = len(md.graph.inputs) if md is not None else 1
+    perms = [input_perm(md, i) for i in range(n)]
+    if n == 1 or all(perm is None for perm in perms):
+        return permuted(p, text, perms[0])
+    parts = list_items(text) if text.startswith("[") else None
+    if parts is None or len(parts) != n:
+        parts = [f"{_atom(text)}[{i}]" for i in range(n)]
+    return "[" + ", ".join(permuted(p, part, perm) for part, perm in zip(parts, perms)) + "]"
+
 
 
 def _targets(p, ts, code: T.Code) -> str:
