@@ -98,7 +98,7 @@ class HelperCalls:
         self.recognised.add(id(node))
         return OptimizerV(opt, vals[0].model, node, model_text=vals[0].text)
 
-    def call(self, fn_node: cst.FunctionDef, node: cst.Call, args, scope):
+    def call(self, fn_node: cst.FunctionDef, node: cst.Call, args):
         helper = self.helpers.get(fn_node.name.value)
         if helper is None or helper.kind not in ("fit", "evaluate", "predict") or \
                 not isinstance(node.func, cst.Name):

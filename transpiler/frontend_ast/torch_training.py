@@ -1023,7 +1023,7 @@ class TrainingReader:
                 return OTHER
             values = [v for a, v in args if a.keyword is None and not a.star]
             kw = {a.keyword.value: v for a, v in args if a.keyword is not None}
-            made = self.helper_calls.call(target.node, node, args, scope)
+            made = self.helper_calls.call(target.node, node, args)
             if made is not None:
                 return made
             return self.read_function(target.node, values, kw)
