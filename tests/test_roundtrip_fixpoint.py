@@ -21,9 +21,11 @@ What converges, and why not earlier:
   printed from T1 and keeps all T1 has; so from K1 on the rounds repeat.
 - Two scripts reach the Keras fixpoint one round later (``K3 == K2``), listed in
   ``KERAS_FIXPOINT_LATER`` with the reason; the model code of all the others converges
-  from K1 on. (It did not for three: a module's own weight came back as ``<name>_value``
-  each round, a ``RandomNormal(...)`` object initializer as torch's default, and vae's
-  noise took the name its submodule's forward gave it, not the caller's ``epsilon``.)
+  from K1 on but vae's (``NOT_CONVERGING``, strict xfail with the reason). (Three did not:
+  a module's own weight came back as ``<name>_value`` each round, a ``RandomNormal(...)``
+  object initializer as torch's default, vae's noise took the name its submodule's forward
+  gave it, not the caller's ``epsilon``; and where initialisation code drew part of a weight
+  (``bias_ih_l0[32:64]``, an attention's ``out_proj``), none of it was read.)
 - The *whole script*, training program included, converges for the scripts of
   ``WHOLE_SCRIPT_CONVERGES`` (K2 == K1 and T3 == T2 but for the header line and the
   docstrings' source references) and, one round later, for those of
@@ -70,7 +72,12 @@ KERAS_FIXPOINT_LATER = {
 }
 
 #: scripts read back whose model code does not converge yet, with the reason (strict xfail)
-NOT_CONVERGING: dict[str, str] = {}  # none today
+NOT_CONVERGING = {
+    # K1 prints the VAE as a keras.Model subclass (its forward branches on self.training);
+    # the Keras frontend cannot read K1 back, since nothing in K1 gives the subclass's input
+    # shape statically (it is built on its first call, in the generated fit)
+    "vae": "K1's VAE subclass has no static input shape for the Keras frontend",
+}
 
 #: scripts whose whole generated script (training program included) is a fixpoint from K1 on
 WHOLE_SCRIPT_CONVERGES = {
@@ -185,7 +192,7 @@ def test_torch_model_code_is_a_fixpoint_after_one_round_trip(name):
     k1 = _rounds(name, 2)[-1][2]
     assert k1.program.models, [str(d) for d in k1.stubs]
     t2_code = model_code(_text(name, "T2"))
-    assert t2_code
+    assert any(not key.startswith("build") for key in t2_code), "T2 has no model class (K1 was not read back)"
     assert model_code(_text(name, "T3")) == t2_code
 
 

@@ -169,6 +169,7 @@ class LayerParam:
     mod: Mod
     name: str
     shape: tuple
+    part: bool = False  # a slice of it (``bias_ih_l0[32:64]``): an initializer draws the whole weight
 
 
 @dataclass(eq=False)
@@ -951,6 +952,10 @@ class TorchFrontend:
             raise Unsupported(f"attribute {_code(node)!r}")
         if isinstance(obj, LayerParam):
             return obj if name == "data" else Bound(obj, name)
+        if isinstance(obj, Bound) and self.init_calls is not None and isinstance(obj.obj, Mod):
+            # initialisation code reaching into a layer's inner module (``att.out_proj.weight``):
+            # what nn.init draws there is reported as not reproduced, the rest still read
+            return Bound(obj, name)
         if isinstance(obj, _MaxResult):
             if name in ("values",):
                 return obj.values
@@ -1118,6 +1123,11 @@ class TorchFrontend:
             index = tuple(self._slice(s.slice, env) for s in node.slice)
             if len(index) == 1:
                 index = index[0]
+        if isinstance(obj, (LayerParam, Bound)) and self.init_calls is not None:
+            # initialisation code drawing part of a weight (``bias_ih_l0[32:64]``): not
+            # reproduced (reported with the rest of the init code), while what it draws for
+            # whole weights still is
+            return LayerParam(obj.mod, obj.name, obj.shape, part=True) if isinstance(obj, LayerParam) else obj
         if isinstance(obj, Mod) and obj.kind in ("sequential", "module_list"):
             if isinstance(index, slice):
                 raise Unsupported("slicing a module container is not supported")
@@ -1516,7 +1526,7 @@ class TorchFrontend:
     def _layer_init(self, target: LayerParam, fn: str, args: list, kwargs: dict) -> None:
         """What ``nn.init.<fn>`` draws for a leaf module's weight (its Keras initializer);
         one Keras cannot draw the same way is reported with the rest of the init code."""
-        init = torch_params.init_of(fn, target.shape, args, kwargs)
+        init = None if target.part else torch_params.init_of(fn, target.shape, args, kwargs)
         if init is None or target.name not in tm.KERAS_PARAM.get(target.mod.layer.op, {}):
             self.init_calls.append(fn)
         else:
