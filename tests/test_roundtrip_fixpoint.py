@@ -143,14 +143,14 @@ def model_code(text: str) -> dict[str, str]:
     return out
 
 
-def _strict_unread(names: list[str]) -> list:
-    """``names``, those of KNOWN_UNREAD and NOT_CONVERGING as strict xfails with the reason."""
+def _strict_unread(names: list[str], not_converging: dict[str, str] = NOT_CONVERGING) -> list:
+    """``names``, those of KNOWN_UNREAD and ``not_converging`` as strict xfails with the reason."""
     params = []
     for n in names:
         if n in KNOWN_UNREAD:
             reason = f"the torch frontend does not read {n}_torch.py back yet ({KNOWN_UNREAD[n]})"
-        elif n in NOT_CONVERGING:
-            reason = f"does not converge yet: {NOT_CONVERGING[n]}"
+        elif n in not_converging:
+            reason = f"does not converge yet: {not_converging[n]}"
         else:
             params.append(n)
             continue
@@ -201,27 +201,13 @@ def _whole(name: str, label: str) -> str:
     return _SOURCE_REF.sub("(<source>)", _text(name, label).split("\n", 1)[1])
 
 
-def _whole_script_cases() -> list:
-    params = []
-    for n in NAMES:
-        if n in KNOWN_UNREAD:
-            reason = f"the torch frontend does not read {n}_torch.py back yet ({KNOWN_UNREAD[n]})"
-        elif n in WHOLE_SCRIPT_NOT_CONVERGING:
-            reason = f"does not converge yet: {WHOLE_SCRIPT_NOT_CONVERGING[n]}"
-        else:
-            params.append(n)
-            continue
-        params.append(pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=reason)))
-    return params
-
-
 def test_whole_script_sets_cover_the_corpus():
     assert WHOLE_SCRIPT_CONVERGES | set(KERAS_FIXPOINT_LATER) | set(WHOLE_SCRIPT_NOT_CONVERGING) == set(NAMES)
     assert not WHOLE_SCRIPT_CONVERGES & set(WHOLE_SCRIPT_NOT_CONVERGING)
     assert not set(KERAS_FIXPOINT_LATER) & (WHOLE_SCRIPT_CONVERGES | set(WHOLE_SCRIPT_NOT_CONVERGING))
 
 
-@pytest.mark.parametrize("name", _whole_script_cases())
+@pytest.mark.parametrize("name", _strict_unread(NAMES, WHOLE_SCRIPT_NOT_CONVERGING))
 def test_whole_script_is_a_fixpoint_after_one_round_trip(name):
     """The whole generated script, not only its model code: K2 == K1 and T3 == T2 (but for the
     header line and the docstrings' source references); for the scripts of

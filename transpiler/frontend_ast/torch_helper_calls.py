@@ -219,39 +219,33 @@ class HelperCalls:
     def fit(self, helper: Helper, node, bound, got):
         from transpiler.frontend_ast.torch_training import OptimizerV
 
-        model, optimizer = self._model(got), got.get("optimizer")
-        loss = self._loss(helper, got, bound)
-        metrics = self._metrics(bound)
-        if model is None or not isinstance(optimizer, OptimizerV) or loss is None or metrics is None or \
-                "y" not in bound or "loss_weights" in bound:
+        optimizer = got.get("optimizer")
+        if not isinstance(optimizer, OptimizerV) or "y" not in bound:
             return None
-        if not self._compile(model.var, model.md, loss, metrics, optimizer, bound["loss"]):
-            return None
-        fit = T.Fit(self._data(bound, "x"), self._data(bound, "y"),
-                    batch_size=self._static(bound, "batch_size", 32), epochs=self._static(bound, "epochs", 1),
-                    verbose=self._static(bound, "verbose", "auto"),
-                    validation_split=self._static(bound, "validation_split", 0.0),
-                    validation_data=self._data(bound, "validation_data"),
-                    shuffle=self._static(bound, "shuffle", True))
-        self._uses_loss(got, bound)
-        self._done(node, bound, "helper_fit", model, fit)
-        from transpiler.frontend_ast.torch_training import OTHER
-        return OTHER
+        return self._compiled_call(helper, node, bound, got, optimizer, lambda: T.Fit(
+            self._data(bound, "x"), self._data(bound, "y"),
+            batch_size=self._static(bound, "batch_size", 32), epochs=self._static(bound, "epochs", 1),
+            verbose=self._static(bound, "verbose", "auto"),
+            validation_split=self._static(bound, "validation_split", 0.0),
+            validation_data=self._data(bound, "validation_data"), shuffle=self._static(bound, "shuffle", True)))
 
     def evaluate(self, helper: Helper, node, bound, got):
+        return self._compiled_call(helper, node, bound, got, None, lambda: T.Evaluate(
+            self._data(bound, "x"), self._data(bound, "y"), batch_size=self._static(bound, "batch_size", 32),
+            verbose=0, return_dict=self._static(bound, "return_dict", False)))
+
+    def _compiled_call(self, helper: Helper, node, bound, got, optimizer, config):
+        """fit/evaluate: the model's compile (made before its first call) and the call itself."""
+        from transpiler.frontend_ast.torch_training import OTHER
+
         model = self._model(got)
         loss = self._loss(helper, got, bound)
         metrics = self._metrics(bound)
-        if model is None or loss is None or metrics is None or "loss_weights" in bound:
+        if model is None or loss is None or metrics is None or "loss_weights" in bound or \
+                not self._compile(model.var, model.md, loss, metrics, optimizer, bound["loss"]):
             return None
-        if not self._compile(model.var, model.md, loss, metrics, None, bound["loss"]):
-            return None
-        ev = T.Evaluate(self._data(bound, "x"), self._data(bound, "y"),
-                        batch_size=self._static(bound, "batch_size", 32), verbose=0,
-                        return_dict=self._static(bound, "return_dict", False))
         self._uses_loss(got, bound)
-        self._done(node, bound, "helper_evaluate", model, ev)
-        from transpiler.frontend_ast.torch_training import OTHER
+        self._done(node, bound, f"helper_{helper.kind}", model, config())
         return OTHER
 
     def predict(self, helper: Helper, node, bound, got):

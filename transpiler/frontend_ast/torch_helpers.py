@@ -30,6 +30,7 @@ from typing import Any
 import libcst as cst
 
 from transpiler.ir import training as T
+from transpiler.ir.code_literals import dotted_name as _dotted
 
 #: functional losses (torch.nn.functional.<name>) per sample: canonical kind, from logits
 _F_LOSSES = {"cross_entropy": ("sparse_categorical_crossentropy", True),
@@ -79,15 +80,6 @@ class Helper:
 
 def _code(node) -> str:
     return cst.Module([]).code_for_node(node)
-
-
-def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
 
 
 def _calls(node) -> list[cst.Call]:
@@ -660,6 +652,8 @@ def rmsprop_arguments(cls: cst.ClassDef) -> tuple[list[str], dict[str, cst.BaseE
 
 # -- small syntax helpers --------------------------------------------------------------
 def _walk(node) -> list:
+    """``node`` and the nodes under it in source order (the first loop, the first ``if``
+    matter here; ``cst_fast.walk`` is faster but not in source order)."""
     out: list = []
 
     class V(cst.CSTVisitor):
