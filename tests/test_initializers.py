@@ -107,9 +107,36 @@ def test_embedding_initializer_is_reproduced(layer, check):
     assert check(module.emb.weight.detach())
 
 
+@pytest.mark.parametrize("initializer, check", [
+    ("keras.initializers.RandomNormal(stddev=2.0)", lambda w: 1.8 < float(w.std()) < 2.2),
+    ("keras.initializers.RandomNormal(5.0, 0.01)", lambda w: abs(float(w.mean()) - 5.0) < 0.01),  # by position
+    ("keras.initializers.RandomUniform(minval=1.0, maxval=1.5)", lambda w: bool(((w >= 1.0) & (w <= 1.5)).all())),
+    ("keras.initializers.TruncatedNormal(stddev=0.1, seed=3)", lambda w: float(w.abs().max()) <= 0.2),
+    ("keras.initializers.Constant(0.25)", lambda w: bool((w == 0.25).all())),
+    ("keras.initializers.Zeros()", lambda w: torch.count_nonzero(w) == 0),
+])
+def test_initializer_objects_with_their_arguments_are_reproduced(initializer, check):
+    """An initializer written as an object (``RandomNormal(stddev=2.0)``) draws what its
+    arguments say, on a layer's weight and on a custom layer's own weight (add_weight)."""
+    module, _ = build(
+        "    x = keras.Input(shape=(40,))\n"
+        f"    return keras.Model(x, layers.Dense(50, kernel_initializer={initializer}, name='fc')(x))\n")
+    assert check(module.fc.weight.detach())
+    result = translate(
+        "import keras\nfrom keras import layers\n\n\nclass Scale(layers.Layer):\n"
+        "    def build(self, input_shape):\n"
+        f"        self.w = self.add_weight(shape=(40, 50), initializer={initializer}, name='w')\n\n"
+        "    def call(self, x):\n        return x @ self.w\n\n\n"
+        "def build_model():\n    x = keras.Input(shape=(40,))\n    return keras.Model(x, Scale(name='scale')(x))\n",
+        "case.py")
+    assert not any("not reproduced" in d.message for d in result.diagnostics), [str(d) for d in result.diagnostics]
+    model = verify.load_generated(result.text).build_model()
+    assert check(next(p for p in model.parameters() if p.shape == (40, 50)).detach())
+
+
 def test_an_initializer_not_reproduced_falls_back_to_the_keras_default_with_a_warning():
     result = translate(HEADER + "    x = keras.Input(shape=(5,), dtype='int32')\n"
-                       "    init = keras.initializers.RandomNormal(stddev=1.0)\n"
+                       "    init = keras.initializers.VarianceScaling(scale=3.0, mode='fan_out')\n"
                        "    return keras.Model(x, layers.Embedding(9, 4, embeddings_initializer=init)(x))\n",
                        "case.py")
     assert "nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)" in result.text

@@ -162,3 +162,23 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
         diff = float(np.max(np.abs(a - b)))
         err = float("nan") if np.isnan(diff) or np.isnan(err) else max(err, diff)
     return err, torch_param_count(model), int(sum(int(np.prod(w.shape)) for w in kmodel.weights)), tr
+
+
+def assert_same_steps(tparam, topt, kvar, kopt, grads, before_step=None) -> None:
+    """A torch optimizer on ``tparam`` and a Keras optimizer on ``kvar`` (float64) take the same
+    gradients step by step; each step's update must agree to 2e-5 of its size (Keras' Adam
+    casts its Python-float betas through float32 for the bias correction, which alone moves
+    a float64 step by ~7e-6). ``before_step(step)`` runs first (a learning-rate change)."""
+    import keras
+
+    for step, grad in enumerate(grads):
+        if before_step is not None:
+            before_step(step)
+        before = tparam.detach().numpy().copy()
+        tparam.grad = torch.from_numpy(grad.copy())
+        topt.step()
+        kopt.apply_gradients([(keras.ops.convert_to_tensor(grad), kvar)])
+        t, k = tparam.detach().numpy(), keras.ops.convert_to_numpy(kvar)
+        update = np.max(np.abs(t - before))
+        assert np.max(np.abs(t - k)) <= 1e-12 + 2e-5 * update, (step, np.max(np.abs(t - k)), update)
+        kvar.assign(t)  # the next step starts from the same weights

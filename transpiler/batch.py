@@ -25,11 +25,10 @@ from dataclasses import dataclass
 
 from transpiler.cli import (EXIT_CHECK, EXIT_INPUT, EXIT_OK, EXIT_STRICT, MAX_SOURCE_BYTES,
                             FileResult, default_output, emit, transpile_file)
+from transpiler.printers.code import GENERATED_HEADER
 
 SKIP_DIRS = frozenset({".venv", "__pycache__", "site-packages"})
 GENERATED_SUFFIX = "_torch.py"
-# The first line of every generated script (printers/torch_script.py writes it).
-GENERATED_HEADER = re.compile(r"# Transpiled from .* to (PyTorch|Keras) by transpiler\b")
 #: outputs of the PyTorch → Keras direction
 GENERATED_KERAS_SUFFIX = "_keras.py"
 TORCH_MODULES = frozenset({"torch"})

@@ -27,6 +27,7 @@ from transpiler.ir import code_literals
 from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
+from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
 from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
 from transpiler.ir.passes.shape_inference import infer_node
@@ -1505,6 +1506,10 @@ class KerasFrontend:
                     raise Unsupported(keras_layers.unsupported_reason(last))
                 if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
                     raise Unsupported(f"{func.path} on tensors is not supported yet")
+                named = dict(zip(INITIALIZER_POSITIONAL.get(last, ()), args)) | dict(kwargs)
+                if api.startswith("initializers.") and last[:1].isupper() and len(named) == len(args) + len(
+                        kwargs) and all(isinstance(v, (int, float, str)) or v is None for v in named.values()):
+                    return Initializer(last, named)  # its arguments say what it draws
             if func.path.startswith("tensorflow.") and _has_tensor([args, kwargs]):
                 raise Unsupported(f"{func.path} on tensors is not supported yet")
             return Unknown(func.path)

@@ -169,6 +169,7 @@ class LayerParam:
     mod: Mod
     name: str
     shape: tuple
+    part: bool = False  # a slice of it (``bias_ih_l0[32:64]``): an initializer draws the whole weight
 
 
 @dataclass(eq=False)
@@ -272,6 +273,8 @@ class TorchFrontend:
         self.graph: Graph | None = None
         self.names: dict[str, int] = {}
         self.depth = 0
+        self.frozen_bias_hh: set[int] = set()  # id(Mod) of recurrent layers whose bias_hh is frozen
+        self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
         self.stubbed_builders: set[str] = set()
         self.cur_builder: str | None = None
         self.warned: set[str] = set()
@@ -743,8 +746,32 @@ class TorchFrontend:
         raise Unsupported(f"{hint!r} differs between training and inference and is not a tensor "
                           "(only tensors can be selected by self.training)")
 
+    def _freezes_bias_hh(self, stmt, env: Env) -> bool:
+        """``self.lstm.bias_hh_l0.requires_grad_(False)``: the recurrent layer keeps one bias, as
+        Keras' does (torch's second stays at its initial zeros); recorded for the training
+        reader (the two biases no longer step together)."""
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and
+                isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call)):
+            return False
+        call = stmt.body[0].value
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_" and len(call.args) == 1 and
+                _code(call.args[0].value) == "False" and isinstance(f.value, cst.Attribute) and
+                f.value.attr.value.startswith("bias_hh_l")):
+            return False
+        try:
+            mod = self._eval(f.value.value, env)
+        except (Unsupported, FrontendError, TypeError, KeyError, AttributeError):
+            return False
+        if not isinstance(mod, Mod) or mod.kind != "leaf":
+            return False
+        self.frozen_bias_hh.add(id(mod))
+        return True
+
     def _exec_stmt(self, stmt, env: Env) -> None:
         self.cur_span = self._span(stmt)
+        if self.init_calls is None and self._freezes_bias_hh(stmt, env):
+            return
         if self.init_calls is None and _is_init_code(stmt):
             # a model's own weight initialisation: it only changes the initial weights (a
             # converted checkpoint is unaffected). What it draws for the module's own
@@ -816,8 +843,12 @@ class TorchFrontend:
     def _assign(self, target, value, env: Env) -> None:
         if isinstance(target, cst.Name):
             env.vars[target.value] = value
-            if isinstance(value, Tensor) and value.value.var is None:
+            # the caller's name wins over one a submodule's forward gave it (``epsilon =
+            # self.noise(z)`` whose forward said ``inputs = torch.randn_like(inputs)``)
+            if isinstance(value, Tensor) and (value.value.var is None or
+                                              self.var_depth.get(id(value.value), 0) > self.depth):
                 value.value.var = target.value
+                self.var_depth[id(value.value)] = self.depth
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, RNNStates):
                 value = value.values
@@ -898,7 +929,7 @@ class TorchFrontend:
             if obj.kind == "user" and name in obj.attrs:
                 value = obj.attrs[name]
                 if isinstance(value, ParamObj) and self.graph is not None:
-                    return self._variable(value, node)
+                    return self._variable(value, node, _one_weight_module(obj, name))
                 return value
             if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
                 return self._class_attr(obj.cls, name)
@@ -921,6 +952,10 @@ class TorchFrontend:
             raise Unsupported(f"attribute {_code(node)!r}")
         if isinstance(obj, LayerParam):
             return obj if name == "data" else Bound(obj, name)
+        if isinstance(obj, Bound) and self.init_calls is not None and isinstance(obj.obj, Mod):
+            # initialisation code reaching into a layer's inner module (``att.out_proj.weight``):
+            # what nn.init draws there is reported as not reproduced, the rest still read
+            return Bound(obj, name)
         if isinstance(obj, _MaxResult):
             if name in ("values",):
                 return obj.values
@@ -1088,6 +1123,11 @@ class TorchFrontend:
             index = tuple(self._slice(s.slice, env) for s in node.slice)
             if len(index) == 1:
                 index = index[0]
+        if isinstance(obj, (LayerParam, Bound)) and self.init_calls is not None:
+            # initialisation code drawing part of a weight (``bias_ih_l0[32:64]``): not
+            # reproduced (reported with the rest of the init code), while what it draws for
+            # whole weights still is
+            return LayerParam(obj.mod, obj.name, obj.shape, part=True) if isinstance(obj, LayerParam) else obj
         if isinstance(obj, Mod) and obj.kind in ("sequential", "module_list"):
             if isinstance(index, slice):
                 raise Unsupported("slicing a module container is not supported")
@@ -1486,7 +1526,7 @@ class TorchFrontend:
     def _layer_init(self, target: LayerParam, fn: str, args: list, kwargs: dict) -> None:
         """What ``nn.init.<fn>`` draws for a leaf module's weight (its Keras initializer);
         one Keras cannot draw the same way is reported with the rest of the init code."""
-        init = torch_params.init_of(fn, target.shape, args, kwargs)
+        init = None if target.part else torch_params.init_of(fn, target.shape, args, kwargs)
         if init is None or target.name not in tm.KERAS_PARAM.get(target.mod.layer.op, {}):
             self.init_calls.append(fn)
         else:
@@ -1536,10 +1576,14 @@ class TorchFrontend:
                 raise Unsupported("isinstance: the class is not known statically")
         return False
 
-    def _variable(self, p: ParamObj, node) -> Tensor:
+    def _variable(self, p: ParamObj, node, owner: "Mod | None" = None) -> Tensor:
         """A module's own parameter or buffer read in ``forward``: a ``variable`` node (one
-        per read; the reads of one parameter share its Keras layer, named after its key)."""
-        name = (p.path or "weight").replace(".", "_")
+        per read; the reads of one parameter share its Keras layer, named after its key).
+        ``owner``: a module that is nothing but this weight (its forward returns it, the
+        torch side of Keras' ``ModelWeight``): the layer is named after the module, as the
+        Keras weight it stands for was (not ``<module>_<key>``)."""
+        key = owner.path if owner is not None and owner.path else p.path
+        name = (key or "weight").replace(".", "_")
         span = self._span(node)
         if p.init is None and f"init:{name}" not in self.warned:
             self.warned.add(f"init:{name}")
@@ -1614,6 +1658,8 @@ class TorchFrontend:
             node.meta["layer"] = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
             node.meta["torch_path"] = mod.path
             node.source_name = node.name
+            if id(mod) in self.frozen_bias_hh:
+                node.meta["bias_hh_frozen"] = True
         node.meta["call_span"] = span
         try:
             infer_node(node)
@@ -2180,6 +2226,28 @@ def _snake(name: str) -> str:
 
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+def _one_weight_module(mod: Mod, key: str) -> "Mod | None":
+    """``mod`` when it is a user module holding nothing but the weight ``key`` whose
+    ``forward`` takes no input and only returns ``self.<key>``; else None."""
+    if mod.kind != "user" or mod.cls is None or not mod.path or \
+            any(k != key and isinstance(v, (Mod, ParamObj)) for k, v in mod.attrs.items()):
+        return None
+    fwd = mod.cls.method("forward")
+    if fwd is None or len(fwd.params.params) != 1 or isinstance(fwd.params.star_arg, cst.Param) or \
+            fwd.params.kwonly_params or fwd.params.star_kwarg is not None:
+        return None
+    body = [s for s in fwd.body.body if not (isinstance(s, cst.SimpleStatementLine) and isinstance(
+        s.body[0], cst.Expr) and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or \
+            not isinstance(body[0].body[0], cst.Return):
+        return None
+    value = body[0].body[0].value
+    self_name = fwd.params.params[0].name.value
+    ok = isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and \
+        value.value.value == self_name and value.attr.value == key
+    return mod if ok else None
 
 
 def _walk(mod: Mod, path: str = ""):

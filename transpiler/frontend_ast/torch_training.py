@@ -40,6 +40,7 @@ import libcst as cst
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast import torch_param_groups as pg
 from transpiler.frontend_ast import torch_data
+from transpiler.frontend_ast.torch_helper_calls import HelperRefV
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -365,6 +366,9 @@ class TrainingReader:
         self.live_blocks: set[int] = set()  # the for statements whose body is a training step
         self.custom_loops: set[int] = set()  # for statements read as code around a training step
         self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
+        from transpiler.frontend_ast.torch_helper_calls import HelperCalls
+
+        self.helper_calls = HelperCalls(self)  # the training helpers (fit, evaluate, ...) and their calls
 
     def peek(self, node, scope: Scope) -> V:
         """What ``node`` holds, without recording facts or uses (for code that is replaced whole)."""
@@ -416,21 +420,23 @@ class TrainingReader:
                 defs.append(stmt)
                 continue
             if isinstance(stmt, cst.ClassDef):
-                if torch_data.is_dataset_class(stmt, self._resolve):
-                    try:
-                        arity = torch_data.item_arity(stmt)
-                        kept = torch_data.numpy_dataset_class(stmt, self.torch_names(), self._resolve)
-                    except Unsupported as exc:
-                        self.stub(stmt, str(exc))
-                        continue
-                    self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
-                    self.fact(stmt, "source", kept)
-                elif _mentions(stmt, self.torch_names()):
-                    self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
+                if stmt.name.value in self.helper_calls.helpers:
+                    continue  # read when its uses are known (below)
+                self._class_statement(stmt)
                 continue
             self.statement(stmt, self.module)
         init_only = self._model_helpers(skip, defs)
-        for fn in defs:
+        helpers = self.helper_calls.helpers
+        for fn in [d for d in defs if d.name.value not in helpers] + [None] + \
+                [d for d in defs if d.name.value in helpers]:
+            if fn is None:  # every caller was read: the helpers all of whose uses were recognised go
+                kept = self.helper_calls.finish()
+                for stmt in self.fe.module.body:
+                    if isinstance(stmt, cst.ClassDef) and stmt.name.value in kept:
+                        self._class_statement(stmt)
+                continue
+            if fn.name.value in helpers and fn.name.value not in kept:
+                continue
             if fn.name.value in init_only and self.fe.init_functions.get(fn.name.value):
                 # its draws are the layers' initializers now
                 self.fact(fn, "drop", f"{fn.name.value}: translated into the layers' initializers")
@@ -445,6 +451,19 @@ class TrainingReader:
             if fn.name.value not in self.read_functions:
                 self.read_function(fn, self._guess_params(fn), {})
         self._drop_unused_data()
+
+    def _class_statement(self, stmt: cst.ClassDef) -> None:
+        if torch_data.is_dataset_class(stmt, self._resolve):
+            try:
+                arity = torch_data.item_arity(stmt)
+                kept = torch_data.numpy_dataset_class(stmt, self.torch_names(), self._resolve)
+            except Unsupported as exc:
+                self.stub(stmt, str(exc))
+                return
+            self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
+            self.fact(stmt, "source", kept)
+        elif _mentions(stmt, self.torch_names()):
+            self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
 
     def _model_helpers(self, skip: set[int], defs: list) -> set[str]:
         """Functions only the model code uses (``model.apply(weights_init)``) that use torch."""
@@ -712,6 +731,7 @@ class TrainingReader:
                     obj.var = target.value
                     if isinstance(obj, (LoaderV, DatasetV)):
                         obj.stmt = stmt
+            self.helper_calls.assigned(target, value, stmt)
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, TupleV) else None
             for i, el in enumerate(target.elements):
@@ -814,6 +834,9 @@ class TrainingReader:
             return self.factories[node.value]
         if node.value in self.dataset_classes:
             return self.dataset_classes[node.value]
+        ref = self.helper_calls.name(node)
+        if ref is not None:
+            return ref
         g = self.fe.globals.vars.get(node.value)
         if g is not None and type(g).__name__ == "Ref":
             return TorchRef(g.path) if g.path.split(".")[0] == "torch" else OTHER
@@ -986,6 +1009,11 @@ class TrainingReader:
             self.optimizer_args -= groups
         if isinstance(target, TorchRef):
             return self.torch_call(target.path, node, args, scope)
+        if isinstance(target, HelperRefV):
+            made = self.helper_calls.construct(target, node, args)
+            if made is not None:
+                return made
+            target = FuncV(target.helper.node) if isinstance(target.helper.node, cst.FunctionDef) else OTHER
         if isinstance(target, ModelFactory):
             return ModelV(target.name, target.md)
         if isinstance(target, DatasetClassV):
@@ -995,6 +1023,9 @@ class TrainingReader:
                 return OTHER
             values = [v for a, v in args if a.keyword is None and not a.star]
             kw = {a.keyword.value: v for a, v in args if a.keyword is not None}
+            made = self.helper_calls.call(target.node, node, args)
+            if made is not None:
+                return made
             return self.read_function(target.node, values, kw)
         if isinstance(target, ModelV):
             return self.model_call(target, node, args)
@@ -1646,7 +1677,8 @@ class TrainingReader:
         if md is None or opt.group_learning_rates or opt.no_weight_decay is not None or opt.l2 or \
                 opt.clip or opt.hyper.get("weight_decay"):
             return
-        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm"}  # (GRU: Keras has two too)
+        # (GRU: Keras has two too; an LSTM whose bias_hh is frozen has one bias, as Keras')
+        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm" and not n.meta.get("bias_hh_frozen")}
         if not lstm_layers:
             return
         keys = [k for k in pg.parameter_keys(md) if ".bias_ih_l" in k or ".bias_hh_l" in k]

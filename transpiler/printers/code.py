@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import keyword
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from transpiler.ir.graph import Graph, Node
+
+#: the first line of a script this tool wrote (it names the source it was translated from)
+GENERATED_HEADER = re.compile(r"# Transpiled from .* to (PyTorch|Keras) by transpiler\b")
 
 
 def lit(value: Any) -> str:

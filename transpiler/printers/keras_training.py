@@ -25,6 +25,7 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import keras_helper_calls
 from transpiler.printers.code import Namespace, lit
 
 LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
@@ -541,6 +542,8 @@ class ProgramPrinter:
             return self.loss_expr(cfg)
         if kind == "optimizer_object":
             return self.optimizer_expr(cfg)
+        if kind in ("helper_fit", "helper_evaluate", "helper_predict"):
+            return keras_helper_calls.expression(self, ts)
         if kind == "keras_variables":
             return variables_text(ts.model, cfg)
         if kind == "schedule_object":
@@ -1067,6 +1070,9 @@ class _Rewriter(cst.CSTTransformer):
             return p.tape_loop(ts, updated)
         if kind == "param_groups":
             return self.keep_leading(original, _statements(p.param_group_lines(ts)))
+        if kind == "helper_compile":  # model.compile(...) before the statement's first fit/evaluate
+            return self.keep_leading(original, _statements([keras_helper_calls.compile_line(p, ts)]) +
+                                     [updated.with_changes(leading_lines=[])])
         text = p.expression(ts)
         new = cst.parse_expression(_atom(text) if _needs_parens(original) else text)
         if isinstance(original, cst.BaseExpression) and original.lpar:

@@ -15,6 +15,7 @@ from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
+from transpiler.ir.initializers import Initializer
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
 from transpiler.printers.code import call, lit, size_arg
@@ -121,7 +122,10 @@ _INIT = {
 def init_line(node: Node, key: str, tensor: str, default: str) -> str:
     """The init statement for ``tensor`` from the user's ``key`` initializer or ``default``."""
     chosen = node.meta.get("initializers", {}).get(key, default)
-    name = chosen if isinstance(chosen, str) else None
+    drawn = _drawn(chosen, tensor)
+    if drawn is not None:
+        return drawn
+    name = chosen.snake_name() if _named(chosen) else chosen if isinstance(chosen, str) else None
     if name is not None:
         name = {"GlorotUniform": "glorot_uniform", "HeUniform": "he_uniform", "Zeros": "zeros",
                 "Ones": "ones", "Orthogonal": "orthogonal", "LecunUniform": "lecun_uniform",
@@ -132,6 +136,27 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
                                                          f"{default} used")
         name = default
     return _INIT[name].format(t=tensor)
+
+
+def _named(chosen) -> bool:
+    """An initializer object without arguments (but a seed): the same as its string alias."""
+    return isinstance(chosen, Initializer) and not set(chosen.params) - {"seed"}
+
+
+def _drawn(chosen, tensor: str) -> str | None:
+    """The init statement for an initializer object with its own arguments
+    (``RandomNormal(stddev=0.02)``); None for other initializers."""
+    dist = chosen.distribution() if isinstance(chosen, Initializer) else None
+    if dist is None:
+        return None
+    if dist[0] == "normal":
+        return f"nn.init.normal_({tensor}, {lit(dist[1])}, {lit(dist[2])})"
+    if dist[0] == "uniform":
+        return f"nn.init.uniform_({tensor}, {lit(dist[1])}, {lit(dist[2])})"
+    if dist[0] == "truncated_normal":  # Keras cuts at two standard deviations
+        mean, std = dist[1], dist[2]
+        return f"nn.init.trunc_normal_({tensor}, {lit(mean)}, {lit(std)}, {lit(mean - 2 * std)}, {lit(mean + 2 * std)})"
+    return f"nn.init.constant_({tensor}, {lit(dist[1])})"
 
 
 def _bias_inits(node: Node, m: str) -> list[str]:
@@ -424,7 +449,10 @@ _VARIANCE_SCALING = {"glorot_uniform": (1.0, "avg", "uniform"), "glorot_normal":
 def variable_init(node: Node, m: str, shape: tuple) -> tuple[list[str], set[str]]:
     """Init statements reproducing a Keras initializer (by name) on a weight of ``shape``."""
     chosen = node.meta.get("initializers", {}).get("initializer") or "glorot_uniform"
-    name = chosen if isinstance(chosen, str) else None
+    drawn = _drawn(chosen, m)
+    if drawn is not None:
+        return [drawn], set()
+    name = chosen.name if _named(chosen) else chosen if isinstance(chosen, str) else None
     if name is not None:
         name = "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
         name = {"zero": "zeros", "one": "ones"}.get(name, name)

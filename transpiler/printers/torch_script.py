@@ -20,6 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_exact, torch_loss_functions
+from transpiler.printers.code import GENERATED_HEADER
 from transpiler.printers.torch_custom_step import extend_class
 from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, layers_receiver, \
     translate_layer_indexing, translate_layers_loop
@@ -223,10 +224,10 @@ class _Printer:
 
     def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
         lines = []
-        if uses_math:
+        source = self.frontend.source
+        if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
             lines.append("import math")
         extra = sorted(self.tcode.imports) if self.tcode else []
-        source = self.frontend.source
         extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
         lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
         link = self.program.meta.get("load_weights")
@@ -280,7 +281,10 @@ class _Printer:
             body = body[:insert_at] + self._torch_imports(uses_f, uses_math) + body[insert_at:]
         header = cst.EmptyLine(comment=cst.Comment(
             f"# Transpiled from {self.source_file} (Keras) to PyTorch by transpiler; review before use."))
-        return module.with_changes(body=body, header=[header, *module.header])
+        # a header this tool wrote (the script was translated before) names the old source: it goes
+        kept = [line for line in module.header
+                if line.comment is None or not GENERATED_HEADER.match(line.comment.value)]
+        return module.with_changes(body=body, header=[header, *kept])
 
     def _rewrite_body(self, stmts, level: str, uses=(False, False)) -> list:
         out: list = []

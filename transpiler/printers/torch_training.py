@@ -501,7 +501,8 @@ class TrainingPrinter:
             what = {"optimizer_object": "the torch optimizer is made where compile() was",
                     "loss_object": "compile() below picks the matching loss function",
                     "callback_object": "it runs inside the generated fit() loop"}[ts.kind]
-            return [f"# {ts.model} = {ts.source}: {what}"]
+            source = " ".join(ts.source.split())  # one comment line, also for a source black wrapped
+            return [f"# {ts.model} = {source}: {what}"]
         if ts.kind == "callback_object":
             raise NotImplementedError("a callback not passed to fit()")
         if ts.kind == "optimizer_object":

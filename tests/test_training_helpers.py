@@ -1,0 +1,187 @@
+"""Training helpers of a torch script read back as Keras' compile/fit/evaluate/predict
+(frontend_ast/torch_helpers.py, torch_helper_calls.py): recognised by their structure, not
+their names; each definition goes only when every use of it was recognised; and the Keras
+objects they become compute what the torch helpers compute (optimizer steps, losses)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+import numpy as np
+import pytest
+
+from torch_keras_harness import assert_same_steps
+from transpiler.frontend_ast import torch_helpers
+from transpiler.printers.keras_helper_calls import loss_arg
+from transpiler.translate import translate
+
+KERAS = '''import numpy as np
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(6,), name="features")
+    x = layers.Dense(8, activation="relu", name="hidden")(inputs)
+    outputs = layers.Dense(3, activation="softmax", name="probs")(x)
+    return keras.Model(inputs, outputs)
+
+
+def main():
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 6).astype("float32")
+    y = rng.randint(0, 3, size=64)
+    model = build_model()
+    model.compile(optimizer=keras.optimizers.OPTIMIZER, loss="LOSS", metrics=["accuracy"])
+    model.fit(x, y, epochs=2, batch_size=16, validation_split=0.25, verbose=2)
+    loss, acc = model.evaluate(x, y, verbose=0)
+    print(loss, acc, model.predict(x[:2], verbose=0))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+#: the generated helpers' names → names that say nothing about what they do
+RENAMES = {"fit": "run_a", "evaluate": "run_b", "predict": "run_c", "train_step": "run_d",
+           "make_loader": "run_e", "KerasAdam": "Opt", "KerasRMSprop": "Opt",
+           "sparse_categorical_crossentropy": "run_f", "sparse_categorical_accuracy": "run_g"}
+
+
+def _torch(optimizer: str = "Adam(learning_rate=0.01)", loss: str = "sparse_categorical_crossentropy") -> str:
+    return translate(KERAS.replace("OPTIMIZER", optimizer).replace("LOSS", loss), "k.py").text
+
+
+def _renamed(text: str) -> str:
+    return re.sub(r"\b(" + "|".join(RENAMES) + r")\b", lambda m: RENAMES[m.group(1)], text)
+
+
+@pytest.mark.parametrize("optimizer, keras_optimizer", [
+    ("Adam(learning_rate=0.01)", "keras.optimizers.Adam(learning_rate=0.01, epsilon=1e-07)"),
+    ("RMSprop(learning_rate=0.01)", "keras.optimizers.RMSprop(learning_rate=0.01, rho=0.9, epsilon=1e-07)"),
+])
+def test_helpers_are_recognised_by_structure_not_names(optimizer, keras_optimizer):
+    source = _renamed(_torch(optimizer))
+    assert "def run_a(" in source and "class Opt(" in source  # (the renaming took)
+    back = translate(source, "k_torch.py", "keras")
+    assert not back.stubs, [str(d) for d in back.stubs]
+    text = back.text
+    assert (f"model.compile(\n        optimizer={keras_optimizer},\n        "
+            'loss="sparse_categorical_crossentropy",\n        metrics=["accuracy"],\n    )') in text
+    assert "model.fit(x, y, batch_size=16, epochs=2, validation_split=0.25, verbose=2)" in text
+    assert "loss, acc = model.evaluate(x, y, verbose=0)" in text
+    assert "model.predict(x[:2], verbose=0)" in text
+    for name in set(RENAMES.values()):  # every helper went: Keras has its own
+        assert f"def {name}(" not in text and f"class {name}(" not in text
+
+
+def test_a_helper_used_otherwise_is_kept():
+    """A helper also used where no fact replaces it stays (read, and stubbed where it uses
+    torch, as before); its recognised calls are still Keras' own."""
+    source = _torch().replace("    model = build_model()\n", "    model = build_model()\n    steps = [fit]\n")
+    text = translate(source, "k_torch.py", "keras").text
+    assert "def fit(" in text and "steps = [fit]" in text
+    assert "model.fit(x, y, batch_size=16" in text
+    assert "def predict(" not in text  # only recognised uses: it goes
+
+
+def test_a_function_that_does_not_train_is_no_fit():
+    module = cst.parse_module(
+        "def fit(model, x, epochs=1):\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in x:\n"
+        "            model(batch)\n"
+        "    return model\n\n\n"
+        "def predict(model, x):\n"
+        "    return model(x)\n")
+    assert torch_helpers.analyse(module) == {}
+
+
+def test_roles_come_from_the_data_flow():
+    helpers = torch_helpers.analyse(cst.parse_module(_renamed(_torch())))
+    assert {name: h.kind for name, h in helpers.items()} == {
+        "Opt": "optimizer_class", "run_e": "loader", "run_d": "step", "run_f": "loss", "run_g": "metric",
+        "run_b": "evaluate", "run_c": "predict", "run_a": "fit"}
+    fit = helpers["run_a"]
+    assert {r: fit.roles[r] for r in ("model", "optimizer", "loss", "x", "y", "epochs", "batch_size",
+                                      "validation_split", "validation_data", "verbose", "metrics")} == {
+        "model": "model", "optimizer": "optimizer", "loss": "loss_fns", "x": "x", "y": "y", "epochs": "epochs",
+        "batch_size": "batch_size", "validation_split": "validation_split", "validation_data": "validation_data",
+        "verbose": "verbose", "metrics": "metrics"}
+    assert fit.logits  # the model is called with return_logits=True: the loss works on logits
+
+
+# -- numbers: the Keras objects compute what the torch helpers computed --------------------
+def _keras_compile(text: str):
+    """(the translated Keras module's namespace, its printer, the helper_compile config)."""
+    from transpiler import verify
+
+    back = translate(text, "k_torch.py", "keras")
+    module = verify.load_generated(back.text, "helpers_keras")
+    ts = next(t for t in back.program.training if t.kind == "helper_compile")
+    return vars(module), back.program.meta["keras_training_printer"], ts.config
+
+
+@pytest.mark.parametrize("optimizer", ["Adam(learning_rate=0.01)", "Adam(learning_rate=0.01, epsilon=1e-4)",
+                                       "RMSprop(learning_rate=0.01)",
+                                       "RMSprop(learning_rate=0.01, momentum=0.5, centered=True)"])
+def test_optimizer_classes_step_like_the_keras_optimizer_they_become(optimizer):
+    """The generated torch optimizer class and the Keras optimizer compile gets, on the same
+    gradients (float64, 8 steps, tiny gradients on the last four where epsilon matters)."""
+    import keras
+    import torch
+
+    text = _torch(optimizer)
+    namespace, printer, config = _keras_compile(text)
+    cls = re.search(r"\n(class Keras\w+\(torch\.optim\.\w+\):\n(?:(?:    .*)?\n)+)", text).group(1)
+    tns: dict = {}
+    exec("import math\nimport torch\n" + cls, tns)  # noqa: S102  (the generated class, as the script has it)
+    call = next(ast.unparse(n.value) for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Assign)
+                and ast.unparse(n.targets[0]) == "optimizer")
+    rng = np.random.RandomState(3)
+    start = rng.standard_normal((3, 4))
+    tparam = torch.nn.Parameter(torch.from_numpy(start.copy()))
+    topt = eval(call.replace("model.parameters()", "[tparam]"), {**tns, "tparam": tparam})  # noqa: S307
+    keras.config.set_floatx("float64")
+    try:
+        kvar = keras.Variable(start.copy(), dtype="float64")
+        kopt = eval(printer.optimizer_expr(config["compile"].optimizer), namespace)  # noqa: S307
+        kopt.build([kvar])
+        grads = [rng.standard_normal((3, 4)) * (1e-9 if step >= 4 else 1.0) for step in range(8)]
+        assert_same_steps(tparam, topt, kvar, kopt, grads)
+    finally:
+        keras.config.set_floatx("float32")
+
+
+@pytest.mark.parametrize("loss", ["sparse_categorical_crossentropy", "categorical_crossentropy",
+                                  "binary_crossentropy", "mse", "mae"])
+def test_loss_functions_compute_the_keras_loss_they_become(loss):
+    """The generated per-sample loss (on logits where the model's activation moved into it),
+    averaged as the generated train_step does, against the Keras loss compile gets on the
+    model's output (the activation applied)."""
+    import keras
+    import torch
+
+    text = _torch(loss=loss)
+    namespace, printer, config = _keras_compile(text)
+    keras_loss = keras.losses.get(eval(loss_arg(printer, config["compile"].losses[0]), namespace))  # noqa: S307
+    name = re.search(r"loss_fn = (\w+)", text).group(1)
+    fn_text = re.search(rf"\n(def {name}\(.*\n(?:(?:    .*)?\n)+)", text).group(1)
+    tns: dict = {}
+    exec("import torch\nimport torch.nn.functional as F\n" + fn_text, tns)  # noqa: S102
+    rng = np.random.RandomState(0)
+    logits = rng.standard_normal((8, 3)).astype("float32") * 2
+    activation = keras.ops.sigmoid if loss == "binary_crossentropy" else keras.ops.softmax
+    probs = keras.ops.convert_to_numpy(activation(logits))
+    on_logits = "return_logits=True" in text  # the model's activation moved into the torch loss
+    model_out = probs if loss.endswith("crossentropy") else logits  # what the Keras model returns
+    y = {"sparse_categorical_crossentropy": rng.randint(0, 3, size=8),
+         "categorical_crossentropy": np.eye(3)[rng.randint(0, 3, size=8)],
+         "binary_crossentropy": rng.randint(0, 2, size=(8, 3))}.get(loss, rng.standard_normal((8, 3)))
+    y = y.astype("float32") if loss != "sparse_categorical_crossentropy" else y
+    torch_in = logits if on_logits else model_out
+    expected = tns[name](torch.from_numpy(torch_in), torch.from_numpy(np.asarray(y))).mean().item()
+    got = float(np.mean(keras.ops.convert_to_numpy(keras_loss(y, model_out))))  # the batch mean
+    assert abs(got - expected) <= 1e-5 * max(1.0, abs(expected)), (got, expected)
