@@ -297,3 +297,34 @@ def test_tf_data_pipeline_without_faithful_translation_is_stubbed(pipeline, mess
               "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n")
     result = translate(source, "p.py")
     assert any(message in d.message for d in result.stubs), [d.message for d in result.stubs]
+
+
+LAMBDA_SCHEDULE = """import numpy as np
+import keras
+from keras import layers
+
+model = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(2)])
+model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="mse")
+callbacks = [keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5 if epoch % 2 else lr)]
+model.fit(np.ones((8, 4), "float32"), np.zeros((8, 2), "float32"), epochs=4, callbacks=callbacks, verbose=0)
+"""
+
+
+def test_learning_rate_scheduler_with_a_lambda_sets_keras_rates():
+    """LearningRateScheduler(lambda epoch, lr: ...): the lambda is kept and called when
+    each epoch begins, as Keras calls it; the rates after fit are Keras' (0.1 → 0.025)."""
+    import torch  # noqa: F401  (first)
+    import keras
+
+    result = translate(LAMBDA_SCHEDULE, "lambda_schedule.py")
+    assert not result.stubs, result.stubs
+    assert "(lambda epoch, lr: lr * 0.5 if epoch % 2 else lr)(" in result.text
+    torch_ns = {"__name__": "lambda_schedule_torch"}
+    exec(compile(result.text, "lambda_schedule_torch.py", "exec"), torch_ns)
+    keras_ns = {"__name__": "lambda_schedule_keras"}
+    exec(compile(LAMBDA_SCHEDULE, "lambda_schedule.py", "exec"), keras_ns)
+    expected = float(keras.ops.convert_to_numpy(keras_ns["model"].optimizer.learning_rate))
+    assert abs(torch_ns["optimizer"].param_groups[0]["lr"] - expected) <= 1e-7 * expected
+    assert abs(expected - 0.025) <= 1e-7
+    uses_tf = translate(LAMBDA_SCHEDULE.replace("lr * 0.5", "lr * keras.ops.exp(-0.1)"), "lambda_tf.py")
+    assert any("a lambda that uses Keras/TensorFlow" in str(s) for s in uses_tf.stubs), uses_tf.stubs

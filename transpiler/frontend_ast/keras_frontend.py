@@ -123,6 +123,14 @@ class ArrayVal(Unknown):
 
 
 @dataclass(eq=False)
+class LambdaVal(Unknown):
+    """A ``lambda``: not evaluated; ``node`` is its source (a LearningRateScheduler's
+    schedule is kept as code)."""
+
+    node: Any = None
+
+
+@dataclass(eq=False)
 class LayerObj:
     """A constructed Keras layer (called zero or more times)."""
 
@@ -1416,7 +1424,7 @@ class KerasFrontend:
         return ArrayVal("array", tuple(out + shape[i:]), base.dtype)
 
     def _eval_Lambda(self, node, env):
-        return Unknown("lambda")
+        return LambdaVal("lambda", node)
 
     # -- calls --------------------------------------------------------------------
     def _eval_Call(self, node, env):
@@ -2251,10 +2259,23 @@ class KerasFrontend:
             config.params["code"] = items[index]
         if config.kind == "learning_rate_scheduler":
             fn = config.params.get("schedule")
+            if isinstance(fn, LambdaVal):  # schedule=lambda epoch, lr: ...
+                names = {n.value for n in _walk_names(fn.node.body)} - {p.name.value for p in fn.node.params.params}
+                if any(self._framework_name(n) for n in names):
+                    raise Unsupported("LearningRateScheduler: a lambda that uses Keras/TensorFlow")
+                config.params["schedule"] = f"({cst.Module([]).code_for_node(fn.node)})"
+                return config
             if not isinstance(fn, FunctionRef):
-                raise Unsupported("LearningRateScheduler needs a module-level function")
+                raise Unsupported("LearningRateScheduler needs a module-level function or a lambda")
             config.params["schedule"] = fn.node.name.value
         return config
+
+    def _framework_name(self, name: str) -> bool:
+        """``name`` is bound at module level to Keras or TensorFlow (an import or an alias)."""
+        value = self.globals.vars.get(name) if hasattr(self, "globals") else None
+        path = getattr(value, "path", None) or getattr(value, "name", None)
+        return isinstance(value, ApiRef) or (isinstance(path, str) and
+                                             path.split(".")[0] in ("keras", "tensorflow", "tf_keras"))
 
     def _model_outputs(self, obj) -> tuple[list[str], int]:
         """(output names, number of outputs) of the model a training call is made on."""
@@ -3265,3 +3286,15 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> Fronten
 def read_keras(source: str, path: str = "<string>") -> Program:
     """Parse Keras ``source`` into an ir.Program (no framework is imported)."""
     return KerasFrontend(source, path).run()
+
+
+def _walk_names(node) -> list:
+    """Every Name inside ``node``."""
+    found: list = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(V())
+    return found
