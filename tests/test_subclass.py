@@ -647,3 +647,39 @@ def test_models_from_other_builders_are_submodules_with_their_own_modules():
     vae = text[text.index("class VAE(nn.Module)"):]
     assert "self.encoder = Encoder_2()" in vae and "z_mean, z_log_var, z = self.encoder(inputs)" in vae
     assert text.count("class Sampling(nn.Module)") == 1 and "Sampling_2" not in text
+
+
+def test_a_subclass_that_builds_itself_in_init_is_read():
+    """``self(keras.Input(shape=...), training=...)`` in the model's own ``__init__`` (as the
+    torch → Keras printer writes a subclass) gives the input shape: the model is read, with
+    its training branch, and computes the same numbers in both modes."""
+    source = '''import keras
+from keras import layers
+
+
+class Net(keras.Model):
+    def __init__(self, name="Net", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.fc = layers.Dense(4, name="fc")
+        self.scale = layers.Rescaling(0.5, name="scale")
+        self.out = layers.Dense(2, name="out")
+        x = keras.Input(shape=(6,), name="x")
+        self(x, training=True)
+        self(x, training=False)
+
+    def call(self, x, training=None):
+        h = self.fc(x)
+        if training:
+            h = self.scale(h)
+        return self.out(h)
+
+
+def build_model():
+    return Net()
+'''
+    for training in (False, True):
+        checked = check_source(source, training=training)
+        assert max_error(checked) <= 1e-5, training
+        assert checked.keras_params == checked.torch_params
+        assert not checked.translation.stubs
+    assert "if self.training:" in translate(source, "net.py").text

@@ -208,6 +208,9 @@ class UserObj:
     attr: str = ""
     model: "ModelObj | None" = None
     scope: "ModuleScope | None" = None
+    #: ``self(keras.Input(shape=...))`` in a Model subclass's own ``__init__`` (it builds
+    #: itself): the input shapes, applied once the model object exists
+    build_shapes: list | None = None
 
     @property
     def path(self) -> str:
@@ -1526,6 +1529,15 @@ class KerasFrontend:
         if isinstance(func, ClassRef):
             self._mark_keras()
             return self._construct_user(func, args, kwargs, span)
+        if isinstance(func, UserObj) and func.cls.kind == "model" and func.model is None and \
+                self.self_stack and self.self_stack[-1] is func:
+            # ``self(keras.Input(shape=...))`` in the model's own __init__: it builds itself
+            # there; the model is built (call() traced) once __init__ is done
+            inputs = args[0] if args and isinstance(args[0], (list, tuple)) else args[:1]
+            if inputs and all(isinstance(t, TensorVal) and t.value.producer is None for t in inputs):
+                shapes = [tuple(t.value.shape) for t in inputs]
+                func.build_shapes = func.build_shapes or shapes
+                return Unknown("the model built in its __init__")
         if isinstance(func, UserObj):
             self._mark_keras()
             return self._call_user(func, args, kwargs, span)
@@ -1797,6 +1809,9 @@ class KerasFrontend:
         model = ModelObj("subclass", span, user=obj)
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         obj.model = model
+        if obj.build_shapes:  # it called itself on keras.Input values in __init__
+            shapes = obj.build_shapes
+            self._build_subclass(model, shapes if len(shapes) > 1 else shapes[0], span)
         return model
 
     def _store_attr(self, obj: UserObj, attr: str, value: Any) -> None:
@@ -2784,6 +2799,10 @@ _FRAMEWORK_MODULES = {"keras", "tensorflow", "tf_keras", "torch", "jax"}
 class _TensorBuilder:
     """keras_tensor_ops.Builder for one call site: nodes through ``_apply_anonymous``,
     marked ``tensor_op`` (the layout pass comments on the axis choices it makes for them)."""
+
+    def in_source(self, text: str) -> bool:
+        """The script already holds ``text`` (a note a translation added, read back)."""
+        return text in self.frontend.source
 
     def __init__(self, frontend: "KerasFrontend", span: Span, what: str):
         self.frontend = frontend

@@ -59,6 +59,9 @@ class Builder(Protocol):
     def warn(self, message: str) -> None:
         """A diagnostic at the call (the translation is faithful but differs in a documented way)."""
 
+    def in_source(self, text: str) -> bool:
+        """The script already holds ``text`` (a note an earlier translation added)."""
+
 
 @dataclass(frozen=True)
 class TensorFunction:
@@ -824,7 +827,9 @@ def _random(op: str, params: tuple[str, str], defaults: tuple[float, float]):
         c.builder.warn(f"{c.key}(): torch draws from its own random generator: same distribution, "
                        "different numbers than TensorFlow's")
         out = c.one(op, [like], {"shape": rest, **attrs}, "noise")
-        out.producer.comments.append(f"# {c.key}: torch's generator draws other numbers (same distribution)")
+        note = f"# {c.key}: torch's generator draws other numbers (same distribution)"
+        if not c.builder.in_source(note):  # (read back from a translation: the script keeps it)
+            out.producer.comments.append(note)
         return out
 
     return recognize

@@ -95,7 +95,9 @@ class _CallWriter:
     def __init__(self, graph: Graph, attrs: dict[str, str], reserved: set[str]):
         self.graph = graph
         self.attrs = attrs
-        self.reserved = set(reserved) | {"self", "training", "keras", "layers", "inputs"}
+        self.reserved = set(reserved) | {"self", "training", "keras", "layers"}
+        if len(graph.inputs) > 1:
+            self.reserved.add("inputs")  # call()'s one parameter, unpacked
         self.expr: dict[int, str] = {}
         self.bound: dict[str, int] = {}  # name → id of the value it holds
         order = {id(n): i for i, n in enumerate(graph.nodes)}
