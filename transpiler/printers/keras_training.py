@@ -553,14 +553,18 @@ class ProgramPrinter:
         if kind == "dataset_object":
             self.need("ArrayDataset")
             return f"ArrayDataset({', '.join(self.ref(p) for p in cfg.parts)})"
-        if kind == "map_loader_object":
-            self.need("ArrayLoader")  # (its base class)
-            self.need("DatasetLoader")
+        if kind in ("loader_object", "map_loader_object"):
+            # a DataLoader over a TensorDataset (arrays) or over a map-style Dataset (items)
+            cls = "ArrayLoader" if kind == "loader_object" else "DatasetLoader"
+            if kind == "loader_object":
+                self.need("ArrayDataset")
+            self.need("ArrayLoader")  # (DatasetLoader's base class too)
+            self.need(cls)
             args = [self.ref(cfg["dataset"])]
             for key in ("batch_size", "shuffle", "drop_last"):
                 if cfg[key] is not None:
                     args.append(f"{key}={self.ref(cfg[key])}")
-            return f"DatasetLoader({', '.join(args)})"
+            return f"{cls}({', '.join(args)})"
         if kind == "split_object":
             self.need("Subset")
             if cfg["helper"] == "random_split":
@@ -568,14 +572,6 @@ class ProgramPrinter:
             # the name the script imported from torch is the generated helper's now
             self.torch_names = set(self.torch_names) - {cfg["helper"]}
             return f"{cfg['helper']}({', '.join(self.ref(a) for a in cfg['args'])})"
-        if kind == "loader_object":
-            self.need("ArrayDataset")
-            self.need("ArrayLoader")
-            args = [self.ref(cfg["dataset"])]
-            for key in ("batch_size", "shuffle", "drop_last"):
-                if cfg[key] is not None:
-                    args.append(f"{key}={self.ref(cfg[key])}")
-            return f"ArrayLoader({', '.join(args)})"
         if kind == "seed":
             return f"keras.utils.set_random_seed({self.code(cfg) if cfg is not None else '0'})"
         if kind == "summary":
