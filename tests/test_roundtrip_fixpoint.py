@@ -102,9 +102,6 @@ WHOLE_SCRIPT_NOT_CONVERGING = {
     # the model's own train_step: the generated fit_train_step(...) and vae.optimizer = ... are
     # not read back as compile + fit
     "vae": "the generated fit of a model with its own train_step is not read back",
-    # K1 counts the parameters with model.trainable_weights; T2 reads that as the module's
-    # submodules, which K2 does not translate (a stub from K2 on)
-    "conv1d_timeseries": "K2 stubs the parameter count T2 wrote from K1's trainable_weights",
     # T1 walks model.named_children() (K's `for layer in model.layers`), which the torch
     # frontend does not translate to Keras: a stub in K1, carried along from then on
     "odd_sizes": "K1 stubs T1's loop over model.named_children()",

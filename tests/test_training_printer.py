@@ -328,3 +328,28 @@ def test_learning_rate_scheduler_with_a_lambda_sets_keras_rates():
     assert abs(expected - 0.025) <= 1e-7
     uses_tf = translate(LAMBDA_SCHEDULE.replace("lr * 0.5", "lr * keras.ops.exp(-0.1)"), "lambda_tf.py")
     assert any("a lambda that uses Keras/TensorFlow" in str(s) for s in uses_tf.stubs), uses_tf.stubs
+
+
+def test_trainable_weights_outside_a_step_are_the_parameters_that_train():
+    """``model.trainable_weights`` in program code → the module's parameters that train
+    (counts and shapes as Keras'); read back, that comprehension is ``trainable_weights``
+    again; ``model.weights`` (non-trainable ones too) is a marked stub, not an AttributeError."""
+    import io
+    import contextlib
+
+    source = ("import numpy as np\nimport keras\nfrom keras import layers\n\n"
+              "model = keras.Sequential([keras.Input(shape=(5, 3)), layers.LSTM(4), layers.BatchNormalization(),"
+              " layers.Dense(2)])\n"
+              "print(sum(int(np.prod(p.shape)) for p in model.trainable_weights), len(model.trainable_variables))\n"
+              "print(len(model.weights))\n")
+    result = translate(source, "weights.py")
+    assert [d.source_line for d in result.stubs] == ["print(len(model.weights))"]
+    printed = {}
+    for label, text in (("torch", result.text), ("keras", source)):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(text, f"weights_{label}.py", "exec"), {"__name__": f"weights_{label}"})
+        printed[label] = out.getvalue().splitlines()[0]
+    assert printed["torch"] == printed["keras"] == "146 7"
+    back = translate(result.text, "weights_torch.py", "keras").text
+    assert "for p in model.trainable_weights)" in back and "requires_grad" not in back

@@ -1621,8 +1621,10 @@ class KerasFrontend:
                 return Unknown(f"{type(func.__self__).__name__} method on run-time values")
         if callable(func) and not isinstance(func, Unknown):
             if any(isinstance(a, (Unknown, TensorVal, LayerObj, ModelObj, ModelHandle, DatasetObj, TapeObj,
-                                  keras_training.TrainingObj))
+                                  keras_training.TrainingObj, _BoundMethod))
                    for a in list(args) + list(kwargs.values())):
+                # (a _BoundMethod argument: a model attribute the frontend does not model,
+                # ``len(model.trainable_variables)``)
                 return Unknown("builtin on unknown values")
             try:
                 return func(*args, **kwargs)

@@ -960,6 +960,9 @@ class TrainingReader:
     def _comprehension(self, node, scope):
         inner = Scope(scope)
         comp = node.for_in
+        if self._trainable_parameters(node, scope):
+            return OTHER
+        comp = node.for_in
         while comp is not None:
             items = self.expr(comp.iter, inner)
             self.assign(comp.target, self.element_of(items, comp.iter), inner)
@@ -974,6 +977,26 @@ class TrainingReader:
         return OTHER
 
     _e_ListComp = _e_GeneratorExp = _e_SetComp = _e_DictComp = _comprehension
+
+    def _trainable_parameters(self, node, scope) -> bool:
+        """``[p for p in model.parameters() if p.requires_grad]`` → ``model.trainable_weights``
+        (Keras' list of the weights that train)."""
+        comp = node.for_in if isinstance(node, cst.ListComp) else None
+        if comp is None or comp.inner_for_in is not None or len(comp.ifs) != 1 or \
+                not isinstance(comp.target, cst.Name) or not isinstance(node.elt, cst.Name) or \
+                node.elt.value != comp.target.value:
+            return False
+        test = comp.ifs[0].test
+        call = comp.iter
+        if not (isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and
+                test.value.value == comp.target.value and test.attr.value == "requires_grad" and
+                isinstance(call, cst.Call) and not call.args and isinstance(call.func, cst.Attribute) and
+                call.func.attr.value == "parameters" and isinstance(call.func.value, cst.Name)):
+            return False
+        if not isinstance(self.expr(call.func.value, scope), ModelV):
+            return False
+        self.array(node, "{0}.trainable_weights", [call.func.value])
+        return True
 
     def _e_FormattedString(self, node, scope):
         for part in node.parts:

@@ -30,7 +30,11 @@ from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
                   "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
                   "set_weights", "fit_generator", "evaluate_generator", "predict_generator", "to_json",
-                  "get_layer", "layers", "count_params", "export"}
+                  "get_layer", "layers", "count_params", "export", "weights", "variables",
+                  "non_trainable_weights", "non_trainable_variables"}
+#: a model's trainable weights: the torch module's parameters that train (an LSTM's second
+#: bias, frozen as generated from Keras, is not one of Keras' weights)
+_TRAINABLE = ("trainable_weights", "trainable_variables")
 _SEED_CALLS = {"tf.random.set_seed", "tensorflow.random.set_seed", "keras.utils.set_random_seed",
                "tf.keras.utils.set_random_seed", "keras.random.set_seed"}
 
@@ -479,6 +483,24 @@ class _Printer:
             out |= {f"{name}.function", f"{name}.autograph.experimental.do_not_convert"}
         return out
 
+    def _trainable_weights(self, stmt: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """``model.trainable_weights`` (or ``trainable_variables``) outside a training step →
+        ``[p for p in model.parameters() if p.requires_grad]`` (a list of tensors, as Keras'
+        is a list of variables: ``p.shape``, ``len(...)`` and sums over it read the same)."""
+        model_vars = self.model_vars
+
+        class Weights(cst.CSTTransformer):
+            def leave_Attribute(self, original, updated):
+                if isinstance(updated.value, cst.Name) and updated.value.value in model_vars and \
+                        updated.attr.value in _TRAINABLE:
+                    return cst.parse_expression(
+                        f"[p for p in {updated.value.value}.parameters() if p.requires_grad]")
+                return updated
+
+        if not any(f".{name}" in _code(stmt) for name in _TRAINABLE):
+            return stmt
+        return stmt.visit(Weights())
+
     def _tape_math(self, stmt: cst.SimpleStatementLine):
         """A statement of a custom training step (inside the unwrapped GradientTape) whose
         Keras/TensorFlow tensor math has torch spellings (``loss_fn(y, p) +
@@ -559,7 +581,7 @@ class _Printer:
             rewritten = stmt.visit(replacer) if replacer.changes(stmt) else stmt
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
-                    return [rewritten]
+                    return [self._trainable_weights(rewritten)]
                 math = self._tape_math(rewritten)
                 if math is not None:
                     return [math]
@@ -568,7 +590,7 @@ class _Printer:
         if after:
             return [stmt, *after]
         if not self._touches_keras(stmt):
-            return [stmt, *self._builder_loads(stmt)]
+            return [self._trainable_weights(stmt), *self._builder_loads(stmt)]
         math = self._tape_math(stmt)
         if math is not None:
             return [math]
