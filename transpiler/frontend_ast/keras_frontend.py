@@ -2289,7 +2289,7 @@ class KerasFrontend:
 
     def _framework_name(self, name: str) -> bool:
         """``name`` is bound at module level to Keras or TensorFlow (an import or an alias)."""
-        value = self.globals.vars.get(name) if hasattr(self, "globals") else None
+        value = self.globals.vars.get(name)
         path = getattr(value, "path", None) or getattr(value, "name", None)
         return isinstance(value, ApiRef) or (isinstance(path, str) and
                                              path.split(".")[0] in ("keras", "tensorflow", "tf_keras"))

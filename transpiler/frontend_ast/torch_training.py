@@ -958,10 +958,9 @@ class TrainingReader:
         return OTHER
 
     def _comprehension(self, node, scope):
-        inner = Scope(scope)
-        comp = node.for_in
         if self._trainable_parameters(node, scope):
             return OTHER
+        inner = Scope(scope)
         comp = node.for_in
         while comp is not None:
             items = self.expr(comp.iter, inner)

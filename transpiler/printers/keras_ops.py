@@ -31,6 +31,9 @@ class KerasEmission:
     #: the call's arguments from the input expressions, for a layer called on several
     #: tensors (``mha(query, value, key=key)``)
     args: Callable[[list[str]], str] | None = None
+    #: its first input while training, its second at inference: a model holding it is a
+    #: ``keras.Model`` subclass whose ``call()`` branches on ``training`` (keras_subclass)
+    mode_select: bool = False
 
 
 #: module-level helpers reproducing PyTorch's default initialisation (the generated
@@ -577,7 +580,7 @@ def emit_training_select_keras(node: Node) -> KerasEmission:
     """``if self.training:`` in forward → a ``TrainingSelect`` layer over both branches'
     results (a functional graph has no branches; the layer reads Keras' ``training``)."""
     return KerasEmission(layer("TrainingSelect", node).removeprefix("layers."), merge=True,
-                         helpers=("TrainingSelect",))
+                         helpers=("TrainingSelect",), mode_select=True)
 
 
 @emitter("variable")

@@ -222,7 +222,7 @@ class KerasScript:
         helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                           for g in [md.graph] + [sub.graph for sub in md.methods.values()]
                           for n in g.nodes for h in keras_ops.emit(n).helpers
-                          if not (g is md.graph and id(md) in self.subclass_name and n.op == "training_select")})
+                          if not (g is md.graph and id(md) in self.subclass_name and keras_ops.emit(n).mode_select)})
         wanted = set(self.training.imports)
         if "torch_uniform_init" in helpers:
             wanted.add("import math")

@@ -55,7 +55,7 @@ name built optimizer history stop_training compiled inputs outputs autocast step
 
 def needs_subclass(graph: Graph) -> bool:
     """True when the model's forward has control flow a functional graph cannot hold."""
-    return any(node.op == "training_select" for node in graph.nodes)
+    return any(keras_ops.emit(node).mode_select for node in graph.nodes)
 
 
 def layer_attributes(graph: Graph) -> dict[str, str]:
@@ -64,7 +64,8 @@ def layer_attributes(graph: Graph) -> dict[str, str]:
     attrs: dict[str, str] = {}
     taken: set[str] = set()
     for node in graph.nodes:
-        if node.name in attrs or node.op == "training_select" or keras_ops.emit(node).layer is None:
+        em = keras_ops.emit(node)
+        if node.name in attrs or em.mode_select or em.layer is None:
             continue
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in node.name).lower() or "layer"
         if base[0].isdigit() or base.startswith("_"):
@@ -109,7 +110,7 @@ class _CallWriter:
             self.last_use[id(v)] = len(graph.nodes) + 1
         self.branch_of: dict[int, tuple[Node, int]] = {}
         for node in graph.nodes:
-            if node.op == "training_select":
+            if keras_ops.emit(node).mode_select:
                 for slot in (0, 1):
                     for member in exclusive_cone(graph, node, slot):
                         self.branch_of.setdefault(id(member), (node, slot))
@@ -143,11 +144,11 @@ class _CallWriter:
         for i, node in enumerate(self.graph.nodes):
             branch = self.branch_of.get(id(node))
             lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
-            if node.op == "training_select":
+            em = keras_ops.emit(node)
+            if em.mode_select:
                 self._select(node, i, lines)
                 continue
             lines += list(node.comments)
-            em = keras_ops.emit(node)
             ins = [self.expr[id(v)] for v in node.inputs]
             if len(node.outputs) == 1 and self._returned_as_is(node, branch):
                 self.expr[id(node.outputs[0])] = self._call_text(node, em, ins)
