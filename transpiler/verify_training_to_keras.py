@@ -209,7 +209,8 @@ def _scheduler_source(result) -> str:
     return ts.source
 
 
-def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def run_programs(path: str, steps: int = 20, seed: int = 0, eager: bool = True,
+                 fit_logs: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A program with a custom training step, run whole on both sides: the torch script's
     ``main()`` and the generated Keras script's, with the same initial weights (each Keras
     model gets the weights its torch counterpart was built with), the same batches (the
@@ -217,7 +218,11 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
     ``np.random.standard_normal``/``keras.random.normal`` draw from one recorded stream) and
     float64 throughout. Returns every loss value the program's loss object computed, in
     order, on each side (the first ``steps`` steps' worth); a program whose loss is written
-    in the loop (no loss object): every value ``backward()`` was called on."""
+    in the loop (no loss object): every value ``backward()`` was called on.
+
+    A trainer's ``fit`` runs its step eagerly (the recording is Python-level); with
+    ``eager=False`` it runs as traced (no Keras values are recorded then: a program without
+    noise, compared by the logs of each fit, appended to ``fit_logs``)."""
     import contextlib
     import functools
     import io
@@ -339,6 +344,19 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
     saved_normal = np.random.standard_normal, keras.random.normal
     np.random.standard_normal, keras.random.normal = standard_normal, normal
     setattr(kcls, khook, recording_call)
+    # a trainer's fit: the batches in order (as the loaders' shuffle off), the step run
+    # eagerly (the recorded noise and loss values are Python-level, a trace would keep the first)
+    import tensorflow as tf
+
+    saved_fit, saved_shuffle = keras.Model.fit, tf.data.Dataset.shuffle
+    saved_slices, slices = vars(tf.data.Dataset)["from_tensor_slices"], tf.data.Dataset.from_tensor_slices
+    keras.Model.fit = functools.partialmethod(_fit_in_order, saved_fit, fit_logs if fit_logs is not None else [])
+    tf.data.Dataset.shuffle = lambda self, *args, **kwargs: self
+    tf.data.Dataset.from_tensor_slices = staticmethod(lambda arrays, *a, **kw: slices(  # float64, as torch's side
+        tuple(_double(np.asarray(x)) for x in arrays) if isinstance(arrays, tuple) else arrays, *a, **kw))
+    tf.config.run_functions_eagerly(eager)
+    if not eager:
+        setattr(kcls, khook, call)
     keras.backend.clear_session()
     keras.config.set_floatx("float64")
     try:
@@ -348,7 +366,17 @@ def run_programs(path: str, steps: int = 20, seed: int = 0) -> tuple[np.ndarray,
         np.random.standard_normal, keras.random.normal = saved_normal
         setattr(kcls, khook, call)
         keras.config.set_floatx("float32")
+        keras.Model.fit, tf.data.Dataset.shuffle = saved_fit, saved_shuffle
+        tf.data.Dataset.from_tensor_slices = saved_slices
+        tf.config.run_functions_eagerly(False)
     return np.array(t_losses), np.array(k_losses)
+
+
+def _fit_in_order(self, fit, logs, *args, **kwargs):
+    kwargs["shuffle"] = False
+    history = fit(self, *args, **kwargs)
+    logs.append(history.history)
+    return history
 
 
 def _no_shuffle(cls, *args, **kwargs):

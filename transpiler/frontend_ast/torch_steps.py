@@ -16,8 +16,9 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.frontend_ast.torch_modules import Unsupported
+from transpiler.frontend_ast.torch_train_step import read_fit_shape
 from transpiler.frontend_ast.torch_training import (
-    CAST_METHODS, LOSSES, LiveV, LossValueV, ModelV, OptimizerV, SchedulerV, TorchRef, _code, _dotted,
+    CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SchedulerV, TorchRef, _code, _dotted,
     _has_backward)
 
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
@@ -142,10 +143,27 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
             reader.fact(stmt, "drop", "the optimizer clips the gradients itself")
     handled = {id(e[3]) for e in events}
     reader.fact(owner, "tape_loop", {"tape": tape, "why": why})
+    fit, _reason = read_fit_shape(reader, loop, owner, scope, why)
+    if fit is not None:  # the usual loop around the step: fit runs it as a train_step
+        if not fit["logged"]:
+            fit["logged"] = [_code(e[4]) for e in events if e[1] == "backward" and isinstance(e[4], cst.Name)]
+        for stmt in owner.body.body:
+            if id(stmt) in fit["report"]:
+                reader.fact(stmt, "drop", "fit's logs report the step's values")
+                handled.add(id(stmt))
+        fit["tape"] = {"tape": tape, "why": why}
+        reader.fact(loop, "train_step_fit", fit)  # (on the batch loop itself too: the fit holds the tape)
     reader.handled |= handled
     reader.live_blocks.add(id(owner))
     reader.custom_loops |= {id(n) for n in _fors(loop)}
+    used = (type(reader.used_loaders)(reader.used_loaders), type(reader.used_datasets)(reader.used_datasets))
     reader.statement(loop, scope)
+    if fit is not None:
+        # fit batches the arrays: what the loop read of the loader and its dataset (the batch
+        # loop, the prints) is gone with it, unless the step reads them itself
+        fit.pop("loader")
+        if not any(isinstance(scope.lookup(n), (LoaderV, DatasetV)) for n in fit["free"]):
+            reader.used_loaders, reader.used_datasets = used
 
 
 def _clip_target(reader, call: cst.Call, scope):

@@ -260,7 +260,11 @@ class KerasScript:
                 return self.builder(self.builders[name], stmt)
             if name in self.stubbed:
                 return self.stub_builder(name, stmt, self.stubbed[name])
-        return self.training.render(stmt)
+        text = self.training.render(stmt)
+        if self.training.classes:  # a trainer class the statement uses goes right before it
+            text = "\n\n".join(self.training.classes + [text])
+            self.training.classes.clear()
+        return text
 
     def _bound(self, import_line: str) -> bool:
         """The source already binds the name ``import_line`` would (``np``, ``math``)."""

@@ -476,8 +476,16 @@ class ProgramPrinter:
         self.imports: set[str] = set()
         self.notes: list[str] = []
         self.names = Namespace(set(frontend.globals.vars))
+        self.classes: list[str] = []  # classes the statements need (a trainer), printed before them
+        self._module_names: set[str] | None = None
         for node in _walk(frontend.module):
             self.originals[id(node)] = node
+
+    def module_names(self) -> set[str]:
+        """Every name the source mentions (a generated name takes none of them)."""
+        if self._module_names is None:
+            self._module_names = {n.value for n in _walk(self.frontend.module) if isinstance(n, cst.Name)}
+        return self._module_names
 
     def need(self, helper: str, text: str | None = None) -> None:
         if helper not in self.helpers:
@@ -1064,6 +1072,12 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, _statements(p.step_lines(ts, original)))
         if kind == "tape_loop":
             return p.tape_loop(ts, updated)
+        if kind == "train_step_fit":
+            from transpiler.printers.keras_train_step import train_step_fit
+
+            class_text, lines = train_step_fit(p, ts, original, updated, p.module_names())
+            p.classes.append(class_text)
+            return self.keep_leading(original, _statements(lines))
         if kind == "param_groups":
             return self.keep_leading(original, _statements(p.param_group_lines(ts)))
         if kind == "helper_compile":  # model.compile(...) before the statement's first fit/evaluate

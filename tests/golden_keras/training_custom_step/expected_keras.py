@@ -1,5 +1,5 @@
 # Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
-"""Two models trained in alternation (a GAN): a custom step under a GradientTape."""
+"""Two models trained in alternation (a GAN): a custom step, a Keras train_step run by fit."""
 
 import numpy as np
 import math
@@ -17,40 +17,6 @@ def torch_uniform_init(fan_in):
     """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
     bound = 1 / math.sqrt(fan_in)
     return keras.initializers.RandomUniform(-bound, bound)
-
-
-class ArrayDataset:
-    """torch's TensorDataset over numpy arrays: item i is the tuple of every array's row i."""
-
-    def __init__(self, *arrays):
-        self.arrays = arrays
-
-    def __len__(self):
-        return len(self.arrays[0])
-
-    def __getitem__(self, index):
-        return tuple(array[index] for array in self.arrays)
-
-
-class ArrayLoader:
-    """torch's DataLoader over an ArrayDataset: batches of numpy arrays, in a new random
-    order on every pass when shuffle is set."""
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.drop_last = drop_last
-
-    def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def __iter__(self):
-        n = len(self.dataset)
-        order = np.random.permutation(n) if self.shuffle else np.arange(n)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            yield self.dataset[order[start : start + self.batch_size]]
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
@@ -160,39 +126,77 @@ def build_discriminator():
     return model
 
 
+class Trainer(keras.Model):
+    """The training step of the loop in main() (lines 27-40), for fit to run. It is not
+    the step compile() builds: the model reads 'gen(torch.randn(real.size(0), 4))';
+    expected batch arrays. fit logs loss_d, loss_g (each averaged over the epoch's
+    batches) in place of the loop's own reporting: the prints (line 40).
+    """
+
+    def __init__(self, gen, disc, opt_d, opt_g, criterion):
+        super().__init__()
+        self.gen = gen
+        self.disc = disc
+        self.opt_d = opt_d
+        self.opt_g = opt_g
+        self.criterion = criterion
+        self.trackers = [
+            keras.metrics.Mean(name="loss_d"),
+            keras.metrics.Mean(name="loss_g"),
+        ]
+
+    @property
+    def metrics(self):
+        return self.trackers
+
+    def train_step(self, data):
+        gen, disc, opt_d, opt_g, criterion = (
+            self.gen,
+            self.disc,
+            self.opt_d,
+            self.opt_g,
+            self.criterion,
+        )
+        real = data
+        with tf.GradientTape(persistent=True) as tape:
+            ones = np.ones((real.shape[0], 1), dtype="float32")
+            zeros = np.zeros((real.shape[0], 1), dtype="float32")
+            fake = gen(
+                np.random.standard_normal((real.shape[0], 4)).astype("float32"),
+                training=True,
+            )
+            disc_grads = None  # opt_d.zero_grad()
+            loss_d = criterion(ones, disc(real, training=True)) + criterion(
+                zeros, disc(keras.ops.stop_gradient(fake), training=True)
+            )
+            # loss_d.backward()
+            disc_grads = accumulate_gradients(tape, loss_d, disc, disc_grads)
+            apply_gradients(tape, opt_d, disc, disc_grads)  # opt_d.step()
+            gen_grads = None  # opt_g.zero_grad()
+            loss_g = criterion(ones, disc(fake, training=True))
+            # loss_g.backward()
+            gen_grads = accumulate_gradients(tape, loss_g, gen, gen_grads)
+            apply_gradients(tape, opt_g, gen, gen_grads)  # opt_g.step()
+        for tracker, value in zip(self.trackers, (loss_d, loss_g)):
+            tracker.update_state(value)
+        return {tracker.name: tracker.result() for tracker in self.trackers}
+
+
 def main():
     keras.utils.set_random_seed(0)
     data = np.random.RandomState(0).randn(64, 6).astype("float32")
-    loader = ArrayLoader(ArrayDataset(data), batch_size=16, shuffle=True)
     gen, disc = build_model(), build_discriminator()
     criterion = keras.losses.BinaryCrossentropy(from_logits=True)
     opt_g = TorchAdam(learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08)
     opt_d = TorchAdam(learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08)
-    for epoch in range(2):
-        for (real,) in loader:
-            # transpiler: a custom training step: the body runs under a GradientTape; backward()
-            # takes the gradients, step() applies them (not the usual loop for fit: the model reads
-            # 'gen(torch.randn(real.size(0), 4))'; expected batch arrays)
-            with tf.GradientTape(persistent=True) as tape:
-                ones = np.ones((real.shape[0], 1), dtype="float32")
-                zeros = np.zeros((real.shape[0], 1), dtype="float32")
-                fake = gen(
-                    np.random.standard_normal((real.shape[0], 4)).astype("float32"),
-                    training=True,
-                )
-                disc_grads = None  # opt_d.zero_grad()
-                loss_d = criterion(ones, disc(real, training=True)) + criterion(
-                    zeros, disc(keras.ops.stop_gradient(fake), training=True)
-                )
-                # loss_d.backward()
-                disc_grads = accumulate_gradients(tape, loss_d, disc, disc_grads)
-                apply_gradients(tape, opt_d, disc, disc_grads)  # opt_d.step()
-                gen_grads = None  # opt_g.zero_grad()
-                loss_g = criterion(ones, disc(fake, training=True))
-                # loss_g.backward()
-                gen_grads = accumulate_gradients(tape, loss_g, gen, gen_grads)
-                apply_gradients(tape, opt_g, gen, gen_grads)  # opt_g.step()
-        print(f"epoch {epoch}: d {float(loss_d):.3f} g {float(loss_g):.3f}")
+    # transpiler: the training loop (lines 27-40) is fit running Trainer.train_step, its
+    # custom step, on the loader's batches
+    trainer = Trainer(gen, disc, opt_d, opt_g, criterion)
+    # transpiler: the step computes with numpy or Python numbers (np.ones, np.zeros,
+    # np.random.standard_normal): fit runs it eagerly (a traced step would keep their values
+    # from its first call)
+    trainer.compile(run_eagerly=True)
+    trainer.fit(data, batch_size=16, epochs=2, shuffle=True, verbose=2)
 
 
 if __name__ == "__main__":

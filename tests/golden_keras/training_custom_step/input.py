@@ -1,4 +1,4 @@
-"""Two models trained in alternation (a GAN): a custom step under a GradientTape."""
+"""Two models trained in alternation (a GAN): a custom step, a Keras train_step run by fit."""
 import numpy as np
 import torch
 import torch.nn as nn
