@@ -364,6 +364,55 @@ def test_plain_object_and_extra_methods_leave_the_model_readable():
     assert any("not an nn.Module" in d.message and "build_model" in d.message for d in tr.stubs), tr.stubs
 
 
+STATIC_CONTROL_FLOW = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+INPUT_SHAPE = (3, 16, 16)
+
+
+class Net(nn.Module):
+    def __init__(self, use_pool=True):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 4)
+        self.use_pool = use_pool
+        self.blocks = nn.ModuleList([nn.Conv2d(8, 8, 3, padding=1) for _ in range(3)])
+
+    def forward(self, x, mask=None):
+        if x.dim() == 3:
+            x = x.unsqueeze(0)
+        x = F.relu(self.conv(x))
+        for i, block in enumerate(self.blocks):
+            if i % 2 == 0:
+                x = x + F.relu(block(x))
+            else:
+                x = F.relu(block(x))
+        for a, b in zip(list(self.blocks)[:1], reversed(self.blocks)):
+            x = a(x) - b(x)
+        if self.use_pool:
+            x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        if x.shape[-1] != 8:
+            raise ValueError("bad")
+        if mask is not None:
+            x = x * mask
+        return self.fc(x)
+
+
+def build_model():
+    return Net()
+"""
+
+
+def test_control_flow_decided_statically():
+    """Conditions on shapes, flags and None arguments, and enumerate/zip/list/reversed over
+    a ModuleList (a TypeError before) are decided while tracing: one Functional model."""
+    err, n_torch, n_keras, tr = check_torch_source(STATIC_CONTROL_FLOW, path="static_flow.py")
+    assert err <= 1e-5 and n_torch == n_keras
+    assert not tr.stubs and "keras.Model(inputs=x, outputs=fc" in tr.text
+
+
 def test_maxpool_padding_on_signed_input_is_a_stub():
     """torch pads a max pool with −inf: without a proof that the input is non-negative the
     model is stubbed, not silently changed."""

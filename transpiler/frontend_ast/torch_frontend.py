@@ -1249,6 +1249,9 @@ class TorchFrontend:
                 return Unknown("builtin on an unknown value")
             if func is len and args and isinstance(args[0], Mod):
                 return len(args[0].items)
+            # enumerate(self.blocks), zip(self.a, self.b), list(self.layers): a container's modules
+            args = [self._iterate(a, node) if isinstance(a, Mod) and a.kind != "leaf" and a.kind != "user" else a
+                    for a in args]
             return func(*args, **kwargs)
         if isinstance(func, Unknown):
             why = f" ({func.reason})" if func.reason.startswith("an instance of") else ""
