@@ -322,12 +322,16 @@ def run_programs(path: str, steps: int = 20, seed: int = 0, eager: bool = True,
     if loss_class:
         kcls = getattr(keras.losses, type(eval(_printed_loss(result), vars(gen))).__name__)
         khook = "__call__"
-    else:  # the generated step's backward(): accumulate_gradients(tape, loss, ...)
+    elif hasattr(gen, "accumulate_gradients"):  # the generated step's backward(): accumulate_gradients(tape, loss, ...)
         kcls, khook = gen, "accumulate_gradients"
+    else:  # the canonical step's backward(): tape.gradient(loss, ...)
+        import tensorflow as tf
+
+        kcls, khook = tf.GradientTape, "gradient"
     call = getattr(kcls, khook)
 
     def recording_call(self, *args, **kwargs):
-        if not loss_class:  # (a function: ``self`` is the tape)
+        if not loss_class:  # (accumulate_gradients: ``self`` is the tape; tape.gradient: the tape)
             k_losses.append(float(keras.ops.convert_to_numpy(args[0])))
             return call(self, *args, **kwargs)
         value = call(self, *args, **kwargs)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.frontend_ast.torch_train_step import read_fit_shape
 from transpiler.frontend_ast.torch_training import (
@@ -85,7 +86,10 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
                     raise Unsupported("backward(gradient) is not translated")
                 events.append((i, "backward", None, stmt, func.value))
             continue
-        ref = reader.peek(func, scope) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        try:  # (``model.train()``: a method of the model, read with the statement)
+            ref = reader.peek(func, scope) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        except Unsupported:
+            ref = None
         if isinstance(ref, TorchRef) and ref.path in CLIP_FUNCTIONS:
             events.append((i, "clip", None, stmt, (ref.path, call)))
     steps = [e for e in events if e[1] == "step"]
@@ -120,15 +124,29 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
         if not models:
             raise Unsupported(f"line {reader.fe._span(stmt).line}: no optimizer step uses this backward()")
         consumers[id(stmt)] = models
+    # one model, zero_grad → backward(loss) → step: the canonical Keras step (the block up to
+    # backward() under a tape, tape.gradient, apply_gradients) says the same
+    kinds = [e[1] for e in events if e[1] != "clip"]
+    simple = kinds == ["zero_grad", "backward", "step"] and events[0][2] is steps[0][2] and \
+        isinstance(next(e[4] for e in events if e[1] == "backward"), cst.Name)
+    grads = "grads"
+    if simple:
+        taken = _names_in(reader.cur_function if reader.cur_function is not None else reader.fe.module)
+        n = 1
+        while grads in taken:
+            grads, n = f"grads_{n}", n + 1
     for pos, (i, kind, model, stmt, extra) in enumerate(events):
-        if kind == "zero_grad":
+        if kind == "zero_grad" and simple:
+            reader.fact(stmt, "drop", "a tape's gradients start from zero")
+        elif kind == "zero_grad":
             reader.fact(stmt, "zero_grad", {"grads": f"{var(model)}_grads"})
         elif kind == "backward":
-            reader.fact(stmt, "backward", {"loss": id(extra), "tape": tape,
+            reader.fact(stmt, "backward", {"loss": id(extra), "tape": tape, "simple": simple, "grads": grads,
                                            "models": [(var(m), f"{var(m)}_grads") for m in consumers[id(stmt)]]})
         elif kind == "step":
             reader.fact(stmt, "optimizer_step", {"tape": tape, "optimizer": _code(stmt.body[0].value.func.value),
-                                                 "model": var(model), "grads": f"{var(model)}_grads"})
+                                                 "model": var(model), "simple": simple,
+                                                 "grads": grads if simple else f"{var(model)}_grads"})
         elif kind == "clip":
             path, call = extra
             clip_models = _clip_target(reader, call, scope)
@@ -142,7 +160,9 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
                 opt.config.clip[CLIP_FUNCTIONS[path]] = reader.static(value, "clip")
             reader.fact(stmt, "drop", "the optimizer clips the gradients itself")
     handled = {id(e[3]) for e in events}
-    reader.fact(owner, "tape_loop", {"tape": tape, "why": why})
+    backward = next(e[3] for e in events if e[1] == "backward")
+    tape_config = {"tape": tape, "why": why, "split": id(backward) if simple else None}
+    reader.fact(owner, "tape_loop", tape_config)
     fit, _reason = read_fit_shape(reader, loop, owner, scope, why)
     if fit is not None:  # the usual loop around the step: fit runs it as a train_step
         if not fit["logged"]:
@@ -151,7 +171,7 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
             if id(stmt) in fit["report"]:
                 reader.fact(stmt, "drop", "fit's logs report the step's values")
                 handled.add(id(stmt))
-        fit["tape"] = {"tape": tape, "why": why}
+        fit["tape"] = tape_config
         reader.fact(loop, "train_step_fit", fit)  # (on the batch loop itself too: the fit holds the tape)
     reader.handled |= handled
     reader.live_blocks.add(id(owner))

@@ -89,8 +89,8 @@ def train_step_fit(printer, ts: T.TrainingStatement, original, updated,
         owner = p.tape_loop(T.TrainingStatement("tape_loop", "", cfg["tape"]), updated)
     else:
         owner = p.updated[cfg["owner"]]
-    tape = next(s for s in owner.body.body if isinstance(s, cst.With))
-    step = _code(tape.with_changes(leading_lines=[])).strip("\n")
+    first, *others = owner.body.body  # (the tape's block first)
+    step = "".join(_code(s) for s in [first.with_changes(leading_lines=[])] + others).strip("\n")
     eager = bool(_EAGER_ONLY.search(step))
 
     free = cfg["free"]

@@ -477,6 +477,7 @@ class ProgramPrinter:
         self.notes: list[str] = []
         self.names = Namespace(set(frontend.globals.vars))
         self.classes: list[str] = []  # classes the statements need (a trainer), printed before them
+        self.tape_splits: dict[int, cst.CSTNode] = {}  # backward() statement → its printed first node
         self._module_names: set[str] | None = None
         for node in _walk(frontend.module):
             self.originals[id(node)] = node
@@ -911,6 +912,12 @@ class ProgramPrinter:
             source = _code(stmt.body[0]).strip()
         if ts.kind == "zero_grad":
             return [f"{cfg['grads']} = None  # {source}"]
+        if cfg.get("simple"):  # the canonical Keras step: one tape.gradient, one apply_gradients
+            model = cfg["models"][0][0] if ts.kind == "backward" else cfg["model"]
+            if ts.kind == "backward":
+                return [f"{cfg['grads']} = {cfg['tape']}.gradient({self.ref(cfg['loss'])}, "
+                        f"{model}.trainable_variables)"]
+            return [f"{cfg['optimizer']}.apply_gradients(zip({cfg['grads']}, {model}.trainable_variables))"]
         if ts.kind == "backward":
             self.need("accumulate_gradients")
             self.imports.add("import tensorflow as tf")
@@ -923,16 +930,32 @@ class ProgramPrinter:
         return [f"apply_gradients({cfg['tape']}, {cfg['optimizer']}, {cfg['model']}, {cfg['grads']})  # {source}"]
 
     def tape_loop(self, ts: T.TrainingStatement, loop: cst.For) -> cst.For:
-        """The loop body runs under one persistent GradientTape (torch records every step)."""
+        """The loop body runs under one persistent GradientTape (torch records every step);
+        a step of one model (zero_grad, backward, step) is the canonical Keras step: the
+        statements up to backward() under a tape, then tape.gradient and apply_gradients."""
         self.imports.add("import tensorflow as tf")
-        text = ("a custom training step: the body runs under a GradientTape; backward() takes the "
-                "gradients, step() applies them (not the usual loop for fit: " + ts.config["why"] + ")")
-        lead = [cst.EmptyLine(comment=cst.Comment(c)) for c in comment_lines(text)]
+        cfg = ts.config
         body = list(loop.body.body)
-        tape = cst.With(items=[cst.WithItem(item=cst.parse_expression("tf.GradientTape(persistent=True)"),
-                                            asname=cst.AsName(name=cst.Name(ts.config["tape"])))],
-                        body=cst.IndentedBlock(body=body), leading_lines=lead)
-        return loop.with_changes(body=loop.body.with_changes(body=[tape]))
+        rest: list = []
+        if cfg.get("split") is not None:
+            text = ("a custom training step (not the usual loop for fit: " + cfg["why"] + "): backward() is "
+                    "the tape's gradient, step() applies it")
+            split = self.tape_splits[cfg["split"]]
+            at = next(i for i, s in enumerate(body) if s is split)
+            body, rest, persistent = body[:at], body[at:], ""
+        else:
+            text = ("a custom training step: the body runs under a GradientTape; backward() takes the "
+                    "gradients, step() applies them (not the usual loop for fit: " + cfg["why"] + ")")
+            persistent = "persistent=True"
+        lead = [cst.EmptyLine(comment=cst.Comment(c)) for c in comment_lines(text)]
+        if body:
+            body[0] = body[0].with_changes(leading_lines=[ln for ln in body[0].leading_lines
+                                                          if not isinstance(ln, cst.EmptyLine) or ln.comment])
+        tape = cst.With(items=[cst.WithItem(item=cst.parse_expression(f"tf.GradientTape({persistent})"),
+                                            asname=cst.AsName(name=cst.Name(cfg["tape"])))],
+                        body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
+                        leading_lines=lead)
+        return loop.with_changes(body=loop.body.with_changes(body=[tape] + rest))
 
     # -- stubs --------------------------------------------------------------------------
     def stub_def(self, fn: cst.FunctionDef, message: str) -> list[str]:
@@ -1069,7 +1092,10 @@ class _Rewriter(cst.CSTTransformer):
         if kind == "save_checkpoint":
             return self.keep_leading(original, _statements(p.checkpoint_lines(ts)))
         if kind in ("zero_grad", "backward", "optimizer_step"):
-            return self.keep_leading(original, _statements(p.step_lines(ts, original)))
+            result = self.keep_leading(original, _statements(p.step_lines(ts, original)))
+            if kind == "backward" and ts.config.get("simple"):  # where the tape's block ends
+                p.tape_splits[id(original)] = result.nodes[0]
+            return result
         if kind == "tape_loop":
             return p.tape_loop(ts, updated)
         if kind == "train_step_fit":

@@ -128,27 +128,6 @@ class TorchAdam(keras.optimizers.Adam):
             self.epsilon = self.torch_epsilon
 
 
-def accumulate_gradients(tape, loss, model, gradients=None):
-    """loss.backward() for model's weights: the gradient of loss adds to the gradients
-    gathered since the model's zero_grad() (None), as torch accumulates them in .grad.
-    """
-    with tape.stop_recording():
-        new = tape.gradient(
-            loss,
-            model.trainable_variables,
-            unconnected_gradients=tf.UnconnectedGradients.ZERO,
-        )
-    if gradients is None:
-        return new
-    return [old + grad for old, grad in zip(gradients, new)]
-
-
-def apply_gradients(tape, optimizer, model, gradients):
-    """optimizer.step(): the gathered gradients update the model's weights."""
-    with tape.stop_recording():
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-
-
 INPUT_SHAPE = (13,)
 
 
@@ -224,16 +203,14 @@ def main():
     for epoch in range(args.epochs):
         running = 0.0
         for xb, yb in train_loader:
-            # transpiler: a custom training step: the body runs under a GradientTape; backward()
-            # takes the gradients, step() applies them (not the usual loop for fit: the batches come
-            # from 'train_loader', not a DataLoader over a TensorDataset)
-            with tf.GradientTape(persistent=True) as tape:
-                model_grads = None  # optimizer.zero_grad()
+            # transpiler: a custom training step (not the usual loop for fit: the batches come from
+            # 'train_loader', not a DataLoader over a TensorDataset): backward() is the tape's
+            # gradient, step() applies it
+            with tf.GradientTape() as tape:
                 loss = criterion(yb, model(xb, training=True))
-                # loss.backward()
-                model_grads = accumulate_gradients(tape, loss, model, model_grads)
-                apply_gradients(tape, optimizer, model, model_grads)  # optimizer.step()
-                running += float(loss) * xb.shape[0]
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            running += float(loss) * xb.shape[0]
         print(
             f"epoch {epoch + 1}: train {running / len(train_set):.4f} val {evaluate(model, val_loader, device):.4f}"
         )

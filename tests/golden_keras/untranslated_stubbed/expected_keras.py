@@ -39,27 +39,6 @@ class TorchAdam(keras.optimizers.Adam):
             self.epsilon = self.torch_epsilon
 
 
-def accumulate_gradients(tape, loss, model, gradients=None):
-    """loss.backward() for model's weights: the gradient of loss adds to the gradients
-    gathered since the model's zero_grad() (None), as torch accumulates them in .grad.
-    """
-    with tape.stop_recording():
-        new = tape.gradient(
-            loss,
-            model.trainable_variables,
-            unconnected_gradients=tf.UnconnectedGradients.ZERO,
-        )
-    if gradients is None:
-        return new
-    return [old + grad for old, grad in zip(gradients, new)]
-
-
-def apply_gradients(tape, optimizer, model, gradients):
-    """optimizer.step(): the gathered gradients update the model's weights."""
-    with tape.stop_recording():
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-
-
 INPUT_SHAPE = (6,)
 EPOCHS = 2
 
@@ -78,15 +57,13 @@ def scale(values):
 def train(model, x):
     optimizer = TorchAdam(learning_rate=0.001, epsilon=1e-08)
     for _ in range(EPOCHS):
-        # transpiler: a custom training step: the body runs under a GradientTape; backward()
-        # takes the gradients, step() applies them (not the usual loop for fit: the epoch loop
-        # does not hold exactly one loop over batches with backward())
-        with tf.GradientTape(persistent=True) as tape:
-            model_grads = None  # optimizer.zero_grad()
+        # transpiler: a custom training step (not the usual loop for fit: the epoch loop does
+        # not hold exactly one loop over batches with backward()): backward() is the tape's
+        # gradient, step() applies it
+        with tf.GradientTape() as tape:
             loss = keras.ops.mean(keras.ops.power(model(x, training=True), 2))
-            # loss.backward()
-            model_grads = accumulate_gradients(tape, loss, model, model_grads)
-            apply_gradients(tape, optimizer, model, model_grads)  # optimizer.step()
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
 
 
 if __name__ == "__main__":

@@ -75,27 +75,6 @@ class TorchAdam(keras.optimizers.Adam):
             self.epsilon = self.torch_epsilon
 
 
-def accumulate_gradients(tape, loss, model, gradients=None):
-    """loss.backward() for model's weights: the gradient of loss adds to the gradients
-    gathered since the model's zero_grad() (None), as torch accumulates them in .grad.
-    """
-    with tape.stop_recording():
-        new = tape.gradient(
-            loss,
-            model.trainable_variables,
-            unconnected_gradients=tf.UnconnectedGradients.ZERO,
-        )
-    if gradients is None:
-        return new
-    return [old + grad for old, grad in zip(gradients, new)]
-
-
-def apply_gradients(tape, optimizer, model, gradients):
-    """optimizer.step(): the gathered gradients update the model's weights."""
-    with tape.stop_recording():
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-
-
 INPUT_SHAPE = (12,)
 
 
@@ -158,20 +137,18 @@ def main():
     model = build_model()
     optimizer = TorchAdam(learning_rate=0.01, epsilon=1e-08)
     for step in range(10):
-        # transpiler: a custom training step: the body runs under a GradientTape; backward()
-        # takes the gradients, step() applies them (not the usual loop for fit: the epoch loop
-        # does not hold exactly one loop over batches with backward())
-        with tf.GradientTape(persistent=True) as tape:
-            model_grads = None  # optimizer.zero_grad()
+        # transpiler: a custom training step (not the usual loop for fit: the epoch loop does
+        # not hold exactly one loop over batches with backward()): backward() is the tape's
+        # gradient, step() applies it
+        with tf.GradientTape() as tape:
             recon, mu, logvar = model(data, training=True)
             rec = keras.ops.sum(keras.ops.square(recon - data))
             kld = -0.5 * keras.ops.sum(
                 (1 + logvar - keras.ops.power(mu, 2) - keras.ops.exp(logvar))
             )
             loss = rec + kld
-            # loss.backward()
-            model_grads = accumulate_gradients(tape, loss, model, model_grads)
-            apply_gradients(tape, optimizer, model, model_grads)  # optimizer.step()
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
     mu, _ = tiny_vae_encode(model).predict(data[:4], verbose=0)
     print(
         "reconstruction",
