@@ -84,7 +84,7 @@ NOT_CONVERGING: dict[str, str] = {}
 #: scripts whose whole generated script (training program included) is a fixpoint from K1 on
 WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
-    "mlp_regression", "mnist_cnn", "mobilenet_like", "siamese_encoder", "subclassed_cnn",
+    "mlp_regression", "mnist_cnn", "mobilenet_like", "odd_sizes", "siamese_encoder", "subclassed_cnn",
     "text_cnn", "transformer_classifier", "unet_small",
 }
 
@@ -102,9 +102,6 @@ WHOLE_SCRIPT_NOT_CONVERGING = {
     # the model's own train_step: the generated fit_train_step(...) and vae.optimizer = ... are
     # not read back as compile + fit
     "vae": "the generated fit of a model with its own train_step is not read back",
-    # T1 walks model.named_children() (K's `for layer in model.layers`), which the torch
-    # frontend does not translate to Keras: a stub in K1, carried along from then on
-    "odd_sizes": "K1 stubs T1's loop over model.named_children()",
 }
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")

@@ -126,6 +126,18 @@ class ParamV(V):
 
 
 @dataclass(eq=False)
+class ChildrenV(V):
+    """``model.named_children()`` / ``model.children()``: the Keras layers the children became."""
+
+    named: bool
+
+
+@dataclass(eq=False)
+class ChildV(V):
+    """One child module of a model, as the Keras layer it became (its members are not translated)."""
+
+
+@dataclass(eq=False)
 class OptimizerV(V):
     config: T.Optimizer
     model: ModelV
@@ -761,6 +773,8 @@ class TrainingReader:
             return Arr()
         if isinstance(items, ParamsV):
             return ParamV()
+        if isinstance(items, ChildrenV):
+            return TupleV([OTHER, ChildV()]) if items.named else ChildV()
         if isinstance(items, TupleV) and items.items and all(type(i) is type(items.items[0]) for i in items.items):
             return items.items[0]
         if isinstance(items, _Enumerated):
@@ -883,6 +897,8 @@ class TrainingReader:
             raise Unsupported(f"parameter attribute .{name}")
         if isinstance(obj, (OptimizerV, SchedulerV, StateV, LossV)):
             raise Unsupported(f"{_code(node)}: this attribute of a PyTorch object is not translated")
+        if isinstance(obj, ChildV):
+            raise Unsupported(f"{_code(node)}: a child module's attributes are not translated to its Keras layer")
         return OTHER
 
     def _e_Subscript(self, node: cst.Subscript, scope: Scope) -> V:
@@ -1316,6 +1332,8 @@ class TrainingReader:
             raise Unsupported(f"parameter method .{name}()")
         if isinstance(obj, ParamsV):
             raise Unsupported(f"parameters().{name}()")
+        if isinstance(obj, ChildV):
+            raise Unsupported(f"{_code(node.func)}(): a child module's methods are not translated to its Keras layer")
         if isinstance(obj, LossValueV):
             if name == "item":
                 self.array(node, "float({0})", [recv])
@@ -1390,6 +1408,13 @@ class TrainingReader:
             return self.model_call(model, node, args)
         if name == "zero_grad":
             raise Unsupported("model.zero_grad() outside a recognised training loop")
+        if name in ("children", "named_children") and not args:
+            names = keras_children(model.md)
+            var = "name" if _code(recv) != "name" else "child"
+            listed = "(" + ", ".join(repr(n) for n in names) + ("," if len(names) == 1 else "") + ")"
+            item = f"({var}, {{0}}.get_layer({var}))" if name == "named_children" else f"{{0}}.get_layer({var})"
+            self.array(node, f"[{item} for {var} in {listed}]", [recv])
+            return ChildrenV(name == "named_children")
         if name == "named_parameters" and self.optimizer_args:
             return OTHER  # in a parameter group: read statically (parameter_groups)
         if model.md is not None and name in model.md.methods:
@@ -2038,6 +2063,23 @@ class _Enumerated(V):
 @dataclass(eq=False)
 class _Zipped(V):
     inners: list
+
+
+def keras_children(md: ModelDef | None) -> list[str]:
+    """The names of a torch model's children (``model.named_children()``), each the name of
+    the one Keras layer it became (``model.get_layer(name)``). Raises Unsupported when a child
+    became no layer or several (a Sequential of layers, a ConvTranspose with its crop) or a
+    layer of another name: the Keras model has no layer to hand out for it."""
+    children = md.graph.meta.get("torch_children") if md is not None else None
+    if not children:
+        raise Unsupported("model.named_children() of a model that is not translated")
+    for child in children:
+        names = {n.name for n in md.graph.nodes
+                 if n.meta.get("torch_path") in (child, None) and n.name == child
+                 or str(n.meta.get("torch_path", "")).split(".")[0] == child}
+        if names != {child}:
+            raise Unsupported(f"model.named_children(): the child {child!r} is not one Keras layer of its name")
+    return list(children)
 
 
 def _variable_text(variable: tuple[str, int]) -> str:
