@@ -84,7 +84,8 @@ NOT_CONVERGING: dict[str, str] = {}
 #: scripts whose whole generated script (training program included) is a fixpoint from K1 on
 WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
-    "mlp_regression", "mnist_cnn", "mobilenet_like", "odd_sizes", "siamese_encoder", "subclassed_cnn",
+    "mlp_regression", "mnist_cnn", "mobilenet_like", "odd_sizes", "resnet_small",
+    "siamese_encoder", "subclassed_cnn",
     "text_cnn", "transformer_classifier", "unet_small",
 }
 
@@ -96,9 +97,6 @@ WHOLE_SCRIPT_NOT_CONVERGING = {
     # two outputs: losses, loss weights and metrics per output are not read back from the
     # generated fit(..., loss_weights=..., metrics=[("label_accuracy", 0, ...), ...])
     "multi_input": "fit/evaluate of a model with two outputs are not read back",
-    # sum(p.numel() for p in model.parameters()) is read as a sum over trainable_weights, which
-    # the Keras frontend does not read back as torch's parameters()
-    "resnet_small": "the parameter count (torch's parameters()) does not come back from Keras",
     # the model's own train_step: the generated fit_train_step(...) and vae.optimizer = ... are
     # not read back as compile + fit
     "vae": "the generated fit of a model with its own train_step is not read back",

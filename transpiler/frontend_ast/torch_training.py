@@ -1013,6 +1013,38 @@ class TrainingReader:
         self.array(node, "{0}.trainable_weights", [call.func.value])
         return True
 
+    def _count_params(self, node: cst.Call, scope) -> bool:
+        """``sum(t.numel() for t in model.state_dict().values() if t.is_floating_point())`` →
+        ``model.count_params()``: every weight, buffers such as BatchNorm statistics included
+        (Keras counts those too; ``num_batches_tracked`` is an int)."""
+        if not (isinstance(node.func, cst.Name) and node.func.value == "sum" and len(node.args) == 1
+                and node.args[0].keyword is None and not node.args[0].star
+                and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp))):
+            return False
+        comp = node.args[0].value
+        loop = comp.for_in
+        if loop.inner_for_in is not None or len(loop.ifs) != 1 or not isinstance(loop.target, cst.Name):
+            return False
+        var = loop.target.value
+
+        def method_of(expr, method: str):
+            """``x`` of ``x.method()``."""
+            if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) \
+                    and expr.func.attr.value == method:
+                return expr.func.value
+            return None
+
+        def is_var(expr) -> bool:
+            return isinstance(expr, cst.Name) and expr.value == var
+
+        model = method_of(method_of(loop.iter, "values"), "state_dict")
+        if not (is_var(method_of(comp.elt, "numel")) and is_var(method_of(loop.ifs[0].test, "is_floating_point"))
+                and model is not None and isinstance(self.peek(model, scope), ModelV)):
+            return False
+        self.expr(model, scope)
+        self.array(node, "{0}.count_params()", [model])
+        return True
+
     def _e_FormattedString(self, node, scope):
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
@@ -1033,6 +1065,8 @@ class TrainingReader:
             target: V = TorchRef(f"{obj.path}.{func.attr.value}")
         else:
             target = self.expr(func, scope)
+        if self._count_params(node, scope):
+            return OTHER
         if isinstance(target, TorchRef) and target.path == "torch.device":
             # Keras places tensors on its device itself: nothing to choose
             self.array(node, "None", [])
