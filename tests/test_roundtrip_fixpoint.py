@@ -84,9 +84,8 @@ NOT_CONVERGING: dict[str, str] = {}
 #: scripts whose whole generated script (training program included) is a fixpoint from K1 on
 WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
-    "mlp_regression", "mnist_cnn", "mobilenet_like", "odd_sizes", "resnet_small",
-    "siamese_encoder", "subclassed_cnn",
-    "text_cnn", "transformer_classifier", "unet_small",
+    "mlp_regression", "mnist_cnn", "mobilenet_like", "multi_input", "odd_sizes", "resnet_small",
+    "siamese_encoder", "subclassed_cnn", "text_cnn", "transformer_classifier", "unet_small",
 }
 
 #: scripts whose whole script does not converge yet, with the reason (strict xfail)
@@ -94,9 +93,6 @@ WHOLE_SCRIPT_NOT_CONVERGING = {
     # T1's generated custom loop (GradientTape in Keras: zero_grad/backward/step per batch, a
     # local loss function, model.train() inside the loop) is not read back as a training step
     "custom_loop": "the generated custom training loop is not read back (model.train() in its batch loop)",
-    # two outputs: losses, loss weights and metrics per output are not read back from the
-    # generated fit(..., loss_weights=..., metrics=[("label_accuracy", 0, ...), ...])
-    "multi_input": "fit/evaluate of a model with two outputs are not read back",
     # the model's own train_step: the generated fit_train_step(...) and vae.optimizer = ... are
     # not read back as compile + fit
     "vae": "the generated fit of a model with its own train_step is not read back",
