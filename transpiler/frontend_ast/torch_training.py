@@ -1489,8 +1489,9 @@ class TrainingReader:
         if name in ("item", "tolist"):
             return done(f"{r}.{name}()", OTHER)
         if name in REDUCE_METHODS or name in ("max", "min"):
-            dim = kw.get("dim") or (pos[0] if pos else None)
-            keep = kw.get("keepdim") or (pos[1] if len(pos) > 1 else None)
+            # (torch takes numpy's spellings too: axis=, keepdims=)
+            dim = kw.get("dim") or kw.get("axis") or (pos[0] if pos else None)
+            keep = kw.get("keepdim") or kw.get("keepdims") or (pos[1] if len(pos) > 1 else None)
             if name in ("max", "min") and dim is not None:
                 # torch returns (values, indices): .values / [0] is the numpy reduction
                 parent = self._parent_attribute(node)
