@@ -2109,9 +2109,7 @@ def keras_children(md: ModelDef | None) -> list[str]:
     if not children:
         raise Unsupported("model.named_children() of a model that is not translated")
     for child in children:
-        names = {n.name for n in md.graph.nodes
-                 if n.meta.get("torch_path") in (child, None) and n.name == child
-                 or str(n.meta.get("torch_path", "")).split(".")[0] == child}
+        names = {n.name for n in md.graph.nodes if str(n.meta.get("torch_path") or "").split(".")[0] == child}
         if names != {child}:
             raise Unsupported(f"model.named_children(): the child {child!r} is not one Keras layer of its name")
     return list(children)
