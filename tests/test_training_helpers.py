@@ -210,8 +210,8 @@ def main():
     model.compile(
         optimizer="adam",
         loss={"label": "sparse_categorical_crossentropy", "value": "mse"},
-        loss_weights={"label": 1.0, "value": 0.5},
         metrics={"label": ["accuracy"], "value": ["mae"]},
+        loss_weights=[1.0, 0.5],  # (a list: by the outputs' order)
     )
     model.fit(x, {"label": y, "value": v}, epochs=2, batch_size=8, verbose=2)
     results = model.evaluate(x, {"label": y, "value": v}, verbose=0, return_dict=True)

@@ -290,6 +290,20 @@ def translate_layers_loop(stmt: cst.For, model: str, layers: ModelLayers, taken:
     name_var = _fresh(f"{var}_name", taken)
     shapes_var = _fresh("output_shapes", taken)
     ref = _Ref(var, name_var, f"{shapes_var}[{name_var}]")
+    translated = _translate_body(stmt, var, ref, layers, shapes_var,
+                                 [ALIGNED_NOTE] if layers.aligned else list(NOTES))
+    if translated is None:
+        return None
+    body, comments, shapes = translated
+    header = cst.parse_statement(f"for {name_var}, {var} in {iterable}:\n    pass\n")
+    loop = stmt.with_changes(target=header.target, iter=header.iter, body=body)
+    return LayersLoop(comments, shapes, loop)
+
+
+def _translate_body(stmt: cst.For, var: str, ref: _Ref, layers: ModelLayers, shapes_var: str,
+                    comments: list[str]) -> tuple[cst.BaseSuite, list[str], str | None] | None:
+    """The loop's body with the uses of the layer ``var`` in torch terms, the comments before
+    the loop and the output-shapes table it needs (or None); None when a use has no translation."""
     uses = _LayerUses(lambda node: ref if isinstance(node, cst.Name) and node.value == var else None)
     try:
         body = stmt.body.visit(uses)
@@ -297,15 +311,13 @@ def translate_layers_loop(stmt: cst.For, model: str, layers: ModelLayers, taken:
         return None
     if uses.bare_outputs:
         return None  # layer.output used as a tensor
-    comments, shapes = [ALIGNED_NOTE] if layers.aligned else list(NOTES), None
+    shapes = None
     if uses.needs_shapes:
         if set(layers.children) - set(layers.shapes):
             return None  # a child that is not one layer (a ModuleList of blocks)
-        comments.append(SHAPES_NOTE)
+        comments = comments + [SHAPES_NOTE]
         shapes = f"{shapes_var} = {_table(layers.shapes)}"
-    header = cst.parse_statement(f"for {name_var}, {var} in {iterable}:\n    pass\n")
-    loop = stmt.with_changes(target=header.target, iter=header.iter, body=body)
-    return LayersLoop(comments, shapes, loop)
+    return body, comments, shapes
 
 
 def _translate_picked_loop(stmt: cst.For, picked: _PickedLayers, layers: ModelLayers,
@@ -334,19 +346,10 @@ def _translate_picked_loop(stmt: cst.For, picked: _PickedLayers, layers: ModelLa
         iterable = "[" + ", ".join(f"{model}.{c}" for c in children) + "]"
     shapes_var = _fresh("output_shapes", taken)
     ref = _Ref(var, name_var, f"{shapes_var}[{name_var}]" if name_var else None)
-    uses = _LayerUses(lambda node: ref if isinstance(node, cst.Name) and node.value == var else None)
-    try:
-        body = stmt.body.visit(uses)
-    except _Untranslatable:
+    translated = _translate_body(stmt, var, ref, layers, shapes_var, [])
+    if translated is None:
         return None
-    if uses.bare_outputs:
-        return None
-    comments, shapes = [], None
-    if uses.needs_shapes:
-        if set(layers.children) - set(layers.shapes):
-            return None
-        comments.append(SHAPES_NOTE)
-        shapes = f"{shapes_var} = {_table(layers.shapes)}"
+    body, comments, shapes = translated
     loop = stmt.with_changes(iter=cst.parse_expression(iterable), body=body)
     return LayersLoop(comments, shapes, loop)
 
