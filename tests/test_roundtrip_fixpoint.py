@@ -84,8 +84,8 @@ NOT_CONVERGING: dict[str, str] = {}
 #: scripts whose whole generated script (training program included) is a fixpoint from K1 on
 WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
-    "mlp_regression", "mnist_cnn", "mobilenet_like", "siamese_encoder", "subclassed_cnn",
-    "text_cnn", "transformer_classifier", "unet_small",
+    "mlp_regression", "mnist_cnn", "mobilenet_like", "multi_input", "odd_sizes", "resnet_small",
+    "siamese_encoder", "subclassed_cnn", "text_cnn", "transformer_classifier", "unet_small",
 }
 
 #: scripts whose whole script does not converge yet, with the reason (strict xfail)
@@ -93,18 +93,9 @@ WHOLE_SCRIPT_NOT_CONVERGING = {
     # T1's generated custom loop (GradientTape in Keras: zero_grad/backward/step per batch, a
     # local loss function, model.train() inside the loop) is not read back as a training step
     "custom_loop": "the generated custom training loop is not read back (model.train() in its batch loop)",
-    # two outputs: losses, loss weights and metrics per output are not read back from the
-    # generated fit(..., loss_weights=..., metrics=[("label_accuracy", 0, ...), ...])
-    "multi_input": "fit/evaluate of a model with two outputs are not read back",
-    # sum(p.numel() for p in model.parameters()) is read as a sum over trainable_weights, which
-    # the Keras frontend does not read back as torch's parameters()
-    "resnet_small": "the parameter count (torch's parameters()) does not come back from Keras",
     # the model's own train_step: the generated fit_train_step(...) and vae.optimizer = ... are
     # not read back as compile + fit
     "vae": "the generated fit of a model with its own train_step is not read back",
-    # T1 walks model.named_children() (K's `for layer in model.layers`), which the torch
-    # frontend does not translate to Keras: a stub in K1, carried along from then on
-    "odd_sizes": "K1 stubs T1's loop over model.named_children()",
 }
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")

@@ -53,3 +53,25 @@ def test_functional_model_layers_index_stays_a_stub():
               "model = build_model()\nmodel.layers[1].trainable = False\n")
     result = translate(source, "f.py")
     assert [d.message for d in result.stubs] == ["not translated yet: model.layers[1].trainable = False"]
+
+
+#: what model.count_params() becomes in torch: Keras counts the non-trainable weights too
+#: (BatchNorm's moving statistics, torch's buffers)
+TORCH_COUNT = "sum(t.numel() for t in model.state_dict().values() if t.is_floating_point())"
+
+
+@pytest.mark.parametrize("name", ["resnet_small", "conv1d_timeseries"])
+def test_count_params_gives_the_same_number_both_ways(name):
+    """K's model.count_params() → T1's sum over the floating state → K1's count_params():
+    the three numbers are equal (resnet_small has BatchNorm: its moving statistics count)."""
+    path = os.path.join(ROOT, "corpus", "keras", f"{name}.py")
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    t1 = translate(source, path).text
+    k1 = translate(t1, f"{name}_torch.py", "keras").text
+    assert TORCH_COUNT in t1 and "model.count_params()" in k1
+    keras.backend.clear_session()
+    expected = verify.load_generated(source, f"{name}_keras").build_model().count_params()
+    tmodel = verify.load_generated(t1, f"{name}_torch").build_model()
+    assert eval(TORCH_COUNT, {"model": tmodel}) == expected
+    assert verify.load_generated(k1, f"{name}_torch_keras").build_model().count_params() == expected

@@ -464,6 +464,22 @@ def test_data_code_becomes_numpy_and_model_calls_predict():
     assert assigned(tr, "x") == norm('np.zeros((40, 4), dtype="float32")')
 
 
+def test_reductions_keep_numpy_spelled_axes():
+    """torch takes ``axis=``/``keepdims=`` for ``dim=``/``keepdim=``: they are not dropped."""
+    _, tr = program("preds = x.argmax(axis=1)\nmeans = x.mean(axis=0, keepdims=True)\n", "")
+    assert assigned(tr, "preds") == "x.argmax(axis=1)"
+    assert assigned(tr, "means") == "x.mean(axis=0, keepdims=True)"
+
+
+def test_size_of_the_floating_state_becomes_count_params():
+    """Keras' count_params() counts the non-trainable weights (BatchNorm statistics) too: the
+    sizes of torch's floating state, not of parameters() (num_batches_tracked is an int)."""
+    _, tr = program("print(sum(t.numel() for t in model.state_dict().values() if t.is_floating_point()))\n", "")
+    assert has(tr, "print(model.count_params())") and not tr.stubs
+    _, tr = program("print(sum(t.numel() for t in model.state_dict().values()))\n", "")
+    assert "count_params" not in tr.text and len(tr.stubs) == 1
+
+
 def test_checkpoints_become_weights_files():
     body = '''
         torch.save(model.state_dict(), "model.pt")

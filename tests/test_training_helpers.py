@@ -185,3 +185,117 @@ def test_loss_functions_compute_the_keras_loss_they_become(loss):
     expected = tns[name](torch.from_numpy(torch_in), torch.from_numpy(np.asarray(y))).mean().item()
     got = float(np.mean(keras.ops.convert_to_numpy(keras_loss(y, model_out))))  # the batch mean
     assert abs(got - expected) <= 1e-5 * max(1.0, abs(expected)), (got, expected)
+
+
+# -- a model of two outputs: one loss, weight and metric list per output ---------------------
+KERAS_TWO = '''import numpy as np
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(6,), name="features")
+    x = layers.Dense(8, activation="relu", name="hidden")(inputs)
+    label = layers.Dense(3, activation="softmax", name="label")(x)
+    value = layers.Dense(1, name="value")(x)
+    return keras.Model(inputs, [label, value])
+
+
+def main():
+    rng = np.random.RandomState(0)
+    x = rng.rand(24, 6).astype("float32")
+    y = rng.randint(0, 3, size=24)
+    v = rng.rand(24, 1).astype("float32")
+    model = build_model()
+    model.compile(
+        optimizer="adam",
+        loss={"label": "sparse_categorical_crossentropy", "value": "mse"},
+        metrics={"label": ["accuracy"], "value": ["mae"]},
+        loss_weights=[1.0, 0.5],  # (a list: by the outputs' order)
+    )
+    model.fit(x, {"label": y, "value": v}, epochs=2, batch_size=8, verbose=2)
+    results = model.evaluate(x, {"label": y, "value": v}, verbose=0, return_dict=True)
+    probs, values = model.predict(x[:2], verbose=0)
+    print(results, probs.argmax(axis=1), values)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _torch_two() -> str:
+    return translate(KERAS_TWO, "k.py").text
+
+
+def test_two_output_helpers_read_back_as_compile_with_a_list_per_output():
+    source = _renamed(_torch_two())
+    assert "loss_weights=[1.0, 0.5]" in source and '("label_accuracy", 0, ' in source  # what T1 passes
+    back = translate(source, "k_torch.py", "keras")
+    assert not back.stubs, [str(d) for d in back.stubs]
+    text = back.text
+    assert ("model.compile(\n        optimizer=keras.optimizers.Adam(learning_rate=0.001, epsilon=1e-07),\n"
+            '        loss=["sparse_categorical_crossentropy", "mean_squared_error"],\n'
+            "        loss_weights=[1.0, 0.5],\n"
+            '        metrics=[["accuracy"], ["mae"]],\n    )') in text
+    assert "model.fit(x, [y, v], batch_size=8, epochs=2, verbose=2)" in text
+    assert "results = model.evaluate(x, [y, v], return_dict=True, verbose=0)" in text
+    assert "probs, values = model.predict(x[:2], verbose=0)" in text
+    assert "loss_fn" not in text  # the list of torch loss functions moved into compile
+    again = translate(text, "k_torch_keras.py").text  # and the per-output lists go to torch again
+    assert "loss_weights=[1.0, 0.5]" in again and re.search(r'\("\w+_mae", 1, mean_absolute_error\)', again)
+    for name in set(RENAMES.values()):
+        assert f"def {name}(" not in text and f"class {name}(" not in text
+
+
+@pytest.mark.parametrize("change", [
+    # one loss for two outputs: the torch helper zips it with the outputs (the first one only)
+    ("    loss_fn = [\n        sparse_categorical_crossentropy,\n        mean_squared_error,\n    ]",
+     "    loss_fn = sparse_categorical_crossentropy"),
+    # a weight per output is what Keras takes
+    ("loss_weights=[1.0, 0.5]", "loss_weights=[1.0]"),
+    # a label that names no metric of its function
+    ('("value_mae", 1, ', '("value_loss", 1, '),
+])
+def test_two_output_helper_calls_that_are_not_keras_stay(change):
+    source = _torch_two()
+    assert change[0] in source
+    text = translate(source.replace(change[0], change[1]), "k_torch.py", "keras").text
+    assert "model.compile(" not in text and "def fit(" in text
+
+
+def test_two_output_losses_and_metrics_evaluate_to_the_torch_helpers_numbers():
+    """The torch evaluate helper and Keras' evaluate under the compile read back from it, on the
+    same weights and data: the weighted loss and each output's metric agree."""
+    import keras
+    import torch
+
+    from torch_keras_harness import load_source, randomize_torch
+    from transpiler.weights.torch_source import keras_weights
+
+    text = _torch_two()
+    tmod = load_source(text, "two_outputs_torch")
+    torch.manual_seed(0)
+    tmodel = tmod.build_model()
+    randomize_torch(tmodel, 0, 0.5)
+    rng = np.random.RandomState(1)
+    x = rng.rand(24, 6).astype("float32")
+    y, v = rng.randint(0, 3, size=24), rng.rand(24, 1).astype("float32")
+    metrics = [("label_accuracy", 0, tmod.sparse_categorical_accuracy), ("value_mae", 1, tmod.mean_absolute_error)]
+    expected = tmod.evaluate(tmodel, [tmod.sparse_categorical_crossentropy, tmod.mean_squared_error], x, [y, v],
+                             batch_size=8, metrics=metrics, loss_weights=[1.0, 0.5], return_dict=True)
+    back = translate(text, "k_torch.py", "keras")
+    kmod = load_source(back.text, "two_outputs_keras")
+    kmodel = kmod.build_model()
+    state = {k: t.detach().numpy() for k, t in tmodel.state_dict().items()}
+    for name, arrays in keras_weights(back.program.models[0].graph, state).items():
+        kmodel.get_layer(name).set_weights(arrays)
+    compile_call = next(n for n in ast.walk(ast.parse(back.text)) if isinstance(n, ast.Call)
+                        and ast.unparse(n.func) == "model.compile")
+    eval(ast.unparse(compile_call), {"model": kmodel, "keras": keras})  # noqa: S307  (the printed compile)
+    got = kmodel.evaluate(x, [y, v], batch_size=8, verbose=0, return_dict=True)
+    assert abs(got["loss"] - expected["loss"]) <= 1e-5 * max(1.0, abs(expected["loss"])), (got, expected)
+    for key in ("accuracy", "mae"):  # Keras names them after its output layers
+        (k_key,) = [k for k in got if k.endswith("_" + key)]
+        (t_key,) = [k for k in expected if k.endswith("_" + key)]
+        assert abs(got[k_key] - expected[t_key]) <= 1e-5, (key, got, expected)

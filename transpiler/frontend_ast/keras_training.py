@@ -348,6 +348,9 @@ def compile_config(args: list, kwargs: dict, n_outputs: int, output_names: list[
     if isinstance(metrics_raw, dict):
         per = [metrics_raw.get(name, []) for name in output_names]
         metrics = [[metric_name(m) for m in (p if isinstance(p, (list, tuple)) else [p])] for p in per]
+    elif isinstance(metrics_raw, (list, tuple)) and n_outputs > 1 and len(metrics_raw) == n_outputs and \
+            all(isinstance(p, (list, tuple)) for p in metrics_raw):
+        metrics = [[metric_name(m) for m in p] for p in metrics_raw]  # a list per output
     else:
         names = [metric_name(m) for m in metrics_raw]
         metrics = [list(names) for _ in range(n_outputs)]

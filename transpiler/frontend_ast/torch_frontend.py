@@ -609,6 +609,7 @@ class TorchFrontend:
                                     "(not translated yet)", node.span)
         graph.meta["source_framework"] = "torch"
         graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
+        graph.meta["torch_children"] = [key for key, _ in mod.children()]  # model.named_children()
         graph.meta["input_names"] = params
         graph.meta["source_input_shapes"] = [tuple(v.shape) for v in graph.inputs]
 

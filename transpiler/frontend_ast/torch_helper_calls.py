@@ -4,7 +4,10 @@ predict, as ``TrainingStatement`` facts of the ``TrainingReader``.
 ``fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=20, metrics=[("accuracy", 0,
 accuracy_fn)], verbose=2)`` becomes ``model.fit(x, y, ...)`` with a ``model.compile(optimizer=...,
 loss=..., metrics=[...])`` before the first fit or evaluate of each model; ``evaluate(...)`` and
-``predict(...)`` become ``model.evaluate``/``model.predict``. An optimizer made by a recognised
+``predict(...)`` become ``model.evaluate``/``model.predict``. A model with several outputs takes
+one loss per output (``[loss_a, loss_b]``), ``loss_weights=[...]`` and metrics labelled after their
+output (``("label_accuracy", 0, fn)``): ``compile(loss=[...], loss_weights=[...], metrics=[[...],
+[...]])``. An optimizer made by a recognised
 optimizer class (Keras' Adam in torch) is an ``optimizer_object``; a loss function variable a
 ``loss_object``. A variable that only feeds the recognised calls is dropped (its value moves
 into compile), and so is each helper definition all of whose uses were recognised; a helper
@@ -54,10 +57,12 @@ class HelperCalls:
         return None
 
     def assigned(self, target, value, stmt) -> None:
-        """``optimizer = KerasAdam(...)`` / ``loss_fn = a_loss_function``: may be dropped."""
+        """``optimizer = KerasAdam(...)`` / ``loss_fn = a_loss_function`` (or a list of them, one per
+        output): may be dropped."""
         from transpiler.frontend_ast.torch_training import OptimizerV
 
-        if isinstance(target, cst.Name) and stmt is not None and isinstance(value, (HelperRefV, OptimizerV)) and \
+        if isinstance(target, cst.Name) and stmt is not None and (isinstance(value, (HelperRefV, OptimizerV))
+                                                                   or _loss_list(value)) and \
                 len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1:
             scope = self.r.cur_function or self.r.fe.module
             self.variables.append((scope, target.value, stmt, target))
@@ -118,49 +123,72 @@ class HelperCalls:
         model = got.get("model")
         if not isinstance(model, ModelV) or model.md is None or not model.var:
             return None
-        graph = model.md.graph
-        # (one output: the losses and metrics of several are per output)
-        return model if len(graph.outputs) == 1 else None
+        return model
 
-    def _loss(self, helper: Helper, got, bound) -> T.Loss | None:
-        from transpiler.frontend_ast.torch_training import LossV
+    def _losses(self, helper: Helper, got, n_outputs: int) -> list[T.Loss] | None:
+        """One loss per output: the loss (one output) or the list of them (several: the helper
+        zips them with the outputs, so a single loss would train the first output only)."""
+        from transpiler.frontend_ast.torch_training import LossV, TupleV
 
         value = got.get("loss")
-        if isinstance(value, HelperRefV) and value.helper.kind == "loss":
-            loss = value.helper.config
-        elif isinstance(value, LossV):
-            loss = value.config
-        else:
+        items = value.items if isinstance(value, TupleV) and n_outputs > 1 else [value]
+        if len(items) != n_outputs:
             return None
-        if helper.logits:  # the model's final activation was skipped for a loss on logits
-            if not loss.from_logits:
+        losses = []
+        for item in items:
+            if isinstance(item, HelperRefV) and item.helper.kind == "loss":
+                loss = item.helper.config
+            elif isinstance(item, LossV):
+                loss = item.config
+            else:
                 return None
-            loss = replace(loss, from_logits=False)
-        return loss
+            if helper.logits:  # the model's final activation was skipped for a loss on logits
+                if loss.from_logits:
+                    loss = replace(loss, from_logits=False)
+                elif n_outputs == 1:
+                    return None  # (of several outputs, those without one are returned as they are)
+            losses.append(loss)
+        return losses
 
-    def _metrics(self, bound) -> list[str] | None:
-        """``[("accuracy", 0, accuracy_fn), ...]`` → the Keras metric names of one output."""
+    def _metrics(self, bound, n_outputs: int) -> list[list[str]] | None:
+        """``[("accuracy", 0, accuracy_fn), ...]`` → the Keras metric names of each output; of
+        several outputs, each label is the output's name and the metric's (``"label_accuracy"``)."""
         node = bound.get("metrics")
+        names: list[list[str]] = [[] for _ in range(n_outputs)]
         if node is None:
-            return []
+            return names
         if not isinstance(node, (cst.List, cst.Tuple)):
             return None
-        names = []
         for el in node.elements:
             item = el.value
             if not isinstance(item, cst.Tuple) or len(item.elements) != 3:
                 return None
             label, index, fn = (e.value for e in item.elements)
-            if not isinstance(label, cst.SimpleString) or _code(index) != "0" or not isinstance(fn, cst.Name):
+            if not isinstance(label, cst.SimpleString) or not isinstance(index, cst.Integer) or \
+                    not isinstance(fn, cst.Name) or not 0 <= int(index.value) < n_outputs:
                 return None
             helper = self.helpers.get(fn.value)
             kind = None if helper is None else helper.config if helper.kind == "metric" else \
                 helper.config.kind if helper.kind == "loss" else None
-            name = label.evaluated_value
-            if kind is None or name not in METRIC_NAMES.get(kind, ()):
+            name = _metric_name(label.evaluated_value, METRIC_NAMES.get(kind, set()), n_outputs > 1)
+            if kind is None or name is None:
                 return None
-            names.append(name)
+            names[int(index.value)].append(name)
         return names
+
+    def _loss_weights(self, bound, n_outputs: int) -> list[float] | None | bool:
+        """The loss weights (None: not given; False: not a literal list, one per output)."""
+        node = bound.get("loss_weights")
+        if node is None:
+            return None
+        try:
+            weights = ast.literal_eval(_code(node))
+        except (ValueError, SyntaxError):
+            return False
+        if not isinstance(weights, (list, tuple)) or len(weights) != n_outputs or \
+                not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
+            return False
+        return [float(w) for w in weights]
 
     def _static(self, bound, role: str, default):
         node = bound.get(role)
@@ -170,14 +198,14 @@ class HelperCalls:
         node = bound.get(role)
         return None if node is None else T.Code(_code(node), id(node))
 
-    def _compile(self, model: str, md, loss: T.Loss, metrics: list[str], optimizer, loss_node,
+    def _compile(self, model: str, md, losses: list[T.Loss], metrics: list[list[str]], optimizer, loss_node,
                  loss_weights=None) -> bool:
         """The compile before the model's first fit/evaluate (False: it differs from the one
         already made)."""
         done = self.compiled.get(model)
         if done is not None:
             c = done["compile"]
-            if c.losses != [loss] or c.metrics != [metrics] or \
+            if c.losses != losses or c.metrics != metrics or c.loss_weights != loss_weights or \
                     (optimizer is not None and done["optimizer_node"] is not None and
                      done["optimizer_node"] is not optimizer.node):
                 return False
@@ -187,8 +215,8 @@ class HelperCalls:
         stmt = self._statement()
         if stmt is None:
             return False
-        compile_ = T.Compile(optimizer.config if optimizer is not None else None, [loss],
-                             loss_weights, [metrics])
+        compile_ = T.Compile(optimizer.config if optimizer is not None else None, losses,
+                             loss_weights, metrics)
         config = {"compile": compile_, "optimizer_var": optimizer.var if optimizer is not None else None,
                   "optimizer_node": optimizer.node if optimizer is not None else None,
                   "loss_node": loss_node, "loss_var": loss_node.value if isinstance(loss_node, cst.Name) and
@@ -213,8 +241,9 @@ class HelperCalls:
 
     def _uses_loss(self, got, bound) -> None:
         value = got.get("loss")
-        if isinstance(value, HelperRefV):
-            self.recognised.add(id(value.node))
+        for item in value.items if _loss_list(value) else [value]:
+            if isinstance(item, HelperRefV):
+                self.recognised.add(id(item.node))
 
     def fit(self, helper: Helper, node, bound, got):
         from transpiler.frontend_ast.torch_training import OptimizerV
@@ -239,10 +268,12 @@ class HelperCalls:
         from transpiler.frontend_ast.torch_training import OTHER
 
         model = self._model(got)
-        loss = self._loss(helper, got, bound)
-        metrics = self._metrics(bound)
-        if model is None or loss is None or metrics is None or "loss_weights" in bound or \
-                not self._compile(model.var, model.md, loss, metrics, optimizer, bound["loss"]):
+        n_outputs = len(model.md.graph.outputs) if model is not None else 0
+        losses = self._losses(helper, got, n_outputs)
+        metrics = self._metrics(bound, n_outputs)
+        weights = self._loss_weights(bound, n_outputs)
+        if model is None or losses is None or metrics is None or weights is False or \
+                not self._compile(model.var, model.md, losses, metrics, optimizer, bound["loss"], weights):
             return None
         self._uses_loss(got, bound)
         self._done(node, bound, f"helper_{helper.kind}", model, config())
@@ -257,6 +288,8 @@ class HelperCalls:
         config = {"predict": T.Predict(self._data(bound, "x"), batch_size=self._static(bound, "batch_size", 32)),
                   "outer": None}
         outer = self._outer_transpose(node)
+        if outer is not None and len(model.md.graph.outputs) > 1:
+            return None  # a transpose of a list of outputs
         if outer is not None:  # np.transpose(predict(...), perm): the fact replaces the transpose too
             self.recognised.add(id(node.func))
             config["outer"] = outer[1]
@@ -320,6 +353,23 @@ class HelperCalls:
             else:
                 kept.add(name)
         return kept
+
+
+def _loss_list(value) -> bool:
+    """A list of recognised loss functions (one per output of a model)."""
+    from transpiler.frontend_ast.torch_training import TupleV
+
+    return isinstance(value, TupleV) and bool(value.items) and all(
+        isinstance(v, HelperRefV) and v.helper.kind == "loss" for v in value.items)
+
+
+def _metric_name(label: str, names: set[str], prefixed: bool) -> str | None:
+    """The Keras metric name a log label stands for: the label itself, or (``prefixed``: a
+    model of several outputs) the longest of ``names`` it ends with after ``<output>_``."""
+    if not prefixed:
+        return label if label in names else None
+    found = [n for n in names if label.endswith("_" + n) and len(label) > len(n) + 1]
+    return max(found, key=len) if found else None
 
 
 def _names(node) -> list[cst.Name]:

@@ -126,6 +126,18 @@ class ParamV(V):
 
 
 @dataclass(eq=False)
+class ChildrenV(V):
+    """``model.named_children()`` / ``model.children()``: the Keras layers the children became."""
+
+    named: bool
+
+
+@dataclass(eq=False)
+class ChildV(V):
+    """One child module of a model, as the Keras layer it became (its members are not translated)."""
+
+
+@dataclass(eq=False)
 class OptimizerV(V):
     config: T.Optimizer
     model: ModelV
@@ -761,6 +773,8 @@ class TrainingReader:
             return Arr()
         if isinstance(items, ParamsV):
             return ParamV()
+        if isinstance(items, ChildrenV):
+            return TupleV([OTHER, ChildV()]) if items.named else ChildV()
         if isinstance(items, TupleV) and items.items and all(type(i) is type(items.items[0]) for i in items.items):
             return items.items[0]
         if isinstance(items, _Enumerated):
@@ -883,6 +897,8 @@ class TrainingReader:
             raise Unsupported(f"parameter attribute .{name}")
         if isinstance(obj, (OptimizerV, SchedulerV, StateV, LossV)):
             raise Unsupported(f"{_code(node)}: this attribute of a PyTorch object is not translated")
+        if isinstance(obj, ChildV):
+            raise Unsupported(f"{_code(node)}: a child module's attributes are not translated to its Keras layer")
         return OTHER
 
     def _e_Subscript(self, node: cst.Subscript, scope: Scope) -> V:
@@ -997,6 +1013,38 @@ class TrainingReader:
         self.array(node, "{0}.trainable_weights", [call.func.value])
         return True
 
+    def _count_params(self, node: cst.Call, scope) -> bool:
+        """``sum(t.numel() for t in model.state_dict().values() if t.is_floating_point())`` →
+        ``model.count_params()``: every weight, buffers such as BatchNorm statistics included
+        (Keras counts those too; ``num_batches_tracked`` is an int)."""
+        if not (isinstance(node.func, cst.Name) and node.func.value == "sum" and len(node.args) == 1
+                and node.args[0].keyword is None and not node.args[0].star
+                and isinstance(node.args[0].value, (cst.GeneratorExp, cst.ListComp))):
+            return False
+        comp = node.args[0].value
+        loop = comp.for_in
+        if loop.inner_for_in is not None or len(loop.ifs) != 1 or not isinstance(loop.target, cst.Name):
+            return False
+        var = loop.target.value
+
+        def method_of(expr, method: str):
+            """``x`` of ``x.method()``."""
+            if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) \
+                    and expr.func.attr.value == method:
+                return expr.func.value
+            return None
+
+        def is_var(expr) -> bool:
+            return isinstance(expr, cst.Name) and expr.value == var
+
+        model = method_of(method_of(loop.iter, "values"), "state_dict")
+        if not (is_var(method_of(comp.elt, "numel")) and is_var(method_of(loop.ifs[0].test, "is_floating_point"))
+                and model is not None and isinstance(self.peek(model, scope), ModelV)):
+            return False
+        self.expr(model, scope)
+        self.array(node, "{0}.count_params()", [model])
+        return True
+
     def _e_FormattedString(self, node, scope):
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
@@ -1017,6 +1065,8 @@ class TrainingReader:
             target: V = TorchRef(f"{obj.path}.{func.attr.value}")
         else:
             target = self.expr(func, scope)
+        if self._count_params(node, scope):
+            return OTHER
         if isinstance(target, TorchRef) and target.path == "torch.device":
             # Keras places tensors on its device itself: nothing to choose
             self.array(node, "None", [])
@@ -1316,6 +1366,8 @@ class TrainingReader:
             raise Unsupported(f"parameter method .{name}()")
         if isinstance(obj, ParamsV):
             raise Unsupported(f"parameters().{name}()")
+        if isinstance(obj, ChildV):
+            raise Unsupported(f"{_code(node.func)}(): a child module's methods are not translated to its Keras layer")
         if isinstance(obj, LossValueV):
             if name == "item":
                 self.array(node, "float({0})", [recv])
@@ -1390,6 +1442,13 @@ class TrainingReader:
             return self.model_call(model, node, args)
         if name == "zero_grad":
             raise Unsupported("model.zero_grad() outside a recognised training loop")
+        if name in ("children", "named_children") and not args:
+            names = keras_children(model.md)
+            var = "name" if _code(recv) != "name" else "child"
+            listed = "(" + ", ".join(repr(n) for n in names) + ("," if len(names) == 1 else "") + ")"
+            item = f"({var}, {{0}}.get_layer({var}))" if name == "named_children" else f"{{0}}.get_layer({var})"
+            self.array(node, f"[{item} for {var} in {listed}]", [recv])
+            return ChildrenV(name == "named_children")
         if name == "named_parameters" and self.optimizer_args:
             return OTHER  # in a parameter group: read statically (parameter_groups)
         if model.md is not None and name in model.md.methods:
@@ -1430,8 +1489,9 @@ class TrainingReader:
         if name in ("item", "tolist"):
             return done(f"{r}.{name}()", OTHER)
         if name in REDUCE_METHODS or name in ("max", "min"):
-            dim = kw.get("dim") or (pos[0] if pos else None)
-            keep = kw.get("keepdim") or (pos[1] if len(pos) > 1 else None)
+            # (torch takes numpy's spellings too: axis=, keepdims=)
+            dim = kw.get("dim") or kw.get("axis") or (pos[0] if pos else None)
+            keep = kw.get("keepdim") or kw.get("keepdims") or (pos[1] if len(pos) > 1 else None)
             if name in ("max", "min") and dim is not None:
                 # torch returns (values, indices): .values / [0] is the numpy reduction
                 parent = self._parent_attribute(node)
@@ -2038,6 +2098,21 @@ class _Enumerated(V):
 @dataclass(eq=False)
 class _Zipped(V):
     inners: list
+
+
+def keras_children(md: ModelDef | None) -> list[str]:
+    """The names of a torch model's children (``model.named_children()``), each the name of
+    the one Keras layer it became (``model.get_layer(name)``). Raises Unsupported when a child
+    became no layer or several (a Sequential of layers, a ConvTranspose with its crop) or a
+    layer of another name: the Keras model has no layer to hand out for it."""
+    children = md.graph.meta.get("torch_children") if md is not None else None
+    if not children:
+        raise Unsupported("model.named_children() of a model that is not translated")
+    for child in children:
+        names = {n.name for n in md.graph.nodes if str(n.meta.get("torch_path") or "").split(".")[0] == child}
+        if names != {child}:
+            raise Unsupported(f"model.named_children(): the child {child!r} is not one Keras layer of its name")
+    return list(children)
 
 
 def _variable_text(variable: tuple[str, int]) -> str:

@@ -2,7 +2,10 @@
 ``model.compile(...)`` before the first fit/evaluate of a model, ``model.fit``/``evaluate``/
 ``predict`` in place of the helpers' calls. Arrays keep their source expression; one that the
 torch code transposed into the torch model's layout (``np.transpose(x, (0, 3, 1, 2))``) is
-passed as it was before that transpose, since the Keras model takes Keras' layout."""
+passed as it was before that transpose, since the Keras model takes Keras' layout. A model of
+several outputs compiles with a list per output (``loss=[...]``, ``loss_weights=[...]``,
+``metrics=[[...], [...]]``), and its targets and predictions are lists of arrays, each in its
+output's layout."""
 
 from __future__ import annotations
 
@@ -72,8 +75,15 @@ def compile_line(p, ts: T.TrainingStatement) -> str:
         var = cfg["optimizer_var"]
         args.append(f"optimizer={var if var and var not in cfg['inline'] else p.optimizer_expr(c.optimizer)}")
     var = cfg["loss_var"]
-    args.append(f"loss={var if var and var not in cfg['inline'] else loss_arg(p, c.losses[0])}")
-    if c.metrics and c.metrics[0]:
+    if len(c.losses) > 1:  # one per output (the torch variable holds the torch functions)
+        args.append("loss=[" + ", ".join(loss_arg(p, loss) for loss in c.losses) + "]")
+    else:
+        args.append(f"loss={var if var and var not in cfg['inline'] else loss_arg(p, c.losses[0])}")
+    if c.loss_weights is not None:
+        args.append(f"loss_weights={lit(list(c.loss_weights))}")
+    if len(c.metrics) > 1 and any(c.metrics):
+        args.append(f"metrics={lit([list(m) for m in c.metrics])}")
+    elif c.metrics and c.metrics[0]:
         args.append(f"metrics={lit(list(c.metrics[0]))}")
     return f"{ts.model}.compile({', '.join(args)})"
 
@@ -99,9 +109,20 @@ def _inputs(p, ts, code: T.Code) -> str:
 def _targets(p, ts, code: T.Code) -> str:
     from transpiler.printers.keras_training import target_perm
 
+    from transpiler.ir.code_literals import list_items
+
     cfg = _compile_of(p, ts.model)
-    loss = cfg["compile"].losses[0] if cfg else T.Loss("mean_squared_error")
-    return permuted(p, p.code(code), target_perm(ts.model_def, 0, loss))
+    losses = cfg["compile"].losses if cfg else [T.Loss("mean_squared_error")]
+    text = p.code(code)
+    if len(losses) == 1:
+        return permuted(p, text, target_perm(ts.model_def, 0, losses[0]))
+    perms = [target_perm(ts.model_def, i, loss) for i, loss in enumerate(losses)]
+    if all(perm is None for perm in perms):
+        return text
+    parts = list_items(text) if text.startswith(("[", "(")) else None
+    if parts is None or len(parts) != len(perms):
+        parts = [f"{text}[{i}]" for i in range(len(perms))]
+    return "[" + ", ".join(permuted(p, part, perm) for part, perm in zip(parts, perms)) + "]"
 
 
 def _pair(p, ts, code: T.Code) -> str:
@@ -146,9 +167,14 @@ def expression(p, ts: T.TrainingStatement) -> str:
     if pr.batch_size != 32:
         args.append(f"batch_size={p.code(pr.batch_size)}")
     out = f"{ts.model}.predict({', '.join(args + ['verbose=0'])})"
-    perm, outer = output_perm(ts.model_def, 0), cfg.get("outer")
-    if perm is not None:
-        out = f"np.transpose({out}, {lit(perm)})"
+    n_outputs = len(ts.model_def.graph.outputs) if ts.model_def is not None else 1
+    perms = [output_perm(ts.model_def, i) for i in range(n_outputs)]
+    outer = cfg.get("outer")
+    if n_outputs == 1 and perms[0] is not None:
+        out = f"np.transpose({out}, {lit(perms[0])})"
+    elif any(perm is not None for perm in perms):  # several outputs: each in its own layout
+        out = (f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({out}, "
+               f"{lit(perms)})]")
     if outer is not None:
         out = permuted(p, out, outer)
     if "np.transpose" in out:

@@ -8,7 +8,11 @@ non-trainable weights such as BatchNorm statistics too) and ``layer.requires_gra
 Output shapes are the IR's static shapes, printed as a table before the loop (a forward
 hook would see an RNN's whole sequence where the Keras layer returns its last step).
 For a Sequential model, whose layer list the frontend records, ``model.layers[i]`` and
-``model.layers[a:b]`` become the modules those layers became. Any other use of a layer
+``model.layers[a:b]`` become the modules those layers became. A loop over layers picked by
+name, ``[(n, model.get_layer(n)) for n in ("conv1", ...)]`` (or ``[model.get_layer(n) ...]``,
+the Keras form of torch's ``model.named_children()``/``children()``), becomes
+``model.named_children()``/``children()`` when the names are the module's children in
+order, else the listed children. Any other use of a layer
 (its weights, its config, ``isinstance`` on Keras classes) is left to the caller, which
 stubs it.
 
@@ -52,6 +56,8 @@ class ModelLayers:
     #: a Sequential's model.layers (Keras order) → the child each became (None: a function in
     #: forward(), e.g. Flatten); None for other models, whose Keras order is not known here
     keras: list[str | None] | None
+    #: a Keras layer's name → the child it became
+    by_source: dict[str, str]
 
     @classmethod
     def of(cls, md: ModelDef, class_text: str) -> "ModelLayers":
@@ -66,7 +72,7 @@ class ModelLayers:
                     by_source.setdefault(node.source_name, node.name)
         names = md.graph.meta.get("keras_layers")
         keras = [by_source.get(name) for name in names] if names else None
-        return cls(md, children, shapes, keras)
+        return cls(md, children, shapes, keras, by_source)
 
     @property
     def aligned(self) -> bool:
@@ -88,6 +94,43 @@ def _int(node) -> int | None:
             and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value)
     return None
+
+
+@dataclass
+class _PickedLayers:
+    """``[(n, m.get_layer(n)) for n in ("a", ...)]`` (``named``) or ``[m.get_layer(n) for n in ...]``."""
+
+    model: str
+    names: list[str]
+    named: bool
+
+
+def _picked_layers(iterable: cst.BaseExpression) -> _PickedLayers | None:
+    """The layers a list comprehension picks by ``get_layer`` over literal names, else None."""
+    if not isinstance(iterable, cst.ListComp) or iterable.for_in.inner_for_in is not None \
+            or iterable.for_in.ifs or not isinstance(iterable.for_in.target, cst.Name) \
+            or not isinstance(iterable.for_in.iter, (cst.Tuple, cst.List)):
+        return None
+    var = iterable.for_in.target.value
+    names = [e.value.evaluated_value for e in iterable.for_in.iter.elements
+             if isinstance(e.value, cst.SimpleString)]
+    if len(names) != len(iterable.for_in.iter.elements) or not all(isinstance(n, str) for n in names):
+        return None
+    elt, named = iterable.elt, False
+    if isinstance(elt, cst.Tuple) and len(elt.elements) == 2 and isinstance(elt.elements[0].value, cst.Name) \
+            and elt.elements[0].value.value == var:
+        elt, named = elt.elements[1].value, True
+    if not (isinstance(elt, cst.Call) and isinstance(elt.func, cst.Attribute) and elt.func.attr.value == "get_layer"
+            and isinstance(elt.func.value, cst.Name) and len(elt.args) == 1 and elt.args[0].keyword is None
+            and isinstance(elt.args[0].value, cst.Name) and elt.args[0].value.value == var):
+        return None
+    return _PickedLayers(elt.func.value.value, names, named)
+
+
+def loop_receiver(iterable: cst.BaseExpression) -> str | None:
+    """``m`` for a loop over ``m.layers``, ``m.layers[...]`` or layers of ``m`` picked by name."""
+    picked = _picked_layers(iterable)
+    return picked.model if picked is not None else layers_receiver(iterable)
 
 
 def layers_receiver(iterable: cst.BaseExpression) -> str | None:
@@ -146,8 +189,8 @@ class _Ref:
     """How one layer reference reads in torch: the module, its name, its output shape."""
 
     module: str
-    name: str
-    shape: str
+    name: str | None  # None: the layer's name is not at hand
+    shape: str | None
 
 
 class _LayerUses(cst.CSTTransformer):
@@ -182,6 +225,8 @@ class _LayerUses(cst.CSTTransformer):
         return updated
 
     def _shape(self, ref: _Ref) -> cst.BaseExpression:
+        if ref.shape is None:
+            raise _Untranslatable("output shape")
         self.needs_shapes = True
         return cst.parse_expression(ref.shape)
 
@@ -194,6 +239,8 @@ class _LayerUses(cst.CSTTransformer):
             return updated
         member, ref = found
         if member == "name":
+            if ref.name is None:
+                raise _Untranslatable(member)
             return cst.parse_expression(ref.name)
         if member == "output_shape":
             return self._shape(ref)
@@ -221,7 +268,12 @@ def _table(shapes: dict[str, tuple]) -> str:
 def translate_layers_loop(stmt: cst.For, model: str, layers: ModelLayers, taken: set[str]) -> LayersLoop | None:
     """``for layer in model.layers[...]: ...`` in torch terms, or None when the body uses
     the layer in a way this module does not translate."""
-    if stmt.orelse is not None or not isinstance(stmt.target, cst.Name) or stmt.asynchronous:
+    if stmt.orelse is not None or stmt.asynchronous:
+        return None
+    picked = _picked_layers(stmt.iter)
+    if picked is not None:
+        return _translate_picked_loop(stmt, picked, layers, taken)
+    if not isinstance(stmt.target, cst.Name):
         return None
     var = stmt.target.value
     if isinstance(stmt.iter, cst.Subscript):
@@ -238,6 +290,20 @@ def translate_layers_loop(stmt: cst.For, model: str, layers: ModelLayers, taken:
     name_var = _fresh(f"{var}_name", taken)
     shapes_var = _fresh("output_shapes", taken)
     ref = _Ref(var, name_var, f"{shapes_var}[{name_var}]")
+    translated = _translate_body(stmt, var, ref, layers, shapes_var,
+                                 [ALIGNED_NOTE] if layers.aligned else list(NOTES))
+    if translated is None:
+        return None
+    body, comments, shapes = translated
+    header = cst.parse_statement(f"for {name_var}, {var} in {iterable}:\n    pass\n")
+    loop = stmt.with_changes(target=header.target, iter=header.iter, body=body)
+    return LayersLoop(comments, shapes, loop)
+
+
+def _translate_body(stmt: cst.For, var: str, ref: _Ref, layers: ModelLayers, shapes_var: str,
+                    comments: list[str]) -> tuple[cst.BaseSuite, list[str], str | None] | None:
+    """The loop's body with the uses of the layer ``var`` in torch terms, the comments before
+    the loop and the output-shapes table it needs (or None); None when a use has no translation."""
     uses = _LayerUses(lambda node: ref if isinstance(node, cst.Name) and node.value == var else None)
     try:
         body = stmt.body.visit(uses)
@@ -245,14 +311,46 @@ def translate_layers_loop(stmt: cst.For, model: str, layers: ModelLayers, taken:
         return None
     if uses.bare_outputs:
         return None  # layer.output used as a tensor
-    comments, shapes = [ALIGNED_NOTE] if layers.aligned else list(NOTES), None
+    shapes = None
     if uses.needs_shapes:
         if set(layers.children) - set(layers.shapes):
             return None  # a child that is not one layer (a ModuleList of blocks)
-        comments.append(SHAPES_NOTE)
+        comments = comments + [SHAPES_NOTE]
         shapes = f"{shapes_var} = {_table(layers.shapes)}"
-    header = cst.parse_statement(f"for {name_var}, {var} in {iterable}:\n    pass\n")
-    loop = stmt.with_changes(target=header.target, iter=header.iter, body=body)
+    return body, comments, shapes
+
+
+def _translate_picked_loop(stmt: cst.For, picked: _PickedLayers, layers: ModelLayers,
+                           taken: set[str]) -> LayersLoop | None:
+    """``for n, layer in [(n, m.get_layer(n)) for n in names]`` → ``m.named_children()`` (the
+    children in order) or the listed children; ``[m.get_layer(n) ...]`` → ``m.children()``."""
+    target = stmt.target
+    if picked.named:
+        if not (isinstance(target, cst.Tuple) and len(target.elements) == 2
+                and all(isinstance(e.value, cst.Name) for e in target.elements)):
+            return None
+        name_var, var = (e.value.value for e in target.elements)
+    elif isinstance(target, cst.Name):
+        name_var, var = None, target.value
+    else:
+        return None
+    children = [layers.by_source.get(n, n if n in layers.children else None) for n in picked.names]
+    if None in children or len(set(children)) != len(children) or (picked.named and children != picked.names):
+        return None  # a layer that is no child (or under another name: the loop's names would change)
+    model = picked.model
+    if children == layers.children:
+        iterable = f"{model}.named_children()" if picked.named else f"{model}.children()"
+    elif picked.named:
+        iterable = "[" + ", ".join(f"({c!r}, {model}.{c})" for c in children) + "]"
+    else:
+        iterable = "[" + ", ".join(f"{model}.{c}" for c in children) + "]"
+    shapes_var = _fresh("output_shapes", taken)
+    ref = _Ref(var, name_var, f"{shapes_var}[{name_var}]" if name_var else None)
+    translated = _translate_body(stmt, var, ref, layers, shapes_var, [])
+    if translated is None:
+        return None
+    body, comments, shapes = translated
+    loop = stmt.with_changes(iter=cst.parse_expression(iterable), body=body)
     return LayersLoop(comments, shapes, loop)
 
 

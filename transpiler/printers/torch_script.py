@@ -22,7 +22,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_exact, torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER
 from transpiler.printers.torch_custom_step import extend_class
-from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, layers_receiver, \
+from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch_printer import ModelCode, print_model_class
 from transpiler.printers.torch_training import TrainingPrinter, rewrite_callback_class
@@ -182,7 +182,7 @@ class _Printer:
         taken = {n.value for n in nodes_of(module, cst.Name)}
         loops = {}
         for stmt in nodes_of(module, cst.For):
-            model = layers_receiver(stmt.iter)
+            model = loop_receiver(stmt.iter)
             if model in self.model_layers:
                 loop = translate_layers_loop(stmt, model, self.model_layers[model], taken)
                 if loop is not None and not self._touches_keras(loop.loop.body):

@@ -697,7 +697,9 @@ class TrainingPrinter:
         if ts.kind == "summary":
             return [f"print({ts.model})"]
         if ts.kind == "count_params":
-            return [f"sum(p.numel() for p in {ts.model}.parameters())"]
+            # Keras counts every weight, the BatchNorm statistics too (torch's buffers): the
+            # floating state (num_batches_tracked is an int)
+            return [f"sum(t.numel() for t in {ts.model}.state_dict().values() if t.is_floating_point())"]
         if ts.kind in ("fit", "evaluate") and mt.compile is None:
             raise NotImplementedError("the model was never compiled in this script")
         if ts.kind == "fit":
