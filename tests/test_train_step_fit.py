@@ -217,3 +217,24 @@ def test_one_pass_over_the_loader_is_one_epoch_of_fit(tmp_path):
     t, k = run_programs(str(path))
     assert len(t) == 3
     np.testing.assert_allclose(k, t, rtol=RTOL)
+
+
+@pytest.mark.parametrize("change, reason", [
+    # the running sum goes with the loop: read after it, the loop stays
+    ("    for epoch in range(3):", "    for epoch in range(3):"),
+    # the batch loop's flow leaves the step
+    ("            total += loss_g.item()", "            total += loss_g.item()\n            if loss_g.item() > 100:\n"
+                                          "                break"),
+    # state carried from one batch to the next (the label of the previous batch)
+    ("            ones = torch.ones(real.size(0), 1)", "            ones = torch.ones(real.size(0), 1)\n"
+                                                      "            if real.size(0) < 0:\n"
+                                                      "                ones = prev\n"
+                                                      "            prev = ones"),
+], ids=["running_sum_read_after", "break", "carried_state"])
+def test_loops_a_train_step_cannot_hold_stay_loops(change, reason):
+    src = GAN.replace(change, reason)
+    if change == reason:
+        src += "    print(total)\n"
+    assert src != GAN
+    tr = translate(src, "steps.py", "keras")
+    assert "Trainer" not in _classes(tr.text) and "for epoch in range(3):" in tr.text

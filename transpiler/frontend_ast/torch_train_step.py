@@ -64,6 +64,18 @@ def _reads(node: cst.CSTNode) -> list[str]:
     return out
 
 
+def _nodes(node: cst.CSTNode) -> list:
+    out: list = []
+
+    class All(cst.CSTVisitor):
+        def on_visit(self, n) -> bool:
+            out.append(n)
+            return True
+
+    node.visit(All())
+    return out
+
+
 def _is_running_sum(stmt) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
         isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) for s in stmt.body)
@@ -147,8 +159,19 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
             continue
         return None, f"line {reader.fe._span(stmt).line}: {_code(stmt).strip()!r} after the batch loop"
 
-    # what the step sets must not be read after the loop
+    # the step is one call of train_step: no jumps out of it, no state carried between batches
+    if any(isinstance(n, (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Global, cst.Nonlocal))
+           for s in step for n in _nodes(s)):
+        return None, "break/continue/return in the batch loop"
     assigned = set().union(*[_names_assigned(s) for s in step]) if step else set()
+    bound: set[str] = set(names)
+    for s in step:
+        carried = [n for n in _reads(s) if n in assigned and n not in bound]
+        if carried:
+            return None, f"the step carries {carried[0]!r} from one batch to the next"
+        bound |= _names_assigned(s)
+    # what the loop sets (its running sums too, which go with it) must not be read after it
+    assigned_anywhere = _names_assigned(loop)
     holder = reader.cur_function if reader.cur_function is not None else reader.fe.module
     end = reader.fe._span(loop).end_line or reader.fe._span(loop).line
     later: set[str] = set()
@@ -159,9 +182,9 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
                 later.add(n.value)
 
     holder.visit(Later())
-    for name in sorted((assigned | set(names)) & later):
+    for name in sorted(assigned_anywhere & later):
         if not _reassigned_before_read(holder, name, end, reader.fe):
-            return None, f"{name!r}, set in the step, is read after the loop"
+            return None, f"{name!r}, set in the loop, is read after it"
 
     # the names the step reads from the function around it: the trainer's attributes
     free = []
