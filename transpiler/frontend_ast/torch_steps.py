@@ -161,6 +161,9 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
             reader.fact(stmt, "drop", "the optimizer clips the gradients itself")
     handled = {id(e[3]) for e in events}
     backward = next(e[3] for e in events if e[1] == "backward")
+    stepped = list({id(e[2]): var(e[2]) for e in steps}.values())
+    if len(stepped) > 1:  # (the reason the loop reader met first is a detail of this one)
+        why = f"{' and '.join(stepped)} are trained in one step, each by its own optimizer"
     tape_config = {"tape": tape, "why": why, "split": id(backward) if simple else None}
     reader.fact(owner, "tape_loop", tape_config)
     fit, _reason = read_fit_shape(reader, loop, owner, scope, why)

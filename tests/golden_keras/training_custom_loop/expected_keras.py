@@ -172,8 +172,8 @@ def main():
     for epoch in range(2):
         for (real,) in loader:
             # transpiler: a custom training step: the body runs under a GradientTape; backward()
-            # takes the gradients, step() applies them (not the usual loop for fit: the model reads
-            # 'gen(torch.randn(real.size(0), 4) / (epoch + 1))'; expected batch arrays)
+            # takes the gradients, step() applies them (not the usual loop for fit: disc and gen are
+            # trained in one step, each by its own optimizer)
             with tf.GradientTape(persistent=True) as tape:
                 ones = np.ones((real.shape[0], 1), dtype="float32")
                 zeros = np.zeros((real.shape[0], 1), dtype="float32")

@@ -128,9 +128,9 @@ def build_discriminator():
 
 class Trainer(keras.Model):
     """The training step of the loop in main() (lines 27-40), for fit to run. It is not
-    the step compile() builds: the model reads 'gen(torch.randn(real.size(0), 4))';
-    expected batch arrays. fit logs loss_d, loss_g (each averaged over the epoch's
-    batches) in place of the loop's own reporting: the prints (line 40).
+    the step compile() builds: disc and gen are trained in one step, each by its own
+    optimizer. fit logs loss_d, loss_g (each averaged over the epoch's batches) in
+    place of the loop's own reporting: the prints (line 40).
     """
 
     def __init__(self, gen, disc, opt_d, opt_g, criterion):
