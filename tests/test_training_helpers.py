@@ -299,3 +299,72 @@ def test_two_output_losses_and_metrics_evaluate_to_the_torch_helpers_numbers():
         (k_key,) = [k for k in got if k.endswith("_" + key)]
         (t_key,) = [k for k in expected if k.endswith("_" + key)]
         assert abs(got[k_key] - expected[t_key]) <= 1e-5, (key, got, expected)
+
+
+CUSTOM_LOOP = '''
+import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+EPOCHS = 2
+
+
+def build_model():
+    return keras.Sequential([keras.Input((6,)), layers.Dense(8, activation="relu"), layers.Dense(3)])
+
+
+def main():
+    rng = np.random.RandomState(0)
+    x = rng.randn(64, 6).astype("float32")
+    y = rng.randint(0, 3, size=64)
+    model = build_model()
+    optimizer = keras.optimizers.Adam(learning_rate=1e-2)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(64).batch(16)
+    for epoch in range(EPOCHS):
+        for xb, yb in dataset:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(yb, model(xb, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_custom_loop_over_the_loader_helper_with_a_keras_loss_object_reads_back_as_fit():
+    """T1 of a GradientTape loop: a torch loop over the generated loader helper, the loss
+    object written as a local function called (target, output). Read back, the loader is the
+    arrays' DataLoader and the function Keras' loss object again: the usual loop, compile/fit."""
+    t1 = translate(CUSTOM_LOOP, "k.py").text
+    assert "def loss_fn(target, output):" in t1 and "make_loader(" in t1
+    for text in (t1, _renamed(t1)):
+        k1 = translate(text, "k_torch.py", "keras")
+        assert not k1.stubs, [str(d) for d in k1.stubs]
+        tree = ast.parse(k1.text)
+        assert "loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)" in k1.text
+        assert "model.compile(optimizer=optimizer, loss=loss_fn)" in k1.text
+        assert "model.fit(x, y, batch_size=16, epochs=EPOCHS, shuffle=True, verbose=2)" in k1.text
+        defs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert not defs & {"make_loader", "run_e", "sparse_categorical_crossentropy", "run_f"}, defs
+
+
+def test_a_loss_function_called_in_torch_order_is_no_keras_loss_object():
+    t1 = translate(CUSTOM_LOOP, "k.py").text
+    swapped = t1.replace("def loss_fn(target, output):", "def loss_fn(output, target):")
+    assert swapped != t1
+    k1 = translate(swapped, "k_torch.py", "keras").text
+    assert "loss_fn = keras.losses" not in k1
+
+
+def test_the_loader_helper_kept_for_other_uses_is_an_array_loader():
+    t1 = translate(CUSTOM_LOOP, "k.py").text
+    used = t1.replace("    for epoch in range(EPOCHS):", "    for xb, yb in dataset:\n        print(xb.shape)\n"
+                                                             "    for epoch in range(EPOCHS):")
+    assert used != t1
+    k1 = translate(used, "k_torch.py", "keras")
+    assert not k1.stubs, [str(d) for d in k1.stubs]
+    assert re.search(r"dataset = ArrayLoader\(\s*ArrayDataset\(x, y\), batch_size=16, shuffle=True\s*\)", k1.text)

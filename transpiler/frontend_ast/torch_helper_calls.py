@@ -103,8 +103,37 @@ class HelperCalls:
         self.recognised.add(id(node))
         return OptimizerV(opt, vals[0].model, node, model_text=vals[0].text)
 
+    def loss_object_def(self, fn: cst.FunctionDef) -> T.Loss | None:
+        """``def loss_fn(target, output): return a_loss_function(output, target).mean()`` (how
+        a Keras loss object is written in torch): the loss it computes, or None."""
+        params = fn.params
+        if len(params.params) != 2 or params.star_arg is not cst.MaybeSentinel.DEFAULT and \
+                params.star_arg is not None or params.kwonly_params or params.star_kwarg or \
+                any(p.default is not None for p in params.params):
+            return None
+        target, output = (p.name.value for p in params.params)
+        body = [s for s in fn.body.body if not (isinstance(s, cst.SimpleStatementLine) and
+                                                isinstance(s.body[0], cst.Expr) and
+                                                isinstance(s.body[0].value, cst.SimpleString))]
+        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or \
+                not isinstance(body[0].body[0], cst.Return):
+            return None
+        value = body[0].body[0].value
+        if not (isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) and
+                value.func.attr.value == "mean" and isinstance(value.func.value, cst.Call)):
+            return None
+        inner = value.func.value
+        helper = self.helpers.get(inner.func.value) if isinstance(inner.func, cst.Name) else None
+        if helper is None or helper.kind != "loss" or [_code(a.value) for a in inner.args] != [output, target] \
+                or any(a.keyword is not None for a in inner.args):
+            return None
+        self.recognised.add(id(inner.func))
+        return helper.config
+
     def call(self, fn_node: cst.FunctionDef, node: cst.Call, args):
         helper = self.helpers.get(fn_node.name.value)
+        if helper is not None and helper.kind == "loader" and isinstance(node.func, cst.Name):
+            return self.loader(helper, node)
         if helper is None or helper.kind not in ("fit", "evaluate", "predict") or \
                 not isinstance(node.func, cst.Name):
             return None
@@ -115,6 +144,27 @@ class HelperCalls:
         got = {role: values.get(id(expr)) for role, expr in bound.items()}
         reader = getattr(self, helper.kind)
         return reader(helper, node, bound, got)
+
+    def loader(self, helper: Helper, node: cst.Call):
+        """``make_loader(x, y, batch_size=64, shuffle=True)``: a DataLoader over a TensorDataset
+        of those arrays (None when an argument has no role or an array is a list of them)."""
+        from transpiler.frontend_ast.torch_training import DatasetV, LoaderV
+
+        bound = helper.bind(node)
+        if bound is None:
+            return None
+        arrays = [bound[f"arrays{i}"] for i in range(len(bound)) if f"arrays{i}" in bound]
+        if not arrays or any(isinstance(a, (cst.List, cst.Tuple)) or _code(a) == "None" for a in arrays):
+            return None
+        loader = LoaderV(DatasetV(arrays, node), node, batch_size=bound.get("batch_size"),
+                         shuffle=bound.get("shuffle"), drop_last=None)
+        self.r.loaders.append(loader)
+        self.r.fact(node, "loader_object", {"arrays": [id(a) for a in arrays],
+                                            "batch_size": id(loader.batch_size) if loader.batch_size else None,
+                                            "shuffle": id(loader.shuffle) if loader.shuffle else None,
+                                            "drop_last": None})
+        self.recognised.add(id(node.func))
+        return loader
 
     # -- the calls -----------------------------------------------------------------------
     def _model(self, got) -> Any:

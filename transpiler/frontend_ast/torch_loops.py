@@ -338,6 +338,8 @@ class LoopReader:
         if len(args) != 2:
             raise NotStandard("the loss is called with other than (output, target)")
         out, target = args[0].value, args[1].value
+        if getattr(func, "keras_order", False):  # Keras' loss object: (target, output)
+            out, target = target, out
         if isinstance(out, cst.Name) and out.value in step["outputs"]:
             pass
         elif self.model_call(out, step) is None:

@@ -151,6 +151,7 @@ class LossV(V):
     config: T.Loss
     node: cst.CSTNode
     var: str | None = None
+    keras_order: bool = False  # called as (target, output), as a Keras loss object is
 
 
 @dataclass(eq=False)
@@ -584,7 +585,12 @@ class TrainingReader:
                 if part is not None:
                     self.block(part.body.body, scope)
         elif isinstance(stmt, cst.FunctionDef):
-            scope.vars[stmt.name.value] = FuncV(stmt)
+            loss = self.helper_calls.loss_object_def(stmt)
+            if loss is not None:  # Keras' loss object as the generated function: the object again
+                scope.vars[stmt.name.value] = LossV(loss, stmt, var=stmt.name.value, keras_order=True)
+                self.fact(stmt, "loss_def", loss)
+            else:
+                scope.vars[stmt.name.value] = FuncV(stmt)
         elif isinstance(stmt, cst.ClassDef):
             if _mentions(stmt, self.torch_names()):
                 raise Unsupported(f"class {stmt.name.value} uses PyTorch (not translated)")
@@ -1620,7 +1626,8 @@ class TrainingReader:
         pos = [a.value for a, _ in args if a.keyword is None]
         if len(pos) != 2 or len(args) != 2:
             raise Unsupported("a loss object called with other than (output, target)")
-        self.fact(node, "loss_call", {"loss": id(node.func), "output": id(pos[0]), "target": id(pos[1]),
+        output, target = (pos[1], pos[0]) if loss.keras_order else (pos[0], pos[1])
+        self.fact(node, "loss_call", {"loss": id(node.func), "output": id(output), "target": id(target),
                                       "config": loss.config})
         return LiveV() if self.live and not self.no_grad else LossValueV()
 

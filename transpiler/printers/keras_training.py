@@ -569,7 +569,11 @@ class ProgramPrinter:
                 self.need("ArrayDataset")
             self.need("ArrayLoader")  # (DatasetLoader's base class too)
             self.need(cls)
-            args = [self.ref(cfg["dataset"])]
+            if "arrays" in cfg:  # a loader helper of the script called on arrays
+                self.need("ArrayDataset")
+                args = [f"ArrayDataset({', '.join(self.ref(a) for a in cfg['arrays'])})"]
+            else:
+                args = [self.ref(cfg["dataset"])]
             for key in ("batch_size", "shuffle", "drop_last"):
                 if cfg[key] is not None:
                     args.append(f"{key}={self.ref(cfg[key])}")
@@ -1038,7 +1042,7 @@ class _Rewriter(cst.CSTTransformer):
             self.guarded += 1
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
-        return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups", "source")
+        return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups", "source", "loss_def")
 
     def on_leave(self, original, updated):
         p = self.p
@@ -1089,6 +1093,8 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, body) if body else cst.RemovalSentinel.REMOVE
         if kind == "training_loop":
             return self.keep_leading(original, _statements(p.training_loop(ts, original)))
+        if kind == "loss_def":  # the function a Keras loss object was written as: the object
+            return self.keep_leading(original, _statements([f"{original.name.value} = {p.loss_expr(ts.config)}"]))
         if kind == "save_checkpoint":
             return self.keep_leading(original, _statements(p.checkpoint_lines(ts)))
         if kind in ("zero_grad", "backward", "optimizer_step"):
