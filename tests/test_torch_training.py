@@ -548,3 +548,17 @@ def test_lstm_biases_step_at_twice_the_rate():
     assert 'model.get_layer("lstm_l0").weights[2]' in text and "2.0," in text
     decayed = translate(source.replace("lr=3e-3)", "lr=3e-3, weight_decay=1e-4)"), path, "keras").text
     assert "twice the rate" not in decayed
+
+
+def test_an_import_only_translated_code_used_goes_an_unused_one_stays():
+    """``copy`` served ``copy.deepcopy(model.state_dict())`` (now ``get_weights()``): it goes;
+    ``import os``, which the source never used, stays as the user wrote it."""
+    src, _ = program("criterion = nn.CrossEntropyLoss()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    src = src.replace("import numpy as np", "import copy\nimport os\n\nimport numpy as np", 1) + \
+        "    state = copy.deepcopy(model.state_dict())\n    model.load_state_dict(state)\n"
+    tr = translate(src, "t.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "model.get_weights()" in tr.text
+    tree = ast.parse(tr.text)
+    imported = {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    assert "copy" not in imported and "os" in imported

@@ -219,6 +219,7 @@ class KerasScript:
                     kept_imports.append(_code(stmt).rstrip("\n"))
                 continue
             rest.append(self.statement(stmt))
+        kept_imports = self._used_imports(kept_imports, rest)
         helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                           for g in [md.graph] + [sub.graph for sub in md.methods.values()]
                           for n in g.nodes for h in keras_ops.emit(n).helpers
@@ -238,6 +239,24 @@ class KerasScript:
             out += ["", text]
         text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r)
         return black.format_str(text, mode=black.Mode())
+
+    def _used_imports(self, imports: list[str], rest: list) -> list[str]:
+        """The imports kept but one whose names the source used and the output no longer
+        does (``from types import SimpleNamespace`` of a training helper that went)."""
+        import re
+
+        out_text = "".join(r for r in rest if r)
+        source = self.module.code
+        kept = []
+        for line in imports:
+            stmt = cst.parse_statement(line)
+            names = [a.evaluated_alias or a.evaluated_name.split(".")[0] for s in stmt.body
+                     for a in (s.names if isinstance(s.names, (list, tuple)) else [])]
+            if names and not any(re.search(rf"\b{re.escape(n)}\b", out_text) for n in names) and all(
+                    len(re.findall(rf"\b{re.escape(n)}\b", source)) > 1 for n in names):
+                continue
+            kept.append(line)
+        return kept
 
     def statement(self, stmt) -> str | None:
         if isinstance(stmt, cst.ClassDef):

@@ -1,8 +1,6 @@
 # Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
 """An MLP regressor: AdamW, a warm-up LambdaLR stepped per batch, early stopping."""
 
-import copy
-
 import numpy as np
 import math
 import keras
