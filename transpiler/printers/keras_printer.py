@@ -219,11 +219,13 @@ class KerasScript:
                     kept_imports.append(_code(stmt).rstrip("\n"))
                 continue
             rest.append(self.statement(stmt))
-        kept_imports = self._used_imports(kept_imports, rest)
         helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                           for g in [md.graph] + [sub.graph for sub in md.methods.values()]
                           for n in g.nodes for h in keras_ops.emit(n).helpers
                           if not (g is md.graph and id(md) in self.subclass_name and keras_ops.emit(n).mode_select)})
+        # (the generated helpers count as uses: torch_uniform_init reads the script's math)
+        kept_imports = self._used_imports(kept_imports, rest + [keras_ops.INIT_HELPERS[h] for h in helpers] +
+                                          self.training.helper_texts())
         wanted = set(self.training.imports)
         if "torch_uniform_init" in helpers:
             wanted.add("import math")
