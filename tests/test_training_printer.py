@@ -353,3 +353,28 @@ def test_trainable_weights_outside_a_step_are_the_parameters_that_train():
     assert printed["torch"] == printed["keras"] == "146 7"
     back = translate(result.text, "weights_torch.py", "keras").text
     assert "for p in model.trainable_weights)" in back and "requires_grad" not in back
+
+
+def test_dict_of_arrays_keyed_by_input_name_feeds_the_inputs_in_order():
+    """``fit({"b": xb, "a": xa}, y)``: Keras matches the keys against ``Input(name=...)``;
+    indexing the dict by position raised a KeyError in the generated program."""
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    a = keras.Input(shape=(3,), name='a')\n"
+              "    b = keras.Input(shape=(5,), name='b')\n"
+              "    x = keras.layers.Concatenate()([keras.layers.Dense(2)(a), b])\n"
+              "    return keras.Model([a, b], keras.layers.Dense(1)(x))\n\n\n"
+              "xa = np.random.rand(8, 3).astype('float32')\n"
+              "xb = np.random.rand(8, 5).astype('float32')\n"
+              "y = np.random.rand(8, 1).astype('float32')\n"
+              "model = build_model()\n"
+              "model.compile(optimizer='sgd', loss='mse')\n"
+              "model.fit({'b': xb, 'a': xa}, y, epochs=1, batch_size=4,\n"
+              "          validation_data=({'b': xb, 'a': xa}, y))\n"
+              "by_name = model.predict({'b': xb, 'a': xa})\n"
+              "by_position = model.predict([xa, xb])\n")
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    np.testing.assert_array_equal(namespace["by_name"], namespace["by_position"])

@@ -901,7 +901,17 @@ class TrainingPrinter:
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names
 
-    def inputs_expr(self, code: T.Code, layouts: list) -> str:
+    @staticmethod
+    def _input_names(mt: ModelTraining) -> list:
+        """The model's input names (``keras.Input(name=...)``, else the variable's): the keys
+        Keras matches a dict of arrays against."""
+        return [v.var for v in mt.md.graph.inputs] if mt.md else []
+
+    def inputs_expr(self, code: T.Code, layouts: list, names: list = ()) -> str:
+        as_dict = code_literals.dict_items(code.text) if len(layouts) > 1 else None
+        if as_dict is not None and len(names) == len(layouts) and set(names) <= set(as_dict):
+            # a dict keyed by input name: the arrays in the order of forward()'s arguments
+            return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
         parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
         if len(layouts) > 1 and parts is None:
             return f"[{', '.join(_to_layout(f'{code.text}[{i}]', lay) for i, lay in enumerate(layouts))}]"
@@ -974,7 +984,8 @@ class TrainingPrinter:
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
         in_layouts, out_layouts = self._io(mt)
         fit_name = self.fit_function(f)
-        args = [ts.model, mt.optimizer_var, mt.loss_var, self.inputs_expr(f.x, in_layouts),
+        args = [ts.model, mt.optimizer_var, mt.loss_var,
+                self.inputs_expr(f.x, in_layouts, self._input_names(mt)),
                 self.targets_expr(f.y, mt, out_layouts) if f.y is not None else "None"]
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
         if self._metrics_arg(mt) != "[]":
@@ -996,7 +1007,7 @@ class TrainingPrinter:
             if parts is None or len(parts) != 2:
                 raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
             kw["validation_data"] = T.Code(
-                f"({self.inputs_expr(T.Code(parts[0]), in_layouts)}, "
+                f"({self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))}, "
                 f"{self.targets_expr(T.Code(parts[1]), mt, out_layouts)})")
             self.features.add("validation")
         if f.shuffle is not True:
@@ -1058,7 +1069,7 @@ class TrainingPrinter:
             raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
                                       "rewriting)")
         self.needs |= {"fit_train_step", "loader"}
-        args = [ts.model, self.inputs_expr(f.x, in_layouts)]
+        args = [ts.model, self.inputs_expr(f.x, in_layouts, self._input_names(mt))]
         if f.y is not None:
             args.append(self.targets_expr(f.y, mt, out_layouts))
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
@@ -1077,7 +1088,7 @@ class TrainingPrinter:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("evaluate")
-        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts),
+        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),
                 self.targets_expr(e.y, mt, out_layouts)]
         kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}"]
         if self._metrics_arg(mt) != "[]":
@@ -1102,7 +1113,7 @@ class TrainingPrinter:
                                       "evaluate(steps=...) with the model's own test_step")
         in_layouts, out_layouts = self._io(mt)
         self.needs |= {"evaluate_test_step", "loader"}
-        args = [ts.model, self.inputs_expr(e.x, in_layouts)]
+        args = [ts.model, self.inputs_expr(e.x, in_layouts, self._input_names(mt))]
         if e.y is not None:
             args.append(self.targets_expr(e.y, mt, out_layouts))
         kw = {"batch_size": e.batch_size}
@@ -1114,7 +1125,7 @@ class TrainingPrinter:
         p: T.Predict = ts.config
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
-        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts)}"
+        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
         if p.batch_size != 32:
             call += f", batch_size={p.batch_size.text if isinstance(p.batch_size, T.Code) else lit(p.batch_size)}"
         call += ")"
