@@ -937,6 +937,15 @@ def test_embedding(check, then):
     check(one_input((6,), *body, dtype="int32"))
 
 
+def test_variable_length_sequence_input(check):
+    """``Input(shape=(None,))`` (keras.io's text classifier): the harness and ``--verify``
+    draw a concrete length for the free axis (it raised a TypeError on ``None``)."""
+    check(one_input((None,), "x = layers.Embedding(20, 4)(inp)",
+                    'x = layers.Conv1D(5, 7, strides=3, activation="relu")(x)',
+                    'x = layers.Conv1D(5, 7, strides=3, activation="relu")(x)',
+                    "out = layers.GlobalMaxPooling1D()(x)", dtype="int64"))
+
+
 RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 N_STATES = {"SimpleRNN": 1, "LSTM": 2, "GRU": 1}
 

@@ -122,12 +122,17 @@ class Comparison:
         return self.max_abs <= tol
 
 
+_FREE_SIZE = 32
+
+
 def random_inputs(graph: Graph, batch: int, seed: int = 0) -> list[np.ndarray]:
     """Channels-last random inputs for ``graph`` (token ids for inputs read by an Embedding)."""
     rng = np.random.RandomState(seed)
     out = []
     for v in graph.inputs:
-        shape = [batch] + [s for s in _source_shape(v)[1:]]
+        # a free size (``Input(shape=(None,))``, a variable-length sequence) gets a length
+        # long enough for a few strided convolutions or poolings
+        shape = [batch] + [_FREE_SIZE if s is None else s for s in _source_shape(v)[1:]]
         high = _vocab_for(graph, v)
         if v.dtype.startswith(("int", "uint")) or high is not None:
             dtype = v.dtype if v.dtype.startswith("int") else "float32"
