@@ -1211,3 +1211,39 @@ def test_a_shared_layer_spelled_as_the_keras_printer_does_keeps_its_name():
             return keras.Model([a, b], [encoder_layer(a), encoder_layer(b), other(a)])
     """))
     assert sorted({n.name for n in model.graph.nodes}) == ["encoder", "other"]
+
+
+MODULE_LEVEL_LAYERS = _PRELUDE + textwrap.dedent("""
+    augment = keras.Sequential([layers.RandomFlip("horizontal"), layers.Rescaling(1 / 255.0)],
+                               name="augment")
+    head = layers.Dense(3)
+
+
+    def build_model():
+        inputs = keras.Input(shape=(8, 6, 3))
+        x = augment(inputs)
+        x = layers.Conv2D(4, 3, padding="same")(x)
+        x = layers.GlobalAveragePooling2D()(x)
+        x = layers.Dense(5)(x)
+        return keras.Model(inputs, head(x))
+""")
+
+
+def test_module_level_layers_used_by_a_builder(keras_module):
+    """keras.io's ``data_augmentation = keras.Sequential([...])`` above ``def build_model()``:
+    bound before the builder is read (it was unbound there: the builder failed to translate,
+    or was printed without its ``return``). The layers keep Keras' auto names (the module's
+    Dense is ``dense``, the builder's ``dense_1``) and the classes distinct names."""
+    from harness import check_source, max_error
+
+    program = read(MODULE_LEVEL_LAYERS)
+    assert [str(d) for d in program.diagnostics if d.severity == "stub"] == []
+    builder = next(m for m in program.models if m.builder == "build_model")
+    assert sorted(n.source_name for n in builder.graph.nodes if n.op == "dense") == ["dense", "dense_1"]
+    checked = check_source(MODULE_LEVEL_LAYERS)
+    text = checked.translation.text
+    assert "head = layers.Dense" not in text and "return Net()" in text
+    classes = [line for line in text.splitlines() if line.startswith("class ")]
+    assert len(classes) == len(set(classes)), classes
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5

@@ -482,6 +482,8 @@ class KerasFrontend:
         self.module_stack: list[tuple[ModuleScope, int]] = []  # the module scopes a call runs in
         self.seq = 0  # construction order of layers and user objects
         self.probing = False  # reading a builder function (run(): each one in turn)
+        #: module-level statements bound before the builders are read: what they recorded
+        self.module_layer_stmts: dict[int, tuple] = {}
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -489,6 +491,7 @@ class KerasFrontend:
         self.globals.set("__name__", "__transpiler__")
         self._definitions_pass()
         self.module_uids = dict(self.uids)
+        module_layer_uids = self._bind_module_layers()
         builders: dict[str, FunctionRef] = {}
         self.builders = builders
         for stmt in self.module.body:
@@ -500,8 +503,9 @@ class KerasFrontend:
                 tmark = len(self.program.training)
                 self.probing = True
                 # Keras names layers from per-session counters: a builder called after
-                # keras.backend.clear_session() starts them afresh.
-                self.uids = {}
+                # keras.backend.clear_session() starts them afresh (after the module-level
+                # layers importing the script made).
+                self.uids = dict(module_layer_uids)
                 try:
                     result, args = self._call_function(fn, [], {}, builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
@@ -527,7 +531,8 @@ class KerasFrontend:
                     for statement in self.program.training[tmark:]:
                         statement.builder = stmt.name.value  # e.g. compile() inside the builder
                 if isinstance(result, ModelObj):
-                    self.builder_uids[stmt.name.value] = dict(self.uids)
+                    self.builder_uids[stmt.name.value] = {
+                        k: n - module_layer_uids.get(k, 0) for k, n in self.uids.items()}
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
@@ -573,6 +578,64 @@ class KerasFrontend:
             except (Unsupported, FrontendError, _Return, _Break, _Continue):
                 pass
 
+    def _bind_module_layers(self) -> dict[str, int]:
+        """Bind the module-level layers and models a builder uses (``augment =
+        keras.Sequential([...])`` above ``def build_model()``), as importing the script would
+        before anything calls the builder; without them the builder cannot be read. The
+        second pass keeps these objects (the builder's model holds them) and replays what
+        their statements recorded at the statement's place (``self.module_layer_stmts``).
+
+        Returns the auto-name counters they took.
+        """
+        functions = {s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef)}
+        used: set[str] = set()
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+                used |= _names_in(stmt.body)
+        saved_uids, self.uids = self.uids, {}
+        for stmt in self.module.body:
+            if not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign)):
+                continue
+            targets = {t.target.value for t in stmt.body[0].targets if isinstance(t.target, cst.Name)}
+            calls = _called_names(stmt)
+            if not targets & used or any(n in self.globals.vars for n in targets) \
+                    or calls & functions or calls & set(self.user_classes):
+                continue
+            mark, tmark, dmark = len(self.models), len(self.program.training), len(self.program.diagnostics)
+            uids = dict(self.uids)
+            try:
+                self._exec_stmt(stmt, self.globals, top=True)
+            except (Unsupported, FrontendError, _Return, _Break, _Continue):
+                for name in targets:
+                    self.globals.vars.pop(name, None)  # read again, and reported, in the second pass
+                self.uids = uids
+                ok = False
+            else:
+                ok = True
+            recorded = (self.models[mark:], self.program.training[tmark:], self.program.diagnostics[dmark:],
+                        {k: n - uids.get(k, 0) for k, n in self.uids.items()})
+            del self.models[mark:]
+            del self.program.training[tmark:]
+            del self.program.diagnostics[dmark:]
+            if ok:
+                self.module_layer_stmts[id(stmt)] = recorded
+                if all(isinstance(self.globals.vars.get(n), LayerObj) for n in targets):
+                    # a layer the builder's model holds: its module does the work
+                    self.program.meta.setdefault("builder_layer_statements", set()).add(id(stmt))
+        taken, self.uids = self.uids, saved_uids
+        return taken
+
+    def _replay_module_layer_stmt(self, stmt: cst.CSTNode) -> None:
+        """What a statement run by ``_bind_module_layers`` recorded, at its place in the script."""
+        models, training, diagnostics, uids = self.module_layer_stmts[id(stmt)]
+        for entry in models:
+            self._register_model(*entry)
+        self.program.training.extend(training)
+        for diag in diagnostics:
+            self.program._add(diag)
+        for k, n in uids.items():
+            self.uids[k] = self.uids.get(k, 0) + n
+
     def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
         """Interpret the ``__main__`` block, then non-builder functions it did not reach
         (``main()`` with required arguments), for models built inline.
@@ -588,6 +651,9 @@ class KerasFrontend:
         # the script, top to bottom, as `python script.py` would run it
         for stmt in self.module.body:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if id(stmt) in self.module_layer_stmts:
+                self._replay_module_layer_stmt(stmt)
                 continue
             mark = len(self.models)
             try:
@@ -2684,6 +2750,9 @@ class KerasFrontend:
     def _unique_class_name(self, name: str) -> str:
         """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""
         taken = {md.class_name for md in self.program.models} | set(self.globals.vars)
+        # the module classes of earlier models too (a model used as a layer in a builder)
+        taken |= {sc.class_name for md in self.program.models for node in md.graph.nodes
+                  for sc, _call in node.meta.get("scopes", ())}
         sep = "_" if name[-1:].isdigit() else ""
         candidate, n = name, 1
         while candidate in taken:
