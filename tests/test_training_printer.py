@@ -378,3 +378,30 @@ def test_dict_of_arrays_keyed_by_input_name_feeds_the_inputs_in_order():
     namespace = {}
     exec(result.text, namespace)
     np.testing.assert_array_equal(namespace["by_name"], namespace["by_position"])
+
+
+@pytest.mark.parametrize("optimizer", [
+    pytest.param("keras.optimizers.SGD(learning_rate=schedule, momentum=0.9)", id="in-compile"),
+    pytest.param("opt", id="optimizer-variable"),
+])
+def test_schedule_bound_to_a_name_is_read_where_the_optimizer_takes_it(optimizer):
+    """``schedule = CosineDecay(...)`` on a line of its own (keras.io style) became a stub that
+    raised before training, though the optimizer's LambdaLR already followed it."""
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(3,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(1)(inputs))\n\n\n"
+              "x = np.random.rand(8, 3).astype('float32')\n"
+              "y = np.random.rand(8, 1).astype('float32')\n"
+              "model = build_model()\n"
+              "schedule = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10)\n"
+              + ("opt = keras.optimizers.SGD(learning_rate=schedule, momentum=0.9)\n" if optimizer == "opt" else "")
+              + f"model.compile(optimizer={optimizer}, loss='mse')\n"
+              "model.fit(x, y, epochs=2, batch_size=4, verbose=0)\n")
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    lr = [v for v in namespace.values() if type(v).__name__ == "SGD"][0].param_groups[0]["lr"]
+    expected = float(keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10)(4))  # 2 epochs of 2 steps
+    assert abs(lr - expected) <= 1e-7

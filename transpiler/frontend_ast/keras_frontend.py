@@ -2221,6 +2221,8 @@ class KerasFrontend:
                 if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
                     config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
                     config.params["code"] = cst.Module([]).code_for_node(node)
+            elif isinstance(value, keras_training.TrainingObj) and value.kind == "schedule":
+                config, kind = None, "schedule_object"  # read where an optimizer takes it
             elif isinstance(value, list) and value and all(
                     isinstance(v, keras_training.TrainingObj) and v.kind == "callback" for v in value):
                 config, kind = None, "callback_list"  # ``callbacks = [EarlyStopping(...), ...]``

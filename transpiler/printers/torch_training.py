@@ -12,6 +12,7 @@ running-mean metrics printed per epoch, validation and callbacks as loop code),
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -376,7 +377,7 @@ class TrainingPrinter:
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
-                             "dataset", "gradient", "apply_gradients", "custom_code"):
+                             "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -497,6 +498,13 @@ class TrainingPrinter:
             if not self._used_by_compile_or_fit(ts.model):
                 raise NotImplementedError("callbacks not passed to fit()")
             return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
+        if ts.kind == "schedule_object":
+            users = [o.model for o in self.program.training if o.kind == "optimizer_object"
+                     and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
+            if self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users):
+                source = " ".join(ts.source.split())
+                return [f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it"]
+            raise NotImplementedError("a learning-rate schedule not given to an optimizer compile() uses")
         if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
             what = {"optimizer_object": "the torch optimizer is made where compile() was",
                     "loss_object": "compile() below picks the matching loss function",
@@ -664,8 +672,8 @@ class TrainingPrinter:
             return self.custom_code_lines(ts)
         if ts.kind in ("load_data", "to_categorical", "load_model"):
             return self.data_lines(ts)
-        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "dataset", "gradient",
-                       "apply_gradients", "tape", "model_call"):
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
+                       "dataset", "gradient", "apply_gradients", "tape", "model_call"):
             return self.loop_lines(ts)
         mt = self._model(ts, several)
         if ts.kind == "compile":
