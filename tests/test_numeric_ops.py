@@ -946,6 +946,13 @@ def test_variable_length_sequence_input(check):
                     "out = layers.GlobalMaxPooling1D()(x)", dtype="int64"))
 
 
+def test_dict_of_outputs(check):
+    """``keras.Model(inputs, {"z": ..., "a": ...})`` returns a dict: compared key by key with
+    the torch tuple (``run_both`` crashed on the dict)."""
+    check(source("inp = keras.Input(shape=(6,))", "h = layers.Dense(5)(inp)",
+                 'return keras.Model(inp, {"z": layers.Dense(1, name="z")(h), "a": layers.Dense(3, name="a")(h)})'))
+
+
 RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 N_STATES = {"SimpleRNN": 1, "LSTM": 2, "GRU": 1}
 

@@ -177,6 +177,8 @@ def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
     import torch
 
     k_out = keras_model(inputs if len(inputs) > 1 else inputs[0], training=training)
+    if isinstance(k_out, dict):  # outputs={"a": ..., "b": ...}: torch returns them in this order
+        k_out = [k_out[k] for k in graph.meta.get("output_keys", list(k_out))]
     if not isinstance(k_out, (list, tuple)):
         k_out = [k_out]
     k_out = [np.asarray(o) for o in k_out]

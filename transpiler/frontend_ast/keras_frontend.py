@@ -2658,6 +2658,8 @@ class KerasFrontend:
         graph.outputs = out_vals
         graph.nodes = [n for n in self.scratch.nodes if id(n) in needed]
         graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
+        if isinstance(outputs, dict) and all(isinstance(t, TensorVal) for t in outputs.values()):
+            graph.meta["output_keys"] = list(outputs)  # Keras returns a dict keyed like this
         return graph
 
     def _model_graph(self, model: ModelObj, node=None) -> Graph:
