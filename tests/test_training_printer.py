@@ -405,3 +405,26 @@ def test_schedule_bound_to_a_name_is_read_where_the_optimizer_takes_it(optimizer
     lr = [v for v in namespace.values() if type(v).__name__ == "SGD"][0].param_groups[0]["lr"]
     expected = float(keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10)(4))  # 2 epochs of 2 steps
     assert abs(lr - expected) <= 1e-7
+
+
+def test_tf_data_pipeline_batched_in_a_second_statement():
+    """keras.io's custom loop: ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(n).batch(b)``
+    (the first statement, unbatched, was a raising stub)."""
+    source = ("import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\n"
+              "def build_model():\n    inputs = keras.Input(shape=(6,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(3)(inputs))\n\n"
+              "x = np.zeros((20, 6), 'float32')\ny = np.zeros(20, 'int64')\nmodel = build_model()\n"
+              "optimizer = keras.optimizers.SGD(0.1)\n"
+              "dataset = tf.data.Dataset.from_tensor_slices((x, y))\n"
+              "dataset = dataset.shuffle(buffer_size=64).batch(8)\n"
+              "sizes = []\n"
+              "for xb, yb in dataset:\n    with tf.GradientTape() as tape:\n"
+              "        loss = tf.reduce_mean(model(xb))\n"
+              "    grads = tape.gradient(loss, model.trainable_variables)\n"
+              "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+              "    sizes.append(len(xb))\n")
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    assert namespace["sizes"] == [8, 8, 4]

@@ -526,6 +526,12 @@ class TrainingPrinter:
         if ts.kind == "dataset":
             ds = ts.config
             if ds.batch is None:
+                later = self.program.training[self.program.training.index(ts) + 1:]
+                if any(o.kind == "dataset" and o.model == ts.model and o.config.code == ds.code
+                       and o.config.batch is not None for o in later):
+                    # ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(...).batch(n)``:
+                    # the loader below is made from the same arrays
+                    return [f"# {ts.model} = {' '.join(ts.source.split())}: batched below"]
                 raise NotImplementedError("a tf.data pipeline without .batch()")
             parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
             layouts = self._single_model_layouts()
