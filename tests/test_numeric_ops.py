@@ -165,6 +165,17 @@ def test_conv1d(check, k, s, padding, n):
     assert_no_runtime_permute(checked)
 
 
+@pytest.mark.parametrize("k, s, d", [p for p in grid("k{k}-s{s}-d{d}", k=[1, 2, 3, 5], s=[1, 2], d=[1, 2])
+                                     if p.values[1] == 1 or p.values[2] == 1])  # Keras: not both > 1
+def test_conv1d_causal(check, k, s, d):
+    """padding="causal" (WaveNet, time series): (k - 1) * d zeros before the sequence, none
+    after: an F.pad before a valid torch convolution (it was refused)."""
+    checked = check(one_input((11, 3), f'x = layers.Conv1D(4, {k}, strides={s}, dilation_rate={d}, '
+                                       'padding="causal", activation="relu")(inp)',
+                              'out = layers.Conv1D(2, 3, padding="causal")(x)'))
+    assert_no_runtime_permute(checked)
+
+
 @pytest.mark.parametrize("k, s, padding, hw", grid("k{k}-s{s}-{padding}-{hw[0]}x{hw[1]}", k=[1, 2, 3, 4, 5],
                                                    s=[1, 2], padding=["valid", "same"],
                                                    hw=[(7, 7), (8, 8), (13, 13), (8, 7)]))

@@ -207,14 +207,23 @@ def _padding(b: BoundArgs) -> str:
     return pad.lower()
 
 
+def _causal_pads(b: BoundArgs) -> tuple:
+    """Conv1D(padding="causal"): Keras pads (kernel_size - 1) * dilation_rate zeros before the
+    sequence and none after, so no output step sees a later input step."""
+    k, d = (v if isinstance(v, int) else v[0] for v in (b.require("kernel_size"), b.get("dilation_rate")))
+    return (((k - 1) * d, 0),)
+
+
 def _conv_family(rank: int, op: str, transposed: bool = False):
     def fn(b: BoundArgs) -> LayerSpec:
         _check_channels_last(b)
+        pad = b.get("padding")
         attrs = {
             "filters": b.require("filters"),
             "kernel_size": b.require("kernel_size"),
             "strides": b.get("strides"),
-            "padding": _padding(b),
+            "padding": _causal_pads(b) if rank == 1 and not transposed and isinstance(pad, str)
+            and pad.lower() == "causal" else _padding(b),
             "dilation": b.get("dilation_rate"),
             "use_bias": b.get("use_bias"),
         }
