@@ -957,6 +957,24 @@ def test_variable_length_sequence_input(check):
                     "out = layers.GlobalMaxPooling1D()(x)", dtype="int64"))
 
 
+@pytest.mark.parametrize("shape, layer", [
+    pytest.param((None, 3), 'layers.Conv1D(4, 4, padding="same")', id="conv1d-even-kernel"),
+    pytest.param((None, 3), 'layers.Conv1D(4, 3, dilation_rate=2, padding="same")', id="conv1d-dilated"),
+    pytest.param((None, None, 3), 'layers.Conv2D(4, (2, 3), padding="same")', id="conv2d"),
+])
+def test_same_padding_on_a_free_axis(check, shape, layer):
+    """Stride-1 'same' padding on an axis of unknown length (text of any length): its pads
+    do not depend on the length (the torch selection pass divided None by the stride)."""
+    check(layer_model(shape, layer))
+
+
+def test_same_padding_with_strides_on_a_free_axis_is_refused():
+    src = one_input((None, 3), 'x = layers.Conv1D(4, 3, strides=2, padding="same")(inp)',
+                    "out = layers.GlobalMaxPooling1D()(x)")
+    result = translate(src, "case.py")
+    assert any("strides > 1 on an axis of unknown length" in d.message for d in result.stubs), result.stubs
+
+
 def test_dict_of_outputs(check):
     """``keras.Model(inputs, {"z": ..., "a": ...})`` returns a dict: compared key by key with
     the torch tuple (``run_both`` crashed on the dict)."""

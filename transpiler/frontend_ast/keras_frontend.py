@@ -30,7 +30,7 @@ from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
 from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 
 
@@ -2567,6 +2567,13 @@ class KerasFrontend:
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
             raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
+        strides = node.attrs.get("strides")
+        if node.attrs.get("padding") == "same" and isinstance(strides, tuple) and any(
+                s > 1 and values[0].shape[ax] is None
+                for s, ax in zip(strides, spatial_axes(values[0].layout or default_layout(len(values[0].shape))))):
+            # TF's pads then depend on the length, known only at run time
+            raise Unsupported(f"{layer.cls_name or spec.op}: padding='same' with strides > 1 on an axis "
+                              "of unknown length is not translated yet")
         layer.nodes.append(node)
         masks = keras_calls.output_masks(spec, layer.cls_name, attrs, call, len(node.outputs))
         outputs = [TensorVal(v, m) for v, m in zip(node.outputs, masks)]

@@ -40,7 +40,11 @@ def rule(*ops: str) -> Callable[[Rule], Rule]:
 
 
 def same_pads(size: int, k: int, s: int, d: int = 1) -> tuple[int, int]:
-    """TF's 'same' padding along one axis: (before, after), the extra at the end."""
+    """TF's 'same' padding along one axis: (before, after), the extra at the end. At
+    stride 1 it does not depend on the size (a free axis: ``Input(shape=(None, 8))``)."""
+    if s == 1:
+        total = (k - 1) * d
+        return total // 2, total - total // 2
     out = math.ceil(size / s)
     total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
     return total // 2, total - total // 2
