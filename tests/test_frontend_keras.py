@@ -1247,3 +1247,11 @@ def test_module_level_layers_used_by_a_builder(keras_module):
     assert len(classes) == len(set(classes)), classes
     assert checked.keras_params == checked.torch_params
     assert max_error(checked) <= 1e-5
+
+
+def test_module_level_layer_named_elsewhere_is_not_left_out():
+    """A module-level layer the builder uses and the script names again (``normalizer.adapt(x)``)
+    keeps its statement (a reported stub), never silently dropped: that would leave a NameError."""
+    program = read(MODULE_LEVEL_LAYERS + "\nprint(head.name)\n")
+    builder = next(m for m in program.models if m.builder == "build_model")
+    assert builder is not None and not program.meta.get("builder_layer_statements")

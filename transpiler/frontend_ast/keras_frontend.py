@@ -484,6 +484,7 @@ class KerasFrontend:
         self.probing = False  # reading a builder function (run(): each one in turn)
         #: module-level statements bound before the builders are read: what they recorded
         self.module_layer_stmts: dict[int, tuple] = {}
+        self.module_layers: dict[int, tuple] = {}  # those binding layers: (names, layers)
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -538,6 +539,7 @@ class KerasFrontend:
         self._interpret_rest(builders)
         for model, builder, var, args in self.models:
             self._finish_model(model, builder, var, args)
+        self._builder_layer_statements()
         unbuilt = [st for st in self.program.training
                    if isinstance(self.training_models.get(id(st)), ModelObj)
                    and self.training_models[id(st)].user is not None
@@ -620,10 +622,23 @@ class KerasFrontend:
             if ok:
                 self.module_layer_stmts[id(stmt)] = recorded
                 if all(isinstance(self.globals.vars.get(n), LayerObj) for n in targets):
-                    # a layer the builder's model holds: its module does the work
-                    self.program.meta.setdefault("builder_layer_statements", set()).add(id(stmt))
+                    self.module_layers[id(stmt)] = (targets, [self.globals.vars[n] for n in targets])
         taken, self.uids = self.uids, saved_uids
         return taken
+
+    def _builder_layer_statements(self) -> None:
+        """The module-level layer statements the output leaves out: layers only translated
+        builders hold (their modules do the work) and no other module-level code names."""
+        held = {id(node.meta.get("layer")) for md in self.program.models if md.builder
+                for node in md.graph.nodes}
+        named: set[str] = set()
+        for stmt in self.module.body:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in self.module_layers:
+                named |= _names_in(stmt)
+        drop = {sid for sid, (names, objs) in self.module_layers.items()
+                if all(id(o) in held for o in objs) and not names & named}
+        if drop:
+            self.program.meta["builder_layer_statements"] = drop
 
     def _replay_module_layer_stmt(self, stmt: cst.CSTNode) -> None:
         """What a statement run by ``_bind_module_layers`` recorded, at its place in the script."""
