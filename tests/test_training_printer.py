@@ -428,3 +428,42 @@ def test_tf_data_pipeline_batched_in_a_second_statement():
     namespace = {}
     exec(result.text, namespace)
     assert namespace["sizes"] == [8, 8, 4]
+
+
+@pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_top_k_metrics_match_keras(name, k):
+    """metrics=["top_k_categorical_accuracy"] stubbed compile() and fit(); the helper agrees
+    with Keras per sample, ties with the target's score included (TF's in_top_k)."""
+    import torch
+
+    from transpiler.printers.torch_training import METRIC_FUNCTIONS
+
+    namespace = {"torch": torch}
+    exec(METRIC_FUNCTIONS[(name, None)], namespace)
+    rng = np.random.RandomState(k)
+    scores = rng.randint(0, 4, size=(64, 7)).astype("float32")  # small integers: many ties
+    labels = rng.randint(0, 7, size=64)
+    target = labels if name.startswith("sparse") else np.eye(7, dtype="float32")[labels]
+    expected = np.asarray(getattr(keras.metrics, name)(target, scores, k=k))
+    got = namespace[name](torch.from_numpy(scores), torch.from_numpy(target), k=k).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert 0 < expected.mean() < 1 or k >= 5
+
+
+def test_top_k_metric_in_compile_is_translated():
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(3,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(7, activation='softmax')(inputs))\n\n\n"
+              "x = np.random.rand(8, 3).astype('float32')\n"
+              "y = np.random.randint(0, 7, size=(8,))\n"
+              "model = build_model()\n"
+              "model.compile(optimizer='sgd', loss='sparse_categorical_crossentropy',\n"
+              "              metrics=['accuracy', 'sparse_top_k_categorical_accuracy'])\n"
+              "history = model.fit(x, y, epochs=1, batch_size=4, verbose=0)\n")
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    assert namespace["history"].history["sparse_top_k_categorical_accuracy"][0] >= 0.0

@@ -169,6 +169,20 @@ def binary_accuracy(probs, target):
     """Keras' binary_accuracy (threshold 0.5)."""
     return ((probs > 0.5).float() == target.to(probs.dtype).view_as(probs)).float().mean(dim=-1)
 ''',
+    ("top_k_categorical_accuracy", None): '''
+def top_k_categorical_accuracy(output, target, k=5):
+    """1.0 where fewer than k classes score above the one-hot target's class (TF's in_top_k:
+    classes tied with it count as in the top k)."""
+    label = target.view_as(output).argmax(dim=-1, keepdim=True)
+    return ((output > output.gather(-1, label)).sum(dim=-1) < k).float()
+''',
+    ("sparse_top_k_categorical_accuracy", None): '''
+def sparse_top_k_categorical_accuracy(output, target, k=5):
+    """1.0 where fewer than k classes score above the integer target's class (TF's in_top_k:
+    classes tied with it count as in the top k)."""
+    label = target.view(output.shape[:-1]).long().unsqueeze(-1)
+    return ((output > output.gather(-1, label)).sum(dim=-1) < k).float()
+''',
     ("accuracy", None): '''
 def accuracy(output, target):
     """Keras' Accuracy: how often the output equals the target exactly."""
