@@ -975,6 +975,24 @@ def test_same_padding_with_strides_on_a_free_axis_is_refused():
     assert any("strides > 1 on an axis of unknown length" in d.message for d in result.stubs), result.stubs
 
 
+@pytest.mark.parametrize("activation", [
+    pytest.param("layers.LeakyReLU(negative_slope=0.1)", id="leaky_relu"),
+    pytest.param("layers.ReLU(max_value=1.0, threshold=0.2)", id="relu-args"),
+    pytest.param("layers.ELU(alpha=0.5)", id="elu"),
+    pytest.param("layers.Softmax()", id="softmax"),
+])
+def test_activation_layer_object_as_activation(check, activation):
+    """``Dense(..., activation=LeakyReLU(0.1))``: Keras calls the layer (it was refused, with
+    the layer object's whole repr in the message)."""
+    check(layer_model((6,), f"layers.Dense(4, activation={activation})"))
+
+
+def test_activation_layer_with_weights_is_refused():
+    src = layer_model((6,), "layers.Dense(4, activation=layers.PReLU())")
+    (stub, *_) = translate(src, "case.py").stubs
+    assert "activation=PReLU(...)" in stub.message and "LayerSpec" not in stub.message
+
+
 def test_dict_of_outputs(check):
     """``keras.Model(inputs, {"z": ..., "a": ...})`` returns a dict: compared key by key with
     the torch tuple (``run_both`` crashed on the dict)."""

@@ -179,13 +179,25 @@ ACTIVATIONS: dict[str, tuple[str, dict[str, Any]] | None] = {
 }
 
 
+#: the ops an activation string names: an activation layer object of one of them may be an
+#: ``activation=`` too
+_ACTIVATION_OPS = {entry[0] for entry in ACTIVATIONS.values() if entry is not None}
+
+
 def activation_spec(value: Any) -> tuple[str, dict[str, Any]] | None:
     """The op for an ``activation=`` argument (a string or a resolved function name)."""
     if value is None:
         return None
+    spec = getattr(value, "spec", None)  # a layer object (activation=LeakyReLU(0.1)): Keras calls it
+    if spec is not None:
+        if spec.activation is None and spec.op in _ACTIVATION_OPS:
+            return spec.op, dict(spec.attrs)
+        raise Unsupported(f"activation={getattr(value, 'cls_name', None) or spec.op}(...): only an "
+                          "activation layer without weights can be an activation")
     name = value if isinstance(value, str) else getattr(value, "activation_name", None)
     if name is None:
-        raise Unsupported(f"activation {value!r} is not a known Keras activation")
+        shown = repr(value) if isinstance(value, (int, float, bool)) else type(value).__name__
+        raise Unsupported(f"activation {shown} is not a known Keras activation")
     if name not in ACTIVATIONS:
         raise Unsupported(f"activation {name!r} is not supported")
     return ACTIVATIONS[name]
