@@ -467,3 +467,29 @@ def test_top_k_metric_in_compile_is_translated():
     namespace = {}
     exec(result.text, namespace)
     assert namespace["history"].history["sparse_top_k_categorical_accuracy"][0] >= 0.0
+
+
+def test_load_model_picks_the_model_saved_to_that_path(tmp_path, monkeypatch):
+    """load_model() in a script with two models (keras.io's module-level augmentation
+    Sequential and the classifier): the one ``model.save`` wrote to the same path."""
+    source = ("import numpy as np\nimport keras\nfrom keras import layers\n\n"
+              "augment = keras.Sequential([layers.RandomFlip('horizontal')], name='augment')\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(6, 6, 2))\n"
+              "    x = augment(inputs)\n"
+              "    x = layers.Conv2D(3, 3)(x)\n"
+              "    return keras.Model(inputs, layers.Dense(2)(layers.Flatten()(x)))\n\n\n"
+              "x = np.random.rand(8, 6, 6, 2).astype('float32')\n"
+              "y = np.random.randint(0, 2, size=(8,))\n"
+              "model = build_model()\n"
+              "model.compile(optimizer='sgd', loss='sparse_categorical_crossentropy')\n"
+              "model.fit(x, y, epochs=1, batch_size=4, verbose=0)\n"
+              "model.save('final.keras')\n"
+              "restored = keras.models.load_model('final.keras')\n"
+              "same = np.allclose(restored.predict(x), model.predict(x))\n")
+    result = translate(source, "p.py")
+    assert len(result.program.models) == 2 and not result.stubs, result.stubs
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    exec(result.text, namespace)
+    assert namespace["same"] is True

@@ -2268,15 +2268,25 @@ class KerasFrontend:
         from transpiler.ir import training as T
 
         span = self._span(node)
-        if len(self.models) != 1 or not node.args:
+        entry = self.models[0] if len(self.models) == 1 else None
+        if node.args and entry is None:
+            # several models: the one the script saved to this path (model.save("m.keras"))
+            path_code = cst.Module([]).code_for_node(node.args[0].value)
+            saved = [self.training_models.get(id(st)) for st in self.program.training
+                     if st.kind == "save" and not st.config.weights_only and st.config.path.text == path_code]
+            for obj in saved[-1:]:
+                entry = next((e for e in self.models if e[0] is obj or (
+                    isinstance(obj, ModelHandle) and obj.builder is not None and e[1] == obj.builder)), None)
+        if entry is None or not node.args:
             self.program.stub(span, "load_model(): the saved model is not one of this script's models",
                               self._line(span))
             return Unknown("loaded model")
-        model, builder, _var, _args = self.models[0]
+        model, builder, _var, _args = entry
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
         path = T.Code(cst.Module([]).code_for_node(node.args[0].value))
         self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
+        self.training_models[id(self.program.training[-1])] = model
         return ModelHandle(builder, model)
 
     def _data_call(self, func: ApiRef, node):

@@ -705,10 +705,13 @@ class TrainingPrinter:
 
     def data_lines(self, ts: T.TrainingStatement) -> list[str]:
         if ts.kind == "load_model":
-            if len(self.program.models) != 1:
+            md = ts.model_def or (self.program.models[0] if len(self.program.models) == 1 else None)
+            if md is None:
                 raise NotImplementedError("load_model() in a script with several models")
+            if getattr(self, "model_class", md.class_name) != md.class_name:
+                raise NotImplementedError("load_model() of two different models")
             self.datasets.add("load_model")
-            self.model_class = self.program.models[0].class_name
+            self.model_class = md.class_name
             return [f"load_model({_pt_path(ts.config.text)})"]
         if ts.kind == "load_data":
             if ts.config not in dataset_loaders.LOADERS:
