@@ -1364,7 +1364,7 @@ def test_group_normalization(check, shape, layer, where):
 
 @pytest.mark.parametrize("layer", [
     "RandomFlip()", 'RandomFlip("horizontal")', "RandomRotation(0.2)", "RandomZoom(0.1)",
-    "RandomTranslation(0.1, 0.2)", "RandomContrast(0.3)"])
+    "RandomTranslation(0.1, 0.2)", "RandomContrast(0.3)", "GaussianNoise(0.5)", "GaussianDropout(0.3)"])
 def test_random_augmentation_is_identity_at_inference(check, layer):
     check(one_input((7, 6, 3), f"x = layers.{layer}(inp)", 'out = layers.Conv2D(2, 3)(x)'))
 
@@ -1400,6 +1400,27 @@ def test_random_flip_training(mode, flipped, where):
     k = np.asarray(kmodel(x, training=True))
     k_flip = np.all(k == np.flip(x, flipped), axis=(1, 2, 3))
     assert 0 < k_flip.sum() < 64  # Keras draws the same way
+
+
+@pytest.mark.parametrize("layer, mean, std", [
+    pytest.param("layers.GaussianNoise(0.5)", 0.0, 0.5, id="noise"),
+    pytest.param("layers.GaussianDropout(0.2)", 1.0, 0.5, id="dropout"),  # sqrt(0.2 / 0.8)
+])
+def test_gaussian_noise_layers_in_training(layer, mean, std):
+    """GaussianNoise adds N(0, stddev) noise, GaussianDropout multiplies by N(1, sqrt(rate /
+    (1 - rate))), in training only (both were refused): the torch draws have Keras'
+    distribution on a feature map (a channels-first one after the conv)."""
+    src = one_input((6, 5, 3), 'x = layers.Conv2D(3, 1, use_bias=False)(inp)', f"out = {layer}(x)")
+    kmodel, tmodel, graph = build_pair(src)
+    tmodel.conv1.weight.data = torch.eye(3).view(3, 3, 1, 1)
+    kmodel.layers[1].kernel.assign(np.eye(3, dtype="float32").reshape(1, 1, 3, 3))
+    x = np.random.RandomState(0).uniform(1.0, 2.0, size=(200, 6, 5, 3)).astype("float32")
+    y = run_training_mode(tmodel, graph, x)
+    k = np.asarray(kmodel(x, training=True))
+    for out in (y, k):
+        noise = out - x if mean == 0.0 else out / x
+        assert abs(noise.mean() - mean) < 0.02 and abs(noise.std() - std) < 0.02, (noise.mean(), noise.std())
+    assert not np.allclose(y, k)
 
 
 def test_random_contrast_training():

@@ -678,6 +678,10 @@ AUGMENTATIONS = {
     "RandomTranslation": "height_factor; width_factor; fill_mode='reflect'; interpolation='bilinear'; seed=None; "
                          "fill_value=0.0; data_format=None",
     "RandomContrast": "factor; value_range=(0, 255); seed=None",
+    # regularisation noise, not image augmentation, but the same kind of layer: the
+    # identity at inference, a random draw in training
+    "GaussianNoise": "stddev; seed=None",
+    "GaussianDropout": "rate; seed=None",
 }
 
 

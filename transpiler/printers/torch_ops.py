@@ -1346,6 +1346,18 @@ def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
                 f"    {o}_factor = torch.empty({o}.shape[0], 1, 1, 1, device={o}.device).uniform_("
                 f"{lit(1.0 - lower)}, {lit(1.0 + upper)})",
                 f"    {o} = (({o} - {o}_mean) * {o}_factor + {o}_mean).clamp({lit(float(low))}, {lit(float(high))})"]
+        if kind == "GaussianNoise":
+            return lines + [f"# GaussianNoise in training: zero-mean normal noise, stddev {config['stddev']}",
+                            "if self.training:",
+                            f"    {o} = {o} + torch.randn_like({o}) * {lit(float(config['stddev']))}"]
+        if kind == "GaussianDropout" and 0 < float(config["rate"]) < 1:
+            std = math.sqrt(float(config["rate"]) / (1.0 - float(config["rate"])))
+            return lines + [f"# GaussianDropout in training: times normal noise of mean 1, stddev "
+                            f"sqrt(rate / (1 - rate))",
+                            "if self.training:",
+                            f"    {o} = {o} * (1.0 + torch.randn_like({o}) * {lit(std)})"]
+        if kind == "GaussianDropout":
+            return lines + [f"# GaussianDropout(rate={config['rate']!r}): the identity, as in Keras"]
         shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
         return lines + [f"# {kind}({shown}):",
                         "# the identity here; its training-time augmentation has no faithful torch form",
