@@ -17,6 +17,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
 from transpiler.ir.initializers import Initializer
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.ir.params import expected_shapes
 from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
 from transpiler.printers.code import call, lit, size_arg
 from transpiler.weights.transforms import Transform
@@ -132,10 +133,40 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
                 "RandomUniform": "uniform",
                 "zero": "zeros", "one": "ones"}.get(name, name)
     if name not in _INIT:
+        scaled = _variance_scaling_line(node, key, tensor, name)
+        if scaled is not None:
+            return scaled
         node.meta.setdefault("init_warnings", []).append(f"{key}={chosen!r} not reproduced; "
                                                          f"{default} used")
         name = default
     return _INIT[name].format(t=tensor)
+
+
+#: the canonical param each ``*_initializer`` argument initialises
+_INITIALIZED_PARAM = {"kernel_initializer": "kernel", "recurrent_initializer": "recurrent_kernel",
+                      "embeddings_initializer": "embeddings"}
+
+
+def _variance_scaling_line(node: Node, key: str, tensor: str, name) -> str | None:
+    """``he_normal``, ``glorot_normal``, ``lecun_normal`` (and the uniform ones): Keras'
+    variance scaling with the fans of the Keras weight (torch's fans differ for some
+    layouts); None when the weight's shape is not known here."""
+    if name not in _VARIANCE_SCALING:
+        return None
+    try:
+        shape = expected_shapes(node).get(_INITIALIZED_PARAM.get(key, ""))
+    except (KeyError, ValueError, TypeError, IndexError):  # shapes not resolvable: the warning path
+        shape = None
+    if not shape:
+        return None
+    scale, mode, dist = _VARIANCE_SCALING[name]
+    fan_in, fan_out = _keras_fans(shape)
+    fan = (fan_in + fan_out) / 2 if mode == "avg" else fan_in
+    if dist == "uniform":
+        limit = math.sqrt(3.0 * scale / fan)
+        return f"nn.init.uniform_({tensor}, {lit(-limit)}, {lit(limit)})"
+    std = math.sqrt(scale / fan) / 0.87962566103423978  # Keras' normal truncated at 2 std, rescaled
+    return f"nn.init.trunc_normal_({tensor}, 0.0, {lit(std)}, {lit(-2 * std)}, {lit(2 * std)})"
 
 
 def _named(chosen) -> bool:
