@@ -215,6 +215,15 @@ def test_callback_and_loss_base_classes_imported_by_name():
     assert "callbacks=[Printer(), LambdaCallback()]" in result.text
 
 
+def _exec_translated(source: str) -> dict:
+    """Translate ``source`` (no stub allowed) and run the generated program; its globals."""
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    return namespace
+
+
 def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
     source = ("import numpy as np\nimport keras\n\n\n"
               "def build_model():\n"
@@ -225,10 +234,7 @@ def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
               "model = build_model()\n"
               "x = np.random.rand(5, 6, 6, 2).astype('float32')\n"
               "a, b = model.predict(x)\n")
-    result = translate(source, "p.py")
-    assert not result.stubs, result.stubs
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     assert namespace["a"].shape == (5, 6, 6, 3) and namespace["b"].shape == (5, 4)
 
 
@@ -373,10 +379,7 @@ def test_dict_of_arrays_keyed_by_input_name_feeds_the_inputs_in_order():
               "          validation_data=({'b': xb, 'a': xa}, y))\n"
               "by_name = model.predict({'b': xb, 'a': xa})\n"
               "by_position = model.predict([xa, xb])\n")
-    result = translate(source, "p.py")
-    assert not result.stubs, result.stubs
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     np.testing.assert_array_equal(namespace["by_name"], namespace["by_position"])
 
 
@@ -398,10 +401,7 @@ def test_schedule_bound_to_a_name_is_read_where_the_optimizer_takes_it(optimizer
               + ("opt = keras.optimizers.SGD(learning_rate=schedule, momentum=0.9)\n" if optimizer == "opt" else "")
               + f"model.compile(optimizer={optimizer}, loss='mse')\n"
               "model.fit(x, y, epochs=2, batch_size=4, verbose=0)\n")
-    result = translate(source, "p.py")
-    assert not result.stubs, result.stubs
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     lr = [v for v in namespace.values() if type(v).__name__ == "SGD"][0].param_groups[0]["lr"]
     expected = float(keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10)(4))  # 2 epochs of 2 steps
     assert abs(lr - expected) <= 1e-7
@@ -423,10 +423,7 @@ def test_tf_data_pipeline_batched_in_a_second_statement():
               "    grads = tape.gradient(loss, model.trainable_variables)\n"
               "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
               "    sizes.append(len(xb))\n")
-    result = translate(source, "p.py")
-    assert not result.stubs, result.stubs
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     assert namespace["sizes"] == [8, 8, 4]
 
 
@@ -462,10 +459,7 @@ def test_top_k_metric_in_compile_is_translated():
               "model.compile(optimizer='sgd', loss='sparse_categorical_crossentropy',\n"
               "              metrics=['accuracy', 'sparse_top_k_categorical_accuracy'])\n"
               "history = model.fit(x, y, epochs=1, batch_size=4, verbose=0)\n")
-    result = translate(source, "p.py")
-    assert not result.stubs, result.stubs
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     assert namespace["history"].history["sparse_top_k_categorical_accuracy"][0] >= 0.0
 
 
@@ -487,9 +481,7 @@ def test_load_model_picks_the_model_saved_to_that_path(tmp_path, monkeypatch):
               "model.save('final.keras')\n"
               "restored = keras.models.load_model('final.keras')\n"
               "same = np.allclose(restored.predict(x), model.predict(x))\n")
-    result = translate(source, "p.py")
-    assert len(result.program.models) == 2 and not result.stubs, result.stubs
+    assert len(translate(source, "p.py").program.models) == 2
     monkeypatch.chdir(tmp_path)
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     assert namespace["same"] is True
