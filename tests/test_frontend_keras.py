@@ -1255,3 +1255,28 @@ def test_module_level_layer_named_elsewhere_is_not_left_out():
     program = read(MODULE_LEVEL_LAYERS + "\nprint(head.name)\n")
     builder = next(m for m in program.models if m.builder == "build_model")
     assert builder is not None and not program.meta.get("builder_layer_statements")
+
+
+@pytest.mark.parametrize("body, message", [
+    pytest.param("base.trainable = False\n    y = base(x)", "`.trainable = False` (frozen weights) is not translated",
+                 id="frozen-model"),
+    pytest.param("y = base(x, training=False)", "model base(..., training=False): the fixed mode",
+                 id="model-inference-mode"),
+    pytest.param("y = layers.Dropout(0.5)(base(x), training=True)", "Dropout(..., training=True): the fixed "
+                 "mode is not translated (the torch module follows model.train()/eval(): predictions differ",
+                 id="mc-dropout"),
+])
+def test_training_mode_and_freezing_are_reported(body, message):
+    """``base.trainable = False`` and ``base(x, training=False)`` (the transfer-learning guide)
+    were silently ignored: the torch program trained the frozen weights, with batch statistics."""
+    program = read(_PRELUDE + textwrap.dedent("""
+        def build_model():
+            base = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3), layers.BatchNormalization()],
+                                    name="base")
+            x = keras.Input(shape=(4,))
+            BODY
+            return keras.Model(x, layers.Dense(1)(y))
+    """).replace("BODY", body))
+    assert len(program.models) == 1 and program.models[0].builder == "build_model"
+    assert any(d.severity == "warning" and message in d.message for d in program.diagnostics), \
+        [str(d) for d in program.diagnostics]

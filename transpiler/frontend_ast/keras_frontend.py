@@ -1036,6 +1036,12 @@ class KerasFrontend:
                 container[key] = value
         elif isinstance(target, cst.Attribute):
             base = self._eval(target.value, env)
+            if target.attr.value == "trainable" and value is not True and isinstance(base, (LayerObj, ModelObj)):
+                span = self._span(target)
+                self.program.warn(span, "`.trainable = False` (frozen weights) is not translated: the torch "
+                                        "optimizer updates these parameters and a frozen BatchNormalization "
+                                        "follows model.train(); freeze them with requires_grad_(False) and "
+                                        "eval()", self._line(span))
             if isinstance(base, ModelObj) and base.user is not None:
                 base = base.user
             if isinstance(base, UserObj):
@@ -2006,6 +2012,7 @@ class KerasFrontend:
         objects, so the same weights) run again on them, as one submodule."""
         x = args[0] if args else kwargs.get("inputs")
         inputs = _tensors_in([x])
+        self._warn_fixed_mode(kwargs, f"model {model.name or model.var or ''}".strip(), span)
         if model.graph is None and model.input_shape is None and len(inputs) == 1 and model.layers \
                 and getattr(model.layers[0], "input_shape", None) is None:
             model.input_shape = tuple(inputs[0].value.shape[1:])  # a Sequential is built by its first call
@@ -2555,7 +2562,18 @@ class KerasFrontend:
                          scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
+    def _warn_fixed_mode(self, kwargs, what: str, span: Span) -> None:
+        """``layer(x, training=False)``: Keras fixes the mode of that call; the torch module
+        follows model.train()/eval(). Said, since training then differs."""
+        fixed = kwargs.get("training")
+        if isinstance(fixed, bool):
+            differs = "predictions differ" if fixed else "training differs"
+            self.program.warn(span, f"{what}(..., training={fixed}): the fixed mode is not translated (the "
+                                    f"torch module follows model.train()/eval(): {differs} where it has "
+                                    "dropout, noise or batch normalization)", self._line(span))
+
     def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
+        self._warn_fixed_mode(kwargs, layer.cls_name or layer.spec.op, span)
         # the call's tensors (several for attention layers) and Keras' masks: keras_calls
         call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
         inputs = call.tensors
