@@ -485,3 +485,21 @@ def test_load_model_picks_the_model_saved_to_that_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace = _exec_translated(source)
     assert namespace["same"] is True
+
+
+def test_predict_of_a_dict_of_outputs_returns_a_dict():
+    """``Model(inputs, {"map": ..., "score": ...})``: Keras' predict returns a dict (the
+    generated program indexed a list by key: a TypeError), outputs channels-last."""
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(6, 6, 2))\n"
+              "    a = keras.layers.Conv2D(3, 3, padding='same', name='map')(inputs)\n"
+              "    b = keras.layers.Dense(4, name='score')(keras.layers.Flatten()(inputs))\n"
+              "    return keras.Model(inputs, {'score': b, 'map': a})\n\n\n"
+              "model = build_model()\n"
+              "x = np.random.rand(5, 6, 6, 2).astype('float32')\n"
+              "preds = model.predict(x)\n")
+    namespace = _exec_translated(source)
+    preds = namespace["preds"]
+    assert sorted(preds) == ["map", "score"]
+    assert preds["map"].shape == (5, 6, 6, 3) and preds["score"].shape == (5, 4)

@@ -1165,7 +1165,10 @@ class TrainingPrinter:
         if any(lay and is_channels_first(lay) for lay in out_layouts):
             perms = [Layout(lay, channels_last_of(lay)).perm if lay and is_channels_first(lay) else None
                      for lay in out_layouts]  # each output back to Keras' channels-last layout
-            return [f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"]
+            call = f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"
+        keys = mt.md.graph.meta.get("output_keys") if mt.md else None
+        if keys:  # outputs={"a": ..., "b": ...}: Keras' predict returns a dict too
+            return [f"dict(zip({lit(tuple(keys))}, {call}))"]
         return [call]
 
     def save_lines(self, ts: T.TrainingStatement) -> list[str]:
