@@ -1211,3 +1211,72 @@ def test_a_shared_layer_spelled_as_the_keras_printer_does_keeps_its_name():
             return keras.Model([a, b], [encoder_layer(a), encoder_layer(b), other(a)])
     """))
     assert sorted({n.name for n in model.graph.nodes}) == ["encoder", "other"]
+
+
+MODULE_LEVEL_LAYERS = _PRELUDE + textwrap.dedent("""
+    augment = keras.Sequential([layers.RandomFlip("horizontal"), layers.Rescaling(1 / 255.0)],
+                               name="augment")
+    head = layers.Dense(3)
+
+
+    def build_model():
+        inputs = keras.Input(shape=(8, 6, 3))
+        x = augment(inputs)
+        x = layers.Conv2D(4, 3, padding="same")(x)
+        x = layers.GlobalAveragePooling2D()(x)
+        x = layers.Dense(5)(x)
+        return keras.Model(inputs, head(x))
+""")
+
+
+def test_module_level_layers_used_by_a_builder(keras_module):
+    """keras.io's ``data_augmentation = keras.Sequential([...])`` above ``def build_model()``:
+    bound before the builder is read (it was unbound there: the builder failed to translate,
+    or was printed without its ``return``). The layers keep Keras' auto names (the module's
+    Dense is ``dense``, the builder's ``dense_1``) and the classes distinct names."""
+    from harness import check_source, max_error
+
+    program = read(MODULE_LEVEL_LAYERS)
+    assert [str(d) for d in program.diagnostics if d.severity == "stub"] == []
+    builder = next(m for m in program.models if m.builder == "build_model")
+    assert sorted(n.source_name for n in builder.graph.nodes if n.op == "dense") == ["dense", "dense_1"]
+    checked = check_source(MODULE_LEVEL_LAYERS)
+    text = checked.translation.text
+    assert "head = layers.Dense" not in text and "return Net()" in text
+    classes = [line for line in text.splitlines() if line.startswith("class ")]
+    assert len(classes) == len(set(classes)), classes
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5
+
+
+def test_module_level_layer_named_elsewhere_is_not_left_out():
+    """A module-level layer the builder uses and the script names again (``normalizer.adapt(x)``)
+    keeps its statement (a reported stub), never silently dropped: that would leave a NameError."""
+    program = read(MODULE_LEVEL_LAYERS + "\nprint(head.name)\n")
+    builder = next(m for m in program.models if m.builder == "build_model")
+    assert builder is not None and not program.meta.get("builder_layer_statements")
+
+
+@pytest.mark.parametrize("body, message", [
+    pytest.param("base.trainable = False\n    y = base(x)", "`.trainable = False` (frozen weights) is not translated",
+                 id="frozen-model"),
+    pytest.param("y = base(x, training=False)", "model base(..., training=False): the fixed mode",
+                 id="model-inference-mode"),
+    pytest.param("y = layers.Dropout(0.5)(base(x), training=True)", "Dropout(..., training=True): the fixed "
+                 "mode is not translated (the torch module follows model.train()/eval(): predictions differ",
+                 id="mc-dropout"),
+])
+def test_training_mode_and_freezing_are_reported(body, message):
+    """``base.trainable = False`` and ``base(x, training=False)`` (the transfer-learning guide)
+    were silently ignored: the torch program trained the frozen weights, with batch statistics."""
+    program = read(_PRELUDE + textwrap.dedent("""
+        def build_model():
+            base = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3), layers.BatchNormalization()],
+                                    name="base")
+            x = keras.Input(shape=(4,))
+            BODY
+            return keras.Model(x, layers.Dense(1)(y))
+    """).replace("BODY", body))
+    assert len(program.models) == 1 and program.models[0].builder == "build_model"
+    assert any(d.severity == "warning" and message in d.message for d in program.diagnostics), \
+        [str(d) for d in program.diagnostics]

@@ -142,3 +142,30 @@ def test_an_initializer_not_reproduced_falls_back_to_the_keras_default_with_a_wa
     assert "nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)" in result.text
     assert any("embeddings_initializer" in d.message and "uniform used" in d.message
                for d in result.diagnostics), [str(d) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("initializer, scale, mode, dist", [
+    ("he_normal", 2.0, "in", "normal"),
+    ("glorot_normal", 1.0, "avg", "normal"),
+    ("lecun_normal", 1.0, "in", "normal"),
+    ("lecun_uniform", 1.0, "in", "uniform"),
+])
+@pytest.mark.parametrize("layer, name, fans", [
+    ("layers.Dense(400, kernel_initializer='INIT', name='w')", "w.weight", (60, 400)),
+    ("layers.Conv1D(300, 5, kernel_initializer='INIT', name='w')", "w.weight", (5 * 60, 5 * 300)),
+])
+def test_variance_scaling_initializers_by_name(initializer, scale, mode, dist, layer, name, fans):
+    """kernel_initializer='he_normal' (ResNets) was reported as not reproduced and drew
+    glorot_uniform: Keras' truncated normal (or uniform) with the Keras weight's fans."""
+    module, text = build("    x = keras.Input(shape=(12, 60))\n"
+                         f"    return keras.Model(x, {layer.replace('INIT', initializer)}(x))\n")
+    w = dict(module.named_parameters())[name].detach()
+    fan = fans[0] if mode == "in" else sum(fans) / 2
+    if dist == "normal":
+        std = math.sqrt(scale / fan) / 0.87962566103423978
+        assert float(w.abs().max()) <= 2 * std  # truncated at two standard deviations
+        assert abs(float(w.std()) - std * 0.87962566103423978) < 0.05 * std  # the truncated normal's std
+    else:
+        limit = math.sqrt(3 * scale / fan)
+        assert 0.98 * limit < float(w.abs().max()) <= limit
+    assert "trunc_normal_" in text or "uniform_" in text

@@ -165,6 +165,17 @@ def test_conv1d(check, k, s, padding, n):
     assert_no_runtime_permute(checked)
 
 
+@pytest.mark.parametrize("k, s, d", [p for p in grid("k{k}-s{s}-d{d}", k=[1, 2, 3, 5], s=[1, 2], d=[1, 2])
+                                     if p.values[1] == 1 or p.values[2] == 1])  # Keras: not both > 1
+def test_conv1d_causal(check, k, s, d):
+    """padding="causal" (WaveNet, time series): (k - 1) * d zeros before the sequence, none
+    after: an F.pad before a valid torch convolution (it was refused)."""
+    checked = check(one_input((11, 3), f'x = layers.Conv1D(4, {k}, strides={s}, dilation_rate={d}, '
+                                       'padding="causal", activation="relu")(inp)',
+                              'out = layers.Conv1D(2, 3, padding="causal")(x)'))
+    assert_no_runtime_permute(checked)
+
+
 @pytest.mark.parametrize("k, s, padding, hw", grid("k{k}-s{s}-{padding}-{hw[0]}x{hw[1]}", k=[1, 2, 3, 4, 5],
                                                    s=[1, 2], padding=["valid", "same"],
                                                    hw=[(7, 7), (8, 8), (13, 13), (8, 7)]))
@@ -937,6 +948,58 @@ def test_embedding(check, then):
     check(one_input((6,), *body, dtype="int32"))
 
 
+def test_variable_length_sequence_input(check):
+    """``Input(shape=(None,))`` (keras.io's text classifier): the harness and ``--verify``
+    draw a concrete length for the free axis (it raised a TypeError on ``None``)."""
+    check(one_input((None,), "x = layers.Embedding(20, 4)(inp)",
+                    'x = layers.Conv1D(5, 7, strides=3, activation="relu")(x)',
+                    'x = layers.Conv1D(5, 7, strides=3, activation="relu")(x)',
+                    "out = layers.GlobalMaxPooling1D()(x)", dtype="int64"))
+
+
+@pytest.mark.parametrize("shape, layer", [
+    pytest.param((None, 3), 'layers.Conv1D(4, 4, padding="same")', id="conv1d-even-kernel"),
+    pytest.param((None, 3), 'layers.Conv1D(4, 3, dilation_rate=2, padding="same")', id="conv1d-dilated"),
+    pytest.param((None, None, 3), 'layers.Conv2D(4, (2, 3), padding="same")', id="conv2d"),
+])
+def test_same_padding_on_a_free_axis(check, shape, layer):
+    """Stride-1 'same' padding on an axis of unknown length (text of any length): its pads
+    do not depend on the length (the torch selection pass divided None by the stride)."""
+    check(layer_model(shape, layer))
+
+
+def test_same_padding_with_strides_on_a_free_axis_is_refused():
+    src = one_input((None, 3), 'x = layers.Conv1D(4, 3, strides=2, padding="same")(inp)',
+                    "out = layers.GlobalMaxPooling1D()(x)")
+    result = translate(src, "case.py")
+    assert any("strides > 1 on an axis of unknown length" in d.message for d in result.stubs), result.stubs
+
+
+@pytest.mark.parametrize("activation", [
+    pytest.param("layers.LeakyReLU(negative_slope=0.1)", id="leaky_relu"),
+    pytest.param("layers.ReLU(max_value=1.0, threshold=0.2)", id="relu-args"),
+    pytest.param("layers.ELU(alpha=0.5)", id="elu"),
+    pytest.param("layers.Softmax()", id="softmax"),
+])
+def test_activation_layer_object_as_activation(check, activation):
+    """``Dense(..., activation=LeakyReLU(0.1))``: Keras calls the layer (it was refused, with
+    the layer object's whole repr in the message)."""
+    check(layer_model((6,), f"layers.Dense(4, activation={activation})"))
+
+
+def test_activation_layer_with_weights_is_refused():
+    src = layer_model((6,), "layers.Dense(4, activation=layers.PReLU())")
+    (stub, *_) = translate(src, "case.py").stubs
+    assert "activation=PReLU(...)" in stub.message and "LayerSpec" not in stub.message
+
+
+def test_dict_of_outputs(check):
+    """``keras.Model(inputs, {"z": ..., "a": ...})`` returns a dict: compared key by key with
+    the torch tuple (``run_both`` crashed on the dict)."""
+    check(source("inp = keras.Input(shape=(6,))", "h = layers.Dense(5)(inp)",
+                 'return keras.Model(inp, {"z": layers.Dense(1, name="z")(h), "a": layers.Dense(3, name="a")(h)})'))
+
+
 RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 N_STATES = {"SimpleRNN": 1, "LSTM": 2, "GRU": 1}
 
@@ -1301,7 +1364,7 @@ def test_group_normalization(check, shape, layer, where):
 
 @pytest.mark.parametrize("layer", [
     "RandomFlip()", 'RandomFlip("horizontal")', "RandomRotation(0.2)", "RandomZoom(0.1)",
-    "RandomTranslation(0.1, 0.2)", "RandomContrast(0.3)"])
+    "RandomTranslation(0.1, 0.2)", "RandomContrast(0.3)", "GaussianNoise(0.5)", "GaussianDropout(0.3)"])
 def test_random_augmentation_is_identity_at_inference(check, layer):
     check(one_input((7, 6, 3), f"x = layers.{layer}(inp)", 'out = layers.Conv2D(2, 3)(x)'))
 
@@ -1337,6 +1400,27 @@ def test_random_flip_training(mode, flipped, where):
     k = np.asarray(kmodel(x, training=True))
     k_flip = np.all(k == np.flip(x, flipped), axis=(1, 2, 3))
     assert 0 < k_flip.sum() < 64  # Keras draws the same way
+
+
+@pytest.mark.parametrize("layer, mean, std", [
+    pytest.param("layers.GaussianNoise(0.5)", 0.0, 0.5, id="noise"),
+    pytest.param("layers.GaussianDropout(0.2)", 1.0, 0.5, id="dropout"),  # sqrt(0.2 / 0.8)
+])
+def test_gaussian_noise_layers_in_training(layer, mean, std):
+    """GaussianNoise adds N(0, stddev) noise, GaussianDropout multiplies by N(1, sqrt(rate /
+    (1 - rate))), in training only (both were refused): the torch draws have Keras'
+    distribution on a feature map (a channels-first one after the conv)."""
+    src = one_input((6, 5, 3), 'x = layers.Conv2D(3, 1, use_bias=False)(inp)', f"out = {layer}(x)")
+    kmodel, tmodel, graph = build_pair(src)
+    tmodel.conv1.weight.data = torch.eye(3).view(3, 3, 1, 1)
+    kmodel.layers[1].kernel.assign(np.eye(3, dtype="float32").reshape(1, 1, 3, 3))
+    x = np.random.RandomState(0).uniform(1.0, 2.0, size=(200, 6, 5, 3)).astype("float32")
+    y = run_training_mode(tmodel, graph, x)
+    k = np.asarray(kmodel(x, training=True))
+    for out in (y, k):
+        noise = out - x if mean == 0.0 else out / x
+        assert abs(noise.mean() - mean) < 0.02 and abs(noise.std() - std) < 0.02, (noise.mean(), noise.std())
+    assert not np.allclose(y, k)
 
 
 def test_random_contrast_training():

@@ -322,6 +322,39 @@ def test_add_weight_becomes_an_nn_parameter():
     assert max_error(checked) <= 1e-5
 
 
+SCALAR_WEIGHT = '''
+import keras
+from keras import layers, ops
+
+
+class ScaledDense(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="glorot_uniform")
+        self.scale = self.add_weight(shape=(), initializer="ones", name="scale")
+
+    def call(self, inputs):
+        return self.scale * ops.matmul(inputs, self.w)
+
+
+def build_model():
+    inputs = keras.Input(shape=(8,))
+    return keras.Model(inputs, ScaledDense(4)(inputs))
+'''
+
+
+def test_scalar_add_weight_is_a_zero_dim_parameter():
+    """``add_weight(shape=())`` → ``torch.empty(())``: ``torch.empty()`` raises a TypeError."""
+    text = translate(SCALAR_WEIGHT, "net.py").text
+    assert "self.scale = nn.Parameter(torch.empty(()))" in text
+    checked = check_source(SCALAR_WEIGHT, batch=4)
+    assert checked.keras_params == checked.torch_params == 8 * 4 + 1
+    assert max_error(checked) <= 1e-5
+
+
 def _checkpoint_roundtrip(source: str, tmp_path, seed: int) -> float:
     """Keras model of ``source`` with random weights → .weights.h5 → safetensors → the
     generated module: the largest output difference."""

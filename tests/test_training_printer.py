@@ -215,6 +215,15 @@ def test_callback_and_loss_base_classes_imported_by_name():
     assert "callbacks=[Printer(), LambdaCallback()]" in result.text
 
 
+def _exec_translated(source: str) -> dict:
+    """Translate ``source`` (no stub allowed) and run the generated program; its globals."""
+    result = translate(source, "p.py")
+    assert not result.stubs, result.stubs
+    namespace = {}
+    exec(result.text, namespace)
+    return namespace
+
+
 def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
     source = ("import numpy as np\nimport keras\n\n\n"
               "def build_model():\n"
@@ -225,10 +234,7 @@ def test_predict_of_two_channels_first_outputs_returns_channels_last_arrays():
               "model = build_model()\n"
               "x = np.random.rand(5, 6, 6, 2).astype('float32')\n"
               "a, b = model.predict(x)\n")
-    result = translate(source, "p.py")
-    assert not result.stubs, result.stubs
-    namespace = {}
-    exec(result.text, namespace)
+    namespace = _exec_translated(source)
     assert namespace["a"].shape == (5, 6, 6, 3) and namespace["b"].shape == (5, 4)
 
 
@@ -353,3 +359,147 @@ def test_trainable_weights_outside_a_step_are_the_parameters_that_train():
     assert printed["torch"] == printed["keras"] == "146 7"
     back = translate(result.text, "weights_torch.py", "keras").text
     assert "for p in model.trainable_weights)" in back and "requires_grad" not in back
+
+
+def test_dict_of_arrays_keyed_by_input_name_feeds_the_inputs_in_order():
+    """``fit({"b": xb, "a": xa}, y)``: Keras matches the keys against ``Input(name=...)``;
+    indexing the dict by position raised a KeyError in the generated program."""
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    a = keras.Input(shape=(3,), name='a')\n"
+              "    b = keras.Input(shape=(5,), name='b')\n"
+              "    x = keras.layers.Concatenate()([keras.layers.Dense(2)(a), b])\n"
+              "    return keras.Model([a, b], keras.layers.Dense(1)(x))\n\n\n"
+              "xa = np.random.rand(8, 3).astype('float32')\n"
+              "xb = np.random.rand(8, 5).astype('float32')\n"
+              "y = np.random.rand(8, 1).astype('float32')\n"
+              "model = build_model()\n"
+              "model.compile(optimizer='sgd', loss='mse')\n"
+              "model.fit({'b': xb, 'a': xa}, y, epochs=1, batch_size=4,\n"
+              "          validation_data=({'b': xb, 'a': xa}, y))\n"
+              "by_name = model.predict({'b': xb, 'a': xa})\n"
+              "by_position = model.predict([xa, xb])\n")
+    namespace = _exec_translated(source)
+    np.testing.assert_array_equal(namespace["by_name"], namespace["by_position"])
+
+
+@pytest.mark.parametrize("optimizer", [
+    pytest.param("keras.optimizers.SGD(learning_rate=schedule, momentum=0.9)", id="in-compile"),
+    pytest.param("opt", id="optimizer-variable"),
+])
+def test_schedule_bound_to_a_name_is_read_where_the_optimizer_takes_it(optimizer):
+    """``schedule = CosineDecay(...)`` on a line of its own (keras.io style) became a stub that
+    raised before training, though the optimizer's LambdaLR already followed it."""
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(3,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(1)(inputs))\n\n\n"
+              "x = np.random.rand(8, 3).astype('float32')\n"
+              "y = np.random.rand(8, 1).astype('float32')\n"
+              "model = build_model()\n"
+              "schedule = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10)\n"
+              + ("opt = keras.optimizers.SGD(learning_rate=schedule, momentum=0.9)\n" if optimizer == "opt" else "")
+              + f"model.compile(optimizer={optimizer}, loss='mse')\n"
+              "model.fit(x, y, epochs=2, batch_size=4, verbose=0)\n")
+    namespace = _exec_translated(source)
+    lr = [v for v in namespace.values() if type(v).__name__ == "SGD"][0].param_groups[0]["lr"]
+    expected = float(keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10)(4))  # 2 epochs of 2 steps
+    assert abs(lr - expected) <= 1e-7
+
+
+def test_tf_data_pipeline_batched_in_a_second_statement():
+    """keras.io's custom loop: ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(n).batch(b)``
+    (the first statement, unbatched, was a raising stub)."""
+    source = ("import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\n"
+              "def build_model():\n    inputs = keras.Input(shape=(6,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(3)(inputs))\n\n"
+              "x = np.zeros((20, 6), 'float32')\ny = np.zeros(20, 'int64')\nmodel = build_model()\n"
+              "optimizer = keras.optimizers.SGD(0.1)\n"
+              "dataset = tf.data.Dataset.from_tensor_slices((x, y))\n"
+              "dataset = dataset.shuffle(buffer_size=64).batch(8)\n"
+              "sizes = []\n"
+              "for xb, yb in dataset:\n    with tf.GradientTape() as tape:\n"
+              "        loss = tf.reduce_mean(model(xb))\n"
+              "    grads = tape.gradient(loss, model.trainable_variables)\n"
+              "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+              "    sizes.append(len(xb))\n")
+    namespace = _exec_translated(source)
+    assert namespace["sizes"] == [8, 8, 4]
+
+
+@pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_top_k_metrics_match_keras(name, k):
+    """metrics=["top_k_categorical_accuracy"] stubbed compile() and fit(); the helper agrees
+    with Keras per sample, ties with the target's score included (TF's in_top_k)."""
+    import torch
+
+    from transpiler.printers.torch_training import METRIC_FUNCTIONS
+
+    namespace = {"torch": torch}
+    exec(METRIC_FUNCTIONS[(name, None)], namespace)
+    rng = np.random.RandomState(k)
+    scores = rng.randint(0, 4, size=(64, 7)).astype("float32")  # small integers: many ties
+    labels = rng.randint(0, 7, size=64)
+    target = labels if name.startswith("sparse") else np.eye(7, dtype="float32")[labels]
+    expected = np.asarray(getattr(keras.metrics, name)(target, scores, k=k))
+    got = namespace[name](torch.from_numpy(scores), torch.from_numpy(target), k=k).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert 0 < expected.mean() < 1 or k >= 5
+
+
+def test_top_k_metric_in_compile_is_translated():
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(3,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(7, activation='softmax')(inputs))\n\n\n"
+              "x = np.random.rand(8, 3).astype('float32')\n"
+              "y = np.random.randint(0, 7, size=(8,))\n"
+              "model = build_model()\n"
+              "model.compile(optimizer='sgd', loss='sparse_categorical_crossentropy',\n"
+              "              metrics=['accuracy', 'sparse_top_k_categorical_accuracy'])\n"
+              "history = model.fit(x, y, epochs=1, batch_size=4, verbose=0)\n")
+    namespace = _exec_translated(source)
+    assert namespace["history"].history["sparse_top_k_categorical_accuracy"][0] >= 0.0
+
+
+def test_load_model_picks_the_model_saved_to_that_path(tmp_path, monkeypatch):
+    """load_model() in a script with two models (keras.io's module-level augmentation
+    Sequential and the classifier): the one ``model.save`` wrote to the same path."""
+    source = ("import numpy as np\nimport keras\nfrom keras import layers\n\n"
+              "augment = keras.Sequential([layers.RandomFlip('horizontal')], name='augment')\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(6, 6, 2))\n"
+              "    x = augment(inputs)\n"
+              "    x = layers.Conv2D(3, 3)(x)\n"
+              "    return keras.Model(inputs, layers.Dense(2)(layers.Flatten()(x)))\n\n\n"
+              "x = np.random.rand(8, 6, 6, 2).astype('float32')\n"
+              "y = np.random.randint(0, 2, size=(8,))\n"
+              "model = build_model()\n"
+              "model.compile(optimizer='sgd', loss='sparse_categorical_crossentropy')\n"
+              "model.fit(x, y, epochs=1, batch_size=4, verbose=0)\n"
+              "model.save('final.keras')\n"
+              "restored = keras.models.load_model('final.keras')\n"
+              "same = np.allclose(restored.predict(x), model.predict(x))\n")
+    assert len(translate(source, "p.py").program.models) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace = _exec_translated(source)
+    assert namespace["same"] is True
+
+
+def test_predict_of_a_dict_of_outputs_returns_a_dict():
+    """``Model(inputs, {"map": ..., "score": ...})``: Keras' predict returns a dict (the
+    generated program indexed a list by key: a TypeError), outputs channels-last."""
+    source = ("import numpy as np\nimport keras\n\n\n"
+              "def build_model():\n"
+              "    inputs = keras.Input(shape=(6, 6, 2))\n"
+              "    a = keras.layers.Conv2D(3, 3, padding='same', name='map')(inputs)\n"
+              "    b = keras.layers.Dense(4, name='score')(keras.layers.Flatten()(inputs))\n"
+              "    return keras.Model(inputs, {'score': b, 'map': a})\n\n\n"
+              "model = build_model()\n"
+              "x = np.random.rand(5, 6, 6, 2).astype('float32')\n"
+              "preds = model.predict(x)\n")
+    namespace = _exec_translated(source)
+    preds = namespace["preds"]
+    assert sorted(preds) == ["map", "score"]
+    assert preds["map"].shape == (5, 6, 6, 3) and preds["score"].shape == (5, 4)

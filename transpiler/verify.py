@@ -122,12 +122,17 @@ class Comparison:
         return self.max_abs <= tol
 
 
+_FREE_SIZE = 32
+
+
 def random_inputs(graph: Graph, batch: int, seed: int = 0) -> list[np.ndarray]:
     """Channels-last random inputs for ``graph`` (token ids for inputs read by an Embedding)."""
     rng = np.random.RandomState(seed)
     out = []
     for v in graph.inputs:
-        shape = [batch] + [s for s in _source_shape(v)[1:]]
+        # a free size (``Input(shape=(None,))``, a variable-length sequence) gets a length
+        # long enough for a few strided convolutions or poolings
+        shape = [batch] + [_FREE_SIZE if s is None else s for s in _source_shape(v)[1:]]
         high = _vocab_for(graph, v)
         if v.dtype.startswith(("int", "uint")) or high is not None:
             dtype = v.dtype if v.dtype.startswith("int") else "float32"
@@ -172,6 +177,8 @@ def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
     import torch
 
     k_out = keras_model(inputs if len(inputs) > 1 else inputs[0], training=training)
+    if isinstance(k_out, dict):  # outputs={"a": ..., "b": ...}: torch returns them in this order
+        k_out = [k_out[k] for k in graph.meta.get("output_keys", list(k_out))]
     if not isinstance(k_out, (list, tuple)):
         k_out = [k_out]
     k_out = [np.asarray(o) for o in k_out]

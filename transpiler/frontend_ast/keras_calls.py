@@ -67,7 +67,7 @@ MASK_READING_MERGES = {
 MASKED_OPS = {"lstm", "gru", "simple_rnn", "global_avg_pool1d"}
 ATTENTION_OPS = {"multi_head_attention", "attention", "additive_attention"}
 #: augmentation layers whose training-time transformation the torch module reproduces
-FAITHFUL_AUGMENTATIONS = ("RandomFlip", "RandomContrast")
+FAITHFUL_AUGMENTATIONS = ("RandomFlip", "RandomContrast", "GaussianNoise", "GaussianDropout")
 
 
 def mask_of(tensor: Any) -> Any:

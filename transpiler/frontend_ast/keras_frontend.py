@@ -30,7 +30,7 @@ from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
 from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 
 
@@ -482,6 +482,9 @@ class KerasFrontend:
         self.module_stack: list[tuple[ModuleScope, int]] = []  # the module scopes a call runs in
         self.seq = 0  # construction order of layers and user objects
         self.probing = False  # reading a builder function (run(): each one in turn)
+        #: module-level statements bound before the builders are read: what they recorded
+        self.module_layer_stmts: dict[int, tuple] = {}
+        self.module_layers: dict[int, tuple] = {}  # those binding layers: (names, layers)
 
     # -- entry point --------------------------------------------------------------
     def run(self) -> Program:
@@ -489,6 +492,7 @@ class KerasFrontend:
         self.globals.set("__name__", "__transpiler__")
         self._definitions_pass()
         self.module_uids = dict(self.uids)
+        module_layer_uids = self._bind_module_layers()
         builders: dict[str, FunctionRef] = {}
         self.builders = builders
         for stmt in self.module.body:
@@ -500,8 +504,9 @@ class KerasFrontend:
                 tmark = len(self.program.training)
                 self.probing = True
                 # Keras names layers from per-session counters: a builder called after
-                # keras.backend.clear_session() starts them afresh.
-                self.uids = {}
+                # keras.backend.clear_session() starts them afresh (after the module-level
+                # layers importing the script made).
+                self.uids = dict(module_layer_uids)
                 try:
                     result, args = self._call_function(fn, [], {}, builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
@@ -527,12 +532,14 @@ class KerasFrontend:
                     for statement in self.program.training[tmark:]:
                         statement.builder = stmt.name.value  # e.g. compile() inside the builder
                 if isinstance(result, ModelObj):
-                    self.builder_uids[stmt.name.value] = dict(self.uids)
+                    self.builder_uids[stmt.name.value] = {
+                        k: n - module_layer_uids.get(k, 0) for k, n in self.uids.items()}
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
         for model, builder, var, args in self.models:
             self._finish_model(model, builder, var, args)
+        self._builder_layer_statements()
         unbuilt = [st for st in self.program.training
                    if isinstance(self.training_models.get(id(st)), ModelObj)
                    and self.training_models[id(st)].user is not None
@@ -573,6 +580,77 @@ class KerasFrontend:
             except (Unsupported, FrontendError, _Return, _Break, _Continue):
                 pass
 
+    def _bind_module_layers(self) -> dict[str, int]:
+        """Bind the module-level layers and models a builder uses (``augment =
+        keras.Sequential([...])`` above ``def build_model()``), as importing the script would
+        before anything calls the builder; without them the builder cannot be read. The
+        second pass keeps these objects (the builder's model holds them) and replays what
+        their statements recorded at the statement's place (``self.module_layer_stmts``).
+
+        Returns the auto-name counters they took.
+        """
+        functions = {s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef)}
+        used: set[str] = set()
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+                used |= _names_in(stmt.body)
+        saved_uids, self.uids = self.uids, {}
+        for stmt in self.module.body:
+            if not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign)):
+                continue
+            targets = {t.target.value for t in stmt.body[0].targets if isinstance(t.target, cst.Name)}
+            calls = _called_names(stmt)
+            if not targets & used or any(n in self.globals.vars for n in targets) \
+                    or calls & functions or calls & set(self.user_classes):
+                continue
+            mark, tmark, dmark = len(self.models), len(self.program.training), len(self.program.diagnostics)
+            uids = dict(self.uids)
+            try:
+                self._exec_stmt(stmt, self.globals, top=True)
+            except (Unsupported, FrontendError, _Return, _Break, _Continue):
+                for name in targets:
+                    self.globals.vars.pop(name, None)  # read again, and reported, in the second pass
+                self.uids = uids
+                ok = False
+            else:
+                ok = True
+            recorded = (self.models[mark:], self.program.training[tmark:], self.program.diagnostics[dmark:],
+                        {k: n - uids.get(k, 0) for k, n in self.uids.items()})
+            del self.models[mark:]
+            del self.program.training[tmark:]
+            del self.program.diagnostics[dmark:]
+            if ok:
+                self.module_layer_stmts[id(stmt)] = recorded
+                if all(isinstance(self.globals.vars.get(n), LayerObj) for n in targets):
+                    self.module_layers[id(stmt)] = (targets, [self.globals.vars[n] for n in targets])
+        taken, self.uids = self.uids, saved_uids
+        return taken
+
+    def _builder_layer_statements(self) -> None:
+        """The module-level layer statements the output leaves out: layers only translated
+        builders hold (their modules do the work) and no other module-level code names."""
+        held = {id(node.meta.get("layer")) for md in self.program.models if md.builder
+                for node in md.graph.nodes}
+        named: set[str] = set()
+        for stmt in self.module.body:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in self.module_layers:
+                named |= _names_in(stmt)
+        drop = {sid for sid, (names, objs) in self.module_layers.items()
+                if all(id(o) in held for o in objs) and not names & named}
+        if drop:
+            self.program.meta["builder_layer_statements"] = drop
+
+    def _replay_module_layer_stmt(self, stmt: cst.CSTNode) -> None:
+        """What a statement run by ``_bind_module_layers`` recorded, at its place in the script."""
+        models, training, diagnostics, uids = self.module_layer_stmts[id(stmt)]
+        for entry in models:
+            self._register_model(*entry)
+        self.program.training.extend(training)
+        for diag in diagnostics:
+            self.program._add(diag)
+        for k, n in uids.items():
+            self.uids[k] = self.uids.get(k, 0) + n
+
     def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
         """Interpret the ``__main__`` block, then non-builder functions it did not reach
         (``main()`` with required arguments), for models built inline.
@@ -588,6 +666,9 @@ class KerasFrontend:
         # the script, top to bottom, as `python script.py` would run it
         for stmt in self.module.body:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if id(stmt) in self.module_layer_stmts:
+                self._replay_module_layer_stmt(stmt)
                 continue
             mark = len(self.models)
             try:
@@ -955,6 +1036,12 @@ class KerasFrontend:
                 container[key] = value
         elif isinstance(target, cst.Attribute):
             base = self._eval(target.value, env)
+            if target.attr.value == "trainable" and value is not True and isinstance(base, (LayerObj, ModelObj)):
+                span = self._span(target)
+                self.program.warn(span, "`.trainable = False` (frozen weights) is not translated: the torch "
+                                        "optimizer updates these parameters and a frozen BatchNormalization "
+                                        "follows model.train(); freeze them with requires_grad_(False) and "
+                                        "eval()", self._line(span))
             if isinstance(base, ModelObj) and base.user is not None:
                 base = base.user
             if isinstance(base, UserObj):
@@ -1925,6 +2012,7 @@ class KerasFrontend:
         objects, so the same weights) run again on them, as one submodule."""
         x = args[0] if args else kwargs.get("inputs")
         inputs = _tensors_in([x])
+        self._warn_fixed_mode(kwargs, f"model {model.name or model.var or ''}".strip(), span)
         if model.graph is None and model.input_shape is None and len(inputs) == 1 and model.layers \
                 and getattr(model.layers[0], "input_shape", None) is None:
             model.input_shape = tuple(inputs[0].value.shape[1:])  # a Sequential is built by its first call
@@ -2155,6 +2243,8 @@ class KerasFrontend:
                 if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
                     config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
                     config.params["code"] = cst.Module([]).code_for_node(node)
+            elif isinstance(value, keras_training.TrainingObj) and value.kind == "schedule":
+                config, kind = None, "schedule_object"  # read where an optimizer takes it
             elif isinstance(value, list) and value and all(
                     isinstance(v, keras_training.TrainingObj) and v.kind == "callback" for v in value):
                 config, kind = None, "callback_list"  # ``callbacks = [EarlyStopping(...), ...]``
@@ -2185,15 +2275,25 @@ class KerasFrontend:
         from transpiler.ir import training as T
 
         span = self._span(node)
-        if len(self.models) != 1 or not node.args:
+        entry = self.models[0] if len(self.models) == 1 else None
+        if node.args and entry is None:
+            # several models: the one the script saved to this path (model.save("m.keras"))
+            path_code = cst.Module([]).code_for_node(node.args[0].value)
+            saved = [self.training_models.get(id(st)) for st in self.program.training
+                     if st.kind == "save" and not st.config.weights_only and st.config.path.text == path_code]
+            for obj in saved[-1:]:
+                entry = next((e for e in self.models if e[0] is obj or (
+                    isinstance(obj, ModelHandle) and obj.builder is not None and e[1] == obj.builder)), None)
+        if entry is None or not node.args:
             self.program.stub(span, "load_model(): the saved model is not one of this script's models",
                               self._line(span))
             return Unknown("loaded model")
-        model, builder, _var, _args = self.models[0]
+        model, builder, _var, _args = entry
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
         path = T.Code(cst.Module([]).code_for_node(node.args[0].value))
         self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
+        self.training_models[id(self.program.training[-1])] = model
         return ModelHandle(builder, model)
 
     def _data_call(self, func: ApiRef, node):
@@ -2462,7 +2562,18 @@ class KerasFrontend:
                          scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
+    def _warn_fixed_mode(self, kwargs, what: str, span: Span) -> None:
+        """``layer(x, training=False)``: Keras fixes the mode of that call; the torch module
+        follows model.train()/eval(). Said, since training then differs."""
+        fixed = kwargs.get("training")
+        if isinstance(fixed, bool):
+            differs = "predictions differ" if fixed else "training differs"
+            self.program.warn(span, f"{what}(..., training={fixed}): the fixed mode is not translated (the "
+                                    f"torch module follows model.train()/eval(): {differs} where it has "
+                                    "dropout, noise or batch normalization)", self._line(span))
+
     def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
+        self._warn_fixed_mode(kwargs, layer.cls_name or layer.spec.op, span)
         # the call's tensors (several for attention layers) and Keras' masks: keras_calls
         call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
         inputs = call.tensors
@@ -2499,6 +2610,13 @@ class KerasFrontend:
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
             raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
+        strides = node.attrs.get("strides")
+        if node.attrs.get("padding") == "same" and isinstance(strides, tuple) and any(
+                s > 1 and values[0].shape[ax] is None
+                for s, ax in zip(strides, spatial_axes(values[0].layout or default_layout(len(values[0].shape))))):
+            # TF's pads then depend on the length, known only at run time
+            raise Unsupported(f"{layer.cls_name or spec.op}: padding='same' with strides > 1 on an axis "
+                              "of unknown length is not translated yet")
         layer.nodes.append(node)
         masks = keras_calls.output_masks(spec, layer.cls_name, attrs, call, len(node.outputs))
         outputs = [TensorVal(v, m) for v, m in zip(node.outputs, masks)]
@@ -2590,6 +2708,8 @@ class KerasFrontend:
         graph.outputs = out_vals
         graph.nodes = [n for n in self.scratch.nodes if id(n) in needed]
         graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
+        if isinstance(outputs, dict) and all(isinstance(t, TensorVal) for t in outputs.values()):
+            graph.meta["output_keys"] = list(outputs)  # Keras returns a dict keyed like this
         return graph
 
     def _model_graph(self, model: ModelObj, node=None) -> Graph:
@@ -2684,6 +2804,9 @@ class KerasFrontend:
     def _unique_class_name(self, name: str) -> str:
         """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""
         taken = {md.class_name for md in self.program.models} | set(self.globals.vars)
+        # the module classes of earlier models too (a model used as a layer in a builder)
+        taken |= {sc.class_name for md in self.program.models for node in md.graph.nodes
+                  for sc, _call in node.meta.get("scopes", ())}
         sep = "_" if name[-1:].isdigit() else ""
         candidate, n = name, 1
         while candidate in taken:

@@ -179,13 +179,25 @@ ACTIVATIONS: dict[str, tuple[str, dict[str, Any]] | None] = {
 }
 
 
+#: the ops an activation string names: an activation layer object of one of them may be an
+#: ``activation=`` too
+_ACTIVATION_OPS = {entry[0] for entry in ACTIVATIONS.values() if entry is not None}
+
+
 def activation_spec(value: Any) -> tuple[str, dict[str, Any]] | None:
     """The op for an ``activation=`` argument (a string or a resolved function name)."""
     if value is None:
         return None
+    spec = getattr(value, "spec", None)  # a layer object (activation=LeakyReLU(0.1)): Keras calls it
+    if spec is not None:
+        if spec.activation is None and spec.op in _ACTIVATION_OPS:
+            return spec.op, dict(spec.attrs)
+        raise Unsupported(f"activation={getattr(value, 'cls_name', None) or spec.op}(...): only an "
+                          "activation layer without weights can be an activation")
     name = value if isinstance(value, str) else getattr(value, "activation_name", None)
     if name is None:
-        raise Unsupported(f"activation {value!r} is not a known Keras activation")
+        shown = repr(value) if isinstance(value, (int, float, bool)) else type(value).__name__
+        raise Unsupported(f"activation {shown} is not a known Keras activation")
     if name not in ACTIVATIONS:
         raise Unsupported(f"activation {name!r} is not supported")
     return ACTIVATIONS[name]
@@ -207,14 +219,23 @@ def _padding(b: BoundArgs) -> str:
     return pad.lower()
 
 
+def _causal_pads(b: BoundArgs) -> tuple:
+    """Conv1D(padding="causal"): Keras pads (kernel_size - 1) * dilation_rate zeros before the
+    sequence and none after, so no output step sees a later input step."""
+    k, d = (v if isinstance(v, int) else v[0] for v in (b.require("kernel_size"), b.get("dilation_rate")))
+    return (((k - 1) * d, 0),)
+
+
 def _conv_family(rank: int, op: str, transposed: bool = False):
     def fn(b: BoundArgs) -> LayerSpec:
         _check_channels_last(b)
+        pad = b.get("padding")
         attrs = {
             "filters": b.require("filters"),
             "kernel_size": b.require("kernel_size"),
             "strides": b.get("strides"),
-            "padding": _padding(b),
+            "padding": _causal_pads(b) if rank == 1 and not transposed and isinstance(pad, str)
+            and pad.lower() == "causal" else _padding(b),
             "dilation": b.get("dilation_rate"),
             "use_bias": b.get("use_bias"),
         }
@@ -657,6 +678,10 @@ AUGMENTATIONS = {
     "RandomTranslation": "height_factor; width_factor; fill_mode='reflect'; interpolation='bilinear'; seed=None; "
                          "fill_value=0.0; data_format=None",
     "RandomContrast": "factor; value_range=(0, 255); seed=None",
+    # regularisation noise, not image augmentation, but the same kind of layer: the
+    # identity at inference, a random draw in training
+    "GaussianNoise": "stddev; seed=None",
+    "GaussianDropout": "rate; seed=None",
 }
 
 

@@ -52,6 +52,8 @@ METRIC_NAMES = {
     "MeanAbsoluteError": "mean_absolute_error",
     "mse": "mean_squared_error", "mean_squared_error": "mean_squared_error",
     "MeanSquaredError": "mean_squared_error",
+    "top_k_categorical_accuracy": "top_k_categorical_accuracy",
+    "sparse_top_k_categorical_accuracy": "sparse_top_k_categorical_accuracy",
     # stateful (counts over the epoch); default settings only
     "AUC": "auc", "Precision": "precision", "Recall": "recall",
 }

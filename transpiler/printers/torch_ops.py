@@ -17,6 +17,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
 from transpiler.ir.initializers import Initializer
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.ir.params import expected_shapes
 from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
 from transpiler.printers.code import call, lit, size_arg
 from transpiler.weights.transforms import Transform
@@ -132,10 +133,40 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
                 "RandomUniform": "uniform",
                 "zero": "zeros", "one": "ones"}.get(name, name)
     if name not in _INIT:
+        scaled = _variance_scaling_line(node, key, tensor, name)
+        if scaled is not None:
+            return scaled
         node.meta.setdefault("init_warnings", []).append(f"{key}={chosen!r} not reproduced; "
                                                          f"{default} used")
         name = default
     return _INIT[name].format(t=tensor)
+
+
+#: the canonical param each ``*_initializer`` argument initialises
+_INITIALIZED_PARAM = {"kernel_initializer": "kernel", "recurrent_initializer": "recurrent_kernel",
+                      "embeddings_initializer": "embeddings"}
+
+
+def _variance_scaling_line(node: Node, key: str, tensor: str, name) -> str | None:
+    """``he_normal``, ``glorot_normal``, ``lecun_normal`` (and the uniform ones): Keras'
+    variance scaling with the fans of the Keras weight (torch's fans differ for some
+    layouts); None when the weight's shape is not known here."""
+    if name not in _VARIANCE_SCALING:
+        return None
+    try:
+        shape = expected_shapes(node).get(_INITIALIZED_PARAM.get(key, ""))
+    except (KeyError, ValueError, TypeError, IndexError):  # shapes not resolvable: the warning path
+        shape = None
+    if not shape:
+        return None
+    scale, mode, dist = _VARIANCE_SCALING[name]
+    fan_in, fan_out = _keras_fans(shape)
+    fan = (fan_in + fan_out) / 2 if mode == "avg" else fan_in
+    if dist == "uniform":
+        limit = math.sqrt(3.0 * scale / fan)
+        return f"nn.init.uniform_({tensor}, {lit(-limit)}, {lit(limit)})"
+    std = math.sqrt(scale / fan) / 0.87962566103423978  # Keras' normal truncated at 2 std, rescaled
+    return f"nn.init.trunc_normal_({tensor}, 0.0, {lit(std)}, {lit(-2 * std)}, {lit(2 * std)})"
 
 
 def _named(chosen) -> bool:
@@ -424,7 +455,8 @@ def emit_variable_torch(node: Node, m: str) -> Emission:
     Keras weight is not trainable), initialised like Keras' initializer."""
     shape = tuple(node.attrs["shape"])
     frozen = "" if node.attrs["trainable"] else ", requires_grad=False"
-    module = f"nn.Parameter(torch.empty({', '.join(str(d) for d in shape)}){frozen})"
+    dims = ", ".join(str(d) for d in shape) or "()"  # a scalar weight: torch.empty(()), not torch.empty()
+    module = f"nn.Parameter(torch.empty({dims}){frozen})"
     init, imports = variable_init(node, m, shape)
     return Emission(module, lambda ins: m, state=[StateEntry("", "value", Transform.IDENTITY)],
                     init=init, parameter=True, inline_anywhere=True, imports=imports)
@@ -1345,6 +1377,18 @@ def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
                 f"    {o}_factor = torch.empty({o}.shape[0], 1, 1, 1, device={o}.device).uniform_("
                 f"{lit(1.0 - lower)}, {lit(1.0 + upper)})",
                 f"    {o} = (({o} - {o}_mean) * {o}_factor + {o}_mean).clamp({lit(float(low))}, {lit(float(high))})"]
+        if kind == "GaussianNoise":
+            return lines + [f"# GaussianNoise in training: zero-mean normal noise, stddev {config['stddev']}",
+                            "if self.training:",
+                            f"    {o} = {o} + torch.randn_like({o}) * {lit(float(config['stddev']))}"]
+        if kind == "GaussianDropout" and 0 < float(config["rate"]) < 1:
+            std = math.sqrt(float(config["rate"]) / (1.0 - float(config["rate"])))
+            return lines + [f"# GaussianDropout in training: times normal noise of mean 1, stddev "
+                            f"sqrt(rate / (1 - rate))",
+                            "if self.training:",
+                            f"    {o} = {o} * (1.0 + torch.randn_like({o}) * {lit(std)})"]
+        if kind == "GaussianDropout":
+            return lines + [f"# GaussianDropout(rate={config['rate']!r}): the identity, as in Keras"]
         shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
         return lines + [f"# {kind}({shown}):",
                         "# the identity here; its training-time augmentation has no faithful torch form",

@@ -572,7 +572,7 @@ class _Printer:
                 return [*_parse_classes([code.text]), new, *loads]
             self.pending_classes.append(code.text)
             return [new, *loads]
-        if sid in self.model_statements:
+        if sid in self.model_statements or sid in self.program.meta.get("builder_layer_statements", ()):
             return []
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])

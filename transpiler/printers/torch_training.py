@@ -12,6 +12,7 @@ running-mean metrics printed per epoch, validation and callbacks as loop code),
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -167,6 +168,20 @@ def binary_accuracy(logits, target):
 def binary_accuracy(probs, target):
     """Keras' binary_accuracy (threshold 0.5)."""
     return ((probs > 0.5).float() == target.to(probs.dtype).view_as(probs)).float().mean(dim=-1)
+''',
+    ("top_k_categorical_accuracy", None): '''
+def top_k_categorical_accuracy(output, target, k=5):
+    """1.0 where fewer than k classes score above the one-hot target's class (TF's in_top_k:
+    classes tied with it count as in the top k)."""
+    label = target.view_as(output).argmax(dim=-1, keepdim=True)
+    return ((output > output.gather(-1, label)).sum(dim=-1) < k).float()
+''',
+    ("sparse_top_k_categorical_accuracy", None): '''
+def sparse_top_k_categorical_accuracy(output, target, k=5):
+    """1.0 where fewer than k classes score above the integer target's class (TF's in_top_k:
+    classes tied with it count as in the top k)."""
+    label = target.view(output.shape[:-1]).long().unsqueeze(-1)
+    return ((output > output.gather(-1, label)).sum(dim=-1) < k).float()
 ''',
     ("accuracy", None): '''
 def accuracy(output, target):
@@ -376,7 +391,7 @@ class TrainingPrinter:
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
-                             "dataset", "gradient", "apply_gradients", "custom_code"):
+                             "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -497,6 +512,13 @@ class TrainingPrinter:
             if not self._used_by_compile_or_fit(ts.model):
                 raise NotImplementedError("callbacks not passed to fit()")
             return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
+        if ts.kind == "schedule_object":
+            users = [o.model for o in self.program.training if o.kind == "optimizer_object"
+                     and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
+            if self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users):
+                source = " ".join(ts.source.split())
+                return [f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it"]
+            raise NotImplementedError("a learning-rate schedule not given to an optimizer compile() uses")
         if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
             what = {"optimizer_object": "the torch optimizer is made where compile() was",
                     "loss_object": "compile() below picks the matching loss function",
@@ -518,6 +540,12 @@ class TrainingPrinter:
         if ts.kind == "dataset":
             ds = ts.config
             if ds.batch is None:
+                later = self.program.training[self.program.training.index(ts) + 1:]
+                if any(o.kind == "dataset" and o.model == ts.model and o.config.code == ds.code
+                       and o.config.batch is not None for o in later):
+                    # ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(...).batch(n)``:
+                    # the loader below is made from the same arrays
+                    return [f"# {ts.model} = {' '.join(ts.source.split())}: batched below"]
                 raise NotImplementedError("a tf.data pipeline without .batch()")
             parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
             layouts = self._single_model_layouts()
@@ -664,8 +692,8 @@ class TrainingPrinter:
             return self.custom_code_lines(ts)
         if ts.kind in ("load_data", "to_categorical", "load_model"):
             return self.data_lines(ts)
-        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "dataset", "gradient",
-                       "apply_gradients", "tape", "model_call"):
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
+                       "dataset", "gradient", "apply_gradients", "tape", "model_call"):
             return self.loop_lines(ts)
         mt = self._model(ts, several)
         if ts.kind == "compile":
@@ -677,10 +705,13 @@ class TrainingPrinter:
 
     def data_lines(self, ts: T.TrainingStatement) -> list[str]:
         if ts.kind == "load_model":
-            if len(self.program.models) != 1:
+            md = ts.model_def or (self.program.models[0] if len(self.program.models) == 1 else None)
+            if md is None:
                 raise NotImplementedError("load_model() in a script with several models")
+            if getattr(self, "model_class", md.class_name) != md.class_name:
+                raise NotImplementedError("load_model() of two different models")
             self.datasets.add("load_model")
-            self.model_class = self.program.models[0].class_name
+            self.model_class = md.class_name
             return [f"load_model({_pt_path(ts.config.text)})"]
         if ts.kind == "load_data":
             if ts.config not in dataset_loaders.LOADERS:
@@ -901,7 +932,17 @@ class TrainingPrinter:
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names
 
-    def inputs_expr(self, code: T.Code, layouts: list) -> str:
+    @staticmethod
+    def _input_names(mt: ModelTraining) -> list:
+        """The model's input names (``keras.Input(name=...)``, else the variable's): the keys
+        Keras matches a dict of arrays against."""
+        return [v.var for v in mt.md.graph.inputs] if mt.md else []
+
+    def inputs_expr(self, code: T.Code, layouts: list, names: list = ()) -> str:
+        as_dict = code_literals.dict_items(code.text) if len(layouts) > 1 else None
+        if as_dict is not None and len(names) == len(layouts) and set(names) <= set(as_dict):
+            # a dict keyed by input name: the arrays in the order of forward()'s arguments
+            return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
         parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
         if len(layouts) > 1 and parts is None:
             return f"[{', '.join(_to_layout(f'{code.text}[{i}]', lay) for i, lay in enumerate(layouts))}]"
@@ -974,7 +1015,8 @@ class TrainingPrinter:
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
         in_layouts, out_layouts = self._io(mt)
         fit_name = self.fit_function(f)
-        args = [ts.model, mt.optimizer_var, mt.loss_var, self.inputs_expr(f.x, in_layouts),
+        args = [ts.model, mt.optimizer_var, mt.loss_var,
+                self.inputs_expr(f.x, in_layouts, self._input_names(mt)),
                 self.targets_expr(f.y, mt, out_layouts) if f.y is not None else "None"]
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
         if self._metrics_arg(mt) != "[]":
@@ -996,7 +1038,7 @@ class TrainingPrinter:
             if parts is None or len(parts) != 2:
                 raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
             kw["validation_data"] = T.Code(
-                f"({self.inputs_expr(T.Code(parts[0]), in_layouts)}, "
+                f"({self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))}, "
                 f"{self.targets_expr(T.Code(parts[1]), mt, out_layouts)})")
             self.features.add("validation")
         if f.shuffle is not True:
@@ -1058,7 +1100,7 @@ class TrainingPrinter:
             raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
                                       "rewriting)")
         self.needs |= {"fit_train_step", "loader"}
-        args = [ts.model, self.inputs_expr(f.x, in_layouts)]
+        args = [ts.model, self.inputs_expr(f.x, in_layouts, self._input_names(mt))]
         if f.y is not None:
             args.append(self.targets_expr(f.y, mt, out_layouts))
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
@@ -1077,7 +1119,7 @@ class TrainingPrinter:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("evaluate")
-        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts),
+        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),
                 self.targets_expr(e.y, mt, out_layouts)]
         kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}"]
         if self._metrics_arg(mt) != "[]":
@@ -1102,7 +1144,7 @@ class TrainingPrinter:
                                       "evaluate(steps=...) with the model's own test_step")
         in_layouts, out_layouts = self._io(mt)
         self.needs |= {"evaluate_test_step", "loader"}
-        args = [ts.model, self.inputs_expr(e.x, in_layouts)]
+        args = [ts.model, self.inputs_expr(e.x, in_layouts, self._input_names(mt))]
         if e.y is not None:
             args.append(self.targets_expr(e.y, mt, out_layouts))
         kw = {"batch_size": e.batch_size}
@@ -1114,7 +1156,7 @@ class TrainingPrinter:
         p: T.Predict = ts.config
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
-        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts)}"
+        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
         if p.batch_size != 32:
             call += f", batch_size={p.batch_size.text if isinstance(p.batch_size, T.Code) else lit(p.batch_size)}"
         call += ")"
@@ -1123,7 +1165,10 @@ class TrainingPrinter:
         if any(lay and is_channels_first(lay) for lay in out_layouts):
             perms = [Layout(lay, channels_last_of(lay)).perm if lay and is_channels_first(lay) else None
                      for lay in out_layouts]  # each output back to Keras' channels-last layout
-            return [f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"]
+            call = f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"
+        keys = mt.md.graph.meta.get("output_keys") if mt.md else None
+        if keys:  # outputs={"a": ..., "b": ...}: Keras' predict returns a dict too
+            return [f"dict(zip({lit(tuple(keys))}, {call}))"]
         return [call]
 
     def save_lines(self, ts: T.TrainingStatement) -> list[str]:

@@ -6,7 +6,8 @@ node-to-nodes macro expansion, registered per op:
 * 'same' padding is made explicit from the input size (TF pads the extra row and
   column at the end): symmetric pads become the layer's ``padding=``; stride-1
   convolutions keep ``padding="same"``; otherwise a pad node goes before the layer
-  (-inf for max pooling). Average pooling excludes the padding from the mean.
+  (-inf for max pooling). Average pooling excludes the padding from the mean. Explicit
+  uneven pads (a causal Conv1D) become a pad node too.
 * transposed convolutions get torch's ``padding``/``output_padding`` from the
   shapes, or a crop node where TF crops asymmetrically.
 * separable convolutions become a depthwise and a pointwise convolution.
@@ -39,7 +40,11 @@ def rule(*ops: str) -> Callable[[Rule], Rule]:
 
 
 def same_pads(size: int, k: int, s: int, d: int = 1) -> tuple[int, int]:
-    """TF's 'same' padding along one axis: (before, after), the extra at the end."""
+    """TF's 'same' padding along one axis: (before, after), the extra at the end. At
+    stride 1 it does not depend on the size (a free axis: ``Input(shape=(None, 8))``)."""
+    if s == 1:
+        total = (k - 1) * d
+        return total // 2, total - total // 2
     out = math.ceil(size / s)
     total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
     return total // 2, total - total // 2
@@ -65,7 +70,13 @@ def _insert_pad(graph: Graph, node: Node, pads, value: float) -> None:
 
 @rule("conv1d", "conv2d", "conv3d", "depthwise_conv2d")
 def select_conv(graph: Graph, node: Node) -> None:
-    if node.attrs["padding"] != "same":
+    padding = node.attrs["padding"]
+    if not isinstance(padding, str) and any(b != a for b, a in padding):
+        # explicit uneven pads (Conv1D padding="causal"): torch's padding= is symmetric
+        _insert_pad(graph, node, padding, 0.0)
+        node.attrs["padding"] = "valid"
+        return
+    if padding != "same":
         return
     pads = _window_pads(node, node.attrs["kernel_size"])
     if all(b == a for b, a in pads):
