@@ -883,3 +883,43 @@ def test_initialisation_code_draws_like_torch(source, builder, n):
             assert abs(k.mean() - t.mean()) <= 5 * t.std() * np.sqrt(2 / t.size), (key, k.mean(), t.mean())
             if t.size >= 500:  # (a sample std's relative error is about 1/sqrt(2n))
                 assert 0.8 <= k.std() / t.std() <= 1.25, (key, k.std(), t.std())
+
+
+POSITION_EMBEDDING = """
+import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (10, 8)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 16)
+        self.pos_emb = nn.Parameter(torch.zeros(1, 10, 16))
+        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        self.norm = nn.LayerNorm(16)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):
+        x = self.proj(x) + self.pos_emb
+        a, _ = self.attn(x, x, x)
+        x = self.norm(x + a)
+        return self.head(x.mean(dim=1))
+
+
+def build_model():
+    return Encoder()
+"""
+
+
+def test_position_embedding_added_to_a_sequence():
+    """A (1, T, C) parameter added to a (N, T, C) sequence (a layout-free value meeting a
+    laid-out one: a TypeError in the layout pass before), next to a residual ``Add`` layer:
+    the layer is not named like the operator's auto-named Keras operation ("add_1"), so
+    building the model twice in one process works."""
+    err, n_torch, n_keras, tr = check_torch_source(POSITION_EMBEDDING, path="pos_emb.py")
+    assert err <= 1e-5 and n_torch == n_keras and not tr.stubs
+    keras_mod = load_source(tr.text, "pos_emb_keras")
+    first, second = keras_mod.build_model(), keras_mod.build_model()
+    assert [layer.name for layer in first.layers] == [layer.name for layer in second.layers]

@@ -15,6 +15,7 @@ from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
+from transpiler.ir.passes.keras_selection import merge_as_operator
 from transpiler.printers.torch_ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -437,21 +438,13 @@ def emit_log_softmax_keras(node: Node) -> KerasEmission:
 # ---------------------------------------------------------------------------------
 # Merges
 # ---------------------------------------------------------------------------------
-def _reads_constant(node: Node) -> bool:
-    """A number, or a value without the batch axis (a model's own weight, what is computed
-    from it), is an operand: a merge layer takes batched tensors of one shape only, the
-    operator broadcasts."""
-    return any((v.producer is not None and v.producer.op == "constant") or not v.shape or v.shape[0] is not None
-               for v in node.inputs)
-
-
 _NUMBER_FORMS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
                  "maximum": "keras.ops.maximum({0}, {1})", "minimum": "keras.ops.minimum({0}, {1})"}
 
 
 def _merge_layer(op: str, cls: str) -> Emitter:
     def emit_merge_keras(node: Node) -> KerasEmission:
-        if _reads_constant(node) and len(node.inputs) == 2:  # a merge layer takes tensors only
+        if merge_as_operator(node):
             return KerasEmission(call=lambda ins: _NUMBER_FORMS[op].format(*ins))
         return KerasEmission(layer(cls, node), merge=True)
 
