@@ -222,6 +222,19 @@ OPS = {
     "randn_like_noise": ("self.fc = nn.Linear(4, 4)", "h = self.fc(x)\nreturn h + torch.randn_like(h) * torch.exp(0.5 * h)",
                          "(4,)"),
     "embedding_padding_idx": ("self.emb = nn.Embedding(20, 6, padding_idx=0)", "return self.emb(x)", "(7,)", "int64"),
+    # chunk/split: pieces along a feature axis (chunk's pieces are ceil(size / n), split's last takes the rest)
+    "chunk_three_ways": ("self.fc = nn.Linear(6, 9)", "a, b, c = self.fc(x).chunk(3, dim=-1)\n"
+                         "return a * torch.sigmoid(b) + c", "(6,)"),
+    "chunk_uneven": ("self.fc = nn.Linear(6, 7)", "a, b = torch.chunk(self.fc(x), 2, dim=1)\n"
+                     "return torch.cat([b, a * 2.0], 1)", "(6,)"),
+    "split_sizes_on_sequence": ("", "a, b = torch.split(x, [2, 3], dim=2)\nreturn a.sum(-1) * b.mean(-1)", "(4, 5)"),
+    "split_channels_of_feature_map": ("self.conv = nn.Conv2d(3, 6, 3, padding=1)",
+                                      "a, b = self.conv(x).split(4, dim=1)\nreturn torch.cat([b, a], 1)",
+                                      "(3, 5, 5)"),
+    "masked_fill": ("", "return x.masked_fill(x < 0, 0.5) * 2.0", "(6,)"),
+    "masked_fill_inf_then_softmax": ("", "return F.softmax(x.masked_fill(x > 1.5, float('-inf')), dim=-1)", "(9,)"),
+    "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
+                             "(5, 4)"),
 }
 
 
@@ -923,3 +936,72 @@ def test_position_embedding_added_to_a_sequence():
     keras_mod = load_source(tr.text, "pos_emb_keras")
     first, second = keras_mod.build_model(), keras_mod.build_model()
     assert [layer.name for layer in first.layers] == [layer.name for layer in second.layers]
+
+
+RNN_STATES = """
+import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (7, 4)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 6, num_layers=2, batch_first=True, bidirectional=True)
+        self.lstm = nn.LSTM(4, 5, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(17, 3)
+
+    def forward(self, x):
+        _, hidden = self.gru(x)
+        h = torch.cat((hidden[-2, :, :], hidden[-1, :, :]), dim=1)
+        h0 = torch.zeros(2, x.size(0), 5, device=x.device)
+        c0 = torch.zeros(2, x.size(0), 5).to(x.device)
+        out, (hn, cn) = self.lstm(x, (h0, c0))
+        return self.fc(torch.cat([h, out[:, -1, :]], 1))
+
+
+def build_model():
+    return Encoder()
+"""
+
+
+def test_rnn_states_indexed_with_full_slices_and_zero_initial_states():
+    """``hidden[-2, :, :]`` is ``hidden[-2]`` (a stub before), and zeros made in forward
+    (``torch.zeros(..., device=x.device)``, ``.to(x.device)``) as an RNN's initial state are
+    its default (a stub before)."""
+    err, n_torch, n_keras, tr = check_torch_source(RNN_STATES, path="rnn_states.py")
+    assert err <= 1e-5 and n_torch == n_keras and not tr.stubs
+
+
+CATEGORICAL_COLUMNS = """
+import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (5,)
+
+
+class Tabular(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embeds = nn.ModuleList([nn.Embedding(4, 3), nn.Embedding(6, 2)])
+        self.fc = nn.Linear(3 + 2 + 3, 1)
+
+    def forward(self, x):
+        x_cat = x[:, :2].clamp(-0.9, 3.9).long()
+        embs = [e(x_cat[:, i]) for i, e in enumerate(self.embeds)]
+        return self.fc(torch.cat(embs + [x[:, 2:]], 1))
+
+
+def build_model():
+    return Tabular()
+"""
+
+
+def test_long_of_computed_float_columns_truncates_like_torch():
+    """``.long()`` of a computed float tensor (categorical columns of a float table) is a
+    cast truncating toward zero (a stub before): clamped to (-0.9, 3.9), the random inputs
+    give indices 0 to 3 from negative and positive fractions alike (flooring would give -1)."""
+    err, n_torch, n_keras, tr = check_torch_source(CATEGORICAL_COLUMNS, path="categorical.py", batch=16)
+    assert err <= 1e-5 and n_torch == n_keras and not tr.stubs
+    assert 'keras.ops.cast(' in tr.text

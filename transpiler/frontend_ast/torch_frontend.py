@@ -204,6 +204,30 @@ class _Reversed:
     tensor: "Tensor"
 
 
+@dataclass(eq=False)
+class _ZeroState:
+    """``torch.zeros(num_layers, x.size(0), hidden)`` made in forward: read only as an RNN's
+    initial state, where it is what the RNN starts from anyway (Keras' RNNs start at zeros)."""
+
+
+#: tensor methods that leave a zero state what it is (where it lives, whether it is tracked)
+_ZERO_STATE_METHODS = ("to", "cuda", "cpu", "detach", "contiguous", "requires_grad_", "float")
+
+
+def _tensor_values(path: str, items) -> list:
+    """The graph values of ``torch.cat``'s (``torch.add``'s, ...) tensors, all tensors."""
+    if not all(isinstance(t, Tensor) for t in items):
+        raise Unsupported(f"{path} of something that is not a tensor")
+    return [t.value for t in items]
+
+
+def _zero_state(value) -> bool:
+    """``h0``, ``(h0, c0)`` of zeros, or no state at all."""
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(isinstance(v, _ZeroState) for v in value)
+    return value is None or isinstance(value, _ZeroState)
+
+
 class _Super:
     """``super()`` inside a module method: only ``super().__init__()`` means something."""
 
@@ -964,10 +988,14 @@ class TorchFrontend:
         if isinstance(obj, Tensor):
             if name == "shape":
                 return Shape(obj.value)
-            if name in ("T", "data", "device", "dtype"):
+            if name == "device":  # (torch.zeros(..., device=x.device): Keras places tensors itself)
+                return Unknown("a tensor's device")
+            if name in ("T", "data", "dtype"):
                 raise Unsupported(f"tensor attribute .{name}")
             return Bound(obj, name)
         if isinstance(obj, (list, dict, str, tuple, RNNStates)):
+            return Bound(obj, name)
+        if isinstance(obj, _ZeroState) and name in _ZERO_STATE_METHODS:
             return Bound(obj, name)
         if isinstance(obj, (Unknown, _Super)):
             return Bound(obj, name) if isinstance(obj, _Super) else obj
@@ -1040,6 +1068,8 @@ class TorchFrontend:
             return self._tensor_binop(op, left, right, node)
         if isinstance(left, Unknown) or isinstance(right, Unknown):
             return Unknown("arithmetic on an unknown value")
+        if isinstance(left, _ZeroState) or isinstance(right, _ZeroState):
+            raise Unsupported(f"{_code(node)!r}: torch.zeros made in forward is read only as an RNN's initial state")
         fn = _BINOPS.get(op)
         if fn is None:
             raise Unsupported(f"operator in {_code(node)!r}")
@@ -1136,7 +1166,9 @@ class TorchFrontend:
         if isinstance(obj, Mod) and obj.kind == "module_dict":
             return obj.items[index]
         if isinstance(obj, RNNStates):
-            if isinstance(index, int):
+            if isinstance(index, tuple) and index and all(i == slice(None) for i in index[1:]):
+                index = index[0]  # h_n[-1, :, :] is h_n[-1]
+            if isinstance(index, int) and not isinstance(index, bool):
                 return Tensor(obj.values[index])
             raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
         if isinstance(obj, Shape):
@@ -1274,15 +1306,18 @@ class TorchFrontend:
             return self._nn_init(path.rsplit(".", 1)[1], args, kwargs)
         if path in _TENSOR_MAKERS and self.graph is None:
             return torch_params.tensor_data(path, args, kwargs)
+        if path == "torch.zeros" and set(kwargs) <= {"device", "dtype", "requires_grad"}:
+            return _ZeroState()  # (an RNN's initial state; anything else refuses it)
         if path == "torch.nn.functional.linear":
             return self._linear(args, kwargs, span)
         fname = _FUNCTION_ALIASES.get(path) or (api[2:] if api is not None and api.startswith("F.") else None)
         if fname is not None:
             return self._functional(fname, args, kwargs, span)
         if path in _MERGE_FUNCTIONS:
-            return self._add(_MERGE_FUNCTIONS[path], [a.value for a in args[:2]], {}, span, _MERGE_FUNCTIONS[path])
+            return self._add(_MERGE_FUNCTIONS[path], _tensor_values(path, args[:2]), {}, span, _MERGE_FUNCTIONS[path])
         if path == "torch.cat" or path == "torch.concat":
             tensors = args[0] if args else kwargs["tensors"]
+            _tensor_values(path, tensors)
             dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
             if dim == 0:
                 raise Unsupported("torch.cat along the batch axis is not supported")
@@ -1290,6 +1325,8 @@ class TorchFrontend:
         if path == "torch.flatten":
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, node)
         if path in ("torch.amax", "torch.max") and len(args) + len(kwargs) >= 2:
+            return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
+        if path in ("torch.chunk", "torch.split") and args:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
         if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
                     "torch.unsqueeze", "torch.sum", "torch.amax", "torch.amin", "torch.clamp", "torch.clip") or \
@@ -1311,6 +1348,7 @@ class TorchFrontend:
             return self._tensor_operands("where", args, span)
         if path == "torch.stack":
             tensors = args[0] if args else kwargs["tensors"]
+            _tensor_values(path, tensors)
             dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
             if dim % (len(tensors[0].value.shape) + 1) == 0:
                 raise Unsupported("torch.stack along the batch axis is not supported")
@@ -1464,6 +1502,8 @@ class TorchFrontend:
             return self._param_method(obj, name, args, kwargs)
         if isinstance(obj, Tensor):
             return self._tensor_method(obj, name, args, kwargs, node)
+        if isinstance(obj, _ZeroState):
+            return obj
         if isinstance(obj, RNNStates):
             dim = args[0] if args else kwargs.get("dim")
             if name == "squeeze" and dim == 0 and len(obj.values) == 1:
@@ -1686,6 +1726,11 @@ class TorchFrontend:
             return x
         if mod.kind in ("module_list", "module_dict"):
             raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        if mod.layer is not None and mod.layer.kind == "rnn" and \
+                not all(_zero_state(a) for a in list(args[1:]) + list(kwargs.values())):
+            # (h_n of another RNN, a learned state): Keras' initial_state=, not translated yet
+            raise Unsupported(f"nn.{mod.cls_name} called with an initial state other than zeros is not "
+                              "translated yet")
         if args and isinstance(args[0], _Reversed):
             if mod.layer is None or mod.layer.kind != "rnn" or mod.layer.extra["bidirectional"]:
                 raise Unsupported(f"nn.{mod.cls_name} on a flipped sequence: only a one-way RNN reads it")
@@ -1851,6 +1896,29 @@ class TorchFrontend:
         self._as_feature_map(op, x)
         return self._add(op, [x], attrs, span, hint)
 
+    def _split(self, x: Value, name: str, args, kwargs, span: Span) -> tuple:
+        """``x.chunk(n, dim)`` (pieces of ceil(size / n), so maybe fewer than n) and
+        ``x.split(size or sizes, dim)`` (the last piece takes what is left): a tuple of pieces."""
+        arg = args[0] if args else kwargs.get("chunks", kwargs.get("split_size_or_sections"))
+        dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+        rank = len(x.shape)
+        if not isinstance(dim, int) or not -rank <= dim < rank or dim % rank == 0:
+            raise Unsupported(f".{name}() along the batch axis (or a dim not known statically) is not supported")
+        total = x.shape[dim]
+        if isinstance(arg, (list, tuple)) and name == "split" and all(isinstance(n, int) and n > 0 for n in arg):
+            sizes = tuple(arg)
+            if sum(sizes) != total:
+                raise FrontendError(f".split({list(sizes)}): the sizes do not add up to {total} (shape {x.shape})",
+                                    span)
+        elif isinstance(arg, int) and not isinstance(arg, bool) and arg > 0:
+            step = -(-total // arg) if name == "chunk" else arg
+            sizes = tuple(min(step, total - start) for start in range(0, total, step))
+        else:
+            raise Unsupported(f".{name}({arg!r}): give a number of pieces or piece sizes")
+        if len(sizes) == 1:
+            return (Tensor(x),)
+        return tuple(self._add("split", [x], {"sizes": sizes, "axis": dim}, span, "split", n_out=len(sizes)))
+
     def _tensor_method(self, t, name, args, kwargs, node, span: Span | None = None):
         span = span or self._span(node)
         if not isinstance(t, Tensor):
@@ -1861,12 +1929,18 @@ class TorchFrontend:
             return self._add("cast", [x], {"dtype": "float32"}, span, "cast")
         if name in ("contiguous", "float", "clone", "long", "int"):
             if name in ("long", "int") and not x.dtype.startswith("int"):
-                if x.producer is not None:
-                    raise Unsupported(f".{name}() of a computed float tensor is not supported")
+                if x.producer is not None:  # (categorical columns of a float table: x[:, :3].long())
+                    return self._add("cast", [x], {"dtype": "int64" if name == "long" else "int32"}, span, "cast")
                 # float token ids given to the model: Keras' Embedding casts them the same way
                 self.program.warn(span, f"the float input {x.var!r} is cast to integers where it is read "
                                         "(Keras' Embedding does that itself)")
             return t
+        if name in ("chunk", "split"):
+            return self._split(x, name, args, kwargs, span)
+        if name == "masked_fill" and len(args) + len(kwargs) == 2:
+            mask = args[0] if args else kwargs.get("mask")
+            value = args[1] if len(args) > 1 else kwargs.get("value")
+            return self._tensor_operands("where", [mask, value, t], span)  # (value where mask, else x)
         if name == "flip":
             dims = tuple(args) if args and isinstance(args[0], int) else tuple(args[0] if args else kwargs["dims"])
             if dims not in ((1,), [1]) or len(x.shape) != 3:
@@ -1879,9 +1953,8 @@ class TorchFrontend:
             if dims and is_channels_first(x.layout) and tuple(spatial_axes(x.layout or "")) == dims:
                 out = self._add(f"global_max_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "max")
                 return _MaxResult(out) if name == "max" else out
-            if name == "amax":
-                return self._reduce(t, name, (dims, keep), {}, span)
-            raise Unsupported(f".{name}(dim={dims}): only a max over all spatial axes is supported")
+            out = self._reduce(t, "amax", (dims, keep), {}, span)
+            return out if name == "amax" else _MaxResult(out)  # (values, indices): the values
         if name == "size":
             if args:
                 return BatchDim() if args[0] == 0 else x.shape[args[0]]
@@ -2117,6 +2190,24 @@ class TorchFrontend:
 # ---------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------
+def class_builders(frontend: "TorchFrontend") -> dict[str, str]:
+    """Model classes whose builder is ``def build_model(): return Net()``: ``Net()`` in the
+    program builds the same model (class name → builder name)."""
+    out: dict[str, str] = {}
+    for md in frontend.program.models:
+        ref = frontend.functions.get(md.builder) if md.builder else None
+        if ref is None or ref.node.params.params or ref.node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            continue
+        body = [s for s in ref.node.body.body if not (isinstance(s, cst.SimpleStatementLine) and
+                                                       isinstance(s.body[0], cst.Expr))]  # (a docstring)
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and \
+                isinstance(body[0].body[0], cst.Return) and isinstance(body[0].body[0].value, cst.Call):
+            call = body[0].body[0].value
+            if isinstance(call.func, cst.Name) and call.func.value == md.class_name and not call.args:
+                out.setdefault(md.class_name, md.builder)
+    return out
+
+
 def _training_test(test) -> bool | None:
     """``self.training`` → True, ``not self.training`` → False, anything else → None."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):

@@ -176,8 +176,9 @@ def keras_class_of(node: Node) -> str | None:
 
 def lit(value) -> str:
     if isinstance(value, float):
-        text = repr(value)
-        return text
+        if value != value or value in (float("inf"), float("-inf")):  # (repr gives a bare name: inf)
+            return f'float("{value}")'
+        return repr(value)
     if isinstance(value, tuple):
         if len(value) == 1:
             return f"({lit(value[0])},)"
