@@ -194,8 +194,12 @@ class KerasScript:
         self.builders = {md.builder: md for md in program.models if md.builder}
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
+        #: model classes the program calls besides their builder: ``Net()`` is the builder's
+        #: model when the builder is ``return Net()``, else a stub (the class is not printed)
+        self.class_calls = {md.class_name: md.builder for md in program.models
+                            if md.builder and _mentions_outside(frontend.module, md.class_name, md.builder)}
         self.class_builders = {cls: builder for cls, builder in class_builders(frontend).items()
-                               if _mentions_outside(frontend.module, cls, builder)}
+                               if cls in self.class_calls}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
         self.training = ProgramPrinter(program, frontend)
         #: the torch class → the models printed as a ``keras.Model`` subclass of it (their
@@ -289,6 +293,11 @@ class KerasScript:
             if name in self.class_builders:  # (``Net()`` in the program: what the builder builds)
                 return (f"def {name}():\n    \"\"\"The {name} model: what {self.class_builders[name]}() "
                         f"builds.\"\"\"\n    return {self.class_builders[name]}()\n")
+            if name in self.class_calls:
+                message = (f"{name}: the model class is translated as the builder {self.class_calls[name]}() "
+                           "only; build the model with it")
+                diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+                return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
             ref = self.frontend.classes.get(name)
             if ref is not None and ref.is_module:
                 return None  # its layers live in the builder now
