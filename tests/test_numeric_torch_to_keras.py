@@ -233,6 +233,12 @@ OPS = {
                                       "(3, 5, 5)"),
     "masked_fill": ("", "return x.masked_fill(x < 0, 0.5) * 2.0", "(6,)"),
     "masked_fill_inf_then_softmax": ("", "return F.softmax(x.masked_fill(x > 1.5, float('-inf')), dim=-1)", "(9,)"),
+    "normalize_channels_of_feature_map": ("self.c = nn.Conv2d(3, 4, 1)", "return F.normalize(self.c(x), dim=1)",
+                                          "(3, 4, 4)"),
+    "normalize_last_axis_eps": ("self.fc = nn.Linear(6, 5)", "return F.normalize(self.fc(x), p=2, dim=-1, eps=1e-6)",
+                                "(6,)"),
+    "norm_method_and_function": ("self.fc = nn.Linear(4, 5)", "h = self.fc(x)\n"
+                                 "return h / h.norm(dim=-1, keepdim=True) + torch.norm(h, 2, (1, 2), True)", "(6, 4)"),
     "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
                              "(5, 4)"),
 }

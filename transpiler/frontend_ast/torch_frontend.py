@@ -1326,7 +1326,7 @@ class TorchFrontend:
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, node)
         if path in ("torch.amax", "torch.max") and len(args) + len(kwargs) >= 2:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
-        if path in ("torch.chunk", "torch.split") and args:
+        if path in ("torch.chunk", "torch.split", "torch.norm") and args:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
         if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
                     "torch.unsqueeze", "torch.sum", "torch.amax", "torch.amin", "torch.clamp", "torch.clip") or \
@@ -1867,7 +1867,27 @@ class TorchFrontend:
         """A reshape in torch produces a channels-first map (rank 3 to 5)."""
         return CHANNELS_FIRST.get(rank)
 
+    def _l2_norm(self, t, name: str, args, kwargs, span: Span) -> Tensor:
+        """``x.norm(dim=1, keepdim=True)``, ``torch.norm(x, 2, -1)`` (torch's order: p, dim,
+        keepdim): the 2-norm over static non-batch dims, the root of the sum of squares."""
+        p = args[0] if args else kwargs.get("p", "fro")
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        keep = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        if p not in (2, 2.0, "fro") or isinstance(p, bool) or set(kwargs) - {"p", "dim", "keepdim"}:
+            raise Unsupported(f".{name}(p={p!r}): only the 2-norm is supported")
+        squares = self._add("square", [t.value], {}, span, "square")
+        total = self._reduce(squares, "sum", [dim, keep], {}, span)
+        return self._add("sqrt", [total.value], {}, span, "norm")
+
     def _functional(self, fname: str, args, kwargs, span: Span):
+        if fname == "normalize":  # x / max(‖x‖₂ over dim, eps)
+            if not args or not isinstance(args[0], Tensor) or kwargs.get("p", args[1] if len(args) > 1 else 2) != 2:
+                raise Unsupported("F.normalize: only p=2 of a tensor is supported")
+            dim = args[2] if len(args) > 2 else kwargs.get("dim", 1)
+            eps = args[3] if len(args) > 3 else kwargs.get("eps", 1e-12)
+            norm = self._l2_norm(args[0], fname, [2, dim, True], {}, span)
+            floor = self._add("clip", [norm.value], {"min": float(eps), "max": None}, span, "clip")
+            return self._add("divide", [args[0].value, floor.value], {}, span, "normalized")
         if fname in ("flatten",):
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, None, span)
         if fname == "dropout" or fname == "dropout2d":
@@ -1966,6 +1986,8 @@ class TorchFrontend:
         if name in _UNARY_FUNCTIONS and not args and not kwargs:
             op = _UNARY_FUNCTIONS[name]
             return self._add(op, [x], {}, span, "absolute" if op == "abs" else op)  # (not the builtin's name)
+        if name == "norm":
+            return self._l2_norm(t, name, args, kwargs, span)
         if name in ("clamp", "clip"):
             lo = args[0] if args else kwargs.get("min")
             hi = args[1] if len(args) > 1 else kwargs.get("max")
