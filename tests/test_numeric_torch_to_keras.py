@@ -239,6 +239,19 @@ OPS = {
                                 "(6,)"),
     "norm_method_and_function": ("self.fc = nn.Linear(4, 5)", "h = self.fc(x)\n"
                                  "return h / h.norm(dim=-1, keepdim=True) + torch.norm(h, 2, (1, 2), True)", "(6, 4)"),
+    # squeeze-and-excitation gates: a (N, C) vector made (N, C, 1, 1) scales a feature map
+    # (an IRError "cannot broadcast" before); ``b, c, _, _ = x.size()`` unpacks
+    "se_gate_view_of_unpacked_size": ("self.c = nn.Conv2d(3, 8, 3, padding=1)\nself.pool = nn.AdaptiveAvgPool2d(1)\n"
+                                      "self.fc = nn.Sequential(nn.Linear(8, 2), nn.ReLU(), nn.Linear(2, 8), nn.Sigmoid())",
+                                      "x = self.c(x)\nb, c, _, _ = x.size()\ny = self.fc(self.pool(x).view(b, c))\n"
+                                      "return x * y.view(b, c, 1, 1)", "(3, 6, 6)"),
+    "se_gate_unsqueezed_into_conv": ("self.c = nn.Conv2d(3, 8, 3, padding=1)\nself.fc = nn.Linear(8, 8)\n"
+                                     "self.out = nn.Conv2d(8, 4, 1)",
+                                     "x = self.c(x)\ny = torch.sigmoid(self.fc(x.mean((2, 3))))\n"
+                                     "return self.out(x * y.unsqueeze(-1).unsqueeze(-1))", "(3, 6, 6)"),
+    "se_gate_new_axes_first": ("self.c = nn.Conv2d(3, 8, 3, padding=1)\nself.fc = nn.Linear(8, 8)",
+                               "x = self.c(x)\ny = torch.sigmoid(self.fc(x.mean((2, 3))))\n"
+                               "return (y[:, :, None, None] * x).flatten(1)", "(3, 6, 6)"),
     "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
                              "(5, 4)"),
 }

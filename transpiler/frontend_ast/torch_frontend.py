@@ -877,6 +877,8 @@ class TorchFrontend:
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, RNNStates):
                 value = value.values
+            if isinstance(value, Shape):  # b, c, h, w = x.size()
+                value = (BatchDim(), *value.value.shape[1:])
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elements):
                 raise Unsupported(f"cannot unpack into {_code(target)!r}")
             for el, v in zip(target.elements, value):
@@ -1081,6 +1083,8 @@ class TorchFrontend:
             name = _TENSOR_MERGES.get(op)
             if name is None:
                 raise Unsupported(f"tensor operator in {_code(node)!r}")
+            self._as_map_of(left.value, right.value)
+            self._as_map_of(right.value, left.value)
             return self._add(name, [left.value, right.value], {}, span, name)
         tensor, scalar = (left, right) if isinstance(left, Tensor) else (right, left)
         if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
@@ -1863,6 +1867,15 @@ class TorchFrontend:
         else:
             raise Unsupported(f"{op} reads axis 1 of a {x.layout} tensor as channels; permute it first")
 
+    def _as_map_of(self, x: Value, other: Value) -> None:
+        """A reshape result (``y.view(b, c, 1, 1)``, ``y.unsqueeze(-1).unsqueeze(-1)``,
+        ``y[:, :, None, None]``, its tag a guess) broadcast against a channels-first map of its rank is a channels-first
+        map too (torch has no other layout): a squeeze-and-excitation gate."""
+        if len(x.shape) >= 3 and len(x.shape) == len(other.shape) and is_channels_first(other.layout) and \
+                x.layout != other.layout and x.producer is not None and x.producer.op in ("reshape", "expand_dims"):
+            x.producer.meta["out_layout"] = other.layout
+            infer_node(x.producer)
+
     def _reshape_layout(self, rank: int) -> str | None:
         """A reshape in torch produces a channels-first map (rank 3 to 5)."""
         return CHANNELS_FIRST.get(rank)
@@ -2466,12 +2479,19 @@ def _relabel_sequences(graph: Graph) -> None:
 
     candidates = list(graph.inputs) + [n.outputs[0] for n in graph.nodes if n.op in ("reshape", "transpose")]
     for v in candidates:
-        if is_channels_first(v.layout) and not _feeds_implicit(graph, v):
+        if is_channels_first(v.layout) and not _feeds_implicit(graph, v) and not _gates_a_map(graph, v):
             v.layout = CHANNELS_LAST[len(v.shape)]
             if v.producer is not None:
                 v.producer.meta["out_layout"] = v.layout
     for node in graph.nodes:
         infer_node(node)
+
+
+def _gates_a_map(graph: Graph, v: Value) -> bool:
+    """``v`` meets a channels-first map of its rank in an element-wise op (``x * gate``)."""
+    return any(len(node.inputs) > 1 and any(u is not v and len(u.shape) == len(v.shape) and
+                                            is_channels_first(u.layout) for u in node.inputs)
+               for node in graph.consumers(v))
 
 
 def _prune(graph: Graph) -> None:

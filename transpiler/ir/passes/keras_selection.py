@@ -166,6 +166,8 @@ class _ChannelsLast:
         layouts = [v.layout for v in ranked if v.layout is not None]
         if not layouts:
             return
+        # a (N, C, 1, 1) gate is cheap to move; the feature map it scales decides
+        layouts = [v.layout for v in ranked if v.layout is not None and not _one_axis(v)] or layouts
         target = max(sorted(set(layouts)), key=layouts.count)
         node.inputs = [self.convert(v, target, node) if v.rank == node.inputs[0].rank and v.layout is not None
                        else v for v in node.inputs]
