@@ -252,6 +252,13 @@ OPS = {
     "se_gate_new_axes_first": ("self.c = nn.Conv2d(3, 8, 3, padding=1)\nself.fc = nn.Linear(8, 8)",
                                "x = self.c(x)\ny = torch.sigmoid(self.fc(x.mean((2, 3))))\n"
                                "return (y[:, :, None, None] * x).flatten(1)", "(3, 6, 6)"),
+    "se_gate_expand_as": ("self.c = nn.Conv2d(3, 8, 3, padding=1)\nself.pool = nn.AdaptiveAvgPool2d(1)\n"
+                          "self.fc = nn.Linear(8, 8)\nself.out = nn.Conv2d(8, 2, 1)",
+                          "x = self.c(x)\nb, c, _, _ = x.size()\n"
+                          "y = torch.sigmoid(self.fc(self.pool(x).view(b, c))).view(b, c, 1, 1)\n"
+                          "return self.out(x * y.expand_as(x))", "(3, 6, 6)"),
+    "expand_new_time_axis": ("self.fc = nn.Linear(4, 3)", "return self.fc(x).unsqueeze(1).expand(x.size(0), 5, -1)",
+                             "(4,)"),
     "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
                              "(5, 4)"),
 }

@@ -2093,7 +2093,36 @@ class TorchFrontend:
         if name == "repeat":
             return self._repeat(t, tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list))
                                 else tuple(args), span)
+        if name in ("expand", "expand_as"):
+            return self._expand(t, name, args, kwargs, span)
         raise Unsupported(f"tensor method .{name}() is not supported yet")
+
+    def _expand(self, t: Tensor, name: str, args, kwargs, span: Span):
+        """``x.unsqueeze(1).expand(-1, n, -1)`` is ``.repeat(1, n, 1)`` (RepeatVector);
+        ``gate.expand_as(x)`` broadcasts the gate's size-1 axes to x's shape (``gate + 0 * x``
+        as ``gate + zeros_like(x)``)."""
+        x = t.value
+        if name == "expand_as":
+            other = args[0] if args else kwargs.get("other")
+            if not isinstance(other, Tensor) or len(other.value.shape) != len(x.shape):
+                raise Unsupported(".expand_as(): of a tensor of the same rank only")
+            if tuple(other.value.shape) == tuple(x.shape):
+                return t
+            zeros = self._add("full_like", [other.value], {"value": 0.0, "dtype": ""}, span, "zeros")
+            self._as_map_of(x, other.value)
+            return self._add("add", [x, zeros.value], {}, span, "expanded")
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+        if kwargs or len(sizes) != len(x.shape):
+            raise Unsupported(f".expand{sizes}: one size per axis is needed")
+        counts = [1]  # (the batch axis: -1 or x.size(0))
+        for size, have in zip(sizes[1:], x.shape[1:]):
+            if size == -1 or size == have:
+                counts.append(1)
+            elif have == 1 and isinstance(size, int) and size > 1:
+                counts.append(size)
+            else:
+                raise Unsupported(f".expand{sizes} of a {tuple(x.shape)} tensor: only size-1 axes grow")
+        return self._repeat(t, tuple(counts), span)
 
     def _filled_like(self, path: str, args: list, kwargs: dict, span: Span):
         """``torch.zeros_like(x)``, ``torch.ones_like(x, dtype=torch.int32)``, ``torch.full_like(x, 0.5)``."""
