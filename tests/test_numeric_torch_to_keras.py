@@ -13,6 +13,7 @@ import contextlib
 import glob
 import io
 import os
+import re
 
 import torch  # noqa: F401  (torch before Keras in one process)
 import numpy as np
@@ -259,6 +260,12 @@ OPS = {
                           "return self.out(x * y.expand_as(x))", "(3, 6, 6)"),
     "expand_new_time_axis": ("self.fc = nn.Linear(4, 3)", "return self.fc(x).unsqueeze(1).expand(x.size(0), 5, -1)",
                              "(4,)"),
+    # std/var: torch divides by n - 1 unless unbiased=False / correction=0
+    "std_over_spatial_axes": ("self.c = nn.Conv2d(3, 4, 3)", "h = self.c(x)\nreturn (h - h.mean(dim=(2, 3), keepdim=True))"
+                              " / (h.std(dim=(2, 3), keepdim=True) + 1e-5)", "(3, 6, 6)"),
+    "var_biased_and_std_correction_0": ("self.fc = nn.Linear(6, 5)", "h = self.fc(x)\n"
+                                        "return torch.var(h, 1, unbiased=False) + torch.std(h, dim=-1, correction=0)"
+                                        " + h.var(-1)", "(6,)"),
     "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
                              "(5, 4)"),
 }
@@ -952,16 +959,37 @@ def build_model():
 """
 
 
+def _auto_name_clashes(text: str) -> list[str]:
+    """Explicit layer names Keras' own names for the operations ``keras.ops`` calls and
+    operators make ("mean", "add_1", ...: a per-process counter) can take."""
+    auto = set(re.findall(r"keras\.ops\.(\w+)\(", text)) | ({"add"} if re.search(r"\w \+ \w", text) else set())
+    return [name for name in re.findall(r'name="(\w+)"', text)
+            if any(re.fullmatch(rf"{op}(_\d+)?", name) for op in auto)]
+
+
 def test_position_embedding_added_to_a_sequence():
     """A (1, T, C) parameter added to a (N, T, C) sequence (a layout-free value meeting a
     laid-out one: a TypeError in the layout pass before), next to a residual ``Add`` layer:
-    the layer is not named like the operator's auto-named Keras operation ("add_1"), so
-    building the model twice in one process works."""
+    the layer is not named like the operator's auto-named Keras operation ("add_1", which
+    clashed when the builder ran a second time in one process)."""
     err, n_torch, n_keras, tr = check_torch_source(POSITION_EMBEDDING, path="pos_emb.py")
     assert err <= 1e-5 and n_torch == n_keras and not tr.stubs
+    assert " + pos_emb" in tr.text and not _auto_name_clashes(tr.text), _auto_name_clashes(tr.text)
     keras_mod = load_source(tr.text, "pos_emb_keras")
     first, second = keras_mod.build_model(), keras_mod.build_model()
     assert [layer.name for layer in first.layers] == [layer.name for layer in second.layers]
+
+
+def test_pooling_layer_not_named_like_a_keras_ops_mean():
+    """``h.mean((2, 3))`` is a pooling layer named "mean"; ``z.mean(-1)`` a ``keras.ops.mean``
+    call, whose operation Keras itself names "mean" in a fresh process: the model did not
+    build ("The name "mean" is used 2 times")."""
+    src = _module("self.c = nn.Conv2d(3, 4, 3)\nself.fc = nn.Linear(4, 5)",
+                  "z = self.fc(self.c(x).mean((2, 3)))\nreturn z - z.mean(-1, keepdim=True)", "(3, 6, 6)")
+    err, n_torch, n_keras, tr = check_torch_source(src, path="means.py")
+    assert err <= 1e-5 and n_torch == n_keras
+    assert "keras.ops.mean(" in tr.text and "GlobalAveragePooling2D(" in tr.text
+    assert not _auto_name_clashes(tr.text), _auto_name_clashes(tr.text)
 
 
 RNN_STATES = """

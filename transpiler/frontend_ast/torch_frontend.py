@@ -1330,7 +1330,7 @@ class TorchFrontend:
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, node)
         if path in ("torch.amax", "torch.max") and len(args) + len(kwargs) >= 2:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
-        if path in ("torch.chunk", "torch.split", "torch.norm") and args:
+        if path in ("torch.chunk", "torch.split", "torch.norm", "torch.std", "torch.var") and args:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
         if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
                     "torch.unsqueeze", "torch.sum", "torch.amax", "torch.amin", "torch.clamp", "torch.clip") or \
@@ -1880,6 +1880,29 @@ class TorchFrontend:
         """A reshape in torch produces a channels-first map (rank 3 to 5)."""
         return CHANNELS_FIRST.get(rank)
 
+    def _spread(self, t: Tensor, name: str, args, kwargs, span: Span) -> Tensor:
+        """``x.var(dim, keepdim=True)``, ``x.std(1, unbiased=False)``: the mean square deviation
+        over static non-batch dims, divided by n - correction (torch's default correction is 1)."""
+        x = t.value
+        dim = args[0] if args else kwargs.get("dim")
+        unbiased = args[1] if len(args) > 1 else kwargs.get("unbiased", True)
+        keep = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        correction = kwargs.get("correction", 1 if unbiased else 0)
+        if set(kwargs) - {"dim", "unbiased", "keepdim", "correction"} or not isinstance(unbiased, bool) or \
+                isinstance(correction, bool) or not isinstance(correction, (int, float)):
+            raise Unsupported(f".{name}(): dim, keepdim and unbiased/correction known statically only")
+        mean = self._reduce(t, "mean", [dim, True], {}, span)
+        dims = {d % len(x.shape) for d in ((dim,) if isinstance(dim, int) else dim)}
+        count = math.prod(x.shape[d] for d in dims)
+        if count - correction <= 0:
+            raise Unsupported(f".{name}() over {count} element(s) with correction {correction}")
+        deviation = self._add("subtract", [x, mean.value], {}, span, "deviation")
+        squares = self._add("square", [deviation.value], {}, span, "square")
+        total = self._reduce(squares, "sum", [dim, keep], {}, span)
+        var = self._add("rescaling", [total.value], {"scale": 1.0 / (count - correction), "offset": 0.0}, span,
+                        "var")
+        return var if name == "var" else self._add("sqrt", [var.value], {}, span, "std")
+
     def _l2_norm(self, t, name: str, args, kwargs, span: Span) -> Tensor:
         """``x.norm(dim=1, keepdim=True)``, ``torch.norm(x, 2, -1)`` (torch's order: p, dim,
         keepdim): the 2-norm over static non-batch dims, the root of the sum of squares."""
@@ -2001,6 +2024,8 @@ class TorchFrontend:
             return self._add(op, [x], {}, span, "absolute" if op == "abs" else op)  # (not the builtin's name)
         if name == "norm":
             return self._l2_norm(t, name, args, kwargs, span)
+        if name in ("std", "var"):
+            return self._spread(t, name, args, kwargs, span)
         if name in ("clamp", "clip"):
             lo = args[0] if args else kwargs.get("min")
             hi = args[1] if len(args) > 1 else kwargs.get("max")

@@ -10,12 +10,13 @@ epsilon, LeakyReLU slope, LayerNormalization epsilon).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
-from transpiler.ir.passes.keras_selection import merge_as_operator
+from transpiler.ir.params import param_names
 from transpiler.printers.torch_ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -172,6 +173,43 @@ def keras_class_of(node: Node) -> str | None:
     if em.layer is None:
         return None
     return em.layer.removeprefix("layers.").split("(", 1)[0]
+
+
+#: the Keras operation a Python operator on Keras tensors makes (named after its class)
+_OPERATOR_OPS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", "**": "power", "@": "matmul",
+                 ">": "greater", ">=": "greater_equal", "<": "less", "<=": "less_equal"}
+
+
+def clear_auto_names(graph) -> None:
+    """Keras names each operation a ``keras.ops`` call or an operator makes after its class
+    with a per-process counter ("mean", "mean_1", ...; "add" for ``a + w``), blind to explicit
+    names: a layer explicitly named like one (a pooling ``mean``, a merge ``add_1``) clashes
+    when the Functional model is built, at once or when the builder runs again. Such layers
+    without weights (the checkpoint plan holds the others' names) are renamed
+    ``<name>_layer``, in place, before anything is printed."""
+    auto = set()
+    for node in graph.nodes:
+        em = emit(node)
+        if em.call is None:
+            continue
+        text = em.call([f"v{i}" for i in range(len(node.inputs))])
+        auto.update(re.findall(r"keras\.ops\.(\w+)\(", text))
+        auto.update(op for sym, op in _OPERATOR_OPS.items() if f" {sym} " in text)
+        if "[" in text:
+            auto.add("get_item")
+        if text.startswith("-"):
+            auto.add("negative")
+    if not auto:
+        return
+    pattern = re.compile(rf"(?:{'|'.join(sorted(auto))})(?:_\d+)?")
+    taken = {n.name for n in graph.nodes}
+    for node in graph.nodes:
+        if pattern.fullmatch(node.name) and emit(node).layer is not None and not param_names(node):
+            name = f"{node.name}_layer"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            node.name = name
 
 
 def lit(value) -> str:
@@ -439,13 +477,21 @@ def emit_log_softmax_keras(node: Node) -> KerasEmission:
 # ---------------------------------------------------------------------------------
 # Merges
 # ---------------------------------------------------------------------------------
+def _reads_constant(node: Node) -> bool:
+    """A number, or a value without the batch axis (a model's own weight, what is computed
+    from it), is an operand: a merge layer takes batched tensors of one shape only, the
+    operator broadcasts."""
+    return any((v.producer is not None and v.producer.op == "constant") or not v.shape or v.shape[0] is not None
+               for v in node.inputs)
+
+
 _NUMBER_FORMS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
                  "maximum": "keras.ops.maximum({0}, {1})", "minimum": "keras.ops.minimum({0}, {1})"}
 
 
 def _merge_layer(op: str, cls: str) -> Emitter:
     def emit_merge_keras(node: Node) -> KerasEmission:
-        if merge_as_operator(node):
+        if _reads_constant(node) and len(node.inputs) == 2:  # a merge layer takes tensors only
             return KerasEmission(call=lambda ins: _NUMBER_FORMS[op].format(*ins))
         return KerasEmission(layer(cls, node), merge=True)
 

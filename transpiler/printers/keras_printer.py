@@ -194,6 +194,9 @@ class KerasScript:
         self.builders = {md.builder: md for md in program.models if md.builder}
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
+        for md in program.models:
+            for graph in [md.graph] + [m.graph for m in md.methods.values()]:
+                keras_ops.clear_auto_names(graph)
         #: model classes the program calls besides their builder: ``Net()`` is the builder's
         #: model when the builder is ``return Net()``, else a stub (the class is not printed)
         self.class_calls = {md.class_name: md.builder for md in program.models

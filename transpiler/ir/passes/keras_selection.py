@@ -24,8 +24,6 @@ Keras cannot express as ``graph.meta["unsupported"]`` (the printer stubs the mod
 
 from __future__ import annotations
 
-import re
-
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.layout import (
@@ -366,40 +364,7 @@ def select_keras_ops(graph: Graph) -> Graph:
         infer_node(node)
     for node in graph.nodes:
         infer_node(node)
-    _clear_of_auto_names(graph)
     return graph
-
-
-#: merges Keras has as layers (``layers.Add``); Keras operations of the same name
-MERGE_OPS = ("add", "subtract", "multiply", "average", "maximum", "minimum")
-
-
-def merge_as_operator(node: Node) -> bool:
-    """A merge reading a number, or a value without the batch axis (a model's own weight,
-    what is computed from it), is written as an operator (``a + w``): a merge layer takes
-    batched tensors of one shape only, the operator broadcasts."""
-    return node.op in MERGE_OPS and len(node.inputs) == 2 and any(
-        (v.producer is not None and v.producer.op == "constant") or not v.shape or v.shape[0] is not None
-        for v in node.inputs)
-
-
-def _clear_of_auto_names(graph: Graph) -> None:
-    """Keras names the operation an operator makes after its class with a per-process
-    counter ("add", then "add_1", ...), blind to explicit names: a layer explicitly named
-    like one would clash as soon as the builder runs again (``restored = build_model()``).
-    Such layers are renamed ``add_1_layer``."""
-    auto = sorted({n.op for n in graph.nodes if merge_as_operator(n)})
-    if not auto:
-        return
-    pattern = re.compile(rf"(?:{'|'.join(auto)})(?:_\d+)?")
-    taken = {n.name for n in graph.nodes}
-    for node in graph.nodes:
-        if pattern.fullmatch(node.name) and not merge_as_operator(node):
-            name = f"{node.name}_layer"
-            while name in taken:
-                name += "_"
-            taken.add(name)
-            node.name = name
 
 
 def record_source_plan(graph: Graph) -> Graph:
