@@ -266,6 +266,13 @@ OPS = {
     "var_biased_and_std_correction_0": ("self.fc = nn.Linear(6, 5)", "h = self.fc(x)\n"
                                         "return torch.var(h, 1, unbiased=False) + torch.std(h, dim=-1, correction=0)"
                                         " + h.var(-1)", "(6,)"),
+    # interpolate(size=...) to whole multiples of the input is its scale factor
+    "interpolate_to_skip_size_bilinear": ("self.a = nn.Conv2d(3, 4, 3, stride=2, padding=1)\nself.b = nn.Conv2d(3, 4, 1)",
+                                          "s = self.b(x)\nu = F.interpolate(self.a(x), size=s.shape[2:], mode='bilinear',"
+                                          " align_corners=False)\nreturn torch.cat([u, s], 1)", "(3, 8, 8)"),
+    "interpolate_size_rect_nearest": ("self.a = nn.Conv2d(3, 4, 1)", "return F.interpolate(self.a(x), (8, 12))",
+                                      "(3, 4, 4)"),
+    "interpolate_size_1d": ("self.a = nn.Conv1d(3, 4, 1)", "return F.interpolate(self.a(x), size=20)", "(3, 10)"),
     "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
                              "(5, 4)"),
 }

@@ -1915,6 +1915,21 @@ class TorchFrontend:
         total = self._reduce(squares, "sum", [dim, keep], {}, span)
         return self._add("sqrt", [total.value], {}, span, "norm")
 
+    @staticmethod
+    def _interpolate_factor(x: Value, args: list, kwargs: dict) -> tuple[list, dict]:
+        """``F.interpolate(x, size=skip.shape[2:])`` to a whole multiple of x's spatial size is
+        ``scale_factor=`` that multiple (the same source positions, nearest or bilinear)."""
+        kwargs.update(zip(("size", "scale_factor", "mode", "align_corners"), args[1:]))
+        size, spatial = kwargs.get("size"), tuple(x.shape[2:])
+        if size is None or kwargs.get("scale_factor") is not None:
+            return args[:1], kwargs
+        sizes = (size,) * len(spatial) if isinstance(size, int) else tuple(size) if isinstance(size, (tuple, list)) \
+            else ()
+        if len(sizes) == len(spatial) and all(isinstance(n, int) and isinstance(h, int) and h and n % h == 0
+                                              for n, h in zip(sizes, spatial)):
+            kwargs["size"], kwargs["scale_factor"] = None, tuple(n // h for n, h in zip(sizes, spatial))
+        return args[:1], kwargs
+
     def _functional(self, fname: str, args, kwargs, span: Span):
         if fname == "normalize":  # x / max(‖x‖₂ over dim, eps)
             if not args or not isinstance(args[0], Tensor) or kwargs.get("p", args[1] if len(args) > 1 else 2) != 2:
@@ -1924,6 +1939,8 @@ class TorchFrontend:
             norm = self._l2_norm(args[0], fname, [2, dim, True], {}, span)
             floor = self._add("clip", [norm.value], {"min": float(eps), "max": None}, span, "clip")
             return self._add("divide", [args[0].value, floor.value], {}, span, "normalized")
+        if fname == "interpolate" and args and isinstance(args[0], Tensor):
+            args, kwargs = self._interpolate_factor(args[0].value, list(args), dict(kwargs))
         if fname in ("flatten",):
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, None, span)
         if fname == "dropout" or fname == "dropout2d":
