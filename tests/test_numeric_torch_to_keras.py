@@ -273,6 +273,20 @@ OPS = {
     "interpolate_size_rect_nearest": ("self.a = nn.Conv2d(3, 4, 1)", "return F.interpolate(self.a(x), (8, 12))",
                                       "(3, 4, 4)"),
     "interpolate_size_1d": ("self.a = nn.Conv1d(3, 4, 1)", "return F.interpolate(self.a(x), size=20)", "(3, 10)"),
+    # ViT-style patch tokens: flatten(2) of a feature map (a stub before), and back
+    "flatten_spatial_into_tokens": ("self.proj = nn.Conv2d(3, 16, 4, stride=4)\nself.norm = nn.LayerNorm(16)\n"
+                                    "self.head = nn.Linear(16, 3)",
+                                    "x = self.proj(x).flatten(2).transpose(1, 2)\nreturn self.head(self.norm(x).mean(dim=1))",
+                                    "(3, 16, 16)"),
+    "tokens_back_to_feature_map": ("self.proj = nn.Conv2d(3, 8, 4, stride=4)\nself.fc = nn.Linear(8, 8)\n"
+                                   "self.c = nn.Conv2d(8, 4, 1)",
+                                   "x = self.proj(x)\nb, c, h, w = x.shape\nt = self.fc(x.flatten(2).transpose(1, 2))\n"
+                                   "return self.c(t.transpose(1, 2).reshape(b, c, h, w))", "(3, 16, 16)"),
+    # CBAM spatial attention: values, _ = torch.max(x, dim=1, keepdim=True) unpacks (a stub before)
+    "max_values_unpacked_cbam": ("self.c = nn.Conv2d(3, 8, 3, padding=1)\nself.sa = nn.Conv2d(2, 1, 7, padding=3)",
+                                 "x = self.c(x)\nmx, _ = torch.max(x, dim=1, keepdim=True)\n"
+                                 "a = torch.cat([torch.mean(x, dim=1, keepdim=True), mx], dim=1)\n"
+                                 "return x * torch.sigmoid(self.sa(a))", "(3, 8, 8)"),
     "max_over_time_values": ("self.fc = nn.Linear(4, 5)", "return self.fc(x).max(dim=1)[0] + torch.max(x, 1).values.sum(-1, keepdim=True)",
                              "(5, 4)"),
 }

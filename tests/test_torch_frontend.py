@@ -536,3 +536,34 @@ def test_non_tensor_in_a_tensor_list_is_a_stub(expr):
     src = RNN_WITH_STATE.replace("_, h = self.enc(x)", f"x = {expr}").replace("self.dec(x, h)", "self.dec(x)")
     tr = translate(src, "m.py", "keras")
     assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
+
+
+def test_expand_of_an_own_parameter_to_the_batch_is_a_stub():
+    """``self.cls_token.expand(b, -1, -1)`` (a (1, 1, C) weight made one per example): a stub,
+    not the weight passed on unexpanded (a Concatenate failing at run time)."""
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+        INPUT_SHAPE = (3, 16, 16)
+
+
+        class ViT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Conv2d(3, 16, 4, stride=4)
+                self.cls = nn.Parameter(torch.zeros(1, 1, 16))
+                self.head = nn.Linear(16, 3)
+
+            def forward(self, x):
+                x = self.proj(x).flatten(2).transpose(1, 2)
+                x = torch.cat((self.cls.expand(x.shape[0], -1, -1), x), dim=1)
+                return self.head(x[:, 0])
+
+
+        def build_model():
+            return ViT()
+    ''')
+    tr = translate(src, "vit.py", "keras")
+    assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
+    assert "own parameter to the batch" in tr.stubs[0].message

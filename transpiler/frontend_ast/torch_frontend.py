@@ -879,6 +879,8 @@ class TorchFrontend:
                 value = value.values
             if isinstance(value, Shape):  # b, c, h, w = x.size()
                 value = (BatchDim(), *value.value.shape[1:])
+            if isinstance(value, _MaxResult):  # values, _ = torch.max(x, dim=1)
+                value = (value.values, Unknown("the indices of torch.max are not translated"))
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elements):
                 raise Unsupported(f"cannot unpack into {_code(target)!r}")
             for el, v in zip(target.elements, value):
@@ -2054,8 +2056,14 @@ class TorchFrontend:
         if name in ("flatten",):
             start = args[0] if args else kwargs.get("start_dim", 0 if node is None else 0)
             end = args[1] if len(args) > 1 else kwargs.get("end_dim", -1)
+            if isinstance(start, int) and isinstance(end, int) and 1 < start % rank < end % rank:
+                # x.flatten(2): (N, C, H, W) → (N, C, H·W), a reshape (ViT's patch tokens)
+                s, e = start % rank, end % rank
+                shape = [BatchDim(), *x.shape[1:s], math.prod(x.shape[s:e + 1]), *x.shape[e + 1:]]
+                return self._tensor_method(t, "reshape", shape, {}, node, span)
             if start != 1 or end != -1:
-                raise Unsupported(f"flatten(start_dim={start}, end_dim={end}): only start_dim=1 is supported")
+                raise Unsupported(f"flatten(start_dim={start}, end_dim={end}): only start_dim=1 and flattening "
+                                  "non-batch axes after it are supported")
             if rank == 2:
                 return t
             return self._add("flatten", [x], {}, span, "flatten")
@@ -2156,6 +2164,8 @@ class TorchFrontend:
         sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
         if kwargs or len(sizes) != len(x.shape):
             raise Unsupported(f".expand{sizes}: one size per axis is needed")
+        if x.shape[0] is not None:  # (self.cls_token.expand(b, -1, -1): a weight made a batch)
+            raise Unsupported(f".expand{sizes} of a module's own parameter to the batch is not translated yet")
         counts = [1]  # (the batch axis: -1 or x.size(0))
         for size, have in zip(sizes[1:], x.shape[1:]):
             if size == -1 or size == have:
