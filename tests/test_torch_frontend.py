@@ -488,3 +488,82 @@ def test_map_style_dataset_random_split_and_device_translate_and_run(tmp_path, m
     lines = printed.getvalue().splitlines()
     assert len(lines) == 2 and all("train" in line and "val" in line for line in lines), lines
     assert (tmp_path / "mlp.weights.h5").exists()
+
+
+RNN_WITH_STATE = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    INPUT_SHAPE = (7, 4)
+
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.GRU(4, 8, batch_first=True)
+            self.dec = nn.GRU(4, 8, batch_first=True)
+            self.fc = nn.Linear(8, 2)
+
+        def forward(self, x):
+            _, h = self.enc(x)
+            out, _ = self.dec(x, h)
+            return self.fc(out[:, -1])
+
+
+    def build_model():
+        return Seq2Seq()
+''')
+
+
+@pytest.mark.parametrize("line, replacement", [
+    ("out, _ = self.dec(x, h)", "out, _ = self.dec(x, h)"),
+    ("out, _ = self.dec(x, h)", "out, _ = self.dec(x, hx=h)"),
+    ("out, _ = self.dec(x, h)", "out, _ = self.dec(x, torch.zeros(1, x.size(0), 8) + 1)"),
+], ids=["encoder_state", "hx_keyword", "computed_from_zeros"])
+def test_rnn_initial_state_is_a_stub_not_dropped(line, replacement):
+    """An RNN given an initial state (the encoder's h_n) was read as if called on x alone:
+    wrong numbers and the encoder's weights gone. It is a stub until Keras' initial_state=
+    is translated; zeros made in forward and then computed with are refused too."""
+    tr = translate(RNN_WITH_STATE.replace(line, replacement), "m.py", "keras")
+    assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
+
+
+@pytest.mark.parametrize("expr", ["torch.cat([x, torch.zeros(x.size(0), 7, 4)], 2)",
+                                  "torch.stack([x, 3], 1)", "torch.add(x, [1])"])
+def test_non_tensor_in_a_tensor_list_is_a_stub(expr):
+    """``torch.cat``/``torch.stack``/``torch.add`` of something that is not a tensor: a stub
+    (an AttributeError inside the translator before)."""
+    src = RNN_WITH_STATE.replace("_, h = self.enc(x)", f"x = {expr}").replace("self.dec(x, h)", "self.dec(x)")
+    tr = translate(src, "m.py", "keras")
+    assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
+
+
+def test_expand_of_an_own_parameter_to_the_batch_is_a_stub():
+    """``self.cls_token.expand(b, -1, -1)`` (a (1, 1, C) weight made one per example): a stub,
+    not the weight passed on unexpanded (a Concatenate failing at run time)."""
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+        INPUT_SHAPE = (3, 16, 16)
+
+
+        class ViT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Conv2d(3, 16, 4, stride=4)
+                self.cls = nn.Parameter(torch.zeros(1, 1, 16))
+                self.head = nn.Linear(16, 3)
+
+            def forward(self, x):
+                x = self.proj(x).flatten(2).transpose(1, 2)
+                x = torch.cat((self.cls.expand(x.shape[0], -1, -1), x), dim=1)
+                return self.head(x[:, 0])
+
+
+        def build_model():
+            return ViT()
+    ''')
+    tr = translate(src, "vit.py", "keras")
+    assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
+    assert "own parameter to the batch" in tr.stubs[0].message

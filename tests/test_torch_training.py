@@ -562,3 +562,46 @@ def test_an_import_only_translated_code_used_goes_an_unused_one_stays():
     tree = ast.parse(tr.text)
     imported = {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     assert "copy" not in imported and "os" in imported
+
+
+NET_AND_BUILDER = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    INPUT_SHAPE = (4,)
+
+
+    class Net(nn.Module):
+        def __init__(self, n=3):
+            super().__init__()
+            self.fc = nn.Linear(4, n)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def build_model():
+        return Net()
+
+
+    def main():
+        net = build_model()
+        torch.save(net.state_dict(), "net.pth")
+        net = Net()
+        net.load_state_dict(torch.load("net.pth"))
+''')
+
+
+def test_model_class_called_by_the_program_besides_its_builder():
+    """``net = Net()`` where ``build_model()`` is ``return Net()``: the same model (the class is
+    printed as the builder, so ``Net`` was left undefined: a NameError at run time); a builder
+    giving arguments makes ``Net`` a stub."""
+    tr = translate(NET_AND_BUILDER, "net.py", "keras")
+    assert not tr.stubs, tr.stubs
+    assert has(tr, 'net.load_weights("net.weights.h5")')
+    tree = ast.parse(tr.text)
+    net = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "Net")
+    assert ast.unparse(net.body[-1]) == "return build_model()"
+    tr = translate(NET_AND_BUILDER.replace("return Net()", "return Net(n=5)"), "net.py", "keras")
+    assert [d.message.split(":")[0] for d in tr.stubs][:1] == ["Net"], tr.stubs
+    assert "def Net(*args, **kwargs):" in tr.text

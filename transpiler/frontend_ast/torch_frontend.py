@@ -204,6 +204,30 @@ class _Reversed:
     tensor: "Tensor"
 
 
+@dataclass(eq=False)
+class _ZeroState:
+    """``torch.zeros(num_layers, x.size(0), hidden)`` made in forward: read only as an RNN's
+    initial state, where it is what the RNN starts from anyway (Keras' RNNs start at zeros)."""
+
+
+#: tensor methods that leave a zero state what it is (where it lives, whether it is tracked)
+_ZERO_STATE_METHODS = ("to", "cuda", "cpu", "detach", "contiguous", "requires_grad_", "float")
+
+
+def _tensor_values(path: str, items) -> list:
+    """The graph values of ``torch.cat``'s (``torch.add``'s, ...) tensors, all tensors."""
+    if not all(isinstance(t, Tensor) for t in items):
+        raise Unsupported(f"{path} of something that is not a tensor")
+    return [t.value for t in items]
+
+
+def _zero_state(value) -> bool:
+    """``h0``, ``(h0, c0)`` of zeros, or no state at all."""
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(isinstance(v, _ZeroState) for v in value)
+    return value is None or isinstance(value, _ZeroState)
+
+
 class _Super:
     """``super()`` inside a module method: only ``super().__init__()`` means something."""
 
@@ -853,6 +877,10 @@ class TorchFrontend:
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, RNNStates):
                 value = value.values
+            if isinstance(value, Shape):  # b, c, h, w = x.size()
+                value = (BatchDim(), *value.value.shape[1:])
+            if isinstance(value, _MaxResult):  # values, _ = torch.max(x, dim=1)
+                value = (value.values, Unknown("the indices of torch.max are not translated"))
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elements):
                 raise Unsupported(f"cannot unpack into {_code(target)!r}")
             for el, v in zip(target.elements, value):
@@ -964,10 +992,14 @@ class TorchFrontend:
         if isinstance(obj, Tensor):
             if name == "shape":
                 return Shape(obj.value)
-            if name in ("T", "data", "device", "dtype"):
+            if name == "device":  # (torch.zeros(..., device=x.device): Keras places tensors itself)
+                return Unknown("a tensor's device")
+            if name in ("T", "data", "dtype"):
                 raise Unsupported(f"tensor attribute .{name}")
             return Bound(obj, name)
         if isinstance(obj, (list, dict, str, tuple, RNNStates)):
+            return Bound(obj, name)
+        if isinstance(obj, _ZeroState) and name in _ZERO_STATE_METHODS:
             return Bound(obj, name)
         if isinstance(obj, (Unknown, _Super)):
             return Bound(obj, name) if isinstance(obj, _Super) else obj
@@ -1040,6 +1072,8 @@ class TorchFrontend:
             return self._tensor_binop(op, left, right, node)
         if isinstance(left, Unknown) or isinstance(right, Unknown):
             return Unknown("arithmetic on an unknown value")
+        if isinstance(left, _ZeroState) or isinstance(right, _ZeroState):
+            raise Unsupported(f"{_code(node)!r}: torch.zeros made in forward is read only as an RNN's initial state")
         fn = _BINOPS.get(op)
         if fn is None:
             raise Unsupported(f"operator in {_code(node)!r}")
@@ -1051,6 +1085,8 @@ class TorchFrontend:
             name = _TENSOR_MERGES.get(op)
             if name is None:
                 raise Unsupported(f"tensor operator in {_code(node)!r}")
+            self._as_map_of(left.value, right.value)
+            self._as_map_of(right.value, left.value)
             return self._add(name, [left.value, right.value], {}, span, name)
         tensor, scalar = (left, right) if isinstance(left, Tensor) else (right, left)
         if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
@@ -1136,7 +1172,9 @@ class TorchFrontend:
         if isinstance(obj, Mod) and obj.kind == "module_dict":
             return obj.items[index]
         if isinstance(obj, RNNStates):
-            if isinstance(index, int):
+            if isinstance(index, tuple) and index and all(i == slice(None) for i in index[1:]):
+                index = index[0]  # h_n[-1, :, :] is h_n[-1]
+            if isinstance(index, int) and not isinstance(index, bool):
                 return Tensor(obj.values[index])
             raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
         if isinstance(obj, Shape):
@@ -1274,15 +1312,18 @@ class TorchFrontend:
             return self._nn_init(path.rsplit(".", 1)[1], args, kwargs)
         if path in _TENSOR_MAKERS and self.graph is None:
             return torch_params.tensor_data(path, args, kwargs)
+        if path == "torch.zeros" and set(kwargs) <= {"device", "dtype", "requires_grad"}:
+            return _ZeroState()  # (an RNN's initial state; anything else refuses it)
         if path == "torch.nn.functional.linear":
             return self._linear(args, kwargs, span)
         fname = _FUNCTION_ALIASES.get(path) or (api[2:] if api is not None and api.startswith("F.") else None)
         if fname is not None:
             return self._functional(fname, args, kwargs, span)
         if path in _MERGE_FUNCTIONS:
-            return self._add(_MERGE_FUNCTIONS[path], [a.value for a in args[:2]], {}, span, _MERGE_FUNCTIONS[path])
+            return self._add(_MERGE_FUNCTIONS[path], _tensor_values(path, args[:2]), {}, span, _MERGE_FUNCTIONS[path])
         if path == "torch.cat" or path == "torch.concat":
             tensors = args[0] if args else kwargs["tensors"]
+            _tensor_values(path, tensors)
             dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
             if dim == 0:
                 raise Unsupported("torch.cat along the batch axis is not supported")
@@ -1290,6 +1331,8 @@ class TorchFrontend:
         if path == "torch.flatten":
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, node)
         if path in ("torch.amax", "torch.max") and len(args) + len(kwargs) >= 2:
+            return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
+        if path in ("torch.chunk", "torch.split", "torch.norm", "torch.std", "torch.var") and args:
             return self._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node)
         if path in ("torch.mean", "torch.permute", "torch.transpose", "torch.reshape", "torch.squeeze",
                     "torch.unsqueeze", "torch.sum", "torch.amax", "torch.amin", "torch.clamp", "torch.clip") or \
@@ -1311,6 +1354,7 @@ class TorchFrontend:
             return self._tensor_operands("where", args, span)
         if path == "torch.stack":
             tensors = args[0] if args else kwargs["tensors"]
+            _tensor_values(path, tensors)
             dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
             if dim % (len(tensors[0].value.shape) + 1) == 0:
                 raise Unsupported("torch.stack along the batch axis is not supported")
@@ -1464,6 +1508,8 @@ class TorchFrontend:
             return self._param_method(obj, name, args, kwargs)
         if isinstance(obj, Tensor):
             return self._tensor_method(obj, name, args, kwargs, node)
+        if isinstance(obj, _ZeroState):
+            return obj
         if isinstance(obj, RNNStates):
             dim = args[0] if args else kwargs.get("dim")
             if name == "squeeze" and dim == 0 and len(obj.values) == 1:
@@ -1686,6 +1732,11 @@ class TorchFrontend:
             return x
         if mod.kind in ("module_list", "module_dict"):
             raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        if mod.layer is not None and mod.layer.kind == "rnn" and \
+                not all(_zero_state(a) for a in list(args[1:]) + list(kwargs.values())):
+            # (h_n of another RNN, a learned state): Keras' initial_state=, not translated yet
+            raise Unsupported(f"nn.{mod.cls_name} called with an initial state other than zeros is not "
+                              "translated yet")
         if args and isinstance(args[0], _Reversed):
             if mod.layer is None or mod.layer.kind != "rnn" or mod.layer.extra["bidirectional"]:
                 raise Unsupported(f"nn.{mod.cls_name} on a flipped sequence: only a one-way RNN reads it")
@@ -1818,11 +1869,80 @@ class TorchFrontend:
         else:
             raise Unsupported(f"{op} reads axis 1 of a {x.layout} tensor as channels; permute it first")
 
+    def _as_map_of(self, x: Value, other: Value) -> None:
+        """A reshape result (``y.view(b, c, 1, 1)``, ``y.unsqueeze(-1).unsqueeze(-1)``,
+        ``y[:, :, None, None]``, its tag a guess) broadcast against a channels-first map of its rank is a channels-first
+        map too (torch has no other layout): a squeeze-and-excitation gate."""
+        if len(x.shape) >= 3 and len(x.shape) == len(other.shape) and is_channels_first(other.layout) and \
+                x.layout != other.layout and x.producer is not None and x.producer.op in ("reshape", "expand_dims"):
+            x.producer.meta["out_layout"] = other.layout
+            infer_node(x.producer)
+
     def _reshape_layout(self, rank: int) -> str | None:
         """A reshape in torch produces a channels-first map (rank 3 to 5)."""
         return CHANNELS_FIRST.get(rank)
 
+    def _spread(self, t: Tensor, name: str, args, kwargs, span: Span) -> Tensor:
+        """``x.var(dim, keepdim=True)``, ``x.std(1, unbiased=False)``: the mean square deviation
+        over static non-batch dims, divided by n - correction (torch's default correction is 1)."""
+        x = t.value
+        dim = args[0] if args else kwargs.get("dim")
+        unbiased = args[1] if len(args) > 1 else kwargs.get("unbiased", True)
+        keep = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        correction = kwargs.get("correction", 1 if unbiased else 0)
+        if set(kwargs) - {"dim", "unbiased", "keepdim", "correction"} or not isinstance(unbiased, bool) or \
+                isinstance(correction, bool) or not isinstance(correction, (int, float)):
+            raise Unsupported(f".{name}(): dim, keepdim and unbiased/correction known statically only")
+        mean = self._reduce(t, "mean", [dim, True], {}, span)
+        dims = {d % len(x.shape) for d in ((dim,) if isinstance(dim, int) else dim)}
+        count = math.prod(x.shape[d] for d in dims)
+        if count - correction <= 0:
+            raise Unsupported(f".{name}() over {count} element(s) with correction {correction}")
+        deviation = self._add("subtract", [x, mean.value], {}, span, "deviation")
+        squares = self._add("square", [deviation.value], {}, span, "square")
+        total = self._reduce(squares, "sum", [dim, keep], {}, span)
+        var = self._add("rescaling", [total.value], {"scale": 1.0 / (count - correction), "offset": 0.0}, span,
+                        "var")
+        return var if name == "var" else self._add("sqrt", [var.value], {}, span, "std")
+
+    def _l2_norm(self, t, name: str, args, kwargs, span: Span) -> Tensor:
+        """``x.norm(dim=1, keepdim=True)``, ``torch.norm(x, 2, -1)`` (torch's order: p, dim,
+        keepdim): the 2-norm over static non-batch dims, the root of the sum of squares."""
+        p = args[0] if args else kwargs.get("p", "fro")
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        keep = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        if p not in (2, 2.0, "fro") or isinstance(p, bool) or set(kwargs) - {"p", "dim", "keepdim"}:
+            raise Unsupported(f".{name}(p={p!r}): only the 2-norm is supported")
+        squares = self._add("square", [t.value], {}, span, "square")
+        total = self._reduce(squares, "sum", [dim, keep], {}, span)
+        return self._add("sqrt", [total.value], {}, span, "norm")
+
+    @staticmethod
+    def _interpolate_factor(x: Value, args: list, kwargs: dict) -> tuple[list, dict]:
+        """``F.interpolate(x, size=skip.shape[2:])`` to a whole multiple of x's spatial size is
+        ``scale_factor=`` that multiple (the same source positions, nearest or bilinear)."""
+        kwargs.update(zip(("size", "scale_factor", "mode", "align_corners"), args[1:]))
+        size, spatial = kwargs.get("size"), tuple(x.shape[2:])
+        if size is None or kwargs.get("scale_factor") is not None:
+            return args[:1], kwargs
+        sizes = (size,) * len(spatial) if isinstance(size, int) else tuple(size) if isinstance(size, (tuple, list)) \
+            else ()
+        if len(sizes) == len(spatial) and all(isinstance(n, int) and isinstance(h, int) and h and n % h == 0
+                                              for n, h in zip(sizes, spatial)):
+            kwargs["size"], kwargs["scale_factor"] = None, tuple(n // h for n, h in zip(sizes, spatial))
+        return args[:1], kwargs
+
     def _functional(self, fname: str, args, kwargs, span: Span):
+        if fname == "normalize":  # x / max(‖x‖₂ over dim, eps)
+            if not args or not isinstance(args[0], Tensor) or kwargs.get("p", args[1] if len(args) > 1 else 2) != 2:
+                raise Unsupported("F.normalize: only p=2 of a tensor is supported")
+            dim = args[2] if len(args) > 2 else kwargs.get("dim", 1)
+            eps = args[3] if len(args) > 3 else kwargs.get("eps", 1e-12)
+            norm = self._l2_norm(args[0], fname, [2, dim, True], {}, span)
+            floor = self._add("clip", [norm.value], {"min": float(eps), "max": None}, span, "clip")
+            return self._add("divide", [args[0].value, floor.value], {}, span, "normalized")
+        if fname == "interpolate" and args and isinstance(args[0], Tensor):
+            args, kwargs = self._interpolate_factor(args[0].value, list(args), dict(kwargs))
         if fname in ("flatten",):
             return self._tensor_method(args[0], "flatten", args[1:], kwargs, None, span)
         if fname == "dropout" or fname == "dropout2d":
@@ -1851,6 +1971,29 @@ class TorchFrontend:
         self._as_feature_map(op, x)
         return self._add(op, [x], attrs, span, hint)
 
+    def _split(self, x: Value, name: str, args, kwargs, span: Span) -> tuple:
+        """``x.chunk(n, dim)`` (pieces of ceil(size / n), so maybe fewer than n) and
+        ``x.split(size or sizes, dim)`` (the last piece takes what is left): a tuple of pieces."""
+        arg = args[0] if args else kwargs.get("chunks", kwargs.get("split_size_or_sections"))
+        dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+        rank = len(x.shape)
+        if not isinstance(dim, int) or not -rank <= dim < rank or dim % rank == 0:
+            raise Unsupported(f".{name}() along the batch axis (or a dim not known statically) is not supported")
+        total = x.shape[dim]
+        if isinstance(arg, (list, tuple)) and name == "split" and all(isinstance(n, int) and n > 0 for n in arg):
+            sizes = tuple(arg)
+            if sum(sizes) != total:
+                raise FrontendError(f".split({list(sizes)}): the sizes do not add up to {total} (shape {x.shape})",
+                                    span)
+        elif isinstance(arg, int) and not isinstance(arg, bool) and arg > 0:
+            step = -(-total // arg) if name == "chunk" else arg
+            sizes = tuple(min(step, total - start) for start in range(0, total, step))
+        else:
+            raise Unsupported(f".{name}({arg!r}): give a number of pieces or piece sizes")
+        if len(sizes) == 1:
+            return (Tensor(x),)
+        return tuple(self._add("split", [x], {"sizes": sizes, "axis": dim}, span, "split", n_out=len(sizes)))
+
     def _tensor_method(self, t, name, args, kwargs, node, span: Span | None = None):
         span = span or self._span(node)
         if not isinstance(t, Tensor):
@@ -1861,12 +2004,18 @@ class TorchFrontend:
             return self._add("cast", [x], {"dtype": "float32"}, span, "cast")
         if name in ("contiguous", "float", "clone", "long", "int"):
             if name in ("long", "int") and not x.dtype.startswith("int"):
-                if x.producer is not None:
-                    raise Unsupported(f".{name}() of a computed float tensor is not supported")
+                if x.producer is not None:  # (categorical columns of a float table: x[:, :3].long())
+                    return self._add("cast", [x], {"dtype": "int64" if name == "long" else "int32"}, span, "cast")
                 # float token ids given to the model: Keras' Embedding casts them the same way
                 self.program.warn(span, f"the float input {x.var!r} is cast to integers where it is read "
                                         "(Keras' Embedding does that itself)")
             return t
+        if name in ("chunk", "split"):
+            return self._split(x, name, args, kwargs, span)
+        if name == "masked_fill" and len(args) + len(kwargs) == 2:
+            mask = args[0] if args else kwargs.get("mask")
+            value = args[1] if len(args) > 1 else kwargs.get("value")
+            return self._tensor_operands("where", [mask, value, t], span)  # (value where mask, else x)
         if name == "flip":
             dims = tuple(args) if args and isinstance(args[0], int) else tuple(args[0] if args else kwargs["dims"])
             if dims not in ((1,), [1]) or len(x.shape) != 3:
@@ -1879,9 +2028,8 @@ class TorchFrontend:
             if dims and is_channels_first(x.layout) and tuple(spatial_axes(x.layout or "")) == dims:
                 out = self._add(f"global_max_pool{len(dims)}d", [x], {"keepdims": bool(keep)}, span, "max")
                 return _MaxResult(out) if name == "max" else out
-            if name == "amax":
-                return self._reduce(t, name, (dims, keep), {}, span)
-            raise Unsupported(f".{name}(dim={dims}): only a max over all spatial axes is supported")
+            out = self._reduce(t, "amax", (dims, keep), {}, span)
+            return out if name == "amax" else _MaxResult(out)  # (values, indices): the values
         if name == "size":
             if args:
                 return BatchDim() if args[0] == 0 else x.shape[args[0]]
@@ -1893,6 +2041,10 @@ class TorchFrontend:
         if name in _UNARY_FUNCTIONS and not args and not kwargs:
             op = _UNARY_FUNCTIONS[name]
             return self._add(op, [x], {}, span, "absolute" if op == "abs" else op)  # (not the builtin's name)
+        if name == "norm":
+            return self._l2_norm(t, name, args, kwargs, span)
+        if name in ("std", "var"):
+            return self._spread(t, name, args, kwargs, span)
         if name in ("clamp", "clip"):
             lo = args[0] if args else kwargs.get("min")
             hi = args[1] if len(args) > 1 else kwargs.get("max")
@@ -1904,8 +2056,14 @@ class TorchFrontend:
         if name in ("flatten",):
             start = args[0] if args else kwargs.get("start_dim", 0 if node is None else 0)
             end = args[1] if len(args) > 1 else kwargs.get("end_dim", -1)
+            if isinstance(start, int) and isinstance(end, int) and 1 < start % rank < end % rank:
+                # x.flatten(2): (N, C, H, W) → (N, C, H·W), a reshape (ViT's patch tokens)
+                s, e = start % rank, end % rank
+                shape = [BatchDim(), *x.shape[1:s], math.prod(x.shape[s:e + 1]), *x.shape[e + 1:]]
+                return self._tensor_method(t, "reshape", shape, {}, node, span)
             if start != 1 or end != -1:
-                raise Unsupported(f"flatten(start_dim={start}, end_dim={end}): only start_dim=1 is supported")
+                raise Unsupported(f"flatten(start_dim={start}, end_dim={end}): only start_dim=1 and flattening "
+                                  "non-batch axes after it are supported")
             if rank == 2:
                 return t
             return self._add("flatten", [x], {}, span, "flatten")
@@ -1985,7 +2143,38 @@ class TorchFrontend:
         if name == "repeat":
             return self._repeat(t, tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list))
                                 else tuple(args), span)
+        if name in ("expand", "expand_as"):
+            return self._expand(t, name, args, kwargs, span)
         raise Unsupported(f"tensor method .{name}() is not supported yet")
+
+    def _expand(self, t: Tensor, name: str, args, kwargs, span: Span):
+        """``x.unsqueeze(1).expand(-1, n, -1)`` is ``.repeat(1, n, 1)`` (RepeatVector);
+        ``gate.expand_as(x)`` broadcasts the gate's size-1 axes to x's shape (``gate + 0 * x``
+        as ``gate + zeros_like(x)``)."""
+        x = t.value
+        if name == "expand_as":
+            other = args[0] if args else kwargs.get("other")
+            if not isinstance(other, Tensor) or len(other.value.shape) != len(x.shape):
+                raise Unsupported(".expand_as(): of a tensor of the same rank only")
+            if tuple(other.value.shape) == tuple(x.shape):
+                return t
+            zeros = self._add("full_like", [other.value], {"value": 0.0, "dtype": ""}, span, "zeros")
+            self._as_map_of(x, other.value)
+            return self._add("add", [x, zeros.value], {}, span, "expanded")
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+        if kwargs or len(sizes) != len(x.shape):
+            raise Unsupported(f".expand{sizes}: one size per axis is needed")
+        if x.shape[0] is not None:  # (self.cls_token.expand(b, -1, -1): a weight made a batch)
+            raise Unsupported(f".expand{sizes} of a module's own parameter to the batch is not translated yet")
+        counts = [1]  # (the batch axis: -1 or x.size(0))
+        for size, have in zip(sizes[1:], x.shape[1:]):
+            if size == -1 or size == have:
+                counts.append(1)
+            elif have == 1 and isinstance(size, int) and size > 1:
+                counts.append(size)
+            else:
+                raise Unsupported(f".expand{sizes} of a {tuple(x.shape)} tensor: only size-1 axes grow")
+        return self._repeat(t, tuple(counts), span)
 
     def _filled_like(self, path: str, args: list, kwargs: dict, span: Span):
         """``torch.zeros_like(x)``, ``torch.ones_like(x, dtype=torch.int32)``, ``torch.full_like(x, 0.5)``."""
@@ -2117,6 +2306,24 @@ class TorchFrontend:
 # ---------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------
+def class_builders(frontend: "TorchFrontend") -> dict[str, str]:
+    """Model classes whose builder is ``def build_model(): return Net()``: ``Net()`` in the
+    program builds the same model (class name → builder name)."""
+    out: dict[str, str] = {}
+    for md in frontend.program.models:
+        ref = frontend.functions.get(md.builder) if md.builder else None
+        if ref is None or ref.node.params.params or ref.node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            continue
+        body = [s for s in ref.node.body.body if not (isinstance(s, cst.SimpleStatementLine) and
+                                                       isinstance(s.body[0], cst.Expr))]  # (a docstring)
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and \
+                isinstance(body[0].body[0], cst.Return) and isinstance(body[0].body[0].value, cst.Call):
+            call = body[0].body[0].value
+            if isinstance(call.func, cst.Name) and call.func.value == md.class_name and not call.args:
+                out.setdefault(md.class_name, md.builder)
+    return out
+
+
 def _training_test(test) -> bool | None:
     """``self.training`` → True, ``not self.training`` → False, anything else → None."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -2353,12 +2560,19 @@ def _relabel_sequences(graph: Graph) -> None:
 
     candidates = list(graph.inputs) + [n.outputs[0] for n in graph.nodes if n.op in ("reshape", "transpose")]
     for v in candidates:
-        if is_channels_first(v.layout) and not _feeds_implicit(graph, v):
+        if is_channels_first(v.layout) and not _feeds_implicit(graph, v) and not _gates_a_map(graph, v):
             v.layout = CHANNELS_LAST[len(v.shape)]
             if v.producer is not None:
                 v.producer.meta["out_layout"] = v.layout
     for node in graph.nodes:
         infer_node(node)
+
+
+def _gates_a_map(graph: Graph, v: Value) -> bool:
+    """``v`` meets a channels-first map of its rank in an element-wise op (``x * gate``)."""
+    return any(len(node.inputs) > 1 and any(u is not v and len(u.shape) == len(v.shape) and
+                                            is_channels_first(u.layout) for u in node.inputs)
+               for node in graph.consumers(v))
 
 
 def _prune(graph: Graph) -> None:

@@ -10,11 +10,13 @@ epsilon, LeakyReLU slope, LayerNormalization epsilon).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
+from transpiler.ir.params import param_names
 from transpiler.printers.torch_ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -173,10 +175,48 @@ def keras_class_of(node: Node) -> str | None:
     return em.layer.removeprefix("layers.").split("(", 1)[0]
 
 
+#: the Keras operation a Python operator on Keras tensors makes (named after its class)
+_OPERATOR_OPS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", "**": "power", "@": "matmul",
+                 ">": "greater", ">=": "greater_equal", "<": "less", "<=": "less_equal"}
+
+
+def clear_auto_names(graph) -> None:
+    """Keras names each operation a ``keras.ops`` call or an operator makes after its class
+    with a per-process counter ("mean", "mean_1", ...; "add" for ``a + w``), blind to explicit
+    names: a layer explicitly named like one (a pooling ``mean``, a merge ``add_1``) clashes
+    when the Functional model is built, at once or when the builder runs again. Such layers
+    without weights (the checkpoint plan holds the others' names) are renamed
+    ``<name>_layer``, in place, before anything is printed."""
+    auto = set()
+    for node in graph.nodes:
+        em = emit(node)
+        if em.call is None:
+            continue
+        text = em.call([f"v{i}" for i in range(len(node.inputs))])
+        auto.update(re.findall(r"keras\.ops\.(\w+)\(", text))
+        auto.update(op for sym, op in _OPERATOR_OPS.items() if f" {sym} " in text)
+        if "[" in text:
+            auto.add("get_item")
+        if text.startswith("-"):
+            auto.add("negative")
+    if not auto:
+        return
+    pattern = re.compile(rf"(?:{'|'.join(sorted(auto))})(?:_\d+)?")
+    taken = {n.name for n in graph.nodes}
+    for node in graph.nodes:
+        if pattern.fullmatch(node.name) and emit(node).layer is not None and not param_names(node):
+            name = f"{node.name}_layer"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            node.name = name
+
+
 def lit(value) -> str:
     if isinstance(value, float):
-        text = repr(value)
-        return text
+        if value != value or value in (float("inf"), float("-inf")):  # (repr gives a bare name: inf)
+            return f'float("{value}")'
+        return repr(value)
     if isinstance(value, tuple):
         if len(value) == 1:
             return f"({lit(value[0])},)"

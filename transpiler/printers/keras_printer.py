@@ -19,6 +19,8 @@ import keyword
 import black
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
+from transpiler.frontend_ast.torch_frontend import class_builders
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
@@ -51,6 +53,16 @@ class _Names:
             n += 1
         self.used.add(name)
         return name
+
+
+def _mentions_outside(module: cst.Module, name: str, builder: str) -> bool:
+    """``name`` is read somewhere other than in its class and in ``builder``."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value in (name, builder):
+            continue
+        if any(n.value == name for n in nodes_of(stmt, cst.Name)):
+            return True
+    return False
 
 
 def chain_of(graph: Graph) -> bool:
@@ -182,6 +194,15 @@ class KerasScript:
         self.builders = {md.builder: md for md in program.models if md.builder}
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
+        for md in program.models:
+            for graph in [md.graph] + [m.graph for m in md.methods.values()]:
+                keras_ops.clear_auto_names(graph)
+        #: model classes the program calls besides their builder: ``Net()`` is the builder's
+        #: model when the builder is ``return Net()``, else a stub (the class is not printed)
+        self.class_calls = {md.class_name: md.builder for md in program.models
+                            if md.builder and _mentions_outside(frontend.module, md.class_name, md.builder)}
+        self.class_builders = {cls: builder for cls, builder in class_builders(frontend).items()
+                               if cls in self.class_calls}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
         self.training = ProgramPrinter(program, frontend)
         #: the torch class → the models printed as a ``keras.Model`` subclass of it (their
@@ -272,6 +293,14 @@ class KerasScript:
                 return self.builder(self.class_models[name], None)
             if name in self.stubbed and not self.stubbed[name]["builder"]:
                 return self.stub_builder(name, None, self.stubbed[name])
+            if name in self.class_builders:  # (``Net()`` in the program: what the builder builds)
+                return (f"def {name}():\n    \"\"\"The {name} model: what {self.class_builders[name]}() "
+                        f"builds.\"\"\"\n    return {self.class_builders[name]}()\n")
+            if name in self.class_calls:
+                message = (f"{name}: the model class is translated as the builder {self.class_calls[name]}() "
+                           "only; build the model with it")
+                diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+                return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
             ref = self.frontend.classes.get(name)
             if ref is not None and ref.is_module:
                 return None  # its layers live in the builder now

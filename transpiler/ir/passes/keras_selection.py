@@ -158,9 +158,17 @@ class _ChannelsLast:
         ranked = [v for v in node.inputs if v.rank == node.inputs[0].rank]
         if len(ranked) < 2:
             return
-        layouts = [v.layout for v in ranked]
+        # a value without a layout (a module's own parameter, e.g. a (1, T, C) position
+        # embedding added to a sequence) broadcasts as it is: the frontend refuses one
+        # meeting a channels-first feature map, whose axes would move
+        layouts = [v.layout for v in ranked if v.layout is not None]
+        if not layouts:
+            return
+        # a (N, C, 1, 1) gate is cheap to move; the feature map it scales decides
+        layouts = [v.layout for v in ranked if v.layout is not None and not _one_axis(v)] or layouts
         target = max(sorted(set(layouts)), key=layouts.count)
-        node.inputs = [self.convert(v, target, node) if v.rank == node.inputs[0].rank else v for v in node.inputs]
+        node.inputs = [self.convert(v, target, node) if v.rank == node.inputs[0].rank and v.layout is not None
+                       else v for v in node.inputs]
 
     def rewrite_axes(self, node: Node, original: Value) -> None:
         x = node.inputs[0]
