@@ -24,6 +24,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.torch_helpers import _walk
 from transpiler.frontend_ast.torch_loops import (
     LoopReader, _batch_names, _is_pass, _method_call, _names_assigned, _only_prints, _reassigned_before_read,
     _target_names, _value)
@@ -61,18 +62,6 @@ def _reads(node: cst.CSTNode) -> list[str]:
             return False
 
     node.visit(Reads())
-    return out
-
-
-def _nodes(node: cst.CSTNode) -> list:
-    out: list = []
-
-    class All(cst.CSTVisitor):
-        def on_visit(self, n) -> bool:
-            out.append(n)
-            return True
-
-    node.visit(All())
     return out
 
 
@@ -161,7 +150,7 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
 
     # the step is one call of train_step: no jumps out of it, no state carried between batches
     if any(isinstance(n, (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Global, cst.Nonlocal))
-           for s in step for n in _nodes(s)):
+           for s in step for n in _walk(s)):
         return None, "break/continue/return in the batch loop"
     assigned = set().union(*[_names_assigned(s) for s in step]) if step else set()
     bound: set[str] = set(names)

@@ -15,33 +15,16 @@ from __future__ import annotations
 import re
 import textwrap
 
-import libcst as cst
-
 from transpiler.ir import training as T
-
-#: attributes and methods of ``keras.Model`` (a trainer attribute of that name gets a "_")
-KERAS_MODEL_ATTRIBUTES = frozenset("""
-add_loss add_metric add_variable add_weight build build_from_config call compile compile_from_config
-compiled_loss compiled_metrics compute_dtype compute_loss compute_mask compute_metrics
-compute_output_shape compute_output_spec count_params distribute_reduction_method distribute_strategy
-dtype dtype_policy evaluate export fit from_config get_build_config get_compile_config get_config
-get_layer get_metrics_result get_quantization_layer_structure get_state_tree get_weights input
-input_dtype input_spec jit_compile layers load_own_variables load_weights loss losses
-make_predict_function make_test_function make_train_function metrics metrics_names metrics_variables
-non_trainable_variables non_trainable_weights output path predict predict_on_batch predict_step
-quantization_mode quantize quantized_build quantized_call rematerialized_call reset_metrics run_eagerly
-save save_own_variables save_weights set_state_tree set_weights stateless_call stateless_compute_loss
-summary supports_masking symbolic_call test_on_batch test_step to_json train_on_batch train_step
-trainable trainable_variables trainable_weights variable_dtype variables weights
-name built optimizer history stop_training inputs outputs autocast compiled steps_per_execution
-""".split())
+from transpiler.printers.keras_subclass import MODEL_ATTRIBUTES
 
 #: printed step code that only runs eagerly (numpy on tensors, Python numbers of tensors)
 _EAGER_ONLY = re.compile(r"\bnp\.[\w.]+|\bfloat\(|\bint\(|\bbool\(|\.item\(|\.tolist\(")
 
 
 def _attribute(name: str) -> str:
-    return f"{name}_" if name in KERAS_MODEL_ATTRIBUTES or name.startswith("_") else name
+    """A trainer attribute named as one of ``keras.Model``'s gets a "_"."""
+    return f"{name}_" if name in MODEL_ATTRIBUTES or name.startswith("_") else name
 
 
 def _docstring(text: str, indent: str) -> list[str]:
