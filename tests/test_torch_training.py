@@ -605,3 +605,84 @@ def test_model_class_called_by_the_program_besides_its_builder():
     tr = translate(NET_AND_BUILDER.replace("return Net()", "return Net(n=5)"), "net.py", "keras")
     assert [d.message.split(":")[0] for d in tr.stubs][:1] == ["Net"], tr.stubs
     assert "def Net(*args, **kwargs):" in tr.text
+
+
+TUTORIAL = '''
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (3, 12, 12)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 5)
+        self.pool = nn.MaxPool2d(2, 2)
+        self.fc1 = nn.Linear(6 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = torch.flatten(x, 1)
+        return self.fc1(x)
+
+
+def build_model():
+    return Net()
+
+
+def main():
+    rng = np.random.RandomState(0)
+    x = torch.from_numpy(rng.randn(48, 3, 12, 12).astype("float32"))
+    y = torch.from_numpy(rng.randint(0, 10, size=48))
+    trainloader = DataLoader(TensorDataset(x[:32], y[:32]), batch_size=8, shuffle=True)
+    testloader = DataLoader(TensorDataset(x[32:], y[32:]), batch_size=8)
+    net = build_model()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    for epoch in range(2):
+        running_loss = 0.0
+        for i, data in enumerate(trainloader, 0):
+            inputs, labels = data
+            optimizer.zero_grad()
+            outputs = net(inputs)
+            loss = criterion(outputs, labels)
+            loss.backward()
+            optimizer.step()
+            running_loss += loss.item()
+            if i % 2000 == 1999:
+                print(f"[{epoch + 1}, {i + 1:5d}] loss: {running_loss / 2000:.3f}")
+                running_loss = 0.0
+    correct = 0
+    total = 0
+    with torch.no_grad():
+        for data in testloader:
+            images, labels = data
+            outputs = net(images)
+            _, predicted = torch.max(outputs.data, 1)
+            total += labels.size(0)
+            correct += (predicted == labels).sum().item()
+            assert torch.equal(torch.max(outputs, outputs), outputs)
+    return correct, total
+'''
+
+
+def test_the_pytorch_tutorial_loop_is_fit_and_its_evaluation_runs():
+    """The official CIFAR-10 tutorial's loop: the batch unpacked in the loop's first statement,
+    ``enumerate(loader, 0)``, a print-and-reset every N batches, ``data`` reused by the
+    evaluation loop; ``_, predicted = torch.max(outputs.data, 1)`` and elementwise
+    ``torch.max(a, b)`` in the evaluation (both were stubs)."""
+    tr = translate(TUTORIAL, "tutorial.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    loop: T.TrainingLoop = one(tr, "training_loop")
+    assert (loop.fit.batch_size, loop.fit.epochs, loop.fit.x.text, loop.fit.y.text) == (8, 2, "x[:32]", "y[:32]")
+    assert has(tr, "_, predicted = (outputs.max(axis=1), outputs.argmax(axis=1))")
+    assert has(tr, "np.maximum(outputs, outputs)")
+    from transpiler import verify
+
+    module = verify.load_generated(tr.text, "tutorial_keras")
+    correct, total = module.main()
+    assert total == 16 and 0 <= correct <= 16

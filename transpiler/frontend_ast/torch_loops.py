@@ -232,12 +232,16 @@ class LoopReader:
         if inner.orelse is not None:
             raise NotStandard("a for/else batch loop")
         names = _batch_names(target)
+        body = list(inner.body.body)
+        unpack = _unpacks(body[0], target) if body and isinstance(target, cst.Name) else None
+        if unpack is not None:  # ``for data in loader: inputs, labels = data``
+            names, body = unpack, body[1:]
         if names is None or len(names) != len(loader.dataset.arrays):
             raise NotStandard(f"the batch {_code(target)!r} does not unpack the dataset's "
                               f"{len(loader.dataset.arrays)} arrays")
         step: dict[str, Any] = {"loader": loader, "batch": {n: i for i, n in enumerate(names)}, "outputs": set()}
         seen: list[str] = []
-        for stmt in inner.body.body:
+        for stmt in body:
             seen.append(self.batch_statement(stmt, step))
         order = [s for s in seen if s in ("zero_grad", "backward", "clip", "step")]
         if "zero_grad" not in order:
@@ -364,8 +368,12 @@ class LoopReader:
         return CLIP_FUNCTIONS[path], _value(value, None)
 
     def is_report(self, stmt, step: dict) -> bool:
-        """A statement that only accumulates numbers for reporting (``total += ...``)."""
-        if _only_prints(stmt):
+        """A statement that only accumulates numbers for reporting (``total += ...``), or an
+        ``if`` that prints them now and then and resets them (``if i % 100 == 99: print(...);
+        running = 0.0``)."""
+        if _only_prints(stmt) or (isinstance(stmt, cst.If) and stmt.orelse is None and all(
+                _only_prints(s) or self.is_report(s, step) for s in stmt.body.body) and
+                not _reads_model(stmt.test, self.scope)):
             self.report_nodes.append(stmt)
             return True
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -662,6 +670,15 @@ class LoopReader:
         return T.Code(f"{ds.var}.arrays[{index}]")
 
 
+def _unpacks(stmt, target: cst.Name) -> list[str] | None:
+    """The names of ``a, b = target`` (a batch unpacked in the loop's first statement)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) \
+            and len(stmt.body[0].targets) == 1 and isinstance(stmt.body[0].value, cst.Name) and \
+            stmt.body[0].value.value == target.value:
+        return _batch_names(stmt.body[0].targets[0].target)
+    return None
+
+
 def _is_pass(stmt) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
 
@@ -751,6 +768,10 @@ def _reassigned_before_read(holder, name: str, end: int, fe) -> bool:
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
             if name in _target_names(n.target):
                 events.append((fe._span(n).line, "set"))
+
+        def visit_For(self, n: cst.For) -> None:  # a loop variable of a later loop
+            if name in _target_names(n.target):
+                events.append((fe._span(n.target).line, "set"))
 
         def visit_Name(self, n: cst.Name) -> None:
             if n.value == name:

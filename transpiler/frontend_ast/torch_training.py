@@ -1331,8 +1331,11 @@ class TrainingReader:
             extra = "".join(f", {k}={p(v)}" for k, v in kw.items() if k in ("rtol", "atol", "equal_nan"))
             self.array(node, f"{fn}({p(pos[0])}, {p(pos[1])}{extra})", parts)
             return OTHER if short != "isclose" else Arr()
+        if path in ("torch.max", "torch.min") and len(pos) == 2 and not kw and isinstance(vals[1], Arr):
+            self.array(node, f"np.{short}imum({p(pos[0])}, {p(pos[1])})", parts)  # elementwise
+            return Arr()
         if path in ("torch.argmax", "torch.argmin", "torch.sum", "torch.mean", "torch.amax", "torch.amin",
-                    "torch.std", "torch.var", "torch.prod"):
+                    "torch.std", "torch.var", "torch.prod", "torch.max", "torch.min"):
             return self.tensor_method(short, pos[0], node, [(cst.Arg(a), OTHER) for a in pos[1:]] +
                                       [(cst.Arg(v, keyword=cst.Name(k)), OTHER) for k, v in kw.items()],
                                       receiver_node=pos[0], parts=parts)
@@ -1505,8 +1508,11 @@ class TrainingReader:
             if name in ("max", "min") and dim is not None:
                 # torch returns (values, indices): .values / [0] is the numpy reduction
                 parent = self._parent_attribute(node)
-                if parent is None:
-                    raise Unsupported(f".{name}(dim) returns (values, indices): read .values or .indices")
+                if parent is None:  # the pair itself (``_, predicted = torch.max(out, 1)``)
+                    keeps = f", keepdims={p(keep)}" if keep is not None else ""
+                    axis = p(dim)
+                    return done(f"({r}.{name}(axis={axis}{keeps}), {r}.arg{name}(axis={axis}{keeps}))",
+                                TupleV([Arr(), Arr()]))
                 attr, holder = parent
                 fn = name if attr == "values" else f"arg{name}"
                 self.array(holder, f"{r}.{fn}(axis={p(dim)}" + (f", keepdims={p(keep)}" if keep is not None
