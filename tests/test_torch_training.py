@@ -686,3 +686,53 @@ def test_the_pytorch_tutorial_loop_is_fit_and_its_evaluation_runs():
     module = verify.load_generated(tr.text, "tutorial_keras")
     correct, total = module.main()
     assert total == 16 and 0 <= correct <= 16
+
+
+SEGMENTATION = '''
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (3, 8, 8)
+
+
+def build_model():
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 1))
+
+
+def dice_loss(logits, target, eps=1.0):
+    probs = F.softmax(logits, dim=1)[:, 1]
+    inter = (probs * target).sum()
+    return 1 - (2 * inter + eps) / (probs.sum() + target.sum() + eps)
+
+
+def main():
+    rng = np.random.RandomState(0)
+    x = torch.from_numpy(rng.randn(16, 3, 8, 8).astype("float32"))
+    y = torch.from_numpy((rng.rand(16, 8, 8) > 0.5).astype("int64"))
+    loader = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True)
+    model = build_model()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(2):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            logits = model(xb)
+            loss = LOSS
+            loss.backward()
+            optimizer.step()
+'''
+
+
+@pytest.mark.parametrize("loss", ["criterion(logits, yb) + dice_loss(logits, yb.float())",
+                                  "criterion(logits, yb) + torch.sum(logits, dim=1).mean()",
+                                  "criterion(logits, yb) + F.softmax(logits, dim=1).mean()"])
+def test_a_feature_map_output_in_a_custom_step_is_not_indexed_in_torch_layout(loss):
+    """The Keras model returns the segmentation logits channels-last: code of the step that
+    takes dims or indices of torch's channels-first layout (a user loss function, a reduction
+    over dim=1, a softmax over dim=1) is a stub, not an operation on the wrong axis (the
+    output's layout was read before the passes had decided it: every such step translated)."""
+    tr = translate(SEGMENTATION.replace("LOSS", loss), "seg.py", "keras")
+    assert any("channels-last" in d.message for d in tr.stubs), [str(d) for d in tr.stubs]

@@ -64,11 +64,14 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
     from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
     from transpiler.printers.keras_printer import print_keras_script
 
+    def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
+        for md in program.models:
+            for graph in [md.graph] + [m.graph for m in md.methods.values()]:
+                run_pipeline(graph, KERAS_PIPELINE, lint=lint)
+
     frontend = TorchFrontend(source, path)
-    program = frontend.run()
+    program = frontend.run(prepare)
     for md in program.models:
-        for graph in [md.graph] + [m.graph for m in md.methods.values()]:
-            run_pipeline(graph, KERAS_PIPELINE, lint=lint)
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     text = print_keras_script(program, frontend)

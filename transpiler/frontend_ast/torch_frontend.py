@@ -318,8 +318,10 @@ class TorchFrontend:
         self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
 
     # -- entry ---------------------------------------------------------------------------
-    def run(self) -> Program:
-        """Bind the module's names, find the models, build one graph per model."""
+    def run(self, prepare=None) -> Program:
+        """Bind the module's names, find the models, build one graph per model; ``prepare``
+        (the target's passes) runs on the program before its training code is read, so that
+        what the code reads of the models (the layouts of their outputs) is the final one."""
         for stmt in self.module.body:
             self._bind_toplevel(stmt)
         self.cur_span: Span | None = None
@@ -330,6 +332,8 @@ class TorchFrontend:
             except (Unsupported, FrontendError) as exc:
                 span = getattr(exc, "span", None) or self.cur_span or mod.span
                 self._stub_model(name, builder, str(exc), span)
+        if prepare is not None:
+            prepare(self.program)
         self._report_unsupported_statements()
         self.program.meta["torch_bindings"] = self._torch_names()
         return self.program

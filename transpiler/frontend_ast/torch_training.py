@@ -1108,6 +1108,10 @@ class TrainingReader:
             made = self.helper_calls.call(target.node, node, args)
             if made is not None:
                 return made
+            if any(isinstance(v, LiveV) and v.permuted for v in list(values) + list(kw.values())):
+                # its code is read once, for torch's layout: dims and indices would land on other axes
+                raise Unsupported(f"{target.node.name.value}() gets a feature map the Keras model returns "
+                                  "channels-last (its code indexes torch's channels-first layout)")
             return self.read_function(target.node, values, kw)
         if isinstance(target, ModelV):
             return self.model_call(target, node, args)
