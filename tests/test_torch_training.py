@@ -736,3 +736,28 @@ def test_a_feature_map_output_in_a_custom_step_is_not_indexed_in_torch_layout(lo
     output's layout was read before the passes had decided it: every such step translated)."""
     tr = translate(SEGMENTATION.replace("LOSS", loss), "seg.py", "keras")
     assert any("channels-last" in d.message for d in tr.stubs), [str(d) for d in tr.stubs]
+
+
+@pytest.mark.parametrize("predicted", ["_, predicted = outputs.max(1)", "_, predicted = torch.max(outputs.data, 1)",
+                                       "predicted = outputs.max(dim=1).indices", "predicted = outputs.argmax(1)"])
+def test_accuracy_counted_in_the_loop_is_fits_accuracy_metric(predicted):
+    body = '''
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+'''
+    loop = '''
+    for epoch in range(3):
+        correct = 0
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            outputs = model(xb)
+            loss = criterion(outputs, yb)
+            loss.backward()
+            optimizer.step()
+            PREDICTED
+            correct += predicted.eq(yb).sum().item()
+        print(correct)
+'''.replace("PREDICTED", predicted)
+    _, tr = program(body, loop)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert has(tr, 'model.compile(optimizer=optimizer, loss=criterion, metrics=["accuracy"])')

@@ -28,6 +28,7 @@ in the loop raises ``NotStandard`` with the line that differs.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
@@ -655,7 +656,10 @@ class LoopReader:
         text = " ".join(_code(n) for n in self.report_nodes)
         out = []
         compares = "==" in text or ".eq(" in text
-        if compares and "argmax" in text:
+        # the predicted class: argmax, or the indices of max over the class dim (``_, p = out.max(1)``)
+        predicted = "argmax" in text or re.search(r"\bmax\(\s*(dim\s*=\s*)?1\s*\)|torch\.max\(\s*[\w.]+\s*,\s*"
+                                                 r"(dim\s*=\s*)?1\s*\)", text)
+        if compares and predicted:
             out.append("accuracy")
         elif compares and (">" in text) and loss.kind == "binary_crossentropy":
             out.append("binary_accuracy")
