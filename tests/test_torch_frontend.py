@@ -567,3 +567,22 @@ def test_expand_of_an_own_parameter_to_the_batch_is_a_stub():
     tr = translate(src, "vit.py", "keras")
     assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
     assert "own parameter to the batch" in tr.stubs[0].message
+
+
+def test_attribute_assignment_at_module_level_is_no_internal_error():
+    """``somemodule.attr = f`` at module level (monkey-patching): the script is read, the
+    statement is the program's (it was an internal error)."""
+    src = """
+import torch.nn as nn
+import collections
+
+collections.helper_hook = print
+
+INPUT_SHAPE = (4,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(4, 2))
+"""
+    tr = translate(src, "patch.py", "keras")
+    assert "keras.Sequential" in tr.text and "collections.helper_hook = print" in tr.text

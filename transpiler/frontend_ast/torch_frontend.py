@@ -390,7 +390,10 @@ class TorchFrontend:
                         value = Unknown("built at module level")
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for t in targets:
-                        self._assign(t, value, self.globals)
+                        try:
+                            self._assign(t, value, self.globals)
+                        except Unsupported:  # ``mod.attr = f`` at module level: nothing a model reads
+                            pass
 
     def _exec_import(self, node, env: Env) -> None:
         if isinstance(node, cst.Import):
