@@ -503,3 +503,34 @@ def test_predict_of_a_dict_of_outputs_returns_a_dict():
     preds = namespace["preds"]
     assert sorted(preds) == ["map", "score"]
     assert preds["map"].shape == (5, 6, 6, 3) and preds["score"].shape == (5, 4)
+
+
+@pytest.mark.parametrize("call", ['keras.config.set_floatx("float64")', 'keras.backend.set_floatx("float64")'])
+def test_set_floatx_is_torchs_default_dtype(call):
+    """Keras' float type for new weights and inputs is torch's default dtype (was a stub)."""
+    import torch
+
+    src = f"""
+import keras
+from keras import layers
+
+{call}
+
+
+def build_model():
+    return keras.Sequential([keras.Input((4,)), layers.Dense(2)])
+
+
+def main():
+    return build_model()
+"""
+    tr = translate(src, "floatx.py")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "torch.set_default_dtype(torch.float64)" in tr.text
+    saved = torch.get_default_dtype()
+    try:
+        namespace: dict = {}
+        exec(compile(tr.text, "floatx_torch.py", "exec"), namespace)
+        assert namespace["main"]().fc1.weight.dtype == torch.float64
+    finally:
+        torch.set_default_dtype(saved)

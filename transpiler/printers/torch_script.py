@@ -35,6 +35,8 @@ _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights
 #: a model's trainable weights: the torch module's parameters that train (an LSTM's second
 #: bias, frozen as generated from Keras, is not one of Keras' weights)
 _TRAINABLE = ("trainable_weights", "trainable_variables")
+#: Keras' default float type for new weights and inputs → torch's default dtype
+_FLOATX_CALLS = {"keras.config.set_floatx", "keras.backend.set_floatx", "tf.keras.backend.set_floatx"}
 _SEED_CALLS = {"tf.random.set_seed", "tensorflow.random.set_seed", "keras.utils.set_random_seed",
                "tf.keras.utils.set_random_seed", "keras.random.set_seed"}
 
@@ -604,6 +606,12 @@ class _Printer:
             if func in _SEED_CALLS and len(small.value.args) == 1:
                 arg = _code(small.value.args[0].value)
                 return [cst.parse_statement(f"torch.manual_seed({arg})\n").with_changes(
+                    leading_lines=stmt.leading_lines)]
+            if func in _FLOATX_CALLS and len(small.value.args) == 1 and not small.value.args[0].keyword and \
+                    isinstance(small.value.args[0].value, cst.SimpleString) and \
+                    small.value.args[0].value.evaluated_value in ("float16", "float32", "float64"):
+                dtype = small.value.args[0].value.evaluated_value
+                return [cst.parse_statement(f"torch.set_default_dtype(torch.{dtype})\n").with_changes(
                     leading_lines=stmt.leading_lines)]
             if func.endswith(".summary") and func.split(".")[0] in self.model_vars and not small.value.args:
                 return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
