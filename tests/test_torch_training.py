@@ -761,3 +761,28 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     _, tr = program(body, loop)
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert has(tr, 'model.compile(optimizer=optimizer, loss=criterion, metrics=["accuracy"])')
+
+
+def test_manual_batching_over_a_random_permutation():
+    """``perm = torch.randperm(n)`` then ``x[perm[i:i + b]]`` batches: numpy's permutation
+    (was a stub); the loop is a custom step over those batches and runs."""
+    src = HEAD + textwrap.indent(textwrap.dedent('''
+        criterion = nn.CrossEntropyLoss()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            perm = torch.randperm(x.size(0))
+            for i in range(0, x.size(0), 8):
+                idx = perm[i:i + 8]
+                xb, yb = x[idx], y[idx]
+                optimizer.zero_grad()
+                loss = criterion(model(xb), yb)
+                loss.backward()
+                optimizer.step()
+        return sorted(perm.tolist())
+    '''), "    ")
+    tr = translate(src, "perm.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert has(tr, "perm = np.random.permutation(x.shape[0])")
+    from transpiler import verify
+
+    assert verify.load_generated(tr.text, "perm_keras").main() == list(range(40))

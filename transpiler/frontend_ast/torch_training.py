@@ -1314,6 +1314,9 @@ class TrainingReader:
             template = f"np.random.randint({p(low) if low is not None else '0'}, {p(high)}, size={p(size)})"
             self.array(node, template, parts)
             return Arr()
+        if path == "torch.randperm" and len(pos) == 1 and set(kw) <= {"dtype", "device"}:
+            self.array(node, f"np.random.permutation({p(pos[0])})", parts)  # (torch's int64 too)
+            return Arr()
         if path in ("torch.arange", "torch.linspace"):
             self.array(node, f"np.{short}(" + ", ".join(p(a) for a in pos) + ")", parts)
             return Arr()
