@@ -786,3 +786,78 @@ def test_manual_batching_over_a_random_permutation():
     from transpiler import verify
 
     assert verify.load_generated(tr.text, "perm_keras").main() == list(range(40))
+
+
+
+TRAIN_ONE_EPOCH = """
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (5,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3))
+
+
+def train_one_epoch(model, loader, criterion, optimizer, scheduler):
+    model.train()
+    total = 0.0
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        total += loss.item() * xb.size(0)
+    return total / len(loader.dataset)
+
+
+@torch.no_grad()
+def evaluate(model, loader, criterion):
+    model.eval()
+    total, correct = 0.0, 0
+    for xb, yb in loader:
+        out = model(xb)
+        total += criterion(out, yb).item() * xb.size(0)
+        correct += (out.argmax(1) == yb).sum().item()
+    return total / len(loader.dataset), correct / len(loader.dataset)
+
+
+def main():
+    rng = np.random.RandomState(0)
+    x = torch.from_numpy(rng.randn(64, 5).astype("float32"))
+    y = torch.from_numpy(rng.randint(0, 3, size=64))
+    train_loader = DataLoader(TensorDataset(x[:48], y[:48]), batch_size=16, shuffle=True)
+    val_loader = DataLoader(TensorDataset(x[48:], y[48:]), batch_size=16)
+    model = build_model()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=30)
+    for epoch in range(10):
+        train_loss = train_one_epoch(model, train_loader, criterion, optimizer, scheduler)
+        val_loss, val_acc = evaluate(model, val_loader, criterion)
+        print(f"{epoch}: {train_loss:.3f} {val_loss:.3f} {val_acc:.3f}")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_train_one_epoch_function_with_a_scheduler_stepped_per_batch():
+    """The common ``train_one_epoch(model, loader, criterion, optimizer, scheduler)``: the
+    scheduler stepped in the batch loop keeps its ``scheduler.step()`` on a StepSchedule (was
+    a stub of the whole loop), and ``len(loader.dataset)`` in a function given the loader
+    stays so (it was the array of the first call's loader, a name the function does not
+    see: a NameError when run)."""
+    tr = translate(TRAIN_ONE_EPOCH, "fn.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "scheduler.step()" in tr.text and "StepSchedule(" in tr.text
+    assert tr.text.count("len(loader.dataset)") == 3
+    from transpiler import verify
+
+    module = verify.load_generated(tr.text.replace("range(10)", "range(2)"), "fn_keras")
+    module.main()

@@ -80,7 +80,7 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
                 names.setdefault(id(obj.model), obj.model_text)
                 events.append((i, "step", obj.model, stmt, obj))
             elif name == "step" and isinstance(obj, SchedulerV):
-                raise Unsupported("a learning-rate scheduler in a custom training loop is not translated yet")
+                pass  # read with the statement: a StepSchedule the step keeps stepping
             elif name == "backward":
                 if call.args:
                     raise Unsupported("backward(gradient) is not translated")

@@ -1170,8 +1170,11 @@ class TrainingReader:
                     owner = scope.lookup(arg.value.value)
                     if isinstance(owner, LoaderV):
                         holder = owner
-            if holder is not None and all(isinstance(p, (cst.Name, cst.Subscript, cst.Integer, cst.Attribute))
-                                          for p in parts):
+            visible = holder is not None and all(scope.lookup(n.value) is not None or n.value in self.fe.globals.vars
+                                                 for part in parts for n in _root_names(part))
+            if holder is not None and visible and all(
+                    isinstance(p, (cst.Name, cst.Subscript, cst.Integer, cst.Attribute)) for p in parts):
+                # (a function given the loader does not see the arrays it was made of: it keeps len())
                 # the number is known from the arrays: the loader itself is not needed for it
                 self.array(node, template, parts)
                 counts = self.used_loaders if isinstance(holder, LoaderV) else self.used_datasets
@@ -2112,6 +2115,24 @@ class TrainingReader:
         self.fact(loop, "training_loop", result, model=result.model)
         self.facts[id(loop)].model_def = scope.lookup(result.model).md if isinstance(
             scope.lookup(result.model), ModelV) else None
+
+
+def _root_names(node) -> list[cst.Name]:
+    """The names an expression reads at its roots (``x`` of ``x[:48]``, ``ds`` of ``ds.arrays``;
+    not attribute names)."""
+    if isinstance(node, cst.Name):
+        return [node]
+    if isinstance(node, cst.Attribute):
+        return _root_names(node.value)
+    if isinstance(node, cst.Subscript):
+        return _root_names(node.value) + [n for el in node.slice for n in _slice_names(el.slice)]
+    return []
+
+
+def _slice_names(sl) -> list[cst.Name]:
+    if isinstance(sl, cst.Index):
+        return _root_names(sl.value)
+    return [n for part in (sl.lower, sl.upper, sl.step) if part is not None for n in _root_names(part)]
 
 
 @dataclass(eq=False)
