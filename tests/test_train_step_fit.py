@@ -175,7 +175,7 @@ def test_a_value_of_the_step_read_after_the_loop_keeps_the_loop():
 
 
 def test_trainer_attributes_never_shadow_keras_model_attributes():
-    keras = pytest.importorskip("keras")
+    import keras
     public = {n for n in dir(keras.Model) if not n.startswith("_")}
     assert public <= KERAS_MODEL_ATTRIBUTES, sorted(public - KERAS_MODEL_ATTRIBUTES)
     src = PENALIZED
