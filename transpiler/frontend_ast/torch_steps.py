@@ -19,8 +19,8 @@ from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.frontend_ast.torch_train_step import read_fit_shape
 from transpiler.frontend_ast.torch_training import (
-    CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SchedulerV, TorchRef, _code, _dotted,
-    _has_backward)
+    CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SchedulerV, TorchRef, _code,
+    _dotted, _has_backward)
 
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
                   "torch.nn.utils.clip_grad.clip_grad_norm_": "global_clipnorm",

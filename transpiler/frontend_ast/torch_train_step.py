@@ -193,8 +193,9 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
     running = {t.target.value for s in report if _is_running_sum(s) for t in s.body}
     logged = [n for n in dict.fromkeys(reported) if n in assigned and n not in running]
     absorbed = []
-    if any(_is_running_sum(s) for s in report):
-        absorbed.append(f"the running sums (line {reader.fe._span(next(s for s in report if _is_running_sum(s))).line})")
+    sums = [s for s in report if _is_running_sum(s)]
+    if sums:
+        absorbed.append(f"the running sums (line {reader.fe._span(sums[0]).line})")
     prints = [s for s in report + pre + post if _only_prints(s)]
     if prints:
         absorbed.append(f"the prints (line {reader.fe._span(prints[0]).line})")
