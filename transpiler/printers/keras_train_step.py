@@ -102,9 +102,10 @@ def train_step_fit(printer, ts: T.TrainingStatement, original, updated,
         lines.append(f"        {left}{',' if len(free) == 1 else ''} = {right}")
     lines.append("        " + _data_unpacking(names, through_dataset))
     lines += textwrap.indent(step, "        ").splitlines()
-    if logged:
-        values = ", ".join(logged) + ("," if len(logged) == 1 else "")
-        lines.append(f"        for tracker, value in zip(self.{trackers}, ({values})):")
+    if len(logged) == 1:
+        lines.append(f"        self.{trackers}[0].update_state({logged[0]})")
+    elif logged:
+        lines.append(f"        for tracker, value in zip(self.{trackers}, ({', '.join(logged)})):")
         lines.append("            tracker.update_state(value)")
     lines.append(f"        return {{tracker.name: tracker.result() for tracker in self.{trackers}}}")
     class_text = "\n".join(lines) + "\n"
