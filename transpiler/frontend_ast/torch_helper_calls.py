@@ -107,9 +107,8 @@ class HelperCalls:
         """``def loss_fn(target, output): return a_loss_function(output, target).mean()`` (how
         a Keras loss object is written in torch): the loss it computes, or None."""
         params = fn.params
-        if len(params.params) != 2 or params.star_arg is not cst.MaybeSentinel.DEFAULT and \
-                params.star_arg is not None or params.kwonly_params or params.star_kwarg or \
-                any(p.default is not None for p in params.params):
+        if len(params.params) != 2 or any(p.default is not None for p in params.params) or \
+                not isinstance(params.star_arg, cst.MaybeSentinel) or params.kwonly_params or params.star_kwarg:
             return None
         target, output = (p.name.value for p in params.params)
         body = [s for s in fn.body.body if not (isinstance(s, cst.SimpleStatementLine) and

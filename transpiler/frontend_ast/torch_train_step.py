@@ -24,6 +24,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.torch_helper_calls import _names
 from transpiler.frontend_ast.torch_helpers import _walk
 from transpiler.frontend_ast.torch_loops import (
     LoopReader, _batch_names, _is_pass, _method_call, _names_assigned, _only_prints, _reassigned_before_read,
@@ -35,34 +36,10 @@ BUILTINS = frozenset(dir(builtins))
 
 def _reads(node: cst.CSTNode) -> list[str]:
     """The names ``node`` reads, in order of first appearance (attribute names, keyword
-    names and assignment targets are not reads)."""
-    out: list[str] = []
-
-    class Reads(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value not in out:
-                out.append(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
-            if not isinstance(n.target, (cst.Name, cst.Tuple, cst.List)):
-                n.target.visit(self)  # ``a[i] = v`` reads a and i
-            return False
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> bool:
-            n.target.visit(self)
-            n.value.visit(self)
-            return False
-
-    node.visit(Reads())
-    return out
+    names and the names an assignment binds are not reads; ``a[i] = v`` reads a and i)."""
+    bound = {id(n) for t in _walk(node) if isinstance(t, cst.AssignTarget) and
+             isinstance(t.target, (cst.Name, cst.Tuple, cst.List)) for n in _names(t.target)}
+    return list(dict.fromkeys(n.value for n in _names(node) if id(n) not in bound))
 
 
 def _is_running_sum(stmt) -> bool:
