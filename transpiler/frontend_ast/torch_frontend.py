@@ -605,6 +605,7 @@ class TorchFrontend:
         ``metrics`` property) are not part of the Keras model: each is a stub (the printer
         writes a function that raises, named after the model and the method)."""
         unread, seen = [], set()
+        own = self._own_step(mod, md)
         for _, m in _walk(mod):
             if m.kind != "user" or id(m.cls.node) in seen:
                 continue
@@ -616,16 +617,39 @@ class TorchFrontend:
                 name = stmt.name.value
                 if name in init_only:
                     continue  # the weight initialisation ``__init__`` runs (reported with it)
+                if m is mod and name in own:
+                    continue  # the Keras model's own method (torch_own_step)
                 if (m is mod and name in md.methods) or (name.startswith("__") and name.endswith("__")) \
                         or name == "extra_repr":  # (print(model)'s text: Keras' summary() has its own)
                     continue
                 span = self._span(stmt)
                 message = (f"{m.cls_name}.{name} is not part of the Keras model (forward does not call it): "
                            "not translated")
+                failed = md.graph.meta.get("own_step_failed")
+                if m is mod and failed and name in ("train_step", "test_step", "metrics"):
+                    message = f"{m.cls_name}.{name}: the model's own training step is not translated ({failed})"
                 self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
                 params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
                 unread.append((name, params, span, message))
         md.graph.meta["unread_methods"] = unread
+
+    def _own_step(self, mod: Mod, md: ModelDef) -> set[str]:
+        """The model's own ``train_step``/``test_step``/``metrics`` in Keras
+        (``graph.meta["own_step"]``, torch_own_step): the names of the methods translated;
+        when they cannot be, the reason is kept (``own_step_failed``) and each stays a stub."""
+        from transpiler.frontend_ast import torch_helpers, torch_own_step
+
+        if mod.kind != "user" or mod.cls.method("train_step") is None:
+            return set()
+        aliases = {k: v.path for k, v in self.globals.vars.items() if isinstance(v, Ref)}
+        try:
+            step = torch_own_step.read_own_step(mod.cls.node, torch_helpers.analyse(self.module), aliases,
+                                                {key for key, _ in mod.children()})
+        except Unsupported as exc:
+            md.graph.meta["own_step_failed"] = str(exc)
+            return set()
+        md.graph.meta["own_step"] = step
+        return {name for name, _ in step["methods"]}
 
     def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
         _merge_bidirectional_halves(graph)

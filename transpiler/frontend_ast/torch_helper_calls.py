@@ -133,8 +133,8 @@ class HelperCalls:
         helper = self.helpers.get(fn_node.name.value)
         if helper is not None and helper.kind == "loader" and isinstance(node.func, cst.Name):
             return self.loader(helper, node)
-        if helper is None or helper.kind not in ("fit", "evaluate", "predict") or \
-                not isinstance(node.func, cst.Name):
+        if helper is None or helper.kind not in ("fit", "evaluate", "predict", "fit_own_step",
+                                                 "evaluate_own_step") or not isinstance(node.func, cst.Name):
             return None
         bound = helper.bind(node)
         if bound is None:
@@ -307,6 +307,50 @@ class HelperCalls:
             validation_split=self._static(bound, "validation_split", 0.0),
             validation_data=self._data(bound, "validation_data"), shuffle=self._static(bound, "shuffle", True)))
 
+    def fit_own_step(self, helper: Helper, node, bound, got):
+        """``fit_train_step(model, x, ...)``: Keras' fit over the model's own train_step (which
+        the model's Keras class has, torch_own_step); compiled where ``model.optimizer`` is set."""
+        model = self._own_step_model(got)
+        if model is None:
+            return None
+        return self._own_call(node, bound, model, "helper_fit", T.Fit(
+            self._data(bound, "x"), self._data(bound, "y"),
+            batch_size=self._static(bound, "batch_size", 32), epochs=self._static(bound, "epochs", 1),
+            verbose=self._static(bound, "verbose", "auto"), shuffle=self._static(bound, "shuffle", True)))
+
+    def evaluate_own_step(self, helper: Helper, node, bound, got):
+        """``evaluate_test_step(model, x, y, ...)``: Keras' evaluate over the model's own test_step."""
+        model = self._own_step_model(got)
+        if model is None or not any(name == "test_step" for name, _ in model.md.graph.meta["own_step"]["methods"]):
+            return None
+        return self._own_call(node, bound, model, "helper_evaluate", T.Evaluate(
+            self._data(bound, "x"), self._data(bound, "y"), batch_size=self._static(bound, "batch_size", 32),
+            verbose=0, return_dict=self._static(bound, "return_dict", False)))
+
+    def _own_step_model(self, got):
+        model = self._model(got)
+        return model if model is not None and model.md.graph.meta.get("own_step") else None
+
+    def _own_call(self, node, bound, model, kind: str, config):
+        from transpiler.frontend_ast.torch_training import OTHER
+
+        self._done(node, bound, kind, model, config)
+        return OTHER
+
+    def own_optimizer(self, target: cst.Attribute, value, stmt) -> bool:
+        """``model.optimizer = KerasAdam(model.parameters(), ...)`` for a model whose own
+        train_step reads ``self.optimizer``: Keras' ``model.compile(optimizer=...)``."""
+        from transpiler.frontend_ast.torch_training import ModelV, OptimizerV
+
+        if target.attr.value != "optimizer" or not isinstance(value, OptimizerV) or stmt is None or \
+                len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+            return False
+        model = self.r.peek(target.value, self.r.cur_scope)
+        if not isinstance(model, ModelV) or model.md is None or not model.md.graph.meta.get("own_step"):
+            return False
+        self.r.fact(stmt, "own_compile", {"model": _code(target.value)}, model=model.name)
+        return True
+
     def evaluate(self, helper: Helper, node, bound, got):
         return self._compiled_call(helper, node, bound, got, None, lambda: T.Evaluate(
             self._data(bound, "x"), self._data(bound, "y"), batch_size=self._static(bound, "batch_size", 32),
@@ -385,6 +429,8 @@ class HelperCalls:
                 loss = next((c["compile"].losses[0] for c in self.compiled.values() if c["loss_var"] == name), None)
                 if isinstance(value, cst.Name) and loss is not None:  # a loss function kept in a variable
                     self.r.fact(value, "loss_object", loss)
+        for md in self.r.program.models:  # the helpers the model's own steps used (torch_own_step)
+            self.recognised.update(md.graph.meta.get("own_step", {}).get("recognised", ()))
         kept = set()
         names = {n: h for n, h in self.helpers.items()}
         droppable = set(names)

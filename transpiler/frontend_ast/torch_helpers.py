@@ -225,7 +225,10 @@ class Analyser:
             base = optimizer_class(cls)
             if base is not None:
                 self.helpers[name] = Helper("optimizer_class", cls, config=base)
-        for order in (("loader", "step", "loss", "metric"), ("evaluate", "predict"), ("fit",)):
+            elif is_mean_metric_class(cls):
+                self.helpers[name] = Helper("mean_metric_class", cls)
+        for order in (("loader", "step", "loss", "metric"), ("evaluate", "predict"), ("fit",),
+                      ("fit_own_step", "evaluate_own_step")):
             for name, fn in self.defs.items():
                 if name in self.helpers:
                     continue
@@ -532,6 +535,44 @@ class Analyser:
                 if split:
                     roles["validation_split"] = split
         return Helper("fit", fn, params, roles, logits=step.logits)
+
+    def fit_own_step(self, fn: cst.FunctionDef) -> Helper | None:
+        """Keras' fit over the model's own ``train_step`` (the first parameter's)."""
+        return self._own_step_loop(fn, "train_step", "fit_own_step",
+                                   ("x", "y", "epochs", "batch_size", "verbose", "shuffle"))
+
+    def evaluate_own_step(self, fn: cst.FunctionDef) -> Helper | None:
+        """Keras' evaluate over the model's own ``test_step``."""
+        return self._own_step_loop(fn, "test_step", "evaluate_own_step", ("x", "y", "batch_size", "return_dict"))
+
+    def _own_step_loop(self, fn, method: str, kind: str, names: tuple) -> Helper | None:
+        """A function that calls ``<its first parameter>.<method>(batch)`` in a loop over a
+        loader of its ``x`` (and ``y``) and resets the model's metrics: the parameters of
+        Keras' fit/evaluate by their names (the generated ``fit_train_step`` /
+        ``evaluate_test_step``, torch_custom_step)."""
+        params = _param_names(fn)
+        if not params or len(params) < 2 or params[1] != "x" or set(params[1:]) - set(names):
+            return None
+        model = params[0]
+        calls = [c for c in _method_calls(fn, method) if isinstance(c.func.value, cst.Name) and
+                 c.func.value.value == model]
+        if len(calls) != 1 or not any(_code(c.func.value) == "metric" for c in _method_calls(fn, "reset_state")):
+            return None
+        if not any(c is calls[0] for loop in _fors(fn.body) for c in _calls(loop)):
+            return None
+        roles = {"model": model, **{p: p for p in params[1:]}}
+        return Helper(kind, fn, params, roles)
+
+
+def is_mean_metric_class(cls: cst.ClassDef) -> bool:
+    """Keras' ``metrics.Mean`` written in torch: a class with ``update_state``, ``result``
+    and ``reset_state`` whose ``result`` is a total over a count."""
+    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    if not {"update_state", "result", "reset_state", "__init__"} <= set(methods):
+        return False
+    init = _param_names(methods["__init__"]) or []
+    text = _code(methods["result"])
+    return init[:2] == ["self", "name"] and "self.total" in text and "self.count" in text
 
 
 # -- per-sample loss and metric functions ----------------------------------------------

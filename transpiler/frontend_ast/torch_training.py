@@ -760,6 +760,8 @@ class TrainingReader:
                 item = items[i] if items is not None and i < len(items) else (
                     LiveV(value.permuted) if isinstance(value, LiveV) else Arr() if isinstance(value, Arr) else OTHER)
                 self.assign(el.value, item, scope)
+        elif isinstance(target, cst.Attribute) and self.helper_calls.own_optimizer(target, value, stmt):
+            pass
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.expr(target.value, scope)
             if isinstance(target, cst.Subscript):

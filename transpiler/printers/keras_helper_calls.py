@@ -140,8 +140,8 @@ def expression(p, ts: T.TrainingStatement) -> str:
     cfg = ts.config
     if ts.kind == "helper_fit":
         f: T.Fit = cfg
-        args = [_inputs(p, ts, f.x), _targets(p, ts, f.y), f"batch_size={p.code(f.batch_size)}",
-                f"epochs={p.code(f.epochs)}"]
+        args = [_inputs(p, ts, f.x)] + ([_targets(p, ts, f.y)] if f.y is not None else []) + \
+            [f"batch_size={p.code(f.batch_size)}", f"epochs={p.code(f.epochs)}"]
         if f.validation_split:
             args.append(f"validation_split={p.code(f.validation_split)}")
         if f.validation_data is not None:
@@ -153,7 +153,7 @@ def expression(p, ts: T.TrainingStatement) -> str:
         return f"{ts.model}.fit({', '.join(args)})"
     if ts.kind == "helper_evaluate":
         e: T.Evaluate = cfg
-        args = [_inputs(p, ts, e.x), _targets(p, ts, e.y)]
+        args = [_inputs(p, ts, e.x)] + ([_targets(p, ts, e.y)] if e.y is not None else [])
         if e.batch_size != 32:
             args.append(f"batch_size={p.code(e.batch_size)}")
         if e.return_dict:

@@ -210,7 +210,8 @@ class KerasScript:
         self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
         taken: set[str] = set()
         for md in program.models:
-            if needs_subclass(md.graph) and not md.graph.meta.get("unsupported"):
+            if (needs_subclass(md.graph) or md.graph.meta.get("own_step")) and not md.graph.meta.get("unsupported"):
+                self.training.imports.update(md.graph.meta.get("own_step", {}).get("imports", ()))
                 name, n = md.class_name, 2
                 while name in taken:
                     name, n = f"{md.class_name}_{n}", n + 1

@@ -232,15 +232,24 @@ class _CallWriter:
 def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr) -> str:
     """The ``keras.Model`` subclass for ``graph`` (``class_name``, the torch module's name).
     Its ``__init__`` builds the model, as torch creates a module's weights in ``__init__``
-    (``load_weights`` needs them)."""
+    (``load_weights`` needs them). A model with its own ``train_step`` (``graph.meta["own_step"]``,
+    frontend_ast/torch_own_step) gets its trackers in ``__init__`` and its methods after ``call``."""
+    own = graph.meta.get("own_step")
     attrs = layer_attributes(graph)
+    if own:  # (a layer attribute must not take the name of a tracker or an own method)
+        taken = {a for a, _ in own["trackers"]} | {n for n, _ in own["methods"]}
+        attrs = {k: f"{v}_layer" if v in taken else v for k, v in attrs.items()}
     writer = _CallWriter(graph, attrs, reserved)
     arg, unpack = writer.arguments()
     body = unpack + writer.write()
+    if needs_subclass(graph):
+        why = ["    its forward branches on ``self.training`` (Keras passes ``training``: True in fit,",
+               '    False in evaluate and predict)."""']
+    else:
+        why = ['    it has its own ``train_step``, which ``fit`` runs."""']
     lines = [f"class {class_name}(keras.Model):",
              f'    """The {graph.name} model, translated from PyTorch (channels-last inputs); a subclass since',
-             "    its forward branches on ``self.training`` (Keras passes ``training``: True in fit,",
-             '    False in evaluate and predict)."""', "",
+             *why, "",
              f'    def __init__(self, name="{graph.name}", **kwargs):', "        super().__init__(name=name, **kwargs)"]
     lines += [f"        {c}" for c in graph.meta.get("comments", [])]
     done = set()
@@ -248,6 +257,8 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
         if node.name in attrs and node.name not in done:
             done.add(node.name)
             lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
+    if own:
+        lines += [f"        self.{attr} = {code}" for attr, code in own["trackers"]]
     names = [v.var or f"input_{i}" for i, v in enumerate(graph.inputs)]
     if len(set(names)) != len(names) or {"self", "name", "kwargs", "keras", "layers"} & set(names):
         names = [f"input_{i}" for i in range(len(names))]
@@ -258,4 +269,6 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     lines += [f"        self({call_arg}, training=True)", f"        self({call_arg}, training=False)"]
     lines += ["", f"    def call(self, {arg}, training=None):"]
     lines += [f"        {ln}" if ln else "" for ln in body]
+    for _name, text in (own or {}).get("methods", ()):
+        lines += [""] + [f"    {ln}" if ln else "" for ln in text.splitlines()]
     return "\n".join(lines) + "\n"

@@ -1112,6 +1112,9 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, _statements(lines))
         if kind == "param_groups":
             return self.keep_leading(original, _statements(p.param_group_lines(ts)))
+        if kind == "own_compile":  # ``model.optimizer = ...`` for the model's own train_step
+            value = _code(updated.body[0].value)
+            return self.keep_leading(original, _statements([f"{ts.config['model']}.compile(optimizer={value})"]))
         if kind == "helper_compile":  # model.compile(...) before the statement's first fit/evaluate
             return self.keep_leading(original, _statements([keras_helper_calls.compile_line(p, ts)]) +
                                      [updated.with_changes(leading_lines=[])])
