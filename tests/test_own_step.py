@@ -257,3 +257,43 @@ def test_own_train_step_numerics_match_step_by_step():
         test_t = float(model.test_step((torch.from_numpy(x), torch.from_numpy(y)))["loss"])
     test_k = float(keras.ops.convert_to_numpy(kmodel.test_step((x, y))["loss"]))
     assert abs(test_t - test_k) <= 1e-4 * abs(test_t), (test_t, test_k)
+
+
+def test_own_train_step_checkpoint_converts_to_the_subclass_layout(tmp_path):
+    """``--to keras --weights W.safetensors --weights-out W.weights.h5``: the outputs agree,
+    and the file has the groups Keras' own ``save_weights`` of the subclass writes (a layer
+    whose attribute sorts before ``layers`` at the top; it had been the functional layout,
+    which Keras 3.15 happens to load into the subclass too)."""
+    import h5py
+
+    import torch  # noqa: F401  (torch before tensorflow in one process)
+    from safetensors.torch import save_file
+    from torch_keras_harness import load_source, randomize_torch
+
+    from transpiler.cli import run
+
+    t1 = translate(KERAS, "own.py", "pytorch")
+    src = tmp_path / "own_torch.py"
+    src.write_text(t1.text, encoding="utf-8")
+    model = load_source(t1.text, "own_t1_weights").build_model()
+    randomize_torch(model, seed=5)
+    model.eval()
+    save_file(model.state_dict(), str(tmp_path / "w.safetensors"))
+    out = tmp_path / "own_keras.py"
+    assert run([str(src), "--to", "keras", "-o", str(out), "--weights", str(tmp_path / "w.safetensors"),
+                "--weights-out", str(tmp_path / "w.weights.h5"), "-q"]) == 0
+    kmodel = load_source(out.read_text(encoding="utf-8"), "own_k1_weights").build_model()
+    kmodel.load_weights(str(tmp_path / "w.weights.h5"))
+    x = np.random.default_rng(2).normal(size=(4, 8)).astype("float32")
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    assert np.max(np.abs(np.asarray(kmodel(x)) - expected)) <= 1e-5
+    kmodel.save_weights(str(tmp_path / "native.weights.h5"))
+
+    def groups(path):
+        found = []
+        with h5py.File(path, "r") as f:
+            f.visit(found.append)
+        return sorted(found)
+
+    assert groups(tmp_path / "w.weights.h5") == groups(tmp_path / "native.weights.h5")

@@ -25,7 +25,7 @@ from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_ops
-from transpiler.printers.keras_subclass import needs_subclass, subclass_text
+from transpiler.printers.keras_subclass import is_subclass, subclass_text
 from transpiler.printers.keras_training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
@@ -210,7 +210,7 @@ class KerasScript:
         self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
         taken: set[str] = set()
         for md in program.models:
-            if (needs_subclass(md.graph) or md.graph.meta.get("own_step")) and not md.graph.meta.get("unsupported"):
+            if is_subclass(md.graph) and not md.graph.meta.get("unsupported"):
                 self.training.imports.update(md.graph.meta.get("own_step", {}).get("imports", ()))
                 name, n = md.class_name, 2
                 while name in taken:

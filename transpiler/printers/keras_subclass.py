@@ -58,11 +58,19 @@ def needs_subclass(graph: Graph) -> bool:
     return any(keras_ops.emit(node).mode_select for node in graph.nodes)
 
 
+def is_subclass(graph: Graph) -> bool:
+    """True when the model is printed as a ``keras.Model`` subclass: its forward has control
+    flow, or it has its own ``train_step`` (frontend_ast/torch_own_step)."""
+    return needs_subclass(graph) or bool(graph.meta.get("own_step"))
+
+
 def layer_attributes(graph: Graph) -> dict[str, str]:
     """Layer name → the attribute holding the layer, in the order ``__init__`` assigns
-    them (the order of ``model.layers``): the first call of each layer in the graph."""
+    them (the order of ``model.layers``): the first call of each layer in the graph. A name
+    the model's own trackers or methods take is not a layer's."""
     attrs: dict[str, str] = {}
-    taken: set[str] = set()
+    own = graph.meta.get("own_step") or {}
+    taken: set[str] = {a for a, _ in own.get("trackers", ())} | {n for n, _ in own.get("methods", ())}
     for node in graph.nodes:
         em = keras_ops.emit(node)
         if node.name in attrs or em.mode_select or em.layer is None:
@@ -236,9 +244,6 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     frontend_ast/torch_own_step) gets its trackers in ``__init__`` and its methods after ``call``."""
     own = graph.meta.get("own_step")
     attrs = layer_attributes(graph)
-    if own:  # (a layer attribute must not take the name of a tracker or an own method)
-        taken = {a for a, _ in own["trackers"]} | {n for n, _ in own["methods"]}
-        attrs = {k: f"{v}_layer" if v in taken else v for k, v in attrs.items()}
     writer = _CallWriter(graph, attrs, reserved)
     arg, unpack = writer.arguments()
     body = unpack + writer.write()

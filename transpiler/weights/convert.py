@@ -307,14 +307,14 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
     """The user's own torch checkpoint (for a model read *from* a PyTorch script) → a Keras 3
     ``.weights.h5`` that the generated Keras model's ``load_weights`` accepts."""
     from transpiler.printers.keras_ops import keras_class_of
-    from transpiler.printers.keras_subclass import layer_attributes, needs_subclass, weights_paths
+    from transpiler.printers.keras_subclass import is_subclass, layer_attributes, weights_paths
     from transpiler.weights import torch_source
 
     report = ConversionReport(ckpt_path, out_path, graph.name)
     state = read_torch_state(ckpt_path) if state is None else state
     torch_source.check_state(graph, state, ckpt_path)
     weights = torch_source.keras_weights(graph, state)
-    subclass = needs_subclass(graph)
+    subclass = is_subclass(graph)
     attributes = layer_attributes(graph)
     if subclass:  # model.layers holds the layers in the order __init__ assigns them
         first = {}
