@@ -614,6 +614,54 @@ def test_train_step_becomes_a_method_run_by_fit_train_step():
     assert "fit_train_step(model, x, y, epochs=3, batch_size=32)" in text
 
 
+LAYER_ATTRIBUTES = os.path.join(os.path.dirname(__file__), "programs", "custom_step_layer_attributes.py")
+LAYER_ATTRIBUTES_STEP = "pred = self.out(keras.ops.relu(self.model(x, training=True)))"
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    # a ReLU layer is F.relu in forward: no self.relu module
+    (LAYER_ATTRIBUTES_STEP, "pred = self.out(self.relu(self.model(x, training=True)))",
+     "self.relu (its layer is folded into forward's code in torch: no module attribute)"),
+    # read, not called: the folded layer is still missing
+    (LAYER_ATTRIBUTES_STEP, "act = self.relu\n            pred = self.out(act(self.model(x)))",
+     "self.relu (its layer is folded into forward's code in torch: no module attribute)"),
+    # a number the Keras __init__ sets (no layer, no tracker): not on the torch module
+    (LAYER_ATTRIBUTES_STEP, "pred = self.out(keras.ops.relu(self.model(x))) * self.gain",
+     "self.gain (the torch module has no such attribute)"),
+    # nn.Linear without the layer's activation: forward applies torch.tanh after it
+    ("self.model = layers.Dense(4)", 'self.model = layers.Dense(4, activation="tanh")',
+     "self.model (its torch module leaves the layer's tanh activation to forward's code)"),
+], ids=["folded-call", "folded-read", "plain-number", "fused-activation"])
+def test_train_step_reading_what_the_module_lacks_is_a_marked_stub(old, new, reason):
+    """Every ``self.<name>`` the translated step reads must exist on the printed module and
+    compute what the Keras layer does; otherwise the step is a marked stub naming it (not a
+    program that dies with AttributeError in fit, or trains another model)."""
+    with open(LAYER_ATTRIBUTES) as fh:
+        source = fh.read()
+    assert source.count(old) == 1
+    result = translate(source.replace(old, new), "net.py")
+    messages = [d.message for d in result.stubs]
+    assert any(m.startswith(f"Net.train_step(): {reason}") for m in messages), messages
+    assert any("fit()" in m for m in messages), messages
+    assert "class Net(nn.Module)" in result.text and "def train_step" not in result.text
+
+
+def test_train_step_calls_a_renamed_layer_by_its_torch_name(capsys):
+    """``self.model`` (a name nn.Module reserves) is printed as ``self.model_layer``; the
+    step calls it by that name, and the whole program runs (tests/test_training_equivalence.py
+    compares its losses with Keras')."""
+    with open(LAYER_ATTRIBUTES) as fh:
+        result = translate(fh.read(), "custom_step_layer_attributes.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    method = result.text[result.text.index("    def train_step(self, data):"):result.text.index("def build_model")]
+    assert "self.model_layer = nn.Linear(3, 4)" in result.text
+    assert "self.out(torch.relu(self.model_layer(x)))" in method and "self.model(" not in method
+    namespace = {"__name__": "generated"}
+    exec(compile(result.text, "generated.py", "exec"), namespace)
+    namespace["main"]()
+    assert capsys.readouterr().out.startswith("Epoch 1/2 - loss: ")
+
+
 def test_compute_loss_calling_super_is_a_marked_stub():
     """``super().compute_loss(...)`` is Keras' compiled loss: no torch counterpart here."""
     source = CUSTOM_STEP_NEEDS_KERAS.replace("    def train_step(self, data):", '''    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

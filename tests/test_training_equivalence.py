@@ -244,6 +244,14 @@ def test_custom_train_step_trains_like_keras():
     assert _rel(k, t).max() <= RTOL, list(zip(k, t))
 
 
+def test_custom_train_step_calling_a_renamed_layer_trains_like_keras():
+    """A train_step calling ``self.model``, a layer the torch module keeps as
+    ``self.model_layer``: the same losses as Keras' fit."""
+    k, t = run_both(os.path.join(ROOT, "tests", "programs", "custom_step_layer_attributes.py"))
+    assert len(k) == STEPS and np.all(np.isfinite(k))
+    assert _rel(k, t).max() <= RTOL, list(zip(k, t))
+
+
 @pytest.mark.parametrize("case", ["custom_train_step", "custom_compute_loss"])
 def test_custom_test_step_evaluates_like_keras(case):
     """``evaluate`` of a model with its own test_step (or Keras' default one around its own

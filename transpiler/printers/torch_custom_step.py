@@ -101,6 +101,16 @@ def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
 #: methods of a keras.Model subclass that become methods of the torch module
 STEP_METHODS = ("train_step", "test_step", "compute_loss")
 
+#: what a step may read of ``self`` besides the printed module's own members: what the
+#: generated code sets on the model (``compile`` → ``model.optimizer``) and nn.Module's own
+#: attributes and methods
+GENERATED_ATTRS = ("optimizer",)
+NN_MODULE_ATTRS = ("training", "train", "eval", "forward", "parameters", "named_parameters", "buffers",
+                   "named_buffers", "children", "named_children", "modules", "named_modules", "state_dict",
+                   "load_state_dict", "zero_grad", "requires_grad_", "apply", "to", "cpu", "cuda", "float", "double",
+                   "half", "get_submodule", "get_parameter", "get_buffer", "register_buffer", "register_parameter",
+                   "add_module")
+
 
 def default_step(kind: str, loss_params: list[str]) -> str:
     """Keras' own ``train_step``/``test_step`` around the model's ``compute_loss`` (called
@@ -178,10 +188,69 @@ class _StepRewrite(cst.CSTTransformer):
         return updated.with_changes(args=args)
 
 
+def layer_attributes(graph) -> dict[str, tuple[str, str | None]]:
+    """The model's own layer attributes: Keras attribute (``self.relu``) → (the node name,
+    which is the attribute the torch printer gives the layer's module when it keeps one,
+    and the op of the layer's ``activation=`` when there is one: the torch module leaves it
+    to ``forward``). The names differ where Keras' would clash or is reserved in torch:
+    ``self.model`` → ``self.model_layer``."""
+    root = graph.meta.get("root_scope")
+    fused = {id(n.meta["fused_into"]): n.op for n in graph.nodes if n.meta.get("fused_into") is not None}
+    out: dict[str, tuple[str, str | None]] = {}
+    for node in graph.nodes:
+        local, layer = node.meta.get("local"), node.meta.get("layer")
+        if root is not None and node.meta.get("owner_scope") is root and local is not None and local[1] is None \
+                and getattr(layer, "attr", None) is not None:
+            out.setdefault(layer.attr, (node.name, fused.get(id(node))))
+    return out
+
+
+class _SelfAttrs(cst.CSTTransformer):
+    """``self.<keras attribute>`` → ``self.<torch attribute>``, checking that the module has it."""
+
+    def __init__(self, members: frozenset[str], layers: dict[str, tuple[str, str | None]], stored: set[str]):
+        self.members, self.layers, self.stored = members, layers, stored
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        if not (isinstance(updated.value, cst.Name) and updated.value.value == "self"):
+            return updated
+        name = updated.attr.value
+        if name in self.layers:  # a layer of the model: its module, under the printer's name
+            torch_name, activation = self.layers[name]
+            if torch_name not in self.members:
+                raise Untranslatable(f"self.{name} (its layer is folded into forward's code in torch: "
+                                     "no module attribute)")
+            if activation is not None:
+                raise Untranslatable(f"self.{name} (its torch module leaves the layer's {activation} "
+                                     "activation to forward's code)")
+            return updated.with_changes(attr=cst.Name(torch_name))
+        if name not in self.members and name not in self.stored:
+            raise Untranslatable(f"self.{name} (the torch module has no such attribute)")
+        return updated
+
+
+def _stored_attrs(fn: cst.FunctionDef) -> set[str]:
+    """The ``self.<name>`` a method assigns (``self.step = 0``)."""
+    out = set()
+    for assign in nodes_of(fn, cst.Assign):
+        for target in assign.targets:
+            for attr in nodes_of(target.target, cst.Attribute):
+                if isinstance(attr.value, cst.Name) and attr.value.value == "self":
+                    out.add(attr.attr.value)
+    return out
+
+
 def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
-                     own: frozenset[str] = frozenset()) -> tuple[str, bool]:
+                     own: frozenset[str] = frozenset(), members: frozenset[str] | None = None,
+                     layers: dict[str, tuple[str, str | None]] | None = None) -> tuple[str, bool]:
     """A custom step method in torch (its text, and whether it uses ``F``); ``own`` names the
-    methods the model class defines itself.
+    methods the model class defines itself. ``members`` are the names the torch module has
+    (its printed attributes and methods, the trackers, ``own``); ``layers`` maps the
+    model's Keras layer attributes to the printed attribute names (:func:`layer_attributes`).
+    Every ``self.<name>`` the method reads must be one of them (or set by the method, by the
+    generated code, or by nn.Module): a layer the torch printer folds into ``forward``
+    (``F.relu``, ``x * y``) has no module to call, and a module whose Keras layer has an
+    ``activation=`` does not apply it (``forward`` does).
 
     Raises:
         Untranslatable: naming what has no torch form.
@@ -198,6 +267,9 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
         if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in _KERAS_ONLY \
                 and attr.attr.value not in own:  # (the model's own compute_loss is a method here too)
             raise Untranslatable(f"self.{attr.attr.value}")
+    if members is not None:
+        known = frozenset(members) | own | frozenset(GENERATED_ATTRS) | frozenset(NN_MODULE_ATTRS)
+        new = new.visit(_SelfAttrs(known, layers or {}, _stored_attrs(fn)))
     text = _code(new.with_changes(leading_lines=()))
     if any(f"{t}." in text for t in rewrite.tapes):
         raise Untranslatable("the gradient tape is used beyond tape.gradient()")

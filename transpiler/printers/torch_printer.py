@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
@@ -346,6 +348,44 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
     return ModelCode(md.class_name, text, imports, uses_f, children)
+
+
+def module_members(md: ModelDef) -> set[str]:
+    """The names the printed module of ``md`` has of its own: the attributes and buffers its
+    ``__init__`` sets and its methods (``forward``, ``reset_parameters``, ...), read from the
+    class as :func:`print_model_class` prints it (before any class extension). The printing's
+    side notes (initializer warnings) are not kept, so printing the class again later does
+    not repeat them."""
+    saved = {id(n): list(n.meta["init_warnings"]) for n in md.graph.nodes if "init_warnings" in n.meta}
+    try:
+        text = print_model_class(md, "").text
+    finally:
+        for n in md.graph.nodes:
+            if id(n) in saved:
+                n.meta["init_warnings"] = saved[id(n)]
+            else:
+                n.meta.pop("init_warnings", None)
+    cls = next(s for s in cst.parse_module(text).body if isinstance(s, cst.ClassDef))
+    names: set[str] = set()
+    for stmt in cls.body.body:
+        if not isinstance(stmt, cst.FunctionDef):
+            continue
+        names.add(stmt.name.value)
+        if stmt.name.value != "__init__":
+            continue
+        for line in stmt.body.body:
+            for small in getattr(line, "body", ()):
+                if isinstance(small, cst.Assign):
+                    names |= {t.target.attr.value for t in small.targets if _is_self_attr(t.target)}
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and _is_self_attr(small.value.func) and small.value.func.attr.value == "register_buffer" \
+                        and isinstance(small.value.args[0].value, cst.SimpleString):
+                    names.add(small.value.args[0].value.evaluated_value)
+    return names
+
+
+def _is_self_attr(node) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 #: a layer's ``*_regularizer`` argument → the canonical weight it regularizes

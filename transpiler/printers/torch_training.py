@@ -411,6 +411,8 @@ class TrainingPrinter:
         """A keras.Model subclass's own train_step/test_step → methods of its module."""
         if not self.program.source:
             return
+        from transpiler.printers.torch_printer import module_members
+
         aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
         for md in self.program.models:
             step = md.graph.meta.get("custom_step")
@@ -419,6 +421,8 @@ class TrainingPrinter:
             try:
                 init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases)}"
                         for attr, code in step["trackers"]]
+                # what the extended module will have: the printed class's members and the trackers
+                members = frozenset(module_members(md)) | {attr for attr, _code in step["trackers"]}
                 methods = []
                 for name, text in step["methods"]:
                     fn = cst.parse_module(text).body[0]
@@ -427,7 +431,8 @@ class TrainingPrinter:
                         continue
                     method, uses_f = torch_custom_step.translate_method(
                         fn, aliases, lambda kind, logits: self.loss_name(T.Loss(kind, logits), False),
-                        frozenset(n for n, _text in step["methods"]))
+                        frozenset(n for n, _text in step["methods"]), members,
+                        torch_custom_step.layer_attributes(md.graph))
                     if uses_f:
                         self.needs.add("F")
                     methods.append(method)
