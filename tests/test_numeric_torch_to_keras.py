@@ -423,7 +423,10 @@ def test_plain_object_and_extra_methods_leave_the_model_readable():
     err, n_torch, n_keras, tr = check_torch_source(TRACKED, path="tracked.py")
     assert err <= 1e-5 and n_torch == n_keras
     assert any("Tracker(...) is not an nn.Module" in d.message for d in tr.diagnostics)
-    unread = sorted(d.message.split(" ")[0] for d in tr.stubs if "not part of the Keras model" in d.message)
+    # (its tracker is no Keras metric, its step no gradient step: frontend_ast/torch_own_step says why)
+    unread = sorted(d.message.split(":")[0] for d in tr.stubs
+                    if "the model's own training step is not translated (self.loss_tracker: not an "
+                       "attribute the Keras model has)" in d.message)
     assert unread == ["Model.metrics", "Model.train_step"]
     assert "def model_train_step(model, data):" in tr.text and "def model_metrics(model):" in tr.text
     src = TRACKED.replace("return torch.tanh(self.fc(x))", "self.loss_tracker.update_state(x)\n        return x")
@@ -559,7 +562,7 @@ def test_keras_torch_keras_roundtrip(name):
 
     from harness import randomize_keras_weights
     from transpiler.verify import map_keras_weights, random_inputs
-    from transpiler.weights.torch_source import keras_weights
+    from transpiler.weights.torch_source import keras_layer, keras_weights
 
     path = os.path.join(ROOT, "corpus", "keras", f"{name}.py")
     with open(path, encoding="utf-8") as fh:
@@ -579,7 +582,7 @@ def test_keras_torch_keras_roundtrip(name):
     state = map_keras_weights(md_k.graph, original)
     again = getattr(load_source(back.text, f"again_{name}"), md_b.builder)()
     for layer, arrays in keras_weights(md_b.graph, {k: np.asarray(v) for k, v in state.items()}).items():
-        again.get_layer(layer).set_weights(arrays)
+        keras_layer(again, md_b.graph, layer).set_weights(arrays)
     inputs = random_inputs(md_k.graph, 3)
     ys_a = original(inputs if len(inputs) > 1 else inputs[0], training=False)
     ys_b = again(inputs if len(inputs) > 1 else inputs[0], training=False)

@@ -223,7 +223,7 @@ def test_own_train_step_numerics_match_step_by_step():
     from torch_keras_harness import load_source, randomize_torch
     import keras
 
-    from transpiler.weights.torch_source import keras_weights
+    from transpiler.weights.torch_source import keras_layer, keras_weights
 
     t1 = translate(KERAS, "own.py", "pytorch")
     k1 = translate(t1.text, "own_torch.py", "keras")
@@ -233,7 +233,7 @@ def test_own_train_step_numerics_match_step_by_step():
     md = k1.program.models[0]
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
-        kmodel.get_layer(name).set_weights(arrays)
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
     model.optimizer = tmod.KerasAdam(model.parameters(), lr=1e-2, betas=(0.9, 0.999), eps=1e-07)
     kmodel.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-2))
     rng = np.random.default_rng(1)
@@ -288,6 +288,105 @@ def test_own_train_step_checkpoint_converts_to_the_subclass_layout(tmp_path):
     with torch.no_grad():
         expected = model(torch.from_numpy(x)).numpy()
     assert np.max(np.abs(np.asarray(kmodel(x)) - expected)) <= 1e-5
+    kmodel.save_weights(str(tmp_path / "native.weights.h5"))
+
+    def groups(path):
+        found = []
+        with h5py.File(path, "r") as f:
+            f.visit(found.append)
+        return sorted(found)
+
+    assert groups(tmp_path / "w.weights.h5") == groups(tmp_path / "native.weights.h5")
+
+
+# ---------------------------------------------------------------------------------
+# A step that calls the model's submodules (corpus/keras/vae.py's torch translation):
+# the Keras model is built of them (frontend_ast/torch_parts)
+# ---------------------------------------------------------------------------------
+def _vae_t1_k1():
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus", "keras", "vae.py")
+    with open(path, encoding="utf-8") as fh:
+        t1 = translate(fh.read(), path, "pytorch")
+    return t1, translate(t1.text, "vae_torch.py", "keras")
+
+
+def test_step_calling_submodules_builds_the_keras_model_of_them():
+    t1, k1 = _vae_t1_k1()
+    assert "z_mean, z_log_var, z = self.encoder(data)" in t1.text  # (what is read back)
+    assert not k1.stubs, [str(d) for d in k1.stubs]
+    lines = k1.text.splitlines()
+    for line in ["class Encoder(layers.Layer):", "class Decoder(layers.Layer):", "class VAE(keras.Model):",
+                 '        self.encoder = Encoder(name="encoder")',
+                 "        z_mean, z_log_var, z = self.encoder(inputs, training=training)",
+                 "            z_mean, z_log_var, z = self.encoder(data, training=True)",
+                 "            reconstruction = self.decoder(z, training=True)",
+                 "        grads = tape.gradient(total_loss, self.trainable_weights)",
+                 "    vae.fit(x, batch_size=64, epochs=5, verbose=2)"]:
+        assert line in lines, line
+    assert lines.index("class Encoder(layers.Layer):") < lines.index("class VAE(keras.Model):")
+
+
+def test_step_calling_submodules_trains_like_torch_step_by_step():
+    """T1's VAE and K1's, same weights, batches and noise: every logged loss agrees."""
+    import torch  # noqa: F401  (torch before tensorflow in one process)
+    from torch_keras_harness import SameNoise, load_source, randomize_torch
+    import keras
+
+    from transpiler.weights.torch_source import keras_layer, keras_weights
+
+    t1, k1 = _vae_t1_k1()
+    tmod, kmod = load_source(t1.text, "vae_t1"), load_source(k1.text, "vae_k1")
+    model, kmodel = tmod.build_model(), kmod.build_model()
+    randomize_torch(model, seed=4, scale=0.1)
+    md = k1.program.models[0]
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    model.optimizer = tmod.KerasAdam(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-07)
+    kmodel.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3))
+    x = tmod.make_digits(48)
+    model.train()
+    for start in range(0, 48, 16):
+        xb = x[start:start + 16]
+        noise = SameNoise(start)
+        with noise.recording():
+            logs_t = model.train_step(torch.from_numpy(xb))
+        with noise.replaying():
+            logs_k = kmodel.train_step(keras.ops.convert_to_tensor(xb))
+        assert sorted(logs_t) == sorted(logs_k) == ["kl_loss", "loss", "reconstruction_loss"]
+        for key in logs_t:
+            a, b = float(logs_t[key]), float(keras.ops.convert_to_numpy(logs_k[key]))
+            assert abs(a - b) <= 1e-4 * max(abs(a), 1e-6), (start, key, a, b)
+
+
+def test_step_calling_submodules_checkpoint_has_keras_own_layout(tmp_path):
+    """``--weights`` for the model built of its submodules: each part a group of its own (as
+    Keras' save_weights writes it), and the outputs agree in inference mode."""
+    import h5py
+    import torch  # noqa: F401
+    from safetensors.torch import save_file
+    from torch_keras_harness import load_source, randomize_torch
+
+    from transpiler.cli import run
+
+    t1, _ = _vae_t1_k1()
+    src = tmp_path / "vae_torch.py"
+    src.write_text(t1.text, encoding="utf-8")
+    model = load_source(t1.text, "vae_t1_weights").build_model()
+    randomize_torch(model, seed=6, scale=0.1)
+    model.eval()
+    save_file(model.state_dict(), str(tmp_path / "w.safetensors"))
+    out = tmp_path / "vae_keras.py"
+    assert run([str(src), "--to", "keras", "-o", str(out), "--weights", str(tmp_path / "w.safetensors"),
+                "--weights-out", str(tmp_path / "w.weights.h5"), "-q"]) == 0
+    kmodel = load_source(out.read_text(encoding="utf-8"), "vae_k1_weights").build_model()
+    kmodel.load_weights(str(tmp_path / "w.weights.h5"))
+    x = np.random.default_rng(2).random(size=(4, 64)).astype("float32")
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    assert np.max(np.abs(np.asarray(kmodel(x, training=False)) - expected)) <= 1e-5
     kmodel.save_weights(str(tmp_path / "native.weights.h5"))
 
     def groups(path):

@@ -17,7 +17,7 @@ import numpy as np
 import torch  # noqa: F401  (first: torch before tensorflow in one process)
 
 from transpiler.translate import translate
-from transpiler.weights.torch_source import keras_weights
+from transpiler.weights.torch_source import keras_layer, keras_weights
 
 
 def randomize_torch(model, seed: int = 0, scale: float = 0.3) -> None:
@@ -130,7 +130,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     kmodel = getattr(keras_mod, builder)()
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
-        kmodel.get_layer(name).set_weights(arrays)
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
     shape = md.graph.meta["source_input_shapes"][0][1:]
     dtype = md.graph.inputs[0].dtype
     rng = np.random.RandomState(seed)

@@ -66,7 +66,8 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
 
     def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
         for md in program.models:
-            for graph in [md.graph] + [m.graph for m in md.methods.values()]:
+            parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
+            for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
                 run_pipeline(graph, KERAS_PIPELINE, lint=lint)
 
     frontend = TorchFrontend(source, path)

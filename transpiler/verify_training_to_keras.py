@@ -30,7 +30,7 @@ from transpiler.ir import training as T
 from transpiler.printers.keras_training import ProgramPrinter, input_perm
 from transpiler.translate import translate
 from transpiler.verify_training import batches
-from transpiler.weights.torch_source import keras_weights
+from transpiler.weights.torch_source import keras_layer, keras_weights
 
 _counter = itertools.count()
 
@@ -144,7 +144,7 @@ def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int 
 def _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs) -> np.ndarray:
     kmodel = getattr(gen, md.builder)()
     for name, arrays in keras_weights(md.graph, state).items():
-        kmodel.get_layer(name).set_weights(arrays)
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
     for layer in kmodel.layers:
         if hasattr(layer, "rate"):
             layer.rate = 0.0
@@ -156,7 +156,7 @@ def _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs
     for ts in result.program.training:
         if ts.kind == "param_groups":
             for name, variables in ts.config.items():
-                knames[name] = [kmodel.get_layer(layer).weights[i] for layer, i in variables]
+                knames[name] = [keras_layer(kmodel, md.graph, layer).weights[i] for layer, i in variables]
     # the expressions the generated program holds for its objects
     optimizer = eval(printer.optimizer_expr(loop.compile.optimizer), knames)
     kloss = eval(printer.loss_expr(loss), knames)
@@ -302,7 +302,7 @@ def run_programs(path: str, steps: int = 20, seed: int = 0, eager: bool = True,
             built[md.builder] = i + 1
             if i < len(states.get(md.builder, [])):  # the i-th model the torch program built
                 for name, arrays in keras_weights(md.graph, states[md.builder][i]).items():
-                    model.get_layer(name).set_weights(arrays)
+                    keras_layer(model, md.graph, name).set_weights(arrays)
             return model
         return wrapped
 

@@ -314,6 +314,7 @@ class TorchFrontend:
         self._init_running: set[str] = set()
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
         self.root_mod: Mod | None = None  # the model whose graph is being built
+        self.part_inputs: dict[int, list] = {}  # id(submodule) → the values it was first called on
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
         self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
 
@@ -572,7 +573,7 @@ class TorchFrontend:
             forward = None
             params = ["x"]
             specs = self._input_specs_for_container(mod)
-        self.root_mod, self.method_calls = mod, {}
+        self.root_mod, self.method_calls, self.part_inputs = mod, {}, {}
         inputs = []
         for pname, (shape, dtype) in zip(params, specs):
             full = (None, *shape)
@@ -642,14 +643,76 @@ class TorchFrontend:
         if mod.kind != "user" or mod.cls.method("train_step") is None:
             return set()
         aliases = {k: v.path for k, v in self.globals.vars.items() if isinstance(v, Ref)}
+        children = {key for key, _ in mod.children()}
         try:
+            parts, composed = self._parts(mod)
             step = torch_own_step.read_own_step(mod.cls.node, torch_helpers.analyse(self.module), aliases,
-                                                {key for key, _ in mod.children()})
-        except Unsupported as exc:
+                                                children - set(parts), parts=set(parts))
+        except (Unsupported, FrontendError) as exc:
             md.graph.meta["own_step_failed"] = str(exc)
             return set()
         md.graph.meta["own_step"] = step
+        if composed is not None:
+            md.graph.meta["composed"] = composed
         return {name for name, _ in step["methods"]}
+
+    def _parts(self, mod: Mod) -> tuple[list[str], dict | None]:
+        """The submodules the model's own steps call, when ``forward`` is a composition of
+        them (torch_parts): their names, and ``{"parts": [(attr, graph)], "call": text}``."""
+        from transpiler.frontend_ast import torch_parts
+
+        kids = dict(mod.children())
+        user = {k for k, m in kids.items() if m.kind == "user"}
+        called = set()
+        for name in ("train_step", "test_step"):
+            fn = mod.cls.method(name)
+            if fn is not None:
+                called |= {c.func.attr.value for c in _calls_in(fn) if isinstance(c.func, cst.Attribute) and
+                           isinstance(c.func.value, cst.Name) and c.func.value.value == "self" and
+                           c.func.attr.value in user}
+        if not called:
+            return [], None
+        order = torch_parts.composition(mod.cls.method("forward"), user)
+        if order is None or not called <= set(order):
+            return [], None
+        classes = [kids[a].cls_name for a in order]
+        if len(set(classes)) != len(classes):
+            raise Unsupported("two submodules of one class called by the model's own step")
+        graphs = [(attr, self._part_model(mod, attr, kids[attr])) for attr in order]
+        return order, {"parts": graphs, "call": torch_parts.call_text(mod.cls.method("forward"), set(order))}
+
+    def _part_model(self, root: Mod, attr: str, child: Mod) -> Graph:
+        """The submodule ``attr`` as a model of its own (its layers named within it), on the
+        inputs the model's forward first gave it."""
+        values = self.part_inputs.get(id(child))
+        if not values:
+            raise Unsupported(f"self.{attr}: forward never called it on tensors")
+        fn = child.cls.method("forward")
+        names = [p.name.value for p in fn.params.params[1:]]
+        saved = (self.graph, self.names, self.layer_tokens)
+        graph = Graph(name=child.cls_name)
+        self.graph, self.names, self.layer_tokens = graph, {}, {}
+        _assign_paths(child, "")
+        try:
+            self._reserve_names(child)
+            inputs = []
+            for pname, v in zip(names, values):
+                x = graph.new_value("input", shape=v.shape, dtype=v.dtype, layout=v.layout)
+                x.var = pname
+                graph.inputs.append(x)
+                inputs.append(Tensor(x))
+            out = self._call_module(child, inputs, {}, child.span)
+            outs = out if isinstance(out, (tuple, list)) else [out]
+            if not all(isinstance(o, Tensor) for o in outs):
+                raise Unsupported(f"self.{attr} does not return tensors")
+            graph.outputs = [o.value for o in outs]
+            self._finish_graph(graph, child, names[:len(values)])
+            self._attach_comments(graph)
+            graph.lint()
+        finally:
+            _assign_paths(root, "")
+            self.graph, self.names, self.layer_tokens = saved
+        return graph
 
     def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
         _merge_bidirectional_halves(graph)
@@ -1752,6 +1815,8 @@ class TorchFrontend:
 
     def _call_module(self, mod: Mod, args, kwargs, span: Span):
         if mod.kind == "user":
+            # (a submodule's first inputs: a model of its own is read on them, torch_parts)
+            self.part_inputs.setdefault(id(mod), [a.value for a in args if isinstance(a, Tensor)])
             forward = mod.cls.method("forward")
             if forward is None:
                 raise Unsupported(f"{mod.cls_name} has no forward")
@@ -2504,6 +2569,17 @@ def _walk_params(mod: Mod):
             for k, v in m.attrs.items():
                 if isinstance(v, ParamObj):
                     yield f"{path}.{k}" if path else k, v
+
+
+def _calls_in(node) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+    node.visit(V())
+    return found
 
 
 def _assign_paths(mod: Mod, path: str) -> None:

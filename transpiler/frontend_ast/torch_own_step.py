@@ -35,6 +35,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.torch_helpers import Helper
 from transpiler.frontend_ast.torch_modules import Unsupported
+from transpiler.frontend_ast.torch_parts import AddTraining
 from transpiler.ir.code_literals import dotted_name
 
 #: the methods of the module this translates (a property ``metrics`` is copied as it is)
@@ -72,10 +73,11 @@ def _is(stmt, receiver: str, method: str) -> bool:
 
 
 def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[str, str],
-                  children: set[str]) -> dict | None:
+                  children: set[str], parts: set[str] = frozenset()) -> dict | None:
     """The Keras text of the class's ``train_step``/``test_step``/``metrics`` and trackers
     (``{"trackers": [(attr, code)], "methods": [(name, text)], "imports": [...]}``), None when
-    the class has no ``train_step``.
+    the class has no ``train_step``. ``parts`` are the submodules the Keras model keeps as
+    layers of their own (torch_parts): the steps call them with ``training=``.
 
     Raises:
         Unsupported: naming what has no Keras form here.
@@ -85,7 +87,7 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
         return None
     recognised: list[int] = []  # the script's helper names used here (the helpers can go)
     trackers = _trackers(methods.get("__init__"), helpers, recognised)
-    allowed = {"optimizer", "trainable_weights", *trackers, *(m for m in methods if m in OWN_STEP_METHODS)}
+    allowed = {"optimizer", "trainable_weights", *trackers, *parts, *(m for m in methods if m in OWN_STEP_METHODS)}
     out = []
     for name, fn in methods.items():  # (in the class's order)
         if name not in OWN_STEP_METHODS:
@@ -96,7 +98,11 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
             _check_self(fn, allowed, children)
             out.append((name, _code(fn.with_changes(leading_lines=())).strip("\n")))
             continue
-        text = _CodeRewrite(aliases, helpers, training=name == "train_step", recognised=recognised).method(fn)
+        # (the loss functions of the script it calls, before the rewrite copies the nodes)
+        recognised += [id(c.func) for c in _calls(fn) if isinstance(c.func, cst.Name) and
+                       c.func.value in helpers and helpers[c.func.value].kind == "loss"]
+        fn = fn.visit(AddTraining(set(parts), str(name == "train_step"), own=True))
+        text = _CodeRewrite(aliases, helpers, training=name == "train_step").method(fn)
         _check_self(cst.parse_module(text), allowed, children)
         out.append((name, text))
     return {"trackers": [(attr, f"keras.metrics.Mean({args})") for attr, args in trackers.items()],
@@ -157,9 +163,7 @@ class _CodeRewrite(cst.CSTTransformer):
     """torch math → keras.ops, ``self(x)`` → ``self(x, training=...)``, loss functions →
     Keras' (see the module docstring)."""
 
-    def __init__(self, aliases: dict[str, str], helpers: dict[str, Helper], training: bool,
-                 recognised: list[int]):
-        self.recognised = recognised
+    def __init__(self, aliases: dict[str, str], helpers: dict[str, Helper], training: bool):
         self.aliases = aliases
         self.helpers = helpers
         self.training = training
@@ -211,18 +215,8 @@ class _CodeRewrite(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = updated.func
         if isinstance(func, cst.Name) and func.value == "self":
-            if any(a.keyword is not None and a.keyword.value == "training" for a in updated.args):
-                return updated
-            args = list(updated.args)
-            if args:
-                args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            return updated.with_changes(args=args + [cst.Arg(cst.Name(str(self.training)),
-                                                             keyword=cst.Name("training"),
-                                                             equal=cst.AssignEqual(
-                                                                 whitespace_before=cst.SimpleWhitespace(""),
-                                                                 whitespace_after=cst.SimpleWhitespace("")))])
+            return updated
         if isinstance(func, cst.Name) and func.value in self.helpers and self.helpers[func.value].kind == "loss":
-            self.recognised.append(id(original.func))
             return self._loss(func.value, updated)
         path = self._path(func)
         if path is not None and (path.startswith("torch.") or path == "torch"):
@@ -306,6 +300,17 @@ class _CodeRewrite(cst.CSTTransformer):
             if path is not None and path.split(".")[0] == "torch":
                 return _code(attr)
         return None
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+    node.visit(V())
+    return found
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:

@@ -195,7 +195,8 @@ class KerasScript:
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
         for md in program.models:
-            for graph in [md.graph] + [m.graph for m in md.methods.values()]:
+            parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
+            for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
                 keras_ops.clear_auto_names(graph)
         #: model classes the program calls besides their builder: ``Net()`` is the builder's
         #: model when the builder is ``return Net()``, else a stub (the class is not printed)

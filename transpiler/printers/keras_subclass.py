@@ -241,13 +241,14 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     """The ``keras.Model`` subclass for ``graph`` (``class_name``, the torch module's name).
     Its ``__init__`` builds the model, as torch creates a module's weights in ``__init__``
     (``load_weights`` needs them). A model with its own ``train_step`` (``graph.meta["own_step"]``,
-    frontend_ast/torch_own_step) gets its trackers in ``__init__`` and its methods after ``call``."""
-    own = graph.meta.get("own_step")
-    attrs = layer_attributes(graph)
-    writer = _CallWriter(graph, attrs, reserved)
-    arg, unpack = writer.arguments()
-    body = unpack + writer.write()
-    if needs_subclass(graph):
+    frontend_ast/torch_own_step) gets its trackers in ``__init__`` and its methods after ``call``;
+    one built of its submodules (``graph.meta["composed"]``, frontend_ast/torch_parts) has each
+    as a ``layers.Layer`` subclass of its own, printed before it."""
+    own = graph.meta.get("own_step") or {}
+    composed = graph.meta.get("composed")
+    if composed:
+        why = ['    its own ``train_step`` calls its submodules, layers of their own here."""']
+    elif needs_subclass(graph):
         why = ["    its forward branches on ``self.training`` (Keras passes ``training``: True in fit,",
                '    False in evaluate and predict)."""']
     else:
@@ -256,14 +257,13 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
              f'    """The {graph.name} model, translated from PyTorch (channels-last inputs); a subclass since',
              *why, "",
              f'    def __init__(self, name="{graph.name}", **kwargs):', "        super().__init__(name=name, **kwargs)"]
-    lines += [f"        {c}" for c in graph.meta.get("comments", [])]
-    done = set()
-    for node in graph.nodes:
-        if node.name in attrs and node.name not in done:
-            done.add(node.name)
-            lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
-    if own:
-        lines += [f"        self.{attr} = {code}" for attr, code in own["trackers"]]
+    if composed:
+        lines += [f'        self.{attr} = {part.name}(name="{attr}")' for attr, part in composed["parts"]]
+        arg, call_body = None, composed["call"].splitlines()
+    else:
+        layer_lines, arg, call_body = _layers_and_call(graph, reserved)
+        lines += layer_lines
+    lines += [f"        self.{attr} = {code}" for attr, code in own.get("trackers", ())]
     names = [v.var or f"input_{i}" for i, v in enumerate(graph.inputs)]
     if len(set(names)) != len(names) or {"self", "name", "kwargs", "keras", "layers"} & set(names):
         names = [f"input_{i}" for i in range(len(names))]
@@ -272,8 +272,43 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     lines += [f"        {n} = {input_expr(v)}" for n, v in zip(names, graph.inputs)]
     call_arg = names[0] if len(names) == 1 else f"[{', '.join(names)}]"
     lines += [f"        self({call_arg}, training=True)", f"        self({call_arg}, training=False)"]
-    lines += ["", f"    def call(self, {arg}, training=None):"]
-    lines += [f"        {ln}" if ln else "" for ln in body]
-    for _name, text in (own or {}).get("methods", ()):
+    if composed:
+        lines += [""] + [f"    {ln}" if ln else "" for ln in call_body]
+    else:
+        lines += ["", f"    def call(self, {arg}, training=None):"]
+        lines += [f"        {ln}" if ln else "" for ln in call_body]
+    for _name, text in own.get("methods", ()):
         lines += [""] + [f"    {ln}" if ln else "" for ln in text.splitlines()]
+    text = "\n".join(lines) + "\n"
+    if composed:
+        text = "\n\n".join(part_text(part, reserved) for _, part in composed["parts"]) + "\n\n" + text
+    return text
+
+
+def part_text(graph: Graph, reserved: set[str]) -> str:
+    """A submodule of a composed model (frontend_ast/torch_parts) as a ``layers.Layer``
+    subclass: its layers in ``__init__`` (built by the model's first call), its forward as
+    ``call``."""
+    layer_lines, arg, call_body = _layers_and_call(graph, reserved)
+    lines = [f"class {graph.name}(layers.Layer):",
+             f'    """The {graph.name} module, translated from PyTorch (channels-last inputs)."""', "",
+             "    def __init__(self, **kwargs):", "        super().__init__(**kwargs)", *layer_lines,
+             "", f"    def call(self, {arg}, training=None):"]
+    lines += [f"        {ln}" if ln else "" for ln in call_body]
     return "\n".join(lines) + "\n"
+
+
+def _layers_and_call(graph: Graph, reserved: set[str]) -> tuple[list[str], str, list[str]]:
+    """The ``__init__`` lines making the layers (and the graph's comments), ``call``'s
+    parameter and its body."""
+    attrs = layer_attributes(graph)
+    writer = _CallWriter(graph, attrs, reserved)
+    arg, unpack = writer.arguments()
+    body = unpack + writer.write()
+    lines = [f"        {c}" for c in graph.meta.get("comments", [])]
+    done = set()
+    for node in graph.nodes:
+        if node.name in attrs and node.name not in done:
+            done.add(node.name)
+            lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
+    return lines, arg, body

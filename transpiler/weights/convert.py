@@ -306,15 +306,44 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
                           state: dict | None = None) -> ConversionReport:
     """The user's own torch checkpoint (for a model read *from* a PyTorch script) → a Keras 3
     ``.weights.h5`` that the generated Keras model's ``load_weights`` accepts."""
-    from transpiler.printers.keras_ops import keras_class_of
     from transpiler.printers.keras_subclass import is_subclass, layer_attributes, weights_paths
     from transpiler.weights import torch_source
 
     report = ConversionReport(ckpt_path, out_path, graph.name)
     state = read_torch_state(ckpt_path) if state is None else state
     torch_source.check_state(graph, state, ckpt_path)
-    weights = torch_source.keras_weights(graph, state)
-    subclass = is_subclass(graph)
+    composed = graph.meta.get("composed")
+    containers: list[str] = []
+    if composed:  # (frontend_ast/torch_parts) each submodule a Layer under its attribute
+        parts = composed["parts"]
+        prefixes = weights_paths([attr for attr, _ in parts], [_snake(g.name) for _, g in parts])
+        layers, groups = [], []
+        for (attr, part), prefix in zip(parts, prefixes):
+            sub = {k[len(attr) + 1:]: v for k, v in state.items() if k.startswith(attr + ".")}
+            part_layers, _ = _keras_layers_out(part, torch_source.keras_weights(part, sub), True)
+            attributes = layer_attributes(part)
+            layers += part_layers
+            groups += [f"{prefix}/{attributes[layer.name]}" for layer in part_layers]
+            containers.append(prefix)
+    else:
+        layers, groups = _keras_layers_out(graph, torch_source.keras_weights(graph, state), is_subclass(graph))
+    write_keras_weights(out_path, model_name or graph.name, layers, groups, containers)
+    report.tensors = sum(len(layer.tensors) for layer in layers)
+    report.bytes = os.path.getsize(out_path)
+    return report
+
+
+def _snake(name: str) -> str:
+    """Keras' key for a layer of a class in a list (``Encoder`` → ``encoder``)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list, list[str] | None]:
+    """The layers of the Keras model printed for ``graph`` with their tensors, in the order
+    Keras lists them, and each one's group in the file (None: a functional model's)."""
+    from transpiler.printers.keras_ops import keras_class_of
+    from transpiler.printers.keras_subclass import layer_attributes, weights_paths
+
     attributes = layer_attributes(graph)
     if subclass:  # model.layers holds the layers in the order __init__ assigns them
         first = {}
@@ -336,10 +365,7 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
             inner = ("query", "key", "value", "attention_output")
         layers.append(KerasLayerOut(cls, node.name, node.op, weights.get(node.name, []), inner))
     groups = weights_paths([attributes[layer.name] for layer in layers], layer_keys(layers)) if subclass else None
-    write_keras_weights(out_path, model_name or graph.name, layers, groups)
-    report.tensors = sum(len(layer.tensors) for layer in layers)
-    report.bytes = os.path.getsize(out_path)
-    return report
+    return layers, groups
 
 
 def select_torch_source_model(models: list, state_keys: set[str], ckpt_path: str):

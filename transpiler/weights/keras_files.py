@@ -386,10 +386,11 @@ def layer_keys(layers: list[KerasLayerOut]) -> list[str]:
 
 
 def write_keras_weights(path: str, model_name: str, layers: list[KerasLayerOut],
-                        groups: list[str] | None = None) -> None:
+                        groups: list[str] | None = None, containers: list[str] = ()) -> None:
     """Write a Keras 3 ``.weights.h5`` (``layers`` in ``model.layers`` order), atomically.
     Each layer goes under ``layers/<key>`` (a functional model), or under its entry of
-    ``groups`` (a subclassed model's attribute paths)."""
+    ``groups`` (a subclassed model's attribute paths; ``containers``: the groups of the
+    layers that hold others, each with its own ``vars``)."""
     import h5py
 
     if groups is None:
@@ -399,7 +400,10 @@ def write_keras_weights(path: str, model_name: str, layers: list[KerasLayerOut],
     os.close(fd)
     try:
         with h5py.File(tmp, "w") as f:
-            f.create_group("layers")
+            if not containers:
+                f.create_group("layers")
+            for container in containers:
+                f.require_group(container).create_group("vars").attrs["name"] = container.split("/")[-1]
             for layer, group in zip(layers, groups):
                 g = f.create_group(group)
                 own = g.create_group("vars")

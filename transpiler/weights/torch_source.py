@@ -139,3 +139,19 @@ def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndar
             arrays.append(np.ascontiguousarray(a, dtype=np.float32).reshape(np.shape(a)))  # (0-d stays 0-d)
         out[node.name] = arrays
     return out
+
+
+def keras_layer(model, graph: Graph, name: str):
+    """The layer of the generated Keras ``model`` that holds the weights of ``graph``'s node
+    ``name``: ``model.get_layer(name)``, or in a model built of its submodules (``composed``,
+    frontend_ast/torch_parts) the part's layer (``model.encoder.dense_proj`` for the node
+    ``encoder_dense_proj``)."""
+    from transpiler.printers.keras_subclass import layer_attributes
+
+    for attr, part in graph.meta.get("composed", {}).get("parts", ()):
+        if name.startswith(attr + "_"):
+            attributes = layer_attributes(part)
+            local = name[len(attr) + 1:]
+            if local in attributes:
+                return getattr(getattr(model, attr), attributes[local])
+    return model.get_layer(name)
