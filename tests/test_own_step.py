@@ -396,3 +396,21 @@ def test_step_calling_submodules_checkpoint_has_keras_own_layout(tmp_path):
         return sorted(found)
 
     assert groups(tmp_path / "w.weights.h5") == groups(tmp_path / "native.weights.h5")
+
+
+def test_module_level_program_has_the_helpers_before_the_model_is_built():
+    """Keras → torch with the training code at module level (no ``main()``): the generated
+    ``Mean`` tracker class (which the model's ``__init__`` makes) is defined before the line
+    that builds the model (it came after it: NameError when run)."""
+    import torch  # noqa: F401
+
+    head, main = KERAS.split("def main():")
+    body = main.split('if __name__ == "__main__":')[0]
+    src = head + "\n".join(line[4:] for line in body.splitlines())
+    t1 = translate(src, "own_module_level.py", "pytorch")
+    assert not t1.stubs
+    lines = t1.text.splitlines()
+    assert lines.index("class Mean:") < lines.index("model = build_model()")
+    namespace = {"__name__": "own_module_level"}
+    exec(compile(t1.text, "own_module_level_torch.py", "exec"), namespace)  # trains 2 epochs, evaluates
+    assert isinstance(namespace["model"], torch.nn.Module)

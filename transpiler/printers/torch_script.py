@@ -367,9 +367,12 @@ class _Printer:
         if any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
                for ts in self.program.training):
             return True
-        # `model = build_model()` where the builder compiles: the optimizer follows it
+        # `model = build_model()` where the builder compiles: the optimizer follows it; or where
+        # the model's class uses a helper in __init__ (the Mean trackers of its own train_step)
         compiling = {ts.builder for ts in self.program.training if ts.kind == "compile" and ts.builder}
-        return not isinstance(stmt, cst.FunctionDef) and bool(_called_names(stmt) & compiling)
+        extended = {name for md in self.program.models if md.class_name in self.tcode.class_extensions
+                    for name in (md.builder, md.class_name) if name}
+        return not isinstance(stmt, cst.FunctionDef) and bool(_called_names(stmt) & (compiling | extended))
 
     def _rewrite_compound(self, stmt, level: str):
         if isinstance(stmt, cst.If) and level == "main" and "__name__" not in _code(stmt.test):
