@@ -121,7 +121,7 @@ def build_model():
 
 
 def auto_encoder_train_step(model, data):
-    # transpiler: not translated: input.py:46:5: AutoEncoder.train_step is not part of the Keras model (forward does not call it): not translated
+    # transpiler: not translated: input.py:46:5: AutoEncoder.train_step: the model's own training step is not translated (train_step: one self.optimizer.zero_grad(), loss.backward() and self.optimizer.step(), in that order, at the method's top level)
     raise NotImplementedError(
-        "transpiler: input.py:46:5: AutoEncoder.train_step is not part of the Keras model (forward does not call it): not translated"
+        "transpiler: input.py:46:5: AutoEncoder.train_step: the model's own training step is not translated (train_step: one self.optimizer.zero_grad(), loss.backward() and self.optimizer.step(), in that order, at the method's top level)"
     )
