@@ -148,7 +148,9 @@ DATA_FED_MODELS = {
         "rng = np.random.default_rng(0)\n    x = torch.tensor(rng.standard_normal((96, 1, 28, 28)))",
         (None, 1, 28, 28), "float32"),
     "generator_in_place": (
-        "def make():\n    return nn.Sequential(nn.Linear(10, 4), nn.BatchNorm1d(4))\n",
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(10, 4)\n        self.bn = nn.BatchNorm1d(4, momentum=0.2)\n\n"
+        "    def forward(self, x):\n        return self.bn(self.fc(x))\n",
         "x = np.random.RandomState(3).randn(200, 10).astype('float32')", (None, 10), "float32"),
     "targets_made_first": (
         "def make():\n    return nn.Sequential(nn.Linear(8, 1))\n",

@@ -861,3 +861,71 @@ def test_train_one_epoch_function_with_a_scheduler_stepped_per_batch():
 
     module = verify.load_generated(tr.text.replace("range(10)", "range(2)"), "fn_keras")
     module.main()
+
+
+LOADER_GIVEN = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (6,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def train(model, loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        print("epoch", epoch, loss.item())
+
+
+def train_epoch(model, loader, optimizer, criterion):
+    total = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * x.size(0)
+    return total / len(loader.dataset)
+
+
+def main():
+    torch.manual_seed(0)
+    x = torch.randn(40, 6)
+    y = (torch.sin(x[:, 0]) > 0).long()
+    batch = 10
+    loader = DataLoader(TensorDataset(x, y), batch_size=batch)
+    model = build_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, loader, optimizer, nn.CrossEntropyLoss(), epochs=2)
+    print(train_epoch(model, loader, optimizer, nn.CrossEntropyLoss()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_function_given_the_loader_reads_its_arrays_through_it():
+    """``train(model, loader, ...)`` called from ``main()``, where the arrays are main's ``x``
+    and ``y`` and the batch loop binds the same names: fit reads the arrays and the batch size
+    through the loader (it read main's ``x``, ``y``, ``batch``: a NameError when run), and
+    ``len(loader.dataset)`` stays so (it was ``len(x)``, the batch: a number 4x off).
+    ``torch.sin`` on the data is ``np.sin`` (was a stub)."""
+    tr = translate(LOADER_GIVEN, "given.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    flat = "".join(tr.text.split())
+    assert "model.fit(loader.dataset.arrays[0],loader.dataset.arrays[1],batch_size=loader.batch_size," in flat
+    assert "returntotal/len(loader.dataset)" in flat
+    assert "np.sin(x[:,0])" in flat
+    from transpiler import verify
+
+    verify.load_generated(tr.text, "given_keras").main()
