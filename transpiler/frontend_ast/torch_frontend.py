@@ -1658,6 +1658,8 @@ class TorchFrontend:
             if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
                 getattr(obj.items, name)(*args)
                 return None
+            if obj.kind == "module_dict" and name in ("keys", "values", "items") and not args and not kwargs:
+                return list(getattr(obj.items, name)())  # in insertion order, as torch's
             if name == "forward":
                 return self._call_module(obj, args, kwargs, self._span(node))
             if name in ("modules", "children", "named_modules", "named_children") and not args and not kwargs:
