@@ -929,3 +929,32 @@ def test_a_function_given_the_loader_reads_its_arrays_through_it():
     from transpiler import verify
 
     verify.load_generated(tr.text, "given_keras").main()
+
+
+def test_a_layer_building_helper_is_not_called_weight_initialisation():
+    """A VGG-style ``make_layers(cfg)`` that the builder returns: the model is found (no model
+    was, as the builder mentions no nn class itself), and the helper is left as a stub whose
+    text says why: its layers are in the Keras builder (it said "weight initialisation is not
+    translated", which the helper never did)."""
+    src = textwrap.dedent('''
+        import torch.nn as nn
+
+        INPUT_SHAPE = (3, 8, 8)
+
+
+        def make_layers(cfg, in_channels=3):
+            layers = []
+            for v in cfg:
+                layers += [nn.Conv2d(in_channels, v, 3, padding=1), nn.ReLU()]
+                in_channels = v
+            return nn.Sequential(*layers)
+
+
+        def build_model():
+            return make_layers([4, 8])
+    ''')
+    tr = translate(src, "vgg.py", "keras")
+    assert tr.program.models and not tr.stubs, [str(d) for d in tr.stubs]  # (no model was found)
+    helper = tr.text.split("def make_layers", 1)[1].split("\n\n\n", 1)[0]
+    assert "make_layers only serves the model's construction (the layers it makes are written out in" in helper
+    assert "initialis" not in helper

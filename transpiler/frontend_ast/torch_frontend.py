@@ -439,9 +439,19 @@ class TorchFrontend:
     def _find_models(self):
         found = []
         used_classes: set[str] = set()
+        words = set(self.classes) | {"nn", "Sequential"}
+        # a helper that takes arguments (``make_layers(cfg)``) and builds modules: a builder
+        # calling it builds a model too
+        helpers = {name: fn for name, fn in self.functions.items()
+                   if any(p.default is None for p in fn.node.params.params)}
+        while True:
+            more = {name for name, fn in helpers.items() if name not in words and _mentions(fn.node, words)}
+            if not more:
+                break
+            words |= more
         for fn in self.functions.values():
             if not all(p.default is not None for p in fn.node.params.params) or fn.node.params.star_arg \
-                    not in (None, cst.MaybeSentinel.DEFAULT) or not _mentions(fn.node, set(self.classes) | {"nn", "Sequential"}):
+                    not in (None, cst.MaybeSentinel.DEFAULT) or not _mentions(fn.node, words):
                 continue
             if _returns_nothing(fn.node):
                 continue

@@ -463,9 +463,10 @@ class TrainingReader:
                 continue
             if fn.name.value in init_only:
                 span = self.fe._span(fn)
-                self.fact(fn, "stub", f"{fn.name.value} only serves the model's construction (weight "
-                                      "initialisation is not translated: the Keras model uses its own "
-                                      "initialisers)")
+                why = ("weight initialisation is not translated: the Keras model uses its own initialisers"
+                       if fn.name.value in self.fe.init_functions else
+                       "the layers it makes are written out in the Keras model's builder")
+                self.fact(fn, "stub", f"{fn.name.value} only serves the model's construction ({why})")
                 self.program.warn(span, f"{fn.name.value}: used only where the model is built; left as a stub")
                 continue
             if fn.name.value not in self.read_functions:
