@@ -958,3 +958,39 @@ def test_a_layer_building_helper_is_not_called_weight_initialisation():
     helper = tr.text.split("def make_layers", 1)[1].split("\n\n\n", 1)[0]
     assert "make_layers only serves the model's construction (the layers it makes are written out in" in helper
     assert "initialis" not in helper
+
+
+def test_a_training_mode_known_only_at_run_time_is_a_stub():
+    """``model.train(flag)`` with a flag the program computes: the calls after it would run in
+    training mode whatever the flag (``model(x, training=True)`` for an evaluation: dropout and
+    batch statistics on); now a stub that says why."""
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+        INPUT_SHAPE = (4,)
+
+
+        def build_model():
+            return nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 1))
+
+
+        def predict(model, x, training):
+            model.train(training)
+            return model(x)
+
+
+        def main():
+            model = build_model()
+            out = predict(model, torch.randn(8, 4), False)
+            print(out.shape)
+
+
+        if __name__ == "__main__":
+            main()
+    ''')
+    tr = translate(src, "mode.py", "keras")
+    stub = next(d for d in tr.stubs if "model.train(training)" in d.message)
+    assert "known only when the program runs" in stub.message
+    predict = tr.text.split("def predict", 1)[1].split("def main", 1)[0]
+    assert predict.index("raise NotImplementedError") < predict.index("model(x, training=True)")

@@ -1453,6 +1453,10 @@ class TrainingReader:
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value
         if name in ("eval", "train"):
+            if args and _code(args[0][0].value) not in ("True", "False"):
+                # the mode of every later call would be a guess (Keras takes training= per call)
+                raise Unsupported(f"model.{name}({_code(args[0][0].value)}): a mode known only when the "
+                                  "program runs is not translated")
             model.training = name == "train" and not (args and _code(args[0][0].value) == "False")
             self.array(node, "{0}", [recv])  # Keras sets training/inference per call
             return model
