@@ -152,6 +152,9 @@ DATA_FED_MODELS = {
         "        self.fc = nn.Linear(10, 4)\n        self.bn = nn.BatchNorm1d(4, momentum=0.2)\n\n"
         "    def forward(self, x):\n        return self.bn(self.fc(x))\n",
         "x = np.random.RandomState(3).randn(200, 10).astype('float32')", (None, 10), "float32"),
+    "depthwise_first_layer": (
+        "def make():\n    return nn.Sequential(nn.Conv2d(3, 3, 3, groups=3), nn.Flatten())\n",
+        "y = torch.randn(16, 3)\n    x = torch.randn(16, 3, 9, 9)", (None, 3, 9, 9), "float32"),
     "targets_made_first": (
         "def make():\n    return nn.Sequential(nn.Linear(8, 1))\n",
         "y = torch.randn(64, 1)\n    x = torch.randn(64, 8)", (None, 8), "float32"),

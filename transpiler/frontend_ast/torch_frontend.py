@@ -31,7 +31,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from transpiler.cst_fast import positions as cst_positions
+from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast import torch_modules as tm
 from transpiler.frontend_ast import torch_params
 from transpiler.frontend_ast.torch_params import TensorData
@@ -564,6 +564,8 @@ class TorchFrontend:
         found = []
 
         def literal_int(node):
+            if next(nodes_of(node, cst.Call), None) is not None:
+                return None  # (never run the program's functions to size data)
             try:
                 value = self._eval(node, self.globals)
             except Exception:  # noqa: BLE001  (anything not a module constant)
@@ -606,13 +608,20 @@ class TorchFrontend:
             return _DATA_MAKERS.get(func.path)
         # a method of a generator made in a function (``rng = np.random.default_rng(0)``) or in
         # place (``np.random.RandomState(0).randn(...)``)
-        if isinstance(call.func, cst.Attribute):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _GENERATOR_METHODS:
+            made = call.func.value
             try:
-                receiver = self._eval(call.func.value, self.globals)
-            except Exception:  # noqa: BLE001
+                if isinstance(made, cst.Call):  # only the generator's constructor is looked at
+                    maker = self._eval(made.func, self.globals)
+                    receiver = None if isinstance(maker, Ref) and maker.path.startswith("numpy.random.") else maker
+                elif next(nodes_of(made, cst.Call), None) is not None:
+                    return None
+                else:
+                    receiver = self._eval(made, self.globals)
+            except Exception:  # noqa: BLE001  (a local name: a generator made in a function)
                 receiver = None
             if receiver is None or isinstance(receiver, Unknown):
-                return _GENERATOR_METHODS.get(call.func.attr.value)
+                return _GENERATOR_METHODS[call.func.attr.value]
         return None
 
     def _pick_data_shape(self, mod: Mod) -> list[tuple[tuple, str]]:
@@ -628,7 +637,7 @@ class TorchFrontend:
                 return dtype.startswith("int")
             if dtype.startswith("int"):
                 return False
-            rank = next((int(c) for c in op if c.isdigit()), None) if op.startswith("conv") else None
+            rank = next((int(c) for c in op if c.isdigit()), None) if "conv" in op else None
             if rank is not None:
                 return len(shape) == rank + 1 and shape[0] == first.in_features
             return first is None or first.in_features is None or shape[-1] == first.in_features
