@@ -129,7 +129,7 @@ def grid(fmt: str, **axes):
 # =====================================================================================
 # Dense
 # =====================================================================================
-ACTIVATIONS = ["relu", "relu6", "sigmoid", "hard_sigmoid", "tanh", "softmax", "log_softmax", "gelu",
+ACTIVATIONS = ["relu", "relu6", "sigmoid", "hard_sigmoid", "hard_silu", "tanh", "softmax", "log_softmax", "gelu",
                "elu", "selu", "swish", "silu", "softplus", "softsign", "leaky_relu", "linear"]
 
 

@@ -168,6 +168,15 @@ OPS = {
     "prelu_single_feature_map": ("self.act = nn.PReLU()", "return self.act(x)", "(3, 4, 4)"),
     "avg_pool1d": ("self.pool = nn.AvgPool1d(2)", "return self.pool(x)", "(3, 8)"),
     "hardsigmoid": ("self.act = nn.Hardsigmoid()", "return self.act(x * 4.0)", "(5,)"),
+    "hardswish": ("self.act = nn.Hardswish()", "return self.act(x * 4.0)", "(5,)"),
+    # ModuleDict iterated in forward (was "module method .values() is not supported")
+    "module_dict_iteration": ('self.branches = nn.ModuleDict({"b": nn.Linear(5, 3), "a": nn.Linear(5, 2)})',
+                              "ys = [m(x) for m in self.branches.values()]\n"
+                              "ys += [self.branches[k](x) * 2.0 for k in self.branches.keys()]\n"
+                              "ys += [m(x) - 1.0 for _, m in self.branches.items()]\n"
+                              "return torch.cat(ys, dim=-1)", "(5,)"),
+    "hardswish_functional_feature_map": ("self.conv = nn.Conv2d(2, 3, 3)", "return F.hardswish(self.conv(x) * 4.0)",
+                                         "(2, 6, 6)"),
     "crop_by_slicing": ("self.conv = nn.Conv2d(2, 3, 3)", "return self.conv(x)[:, :, 1:-1, :-2]", "(2, 8, 8)"),
     "crop1d_by_slicing": ("self.conv = nn.Conv1d(2, 3, 3)", "return self.conv(x)[:, :, 1:]", "(2, 8)"),
     "amax_spatial": ("self.conv = nn.Conv1d(2, 3, 3)", "return self.conv(x).amax(dim=2)", "(2, 8)"),

@@ -130,6 +130,52 @@ def test_input_shape_from_literal_data():
     assert g.inputs[0].shape == (None, 1, 28, 28)
 
 
+DATA_FED_MODELS = {
+    # (the model, the data the program makes, expected input shape and dtype)
+    "module_constants": (
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lstm = nn.LSTM(N_FEATURES, 8, batch_first=True)\n\n"
+        "    def forward(self, x):\n        out, _ = self.lstm(x)\n        return out[:, -1, :]\n",
+        "x = torch.randn(90, 10, N_FEATURES)", (None, 10, 6), "float32"),
+    "token_ids": (
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.emb = nn.Embedding(VOCAB, 4, padding_idx=0)\n\n"
+        "    def forward(self, tokens):\n        return self.emb(tokens).mean(dim=1)\n",
+        "tokens = torch.randint(0, VOCAB, (128, SEQ_LEN))", (None, 12), "int64"),
+    "generator_method": (
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(1, 2, 5)\n\n    def forward(self, x):\n        return self.conv(x)\n",
+        "rng = np.random.default_rng(0)\n    x = torch.tensor(rng.standard_normal((96, 1, 28, 28)))",
+        (None, 1, 28, 28), "float32"),
+    "generator_in_place": (
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(10, 4)\n        self.bn = nn.BatchNorm1d(4, momentum=0.2)\n\n"
+        "    def forward(self, x):\n        return self.bn(self.fc(x))\n",
+        "x = np.random.RandomState(3).randn(200, 10).astype('float32')", (None, 10), "float32"),
+    "depthwise_first_layer": (
+        "def make():\n    return nn.Sequential(nn.Conv2d(3, 3, 3, groups=3), nn.Flatten())\n",
+        "y = torch.randn(16, 3)\n    x = torch.randn(16, 3, 9, 9)", (None, 3, 9, 9), "float32"),
+    "targets_made_first": (
+        "def make():\n    return nn.Sequential(nn.Linear(8, 1))\n",
+        "y = torch.randn(64, 1)\n    x = torch.randn(64, 8)", (None, 8), "float32"),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_FED_MODELS))
+def test_input_shape_from_the_programs_own_data(case):
+    """A new user's script declares no INPUT_SHAPE: the shape (and integer token ids) come
+    from the data the script makes, sized by module constants, numpy generator methods or
+    literals, the array the model's first layer accepts (each case was "cannot tell the
+    model's input shape", or the targets' shape)."""
+    model, data, shape, dtype = DATA_FED_MODELS[case]
+    builder = "Net()" if model.startswith("class") else "make()"
+    src = ("import numpy as np\nimport torch\nimport torch.nn as nn\n\nN_FEATURES = 6\nVOCAB = 50\n"
+           f"SEQ_LEN = 12\n\n\n{model}\n\ndef build_model():\n    return {builder}\n\n\n"
+           f"def main():\n    {data}\n")
+    _, g = _graph(src)
+    assert (g.inputs[0].shape, g.inputs[0].dtype) == (shape, dtype)
+
+
 def test_missing_input_shape_is_a_clear_error():
     src = CNN.replace("INPUT_SHAPE = (1, 28, 28)\n", "")
     program = read_torch(src, "m.py")

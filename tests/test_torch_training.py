@@ -861,3 +861,136 @@ def test_train_one_epoch_function_with_a_scheduler_stepped_per_batch():
 
     module = verify.load_generated(tr.text.replace("range(10)", "range(2)"), "fn_keras")
     module.main()
+
+
+LOADER_GIVEN = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+INPUT_SHAPE = (6,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def train(model, loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        print("epoch", epoch, loss.item())
+
+
+def train_epoch(model, loader, optimizer, criterion):
+    total = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * x.size(0)
+    return total / len(loader.dataset)
+
+
+def main():
+    torch.manual_seed(0)
+    x = torch.randn(40, 6)
+    y = (torch.sin(x[:, 0]) > 0).long()
+    batch = 10
+    loader = DataLoader(TensorDataset(x, y), batch_size=batch)
+    model = build_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, loader, optimizer, nn.CrossEntropyLoss(), epochs=2)
+    print(train_epoch(model, loader, optimizer, nn.CrossEntropyLoss()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_function_given_the_loader_reads_its_arrays_through_it():
+    """``train(model, loader, ...)`` called from ``main()``, where the arrays are main's ``x``
+    and ``y`` and the batch loop binds the same names: fit reads the arrays and the batch size
+    through the loader (it read main's ``x``, ``y``, ``batch``: a NameError when run), and
+    ``len(loader.dataset)`` stays so (it was ``len(x)``, the batch: a number 4x off).
+    ``torch.sin`` on the data is ``np.sin`` (was a stub)."""
+    tr = translate(LOADER_GIVEN, "given.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    flat = "".join(tr.text.split())
+    assert "model.fit(loader.dataset.arrays[0],loader.dataset.arrays[1],batch_size=loader.batch_size," in flat
+    assert "returntotal/len(loader.dataset)" in flat
+    assert "np.sin(x[:,0])" in flat
+    from transpiler import verify
+
+    verify.load_generated(tr.text, "given_keras").main()
+
+
+def test_a_layer_building_helper_is_not_called_weight_initialisation():
+    """A VGG-style ``make_layers(cfg)`` that the builder returns: the model is found (no model
+    was, as the builder mentions no nn class itself), and the helper is left as a stub whose
+    text says why: its layers are in the Keras builder (it said "weight initialisation is not
+    translated", which the helper never did)."""
+    src = textwrap.dedent('''
+        import torch.nn as nn
+
+        INPUT_SHAPE = (3, 8, 8)
+
+
+        def make_layers(cfg, in_channels=3):
+            layers = []
+            for v in cfg:
+                layers += [nn.Conv2d(in_channels, v, 3, padding=1), nn.ReLU()]
+                in_channels = v
+            return nn.Sequential(*layers)
+
+
+        def build_model():
+            return make_layers([4, 8])
+    ''')
+    tr = translate(src, "vgg.py", "keras")
+    assert tr.program.models and not tr.stubs, [str(d) for d in tr.stubs]  # (no model was found)
+    helper = tr.text.split("def make_layers", 1)[1].split("\n\n\n", 1)[0]
+    assert "make_layers only serves the model's construction (the layers it makes are written out in" in helper
+    assert "initialis" not in helper
+
+
+def test_a_training_mode_known_only_at_run_time_is_a_stub():
+    """``model.train(flag)`` with a flag the program computes: the calls after it would run in
+    training mode whatever the flag (``model(x, training=True)`` for an evaluation: dropout and
+    batch statistics on); now a stub that says why."""
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+        INPUT_SHAPE = (4,)
+
+
+        def build_model():
+            return nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 1))
+
+
+        def predict(model, x, training):
+            model.train(training)
+            return model(x)
+
+
+        def main():
+            model = build_model()
+            out = predict(model, torch.randn(8, 4), False)
+            print(out.shape)
+
+
+        if __name__ == "__main__":
+            main()
+    ''')
+    tr = translate(src, "mode.py", "keras")
+    stub = next(d for d in tr.stubs if "model.train(training)" in d.message)
+    assert "known only when the program runs" in stub.message
+    predict = tr.text.split("def predict", 1)[1].split("def main", 1)[0]
+    assert predict.index("raise NotImplementedError") < predict.index("model(x, training=True)")

@@ -312,6 +312,8 @@ def test_early_stopping_stops_at_the_same_epoch(patience):
     "F.cross_entropy(out, labels)",
     "F.nll_loss(out, labels)",
     "F.nll_loss(out, labels, reduction='none')",
+    "F.smooth_l1_loss(out, target)",  # (was a stub of the whole loop)
+    "F.huber_loss(out, target, delta=0.5)",
 ])
 def test_losses_written_in_a_custom_step_match(call):
     """``F.<loss>`` on the step's tensors (a loss written in the loop) → keras.ops."""
@@ -323,7 +325,7 @@ def test_losses_written_in_a_custom_step_match(call):
     src = src.replace("    optimizer = ", "    other = torch.optim.SGD(model.parameters(), lr=0.1)\n    optimizer = ")
     tr = translate(src, "steps.py", "keras")
     ts = next(t for t in tr.program.training if t.kind == "array_expr" and "keras.ops" in t.config.template and
-              any(k in t.config.template for k in ("crossentropy", "square", "abs", "take_along_axis")))
+              any(k in t.config.template for k in ("crossentropy", "square", "abs", "take_along_axis", "huber")))
     rng = np.random.RandomState(0)
     out = rng.standard_normal((5, 3))
     target = rng.rand(5, 3) if "binary" in call else rng.standard_normal((5, 3))

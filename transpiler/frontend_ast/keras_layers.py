@@ -164,6 +164,8 @@ ACTIVATIONS: dict[str, tuple[str, dict[str, Any]] | None] = {
     "relu6": ("relu", {"max_value": 6.0}),
     "sigmoid": ("sigmoid", {}),
     "hard_sigmoid": ("hard_sigmoid", {}),
+    "hard_silu": ("hard_silu", {}),
+    "hard_swish": ("hard_silu", {}),
     "tanh": ("tanh", {}),
     "softmax": ("softmax", {"axis": -1}),
     "log_softmax": ("log_softmax", {"axis": -1}),

@@ -31,7 +31,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from transpiler.cst_fast import positions as cst_positions
+from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast import torch_modules as tm
 from transpiler.frontend_ast import torch_params
 from transpiler.frontend_ast.torch_params import TensorData
@@ -259,7 +259,24 @@ _TORCH_DTYPES = {f"torch.{k}": v for k, v in {
 _METHOD_FUNCTIONS = {"relu", "sigmoid", "tanh", "softmax", "log_softmax"}
 _MERGE_FUNCTIONS = {"torch.add": "add", "torch.sub": "subtract", "torch.mul": "multiply",
                     "torch.maximum": "maximum", "torch.minimum": "minimum"}
-_DATA_MAKERS = {"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty", "torch.randint"}
+#: functions that make a data array of a literal shape: where the shape is (``"varargs"``: the
+#: positional arguments or one tuple; an int: that positional argument; ``size=`` always counts)
+#: and whether the array holds integers (token ids for an Embedding)
+_DATA_MAKERS = {
+    **{f"torch.{n}": ("varargs", False) for n in ("randn", "rand", "zeros", "ones", "empty")},
+    "torch.randint": ("last_tuple", True),
+    **{f"numpy.{n}": (0, False) for n in ("zeros", "ones", "empty")},
+    **{f"numpy.random.{n}": ("varargs", False) for n in ("randn", "rand")},
+    **{f"numpy.random.{n}": (0, False) for n in ("standard_normal", "random", "random_sample")},
+    **{f"numpy.random.{n}": (2, False) for n in ("normal", "uniform")},
+    "numpy.random.randint": (2, True),
+}
+#: the same functions as methods of a ``np.random.RandomState``/``default_rng()`` generator
+_GENERATOR_METHODS = {
+    "randn": ("varargs", False), "rand": ("varargs", False), "standard_normal": (0, False),
+    "random": (0, False), "normal": (2, False), "uniform": (2, False), "randint": (2, True),
+    "integers": (2, True),
+}
 #: tensor constructors read in ``__init__`` (the value of a parameter or buffer)
 _TENSOR_MAKERS = {"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand", "torch.full",
                   "torch.tensor"}
@@ -422,9 +439,19 @@ class TorchFrontend:
     def _find_models(self):
         found = []
         used_classes: set[str] = set()
+        words = set(self.classes) | {"nn", "Sequential"}
+        # a helper that takes arguments (``make_layers(cfg)``) and builds modules: a builder
+        # calling it builds a model too
+        helpers = {name: fn for name, fn in self.functions.items()
+                   if any(p.default is None for p in fn.node.params.params)}
+        while True:
+            more = {name for name, fn in helpers.items() if name not in words and _mentions(fn.node, words)}
+            if not more:
+                break
+            words |= more
         for fn in self.functions.values():
             if not all(p.default is not None for p in fn.node.params.params) or fn.node.params.star_arg \
-                    not in (None, cst.MaybeSentinel.DEFAULT) or not _mentions(fn.node, set(self.classes) | {"nn", "Sequential"}):
+                    not in (None, cst.MaybeSentinel.DEFAULT) or not _mentions(fn.node, words):
                 continue
             if _returns_nothing(fn.node):
                 continue
@@ -473,8 +500,8 @@ class TorchFrontend:
         return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
 
     # -- model graphs ------------------------------------------------------------------
-    def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None
-                     ) -> list[tuple[tuple, str]]:
+    def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None,
+                     mod: Mod | None = None) -> list[tuple[tuple, str]]:
         names = [p.name.value for p in forward.params.params[1:] if p.default is None]
         n_inputs = len(names)
         documented = self._documented_inputs(cls, names) if cls is not None else None
@@ -486,7 +513,10 @@ class TorchFrontend:
         elif isinstance(shape, (tuple, list)) and shape and all(isinstance(s, (tuple, list)) for s in shape):
             shapes = [tuple(s) for s in shape]
         else:
-            shapes = self._literal_data_shapes()
+            data = self._pick_data_shape(mod) if mod is not None else self._literal_data_shapes()[:1]
+            shapes = [s for s, _ in data]
+            if data and "INPUT_DTYPE" not in self.globals.vars:
+                dtype = data[0][1]
         if not shapes or len(shapes) < n_inputs:
             raise FrontendError(
                 "cannot tell the model's input shape: torch modules do not declare it; add a module-level "
@@ -526,31 +556,93 @@ class TorchFrontend:
                     self.globals.vars.get(f"{prefix}INPUT_DTYPE", "float32"))
         return self.globals.vars.get("INPUT_SHAPE"), self.globals.vars.get("INPUT_DTYPE", "float32")
 
-    def _literal_data_shapes(self) -> list[tuple]:
-        shapes = []
+    def _literal_data_shapes(self) -> list[tuple[tuple, str]]:
+        """Shapes (without the batch axis) and dtypes of the arrays the program makes with a
+        literal shape (``torch.randn(64, 3, 32, 32)``, ``torch.randint(0, VOCAB, (n, SEQ_LEN))``,
+        ``rng.standard_normal((96, 1, 28, 28))``), in source order; module constants count as
+        literals."""
+        found = []
+
+        def literal_int(node):
+            if next(nodes_of(node, cst.Call), None) is not None:
+                return None  # (never run the program's functions to size data)
+            try:
+                value = self._eval(node, self.globals)
+            except Exception:  # noqa: BLE001  (anything not a module constant)
+                return None
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
 
         class Finder(cst.CSTVisitor):
             def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
-                try:
-                    func = self._eval(call.func, self.globals)
-                except Exception:  # noqa: BLE001
+                spec = self._data_maker(call)
+                if spec is None:
                     return
-                if not isinstance(func, Ref) or func.path not in _DATA_MAKERS:
-                    return
-                args = [a.value for a in call.args if a.keyword is None]
-                if func.path == "torch.randint":
-                    args = [a for a in args if not isinstance(a, cst.Integer)][:1] or args[-1:]
-                    if args and isinstance(args[0], cst.Tuple):
-                        args = [e.value for e in args[0].elements]
-                    else:
-                        return
-                elif len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
-                    args = [e.value for e in args[0].elements]
-                if len(args) >= 2 and all(isinstance(a, cst.Integer) for a in args):
-                    shapes.append(tuple(int(a.value) for a in args[1:]))
+                where, integer = spec
+                positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
+                size = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"), None)
+                if size is not None:
+                    dims = [size]
+                elif where == "varargs":
+                    dims = positional
+                elif where == "last_tuple":
+                    dims = [a for a in positional if isinstance(a, (cst.Tuple, cst.List))][-1:]
+                else:
+                    dims = positional[where:where + 1]
+                if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+                    dims = [e.value for e in dims[0].elements]
+                values = [literal_int(d) for d in dims]
+                if len(values) >= 2 and all(v is not None for v in values):
+                    found.append((tuple(values[1:]), "int64" if integer else "float32"))
 
         self.module.visit(Finder())
-        return shapes[:1]
+        return found
+
+    def _data_maker(self, call: cst.Call):
+        """``(where the shape is, integer data)`` for a call that makes random or constant
+        data (``_DATA_MAKERS``, or a generator method such as ``rng.standard_normal``)."""
+        try:
+            func = self._eval(call.func, self.globals)
+        except Exception:  # noqa: BLE001
+            func = None
+        if isinstance(func, Ref):
+            return _DATA_MAKERS.get(func.path)
+        # a method of a generator made in a function (``rng = np.random.default_rng(0)``) or in
+        # place (``np.random.RandomState(0).randn(...)``)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _GENERATOR_METHODS:
+            made = call.func.value
+            try:
+                if isinstance(made, cst.Call):  # only the generator's constructor is looked at
+                    maker = self._eval(made.func, self.globals)
+                    receiver = None if isinstance(maker, Ref) and maker.path.startswith("numpy.random.") else maker
+                elif next(nodes_of(made, cst.Call), None) is not None:
+                    return None
+                else:
+                    receiver = self._eval(made, self.globals)
+            except Exception:  # noqa: BLE001  (a local name: a generator made in a function)
+                receiver = None
+            if receiver is None or isinstance(receiver, Unknown):
+                return _GENERATOR_METHODS[call.func.attr.value]
+        return None
+
+    def _pick_data_shape(self, mod: Mod) -> list[tuple[tuple, str]]:
+        """The literal-shaped data most likely fed to ``mod``: the first whose shape the first
+        layer of the model accepts (its channels or features, integers for an Embedding),
+        else the first of all."""
+        found = self._literal_data_shapes()
+        first = next((m.layer for _, m in _walk(mod) if m.kind == "leaf"), None)
+
+        def accepts(shape, dtype):
+            op = (first.op or "") if first is not None else ""
+            if op == "embedding":
+                return dtype.startswith("int")
+            if dtype.startswith("int"):
+                return False
+            rank = next((int(c) for c in op if c.isdigit()), None) if "conv" in op else None
+            if rank is not None:
+                return len(shape) == rank + 1 and shape[0] == first.in_features
+            return first is None or first.in_features is None or shape[-1] == first.in_features
+
+        return [s for s in found if accepts(*s)][:1] or found[:1]
 
     def _build_model(self, name: str, mod: Mod, builder, args, var) -> None:
         graph = Graph(name=mod.cls.node.name.value if mod.kind == "user" else name)
@@ -568,7 +660,7 @@ class TorchFrontend:
             if forward is None:
                 raise self._err(mod.cls.node, f"{mod.cls.node.name.value} has no forward method")
             params = [p.name.value for p in forward.params.params[1:] if p.default is None]
-            specs = self._input_specs(forward, self._span(forward), mod.cls)
+            specs = self._input_specs(forward, self._span(forward), mod.cls, mod)
         else:
             forward = None
             params = ["x"]
@@ -761,9 +853,9 @@ class TorchFrontend:
         dtype = str(dtype)
         if isinstance(shape, (tuple, list)) and all(isinstance(s, int) for s in shape):
             return [(tuple(shape), dtype)]
-        shapes = self._literal_data_shapes()
-        if shapes:
-            return [(shapes[0], "float32")]
+        data = self._pick_data_shape(mod)
+        if data:
+            return data
         first = next((m for _, m in _walk(mod) if m.kind == "leaf"), None)
         if first is not None and first.layer.op == "dense" and first.layer.in_features:
             return [((first.layer.in_features,), "float32")]
@@ -1585,6 +1677,8 @@ class TorchFrontend:
             if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
                 getattr(obj.items, name)(*args)
                 return None
+            if obj.kind == "module_dict" and name in ("keys", "values", "items") and not args and not kwargs:
+                return list(getattr(obj.items, name)())  # in insertion order, as torch's
             if name == "forward":
                 return self._call_module(obj, args, kwargs, self._span(node))
             if name in ("modules", "children", "named_modules", "named_children") and not args and not kwargs:

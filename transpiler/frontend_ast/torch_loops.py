@@ -37,7 +37,7 @@ from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.frontend_ast.torch_training import (
     LOSSES, DatasetV, FuncV, LoaderV, LossV, ModelV, NotStandard, OptimizerV, SchedulerV, StateV, TorchRef,
-    _code, _dotted)
+    _code, _dotted, _root_names)
 from transpiler.ir import training as T
 
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
@@ -178,12 +178,14 @@ class LoopReader:
         loader: LoaderV = step["loader"]
         if _code(loader.drop_last) not in ("None", "False") if loader.drop_last is not None else False:
             raise NotStandard("DataLoader(drop_last=True): Keras' fit keeps the last partial batch")
-        x = [self.array_code(loader.dataset, i) for i in step["x"]]
-        y = self.array_code(loader.dataset, step["y"])
+        via = step.get("loader_code")
+        x = [self.array_code(loader.dataset, i, via) for i in step["x"]]
+        y = self.array_code(loader.dataset, step["y"], via)
         if len(x) != 1:
             raise NotStandard("a model with several inputs")
-        fit = T.Fit(x=x[0], y=y, batch_size=_value(loader.batch_size, 1), epochs=epochs,
-                    shuffle=_value(loader.shuffle, False), verbose=2)
+        fit = T.Fit(x=x[0], y=y, batch_size=self.loader_setting(loader, loader.batch_size, "batch_size", via, 1),
+                    epochs=epochs, shuffle=self.loader_setting(loader, loader.shuffle, "shuffle", via, False),
+                    verbose=2)
         validation = None
         if self.val_x is not None and self.val_y is not None:
             validation = (self.val_x, self.val_y)
@@ -240,7 +242,8 @@ class LoopReader:
         if names is None or len(names) != len(loader.dataset.arrays):
             raise NotStandard(f"the batch {_code(target)!r} does not unpack the dataset's "
                               f"{len(loader.dataset.arrays)} arrays")
-        step: dict[str, Any] = {"loader": loader, "batch": {n: i for i, n in enumerate(names)}, "outputs": set()}
+        step: dict[str, Any] = {"loader": loader, "loader_code": it, "batch": {n: i for i, n in enumerate(names)},
+                                "outputs": set()}
         seen: list[str] = []
         for stmt in body:
             seen.append(self.batch_statement(stmt, step))
@@ -482,7 +485,8 @@ class LoopReader:
             if not isinstance(loader, LoaderV) or names is None:
                 raise NotStandard(f"line {self.line(stmt)}: an evaluation loop over {_code(stmt.iter)!r}")
             xi, yi = self.loader_roles(stmt, names, model_var)
-            self.set_validation(self.array_code(loader.dataset, xi), self.array_code(loader.dataset, yi))
+            self.set_validation(self.array_code(loader.dataset, xi, stmt.iter),
+                                self.array_code(loader.dataset, yi, stmt.iter))
             self.report_nodes.append(stmt)
             return True
         if isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Assign, cst.AugAssign))
@@ -667,11 +671,30 @@ class LoopReader:
             out.append("mean_absolute_error")
         return out
 
-    def array_code(self, ds: DatasetV, index: int) -> T.Code:
+    def array_code(self, ds: DatasetV, index: int, loader: cst.BaseExpression | None = None) -> T.Code:
+        """Code for array ``index`` of ``ds`` that reads the same array in this scope: the
+        expression the dataset was made of, else through the ``loader`` expression the loop
+        reads (a function given the loader does not see its caller's arrays)."""
         node = ds.arrays[index]
-        if isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)) or ds.var is None:
+        plain = isinstance(node, (cst.Name, cst.Subscript, cst.Attribute))
+        if not plain and ds.var is not None:
+            return T.Code(f"{ds.var}.arrays[{index}]")
+        if not plain or all(self.r.same_binding(n.value, self.scope, ds) for n in _root_names(node)):
             return T.Code(_code(node), id(node))
-        return T.Code(f"{ds.var}.arrays[{index}]")
+        if loader is not None and isinstance(loader, (cst.Name, cst.Attribute)):
+            return T.Code(f"{_code(loader)}.dataset.arrays[{index}]")
+        raise NotStandard(f"the arrays of {_code(ds.node)!r} are not visible where the loop runs")
+
+    def loader_setting(self, loader: LoaderV, value, attribute: str, via, default: Any) -> Any:
+        """The loader's ``batch_size``/``shuffle`` as a literal, else as code that reads the same
+        value here (through the loader when the caller's name is not visible)."""
+        found = _value(value, default)
+        if not isinstance(found, T.Code) or all(
+                self.r.same_binding(n.value, self.scope, loader.dataset) for n in _root_names(value)):
+            return found
+        if via is not None and isinstance(via, (cst.Name, cst.Attribute)):
+            return T.Code(f"{_code(via)}.{attribute}")
+        raise NotStandard(f"the loader's {attribute} {_code(value)!r} is not visible where the loop runs")
 
 
 def _unpacks(stmt, target: cst.Name) -> list[str] | None:

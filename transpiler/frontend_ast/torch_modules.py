@@ -440,7 +440,7 @@ for _cls, _fn, _op, _attrs in (
         ("ReLU", "relu", "relu", {}), ("ReLU6", "relu6", "relu", {"max_value": 6.0}),
         ("Sigmoid", "sigmoid", "sigmoid", {}), ("Tanh", "tanh", "tanh", {}),
         ("SELU", "selu", "selu", {}), ("SiLU", "silu", "silu", {}), ("Softsign", "softsign", "softsign", {}),
-        ("Hardsigmoid", "hardsigmoid", "hard_sigmoid", {}),
+        ("Hardsigmoid", "hardsigmoid", "hard_sigmoid", {}), ("Hardswish", "hardswish", "hard_silu", {}),
         ("Mish", None, None, None)):
     if _op is None:
         continue

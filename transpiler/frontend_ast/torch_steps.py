@@ -327,10 +327,20 @@ def _functional_loss(reader, short: str, pos, kw, p, done):
         "mean" if reduction is None else None)
     if red not in ("mean", "sum", "none"):
         raise Unsupported(f"F.{short}(reduction={_code(reduction)}) is not translated")
-    extra = set(kw) - {"reduction"}
+    size = {"smooth_l1_loss": "beta", "huber_loss": "delta"}.get(short)
+    extra = set(kw) - {"reduction", size}
     if extra:
         raise Unsupported(f"F.{short}: argument(s) {', '.join(sorted(extra))} not translated")
     out, target = p(pos[0]), p(pos[1])
+    if size is not None:
+        # Keras' huber is the mean over the last axis: its mean is the mean over all elements
+        # (equal-sized rows); smooth_l1 with beta 1 is huber with delta 1
+        value = kw.get(size)
+        delta = 1.0 if value is None else float(value.value) if isinstance(value, (cst.Float, cst.Integer)) else None
+        if red != "mean" or delta is None or (short == "smooth_l1_loss" and delta != 1.0):
+            raise Unsupported(f"F.{short} in a training step: only the mean" +
+                              (" with beta=1" if short == "smooth_l1_loss" else " with a literal delta"))
+        return done(f"keras.ops.mean(keras.losses.huber({target}, {out}, delta={delta!r}))", result=LiveV())
     per_element = {
         "binary_cross_entropy_with_logits": f"keras.ops.binary_crossentropy({target}, {out}, from_logits=True)",
         "binary_cross_entropy": f"keras.ops.binary_crossentropy({target}, {out})",

@@ -174,6 +174,9 @@ class DatasetV(V):
     node: cst.Call
     var: str | None = None
     stmt: cst.CSTNode | None = None
+    #: what each name the arrays' code reads was bound to where the dataset was made (None:
+    #: not known), so that code is only reused where the names still mean the same arrays
+    bindings: dict | None = None
 
 
 @dataclass(eq=False)
@@ -460,9 +463,10 @@ class TrainingReader:
                 continue
             if fn.name.value in init_only:
                 span = self.fe._span(fn)
-                self.fact(fn, "stub", f"{fn.name.value} only serves the model's construction (weight "
-                                      "initialisation is not translated: the Keras model uses its own "
-                                      "initialisers)")
+                why = ("weight initialisation is not translated: the Keras model uses its own initialisers"
+                       if fn.name.value in self.fe.init_functions else
+                       "the layers it makes are written out in the Keras model's builder")
+                self.fact(fn, "stub", f"{fn.name.value} only serves the model's construction ({why})")
                 self.program.warn(span, f"{fn.name.value}: used only where the model is built; left as a stub")
                 continue
             if fn.name.value not in self.read_functions:
@@ -1140,6 +1144,16 @@ class TrainingReader:
             return OTHER
         return ref
 
+    def same_binding(self, name: str, scope: Scope, dataset: "DatasetV | None") -> bool:
+        """Whether ``name`` can be read here and means what it meant where ``dataset`` was made
+        (a function given the loader may bind the same name to a batch: ``for x, y in loader``)."""
+        here = scope.lookup(name)
+        if here is None and name not in self.fe.globals.vars:
+            return False
+        if dataset is None or dataset.bindings is None or name not in dataset.bindings:
+            return True
+        return here is dataset.bindings[name]
+
     def builtin_call(self, name: str, node: cst.Call, args, scope) -> V:
         values = [v for _, v in args]
         if name == "list" and len(values) == 1 and isinstance(values[0], StateV) and values[0].model.md is not None:
@@ -1172,8 +1186,9 @@ class TrainingReader:
                     owner = scope.lookup(arg.value.value)
                     if isinstance(owner, LoaderV):
                         holder = owner
-            visible = holder is not None and all(scope.lookup(n.value) is not None or n.value in self.fe.globals.vars
-                                                 for part in parts for n in _root_names(part))
+            dataset = holder.dataset if isinstance(holder, LoaderV) else holder
+            visible = holder is not None and all(
+                self.same_binding(n.value, scope, dataset) for part in parts for n in _root_names(part))
             if holder is not None and visible and all(
                     isinstance(p, (cst.Name, cst.Subscript, cst.Integer, cst.Attribute)) for p in parts):
                 # (a function given the loader does not see the arrays it was made of: it keeps len())
@@ -1211,7 +1226,7 @@ class TrainingReader:
                     "torch.utils.data.Subset", "torch.utils.data.dataset.Subset"):
             return self.map_dataset(short, node, pos, vals, kw, kwv)
         if path in DATA_PATHS:
-            return self.data_object(DATA_PATHS[path], node, pos, vals, kw, kwv)
+            return self.data_object(DATA_PATHS[path], node, pos, vals, kw, kwv, scope)
         if path.startswith("torch.optim.lr_scheduler."):
             return self.scheduler(short, node, pos, vals, kw)
         if path.startswith("torch.optim.") and path.count(".") == 2:
@@ -1351,8 +1366,7 @@ class TrainingReader:
             return self.tensor_method(short, pos[0], node, [(cst.Arg(a), OTHER) for a in pos[1:]] +
                                       [(cst.Arg(v, keyword=cst.Name(k)), OTHER) for k, v in kw.items()],
                                       receiver_node=pos[0], parts=parts)
-        if path in ("torch.exp", "torch.log", "torch.sqrt", "torch.abs", "torch.tanh", "torch.floor", "torch.ceil",
-                    "torch.sign", "torch.square", "torch.isnan", "torch.isfinite", "torch.log1p"):
+        if path.startswith("torch.") and path.count(".") == 1 and short in NUMPY_UNARY and len(pos) == 1 and not kw:
             self.array(node, f"{NUMPY_UNARY[short]}({p(pos[0])})", parts)
             return Arr()
         if path in ("torch.relu", "torch.nn.functional.relu"):
@@ -1439,6 +1453,10 @@ class TrainingReader:
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value
         if name in ("eval", "train"):
+            if args and _code(args[0][0].value) not in ("True", "False"):
+                # the mode of every later call would be a guess (Keras takes training= per call)
+                raise Unsupported(f"model.{name}({_code(args[0][0].value)}): a mode known only when the "
+                                  "program runs is not translated")
             model.training = name == "train" and not (args and _code(args[0][0].value) == "False")
             self.array(node, "{0}", [recv])  # Keras sets training/inference per call
             return model
@@ -1909,13 +1927,14 @@ class TrainingReader:
         self.fact(node, "schedule_object", schedule)
         return sched
 
-    def data_object(self, what: str, node: cst.Call, pos, vals, kw, kwv) -> V:
+    def data_object(self, what: str, node: cst.Call, pos, vals, kw, kwv, scope: Scope) -> V:
         if what == "dataset":
             if kw:
                 raise Unsupported("TensorDataset with keyword arguments")
             if not all(isinstance(v, (Arr, Other)) for v in vals):
                 raise Unsupported("TensorDataset of something that is not array data")
-            ds = DatasetV(list(pos), node)
+            ds = DatasetV(list(pos), node, bindings={n.value: scope.lookup(n.value)
+                                                     for p in pos for n in _root_names(p)})
             self.datasets.append(ds)
             self.fact(node, "dataset_object", T.ArrayExpr("", tuple(id(a) for a in pos)))
             return ds

@@ -344,6 +344,7 @@ op("relu", attrs="max_value: float = None; negative_slope: float = 0.0; threshol
    layout=TRANSPARENT, doc="Keras ReLU: slope below threshold, clipped at max_value.")
 for _name in ("sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
     op(_name, layout=TRANSPARENT)
+op("hard_silu", layout=TRANSPARENT, doc="x * hard_sigmoid(x) = x * relu6(x + 3) / 6 (torch's hardswish).")
 op("gelu", attrs="approximate: bool = False", layout=TRANSPARENT, doc="approximate=True is tanh.")
 op("elu", attrs="alpha: float = 1.0", layout=TRANSPARENT)
 op("leaky_relu", attrs="negative_slope: float", layout=TRANSPARENT)

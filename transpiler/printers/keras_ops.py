@@ -429,7 +429,7 @@ def emit_relu_keras(node: Node) -> KerasEmission:
                                threshold=None if not a["threshold"] else lit(a["threshold"])))
 
 
-for _op in ("sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
+for _op in ("sigmoid", "hard_sigmoid", "hard_silu", "tanh", "selu", "silu", "softplus", "softsign"):
     emitter(_op)((lambda name: lambda node: KerasEmission(layer("Activation", node, repr(name))))(_op))
 
 

@@ -701,6 +701,7 @@ def _fn(template: str) -> Emitter:
 
 emitter("sigmoid")(_fn("torch.sigmoid({x})"))
 emitter("hard_sigmoid")(_fn("F.hardsigmoid({x})"))
+emitter("hard_silu")(_fn("F.hardswish({x})"))
 emitter("tanh")(_fn("torch.tanh({x})"))
 emitter("selu")(_fn("F.selu({x})"))
 emitter("silu")(_fn("F.silu({x})"))

@@ -226,7 +226,7 @@ def _repeat(node, shapes, layouts):
 
 
 @rule("identity", "dropout", "spatial_dropout", "batch_norm", "layer_norm", "rescaling", "relu",
-      "sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign", "gelu", "elu",
+      "sigmoid", "hard_sigmoid", "hard_silu", "tanh", "selu", "silu", "softplus", "softsign", "gelu", "elu",
       "leaky_relu", "prelu", "softmax", "log_softmax")
 def _same(node, shapes, layouts):
     return [(shapes[0], layouts[0])]
