@@ -143,7 +143,7 @@ def _check_self(node: cst.CSTNode, allowed: set[str], children: set[str]) -> Non
         name = attr.attr.value
         if name in children:
             raise Unsupported(f"self.{name}: a submodule called on its own (the Keras model has its layers "
-                              "inline, it has no {name})".replace("{name}", repr(name)))
+                              f"inline, no {name!r} of its own)")
         if name not in allowed:
             raise Unsupported(f"self.{name}: not an attribute the Keras model has")
 
