@@ -427,6 +427,29 @@ def test_tf_data_pipeline_batched_in_a_second_statement():
     assert namespace["sizes"] == [8, 8, 4]
 
 
+def test_tf_data_pipeline_returned_by_a_function_feeds_fit_and_evaluate():
+    """``train_ds = make_dataset()`` where the function builds the pipeline: the call stays (the
+    function returns the loader) and fit/evaluate/validation read its arrays, already channels-first
+    (fit was given the function's local x, y: a NameError when run)."""
+    source = ("import numpy as np\nimport tensorflow as tf\n\n"
+              "def build_model():\n    inputs = tf.keras.Input(shape=(7, 7, 2))\n"
+              "    h = tf.keras.layers.Conv2D(3, 3, strides=2, padding='same')(inputs)\n"
+              "    return tf.keras.Model(inputs, tf.keras.layers.Dense(4)(tf.keras.layers.Flatten()(h)))\n\n"
+              "def make_dataset(n=20):\n    rng = np.random.default_rng(0)\n"
+              "    x = rng.normal(size=(n, 7, 7, 2)).astype('float32')\n"
+              "    y = rng.integers(0, 4, size=(n,))\n"
+              "    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(n).batch(8)\n\n"
+              "train_ds = make_dataset()\nmodel = build_model()\n"
+              "model.compile(optimizer='sgd', loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))\n"
+              "history = model.fit(train_ds, epochs=2, validation_data=train_ds, verbose=0)\n"
+              "score = model.evaluate(train_ds, verbose=0)\n")
+    result = translate(source, "p.py")
+    assert "train_ds = make_dataset()" in result.text
+    namespace = _exec_translated(source)
+    assert len(namespace["history"].history["val_loss"]) == 2
+    assert np.isfinite(namespace["score"])
+
+
 @pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_metrics_match_keras(name, k):

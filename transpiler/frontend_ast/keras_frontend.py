@@ -14,7 +14,7 @@ import functools
 import io
 import math
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import libcst as cst
@@ -280,6 +280,10 @@ class DatasetObj:
     batch: Any = None
     ops: list = field(default_factory=list)
     elements: Any = None  # ArrayVal (or a tuple of them) for one element, when known
+    #: the interpreted function calls it was made in (``code`` names their variables)
+    scope: tuple = ()
+    #: bound to a name outside ``scope``: returned by a user function (``ds = make_dataset()``)
+    returned: bool = False
 
 
 @dataclass(eq=False)
@@ -974,7 +978,10 @@ class KerasFrontend:
         elif isinstance(small, cst.Expr):
             self._eval(small.value, env)
         elif isinstance(small, cst.Return):
-            raise _Return(None if small.value is None else self._eval(small.value, env))
+            value = None if small.value is None else self._eval(small.value, env)
+            if isinstance(value, DatasetObj) and value.scope == tuple(self.scope_stack):
+                self._record_object("", value, line, small.value)  # ``return tf.data.Dataset...``
+            raise _Return(value)
         elif isinstance(small, (cst.Import, cst.ImportFrom)):
             self._exec_import(small, env)
         elif isinstance(small, cst.Break):
@@ -1576,7 +1583,7 @@ class KerasFrontend:
                 if parts and all(isinstance(a, ArrayVal) and a.shape for a in parts):
                     items = tuple(ArrayVal("element", a.shape[1:], a.dtype) for a in parts)
                     elements = items if isinstance(data, tuple) else items[0]
-                return DatasetObj(code, node, elements=elements)
+                return DatasetObj(code, node, elements=elements, scope=tuple(self.scope_stack))
             if func.kind in ("optimizer", "loss", "metric", "schedule", "callback"):
                 return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
             if func.kind == "regularizer":
@@ -1749,19 +1756,19 @@ class KerasFrontend:
                 return None
         if isinstance(obj, DatasetObj):
             if name == "shuffle":
-                return DatasetObj(obj.code, obj.node, True, obj.batch, obj.ops + ["shuffle"], obj.elements)
+                return replace(obj, shuffle=True, ops=obj.ops + ["shuffle"])
             if name == "batch":
                 size = args[0] if args else kwargs.get("batch_size")
-                return DatasetObj(obj.code, obj.node, obj.shuffle, size, obj.ops + ["batch"], obj.elements)
+                return replace(obj, batch=size, ops=obj.ops + ["batch"])
             if name in ("prefetch", "cache"):
-                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + [name], obj.elements)
+                return replace(obj, ops=obj.ops + [name])
             if name == "repeat" and not args and kwargs.get("count") is None:
-                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + ["repeat"], obj.elements)
+                return replace(obj, ops=obj.ops + ["repeat"])
             if name in ("repeat", "map") and len(node.args) == 1 and node.args[0].keyword is None:
                 # "repeat:<count>", "map:<function>": the printer reads the source text
                 text = cst.Module([]).code_for_node(node.args[0].value)
                 elements = obj.elements if name == "repeat" else None  # a map may change the elements
-                return DatasetObj(obj.code, obj.node, obj.shuffle, obj.batch, obj.ops + [f"{name}:{text}"], elements)
+                return replace(obj, ops=obj.ops + [f"{name}:{text}"], elements=elements)
             return Unknown(f"dataset.{name}()")
         if isinstance(obj, TapeObj) and name == "gradient":
             self._record_loop("gradient", self._current_stmt(), node)
@@ -2229,7 +2236,9 @@ class KerasFrontend:
         span = self._span(node)
         try:
             if isinstance(value, DatasetObj):
-                config = value
+                # made in a function this statement called: its code names that function's
+                # variables, the printer keeps the call (the function returns the loader)
+                config = replace(value, returned=value.scope != tuple(self.scope_stack))
                 kind = "dataset"
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "optimizer":
                 config, kind = keras_training.optimizer_config(value), "optimizer_object"

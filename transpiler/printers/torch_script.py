@@ -669,7 +669,7 @@ class _Printer:
                 lines = [f"{targets} = {lines[0]}"]
         elif isinstance(small, cst.AnnAssign) and len(lines) == 1:
             lines = [f"{_code(small.target)} = {lines[0]}"]
-        elif isinstance(small, cst.Return) and len(lines) == 1:
+        elif isinstance(small, cst.Return) and len(lines) == 1 and not lines[0].startswith("return "):
             lines = [f"return {lines[0]}"]
         new = cst.parse_module("\n".join(lines) + "\n")
         body = list(new.body)

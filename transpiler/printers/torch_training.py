@@ -544,10 +544,17 @@ class TrainingPrinter:
                     f"    return {name}(output, target).mean()"]
         if ts.kind == "dataset":
             ds = ts.config
+            if ds.returned:
+                call = cst.parse_expression(ts.source)
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+                    raise NotImplementedError("a tf.data pipeline a function returned, changed after the call "
+                                              "(build it whole in the function)")
+                return None  # the function, translated, returns the loader
+            target = f"{ts.model} = " if ts.model else "return "  # ``return tf.data.Dataset...``
             if ds.batch is None:
                 later = self.program.training[self.program.training.index(ts) + 1:]
-                if any(o.kind == "dataset" and o.model == ts.model and o.config.code == ds.code
-                       and o.config.batch is not None for o in later):
+                if ts.model and any(o.kind == "dataset" and o.model == ts.model and o.config.code == ds.code
+                                    and o.config.batch is not None for o in later):
                     # ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(...).batch(n)``:
                     # the loader below is made from the same arrays
                     return [f"# {ts.model} = {' '.join(ts.source.split())}: batched below"]
@@ -574,8 +581,8 @@ class TrainingPrinter:
                 self.needs.add("repeated")
                 loader = f"Repeated({loader}, {pipe.repeat})"
             if comments == ["tf.data shuffle buffer → a full reshuffle each epoch"]:
-                return [f"{ts.model} = {loader}  # {comments[0]}"]
-            return [f"# tf.data {c}" if c.startswith(".") else f"# {c}" for c in comments] + [f"{ts.model} = {loader}"]
+                return [f"{target}{loader}  # {comments[0]}"]
+            return [f"# tf.data {c}" if c.startswith(".") else f"# {c}" for c in comments] + [f"{target}{loader}"]
         if ts.kind == "gradient":
             call = cst.parse_expression(ts.source)
             loss = cst.Module([]).code_for_node(call.args[0].value)
@@ -996,7 +1003,25 @@ class TrainingPrinter:
         if pipe.element_map or pipe.batch_map:
             raise NotImplementedError("fit/evaluate on a tf.data pipeline with .map() (a custom loop over "
                                       "it is translated)")
-        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops, pipe.repeat
+        if ds.returned:
+            # made by a function (ds = make_dataset()): its arrays are the loader's, already in
+            # the model's layout (the function's make_loader put them there)
+            if any(code_literals.list_items(p) is not None for p in parts) or "repeat" in ds.ops:
+                raise NotImplementedError("fit/evaluate on a repeated or several-array tf.data pipeline a "
+                                          "function returned")
+            arrays = [T.Code(f"{x.text}.dataset.tensors[{i}]") for i in (0, 1)]
+            return arrays[0], arrays[1], T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
+        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops, pipe.repeat, False
+
+    def _data_layouts(self, mt: ModelTraining, dataset) -> tuple[list, list]:
+        """The layouts fit/evaluate put (x, y) in: none for a loader's arrays (already there)."""
+        in_layouts, out_layouts = self._io(mt)
+        if dataset is None or not dataset[6]:
+            return in_layouts, out_layouts
+        if len(in_layouts) > 1 or len(out_layouts) > 1:
+            raise NotImplementedError("fit/evaluate on a tf.data pipeline a function returned, for a model "
+                                      "with several inputs or outputs")
+        return [None], [None]
 
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
@@ -1018,11 +1043,11 @@ class TrainingPrinter:
         if (f.class_weight is not None or f.sample_weight is not None) and any(
                 loss.reduction == "mean_with_sample_weight" for loss in mt.compile.losses):
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
-        in_layouts, out_layouts = self._io(mt)
+        x_layouts, y_layouts = self._data_layouts(mt, dataset)
         fit_name = self.fit_function(f)
         args = [ts.model, mt.optimizer_var, mt.loss_var,
-                self.inputs_expr(f.x, in_layouts, self._input_names(mt)),
-                self.targets_expr(f.y, mt, out_layouts) if f.y is not None else "None"]
+                self.inputs_expr(f.x, x_layouts, self._input_names(mt)),
+                self.targets_expr(f.y, mt, y_layouts) if f.y is not None else "None"]
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
         if self._metrics_arg(mt) != "[]":
             kw["metrics"] = T.Code(self._metrics_arg(mt))
@@ -1042,9 +1067,10 @@ class TrainingPrinter:
                     f = dataclasses.replace(f, validation_batch_size=val_ds[2])
             if parts is None or len(parts) != 2:
                 raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
+            val_in, val_out = self._data_layouts(mt, val_ds)
             kw["validation_data"] = T.Code(
-                f"({self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))}, "
-                f"{self.targets_expr(T.Code(parts[1]), mt, out_layouts)})")
+                f"({self.inputs_expr(T.Code(parts[0]), val_in, self._input_names(mt))}, "
+                f"{self.targets_expr(T.Code(parts[1]), mt, val_out)})")
             self.features.add("validation")
         if f.shuffle is not True:
             kw["shuffle"] = f.shuffle
@@ -1122,7 +1148,7 @@ class TrainingPrinter:
         dataset = self._from_dataset(e.x, e.y)
         if dataset is not None:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
-        in_layouts, out_layouts = self._io(mt)
+        in_layouts, out_layouts = self._data_layouts(mt, dataset)
         self.needs.add("evaluate")
         args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),
                 self.targets_expr(e.y, mt, out_layouts)]
