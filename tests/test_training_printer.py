@@ -450,6 +450,28 @@ def test_tf_data_pipeline_returned_by_a_function_feeds_fit_and_evaluate():
     assert np.isfinite(namespace["score"])
 
 
+def test_metric_object_settings_are_translated_or_refused():
+    """keras.metrics.TopKCategoricalAccuracy(k=2): top-2, not the function's default k=5 (the
+    object's arguments were dropped, and the class name was not known: compile was a stub);
+    BinaryAccuracy(threshold=0.7) is refused (was silently the 0.5 threshold)."""
+    head = ("import numpy as np\nimport keras\n\n"
+            "def build_model():\n    inputs = keras.Input(shape=(6,))\n"
+            "    return keras.Model(inputs, keras.layers.Dense(5, activation='softmax')(inputs))\n\n"
+            "x = np.random.RandomState(0).randn(64, 6).astype('float32')\n"
+            "y = keras.utils.to_categorical(np.arange(64) % 5, 5)\nmodel = build_model()\n")
+    source = head + ("model.compile(optimizer='sgd', loss='categorical_crossentropy',\n"
+                     "              metrics=[keras.metrics.TopKCategoricalAccuracy(k=2, name='top2')])\n"
+                     "scores = model.evaluate(x, y, return_dict=True)\nprobs = model.predict(x)\n")
+    namespace = _exec_translated(source)
+    predictions = namespace["probs"]
+    expected = float(np.mean(keras.metrics.top_k_categorical_accuracy(namespace["y"], predictions, k=2)))
+    assert abs(namespace["scores"]["top2"] - expected) <= 1e-6
+    assert expected != float(np.mean(keras.metrics.top_k_categorical_accuracy(namespace["y"], predictions, k=5)))
+    refused = translate(head + "model.compile(optimizer='sgd', loss='binary_crossentropy',\n"
+                               "              metrics=[keras.metrics.BinaryAccuracy(threshold=0.7)])\n", "p.py")
+    assert any("threshold=0.7" in d.message for d in refused.stubs), refused.stubs
+
+
 @pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_metrics_match_keras(name, k):

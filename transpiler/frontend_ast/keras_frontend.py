@@ -2329,9 +2329,7 @@ class KerasFrontend:
         if isinstance(value, ApiRef) and value.kind in ("loss", "metric"):
             return value.name
         if isinstance(value, keras_training.TrainingObj) and value.kind == "metric":
-            if keras_training.METRIC_NAMES.get(value.name) in keras_training.METRIC_DEFAULT_LABELS:
-                return value  # its settings and name= are read (keras_training.metric_name)
-            return value.name
+            return value  # its settings and name= are read (keras_training.metric_name)
         if isinstance(value, (list, tuple)):
             return type(value)(self._api_name(v) for v in value)
         if isinstance(value, dict):

@@ -53,12 +53,19 @@ METRIC_NAMES = {
     "mse": "mean_squared_error", "mean_squared_error": "mean_squared_error",
     "MeanSquaredError": "mean_squared_error",
     "top_k_categorical_accuracy": "top_k_categorical_accuracy",
+    "TopKCategoricalAccuracy": "top_k_categorical_accuracy",
     "sparse_top_k_categorical_accuracy": "sparse_top_k_categorical_accuracy",
+    "SparseTopKCategoricalAccuracy": "sparse_top_k_categorical_accuracy",
     # stateful (counts over the epoch); default settings only
     "AUC": "auc", "Precision": "precision", "Recall": "recall",
 }
 #: the log key of each metric object by default (Keras: the snake-cased class name)
 METRIC_DEFAULT_LABELS = {"auc": "auc", "precision": "precision", "recall": "recall"}
+#: a per-sample metric object's arguments in Keras' positional order, and the settings the
+#: generated function takes (``k``); any other setting only at Keras' default
+METRIC_OBJECT_POSITIONAL = {"top_k_categorical_accuracy": ("k", "name", "dtype"),
+                            "sparse_top_k_categorical_accuracy": ("k", "name", "dtype")}
+METRIC_OBJECT_DEFAULTS = {"dtype": (None, "float32"), "threshold": (0.5,)}
 SCHEDULE_NAMES = {"ExponentialDecay": "exponential_decay", "CosineDecay": "cosine_decay",
                   "PiecewiseConstantDecay": "piecewise_constant_decay",
                   "InverseTimeDecay": "inverse_time_decay"}
@@ -293,6 +300,8 @@ def metric_name(value: Any) -> str:
     if name not in METRIC_NAMES:
         raise Unsupported(f"metric {value!r} is not supported")
     canonical = METRIC_NAMES[name]
+    if isinstance(value, TrainingObj) and canonical not in METRIC_DEFAULT_LABELS:
+        return _metric_object(value, name, canonical)
     if isinstance(value, TrainingObj) and canonical in METRIC_DEFAULT_LABELS:
         kwargs = dict(value.kwargs)
         label = kwargs.pop("name", None)
@@ -304,6 +313,30 @@ def metric_name(value: Any) -> str:
             if label != METRIC_DEFAULT_LABELS[canonical]:
                 return f"{canonical}@{label}"
     return canonical
+
+
+def _metric_object(value: "TrainingObj", name: str, canonical: str) -> str:
+    """``keras.metrics.TopKCategoricalAccuracy(k=2, name="top2")`` → ``"top_k_categorical_accuracy(k=2)@top2"``:
+    the function's settings in parentheses, the log key after ``@`` (the class's default name
+    unless given); a setting the function does not take (``BinaryAccuracy(threshold=0.7)``) is
+    refused, not dropped."""
+    positional = METRIC_OBJECT_POSITIONAL.get(canonical, ("name", "dtype"))
+    given = {k: _static(v, f"{name}({k}=...)") for k, v in _bind(positional, value.args, value.kwargs, name).items()}
+    label = given.pop("name", None)
+    settings = {k: given.pop(k) for k in [k for k in given if k in positional and k not in ("name", "dtype")]}
+    for key, raw in given.items():
+        if raw not in METRIC_OBJECT_DEFAULTS.get(key, ()):
+            raise Unsupported(f"keras.metrics.{name}({key}={raw!r}) is not translated (only its default)")
+    text = canonical + ("(" + ", ".join(f"{k}={v!r}" for k, v in settings.items()) + ")" if settings else "")
+    label = label if label is not None else _snake(name) if name[:1].isupper() else None
+    return f"{text}@{label}" if label is not None else text
+
+
+def _snake(name: str) -> str:
+    """``TopKCategoricalAccuracy`` → ``top_k_categorical_accuracy`` (Keras' default metric names)."""
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def callback_config(value: Any) -> T.Callback:

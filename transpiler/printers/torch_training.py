@@ -914,6 +914,9 @@ class TrainingPrinter:
         if name.startswith("custom:"):
             self.needs.add("custom_loss")
             return f"keras_metric({name[len('custom:'):]})"
+        name, paren, settings = name.partition("(")  # "top_k_categorical_accuracy(k=2)": a metric object's
+        if paren:
+            return f"lambda output, target: {self.metric_fn(name, loss, logits)}(output, target, {settings[:-1]})"
         name = resolve_metric(name, loss)
         if name in STATEFUL_METRICS:
             self.metric_fns[(name, "class")] = STATEFUL_METRICS[name]
@@ -983,6 +986,7 @@ class TrainingPrinter:
             for m in metrics:
                 m, _, named = m.partition("@")  # a metric object's own name= (its log key)
                 fn = self.metric_fn(m, loss, _uses_logits(mt.md, i))
+                m = m.partition("(")[0]  # its settings (k=2) are the function's
                 label = named or {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
                 label = label[len("custom:"):] if label.startswith("custom:") else label  # its __name__
                 label = f"{names[i]}_{label}" if several else label
