@@ -929,7 +929,7 @@ def test_condition_known_only_at_run_time_around_layers():
 
 
 UNSUPPORTED_LAYERS = {
-    "time_distributed": ("layers.TimeDistributed(layers.Dense(3))", "TimeDistributed"),
+    "time_distributed": ("layers.TimeDistributed(layers.Conv1D(3, 1))", "TimeDistributed"),
     "lambda": ("layers.Lambda(lambda t: t * 2)", "Lambda"),
     "conv_lstm": ("layers.ConvLSTM1D(2, 3)", "ConvLSTM1D"),
     "masking": ("layers.Masking()", "Masking"),

@@ -155,6 +155,16 @@ def test_attention_model_through_every_format(fmt, tmp_path):
                            dtype="int32"), tmp_path, fmt=fmt)
 
 
+@pytest.mark.parametrize("fmt", [".weights.h5", ".keras", ".h5"])
+def test_time_distributed_dense_through_every_format(fmt, tmp_path):
+    """TimeDistributed(Dense) is the Dense on the sequence, its tensors under the wrapper
+    (``time_distributed/layer/vars``; legacy .h5: ``time_distributed/dense/kernel``); was a
+    stub (no model translated), and the way back writes them where load_weights looks."""
+    roundtrip(model_source((5, 4), "x = layers.LSTM(6, return_sequences=True)(inp)",
+                           "x = layers.TimeDistributed(layers.Dense(3, activation='relu'))(x)",
+                           "out = layers.TimeDistributed(layers.Dense(2), name='per_step')(x)"), tmp_path, fmt=fmt)
+
+
 @pytest.mark.parametrize("case", PASS_CASES, ids=["flatten-dense", "dense-reshape"])
 def test_pass_rewritten_weights_roundtrip(case, tmp_path):
     shape, *body = case

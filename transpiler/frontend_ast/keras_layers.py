@@ -585,6 +585,22 @@ def recognize_bidirectional(b: BoundArgs) -> LayerSpec:
                       "layer": {"op": spec.op, "attrs": dict(spec.attrs)}}, inner=spec)
 
 
+#: layers that act on the last axis alone: TimeDistributed over them is the layer itself
+_PER_STEP_OPS = ("dense", "dropout")
+
+
+@recognizer("TimeDistributed", signature="layer", ops=_PER_STEP_OPS)
+def recognize_time_distributed(b: BoundArgs) -> LayerSpec:
+    """``TimeDistributed(Dense(n))``: Keras applies the Dense to each step's features, which is
+    what a Dense on the whole (batch, time, features) tensor does (weights under the wrapper's
+    name, ``time_distributed/layer/vars``); wrappers of other layers are not translated."""
+    spec = getattr(b.require("layer"), "spec", None)
+    if spec is None or spec.op not in _PER_STEP_OPS:
+        raise Unsupported("TimeDistributed wraps a Dense or Dropout layer only (other layers are not "
+                          "translated yet)")
+    return spec
+
+
 # ---------------------------------------------------------------------------------
 # Attention (call arguments and masks: keras_calls)
 # ---------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from transpiler.frontend_ast import keras_layers
 from transpiler.ir import ops as ops_table
 from transpiler.ir.params import expected_shapes, param_names, source_op
 from transpiler.weights.errors import CheckpointError
-from transpiler.weights.keras_files import (CheckpointLayer, KerasCheckpoint, KerasLayerOut, layer_keys,
-                                            write_keras_weights)
+from transpiler.weights.keras_files import (WRAPPER_SUBPATHS, CheckpointLayer, KerasCheckpoint, KerasLayerOut,
+                                            layer_keys, write_keras_weights)
 from transpiler.weights.mapping import canonical_from_torch, source_layers, torch_plan
 from transpiler.weights.safetensors_io import write_safetensors_streamed
 from transpiler.weights.torch_files import read_torch_state, write_torch_pt
@@ -268,6 +268,8 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
             inner = (f"forward_{prefix}", f"backward_{prefix}")
         elif op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")
+        elif _keras_class(node) in WRAPPER_SUBPATHS:  # TimeDistributed(Dense): the Dense's own name
+            inner = (keras_layers.keras_auto_name(keras_layers.keras_class_for(op)),)
         layers.append(KerasLayerOut(_keras_class(node), node.source_name, op, tensors, inner))
     write_keras_weights(out_path, model_name or graph.name, layers)
     report.tensors = sum(len(layer.tensors) for layer in layers)

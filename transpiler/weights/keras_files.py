@@ -36,7 +36,7 @@ ZIP_MAGIC = b"PK\x03\x04"
 #: sub-objects of a layer that hold weights, in the order Keras lists them (a
 #: MultiHeadAttention keeps its four projections under ``*_dense``)
 MHA_PARTS = ("query_dense", "key_dense", "value_dense", "output_dense")
-SUBLAYERS = ("cell", "forward_layer", "backward_layer") + MHA_PARTS
+SUBLAYERS = ("cell", "forward_layer", "backward_layer") + MHA_PARTS + ("layer",)  # TimeDistributed's
 #: their names in a legacy .h5 file's weight names
 MHA_LEGACY_PARTS = ("query", "key", "value", "attention_output")
 
@@ -283,6 +283,10 @@ def _nested_legacy(layers, name, path, names, tensors) -> None:
         layers[owner] = CheckpointLayer(owner, path, ts)
         for i, t in enumerate(ts):  # a custom layer's own weights, in Keras' vars order
             layers[f"{owner}/vars/{i}"] = CheckpointLayer(f"{owner}/vars/{i}", path, [t], variable=True)
+    if len(groups) == 1 and name not in layers:
+        # a wrapper's one inner layer (TimeDistributed: time_distributed/dense/kernel) is also
+        # found under the wrapper's name
+        layers[name] = CheckpointLayer(name, path, next(iter(groups.values())))
 
 
 def _is_weight_part(part: str) -> bool:
@@ -359,6 +363,8 @@ def _layer_tensors(g) -> list:
 SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",),
             "bidirectional": ("forward_layer/cell", "backward_layer/cell"),
             "multi_head_attention": MHA_PARTS}
+#: where a wrapper layer keeps its inner layer's tensors, by Keras class
+WRAPPER_SUBPATHS = {"TimeDistributed": ("layer",)}
 
 
 @dataclass
@@ -408,7 +414,7 @@ def write_keras_weights(path: str, model_name: str, layers: list[KerasLayerOut],
                 g = f.create_group(group)
                 own = g.create_group("vars")
                 own.attrs["name"] = layer.name
-                subs = SUBPATHS.get(layer.op, ())
+                subs = WRAPPER_SUBPATHS.get(layer.cls) or SUBPATHS.get(layer.op, ())
                 if not subs:
                     for i, t in enumerate(layer.tensors):
                         own.create_dataset(str(i), data=t)
