@@ -472,6 +472,27 @@ def test_metric_object_settings_are_translated_or_refused():
     assert any("threshold=0.7" in d.message for d in refused.stubs), refused.stubs
 
 
+def test_model_optimizer_learning_rate_reads_the_torch_optimizer():
+    """``model.optimizer.learning_rate`` after fit (an AttributeError: the torch module has no
+    optimizer) is the torch optimizer's current rate, read or assigned; another use of
+    ``model.optimizer`` is a stub."""
+    head = ("import numpy as np\nimport keras\n\n"
+            "def build_model():\n    inputs = keras.Input(shape=(4,))\n"
+            "    return keras.Model(inputs, keras.layers.Dense(2)(inputs))\n\n"
+            "x = np.zeros((8, 4), 'float32')\ny = np.zeros((8, 2), 'float32')\nmodel = build_model()\n"
+            "model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss='mse')\n"
+            "sched = keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.9)\n"
+            "model.fit(x, y, epochs=2, callbacks=[sched], verbose=0)\n")
+    namespace = _exec_translated(head + "after_fit = float(model.optimizer.learning_rate)\n"
+                                        "model.optimizer.learning_rate = 0.5\n"
+                                        "assigned = model.optimizer.learning_rate.numpy()\n")
+    assert abs(namespace["after_fit"] - 0.1 * 0.9 * 0.9) <= 1e-9  # Keras: set before each epoch
+    assert namespace["assigned"] == 0.5
+    result = translate(head + "model.optimizer.learning_rate.assign(0.01)\nname = model.optimizer.name\n", "p.py")
+    first = head.count("\n") + 1
+    assert [d.span.line for d in result.stubs] == [first, first + 1], result.stubs
+
+
 @pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_metrics_match_keras(name, k):

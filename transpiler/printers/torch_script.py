@@ -506,6 +506,41 @@ class _Printer:
             return stmt
         return stmt.visit(Weights())
 
+    def _optimizer_reads(self, stmt: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
+        """``model.optimizer.learning_rate`` (or ``.lr``; ``.numpy()`` of it), read or assigned →
+        the torch optimizer's rate, ``optimizer.param_groups[0]["lr"]``. None when the statement
+        uses ``model.optimizer`` otherwise (the torch module has no optimizer: a stub)."""
+        model_vars = self.model_vars
+        if not any(f"{v}.optimizer" in _code(stmt) for v in model_vars):
+            return stmt
+        compiled = {var: mt.optimizer_var for var, mt in (self.training.models if self.training else {}).items()
+                    if mt.compile is not None}
+        rate_suffix = '.param_groups[0]["lr"]'
+
+        class Reads(cst.CSTTransformer):
+            left = False
+
+            def leave_Attribute(self, original, updated):
+                v = updated.value
+                if updated.attr.value in ("learning_rate", "lr") and isinstance(v, cst.Attribute) and \
+                        v.attr.value == "optimizer" and isinstance(v.value, cst.Name) and v.value.value in compiled:
+                    return cst.parse_expression(compiled[v.value.value] + rate_suffix)
+                if _code(v).endswith(rate_suffix) and updated.attr.value != "numpy":
+                    self.left = True  # a method of the Keras variable (.assign(...))
+                return updated
+
+            def leave_Call(self, original, updated):
+                f = updated.func
+                if isinstance(f, cst.Attribute) and f.attr.value == "numpy" and not updated.args and \
+                        _code(f.value).endswith(rate_suffix):
+                    return f.value  # the rate is a float already
+                return updated
+
+        reads = Reads()
+        new = stmt.visit(reads)
+        other = any(re.search(rf"(?<![\w.]){re.escape(v)}\.optimizer\b", _code(new)) for v in model_vars)
+        return None if reads.left or other else new
+
     def _tape_math(self, stmt: cst.SimpleStatementLine):
         """A statement of a custom training step (inside the unwrapped GradientTape) whose
         Keras/TensorFlow tensor math has torch spellings (``loss_fn(y, p) +
@@ -595,7 +630,10 @@ class _Printer:
         if after:
             return [stmt, *after]
         if not self._touches_keras(stmt):
-            return [self._trainable_weights(stmt), *self._builder_loads(stmt)]
+            reads = self._optimizer_reads(stmt)
+            if reads is None:
+                return self._stub(stmt, raising=level != "module" and not raised)
+            return [self._trainable_weights(reads), *self._builder_loads(reads)]
         math = self._tape_math(stmt)
         if math is not None:
             return [math]
