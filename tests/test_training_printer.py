@@ -493,6 +493,28 @@ def test_model_optimizer_learning_rate_reads_the_torch_optimizer():
     assert [d.span.line for d in result.stubs] == [first, first + 1], result.stubs
 
 
+@pytest.mark.parametrize("activation, loss, labels", [
+    ("sigmoid", "binary_crossentropy", "(x[:, :1] > 0).astype('float32')"),
+    ("softmax", "categorical_crossentropy", "keras.utils.to_categorical(np.arange(32) % 3, 3)")])
+def test_value_metrics_see_probabilities_when_the_loss_takes_logits(activation, loss, labels):
+    """The final sigmoid/softmax moves into the cross-entropy; mae, mse and the script's own
+    metric functions still get the probabilities, as in Keras (they were given the logits:
+    Keras' mae 0.53 came out 0.94, silently)."""
+    units = 1 if activation == "sigmoid" else 3
+    source = ("import numpy as np\nimport keras\n\n"
+              "def build_model():\n    inputs = keras.Input(shape=(4,))\n"
+              f"    return keras.Model(inputs, keras.layers.Dense({units}, activation='{activation}')(inputs))\n\n"
+              "def mean_prob(y_true, y_pred):\n    return keras.ops.mean(y_pred, axis=-1)\n\n"
+              f"x = np.random.RandomState(0).randn(32, 4).astype('float32')\ny = {labels}\nmodel = build_model()\n"
+              f"model.compile(optimizer='sgd', loss='{loss}', metrics=['mae', 'mse', mean_prob])\n"
+              "scores = model.evaluate(x, y, return_dict=True)\nprobs = model.predict(x)\n")
+    namespace = _exec_translated(source)
+    probs, y, scores = namespace["probs"], namespace["y"], namespace["scores"]
+    assert abs(scores["mae"] - np.mean(np.abs(probs - y))) <= 1e-6
+    assert abs(scores["mse"] - np.mean((probs - y) ** 2)) <= 1e-6
+    assert abs(scores["mean_prob"] - np.mean(probs)) <= 1e-6
+
+
 @pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_metrics_match_keras(name, k):

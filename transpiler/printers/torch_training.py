@@ -330,6 +330,11 @@ def _uses_logits(md: ModelDef | None, index: int) -> bool:
     return md is not None and index in md.graph.meta.get("logits_outputs", {})
 
 
+def _logits_activation(md: ModelDef | None, index: int) -> str | None:
+    """The final activation (``"sigmoid"``/``"softmax"``) output ``index`` skips for its loss."""
+    return md.graph.meta.get("logits_outputs", {}).get(index) if md is not None else None
+
+
 def _to_layout(code: str, layout: str | None) -> str:
     """``code`` (a channels-last array) permuted into ``layout`` once, where it enters."""
     if layout is None or not is_channels_first(layout):
@@ -910,7 +915,17 @@ class TrainingPrinter:
             expr = f"{wrapper}({expr})"
         return expr
 
-    def metric_fn(self, name: str, loss: T.Loss, logits: bool) -> str:
+    def metric_fn(self, name: str, loss: T.Loss, logits: bool | str | None) -> str:
+        """The metric's function (or stateful object) in fit's metrics list; ``logits``: the
+        final activation ("sigmoid"/"softmax") the model's output skips for the loss, if any.
+        Metrics of values (mae, mse, the script's own) get the probabilities back, as in Keras;
+        accuracies rank the logits alike; the stateful ones apply the sigmoid themselves."""
+        if logits in ("sigmoid", "softmax") and (name.startswith("custom:") or name in METRIC_AS_LOSS):
+            fn = self.metric_fn(name, loss, None)
+            if logits == "softmax":
+                self.needs.add("F")
+            probabilities = "torch.sigmoid(output)" if logits == "sigmoid" else "F.softmax(output, dim=-1)"
+            return f"lambda output, target: {fn}({probabilities}, target)"
         if name.startswith("custom:"):
             self.needs.add("custom_loss")
             return f"keras_metric({name[len('custom:'):]})"
@@ -926,7 +941,7 @@ class TrainingPrinter:
         if name in METRIC_AS_LOSS:
             self.loss_fns[(name, False)] = LOSS_FUNCTIONS[(name, False)]
             return name
-        key = (name, (loss.from_logits or logits) if name == "binary_accuracy" else None)
+        key = (name, bool(loss.from_logits or logits) if name == "binary_accuracy" else None)
         self.metric_fns[key] = METRIC_FUNCTIONS[key]
         return name
 
@@ -985,7 +1000,7 @@ class TrainingPrinter:
         for i, (loss, metrics) in enumerate(zip(c.losses, c.metrics or [[]] * len(c.losses))):
             for m in metrics:
                 m, _, named = m.partition("@")  # a metric object's own name= (its log key)
-                fn = self.metric_fn(m, loss, _uses_logits(mt.md, i))
+                fn = self.metric_fn(m, loss, _logits_activation(mt.md, i))
                 m = m.partition("(")[0]  # its settings (k=2) are the function's
                 label = named or {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
                 label = label[len("custom:"):] if label.startswith("custom:") else label  # its __name__
