@@ -515,6 +515,23 @@ def test_value_metrics_see_probabilities_when_the_loss_takes_logits(activation, 
     assert abs(scores["mean_prob"] - np.mean(probs)) <= 1e-6
 
 
+@pytest.mark.parametrize("activation, loss", [(None, "mse"), ("sigmoid", "binary_crossentropy")])
+def test_root_mean_squared_error_metric_over_the_epoch(activation, loss):
+    """keras.metrics.RootMeanSquaredError() (compile was a stub): the root of the epoch's mean
+    squared error, not a mean of per-batch roots; on probabilities when the sigmoid moved into
+    the loss."""
+    source = ("import numpy as np\nimport keras\n\n"
+              "def build_model():\n    inputs = keras.Input(shape=(4,))\n"
+              f"    return keras.Model(inputs, keras.layers.Dense(2, activation={activation!r})(inputs))\n\n"
+              "x = np.random.RandomState(0).randn(40, 4).astype('float32')\n"
+              "y = (np.random.RandomState(1).rand(40, 2) > 0.5).astype('float32')\nmodel = build_model()\n"
+              f"model.compile(optimizer='sgd', loss='{loss}', metrics=[keras.metrics.RootMeanSquaredError(name='rmse')])\n"
+              "scores = model.evaluate(x, y, batch_size=16, return_dict=True)\nprobs = model.predict(x)\n")
+    namespace = _exec_translated(source)
+    expected = float(np.sqrt(np.mean((namespace["probs"] - namespace["y"]) ** 2)))
+    assert abs(namespace["scores"]["rmse"] - expected) <= 1e-6
+
+
 @pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_metrics_match_keras(name, k):

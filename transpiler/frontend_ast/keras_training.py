@@ -58,9 +58,11 @@ METRIC_NAMES = {
     "SparseTopKCategoricalAccuracy": "sparse_top_k_categorical_accuracy",
     # stateful (counts over the epoch); default settings only
     "AUC": "auc", "Precision": "precision", "Recall": "recall",
+    "RootMeanSquaredError": "root_mean_squared_error",
 }
 #: the log key of each metric object by default (Keras: the snake-cased class name)
-METRIC_DEFAULT_LABELS = {"auc": "auc", "precision": "precision", "recall": "recall"}
+METRIC_DEFAULT_LABELS = {"auc": "auc", "precision": "precision", "recall": "recall",
+                         "root_mean_squared_error": "root_mean_squared_error"}
 #: a per-sample metric object's arguments in Keras' positional order, and the settings the
 #: generated function takes (``k``); any other setting only at Keras' default
 METRIC_OBJECT_POSITIONAL = {"top_k_categorical_accuracy": ("k", "name", "dtype"),

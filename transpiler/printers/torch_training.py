@@ -263,7 +263,31 @@ class Recall:
     def result(self):
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
 ''',
+    "root_mean_squared_error": '''
+class RootMeanSquaredError:
+    """keras.metrics.RootMeanSquaredError: the square root of the mean squared error over the
+    epoch (each sample's mean over its values, then the mean over the samples)."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.total, self.count = 0.0, 0
+
+    def update_state(self, output, target):
+        output = (torch.sigmoid(output) if self.from_logits else output).detach()
+        error = (output - target.to(output.dtype).view_as(output)) ** 2
+        self.total += error.reshape(len(error), -1).mean(dim=1).sum().item()
+        self.count += len(error)
+
+    def result(self):
+        return (self.total / self.count) ** 0.5 if self.count else 0.0
+''',
 }
+#: their class names
+STATEFUL_CLASSES = {"auc": "AUC", "precision": "Precision", "recall": "Recall",
+                    "root_mean_squared_error": "RootMeanSquaredError"}
 
 #: callbacks whose objects go to the generated fit() (it calls their hooks)
 OBJECT_CALLBACKS = ("lambda_callback", "custom")
@@ -936,7 +960,9 @@ class TrainingPrinter:
         if name in STATEFUL_METRICS:
             self.metric_fns[(name, "class")] = STATEFUL_METRICS[name]
             self.features.add("stateful")
-            cls = {"auc": "AUC", "precision": "Precision", "recall": "Recall"}[name]
+            cls = STATEFUL_CLASSES[name]
+            if logits == "softmax":
+                raise NotImplementedError(f"keras.metrics.{cls} of an output whose softmax moved into the loss")
             return f"{cls}(from_logits=True)" if logits else f"{cls}()"
         if name in METRIC_AS_LOSS:
             self.loss_fns[(name, False)] = LOSS_FUNCTIONS[(name, False)]
