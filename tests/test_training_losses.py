@@ -55,6 +55,11 @@ CASES = {
     "bce_none_string": (2, "sigmoid", 'keras.losses.BinaryCrossentropy(reduction="none")'),
     "huber_delta": (2, None, 'keras.losses.Huber(delta=0.3)'),
     "mse_mean": (2, None, 'keras.losses.MeanSquaredError(reduction="mean")'),
+    # were stubs (compile and fit not translated)
+    "msle_string": (2, "relu", '"msle"'),
+    "mape_object": (2, None, 'keras.losses.MeanAbsolutePercentageError()'),
+    "poisson_softplus": (2, "softplus", '"poisson"'),
+    "log_cosh_string": (2, None, '"log_cosh"'),
 }
 
 

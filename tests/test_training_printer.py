@@ -532,6 +532,22 @@ def test_root_mean_squared_error_metric_over_the_epoch(activation, loss):
     assert abs(namespace["scores"]["rmse"] - expected) <= 1e-6
 
 
+def test_mape_and_msle_metrics_as_keras_defines_them():
+    """metrics=["mape", "msle"] (compile was a stub): Keras' formulas on the predictions."""
+    source = ("import numpy as np\nimport keras\n\n"
+              "def build_model():\n    inputs = keras.Input(shape=(3,))\n"
+              "    return keras.Model(inputs, keras.layers.Dense(2, activation='relu')(inputs))\n\n"
+              "x = np.random.RandomState(0).rand(24, 3).astype('float32')\n"
+              "y = np.random.RandomState(1).rand(24, 2).astype('float32') + 0.5\nmodel = build_model()\n"
+              "model.compile(optimizer='sgd', loss='mse', metrics=['mape', 'msle'])\n"
+              "scores = model.evaluate(x, y, return_dict=True)\nprobs = model.predict(x)\n")
+    namespace = _exec_translated(source)
+    pred, y, scores = namespace["probs"], namespace["y"], namespace["scores"]
+    assert abs(scores["mape"] - 100 * np.mean(np.abs((y - pred) / y))) <= 1e-4
+    msle = np.mean((np.log1p(np.maximum(pred, 1e-7)) - np.log1p(y)) ** 2)
+    assert abs(scores["msle"] - msle) <= 1e-6
+
+
 @pytest.mark.parametrize("name", ["top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"])
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_top_k_metrics_match_keras(name, k):

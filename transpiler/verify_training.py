@@ -111,7 +111,10 @@ _LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentro
 
 _PARAM_LOSS_CLASSES = {"mean_squared_error": "MeanSquaredError", "mean_absolute_error": "MeanAbsoluteError",
                        "huber": "Huber", "kl_divergence": "KLDivergence", "hinge": "Hinge",
-                       "cosine_similarity": "CosineSimilarity"}
+                       "cosine_similarity": "CosineSimilarity",
+                       "mean_squared_logarithmic_error": "MeanSquaredLogarithmicError",
+                       "mean_absolute_percentage_error": "MeanAbsolutePercentageError", "poisson": "Poisson",
+                       "log_cosh": "LogCosh"}
 
 
 def keras_loss(loss: T.Loss):

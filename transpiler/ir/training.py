@@ -56,6 +56,10 @@ LOSSES = {
     "kl_divergence": "probabilities",
     "hinge": "-1/1 (or 0/1) targets",
     "cosine_similarity": "vectors",
+    "mean_squared_logarithmic_error": "values (> -1)",
+    "mean_absolute_percentage_error": "values",
+    "poisson": "counts (the outputs are rates)",
+    "log_cosh": "values",
     "nll": "class indices (the outputs are log-probabilities)",
 }
 

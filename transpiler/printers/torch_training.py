@@ -102,6 +102,30 @@ def cosine_similarity(output, target):
     target = target.to(output.dtype).view_as(output)
     return -(F.normalize(target, dim=-1, eps=1e-6) * F.normalize(output, dim=-1, eps=1e-6)).sum(dim=-1)
 ''',
+    ("mean_squared_logarithmic_error", False): '''
+def mean_squared_logarithmic_error(output, target):
+    """Keras' msle per sample: both sides floored at 1e-7, log(1 + .), squared difference."""
+    target = target.to(output.dtype).view_as(output)
+    return (torch.log1p(output.clamp(min=1e-7)) - torch.log1p(target.clamp(min=1e-7))).square().mean(dim=-1)
+''',
+    ("mean_absolute_percentage_error", False): '''
+def mean_absolute_percentage_error(output, target):
+    """Keras' mape per sample: 100 * |target - output| / max(|target|, 1e-7)."""
+    target = target.to(output.dtype).view_as(output)
+    return 100.0 * ((target - output) / target.abs().clamp(min=1e-7)).abs().mean(dim=-1)
+''',
+    ("poisson", False): '''
+def poisson(output, target):
+    """Keras' Poisson loss per sample: output - target * log(output + 1e-7)."""
+    target = target.to(output.dtype).view_as(output)
+    return (output - target * torch.log(output + 1e-7)).mean(dim=-1)
+''',
+    ("log_cosh", False): '''
+def log_cosh(output, target):
+    """Keras' log_cosh per sample: log(cosh(x)) as x + softplus(-2x) - log(2)."""
+    x = output - target.to(output.dtype).view_as(output)
+    return (x + F.softplus(-2.0 * x) - 0.6931471805599453).mean(dim=-1)  # log(2)
+''',
 }
 
 # Keras' label_smoothing, around the per-sample loss BASE.
@@ -189,7 +213,8 @@ def accuracy(output, target):
     return (output == target.view_as(output)).float().mean(dim=-1)
 ''',
 }
-METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error"}
+METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error", "mean_absolute_percentage_error",
+                  "mean_squared_logarithmic_error"}
 #: metrics with a state over the epoch (confusion counts): objects fit()/evaluate() update
 #: batch by batch; ``logits`` variants apply the sigmoid the model's output skipped
 STATEFUL_METRICS = {
@@ -1028,7 +1053,9 @@ class TrainingPrinter:
                 m, _, named = m.partition("@")  # a metric object's own name= (its log key)
                 fn = self.metric_fn(m, loss, _logits_activation(mt.md, i))
                 m = m.partition("(")[0]  # its settings (k=2) are the function's
-                label = named or {"mean_absolute_error": "mae", "mean_squared_error": "mse"}.get(m, m)
+                label = named or {"mean_absolute_error": "mae", "mean_squared_error": "mse",
+                                  "mean_absolute_percentage_error": "mape",
+                                  "mean_squared_logarithmic_error": "msle"}.get(m, m)
                 label = label[len("custom:"):] if label.startswith("custom:") else label  # its __name__
                 label = f"{names[i]}_{label}" if several else label
                 items.append(f"({lit(label)}, {i}, {fn})")
