@@ -154,7 +154,7 @@ def fits(shape: tuple) -> bool:
 
 
 def conv_len(n: int, k: int, s: int, d: int, padding: str) -> int:
-    if padding == "same":
+    if padding in ("same", "causal"):  # (causal: (k - 1) * d zeros before, then valid)
         return -(-n // s)
     keff = d * (k - 1) + 1
     return (n - keff) // s + 1 if n >= keff else 0
@@ -746,7 +746,7 @@ def _conv_kwargs(strides, dilation, padding) -> dict:
 def conv_op(rank: int):
     def op(b, t):
         c = t.shape[-1]
-        padding = b.pick(["valid", "same"])
+        padding = b.pick(["valid", "same"] + (["causal"] if rank == 1 else []))
         kernel = b.sizes(rank, 1, 4)
         strides, dilation = _strides_or_dilation(b, rank)
         spatial = _spatial_out(b, t, rank, kernel, strides, dilation, padding)
@@ -952,9 +952,7 @@ REFUSED = {
         _refused("LSTM(activation='relu')", "LSTM", "3", activation=repr("relu"), shape=lambda t: [(3,)]),
         _refused("SimpleRNN(activation='relu')", "SimpleRNN", "2", activation=repr("relu"),
                  shape=lambda t: [(2,)]),
-        _refused("LayerNormalization(rms_scaling=True)", "LayerNormalization", rms_scaling="True"),
-        _refused("Conv1D(padding='causal')", "Conv1D", "2", "2", padding=repr("causal"),
-                 shape=lambda t: [(t.shape[0], 2)])],
+        _refused("LayerNormalization(rms_scaling=True)", "LayerNormalization", rms_scaling="True")],
     3: [_refused("UpSampling2D(interpolation='bicubic')", "UpSampling2D", interpolation=repr("bicubic"),
                  shape=lambda t: [(2 * t.shape[0], 2 * t.shape[1], t.shape[2])])],
     4: [_refused("UpSampling3D", "UpSampling3D", shape=lambda t: [(2 * t.shape[0], 2 * t.shape[1],

@@ -506,3 +506,36 @@ def build_model():
     tr = translate(src, "case.py", "pytorch")
     assert any(f"{merge} over a masked sequence" in d.message for d in tr.stubs), [str(d) for d in tr.diagnostics]
     assert assert_faithful(src, outputs=1) == "refused"
+
+
+def test_regression_causal_conv1d_is_translated_faithfully():
+    """Fuzz seed 2211: ``Conv1D(padding='causal')`` was still listed as refused in the
+    generator although it translates (a left ``F.pad`` of (k - 1) * dilation before the
+    convolution); the generator draws it as a padding now and this program must be equal."""
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(1,), dtype="int32")
+    x2 = layers.Embedding(2, 1)(x1)
+    x3 = layers.GlobalAveragePooling1D(keepdims=True)(x2)
+    x4 = layers.Activation('relu')(x3)
+    x5 = layers.Conv1D(2, 2, padding='causal')(x4)
+    return keras.Model(x1, x5)
+'''
+    assert assert_faithful(src, outputs=1) == "equal"
+
+
+def test_regression_causal_conv1d_strided_dilated():
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(9, 3))
+    x2 = layers.Conv1D(4, 3, strides=2, padding='causal')(x1)
+    x3 = layers.Conv1D(2, 2, dilation_rate=2, padding='causal')(x1)
+    return keras.Model(x1, [x2, x3])
+'''
+    assert assert_faithful(src, outputs=2) == "equal"
