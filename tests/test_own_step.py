@@ -88,6 +88,16 @@ if __name__ == "__main__":
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")
 
 
+def _h5_groups(path) -> list[str]:
+    """Every group and dataset path of a ``.weights.h5`` file, sorted."""
+    import h5py
+
+    found: list[str] = []
+    with h5py.File(path, "r") as f:
+        f.visit(found.append)
+    return sorted(found)
+
+
 def _rounds():
     t1 = translate(KERAS, "own.py", "pytorch")
     k1 = translate(t1.text, "own_torch.py", "keras")
@@ -259,44 +269,40 @@ def test_own_train_step_numerics_match_step_by_step():
     assert abs(test_t - test_k) <= 1e-4 * abs(test_t), (test_t, test_k)
 
 
-def test_own_train_step_checkpoint_converts_to_the_subclass_layout(tmp_path):
-    """``--to keras --weights W.safetensors --weights-out W.weights.h5``: the outputs agree,
-    and the file has the groups Keras' own ``save_weights`` of the subclass writes (a layer
-    whose attribute sorts before ``layers`` at the top; it had been the functional layout,
-    which Keras 3.15 happens to load into the subclass too)."""
-    import h5py
-
+def _checkpoint_round(tmp_path, t1_text: str, x: np.ndarray, seed: int, scale: float = 0.3) -> None:
+    """T1 with random weights saved as safetensors → ``transpile --to keras --weights ...
+    --weights-out ...``: the Keras model loads the file, agrees with torch in inference mode,
+    and the file has the groups Keras' own ``save_weights`` writes for that model."""
     import torch  # noqa: F401  (torch before tensorflow in one process)
     from safetensors.torch import save_file
     from torch_keras_harness import load_source, randomize_torch
 
     from transpiler.cli import run
 
-    t1 = translate(KERAS, "own.py", "pytorch")
-    src = tmp_path / "own_torch.py"
-    src.write_text(t1.text, encoding="utf-8")
-    model = load_source(t1.text, "own_t1_weights").build_model()
-    randomize_torch(model, seed=5)
+    src = tmp_path / "model_torch.py"
+    src.write_text(t1_text, encoding="utf-8")
+    model = load_source(t1_text, f"t1_weights_{seed}").build_model()
+    randomize_torch(model, seed=seed, scale=scale)
     model.eval()
     save_file(model.state_dict(), str(tmp_path / "w.safetensors"))
-    out = tmp_path / "own_keras.py"
+    out = tmp_path / "model_keras.py"
     assert run([str(src), "--to", "keras", "-o", str(out), "--weights", str(tmp_path / "w.safetensors"),
                 "--weights-out", str(tmp_path / "w.weights.h5"), "-q"]) == 0
-    kmodel = load_source(out.read_text(encoding="utf-8"), "own_k1_weights").build_model()
+    kmodel = load_source(out.read_text(encoding="utf-8"), f"k1_weights_{seed}").build_model()
     kmodel.load_weights(str(tmp_path / "w.weights.h5"))
-    x = np.random.default_rng(2).normal(size=(4, 8)).astype("float32")
     with torch.no_grad():
         expected = model(torch.from_numpy(x)).numpy()
-    assert np.max(np.abs(np.asarray(kmodel(x)) - expected)) <= 1e-5
+    assert np.max(np.abs(np.asarray(kmodel(x, training=False)) - expected)) <= 1e-5
     kmodel.save_weights(str(tmp_path / "native.weights.h5"))
+    assert _h5_groups(tmp_path / "w.weights.h5") == _h5_groups(tmp_path / "native.weights.h5")
 
-    def groups(path):
-        found = []
-        with h5py.File(path, "r") as f:
-            f.visit(found.append)
-        return sorted(found)
 
-    assert groups(tmp_path / "w.weights.h5") == groups(tmp_path / "native.weights.h5")
+def test_own_train_step_checkpoint_converts_to_the_subclass_layout(tmp_path):
+    """The model printed as a subclass for its own train_step: the checkpoint is in the
+    subclass layout (a layer whose attribute sorts before ``layers`` at the top; it had been
+    the functional layout, which Keras 3.15 happens to load into the subclass too)."""
+    t1 = translate(KERAS, "own.py", "pytorch")
+    _checkpoint_round(tmp_path, t1.text, np.random.default_rng(2).normal(size=(4, 8)).astype("float32"), 5)
 
 
 # ---------------------------------------------------------------------------------
@@ -362,40 +368,9 @@ def test_step_calling_submodules_trains_like_torch_step_by_step():
 
 
 def test_step_calling_submodules_checkpoint_has_keras_own_layout(tmp_path):
-    """``--weights`` for the model built of its submodules: each part a group of its own (as
-    Keras' save_weights writes it), and the outputs agree in inference mode."""
-    import h5py
-    import torch  # noqa: F401
-    from safetensors.torch import save_file
-    from torch_keras_harness import load_source, randomize_torch
-
-    from transpiler.cli import run
-
+    """``--weights`` for the model built of its submodules: each part a group of its own."""
     t1, _ = _vae_t1_k1()
-    src = tmp_path / "vae_torch.py"
-    src.write_text(t1.text, encoding="utf-8")
-    model = load_source(t1.text, "vae_t1_weights").build_model()
-    randomize_torch(model, seed=6, scale=0.1)
-    model.eval()
-    save_file(model.state_dict(), str(tmp_path / "w.safetensors"))
-    out = tmp_path / "vae_keras.py"
-    assert run([str(src), "--to", "keras", "-o", str(out), "--weights", str(tmp_path / "w.safetensors"),
-                "--weights-out", str(tmp_path / "w.weights.h5"), "-q"]) == 0
-    kmodel = load_source(out.read_text(encoding="utf-8"), "vae_k1_weights").build_model()
-    kmodel.load_weights(str(tmp_path / "w.weights.h5"))
-    x = np.random.default_rng(2).random(size=(4, 64)).astype("float32")
-    with torch.no_grad():
-        expected = model(torch.from_numpy(x)).numpy()
-    assert np.max(np.abs(np.asarray(kmodel(x, training=False)) - expected)) <= 1e-5
-    kmodel.save_weights(str(tmp_path / "native.weights.h5"))
-
-    def groups(path):
-        found = []
-        with h5py.File(path, "r") as f:
-            f.visit(found.append)
-        return sorted(found)
-
-    assert groups(tmp_path / "w.weights.h5") == groups(tmp_path / "native.weights.h5")
+    _checkpoint_round(tmp_path, t1.text, np.random.default_rng(2).random(size=(4, 64)).astype("float32"), 6, 0.1)
 
 
 def test_module_level_program_has_the_helpers_before_the_model_is_built():

@@ -759,7 +759,7 @@ class TorchFrontend:
         for name in ("train_step", "test_step"):
             fn = mod.cls.method(name)
             if fn is not None:
-                called |= {c.func.attr.value for c in _calls_in(fn) if isinstance(c.func, cst.Attribute) and
+                called |= {c.func.attr.value for c in nodes_of(fn, cst.Call) if isinstance(c.func, cst.Attribute) and
                            isinstance(c.func.value, cst.Name) and c.func.value.value == "self" and
                            c.func.attr.value in user}
         if not called:
@@ -787,13 +787,7 @@ class TorchFrontend:
         _assign_paths(child, "")
         try:
             self._reserve_names(child)
-            inputs = []
-            for pname, v in zip(names, values):
-                x = graph.new_value("input", shape=v.shape, dtype=v.dtype, layout=v.layout)
-                x.var = pname
-                graph.inputs.append(x)
-                inputs.append(Tensor(x))
-            out = self._call_module(child, inputs, {}, child.span)
+            out = self._call_module(child, _graph_inputs(graph, names, values), {}, child.span)
             outs = out if isinstance(out, (tuple, list)) else [out]
             if not all(isinstance(o, Tensor) for o in outs):
                 raise Unsupported(f"self.{attr} does not return tensors")
@@ -833,13 +827,7 @@ class TorchFrontend:
         graph = Graph(name=method)
         self.graph, self.names, self.layer_tokens = graph, {}, {}
         self._reserve_names(mod)
-        inputs = []
-        for pname, v in zip(names, values):
-            x = graph.new_value("input", shape=v.shape, dtype=v.dtype, layout=v.layout)
-            x.var = pname
-            graph.inputs.append(x)
-            inputs.append(Tensor(x))
-        out = self._run_method(mod, fn, inputs, {}, fn)
+        out = self._run_method(mod, fn, _graph_inputs(graph, names, values), {}, fn)
         outs = out if isinstance(out, (tuple, list)) else [out]
         if not all(isinstance(o, Tensor) for o in outs):
             raise Unsupported(f"{method} does not return tensors")
@@ -2665,15 +2653,16 @@ def _walk_params(mod: Mod):
                     yield f"{path}.{k}" if path else k, v
 
 
-def _calls_in(node) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            found.append(n)
-
-    node.visit(V())
-    return found
+def _graph_inputs(graph: Graph, names: list[str], values: list[Value]) -> list[Tensor]:
+    """Inputs of ``graph`` shaped like ``values`` (a submodule's or method's first inputs),
+    named after the parameters ``names``."""
+    inputs = []
+    for pname, v in zip(names, values):
+        x = graph.new_value("input", shape=v.shape, dtype=v.dtype, layout=v.layout)
+        x.var = pname
+        graph.inputs.append(x)
+        inputs.append(Tensor(x))
+    return inputs
 
 
 def _assign_paths(mod: Mod, path: str) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch_helpers import Helper
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.frontend_ast.torch_parts import AddTraining
@@ -99,7 +100,7 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
             out.append((name, _code(fn.with_changes(leading_lines=())).strip("\n")))
             continue
         # (the loss functions of the script it calls, before the rewrite copies the nodes)
-        recognised += [id(c.func) for c in _calls(fn) if isinstance(c.func, cst.Name) and
+        recognised += [id(c.func) for c in nodes_of(fn, cst.Call) if isinstance(c.func, cst.Name) and
                        c.func.value in helpers and helpers[c.func.value].kind == "loss"]
         fn = fn.visit(AddTraining(set(parts), str(name == "train_step"), own=True))
         text = _CodeRewrite(aliases, helpers, training=name == "train_step").method(fn)
@@ -137,7 +138,7 @@ def _trackers(init: cst.FunctionDef | None, helpers: dict[str, Helper], recognis
 
 def _check_self(node: cst.CSTNode, allowed: set[str], children: set[str]) -> None:
     """Every ``self.<name>`` the method reads exists on the Keras model."""
-    for attr in _attributes(node):
+    for attr in nodes_of(node, cst.Attribute):
         if not (isinstance(attr.value, cst.Name) and attr.value.value == "self"):
             continue
         name = attr.attr.value
@@ -146,17 +147,6 @@ def _check_self(node: cst.CSTNode, allowed: set[str], children: set[str]) -> Non
                               f"inline, no {name!r} of its own)")
         if name not in allowed:
             raise Unsupported(f"self.{name}: not an attribute the Keras model has")
-
-
-def _attributes(node: cst.CSTNode) -> list[cst.Attribute]:
-    found: list[cst.Attribute] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            found.append(n)
-
-    node.visit(V())
-    return found
 
 
 class _CodeRewrite(cst.CSTTransformer):
@@ -295,30 +285,8 @@ class _CodeRewrite(cst.CSTTransformer):
 
     def _torch_left(self, module: cst.Module) -> str | None:
         """The first name of the rewritten method that still refers to torch."""
-        for attr in _attributes(module) + _names(module):
+        for attr in [*nodes_of(module, cst.Attribute), *nodes_of(module, cst.Name)]:
             path = self._path(attr)
             if path is not None and path.split(".")[0] == "torch":
                 return _code(attr)
         return None
-
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            found.append(n)
-
-    node.visit(V())
-    return found
-
-
-def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-    node.visit(V())
-    return found
