@@ -125,9 +125,20 @@ class ArrayVal(Unknown):
 @dataclass(eq=False)
 class LambdaVal(Unknown):
     """A ``lambda``: not evaluated; ``node`` is its source (a LearningRateScheduler's
-    schedule is kept as code)."""
+    schedule is kept as code), ``env`` where it was written (a ``layers.Lambda`` runs it)."""
 
     node: Any = None
+    env: Any = None
+
+
+@dataclass(eq=False)
+class LambdaLayerObj:
+    """``layers.Lambda(function, arguments=...)``: calling it runs ``function`` (a ``lambda``
+    or a function of the script) on the tensors, its ops inline where it is called."""
+
+    function: Any
+    arguments: dict
+    span: Span
 
 
 @dataclass(eq=False)
@@ -1521,7 +1532,7 @@ class KerasFrontend:
         return ArrayVal("array", tuple(out + shape[i:]), base.dtype)
 
     def _eval_Lambda(self, node, env):
-        return LambdaVal("lambda", node)
+        return LambdaVal("lambda", node, env)
 
     # -- calls --------------------------------------------------------------------
     def _eval_Call(self, node, env):
@@ -1605,6 +1616,8 @@ class KerasFrontend:
             if api is not None:
                 self._mark_keras()
                 last = api.rsplit(".", 1)[-1]
+                if api == "layers.Lambda":
+                    return self._lambda_layer(args, kwargs, span)
                 if api.startswith("layers.") and last[:1].isupper():
                     # a Keras layer class without a recogniser (TimeDistributed, Lambda, ...):
                     # it must become a reported stub, never an Unknown that vanishes.
@@ -1642,6 +1655,8 @@ class KerasFrontend:
         if isinstance(func, LayerObj):
             self._mark_keras()
             return self._call_layer(func, args, kwargs, span)
+        if isinstance(func, LambdaLayerObj):
+            return self._call_lambda(func, args, kwargs, span)
         if isinstance(func, ModelObj) and func.user is not None and func.graph is None and args:
             self._build_from_data(func, args[0], span)
         if isinstance(func, (ModelObj, ModelHandle)) and not any(
@@ -1793,7 +1808,7 @@ class KerasFrontend:
                     obj.input_dtype = layer.value.dtype
                     obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                     return None
-                if not isinstance(layer, (LayerObj, UserObj, ModelObj)) or layer is obj:
+                if not isinstance(layer, (LayerObj, UserObj, ModelObj, LambdaLayerObj)) or layer is obj:
                     raise self._err(node, "Sequential.add() of something that is not a layer")
                 obj.layers.append(layer)
                 obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
@@ -2420,6 +2435,50 @@ class KerasFrontend:
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names, len(graph.outputs)
 
+    def _lambda_layer(self, args, kwargs, span: Span) -> LambdaLayerObj:
+        """``layers.Lambda(function, output_shape=..., arguments={...}, name=...)``."""
+        function = args[0] if args else kwargs.get("function")
+        if not isinstance(function, (LambdaVal, FunctionRef)) or (isinstance(function, LambdaVal) and
+                                                                  function.env is None):
+            raise Unsupported("layers.Lambda of something other than a lambda or a function of the script")
+        if kwargs.get("mask") is not None:
+            raise Unsupported("layers.Lambda(mask=...) is not translated")
+        arguments = kwargs.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise Unsupported("layers.Lambda(arguments=...) not known statically")
+        self._mark_keras()
+        return LambdaLayerObj(function, dict(arguments), span)
+
+    def _call_lambda(self, layer: LambdaLayerObj, args, kwargs, span: Span):
+        """The Lambda's function on its input: its ops go where the layer is called (a
+        Lambda holds no weights, Keras saves nothing for it)."""
+        if len(args) != 1 or set(kwargs) - {"training", "mask"} or kwargs.get("mask") is not None:
+            raise Unsupported("a Lambda layer called with more than its input")
+        fn = layer.function
+        if isinstance(fn, FunctionRef):
+            result, _ = self._call_function(fn, [args[0]], dict(layer.arguments), builder_probe=False)
+            return result
+        params = fn.node.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None or \
+                params.kwonly_params or not params.params:
+            raise Unsupported("a Lambda's lambda with *args, **kwargs or keyword-only parameters")
+        env = Env(fn.env)
+        extra = dict(layer.arguments)
+        for i, param in enumerate(params.params):
+            name = param.name.value
+            if i == 0:
+                value = args[0]
+            elif name in extra:
+                value = extra.pop(name)
+            elif param.default is not None:
+                value = self._eval(param.default, fn.env)
+            else:
+                raise Unsupported(f"a Lambda's lambda: no value for its parameter {name!r}")
+            env.set(name, value)
+        if extra:
+            raise Unsupported(f"layers.Lambda(arguments=...): {', '.join(sorted(extra))} not a parameter")
+        return self._eval(fn.node.body, env)
+
     def _call_function(self, fn: FunctionRef, args, kwargs, builder_probe: bool):
         """Interpret a user function with bound arguments; returns (result, bound args)."""
         params = fn.node.params
@@ -2657,7 +2716,8 @@ class KerasFrontend:
                 model.input_shape = tuple(item.value.shape[1:])
                 model.input_dtype = item.value.dtype
                 model.input_name = item.value.var
-            elif isinstance(item, (LayerObj, UserObj)) or isinstance(item, ModelObj) and item is not model:
+            elif isinstance(item, (LayerObj, UserObj, LambdaLayerObj)) or isinstance(item, ModelObj) and \
+                    item is not model:
                 model.layers.append(item)  # Keras layers, custom layers, models used as layers
             else:
                 raise FrontendError("Sequential: an element is not a layer", span)
@@ -2733,6 +2793,8 @@ class KerasFrontend:
             for layer in model.layers:
                 if isinstance(layer, LayerObj):
                     x = self._call_layer(layer, [x], {}, layer.span)
+                elif isinstance(layer, LambdaLayerObj):
+                    x = self._call_lambda(layer, [x], {}, layer.span)
                 elif isinstance(layer, UserObj):
                     x = self._call_user(layer, [x], {}, model.span)
                 elif layer.user is not None:
