@@ -62,6 +62,21 @@ def build_model():
     x = layers.Lambda(lambda ts: ts[0] * ts[1] - ts[1])([a, b])
     return keras.Model([a, b], layers.Dense(2)(x))
 ''',
+    "in_a_layer_subclass": '''
+class Block(layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = layers.Dense(4)
+        self.scale = layers.Lambda(lambda t: t * 0.5)
+
+    def call(self, x):
+        return self.scale(self.dense(x))
+
+
+def build_model():
+    inputs = keras.Input(shape=(6,))
+    return keras.Model(inputs, Block()(inputs))
+''',
     "feature_map_channel_axis": '''
 def build_model():
     inputs = keras.Input(shape=(9, 9, 3))
