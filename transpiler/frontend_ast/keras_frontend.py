@@ -2215,6 +2215,22 @@ class KerasFrontend:
                     raise Unsupported("evaluate(sample_weight=...) is not supported yet")
                 if values.get("callbacks"):
                     raise Unsupported("evaluate(callbacks=...) is not supported yet")
+            elif method in ("train_on_batch", "test_on_batch"):
+                # one step (or one evaluation) on the arrays as one batch: fit/evaluate over
+                # them with batch_size=len(x) (the printer returns what Keras returns)
+                names = ("x", "y", "sample_weight", "class_weight", "return_dict") if method == "train_on_batch" \
+                    else ("x", "y", "sample_weight", "return_dict")
+                values, codes = bind(names)
+                extra = sorted(k for k in values if k not in ("x", "y") and values[k] not in (None, False))
+                if extra or "x" not in codes or "y" not in codes:
+                    raise Unsupported(f"{method}({', '.join(extra) or 'without y'}) is not supported yet")
+                first = code_literals.list_items(codes["x"])  # (several inputs: a list of arrays)
+                size = T.Code(f"len({first[0] if first else codes['x']})")
+                if method == "train_on_batch":
+                    config = T.Fit(x=T.Code(codes["x"]), y=T.Code(codes["y"]), batch_size=size, epochs=1, verbose=0,
+                                   shuffle=False)
+                else:
+                    config = T.Evaluate(x=T.Code(codes["x"]), y=T.Code(codes["y"]), batch_size=size, verbose=0)
             elif method == "predict":
                 values, codes = bind(keras_training.PREDICT_POSITIONAL)
                 config = T.Predict(x=T.Code(codes["x"]),

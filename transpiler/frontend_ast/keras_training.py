@@ -140,7 +140,7 @@ CALLBACK_DEFAULTS = {
 }
 
 TRAINING_METHODS = ("compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
-                    "summary", "count_params")
+                    "summary", "count_params", "train_on_batch", "test_on_batch")
 FIT_POSITIONAL = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split",
                   "validation_data", "shuffle", "class_weight", "sample_weight", "initial_epoch",
                   "steps_per_epoch", "validation_steps", "validation_batch_size", "validation_freq")

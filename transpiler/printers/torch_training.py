@@ -797,11 +797,23 @@ class TrainingPrinter:
             # Keras counts every weight, the BatchNorm statistics too (torch's buffers): the
             # floating state (num_batches_tracked is an int)
             return [f"sum(t.numel() for t in {ts.model}.state_dict().values() if t.is_floating_point())"]
-        if ts.kind in ("fit", "evaluate") and mt.compile is None:
+        if ts.kind in ("fit", "evaluate", "train_on_batch", "test_on_batch") and mt.compile is None:
             raise NotImplementedError("the model was never compiled in this script")
         if ts.kind == "fit":
             return self.fit_lines(ts, mt)
         if ts.kind == "evaluate":
+            return self.evaluate_lines(ts, mt)
+        if ts.kind == "train_on_batch":  # fit over the arrays as one batch; its logs as Keras returns them
+            if _has_method(mt.md, "train_step") or mt.compile.optimizer.schedule is not None:
+                raise NotImplementedError("train_on_batch with the model's own train_step or a schedule")
+            lines = self.fit_lines(ts, mt)
+            if len(lines) != 1:
+                raise NotImplementedError("train_on_batch on a tf.data pipeline")
+            self.needs.add("batch_logs")
+            return [f"batch_logs({lines[0]})"]
+        if ts.kind == "test_on_batch":  # evaluate over the arrays as one batch: the same return value
+            if _has_method(mt.md, "test_step") or _has_method(mt.md, "train_step"):
+                raise NotImplementedError("test_on_batch with the model's own test_step")
             return self.evaluate_lines(ts, mt)
         if ts.kind == "predict":
             return self.predict_lines(ts, mt)
@@ -1316,6 +1328,8 @@ class TrainingPrinter:
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
                 out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
+        if "batch_logs" in self.needs:
+            out.append(HELPER_BATCH_LOGS)
         if "mean_metric" in self.needs:
             out.append(torch_custom_step.HELPER_MEAN)
         if "fit_train_step" in self.needs:
@@ -1608,6 +1622,14 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):  #@!w
         torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)  #@clip
     optimizer.step()
     return loss.item(), tuple(output.detach() for output in outputs)
+'''
+
+HELPER_BATCH_LOGS = '''
+def batch_logs(history):
+    """What Keras' train_on_batch returns, from a fit over one batch: the loss, or the loss
+    and the metrics after it."""
+    values = [logs[-1] for logs in history.history.values()]
+    return values[0] if len(values) == 1 else values
 '''
 
 HELPER_FIT = '''
