@@ -32,7 +32,7 @@ diagnostic naming the construct (file:line). Imports no deep-learning framework.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
@@ -78,6 +78,14 @@ class GroupV(Other):
     """A list of a model's parameters known statically (an optimizer's parameter group)."""
 
     group: Any = None  # torch_param_groups.Group
+
+
+@dataclass(eq=False)
+class DictV(Other):
+    """A dict literal with string keys (``{"train": train_loader, "val": val_loader}``): what
+    each key holds, for ``d["train"]``."""
+
+    items: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -932,6 +940,9 @@ class TrainingReader:
             return OTHER
         if isinstance(obj, DatasetV):
             return TupleV([Arr() for _ in obj.arrays])
+        if isinstance(obj, DictV) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and \
+                isinstance(node.slice[0].slice.value, cst.SimpleString):
+            return obj.items.get(node.slice[0].slice.value.evaluated_value, OTHER)
         if isinstance(obj, CheckpointV):
             if isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString):
                 key = node.slice[0].slice.value.evaluated_value
@@ -975,6 +986,20 @@ class TrainingReader:
         return TupleV(items)
 
     _e_List = _e_Tuple
+
+    def _e_Dict(self, node: cst.Dict, scope):
+        items: dict | None = {}
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                self.expr(el.key, scope)
+                value = self.expr(el.value, scope)
+                if items is not None and isinstance(el.key, cst.SimpleString):
+                    items[el.key.evaluated_value] = value
+                    continue
+            else:
+                self.expr(el.value, scope)
+            items = None
+        return DictV(items) if items is not None else OTHER
 
     def _e_IfExp(self, node, scope):
         self.expr(node.test, scope)
@@ -2126,10 +2151,16 @@ class TrainingReader:
     def training_loop(self, loop: cst.For, scope: Scope) -> None:
         from transpiler.frontend_ast.torch_loops import LoopReader
 
+        loop_reader = LoopReader(self, loop, scope)
         try:
-            result = LoopReader(self, loop, scope).read()
+            result = loop_reader.read()
         except (NotStandard, Unsupported) as exc:  # not fit's loop: maybe a custom step
             from transpiler.frontend_ast.torch_steps import read_custom_loop
+
+            if loop_reader.phases is not None:  # a loop over phases: no custom step holds it either
+                names = ", ".join(repr(p) for p in loop_reader.phases.names)
+                raise Unsupported(f"a training loop over the phases {names} (fit's shape: the first phase trains, "
+                                  f"the second only evaluates): {exc}") from None
 
             read_custom_loop(self, loop, scope, str(exc))
             return
