@@ -118,8 +118,20 @@ def test_phase_loop_becomes_compile_and_fit_with_validation_data():
     # the loop's prints and running sums are fit's logs, and the comment says so
     assert "its logs stand for the loop's own code" in main
     assert "the 'val' phase (line" in " ".join(main.replace("#", "").split())
-    for gone in ("for phase", "set_grad_enabled", "running_loss", "print("):
+    # the loaders only the loop read are gone with it: fit batches the arrays itself
+    for gone in ("for phase", "set_grad_enabled", "running_loss", "print(", "loaders", "ArrayLoader"):
         assert gone not in main
+
+
+def test_a_dict_of_loaders_read_after_the_loop_stays():
+    # one loader's dataset read after the loop: its arrays, the dict still goes
+    main = _main(_translate(PHASES + '    print(len(loaders["val"].dataset))\n').text)
+    assert "validation_data=(x[96:], y[96:])" in main
+    assert "print(len(x[96:]))" in main and "loaders" not in main
+    # the dict itself read after the loop: it stays
+    main = _main(_translate(PHASES + '    print(sorted(loaders))\n').text)
+    assert "validation_data=(x[96:], y[96:])" in main
+    assert "loaders = {" in main and "print(sorted(loaders))" in main
 
 
 def test_two_loaders_chosen_per_phase():
@@ -192,4 +204,5 @@ def test_other_phase_loops_stay_marked_stubs(change, reason, why):
         any("a training loop over the phases 'val', 'train'" in m for m in messages), messages
     assert any(why in m for m in messages), messages
     assert "model.fit(" not in result.text
+    assert "loaders = {" in result.text  # the stub reads them
     assert "raise NotImplementedError" in result.text

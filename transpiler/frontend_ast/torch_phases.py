@@ -35,7 +35,7 @@ import libcst as cst
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast.torch_loops import _call_of, _is_pass, _is_state_copy, _only_prints
 from transpiler.frontend_ast.torch_training import (
-    ModelV, NotStandard, OptimizerV, SchedulerV, TorchRef, _code, _dotted, _has_backward)
+    FuncV, ModelV, NotStandard, OptimizerV, SchedulerV, TorchRef, _code, _dotted, _has_backward)
 
 
 def phase_names(loop) -> list[str] | None:
@@ -191,10 +191,18 @@ class PhaseReader:
                               f"and the second ({other!r}) only to evaluate")
         if False in grads[train]:
             raise NotStandard(f"the {train!r} phase trains with gradients disabled")
-        self.train_body = self.cut(bodies[train], train)
+        before, batches, after = self.cut(bodies[train], train)
+        self.sums = [s for s in after if self.is_sum(s)]  # ``epoch_loss = running_loss / n``: reporting
+        self.train_body = before, batches, [s for s in after if not any(s is t for t in self.sums)]
         self.eval_body = self.cut(bodies[other], other)
         self.eval_phase = other
         return self.train_body
+
+    def is_sum(self, stmt) -> bool:
+        """An assignment of plain numbers (no model, optimizer or function of the program)."""
+        return isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Assign, cst.AugAssign)) for s in stmt.body) and not any(
+            isinstance(self.lr.kind(n), (ModelV, OptimizerV, FuncV)) for n in _names_in(stmt))
 
     def cut(self, body: list, phase: str) -> tuple[list, cst.For, list]:
         loops = [i for i, s in enumerate(body) if isinstance(s, cst.For)]
@@ -222,6 +230,9 @@ class PhaseReader:
     def read_evaluation(self, step: dict) -> None:
         """The second phase: the model in eval mode, running sums, one loop over another
         loader calling the model (fit's ``validation_data``) and prints."""
+        for stmt in self.sums:
+            self.lr.report_nodes.append(stmt)
+            self.lr.absorb(stmt, "the running sums")
         pre, loop, post = self.eval_body
         phase = self.eval_phase
         model_var = step["model_var"]
