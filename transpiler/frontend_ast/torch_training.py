@@ -1994,7 +1994,9 @@ class TrainingReader:
             return MapLoaderV(dataset)
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
-        if isinstance(pos[0] if pos else kw.get("dataset"), cst.Name):
+        given_ds = pos[0] if pos else kw.get("dataset")
+        if isinstance(given_ds, cst.Name) or (isinstance(given_ds, cst.Subscript) and isinstance(
+                given_ds.value, cst.Name) and isinstance(scope.lookup(given_ds.value.value), DictV)):
             self.used_datasets[id(dataset)] -= 1  # read through the loader: used if the loader is
         self.loaders.append(loader)
         self.fact(node, "loader_object", {"dataset": id(pos[0] if pos else kw["dataset"]),
@@ -2161,7 +2163,8 @@ class TrainingReader:
                 self.fact(ds.stmt, "drop", f"{ds.var}: fit() batches the arrays itself")
         for d in self.dicts:
             if _assigns_only(d.stmt, d.var) and all(
-                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[id(v)] <= 0
+                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[id(v)] <= 0 and
+                    not any(lo.dataset is v and self.used_loaders[id(lo)] > 0 for lo in self.loaders)
                     for v in d.items.values()):
                 self.fact(d.stmt, "drop", f"{d.var}: fit() batches the arrays itself")
 
