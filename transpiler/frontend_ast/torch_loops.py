@@ -20,6 +20,10 @@ Recognised shape (names are the program's own)::
         if val_loss < best: best, state, bad = val_loss, copy.deepcopy(model.state_dict()), 0
         else: bad += 1; if bad >= patience: break                    # early stopping
 
+A loop over phases (``for phase in ["train", "val"]``, the transfer-learning tutorial's
+``train_model``) is specialised per phase by ``torch_phases`` and read as this shape, the
+second phase as the evaluation.
+
 The arrays of the training ``TensorDataset`` become fit's ``x``/``y``, the evaluated data
 ``validation_data``, the running sums and prints are what fit reports itself (listed in
 ``absorbed``), accuracy (or MAE) computed for reporting becomes a metric. Anything else
