@@ -20,6 +20,10 @@ Recognised shape (names are the program's own)::
         if val_loss < best: best, state, bad = val_loss, copy.deepcopy(model.state_dict()), 0
         else: bad += 1; if bad >= patience: break                    # early stopping
 
+A loop over phases (``for phase in ["train", "val"]``, the transfer-learning tutorial's
+``train_model``) is specialised per phase by ``torch_phases`` and read as this shape, the
+second phase as the evaluation.
+
 The arrays of the training ``TensorDataset`` become fit's ``x``/``y``, the evaluated data
 ``validation_data``, the running sums and prints are what fit reports itself (listed in
 ``absorbed``), accuracy (or MAE) computed for reporting becomes a metric. Anything else
@@ -40,6 +44,7 @@ from transpiler.frontend_ast.torch_training import (
     _code, _dotted, _root_names)
 from transpiler.ir import training as T
 
+_EVALUATION_PHASE = object()  # where a phase loop's evaluation phase runs among the epoch's statements
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
                   "torch.nn.utils.clip_grad.clip_grad_norm_": "global_clipnorm",
                   "torch.nn.utils.clip_grad_value_": "clipvalue",
@@ -134,13 +139,15 @@ class LoopReader:
         self.after: dict[str, str] = {}
         self.best_var = self.state_var = None
         self.mode_after: bool | None = None
+        self.origin: dict[int, cst.CSTNode] = {}  # a specialised node → the source node it stands for
+        self.phases = None  # the PhaseReader of a loop over training/evaluation phases
 
     def peek(self, node, scope=None):
         """What ``node`` holds, read without recording anything (the loop is replaced whole)."""
         return self.r.peek(node, scope or self.scope)
 
     def line(self, node) -> int:
-        return self.r.fe._span(node).line
+        return self.r.fe._span(self.origin.get(id(node), node)).line
 
     def kind(self, name: str):
         return self.scope.lookup(name)
@@ -162,11 +169,18 @@ class LoopReader:
             if len(inners) != 1:
                 raise NotStandard("the epoch loop does not hold exactly one loop over batches with backward()")
             pre, inner, post = body[:inners[0]], body[inners[0]], body[inners[0] + 1:]
+            if phase_names(inner) is not None:  # for phase in ["train", "val"]: ...
+                self.phases = PhaseReader(self, inner)
+                train_pre, inner, train_post = self.phases.split()
+                pre, post = pre + train_pre, train_post + [_EVALUATION_PHASE] + post
         step = self.batch_loop(inner)
         for stmt in pre:
             self.pre_statement(stmt, step)
         for stmt in post:
-            self.post_statement(stmt, step)
+            if stmt is _EVALUATION_PHASE:
+                self.phases.read_evaluation(step)
+            else:
+                self.post_statement(stmt, step)
         self.check_reads_after(step)
         model: ModelV = step["model"]
         opt: OptimizerV = step["optimizer"]
@@ -229,7 +243,7 @@ class LoopReader:
             if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
                 raise NotStandard("enumerate(loader) must unpack into (i, batch)")
             target = target.elements[1].value
-        loader = self.peek(it, self.scope) if isinstance(it, (cst.Name, cst.Attribute)) else None
+        loader = self.peek(it, self.scope) if isinstance(it, (cst.Name, cst.Attribute, cst.Subscript)) else None
         if not isinstance(loader, LoaderV):
             raise NotStandard(f"the batches come from {_code(it)!r}, not a DataLoader over a TensorDataset")
         if inner.orelse is not None:
@@ -480,7 +494,7 @@ class LoopReader:
         user's evaluation function with the model and a loader."""
         model_var = step["model_var"]
         if isinstance(stmt, cst.For):
-            loader = self.peek(stmt.iter, self.scope) if isinstance(stmt.iter, (cst.Name, cst.Attribute)) else None
+            loader = self.peek(stmt.iter, self.scope) if isinstance(stmt.iter, (cst.Name, cst.Attribute, cst.Subscript)) else None
             names = _batch_names(stmt.target)
             if not isinstance(loader, LoaderV) or names is None:
                 raise NotStandard(f"line {self.line(stmt)}: an evaluation loop over {_code(stmt.iter)!r}")
@@ -681,7 +695,7 @@ class LoopReader:
             return T.Code(f"{ds.var}.arrays[{index}]")
         if not plain or all(self.r.same_binding(n.value, self.scope, ds) for n in _root_names(node)):
             return T.Code(_code(node), id(node))
-        if loader is not None and isinstance(loader, (cst.Name, cst.Attribute)):
+        if loader is not None and isinstance(loader, (cst.Name, cst.Attribute, cst.Subscript)):
             return T.Code(f"{_code(loader)}.dataset.arrays[{index}]")
         raise NotStandard(f"the arrays of {_code(ds.node)!r} are not visible where the loop runs")
 
@@ -692,7 +706,7 @@ class LoopReader:
         if not isinstance(found, T.Code) or all(
                 self.r.same_binding(n.value, self.scope, loader.dataset) for n in _root_names(value)):
             return found
-        if via is not None and isinstance(via, (cst.Name, cst.Attribute)):
+        if via is not None and isinstance(via, (cst.Name, cst.Attribute, cst.Subscript)):
             return T.Code(f"{_code(via)}.{attribute}")
         raise NotStandard(f"the loader's {attribute} {_code(value)!r} is not visible where the loop runs")
 
@@ -810,5 +824,7 @@ def _reassigned_before_read(holder, name: str, end: int, fe) -> bool:
     sets = [ln for ln, kind in after if kind == "set"]
     return bool(sets) and (not reads or min(sets) <= min(reads))
 
+
+from transpiler.frontend_ast.torch_phases import PhaseReader, phase_names  # noqa: E402  (it reads this module)
 
 __all__ = ["LoopReader", "DatasetV", "Unsupported"]

@@ -32,7 +32,7 @@ diagnostic naming the construct (file:line). Imports no deep-learning framework.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
@@ -78,6 +78,16 @@ class GroupV(Other):
     """A list of a model's parameters known statically (an optimizer's parameter group)."""
 
     group: Any = None  # torch_param_groups.Group
+
+
+@dataclass(eq=False)
+class DictV(Other):
+    """A dict literal with string keys (``{"train": train_loader, "val": val_loader}``): what
+    each key holds, for ``d["train"]``."""
+
+    items: dict = field(default_factory=dict)
+    var: str | None = None
+    stmt: cst.CSTNode | None = None
 
 
 @dataclass(eq=False)
@@ -375,6 +385,7 @@ class TrainingReader:
         self.used_datasets: Counter = Counter()
         self.loaders: list[LoaderV] = []
         self.datasets: list[DatasetV] = []
+        self.dicts: list[DictV] = []  # dicts of loaders or datasets held in a variable
         self.stmt_stack: list[cst.CSTNode] = []
         self.cur_function: cst.FunctionDef | None = None
         self.skip_defs: set[str] = set()
@@ -418,11 +429,7 @@ class TrainingReader:
         for node_id in _ids_under(stmt):
             self.facts.pop(node_id, None)
         for name in _names_in(stmt):  # whoever finishes the stub needs the data it reads
-            value = self.cur_scope.lookup(name)
-            if isinstance(value, LoaderV):
-                self.used_loaders[id(value)] += 1
-            elif isinstance(value, DatasetV):
-                self.used_datasets[id(value)] += 1
+            self.count_use(self.cur_scope.lookup(name))
         self.fact(stmt, "stub", message)
         self.program.stub(span, f"{message}", line)
 
@@ -757,6 +764,10 @@ class TrainingReader:
                     obj.var = target.value
                     if isinstance(obj, (LoaderV, DatasetV)):
                         obj.stmt = stmt
+            if isinstance(value, DictV) and value.var is None and value.items and \
+                    all(isinstance(v, (LoaderV, DatasetV)) for v in value.items.values()):
+                value.var, value.stmt = target.value, stmt
+                self.dicts.append(value)
             self.helper_calls.assigned(target, value, stmt)
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, TupleV) else None
@@ -852,13 +863,20 @@ class TrainingReader:
             return OTHER
         return method(node, scope)
 
+    def count_use(self, value) -> None:
+        """A read of a loader or dataset (of each in a dict) outside the recognised loops."""
+        if isinstance(value, LoaderV):
+            self.used_loaders[id(value)] += 1
+        elif isinstance(value, DatasetV):
+            self.used_datasets[id(value)] += 1
+        elif isinstance(value, DictV):
+            for item in value.items.values():
+                self.count_use(item)
+
     def _e_Name(self, node: cst.Name, scope: Scope) -> V:
         value = scope.lookup(node.value)
         if value is not None:
-            if isinstance(value, LoaderV):
-                self.used_loaders[id(value)] += 1
-            if isinstance(value, DatasetV):
-                self.used_datasets[id(value)] += 1
+            self.count_use(value)
             return value
         if node.value in self.factories:
             return self.factories[node.value]
@@ -918,6 +936,12 @@ class TrainingReader:
         return OTHER
 
     def _e_Subscript(self, node: cst.Subscript, scope: Scope) -> V:
+        held = scope.lookup(node.value.value) if isinstance(node.value, cst.Name) else None
+        if isinstance(held, DictV) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and \
+                isinstance(node.slice[0].slice.value, cst.SimpleString):  # d["train"]: a read of that item only
+            item = held.items.get(node.slice[0].slice.value.evaluated_value, OTHER)
+            self.count_use(item)
+            return item
         obj = self.expr(node.value, scope)
         index = None
         for el in node.slice:
@@ -975,6 +999,20 @@ class TrainingReader:
         return TupleV(items)
 
     _e_List = _e_Tuple
+
+    def _e_Dict(self, node: cst.Dict, scope):
+        items: dict | None = {}
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                self.expr(el.key, scope)
+                value = self.expr(el.value, scope)
+                if items is not None and isinstance(el.key, cst.SimpleString):
+                    items[el.key.evaluated_value] = value
+                    continue
+            else:
+                self.expr(el.value, scope)
+            items = None
+        return DictV(items) if items is not None else OTHER
 
     def _e_IfExp(self, node, scope):
         self.expr(node.test, scope)
@@ -1182,8 +1220,8 @@ class TrainingReader:
             elif isinstance(values[0], DatasetV):
                 holder = values[0]
                 template, parts = "len({0})", [values[0].arrays[0]]
-                if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
-                    owner = scope.lookup(arg.value.value)
+                if isinstance(arg, cst.Attribute) and isinstance(arg.value, (cst.Name, cst.Subscript)):
+                    owner = self.peek(arg.value, scope)  # (``loader.dataset``, ``loaders["val"].dataset``)
                     if isinstance(owner, LoaderV):
                         holder = owner
             dataset = holder.dataset if isinstance(holder, LoaderV) else holder
@@ -1956,7 +1994,9 @@ class TrainingReader:
             return MapLoaderV(dataset)
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
-        if isinstance(pos[0] if pos else kw.get("dataset"), cst.Name):
+        given_ds = pos[0] if pos else kw.get("dataset")
+        if isinstance(given_ds, cst.Name) or (isinstance(given_ds, cst.Subscript) and isinstance(
+                given_ds.value, cst.Name) and isinstance(scope.lookup(given_ds.value.value), DictV)):
             self.used_datasets[id(dataset)] -= 1  # read through the loader: used if the loader is
         self.loaders.append(loader)
         self.fact(node, "loader_object", {"dataset": id(pos[0] if pos else kw["dataset"]),
@@ -2121,15 +2161,27 @@ class TrainingReader:
             if self.used_datasets[id(ds)] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
                     not any(id(ds) == id(lo.dataset) and self.used_loaders[id(lo)] > 0 for lo in self.loaders):
                 self.fact(ds.stmt, "drop", f"{ds.var}: fit() batches the arrays itself")
+        for d in self.dicts:
+            if _assigns_only(d.stmt, d.var) and all(
+                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[id(v)] <= 0 and
+                    not any(lo.dataset is v and self.used_loaders[id(lo)] > 0 for lo in self.loaders)
+                    for v in d.items.values()):
+                self.fact(d.stmt, "drop", f"{d.var}: fit() batches the arrays itself")
 
     # -- the training loop ------------------------------------------------------------
     def training_loop(self, loop: cst.For, scope: Scope) -> None:
         from transpiler.frontend_ast.torch_loops import LoopReader
 
+        loop_reader = LoopReader(self, loop, scope)
         try:
-            result = LoopReader(self, loop, scope).read()
+            result = loop_reader.read()
         except (NotStandard, Unsupported) as exc:  # not fit's loop: maybe a custom step
             from transpiler.frontend_ast.torch_steps import read_custom_loop
+
+            if loop_reader.phases is not None:  # a loop over phases: no custom step holds it either
+                names = ", ".join(repr(p) for p in loop_reader.phases.names)
+                raise Unsupported(f"a training loop over the phases {names} (fit's shape: the first phase trains, "
+                                  f"the second only evaluates): {exc}") from None
 
             read_custom_loop(self, loop, scope, str(exc))
             return
