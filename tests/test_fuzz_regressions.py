@@ -539,3 +539,52 @@ def build_model():
     return keras.Model(x1, [x2, x3])
 '''
     assert assert_faithful(src, outputs=2) == "equal"
+
+
+def test_regression_shared_rnn_called_with_and_without_a_mask():
+    """Fuzz seed 2211: a shared GRU called on a masked sequence (the Embedding's mask carried
+    by Normalization) and on an unmasked one (an operator drops the mask) failed the IR
+    lint (``masked`` is a per-call attribute, not the layer's)."""
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(1,), dtype="int32")
+    x2 = layers.Embedding(6, 3, mask_zero=True)(x1)
+    x3 = layers.Normalization(mean=[-1.0, -0.5, 0.0], variance=[1.0, 1.5, 2.0])(x2)
+    x4 = x2 - x3
+    x5 = layers.Activation('relu')(x4)
+    shared1 = layers.GRU(1)
+    x6 = shared1(x3)
+    x7 = shared1(x5)
+    return keras.Model(x1, [x6, x7])
+'''
+    assert assert_faithful(src, outputs=2) == "equal"
+
+
+def test_regression_nan_on_both_sides_is_agreement():
+    """Fuzz seed 2211: Keras' masked GlobalAveragePooling1D over a fully masked sequence is
+    0/0 = NaN, and so is the translation; the comparison had counted NaN == NaN as a
+    difference. A NaN on one side only still fails (checked directly)."""
+    import numpy as np
+
+    from transpiler.verify import compare_arrays
+
+    src = '''import keras
+from keras import layers
+
+
+def build_model():
+    x1 = keras.Input(shape=(1,), dtype="int32")
+    x2 = layers.Embedding(6, 3, mask_zero=True)(x1)
+    x3 = layers.Dense(1)(x2)
+    x4 = layers.Concatenate()([x2, x3])
+    x5 = layers.Dense(5)(x4)
+    x6 = layers.GlobalAveragePooling1D(keepdims=True)(x5)
+    x7 = keras.ops.expand_dims(x6, 1)
+    return keras.Model(x1, x7)
+'''
+    assert assert_faithful(src, outputs=1) == "equal"
+    assert np.isnan(compare_arrays(np.array([np.nan, 1.0]), np.array([0.5, 1.0])).max_abs)
+    assert compare_arrays(np.array([np.nan, np.inf]), np.array([np.nan, np.inf])).max_abs == 0.0

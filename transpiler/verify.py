@@ -158,8 +158,12 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> Comparison:
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"output shapes differ: {a.shape} vs {b.shape}")
-    diff = np.abs(a - b)
-    rel = diff / np.maximum(np.abs(a), 1e-6)
+    # a NaN (0/0: Keras' mean over a fully masked sequence) or an infinity on both sides at
+    # the same place is agreement; on one side only, the difference stays NaN/inf
+    same = (np.isnan(a) & np.isnan(b)) | (a == b)
+    with np.errstate(invalid="ignore"):  # (inf - inf where both are inf: masked by ``same``)
+        diff = np.where(same, 0.0, np.abs(a - b))
+    rel = diff / np.maximum(np.abs(np.nan_to_num(a)), 1e-6)
     top1 = top5 = None
     if a.ndim == 2 and a.shape[1] > 1:
         top1 = float(np.mean(a.argmax(1) == b.argmax(1)))

@@ -202,9 +202,18 @@ class Graph:
                 if v.shape is not None and v.layout is not None and len(v.layout) != len(v.shape):
                     raise IRError(f"{node!r}: {v.name} has shape {v.shape} but layout {v.layout}")
             twin = by_name.get(node.name)
-            if twin is not None and (twin.op != node.op or twin.attrs != node.attrs):
+            if twin is not None and (twin.op != node.op or _layer_attrs(twin) != _layer_attrs(node)):
                 raise IRError(f"{node!r}: shares the name {node.name!r} with a different layer")
             by_name.setdefault(node.name, node)
         for v in self.outputs:
             if id(v) not in defined:
                 raise IRError(f"graph output {v.name} is never defined")
+
+
+#: attributes that say something about one call of a layer, not the layer: a shared layer's
+#: calls may differ in them (a shared RNN called on a masked sequence and on an unmasked one)
+PER_CALL_ATTRS = frozenset({"masked"})
+
+
+def _layer_attrs(node: Node) -> dict:
+    return {k: v for k, v in node.attrs.items() if k not in PER_CALL_ATTRS}
