@@ -470,6 +470,12 @@ def test_metric_object_settings_are_translated_or_refused():
     refused = translate(head + "model.compile(optimizer='sgd', loss='binary_crossentropy',\n"
                                "              metrics=[keras.metrics.BinaryAccuracy(threshold=0.7)])\n", "p.py")
     assert any("threshold=0.7" in d.message for d in refused.stubs), refused.stubs
+    # keras.metrics.Accuracy() counts exactly equal values (near 0 on probabilities): it had
+    # been taken for the string "accuracy" (argmax), silently another number
+    exact = translate(head + "model.compile(optimizer='sgd', loss='categorical_crossentropy',\n"
+                             "              metrics=[keras.metrics.Accuracy()])\n", "p.py")
+    assert any("keras.metrics.Accuracy() counts exactly equal values" in d.message for d in exact.stubs), \
+        exact.stubs
 
 
 def test_model_optimizer_learning_rate_reads_the_torch_optimizer():

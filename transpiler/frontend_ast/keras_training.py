@@ -51,7 +51,7 @@ LOSS_NAMES = {
     "log_cosh": "log_cosh", "logcosh": "log_cosh", "LogCosh": "log_cosh",
 }
 METRIC_NAMES = {
-    "accuracy": "accuracy", "acc": "accuracy", "Accuracy": "accuracy",
+    "accuracy": "accuracy", "acc": "accuracy",
     "sparse_categorical_accuracy": "sparse_categorical_accuracy",
     "SparseCategoricalAccuracy": "sparse_categorical_accuracy",
     "categorical_accuracy": "categorical_accuracy", "CategoricalAccuracy": "categorical_accuracy",
@@ -311,6 +311,12 @@ def metric_name(value: Any) -> str:
     if _user_function(value) is not None:
         return f"custom:{_user_function(value)}"
     name = value if isinstance(value, str) else getattr(value, "name", None)
+    if name == "Accuracy" and isinstance(value, TrainingObj):
+        # (the string "accuracy" is the argmax/threshold accuracy the loss implies; the class
+        # counts exact equality of y_true and y_pred, near 0 on probabilities)
+        raise Unsupported("keras.metrics.Accuracy() counts exactly equal values, not the accuracy the "
+                          "string 'accuracy' means; not translated (use 'accuracy' or "
+                          "SparseCategoricalAccuracy())")
     if name not in METRIC_NAMES:
         raise Unsupported(f"metric {value!r} is not supported")
     canonical = METRIC_NAMES[name]
