@@ -930,7 +930,7 @@ def test_condition_known_only_at_run_time_around_layers():
 
 UNSUPPORTED_LAYERS = {
     "time_distributed": ("layers.TimeDistributed(layers.Conv1D(3, 1))", "TimeDistributed"),
-    "lambda": ("layers.Lambda(lambda t: t * 2)", "Lambda"),
+    "lambda_mask": ("layers.Lambda(lambda t: t * 2, mask=lambda t, m: m)", "Lambda(mask=...)"),
     "conv_lstm": ("layers.ConvLSTM1D(2, 3)", "ConvLSTM1D"),
     "masking": ("layers.Masking()", "Masking"),
     "unknown_argument": ("layers.Dense(3, foo=1)", "foo"),
