@@ -31,7 +31,13 @@ _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights
                   "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
                   "set_weights", "fit_generator", "evaluate_generator", "predict_generator", "to_json",
                   "get_layer", "layers", "count_params", "export", "weights", "variables",
-                  "non_trainable_weights", "non_trainable_variables"}
+                  "non_trainable_weights", "non_trainable_variables",
+                  # Keras-only members a program may call that have no torch translation (the
+                  # statement is a marked stub; it had passed through: AttributeError when run)
+                  "compute_loss", "compute_metrics", "reset_metrics", "metrics_names", "get_metrics_result",
+                  "make_train_function", "make_test_function", "make_predict_function", "stateless_call",
+                  "get_config", "reset_states", "train_step", "test_step", "predict_step", "compiled_loss",
+                  "compiled_metrics", "add_loss", "add_metric"}
 #: a model's trainable weights: the torch module's parameters that train (an LSTM's second
 #: bias, frozen as generated from Keras, is not one of Keras' weights)
 _TRAINABLE = ("trainable_weights", "trainable_variables")

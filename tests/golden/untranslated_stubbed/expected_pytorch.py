@@ -59,10 +59,10 @@ if __name__ == "__main__":
     model = build_model()
     optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
     loss_fn = mean_squared_error
-    # a raw Keras training step: not translated yet, must become a marked stub
+    # a Keras API with no torch translation yet: must become a marked stub
     # TODO(transpiler): not translated yet (input.py:16)
-    # loss = model.train_on_batch(x, y)
+    # loss = model.compute_loss(x, y, model(x))
     raise NotImplementedError(
-        "transpiler: 'loss = model.train_on_batch(x, y)' (input.py:16) is not translated yet"
+        "transpiler: 'loss = model.compute_loss(x, y, model(x))' (input.py:16) is not translated yet"
     )
     print(loss)
