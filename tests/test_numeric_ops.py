@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -1154,6 +1155,13 @@ def test_rnn_initial_state_in_sequence_printed():
     assert "self.lstm2(dec, (s0.unsqueeze(0), s1.unsqueeze(0)))" in text, text
     text = translate(seq2seq("GRU", "layers.GRU(3, return_sequences=True)", "s0"), "case.py").text
     assert "self.gru2(dec, s0.unsqueeze(0))" in text, text
+
+
+def test_rnn_initial_state_golden_case_numbers(check):
+    """Keras' character-level seq2seq (the golden case, time axes of unknown length)."""
+    with open(os.path.join(os.path.dirname(__file__), "golden", "seq2seq_initial_state", "input.py"),
+              encoding="utf-8") as fh:
+        check(fh.read())
 
 
 @pytest.mark.parametrize("call, why", [

@@ -697,6 +697,14 @@ def test_rnn_initial_state_printed_for_keras():
     assert ")(x, initial_state=[fc])" in text, text  # the Linear's output, (N, H) as Keras takes it
 
 
+def test_rnn_initial_state_golden_case_numbers():
+    """The golden case (a GRU decoder from the encoder's h_n plus a Linear of a third input)
+    computes what torch computes."""
+    with open(os.path.join(ROOT, "tests", "golden_keras", "seq2seq_initial_state", "input.py"), encoding="utf-8") as fh:
+        err, n_torch, n_keras, _ = check_torch_source(fh.read(), path="input.py")
+    assert err <= 1e-5 and n_torch == n_keras, (err, n_torch, n_keras)
+
+
 @pytest.mark.parametrize("init, forward, why", [
     pytest.param("self.enc = nn.LSTM(5, 3, num_layers=2, batch_first=True)\n"
                  "self.dec = nn.LSTM(4, 3, num_layers=2, batch_first=True)",
