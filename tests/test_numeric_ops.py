@@ -1157,6 +1157,17 @@ def test_rnn_initial_state_in_sequence_printed():
     assert "self.gru2(dec, s0.unsqueeze(0))" in text, text
 
 
+def test_rnn_initial_state_in_a_subclassed_model(check):
+    """``self.dec(x, initial_state=[h, c])`` inside a subclassed model's call()."""
+    check("import keras\nfrom keras import layers\n\n\nclass S2S(keras.Model):\n"
+          "    def __init__(self):\n        super().__init__()\n"
+          "        self.enc = layers.LSTM(6, return_state=True)\n"
+          "        self.dec = layers.LSTM(6, return_sequences=True)\n        self.out = layers.Dense(3)\n\n"
+          "    def call(self, inputs):\n        _, h, c = self.enc(inputs)\n"
+          "        return self.out(self.dec(inputs, initial_state=[h, c]))\n\n\n"
+          "def build_model():\n    m = S2S()\n    m(keras.Input(shape=(6, 4)))\n    return m\n")
+
+
 def test_rnn_initial_state_golden_case_numbers(check):
     """Keras' character-level seq2seq (the golden case, time axes of unknown length)."""
     with open(os.path.join(os.path.dirname(__file__), "golden", "seq2seq_initial_state", "input.py"),
