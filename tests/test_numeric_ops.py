@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -1000,6 +1001,7 @@ def test_dict_of_outputs(check):
                  'return keras.Model(inp, {"z": layers.Dense(1, name="z")(h), "a": layers.Dense(3, name="a")(h)})'))
 
 
+MASKED_RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 N_STATES = {"SimpleRNN": 1, "LSTM": 2, "GRU": 1}
 
@@ -1071,6 +1073,132 @@ def test_conv1d_then_lstm(check):
     # channels-first Conv1D output goes back to (N, T, F) for the LSTM.
     check(one_input((8, 3), 'x = layers.Conv1D(4, 3, padding="same")(inp)', "x = layers.MaxPooling1D()(x)",
                     "out = layers.LSTM(3)(x)"))
+
+
+# -------------------------------------------------------------------------------------
+# Recurrent layers started from a given state (initial_state): Keras' seq2seq
+# encoder-decoder; torch's states are (layers * directions, N, H), Keras' (N, H)
+# -------------------------------------------------------------------------------------
+def states_list(cell: str, prefix: str = "s") -> str:
+    """The Python list of an RNN's state names: ``[s0, s1]`` (LSTM) or ``[s0]``."""
+    return "[" + ", ".join(f"{prefix}{i}" for i in range(N_STATES[cell])) + "]"
+
+
+def seq2seq(cell: str, decoder: str, state: str | None = None) -> str:
+    """An encoder over ``enc`` (7, 5) returning its states, a decoder ``decoder`` called on
+    ``dec`` (6, 4) with ``initial_state=`` them (``state``: how they are passed)."""
+    names = states_list(cell)[1:-1]
+    return source("enc = keras.Input(shape=(7, 5))", "dec = keras.Input(shape=(6, 4))",
+                  f"_, {names} = layers.{cell}(3, return_state=True)(enc)",
+                  f"y = {decoder}(dec, initial_state={state or states_list(cell)})",
+                  "out = layers.Dense(2)(y)", "return keras.Model([enc, dec], out)")
+
+
+@pytest.mark.parametrize("rs, rst, gb", RNN_FLAGS)
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_rnn_initial_state_from_encoder(check, cell, rs, rst, gb):
+    checked = check(seq2seq(cell, f"layers.{cell}(3, return_sequences={rs}, go_backwards={gb})"))
+    if rst:  # the decoder's own states as outputs too
+        src = source("enc = keras.Input(shape=(7, 5))", "dec = keras.Input(shape=(6, 4))",
+                     f"_, {states_list(cell)[1:-1]} = layers.{cell}(3, return_state=True)(enc)",
+                     f"y, {states_list(cell, 'd')[1:-1]} = layers.{cell}(3, return_sequences={rs}, "
+                     f"return_state=True, go_backwards={gb})(dec, initial_state={states_list(cell)})",
+                     f"return keras.Model([enc, dec], [y, {states_list(cell, 'd')[1:-1]}])")
+        checked = check(src)
+    assert ".unsqueeze(0)" in forward_text(checked)
+
+
+@pytest.mark.parametrize("state", ["h", "[h]", "(h,)"])
+@pytest.mark.parametrize("cell", ["SimpleRNN", "GRU"])
+def test_rnn_initial_state_one_tensor(check, cell, state):
+    # GRU(...)(x, initial_state=h): a single state given bare or in a list
+    check(source("enc = keras.Input(shape=(7, 5))", "dec = keras.Input(shape=(6, 4))",
+                 f"_, h = layers.{cell}(3, return_state=True)(enc)",
+                 f"out = layers.{cell}(3, return_sequences=True)(dec, initial_state={state})",
+                 "return keras.Model([enc, dec], out)"))
+
+
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_rnn_initial_state_from_dense(check, cell):
+    # a conditioning vector -> Dense -> the initial state(s)
+    states = [f"layers.Dense(3, activation=\"tanh\")(cond)" for _ in range(N_STATES[cell])]
+    check(source("cond = keras.Input(shape=(5,))", "seq = keras.Input(shape=(6, 4))",
+                 f"out = layers.{cell}(3, return_sequences=True)(seq, initial_state=[{', '.join(states)}])",
+                 "return keras.Model([cond, seq], out)"))
+
+
+def test_rnn_initial_state_positional(check):
+    # LSTM.call(sequences, initial_state, ...): the second positional argument
+    src = seq2seq("LSTM", "layers.LSTM(3)").replace("(dec, initial_state=", "(dec, ")
+    assert "initial_state" not in src
+    check(src)
+
+
+@pytest.mark.parametrize("rs, rst, gb", MASKED_RNN_FLAGS)
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+def test_rnn_initial_state_masked(check, cell, rs, rst, gb):
+    # Keras 3 passes a layer its input's mask only when the call has one tensor argument:
+    # given initial_state, the RNN reads every step, padded or not (checked: keras 3.15)
+    n = N_STATES[cell]
+    outs = "[y" + "".join(f", d{i}" for i in range(n)) + "]" if rst else "y"
+    checked = check(source("t = keras.Input(shape=(6,), dtype=\"int32\")", "cond = keras.Input(shape=(5,))",
+                           f"s = [layers.Dense(3)(cond) for _ in range({n})]",
+                           "x = layers.Embedding(4, 5, mask_zero=True)(t)",
+                           f"{outs[1:-1] if rst else outs} = layers.{cell}(3, return_sequences={rs}, "
+                           f"return_state={rst}, go_backwards={gb})(x, initial_state=s)",
+                           f"return keras.Model([t, cond], {outs})"))
+    assert "_keep" not in forward_text(checked)
+
+
+def test_rnn_initial_state_in_sequence_printed():
+    text = translate(seq2seq("LSTM", "layers.LSTM(3, return_sequences=True)"), "case.py").text
+    assert "self.lstm2(dec, (s0.unsqueeze(0), s1.unsqueeze(0)))" in text, text
+    text = translate(seq2seq("GRU", "layers.GRU(3, return_sequences=True)", "s0"), "case.py").text
+    assert "self.gru2(dec, s0.unsqueeze(0))" in text, text
+
+
+def test_rnn_initial_state_in_a_subclassed_model(check):
+    """``self.dec(x, initial_state=[h, c])`` inside a subclassed model's call()."""
+    check("import keras\nfrom keras import layers\n\n\nclass S2S(keras.Model):\n"
+          "    def __init__(self):\n        super().__init__()\n"
+          "        self.enc = layers.LSTM(6, return_state=True)\n"
+          "        self.dec = layers.LSTM(6, return_sequences=True)\n        self.out = layers.Dense(3)\n\n"
+          "    def call(self, inputs):\n        _, h, c = self.enc(inputs)\n"
+          "        return self.out(self.dec(inputs, initial_state=[h, c]))\n\n\n"
+          "def build_model():\n    m = S2S()\n    m(keras.Input(shape=(6, 4)))\n    return m\n")
+
+
+def test_rnn_initial_state_golden_case_numbers(check):
+    """Keras' character-level seq2seq (the golden case, time axes of unknown length)."""
+    with open(os.path.join(os.path.dirname(__file__), "golden", "seq2seq_initial_state", "input.py"),
+              encoding="utf-8") as fh:
+        check(fh.read())
+
+
+@pytest.mark.parametrize("call, why", [
+    pytest.param("layers.Bidirectional(layers.LSTM(3))(dec, initial_state=[s0, s1, s0, s1])", "Bidirectional",
+                 id="bidirectional"),
+    pytest.param("layers.LSTM(3)(dec, initial_state=[s0])", "takes 2 state", id="lstm-one-state"),
+], )
+def test_rnn_initial_state_refused(call, why):
+    src = source("enc = keras.Input(shape=(7, 5))", "dec = keras.Input(shape=(6, 4))",
+                 "_, s0, s1 = layers.LSTM(3, return_state=True)(enc)", f"out = {call}",
+                 "return keras.Model([enc, dec], out)")
+    result = translate(src, "case.py")
+    assert not result.program.models
+    assert any(d.severity == "stub" and why in d.message and "initial_state" in d.message
+               for d in result.diagnostics), [d.message for d in result.diagnostics]
+
+
+def test_rnn_initial_state_read_back_from_the_same_layer_refused():
+    # a decoding loop feeding a layer its own state: stays a reported stub
+    src = source("dec = keras.Input(shape=(6, 4))", "rnn = layers.LSTM(3, return_state=True)",
+                 "y, h, c = rnn(dec)", "y, h, c = rnn(dec, initial_state=[h, c])", "out = y",
+                 "return keras.Model(dec, out)")
+    result = translate(src, "case.py")
+    assert not result.program.models
+    assert any(d.severity == "stub" and "same layer" in d.message for d in result.diagnostics), \
+        [d.message for d in result.diagnostics]
 
 
 # =====================================================================================
@@ -1217,7 +1345,6 @@ def check_padded(check, src: str, tokens: np.ndarray = PADDED_TOKENS) -> None:
     assert err <= TOL, f"max abs error {err:.3g} on padded tokens"
 
 
-MASKED_RNN_FLAGS = grid("seq{rs:d}-state{rst:d}-back{gb:d}", rs=[False, True], rst=[False, True], gb=[False, True])
 
 
 @pytest.mark.parametrize("rs, rst, gb", MASKED_RNN_FLAGS)

@@ -646,6 +646,85 @@ def test_initial_weights_follow_torch_defaults(name):
     assert checked >= 2
 
 
+def _two_inputs(init: str, forward: str, shapes: str = "((6, 4), (7, 5))") -> str:
+    """A module whose forward reads ``x`` (a sequence) and ``z`` (an encoder's sequence or a
+    conditioning vector)."""
+    return _module(init, forward, shapes).replace("def forward(self, x):", "def forward(self, x, z):")
+
+
+_ENC_DEC = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN"}
+#: name → (init, forward[, INPUT_SHAPE]): an RNN started from a given state (Keras' initial_state)
+INITIAL_STATES = {
+    "lstm_from_encoder_states": ("self.enc = nn.LSTM(5, 3, batch_first=True)\nself.dec = nn.LSTM(4, 3, batch_first=True)",
+                                 "_, (h, c) = self.enc(z)\ny, _ = self.dec(x, (h, c))\nreturn y"),
+    "gru_from_encoder_state": ("self.enc = nn.GRU(5, 3, batch_first=True)\nself.dec = nn.GRU(4, 3, batch_first=True)",
+                               "_, h = self.enc(z)\ny, _ = self.dec(x, h)\nreturn y"),
+    "rnn_from_encoder_state_kw": ("self.enc = nn.RNN(5, 3, batch_first=True)\nself.dec = nn.RNN(4, 3, batch_first=True)",
+                                  "_, h = self.enc(z)\ny, _ = self.dec(x, hx=h)\nreturn y"),
+    "lstm_from_last_layer_unsqueezed": (
+        "self.enc = nn.LSTM(5, 3, num_layers=2, batch_first=True)\nself.dec = nn.LSTM(4, 3, batch_first=True)",
+        "_, (h, c) = self.enc(z)\ny, (hd, cd) = self.dec(x, (h[-1].unsqueeze(0), c[-1].unsqueeze(0)))\n"
+        "return y[:, -1], hd[0], cd[0]"),
+    "lstm_from_linear_view": (
+        "self.h0 = nn.Linear(5, 3)\nself.c0 = nn.Linear(5, 3)\nself.dec = nn.LSTM(4, 3, batch_first=True)",
+        "h = torch.tanh(self.h0(z)).view(1, -1, 3)\nc = self.c0(z).view(1, z.size(0), 3)\n"
+        "y, _ = self.dec(x, (h, c.contiguous()))\nreturn y", "((6, 4), (5,))"),
+    "gru_from_linear_unsqueeze": ("self.fc = nn.Linear(5, 3)\nself.dec = nn.GRU(4, 3, batch_first=True)",
+                                  "y, h = self.dec(x, self.fc(z).unsqueeze(0))\nreturn y, h.squeeze(0)",
+                                  "((6, 4), (5,))"),
+    "rnn_from_linear_reshape_flipped": ("self.fc = nn.Linear(5, 3)\nself.dec = nn.RNN(4, 3, batch_first=True)",
+                                        "y, _ = self.dec(x.flip(1), self.fc(z).reshape(1, -1, 3))\nreturn y",
+                                        "((6, 4), (5,))"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INITIAL_STATES))
+def test_rnn_initial_state_torch_to_keras(name):
+    init, forward, *shapes = INITIAL_STATES[name]
+    src = _two_inputs(init, forward, *shapes)
+    err, n_torch, n_keras, tr = check_torch_source(src, path=f"{name}.py")
+    assert err <= 1e-5, f"{name}: max abs error {err}"
+    assert n_torch == n_keras
+    assert "initial_state=[" in tr.text
+
+
+def test_rnn_initial_state_printed_for_keras():
+    init, forward = INITIAL_STATES["lstm_from_encoder_states"]
+    text = translate(_two_inputs(init, forward), "m.py", "keras").text
+    assert re.search(r"\)\(x, initial_state=\[(\w+), (\w+)\]\)", text), text
+    init, forward, shapes = INITIAL_STATES["gru_from_linear_unsqueeze"]
+    text = translate(_two_inputs(init, forward, shapes), "m.py", "keras").text
+    assert ")(x, initial_state=[fc])" in text, text  # the Linear's output, (N, H) as Keras takes it
+
+
+def test_rnn_initial_state_golden_case_numbers():
+    """The golden case (a GRU decoder from the encoder's h_n plus a Linear of a third input)
+    computes what torch computes."""
+    with open(os.path.join(ROOT, "tests", "golden_keras", "seq2seq_initial_state", "input.py"), encoding="utf-8") as fh:
+        err, n_torch, n_keras, _ = check_torch_source(fh.read(), path="input.py")
+    assert err <= 1e-5 and n_torch == n_keras, (err, n_torch, n_keras)
+
+
+@pytest.mark.parametrize("init, forward, why", [
+    pytest.param("self.enc = nn.LSTM(5, 3, num_layers=2, batch_first=True)\n"
+                 "self.dec = nn.LSTM(4, 3, num_layers=2, batch_first=True)",
+                 "_, (h, c) = self.enc(z)\ny, _ = self.dec(x, (h, c))\nreturn y",
+                 "num_layers > 1", id="two-layers"),
+    pytest.param("self.enc = nn.GRU(5, 3, batch_first=True, bidirectional=True)\n"
+                 "self.dec = nn.GRU(4, 3, batch_first=True, bidirectional=True)",
+                 "_, h = self.enc(z)\ny, _ = self.dec(x, h)\nreturn y", "bidirectional",
+                 id="bidirectional"),
+    pytest.param("self.enc = nn.LSTM(5, 3, batch_first=True)\nself.dec = nn.LSTM(4, 3, batch_first=True)",
+                 "_, (h, c) = self.enc(z)\ny, _ = self.dec(x, (h, torch.zeros(1, x.size(0), 3)))\nreturn y",
+                 "zeros mixed", id="zeros-mixed"),
+    pytest.param("self.enc = nn.GRU(5, 3, num_layers=2, batch_first=True)\nself.dec = nn.GRU(4, 3, batch_first=True)",
+                 "_, h = self.enc(z)\ny, _ = self.dec(x, h)\nreturn y", "(1, N, H) stack", id="two-layer-h_n"),
+])
+def test_rnn_initial_state_torch_to_keras_refused(init, forward, why):
+    tr = translate(_two_inputs(init, forward), "m.py", "keras")
+    assert any(why in d.message and "initial state" in d.message for d in tr.stubs), [d.message for d in tr.stubs]
+
+
 def test_own_parameter_against_a_feature_map_is_a_stub():
     """A parameter shaped for torch's channels-first broadcast ((C, 1, 1) times NCHW) would
     need its axes permuted for channels-last: a stub with its line, never a wrong model."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import ast
 import contextlib
 import io
@@ -561,16 +563,21 @@ RNN_WITH_STATE = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("line, replacement", [
-    ("out, _ = self.dec(x, h)", "out, _ = self.dec(x, h)"),
-    ("out, _ = self.dec(x, h)", "out, _ = self.dec(x, hx=h)"),
-    ("out, _ = self.dec(x, h)", "out, _ = self.dec(x, torch.zeros(1, x.size(0), 8) + 1)"),
-], ids=["encoder_state", "hx_keyword", "computed_from_zeros"])
-def test_rnn_initial_state_is_a_stub_not_dropped(line, replacement):
-    """An RNN given an initial state (the encoder's h_n) was read as if called on x alone:
-    wrong numbers and the encoder's weights gone. It is a stub until Keras' initial_state=
-    is translated; zeros made in forward and then computed with are refused too."""
-    tr = translate(RNN_WITH_STATE.replace(line, replacement), "m.py", "keras")
+@pytest.mark.parametrize("replacement", ["out, _ = self.dec(x, h)", "out, _ = self.dec(x, hx=h)"],
+                         ids=["encoder_state", "hx_keyword"])
+def test_rnn_initial_state_is_keras_initial_state(replacement):
+    """An RNN given an initial state (the encoder's h_n) was read as if called on x alone
+    (wrong numbers, the encoder's weights gone), then a stub; now Keras' initial_state=
+    (numbers: test_numeric_torch_to_keras)."""
+    tr = translate(RNN_WITH_STATE.replace("out, _ = self.dec(x, h)", replacement), "m.py", "keras")
+    assert not tr.stubs, tr.stubs
+    assert re.search(r"\)\(x, initial_state=\[\w+\]\)", tr.text), tr.text
+
+
+def test_rnn_initial_state_computed_from_zeros_is_a_stub():
+    """Zeros made in forward and then computed with are no initial state it reads."""
+    tr = translate(RNN_WITH_STATE.replace("out, _ = self.dec(x, h)",
+                                          "out, _ = self.dec(x, torch.zeros(1, x.size(0), 8) + 1)"), "m.py", "keras")
     assert [d.message.split(":")[0] for d in tr.stubs] == ["build_model"], tr.stubs
 
 

@@ -165,6 +165,24 @@ def test_time_distributed_dense_through_every_format(fmt, tmp_path):
                            "out = layers.TimeDistributed(layers.Dense(2), name='per_step')(x)"), tmp_path, fmt=fmt)
 
 
+SEQ2SEQ = {  # encoder states → the decoder's initial_state (Keras' character-level seq2seq)
+    "lstm": ("_, h, c = layers.LSTM(6, return_state=True)(enc)",
+             "y = layers.LSTM(6, return_sequences=True)(dec, initial_state=[h, c])"),
+    "gru": ("_, h = layers.GRU(6, return_state=True)(enc)", "y = layers.GRU(6, return_sequences=True)(dec, initial_state=h)"),
+}
+
+
+@pytest.mark.parametrize("fmt", [".weights.h5", ".keras", ".h5"])
+@pytest.mark.parametrize("cell", sorted(SEQ2SEQ))
+def test_seq2seq_initial_state_through_every_format(cell, fmt, tmp_path):
+    """The decoder started from the encoder's states (was a stub): both RNNs' tensors map
+    through the file and back; the states themselves hold no weights."""
+    encoder, decoder = SEQ2SEQ[cell]
+    lines = ["enc = keras.Input(shape=(7, 5))", "dec = keras.Input(shape=(6, 4))", encoder, decoder,
+             "out = layers.Dense(4)(y)", "return keras.Model([enc, dec], out)"]
+    roundtrip(HEADER + "".join(f"    {line}\n" for line in lines), tmp_path, fmt=fmt)
+
+
 @pytest.mark.parametrize("case", PASS_CASES, ids=["flatten-dense", "dense-reshape"])
 def test_pass_rewritten_weights_roundtrip(case, tmp_path):
     shape, *body = case

@@ -131,24 +131,26 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
         keras_layer(kmodel, md.graph, name).set_weights(arrays)
-    shape = md.graph.meta["source_input_shapes"][0][1:]
-    dtype = md.graph.inputs[0].dtype
     rng = np.random.RandomState(seed)
-    if dtype.startswith("int"):
-        high = min(n.attrs["input_dim"] for n in md.graph.nodes if n.op == "embedding")
-        x = rng.randint(0, high, size=(batch, *shape)).astype(dtype)
-    else:
-        x = rng.randn(batch, *shape).astype("float32")
+    xs, xs_k = [], []
+    for i, value in enumerate(md.graph.inputs):  # (a model of several inputs: each in order)
+        shape = md.graph.meta["source_input_shapes"][i][1:]
+        if value.dtype.startswith("int"):
+            high = min(n.attrs["input_dim"] for n in md.graph.nodes if n.op == "embedding")
+            x = rng.randint(0, high, size=(batch, *shape)).astype(value.dtype)
+        else:
+            x = rng.randn(batch, *shape).astype("float32")
+        layout = md.graph.meta["input_layouts"][i]
+        # an input read by convolutions was made channels-last: the data is permuted where it enters
+        moved = layout in ("NWC", "NHWC", "NDHWC") and md.graph.meta["source_input_shapes"][i] != \
+            tuple(value.shape)
+        xs.append(x)
+        xs_k.append(np.moveaxis(x, 1, -1) if moved else x)
     noise = SameNoise(seed)
     with torch.no_grad(), noise.recording():
-        y_t = model(torch.from_numpy(x))
-    layout = md.graph.meta["input_layouts"][0]
-    # an input read by convolutions was made channels-last: the data is permuted where it enters
-    moved = layout in ("NWC", "NHWC", "NDHWC") and md.graph.meta["source_input_shapes"][0] != \
-        tuple(md.graph.inputs[0].shape)
-    x_k = np.moveaxis(x, 1, -1) if moved else x
+        y_t = model(*(torch.from_numpy(x) for x in xs))
     with noise.replaying():
-        y_k = kmodel(x_k, training=training)
+        y_k = kmodel(xs_k if len(xs_k) > 1 else xs_k[0], training=training)
     ys_t = y_t if isinstance(y_t, (tuple, list)) else [y_t]
     ys_k = y_k if isinstance(y_k, (tuple, list)) else [y_k]
     err = 0.0

@@ -42,6 +42,8 @@ class BoundCall:
     warnings: list[str] = field(default_factory=list)
     #: token-id values appended to the node's inputs (after ``tensors``)
     mask_inputs: list = field(default_factory=list)
+    #: an RNN's ``initial_state`` tensors (frontend tensors), the node's last inputs
+    states: list = field(default_factory=list)
     #: tensors whose mask the layer deletes (MultiHeadAttention unsets the masks of its
     #: query, value and key): inside a subclassed layer's call() later readers of the same
     #: tensor see none; a Functional model keeps its masks apart and is not affected
@@ -65,6 +67,8 @@ MASK_READING_MERGES = {
 }
 #: ops that read a mask through a ``masked`` attribute and a token-id input
 MASKED_OPS = {"lstm", "gru", "simple_rnn", "global_avg_pool1d"}
+#: recurrent ops that can start from a given state (``initial_state``)
+RNN_OPS = ("lstm", "gru", "simple_rnn")
 ATTENTION_OPS = {"multi_head_attention", "attention", "additive_attention"}
 #: augmentation layers whose training-time transformation the torch module reproduces
 FAITHFUL_AUGMENTATIONS = ("RandomFlip", "RandomContrast", "GaussianNoise", "GaussianDropout")
@@ -102,11 +106,15 @@ def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]
         if "inputs" not in kwargs:
             raise Unsupported(f"{cls_name or spec.op}: called without an input")
         args = [kwargs.pop("inputs")]
+    states = _initial_state(spec, cls_name, args, kwargs)
     for key in ("mask", "initial_state", "constants"):
         if kwargs.get(key) is not None:
             raise Unsupported(f"{cls_name or spec.op}({key}=...) in a layer call is not translated yet")
     tensors = _tensors(args[0])
     call = BoundCall(tensors, masks=[mask_of(t) for t in tensors])
+    if states:
+        call.states = states
+        call.attrs["initial_state"] = True
     if not cls_name:  # keras.ops / operators on tensors: Keras attaches no mask to them
         return call
     if spec.op == "random_augmentation" and spec.attrs["kind"] not in FAITHFUL_AUGMENTATIONS:
@@ -117,7 +125,9 @@ def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]
         raise Unsupported(f"{cls_name} over a masked sequence (Embedding(mask_zero=True)) is not translated "
                           f"yet: Keras uses the mask inside the merge ({MASK_READING_MERGES[cls_name]})")
     mask = call.masks[0] if len(tensors) == 1 else None
-    if mask is None:
+    if mask is None or call.states:
+        # (Keras 3 hands a layer its input's mask only when the call has one tensor argument:
+        # an RNN given initial_state runs over every step; the output still carries the mask)
         return call
     if spec.op in MASKED_OPS:
         call.mask_inputs.append(_ids(mask, f"{cls_name} reads the mask of its input"))
@@ -132,6 +142,30 @@ def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]
                              "batch statistics over the unmasked steps only; torch over all steps "
                              "(training only)")
     return call
+
+
+def _initial_state(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]) -> list:
+    """An RNN call's ``initial_state`` (keyword or second positional argument), taken out of
+    ``kwargs``/``args``: the state tensors in Keras' order (h, and c for an LSTM), or []."""
+    what = cls_name or spec.op
+    given = kwargs.pop("initial_state", None)
+    if len(args) > 1 and spec.op in RNN_OPS + ("bidirectional",):
+        if given is not None:
+            raise Unsupported(f"{what}: initial_state given twice")
+        given, args[1:] = args[1], args[2:]
+    if given is None:
+        return []
+    if spec.op == "bidirectional":
+        raise Unsupported("Bidirectional(...)(x, initial_state=...) is not translated yet (only a one-way "
+                          "LSTM, GRU or SimpleRNN starts from a given state)")
+    if spec.op not in RNN_OPS:
+        kwargs["initial_state"] = given  # (refused below, as before)
+        return []
+    states = _tensors(given)
+    want = 2 if spec.op == "lstm" else 1
+    if len(states) != want:
+        raise Unsupported(f"{what}(initial_state=...) takes {want} state tensor(s), got {len(states)}")
+    return states
 
 
 def _bind_multi_head_attention(args: list, kwargs: dict[str, Any]) -> BoundCall:

@@ -2663,7 +2663,7 @@ class KerasFrontend:
             raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
         spec = layer.spec
         attrs = {**spec.attrs, **call.attrs} if call.attrs else spec.attrs
-        values = [t.value for t in inputs] + call.mask_inputs
+        values = [t.value for t in inputs] + call.mask_inputs + self._initial_states(layer, call.states)
         for warning in call.warnings:
             self.program.warn(span, warning, self._line(span))
         if self.self_stack:  # a call() runs on tensors: a layer unsetting their masks is seen after it
@@ -2713,6 +2713,20 @@ class KerasFrontend:
         if len(outputs) == 1:
             return outputs[0]
         return outputs
+
+    @staticmethod
+    def _initial_states(layer: LayerObj, states: list) -> list:
+        """The values of an RNN call's ``initial_state`` tensors (none: []); a state the same
+        layer computed (a decoding loop feeding a layer its own state) is refused."""
+        what = layer.cls_name or layer.spec.op
+        if not all(isinstance(t, TensorVal) for t in states):
+            raise Unsupported(f"{what}(initial_state=...): a state is not a tensor")
+        for t in states:
+            producer = t.value.producer
+            if producer is not None and producer.meta.get("layer") is layer:
+                raise Unsupported(f"{what}(initial_state=...) read back from the same layer's own state (a "
+                                  "recurrent loop over layer calls) is not translated yet")
+        return [t.value for t in states]
 
     @staticmethod
     def _probe_outputs(op: str, attrs: dict, inputs) -> int:

@@ -214,6 +214,19 @@ class _ZeroState:
 _ZERO_STATE_METHODS = ("to", "cuda", "cpu", "detach", "contiguous", "requires_grad_", "float")
 
 
+@dataclass(eq=False)
+class _StackedState:
+    """``h.unsqueeze(0)`` / ``h.view(1, N, H)`` of a (N, H) tensor: torch's (1, N, H) stack of
+    one layer's RNN state; read only as an RNN's initial state (Keras' ``initial_state``
+    takes the (N, H) tensor itself)."""
+
+    tensor: "Tensor"
+
+
+#: tensor methods that leave a stacked state what it is
+_STACKED_STATE_METHODS = ("to", "cuda", "cpu", "contiguous", "float")
+
+
 def _tensor_values(path: str, items) -> list:
     """The graph values of ``torch.cat``'s (``torch.add``'s, ...) tensors, all tensors."""
     if not all(isinstance(t, Tensor) for t in items):
@@ -1173,7 +1186,8 @@ class TorchFrontend:
             return Bound(obj, name)
         if isinstance(obj, (list, dict, str, tuple, RNNStates)):
             return Bound(obj, name)
-        if isinstance(obj, _ZeroState) and name in _ZERO_STATE_METHODS:
+        if isinstance(obj, _ZeroState) and name in _ZERO_STATE_METHODS or \
+                isinstance(obj, _StackedState) and name in _STACKED_STATE_METHODS:
             return Bound(obj, name)
         if isinstance(obj, (Unknown, _Super)):
             return Bound(obj, name) if isinstance(obj, _Super) else obj
@@ -1684,7 +1698,7 @@ class TorchFrontend:
             return self._param_method(obj, name, args, kwargs)
         if isinstance(obj, Tensor):
             return self._tensor_method(obj, name, args, kwargs, node)
-        if isinstance(obj, _ZeroState):
+        if isinstance(obj, (_ZeroState, _StackedState)):
             return obj
         if isinstance(obj, RNNStates):
             dim = args[0] if args else kwargs.get("dim")
@@ -1910,11 +1924,15 @@ class TorchFrontend:
             return x
         if mod.kind in ("module_list", "module_dict"):
             raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        states = []
         if mod.layer is not None and mod.layer.kind == "rnn" and \
                 not all(_zero_state(a) for a in list(args[1:]) + list(kwargs.values())):
-            # (h_n of another RNN, a learned state): Keras' initial_state=, not translated yet
-            raise Unsupported(f"nn.{mod.cls_name} called with an initial state other than zeros is not "
-                              "translated yet")
+            states = self._initial_states(mod, args, kwargs)
+            if not isinstance(args[0], (Tensor, _Reversed)):
+                raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
+            x = args[0]
+            return self._apply_rnn(mod.layer, mod, x.tensor.value if isinstance(x, _Reversed) else x.value, span,
+                                   backwards=isinstance(x, _Reversed), states=states)
         if args and isinstance(args[0], _Reversed):
             if mod.layer is None or mod.layer.kind != "rnn" or mod.layer.extra["bidirectional"]:
                 raise Unsupported(f"nn.{mod.cls_name} on a flipped sequence: only a one-way RNN reads it")
@@ -1924,6 +1942,33 @@ class TorchFrontend:
         if not args or not all(isinstance(a, Tensor) for a in args[:1]):
             raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
         return self._apply_layer(mod.layer, mod, [a.value for a in args if isinstance(a, Tensor)], span)
+
+    @staticmethod
+    def _initial_states(mod: Mod, args, kwargs) -> list[Value]:
+        """``rnn(x, hx)`` / ``rnn(x, (h0, c0))`` with states other than zeros: the (N, H) values
+        of Keras' ``initial_state`` (h, and c for an LSTM). A state is torch's (1, N, H) stack:
+        ``h.unsqueeze(0)``, ``h.view(1, N, H)`` or another one-layer RNN's ``h_n``."""
+        what = f"nn.{mod.cls_name}"
+        if set(kwargs) - {"hx"} or len(args) + len(kwargs) != 2:
+            raise Unsupported(f"{what}: called with arguments other than (input, hx)")
+        if mod.layer.extra["num_layers"] != 1 or mod.layer.extra["bidirectional"]:
+            raise Unsupported(f"{what} with num_layers > 1 or bidirectional=True called with an initial state "
+                              "other than zeros is not translated yet")
+        hx = args[1] if len(args) > 1 else kwargs["hx"]
+        lstm = mod.layer.op == "lstm"
+        if lstm != isinstance(hx, (tuple, list)) or lstm and len(hx) != 2:
+            raise Unsupported(f"{what}: the initial state is {'a pair (h0, c0)' if lstm else 'one tensor h0'}")
+        values = []
+        for state in (hx if lstm else [hx]):
+            if isinstance(state, RNNStates) and len(state.values) == 1:
+                values.append(state.values[0])  # another one-layer RNN's h_n
+            elif isinstance(state, _StackedState):
+                values.append(state.tensor.value)
+            else:
+                raise Unsupported(f"{what}: an initial state is read as torch's (1, N, H) stack of a (N, H) "
+                                  "tensor (h.unsqueeze(0), h.view(1, N, H), a one-layer RNN's h_n); zeros "
+                                  "mixed with a given state, or other forms, are not translated yet")
+        return values
 
     def _apply_attention(self, mod: Mod, args, kwargs, span: Span):
         """``attn(query, key, value)`` → Keras' (query, value, key=...) order; returns torch's
@@ -1997,7 +2042,8 @@ class TorchFrontend:
             infer_node(out.value.producer)
         return out
 
-    def _apply_rnn(self, layer: TorchLayer, mod: Mod, x: Value, span: Span, backwards: bool = False):
+    def _apply_rnn(self, layer: TorchLayer, mod: Mod, x: Value, span: Span, backwards: bool = False,
+                   states: list[Value] | None = None):
         n_layers, bidi, dropout = layer.extra["num_layers"], layer.extra["bidirectional"], layer.extra["dropout"]
         if layer.in_features is not None and x.shape[-1] != layer.in_features:
             raise FrontendError(f"nn.{mod.cls_name} expects input_size {layer.in_features}, the tensor has "
@@ -2017,8 +2063,9 @@ class TorchFrontend:
                 if op == "lstm":
                     states_c += [fwd[1].value, bwd[1].value]
             else:
-                attrs = {**inner, "go_backwards": backwards and i == 0}
-                outs = self._add(op, [x], attrs, span, op, n_out=3 if op == "lstm" else 2, name=name, mod=mod)
+                attrs = {**inner, "go_backwards": backwards and i == 0, "initial_state": bool(states)}
+                outs = self._add(op, [x] + (states or []), attrs, span, op, n_out=3 if op == "lstm" else 2,
+                                 name=name, mod=mod)
                 states_h.append(outs[1].value)
                 if op == "lstm":
                     states_c.append(outs[2].value)
@@ -2247,6 +2294,9 @@ class TorchFrontend:
             return self._add("flatten", [x], {}, span, "flatten")
         if name in ("view", "reshape"):
             shape = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
+            if rank == 2 and len(shape) == 3 and shape[0] == 1 and (isinstance(shape[1], BatchDim) or shape[1] == -1) \
+                    and shape[2] in (x.shape[1], -1) and shape[1:].count(-1) <= 1:
+                return _StackedState(t)  # h.view(1, N, H): an RNN's initial state
             if not shape or not (isinstance(shape[0], BatchDim) or shape[0] == -1):
                 raise Unsupported(f".{name}{tuple(shape)}: the first size must be the batch (x.size(0) or -1)")
             rest = shape[1:]
@@ -2310,6 +2360,8 @@ class TorchFrontend:
                 rest = shape[1:d] + shape[d + 1:]
             else:
                 d = dim % (rank + 1)
+                if d == 0 and rank == 2:
+                    return _StackedState(t)  # (an RNN's initial state; anything else refuses it)
                 if d == 0:
                     return self._unsupported_tensor(name)
                 rest = shape[1:d] + [1] + shape[d:]

@@ -367,17 +367,19 @@ op("concat", inputs="*xs", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs
 op("embedding", attrs="input_dim: int; output_dim: int; mask_zero: bool = False",
    params="embeddings: VE", layout=TERMINATE)
 _RNN = ("units: int; return_sequences: bool = False; return_state: bool = False; "
-        "go_backwards: bool = False; use_bias: bool = True; masked: bool = False")
+        "go_backwards: bool = False; use_bias: bool = True; masked: bool = False; initial_state: bool = False")
 _MASKED = (" ``masked``: a second input holds the token ids of an Embedding(mask_zero=True); a step "
-           "whose id is 0 is skipped (state carried over, the previous output repeated).")
-op("simple_rnn", inputs="x, *mask", attrs=_RNN + "; activation: str = 'tanh'",
+           "whose id is 0 is skipped (state carried over, the previous output repeated). "
+           "``initial_state`` (never with ``masked``): the inputs after x are the states the "
+           "recurrence starts from instead of zeros, each (N, units), Keras' order (h, and c for lstm).")
+op("simple_rnn", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'",
    params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
    doc="Gates G = units." + _MASKED)
-op("lstm", inputs="x, *mask", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+op("lstm", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
                         "unit_forget_bias: bool = True",
    params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
    doc="Gates G = 4 units in the order i, f, c, o." + _MASKED)
-op("gru", inputs="x, *mask", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+op("gru", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
                        "reset_after: bool = True",
    params="kernel: IG; recurrent_kernel: UG; bias: BG if use_bias", layout=TERMINATE,
    doc="Gates G = 3 units in the order z, r, h; bias rows (input, recurrent) with reset_after." + _MASKED)

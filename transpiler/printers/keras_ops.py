@@ -548,8 +548,14 @@ def _rnn_args(op: str, a: dict) -> dict:
 @emitter("simple_rnn", "lstm", "gru")
 def emit_rnn_keras(node: Node) -> KerasEmission:
     a = node.attrs
+    if a["masked"]:
+        raise NotImplementedError(f"{_RNN_CLASS[node.op]} over a masked sequence from a PyTorch source")
+
+    def args(ins):  # the states after x, each (N, units) as Keras takes them
+        return f"{ins[0]}, initial_state=[{', '.join(ins[1:])}]"
+
     return KerasEmission(layer(_RNN_CLASS[node.op], node, lit(a["units"]), **_rnn_args(node.op, a)),
-                         helpers=("torch_uniform_init",))
+                         helpers=("torch_uniform_init",), args=args if a["initial_state"] else None)
 
 
 @emitter("bidirectional")

@@ -928,6 +928,15 @@ def _frozen_second_bias(op: str, a: dict, m: str, suffixes: list[str]) -> list[s
         f"{m}.bias_hh_l0{s}.requires_grad_(False)" for s in suffixes]
 
 
+def _torch_initial_state(node: Node, ins) -> str | None:
+    """The torch form of an RNN node's ``initial_state`` inputs (None without them): Keras'
+    states are (N, units), torch's (num_layers * directions, N, units), here one layer."""
+    if not node.attrs.get("initial_state"):
+        return None
+    states = [f"{atom(s)}.unsqueeze(0)" for s in ins[1:]]
+    return f"({states[0]}, {states[1]})" if len(states) == 2 else states[0]
+
+
 def _masked_rnn_statements(node: Node, m: str):
     """Keras' masked recurrence: a step whose token id is 0 leaves the state unchanged and
     repeats the previous output. One module call per step (exact for any mask; torch's
@@ -987,11 +996,13 @@ def emit_rnn_torch(node: Node, m: str) -> Emission:
             x = f"{x}.flip(1)"
         seq = outs[0] if a["return_sequences"] else f"{outs[0]}_seq"
         h = outs[1] if a["return_state"] else "_"
+        start = _torch_initial_state(node, ins)
+        args = x if start is None else f"{x}, {start}"
         if lstm:
             c = outs[2] if a["return_state"] else "_"
-            lines = [f"{seq}, ({h}, {c}) = {m}({x})"]
+            lines = [f"{seq}, ({h}, {c}) = {m}({args})"]
         else:
-            lines = [f"{seq}, {h} = {m}({x})"]
+            lines = [f"{seq}, {h} = {m}({args})"]
         if a["return_state"]:
             lines.append(f"{h} = {h}[0]")
             if lstm:

@@ -274,7 +274,23 @@ def _embedding(node, shapes, layouts):
 
 @rule("simple_rnn", "lstm", "gru")
 def _rnn(node, shapes, layouts):
-    return _rnn_outputs(node.op, node.attrs, shapes[0], node.attrs["units"])
+    a = node.attrs
+    if a.get("masked") and a.get("initial_state"):
+        raise IRError(f"{node.op}: masked and initial_state together (Keras reads no mask then)")
+    n_states = rnn_state_count(node.op) if a.get("initial_state") else 0
+    want = 1 + bool(a.get("masked")) + n_states
+    if len(shapes) != want:
+        raise IRError(f"{node.op}: {len(shapes)} inputs, want {want} (x, then the mask ids if masked "
+                      "or the initial states if initial_state)")
+    for shape in shapes[1:1 + n_states]:
+        if len(shape) != 2 or shape[1] != a["units"]:
+            raise IRError(f"{node.op}: an initial state is (batch, {a['units']}), got {shape}")
+    return _rnn_outputs(node.op, a, shapes[0], a["units"])
+
+
+def rnn_state_count(op: str) -> int:
+    """How many state tensors the recurrence carries: h and c for an LSTM, h otherwise."""
+    return 2 if op == "lstm" else 1
 
 
 def _rnn_outputs(op: str, a: dict, shape: tuple, width: int):
