@@ -417,7 +417,7 @@ def resolve_api(path: str) -> Any:
         return ApiRef("optimizer", last)
     if name.startswith("losses.") and last in keras_training.LOSS_NAMES:
         return ApiRef("loss", last)
-    if name.startswith("metrics.") and (last in keras_training.METRIC_NAMES or last == "Accuracy"):  # (refused)
+    if name.startswith("metrics.") and (last in keras_training.METRIC_NAMES or last in ("Accuracy", "Mean")):
         return ApiRef("metric", last)
     if name.startswith("regularizers.") and last in REGULARIZERS:
         return ApiRef("regularizer", last)
@@ -2297,6 +2297,18 @@ class KerasFrontend:
                 if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
                     config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
                     config.params["code"] = cst.Module([]).code_for_node(node)
+            elif isinstance(value, keras_training.TrainingObj) and value.kind == "metric":
+                # a metric object a custom loop updates: keras.metrics.Mean(name=...) or one of a
+                # per-sample function (SparseCategoricalAccuracy(), ...): (canonical name, label)
+                if value.name == "Mean":
+                    extra = set(value.kwargs) - {"name", "dtype"}
+                    if value.args or extra:
+                        raise Unsupported("keras.metrics.Mean: only name= and dtype= are translated")
+                    label = value.kwargs.get("name")
+                    config = ("mean", label if isinstance(label, str) else None)
+                else:
+                    config = (keras_training.metric_name(value), None)
+                kind = "metric_object"
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "schedule":
                 config, kind = None, "schedule_object"  # read where an optimizer takes it
             elif isinstance(value, list) and value and all(

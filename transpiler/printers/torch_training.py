@@ -445,7 +445,8 @@ class TrainingPrinter:
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
-                             "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code"):
+                             "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
+                             "metric_object"):
                 self.code.statements[ts.stmt] = lines
             else:
                 self.code.expressions[ts.call] = lines[0]
@@ -591,6 +592,8 @@ class TrainingPrinter:
             if model is None:
                 raise NotImplementedError("an optimizer used without apply_gradients(... model.trainable_variables)")
             return [f"{ts.model} = {self.optimizer_expr(model, ts.config)}"]
+        if ts.kind == "metric_object":
+            return [f"{ts.model} = {self.metric_object_expr(*ts.config)}"]
         if ts.kind == "loss_object":
             name = self.loss_name(ts.config, ts.config.from_logits)
             doc = f"Keras' {ts.config.kind} loss object: (y_true, y_pred) in, the batch mean out."
@@ -759,7 +762,7 @@ class TrainingPrinter:
         if ts.kind in ("load_data", "to_categorical", "load_model"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
-                       "dataset", "gradient", "apply_gradients", "tape", "model_call"):
+                       "dataset", "gradient", "apply_gradients", "tape", "model_call", "metric_object"):
             return self.loop_lines(ts)
         mt = self._model(ts, several)
         if ts.kind == "compile":
@@ -975,6 +978,24 @@ class TrainingPrinter:
             self.loss_fns[(wrapper, False)] = REDUCTION_WRAPPERS[reduction]
             expr = f"{wrapper}({expr})"
         return expr
+
+    def metric_object_expr(self, name: str, label: str | None) -> str:
+        """A metric object a custom loop updates itself: ``Mean`` (Keras' running mean), or a
+        ``MeanMetricWrapper`` of an accuracy's per-sample function (``update_state(y_true,
+        y_pred)``, ``result()``, ``reset_state()`` as in Keras). Metrics of values (mae, ...)
+        would see the logits where the model's final activation moved into a loss: not
+        translated here, nor the stateful ones (AUC, ...)."""
+        self.needs.add("mean_metric")
+        if name == "mean":
+            return f"Mean(name={lit(label)})" if label else "Mean()"
+        canonical, _, named = name.partition("@")
+        base = canonical.partition("(")[0]
+        if base not in _ACCURACIES:
+            raise NotImplementedError(f"the metric object {base} in a custom loop (accuracies and Mean are "
+                                      "translated)")
+        fn = self.metric_fn(canonical, T.Loss("mean_squared_error"), None)  # (explicit kinds: no loss read)
+        self.needs.add("metric_wrapper")
+        return f"MeanMetricWrapper({fn}, name={lit(named or base)})"
 
     def metric_fn(self, name: str, loss: T.Loss, logits: bool | str | None) -> str:
         """The metric's function (or stateful object) in fit's metrics list; ``logits``: the
@@ -1332,6 +1353,8 @@ class TrainingPrinter:
             out.append(HELPER_BATCH_LOGS)
         if "mean_metric" in self.needs:
             out.append(torch_custom_step.HELPER_MEAN)
+        if "metric_wrapper" in self.needs:
+            out.append(HELPER_METRIC_WRAPPER)
         if "fit_train_step" in self.needs:
             out.append(torch_custom_step.HELPER_FIT_TRAIN_STEP)
             self.code.imports.add("from types import SimpleNamespace")
@@ -1622,6 +1645,24 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):  #@!w
         torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)  #@clip
     optimizer.step()
     return loss.item(), tuple(output.detach() for output in outputs)
+'''
+
+#: per-sample accuracies a metric object of a custom loop may wrap (they rank logits and
+#: probabilities alike)
+_ACCURACIES = {"sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy",
+               "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"}
+
+HELPER_METRIC_WRAPPER = '''
+class MeanMetricWrapper(Mean):
+    """Keras' metric object of a per-sample function: update_state(y_true, y_pred) adds the
+    function's values, result() is their running mean, reset_state() starts again."""
+
+    def __init__(self, fn, name="mean_metric_wrapper", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.fn = fn
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        super().update_state(self.fn(y_pred, y_true), sample_weight)
 '''
 
 HELPER_BATCH_LOGS = '''
