@@ -61,6 +61,21 @@ class Checked:
     graph: object
 
 
+def program_pair(source: str, translation, seed: int, name: str = "program"):
+    """The Keras program ``source`` and its torch translation as modules, and each one's
+    ``build_model()`` with the same random weights: (keras module, torch module, Keras model,
+    torch model)."""
+    md = next(m for m in translation.program.models if m.builder == "build_model")
+    keras_mod = load_source_module(source, name)
+    torch_mod = verify.load_generated(translation.text, f"{name}_torch")
+    keras.backend.clear_session()  # (the automatic layer names the frontend predicts)
+    kmodel = keras_mod.build_model()
+    randomize_keras_weights(kmodel, seed)
+    tmodel = torch_mod.build_model()
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    return keras_mod, torch_mod, kmodel, tmodel
+
+
 def check_source(source: str, *, builder: str = "build_model", batch: int = 3, seed: int = 0,
                  randomize: bool = True, path: str = "case.py", training: bool = False) -> Checked:
     """Transpile ``source``, run both models, return comparisons and parameter counts."""

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 import torch  # noqa: F401  (torch before tensorflow in one process)
 
-from harness import load_source_module, randomize_keras_weights
-from transpiler import verify
+from harness import program_pair
 from transpiler.translate import translate
 
 PROGRAM = '''
@@ -63,20 +62,11 @@ if __name__ == "__main__":
 @pytest.mark.parametrize("metric", ["keras.metrics.SparseCategoricalAccuracy()",
                                     'keras.metrics.SparseTopKCategoricalAccuracy(k=2, name="top2")'])
 def test_metric_objects_in_a_custom_loop_report_what_keras_reports(metric):
-    import keras
-
     src = PROGRAM.replace("METRIC", metric)
     result = translate(src, "loop_metrics.py")
     assert not result.stubs, [str(d) for d in result.stubs]
     assert 'train_loss = Mean(name="train_loss")' in result.text and "MeanMetricWrapper(" in result.text
-    md = result.program.models[0]
-    keras_mod = load_source_module(src, "loop_metrics")
-    torch_mod = verify.load_generated(result.text, "loop_metrics_torch")
-    keras.backend.clear_session()
-    kmodel = keras_mod.build_model()
-    randomize_keras_weights(kmodel, 2)
-    tmodel = torch_mod.build_model()
-    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    keras_mod, torch_mod, kmodel, tmodel = program_pair(src, result, 2, "loop_metrics")
     rng = np.random.default_rng(1)
     x = rng.normal(size=(48, 8)).astype("float32")
     y = rng.integers(0, 3, size=48)

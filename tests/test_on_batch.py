@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import torch  # noqa: F401  (torch before tensorflow in one process)
 
-from harness import load_source_module, randomize_keras_weights
-from transpiler import verify
+from harness import program_pair
 from transpiler.translate import translate
 
 PROGRAM = '''
@@ -50,16 +49,7 @@ def test_train_on_batch_and_test_on_batch_return_what_keras_returns(metrics):
     result = translate(src, "on_batch.py")
     assert not result.stubs, [str(d) for d in result.stubs]
     assert "batch_logs(" in result.text and "batch_size=len(x[start : start + 16])" in result.text
-    md = result.program.models[0]
-    keras_mod = load_source_module(src, "on_batch")
-    torch_mod = verify.load_generated(result.text, "on_batch_torch")
-    import keras
-
-    keras.backend.clear_session()  # (the automatic layer names the frontend predicts)
-    kmodel = keras_mod.build_model()
-    randomize_keras_weights(kmodel, 3)
-    tmodel = torch_mod.build_model()
-    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    keras_mod, torch_mod, kmodel, tmodel = program_pair(src, result, 3, "on_batch")
     rng = np.random.default_rng(0)
     x = rng.normal(size=(48, 5)).astype("float32")
     y = rng.integers(0, 3, size=48)
