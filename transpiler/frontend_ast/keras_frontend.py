@@ -417,7 +417,7 @@ def resolve_api(path: str) -> Any:
         return ApiRef("optimizer", last)
     if name.startswith("losses.") and last in keras_training.LOSS_NAMES:
         return ApiRef("loss", last)
-    if name.startswith("metrics.") and (last in keras_training.METRIC_NAMES or last in ("Accuracy", "Mean")):
+    if name.startswith("metrics.") and (last in keras_training.METRIC_NAMES or last in keras_training.OTHER_METRIC_CLASSES):
         return ApiRef("metric", last)
     if name.startswith("regularizers.") and last in REGULARIZERS:
         return ApiRef("regularizer", last)

@@ -72,6 +72,9 @@ METRIC_NAMES = {
     "AUC": "auc", "Precision": "precision", "Recall": "recall",
     "RootMeanSquaredError": "root_mean_squared_error",
 }
+#: metric classes known but not compile()'s: Mean (a custom loop's tracker) and Accuracy
+#: (exact equality, refused by metric_name)
+OTHER_METRIC_CLASSES = ("Mean", "Accuracy")
 #: the log key of each metric object by default (Keras: the snake-cased class name)
 METRIC_DEFAULT_LABELS = {"auc": "auc", "precision": "precision", "recall": "recall",
                          "root_mean_squared_error": "root_mean_squared_error"}
