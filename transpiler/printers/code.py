@@ -29,13 +29,68 @@ def lit(value: Any) -> str:
     if isinstance(value, int):
         return repr(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + _escaped(value, '"') + '"'
     if isinstance(value, tuple):
         inner = ", ".join(lit(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, list):
         return "[" + ", ".join(lit(v) for v in value) + "]"
     raise TypeError(f"no literal for {value!r}")
+
+
+def _escaped(text: str, quote: str = "", keep: str = "") -> str:
+    """``text`` as the body of a (non-raw) string literal: backslashes doubled, ``quote``
+    characters escaped, and every character that is not printable (newlines, NUL, line
+    separators, ...) but those in ``keep`` written as an escape, so the literal's value
+    is ``text`` exactly and the literal cannot end early or span lines."""
+    out = []
+    for ch in text:
+        if ch == "\\" and ch not in keep:
+            out.append("\\\\")
+        elif ch in quote:
+            out.append("\\" + ch)
+        elif ch in keep or ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1])
+    return "".join(out)
+
+
+def docstring(text: str, indent: str = "") -> str:
+    """A docstring literal whose value is ``text``, whatever ``text`` holds: source
+    docstrings (``\"\"\"``, backslashes, ``r`` prefixes, NUL, unbalanced quotes) cannot
+    end it or change the program. Lines after the first get ``indent``; the first line
+    is returned without it (the caller places the literal)."""
+    # a run of three quotes, or quotes the closing ones would join, is escaped: nothing
+    # inside can end the literal
+    # (the last as \x22: a formatter pads a docstring that ends with a quote character)
+    text = re.sub(r'"{3,}|"+\Z', lambda m: '\\"' * (len(m.group()) - 1) + "\\x22", text.replace("\\", "\\\\"))
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:  # (the closing quotes go on a line of their own anyway)
+        lines.pop()
+    body = [_escaped(ln, keep="\t\\") for ln in lines]
+    # trailing blanks are part of the value, but formatters strip them: the last is escaped
+    body = [ln[:-1] + ("\\t" if ln[-1] == "\t" else "\\x20") if ln[-1:] in (" ", "\t") else ln for ln in body]
+    joined = "\n".join([body[0]] + [f"{indent}{ln}" if ln else "" for ln in body[1:]])
+    return f'"""{joined}"""' if "\n" not in text else f'"""{joined}\n{indent}"""'
+
+
+def docstring_lines(lines: list[str], indent: str) -> str:
+    """The docstring of ``lines`` (joined by newlines), indented: ``indent`` + literal."""
+    return indent + docstring("\n".join(lines), indent)
+
+
+def comment_text(text: str) -> str:
+    """``text`` made fit for one comment line: line breaks and other characters that are
+    not printable are written as escapes (a source line quoted in a comment cannot start
+    a new line of code)."""
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
+
+
+def comment_lines(text: str, prefix: str = "# ") -> list[str]:
+    """Source text quoted as comment lines, one per line of ``text`` (split where Python
+    splits lines), each made safe by ``comment_text``."""
+    return [(prefix + comment_text(ln)).rstrip() for ln in re.split(r"\r\n|\r|\n", text)]
 
 
 def call(func: str, *args: Any, **kwargs: Any) -> str:

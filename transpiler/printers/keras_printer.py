@@ -25,6 +25,7 @@ from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_ops
+from transpiler.printers.code import comment_text, lit
 from transpiler.printers.keras_subclass import is_subclass, subclass_text
 from transpiler.printers.keras_training import ProgramPrinter
 
@@ -95,7 +96,7 @@ def _input_expr(value: Value) -> str:
 
 
 def _comment_lines(node: Node, indent: str) -> list[str]:
-    return [f"{indent}{c}" for c in node.comments]
+    return [f"{indent}{comment_text(c)}" for c in node.comments]
 
 
 def method_function(md: ModelDef, method: str) -> str:
@@ -227,8 +228,8 @@ class KerasScript:
     def render(self) -> str:
         import os
 
-        out: list[str] = [f"# Transpiled from {os.path.basename(self.program.path)} (PyTorch) to Keras by "
-                          "transpiler; review before use."]
+        out: list[str] = [comment_text(f"# Transpiled from {os.path.basename(self.program.path)} (PyTorch) to "
+                                       "Keras by transpiler; review before use.")]
         body = list(self.module.body)
         if body and _is_docstring(body[0]):
             out.append(_code(body[0]).rstrip("\n"))
@@ -363,10 +364,9 @@ class KerasScript:
         return "\n".join(lines) + "\n"
 
     def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:
-        text = message.replace("\\", "\\\\").replace('"', '\\"')
         return (f"def {name}({params}):\n"
-                f"    # transpiler: not translated: {message}\n"
-                f'    raise NotImplementedError("transpiler: {text}")\n')
+                f"    {comment_text(f'# transpiler: not translated: {message}')}\n"
+                f"    raise NotImplementedError({lit(f'transpiler: {message}')})\n")
 
     def stub_builder(self, name: str, fn, info) -> str:
         params = _code(fn.params) if fn is not None else ""

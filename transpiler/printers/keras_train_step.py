@@ -16,6 +16,7 @@ import re
 import textwrap
 
 from transpiler.ir import training as T
+from transpiler.printers.code import docstring
 from transpiler.printers.keras_subclass import MODEL_ATTRIBUTES
 
 #: printed step code that only runs eagerly (numpy on tensors, Python numbers of tensors)
@@ -28,11 +29,9 @@ def _attribute(name: str) -> str:
 
 
 def _docstring(text: str, indent: str) -> list[str]:
-    lines = textwrap.wrap(text, width=88 - len(indent) - 3, break_on_hyphens=False)
-    lines[0] = '"""' + lines[0]
-    if len(lines) == 1:
-        return [indent + lines[0] + '"""']
-    return [indent + ln for ln in lines] + [indent + '"""']
+    lines = textwrap.wrap(text, width=88 - len(indent) - 3, break_on_hyphens=False) or [""]
+    # (the text quotes the source's names: printed through code.docstring)
+    return (indent + docstring("\n".join(lines), indent)).split("\n")
 
 
 def _data_unpacking(names: list[str], through_dataset: bool) -> str:

@@ -26,7 +26,7 @@ from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_helper_calls
-from transpiler.printers.code import Namespace, lit
+from transpiler.printers.code import Namespace, comment_text, lit
 
 LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
                 "binary_crossentropy": "BinaryCrossentropy", "mean_squared_error": "MeanSquaredError",
@@ -915,7 +915,7 @@ class ProgramPrinter:
         if isinstance(stmt, cst.SimpleStatementLine):
             source = _code(stmt.body[0]).strip()
         if ts.kind == "zero_grad":
-            return [f"{cfg['grads']} = None  # {source}"]
+            return [f"{cfg['grads']} = None  " + comment_text(f"# {source}")]
         if cfg.get("simple"):  # the canonical Keras step: one tape.gradient, one apply_gradients
             model = cfg["models"][0][0] if ts.kind == "backward" else cfg["model"]
             if ts.kind == "backward":
@@ -926,12 +926,13 @@ class ProgramPrinter:
             self.need("accumulate_gradients")
             self.imports.add("import tensorflow as tf")
             loss = self.ref(cfg["loss"])
-            lines = [f"# {source}"]
+            lines = [comment_text(f"# {source}")]
             for model, grads in cfg["models"]:
                 lines.append(f"{grads} = accumulate_gradients({cfg['tape']}, {loss}, {model}, {grads})")
             return lines
         self.need("apply_gradients")
-        return [f"apply_gradients({cfg['tape']}, {cfg['optimizer']}, {cfg['model']}, {cfg['grads']})  # {source}"]
+        return [f"apply_gradients({cfg['tape']}, {cfg['optimizer']}, {cfg['model']}, {cfg['grads']})  "
+                + comment_text(f"# {source}")]
 
     def tape_loop(self, ts: T.TrainingStatement, loop: cst.For) -> cst.For:
         """The loop body runs under one persistent GradientTape (torch records every step);
@@ -971,10 +972,9 @@ class ProgramPrinter:
         span = self.frontend._span(stmt)
         bare = stmt.with_changes(leading_lines=[]) if hasattr(stmt, "leading_lines") else stmt
         original = _code(bare).strip("\n").splitlines()
-        text = f"{span}: {message}".replace("\\", "\\\\").replace('"', '\\"')
         lines = comment_lines(f"not translated ({message}); translate by hand:")
-        lines += [f"# | {ln}" if ln.strip() else "# |" for ln in _dedent(original)]
-        lines.append(f'raise NotImplementedError("transpiler: {text}")')
+        lines += [comment_text(f"# | {ln}") if ln.strip() else "# |" for ln in _dedent(original)]
+        lines.append(f"raise NotImplementedError({lit(f'transpiler: {span}: {message}')})")
         return lines
 
 
@@ -983,7 +983,7 @@ def comment_lines(text: str, width: int = 88) -> list[str]:
     import textwrap
 
     wrapped = textwrap.wrap(f"transpiler: {text}", width - 2, break_long_words=False, break_on_hyphens=False)
-    return ["# " + line for line in wrapped]
+    return [comment_text("# " + line) for line in wrapped]
 
 
 def _def_header(fn: cst.FunctionDef) -> str:

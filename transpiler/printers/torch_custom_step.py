@@ -27,6 +27,7 @@ import libcst as cst
 
 from transpiler.cst_fast import nodes_of
 from transpiler.printers import torch_loss_functions
+from transpiler.printers.code import docstring
 from transpiler.printers.torch_loss_functions import Untranslatable
 
 #: Keras Model members a custom step may use that the torch module does not have
@@ -130,7 +131,7 @@ def default_step(kind: str, loss_params: list[str]) -> str:
         doc = "Keras' default test_step, with the model's own compute_loss."
     body += ["self.loss_tracker.update_state(loss, sample_weight=len(x))",
              'return {"loss": self.loss_tracker.result()}']
-    return "\n".join([f"def {kind}(self, data):", f'    """{doc}"""', "    x, y = data"] + [f"    {b}" for b in body])
+    return "\n".join([f"def {kind}(self, data):", "    " + docstring(doc), "    x, y = data"] + [f"    {b}" for b in body])
 
 
 def _code(node: cst.CSTNode) -> str:

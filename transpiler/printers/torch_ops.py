@@ -19,7 +19,7 @@ from transpiler.ir.initializers import Initializer
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.params import expected_shapes
 from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
-from transpiler.printers.code import call, lit, size_arg
+from transpiler.printers.code import call, comment_text, lit, size_arg
 from transpiler.weights.transforms import Transform
 
 
@@ -1402,7 +1402,7 @@ def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
         if kind == "GaussianDropout":
             return lines + [f"# GaussianDropout(rate={config['rate']!r}): the identity, as in Keras"]
         shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
-        return lines + [f"# {kind}({shown}):",
+        return lines + [comment_text(f"# {kind}({shown}):"),
                         "# the identity here; its training-time augmentation has no faithful torch form",
                         "# (without torchvision): augment in the data pipeline instead"]
 

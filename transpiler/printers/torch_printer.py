@@ -17,7 +17,7 @@ from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers import torch_ops
-from transpiler.printers.code import Namespace, exclusive_cone, lit
+from transpiler.printers.code import Namespace, comment_text, docstring_lines, exclusive_cone, lit
 from transpiler.printers.torch_structure import StructurePrinter
 
 
@@ -38,7 +38,7 @@ def _shape_text(shape: tuple) -> str:
 
 
 def _comment_lines(comments: list[str], indent: str) -> list[str]:
-    return [f"{indent}{c}" for c in comments]
+    return [f"{indent}{comment_text(c)}" for c in comments]
 
 
 class _ForwardWriter:
@@ -434,8 +434,8 @@ def regularization_lines(graph: Graph) -> list[str]:
 
 
 def _docstring(lines: list[str], indent: str) -> str:
-    body = [lines[0]] + [f"{indent}{ln}" if ln else "" for ln in lines[1:]]
-    return f'{indent}"""' + "\n".join(body) + f'\n{indent}"""'
+    # (the lines name the source file and model: printed through code.docstring)
+    return docstring_lines(lines + [""], indent)
 
 
 __all__ = ["ModelCode", "print_model_class", "lit"]

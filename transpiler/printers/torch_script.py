@@ -20,7 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import keras_exact, torch_loss_functions
-from transpiler.printers.code import GENERATED_HEADER
+from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch_custom_step import extend_class
 from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
@@ -252,7 +252,7 @@ class _Printer:
         if link and link["path"].endswith(".safetensors"):
             lines.append("from safetensors.torch import load_file")
         if link:
-            lines += ["", f"# converted from {link['source']} by transpile --weights",
+            lines += ["", comment_text(f"# converted from {link['source']} by transpile --weights"),
                       f"CONVERTED_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                       f"{link['path']!r})"]
         if any("KerasEmbedding(" in code.text for _md, code in self.models.values()) or \
@@ -268,8 +268,8 @@ class _Printer:
         short = flat if len(flat) <= 70 else flat[:67] + "..."
         where = f"{self.source_file}:{span.line}"
         self.program.stub(span, f"not translated yet: {short}", flat)
-        comments = [f"# TODO(transpiler): not translated yet ({where})"]
-        comments += [f"# {line}" for line in text.splitlines()]
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})")]
+        comments += comment_lines(text)
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
         if raising:
             msg = f"transpiler: {short!r} ({where}) is not translated yet"
@@ -292,7 +292,7 @@ class _Printer:
                     insert_at = i + 1
             body = body[:insert_at] + self._torch_imports(uses_f, uses_math) + body[insert_at:]
         header = cst.EmptyLine(comment=cst.Comment(
-            f"# Transpiled from {self.source_file} (Keras) to PyTorch by transpiler; review before use."))
+            comment_text(f"# Transpiled from {self.source_file} (Keras) to PyTorch by transpiler; review before use.")))
         # a header this tool wrote (the script was translated before) names the old source: it goes
         kept = [line for line in module.header
                 if line.comment is None or not GENERATED_HEADER.match(line.comment.value)]
@@ -412,8 +412,8 @@ class _Printer:
         where = f"{self.source_file}:{span.line}"
         header = text.splitlines()[0]
         self.program.stub(span, f"not translated yet: {header}", header)
-        comments = [f"# TODO(transpiler): not translated yet ({where}): a Keras subclass"]
-        comments += [f"# {line}" if line.strip() else "#" for line in text.splitlines()]
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where}): a Keras subclass")]
+        comments += [line if line != "# " else "#" for line in comment_lines(text)]
         name = stmt.name.value
         msg = f"transpiler: {header!r} ({where}) is not translated yet"
         body = cst.parse_statement(
@@ -428,8 +428,8 @@ class _Printer:
         models = [md.class_name for md in self.program.models
                   if name == md.class_name or name in md.graph.meta.get("user_classes", ())]
         where = ", ".join(sorted(set(models))) or "the generated model"
-        text = (f"# {name} ({_code(stmt.bases[0].value) if stmt.bases else 'Layer'} subclass): "
-                f"translated into {where}, where its call() now runs inline in forward()")
+        text = comment_text(f"# {name} ({_code(stmt.bases[0].value) if stmt.bases else 'Layer'} subclass): "
+                            f"translated into {where}, where its call() now runs inline in forward()")
         if name in models:
             return None
         return _Comments(list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(text))])
@@ -768,15 +768,16 @@ class _Printer:
         md, code = self.builders[fn.name.value]
         params = _code(fn.params)
         lines = []
-        doc = fn.get_docstring(clean=False)
+        doc = fn.get_docstring(clean=True)
         body_lines = []
-        if doc is not None:
-            body_lines.append(f'    """{doc}"""')
+        if doc is not None:  # (the value, printed so that no quote or backslash in it is code)
+            body_lines.append("    " + docstring(doc, "    "))
         for span, method in self.program.meta.get("untranslated", []):
             if fn_span_contains(self._span(fn), span):
                 src = self.frontend._line(span)
                 self.program.stub(span, f"not translated yet: {src}", src)
-                body_lines.append(f"    # TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}")
+                body_lines.append("    " + comment_text(
+                    f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
         if md.builder_args:
             names = list(md.builder_args)
             got = ", ".join(names) + ("," if len(names) == 1 else "")

@@ -9,6 +9,7 @@ user class or helper function (instances that differ only in sizes share one cla
 
 from __future__ import annotations
 
+import inspect
 import io
 import tokenize
 from dataclasses import dataclass, field
@@ -408,7 +409,7 @@ def _class_text(inst: _Instance, params: list[tuple], note: str, source_file: st
     scope = inst.info.scope
     where = f" (for {note})" if note else ""
     if scope.doc:
-        doc = scope.doc.strip()
+        doc = inspect.cleandoc(scope.doc)
         if note:
             doc += f"\n\nThis class: {note}."
     elif scope.kind == "function":
@@ -434,9 +435,11 @@ def _class_text(inst: _Instance, params: list[tuple], note: str, source_file: st
 
 
 def _docstring(doc: str) -> str:
-    lines = doc.splitlines() or [""]
-    body = [lines[0]] + [f"    {ln.strip()}" if ln.strip() else "" for ln in lines[1:]]
-    return '    """' + "\n".join(body) + ('\n    """' if len(lines) > 1 else '"""')
+    """The class docstring: the source's (cleaned as ``ast.get_docstring`` does) printed
+    through ``code.docstring``, so no quote or backslash in it can change the program."""
+    from transpiler.printers.code import docstring
+
+    return "    " + docstring(inspect.cleandoc(doc), "    ")
 
 
 def _arg_names(inputs: list[Value], params: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import dataset_loaders, keras_exact, torch_custom_step, torch_loss_functions
-from transpiler.printers.code import lit
+from transpiler.printers.code import comment_text, docstring, lit
 
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
                  "binary_crossentropy": "sigmoid"}
@@ -577,14 +577,14 @@ class TrainingPrinter:
                      and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
             if self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users):
                 source = " ".join(ts.source.split())
-                return [f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it"]
+                return [comment_text(f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it")]
             raise NotImplementedError("a learning-rate schedule not given to an optimizer compile() uses")
         if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
             what = {"optimizer_object": "the torch optimizer is made where compile() was",
                     "loss_object": "compile() below picks the matching loss function",
                     "callback_object": "it runs inside the generated fit() loop"}[ts.kind]
             source = " ".join(ts.source.split())  # one comment line, also for a source black wrapped
-            return [f"# {ts.model} = {source}: {what}"]
+            return [comment_text(f"# {ts.model} = {source}: {what}")]
         if ts.kind == "callback_object":
             raise NotImplementedError("a callback not passed to fit()")
         if ts.kind == "optimizer_object":
@@ -597,7 +597,7 @@ class TrainingPrinter:
         if ts.kind == "loss_object":
             name = self.loss_name(ts.config, ts.config.from_logits)
             doc = f"Keras' {ts.config.kind} loss object: (y_true, y_pred) in, the batch mean out."
-            return [f"def {ts.model}(target, output):", f'    """{doc}"""',
+            return [f"def {ts.model}(target, output):", "    " + docstring(doc),
                     f"    return {name}(output, target).mean()"]
         if ts.kind == "dataset":
             ds = ts.config
@@ -614,7 +614,7 @@ class TrainingPrinter:
                                     and o.config.batch is not None for o in later):
                     # ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(...).batch(n)``:
                     # the loader below is made from the same arrays
-                    return [f"# {ts.model} = {' '.join(ts.source.split())}: batched below"]
+                    return [comment_text(f"# {ts.model} = {' '.join(ts.source.split())}: batched below")]
                 raise NotImplementedError("a tf.data pipeline without .batch()")
             parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
             layouts = self._single_model_layouts()
@@ -639,7 +639,8 @@ class TrainingPrinter:
                 loader = f"Repeated({loader}, {pipe.repeat})"
             if comments == ["tf.data shuffle buffer → a full reshuffle each epoch"]:
                 return [f"{target}{loader}  # {comments[0]}"]
-            return [f"# tf.data {c}" if c.startswith(".") else f"# {c}" for c in comments] + [f"{target}{loader}"]
+            return [comment_text(f"# tf.data {c}" if c.startswith(".") else f"# {c}") for c in comments] + \
+                [f"{target}{loader}"]
         if ts.kind == "gradient":
             call = cst.parse_expression(ts.source)
             loss = cst.Module([]).code_for_node(call.args[0].value)

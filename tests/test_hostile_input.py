@@ -1,0 +1,272 @@
+"""The standing hostile-input suite (issue 22): scripts, checkpoints and paths written to
+attack the tool. Every new input path joins it. What it guards:
+
+- text the source supplies (docstrings, comments, names, file names, string literals) is
+  printed so that it cannot change the generated program (no code injection);
+- no two paths of one run (source, -o, --report, --weights, --weights-out) may be the
+  same file: the run is refused (exit 2) before anything is written.
+
+Generated scripts are run in a subprocess whose working folder is the test's temp folder:
+a payload that ran leaves a marker file there.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from transpiler.cli import run
+from transpiler.printers.code import comment_lines, comment_text, docstring, lit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_python(code: str, cwd, timeout: int = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _docstrings(source: str) -> dict[str, str | None]:
+    """Every class's and function's docstring (cleaned as ``ast.get_docstring`` does), by name."""
+    tree = ast.parse(source)
+    return {n.name: ast.get_docstring(n) for n in ast.walk(tree)
+            if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+
+
+def _no_marker(tmp_path):
+    markers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("PWNED"))
+    assert not markers, f"a payload in the source ran: {markers}"
+
+
+# -- the escaping helpers ------------------------------------------------------------------
+
+HOSTILE_TEXTS = ['plain', 'a "quoted" word', 'ends with "', 'x """; import os; os.system("id")', "x '''y",
+                 'back\\slash \\n \\', 'nul\x00 and \r cr', 'multi\n  line\n\nend', '""""""', '"',
+                 'a\u2028b\u2029c\x0bd\x0ce\x85f', 'tab\there', 'x\\"""y', '"""\n"""', '\\"""', 'end\\']
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_docstring_literal_keeps_its_value_and_stays_one_statement(text):
+    source = f"def f():\n    {docstring(text, '    ')}\n    return 1\n"
+    tree = ast.parse(source)
+    fn = tree.body[0]
+    assert len(tree.body) == 1 and len(fn.body) == 2, source
+    assert ast.get_docstring(fn) == inspect.cleandoc(text.replace("\n", "\n    ")) or \
+        ast.get_docstring(fn) == inspect.cleandoc(text)
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_string_literal_keeps_its_value(text):
+    assert ast.literal_eval(lit(text)) == text
+    assert "\n" not in lit(text) and "\r" not in lit(text)
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_quoted_source_stays_comment(text):
+    lines = comment_lines(text) + ["x = 1  " + comment_text("# " + text)]
+    tree = ast.parse("\n".join(lines) + "\n")
+    assert len(tree.body) == 1  # only ``x = 1``: everything else is comment
+
+
+# -- docstrings in real scripts (Keras -> PyTorch) ----------------------------------------------
+
+KERAS_PAYLOADS = '''\
+import keras
+from keras import layers
+
+
+class Scale(layers.Layer):
+    """Scales.\\"\\"\\"
+import os; os.system("touch PWNED_LAYER")
+x = \\"\\"\\" """
+
+    def __init__(self, factor=2.0, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def call(self, x):
+        return x * self.factor
+
+
+def build_model():
+    """Builds.\\"\\"\\"
+    import os; os.system("touch PWNED_BUILDER") #"""
+    inputs = keras.Input(shape=(8,))
+    x = layers.Dense(4)(inputs)
+    x = Scale()(x)
+    outputs = layers.Dense(2)(x)
+    return keras.Model(inputs, outputs)
+
+
+model = build_model()
+'''
+
+RAW_BUILDER = '''\
+import keras
+from keras import layers
+
+
+def build_model():
+    r"""Raw: \\n is two characters, \\"\\"\\" three quotes, C:\\new\\table; ends with a quote "
+    and a \\x00 escape """
+    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3)])
+
+
+model = build_model()
+'''
+
+UNBALANCED = '''\
+import keras
+from keras import layers
+
+
+class Double(layers.Layer):
+    \'\'\'Unbalanced """ quotes "" and a NUL escape \\x00 and a backslash at the end \\\\\'\'\'
+
+    def call(self, x):
+        return x * 2.0
+
+
+def build_model():
+    \'\'\'One quote at the end "\'\'\'
+    inputs = keras.Input(shape=(4,))
+    return keras.Model(inputs, Double()(layers.Dense(3)(inputs)))
+
+
+model = build_model()
+'''
+
+
+@pytest.mark.parametrize("source", [KERAS_PAYLOADS, RAW_BUILDER, UNBALANCED],
+                         ids=["triple-quote-payloads", "raw-docstring", "unbalanced-quotes-nul"])
+def test_keras_docstring_payload_never_runs_and_docstring_survives(source, tmp_path):
+    src = tmp_path / "train.py"
+    src.write_text(source)
+    out = tmp_path / "train_torch.py"
+    assert run([str(src), "--to", "pytorch", "-o", str(out), "-q"]) == 0
+    text = out.read_text()
+    before, after = _docstrings(source), _docstrings(text)
+    for name in ("Scale", "Double", "build_model"):
+        if name in before:
+            assert after[name] == before[name], name
+    proc = _run_python("import train_torch; train_torch.build_model()", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _no_marker(tmp_path)
+
+
+# -- docstrings in real scripts (PyTorch -> Keras) ----------------------------------------------
+
+TORCH_PAYLOADS = '''\
+import torch
+from torch import nn
+
+INPUT_SHAPE = (8,)
+
+
+class Net(nn.Module):
+    """A net.\\"\\"\\"
+import os; os.system("touch PWNED_TORCH")
+x = \\"\\"\\" """
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.fc(x)))
+
+
+def helper():
+    r"""Raw \\n doc \\"\\"\\" and C:\\new"""
+    return 1
+
+
+model = Net()
+'''
+
+
+def test_torch_docstring_payload_never_runs_and_docstring_survives(tmp_path):
+    src = tmp_path / "net.py"
+    src.write_text(TORCH_PAYLOADS)
+    out = tmp_path / "net_keras.py"
+    assert run([str(src), "--to", "keras", "-o", str(out), "-q"]) == 0
+    text = out.read_text()
+    assert _docstrings(text)["helper"] == _docstrings(TORCH_PAYLOADS)["helper"]
+    proc = _run_python("import net_keras; net_keras.Net(); net_keras.helper()", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _no_marker(tmp_path)
+
+
+# -- file names and quoted source reach comments ------------------------------------------------
+
+def test_source_file_name_with_newlines_and_quotes_stays_in_comments_and_docstrings(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    name = 'evil"""\nopen("PWNED_NAME", "w")\n#.py'
+    (folder / name).write_text(KERAS_PAYLOADS.replace("PWNED", "PWNED_IN_NAME"))
+    out = tmp_path / "out"
+    assert run([str(folder), "--to", "pytorch", "-o", str(out), "-q"]) == 0
+    written = out / name
+    text = written.read_text()
+    ast.parse(text)
+    (tmp_path / "gen.py").write_text(text)
+    proc = _run_python("import gen; gen.build_model()", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _no_marker(tmp_path)
+
+
+STUBBED = '''\
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(4,))
+    x = layers.Dense(3)(inputs)
+    return keras.Model(inputs, x)
+
+
+model = build_model()
+model.compile(optimizer="adam", loss="mse")
+weird = some_unknown_call("line one\\u2028import os", """a
+open("PWNED_STUB", "w")
+b""")
+'''
+
+
+def test_quoted_source_in_stub_comments_cannot_start_code(tmp_path):
+    src = tmp_path / "train.py"
+    src.write_text(STUBBED)
+    out = tmp_path / "train_torch.py"
+    run([str(src), "--to", "pytorch", "-o", str(out), "-q"])
+    text = out.read_text()
+    tree = ast.parse(text)
+    calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    assert "open" not in calls
+    _no_marker(tmp_path)
+
+
+def test_library_docstring_helpers_have_no_raw_triple_quotes():
+    """Every printer builds docstrings through ``code.docstring``: no f-string pastes text
+    between triple quotes (the class of bug issue 22 item 1 was)."""
+    import re
+
+    printers = os.path.join(ROOT, "transpiler", "printers")
+    pasted = re.compile(r"""\"\"\"\{|\"\"\"' \+|\+ '\"\"\"'|\+ f'\"\"\"'""")
+    offenders = []
+    for name in sorted(os.listdir(printers)):
+        if name.endswith(".py") and name != "code.py":
+            with open(os.path.join(printers, name), encoding="utf-8") as f:
+                for i, line in enumerate(f, 1):
+                    if pasted.search(line):
+                        offenders.append(f"{name}:{i}: {line.strip()}")
+    assert not offenders, textwrap.indent("\n".join(offenders), "  ")
+
