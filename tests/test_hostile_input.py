@@ -270,3 +270,145 @@ def test_library_docstring_helpers_have_no_raw_triple_quotes():
                         offenders.append(f"{name}:{i}: {line.strip()}")
     assert not offenders, textwrap.indent("\n".join(offenders), "  ")
 
+
+# -- no two paths of a run are the same file (issue 22 item 2) -----------------------------------
+
+SMALL = '''\
+import keras
+from keras import layers
+
+
+def build_model():
+    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3)])
+
+
+model = build_model()
+'''
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A source, a (dummy) checkpoint and an existing output, each with known bytes."""
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    ckpt = tmp_path / "model.weights.h5"
+    ckpt.write_bytes(b"checkpoint bytes")
+    out = tmp_path / "gen.py"
+    out.write_text("# an earlier output\n")
+    return tmp_path, {p: p.read_bytes() for p in (src, ckpt, out)}
+
+
+def _refused(argv, capsys, files, words):
+    tmp_path, before = files
+    code = run([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "are the same file" in err and all(w in err for w in words), err
+    assert err.count("error") == 1 and "Traceback" not in err
+    for path, data in before.items():
+        assert path.read_bytes() == data, f"{path} was changed"
+    made = sorted(p.name for p in tmp_path.iterdir() if p not in before)
+    assert made == [] or all(p.startswith(("link", "alias", "sub")) for p in made), made
+
+
+def test_report_onto_the_source_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--report", d / "train.py"], capsys, files,
+             ["--report would overwrite the source"])
+
+
+def test_report_onto_the_output_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--report", d / "gen.py"], capsys, files,
+             ["-o and --report"])
+
+
+def test_weights_out_onto_the_checkpoint_is_refused(files, capsys):
+    d = files[0]
+    ckpt = d / "model.weights.h5"
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", ckpt, "--weights-out", ckpt],
+             capsys, files, ["--weights and --weights-out", "--weights-out would overwrite --weights"])
+
+
+def test_weights_out_onto_the_output_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", d / "model.weights.h5",
+              "--weights-out", d / "gen.py"], capsys, files, ["-o and --weights-out"])
+
+
+def test_weights_out_onto_the_source_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", d / "model.weights.h5",
+              "--weights-out", d / "train.py"], capsys, files, ["the source and --weights-out"])
+
+
+def test_output_onto_the_checkpoint_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "model.weights.h5", "--weights", d / "model.weights.h5"],
+             capsys, files, ["-o and --weights"])
+
+
+def test_report_onto_the_checkpoint_or_the_converted_one_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", d / "model.weights.h5",
+              "--report", d / "model.weights.h5"], capsys, files, ["--weights and --report"])
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", d / "model.weights.h5",
+              "--weights-out", d / "new.safetensors", "--report", d / "new.safetensors"], capsys, files,
+             ["--weights-out and --report"])
+
+
+def test_checkpoint_that_is_the_source_is_refused(files, capsys):
+    d = files[0]
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", d / "train.py"], capsys, files,
+             ["the source and --weights"])
+
+
+def test_default_converted_checkpoint_onto_the_checkpoint_is_refused(files, capsys):
+    """``--weights gen.safetensors -o gen.py``: the converted checkpoint's default name
+    (the output's stem + .safetensors) is the checkpoint being read."""
+    d = files[0]
+    ckpt = d / "gen.safetensors"
+    ckpt.write_bytes(b"keras checkpoint under a torch name")
+    files[1][ckpt] = ckpt.read_bytes()
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--weights", ckpt], capsys, files,
+             ["default --weights-out"])
+
+
+def test_paths_that_resolve_to_one_file_are_refused(files, capsys):
+    """A symlink, a hard link, another spelling, and two spellings of a file that does not
+    exist yet all name one file."""
+    d = files[0]
+    (d / "link.py").symlink_to(d / "train.py")
+    os.link(d / "train.py", d / "alias.py")
+    (d / "sub").mkdir()
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--report", d / "link.py"], capsys, files,
+             ["--report would overwrite the source"])
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "gen.py", "--report", d / "alias.py"], capsys, files,
+             ["--report would overwrite the source"])
+    _refused([d / "train.py", "--to", "pytorch", "-o", d / "new.py", "--report", f"{d}/sub/../new.py"], capsys,
+             files, ["-o and --report"])
+    assert not (d / "new.py").exists()
+
+
+@pytest.mark.parametrize("spelling", ["dot", "symlink"])
+def test_directory_output_onto_the_source_directory_is_refused(tmp_path, capsys, spelling):
+    src = tmp_path / "scripts"
+    src.mkdir()
+    (src / "train.py").write_text(SMALL)
+    if spelling == "dot":
+        out = f"{src}/."
+    else:
+        (tmp_path / "alias").symlink_to(src)
+        out = str(tmp_path / "alias")
+    assert run([str(src), "--to", "pytorch", "-o", out]) == 2
+    assert "overwrite the sources" in capsys.readouterr().err
+    assert sorted(p.name for p in src.iterdir()) == ["train.py"]
+
+
+def test_verify_refuses_a_script_checked_against_itself(files, capsys):
+    d = files[0]
+    assert run(["verify", str(d / "train.py"), str(d / "train.py")]) == 2
+    assert "SRC and OUT are the same file" in capsys.readouterr().err
+    assert run(["verify", str(d / "train.py"), str(d / "gen.py"), "--weights", str(d / "gen.py")]) == 2
+    assert "OUT and --weights are the same file" in capsys.readouterr().err
+

@@ -508,6 +508,10 @@ def run_single(args: argparse.Namespace) -> int:
         print("transpile: error: --weights-out needs --weights or --trace-weights", file=sys.stderr)
         return EXIT_INPUT
     weights = WeightOptions(args.weights, args.weights_out, args.trace_weights)
+    message = path_clash(args, source, out_path)
+    if message:
+        print(f"transpile: error: {message}; nothing was written", file=sys.stderr)
+        return EXIT_INPUT
     res = transpile_file(source, out_path, args.target, check=args.check, diff=args.diff,
                          quiet=args.quiet, weights=weights, keras_exact_updates=args.keras_exact_updates)
     emit(res)
@@ -538,6 +542,25 @@ def run_single(args: argparse.Namespace) -> int:
         if code != EXIT_OK:
             return code
     return _status(args, res)
+
+
+def path_clash(args: argparse.Namespace, source: str, out_path: str) -> str | None:
+    """Two of the run's files that are one (``--report train.py``, ``--weights-out`` equal to
+    ``--weights`` or ``-o``): the message, before anything is read or written."""
+    from transpiler.paths import clash
+
+    default_weights_out = None
+    if (args.weights or args.trace_weights) and not args.weights_out and args.target == "pytorch":
+        default_weights_out = os.path.splitext(out_path)[0] + ".safetensors"
+    return clash([("the source", source), ("-o" if args.output else "the output", out_path),
+                  ("--weights", args.weights), ("--weights-out", args.weights_out),
+                  ("the converted checkpoint (default --weights-out)", default_weights_out),
+                  ("--report", args.report)],
+                 written=("-o", "the output", "--weights-out", "the converted checkpoint (default --weights-out)",
+                          "--report"),
+                 # (-o onto the source: refused once the source is known to need translating; an
+                 # output translated again in its own direction is left as it is)
+                 later=(("the source", "-o"), ("the source", "the output")))
 
 
 def _status(args, res: FileResult) -> int:

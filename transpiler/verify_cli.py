@@ -46,6 +46,12 @@ def verify_main(argv: list[str]) -> int:
     from transpiler.cli import UsageError, check_syntax, read_source
     from transpiler.weights.errors import CheckpointError
 
+    from transpiler.paths import clash
+
+    message = clash([("SRC", args.source), ("OUT", args.output), ("--weights", args.weights)])
+    if message:
+        print(f"transpile verify: error: {message}", file=sys.stderr)
+        return EXIT_INPUT
     try:
         source = read_source(args.source)
         check_syntax(source, args.source)

@@ -1,0 +1,35 @@
+"""The files one run names (source, output, report, checkpoints): no two may be the same
+file, or one would overwrite another (issue 22 item 2)."""
+
+from __future__ import annotations
+
+import os
+
+
+def same_file(a: str, b: str) -> bool:
+    """Do ``a`` and ``b`` name one file: the same inode when both exist (hard links,
+    symlinks), else the same resolved path (also for a path that does not exist yet)."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def clash(named: list[tuple[str, str | None]], written: tuple[str, ...] = (),
+          later: tuple[tuple[str, str], ...] = ()) -> str | None:
+    """For ``(role, path)`` pairs (a path of None is not given), the message for the first
+    two roles that name the same file, or None. ``written`` are the roles the run writes;
+    ``later`` are pairs of roles the caller checks itself."""
+    given = [(role, path) for role, path in named if path]
+    for i, (role_a, a) in enumerate(given):
+        for role_b, b in given[i + 1:]:
+            if (role_a, role_b) not in later and same_file(a, b):
+                shown = a if a == b else f"{a} and {b}"
+                if role_b in written or role_a in written:
+                    w, other = (role_b, role_a) if role_b in written else (role_a, role_b)
+                    return (f"{role_a} and {role_b} are the same file ({shown}): {w} would overwrite "
+                            f"{other}; give {role_b} another path")
+                return f"{role_a} and {role_b} are the same file ({shown}); give {role_b} another path"
+    return None
