@@ -412,3 +412,149 @@ def test_verify_refuses_a_script_checked_against_itself(files, capsys):
     assert run(["verify", str(d / "train.py"), str(d / "gen.py"), "--weights", str(d / "gen.py")]) == 2
     assert "OUT and --weights are the same file" in capsys.readouterr().err
 
+
+# -- HDF5 checkpoints that reach outside themselves (issue 22 item 3) ---------------------------
+
+def _dense_weights(path, kernel=None):
+    """A Keras 3 .weights.h5 for SMALL's one Dense(3) on 4 inputs; ``kernel`` replaces the
+    kernel dataset's creation (a function of the vars group)."""
+    import h5py
+    import numpy as np
+
+    with h5py.File(path, "w") as f:
+        g = f.create_group("layers/dense/vars")
+        g.attrs["name"] = "dense"
+        if kernel is None:
+            g.create_dataset("0", data=np.ones((4, 3), "float32"))
+        else:
+            kernel(g)
+        g.create_dataset("1", data=np.zeros((3,), "float32"))
+
+
+def _convert(tmp_path, ckpt, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    code = run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights", str(ckpt)])
+    return code, capsys.readouterr().err
+
+
+def test_well_formed_hand_written_checkpoint_converts(tmp_path, capsys):
+    """(the control for the refusals below: the same file without the trick converts)"""
+    _dense_weights(tmp_path / "w.weights.h5")
+    code, err = _convert(tmp_path, tmp_path / "w.weights.h5", capsys)
+    assert code == 0, err
+
+
+def test_hdf5_external_storage_is_refused(tmp_path, capsys):
+    import numpy as np
+
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(np.arange(12, dtype="float32").tobytes())
+    _dense_weights(tmp_path / "w.weights.h5",
+                   lambda g: g.create_dataset("0", shape=(4, 3), dtype="float32", external=[(str(secret), 0, 48)]))
+    code, err = _convert(tmp_path, tmp_path / "w.weights.h5", capsys)
+    assert code == 2 and "external files" in err and "Traceback" not in err, err
+    assert not (tmp_path / "gen.safetensors").exists() and not (tmp_path / "gen.py").exists()
+
+
+def test_hdf5_external_storage_of_a_device_is_refused(tmp_path, capsys):
+    _dense_weights(tmp_path / "w.weights.h5",
+                   lambda g: g.create_dataset("0", shape=(4, 3), dtype="float32",
+                                              external=[("/dev/urandom", 0, 48)]))
+    code, err = _convert(tmp_path, tmp_path / "w.weights.h5", capsys)
+    assert code == 2 and "external files" in err, err
+
+
+def test_hdf5_external_link_is_refused_not_mapped_from_the_wrong_file(tmp_path, capsys):
+    import h5py
+
+    _dense_weights(tmp_path / "other.weights.h5")
+
+    def link(g):
+        g["0"] = h5py.ExternalLink(str(tmp_path / "other.weights.h5"), "/layers/dense/vars/0")
+
+    _dense_weights(tmp_path / "w.weights.h5", link)
+    code, err = _convert(tmp_path, tmp_path / "w.weights.h5", capsys)
+    assert code == 2 and "external link" in err and "internal error" not in err, err
+    assert not (tmp_path / "gen.safetensors").exists()
+
+
+def test_hdf5_virtual_dataset_is_refused(tmp_path, capsys):
+    import h5py
+
+    _dense_weights(tmp_path / "other.weights.h5")
+
+    def virtual(g):
+        layout = h5py.VirtualLayout(shape=(4, 3), dtype="float32")
+        layout[:] = h5py.VirtualSource(str(tmp_path / "other.weights.h5"), "/layers/dense/vars/0", shape=(4, 3))
+        g.create_virtual_dataset("0", layout)
+
+    _dense_weights(tmp_path / "w.weights.h5", virtual)
+    code, err = _convert(tmp_path, tmp_path / "w.weights.h5", capsys)
+    assert code == 2 and "virtual dataset" in err, err
+
+
+# -- zip bombs in .keras files (issue 22 item 4) --------------------------------------------------
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """$TMPDIR for the run: an empty folder, checked empty afterwards (no inflated copy left)."""
+    import tempfile
+
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _keras_zip(path, member: bytes | None = None, *, zeros: int = 0):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("config.json", "{}")
+        if member is not None:
+            zf.writestr("model.weights.h5", member)
+        else:
+            with zf.open("model.weights.h5", "w", force_zip64=True) as out:
+                block = bytes(1 << 20)
+                for _ in range(zeros >> 20):
+                    out.write(block)
+
+
+def test_keras_zip_bomb_is_refused_before_inflating(tmp_path, private_tmp, capsys):
+    bomb = tmp_path / "bomb.keras"
+    _keras_zip(bomb, zeros=80 << 20)
+    assert bomb.stat().st_size < 1 << 20
+    code, err = _convert(tmp_path, bomb, capsys)
+    assert code == 2 and "100:1" in err and "Traceback" not in err, err
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_keras_zip_member_inflating_to_other_than_its_declared_size_is_refused(tmp_path, private_tmp, capsys):
+    import struct
+    import zipfile
+
+    path = tmp_path / "liar.keras"
+    _keras_zip(path, b"\x89HDF\r\n\x1a\n" + bytes(100_000))
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("model.weights.h5")
+    central = data.find(b"model.weights.h5", data.find(b"PK\x01\x02")) - 46
+    assert data[central:central + 4] == b"PK\x01\x02"
+    struct.pack_into("<I", data, central + 24, info.file_size + 5000)  # the declared (uncompressed) size
+    local = info.header_offset
+    struct.pack_into("<I", data, local + 22, info.file_size + 5000)
+    path.write_bytes(bytes(data))
+    code, err = _convert(tmp_path, path, capsys)
+    assert code == 2 and "Traceback" not in err and "internal error" not in err, err
+    assert "declares" in err or "corrupt" in err, err
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_keras_zip_with_a_corrupt_compressed_member_leaves_no_temp_file(tmp_path, private_tmp, capsys):
+    path = tmp_path / "corrupt.keras"
+    _keras_zip(path, b"\x89HDF\r\n\x1a\n" + b"not really hdf5" * 1000)
+    code, err = _convert(tmp_path, path, capsys)
+    assert code == 2 and "Traceback" not in err and "internal error" not in err, err
+    assert list(private_tmp.iterdir()) == []
+

@@ -125,26 +125,28 @@ class KerasCheckpoint:
                                   ".weights.h5)")
         #: the file holding the HDF5 bytes and where they start (for mapping tensors in place)
         self._h5_file, self._h5_start = path, 0
-        if kind == "zip":
-            h5 = self._open_zip(path)
-            self.format = "keras"
-        elif kind == "hdf5":
-            h5 = self._open_h5(path, path)
-            self.format = None
-        else:
+        if kind not in ("zip", "hdf5"):
             raise CheckpointError(f"{path}: not a Keras checkpoint (expected a .keras zip or an HDF5 "
                                   ".h5 / .weights.h5 file)")
         try:
+            h5 = self._open_zip(path) if kind == "zip" else self._open_h5(path, path)
+        except BaseException:  # (every exit path: the zip, the raw file, the inflated copy go)
+            self.close()
+            raise
+        self.format = "keras" if kind == "zip" else None
+        self._h5 = h5
+        try:
+            _refuse_external_links(h5, path)
             found, fmt = _index(h5, path)
             self.layers = {k: v for k, v in found.items() if not v.variable}
             #: custom layers' own weights one by one (``<layer>/vars/<i>``)
             self.variables = {k: v for k, v in found.items() if v.variable}
-        except CheckpointError:
-            self.close()
-            raise
         except (OSError, KeyError, ValueError) as exc:
             self.close()
             raise CheckpointError(f"{path}: the file is corrupt or truncated ({_reason(exc)})") from None
+        except BaseException:
+            self.close()
+            raise
         self.format = self.format or fmt
 
     def _open_h5(self, fileobj, label: str):
@@ -179,15 +181,8 @@ class KerasCheckpoint:
                 raise CheckpointError(f"{path}: the zip file is truncated")
             self._h5_start = start
             return self._open_h5(_Window(raw, start, info.file_size), f"{path}:model.weights.h5")
-        # compressed member: stream it to a temporary file once
-        fd, tmp = tempfile.mkstemp(suffix=".weights.h5", prefix=".transpile-")
-        try:
-            with os.fdopen(fd, "wb") as out, zf.open(info) as src:
-                while chunk := src.read(1 << 22):
-                    out.write(chunk)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            os.unlink(tmp)
-            raise CheckpointError(f"{path}: the zip file is corrupt or truncated ({_reason(exc)})") from None
+        # compressed member: stream it to a temporary file once (bounded: see _inflate)
+        tmp = _inflate(zf, info, path)
         self._closers.append(lambda: os.path.exists(tmp) and os.unlink(tmp))
         self._h5_file = tmp
         return self._open_h5(tmp, f"{path}:model.weights.h5")
@@ -195,6 +190,7 @@ class KerasCheckpoint:
     def read(self, dataset) -> np.ndarray:
         """One tensor: mapped in place (read-only) when HDF5 stores it as one contiguous
         block, as Keras does; otherwise read through h5py."""
+        self._refuse_outside(dataset)
         mapped = self._mapped(dataset)
         if mapped is not None:
             return mapped
@@ -203,6 +199,23 @@ class KerasCheckpoint:
         except (OSError, ValueError, KeyError) as exc:
             raise CheckpointError(f"{self.path}: cannot read {dataset.name}; the file is corrupt or "
                                   f"truncated ({_reason(exc)})") from None
+
+    def _refuse_outside(self, dataset) -> None:
+        """A tensor whose bytes are not in the opened file is refused: external storage (raw
+        bytes of any other file, /dev/urandom), a virtual dataset (other files' datasets), or a
+        dataset reached through a link into another file."""
+        try:
+            external = dataset.id.get_create_plist().get_external_count()
+            virtual = dataset.is_virtual
+            elsewhere = dataset.file.id.fileno != self._h5.id.fileno
+        except Exception as exc:  # noqa: BLE001 - h5py raises several types on a corrupt file
+            raise CheckpointError(f"{self.path}: cannot read {dataset.name}; the file is corrupt or "
+                                  f"truncated ({_reason(exc)})") from None
+        if external or virtual or elsewhere:
+            how = ("stores its bytes in external files" if external else
+                   "is a virtual dataset over other files" if virtual else "lives in another file")
+            raise CheckpointError(f"{self.path}: the tensor {dataset.name} {how}; a checkpoint whose "
+                                  "tensors are not inside it is not read")
 
     def _mapped(self, dataset) -> np.ndarray | None:
         try:
@@ -238,6 +251,59 @@ class KerasCheckpoint:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:200]
+
+
+#: a compressed .keras member may inflate this much before the ratio limit applies
+INFLATE_FREE = 64 << 20
+#: beyond INFLATE_FREE, at most this many bytes out per compressed byte in
+INFLATE_RATIO = 100
+
+
+def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> str:
+    """The compressed member inflated into a temporary file, whose path is returned. Refused
+    (and the file removed, on every exit path) when the member declares one size and inflates
+    to another, or inflates more than INFLATE_RATIO:1 beyond the first INFLATE_FREE bytes:
+    a zip bomb would otherwise fill the temp folder."""
+    def too_big(n: int) -> bool:
+        return n > INFLATE_FREE and n > INFLATE_RATIO * max(info.compress_size, 1)
+
+    if too_big(info.file_size):
+        raise CheckpointError(f"{path}: model.weights.h5 declares {info.file_size} bytes from "
+                              f"{info.compress_size} compressed (over {INFLATE_RATIO}:1); not inflated")
+    fd, tmp = tempfile.mkstemp(suffix=".weights.h5", prefix=".transpile-")
+    try:
+        written = 0
+        with os.fdopen(fd, "wb") as out, zf.open(info) as src:
+            while chunk := src.read(1 << 22):
+                written += len(chunk)
+                if written > info.file_size or too_big(written):
+                    raise CheckpointError(f"{path}: model.weights.h5 inflates past its declared "
+                                          f"{info.file_size} bytes or {INFLATE_RATIO}:1; not inflated further")
+                out.write(chunk)
+        if written != info.file_size:
+            raise CheckpointError(f"{path}: model.weights.h5 declares {info.file_size} bytes but "
+                                  f"inflates to {written}; the zip file is corrupt")
+        return tmp
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        os.unlink(tmp)
+        raise CheckpointError(f"{path}: the zip file is corrupt or truncated ({_reason(exc)})") from None
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _refuse_external_links(h5, path: str) -> None:
+    """An HDF5 external link (to an object in another file) anywhere in the checkpoint is
+    refused before anything is followed: a checkpoint is read from itself only."""
+    import h5py
+
+    def visit(name, link):  # (a callback must not raise: h5py's lock breaks; non-None stops)
+        return (name, link.filename) if isinstance(link, h5py.ExternalLink) else None
+
+    found = h5.visititems_links(visit)
+    if found:
+        raise CheckpointError(f"{path}: {found[0]} is an HDF5 external link to {found[1]}; a "
+                              "checkpoint that reaches into other files is not read")
 
 
 def _decode(x) -> str:
