@@ -1,0 +1,195 @@
+"""The ONNX frontend: small ONNX models built here with onnx.helper, translated to PyTorch
+and to Keras source with their weights, run, and compared with onnxruntime."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_harness import compare  # noqa: E402
+from transpiler.translate_onnx import translate_onnx  # noqa: E402
+
+TARGETS = ("pytorch", "keras")
+
+
+def _f(name, array):
+    return numpy_helper.from_array(np.asarray(array, np.float32), name)
+
+
+def _save(tmp_path, name, nodes, inputs, outputs, inits, opset=13):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 8)
+    onnx.checker.check_model(model)
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def _io(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def conv_net(tmp_path, opset=13):
+    """Conv+bias, BatchNorm, Relu, MaxPool, Flatten, Gemm(transB): the Keras Dense must
+    absorb the channels-first Flatten order."""
+    rng = np.random.default_rng(1)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c1", "g", "be", "m", "v"], ["bn"], name="bn1", epsilon=1e-3),
+             helper.make_node("Relu", ["bn"], ["r"], name="relu1"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p", "w2"], ["c2"], name="conv2", kernel_shape=[3, 3], strides=[2, 2],
+                              auto_pad="SAME_UPPER", group=2),
+             helper.make_node("Flatten", ["c2"], ["f"], name="flat"),
+             helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], name="fc", transB=1, alpha=0.5, beta=2.0)]
+    inits = [_f("w1", rng.normal(size=(8, 3, 3, 3))), _f("b1", rng.normal(size=8)),
+             _f("g", rng.uniform(.5, 1.5, 8)), _f("be", rng.normal(size=8)), _f("m", rng.normal(size=8)),
+             _f("v", rng.uniform(.5, 2, 8)), _f("w2", rng.normal(size=(6, 4, 3, 3)) * .3),
+             _f("w3", rng.normal(size=(10, 6 * 2 * 2)) * .2), _f("b3", rng.normal(size=10))]
+    return _save(tmp_path, "conv_net", nodes, [_io("x", [1, 3, 8, 8])], [_io("y", [1, 10])], inits, opset)
+
+
+def mlp(tmp_path):
+    """MatMul + Add (one Dense each), Relu, Sigmoid, Softmax over the last axis."""
+    rng = np.random.default_rng(2)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="/encoder/fc1/MatMul"),
+             helper.make_node("Add", ["h", "b1"], ["hb"], name="/encoder/fc1/Add"),
+             helper.make_node("Relu", ["hb"], ["r"], name="/encoder/act/Relu"),
+             helper.make_node("MatMul", ["r", "w2"], ["o"], name="/head/MatMul"),
+             helper.make_node("Add", ["b2", "o"], ["ob"], name="/head/Add"),
+             helper.make_node("Mul", ["ob", "half"], ["s"], name="/scale/Mul"),
+             helper.make_node("Softmax", ["s"], ["y"], name="/softmax/Softmax", axis=-1)]
+    inits = [_f("w1", rng.normal(size=(12, 16)) * .3), _f("b1", rng.normal(size=16)),
+             _f("w2", rng.normal(size=(16, 5)) * .3), _f("b2", rng.normal(size=5)), _f("half", [0.5])]
+    return _save(tmp_path, "mlp", nodes, [_io("x", [4, 12])], [_io("y", [4, 5])], inits)
+
+
+def constant_weights_net(tmp_path):
+    """Weights made by ConstantOfShape (Caffe2's light models), a BatchNorm followed by a
+    per-channel Mul and Add of Unsqueezed constants (DenseNet's scale layer), a Conv without
+    bias followed by a per-channel Add, LRN, a MaxPool padded at the end (Caffe's ceil
+    rounding), Concat, Sum and an AveragePool over the whole map."""
+    rng = np.random.default_rng(3)
+
+    def const_of_shape(name, shape, value):
+        return [helper.make_node("ConstantOfShape", [f"{name}__SHAPE"], [name],
+                                 value=helper.make_tensor("v", TensorProto.FLOAT, [1], [value]))], \
+            numpy_helper.from_array(np.asarray(shape, np.int64), f"{name}__SHAPE")
+
+    nodes, inits = [], []
+    for name, shape, value in (("w1", (8, 3, 3, 3), 0.05), ("s", (8,), 1.5), ("sb", (8,), 0.2)):
+        n, i = const_of_shape(name, shape, value)
+        nodes += n
+        inits.append(i)
+    inits += [_f("g", rng.uniform(.5, 1.5, 8)), _f("be", rng.normal(size=8)), _f("m", rng.normal(size=8)),
+              _f("v", rng.uniform(.5, 2, 8)), _f("w2", rng.normal(size=(8, 8, 1, 1)) * .3),
+              _f("cb", rng.normal(size=(1, 8, 1, 1))), _f("w3", rng.normal(size=(8, 8, 3, 3)) * .2)]
+    nodes += [helper.make_node("Conv", ["x", "w1"], ["c1"], name="n1", kernel_shape=[3, 3]),
+              helper.make_node("BatchNormalization", ["c1", "g", "be", "m", "v"], ["bn"], name="n2"),
+              helper.make_node("Unsqueeze", ["s"], ["s3"], name="n3", axes=[1, 2]),
+              helper.make_node("Mul", ["bn", "s3"], ["bs"], name="n4"),
+              helper.make_node("Unsqueeze", ["sb"], ["sb3"], name="n5", axes=[1, 2]),
+              helper.make_node("Add", ["bs", "sb3"], ["ba"], name="n6"),
+              helper.make_node("Relu", ["ba"], ["r1"], name="n7"),
+              helper.make_node("LRN", ["r1"], ["l"], name="n8", size=5, alpha=1e-2, beta=0.75, bias=1.0),
+              helper.make_node("MaxPool", ["l"], ["p"], name="n9", kernel_shape=[3, 3], strides=[2, 2],
+                               pads=[0, 0, 1, 1]),
+              helper.make_node("Conv", ["p", "w2"], ["c2"], name="n10", kernel_shape=[1, 1]),
+              helper.make_node("Add", ["c2", "cb"], ["c2b"], name="n11"),
+              helper.make_node("Conv", ["p", "w3"], ["c3"], name="n12", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+              helper.make_node("Sum", ["c2b", "c3", "p"], ["sum"], name="n13"),
+              helper.make_node("Concat", ["sum", "p"], ["cat"], name="n14", axis=1),
+              helper.make_node("AveragePool", ["cat"], ["gap"], name="n15", kernel_shape=[4, 4],
+                               pads=[0, 0, 1, 1]),
+              helper.make_node("Reshape", ["gap", "shape"], ["y"], name="n16")]
+    inits.append(numpy_helper.from_array(np.asarray([1, 16], np.int64), "shape"))
+    return _save(tmp_path, "const_net", nodes, [_io("x", [1, 3, 9, 9])], [_io("y", [1, 16])], inits, opset=9)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net], ids=lambda f: f.__name__)
+def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
+    path = build(tmp_path)
+    result = compare(path, target, seed=0)
+    assert not result.stubs, result.stubs
+    assert result.max_abs is not None and result.max_abs <= 1e-4 * max(1.0, result.scale), result.text
+    assert result.top1 is not False
+
+
+def test_conv_net_at_opset_9_matches_onnxruntime(tmp_path):
+    result = compare(conv_net(tmp_path, opset=9), "pytorch")
+    assert result.ok, (result.max_abs, result.stubs)
+
+
+def test_onnx_output_reads_like_hand_written_torch(tmp_path):
+    text = translate_onnx(conv_net(tmp_path), "pytorch").text
+    assert "class ConvNet(nn.Module):" in text
+    assert "self.conv1 = nn.Conv2d(3, 8, kernel_size=3, padding=1)" in text
+    assert "self.bn1 = nn.BatchNorm2d(8, eps=0.001" in text
+    assert "def build_model():" in text and "reset_parameters" not in text
+    assert "import onnx" not in text and "onnxruntime" not in text  # no graph interpreter
+
+
+def test_onnx_names_from_node_paths(tmp_path):
+    text = translate_onnx(mlp(tmp_path), "pytorch").text
+    assert "self.encoder_fc1 = nn.Linear(12, 16)" in text
+    assert "self.head = nn.Linear(16, 5)" in text
+
+
+def test_constant_folded_affine_joins_the_batch_norm(tmp_path):
+    from transpiler.frontend_onnx import read_onnx
+
+    graph = read_onnx(constant_weights_net(tmp_path)).models[0].graph
+    ops = [n.op for n in graph.nodes]
+    assert ops.count("batch_norm") == 1  # BN, Mul and Add are one layer
+    conv = next(n for n in graph.nodes if n.meta.get("onnx_node") == "n10")
+    assert conv.attrs["use_bias"]  # the per-channel Add became its bias
+
+
+def test_keras_output_is_channels_last_without_runtime_transposes(tmp_path):
+    text = translate_onnx(conv_net(tmp_path), "keras").text
+    assert "keras.Input(shape=(8, 8, 3)" in text
+    assert "Permute" not in text and "transpose" not in text
+
+
+def test_unsupported_onnx_op_is_a_reported_stub(tmp_path):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Hardmax", ["r"], ["y"], name="pick")]
+    path = _save(tmp_path, "stubbed", nodes, [_io("x", [1, 4])], [_io("y", [1, 4])], [])
+    for target in TARGETS:
+        result = translate_onnx(path, target)
+        assert [d for d in result.stubs if "Hardmax" in d.message], result.diagnostics
+        assert "raise NotImplementedError" in result.text and "Hardmax" in result.text
+        namespace: dict = {}
+        exec(compile(result.text, "out.py", "exec"), namespace)
+        with pytest.raises(NotImplementedError, match="Hardmax"):
+            namespace["build_model"]()
+
+
+def test_onnx_translation_imports_no_framework(tmp_path):
+    path = conv_net(tmp_path)
+    code = ("import sys\nfrom transpiler.translate_onnx import translate_onnx\n"
+            f"translate_onnx({path!r}, 'pytorch', {str(tmp_path / 'w.safetensors')!r})\n"
+            f"translate_onnx({path!r}, 'keras', {str(tmp_path / 'w.weights.h5')!r})\n"
+            "bad = [m for m in ('torch', 'tensorflow', 'keras', 'onnxruntime') if m in sys.modules]\n"
+            "assert not bad, bad\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_python_translation_does_not_import_onnx():
+    code = ("import sys\nfrom transpiler.translate import translate\n"
+            "translate('import keras\\nfrom keras import layers\\n"
+            "model = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(2)])\\n')\n"
+            "assert 'onnx' not in sys.modules\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
