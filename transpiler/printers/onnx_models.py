@@ -33,7 +33,8 @@ def _header(program: Program, target: str) -> list[str]:
     md = program.models[0]
     g = md.graph
     name = os.path.basename(program.path)
-    lines = [f'"""{g.name}: translated from the ONNX model {name} to {target} by transpiler.', ""]
+    lines = [f"# Transpiled from {name} (ONNX) to {target} by transpiler; review before use.",
+             f'"""{g.name}: the ONNX model {name} as {target} source.', ""]
     if g.meta.get("onnx_producer"):
         lines.append(f"Exported by {g.meta['onnx_producer']}, opset {g.meta.get('onnx_opset')}.")
     lines.append("The weights are in the checkpoint written beside this file; build_model() builds the model")
