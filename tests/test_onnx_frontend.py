@@ -115,8 +115,35 @@ def constant_weights_net(tmp_path):
     return _save(tmp_path, "const_net", nodes, [_io("x", [1, 3, 9, 9])], [_io("y", [1, 16])], inits, opset=9)
 
 
+def pool_net(tmp_path):
+    """Average pooling with explicit padding left out of the mean (Keras: a ratio of two
+    zero-padded means) and counted in it, max pooling with symmetric padding after a Relu,
+    ShuffleNet's channel shuffle (Reshape, Transpose, Reshape), global pooling."""
+    rng = np.random.default_rng(4)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("AveragePool", ["c1"], ["a1"], name="avg_excluded", kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("AveragePool", ["c1"], ["a2"], name="avg_counted", kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("Relu", ["c1"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["m"], name="max", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["a1", "a2", "m"], ["cat"], name="cat", axis=1),
+             helper.make_node("Reshape", ["cat", "split_shape"], ["g"], name="shuffle_split"),
+             helper.make_node("Transpose", ["g"], ["gt"], name="shuffle", perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["gt", "join_shape"], ["sh"], name="shuffle_join"),
+             helper.make_node("Conv", ["sh", "w2", "b2"], ["c2"], name="head", kernel_shape=[1, 1]),
+             helper.make_node("GlobalAveragePool", ["c2"], ["gp"], name="gap"),
+             helper.make_node("Flatten", ["gp"], ["y"], name="flat")]
+    inits = [_f("w1", rng.normal(size=(4, 3, 3, 3)) * .3), _f("w2", rng.normal(size=(5, 12, 1, 1)) * .3),
+             _f("b2", rng.normal(size=5)),
+             numpy_helper.from_array(np.asarray([1, 3, 4, 4, 4], np.int64), "split_shape"),
+             numpy_helper.from_array(np.asarray([1, 12, 4, 4], np.int64), "join_shape")]
+    return _save(tmp_path, "pool_net", nodes, [_io("x", [1, 3, 8, 8])], [_io("y", [1, 5])], inits)
+
+
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net], ids=lambda f: f.__name__)
 def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
     path = build(tmp_path)
     result = compare(path, target, seed=0)

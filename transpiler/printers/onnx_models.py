@@ -93,7 +93,9 @@ def print_keras_model(program: Program, lint: bool = True) -> str:
     if md.graph.meta.get("unsupported"):
         out += ["", "import keras"] + _stub(program, md)
         return black.format_str("\n".join(out) + "\n", mode=black.Mode())
-    run_pipeline(md.graph, KERAS_PIPELINE, lint=lint)
+    from transpiler.ir.passes.pool_padding import decompose_uncounted_pool_padding
+
+    run_pipeline(md.graph, (("pool_padding", decompose_uncounted_pool_padding),) + tuple(KERAS_PIPELINE), lint=lint)
     if md.graph.meta.get("unsupported"):  # (what the Keras passes found Keras cannot express)
         for span, message in md.graph.meta["unsupported"]:
             program.stub(span, message)
