@@ -142,8 +142,30 @@ def pool_net(tmp_path):
     return _save(tmp_path, "pool_net", nodes, [_io("x", [1, 3, 8, 8])], [_io("y", [1, 5])], inits)
 
 
+def dynamic_batch_net(tmp_path):
+    """A run-time batch size (dim_param) and torch.onnx's ``x.view(x.size(0), -1)``: Shape,
+    Gather, Unsqueeze, Concat, Reshape; the per-channel bias is a separate Add."""
+    rng = np.random.default_rng(5)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], name="/features/features.0/Conv", kernel_shape=[3, 3]),
+             helper.make_node("Add", ["c", "cb"], ["cbias"], name="/features/features.0/Add"),
+             helper.make_node("Sigmoid", ["cbias"], ["s"], name="/features/features.1/Sigmoid"),
+             helper.make_node("Shape", ["s"], ["shape"], name="/Shape"),
+             helper.make_node("Gather", ["shape", "zero"], ["n"], name="/Gather", axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"], name="/Unsqueeze"),
+             helper.make_node("Concat", ["n1", "minus_one"], ["target"], name="/Concat", axis=0),
+             helper.make_node("Reshape", ["s", "target"], ["f"], name="/Reshape"),
+             helper.make_node("Gemm", ["f", "w2", "b2"], ["y"], name="/classifier/Gemm", transB=1)]
+    inits = [_f("w1", rng.normal(size=(4, 2, 3, 3)) * .4), _f("cb", rng.normal(size=(4, 1, 1))),
+             _f("w2", rng.normal(size=(3, 4 * 4 * 4)) * .3), _f("b2", rng.normal(size=3)),
+             numpy_helper.from_array(np.asarray(0, np.int64), "zero"),
+             numpy_helper.from_array(np.asarray([0], np.int64), "axes0"),
+             numpy_helper.from_array(np.asarray([-1], np.int64), "minus_one")]
+    return _save(tmp_path, "dynamic_net", nodes, [_io("x", ["N", 2, 6, 6])], [_io("y", ["N", 3])], inits)
+
+
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net, dynamic_batch_net],
+                         ids=lambda f: f.__name__)
 def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
     path = build(tmp_path)
     result = compare(path, target, seed=0)
@@ -220,3 +242,14 @@ def test_python_translation_does_not_import_onnx():
             "assert 'onnx' not in sys.modules\n")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_run_time_batch_shape_arithmetic_is_folded_to_a_flatten(tmp_path):
+    from transpiler.frontend_onnx import read_onnx
+
+    program = read_onnx(dynamic_batch_net(tmp_path))
+    graph = program.models[0].graph
+    assert not program.diagnostics
+    assert graph.inputs[0].shape == (None, 2, 6, 6)
+    assert [n.op for n in graph.nodes] == ["conv2d", "sigmoid", "flatten", "dense"]
+    assert graph.nodes[0].name == "features_0" and graph.nodes[-1].name == "classifier"

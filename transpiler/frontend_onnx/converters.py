@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from transpiler.frontend_onnx.loader import ONode
+from transpiler.frontend_onnx.loader import BATCH, ONode
 from transpiler.frontend_onnx.reader import Context, Unsupported, converter
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.passes.shape_inference import conv_out_size
@@ -158,7 +158,9 @@ def gemm(ctx: Context, node: ONode) -> None:
     if len(x.shape) != 2 or w.ndim != 2:
         raise Unsupported(f"Gemm of {x.shape} and {w.shape}")
     alpha, beta = float(node.attrs.get("alpha", 1.0)), float(node.attrs.get("beta", 1.0))
-    kernel = (w.T if int(node.attrs.get("transB", 0)) else w) * np.float32(alpha)
+    kernel = w.T if int(node.attrs.get("transB", 0)) else w  # (a view: no copy of a large matrix)
+    if alpha != 1.0:
+        kernel = kernel * np.float32(alpha)
     units = kernel.shape[1]
     params = {"kernel": kernel}
     c = ctx.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
@@ -467,7 +469,9 @@ def reshape(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     target = list(_ints(node.attrs["shape"]) if "shape" in node.attrs else _ints(_const_input(ctx, node, 1, "shape")))
     file_batch = (ctx.onnx_shape(node.inputs[0]) or (None,))[0] or ctx.og.batch
-    if not target or not (target[0] == 0 or target[0] == -1 or (file_batch is not None and target[0] == file_batch)):
+    if any(s == BATCH for s in target[1:]):
+        raise Unsupported("the batch size moves to another axis")
+    if not target or not (target[0] in (0, -1, BATCH) or (file_batch is not None and target[0] == file_batch)):
         raise Unsupported(f"shape {tuple(target)}: the first size must be the batch (0, -1 or {file_batch})")
     rest = [x.shape[i + 1] if s == 0 and not node.attrs.get("allowzero") else s for i, s in enumerate(target[1:])]
     if target[0] == -1 and -1 in rest:

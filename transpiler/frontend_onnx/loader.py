@@ -104,12 +104,15 @@ def load(path: str) -> OGraph:
               for i in g.input if i.name not in consts]
     nodes: list[ONode] = []
     folded = 0
+    batch_derived: set[str] = set()
     for index, proto in enumerate(g.node):
         attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
         node = ONode(proto.op_type, proto.name, list(proto.input), list(proto.output), attrs, proto.domain, index)
-        value = _fold(node, proto, consts, shapes, opset)
+        value = _fold(node, proto, consts, shapes, opset, batch_derived)
         if value is not None:
             consts.update(zip(node.outputs, value))
+            if any(np.any(np.asarray(v) == BATCH) for v in value if np.asarray(v).dtype.kind in "iu"):
+                batch_derived.update(node.outputs)
             folded += 1
             continue
         nodes.append(node)
@@ -127,7 +130,14 @@ def _shape_map(graph) -> dict[str, tuple | None]:
     return shapes
 
 
-def _fold(node: ONode, proto, consts: dict, shapes: dict, opset: int) -> list | None:
+#: the run-time batch size where a folded ``Shape`` needs a number (never a real size: it is a
+#: marker that only index and concatenation ops carry to a ``Reshape``)
+BATCH = 1_000_003
+#: ops that move the batch marker around without computing with it
+_BATCH_SAFE = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Identity", "Reshape"}
+
+
+def _fold(node: ONode, proto, consts: dict, shapes: dict, opset: int, batch_derived: set) -> list | None:
     """The values of ``node``'s outputs when they are constants, else None."""
     from onnx import numpy_helper
 
@@ -142,12 +152,16 @@ def _fold(node: ONode, proto, consts: dict, shapes: dict, opset: int) -> list | 
         return None
     if node.op_type == "Shape" and node.inputs[0] not in consts:
         shape = shapes.get(node.inputs[0])
+        if shape and shape[0] is None and all(s is not None for s in shape[1:]):
+            shape = (BATCH, *shape[1:])  # a run-time batch size: a marker the Reshape converter reads
         if shape is None or any(s is None for s in shape):
             return None
         start, end = node.attrs.get("start", 0), node.attrs.get("end")
         return [np.asarray(shape[start:end], np.int64)]
     if not all(not i or i in consts for i in node.inputs):
         return None
+    if any(i in batch_derived for i in node.inputs if i) and node.op_type not in _BATCH_SAFE:
+        return None  # (arithmetic on the batch marker would make a wrong number)
     feeds = {i: consts[i] for i in node.inputs if i}
     try:
         return _evaluate(proto, feeds, opset)
