@@ -253,3 +253,21 @@ def test_run_time_batch_shape_arithmetic_is_folded_to_a_flatten(tmp_path):
     assert graph.inputs[0].shape == (None, 2, 6, 6)
     assert [n.op for n in graph.nodes] == ["conv2d", "sigmoid", "flatten", "dense"]
     assert graph.nodes[0].name == "features_0" and graph.nodes[-1].name == "classifier"
+
+
+def test_onnx_support_doc_matches_the_registry():
+    from transpiler.frontend_onnx.support_doc import render_support_table
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "onnx.md"), encoding="utf-8") as fh:
+        assert render_support_table() in fh.read(), \
+            "update the table in docs/onnx.md: python -m transpiler.frontend_onnx.support_doc"
+
+
+def test_every_converter_names_ops_of_the_table():
+    from transpiler.frontend_onnx import registered_ops
+    from transpiler.ir import ops as ops_table
+
+    table = ops_table.all_ops()
+    unknown = {k: o for k, v in registered_ops().items() for o in v if o not in table}
+    assert not unknown

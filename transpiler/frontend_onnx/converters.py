@@ -88,7 +88,7 @@ def _axis(axis: int, rank: int, what: str) -> int:
 # ---------------------------------------------------------------------------------
 # convolutions and dense layers
 # ---------------------------------------------------------------------------------
-@converter("Conv")
+@converter("Conv", ops=("conv1d", "conv2d", "conv3d", "depthwise_conv2d"))
 def conv(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     w = _const_input(ctx, node, 1, "weight")
@@ -124,7 +124,7 @@ def conv(ctx: Context, node: ONode) -> None:
     ctx.add(op, [x], attrs, node, "conv", params=params, weight=node.inputs[1])
 
 
-@converter("ConvTranspose")
+@converter("ConvTranspose", ops=("conv_transpose1d", "conv_transpose2d"))
 def conv_transpose(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     w = _const_input(ctx, node, 1, "weight")
@@ -149,7 +149,7 @@ def conv_transpose(ctx: Context, node: ONode) -> None:
     ctx.add(f"conv_transpose{rank}d", [x], attrs, node, "conv_transpose", params=params, weight=node.inputs[1])
 
 
-@converter("Gemm")
+@converter("Gemm", ops=("dense",))
 def gemm(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if int(node.attrs.get("transA", 0)):
@@ -174,7 +174,7 @@ def gemm(ctx: Context, node: ONode) -> None:
             weight=node.inputs[1])
 
 
-@converter("MatMul")
+@converter("MatMul", ops=("dense", "matmul"))
 def matmul(ctx: Context, node: ONode) -> None:
     a, b = node.inputs[:2]
     w = ctx.const(b)
@@ -204,7 +204,7 @@ def matmul(ctx: Context, node: ONode) -> None:
 # ---------------------------------------------------------------------------------
 # normalisation
 # ---------------------------------------------------------------------------------
-@converter("BatchNormalization")
+@converter("BatchNormalization", ops=("batch_norm",))
 def batch_norm(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if any(o and ctx.consumers(o) for o in node.outputs[1:]):
@@ -220,7 +220,7 @@ def batch_norm(ctx: Context, node: ONode) -> None:
     ctx.add("batch_norm", [x], attrs, node, "bn", params=params, weight=node.inputs[1])
 
 
-@converter("LRN")
+@converter("LRN", ops=("square", "conv2d", "add", "power", "divide"))
 def lrn(ctx: Context, node: ONode) -> None:
     """Local response normalisation, decomposed into ops every target has:
     x / (bias + alpha / size * (sum of x² over a window of ``size`` channels)) ** beta, the
@@ -255,24 +255,24 @@ _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "sof
           "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "HardSwish": "hard_silu"}
 
 
-@converter(*_UNARY)
+@converter(*_UNARY, ops={k: (v,) for k, v in _UNARY.items()})
 def unary(ctx: Context, node: ONode) -> None:
     op = _UNARY[node.op_type]
     ctx.add(op, [ctx.value(node.inputs[0])], {}, node, op)
 
 
-@converter("LeakyRelu")
+@converter("LeakyRelu", ops=("leaky_relu",))
 def leaky_relu(ctx: Context, node: ONode) -> None:
     ctx.add("leaky_relu", [ctx.value(node.inputs[0])], {"negative_slope": _f32(node.attrs.get("alpha", 0.01))},
             node, "leaky_relu")
 
 
-@converter("Elu")
+@converter("Elu", ops=("elu",))
 def elu(ctx: Context, node: ONode) -> None:
     ctx.add("elu", [ctx.value(node.inputs[0])], {"alpha": _f32(node.attrs.get("alpha", 1.0))}, node, "elu")
 
 
-@converter("Selu")
+@converter("Selu", ops=("selu",))
 def selu(ctx: Context, node: ONode) -> None:
     a, g = float(node.attrs.get("alpha", 1.67326319217681884765625)), float(node.attrs.get("gamma", 1.05070102214813232421875))
     if abs(a - 1.6732632) > 1e-6 or abs(g - 1.0507010) > 1e-6:
@@ -280,13 +280,13 @@ def selu(ctx: Context, node: ONode) -> None:
     ctx.add("selu", [ctx.value(node.inputs[0])], {}, node, "selu")
 
 
-@converter("Gelu")
+@converter("Gelu", ops=("gelu",))
 def gelu(ctx: Context, node: ONode) -> None:
     ctx.add("gelu", [ctx.value(node.inputs[0])], {"approximate": ctx.attr(node, "approximate", "none") == "tanh"},
             node, "gelu")
 
 
-@converter("HardSigmoid")
+@converter("HardSigmoid", ops=("hard_sigmoid", "multiply", "add", "clip"))
 def hard_sigmoid(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     alpha, beta = _f32(node.attrs.get("alpha", 0.2)), _f32(node.attrs.get("beta", 0.5))
@@ -298,7 +298,7 @@ def hard_sigmoid(ctx: Context, node: ONode) -> None:
     ctx.add("clip", [y], {"min": 0.0, "max": 1.0}, node, "hard_sigmoid")
 
 
-@converter("Clip")
+@converter("Clip", ops=("relu", "clip"))
 def clip(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     lo = _optional_const(ctx, node, 1, "min")
@@ -311,7 +311,7 @@ def clip(ctx: Context, node: ONode) -> None:
         ctx.add("clip", [x], {"min": lo, "max": hi}, node, "clip")
 
 
-@converter("Softmax", "LogSoftmax")
+@converter("Softmax", "LogSoftmax", ops={"Softmax": ("softmax",), "LogSoftmax": ("log_softmax",)})
 def softmax(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
@@ -322,12 +322,12 @@ def softmax(ctx: Context, node: ONode) -> None:
     ctx.add(op, [x], {"axis": _axis(axis, rank, op)}, node, op)
 
 
-@converter("Identity")
+@converter("Identity", ops=())
 def identity(ctx: Context, node: ONode) -> None:
     ctx.bind(node.outputs[0], ctx.value(node.inputs[0]))
 
 
-@converter("Dropout")
+@converter("Dropout", ops=("dropout",))
 def dropout(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if len(node.outputs) > 1 and node.outputs[1] and ctx.consumers(node.outputs[1]):
@@ -339,7 +339,7 @@ def dropout(ctx: Context, node: ONode) -> None:
 _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Pow": "power"}
 
 
-@converter(*_BINARY)
+@converter(*_BINARY, ops={k: (v, "batch_norm") for k, v in _BINARY.items()})
 def binary(ctx: Context, node: ONode) -> None:
     op = _BINARY[node.op_type]
     a, b = node.inputs[:2]
@@ -387,7 +387,7 @@ def _affine(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: b
 _VARIADIC = {"Sum": "add", "Max": "maximum", "Min": "minimum", "Mean": "average"}
 
 
-@converter(*_VARIADIC)
+@converter(*_VARIADIC, ops={k: (v,) for k, v in _VARIADIC.items()})
 def variadic(ctx: Context, node: ONode) -> None:
     op = _VARIADIC[node.op_type]
     ins = [ctx.value(i) for i in node.inputs]
@@ -400,7 +400,7 @@ def variadic(ctx: Context, node: ONode) -> None:
 # ---------------------------------------------------------------------------------
 # pooling
 # ---------------------------------------------------------------------------------
-@converter("MaxPool", "AveragePool")
+@converter("MaxPool", "AveragePool", ops={"MaxPool": ("max_pool1d", "max_pool2d", "max_pool3d", "global_max_pool2d"), "AveragePool": ("avg_pool1d", "avg_pool2d", "avg_pool3d", "pad2d", "global_avg_pool2d")})
 def pool(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if len(node.outputs) > 1 and node.outputs[1] and ctx.consumers(node.outputs[1]):
@@ -437,7 +437,7 @@ def pool(ctx: Context, node: ONode) -> None:
                                          "ceil_mode": ceil}, node, "pool", outputs=node.outputs[:1])
 
 
-@converter("GlobalAveragePool", "GlobalMaxPool")
+@converter("GlobalAveragePool", "GlobalMaxPool", ops={"GlobalAveragePool": ("global_avg_pool1d", "global_avg_pool2d", "global_avg_pool3d"), "GlobalMaxPool": ("global_max_pool1d", "global_max_pool2d", "global_max_pool3d")})
 def global_pool(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape) - 2
@@ -455,7 +455,7 @@ def _flatten_or_keep(ctx: Context, node: ONode, x) -> None:
         ctx.add("flatten", [x], {}, node, "flatten")
 
 
-@converter("Flatten")
+@converter("Flatten", ops=("flatten",))
 def flatten(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     axis = int(node.attrs.get("axis", 1)) % max(len(x.shape), 1)
@@ -464,7 +464,7 @@ def flatten(ctx: Context, node: ONode) -> None:
     _flatten_or_keep(ctx, node, x)
 
 
-@converter("Reshape")
+@converter("Reshape", ops=("flatten", "reshape"))
 def reshape(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     target = list(_ints(node.attrs["shape"]) if "shape" in node.attrs else _ints(_const_input(ctx, node, 1, "shape")))
@@ -494,7 +494,7 @@ def reshape(ctx: Context, node: ONode) -> None:
     del out
 
 
-@converter("Transpose")
+@converter("Transpose", ops=("transpose",))
 def transpose(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
@@ -507,7 +507,7 @@ def transpose(ctx: Context, node: ONode) -> None:
     ctx.add("transpose", [x], {"perm": perm}, node, "permute", meta={"out_layout": layout})
 
 
-@converter("Concat")
+@converter("Concat", ops=("concat",))
 def concat(ctx: Context, node: ONode) -> None:
     ins = [ctx.value(i) for i in node.inputs if i]
     rank = len(ins[0].shape)
@@ -525,7 +525,7 @@ def _axes_operand(ctx: Context, node: ONode) -> tuple[int, ...] | None:
     return None
 
 
-@converter("Unsqueeze")
+@converter("Unsqueeze", ops=("expand_dims",))
 def unsqueeze(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     axes = _axes_operand(ctx, node)
@@ -537,7 +537,7 @@ def unsqueeze(ctx: Context, node: ONode) -> None:
                     outputs=None if last else []).outputs[0]
 
 
-@converter("Squeeze")
+@converter("Squeeze", ops=("squeeze",))
 def squeeze(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
@@ -551,7 +551,7 @@ _REDUCE = {"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": 
            "ReduceMin": "reduce_min"}
 
 
-@converter(*_REDUCE)
+@converter(*_REDUCE, ops={k: (v,) for k, v in _REDUCE.items()})
 def reduce(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
@@ -566,7 +566,7 @@ def reduce(ctx: Context, node: ONode) -> None:
                       "keepdims": bool(node.attrs.get("keepdims", 1))}, node, op)
 
 
-@converter("Pad")
+@converter("Pad", ops=("pad1d", "pad2d", "pad3d"))
 def pad(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     mode = ctx.attr(node, "mode", "constant")

@@ -35,24 +35,28 @@ class _Blocked(Exception):
 
 Converter = Callable[["Context", ONode], None]
 _CONVERTERS: dict[str, Converter] = {}
+_IR_OPS: dict[str, tuple[str, ...]] = {}
 
 
-def converter(*op_types: str) -> Callable[[Converter], Converter]:
-    """Register the converter of ONNX ``op_types`` (one converter per op type)."""
+def converter(*op_types: str, ops: tuple[str, ...] | dict[str, tuple[str, ...]] = ()
+              ) -> Callable[[Converter], Converter]:
+    """Register the converter of ONNX ``op_types`` (one converter per op type); ``ops`` names
+    the ops-table entries it makes (per op type when a dict), for the support table."""
     def deco(fn: Converter) -> Converter:
         for t in op_types:
             if t in _CONVERTERS:
                 raise ValueError(f"converter for {t} registered twice")
             _CONVERTERS[t] = fn
+            _IR_OPS[t] = tuple(ops.get(t, ()) if isinstance(ops, dict) else ops)
         return fn
     return deco
 
 
-def registered_ops() -> list[str]:
-    """The ONNX op types the reader converts."""
+def registered_ops() -> dict[str, tuple[str, ...]]:
+    """``{ONNX op type: the ops-table entries its converter makes}``."""
     from transpiler.frontend_onnx import converters  # noqa: F401  (registers)
 
-    return sorted(_CONVERTERS)
+    return dict(sorted(_IR_OPS.items()))
 
 
 #: attribute names of nn.Module / keras.Model a layer may not take
