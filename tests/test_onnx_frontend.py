@@ -163,8 +163,27 @@ def dynamic_batch_net(tmp_path):
     return _save(tmp_path, "dynamic_net", nodes, [_io("x", ["N", 2, 6, 6])], [_io("y", ["N", 3])], inits)
 
 
+def tensor_ops_net(tmp_path):
+    """Slice, Gather, Split, Cast, Resize (nearest, x2), Upsample (opset 9 form not here)."""
+    rng = np.random.default_rng(6)
+    i64 = lambda name, v: numpy_helper.from_array(np.asarray(v, np.int64), name)  # noqa: E731
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Split", ["c", "halves"], ["a", "b"], name="split", axis=1),
+             helper.make_node("Slice", ["a", "st", "en", "ax", "sp"], ["s"], name="crop"),
+             helper.make_node("Resize", ["s", "", "scales"], ["u"], name="up", mode="nearest"),
+             helper.make_node("Cast", ["u"], ["uc"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Add", ["uc", "b"], ["sum"], name="add"),
+             helper.make_node("Gather", ["sum", "idx"], ["g"], name="pick", axis=1),
+             helper.make_node("Flatten", ["g"], ["y"], name="flat")]
+    inits = [_f("w1", rng.normal(size=(6, 2, 3, 3)) * .4), _f("b1", rng.normal(size=6)),
+             i64("halves", [3, 3]), i64("st", [0, 0]), i64("en", [4, 4]), i64("ax", [2, 3]), i64("sp", [1, 1]),
+             _f("scales", [1, 1, 2, 2]), i64("idx", [2, 0])]
+    return _save(tmp_path, "tensor_ops", nodes, [_io("x", [1, 2, 8, 8])], [_io("y", [1, 128])], inits)
+
+
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net, dynamic_batch_net],
+@pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net, dynamic_batch_net,
+                                   tensor_ops_net],
                          ids=lambda f: f.__name__)
 def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
     path = build(tmp_path)

@@ -581,3 +581,118 @@ def pad(ctx: Context, node: ONode) -> None:
     if any(pairs[0]) or any(pairs[1]) or rank < 3 or not is_channels_first(x.layout):
         raise Unsupported(f"pads {pads} (only the spatial axes of a feature map are padded)")
     ctx.add(f"pad{rank - 2}d", [x], {"pads": tuple(pairs[2:]), "value": float(np.asarray(value))}, node, "pad")
+
+
+@converter("Slice", ops=("slice",))
+def slice_(ctx: Context, node: ONode) -> None:
+    x = ctx.value(node.inputs[0])
+    rank = len(x.shape)
+    if "starts" in node.attrs:  # opset < 10
+        starts, ends = _ints(node.attrs["starts"]), _ints(node.attrs["ends"])
+        axes = _ints(node.attrs.get("axes", range(len(starts))))
+        steps = (1,) * len(starts)
+    else:
+        starts, ends = _ints(_const_input(ctx, node, 1, "starts")), _ints(_const_input(ctx, node, 2, "ends"))
+        axes = _ints(_optional_const(ctx, node, 3, default=np.arange(len(starts))))
+        steps = _ints(_optional_const(ctx, node, 4, default=np.ones(len(starts))))
+    out_axes, out_starts, out_stops, out_steps = [], [], [], []
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        axis = axis % rank
+        size = x.shape[axis]
+        if step <= 0:
+            raise Unsupported(f"step {step} (only forward slices)")
+        if axis == 0:
+            if start == 0 and end >= 2 ** 31 - 1 and step == 1:
+                continue  # the whole batch
+            raise Unsupported("a slice of the batch axis")
+        start, stop, _ = slice(start, end, step).indices(size)
+        if (start, stop, step) == (0, size, 1):
+            continue
+        out_axes.append(axis)
+        out_starts.append(start)
+        out_stops.append(stop)
+        out_steps.append(step)
+    if not out_axes:
+        ctx.bind(node.outputs[0], x)
+        return
+    ctx.add("slice", [x], {"axes": tuple(out_axes), "starts": tuple(out_starts), "stops": tuple(out_stops),
+                           "steps": tuple(out_steps)}, node, "slice")
+
+
+@converter("Gather", ops=("take",))
+def gather(ctx: Context, node: ONode) -> None:
+    x = ctx.value(node.inputs[0])
+    indices = _const_input(ctx, node, 1, "indices")
+    rank = len(x.shape)
+    axis = _axis(int(node.attrs.get("axis", 0)), rank, "Gather")
+    size = x.shape[axis]
+    if indices.ndim > 1:
+        raise Unsupported(f"indices of shape {indices.shape}")
+    picked = int(indices) % size if indices.ndim == 0 else tuple(int(i) % size for i in indices)
+    ctx.add("take", [x], {"indices": picked, "axis": axis}, node, "take")
+
+
+_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+
+
+@converter("Cast", ops=("cast",))
+def cast(ctx: Context, node: ONode) -> None:
+    x = ctx.value(node.inputs[0])
+    dtype = _DTYPES.get(int(node.attrs["to"]))
+    if dtype is None:
+        raise Unsupported(f"cast to ONNX type {node.attrs['to']}")
+    if dtype == x.dtype:
+        ctx.bind(node.outputs[0], x)
+        return
+    ctx.add("cast", [x], {"dtype": dtype}, node, "cast")
+
+
+@converter("Split", ops=("split",))
+def split(ctx: Context, node: ONode) -> None:
+    x = ctx.value(node.inputs[0])
+    rank = len(x.shape)
+    axis = _axis(int(node.attrs.get("axis", 0)), rank, "Split")
+    sizes = _optional_const(ctx, node, 1, "split")
+    n = len(node.outputs)
+    if sizes is None:
+        if x.shape[axis] % n:
+            raise Unsupported(f"{x.shape[axis]} does not split into {n} equal parts")
+        sizes = [x.shape[axis] // n] * n
+    ctx.add("split", [x], {"sizes": _ints(sizes), "axis": axis}, node, "split", n_out=n)
+
+
+@converter("Resize", "Upsample", ops=("upsample1d", "upsample2d"))
+def resize(ctx: Context, node: ONode) -> None:
+    """Nearest-neighbour (or half-pixel bilinear) upsampling by an integer factor per spatial axis."""
+    x = ctx.value(node.inputs[0])
+    rank = len(x.shape) - 2
+    if rank not in (1, 2) or not is_channels_first(x.layout):
+        raise Unsupported(f"a resize of a {x.shape} tensor")
+    mode = ctx.attr(node, "mode", "nearest")
+    if node.op_type == "Upsample":
+        scales = node.attrs.get("scales")
+        scales = _ints(np.asarray(scales)) if scales is not None else None
+        if scales is None:
+            scales = tuple(np.asarray(_const_input(ctx, node, 1, "scales")).tolist())
+    else:
+        scales = _optional_const(ctx, node, 2)
+        sizes = _optional_const(ctx, node, 3)
+        if (scales is None or np.size(scales) == 0) and sizes is not None and np.size(sizes):
+            scales = [s / i if i else 0 for s, i in zip(_ints(sizes), (1, 1) + tuple(x.shape[2:]))]
+        if scales is None or np.size(scales) == 0:
+            raise Unsupported("no scales or sizes")
+        scales = np.asarray(scales).reshape(-1).tolist()
+        transform = ctx.attr(node, "coordinate_transformation_mode", "half_pixel")
+        if mode == "linear" and transform not in ("half_pixel", "pytorch_half_pixel"):
+            raise Unsupported(f"linear resize with coordinate_transformation_mode={transform!r}")
+        if mode == "nearest" and ctx.attr(node, "nearest_mode", "round_prefer_floor") not in (
+                "round_prefer_floor", "floor") and transform != "asymmetric":
+            raise Unsupported("nearest_mode other than floor")
+    factors = [float(s) for s in scales]
+    if factors[:2] != [1.0, 1.0] or any(f != int(f) or f < 1 for f in factors[2:]):
+        raise Unsupported(f"scales {tuple(factors)} (integer factors on the spatial axes only)")
+    interp = {"nearest": "nearest", "linear": "bilinear"}.get(mode)
+    if interp is None or (interp == "bilinear" and rank != 2):
+        raise Unsupported(f"mode={mode!r}")
+    ctx.add(f"upsample{rank}d", [x], {"size": tuple(int(f) for f in factors[2:]), "interpolation": interp},
+            node, "upsample")
