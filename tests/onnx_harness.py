@@ -80,9 +80,11 @@ def run_generated(text: str, target: str, weights: str, x: np.ndarray, folder: s
         count = sum(int(t.numel()) for t in model.state_dict().values() if t.is_floating_point())
         return y, count
     model.load_weights(weights)
-    xx = np.transpose(x, (0, *range(2, x.ndim), 1)) if x.ndim >= 3 else x
+    # a feature map goes in channels-last (a sequence (N, T, F) is the same in both)
+    wants = tuple(model.inputs[0].shape[1:])
+    xx = x if wants == x.shape[1:] else np.transpose(x, (0, *range(2, x.ndim), 1))
     y = np.asarray(model(xx, training=False))
-    if y.ndim >= 3:
+    if y.ndim >= 3 and xx is not x:
         y = np.transpose(y, (0, y.ndim - 1, *range(1, y.ndim - 1)))
     return y, int(sum(np.prod(w.shape) for w in model.weights))
 

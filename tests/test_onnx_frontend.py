@@ -181,9 +181,46 @@ def tensor_ops_net(tmp_path):
     return _save(tmp_path, "tensor_ops", nodes, [_io("x", [1, 2, 8, 8])], [_io("y", [1, 128])], inits)
 
 
+def lstm_net(tmp_path):
+    """torch.onnx's batch_first LSTM: Transpose(1, 0, 2), LSTM (ONNX gate order i, o, f, c,
+    two biases), Y through Squeeze(1) + Transpose(1, 0, 2), Y_h through Squeeze(0)."""
+    rng = np.random.default_rng(7)
+    i64 = lambda name, v: numpy_helper.from_array(np.asarray(v, np.int64), name)  # noqa: E731
+    h = 4
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="/rnn/Transpose", perm=[1, 0, 2]),
+             helper.make_node("LSTM", ["xt", "W", "R", "B"], ["Y", "Y_h", "Y_c"], name="/rnn/LSTM", hidden_size=h),
+             helper.make_node("Squeeze", ["Y", "one"], ["ys"], name="/rnn/Squeeze"),
+             helper.make_node("Transpose", ["ys"], ["seq"], name="/rnn/Transpose_1", perm=[1, 0, 2]),
+             helper.make_node("Squeeze", ["Y_h", "zero"], ["last"], name="/rnn/Squeeze_1"),
+             helper.make_node("Flatten", ["seq"], ["flat"], name="/flatten/Flatten"),
+             helper.make_node("Concat", ["flat", "last"], ["both"], name="/cat/Concat", axis=1),
+             helper.make_node("Gemm", ["both", "w2", "b2"], ["y"], name="/head/Gemm", transB=1)]
+    inits = [_f("W", rng.normal(size=(1, 4 * h, 3)) * .5), _f("R", rng.normal(size=(1, 4 * h, h)) * .5),
+             _f("B", rng.normal(size=(1, 8 * h)) * .3), _f("w2", rng.normal(size=(2, 5 * h + h)) * .3),
+             _f("b2", rng.normal(size=2)), i64("one", [1]), i64("zero", [0])]
+    return _save(tmp_path, "lstm_net", nodes, [_io("x", ["N", 5, 3])], [_io("y", ["N", 2])], inits, opset=13)
+
+
+def gru_net(tmp_path):
+    """A GRU with torch's linear_before_reset=1 whose last state alone is read (onnxruntime
+    runs no batch-first layout=1)."""
+    rng = np.random.default_rng(8)
+    i64 = lambda name, v: numpy_helper.from_array(np.asarray(v, np.int64), name)  # noqa: E731
+    h = 5
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="/gru/Transpose", perm=[1, 0, 2]),
+             helper.make_node("GRU", ["xt", "W", "R", "B"], ["", "Y_h"], name="/gru/GRU", hidden_size=h,
+                              linear_before_reset=1),
+             helper.make_node("Squeeze", ["Y_h", "zero"], ["last"], name="/gru/Squeeze"),
+             helper.make_node("Gemm", ["last", "w2", "b2"], ["y"], name="/head/Gemm", transB=1)]
+    inits = [_f("W", rng.normal(size=(1, 3 * h, 3)) * .5), _f("R", rng.normal(size=(1, 3 * h, h)) * .5),
+             _f("B", rng.normal(size=(1, 6 * h)) * .3), _f("w2", rng.normal(size=(2, h)) * .3),
+             _f("b2", rng.normal(size=2)), i64("zero", [0])]
+    return _save(tmp_path, "gru_net", nodes, [_io("x", ["N", 6, 3])], [_io("y", ["N", 2])], inits, opset=14)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net, dynamic_batch_net,
-                                   tensor_ops_net],
+                                   tensor_ops_net, lstm_net, gru_net],
                          ids=lambda f: f.__name__)
 def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
     path = build(tmp_path)

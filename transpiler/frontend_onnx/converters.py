@@ -19,6 +19,8 @@ from transpiler.frontend_onnx.reader import Context, Unsupported, converter
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.passes.shape_inference import conv_out_size
 
+from transpiler.frontend_onnx.recurrent import view_squeeze, view_transpose  # noqa: E402,F401  (registers)
+
 
 # ---------------------------------------------------------------------------------
 # helpers
@@ -496,9 +498,14 @@ def reshape(ctx: Context, node: ONode) -> None:
 
 @converter("Transpose", ops=("transpose",))
 def transpose(ctx: Context, node: ONode) -> None:
+    if node.inputs[0] in ctx.views:
+        view_transpose(ctx, node, tuple(int(p) for p in node.attrs.get("perm", ())))
+        return
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
     perm = tuple(int(p) % rank for p in node.attrs.get("perm", range(rank - 1, -1, -1)))
+    if view_transpose(ctx, node, perm):
+        return
     if perm[0] != 0:
         raise Unsupported(f"perm {perm} moves the batch axis")
     letters = x.layout or ""
@@ -539,6 +546,9 @@ def unsqueeze(ctx: Context, node: ONode) -> None:
 
 @converter("Squeeze", ops=("squeeze",))
 def squeeze(ctx: Context, node: ONode) -> None:
+    if node.inputs[0] in ctx.views:
+        view_squeeze(ctx, node, _axes_operand(ctx, node))
+        return
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
     axes = _axes_operand(ctx, node)

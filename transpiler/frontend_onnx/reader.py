@@ -118,6 +118,9 @@ class Context:
         self.taken: set[str] = set()
         self.skip: set[int] = set()  # ONNX nodes a pattern already converted
         self.failed: set[str] = set()  # outputs of nodes that were not converted
+        #: ONNX tensors that are an IR value in another axis order (a recurrent layer's
+        #: time-major input and outputs): name → (form, value); ``views.py`` resolves them
+        self.views: dict[str, tuple[str, Value]] = {}
         self.node: ONode | None = None
 
     # -- reading --------------------------------------------------------------------------
@@ -135,6 +138,9 @@ class Context:
                               f"(shape {tuple(np.shape(self.og.consts[name]))})")
         if name in self.failed:
             raise _Blocked(name)
+        if name in self.views:
+            raise Unsupported(f"{name!r} ({self.views[name][0]}) is read other than by the Squeeze/Transpose "
+                              "that gives a batch-first tensor back")
         raise Unsupported(f"input {name!r} is not produced by any converted node")
 
     def attr(self, node: ONode, key: str, default=None):
@@ -274,9 +280,29 @@ def read_onnx(path: str) -> Program:
             [(None, f"graph outputs {missing} are not computed")]
         return program
     _prune(graph)
+    _relabel_sequences(graph)
     fuse_affine(graph)
     graph.lint()
     return program
+
+
+def _relabel_sequences(graph: Graph) -> None:
+    """A rank-3+ value no convolution or pooling reads is not a feature map: ``(N, T, F)``
+    fed to an RNN or a Dense has its features last (the tag changes, not the data)."""
+    from transpiler.ir.layout import CHANNELS_LAST, is_channels_first
+    from transpiler.ir.passes.keras_selection import _feeds_implicit
+
+    candidates = list(graph.inputs) + [n.outputs[0] for n in graph.nodes if n.op in ("reshape", "transpose")]
+    changed = False
+    for v in candidates:
+        if is_channels_first(v.layout) and not _feeds_implicit(graph, v):
+            v.layout = CHANNELS_LAST[len(v.shape)]
+            if v.producer is not None:
+                v.producer.meta["out_layout"] = v.layout
+            changed = True
+    if changed:
+        for node in graph.nodes:
+            infer_node(node)
 
 
 def _prune(graph: Graph) -> None:
