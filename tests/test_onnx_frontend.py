@@ -327,3 +327,11 @@ def test_every_converter_names_ops_of_the_table():
     table = ops_table.all_ops()
     unknown = {k: o for k, v in registered_ops().items() for o in v if o not in table}
     assert not unknown
+
+
+def test_lrn_window_kernel_is_not_trained(tmp_path):
+    path = constant_weights_net(tmp_path)
+    torch_text = translate_onnx(path, "pytorch").text
+    assert "_window.requires_grad_(False)" in torch_text
+    keras_text = translate_onnx(path, "keras").text
+    assert "trainable=False" in keras_text

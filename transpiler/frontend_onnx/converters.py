@@ -240,7 +240,8 @@ def lrn(ctx: Context, node: ONode) -> None:
     ctx.taken.discard(base)
     sq = ctx.add("square", [x], {}, node, "square", name=f"{base}_square", outputs=[]).outputs[0]
     window = ctx.add("conv2d", [sq], {"filters": channels, "kernel_size": (1, 1), "use_bias": False}, node,
-                     "window", name=f"{base}_window", outputs=[], params={"kernel": band.reshape(1, 1, channels, channels)})
+                     "window", name=f"{base}_window", outputs=[], params={"kernel": band.reshape(1, 1, channels, channels)},
+                     meta={"frozen": True})
     window.comments.append(f"# LRN(size={size}, alpha={alpha:g}, beta={beta:g}, bias={bias:g}): x / (bias + "
                            "alpha / size * sum of x² over neighbouring channels) ** beta; the sum is this 1x1 "
                            "convolution with a fixed banded kernel")

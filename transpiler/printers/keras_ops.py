@@ -239,6 +239,8 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
     for key, value in kwargs.items():
         if value is not None:
             parts.append(f"{key}={value}")
+    if node.meta.get("frozen"):  # fixed weights, not trained
+        parts.append("trainable=False")
     parts.append(f'name="{node.name}"')
     return f"layers.{cls}({', '.join(parts)})"
 
