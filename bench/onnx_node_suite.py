@@ -89,8 +89,11 @@ def run_case(case, target: str, folder: str) -> tuple[bool, str]:
         return False, "stub: " + result.stubs[0].message[:150]
     graph = result.program.models[0].graph
     order = [v.var for v in graph.inputs]
+    from onnx import helper
+
     names = [i.name for i in model.graph.input]
-    xs = [np.asarray(feeds[n]) for n in names]
+    types = [helper.tensor_dtype_to_np_dtype(i.type.tensor_type.elem_type) for i in model.graph.input]
+    xs = [np.asarray(feeds[n]).astype(t) for n, t in zip(names, types)]
     try:
         module = import_text(result.text, f"case_{target}_{case.name}", folder)
         net = module.build_model()

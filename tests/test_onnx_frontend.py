@@ -335,3 +335,25 @@ def test_lrn_window_kernel_is_not_trained(tmp_path):
     assert "_window.requires_grad_(False)" in torch_text
     keras_text = translate_onnx(path, "keras").text
     assert "trainable=False" in keras_text
+
+
+def test_shape_disagreement_with_onnx_is_a_stub_not_a_different_model(tmp_path):
+    """ONNX drops a ceil_mode window that starts in the right padding; the ops table's rule
+    keeps it: the translation must refuse rather than print a model of another shape."""
+    nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], ceil_mode=1)]
+    path = _save(tmp_path, "ceil_pool", nodes, [_io("x", [1, 3, 2, 2])], [_io("y", [1, 3, 1, 1])], [], opset=19)
+    result = translate_onnx(path, "pytorch")
+    assert [d for d in result.stubs if "ONNX's is (1, 3, 1, 1)" in d.message], result.diagnostics
+
+
+def test_pool_padding_wider_than_half_the_window_runs_in_torch(tmp_path):
+    """torch's pooling refuses pads > kernel // 2: the padding is explicit instead."""
+    nodes = [helper.make_node("AveragePool", ["x"], ["a"], name="avg", kernel_shape=[3, 3], pads=[2, 2, 2, 2]),
+             helper.make_node("MaxPool", ["x"], ["m"], name="max", kernel_shape=[3, 3], pads=[2, 2, 2, 2]),
+             helper.make_node("Add", ["a", "m"], ["y"], name="add")]
+    path = _save(tmp_path, "wide_pool", nodes, [_io("x", [1, 2, 5, 5])], [_io("y", [1, 2, 7, 7])], [])
+    result = compare(path, "pytorch")
+    assert result.ok, (result.max_abs, result.stubs)
+    # Keras pads a max pooling with zeros only: on an input that may be negative, a reported stub
+    assert [d for d in translate_onnx(path, "keras").stubs if "max_pool2d" in d.message]

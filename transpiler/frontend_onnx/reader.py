@@ -192,7 +192,15 @@ class Context:
         except (IRError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
             self.graph.nodes.remove(ir)
             raise Unsupported(f"{op}: {exc}") from None
-        for onnx_name, v in zip(node.outputs[:n_out] if outputs is None else outputs, ir.outputs):
+        bound = list(zip(node.outputs[:n_out] if outputs is None else outputs, ir.outputs))
+        for onnx_name, v in bound:
+            want = self.og.shapes.get(onnx_name) if onnx_name else None
+            if want is not None and v.shape is not None and len(want) == len(v.shape) and any(
+                    w is not None and h is not None and w != h for w, h in zip(want[1:], v.shape[1:])):
+                # the ops table's rule and ONNX's disagree: never a silently different model
+                self.graph.nodes.remove(ir)
+                raise Unsupported(f"{op} would give shape {tuple(v.shape)}, ONNX's is {tuple(want)}")
+        for onnx_name, v in bound:
             if onnx_name:
                 self.values[onnx_name] = v
         return ir
@@ -210,6 +218,10 @@ class Context:
 
     def _span(self, node: ONode) -> Span:
         return Span(self.og.path, node.index + 1)
+
+
+#: input types both targets compute with
+_INPUT_DTYPES = {"float32", "float64", "float16", "int32", "int64", "bool"}
 
 
 def _class_name(og: OGraph) -> str:
@@ -236,7 +248,11 @@ def read_onnx(path: str) -> Program:
     program = Program(path=path, source="", framework="onnx")
     ctx = Context(og, program)
     graph = ctx.graph
+    problems: list[tuple[ONode, str]] = []
     for name, shape, dtype in og.inputs:
+        if dtype not in _INPUT_DTYPES:
+            problems.append((ONode("input", name, [], [name], {}), f"input {name!r} has type {dtype}, which "
+                             f"the generated code does not take ({', '.join(sorted(_INPUT_DTYPES))})"))
         if not shape:
             raise Unsupported(f"input {name!r}: its shape is not in the file")
         full = (None, *shape[1:])
@@ -246,7 +262,6 @@ def read_onnx(path: str) -> Program:
         v.var = identifier(name) or "x"
         graph.inputs.append(v)
         ctx.bind(name, v)
-    problems: list[tuple[ONode, str]] = []
     for node in og.nodes:
         if node.index in ctx.skip:
             continue

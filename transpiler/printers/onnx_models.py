@@ -17,6 +17,7 @@ import os
 import black
 
 from transpiler.ir.passes import run_pipeline
+from transpiler.ir.passes.pool_padding import decompose_wide_pool_padding
 from transpiler.ir.passes.shape_inference import infer_shapes
 from transpiler.ir.passes.torch_selection import select_torch_ops
 from transpiler.ir.program import ModelDef, Program
@@ -24,6 +25,7 @@ from transpiler.ir.program import ModelDef, Program
 #: the torch passes for a graph that is channels-first already
 ONNX_TORCH_PIPELINE = (
     ("shape_inference", infer_shapes),
+    ("pool_padding", decompose_wide_pool_padding),
     ("torch_selection", select_torch_ops),
     ("shape_inference", infer_shapes),
 )

@@ -24,9 +24,29 @@ def _tf_same(node: Node) -> bool:
 
 
 def decompose_uncounted_pool_padding(graph: Graph) -> Graph:
+    """For Keras: every such pooling Keras' 'same' is not."""
+    return _decompose(graph, lambda node: not _tf_same(node))
+
+
+def decompose_wide_pool_padding(graph: Graph) -> Graph:
+    """For PyTorch, whose pooling refuses padding wider than half the window: those only
+    (max pooling gets a -inf pad node instead, from the torch operator selection)."""
+    def wide(node: Node) -> bool:
+        return any(max(p) > k // 2 for p, k in zip(node.attrs["padding"], node.attrs["pool_size"]))
+
+    for node in graph.nodes:
+        if node.op.startswith("max_pool") and not isinstance(node.attrs["padding"], str) and wide(node):
+            from transpiler.ir.passes.torch_selection import _insert_pad
+
+            _insert_pad(graph, node, node.attrs["padding"], float("-inf"))
+            node.attrs["padding"] = "valid"
+    return _decompose(graph, wide)
+
+
+def _decompose(graph: Graph, wanted) -> Graph:
     for node in list(graph.nodes):
         a = node.attrs
-        if not node.op.startswith("avg_pool") or isinstance(a["padding"], str) or a["ceil_mode"] or _tf_same(node):
+        if not node.op.startswith("avg_pool") or isinstance(a["padding"], str) or a["ceil_mode"] or not wanted(node):
             continue
         rank = node.spec.rank
         pads, x = a["padding"], node.inputs[0]
