@@ -75,3 +75,10 @@ def test_cli_onnx_stub_is_exit_3_under_strict(tmp_path):
     assert run([src, "--to", "pytorch", "-o", str(out), "--strict"]) == 3
     assert "NotImplementedError" in out.read_text()
     assert not os.path.exists(tmp_path / "s.safetensors")
+
+
+def test_cli_verify_of_an_onnx_model_is_a_clear_error(tmp_path, capsys):
+    src = conv_net(tmp_path)
+    assert run([src, "--to", "pytorch", "-o", str(tmp_path / "v.py"), "--verify"]) == 2
+    assert "--verify does not take an ONNX model" in capsys.readouterr().err
+    assert not (tmp_path / "v.py").exists()
