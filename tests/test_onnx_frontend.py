@@ -357,3 +357,11 @@ def test_pool_padding_wider_than_half_the_window_runs_in_torch(tmp_path):
     assert result.ok, (result.max_abs, result.stubs)
     # Keras pads a max pooling with zeros only: on an input that may be negative, a reported stub
     assert [d for d in translate_onnx(path, "keras").stubs if "max_pool2d" in d.message]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_uneven_average_pool_padding_left_out_of_the_mean(tmp_path, target):
+    nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="uneven", kernel_shape=[2, 2], pads=[0, 1, 1, 0])]
+    path = _save(tmp_path, "uneven_pool", nodes, [_io("x", [1, 2, 5, 5])], [_io("y", [1, 2, 5, 5])], [])
+    result = compare(path, target)
+    assert result.ok, (result.max_abs, result.stubs)

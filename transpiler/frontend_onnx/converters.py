@@ -429,8 +429,6 @@ def pool(ctx: Context, node: ONode) -> None:
             for n, k, s, p in zip(x.shape[2:], kernel, strides, pads)):
         # pads at the end only that make the last partial window (Caffe's pooling): ceil_mode
         pads, ceil, uneven = tuple((0, 0) for _ in pads), True, False
-    if uneven and kind == "avg" and not int(node.attrs.get("count_include_pad", 0)):
-        raise Unsupported(f"uneven pads {pads} left out of the mean")
     if kind == "avg" and int(node.attrs.get("count_include_pad", 0)) and any(a or b for a, b in pads):
         base = ctx.name_for(node, "pool")
         ctx.taken.discard(base)

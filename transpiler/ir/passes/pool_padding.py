@@ -29,10 +29,10 @@ def decompose_uncounted_pool_padding(graph: Graph) -> Graph:
 
 
 def decompose_wide_pool_padding(graph: Graph) -> Graph:
-    """For PyTorch, whose pooling refuses padding wider than half the window: those only
-    (max pooling gets a -inf pad node instead, from the torch operator selection)."""
+    """For PyTorch, whose pooling pads symmetrically and refuses padding wider than half the
+    window: those only (max pooling gets a -inf pad node instead)."""
     def wide(node: Node) -> bool:
-        return any(max(p) > k // 2 for p, k in zip(node.attrs["padding"], node.attrs["pool_size"]))
+        return any(max(p) > k // 2 or p[0] != p[1] for p, k in zip(node.attrs["padding"], node.attrs["pool_size"]))
 
     for node in graph.nodes:
         if node.op.startswith("max_pool") and not isinstance(node.attrs["padding"], str) and wide(node):
