@@ -365,3 +365,8 @@ def test_uneven_average_pool_padding_left_out_of_the_mean(tmp_path, target):
     path = _save(tmp_path, "uneven_pool", nodes, [_io("x", [1, 2, 5, 5])], [_io("y", [1, 2, 5, 5])], [])
     result = compare(path, target)
     assert result.ok, (result.max_abs, result.stubs)
+
+
+def test_keras_output_imports_only_what_it_uses(tmp_path):
+    text = translate_onnx(constant_weights_net(tmp_path), "keras").text
+    assert "keras.ops.square" in text and "from keras import ops" not in text

@@ -13,6 +13,7 @@ Dense's kernel). Both are black-formatted; a model with ops the table lacks beco
 from __future__ import annotations
 
 import os
+import re
 
 import black
 
@@ -108,7 +109,7 @@ def print_keras_model(program: Program, lint: bool = True) -> str:
     helpers = sorted({h for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
     imports = ["import keras", "from keras import layers"]
     text = "\n".join(body)
-    if "ops." in text:
+    if re.search(r"(?<![.\w])ops\.", text):
         imports.append("from keras import ops")
     if any("math." in keras_ops.INIT_HELPERS[h] for h in helpers):
         imports.insert(0, "import math")
