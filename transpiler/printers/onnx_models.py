@@ -117,8 +117,10 @@ def print_keras_model(program: Program, lint: bool = True) -> str:
     for h in helpers:
         out += ["", "", keras_ops.INIT_HELPERS[h]]
     inputs = ", ".join(f"{v.var} {tuple(s for s in v.shape[1:])}" for v in md.graph.inputs)
+    moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.meta["source_input_shapes"])]
+    note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"
     out += ["", "", "def build_model():",
             f'    """The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} {inputs} '
-            'without the batch axis, channels-last."""']
+            f'without the batch axis, {note}."""']
     out += body
     return black.format_str("\n".join(out) + "\n", mode=black.Mode())
