@@ -132,8 +132,10 @@ def conv_transpose(ctx: Context, node: ONode) -> None:
     w = _const_input(ctx, node, 1, "weight")
     b = ctx.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
     rank = w.ndim - 2
-    if rank not in (1, 2) or int(node.attrs.get("group", 1)) != 1:
-        raise Unsupported(f"a {rank}-D or grouped transposed convolution")
+    if rank not in (1, 2):
+        raise Unsupported(f"a {rank}-D transposed convolution")
+    if int(node.attrs.get("group", 1)) != 1:
+        raise Unsupported(f"a grouped transposed convolution (group={node.attrs['group']})")
     if "output_shape" in node.attrs or ctx.attr(node, "auto_pad", "NOTSET") != "NOTSET":
         raise Unsupported("output_shape / auto_pad are not read; give explicit pads")
     kernel = tuple(node.attrs.get("kernel_shape") or w.shape[2:])
@@ -663,10 +665,12 @@ def split(ctx: Context, node: ONode) -> None:
     axis = _axis(int(node.attrs.get("axis", 0)), rank, "Split")
     sizes = _optional_const(ctx, node, 1, "split")
     n = len(node.outputs)
-    if sizes is None:
-        if x.shape[axis] % n:
-            raise Unsupported(f"{x.shape[axis]} does not split into {n} equal parts")
-        sizes = [x.shape[axis] // n] * n
+    if sizes is None:  # equal parts; opset 18's num_outputs: the last one smaller
+        size = x.shape[axis]
+        chunk = -(-size // n)
+        if size % n and "num_outputs" not in node.attrs:
+            raise Unsupported(f"{size} does not split into {n} equal parts")
+        sizes = [chunk] * (n - 1) + [size - chunk * (n - 1)]
     ctx.add("split", [x], {"sizes": _ints(sizes), "axis": axis}, node, "split", n_out=n)
 
 
