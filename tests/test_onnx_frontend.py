@@ -218,9 +218,38 @@ def gru_net(tmp_path):
     return _save(tmp_path, "gru_net", nodes, [_io("x", ["N", 6, 3])], [_io("y", ["N", 2])], inits, opset=14)
 
 
+def activations_net(tmp_path):
+    """Activation converters, per-channel Sub/Div constants, Clip as ReLU6, Max of two tensors,
+    a spatial Pad, ReduceMean, Unsqueeze/Squeeze, Softmax over the channel axis (opset 13)."""
+    rng = np.random.default_rng(9)
+    i64 = lambda name, v: numpy_helper.from_array(np.asarray(v, np.int64), name)  # noqa: E731
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("Sub", ["c", "mean"], ["centred"], name="centre"),
+             helper.make_node("Div", ["centred", "std"], ["z"], name="scale"),
+             helper.make_node("LeakyRelu", ["z"], ["a1"], name="leaky", alpha=0.2),
+             helper.make_node("Elu", ["z"], ["a2"], name="elu", alpha=0.7),
+             helper.make_node("Selu", ["z"], ["a3"], name="selu"),
+             helper.make_node("HardSigmoid", ["z"], ["a4"], name="hsig"),
+             helper.make_node("HardSwish", ["z"], ["a5"], name="hswish"),
+             helper.make_node("Clip", ["z", "lo", "hi"], ["a6"], name="relu6"),
+             helper.make_node("Max", ["a1", "a2"], ["m1"], name="max"),
+             helper.make_node("Sum", ["m1", "a3", "a4", "a5", "a6"], ["s"], name="sum"),
+             helper.make_node("Pad", ["s", "pads"], ["p"], name="pad"),
+             helper.make_node("Softmax", ["p"], ["sm"], name="softmax", axis=1),
+             helper.make_node("ReduceMean", ["sm"], ["r"], name="mean_hw", axes=[2, 3], keepdims=1),
+             helper.make_node("Squeeze", ["r", "hw"], ["sq"], name="squeeze"),
+             helper.make_node("Unsqueeze", ["sq", "last"], ["un"], name="unsqueeze"),
+             helper.make_node("Flatten", ["un"], ["y"], name="flat")]
+    inits = [_f("w1", rng.normal(size=(4, 3, 1, 1))), _f("b1", rng.normal(size=4)),
+             _f("mean", rng.normal(size=(4, 1, 1))), _f("std", rng.uniform(.5, 2, size=(1, 4, 1, 1))),
+             _f("lo", 0.0), _f("hi", 6.0), i64("pads", [0, 0, 1, 2, 0, 0, 2, 1]), i64("hw", [2, 3]),
+             i64("last", [2])]
+    return _save(tmp_path, "activations", nodes, [_io("x", [1, 3, 5, 5])], [_io("y", [1, 4])], inits, opset=17)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net, dynamic_batch_net,
-                                   tensor_ops_net, lstm_net, gru_net],
+                                   tensor_ops_net, lstm_net, gru_net, activations_net],
                          ids=lambda f: f.__name__)
 def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
     path = build(tmp_path)
