@@ -247,9 +247,29 @@ def activations_net(tmp_path):
     return _save(tmp_path, "activations", nodes, [_io("x", [1, 3, 5, 5])], [_io("y", [1, 4])], inits, opset=17)
 
 
+def bilstm_net(tmp_path):
+    """torch.onnx's bidirectional batch_first LSTM: Y (T, 2, N, H) through Transpose(0, 2, 1, 3),
+    Reshape(0, 0, -1) and Transpose(1, 0, 2): the two directions' features side by side."""
+    rng = np.random.default_rng(10)
+    i64 = lambda name, v: numpy_helper.from_array(np.asarray(v, np.int64), name)  # noqa: E731
+    h = 3
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="/rnn/Transpose", perm=[1, 0, 2]),
+             helper.make_node("LSTM", ["xt", "W", "R", "B"], ["Y"], name="/rnn/LSTM", hidden_size=h,
+                              direction="bidirectional"),
+             helper.make_node("Transpose", ["Y"], ["yt"], name="/rnn/Transpose_1", perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["yt", "shape"], ["yr"], name="/rnn/Reshape"),
+             helper.make_node("Transpose", ["yr"], ["seq"], name="/rnn/Transpose_2", perm=[1, 0, 2]),
+             helper.make_node("Flatten", ["seq"], ["flat"], name="/flatten/Flatten"),
+             helper.make_node("Gemm", ["flat", "w2", "b2"], ["y"], name="/head/Gemm", transB=1)]
+    inits = [_f("W", rng.normal(size=(2, 4 * h, 2)) * .5), _f("R", rng.normal(size=(2, 4 * h, h)) * .5),
+             _f("B", rng.normal(size=(2, 8 * h)) * .3), _f("w2", rng.normal(size=(2, 4 * 2 * h)) * .3),
+             _f("b2", rng.normal(size=2)), i64("shape", [0, 0, -1])]
+    return _save(tmp_path, "bilstm_net", nodes, [_io("x", ["N", 4, 2])], [_io("y", ["N", 2])], inits, opset=13)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("build", [conv_net, mlp, constant_weights_net, pool_net, dynamic_batch_net,
-                                   tensor_ops_net, lstm_net, gru_net, activations_net],
+                                   tensor_ops_net, lstm_net, gru_net, activations_net, bilstm_net],
                          ids=lambda f: f.__name__)
 def test_onnx_model_matches_onnxruntime(tmp_path, build, target):
     path = build(tmp_path)

@@ -19,7 +19,7 @@ from transpiler.frontend_onnx.reader import Context, Unsupported, converter
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.passes.shape_inference import conv_out_size
 
-from transpiler.frontend_onnx.recurrent import view_squeeze, view_transpose  # noqa: E402,F401  (registers)
+from transpiler.frontend_onnx.recurrent import view_reshape, view_squeeze, view_transpose  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------------
@@ -469,8 +469,11 @@ def flatten(ctx: Context, node: ONode) -> None:
 
 @converter("Reshape", ops=("flatten", "reshape"))
 def reshape(ctx: Context, node: ONode) -> None:
-    x = ctx.value(node.inputs[0])
     target = list(_ints(node.attrs["shape"]) if "shape" in node.attrs else _ints(_const_input(ctx, node, 1, "shape")))
+    if node.inputs[0] in ctx.views:
+        view_reshape(ctx, node, tuple(target))
+        return
+    x = ctx.value(node.inputs[0])
     file_batch = (ctx.onnx_shape(node.inputs[0]) or (None,))[0] or ctx.og.batch
     if any(s == BATCH for s in target[1:]):
         raise Unsupported("the batch size moves to another axis")

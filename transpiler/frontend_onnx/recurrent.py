@@ -15,6 +15,7 @@ import numpy as np
 
 from transpiler.frontend_onnx.loader import ONode
 from transpiler.frontend_onnx.reader import Context, Unsupported, converter
+from transpiler.ir import ops as ops_table
 
 #: ONNX gate blocks in the canonical (Keras) order
 _ORDER = {"lstm": (0, 2, 3, 1), "gru": (0, 1, 2)}
@@ -34,13 +35,11 @@ def _bias(b: np.ndarray, op: str) -> np.ndarray:
     return np.concatenate([b[i * h:(i + 1) * h] for i in _ORDER[op]])
 
 
-@converter("LSTM", "GRU", ops={"LSTM": ("lstm",), "GRU": ("gru",)})
+@converter("LSTM", "GRU", ops={"LSTM": ("lstm", "bidirectional"), "GRU": ("gru", "bidirectional")})
 def recurrent(ctx: Context, node: ONode) -> None:
     op = node.op_type.lower()
     layout = int(node.attrs.get("layout", 0))
     direction = ctx.attr(node, "direction", "forward")
-    if direction == "bidirectional":
-        raise Unsupported("direction=bidirectional is not read yet")
     acts = [a.decode() if isinstance(a, bytes) else a for a in node.attrs.get("activations", [])]
     if acts and [a.lower() for a in acts] != [a.lower() for a in _DEFAULT_ACTS[op]]:
         raise Unsupported(f"activations {acts}")
@@ -56,10 +55,9 @@ def recurrent(ctx: Context, node: ONode) -> None:
         x = view[1]
     else:
         x = ctx.value(x_name)
-    w = _const(ctx, node, 1, "W")[0]
-    r = _const(ctx, node, 2, "R")[0]
-    units = int(node.attrs.get("hidden_size", r.shape[-1]))
-    b = ctx.const(node.inputs[3]) if len(node.inputs) > 3 and node.inputs[3] else None
+    ws, rs = _const(ctx, node, 1, "W"), _const(ctx, node, 2, "R")
+    units = int(node.attrs.get("hidden_size", rs.shape[-1]))
+    bs = ctx.const(node.inputs[3]) if len(node.inputs) > 3 and node.inputs[3] else None
     for i, what in ((4, "sequence_lens"), (5, "initial_h"), (6, "initial_c"), (7, "P")):
         if i < len(node.inputs) and node.inputs[i]:
             c = ctx.const(node.inputs[i])
@@ -67,11 +65,15 @@ def recurrent(ctx: Context, node: ONode) -> None:
                 continue
             if c is None or np.any(c != 0):
                 raise Unsupported(f"{what} other than zeros / the full length")
-    n_gates = len(_ORDER[op])
-    params = {"kernel": _gates(w, op), "recurrent_kernel": _gates(r, op)}
-    wb, rb = (b[0, :n_gates * units], b[0, n_gates * units:]) if b is not None else (None, None)
-    if b is not None:
-        params["bias"] = _bias(wb + rb, op) if op == "lstm" else np.stack([_bias(wb, op), _bias(rb, op)])
+
+    def params_of(d: int) -> dict:
+        out = {"kernel": _gates(ws[d], op), "recurrent_kernel": _gates(rs[d], op)}
+        if bs is not None:
+            n_gates = len(_ORDER[op])
+            wb, rb = bs[d, :n_gates * units], bs[d, n_gates * units:]
+            out["bias"] = _bias(wb + rb, op) if op == "lstm" else np.stack([_bias(wb, op), _bias(rb, op)])
+        return out
+
     y, y_h, y_c = (list(node.outputs) + ["", "", ""])[:3]
     used = {name: bool(name) and (bool(ctx.consumers(name)) or name in ctx.og.outputs) for name in (y, y_h, y_c)}
     if direction == "reverse" and used[y]:
@@ -79,9 +81,18 @@ def recurrent(ctx: Context, node: ONode) -> None:
     sequences = used[y]
     states = used[y_h] and sequences or used[y_c]
     attrs = {"units": units, "return_sequences": sequences, "return_state": states,
-             "go_backwards": direction == "reverse", "use_bias": b is not None}
+             "go_backwards": direction == "reverse", "use_bias": bs is not None}
+    if direction == "bidirectional":
+        if not sequences or states or layout:
+            raise Unsupported("a bidirectional layer is read through its time-major sequence output only")
+        inner = {"op": op, "attrs": ops_table.get(op).complete_attrs({**attrs, "go_backwards": False})}
+        params = {f"{d}.{k}": v for i, d in enumerate(("forward", "backward")) for k, v in params_of(i).items()}
+        ir = ctx.add("bidirectional", [x], {"merge_mode": "concat", "layer": inner}, node, op, params=params,
+                     weight=node.inputs[1], outputs=[])
+        ctx.views[y] = ("time-major bidirectional sequence", ir.outputs[0])
+        return
     n_out = 1 + ((2 if op == "lstm" else 1) if states else 0)
-    ir = ctx.add(op, [x], attrs, node, op, params=params, weight=node.inputs[1], outputs=[], n_out=n_out)
+    ir = ctx.add(op, [x], attrs, node, op, params=params_of(0), weight=node.inputs[1], outputs=[], n_out=n_out)
     outs = list(ir.outputs)
     if sequences:
         ctx.views[y] = ("sequence" if layout else "time-major sequence with directions", outs[0])
@@ -114,6 +125,9 @@ def view_transpose(ctx: Context, node: ONode, perm: tuple) -> bool:
     if view[0] == "time-major sequence" and perm == (1, 0, 2):
         ctx.bind(node.outputs[0], view[1])
         return True
+    if view[0] == "time-major bidirectional sequence" and perm == (0, 2, 1, 3):
+        ctx.views[node.outputs[0]] = ("time-major sequence with directions last", view[1])
+        return True
     raise Unsupported(f"a transpose {perm} of {name!r} ({view[0]})")
 
 
@@ -130,3 +144,16 @@ def view_squeeze(ctx: Context, node: ONode, axes) -> None:
         ctx.bind(node.outputs[0], value)
     else:
         raise Unsupported(f"a squeeze {axes} of {name!r} ({form})")
+
+
+def view_reshape(ctx: Context, node: ONode, target: tuple) -> None:
+    """(T, N, 2, H) → (T, N, 2H): the two directions' features side by side (Keras' concat)."""
+    from transpiler.frontend_onnx.loader import BATCH
+
+    name = node.inputs[0]
+    form, value = ctx.views[name]
+    ok = form == "time-major sequence with directions last" and len(target) == 3 and target[2] in (-1, value.shape[2]) \
+        and target[1] in (0, -1, BATCH) and target[0] in (0, value.shape[1])
+    if not ok:
+        raise Unsupported(f"a reshape {target} of {name!r} ({form})")
+    ctx.views[node.outputs[0]] = ("time-major sequence", value)
