@@ -133,7 +133,8 @@ def run_case(case, target: str, folder: str) -> tuple[bool, str]:
         want = _array(want)
         if y.shape != want.shape:
             return False, f"shape {y.shape}, expected {want.shape}"
-        if not np.allclose(y.astype(np.float64), want.astype(np.float64), rtol=case.rtol, atol=case.atol):
+        if not np.allclose(y.astype(np.float64), want.astype(np.float64), rtol=case.rtol, atol=case.atol,
+                           equal_nan=True):
             return False, f"max abs error {np.max(np.abs(y.astype(np.float64) - want)):.2e}"
     return True, ""
 
@@ -144,6 +145,7 @@ def _from_logs(paths: list[str], cases) -> tuple[dict, dict, list[str]]:
     per_op: dict = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0]))
     failures: dict = collections.defaultdict(list)
     targets: list[str] = []
+    latest: dict = {}
     for path in paths:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
@@ -153,10 +155,12 @@ def _from_logs(paths: list[str], cases) -> tuple[dict, dict, list[str]]:
                 name, target, status = parts[:3]
                 if target not in targets:
                     targets.append(target)
-                per_op[op_of[name]][target][1] += 1
-                per_op[op_of[name]][target][0] += status == "ok"
-                if status == "FAIL":
-                    failures[target].append(f"{name}: {parts[3] if len(parts) > 3 else ''}")
+                latest[(name, target)] = (status, parts[3] if len(parts) > 3 else "")  # a rerun wins
+    for (name, target), (status, why) in latest.items():
+        per_op[op_of[name]][target][1] += 1
+        per_op[op_of[name]][target][0] += status == "ok"
+        if status == "FAIL":
+            failures[target].append(f"{name}: {why}")
     return per_op, failures, targets
 
 

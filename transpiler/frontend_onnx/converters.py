@@ -337,6 +337,10 @@ def dropout(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if len(node.outputs) > 1 and node.outputs[1] and ctx.consumers(node.outputs[1]):
         raise Unsupported("its mask output is read")
+    if len(node.inputs) > 2 and node.inputs[2]:
+        training = ctx.const(node.inputs[2])
+        if training is None or bool(np.asarray(training)):
+            raise Unsupported("training_mode is on (its random mask cannot be reproduced)")
     rate = _optional_const(ctx, node, 1, "ratio", 0.5)
     ctx.add("dropout", [x], {"rate": _f32(np.asarray(rate))}, node, "dropout", outputs=node.outputs[:1])
 
@@ -348,6 +352,8 @@ _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", 
 def binary(ctx: Context, node: ONode) -> None:
     op = _BINARY[node.op_type]
     a, b = node.inputs[:2]
+    if op == "divide" and any(ctx.values[i].dtype.startswith(("int", "uint")) for i in (a, b) if i in ctx.values):
+        raise Unsupported("integer division (ONNX truncates; the ops table's divide is true division)")
     ca, cb = ctx.const(a), ctx.const(b)
     if ca is None and cb is None:
         ctx.add(op, [ctx.value(a), ctx.value(b)], {}, node, op)
@@ -701,9 +707,12 @@ def resize(ctx: Context, node: ONode) -> None:
         transform = ctx.attr(node, "coordinate_transformation_mode", "half_pixel")
         if mode == "linear" and transform not in ("half_pixel", "pytorch_half_pixel"):
             raise Unsupported(f"linear resize with coordinate_transformation_mode={transform!r}")
-        if mode == "nearest" and ctx.attr(node, "nearest_mode", "round_prefer_floor") not in (
-                "round_prefer_floor", "floor") and transform != "asymmetric":
-            raise Unsupported("nearest_mode other than floor")
+        nearest = ctx.attr(node, "nearest_mode", "round_prefer_floor")
+        # with an integer factor these pick the source pixel floor(x / factor), as torch and Keras do
+        if mode == "nearest" and not ((transform == "asymmetric" and nearest == "floor") or (
+                transform in ("half_pixel", "pytorch_half_pixel") and nearest in ("round_prefer_floor",
+                                                                                   "round_prefer_ceil"))):
+            raise Unsupported(f"nearest_mode={nearest!r} with coordinate_transformation_mode={transform!r}")
     factors = [float(s) for s in scales]
     if factors[:2] != [1.0, 1.0] or any(f != int(f) or f < 1 for f in factors[2:]):
         raise Unsupported(f"scales {tuple(factors)} (integer factors on the spatial axes only)")

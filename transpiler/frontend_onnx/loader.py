@@ -73,10 +73,17 @@ def _dims(type_proto) -> tuple | None:
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in type_proto.tensor_type.shape.dim)
 
 
-def _np_dtype(elem_type: int) -> str:
+def _np_dtype(type_proto) -> str:
+    """The numpy name of a tensor type ("sequence", "optional", ... for other types)."""
     from onnx import helper
 
-    return str(np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)))
+    kind = type_proto.WhichOneof("value")
+    if kind != "tensor_type":
+        return str(kind).replace("_type", "")
+    try:
+        return str(np.dtype(helper.tensor_dtype_to_np_dtype(type_proto.tensor_type.elem_type)))
+    except (KeyError, TypeError):
+        return f"ONNX type {type_proto.tensor_type.elem_type}"
 
 
 def load(path: str) -> OGraph:
@@ -100,7 +107,7 @@ def load(path: str) -> OGraph:
     except Exception:  # a graph shape inference cannot read: shapes come from the IR's own rules
         inferred = model
     shapes = _shape_map(inferred.graph)
-    inputs = [(i.name, _dims(i.type) or (), _np_dtype(i.type.tensor_type.elem_type))
+    inputs = [(i.name, _dims(i.type) or (), _np_dtype(i.type))
               for i in g.input if i.name not in consts]
     nodes: list[ONode] = []
     folded = 0

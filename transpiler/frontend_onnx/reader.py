@@ -253,11 +253,13 @@ def read_onnx(path: str) -> Program:
         if dtype not in _INPUT_DTYPES:
             problems.append((ONode("input", name, [], [name], {}), f"input {name!r} has type {dtype}, which "
                              f"the generated code does not take ({', '.join(sorted(_INPUT_DTYPES))})"))
-        if not shape:
-            raise Unsupported(f"input {name!r}: its shape is not in the file")
+        why = ("has no batch axis (a scalar or no shape in the file)" if not shape else
+               "has sizes only known at run time besides the batch" if any(s is None for s in shape[1:]) else
+               "has an axis of size 0" if 0 in shape else "")
+        if why:
+            problems.append((ONode("input", name, [], [name], {}), f"input {name!r} {why} (shape {shape})"))
+            continue
         full = (None, *shape[1:])
-        if any(s is None for s in full[1:]):
-            raise Unsupported(f"input {name!r}: shape {shape} has sizes only known at run time (besides the batch)")
         v = graph.new_value("input", shape=full, dtype=dtype, layout=_input_layout(len(full), dtype))
         v.var = identifier(name) or "x"
         graph.inputs.append(v)
