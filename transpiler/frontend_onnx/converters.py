@@ -310,6 +310,8 @@ def clip(ctx: Context, node: ONode) -> None:
     hi = _optional_const(ctx, node, 2, "max")
     lo = None if lo is None or float(np.asarray(lo)) <= -3.4e38 else float(np.asarray(lo))
     hi = None if hi is None or float(np.asarray(hi)) >= 3.4e38 else float(np.asarray(hi))
+    if lo is not None and hi is not None and lo > hi:  # ONNX: min(max(x, lo), hi) = hi everywhere
+        lo = hi
     if lo == 0.0:
         ctx.add("relu", [x], {"max_value": hi}, node, "relu6" if hi == 6.0 else "relu")
     else:
