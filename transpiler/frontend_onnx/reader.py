@@ -249,6 +249,13 @@ def read_onnx(path: str) -> Program:
     ctx = Context(og, program)
     graph = ctx.graph
     problems: list[tuple[ONode, str]] = []
+    batches = {shape[0] for _, shape, _ in og.inputs if shape}
+    if len(batches) > 1 or len({len(shape) > 0 for _, shape, _ in og.inputs}) > 1:
+        # the first axis of every input is read as the batch: inputs broadcast against each other
+        # with other first sizes ((3, 4, 5) * (5,)) are not batches of the same examples
+        problems.append((ONode("input", og.inputs[0][0], [], [og.inputs[0][0]], {}),
+                         f"the inputs' first sizes differ ({', '.join(f'{n} {tuple(s)}' for n, s, _ in og.inputs)}): "
+                         "they are not one batch axis"))
     for name, shape, dtype in og.inputs:
         if dtype not in _INPUT_DTYPES:
             problems.append((ONode("input", name, [], [name], {}), f"input {name!r} has type {dtype}, which "
