@@ -67,6 +67,8 @@ def is_generated(text: str) -> bool:
 def skip_reason(path: str, target: str = "pytorch") -> str:
     """Why ``path`` is not a script to translate, or "" when it is (or cannot be read: the
     translation then reports why)."""
+    if path.lower().endswith(".onnx"):  # a model file: the ONNX reader says what is wrong with it
+        return ""
     if os.path.basename(path).endswith(GENERATED_SUFFIX):
         return f"generated output (*{GENERATED_SUFFIX})"
     if target == "keras" and os.path.basename(path).endswith(GENERATED_KERAS_SUFFIX):
@@ -96,7 +98,7 @@ def discover(root: str, exclude: str | None = None) -> list[str]:
                    if not d.startswith(".") and d not in SKIP_DIRS
                    and os.path.realpath(os.path.join(folder, d)) != exclude_real]
         for name in files:
-            if name.endswith(".py") and not name.startswith("."):
+            if name.endswith((".py", ".onnx")) and not name.startswith("."):
                 found.append(os.path.join(folder, name))
     return sorted(found, key=lambda p: os.path.relpath(p, root).split(os.sep))
 
@@ -151,6 +153,11 @@ def _process(task: Task) -> FileResult:
     return res
 
 
+def _as_py(path: str) -> str:
+    """The mirrored output name: an ONNX model's source is a ``.py`` file."""
+    return path[:-5] + ".py" if path.lower().endswith(".onnx") else path
+
+
 def _written_by_us(path: str) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -194,7 +201,7 @@ def plan(args) -> list[Task]:
         files = discover(root, exclude=outdir)
         if not files:
             raise BatchUsageError(f"{root}: no Python files found")
-        pairs = [(f, os.path.join(outdir, os.path.relpath(f, root))) for f in files]
+        pairs = [(f, os.path.join(outdir, _as_py(os.path.relpath(f, root)))) for f in files]
     else:
         for src in sources:
             if os.path.isdir(src):

@@ -117,7 +117,10 @@ def _prod(values) -> int:
 
 def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: bool = False) -> dict:
     """Initializer arguments giving a layer PyTorch's default initial weights, or what the
-    script's initialisation code drew (``node.meta["param_inits"]``)."""
+    script's initialisation code drew (``node.meta["param_inits"]``); none for weights
+    loaded from a model file (``weights_given``)."""
+    if node.meta.get("weights_given"):
+        return {}
     kw = {f"{kernel}_initializer": f"torch_uniform_init({fan_in})" if depthwise else "torch_kernel_init()"}
     if node.attrs.get("use_bias"):
         kw["bias_initializer"] = f"torch_uniform_init({fan_in})"
@@ -236,6 +239,8 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
     for key, value in kwargs.items():
         if value is not None:
             parts.append(f"{key}={value}")
+    if node.meta.get("frozen"):  # fixed weights, not trained
+        parts.append("trainable=False")
     parts.append(f'name="{node.name}"')
     return f"layers.{cls}({', '.join(parts)})"
 

@@ -266,7 +266,8 @@ def _kernel_emission(node: Node, m: str, module: str, transform: Transform) -> E
     if node.attrs["use_bias"]:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
     init = [init_line(node, "kernel_initializer", f"{m}.weight", "glorot_uniform"), *_bias_inits(node, m)]
-    return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)
+    setup = [f"{m}.requires_grad_(False)  # fixed weights, not trained"] if node.meta.get("frozen") else []
+    return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init, setup=setup)
 
 
 @emitter("depthwise_conv2d")

@@ -318,10 +318,12 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
                 init_lines.append(f'self.register_buffer("{node.name}_{suffix}", {value})')
         args = _arg_names(graph)
         forward = _ForwardWriter(graph, emissions, args).write()
+    if graph.meta.get("weights_given"):  # (a model file's weights are loaded, not drawn)
+        reset_lines = []
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
     where = f"{source_file}:{graph.span.line}" if graph.span else source_file
     origin = f"built by ``{md.builder}()``" if md.builder else f"``{md.var or graph.name}``"
-    doc = [f"Transpiled from the Keras model {origin} ({where}).", ""]
+    doc = [f"Transpiled from the {graph.meta.get('source_label', 'Keras model')} {origin} ({where}).", ""]
     for v, name in zip(graph.inputs, args):
         note = ""
         if v.layout and v.layout.startswith("NC") and len(v.layout) > 2:

@@ -90,7 +90,13 @@ def select_conv(graph: Graph, node: Node) -> None:
 
 @rule("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d")
 def select_pool(graph: Graph, node: Node) -> None:
-    if node.attrs["padding"] != "same":
+    padding = node.attrs["padding"]
+    if not isinstance(padding, str) and any(b != a for b, a in padding) and node.op.startswith("max"):
+        # explicit uneven pads (an ONNX MaxPool): torch's padding= is symmetric
+        _insert_pad(graph, node, padding, float("-inf"))
+        node.attrs["padding"] = "valid"
+        return
+    if padding != "same":
         return
     x = node.inputs[0]
     # A window wider than an axis it covers in one step (one output) sees the whole axis

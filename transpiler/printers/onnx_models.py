@@ -1,0 +1,126 @@
+"""Print a model read from an ONNX file as the source a person would write.
+
+PyTorch: an ``nn.Module`` subclass (layers in ``__init__``, a ``forward``) and
+``build_model()`` returning it; the graph is already channels-first, so only the torch
+operator selection runs (no layout change). Keras: ``build_model()`` returning a
+``keras.Sequential`` or functional ``keras.Model`` over channels-last inputs, through the
+same passes the PyTorch → Keras direction uses (the layout pass moves feature maps to
+channels-last and permutes the weights; a Flatten before a Dense is absorbed into the
+Dense's kernel). Both are black-formatted; a model with ops the table lacks becomes a
+``build_model`` that raises ``NotImplementedError`` naming each of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import black
+
+from transpiler.ir.passes import run_pipeline
+from transpiler.ir.passes.pool_padding import decompose_wide_pool_padding
+from transpiler.ir.passes.shape_inference import infer_shapes
+from transpiler.ir.passes.torch_selection import select_torch_ops
+from transpiler.ir.program import ModelDef, Program
+
+#: the torch passes for a graph that is channels-first already
+ONNX_TORCH_PIPELINE = (
+    ("shape_inference", infer_shapes),
+    ("pool_padding", decompose_wide_pool_padding),
+    ("torch_selection", select_torch_ops),
+    ("shape_inference", infer_shapes),
+)
+
+
+def _header(program: Program, target: str) -> list[str]:
+    md = program.models[0]
+    g = md.graph
+    name = os.path.basename(program.path)
+    lines = [f"# Transpiled from {name} (ONNX) to {target} by transpiler; review before use.",
+             f'"""{g.name}: the ONNX model {name} as {target} source.', ""]
+    if g.meta.get("onnx_producer"):
+        lines.append(f"Exported by {g.meta['onnx_producer']}, opset {g.meta.get('onnx_opset')}.")
+    lines.append("The weights are in the checkpoint written beside this file; build_model() builds the model")
+    lines.append("with the layers' default initial values.")
+    lines.append('"""')
+    return lines
+
+
+def _stub(program: Program, md: ModelDef) -> list[str]:
+    problems = md.graph.meta.get("unsupported") or []
+    lines = ["", "", "def build_model():"]
+    lines.append(f'    """The model of {os.path.basename(program.path)}: not translated (see below)."""')
+    for span, message in problems:
+        lines.append(f"    # transpiler: not translated: {span.line if span else '?'}: {message}")
+    first = problems[0][1] if problems else "the model could not be translated"
+    text = first.replace("\\", "\\\\").replace('"', '\\"')
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    lines.append(f'    raise NotImplementedError("transpiler: {text}{more}")')
+    return lines
+
+
+def print_torch_model(program: Program, lint: bool = True) -> str:
+    """The PyTorch module source for the ONNX model of ``program`` (its graph gets the passes)."""
+    from transpiler.printers.torch_printer import print_model_class
+
+    md = program.models[0]
+    out = _header(program, "PyTorch")
+    if md.graph.meta.get("unsupported"):
+        out += ["", "import torch", "from torch import nn"] + _stub(program, md)
+        return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+    run_pipeline(md.graph, ONNX_TORCH_PIPELINE, lint=lint)
+    code = print_model_class(md, os.path.basename(program.path))
+    imports = ["import torch", "from torch import nn"]
+    if code.uses_functional:
+        imports.append("import torch.nn.functional as F")
+    imports += sorted(i for i in code.imports if i not in imports)
+    if "math." in code.text and "import math" not in imports:
+        imports.insert(0, "import math")
+    out += [""] + imports + ["", ""]
+    for child in code.classes:
+        out += [child.text, ""]
+    out.append(code.text)
+    out += ["", "", "def build_model():", f'    """The {md.class_name} module (load the converted weights into it)."""',
+            f"    return {md.class_name}()"]
+    return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+
+
+def print_keras_model(program: Program, lint: bool = True) -> str:
+    """The Keras source for the ONNX model of ``program`` (its graph gets the Keras passes)."""
+    from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+    from transpiler.printers import keras_ops
+    from transpiler.printers.keras_printer import model_body
+
+    md = program.models[0]
+    out = _header(program, "Keras")
+    if md.graph.meta.get("unsupported"):
+        out += ["", "import keras"] + _stub(program, md)
+        return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+    from transpiler.ir.passes.pool_padding import decompose_uncounted_pool_padding
+
+    run_pipeline(md.graph, (("pool_padding", decompose_uncounted_pool_padding),) + tuple(KERAS_PIPELINE), lint=lint)
+    if md.graph.meta.get("unsupported"):  # (what the Keras passes found Keras cannot express)
+        for span, message in md.graph.meta["unsupported"]:
+            program.stub(span, message)
+        out += ["", "import keras"] + _stub(program, md)
+        return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+    keras_ops.clear_auto_names(md.graph)
+    body = model_body(md, {"keras", "layers", "ops"})
+    helpers = sorted({h for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
+    imports = ["import keras", "from keras import layers"]
+    text = "\n".join(body)
+    if re.search(r"(?<![.\w])ops\.", text):
+        imports.append("from keras import ops")
+    if any("math." in keras_ops.INIT_HELPERS[h] for h in helpers):
+        imports.insert(0, "import math")
+    out += [""] + imports
+    for h in helpers:
+        out += ["", "", keras_ops.INIT_HELPERS[h]]
+    inputs = ", ".join(f"{v.var} {tuple(s for s in v.shape[1:])}" for v in md.graph.inputs)
+    moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.meta["source_input_shapes"])]
+    note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"
+    out += ["", "", "def build_model():",
+            f'    """The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} {inputs} '
+            f'without the batch axis, {note}."""']
+    out += body
+    return black.format_str("\n".join(out) + "\n", mode=black.Mode())
