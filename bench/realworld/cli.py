@@ -1,0 +1,79 @@
+"""``python -m bench.realworld``: run the harness and write docs/realworld.md."""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+
+from bench.realworld import report, run, standins
+
+
+def _scripts(direction: str, only: list[str]) -> list[str]:
+    folder = os.path.join(run.REALWORLD, "keras" if direction == "keras" else "torch")
+    if direction == "keras":
+        files = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".py"))
+    else:
+        files = sorted(os.path.join(folder, d) for d in os.listdir(folder)
+                       if os.path.isdir(os.path.join(folder, d)))
+    if only:
+        files = [f for f in files if any(o in os.path.relpath(f, run.REALWORLD) for o in only)]
+    return files
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.realworld", description=__doc__)
+    ap.add_argument("--direction", choices=["keras", "torch"], default="keras",
+                    help="keras: the keras.io scripts -> PyTorch; torch: the pytorch/examples programs -> Keras")
+    ap.add_argument("--only", nargs="*", default=[], help="substrings of script names")
+    ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("--out", default=None, help="markdown report (default docs/realworld.md; '-' for none)")
+    ap.add_argument("--json", default=None, help="also write the raw results as JSON")
+    ap.add_argument("--work", default=None, help="keep the per-script folders here (default: a temp dir)")
+    args = ap.parse_args(argv)
+
+    if not os.path.isdir(run.REALWORLD):
+        print(f"no real-world set at {run.REALWORLD} (set RW_REALWORLD_DIR)", file=sys.stderr)
+        return 2
+    scripts = _scripts(args.direction, args.only)
+    work = args.work or tempfile.mkdtemp(prefix="realworld-")
+    cache = standins.StandInCache(os.path.join(work, "_standins"))
+    t0 = time.perf_counter()
+
+    def one(path):
+        name = os.path.splitext(os.path.basename(path))[0]
+        folder = os.path.join(work, args.direction, name)
+        if args.direction == "keras":
+            res = run.run_keras_script(path, folder, cache)
+        else:
+            from bench.realworld import torch_direction
+
+            res = torch_direction.run_torch_program(path, folder, cache)
+        print(f"{res.script}: {res.outcome}  (original {res.original.status} {res.original.secs}s"
+              f"{': ' + res.original.reason if res.original.reason else ''}; translation {res.translation.status}"
+              f"{': ' + res.translation.reason if res.translation.reason else ''}) {res.compare}",
+              file=sys.stderr, flush=True)
+        return res
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(one, scripts))
+    secs = time.perf_counter() - t0
+    print(report.summary_line(results, args.direction), file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump([asdict(r) for r in results], fh, indent=1)
+    out = args.out
+    if out is None and not args.only:
+        out = os.path.join(run.ROOT, "docs", "realworld.md")
+    if out and out != "-":
+        report.write(out, results, args.direction, secs, args.jobs)
+        print(f"wrote {out}", file=sys.stderr)
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
