@@ -168,4 +168,4 @@ MODE = os.environ.get("RW_MODE", "")
 if MODE == "keras":
     import bench_rw_keras  # noqa: F401  (the Keras patches, beside this file)
 elif MODE == "torch":
-    import bench_rw_torch  # noqa: F401
+    import bench_rw_pytorch  # noqa: F401
