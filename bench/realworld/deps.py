@@ -1,7 +1,7 @@
 """What the real-world programs import besides the frameworks, kept out of the project's venv.
 
 * ``.rw-deps/``: the programs' own third-party imports (matplotlib, pandas, scikit-learn, scipy,
-  Pillow, tqdm, imageio), installed with ``pip install --target --no-deps`` so that nothing the
+  Pillow, tqdm, imageio, tensorflow_datasets and what it imports), installed with ``pip install --target --no-deps`` so that nothing the
   venv already has (numpy, TensorFlow, torch) is shadowed; put on the runs' PYTHONPATH.
 * ``.venv-tv/``: torch 2.14.1 + torchvision 0.29.1 (the CPU torch 2.13 of the project's venv has no
   torchvision that imports beside it), for the pytorch/examples originals and any translation
@@ -19,7 +19,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM_DEPS = ["matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver", "pyparsing", "python-dateutil",
                 "six", "pillow", "pandas", "pytz", "tzdata", "scikit-learn", "scipy", "joblib", "threadpoolctl",
-                "tqdm", "imageio"]
+                "tqdm", "imageio",
+                # tensorflow_datasets: its tfds.testing.mock_data is the stand-in for tfds.load
+                "tensorflow-datasets", "promise", "tensorflow-metadata", "etils", "dm-tree", "simple_parsing",
+                "array_record", "immutabledict", "toml", "psutil", "pyarrow", "docstring-parser",
+                "importlib_resources", "zipp"]
 TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas"]
 
 

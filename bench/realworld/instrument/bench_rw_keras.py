@@ -175,3 +175,15 @@ def _record_tape_losses(mod):
         return real(self, target, sources, *args, **kwargs)
 
     tape.gradient = gradient
+
+
+@after_import("tensorflow_datasets")
+def _tfds_mock_data(tfds):
+    """tfds.load's stand-in: tensorflow_datasets' own mock_data, random examples of the dataset's
+    feature spec (its shapes, dtypes and class counts), nothing downloaded."""
+    from tensorflow_datasets.testing import mocking
+
+    ctx = mocking.mock_data(num_examples=int(os.environ.get("RW_TFDS_EXAMPLES", "64")))
+    ctx.__enter__()
+    _state["tfds_mock"] = ctx  # held for the process's life (a collected context manager exits)
+    _event("tfds.load served by tfds.testing.mock_data")

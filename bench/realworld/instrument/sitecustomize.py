@@ -90,21 +90,6 @@ socket.getaddrinfo = _getaddrinfo
 
 
 # ---------------------------------------------------------------- after-import hooks
-class _Loader(importlib.abc.Loader):
-    def __init__(self, inner, hook):
-        self.inner, self.hook = inner, hook
-
-    def create_module(self, spec):
-        return self.inner.create_module(spec)
-
-    def exec_module(self, module):
-        self.inner.exec_module(module)
-        try:
-            self.hook(module)
-        except Exception as exc:  # an instrumentation failure is reported, never fatal
-            _event(f"instrumentation of {module.__name__} failed: {exc!r}")
-
-
 class _AfterImport(importlib.abc.MetaPathFinder):
     def __init__(self):
         self.hooks = {}
@@ -124,7 +109,17 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         if spec.loader is None:
             return None
         del self.hooks[name]
-        spec.loader = _Loader(spec.loader, hook)
+        loader = spec.loader
+        inner = loader.exec_module
+
+        def exec_module(module):  # on the loader itself: its resource readers stay as they are
+            inner(module)
+            try:
+                hook(module)
+            except Exception as exc:  # an instrumentation failure is reported, never fatal
+                _event(f"instrumentation of {module.__name__} failed: {exc!r}")
+
+        loader.exec_module = exec_module
         return spec
 
 
