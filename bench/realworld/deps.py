@@ -23,7 +23,11 @@ PROGRAM_DEPS = ["matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver", 
                 # tensorflow_datasets: its tfds.testing.mock_data is the stand-in for tfds.load
                 "tensorflow-datasets", "promise", "tensorflow-metadata", "etils", "dm-tree", "simple_parsing",
                 "array_record", "immutabledict", "toml", "psutil", "pyarrow", "docstring-parser",
-                "importlib_resources", "zipp"]
+                "importlib_resources", "zipp",
+                # IPython (a few scripts display images with it)
+                "ipython", "traitlets", "pygments", "decorator", "jedi", "parso", "matplotlib-inline",
+                "prompt_toolkit", "wcwidth", "stack_data", "executing", "asttokens", "pure_eval", "pexpect",
+                "ptyprocess"]
 TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas"]
 
 
@@ -64,3 +68,14 @@ def ensure_torchvision_venv(log=print) -> str | None:
             return None
     open(os.path.join(venv, ".complete"), "w").close()
     return py
+
+
+def import_program_dep(name: str):
+    """Import a module of the program-deps folder in the harness's own process (Pillow for the
+    image stand-ins), adding the folder to sys.path at the end (nothing of the venv is shadowed)."""
+    import importlib
+
+    folder = deps_dir()
+    if folder not in sys.path and os.path.isdir(folder):
+        sys.path.append(folder)
+    return importlib.import_module(name)

@@ -145,7 +145,7 @@ def _stage(text: str, url_map: dict, folder: str, name: str, known_hashes=frozen
 def _plant(plan, cache, folder):
     home = os.path.join(folder, "home")
     env = _base_env(home)
-    planted, urls = cache.plant(plan, env["KERAS_HOME"])
+    planted, urls = cache.plant(plan, env["KERAS_HOME"], folder)
     with open(os.path.join(folder, "planted.txt"), "w") as fh:
         fh.write("\n".join(planted))
     return env, urls
@@ -212,7 +212,7 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
     with open(src) as fh:
         original = fh.read()
     plan = standins.plan(original + "\n" + (translation or ""))
-    res.standins = plan.keras_datasets + [s.filename for s in plan.urls.values()]
+    res.standins = plan.keras_datasets + [s.filename for s in plan.urls.values()] + [f.name for f in plan.files]
     res.unknown_urls = plan.unknown_urls
 
     # the original, as Keras

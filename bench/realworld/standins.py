@@ -21,6 +21,7 @@ import io
 import os
 import pickle
 import re
+import shutil
 import tarfile
 import zipfile
 from dataclasses import dataclass, field
@@ -107,7 +108,7 @@ def _fashion_mnist(datadir):
 def _cifar_pickle(x, labels: dict) -> bytes:
     batch = {b"data": x.reshape(len(x), -1)}
     batch.update({k.encode(): list(map(int, v)) for k, v in labels.items()})
-    return pickle.dumps(batch, protocol=2)
+    return pickle.dumps(batch, protocol=4)  # bytes keys as bytes: what Keras' safe unpickler reads
 
 
 def _cifar10(datadir):
@@ -243,6 +244,63 @@ def _news20_tar() -> bytes:
     return _tar_gz(members)
 
 
+def _image_bytes(rng, size, fmt="PNG", mode="RGB") -> bytes:
+    """A random image file (Pillow from the harness's program-deps folder, see deps.py)."""
+    from bench.realworld.deps import import_program_dep
+
+    Image = import_program_dep("PIL.Image")
+    w, h = size
+    chans = {"RGB": 3, "L": 1, "RGBA": 4}[mode]
+    arr = rng.integers(0, 256, size=(h, w, chans), dtype=np.uint8)
+    img = Image.fromarray(arr[..., 0] if chans == 1 else arr, mode)
+    buf = io.BytesIO()
+    img.save(buf, fmt)
+    return buf.getvalue()
+
+
+def _acl_imdb_tree(prefix="aclImdb/") -> dict:
+    rng = _rng("aclImdb")
+    words = "this movie was great bad terrible wonderful acting plot story film boring fun the a and".split()
+    members = {}
+    for split in ("train", "test"):
+        for label in ("pos", "neg") + (("unsup",) if split == "train" else ()):
+            for j in range(24):
+                text = " ".join(rng.choice(words, size=int(rng.integers(20, 60)))) + " <br /> the end."
+                members[f"{prefix}{split}/{label}/{j}_{rng.integers(1, 11)}.txt"] = text.encode()
+    members[f"{prefix}imdb.vocab"] = "\n".join(words).encode()
+    return members
+
+
+def _movielens_zip() -> bytes:
+    rng = _rng("movielens")
+    users = "\n".join(f"{u}::{'MF'[u % 2]}::{[1, 18, 25, 35][u % 4]}::{u % 21}::{10000 + u}" for u in range(1, 61))
+    genres = ["Action", "Comedy", "Drama", "Animation", "Children's"]
+    movies = "\n".join(f"{m}::Movie {m} (19{50 + m % 50})::{'|'.join(rng.choice(genres, size=2, replace=False))}"
+                       for m in range(1, 81))
+    ratings = "\n".join(f"{rng.integers(1, 61)}::{rng.integers(1, 81)}::{rng.integers(1, 6)}::{978300000 + i}"
+                        for i in range(3000))
+    return _zip({"ml-1m/users.dat": users.encode(), "ml-1m/movies.dat": movies.encode("latin-1"),
+                 "ml-1m/ratings.dat": ratings.encode()})
+
+
+def _pemsd7_zip() -> bytes:
+    rng = _rng("pemsd7")
+    dist = rng.uniform(0, 20000, size=(228, 228))
+    speeds = rng.uniform(20, 70, size=(1200, 228))
+    w = "\n".join(",".join(f"{v:.1f}" for v in row) for row in dist)
+    v = "\n".join(",".join(f"{x:.1f}" for x in row) for row in speeds)
+    return _zip({"PeMSD7_W_228.csv": w.encode(), "PeMSD7_V_228.csv": v.encode()})
+
+
+def _bsds500_tgz() -> bytes:
+    rng = _rng("bsds500")
+    members = {}
+    for split, n in (("train", 12), ("val", 4), ("test", 4)):
+        for j in range(n):
+            members[f"BSR/BSDS500/data/images/{split}/{j + 1000}.jpg"] = _image_bytes(rng, (321, 481), "JPEG")
+    return _tar_gz(members)
+
+
 @dataclass(frozen=True)
 class UrlStandIn:
     pattern: str  # a regular expression matched against the whole URL
@@ -261,6 +319,61 @@ URL_STANDINS = [
                "Moving MNIST array (20 frames, 120 sequences, 64x64)"),
     UrlStandIn(r"https?://.*/spa-eng\.zip", "spa-eng.zip", _spa_eng_zip, "English-Spanish pairs in a zip (400 lines)"),
     UrlStandIn(r"https?://.*/news20\.tar\.gz", "news20.tar.gz", _news20_tar, "20 Newsgroups folders (5 groups x 30)"),
+    UrlStandIn(r"https?://.*/aclImdb_v1\.tar\.gz", "aclImdb_v1.tar.gz", lambda: _tar_gz(_acl_imdb_tree()),
+               "IMDB reviews folders (train/test x pos/neg, train/unsup; 24 each)"),
+    UrlStandIn(r"https?://.*/movielens/ml-1m\.zip", "ml-1m.zip", _movielens_zip,
+               "MovieLens 1M .dat files (60 users, 80 movies, 3,000 ratings)"),
+    UrlStandIn(r"https?://.*/PeMSD7_Full\.zip", "PeMSD7_Full.zip", _pemsd7_zip,
+               "PeMSD7 distances (228x228) and speeds (1,200x228) CSVs"),
+    UrlStandIn(r"https?://.*/BSR_bsds500\.tgz", "BSR_bsds500.tgz", _bsds500_tgz,
+               "BSDS500 JPEG folders (train 12, val 4, test 4; 481x321)"),
+]
+
+
+@dataclass(frozen=True)
+class FileStandIn:
+    """Data a program reads from a relative path it does not download itself (a `curl`/`wget`
+    in its text, outside the code): the maker returns {relative path: bytes} for its folder."""
+    pattern: str  # a regular expression searched in the program's text
+    name: str
+    maker: object  # () -> dict[str, bytes]
+    what: str
+
+
+def _captcha_tree() -> dict:
+    rng = _rng("captcha")
+    chars = "2345678bcdefgmnpwxy"
+    names = set()
+    while len(names) < 64:
+        names.add("".join(rng.choice(list(chars), size=5)))
+    return {f"captcha_images_v2/{n}.png": _image_bytes(rng, (200, 50), "PNG", "RGBA") for n in sorted(names)}
+
+
+def _lol_tree() -> dict:
+    rng = _rng("lol")
+    members = {}
+    for split, n in (("our485", 24), ("eval15", 3)):
+        for j in range(n):
+            for kind in ("low", "high"):
+                members[f"lol_dataset/{split}/{kind}/{j + 1}.png"] = _image_bytes(rng, (300, 200))
+    return members
+
+
+def _glove(dim: int) -> dict:
+    rng = _rng(f"glove{dim}")
+    words = ["the", "a", "and", "of", "to", "graphics", "space", "car", "god", "hockey", "game", "engine",
+             "windows", "driver", "religion", "card", "shuttle"]
+    lines = [w + " " + " ".join(f"{v:.5f}" for v in rng.normal(0, 0.5, size=dim)) for w in words]
+    return {f"glove.6B.{dim}d.txt": ("\n".join(lines) + "\n").encode()}
+
+
+FILE_STANDINS = [
+    FileStandIn(r"captcha_images_v2", "captcha_images_v2/", _captcha_tree,
+                "64 captcha PNGs (200x50) named by their 5-character labels"),
+    FileStandIn(r"lol_dataset/", "lol_dataset/", _lol_tree, "LOL low/high-light PNG pairs (our485: 24, eval15: 3)"),
+    FileStandIn(r"[\"']aclImdb/", "aclImdb/", _acl_imdb_tree, "IMDB reviews folders (as the tarball unpacks)"),
+    FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (17 words)"),
+    FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (17 words)"),
 ]
 
 URL_RE = re.compile(r"""(["'])(https?://[^"'\s]+)\1""")
@@ -271,6 +384,7 @@ KERAS_DATASET_RE = re.compile(r"\b(?:keras\.datasets\.|from\s+keras\.datasets\s+
 class Plan:
     keras_datasets: list = field(default_factory=list)
     urls: dict = field(default_factory=dict)  # url -> UrlStandIn
+    files: list = field(default_factory=list)  # FileStandIn
     unknown_urls: list = field(default_factory=list)
 
 
@@ -286,6 +400,9 @@ def plan(text: str) -> Plan:
             p.urls[url] = hit
         elif url not in p.unknown_urls:
             p.unknown_urls.append(url)
+    for f in FILE_STANDINS:
+        if re.search(f.pattern, text) and not any(s.filename.startswith(f.name.rstrip("/")) for s in p.urls.values()):
+            p.files.append(f)
     return p
 
 
@@ -310,9 +427,29 @@ class StandInCache:
             _atomic_bytes(path, standin.maker())
         return path
 
-    def plant(self, p: Plan, keras_home: str) -> tuple[list[str], dict[str, str]]:
-        """Link the Keras datasets into ``keras_home/datasets`` (as Keras lays them out) and
-        return (planted paths, url -> file:// url)."""
+    def file_tree(self, standin: FileStandIn) -> str:
+        folder = os.path.join(self.root, "files", re.sub(r"\W", "_", standin.name))
+        done = os.path.join(folder, ".done")
+        if not os.path.exists(done):
+            for rel, data in standin.maker().items():
+                _atomic_bytes(os.path.join(folder, rel), data)
+            _atomic_bytes(done, b"")
+        return folder
+
+    def plant(self, p: Plan, keras_home: str, cwd: str | None = None) -> tuple[list[str], dict[str, str]]:
+        """Link the Keras datasets into ``keras_home/datasets`` (as Keras lays them out), copy the
+        relative-path stand-ins into ``cwd``, and return (planted paths, url -> file:// url)."""
+        if cwd:
+            for f in p.files:
+                src = self.file_tree(f)
+                for entry in os.listdir(src):
+                    if entry == ".done":
+                        continue
+                    s, d = os.path.join(src, entry), os.path.join(cwd, entry)
+                    if os.path.isdir(s):
+                        shutil.copytree(s, d, dirs_exist_ok=True)
+                    else:
+                        shutil.copyfile(s, d)
         planted = []
         for name in p.keras_datasets:
             datadir = os.path.join(self.root, "keras_datasets", name)
