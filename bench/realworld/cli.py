@@ -7,6 +7,7 @@ import concurrent.futures
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -42,6 +43,12 @@ def main(argv=None) -> int:
         print(f"no real-world set at {run.REALWORLD} (set RW_REALWORLD_DIR)", file=sys.stderr)
         return 2
     scripts = _scripts(args.direction, args.only)
+
+    def stop(signum, frame):
+        run.kill_live()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
     work = args.work or tempfile.mkdtemp(prefix="realworld-")
     cache = standins.StandInCache(os.path.join(work, "_standins"))
     t0 = time.perf_counter()

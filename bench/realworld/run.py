@@ -90,6 +90,17 @@ def _last_error(stderr: str) -> str:
     return (lines[-1][:300] if lines else "no message")
 
 
+LIVE: set = set()  # the program processes running now (their groups end with the harness)
+
+
+def kill_live() -> None:
+    for p in list(LIVE):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def _run(cmd, cwd, env, timeout=TIMEOUT, log=None):
     """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout."""
     t0 = time.perf_counter()
@@ -97,12 +108,18 @@ def _run(cmd, cwd, env, timeout=TIMEOUT, log=None):
             open(os.path.join(cwd, (log or "run") + ".err"), "w") as err:
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                              start_new_session=True)
+        LIVE.add(p)
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             rc = "timeout"
+        except BaseException:  # interrupted: the program's whole group goes with the harness
+            os.killpg(p.pid, signal.SIGKILL)
+            raise
+        finally:
+            LIVE.discard(p)
     secs = time.perf_counter() - t0
     with open(os.path.join(cwd, (log or "run") + ".out"), errors="replace") as fh:
         stdout = fh.read()
