@@ -21,8 +21,9 @@ def _scripts(direction: str, only: list[str]) -> list[str]:
     if direction == "keras":
         files = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".py"))
     else:
-        files = sorted(os.path.join(folder, d) for d in os.listdir(folder)
-                       if os.path.isdir(os.path.join(folder, d)))
+        from bench.realworld import torch_direction
+
+        files = torch_direction.program_dirs()
     if only:
         files = [f for f in files if any(o in os.path.relpath(f, run.REALWORLD) for o in only)]
     return files
@@ -37,7 +38,18 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="markdown report (default docs/realworld.md; '-' for none)")
     ap.add_argument("--json", default=None, help="also write the raw results as JSON")
     ap.add_argument("--work", default=None, help="keep the per-script folders here (default: a temp dir)")
+    ap.add_argument("--setup", action="store_true",
+                    help="first install what the programs import (.rw-deps) and, for --direction torch, "
+                         "the torch+torchvision venv (.venv-tv, ~5.5 GB)")
     args = ap.parse_args(argv)
+    log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
+    if args.setup:
+        from bench.realworld import deps
+
+        if deps.ensure_program_deps(log) is None:
+            return 2
+        if args.direction == "torch" and deps.ensure_torchvision_venv(log) is None:
+            return 2
 
     if not os.path.isdir(run.REALWORLD):
         print(f"no real-world set at {run.REALWORLD} (set RW_REALWORLD_DIR)", file=sys.stderr)
@@ -54,7 +66,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
 
     def one(path):
-        name = os.path.splitext(os.path.basename(path))[0]
+        name = os.path.relpath(path, run.REALWORLD).replace(os.sep, "__")
+        name = name[:-3] if name.endswith(".py") else name
         folder = os.path.join(work, args.direction, name)
         if args.direction == "keras":
             res = run.run_keras_script(path, folder, cache)

@@ -60,7 +60,7 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   venv holding the registry's `torch==2.14.1` and `torchvision==0.29.1` (a CUDA build, about
   5.5 GB, that runs on CPU). Create it once (a few minutes; gitignored):
 
-      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas
+      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging
 
   or point `RW_TORCHVISION_VENV` at an existing one. Without it those programs are reported
   as not run. A user of a generated program that imports torchvision needs the same pair.

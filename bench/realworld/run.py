@@ -101,11 +101,12 @@ def kill_live() -> None:
             pass
 
 
-def _run(cmd, cwd, env, timeout=TIMEOUT, log=None):
+def _run(cmd, cwd, env, timeout=TIMEOUT, log=None, log_dir=None):
     """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout."""
     t0 = time.perf_counter()
-    with open(os.path.join(cwd, (log or "run") + ".out"), "w") as out, \
-            open(os.path.join(cwd, (log or "run") + ".err"), "w") as err:
+    log_dir = log_dir or cwd
+    with open(os.path.join(log_dir, (log or "run") + ".out"), "w") as out, \
+            open(os.path.join(log_dir, (log or "run") + ".err"), "w") as err:
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                              start_new_session=True)
         LIVE.add(p)
@@ -121,9 +122,9 @@ def _run(cmd, cwd, env, timeout=TIMEOUT, log=None):
         finally:
             LIVE.discard(p)
     secs = time.perf_counter() - t0
-    with open(os.path.join(cwd, (log or "run") + ".out"), errors="replace") as fh:
+    with open(os.path.join(log_dir, (log or "run") + ".out"), errors="replace") as fh:
         stdout = fh.read()
-    with open(os.path.join(cwd, (log or "run") + ".err"), errors="replace") as fh:
+    with open(os.path.join(log_dir, (log or "run") + ".err"), errors="replace") as fh:
         stderr = fh.read()
     return rc, stdout, stderr, secs
 
@@ -159,20 +160,32 @@ def _stage(text: str, url_map: dict, folder: str, name: str, known_hashes=frozen
     return changes
 
 
-def _plant(plan, cache, folder):
+def _plant(plan, cache, folder, cwd=None):
+    """Stand-ins for one run: $HOME and Keras' cache in ``folder``, relative-path data beside
+    the program in ``cwd`` (default ``folder``)."""
+    os.makedirs(folder, exist_ok=True)
     home = os.path.join(folder, "home")
     env = _base_env(home)
-    planted, urls = cache.plant(plan, env["KERAS_HOME"], folder)
+    planted, urls = cache.plant(plan, env["KERAS_HOME"], cwd or folder)
     with open(os.path.join(folder, "planted.txt"), "w") as fh:
         fh.write("\n".join(planted))
     return env, urls
 
 
 def _execute(python, script, folder, env, mode, extra_env) -> Run:
+    return _execute_cmd(python, [script], folder, env, mode, extra_env, folder)
+
+
+def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
+    """Run ``python argv`` in ``cwd`` under the instrumentation; logs and record go to ``folder``."""
+    os.makedirs(folder, exist_ok=True)
     record = os.path.join(folder, "record.json")
-    env = dict(env, RW_MODE=mode, RW_RECORD=record, RW_PLANTED=os.path.join(folder, "planted.txt"),
+    planted = os.path.join(folder, "planted.txt")
+    if not os.path.exists(planted):
+        open(planted, "w").close()
+    env = dict(env, RW_MODE=mode, RW_RECORD=record, RW_PLANTED=planted,
                RW_STEPS=str(edits.MAX_STEPS), RW_NEUTRALISE="1", **extra_env)
-    rc, _, stderr, secs = _run([python, script], folder, env)
+    rc, _, stderr, secs = _run([python, *argv], cwd, env, log_dir=folder)
     run = Run(python=python, secs=round(secs, 1))
     if rc == 0:
         run.status = "ok"

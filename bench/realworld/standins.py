@@ -301,6 +301,15 @@ def _bsds500_tgz() -> bytes:
     return _tar_gz(members)
 
 
+def _bsds300_tgz() -> bytes:
+    rng = _rng("bsds300")
+    members = {}
+    for split, n in (("train", 8), ("test", 4)):
+        for j in range(n):
+            members[f"BSDS300/images/{split}/{j + 2000}.jpg"] = _image_bytes(rng, (481, 321), "JPEG")
+    return _tar_gz(members)
+
+
 @dataclass(frozen=True)
 class UrlStandIn:
     pattern: str  # a regular expression matched against the whole URL
@@ -325,6 +334,8 @@ URL_STANDINS = [
                "MovieLens 1M .dat files (60 users, 80 movies, 3,000 ratings)"),
     UrlStandIn(r"https?://.*/PeMSD7_Full\.zip", "PeMSD7_Full.zip", _pemsd7_zip,
                "PeMSD7 distances (228x228) and speeds (1,200x228) CSVs"),
+    UrlStandIn(r"https?://.*/BSDS300-images\.tgz", "BSDS300-images.tgz", _bsds300_tgz,
+               "BSDS300 JPEG folders (train 8, test 4; 481x321)"),
     UrlStandIn(r"https?://.*/BSR_bsds500\.tgz", "BSR_bsds500.tgz", _bsds500_tgz,
                "BSDS500 JPEG folders (train 12, val 4, test 4; 481x321)"),
 ]
@@ -367,12 +378,39 @@ def _glove(dim: int) -> dict:
     return {f"glove.6B.{dim}d.txt": ("\n".join(lines) + "\n").encode()}
 
 
+def _wikitext2() -> dict:
+    rng = _rng("wikitext2")
+    words = "the cat sat on a mat and dog ran in park with ball <unk> of to is was".split()
+    out = {}
+    for split, n in (("train", 400), ("valid", 60), ("test", 60)):
+        lines = [" ".join(rng.choice(words, size=int(rng.integers(5, 20)))) for _ in range(n)]
+        out[f"data/wikitext-2/{split}.txt"] = ("\n".join(lines) + "\n").encode()
+    return out
+
+
+def _idx_raw(array: np.ndarray, images: bool) -> bytes:
+    return gzip.decompress(_idx(array, images))
+
+
+def _torchvision_mnist(root: str) -> dict:
+    """torchvision.datasets.MNIST's raw folder (the uncompressed IDX files it checks for)."""
+    xtr, ytr = _images("tv-mnist-train", N_TRAIN, (28, 28), 10)
+    xte, yte = _images("tv-mnist-test", N_TEST, (28, 28), 10)
+    raw = f"{root}/MNIST/raw/"
+    return {raw + "train-images-idx3-ubyte": _idx_raw(xtr, True), raw + "train-labels-idx1-ubyte": _idx_raw(ytr, False),
+            raw + "t10k-images-idx3-ubyte": _idx_raw(xte, True), raw + "t10k-labels-idx1-ubyte": _idx_raw(yte, False)}
+
+
 FILE_STANDINS = [
     FileStandIn(r"captcha_images_v2", "captcha_images_v2/", _captcha_tree,
                 "64 captcha PNGs (200x50) named by their 5-character labels"),
     FileStandIn(r"lol_dataset/", "lol_dataset/", _lol_tree, "LOL low/high-light PNG pairs (our485: 24, eval15: 3)"),
     FileStandIn(r"[\"']aclImdb/", "aclImdb/", _acl_imdb_tree, "IMDB reviews folders (as the tarball unpacks)"),
     FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (17 words)"),
+    FileStandIn(r"wikitext-2", "data/wikitext-2/", _wikitext2, "WikiText-2 token files (400/60/60 lines)"),
+    # torchvision's MNIST under the roots the pytorch/examples programs give ('../data', './data/')
+    FileStandIn(r"\bMNIST\(", "data/MNIST/", lambda: _torchvision_mnist("data"), "torchvision MNIST raw IDX files"),
+    FileStandIn(r"\bMNIST\(", "../data/MNIST/", lambda: _torchvision_mnist("../data"), "torchvision MNIST raw IDX files"),
     FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (17 words)"),
 ]
 
@@ -427,29 +465,29 @@ class StandInCache:
             _atomic_bytes(path, standin.maker())
         return path
 
-    def file_tree(self, standin: FileStandIn) -> str:
+    def file_tree(self, standin: FileStandIn) -> list[tuple[str, str]]:
+        """[(path relative to the program's folder, which may start with ../, cached file)]."""
         folder = os.path.join(self.root, "files", re.sub(r"\W", "_", standin.name))
-        done = os.path.join(folder, ".done")
-        if not os.path.exists(done):
-            for rel, data in standin.maker().items():
-                _atomic_bytes(os.path.join(folder, rel), data)
-            _atomic_bytes(done, b"")
-        return folder
+        manifest = os.path.join(folder, ".manifest")
+        if not os.path.exists(manifest):
+            rels = []
+            for i, (rel, data) in enumerate(sorted(standin.maker().items())):
+                _atomic_bytes(os.path.join(folder, str(i)), data)
+                rels.append(rel)
+            _atomic_bytes(manifest, "\n".join(rels).encode())
+        with open(manifest) as fh:
+            return [(rel, os.path.join(folder, str(i))) for i, rel in enumerate(fh.read().split("\n"))]
 
     def plant(self, p: Plan, keras_home: str, cwd: str | None = None) -> tuple[list[str], dict[str, str]]:
         """Link the Keras datasets into ``keras_home/datasets`` (as Keras lays them out), copy the
-        relative-path stand-ins into ``cwd``, and return (planted paths, url -> file:// url)."""
+        relative-path stand-ins beside the program in ``cwd``, and return (planted paths,
+        url -> file:// url)."""
         if cwd:
             for f in p.files:
-                src = self.file_tree(f)
-                for entry in os.listdir(src):
-                    if entry == ".done":
-                        continue
-                    s, d = os.path.join(src, entry), os.path.join(cwd, entry)
-                    if os.path.isdir(s):
-                        shutil.copytree(s, d, dirs_exist_ok=True)
-                    else:
-                        shutil.copyfile(s, d)
+                for rel, cached in self.file_tree(f):
+                    dst = os.path.normpath(os.path.join(cwd, rel))
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copyfile(cached, dst)
         planted = []
         for name in p.keras_datasets:
             datadir = os.path.join(self.root, "keras_datasets", name)
