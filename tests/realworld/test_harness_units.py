@@ -112,3 +112,32 @@ def test_report_counts_and_section_replacement(tmp_path):
     report.write(path, [bad], "keras", 60.0, 1)  # a rerun replaces its section, once
     text = open(path).read()
     assert text.count("realworld:keras:begin") == 1 and "| a.py |" not in text and "| b.py |" in text
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(run.REALWORLD, "torch")), reason="no ../shared/realworld set here")
+def test_every_torch_program_file_belongs_to_a_program_with_an_entry():
+    from bench.realworld import torch_direction
+
+    base = os.path.join(run.REALWORLD, "torch")
+    folders = {torch_direction._folder(name) for name in torch_direction.PROGRAMS}
+    for dirpath, _, files in os.walk(base):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                assert any(path.startswith(folder + os.sep) for folder in folders), path
+    for name, (entry, _, pre) in torch_direction.PROGRAMS.items():
+        for rel in [entry, *pre]:
+            assert os.path.exists(os.path.join(torch_direction._folder(name), rel)), (name, rel)
+
+
+def test_relative_path_standins_land_beside_the_program(tmp_path, cache):
+    p = standins.plan("train = datasets.MNIST('../data', train=True, download=True)\n")
+    assert [f.name for f in p.files] == ["data/MNIST/", "../data/MNIST/"]
+    prog = tmp_path / "work" / "prog"
+    prog.mkdir(parents=True)
+    cache.plant(p, str(tmp_path / "keras_home"), str(prog))
+    raw = tmp_path / "work" / "data" / "MNIST" / "raw"
+    with open(raw / "train-labels-idx1-ubyte", "rb") as fh:
+        header = fh.read(8)
+    assert header[:4] == b"\x00\x00\x08\x01" and int.from_bytes(header[4:], "big") == standins.N_TRAIN
+    assert (prog / "data" / "MNIST" / "raw" / "t10k-images-idx3-ubyte").exists()
