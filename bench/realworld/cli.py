@@ -29,6 +29,19 @@ def _scripts(direction: str, only: list[str]) -> list[str]:
     return files
 
 
+def load_results(path: str):
+    """(results, secs, jobs) of a --json file."""
+    with open(path) as fh:
+        data = json.load(fh)
+    rows, secs, jobs = (data, 0.0, 1) if isinstance(data, list) else (data["results"], data["secs"], data["jobs"])
+    results = []
+    for row in rows:
+        row = dict(row)
+        original, translation = run.Run(**row.pop("original")), run.Run(**row.pop("translation"))
+        results.append(run.Result(**row, original=original, translation=translation))
+    return results, secs, jobs
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.realworld", description=__doc__)
     ap.add_argument("--direction", choices=["keras", "torch"], default="keras",
@@ -41,7 +54,15 @@ def main(argv=None) -> int:
     ap.add_argument("--setup", action="store_true",
                     help="first install what the programs import (.rw-deps) and, for --direction torch, "
                          "the torch+torchvision venv (.venv-tv, ~5.5 GB)")
+    ap.add_argument("--from-json", default=None,
+                    help="write the report from a --json file of an earlier run instead of running")
     args = ap.parse_args(argv)
+    if args.from_json:
+        results, secs, jobs = load_results(args.from_json)
+        out = args.out or os.path.join(run.ROOT, "docs", "realworld.md")
+        report.write(out, results, results[0].direction if results else args.direction, secs, jobs)
+        print(report.summary_line(results, results[0].direction if results else args.direction), file=sys.stderr)
+        return 0
     log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
     if args.setup:
         from bench.realworld import deps
@@ -87,7 +108,7 @@ def main(argv=None) -> int:
     print(report.summary_line(results, args.direction), file=sys.stderr)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump([asdict(r) for r in results], fh, indent=1)
+            json.dump({"secs": secs, "jobs": args.jobs, "results": [asdict(r) for r in results]}, fh, indent=1)
     out = args.out
     if out is None and not args.only:
         out = os.path.join(run.ROOT, "docs", "realworld.md")

@@ -121,6 +121,18 @@ def _translation_cell(res) -> str:
     return f"{t.status} {t.secs}s" + (f": {t.reason}" if t.reason else "")
 
 
+def _recorded(r) -> str:
+    """How many training-step losses each run recorded (the comparison's raw material)."""
+    if r.direction == "keras":
+        original, translation = len(r.keras_losses), len(r.torch_losses)
+    else:
+        original = len(r.original.record.get("losses", []))
+        translation = len(r.translation.record.get("logs", [])) or len(r.translation.record.get("losses", []))
+    if r.original.status == "not run" and r.translation.status == "not run":
+        return ""
+    return f"step losses recorded: original {original}, translation {translation}"
+
+
 def section(results, direction, secs, jobs) -> str:
     c = counts(results, direction)
     n = c["scripts"]
@@ -145,11 +157,13 @@ def section(results, direction, secs, jobs) -> str:
     lines[-1] += " translation | first 3 steps | outcome |"
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
+        name = r.script.split("/", 1)[1] if "/" in r.script else r.script
+        compare = r.compare or _recorded(r)
         tr = f"{r.translate_rc}, {r.stubs}" + ("" if r.translate_rc in (0, 3) else f": {r.translate_error}")
         orig = f"{r.original.status} {r.original.secs}s" + (f": {r.original.reason}" if r.original.reason else "")
         lines.append("| " + " | ".join([
-            os.path.basename(r.script), _cell(tr, 80), _cell(", ".join(r.standins) or "-", 60),
-            _changes_cell(r), _cell(orig), _cell(_translation_cell(r)), _cell(r.compare, 70), r.outcome]) + " |")
+            name, _cell(tr, 80), _cell(", ".join(r.standins) or "-", 60),
+            _changes_cell(r), _cell(orig), _cell(_translation_cell(r)), _cell(compare, 70), r.outcome]) + " |")
     unknown = [(r.script, u) for r in results for u in r.unknown_urls]
     if unknown:
         lines += ["", "### URLs in the programs' text without a stand-in", "",
