@@ -64,8 +64,37 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
 
   or point `RW_TORCHVISION_VENV` at an existing one. Without it those programs are reported
   as not run. A user of a generated program that imports torchvision needs the same pair.
+* `python -m bench.realworld --setup` installs the programs' own imports (matplotlib, pandas,
+  scikit-learn, scipy, Pillow, tqdm, imageio, IPython, tensorflow_datasets and what they import)
+  into `.rw-deps/` with `pip install --target --no-deps` (nothing of the venv is shadowed); with
+  `--direction torch` it also creates `.venv-tv/`.
 * `pytest -m realworld` runs the whole harness (minutes to an hour); the default suite runs a
   small sample of it (`tests/realworld/`), which checks the machinery, not translation quality.
+
+## What the harness does not cover yet
+
+* **PyTorch -> Keras step comparison**: the torch originals' step losses are recorded
+  (`Tensor.backward`), but their initial weights are not yet saved and converted
+  (`transpile --to keras --weights X.pt --weights-out Y.weights.h5`) nor loaded into the Keras
+  run; no translation of that set runs today (every program has stubs), so nothing is compared.
+* **Custom training loops under `tf.function`**: their losses are symbolic when the tape sees
+  them; only eager `GradientTape` loops and `fit` are recorded. A custom `train_step` is run and
+  recorded but not compared (its logs are whatever the program returns).
+* **Augmentation in translations**: Keras' `Random*` layers and dropout are neutralised in the
+  original and torch dropout in the translation; torchvision random transforms a translation
+  may use are not yet.
+* **Stand-ins missing** (those originals fail here and say so): `eeg-data.csv` (a Kaggle/gdown
+  download), Caltech-101 annotations, ShapeNet PartAnnotation (pointnet), LJSpeech (the script
+  also passes a path as `fname`, which Keras 3 refuses), HuggingFace `datasets` (conll2003),
+  Kaggle audio (speaker recognition), a TF Serving server, Cora over `requests` (gat), an image
+  folder and VGG16 weights (fast_neural_style). `tfds.load` gets tensorflow_datasets' own
+  `mock_data` in the original run only, and only for datasets whose splits it knows offline; a
+  translation's torchvision equivalent gets no stand-in yet.
+* **Step caps**: `fit`/`evaluate` and DataLoader passes are capped; `predict`, hand-written
+  loops over arrays and `tf.data` iteration outside `fit` are not (the small stand-ins bound
+  them).
+* **Multi-process programs** (mnist_hogwild's workers) write their records from several
+  processes; the last writer wins.
 """
 
 
