@@ -210,16 +210,20 @@ def section(results, direction, secs, jobs) -> str:
 
 
 def write(path, results, direction, secs, jobs) -> None:
-    body = section(results, direction, secs, jobs)
-    text = HEADER
+    """The introduction, then each direction's section: this run's, and the other direction's
+    as the file had it."""
+    sections = {direction: section(results, direction, secs, jobs).rstrip("\n")}
     if os.path.exists(path):
         with open(path) as fh:
-            text = fh.read()
-    b, e = _begin(direction), _end(direction)
-    if b in text and e in text:
-        text = text[: text.index(b)] + body.rstrip("\n") + text[text.index(e) + len(e):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + body
+            old = fh.read()
+        for other in ("keras", "torch"):
+            b, e = _begin(other), _end(other)
+            if other not in sections and b in old and e in old:
+                sections[other] = old[old.index(b): old.index(e) + len(e)]
+    text = HEADER.rstrip("\n") + "\n"
+    for d in ("keras", "torch"):
+        if d in sections:
+            text += "\n" + sections[d] + "\n"
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:
         fh.write(text)
