@@ -54,11 +54,18 @@ def main(argv=None) -> int:
     ap.add_argument("--setup", action="store_true",
                     help="first install what the programs import (.rw-deps) and, for --direction torch, "
                          "the torch+torchvision venv (.venv-tv, ~5.5 GB)")
-    ap.add_argument("--from-json", default=None,
-                    help="write the report from a --json file of an earlier run instead of running")
+    ap.add_argument("--from-json", nargs="+", default=None,
+                    help="write the report from --json files of earlier runs instead of running "
+                         "(a later file's row replaces an earlier one's for the same script)")
     args = ap.parse_args(argv)
     if args.from_json:
-        results, secs, jobs = load_results(args.from_json)
+        merged, secs, jobs = {}, 0.0, 1
+        for i, path in enumerate(args.from_json):
+            rows, s, j = load_results(path)
+            merged.update((r.script, r) for r in rows)
+            if i == 0:
+                secs, jobs = s, j
+        results = list(merged.values())
         out = args.out or os.path.join(run.ROOT, "docs", "realworld.md")
         report.write(out, results, results[0].direction if results else args.direction, secs, jobs)
         print(report.summary_line(results, results[0].direction if results else args.direction), file=sys.stderr)
