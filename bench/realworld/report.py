@@ -10,6 +10,7 @@ import collections
 import datetime
 import os
 import platform
+import re
 import subprocess
 
 from bench.realworld import run
@@ -134,6 +135,12 @@ def _cell(text: str, limit=110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _reason(text: str) -> str:
+    """A failure's reason, with the refused network access (if any) first."""
+    m = re.search(r"\s*\[(network blocked: [^\]]*)\]$", text or "")
+    return f"{m.group(1)}; {text[: m.start()]}" if m else (text or "")
+
+
 def _changes_cell(res) -> str:
     kinds = collections.Counter()
     for side in res.changes.values():
@@ -147,7 +154,7 @@ def _translation_cell(res) -> str:
     t = res.translation
     if t.status == "not run":
         return "not run" + (f" ({t.reason})" if t.reason else "")
-    return f"{t.status} {t.secs}s" + (f": {t.reason}" if t.reason else "")
+    return f"{t.status} {t.secs}s" + (f": {_reason(t.reason)}" if t.reason else "")
 
 
 def _recorded(r) -> str:
@@ -189,7 +196,7 @@ def section(results, direction, secs, jobs) -> str:
         name = r.script.split("/", 1)[1] if "/" in r.script else r.script
         compare = r.compare or _recorded(r)
         tr = f"{r.translate_rc}, {r.stubs}" + ("" if r.translate_rc in (0, 3) else f": {r.translate_error}")
-        orig = f"{r.original.status} {r.original.secs}s" + (f": {r.original.reason}" if r.original.reason else "")
+        orig = f"{r.original.status} {r.original.secs}s" + (f": {_reason(r.original.reason)}" if r.original.reason else "")
         lines.append("| " + " | ".join([
             name, _cell(tr, 80), _cell(", ".join(r.standins) or "-", 60),
             _changes_cell(r), _cell(orig), _cell(_translation_cell(r)), _cell(compare, 70), r.outcome]) + " |")
