@@ -46,6 +46,9 @@ direction it ran. For each program it:
    `GradientTape.gradient` targets, and torch's `Tensor.backward`. Equal means within 1e-4
    relative for each of the first 3 steps.
 
+The times are wall-clock seconds on a 2-core machine shared with other work: a "timeout" (over
+300 s) may be the machine's load rather than the program's, and is worth a rerun with `--only`.
+
 Outcomes, first that applies: **translate failed** (exit code not 0/3, or output does not
 parse), **stubs** (the translation is not run), **original fails here** (with the reason),
 **translation crashes**, **runs**, **first steps equal**.
