@@ -10,6 +10,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict
 
@@ -93,6 +94,16 @@ def main(argv=None) -> int:
     cache = standins.StandInCache(os.path.join(work, "_standins"))
     t0 = time.perf_counter()
 
+    done, lock = [], threading.Lock()
+
+    def save_json():
+        if args.json:
+            tmp = args.json + ".tmp"
+            with open(tmp, "w") as fh:
+                json.dump({"secs": time.perf_counter() - t0, "jobs": args.jobs,
+                           "results": [asdict(r) for r in done]}, fh, indent=1)
+            os.replace(tmp, args.json)
+
     def one(path):
         name = os.path.relpath(path, run.REALWORLD).replace(os.sep, "__")
         name = name[:-3] if name.endswith(".py") else name
@@ -107,15 +118,17 @@ def main(argv=None) -> int:
               f"{': ' + res.original.reason if res.original.reason else ''}; translation {res.translation.status}"
               f"{': ' + res.translation.reason if res.translation.reason else ''}) {res.compare}",
               file=sys.stderr, flush=True)
+        with lock:  # the JSON grows script by script: a stopped run keeps what it measured
+            done.append(res)
+            save_json()
         return res
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(one, scripts))
     secs = time.perf_counter() - t0
     print(report.summary_line(results, args.direction), file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"secs": secs, "jobs": args.jobs, "results": [asdict(r) for r in results]}, fh, indent=1)
+    done[:] = results
+    save_json()
     out = args.out
     if out is None and not args.only:
         out = os.path.join(run.ROOT, "docs", "realworld.md")

@@ -244,14 +244,19 @@ def _news20_tar() -> bytes:
     return _tar_gz(members)
 
 
-def _image_bytes(rng, size, fmt="PNG", mode="RGB") -> bytes:
-    """A random image file (Pillow from the harness's program-deps folder, see deps.py)."""
+def _image_bytes(rng, size, fmt="PNG", mode="RGB", smooth=False) -> bytes:
+    """A random image file (Pillow from the harness's program-deps folder, see deps.py); a
+    smooth one (a coarse random grid scaled up) compresses to a small file."""
     from bench.realworld.deps import import_program_dep
 
     Image = import_program_dep("PIL.Image")
     w, h = size
     chans = {"RGB": 3, "L": 1, "RGBA": 4}[mode]
-    arr = rng.integers(0, 256, size=(h, w, chans), dtype=np.uint8)
+    if smooth:
+        coarse = rng.integers(0, 256, size=(h // 16 + 1, w // 16 + 1, chans), dtype=np.uint8)
+        arr = np.ascontiguousarray(np.repeat(np.repeat(coarse, 16, axis=0), 16, axis=1)[:h, :w])
+    else:
+        arr = rng.integers(0, 256, size=(h, w, chans), dtype=np.uint8)
     img = Image.fromarray(arr[..., 0] if chans == 1 else arr, mode)
     buf = io.BytesIO()
     img.save(buf, fmt)
@@ -361,12 +366,13 @@ def _captcha_tree() -> dict:
 
 
 def _lol_tree() -> dict:
+    """As many pairs as the real set (the programs slice it by count: [:300], [300:])."""
     rng = _rng("lol")
     members = {}
-    for split, n in (("our485", 24), ("eval15", 3)):
+    for split, n in (("our485", 485), ("eval15", 15)):
         for j in range(n):
             for kind in ("low", "high"):
-                members[f"lol_dataset/{split}/{kind}/{j + 1}.png"] = _image_bytes(rng, (300, 200))
+                members[f"lol_dataset/{split}/{kind}/{j + 1}.png"] = _image_bytes(rng, (200, 150), smooth=True)
     return members
 
 
@@ -404,7 +410,7 @@ def _torchvision_mnist(root: str) -> dict:
 FILE_STANDINS = [
     FileStandIn(r"captcha_images_v2", "captcha_images_v2/", _captcha_tree,
                 "64 captcha PNGs (200x50) named by their 5-character labels"),
-    FileStandIn(r"lol_dataset/", "lol_dataset/", _lol_tree, "LOL low/high-light PNG pairs (our485: 24, eval15: 3)"),
+    FileStandIn(r"lol_dataset/", "lol_dataset/", _lol_tree, "LOL low/high-light PNG pairs (our485: 485, eval15: 15; 200x150)"),
     FileStandIn(r"[\"']aclImdb/", "aclImdb/", _acl_imdb_tree, "IMDB reviews folders (as the tarball unpacks)"),
     FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (17 words)"),
     FileStandIn(r"wikitext-2", "data/wikitext-2/", _wikitext2, "WikiText-2 token files (400/60/60 lines)"),
