@@ -141,3 +141,23 @@ def test_relative_path_standins_land_beside_the_program(tmp_path, cache):
         header = fh.read(8)
     assert header[:4] == b"\x00\x00\x08\x01" and int.from_bytes(header[4:], "big") == standins.N_TRAIN
     assert (prog / "data" / "MNIST" / "raw" / "t10k-images-idx3-ubyte").exists()
+
+
+def test_recover_rebuilds_a_result_from_the_work_folder_and_log(tmp_path):
+    import json as _json
+
+    from bench.realworld import recover
+
+    folder = tmp_path / "keras" / "autoencoder"
+    (folder / "original").mkdir(parents=True)
+    (folder / "transpile.err").write_text("a.py:3: stub: thing\nwrote x (1 model, 1 stub)\n")
+    (folder / "autoencoder_torch.py").write_text("import torch\n")
+    (folder / "original" / "run.err").write_text("Traceback:\nValueError: bad shape\n")
+    (folder / "original" / "record.json").write_text(_json.dumps({"logs": [{"loss": 1.0}], "events": []}))
+    log = tmp_path / "log"
+    log.write_text("keras/autoencoder.py: stubs  (original fails 12.5s: ValueError: bad shape; "
+                   "translation not run: 1 stubs) \n")
+    (res,) = recover.recover(str(tmp_path), str(log))
+    assert (res.stubs, res.models, res.translate_rc, res.parses) == (1, 1, 0, True)
+    assert (res.original.status, res.original.secs, res.original.reason) == ("fails", 12.5, "ValueError: bad shape")
+    assert res.standins == ["mnist"] and res.outcome == "stubs"
