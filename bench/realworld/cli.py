@@ -64,8 +64,8 @@ def main(argv=None) -> int:
         for i, path in enumerate(args.from_json):
             rows, s, j = load_results(path)
             merged.update((r.script, r) for r in rows)
-            if i == 0:
-                secs, jobs = s, j
+            secs += s or sum(r.original.secs + r.translation.secs for r in rows)
+            jobs = max(jobs, j)
         results = list(merged.values())
         out = args.out or os.path.join(run.ROOT, "docs", "realworld.md")
         report.write(out, results, results[0].direction if results else args.direction, secs, jobs)

@@ -184,7 +184,7 @@ def section(results, direction, secs, jobs) -> str:
         "PyTorch -> Keras (`../shared/realworld/torch/`)"
     lines = [_begin(direction), f"## {title}", "",
              f"Run of {datetime.date.today().isoformat()} at commit {commit}, {platform.machine()}, "
-             f"`-j {jobs}`, {secs / 60:.1f} min.", "",
+             f"`-j {jobs}`, {secs / 60:.0f} min of runs.", "",
              "| measure | count |", "| --- | --- |"]
     for k, v in c.items():
         lines.append(f"| {k} | {v}/{n} |" if k not in ("scripts", "stub lines") else f"| {k} | {v} |")
