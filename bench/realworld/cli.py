@@ -66,7 +66,7 @@ def main(argv=None) -> int:
             merged.update((r.script, r) for r in rows)
             secs += s or sum(r.original.secs + r.translation.secs for r in rows)
             jobs = max(jobs, j)
-        results = list(merged.values())
+        results = sorted(merged.values(), key=lambda r: r.script)
         out = args.out or os.path.join(run.ROOT, "docs", "realworld.md")
         report.write(out, results, results[0].direction if results else args.direction, secs, jobs)
         print(report.summary_line(results, results[0].direction if results else args.direction), file=sys.stderr)

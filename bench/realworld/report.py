@@ -119,6 +119,7 @@ def counts(results, direction) -> dict:
         "transpiler failures": sum(r.translate_rc not in (0, 3) for r in results),
         "stub lines": sum(r.stubs for r in results),
         "original runs here": sum(r.original.status == "ok" for r in results),
+        "original over 300 s": sum(r.original.status == "timeout" for r in results),
         "translation run": sum(r.translation.status in ("ok", "fails", "timeout") for r in results),
         "translation runs": sum(r.translation.status == "ok" for r in results),
         "first steps equal": sum(r.outcome == "first steps equal" for r in results),
