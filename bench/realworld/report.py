@@ -97,6 +97,9 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
 * **Step caps**: `fit`/`evaluate` and DataLoader passes are capped; `predict`, hand-written
   loops over arrays and `tf.data` iteration outside `fit` are not (the small stand-ins bound
   them).
+* **Stand-in sizes**: the `keras.datasets` stand-ins are small (512 train / 128 test, CIFAR-10's
+  five batches of 10,000 excepted); a program that slices by an absolute count (siamese_contrastive:
+  `[:30000]`) gets an empty split and fails here because of the harness, not of itself.
 * **Multi-process programs** (mnist_hogwild's workers) write their records from several
   processes; the last writer wins.
 """
