@@ -41,6 +41,12 @@ PROGRAMS = {
 }
 
 
+def models_in(stderr: str) -> int:
+    """Models translated, from the summary line (directory mode: '...; 2 models, 8 stubs; ...')."""
+    m = re.findall(r"\b(\d+) models?[,)]", stderr)
+    return int(m[-1]) if m else 0
+
+
 def program_dirs() -> list[str]:
     base = os.path.join(run.REALWORLD, "torch")
     return [os.path.join(base, name) for name in sorted(PROGRAMS)]
@@ -105,7 +111,7 @@ def run_torch_program(path: str, work: str, cache: standins.StandInCache) -> run
     rc, _, stderr, _ = run.translate(src, "keras", out if not single else os.path.join(out, single), work)
     res.translate_rc = rc
     res.stubs = sum(1 for line in stderr.splitlines() if ": stub: " in line)
-    res.models = sum(int(m) for m in re.findall(r"\((\d+) models?", stderr))
+    res.models = models_in(stderr)
     if rc not in (0, 3):
         res.translate_error = run._last_error(stderr)
     translated = _sources(out, None) if os.path.isdir(out) else {}
