@@ -1,0 +1,5 @@
+import sys
+
+from bench.realworld.cli import main
+
+sys.exit(main())

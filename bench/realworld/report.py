@@ -1,0 +1,244 @@
+"""docs/realworld.md: the per-script table and the summary counts of one direction.
+
+The file holds a fixed introduction (what the harness does, what a user needs) and one
+section per direction between markers; a run rewrites only its own direction's section.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import os
+import platform
+import re
+import subprocess
+
+from bench.realworld import run
+
+HEADER = """# The real-world harness
+
+`python -m bench.realworld [--direction keras|torch] [--only NAME ...] [-j N]` measures the
+transpiler on programs nobody on this project wrote (`../shared/realworld/`: 55 keras.io
+examples, 15 pytorch/examples programs), end to end, and rewrites this file's section of the
+direction it ran. For each program it:
+
+1. **translates** it as a user would (`python -m transpiler SRC --to pytorch --keras-exact-updates`):
+   exit code, stub lines, whether the output parses and imports nothing of the source framework;
+2. **makes synthetic stand-ins for its downloads** (`bench/realworld/standins.py`): the files
+   `keras.datasets.*.load_data()` reads from Keras' cache (planted in a fresh `$KERAS_HOME`),
+   and, for a download URL named in the program's text, a small file of the format that URL
+   serves (a registry keyed by URL pattern: CSVs, zips, tarballs, `.npy`);
+3. **runs the original and the translation** in subprocesses, each in its own temporary copy
+   with its own `$HOME`/`$KERAS_HOME`, 300 s each, one thread. In its copies the harness changes
+   only data lines (a download URL -> `file://` of the stand-in), epoch and step counts (epochs
+   capped at 1, steps at 4) and expected file hashes (set to `None`), and lists each changed
+   line below. The run's instrumentation (`bench/realworld/instrument/`, a `sitecustomize` on
+   the run's `PYTHONPATH`, never written into the program) refuses every socket that leaves
+   the machine, caps `fit`/`evaluate` at 1 epoch of 4 steps and a DataLoader pass at 4 batches,
+   waives Keras' built-in hash check for the planted stand-ins only, turns shuffling off
+   (`fit(shuffle=False)`, `tf.data.Dataset.shuffle`, `DataLoader(shuffle=False)`) and puts
+   dropout and the `Random*` augmentation layers in inference behaviour in both frameworks;
+4. **compares the first 3 training steps**: the Keras model's initial weights are saved at its
+   first `fit` (or `train_on_batch`), converted with the project's own path
+   (`transpile SRC --weights initial.weights.h5 --weights-out initial.pt`) and loaded by the
+   instrumentation into the first torch module whose state-dict keys they match; per-step losses
+   come from Keras' per-batch logs (running means, differenced back to each batch), eager
+   `GradientTape.gradient` targets, and torch's `Tensor.backward`. Equal means within 1e-4
+   relative for each of the first 3 steps.
+
+The times are wall-clock seconds on a 2-core machine shared with other work: a "timeout" (over
+300 s) may be the machine's load rather than the program's, and is worth a rerun with `--only`.
+
+Outcomes, first that applies: **translate failed** (exit code not 0/3, or output does not
+parse), **stubs** (the translation is not run), **original fails here** (with the reason),
+**translation crashes**, **runs**, **first steps equal**.
+
+## What a user needs
+
+* The Keras side runs in the project's venv (`pip install -e '.[test]'`: tensorflow-cpu, Keras 3,
+  the CPU torch 2.13 build). Original programs that need `tensorflow_datasets`, KerasNLP/KerasCV,
+  `requests` to a server, or files fetched outside the program (a `wget` in a comment) fail here
+  and are named so in the table.
+* torchvision: the CPU torch 2.13 build has no torchvision that imports beside it. The
+  pytorch/examples originals (and any translation that imports torchvision) run in a second
+  venv holding the registry's `torch==2.14.1` and `torchvision==0.29.1` (a CUDA build, about
+  5.5 GB, that runs on CPU). Create it once (a few minutes; gitignored):
+
+      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging
+
+  or point `RW_TORCHVISION_VENV` at an existing one. Without it those programs are reported
+  as not run. A user of a generated program that imports torchvision needs the same pair.
+* `python -m bench.realworld --setup` installs the programs' own imports (matplotlib, pandas,
+  scikit-learn, scipy, Pillow, tqdm, imageio, IPython, tensorflow_datasets and what they import)
+  into `.rw-deps/` with `pip install --target --no-deps` (nothing of the venv is shadowed); with
+  `--direction torch` it also creates `.venv-tv/`.
+* `pytest -m realworld` runs the whole harness (minutes to an hour); the default suite runs a
+  small sample of it (`tests/realworld/`), which checks the machinery, not translation quality.
+
+## What the harness does not cover yet
+
+* **PyTorch -> Keras step comparison**: the torch originals' step losses are recorded
+  (`Tensor.backward`), but their initial weights are not yet saved and converted
+  (`transpile --to keras --weights X.pt --weights-out Y.weights.h5`) nor loaded into the Keras
+  run; no translation of that set runs today (every program has stubs), so nothing is compared.
+* **Custom training loops under `tf.function`**: their losses are symbolic when the tape sees
+  them; only eager `GradientTape` loops and `fit` are recorded. A custom `train_step` is run and
+  recorded but not compared (its logs are whatever the program returns).
+* **Augmentation in translations**: Keras' `Random*` layers and dropout are neutralised in the
+  original and torch dropout in the translation; torchvision random transforms a translation
+  may use are not yet.
+* **Stand-ins missing** (those originals fail here and say so): `eeg-data.csv` (a Kaggle/gdown
+  download), Caltech-101 annotations, ShapeNet PartAnnotation (pointnet), LJSpeech (the script
+  also passes a path as `fname`, which Keras 3 refuses), HuggingFace `datasets` (conll2003),
+  Kaggle audio (speaker recognition), a TF Serving server, Cora over `requests` (gat), an image
+  folder and VGG16 weights (fast_neural_style). `tfds.load` gets tensorflow_datasets' own
+  `mock_data` in the original run only, and only for datasets whose splits it knows offline; a
+  translation's torchvision equivalent gets no stand-in yet.
+* **Step caps**: `fit`/`evaluate` and DataLoader passes are capped; `predict`, hand-written
+  loops over arrays and `tf.data` iteration outside `fit` are not (the small stand-ins bound
+  them).
+* **Stand-in sizes**: the `keras.datasets` stand-ins are small (512 train / 128 test, CIFAR-10's
+  five batches of 10,000 excepted); a program that slices by an absolute count (siamese_contrastive:
+  `[:30000]`) gets an empty split and fails here because of the harness, not of itself.
+* **Multi-process programs** (mnist_hogwild's workers) write their records from several
+  processes; the last writer wins.
+"""
+
+
+def _begin(direction):
+    return f"<!-- realworld:{direction}:begin -->"
+
+
+def _end(direction):
+    return f"<!-- realworld:{direction}:end -->"
+
+
+def counts(results, direction) -> dict:
+    n = len(results)
+    return {
+        "scripts": n,
+        "clean": sum(r.clean for r in results),
+        "with a model": sum(r.models > 0 for r in results),
+        "transpiler failures": sum(r.translate_rc not in (0, 3) for r in results),
+        "stub lines": sum(r.stubs for r in results),
+        "original runs here": sum(r.original.status == "ok" for r in results),
+        "original over 300 s": sum(r.original.status == "timeout" for r in results),
+        "translation run": sum(r.translation.status in ("ok", "fails", "timeout") for r in results),
+        "translation runs": sum(r.translation.status == "ok" for r in results),
+        "first steps equal": sum(r.outcome == "first steps equal" for r in results),
+    }
+
+
+def summary_line(results, direction) -> str:
+    c = counts(results, direction)
+    n = c["scripts"]
+    return (f"{direction}: {c['clean']}/{n} translate clean, {c['transpiler failures']} transpiler failures, "
+            f"{c['stub lines']} stubs; originals run {c['original runs here']}/{n}; translations run "
+            f"{c['translation runs']}/{n}; first 3 steps equal {c['first steps equal']}/{n}")
+
+
+def _cell(text: str, limit=110) -> str:
+    text = (text or "").replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _reason(text: str) -> str:
+    """A failure's reason, with the refused network access (if any) first."""
+    m = re.search(r"\s*\[(network blocked: [^\]]*)\]$", text or "")
+    return f"{m.group(1)}; {text[: m.start()]}" if m else (text or "")
+
+
+def _changes_cell(res) -> str:
+    kinds = collections.Counter()
+    for side in res.changes.values():
+        for c in side:
+            for k in c["kind"].split("+"):
+                kinds[k] += 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+
+
+def _translation_cell(res) -> str:
+    t = res.translation
+    if t.status == "not run":
+        return "not run" + (f" ({t.reason})" if t.reason else "")
+    return f"{t.status} {t.secs}s" + (f": {_reason(t.reason)}" if t.reason else "")
+
+
+def _recorded(r) -> str:
+    """How many training-step losses each run recorded (the comparison's raw material)."""
+    if r.direction == "keras":
+        original, translation = len(r.keras_losses), len(r.torch_losses)
+    else:
+        original = len(r.original.record.get("losses", []))
+        translation = len(r.translation.record.get("logs", [])) or len(r.translation.record.get("losses", []))
+    if r.original.status == "not run" and r.translation.status == "not run":
+        return ""
+    return f"step losses recorded: original {original}, translation {translation}"
+
+
+def section(results, direction, secs, jobs) -> str:
+    c = counts(results, direction)
+    n = c["scripts"]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=run.ROOT, capture_output=True,
+                                text=True).stdout.strip()
+    except OSError:
+        commit = "?"
+    title = "Keras -> PyTorch (`../shared/realworld/keras/`)" if direction == "keras" else \
+        "PyTorch -> Keras (`../shared/realworld/torch/`)"
+    lines = [_begin(direction), f"## {title}", "",
+             f"Run of {datetime.date.today().isoformat()} at commit {commit}, {platform.machine()}, "
+             f"`-j {jobs}`, {secs / 60:.0f} min of runs.", "",
+             "| measure | count |", "| --- | --- |"]
+    for k, v in c.items():
+        lines.append(f"| {k} | {v}/{n} |" if k not in ("scripts", "stub lines") else f"| {k} | {v} |")
+    outcomes = collections.Counter(r.outcome for r in results)
+    lines += ["", "Outcomes: " + ", ".join(f"{o} {outcomes.get(o, 0)}" for o in run.OUTCOMES), ""]
+    lines += ["| script | translate (rc, stubs) | stand-ins | harness changes | original (Keras) |"
+              if direction == "keras" else
+              "| program | translate (rc, stubs) | stand-ins | harness changes | original (PyTorch) |"]
+    lines[-1] += " translation | first 3 steps | outcome |"
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        name = r.script.split("/", 1)[1] if "/" in r.script else r.script
+        compare = r.compare or _recorded(r)
+        tr = f"{r.translate_rc}, {r.stubs}" + ("" if r.translate_rc in (0, 3) else f": {r.translate_error}")
+        orig = f"{r.original.status} {r.original.secs}s" + (f": {_reason(r.original.reason)}" if r.original.reason else "")
+        lines.append("| " + " | ".join([
+            name, _cell(tr, 80), _cell(", ".join(r.standins) or "-", 60),
+            _changes_cell(r), _cell(orig), _cell(_translation_cell(r)), _cell(compare, 70), r.outcome]) + " |")
+    unknown = [(r.script, u) for r in results for u in r.unknown_urls]
+    if unknown:
+        lines += ["", "### URLs in the programs' text without a stand-in", "",
+                  "(Documentation links among them are harmless; a download among them is a stand-in to add.)", ""]
+        for script, url in unknown:
+            lines.append(f"* `{os.path.basename(script)}`: {url}")
+    lines += ["", "### Lines the harness changed in its copies", ""]
+    for r in results:
+        for side, changes in r.changes.items():
+            for ch in changes:
+                lines.append(f"* `{os.path.basename(r.script)}` ({side}) line {ch['line']} [{ch['kind']}]: "
+                             f"`{_cell(ch['before'].strip(), 100)}` -> `{_cell(ch['after'].strip(), 100)}`")
+    lines.append(_end(direction))
+    return "\n".join(lines) + "\n"
+
+
+def write(path, results, direction, secs, jobs) -> None:
+    """The introduction, then each direction's section: this run's, and the other direction's
+    as the file had it."""
+    sections = {direction: section(results, direction, secs, jobs).rstrip("\n")}
+    if os.path.exists(path):
+        with open(path) as fh:
+            old = fh.read()
+        for other in ("keras", "torch"):
+            b, e = _begin(other), _end(other)
+            if other not in sections and b in old and e in old:
+                sections[other] = old[old.index(b): old.index(e) + len(e)]
+    text = HEADER.rstrip("\n") + "\n"
+    for d in ("keras", "torch"):
+        if d in sections:
+            text += "\n" + sections[d] + "\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,319 @@
+"""Run one real-world program through the harness: translate, plant stand-ins, run the original
+and the translation (each in its own temporary copy, in a subprocess, no network), compare the
+first training steps from the same initial weights."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+from bench.realworld import deps, edits, standins
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INSTRUMENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "instrument")
+REALWORLD = os.environ.get("RW_REALWORLD_DIR") or os.path.normpath(os.path.join(ROOT, "..", "shared", "realworld"))
+TIMEOUT = 300
+COMPARE_STEPS = 3
+REL_TOL = 1e-4
+SOURCE_IMPORTS = {"pytorch": re.compile(r"^\s*(import|from)\s+(keras|tensorflow)\b", re.M),
+                  "keras": re.compile(r"^\s*(import|from)\s+(torch|torchvision)\b", re.M)}
+TORCHVISION = re.compile(r"^\s*(import|from)\s+torchvision\b", re.M)
+
+
+@dataclass
+class Run:
+    status: str = "not run"  # "ok" | "fails" | "timeout" | "not run"
+    reason: str = ""
+    secs: float = 0.0
+    python: str = ""
+    record: dict = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    script: str
+    direction: str
+    translate_rc: object = None
+    stubs: int = 0
+    models: int = 0
+    parses: bool = False
+    pure: bool = False
+    translate_error: str = ""
+    standins: list = field(default_factory=list)
+    unknown_urls: list = field(default_factory=list)
+    changes: dict = field(default_factory=dict)  # "original"/"translation" -> [Change]
+    original: Run = field(default_factory=Run)
+    translation: Run = field(default_factory=Run)
+    weights: str = ""
+    keras_losses: list = field(default_factory=list)
+    torch_losses: list = field(default_factory=list)
+    compare: str = ""
+    outcome: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return self.translate_rc == 0 and self.stubs == 0 and self.parses and self.pure
+
+
+def _python_main() -> str:
+    return os.environ.get("RW_PYTHON") or sys.executable
+
+
+def torchvision_python() -> str | None:
+    """The interpreter of the torch+torchvision venv (see docs/realworld.md), or None."""
+    py = os.path.join(deps.tv_venv(), "bin", "python")
+    return py if os.path.exists(os.path.join(deps.tv_venv(), ".complete")) else None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXC = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Blocked))\b")
+
+
+def _last_error(stderr: str) -> str:
+    """The exception line of a traceback (with its next line when the message goes on)."""
+    lines = [_ANSI.sub("", l).strip() for l in stderr.splitlines()]
+    lines = [l for l in lines if l]
+    for i in range(len(lines) - 1, -1, -1):
+        if _EXC.match(lines[i]):
+            text = lines[i]
+            if text.endswith((".", ":")) and i + 1 < len(lines) and not lines[i + 1].startswith("Arguments"):
+                text += " " + lines[i + 1]
+            return text[:300]
+    return (lines[-1][:300] if lines else "no message")
+
+
+LIVE: set = set()  # the program processes running now (their groups end with the harness)
+
+
+def kill_live() -> None:
+    for p in list(LIVE):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _run(cmd, cwd, env, timeout=TIMEOUT, log=None, log_dir=None):
+    """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout."""
+    t0 = time.perf_counter()
+    log_dir = log_dir or cwd
+    with open(os.path.join(log_dir, (log or "run") + ".out"), "w") as out, \
+            open(os.path.join(log_dir, (log or "run") + ".err"), "w") as err:
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        LIVE.add(p)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            rc = "timeout"
+        except BaseException:  # interrupted: the program's whole group goes with the harness
+            os.killpg(p.pid, signal.SIGKILL)
+            raise
+        finally:
+            LIVE.discard(p)
+    secs = time.perf_counter() - t0
+    with open(os.path.join(log_dir, (log or "run") + ".out"), errors="replace") as fh:
+        stdout = fh.read()
+    with open(os.path.join(log_dir, (log or "run") + ".err"), errors="replace") as fh:
+        stderr = fh.read()
+    return rc, stdout, stderr, secs
+
+
+def _base_env(home: str, threads: int = 1) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RW_", "PYTHON", "KERAS_", "TORCH_"))}
+    env.update({
+        "HOME": home, "KERAS_HOME": os.path.join(home, ".keras"), "TORCH_HOME": os.path.join(home, ".torch"),
+        "XDG_CACHE_HOME": os.path.join(home, ".cache"), "MPLBACKEND": "Agg", "CUDA_VISIBLE_DEVICES": "",
+        "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": str(threads), "TF_NUM_INTRAOP_THREADS": str(threads),
+        "TF_NUM_INTEROP_THREADS": str(threads),
+        "PYTHONPATH": os.pathsep.join([INSTRUMENT, ROOT] + ([deps.deps_dir()] if os.path.isdir(deps.deps_dir()) else [])),
+        "PYTHONUNBUFFERED": "1",
+    })
+    os.makedirs(env["KERAS_HOME"], exist_ok=True)
+    return env
+
+
+def translate(src: str, target: str, out: str, cwd: str, extra=()) -> tuple:
+    cmd = [_python_main(), "-m", "transpiler", src, "--to", target, "-o", out, *extra]
+    if target == "pytorch":
+        cmd.append("--keras-exact-updates")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return _run(cmd, cwd, env, timeout=TIMEOUT, log="transpile" if not extra else "weights")
+
+
+def _stage(text: str, url_map: dict, folder: str, name: str, known_hashes=frozenset()):
+    os.makedirs(folder, exist_ok=True)
+    edited, changes = edits.edit(text, url_map, known_hashes)
+    with open(os.path.join(folder, name), "w") as fh:
+        fh.write(edited)
+    return changes
+
+
+def _plant(plan, cache, folder, cwd=None):
+    """Stand-ins for one run: $HOME and Keras' cache in ``folder``, relative-path data beside
+    the program in ``cwd`` (default ``folder``)."""
+    os.makedirs(folder, exist_ok=True)
+    home = os.path.join(folder, "home")
+    env = _base_env(home)
+    planted, urls = cache.plant(plan, env["KERAS_HOME"], cwd or folder)
+    with open(os.path.join(folder, "planted.txt"), "w") as fh:
+        fh.write("\n".join(planted))
+    return env, urls
+
+
+def _execute(python, script, folder, env, mode, extra_env) -> Run:
+    return _execute_cmd(python, [script], folder, env, mode, extra_env, folder)
+
+
+def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
+    """Run ``python argv`` in ``cwd`` under the instrumentation; logs and record go to ``folder``."""
+    os.makedirs(folder, exist_ok=True)
+    record = os.path.join(folder, "record.json")
+    planted = os.path.join(folder, "planted.txt")
+    if not os.path.exists(planted):
+        open(planted, "w").close()
+    env = dict(env, RW_MODE=mode, RW_RECORD=record, RW_PLANTED=planted,
+               RW_STEPS=str(edits.MAX_STEPS), RW_NEUTRALISE="1", **extra_env)
+    rc, _, stderr, secs = _run([python, *argv], cwd, env, log_dir=folder)
+    run = Run(python=python, secs=round(secs, 1))
+    if rc == 0:
+        run.status = "ok"
+    elif rc == "timeout":
+        run.status, run.reason = "timeout", f"over {TIMEOUT} s"
+    else:
+        run.status, run.reason = "fails", _last_error(stderr)
+    if os.path.exists(record):
+        with open(record) as fh:
+            run.record = json.load(fh)
+        blocked = [e for e in run.record.get("events", []) if e.startswith("network blocked")]
+        if blocked and run.status != "ok":
+            run.reason = f"{run.reason} [{blocked[0]}]"
+    return run
+
+
+def per_step(logs: list, key: str = "loss") -> list:
+    """Per-batch values from Keras' per-batch logs, which hold the running mean over the epoch."""
+    means = [l.get(key) for l in logs if l.get(key) is not None]
+    return [k * m - (k - 1) * prev for k, (m, prev) in enumerate(zip(means, [0.0] + means), 1)]
+
+
+def compare_losses(a: list, b: list, steps=COMPARE_STEPS, tol=REL_TOL) -> tuple[bool, str]:
+    if len(a) < steps or len(b) < steps:
+        return False, f"not compared: {len(a)} Keras / {len(b)} torch step losses recorded"
+    errs = [abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a[:steps], b[:steps])]
+    worst = max(errs)
+    return worst <= tol, f"max rel err {worst:.1e}"
+
+
+def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_translation=True) -> Result:
+    name = os.path.splitext(os.path.basename(src))[0]
+    res = Result(script=os.path.relpath(src, REALWORLD), direction="keras")
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, name + "_torch.py")
+    rc, _, stderr, _ = translate(src, "pytorch", out, work)
+    res.translate_rc = rc
+    res.stubs = sum(1 for line in stderr.splitlines() if ": stub: " in line)
+    m = re.search(r"\((\d+) models?, (\d+) stubs?\)", stderr)
+    res.models = int(m.group(1)) if m else 0
+    translation = None
+    if rc not in (0, 3):
+        res.translate_error = _last_error(stderr)
+    if os.path.exists(out):
+        with open(out) as fh:
+            translation = fh.read()
+        try:
+            ast.parse(translation)
+            res.parses = True
+        except SyntaxError:
+            res.parses = False
+        res.pure = not SOURCE_IMPORTS["pytorch"].search(translation)
+
+    with open(src) as fh:
+        original = fh.read()
+    plan = standins.plan(original + "\n" + (translation or ""))
+    res.standins = plan.keras_datasets + [s.filename for s in plan.urls.values()] + [f.name for f in plan.files]
+    res.unknown_urls = plan.unknown_urls
+
+    # the original, as Keras
+    odir = os.path.join(work, "original")
+    env, urls = _plant(plan, cache, odir)
+    res.changes["original"] = [asdict(c) for c in _stage(original, urls, odir, name + ".py")]
+    weights_h5 = os.path.join(work, "initial.weights.h5")
+    res.original = _execute(_python_main(), name + ".py", odir, env, "keras", {"RW_SAVE_WEIGHTS": weights_h5})
+    rec = res.original.record
+    custom_step = rec.get("custom_train_step")
+    res.keras_losses = per_step(rec.get("logs", [])) if rec.get("logs") and not custom_step else rec.get("losses", [])
+
+    # the translation, as PyTorch
+    if translation is None or not res.parses:
+        pass
+    elif res.stubs:
+        res.translation.reason = f"{res.stubs} stubs"
+    elif run_translation:
+        tdir = os.path.join(work, "translation")
+        tenv, turls = _plant(plan, cache, tdir)
+        res.changes["translation"] = [asdict(c) for c in _stage(translation, turls, tdir, name + "_torch.py")]
+        extra = {}
+        saved = rec.get("weights_saved") or {}
+        if saved.get("path") and os.path.exists(saved["path"]):
+            pt = os.path.join(work, "initial.pt")
+            wrc, _, werr, _ = translate(src, "pytorch", os.path.join(work, "weights_discard.py"), work,
+                                        extra=("--weights", saved["path"], "--weights-out", pt))
+            if wrc in (0, 3) and os.path.exists(pt):
+                extra["RW_LOAD_WEIGHTS"] = pt
+                res.weights = "converted"
+            else:
+                res.weights = "conversion failed: " + _last_error(werr)
+        elif saved.get("error"):
+            res.weights = "not saved: " + saved["error"]
+        python = _python_main()
+        if TORCHVISION.search(translation):
+            python = torchvision_python() or python
+        res.translation = _execute(python, name + "_torch.py", tdir, tenv, "torch", extra)
+        res.torch_losses = res.translation.record.get("losses", [])
+        if res.weights == "converted" and not res.translation.record.get("weights_loaded"):
+            res.weights = "converted, not loaded (no module with the checkpoint's keys ran forward)"
+    res.compare = _compare(res, custom_step)
+    res.outcome = classify(res)
+    return res
+
+
+def _compare(res: Result, custom_step) -> str:
+    if res.translation.status != "ok" and not res.torch_losses:
+        return ""
+    if custom_step:
+        return "not compared: a custom train_step (its logs are the program's own)"
+    if not res.keras_losses:
+        return "not compared: the original recorded no training step"
+    if not (res.translation.record.get("weights_loaded")):
+        return "not compared: " + (res.weights or "no initial weights")
+    ok, text = compare_losses(res.keras_losses, res.torch_losses)
+    return ("equal: " if ok else "differ: ") + text
+
+
+OUTCOMES = ["translate failed", "stubs", "original fails here", "translation crashes", "runs", "first steps equal"]
+
+
+def classify(res: Result) -> str:
+    if res.translate_rc not in (0, 3) or not res.parses:
+        return "translate failed"
+    if res.stubs:
+        return "stubs"
+    if res.original.status != "ok":
+        return "original fails here"
+    if res.translation.status != "ok":
+        return "translation crashes"
+    if res.compare.startswith("equal"):
+        return "first steps equal"
+    return "runs"

@@ -1,0 +1,156 @@
+"""The PyTorch -> Keras direction: each pytorch/examples program (a folder) translated as a
+package (``transpile DIR --to keras -o OUT``), its original run with torch+torchvision (the
+``.venv-tv`` of deps.py) on stand-in data, and its translation run with Keras where it
+translated without stubs.
+
+A program is started the way its README says; the command line is data, not a code change:
+``PROGRAMS`` gives each folder's entry file and arguments (1 epoch and small batches where the
+program takes them as options). Stand-ins and the harness's edits are the Keras direction's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import asdict
+
+from bench.realworld import edits, run, standins
+
+# folder -> (entry file, argv, programs run first in the same folder)
+PROGRAMS = {
+    "distributed/ddp": ("example.py", [], []),
+    "distributed/ddp-tutorial-series": ("single_gpu.py", ["1", "1", "--batch_size", "8"], []),
+    "distributed/minGPT-ddp": ("mingpt/main.py", [], []),
+    "fast_neural_style": ("neural_style/neural_style.py",
+                          ["train", "--dataset", "data", "--style-image", "style.jpg", "--save-model-dir", "models",
+                           "--epochs", "1", "--batch-size", "2"], []),
+    "gat": ("main.py", ["--epochs", "1"], []),
+    "imagenet": ("main.py", ["--dummy", "-a", "resnet18", "--epochs", "1", "-b", "4", "-j", "0"], []),
+    "language_translation": ("main.py", ["--epochs", "1"], []),
+    "legacy/snli": ("train.py", ["--epochs", "1"], []),
+    "mnist_forward_forward": ("main.py", ["--epochs", "1"], []),
+    "mnist_hogwild": ("main.py", ["--epochs", "1", "--num-processes", "1"], []),
+    "reinforcement_learning/actor_critic": ("actor_critic.py", [], []),
+    "reinforcement_learning/reinforce": ("reinforce.py", [], []),
+    "siamese_network": ("main.py", ["--epochs", "1"], []),
+    "super_resolution": ("main.py", ["--upscale_factor", "3", "--batchSize", "4", "--testBatchSize", "4",
+                                     "--nEpochs", "1", "--lr", "0.001"], []),
+    "time_sequence_prediction": ("train.py", ["--steps", "1"], ["generate_sine_wave.py"]),
+    "word_language_model": ("main.py", ["--epochs", "1"], []),
+}
+
+
+def models_in(stderr: str) -> int:
+    """Models translated, from the summary line (directory mode: '...; 2 models, 8 stubs; ...')."""
+    m = re.findall(r"\b(\d+) models?[,)]", stderr)
+    return int(m[-1]) if m else 0
+
+
+def program_dirs() -> list[str]:
+    base = os.path.join(run.REALWORLD, "torch")
+    return [os.path.join(base, name) for name in sorted(PROGRAMS)]
+
+
+def _folder(name: str) -> str:
+    """The files of a program: its folder (reinforcement_learning holds two single-file programs)."""
+    base = os.path.join(run.REALWORLD, "torch")
+    return os.path.join(base, os.path.dirname(name)) if name.startswith("reinforcement_learning/") \
+        else os.path.join(base, name)
+
+
+def _sources(folder: str, only: str | None) -> dict[str, str]:
+    out = {}
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, f), folder)
+                if only and rel != only:
+                    continue
+                with open(os.path.join(dirpath, f)) as fh:
+                    out[rel] = fh.read()
+    return out
+
+
+def _stage_program(sources: dict, url_map: dict, dest: str) -> list:
+    changes = []
+    for rel, text in sorted(sources.items()):
+        path = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        edited, ch = edits.edit(text, url_map)
+        with open(path, "w") as fh:
+            fh.write(edited)
+        for c in ch:
+            d = asdict(c)
+            d["before"] = f"{rel}: {d['before'].strip()}"
+            changes.append(d)
+    return changes
+
+
+def _execute_program(python, prog_dir, entry, argv, pre, env, mode, extra_env, work) -> run.Run:
+    entry_dir = os.path.dirname(os.path.join(prog_dir, entry))
+    for p in pre:
+        r = run._execute_cmd(python, [os.path.join(prog_dir, p)], entry_dir, env, mode, extra_env,
+                             os.path.join(work, "pre"))
+        if r.status != "ok":
+            r.reason = f"{p}: {r.reason}"
+            return r
+    return run._execute_cmd(python, [os.path.join(prog_dir, entry), *argv], entry_dir, env, mode, extra_env, work)
+
+
+def run_torch_program(path: str, work: str, cache: standins.StandInCache) -> run.Result:
+    name = os.path.relpath(path, os.path.join(run.REALWORLD, "torch"))
+    entry, argv, pre = PROGRAMS[name]
+    folder = _folder(name)
+    single = os.path.basename(entry) if name.startswith("reinforcement_learning/") else None
+    res = run.Result(script=f"torch/{name}", direction="torch")
+    os.makedirs(work, exist_ok=True)
+
+    out = os.path.join(work, "translated")
+    src = os.path.join(folder, single) if single else folder
+    rc, _, stderr, _ = run.translate(src, "keras", out if not single else os.path.join(out, single), work)
+    res.translate_rc = rc
+    res.stubs = sum(1 for line in stderr.splitlines() if ": stub: " in line)
+    res.models = models_in(stderr)
+    if rc not in (0, 3):
+        res.translate_error = run._last_error(stderr)
+    translated = _sources(out, None) if os.path.isdir(out) else {}
+    res.parses = bool(translated) and all(_parses(t) for t in translated.values())
+    res.pure = bool(translated) and not any(run.SOURCE_IMPORTS["keras"].search(t) for t in translated.values())
+
+    sources = _sources(folder, single)
+    plan = standins.plan("\n".join(sources.values()) + "\n".join(translated.values()) + " ".join(argv))
+    res.standins = plan.keras_datasets + [s.filename for s in plan.urls.values()] + [f.name for f in plan.files]
+    res.unknown_urls = plan.unknown_urls
+
+    python = run.torchvision_python()
+    odir = os.path.join(work, "original")
+    prog = os.path.join(odir, "prog")
+    env, urls = run._plant(plan, cache, odir, prog)
+    res.changes["original"] = _stage_program(sources, urls, prog)
+    if python is None:
+        res.original.reason = "no torch+torchvision venv (python -m bench.realworld --setup)"
+    else:
+        res.original = _execute_program(python, prog, entry, argv, pre, env, "torch", {}, odir)
+
+    if translated and res.stubs == 0 and res.parses and entry in translated:
+        tdir = os.path.join(work, "translation")
+        tprog = os.path.join(tdir, "prog")
+        tenv, turls = run._plant(plan, cache, tdir, tprog)
+        res.changes["translation"] = _stage_program(translated, turls, tprog)
+        res.translation = _execute_program(run._python_main(), tprog, entry, argv, pre, tenv, "keras", {}, tdir)
+    elif res.stubs:
+        res.translation.reason = f"{res.stubs} stubs"
+    res.compare = "" if res.translation.status != "ok" else "not compared: the torch-direction step comparison is not built yet"
+    res.outcome = run.classify(res)
+    return res
+
+
+def _parses(text: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(text)
+        return True
+    except SyntaxError:
+        return False

@@ -1,0 +1,163 @@
+"""The real-world harness's own parts, without running any program: the edits it may make in its
+copies, the stand-in files (in the format Keras' loaders read), the loss bookkeeping."""
+
+import gzip
+import io
+import os
+import pickle
+import tarfile
+import zipfile
+
+import numpy as np
+import pytest
+
+from bench.realworld import edits, report, run, standins
+
+
+def test_edits_cap_epochs_and_steps_and_record_each_line():
+    text = ("EPOCHS = 100\nnum_epochs: int = 7\nepoch = 0\nlr = 1e-3\n"
+            "model.fit(x, y, epochs=20, steps_per_epoch=500, batch_size=32)\n"
+            "for epoch in range(50):\n    pass\n# epochs = 30\n")
+    out, changes = edits.edit(text, {})
+    assert out.splitlines() == ["EPOCHS = 1", "num_epochs: int = 1", "epoch = 0", "lr = 1e-3",
+                                "model.fit(x, y, epochs=1, steps_per_epoch=4, batch_size=32)",
+                                "for epoch in range(1):", "    pass", "# epochs = 30"]
+    assert [(c.line, c.kind) for c in changes] == [(1, "epochs"), (2, "epochs"), (5, "epochs+steps"),
+                                                   (6, "epochs")]
+
+
+def test_edits_leave_everything_else_alone():
+    text = "learning_rate_epochs = 3.5\nx = keras.layers.Dense(64)\ntimesteps = 1000\nwarmup_epoch = 1\n"
+    out, changes = edits.edit(text, {})
+    assert out == text and changes == []
+
+
+def test_edits_point_urls_at_standins_and_drop_hashes():
+    text = 'p = get_file("f.csv", origin="https://x.org/heart.csv", file_hash="' + "ab" * 32 + '")\n'
+    out, changes = edits.edit(text, {"https://x.org/heart.csv": "file:///tmp/heart.csv"})
+    assert out == 'p = get_file("f.csv", origin="file:///tmp/heart.csv", file_hash=None)\n'
+    assert changes[0].kind == "data+hash"
+
+
+def test_per_step_undoes_keras_running_means():
+    losses = [0.9, 0.5, 0.7, 0.1]
+    means = [sum(losses[: k + 1]) / (k + 1) for k in range(4)]
+    assert np.allclose(run.per_step([{"loss": m} for m in means]), losses)
+
+
+def test_compare_losses_tells_equal_from_different():
+    assert run.compare_losses([1.0, 2.0, 3.0], [1.0, 2.0, 3.00001])[0]
+    ok, text = run.compare_losses([1.0, 2.0, 3.0], [1.0, 2.0, 3.01])
+    assert not ok and "3.3e-03" in text
+    assert not run.compare_losses([1.0, 2.0], [1.0, 2.0])[0]  # fewer than 3 steps: not equal
+
+
+def test_plan_finds_keras_datasets_and_known_urls():
+    p = standins.plan('from keras.datasets import mnist\n(x, y), _ = keras.datasets.cifar10.load_data()\n'
+                      'df = pd.read_csv("http://storage.googleapis.com/download.tensorflow.org/data/heart.csv")\n'
+                      'u = "https://example.org/unknown.bin"\n')
+    assert p.keras_datasets == ["mnist", "cifar10"]
+    assert [s.filename for s in p.urls.values()] == ["heart.csv"]
+    assert p.unknown_urls == ["https://example.org/unknown.bin"]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return standins.StandInCache(str(tmp_path_factory.mktemp("standins")))
+
+
+def test_mnist_and_fashion_standins_have_keras_layouts(cache):
+    (path,) = cache.keras_dataset("mnist")
+    with np.load(path) as d:
+        assert d["x_train"].shape == (standins.N_TRAIN, 28, 28) and d["x_train"].dtype == np.uint8
+        assert d["y_test"].shape == (standins.N_TEST,)
+    files = {os.path.basename(p): p for p in cache.keras_dataset("fashion_mnist")}
+    with gzip.open(files["train-images-idx3-ubyte.gz"]) as fh:
+        images = np.frombuffer(fh.read(), np.uint8, offset=16)
+    with gzip.open(files["train-labels-idx1-ubyte.gz"]) as fh:
+        labels = np.frombuffer(fh.read(), np.uint8, offset=8)
+    assert images.reshape(len(labels), 28, 28).shape == (standins.N_TRAIN, 28, 28)
+
+
+def test_cifar100_standin_is_the_archive_keras_extracts(cache):
+    (path,) = cache.keras_dataset("cifar100")
+    assert path.endswith("cifar-100-python-target_archive")
+    with tarfile.open(path) as tar:
+        batch = pickle.load(tar.extractfile("cifar-100-python/train"), encoding="bytes")
+    assert batch[b"data"].shape == (standins.N_TRAIN, 3072) and max(batch[b"fine_labels"]) < 100
+
+
+def test_url_standins_have_their_formats(cache):
+    by_name = {s.filename: s for s in standins.URL_STANDINS}
+    heart = open(cache.url_file(by_name["heart.csv"])).read().splitlines()
+    assert heart[0].split(",")[-1] == "target" and len(heart) == 304
+    with zipfile.ZipFile(cache.url_file(by_name["spa-eng.zip"])) as zf:
+        line = zf.read("spa-eng/spa.txt").decode().splitlines()[0]
+    assert line.count("\t") == 1
+    arr = np.load(cache.url_file(by_name["mnist_test_seq.npy"]))
+    assert arr.shape[0] == 20 and arr.shape[2:] == (64, 64)
+
+
+def test_report_counts_and_section_replacement(tmp_path):
+    res = run.Result(script="keras/a.py", direction="keras", translate_rc=0, parses=True, pure=True)
+    res.original.status, res.translation.status = "ok", "ok"
+    res.compare, res.outcome = "equal: max rel err 1e-08", "first steps equal"
+    bad = run.Result(script="keras/b.py", direction="keras", translate_rc=2, translate_error="boom")
+    bad.outcome = run.classify(bad)
+    assert bad.outcome == "translate failed"
+    c = report.counts([res, bad], "keras")
+    assert (c["clean"], c["transpiler failures"], c["first steps equal"]) == (1, 1, 1)
+    path = str(tmp_path / "rw.md")
+    report.write(path, [res, bad], "keras", 60.0, 1)
+    report.write(path, [bad], "keras", 60.0, 1)  # a rerun replaces its section, once
+    text = open(path).read()
+    assert text.count("realworld:keras:begin") == 1 and "| a.py |" not in text and "| b.py |" in text
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(run.REALWORLD, "torch")), reason="no ../shared/realworld set here")
+def test_every_torch_program_file_belongs_to_a_program_with_an_entry():
+    from bench.realworld import torch_direction
+
+    base = os.path.join(run.REALWORLD, "torch")
+    folders = {torch_direction._folder(name) for name in torch_direction.PROGRAMS}
+    for dirpath, _, files in os.walk(base):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                assert any(path.startswith(folder + os.sep) for folder in folders), path
+    for name, (entry, _, pre) in torch_direction.PROGRAMS.items():
+        for rel in [entry, *pre]:
+            assert os.path.exists(os.path.join(torch_direction._folder(name), rel)), (name, rel)
+
+
+def test_relative_path_standins_land_beside_the_program(tmp_path, cache):
+    p = standins.plan("train = datasets.MNIST('../data', train=True, download=True)\n")
+    assert [f.name for f in p.files] == ["data/MNIST/", "../data/MNIST/"]
+    prog = tmp_path / "work" / "prog"
+    prog.mkdir(parents=True)
+    cache.plant(p, str(tmp_path / "keras_home"), str(prog))
+    raw = tmp_path / "work" / "data" / "MNIST" / "raw"
+    with open(raw / "train-labels-idx1-ubyte", "rb") as fh:
+        header = fh.read(8)
+    assert header[:4] == b"\x00\x00\x08\x01" and int.from_bytes(header[4:], "big") == standins.N_TRAIN
+    assert (prog / "data" / "MNIST" / "raw" / "t10k-images-idx3-ubyte").exists()
+
+
+def test_recover_rebuilds_a_result_from_the_work_folder_and_log(tmp_path):
+    import json as _json
+
+    from bench.realworld import recover
+
+    folder = tmp_path / "keras" / "autoencoder"
+    (folder / "original").mkdir(parents=True)
+    (folder / "transpile.err").write_text("a.py:3: stub: thing\nwrote x (1 model, 1 stub)\n")
+    (folder / "autoencoder_torch.py").write_text("import torch\n")
+    (folder / "original" / "run.err").write_text("Traceback:\nValueError: bad shape\n")
+    (folder / "original" / "record.json").write_text(_json.dumps({"logs": [{"loss": 1.0}], "events": []}))
+    log = tmp_path / "log"
+    log.write_text("keras/autoencoder.py: stubs  (original fails 12.5s: ValueError: bad shape; "
+                   "translation not run: 1 stubs) \n")
+    (res,) = recover.recover(str(tmp_path), str(log))
+    assert (res.stubs, res.models, res.translate_rc, res.parses) == (1, 1, 0, True)
+    assert (res.original.status, res.original.secs, res.original.reason) == ("fails", 12.5, "ValueError: bad shape")
+    assert res.standins == ["mnist"] and res.outcome == "stubs"
