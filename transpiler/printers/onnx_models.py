@@ -22,6 +22,7 @@ from transpiler.ir.passes.pool_padding import decompose_wide_pool_padding
 from transpiler.ir.passes.shape_inference import infer_shapes
 from transpiler.ir.passes.torch_selection import select_torch_ops
 from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import code
 
 #: the torch passes for a graph that is channels-first already
 ONNX_TORCH_PIPELINE = (
@@ -36,26 +37,26 @@ def _header(program: Program, target: str) -> list[str]:
     md = program.models[0]
     g = md.graph
     name = os.path.basename(program.path)
-    lines = [f"# Transpiled from {name} (ONNX) to {target} by transpiler; review before use.",
-             f'"""{g.name}: the ONNX model {name} as {target} source.', ""]
+    # the graph, file and producer names come from the model file: printed through the
+    # escaping helpers, they cannot end the docstring or the comment
+    doc = [f"{g.name}: the ONNX model {name} as {target} source.", ""]
     if g.meta.get("onnx_producer"):
-        lines.append(f"Exported by {g.meta['onnx_producer']}, opset {g.meta.get('onnx_opset')}.")
-    lines.append("The weights are in the checkpoint written beside this file; build_model() builds the model")
-    lines.append("with the layers' default initial values.")
-    lines.append('"""')
-    return lines
+        doc.append(f"Exported by {g.meta['onnx_producer']}, opset {g.meta.get('onnx_opset')}.")
+    doc.append("The weights are in the checkpoint written beside this file; build_model() builds the model")
+    doc.append("with the layers' default initial values.")
+    return [code.comment_text(f"# Transpiled from {name} (ONNX) to {target} by transpiler; review before use."),
+            code.docstring_lines(doc, "")]
 
 
 def _stub(program: Program, md: ModelDef) -> list[str]:
     problems = md.graph.meta.get("unsupported") or []
     lines = ["", "", "def build_model():"]
-    lines.append(f'    """The model of {os.path.basename(program.path)}: not translated (see below)."""')
+    lines.append(code.docstring_lines([f"The model of {os.path.basename(program.path)}: not translated (see below)."], "    "))
     for span, message in problems:
-        lines.append(f"    # transpiler: not translated: {span.line if span else '?'}: {message}")
+        lines.append(code.comment_text(f"    # transpiler: not translated: {span.line if span else '?'}: {message}"))
     first = problems[0][1] if problems else "the model could not be translated"
-    text = first.replace("\\", "\\\\").replace('"', '\\"')
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    lines.append(f'    raise NotImplementedError("transpiler: {text}{more}")')
+    lines.append(f"    raise NotImplementedError({code.lit(f'transpiler: {first}{more}')})")
     return lines
 
 
