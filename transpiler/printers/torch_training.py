@@ -22,295 +22,20 @@ from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import dataset_loaders, keras_exact, torch_custom_step, torch_loss_functions
+from transpiler.printers import dataset_loaders, keras_exact, runtime_source, torch_custom_step, torch_loss_functions
 from transpiler.printers.code import lit
 
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
                  "binary_crossentropy": "sigmoid"}
 
-# Per-sample losses, as Keras computes them before its 'sum_over_batch_size' mean.
-LOSS_FUNCTIONS = {
-    ("sparse_categorical_crossentropy", True): '''
-def sparse_categorical_crossentropy(logits, target):
-    """Keras' sparse_categorical_crossentropy per sample, from logits."""
-    loss = F.cross_entropy(logits.flatten(0, -2), target.flatten().long(), reduction="none")
-    return loss.view(logits.shape[:-1])
-''',
-    ("sparse_categorical_crossentropy", False): '''
-def sparse_categorical_crossentropy(probs, target):
-    """Keras' sparse_categorical_crossentropy per sample, on clipped probabilities."""
-    log_probs = torch.log(probs.clamp(1e-7, 1 - 1e-7))
-    loss = F.nll_loss(log_probs.flatten(0, -2), target.flatten().long(), reduction="none")
-    return loss.view(probs.shape[:-1])
-''',
-    ("categorical_crossentropy", True): '''
-def categorical_crossentropy(logits, target):
-    """Keras' categorical_crossentropy per sample (one-hot or probability targets), from logits."""
-    return -(target.to(logits.dtype).view_as(logits) * F.log_softmax(logits, dim=-1)).sum(dim=-1)
-''',
-    ("categorical_crossentropy", False): '''
-def categorical_crossentropy(probs, target):
-    """Keras' categorical_crossentropy per sample, on clipped probabilities."""
-    probs = probs / probs.sum(dim=-1, keepdim=True)
-    return -(target.to(probs.dtype).view_as(probs) * torch.log(probs.clamp(1e-7, 1 - 1e-7))).sum(dim=-1)
-''',
-    ("binary_crossentropy", True): '''
-def binary_crossentropy(logits, target):
-    """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
-    target = target.to(logits.dtype).view_as(logits)
-    return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(dim=-1)
-''',
-    ("binary_crossentropy", False): '''
-def binary_crossentropy(probs, target):
-    """Keras' binary_crossentropy per sample (mean over the last axis), on clipped probabilities."""
-    target = target.to(probs.dtype).view_as(probs)
-    return F.binary_cross_entropy(probs.clamp(1e-7, 1 - 1e-7), target, reduction="none").mean(dim=-1)
-''',
-    ("mean_squared_error", False): '''
-def mean_squared_error(output, target):
-    """Keras' mean_squared_error per sample (mean over the last axis)."""
-    return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)
-''',
-    ("mean_absolute_error", False): '''
-def mean_absolute_error(output, target):
-    """Keras' mean_absolute_error per sample (mean over the last axis)."""
-    return (output - target.to(output.dtype).view_as(output)).abs().mean(dim=-1)
-''',
-    ("huber", False): '''
-def huber(output, target, delta=1.0):
-    """Keras' Huber loss per sample (mean over the last axis)."""
-    target = target.to(output.dtype).view_as(output)
-    return F.huber_loss(output, target, reduction="none", delta=delta).mean(dim=-1)
-''',
-    ("kl_divergence", False): '''
-def kl_divergence(output, target):
-    """Keras' kl_divergence per sample (both sides clipped to [1e-7, 1])."""
-    target = target.to(output.dtype).view_as(output).clamp(1e-7, 1)
-    return (target * torch.log(target / output.clamp(1e-7, 1))).sum(dim=-1)
-''',
-    ("hinge", False): '''
-def hinge(output, target):
-    """Keras' hinge loss per sample; 0/1 targets are read as -1/1 as Keras does."""
-    target = target.to(output.dtype).view_as(output)
-    if bool(((target == 0) | (target == 1)).all()):
-        target = 2 * target - 1
-    return (1 - target * output).clamp(min=0).mean(dim=-1)
-''',
-    ("cosine_similarity", False): '''
-def cosine_similarity(output, target):
-    """Keras' cosine_similarity loss per sample (minus the cosine of the two vectors)."""
-    target = target.to(output.dtype).view_as(output)
-    return -(F.normalize(target, dim=-1, eps=1e-6) * F.normalize(output, dim=-1, eps=1e-6)).sum(dim=-1)
-''',
-    ("mean_squared_logarithmic_error", False): '''
-def mean_squared_logarithmic_error(output, target):
-    """Keras' msle per sample: both sides floored at 1e-7, log(1 + .), squared difference."""
-    target = target.to(output.dtype).view_as(output)
-    return (torch.log1p(output.clamp(min=1e-7)) - torch.log1p(target.clamp(min=1e-7))).square().mean(dim=-1)
-''',
-    ("mean_absolute_percentage_error", False): '''
-def mean_absolute_percentage_error(output, target):
-    """Keras' mape per sample: 100 * |target - output| / max(|target|, 1e-7)."""
-    target = target.to(output.dtype).view_as(output)
-    return 100.0 * ((target - output) / target.abs().clamp(min=1e-7)).abs().mean(dim=-1)
-''',
-    ("poisson", False): '''
-def poisson(output, target):
-    """Keras' Poisson loss per sample: output - target * log(output + 1e-7)."""
-    target = target.to(output.dtype).view_as(output)
-    return (output - target * torch.log(output + 1e-7)).mean(dim=-1)
-''',
-    ("log_cosh", False): '''
-def log_cosh(output, target):
-    """Keras' log_cosh per sample: log(cosh(x)) as x + softplus(-2x) - log(2)."""
-    x = output - target.to(output.dtype).view_as(output)
-    return (x + F.softplus(-2.0 * x) - 0.6931471805599453).mean(dim=-1)  # log(2)
-''',
-}
-
-# Keras' label_smoothing, around the per-sample loss BASE.
-LABEL_SMOOTHING = {
-    "categorical_crossentropy": '''
-def BASE_smoothed(output, target, label_smoothing):
-    """Keras' label_smoothing: the one-hot target moves towards the uniform distribution."""
-    target = target.to(output.dtype).view_as(output)
-    return BASE(output, target * (1 - label_smoothing) + label_smoothing / output.shape[-1])
-''',
-    "binary_crossentropy": '''
-def BASE_smoothed(output, target, label_smoothing):
-    """Keras' label_smoothing: the 0/1 targets are squeezed towards 0.5."""
-    target = target.to(output.dtype).view_as(output)
-    return BASE(output, target * (1 - label_smoothing) + 0.5 * label_smoothing)
-''',
-}
-
-# Keras' loss reductions other than the batch mean. train_step averages what a loss
-# function returns, so these scale the per-sample values by their count.
-REDUCTION_WRAPPERS = {
-    "sum": '''
-def keras_sum_reduction(loss_fn):
-    """Keras' reduction="sum": the batch loss is the sum of the per-sample losses."""
-
-    def summed(output, target):
-        per_sample = loss_fn(output, target)
-        return per_sample * per_sample.numel()  # train_step's mean of this is the sum
-
-    return summed
-''',
-    "none": '''
-def keras_none_reduction(loss_fn):
-    """Keras' reduction="none" under compile(): the gradient is the batch sum's, while the
-    logged loss is the batch mean (Keras' loss tracker averages the unreduced values)."""
-
-    def unreduced(output, target):
-        per_sample = loss_fn(output, target)
-        extra = per_sample * (per_sample.numel() - 1)
-        return per_sample + extra - extra.detach()  # value: per_sample; gradient: numel x
-
-    return unreduced
-''',
-}
-
-# Per-sample metric values; ``logits`` variants read the pre-activation outputs.
-METRIC_FUNCTIONS = {
-    ("sparse_categorical_accuracy", None): '''
-def sparse_categorical_accuracy(output, target):
-    """1.0 where the arg-max class equals the integer target."""
-    return (output.argmax(dim=-1) == target.view(output.shape[:-1]).long()).float()
-''',
-    ("categorical_accuracy", None): '''
-def categorical_accuracy(output, target):
-    """1.0 where the arg-max class equals the one-hot target's."""
-    return (output.argmax(dim=-1) == target.view_as(output).argmax(dim=-1)).float()
-''',
-    ("binary_accuracy", True): '''
-def binary_accuracy(logits, target):
-    """Keras' binary_accuracy (threshold 0.5 on the sigmoid, i.e. 0 on the logits)."""
-    return ((logits > 0).float() == target.to(logits.dtype).view_as(logits)).float().mean(dim=-1)
-''',
-    ("binary_accuracy", False): '''
-def binary_accuracy(probs, target):
-    """Keras' binary_accuracy (threshold 0.5)."""
-    return ((probs > 0.5).float() == target.to(probs.dtype).view_as(probs)).float().mean(dim=-1)
-''',
-    ("top_k_categorical_accuracy", None): '''
-def top_k_categorical_accuracy(output, target, k=5):
-    """1.0 where fewer than k classes score above the one-hot target's class (TF's in_top_k:
-    classes tied with it count as in the top k)."""
-    label = target.view_as(output).argmax(dim=-1, keepdim=True)
-    return ((output > output.gather(-1, label)).sum(dim=-1) < k).float()
-''',
-    ("sparse_top_k_categorical_accuracy", None): '''
-def sparse_top_k_categorical_accuracy(output, target, k=5):
-    """1.0 where fewer than k classes score above the integer target's class (TF's in_top_k:
-    classes tied with it count as in the top k)."""
-    label = target.view(output.shape[:-1]).long().unsqueeze(-1)
-    return ((output > output.gather(-1, label)).sum(dim=-1) < k).float()
-''',
-    ("accuracy", None): '''
-def accuracy(output, target):
-    """Keras' Accuracy: how often the output equals the target exactly."""
-    return (output == target.view_as(output)).float().mean(dim=-1)
-''',
-}
+#: runtime modules (transpiler/runtime/torch/) the helpers are copied from
+LOSSES, METRICS, TRAINING = "torch.losses", "torch.metrics", "torch.training"
+CALLBACKS = "torch.callbacks"
 METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error", "mean_absolute_percentage_error",
                   "mean_squared_logarithmic_error"}
 #: metrics with a state over the epoch (confusion counts): objects fit()/evaluate() update
-#: batch by batch; ``logits`` variants apply the sigmoid the model's output skipped
-STATEFUL_METRICS = {
-    "auc": '''
-class AUC:
-    """keras.metrics.AUC (ROC curve, 200 thresholds, interpolation): true/false positives
-    and negatives counted at each threshold over the epoch, the area by the trapezoid rule
-    between consecutive thresholds."""
-
-    def __init__(self, num_thresholds=200, from_logits=False):
-        inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
-        self.thresholds = torch.tensor([-1e-7] + inner + [1.0 + 1e-7], dtype=torch.float64)
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.tp, self.fp, self.tn, self.fn = (torch.zeros(len(self.thresholds), dtype=torch.float64)
-                                              for _ in range(4))
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().double().reshape(-1, 1)
-        label = target.reshape(-1, 1).bool()
-        above = pred > self.thresholds
-        self.tp += (above & label).sum(dim=0)
-        self.fp += (above & ~label).sum(dim=0)
-        self.fn += (~above & label).sum(dim=0)
-        self.tn += (~above & ~label).sum(dim=0)
-
-    def result(self):
-        tpr = torch.nan_to_num(self.tp / (self.tp + self.fn))
-        fpr = torch.nan_to_num(self.fp / (self.fp + self.tn))
-        return ((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2).sum().item()
-''',
-    "precision": '''
-class Precision:
-    """keras.metrics.Precision (threshold 0.5): true positives / predicted positives over the epoch."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.tp, self.fp = 0.0, 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
-        self.tp += (pred & label).sum().item()
-        self.fp += (pred & ~label).sum().item()
-
-    def result(self):
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-''',
-    "recall": '''
-class Recall:
-    """keras.metrics.Recall (threshold 0.5): true positives / actual positives over the epoch."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.tp, self.fn = 0.0, 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
-        self.tp += (pred & label).sum().item()
-        self.fn += (~pred & label).sum().item()
-
-    def result(self):
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-''',
-    "root_mean_squared_error": '''
-class RootMeanSquaredError:
-    """keras.metrics.RootMeanSquaredError: the square root of the mean squared error over the
-    epoch (each sample's mean over its values, then the mean over the samples)."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.total, self.count = 0.0, 0
-
-    def update_state(self, output, target):
-        output = (torch.sigmoid(output) if self.from_logits else output).detach()
-        error = (output - target.to(output.dtype).view_as(output)) ** 2
-        self.total += error.reshape(len(error), -1).mean(dim=1).sum().item()
-        self.count += len(error)
-
-    def result(self):
-        return (self.total / self.count) ** 0.5 if self.count else 0.0
-''',
-}
-#: their class names
+#: batch by batch (runtime/torch/metrics.py); ``logits`` variants apply the sigmoid the
+#: model's output skipped
 STATEFUL_CLASSES = {"auc": "AUC", "precision": "Precision", "recall": "Recall",
                     "root_mean_squared_error": "RootMeanSquaredError"}
 
@@ -890,12 +615,13 @@ class TrainingPrinter:
             return self._keras_exact_optimizer(kind, name, args)
         if cls in ("Adam", "AdamW"):
             # Keras adds epsilon to sqrt(v) before the bias correction; torch after it
-            self.optimizer_classes[f"Keras{cls}"] = KERAS_ADAM.replace("ADAM", cls)
+            self.optimizer_classes[f"Keras{cls}"] = runtime_source.source(
+                "torch.optimizers", "KerasAdam", {"KerasAdam": f"Keras{cls}", "Adam": cls})
             self.code.imports.add("import math")
             return f"Keras{cls}({', '.join(args)})"
         if cls == "RMSprop":
             # Keras divides by sqrt(v + epsilon); torch by sqrt(v) + epsilon
-            self.optimizer_classes["KerasRMSprop"] = KERAS_RMSPROP
+            self.optimizer_classes["KerasRMSprop"] = runtime_source.source("torch.optimizers", "KerasRMSprop")
             args = [a.replace("alpha=", "rho=") for a in args]
             return f"KerasRMSprop({', '.join(args)})"
         return f"torch.optim.{cls}({', '.join(args)})"
@@ -903,8 +629,10 @@ class TrainingPrinter:
     def _keras_exact_optimizer(self, kind: str, name: str, args: list[str]) -> str:
         """``Keras<name>(...)``, a class that updates as Keras' TensorFlow backend does (the
         program asked for --keras-exact-updates; see printers/keras_exact.py), with its base."""
-        self.optimizer_classes["KerasOptimizer"] = keras_exact.KERAS_OPTIMIZER
-        self.optimizer_classes[f"Keras{name}"] = keras_exact.EXACT_TEMPLATES[name].replace("ADAM", name)
+        self.optimizer_classes["KerasOptimizer"] = runtime_source.source(keras_exact.RUNTIME, "KerasOptimizer")
+        stem = "Adam" if name == "AdamW" else name  # AdamW: Adam's class, renamed
+        self.optimizer_classes[f"Keras{name}"] = runtime_source.source(
+            keras_exact.RUNTIME, f"Keras{stem}", {f"Keras{stem}": f"Keras{name}", stem: name})
         args = [a.replace("alpha=", "rho=") for a in args  # torch's RMSprop calls rho alpha
                 if not a.startswith("momentum_decay=")]  # Keras' Nadam schedule is built in
         if name in ("Adam", "AdamW"):
@@ -955,13 +683,10 @@ class TrainingPrinter:
             return f"keras_loss({loss.params.get('code') or loss.params.get('function') or loss.params['class']})"
         from_logits = loss.from_logits or logits
         key = (kind, from_logits if kind in CROSS_ENTROPY else False)
-        if key not in LOSS_FUNCTIONS:
-            raise NotImplementedError(f"loss {kind}")
         name = kind if (kind not in CROSS_ENTROPY or key[1]) else f"{kind}_from_probs"
-        text = LOSS_FUNCTIONS[key]
-        if name != kind:
-            text = text.replace(f"def {kind}(", f"def {name}(")
-        self.loss_fns[key] = text
+        if not runtime_source.defines(LOSSES, name):
+            raise NotImplementedError(f"loss {kind}")
+        self.loss_fns[key] = runtime_source.source(LOSSES, name)
         self.needs.add("F")
         expr = name
         if kind == "huber" and loss.params.get("delta", 1.0) != 1.0:
@@ -969,13 +694,14 @@ class TrainingPrinter:
             expr = f"functools.partial(huber, delta={lit(float(loss.params['delta']))})"
         if loss.params.get("label_smoothing"):
             smoothed = f"{name}_smoothed"
-            self.loss_fns[(smoothed, False)] = LABEL_SMOOTHING[kind].replace("BASE", name)
+            self.loss_fns[(smoothed, False)] = runtime_source.source(
+                LOSSES, f"{kind}_smoothed", {f"{kind}_smoothed": smoothed, kind: name})
             self.code.imports.add("import functools")
             expr = f"functools.partial({smoothed}, label_smoothing={lit(float(loss.params['label_smoothing']))})"
         reduction = loss.reduction
-        if reduction in REDUCTION_WRAPPERS:
-            wrapper = f"keras_{reduction}_reduction"
-            self.loss_fns[(wrapper, False)] = REDUCTION_WRAPPERS[reduction]
+        wrapper = f"keras_{reduction}_reduction"
+        if reduction in ("sum", "none"):  # Keras' reductions other than the batch mean
+            self.loss_fns[(wrapper, False)] = runtime_source.source(LOSSES, wrapper)
             expr = f"{wrapper}({expr})"
         return expr
 
@@ -1015,18 +741,21 @@ class TrainingPrinter:
         if paren:
             return f"lambda output, target: {self.metric_fn(name, loss, logits)}(output, target, {settings[:-1]})"
         name = resolve_metric(name, loss)
-        if name in STATEFUL_METRICS:
-            self.metric_fns[(name, "class")] = STATEFUL_METRICS[name]
-            self.features.add("stateful")
+        if name in STATEFUL_CLASSES:
             cls = STATEFUL_CLASSES[name]
+            self.metric_fns[(name, "class")] = runtime_source.source(METRICS, cls)
+            self.features.add("stateful")
             if logits == "softmax":
                 raise NotImplementedError(f"keras.metrics.{cls} of an output whose softmax moved into the loss")
             return f"{cls}(from_logits=True)" if logits else f"{cls}()"
         if name in METRIC_AS_LOSS:
-            self.loss_fns[(name, False)] = LOSS_FUNCTIONS[(name, False)]
+            self.loss_fns[(name, False)] = runtime_source.source(LOSSES, name)
             return name
         key = (name, bool(loss.from_logits or logits) if name == "binary_accuracy" else None)
-        self.metric_fns[key] = METRIC_FUNCTIONS[key]
+        variant = f"{name}_from_logits" if key[1] else name  # copied under the Keras name
+        if not runtime_source.defines(METRICS, variant):
+            raise KeyError(name)
+        self.metric_fns[key] = runtime_source.source(METRICS, variant, {variant: name})
         return name
 
     # -- fit / evaluate / predict -------------------------------------------------
@@ -1334,6 +1063,7 @@ class TrainingPrinter:
         if not (self.needs or self.loss_fns or self.optimizer_classes or self.datasets):
             return []
         out = []
+        copy = runtime_source.Copier()  # each runtime definition once, its dependencies first
         uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
         call_model = "model(*inputs, return_logits=True)" if uses_logits else "model(*inputs)"
         needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
@@ -1343,45 +1073,46 @@ class TrainingPrinter:
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
                                   + (", default_collate" if "map" in self.features else ""))
         if "repeated" in self.needs:
-            out.append(HELPER_REPEATED)
+            out += copy.take(TRAINING, "Repeated")
         if any(isinstance(n, tuple) for n in self.needs):
             out.append(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call_model), self.features))
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
                 out.append(self._fit_text(n[1], self._fit_callbacks[n[1]]))
         if "batch_logs" in self.needs:
-            out.append(HELPER_BATCH_LOGS)
+            out += copy.take(TRAINING, "batch_logs")
         if "mean_metric" in self.needs:
-            out.append(torch_custom_step.HELPER_MEAN)
+            out += copy.take(METRICS, "Mean")
         if "metric_wrapper" in self.needs:
-            out.append(HELPER_METRIC_WRAPPER)
+            out += copy.take(METRICS, "MeanMetricWrapper")
         if "fit_train_step" in self.needs:
-            out.append(torch_custom_step.HELPER_FIT_TRAIN_STEP)
+            out += copy.take(TRAINING, "fit_train_step")
             self.code.imports.add("from types import SimpleNamespace")
         if "evaluate_test_step" in self.needs:
-            out.append(torch_custom_step.HELPER_EVALUATE_TEST_STEP)
+            out += copy.take(TRAINING, "evaluate_test_step")
         if "custom_loss" in self.needs:
             self.code.imports.add("import torch")
-            out.append(HELPER_KERAS_LOSS)
+            out += copy.take(LOSSES, "keras_same_rank", "keras_loss", "keras_metric")
         if "loss_class" in self.needs:
-            out.append(HELPER_LOSS_CLASS)
+            out += copy.take(LOSSES, "Loss")
         if "epoch_batches" in self.needs:
-            out.append(HELPER_EPOCH_BATCHES)
+            out += copy.take(TRAINING, "EpochBatches")
         if "callback_objects" in self.needs or "callback_class" in self.needs:
-            out.append(HELPER_CALLBACK)
+            out += copy.take(CALLBACKS, "Callback")
         if "lambda_callback" in self.needs:
-            out.append(HELPER_LAMBDA_CALLBACK)
+            out += copy.take(CALLBACKS, "LambdaCallback")
         if "evaluate" in self.needs:
             out.append(specialise(HELPER_EVALUATE, self.features).replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
         if "predict" in self.needs:
-            out.append(HELPER_PREDICT)
+            out += copy.take(TRAINING, "predict")
         loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
         if loaders:
             texts, imports = dataset_loaders.loader_texts(loaders)
             out += texts
             self.code.imports |= imports
         for name in sorted(self.datasets - set(loaders)):
-            out.append(DATASET_LOADERS[name].replace("MODEL_CLASS", getattr(self, "model_class", "")))
+            rename = {"Model": self.model_class} if name == "load_model" else None
+            out += copy.take(TRAINING, name, rename=rename)
             self.code.imports.add("import numpy as np")
         # KerasOptimizer, the base of the --keras-exact-updates classes, before them
         out += [text for _key, text in sorted(self.optimizer_classes.items(),
@@ -1601,22 +1332,6 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False):  #@!weights
     return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)  #@map
 '''
 
-HELPER_REPEATED = '''
-class Repeated:
-    """tf.data's .repeat(count) after .batch(): the loader's passes back to back (each
-    reshuffled when the loader shuffles), as an iterable that can be looped over again."""
-
-    def __init__(self, loader, count):
-        self.loader, self.count = loader, count
-
-    def __iter__(self):
-        for _ in range(self.count):
-            yield from self.loader
-
-    def __len__(self):
-        return self.count * len(self.loader)
-'''
-
 HELPER_TRAIN_STEP = '''
 def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample_weight=None,  #@weights&clip
 def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets,  #@!weights&clip
@@ -1651,27 +1366,6 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):  #@!w
 #: probabilities alike)
 _ACCURACIES = {"sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy",
                "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"}
-
-HELPER_METRIC_WRAPPER = '''
-class MeanMetricWrapper(Mean):
-    """Keras' metric object of a per-sample function: update_state(y_true, y_pred) adds the
-    function's values, result() is their running mean, reset_state() starts again."""
-
-    def __init__(self, fn, name="mean_metric_wrapper", dtype=None):
-        super().__init__(name=name, dtype=dtype)
-        self.fn = fn
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        super().update_state(self.fn(y_pred, y_true), sample_weight)
-'''
-
-HELPER_BATCH_LOGS = '''
-def batch_logs(history):
-    """What Keras' train_on_batch returns, from a fit over one batch: the loss, or the loss
-    and the metrics after it."""
-    values = [logs[-1] for logs in history.history.values()]
-    return values[0] if len(values) == 1 else values
-'''
 
 HELPER_FIT = '''
 def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto", metrics=(),
@@ -1786,151 +1480,6 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
     return SimpleNamespace(history=history)
 '''
 
-HELPER_KERAS_LOSS = '''
-def keras_same_rank(y_true, y_pred):
-    """Keras' loss wrappers drop (or add) a trailing axis of size 1 where the ranks differ by one."""
-    if y_true.dim() == y_pred.dim() + 1 and y_true.shape[-1] == 1:
-        if y_pred.dim() == 1:
-            return y_true, y_pred.unsqueeze(-1)
-        return y_true.squeeze(-1), y_pred
-    if y_pred.dim() == y_true.dim() + 1 and y_pred.shape[-1] == 1:
-        if y_true.dim() == 1:
-            return y_true.unsqueeze(-1), y_pred
-        return y_true, y_pred.squeeze(-1)
-    return y_true, y_pred
-
-
-def keras_loss(fn):
-    """A Keras loss the script defines (a function fn(y_true, y_pred) or a Loss object) as the
-    per-sample (output, target) loss train_step averages: the target cast to the output's
-    dtype and the ranks matched as Keras does, then the object's reduction."""
-    call = getattr(fn, "call", fn)
-    reduction = getattr(fn, "reduction", "sum_over_batch_size")
-
-    def loss(output, target):
-        values = call(*keras_same_rank(target.to(output.dtype), output))
-        if reduction == "sum":  # train_step's mean of this is Keras' sum
-            return values * values.numel()
-        if reduction in (None, "none"):  # Keras: the gradient of the sum, the mean logged
-            extra = values * (values.numel() - 1)
-            return values + extra - extra.detach()
-        return values
-
-    return loss
-
-
-def keras_metric(fn):
-    """A Keras metric function fn(y_true, y_pred) as the per-sample (output, target) values
-    fit() and evaluate() average."""
-
-    def metric(output, target):
-        return fn(target, output)
-
-    return metric
-'''
-
-HELPER_LOSS_CLASS = '''
-class Loss:
-    """keras.losses.Loss without Keras: a subclass's call(y_true, y_pred) gives per-sample
-    losses; calling the object reduces them as Keras does."""
-
-    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
-        self.name, self.reduction, self.dtype = name, reduction, dtype
-
-    def __call__(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred = keras_same_rank(torch.as_tensor(y_true).to(y_pred.dtype), y_pred)
-        values = self.call(y_true, y_pred)
-        if sample_weight is not None:
-            weights = torch.as_tensor(sample_weight, dtype=values.dtype)
-            values = values * weights.view(-1, *[1] * (values.dim() - 1))
-        if self.reduction in (None, "none"):
-            return values
-        total = values.sum()
-        return total if self.reduction == "sum" else total / values.numel()
-
-    def call(self, y_true, y_pred):
-        raise NotImplementedError
-
-    def get_config(self):
-        return {"name": self.name, "reduction": self.reduction}
-'''
-
-HELPER_EPOCH_BATCHES = '''
-class EpochBatches:
-    """Keras' epoch iterator under fit(steps_per_epoch=...): one pass over the data spans
-    epochs; an epoch takes steps_per_epoch batches and ends early where the pass ends (the
-    next epoch starts a fresh pass). With ``repeat`` (tf.data's .repeat()) passes follow each
-    other without a break. Without steps_per_epoch an epoch is one pass."""
-
-    def __init__(self, loader, steps_per_epoch=None, repeat=False):
-        self.loader, self.steps, self.repeat = loader, steps_per_epoch, repeat
-        self.iterator, self.seen = None, 0
-
-    def epoch(self):
-        if self.steps is None:
-            yield from enumerate(self.loader)
-            return
-        if self.iterator is None:
-            self.iterator, self.seen = iter(self.loader), 0
-        for step in range(self.steps):
-            if self.seen == len(self.loader):
-                if not self.repeat:
-                    break
-                self.iterator, self.seen = iter(self.loader), 0
-            self.seen += 1
-            yield step, next(self.iterator)
-        if self.seen == len(self.loader) and not self.repeat:
-            self.iterator = None
-'''
-
-HELPER_CALLBACK = '''
-class Callback:
-    """keras.callbacks.Callback without Keras: the generated fit() calls these hooks with the
-    logs Keras passes (running means within an epoch; epoch results with val_* keys)."""
-
-    def set_model(self, model):
-        self.model = model
-
-    def on_train_begin(self, logs=None):
-        pass
-
-    def on_train_end(self, logs=None):
-        pass
-
-    def on_epoch_begin(self, epoch, logs=None):
-        pass
-
-    def on_epoch_end(self, epoch, logs=None):
-        pass
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self.on_batch_begin(batch, logs=logs)
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.on_batch_end(batch, logs=logs)
-
-    def on_batch_begin(self, batch, logs=None):
-        pass
-
-    def on_batch_end(self, batch, logs=None):
-        pass
-'''
-
-HELPER_LAMBDA_CALLBACK = '''
-class LambdaCallback(Callback):
-    """keras.callbacks.LambdaCallback: the functions given stand in for the hooks."""
-
-    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
-                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
-        self.__dict__.update(kwargs)  # e.g. on_batch_end=...
-        hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end,
-                 "on_train_begin": on_train_begin, "on_train_end": on_train_end,
-                 "on_train_batch_begin": on_train_batch_begin, "on_train_batch_end": on_train_batch_end}
-        for name, function in hooks.items():
-            if function is not None:
-                setattr(self, name, function)
-'''
-
 HELPER_EVALUATE = '''
 @torch.no_grad()
 def evaluate(model, loss_fns, x, y, batch_size=32, metrics=(), loss_weights=None, return_dict=False):  #@!eval_steps
@@ -1972,85 +1521,6 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
         return results
     return results["loss"] if len(results) == 1 else list(results.values())
 '''
-
-HELPER_PREDICT = '''
-@torch.no_grad()
-def predict(model, x, batch_size=32):
-    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode."""
-    model.eval()
-    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
-    batches = [model(*batch) for batch in make_loader(inputs, batch_size=batch_size)]
-    if isinstance(batches[0], tuple):
-        return [torch.cat(parts).numpy() for parts in zip(*batches)]
-    return torch.cat(batches).numpy()
-'''
-
-KERAS_ADAM = '''
-class KerasADAM(torch.optim.ADAM):
-    """torch.optim.ADAM with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step)."""
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(1 - group["betas"][1] ** group["keras_step"])
-        return super().step(closure)
-'''
-
-KERAS_RMSPROP = '''
-class KerasRMSprop(torch.optim.Optimizer):
-    """Keras' RMSprop: the gradient is divided by sqrt(v + epsilon) (torch: sqrt(v) + epsilon)."""
-
-    def __init__(self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False):
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered))
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            rho = group["rho"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["velocity"] = torch.zeros_like(p)
-                    state["average_grad"] = torch.zeros_like(p)
-                    state["momentum"] = torch.zeros_like(p)
-                grad = p.grad
-                velocity = state["velocity"].mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                denominator = velocity + group["eps"]
-                if group["centered"]:
-                    average = state["average_grad"].mul_(rho).add_(grad, alpha=1 - rho)
-                    denominator = denominator - average * average
-                increment = group["lr"] * grad / denominator.sqrt()
-                if group["momentum"] > 0:
-                    increment = state["momentum"].mul_(group["momentum"]).add_(increment)
-                p.sub_(increment)
-'''
-
-
-#: keras.models.load_model / keras.utils.to_categorical without Keras (the keras.datasets
-#: loaders live in dataset_loaders)
-DATASET_LOADERS = {
-    "load_model": '''
-def load_model(path):
-    """keras.models.load_model: the same architecture, with the weights torch.save() wrote."""
-    model = MODEL_CLASS()
-    model.load_state_dict(torch.load(path, weights_only=True))
-    return model
-''',
-    "to_categorical": '''
-def to_categorical(y, num_classes=None, dtype="float64"):
-    """keras.utils.to_categorical without Keras: one-hot rows for integer labels (float64, as Keras 3)."""
-    y = np.asarray(y, dtype="int64")
-    if y.ndim > 1 and y.shape[-1] == 1:
-        y = y.reshape(y.shape[:-1])
-    num_classes = int(y.max()) + 1 if num_classes is None else num_classes
-    return np.eye(num_classes, dtype=dtype)[y]
-''',
-}
 
 
 #: Keras Model members a callback may reach through ``self.model`` that the torch module
