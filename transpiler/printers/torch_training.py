@@ -22,11 +22,11 @@ from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import dataset_loaders, keras_exact, runtime_source, torch_custom_step, torch_loss_functions
+from transpiler.printers import (dataset_loaders, keras_exact, runtime_prune, runtime_source, torch_custom_step,
+                                 torch_loss_functions)
 from transpiler.printers.code import lit
 from transpiler.printers.torch_callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
-from transpiler.printers.torch_fit_loop import (HELPER_EVALUATE, HELPER_LOADER, HELPER_TRAIN_STEP,  # noqa: F401
-                                               fit_text, specialise)
+from transpiler.printers.torch_fit_loop import LOOP, fit_text
 from transpiler.printers.torch_objects import (CALLBACKS, CROSS_ENTROPY, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
                                               STOPPING_CALLBACKS, TRAINING, CompiledObjects)
@@ -861,20 +861,20 @@ class TrainingPrinter(CompiledObjects):
         out = []
         copy = runtime_source.Copier()  # each runtime definition once, its dependencies first
         uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
-        call_model = "model(*inputs, return_logits=True)" if uses_logits else "model(*inputs)"
+        features = frozenset(self.features | ({"logits"} if uses_logits else set()))
         needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
         if needs_loader:
             self.code.imports.add("import numpy as np")
-            out.append(specialise(HELPER_LOADER, self.features))
+            out.append(runtime_prune.specialise(LOOP, "make_loader", features))
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
                                   + (", default_collate" if "map" in self.features else ""))
         if "repeated" in self.needs:
             out += copy.take(TRAINING, "Repeated")
         if any(isinstance(n, tuple) for n in self.needs):
-            out.append(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call_model), self.features))
+            out.append(runtime_prune.specialise(LOOP, "train_step", features))
             self.code.imports.add("from types import SimpleNamespace")
             for n in sorted(x for x in self.needs if isinstance(x, tuple)):
-                out.append(fit_text(n[1], self._fit_callbacks[n[1]], self.features, self.code.imports))
+                out.append(fit_text(n[1], self._fit_callbacks[n[1]], features, self.code.imports))
         if "batch_logs" in self.needs:
             out += copy.take(TRAINING, "batch_logs")
         if "mean_metric" in self.needs:
@@ -898,7 +898,7 @@ class TrainingPrinter(CompiledObjects):
         if "lambda_callback" in self.needs:
             out += copy.take(CALLBACKS, "LambdaCallback")
         if "evaluate" in self.needs:
-            out.append(specialise(HELPER_EVALUATE, self.features).replace("MODEL_CALL_BATCH", call_model.replace("*inputs", "*batch_inputs")))
+            out.append(runtime_prune.specialise(LOOP, "evaluate", features))
         if "predict" in self.needs:
             out += copy.take(TRAINING, "predict")
         loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
