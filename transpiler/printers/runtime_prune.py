@@ -25,6 +25,7 @@ import functools
 
 import libcst as cst
 
+from transpiler.cst_fast import walk
 from transpiler.printers.runtime_source import RUNTIME
 
 
@@ -68,29 +69,11 @@ def _statements(lines: tuple[str, ...]) -> list[cst.BaseStatement]:
     return _with_leading(list(module.body), module.header)
 
 
-class _Prune(cst.CSTTransformer):
-    def __init__(self, flags: frozenset[str], on: frozenset[str], splices: dict[str, tuple[str, ...]]):
-        self.flags, self.on, self.splices = flags, on, splices
-        self.elifs: set[int] = set()
+class _IfExps(cst.CSTTransformer):
+    """``a if FEATURE else b`` → ``a`` or ``b`` (run on the few statements holding one)."""
 
-    def visit_If(self, node: cst.If) -> None:
-        if isinstance(node.orelse, cst.If):
-            self.elifs.add(id(node.orelse))
-
-    def leave_If(self, original: cst.If, updated: cst.If):
-        if id(original) in self.elifs:
-            return updated  # the head of the chain decides
-        branch: cst.If | cst.Else | None = updated
-        while isinstance(branch, cst.If):
-            value = _decide(branch.test, self.flags, self.on)
-            if value is None:
-                return updated if branch is updated else branch.with_changes(leading_lines=updated.leading_lines)
-            if value:
-                break
-            branch = branch.orelse
-        if branch is None:
-            return cst.RemovalSentinel.REMOVE
-        return cst.FlattenSentinel(_with_leading(list(branch.body.body), updated.leading_lines))
+    def __init__(self, flags: frozenset[str], on: frozenset[str]):
+        self.flags, self.on = flags, on
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
         value = _decide(updated.test, self.flags, self.on)
@@ -98,38 +81,80 @@ class _Prune(cst.CSTTransformer):
             return updated
         return updated.body if value else updated.orelse
 
-    def leave_SimpleStatementLine(self, original, updated):
-        small = updated.body[0] if len(updated.body) == 1 else None
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
-                and isinstance(small.value.func, cst.Name) and small.value.func.value == "loop_code":
-            where = small.value.args[0].value.evaluated_value
-            lines = self.splices.get(where, ())
-            return cst.FlattenSentinel(_statements(lines)) if lines else cst.RemovalSentinel.REMOVE
-        return updated
+
+class _Prune:
+    """The pruning of one function body, statement by statement. Only the statements on the
+    way to a change are rebuilt (``CSTNode.visit`` would rebuild every node: see cst_fast)."""
+
+    def __init__(self, flags: frozenset[str], on: frozenset[str], splices: dict[str, tuple[str, ...]]):
+        self.flags, self.on, self.splices = flags, on, splices
+
+    def block(self, stmts) -> list[cst.BaseStatement]:
+        return [new for stmt in stmts for new in self.statement(stmt)]
+
+    def _body(self, node):
+        return node.with_changes(body=node.body.with_changes(body=self.block(node.body.body)))
+
+    def _if_exps(self, node):
+        if any(type(n) is cst.IfExp and _decide(n.test, self.flags, self.on) is not None for n in walk(node)):
+            return node.visit(_IfExps(self.flags, self.on))
+        return node
+
+    def statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        if isinstance(stmt, cst.If):
+            return self._if(stmt)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            small = stmt.body[0] if len(stmt.body) == 1 else None
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                    and isinstance(small.value.func, cst.Name) and small.value.func.value == "loop_code":
+                return _statements(self.splices.get(small.value.args[0].value.evaluated_value, ()))
+            return [self._if_exps(stmt)]
+        if isinstance(stmt, cst.For):
+            stmt = self._body(stmt).with_changes(iter=self._if_exps(stmt.iter))
+            return [_unused_index(stmt)]
+        if isinstance(stmt, (cst.While, cst.With)):
+            return [self._body(stmt)]
+        return [stmt]  # a nested def or class: copied as it is
+
+    def _if(self, stmt: cst.If) -> list[cst.BaseStatement]:
+        branch: cst.If | cst.Else | None = stmt
+        while isinstance(branch, cst.If):
+            value = _decide(branch.test, self.flags, self.on)
+            if value is None:
+                if branch is not stmt:  # the decided heads go: this test leads the chain now
+                    branch = branch.with_changes(leading_lines=stmt.leading_lines)
+                return [self._kept_if(branch)]
+            if value:
+                break
+            branch = branch.orelse
+        if branch is None:
+            return []
+        return _with_leading(self.block(branch.body.body), stmt.leading_lines)
+
+    def _kept_if(self, stmt: cst.If) -> cst.If:
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):
+            kept = self._if(orelse)
+            orelse = kept[0] if len(kept) == 1 and isinstance(kept[0], cst.If) else (
+                cst.Else(cst.IndentedBlock(kept)) if kept else None)
+        elif isinstance(orelse, cst.Else):
+            orelse = self._body(orelse)
+        return self._body(stmt).with_changes(orelse=orelse)
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    node.visit(Names())
-    return names
+    return {n.value for n in walk(node) if type(n) is cst.Name}  # (type(): isinstance on ABCs is slow)
 
 
-class _UnusedIndex(cst.CSTTransformer):
+def _unused_index(stmt: cst.For) -> cst.For:
     """``for i, x in enumerate(xs)`` → ``for x in xs`` where nothing reads ``i``."""
-
-    def leave_For(self, original: cst.For, updated: cst.For):
-        target, it = updated.target, updated.iter
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(it, cst.Call) \
-                and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and len(it.args) == 1:
-            index = target.elements[0].value
-            if isinstance(index, cst.Name) and index.value not in _names_read(updated.body):
-                return updated.with_changes(target=target.elements[1].value, iter=it.args[0].value)
-        return updated
+    target, it = stmt.target, stmt.iter
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(it, cst.Call) \
+            and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and len(it.args) == 1:
+        index = target.elements[0].value
+        if isinstance(index, cst.Name) and index.value not in _names_read(stmt.body):
+            return stmt.with_changes(target=target.elements[1].value, iter=it.args[0].value)
+    return stmt
 
 
 def _prune_docstring(fn: cst.FunctionDef, removed: set[str]) -> cst.FunctionDef:
@@ -180,8 +205,7 @@ def specialise(module: str, name: str, features: frozenset[str],
     if fn is None:
         raise KeyError(f"transpiler/runtime/{module.replace('.', '/')}.py has no function {name}")
     on = frozenset(flag for flag in flags if flag.lower() in features)
-    fn = fn.visit(_Prune(flags, on, dict(splices)))
-    fn = fn.visit(_UnusedIndex())
+    fn = fn.with_changes(body=fn.body.with_changes(body=_Prune(flags, on, dict(splices)).block(fn.body.body)))
     fn = _drop_unused_parameters(fn)
     if name_as:
         fn = fn.with_changes(name=cst.Name(name_as))

@@ -91,7 +91,7 @@ def load(module: str) -> RuntimeModule:
             continue  # the module docstring
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
         body = "".join(lines[first - 1: node.end_lineno])
-        uses = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+        uses = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
         for name in names:
             definitions[name] = Definition(module, name, body, uses - {name})
     return RuntimeModule(module, definitions, runtime_imports, imports, tuple(definitions))

@@ -1,7 +1,7 @@
 """Keras' Model.fit / evaluate as a PyTorch loop, for generated PyTorch programs (Keras -> PyTorch).
 
-``make_loader`` (arrays to a DataLoader), ``train_step`` (one optimizer step), ``fit`` (the
-epoch loop: running-mean metrics printed per epoch, validation, callbacks) and ``evaluate``.
+``make_loader`` (arrays to a DataLoader), ``train_step`` (one optimizer step), ``evaluate``
+and ``fit`` (the epoch loop: running-mean metrics printed per epoch, validation, callbacks).
 
 A program uses a few of the options these helpers support, so the printer copies them
 *specialised* (printers/runtime_prune.py): the code under ``if FEATURE:`` stays when the
@@ -87,6 +87,49 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample
             torch.nn.utils.clip_grad_norm_(model.parameters(), global_clipnorm)
     optimizer.step()
     return loss.item(), tuple(output.detach() for output in outputs)
+
+
+@torch.no_grad()
+def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_weights=None,
+             return_dict=False):
+    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    model.eval()
+    total, seen = 0.0, 0
+    sums = {name: 0.0 for name, _, _ in metrics}
+    counts = {name: 0 for name, _, _ in metrics}
+    if STATEFUL:
+        for _, _, metric in metrics:
+            if hasattr(metric, "reset_state"):
+                metric.reset_state()
+    for step, batch in enumerate(make_loader(inputs, targets, batch_size)):
+        if EVAL_STEPS:
+            if steps is not None and step >= steps:  # Keras' evaluate(steps=...)
+                break
+        batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs):]
+        outputs = model(*batch_inputs, return_logits=True) if LOGITS else model(*batch_inputs)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        loss = sum(w * fn(out, t).mean() for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets))
+        if REGULARIZATION:
+            loss = loss + model.regularization_loss()  # Keras' evaluate adds them too
+        total += loss.item() * len(batch_inputs[0])
+        seen += len(batch_inputs[0])
+        for name, index, metric in metrics:
+            if STATEFUL:
+                if hasattr(metric, "update_state"):  # a stateful metric: its result so far
+                    metric.update_state(outputs[index], batch_targets[index])
+                    sums[name], counts[name] = metric.result(), 1
+                    continue
+            values = metric(outputs[index], batch_targets[index])
+            sums[name] += values.sum().item()
+            counts[name] += values.numel()
+    results = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
+    if return_dict:
+        return results
+    return results["loss"] if len(results) == 1 else list(results.values())
 
 
 # long: Keras' fit loop with every option it translates (the printer prunes the unused ones)
@@ -218,46 +261,3 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
         for callback in callbacks:
             callback.on_train_end(dict(sorted(training_logs.items())))
     return SimpleNamespace(history=history)
-
-
-@torch.no_grad()
-def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_weights=None,
-             return_dict=False):
-    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
-    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
-    loss_weights = loss_weights or [1.0] * len(loss_fns)
-    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
-    targets = list(y) if isinstance(y, (list, tuple)) else [y]
-    model.eval()
-    total, seen = 0.0, 0
-    sums = {name: 0.0 for name, _, _ in metrics}
-    counts = {name: 0 for name, _, _ in metrics}
-    if STATEFUL:
-        for _, _, metric in metrics:
-            if hasattr(metric, "reset_state"):
-                metric.reset_state()
-    for step, batch in enumerate(make_loader(inputs, targets, batch_size)):
-        if EVAL_STEPS:
-            if steps is not None and step >= steps:  # Keras' evaluate(steps=...)
-                break
-        batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs):]
-        outputs = model(*batch_inputs, return_logits=True) if LOGITS else model(*batch_inputs)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        loss = sum(w * fn(out, t).mean() for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets))
-        if REGULARIZATION:
-            loss = loss + model.regularization_loss()  # Keras' evaluate adds them too
-        total += loss.item() * len(batch_inputs[0])
-        seen += len(batch_inputs[0])
-        for name, index, metric in metrics:
-            if STATEFUL:
-                if hasattr(metric, "update_state"):  # a stateful metric: its result so far
-                    metric.update_state(outputs[index], batch_targets[index])
-                    sums[name], counts[name] = metric.result(), 1
-                    continue
-            values = metric(outputs[index], batch_targets[index])
-            sums[name] += values.sum().item()
-            counts[name] += values.numel()
-    results = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
-    if return_dict:
-        return results
-    return results["loss"] if len(results) == 1 else list(results.values())
