@@ -115,3 +115,16 @@ def test_runtime_fit_matches_keras_fit():
     assert seen == [0, 1, 2] and set(history.history) == set(theirs.history)
     for key in theirs.history:
         np.testing.assert_allclose(history.history[key], theirs.history[key], rtol=2e-4, atol=1e-6, err_msg=key)
+
+
+def test_attribute_and_keyword_names_are_not_reads():
+    """``scheduler.step()`` does not read a variable ``step``; ``f(shuffle=...)`` no ``shuffle``."""
+    text = specialise(LOOP, "fit", frozenset({"scheduler"}))
+    assert "for batch in loader:" in text and "scheduler.step()" in text
+    assert runtime_prune._names_read(cst_expr("f(a.step, shuffle=b)")) == {"f", "a", "b"}
+
+
+def cst_expr(code):
+    import libcst
+
+    return libcst.parse_expression(code)

@@ -143,7 +143,11 @@ class _Prune:
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in walk(node) if type(n) is cst.Name}  # (type(): isinstance on ABCs is slow)
+    """The variable names under ``node`` (not attribute names, ``x.step``, nor keywords, ``f(step=1)``)."""
+    nodes = list(walk(node))
+    labels = {id(n.attr) for n in nodes if type(n) is cst.Attribute}  # (type(): isinstance on ABCs is slow)
+    labels |= {id(n.keyword) for n in nodes if type(n) is cst.Arg and n.keyword is not None}
+    return {n.value for n in nodes if type(n) is cst.Name and id(n) not in labels}
 
 
 def _unused_index(stmt: cst.For) -> cst.For:
