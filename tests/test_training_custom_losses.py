@@ -173,14 +173,12 @@ def test_stateful_metrics_count_like_keras(name, logits):
     sigmoid for the loss)."""
     import numpy as np
 
-    from transpiler.printers.torch_training import STATEFUL_METRICS
-
-    namespace = {"torch": torch}
     import keras
 
-    exec(STATEFUL_METRICS[name], namespace)
+    from transpiler.runtime.torch import metrics
+
     cls = {"auc": "AUC", "precision": "Precision", "recall": "Recall"}[name]
-    ours = namespace[cls](from_logits=True) if logits else namespace[cls]()
+    ours = getattr(metrics, cls)(from_logits=True) if logits else getattr(metrics, cls)()
     theirs = getattr(keras.metrics, cls)()
     rng = np.random.RandomState(3)
     for batch in range(4):

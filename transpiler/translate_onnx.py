@@ -33,6 +33,32 @@ def default_weights_path(output: str, target: str) -> str:
     return base + WEIGHTS_SUFFIX[target]
 
 
+def prepare(program, target: str, lint: bool = True) -> None:
+    """Run the target's passes over the ONNX model's graph (before printing): the torch
+    passes for a graph that is channels-first already; for Keras, average pooling with
+    padding left out of the mean decomposed first, then the Keras pipeline (layout to
+    channels-last and operator selection)."""
+    from transpiler.ir.passes import run_pipeline
+    from transpiler.ir.passes import pool_padding
+    from transpiler.ir.passes.shape_inference import infer_shapes
+
+    graph = program.models[0].graph
+    if graph.meta.get("unsupported"):
+        return
+    if target == "pytorch":
+        from transpiler.ir.passes.torch_selection import select_torch_ops
+
+        pipeline = (("shape_inference", infer_shapes), ("pool_padding", pool_padding.decompose_wide_pool_padding),
+                    ("torch_selection", select_torch_ops), ("shape_inference", infer_shapes))
+    else:
+        from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+
+        pipeline = (("pool_padding", pool_padding.decompose_uncounted_pool_padding),) + tuple(KERAS_PIPELINE)
+    run_pipeline(graph, pipeline, lint=lint)
+    for span, message in graph.meta.get("unsupported") or ():  # (what the passes found the target cannot express)
+        program.stub(span, message)
+
+
 def translate_onnx(path: str, target: str = "pytorch", weights_out: str | None = None,
                    lint: bool = True) -> OnnxTranslation:
     """Read the ONNX model at ``path``, print it for ``target`` and, with ``weights_out``,
@@ -45,7 +71,8 @@ def translate_onnx(path: str, target: str = "pytorch", weights_out: str | None =
     if target not in WEIGHTS_SUFFIX:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(WEIGHTS_SUFFIX)})")
     program = read_onnx(path)
-    text = (print_torch_model if target == "pytorch" else print_keras_model)(program, lint=lint)
+    prepare(program, target, lint=lint)
+    text = (print_torch_model if target == "pytorch" else print_keras_model)(program)
     result = OnnxTranslation(program, text, list(program.diagnostics))  # (after printing: its stubs too)
     graph = program.models[0].graph
     if weights_out and not graph.meta.get("unsupported"):

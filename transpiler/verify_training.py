@@ -231,12 +231,12 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
     if custom_loop:
         step = loop_step
     elif step is None or opt.clip or sample_weights:  # the printer's train_step with what the
-        from transpiler.printers.torch_training import HELPER_TRAIN_STEP, specialise  # program's lacks
+        from transpiler.printers import runtime_prune  # program's lacks
 
-        call = "model(*inputs, return_logits=True)" if md.graph.meta.get("logits_outputs") else "model(*inputs)"
         features = ({"clip"} if opt.clip else set()) | ({"weights"} if sample_weights else set()) | \
-            ({"regularization"} if hasattr(tmodel, "regularization_loss") else set())
-        exec(specialise(HELPER_TRAIN_STEP.replace("MODEL_CALL", call), features), namespace)
+            ({"regularization"} if hasattr(tmodel, "regularization_loss") else set()) | \
+            ({"logits"} if md.graph.meta.get("logits_outputs") else set())
+        exec(runtime_prune.specialise("torch.loop", "train_step", frozenset(features)), namespace)
         step = namespace["train_step"]
     rng = np.random.RandomState(7)
     k_losses, t_losses = [], []

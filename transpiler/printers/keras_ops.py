@@ -17,6 +17,7 @@ from typing import Callable
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node
 from transpiler.ir.params import param_names
+from transpiler.printers import runtime_source
 from transpiler.printers.torch_ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -38,74 +39,14 @@ class KerasEmission:
     mode_select: bool = False
 
 
-#: module-level helpers reproducing PyTorch's default initialisation (the generated
-#: script defines the ones its layers use)
-INIT_HELPERS = {
-    "torch_kernel_init": (
-        "def torch_kernel_init():\n"
-        '    """PyTorch\'s default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""\n'
-        '    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")\n'),
-    "torch_uniform_init": (
-        "def torch_uniform_init(fan_in):\n"
-        '    """PyTorch\'s default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""\n'
-        "    bound = 1 / math.sqrt(fan_in)\n"
-        "    return keras.initializers.RandomUniform(-bound, bound)\n"),
-    "ModelWeight": (
-        "class ModelWeight(layers.Layer):\n"
-        '    """A weight of the model\'s own (a PyTorch nn.Parameter, or a buffer: not trainable).\n\n'
-        "    Called on any tensor of the model (only to place it in the functional graph), it\n"
-        '    returns the weight."""\n\n'
-        '    def __init__(self, shape, initializer="zeros", trainable=True, **kwargs):\n'
-        "        super().__init__(**kwargs)\n"
-        "        self.value = self.add_weight(\n"
-        '            shape=shape, initializer=initializer, trainable=trainable, name="value"\n'
-        "        )\n\n"
-        "    def call(self, inputs):\n"
-        "        return keras.ops.convert_to_tensor(self.value)\n"),
-    "PaddingEmbedding": (
-        "class PaddingEmbedding(layers.Embedding):\n"
-        '    """torch\'s nn.Embedding(padding_idx=...): the padding row starts at zero and gets no\n'
-        '    gradient (training leaves it as it is)."""\n\n'
-        "    def __init__(self, input_dim, output_dim, padding_idx=0, **kwargs):\n"
-        "        super().__init__(input_dim, output_dim, **kwargs)\n"
-        "        self.padding_idx = padding_idx\n\n"
-        "    def build(self, input_shape=None):\n"
-        "        super().build(input_shape)\n"
-        "        rows = keras.ops.expand_dims(keras.ops.arange(self.input_dim) == self.padding_idx, -1)\n"
-        "        self.embeddings.assign(keras.ops.where(rows, 0.0, self.embeddings))\n\n"
-        "    def call(self, inputs):\n"
-        "        outputs = super().call(inputs)\n"
-        "        padding = keras.ops.expand_dims(keras.ops.equal(inputs, self.padding_idx), -1)\n"
-        "        return keras.ops.where(padding, keras.ops.stop_gradient(outputs), outputs)\n\n"
-        "    def get_config(self):\n"
-        '        return {**super().get_config(), "padding_idx": self.padding_idx}\n'),
-    "TrainingSelect": (
-        "class TrainingSelect(layers.Layer):\n"
-        '    """Its first input while training, its second at inference: PyTorch\'s\n'
-        "    ``a if self.training else b`` (both inputs are computed in either mode; Keras\n"
-        '    passes ``training`` to the layer, True in fit, False in predict)."""\n\n'
-        "    def call(self, inputs, training=None):\n"
-        "        train, infer = inputs\n"
-        "        return train if training else infer\n"),
-    "NormalNoise": (
-        "class NormalNoise(layers.Layer):\n"
-        '    """Normal noise of shape (batch of its input, *shape), drawn at every call (in\n'
-        '    training and inference alike) from the layer\'s own seed generator."""\n\n'
-        "    def __init__(self, shape, mean=0.0, stddev=1.0, seed=None, **kwargs):\n"
-        "        super().__init__(**kwargs)\n"
-        "        self.noise_shape = tuple(shape)\n"
-        "        self.mean = mean\n"
-        "        self.stddev = stddev\n"
-        "        self.seed_generator = keras.random.SeedGenerator(seed)\n\n"
-        "    def call(self, inputs):\n"
-        "        return keras.random.normal(\n"
-        "            (keras.ops.shape(inputs)[0], *self.noise_shape),\n"
-        "            mean=self.mean,\n"
-        "            stddev=self.stddev,\n"
-        "            dtype=self.compute_dtype,\n"
-        "            seed=self.seed_generator,\n"
-        "        )\n"),
-}
+#: module-level helpers reproducing PyTorch's default initialisation and layers Keras lacks
+#: (the generated script copies the ones its layers use from transpiler/runtime/keras/layers.py)
+INIT_HELPERS = ("torch_kernel_init", "torch_uniform_init", "ModelWeight", "PaddingEmbedding", "TrainingSelect",
+                "NormalNoise")
+
+
+def init_helper_source(name: str) -> str:
+    return runtime_source.source("keras.layers", name)
 
 
 def _prod(values) -> int:

@@ -248,7 +248,7 @@ class KerasScript:
                           for n in g.nodes for h in keras_ops.emit(n).helpers
                           if not (g is md.graph and id(md) in self.subclass_name and keras_ops.emit(n).mode_select)})
         # (the generated helpers count as uses: torch_uniform_init reads the script's math)
-        kept_imports = self._used_imports(kept_imports, rest + [keras_ops.INIT_HELPERS[h] for h in helpers] +
+        kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
                                           self.training.helper_texts())
         wanted = set(self.training.imports)
         if "torch_uniform_init" in helpers:
@@ -260,7 +260,7 @@ class KerasScript:
         out.extend(imports)
         out.append("")
         for h in helpers:
-            out += ["", keras_ops.INIT_HELPERS[h]]
+            out += ["", keras_ops.init_helper_source(h)]
         for text in self.training.helper_texts():
             out += ["", text]
         text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r)

@@ -25,7 +25,7 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import keras_helper_calls
+from transpiler.printers import keras_helper_calls, runtime_source
 from transpiler.printers.code import Namespace, comment_text, lit
 
 LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
@@ -35,361 +35,19 @@ LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentrop
 OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad"}
 KERAS_BETAS = (0.9, 0.999)
 
-HELPERS = {
-    "ArrayDataset": '''
-class ArrayDataset:
-    """torch's TensorDataset over numpy arrays: item i is the tuple of every array's row i."""
+#: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
+RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training")
 
-    def __init__(self, *arrays):
-        self.arrays = arrays
 
-    def __len__(self):
-        return len(self.arrays[0])
-
-    def __getitem__(self, index):
-        return tuple(array[index] for array in self.arrays)
-''',
-    "ArrayLoader": '''
-class ArrayLoader:
-    """torch's DataLoader over an ArrayDataset: batches of numpy arrays, in a new random
-    order on every pass when shuffle is set."""
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.drop_last = drop_last
-
-    def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def __iter__(self):
-        n = len(self.dataset)
-        order = np.random.permutation(n) if self.shuffle else np.arange(n)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            yield self.dataset[order[start : start + self.batch_size]]
-''',
-    "DatasetLoader": '''
-class DatasetLoader(ArrayLoader):
-    """torch's DataLoader over a map-style dataset (__len__ and __getitem__): each batch
-    is its items stacked into numpy arrays (torch's default collate), in a new random
-    order on every pass when shuffle is set."""
-
-    def __iter__(self):
-        n = len(self.dataset)
-        order = np.random.permutation(n) if self.shuffle else np.arange(n)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            items = [self.dataset[int(i)] for i in order[start : start + self.batch_size]]
-            if isinstance(items[0], tuple):
-                yield tuple(np.stack([np.asarray(a) for a in column]) for column in zip(*items))
-            else:
-                yield np.stack([np.asarray(a) for a in items])
-''',
-    "Subset": '''
-class Subset:
-    """torch's Subset: the items of ``dataset`` at ``indices``."""
-
-    def __init__(self, dataset, indices):
-        self.dataset = dataset
-        self.indices = indices
-
-    def __len__(self):
-        return len(self.indices)
-
-    def __getitem__(self, index):
-        return self.dataset[int(self.indices[index])]
-''',
-    "random_split": '''
-def random_split(dataset, lengths):
-    """torch's random_split: the dataset's items in a random order, cut into parts of
-    ``lengths`` (fractions of the whole when they sum to 1: the remainder goes one item
-    each to the first parts)."""
-    n = len(dataset)
-    if all(isinstance(k, float) for k in lengths) and abs(sum(lengths) - 1) < 1e-6:
-        sizes = [int(k * n) for k in lengths]
-        for i in range(n - sum(sizes)):
-            sizes[i % len(sizes)] += 1
-        lengths = sizes
-    order = np.random.permutation(n)
-    parts, start = [], 0
-    for k in lengths:
-        parts.append(Subset(dataset, order[start : start + k]))
-        start += k
-    return parts
-''',
-    "TorchSGD": '''
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchSGD(keras.optimizers.SGD):
-    """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
-    and the momentum buffer sums gradients while the learning rate scales each step
-    (b = momentum * b + g; p -= lr * b). Keras' SGD sums lr-scaled steps instead, which
-    differs once the learning rate changes."""
-
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = keras.ops.cast(learning_rate, variable.dtype)
-        gradient = keras.ops.cast(gradient, variable.dtype)
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        if self.momentum == 0:
-            self.assign_sub(variable, keras.ops.multiply(lr, gradient))
-            return
-        buffer = self.momentums[self._get_variable_index(variable)]
-        self.assign(buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), gradient))
-        if self.nesterov:
-            step = keras.ops.add(gradient, keras.ops.multiply(self.momentum, buffer))
-        else:
-            step = buffer
-        self.assign_sub(variable, keras.ops.multiply(lr, step))
-''',
-    "TorchRMSprop": '''
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchRMSprop(keras.optimizers.Optimizer):
-    """RMSprop as torch.optim.RMSprop computes it: the step divides by sqrt(v) + epsilon
-    (Keras: sqrt(v + epsilon)), the momentum buffer sums unscaled steps and the learning
-    rate scales it when applied, and an l2 weight decay is added to the gradient."""
-
-    def __init__(self, learning_rate=0.01, rho=0.99, epsilon=1e-8, momentum=0.0, centered=False, l2=0.0,
-                 **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.rho = rho
-        self.epsilon = epsilon
-        self.momentum = momentum
-        self.centered = centered
-        self.l2 = l2
-
-    def get_config(self):
-        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon, "momentum": self.momentum,
-                "centered": self.centered, "l2": self.l2}
-
-    def build(self, variables):
-        if self.built:
-            return
-        super().build(variables)
-        self.square_averages = [self.add_variable_from_reference(v, "square_average") for v in variables]
-        self.averages = [self.add_variable_from_reference(v, "average") for v in variables]
-        self.buffers = [self.add_variable_from_reference(v, "momentum_buffer") for v in variables]
-
-    def update_step(self, gradient, variable, learning_rate):
-        ops = keras.ops
-        lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
-        if self.l2:
-            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
-        index = self._get_variable_index(variable)
-        square_average = self.square_averages[index]
-        self.assign(square_average, ops.add(ops.multiply(self.rho, square_average),
-                                            ops.multiply(1 - self.rho, ops.square(gradient))))
-        variance = square_average
-        if self.centered:
-            average = self.averages[index]
-            self.assign(average, ops.add(ops.multiply(self.rho, average), ops.multiply(1 - self.rho, gradient)))
-            variance = ops.subtract(square_average, ops.square(average))
-        step = ops.divide(gradient, ops.add(ops.sqrt(variance), self.epsilon))
-        if self.momentum:
-            buffer = self.buffers[index]
-            self.assign(buffer, ops.add(ops.multiply(self.momentum, buffer), step))
-            step = buffer
-        self.assign_sub(variable, ops.multiply(lr, step))
-''',
-    "TorchAdagrad": '''
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdagrad(keras.optimizers.Optimizer):
-    """Adagrad as torch.optim.Adagrad computes it: the step divides by sqrt(sum) + epsilon
-    (Keras: sqrt(sum + epsilon)), and an l2 weight decay is added to the gradient."""
-
-    def __init__(self, learning_rate=0.01, initial_accumulator_value=0.0, epsilon=1e-10, l2=0.0, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.initial_accumulator_value = initial_accumulator_value
-        self.epsilon = epsilon
-        self.l2 = l2
-
-    def get_config(self):
-        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon, "l2": self.l2}
-
-    def build(self, variables):
-        if self.built:
-            return
-        super().build(variables)
-        initializer = keras.initializers.Constant(self.initial_accumulator_value)
-        self.sums = [self.add_variable_from_reference(v, "sum", initializer=initializer) for v in variables]
-
-    def update_step(self, gradient, variable, learning_rate):
-        ops = keras.ops
-        lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
-        if self.l2:
-            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
-        total = self.sums[self._get_variable_index(variable)]
-        self.assign_add(total, ops.square(gradient))
-        step = ops.divide(gradient, ops.add(ops.sqrt(total), self.epsilon))
-        self.assign_sub(variable, ops.multiply(lr, step))
-''',
-    "TorchAdam": '''
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchCLS(keras.optimizers.CLS):
-    """CLS as torch.optim.CLS computes it: epsilon is added to sqrt(v) after the bias
-    correction (Keras adds it before, which in torch's terms scales epsilon by
-    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
-
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-        self.torch_epsilon = self.epsilon
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
-    def update_step(self, gradient, variable, learning_rate):
-        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
-        # repeated rows would be squared apart in the second moment
-        gradient = keras.ops.add(keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype))
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        step = keras.ops.cast(self.iterations + 1, variable.dtype)
-        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
-        # CLS's update below reads self.epsilon: torch's epsilon in Keras' formula
-        self.epsilon = self.torch_epsilon * keras.ops.sqrt(1 - keras.ops.power(beta_2, step))
-        try:
-            super().update_step(gradient, variable, learning_rate)
-        finally:
-            self.epsilon = self.torch_epsilon
-''',
-    "BatchLearningRateScheduler": '''
-class BatchLearningRateScheduler(keras.callbacks.Callback):
-    """LearningRateScheduler per optimizer step: the rate is schedule(step) for the
-    step-th update (a torch scheduler stepped after every optimizer.step())."""
-
-    def __init__(self, schedule):
-        super().__init__()
-        self.schedule = schedule
-        self.step = 0
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self.model.optimizer.learning_rate = self.schedule(self.step)
-        self.step += 1
-''',
-    "StepSchedule": '''
-class StepSchedule:
-    """A torch learning-rate scheduler the program steps itself: after n calls of
-    step() the optimizer's rate is schedule(n)."""
-
-    def __init__(self, optimizer, schedule):
-        self.optimizer = optimizer
-        self.schedule = schedule
-        self.steps = 0
-        optimizer.learning_rate = schedule(0)
-
-    def step(self):
-        self.steps += 1
-        self.optimizer.learning_rate = self.schedule(self.steps)
-
-    def get_last_lr(self):
-        return [float(self.optimizer.learning_rate)]
-''',
-    "SparseCategoricalCrossentropyWithSmoothing": '''
-class SparseCategoricalCrossentropyWithSmoothing(keras.losses.Loss):
-    """torch's CrossEntropyLoss(label_smoothing=s) on class indices: Keras' categorical
-    crossentropy with label_smoothing=s on the one-hot targets."""
-
-    def __init__(self, label_smoothing, from_logits=True, **kwargs):
-        super().__init__(**kwargs)
-        self.label_smoothing = label_smoothing
-        self.from_logits = from_logits
-
-    def call(self, y_true, y_pred):
-        classes = keras.ops.shape(y_pred)[-1]
-        y_true = keras.ops.reshape(keras.ops.cast(y_true, "int32"), keras.ops.shape(y_pred)[:-1])
-        return keras.losses.categorical_crossentropy(
-            keras.ops.one_hot(y_true, classes, dtype=y_pred.dtype), y_pred,
-            from_logits=self.from_logits, label_smoothing=self.label_smoothing)
-''',
-    "NLLLoss": '''
-class NLLLoss(keras.losses.Loss):
-    """torch's NLLLoss: minus the log-probability the output gives the target class."""
-
-    def call(self, y_true, y_pred):
-        y_true = keras.ops.reshape(keras.ops.cast(y_true, "int32"), keras.ops.shape(y_pred)[:-1])
-        picked = keras.ops.take_along_axis(y_pred, keras.ops.expand_dims(y_true, -1), axis=-1)
-        return -keras.ops.squeeze(picked, -1)
-''',
-    "KLDivergenceFromLogProbabilities": '''
-class KLDivergenceFromLogProbabilities(keras.losses.Loss):
-    """torch's KLDivLoss(reduction="batchmean"): the output holds log-probabilities, the
-    target probabilities; a zero target contributes nothing."""
-
-    def call(self, y_true, y_pred):
-        y_true = keras.ops.cast(y_true, y_pred.dtype)
-        safe = keras.ops.maximum(y_true, 1e-30)
-        terms = keras.ops.where(y_true > 0, y_true * (keras.ops.log(safe) - y_pred), 0.0)
-        return keras.ops.sum(terms, axis=-1)
-''',
-    "accumulate_gradients": '''
-def accumulate_gradients(tape, loss, model, gradients=None):
-    """loss.backward() for model's weights: the gradient of loss adds to the gradients
-    gathered since the model's zero_grad() (None), as torch accumulates them in .grad."""
-    with tape.stop_recording():
-        new = tape.gradient(loss, model.trainable_variables,
-                            unconnected_gradients=tf.UnconnectedGradients.ZERO)
-    if gradients is None:
-        return new
-    return [old + grad for old, grad in zip(gradients, new)]
-''',
-    "apply_gradients": '''
-def apply_gradients(tape, optimizer, model, gradients):
-    """optimizer.step(): the gathered gradients update the model's weights."""
-    with tape.stop_recording():
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-''',
-    "without_weight_decay": '''
-def without_weight_decay(optimizer, variables):
-    """torch's parameter group with weight_decay=0: the optimizer leaves these variables\'
-    weights undecayed (the other variables decay as the optimizer says)."""
-    optimizer.exclude_from_weight_decay(var_list=variables)
-    return optimizer
-''',
-    "with_learning_rates": '''
-def with_learning_rates(optimizer, groups):
-    """torch's parameter groups with their own learning rates: the variables of each
-    (variables, scale) group step with scale times the optimizer's rate (a schedule
-    scales every group alike, as torch's schedulers do)."""
-    scales = {variable.path: scale for variables, scale in groups for variable in variables}
-    update_step = optimizer.update_step
-
-    def scaled_update_step(gradient, variable, learning_rate):
-        # (the TensorFlow backend passes its own variable, named after the Keras path)
-        path = variable.path if hasattr(variable, "path") else variable.name.split(":")[0]
-        return update_step(gradient, variable, learning_rate * scales.get(path, 1.0))
-
-    optimizer.update_step = scaled_update_step
-    return optimizer
-''',
-    "read_weights": '''
-def read_weights(build, path):
-    """torch.load of a state_dict: Keras reads a weights file through a model built for it,
-    and the weights (a list of arrays) are held in memory as torch holds the state_dict."""
-    model = build()
-    model.load_weights(path)
-    return model.get_weights()
-''',
-    "save_weights_copy": '''
-def save_weights_copy(model, weights, path):
-    """torch.save of a copied state_dict: Keras saves weights from a model, so the model
-    holds the copy while it is written (and gets its own weights back)."""
-    current = model.get_weights()
-    model.set_weights(weights)
-    model.save_weights(path)
-    model.set_weights(current)
-''',
-}
+def helper_source(name: str) -> str:
+    """The source of runtime helper ``name`` (``TorchAdamW``: TorchAdam, renamed)."""
+    if name.startswith("TorchAdam") and name != "TorchAdam":
+        stem = name[len("Torch"):]
+        return runtime_source.source("keras.optimizers", "TorchAdam", {"TorchAdam": name, "Adam": stem})
+    module = next((m for m in RUNTIME_MODULES if runtime_source.defines(m, name)), None)
+    if module is None:
+        raise KeyError(f"no runtime helper {name} in transpiler/runtime/keras/")
+    return runtime_source.source(module, name)
 
 
 def variables_text(model_text: str, variables: list[tuple[str, int]]) -> str:
@@ -488,22 +146,14 @@ class ProgramPrinter:
             self._module_names = {n.value for n in _walk(self.frontend.module) if isinstance(n, cst.Name)}
         return self._module_names
 
-    def need(self, helper: str, text: str | None = None) -> None:
+    def need(self, helper: str) -> None:
         if helper not in self.helpers:
             self.helpers.append(helper)
             if helper in ("ArrayLoader", "DatasetLoader", "random_split"):
                 self.imports.add("import numpy as np")
-        if text is not None:
-            HELPERS.setdefault(helper, text)
 
     def helper_texts(self) -> list[str]:
-        out = []
-        for name in self.helpers:
-            if name.startswith("TorchAdam"):
-                out.append(HELPERS["TorchAdam"].replace("CLS", name[len("Torch"):]))
-            else:
-                out.append(HELPERS[name])
-        return [t.strip("\n") + "\n" for t in out]
+        return [helper_source(name).strip("\n") + "\n" for name in self.helpers]
 
     # -- statements -------------------------------------------------------------------
     def render(self, stmt: cst.CSTNode) -> str:

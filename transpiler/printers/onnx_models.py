@@ -17,21 +17,8 @@ import re
 
 import black
 
-from transpiler.ir.passes import run_pipeline
-from transpiler.ir.passes.pool_padding import decompose_wide_pool_padding
-from transpiler.ir.passes.shape_inference import infer_shapes
-from transpiler.ir.passes.torch_selection import select_torch_ops
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import code
-
-#: the torch passes for a graph that is channels-first already
-ONNX_TORCH_PIPELINE = (
-    ("shape_inference", infer_shapes),
-    ("pool_padding", decompose_wide_pool_padding),
-    ("torch_selection", select_torch_ops),
-    ("shape_inference", infer_shapes),
-)
-
 
 def _header(program: Program, target: str) -> list[str]:
     md = program.models[0]
@@ -60,8 +47,9 @@ def _stub(program: Program, md: ModelDef) -> list[str]:
     return lines
 
 
-def print_torch_model(program: Program, lint: bool = True) -> str:
-    """The PyTorch module source for the ONNX model of ``program`` (its graph gets the passes)."""
+def print_torch_model(program: Program) -> str:
+    """The PyTorch module source for the ONNX model of ``program`` (its graph has had the
+    torch passes: ``translate_onnx.prepare``)."""
     from transpiler.printers.torch_printer import print_model_class
 
     md = program.models[0]
@@ -69,40 +57,32 @@ def print_torch_model(program: Program, lint: bool = True) -> str:
     if md.graph.meta.get("unsupported"):
         out += ["", "import torch", "from torch import nn"] + _stub(program, md)
         return black.format_str("\n".join(out) + "\n", mode=black.Mode())
-    run_pipeline(md.graph, ONNX_TORCH_PIPELINE, lint=lint)
-    code = print_model_class(md, os.path.basename(program.path))
+    printed = print_model_class(md, os.path.basename(program.path))
     imports = ["import torch", "from torch import nn"]
-    if code.uses_functional:
+    if printed.uses_functional:
         imports.append("import torch.nn.functional as F")
-    imports += sorted(i for i in code.imports if i not in imports)
-    if "math." in code.text and "import math" not in imports:
+    imports += sorted(i for i in printed.imports if i not in imports)
+    if "math." in printed.text and "import math" not in imports:
         imports.insert(0, "import math")
     out += [""] + imports + ["", ""]
-    for child in code.classes:
+    for child in printed.classes:
         out += [child.text, ""]
-    out.append(code.text)
-    out += ["", "", "def build_model():", f'    """The {md.class_name} module (load the converted weights into it)."""',
+    out.append(printed.text)
+    out += ["", "", "def build_model():",
+            code.docstring_lines([f"The {md.class_name} module (load the converted weights into it)."], "    "),
             f"    return {md.class_name}()"]
     return black.format_str("\n".join(out) + "\n", mode=black.Mode())
 
 
-def print_keras_model(program: Program, lint: bool = True) -> str:
-    """The Keras source for the ONNX model of ``program`` (its graph gets the Keras passes)."""
-    from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+def print_keras_model(program: Program) -> str:
+    """The Keras source for the ONNX model of ``program`` (its graph has had the Keras
+    passes: ``translate_onnx.prepare``)."""
     from transpiler.printers import keras_ops
     from transpiler.printers.keras_printer import model_body
 
     md = program.models[0]
     out = _header(program, "Keras")
     if md.graph.meta.get("unsupported"):
-        out += ["", "import keras"] + _stub(program, md)
-        return black.format_str("\n".join(out) + "\n", mode=black.Mode())
-    from transpiler.ir.passes.pool_padding import decompose_uncounted_pool_padding
-
-    run_pipeline(md.graph, (("pool_padding", decompose_uncounted_pool_padding),) + tuple(KERAS_PIPELINE), lint=lint)
-    if md.graph.meta.get("unsupported"):  # (what the Keras passes found Keras cannot express)
-        for span, message in md.graph.meta["unsupported"]:
-            program.stub(span, message)
         out += ["", "import keras"] + _stub(program, md)
         return black.format_str("\n".join(out) + "\n", mode=black.Mode())
     keras_ops.clear_auto_names(md.graph)
@@ -112,16 +92,17 @@ def print_keras_model(program: Program, lint: bool = True) -> str:
     text = "\n".join(body)
     if re.search(r"(?<![.\w])ops\.", text):
         imports.append("from keras import ops")
-    if any("math." in keras_ops.INIT_HELPERS[h] for h in helpers):
+    helper_texts = [keras_ops.init_helper_source(h) for h in helpers]
+    if any("math." in t for t in helper_texts):
         imports.insert(0, "import math")
     out += [""] + imports
-    for h in helpers:
-        out += ["", "", keras_ops.INIT_HELPERS[h]]
+    for text in helper_texts:
+        out += ["", "", text]
     inputs = ", ".join(f"{v.var} {tuple(s for s in v.shape[1:])}" for v in md.graph.inputs)
     moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.meta["source_input_shapes"])]
     note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"
     out += ["", "", "def build_model():",
-            f'    """The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} {inputs} '
-            f'without the batch axis, {note}."""']
+            code.docstring_lines([f'The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} '
+                                  f'{inputs} without the batch axis, {note}.'], "    ")]
     out += body
     return black.format_str("\n".join(out) + "\n", mode=black.Mode())

@@ -34,70 +34,8 @@ from transpiler.printers.torch_loss_functions import Untranslatable
 _KERAS_ONLY = ("compute_loss", "compiled_loss", "compiled_metrics", "compute_metrics", "distribute_strategy",
                "make_train_function", "metrics_names", "trainable_weights", "trainable_variables")
 
-HELPER_MEAN = '''
-class Mean:
-    """Keras' metrics.Mean: the running mean of the values given to update_state."""
-
-    def __init__(self, name="mean", dtype=None):
-        self.name = name
-        self.reset_state()
-
-    def update_state(self, values, sample_weight=None):
-        values = torch.as_tensor(values).detach().float()
-        if sample_weight is None:
-            sample_weight = torch.ones_like(values)
-        sample_weight = torch.broadcast_to(torch.as_tensor(sample_weight).float(), values.shape)
-        self.total += float((values * sample_weight).sum())
-        self.count += float(sample_weight.sum())
-
-    def result(self):
-        return torch.tensor(self.total / self.count if self.count else 0.0)
-
-    def reset_state(self):
-        self.total, self.count = 0.0, 0.0
-'''
-
-HELPER_FIT_TRAIN_STEP = '''
-def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", shuffle=True):
-    """Keras' Model.fit over the model's own train_step: the metrics are reset at each
-    epoch's start, and the logs of the epoch's last step are printed and kept."""
-    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
-    loader = make_loader(inputs, y, batch_size, shuffle=shuffle)
-    history = {}
-    for epoch in range(epochs):
-        for metric in model.metrics:
-            metric.reset_state()
-        model.train()
-        for batch in loader:
-            data = batch[0] if len(batch) == 1 else tuple(batch)
-            logs = model.train_step(data)
-        logs = {key: float(value) for key, value in sorted(logs.items())}
-        for key, value in logs.items():
-            history.setdefault(key, []).append(value)
-        if verbose:
-            print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
-    return SimpleNamespace(history=history)
-'''
-
-HELPER_EVALUATE_TEST_STEP = '''
-@torch.no_grad()
-def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
-    """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
-    last batch's logs returned (the metrics' names first, then the other keys sorted)."""
-    model.eval()
-    for metric in model.metrics:
-        metric.reset_state()
-    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
-    for batch in make_loader(inputs, y, batch_size):
-        data = batch[0] if len(batch) == 1 else tuple(batch)
-        logs = model.test_step(data)
-    logs = {key: float(value) for key, value in logs.items()}
-    if return_dict:
-        return logs
-    names = [metric.name for metric in model.metrics if metric.name in logs]
-    results = [logs[name] for name in names] + [logs[key] for key in sorted(logs) if key not in names]
-    return results[0] if len(results) == 1 else results
-'''
+# Mean, fit_train_step and evaluate_test_step are runtime code (runtime/torch/metrics.py,
+# runtime/torch/training.py), copied by TrainingPrinter._helpers.
 
 #: methods of a keras.Model subclass that become methods of the torch module
 STEP_METHODS = ("train_step", "test_step", "compute_loss")

@@ -19,7 +19,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import keras_exact, torch_loss_functions
+from transpiler.printers import keras_exact, runtime_source, torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch_custom_step import extend_class
 from transpiler.printers.torch_model_layers import LayersLoop, ModelLayers, loop_receiver, \
@@ -257,7 +257,8 @@ class _Printer:
                       f"{link['path']!r})"]
         if any("KerasEmbedding(" in code.text for _md, code in self.models.values()) or \
                 any("KerasEmbedding(" in text for texts in self.site_classes.values() for text in texts):
-            lines += ["", keras_exact.KERAS_EMBEDDING]  # before every class that builds one
+            # before every class that builds one
+            lines += ["", runtime_source.source(keras_exact.RUNTIME, "KerasEmbedding")]
         return list(cst.parse_module("\n".join(lines) + "\n").body)
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:

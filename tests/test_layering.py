@@ -1,0 +1,302 @@
+"""Architecture guards over ``transpiler/``, read from the source with ``ast`` (nothing imported).
+
+1. **Layering** (issue 17, DESIGN "The open world"): every import, module-level or inside a
+   function, is an edge between two modules; the layer of each end decides whether it is allowed::
+
+       frontend_ast (frontends) -> ir
+       ir/passes    (passes)    -> ir
+       printers                 -> ir, runtime
+       weights                  -> ir
+       ir                       -> (nothing of the project)
+       runtime                  -> (nothing: it is copied into generated programs as it is)
+
+   Every layer may also import the shared utilities (``cst_fast``, ``lazy_import``) and the
+   other modules of its own layer. The drivers (``cli``, ``translate``, ``batch``, ``verify*``,
+   ``report``) sit on top and may import anything. Today's back-edges are listed in
+   ``ALLOWED_BACK_EDGES``; that list may only shrink: a new back-edge fails, and so does an entry
+   whose edge no longer exists (delete it, so the list stays honest).
+
+2. **Long functions**: a function over ``MAX_FUNCTION_LINES`` lines carries a ``# long: <reason>``
+   comment on its ``def`` line, just above it, or on the first line of its body. Today's
+   offenders without one are listed in ``LONG_FUNCTIONS_TODAY``; that list may only shrink too.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "transpiler"
+
+# layer -> the layers it may import (besides itself and the shared utilities)
+ALLOWED = {
+    "frontend": {"ir"},
+    "passes": {"ir"},
+    "printers": {"ir", "runtime"},
+    "weights": {"ir"},
+    "ir": set(),
+    "runtime": set(),
+    "util": set(),
+}
+UTILITIES = {"transpiler.cst_fast", "transpiler.lazy_import"}
+
+# Today's back-edges (importing module -> imported module). May only shrink.
+ALLOWED_BACK_EDGES = {
+    # frontend -> passes
+    "transpiler.frontend_ast.keras_frontend -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.keras_tensor_ops -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.torch_frontend -> transpiler.ir.passes.keras_selection",
+    "transpiler.frontend_ast.torch_frontend -> transpiler.ir.passes.shape_inference",
+    # frontend -> printers
+    "transpiler.frontend_ast.torch_training -> transpiler.printers.keras_training",
+    # frontend -> weights
+    "transpiler.frontend_ast.torch_param_groups -> transpiler.weights.torch_source",
+    # ir -> frontend
+    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras_layers",
+    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras_tensor_ops",
+    # ir -> passes
+    "transpiler.ir.ops_doc -> transpiler.ir.passes.torch_selection",
+    # ir -> printers
+    "transpiler.ir.ops_doc -> transpiler.printers.torch_ops",
+    # passes -> weights
+    "transpiler.ir.passes.keras_selection -> transpiler.weights.torch_source",
+    # printers -> driver
+    "transpiler.printers.keras_training -> transpiler.translate",
+    # printers -> frontend
+    "transpiler.printers.keras_printer -> transpiler.frontend_ast.torch_frontend",
+    # printers -> passes
+    "transpiler.printers.torch_ops -> transpiler.ir.passes.shape_inference",
+    # printers -> weights
+    "transpiler.printers.torch_ops -> transpiler.weights.transforms",
+    "transpiler.printers.torch_printer -> transpiler.weights.mapping",
+    # weights -> frontend
+    "transpiler.weights.convert -> transpiler.frontend_ast.keras_layers",
+    "transpiler.weights.keras_files -> transpiler.frontend_ast.keras_layers",
+    # weights -> printers
+    "transpiler.weights.convert -> transpiler.printers.keras_ops",
+    "transpiler.weights.convert -> transpiler.printers.keras_subclass",
+    "transpiler.weights.mapping -> transpiler.printers.torch_ops",
+    "transpiler.weights.torch_source -> transpiler.printers.keras_subclass",
+    "transpiler.weights.torch_source -> transpiler.printers.torch_ops",
+}
+
+MAX_FUNCTION_LINES = 80
+LONG_MARK = re.compile(r"#\s*long:\s*\S")
+
+# Today's functions over MAX_FUNCTION_LINES lines without a "# long:" reason. May only shrink.
+LONG_FUNCTIONS_TODAY = {
+    "transpiler/cli.py::_transpile_into",
+    "transpiler/frontend_ast/keras_frontend.py::KerasFrontend._call",
+    "transpiler/frontend_ast/keras_frontend.py::KerasFrontend._call_method",
+    "transpiler/frontend_ast/keras_frontend.py::KerasFrontend._call_model_as_layer",
+    "transpiler/frontend_ast/keras_frontend.py::KerasFrontend._training_call",
+    "transpiler/frontend_ast/keras_frontend.py::_local_names",
+    "transpiler/frontend_ast/torch_frontend.py::TorchFrontend._call_api",
+    "transpiler/frontend_ast/torch_frontend.py::TorchFrontend._tensor_method",
+    "transpiler/frontend_ast/torch_steps.py::read_custom_loop",
+    "transpiler/frontend_ast/torch_train_step.py::read_fit_shape",
+    "transpiler/frontend_ast/torch_training.py::TrainingReader.tensor_method",
+    "transpiler/frontend_ast/torch_training.py::TrainingReader.torch_function",
+    "transpiler/ir/modules.py::build_structure",
+    "transpiler/printers/keras_train_step.py::train_step_fit",
+    "transpiler/printers/keras_training.py::ProgramPrinter.expression",
+    "transpiler/printers/torch_ops.py::emit_multi_head_attention_torch",
+    "transpiler/printers/torch_training.py::TrainingPrinter.fit_lines",
+    "transpiler/printers/torch_training.py::TrainingPrinter.loop_lines",
+    "transpiler/verify_training_to_keras.py::run_both",
+    "transpiler/verify_training_to_keras.py::run_programs",
+}
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def layer(module: str) -> str:
+    """The layer a ``transpiler.*`` module belongs to ("driver" for the top-level drivers)."""
+    if module in UTILITIES:
+        return "util"
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "driver"
+    if parts[1] == "ir":
+        return "passes" if len(parts) > 2 and parts[2] == "passes" else "ir"
+    return {
+        "frontend_ast": "frontend",
+        "printers": "printers",
+        "weights": "weights",
+        "runtime": "runtime",
+    }.get(parts[1], "driver")
+
+
+def _resolve(importer: str, is_package: bool, node: ast.AST) -> list[str]:
+    """The project modules one import statement names (submodules when `from pkg import mod`)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        assert isinstance(node, ast.ImportFrom)
+        if node.level:
+            base = importer.split(".")
+            if not is_package:
+                base = base[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            module = ".".join(base + ([node.module] if node.module else []))
+        else:
+            module = node.module or ""
+        names = []
+        for alias in node.names:
+            sub = f"{module}.{alias.name}"
+            names.append(sub if sub in MODULES else module)
+    out = []
+    for name in names:
+        if not name.startswith("transpiler"):
+            continue
+        # `import transpiler.printers.torch_ops` names the deepest existing module
+        while name not in MODULES and "." in name:
+            name = name.rsplit(".", 1)[0]
+        out.append(name)
+    return out
+
+
+def import_edges() -> set[tuple[str, str]]:
+    """Every (importer, imported) pair between project modules, at any nesting depth."""
+    edges = set()
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in _resolve(module, is_package, node):
+                    if target != module:
+                        edges.add((module, target))
+    return edges
+
+
+def back_edges() -> set[str]:
+    found = set()
+    for importer, imported in import_edges():
+        source, target = layer(importer), layer(imported)
+        if source == "driver" or source == target or target == "util":
+            continue
+        if target not in ALLOWED[source]:
+            found.add(f"{importer} -> {imported}")
+    return found
+
+
+def test_layer_of_each_package():
+    assert layer("transpiler.frontend_ast.keras_frontend") == "frontend"
+    assert layer("transpiler.ir.passes.shape_inference") == "passes"
+    assert layer("transpiler.ir.passes") == "passes"
+    assert layer("transpiler.ir.graph") == "ir"
+    assert layer("transpiler.printers.torch_ops") == "printers"
+    assert layer("transpiler.weights.mapping") == "weights"
+    assert layer("transpiler.runtime") == "runtime"
+    assert layer("transpiler.cli") == "driver"
+    assert layer("transpiler.cst_fast") == "util"
+
+
+def test_function_level_imports_are_edges():
+    """The scan sees imports inside functions (most back-edges hide there to dodge cycles)."""
+    edges = import_edges()
+    assert ("transpiler.printers.keras_training", "transpiler.translate") in edges
+    assert ("transpiler.printers.torch_training", "transpiler.printers.torch_printer") in edges
+
+
+def test_no_new_back_edges():
+    new = sorted(back_edges() - ALLOWED_BACK_EDGES)
+    assert not new, (
+        "imports against the layering (frontends -> ir; passes -> ir; printers -> ir, runtime; "
+        "weights -> ir; runtime -> nothing):\n  " + "\n  ".join(new)
+    )
+
+
+def test_back_edge_allowlist_is_honest():
+    gone = sorted(ALLOWED_BACK_EDGES - back_edges())
+    assert not gone, "these back-edges are gone; delete them from ALLOWED_BACK_EDGES:\n  " + (
+        "\n  ".join(gone)
+    )
+
+
+def test_runtime_imports_nothing_of_the_project():
+    """Runtime modules are copied into generated programs: they may not import the transpiler."""
+    offenders = sorted(
+        f"{a} -> {b}"
+        for a, b in import_edges()
+        if layer(a) == "runtime" and layer(b) != "runtime"
+    )
+    assert not offenders, offenders
+
+
+# ------------------------------------------------------------------------------- long functions
+
+
+def _qualified_functions(tree: ast.Module):
+    """(qualified name, node) for every function, methods and nested functions included."""
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                yield name, child
+                yield from walk(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                yield from walk(child, f"{prefix}{child.name}.")
+            else:
+                yield from walk(child, prefix)
+
+    yield from walk(tree, "")
+
+
+def _has_long_reason(lines: list[str], node: ast.FunctionDef) -> bool:
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    # the line above the def (or its decorators), the def line(s), the first line of the body
+    header = lines[max(first - 2, 0) : node.body[0].lineno]
+    return any(LONG_MARK.search(line) for line in header)
+
+
+def long_functions_without_reason() -> set[str]:
+    found = set()
+    for path in MODULES.values():
+        text = path.read_text()
+        lines = text.splitlines()
+        for name, node in _qualified_functions(ast.parse(text)):
+            if node.end_lineno - node.lineno + 1 <= MAX_FUNCTION_LINES:
+                continue
+            if not _has_long_reason(lines, node):
+                found.add(f"{path.relative_to(ROOT.parent).as_posix()}::{name}")
+    return found
+
+
+def test_long_function_scan_sees_a_reason(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES + 1))
+    tree_text = f"def f():\n{body}\n\n# long: a table of cases\ndef g():\n{body}\n"
+    lines = tree_text.splitlines()
+    fns = dict(_qualified_functions(ast.parse(tree_text)))
+    assert not _has_long_reason(lines, fns["f"])
+    assert _has_long_reason(lines, fns["g"])
+
+
+def test_long_functions_carry_a_reason():
+    new = sorted(long_functions_without_reason() - LONG_FUNCTIONS_TODAY)
+    assert not new, (
+        f"functions over {MAX_FUNCTION_LINES} lines need a `# long: <reason>` comment "
+        "(or a split):\n  " + "\n  ".join(new)
+    )
+
+
+def test_long_function_allowlist_is_honest():
+    gone = sorted(LONG_FUNCTIONS_TODAY - long_functions_without_reason())
+    assert not gone, (
+        "these functions are short now (or say why they are long); delete them from "
+        "LONG_FUNCTIONS_TODAY:\n  " + "\n  ".join(gone)
+    )

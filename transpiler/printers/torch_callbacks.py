@@ -1,0 +1,116 @@
+"""Keras callbacks in Keras → PyTorch programs: a script's ``keras.callbacks.Callback``
+subclass becomes a subclass of the generated ``Callback`` (runtime/torch/callbacks.py), its
+``self.model`` uses rewritten for the torch module and the optimizer fit() hands it."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from transpiler.ir import code_literals
+
+
+def _pt_path(path: str) -> str:
+    """A Keras file name literal (``"m.keras"``, ``"w.weights.h5"``) → the torch one (``.pt``)."""
+    for ext in (".weights.h5", ".keras", ".h5"):
+        if path.endswith(ext + '"') or path.endswith(ext + "'"):
+            return path[: -len(ext) - 1] + ".pt" + path[-1]
+    return path
+
+
+def _callback_object_code(code: str) -> str:
+    """``keras.callbacks.LambdaCallback(...)`` → the generated ``LambdaCallback(...)``."""
+    return re.sub(r"^[\w.]*\bLambdaCallback\(", "LambdaCallback(", code)
+
+
+#: Keras Model members a callback may reach through ``self.model`` that the torch module
+#: lacks; a statement using one becomes a marked stub.
+_KERAS_MODEL_MEMBERS = {"predict", "evaluate", "fit", "compile", "get_weights", "set_weights", "layers",
+                        "get_layer", "summary", "history", "metrics", "metrics_names", "loss", "weights",
+                        "trainable_weights", "trainable_variables", "non_trainable_weights", "variables",
+                        "count_params", "to_json", "load_weights", "input", "output", "inputs", "outputs",
+                        "train_on_batch", "test_on_batch", "predict_on_batch", "name", "losses"}
+_OPTIMIZER_LR = ("learning_rate", "lr")
+
+
+_dotted = code_literals.dotted_name
+
+
+def _lr_target() -> cst.BaseExpression:
+    return cst.parse_expression('self.model.optimizer.param_groups[0]["lr"]')
+
+
+class _CallbackBody(cst.CSTTransformer):
+    """``self.model`` as Keras has it → the torch module and optimizer the generated fit()
+    hands the callback: the learning rate lives in ``optimizer.param_groups`` (fit() makes
+    one group), ``save``/``save_weights`` become ``torch.save`` of the state dict."""
+
+    def __init__(self, keras_names: set[str]):
+        self.keras_names = keras_names
+        self.unsupported: list[str] = []
+
+    def _is_lr(self, node) -> bool:
+        return _dotted(node) in (f"self.model.optimizer.{a}" for a in _OPTIMIZER_LR)
+
+    def _keras_call(self, call: cst.Call, *suffixes: str) -> bool:
+        name = _dotted(call.func) or ""
+        return name.split(".")[0] in self.keras_names and name.endswith(suffixes)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and self._is_lr(func.value):
+            return _lr_target()
+        if self._keras_call(original, "backend.get_value", "ops.convert_to_numpy") and len(updated.args) == 1 \
+                and self._is_lr(original.args[0].value):
+            return _lr_target()
+        name = _dotted(original.func) or ""
+        if name in ("self.model.save", "self.model.save_weights") and updated.args:
+            path = _pt_path(cst.Module([]).code_for_node(updated.args[0].value))
+            return cst.parse_expression(f"torch.save(self.model.state_dict(), {path})")
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if self._is_lr(original):
+            return _lr_target()
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        small = updated.body[0]
+        # lr.assign(v) / keras.backend.set_value(lr, v) → an assignment to the param group
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call, orig = small.value, original.body[0].value
+            value = None
+            if isinstance(orig.func, cst.Attribute) and orig.func.attr.value == "assign" \
+                    and self._is_lr(orig.func.value) and call.args:
+                value = call.args[0].value
+            elif isinstance(orig, cst.Call) and self._keras_call(orig, "backend.set_value") \
+                    and len(orig.args) == 2 and self._is_lr(orig.args[0].value):
+                value = call.args[1].value
+            if value is not None:
+                return updated.with_changes(body=[cst.Assign([cst.AssignTarget(_lr_target())], value)])
+        text = cst.Module([]).code_for_node(updated)
+        for found in re.finditer(r"\bself\.model\.(\w+)", text):
+            member = found.group(1)
+            if member in _KERAS_MODEL_MEMBERS or (member == "optimizer" and re.search(
+                    r"self\.model\.optimizer\.(?!param_groups\b)\w+", text)):
+                self.unsupported.append(text.strip())
+                break
+        return updated
+
+
+def rewrite_callback_class(stmt: cst.ClassDef, keras_names: set[str], user_callbacks: set[str]):
+    """The script's ``keras.callbacks.Callback`` subclass → a subclass of the generated
+    ``Callback``, its ``self.model`` uses rewritten for the torch module. Returns the class
+    and the source of statements that still need Keras (the caller stubs them)."""
+    bases = []
+    for arg in stmt.bases:
+        name = _dotted(arg.value) or ""
+        if name.split(".")[0] in keras_names and name.endswith("Callback"):
+            arg = arg.with_changes(value=cst.Name("Callback"))
+        elif name not in user_callbacks and name.split(".")[0] in keras_names:
+            continue
+        bases.append(arg)
+    body = _CallbackBody(keras_names)
+    new = stmt.with_changes(bases=bases).visit(body)
+    return new, body.unsupported

@@ -1,0 +1,88 @@
+"""torch's default initialisation and layers Keras lacks, for generated Keras programs
+(PyTorch -> Keras); the model printer copies the ones a model uses.
+"""
+
+import math
+
+import keras
+from keras import layers
+
+
+def torch_kernel_init():
+    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
+    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
+
+
+def torch_uniform_init(fan_in):
+    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
+    bound = 1 / math.sqrt(fan_in)
+    return keras.initializers.RandomUniform(-bound, bound)
+
+
+class ModelWeight(layers.Layer):
+    """A weight of the model's own (a PyTorch nn.Parameter, or a buffer: not trainable).
+
+    Called on any tensor of the model (only to place it in the functional graph), it
+    returns the weight."""
+
+    def __init__(self, shape, initializer="zeros", trainable=True, **kwargs):
+        super().__init__(**kwargs)
+        self.value = self.add_weight(
+            shape=shape, initializer=initializer, trainable=trainable, name="value"
+        )
+
+    def call(self, inputs):
+        return keras.ops.convert_to_tensor(self.value)
+
+
+class PaddingEmbedding(layers.Embedding):
+    """torch's nn.Embedding(padding_idx=...): the padding row starts at zero and gets no
+    gradient (training leaves it as it is)."""
+
+    def __init__(self, input_dim, output_dim, padding_idx=0, **kwargs):
+        super().__init__(input_dim, output_dim, **kwargs)
+        self.padding_idx = padding_idx
+
+    def build(self, input_shape=None):
+        super().build(input_shape)
+        rows = keras.ops.expand_dims(keras.ops.arange(self.input_dim) == self.padding_idx, -1)
+        self.embeddings.assign(keras.ops.where(rows, 0.0, self.embeddings))
+
+    def call(self, inputs):
+        outputs = super().call(inputs)
+        padding = keras.ops.expand_dims(keras.ops.equal(inputs, self.padding_idx), -1)
+        return keras.ops.where(padding, keras.ops.stop_gradient(outputs), outputs)
+
+    def get_config(self):
+        return {**super().get_config(), "padding_idx": self.padding_idx}
+
+
+class TrainingSelect(layers.Layer):
+    """Its first input while training, its second at inference: PyTorch's
+    ``a if self.training else b`` (both inputs are computed in either mode; Keras
+    passes ``training`` to the layer, True in fit, False in predict)."""
+
+    def call(self, inputs, training=None):
+        train, infer = inputs
+        return train if training else infer
+
+
+class NormalNoise(layers.Layer):
+    """Normal noise of shape (batch of its input, *shape), drawn at every call (in
+    training and inference alike) from the layer's own seed generator."""
+
+    def __init__(self, shape, mean=0.0, stddev=1.0, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.noise_shape = tuple(shape)
+        self.mean = mean
+        self.stddev = stddev
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, inputs):
+        return keras.random.normal(
+            (keras.ops.shape(inputs)[0], *self.noise_shape),
+            mean=self.mean,
+            stddev=self.stddev,
+            dtype=self.compute_dtype,
+            seed=self.seed_generator,
+        )

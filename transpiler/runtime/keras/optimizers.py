@@ -1,0 +1,151 @@
+"""torch.optim's arithmetic on Keras optimizers, for generated Keras programs (PyTorch ->
+Keras): SGD, RMSprop, Adagrad and Adam as torch computes them (TorchAdam is copied as
+TorchAdamW for AdamW).
+"""
+
+import keras
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchSGD(keras.optimizers.SGD):
+    """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
+    and the momentum buffer sums gradients while the learning rate scales each step
+    (b = momentum * b + g; p -= lr * b). Keras' SGD sums lr-scaled steps instead, which
+    differs once the learning rate changes."""
+
+    def __init__(self, l2=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = keras.ops.cast(learning_rate, variable.dtype)
+        gradient = keras.ops.cast(gradient, variable.dtype)
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        if self.momentum == 0:
+            self.assign_sub(variable, keras.ops.multiply(lr, gradient))
+            return
+        buffer = self.momentums[self._get_variable_index(variable)]
+        self.assign(buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), gradient))
+        if self.nesterov:
+            step = keras.ops.add(gradient, keras.ops.multiply(self.momentum, buffer))
+        else:
+            step = buffer
+        self.assign_sub(variable, keras.ops.multiply(lr, step))
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchRMSprop(keras.optimizers.Optimizer):
+    """RMSprop as torch.optim.RMSprop computes it: the step divides by sqrt(v) + epsilon
+    (Keras: sqrt(v + epsilon)), the momentum buffer sums unscaled steps and the learning
+    rate scales it when applied, and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, learning_rate=0.01, rho=0.99, epsilon=1e-8, momentum=0.0, centered=False, l2=0.0,
+                 **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+        self.momentum = momentum
+        self.centered = centered
+        self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon, "momentum": self.momentum,
+                "centered": self.centered, "l2": self.l2}
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self.square_averages = [self.add_variable_from_reference(v, "square_average") for v in variables]
+        self.averages = [self.add_variable_from_reference(v, "average") for v in variables]
+        self.buffers = [self.add_variable_from_reference(v, "momentum_buffer") for v in variables]
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = keras.ops
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
+        if self.l2:
+            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        index = self._get_variable_index(variable)
+        square_average = self.square_averages[index]
+        self.assign(square_average, ops.add(ops.multiply(self.rho, square_average),
+                                            ops.multiply(1 - self.rho, ops.square(gradient))))
+        variance = square_average
+        if self.centered:
+            average = self.averages[index]
+            self.assign(average, ops.add(ops.multiply(self.rho, average), ops.multiply(1 - self.rho, gradient)))
+            variance = ops.subtract(square_average, ops.square(average))
+        step = ops.divide(gradient, ops.add(ops.sqrt(variance), self.epsilon))
+        if self.momentum:
+            buffer = self.buffers[index]
+            self.assign(buffer, ops.add(ops.multiply(self.momentum, buffer), step))
+            step = buffer
+        self.assign_sub(variable, ops.multiply(lr, step))
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchAdagrad(keras.optimizers.Optimizer):
+    """Adagrad as torch.optim.Adagrad computes it: the step divides by sqrt(sum) + epsilon
+    (Keras: sqrt(sum + epsilon)), and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, learning_rate=0.01, initial_accumulator_value=0.0, epsilon=1e-10, l2=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.initial_accumulator_value = initial_accumulator_value
+        self.epsilon = epsilon
+        self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon, "l2": self.l2}
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        initializer = keras.initializers.Constant(self.initial_accumulator_value)
+        self.sums = [self.add_variable_from_reference(v, "sum", initializer=initializer) for v in variables]
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = keras.ops
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
+        if self.l2:
+            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        total = self.sums[self._get_variable_index(variable)]
+        self.assign_add(total, ops.square(gradient))
+        step = ops.divide(gradient, ops.add(ops.sqrt(total), self.epsilon))
+        self.assign_sub(variable, ops.multiply(lr, step))
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchAdam(keras.optimizers.Adam):
+    """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
+    correction (Keras adds it before, which in torch's terms scales epsilon by
+    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, l2=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.l2 = l2
+        self.torch_epsilon = self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
+
+    def update_step(self, gradient, variable, learning_rate):
+        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
+        # repeated rows would be squared apart in the second moment
+        gradient = keras.ops.add(keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype))
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        step = keras.ops.cast(self.iterations + 1, variable.dtype)
+        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
+        # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula
+        self.epsilon = self.torch_epsilon * keras.ops.sqrt(1 - keras.ops.power(beta_2, step))
+        try:
+            super().update_step(gradient, variable, learning_rate)
+        finally:
+            self.epsilon = self.torch_epsilon

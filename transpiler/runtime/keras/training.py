@@ -1,0 +1,96 @@
+"""torch training idioms in Keras, for generated Keras programs (PyTorch -> Keras):
+learning-rate schedules stepped per batch or by the program, loss.backward()/optimizer.step()
+on a GradientTape, parameter groups, state_dict copies.
+"""
+
+import keras
+import tensorflow as tf
+
+
+class BatchLearningRateScheduler(keras.callbacks.Callback):
+    """LearningRateScheduler per optimizer step: the rate is schedule(step) for the
+    step-th update (a torch scheduler stepped after every optimizer.step())."""
+
+    def __init__(self, schedule):
+        super().__init__()
+        self.schedule = schedule
+        self.step = 0
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.model.optimizer.learning_rate = self.schedule(self.step)
+        self.step += 1
+
+
+class StepSchedule:
+    """A torch learning-rate scheduler the program steps itself: after n calls of
+    step() the optimizer's rate is schedule(n)."""
+
+    def __init__(self, optimizer, schedule):
+        self.optimizer = optimizer
+        self.schedule = schedule
+        self.steps = 0
+        optimizer.learning_rate = schedule(0)
+
+    def step(self):
+        self.steps += 1
+        self.optimizer.learning_rate = self.schedule(self.steps)
+
+    def get_last_lr(self):
+        return [float(self.optimizer.learning_rate)]
+
+
+def accumulate_gradients(tape, loss, model, gradients=None):
+    """loss.backward() for model's weights: the gradient of loss adds to the gradients
+    gathered since the model's zero_grad() (None), as torch accumulates them in .grad."""
+    with tape.stop_recording():
+        new = tape.gradient(loss, model.trainable_variables,
+                            unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    if gradients is None:
+        return new
+    return [old + grad for old, grad in zip(gradients, new)]
+
+
+def apply_gradients(tape, optimizer, model, gradients):
+    """optimizer.step(): the gathered gradients update the model's weights."""
+    with tape.stop_recording():
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+
+
+def without_weight_decay(optimizer, variables):
+    """torch's parameter group with weight_decay=0: the optimizer leaves these variables'
+    weights undecayed (the other variables decay as the optimizer says)."""
+    optimizer.exclude_from_weight_decay(var_list=variables)
+    return optimizer
+
+
+def with_learning_rates(optimizer, groups):
+    """torch's parameter groups with their own learning rates: the variables of each
+    (variables, scale) group step with scale times the optimizer's rate (a schedule
+    scales every group alike, as torch's schedulers do)."""
+    scales = {variable.path: scale for variables, scale in groups for variable in variables}
+    update_step = optimizer.update_step
+
+    def scaled_update_step(gradient, variable, learning_rate):
+        # (the TensorFlow backend passes its own variable, named after the Keras path)
+        path = variable.path if hasattr(variable, "path") else variable.name.split(":")[0]
+        return update_step(gradient, variable, learning_rate * scales.get(path, 1.0))
+
+    optimizer.update_step = scaled_update_step
+    return optimizer
+
+
+def read_weights(build, path):
+    """torch.load of a state_dict: Keras reads a weights file through a model built for it,
+    and the weights (a list of arrays) are held in memory as torch holds the state_dict."""
+    model = build()
+    model.load_weights(path)
+    return model.get_weights()
+
+
+def save_weights_copy(model, weights, path):
+    """torch.save of a copied state_dict: Keras saves weights from a model, so the model
+    holds the copy while it is written (and gets its own weights back)."""
+    current = model.get_weights()
+    model.set_weights(weights)
+    model.save_weights(path)
+    model.set_weights(current)

@@ -1,0 +1,132 @@
+"""The loop helpers of generated PyTorch programs (Keras -> PyTorch) that do not vary
+per program: tf.data's repeat, Keras' epoch iterator under steps_per_epoch, predict,
+train_on_batch's logs, fit/evaluate over a model's own train_step/test_step,
+keras.models.load_model and keras.utils.to_categorical.
+
+``make_loader`` and ``Model`` are the generated program's own: the loader the printer
+specialises for the program's features, and its model class (``load_model`` is copied with
+``Model`` renamed to it).
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+
+Model = torch.nn.Module  # the program's model class (load_model is copied with its name)
+
+
+class Repeated:
+    """tf.data's .repeat(count) after .batch(): the loader's passes back to back (each
+    reshuffled when the loader shuffles), as an iterable that can be looped over again."""
+
+    def __init__(self, loader, count):
+        self.loader, self.count = loader, count
+
+    def __iter__(self):
+        for _ in range(self.count):
+            yield from self.loader
+
+    def __len__(self):
+        return self.count * len(self.loader)
+
+
+class EpochBatches:
+    """Keras' epoch iterator under fit(steps_per_epoch=...): one pass over the data spans
+    epochs; an epoch takes steps_per_epoch batches and ends early where the pass ends (the
+    next epoch starts a fresh pass). With ``repeat`` (tf.data's .repeat()) passes follow each
+    other without a break. Without steps_per_epoch an epoch is one pass."""
+
+    def __init__(self, loader, steps_per_epoch=None, repeat=False):
+        self.loader, self.steps, self.repeat = loader, steps_per_epoch, repeat
+        self.iterator, self.seen = None, 0
+
+    def epoch(self):
+        if self.steps is None:
+            yield from enumerate(self.loader)
+            return
+        if self.iterator is None:
+            self.iterator, self.seen = iter(self.loader), 0
+        for step in range(self.steps):
+            if self.seen == len(self.loader):
+                if not self.repeat:
+                    break
+                self.iterator, self.seen = iter(self.loader), 0
+            self.seen += 1
+            yield step, next(self.iterator)
+        if self.seen == len(self.loader) and not self.repeat:
+            self.iterator = None
+
+
+def batch_logs(history):
+    """What Keras' train_on_batch returns, from a fit over one batch: the loss, or the loss
+    and the metrics after it."""
+    values = [logs[-1] for logs in history.history.values()]
+    return values[0] if len(values) == 1 else values
+
+
+@torch.no_grad()
+def predict(model, x, batch_size=32):
+    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode."""
+    model.eval()
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    batches = [model(*batch) for batch in make_loader(inputs, batch_size=batch_size)]
+    if isinstance(batches[0], tuple):
+        return [torch.cat(parts).numpy() for parts in zip(*batches)]
+    return torch.cat(batches).numpy()
+
+
+def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", shuffle=True):
+    """Keras' Model.fit over the model's own train_step: the metrics are reset at each
+    epoch's start, and the logs of the epoch's last step are printed and kept."""
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    loader = make_loader(inputs, y, batch_size, shuffle=shuffle)
+    history = {}
+    for epoch in range(epochs):
+        for metric in model.metrics:
+            metric.reset_state()
+        model.train()
+        for batch in loader:
+            data = batch[0] if len(batch) == 1 else tuple(batch)
+            logs = model.train_step(data)
+        logs = {key: float(value) for key, value in sorted(logs.items())}
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+    return SimpleNamespace(history=history)
+
+
+@torch.no_grad()
+def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
+    """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
+    last batch's logs returned (the metrics' names first, then the other keys sorted)."""
+    model.eval()
+    for metric in model.metrics:
+        metric.reset_state()
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    for batch in make_loader(inputs, y, batch_size):
+        data = batch[0] if len(batch) == 1 else tuple(batch)
+        logs = model.test_step(data)
+    logs = {key: float(value) for key, value in logs.items()}
+    if return_dict:
+        return logs
+    names = [metric.name for metric in model.metrics if metric.name in logs]
+    results = [logs[name] for name in names] + [logs[key] for key in sorted(logs) if key not in names]
+    return results[0] if len(results) == 1 else results
+
+
+def load_model(path):
+    """keras.models.load_model: the same architecture, with the weights torch.save() wrote."""
+    model = Model()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    return model
+
+
+def to_categorical(y, num_classes=None, dtype="float64"):
+    """keras.utils.to_categorical without Keras: one-hot rows for integer labels (float64, as Keras 3)."""
+    y = np.asarray(y, dtype="int64")
+    if y.ndim > 1 and y.shape[-1] == 1:
+        y = y.reshape(y.shape[:-1])
+    num_classes = int(y.max()) + 1 if num_classes is None else num_classes
+    return np.eye(num_classes, dtype=dtype)[y]
