@@ -305,7 +305,9 @@ class KerasScript:
                 return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
             ref = self.frontend.classes.get(name)
             if ref is not None and ref.is_module:
-                return None  # its layers live in the builder now
+                if name in self.covered_classes:
+                    return None  # its layers live in the builder now
+                return self.unbuilt_class(name, stmt)
         if isinstance(stmt, cst.FunctionDef):
             name = stmt.name.value
             if name in self.builders:
@@ -317,6 +319,35 @@ class KerasScript:
             text = "\n\n".join(self.training.classes + [text])
             self.training.classes.clear()
         return text
+
+    @property
+    def covered_classes(self) -> set[str]:
+        """Module classes whose layers a printed (or stubbed) model holds: the models' classes
+        and builders, and the classes their code names, transitively."""
+        if getattr(self, "_covered", None) is None:
+            classes = self.frontend.classes
+            defs = {s.name.value: s for s in self.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
+            todo = [md.class_name for md in self.program.models] + [md.builder for md in self.program.models
+                                                                   if md.builder]
+            todo += [n for s in self.stubbed.values() for n in (s["name"], s["builder"]) if n]  # (stubs already)
+            covered: set[str] = set()
+            while todo:
+                name = todo.pop()
+                if name in covered or name not in defs:
+                    continue
+                covered.add(name)
+                todo += [n.value for n in nodes_of(defs[name], cst.Name) if n.value in classes and n.value != name]
+            self._covered = covered
+        return self._covered
+
+    def unbuilt_class(self, name: str, stmt: cst.ClassDef) -> str:
+        """An ``nn.Module`` class no translated model holds (a library module's, or one this
+        file builds only with arguments or data it cannot size): a marked stub of its name."""
+        message = (f"{name}: an nn.Module class this file does not build with a known input shape "
+                   "(Keras layers need it to translate the forward here); translate the script that "
+                   "builds it, or give its input shape as INPUT_SHAPE")
+        diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+        return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
 
     def _bound(self, import_line: str) -> bool:
         """The source already binds the name ``import_line`` would (``np``, ``math``)."""
