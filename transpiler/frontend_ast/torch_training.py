@@ -39,7 +39,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast import torch_param_groups as pg
-from transpiler.frontend_ast import torch_data
+from transpiler.frontend_ast import torch_data, torch_plumbing
 from transpiler.frontend_ast.torch_helper_calls import HelperRefV
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
@@ -397,6 +397,7 @@ class TrainingReader:
         self.live_blocks: set[int] = set()  # the for statements whose body is a training step
         self.custom_loops: set[int] = set()  # for statements read as code around a training step
         self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
+        self.synthetic: list[cst.CSTNode] = self.program.meta.setdefault("synthetic_nodes", [])  # (torch_plumbing)
         from transpiler.frontend_ast.torch_helper_calls import HelperCalls
 
         self.helper_calls = HelperCalls(self)  # the training helpers (fit, evaluate, ...) and their calls
@@ -636,6 +637,8 @@ class TrainingReader:
 
     def small(self, small, line: cst.SimpleStatementLine, scope: Scope) -> None:
         if isinstance(small, cst.Assign) and self.parameter_list(small, scope):
+            return
+        if len(line.body) == 1 and torch_plumbing.statement(self, small, line, scope):
             return
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, scope)
@@ -1252,9 +1255,13 @@ class TrainingReader:
         vals = [v for a, v in args if a.keyword is None and not a.star]
         kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
         kwv = {a.keyword.value: v for a, v in args if a.keyword is not None}
+        if DATA_PATHS.get(path) == "loader" and any(a.star == "**" for a, _ in args):
+            return self.torch_call(path, node, torch_plumbing.unpacked_loader_options(self, args, scope), scope)
         if any(a.star for a, _ in args) and path not in ("torch.randn", "torch.rand", "torch.zeros", "torch.ones"):
             raise Unsupported(f"{path}(*...): unpacked arguments")
         short = path.split(".")[-1]
+        if torch_plumbing.query(self, path, node) is not None:
+            return OTHER
         if any(isinstance(v, LiveV) for v in vals + list(kwv.values())) and not path.startswith(
                 ("torch.optim", "torch.utils.data", "torch.nn.utils")):
             from transpiler.frontend_ast.torch_steps import live_function

@@ -481,6 +481,9 @@ class ProgramPrinter:
         self._module_names: set[str] | None = None
         for node in _walk(frontend.module):
             self.originals[id(node)] = node
+        for expr in program.meta.get("synthetic_nodes", ()):  # expressions the reader wrote (torch_plumbing)
+            for node in _walk(expr):
+                self.originals[id(node)] = node
 
     def module_names(self) -> set[str]:
         """Every name the source mentions (a generated name takes none of them)."""
@@ -536,6 +539,9 @@ class ProgramPrinter:
     def expression(self, ts: T.TrainingStatement) -> str:
         kind = ts.kind
         cfg = ts.config
+        if kind == "device_expr":  # (frontend_ast/torch_plumbing.py)
+            self.note(cfg["note"])
+            return cfg["text"]
         if kind == "array_expr":
             if "np." in cfg.template:
                 self.imports.add("import numpy as np")
@@ -1036,10 +1042,14 @@ class _Rewriter(cst.CSTTransformer):
         self.p = printer
         self.record = record
         self.guarded = 0  # inside a function or the main block: a stub may raise
+        self.held: dict[int, list[str]] = {}  # notes of earlier statements, for this one (not its body)
 
     def on_visit(self, node) -> bool:
         if _guards(node):
             self.guarded += 1
+        if isinstance(node, cst.BaseCompoundStatement) and self.p.notes:
+            self.held[id(node)] = list(self.p.notes)
+            self.p.notes.clear()
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
         return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups", "source", "loss_def")
@@ -1062,6 +1072,8 @@ class _Rewriter(cst.CSTTransformer):
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         if isinstance(result, cst.CSTNode) and self.record:
             p.updated[id(original)] = result
+        if id(original) in self.held:
+            p.notes[:0] = [n for n in self.held.pop(id(original)) if n not in p.notes]
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and p.notes and \
                 not isinstance(result, cst.RemovalSentinel):
             result = self.with_notes(result)
@@ -1084,6 +1096,9 @@ class _Rewriter(cst.CSTTransformer):
         if kind == "source":  # a statement rewritten by the frontend (a Dataset class)
             self.p.imports.add("import numpy as np")
             return ts.config
+        if kind == "device_drop":  # (frontend_ast/torch_plumbing.py)
+            p.note(ts.config)
+            return cst.RemovalSentinel.REMOVE
         if kind == "drop":
             if isinstance(original, cst.Decorator):
                 return cst.RemovalSentinel.REMOVE

@@ -1,0 +1,125 @@
+"""Script plumbing of PyTorch programs that Keras does itself: device choice and queries.
+
+Keras places tensors and the computation on an accelerator itself (the backend's default
+device), so a PyTorch script's device code has no counterpart to call:
+
+* queries (``torch.cuda.is_available()``, ``torch.backends.mps.is_available()``,
+  ``torch.accelerator.is_available()``, ``device_count()``) become constants saying "no
+  device to choose" (``False``, ``0``): the script's own branches on them take their
+  CPU path, which in the Keras program is the one that needs no device code (no
+  ``pin_memory``/``num_workers`` DataLoader options, no ``set_device``);
+* ``torch.accelerator.current_accelerator()`` is ``None``, like ``torch.device(...)``;
+* statements that only configure a device (``torch.cuda.set_device(i)``,
+  ``torch.accelerator.set_device_index(i)``, ``torch.cuda.empty_cache()``,
+  ``torch.cuda.manual_seed_all(s)`` — ``keras.utils.set_random_seed`` already seeds every
+  device —, ``cudnn.benchmark = True``, ``torch.backends.cudnn.deterministic = ...``)
+  are dropped.
+
+Each replacement leaves a ``# transpiler:`` comment above the statement, so the reader
+sees what went. Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+#: a device query → the constant the Keras program uses
+QUERIES = {
+    "torch.cuda.is_available": "False",
+    "torch.backends.mps.is_available": "False",
+    "torch.backends.mps.is_built": "False",
+    "torch.backends.cudnn.is_available": "False",
+    "torch.accelerator.is_available": "False",
+    "torch.cuda.device_count": "0",
+    "torch.accelerator.device_count": "0",
+    "torch.accelerator.current_accelerator": "None",
+}
+
+#: calls that only configure a device (dropped as statements)
+STATEMENTS = frozenset({
+    "torch.cuda.set_device", "torch.accelerator.set_device_index", "torch.cuda.empty_cache",
+    "torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all", "torch.mps.manual_seed", "torch.mps.empty_cache",
+})
+
+#: module attributes whose assignment configures a backend library (dropped)
+SETTINGS = frozenset({
+    "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled",
+    "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+})
+
+QUERY_NOTE = "{names} is {text} here: Keras places the computation on a device itself"
+DROP_NOTE = "dropped {what}: Keras chooses and configures the device itself"
+
+#: the DataLoader options the Keras program reads, with torch's defaults
+LOADER_OPTIONS = (("batch_size", "1"), ("shuffle", "False"), ("drop_last", "False"))
+
+
+def query(reader, path: str, node: cst.Call) -> str | None:
+    """The constant for a device query ``path(...)`` (recorded as the node's replacement),
+    else None."""
+    text = QUERIES.get(path)
+    if text is None:
+        return None
+    reader.fact(node, "device_expr", {"text": text, "note": QUERY_NOTE.format(names=f"{path}()", text=text)})
+    return text
+
+
+def unpacked_loader_options(reader, args: list, scope) -> list:
+    """``DataLoader(ds, **train_kwargs)``: the ``**`` argument as the options the Keras
+    program reads, each looked up at run time (``train_kwargs.get("batch_size", 1)``, torch's
+    default when the key is absent), so that keys the script adds later (``.update``, under
+    ``if use_cuda:``) still count. Other keys the dict is known to hold (``sampler``) are
+    passed on as themselves, so what is not translated still says so."""
+    from transpiler.frontend_ast.torch_training import OTHER
+
+    out = []
+    for arg, value in args:
+        if arg.star != "**":
+            out.append((arg, value))
+            continue
+        source = cst.Module([]).code_for_node(arg.value)
+        known = getattr(value, "items", None) or {}
+        # (drop_last only where the script can set it: read as code, it makes the loop a
+        # tf.data pipeline, since fit keeps the last partial batch)
+        keys = [(k, d) for k, d in LOADER_OPTIONS if k != "drop_last" or k in known or "drop_last" in reader.fe.source]
+        keys += [(k, "None") for k in known if k not in dict(LOADER_OPTIONS)]
+        for key, default in keys:
+            expr = cst.parse_expression(f"({source}).get({key!r}, {default})" if not isinstance(
+                arg.value, cst.Name) else f"{source}.get({key!r}, {default})")
+            reader.synthetic.append(expr)  # (the printer renders it by id: kept alive)
+            reader.expr(expr, scope)
+            out.append((cst.Arg(expr, keyword=cst.Name(key)), known.get(key, OTHER)))
+    return out
+
+
+def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
+    """True when ``small`` (a statement of ``line``) only configures a device and was
+    recorded as dropped."""
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        path = _torch_path(reader, small.value.func, scope)
+        if path in STATEMENTS:
+            reader.fact(line, "device_drop", DROP_NOTE.format(what=f"{path}()"))
+            return True
+    if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Attribute) for t in small.targets):
+        paths = [_torch_path(reader, t.target, scope) for t in small.targets]
+        if paths and all(p in SETTINGS for p in paths):
+            reader.fact(line, "device_drop", DROP_NOTE.format(what=" = ".join(paths) + " = ..."))
+            return True
+    return False
+
+
+def _torch_path(reader, node, scope) -> str | None:
+    """The dotted torch path ``node`` names (``cudnn.benchmark`` after ``import
+    torch.backends.cudnn as cudnn``), without evaluating calls."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    head = reader.peek(node, scope)
+    base = getattr(head, "path", None)
+    if type(head).__name__ != "TorchRef" or base is None:
+        return None
+    return ".".join([base] + parts[::-1])
