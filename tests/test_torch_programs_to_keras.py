@@ -156,3 +156,127 @@ def test_a_loop_in_a_function_given_the_loader_reads_through_it():
 def test_plumbing_script_runs_end_to_end(tmp_path):
     out = _run_generated(translate(PLUMBING.read_text(), "input.py", "keras").text, tmp_path, "--epochs", "1")
     assert "device None, 0 GPUs" in out
+
+
+# -- 3. torchvision data --------------------------------------------------------------------
+VISION = Path(__file__).parent / "golden_keras" / "torchvision_mnist" / "input.py"
+
+#: runs a generated script with keras.datasets.<name>.load_data giving small synthetic images
+#: (a stand-in for the download), under the script's own __main__
+STAND_IN = '''
+import runpy, sys
+import numpy as np
+import keras
+
+def fake(shape, classes):
+    def load_data():
+        rng = np.random.default_rng(0)
+        def part(n):
+            return (rng.integers(0, 256, size=(n,) + shape, dtype=np.uint8),
+                    rng.integers(0, classes, size=(n,)).astype("uint8"))
+        return part(96), part(40)
+    return load_data
+
+keras.datasets.mnist.load_data = fake((28, 28), 10)
+keras.datasets.fashion_mnist.load_data = fake((28, 28), 10)
+keras.datasets.cifar10.load_data = fake((32, 32, 3), 10)
+sys.argv = [sys.argv[1]] + sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+def _run_with_stand_in(text: str, tmp_path: Path, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "generated.py").write_text(text)
+    (tmp_path / "stand_in.py").write_text(STAND_IN)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    p = subprocess.run([sys.executable, "stand_in.py", "generated.py", *args], capture_output=True, text=True,
+                       timeout=600, cwd=tmp_path, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout
+
+
+def test_mnist_with_to_tensor_sizes_the_model_without_input_shape():
+    tr = translate(VISION.read_text(), "input.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert 'keras.Input(shape=(28, 28, 1), name="x")' in tr.text
+    assert "torchvision" not in _imports(tr.text) and "torch" not in _imports(tr.text)
+    assert 'VisionDataset("mnist", train=True, transform=transform)' in tr.text
+    assert "np.transpose(train_set.arrays[0], (0, 2, 3, 1))" in tr.text  # NCHW data → NHWC model
+
+
+@pytest.mark.parametrize("source, shape", [
+    ("datasets.CIFAR10('d', transform=transforms.ToTensor())", (32, 32, 3)),
+    ("datasets.FashionMNIST('d', transform=transforms.Compose([transforms.Resize(32), transforms.ToTensor()]))",
+     (32, 32, 1)),
+    ("datasets.CIFAR100('d', transform=transforms.Compose([transforms.CenterCrop(24), transforms.ToTensor()]))",
+     (24, 24, 3)),
+    ("datasets.CIFAR10('d', transform=transforms.Compose([transforms.Grayscale(), transforms.ToTensor()]))",
+     (32, 32, 1)),
+    ("datasets.ImageFolder('d', transform=transforms.Compose([transforms.Resize((40, 40)), transforms.ToTensor()]))",
+     (40, 40, 3)),
+])
+def test_the_input_shape_follows_the_dataset_and_its_transforms(source, shape):
+    c = shape[-1]
+    src = f'''
+import torch
+import torch.nn as nn
+from torchvision import datasets, transforms
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d({c}, 2, 3)
+
+    def forward(self, x):
+        return torch.flatten(self.conv(x), 1)
+
+
+def main():
+    data = {source}
+    loader = torch.utils.data.DataLoader(data, batch_size=4)
+    model = Net()
+    for x, y in loader:
+        print(model(x).shape)
+'''
+    tr = translate(src, "input.py", "keras")
+    assert f"keras.Input(shape={shape!r}" in tr.text
+    assert "torchvision" not in _imports(tr.text)
+
+
+def test_random_augmentations_are_marked_stubs():
+    src = VISION.read_text().replace("transforms.ToTensor(),", "transforms.RandomHorizontalFlip(), transforms.ToTensor(),")
+    tr = translate(src, "input.py", "keras")
+    assert any("RandomHorizontalFlip" in str(d) for d in tr.stubs)
+    assert "torchvision" not in _imports(tr.text)
+
+
+def test_generated_transforms_equal_torchvision_to_tensor_and_normalize():
+    """ToTensor (uint8 HWC → float32 CHW / 255) and Normalize as torchvision computes them
+    (``img.permute(2, 0, 1).float().div(255)``, then ``sub_(mean).div_(std)``), bit for bit."""
+    import numpy as np
+    import torch
+
+    from transpiler.printers.vision_data import HELPERS
+
+    ns = {"np": np}
+    for name in ("Compose", "ToTensor", "Normalize", "CenterCrop"):
+        exec(HELPERS[name], ns)  # noqa: S102
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(5, 9, 11, 3), dtype=np.uint8)
+    mean, std = (0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261)
+    ours = ns["Compose"]([ns["ToTensor"](), ns["CenterCrop"](7), ns["Normalize"](mean, std)])(images)
+    t = torch.from_numpy(images).permute(0, 3, 1, 2).float().div(255)
+    t = t[:, :, 1:8, 2:9]  # torchvision's center crop of 9x11 to 7x7: top round(1.0), left round(2.0)
+    t = t.sub(torch.tensor(mean).view(1, 3, 1, 1)).div(torch.tensor(std).view(1, 3, 1, 1))
+    assert ours.dtype == np.float32 and ours.shape == (5, 3, 7, 7)
+    np.testing.assert_array_equal(ours, t.numpy())
+
+
+def test_torchvision_mnist_program_runs_end_to_end(tmp_path):
+    out = _run_with_stand_in(translate(VISION.read_text(), "input.py", "keras").text, tmp_path)
+    assert "accuracy" in out

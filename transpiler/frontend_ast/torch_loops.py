@@ -690,6 +690,12 @@ class LoopReader:
         expression the dataset was made of, else through the ``loader`` expression the loop
         reads (a function given the loader does not see its caller's arrays)."""
         node = ds.arrays[index]
+        if ds.vision:  # (the generated VisionDataset / ImageFolder holds them)
+            if ds.var is not None and self.r.same_binding(ds.var, self.scope, None):
+                return T.Code(f"{ds.var}.arrays[{index}]")
+            if loader is not None and isinstance(loader, (cst.Name, cst.Attribute, cst.Subscript)):
+                return T.Code(f"{_code(loader)}.dataset.arrays[{index}]")
+            raise NotStandard(f"the dataset {_code(ds.node)!r} is not visible where the loop runs")
         plain = isinstance(node, (cst.Name, cst.Subscript, cst.Attribute))
         if not plain and ds.var is not None and self.r.same_binding(ds.var, self.scope, None):
             return T.Code(f"{ds.var}.arrays[{index}]")

@@ -39,7 +39,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast import torch_param_groups as pg
-from transpiler.frontend_ast import torch_data, torch_plumbing
+from transpiler.frontend_ast import torch_data, torch_plumbing, torch_vision
 from transpiler.frontend_ast.torch_helper_calls import HelperRefV
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
@@ -187,6 +187,7 @@ class DatasetV(V):
     #: what each name the arrays' code reads was bound to where the dataset was made (None:
     #: not known), so that code is only reused where the names still mean the same arrays
     bindings: dict | None = None
+    vision: bool = False  # a torchvision dataset: its arrays are the generated object's (torch_vision)
 
 
 @dataclass(eq=False)
@@ -667,8 +668,8 @@ class TrainingReader:
             scope.returns.append(result)
         elif isinstance(small, (cst.Import, cst.ImportFrom)):
             roots = _import_roots(small)
-            if "torch" in roots:
-                if len(roots) > 1:
+            if roots & {"torch", "torchvision"}:
+                if len(roots - {"torch", "torchvision"}) > 0:
                     raise Unsupported("an import of torch together with other modules")
                 self.fact(line, "drop", "a torch import")
         elif isinstance(small, (cst.Assert, cst.Raise, cst.Del)):
@@ -1114,6 +1115,9 @@ class TrainingReader:
 
     def _e_Call(self, node: cst.Call, scope: Scope) -> V:
         func = node.func
+        made = torch_vision.call(self, node, scope)
+        if made is not None:
+            return made
         if isinstance(func, cst.Attribute):
             obj = self.expr(func.value, scope)
             if not isinstance(obj, TorchRef):

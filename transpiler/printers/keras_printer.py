@@ -413,10 +413,10 @@ def _is_docstring(stmt) -> bool:
 def _imports_torch(stmt) -> bool:
     for s in stmt.body:
         if isinstance(s, cst.Import):
-            if any(_dotted(a.name).split(".")[0] == "torch" for a in s.names):
+            if any(_dotted(a.name).split(".")[0] in ("torch", "torchvision") for a in s.names):
                 return True
         elif isinstance(s, cst.ImportFrom) and s.module is not None:
-            if _dotted(s.module).split(".")[0] == "torch":
+            if _dotted(s.module).split(".")[0] in ("torch", "torchvision"):
                 return True
     return False
 

@@ -539,6 +539,10 @@ class ProgramPrinter:
     def expression(self, ts: T.TrainingStatement) -> str:
         kind = ts.kind
         cfg = ts.config
+        if kind == "vision":  # (frontend_ast/torch_vision.py)
+            from transpiler.printers.vision_data import expression as vision_expression
+
+            return vision_expression(self, cfg)
         if kind == "device_expr":  # (frontend_ast/torch_plumbing.py)
             self.note(cfg["note"])
             return cfg["text"]
