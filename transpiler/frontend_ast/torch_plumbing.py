@@ -123,3 +123,33 @@ def _torch_path(reader, node, scope) -> str | None:
     if type(head).__name__ != "TorchRef" or base is None:
         return None
     return ".".join([base] + parts[::-1])
+
+
+#: torch tensor methods numpy arrays do not have (or have with another meaning: ``view`` takes
+#: a dtype, ``size`` is an attribute): called on a value the reader cannot tell in a function
+#: the file never calls (a library module's, called by another file with torch tensors), the
+#: code kept as it is would fail when run, so the statement is a marked stub instead
+TENSOR_ONLY_METHODS = frozenset("""
+view view_as bmm mm matmul new_tensor new_zeros new_ones new_full new_empty add_ sub_ mul_ div_ clamp clamp_
+clone permute unsqueeze unsqueeze_ squeeze_ contiguous detach detach_ cpu cuda size float long int double half
+bool masked_fill masked_fill_ expand expand_as numel dim narrow index_select type_as norm pow exp log sqrt
+softmax log_softmax t zero_ fill_ copy_ uniform_ normal_ requires_grad_ backward numpy item tolist to
+chunk gather scatter scatter_ topk unfold flip roll transpose_ sum mean max min argmax argmin
+""".split()) - {"sum", "mean", "max", "min", "argmax", "argmin", "tolist", "item"}  # (numpy has those)
+
+
+def unknown_tensor_method(reader, name: str, receiver) -> str | None:
+    """The stub message for ``receiver.name()`` on a value the reader cannot tell, when
+    ``name`` is a torch tensor method numpy lacks; else None (also for an imported module's
+    function: ``math.exp(x)``)."""
+    if name not in TENSOR_ONLY_METHODS:
+        return None
+    root = receiver
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if isinstance(root, cst.Name) and reader.cur_scope.lookup(root.value) is None and \
+            type(reader.fe.globals.vars.get(root.value)).__name__ in ("Ref", "ClassRef", "FunctionRef"):
+        return None
+    receiver = cst.Module([]).code_for_node(receiver)
+    return (f"{receiver}.{name}(): a torch tensor method on a value this file does not show to be "
+            "array data (a parameter of a function it never calls?); not translated")

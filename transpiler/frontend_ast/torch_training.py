@@ -302,6 +302,9 @@ OPTIMIZERS = {
                 {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": False}),
     "Adagrad": ("adagrad", ("params", "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"),
                 {"lr": 0.01, "lr_decay": 0.0, "weight_decay": 0.0, "initial_accumulator_value": 0.0, "eps": 1e-10}),
+    # (Keras' Adadelta is torch's: epsilon inside both square roots, the step times lr)
+    "Adadelta": ("adadelta", ("params", "lr", "rho", "eps", "weight_decay"),
+                 {"lr": 1.0, "rho": 0.9, "eps": 1e-6, "weight_decay": 0.0}),
 }
 #: arguments that do not change the numbers (or only the speed)
 OPTIMIZER_IGNORED = {"foreach", "fused", "capturable", "differentiable", "maximize"}
@@ -398,6 +401,7 @@ class TrainingReader:
         self.live_blocks: set[int] = set()  # the for statements whose body is a training step
         self.custom_loops: set[int] = set()  # for statements read as code around a training step
         self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
+        self.guessing = 0  # inside a function nothing in the file calls (torch_plumbing.unknown_tensor_method)
         self.synthetic: list[cst.CSTNode] = self.program.meta.setdefault("synthetic_nodes", [])  # (torch_plumbing)
         from transpiler.frontend_ast.torch_helper_calls import HelperCalls
 
@@ -479,7 +483,11 @@ class TrainingReader:
                 self.program.warn(span, f"{fn.name.value}: used only where the model is built; left as a stub")
                 continue
             if fn.name.value not in self.read_functions:
-                self.read_function(fn, self._guess_params(fn), {})
+                self.guessing += 1  # (nothing here calls it: its parameters' kinds are guesses)
+                try:
+                    self.read_function(fn, self._guess_params(fn), {})
+                finally:
+                    self.guessing -= 1
         self._drop_unused_data()
 
     def _class_statement(self, stmt: cst.ClassDef) -> None:
@@ -1497,6 +1505,10 @@ class TrainingReader:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (id(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
+        message = torch_plumbing.unknown_tensor_method(self, name, recv) if type(obj) is Other and \
+            self.guessing else None
+        if message is not None:
+            raise Unsupported(message)
         return OTHER
 
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
@@ -1835,6 +1847,10 @@ class TrainingReader:
             hyper["centered"] = h["centered"]
             opt.epsilon_outside_sqrt = True
             opt.momentum_on_gradients = bool(h["momentum"])
+        if kind == "adadelta":
+            if h["weight_decay"]:
+                raise Unsupported("Adadelta(weight_decay=...) is not translated")
+            hyper["rho"], hyper["epsilon"] = h["rho"], h["eps"]
         if kind == "adagrad":
             if h["lr_decay"]:
                 raise Unsupported("Adagrad(lr_decay=...) is not translated")

@@ -32,7 +32,8 @@ LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentrop
                 "binary_crossentropy": "BinaryCrossentropy", "mean_squared_error": "MeanSquaredError",
                 "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                 "categorical_crossentropy": "CategoricalCrossentropy", "kl_divergence": "KLDivergence"}
-OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad"}
+OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad",
+                     "adadelta": "Adadelta"}
 KERAS_BETAS = (0.9, 0.999)
 
 HELPERS = {
@@ -688,7 +689,9 @@ class ProgramPrinter:
                 args.append("centered=True")
         if kind == "adagrad":
             args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
-        if kind in ("rmsprop", "adagrad"):
+        if kind == "adadelta":
+            args.append(f"rho={self.code(h['rho'])}")
+        if kind in ("rmsprop", "adagrad", "adadelta"):
             args.append(f"epsilon={self.code(h['epsilon'])}")
         for key in T.CLIP_KEYS:
             if key in opt.clip:
@@ -1265,7 +1268,7 @@ def object_script(loss: str = "nn.MSELoss()", optimizer: str = "torch.optim.SGD(
 
 DOC_OPTIMIZERS = ("SGD(model.parameters(), lr=0.1)", "SGD(model.parameters(), lr=0.1, momentum=0.9)",
                   "Adam(model.parameters())", "AdamW(model.parameters())", "RMSprop(model.parameters())",
-                  "Adagrad(model.parameters())")
+                  "Adagrad(model.parameters())", "Adadelta(model.parameters())")
 DOC_LOSSES = ("CrossEntropyLoss()", "CrossEntropyLoss(label_smoothing=0.1)", "BCEWithLogitsLoss()", "BCELoss()",
               "MSELoss()", "L1Loss()", "HuberLoss(delta=2.0)", "SmoothL1Loss()", "NLLLoss()",
               "KLDivLoss(reduction='batchmean')")
