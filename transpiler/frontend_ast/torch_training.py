@@ -39,7 +39,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast import torch_param_groups as pg
-from transpiler.frontend_ast import torch_data, torch_plumbing, torch_vision
+from transpiler.frontend_ast import torch_data, torch_model_files, torch_plumbing, torch_vision
 from transpiler.frontend_ast.torch_helper_calls import HelperRefV
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
@@ -2085,6 +2085,8 @@ class TrainingReader:
             self.facts[id(node)].model_def = obj.model.md
             self.checkpoint_path(path)
             return OTHER
+        if isinstance(obj, ModelV) and obj.md is not None:
+            return torch_model_files.save_model(self, node, obj, pos[0], path) or OTHER
         raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
 
     def torch_load(self, node: cst.Call, path) -> V:
@@ -2095,6 +2097,8 @@ class TrainingReader:
         if saved[0] == "state":
             self.rename_literal(literal)
             return LoadedV(path, node, saved[1])
+        if saved[0] == "model":
+            return torch_model_files.load_model(self, node, path, literal, saved[1])
         entries = saved[1]
         self.fact(node, "load_checkpoint", {"path": id(path), "literal": id(literal),
                                             "entries": [(key, model.name, new) for key, (model, new)
