@@ -407,3 +407,12 @@ def test_torch_save_of_a_whole_model_to_a_computed_path_is_a_stub():
     src = WHOLE_MODEL.replace('torch.save(model, "whole_model.pt")', "torch.save(model, make_path())")
     tr = translate(src, "input.py", "keras")
     assert any("torch.save(model, path)" in str(d) for d in tr.stubs)
+
+
+def test_a_module_level_stub_keeps_its_comment_in_the_output():
+    """A stubbed statement of a script without a main function stays in the output as the
+    marked comment quoting it (it was dropped whole: nothing in the file said what went)."""
+    src = "import torch\nx = torch.randn(4, 3)\nmodel = torch.nn.Bilinear(3, 3, 1)\nprint(x.shape)\n"
+    text = translate(src, "script.py", "keras").text
+    assert "# | model = torch.nn.Bilinear(3, 3, 1)" in text
+    ast.parse(text)
