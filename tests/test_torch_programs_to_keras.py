@@ -416,3 +416,25 @@ def test_a_module_level_stub_keeps_its_comment_in_the_output():
     text = translate(src, "script.py", "keras").text
     assert "# | model = torch.nn.Bilinear(3, 3, 1)" in text
     ast.parse(text)
+
+
+def test_a_name_a_dropped_torch_import_bound_in_a_block_is_not_kept_in_use():
+    """``try: from torch.hub import download_url_to_file as fetch`` goes with the other torch
+    imports; a statement still calling ``fetch`` is a marked stub, not a NameError when run."""
+    src = '''
+import zipfile
+import torch
+
+
+def fetch_all():
+    try:
+        from torch.hub import download_url_to_file as fetch
+    except ImportError:
+        from torch.utils.model_zoo import _download_url_to_file as fetch
+    fetch("https://example.org/m.zip", "m.zip")
+    with zipfile.ZipFile("m.zip") as zf:
+        zf.extractall(".")
+'''
+    tr = translate(src, "dl.py", "keras")
+    assert any("fetch" in str(d) for d in tr.stubs), [str(d) for d in tr.stubs]
+    assert 'raise NotImplementedError' in tr.text and "zf.extractall" in tr.text

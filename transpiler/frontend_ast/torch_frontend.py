@@ -366,7 +366,8 @@ class TorchFrontend:
         if prepare is not None:
             prepare(self.program)
         self._report_unsupported_statements()
-        self.program.meta["torch_bindings"] = self._torch_names()
+        local = self.program.meta.get("local_torch_bindings", set())  # (torch imports in functions)
+        self.program.meta["torch_bindings"] = self._torch_names() | local
         return self.program
 
     # -- module level ----------------------------------------------------------------

@@ -153,3 +153,25 @@ def unknown_tensor_method(reader, name: str, receiver) -> str | None:
     receiver = cst.Module([]).code_for_node(receiver)
     return (f"{receiver}.{name}(): a torch tensor method on a value this file does not show to be "
             "array data (a parameter of a function it never calls?); not translated")
+
+
+def bound_names(small) -> set[str]:
+    """The names an import statement binds (``F`` of ``import torch.nn.functional as F``,
+    ``fn`` of ``from torch.hub import fn``, ``torch`` of ``import torch.nn``)."""
+    names = set()
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            if alias.asname is not None:
+                names.add(alias.asname.name.value)
+            else:
+                node = alias.name
+                while isinstance(node, cst.Attribute):
+                    node = node.value
+                names.add(node.value)
+    elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        for alias in small.names:
+            if alias.asname is not None:
+                names.add(alias.asname.name.value)
+            elif isinstance(alias.name, cst.Name):
+                names.add(alias.name.value)
+    return names

@@ -679,6 +679,8 @@ class TrainingReader:
             if roots & {"torch", "torchvision"}:
                 if len(roots - {"torch", "torchvision"}) > 0:
                     raise Unsupported("an import of torch together with other modules")
+                # the names it binds are torch's: a statement still using one is a stub
+                self.program.meta.setdefault("local_torch_bindings", set()).update(torch_plumbing.bound_names(small))
                 self.fact(line, "drop", "a torch import")
         elif isinstance(small, (cst.Assert, cst.Raise, cst.Del)):
             for child in _child_expressions(small):
