@@ -249,7 +249,8 @@ def main():
 
 
 def test_random_augmentations_are_marked_stubs():
-    src = VISION.read_text().replace("transforms.ToTensor(),", "transforms.RandomHorizontalFlip(), transforms.ToTensor(),")
+    flip = "transforms.RandomHorizontalFlip(), transforms.ToTensor(),"
+    src = VISION.read_text().replace("transforms.ToTensor(),", flip)
     tr = translate(src, "input.py", "keras")
     assert any("RandomHorizontalFlip" in str(d) for d in tr.stubs)
     assert "torchvision" not in _imports(tr.text)
