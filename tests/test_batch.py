@@ -253,11 +253,13 @@ def test_a_worker_that_dies_takes_down_only_its_own_file(tree, monkeypatch, caps
     assert (tree / "mlp_regression_torch.py").exists()
 
 
-def test_a_keras_module_without_a_model_is_skipped(tree, capsys):
+def test_a_keras_module_without_a_model_is_translated(tree, capsys):
+    """A helper module of a multi-file program (it uses Keras, builds no model) is translated
+    like the others, so that the translated program's imports between its files still work."""
     (tree / "helpers.py").write_text("import keras\n\n\ndef scale(x):\n    return x / 255.0\n")
     assert run([str(tree), "--to", "pytorch"]) == 0
-    assert row(capsys.readouterr().err, tree / "helpers.py")[1] == "skipped"
-    assert not (tree / "helpers_torch.py").exists()
+    assert row(capsys.readouterr().err, tree / "helpers.py")[1] == "ok"
+    assert "def scale(x):" in (tree / "helpers_torch.py").read_text()
 
 
 def test_progress_only_on_a_terminal(tree):

@@ -203,7 +203,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
             if exc.span and 1 <= exc.span.line <= len(source.splitlines()):
                 line = "\n    " + source.splitlines()[exc.span.line - 1].strip()
             raise UsageError(f"{where}: {exc}{line}") from None
-        if not result.program.models and not result.stubs:
+        if not result.program.models and not result.stubs and not uses_source_framework(source, target):
             if target == "keras":
                 raise NoModelError(f"{src}: no PyTorch model found (looked for builder functions "
                                    "returning an nn.Module and nn.Module subclasses)" + _first_problem(result))
@@ -254,6 +254,16 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                  f"transpile: error: {out_path}: cannot write the output: {exc.strerror or exc}")
         return
     res.wrote = True
+
+
+def uses_source_framework(source: str, target: str) -> bool:
+    """``source`` imports the framework it is translated from (torch for ``--to keras``,
+    keras or tensorflow for ``--to pytorch``): such a file is translated even when it builds
+    no model (a library module of a multi-file program, a data or training helper); a
+    file that does not use it has nothing to translate (exit 2)."""
+    from transpiler.batch import KERAS_MODULES, TORCH_MODULES, imports_keras
+
+    return imports_keras(source, TORCH_MODULES if target == "keras" else KERAS_MODULES)
 
 
 def already_in_target(source: str, target: str) -> str:

@@ -33,7 +33,7 @@ from libcst.metadata import MetadataWrapper
 
 from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast import torch_modules as tm
-from transpiler.frontend_ast import torch_params
+from transpiler.frontend_ast import torch_params, torch_vision
 from transpiler.frontend_ast.torch_params import TensorData
 from transpiler.frontend_ast.keras_frontend import FrontendError, collect_comments
 from transpiler.frontend_ast.keras_layers import Unsupported as KerasUnsupported
@@ -366,7 +366,8 @@ class TorchFrontend:
         if prepare is not None:
             prepare(self.program)
         self._report_unsupported_statements()
-        self.program.meta["torch_bindings"] = self._torch_names()
+        local = self.program.meta.get("local_torch_bindings", set())  # (torch imports in functions)
+        self.program.meta["torch_bindings"] = self._torch_names() | local
         return self.program
 
     # -- module level ----------------------------------------------------------------
@@ -446,7 +447,8 @@ class TorchFrontend:
 
     def _torch_names(self) -> set[str]:
         """Module-level names bound to torch (imports and what is built from them)."""
-        return {k for k, v in self.globals.vars.items() if isinstance(v, Ref) and v.path.split(".")[0] == "torch"}
+        return {k for k, v in self.globals.vars.items() if isinstance(v, Ref) and v.path.split(".")[0] in
+                ("torch", "torchvision")}
 
     # -- finding models ---------------------------------------------------------------
     def _find_models(self):
@@ -587,6 +589,9 @@ class TorchFrontend:
 
         class Finder(cst.CSTVisitor):
             def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
+                vision = torch_vision.data_shape(self, call)
+                if vision is not None:
+                    found.append(vision)
                 spec = self._data_maker(call)
                 if spec is None:
                     return

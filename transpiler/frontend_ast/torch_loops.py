@@ -690,10 +690,17 @@ class LoopReader:
         expression the dataset was made of, else through the ``loader`` expression the loop
         reads (a function given the loader does not see its caller's arrays)."""
         node = ds.arrays[index]
+        if ds.vision:  # (the generated VisionDataset / ImageFolder holds them)
+            if ds.var is not None and self.r.same_binding(ds.var, self.scope, None):
+                return T.Code(f"{ds.var}.arrays[{index}]")
+            if loader is not None and isinstance(loader, (cst.Name, cst.Attribute, cst.Subscript)):
+                return T.Code(f"{_code(loader)}.dataset.arrays[{index}]")
+            raise NotStandard(f"the dataset {_code(ds.node)!r} is not visible where the loop runs")
         plain = isinstance(node, (cst.Name, cst.Subscript, cst.Attribute))
-        if not plain and ds.var is not None:
+        if not plain and ds.var is not None and self.r.same_binding(ds.var, self.scope, None):
             return T.Code(f"{ds.var}.arrays[{index}]")
-        if not plain or all(self.r.same_binding(n.value, self.scope, ds) for n in _root_names(node)):
+        if (not plain and ds.var is None) or (
+                plain and all(self.r.same_binding(n.value, self.scope, ds) for n in _root_names(node))):
             return T.Code(_code(node), id(node))
         if loader is not None and isinstance(loader, (cst.Name, cst.Attribute, cst.Subscript)):
             return T.Code(f"{_code(loader)}.dataset.arrays[{index}]")
@@ -704,11 +711,25 @@ class LoopReader:
         value here (through the loader when the caller's name is not visible)."""
         found = _value(value, default)
         if not isinstance(found, T.Code) or all(
-                self.r.same_binding(n.value, self.scope, loader.dataset) for n in _root_names(value)):
+                self.r.same_binding(n, self.scope, loader.dataset) for n in _free_names(value)):
             return found
         if via is not None and isinstance(via, (cst.Name, cst.Attribute, cst.Subscript)):
             return T.Code(f"{_code(via)}.{attribute}")
         raise NotStandard(f"the loader's {attribute} {_code(value)!r} is not visible where the loop runs")
+
+
+def _free_names(node) -> set[str]:
+    """The variables an expression reads (not attribute names, not keywords):
+    ``train_kwargs`` of ``train_kwargs.get("batch_size", 1)``."""
+    attrs = {id(n.attr) for n in _walk_nodes(node, cst.Attribute)}
+    keywords = {id(a.keyword) for a in _walk_nodes(node, cst.Arg) if a.keyword is not None}
+    return {n.value for n in _walk_nodes(node, cst.Name) if id(n) not in attrs and id(n) not in keywords}
+
+
+def _walk_nodes(node, kind):
+    from transpiler.cst_fast import nodes_of
+
+    return list(nodes_of(node, kind))
 
 
 def _unpacks(stmt, target: cst.Name) -> list[str] | None:

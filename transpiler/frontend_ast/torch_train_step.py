@@ -177,11 +177,19 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
     if prints:
         absorbed.append(f"the prints (line {reader.fe._span(prints[0]).line})")
     ds = loader.dataset
+    # (read through the loader where the caller's names are not visible: a function given it)
+    via = owner.iter.args[0].value if enumerated and isinstance(owner.iter, cst.Call) and owner.iter.args \
+        else owner.iter
+    lr = LoopReader(reader, loop, scope)
+    try:
+        arrays = [lr.array_code(ds, i, via) for i in range(len(ds.arrays))]
+        settings = {key: lr.loader_setting(loader, getattr(loader, key), key, via, default)
+                    for key, default in (("batch_size", 1), ("shuffle", False), ("drop_last", False))}
+    except NotStandard as exc:
+        return None, str(exc)
     config = {
         "why": why, "free": free, "batch": [names, isinstance(target, cst.Tuple) or isinstance(target, cst.List)],
-        "arrays": [LoopReader(reader, loop, scope).array_code(ds, i) for i in range(len(ds.arrays))],
-        "batch_size": _value(loader.batch_size, 1), "shuffle": _value(loader.shuffle, False),
-        "drop_last": _value(loader.drop_last, False), "loader": loader,
+        "arrays": arrays, **settings, "loader": loader,
         "epochs": epochs, "owner": id(owner), "step": [id(s) for s in step],
         "report": [id(s) for s in report], "logged": logged, "absorbed": absorbed,
         "function": reader.cur_function.name.value if reader.cur_function is not None else None,

@@ -39,7 +39,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras_frontend import _names_in
 from transpiler.frontend_ast import torch_param_groups as pg
-from transpiler.frontend_ast import torch_data
+from transpiler.frontend_ast import torch_data, torch_model_files, torch_plumbing, torch_vision
 from transpiler.frontend_ast.torch_helper_calls import HelperRefV
 from transpiler.frontend_ast.torch_modules import Unsupported
 from transpiler.ir import training as T
@@ -187,6 +187,7 @@ class DatasetV(V):
     #: what each name the arrays' code reads was bound to where the dataset was made (None:
     #: not known), so that code is only reused where the names still mean the same arrays
     bindings: dict | None = None
+    vision: bool = False  # a torchvision dataset: its arrays are the generated object's (torch_vision)
 
 
 @dataclass(eq=False)
@@ -301,6 +302,9 @@ OPTIMIZERS = {
                 {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": False}),
     "Adagrad": ("adagrad", ("params", "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"),
                 {"lr": 0.01, "lr_decay": 0.0, "weight_decay": 0.0, "initial_accumulator_value": 0.0, "eps": 1e-10}),
+    # (Keras' Adadelta is torch's: epsilon inside both square roots, the step times lr)
+    "Adadelta": ("adadelta", ("params", "lr", "rho", "eps", "weight_decay"),
+                 {"lr": 1.0, "rho": 0.9, "eps": 1e-6, "weight_decay": 0.0}),
 }
 #: arguments that do not change the numbers (or only the speed)
 OPTIMIZER_IGNORED = {"foreach", "fused", "capturable", "differentiable", "maximize"}
@@ -397,6 +401,8 @@ class TrainingReader:
         self.live_blocks: set[int] = set()  # the for statements whose body is a training step
         self.custom_loops: set[int] = set()  # for statements read as code around a training step
         self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
+        self.guessing = 0  # inside a function nothing in the file calls (torch_plumbing.unknown_tensor_method)
+        self.synthetic: list[cst.CSTNode] = self.program.meta.setdefault("synthetic_nodes", [])  # (torch_plumbing)
         from transpiler.frontend_ast.torch_helper_calls import HelperCalls
 
         self.helper_calls = HelperCalls(self)  # the training helpers (fit, evaluate, ...) and their calls
@@ -477,7 +483,11 @@ class TrainingReader:
                 self.program.warn(span, f"{fn.name.value}: used only where the model is built; left as a stub")
                 continue
             if fn.name.value not in self.read_functions:
-                self.read_function(fn, self._guess_params(fn), {})
+                self.guessing += 1  # (nothing here calls it: its parameters' kinds are guesses)
+                try:
+                    self.read_function(fn, self._guess_params(fn), {})
+                finally:
+                    self.guessing -= 1
         self._drop_unused_data()
 
     def _class_statement(self, stmt: cst.ClassDef) -> None:
@@ -637,6 +647,8 @@ class TrainingReader:
     def small(self, small, line: cst.SimpleStatementLine, scope: Scope) -> None:
         if isinstance(small, cst.Assign) and self.parameter_list(small, scope):
             return
+        if len(line.body) == 1 and torch_plumbing.statement(self, small, line, scope):
+            return
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, scope)
             for t in small.targets:
@@ -664,9 +676,11 @@ class TrainingReader:
             scope.returns.append(result)
         elif isinstance(small, (cst.Import, cst.ImportFrom)):
             roots = _import_roots(small)
-            if "torch" in roots:
-                if len(roots) > 1:
+            if roots & {"torch", "torchvision"}:
+                if len(roots - {"torch", "torchvision"}) > 0:
                     raise Unsupported("an import of torch together with other modules")
+                # the names it binds are torch's: a statement still using one is a stub
+                self.program.meta.setdefault("local_torch_bindings", set()).update(torch_plumbing.bound_names(small))
                 self.fact(line, "drop", "a torch import")
         elif isinstance(small, (cst.Assert, cst.Raise, cst.Del)):
             for child in _child_expressions(small):
@@ -1111,6 +1125,9 @@ class TrainingReader:
 
     def _e_Call(self, node: cst.Call, scope: Scope) -> V:
         func = node.func
+        made = torch_vision.call(self, node, scope)
+        if made is not None:
+            return made
         if isinstance(func, cst.Attribute):
             obj = self.expr(func.value, scope)
             if not isinstance(obj, TorchRef):
@@ -1252,9 +1269,13 @@ class TrainingReader:
         vals = [v for a, v in args if a.keyword is None and not a.star]
         kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
         kwv = {a.keyword.value: v for a, v in args if a.keyword is not None}
+        if DATA_PATHS.get(path) == "loader" and any(a.star == "**" for a, _ in args):
+            return self.torch_call(path, node, torch_plumbing.unpacked_loader_options(self, args, scope), scope)
         if any(a.star for a, _ in args) and path not in ("torch.randn", "torch.rand", "torch.zeros", "torch.ones"):
             raise Unsupported(f"{path}(*...): unpacked arguments")
         short = path.split(".")[-1]
+        if torch_plumbing.query(self, path, node) is not None:
+            return OTHER
         if any(isinstance(v, LiveV) for v in vals + list(kwv.values())) and not path.startswith(
                 ("torch.optim", "torch.utils.data", "torch.nn.utils")):
             from transpiler.frontend_ast.torch_steps import live_function
@@ -1486,6 +1507,10 @@ class TrainingReader:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (id(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
+        message = torch_plumbing.unknown_tensor_method(self, name, recv) if type(obj) is Other and \
+            self.guessing else None
+        if message is not None:
+            raise Unsupported(message)
         return OTHER
 
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
@@ -1824,6 +1849,10 @@ class TrainingReader:
             hyper["centered"] = h["centered"]
             opt.epsilon_outside_sqrt = True
             opt.momentum_on_gradients = bool(h["momentum"])
+        if kind == "adadelta":
+            if h["weight_decay"]:
+                raise Unsupported("Adadelta(weight_decay=...) is not translated")
+            hyper["rho"], hyper["epsilon"] = h["rho"], h["eps"]
         if kind == "adagrad":
             if h["lr_decay"]:
                 raise Unsupported("Adagrad(lr_decay=...) is not translated")
@@ -2058,6 +2087,8 @@ class TrainingReader:
             self.facts[id(node)].model_def = obj.model.md
             self.checkpoint_path(path)
             return OTHER
+        if isinstance(obj, ModelV) and obj.md is not None:
+            return torch_model_files.save_model(self, node, obj, pos[0], path) or OTHER
         raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
 
     def torch_load(self, node: cst.Call, path) -> V:
@@ -2068,6 +2099,8 @@ class TrainingReader:
         if saved[0] == "state":
             self.rename_literal(literal)
             return LoadedV(path, node, saved[1])
+        if saved[0] == "model":
+            return torch_model_files.load_model(self, node, path, literal, saved[1])
         entries = saved[1]
         self.fact(node, "load_checkpoint", {"path": id(path), "literal": id(literal),
                                             "entries": [(key, model.name, new) for key, (model, new)

@@ -306,7 +306,9 @@ class KerasScript:
                 return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
             ref = self.frontend.classes.get(name)
             if ref is not None and ref.is_module:
-                return None  # its layers live in the builder now
+                if name in self.covered_classes:
+                    return None  # its layers live in the builder now
+                return self.unbuilt_class(name, stmt)
         if isinstance(stmt, cst.FunctionDef):
             name = stmt.name.value
             if name in self.builders:
@@ -318,6 +320,35 @@ class KerasScript:
             text = "\n\n".join(self.training.classes + [text])
             self.training.classes.clear()
         return text
+
+    @property
+    def covered_classes(self) -> set[str]:
+        """Module classes whose layers a printed (or stubbed) model holds: the models' classes
+        and builders, and the classes their code names, transitively."""
+        if getattr(self, "_covered", None) is None:
+            classes = self.frontend.classes
+            defs = {s.name.value: s for s in self.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
+            todo = [md.class_name for md in self.program.models] + [md.builder for md in self.program.models
+                                                                   if md.builder]
+            todo += [n for s in self.stubbed.values() for n in (s["name"], s["builder"]) if n]  # (stubs already)
+            covered: set[str] = set()
+            while todo:
+                name = todo.pop()
+                if name in covered or name not in defs:
+                    continue
+                covered.add(name)
+                todo += [n.value for n in nodes_of(defs[name], cst.Name) if n.value in classes and n.value != name]
+            self._covered = covered
+        return self._covered
+
+    def unbuilt_class(self, name: str, stmt: cst.ClassDef) -> str:
+        """An ``nn.Module`` class no translated model holds (a library module's, or one this
+        file builds only with arguments or data it cannot size): a marked stub of its name."""
+        message = (f"{name}: an nn.Module class this file does not build with a known input shape "
+                   "(Keras layers need it to translate the forward here); translate the script that "
+                   "builds it, or give its input shape as INPUT_SHAPE")
+        diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+        return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
 
     def _bound(self, import_line: str) -> bool:
         """The source already binds the name ``import_line`` would (``np``, ``math``)."""
@@ -382,10 +413,10 @@ def _is_docstring(stmt) -> bool:
 def _imports_torch(stmt) -> bool:
     for s in stmt.body:
         if isinstance(s, cst.Import):
-            if any(_dotted(a.name).split(".")[0] == "torch" for a in s.names):
+            if any(_dotted(a.name).split(".")[0] in ("torch", "torchvision") for a in s.names):
                 return True
         elif isinstance(s, cst.ImportFrom) and s.module is not None:
-            if _dotted(s.module).split(".")[0] == "torch":
+            if _dotted(s.module).split(".")[0] in ("torch", "torchvision"):
                 return True
     return False
 

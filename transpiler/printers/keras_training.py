@@ -32,7 +32,8 @@ LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentrop
                 "binary_crossentropy": "BinaryCrossentropy", "mean_squared_error": "MeanSquaredError",
                 "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                 "categorical_crossentropy": "CategoricalCrossentropy", "kl_divergence": "KLDivergence"}
-OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad"}
+OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad",
+                     "adadelta": "Adadelta"}
 KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
@@ -139,6 +140,9 @@ class ProgramPrinter:
         self._module_names: set[str] | None = None
         for node in _walk(frontend.module):
             self.originals[id(node)] = node
+        for expr in program.meta.get("synthetic_nodes", ()):  # expressions the reader wrote (torch_plumbing)
+            for node in _walk(expr):
+                self.originals[id(node)] = node
 
     def module_names(self) -> set[str]:
         """Every name the source mentions (a generated name takes none of them)."""
@@ -186,6 +190,13 @@ class ProgramPrinter:
     def expression(self, ts: T.TrainingStatement) -> str:
         kind = ts.kind
         cfg = ts.config
+        if kind == "vision":  # (frontend_ast/torch_vision.py)
+            from transpiler.printers.vision_data import expression as vision_expression
+
+            return vision_expression(self, cfg)
+        if kind == "device_expr":  # (frontend_ast/torch_plumbing.py)
+            self.note(cfg["note"])
+            return cfg["text"]
         if kind == "array_expr":
             if "np." in cfg.template:
                 self.imports.add("import numpy as np")
@@ -328,7 +339,9 @@ class ProgramPrinter:
                 args.append("centered=True")
         if kind == "adagrad":
             args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
-        if kind in ("rmsprop", "adagrad"):
+        if kind == "adadelta":
+            args.append(f"rho={self.code(h['rho'])}")
+        if kind in ("rmsprop", "adagrad", "adadelta"):
             args.append(f"epsilon={self.code(h['epsilon'])}")
         for key in T.CLIP_KEYS:
             if key in opt.clip:
@@ -686,10 +699,14 @@ class _Rewriter(cst.CSTTransformer):
         self.p = printer
         self.record = record
         self.guarded = 0  # inside a function or the main block: a stub may raise
+        self.held: dict[int, list[str]] = {}  # notes of earlier statements, for this one (not its body)
 
     def on_visit(self, node) -> bool:
         if _guards(node):
             self.guarded += 1
+        if isinstance(node, cst.BaseCompoundStatement) and self.p.notes:
+            self.held[id(node)] = list(self.p.notes)
+            self.p.notes.clear()
         ts = self.p.facts.get(id(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
         return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups", "source", "loss_def")
@@ -712,6 +729,8 @@ class _Rewriter(cst.CSTTransformer):
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         if isinstance(result, cst.CSTNode) and self.record:
             p.updated[id(original)] = result
+        if id(original) in self.held:
+            p.notes[:0] = [n for n in self.held.pop(id(original)) if n not in p.notes]
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and p.notes and \
                 not isinstance(result, cst.RemovalSentinel):
             result = self.with_notes(result)
@@ -734,6 +753,9 @@ class _Rewriter(cst.CSTTransformer):
         if kind == "source":  # a statement rewritten by the frontend (a Dataset class)
             self.p.imports.add("import numpy as np")
             return ts.config
+        if kind == "device_drop":  # (frontend_ast/torch_plumbing.py)
+            p.note(ts.config)
+            return cst.RemovalSentinel.REMOVE
         if kind == "drop":
             if isinstance(original, cst.Decorator):
                 return cst.RemovalSentinel.REMOVE
@@ -814,8 +836,8 @@ class _Rewriter(cst.CSTTransformer):
         if isinstance(original, cst.ClassDef):
             return lines[:-1] + [f"class {original.name.value}:", "    def __init__(self, *args, **kwargs):",
                                  "        " + lines[-1]]
-        if self.guarded == 0:
-            return lines[:-1]
+        if self.guarded == 0:  # (the comment needs a statement to stay in the output)
+            return lines[:-1] + ["pass"]
         return lines
 
 
@@ -896,7 +918,7 @@ def object_script(loss: str = "nn.MSELoss()", optimizer: str = "torch.optim.SGD(
 
 DOC_OPTIMIZERS = ("SGD(model.parameters(), lr=0.1)", "SGD(model.parameters(), lr=0.1, momentum=0.9)",
                   "Adam(model.parameters())", "AdamW(model.parameters())", "RMSprop(model.parameters())",
-                  "Adagrad(model.parameters())")
+                  "Adagrad(model.parameters())", "Adadelta(model.parameters())")
 DOC_LOSSES = ("CrossEntropyLoss()", "CrossEntropyLoss(label_smoothing=0.1)", "BCEWithLogitsLoss()", "BCELoss()",
               "MSELoss()", "L1Loss()", "HuberLoss(delta=2.0)", "SmoothL1Loss()", "NLLLoss()",
               "KLDivLoss(reduction='batchmean')")
