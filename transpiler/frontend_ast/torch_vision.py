@@ -163,7 +163,7 @@ def _size(fe, node) -> tuple | None:
 
 
 # -- the program around the model (torch_training's reader) -----------------------------------
-def call(reader, node: cst.Call, scope):
+def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvision call kinds; a registry is next
     """What a torchvision call holds for the reader (a dataset, or plain data for a
     transform), with the fact that prints it; None when ``node`` is not a torchvision call."""
     from transpiler.frontend_ast.torch_training import OTHER, DatasetV

@@ -37,7 +37,7 @@ OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": 
 KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
-RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training")
+RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training", "keras.vision")
 
 
 def helper_source(name: str) -> str:

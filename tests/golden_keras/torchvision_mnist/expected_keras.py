@@ -30,13 +30,6 @@ class Compose:
         return images
 
 
-def _channels_last(images):
-    """Whether a batch is still images as loaded (uint8, channels-last) rather than tensors."""
-    return (
-        images.dtype == np.uint8 and images.ndim == 4 and images.shape[-1] in (1, 3, 4)
-    )
-
-
 class ToTensor:
     """transforms.ToTensor: uint8 (N, H, W, C) images → float32 (N, C, H, W) in [0, 1]."""
 
