@@ -558,3 +558,52 @@ def test_keras_zip_with_a_corrupt_compressed_member_leaves_no_temp_file(tmp_path
     assert code == 2 and "Traceback" not in err and "internal error" not in err, err
     assert list(private_tmp.iterdir()) == []
 
+
+# -- Keras 3 .weights.h5 files matched by path, as Keras loads them (issue 22 item 9) -------------
+
+SHIFTED_SAVE = '''\
+import sys
+import keras
+from keras import layers
+
+keras.utils.set_random_seed(1)
+for _ in range(int(sys.argv[2])):  # other models built first: the global layer names shift
+    keras.Sequential([keras.Input(shape=(2,)), layers.Dense(2)])
+sys.path.insert(0, ".")
+import train
+
+model = train.build_model()
+model.save_weights(sys.argv[1])
+print(" ".join(layer.name for layer in model.layers))
+'''
+
+
+@pytest.mark.parametrize("widths, before", [((4, 4, 3), 1), ((4, 4, 4), 1), ((4, 4, 4), 0)],
+                         ids=["shape-mismatch-by-name", "silently-permuted-by-name", "fresh"])
+def test_weights_saved_after_other_models_convert_to_what_keras_loads(tmp_path, capsys, widths, before):
+    """The file's ``name`` attributes are process-global (``dense_1`` for the first Dense when
+    one other Dense was built first); Keras loads by path (``layers/dense``, ``layers/dense_1``),
+    and so must the converter: verify compares the Keras model that loaded the file with the
+    torch module that loaded the conversion."""
+    a, b, c = widths
+    (tmp_path / "train.py").write_text(
+        "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+        "    inputs = keras.Input(shape=(4,))\n"
+        f"    x = layers.Dense({a}, activation=\"relu\")(inputs)\n"
+        f"    x = layers.Dense({b}, activation=\"tanh\")(x)\n"
+        f"    outputs = layers.Dense({c})(x)\n"
+        "    return keras.Model(inputs, outputs)\n")
+    (tmp_path / "save.py").write_text(SHIFTED_SAVE)
+    ckpt = tmp_path / "m.weights.h5"
+    proc = _run_python(f"import runpy, sys; sys.argv = ['save.py', {str(ckpt)!r}, '{before}']; "
+                       "runpy.run_path('save.py')", tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    if before:
+        assert "dense " not in proc.stdout + " ", proc.stdout  # (the names really are shifted)
+    src, out = tmp_path / "train.py", tmp_path / "gen.py"
+    assert run([str(src), "--to", "pytorch", "-o", str(out), "--weights", str(ckpt), "-q"]) == 0, \
+        capsys.readouterr().err
+    capsys.readouterr()
+    code = run(["verify", str(src), str(out), "--weights", str(ckpt), "--steps", "0"])
+    assert code == 0, capsys.readouterr()
+
