@@ -71,6 +71,8 @@ def skip_reason(path: str, target: str = "pytorch") -> str:
         return f"generated output (*{GENERATED_SUFFIX})"
     if target == "keras" and os.path.basename(path).endswith(GENERATED_KERAS_SUFFIX):
         return f"generated output (*{GENERATED_KERAS_SUFFIX})"
+    if not os.path.isfile(path):  # a FIFO or device is never opened: reading could block
+        return ""
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_SOURCE_BYTES + 1)

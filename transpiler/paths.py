@@ -33,3 +33,11 @@ def clash(named: list[tuple[str, str | None]], written: tuple[str, ...] = (),
                             f"{other}; give {role_b} another path")
                 return f"{role_a} and {role_b} are the same file ({shown}); give {role_b} another path"
     return None
+
+
+def public_mode(fd: int) -> None:
+    """Give a file made by ``tempfile.mkstemp`` (0600) the mode a plain ``open`` would:
+    0666 less the umask, so outputs honour the user's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)

@@ -67,6 +67,9 @@ def write_safetensors_streamed(path: str, specs: list[tuple[str, tuple, np.dtype
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".safetensors.tmp")
     try:
+        from transpiler.paths import public_mode
+
+        public_mode(fd)
         with os.fdopen(fd, "wb") as fh:
             fh.write(struct.pack("<Q", len(blob)))
             fh.write(blob)
