@@ -892,3 +892,32 @@ def test_weights_out_write_failure_names_the_output(tmp_path, capsys):
                 str(tmp_path / "w.weights.h5"), "--weights-out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "w.weights.h5:" not in err and "Traceback" not in err, err
+
+
+# -- silently wrong output (issue 22 item 8, in part) ----------------------------------------------
+
+SHADOWING = '''\
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(4,))
+    x = layers.Dense(4, name="train")(inputs)
+    x = layers.Dense(4, name="eval")(x)
+    x = layers.Dense(4, name="parameters")(x)
+    x = layers.Dense(4, name="to")(x)
+    x = layers.Dense(4, name="state_dict")(x)
+    outputs = layers.Dense(3, name="reset_parameters")(x)
+    return keras.Model(inputs, outputs)
+'''
+
+
+def test_layers_named_like_module_methods_do_not_shadow_them(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SHADOWING)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "-q"]) == 0, capsys.readouterr().err
+    proc = _run_python("import torch, gen; m = gen.build_model(); m.train(); m.eval(); m = m.to('cpu'); "
+                       "assert len(list(m.parameters())) == 12 and len(m.state_dict()) == 12; "
+                       "print(tuple(m(torch.zeros(2, 4)).shape))", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "(2, 3)", proc.stderr
