@@ -921,3 +921,90 @@ def test_layers_named_like_module_methods_do_not_shadow_them(tmp_path, capsys):
                        "assert len(list(m.parameters())) == 12 and len(m.state_dict()) == 12; "
                        "print(tuple(m(torch.zeros(2, 4)).shape))", tmp_path)
     assert proc.returncode == 0 and proc.stdout.strip() == "(2, 3)", proc.stderr
+
+
+def test_output_onto_a_fifo_or_device_is_refused_not_replaced(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    import stat
+
+    for flag in ("-o", "--report"):
+        argv = [str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), flag, str(fifo)]
+        assert run(argv) == 2
+        err = capsys.readouterr().err
+        assert "not a regular file" in err, err
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert not (tmp_path / "gen.py").exists()
+
+
+def test_weights_out_with_a_name_of_another_format_is_refused(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    _dense_weights(tmp_path / "w.weights.h5")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights",
+                str(tmp_path / "w.weights.h5"), "--weights-out", str(tmp_path / "w.npz")]) == 2
+    assert ".safetensors or .pt" in capsys.readouterr().err
+    assert not (tmp_path / "w.npz").exists()
+
+
+def test_safetensors_with_overlapping_tensors_is_refused(tmp_path):
+    import json
+    import struct
+
+    from transpiler.weights.errors import CheckpointError
+    from transpiler.weights.safetensors_io import SafetensorsFile
+
+    header = {"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+              "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}}
+    blob = json.dumps(header).encode()
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(24))
+    with pytest.raises(CheckpointError, match="overlap"):
+        SafetensorsFile(str(path))
+
+
+# -- processes left running (issue 22 item 7) -------------------------------------------------------
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.add(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path):
+    import signal
+    import time
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"m{i}.py").write_text(KERAS_PAYLOADS.replace("PWNED", f"PWNED{i}"))
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "transpiler", str(folder), "--to", "pytorch", "-j", "2",
+                             "-o", str(tmp_path / "out"), "-q"], env=env, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
+        workers |= {p for p in _children(proc.pid) if _alive(p)}
+        time.sleep(0.2)
+    if proc.poll() is not None:
+        pytest.skip("the run ended before its workers could be seen")
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.communicate(timeout=120)  # (workers left alive hold stderr open: this times out)
+    except subprocess.TimeoutExpired:
+        pass
+    time.sleep(1.0)  # (a killed worker is reaped by init)
+    left = [p for p in workers if _alive(p)]
+    for pid in left + ([proc.pid] if proc.poll() is None else []):  # (no stray process after a failure)
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} outlived the run"

@@ -372,7 +372,14 @@ def _run_pool(tasks: list[Task], jobs: int, progress: Progress, report) -> None:
             progress.show(len(tasks) - len(unfinished), tasks[i].source)
             report(i, res)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not wait for the queue
+        # Ctrl-C or SIGTERM: do not wait for the queue, and end the workers (left alone they
+        # stay alive, blocked on their task or the queue)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
     for i in sorted(unfinished):

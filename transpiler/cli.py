@@ -562,6 +562,14 @@ def run_single(args: argparse.Namespace) -> int:
     weights = WeightOptions(args.weights, args.weights_out, args.trace_weights,
                             trace_timeout=getattr(args, "trace_timeout", None), quiet=args.quiet)
     message = path_clash(args, source, out_path)
+    if not message and not (args.check or args.diff):
+        from transpiler.paths import not_regular
+
+        message = not_regular([("-o" if args.output else "the output", out_path), ("--report", args.report),
+                               ("--weights-out", args.weights_out)])
+    if not message and args.weights_out and not args.weights_out.endswith((".safetensors", ".pt", ".weights.h5")):
+        message = (f"--weights-out {args.weights_out}: the name says which format is written; end it in "
+                   ".safetensors or .pt (a torch checkpoint) or .weights.h5 (a Keras one)")
     if message:
         print(f"transpile: error: {message}; nothing was written", file=sys.stderr)
         return EXIT_INPUT
@@ -627,6 +635,10 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Run as the program (no ``argv``), it ends the process
     without the interpreter's teardown (:func:`exit_now`); given ``argv``, it raises
     SystemExit as usual."""
+    if argv is None:  # SIGTERM unwinds like Ctrl-C: worker and --trace-weights processes are ended,
+        import signal  # temp folders removed (finally blocks run); the exit status says SIGTERM
+
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         code = run(argv)
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; what was written is whole (atomic)
