@@ -2,9 +2,15 @@
 attack the tool. Every new input path joins it. What it guards:
 
 - text the source supplies (docstrings, comments, names, file names, string literals) is
-  printed so that it cannot change the generated program (no code injection);
+  printed so that it cannot change the generated program (no code injection), and
+  translating runs nothing of the script;
 - no two paths of one run (source, -o, --report, --weights, --weights-out) may be the
-  same file: the run is refused (exit 2) before anything is written.
+  same file: the run is refused (exit 2) before anything is written;
+- checkpoints are read from themselves only (no HDF5 external storage, links, virtual
+  datasets) and .keras zip bombs are refused, leaving no temp file;
+- Keras 3 weight files are matched by path, as Keras loads them;
+- special files (FIFOs, devices), oversized and odd sources, runaway --trace-weights;
+- one error paragraph for every bad input, never a traceback.
 
 Generated scripts are run in a subprocess whose working folder is the test's temp folder:
 a payload that ran leaves a marker file there.
@@ -202,6 +208,23 @@ def test_torch_docstring_payload_never_runs_and_docstring_survives(tmp_path):
     assert _docstrings(text)["helper"] == _docstrings(TORCH_PAYLOADS)["helper"]
     proc = _run_python("import net_keras; net_keras.Net(); net_keras.helper()", tmp_path)
     assert proc.returncode == 0, proc.stderr
+    _no_marker(tmp_path)
+
+
+def test_translating_runs_nothing_of_the_script(tmp_path, capsys):
+    """Both directions parse the script; none of its statements run during translation."""
+    payload = 'open("PWNED_TRANSLATE", "w").write("ran")\n'
+    keras_src = tmp_path / "k.py"
+    keras_src.write_text(payload + SMALL.replace("    return keras", "    " + payload + "    return keras"))
+    torch_src = tmp_path / "t.py"
+    torch_src.write_text(payload + TORCH_PAYLOADS)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert run([str(keras_src), "--to", "pytorch", "-o", str(tmp_path / "k_out.py"), "-q"]) == 0
+        assert run([str(torch_src), "--to", "keras", "-o", str(tmp_path / "t_out.py"), "-q"]) == 0
+    finally:
+        os.chdir(cwd)
     _no_marker(tmp_path)
 
 
@@ -558,3 +581,430 @@ def test_keras_zip_with_a_corrupt_compressed_member_leaves_no_temp_file(tmp_path
     assert code == 2 and "Traceback" not in err and "internal error" not in err, err
     assert list(private_tmp.iterdir()) == []
 
+
+# -- Keras 3 .weights.h5 files matched by path, as Keras loads them (issue 22 item 9) -------------
+
+SHIFTED_SAVE = '''\
+import sys
+import keras
+from keras import layers
+
+keras.utils.set_random_seed(1)
+for _ in range(int(sys.argv[2])):  # other models built first: the global layer names shift
+    keras.Sequential([keras.Input(shape=(2,)), layers.Dense(2)])
+sys.path.insert(0, ".")
+import train
+
+model = train.build_model()
+model.save_weights(sys.argv[1])
+print(" ".join(layer.name for layer in model.layers))
+'''
+
+
+@pytest.mark.parametrize("widths, before", [((4, 4, 3), 1), ((4, 4, 4), 1), ((4, 4, 4), 0)],
+                         ids=["shape-mismatch-by-name", "silently-permuted-by-name", "fresh"])
+def test_weights_saved_after_other_models_convert_to_what_keras_loads(tmp_path, capsys, widths, before):
+    """The file's ``name`` attributes are process-global (``dense_1`` for the first Dense when
+    one other Dense was built first); Keras loads by path (``layers/dense``, ``layers/dense_1``),
+    and so must the converter: verify compares the Keras model that loaded the file with the
+    torch module that loaded the conversion."""
+    a, b, c = widths
+    (tmp_path / "train.py").write_text(
+        "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+        "    inputs = keras.Input(shape=(4,))\n"
+        f"    x = layers.Dense({a}, activation=\"relu\")(inputs)\n"
+        f"    x = layers.Dense({b}, activation=\"tanh\")(x)\n"
+        f"    outputs = layers.Dense({c})(x)\n"
+        "    return keras.Model(inputs, outputs)\n")
+    (tmp_path / "save.py").write_text(SHIFTED_SAVE)
+    ckpt = tmp_path / "m.weights.h5"
+    proc = _run_python(f"import runpy, sys; sys.argv = ['save.py', {str(ckpt)!r}, '{before}']; "
+                       "runpy.run_path('save.py')", tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    if before:
+        assert "dense " not in proc.stdout + " ", proc.stdout  # (the names really are shifted)
+    src, out = tmp_path / "train.py", tmp_path / "gen.py"
+    assert run([str(src), "--to", "pytorch", "-o", str(out), "--weights", str(ckpt), "-q"]) == 0, \
+        capsys.readouterr().err
+    capsys.readouterr()
+    code = run(["verify", str(src), str(out), "--weights", str(ckpt), "--steps", "0"])
+    assert code == 0, capsys.readouterr()
+
+
+# -- special files, sizes, runaway user code (issue 22 items 5 and 11) ----------------------------
+
+def _transpile_cli(args, cwd, timeout=120) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess with a timeout: a hang fails the test instead of blocking it."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "transpiler", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_fifo_source_is_refused_by_its_type_not_read(tmp_path):
+    fifo = tmp_path / "train.py"
+    os.mkfifo(fifo)
+    proc = _transpile_cli([fifo, "--to", "pytorch"], tmp_path)
+    assert proc.returncode == 2 and "FIFO" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_fifo_inside_a_directory_is_refused_and_the_rest_translated(tmp_path):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "good.py").write_text(SMALL)
+    os.mkfifo(folder / "pipe.py")
+    proc = _transpile_cli([folder, "--to", "pytorch", "-o", tmp_path / "out"], tmp_path)
+    assert proc.returncode == 2 and "FIFO" in proc.stderr, proc.stderr
+    assert (tmp_path / "out" / "good.py").exists()
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_device_source_is_refused(tmp_path, device):
+    proc = _transpile_cli([device, "--to", "pytorch", "-o", tmp_path / "gen.py"], tmp_path)
+    assert proc.returncode == 2 and "device" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_oversized_source_is_refused_with_the_limit(tmp_path, capsys):
+    from transpiler.cli import MAX_SOURCE_BYTES
+
+    big = tmp_path / "big.py"
+    big.write_text(SMALL + "#" * MAX_SOURCE_BYTES + "\n")
+    assert run([str(big), "--to", "pytorch", "-o", str(tmp_path / "gen.py")]) == 2
+    assert f"{MAX_SOURCE_BYTES}-byte limit" in capsys.readouterr().err
+
+
+def test_utf8_byte_order_mark_is_accepted_as_python_does(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_bytes(b"\xef\xbb\xbf" + SMALL.encode())
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")]) == 0, capsys.readouterr().err
+    assert not (tmp_path / "gen.py").read_bytes().startswith(b"\xef\xbb\xbf# \xef\xbb\xbf")
+
+
+def test_nul_byte_is_reported_at_its_line(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_bytes(SMALL.encode() + b"x = 1\x00\n")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")]) == 2
+    err = capsys.readouterr().err
+    line = SMALL.count("\n") + 1
+    assert f"train.py:{line}: " in err and "NUL" in err and "None" not in err, err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_source_is_a_user_error_not_a_bug(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    src.chmod(0)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "bug" not in err, err
+
+
+def _alive(pid: int) -> bool:
+    """Running (a killed process whose parent is gone may stay a zombie until init reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+SLOW_BUILDER = '''\
+import subprocess
+import sys
+import time
+
+import keras
+from keras import layers
+
+
+def build_model():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open("child.pid", "w") as fh:
+        fh.write(str(child.pid))
+    time.sleep(600)
+    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3)])
+'''
+
+
+def test_trace_weights_stops_at_its_timeout_and_kills_what_the_script_started(tmp_path):
+    src = tmp_path / "train.py"
+    src.write_text(SLOW_BUILDER)
+    proc = _transpile_cli([src, "--to", "pytorch", "-o", tmp_path / "gen.py", "--trace-weights",
+                           "--trace-timeout", "60"], tmp_path, timeout=300)
+    assert proc.returncode == 2 and "took longer than 60 s" in proc.stderr and "Traceback" not in proc.stderr, \
+        proc.stderr
+    if (tmp_path / "child.pid").exists():  # (the builder got to run before the timeout)
+        pid = int((tmp_path / "child.pid").read_text())
+        assert not _alive(pid), f"the builder's child {pid} outlived the run"
+    assert not (tmp_path / "gen.py").exists()
+
+
+# -- one error paragraph, never a traceback (issue 22 item 6) --------------------------------------
+
+def _one_error(err: str, prefix: str = "transpile") -> None:
+    assert "Traceback" not in err and "bug in transpiler" not in err, err
+    assert sum(line.startswith(f"{prefix}") and "error:" in line for line in err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("expr", ["- " * 1000 + "1", "1" + " + 1" * 1000, "x" + ".real" * 1000])
+def test_deeply_nested_valid_expression_gives_one_error_or_a_translation(tmp_path, capsys, expr):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL + f"x = 1\ny = {expr}\n")
+    code = run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")])
+    err = capsys.readouterr().err
+    if code != 0:
+        assert code == 2
+        _one_error(err)
+    else:
+        ast.parse((tmp_path / "gen.py").read_text())
+
+
+def test_deeply_nested_valid_expression_in_a_torch_script(tmp_path, capsys):
+    src = tmp_path / "net.py"
+    src.write_text(TORCH_PAYLOADS + "y = " + "- " * 1000 + "1\n")
+    code = run([str(src), "--to", "keras", "-o", str(tmp_path / "gen.py")])
+    err = capsys.readouterr().err
+    assert code in (0, 2), err
+    if code == 2:
+        _one_error(err)
+
+
+def test_check_with_a_directory_as_output_is_one_error(files, capsys):
+    d = files[0]
+    (d / "sub").mkdir()
+    assert run([str(d / "train.py"), "--to", "pytorch", "--check", "-o", str(d / "sub")]) == 2
+    _one_error(capsys.readouterr().err)
+
+
+def test_diff_against_an_output_that_is_not_utf8(files, capsys):
+    d = files[0]
+    (d / "gen.py").write_bytes(b"\xff\xfe not utf-8\n")
+    files[1][d / "gen.py"] = (d / "gen.py").read_bytes()
+    assert run([str(d / "train.py"), "--to", "pytorch", "--diff", "-o", str(d / "gen.py")]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and "+def build_model" in captured.out
+    assert (d / "gen.py").read_bytes() == files[1][d / "gen.py"]
+
+
+@pytest.mark.parametrize("content", [b"\x88\x01binary\xff", b"def (:\n"], ids=["binary", "unparsable"])
+def test_verify_with_an_output_that_is_not_python(files, capsys, content):
+    d = files[0]
+    (d / "gen.py").write_bytes(content)
+    assert run(["verify", str(d / "train.py"), str(d / "gen.py")]) == 2
+    _one_error(capsys.readouterr().err, "transpile verify")
+
+
+def test_verify_with_zero_batches_is_a_usage_error(files, capsys):
+    d = files[0]
+    assert run(["verify", str(d / "train.py"), str(d / "gen.py"), "--batches", "0"]) == 2
+    _one_error(capsys.readouterr().err, "transpile verify")
+
+
+def test_verify_against_another_models_output_is_one_error(tmp_path, capsys, private_tmp):
+    (tmp_path / "a.py").write_text(SMALL)
+    (tmp_path / "b.py").write_text(SMALL.replace("layers.Dense(3)", "layers.Dense(5), layers.Dense(2)"))
+    assert run([str(tmp_path / "b.py"), "--to", "pytorch", "-o", str(tmp_path / "b_torch.py"), "-q"]) == 0
+    capsys.readouterr()
+    assert run(["verify", str(tmp_path / "a.py"), str(tmp_path / "b_torch.py")]) == 2
+    err = capsys.readouterr().err
+    _one_error(err, "transpile verify")
+    assert "another script's output" in err
+    assert list(private_tmp.iterdir()) == []  # (verify's copies of both scripts are gone)
+
+
+def test_ctrl_c_on_a_single_file_run_is_one_line(tmp_path):
+    """SIGINT while translating: exit 130 and one line, no traceback (the run is started in
+    a subprocess and interrupted once it has begun importing the translator)."""
+    import signal
+    import time
+
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-c", "import time, sys; sys.stderr.write('ready\\n'); "
+                             "sys.stderr.flush(); time.sleep(0.5); from transpiler.cli import main; "
+                             f"main([{str(src)!r}, '--to', 'pytorch', '-o', {str(tmp_path / 'gen.py')!r}])"],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline() == "ready\n"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    if proc.returncode == 0:  # (it finished first: nothing to check)
+        return
+    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err, err
+
+
+# -- the smaller ones (issue 22 item 11) -----------------------------------------------------------
+
+def test_outputs_honour_the_umask(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    _dense_weights(tmp_path / "w.weights.h5")
+    old = os.umask(0o027)
+    try:
+        assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights",
+                    str(tmp_path / "w.weights.h5"), "-q"]) == 0, capsys.readouterr().err
+        assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen2.py"), "--weights",
+                    str(tmp_path / "w.weights.h5"), "--weights-out", str(tmp_path / "gen2.pt"), "-q"]) == 0
+    finally:
+        os.umask(old)
+    for name in ("gen.py", "gen.safetensors", "gen2.pt"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o640, name
+
+
+def test_pt_output_is_the_same_bytes_every_run(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    _dense_weights(tmp_path / "w.weights.h5")
+    blobs = []
+    for i in range(2):
+        assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights",
+                    str(tmp_path / "w.weights.h5"), "--weights-out", str(tmp_path / "gen.pt"), "-q"]) == 0
+        blobs.append((tmp_path / "gen.pt").read_bytes())
+    assert blobs[0] == blobs[1]
+
+
+def test_quiet_prints_no_checkpoint_lines(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    _dense_weights(tmp_path / "w.weights.h5")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights",
+                str(tmp_path / "w.weights.h5"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_keras_zip_without_weights_is_not_called_a_pytorch_checkpoint(tmp_path, capsys):
+    import zipfile
+
+    ckpt = tmp_path / "m.keras"
+    with zipfile.ZipFile(ckpt, "w") as zf:
+        zf.writestr("config.json", "{}")
+    code, err = _convert(tmp_path, ckpt, capsys)
+    assert code == 2 and "model.weights.h5" in err and "PyTorch" not in err, err
+
+
+def test_weights_out_write_failure_names_the_output(tmp_path, capsys):
+    _dense_weights(tmp_path / "w.weights.h5")
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    out = tmp_path / "missing" / "deeper" / "w.safetensors"
+    (tmp_path / "missing").write_text("a file where a folder is needed")
+    code = run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights",
+                str(tmp_path / "w.weights.h5"), "--weights-out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "w.weights.h5:" not in err and "Traceback" not in err, err
+
+
+# -- silently wrong output (issue 22 item 8, in part) ----------------------------------------------
+
+SHADOWING = '''\
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(4,))
+    x = layers.Dense(4, name="train")(inputs)
+    x = layers.Dense(4, name="eval")(x)
+    x = layers.Dense(4, name="parameters")(x)
+    x = layers.Dense(4, name="to")(x)
+    x = layers.Dense(4, name="state_dict")(x)
+    outputs = layers.Dense(3, name="reset_parameters")(x)
+    return keras.Model(inputs, outputs)
+'''
+
+
+def test_layers_named_like_module_methods_do_not_shadow_them(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SHADOWING)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "-q"]) == 0, capsys.readouterr().err
+    proc = _run_python("import torch, gen; m = gen.build_model(); m.train(); m.eval(); m = m.to('cpu'); "
+                       "assert len(list(m.parameters())) == 12 and len(m.state_dict()) == 12; "
+                       "print(tuple(m(torch.zeros(2, 4)).shape))", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "(2, 3)", proc.stderr
+
+
+def test_output_onto_a_fifo_or_device_is_refused_not_replaced(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    import stat
+
+    for flag in ("-o", "--report"):
+        argv = [str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), flag, str(fifo)]
+        assert run(argv) == 2
+        err = capsys.readouterr().err
+        assert "not a regular file" in err, err
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert not (tmp_path / "gen.py").exists()
+
+
+def test_weights_out_with_a_name_of_another_format_is_refused(tmp_path, capsys):
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+    _dense_weights(tmp_path / "w.weights.h5")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "--weights",
+                str(tmp_path / "w.weights.h5"), "--weights-out", str(tmp_path / "w.npz")]) == 2
+    assert ".safetensors or .pt" in capsys.readouterr().err
+    assert not (tmp_path / "w.npz").exists()
+
+
+def test_safetensors_with_overlapping_tensors_is_refused(tmp_path):
+    import json
+    import struct
+
+    from transpiler.weights.errors import CheckpointError
+    from transpiler.weights.safetensors_io import SafetensorsFile
+
+    header = {"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+              "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}}
+    blob = json.dumps(header).encode()
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(24))
+    with pytest.raises(CheckpointError, match="overlap"):
+        SafetensorsFile(str(path))
+
+
+# -- processes left running (issue 22 item 7) -------------------------------------------------------
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.add(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path):
+    import signal
+    import time
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"m{i}.py").write_text(KERAS_PAYLOADS.replace("PWNED", f"PWNED{i}"))
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "transpiler", str(folder), "--to", "pytorch", "-j", "2",
+                             "-o", str(tmp_path / "out"), "-q"], env=env, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
+        workers |= {p for p in _children(proc.pid) if _alive(p)}
+        time.sleep(0.2)
+    if proc.poll() is not None:
+        pytest.skip("the run ended before its workers could be seen")
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.communicate(timeout=120)  # (workers left alive hold stderr open: this times out)
+    except subprocess.TimeoutExpired:
+        pass
+    time.sleep(1.0)  # (a killed worker is reaped by init)
+    left = [p for p in workers if _alive(p)]
+    for pid in left + ([proc.pid] if proc.poll() is None else []):  # (no stray process after a failure)
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} outlived the run"

@@ -73,6 +73,8 @@ def skip_reason(path: str, target: str = "pytorch") -> str:
         return f"generated output (*{GENERATED_SUFFIX})"
     if target == "keras" and os.path.basename(path).endswith(GENERATED_KERAS_SUFFIX):
         return f"generated output (*{GENERATED_KERAS_SUFFIX})"
+    if not os.path.isfile(path):  # a FIFO or device is never opened: reading could block
+        return ""
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_SOURCE_BYTES + 1)
@@ -377,7 +379,14 @@ def _run_pool(tasks: list[Task], jobs: int, progress: Progress, report) -> None:
             progress.show(len(tasks) - len(unfinished), tasks[i].source)
             report(i, res)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not wait for the queue
+        # Ctrl-C or SIGTERM: do not wait for the queue, and end the workers (left alone they
+        # stay alive, blocked on their task or the queue)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
     for i in sorted(unfinished):

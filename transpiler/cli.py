@@ -44,6 +44,9 @@ def atomic_write(path: str, text: str) -> None:
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".tmp")
     try:
+        from transpiler.paths import public_mode
+
+        public_mode(fd)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.replace(tmp, path)
@@ -54,21 +57,43 @@ def atomic_write(path: str, text: str) -> None:
 
 
 def read_source(path: str) -> str:
-    """The source text, or a UsageError saying why it cannot be read."""
-    if not os.path.exists(path):
-        raise UsageError(f"{path}: no such file")
-    if os.path.isdir(path):
+    """The source text, or a UsageError saying why it cannot be read. Only a regular file is
+    read (a FIFO or a device is refused by its type, before any read, as it could block or
+    never end), and at most MAX_SOURCE_BYTES of it."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{path}: is a directory; give a Python file")
-    size = os.path.getsize(path)
-    if size > MAX_SOURCE_BYTES:
-        raise UsageError(f"{path}: {size} bytes is larger than the {MAX_SOURCE_BYTES}-byte limit "
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a device" if
+                stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket" if
+                stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise UsageError(f"{path}: is {kind}, not a regular file; give a Python file")
+    if st.st_size > MAX_SOURCE_BYTES:
+        raise UsageError(f"{path}: {st.st_size} bytes is larger than the {MAX_SOURCE_BYTES}-byte limit "
                          "for one script")
-    with open(path, "rb") as fh:
-        data = fh.read()
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:  # (permission denied, an I/O error: the user's to fix, not a bug)
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise UsageError(f"{path}: larger than the {MAX_SOURCE_BYTES}-byte limit for one script")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    if text.startswith("\ufeff"):  # a UTF-8 byte order mark: Python accepts it, and so do we
+        text = text[1:]
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise UsageError(f"{path}:{line}: the file holds a NUL byte; it is not Python source")
     if not text.strip():
         raise UsageError(f"{path}: the file is empty; there is nothing to transpile")
     return text
@@ -146,6 +171,8 @@ class WeightOptions:
     output: str | None = None
     trace: bool = False
     seed: int = 0
+    trace_timeout: float | None = None
+    quiet: bool = False  # (-q: the checkpoint's "wrote" and warning lines are not printed)
 
     def __bool__(self) -> bool:
         return bool(self.checkpoint or self.trace)
@@ -220,6 +247,10 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
         res.no_model = isinstance(exc, NoModelError)
         res.fail(str(exc), f"transpile: error: {exc}")
         return
+    except RecursionError:
+        res.fail("nested too deeply", f"transpile: error: {src}: an expression or block nests too deeply "
+                 "for the translator (Python itself accepts it); split it into smaller parts")
+        return
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         res.fail(f"internal error: {type(exc).__name__}: {exc}",
                  f"transpile: internal error while translating {src}: {type(exc).__name__}: {exc}\n"
@@ -234,9 +265,18 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
             res.err(f"{diag}")
     if check or diff:
         current = ""
-        if os.path.exists(out_path):
-            with open(out_path, encoding="utf-8") as fh:
-                current = fh.read()
+        if os.path.isdir(out_path):
+            res.fail(f"{out_path} is a directory", f"transpile: error: {out_path}: is a directory; -o names "
+                     "the output file to compare with")
+            return
+        try:
+            if os.path.exists(out_path):
+                with open(out_path, "rb") as fh:  # (an output that is not UTF-8 just differs)
+                    current = fh.read(MAX_SOURCE_BYTES * 4).decode("utf-8", errors="replace")
+        except OSError as exc:
+            res.fail(f"cannot read {out_path}: {exc.strerror or exc}",
+                     f"transpile: error: {out_path}: cannot read the output: {exc.strerror or exc}")
+            return
         if diff:
             import difflib
 
@@ -322,7 +362,8 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
             md = next((m for m in models if m.builder), models[0])
             tmpdir = tempfile.mkdtemp(prefix="transpile-trace-")
             ckpt = trace_keras_weights(src, md.builder, md.var, md.builder_args,
-                                       os.path.join(tmpdir, "initial.weights.h5"), seed=weights.seed)
+                                       os.path.join(tmpdir, "initial.weights.h5"), seed=weights.seed,
+                                       timeout=weights.trace_timeout)
         kind = sniff(ckpt)
         out = weights.output
         if kind in ("pickle", "safetensors") or (kind == "zip" and not _is_keras_zip(ckpt)):
@@ -336,8 +377,9 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
             md = convert.select_torch_model(models, set(state), ckpt)
             if write:
                 rep = convert.torch_to_keras(md.graph, ckpt, out, md.graph.name, state=state)
-                res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, "
-                        "loadable with model.load_weights)")
+                if not weights.quiet:
+                    res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, "
+                            "loadable with model.load_weights)")
             return result
         if out is None:
             out = os.path.splitext(out_path)[0] + ".safetensors"
@@ -348,17 +390,20 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
         if write:
             rep = convert.keras_to_torch(md.graph, ckpt, out)
             for w in rep.warnings:
-                res.err(f"transpile: warning: {w}")
+                if not weights.quiet:
+                    res.err(f"transpile: warning: {w}")
             label = "initial weights of the Keras model" if weights.trace else ckpt
-            res.err(f"transpile: wrote {out} ({rep.tensors} tensors, {rep.bytes / 1e6:.1f} MB) from {label}")
+            if not weights.quiet:
+                res.err(f"transpile: wrote {out} ({rep.tensors} tensors, {rep.bytes / 1e6:.1f} MB) from {label}")
         rel = os.path.relpath(os.path.abspath(out), os.path.dirname(os.path.abspath(out_path)))
         link = {"model": md.class_name, "path": rel.replace(os.sep, "/"),
                 "source": "the traced Keras initial weights" if weights.trace else os.path.basename(ckpt)}
         return translate(source, src, target, load_weights=link, keras_exact_updates=keras_exact_updates)
     except CheckpointError:
         raise
-    except OSError as exc:
-        raise CheckpointError(f"{weights.checkpoint or src}: {exc.strerror or exc}") from None
+    except OSError as exc:  # (the file it concerns: the checkpoint read, or the one being written)
+        where = exc.filename if isinstance(exc.filename, str) else weights.checkpoint or src
+        raise CheckpointError(f"{where}: {exc.strerror or exc}") from None
     finally:
         if tmpdir:
             import shutil
@@ -383,8 +428,9 @@ def _convert_torch_weights(res: FileResult, result, src: str, weights: WeightOpt
         md = convert.select_torch_source_model(result.program.models, set(state), weights.checkpoint)
         if write:
             rep = convert.torch_source_to_keras(md.graph, weights.checkpoint, out, md.graph.name, state=state)
-            res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with "
-                    f"{md.builder or md.class_name}().load_weights)")
+            if not weights.quiet:
+                res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with "
+                        f"{md.builder or md.class_name}().load_weights)")
     except CheckpointError:
         raise
     except OSError as exc:
@@ -393,11 +439,14 @@ def _convert_torch_weights(res: FileResult, result, src: str, weights: WeightOpt
 
 
 def _is_keras_zip(path: str) -> bool:
+    """A zip that is not a torch.save archive (``<name>/data.pkl``) is read as a .keras file
+    (whose reader says what is missing from it)."""
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as zf:
-            return "model.weights.h5" in zf.namelist()
+            names = zf.namelist()
+            return "model.weights.h5" in names or not any(n.endswith("/data.pkl") for n in names)
     except (zipfile.BadZipFile, OSError):
         return True  # let the Keras reader say what is wrong with it
 
@@ -436,6 +485,9 @@ def add_weights_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--trace-weights", action="store_true",
                    help="run the script's builder with Keras to capture its initial weights and "
                         "convert those (executes your code; opt-in)")
+    g.add_argument("--trace-timeout", metavar="SECONDS", type=float, default=None,
+                   help="stop --trace-weights' run of your code after this long (default 900, or "
+                        "$TRANSPILE_TRACE_TIMEOUT); the run and every process it started are killed")
     g.add_argument("--verify", action="store_true",
                    help="after writing, run both models on the same random inputs and print the "
                         "equivalence report (imports both frameworks)")
@@ -525,8 +577,17 @@ def run_single(args: argparse.Namespace) -> int:
     if args.weights_out and not (args.weights or args.trace_weights or source.lower().endswith(".onnx")):
         print("transpile: error: --weights-out needs --weights or --trace-weights", file=sys.stderr)
         return EXIT_INPUT
-    weights = WeightOptions(args.weights, args.weights_out, args.trace_weights)
+    weights = WeightOptions(args.weights, args.weights_out, args.trace_weights,
+                            trace_timeout=getattr(args, "trace_timeout", None), quiet=args.quiet)
     message = path_clash(args, source, out_path)
+    if not message and not (args.check or args.diff):
+        from transpiler.paths import not_regular
+
+        message = not_regular([("-o" if args.output else "the output", out_path), ("--report", args.report),
+                               ("--weights-out", args.weights_out)])
+    if not message and args.weights_out and not args.weights_out.endswith((".safetensors", ".pt", ".weights.h5")):
+        message = (f"--weights-out {args.weights_out}: the name says which format is written; end it in "
+                   ".safetensors or .pt (a torch checkpoint) or .weights.h5 (a Keras one)")
     if message:
         print(f"transpile: error: {message}; nothing was written", file=sys.stderr)
         return EXIT_INPUT
@@ -592,7 +653,16 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Run as the program (no ``argv``), it ends the process
     without the interpreter's teardown (:func:`exit_now`); given ``argv``, it raises
     SystemExit as usual."""
-    code = run(argv)
+    if argv is None:  # SIGTERM unwinds like Ctrl-C: worker and --trace-weights processes are ended,
+        import signal  # temp folders removed (finally blocks run); the exit status says SIGTERM
+
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        code = run(argv)
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; what was written is whole (atomic)
+        print("\ntranspile: interrupted; files already written are complete, the one in progress "
+              "was not written", file=sys.stderr)
+        code = 130
     if argv is None:
         exit_now(code)
     sys.exit(code)

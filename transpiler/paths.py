@@ -33,3 +33,29 @@ def clash(named: list[tuple[str, str | None]], written: tuple[str, ...] = (),
                             f"{other}; give {role_b} another path")
                 return f"{role_a} and {role_b} are the same file ({shown}); give {role_b} another path"
     return None
+
+
+def public_mode(fd: int) -> None:
+    """Give a file made by ``tempfile.mkstemp`` (0600) the mode a plain ``open`` would:
+    0666 less the umask, so outputs honour the user's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)
+
+
+def not_regular(named: list[tuple[str, str | None]]) -> str | None:
+    """The message for the first path written by the run that exists and is neither a
+    regular file nor a folder (``-o /dev/stdout``: the rename would replace the device)."""
+    import stat
+
+    for role, path in named:
+        if not path:
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return (f"{role} {path} is not a regular file (a device, FIFO or socket); outputs are written "
+                    "to a temporary file and renamed over it, which would replace it: give a file path")
+    return None

@@ -90,7 +90,11 @@ def load_generated(text: str, name: str = "transpiled_module"):
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        os.unlink(path)  # (the caller never learns the path: nothing else removes it)
+        raise
     module.__transpiled_path__ = path
     return module
 

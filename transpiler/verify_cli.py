@@ -48,6 +48,10 @@ def verify_main(argv: list[str]) -> int:
 
     from transpiler.paths import clash
 
+    if args.batches < 1 or args.batch_size < 1:
+        print("transpile verify: error: --batches and --batch-size must be 1 or more", file=sys.stderr)
+        return EXIT_INPUT
+
     message = clash([("SRC", args.source), ("OUT", args.output), ("--weights", args.weights)])
     if message:
         print(f"transpile verify: error: {message}", file=sys.stderr)
@@ -57,7 +61,15 @@ def verify_main(argv: list[str]) -> int:
         check_syntax(source, args.source)
         if not os.path.exists(args.output):
             raise UsageError(f"{args.output}: no such file (transpile {args.source} first)")
-        return _verify(args, source)
+        args.output_text = read_source(args.output)  # (a regular UTF-8 file of bounded size)
+        check_syntax(args.output_text, args.output)
+        args.temp_files = []
+        try:
+            return _verify(args, source)
+        finally:  # (the copies of both scripts the modules were imported from)
+            for path in args.temp_files:
+                if os.path.exists(path):
+                    os.unlink(path)
     except (UsageError, CheckpointError) as exc:
         print(f"transpile verify: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
@@ -82,11 +94,21 @@ def _verify(args, source: str) -> int:
 
     from transpiler import verify
 
-    keras.utils.set_random_seed(args.seed)
     keras_module = verify.load_generated(source, "verify_source")
-    generated = verify.load_generated(_read(args.output), "verify_output")
+    args.temp_files.append(keras_module.__transpiled_path__)
+    # layers are found by name: the model is built with the names a fresh process gives (the
+    # script may have built models at import, or this process before)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(args.seed)
     kmodel = _build(keras_module, md)
-    tmodel = _build(generated, md)
+    try:
+        generated = verify.load_generated(args.output_text, "verify_output")
+        args.temp_files.append(generated.__transpiled_path__)
+        tmodel = _build(generated, md)
+    except Exception as exc:  # noqa: BLE001 - the output is not this script's translation
+        raise UsageError(f"{args.output}: does not build {md.class_name} as {args.source}'s translation "
+                         f"would ({type(exc).__name__}: {_first_line(exc)}); is it another script's output?"
+                         ) from None
     if args.weights:
         kmodel.load_weights(args.weights)
         with tempfile.TemporaryDirectory(prefix="transpile-verify-") as tmp:
@@ -99,8 +121,11 @@ def _verify(args, source: str) -> int:
     else:
         state = verify.map_keras_weights(md.graph, kmodel)
         origin = "the Keras model's initial weights, mapped through the IR"
-    missing = tmodel.load_state_dict(state, strict=True)
-    del missing
+    try:
+        tmodel.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise UsageError(f"{args.output}: its module's parameters are not those of {args.source}'s model "
+                         f"{md.class_name} ({_first_line(exc)}); is it another script's output?") from None
     per_output: list[list] = [[] for _ in md.graph.outputs]
     for b in range(args.batches):
         inputs = verify.random_inputs(md.graph, args.batch_size, seed=args.seed + b)
@@ -169,9 +194,9 @@ def _build(module, md):
     return getattr(module, md.class_name)()
 
 
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
 def _mean(values) -> str:

@@ -32,6 +32,7 @@ from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
 from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 
 class FrontendError(Exception):
@@ -3010,7 +3011,8 @@ class KerasFrontend:
             if layer is not None and layer.scope and (layer.explicit_name is None or layer.hint):
                 # the user's name= is unique already; a helper's made-up names are not
                 hint = f"{layer.scope}_{hint}"
-            if hint in ("x", "self", "input", "inputs", "outputs", "model", "forward", "training"):
+            if hint in ("x", "self", "input", "inputs", "outputs", "model", "reset_parameters") or \
+                    hint in NN_MODULE_ATTRIBUTES:  # (self.train = ... would shadow Module.train())
                 hint = f"{hint}_layer"
             if auto:
                 # unnamed layers are numbered like a hand-written module: conv1, conv2, ...
@@ -3387,9 +3389,7 @@ def _user_classes_in(graph: Graph) -> set[str]:
     return out
 
 
-_RESERVED_ATTRS = {"training", "forward", "modules", "parameters", "children", "apply", "eval", "train", "to",
-                   "type", "float", "half", "double", "cuda", "cpu", "state_dict", "buffers", "zero_grad",
-                   "register_buffer", "add_module", "extra_repr", "reset_parameters", "x", "self"}
+_RESERVED_ATTRS = NN_MODULE_ATTRIBUTES | {"reset_parameters", "x", "self"}
 
 
 def _local_names(graph: Graph, root: ModuleScope | None) -> None:

@@ -59,6 +59,9 @@ def match_layers(graph: Graph, available: dict[str, CheckpointLayer], path: str
     layer.
     """
     wanted = source_layers(graph)
+    by_path = _match_by_path(graph, available, path)
+    if by_path is not None:
+        return by_path, []
     found = {name: available[name] for name in wanted if name in available}
     missing = [n for n in wanted if n not in found]
     warnings: list[str] = []
@@ -84,6 +87,36 @@ def match_layers(graph: Graph, available: dict[str, CheckpointLayer], path: str
                 warnings.append(f"layer {mine!r} read from checkpoint layer {theirs!r} (matched by "
                                 "Keras' numbering order)")
     return found, warnings
+
+
+def _match_by_path(graph: Graph, available: dict[str, CheckpointLayer], path: str
+                   ) -> dict[str, CheckpointLayer] | None:
+    """Keras 3 files (``.weights.h5``, ``.keras``) matched the way Keras' own loader does: by
+    path, ``layers/<snake-cased class>[_<n>]`` with a counter per class over ``model.layers``.
+    The ``name`` attributes hold process-global names (``dense_2`` for the first Dense when
+    other models were built before), so matching by name could pair the wrong layers. None
+    when some layer has no such path or its tensors do not fit (the caller matches by name)."""
+    wanted = source_layers(graph)
+    at = {layer.path: layer for layer in available.values() if not layer.variable and layer.tensors}
+    if not wanted or not any(p.startswith("/layers/") for p in at):
+        return None
+    order = [n for n in keras_layer_order(graph) if n.source_name]
+    keys = layer_keys([KerasLayerOut(_keras_class(n), n.source_name, "", []) for n in order])
+    found: dict[str, CheckpointLayer] = {}
+    for node, key in zip(order, keys):
+        if node.source_name in wanted:
+            layer = at.get(f"/layers/{key}")
+            if layer is None:
+                return None
+            found[node.source_name] = layer
+    if set(found) != set(wanted) or len({id(v) for v in found.values()}) != len(found):
+        return None
+    try:
+        for name, layer in found.items():
+            check_layer(wanted[name], layer, path)
+    except CheckpointError:
+        return None
+    return found
 
 
 def check_layer(node: Node, layer: CheckpointLayer, path: str) -> dict[str, object]:

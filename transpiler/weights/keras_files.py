@@ -163,8 +163,8 @@ class KerasCheckpoint:
             zf = zipfile.ZipFile(path)
             info = zf.getinfo("model.weights.h5")
         except KeyError:
-            raise CheckpointError(f"{path}: a zip file without model.weights.h5 (a PyTorch .pt "
-                                  "archive?), not a .keras file") from None
+            raise CheckpointError(f"{path}: a zip file without model.weights.h5, so not a .keras "
+                                  "file (one saved by model.save('model.keras') holds it)") from None
         except (zipfile.BadZipFile, OSError) as exc:
             raise CheckpointError(f"{path}: the zip file is corrupt or truncated ({_reason(exc)})") from None
         self._closers.append(zf.close)

@@ -67,6 +67,9 @@ def write_safetensors_streamed(path: str, specs: list[tuple[str, tuple, np.dtype
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".safetensors.tmp")
     try:
+        from transpiler.paths import public_mode
+
+        public_mode(fd)
         with os.fdopen(fd, "wb") as fh:
             fh.write(struct.pack("<Q", len(blob)))
             fh.write(blob)
@@ -133,6 +136,11 @@ class SafetensorsFile:
                 raise CheckpointError(f"{path}: truncated safetensors file ({key!r} ends at byte "
                                       f"{self._data_start + end}, the file has {size})")
             self.entries[key] = (dtype, shape, begin, end)
+        spans = sorted((b, e, k) for k, (_d, _s, b, e) in self.entries.items() if e > b)
+        for (_b1, e1, k1), (b2, _e2, k2) in zip(spans, spans[1:]):
+            if b2 < e1:  # (two tensors sharing bytes: a crafted file, refused as the safetensors library does)
+                raise CheckpointError(f"{path}: corrupt safetensors file: the bytes of {k1!r} and {k2!r} "
+                                      "overlap")
 
     def keys(self) -> list[str]:
         return list(self.entries)

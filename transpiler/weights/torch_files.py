@@ -70,9 +70,14 @@ def write_torch_pt(path: str, state: dict[str, np.ndarray]) -> None:
 
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".pt.tmp")
-    os.close(fd)
     try:
-        torch.save({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()}, tmp)
+        from transpiler.paths import public_mode
+
+        public_mode(fd)
+        # (into the open file: torch.save names the archive's folder after a path it is given,
+        # which for the temp file changed from run to run)
+        with os.fdopen(fd, "wb") as fh:
+            torch.save({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()}, fh)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -34,10 +34,19 @@ model.save_weights(out)
 """
 
 
+#: how long the user's code may run (seconds), unless --trace-timeout says otherwise
+DEFAULT_TIMEOUT = 900.0
+
+
 def trace_keras_weights(src: str, builder: str | None, var: str | None, builder_args: dict,
-                        out: str, seed: int = 0, timeout: float = 900.0) -> str:
+                        out: str, seed: int = 0, timeout: float | None = None) -> str:
     """Run ``builder(**builder_args)`` (or read module variable ``var``) of ``src`` in a
-    fresh Python process with Keras; save its weights to ``out`` (a ``.weights.h5``)."""
+    fresh Python process with Keras; save its weights to ``out`` (a ``.weights.h5``).
+
+    The process runs in a session of its own: at the timeout, or when this process is
+    interrupted, it and every process it started are killed."""
+    if timeout is None:
+        timeout = float(os.environ.get("TRANSPILE_TRACE_TIMEOUT") or DEFAULT_TIMEOUT)
     if builder:
         kind, name = "builder", builder
     elif var:
@@ -47,14 +56,32 @@ def trace_keras_weights(src: str, builder: str | None, var: str | None, builder_
                               "module variable; --trace-weights cannot build it")
     try:
         args = repr({k: v for k, v in builder_args.items()})
-        proc = subprocess.run([sys.executable, "-c", RUNNER, src, kind, name, args, out, str(seed)],
-                              capture_output=True, text=True, timeout=timeout,
-                              cwd=os.path.dirname(os.path.abspath(src)) or None)
+        proc = _run_group([sys.executable, "-c", RUNNER, src, kind, name, args, out, str(seed)],
+                          timeout, cwd=os.path.dirname(os.path.abspath(src)) or None)
     except subprocess.TimeoutExpired:
         raise CheckpointError(f"{src}: --trace-weights: building the Keras model took longer than "
-                              f"{timeout:.0f} s") from None
+                              f"{timeout:g} s (--trace-timeout); it was stopped") from None
     if proc.returncode != 0 or not os.path.exists(out):
         tail = "\n    ".join((proc.stderr or "").strip().splitlines()[-6:])
         raise CheckpointError(f"{src}: --trace-weights: running {name} with Keras failed "
                               f"(exit {proc.returncode}); the last lines it printed:\n    {tail}")
     return out
+
+
+def _run_group(cmd: list[str], timeout: float, cwd: str | None) -> subprocess.CompletedProcess:
+    """``subprocess.run`` in a new session whose whole process group is killed on a timeout
+    or any exception (Ctrl-C, SIGTERM turned into SystemExit): no child outlives the run."""
+    import signal
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
