@@ -17,7 +17,14 @@ Attribute spellings are unified across frameworks (MMdnn): ``momentum`` is alway
 fraction of the old running value kept, spatial sizes are tuples of length rank, axes
 count the batch axis as 0 in the layout of the value they apply to, ``padding`` is
 ``"valid"``, ``"same"`` or explicit ``((before, after), ...)`` per spatial axis.
-Passes read these facts from the table; they do not branch on op names.
+Passes read these facts from the table; they do not branch on op names
+(``tests/test_layout_pass.py`` checks it). Besides the layout class, an entry may say:
+``shape="same"`` (output shaped like the input), ``dtype`` (a fixed output dtype),
+``states``/``gates`` (a recurrent layer's state tensors and gate blocks per unit),
+``per_channel_attrs`` (attributes holding one value per channel), ``element_order`` (reads
+only the order of its input's numbers), ``features_in_params`` (a permutation of the
+input or output features can move into the params), ``pooling`` (max or avg),
+``non_negative`` (True or a condition on the attributes), ``literal`` and ``perm_attr``.
 """
 
 from __future__ import annotations
