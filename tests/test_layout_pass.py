@@ -205,3 +205,47 @@ def test_reshape_to_a_one_axis_gate_needs_no_runtime_transpose_keras_to_torch():
     assert [n.op for n in g.nodes] == ["conv2d", "global_avg_pool2d", "reshape", "multiply", "conv2d"]
     reshape = next(n for n in g.nodes if n.op == "reshape")
     assert reshape.attrs["shape"] == (4, 1, 1) and reshape.outputs[0].layout == "NCHW"
+
+
+def _conv_then_reshape(out_layout: str | None, reader: str) -> Graph:
+    """torch: x (N, 3, 8, 8) → conv2d → view(N, 4, 64) tagged ``out_layout`` → ``reader``."""
+    g = Graph("m")
+    x = g.new_value("x", layout="NCHW")
+    x.shape = (None, 3, 8, 8)
+    g.inputs = [x]
+    conv = g.add_node("conv2d", "conv", [x], attrs={"filters": 4, "kernel_size": 3, "padding": "same"})
+    infer_node(conv)
+    reshape = g.add_node("reshape", "view", conv.outputs, attrs={"shape": (4, 64)})
+    if out_layout:
+        reshape.meta["out_layout"] = out_layout
+    infer_node(reshape)
+    attrs = {"filters": 2, "kernel_size": 1} if reader == "conv1d" else {}
+    last = g.add_node(reader, "head", reshape.outputs, attrs=attrs)
+    infer_node(last)
+    g.outputs = last.outputs
+    g.lint()
+    return g
+
+
+def test_reshape_keeping_the_channel_axis_stays_channels_last_torch_to_keras():
+    """(N, C, H, W) → (N, C, H*W) read by a Conv1d is (N, H, W, C) → (N, H*W, C) in Keras:
+    the relayout rule, written with layout letters, serves this direction too."""
+    g = _conv_then_reshape("NCW", "conv1d")
+    convert_layout(g, TORCH_TO_KERAS)
+    g.lint()
+    assert [n.op for n in g.nodes] == ["conv2d", "reshape", "conv1d"]
+    reshape = next(n for n in g.nodes if n.op == "reshape")
+    assert reshape.attrs["shape"] == (64, 4) and reshape.outputs[0].layout == "NWC"
+
+
+def test_reshape_into_a_sequence_is_read_in_the_source_order_torch_to_keras():
+    """The same view read as a sequence (torch holds (N, 4, 64): 4 steps of 64 features,
+    normalised over the 64) is no feature map: the conv output is permuted back before it,
+    though the reshape keeps the channel count in front."""
+    g = _conv_then_reshape(None, "layer_norm")
+    convert_layout(g, TORCH_TO_KERAS)
+    g.lint()
+    assert [n.op for n in g.nodes] == ["conv2d", "transpose", "reshape", "layer_norm"]
+    reshape = next(n for n in g.nodes if n.op == "reshape")
+    assert reshape.attrs["shape"] == (4, 64) and reshape.outputs[0].shape == (None, 4, 64)
+    assert next(n for n in g.nodes if n.op == "layer_norm").attrs["axis"] == (-1,)

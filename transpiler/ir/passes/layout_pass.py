@@ -436,7 +436,9 @@ def relayout_reshape(lp: LayoutPass, node: Node) -> bool:
     if rank not in d.source:
         return False
     built, wanted = d.source[rank], d.target[rank]
-    if target[built.index("C") - 1] != x.shape[x.layout.index("C")]:
+    # (the source program must hold the result as a feature map too: its later readers
+    # take the source layout from that tag)
+    if lp.source(node.outputs[0]) != built or target[built.index("C") - 1] != x.shape[x.layout.index("C")]:
         return False
     node.attrs["shape"] = Layout(built, wanted).shape((None, *target))[1:]
     node.meta["out_layout"] = wanted
@@ -454,7 +456,8 @@ def relayout_new_axis(lp: LayoutPass, node: Node) -> bool:
         return False
     rank = len(x.shape) + 1
     axis = node.attrs["axis"] % rank
-    if rank not in d.source or d.source[rank][axis] not in "DHW":
+    if rank not in d.source or d.source[rank][axis] not in "DHW" or \
+            lp.source(node.outputs[0]) != d.source[rank]:
         return False
     built, wanted = d.source[rank], d.target[rank]
     node.attrs["axis"] = Layout(built, wanted).axis(axis)
@@ -471,7 +474,8 @@ def relayout_random(lp: LayoutPass, node: Node) -> bool:
     like = node.inputs[0]
     shape = (like.shape[0], *node.attrs["shape"])
     source = lp.source(like)
-    if lp.is_target_map(like.layout) and source and len(shape) == len(like.shape):
+    if lp.is_target_map(like.layout) and source and len(shape) == len(like.shape) and \
+            lp.source(node.outputs[0]) == source:
         if Layout(like.layout, source).shape(like.shape)[1:] == shape[1:]:
             node.attrs["shape"] = tuple(like.shape[1:])
             node.meta["out_layout"] = like.layout
