@@ -17,7 +17,14 @@ Attribute spellings are unified across frameworks (MMdnn): ``momentum`` is alway
 fraction of the old running value kept, spatial sizes are tuples of length rank, axes
 count the batch axis as 0 in the layout of the value they apply to, ``padding`` is
 ``"valid"``, ``"same"`` or explicit ``((before, after), ...)`` per spatial axis.
-Passes read these facts from the table; they do not branch on op names.
+Passes read these facts from the table; they do not branch on op names
+(``tests/test_layout_pass.py`` checks it). Besides the layout class, an entry may say:
+``shape="same"`` (output shaped like the input), ``dtype`` (a fixed output dtype),
+``states``/``gates`` (a recurrent layer's state tensors and gate blocks per unit),
+``per_channel_attrs`` (attributes holding one value per channel), ``element_order`` (reads
+only the order of its input's numbers), ``features_in_params`` (a permutation of the
+input or output features can move into the params), ``pooling`` (max or avg),
+``non_negative`` (True or a condition on the attributes), ``literal`` and ``perm_attr``.
 """
 
 from __future__ import annotations
@@ -128,6 +135,36 @@ class OpSpec:
     #: an implicit op that computes as well on a channels-last input (its rule and emitters
     #: read the layout tag): the layout pass leaves such an input as it arrives
     any_layout: bool = False
+    #: "same": the output has the input's shape and layout (the shape rule is ``_same``)
+    shape: str = ""
+    #: the dtype of every output whatever the inputs' ("" = the rule decides)
+    dtype: str = ""
+    #: a recurrent layer: state tensors it carries (h; h and c) and gate blocks per unit
+    states: int = 0
+    gates: int = 0
+    #: attributes that may hold one value per channel (the source layout's last axis):
+    #: such an op is element-wise only per channel, so a permutation of that axis (a
+    #: Flatten's order) may not pass through it
+    per_channel_attrs: tuple[str, ...] = ()
+    #: a terminate op that reads only the order of its input's numbers (flatten, reshape):
+    #: a permutation of that order can move into a neighbouring op's params or attributes
+    element_order: bool = False
+    #: y = x @ kernel over the last axis: params whose layout letter ``I`` indexes the input
+    #: features and ``O`` the output features, so a fixed permutation of either axis is
+    #: applied to those params once instead of to the tensor at run time
+    features_in_params: bool = False
+    #: the window reduction of a pooling op ("max" pads with -inf, "avg" leaves pads out)
+    pooling: str = ""
+    #: the output is never negative: True, or a condition on the attributes (as a param's ``when``)
+    non_negative: bool | str = False
+    #: a Python literal operand (no inputs, no params): printers write it inline at its reader
+    literal: bool = False
+    #: the attribute holding an axis permutation (out = x.permute(perm)) of a pure permute op
+    perm_attr: str = ""
+
+    def holds(self, condition: bool | str, attrs: dict[str, Any]) -> bool:
+        """A fact that is True, False or a condition on ``attrs`` (``non_negative``)."""
+        return condition if isinstance(condition, bool) else _holds(condition, attrs)
 
     def complete_attrs(self, given: dict[str, Any]) -> dict[str, Any]:
         """``given`` checked against the table, with defaults filled in."""
@@ -165,7 +202,14 @@ _TABLE: dict[str, OpSpec] = {}
 
 
 def _holds(condition: str, attrs: dict[str, Any]) -> bool:
-    """A param's condition: ``attr`` (truthy) or ``attr == literal`` / ``attr != literal``."""
+    """A param's condition: ``attr`` (truthy) or ``attr == literal`` / ``attr != literal`` /
+    ``attr >= literal``; conditions joined by `` and `` must all hold."""
+    if " and " in condition:
+        return all(_holds(part, attrs) for part in condition.split(" and "))
+    if ">=" in condition:
+        name, _, literal = condition.partition(">=")
+        value = attrs.get(name.strip())
+        return value is not None and value >= ast.literal_eval(literal.strip())
     for sym, want in (("==", True), ("!=", False)):
         if sym in condition:
             name, _, literal = condition.partition(sym)
@@ -208,9 +252,11 @@ def op(
     wraps: bool = False,
     rank: int | None = None,
     any_layout: bool = False,
+    **facts: Any,
 ) -> OpSpec:
     """Declare one op. ``inputs="*xs"`` means any number of inputs; ``~name`` is a
-    non-trainable param (a buffer)."""
+    non-trainable param (a buffer). ``facts`` are the further ``OpSpec`` fields the passes
+    read (``shape``, ``states``, ``per_channel_attrs``, ...)."""
     if name in _TABLE:
         raise ValueError(f"op {name!r} declared twice")
     if layout not in LAYOUT_CLASSES:
@@ -229,10 +275,11 @@ def op(
         wraps=wraps,
         rank=rank,
         any_layout=any_layout,
+        **facts,
     )
-    for a in axis_attrs:
+    for a in (*axis_attrs, *spec.per_channel_attrs, *filter(None, [spec.perm_attr])):
         if a not in spec.attrs:
-            raise ValueError(f"op {name!r}: axis attr {a!r} is not declared")
+            raise ValueError(f"op {name!r}: attr {a!r} named by a fact is not declared")
     _TABLE[name] = spec
     return spec
 
@@ -251,7 +298,7 @@ def all_ops() -> dict[str, OpSpec]:
 # Dense and convolutions. Spatial attrs are tuples of length rank.
 # ---------------------------------------------------------------------------------
 op("dense", attrs="units: int; use_bias: bool = True",
-   params="kernel: IO; bias: O if use_bias", layout=TERMINATE,
+   params="kernel: IO; bias: O if use_bias", layout=TERMINATE, features_in_params=True,
    doc="y = x @ kernel + bias over the last axis.")
 
 _CONV = ("filters: int; kernel_size: sizes; strides: sizes = 1; padding: pads = 'valid'; "
@@ -284,18 +331,18 @@ for _rank in (1, 2, 3):
     for _kind in ("max", "avg"):
         op(f"{_kind}_pool{_rank}d",
            attrs="pool_size: sizes; strides: sizes; padding: pads = 'valid'; ceil_mode: bool = False",
-           layout=IMPLICIT, rank=_rank,
+           layout=IMPLICIT, rank=_rank, pooling=_kind,
            doc=f"{_rank}-D {_kind} pooling; 'same' pads like conv; explicit padding is never "
                "counted in an average; ceil_mode keeps a last partial window.")
         if _rank == 1 and _kind == "avg":
             # Keras' GlobalAveragePooling1D honours an Embedding's mask (mask_zero=True)
             op("global_avg_pool1d", inputs="x, *mask", attrs="keepdims: bool = False; masked: bool = False",
-               layout=IMPLICIT, rank=1, any_layout=True,
+               layout=IMPLICIT, rank=1, any_layout=True, pooling=_kind,
                doc="avg over the steps; ``masked``: a second input holds the token ids of an "
                    "Embedding(mask_zero=True), steps whose id is 0 are left out of the mean.")
             continue
         op(f"global_{_kind}_pool{_rank}d", attrs="keepdims: bool = False", layout=IMPLICIT, rank=_rank,
-           any_layout=True,
+           any_layout=True, pooling=_kind,
            doc=f"{_kind} over all spatial axes.")
     op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0", layout=IMPLICIT, rank=_rank,
        doc="Constant padding, ((before, after), ...) per spatial axis.")
@@ -309,49 +356,52 @@ for _rank in (1, 2):
 # ---------------------------------------------------------------------------------
 # Shape ops.
 # ---------------------------------------------------------------------------------
-op("flatten", layout=TERMINATE, doc="Collapse all axes but the batch axis (source order).")
-op("reshape", attrs="shape: ints", layout=TERMINATE,
+op("flatten", layout=TERMINATE, element_order=True, doc="Collapse all axes but the batch axis (source order).")
+op("reshape", attrs="shape: ints", layout=TERMINATE, element_order=True,
    doc="Reshape the non-batch axes to ``shape`` (in the source layout; -1 allowed).")
-op("transpose", attrs="perm: ints", layout=TERMINATE,
+op("transpose", attrs="perm: ints", layout=TERMINATE, perm_attr="perm",
    doc="Permute all axes, batch included: out = x.permute(perm).")
 op("repeat_vector", attrs="n: int", layout=TERMINATE, doc="(N, F) -> (N, n, F).")
-op("identity", layout=TRANSPARENT, doc="Returns its input.")
+op("identity", layout=TRANSPARENT, shape="same", doc="Returns its input.")
 op("variable", inputs="", attrs="shape: ints; trainable: bool = True", params="value: S", layout=TERMINATE,
    doc="A weight of a custom layer (Keras' ``add_weight``): its value, shape ``shape`` (no batch axis).")
 
 # ---------------------------------------------------------------------------------
 # Regularisation and normalisation.
 # ---------------------------------------------------------------------------------
-op("dropout", attrs="rate: float", layout=TRANSPARENT, doc="Element-wise dropout in training.")
-op("spatial_dropout", attrs="rate: float", layout=IMPLICIT,
+op("dropout", attrs="rate: float", layout=TRANSPARENT, shape="same", doc="Element-wise dropout in training.")
+op("spatial_dropout", attrs="rate: float", layout=IMPLICIT, shape="same",
    doc="Drops whole channels (one mask value per sample and channel).")
 op("batch_norm",
    attrs="axis: axis = -1; momentum: float = 0.99; epsilon: float = 0.001; center: bool = True; "
          "scale: bool = True",
    params="gamma: C if scale; beta: C if center; ~moving_mean: C; ~moving_variance: C",
-   layout=ATTRIBUTE, axis_attrs=("axis",),
+   layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
    doc="momentum = fraction of the old running statistic kept at each update.")
 op("layer_norm",
    attrs="axis: axes = (-1,); epsilon: float = 0.001; center: bool = True; scale: bool = True",
-   params="gamma: C if scale; beta: C if center", layout=ATTRIBUTE, axis_attrs=("axis",),
+   params="gamma: C if scale; beta: C if center", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
    doc="Normalise over ``axis`` per sample.")
-op("rescaling", attrs="scale: any; offset: any = 0.0", layout=TRANSPARENT, doc="x * scale + offset.")
+op("rescaling", attrs="scale: any; offset: any = 0.0", layout=TRANSPARENT, shape="same",
+   per_channel_attrs=("scale", "offset"),
+   doc="x * scale + offset; a tuple scale/offset holds one value per channel.")
 
 # ---------------------------------------------------------------------------------
 # Activations.
 # ---------------------------------------------------------------------------------
 op("relu", attrs="max_value: float = None; negative_slope: float = 0.0; threshold: float = 0.0",
-   layout=TRANSPARENT, doc="Keras ReLU: slope below threshold, clipped at max_value.")
+   layout=TRANSPARENT, shape="same", non_negative="negative_slope == 0.0 and threshold >= 0.0",
+   doc="Keras ReLU: slope below threshold, clipped at max_value.")
 for _name in ("sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
-    op(_name, layout=TRANSPARENT)
-op("hard_silu", layout=TRANSPARENT, doc="x * hard_sigmoid(x) = x * relu6(x + 3) / 6 (torch's hardswish).")
-op("gelu", attrs="approximate: bool = False", layout=TRANSPARENT, doc="approximate=True is tanh.")
-op("elu", attrs="alpha: float = 1.0", layout=TRANSPARENT)
-op("leaky_relu", attrs="negative_slope: float", layout=TRANSPARENT)
+    op(_name, layout=TRANSPARENT, shape="same", non_negative=_name in ("sigmoid", "softplus"))
+op("hard_silu", layout=TRANSPARENT, shape="same", doc="x * hard_sigmoid(x) = x * relu6(x + 3) / 6 (torch's hardswish).")
+op("gelu", attrs="approximate: bool = False", layout=TRANSPARENT, shape="same", doc="approximate=True is tanh.")
+op("elu", attrs="alpha: float = 1.0", layout=TRANSPARENT, shape="same")
+op("leaky_relu", attrs="negative_slope: float", layout=TRANSPARENT, shape="same")
 op("prelu", attrs="shared_axes: axes = None", params="alpha: A", layout=ATTRIBUTE,
-   axis_attrs=("shared_axes",), doc="alpha has the input's non-batch shape (1 on shared axes).")
-op("softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
-op("log_softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
+   axis_attrs=("shared_axes",), shape="same", doc="alpha has the input's non-batch shape (1 on shared axes).")
+op("softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same", non_negative=True)
+op("log_softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same")
 
 # ---------------------------------------------------------------------------------
 # Merges.
@@ -373,15 +423,15 @@ _MASKED = (" ``masked``: a second input holds the token ids of an Embedding(mask
            "``initial_state`` (never with ``masked``): the inputs after x are the states the "
            "recurrence starts from instead of zeros, each (N, units), Keras' order (h, and c for lstm).")
 op("simple_rnn", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'",
-   params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
+   params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE, states=1, gates=1,
    doc="Gates G = units." + _MASKED)
 op("lstm", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
                         "unit_forget_bias: bool = True",
-   params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE,
+   params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE, states=2, gates=4,
    doc="Gates G = 4 units in the order i, f, c, o." + _MASKED)
 op("gru", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
                        "reset_after: bool = True",
-   params="kernel: IG; recurrent_kernel: UG; bias: BG if use_bias", layout=TERMINATE,
+   params="kernel: IG; recurrent_kernel: UG; bias: BG if use_bias", layout=TERMINATE, states=1, gates=3,
    doc="Gates G = 3 units in the order z, r, h; bias rows (input, recurrent) with reset_after." + _MASKED)
 op("bidirectional", attrs="merge_mode: str = 'concat'; layer: any", layout=TERMINATE, wraps=True,
    doc="Runs ``layer`` (an rnn spec {'op', 'attrs'}) forwards and backwards; params are the "
@@ -420,21 +470,21 @@ op("additive_attention", inputs="query, value, *extra",
 # More normalisation and preprocessing.
 # ---------------------------------------------------------------------------------
 op("rms_norm", attrs="axis: axes = (-1,); epsilon: float = 1e-06; scale: bool = True",
-   params="gamma: C if scale", layout=ATTRIBUTE, axis_attrs=("axis",),
+   params="gamma: C if scale", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
    doc="x / sqrt(mean(x^2 over axis) + epsilon) * gamma (Keras RMSNormalization; "
        "LayerNormalization(rms_scaling=True)).")
 op("group_norm",
    attrs="groups: int; axis: axis = -1; epsilon: float = 0.001; center: bool = True; scale: bool = True",
-   params="gamma: C if scale; beta: C if center", layout=ATTRIBUTE, axis_attrs=("axis",),
+   params="gamma: C if scale; beta: C if center", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
    doc="Normalise each group of consecutive channels over the channels and all non-batch axes.")
 op("normalization",
    attrs="axis: axes = (-1,); mean: any = None; variance: any = None; invert: bool = False",
    params="~mean: X if mean == None; ~variance: X if mean == None; ~count:  if mean == None",
-   layout=ATTRIBUTE, axis_attrs=("axis",),
+   layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
    doc="(x - mean) / max(sqrt(variance), 1e-7) with one statistic per index of the kept "
        "``axis`` (none = scalar); ``invert`` undoes it. mean/variance given in the source are "
        "constants; otherwise they are buffers set by adapt() (``count`` kept for Keras).")
-op("random_augmentation", attrs="kind: str; config: any = None", layout=TRANSPARENT,
+op("random_augmentation", attrs="kind: str; config: any = None", layout=TRANSPARENT, shape="same",
    doc="A Keras preprocessing augmentation (RandomFlip, RandomRotation, ...): the identity "
        "at inference; in training the transformation ``kind`` with Keras' ``config``, or "
        "the identity with a diagnostic where no faithful form exists.")
@@ -450,7 +500,7 @@ op("center_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
 # Scalars are attributes or ``constant`` operands, never params. Axes count the batch
 # axis as 0, in the layout of the value they apply to (the layout pass rewrites them).
 # ---------------------------------------------------------------------------------
-op("constant", inputs="", attrs="value: any", layout=TRANSPARENT,
+op("constant", inputs="", attrs="value: any", layout=TRANSPARENT, literal=True,
    doc="A Python number used as an operand (rank 0; its reader broadcasts it).")
 for _name, _doc in (("divide", "x / y"), ("power", "x ** y"), ("greater", "x > y"),
                     ("greater_equal", "x >= y"), ("less", "x < y"), ("less_equal", "x <= y"),
@@ -475,7 +525,7 @@ for _kind in ("mean", "sum", "max", "min"):
     op(f"reduce_{_kind}", attrs="axis: axes; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",),
        doc=f"{_kind.capitalize()} over ``axis`` (never the batch axis); keepdims leaves size-1 axes.")
 for _kind in ("argmax", "argmin"):
-    op(_kind, attrs="axis: axis; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",),
+    op(_kind, attrs="axis: axis; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",), dtype="int64",
        doc="Index (int64) of the first extreme value along ``axis``.")
 op("expand_dims", attrs="axis: axis", layout=TERMINATE,
    doc="Insert a size-1 axis at output position ``axis``; a channels-first input stays so "

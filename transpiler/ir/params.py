@@ -24,8 +24,8 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Node, Value
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 
-#: gates per recurrent cell (Keras packs them along the last kernel axis)
-GATES = {"simple_rnn": 1, "lstm": 4, "gru": 3}
+#: gates per recurrent cell (Keras packs them along the last kernel axis): the table's fact
+GATES = {name: spec.gates for name, spec in ops_table.all_ops().items() if spec.gates}
 
 
 def source_shape(value: Value) -> tuple:

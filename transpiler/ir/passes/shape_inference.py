@@ -225,11 +225,11 @@ def _repeat(node, shapes, layouts):
     return [((shapes[0][0], node.attrs["n"], shapes[0][1]), "NWC")]
 
 
-@rule("identity", "dropout", "spatial_dropout", "batch_norm", "layer_norm", "rescaling", "relu",
-      "sigmoid", "hard_sigmoid", "hard_silu", "tanh", "selu", "silu", "softplus", "softsign", "gelu", "elu",
-      "leaky_relu", "prelu", "softmax", "log_softmax")
 def _same(node, shapes, layouts):
     return [(shapes[0], layouts[0])]
+
+
+rule(*(name for name, spec in ops_table.all_ops().items() if spec.shape == "same"))(_same)
 
 
 @rule("variable")
@@ -290,7 +290,7 @@ def _rnn(node, shapes, layouts):
 
 def rnn_state_count(op: str) -> int:
     """How many state tensors the recurrence carries: h and c for an LSTM, h otherwise."""
-    return 2 if op == "lstm" else 1
+    return ops_table.get(op).states
 
 
 def _rnn_outputs(op: str, a: dict, shape: tuple, width: int):
@@ -298,8 +298,7 @@ def _rnn_outputs(op: str, a: dict, shape: tuple, width: int):
     main = ((n, t, width), "NWC") if a["return_sequences"] else ((n, width), "NC")
     outs = [main]
     if a["return_state"]:
-        states = 2 if op == "lstm" else 1
-        outs += [((n, a["units"]), "NC")] * states
+        outs += [((n, a["units"]), "NC")] * ops_table.get(op).states
     return outs
 
 
@@ -318,8 +317,7 @@ def _bidirectional(node, shapes, layouts):
     else:
         outs = [seq]
     if a["return_state"]:
-        states = 2 if inner["op"] == "lstm" else 1
-        outs += [((n, units), "NC")] * (2 * states)
+        outs += [((n, units), "NC")] * (2 * ops_table.get(inner["op"]).states)
     return outs
 
 
@@ -339,11 +337,6 @@ def _attention(node, shapes, layouts):
         raise IRError(f"{node!r}: query {query}, key {key} and value {value} do not fit "
                       "(queries and keys need the same features, keys and values the same steps)")
     return [(query[:-1] + (value[-1],), "NWC")]
-
-
-@rule("rms_norm", "group_norm", "normalization", "random_augmentation")
-def _same_shape(node, shapes, layouts):
-    return [(shapes[0], layouts[0])]
 
 
 @rule("resizing", "center_crop")
@@ -427,13 +420,19 @@ def _cast(node, shapes, layouts):
     return [(shapes[0], layouts[0], node.attrs["dtype"])]
 
 
-@rule("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "squeeze")
+@rule("squeeze")
+def _squeeze(node, shapes, layouts):
+    axes = _axes(node, len(shapes[0]))
+    if any(shapes[0][a] not in (1, None) for a in axes):
+        raise IRError(f"{node!r}: cannot squeeze axes {sorted(axes)} of {shapes[0]}")
+    return _reduce(node, shapes, layouts)
+
+
+@rule("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin")
 def _reduce(node, shapes, layouts):
     shape, layout = shapes[0], layouts[0]
     axes = _axes(node, len(shape))
-    dtype = "int64" if node.op.startswith("arg") else _dtype(node)
-    if node.op == "squeeze" and any(shape[a] not in (1, None) for a in axes):
-        raise IRError(f"{node!r}: cannot squeeze axes {sorted(axes)} of {shape}")
+    dtype = node.spec.dtype or _dtype(node)
     if node.attrs.get("keepdims"):
         return [(tuple(1 if i in axes else d for i, d in enumerate(shape)), layout, dtype)]
     out = tuple(d for i, d in enumerate(shape) if i not in axes)

@@ -117,7 +117,7 @@ def select_pool(graph: Graph, node: Node) -> None:
         node.attrs["padding"] = tuple((b, b) for b, _ in pads)
         node.attrs["ceil_mode"] = True
         return
-    if node.op.startswith("max"):
+    if node.spec.pooling == "max":
         _insert_pad(graph, node, pads, float("-inf"))
         node.attrs["padding"] = "valid"
         return
