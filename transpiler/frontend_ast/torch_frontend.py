@@ -40,7 +40,8 @@ from transpiler.frontend_ast.keras_layers import Unsupported as KerasUnsupported
 from transpiler.frontend_ast.keras_tensor_ops import subscript
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
-from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Env, Return
+from transpiler.frontend_ast.interp import (PASS, SAFE_BUILTINS, ArgumentError, BatchDim, ClassRef, Env,
+                                            FunctionRef, Interpreter, Return, Unknown)
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.passes.shape_inference import einsum_problem, infer_node, spatial_axes
@@ -55,29 +56,6 @@ class Ref:
     """An imported module or a dotted path inside one (``torch.nn.Conv2d``)."""
 
     path: str
-
-
-@dataclass(eq=False)
-class Unknown:
-    reason: str = ""
-
-
-@dataclass(eq=False)
-class ClassRef:
-    node: cst.ClassDef
-    base: "ClassRef | None"
-    is_module: bool
-
-    def method(self, name: str) -> cst.FunctionDef | None:
-        for stmt in self.node.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
-                return stmt
-        return self.base.method(name) if self.base is not None else None
-
-
-@dataclass(eq=False)
-class FunctionRef:
-    node: cst.FunctionDef
 
 
 @dataclass(eq=False)
@@ -141,11 +119,6 @@ class RNNStates:
     values: list
 
 
-@dataclass(frozen=True)
-class BatchDim:
-    """``x.size(0)`` / ``x.shape[0]``: the (dynamic) batch size."""
-
-
 @dataclass(eq=False)
 class Shape:
     """``x.shape`` / ``x.size()``."""
@@ -179,10 +152,17 @@ class _ClassOf:
     mod: Mod
 
 
-#: the builtin ``isinstance``, on modules (``isinstance(m, nn.Conv2d)``) and plain values
-_ISINSTANCE = object()
-#: the builtin ``type``, on modules (``type(m).__name__``)
-_TYPE = object()
+class _IsInstance:
+    """The builtin ``isinstance``, on modules (``isinstance(m, nn.Conv2d)``) and plain values."""
+
+
+class _Type:
+    """The builtin ``type``, on modules (``type(m).__name__``)."""
+
+
+_ISINSTANCE, _TYPE = _IsInstance(), _Type()
+#: names that are no plain builtin for the torch reader
+_SPECIAL_NAMES = {"super": Ref("builtins.super"), "isinstance": _ISINSTANCE, "type": _TYPE}
 
 
 @dataclass(eq=False)
@@ -247,7 +227,6 @@ class _Super:
 
 _Return = Return
 _SAFE_BUILTINS = {k: v for k, v in SAFE_BUILTINS.items() if k != "isinstance"}
-_BINOPS, _CMPOPS = BINOPS, CMPOPS
 _AUG = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
         cst.DivideAssign: cst.Divide}
 _TENSOR_MERGES = {cst.Add: "add", cst.Subtract: "subtract", cst.Multiply: "multiply", cst.Divide: "divide",
@@ -306,8 +285,16 @@ def torch_api(path: str) -> str | None:
     return None
 
 
-class TorchFrontend:
+class TorchFrontend(Interpreter):
     """Reads one PyTorch script into an ``ir.Program``."""
+
+    BUILTINS = _SAFE_BUILTINS
+    CALLS = Interpreter.CALLS.extend()
+    ATTRIBUTES = Interpreter.ATTRIBUTES.extend()
+    SUBSCRIPTS = Interpreter.SUBSCRIPTS.extend()
+    UNARY = Interpreter.UNARY.extend()
+    OPERANDS = Interpreter.OPERANDS.extend()
+    COMPARANDS = Interpreter.COMPARANDS.extend()
 
     def __init__(self, source: str, path: str = "<string>"):
         self.source = source
@@ -401,7 +388,7 @@ class TorchFrontend:
                     is_module = True
                 elif isinstance(b, ClassRef):
                     base, is_module = b, b.is_module
-            ref = ClassRef(stmt, base, is_module)
+            ref = ClassRef(stmt, kind="module" if is_module else "plain", base=base)
             self.classes[stmt.name.value] = ref
             self.globals.vars[stmt.name.value] = ref
         elif isinstance(stmt, cst.FunctionDef):
@@ -1092,107 +1079,113 @@ class TorchFrontend:
             raise Unsupported(f"cannot iterate over {_code(node)!r} statically")
         return list(items)
 
-    # -- expressions --------------------------------------------------------------------
-    def _eval(self, node, env: Env) -> Any:
-        method = getattr(self, f"_eval_{type(node).__name__}", None)
-        if method is None:
-            raise Unsupported(f"expression {_code(node)!r} is not supported")
-        return method(node, env)
-
-    def _eval_Integer(self, node, env):
-        return int(node.value.replace("_", ""), 0)
-
-    def _eval_Float(self, node, env):
-        return float(node.value.replace("_", ""))
-
-    def _eval_SimpleString(self, node, env):
-        return node.evaluated_value
-
-    def _eval_ConcatenatedString(self, node, env):
-        return node.evaluated_value
+    # -- expressions: the shared interpreter's hooks for torch values ------------------------
+    def _no_expression(self, node):
+        raise Unsupported(f"expression {_code(node)!r} is not supported")
 
     def _eval_FormattedString(self, node, env):
         return Unknown("f-string")
 
-    def _eval_Name(self, node, env):
-        if node.value in ("True", "False", "None"):
-            return {"True": True, "False": False, "None": None}[node.value]
-        try:
-            return env.lookup(node.value)
-        except KeyError:
-            pass
-        if node.value in _SAFE_BUILTINS:
-            return _SAFE_BUILTINS[node.value]
-        if node.value == "super":
-            return Ref("builtins.super")
-        if node.value == "isinstance":
-            return _ISINSTANCE
-        if node.value == "type":
-            return _TYPE
-        return Unknown(f"name {node.value}")
+    def _builtin(self, name: str):
+        special = _SPECIAL_NAMES.get(name)
+        return special if special is not None else super()._builtin(name)
 
-    def _eval_Attribute(self, node, env):
-        obj = self._eval(node.value, env)
-        name = node.attr.value
-        if isinstance(obj, Ref):
-            return Ref(f"{obj.path}.{name}")
-        if isinstance(obj, ClassRef):
-            value = self._class_attr(obj, name)
-            if value is not None:
-                return value
-            raise Unsupported(f"class attribute {_code(node)!r}")
-        if isinstance(obj, Mod):
-            if obj.kind == "user" and name in obj.attrs:
-                value = obj.attrs[name]
-                if isinstance(value, ParamObj) and self.graph is not None:
-                    return self._variable(value, node, _one_weight_module(obj, name))
-                return value
-            if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
-                return self._class_attr(obj.cls, name)
-            if obj.kind == "user" and obj.cls.method(name) is not None:
-                return Bound(obj, name)
-            if name == "training":
-                return Unknown("self.training")
-            if name == "__class__":
-                return _ClassOf(obj)
-            if obj.kind == "leaf" and self.init_calls is not None and name in ("weight", "bias"):
-                shapes = tm.torch_param_shapes(obj.layer)
-                if name in shapes:
-                    return LayerParam(obj, name, shapes[name])
-                if name == "bias" and "weight" in shapes:
-                    return None  # bias=False
+    def _comprehension_items(self, iterable, comp, node):
+        return self._iterate(iterable, comp.iter)
+
+    def _unknown_star_call(self, arg) -> bool:
+        return False
+
+    # -- attributes -----------------------------------------------------------------------
+    @ATTRIBUTES.register(Ref)
+    def _ref_attribute(self, obj, name, node):
+        return Ref(f"{obj.path}.{name}")
+
+    @ATTRIBUTES.register(ClassRef)
+    def _class_attribute(self, obj, name, node):
+        value = self._class_attr(obj, name)
+        if value is not None:
+            return value
+        raise Unsupported(f"class attribute {_code(node)!r}")
+
+    @ATTRIBUTES.register(Mod)
+    def _module_attribute(self, obj, name, node):
+        if obj.kind == "user" and name in obj.attrs:
+            value = obj.attrs[name]
+            if isinstance(value, ParamObj) and self.graph is not None:
+                return self._variable(value, node, _one_weight_module(obj, name))
+            return value
+        if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
+            return self._class_attr(obj.cls, name)
+        if obj.kind == "user" and obj.cls.method(name) is not None:
             return Bound(obj, name)
-        if isinstance(obj, _ClassOf):
-            if name == "__name__":
-                return obj.mod.cls.node.name.value if obj.mod.kind == "user" else obj.mod.cls_name
-            raise Unsupported(f"attribute {_code(node)!r}")
-        if isinstance(obj, LayerParam):
-            return obj if name == "data" else Bound(obj, name)
-        if isinstance(obj, Bound) and self.init_calls is not None and isinstance(obj.obj, Mod):
+        if name == "training":
+            return Unknown("self.training")
+        if name == "__class__":
+            return _ClassOf(obj)
+        if obj.kind == "leaf" and self.init_calls is not None and name in ("weight", "bias"):
+            shapes = tm.torch_param_shapes(obj.layer)
+            if name in shapes:
+                return LayerParam(obj, name, shapes[name])
+            if name == "bias" and "weight" in shapes:
+                return None  # bias=False
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(_ClassOf)
+    def _class_of_attribute(self, obj, name, node):
+        if name == "__name__":
+            return obj.mod.cls.node.name.value if obj.mod.kind == "user" else obj.mod.cls_name
+        return PASS
+
+    @ATTRIBUTES.register(LayerParam)
+    def _layer_param_attribute(self, obj, name, node):
+        return obj if name == "data" else Bound(obj, name)
+
+    @ATTRIBUTES.register(Bound)
+    def _bound_attribute(self, obj, name, node):
+        if self.init_calls is not None and isinstance(obj.obj, Mod):
             # initialisation code reaching into a layer's inner module (``att.out_proj.weight``):
             # what nn.init draws there is reported as not reproduced, the rest still read
             return Bound(obj, name)
-        if isinstance(obj, _MaxResult):
-            if name in ("values",):
-                return obj.values
-            raise Unsupported(f"torch.max(...).{name} is not supported")
-        if isinstance(obj, Tensor):
-            if name == "shape":
-                return Shape(obj.value)
-            if name == "device":  # (torch.zeros(..., device=x.device): Keras places tensors itself)
-                return Unknown("a tensor's device")
-            if name in ("T", "data", "dtype"):
-                raise Unsupported(f"tensor attribute .{name}")
-            return Bound(obj, name)
-        if isinstance(obj, (list, dict, str, tuple, RNNStates)):
-            return Bound(obj, name)
-        if isinstance(obj, _ZeroState) and name in _ZERO_STATE_METHODS or \
-                isinstance(obj, _StackedState) and name in _STACKED_STATE_METHODS:
-            return Bound(obj, name)
-        if isinstance(obj, (Unknown, _Super)):
-            return Bound(obj, name) if isinstance(obj, _Super) else obj
-        if isinstance(obj, torch_params.ParamSet):  # parameter groups (torch_param_groups)
-            return Bound(obj, name) if name in ("named_parameters", "parameters") else obj.attribute(name)
+        return PASS
+
+    @ATTRIBUTES.register(_MaxResult)
+    def _max_attribute(self, obj, name, node):
+        if name in ("values",):
+            return obj.values
+        raise Unsupported(f"torch.max(...).{name} is not supported")
+
+    @ATTRIBUTES.register(Tensor)
+    def _tensor_attribute(self, obj, name, node):
+        if name == "shape":
+            return Shape(obj.value)
+        if name == "device":  # (torch.zeros(..., device=x.device): Keras places tensors itself)
+            return Unknown("a tensor's device")
+        if name in ("T", "data", "dtype"):
+            raise Unsupported(f"tensor attribute .{name}")
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(list, dict, str, tuple, RNNStates, _Super)
+    def _method_attribute(self, obj, name, node):
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(_ZeroState)
+    def _zero_state_attribute(self, obj, name, node):
+        return Bound(obj, name) if name in _ZERO_STATE_METHODS else PASS
+
+    @ATTRIBUTES.register(_StackedState)
+    def _stacked_state_attribute(self, obj, name, node):
+        return Bound(obj, name) if name in _STACKED_STATE_METHODS else PASS
+
+    @ATTRIBUTES.register(Unknown)
+    def _unknown_attribute(self, obj, name, node):
+        return obj
+
+    @ATTRIBUTES.register(torch_params.ParamSet)
+    def _param_set_attribute(self, obj, name, node):  # parameter groups (torch_param_groups)
+        return Bound(obj, name) if name in ("named_parameters", "parameters") else obj.attribute(name)
+
+    def _no_attribute(self, obj, name, node):
         raise Unsupported(f"attribute {_code(node)!r}")
 
     def _class_attr(self, cls: ClassRef, name: str):
@@ -1203,69 +1196,26 @@ class TorchFrontend:
                     return self._eval(assign.value, self.globals)
         return self._class_attr(cls.base, name) if cls.base is not None else None
 
-    def _eval_Tuple(self, node, env):
-        return tuple(self._elements(node.elements, env))
 
-    def _eval_List(self, node, env):
-        return list(self._elements(node.elements, env))
+    # -- operators ------------------------------------------------------------------------
+    @OPERANDS.register(TensorData)
+    def _data_operands(self, left, right, op, node):
+        return torch_params.scaled_data(op, left, right)
 
-    def _elements(self, elements, env):
-        out = []
-        for el in elements:
-            value = self._eval(el.value, env)
-            if isinstance(el, cst.StarredElement):
-                out.extend(self._iterate(value, el.value))
-            else:
-                out.append(value)
-        return out
+    @OPERANDS.register(Tensor)
+    def _tensor_operands_rule(self, left, right, op, node):
+        return self._tensor_binop(op, left, right, node)
 
-    def _eval_Dict(self, node, env):
-        out = {}
-        for el in node.elements:
-            if isinstance(el, cst.StarredDictElement):
-                out.update(self._eval(el.value, env))
-            else:
-                out[self._eval(el.key, env)] = self._eval(el.value, env)
-        return out
+    @OPERANDS.register(Unknown)
+    def _unknown_operands(self, left, right, op, node):
+        return Unknown("arithmetic on an unknown value")
 
-    def _eval_ListComp(self, node, env):
-        return self._comprehension(node, env)
+    @OPERANDS.register(_ZeroState)
+    def _zero_state_operands(self, left, right, op, node):
+        raise Unsupported(f"{_code(node)!r}: torch.zeros made in forward is read only as an RNN's initial state")
 
-    def _eval_GeneratorExp(self, node, env):
-        return self._comprehension(node, env)
-
-    def _comprehension(self, node, env):
-        out = []
-        inner = Env(env)
-
-        def walk(comp):
-            if comp is None:
-                out.append(self._eval(node.elt, inner))
-                return
-            for item in self._iterate(self._eval(comp.iter, inner), comp.iter):
-                self._assign(comp.target, item, inner)
-                if all(self._eval(cond.test, inner) for cond in comp.ifs):
-                    walk(comp.inner_for_in)
-
-        walk(node.for_in)
-        return out
-
-    def _eval_BinaryOperation(self, node, env):
-        return self._binop(type(node.operator), self._eval(node.left, env), self._eval(node.right, env), node)
-
-    def _binop(self, op, left, right, node):
-        if isinstance(left, TensorData) or isinstance(right, TensorData):
-            return torch_params.scaled_data(op, left, right)
-        if isinstance(left, Tensor) or isinstance(right, Tensor):
-            return self._tensor_binop(op, left, right, node)
-        if isinstance(left, Unknown) or isinstance(right, Unknown):
-            return Unknown("arithmetic on an unknown value")
-        if isinstance(left, _ZeroState) or isinstance(right, _ZeroState):
-            raise Unsupported(f"{_code(node)!r}: torch.zeros made in forward is read only as an RNN's initial state")
-        fn = _BINOPS.get(op)
-        if fn is None:
-            raise Unsupported(f"operator in {_code(node)!r}")
-        return fn(left, right)
+    def _no_operator(self, op, node, what):
+        raise Unsupported(f"operator in {_code(node)!r}")
 
     def _tensor_binop(self, op, left, right, node):
         span = self._span(node)
@@ -1295,90 +1245,92 @@ class TorchFrontend:
             return self._add("rescaling", [tensor.value], {"scale": -1.0, "offset": float(scalar)}, span, "shift")
         raise Unsupported(f"tensor operator in {_code(node)!r}")
 
-    def _eval_UnaryOperation(self, node, env):
-        value = self._eval(node.expression, env)
+
+    @UNARY.register(Tensor)
+    def _tensor_unary(self, node, value):
         if isinstance(node.operator, cst.Minus):
-            if isinstance(value, Tensor):
-                return self._add("rescaling", [value.value], {"scale": -1.0, "offset": 0.0}, self._span(node), "neg")
-            return -value
+            return self._add("rescaling", [value.value], {"scale": -1.0, "offset": 0.0}, self._span(node), "neg")
         if isinstance(node.operator, cst.Plus):
             return value
-        if isinstance(node.operator, cst.Not):
-            return Unknown() if isinstance(value, Unknown) else not value
-        raise Unsupported(f"operator in {_code(node)!r}")
+        return PASS
 
-    def _eval_BooleanOperation(self, node, env):
-        left = self._eval(node.left, env)
-        if isinstance(left, Unknown):
-            return left
-        if isinstance(node.operator, cst.And):
-            return self._eval(node.right, env) if left else left
-        return left if left else self._eval(node.right, env)
+    @UNARY.register(Unknown)
+    def _unknown_unary(self, node, value):
+        return Unknown() if isinstance(node.operator, cst.Not) else PASS
 
-    def _eval_Comparison(self, node, env):
-        left = self._eval(node.left, env)
-        for target in node.comparisons:
-            right = self._eval(target.comparator, env)
-            kind = _TENSOR_COMPARISONS.get(type(target.operator))
-            if (isinstance(left, Tensor) or isinstance(right, Tensor)) and kind and len(node.comparisons) == 1:
-                return self._tensor_operands(kind, [left, right], self._span(node))
-            if isinstance(left, (Unknown, Tensor)) or isinstance(right, (Unknown, Tensor)):
-                return Unknown("comparison")
-            if not _CMPOPS[type(target.operator)](left, right):
-                return False
-            left = right
-        return True
+    @COMPARANDS.register(Tensor)
+    def _tensor_comparands(self, left, right, node, target):
+        kind = _TENSOR_COMPARISONS.get(type(target.operator))
+        if kind and len(node.comparisons) == 1:
+            return self._tensor_operands(kind, [left, right], self._span(node))
+        return Unknown("comparison")
 
-    def _eval_IfExp(self, node, env):
-        mode = _training_test(node.test)
-        if mode is not None:  # ``a if self.training else b``: both, selected by the mode
-            branches = [self._eval(node.body, env), self._eval(node.orelse, env)]
-            train, infer = branches if mode else branches[::-1]
-            return self._join_training(train, infer, self._span(node), "select")
-        test = self._eval(node.test, env)
-        if isinstance(test, (Unknown, Tensor)):
-            raise Unsupported(f"the condition {_code(node.test)!r} is not known statically")
-        return self._eval(node.body if test else node.orelse, env)
+    @COMPARANDS.register(Unknown)
+    def _unknown_comparands(self, left, right, node, target):
+        return Unknown("comparison")
 
-    def _eval_Subscript(self, node, env):
-        obj = self._eval(node.value, env)
-        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-            index = self._eval(node.slice[0].slice.value, env)
-        else:
-            index = tuple(self._slice(s.slice, env) for s in node.slice)
-            if len(index) == 1:
-                index = index[0]
-        if isinstance(obj, (LayerParam, Bound)) and self.init_calls is not None:
-            # initialisation code drawing part of a weight (``bias_ih_l0[32:64]``): not
-            # reproduced (reported with the rest of the init code), while what it draws for
-            # whole weights still is
-            return LayerParam(obj.mod, obj.name, obj.shape, part=True) if isinstance(obj, LayerParam) else obj
-        if isinstance(obj, Mod) and obj.kind in ("sequential", "module_list"):
+    # -- conditions -----------------------------------------------------------------------
+    def _mode_of(self, test, env):
+        return _training_test(test)
+
+    def _select_mode(self, train, infer, node):
+        return self._join_training(train, infer, self._span(node), "select")
+
+    def _undecided(self, test) -> bool:
+        return isinstance(test, (Unknown, Tensor))
+
+    def _no_condition(self, test):
+        raise Unsupported(f"the condition {_code(test)!r} is not known statically")
+
+    # -- subscripts -----------------------------------------------------------------------
+    @SUBSCRIPTS.register(LayerParam, Bound)
+    def _param_subscript(self, obj, node, env):
+        self._subscript_key(node, env)
+        if self.init_calls is None:
+            return PASS
+        # initialisation code drawing part of a weight (``bias_ih_l0[32:64]``): not
+        # reproduced (reported with the rest of the init code), while what it draws for
+        # whole weights still is
+        return LayerParam(obj.mod, obj.name, obj.shape, part=True) if isinstance(obj, LayerParam) else obj
+
+    @SUBSCRIPTS.register(Mod)
+    def _module_subscript(self, obj, node, env):
+        index = self._subscript_key(node, env)
+        if obj.kind in ("sequential", "module_list"):
             if isinstance(index, slice):
                 raise Unsupported("slicing a module container is not supported")
             return obj.items[index]
-        if isinstance(obj, Mod) and obj.kind == "module_dict":
+        if obj.kind == "module_dict":
             return obj.items[index]
-        if isinstance(obj, RNNStates):
-            if isinstance(index, tuple) and index and all(i == slice(None) for i in index[1:]):
-                index = index[0]  # h_n[-1, :, :] is h_n[-1]
-            if isinstance(index, int) and not isinstance(index, bool):
-                return Tensor(obj.values[index])
-            raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
-        if isinstance(obj, Shape):
-            if index == 0:
-                return BatchDim()
-            return obj.value.shape[index]
-        if isinstance(obj, Tensor):
-            return self._tensor_index(obj, index, node)
-        if isinstance(obj, Unknown):
-            return obj
-        return obj[index]
+        return PASS
 
-    def _slice(self, s, env):
-        if isinstance(s, cst.Index):
-            return self._eval(s.value, env)
-        return slice(*(None if part is None else self._eval(part, env) for part in (s.lower, s.upper, s.step)))
+    @SUBSCRIPTS.register(RNNStates)
+    def _states_subscript(self, obj, node, env):
+        index = self._subscript_key(node, env)
+        if isinstance(index, tuple) and index and all(i == slice(None) for i in index[1:]):
+            index = index[0]  # h_n[-1, :, :] is h_n[-1]
+        if isinstance(index, int) and not isinstance(index, bool):
+            return Tensor(obj.values[index])
+        raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
+
+    @SUBSCRIPTS.register(Shape)
+    def _shape_subscript(self, obj, node, env):
+        index = self._subscript_key(node, env)
+        if index == 0:
+            return BatchDim()
+        return obj.value.shape[index]
+
+    @SUBSCRIPTS.register(Tensor)
+    def _tensor_subscript(self, obj, node, env):
+        return self._tensor_index(obj, self._subscript_key(node, env), node)
+
+    @SUBSCRIPTS.register(Unknown)
+    def _unknown_subscript(self, obj, node, env):
+        self._subscript_key(node, env)
+        return obj
+
+    def _static_subscript(self, obj, node, env):
+        return obj[self._subscript_key(node, env)]
 
     def _tensor_index(self, t: Tensor, index, node):
         """``seq[:, -1]`` of a forward RNN's sequence output is its final state; slices of a
@@ -1433,44 +1385,46 @@ class TorchFrontend:
             pairs.append((lo, size - hi))
         return tuple(pairs)
 
-    def _eval_Ellipsis(self, node, env):
-        return Ellipsis
 
-    def _eval_Call(self, node, env):
-        func = self._eval(node.func, env)
-        args, kwargs = [], {}
-        for arg in node.args:
-            value = self._eval(arg.value, env)
-            if arg.keyword is not None:
-                kwargs[arg.keyword.value] = value
-            elif arg.star == "*":
-                args.extend(self._iterate(value, arg.value))
-            elif arg.star == "**":
-                kwargs.update(value)
-            else:
-                args.append(value)
-        return self._call(func, args, kwargs, node)
+    # -- calls ----------------------------------------------------------------------------
+    @CALLS.register(Ref)
+    def _call_ref(self, func, args, kwargs, node):
+        return self._call_api(func.path, args, kwargs, node)
 
-    def _call(self, func, args, kwargs, node):
-        span = self._span(node)
-        if isinstance(func, Ref):
-            return self._call_api(func.path, args, kwargs, node)
-        if isinstance(func, ClassRef):
-            if not func.is_module:
-                return self._plain_object(func, node)
-            return self._instantiate(func, args, kwargs, node)
-        if isinstance(func, FunctionRef):
-            return self._call_function(func, args, kwargs, node)
-        if func is _ISINSTANCE:
-            return self._isinstance(*args)
-        if func is _TYPE:
-            if len(args) != 1 or kwargs or not isinstance(args[0], Mod):
-                raise Unsupported("type(...) of something that is not a module")
-            return _ClassOf(args[0])
-        if isinstance(func, Mod):
-            return self._call_module(func, args, kwargs, span)
-        if isinstance(func, Bound):
-            return self._call_method(func, args, kwargs, node)
+    @CALLS.register(ClassRef)
+    def _call_class(self, func, args, kwargs, node):
+        if not func.is_module:
+            return self._plain_object(func, node)
+        return self._instantiate(func, args, kwargs, node)
+
+    @CALLS.register(FunctionRef)
+    def _call_user_function(self, func, args, kwargs, node):
+        return self._call_function(func, args, kwargs, node)
+
+    @CALLS.register(_IsInstance)
+    def _call_isinstance(self, func, args, kwargs, node):
+        return self._isinstance(*args)
+
+    @CALLS.register(_Type)
+    def _call_type(self, func, args, kwargs, node):
+        if len(args) != 1 or kwargs or not isinstance(args[0], Mod):
+            raise Unsupported("type(...) of something that is not a module")
+        return _ClassOf(args[0])
+
+    @CALLS.register(Mod)
+    def _call_mod(self, func, args, kwargs, node):
+        return self._call_module(func, args, kwargs, self._span(node))
+
+    @CALLS.register(Bound)
+    def _call_bound(self, func, args, kwargs, node):
+        return self._call_method(func, args, kwargs, node)
+
+    @CALLS.register(Unknown)
+    def _call_unknown(self, func, args, kwargs, node):
+        why = f" ({func.reason})" if func.reason.startswith("an instance of") else ""
+        raise Unsupported(f"{_code(node.func)!r} is not known statically{why}")
+
+    def _no_call(self, func, args, kwargs, node):
         if callable(func) and func in _SAFE_BUILTINS.values():
             if any(isinstance(a, (Unknown, Tensor)) for a in args):
                 return Unknown("builtin on an unknown value")
@@ -1480,9 +1434,6 @@ class TorchFrontend:
             args = [self._iterate(a, node) if isinstance(a, Mod) and a.kind != "leaf" and a.kind != "user" else a
                     for a in args]
             return func(*args, **kwargs)
-        if isinstance(func, Unknown):
-            why = f" ({func.reason})" if func.reason.startswith("an instance of") else ""
-            raise Unsupported(f"{_code(node.func)!r} is not known statically{why}")
         raise Unsupported(f"call {_code(node)!r} is not supported")
 
     def _call_api(self, path: str, args, kwargs, node):
@@ -1618,7 +1569,7 @@ class TorchFrontend:
         env = Env(self.globals)
         params = fn.params.params
         env.vars[params[0].name.value] = obj
-        self._bind_params(env, params[1:], args, kwargs, fn)
+        self._bind_params(env, fn, args, kwargs, skip=1)
         self.depth += 1
         if self.depth > 40:
             raise Unsupported("recursion too deep")
@@ -1630,25 +1581,18 @@ class TorchFrontend:
             self.depth -= 1
         return None
 
-    def _bind_params(self, env: Env, params, args, kwargs, fn) -> None:
-        if len(args) > len(params):
-            raise Unsupported(f"{fn.name.value}: too many arguments")
-        for i, p in enumerate(params):
-            name = p.name.value
-            if i < len(args):
-                env.vars[name] = args[i]
-            elif name in kwargs:
-                env.vars[name] = kwargs[name]
-            elif p.default is not None:
-                env.vars[name] = self._eval(p.default, self.globals)
-            else:
-                raise Unsupported(f"{fn.name.value}: missing argument {name}")
+    def _bind_params(self, env: Env, fn: cst.FunctionDef, args, kwargs, skip: int = 0) -> None:
+        try:
+            env.vars.update(self._bind_arguments(fn, args, kwargs, self.globals, skip))
+        except ArgumentError as exc:
+            what = f"missing argument {exc.name}" if exc.kind == "missing" else "too many arguments"
+            raise Unsupported(f"{fn.name.value}: {what}") from None
 
     def _call_function(self, fn: FunctionRef, args, kwargs, node):
         if self.init_calls is not None:
             self._init_running.add(fn.node.name.value)
         env = Env(self.globals)
-        self._bind_params(env, fn.node.params.params, args, kwargs, fn.node)
+        self._bind_params(env, fn.node, args, kwargs)
         self.depth += 1
         if self.depth > 40:
             raise Unsupported("recursion too deep")
