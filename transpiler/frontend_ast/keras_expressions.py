@@ -9,7 +9,7 @@ from typing import Any
 import libcst as cst
 
 from transpiler.frontend_ast import keras_layers, keras_tensor_ops, keras_training
-from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, SAFE_BUILTINS, ClassRef, FunctionRef, Interpreter,
+from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown)
 from transpiler.frontend_ast.keras_layers import Unsupported
 from transpiler.frontend_ast.keras_support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
@@ -184,10 +184,6 @@ class KerasExpressions(Interpreter):
         if type(target.operator) in OBJECT_CMPOPS:
             return PASS
         return self._tensor_compare(node, self._as_tensor(left, node), self._as_tensor(right, node), target)
-
-    @COMPARANDS.register(Unknown)
-    def _unknown_comparands(self, left, right, node, target):
-        return Unknown("comparison")
 
     def _tensor_binop(self, op, left, right, node):
         """``x * 0.5``, ``2.0 - x``, ``x / y``, ``x ** 2``, ``x @ w``: keras_tensor_ops' arithmetic."""

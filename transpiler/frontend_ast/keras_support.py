@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast import keras_tensor_ops
@@ -484,3 +485,8 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> Fronten
     except (ValueError, OverflowError):
         pass
     return FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1))
+
+
+def _walk_names(node) -> list:
+    """Every Name inside ``node``, in source order."""
+    return list(m.findall(node, m.Name()))

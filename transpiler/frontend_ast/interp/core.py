@@ -419,7 +419,15 @@ class Interpreter(ModuleConstants):
         return self._no_call(func, args, kwargs, node)
 
     def _no_call(self, func: Any, args: list, kwargs: dict, node) -> Any:
+        """A callee no handler took: a builtin runs on static arguments."""
+        if func in self._builtin_functions and not any(
+                isinstance(a, Unknown) for a in [*args, *kwargs.values()]):
+            return func(*args, **kwargs)
         return Unknown("call")
+
+    @property
+    def _builtin_functions(self) -> list:
+        return list(self.BUILTINS.values())
 
     # -- user functions -------------------------------------------------------------------
     def _bind_arguments(self, fn: cst.FunctionDef, args: list, kwargs: dict, defaults_env: Env,
@@ -462,3 +470,8 @@ class Interpreter(ModuleConstants):
         """Provenance hook: parameter ``name`` of ``fn`` bound to ``value`` (from its
         ``default`` expression, or None for a passed argument); identity here."""
         return value
+
+
+@Interpreter.COMPARANDS.register(Unknown)
+def _unknown_comparands(interp: Interpreter, left, right, node, target) -> Any:
+    return Unknown("comparison")
