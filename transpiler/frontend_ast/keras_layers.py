@@ -8,14 +8,11 @@ declared here, next to the recogniser that handles it.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-
-class Unsupported(Exception):
-    """A construct the frontend cannot translate faithfully."""
+from transpiler.frontend_ast.interp.values import Signature, Unsupported  # noqa: F401  (defined once, there)
 
 
 @dataclass
@@ -29,22 +26,6 @@ class LayerSpec:
     initializers: dict[str, Any] = field(default_factory=dict)
     #: weight regularizers: ``kernel_regularizer`` → (l1, l2) factors
     regularizers: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Signature:
-    names: tuple[str, ...]
-    defaults: dict[str, Any]
-
-    @classmethod
-    def parse(cls, text: str) -> "Signature":
-        names, defaults = [], {}
-        for part in filter(None, (p.strip() for p in text.split(";"))):
-            name, eq, default = part.partition("=")
-            names.append(name.strip())
-            if eq:
-                defaults[name.strip()] = ast.literal_eval(default.strip())
-        return cls(tuple(names), defaults)
 
 
 class BoundArgs:

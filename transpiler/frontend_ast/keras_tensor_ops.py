@@ -27,16 +27,10 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from transpiler.frontend_ast.interp.values import BatchDim
 from transpiler.frontend_ast.keras_layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir.graph import Value
 from transpiler.ir.passes.shape_inference import einsum_problem
-
-
-@dataclass(frozen=True)
-class BatchDim:
-    """The batch size of ``value`` (``tf.shape(x)[0]``): known only at run time."""
-
-    value: Value
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,10 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-
-class Unsupported(Exception):
-    """A construct the torch frontend cannot translate faithfully."""
+from transpiler.frontend_ast.interp.values import Signature, Unsupported  # noqa: F401  (defined once, there)
 
 
 @dataclass
@@ -40,22 +37,6 @@ class TorchLayer:
     extra: dict[str, Any] = field(default_factory=dict)
     in_features: int | None = None
     warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Signature:
-    names: tuple[str, ...]
-    defaults: dict[str, Any]
-
-    @classmethod
-    def parse(cls, text: str) -> "Signature":
-        names, defaults = [], {}
-        for part in filter(None, (p.strip() for p in text.split(";"))):
-            name, eq, default = part.partition("=")
-            names.append(name.strip())
-            if eq:
-                defaults[name.strip()] = ast.literal_eval(default.strip())
-        return cls(tuple(names), defaults)
 
 
 class Bound:

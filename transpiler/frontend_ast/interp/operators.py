@@ -1,0 +1,37 @@
+"""Python's operators and builtins on static values, keyed by libcst node type."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import libcst as cst
+
+#: builtins an interpreter may call on static values
+SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
+    "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
+BINOPS = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+}
+CMPOPS = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+    cst.Is: operator.is_, cst.IsNot: operator.is_not,
+}
+#: identity and membership: they compare objects, never tensors element-wise
+OBJECT_CMPOPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+UNARYOPS = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_}
+#: ``x += y`` → the binary operator it applies
+AUGMENTED = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift,
+    cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+}
+#: the spelled names of the three constants
+CONSTANTS = {"True": True, "False": False, "None": None}

@@ -1,0 +1,41 @@
+"""Scopes and the control-flow signals of interpreted code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Env:
+    """A scope chain: locals, then the enclosing function's, then module globals."""
+
+    __slots__ = ("vars", "parent")
+
+    def __init__(self, parent: "Env | None" = None):
+        self.vars: dict[str, Any] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if name in env.vars:
+                return env.vars[name]
+            env = env.parent
+        raise KeyError(name)
+
+    def set(self, name: str, value: Any) -> None:
+        self.vars[name] = value
+
+
+class Return(Exception):
+    """``return value`` inside an interpreted function."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass

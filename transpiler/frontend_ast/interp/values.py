@@ -1,0 +1,89 @@
+"""The values every reader shares, defined once: what the interpreter cannot decide
+(``Unknown``), the script's own functions and classes, the batch size, and API signatures.
+
+Provenance: a value may carry ``source``, the source expression it came from (a builder's
+parameter, a module constant, ``x_train.shape[1]``); :func:`source_of` reads it. The
+interpreter's hooks ``Interpreter._parameter_value`` / ``_module_constant`` / ``_arith_result``
+are where a reader that tracks sizes wraps the plain values (see interp/core.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+
+class Unsupported(Exception):
+    """A construct the frontend cannot translate faithfully."""
+
+
+@dataclass(eq=False)
+class Unknown:
+    """A value the interpreter cannot decide statically."""
+
+    reason: str = ""
+    #: the source expression this value stands for, when known (provenance)
+    source: str | None = field(default=None, kw_only=True, repr=False)
+
+
+@dataclass(eq=False)
+class ClassRef:
+    """A class the script defines. ``kind`` is the reader's: ``layer``/``model`` (Keras),
+    ``module``/``plain`` (torch); ``env`` is where it was defined (None: module level)."""
+
+    node: cst.ClassDef
+    env: Any = None
+    kind: str = ""
+    base: "ClassRef | None" = None
+
+    @property
+    def is_module(self) -> bool:
+        return self.kind == "module"
+
+    def method(self, name: str) -> cst.FunctionDef | None:
+        for stmt in self.node.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                return stmt
+        return self.base.method(name) if self.base is not None else None
+
+
+@dataclass(eq=False)
+class FunctionRef:
+    """A function the script defines; ``env`` is the scope it closes over (None: globals)."""
+
+    node: cst.FunctionDef
+    env: Any = None
+
+
+@dataclass(frozen=True)
+class BatchDim:
+    """The batch size (``x.size(0)``, ``tf.shape(x)[0]``): known only at run time; ``value``
+    is the tensor it was read from, when the reader keeps it."""
+
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A framework function's parameters: names in order, and the defaults it has."""
+
+    names: tuple[str, ...]
+    defaults: dict[str, Any]
+
+    @classmethod
+    def parse(cls, text: str) -> "Signature":
+        names, defaults = [], {}
+        for part in filter(None, (p.strip() for p in text.split(";"))):
+            name, eq, default = part.partition("=")
+            names.append(name.strip())
+            if eq:
+                defaults[name.strip()] = ast.literal_eval(default.strip())
+        return cls(tuple(names), defaults)
+
+
+def source_of(value: Any) -> str | None:
+    """The source expression ``value`` came from, if it carries one."""
+    return getattr(value, "source", None)
