@@ -25,6 +25,7 @@ from transpiler.frontend_ast import keras_calls, keras_layers, keras_tensor_ops,
 from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.ir import code_literals
 from transpiler.ir import ops as ops_table
+from transpiler.ir import sizes
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
@@ -2593,6 +2594,10 @@ class KerasFrontend:
             env.set(pname, value)
         if params.star_kwarg is not None:
             env.set(params.star_kwarg.name.value, dict(kwargs))
+        if builder_probe:  # sizes with provenance: the builder's parameters by name
+            for pname, value in bound.items():
+                bound[pname] = sizes.named(value, pname)
+                env.set(pname, bound[pname])
         name = fn.node.name.value
         self.visited_functions.add(name)
         if not builder_probe and self.scope_stack:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
@@ -31,10 +32,12 @@ class ModelCode:
     uses_functional: bool = False
     #: the classes of its own modules (user Layer classes, block helpers), innermost first
     classes: list = field(default_factory=list)
+    #: the builder parameters ``__init__`` takes (sizes printed as expressions of them)
+    init_params: list[str] = field(default_factory=list)
 
 
 def _shape_text(shape: tuple) -> str:
-    return "(" + ", ".join("N" if s is None else str(s) for s in shape) + ")"
+    return "(" + ", ".join("N" if s is None else sizes.number_text(s) for s in shape) + ")"
 
 
 def _comment_lines(comments: list[str], indent: str) -> list[str]:
@@ -284,20 +287,24 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     st = build_structure(graph)
     children: list = []
     imports: set[str] = set()
+    # sizes with provenance: ``__init__`` sees the builder's parameters
+    size_scope = sizes.scope({n: n for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None})
     if st.nested:
         sp = StructurePrinter(graph, st, {} if classes is None else classes, source_file)
         children = sp.run()
-        init_lines, reset_lines = sp.init_lines(st.root)
         root_scope = graph.meta.get("root_scope")
         params = [v.var for v in graph.inputs] if root_scope is None else root_scope.params
-        args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
-                                   params if all(params) else [],
-                                   {"logits_outputs": graph.meta.get("logits_outputs", {})})
+        with size_scope:
+            init_lines, reset_lines = sp.init_lines(st.root)
+            args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
+                                       params if all(params) else [],
+                                       {"logits_outputs": graph.meta.get("logits_outputs", {})})
         imports |= sp.imports
     else:
         emissions: dict[int, torch_ops.Emission] = {}
-        for node in graph.nodes:
-            emissions[id(node)] = torch_ops.emit(node)
+        with size_scope:
+            for node in graph.nodes:
+                emissions[id(node)] = torch_ops.emit(node)
         init_lines = []
         reset_lines = []
         seen: set[str] = set()
@@ -317,7 +324,15 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
             for suffix, _source, value in em.buffers:
                 init_lines.append(f'self.register_buffer("{node.name}_{suffix}", {value})')
         args = _arg_names(graph)
-        forward = _ForwardWriter(graph, emissions, args).write()
+        with size_scope:
+            forward = _ForwardWriter(graph, emissions, args).write()
+    # the sizes ``__init__`` computes from the builder's parameters; the other methods hold numbers
+    init_lines = [size_scope.code(ln) for ln in init_lines]
+    # (forward and reset_parameters read them from attributes __init__ keeps)
+    forward, kept = _method_sizes(size_scope, forward, init_lines)
+    reset_lines, kept_reset = _method_sizes(size_scope, reset_lines, init_lines)
+    kept |= kept_reset
+    init_lines = [f"self.{n} = {n}" for n in md.builder_args if n in kept] + init_lines
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
     where = f"{source_file}:{graph.span.line}" if graph.span else source_file
     origin = f"built by ``{md.builder}()``" if md.builder else f"``{md.var or graph.name}``"
@@ -332,8 +347,10 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if graph.meta.get("logits_outputs"):
         doc += ["", "``return_logits=True`` skips the final softmax/sigmoid: the training loss",
                 "works on logits, which is numerically sound (Keras clips probabilities instead)."]
+    init_params = [n for n in md.builder_args if n in size_scope.used]
+    signature = "".join(f", {n}={sizes.number_text(md.builder_args[n])}" for n in init_params)
     lines = [f"class {md.class_name}(nn.Module):", _docstring(doc, "    "), "",
-             "    def __init__(self):", "        super().__init__()"]
+             f"    def __init__(self{signature}):", "        super().__init__()"]
     lines += [f"        {ln}" for ln in body.splitlines()]
     if reset_lines:
         lines += ["", "    def reset_parameters(self):",
@@ -344,10 +361,37 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     lines += [f"        {ln}" for ln in forward]
     lines += regularization_lines(graph)
     text = "\n".join(lines) + "\n"
+    if sizes.has_placeholders(text):
+        raise AssertionError(f"{md.class_name}: a size placeholder was not placed")
     if classes is not None:  # a module class of a later model takes another name
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
-    return ModelCode(md.class_name, text, imports, uses_f, children)
+    return ModelCode(md.class_name, text, imports, uses_f, children, init_params)
+
+
+def _method_sizes(size_scope: sizes.scope, forward: list[str], init_lines: list[str]):
+    """The sizes of a method other than ``__init__`` (``forward``) read the builder's parameters ``__init__`` keeps as attributes
+    (``self.filters // 2``); where the module already has an attribute of that name, the
+    number (the parameter is then specialised). Returns the lines and the names kept."""
+    before = set(size_scope.used)
+    size_scope.used = set()
+    taken = {n for n in size_scope.names
+             if any(ln.startswith((f"self.{n} ", f"self.{n}.", f"self.{n}[", f"self.{n}=")) for ln in init_lines)}
+    names = {n: f"self.{n}" for n in size_scope.names if n not in taken}
+    out = []
+    for line in forward:
+        line = size_scope.numbers(line) if any(e in line for e in _placeholders_naming(size_scope, taken)) \
+            else size_scope.code(line, names)
+        out.append(line)
+    kept = set(size_scope.used)
+    size_scope.used = before | kept
+    return out, kept
+
+
+def _placeholders_naming(size_scope: sizes.scope, names: set[str]) -> list[str]:
+    """The placeholders of ``size_scope`` whose sizes depend on one of ``names``."""
+    return [sizes.placeholder(i) for i, v in enumerate(size_scope.entries)
+            if any(sym.name in names for sym in sizes.leaves(v.expr))]
 
 
 def module_members(md: ModelDef) -> set[str]:

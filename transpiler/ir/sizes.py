@@ -1,0 +1,458 @@
+"""Sizes with provenance: a size remembers the source expression it came from.
+
+Design (issue 17, item 2). A size known at transpile time is a :class:`Size`, an ``int``
+subclass: every piece of code that consumed bare ints (shape rules, the ops table's
+``Attr.check``, the weight mapping, comparisons, dict keys) keeps working on the concrete
+value, while the size also carries ``expr``, the expression that computes it from the
+source program's names (a builder parameter ``width``, a module constant ``NUM_CLASSES``, a
+tuple parameter's item ``input_shape[0]``, and ``+ - * // %`` on those, which covers
+products, Flatten's ``math.prod`` and the conv/pool output-size formulas). A size known only
+at run time is a :class:`SymbolicSize`: the same expression, no value.
+
+Printers render a size through :func:`render` inside a :func:`scope` naming the source
+names the generated code can see there: ``nn.Linear(width * 169, width * 2)`` in the
+``__init__`` that takes ``width``. Anywhere else a size prints as its number.
+
+Soundness rule: whenever a size escapes as a plain number (printed outside a scope,
+``str``/``repr``/``format``, ``int()``/``float()``/``operator.index`` as in ``range(n)``,
+``/``, truth tests, or a comparison the source program makes, see :func:`observe_compare`),
+the names it depends on are marked *specialised* (:attr:`Sym.specialised`): the generated
+code holds the number, not the name, so a printer must not let the name vary there (the
+builder keeps its "transpiled for" guard for exactly those parameters). Comparisons made by
+the transpiler's own shape rules are consistency checks and do not mark.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any, Iterator
+
+#: operator symbol → (function, precedence)
+_OPS = {"+": (operator.add, 1), "-": (operator.sub, 1), "*": (operator.mul, 2),
+        "//": (operator.floordiv, 2), "%": (operator.mod, 2)}
+
+
+class Sym:
+    """A name of the source program a size comes from.
+
+    ``kind``: ``"param"`` (a builder's or a module class's constructor parameter),
+    ``"const"`` (a module-level constant), ``"runtime"`` (known only when the program runs).
+    """
+
+    __slots__ = ("name", "kind", "specialised")
+
+    def __init__(self, name: str, kind: str = "param"):
+        self.name = name
+        self.kind = kind
+        self.specialised: set[str] = set()  # why the number was used instead of the name
+
+    def __repr__(self) -> str:
+        return f"Sym({self.name!r}, {self.kind!r})"
+
+
+class Item:
+    """``base[index]``: one size of a tuple-valued parameter (``input_shape[0]``)."""
+
+    __slots__ = ("base", "index")
+
+    def __init__(self, base: Sym, index: int):
+        self.base = base
+        self.index = index
+
+
+class Op:
+    """``left <op> right``; operands are expressions or plain ints."""
+
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op: str, left, right):
+        self.op = op
+        self.left = left
+        self.right = right
+
+
+Expr = Any  # Sym | Item | Op | int
+
+
+def leaves(expr: Expr) -> Iterator[Sym]:
+    """The source names ``expr`` depends on, left to right (repeats included)."""
+    if isinstance(expr, Sym):
+        yield expr
+    elif isinstance(expr, Item):
+        yield expr.base
+    elif isinstance(expr, Op):
+        yield from leaves(expr.left)
+        yield from leaves(expr.right)
+
+
+def expr_text(expr: Expr, names: dict[str, str] | None = None) -> str:
+    """Python source for ``expr``; ``names`` renames source names (``width`` → ``self.width``)."""
+    return _text(expr, names or {}, 0)
+
+
+def _text(expr: Expr, names: dict[str, str], outer: int, right: bool = False) -> str:
+    if isinstance(expr, int):
+        return repr(int(expr)) if expr >= 0 or outer == 0 else f"({int(expr)!r})"
+    if isinstance(expr, Sym):
+        return names.get(expr.name, expr.name)
+    if isinstance(expr, Item):
+        return f"{names.get(expr.base.name, expr.base.name)}[{expr.index}]"
+    op, prec = expr.op, _OPS[expr.op][1]
+    left, rhs = expr.left, expr.right
+    if op == "*" and isinstance(left, int) and not isinstance(rhs, int):
+        left, rhs = rhs, left  # ``width * 2`` rather than ``2 * width``
+    text = f"{_text(left, names, prec)} {op} {_text(rhs, names, prec, right=True)}"
+    if prec < outer or (right and prec == outer):
+        return f"({text})"
+    return text
+
+
+def _expr_of(value) -> Expr | None:
+    return value.expr if isinstance(value, (Size, SymbolicSize)) else None
+
+
+def _fold(op: str, left: Expr, right: Expr) -> Expr:
+    """``op`` on two expressions, with the identities and constant folding a reader expects."""
+    if isinstance(left, int) and isinstance(right, int):
+        return _OPS[op][0](int(left), int(right))
+    if op == "+" and isinstance(right, int) and right == 0 or op == "-" and right == 0:
+        return left
+    if op == "+" and isinstance(left, int) and left == 0:
+        return right
+    if op == "*" and (isinstance(right, int) and right == 0 or isinstance(left, int) and left == 0):
+        return 0
+    if op in ("*", "//") and isinstance(right, int) and right == 1:
+        return left
+    if op == "*" and isinstance(left, int) and left == 1:
+        return right
+    if op == "*" and isinstance(right, int) and isinstance(left, Op) and left.op == "*" \
+            and isinstance(left.right, int):
+        return _fold("*", left.left, left.right * right)  # (w * 13) * 13 → w * 169
+    if op == "*" and isinstance(left, int) and isinstance(right, Op) and right.op == "*" \
+            and isinstance(right.right, int):
+        return _fold("*", right.left, right.right * left)
+    if op in ("+", "-") and isinstance(right, int) and isinstance(left, Op) and left.op in ("+", "-") \
+            and isinstance(left.right, int):  # (n - 3) + 1 → n - 2
+        total = (left.right if left.op == "+" else -left.right) + (right if op == "+" else -right)
+        if total == 0:
+            return left.left
+        return Op("+" if total > 0 else "-", left.left, abs(total))
+    if op in ("+", "-") and isinstance(right, int) and right < 0:
+        return Op("-" if op == "+" else "+", left, -right)
+    return Op(op, left, right)
+
+
+def specialise(value, why: str) -> None:
+    """Mark the names ``value`` depends on as used by their number (see the module doc)."""
+    expr = _expr_of(value)
+    if expr is not None:
+        for sym in leaves(expr):
+            sym.specialised.add(why)
+
+
+def _arith(op: str, a, b):
+    ea, eb = _expr_of(a), _expr_of(b)
+    if ea is None and eb is None:
+        return _OPS[op][0](int(a), int(b))
+    if isinstance(a, SymbolicSize) or isinstance(b, SymbolicSize):
+        return SymbolicSize(_fold(op, ea if ea is not None else int.__int__(a),
+                                  eb if eb is not None else int.__int__(b)))
+    value = _OPS[op][0](int.__int__(a), int.__int__(b))
+    expr = _fold(op, ea if ea is not None else int.__int__(a), eb if eb is not None else int.__int__(b))
+    return Size(value, expr) if not isinstance(expr, int) else value
+
+
+class Size(int):
+    """A size known at transpile time that remembers where it came from (see the module doc)."""
+
+    # (no __slots__: CPython refuses them on int subclasses)
+
+    def __new__(cls, value: int, expr: Expr):
+        self = super().__new__(cls, value)
+        self.expr = expr
+        return self
+
+    # arithmetic keeps the provenance
+    def __add__(self, other):
+        return _arith("+", self, other) if _is_int(other) else NotImplemented
+
+    def __radd__(self, other):
+        return _arith("+", other, self) if _is_int(other) else NotImplemented
+
+    def __sub__(self, other):
+        return _arith("-", self, other) if _is_int(other) else NotImplemented
+
+    def __rsub__(self, other):
+        return _arith("-", other, self) if _is_int(other) else NotImplemented
+
+    def __mul__(self, other):
+        if isinstance(other, (tuple, list, str)):  # [0] * n: the number decides a structure
+            specialise(self, "repetition")
+            return int.__int__(self) * other
+        return _arith("*", self, other) if _is_int(other) else _plain_op(operator.mul, self, other)
+
+    def __rmul__(self, other):
+        if isinstance(other, (tuple, list, str)):
+            specialise(self, "repetition")
+            return other * int.__int__(self)
+        return _arith("*", other, self) if _is_int(other) else _plain_op(operator.mul, other, self)
+
+    def __floordiv__(self, other):
+        return _arith("//", self, other) if _is_int(other) else _plain_op(operator.floordiv, self, other)
+
+    def __rfloordiv__(self, other):
+        return _arith("//", other, self) if _is_int(other) else _plain_op(operator.floordiv, other, self)
+
+    def __mod__(self, other):
+        return _arith("%", self, other) if _is_int(other) else _plain_op(operator.mod, self, other)
+
+    def __rmod__(self, other):
+        return _arith("%", other, self) if _is_int(other) else _plain_op(operator.mod, other, self)
+
+    # everything else uses the number: the names behind it are specialised
+    def __truediv__(self, other):
+        return _plain_op(operator.truediv, self, other)
+
+    def __rtruediv__(self, other):
+        return _plain_op(operator.truediv, other, self)
+
+    def __pow__(self, other, mod=None):
+        return _plain_op(operator.pow, self, other)
+
+    def __rpow__(self, other):
+        return _plain_op(operator.pow, other, self)
+
+    def __neg__(self):
+        return _plain_op(operator.neg, self)
+
+    def __abs__(self):
+        return _plain_op(abs, self)
+
+    def __int__(self):
+        specialise(self, "int()")
+        return int.__int__(self)
+
+    def __index__(self):
+        specialise(self, "index")
+        return int.__int__(self)
+
+    def __float__(self):
+        specialise(self, "float()")
+        return float(int.__int__(self))
+
+    def __bool__(self):
+        specialise(self, "truth test")
+        return int.__int__(self) != 0
+
+    def __repr__(self):
+        specialise(self, "printed")
+        return repr(int.__int__(self))
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        specialise(self, "printed")
+        return format(int.__int__(self), spec)
+
+    def __reduce__(self):  # deep copies and pickles keep the size
+        return (Size, (int.__int__(self), self.expr))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, SymbolicSize)
+
+
+def _plain_op(fn, *args):
+    for a in args:
+        specialise(a, "arithmetic")
+    plain = [int.__int__(a) if isinstance(a, Size) else a for a in args]
+    return fn(*plain)
+
+
+class SymbolicSize:
+    """A size known only when the program runs: an expression without a value.
+
+    Arithmetic with ints and sizes gives symbolic sizes; anything that needs the number
+    (a comparison, ``int()``, a truth test) raises ``TypeError``, which a shape rule turns
+    into "not known statically".
+    """
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: Expr):
+        self.expr = expr
+
+    def __add__(self, other):
+        return _arith("+", self, other) if _is_int(other) else NotImplemented
+
+    def __radd__(self, other):
+        return _arith("+", other, self) if _is_int(other) else NotImplemented
+
+    def __sub__(self, other):
+        return _arith("-", self, other) if _is_int(other) else NotImplemented
+
+    def __rsub__(self, other):
+        return _arith("-", other, self) if _is_int(other) else NotImplemented
+
+    def __mul__(self, other):
+        return _arith("*", self, other) if _is_int(other) else NotImplemented
+
+    def __rmul__(self, other):
+        return _arith("*", other, self) if _is_int(other) else NotImplemented
+
+    def __floordiv__(self, other):
+        return _arith("//", self, other) if _is_int(other) else NotImplemented
+
+    def __rfloordiv__(self, other):
+        return _arith("//", other, self) if _is_int(other) else NotImplemented
+
+    def __mod__(self, other):
+        return _arith("%", self, other) if _is_int(other) else NotImplemented
+
+    def _no_value(self, *_args):
+        raise TypeError(f"the size {expr_text(self.expr)} is known only at run time")
+
+    __int__ = __index__ = __float__ = __bool__ = _no_value
+    __lt__ = __le__ = __gt__ = __ge__ = _no_value
+
+    def __repr__(self):
+        return f"SymbolicSize({expr_text(self.expr)})"
+
+
+# -- making sizes -------------------------------------------------------------------
+
+def named(value: Any, name: str, kind: str = "param") -> Any:
+    """``value`` bound to the source name ``name``: an int becomes a :class:`Size` whose
+    expression is the name, a tuple of ints a tuple of ``name[i]`` sizes; anything else
+    (floats, strings, bools, layers) comes back unchanged."""
+    if isinstance(value, bool) or not isinstance(value, (int, tuple)):
+        return value
+    sym = Sym(name, kind)
+    if isinstance(value, int):
+        return Size(int.__int__(value), sym)
+    if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return tuple(Size(int.__int__(v), Item(sym, i)) for i, v in enumerate(value))
+    return value
+
+
+def runtime(name: str) -> SymbolicSize:
+    """A size the program computes when it runs (``len(chars)``), named ``name``."""
+    return SymbolicSize(Sym(name, "runtime"))
+
+
+def symbol_of(value: Any) -> Sym | None:
+    """The :class:`Sym` a value made by :func:`named` stands for (a tuple: its items' base)."""
+    if isinstance(value, tuple) and value and isinstance(value[0], Size) and isinstance(value[0].expr, Item):
+        return value[0].expr.base
+    expr = _expr_of(value)
+    return expr if isinstance(expr, Sym) else None
+
+
+def observe_compare(fn):
+    """``fn`` (an operator the source program's comparisons use) marking the sizes it
+    compares as specialised: the program's structure then depends on their numbers."""
+
+    def compare(a, b):
+        specialise(a, "compared")
+        specialise(b, "compared")
+        return fn(a, b)
+
+    return compare
+
+
+# -- printing -----------------------------------------------------------------------
+
+_MARK = "\x00size{}\x00"
+_MARK_RE = re.compile("\x00size(\\d+)\x00")
+
+
+class scope:
+    """Where generated code can see source names. Inside ``with scope(names):`` a size
+    whose names are all in ``names`` (name → the code that reads it there) renders as a
+    placeholder; the printer then places each piece of text it generated with
+    :meth:`code` (``__init__``: the expressions) or :meth:`numbers` (other methods: the
+    numbers, and the names are marked specialised). ``used`` collects the names placed as code.
+    """
+
+    def __init__(self, names: dict[str, str]):
+        self.names = dict(names)
+        self.used: set[str] = set()
+        self.entries: list = []  # the sizes rendered as placeholders
+
+    def __enter__(self) -> "scope":
+        _SCOPES.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SCOPES.remove(self)
+
+    def _mark(self, value) -> str:
+        self.entries.append(value)
+        return _MARK.format(len(self.entries) - 1)
+
+    def code(self, text: str, names: dict[str, str] | None = None) -> str:
+        """``text`` with its sizes as expressions of the visible names (``names``: how
+        this piece of code reads them, default the scope's own)."""
+        def sub(m):
+            value = self.entries[int(m.group(1))]
+            self.used.update(sym.name for sym in leaves(value.expr))
+            code = expr_text(value.expr, self.names if names is None else names)
+            if isinstance(value.expr, Op) and not _whole_operand(m.string, m.start(), m.end()):
+                code = f"({code})"  # inside other arithmetic: ``6.0 / (d * 3)``
+            return code
+        return _MARK_RE.sub(sub, text)
+
+    def numbers(self, text: str) -> str:
+        """``text`` with its sizes as numbers (the names they depend on are specialised)."""
+        return _MARK_RE.sub(lambda m: render(self.entries[int(m.group(1))], plain=True), text)
+
+
+def _whole_operand(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` is a whole argument, item or slice bound: no
+    operator binds to it from either side."""
+    before = text[:start].rstrip()
+    after = text[end:].lstrip()
+    return (not before or before[-1] in "([{,:=") and (not after or after[0] in ")]},:")
+
+
+_SCOPES: list[scope] = []
+
+
+def render(value: Any, plain: bool = False) -> str:
+    """Python source for one size: in an active :class:`scope` that sees its names, a
+    placeholder the printer resolves; else its number (the names are specialised)."""
+    expr = _expr_of(value)
+    if expr is not None and _SCOPES and not plain:
+        active = _SCOPES[-1]
+        if all(s.name in active.names for s in leaves(expr)):
+            return active._mark(value)
+    if isinstance(value, SymbolicSize):
+        raise TypeError(f"the size {expr_text(value.expr)} is known only at run time")
+    return repr(value)  # marks the names as specialised
+
+
+def placeholder(i: int) -> str:
+    return _MARK.format(i)
+
+
+def has_placeholders(text: str) -> bool:
+    """True when ``text`` still holds a size placeholder (raw or escaped into a string)."""
+    return "\x00size" in text or "\\x00size" in text
+
+
+def number_text(value: Any) -> str:
+    """A size's number for documentation and comments (not code): names stay unmarked.
+    Tuples print as Python tuples."""
+    if isinstance(value, tuple):
+        inner = ", ".join(number_text(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, Size):
+        return repr(int.__int__(value))
+    return repr(value)
