@@ -1602,7 +1602,7 @@ def emit_full_like_torch(node: Node, m: str) -> Emission:
 @emitter("full")
 def emit_full_torch(node: Node, m: str) -> Emission:
     a = node.attrs
-    sizes = "".join(f", {d}" for d in a["shape"])
+    sizes = "".join(f", {lit(d)}" for d in a["shape"])
     tail = f"dtype=torch.{a['dtype']}, device={{x}}.device"
     if a["value"] in (0.0, 1.0):
         fn = "torch.zeros" if a["value"] == 0.0 else "torch.ones"

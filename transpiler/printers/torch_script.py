@@ -780,7 +780,9 @@ class _Printer:
                 body_lines.append(f"    # TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}")
         # the parameters the module takes are forwarded; any other the model was
         # specialised for (a float, a loop count, a size printed as its number) is guarded
-        free = [n for n in code.init_params if not sizes.symbol_of(md.builder_args[n]).specialised]
+        # (a size parameter the module never needed, a sequence length, is accepted as it is)
+        free = [n for n, v in md.builder_args.items()
+                if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
         guarded = {n: v for n, v in md.builder_args.items() if n not in free}
         if guarded:
             names = list(guarded)
