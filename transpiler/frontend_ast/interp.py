@@ -9,7 +9,7 @@ from typing import Any
 
 import libcst as cst
 
-from transpiler.ir.sizes import observe_compare
+from transpiler.ir.sizes import observe_compare, observe_range
 
 
 class Env:
@@ -50,6 +50,7 @@ class Continue(Exception):
 SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
     "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
     "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
+SAFE_BUILTINS["range"] = observe_range(range)  # a loop count decides structure: see ir.sizes
 BINOPS = {
     cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
     cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,

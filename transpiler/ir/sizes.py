@@ -367,6 +367,18 @@ def observe_compare(fn):
     return compare
 
 
+def observe_range(fn):
+    """``range`` for the source program: its bounds decide structure by their numbers
+    (``operator.index`` does not call an int subclass's ``__index__``)."""
+
+    def counted(*args):
+        for a in args:
+            specialise(a, "range")
+        return fn(*args)
+
+    return counted
+
+
 # -- printing -----------------------------------------------------------------------
 
 _MARK = "\x00size{}\x00"
