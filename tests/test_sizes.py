@@ -143,9 +143,10 @@ OTHER_ARGUMENTS = [
 
 
 @pytest.mark.parametrize("case,builder,kwargs", OTHER_ARGUMENTS, ids=[c[0] for c in OTHER_ARGUMENTS])
-def test_builder_with_other_arguments_matches_keras(case, builder, kwargs):
+def test_builder_with_other_arguments_matches_keras(case, builder, kwargs, tmp_path, monkeypatch):
     """The output transpiled once, called with other arguments, is the model Keras builds
     for them (same weights, same outputs): no transpiling again."""
+    monkeypatch.chdir(tmp_path)  # (importing a program may save its model)
     import torch  # noqa: F401  (torch before tensorflow)
     import keras
 
@@ -199,3 +200,31 @@ def test_a_parameter_deciding_structure_keeps_its_guard():
     assert "nn.Linear(units, units)" in text and "nn.Linear(units, num_classes)" in text
     assert "if (depth, num_classes) != (2, 3):" in text
     assert "return Net(units, num_classes)" in text
+
+
+CONSTANTS = """
+import keras
+from keras import layers
+
+NUM_CLASSES = 10
+HIDDEN = 4 * 16
+EPOCHS = 1
+EPOCHS = 2
+
+
+def build_model():
+    return keras.Sequential([keras.Input(shape=(8,)), layers.Dense(HIDDEN, activation="relu"),
+                             layers.Dense(NUM_CLASSES * 2), layers.Dense(EPOCHS)])
+"""
+
+
+def test_module_constants_print_as_their_names():
+    """A constant the module assigns once is read by the generated model; one assigned
+    twice is not a constant (its number is printed)."""
+    from transpiler.translate import translate
+
+    text = translate(CONSTANTS, "case.py").text
+    assert "nn.Linear(8, HIDDEN)" in text
+    assert "nn.Linear(HIDDEN, NUM_CLASSES * 2)" in text
+    assert "nn.Linear(NUM_CLASSES * 2, 2)" in text
+    assert "NUM_CLASSES = 10" in text and "def __init__(self):" in text

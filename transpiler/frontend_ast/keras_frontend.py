@@ -26,6 +26,7 @@ from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupport
 from transpiler.ir import code_literals
 from transpiler.ir import ops as ops_table
 from transpiler.ir import sizes
+from transpiler.frontend_ast.size_names import name_module_constants
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
@@ -517,6 +518,7 @@ class KerasFrontend:
         """Interpret the module and every builder function; return the Program."""
         self.globals.set("__name__", "__transpiler__")
         self._definitions_pass()
+        name_module_constants(self.module, self.globals)  # sizes with provenance
         self.module_uids = dict(self.uids)
         module_layer_uids = self._bind_module_layers()
         builders: dict[str, FunctionRef] = {}

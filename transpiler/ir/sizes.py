@@ -393,10 +393,20 @@ class scope:
     numbers, and the names are marked specialised). ``used`` collects the names placed as code.
     """
 
-    def __init__(self, names: dict[str, str]):
+    def __init__(self, names: dict[str, str], syms=None, consts: bool = False):
         self.names = dict(names)
+        #: the very names visible (a helper's ``filters`` is not the builder's ``filters``)
+        self.syms = None if syms is None else {id(s) for s in syms}
+        #: module constants are visible too (``nn.Linear(64, NUM_CLASSES)``), unless a
+        #: visible parameter has their name
+        self.consts = consts
         self.used: set[str] = set()
         self.entries: list = []  # the sizes rendered as placeholders
+
+    def sees(self, sym: Sym) -> bool:
+        if sym.kind == "const" and self.consts:
+            return sym.name not in self.names
+        return sym.name in self.names and (self.syms is None or id(sym) in self.syms)
 
     def __enter__(self) -> "scope":
         _SCOPES.append(self)
@@ -414,8 +424,8 @@ class scope:
         this piece of code reads them, default the scope's own)."""
         def sub(m):
             value = self.entries[int(m.group(1))]
-            self.used.update(sym.name for sym in leaves(value.expr))
-            code = expr_text(value.expr, self.names if names is None else names)
+            self.used.update(sym.name for sym in leaves(value.expr) if sym.kind != "const")
+            code = expr_text(value.expr, self.names if names is None else names)  # (constants: their name)
             if isinstance(value.expr, Op) and not _whole_operand(m.string, m.start(), m.end()):
                 code = f"({code})"  # inside other arithmetic: ``6.0 / (d * 3)``
             return code
@@ -443,7 +453,7 @@ def render(value: Any, plain: bool = False) -> str:
     expr = _expr_of(value)
     if expr is not None and _SCOPES and not plain:
         active = _SCOPES[-1]
-        if all(s.name in active.names for s in leaves(expr)):
+        if all(active.sees(s) for s in leaves(expr)):
             return active._mark(value)
     if isinstance(value, SymbolicSize):
         raise TypeError(f"the size {expr_text(value.expr)} is known only at run time")

@@ -9,6 +9,7 @@ is kept verbatim; statements that still use Keras become marked stubs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -288,7 +289,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     children: list = []
     imports: set[str] = set()
     # sizes with provenance: ``__init__`` sees the builder's parameters
-    size_scope = sizes.scope({n: n for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None})
+    params = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
+    size_scope = sizes.scope({n: n for n in params}, params.values(), consts=True)
     if st.nested:
         sp = StructurePrinter(graph, st, {} if classes is None else classes, source_file)
         children = sp.run()
@@ -377,7 +379,12 @@ def _method_sizes(size_scope: sizes.scope, forward: list[str], init_lines: list[
     size_scope.used = set()
     taken = {n for n in size_scope.names
              if any(ln.startswith((f"self.{n} ", f"self.{n}.", f"self.{n}[", f"self.{n}=")) for ln in init_lines)}
+    # a module constant reads itself, unless the method assigns a local of its name
+    consts = {s.name for v in size_scope.entries for s in sizes.leaves(v.expr) if s.kind == "const"}
+    taken |= {n for n in consts if any(re.search(rf"(?<![.\w]){re.escape(n)}\s*(=(?!=)|[-+*/]=)", ln)
+                                       for ln in forward)}
     names = {n: f"self.{n}" for n in size_scope.names if n not in taken}
+    names.update({n: n for n in consts if n not in taken})
     out = []
     for line in forward:
         line = size_scope.numbers(line) if any(e in line for e in _placeholders_naming(size_scope, taken)) \
