@@ -228,3 +228,64 @@ def test_module_constants_print_as_their_names():
     assert "nn.Linear(HIDDEN, NUM_CLASSES * 2)" in text
     assert "nn.Linear(NUM_CLASSES * 2, 2)" in text
     assert "NUM_CLASSES = 10" in text and "def __init__(self):" in text
+
+
+# -- checkpoints ----------------------------------------------------------------------
+
+def _mlp_checkpoint(tmp_path, source: str, **kwargs):
+    import torch  # noqa: F401  (torch before tensorflow)
+    import keras
+
+    from tests.harness import load_source_module, randomize_keras_weights
+
+    module = load_source_module(source)
+    keras.backend.clear_session()
+    kmodel = module.build_model(**kwargs)
+    randomize_keras_weights(kmodel, 3)
+    path = tmp_path / "w.weights.h5"
+    kmodel.save_weights(str(path))
+    return kmodel, str(path)
+
+
+def test_checkpoint_binds_the_builder_arguments(tmp_path, capsys):
+    """A checkpoint saved from build_model(num_features=7, num_classes=5) converts for those
+    arguments (bound from its shapes) and loads into the output's build_model(7, 5)."""
+    import numpy as np
+    from safetensors.torch import load_file
+
+    from transpiler import verify
+    from transpiler.cli import run
+
+    source = (GOLDEN / "sequential_mlp" / "input.py").read_text()
+    (tmp_path / "mlp.py").write_text(source)
+    kmodel, ckpt = _mlp_checkpoint(tmp_path, source, num_features=7, num_classes=5)
+    out = str(tmp_path / "mlp_torch.py")
+    assert run([str(tmp_path / "mlp.py"), "--to", "pytorch", "-o", out, "--weights", ckpt,
+                "--weights-out", str(tmp_path / "w.safetensors")]) == 0
+    err = capsys.readouterr().err
+    assert "saved from build_model(num_features=7, num_classes=5)" in err
+    text = open(out).read()
+    assert "transpile again" not in text and "load_file(" not in text  # (its own arguments: not loaded by the script)
+    tmodel = verify.load_generated(text, "sizes_ckpt").build_model(num_features=7, num_classes=5)
+    tmodel.load_state_dict(load_file(str(tmp_path / "w.safetensors")), strict=True)
+    x = np.random.RandomState(0).standard_normal((4, 7)).astype("float32")
+    import torch
+
+    with torch.no_grad():
+        got = tmodel.eval()(torch.from_numpy(x)).numpy()
+    assert np.abs(got - np.asarray(kmodel(x))).max() <= 1e-5
+
+
+def test_checkpoint_with_a_size_no_argument_explains_is_refused(tmp_path):
+    """The hidden width 64 is a literal: a checkpoint with 32 there is another model."""
+    from transpiler.translate import translate
+    from transpiler.weights.errors import CheckpointError
+    from transpiler.weights.size_binding import checkpoint_builder_args
+
+    source = (GOLDEN / "sequential_mlp" / "input.py").read_text()
+    _, ckpt = _mlp_checkpoint(tmp_path, source.replace("Dense(64", "Dense(32"), num_classes=5)
+    md = next(m for m in translate(source, "mlp.py").program.models if m.builder == "build_model")
+    with pytest.raises(CheckpointError, match="64"):
+        checkpoint_builder_args(md, ckpt)
+    _, same = _mlp_checkpoint(tmp_path, source)
+    assert checkpoint_builder_args(md, same) is None  # the transpile-time arguments

@@ -115,3 +115,20 @@ def _global_names(module: cst.Module) -> set[str]:
 
     module.visit(Globals())
     return names
+
+
+def with_builder_defaults(source: str, builder: str, values: dict[str, Any]) -> str:
+    """``source`` with the defaults of ``builder``'s parameters set to ``values`` (the
+    frontend reads a builder at its defaults: this reads it at other arguments)."""
+    module = cst.parse_module(source)
+
+    class Defaults(cst.CSTTransformer):
+        def leave_Param(self, original, updated):
+            name = updated.name.value
+            if name in values and updated.default is not None:
+                return updated.with_changes(default=cst.parse_expression(repr(values[name])))
+            return updated
+
+    body = [s.with_changes(params=s.params.visit(Defaults()))
+            if isinstance(s, cst.FunctionDef) and s.name.value == builder else s for s in module.body]
+    return module.with_changes(body=body).code

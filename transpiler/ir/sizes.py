@@ -478,3 +478,74 @@ def number_text(value: Any) -> str:
     if isinstance(value, Size):
         return repr(int.__int__(value))
     return repr(value)
+
+
+# -- binding from concrete shapes (a checkpoint's) ------------------------------------
+
+def _key(expr) -> tuple | None:
+    """``("width", None)`` for a name, ``("input_shape", 0)`` for a tuple item."""
+    if isinstance(expr, Sym):
+        return (expr.name, None)
+    if isinstance(expr, Item):
+        return (expr.base.name, expr.index)
+    return None
+
+
+def evaluate(expr: Expr, env: dict[tuple, int]) -> int | None:
+    """``expr``'s value with the names in ``env`` (keys as :func:`_key`); None when a name is missing."""
+    if isinstance(expr, int):
+        return int(expr)
+    key = _key(expr)
+    if key is not None:
+        return env.get(key)
+    left, right = evaluate(expr.left, env), evaluate(expr.right, env)
+    if left is None or right is None:
+        return None
+    return _OPS[expr.op][0](left, right)
+
+
+def _invert(expr: Expr, value: int) -> tuple[tuple, int] | None:
+    """``(key, v)`` with ``expr == value`` when ``expr`` is one name under ``+ - *`` by constants."""
+    while isinstance(expr, Op):
+        if isinstance(expr.right, int) and expr.op in ("+", "-", "*"):
+            if expr.op == "+":
+                value -= expr.right
+            elif expr.op == "-":
+                value += expr.right
+            elif value % expr.right:
+                return None
+            else:
+                value //= expr.right
+            expr = expr.left
+        else:
+            return None
+    key = _key(expr)
+    return None if key is None else (key, value)
+
+
+def bind_shapes(pairs) -> dict[tuple, int]:
+    """The values of the source names that make every expected shape equal the concrete one.
+
+    ``pairs``: ``(expected, actual)`` shapes, expected dims plain ints or :class:`Size`. Raises
+    ``ValueError`` naming the first dim no binding satisfies (a plain int that differs, two
+    tensors that need different values of one name, or an expression that cannot be solved).
+    """
+    pairs = [(tuple(e), tuple(int(a) for a in act)) for e, act in pairs]
+    env: dict[tuple, int] = {}
+    for expected, actual in pairs:  # names first, from the dims they alone determine
+        for e, a in zip(expected, actual):
+            expr = _expr_of(e)
+            if expr is not None:
+                solved = _invert(expr, a)
+                if solved is not None and solved[0] not in env:
+                    env[solved[0]] = solved[1]
+    for expected, actual in pairs:
+        if len(expected) != len(actual):
+            raise ValueError(f"rank {len(actual)} where the model has {len(expected)}")
+        for e, a in zip(expected, actual):
+            expr = _expr_of(e)
+            want = int.__int__(e) if expr is None else evaluate(expr, env)
+            if want != a:
+                what = f"{int.__int__(e)}" if expr is None else f"{expr_text(expr)} = {want}"
+                raise ValueError(f"shape {actual} where the model has {what} (not a size it takes)")
+    return env
