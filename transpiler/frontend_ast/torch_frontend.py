@@ -40,6 +40,7 @@ from transpiler.frontend_ast.keras_layers import Unsupported as KerasUnsupported
 from transpiler.frontend_ast.keras_tensor_ops import subscript
 from transpiler.frontend_ast.torch_modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
+from transpiler.ir import sizes
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
@@ -470,8 +471,10 @@ class TorchFrontend:
                 continue
             self.graph = None
             try:
-                args = {p.name.value: self._eval(p.default, self.globals) for p in fn.node.params.params}
-                result = self._call_function(fn, [], {}, fn.node)
+                # sizes with provenance: the builder's parameters by name
+                args = {p.name.value: sizes.named(self._eval(p.default, self.globals), p.name.value)
+                        for p in fn.node.params.params}
+                result = self._call_function(fn, [], dict(args), fn.node)
             except Unsupported as exc:
                 if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}) and \
                         not _trains(fn.node):  # a program function (it trains) is not a builder

@@ -143,8 +143,24 @@ def _fold(op: str, left: Expr, right: Expr) -> Expr:
     return Op(op, left, right)
 
 
+_QUIET = [0]
+
+
+class quiet:
+    """``with quiet():`` code that prints sizes only to inspect the text (is there a mode
+    switch? which helpers?) and does not place it in the output: nothing is specialised."""
+
+    def __enter__(self) -> None:
+        _QUIET[0] += 1
+
+    def __exit__(self, *exc) -> None:
+        _QUIET[0] -= 1
+
+
 def specialise(value, why: str) -> None:
     """Mark the names ``value`` depends on as used by their number (see the module doc)."""
+    if _QUIET[0]:
+        return
     expr = _expr_of(value)
     if expr is not None:
         for sym in leaves(expr):
