@@ -105,7 +105,6 @@ def test_render_outside_scope_is_the_number_and_specialises():
 
 #: golden outputs still specialised behind a guard, and why; this list may only shrink
 GUARDED = {
-    "residual_helper_functions": "helper-module constructor sizes are still recovered from printed text",
     "tensor_math_filled_and_einsum": "a custom layer's class prints its size as a number",
     "tensor_math_functional": "the program computes filters ** 2 (not a size expression)",
     "model_layers_loop": "the model.layers shape table prints max_len",
@@ -139,6 +138,7 @@ OTHER_ARGUMENTS = [
     ("embedding_mask_zero_lstm", "build_model", {"vocab": 33, "maxlen": 20}),
     ("seq2seq_initial_state", "build_model", {"num_encoder_tokens": 9, "num_decoder_tokens": 6, "latent_dim": 12}),
     ("transformer_encoder_attention", "build_model", {"seq_len": 6, "heads": 8}),  # (context fixes d_model)
+    ("residual_helper_functions", "build_model", {"filters": 8}),  # helper modules take it too
 ]
 
 

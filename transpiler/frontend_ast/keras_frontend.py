@@ -26,7 +26,7 @@ from transpiler.frontend_ast.keras_layers import BoundArgs, LayerSpec, Unsupport
 from transpiler.ir import code_literals
 from transpiler.ir import ops as ops_table
 from transpiler.ir import sizes
-from transpiler.frontend_ast.size_names import name_module_constants
+from transpiler.frontend_ast.size_names import name_arguments, name_module_constants
 from transpiler.frontend_ast.interp import BINOPS, CMPOPS, SAFE_BUILTINS, Break, Continue, Env, Return
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
@@ -1730,6 +1730,7 @@ class KerasFrontend:
                 scope.seq, scope.calls = self.seq, 1
                 scope.call_inputs[1] = [t.value for t in _tensors_in(list(args) + list(kwargs.values()))]
                 self.module_stack.append((scope, 1))
+                args, kwargs = name_arguments(func.node, args, kwargs, scope)  # sizes with provenance
             try:
                 result, _ = self._call_function(func, args, kwargs, builder_probe=False)
             finally:
@@ -1930,6 +1931,7 @@ class KerasFrontend:
                                 explicit_name=kwargs.get("name") if isinstance(kwargs.get("name"), str) else None)
         init = cls.method("__init__")
         if init is not None:
+            args, kwargs = name_arguments(init, args, kwargs, obj.scope, self_param=True)  # sizes with provenance
             self._run_method(obj, init, args, kwargs)
         self._name_user(obj, kwargs.get("name"))
         if cls.kind != "model":

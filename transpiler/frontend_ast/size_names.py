@@ -132,3 +132,24 @@ def with_builder_defaults(source: str, builder: str, values: dict[str, Any]) -> 
     body = [s.with_changes(params=s.params.visit(Defaults()))
             if isinstance(s, cst.FunctionDef) and s.name.value == builder else s for s in module.body]
     return module.with_changes(body=body).code
+
+
+def name_arguments(fn: cst.FunctionDef | None, args: list, kwargs: dict, scope, self_param: bool = False):
+    """A helper's or a Layer class's call: its static integer arguments as sizes named
+    after its parameters (each remembering the caller's value, :attr:`ir.sizes.Sym.arg`),
+    so the module printed for it takes them (``ConvBlock(filters)``); ``scope.args`` (the
+    ``ir.modules.ModuleScope``) gets the named values. Returns the new ``(args, kwargs)``."""
+    if fn is None:
+        return args, kwargs
+    names = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
+    if self_param:
+        names = names[1:]
+    args = list(args)
+    for i, name in enumerate(names[:len(args)]):
+        if name in scope.args:
+            args[i] = scope.args[name] = sizes.named(args[i], name, arg=args[i])
+    kwargs = dict(kwargs)
+    for name in kwargs:
+        if name in scope.args and name in names:
+            kwargs[name] = scope.args[name] = sizes.named(kwargs[name], name, arg=kwargs[name])
+    return args, kwargs

@@ -40,12 +40,15 @@ class Sym:
     ``"const"`` (a module-level constant), ``"runtime"`` (known only when the program runs).
     """
 
-    __slots__ = ("name", "kind", "specialised")
+    __slots__ = ("name", "kind", "specialised", "arg")
 
-    def __init__(self, name: str, kind: str = "param"):
+    def __init__(self, name: str, kind: str = "param", arg: Any = None):
         self.name = name
         self.kind = kind
         self.specialised: set[str] = set()  # why the number was used instead of the name
+        #: a helper's or a class's parameter: the value its caller passed (a size of the
+        #: caller's names, or a number), which the caller's code prints as the argument
+        self.arg = arg
 
     def __repr__(self) -> str:
         return f"Sym({self.name!r}, {self.kind!r})"
@@ -164,7 +167,11 @@ def specialise(value, why: str) -> None:
     expr = _expr_of(value)
     if expr is not None:
         for sym in leaves(expr):
-            sym.specialised.add(why)
+            if why not in sym.specialised:
+                sym.specialised.add(why)
+                if sym.arg is not None:  # a helper's parameter: the caller's names too
+                    for arg in (sym.arg if isinstance(sym.arg, tuple) else (sym.arg,)):
+                        specialise(arg, why)
 
 
 def _arith(op: str, a, b):
@@ -344,13 +351,13 @@ class SymbolicSize:
 
 # -- making sizes -------------------------------------------------------------------
 
-def named(value: Any, name: str, kind: str = "param") -> Any:
+def named(value: Any, name: str, kind: str = "param", arg: Any = None) -> Any:
     """``value`` bound to the source name ``name``: an int becomes a :class:`Size` whose
     expression is the name, a tuple of ints a tuple of ``name[i]`` sizes; anything else
     (floats, strings, bools, layers) comes back unchanged."""
     if isinstance(value, bool) or not isinstance(value, (int, tuple)):
         return value
-    sym = Sym(name, kind)
+    sym = Sym(name, kind, arg)
     if isinstance(value, int):
         return Size(int.__int__(value), sym)
     if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -397,8 +404,9 @@ def observe_range(fn):
 
 # -- printing -----------------------------------------------------------------------
 
-_MARK = "\x00size{}\x00"
-_MARK_RE = re.compile("\x00size(\\d+)\x00")
+#: a placeholder reads as a name to code that inspects emitted text (is it atomic?)
+_MARK = "__transpiler_size{}__"
+_MARK_RE = re.compile("__transpiler_size(\\d+)__")
 
 
 class scope:
@@ -409,15 +417,20 @@ class scope:
     numbers, and the names are marked specialised). ``used`` collects the names placed as code.
     """
 
-    def __init__(self, names: dict[str, str], syms=None, consts: bool = False):
+    def __init__(self, names: dict[str, str], syms=None, consts: bool = False, alias: bool = True):
         self.names = dict(names)
         #: the very names visible (a helper's ``filters`` is not the builder's ``filters``)
-        self.syms = None if syms is None else {id(s) for s in syms}
+        self.sym_objs = [] if syms is None else list(syms)
+        self.syms = None if syms is None else {id(s) for s in self.sym_objs}
         #: module constants are visible too (``nn.Linear(64, NUM_CLASSES)``), unless a
         #: visible parameter has their name
         self.consts = consts
+        #: a size from outside that a visible parameter was passed prints as that parameter
+        #: (off in a module's own body: its input channels stay a constructor argument)
+        self.alias = alias
         self.used: set[str] = set()
         self.entries: list = []  # the sizes rendered as placeholders
+        self.visible: list[bool] = []  # per entry: its names are visible (else its number prints)
 
     def sees(self, sym: Sym) -> bool:
         if sym.kind == "const" and self.consts:
@@ -431,15 +444,25 @@ class scope:
     def __exit__(self, *exc) -> None:
         _SCOPES.remove(self)
 
-    def _mark(self, value) -> str:
+    def _mark(self, value, visible: bool = True) -> str:
         self.entries.append(value)
+        self.visible.append(visible)
         return _MARK.format(len(self.entries) - 1)
 
-    def code(self, text: str, names: dict[str, str] | None = None) -> str:
+    def code(self, text: str, names: dict[str, str] | None = None, defer: list | None = None) -> str:
         """``text`` with its sizes as expressions of the visible names (``names``: how
-        this piece of code reads them, default the scope's own)."""
+        this piece of code reads them, default the scope's own). A size whose names are not
+        visible prints as its number and is specialised, or, with ``defer``, collected
+        there for the caller to decide (it may yet become a constructor argument)."""
         def sub(m):
-            value = self.entries[int(m.group(1))]
+            i = int(m.group(1))
+            value = self.entries[i]
+            if not self.visible[i]:
+                if defer is None:
+                    specialise(value, "printed")
+                else:
+                    defer.append(value)
+                return repr(int.__int__(value))
             self.used.update(sym.name for sym in leaves(value.expr) if sym.kind != "const")
             code = expr_text(value.expr, self.names if names is None else names)  # (constants: their name)
             if isinstance(value.expr, Op) and not _whole_operand(m.string, m.start(), m.end()):
@@ -463,14 +486,99 @@ def _whole_operand(text: str, start: int, end: int) -> bool:
 _SCOPES: list[scope] = []
 
 
+def _outer(expr: Expr, keep) -> Expr:
+    """``expr`` with each parameter ``keep`` rejects replaced by its caller's value (a
+    helper's ``filters`` seen from the code that called it: the argument it passed)."""
+    if isinstance(expr, Op):
+        return _fold(expr.op, _outer(expr.left, keep), _outer(expr.right, keep))
+    sym = expr.base if isinstance(expr, Item) else expr
+    if not isinstance(sym, Sym) or keep(sym) or sym.arg is None:
+        return expr
+    arg = sym.arg
+    if isinstance(expr, Item):
+        if not isinstance(arg, tuple) or expr.index >= len(arg):
+            return expr
+        arg = arg[expr.index]
+    inner = _expr_of(arg)
+    if inner is not None:
+        return inner
+    return int.__int__(arg) if isinstance(arg, int) and not isinstance(arg, bool) else expr
+
+
+def _outermost(expr: Expr) -> Expr:
+    while True:
+        outer = _outer(expr, lambda s: False)
+        if outer is expr:
+            return expr
+        expr = outer
+
+
+def _same(a: Expr, b: Expr) -> bool:
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int) and int(a) == int(b)
+    if isinstance(a, Sym) or isinstance(b, Sym):
+        return a is b
+    if isinstance(a, Item) or isinstance(b, Item):
+        return isinstance(a, Item) and isinstance(b, Item) and a.base is b.base and a.index == b.index
+    return a.op == b.op and _same(a.left, b.left) and _same(a.right, b.right)
+
+
+class aliasing:
+    """``with aliasing():`` the active scope prints an outside size as the visible parameter
+    that was passed it (a constructor call's arguments)."""
+
+    def __enter__(self) -> None:
+        self.scope = _SCOPES[-1] if _SCOPES else None
+        if self.scope is not None:
+            self.saved, self.scope.alias = self.scope.alias, True
+
+    def __exit__(self, *exc) -> None:
+        if self.scope is not None:
+            self.scope.alias = self.saved
+
+
+def same_size(a, b) -> bool:
+    """True when two sizes come from the same source expression (callers' arguments substituted)."""
+    ea, eb = _expr_of(a), _expr_of(b)
+    return ea is not None and eb is not None and _same(_outermost(ea), _outermost(eb))
+
+
+def _alias(expr: Expr, active: "scope") -> Expr | None:
+    """A visible parameter that was passed this very size (the block's input channels are
+    the ``filters`` its caller passed it): by provenance, not by an equal number."""
+    full = _outermost(expr)
+    if isinstance(full, int):
+        return None
+    for sym in active.sym_objs:
+        if sym.arg is not None and not isinstance(sym.arg, tuple) and _expr_of(sym.arg) is not None \
+                and _same(_outermost(_expr_of(sym.arg)), full):
+            return sym
+    return None
+
+
 def render(value: Any, plain: bool = False) -> str:
-    """Python source for one size: in an active :class:`scope` that sees its names, a
+    """Python source for one size: in an active :class:`scope` that sees its names (after
+    replacing the parameters of helpers it came out of by their callers' arguments), a
     placeholder the printer resolves; else its number (the names are specialised)."""
     expr = _expr_of(value)
     if expr is not None and _SCOPES and not plain:
         active = _SCOPES[-1]
-        if all(active.sees(s) for s in leaves(expr)):
-            return active._mark(value)
+        while True:
+            if isinstance(expr, int):
+                return repr(expr)  # (every name it came from was passed a number)
+            if all(active.sees(s) for s in leaves(expr)):
+                seen = value if expr is _expr_of(value) else (
+                    SymbolicSize(expr) if isinstance(value, SymbolicSize) else Size(int.__int__(value), expr))
+                return active._mark(seen)
+            outer = _outer(expr, active.sees)
+            if outer is expr:
+                break
+            expr = outer
+        alias = _alias(expr, active) if active.alias else None
+        if alias is not None:
+            return active._mark(Size(int.__int__(value), alias) if isinstance(value, Size) else SymbolicSize(alias))
+        if isinstance(value, Size):  # its number, once the printer places the text
+            return active._mark(value, visible=False)
     if isinstance(value, SymbolicSize):
         raise TypeError(f"the size {expr_text(value.expr)} is known only at run time")
     return repr(value)  # marks the names as specialised
@@ -482,7 +590,7 @@ def placeholder(i: int) -> str:
 
 def has_placeholders(text: str) -> bool:
     """True when ``text`` still holds a size placeholder (raw or escaped into a string)."""
-    return "\x00size" in text or "\\x00size" in text
+    return "__transpiler_size" in text
 
 
 def number_text(value: Any) -> str:

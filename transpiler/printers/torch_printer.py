@@ -9,7 +9,6 @@ is kept verbatim; statements that still use Keras become marked stubs.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -20,7 +19,7 @@ from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers import torch_ops
 from transpiler.printers.code import Namespace, exclusive_cone, lit
-from transpiler.printers.torch_structure import StructurePrinter
+from transpiler.printers.torch_structure import StructurePrinter, method_sizes
 
 
 @dataclass
@@ -331,8 +330,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     # the sizes ``__init__`` computes from the builder's parameters; the other methods hold numbers
     init_lines = [size_scope.code(ln) for ln in init_lines]
     # (forward and reset_parameters read them from attributes __init__ keeps)
-    forward, kept = _method_sizes(size_scope, forward, init_lines)
-    reset_lines, kept_reset = _method_sizes(size_scope, reset_lines, init_lines)
+    forward, kept = method_sizes(size_scope, forward, init_lines)
+    reset_lines, kept_reset = method_sizes(size_scope, reset_lines, init_lines)
     kept |= kept_reset
     init_lines = [f"self.{n} = {n}" for n in md.builder_args if n in kept] + init_lines
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
@@ -369,36 +368,6 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
     return ModelCode(md.class_name, text, imports, uses_f, children, init_params)
-
-
-def _method_sizes(size_scope: sizes.scope, forward: list[str], init_lines: list[str]):
-    """The sizes of a method other than ``__init__`` (``forward``) read the builder's parameters ``__init__`` keeps as attributes
-    (``self.filters // 2``); where the module already has an attribute of that name, the
-    number (the parameter is then specialised). Returns the lines and the names kept."""
-    before = set(size_scope.used)
-    size_scope.used = set()
-    taken = {n for n in size_scope.names
-             if any(ln.startswith((f"self.{n} ", f"self.{n}.", f"self.{n}[", f"self.{n}=")) for ln in init_lines)}
-    # a module constant reads itself, unless the method assigns a local of its name
-    consts = {s.name for v in size_scope.entries for s in sizes.leaves(v.expr) if s.kind == "const"}
-    taken |= {n for n in consts if any(re.search(rf"(?<![.\w]){re.escape(n)}\s*(=(?!=)|[-+*/]=)", ln)
-                                       for ln in forward)}
-    names = {n: f"self.{n}" for n in size_scope.names if n not in taken}
-    names.update({n: n for n in consts if n not in taken})
-    out = []
-    for line in forward:
-        line = size_scope.numbers(line) if any(e in line for e in _placeholders_naming(size_scope, taken)) \
-            else size_scope.code(line, names)
-        out.append(line)
-    kept = set(size_scope.used)
-    size_scope.used = before | kept
-    return out, kept
-
-
-def _placeholders_naming(size_scope: sizes.scope, names: set[str]) -> list[str]:
-    """The placeholders of ``size_scope`` whose sizes depend on one of ``names``."""
-    return [sizes.placeholder(i) for i, v in enumerate(size_scope.entries)
-            if any(sym.name in names for sym in sizes.leaves(v.expr))]
 
 
 def module_members(md: ModelDef) -> set[str]:
