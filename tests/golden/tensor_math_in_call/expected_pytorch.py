@@ -11,8 +11,8 @@ class SqueezeExcite(nn.Module):
 
     def __init__(self, channels):
         super().__init__()
-        self.reduce = nn.Linear(channels, 2)
-        self.expand = nn.Linear(2, channels)
+        self.reduce = nn.Linear(8, channels // 4)
+        self.expand = nn.Linear(channels // 4, channels)
         self.reset_parameters()
 
     def reset_parameters(self):
