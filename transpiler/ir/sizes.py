@@ -19,7 +19,20 @@ Soundness rule: whenever a size escapes as a plain number (printed outside a sco
 the names it depends on are marked *specialised* (:attr:`Sym.specialised`): the generated
 code holds the number, not the name, so a printer must not let the name vary there (the
 builder keeps its "transpiled for" guard for exactly those parameters). Comparisons made by
-the transpiler's own shape rules are consistency checks and do not mark.
+the transpiler's own shape rules are consistency checks and do not mark; code that emits text
+only to inspect it runs under :class:`quiet`.
+
+A helper's or a Layer class's parameter is a :class:`Sym` that remembers the value its caller
+passed (:attr:`Sym.arg`): inside the module's class the size prints as the parameter, in the
+caller's code as the caller's argument (``ResidualBlock(filters)``), and a size that came out
+of a helper reads as what the caller passed. :func:`bind_shapes` runs the other way: concrete
+shapes (a checkpoint's) bind the names (``num_classes = 5``).
+
+Why an ``int`` subclass rather than a separate ``Dim`` type everywhere: about 1,600 places in
+the passes, printers and weight mapping do arithmetic, comparisons and indexing on sizes;
+with a subclass they keep working unchanged and only the places that print code (``lit``)
+and the binding hooks are new. The price is the soundness rule above, which catches every
+way a number can escape into the output without its name.
 """
 
 from __future__ import annotations
