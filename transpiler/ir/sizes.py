@@ -28,9 +28,9 @@ caller's code as the caller's argument (``ResidualBlock(filters)``), and a size 
 of a helper reads as what the caller passed. :func:`bind_shapes` runs the other way: concrete
 shapes (a checkpoint's) bind the names (``num_classes = 5``).
 
-Why an ``int`` subclass rather than a separate ``Dim`` type everywhere: about 1,600 places in
-the passes, printers and weight mapping do arithmetic, comparisons and indexing on sizes;
-with a subclass they keep working unchanged and only the places that print code (``lit``)
+Why an ``int`` subclass rather than a separate ``Dim`` type everywhere: shape inference, the
+layout and selection passes, ``params.expected_shapes`` and the emitters' ``.shape[...]`` reads
+do arithmetic, comparisons and indexing on sizes; with a subclass they keep working unchanged and only the places that print code (``lit``)
 and the binding hooks are new. The price is the soundness rule above, which catches every
 way a number can escape into the output without its name.
 """
