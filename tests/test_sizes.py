@@ -105,8 +105,8 @@ def test_render_outside_scope_is_the_number_and_specialises():
 
 #: golden outputs still specialised behind a guard, and why; this list may only shrink
 GUARDED = {
-    "tensor_math_filled_and_einsum": "a custom layer's class prints its size as a number",
-    "tensor_math_functional": "the program computes filters ** 2 (not a size expression)",
+    "tensor_math_filled_and_einsum": "a custom layer's forward fills a tensor of the builder's size (a number there)",
+    "tensor_math_functional": "the program computes filters ** 2 and splits by it (numbers decide)",
     "model_layers_loop": "the model.layers shape table prints max_len",
 }
 
