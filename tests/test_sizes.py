@@ -95,6 +95,16 @@ def test_render_in_scope_prints_the_expression_and_parenthesises_inside_arithmet
     assert width.expr.specialised  # placed as numbers
 
 
+def test_render_of_an_invisible_derived_size_terminates_as_its_number():
+    """A size of names the scope cannot see (and no caller's argument) prints its number."""
+    width = named(32, "width")
+    helper = named(5, "k", arg=5)
+    with sizes.scope({"other": "other"}, []) as sc:
+        text = sizes.render(width * 2 + helper)
+    assert sc.code(text) == "69"
+    assert width.expr.specialised
+
+
 def test_render_outside_scope_is_the_number_and_specialises():
     width = named(32, "width")
     assert sizes.render(width + 1) == "33"

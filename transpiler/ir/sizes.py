@@ -503,7 +503,10 @@ def _outer(expr: Expr, keep) -> Expr:
     """``expr`` with each parameter ``keep`` rejects replaced by its caller's value (a
     helper's ``filters`` seen from the code that called it: the argument it passed)."""
     if isinstance(expr, Op):
-        return _fold(expr.op, _outer(expr.left, keep), _outer(expr.right, keep))
+        left, right = _outer(expr.left, keep), _outer(expr.right, keep)
+        if left is expr.left and right is expr.right:
+            return expr  # (unchanged: the caller stops substituting)
+        return _fold(expr.op, left, right)
     sym = expr.base if isinstance(expr, Item) else expr
     if not isinstance(sym, Sym) or keep(sym) or sym.arg is None:
         return expr
