@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.lazy_import import lazy_module
@@ -47,8 +46,7 @@ def source_plan(graph: Graph) -> list[PlanEntry]:
     for node in graph.nodes:
         if not param_names(node):
             continue
-        with sizes.quiet():  # (only its state entries are read)
-            em = torch_ops.emit(node)
+        em = torch_ops.emit(node)
         for entry in em.state:
             key = _key(node, entry.key)
             if key in seen:
