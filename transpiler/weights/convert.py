@@ -101,7 +101,11 @@ def _match_by_path(graph: Graph, available: dict[str, CheckpointLayer], path: st
     if not wanted or not any(p.startswith("/layers/") for p in at):
         return None
     order = [n for n in keras_layer_order(graph) if n.source_name]
-    keys = layer_keys([KerasLayerOut(_keras_class(n), n.source_name, "", []) for n in order])
+    try:
+        classes = [_keras_class(n) for n in order]
+    except KeyError:  # a node no Keras layer class produces (a model's own add_weight): by name
+        return None
+    keys = layer_keys([KerasLayerOut(cls, n.source_name, "", []) for cls, n in zip(classes, order)])
     found: dict[str, CheckpointLayer] = {}
     for node, key in zip(order, keys):
         if node.source_name in wanted:

@@ -28,6 +28,12 @@ def decompose_uncounted_pool_padding(graph: Graph) -> Graph:
     return _decompose(graph, lambda node: not _tf_same(node))
 
 
+def _windowed(node: Node, kind: str) -> bool:
+    """A ``kind`` ("max"/"avg") pooling over windows (the table's ``pooling`` fact; global
+    pools have no window)."""
+    return node.spec.pooling == kind and "pool_size" in node.attrs
+
+
 def decompose_wide_pool_padding(graph: Graph) -> Graph:
     """For PyTorch, whose pooling pads symmetrically and refuses padding wider than half the
     window: those only (max pooling gets a -inf pad node instead)."""
@@ -35,7 +41,7 @@ def decompose_wide_pool_padding(graph: Graph) -> Graph:
         return any(max(p) > k // 2 or p[0] != p[1] for p, k in zip(node.attrs["padding"], node.attrs["pool_size"]))
 
     for node in graph.nodes:
-        if node.op.startswith("max_pool") and not isinstance(node.attrs["padding"], str) and wide(node):
+        if _windowed(node, "max") and not isinstance(node.attrs["padding"], str) and wide(node):
             from transpiler.ir.passes.torch_selection import _insert_pad
 
             _insert_pad(graph, node, node.attrs["padding"], float("-inf"))
@@ -46,7 +52,7 @@ def decompose_wide_pool_padding(graph: Graph) -> Graph:
 def _decompose(graph: Graph, wanted) -> Graph:
     for node in list(graph.nodes):
         a = node.attrs
-        if not node.op.startswith("avg_pool") or isinstance(a["padding"], str) or a["ceil_mode"] or not wanted(node):
+        if not _windowed(node, "avg") or isinstance(a["padding"], str) or a["ceil_mode"] or not wanted(node):
             continue
         rank = node.spec.rank
         pads, x = a["padding"], node.inputs[0]

@@ -91,7 +91,7 @@ def select_conv(graph: Graph, node: Node) -> None:
 @rule("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d")
 def select_pool(graph: Graph, node: Node) -> None:
     padding = node.attrs["padding"]
-    if not isinstance(padding, str) and any(b != a for b, a in padding) and node.op.startswith("max"):
+    if not isinstance(padding, str) and any(b != a for b, a in padding) and node.spec.pooling == "max":
         # explicit uneven pads (an ONNX MaxPool): torch's padding= is symmetric
         _insert_pad(graph, node, padding, float("-inf"))
         node.attrs["padding"] = "valid"
