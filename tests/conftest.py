@@ -10,3 +10,16 @@ sys.path.insert(0, os.path.dirname(__file__))
 import torch  # noqa: E402,F401  (first: a process holding both frameworks must load torch first)
 
 torch.set_num_threads(1)
+
+
+#: markers of long suites the default run deselects (``pytest -m NAME`` runs them)
+_ON_REQUEST = ("onnx_zoo",)
+
+
+def pytest_collection_modifyitems(config, items):
+    asked = config.getoption("-m") or ""
+    wanted = [m for m in _ON_REQUEST if m not in asked]
+    drop = [item for item in items if any(item.get_closest_marker(m) for m in wanted)]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if item not in drop]

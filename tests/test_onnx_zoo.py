@@ -2,7 +2,7 @@
 ConstantOfShape) through the ONNX frontend to both targets, against onnxruntime.
 
 The default run takes a small sample (SqueezeNet with random weights, at opset 9 and at the
-current opset); ``-m slow`` runs all 9 graphs (bench/onnx_zoo.py prints the table)."""
+current opset); ``-m onnx_zoo`` runs all 9 graphs (bench/onnx_zoo.py prints the table)."""
 
 from __future__ import annotations
 
@@ -48,11 +48,10 @@ def test_zoo_sample_squeezenet_matches_onnxruntime(tmp_path, variant, target):
     _check("squeezenet", variant, target, tmp_path)
 
 
-@pytest.mark.slow
+@pytest.mark.onnx_zoo
 @pytest.mark.parametrize("target", ["pytorch", "keras"])
 @pytest.mark.parametrize("variant", ["shipped", "random", "random-opset"])
 @pytest.mark.parametrize("name", sorted(ZOO))
-def test_zoo_model_matches_onnxruntime(request, tmp_path, name, variant, target):
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("the whole zoo (about 15 minutes) runs with -m slow")
+def test_zoo_model_matches_onnxruntime(tmp_path, name, variant, target):
+    """The whole zoo (about 15 minutes): deselected unless ``-m onnx_zoo`` (tests/conftest.py)."""
     _check(name, variant, target, tmp_path)
