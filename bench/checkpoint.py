@@ -75,7 +75,7 @@ def write_checkpoint(src: str, path: str) -> tuple[int, int]:
     import h5py
     import numpy as np
 
-    from transpiler.frontend_ast.keras_layers import keras_auto_name
+    from transpiler.frontend_ast.keras.layers import keras_auto_name
     from transpiler.ir.params import expected_shapes
     from transpiler.translate import translate
     from transpiler.weights.convert import _keras_class, keras_layer_order

@@ -112,7 +112,7 @@ def _phases() -> dict[str, float]:
     import black
 
     import transpiler.translate as tr
-    from transpiler.frontend_ast.keras_frontend import KerasFrontend
+    from transpiler.frontend_ast.keras.frontend import KerasFrontend
 
     frontend = "frontend (libcst parse, positions, interpreter)"
     spent = {frontend: 0.0, "IR passes": 0.0, "printer (without black)": 0.0, "black.format_str": 0.0}

@@ -85,7 +85,7 @@ def assert_faithful(source: str, *, outputs: int | None = None, refused: tuple =
     translation must refuse. Returns "refused" or "equal".
     """
     from harness import check_source, max_error  # imports the frameworks (torch first)
-    from transpiler.frontend_ast.keras_frontend import FrontendError
+    from transpiler.frontend_ast.keras.frontend import FrontendError
     from transpiler.translate import translate
 
     try:

@@ -73,7 +73,7 @@ ASKED = ["print", "len", "slice", "UNITS", "WIDTH", "pi", "G", "N", "M", "err", 
 @pytest.mark.parametrize("case", sorted(ASTROID_CASES))
 def test_frontend_answers_unbound_names_like_astroid(case):
     """The shortcut that keeps astroid off the cold path gives astroid's own answers."""
-    from transpiler.frontend_ast.keras_frontend import KerasFrontend
+    from transpiler.frontend_ast.keras.frontend import KerasFrontend
 
     fast = KerasFrontend(ASTROID_CASES[case], f"{case}.py")
     slow = KerasFrontend(ASTROID_CASES[case], f"{case}.py")

@@ -22,7 +22,7 @@ import keras
 from keras.src.backend import config as keras_config
 from keras.src.utils import file_utils
 
-from transpiler.printers import dataset_loaders
+from transpiler.printers.torch import dataset_loaders
 from transpiler.translate import translate
 
 

@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from transpiler.frontend_ast import keras_layers
-from transpiler.frontend_ast.keras_frontend import FrontendError, read_keras
+from transpiler.frontend_ast.keras import layers as keras_layers
+from transpiler.frontend_ast.keras.frontend import FrontendError, read_keras
 from transpiler.ir.program import Program
 
 
@@ -667,7 +667,7 @@ def test_reading_twice_gives_the_same_program():
 def test_reading_imports_no_framework():
     code = textwrap.dedent(f"""
         import sys
-        from transpiler.frontend_ast.keras_frontend import read_keras
+        from transpiler.frontend_ast.keras.frontend import read_keras
         program = read_keras({_REFERENCE!r}, "case.py")
         assert len(program.models) == 1
         loaded = sorted(m for m in ("keras", "tensorflow", "torch") if m in sys.modules)

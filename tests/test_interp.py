@@ -113,7 +113,11 @@ def test_provenance_hooks_see_where_a_value_came_from():
 
 
 def test_values_are_defined_once():
-    from transpiler.frontend_ast import keras_layers, keras_tensor_ops, keras_frontend, torch_modules, torch_frontend
+    from transpiler.frontend_ast.keras import layers as keras_layers
+    from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
+    from transpiler.frontend_ast.keras import frontend as keras_frontend
+    from transpiler.frontend_ast.torch import modules as torch_modules
+    from transpiler.frontend_ast.torch import frontend as torch_frontend
 
     assert keras_layers.Unsupported is torch_modules.Unsupported is interp.Unsupported
     assert keras_layers.Signature is torch_modules.Signature is interp.Signature
@@ -129,9 +133,9 @@ def test_readers_are_plugins_of_the_one_interpreter(reader):
     """A reader supplies hooks; it does not evaluate static Python again (a guard against a
     second interpreter growing back)."""
     if reader == "keras":
-        from transpiler.frontend_ast.keras_frontend import KerasFrontend as Reader
+        from transpiler.frontend_ast.keras.frontend import KerasFrontend as Reader
     else:
-        from transpiler.frontend_ast.torch_frontend import TorchFrontend as Reader
+        from transpiler.frontend_ast.torch.frontend import TorchFrontend as Reader
     assert issubclass(Reader, Interpreter)
     shared = ("_eval_Name", "_eval_Tuple", "_eval_List", "_eval_Dict", "_eval_ListComp", "_eval_BinaryOperation",
               "_eval_UnaryOperation", "_eval_BooleanOperation", "_eval_Comparison", "_eval_IfExp",
@@ -146,13 +150,13 @@ def test_readers_are_plugins_of_the_one_interpreter(reader):
     ("self.fc = nn.Linear(2, 3)\n", False), ("x = modules(self)\n", False), ("y = init.zeros\n", False),
 ])
 def test_torch_reader_recognises_weight_init_code_by_matchers(code, expected):
-    from transpiler.frontend_ast.torch_support import _is_init_code
+    from transpiler.frontend_ast.torch.support import _is_init_code
 
     assert _is_init_code(cst.parse_module(code).body[0]) is expected
 
 
 def test_torch_reader_finds_init_methods_and_training_steps():
-    from transpiler.frontend_ast.torch_support import _init_code_methods, _mentions, _trains
+    from transpiler.frontend_ast.torch.support import _init_code_methods, _mentions, _trains
 
     cls = cst.parse_module("class N:\n    def __init__(self):\n        self.fc = 1\n"
                            "        self.apply(self._init_weights)\n").body[0]

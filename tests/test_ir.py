@@ -10,7 +10,7 @@ from transpiler.ir.graph import Graph, IRError
 from transpiler.ir.layout import Layout, default_layout
 from transpiler.ir.passes.shape_inference import has_rule, infer_node
 from transpiler.ir.passes import torch_selection
-from transpiler.printers import torch_ops
+from transpiler.printers.torch import ops as torch_ops
 
 DECOMPOSED_FOR_TORCH = {"separable_conv2d"}
 from transpiler.weights.transforms import Transform, apply, apply_param_transform, invert
@@ -197,7 +197,8 @@ NOT_FROM_KERAS: dict[str, str] = {
 
 @pytest.mark.parametrize("name", sorted(ops_table.all_ops()))
 def test_every_op_has_a_keras_recogniser_or_a_reason(name):
-    from transpiler.frontend_ast import keras_layers, keras_tensor_ops
+    from transpiler.frontend_ast.keras import layers as keras_layers
+    from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 
     produced = {op for reg in keras_layers.registered_classes().values() for op in reg.ops}
     produced |= keras_tensor_ops.produced_ops()  # keras.ops / tf.* functions and operators
@@ -205,7 +206,7 @@ def test_every_op_has_a_keras_recogniser_or_a_reason(name):
 
 
 def test_recognisers_declare_only_table_ops():
-    from transpiler.frontend_ast import keras_layers
+    from transpiler.frontend_ast.keras import layers as keras_layers
 
     for cls, reg in keras_layers.registered_classes().items():
         assert reg.ops, cls

@@ -44,47 +44,47 @@ UTILITIES = {"transpiler.cst_fast", "transpiler.lazy_import", "transpiler.paths"
 # Today's back-edges (importing module -> imported module). May only shrink.
 ALLOWED_BACK_EDGES = {
     # frontend -> passes
-    "transpiler.frontend_ast.keras_frontend -> transpiler.ir.passes.shape_inference",
-    "transpiler.frontend_ast.keras_tensor_ops -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.keras.frontend -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.keras.tensor_ops -> transpiler.ir.passes.shape_inference",
     # (the same edges as keras_frontend's and torch_frontend's before the interp split moved them)
-    "transpiler.frontend_ast.keras_support -> transpiler.ir.passes.shape_inference",
-    "transpiler.frontend_ast.keras_user_classes -> transpiler.ir.passes.shape_inference",
-    "transpiler.frontend_ast.torch_functions -> transpiler.ir.passes.shape_inference",
-    "transpiler.frontend_ast.torch_graph_build -> transpiler.ir.passes.shape_inference",
-    "transpiler.frontend_ast.torch_support -> transpiler.ir.passes.keras_selection",
-    "transpiler.frontend_ast.torch_support -> transpiler.ir.passes.shape_inference",
-    "transpiler.frontend_ast.torch_tensor_calls -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.keras.support -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.keras.user_classes -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.torch.functions -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.torch.graph_build -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.torch.support -> transpiler.ir.passes.keras_selection",
+    "transpiler.frontend_ast.torch.support -> transpiler.ir.passes.shape_inference",
+    "transpiler.frontend_ast.torch.tensor_calls -> transpiler.ir.passes.shape_inference",
     # frontend -> printers
-    "transpiler.frontend_ast.torch_training -> transpiler.printers.keras_training",
+    "transpiler.frontend_ast.torch.training -> transpiler.printers.keras.training",
     # frontend -> weights
-    "transpiler.frontend_ast.torch_param_groups -> transpiler.weights.torch_source",
+    "transpiler.frontend_ast.torch.param_groups -> transpiler.weights.torch_source",
     # ir -> frontend
-    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras_layers",
-    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras_tensor_ops",
+    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras.layers",
+    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras.tensor_ops",
     # ir -> passes
     "transpiler.ir.ops_doc -> transpiler.ir.passes.torch_selection",
     # ir -> printers
-    "transpiler.ir.ops_doc -> transpiler.printers.torch_ops",
+    "transpiler.ir.ops_doc -> transpiler.printers.torch.ops",
     # passes -> weights
     "transpiler.ir.passes.keras_selection -> transpiler.weights.torch_source",
     # printers -> driver
-    "transpiler.printers.keras_training -> transpiler.translate",
+    "transpiler.printers.keras.training -> transpiler.translate",
     # printers -> frontend
-    "transpiler.printers.keras_printer -> transpiler.frontend_ast.torch_frontend",
+    "transpiler.printers.keras.printer -> transpiler.frontend_ast.torch.frontend",
     # printers -> passes
-    "transpiler.printers.torch_ops -> transpiler.ir.passes.shape_inference",
+    "transpiler.printers.torch.ops -> transpiler.ir.passes.shape_inference",
     # printers -> weights
-    "transpiler.printers.torch_ops -> transpiler.weights.transforms",
-    "transpiler.printers.torch_printer -> transpiler.weights.mapping",
+    "transpiler.printers.torch.ops -> transpiler.weights.transforms",
+    "transpiler.printers.torch.printer -> transpiler.weights.mapping",
     # weights -> frontend
-    "transpiler.weights.convert -> transpiler.frontend_ast.keras_layers",
-    "transpiler.weights.keras_files -> transpiler.frontend_ast.keras_layers",
+    "transpiler.weights.convert -> transpiler.frontend_ast.keras.layers",
+    "transpiler.weights.keras_files -> transpiler.frontend_ast.keras.layers",
     # weights -> printers
-    "transpiler.weights.convert -> transpiler.printers.keras_ops",
-    "transpiler.weights.convert -> transpiler.printers.keras_subclass",
-    "transpiler.weights.mapping -> transpiler.printers.torch_ops",
-    "transpiler.weights.torch_source -> transpiler.printers.keras_subclass",
-    "transpiler.weights.torch_source -> transpiler.printers.torch_ops",
+    "transpiler.weights.convert -> transpiler.printers.keras.ops",
+    "transpiler.weights.convert -> transpiler.printers.keras.subclass",
+    "transpiler.weights.mapping -> transpiler.printers.torch.ops",
+    "transpiler.weights.torch_source -> transpiler.printers.keras.subclass",
+    "transpiler.weights.torch_source -> transpiler.printers.torch.ops",
 }
 
 MAX_FUNCTION_LINES = 80
@@ -93,21 +93,21 @@ LONG_MARK = re.compile(r"#\s*long:\s*\S")
 # Today's functions over MAX_FUNCTION_LINES lines without a "# long:" reason. May only shrink.
 LONG_FUNCTIONS_TODAY = {
     "transpiler/cli.py::_transpile_into",
-    "transpiler/frontend_ast/keras_expressions.py::KerasExpressions._call_method",
-    "transpiler/frontend_ast/keras_support.py::_local_names",
-    "transpiler/frontend_ast/keras_training_facts.py::KerasTrainingFacts._training_call",
-    "transpiler/frontend_ast/keras_user_classes.py::KerasSubclasses._call_model_as_layer",
-    "transpiler/frontend_ast/torch_tensor_calls.py::TorchTensorCalls._tensor_method",
-    "transpiler/frontend_ast/torch_steps.py::read_custom_loop",
-    "transpiler/frontend_ast/torch_train_step.py::read_fit_shape",
-    "transpiler/frontend_ast/torch_training.py::TrainingReader.tensor_method",
-    "transpiler/frontend_ast/torch_training.py::TrainingReader.torch_function",
+    "transpiler/frontend_ast/keras/expressions.py::KerasExpressions._call_method",
+    "transpiler/frontend_ast/keras/support.py::_local_names",
+    "transpiler/frontend_ast/keras/training_facts.py::KerasTrainingFacts._training_call",
+    "transpiler/frontend_ast/keras/user_classes.py::KerasSubclasses._call_model_as_layer",
+    "transpiler/frontend_ast/torch/tensor_calls.py::TorchTensorCalls._tensor_method",
+    "transpiler/frontend_ast/torch/steps.py::read_custom_loop",
+    "transpiler/frontend_ast/torch/train_step.py::read_fit_shape",
+    "transpiler/frontend_ast/torch/training.py::TrainingReader.tensor_method",
+    "transpiler/frontend_ast/torch/training.py::TrainingReader.torch_function",
     "transpiler/ir/modules.py::build_structure",
-    "transpiler/printers/keras_train_step.py::train_step_fit",
-    "transpiler/printers/keras_training.py::ProgramPrinter.expression",
-    "transpiler/printers/torch_ops.py::emit_multi_head_attention_torch",
-    "transpiler/printers/torch_training.py::TrainingPrinter.fit_lines",
-    "transpiler/printers/torch_training.py::TrainingPrinter.loop_lines",
+    "transpiler/printers/keras/train_step.py::train_step_fit",
+    "transpiler/printers/keras/training.py::ProgramPrinter.expression",
+    "transpiler/printers/torch/ops.py::emit_multi_head_attention_torch",
+    "transpiler/printers/torch/training.py::TrainingPrinter.fit_lines",
+    "transpiler/printers/torch/training.py::TrainingPrinter.loop_lines",
     "transpiler/verify_training_to_keras.py::run_both",
     "transpiler/verify_training_to_keras.py::run_programs",
 }
@@ -165,7 +165,7 @@ def _resolve(importer: str, is_package: bool, node: ast.AST) -> list[str]:
     for name in names:
         if not name.startswith("transpiler"):
             continue
-        # `import transpiler.printers.torch_ops` names the deepest existing module
+        # `import transpiler.printers.torch.ops` names the deepest existing module
         while name not in MODULES and "." in name:
             name = name.rsplit(".", 1)[0]
         out.append(name)
@@ -198,11 +198,11 @@ def back_edges() -> set[str]:
 
 
 def test_layer_of_each_package():
-    assert layer("transpiler.frontend_ast.keras_frontend") == "frontend"
+    assert layer("transpiler.frontend_ast.keras.frontend") == "frontend"
     assert layer("transpiler.ir.passes.shape_inference") == "passes"
     assert layer("transpiler.ir.passes") == "passes"
     assert layer("transpiler.ir.graph") == "ir"
-    assert layer("transpiler.printers.torch_ops") == "printers"
+    assert layer("transpiler.printers.torch.ops") == "printers"
     assert layer("transpiler.weights.mapping") == "weights"
     assert layer("transpiler.runtime") == "runtime"
     assert layer("transpiler.cli") == "driver"
@@ -212,8 +212,8 @@ def test_layer_of_each_package():
 def test_function_level_imports_are_edges():
     """The scan sees imports inside functions (most back-edges hide there to dodge cycles)."""
     edges = import_edges()
-    assert ("transpiler.printers.keras_training", "transpiler.translate") in edges
-    assert ("transpiler.printers.torch_training", "transpiler.printers.torch_printer") in edges
+    assert ("transpiler.printers.keras.training", "transpiler.translate") in edges
+    assert ("transpiler.printers.torch.training", "transpiler.printers.torch.printer") in edges
 
 
 def test_no_new_back_edges():

@@ -190,7 +190,7 @@ def test_reshape_to_a_one_axis_gate_needs_no_runtime_transpose_keras_to_torch():
     """(N, C) → (N, 1, 1, C) holds its numbers in the same order as (N, C, 1, 1): the
     reshape makes the channels-first gate directly (the torch → Keras direction always
     did; Keras → torch permuted the gate at run time before the pass was one)."""
-    from transpiler.frontend_ast.keras_frontend import read_keras
+    from transpiler.frontend_ast.keras.frontend import read_keras
     from transpiler.ir.passes import run_pipeline
 
     src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"

@@ -432,7 +432,7 @@ def test_plain_object_and_extra_methods_leave_the_model_readable():
     err, n_torch, n_keras, tr = check_torch_source(TRACKED, path="tracked.py")
     assert err <= 1e-5 and n_torch == n_keras
     assert any("Tracker(...) is not an nn.Module" in d.message for d in tr.diagnostics)
-    # (its tracker is no Keras metric, its step no gradient step: frontend_ast/torch_own_step says why)
+    # (its tracker is no Keras metric, its step no gradient step: frontend_ast/torch/own_step says why)
     unread = sorted(d.message.split(":")[0] for d in tr.stubs
                     if "the model's own training step is not translated (self.loss_tracker: not an "
                        "attribute the Keras model has)" in d.message)
@@ -994,7 +994,7 @@ def build_model():
 
 def _init_pairs(path_or_source: str, builder: str):
     """(torch tensor, Keras weight) of every weight the script's initialisation code drew."""
-    from transpiler.frontend_ast.torch_modules import KERAS_PARAM
+    from transpiler.frontend_ast.torch.modules import KERAS_PARAM
     from transpiler.ir.params import param_names
 
     if os.path.exists(path_or_source):

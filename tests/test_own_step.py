@@ -1,7 +1,7 @@
 """A torch module with its own ``train_step``/``test_step`` (Keras' custom-step pattern in
 torch, as the Keras → PyTorch direction writes it) → the methods of its ``keras.Model``
 subclass, with ``model.optimizer = ...`` read as ``compile`` and the generated
-``fit_train_step``/``evaluate_test_step`` as ``fit``/``evaluate`` (frontend_ast/torch_own_step).
+``fit_train_step``/``evaluate_test_step`` as ``fit``/``evaluate`` (frontend_ast/torch/own_step).
 
 Checked: the Keras text (golden lines), the whole-script round trip (K → T1 → K1 → T2 → K2
 is a fixpoint from K1 on), what stays a marked stub (a submodule called on its own, torch
@@ -307,7 +307,7 @@ def test_own_train_step_checkpoint_converts_to_the_subclass_layout(tmp_path):
 
 # ---------------------------------------------------------------------------------
 # A step that calls the model's submodules (corpus/keras/vae.py's torch translation):
-# the Keras model is built of them (frontend_ast/torch_parts)
+# the Keras model is built of them (frontend_ast/torch/parts)
 # ---------------------------------------------------------------------------------
 def _vae_t1_k1():
     import os

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from transpiler.frontend_ast.keras_frontend import read_keras
+from transpiler.frontend_ast.keras.frontend import read_keras
 from transpiler.ir import ops as ops_table
 from transpiler.ir.layout import is_channels_last
 from transpiler.ir.passes import TORCH_PIPELINE

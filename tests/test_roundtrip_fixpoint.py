@@ -34,10 +34,10 @@ What converges, and why not earlier:
   stub carried from round to round is stable text, not a converged program). The training
   program T1 gets for ``model.fit``/``evaluate``/
   ``predict`` is a set of generated helpers (``fit(...)``, ``KerasAdam``, ...) that the
-  torch frontend recognises by their structure (frontend_ast/torch_helpers.py) and reads
+  torch frontend recognises by their structure (frontend_ast/torch/helpers.py) and reads
   back as ``model.compile`` + ``model.fit``/``evaluate``/``predict``; a model's own
   ``train_step`` (vae) comes back as its Keras subclass's method, ``model.optimizer = ...``
-  as ``compile`` and the generated ``fit_train_step`` as ``fit`` (frontend_ast/torch_own_step).
+  as ``compile`` and the generated ``fit_train_step`` as ``fit`` (frontend_ast/torch/own_step).
   A script that did not converge would be a strict xfail with the reason
   (``WHOLE_SCRIPT_NOT_CONVERGING``, empty).
 
@@ -76,7 +76,7 @@ KERAS_FIXPOINT_LATER = {
     # that Permute after the op ("sigmoid_to_nchw")
     "conv_autoencoder": "K1 names a Permute after a variable of the hand-written script",
     # K1 prints the VAE as a keras.Model subclass built of its Encoder and Decoder (Layer
-    # subclasses: its own train_step calls them, frontend_ast/torch_parts); T1's note on
+    # subclasses: its own train_step calls them, frontend_ast/torch/parts); T1's note on
     # torch's random generator precedes the noise draw, and read back as a source comment it
     # precedes the statement after it in K2 -- and stays there
     "vae": "the note on torch's random generator moves one statement down in K2",
@@ -104,7 +104,7 @@ WHOLE_SCRIPT_LATER = {
 
 #: scripts whose whole script does not converge yet, with the reason (strict xfail); none
 #: today (vae did not until the torch frontend read a module's own train_step back:
-#: frontend_ast/torch_own_step, torch_parts)
+#: frontend_ast/torch/own_step, torch_parts)
 WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {}
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")

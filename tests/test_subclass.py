@@ -460,7 +460,7 @@ def test_tf_quickstart_for_experts_translates_completely():
     ("np.ones((100, 6))[:40, ..., None]", (40, 6, 1)),
 ])
 def test_array_shapes_are_tracked(expr, shape):
-    from transpiler.frontend_ast.keras_frontend import ArrayVal, KerasFrontend
+    from transpiler.frontend_ast.keras.frontend import ArrayVal, KerasFrontend
 
     frontend = KerasFrontend(f"import numpy as np\nx = {expr}\n", "a.py")
     frontend.run()

@@ -1,6 +1,6 @@
 """A torch script's loop over ``model.named_children()``/``children()`` in Keras: the layers the
-children became, picked by name (``model.get_layer``), and back (frontend_ast/torch_training,
-printers/torch_model_layers). A child that is not one Keras layer of its name, and members of a
+children became, picked by name (``model.get_layer``), and back (frontend_ast/torch/training,
+printers/torch/model_layers). A child that is not one Keras layer of its name, and members of a
 child other than its name, stay stubs."""
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ import textwrap
 
 import pytest
 
-from transpiler.frontend_ast import torch_modules
-from transpiler.frontend_ast.keras_frontend import FrontendError
-from transpiler.frontend_ast.torch_frontend import read_torch
+from transpiler.frontend_ast.torch import modules as torch_modules
+from transpiler.frontend_ast.keras.frontend import FrontendError
+from transpiler.frontend_ast.torch.frontend import read_torch
 from transpiler.ir import ops as ops_table
-from transpiler.printers import keras_ops
+from transpiler.printers.keras import ops as keras_ops
 from transpiler.translate import translate
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
@@ -348,7 +348,7 @@ def test_directory_mode_to_keras(tmp_path):
 def test_support_table_in_the_docs_matches_the_registry():
     with open(os.path.join(ROOT, "docs", "torch_to_keras.md"), encoding="utf-8") as fh:
         text = fh.read()
-    marker = "<!-- generated: python -m transpiler.frontend_ast.torch_modules -->\n"
+    marker = "<!-- generated: python -m transpiler.frontend_ast.torch.modules -->\n"
     assert text.split(marker, 1)[1] == torch_modules.render_support_table()
 
 

@@ -1,4 +1,4 @@
-"""model.layers in torch terms (printers/torch_model_layers.py): a Sequential's layer list
+"""model.layers in torch terms (printers/torch/model_layers.py): a Sequential's layer list
 as the frontend records it is Keras' own, and each layer maps to the child module that
 holds its weights; index forms of a functional model (whose order is not known) stay stubs."""
 
@@ -12,8 +12,8 @@ import torch  # noqa: F401  (before TensorFlow)
 import keras
 
 from transpiler import verify
-from transpiler.printers.torch_model_layers import ModelLayers
-from transpiler.printers.torch_printer import print_model_class
+from transpiler.printers.torch.model_layers import ModelLayers
+from transpiler.printers.torch.printer import print_model_class
 from transpiler.translate import translate
 
 ROOT = os.path.dirname(os.path.dirname(__file__))

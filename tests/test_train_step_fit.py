@@ -14,7 +14,7 @@ import ast
 import numpy as np
 import pytest
 
-from transpiler.printers.keras_subclass import MODEL_ATTRIBUTES as KERAS_MODEL_ATTRIBUTES
+from transpiler.printers.keras.subclass import MODEL_ATTRIBUTES as KERAS_MODEL_ATTRIBUTES
 from transpiler.translate import translate
 
 RTOL = 1e-4

@@ -12,7 +12,7 @@ import pytest
 import torch  # noqa: F401  (before TensorFlow)
 from test_training_losses import assert_trains_like_keras
 
-from transpiler.printers import torch_loss_functions
+from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.translate import translate
 
 PROGRAM = '''

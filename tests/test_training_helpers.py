@@ -1,5 +1,5 @@
 """Training helpers of a torch script read back as Keras' compile/fit/evaluate/predict
-(frontend_ast/torch_helpers.py, torch_helper_calls.py): recognised by their structure, not
+(frontend_ast/torch/helpers.py, torch_helper_calls.py): recognised by their structure, not
 their names; each definition goes only when every use of it was recognised; and the Keras
 objects they become compute what the torch helpers compute (optimizer steps, losses)."""
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from torch_keras_harness import assert_same_steps
-from transpiler.frontend_ast import torch_helpers
-from transpiler.printers.keras_helper_calls import loss_arg
+from transpiler.frontend_ast.torch import helpers as torch_helpers
+from transpiler.printers.keras.helper_calls import loss_arg
 from transpiler.translate import translate
 
 KERAS = '''import numpy as np

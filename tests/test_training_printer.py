@@ -15,7 +15,7 @@ import keras
 
 from transpiler.ir import training as T
 from transpiler.ir.program import Program
-from transpiler.printers.torch_training import TrainingPrinter
+from transpiler.printers.torch.training import TrainingPrinter
 from transpiler.translate import translate
 
 ROOT = os.path.dirname(os.path.dirname(__file__))

@@ -204,7 +204,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
     if is_onnx(src):  # a model file, not a script: read with the ONNX frontend
         return transpile_onnx_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet, weights=weights)
     import_translator()
-    from transpiler.frontend_ast.keras_frontend import FrontendError
+    from transpiler.frontend_ast.keras.frontend import FrontendError
     from transpiler.translate import translate
     from transpiler.weights.errors import CheckpointError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transpiler.printers import torch_ops
+from transpiler.printers.torch import ops as torch_ops
 
 
 @dataclass

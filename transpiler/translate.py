@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from transpiler.frontend_ast.keras_frontend import KerasFrontend
+from transpiler.frontend_ast.keras.frontend import KerasFrontend
 from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
 from transpiler.ir.program import Diagnostic, Program
-from transpiler.printers.torch_script import print_torch_script
+from transpiler.printers.torch.script import print_torch_script
 
 TARGETS = ("pytorch", "keras")
 
@@ -36,7 +36,7 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
     "source": checkpoint name}``) makes the script load a converted checkpoint right
     after it builds that model. ``keras_exact_updates`` (``--keras-exact-updates``, torch
     target only): the generated optimizers update as Keras' TensorFlow backend does,
-    Embedding gradients per token occurrence included (printers/keras_exact.py), instead
+    Embedding gradients per token occurrence included (printers/torch/keras_exact.py), instead
     of the mathematically true update.
     """
     if target not in TARGETS:
@@ -60,9 +60,9 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
 
 def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -> Translation:
     """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer."""
-    from transpiler.frontend_ast.torch_frontend import TorchFrontend
+    from transpiler.frontend_ast.torch.frontend import TorchFrontend
     from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
-    from transpiler.printers.keras_printer import print_keras_script
+    from transpiler.printers.keras.printer import print_keras_script
 
     def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
         for md in program.models:

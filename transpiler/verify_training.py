@@ -23,7 +23,7 @@ import keras
 
 from transpiler import verify
 from transpiler.ir import training as T
-from transpiler.printers.torch_training import TrainingPrinter
+from transpiler.printers.torch.training import TrainingPrinter
 from transpiler.translate import translate
 
 STEPS = 20

@@ -27,7 +27,7 @@ import keras
 
 from transpiler import verify
 from transpiler.ir import training as T
-from transpiler.printers.keras_training import ProgramPrinter, input_perm
+from transpiler.printers.keras.training import ProgramPrinter, input_perm
 from transpiler.translate import translate
 from transpiler.verify_training import batches
 from transpiler.weights.torch_source import keras_layer, keras_weights

@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
-from transpiler.frontend_ast import keras_layers, keras_tensor_ops
+from transpiler.frontend_ast.keras import layers as keras_layers
+from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.ir import ops as ops_table
 from transpiler.ir.passes import torch_selection
-from transpiler.printers import torch_ops
+from transpiler.printers.torch import ops as torch_ops
 
 
 def _attrs(spec: ops_table.OpSpec) -> str:

@@ -50,7 +50,7 @@ def _stub(program: Program, md: ModelDef) -> list[str]:
 def print_torch_model(program: Program) -> str:
     """The PyTorch module source for the ONNX model of ``program`` (its graph has had the
     torch passes: ``translate_onnx.prepare``)."""
-    from transpiler.printers.torch_printer import print_model_class
+    from transpiler.printers.torch.printer import print_model_class
 
     md = program.models[0]
     out = _header(program, "PyTorch")
@@ -77,8 +77,8 @@ def print_torch_model(program: Program) -> str:
 def print_keras_model(program: Program) -> str:
     """The Keras source for the ONNX model of ``program`` (its graph has had the Keras
     passes: ``translate_onnx.prepare``)."""
-    from transpiler.printers import keras_ops
-    from transpiler.printers.keras_printer import model_body
+    from transpiler.printers.keras import ops as keras_ops
+    from transpiler.printers.keras.printer import model_body
 
     md = program.models[0]
     out = _header(program, "Keras")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transpiler.ir.graph import Graph, Node
-from transpiler.frontend_ast import keras_layers
+from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.ir import ops as ops_table
 from transpiler.ir.params import expected_shapes, param_names, source_op
 from transpiler.weights.errors import CheckpointError
@@ -345,7 +345,7 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
                           state: dict | None = None) -> ConversionReport:
     """The user's own torch checkpoint (for a model read *from* a PyTorch script) → a Keras 3
     ``.weights.h5`` that the generated Keras model's ``load_weights`` accepts."""
-    from transpiler.printers.keras_subclass import is_subclass, layer_attributes, weights_paths
+    from transpiler.printers.keras.subclass import is_subclass, layer_attributes, weights_paths
     from transpiler.weights import torch_source
 
     report = ConversionReport(ckpt_path, out_path, graph.name)
@@ -353,7 +353,7 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
     torch_source.check_state(graph, state, ckpt_path)
     composed = graph.meta.get("composed")
     containers: list[str] = []
-    if composed:  # (frontend_ast/torch_parts) each submodule a Layer under its attribute
+    if composed:  # (frontend_ast/torch/parts) each submodule a Layer under its attribute
         parts = composed["parts"]
         prefixes = weights_paths([attr for attr, _ in parts], [_snake(g.name) for _, g in parts])
         layers, groups = [], []
@@ -380,8 +380,8 @@ def _snake(name: str) -> str:
 def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list, list[str] | None]:
     """The layers of the Keras model printed for ``graph`` with their tensors, in the order
     Keras lists them, and each one's group in the file (None: a functional model's)."""
-    from transpiler.printers.keras_ops import keras_class_of
-    from transpiler.printers.keras_subclass import layer_attributes, weights_paths
+    from transpiler.printers.keras.ops import keras_class_of
+    from transpiler.printers.keras.subclass import layer_attributes, weights_paths
 
     attributes = layer_attributes(graph)
     if subclass:  # model.layers holds the layers in the order __init__ assigns them

@@ -17,7 +17,7 @@ from transpiler.ir.graph import Graph, Node
 from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.lazy_import import lazy_module
-from transpiler.printers import torch_ops
+from transpiler.printers.torch import ops as torch_ops
 from transpiler.weights.transforms import (
     Lazy,
     Transform,

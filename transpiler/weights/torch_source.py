@@ -1,7 +1,7 @@
 """Weights of a model that came *from* PyTorch: the user's state_dict → canonical params →
 the generated Keras model's weights.
 
-The plan is the torch emitters' (``printers/torch_ops.py``: each state_dict tensor with
+The plan is the torch emitters' (``printers/torch/ops.py``: each state_dict tensor with
 its ``Transform`` from a canonical param), read while the graph is still in torch's
 channels-first form, with keys rewritten to the user's module paths (``features.0.weight``,
 ``lstm.weight_ih_l1_reverse``). Inverting it gives canonical params; the passes'
@@ -18,7 +18,7 @@ from typing import Any
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.lazy_import import lazy_module
-from transpiler.printers import torch_ops
+from transpiler.printers.torch import ops as torch_ops
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.mapping import PlanEntry
 from transpiler.weights.transforms import Transform, apply_param_transform
@@ -144,9 +144,9 @@ def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndar
 def keras_layer(model, graph: Graph, name: str):
     """The layer of the generated Keras ``model`` that holds the weights of ``graph``'s node
     ``name``: ``model.get_layer(name)``, or in a model built of its submodules (``composed``,
-    frontend_ast/torch_parts) the part's layer (``model.encoder.dense_proj`` for the node
+    frontend_ast/torch/parts) the part's layer (``model.encoder.dense_proj`` for the node
     ``encoder_dense_proj``)."""
-    from transpiler.printers.keras_subclass import layer_attributes
+    from transpiler.printers.keras.subclass import layer_attributes
 
     for attr, part in graph.meta.get("composed", {}).get("parts", ()):
         if name.startswith(attr + "_"):

@@ -1,5 +1,5 @@
 """torchvision's datasets and transforms without torch, for generated Keras programs
-(PyTorch -> Keras; frontend_ast/torch_vision.py records them).
+(PyTorch -> Keras; frontend_ast/torch/vision.py records them).
 
 Datasets are arrays, as the Keras program's other data: ``VisionDataset`` loads
 ``keras.datasets.<name>`` (the same images and labels as torchvision's MNIST,

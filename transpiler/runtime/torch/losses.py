@@ -4,7 +4,7 @@ Per-sample losses as Keras computes them before its 'sum_over_batch_size' mean (
 cross-entropies from logits under the Keras name, from probabilities as ``*_from_probs``),
 Keras' label_smoothing around them, reductions other than the batch mean, and the wrappers
 that run a script's own Keras loss (``keras_loss``, ``Loss``) on torch tensors.
-Copied into generated programs by printers/torch_training.py (printers/runtime_source.py).
+Copied into generated programs by printers/torch/training.py (printers/runtime_source.py).
 """
 
 import torch

@@ -1,0 +1,1 @@
+"""The Keras reader: a Keras script's model graph and training program, as IR."""

@@ -1,0 +1,671 @@
+"""The Keras reader's expressions on the shared interpreter (interp/): its hooks for
+attributes, operators, subscripts and calls, registered by the type of its values."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import libcst as cst
+
+from transpiler.frontend_ast.keras import layers as keras_layers
+from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
+from transpiler.frontend_ast.keras import training as keras_training
+from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
+                                            Unknown)
+from transpiler.frontend_ast.keras.layers import Unsupported
+from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
+                                                   _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
+                                                   _run_time, _tensor_arg, _tensor_params, _tensors_in,
+                                                   _TensorBuilder, _wrap_tensors)
+from transpiler.frontend_ast.keras.values import (_MERGE_FUNCS, _SAFE_METHODS, _SUPER, _TENSOR_BINOPS,
+                                                  _TENSOR_CMPOPS, ApiRef, ArrayVal, DatasetObj, DotLayerObj,
+                                                  LambdaLayerObj, LambdaVal, LayerObj, ModelHandle, ModelObj,
+                                                  ModuleRef, SeedGeneratorObj, SuperRef, TapeObj, TensorVal,
+                                                  UserObj, WeightObj, _BoundMethod, _regularizer, _Rng, _SuperCall,
+                                                  keras_api_name)
+from transpiler.ir.graph import Span
+from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
+from transpiler.ir.modules import ModuleScope
+
+#: values a builtin is not called on (run-time values, objects of the reader)
+_OPAQUE = (Unknown, TensorVal, LayerObj, ModelObj, ModelHandle, DatasetObj, TapeObj, keras_training.TrainingObj,
+           _BoundMethod)
+
+
+class KerasExpressions(Interpreter):
+    """Mixin of KerasFrontend: the interpreter's hooks for Keras values."""
+
+    ASTROID_FALLBACK = True
+    CALLS = Interpreter.CALLS.extend()
+    ATTRIBUTES = Interpreter.ATTRIBUTES.extend()
+    SUBSCRIPTS = Interpreter.SUBSCRIPTS.extend()
+    UNARY = Interpreter.UNARY.extend()
+    OPERANDS = Interpreter.OPERANDS.extend()
+    COMPARANDS = Interpreter.COMPARANDS.extend()
+
+    # -- names, f-strings, comprehensions -----------------------------------------------
+    def _builtin(self, name: str) -> Any:
+        if name == "super" and self.self_stack:
+            return _SUPER
+        return super()._builtin(name)
+
+    def _formattable(self, value: Any) -> bool:
+        return not (_not_static(value) or isinstance(value, LayerObj))
+
+    def _comprehension_items(self, iterable, comp, node):
+        if not isinstance(iterable, Unknown) and not hasattr(iterable, "__iter__"):
+            # an attribute of a model (``model.trainable_weights``) is known, not iterable
+            iterable = Unknown("iterating an object the frontend does not model")
+        if isinstance(iterable, Unknown) and self._constructs_layers(node.elt):
+            raise self._err(comp.iter, "a comprehension that builds layers needs a static iterable")
+        return super()._comprehension_items(iterable, comp, node)
+
+    def _bind_target(self, target, value, env) -> None:
+        self._assign(target, value, env, naming=False)
+
+    def _eval_Lambda(self, node, env):
+        return LambdaVal("lambda", node, env)
+
+    # -- attributes -----------------------------------------------------------------------
+    @ATTRIBUTES.register(ModelObj)
+    def _model_attribute(self, base, attr, node):
+        if base.user is not None and (attr in base.user.attrs or base.user.cls.method(attr) is not None):
+            return self._attribute(base.user, attr, node)  # the subclass's own attributes and methods
+        self._mark_keras()
+        if attr in ("output", "outputs", "input", "inputs"):
+            graph = self._model_graph(base, node)
+            vals = graph.outputs if attr.startswith("output") else graph.inputs
+            tensors = [TensorVal(v) for v in vals]
+            return tensors[0] if attr in ("output", "input") and len(tensors) == 1 else tensors
+        return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(ArrayVal)
+    def _array_attribute(self, base, attr, node):
+        if attr == "shape":
+            return tuple(Unknown("dim") if d is None else d for d in base.shape)
+        if attr in _ARRAY_METHODS:
+            return _BoundMethod(base, attr)
+        return Unknown(f"array.{attr}")
+
+    @ATTRIBUTES.register(UserObj)
+    def _user_attribute(self, base, attr, node):
+        if attr in base.attrs:
+            return base.attrs[attr]
+        if base.cls.method(attr) is not None:
+            return _BoundMethod(base, attr)
+        if attr == "name":
+            return base.keras_name
+        if attr in ("dtype", "compute_dtype", "variable_dtype"):
+            return "float32"  # Keras' default dtype policy (the models are float32)
+        return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(SuperRef, _Rng, TapeObj, DatasetObj)
+    def _method_attribute(self, base, attr, node):
+        return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(keras_training.TrainingObj)
+    def _training_object_attribute(self, base, attr, node):
+        return _BoundMethod(base, attr) if base.kind == "optimizer" else PASS
+
+    @ATTRIBUTES.register(LayerObj, ModelHandle)
+    def _layer_attribute(self, base, attr, node):
+        self._mark_keras()
+        return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(ModuleRef)
+    def _module_attribute(self, base, attr, node):
+        from transpiler.frontend_ast.keras.values import resolve_api
+
+        return resolve_api(f"{base.path}.{attr}")
+
+    @ATTRIBUTES.register(ApiRef)
+    def _api_attribute(self, base, attr, node):
+        return Unknown(f"{base.name}.{attr}")
+
+    @ATTRIBUTES.register(TensorVal)
+    def _tensor_attribute(self, base, attr, node):
+        if attr == "shape":
+            return tuple(base.value.shape)
+        if attr == "dtype":
+            return base.value.dtype
+        return Unknown(f"tensor.{attr}")
+
+    @ATTRIBUTES.register(Unknown)
+    def _unknown_attribute(self, base, attr, node):
+        return base
+
+    def _no_attribute(self, base, attr, node):
+        methods = _SAFE_METHODS.get(type(base))
+        if methods is None:
+            for typ, names in _SAFE_METHODS.items():
+                if isinstance(base, typ):
+                    methods = names
+                    break
+        if methods is not None and attr in methods:
+            return getattr(base, attr)
+        return Unknown(f".{attr}")
+
+    # -- operators ------------------------------------------------------------------------
+    def _operands(self, left, right, node):
+        return self._as_tensor(left, node), self._as_tensor(right, node)
+
+    @OPERANDS.register(TensorVal)
+    def _tensor_operands(self, left, right, op, node):
+        return self._tensor_binop(op, left, right, node)
+
+    @OPERANDS.register(ArrayVal)
+    def _array_operands(self, left, right, op, node):
+        return _array_binop(left, right)
+
+    @OPERANDS.register(object)
+    def _run_time_operands(self, left, right, op, node):
+        if _not_static(left) or _not_static(right):  # 2 * np.pi, n + len(sys.argv)
+            return Unknown("arithmetic on a value known only at run time")
+        return PASS
+
+    def _arith_error(self, exc, node):
+        raise self._err(node, f"cannot evaluate: {exc}") from None
+
+    @UNARY.register(WeightObj)
+    def _weight_unary(self, node, value):
+        if isinstance(node.operator, cst.Minus):
+            return self._tensor_unary(node, self._as_tensor(value, node))  # -self.w: a custom layer's weight
+        return PASS
+
+    @UNARY.register(TensorVal)
+    def _tensor_unary_operand(self, node, value):
+        return self._tensor_unary(node, value)
+
+    @UNARY.register(Unknown)
+    def _unknown_unary(self, node, value):
+        return value
+
+    @COMPARANDS.register(TensorVal, WeightObj)
+    def _tensor_comparands(self, left, right, node, target):
+        if type(target.operator) in OBJECT_CMPOPS:
+            return PASS
+        return self._tensor_compare(node, self._as_tensor(left, node), self._as_tensor(right, node), target)
+
+    def _tensor_binop(self, op, left, right, node):
+        """``x * 0.5``, ``2.0 - x``, ``x / y``, ``x ** 2``, ``x @ w``: keras_tensor_ops' arithmetic."""
+        code = cst.Module([]).code_for_node(node)
+        kind = _TENSOR_BINOPS.get(op)
+        if kind is None:
+            raise Unsupported(f"tensor arithmetic {code!r} is not supported yet")
+        return self._tensor_arithmetic(kind, left, right, node, code)
+
+    def _tensor_arithmetic(self, kind: str, left, right, node, code: str) -> Any:
+        # Keras runs ops.add / ops.true_divide ...: Operations that take an auto name
+        # from the same counters as layers (a later unnamed Add() is "add_1").
+        self._auto_name(keras_tensor_ops.OPERATORS[kind])
+        return self._tensor_math(
+            lambda b: keras_tensor_ops.arithmetic(b, kind, _tensor_arg(left), _tensor_arg(right), repr(code)),
+            self._span(node), code)
+
+    def _tensor_subscript(self, base: "TensorVal", node, env) -> Any:
+        """``x[:, 0]``, ``x[..., :3]``, ``x[:, :, None]``: keras_tensor_ops' subscript."""
+        keys = [slice(*parts) if isinstance(parts, list) else parts for parts in self._index_keys(node, env)]
+        code = cst.Module([]).code_for_node(node)
+        self._auto_name("GetItem")  # Keras' __getitem__ is an Operation too
+        return self._tensor_math(lambda b: keras_tensor_ops.subscript(b, base.value, tuple(keys), repr(code)),
+                                 self._span(node), code)
+
+    def _tensor_math(self, fn, span: Span, what: str) -> Any:
+        """Run a keras_tensor_ops recogniser ``fn(builder)``; its Values back as TensorVals."""
+        return _wrap_tensors(fn(_TensorBuilder(self, span, what)))
+
+    def _tensor_compare(self, node, left, right, comparison) -> Any:
+        code = cst.Module([]).code_for_node(node)
+        kind = _TENSOR_CMPOPS.get(type(comparison.operator))
+        if kind is None or len(node.comparisons) != 1:
+            raise Unsupported(f"tensor comparison {code!r} is not supported yet")
+        return self._tensor_arithmetic(kind, left, right, node, code)
+
+    def _tensor_unary(self, node, value: "TensorVal") -> Any:
+        code = cst.Module([]).code_for_node(node)
+        if isinstance(node.operator, cst.Plus):
+            return value
+        if not isinstance(node.operator, cst.Minus):
+            raise Unsupported(f"tensor operator {code!r} is not supported yet")
+        self._auto_name(keras_tensor_ops.OPERATORS["negative"])
+        return self._tensor_math(lambda b: b.add("negative", [value.value], {}, "negative")[0],
+                                 self._span(node), code)
+
+    def _activation_call(self, func: ApiRef, args, kwargs, span: Span) -> Any:
+        """``keras.activations.softmax(x, axis=1)``, ``keras.ops.gelu(x)``, ``tf.nn.relu(x)``."""
+        if not _has_tensor([args, kwargs]) and _run_time([args, kwargs]):
+            return Unknown(func.name)  # run-time values, outside the model
+        return self._tensor_math(
+            lambda b: keras_tensor_ops.activation_call(func.name, func.source or "activations", _tensor_arg(args),
+                                                       _tensor_arg(kwargs), b), span, func.name)
+
+
+    # -- conditions -----------------------------------------------------------------------
+    def _mode_of(self, test, env):
+        return self._mode_test(test, env) if self.self_stack else None
+
+    def _select_mode(self, train, infer, node):
+        self.stmt_stack.append(self.stmt_stack[-1] if self.stmt_stack else None)
+        try:
+            return self._join_modes(train, infer, node, None)
+        finally:
+            self.stmt_stack.pop()
+
+    def _no_condition(self, test):
+        raise self._err(test, "the condition cannot be decided statically")
+
+    # -- subscripts -----------------------------------------------------------------------
+    @SUBSCRIPTS.register(ArrayVal)
+    def _array_subscript_of(self, base, node, env):
+        return self._array_subscript(base, node, env)
+
+    @SUBSCRIPTS.register(TensorVal)
+    def _tensor_subscript_of(self, base, node, env):
+        return self._tensor_subscript(base, node, env)
+
+    @SUBSCRIPTS.register(Unknown)
+    def _unknown_subscript(self, base, node, env):
+        return base
+
+    def _subscript_error(self, exc, node):
+        raise self._err(node, f"cannot evaluate subscript: {exc}") from None
+
+    def _index_keys(self, node, env) -> list:
+        """The subscript's items evaluated: values (``...`` as Ellipsis, ``tf.newaxis`` as None),
+        and each slice as the list of its evaluated [start, stop, step]."""
+        keys = []
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                value = Ellipsis if isinstance(sl.value, cst.Ellipsis) else self._eval(sl.value, env)
+                if isinstance(value, ModuleRef) and value.path.endswith(".newaxis"):
+                    value = None
+                keys.append(value)
+            else:
+                keys.append([None if p is None else self._eval(p, env) for p in (sl.lower, sl.upper, sl.step)])
+        return keys
+
+    def _array_subscript(self, base: ArrayVal, node, env) -> Any:
+        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape."""
+        keys = [(slice(*k) if not any(_not_static(p) for p in k) else slice(0, None)) if isinstance(k, list) else k
+                for k in self._index_keys(node, env)]
+        shape = list(base.shape)
+        out: list = []
+        i = 0
+        for n, key in enumerate(keys):
+            if key is Ellipsis:
+                rest = sum(1 for k in keys[n + 1:] if k is not None)
+                take = len(shape) - i - rest
+                out += shape[i:i + take]
+                i += take
+            elif key is None:
+                out.append(1)
+            elif isinstance(key, slice):
+                if i >= len(shape):
+                    return Unknown("subscript")
+                dim = shape[i]
+                out.append(len(range(*key.indices(dim))) if dim is not None else None)
+                i += 1
+            elif isinstance(key, int) and not isinstance(key, bool):
+                i += 1
+            else:
+                return Unknown("subscript")
+        return ArrayVal("array", tuple(out + shape[i:]), base.dtype)
+
+
+    # -- calls ----------------------------------------------------------------------------
+    def _call_site(self, func, args, kwargs, node):
+        try:
+            return self._call(func, args, kwargs, node)
+        except Unsupported as exc:
+            if getattr(exc, "span", None) is None:
+                exc.span = self._span(node)  # the innermost call is where the user looks
+            raise
+
+    @CALLS.register(ApiRef)
+    def _call_api(self, func, args, kwargs, node):
+        span = self._span(node)
+        if func.kind in ("tensor_op", "activation"):
+            args = [self._as_tensor(a, node) for a in args]  # a custom layer's weight used as a tensor
+            kwargs = {k: self._as_tensor(v, node) for k, v in kwargs.items()}
+        self._mark_keras()
+        handler = _API_CALLS.get(func.kind)
+        if handler is None:
+            return self._no_call(func, args, kwargs, node)
+        return handler(self, func, args, kwargs, node, span)
+
+    @CALLS.register(keras_training.CallbackClass)
+    def _call_callback_class(self, func, args, kwargs, node):  # the script's own callback: kept as is
+        return keras_training.TrainingObj("callback", func.name, list(args), dict(kwargs), cls=func)
+
+    @CALLS.register(keras_training.LossClass)
+    def _call_loss_class(self, func, args, kwargs, node):  # the script's own Loss subclass
+        return keras_training.TrainingObj("loss", func.name, list(args), dict(kwargs), cls=func)
+
+    @CALLS.register(ModuleRef)
+    def _call_module_ref(self, func, args, kwargs, node):
+        if func.path.startswith("numpy"):
+            made = _numpy_source(func.path, args, kwargs)
+            if made is not None:
+                return made
+        api = keras_api_name(func.path)
+        if api is not None:
+            self._mark_keras()
+            span = self._span(node)
+            last = api.rsplit(".", 1)[-1]
+            if api == "layers.Lambda":
+                return self._lambda_layer(args, kwargs, span)
+            if api in ("layers.Dot", "layers.dot"):
+                return self._dot_layer(api, args, kwargs, span)
+            if api.startswith("layers.") and last[:1].isupper():
+                # a Keras layer class without a recogniser (TimeDistributed, Lambda, ...):
+                # it must become a reported stub, never an Unknown that vanishes.
+                raise Unsupported(keras_layers.unsupported_reason(last))
+            if any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values())):
+                raise Unsupported(f"{func.path} on tensors is not supported yet")
+            named = dict(zip(INITIALIZER_POSITIONAL.get(last, ()), args)) | dict(kwargs)
+            if api.startswith("initializers.") and last[:1].isupper() and len(named) == len(args) + len(
+                    kwargs) and all(isinstance(v, (int, float, str)) or v is None for v in named.values()):
+                return Initializer(last, named)  # its arguments say what it draws
+        if func.path.startswith("tensorflow.") and _has_tensor([args, kwargs]):
+            raise Unsupported(f"{func.path} on tensors is not supported yet")
+        return Unknown(func.path)
+
+    @CALLS.register(_SuperCall)
+    def _call_super(self, func, args, kwargs, node):
+        return SuperRef(self.self_stack[-1])
+
+    @CALLS.register(ClassRef)
+    def _call_class(self, func, args, kwargs, node):
+        self._mark_keras()
+        return self._construct_user(func, args, kwargs, self._span(node))
+
+    @CALLS.register(UserObj)
+    def _call_user_obj(self, func, args, kwargs, node):
+        if func.cls.kind == "model" and func.model is None and self.self_stack and self.self_stack[-1] is func:
+            # ``self(keras.Input(shape=...))`` in the model's own __init__: it builds itself
+            # there; the model is built (call() traced) once __init__ is done
+            inputs = args[0] if args and isinstance(args[0], (list, tuple)) else args[:1]
+            if inputs and all(isinstance(t, TensorVal) and t.value.producer is None for t in inputs):
+                shapes = [tuple(t.value.shape) for t in inputs]
+                func.build_shapes = func.build_shapes or shapes
+                return Unknown("the model built in its __init__")
+        self._mark_keras()
+        return self._call_user(func, args, kwargs, self._span(node))
+
+    @CALLS.register(LayerObj)
+    def _call_layer_obj(self, func, args, kwargs, node):
+        args = [self._as_tensor(a, node) for a in args]  # a custom layer's weight used as a tensor
+        kwargs = {k: self._as_tensor(v, node) for k, v in kwargs.items()}
+        self._mark_keras()
+        return self._call_layer(func, args, kwargs, self._span(node))
+
+    @CALLS.register(LambdaLayerObj)
+    def _call_lambda_obj(self, func, args, kwargs, node):
+        return self._call_lambda(func, args, kwargs, self._span(node))
+
+    @CALLS.register(DotLayerObj)
+    def _call_dot_obj(self, func, args, kwargs, node):
+        return self._call_dot(func, args, kwargs, self._span(node))
+
+    @CALLS.register(ModelObj, ModelHandle)
+    def _call_model(self, func, args, kwargs, node):
+        span = self._span(node)
+        on_tensors = any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values()))
+        if isinstance(func, ModelObj) and func.user is not None and on_tensors:
+            self._mark_keras()
+            return self._call_subclass_model(func, args, kwargs, span)
+        if isinstance(func, ModelObj) and func.user is not None and func.graph is None and args:
+            self._build_from_data(func, args[0], span)
+        if not on_tensors:
+            # a model applied to data at run time: model(x, training=...)
+            training = kwargs.get("training")
+            self._record_loop("model_call", self._current_stmt(), node)
+            self.program.training[-1].config = training if isinstance(training, bool) else None
+            if isinstance(node.func, cst.Name):
+                self.program.training[-1].model = node.func.value
+            return Unknown("model output")
+        if isinstance(func, ModelHandle):
+            return self._no_call(func, args, kwargs, node)
+        self._mark_keras()
+        if func.user is None:
+            return self._call_model_as_layer(func, args, kwargs, span)
+        raise Unsupported("calling a model as a layer is not supported yet")
+
+    @CALLS.register(_BoundMethod)
+    def _call_bound(self, func, args, kwargs, node):
+        return self._call_method(func, args, kwargs, node)
+
+    @CALLS.register(FunctionRef)
+    def _call_user_function(self, func, args, kwargs, node):
+        span = self._span(node)
+        name = func.node.name.value
+        if name in self.failed_builders:
+            return Unknown(f"model from {name}() (reported)")
+        if getattr(self, "builders", None) and name in self.builders and self.probing:
+            # a builder called while another is read (VAE(build_encoder(), build_decoder())):
+            # its model is built again, with layers of its own, to be used as a layer
+            self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
+            mark = len(self.models)
+            result, _ = self._call_function(func, args, kwargs, builder_probe=True)
+            del self.models[mark:]  # not a model of the program: a part of the one being read
+            if isinstance(result, ModelObj):
+                result.from_builder = name
+            return result
+        if getattr(self, "builders", None) and name in self.builders:
+            self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
+            # the builder's layers take their auto names before what follows
+            for prefix, n in self.builder_uids.get(name, {}).items():
+                self.uids[prefix] = self.uids.get(prefix, 0) + n
+            return ModelHandle(name)
+        saved_sites = self.call_sites
+        if self._constructs_models(func.node):
+            self.call_sites = []  # a function that builds a model is not a helper
+        else:
+            self.call_sites = [*saved_sites, span]
+        scope = None
+        if self.call_sites and _tensors_in(list(args) + list(kwargs.values())):
+            # a helper that builds a block from tensors: a module of its own
+            scope = ModuleScope("function", _camel(name), name, attr=name,
+                                parent=self.module_stack[-1][0] if self.module_stack else None,
+                                args=_bound_args(func.node, args, kwargs, self_param=False),
+                                params=_tensor_params(func.node, args, kwargs),
+                                doc=_docstring_of(func.node))
+            self.seq += 1
+            scope.seq, scope.calls = self.seq, 1
+            scope.call_inputs[1] = [t.value for t in _tensors_in(list(args) + list(kwargs.values()))]
+            self.module_stack.append((scope, 1))
+        try:
+            result, _ = self._call_function(func, args, kwargs, builder_probe=False)
+        finally:
+            self.call_sites = saved_sites
+            if scope is not None:
+                self.module_stack.pop()
+        if scope is not None:
+            scope.call_outputs[1] = [t.value for t in _tensors_in([result])]
+        return result
+
+    def _no_call(self, func, args, kwargs, node):
+        if callable(func) and getattr(func, "__self__", None) is not None and \
+                isinstance(func.__self__, (list, dict, str, tuple)):
+            try:
+                return func(*args, **kwargs)  # container methods: list.append(tensor) is fine
+            except Exception:  # "{:.3f}".format(<unknown>), [].index(<unknown>), ...
+                return Unknown(f"{type(func.__self__).__name__} method on run-time values")
+        if callable(func) and not isinstance(func, Unknown):
+            if any(isinstance(a, _OPAQUE) for a in list(args) + list(kwargs.values())):
+                # (a _BoundMethod argument: a model attribute the frontend does not model,
+                # ``len(model.trainable_variables)``)
+                return Unknown("builtin on unknown values")
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:
+                raise self._err(node, f"cannot evaluate call: {exc}") from None
+        return Unknown("call")
+
+    def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
+        obj, name = bound.obj, bound.name
+        if isinstance(obj, ArrayVal):
+            return _array_method(obj, name, args, kwargs)
+        if isinstance(obj, _Rng):
+            made = _numpy_source(f"numpy.random.{name}", args, kwargs)
+            return Unknown(f"rng.{name}()") if made is None else made
+        if isinstance(obj, SuperRef):
+            if name == "__init__":
+                self._name_user(obj.obj, kwargs.get("name"))
+            return None
+        if isinstance(obj, UserObj):
+            fn = obj.cls.method(name)
+            if fn is not None:
+                return self._run_method(obj, fn, args, kwargs)
+            if name == "add_weight":
+                return self._add_weight(obj, args, kwargs, self._span(node))
+            if obj.model is not None:
+                return self._call_method(_BoundMethod(obj.model, name), args, kwargs, node)
+            return Unknown(f"layer.{name}()")
+        if isinstance(obj, ModelObj) and obj.user is not None:
+            if obj.user.cls.method(name) is not None and name not in keras_training.TRAINING_METHODS:
+                return self._run_method(obj.user, obj.user.cls.method(name), args, kwargs)
+            if name == "build":
+                shape = args[0] if args else kwargs.get("input_shape")
+                self._build_subclass(obj, shape, self._span(node))
+                obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                return None
+        if isinstance(obj, DatasetObj):
+            if name == "shuffle":
+                return replace(obj, shuffle=True, ops=obj.ops + ["shuffle"])
+            if name == "batch":
+                size = args[0] if args else kwargs.get("batch_size")
+                return replace(obj, batch=size, ops=obj.ops + ["batch"])
+            if name in ("prefetch", "cache"):
+                return replace(obj, ops=obj.ops + [name])
+            if name == "repeat" and not args and kwargs.get("count") is None:
+                return replace(obj, ops=obj.ops + ["repeat"])
+            if name in ("repeat", "map") and len(node.args) == 1 and node.args[0].keyword is None:
+                # "repeat:<count>", "map:<function>": the printer reads the source text
+                text = cst.Module([]).code_for_node(node.args[0].value)
+                elements = obj.elements if name == "repeat" else None  # a map may change the elements
+                return replace(obj, ops=obj.ops + [f"{name}:{text}"], elements=elements)
+            return Unknown(f"dataset.{name}()")
+        if isinstance(obj, TapeObj) and name == "gradient":
+            self._record_loop("gradient", self._current_stmt(), node)
+            return Unknown("gradients")
+        if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
+            self._record_loop("apply_gradients", self._current_stmt(), node)
+            return None
+        if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
+            if isinstance(obj, ModelObj) and obj.user is not None and obj.graph is None:
+                data = args[0] if args else kwargs.get("x")
+                if isinstance(data, DatasetObj) and data.elements is not None:
+                    els = data.elements
+                    data = els[0] if isinstance(els, tuple) else els
+                    data = ArrayVal("batch", (None, *data.shape), data.dtype)
+                self._build_from_data(obj, data, self._span(node))
+            return self._training_call(obj, name, args, kwargs, node)
+        if isinstance(obj, ModelObj):
+            if name == "add" and obj.kind == "sequential":
+                layer = args[0]
+                if isinstance(layer, TensorVal):  # Sequential.add(Input(...))
+                    obj.input_shape = tuple(layer.value.shape[1:])
+                    obj.input_dtype = layer.value.dtype
+                    obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                    return None
+                if not isinstance(layer, (LayerObj, UserObj, ModelObj, LambdaLayerObj)) or layer is obj:
+                    raise self._err(node, "Sequential.add() of something that is not a layer")
+                obj.layers.append(layer)
+                obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                return None
+            if name == "build" and obj.kind == "sequential":
+                shape = args[0] if args else kwargs.get("input_shape")
+                obj.input_shape = tuple(shape[1:])
+                obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                return None
+            if name == "summary":
+                return None
+            self.untranslated.append((self._span(node), name))
+            return Unknown(f"model.{name}()")
+        if isinstance(obj, LayerObj) and name == "adapt":
+            self._mark_keras()
+            span = self._span(node)
+            self.program.warn(span, keras_layers.adapt_note(obj.cls_name), self._line(span))
+            return None
+        return Unknown(f"layer.{name}()")
+
+
+
+# -- Keras API objects called: by ApiRef.kind ------------------------------------------------
+def _api_layer(fe, func, args, kwargs, node, span):
+    return fe._construct_layer(func.name, args, kwargs, span)
+
+
+def _api_input(fe, func, args, kwargs, node, span):
+    return fe._make_input(func.name, args, kwargs, span)
+
+
+def _api_sequential(fe, func, args, kwargs, node, span):
+    return fe._make_sequential(args, kwargs, span)
+
+
+def _api_model(fe, func, args, kwargs, node, span):
+    return fe._make_functional(args, kwargs, span, node)
+
+
+def _api_merge(fe, func, args, kwargs, node, span):
+    layer_kwargs = {k: v for k, v in kwargs.items() if k != "inputs"}
+    inputs = args[0] if args else kwargs["inputs"]
+    layer = fe._construct_layer(_MERGE_FUNCS[func.name], [], layer_kwargs, span)
+    return fe._call_layer(layer, [list(inputs)], {}, span)
+
+
+def _api_data(fe, func, args, kwargs, node, span):
+    return fe._data_call(func, node)
+
+
+def _api_load_model(fe, func, args, kwargs, node, span):
+    return fe._load_model(node)
+
+
+def _api_gradient_tape(fe, func, args, kwargs, node, span):
+    return TapeObj()
+
+
+def _api_seed_generator(fe, func, args, kwargs, node, span):
+    return SeedGeneratorObj(args[0] if args else kwargs.get("seed"))
+
+
+def _api_dataset_slices(fe, func, args, kwargs, node, span):
+    code = cst.Module([]).code_for_node(node.args[0].value) if node.args else ""
+    data = args[0] if args else None
+    parts = data if isinstance(data, tuple) else (data,)
+    elements = None
+    if parts and all(isinstance(a, ArrayVal) and a.shape for a in parts):
+        items = tuple(ArrayVal("element", a.shape[1:], a.dtype) for a in parts)
+        elements = items if isinstance(data, tuple) else items[0]
+    return DatasetObj(code, node, elements=elements, scope=tuple(fe.scope_stack))
+
+
+def _api_training_object(fe, func, args, kwargs, node, span):
+    return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
+
+
+def _api_regularizer(fe, func, args, kwargs, node, span):
+    return _regularizer(func.name, list(args), dict(kwargs))
+
+
+def _api_tensor_op(fe, func, args, kwargs, node, span):
+    return fe._tensor_op(func.name, args, kwargs, span)
+
+
+def _api_activation(fe, func, args, kwargs, node, span):
+    return fe._activation_call(func, args, kwargs, span)
+
+
+_API_CALLS = {
+    "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
+    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "load_model": _api_load_model,
+    "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
+    "dataset_slices": _api_dataset_slices, "optimizer": _api_training_object, "loss": _api_training_object,
+    "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,
+    "regularizer": _api_regularizer, "tensor_op": _api_tensor_op, "activation": _api_activation,
+}

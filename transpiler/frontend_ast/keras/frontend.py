@@ -1,0 +1,947 @@
+"""Keras source → ir.Program, by abstract interpretation of the user's code.
+
+libcst parses the file (comments survive); the shared interpreter (frontend_ast/interp/, with
+this reader's hooks in keras_expressions.py) walks the builder functions with their default arguments, evaluating Python-object arguments itself
+(tuples, arithmetic, ``widths[0]``, ``config["hidden"]``, ``2 if downsample else 1``,
+loops with static trip counts, helper functions that take and return tensors) and
+asking astroid for module-level values it cannot see directly. Keras calls become IR
+nodes; everything else is recorded as untouched Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from transpiler.cst_fast import positions as cst_positions
+from transpiler.frontend_ast.keras import calls as keras_calls
+from transpiler.frontend_ast.keras import layers as keras_layers
+from transpiler.frontend_ast.keras import training as keras_training
+from transpiler.frontend_ast.interp import (
+    ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown)
+from transpiler.frontend_ast.keras.expressions import KerasExpressions
+from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
+from transpiler.frontend_ast.keras.statements import KerasStatements
+from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
+from transpiler.frontend_ast.keras.support import (
+    _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
+    span_holds, _camel, _identifier, _default_hint, _syntax_error)
+from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
+from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
+    FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
+    LayerObj, TensorVal, ModelObj, UserObj, is_keras_binding, collect_comments)
+from transpiler.ir import ops as ops_table
+from transpiler.ir.graph import Graph, IRError, Node, Span, Value
+from transpiler.ir.layout import default_layout
+from transpiler.ir.modules import ModuleScope
+from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
+
+
+class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
+    """Reads one Keras source file into an ir.Program."""
+
+    MAX_LOOP = 10_000
+    #: longer loops that build no layers are read once, abstractly
+    DATA_LOOP = 64
+
+    def __init__(self, source: str, path: str = "<string>"):
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines()
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            raise _syntax_error(source, path, exc) from None
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes
+        self.module = self.wrapper.module
+        self.positions = cst_positions(self.wrapper)
+        self.program = Program(path=path, source=source, framework="keras")
+        self.scratch = Graph("scratch")
+        self.globals = Env()
+        self.uids: dict[str, int] = {}
+        self.scope_stack: list[str] = []
+        self.scope_counts: dict[str, int] = {}
+        self.stmt_stack: list[int] = []
+        self.keras_statements: set[int] = set()
+        self.builder_calls: set[int] = set()
+        self.models: list[tuple[ModelObj, str | None, str | None, dict]] = []
+        self.comments = collect_comments(source)
+        self._astroid_module = None
+        self.function_defs: dict[str, cst.FunctionDef] = {}
+        self.untranslated: list[tuple[Span, str]] = []
+        self.training_models: dict[int, Any] = {}
+        self.value_stmts: dict[int, int | None] = {}
+        self._stmt_nodes: list = []
+        self.model_defs: dict[int, ModelDef] = {}
+        self.inlined_helpers: set[str] = set()
+        self.visited_functions: set[str] = set()
+        self.failed_builders: set[str] = set()  # reported once, not again from main()
+        self.call_sites: list[Span] = []  # helper calls below the model-building function
+        self.module_uids: dict[str, int] = {}
+        self.builder_uids: dict[str, dict[str, int]] = {}
+        self.self_stack: list[UserObj] = []  # the instance whose method runs
+        self.user_classes: dict[str, ClassRef] = {}
+        self.module_stack: list[tuple[ModuleScope, int]] = []  # the module scopes a call runs in
+        self.seq = 0  # construction order of layers and user objects
+        self.probing = False  # reading a builder function (run(): each one in turn)
+        #: module-level statements bound before the builders are read: what they recorded
+        self.module_layer_stmts: dict[int, tuple] = {}
+        self.module_layers: dict[int, tuple] = {}  # those binding layers: (names, layers)
+
+    # -- entry point --------------------------------------------------------------
+    def run(self) -> Program:
+        """Interpret the module and every builder function; return the Program."""
+        self.globals.set("__name__", "__transpiler__")
+        self._definitions_pass()
+        self.module_uids = dict(self.uids)
+        module_layer_uids = self._bind_module_layers()
+        builders: dict[str, FunctionRef] = {}
+        self.builders = builders
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+                fn = self.globals.vars.get(stmt.name.value)
+                if not isinstance(fn, FunctionRef):
+                    continue
+                mark = len(self.models)
+                tmark = len(self.program.training)
+                self.probing = True
+                # Keras names layers from per-session counters: a builder called after
+                # keras.backend.clear_session() starts them afresh (after the module-level
+                # layers importing the script made).
+                self.uids = dict(module_layer_uids)
+                try:
+                    result, args = self._call_function(fn, [], {}, builder_probe=True)
+                except (Unsupported, FrontendError) as exc:
+                    del self.models[mark:]
+                    del self.program.training[tmark:]
+                    self.failed_builders.add(stmt.name.value)
+                    if self._constructs_layers(stmt) or _called_names(stmt) & set(self.user_classes):
+                        span = getattr(exc, "span", None) or self._span(stmt)
+                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+                        self.program.meta.setdefault("failures", {})[stmt.name.value] = span
+                    continue
+                finally:
+                    self.probing = False
+                del self.models[mark:]
+                if isinstance(result, ModelObj) and result.user is not None and result.graph is None:
+                    self._unbuilt_subclass(result, stmt)
+                    result = None
+                if isinstance(result, ModelObj) and result.from_builder:
+                    result = None  # ``return build_mlp(64)``: that builder's model, not a new one
+                if not isinstance(result, ModelObj):
+                    del self.program.training[tmark:]  # probed, not a builder: read again later
+                else:
+                    for statement in self.program.training[tmark:]:
+                        statement.builder = stmt.name.value  # e.g. compile() inside the builder
+                if isinstance(result, ModelObj):
+                    self.builder_uids[stmt.name.value] = {
+                        k: n - module_layer_uids.get(k, 0) for k, n in self.uids.items()}
+                    builders[stmt.name.value] = fn
+                    self._register_model(result, builder=stmt.name.value, var=None, args=args)
+        self._interpret_rest(builders)
+        for model, builder, var, args in self.models:
+            self._finish_model(model, builder, var, args)
+        self._builder_layer_statements()
+        unbuilt = [st for st in self.program.training
+                   if isinstance(self.training_models.get(id(st)), ModelObj)
+                   and self.training_models[id(st)].user is not None
+                   and self.training_models[id(st)].graph is None]
+        for statement in unbuilt:  # a subclassed model never built: nothing to train
+            name = self.training_models[id(statement)].user.cls.node.name.value
+            self.program.stub(statement.span, f"model.{statement.kind}(): {name} is never built with a "
+                                              "static input shape, so it was not translated",
+                              self._line(statement.span))
+        self.program.training = [st for st in self.program.training if st not in unbuilt]
+        for statement in self.program.training:
+            statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
+        self.program.meta["keras_names"] = sorted(
+            name for name, value in self.globals.vars.items() if is_keras_binding(value))
+        self.program.meta["untranslated"] = list(self.untranslated)
+        self.program.meta["inlined_helpers"] = sorted(self.inlined_helpers - set(builders))
+        return self.program
+
+    def _definitions_pass(self) -> None:
+        """Bind what the script defines (imports, functions, classes, constants) without
+        running it: statements that build models or call the script's own functions wait
+        for the second pass, once the builders are known."""
+        functions = {stmt.name.value for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)}
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.If):
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine) and not isinstance(stmt.body[0], (cst.Import, cst.ImportFrom)):
+                code = cst.Module([]).code_for_node(stmt)
+                calls = _called_names(stmt)
+                keras_bound = {n for n in calls if is_keras_binding(self.globals.vars.get(n))}
+                if calls & functions or calls & set(self.user_classes) or keras_bound or any(
+                        word in code for word in ("keras", "layers", "tf.", "Model(", "Sequential(", "Input(")):
+                    continue
+            if not isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
+                continue
+            try:
+                self._exec_stmt(stmt, self.globals, top=True)
+            except (Unsupported, FrontendError, Return, Break, Continue):
+                pass
+
+    def _bind_module_layers(self) -> dict[str, int]:
+        """Bind the module-level layers and models a builder uses (``augment =
+        keras.Sequential([...])`` above ``def build_model()``), as importing the script would
+        before anything calls the builder; without them the builder cannot be read. The
+        second pass keeps these objects (the builder's model holds them) and replays what
+        their statements recorded at the statement's place (``self.module_layer_stmts``).
+
+        Returns the auto-name counters they took.
+        """
+        functions = {s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef)}
+        used: set[str] = set()
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+                used |= _names_in(stmt.body)
+        saved_uids, self.uids = self.uids, {}
+        for stmt in self.module.body:
+            if not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign)):
+                continue
+            targets = {t.target.value for t in stmt.body[0].targets if isinstance(t.target, cst.Name)}
+            calls = _called_names(stmt)
+            if not targets & used or any(n in self.globals.vars for n in targets) \
+                    or calls & functions or calls & set(self.user_classes):
+                continue
+            mark, tmark, dmark = len(self.models), len(self.program.training), len(self.program.diagnostics)
+            uids = dict(self.uids)
+            try:
+                self._exec_stmt(stmt, self.globals, top=True)
+            except (Unsupported, FrontendError, Return, Break, Continue):
+                for name in targets:
+                    self.globals.vars.pop(name, None)  # read again, and reported, in the second pass
+                self.uids = uids
+                ok = False
+            else:
+                ok = True
+            recorded = (self.models[mark:], self.program.training[tmark:], self.program.diagnostics[dmark:],
+                        {k: n - uids.get(k, 0) for k, n in self.uids.items()})
+            del self.models[mark:]
+            del self.program.training[tmark:]
+            del self.program.diagnostics[dmark:]
+            if ok:
+                self.module_layer_stmts[id(stmt)] = recorded
+                if all(isinstance(self.globals.vars.get(n), LayerObj) for n in targets):
+                    self.module_layers[id(stmt)] = (targets, [self.globals.vars[n] for n in targets])
+        taken, self.uids = self.uids, saved_uids
+        return taken
+
+    def _builder_layer_statements(self) -> None:
+        """The module-level layer statements the output leaves out: layers only translated
+        builders hold (their modules do the work) and no other module-level code names."""
+        held = {id(node.meta.get("layer")) for md in self.program.models if md.builder
+                for node in md.graph.nodes}
+        named: set[str] = set()
+        for stmt in self.module.body:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in self.module_layers:
+                named |= _names_in(stmt)
+        drop = {sid for sid, (names, objs) in self.module_layers.items()
+                if all(id(o) in held for o in objs) and not names & named}
+        if drop:
+            self.program.meta["builder_layer_statements"] = drop
+
+    def _replay_module_layer_stmt(self, stmt: cst.CSTNode) -> None:
+        """What a statement run by ``_bind_module_layers`` recorded, at its place in the script."""
+        models, training, diagnostics, uids = self.module_layer_stmts[id(stmt)]
+        for entry in models:
+            self._register_model(*entry)
+        self.program.training.extend(training)
+        for diag in diagnostics:
+            self.program._add(diag)
+        for k, n in uids.items():
+            self.uids[k] = self.uids.get(k, 0) + n
+
+    def _interpret_rest(self, builders: dict[str, FunctionRef]) -> None:
+        """Interpret the ``__main__`` block, then non-builder functions it did not reach
+        (``main()`` with required arguments), for models built inline.
+
+        Each function runs once, in the order the script would run it, so inline models
+        are found once and Keras' name counters continue from the module-level ones.
+        A function or block that fails keeps none of its models: a half-built model
+        would be a silent mistake, the stub says what to finish by hand.
+        """
+        self.uids = dict(self.module_uids)
+        self.globals.set("__name__", "__main__")
+        self.visited_functions = set()
+        # the script, top to bottom, as `python script.py` would run it
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if id(stmt) in self.module_layer_stmts:
+                self._replay_module_layer_stmt(stmt)
+                continue
+            mark = len(self.models)
+            try:
+                self._exec_stmt(stmt, self.globals)
+            except (Unsupported, FrontendError) as exc:
+                del self.models[mark:]
+                # a model this statement was still building (`model.add(...)`) is dropped too:
+                # a half-built model would be a silent mistake
+                touched = {id(v) for name, v in self.globals.vars.items()
+                           if isinstance(v, ModelObj) and name in _names_in(stmt)}
+                self.models = [entry for entry in self.models if id(entry[0]) not in touched]
+                span = getattr(exc, "span", None) or self._span(stmt)
+                self.program.stub(span, str(exc), self._line(span))
+            except (Return, Break, Continue):
+                pass
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
+                    and stmt.name.value not in self.visited_functions:
+                fn = self.globals.vars.get(stmt.name.value)
+                if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
+                    mark = len(self.models)
+                    try:
+                        self._call_function(fn, [Unknown()] * self._n_required(stmt), {},
+                                            builder_probe=False)
+                    except (Unsupported, FrontendError) as exc:
+                        del self.models[mark:]
+                        span = getattr(exc, "span", None) or self._span(stmt)
+                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+
+    # -- helpers for spans and source ---------------------------------------------
+    def _span(self, node: cst.CSTNode) -> Span:
+        try:
+            pos = self.positions[node]
+        except KeyError:
+            return Span(self.path, 0, 0)
+        return Span(self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+
+    def _line(self, span: Span | None) -> str:
+        if span is None or not 1 <= span.line <= len(self.lines):
+            return ""
+        return self.lines[span.line - 1].strip()
+
+    def _err(self, node: cst.CSTNode, message: str) -> FrontendError:
+        return FrontendError(message, self._span(node))
+
+    @staticmethod
+    def _all_defaults(fn: cst.FunctionDef) -> bool:
+        p = fn.params
+        return all(param.default is not None for param in p.params) and not p.posonly_params \
+            and all(param.default is not None for param in p.kwonly_params)
+
+    @staticmethod
+    def _n_required(fn: cst.FunctionDef) -> int:
+        return sum(1 for p in fn.params.params if p.default is None)
+
+    @staticmethod
+    def _is_main_guard(stmt: cst.If) -> bool:
+        return "__name__" in cst.Module([]).code_for_node(stmt.test) if isinstance(stmt, cst.If) else False
+
+    def _code_of(self, node: cst.CSTNode) -> str:
+        """``node``'s source text, generated once per node (loops ask again and again)."""
+        cache = self.__dict__.setdefault("_code_cache", {})
+        key = id(node)
+        if key not in cache:
+            cache[key] = (node, cst.Module([]).code_for_node(node))  # the node keeps its id alive
+        return cache[key][1]
+
+    def _constructs_layers(self, node: cst.CSTNode) -> bool:
+        code = self._code_of(node)
+        return any(word in code for word in ("layers", "Model", "Sequential", "Input", "keras"))
+
+    def _constructs_models(self, node: cst.CSTNode) -> bool:
+        code = self._code_of(node)
+        return any(word in code for word in ("Model(", "Sequential(", "Input("))
+
+    def _dot_layer(self, api: str, args, kwargs, span: Span):
+        """``layers.Dot(axes, normalize=False, name=...)``; ``layers.dot([a, b], axes, ...)``
+        builds it and calls it at once."""
+        self._mark_keras()
+        if api == "layers.dot":
+            inputs = args[0] if args else kwargs.pop("inputs", None)
+            args = list(args[1:])
+        names = ("axes", "normalize")
+        bound = dict(zip(names, args)) | {k: v for k, v in kwargs.items() if k in names}
+        extra = set(kwargs) - set(names) - {"name", "dtype", "trainable"}
+        if extra or len(args) > 2:
+            raise Unsupported(f"layers.Dot: argument(s) {', '.join(sorted(extra)) or 'positional'} not supported")
+        axes = bound.get("axes")
+        ok = isinstance(axes, int) or (isinstance(axes, (tuple, list)) and len(axes) == 2 and
+                                       all(isinstance(a, int) for a in axes))
+        if not ok or not isinstance(bound.get("normalize", False), bool):
+            raise Unsupported("layers.Dot: axes must be an int or a pair of ints known statically")
+        layer = DotLayerObj(axes, bound.get("normalize", False), span)
+        return self._call_dot(layer, [inputs], {}, span) if api == "layers.dot" else layer
+
+    def _call_dot(self, layer: DotLayerObj, args, kwargs, span: Span):
+        """Keras' batch_dot over one axis of each input, both of rank 2 or both of rank 3 (the
+        batch axis first): ``(N, D)·(N, D) → (N, 1)``, ``(N, A, D)·(N, B, D) → (N, A, B)``."""
+        inputs = args[0] if len(args) == 1 else None
+        if kwargs or not isinstance(inputs, (list, tuple)) or len(inputs) != 2 or \
+                not all(isinstance(t, TensorVal) for t in inputs):
+            raise Unsupported("layers.Dot is called on a list of two tensors")
+        a, b = inputs
+        ranks = (len(a.value.shape), len(b.value.shape))
+        if ranks not in ((2, 2), (3, 3)):
+            raise Unsupported(f"layers.Dot of tensors of ranks {ranks} (only 2·2 and 3·3 are translated)")
+        axes = [layer.axes, layer.axes] if isinstance(layer.axes, int) else list(layer.axes)
+        axes = [ax % r for ax, r in zip(axes, ranks)]
+        if 0 in axes:
+            raise Unsupported("layers.Dot over the batch axis")
+        if layer.normalize:  # Keras: x * min(rsqrt(sum(x ** 2)), 1 / 1e-7), as tf.l2_normalize(eps=1e-14)
+            a = self._tensor_op("tf.l2_normalize", [a], {"axis": axes[0], "epsilon": 1e-14}, span)
+            b = self._tensor_op("tf.l2_normalize", [b], {"axis": axes[1], "epsilon": 1e-14}, span)
+        if ranks == (2, 2):
+            dot = self._tensor_op("ops.einsum", ["nk,nk->n", a, b], {}, span)
+            return self._tensor_op("ops.expand_dims", [dot, 1], {}, span)
+        left = "n" + "".join("k" if i == axes[0] else "a" for i in (1, 2))
+        right = "n" + "".join("k" if i == axes[1] else "b" for i in (1, 2))
+        return self._tensor_op("ops.einsum", [f"{left},{right}->nab", a, b], {}, span)
+
+    def _lambda_layer(self, args, kwargs, span: Span) -> LambdaLayerObj:
+        """``layers.Lambda(function, output_shape=..., arguments={...}, name=...)``."""
+        function = args[0] if args else kwargs.get("function")
+        if not isinstance(function, (LambdaVal, FunctionRef)) or (isinstance(function, LambdaVal) and
+                                                                  function.env is None):
+            raise Unsupported("layers.Lambda of something other than a lambda or a function of the script")
+        if kwargs.get("mask") is not None:
+            raise Unsupported("layers.Lambda(mask=...) is not translated")
+        arguments = kwargs.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise Unsupported("layers.Lambda(arguments=...) not known statically")
+        self._mark_keras()
+        return LambdaLayerObj(function, dict(arguments), span)
+
+    def _call_lambda(self, layer: LambdaLayerObj, args, kwargs, span: Span):
+        """The Lambda's function on its input: its ops go where the layer is called (a
+        Lambda holds no weights, Keras saves nothing for it)."""
+        if len(args) != 1 or set(kwargs) - {"training", "mask"} or kwargs.get("mask") is not None:
+            raise Unsupported("a Lambda layer called with more than its input")
+        fn = layer.function
+        if isinstance(fn, FunctionRef):
+            result, _ = self._call_function(fn, [args[0]], dict(layer.arguments), builder_probe=False)
+            return result
+        params = fn.node.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None or \
+                params.kwonly_params or not params.params:
+            raise Unsupported("a Lambda's lambda with *args, **kwargs or keyword-only parameters")
+        env = Env(fn.env)
+        extra = dict(layer.arguments)
+        for i, param in enumerate(params.params):
+            name = param.name.value
+            if i == 0:
+                value = args[0]
+            elif name in extra:
+                value = extra.pop(name)
+            elif param.default is not None:
+                value = self._eval(param.default, fn.env)
+            else:
+                raise Unsupported(f"a Lambda's lambda: no value for its parameter {name!r}")
+            env.set(name, value)
+        if extra:
+            raise Unsupported(f"layers.Lambda(arguments=...): {', '.join(sorted(extra))} not a parameter")
+        return self._eval(fn.node.body, env)
+
+    def _call_function(self, fn: FunctionRef, args, kwargs, builder_probe: bool):
+        """Interpret a user function with bound arguments; returns (result, bound args)."""
+        env = Env(fn.env)
+        try:
+            env.vars.update(self._bind_arguments(fn.node, args, kwargs, fn.env))
+        except ArgumentError as exc:
+            what = f"missing argument {exc.name!r}" if exc.kind == "missing" else "too many arguments"
+            raise self._err(fn.node, f"{fn.node.name.value}(): {what}") from None
+        params = fn.node.params
+        star = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+        bound = {k: v for k, v in env.vars.items() if k not in star}
+        name = fn.node.name.value
+        self.visited_functions.add(name)
+        if not builder_probe and self.scope_stack:
+            self.inlined_helpers.add(name)
+        self.scope_counts[name] = self.scope_counts.get(name, 0) + 1
+        self.scope_stack.append(name if builder_probe else f"{name}{self.scope_counts[name]}")
+        saved_stmts, saved_sites = self.stmt_stack, self.call_sites
+        self.stmt_stack = [] if builder_probe else saved_stmts
+        if builder_probe:
+            self.call_sites = []
+        try:
+            self._exec_block(fn.node.body.body, env)
+            result = None
+        except Return as ret:
+            result = ret.value
+        finally:
+            self.scope_stack.pop()
+            self.stmt_stack, self.call_sites = saved_stmts, saved_sites
+        return result, bound
+
+    def _mark_keras(self) -> None:
+        if self.stmt_stack:
+            self.keras_statements.add(self.stmt_stack[-1])
+
+    # -- layers -------------------------------------------------------------------
+    def _construct_layer(self, cls_name: str, args, kwargs, span: Span) -> LayerObj:
+        reg = keras_layers.lookup(cls_name)
+        if reg is None:
+            raise Unsupported(keras_layers.unsupported_reason(cls_name))
+        names = reg.signature.names
+        positional = [(names[i] if i < len(names) else f"#{i + 1}", a) for i, a in enumerate(args)]
+        unknown = [k for k, v in positional + list(kwargs.items())
+                   if _not_static(v) and k not in keras_layers.INITIALIZER_KWARGS
+                   and k not in keras_layers.TRAINING_KWARGS]
+        if unknown:
+            raise FrontendError(f"{cls_name}: argument(s) {', '.join(unknown)} cannot be decided statically "
+                                f"(computed at run time)", span)
+        explicit = kwargs.get("name")
+        input_shape = kwargs.get("input_shape")
+        if input_shape is None and kwargs.get("batch_input_shape") is not None:
+            input_shape = tuple(kwargs["batch_input_shape"])[1:]
+        if input_shape is None and kwargs.get("input_dim") is not None and cls_name != "Embedding":
+            input_shape = (kwargs["input_dim"],)
+        declared = set(reg.signature.names)
+        layer_kwargs = {k: v for k, v in kwargs.items() if k in declared or (
+            k not in keras_layers.COMMON_KWARGS and k not in keras_layers.INITIALIZER_KWARGS
+            and k not in keras_layers.TRAINING_KWARGS)}
+        bound = BoundArgs(cls_name, reg.signature, list(args), layer_kwargs)
+        try:
+            spec = reg.fn(bound)
+            spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
+        except TypeError as exc:  # an argument of the wrong kind, e.g. Dense("8")
+            raise FrontendError(f"{cls_name}: {exc}", span) from None
+        extra = [k for k in bound.unused() if bound.values[k] != reg.signature.defaults.get(k)
+                 and k not in keras_layers.INITIALIZER_KWARGS  # (recorded below)
+                 and not (k in keras_layers.TRAINING_KWARGS and k in kwargs)]  # (read or reported below)
+        if extra:
+            raise Unsupported(f"{cls_name}: argument(s) {', '.join(extra)} not supported")
+        for key in sorted(set(bound.values) & keras_layers.INITIALIZER_KWARGS - set(kwargs)):
+            if bound.values[key] != reg.signature.defaults.get(key):  # given by position
+                spec.initializers[key] = bound.values[key]
+        for key in sorted(set(kwargs) & keras_layers.TRAINING_KWARGS):
+            factors = _regularizer_factors(kwargs[key]) if key.endswith("_regularizer") and \
+                key != "activity_regularizer" else None
+            if factors is not None:
+                spec.regularizers[key] = factors  # added to the training loss (torch printer)
+            elif kwargs[key] is not None:
+                self.program.warn(span, f"{cls_name}: {key} is not translated (affects training only)",
+                                  self._line(span))
+        for key in sorted(set(kwargs) & keras_layers.INITIALIZER_KWARGS):
+            spec.initializers[key] = kwargs[key]
+        spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
+        if spec.inner is not None:
+            spec.attrs["layer"]["attrs"] = ops_table.get(spec.inner.op).complete_attrs(spec.inner.attrs)
+        if explicit is None:
+            keras_name = self._auto_name(reg.canonical_class)
+        else:
+            keras_name = explicit
+        layer = LayerObj(spec=spec, cls_name=cls_name, keras_name=keras_name, span=span,
+                         explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
+                         scope=self._scope())
+        layer.stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        layer.made_in = self.module_stack[-1][0] if self.module_stack else None
+        self.seq += 1
+        layer.seq = self.seq
+        return layer
+
+    def _scope(self) -> str:
+        """The outermost helper call under the builder (``residual_block3``), or ''."""
+        return self.scope_stack[1] if len(self.scope_stack) > 1 else ""
+
+    def _auto_name(self, cls_name: str) -> str:
+        prefix = keras_layers.keras_auto_name(cls_name)
+        n = self.uids.get(prefix, 0)
+        self.uids[prefix] = n + 1
+        return prefix if n == 0 else f"{prefix}_{n}"
+
+    def _make_input(self, kind: str, args, kwargs, span: Span) -> TensorVal:
+        shape = kwargs.get("shape", args[0] if args else None)
+        if shape is None and kwargs.get("batch_shape") is not None:
+            shape = tuple(kwargs["batch_shape"])[1:]
+        if shape is None and kwargs.get("input_shape") is not None:
+            shape = kwargs["input_shape"]
+        if shape is None or isinstance(shape, Unknown):
+            raise FrontendError("Input: the shape must be known statically", span)
+        if isinstance(shape, int):
+            shape = (shape,)
+        shape = (None, *shape)
+        dtype = kwargs.get("dtype") or "float32"
+        value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),
+                                       layout=default_layout(len(shape)))
+        value.var = kwargs.get("name")
+        self.value_stmts[id(value)] = self.stmt_stack[-1] if self.stmt_stack else None
+        self.scratch.inputs.append(value)
+        return TensorVal(value)
+
+    def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str):
+        spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
+        layer = LayerObj(spec=spec, cls_name="", keras_name="", span=span, hint=hint,
+                         scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
+        return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
+
+    def _warn_fixed_mode(self, kwargs, what: str, span: Span) -> None:
+        """``layer(x, training=False)``: Keras fixes the mode of that call; the torch module
+        follows model.train()/eval(). Said, since training then differs."""
+        fixed = kwargs.get("training")
+        if isinstance(fixed, bool):
+            differs = "predictions differ" if fixed else "training differs"
+            self.program.warn(span, f"{what}(..., training={fixed}): the fixed mode is not translated (the "
+                                    f"torch module follows model.train()/eval(): {differs} where it has "
+                                    "dropout, noise or batch normalization)", self._line(span))
+
+    def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
+        self._warn_fixed_mode(kwargs, layer.cls_name or layer.spec.op, span)
+        # the call's tensors (several for attention layers) and Keras' masks: keras_calls
+        call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
+        inputs = call.tensors
+        if not all(isinstance(t, TensorVal) for t in inputs):
+            raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
+        spec = layer.spec
+        attrs = {**spec.attrs, **call.attrs} if call.attrs else spec.attrs
+        values = [t.value for t in inputs] + call.mask_inputs + self._initial_states(layer, call.states)
+        for warning in call.warnings:
+            self.program.warn(span, warning, self._line(span))
+        if self.self_stack:  # a call() runs on tensors: a layer unsetting their masks is seen after it
+            for t in call.clears:
+                t.mask = None
+        try:  # how many outputs: the op's shape rule says (an LSTM's states, a split's parts)
+            n_out = self._probe_outputs(spec.op, attrs, values)
+        except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
+            raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
+        node = self.scratch.add_node(spec.op, layer.hint or spec.op, values, n_out,
+                                     attrs=attrs, span=span, source_name=layer.keras_name or None)
+        node.meta["layer"] = layer
+        node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
+        node.meta["scopes"] = tuple(self.module_stack)
+        if layer.cls_name:
+            node.meta["owner_scope"] = layer.owner.scope if layer.owner is not None else layer.made_in
+            node.meta["seq"] = layer.seq
+        node.meta["call_span"] = span
+        if self.call_sites:
+            node.meta["site"] = self.call_sites[0]  # the builder's line that led here
+        if spec.initializers:
+            node.meta["initializers"] = dict(spec.initializers)
+        if spec.regularizers:
+            node.meta["regularizers"] = dict(spec.regularizers)
+        try:
+            infer_node(node)
+        except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
+            raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
+        strides = node.attrs.get("strides")
+        if node.attrs.get("padding") == "same" and isinstance(strides, tuple) and any(
+                s > 1 and values[0].shape[ax] is None
+                for s, ax in zip(strides, spatial_axes(values[0].layout or default_layout(len(values[0].shape))))):
+            # TF's pads then depend on the length, known only at run time
+            raise Unsupported(f"{layer.cls_name or spec.op}: padding='same' with strides > 1 on an axis "
+                              "of unknown length is not translated yet")
+        layer.nodes.append(node)
+        masks = keras_calls.output_masks(spec, layer.cls_name, attrs, call, len(node.outputs))
+        outputs = [TensorVal(v, m) for v, m in zip(node.outputs, masks)]
+        if spec.activation is not None:
+            act_op, act_attrs = spec.activation
+            act = self.scratch.add_node(act_op, f"{layer.hint or spec.op}_act", [node.outputs[0]],
+                                        attrs=act_attrs, span=span)
+            act.meta["fused_into"] = node
+            act.meta["scopes"] = node.meta["scopes"]
+            infer_node(act)
+            outputs[0] = TensorVal(act.outputs[0], masks[0])
+        if len(outputs) == 1:
+            return outputs[0]
+        return outputs
+
+    @staticmethod
+    def _initial_states(layer: LayerObj, states: list) -> list:
+        """The values of an RNN call's ``initial_state`` tensors (none: []); a state the same
+        layer computed (a decoding loop feeding a layer its own state) is refused."""
+        what = layer.cls_name or layer.spec.op
+        if not all(isinstance(t, TensorVal) for t in states):
+            raise Unsupported(f"{what}(initial_state=...): a state is not a tensor")
+        for t in states:
+            producer = t.value.producer
+            if producer is not None and producer.meta.get("layer") is layer:
+                raise Unsupported(f"{what}(initial_state=...) read back from the same layer's own state (a "
+                                  "recurrent loop over layer calls) is not translated yet")
+        return [t.value for t in states]
+
+    @staticmethod
+    def _probe_outputs(op: str, attrs: dict, inputs) -> int:
+        from transpiler.ir.passes.shape_inference import _RULES
+
+        probe = Node(op, "probe", inputs, [], attrs=attrs)
+        layouts = [v.layout or default_layout(len(v.shape)) for v in inputs]
+        return len(_RULES[op](probe, [v.shape for v in inputs], layouts))
+
+    # -- models -------------------------------------------------------------------
+    def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:
+        layers = list(args[0]) if args else list(kwargs.get("layers") or [])
+        model = ModelObj("sequential", span, name=kwargs.get("name"))
+        model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        for item in layers:
+            if isinstance(item, TensorVal):
+                model.input_shape = tuple(item.value.shape[1:])
+                model.input_dtype = item.value.dtype
+                model.input_name = item.value.var
+            elif isinstance(item, (LayerObj, UserObj, LambdaLayerObj)) or isinstance(item, ModelObj) and \
+                    item is not model:
+                model.layers.append(item)  # Keras layers, custom layers, models used as layers
+            else:
+                raise FrontendError("Sequential: an element is not a layer", span)
+        self._register_model(model, builder=None, var=None, args={})
+        return model
+
+    def _make_functional(self, args, kwargs, span: Span, node) -> ModelObj:
+        inputs = kwargs.get("inputs", args[0] if args else None)
+        outputs = kwargs.get("outputs", args[1] if len(args) > 1 else None)
+        if inputs is None or outputs is None:
+            raise FrontendError("Model(...) needs inputs and outputs (subclassed models come later)", span)
+        model = ModelObj("functional", span, name=kwargs.get("name"))
+        model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        model.graph = self._extract_graph(inputs, outputs, span)
+        # the statements that only built this graph go with it (the class replaces them)
+        for node_ in model.graph.nodes:
+            model.statements.add(node_.meta.get("stmt"))
+            model.statements.add(getattr(node_.meta.get("layer"), "stmt", None))
+        for value in model.graph.inputs:
+            model.statements.add(self.value_stmts.get(id(value)))
+        self._register_model(model, builder=None, var=None, args={})
+        return model
+
+    def _extract_graph(self, inputs, outputs, span: Span) -> Graph:
+        def flat(x):
+            if isinstance(x, dict):
+                return [t for v in x.values() for t in flat(v)]
+            if isinstance(x, (list, tuple)):
+                return [t for v in x for t in flat(v)]
+            if isinstance(x, TensorVal):
+                return [x]
+            raise FrontendError("Model(): inputs/outputs must be tensors", span)
+
+        in_vals = [t.value for t in flat(inputs)]
+        out_vals = [t.value for t in flat(outputs)]
+        if any(t.mask is not None for t in flat(outputs)):
+            self.program.warn(span, "a model output carries Keras' mask (Embedding(mask_zero=True)): Keras "
+                              "leaves the padded steps out of the loss and metrics in fit(); the torch "
+                              "training loop counts them (training only)", self._line(span))
+        needed: set[int] = set()
+        stack = list(out_vals)
+        in_ids = {id(v) for v in in_vals}
+        while stack:
+            v = stack.pop()
+            if id(v) in in_ids or v.producer is None:
+                if id(v) not in in_ids:
+                    raise FrontendError("Model(): output depends on an input not given to the model", span)
+                continue
+            if id(v.producer) in needed:
+                continue
+            needed.add(id(v.producer))
+            stack.extend(v.producer.inputs)
+        graph = Graph("model", span=span)
+        graph.inputs = in_vals
+        graph.outputs = out_vals
+        graph.nodes = [n for n in self.scratch.nodes if id(n) in needed]
+        graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
+        if isinstance(outputs, dict) and all(isinstance(t, TensorVal) for t in outputs.values()):
+            graph.meta["output_keys"] = list(outputs)  # Keras returns a dict keyed like this
+        return graph
+
+    def _model_graph(self, model: ModelObj, node=None) -> Graph:
+        if model.graph is None:
+            if model.input_shape is None:
+                first = model.layers[0] if model.layers else None
+                if first is None or getattr(first, "input_shape", None) is None:
+                    raise FrontendError("Sequential model without a known input shape "
+                                        "(give input_shape= or keras.Input)", model.span)
+                model.input_shape = first.input_shape
+            x = self._make_input("Input", [model.input_shape],
+                                 {"dtype": model.input_dtype, "name": model.input_name}, model.span)
+            start = x
+            for layer in model.layers:
+                if isinstance(layer, LayerObj):
+                    x = self._call_layer(layer, [x], {}, layer.span)
+                elif isinstance(layer, LambdaLayerObj):
+                    x = self._call_lambda(layer, [x], {}, layer.span)
+                elif isinstance(layer, UserObj):
+                    x = self._call_user(layer, [x], {}, model.span)
+                elif layer.user is not None:
+                    x = self._call_subclass_model(layer, [x], {}, model.span)
+                else:
+                    x = self._call_model_as_layer(layer, [x], {}, model.span)
+                if isinstance(x, list):
+                    x = x[0]
+            model.graph = self._extract_graph(start, x, model.span)
+        return model.graph
+
+    def _register_model(self, model: ModelObj, builder, var, args) -> None:
+        for i, (m, b, v, a) in enumerate(self.models):
+            if m is model:
+                self.models[i] = (m, builder or b, var or v, args or a)
+                return
+        self.models.append((model, builder, var, args))
+
+    def _finish_model(self, model: ModelObj, builder, var, args) -> None:
+        graph = self._model_graph(model)
+        var_name = None
+        if builder is None:
+            var_name = model.var
+            for name, value in self._all_bindings():
+                if var_name is None and value is model:
+                    var_name = name
+                    break
+        base = model.name or builder or var_name or "model"
+        if model.user is not None:
+            base = model.user.keras_name or base
+        graph.name = base
+        graph.span = model.span
+        class_name = _camel(model.name or (builder[len("build_"):] if builder and builder.startswith("build_")
+                                           and len(builder) > 6 else builder) or var_name or "Model")
+        if class_name in ("Model", ""):
+            class_name = "Net"
+        used = _user_classes_in(graph)
+        if used:
+            graph.meta["user_classes"] = sorted(used)
+            self.program.meta.setdefault("translated_classes", set()).update(used)
+        if model.user is not None:
+            # the user's own class name: the generated module takes the subclass's place
+            class_name = model.user.cls.node.name.value
+            self.program.meta.setdefault("translated_classes", set()).add(class_name)
+        else:
+            class_name = self._unique_class_name(class_name)
+        for node in graph.nodes:
+            # layers of subclass instances are named after their attribute path (block1_conv)
+            layer = node.meta.get("layer")
+            owner = getattr(layer, "owner", None)
+            if layer is not None and owner is not None and owner.path and not layer.scope:
+                layer.scope = owner.path
+        self._name_nodes(graph)
+        if model.user is not None:
+            graph.meta["root_scope"] = model.user.scope
+            for hook in ("predict_step", "compute_metrics", "compile"):
+                fn = model.user.cls.method(hook)
+                if fn is not None:  # Keras calls these from fit/evaluate/predict: not translated
+                    span = self._span(fn)
+                    self.program.stub(span, f"{class_name}.{hook}(): overriding Keras' {hook} is not translated "
+                                            "yet (the generated loop does what Keras' own does)", self._line(span))
+            step = _custom_step(model.user)
+            if step:
+                step["spans"] = {name: self._span(fn) for name, fn in step.pop("nodes").items()}
+                graph.meta["custom_step"] = step
+        if model.kind == "sequential" and all(isinstance(layer, LayerObj) for layer in model.layers):
+            graph.meta["keras_layers"] = [layer.keras_name for layer in model.layers]  # model.layers, in order
+        _local_names(graph, graph.meta.get("root_scope"))
+        self._attach_comments(graph)
+        md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
+                      var=var_name, statements={s for s in model.statements if s is not None},
+                      construct_statement=model.construct_statement)
+        self.program.models.append(md)
+        self.model_defs[id(model)] = md
+
+    def _unique_class_name(self, name: str) -> str:
+        """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""
+        taken = {md.class_name for md in self.program.models} | set(self.globals.vars)
+        # the module classes of earlier models too (a model used as a layer in a builder)
+        taken |= {sc.class_name for md in self.program.models for node in md.graph.nodes
+                  for sc, _call in node.meta.get("scopes", ())}
+        sep = "_" if name[-1:].isdigit() else ""
+        candidate, n = name, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{name}{sep}{n}"
+        return candidate
+
+    def _all_bindings(self):
+        yield from self.globals.vars.items()
+
+    def _name_nodes(self, graph: Graph) -> None:
+        """Give each layer a unique, legal, readable attribute name."""
+        taken: dict[str, int] = {}
+        auto_counts: dict[str, int] = {}
+        by_layer: dict[int, str] = {}
+        for node in graph.nodes:
+            layer = node.meta.get("layer")
+            key = id(layer) if layer is not None else id(node)
+            if key in by_layer:
+                node.name = by_layer[key]
+                continue
+            hint = None
+            if layer is not None:
+                hint = layer.hint or layer.explicit_name
+                if layer.explicit_name and hint == f"{layer.explicit_name}_layer":
+                    # ``dense_layer = layers.Dense(..., name="dense")``, as the Keras printer
+                    # spells a layer called more than once: the name is the layer's
+                    hint = layer.explicit_name
+            auto = hint is None
+            hint = _identifier(hint or _default_hint(node))
+            if layer is not None and layer.scope and (layer.explicit_name is None or layer.hint):
+                # the user's name= is unique already; a helper's made-up names are not
+                hint = f"{layer.scope}_{hint}"
+            if hint in ("x", "self", "input", "inputs", "outputs", "model", "reset_parameters") or \
+                    hint in NN_MODULE_ATTRIBUTES:  # (self.train = ... would shadow Module.train())
+                hint = f"{hint}_layer"
+            if auto:
+                # unnamed layers are numbered like a hand-written module: conv1, conv2, ...
+                auto_counts[hint] = auto_counts.get(hint, 0) + 1
+                name = f"{hint}{auto_counts[hint]}"
+            else:
+                name = hint
+            n = 0
+            while name in taken:
+                n += 1
+                name = f"{hint}_{n}"
+            taken[name] = 1
+            by_layer[key] = name
+            node.name = name
+
+    def _attach_comments(self, graph: Graph) -> None:
+        """Attach each comment of the model's source to the node it precedes, ends or sits in.
+
+        A node is found at its own source lines and, when a helper function built it, at
+        the line that called the helper: ``# stem`` above ``x = conv_bn(x, 8)`` belongs to
+        the helper's first layer, not to whatever layer the builder makes next.
+        """
+        entries = []  # (first line, last line, graph order, node or module scope)
+        root = graph.meta.get("root_scope")
+        scopes_seen: set[int] = set()
+        for i, node in enumerate(graph.nodes):
+            owner = node.meta.get("fused_into", node)
+            layer = node.meta.get("layer")
+            built = layer.span if root is not None and layer is not None and layer.cls_name else None
+            for span in (node.span, node.meta.get("site"), built):
+                if span is not None and span.line > 0:
+                    entries.append((span.line, span.end_line or span.line, i, owner))
+            for scope, _ in node.meta.get("scopes", ()):
+                # a Layer subclass constructed in __init__: comments above ``self.block = ...``
+                if scope is not root and scope.kind == "class" and scope.span is not None \
+                        and id(scope) not in scopes_seen:
+                    scopes_seen.add(id(scope))
+                    entries.append((scope.span.line, scope.span.end_line or scope.span.line, i, scope))
+        if not entries:
+            return
+        entries.sort(key=lambda e: (e[0], e[2]))
+        last_line = max(e[1] for e in entries)
+        used = self.program.meta.setdefault("used_comments", set())
+        for line, (text, full) in sorted(self.comments.items()):
+            if line in used or line > last_line:
+                continue
+            inside = [e for e in entries if e[0] <= line <= e[1]]
+            if inside:
+                # the innermost call holding the comment (the one that starts last)
+                target = max(inside, key=lambda e: (e[0], -e[2]))[3]
+            elif full:
+                below = next((e for e in entries if e[0] > line), None)
+                if below is None or not (below[0] - line <= 3 or self._only_comments(line, below[0])):
+                    continue
+                target = below[3]
+            else:
+                continue
+            target.comments.append(text)
+            if isinstance(target, Node) and not span_holds(target.span, line):
+                # found at the line that called the helper, not in the helper
+                target.meta.setdefault("site_comments", []).append(text)
+            used.add(line)
+
+    def _only_comments(self, after: int, before: int) -> bool:
+        """True when the lines strictly between ``after`` and ``before`` are blank or comments."""
+        for ln in range(after + 1, before):
+            text = self.lines[ln - 1].strip() if ln <= len(self.lines) else ""
+            if text and not text.startswith("#"):
+                return False
+        return True
+
+
+def read_keras(source: str, path: str = "<string>") -> Program:
+    """Parse Keras ``source`` into an ir.Program (no framework is imported)."""
+    return KerasFrontend(source, path).run()

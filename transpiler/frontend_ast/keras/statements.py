@@ -1,0 +1,325 @@
+"""The Keras reader's statements: blocks, assignments, imports, static loops and ifs, and
+call(..., training) branches read as training_select nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+import libcst as cst
+
+import libcst as cst
+
+from transpiler.frontend_ast.keras.layers import Unsupported
+from transpiler.frontend_ast.interp import AUGMENTED, Break, Continue, Env, FunctionRef, Return, Unknown
+from transpiler.frontend_ast.keras.support import _names_in, _returns
+from transpiler.frontend_ast.keras.values import (
+    FrontendError, ModuleRef, ArrayVal, LayerObj, TensorVal, ModelObj, UserObj, WeightObj,
+    TRAINING_MODE, TapeObj, DatasetObj, resolve_api)
+
+
+class KerasStatements:
+    """Mixin of KerasFrontend: statements."""
+
+    # -- statements ---------------------------------------------------------------
+    def _exec_block(self, body, env: Env, top: bool = False) -> None:
+        for i, stmt in enumerate(body):
+            if not top:
+                if self.self_stack and isinstance(stmt, cst.If):
+                    sense = self._mode_test(stmt.test, env)
+                    if sense is not None:
+                        if self._exec_mode_if(stmt, sense, env, body[i + 1:]):
+                            return
+                        continue
+                self._exec_stmt(stmt, env, top)
+                continue
+            mark = len(self.models)
+            try:
+                self._exec_stmt(stmt, env, top)
+            except (Unsupported, FrontendError) as exc:
+                # a module-level statement that cannot be read: report it, drop the
+                # models it touched (half-built), and go on with the rest of the file
+                del self.models[mark:]
+                touched = {id(v) for k, v in env.vars.items() if isinstance(v, ModelObj)
+                           and k in _names_in(stmt)}
+                self.models = [m for m in self.models if id(m[0]) not in touched]
+                span = getattr(exc, "span", None) or self._span(stmt)
+                self.program.stub(span, str(exc), self._line(span))
+
+    def _exec_stmt(self, stmt: cst.CSTNode, env: Env, top: bool = False) -> None:
+        self.stmt_stack.append(id(stmt))
+        self._stmt_nodes.append(stmt)
+        try:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self._exec_small(small, env, stmt)
+            elif isinstance(stmt, cst.FunctionDef):
+                env.set(stmt.name.value, FunctionRef(stmt, env))
+                if top:
+                    self.function_defs[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef):
+                env.set(stmt.name.value, self._class_ref(stmt, env))
+            elif isinstance(stmt, cst.If):
+                if top and self._is_main_guard(stmt):
+                    return
+                self._exec_if(stmt, env)
+            elif isinstance(stmt, cst.For):
+                self._exec_for(stmt, env)
+            elif isinstance(stmt, cst.While):
+                if self._constructs_layers(stmt.body):
+                    raise self._err(stmt, "a while loop that builds layers has no static trip count")
+            elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    value = self._eval(item.item, env)
+                    if isinstance(value, TapeObj):
+                        self._record_loop("tape", stmt, item.item, value=None)
+                    if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                        env.set(item.asname.name.value, value)
+                self._exec_block(stmt.body.body, env)
+            elif isinstance(stmt, cst.Try):
+                self._exec_block(stmt.body.body, env)
+        finally:
+            self.stmt_stack.pop()
+            self._stmt_nodes.pop()
+
+    # -- call(..., training): branches on the mode --------------------------------------
+    def _mode_test(self, test: cst.BaseExpression, env: Env) -> bool | None:
+        """For an ``if`` test in call(): True when it holds exactly while training, False when
+        exactly at inference, None when it does not read the mode (``training`` bound to a
+        Python bool by the caller is an ordinary static test)."""
+        if isinstance(test, cst.Name):
+            try:
+                return True if env.lookup(test.value) is TRAINING_MODE else None
+            except KeyError:
+                return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._mode_test(test.expression, env)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            inner = self._mode_test(test.left, env)
+            if inner is None or not isinstance(target.comparator, cst.Name) or \
+                    target.comparator.value not in ("True", "False"):
+                return None
+            if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+                return None
+            positive = isinstance(target.operator, (cst.Is, cst.Equal)) == (target.comparator.value == "True")
+            return inner if positive else not inner
+        return None
+
+    def _exec_mode_if(self, stmt: cst.If, sense: bool, env: Env, rest: list) -> bool:
+        """``if training: ...`` in call(): both branches run on the same tensors; every variable
+        they bind differently (or the value they return) becomes a ``training_select`` of the
+        two. ``if training: return a`` with no else takes the rest of the block as the
+        inference branch. Returns True when the rest of the block was consumed."""
+        body = list(stmt.body.body)
+        if isinstance(stmt.orelse, cst.If):
+            other = [stmt.orelse]
+        elif isinstance(stmt.orelse, cst.Else):
+            other = list(stmt.orelse.body.body)
+        else:
+            other = []
+        consumed = False
+        if stmt.orelse is None and body and _returns(body[-1]):
+            other, consumed = list(rest), True
+        train, infer = (body, other) if sense else (other, body)
+        self.stmt_stack.append(id(stmt))
+        self._stmt_nodes.append(stmt)
+        try:
+            before = dict(env.vars)
+            names = dict(self.uids)
+            trained = self._run_branch(train, env)
+            # Keras traces call() with training=None: only the inference branch takes op names
+            self.uids.clear()
+            self.uids.update(names)
+            env.vars = dict(before)
+            inferred = self._run_branch(infer, env)
+            env.vars = dict(before)
+            if trained[0] != inferred[0]:
+                raise self._err(stmt.test, "one branch on `training` returns and the other does not")
+            if trained[0] == "return":
+                raise Return(self._join_modes(trained[1], inferred[1], stmt, "result"))
+            for name in trained[1]:
+                if name in inferred[1]:
+                    t, i = trained[1][name], inferred[1][name]
+                    env.vars[name] = t if t is i else self._join_modes(t, i, stmt, name)
+        finally:
+            self.stmt_stack.pop()
+            self._stmt_nodes.pop()
+        return consumed
+
+    def _run_branch(self, stmts: list, env: Env) -> tuple[str, Any]:
+        try:
+            self._exec_block(stmts, env)
+        except Return as ret:
+            return "return", ret.value
+        return "vars", dict(env.vars)
+
+    def _join_modes(self, train: Any, infer: Any, stmt: cst.CSTNode, name: str | None) -> Any:
+        if train is infer:
+            return train
+        if isinstance(train, (tuple, list)) and isinstance(infer, (tuple, list)) and len(train) == len(infer):
+            return type(train)(self._join_modes(t, i, stmt, name) for t, i in zip(train, infer))
+        numbers = (TensorVal, WeightObj, int, float)
+        if isinstance(train, numbers) and isinstance(infer, numbers) and not isinstance(train, bool) \
+                and not isinstance(infer, bool) and isinstance(train, (TensorVal, WeightObj)) == isinstance(
+                    infer, (TensorVal, WeightObj)):
+            def select(b):
+                t, i = (v.value if isinstance(v, TensorVal) else self._as_tensor(v, stmt).value
+                        if isinstance(v, WeightObj) else b.constant(v) for v in (train, infer))
+                return b.add("training_select", [t, i], {}, name or "select")[0]
+
+            out = self._tensor_math(select, self._span(stmt.test), "if training")
+            if name not in (None, "result") and out.value.var is None:
+                out.value.var = name
+            return out
+        if not isinstance(train, (TensorVal, WeightObj, LayerObj, ModelObj)) and \
+                not isinstance(infer, (TensorVal, WeightObj, LayerObj, ModelObj)) and train == infer:
+            return train
+        raise self._err(stmt.test, f"the branches on `training` give {name!r} values of different kinds; "
+                                   "not translated yet")
+
+    def _exec_if(self, stmt: cst.If, env: Env) -> None:
+        test = self._eval(stmt.test, env)
+        if isinstance(test, (Unknown, TensorVal, ModelObj, LayerObj)) or test is ...:
+            if self._constructs_layers(stmt):
+                raise self._err(stmt.test, "a condition around layer code cannot be decided statically")
+            return
+        if test:
+            self._exec_block(stmt.body.body, env)
+        elif isinstance(stmt.orelse, cst.If):
+            self._exec_if(stmt.orelse, env)
+        elif isinstance(stmt.orelse, cst.Else):
+            self._exec_block(stmt.orelse.body.body, env)
+
+    def _exec_for(self, stmt: cst.For, env: Env) -> None:
+        iterable = self._eval(stmt.iter, env)
+        if isinstance(iterable, Unknown) or not hasattr(iterable, "__iter__") or isinstance(iterable, str):
+            if self._constructs_layers(stmt.body):
+                raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
+            # a loop over run-time data (batches): read its body once, abstractly, for the
+            # training statements in it
+            item = Unknown("loop item")
+            if isinstance(iterable, DatasetObj) and iterable.elements is not None and iterable.batch is not None:
+                els = iterable.elements
+                batched = tuple(ArrayVal("batch", (None, *e.shape), e.dtype)
+                                for e in (els if isinstance(els, tuple) else (els,)))
+                item = batched if isinstance(els, tuple) else batched[0]
+            self._assign(stmt.target, item, env, naming=False)
+            try:
+                self._exec_block(stmt.body.body, env)
+            except (Break, Continue):
+                pass
+            return
+        items = list(iterable)
+        if len(items) > self.MAX_LOOP:
+            return
+        if len(items) > self.DATA_LOOP and not self._constructs_layers(stmt.body):
+            # a data loop (make_data's range(600)): what it computes is run-time data; read
+            # the body once, abstractly, for any training statement in it
+            self._assign(stmt.target, Unknown("loop item"), env, naming=False)
+            try:
+                self._exec_block(stmt.body.body, env)
+            except (Break, Continue):
+                pass
+            return
+        for item in items:
+            self._assign(stmt.target, item, env, naming=False)
+            try:
+                self._exec_block(stmt.body.body, env)
+            except Break:
+                break
+            except Continue:
+                continue
+
+    def _exec_small(self, small: cst.CSTNode, env: Env, line: cst.SimpleStatementLine) -> None:
+        if isinstance(small, cst.Assign):
+            value = self._eval(small.value, env)
+            for target in small.targets:
+                self._assign(target.target, value, env)
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                self._record_object(small.targets[0].target.value, value, line, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._assign(small.target, self._eval(small.value, env), env)
+        elif isinstance(small, cst.AugAssign):
+            current = self._eval(small.target, env)
+            rhs = self._eval(small.value, env)
+            value = self._binop(AUGMENTED[type(small.operator)], current, rhs, small)
+            self._assign(small.target, value, env)
+        elif isinstance(small, cst.Expr):
+            self._eval(small.value, env)
+        elif isinstance(small, cst.Return):
+            value = None if small.value is None else self._eval(small.value, env)
+            if isinstance(value, DatasetObj) and value.scope == tuple(self.scope_stack):
+                self._record_object("", value, line, small.value)  # ``return tf.data.Dataset...``
+            raise Return(value)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            self._exec_import(small, env)
+        elif isinstance(small, cst.Break):
+            raise Break()
+        elif isinstance(small, cst.Continue):
+            raise Continue()
+
+    def _exec_import(self, node, env: Env) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = cst.Module([]).code_for_node(alias.name)
+                if alias.asname is not None:
+                    env.set(alias.asname.name.value, resolve_api(full))
+                else:
+                    root = full.split(".")[0]
+                    env.set(root, ModuleRef(root))
+            return
+        if node.module is None or node.relative:
+            return
+        base = cst.Module([]).code_for_node(node.module)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = cst.Module([]).code_for_node(alias.name)
+            bound = alias.asname.name.value if alias.asname is not None else name
+            env.set(bound, resolve_api(f"{base}.{name}"))
+
+    def _assign(self, target: cst.BaseExpression, value: Any, env: Env, naming: bool = True) -> None:
+        """Bind ``target`` to ``value``; ``naming`` lets the variable name a layer or tensor
+        (not for loop variables, which name every element in turn)."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            if naming and isinstance(value, TensorVal) and value.value.var is None:
+                value.value.var = name
+            if naming and isinstance(value, TensorVal):
+                where = id(self.module_stack[-1][0]) if self.module_stack else None
+                value.value.scope_vars.setdefault(where, name)
+            if naming and isinstance(value, LayerObj) and value.hint is None:
+                value.hint = name
+            if isinstance(value, ModelObj):
+                value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
+                if value.var is None:
+                    value.var = name
+            env.set(name, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, Unknown):
+                for el in target.elements:
+                    self._assign(el.value, value, env, naming)
+                return
+            items = list(value)
+            if len(items) != len(target.elements):
+                raise self._err(target, "cannot unpack: the number of values differs")
+            for el, item in zip(target.elements, items):
+                self._assign(el.value, item, env, naming)
+        elif isinstance(target, cst.Subscript):
+            container = self._eval(target.value, env)
+            if isinstance(container, (list, dict)) and len(target.slice) == 1:
+                key = self._eval(target.slice[0].slice.value, env)
+                container[key] = value
+        elif isinstance(target, cst.Attribute):
+            base = self._eval(target.value, env)
+            if target.attr.value == "trainable" and value is not True and isinstance(base, (LayerObj, ModelObj)):
+                span = self._span(target)
+                self.program.warn(span, "`.trainable = False` (frozen weights) is not translated: the torch "
+                                        "optimizer updates these parameters and a frozen BatchNormalization "
+                                        "follows model.train(); freeze them with requires_grad_(False) and "
+                                        "eval()", self._line(span))
+            if isinstance(base, ModelObj) and base.user is not None:
+                base = base.user
+            if isinstance(base, UserObj):
+                self._store_attr(base, target.attr.value, value)

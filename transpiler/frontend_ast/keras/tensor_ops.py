@@ -1,0 +1,993 @@
+"""keras.ops / tf.* functions and Python operators on tensors → canonical ops: one table.
+
+Every supported spelling of a tensor function (``keras.ops.mean``, ``keras.ops.numpy.mean``,
+``tf.reduce_mean``, ``tf.math.reduce_mean``) is a key of one registry, next to its
+signature and the recogniser that turns the bound arguments into IR nodes; Python
+operators on tensors (``x * 0.5``, ``2.0 - x``, ``x / y``, ``x ** 2``, ``-x``, ``x @ w``,
+``x > 0``) go through the same recognisers. The frontend hands tensors over as IR
+``Value``s, a module path (``tf.float32``) as ``ApiPath`` and the run-time batch size
+(``tf.shape(x)[0]``) as ``BatchDim``; the recogniser adds nodes through a ``Builder``.
+
+Axes are the source program's (channels-last, batch axis 0): the layout pass rewrites
+them. A scalar operand becomes an attribute (``x * 0.5`` is a ``rescaling``) or a
+``constant`` operand (``2.0 - x``), never a param. A call whose arguments cannot be
+translated faithfully raises ``Unsupported`` (the builder becomes a marked stub): the
+batch axis as an axis, tensors where a static value is needed, interpolations torch
+computes differently.
+
+Keys: ``ops.X`` for ``keras.ops[.numpy|.nn|.math|.core].X``, ``ops.image.X``,
+``random.X`` for ``keras.random.X``, ``tf.X`` for ``tf[.math|.linalg].X``,
+``tf.image.X``, ``tf.random.X``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from transpiler.frontend_ast.interp.values import BatchDim
+from transpiler.frontend_ast.keras.layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
+from transpiler.ir.graph import Value
+from transpiler.ir.passes.shape_inference import einsum_problem
+
+
+@dataclass(frozen=True)
+class ApiPath:
+    """A module attribute passed as an argument (``tf.float32``, ``tf.image.ResizeMethod.BILINEAR``)."""
+
+    path: str
+
+
+class Builder(Protocol):
+    """What a recogniser needs from the frontend."""
+
+    def add(self, op: str, inputs: list[Value], attrs: dict[str, Any], hint: str,
+            n_out: int = 1) -> list[Value]:
+        """Add an ``op`` node reading ``inputs``; its output values."""
+
+    def constant(self, value: int | float) -> Value:
+        """A ``constant`` operand."""
+
+    def warn(self, message: str) -> None:
+        """A diagnostic at the call (the translation is faithful but differs in a documented way)."""
+
+    def in_source(self, text: str) -> bool:
+        """The script already holds ``text`` (a note an earlier translation added)."""
+
+
+@dataclass(frozen=True)
+class TensorFunction:
+    """One registry entry: the recogniser, its signature, the Keras Operation class that
+    names the op in a Functional model (None for tf.*), and the ops it can produce."""
+
+    fn: Callable[["Call"], Any]
+    signature: Signature
+    keras_op: str | None
+    ops: tuple[str, ...]
+    aliases: tuple[tuple[str, str], ...] = ()
+
+
+_REGISTRY: dict[str, TensorFunction] = {}
+
+
+def tensor_function(*keys: str, signature: str, ops: tuple[str, ...] = (), keras_op: str | None = None,
+                    aliases: dict[str, str] | None = None):
+    """Register a recogniser for ``keys`` (refuses duplicates). ``aliases`` renames keyword
+    arguments (TF's ``input_tensor=`` is the signature's ``x``)."""
+    sig = Signature.parse(signature)
+
+    def deco(fn):
+        for key in keys:
+            if key in _REGISTRY:
+                raise ValueError(f"tensor function {key} registered twice")
+            op_class = keras_op if key.startswith(("ops.", "random.")) else None
+            _REGISTRY[key] = TensorFunction(fn, sig, op_class, tuple(ops), tuple((aliases or {}).items()))
+        return fn
+
+    return deco
+
+
+def registered_functions() -> dict[str, TensorFunction]:
+    return dict(_REGISTRY)
+
+
+def produced_ops() -> set[str]:
+    """Every canonical op a tensor function or Python operator can produce."""
+    return {op for entry in _REGISTRY.values() for op in entry.ops} | set(_OPERATOR_OPS)
+
+
+_KERAS_SUBMODULES = ("numpy.", "nn.", "math.", "core.", "linalg.")
+_TF_SUBMODULES = ("math.", "linalg.")
+
+
+def key_of(path: str, keras_name: str | None) -> str | None:
+    """The registry key for a dotted path (``keras_name`` is its Keras API name, if any)."""
+    key = None
+    if keras_name is not None and keras_name.startswith("ops."):
+        rest = keras_name[4:]
+        for sub in _KERAS_SUBMODULES:
+            if rest.startswith(sub):
+                rest = rest[len(sub):]
+        key = "ops." + rest
+    elif keras_name is not None and keras_name.startswith("random."):
+        key = keras_name
+    elif path.startswith("tensorflow."):
+        rest = path[len("tensorflow."):]
+        for sub in _TF_SUBMODULES:
+            if rest.startswith(sub):
+                rest = rest[len(sub):]
+        key = "tf." + rest
+    return key if key in _REGISTRY else None
+
+
+def keras_op_class(key: str) -> str | None:
+    return _REGISTRY[key].keras_op
+
+
+# ---------------------------------------------------------------------------------
+# Reading arguments
+# ---------------------------------------------------------------------------------
+def is_static(value: Any) -> bool:
+    """A value known while translating (numbers, strings, None, tuples of them)."""
+    if value is None or isinstance(value, (bool, int, float, str, ApiPath)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(is_static(v) for v in value)
+    return False
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class Call:
+    """One call of a tensor function: its bound arguments and the builder."""
+
+    def __init__(self, key: str, bound: BoundArgs, builder: Builder):
+        self.key = key
+        self.bound = bound
+        self.builder = builder
+        self.name = key.split(".", 1)[1] if key.startswith(("ops.", "tf.")) else key
+
+    def get(self, name: str) -> Any:
+        return self.bound.get(name)
+
+    def given(self, name: str) -> bool:
+        return name in self.bound
+
+    def tensor(self, name: str) -> Value:
+        value = self.bound.get(name)
+        if not isinstance(value, Value):
+            raise Unsupported(f"{self.key}(): {name} must be a tensor of the model")
+        return value
+
+    def static(self, name: str) -> Any:
+        value = self.bound.get(name)
+        if not is_static(value):
+            raise Unsupported(f"{self.key}(): {name} must be known statically (it is computed at run time)")
+        return value
+
+    def axis(self, name: str, rank: int, *, new_axis: bool = False) -> int:
+        """A static int axis, normalised; never the batch axis (0)."""
+        value = self.static(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise Unsupported(f"{self.key}(): {name}={value!r} must be one int")
+        size = rank + 1 if new_axis else rank
+        if not -size <= value < size:
+            raise Unsupported(f"{self.key}(): {name}={value} is out of range for rank {rank}")
+        if value % size == 0:
+            raise Unsupported(f"{self.key}(): {name}={value} is the batch axis")
+        return value % size
+
+    def axes(self, name: str, rank: int) -> tuple[int, ...]:
+        """Static axes (an int or a sequence), normalised and sorted; None is refused."""
+        value = self.static(name)
+        if value is None:
+            raise Unsupported(f"{self.key}(): {name}=None reduces every axis, the batch axis too")
+        items = (value,) if isinstance(value, int) else tuple(value)
+        if not all(isinstance(a, int) and not isinstance(a, bool) and -rank <= a < rank for a in items):
+            raise Unsupported(f"{self.key}(): {name}={value!r} must be ints below rank {rank}")
+        out = tuple(sorted({a % rank for a in items}))
+        if 0 in out:
+            raise Unsupported(f"{self.key}(): {name}={value!r} includes the batch axis")
+        return out
+
+    def add(self, op: str, inputs: list[Value], attrs: dict[str, Any] | None = None, hint: str | None = None,
+            n_out: int = 1) -> list[Value]:
+        return self.builder.add(op, inputs, dict(attrs or {}), hint or op, n_out)
+
+    def one(self, op: str, inputs: list[Value], attrs: dict[str, Any] | None = None,
+            hint: str | None = None) -> Value:
+        return self.add(op, inputs, attrs, hint)[0]
+
+
+def bind(key: str, args: list, kwargs: dict[str, Any]) -> BoundArgs:
+    entry = _REGISTRY[key]
+    kwargs = dict(kwargs)
+    if key.startswith("tf."):
+        kwargs.pop("name", None)  # TensorFlow's op name: no meaning once translated
+    args = list(args)
+    names = entry.signature.names
+    if names and names[-1].startswith("*"):  # ``*operands``: the rest of the positional arguments
+        args = args[:len(names) - 1] + [tuple(args[len(names) - 1:])]
+    bound = BoundArgs(key, entry.signature, args, {})
+    for k, v in kwargs.items():
+        k = dict(entry.aliases).get(k, k)
+        if k in bound.values:
+            raise Unsupported(f"{key}(): argument {k!r} given twice")
+        if k not in entry.signature.names:
+            raise Unsupported(f"{key}(): argument {k!r} is not supported")
+        bound.values[k] = v
+    return bound
+
+
+def call_function(key: str, args: list, kwargs: dict[str, Any], builder: Builder) -> Any:
+    """Run the recogniser of ``key`` on the call's arguments (tensors as Values)."""
+    entry = _REGISTRY[key]
+    bound = bind(key, args, kwargs)
+    result = entry.fn(Call(key, bound, builder))
+    extra = [k for k in bound.unused() if bound.values[k] != entry.signature.defaults.get(k)]
+    if extra:
+        raise Unsupported(f"{key}(): argument(s) {', '.join(extra)} not supported")
+    return result
+
+
+# ---------------------------------------------------------------------------------
+# Arithmetic: keras.ops / tf functions and Python operators alike
+# ---------------------------------------------------------------------------------
+#: Python operator → (canonical op name, the Keras Operation class that names it)
+OPERATORS = {"add": "Add", "subtract": "Subtract", "multiply": "Multiply", "divide": "TrueDivide",
+             "power": "Power", "matmul": "Matmul", "greater": "Greater", "greater_equal": "GreaterEqual",
+             "less": "Less", "less_equal": "LessEqual", "equal": "Equal", "not_equal": "NotEqual",
+             "negative": "Negative"}
+#: the Python operators read on tensors (for the docs)
+PYTHON_OPERATORS = ("+", "-", "*", "/", "**", "@", "-x", ">", ">=", "<", "<=", "==", "!=", "x[:, i:j]")
+_OPERATOR_OPS = ("slice", "take", "expand_dims", "add", "subtract", "multiply", "divide", "power", "matmul", "greater", "greater_equal",
+                 "less", "less_equal", "equal", "not_equal", "negative", "rescaling", "constant")
+_STATIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "divide": operator.truediv,
+           "power": operator.pow, "maximum": max, "minimum": min, "greater": operator.gt,
+           "greater_equal": operator.ge, "less": operator.lt, "less_equal": operator.le,
+           "equal": operator.eq, "not_equal": operator.ne}
+
+
+def arithmetic(builder: Builder, op: str, left: Any, right: Any, what: str) -> Any:
+    """``left <op> right`` where at least one side may be a tensor (``what`` names the
+    construct in messages). Tensor and number: an affine one is a ``rescaling``
+    (``x * 0.5``, ``x / 255``, ``x + 1``, ``x - 1``), anything else reads a ``constant``."""
+    left_t, right_t = isinstance(left, Value), isinstance(right, Value)
+    if not left_t and not right_t:
+        if _number(left) and _number(right) and op in _STATIC:
+            return _STATIC[op](left, right)
+        raise Unsupported(f"{what}: the operands are neither tensors nor numbers")
+    if left_t and right_t:
+        return builder.add(op, [left, right], {}, op)[0]
+    tensor, scalar = (left, right) if left_t else (right, left)
+    if not _number(scalar) and not isinstance(scalar, bool):
+        raise Unsupported(f"{what}: an operand is neither a tensor nor a number known statically")
+    if op == "matmul":
+        raise Unsupported(f"{what}: a matrix product with a number")
+    if _number(scalar) and (op in ("add", "multiply") or op in ("subtract", "divide") and left_t):
+        if op == "multiply":
+            attrs, hint = {"scale": float(scalar), "offset": 0.0}, "scale"
+        elif op == "divide":
+            if scalar == 0:
+                raise Unsupported(f"{what}: division by zero")
+            attrs, hint = {"scale": 1.0 / scalar, "offset": 0.0}, "scale"
+        else:
+            attrs, hint = {"scale": 1.0, "offset": float(scalar if op == "add" else -scalar)}, "shift"
+        return builder.add("rescaling", [tensor], attrs, hint)[0]
+    const = builder.constant(scalar)
+    return builder.add(op, [tensor, const] if left_t else [const, tensor], {}, op)[0]
+
+
+def _binary(op: str):
+    def recognize(c: Call) -> Any:
+        return arithmetic(c.builder, op, c.get("x"), c.get("y"), f"{c.key}()")
+
+    return recognize
+
+
+for _op, _keys, _cls in (
+        ("add", ("ops.add", "tf.add"), "Add"),
+        ("subtract", ("ops.subtract", "tf.subtract"), "Subtract"),
+        ("multiply", ("ops.multiply", "tf.multiply"), "Multiply"),
+        ("divide", ("ops.divide", "tf.divide"), "Divide"),
+        ("divide", ("ops.true_divide", "tf.truediv"), "TrueDivide"),
+        ("maximum", ("ops.maximum", "tf.maximum"), "Maximum"),
+        ("minimum", ("ops.minimum", "tf.minimum"), "Minimum"),
+        ("power", ("ops.power", "tf.pow"), "Power"),
+        ("greater", ("ops.greater", "tf.greater"), "Greater"),
+        ("greater_equal", ("ops.greater_equal", "tf.greater_equal"), "GreaterEqual"),
+        ("less", ("ops.less", "tf.less"), "Less"),
+        ("less_equal", ("ops.less_equal", "tf.less_equal"), "LessEqual"),
+        ("equal", ("ops.equal", "tf.equal"), "Equal"),
+        ("not_equal", ("ops.not_equal", "tf.not_equal"), "NotEqual")):
+    tensor_function(*_keys, signature="x; y", ops=(_op, "rescaling", "constant"), keras_op=_cls,
+                    aliases={"x1": "x", "x2": "y"})(_binary(_op))
+
+
+@tensor_function("ops.matmul", signature="x; y", ops=("matmul",), keras_op="Matmul",
+                 aliases={"x1": "x", "x2": "y"})
+def recognize_matmul(c: Call) -> Value:
+    return c.one("matmul", [c.tensor("x"), c.tensor("y")])
+
+
+@tensor_function("tf.matmul", signature="x; y; transpose_a=False; transpose_b=False; adjoint_a=False; "
+                                        "adjoint_b=False; a_is_sparse=False; b_is_sparse=False; output_type=None",
+                 ops=("matmul", "transpose"), aliases={"a": "x", "b": "y"})
+def recognize_tf_matmul(c: Call) -> Value:
+    x, y = c.tensor("x"), c.tensor("y")
+    flags = {k: c.static(k) for k in ("transpose_a", "transpose_b", "adjoint_a", "adjoint_b")}
+    if flags["transpose_a"] or flags["adjoint_a"]:
+        x = _swap_last(c, x)
+    if flags["transpose_b"] or flags["adjoint_b"]:
+        y = _swap_last(c, y)  # real tensors: the adjoint is the transpose
+    return c.one("matmul", [x, y])
+
+
+def _swap_last(c: Call, x: Value) -> Value:
+    rank = len(x.shape)
+    if rank < 3:
+        raise Unsupported(f"{c.key}(): transposing a (batch, features) matrix moves the batch axis")
+    perm = tuple(range(rank - 2)) + (rank - 1, rank - 2)
+    return c.one("transpose", [x], {"perm": perm}, "transpose")
+
+
+# ---------------------------------------------------------------------------------
+# Element-wise functions
+# ---------------------------------------------------------------------------------
+_UNARY_STATIC = {"negative": operator.neg, "abs": abs, "square": lambda v: v * v, "sqrt": math.sqrt,
+                 "rsqrt": lambda v: 1.0 / math.sqrt(v), "exp": math.exp, "log": math.log}
+
+
+def _unary(op: str):
+    def recognize(c: Call) -> Any:
+        x = c.get("x")
+        if _number(x):
+            return _UNARY_STATIC[op](x)  # e.g. tf.sqrt(tf.cast(d, tf.float32)) on a Python int
+        return c.one(op, [c.tensor("x")])
+
+    return recognize
+
+
+for _op, _keys, _cls in (
+        ("negative", ("ops.negative", "tf.negative"), "Negative"),
+        ("abs", ("ops.abs", "ops.absolute", "tf.abs"), "Absolute"),
+        ("square", ("ops.square", "tf.square"), "Square"),
+        ("sqrt", ("ops.sqrt", "tf.sqrt"), "Sqrt"),
+        ("rsqrt", ("ops.rsqrt", "tf.rsqrt"), "Rsqrt"),
+        ("exp", ("ops.exp", "tf.exp"), "Exp"),
+        ("log", ("ops.log", "tf.log"), "Log")):
+    tensor_function(*_keys, signature="x", ops=(_op,), keras_op=_cls)(_unary(_op))
+
+
+def _bound(c: Call, name: str) -> float | None:
+    value = c.static(name)
+    if value is not None and not _number(value):
+        raise Unsupported(f"{c.key}(): {name}={value!r} must be a number")
+    return None if value is None else float(value)
+
+
+@tensor_function("ops.clip", signature="x; x_min; x_max", ops=("clip",), keras_op="Clip")
+@tensor_function("tf.clip_by_value", signature="x; x_min; x_max", ops=("clip",),
+                 aliases={"t": "x", "clip_value_min": "x_min", "clip_value_max": "x_max"})
+def recognize_clip(c: Call) -> Value:
+    return c.one("clip", [c.tensor("x")], {"min": _bound(c, "x_min"), "max": _bound(c, "x_max")})
+
+
+def _operand(c: Call, name: str) -> Value:
+    value = c.get(name)
+    if isinstance(value, Value):
+        return value
+    if _number(value) or isinstance(value, bool):
+        return c.builder.constant(value)
+    raise Unsupported(f"{c.key}(): {name} must be a tensor or a number")
+
+
+@tensor_function("ops.where", "tf.where", signature="condition; x=None; y=None", ops=("where", "constant"),
+                 keras_op="Where", aliases={"x1": "x", "x2": "y"})
+def recognize_where(c: Call) -> Value:
+    if c.get("x") is None or c.get("y") is None:
+        raise Unsupported(f"{c.key}(condition) alone gives the indices of true elements (a data-dependent shape)")
+    return c.one("where", [c.tensor("condition"), _operand(c, "x"), _operand(c, "y")])
+
+
+#: dtype spellings → the IR's dtype names
+DTYPES = {"float16": "float16", "half": "float16", "float32": "float32", "float": "float32",
+          "float64": "float64", "double": "float64", "bfloat16": "bfloat16", "int8": "int8",
+          "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool"}
+
+
+def dtype_name(value: Any, what: str) -> str:
+    text = value.path.rsplit(".", 1)[-1] if isinstance(value, ApiPath) else value
+    if not isinstance(text, str) or text not in DTYPES:
+        raise Unsupported(f"{what}: dtype {value!r} is not supported")
+    return DTYPES[text]
+
+
+@tensor_function("ops.cast", "tf.cast", signature="x; dtype", ops=("cast",), keras_op="Cast")
+def recognize_cast(c: Call) -> Any:
+    dtype = dtype_name(c.static("dtype"), f"{c.key}()")
+    x = c.get("x")
+    if _number(x) or isinstance(x, bool):  # tf.cast(d_model, tf.float32) on a Python number
+        return bool(x) if dtype == "bool" else int(x) if dtype.startswith(("int", "uint")) else float(x)
+    return c.one("cast", [c.tensor("x")], {"dtype": dtype})
+
+
+@tensor_function("ops.convert_to_tensor", "tf.constant", "tf.convert_to_tensor",
+                 signature="x; dtype=None; sparse=None; ragged=None; shape=None; verify_shape=False",
+                 ops=("constant", "cast"), aliases={"value": "x"})
+def recognize_constant(c: Call) -> Any:
+    """A number (``tf.constant(2.0)``) stays a number: an operand, never a param; a
+    tensor passes through (cast if a dtype is given)."""
+    x, dtype = c.get("x"), c.static("dtype")
+    for extra in ("sparse", "ragged", "shape", "verify_shape"):
+        c.get(extra)
+    if isinstance(x, Value):
+        return x if dtype is None else c.one("cast", [x], {"dtype": dtype_name(dtype, f"{c.key}()")})
+    if _number(x) or isinstance(x, bool):
+        if dtype is None:
+            return x
+        name = dtype_name(dtype, f"{c.key}()")
+        return bool(x) if name == "bool" else int(x) if name.startswith(("int", "uint")) else float(x)
+    raise Unsupported(f"{c.key}(): a constant array would be a tensor of the model (only numbers are supported)")
+
+
+@tensor_function("tf.l2_normalize", "tf.nn.l2_normalize", signature="x; axis=None; epsilon=1e-12; dim=None",
+                 ops=("reduce_sum", "square", "maximum", "rsqrt", "multiply", "constant"))
+def recognize_l2_normalize(c: Call) -> Value:
+    """TF's x * rsqrt(max(sum(x ** 2, axis), epsilon)), op by op."""
+    x = c.tensor("x")
+    if c.get("dim") is not None:
+        raise Unsupported(f"{c.key}(): dim= is deprecated; use axis=")
+    axes = c.axes("axis", len(x.shape))
+    eps = c.static("epsilon")
+    if not _number(eps):
+        raise Unsupported(f"{c.key}(): epsilon must be a number")
+    total = c.one("reduce_sum", [c.one("square", [x])], {"axis": axes, "keepdims": True}, "sum")
+    floor = c.one("maximum", [total, c.builder.constant(float(eps))])
+    return c.one("multiply", [x, c.one("rsqrt", [floor])])
+
+
+def _fill_value(c: Call, value: Any) -> float:
+    if not _number(value) and not isinstance(value, bool):
+        raise Unsupported(f"{c.key}(): fill_value={value!r} must be a number known statically")
+    return float(value)
+
+
+def _optional_dtype(c: Call) -> str:
+    dtype = c.static("dtype")
+    return "" if dtype is None else dtype_name(dtype, f"{c.key}()")
+
+
+def _filled_like(value: float | None):
+    def recognize(c: Call) -> Value:
+        x = c.tensor("x")
+        fill = _fill_value(c, c.get("fill_value") if value is None else value)
+        return c.one("full_like", [x], {"value": fill, "dtype": _optional_dtype(c)}, c.name)
+
+    return recognize
+
+
+for _kind, _value, _cls in (("zeros_like", 0.0, "ZerosLike"), ("ones_like", 1.0, "OnesLike")):
+    tensor_function(f"ops.{_kind}", signature="x; dtype=None", ops=("full_like",),
+                    keras_op=_cls)(_filled_like(_value))
+    tensor_function(f"tf.{_kind}", signature="x; dtype=None", ops=("full_like",),
+                    aliases={"input": "x"})(_filled_like(_value))
+tensor_function("ops.full_like", signature="x; fill_value; dtype=None", ops=("full_like",),
+                keras_op="FullLike")(_filled_like(None))
+
+
+def _batch_shape(c: Call, static: str = "") -> tuple[Value, tuple[int, ...]]:
+    """``shape=(tf.shape(x)[0], 5, 6)``: the tensor whose batch size it takes, and the static
+    sizes after it (``static`` says what a shape without the batch size would be)."""
+    shape = c.get("shape")
+    if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim):
+        raise Unsupported(f"{c.key}(): the shape must start with the batch size (tf.shape(x)[0]), "
+                          f"got {shape!r}{static}")
+    rest = tuple(shape[1:])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
+        raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {shape!r}")
+    return shape[0].value, rest
+
+
+def _filled(value: float):
+    def recognize(c: Call) -> Value:
+        like, rest = _batch_shape(c, "; a tensor of a static shape would be a constant of the model")
+        _check_rank(c, len(rest) + 1)
+        dtype = _optional_dtype(c) or "float32"
+        return c.one("full", [like], {"shape": rest, "value": value, "dtype": dtype}, c.name)
+
+    return recognize
+
+
+tensor_function("ops.zeros", signature="shape; dtype=None", ops=("full",))(_filled(0.0))
+tensor_function("ops.ones", signature="shape; dtype=None", ops=("full",))(_filled(1.0))
+
+
+@tensor_function("ops.einsum", signature="equation; *operands", ops=("einsum",), keras_op="Einsum",
+                 aliases={"subscripts": "equation"})
+@tensor_function("tf.einsum", signature="equation; *operands", ops=("einsum",))
+def recognize_einsum(c: Call) -> Value:
+    """Computed in the source layout (the layout pass permutes channels-first operands back);
+    the batch axis must stay the first axis of every batched operand and of the output."""
+    equation = c.static("equation")
+    operands = c.get("*operands")
+    if not isinstance(equation, str):
+        raise Unsupported(f"{c.key}(): the equation must be a string known statically")
+    if not operands or not all(isinstance(v, Value) for v in operands):
+        raise Unsupported(f"{c.key}(): the operands must be tensors of the model")
+    problem = einsum_problem(equation, [v.shape for v in operands])
+    if problem:
+        raise Unsupported(f"{c.key}(): {problem}")
+    return c.one("einsum", list(operands), {"equation": equation.replace(" ", "")}, "einsum")
+
+
+# ---------------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------------
+def _reduce(op: str):
+    def recognize(c: Call) -> Value:
+        x = c.tensor("x")
+        if "initial" in c.bound.sig.names and c.static("initial") is not None:
+            raise Unsupported(f"{c.key}(): initial= is not supported")
+        return c.one(op, [x], {"axis": c.axes("axis", len(x.shape)), "keepdims": bool(c.static("keepdims"))},
+                     op[len("reduce_"):])
+
+    return recognize
+
+
+for _kind, _cls in (("mean", "Mean"), ("sum", "Sum"), ("max", "Max"), ("min", "Min")):
+    tensor_function(f"ops.{_kind}", signature="x; axis=None; keepdims=False; initial=None",
+                    ops=(f"reduce_{_kind}",), keras_op=_cls)(_reduce(f"reduce_{_kind}"))
+    tensor_function(f"tf.reduce_{_kind}", signature="x; axis=None; keepdims=False",
+                    ops=(f"reduce_{_kind}",), aliases={"input_tensor": "x"})(_reduce(f"reduce_{_kind}"))
+
+
+def _arg(op: str):
+    def recognize(c: Call) -> Value:
+        x = c.tensor("x")
+        axis = c.get("axis")
+        if axis is None:
+            raise Unsupported(f"{c.key}(): without an axis it reads the flattened tensor, batch axis included"
+                              if c.key.startswith("ops.") else f"{c.key}(): axis=None is the batch axis")
+        if "output_type" in c.bound.sig.names:
+            c.get("output_type")  # torch's indices are int64, TF's default
+        return c.one(op, [x], {"axis": c.axis("axis", len(x.shape)), "keepdims": bool(c.static("keepdims"))})
+
+    return recognize
+
+
+for _op, _cls in (("argmax", "Argmax"), ("argmin", "Argmin")):
+    tensor_function(f"ops.{_op}", signature="x; axis=None; keepdims=False", ops=(_op,), keras_op=_cls)(_arg(_op))
+    tensor_function(f"tf.{_op}", signature="x; axis=None; output_type=None; keepdims=False", ops=(_op,),
+                    aliases={"input": "x"})(_arg(_op))
+
+
+# ---------------------------------------------------------------------------------
+# Shapes and axes
+# ---------------------------------------------------------------------------------
+@tensor_function("ops.shape", "tf.shape", signature="x; out_type=None", ops=(), keras_op=None,
+                 aliases={"input": "x"})
+def recognize_shape(c: Call) -> tuple:
+    """The static shape; the batch size is a ``BatchDim`` (known at run time only)."""
+    x = c.tensor("x")
+    c.get("out_type")
+    if any(d is None for d in x.shape[1:]):
+        raise Unsupported(f"{c.key}(): a size other than the batch size is not known statically")
+    return (BatchDim(x), *x.shape[1:])
+
+
+def _is_batch(value: Any) -> bool:
+    return value is None or value == -1 and not isinstance(value, bool) or isinstance(value, BatchDim)
+
+
+@tensor_function("ops.reshape", "tf.reshape", signature="x; newshape", ops=("reshape", "flatten", "identity"),
+                 keras_op="Reshape", aliases={"tensor": "x", "shape": "newshape"})
+def recognize_reshape(c: Call) -> Value:
+    x = c.tensor("x")
+    shape = c.get("newshape")
+    if not isinstance(shape, (list, tuple)) or not shape or not _is_batch(shape[0]):
+        raise Unsupported(f"{c.key}(): the new shape must start with the batch size "
+                          f"(-1, None or tf.shape(x)[0]), got {shape!r}")
+    rest = list(shape[1:])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
+        raise Unsupported(f"{c.key}(): sizes after the batch size must be known statically, got {shape!r}")
+    if any(d is None for d in x.shape[1:]):
+        raise Unsupported(f"{c.key}(): the input's sizes are not known statically")
+    if shape[0] == -1 and -1 in rest or rest.count(-1) > 1:
+        raise Unsupported(f"{c.key}(): two sizes left to infer in {shape!r}")
+    known = math.prod(d for d in rest if d != -1)
+    total = math.prod(x.shape[1:])
+    if -1 in rest:
+        if known == 0 or total % known:
+            raise Unsupported(f"{c.key}(): cannot reshape {x.shape} to {shape!r}")
+        rest[rest.index(-1)] = total // known
+    elif known != total:
+        raise Unsupported(f"{c.key}(): cannot reshape {x.shape} to {shape!r}")
+    if tuple(rest) == tuple(x.shape[1:]):
+        return c.one("identity", [x], {}, "reshape")
+    if len(rest) == 1 and len(x.shape) > 2:
+        return c.one("flatten", [x], {}, "flatten")
+    return c.one("reshape", [x], {"shape": tuple(rest)})
+
+
+@tensor_function("ops.transpose", "tf.transpose", signature="x; axes=None; conjugate=False", ops=("transpose",),
+                 keras_op="Transpose", aliases={"a": "x", "perm": "axes"})
+def recognize_transpose(c: Call) -> Value:
+    x = c.tensor("x")
+    rank = len(x.shape)
+    axes = c.static("axes")
+    if axes is None:
+        raise Unsupported(f"{c.key}() without axes reverses every axis: the batch axis moves")
+    if not isinstance(axes, (list, tuple)) or not all(isinstance(a, int) for a in axes):
+        raise Unsupported(f"{c.key}(): axes={axes!r} must be static ints")
+    perm = tuple(a % rank for a in axes)
+    if sorted(perm) != list(range(rank)) or perm[0] != 0:
+        raise Unsupported(f"{c.key}(): axes={tuple(axes)} must keep the batch axis first")
+    c.static("conjugate")
+    return c.one("transpose", [x], {"perm": perm})
+
+
+@tensor_function("ops.expand_dims", "tf.expand_dims", signature="x; axis", ops=("expand_dims",),
+                 keras_op="ExpandDims", aliases={"input": "x"})
+def recognize_expand_dims(c: Call) -> Value:
+    x = c.tensor("x")
+    _check_rank(c, len(x.shape) + 1)
+    return c.one("expand_dims", [x], {"axis": c.axis("axis", len(x.shape), new_axis=True)})
+
+
+def _check_rank(c: Call, rank: int) -> None:
+    if rank > 5:
+        raise Unsupported(f"{c.key}(): tensors of rank {rank} (more than 5) are not supported")
+
+
+@tensor_function("ops.squeeze", "tf.squeeze", signature="x; axis=None", ops=("squeeze", "identity"),
+                 keras_op="Squeeze", aliases={"input": "x"})
+def recognize_squeeze(c: Call) -> Value:
+    x = c.tensor("x")
+    if c.get("axis") is None:
+        # every static size-1 axis; the batch axis is left alone (TF would drop it for a batch of one)
+        axes = tuple(i for i, d in enumerate(x.shape) if i > 0 and d == 1)
+        if not axes:
+            return c.one("identity", [x], {}, "squeeze")
+    else:
+        axes = c.axes("axis", len(x.shape))
+    if any(x.shape[a] != 1 for a in axes):
+        raise Unsupported(f"{c.key}(): axis {axes} of a {x.shape} tensor is not of size 1")
+    return c.one("squeeze", [x], {"axis": axes})
+
+
+def _tensors(c: Call, name: str) -> list[Value]:
+    values = c.get(name)
+    if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, Value) for v in values):
+        raise Unsupported(f"{c.key}(): {name} must be a list of tensors of the model")
+    return list(values)
+
+
+@tensor_function("ops.concatenate", signature="xs; axis=0", ops=("concat",), keras_op="Concatenate")
+@tensor_function("tf.concat", signature="xs; axis", ops=("concat",), aliases={"values": "xs"})
+def recognize_concat(c: Call) -> Value:
+    xs = _tensors(c, "xs")
+    if "axis" not in c.bound and c.key == "tf.concat":
+        raise Unsupported("tf.concat(): axis is required")
+    return c.one("concat", xs, {"axis": c.axis("axis", len(xs[0].shape))})
+
+
+@tensor_function("ops.stack", "tf.stack", signature="xs; axis=0", ops=("stack",), keras_op="Stack",
+                 aliases={"x": "xs", "values": "xs"})
+def recognize_stack(c: Call) -> Value:
+    xs = _tensors(c, "xs")
+    rank = len(xs[0].shape)
+    _check_rank(c, rank + 1)
+    return c.one("stack", xs, {"axis": c.axis("axis", rank, new_axis=True)})
+
+
+@tensor_function("ops.split", signature="x; indices_or_sections; axis=0", ops=("split",), keras_op="Split")
+@tensor_function("tf.split", signature="x; indices_or_sections; axis=0; num=None", ops=("split",),
+                 aliases={"value": "x", "num_or_size_splits": "indices_or_sections"})
+def recognize_split(c: Call) -> list[Value]:
+    x = c.tensor("x")
+    axis = c.axis("axis", len(x.shape))
+    size = x.shape[axis]
+    spec = c.static("indices_or_sections")
+    if c.key == "tf.split":
+        c.static("num")
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if spec <= 0 or size % spec:
+            raise Unsupported(f"{c.key}(): {size} does not split into {spec} equal pieces")
+        sizes = (size // spec,) * spec
+    elif isinstance(spec, (list, tuple)) and all(isinstance(s, int) for s in spec):
+        if c.key == "ops.split":  # numpy style: the indices where pieces start
+            bounds = [0, *spec, size]
+            sizes = tuple(b - a for a, b in zip(bounds, bounds[1:]))
+        else:  # TensorFlow style: the sizes, one of them possibly -1
+            sizes = list(spec)
+            if sizes.count(-1) == 1:
+                sizes[sizes.index(-1)] = size - (sum(sizes) + 1)
+            sizes = tuple(sizes)
+        if any(s < 0 for s in sizes) or sum(sizes) != size:
+            raise Unsupported(f"{c.key}(): pieces {spec!r} do not fit axis {axis} of size {size}")
+    else:
+        raise Unsupported(f"{c.key}(): indices_or_sections={spec!r} must be static ints")
+    return c.add("split", [x], {"sizes": sizes, "axis": axis}, "split", n_out=len(sizes))
+
+
+@tensor_function("ops.take", signature="x; indices; axis=None", ops=("take",), keras_op="Take")
+@tensor_function("tf.gather", signature="x; indices; validate_indices=None; axis=None; batch_dims=0",
+                 ops=("take",), aliases={"params": "x"})
+def recognize_take(c: Call) -> Value:
+    x = c.tensor("x")
+    if c.get("axis") is None:
+        raise Unsupported(f"{c.key}() without an axis reads the batch axis" if c.key == "tf.gather"
+                          else f"{c.key}() without an axis reads the flattened tensor")
+    axis = c.axis("axis", len(x.shape))
+    if c.key == "tf.gather":
+        c.get("validate_indices")
+        if c.static("batch_dims") != 0:
+            raise Unsupported(f"{c.key}(): batch_dims is not supported")
+    indices = c.get("indices")
+    if isinstance(indices, Value):
+        raise Unsupported(f"{c.key}(): indices from a tensor are not supported (static indices only)")
+    size = x.shape[axis]
+    items = (indices,) if isinstance(indices, int) else tuple(indices) if isinstance(indices, (list, tuple)) else None
+    if items is None or not all(isinstance(i, int) and not isinstance(i, bool) and -size <= i < size for i in items):
+        raise Unsupported(f"{c.key}(): indices={indices!r} must be static ints in range")
+    items = tuple(i % size for i in items)  # TF refuses negative indices; Keras wraps them
+    return c.one("take", [x], {"indices": items[0] if isinstance(indices, int) else items, "axis": axis})
+
+
+def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
+    """``x[:, 0]``, ``x[..., 1:3]``, ``x[:, ::2, None]``: a ``slice`` of the static ranges, a
+    ``take`` per int index (the axis goes), an ``expand_dims`` per None. The batch axis stays
+    whole; negative steps and tensor indices are refused."""
+    rank = len(x.shape)
+    items = list(key) if isinstance(key, tuple) else [key]
+    if items.count(Ellipsis) > 1:
+        raise Unsupported(f"{what}: two ellipses")
+    real = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if real > rank:
+        raise Unsupported(f"{what}: more indices than axes")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (rank - real)
+    else:
+        items += [slice(None)] * (rank - real)
+    axes, starts, stops, steps, ints, news = [], [], [], [], [], []
+    axis = out = 0
+    for k in items:
+        if k is None:
+            news.append(out)
+            out += 1
+            continue
+        size = x.shape[axis]
+        if axis == 0:
+            if k != slice(None):
+                raise Unsupported(f"{what}: indexing the batch axis")
+            out += 1
+        elif isinstance(k, int) and not isinstance(k, bool):
+            if not -size <= k < size:
+                raise Unsupported(f"{what}: index {k} is out of range for size {size}")
+            ints.append((axis, k % size))
+        elif isinstance(k, slice):
+            if not all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in (k.start, k.stop, k.step)):
+                raise Unsupported(f"{what}: slice bounds must be known statically")
+            start, stop, step = k.indices(size)
+            if step <= 0:
+                raise Unsupported(f"{what}: a negative step (reversal) is not supported")
+            if len(range(start, stop, step)) == 0:
+                raise Unsupported(f"{what}: an empty slice")
+            if (start, stop, step) != (0, size, 1):
+                axes.append(axis)
+                starts.append(start)
+                stops.append(min(stop, size))
+                steps.append(step)
+            out += 1
+        else:
+            raise Unsupported(f"{what}: only static ints, slices, ... and None index a tensor")
+        axis += 1
+    if out > 5:
+        raise Unsupported(f"{what}: tensors of rank {out} (more than 5) are not supported")
+    y = x
+    if axes:
+        y = builder.add("slice", [y], {"axes": tuple(axes), "starts": tuple(starts), "stops": tuple(stops),
+                                        "steps": tuple(steps)}, "slice")[0]
+    for ax, index in sorted(ints, reverse=True):  # the later axes first: the earlier keep their place
+        y = builder.add("take", [y], {"indices": index, "axis": ax}, "take")[0]
+    for pos in news:
+        y = builder.add("expand_dims", [y], {"axis": pos}, "expand_dims")[0]
+    return y
+
+
+# ---------------------------------------------------------------------------------
+# Random numbers: the same distribution, not the same numbers
+# ---------------------------------------------------------------------------------
+def _random(op: str, params: tuple[str, str], defaults: tuple[float, float]):
+    def recognize(c: Call) -> Value:
+        like, rest = _batch_shape(c)
+        dtype = c.get("dtype")
+        if dtype is not None and dtype_name(dtype, f"{c.key}()") != "float32":
+            raise Unsupported(f"{c.key}(): only float32 noise is supported")
+        attrs = {}
+        for p, default in zip(params, defaults):
+            value = c.static(p)
+            value = default if value is None else value
+            if not _number(value):
+                raise Unsupported(f"{c.key}(): {p}={value!r} must be a number")
+            attrs[p] = float(value)
+        c.get("seed")  # any seed: torch's generator draws other numbers anyway
+        c.builder.warn(f"{c.key}(): torch draws from its own random generator: same distribution, "
+                       "different numbers than TensorFlow's")
+        out = c.one(op, [like], {"shape": rest, **attrs}, "noise")
+        note = f"# {c.key}: torch's generator draws other numbers (same distribution)"
+        if not c.builder.in_source(note):  # (read back from a translation: the script keeps it)
+            out.producer.comments.append(note)
+        return out
+
+    return recognize
+
+
+tensor_function("random.normal", "tf.random.normal", signature="shape; mean=0.0; stddev=1.0; dtype=None; seed=None",
+                ops=("random_normal",))(_random("random_normal", ("mean", "stddev"), (0.0, 1.0)))
+tensor_function("random.uniform", "tf.random.uniform",
+                signature="shape; minval=0.0; maxval=None; dtype=None; seed=None",
+                ops=("random_uniform",))(_random("random_uniform", ("minval", "maxval"), (0.0, 1.0)))
+
+
+# ---------------------------------------------------------------------------------
+# Images
+# ---------------------------------------------------------------------------------
+_RESIZE_METHODS = {"bilinear": "bilinear", "nearest": "nearest", "nearest_neighbor": "nearest", "bicubic": "bicubic"}
+
+
+def _pair(c: Call, name: str, value: Any) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return (value[0], value[1])
+    raise Unsupported(f"{c.key}(): {name}={value!r} must be one or two static ints")
+
+
+def _image(c: Call) -> Value:
+    x = c.tensor("images")
+    if len(x.shape) != 4:
+        raise Unsupported(f"{c.key}(): only batches of images (rank 4) are supported")
+    fmt = c.get("data_format") if "data_format" in c.bound.sig.names else None
+    if fmt not in (None, "channels_last"):
+        raise Unsupported(f"{c.key}(): data_format={fmt!r} (channels_last only)")
+    return x
+
+
+@tensor_function("ops.image.resize", signature="images; size; interpolation='bilinear'; antialias=False; "
+                                                "crop_to_aspect_ratio=False; pad_to_aspect_ratio=False; "
+                                                "fill_mode='constant'; fill_value=0.0; data_format=None",
+                 ops=("resizing",), keras_op="Resize")
+@tensor_function("tf.image.resize", signature="images; size; interpolation='bilinear'; preserve_aspect_ratio=False; "
+                                               "antialias=False",
+                 ops=("resizing",), aliases={"method": "interpolation"})
+def recognize_resize(c: Call) -> Value:
+    x = _image(c)
+    method = c.static("interpolation")
+    if isinstance(method, ApiPath):  # tf.image.ResizeMethod.BILINEAR
+        method = method.path.rsplit(".", 1)[-1]
+    method = _RESIZE_METHODS.get(str(method).lower())
+    antialias = bool(c.static("antialias"))
+    if method is None:
+        raise Unsupported(f"{c.key}(): interpolation {c.get('interpolation')!r} has no matching torch mode")
+    if method == "bicubic" and not antialias:
+        raise Unsupported(f"{c.key}(): bicubic without antialias (TF's Keys kernel a=-0.5; torch's bicubic "
+                          "uses a=-0.75)")
+    for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "preserve_aspect_ratio"):
+        if flag in c.bound.sig.names and c.static(flag):
+            raise Unsupported(f"{c.key}(): {flag}=True is not supported")
+    for extra in ("fill_mode", "fill_value"):
+        if extra in c.bound.sig.names:
+            c.get(extra)  # only read with pad_to_aspect_ratio
+    return c.one("resizing", [x], {"size": _pair(c, "size", c.static("size")), "interpolation": method,
+                                 "antialias": antialias and method != "nearest"})
+
+
+@tensor_function("ops.image.extract_patches", signature="images; size; strides=None; dilation_rate=1; "
+                                                         "padding='valid'; data_format=None",
+                 ops=("extract_patches",), keras_op="ExtractPatches")
+def recognize_extract_patches(c: Call) -> Value:
+    x = _image(c)
+    size = c.static("size")
+    if isinstance(size, (list, tuple)) and len(size) == 3:
+        raise Unsupported(f"{c.key}(): 3-D patches are not supported")
+    kernel = _pair(c, "size", size)
+    strides = kernel if c.static("strides") is None else _pair(c, "strides", c.static("strides"))
+    padding = str(c.static("padding")).lower()
+    if padding not in ("valid", "same"):
+        raise Unsupported(f"{c.key}(): padding={padding!r}")
+    return c.one("extract_patches", [x], {"kernel_size": kernel, "strides": strides,
+                                          "dilation": _pair(c, "dilation_rate", c.static("dilation_rate")),
+                                          "padding": padding}, "patches")
+
+
+@tensor_function("tf.image.extract_patches", signature="images; sizes; strides; rates; padding",
+                 ops=("extract_patches",))
+def recognize_tf_extract_patches(c: Call) -> Value:
+    x = _image(c)
+    attrs = {}
+    for name, attr in (("sizes", "kernel_size"), ("strides", "strides"), ("rates", "dilation")):
+        value = c.static(name)
+        if not isinstance(value, (list, tuple)) or len(value) != 4 or value[0] != 1 or value[3] != 1:
+            raise Unsupported(f"{c.key}(): {name}={value!r} must be [1, rows, cols, 1]")
+        attrs[attr] = (value[1], value[2])
+    padding = str(c.static("padding")).lower()
+    if padding not in ("valid", "same"):
+        raise Unsupported(f"{c.key}(): padding={padding!r}")
+    return c.one("extract_patches", [x], {**attrs, "padding": padding}, "patches")
+
+
+# ---------------------------------------------------------------------------------
+# Activation functions called on tensors (keras.activations.*, keras.ops.*, tf.nn.*)
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Act:
+    """The keyword arguments of one activation function, per namespace."""
+
+    keras: str = ""
+    ops: str | None = None  # None: as keras
+    tf: str = "name=None"
+    build: Callable[[dict], dict] = field(default=lambda kw: {})
+
+
+def _relu(kw: dict) -> dict:
+    return {"negative_slope": float(kw.get("negative_slope", 0.0)), "threshold": float(kw.get("threshold", 0.0)),
+            "max_value": None if kw.get("max_value") is None else float(kw["max_value"])}
+
+
+_ACTIVATION_ARGS: dict[str, _Act] = {
+    "relu": _Act("negative_slope=0.0; max_value=None; threshold=0.0", "", build=_relu),
+    "softmax": _Act("axis=-1", tf="axis=None; name=None", build=lambda kw: {"axis": kw.get("axis")}),
+    "log_softmax": _Act("axis=-1", tf="axis=None; name=None", build=lambda kw: {"axis": kw.get("axis")}),
+    "leaky_relu": _Act("negative_slope=0.2", tf="alpha=0.2; name=None",
+                       build=lambda kw: {"negative_slope": float(kw.get("negative_slope", kw.get("alpha", 0.2)))}),
+    "gelu": _Act("approximate=False", "approximate=True", "approximate=False; name=None",
+                 build=lambda kw: {"approximate": bool(kw["approximate"])}),
+    "elu": _Act("alpha=1.0", build=lambda kw: {"alpha": float(kw.get("alpha", 1.0))}),
+    "silu": _Act("", tf="beta=1.0; name=None"),
+    "swish": _Act("", tf="beta=1.0; name=None"),
+}
+
+
+def activation_call(name: str, namespace: str, args: list, kwargs: dict[str, Any], builder: Builder) -> Any:
+    """``keras.activations.softmax(x, axis=1)``, ``keras.ops.gelu(x)`` (approximate by default,
+    unlike the activation), ``tf.nn.leaky_relu(x, alpha=0.1)``: the op with its arguments."""
+    spec = ACTIVATIONS[name]
+    kw = dict(kwargs)
+    rest = list(args)
+    if not rest:
+        for first in ("x", "features", "logits"):
+            if first in kw:
+                rest = [kw.pop(first)]
+                break
+    if not rest or not isinstance(rest[0], Value):
+        raise Unsupported(f"{namespace}.{name}(): the first argument must be a tensor of the model")
+    x, rest = rest[0], rest[1:]
+    act = _ACTIVATION_ARGS.get(name, _Act())
+    text = act.tf if namespace == "tf.nn" else act.keras if namespace != "ops" or act.ops is None else act.ops
+    sig = Signature.parse(text)
+    bound = BoundArgs(f"{namespace}.{name}", sig, rest, kw)
+    unknown = [k for k in bound.values if k not in sig.names]
+    if unknown:
+        raise Unsupported(f"{namespace}.{name}(): argument(s) {', '.join(unknown)} not supported")
+    values = {n: bound.get(n) for n in sig.names}
+    if not all(is_static(v) for v in values.values()):
+        raise Unsupported(f"{namespace}.{name}(): its arguments must be known statically")
+    values.pop("name", None)
+    if values.pop("beta", 1.0) != 1.0:
+        raise Unsupported(f"{namespace}.{name}(): beta other than 1.0 is not supported")
+    if spec is None:
+        return x
+    op, attrs = spec
+    attrs = {**attrs, **act.build(values)}
+    if "axis" in attrs:
+        attrs["axis"] = -1 if attrs["axis"] is None else attrs["axis"]
+        if not isinstance(attrs["axis"], int) or attrs["axis"] % len(x.shape) == 0:
+            raise Unsupported(f"{namespace}.{name}(): axis={attrs['axis']!r} must be one non-batch axis")
+    return builder.add(op, [x], attrs, op)[0]

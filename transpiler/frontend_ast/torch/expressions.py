@@ -1,0 +1,527 @@
+"""The torch model reader's expressions on the shared interpreter (interp/): its hooks for
+attributes, operators, subscripts and calls, registered by the type of its values; torch API calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from transpiler.frontend_ast.torch import modules as tm
+from transpiler.frontend_ast.torch import params as torch_params
+from transpiler.frontend_ast.torch.params import TensorData
+from transpiler.frontend_ast.keras.layers import Unsupported as KerasUnsupported
+from transpiler.frontend_ast.keras.tensor_ops import subscript
+from transpiler.frontend_ast.torch.functions import call_torch_function
+from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.interp import Interpreter, PASS, ArgumentError, BatchDim, ClassRef, Env, FunctionRef, Unknown
+from transpiler.ir.graph import Span, Value
+from transpiler.ir.layout import is_channels_first
+from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
+from transpiler.frontend_ast.torch.values import (
+    Ref, Mod, ParamObj, Tensor, RNNStates, Shape, Bound, LayerParam, _ClassOf, _IsInstance, _Type,
+    _SPECIAL_NAMES, _MaxResult, _ZeroState, _ZERO_STATE_METHODS, _StackedState, _STACKED_STATE_METHODS,
+    _Super, _Return, _SAFE_BUILTINS, _TENSOR_MERGES, _TENSOR_COMPARISONS)
+
+
+class TorchExpressions(Interpreter):
+    """Mixin of TorchFrontend: the interpreter's hooks for torch values."""
+
+    BUILTINS = _SAFE_BUILTINS
+    CALLS = Interpreter.CALLS.extend()
+    ATTRIBUTES = Interpreter.ATTRIBUTES.extend()
+    SUBSCRIPTS = Interpreter.SUBSCRIPTS.extend()
+    UNARY = Interpreter.UNARY.extend()
+    OPERANDS = Interpreter.OPERANDS.extend()
+    COMPARANDS = Interpreter.COMPARANDS.extend()
+
+
+    # -- expressions: the shared interpreter's hooks for torch values ------------------------
+    def _no_expression(self, node):
+        raise Unsupported(f"expression {_code(node)!r} is not supported")
+
+    def _eval_FormattedString(self, node, env):
+        return Unknown("f-string")
+
+    def _builtin(self, name: str):
+        special = _SPECIAL_NAMES.get(name)
+        return special if special is not None else super()._builtin(name)
+
+    def _comprehension_items(self, iterable, comp, node):
+        return self._iterate(iterable, comp.iter)
+
+    def _unknown_star_call(self, arg) -> bool:
+        return False
+
+    # -- attributes -----------------------------------------------------------------------
+    @ATTRIBUTES.register(Ref)
+    def _ref_attribute(self, obj, name, node):
+        return Ref(f"{obj.path}.{name}")
+
+    @ATTRIBUTES.register(ClassRef)
+    def _class_attribute(self, obj, name, node):
+        value = self._class_attr(obj, name)
+        if value is not None:
+            return value
+        raise Unsupported(f"class attribute {_code(node)!r}")
+
+    @ATTRIBUTES.register(Mod)
+    def _module_attribute(self, obj, name, node):
+        if obj.kind == "user" and name in obj.attrs:
+            value = obj.attrs[name]
+            if isinstance(value, ParamObj) and self.graph is not None:
+                return self._variable(value, node, _one_weight_module(obj, name))
+            return value
+        if obj.kind == "user" and self._class_attr(obj.cls, name) is not None:
+            return self._class_attr(obj.cls, name)
+        if obj.kind == "user" and obj.cls.method(name) is not None:
+            return Bound(obj, name)
+        if name == "training":
+            return Unknown("self.training")
+        if name == "__class__":
+            return _ClassOf(obj)
+        if obj.kind == "leaf" and self.init_calls is not None and name in ("weight", "bias"):
+            shapes = tm.torch_param_shapes(obj.layer)
+            if name in shapes:
+                return LayerParam(obj, name, shapes[name])
+            if name == "bias" and "weight" in shapes:
+                return None  # bias=False
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(_ClassOf)
+    def _class_of_attribute(self, obj, name, node):
+        if name == "__name__":
+            return obj.mod.cls.node.name.value if obj.mod.kind == "user" else obj.mod.cls_name
+        return PASS
+
+    @ATTRIBUTES.register(LayerParam)
+    def _layer_param_attribute(self, obj, name, node):
+        return obj if name == "data" else Bound(obj, name)
+
+    @ATTRIBUTES.register(Bound)
+    def _bound_attribute(self, obj, name, node):
+        if self.init_calls is not None and isinstance(obj.obj, Mod):
+            # initialisation code reaching into a layer's inner module (``att.out_proj.weight``):
+            # what nn.init draws there is reported as not reproduced, the rest still read
+            return Bound(obj, name)
+        return PASS
+
+    @ATTRIBUTES.register(_MaxResult)
+    def _max_attribute(self, obj, name, node):
+        if name in ("values",):
+            return obj.values
+        raise Unsupported(f"torch.max(...).{name} is not supported")
+
+    @ATTRIBUTES.register(Tensor)
+    def _tensor_attribute(self, obj, name, node):
+        if name == "shape":
+            return Shape(obj.value)
+        if name == "device":  # (torch.zeros(..., device=x.device): Keras places tensors itself)
+            return Unknown("a tensor's device")
+        if name in ("T", "data", "dtype"):
+            raise Unsupported(f"tensor attribute .{name}")
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(list, dict, str, tuple, RNNStates, _Super)
+    def _method_attribute(self, obj, name, node):
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(_ZeroState)
+    def _zero_state_attribute(self, obj, name, node):
+        return Bound(obj, name) if name in _ZERO_STATE_METHODS else PASS
+
+    @ATTRIBUTES.register(_StackedState)
+    def _stacked_state_attribute(self, obj, name, node):
+        return Bound(obj, name) if name in _STACKED_STATE_METHODS else PASS
+
+    @ATTRIBUTES.register(Unknown)
+    def _unknown_attribute(self, obj, name, node):
+        return obj
+
+    @ATTRIBUTES.register(torch_params.ParamSet)
+    def _param_set_attribute(self, obj, name, node):  # parameter groups (torch_param_groups)
+        return Bound(obj, name) if name in ("named_parameters", "parameters") else obj.attribute(name)
+
+    def _no_attribute(self, obj, name, node):
+        raise Unsupported(f"attribute {_code(node)!r}")
+
+    def _class_attr(self, cls: ClassRef, name: str):
+        for stmt in cls.node.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+                assign = stmt.body[0]
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
+                    return self._eval(assign.value, self.globals)
+        return self._class_attr(cls.base, name) if cls.base is not None else None
+
+
+    # -- operators ------------------------------------------------------------------------
+    @OPERANDS.register(TensorData)
+    def _data_operands(self, left, right, op, node):
+        return torch_params.scaled_data(op, left, right)
+
+    @OPERANDS.register(Tensor)
+    def _tensor_operands_rule(self, left, right, op, node):
+        return self._tensor_binop(op, left, right, node)
+
+    @OPERANDS.register(Unknown)
+    def _unknown_operands(self, left, right, op, node):
+        return Unknown("arithmetic on an unknown value")
+
+    @OPERANDS.register(_ZeroState)
+    def _zero_state_operands(self, left, right, op, node):
+        raise Unsupported(f"{_code(node)!r}: torch.zeros made in forward is read only as an RNN's initial state")
+
+    def _no_operator(self, op, node, what):
+        raise Unsupported(f"operator in {_code(node)!r}")
+
+    def _tensor_binop(self, op, left, right, node):
+        span = self._span(node)
+        if isinstance(left, Tensor) and isinstance(right, Tensor):
+            name = _TENSOR_MERGES.get(op)
+            if name is None:
+                raise Unsupported(f"tensor operator in {_code(node)!r}")
+            self._as_map_of(left.value, right.value)
+            self._as_map_of(right.value, left.value)
+            return self._add(name, [left.value, right.value], {}, span, name)
+        tensor, scalar = (left, right) if isinstance(left, Tensor) else (right, left)
+        if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
+            raise Unsupported(f"{_code(node)!r}: an operand is neither a tensor nor a number")
+        if op is cst.Power or op is cst.Divide and isinstance(right, Tensor):
+            # x ** 2, 1.0 / x: a constant operand (a number, never a param)
+            return self._tensor_operands(_TENSOR_MERGES[op], [left, right], span)
+        if op is cst.Multiply:
+            return self._add("rescaling", [tensor.value], {"scale": float(scalar), "offset": 0.0}, span, "scale")
+        if op is cst.Divide and isinstance(left, Tensor):
+            return self._add("rescaling", [tensor.value], {"scale": 1.0 / float(scalar), "offset": 0.0}, span,
+                             "scale")
+        if op is cst.Add:
+            return self._add("rescaling", [tensor.value], {"scale": 1.0, "offset": float(scalar)}, span, "shift")
+        if op is cst.Subtract:
+            if isinstance(left, Tensor):
+                return self._add("rescaling", [tensor.value], {"scale": 1.0, "offset": -float(scalar)}, span, "shift")
+            return self._add("rescaling", [tensor.value], {"scale": -1.0, "offset": float(scalar)}, span, "shift")
+        raise Unsupported(f"tensor operator in {_code(node)!r}")
+
+
+    @UNARY.register(Tensor)
+    def _tensor_unary(self, node, value):
+        if isinstance(node.operator, cst.Minus):
+            return self._add("rescaling", [value.value], {"scale": -1.0, "offset": 0.0}, self._span(node), "neg")
+        if isinstance(node.operator, cst.Plus):
+            return value
+        return PASS
+
+    @UNARY.register(Unknown)
+    def _unknown_unary(self, node, value):
+        return Unknown() if isinstance(node.operator, cst.Not) else PASS
+
+    @COMPARANDS.register(Tensor)
+    def _tensor_comparands(self, left, right, node, target):
+        kind = _TENSOR_COMPARISONS.get(type(target.operator))
+        if kind and len(node.comparisons) == 1:
+            return self._tensor_operands(kind, [left, right], self._span(node))
+        return Unknown("comparison")
+
+    # -- conditions -----------------------------------------------------------------------
+    def _mode_of(self, test, env):
+        return _training_test(test)
+
+    def _select_mode(self, train, infer, node):
+        return self._join_training(train, infer, self._span(node), "select")
+
+    def _undecided(self, test) -> bool:
+        return isinstance(test, (Unknown, Tensor))
+
+    def _no_condition(self, test):
+        raise Unsupported(f"the condition {_code(test)!r} is not known statically")
+
+    # -- subscripts -----------------------------------------------------------------------
+    @SUBSCRIPTS.register(LayerParam, Bound)
+    def _param_subscript(self, obj, node, env):
+        self._subscript_key(node, env)
+        if self.init_calls is None:
+            return PASS
+        # initialisation code drawing part of a weight (``bias_ih_l0[32:64]``): not
+        # reproduced (reported with the rest of the init code), while what it draws for
+        # whole weights still is
+        return LayerParam(obj.mod, obj.name, obj.shape, part=True) if isinstance(obj, LayerParam) else obj
+
+    @SUBSCRIPTS.register(Mod)
+    def _module_subscript(self, obj, node, env):
+        index = self._subscript_key(node, env)
+        if obj.kind in ("sequential", "module_list"):
+            if isinstance(index, slice):
+                raise Unsupported("slicing a module container is not supported")
+            return obj.items[index]
+        if obj.kind == "module_dict":
+            return obj.items[index]
+        return PASS
+
+    @SUBSCRIPTS.register(RNNStates)
+    def _states_subscript(self, obj, node, env):
+        index = self._subscript_key(node, env)
+        if isinstance(index, tuple) and index and all(i == slice(None) for i in index[1:]):
+            index = index[0]  # h_n[-1, :, :] is h_n[-1]
+        if isinstance(index, int) and not isinstance(index, bool):
+            return Tensor(obj.values[index])
+        raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
+
+    @SUBSCRIPTS.register(Shape)
+    def _shape_subscript(self, obj, node, env):
+        index = self._subscript_key(node, env)
+        if index == 0:
+            return BatchDim()
+        return obj.value.shape[index]
+
+    @SUBSCRIPTS.register(Tensor)
+    def _tensor_subscript(self, obj, node, env):
+        return self._tensor_index(obj, self._subscript_key(node, env), node)
+
+    @SUBSCRIPTS.register(Unknown)
+    def _unknown_subscript(self, obj, node, env):
+        self._subscript_key(node, env)
+        return obj
+
+    def _static_subscript(self, obj, node, env):
+        return obj[self._subscript_key(node, env)]
+
+    def _tensor_index(self, t: Tensor, index, node):
+        """``seq[:, -1]`` of a forward RNN's sequence output is its final state; slices of a
+        feature map's spatial axes (``x[:, :, 1:-1, :-2]``) are a crop."""
+        v = t.value
+        prod = v.producer
+        crop = self._crop_of(v, index)
+        if crop is not None:
+            return self._add(f"crop{len(crop)}d", [v], {"cropping": crop}, self._span(node), "crop")
+        last_step = index in ((slice(None), -1), (slice(None), -1, slice(None)))
+        if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
+                and prod.attrs["return_state"]:
+            return Tensor(prod.outputs[1])
+        return self._subscript(v, index, node)
+
+    def _subscript(self, v: Value, index, node) -> Tensor:
+        """``x[..., :16]``, ``x[:, 0]``, ``x[:, 1:3, None]``: static slices, int indices and new
+        axes become ``slice``/``take``/``expand_dims`` nodes (the same reading as Keras')."""
+        span = self._span(node)
+        what = f"tensor indexing {_code(node)!r}"
+
+        class _Adapter:
+            @staticmethod
+            def add(op, inputs, attrs, hint, n_out=1):
+                # (``slice`` would shadow the builtin in the printed code)
+                out = self._add(op, inputs, attrs, span, _INDEX_HINTS.get(hint, hint), n_out)
+                return [t.value for t in (out if isinstance(out, list) else [out])]
+
+        try:
+            return Tensor(subscript(_Adapter, v, index, what))
+        except KerasUnsupported as exc:
+            raise Unsupported(str(exc)) from None
+
+    def _crop_of(self, v: Value, index):
+        if not isinstance(index, tuple) or not is_channels_first(v.layout) or len(index) > len(v.shape):
+            return None
+        index = index + (slice(None),) * (len(v.shape) - len(index))
+        if not all(isinstance(s, slice) and s.step in (None, 1) for s in index):
+            return None
+        if index[0] != slice(None) or index[1] != slice(None):
+            return None
+        pairs = []
+        for s, size in zip(index[2:], v.shape[2:]):
+            lo = s.start or 0
+            hi = size if s.stop is None else s.stop
+            if not isinstance(lo, int) or not isinstance(hi, int) or size is None:
+                return None
+            lo = lo + size if lo < 0 else lo
+            hi = hi + size if hi < 0 else hi
+            if not 0 <= lo < hi <= size:
+                return None
+            pairs.append((lo, size - hi))
+        return tuple(pairs)
+
+
+    # -- calls ----------------------------------------------------------------------------
+    @CALLS.register(Ref)
+    def _call_ref(self, func, args, kwargs, node):
+        return self._call_api(func.path, args, kwargs, node)
+
+    @CALLS.register(ClassRef)
+    def _call_class(self, func, args, kwargs, node):
+        if not func.is_module:
+            return self._plain_object(func, node)
+        return self._instantiate(func, args, kwargs, node)
+
+    @CALLS.register(FunctionRef)
+    def _call_user_function(self, func, args, kwargs, node):
+        return self._call_function(func, args, kwargs, node)
+
+    @CALLS.register(_IsInstance)
+    def _call_isinstance(self, func, args, kwargs, node):
+        return self._isinstance(*args)
+
+    @CALLS.register(_Type)
+    def _call_type(self, func, args, kwargs, node):
+        if len(args) != 1 or kwargs or not isinstance(args[0], Mod):
+            raise Unsupported("type(...) of something that is not a module")
+        return _ClassOf(args[0])
+
+    @CALLS.register(Mod)
+    def _call_mod(self, func, args, kwargs, node):
+        return self._call_module(func, args, kwargs, self._span(node))
+
+    @CALLS.register(Bound)
+    def _call_bound(self, func, args, kwargs, node):
+        return self._call_method(func, args, kwargs, node)
+
+    @CALLS.register(Unknown)
+    def _call_unknown(self, func, args, kwargs, node):
+        why = f" ({func.reason})" if func.reason.startswith("an instance of") else ""
+        raise Unsupported(f"{_code(node.func)!r} is not known statically{why}")
+
+    def _no_call(self, func, args, kwargs, node):
+        if callable(func) and func in _SAFE_BUILTINS.values():
+            if any(isinstance(a, (Unknown, Tensor)) for a in args):
+                return Unknown("builtin on an unknown value")
+            if func is len and args and isinstance(args[0], Mod):
+                return len(args[0].items)
+            # enumerate(self.blocks), zip(self.a, self.b), list(self.layers): a container's modules
+            args = [self._iterate(a, node) if isinstance(a, Mod) and a.kind != "leaf" and a.kind != "user" else a
+                    for a in args]
+            return func(*args, **kwargs)
+        raise Unsupported(f"call {_code(node)!r} is not supported")
+
+    def _call_api(self, path: str, args, kwargs, node):
+        """A call of a module path: torch_functions' registry."""
+        return call_torch_function(self, path, args, kwargs, node, self._span(node))
+
+    def _construct(self, cls_name: str, args, kwargs, span: Span) -> Any:
+        if cls_name == "Sequential":
+            if len(args) == 1 and isinstance(args[0], dict):
+                return Mod("module_dict", span, items=dict(args[0]), cls_name="Sequential")
+            items = list(args)
+            if not all(isinstance(m, Mod) for m in items):
+                raise Unsupported("nn.Sequential of something that is not a module")
+            return Mod("sequential", span, items=items, cls_name="Sequential")
+        if cls_name == "ModuleList":
+            items = list(args[0]) if args else list(kwargs.get("modules") or [])
+            return Mod("module_list", span, items=items, cls_name="ModuleList")
+        if cls_name == "ModuleDict":
+            return Mod("module_dict", span, items=dict(args[0]) if args else {}, cls_name="ModuleDict")
+        if cls_name == "Parameter":
+            data = args[0] if args else kwargs.get("data")
+            trainable = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+            if not isinstance(data, TensorData) or not isinstance(trainable, bool):
+                raise Unsupported("nn.Parameter of a tensor whose shape or requires_grad is not known statically")
+            return ParamObj(data.shape, span, init=data.init, trainable=trainable)
+        if any(isinstance(a, (Unknown, Tensor)) for a in list(args) + list(kwargs.values())):
+            bad = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, (Unknown, Tensor)))
+            raise Unsupported(f"nn.{cls_name}: an argument is not known statically ({getattr(bad, 'reason', '')})")
+        layer = tm.recognize(cls_name, list(args), dict(kwargs))
+        return Mod("leaf", span, layer=layer, cls_name=cls_name)
+
+    def _plain_object(self, cls: ClassRef, node) -> Unknown:
+        """An instance of a class that is not an ``nn.Module`` (a metric tracker kept for a
+        ``train_step``): it has no weights and no place in the model's graph. It is not
+        interpreted; ``forward`` reading it is refused where it does."""
+        name = cls.node.name.value
+        if self.graph is not None:
+            raise Unsupported(f"class {name} is not an nn.Module (used in forward)")
+        self.program.warn(self._span(node), f"{name}(...) is not an nn.Module: not part of the model's layers "
+                                            "(the code using it is translated with the program, or stubbed)",
+                          self.lines[self._span(node).line - 1].strip())
+        return Unknown(f"an instance of {name}, which is not an nn.Module")
+
+    def _instantiate(self, cls: ClassRef, args, kwargs, node) -> Mod:
+        mod = Mod("user", self._span(node), cls=cls, cls_name=cls.node.name.value)
+        init = cls.method("__init__")
+        if init is not None:
+            self._run_method(mod, init, args, kwargs, node)
+        return mod
+
+    def _run_method(self, obj: Mod, fn: cst.FunctionDef, args, kwargs, node):
+        self.ran_methods.add(id(fn))
+        env = Env(self.globals)
+        params = fn.params.params
+        env.vars[params[0].name.value] = obj
+        self._bind_params(env, fn, args, kwargs, skip=1)
+        self.depth += 1
+        if self.depth > 40:
+            raise Unsupported("recursion too deep")
+        try:
+            self._exec_block(fn.body.body, env)
+        except _Return as ret:
+            return ret.value
+        finally:
+            self.depth -= 1
+        return None
+
+    def _bind_params(self, env: Env, fn: cst.FunctionDef, args, kwargs, skip: int = 0) -> None:
+        try:
+            env.vars.update(self._bind_arguments(fn, args, kwargs, self.globals, skip))
+        except ArgumentError as exc:
+            what = f"missing argument {exc.name}" if exc.kind == "missing" else "too many arguments"
+            raise Unsupported(f"{fn.name.value}: {what}") from None
+
+    def _call_function(self, fn: FunctionRef, args, kwargs, node):
+        if self.init_calls is not None:
+            self._init_running.add(fn.node.name.value)
+        env = Env(self.globals)
+        self._bind_params(env, fn.node, args, kwargs)
+        self.depth += 1
+        if self.depth > 40:
+            raise Unsupported("recursion too deep")
+        try:
+            self._exec_block(fn.node.body.body, env)
+        except _Return as ret:
+            return ret.value
+        finally:
+            self.depth -= 1
+        return None
+
+    def _call_method(self, bound: Bound, args, kwargs, node):
+        obj, name = bound.obj, bound.name
+        if isinstance(obj, _Super):
+            if name == "__init__":
+                return None
+            raise Unsupported(f"super().{name}() is not supported")
+        if isinstance(obj, Mod):
+            if obj.kind == "user" and name == "__init__":
+                return None
+            if obj.kind == "user" and name in ("register_buffer", "register_parameter"):
+                return self._register(obj, name, args, kwargs, node)
+            if obj.kind == "user" and obj.cls.method(name) is not None:
+                if obj is self.root_mod and name != "forward" and not kwargs and args and \
+                        all(isinstance(a, Tensor) for a in args):
+                    self.method_calls.setdefault(name, [a.value for a in args])
+                return self._run_method(obj, obj.cls.method(name), args, kwargs, node)
+            if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
+                getattr(obj.items, name)(*args)
+                return None
+            if obj.kind == "module_dict" and name in ("keys", "values", "items") and not args and not kwargs:
+                return list(getattr(obj.items, name)())  # in insertion order, as torch's
+            if name == "forward":
+                return self._call_module(obj, args, kwargs, self._span(node))
+            if name in ("modules", "children", "named_modules", "named_children") and not args and not kwargs:
+                walked = list(_walk(obj)) if name in ("modules", "named_modules") else obj.children()
+                return [m for _, m in walked] if not name.startswith("named") else walked
+            if name == "apply" and len(args) == 1 and not kwargs and self.init_calls is not None:
+                # torch applies fn to every submodule, children before their parent
+                for _, m in reversed(list(_walk(obj))):
+                    self._call(args[0], [m], {}, node)
+                return obj
+            if name in ("apply", "_init_weights", "init_weights"):
+                raise Unsupported(f".{name}(...): custom initialisation is not translated yet")
+            raise Unsupported(f"module method .{name}() is not supported")
+        if isinstance(obj, LayerParam):
+            return self._param_method(obj, name, args, kwargs)
+        if isinstance(obj, Tensor):
+            return self._tensor_method(obj, name, args, kwargs, node)
+        if isinstance(obj, (_ZeroState, _StackedState)):
+            return obj
+        if isinstance(obj, RNNStates):
+            dim = args[0] if args else kwargs.get("dim")
+            if name == "squeeze" and dim == 0 and len(obj.values) == 1:
+                return Tensor(obj.values[0])
+            raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
+        if isinstance(obj, (list, dict, str, tuple)) or isinstance(obj, torch_params.ParamSet) and not kwargs:
+            return getattr(obj, name)(*args, **kwargs)
+        raise Unsupported(f"method .{name}() is not supported")

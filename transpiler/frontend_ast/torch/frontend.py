@@ -1,0 +1,729 @@
+"""PyTorch source → ir.Program, by abstract interpretation of the user's code.
+
+libcst parses the file (comments survive). Module-level statements bind imports
+(``import torch.nn as nn``, ``from torch import nn``, ``torch.nn.functional as F``...),
+constants and definitions. A model is found as a builder function (one whose
+parameters all have defaults and that returns a module: ``def build_model(): return
+Net()``), else a module-level ``model = Net()``, else an ``nn.Module`` subclass that no
+other class uses and that can be built with its defaults.
+
+``__init__`` is run with the shared interpreter (frontend_ast/interp/; this reader's hooks
+are in torch_expressions.py, torch functions in torch_functions.py' registry): ``self.name = nn.X(...)`` builds a module
+through the recogniser table (``torch_modules.py``), ``nn.Sequential``/``nn.ModuleList``
+(also built in loops and comprehensions) are containers, user modules nest. Then
+``forward`` is evaluated over IR values: submodule calls, ``F.*``, ``torch.*`` and tensor
+methods become IR nodes in torch's channels-first layout (layout tags ``NCHW`` ...).
+Input shapes come from a module-level ``INPUT_SHAPE = (C, H, W)`` (and ``INPUT_DTYPE``),
+else from literal-shaped data fed to the model (``torch.randn(64, 1, 28, 28)``).
+The program around the models (data, optimizer, loss, the training loop, checkpoints) is
+read by ``torch_training`` into the training configuration.
+Anything the interpreter cannot translate is a diagnostic with file:line, never a
+silent drop.
+
+Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from transpiler.cst_fast import nodes_of, positions as cst_positions
+from transpiler.frontend_ast.torch import modules as tm
+from transpiler.frontend_ast.torch import params as torch_params
+from transpiler.frontend_ast.torch import vision as torch_vision
+from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
+from transpiler.frontend_ast.torch.params import TensorData
+from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
+from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.support import (
+    _dotted, _code, _mentions, _init_code_methods, _trains, _returns_nothing, _walk, _walk_params,
+    _graph_inputs, _assign_paths, _class_names_in, _simplify_rnns, _merge_bidirectional_halves,
+    _relabel_sequences, _prune)
+from transpiler.frontend_ast.torch.values import (
+    Ref, Mod, LayerToken, Tensor, Shape, _DATA_MAKERS, _GENERATOR_METHODS)
+from transpiler.ir.graph import Graph, Node, Span, Value
+from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
+from transpiler.ir.program import ModelDef, Program
+from transpiler.frontend_ast.torch.expressions import TorchExpressions
+from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
+from transpiler.frontend_ast.torch.module_params import TorchModuleParams
+from transpiler.frontend_ast.torch.statements import TorchStatements
+from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
+
+
+class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, TorchTensorCalls, TorchExpressions):
+    """Reads one PyTorch script into an ``ir.Program``."""
+
+    def __init__(self, source: str, path: str = "<string>"):
+        self.source = source
+        self.path = path
+        try:
+            self.module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
+        self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self.positions = cst_positions(self.wrapper)
+        self.program = Program(path, source, "torch")
+        self.globals = Env()
+        self.classes: dict[str, ClassRef] = {}
+        self.functions: dict[str, FunctionRef] = {}
+        self.comments = collect_comments(source)
+        self.lines = source.splitlines()
+        self.graph: Graph | None = None
+        self.names: dict[str, int] = {}
+        self.depth = 0
+        self.frozen_bias_hh: set[int] = set()  # id(Mod) of recurrent layers whose bias_hh is frozen
+        self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
+        self.stubbed_builders: set[str] = set()
+        self.cur_builder: str | None = None
+        self.warned: set[str] = set()
+        self.layer_tokens: dict[str, LayerToken] = {}
+        self.root_span: Span | None = None
+        self.cur_span: Span | None = None
+        #: while an initialisation statement runs: the nn.init calls it made on something
+        #: other than a module's own parameter (None: not in one)
+        self.init_calls: list[str] | None = None
+        #: functions of the script run by initialisation code (``model.apply(weights_init)``):
+        #: those whose every run was translated into the layers' initializers, and the others
+        self.init_functions: dict[str, bool] = {}
+        self._init_running: set[str] = set()
+        self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
+        self.root_mod: Mod | None = None  # the model whose graph is being built
+        self.part_inputs: dict[int, list] = {}  # id(submodule) → the values it was first called on
+        self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
+        self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
+
+    # -- entry ---------------------------------------------------------------------------
+    def run(self, prepare=None) -> Program:
+        """Bind the module's names, find the models, build one graph per model; ``prepare``
+        (the target's passes) runs on the program before its training code is read, so that
+        what the code reads of the models (the layouts of their outputs) is the final one."""
+        for stmt in self.module.body:
+            self._bind_toplevel(stmt)
+        self.cur_span: Span | None = None
+        self.program.meta["stubbed_models"] = []
+        for name, mod, builder, args, var in self._find_models():
+            try:
+                self._build_model(name, mod, builder, args, var)
+            except (Unsupported, FrontendError) as exc:
+                span = getattr(exc, "span", None) or self.cur_span or mod.span
+                self._stub_model(name, builder, str(exc), span)
+        if prepare is not None:
+            prepare(self.program)
+        self._report_unsupported_statements()
+        local = self.program.meta.get("local_torch_bindings", set())  # (torch imports in functions)
+        self.program.meta["torch_bindings"] = self._torch_names() | local
+        return self.program
+
+    # -- module level ----------------------------------------------------------------
+    def _span(self, node: cst.CSTNode) -> Span:
+        try:
+            pos = self.positions[node]
+        except KeyError:
+            return Span(self.path, 1, 1)
+        return Span(self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+
+    def _err(self, node: cst.CSTNode, message: str) -> FrontendError:
+        return FrontendError(message, self._span(node))
+
+    def _stub_model(self, name: str, builder: str | None, message: str, span: Span) -> None:
+        line = self.lines[span.line - 1].strip() if 0 < span.line <= len(self.lines) else ""
+        self.program.stub(span, f"{name}: {message}", line)
+        if builder:
+            self.stubbed_builders.add(builder)
+        self.program.meta["stubbed_models"].append({"name": name, "builder": builder, "message": message,
+                                                    "span": span, "line": line})
+
+    def _bind_toplevel(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.ClassDef):
+            base = None
+            is_module = False
+            for arg in stmt.bases:
+                try:
+                    b = self._eval(arg.value, self.globals)
+                except (FrontendError, Unsupported):
+                    continue
+                if isinstance(b, Ref) and b.path in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    is_module = True
+                elif isinstance(b, ClassRef):
+                    base, is_module = b, b.is_module
+            ref = ClassRef(stmt, kind="module" if is_module else "plain", base=base)
+            self.classes[stmt.name.value] = ref
+            self.globals.vars[stmt.name.value] = ref
+        elif isinstance(stmt, cst.FunctionDef):
+            ref = FunctionRef(stmt)
+            self.functions[stmt.name.value] = ref
+            self.globals.vars[stmt.name.value] = ref
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    self._exec_import(small, self.globals)
+                elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                    try:
+                        value = self._eval(small.value, self.globals)
+                    except (FrontendError, Unsupported, Exception):  # noqa: BLE001 - unknown at module level
+                        value = Unknown("not static")
+                    if isinstance(value, (Mod, Tensor)):
+                        value = Unknown("built at module level")
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for t in targets:
+                        try:
+                            self._assign(t, value, self.globals)
+                        except Unsupported:  # ``mod.attr = f`` at module level: nothing a model reads
+                            pass
+
+    def _exec_import(self, node, env: Env) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _dotted(alias.name)
+                if alias.asname is not None:
+                    env.vars[alias.asname.name.value] = Ref(full)
+                else:
+                    head = full.split(".")[0]
+                    env.vars[head] = Ref(head)
+        else:
+            if node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            mod = _dotted(node.module)
+            for alias in node.names:
+                name = alias.name.value if isinstance(alias.name, cst.Name) else _dotted(alias.name)
+                local = alias.asname.name.value if alias.asname is not None else name
+                env.vars[local] = Ref(f"{mod}.{name}")
+
+    def _torch_names(self) -> set[str]:
+        """Module-level names bound to torch (imports and what is built from them)."""
+        return {k for k, v in self.globals.vars.items() if isinstance(v, Ref) and v.path.split(".")[0] in
+                ("torch", "torchvision")}
+
+    # -- finding models ---------------------------------------------------------------
+    def _find_models(self):
+        found = []
+        used_classes: set[str] = set()
+        words = set(self.classes) | {"nn", "Sequential"}
+        # a helper that takes arguments (``make_layers(cfg)``) and builds modules: a builder
+        # calling it builds a model too
+        helpers = {name: fn for name, fn in self.functions.items()
+                   if any(p.default is None for p in fn.node.params.params)}
+        while True:
+            more = {name for name, fn in helpers.items() if name not in words and _mentions(fn.node, words)}
+            if not more:
+                break
+            words |= more
+        for fn in self.functions.values():
+            if not all(p.default is not None for p in fn.node.params.params) or fn.node.params.star_arg \
+                    not in (None, cst.MaybeSentinel.DEFAULT) or not _mentions(fn.node, words):
+                continue
+            if _returns_nothing(fn.node):
+                continue
+            self.graph = None
+            try:
+                args = {p.name.value: self._eval(p.default, self.globals) for p in fn.node.params.params}
+                result = self._call_function(fn, [], {}, fn.node)
+            except Unsupported as exc:
+                if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}) and \
+                        not _trains(fn.node):  # a program function (it trains) is not a builder
+                    self._stub_model(fn.node.name.value, fn.node.name.value, str(exc),
+                                     self.cur_span or self._span(fn.node))
+                    self.stubbed_builders.add(fn.node.name.value)
+                continue
+            except (FrontendError, RecursionError, KeyError, TypeError, ValueError, IndexError):
+                continue
+            if isinstance(result, Mod):
+                found.append((fn.node.name.value, result, fn.node.name.value, args, None))
+                used_classes.update(_class_names_in(result))
+        if found:
+            return found
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+                assign = stmt.body[0]
+                if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
+                        and assign.value.func.value in self.classes and len(assign.targets) == 1 \
+                        and isinstance(assign.targets[0].target, cst.Name):
+                    mod = self._eval(assign.value, self.globals)
+                    if isinstance(mod, Mod):
+                        found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
+        if found:
+            return found
+        nested: set[str] = set()
+        candidates = []
+        for name, cls in self.classes.items():
+            if not cls.is_module:
+                continue
+            try:
+                mod = self._instantiate(cls, [], {}, cls.node)
+            except (FrontendError, Unsupported, TypeError, KeyError):
+                continue
+            for _, child in _walk(mod):
+                if child is not mod and child.kind == "user":
+                    nested.add(child.cls.node.name.value)
+            candidates.append((name, mod))
+        return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
+
+    # -- model graphs ------------------------------------------------------------------
+    def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None,
+                     mod: Mod | None = None) -> list[tuple[tuple, str]]:
+        names = [p.name.value for p in forward.params.params[1:] if p.default is None]
+        n_inputs = len(names)
+        documented = self._documented_inputs(cls, names) if cls is not None else None
+        if documented:
+            return documented
+        shape, dtype = self._declared_input()
+        if isinstance(shape, (tuple, list)) and shape and all(isinstance(s, int) for s in shape):
+            shapes = [tuple(shape)]
+        elif isinstance(shape, (tuple, list)) and shape and all(isinstance(s, (tuple, list)) for s in shape):
+            shapes = [tuple(s) for s in shape]
+        else:
+            data = self._pick_data_shape(mod) if mod is not None else self._literal_data_shapes()[:1]
+            shapes = [s for s, _ in data]
+            if data and "INPUT_DTYPE" not in self.globals.vars:
+                dtype = data[0][1]
+        if not shapes or len(shapes) < n_inputs:
+            raise FrontendError(
+                "cannot tell the model's input shape: torch modules do not declare it; add a module-level "
+                "INPUT_SHAPE = (C, H, W) (one example, without the batch axis) or feed the model "
+                "literal-shaped data such as torch.randn(8, C, H, W)", span)
+        dtypes = dtype if isinstance(dtype, (tuple, list)) else [dtype] * len(shapes)
+        return [(s, str(d)) for s, d in zip(shapes[:n_inputs], dtypes)]
+
+    def _documented_inputs(self, cls: ClassRef, names: list[str]):
+        """Shapes the class docstring states, one line per input: ``Input ``x``: (N, 1, 28,
+        28) float32`` (how transpiler documents the modules it generates)."""
+        import re
+
+        body = cls.node.body.body
+        if not body or not isinstance(body[0], cst.SimpleStatementLine) or \
+                not isinstance(body[0].body[0], cst.Expr) or \
+                not isinstance(body[0].body[0].value, cst.SimpleString):
+            return None
+        doc = body[0].body[0].value.evaluated_value
+        found = {}
+        for m in re.finditer(r"Inputs?\s+``(\w+)``:\s*\(N((?:,\s*\d+)*)\)\s*(\w+)?", doc):
+            dims = tuple(int(d) for d in re.findall(r"\d+", m.group(2)))
+            found[m.group(1)] = (dims, m.group(3) or "float32")
+        if names and all(n in found for n in names):
+            return [found[n] for n in names]
+        return None
+
+    def _declared_input(self):
+        """``INPUT_SHAPE``/``INPUT_DTYPE``, or ``<NAME>_INPUT_SHAPE`` for a builder
+        ``build_<name>`` (``DISCRIMINATOR_INPUT_SHAPE`` for ``build_discriminator``)."""
+        prefix = ""
+        builder = self.cur_builder or ""
+        if builder.startswith("build_") and builder != "build_model":
+            prefix = builder[len("build_"):].upper() + "_"
+        if prefix and f"{prefix}INPUT_SHAPE" in self.globals.vars:
+            return (self.globals.vars[f"{prefix}INPUT_SHAPE"],
+                    self.globals.vars.get(f"{prefix}INPUT_DTYPE", "float32"))
+        return self.globals.vars.get("INPUT_SHAPE"), self.globals.vars.get("INPUT_DTYPE", "float32")
+
+    def _literal_data_shapes(self) -> list[tuple[tuple, str]]:
+        """Shapes (without the batch axis) and dtypes of the arrays the program makes with a
+        literal shape (``torch.randn(64, 3, 32, 32)``, ``torch.randint(0, VOCAB, (n, SEQ_LEN))``,
+        ``rng.standard_normal((96, 1, 28, 28))``), in source order; module constants count as
+        literals."""
+        found = []
+
+        def literal_int(node):
+            if next(nodes_of(node, cst.Call), None) is not None:
+                return None  # (never run the program's functions to size data)
+            try:
+                value = self._eval(node, self.globals)
+            except Exception:  # noqa: BLE001  (anything not a module constant)
+                return None
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
+                vision = torch_vision.data_shape(self, call)
+                if vision is not None:
+                    found.append(vision)
+                spec = self._data_maker(call)
+                if spec is None:
+                    return
+                where, integer = spec
+                positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
+                size = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"), None)
+                if size is not None:
+                    dims = [size]
+                elif where == "varargs":
+                    dims = positional
+                elif where == "last_tuple":
+                    dims = [a for a in positional if isinstance(a, (cst.Tuple, cst.List))][-1:]
+                else:
+                    dims = positional[where:where + 1]
+                if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+                    dims = [e.value for e in dims[0].elements]
+                values = [literal_int(d) for d in dims]
+                if len(values) >= 2 and all(v is not None for v in values):
+                    found.append((tuple(values[1:]), "int64" if integer else "float32"))
+
+        self.module.visit(Finder())
+        return found
+
+    def _data_maker(self, call: cst.Call):
+        """``(where the shape is, integer data)`` for a call that makes random or constant
+        data (``_DATA_MAKERS``, or a generator method such as ``rng.standard_normal``)."""
+        try:
+            func = self._eval(call.func, self.globals)
+        except Exception:  # noqa: BLE001
+            func = None
+        if isinstance(func, Ref):
+            return _DATA_MAKERS.get(func.path)
+        # a method of a generator made in a function (``rng = np.random.default_rng(0)``) or in
+        # place (``np.random.RandomState(0).randn(...)``)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _GENERATOR_METHODS:
+            made = call.func.value
+            try:
+                if isinstance(made, cst.Call):  # only the generator's constructor is looked at
+                    maker = self._eval(made.func, self.globals)
+                    receiver = None if isinstance(maker, Ref) and maker.path.startswith("numpy.random.") else maker
+                elif next(nodes_of(made, cst.Call), None) is not None:
+                    return None
+                else:
+                    receiver = self._eval(made, self.globals)
+            except Exception:  # noqa: BLE001  (a local name: a generator made in a function)
+                receiver = None
+            if receiver is None or isinstance(receiver, Unknown):
+                return _GENERATOR_METHODS[call.func.attr.value]
+        return None
+
+    def _pick_data_shape(self, mod: Mod) -> list[tuple[tuple, str]]:
+        """The literal-shaped data most likely fed to ``mod``: the first whose shape the first
+        layer of the model accepts (its channels or features, integers for an Embedding),
+        else the first of all."""
+        found = self._literal_data_shapes()
+        first = next((m.layer for _, m in _walk(mod) if m.kind == "leaf"), None)
+
+        def accepts(shape, dtype):
+            op = (first.op or "") if first is not None else ""
+            if op == "embedding":
+                return dtype.startswith("int")
+            if dtype.startswith("int"):
+                return False
+            rank = next((int(c) for c in op if c.isdigit()), None) if "conv" in op else None
+            if rank is not None:
+                return len(shape) == rank + 1 and shape[0] == first.in_features
+            return first is None or first.in_features is None or shape[-1] == first.in_features
+
+        return [s for s in found if accepts(*s)][:1] or found[:1]
+
+    def _build_model(self, name: str, mod: Mod, builder, args, var) -> None:
+        graph = Graph(name=mod.cls.node.name.value if mod.kind == "user" else name)
+        self.graph = graph
+        self.cur_builder = builder
+        self.layer_tokens = {}
+        self.linear_names: dict[str, str] = {}
+        # a container model is "called" at its constructor: that line's comments are its own
+        self.root_span = mod.span if mod.kind != "user" else None
+        self.names = {}
+        _assign_paths(mod, "")
+        self._reserve_names(mod)
+        if mod.kind == "user":
+            forward = mod.cls.method("forward")
+            if forward is None:
+                raise self._err(mod.cls.node, f"{mod.cls.node.name.value} has no forward method")
+            params = [p.name.value for p in forward.params.params[1:] if p.default is None]
+            specs = self._input_specs(forward, self._span(forward), mod.cls, mod)
+        else:
+            forward = None
+            params = ["x"]
+            specs = self._input_specs_for_container(mod)
+        self.root_mod, self.method_calls, self.part_inputs = mod, {}, {}
+        inputs = []
+        for pname, (shape, dtype) in zip(params, specs):
+            full = (None, *shape)
+            layout = CHANNELS_FIRST.get(len(full), "NC"[:len(full)] if len(full) <= 2 else None)
+            if dtype.startswith("int"):
+                layout = "NC"[:len(full)] if len(full) <= 2 else None
+            v = graph.new_value("input", shape=full, dtype=dtype, layout=layout)
+            v.var = pname
+            graph.inputs.append(v)
+            inputs.append(Tensor(v))
+        out = self._call_module(mod, inputs, {}, mod.span)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
+        graph.outputs = [o.value for o in outs]
+        self._finish_graph(graph, mod, params)
+        self._attach_comments(graph)
+        graph.lint()
+        md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
+        for method, values in list(self.method_calls.items()):
+            try:
+                md.methods[method] = self._method_model(mod, method, values)
+            except (Unsupported, FrontendError):
+                pass  # the program's calls of it stay untranslated (a stub where they are)
+        self._report_unread_methods(mod, md)
+        self.program.models.append(md)
+
+    def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
+        """Methods of the model's classes that building it never ran (a ``train_step``, a
+        ``metrics`` property) are not part of the Keras model: each is a stub (the printer
+        writes a function that raises, named after the model and the method)."""
+        unread, seen = [], set()
+        own = self._own_step(mod, md)
+        for _, m in _walk(mod):
+            if m.kind != "user" or id(m.cls.node) in seen:
+                continue
+            seen.add(id(m.cls.node))
+            init_only = _init_code_methods(m.cls.node)
+            for stmt in m.cls.node.body.body:
+                if not isinstance(stmt, cst.FunctionDef) or id(stmt) in self.ran_methods:
+                    continue
+                name = stmt.name.value
+                if name in init_only:
+                    continue  # the weight initialisation ``__init__`` runs (reported with it)
+                if m is mod and name in own:
+                    continue  # the Keras model's own method (torch_own_step)
+                if (m is mod and name in md.methods) or (name.startswith("__") and name.endswith("__")) \
+                        or name == "extra_repr":  # (print(model)'s text: Keras' summary() has its own)
+                    continue
+                span = self._span(stmt)
+                message = (f"{m.cls_name}.{name} is not part of the Keras model (forward does not call it): "
+                           "not translated")
+                failed = md.graph.meta.get("own_step_failed")
+                if m is mod and failed and name in ("train_step", "test_step", "metrics"):
+                    message = f"{m.cls_name}.{name}: the model's own training step is not translated ({failed})"
+                self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
+                params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
+                unread.append((name, params, span, message))
+        md.graph.meta["unread_methods"] = unread
+
+    def _own_step(self, mod: Mod, md: ModelDef) -> set[str]:
+        """The model's own ``train_step``/``test_step``/``metrics`` in Keras
+        (``graph.meta["own_step"]``, torch_own_step): the names of the methods translated;
+        when they cannot be, the reason is kept (``own_step_failed``) and each stays a stub."""
+        from transpiler.frontend_ast.torch import helpers as torch_helpers
+        from transpiler.frontend_ast.torch import own_step as torch_own_step
+
+        if mod.kind != "user" or mod.cls.method("train_step") is None:
+            return set()
+        aliases = {k: v.path for k, v in self.globals.vars.items() if isinstance(v, Ref)}
+        children = {key for key, _ in mod.children()}
+        try:
+            parts, composed = self._parts(mod)
+            step = torch_own_step.read_own_step(mod.cls.node, torch_helpers.analyse(self.module), aliases,
+                                                children - set(parts), parts=set(parts))
+        except (Unsupported, FrontendError) as exc:
+            md.graph.meta["own_step_failed"] = str(exc)
+            return set()
+        md.graph.meta["own_step"] = step
+        if composed is not None:
+            md.graph.meta["composed"] = composed
+        return {name for name, _ in step["methods"]}
+
+    def _parts(self, mod: Mod) -> tuple[list[str], dict | None]:
+        """The submodules the model's own steps call, when ``forward`` is a composition of
+        them (torch_parts): their names, and ``{"parts": [(attr, graph)], "call": text}``."""
+        from transpiler.frontend_ast.torch import parts as torch_parts
+
+        kids = dict(mod.children())
+        user = {k for k, m in kids.items() if m.kind == "user"}
+        called = set()
+        for name in ("train_step", "test_step"):
+            fn = mod.cls.method(name)
+            if fn is not None:
+                called |= {c.func.attr.value for c in nodes_of(fn, cst.Call) if isinstance(c.func, cst.Attribute) and
+                           isinstance(c.func.value, cst.Name) and c.func.value.value == "self" and
+                           c.func.attr.value in user}
+        if not called:
+            return [], None
+        order = torch_parts.composition(mod.cls.method("forward"), user)
+        if order is None or not called <= set(order):
+            return [], None
+        classes = [kids[a].cls_name for a in order]
+        if len(set(classes)) != len(classes):
+            raise Unsupported("two submodules of one class called by the model's own step")
+        graphs = [(attr, self._part_model(mod, attr, kids[attr])) for attr in order]
+        return order, {"parts": graphs, "call": torch_parts.call_text(mod.cls.method("forward"), set(order))}
+
+    def _part_model(self, root: Mod, attr: str, child: Mod) -> Graph:
+        """The submodule ``attr`` as a model of its own (its layers named within it), on the
+        inputs the model's forward first gave it."""
+        values = self.part_inputs.get(id(child))
+        if not values:
+            raise Unsupported(f"self.{attr}: forward never called it on tensors")
+        fn = child.cls.method("forward")
+        names = [p.name.value for p in fn.params.params[1:]]
+        saved = (self.graph, self.names, self.layer_tokens)
+        graph = Graph(name=child.cls_name)
+        self.graph, self.names, self.layer_tokens = graph, {}, {}
+        _assign_paths(child, "")
+        try:
+            self._reserve_names(child)
+            out = self._call_module(child, _graph_inputs(graph, names, values), {}, child.span)
+            outs = out if isinstance(out, (tuple, list)) else [out]
+            if not all(isinstance(o, Tensor) for o in outs):
+                raise Unsupported(f"self.{attr} does not return tensors")
+            graph.outputs = [o.value for o in outs]
+            self._finish_graph(graph, child, names[:len(values)])
+            self._attach_comments(graph)
+            graph.lint()
+        finally:
+            _assign_paths(root, "")
+            self.graph, self.names, self.layer_tokens = saved
+        return graph
+
+    def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
+        _merge_bidirectional_halves(graph)
+        _simplify_rnns(graph)
+        _prune(graph)
+        _relabel_sequences(graph)
+        for node in graph.nodes:
+            if len(node.inputs) > 1 and any(v.shape and v.shape[0] is not None for v in node.inputs) and \
+                    any(is_channels_first(v.layout) and len(v.shape) >= 3 for v in node.inputs):
+                raise FrontendError(f"{node.op}: a module's own parameter (no batch axis) broadcast against a "
+                                    "channels-first feature map: its axes would need permuting for channels-last "
+                                    "(not translated yet)", node.span)
+        graph.meta["source_framework"] = "torch"
+        graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
+        graph.meta["torch_children"] = [key for key, _ in mod.children()]  # model.named_children()
+        graph.meta["input_names"] = params
+        graph.meta["source_input_shapes"] = [tuple(v.shape) for v in graph.inputs]
+
+    def _method_model(self, mod: Mod, method: str, values: list[Value]) -> ModelDef:
+        """``self.encode(x)`` in forward: the method as a model of its own, on inputs shaped
+        like the ones forward gave it; its layers are the model's (same names)."""
+        fn = mod.cls.method(method)
+        names = [p.name.value for p in fn.params.params[1:]]
+        if len(names) < len(values):
+            raise Unsupported(f"{method}: called with more arguments than it takes")
+        graph = Graph(name=method)
+        self.graph, self.names, self.layer_tokens = graph, {}, {}
+        self._reserve_names(mod)
+        out = self._run_method(mod, fn, _graph_inputs(graph, names, values), {}, fn)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise Unsupported(f"{method} does not return tensors")
+        graph.outputs = [o.value for o in outs]
+        self._finish_graph(graph, mod, names[:len(values)])
+        graph.lint()
+        return ModelDef(graph, f"{mod.cls_name}.{method}")
+
+    def _input_specs_for_container(self, mod: Mod):
+        shape, dtype = self._declared_input()
+        dtype = str(dtype)
+        if isinstance(shape, (tuple, list)) and all(isinstance(s, int) for s in shape):
+            return [(tuple(shape), dtype)]
+        data = self._pick_data_shape(mod)
+        if data:
+            return data
+        first = next((m for _, m in _walk(mod) if m.kind == "leaf"), None)
+        if first is not None and first.layer.op == "dense" and first.layer.in_features:
+            return [((first.layer.in_features,), "float32")]
+        raise FrontendError("cannot tell the model's input shape: add a module-level INPUT_SHAPE = (...)",
+                            mod.span)
+
+    def _reserve_names(self, mod: Mod) -> None:
+        for path, m in _walk(mod):
+            if m.kind == "leaf":
+                self.names.setdefault(self._layer_name(m), 0)
+        for key, _ in _walk_params(mod):
+            self.names.setdefault(key.replace(".", "_"), 0)
+
+    def _layer_name(self, m: Mod) -> str:
+        path = m.path or ""
+        name = path.replace(".", "_")
+        if not name or name[0].isdigit():
+            name = f"{m.cls_name.lower()}_{name}" if name else m.cls_name.lower()
+        return name
+
+    def _fresh(self, hint: str) -> str:
+        n = self.names.get(hint)
+        if n is None:
+            self.names[hint] = 1
+            return hint
+        while f"{hint}_{n}" in self.names:
+            n += 1
+        self.names[hint] = n + 1
+        self.names[f"{hint}_{n}"] = 1
+        return f"{hint}_{n}"
+
+    # -- comments and leftovers ---------------------------------------------------------
+    def _attach_comments(self, graph: Graph) -> None:
+        """A comment on the ``nn.X(...)`` line in ``__init__`` (or just above it) goes with
+        that layer; a comment on a ``forward`` line with the last node that line made (the
+        value the line computes)."""
+        used: set[int] = set()
+
+        def lines_at(span: Span) -> list[int]:
+            out = [span.line]
+            ln = span.line - 1
+            while ln in self.comments and self.comments[ln][1]:
+                out.append(ln)
+                ln -= 1
+            return sorted(out)
+
+        def attach(node: Node, span: Span) -> None:
+            for ln in lines_at(span):
+                if ln in self.comments and ln not in used:
+                    used.add(ln)
+                    node.comments.append(self.comments[ln][0])
+
+        if self.root_span is not None:
+            for ln in lines_at(self.root_span):
+                if ln in self.comments and ln not in used:
+                    used.add(ln)
+                    graph.meta.setdefault("comments", []).append(self.comments[ln][0])
+        for node in graph.nodes:
+            token = node.meta.get("layer")
+            if token is not None:
+                attach(node, token.span)
+        last: dict[int, Node] = {}
+        for node in graph.nodes:
+            if node.span is not None and node.span != self.root_span:
+                last[node.span.line] = node
+        for line in sorted(last):
+            attach(last[line], last[line].span)
+        for node in graph.nodes:  # lines whose nodes a rewrite folded into this one
+            for span in node.meta.get("absorbed_spans", ()):
+                attach(node, span)
+
+    def _report_unsupported_statements(self) -> None:
+        """The program around the models (data, optimizer, loss, the training loop, saving)
+        is read into the training configuration (``torch_training``); what it cannot
+        translate is a stub with its line."""
+        from transpiler.frontend_ast.torch.training import read_training
+
+        consumed = {md.builder for md in self.program.models if md.builder} | self.stubbed_builders
+        skip = set()
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.ClassDef) and self.classes.get(stmt.name.value) and \
+                    self.classes[stmt.name.value].is_module:
+                skip.add(id(stmt))
+            elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in consumed:
+                skip.add(id(stmt))
+            elif isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                skip.add(id(stmt))
+        self.program.meta["training_facts"] = read_training(self, skip)
+
+
+# ---------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------
+def class_builders(frontend: "TorchFrontend") -> dict[str, str]:
+    """Model classes whose builder is ``def build_model(): return Net()``: ``Net()`` in the
+    program builds the same model (class name → builder name)."""
+    out: dict[str, str] = {}
+    for md in frontend.program.models:
+        ref = frontend.functions.get(md.builder) if md.builder else None
+        if ref is None or ref.node.params.params or ref.node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            continue
+        body = [s for s in ref.node.body.body if not (isinstance(s, cst.SimpleStatementLine) and
+                                                       isinstance(s.body[0], cst.Expr))]  # (a docstring)
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and \
+                isinstance(body[0].body[0], cst.Return) and isinstance(body[0].body[0].value, cst.Call):
+            call = body[0].body[0].value
+            if isinstance(call.func, cst.Name) and call.func.value == md.class_name and not call.args:
+                out.setdefault(md.class_name, md.builder)
+    return out
+
+
+def read_torch(source: str, path: str = "<string>") -> Program:
+    """Parse a PyTorch script into a Program."""
+    return TorchFrontend(source, path).run()

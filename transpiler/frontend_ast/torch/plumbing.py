@@ -1,0 +1,177 @@
+"""Script plumbing of PyTorch programs that Keras does itself: device choice and queries.
+
+Keras places tensors and the computation on an accelerator itself (the backend's default
+device), so a PyTorch script's device code has no counterpart to call:
+
+* queries (``torch.cuda.is_available()``, ``torch.backends.mps.is_available()``,
+  ``torch.accelerator.is_available()``, ``device_count()``) become constants saying "no
+  device to choose" (``False``, ``0``): the script's own branches on them take their
+  CPU path, which in the Keras program is the one that needs no device code (no
+  ``pin_memory``/``num_workers`` DataLoader options, no ``set_device``);
+* ``torch.accelerator.current_accelerator()`` is ``None``, like ``torch.device(...)``;
+* statements that only configure a device (``torch.cuda.set_device(i)``,
+  ``torch.accelerator.set_device_index(i)``, ``torch.cuda.empty_cache()``,
+  ``torch.cuda.manual_seed_all(s)`` — ``keras.utils.set_random_seed`` already seeds every
+  device —, ``cudnn.benchmark = True``, ``torch.backends.cudnn.deterministic = ...``)
+  are dropped.
+
+Each replacement leaves a ``# transpiler:`` comment above the statement, so the reader
+sees what went. Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+#: a device query → the constant the Keras program uses
+QUERIES = {
+    "torch.cuda.is_available": "False",
+    "torch.backends.mps.is_available": "False",
+    "torch.backends.mps.is_built": "False",
+    "torch.backends.cudnn.is_available": "False",
+    "torch.accelerator.is_available": "False",
+    "torch.cuda.device_count": "0",
+    "torch.accelerator.device_count": "0",
+    "torch.accelerator.current_accelerator": "None",
+}
+
+#: calls that only configure a device (dropped as statements)
+STATEMENTS = frozenset({
+    "torch.cuda.set_device", "torch.accelerator.set_device_index", "torch.cuda.empty_cache",
+    "torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all", "torch.mps.manual_seed", "torch.mps.empty_cache",
+})
+
+#: module attributes whose assignment configures a backend library (dropped)
+SETTINGS = frozenset({
+    "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled",
+    "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+})
+
+QUERY_NOTE = "{names} is {text} here: Keras places the computation on a device itself"
+DROP_NOTE = "dropped {what}: Keras chooses and configures the device itself"
+
+#: the DataLoader options the Keras program reads, with torch's defaults
+LOADER_OPTIONS = (("batch_size", "1"), ("shuffle", "False"), ("drop_last", "False"))
+
+
+def query(reader, path: str, node: cst.Call) -> str | None:
+    """The constant for a device query ``path(...)`` (recorded as the node's replacement),
+    else None."""
+    text = QUERIES.get(path)
+    if text is None:
+        return None
+    reader.fact(node, "device_expr", {"text": text, "note": QUERY_NOTE.format(names=f"{path}()", text=text)})
+    return text
+
+
+def unpacked_loader_options(reader, args: list, scope) -> list:
+    """``DataLoader(ds, **train_kwargs)``: the ``**`` argument as the options the Keras
+    program reads, each looked up at run time (``train_kwargs.get("batch_size", 1)``, torch's
+    default when the key is absent), so that keys the script adds later (``.update``, under
+    ``if use_cuda:``) still count. Other keys the dict is known to hold (``sampler``) are
+    passed on as themselves, so what is not translated still says so."""
+    from transpiler.frontend_ast.torch.training import OTHER
+
+    out = []
+    for arg, value in args:
+        if arg.star != "**":
+            out.append((arg, value))
+            continue
+        source = cst.Module([]).code_for_node(arg.value)
+        known = getattr(value, "items", None) or {}
+        # (drop_last only where the script can set it: read as code, it makes the loop a
+        # tf.data pipeline, since fit keeps the last partial batch)
+        keys = [(k, d) for k, d in LOADER_OPTIONS if k != "drop_last" or k in known or "drop_last" in reader.fe.source]
+        keys += [(k, "None") for k in known if k not in dict(LOADER_OPTIONS)]
+        for key, default in keys:
+            expr = cst.parse_expression(f"({source}).get({key!r}, {default})" if not isinstance(
+                arg.value, cst.Name) else f"{source}.get({key!r}, {default})")
+            reader.synthetic.append(expr)  # (the printer renders it by id: kept alive)
+            reader.expr(expr, scope)
+            out.append((cst.Arg(expr, keyword=cst.Name(key)), known.get(key, OTHER)))
+    return out
+
+
+def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
+    """True when ``small`` (a statement of ``line``) only configures a device and was
+    recorded as dropped."""
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        path = _torch_path(reader, small.value.func, scope)
+        if path in STATEMENTS:
+            reader.fact(line, "device_drop", DROP_NOTE.format(what=f"{path}()"))
+            return True
+    if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Attribute) for t in small.targets):
+        paths = [_torch_path(reader, t.target, scope) for t in small.targets]
+        if paths and all(p in SETTINGS for p in paths):
+            reader.fact(line, "device_drop", DROP_NOTE.format(what=" = ".join(paths) + " = ..."))
+            return True
+    return False
+
+
+def _torch_path(reader, node, scope) -> str | None:
+    """The dotted torch path ``node`` names (``cudnn.benchmark`` after ``import
+    torch.backends.cudnn as cudnn``), without evaluating calls."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    head = reader.peek(node, scope)
+    base = getattr(head, "path", None)
+    if type(head).__name__ != "TorchRef" or base is None:
+        return None
+    return ".".join([base] + parts[::-1])
+
+
+#: torch tensor methods numpy arrays do not have (or have with another meaning: ``view`` takes
+#: a dtype, ``size`` is an attribute): called on a value the reader cannot tell in a function
+#: the file never calls (a library module's, called by another file with torch tensors), the
+#: code kept as it is would fail when run, so the statement is a marked stub instead
+TENSOR_ONLY_METHODS = frozenset("""
+view view_as bmm mm matmul new_tensor new_zeros new_ones new_full new_empty add_ sub_ mul_ div_ clamp clamp_
+clone permute unsqueeze unsqueeze_ squeeze_ contiguous detach detach_ cpu cuda size float long int double half
+bool masked_fill masked_fill_ expand expand_as numel dim narrow index_select type_as norm pow exp log sqrt
+softmax log_softmax t zero_ fill_ copy_ uniform_ normal_ requires_grad_ backward numpy item tolist to
+chunk gather scatter scatter_ topk unfold flip roll transpose_ sum mean max min argmax argmin
+""".split()) - {"sum", "mean", "max", "min", "argmax", "argmin", "tolist", "item"}  # (numpy has those)
+
+
+def unknown_tensor_method(reader, name: str, receiver) -> str | None:
+    """The stub message for ``receiver.name()`` on a value the reader cannot tell, when
+    ``name`` is a torch tensor method numpy lacks; else None (also for an imported module's
+    function: ``math.exp(x)``)."""
+    if name not in TENSOR_ONLY_METHODS:
+        return None
+    root = receiver
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if isinstance(root, cst.Name) and reader.cur_scope.lookup(root.value) is None and \
+            type(reader.fe.globals.vars.get(root.value)).__name__ in ("Ref", "ClassRef", "FunctionRef"):
+        return None
+    receiver = cst.Module([]).code_for_node(receiver)
+    return (f"{receiver}.{name}(): a torch tensor method on a value this file does not show to be "
+            "array data (a parameter of a function it never calls?); not translated")
+
+
+def bound_names(small) -> set[str]:
+    """The names an import statement binds (``F`` of ``import torch.nn.functional as F``,
+    ``fn`` of ``from torch.hub import fn``, ``torch`` of ``import torch.nn``)."""
+    names = set()
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            if alias.asname is not None:
+                names.add(alias.asname.name.value)
+            else:
+                node = alias.name
+                while isinstance(node, cst.Attribute):
+                    node = node.value
+                names.add(node.value)
+    elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        for alias in small.names:
+            if alias.asname is not None:
+                names.add(alias.asname.name.value)
+            elif isinstance(alias.name, cst.Name):
+                names.add(alias.name.value)
+    return names

@@ -1,0 +1,247 @@
+"""torchvision data in PyTorch programs → the Keras program's data (no torchvision in the output).
+
+* ``datasets.MNIST / FashionMNIST / CIFAR10 / CIFAR100(root, train=..., transform=...)``
+  → the generated ``VisionDataset("mnist", train=..., transform=...)`` (an ``ArrayDataset``
+  over ``keras.datasets.<name>.load_data()``), ``datasets.ImageFolder(root, transform=...)``
+  → the generated ``ImageFolder`` (the class folders read with ``keras.utils.load_img``);
+  the reader sees either as a dataset of two arrays (images, int64 labels) that a
+  ``DataLoader`` batches, so the usual loops become ``fit``;
+* ``transforms.Compose / ToTensor / Normalize / Resize / CenterCrop / Grayscale /
+  PILToTensor / ConvertImageDtype`` (v1) and ``ToImage / ToDtype`` (v2) → generated numpy
+  classes of the same names that transform a whole batch of images (printers/keras/vision_data.py):
+  the data is what torch's transforms make, channels-first (N, C, H, W) float32 after
+  ``ToTensor`` (scaled to [0, 1]), and the Keras program feeds it to the channels-last
+  model through the same layout change as any channels-first array data.
+  Random augmentations (``RandomCrop``, ``RandomHorizontalFlip``, ...) draw per item and
+  per epoch in torch; they are not translated yet (a marked stub).
+
+The model's input shape follows from the dataset and its transforms (``data_shape``):
+MNIST with ``ToTensor`` is (1, 28, 28) in torch's terms, (28, 28, 1) in the Keras model.
+
+Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.cst_fast import nodes_of
+from transpiler.frontend_ast.torch.modules import Unsupported
+
+#: torchvision dataset → (keras.datasets module, (C, H, W) of one image)
+DATASETS = {
+    "MNIST": ("mnist", (1, 28, 28)),
+    "FashionMNIST": ("fashion_mnist", (1, 28, 28)),
+    "CIFAR10": ("cifar10", (3, 32, 32)),
+    "CIFAR100": ("cifar100", (3, 32, 32)),
+}
+FOLDERS = ("ImageFolder",)
+#: transforms the generated numpy classes implement (printers/keras/vision_data.py)
+TRANSFORMS = ("Compose", "ToTensor", "Normalize", "Resize", "CenterCrop", "Grayscale", "PILToTensor",
+              "ConvertImageDtype", "ToImage", "ToDtype", "Lambda")
+RANDOM = ("RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop", "RandomRotation",
+          "ColorJitter", "RandomAffine", "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide")
+DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+          "float16": "float16", "half": "float16", "uint8": "uint8"}
+
+
+def _path(fe, node) -> str | None:
+    """The dotted torchvision path ``node`` names through the module's imports, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    ref = fe.globals.vars.get(node.value)
+    base = getattr(ref, "path", None)
+    if type(ref).__name__ != "Ref" or not base or base.split(".")[0] != "torchvision":
+        return None
+    return ".".join([base] + parts[::-1])
+
+
+def _kind(path: str | None) -> tuple[str, str] | None:
+    """``("dataset" | "transform", name)`` for a torchvision path, else None."""
+    if path is None:
+        return None
+    name = path.rsplit(".", 1)[-1]
+    if path.startswith("torchvision.datasets."):
+        return "dataset", name
+    if path.startswith(("torchvision.transforms.", "torchvision.transforms.v2.")):
+        return "transform", name
+    return None
+
+
+# -- the model's input shape ---------------------------------------------------------------
+def data_shape(fe, call: cst.Call) -> tuple[tuple, str] | None:
+    """``((C, H, W), "float32")`` of one item of the torchvision dataset ``call`` makes, as
+    its transforms leave it, or None (not such a call, or not a tensor of a known size)."""
+    kind = _kind(_path(fe, call.func))
+    if kind is None or kind[0] != "dataset" or (kind[1] not in DATASETS and kind[1] not in FOLDERS):
+        return None
+    shape = DATASETS[kind[1]][1] if kind[1] in DATASETS else (3, None, None)
+    transform = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "transform"), None)
+    if transform is None:
+        return None  # PIL images: nothing a model takes
+    steps = _steps(fe, transform)
+    if steps is None:
+        return None
+    tensor = False
+    c, h, w = shape
+    for name, call_node in steps:
+        args = [a.value for a in call_node.args if a.keyword is None]
+        kw = {a.keyword.value: a.value for a in call_node.args if a.keyword is not None}
+        if name in ("ToTensor", "PILToTensor", "ToImage"):
+            tensor = True
+        elif name in ("Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop"):
+            size = _size(fe, args[0] if args else kw.get("size"))
+            if size is None:
+                return None
+            if len(size) == 1:
+                if name == "Resize" and (h is None or h != w):
+                    return None  # the smaller edge only: the other follows the image's aspect
+                size = (size[0], size[0])
+            h, w = size
+        elif name == "Grayscale":
+            n = _int(fe, args[0] if args else kw.get("num_output_channels", cst.Integer("1")))
+            if n is None:
+                return None
+            c = n
+        elif name in ("Normalize", "ConvertImageDtype", "ToDtype", "RandomHorizontalFlip", "RandomVerticalFlip",
+                      "ColorJitter", "RandomRotation", "RandomErasing"):
+            continue
+        else:
+            return None
+    if not tensor or h is None or w is None:
+        return None
+    return (c, h, w), "float32"
+
+
+def _steps(fe, node) -> list[tuple[str, cst.Call]] | None:
+    """The transforms ``node`` applies in order (a Compose is flattened), resolving a name to
+    the one expression the module assigns to it."""
+    if isinstance(node, cst.Name):
+        values = {cst.Module([]).code_for_node(a.value): a.value for a in nodes_of(fe.module, cst.Assign)
+                  if any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in a.targets)}
+        if len(values) != 1:
+            return None
+        node = next(iter(values.values()))
+    if not isinstance(node, cst.Call):
+        return None
+    kind = _kind(_path(fe, node.func))
+    if kind is None or kind[0] != "transform":
+        return None
+    if kind[1] == "Compose":
+        if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+            return None
+        out = []
+        for el in node.args[0].value.elements:
+            inner = _steps(fe, el.value)
+            if inner is None:
+                return None
+            out += inner
+        return out
+    return [(kind[1], node)]
+
+
+def _int(fe, node) -> int | None:
+    try:
+        value = fe._eval(node, fe.globals)
+    except Exception:  # noqa: BLE001 - not a constant
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _size(fe, node) -> tuple | None:
+    if node is None:
+        return None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        values = [_int(fe, e.value) for e in node.elements]
+        return tuple(values) if len(values) == 2 and all(v is not None for v in values) else None
+    value = _int(fe, node)
+    return (value,) if value is not None else None
+
+
+# -- the program around the model (torch_training's reader) -----------------------------------
+def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvision call kinds; a registry is next
+    """What a torchvision call holds for the reader (a dataset, or plain data for a
+    transform), with the fact that prints it; None when ``node`` is not a torchvision call."""
+    from transpiler.frontend_ast.torch.training import OTHER, DatasetV
+
+    root = node.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name) or scope.lookup(root.value) is not None:
+        return None  # (a local name shadows the import)
+    kind = _kind(_path(reader.fe, node.func))
+    if kind is None:
+        return None
+    what, name = kind
+    args = reader.arguments(node, scope)
+    if any(a.star for a, _ in args):
+        raise Unsupported(f"torchvision {name}(*...): unpacked arguments")
+    pos = [a.value for a, _ in args if a.keyword is None]
+    kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
+    if what == "transform":
+        if name in RANDOM:
+            raise Unsupported(f"transforms.{name}: a random augmentation (drawn per item and per epoch) is not "
+                              "translated to Keras yet")
+        if name not in TRANSFORMS:
+            raise Unsupported(f"transforms.{name} is not translated to Keras yet")
+        if name == "ToDtype":
+            dtype = pos[0] if pos else kw.get("dtype")
+            dtype_name = dtype.attr.value if isinstance(dtype, cst.Attribute) else None
+            if dtype_name not in DTYPES:
+                raise Unsupported("transforms.v2.ToDtype of a dtype that is not a float or uint8")
+            scale = kw.get("scale")
+            template = f'ToDtype("{DTYPES[dtype_name]}"' + (", scale={0}" if scale is not None else "") + ")"
+            reader.fact(node, "vision", {"template": template, "parts": [id(scale)] if scale is not None else [],
+                                         "helpers": ["ToDtype"]})
+            return OTHER
+        if name == "ConvertImageDtype":
+            dtype = pos[0] if pos else kw.get("dtype")
+            dtype_name = dtype.attr.value if isinstance(dtype, cst.Attribute) else None
+            if dtype_name not in DTYPES:
+                raise Unsupported("transforms.ConvertImageDtype of a dtype that is not a float or uint8")
+            reader.fact(node, "vision", {"template": f'ToDtype("{DTYPES[dtype_name]}", scale=True)', "parts": [],
+                                         "helpers": ["ToDtype"]})
+            return OTHER
+        allowed = {"Normalize": {"mean", "std", "inplace"}, "Resize": {"size", "antialias", "interpolation"},
+                   "CenterCrop": {"size"}, "Grayscale": {"num_output_channels"}, "Lambda": {"lambd"}}.get(name, set())
+        if set(kw) - allowed:
+            raise Unsupported(f"transforms.{name}({', '.join(sorted(set(kw) - allowed))}=...) is not translated")
+        if "interpolation" in kw:
+            raise Unsupported(f"transforms.{name}(interpolation=...) is not translated (bilinear only)")
+        texts = [f"{{{i}}}" for i in range(len(pos))] + [f"{k}={{{len(pos) + i}}}" for i, k in enumerate(kw)]
+        reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
+                                     "parts": [id(p) for p in pos] + [id(v) for v in kw.values()],
+                                     "helpers": ["Compose"] if name == "Compose" else ["Compose", name]})
+        return OTHER
+    if name not in DATASETS and name not in FOLDERS:
+        raise Unsupported(f"torchvision.datasets.{name} is not translated to Keras yet")
+    names = ("root", "train", "transform", "target_transform", "download") if name in DATASETS else \
+        ("root", "transform", "target_transform")
+    given = dict(zip(names, pos))
+    given.update(kw)
+    extra = set(given) - set(names)
+    if extra:
+        raise Unsupported(f"datasets.{name}({', '.join(sorted(extra))}=...) is not translated")
+    if given.get("target_transform") is not None:
+        raise Unsupported(f"datasets.{name}(target_transform=...) is not translated")
+    keep = [k for k in ("train", "transform") if k in given]
+    if name in DATASETS:
+        head = f'VisionDataset("{DATASETS[name][0]}"'
+        helpers = ["ArrayDataset", "VisionDataset"]
+        parts = [given[k] for k in keep]
+        texts = [f"{k}={{{i}}}" for i, k in enumerate(keep)]
+    else:
+        if "root" not in given:
+            raise Unsupported("datasets.ImageFolder without its root folder")
+        head = "ImageFolder({0}"
+        helpers = ["ArrayDataset", "ImageFolder"]
+        keep = [k for k in keep if k == "transform"]
+        parts = [given["root"]] + [given[k] for k in keep]
+        texts = [f"{k}={{{i + 1}}}" for i, k in enumerate(keep)]
+    reader.fact(node, "vision", {"template": ", ".join([head] + texts) + ")", "parts": [id(p) for p in parts],
+                                 "helpers": helpers})
+    return DatasetV([node, node], node, vision=True)

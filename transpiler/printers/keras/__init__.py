@@ -1,0 +1,1 @@
+"""Printers whose output is Keras source (the PyTorch → Keras direction)."""

@@ -1,0 +1,436 @@
+"""Keras printer: an ir.Program that came from a PyTorch script → an idiomatic Keras 3 script.
+
+Each model becomes a builder of the source builder's name and signature (``def
+build_model(...)``) that returns a ``keras.Sequential`` when the graph is a plain chain,
+else a Functional ``keras.Model`` over ``keras.Input(shape=...)`` (channels-last). Layers
+are named after the torch modules (``name="conv1"``, ``name="features_0"``). The rest
+of the file is kept: its docstring, the imports that are not torch, constants and plain
+Python helpers; the training program and data code around the models are rewritten by
+``keras_training`` (compile/fit, Keras objects, numpy data), and what still uses PyTorch
+becomes a marked stub that raises ``NotImplementedError`` and quotes the source line.
+The result is black-formatted and deterministic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+
+import black
+import libcst as cst
+
+from transpiler.cst_fast import nodes_of
+from transpiler.frontend_ast.torch.frontend import class_builders
+from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.params import param_names
+from transpiler.ir.program import ModelDef, Program
+from transpiler.printers.keras import ops as keras_ops
+from transpiler.printers.code import comment_text, lit
+from transpiler.printers.keras.subclass import is_subclass, subclass_text
+from transpiler.printers.keras.training import ProgramPrinter
+
+_HEADER = ["import keras", "from keras import layers"]
+
+
+def _code(node) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class _Names:
+    """Variable names for the builder body: the user's names when free, else layer names."""
+
+    def __init__(self, reserved: set[str]):
+        self.reserved = set(reserved) | set(keyword.kwlist) | {"keras", "layers", "model"}
+        self.bound: dict[str, Value] = {}
+        self.used: set[str] = set()
+
+    def fresh(self, hint: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
+        if base[0].isdigit():
+            base = f"t_{base}"
+        name, n = base, 1
+        while name in self.reserved or name in self.used:
+            name = f"{base}_{n}"
+            n += 1
+        self.used.add(name)
+        return name
+
+
+def _mentions_outside(module: cst.Module, name: str, builder: str) -> bool:
+    """``name`` is read somewhere other than in its class and in ``builder``."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value in (name, builder):
+            continue
+        if any(n.value == name for n in nodes_of(stmt, cst.Name)):
+            return True
+    return False
+
+
+def chain_of(graph: Graph) -> bool:
+    """True when the graph is a plain chain of layers (a ``keras.Sequential``)."""
+    if len(graph.inputs) != 1 or len(graph.outputs) != 1:
+        return False
+    prev = graph.inputs[0]
+    names = set()
+    for node in graph.nodes:
+        if len(node.inputs) != 1 or node.inputs[0] is not prev or len(node.outputs) != 1:
+            return False
+        if node.name in names or keras_ops.emit(node).layer is None:
+            return False
+        names.add(node.name)
+        if len(graph.consumers(prev)) != 1:
+            return False
+        prev = node.outputs[0]
+    return prev is graph.outputs[0] and bool(graph.nodes)
+
+
+def _input_expr(value: Value) -> str:
+    shape = tuple(value.shape[1:])
+    shape_text = f"({shape[0]},)" if len(shape) == 1 else repr(shape)
+    parts = [f"shape={shape_text}"]
+    if value.dtype != "float32":
+        parts.append(f'dtype="{value.dtype}"')
+    if value.var:
+        parts.append(f'name="{value.var}"')
+    return f"keras.Input({', '.join(parts)})"
+
+
+def _comment_lines(node: Node, indent: str) -> list[str]:
+    return [f"{indent}{comment_text(c)}" for c in node.comments]
+
+
+def method_function(md: ModelDef, method: str) -> str:
+    """The module-level function building ``md``'s method ``method`` as a Keras model
+    (``vae_encode`` for ``VAE.encode``)."""
+    name = md.graph.name
+    snake = "".join("_" + c.lower() if c.isupper() and i and not name[i - 1].isupper() else c.lower()
+                    for i, c in enumerate(name))
+    return f"{snake}_{method}"
+
+
+def model_body(md: ModelDef, reserved: set[str], shared: str | None = None) -> list[str]:
+    """The builder's body (indented four spaces) for ``md``'s graph; with ``shared`` (the
+    name of a built model) the layers holding weights are that model's (``get_layer``)."""
+    graph = md.graph
+    ind = "    "
+    model_name = graph.name
+    head = [f"{ind}{c}" for c in graph.meta.get("comments", [])] if shared is None else []
+    if shared is None and chain_of(graph):
+        lines = head + [f"{ind}model = keras.Sequential(", f"{ind}    ["]
+        lines.append(f"{ind}        {_input_expr(graph.inputs[0])},")
+        for node in graph.nodes:
+            lines += _comment_lines(node, ind + "        ")
+            lines.append(f"{ind}        {keras_ops.emit(node).layer},")
+        lines += [f"{ind}    ],", f'{ind}    name="{model_name}",', f"{ind})", f"{ind}return model"]
+        return lines
+    names = _Names(reserved)
+    expr: dict[int, str] = {}
+    lines = list(head)
+    for v in graph.inputs:
+        n = names.fresh(v.var or "inputs")
+        expr[id(v)] = n
+        lines.append(f"{ind}{n} = {_input_expr(v)}")
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    last_use: dict[int, int] = {}
+    for node in graph.nodes:
+        for v in node.inputs:
+            last_use[id(v)] = max(last_use.get(id(v), -1), order[id(node)])
+    for v in graph.outputs:
+        last_use[id(v)] = len(graph.nodes) + 1
+    holder: dict[str, int] = {}  # variable → id of the value it holds
+    counts: dict[str, int] = {}
+    for node in graph.nodes:
+        counts[node.name] = counts.get(node.name, 0) + 1
+    layer_vars: dict[str, str] = {}
+    for i, node in enumerate(graph.nodes):
+        em = keras_ops.emit(node)
+        if shared is not None and em.layer is not None and param_names(node):
+            em = dataclasses.replace(em, layer=f'{shared}.get_layer("{node.name}")')
+        ins = [expr[id(v)] for v in node.inputs]
+        outs = []
+        for j, v in enumerate(node.outputs):
+            hint = v.var if j == 0 and v.var else (node.name if j == 0 else f"{node.name}_state{j}")
+            name = hint
+            held = holder.get(name)
+            free = held is None or last_use.get(held, -1) <= i
+            if name in names.reserved or not free or (held is None and name in names.used):
+                name = names.fresh(node.name if j == 0 else f"{node.name}_state{j}")
+            else:
+                names.used.add(name)
+            holder[name] = id(v)
+            expr[id(v)] = name
+            outs.append(name)
+        target = ", ".join(outs)
+        if shared is None:
+            lines += _comment_lines(node, ind)
+        if em.layer is None:
+            lines.append(f"{ind}{target} = {em.call(ins)}")
+            continue
+        if not node.inputs:  # a model's own weight: called on the model's input to join the graph
+            ins = [expr[id(graph.inputs[0])]]
+        arg = em.args(ins) if em.args else f"[{', '.join(ins)}]" if em.merge else ins[0]
+        if counts[node.name] > 1:
+            if node.name not in layer_vars:
+                lv = names.fresh(f"{node.name}_layer")
+                layer_vars[node.name] = lv
+                lines.append(f"{ind}{lv} = {em.layer}")
+            lines.append(f"{ind}{target} = {layer_vars[node.name]}({arg})")
+        else:
+            lines.append(f"{ind}{target} = {em.layer}({arg})")
+    ins = [expr[id(v)] for v in graph.inputs]
+    outs = [expr[id(v)] for v in graph.outputs]
+    inputs_text = ins[0] if len(ins) == 1 else f"[{', '.join(ins)}]"
+    outputs_text = outs[0] if len(outs) == 1 else f"[{', '.join(outs)}]"
+    lines.append(f'{ind}return keras.Model(inputs={inputs_text}, outputs={outputs_text}, name="{model_name}")')
+    return lines
+
+
+class KerasScript:
+    """Prints the whole script."""
+
+    def __init__(self, program: Program, frontend):
+        self.program = program
+        self.frontend = frontend
+        self.module: cst.Module = frontend.module
+        self.builders = {md.builder: md for md in program.models if md.builder}
+        self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
+        self.class_models = {md.class_name: md for md in program.models if not md.builder}
+        for md in program.models:
+            parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
+            for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
+                keras_ops.clear_auto_names(graph)
+        #: model classes the program calls besides their builder: ``Net()`` is the builder's
+        #: model when the builder is ``return Net()``, else a stub (the class is not printed)
+        self.class_calls = {md.class_name: md.builder for md in program.models
+                            if md.builder and _mentions_outside(frontend.module, md.class_name, md.builder)}
+        self.class_builders = {cls: builder for cls, builder in class_builders(frontend).items()
+                               if cls in self.class_calls}
+        self.torch_names = set(program.meta.get("torch_bindings", set()))
+        self.training = ProgramPrinter(program, frontend)
+        #: the torch class → the models printed as a ``keras.Model`` subclass of it (their
+        #: forward has control flow), each with its class name
+        self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
+        taken: set[str] = set()
+        for md in program.models:
+            if is_subclass(md.graph) and not md.graph.meta.get("unsupported"):
+                self.training.imports.update(md.graph.meta.get("own_step", {}).get("imports", ()))
+                name, n = md.class_name, 2
+                while name in taken:
+                    name, n = f"{md.class_name}_{n}", n + 1
+                taken.add(name)
+                self.subclasses.setdefault(md.class_name, []).append((md, name))
+        self.subclass_name = {id(md): name for group in self.subclasses.values() for md, name in group}
+
+    def reserved(self) -> set[str]:
+        names = set(self.frontend.globals.vars)
+        return names
+
+    def render(self) -> str:
+        import os
+
+        out: list[str] = [comment_text(f"# Transpiled from {os.path.basename(self.program.path)} (PyTorch) to "
+                                       "Keras by transpiler; review before use.")]
+        body = list(self.module.body)
+        if body and _is_docstring(body[0]):
+            out.append(_code(body[0]).rstrip("\n"))
+            body = body[1:]
+        kept_imports: list[str] = []
+        rest: list[str] = []
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                if not _imports_torch(stmt):
+                    kept_imports.append(_code(stmt).rstrip("\n"))
+                continue
+            rest.append(self.statement(stmt))
+        helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
+                          for g in [md.graph] + [sub.graph for sub in md.methods.values()]
+                          for n in g.nodes for h in keras_ops.emit(n).helpers
+                          if not (g is md.graph and id(md) in self.subclass_name and keras_ops.emit(n).mode_select)})
+        # (the generated helpers count as uses: torch_uniform_init reads the script's math)
+        kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
+                                          self.training.helper_texts())
+        wanted = set(self.training.imports)
+        if "torch_uniform_init" in helpers:
+            wanted.add("import math")
+        extra = sorted(w for w in wanted if w not in kept_imports and not self._bound(w))
+        imports = kept_imports + extra + _HEADER
+        if len(out) > 1:
+            out.append("")
+        out.extend(imports)
+        out.append("")
+        for h in helpers:
+            out += ["", keras_ops.init_helper_source(h)]
+        for text in self.training.helper_texts():
+            out += ["", text]
+        text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r)
+        return black.format_str(text, mode=black.Mode())
+
+    def _used_imports(self, imports: list[str], rest: list) -> list[str]:
+        """The imports kept but one whose names the source used and the output no longer
+        does (``from types import SimpleNamespace`` of a training helper that went)."""
+        import re
+
+        out_text = "".join(r for r in rest if r)
+        source = self.module.code
+        kept = []
+        for line in imports:
+            stmt = cst.parse_statement(line)
+            names = [a.evaluated_alias or a.evaluated_name.split(".")[0] for s in stmt.body
+                     for a in (s.names if isinstance(s.names, (list, tuple)) else [])]
+            if names and not any(re.search(rf"\b{re.escape(n)}\b", out_text) for n in names) and all(
+                    len(re.findall(rf"\b{re.escape(n)}\b", source)) > 1 for n in names):
+                continue
+            kept.append(line)
+        return kept
+
+    def statement(self, stmt) -> str | None:
+        if isinstance(stmt, cst.ClassDef):
+            name = stmt.name.value
+            if name in self.subclasses:
+                texts = [subclass_text(md.graph, cls, self.reserved(), _input_expr) for md, cls in self.subclasses[name]]
+                if name in self.class_models and name not in self.subclass_name.values():
+                    texts.append(self.builder(self.class_models[name], None))
+                return "\n\n".join(texts)
+            if name in self.class_models:
+                return self.builder(self.class_models[name], None)
+            if name in self.stubbed and not self.stubbed[name]["builder"]:
+                return self.stub_builder(name, None, self.stubbed[name])
+            if name in self.class_builders:  # (``Net()`` in the program: what the builder builds)
+                return (f"def {name}():\n    \"\"\"The {name} model: what {self.class_builders[name]}() "
+                        f"builds.\"\"\"\n    return {self.class_builders[name]}()\n")
+            if name in self.class_calls:
+                message = (f"{name}: the model class is translated as the builder {self.class_calls[name]}() "
+                           "only; build the model with it")
+                diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+                return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
+            ref = self.frontend.classes.get(name)
+            if ref is not None and ref.is_module:
+                if name in self.covered_classes:
+                    return None  # its layers live in the builder now
+                return self.unbuilt_class(name, stmt)
+        if isinstance(stmt, cst.FunctionDef):
+            name = stmt.name.value
+            if name in self.builders:
+                return self.builder(self.builders[name], stmt)
+            if name in self.stubbed:
+                return self.stub_builder(name, stmt, self.stubbed[name])
+        text = self.training.render(stmt)
+        if self.training.classes:  # a trainer class the statement uses goes right before it
+            text = "\n\n".join(self.training.classes + [text])
+            self.training.classes.clear()
+        return text
+
+    @property
+    def covered_classes(self) -> set[str]:
+        """Module classes whose layers a printed (or stubbed) model holds: the models' classes
+        and builders, and the classes their code names, transitively."""
+        if getattr(self, "_covered", None) is None:
+            classes = self.frontend.classes
+            defs = {s.name.value: s for s in self.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
+            todo = [md.class_name for md in self.program.models] + [md.builder for md in self.program.models
+                                                                   if md.builder]
+            todo += [n for s in self.stubbed.values() for n in (s["name"], s["builder"]) if n]  # (stubs already)
+            covered: set[str] = set()
+            while todo:
+                name = todo.pop()
+                if name in covered or name not in defs:
+                    continue
+                covered.add(name)
+                todo += [n.value for n in nodes_of(defs[name], cst.Name) if n.value in classes and n.value != name]
+            self._covered = covered
+        return self._covered
+
+    def unbuilt_class(self, name: str, stmt: cst.ClassDef) -> str:
+        """An ``nn.Module`` class no translated model holds (a library module's, or one this
+        file builds only with arguments or data it cannot size): a marked stub of its name."""
+        message = (f"{name}: an nn.Module class this file does not build with a known input shape "
+                   "(Keras layers need it to translate the forward here); translate the script that "
+                   "builds it, or give its input shape as INPUT_SHAPE")
+        diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+        return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
+
+    def _bound(self, import_line: str) -> bool:
+        """The source already binds the name ``import_line`` would (``np``, ``math``)."""
+        name = import_line.split()[-1]
+        value = self.frontend.globals.vars.get(name)
+        return value is not None and type(value).__name__ == "Ref" and value.path.split(".")[0] == \
+            import_line.split()[1].split(".")[0]
+
+    def builder(self, md: ModelDef, fn: cst.FunctionDef | None) -> str:
+        graph = md.graph
+        unsupported = graph.meta.get("unsupported")
+        name = fn.name.value if fn is not None else md.class_name
+        params = _code(fn.params) if fn is not None else ""
+        if unsupported:
+            span, message = unsupported[0]
+            where = f"{span}" if span else self.program.path
+            return self._raise_def(name, params, f"{where}: {message}", md.comments)
+        lines = [f"def {name}({params}):"]
+        doc = f'    """The {graph.name} model, translated from PyTorch (channels-last inputs)."""'
+        lines.append(doc)
+        if fn is not None and fn.params.params:
+            ps = [p for p in fn.params.params]
+            names = ", ".join(p.name.value for p in ps)
+            defaults = ", ".join(_code(p.default) for p in ps)
+            if len(ps) == 1:
+                lines.append(f"    if {names} != {defaults}:")
+            else:
+                lines.append(f"    if ({names}) != ({defaults}):")
+            lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
+                         'default arguments only")')
+        if id(md) in self.subclass_name:
+            lines.append(f"    return {self.subclass_name[id(md)]}()")
+        else:
+            lines += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+        called = self.program.meta.get("called_methods", set())
+        for method, sub in md.methods.items():
+            if (id(md), method) not in called:
+                continue
+            lines += ["", "", f"def {method_function(md, method)}(model):",
+                      f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
+            lines += model_body(sub, self.reserved() | {"model"}, shared="model")
+        for method, params, span, message in graph.meta.get("unread_methods", ()):
+            lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
+        return "\n".join(lines) + "\n"
+
+    def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:
+        return (f"def {name}({params}):\n"
+                f"    {comment_text(f'# transpiler: not translated: {message}')}\n"
+                f"    raise NotImplementedError({lit(f'transpiler: {message}')})\n")
+
+    def stub_builder(self, name: str, fn, info) -> str:
+        params = _code(fn.params) if fn is not None else ""
+        span = info["span"]
+        return self._raise_def(name, params, f"{span}: {info['message']}")
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and \
+        isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _imports_torch(stmt) -> bool:
+    for s in stmt.body:
+        if isinstance(s, cst.Import):
+            if any(_dotted(a.name).split(".")[0] in ("torch", "torchvision") for a in s.names):
+                return True
+        elif isinstance(s, cst.ImportFrom) and s.module is not None:
+            if _dotted(s.module).split(".")[0] in ("torch", "torchvision"):
+                return True
+    return False
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    return f"{_dotted(node.value)}.{node.attr.value}"
+
+
+def print_keras_script(program: Program, frontend) -> str:
+    """The Keras script for ``program`` (read by ``frontend``), black-formatted."""
+    script = KerasScript(program, frontend)
+    text = script.render()
+    # the printer of the training objects, for verify (it evaluates the same expressions)
+    program.meta["keras_training_printer"] = script.training
+    return text

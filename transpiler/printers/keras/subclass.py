@@ -1,0 +1,314 @@
+"""A ``keras.Model`` subclass for a model whose ``forward`` has control flow.
+
+A functional graph has no branches: a PyTorch ``forward`` that branches on
+``self.training`` (``training_select`` nodes in the IR) is printed as a subclass whose
+``call(self, x, training=None)`` branches the same way, each branch computing only
+what it needs (a Dense that only the training branch calls is called inside
+``if training:``)::
+
+    class AutoEncoder(keras.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.enc = layers.Dense(8, ..., name="enc")
+            ...
+
+        def call(self, x, training=None):
+            h = self.relu(self.enc(x))
+            if training:
+                z = ...
+            else:
+                z = ...
+            return self.dec(z)
+
+The layers are attributes named after the torch modules (``name=`` keeps the layer
+name, for ``get_layer`` and the checkpoint writer). The model builds itself by
+calling it on a ``keras.Input`` once per mode in ``__init__``, so that every layer, also
+one only a branch calls, has its weights after construction (as in torch).
+
+Keras saves a subclass's layers under attribute paths (see ``weights_paths``).
+"""
+
+from __future__ import annotations
+
+from transpiler.ir.graph import Graph, Node, Value
+from transpiler.printers.keras import ops as keras_ops
+from transpiler.printers.code import exclusive_cone
+
+#: public attributes of ``keras.Model`` (Keras 3.15) and those its instances set: a layer
+#: attribute must not shadow one
+MODEL_ATTRIBUTES = frozenset("""
+add_loss add_metric add_variable add_weight build build_from_config call compile compile_from_config
+compiled_loss compiled_metrics compute_dtype compute_loss compute_mask compute_metrics
+compute_output_shape compute_output_spec count_params distribute_reduction_method distribute_strategy
+dtype dtype_policy evaluate export fit from_config get_build_config get_compile_config get_config
+get_layer get_metrics_result get_quantization_layer_structure get_state_tree get_weights input
+input_dtype input_spec jit_compile layers load_own_variables load_weights loss losses
+make_predict_function make_test_function make_train_function metrics metrics_names metrics_variables
+non_trainable_variables non_trainable_weights output path predict predict_on_batch predict_step
+quantization_mode quantize quantized_build quantized_call rematerialized_call reset_metrics run_eagerly
+save save_own_variables save_weights set_state_tree set_weights stateless_call stateless_compute_loss
+summary supports_masking symbolic_call test_on_batch test_step to_json train_on_batch train_step
+trainable trainable_variables trainable_weights variable_dtype variables weights
+name built optimizer history stop_training compiled inputs outputs autocast steps_per_execution
+""".split())
+
+
+def needs_subclass(graph: Graph) -> bool:
+    """True when the model's forward has control flow a functional graph cannot hold."""
+    return any(keras_ops.emit(node).mode_select for node in graph.nodes)
+
+
+def is_subclass(graph: Graph) -> bool:
+    """True when the model is printed as a ``keras.Model`` subclass: its forward has control
+    flow, or it has its own ``train_step`` (frontend_ast/torch/own_step)."""
+    return needs_subclass(graph) or bool(graph.meta.get("own_step"))
+
+
+def layer_attributes(graph: Graph) -> dict[str, str]:
+    """Layer name → the attribute holding the layer, in the order ``__init__`` assigns
+    them (the order of ``model.layers``): the first call of each layer in the graph. A name
+    the model's own trackers or methods take is not a layer's."""
+    attrs: dict[str, str] = {}
+    own = graph.meta.get("own_step") or {}
+    taken: set[str] = {a for a, _ in own.get("trackers", ())} | {n for n, _ in own.get("methods", ())}
+    for node in graph.nodes:
+        em = keras_ops.emit(node)
+        if node.name in attrs or em.mode_select or em.layer is None:
+            continue
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in node.name).lower() or "layer"
+        if base[0].isdigit() or base.startswith("_"):
+            base = f"layer_{base.lstrip('_')}"
+        name, n = base, 1
+        while name in MODEL_ATTRIBUTES or name in taken:
+            name = f"{base}_layer" if n == 1 else f"{base}_layer_{n}"
+            n += 1
+        taken.add(name)
+        attrs[node.name] = name
+    return attrs
+
+
+def weights_paths(attributes: list[str], auto_keys: list[str]) -> list[str]:
+    """The ``.weights.h5`` group of each layer of a subclassed model, as Keras' saver
+    places them: it walks the model's attributes in sorted order (public ones first), a
+    layer under its attribute's name, and the ``layers`` list, each layer of which not
+    yet visited goes under ``layers/<key>``, the key counted over the whole list (the
+    snake-cased class name, ``dense``, ``dense_1``, ...: ``auto_keys``). So a layer whose
+    attribute sorts before ``layers`` is saved at the top, the others under ``layers/``."""
+    return [attr if attr < "layers" else f"layers/{key}" for attr, key in zip(attributes, auto_keys)]
+
+
+class _CallWriter:
+    """Writes the body of ``call``: one statement per layer call or op, each branch of a
+    ``training_select`` inside ``if training:`` / ``else:``."""
+
+    def __init__(self, graph: Graph, attrs: dict[str, str], reserved: set[str]):
+        self.graph = graph
+        self.attrs = attrs
+        self.reserved = set(reserved) | {"self", "training", "keras", "layers"}
+        if len(graph.inputs) > 1:
+            self.reserved.add("inputs")  # call()'s one parameter, unpacked
+        self.expr: dict[int, str] = {}
+        self.bound: dict[str, int] = {}  # name → id of the value it holds
+        order = {id(n): i for i, n in enumerate(graph.nodes)}
+        self.last_use: dict[int, int] = {}
+        for node in graph.nodes:
+            for v in node.inputs:
+                self.last_use[id(v)] = max(self.last_use.get(id(v), -1), order[id(node)])
+        for v in graph.outputs:
+            self.last_use[id(v)] = len(graph.nodes) + 1
+        self.branch_of: dict[int, tuple[Node, int]] = {}
+        for node in graph.nodes:
+            if keras_ops.emit(node).mode_select:
+                for slot in (0, 1):
+                    for member in exclusive_cone(graph, node, slot):
+                        self.branch_of.setdefault(id(member), (node, slot))
+        self.branch_lines: dict[tuple[int, int], list[str]] = {}
+        self.select_name: dict[int, str] = {}
+        self.returned = False
+
+    def _name(self, value: Value, hint: str, at: int) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
+        if base[0].isdigit():
+            base = f"t_{base}"
+        name, n = base, 1
+        while name in self.reserved or (name in self.bound and self.bound[name] != id(value)
+                                        and self.last_use.get(self.bound[name], -1) > at):
+            name = f"{base}_{n}"
+            n += 1
+        self.bound[name] = id(value)
+        return name
+
+    def arguments(self) -> tuple[str, list[str]]:
+        """The parameter of ``call`` and the statements unpacking several inputs."""
+        names = [self._name(v, v.var or "inputs", -1) for v in self.graph.inputs]
+        for v, n in zip(self.graph.inputs, names):
+            self.expr[id(v)] = n
+        if len(names) == 1:
+            return names[0], []
+        return "inputs", [f"{', '.join(names)} = inputs"]
+
+    def write(self) -> list[str]:
+        main: list[str] = []
+        for i, node in enumerate(self.graph.nodes):
+            branch = self.branch_of.get(id(node))
+            lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
+            em = keras_ops.emit(node)
+            if em.mode_select:
+                self._select(node, i, lines)
+                continue
+            lines += list(node.comments)
+            ins = [self.expr[id(v)] for v in node.inputs]
+            if len(node.outputs) == 1 and self._returned_as_is(node, branch):
+                self.expr[id(node.outputs[0])] = self._call_text(node, em, ins)
+                continue
+            outs = []
+            for j, v in enumerate(node.outputs):
+                select = branch[0] if branch is not None and v is branch[0].inputs[branch[1]] else None
+                if select is not None:
+                    name = self._select_out(select)
+                else:
+                    hint = v.var if j == 0 and v.var else (node.name if j == 0 else f"{node.name}_state{j}")
+                    name = self._name(v, hint, i)
+                self.expr[id(v)] = name
+                outs.append(name)
+            lines.append(f"{', '.join(outs)} = {self._call_text(node, em, ins)}")
+        if not self.returned:
+            outs = [self.expr[id(v)] for v in self.graph.outputs]
+            main.append("return " + (outs[0] if len(outs) == 1 else f"[{', '.join(outs)}]"))
+        return main
+
+    def _call_text(self, node: Node, em, ins: list[str]) -> str:
+        if em.layer is None:
+            return em.call(ins)
+        if not node.inputs:  # a model's own weight (a ModelWeight layer): called on the input
+            ins = [self.expr[id(self.graph.inputs[0])]]
+        arg = em.args(ins) if em.args else f"[{', '.join(ins)}]" if em.merge else ins[0]
+        return f"self.{self.attrs[node.name]}({arg})"
+
+    def _last(self, node: Node) -> bool:
+        """``node`` is the method's last and its one result is returned."""
+        return node is self.graph.nodes[-1] and len(self.graph.outputs) == 1 and \
+            self.graph.outputs[0] is node.outputs[0]
+
+    def _returned_as_is(self, node: Node, branch) -> bool:
+        """``node``'s result is returned without another use: ``return <call>``."""
+        value = node.outputs[0]
+        if branch is not None:  # a branch's result, returned by the branch
+            return value is branch[0].inputs[branch[1]] and self._last(branch[0]) and \
+                self.last_use.get(id(value)) == len(self.graph.nodes) - 1
+        return self._last(node) and not node.comments
+
+    def _select_out(self, select: Node) -> str:
+        if id(select) not in self.select_name:
+            v = select.outputs[0]
+            at = self.graph.nodes.index(select)
+            self.select_name[id(select)] = self._name(v, v.var or select.name, at)
+        return self.select_name[id(select)]
+
+    def _select(self, node: Node, at: int, lines: list[str]) -> None:
+        train = self.branch_lines.get((id(node), 0), [])
+        infer = self.branch_lines.get((id(node), 1), [])
+        t_expr, i_expr = (self.expr[id(v)] for v in node.inputs)
+        if self._last(node):  # the method's last statements: each branch returns its own value
+            lines += node.comments
+            lines.append("if training:")
+            lines += [f"    {ln}" for ln in train] + [f"    return {t_expr}"]
+            lines += infer + [f"return {i_expr}"]
+            self.returned = True
+            return
+        name = self._select_out(node)
+        blocks = []
+        for block, expr in ((train, t_expr), (infer, i_expr)):
+            block = list(block)
+            if expr != name:
+                block.append(f"{name} = {expr}")
+            blocks.append(block)
+        train, infer = blocks
+        lines += node.comments
+        if train:
+            lines.append("if training:")
+            lines += [f"    {ln}" for ln in train]
+            if infer:
+                lines.append("else:")
+                lines += [f"    {ln}" for ln in infer]
+        elif infer:
+            lines.append("if not training:")
+            lines += [f"    {ln}" for ln in infer]
+        self.expr[id(node.outputs[0])] = name
+
+
+def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr) -> str:
+    """The ``keras.Model`` subclass for ``graph`` (``class_name``, the torch module's name).
+    Its ``__init__`` builds the model, as torch creates a module's weights in ``__init__``
+    (``load_weights`` needs them). A model with its own ``train_step`` (``graph.meta["own_step"]``,
+    frontend_ast/torch/own_step) gets its trackers in ``__init__`` and its methods after ``call``;
+    one built of its submodules (``graph.meta["composed"]``, frontend_ast/torch/parts) has each
+    as a ``layers.Layer`` subclass of its own, printed before it."""
+    own = graph.meta.get("own_step") or {}
+    composed = graph.meta.get("composed")
+    if composed:
+        why = ['    its own ``train_step`` calls its submodules, layers of their own here."""']
+    elif needs_subclass(graph):
+        why = ["    its forward branches on ``self.training`` (Keras passes ``training``: True in fit,",
+               '    False in evaluate and predict)."""']
+    else:
+        why = ['    it has its own ``train_step``, which ``fit`` runs."""']
+    lines = [f"class {class_name}(keras.Model):",
+             f'    """The {graph.name} model, translated from PyTorch (channels-last inputs); a subclass since',
+             *why, "",
+             f'    def __init__(self, name="{graph.name}", **kwargs):', "        super().__init__(name=name, **kwargs)"]
+    if composed:
+        lines += [f'        self.{attr} = {part.name}(name="{attr}")' for attr, part in composed["parts"]]
+        arg, call_body = None, composed["call"].splitlines()
+    else:
+        layer_lines, arg, call_body = _layers_and_call(graph, reserved)
+        lines += layer_lines
+    lines += [f"        self.{attr} = {code}" for attr, code in own.get("trackers", ())]
+    names = [v.var or f"input_{i}" for i, v in enumerate(graph.inputs)]
+    if len(set(names)) != len(names) or {"self", "name", "kwargs", "keras", "layers"} & set(names):
+        names = [f"input_{i}" for i in range(len(names))]
+    lines.append("        # build every layer now, also those only one mode calls (torch creates the")
+    lines.append("        # weights in __init__; load_weights needs them)")
+    lines += [f"        {n} = {input_expr(v)}" for n, v in zip(names, graph.inputs)]
+    call_arg = names[0] if len(names) == 1 else f"[{', '.join(names)}]"
+    lines += [f"        self({call_arg}, training=True)", f"        self({call_arg}, training=False)"]
+    if composed:
+        lines += [""] + [f"    {ln}" if ln else "" for ln in call_body]
+    else:
+        lines += ["", f"    def call(self, {arg}, training=None):"]
+        lines += [f"        {ln}" if ln else "" for ln in call_body]
+    for _name, text in own.get("methods", ()):
+        lines += [""] + [f"    {ln}" if ln else "" for ln in text.splitlines()]
+    text = "\n".join(lines) + "\n"
+    if composed:
+        text = "\n\n".join(part_text(part, reserved) for _, part in composed["parts"]) + "\n\n" + text
+    return text
+
+
+def part_text(graph: Graph, reserved: set[str]) -> str:
+    """A submodule of a composed model (frontend_ast/torch/parts) as a ``layers.Layer``
+    subclass: its layers in ``__init__`` (built by the model's first call), its forward as
+    ``call``."""
+    layer_lines, arg, call_body = _layers_and_call(graph, reserved)
+    lines = [f"class {graph.name}(layers.Layer):",
+             f'    """The {graph.name} module, translated from PyTorch (channels-last inputs)."""', "",
+             "    def __init__(self, **kwargs):", "        super().__init__(**kwargs)", *layer_lines,
+             "", f"    def call(self, {arg}, training=None):"]
+    lines += [f"        {ln}" if ln else "" for ln in call_body]
+    return "\n".join(lines) + "\n"
+
+
+def _layers_and_call(graph: Graph, reserved: set[str]) -> tuple[list[str], str, list[str]]:
+    """The ``__init__`` lines making the layers (and the graph's comments), ``call``'s
+    parameter and its body."""
+    attrs = layer_attributes(graph)
+    writer = _CallWriter(graph, attrs, reserved)
+    arg, unpack = writer.arguments()
+    body = unpack + writer.write()
+    lines = [f"        {c}" for c in graph.meta.get("comments", [])]
+    done = set()
+    for node in graph.nodes:
+        if node.name in attrs and node.name not in done:
+            done.add(node.name)
+            lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
+    return lines, arg, body

@@ -1,0 +1,1 @@
+"""Printers whose output is PyTorch source (the Keras → PyTorch direction)."""

@@ -1,0 +1,247 @@
+"""compile()'s objects in Keras → PyTorch programs: optimizers (Keras' defaults explicit,
+Keras-exact classes on request), learning-rate schedules, losses and metrics. The helper
+functions and classes they name are copied from transpiler/runtime/torch/ (losses.py,
+metrics.py, optimizers.py, keras_exact.py) through printers/runtime_source.py.
+
+``CompiledObjects`` is a part of ``TrainingPrinter`` (printers/torch/training.py): it reads
+and fills the printer's ``needs``, ``loss_fns``, ``metric_fns`` and ``optimizer_classes``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.ir import training as T
+from transpiler.printers import runtime_source
+from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch import loss_functions as torch_loss_functions
+from transpiler.printers.code import lit
+
+CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
+                 "binary_crossentropy": "sigmoid"}
+
+#: runtime modules (transpiler/runtime/torch/) the helpers are copied from
+LOSSES, METRICS, TRAINING = "torch.losses", "torch.metrics", "torch.training"
+CALLBACKS = "torch.callbacks"
+METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error", "mean_absolute_percentage_error",
+                  "mean_squared_logarithmic_error"}
+#: metrics with a state over the epoch (confusion counts): objects fit()/evaluate() update
+#: batch by batch (runtime/torch/metrics.py); ``logits`` variants apply the sigmoid the
+#: model's output skipped
+STATEFUL_CLASSES = {"auc": "AUC", "precision": "Precision", "recall": "Recall",
+                    "root_mean_squared_error": "RootMeanSquaredError"}
+
+#: callbacks whose objects go to the generated fit() (it calls their hooks)
+OBJECT_CALLBACKS = ("lambda_callback", "custom")
+#: loop-code callbacks that stop training through model.stop_training
+STOPPING_CALLBACKS = ("terminate_on_nan",)
+
+OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
+                     "adagrad": "Adagrad", "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "NAdam"}
+
+
+def resolve_metric(name: str, loss: T.Loss) -> str:
+    """Keras' ``"accuracy"`` means the accuracy that fits the loss."""
+    if name != "accuracy":
+        return name
+    return {"sparse_categorical_crossentropy": "sparse_categorical_accuracy",
+            "categorical_crossentropy": "categorical_accuracy",
+            "binary_crossentropy": "binary_accuracy"}.get(loss.kind, "accuracy")
+
+
+#: optimizers whose update is not linear in the gradient: Keras' TensorFlow backend feeds them
+#: an Embedding table's gradient as IndexedSlices (one slice per token occurrence), so a
+#: token repeated in a batch moves differently than under the summed gradient torch uses
+#: (checked for each: tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE)
+SPARSE_SENSITIVE_OPTIMIZERS = ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam")
+EMBEDDING_SLICES_NOTE = [
+    "# Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token",
+    "# occurrence (repeats not summed first); torch uses the summed gradient",
+]
+
+#: per-sample accuracies a metric object of a custom loop may wrap (they rank logits and
+#: probabilities alike)
+_ACCURACIES = {"sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy",
+               "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy"}
+
+
+class CompiledObjects:
+    """Optimizer, schedule, loss and metric expressions of a TrainingPrinter."""
+
+    def optimizer_expr(self, model: str, opt: T.Optimizer) -> str:
+        h = opt.hyper
+        kind = opt.kind
+        cls = OPTIMIZER_CLASSES[kind]
+        args = [f"{model}.parameters()", f"lr={lit(float(h['learning_rate']))}"]
+        if "beta_1" in h:
+            args.append(f"betas=({lit(float(h['beta_1']))}, {lit(float(h['beta_2']))})")
+        if kind == "rmsprop":
+            args.append(f"alpha={lit(float(h['rho']))}")
+        if kind == "adadelta":
+            args.append(f"rho={lit(float(h['rho']))}")
+        if "epsilon" in h:
+            args.append(f"eps={lit(float(h['epsilon']))}")
+        if h.get("momentum"):
+            args.append(f"momentum={lit(float(h['momentum']))}")
+        if h.get("nesterov"):
+            args.append("nesterov=True")
+        if h.get("centered"):
+            args.append("centered=True")
+        if h.get("amsgrad"):
+            args.append("amsgrad=True")
+        if kind == "adagrad":
+            args.append(f"initial_accumulator_value={lit(float(h['initial_accumulator_value']))}")
+        wd = h.get("weight_decay")
+        if kind == "adam" and wd:
+            cls = "AdamW"  # Keras' weight decay is decoupled, as in AdamW
+        if wd or kind == "adamw":
+            args.append(f"weight_decay={lit(float(wd or 0.0))}")
+        if kind == "nadam":
+            args.append("momentum_decay=1.0")  # Keras' Nadam: mu_t = beta_1 (1 - 0.5 * 0.96 ** t)
+        if self.keras_exact and kind in keras_exact.EXACT_OPTIMIZERS:
+            name = "AdamW" if cls == "AdamW" else keras_exact.EXACT_OPTIMIZERS[kind]
+            return self._keras_exact_optimizer(kind, name, args)
+        if cls in ("Adam", "AdamW"):
+            # Keras adds epsilon to sqrt(v) before the bias correction; torch after it
+            self.optimizer_classes[f"Keras{cls}"] = runtime_source.source(
+                "torch.optimizers", "KerasAdam", {"KerasAdam": f"Keras{cls}", "Adam": cls})
+            self.code.imports.add("import math")
+            return f"Keras{cls}({', '.join(args)})"
+        if cls == "RMSprop":
+            # Keras divides by sqrt(v + epsilon); torch by sqrt(v) + epsilon
+            self.optimizer_classes["KerasRMSprop"] = runtime_source.source("torch.optimizers", "KerasRMSprop")
+            args = [a.replace("alpha=", "rho=") for a in args]
+            return f"KerasRMSprop({', '.join(args)})"
+        return f"torch.optim.{cls}({', '.join(args)})"
+
+    def _keras_exact_optimizer(self, kind: str, name: str, args: list[str]) -> str:
+        """``Keras<name>(...)``, a class that updates as Keras' TensorFlow backend does (the
+        program asked for --keras-exact-updates; see printers/torch/keras_exact.py), with its base."""
+        self.optimizer_classes["KerasOptimizer"] = runtime_source.source(keras_exact.RUNTIME, "KerasOptimizer")
+        stem = "Adam" if name == "AdamW" else name  # AdamW: Adam's class, renamed
+        self.optimizer_classes[f"Keras{name}"] = runtime_source.source(
+            keras_exact.RUNTIME, f"Keras{stem}", {f"Keras{stem}": f"Keras{name}", stem: name})
+        args = [a.replace("alpha=", "rho=") for a in args  # torch's RMSprop calls rho alpha
+                if not a.startswith("momentum_decay=")]  # Keras' Nadam schedule is built in
+        if name in ("Adam", "AdamW"):
+            self.code.imports.add("import math")
+        return f"Keras{name}({', '.join(args)})"
+
+    def schedule_lambda(self, s: T.Schedule) -> str:
+        p = s.params
+        init = float(p["initial_learning_rate"])
+        if s.kind in ("exponential_decay", "inverse_time_decay"):
+            ratio = f"step // {p['decay_steps']}" if p.get("staircase") else f"step / {p['decay_steps']}"
+            if s.kind == "exponential_decay":
+                return f"lambda step: {lit(float(p['decay_rate']))} ** ({ratio})"
+            return f"lambda step: 1 / (1 + {lit(float(p['decay_rate']))} * ({ratio}))"
+        if s.kind == "cosine_decay":
+            self.code.imports.add("import math")
+            steps, alpha = p["decay_steps"], float(p.get("alpha", 0.0))
+            cos = f"0.5 * (1 + math.cos(math.pi * min(step, {steps}) / {steps}))"
+            return f"lambda step: (1 - {lit(alpha)}) * {cos} + {lit(alpha)}"
+        values = [float(v) / init for v in p["values"]]
+        return f"lambda step: {lit(values)}[sum(step > b for b in {lit(list(p['boundaries']))})]"
+
+    def custom_code_lines(self, ts: T.TrainingStatement) -> list[str]:
+        """The script's own loss/metric function or Loss subclass, its body in torch."""
+        cc: T.CustomCode = ts.config
+        node = cst.parse_module(cc.source).body[0]
+        aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(
+                node, aliases, lambda name, logits: self.loss_name(T.Loss(name, logits), False))
+        except torch_loss_functions.Untranslatable as exc:
+            raise NotImplementedError(f"{cc.name}: {exc} has no torch translation yet") from None
+        if uses_f:
+            self.needs.add("F")
+        self.needs.add("custom_loss")
+        if cc.kind == "loss_class":
+            self.needs.add("loss_class")
+            bases = [b.with_changes(value=cst.Name("Loss")) if torch_loss_functions.canonical(
+                torch_loss_functions.resolve(b.value, aliases) or "") in ("losses.Loss", "losses.loss.Loss") else b
+                for b in new.bases]
+            new = new.with_changes(bases=bases)
+        return cst.Module([]).code_for_node(new).rstrip("\n").split("\n")
+
+    def loss_name(self, loss: T.Loss, logits: bool) -> str:
+        kind = loss.kind
+        if kind == "custom":  # the script's own function or Loss object, Keras' (y_true, y_pred) order
+            self.needs.add("custom_loss")
+            return f"keras_loss({loss.params.get('code') or loss.params.get('function') or loss.params['class']})"
+        from_logits = loss.from_logits or logits
+        key = (kind, from_logits if kind in CROSS_ENTROPY else False)
+        name = kind if (kind not in CROSS_ENTROPY or key[1]) else f"{kind}_from_probs"
+        if not runtime_source.defines(LOSSES, name):
+            raise NotImplementedError(f"loss {kind}")
+        self.loss_fns[key] = runtime_source.source(LOSSES, name)
+        self.needs.add("F")
+        expr = name
+        if kind == "huber" and loss.params.get("delta", 1.0) != 1.0:
+            self.code.imports.add("import functools")
+            expr = f"functools.partial(huber, delta={lit(float(loss.params['delta']))})"
+        if loss.params.get("label_smoothing"):
+            smoothed = f"{name}_smoothed"
+            self.loss_fns[(smoothed, False)] = runtime_source.source(
+                LOSSES, f"{kind}_smoothed", {f"{kind}_smoothed": smoothed, kind: name})
+            self.code.imports.add("import functools")
+            expr = f"functools.partial({smoothed}, label_smoothing={lit(float(loss.params['label_smoothing']))})"
+        reduction = loss.reduction
+        wrapper = f"keras_{reduction}_reduction"
+        if reduction in ("sum", "none"):  # Keras' reductions other than the batch mean
+            self.loss_fns[(wrapper, False)] = runtime_source.source(LOSSES, wrapper)
+            expr = f"{wrapper}({expr})"
+        return expr
+
+    def metric_object_expr(self, name: str, label: str | None) -> str:
+        """A metric object a custom loop updates itself: ``Mean`` (Keras' running mean), or a
+        ``MeanMetricWrapper`` of an accuracy's per-sample function (``update_state(y_true,
+        y_pred)``, ``result()``, ``reset_state()`` as in Keras). Metrics of values (mae, ...)
+        would see the logits where the model's final activation moved into a loss: not
+        translated here, nor the stateful ones (AUC, ...)."""
+        self.needs.add("mean_metric")
+        if name == "mean":
+            return f"Mean(name={lit(label)})" if label else "Mean()"
+        canonical, _, named = name.partition("@")
+        base = canonical.partition("(")[0]
+        if base not in _ACCURACIES:
+            raise NotImplementedError(f"the metric object {base} in a custom loop (accuracies and Mean are "
+                                      "translated)")
+        fn = self.metric_fn(canonical, T.Loss("mean_squared_error"), None)  # (explicit kinds: no loss read)
+        self.needs.add("metric_wrapper")
+        return f"MeanMetricWrapper({fn}, name={lit(named or base)})"
+
+    def metric_fn(self, name: str, loss: T.Loss, logits: bool | str | None) -> str:
+        """The metric's function (or stateful object) in fit's metrics list; ``logits``: the
+        final activation ("sigmoid"/"softmax") the model's output skips for the loss, if any.
+        Metrics of values (mae, mse, the script's own) get the probabilities back, as in Keras;
+        accuracies rank the logits alike; the stateful ones apply the sigmoid themselves."""
+        if logits in ("sigmoid", "softmax") and (name.startswith("custom:") or name in METRIC_AS_LOSS):
+            fn = self.metric_fn(name, loss, None)
+            if logits == "softmax":
+                self.needs.add("F")
+            probabilities = "torch.sigmoid(output)" if logits == "sigmoid" else "F.softmax(output, dim=-1)"
+            return f"lambda output, target: {fn}({probabilities}, target)"
+        if name.startswith("custom:"):
+            self.needs.add("custom_loss")
+            return f"keras_metric({name[len('custom:'):]})"
+        name, paren, settings = name.partition("(")  # "top_k_categorical_accuracy(k=2)": a metric object's
+        if paren:
+            return f"lambda output, target: {self.metric_fn(name, loss, logits)}(output, target, {settings[:-1]})"
+        name = resolve_metric(name, loss)
+        if name in STATEFUL_CLASSES:
+            cls = STATEFUL_CLASSES[name]
+            self.metric_fns[(name, "class")] = runtime_source.source(METRICS, cls)
+            self.features.add("stateful")
+            if logits == "softmax":
+                raise NotImplementedError(f"keras.metrics.{cls} of an output whose softmax moved into the loss")
+            return f"{cls}(from_logits=True)" if logits else f"{cls}()"
+        if name in METRIC_AS_LOSS:
+            self.loss_fns[(name, False)] = runtime_source.source(LOSSES, name)
+            return name
+        key = (name, bool(loss.from_logits or logits) if name == "binary_accuracy" else None)
+        variant = f"{name}_from_logits" if key[1] else name  # copied under the Keras name
+        if not runtime_source.defines(METRICS, variant):
+            raise KeyError(name)
+        self.metric_fns[key] = runtime_source.source(METRICS, variant, {variant: name})
+        return name

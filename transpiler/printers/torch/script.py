@@ -1,0 +1,876 @@
+"""Print a whole Keras script as a PyTorch script.
+
+The module's own code is kept through libcst (comments and layout survive): Keras
+imports become torch imports, each builder function becomes the model class plus a
+builder of the same name and signature, and every remaining statement that still uses
+Keras becomes a marked stub that quotes the source line (raising inside functions
+and the ``__main__`` block; a comment at module level, so importing stays harmless).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import black
+import libcst as cst
+
+from transpiler.cst_fast import nodes_of, walk
+from transpiler.ir.graph import Span
+from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import runtime_source
+from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch import loss_functions as torch_loss_functions
+from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
+from transpiler.printers.torch.custom_step import extend_class
+from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, loop_receiver, \
+    translate_layer_indexing, translate_layers_loop
+from transpiler.printers.torch.printer import ModelCode, print_model_class
+from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
+
+_MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
+                  "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
+                  "set_weights", "fit_generator", "evaluate_generator", "predict_generator", "to_json",
+                  "get_layer", "layers", "count_params", "export", "weights", "variables",
+                  "non_trainable_weights", "non_trainable_variables",
+                  # Keras-only members a program may call that have no torch translation (the
+                  # statement is a marked stub; it had passed through: AttributeError when run)
+                  "compute_loss", "compute_metrics", "reset_metrics", "metrics_names", "get_metrics_result",
+                  "make_train_function", "make_test_function", "make_predict_function", "stateless_call",
+                  "get_config", "reset_states", "train_step", "test_step", "predict_step", "compiled_loss",
+                  "compiled_metrics", "add_loss", "add_metric"}
+#: a model's trainable weights: the torch module's parameters that train (an LSTM's second
+#: bias, frozen as generated from Keras, is not one of Keras' weights)
+_TRAINABLE = ("trainable_weights", "trainable_variables")
+#: Keras' default float type for new weights and inputs → torch's default dtype
+_FLOATX_CALLS = {"keras.config.set_floatx", "keras.backend.set_floatx", "tf.keras.backend.set_floatx"}
+_SEED_CALLS = {"tf.random.set_seed", "tensorflow.random.set_seed", "keras.utils.set_random_seed",
+               "tf.keras.utils.set_random_seed", "keras.random.set_seed"}
+
+
+@dataclass
+class ScriptResult:
+    text: str
+    stubs: list = field(default_factory=list)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _is_keras_module(name: str) -> bool:
+    root = name.split(".")[0]
+    return root in ("keras", "tensorflow", "tf_keras")
+
+
+def _called_names(node: cst.CSTNode) -> set[str]:
+    return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
+
+
+class _CallReplacer(cst.CSTTransformer):
+    """Replaces recognised training calls inside any expression (``model.predict(x).ravel()``)."""
+
+    def __init__(self, expressions: dict[int, str], model_names: dict[str, str]):
+        self.expressions = expressions
+        self.model_names = model_names
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        text = self.expressions.get(id(original))
+        return cst.parse_expression(text) if text is not None else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if self._model_name(original):
+            return cst.SimpleString(repr(self.model_names[original.value.value]))
+        return updated
+
+    def _model_name(self, node: cst.Attribute) -> bool:
+        return (isinstance(node.value, cst.Name) and node.value.value in self.model_names
+                and node.attr.value == "name")
+
+    def changes(self, node: cst.CSTNode) -> bool:
+        """Whether visiting ``node`` would replace anything (the visit rebuilds every node)."""
+        return any((type(n) is cst.Call and id(n) in self.expressions)
+                   or (type(n) is cst.Attribute and self._model_name(n)) for n in walk(node))
+
+
+class _NewAxis(cst.CSTTransformer):
+    """``tf.newaxis`` → ``None`` (what it is), so indexing code stays framework-free."""
+
+    def __init__(self, keras_names):
+        self.keras_names = set(keras_names)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if updated.attr.value == "newaxis" and isinstance(updated.value, cst.Name) \
+                and updated.value.value in self.keras_names:
+            return cst.Name("None")
+        return updated
+
+
+class _Comments:
+    """Comment lines standing where a statement was (attached to the next statement)."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+
+def _attach_comments(body: list) -> tuple[list, list]:
+    """Move ``_Comments`` placeholders onto the statement that follows them; comments
+    left at the end are returned for the block's footer."""
+    out: list = []
+    pending: list = []
+    for stmt in body:
+        if isinstance(stmt, _Comments):
+            pending += stmt.lines
+            continue
+        if pending:
+            stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
+            pending = []
+        out.append(stmt)
+    return out, pending
+
+
+class _Printer:
+    def __init__(self, program: Program, frontend, models: list[ModelCode], training=None, tcode=None):
+        self.training = training
+        self.tcode = tcode
+        self.in_tape = 0  # inside an unwrapped GradientTape (a custom training step)
+        self.uses_f = False
+        self.helpers_placed = not (tcode and tcode.helpers)
+        # a generated helper may take the name the user imported from Keras (load_model,
+        # to_categorical): after the import is gone, the name means the helper
+        self.helper_names = {m.group(1) for h in (tcode.helpers if tcode else [])
+                             for m in re.finditer(r"^(?:def|class) (\w+)", h, re.M)}
+        self.program = program
+        self.frontend = frontend
+        self.source_file = os.path.basename(program.path)
+        self.keras_names = set(program.meta.get("keras_names", ())) - self.helper_names
+        self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
+        self.builders = {md.builder: (md, code) for md, code in zip(program.models, models) if md.builder}
+        self.inline_models = [(md, code) for md, code in zip(program.models, models) if not md.builder]
+        self.construct = {md.construct_statement: (md, code) for md, code in self.inline_models
+                          if md.construct_statement is not None}
+        self.model_statements = set()
+        for md, _ in self.inline_models:
+            self.model_statements |= md.statements
+        self.model_vars = {md.var for md, _ in self.inline_models if md.var}
+        self.model_vars |= self._builder_result_names(frontend.module)
+        self.dropped_helpers = self._droppable_helpers(frontend.module)
+        # the module classes of user Layer classes and block helpers take the place of
+        # their definition; the others go right before their model's class
+        translated = set(program.meta.get("translated_classes", ())) - set(self.models)
+        self.site_classes: dict[str, list[str]] = {}
+        for code in models:
+            before = []
+            for c in code.classes:
+                if c.source in self.dropped_helpers or c.source in translated:
+                    self.site_classes.setdefault(c.source, []).append(c.text)
+                else:
+                    before.append(c.text)
+            code.text = "\n\n".join(before + [code.text])
+        self.failure_lines = {span.line for span in program.meta.get("failures", {}).values()}
+        self.current_failure: int | None = None
+        self.imports_placed = False
+        self.trailing: list = []
+        self.stubs: list = []
+        self.pending_classes: list[str] = []
+        self.callback_classes = set(program.meta.get("callback_classes", ()))
+        self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
+        self.layer_loops = self._layer_loops(frontend.module)
+
+    # -- helpers ------------------------------------------------------------------
+    def _layer_loops(self, module: cst.Module) -> dict[int, LayersLoop]:
+        """``for layer in model.layers:`` loops over a translated model that have a torch
+        form (torch_model_layers), by the loop statement's id."""
+        by_var = {md.var: md for md, _ in self.inline_models if md.var}
+        for node in nodes_of(module, cst.Assign):
+            func = node.value.func if isinstance(node.value, cst.Call) else None
+            if isinstance(func, cst.Name) and func.value in self.builders:
+                by_var.update({t.target.value: self.builders[func.value][0] for t in node.targets
+                               if isinstance(t.target, cst.Name)})
+        self.model_layers = {var: ModelLayers.of(md, self.models[md.class_name][1].text) for var, md in by_var.items()}
+        taken = {n.value for n in nodes_of(module, cst.Name)}
+        loops = {}
+        for stmt in nodes_of(module, cst.For):
+            model = loop_receiver(stmt.iter)
+            if model in self.model_layers:
+                loop = translate_layers_loop(stmt, model, self.model_layers[model], taken)
+                if loop is not None and not self._touches_keras(loop.loop.body):
+                    loops[id(stmt)] = loop
+        return loops
+
+    def _builder_result_names(self, module: cst.Module) -> set[str]:
+        names: set[str] = set()
+        builders = set(self.builders)
+        for node in nodes_of(module, cst.Assign):
+            value = node.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in builders:
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        names.add(t.target.value)
+        return names
+
+    def _droppable_helpers(self, module: cst.Module) -> set[str]:
+        """Helpers inlined into builders and referenced nowhere else in the script."""
+        helpers = set(self.program.meta.get("inlined_helpers", ()))
+        if not helpers:
+            return set()
+        keep = set(self.builders) | helpers
+        used: set[str] = set()
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep:
+                continue
+            used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
+        return helpers - used
+
+    def _span(self, node: cst.CSTNode) -> Span:
+        return self.frontend._span(node)
+
+    def _touches_keras(self, node: cst.CSTNode) -> bool:
+        keras_names, model_vars = self.keras_names, self.model_vars
+        for n in walk(node):
+            if type(n) is cst.Name and n.value in keras_names:
+                return True
+            if type(n) is cst.Attribute and isinstance(n.value, cst.Name) and n.value.value in model_vars \
+                    and n.attr.value in _MODEL_METHODS:
+                return True
+        return False
+
+    def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
+        lines = []
+        source = self.frontend.source
+        if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
+            lines.append("import math")
+        extra = sorted(self.tcode.imports) if self.tcode else []
+        extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
+        lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
+        link = self.program.meta.get("load_weights")
+        if link and not _imports_module(source, "os"):
+            lines.append("import os")
+        lines += ["import torch", "from torch import nn"]
+        if uses_f:
+            lines.append("import torch.nn.functional as F")
+        lines += [e for e in extra if e.startswith("from ")]
+        if link and link["path"].endswith(".safetensors"):
+            lines.append("from safetensors.torch import load_file")
+        if link:
+            lines += ["", comment_text(f"# converted from {link['source']} by transpile --weights"),
+                      f"CONVERTED_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                      f"{link['path']!r})"]
+        if any("KerasEmbedding(" in code.text for _md, code in self.models.values()) or \
+                any("KerasEmbedding(" in text for texts in self.site_classes.values() for text in texts):
+            # before every class that builds one
+            lines += ["", runtime_source.source(keras_exact.RUNTIME, "KerasEmbedding")]
+        return list(cst.parse_module("\n".join(lines) + "\n").body)
+
+    def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
+        """The statement commented out under a TODO marker, then (if ``raising``) a raise."""
+        span = self._span(stmt)
+        text = _code(stmt.with_changes(leading_lines=())).strip()
+        flat = " ".join(text.split())
+        short = flat if len(flat) <= 70 else flat[:67] + "..."
+        where = f"{self.source_file}:{span.line}"
+        self.program.stub(span, f"not translated yet: {short}", flat)
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})")]
+        comments += comment_lines(text)
+        leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
+        if raising:
+            msg = f"transpiler: {short!r} ({where}) is not translated yet"
+            new = cst.parse_statement(f"raise NotImplementedError({msg!r})\n")
+            return [new.with_changes(leading_lines=leading)]
+        return [_Comments(leading)]
+
+    # -- rewriting ----------------------------------------------------------------
+    def rewrite_module(self, module: cst.Module, uses_f: bool, uses_math: bool) -> cst.Module:
+        self.uses_f = uses_f
+        body = self._rewrite_body(module.body, level="module", uses=(uses_f, uses_math))
+        module = module.with_changes(footer=[*self.trailing, *module.footer])
+        if not self.imports_placed:
+            insert_at = 0
+            for i, stmt in enumerate(body):
+                if isinstance(stmt, cst.SimpleStatementLine) and (
+                        isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+                        or (i == 0 and isinstance(stmt.body[0], cst.Expr)
+                            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))):
+                    insert_at = i + 1
+            body = body[:insert_at] + self._torch_imports(uses_f, uses_math) + body[insert_at:]
+        header = cst.EmptyLine(comment=cst.Comment(
+            comment_text(f"# Transpiled from {self.source_file} (Keras) to PyTorch by transpiler; review before use.")))
+        # a header this tool wrote (the script was translated before) names the old source: it goes
+        kept = [line for line in module.header
+                if line.comment is None or not GENERATED_HEADER.match(line.comment.value)]
+        return module.with_changes(body=body, header=[header, *kept])
+
+    def _rewrite_body(self, stmts, level: str, uses=(False, False)) -> list:
+        out: list = []
+        raised = False
+        for stmt in stmts:
+            if level == "module" and not self.helpers_placed and self._needs_helpers(stmt):
+                # the generated training helpers go before the first code that calls them
+                out += list(cst.parse_module("\n\n".join(self.tcode.helpers)).body)
+                self.helpers_placed = True
+            if isinstance(stmt, cst.SimpleStatementLine):
+                new = self._rewrite_line(stmt, level, uses, raised)
+                if any(isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Raise) for s in new):
+                    raised = True
+                out += new
+            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.builders:
+                out += self._builder(stmt)
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and level == "module" and \
+                    stmt.name.value in self.site_classes:
+                classes = _parse_classes(self.site_classes[stmt.name.value])
+                classes[0] = classes[0].with_changes(leading_lines=stmt.leading_lines)
+                out += classes
+            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
+                continue  # its layers live in the model class now
+            elif self.tcode is not None and level == "module" and isinstance(stmt, cst.FunctionDef) \
+                    and stmt.name.value in self.tcode.functions:
+                # a function of tensor math (a loss a custom loop calls), translated to torch
+                new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
+                out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
+            elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
+                    and id(stmt) in self.tcode.statements:
+                # a loss/metric the script defines, its body translated to torch
+                new = list(cst.parse_module("\n".join(self.tcode.statements[id(stmt)]) + "\n").body)
+                out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
+            elif self.tcode is not None and id(stmt) in self.tcode.unwrap:
+                # `with tf.GradientTape() as tape:`: its body runs as is, after zero_grad()
+                pre = list(cst.parse_module("\n".join(self.tcode.unwrap[id(stmt)]) + "\n").body)
+                pre[0] = pre[0].with_changes(leading_lines=stmt.leading_lines)
+                self.in_tape += 1
+                try:
+                    out += pre + self._rewrite_body(stmt.body.body, level)
+                finally:
+                    self.in_tape -= 1
+            elif isinstance(stmt, (cst.FunctionDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.ClassDef)):
+                inner = "function" if not isinstance(stmt, cst.If) or level != "module" else "main"
+                new = self._rewrite_compound(stmt, inner)
+                if level == "module" and self.pending_classes:
+                    # classes of models built inside this statement go right before it
+                    out += _parse_classes(self.pending_classes)
+                    self.pending_classes = []
+                if isinstance(new, list):
+                    out += new
+                elif new is not None:
+                    out.append(new)
+            else:
+                out.append(stmt)
+        if level == "module" and not self.helpers_placed:
+            out += list(cst.parse_module("\n\n".join(self.tcode.helpers)).body)
+            self.helpers_placed = True
+        out, trailing = _attach_comments(out)
+        self.trailing = trailing
+        return out
+
+    def _needs_helpers(self, stmt) -> bool:
+        """True for a top-level statement that holds a translated training statement."""
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)) or (
+                isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))):
+            return False
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.builders:
+            return False
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.callback_classes:
+            return True  # it derives from the generated Callback
+        span = self._span(stmt)
+        end = span.end_line or span.line
+        if any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
+               for ts in self.program.training):
+            return True
+        # `model = build_model()` where the builder compiles: the optimizer follows it; or where
+        # the model's class uses a helper in __init__ (the Mean trackers of its own train_step)
+        compiling = {ts.builder for ts in self.program.training if ts.kind == "compile" and ts.builder}
+        extended = {name for md in self.program.models if md.class_name in self.tcode.class_extensions
+                    for name in (md.builder, md.class_name) if name}
+        return not isinstance(stmt, cst.FunctionDef) and bool(_called_names(stmt) & (compiling | extended))
+
+    def _rewrite_compound(self, stmt, level: str):
+        if isinstance(stmt, cst.If) and level == "main" and "__name__" not in _code(stmt.test):
+            level = "module"
+        if isinstance(stmt, cst.FunctionDef):
+            span = self._span(stmt)
+            inside = [ln for ln in self.failure_lines if span.line <= ln <= (span.end_line or span.line)]
+            saved, self.current_failure = self.current_failure, (inside[0] if inside else None)
+            try:
+                return self._rewrite_compound_inner(stmt, level)
+            finally:
+                self.current_failure = saved
+        return self._rewrite_compound_inner(stmt, level)
+
+    def _header_touches_keras(self, stmt) -> bool:
+        """A for/while/if/with whose header (not body) still uses Keras objects."""
+        parts = []
+        if isinstance(stmt, cst.For):
+            parts = [stmt.iter]
+        elif isinstance(stmt, (cst.If, cst.While)):
+            parts = [stmt.test]
+        elif isinstance(stmt, cst.With):
+            parts = [item.item for item in stmt.items]
+        return any(self._touches_keras(p) for p in parts)
+
+    def _stub_class(self, stmt: cst.ClassDef) -> list:
+        """A Keras subclass (Layer/Model): commented out, with a stand-in class whose
+        constructor raises, so the rest of the file still imports."""
+        span = self._span(stmt)
+        text = _code(stmt.with_changes(leading_lines=())).rstrip()
+        where = f"{self.source_file}:{span.line}"
+        header = text.splitlines()[0]
+        self.program.stub(span, f"not translated yet: {header}", header)
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where}): a Keras subclass")]
+        comments += [line if line != "# " else "#" for line in comment_lines(text)]
+        name = stmt.name.value
+        msg = f"transpiler: {header!r} ({where}) is not translated yet"
+        body = cst.parse_statement(
+            f"class {name}:\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError({msg!r})\n")
+        leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
+        return [body.with_changes(leading_lines=leading)]
+
+    def _translated_class(self, stmt: cst.ClassDef):
+        """A Layer/Model subclass whose instances were translated: its code now lives in the
+        generated model class; a comment says so."""
+        name = stmt.name.value
+        models = [md.class_name for md in self.program.models
+                  if name == md.class_name or name in md.graph.meta.get("user_classes", ())]
+        where = ", ".join(sorted(set(models))) or "the generated model"
+        text = comment_text(f"# {name} ({_code(stmt.bases[0].value) if stmt.bases else 'Layer'} subclass): "
+                            f"translated into {where}, where its call() now runs inline in forward()")
+        if name in models:
+            return None
+        return _Comments(list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(text))])
+
+    def _rewrite_compound_inner(self, stmt, level: str):
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.callback_classes:
+            # the script's keras.callbacks.Callback subclass: the generated fit() calls its hooks
+            stmt, unsupported = rewrite_callback_class(stmt, self.keras_names, self.callback_classes)
+            self.callback_stubs |= set(unsupported)
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
+            return self._translated_class(stmt)
+        if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
+            return self._stub_class(stmt)[0]
+        if id(stmt) in self.layer_loops:
+            loop = self.layer_loops[id(stmt)]
+            notes = [*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in loop.comments)]
+            if loop.shapes is None:
+                return [loop.loop.with_changes(leading_lines=notes)]
+            return [cst.parse_statement(loop.shapes + "\n").with_changes(leading_lines=notes),
+                    loop.loop.with_changes(leading_lines=())]
+        if self._header_touches_keras(stmt) and not (isinstance(stmt, cst.If) and "__name__" in _code(stmt.test)):
+            # e.g. `for layer in model.layers:`: the whole statement needs a human
+            stubbed = self._stub(stmt, raising=level != "module")
+            return stubbed[0] if len(stubbed) == 1 and not isinstance(stubbed[0], _Comments) else \
+                cst.SimpleStatementLine([cst.Pass()], leading_lines=stubbed[0].lines)
+        def block(b):
+            if isinstance(b, cst.IndentedBlock):
+                new = self._rewrite_body(b.body, level)
+                footer = [*self.trailing, *b.footer]
+                if not new:
+                    new = [cst.SimpleStatementLine([cst.Pass()], leading_lines=footer)]
+                    footer = []
+                return b.with_changes(body=new, footer=footer)
+            return b
+
+        changes = {}
+        if hasattr(stmt, "body"):
+            changes["body"] = block(stmt.body)
+        if isinstance(stmt, cst.FunctionDef) and any(_code(d.decorator) in self._graph_decorators()
+                                                      for d in stmt.decorators):
+            # tf.function traces a graph; torch runs the same Python eagerly
+            kept = [d for d in stmt.decorators if _code(d.decorator) not in self._graph_decorators()]
+            changes["decorators"] = kept
+            note = cst.EmptyLine(comment=cst.Comment("# @tf.function dropped: PyTorch runs this eagerly"))
+            changes["leading_lines"] = [*stmt.leading_lines, note]
+        if isinstance(stmt, (cst.If, cst.For, cst.While, cst.Try)) and getattr(stmt, "orelse", None) is not None:
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.If):
+                changes["orelse"] = self._rewrite_compound(orelse, level)
+            else:
+                changes["orelse"] = orelse.with_changes(body=block(orelse.body))
+        if isinstance(stmt, cst.Try):
+            changes["handlers"] = [h.with_changes(body=block(h.body)) for h in stmt.handlers]
+            if stmt.finalbody is not None:
+                changes["finalbody"] = stmt.finalbody.with_changes(body=block(stmt.finalbody.body))
+        return stmt.with_changes(**changes)
+
+    def _graph_decorators(self) -> set[str]:
+        """``@tf.function`` (and ``@tf.function(...)``-less spellings) under the script's aliases."""
+        out = set()
+        for name in self.keras_names:
+            out |= {f"{name}.function", f"{name}.autograph.experimental.do_not_convert"}
+        return out
+
+    def _trainable_weights(self, stmt: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """``model.trainable_weights`` (or ``trainable_variables``) outside a training step →
+        ``[p for p in model.parameters() if p.requires_grad]`` (a list of tensors, as Keras'
+        is a list of variables: ``p.shape``, ``len(...)`` and sums over it read the same)."""
+        model_vars = self.model_vars
+
+        class Weights(cst.CSTTransformer):
+            def leave_Attribute(self, original, updated):
+                if isinstance(updated.value, cst.Name) and updated.value.value in model_vars and \
+                        updated.attr.value in _TRAINABLE:
+                    return cst.parse_expression(
+                        f"[p for p in {updated.value.value}.parameters() if p.requires_grad]")
+                return updated
+
+        if not any(f".{name}" in _code(stmt) for name in _TRAINABLE):
+            return stmt
+        return stmt.visit(Weights())
+
+    def _optimizer_reads(self, stmt: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
+        """``model.optimizer.learning_rate`` (or ``.lr``; ``.numpy()`` of it), read or assigned →
+        the torch optimizer's rate, ``optimizer.param_groups[0]["lr"]``. None when the statement
+        uses ``model.optimizer`` otherwise (the torch module has no optimizer: a stub)."""
+        model_vars = self.model_vars
+        if not any(f"{v}.optimizer" in _code(stmt) for v in model_vars):
+            return stmt
+        compiled = {var: mt.optimizer_var for var, mt in (self.training.models if self.training else {}).items()
+                    if mt.compile is not None}
+        rate_suffix = '.param_groups[0]["lr"]'
+
+        class Reads(cst.CSTTransformer):
+            left = False
+
+            def leave_Attribute(self, original, updated):
+                v = updated.value
+                if updated.attr.value in ("learning_rate", "lr") and isinstance(v, cst.Attribute) and \
+                        v.attr.value == "optimizer" and isinstance(v.value, cst.Name) and v.value.value in compiled:
+                    return cst.parse_expression(compiled[v.value.value] + rate_suffix)
+                if _code(v).endswith(rate_suffix) and updated.attr.value != "numpy":
+                    self.left = True  # a method of the Keras variable (.assign(...))
+                return updated
+
+            def leave_Call(self, original, updated):
+                f = updated.func
+                if isinstance(f, cst.Attribute) and f.attr.value == "numpy" and not updated.args and \
+                        _code(f.value).endswith(rate_suffix):
+                    return f.value  # the rate is a float already
+                return updated
+
+        reads = Reads()
+        new = stmt.visit(reads)
+        other = any(re.search(rf"(?<![\w.]){re.escape(v)}\.optimizer\b", _code(new)) for v in model_vars)
+        return None if reads.left or other else new
+
+    def _tape_math(self, stmt: cst.SimpleStatementLine):
+        """A statement of a custom training step (inside the unwrapped GradientTape) whose
+        Keras/TensorFlow tensor math has torch spellings (``loss_fn(y, p) +
+        tf.add_n(model.losses)``); ``model.losses`` is the module's regularization term.
+        None when something stays untranslated (the statement becomes a stub)."""
+        if not self.in_tape:
+            return None
+        with_term = {md.class_name for md, code in self.models.values() if "def regularization_loss(self):" in code.text}
+        regularized = {md.var for md, _ in self.models.values() if md.var and md.class_name in with_term}
+        for node in nodes_of(self.frontend.module, cst.Assign):  # model = build_model(...)
+            call = node.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self.builders \
+                    and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
+                    self.builders[call.func.value][0].class_name in with_term:
+                regularized.add(node.targets[0].target.value)
+        model_vars = self.model_vars
+
+        class Losses(cst.CSTTransformer):
+            def leave_Attribute(self, original, updated):
+                if isinstance(updated.value, cst.Name) and updated.value.value in model_vars and \
+                        updated.attr.value == "losses":
+                    name = updated.value.value
+                    if name in regularized:
+                        return cst.parse_expression(f"[{name}.regularization_loss()]")
+                    return cst.parse_expression("[]")
+                return updated
+
+        stmt = stmt.visit(Losses())
+        aliases = torch_loss_functions.module_aliases(self.frontend.module)
+        wrapper = cst.FunctionDef(cst.Name("_step"), cst.Parameters(), cst.IndentedBlock([stmt]))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_loss_call)
+        except torch_loss_functions.Untranslatable:
+            return None
+        if self._touches_keras(new.body.body[0]) or (uses_f and not self.uses_f):
+            return None  # (F.* where the script has no F import: a stub)
+        return new.body.body[0]
+
+    def _keras_alias(self, stmt: cst.SimpleStatementLine) -> bool:
+        """``mnist = tf.keras.datasets.mnist``: a name bound to a Keras module, like an import."""
+        small = stmt.body[0]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value in self.keras_names):
+            return False
+        node = small.value
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in self.keras_names
+
+    def _rewrite_line(self, stmt: cst.SimpleStatementLine, level: str, uses, raised: bool) -> list:
+        if self._keras_alias(stmt):
+            return []  # its uses were translated (load_data → a numpy loader); like an import
+        if self.callback_stubs and _code(stmt.with_changes(leading_lines=())).strip() in self.callback_stubs:
+            return self._stub(stmt, raising=level != "module")
+        if "newaxis" in _code(stmt):
+            stmt = stmt.visit(_NewAxis(self.keras_names))  # tf.newaxis / np.newaxis is None
+        small = stmt.body[0]
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            return self._rewrite_import(stmt, uses)
+        sid = id(stmt)
+        if sid in self.construct:
+            md, code = self.construct[sid]
+            target = md.var or "model"
+            new = cst.parse_statement(f"{target} = {md.class_name}()\n")
+            new = new.with_changes(leading_lines=stmt.leading_lines)
+            loads = self._load_weights_lines(md, target)
+            if level == "module":
+                return [*_parse_classes([code.text]), new, *loads]
+            self.pending_classes.append(code.text)
+            return [new, *loads]
+        if sid in self.model_statements or sid in self.program.meta.get("builder_layer_statements", ()):
+            return []
+        if self.tcode is not None and sid in self.tcode.statements:
+            return self._training_lines(stmt, self.tcode.statements[sid])
+        if self.tcode is not None and self.tcode.expressions:
+            replacer = _CallReplacer(self.tcode.expressions, self._model_names())
+            rewritten = stmt.visit(replacer) if replacer.changes(stmt) else stmt
+            if rewritten is not stmt and not rewritten.deep_equals(stmt):
+                if not self._touches_keras(rewritten):
+                    return [self._trainable_weights(rewritten)]
+                math = self._tape_math(rewritten)
+                if math is not None:
+                    return [math]
+                return self._stub(stmt, raising=level != "module" and not raised)
+        after = self._builder_compile(stmt)
+        if after:
+            return [stmt, *after]
+        if not self._touches_keras(stmt):
+            reads = self._optimizer_reads(stmt)
+            if reads is None:
+                return self._stub(stmt, raising=level != "module" and not raised)
+            return [self._trainable_weights(reads), *self._builder_loads(reads)]
+        math = self._tape_math(stmt)
+        if math is not None:
+            return [math]
+        if ".layers[" in _code(stmt):  # model.layers[i] of a Sequential: the module it became
+            indexed = translate_layer_indexing(stmt, self.model_layers.get)
+            if indexed is not None and not self._touches_keras(indexed):
+                return [indexed]
+        text = _code(stmt.with_changes(leading_lines=())).strip()
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = _code(small.value.func)
+            if func in _SEED_CALLS and len(small.value.args) == 1:
+                arg = _code(small.value.args[0].value)
+                return [cst.parse_statement(f"torch.manual_seed({arg})\n").with_changes(
+                    leading_lines=stmt.leading_lines)]
+            if func in _FLOATX_CALLS and len(small.value.args) == 1 and not small.value.args[0].keyword and \
+                    isinstance(small.value.args[0].value, cst.SimpleString) and \
+                    small.value.args[0].value.evaluated_value in ("float16", "float32", "float64"):
+                dtype = small.value.args[0].value.evaluated_value
+                return [cst.parse_statement(f"torch.set_default_dtype(torch.{dtype})\n").with_changes(
+                    leading_lines=stmt.leading_lines)]
+            if func.endswith(".summary") and func.split(".")[0] in self.model_vars and not small.value.args:
+                return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
+                    leading_lines=stmt.leading_lines)]
+        del text
+        # One raise per block is enough: what follows it is unreachable anyway. In a
+        # builder that could not be translated, the raise quotes the failing line.
+        raising = level != "module" and not raised
+        if self.current_failure is not None:
+            span = self._span(stmt)
+            raising = span.line <= self.current_failure <= (span.end_line or span.line)
+        return self._stub(stmt, raising=raising)
+
+    def _builder_loads(self, stmt: cst.SimpleStatementLine) -> list:
+        """``model = build_model()`` for the model a checkpoint was converted for: load it."""
+        small = stmt.body[0]
+        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                and isinstance(small.value.func, cst.Name) and small.value.func.value in self.builders
+                and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+            return []
+        md, _ = self.builders[small.value.func.value]
+        return self._load_weights_lines(md, small.targets[0].target.value)
+
+    def _load_weights_lines(self, md, target: str) -> list:
+        link = self.program.meta.get("load_weights")
+        if not link or link["model"] != md.class_name:
+            return []
+        self.program.meta["load_weights_placed"] = True
+        load = ("load_file(CONVERTED_WEIGHTS)" if link["path"].endswith(".safetensors")
+                else "torch.load(CONVERTED_WEIGHTS, weights_only=True)")
+        return [cst.parse_statement(f"{target}.load_state_dict({load})\n")]
+
+    def _model_names(self) -> dict[str, str]:
+        """Model variable → the model's Keras name (``model.name`` in user code)."""
+        out = {}
+        for ts in self.program.training:
+            if ts.model_def is not None:
+                out[ts.model] = ts.model_def.graph.name
+        return out
+
+    def _training_lines(self, stmt: cst.SimpleStatementLine, lines: list[str]) -> list:
+        """A training statement's replacement; an assignment keeps its targets."""
+        if lines and all(line.startswith("#") for line in lines):
+            return [_Comments([*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(line[:200]))
+                                                      for line in lines)])]
+        small = stmt.body[0]
+        complete = lines and (lines[0].startswith("def ") or lines[0].endswith(".backward()")
+                              or lines[0].endswith(".step()"))
+        if isinstance(small, cst.Assign) and len(lines) == 1 and not complete:
+            targets = " = ".join(_code(t.target) for t in small.targets)
+            if not lines[0].startswith(f"{targets} = "):
+                lines = [f"{targets} = {lines[0]}"]
+        elif isinstance(small, cst.AnnAssign) and len(lines) == 1:
+            lines = [f"{_code(small.target)} = {lines[0]}"]
+        elif isinstance(small, cst.Return) and len(lines) == 1 and not lines[0].startswith("return "):
+            lines = [f"return {lines[0]}"]
+        new = cst.parse_module("\n".join(lines) + "\n")
+        body = list(new.body)
+        # the source line's comments, then the generated code's own (a note on the optimizer:
+        # libcst keeps a module's leading comments in its header)
+        body[0] = body[0].with_changes(leading_lines=[*stmt.leading_lines, *new.header, *body[0].leading_lines])
+        return body
+
+    def _builder_compile(self, stmt: cst.SimpleStatementLine) -> list:
+        """``model = build_model()`` where build_model() compiles: the optimizer and loss follow."""
+        small = stmt.body[0]
+        if self.training is None or not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+            return []
+        func = small.value.func
+        if not (isinstance(func, cst.Name) and func.value in self.builders):
+            return []
+        target = small.targets[0].target
+        if not isinstance(target, cst.Name):
+            return []
+        mt = self.training.models.get(target.value)
+        builder_compiles = [ts for ts in self.program.training if ts.kind == "compile" and ts.builder == func.value]
+        if mt is None or not builder_compiles:
+            return []
+        new = cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n")
+        body = list(new.body)
+        comment = cst.EmptyLine(comment=cst.Comment(f"# compiled in {func.value}()"))
+        body[0] = body[0].with_changes(leading_lines=[comment, *new.header, *body[0].leading_lines])
+        return body
+
+    def _rewrite_import(self, stmt: cst.SimpleStatementLine, uses) -> list:
+        small = stmt.body[0]
+        if isinstance(small, cst.Import):
+            keep = [a for a in small.names if not _is_keras_module(_code(a.name))]
+            if len(keep) == len(small.names):
+                return [stmt]
+            rest = [stmt.with_changes(body=[small.with_changes(names=_fix_commas(keep))])] if keep else []
+        else:
+            module = _code(small.module) if small.module is not None else ""
+            if not _is_keras_module(module) or small.relative:
+                return [stmt]
+            rest = []
+        if self.imports_placed:
+            if rest:
+                return rest
+            return []
+        self.imports_placed = True
+        new = self._torch_imports(*uses)
+        new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+        return new + rest
+
+    def _builder(self, fn: cst.FunctionDef) -> list:
+        md, code = self.builders[fn.name.value]
+        params = _code(fn.params)
+        lines = []
+        doc = fn.get_docstring(clean=True)
+        body_lines = []
+        if doc is not None:  # (the value, printed so that no quote or backslash in it is code)
+            body_lines.append("    " + docstring(doc, "    "))
+        for span, method in self.program.meta.get("untranslated", []):
+            if fn_span_contains(self._span(fn), span):
+                src = self.frontend._line(span)
+                self.program.stub(span, f"not translated yet: {src}", src)
+                body_lines.append("    " + comment_text(
+                    f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
+        if md.builder_args:
+            names = list(md.builder_args)
+            got = ", ".join(names) + ("," if len(names) == 1 else "")
+            want = _literal_or_none(tuple(md.builder_args[n] for n in names))
+            shown = ", ".join(f"{n}={_literal_or_none(md.builder_args[n])}" for n in names)
+            if want is not None:
+                body_lines.append(f"    if ({got}) != {want}:")
+                body_lines.append("        raise NotImplementedError(")
+                body_lines.append(f"            {(md.class_name + ' was transpiled for ' + fn.name.value + '(' + shown + '); ')!r}")
+                body_lines.append('            "transpile again for other arguments"')
+                body_lines.append("        )")
+        body_lines.append(f"    return {md.class_name}()")
+        decorators = "".join(_code(d) for d in fn.decorators)
+        lines.append(f"{decorators}def {fn.name.value}({params}):")
+        lines += body_lines
+        text = code.text + "\n\n" + "\n".join(lines) + "\n"
+        stmts = list(cst.parse_module(text).body)
+        if fn.leading_lines:
+            stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
+        return stmts
+
+
+def _imports_module(source: str, name: str) -> bool:
+    """True when ``source`` has a plain ``import name`` at the start of a line."""
+    return any(line.strip() == f"import {name}" or line.strip().startswith(f"import {name} ")
+               for line in source.splitlines())
+
+
+def _parse_classes(texts: list[str]) -> list:
+    return list(cst.parse_module("\n\n".join(texts)).body)
+
+
+def _fix_commas(names):
+    out = list(names)
+    if out:
+        out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return out
+
+
+def fn_span_contains(outer: Span, inner: Span) -> bool:
+    return outer.line <= inner.line <= (outer.end_line or outer.line)
+
+
+def _literal_or_none(value):
+    from transpiler.printers.code import lit
+
+    try:
+        return lit(value)
+    except TypeError:
+        return None
+
+
+def print_torch_script(program: Program, frontend) -> ScriptResult:
+    """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
+    source_file = os.path.basename(program.path)
+    training = TrainingPrinter(program)
+    tcode = training.run()  # first: it decides which outputs the loss reads as logits
+    # --keras-exact-updates with a Keras optimizer class that reads per-occurrence slices:
+    # the models' Embedding lookups record them
+    slices = "KerasOptimizer" in training.optimizer_classes
+    for md in program.models if slices else ():
+        for node in md.graph.nodes:
+            if node.op == "embedding":
+                node.meta["occurrence_slices"] = True
+    classes: dict[str, str] = {}
+    codes = [print_model_class(md, source_file, classes) for md in program.models]
+    for md, code in zip(program.models, codes):
+        if md.class_name in tcode.class_extensions:  # the model's own train_step and its trackers
+            code.text = extend_class(code.text, *tcode.class_extensions[md.class_name])
+    for md in program.models:
+        for node in md.graph.nodes:
+            for message in node.meta.get("init_warnings", ()):
+                program.warn(node.span, f"{node.name}: initializer {message}")
+        for what in md.graph.meta.get("untranslated_regularizers", ()):
+            program.warn(md.graph.span, f"{what} is not translated (its weight is not one torch tensor; "
+                                        "affects training only)")
+    uses_f = any(c.uses_functional for c in codes)
+    uses_math = any("import math" in c.imports for c in codes)
+    uses_f = uses_f or bool(tcode.helpers)
+    printer = _Printer(program, frontend, codes, training, tcode)
+    module = printer.rewrite_module(frontend.module, uses_f, uses_math)
+    text = module.code
+    text = black.format_str(text, mode=black.Mode())
+    return ScriptResult(text, printer.stubs)
+
+
+__all__ = ["print_torch_script", "ScriptResult", "ModelDef"]
+
+
+def _no_loss_call(name: str, from_logits: bool) -> str:
+    """Built-in Keras loss functions inside a training step are the training printer's
+    business (they are translated before this rewrite); any left over is not translated."""
+    raise NotImplementedError(name)

@@ -1,0 +1,953 @@
+"""Print the training program (ir.training) as idiomatic PyTorch.
+
+``model.compile`` becomes a ``torch.optim`` optimizer (every hyperparameter mapped,
+Keras' defaults made explicit), a loss function and, for schedules, a ``LambdaLR``
+stepped per optimizer step as Keras does. ``fit``/``evaluate``/``predict`` become
+calls of module-level helpers generated for this program: ``make_loader``
+(``TensorDataset``/``DataLoader``), ``train_step``, ``fit`` (the epoch loop with
+running-mean metrics printed per epoch, validation and callbacks as loop code),
+``evaluate`` and ``predict``. Channels-last arrays are permuted once, where they enter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from transpiler.cst_fast import walk
+from transpiler.ir import code_literals
+from transpiler.ir import training as T
+from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.ir.program import ModelDef, Program
+from transpiler.printers import runtime_prune, runtime_source
+from transpiler.printers.torch import dataset_loaders
+from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch import custom_step as torch_custom_step
+from transpiler.printers.torch import loss_functions as torch_loss_functions
+from transpiler.printers.code import comment_text, docstring, lit
+from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
+from transpiler.printers.torch.fit_loop import LOOP, fit_text
+from transpiler.printers.torch.objects import (CALLBACKS, CROSS_ENTROPY, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
+                                              METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
+                                              STOPPING_CALLBACKS, TRAINING, CompiledObjects)
+
+@dataclass
+class ModelTraining:
+    """What the training statements of one model variable need."""
+
+    md: ModelDef | None
+    compile: T.Compile | None = None
+    optimizer_var: str = "optimizer"
+    loss_var: str = "loss_fn"
+    scheduler_var: str | None = None
+
+
+@dataclass
+class TrainingCode:
+    """Helpers (module level) and per-statement replacement lines."""
+
+    helpers: list[str] = field(default_factory=list)
+    statements: dict[int, list[str]] = field(default_factory=dict)
+    expressions: dict[int, str] = field(default_factory=dict)
+    unwrap: dict[int, list[str]] = field(default_factory=dict)
+    after: dict[int, list[str]] = field(default_factory=dict)
+    imports: set[str] = field(default_factory=set)
+    functions: dict[str, list[str]] = field(default_factory=dict)  # module-level defs, translated
+    #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
+    class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+
+
+def analyse_logits(program: Program) -> None:
+    """Mark model outputs whose final softmax/sigmoid the loss should absorb."""
+    for ts in program.training:
+        if ts.kind != "compile" or ts.model_def is None:
+            continue
+        graph = ts.model_def.graph
+        marks = graph.meta.setdefault("logits_outputs", {})
+        for i, (loss, value) in enumerate(zip(ts.config.losses, graph.outputs)):
+            producer = value.producer
+            wanted = CROSS_ENTROPY.get(loss.kind)
+            if loss.from_logits or wanted is None or producer is None or producer.op != wanted:
+                continue
+            if producer.op == "softmax" and producer.attrs["axis"] % len(value.shape) != len(value.shape) - 1:
+                continue  # softmax over another axis: keep the probabilities
+            marks[i] = wanted
+
+
+def _uses_logits(md: ModelDef | None, index: int) -> bool:
+    return md is not None and index in md.graph.meta.get("logits_outputs", {})
+
+
+def _logits_activation(md: ModelDef | None, index: int) -> str | None:
+    """The final activation (``"sigmoid"``/``"softmax"``) output ``index`` skips for its loss."""
+    return md.graph.meta.get("logits_outputs", {}).get(index) if md is not None else None
+
+
+def _to_layout(code: str, layout: str | None) -> str:
+    """``code`` (a channels-last array) permuted into ``layout`` once, where it enters."""
+    if layout is None or not is_channels_first(layout):
+        return code
+    perm = Layout(channels_last_of(layout), layout).perm
+    return f"np.transpose({code}, {lit(perm)})"
+
+
+def _from_layout(code: str, layout: str | None) -> str:
+    if layout is None or not is_channels_first(layout):
+        return code
+    perm = Layout(layout, channels_last_of(layout)).perm
+    return f"np.transpose({code}, {lit(perm)})"
+
+
+class TrainingPrinter(CompiledObjects):
+    """Generates the torch training code of one program."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.code = TrainingCode()
+        self.models: dict[str, ModelTraining] = {}
+        self.loss_fns: dict[tuple[str, bool], str] = {}
+        self.metric_fns: dict[tuple[str, bool | None], str] = {}
+        self.fit_variants: dict[str, str] = {}
+        self.optimizer_classes: dict[str, str] = {}
+        #: --keras-exact-updates: optimizers that update as Keras' TensorFlow backend does
+        self.keras_exact = bool(program.meta.get("keras_exact_updates"))
+        self.datasets: set[str] = set()
+        self.features: set[str] = set()  # fit/train_step options the program uses
+        self.needs = set()
+
+    # -- per statement ------------------------------------------------------------
+    def run(self) -> TrainingCode:
+        analyse_logits(self.program)
+        if self.program.meta.get("callback_classes"):
+            self.needs.add("callback_class")  # the script's Callback subclasses derive from it
+        compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
+        from transpiler.printers.torch.printer import regularization_lines
+
+        if any(regularization_lines(md.graph) for md in self.program.models):
+            self.features.add("regularization")  # train_step/evaluate add model.regularization_loss()
+        self._custom_steps()  # first: fit() is a stub when the model's train_step cannot be translated
+        for ts in self.program.training:
+            try:
+                lines = self.statement(ts, several=len(compiled_vars) > 1)
+            except NotImplementedError as exc:
+                self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
+                continue
+            if ts.builder is not None and ts.kind != "custom_code":
+                if ts.kind == "compile":  # printed where the builder's result lands; register
+                    self.optimizer_expr("model", ts.config.optimizer)  # the helpers it needs now
+                    md = next((m for m in self.program.models if m.builder == ts.builder), None)
+                    for i, loss in enumerate(ts.config.losses):
+                        self.loss_name(loss, _uses_logits(md, i))
+                continue
+            if lines is None:
+                continue
+            if ts.kind == "tape":
+                self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
+            elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
+                             "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
+                             "metric_object"):
+                self.code.statements[ts.stmt] = lines
+            else:
+                self.code.expressions[ts.call] = lines[0]
+        # data calls nested in the arguments of other translated calls
+        nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
+                  if ts.kind in ("load_data", "to_categorical", "load_model") and ts.call in self.code.expressions}
+        for key, text in list(self.code.expressions.items()):
+            for source, replacement in nested.items():
+                if source in text and text != replacement:
+                    text = text.replace(source, replacement)
+            self.code.expressions[key] = text
+        self._tensor_functions()
+        self.code.helpers = self._helpers()
+        return self.code
+
+    def _custom_steps(self) -> None:
+        """A keras.Model subclass's own train_step/test_step → methods of its module."""
+        if not self.program.source:
+            return
+        from transpiler.printers.torch.printer import module_members
+
+        aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
+        for md in self.program.models:
+            step = md.graph.meta.get("custom_step")
+            if not step or md.class_name in self.code.class_extensions:
+                continue
+            try:
+                init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases)}"
+                        for attr, code in step["trackers"]]
+                # what the extended module will have: the printed class's members and the trackers
+                members = frozenset(module_members(md)) | {attr for attr, _code in step["trackers"]}
+                methods = []
+                for name, text in step["methods"]:
+                    fn = cst.parse_module(text).body[0]
+                    if name not in torch_custom_step.STEP_METHODS:
+                        methods.append(text)  # a property (``metrics``): plain Python
+                        continue
+                    method, uses_f = torch_custom_step.translate_method(
+                        fn, aliases, lambda kind, logits: self.loss_name(T.Loss(kind, logits), False),
+                        frozenset(n for n, _text in step["methods"]), members,
+                        torch_custom_step.layer_attributes(md.graph))
+                    if uses_f:
+                        self.needs.add("F")
+                    methods.append(method)
+            except torch_loss_functions.Untranslatable as exc:
+                span = next(iter(step["spans"].values()))
+                self.program.stub(span, f"{md.class_name}.train_step(): {exc} has no torch translation yet")
+                md.graph.meta["custom_step_failed"] = True
+                continue
+            defaults = step.get("default_steps", [])
+            if defaults:  # compute_loss only: Keras' own steps around it, with its loss tracker
+                if not any(attr == "loss_tracker" for attr, _code in step["trackers"]):
+                    init.append('self.loss_tracker = Mean(name="loss")')
+                if not any(name == "metrics" for name, _text in step["methods"]):
+                    methods.insert(0, "@property\ndef metrics(self):\n    return [self.loss_tracker]")
+                methods += [torch_custom_step.default_step(kind, step["loss_params"]) for kind in defaults]
+            if init:
+                self.needs.add("mean_metric")
+            self.code.class_extensions[md.class_name] = (init, methods)
+
+    def _tensor_functions(self) -> None:
+        """Module-level functions of Keras/TensorFlow tensor math that compile() does not
+        name (losses and metrics a custom loop calls, ``loss = my_loss(y, logits)``): each is
+        translated through the same table when every call in it has a torch spelling, and
+        otherwise left to the script printer (which stubs the lines that need Keras)."""
+        if not self.program.source or not self.program.training:
+            return
+        try:
+            module = cst.parse_module(self.program.source)
+        except cst.ParserSyntaxError:
+            return
+        aliases = torch_loss_functions.module_aliases(module)
+        keras_aliases = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
+        skip = {md.builder for md in self.program.models if md.builder}
+        skip |= set(self.program.meta.get("inlined_helpers", ()))
+        skip |= {ts.config.name for ts in self.program.training if ts.kind == "custom_code"}
+        lines = self.program.source.splitlines()
+        for stmt in module.body:
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in skip or stmt.decorators:
+                continue
+            text = cst.Module([]).code_for_node(stmt)
+            if not any(f"{a}." in text for a in keras_aliases):
+                continue
+            start = next((i + 1 for i, ln in enumerate(lines) if ln.startswith(f"def {stmt.name.value}(")), None)
+            end = (start or 0) + len(text.strip("\n").splitlines())
+            if start is None or any(ts.span is not None and start <= ts.span.line <= end
+                                    for ts in self.program.training):
+                continue  # it holds training statements: the script printer rewrites it
+            try:
+                new, uses_f = torch_loss_functions.translate_function(stmt, aliases, _no_builtin_loss)
+            except torch_loss_functions.Untranslatable:
+                continue
+            if uses_f:
+                self.needs.add("F")
+            self.code.functions[stmt.name.value] = cst.Module([]).code_for_node(
+                new.with_changes(leading_lines=())).rstrip("\n").split("\n")
+
+    def _model(self, ts: T.TrainingStatement, several: bool) -> ModelTraining:
+        key = ts.model
+        if key not in self.models:
+            prefix = f"{key}_" if several else ""
+            self.models[key] = ModelTraining(ts.model_def, optimizer_var=f"{prefix}optimizer",
+                                             loss_var=f"{prefix}loss_fn")
+            if ts.model_def is not None and ts.model_def.builder:
+                builder_compile = next((s for s in self.program.training if s.kind == "compile"
+                                        and s.builder == ts.model_def.builder), None)
+                if builder_compile is not None:
+                    self.models[key].compile = builder_compile.config
+        return self.models[key]
+
+    def loop_lines(self, ts: T.TrainingStatement) -> list[str] | None:
+        """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
+        if ts.kind == "loss_object" and ts.config.kind == "custom":
+            self.loss_name(ts.config, False)  # the helpers it needs
+            return [f"{ts.model} = {ts.config.params['code']}"]
+        if ts.kind == "callback_object" and ts.config is not None and ts.config.kind in OBJECT_CALLBACKS:
+            # an object whose hooks the generated fit() calls: made here as in the source
+            if ts.config.kind == "lambda_callback":
+                self.needs.add("lambda_callback")
+            self.needs.add("callback_class")
+            return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
+        if ts.kind == "callback_list":
+            if not self._used_by_compile_or_fit(ts.model):
+                raise NotImplementedError("callbacks not passed to fit()")
+            return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
+        if ts.kind == "schedule_object":
+            users = [o.model for o in self.program.training if o.kind == "optimizer_object"
+                     and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
+            if self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users):
+                source = " ".join(ts.source.split())
+                return [comment_text(f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it")]
+            raise NotImplementedError("a learning-rate schedule not given to an optimizer compile() uses")
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object") and self._used_by_compile_or_fit(ts.model):
+            what = {"optimizer_object": "the torch optimizer is made where compile() was",
+                    "loss_object": "compile() below picks the matching loss function",
+                    "callback_object": "it runs inside the generated fit() loop"}[ts.kind]
+            source = " ".join(ts.source.split())  # one comment line, also for a source black wrapped
+            return [comment_text(f"# {ts.model} = {source}: {what}")]
+        if ts.kind == "callback_object":
+            raise NotImplementedError("a callback not passed to fit()")
+        if ts.kind == "optimizer_object":
+            model = self._loop_model(ts.model)
+            if model is None:
+                raise NotImplementedError("an optimizer used without apply_gradients(... model.trainable_variables)")
+            return [f"{ts.model} = {self.optimizer_expr(model, ts.config)}"]
+        if ts.kind == "metric_object":
+            return [f"{ts.model} = {self.metric_object_expr(*ts.config)}"]
+        if ts.kind == "loss_object":
+            name = self.loss_name(ts.config, ts.config.from_logits)
+            doc = f"Keras' {ts.config.kind} loss object: (y_true, y_pred) in, the batch mean out."
+            return [f"def {ts.model}(target, output):", "    " + docstring(doc),
+                    f"    return {name}(output, target).mean()"]
+        if ts.kind == "dataset":
+            ds = ts.config
+            if ds.returned:
+                call = cst.parse_expression(ts.source)
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+                    raise NotImplementedError("a tf.data pipeline a function returned, changed after the call "
+                                              "(build it whole in the function)")
+                return None  # the function, translated, returns the loader
+            target = f"{ts.model} = " if ts.model else "return "  # ``return tf.data.Dataset...``
+            if ds.batch is None:
+                later = self.program.training[self.program.training.index(ts) + 1:]
+                if ts.model and any(o.kind == "dataset" and o.model == ts.model and o.config.code == ds.code
+                                    and o.config.batch is not None for o in later):
+                    # ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(...).batch(n)``:
+                    # the loader below is made from the same arrays
+                    return [comment_text(f"# {ts.model} = {' '.join(ts.source.split())}: batched below")]
+                raise NotImplementedError("a tf.data pipeline without .batch()")
+            parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
+            layouts = self._single_model_layouts()
+            pipe = self._pipeline(ds)
+            self.needs.add("loader")
+            if parts and len(parts) == 2:
+                data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
+                if (pipe.element_map or pipe.batch_map) and data != ds.code.strip("()"):
+                    raise NotImplementedError("tf.data .map() on arrays the torch model takes in another layout")
+            else:
+                data = ds.code
+            extra = ", shuffle=True" if ds.shuffle else ""
+            for key, fn in (("element_map", pipe.element_map), ("batch_map", pipe.batch_map)):
+                if fn is not None:
+                    extra += f", {key}={fn}"
+                    self.features.add("map")
+            comments = ["tf.data shuffle buffer → a full reshuffle each epoch"] if ds.shuffle else []
+            comments += pipe.notes
+            loader = f"make_loader({data}, batch_size={ds.batch}{extra})"
+            if pipe.repeat is not None:
+                self.needs.add("repeated")
+                loader = f"Repeated({loader}, {pipe.repeat})"
+            if comments == ["tf.data shuffle buffer → a full reshuffle each epoch"]:
+                return [f"{target}{loader}  # {comments[0]}"]
+            return [comment_text(f"# tf.data {c}" if c.startswith(".") else f"# {c}") for c in comments] + \
+                [f"{target}{loader}"]
+        if ts.kind == "gradient":
+            call = cst.parse_expression(ts.source)
+            loss = cst.Module([]).code_for_node(call.args[0].value)
+            return [f"{loss}.backward()"]
+        if ts.kind == "apply_gradients":
+            optimizer = ts.source.split(".apply_gradients", 1)[0]
+            return [f"{optimizer}.step()"]
+        if ts.kind == "tape":
+            return []
+        if ts.kind == "model_call":
+            call = cst.parse_expression(ts.source)
+            args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "training")]
+            code = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                             for a in args)
+            if ts.config is False:
+                self.needs.add("predict")  # inference on arrays: eval mode, no_grad, numpy out
+                return [f"predict({ts.model}, {code})"]
+            return [f"{ts.model}({code})"]
+        return None
+
+    def _pipeline(self, ds) -> "Pipeline":
+        """A tf.data pipeline's ops after ``from_tensor_slices``: where its ``.map()``
+        functions run, its ``.repeat(count)`` and what ``.prefetch()``/``.cache()`` became."""
+        pipe = Pipeline()
+        batched = False
+        for op in ds.ops:
+            name, _, arg = op.partition(":")
+            if name == "batch":
+                batched = True
+            elif name == "map":
+                if pipe.repeat is not None:
+                    raise NotImplementedError("tf.data .map() after .repeat(count)")
+                key = "batch_map" if batched else "element_map"
+                if getattr(pipe, key) is not None:
+                    raise NotImplementedError(f"several tf.data .map() calls {'after' if batched else 'before'} "
+                                              ".batch()")
+                setattr(pipe, key, self._map_function(arg))
+            elif name == "repeat" and arg:
+                if not batched:
+                    raise NotImplementedError("tf.data .repeat(count) before .batch() (batches across passes)")
+                pipe.repeat = arg
+                pipe.notes.append(f".repeat({arg}): {arg} passes over the data" + (", each reshuffled" if ds.shuffle
+                                                                                 else ""))
+            elif name in ("prefetch", "cache"):
+                pipe.notes.append(f".{name}(): {PIPELINE_NO_OPS[name]}")
+        pipe.notes = sorted(set(pipe.notes), key=pipe.notes.index)
+        return pipe
+
+    def _map_function(self, code: str) -> str:
+        """A ``.map()`` argument in torch: a function of the script (translated with it when it
+        uses TensorFlow) or a lambda whose TensorFlow calls are translated here."""
+        module = cst.parse_module(self.program.source) if self.program.source else cst.Module([])
+        aliases = torch_loss_functions.module_aliases(module)
+        expr = cst.parse_expression(code)
+        if isinstance(expr, cst.Name):
+            fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == code), None)
+            if fn is None:
+                raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
+            keras_roots = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
+            uses_keras = any(isinstance(n, cst.Name) and n.value in keras_roots for n in walk(fn))
+            if uses_keras:
+                try:
+                    torch_loss_functions.translate_function(fn, aliases, _no_builtin_loss)
+                except torch_loss_functions.Untranslatable as exc:
+                    raise NotImplementedError(f"tf.data .map({code}): {exc} has no torch spelling") from None
+            return code  # the script printer translates the def itself (_tensor_functions)
+        if not isinstance(expr, cst.Lambda):
+            raise NotImplementedError(f"tf.data .map({code}): not a function or lambda")
+        wrapper = cst.FunctionDef(cst.Name("_map"), expr.params,
+                                  cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr.body)])]))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_builtin_loss)
+        except torch_loss_functions.Untranslatable as exc:
+            raise NotImplementedError(f"tf.data .map(): {exc} has no torch spelling") from None
+        if uses_f:
+            self.needs.add("F")
+        body = new.body.body[0].body[0].value
+        return cst.Module([]).code_for_node(expr.with_changes(body=body))
+
+    def _tape_preamble(self, ts: T.TrainingStatement) -> list[str]:
+        """What stands where ``with tf.GradientTape() as tape:`` was: clear the gradients."""
+        after = [s for s in self.program.training if s.kind == "apply_gradients" and s.span and ts.span
+                 and s.span.line > ts.span.line]
+        if not after:
+            raise NotImplementedError("a GradientTape without optimizer.apply_gradients")
+        optimizer = after[0].source.split(".apply_gradients", 1)[0]
+        model = self._loop_model(optimizer)
+        lines = [f"{model}.train()"] if model else []
+        return lines + [f"{optimizer}.zero_grad()  # the tape's gradients start from zero"]
+
+    def _used_by_compile_or_fit(self, var: str) -> bool:
+        import re
+
+        # the name as a value, not as a keyword (compile(optimizer="sgd") does not use `optimizer`)
+        pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
+        if any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training):
+            return True
+        # an item of a callback list fit() is given (``callbacks = [es, ...]``)
+        return any(ts.kind == "callback_list" and ts.model != var and pattern.search(ts.source) and
+                   self._used_by_compile_or_fit(ts.model) for ts in self.program.training)
+
+    def _loop_model(self, optimizer_var: str) -> str | None:
+        import re
+
+        for ts in self.program.training:
+            if ts.kind == "apply_gradients" and ts.source.startswith(f"{optimizer_var}.apply_gradients"):
+                found = re.search(r"(\w+)\.trainable_(variables|weights)", ts.source)
+                if found:
+                    return found.group(1)
+        return None
+
+    def _single_model_layouts(self) -> list:
+        if len(self.program.models) == 1:
+            return [v.layout for v in self.program.models[0].graph.inputs]
+        return [None]
+
+    def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
+        if ts.kind == "custom_code":
+            return self.custom_code_lines(ts)
+        if ts.kind in ("load_data", "to_categorical", "load_model"):
+            return self.data_lines(ts)
+        if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
+                       "dataset", "gradient", "apply_gradients", "tape", "model_call", "metric_object"):
+            return self.loop_lines(ts)
+        mt = self._model(ts, several)
+        if ts.kind == "compile":
+            if ts.builder is not None:
+                return None
+            mt.compile = ts.config
+            return self.compile_lines(ts.model, mt)
+        return self.call_lines(ts, mt)
+
+    def data_lines(self, ts: T.TrainingStatement) -> list[str]:
+        if ts.kind == "load_model":
+            md = ts.model_def or (self.program.models[0] if len(self.program.models) == 1 else None)
+            if md is None:
+                raise NotImplementedError("load_model() in a script with several models")
+            if getattr(self, "model_class", md.class_name) != md.class_name:
+                raise NotImplementedError("load_model() of two different models")
+            self.datasets.add("load_model")
+            self.model_class = md.class_name
+            return [f"load_model({_pt_path(ts.config.text)})"]
+        if ts.kind == "load_data":
+            if ts.config not in dataset_loaders.LOADERS:
+                raise NotImplementedError(f"keras.datasets.{ts.config}.load_data()")
+            self.datasets.add(ts.config)
+            call = cst.parse_expression(ts.source)
+            args = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                             for a in call.args)  # the loader takes Keras' parameters
+            return [f"load_{ts.config}({args})"]
+        self.datasets.add("to_categorical")
+        return [f"to_categorical({ts.config.text})"]
+
+    def call_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str] | None:
+        if ts.kind == "summary":
+            return [f"print({ts.model})"]
+        if ts.kind == "count_params":
+            # Keras counts every weight, the BatchNorm statistics too (torch's buffers): the
+            # floating state (num_batches_tracked is an int)
+            return [f"sum(t.numel() for t in {ts.model}.state_dict().values() if t.is_floating_point())"]
+        if ts.kind in ("fit", "evaluate", "train_on_batch", "test_on_batch") and mt.compile is None:
+            raise NotImplementedError("the model was never compiled in this script")
+        if ts.kind == "fit":
+            return self.fit_lines(ts, mt)
+        if ts.kind == "evaluate":
+            return self.evaluate_lines(ts, mt)
+        if ts.kind == "train_on_batch":  # fit over the arrays as one batch; its logs as Keras returns them
+            if _has_method(mt.md, "train_step") or mt.compile.optimizer.schedule is not None:
+                raise NotImplementedError("train_on_batch with the model's own train_step or a schedule")
+            lines = self.fit_lines(ts, mt)
+            if len(lines) != 1:
+                raise NotImplementedError("train_on_batch on a tf.data pipeline")
+            self.needs.add("batch_logs")
+            return [f"batch_logs({lines[0]})"]
+        if ts.kind == "test_on_batch":  # evaluate over the arrays as one batch: the same return value
+            if _has_method(mt.md, "test_step") or _has_method(mt.md, "train_step"):
+                raise NotImplementedError("test_on_batch with the model's own test_step")
+            return self.evaluate_lines(ts, mt)
+        if ts.kind == "predict":
+            return self.predict_lines(ts, mt)
+        if ts.kind in ("save", "save_weights", "load_weights"):
+            return self.save_lines(ts)
+        return None
+
+    def compile_lines(self, model: str, mt: ModelTraining) -> list[str]:
+        c = mt.compile
+        opt = c.optimizer
+        if _has_method(mt.md, "train_step"):
+            if opt.schedule is not None or c.losses:
+                raise NotImplementedError("compile(loss=... or a learning-rate schedule) for a model with its "
+                                          "own train_step")
+            return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
+                    "  # train_step reads self.optimizer, as in Keras"]
+        expr = self.optimizer_expr(model, opt)
+        lines = [f"{mt.optimizer_var} = {expr}"]
+        if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \
+                and any(n.op == "embedding" for n in mt.md.graph.nodes):
+            lines[:0] = EMBEDDING_SLICES_NOTE
+            if self.keras_exact:
+                lines[1:2] = [f"# occurrence (repeats not summed first): KerasEmbedding and {expr.split('(')[0]} "
+                              "reproduce", "# that (transpile --keras-exact-updates)"]
+        losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
+        if len(losses) == 1:
+            lines.append(f"{mt.loss_var} = {losses[0]}")
+        else:
+            lines.append(f"{mt.loss_var} = [{', '.join(losses)}]")
+        if any(_uses_logits(mt.md, i) for i in range(len(c.losses))):
+            lines[-1] += "  # on logits: the model's final activation moves into the loss"
+        if opt.schedule is not None:
+            mt.scheduler_var = mt.optimizer_var.replace("optimizer", "scheduler")
+            lines.append(f"{mt.scheduler_var} = torch.optim.lr_scheduler.LambdaLR("
+                         f"{mt.optimizer_var}, {self.schedule_lambda(opt.schedule)})"
+                         "  # stepped per batch, as Keras does")
+        return lines
+
+    # -- fit / evaluate / predict -------------------------------------------------
+    def _io(self, mt: ModelTraining):
+        graph = mt.md.graph if mt.md else None
+        in_layouts = [v.layout for v in graph.inputs] if graph else [None]
+        out_layouts = [v.layout for v in graph.outputs] if graph else [None]
+        return in_layouts, out_layouts
+
+    def _output_names(self, mt: ModelTraining) -> list[str]:
+        graph = mt.md.graph
+        names = []
+        for v in graph.outputs:
+            producer = v.producer
+            owner = producer.meta.get("fused_into", producer) if producer else None
+            layer = owner.meta.get("layer") if owner else None
+            names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
+        return names
+
+    @staticmethod
+    def _input_names(mt: ModelTraining) -> list:
+        """The model's input names (``keras.Input(name=...)``, else the variable's): the keys
+        Keras matches a dict of arrays against."""
+        return [v.var for v in mt.md.graph.inputs] if mt.md else []
+
+    def inputs_expr(self, code: T.Code, layouts: list, names: list = ()) -> str:
+        as_dict = code_literals.dict_items(code.text) if len(layouts) > 1 else None
+        if as_dict is not None and len(names) == len(layouts) and set(names) <= set(as_dict):
+            # a dict keyed by input name: the arrays in the order of forward()'s arguments
+            return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
+        parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
+        if len(layouts) > 1 and parts is None:
+            return f"[{', '.join(_to_layout(f'{code.text}[{i}]', lay) for i, lay in enumerate(layouts))}]"
+        if parts is not None:
+            return "[" + ", ".join(_to_layout(p, lay) for p, lay in zip(parts, layouts)) + "]"
+        return _to_layout(code.text, layouts[0])
+
+    def targets_expr(self, code: T.Code, mt: ModelTraining, layouts: list) -> str:
+        if len(layouts) == 1:
+            return _to_layout(code.text, layouts[0])
+        as_dict = code_literals.dict_items(code.text)
+        names = self._output_names(mt)
+        if as_dict is not None:
+            return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
+        parts = code_literals.list_items(code.text)
+        if parts is not None:
+            return "[" + ", ".join(_to_layout(p, lay) for p, lay in zip(parts, layouts)) + "]"
+        return f"[{code.text}[k] for k in {lit(tuple(names))}]"
+
+    def _metrics_arg(self, mt: ModelTraining) -> str:
+        c = mt.compile
+        several = len(c.losses) > 1
+        names = self._output_names(mt) if several else [""]
+        items = []
+        for i, (loss, metrics) in enumerate(zip(c.losses, c.metrics or [[]] * len(c.losses))):
+            for m in metrics:
+                m, _, named = m.partition("@")  # a metric object's own name= (its log key)
+                fn = self.metric_fn(m, loss, _logits_activation(mt.md, i))
+                m = m.partition("(")[0]  # its settings (k=2) are the function's
+                label = named or {"mean_absolute_error": "mae", "mean_squared_error": "mse",
+                                  "mean_absolute_percentage_error": "mape",
+                                  "mean_squared_logarithmic_error": "msle"}.get(m, m)
+                label = label[len("custom:"):] if label.startswith("custom:") else label  # its __name__
+                label = f"{names[i]}_{label}" if several else label
+                items.append(f"({lit(label)}, {i}, {fn})")
+        return "[" + ", ".join(items) + "]" if items else "[]"
+
+    def _from_dataset(self, x: T.Code, y):
+        """fit/evaluate on a tf.data pipeline: its (x, y) arrays, batch size and shuffle."""
+        if y is not None:
+            return None
+        ds = next((t.config for t in self.program.training if t.kind == "dataset" and t.model == x.text), None)
+        if ds is None:
+            return None
+        parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
+        if not parts or len(parts) != 2 or ds.batch is None:
+            raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
+        pipe = self._pipeline(ds)
+        if pipe.element_map or pipe.batch_map:
+            raise NotImplementedError("fit/evaluate on a tf.data pipeline with .map() (a custom loop over "
+                                      "it is translated)")
+        if ds.returned:
+            # made by a function (ds = make_dataset()): its arrays are the loader's, already in
+            # the model's layout (the function's make_loader put them there)
+            if any(code_literals.list_items(p) is not None for p in parts) or "repeat" in ds.ops:
+                raise NotImplementedError("fit/evaluate on a repeated or several-array tf.data pipeline a "
+                                          "function returned")
+            arrays = [T.Code(f"{x.text}.dataset.tensors[{i}]") for i in (0, 1)]
+            return arrays[0], arrays[1], T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
+        return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops, pipe.repeat, False
+
+    def _data_layouts(self, mt: ModelTraining, dataset) -> tuple[list, list]:
+        """The layouts fit/evaluate put (x, y) in: none for a loader's arrays (already there)."""
+        in_layouts, out_layouts = self._io(mt)
+        if dataset is None or not dataset[6]:
+            return in_layouts, out_layouts
+        if len(in_layouts) > 1 or len(out_layouts) > 1:
+            raise NotImplementedError("fit/evaluate on a tf.data pipeline a function returned, for a model "
+                                      "with several inputs or outputs")
+        return [None], [None]
+
+    def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        f: T.Fit = ts.config
+        if _has_method(mt.md, "train_step"):
+            return self.fit_train_step_lines(ts, mt)
+        dataset = self._from_dataset(f.x, f.y)
+        if dataset is not None:
+            f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
+        repeat = dataset is not None and dataset[4]
+        if dataset is not None and dataset[5] is not None:
+            # .repeat(count): an epoch is count passes, each reshuffled, batches never straddling two
+            repeat = True
+            if f.steps_per_epoch is None:
+                self.code.imports.add("import math")
+                f = dataclasses.replace(f, steps_per_epoch=T.Code(
+                    f"{dataset[5]} * math.ceil(len({dataset[0].text}) / {dataset[2]})"))
+        if repeat and f.steps_per_epoch is None:
+            raise NotImplementedError("fit on a repeated (endless) tf.data pipeline without steps_per_epoch")
+        if (f.class_weight is not None or f.sample_weight is not None) and any(
+                loss.reduction == "mean_with_sample_weight" for loss in mt.compile.losses):
+            raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
+        x_layouts, y_layouts = self._data_layouts(mt, dataset)
+        fit_name = self.fit_function(f)
+        args = [ts.model, mt.optimizer_var, mt.loss_var,
+                self.inputs_expr(f.x, x_layouts, self._input_names(mt)),
+                self.targets_expr(f.y, mt, y_layouts) if f.y is not None else "None"]
+        kw = {"epochs": f.epochs, "batch_size": f.batch_size}
+        if self._metrics_arg(mt) != "[]":
+            kw["metrics"] = T.Code(self._metrics_arg(mt))
+        if mt.compile.loss_weights:
+            kw["loss_weights"] = mt.compile.loss_weights
+        if f.verbose != "auto":
+            kw["verbose"] = f.verbose
+        if f.validation_split:
+            kw["validation_split"] = f.validation_split
+            self.features.add("validation")
+        if f.validation_data is not None:
+            parts = code_literals.list_items(f.validation_data.text)
+            val_ds = self._from_dataset(f.validation_data, None) if parts is None else None
+            if val_ds is not None:  # a tf.data pipeline: its arrays, evaluated in its batches
+                parts = [val_ds[0].text, val_ds[1].text]
+                if f.validation_batch_size is None:
+                    f = dataclasses.replace(f, validation_batch_size=val_ds[2])
+            if parts is None or len(parts) != 2:
+                raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
+            val_in, val_out = self._data_layouts(mt, val_ds)
+            kw["validation_data"] = T.Code(
+                f"({self.inputs_expr(T.Code(parts[0]), val_in, self._input_names(mt))}, "
+                f"{self.targets_expr(T.Code(parts[1]), mt, val_out)})")
+            self.features.add("validation")
+        if f.shuffle is not True:
+            kw["shuffle"] = f.shuffle
+        if f.class_weight is not None:
+            kw["class_weight"] = f.class_weight
+            self.features |= {"class_weight", "weights"}
+        if f.sample_weight is not None:
+            kw["sample_weight"] = f.sample_weight
+            self.features.add("weights")
+        if f.initial_epoch:
+            kw["initial_epoch"] = f.initial_epoch
+            self.features.add("initial_epoch")
+        if f.steps_per_epoch is not None:
+            kw["steps_per_epoch"] = f.steps_per_epoch
+            self.features.add("steps")
+            self.needs.add("epoch_batches")
+        if repeat:
+            kw["repeat"] = True  # tf.data .repeat(): the batches run on across passes
+        options = {"validation_steps": None, "validation_batch_size": None, "validation_freq": 1}
+        for key, default in options.items():
+            value = getattr(f, key)
+            if value != default and (f.validation_split or f.validation_data is not None):
+                kw[key] = value
+                self.features |= {"validation_options", "eval_steps"}
+                self.needs.add("evaluate")
+        objects = [cb for cb in f.callbacks if cb.kind in OBJECT_CALLBACKS]
+        if objects:
+            kw["callbacks"] = T.Code("[" + ", ".join(_callback_object_code(cb.params["code"]) for cb in objects) + "]")
+            self.features |= {"callback_objects", "stop"}
+            self.needs.add("callback_objects")
+            if any(cb.kind == "lambda_callback" for cb in objects):
+                self.needs.add("lambda_callback")
+        if any(cb.kind in STOPPING_CALLBACKS for cb in f.callbacks):
+            self.features.add("stop")
+        if mt.scheduler_var:
+            kw["scheduler"] = T.Code(mt.scheduler_var)
+            self.features.add("scheduler")
+        clip = mt.compile.optimizer.clip
+        for key, value in clip.items():
+            kw[key] = value
+            self.features.add("clip")
+        text = ", ".join(args + [f"{k}={_arg_text(v)}" for k, v in kw.items()])
+        return [f"{fit_name}({text})"]
+
+    def fit_train_step_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        """``fit`` of a model with its own train_step: the loop calls it per batch."""
+        f: T.Fit = ts.config
+        if mt.md.graph.meta.get("custom_step_failed"):
+            raise NotImplementedError("its train_step is not translated")
+        others = {k for k in ("validation_split", "validation_data", "class_weight", "sample_weight",
+                              "steps_per_epoch", "validation_steps")
+                  if getattr(f, k) not in (None, 0.0, getattr(T.Fit, k, None))}
+        if others or f.callbacks or f.initial_epoch:
+            raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
+                                      "train_step")
+        in_layouts, out_layouts = self._io(mt)
+        if any(is_channels_first(lay) for lay in in_layouts + out_layouts if lay):
+            raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
+                                      "rewriting)")
+        self.needs |= {"fit_train_step", "loader"}
+        args = [ts.model, self.inputs_expr(f.x, in_layouts, self._input_names(mt))]
+        if f.y is not None:
+            args.append(self.targets_expr(f.y, mt, out_layouts))
+        kw = {"epochs": f.epochs, "batch_size": f.batch_size}
+        if f.verbose != "auto":
+            kw["verbose"] = f.verbose
+        if f.shuffle is not True:
+            kw["shuffle"] = f.shuffle
+        return [f"fit_train_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"]
+
+    def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        e: T.Evaluate = ts.config
+        if _has_method(mt.md, "test_step") or (_has_method(mt.md, "train_step") and not mt.compile.losses):
+            return self.evaluate_test_step_lines(ts, mt)
+        dataset = self._from_dataset(e.x, e.y)
+        if dataset is not None:
+            e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
+        in_layouts, out_layouts = self._data_layouts(mt, dataset)
+        self.needs.add("evaluate")
+        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),
+                self.targets_expr(e.y, mt, out_layouts)]
+        kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}"]
+        if self._metrics_arg(mt) != "[]":
+            kw.append(f"metrics={self._metrics_arg(mt)}")
+        if mt.compile.loss_weights:
+            kw.append(f"loss_weights={lit(mt.compile.loss_weights)}")
+        if e.return_dict:
+            kw.append("return_dict=True")
+        if e.steps is not None:
+            kw.insert(1, f"steps={e.steps.text if isinstance(e.steps, T.Code) else lit(e.steps)}")
+            self.features.add("eval_steps")
+        return [f"evaluate({', '.join(args + kw)})"]
+
+    def evaluate_test_step_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        """``evaluate`` of a model with its own test_step: the loop calls it per batch."""
+        e: T.Evaluate = ts.config
+        if not _has_method(mt.md, "test_step"):
+            raise NotImplementedError("evaluate() of a model with its own train_step, no test_step and no "
+                                      "compiled loss")
+        if mt.md.graph.meta.get("custom_step_failed") or e.steps is not None:
+            raise NotImplementedError("its test_step is not translated" if e.steps is None else
+                                      "evaluate(steps=...) with the model's own test_step")
+        in_layouts, out_layouts = self._io(mt)
+        self.needs |= {"evaluate_test_step", "loader"}
+        args = [ts.model, self.inputs_expr(e.x, in_layouts, self._input_names(mt))]
+        if e.y is not None:
+            args.append(self.targets_expr(e.y, mt, out_layouts))
+        kw = {"batch_size": e.batch_size}
+        if e.return_dict:
+            kw["return_dict"] = True
+        return [f"evaluate_test_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"]
+
+    def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
+        p: T.Predict = ts.config
+        in_layouts, out_layouts = self._io(mt)
+        self.needs.add("predict")
+        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
+        if p.batch_size != 32:
+            call += f", batch_size={p.batch_size.text if isinstance(p.batch_size, T.Code) else lit(p.batch_size)}"
+        call += ")"
+        if len(out_layouts) == 1:
+            return [_from_layout(call, out_layouts[0])]
+        if any(lay and is_channels_first(lay) for lay in out_layouts):
+            perms = [Layout(lay, channels_last_of(lay)).perm if lay and is_channels_first(lay) else None
+                     for lay in out_layouts]  # each output back to Keras' channels-last layout
+            call = f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"
+        keys = mt.md.graph.meta.get("output_keys") if mt.md else None
+        if keys:  # outputs={"a": ..., "b": ...}: Keras' predict returns a dict too
+            return [f"dict(zip({lit(tuple(keys))}, {call}))"]
+        return [call]
+
+    def save_lines(self, ts: T.TrainingStatement) -> list[str]:
+        s: T.Save = ts.config
+        path = _pt_path(s.path.text)
+        if s.load:
+            return [f"{ts.model}.load_state_dict(torch.load({path}, weights_only=True))"]
+        return [f"torch.save({ts.model}.state_dict(), {path})"]
+
+    def fit_function(self, f: T.Fit) -> str:
+        """The name of a generated ``fit`` with this call's callbacks as loop code."""
+        key = repr([(c.kind, sorted(c.params.items())) for c in f.callbacks if c.kind not in OBJECT_CALLBACKS])
+        if key not in self.fit_variants:
+            name = "fit" if not self.fit_variants else f"fit_{len(self.fit_variants) + 1}"
+            self.fit_variants[key] = name
+            self.needs.add(("fit", name, key))
+            self._fit_callbacks = getattr(self, "_fit_callbacks", {})
+            self._fit_callbacks[name] = [c for c in f.callbacks if c.kind not in OBJECT_CALLBACKS]
+        if f.validation_split or f.validation_data is not None:
+            self.needs.add("evaluate")  # validation runs evaluate() after each epoch
+        return self.fit_variants[key]
+
+    # -- helpers ------------------------------------------------------------------
+    def _helpers(self) -> list[str]:
+        if not self.program.training:
+            return []
+        if not (self.needs or self.loss_fns or self.optimizer_classes or self.datasets):
+            return []
+        out = []
+        copy = runtime_source.Copier()  # each runtime definition once, its dependencies first
+        uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
+        features = frozenset(self.features | ({"logits"} if uses_logits else set()))
+        needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
+        if needs_loader:
+            self.code.imports.add("import numpy as np")
+            out.append(runtime_prune.specialise(LOOP, "make_loader", features))
+            self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
+                                  + (", default_collate" if "map" in self.features else ""))
+        if "repeated" in self.needs:
+            out += copy.take(TRAINING, "Repeated")
+        if any(isinstance(n, tuple) for n in self.needs):
+            out.append(runtime_prune.specialise(LOOP, "train_step", features))
+            self.code.imports.add("from types import SimpleNamespace")
+            for n in sorted(x for x in self.needs if isinstance(x, tuple)):
+                out.append(fit_text(n[1], self._fit_callbacks[n[1]], features, self.code.imports))
+        if "batch_logs" in self.needs:
+            out += copy.take(TRAINING, "batch_logs")
+        if "mean_metric" in self.needs:
+            out += copy.take(METRICS, "Mean")
+        if "metric_wrapper" in self.needs:
+            out += copy.take(METRICS, "MeanMetricWrapper")
+        if "fit_train_step" in self.needs:
+            out += copy.take(TRAINING, "fit_train_step")
+            self.code.imports.add("from types import SimpleNamespace")
+        if "evaluate_test_step" in self.needs:
+            out += copy.take(TRAINING, "evaluate_test_step")
+        if "custom_loss" in self.needs:
+            self.code.imports.add("import torch")
+            out += copy.take(LOSSES, "keras_same_rank", "keras_loss", "keras_metric")
+        if "loss_class" in self.needs:
+            out += copy.take(LOSSES, "Loss")
+        if "epoch_batches" in self.needs:
+            out += copy.take(TRAINING, "EpochBatches")
+        if "callback_objects" in self.needs or "callback_class" in self.needs:
+            out += copy.take(CALLBACKS, "Callback")
+        if "lambda_callback" in self.needs:
+            out += copy.take(CALLBACKS, "LambdaCallback")
+        if "evaluate" in self.needs:
+            out.append(runtime_prune.specialise(LOOP, "evaluate", features))
+        if "predict" in self.needs:
+            out += copy.take(TRAINING, "predict")
+        loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
+        if loaders:
+            texts, imports = dataset_loaders.loader_texts(loaders)
+            out += texts
+            self.code.imports |= imports
+        for name in sorted(self.datasets - set(loaders)):
+            rename = {"Model": self.model_class} if name == "load_model" else None
+            out += copy.take(TRAINING, name, rename=rename)
+            self.code.imports.add("import numpy as np")
+        # KerasOptimizer, the base of the --keras-exact-updates classes, before them
+        out += [text for _key, text in sorted(self.optimizer_classes.items(),
+                                              key=lambda kv: (kv[0] != "KerasOptimizer", kv[0]))]
+        out += [text for _key, text in sorted(self.loss_fns.items())]
+        out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
+        return [h.strip("\n") + "\n" for h in out]
+
+def _has_method(md: ModelDef | None, name: str) -> bool:
+    """Whether the model's module has its own ``name`` (train_step, test_step): the source's,
+    or Keras' default one written out around the model's own compute_loss."""
+    step = md.graph.meta.get("custom_step", {}) if md is not None else {}
+    return any(n == name for n, _text in step.get("methods", ())) or name in step.get("default_steps", ())
+
+
+def _arg_text(value) -> str:
+    return value.text if isinstance(value, T.Code) else lit(value)
+
+
+@dataclass
+class Pipeline:
+    """What a tf.data pipeline's ``.map``/``.repeat``/``.prefetch``/``.cache`` became."""
+
+    element_map: str | None = None  # a function of one element's tensors (.map before .batch)
+    batch_map: str | None = None  # a function of one batch's tensors (.map after .batch)
+    repeat: str | None = None  # .repeat(count): the count's source text
+    notes: list[str] = field(default_factory=list)
+
+
+PIPELINE_NO_OPS = {
+    "prefetch": "nothing to do for in-memory arrays (DataLoader(num_workers=...) overlaps loading)",
+    "cache": "nothing to do, the arrays already live in memory",
+}
+
+
+def _no_builtin_loss(name: str, logits: bool) -> str:
+    raise NotImplementedError(f"keras.losses.{name} outside compile()")
+
