@@ -1,9 +1,11 @@
-"""keras.datasets loaders and to_categorical become framework-free numpy code.
+"""keras.datasets loaders and to_categorical become numpy code without Keras.
 
 Every loader is compared with the real ``keras.datasets.X.load_data()`` reading the same
-tiny fake cache files (the real formats) from a temporary ``KERAS_HOME``. Nothing is
-downloaded: Keras' hash check is switched off for the fake files and its downloader is
-replaced by one that fails the test.
+tiny fake cache files (the real formats) from one temporary folder, which is both Keras'
+``KERAS_HOME`` and the generated loaders' ``TRANSPILED_DATA_HOME`` (the same layout).
+Nothing is downloaded: both hash checks are switched off for the fake files and both
+downloaders are replaced by one that fails the test (tests/test_downloads.py checks the
+hashes and the downloads themselves).
 """
 
 from __future__ import annotations
@@ -26,10 +28,16 @@ from transpiler.printers.torch import dataset_loaders
 from transpiler.translate import translate
 
 
-def _loader(name: str):
+def _no_download(url, *args, **kwargs):
+    raise AssertionError(f"tried to download {url}")
+
+
+def _loader(name: str, download=_no_download):
     texts, imports = dataset_loaders.loader_texts([name])
     ns: dict = {}
     exec("\n".join(sorted(imports)) + "\n" + "\n".join(texts), ns)  # what the copy says it needs
+    ns["file_hash_matches"] = lambda *args, **kwargs: True  # the fake files' hashes
+    ns["download_url_to_file"] = download
     return ns[f"load_{name}"]
 
 
@@ -37,13 +45,10 @@ def _loader(name: str):
 def cache(tmp_path, monkeypatch):
     """An empty Keras cache that both Keras and the generated loaders read; no network."""
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    monkeypatch.setenv("TRANSPILED_DATA_HOME", str(tmp_path))
     monkeypatch.setattr(keras_config, "_KERAS_DIR", str(tmp_path))
     monkeypatch.setattr(file_utils, "validate_file", lambda *args, **kwargs: True)  # fake files' hashes
-
-    def no_download(url, *args, **kwargs):
-        raise AssertionError(f"tried to download {url}")
-
-    monkeypatch.setattr(file_utils, "urlretrieve", no_download)
+    monkeypatch.setattr(file_utils, "urlretrieve", _no_download)
     folder = tmp_path / "datasets"
     folder.mkdir()
     return folder
@@ -130,11 +135,10 @@ def test_cifar100_matches_keras(cache, label_mode):
                       b"coarse_labels": [int(v) for v in rng.randint(0, 20, n)]}
                for name, n in (("train", 5), ("test", 3))}
     _cifar_archive(cache, "cifar-100-python", members)
-    ours = _loader("cifar100")(label_mode)
+    ours = _loader("cifar100")(label_mode)  # extracts the archive as Keras does, beside it
+    assert (cache / "cifar-100-python-target" / "cifar-100-python" / "train").is_file()
     _assert_same(ours, keras.datasets.cifar100.load_data(label_mode))
-    # Keras extracted the archive next to it: the extracted folder gives the same arrays
-    os.remove(cache / "cifar-100-python-target_archive")
-    _assert_same(_loader("cifar100")(label_mode), ours)
+    _assert_same(_loader("cifar100")(label_mode), ours)  # the extracted folder, read again
 
 
 @pytest.mark.slow
@@ -175,9 +179,23 @@ def test_boston_housing_matches_keras(cache, kwargs):
     _assert_same(_loader("boston_housing")(**kwargs), keras.datasets.boston_housing.load_data(**kwargs))
 
 
-def test_a_missing_file_says_what_to_do(cache):
-    with pytest.raises(FileNotFoundError, match="keras.datasets.imdb.load_data"):
-        _loader("imdb")()
+@pytest.mark.parametrize("name, url, cached", [
+    ("imdb", "https://storage.googleapis.com/tensorflow/tf-keras-datasets/imdb.npz", "imdb.npz"),
+    ("mnist", "https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz", "mnist.npz"),
+    ("cifar10", "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", "cifar-10-batches-py-target_archive"),
+    ("fashion_mnist", "https://storage.googleapis.com/tensorflow/tf-keras-datasets/train-labels-idx1-ubyte.gz",
+     "fashion-mnist/train-labels-idx1-ubyte.gz"),
+])
+def test_a_missing_file_is_fetched_from_kerass_url_into_the_own_cache(cache, name, url, cached):
+    asked = []
+
+    def download(origin, dst, *args, **kwargs):
+        asked.append((origin, dst))
+        raise OSError("offline")
+
+    with pytest.raises(OSError, match="offline"):
+        _loader(name, download)()
+    assert asked == [(url, str(cache / cached))]
 
 
 @pytest.mark.parametrize("labels, n", [([0, 2, 1], 3), ([[1], [0]], 2), ([0, 4], None)])

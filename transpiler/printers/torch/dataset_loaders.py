@@ -1,8 +1,9 @@
-"""``keras.datasets.X.load_data()`` as framework-free numpy functions for generated programs.
+"""``keras.datasets.X.load_data()`` as numpy functions for generated PyTorch programs.
 
 The loaders live in ``transpiler/runtime/torch/datasets.py`` (real code, unit-tested): each
-reads the files Keras caches (``$KERAS_HOME/datasets``, by default ``~/.keras/datasets``) and
-returns the arrays Keras returns. This module names them and copies the ones a program uses,
+fetches the file Keras fetches (same URL and hash) into a cache of its own through
+``runtime/torch/downloads.py`` (``torch.hub.download_url_to_file``) and returns the arrays
+Keras returns. This module names them and copies the ones a program uses,
 with the shared helpers they call, through ``printers/runtime_source.py``. The keys are the
 ``keras.datasets`` module names.
 """

@@ -1,31 +1,26 @@
-"""``keras.datasets.X.load_data()`` as framework-free numpy functions for generated programs.
+"""``keras.datasets.X.load_data()`` as numpy functions for generated PyTorch programs.
 
-Each loader reads the files Keras caches (``$KERAS_HOME/datasets``, by default
-``~/.keras/datasets``) and returns the arrays Keras returns: the same shuffles (the
-seeded ``RandomState`` Keras uses), index shifts, filters, dtypes and channels-last
-images. Nothing is downloaded: a missing file raises ``FileNotFoundError`` saying which
-file and that ``keras.datasets.X.load_data()`` (once, anywhere) fetches it. Pickled data
-(CIFAR batches, the ragged IMDB/Reuters arrays) is read with an unpickler that only
-rebuilds numpy arrays, so a data file can never run code.
+Each loader fetches the file Keras fetches (the same URL and file hash) through
+``downloads.get_file``, which downloads it once with ``torch.hub.download_url_to_file``
+into a cache of its own (``$TRANSPILED_DATA_HOME``, laid out as Keras' ``~/.keras``), and
+returns the arrays Keras returns: the same shuffles (the seeded ``RandomState`` Keras
+uses), index shifts, filters, dtypes and channels-last images. Pickled data (CIFAR
+batches, the ragged IMDB/Reuters arrays) is read with an unpickler that only rebuilds
+numpy arrays, so a data file can never run code.
 """
 
 import gzip
 import io
 import os
 import pickle
-import tarfile
 import zipfile
 
 import numpy as np
 
+from transpiler.runtime.torch.downloads import cache_folder, fetch, get_file
 
-def keras_dataset_path(name, dataset="keras.datasets"):
-    """A file of Keras' dataset cache ($KERAS_HOME/datasets, by default ~/.keras/datasets)."""
-    home = os.path.expanduser(os.environ.get("KERAS_HOME", os.path.join("~", ".keras")))
-    path = os.path.join(home, "datasets", name)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} is missing: {dataset}.load_data() downloads it once (needs Keras)")
-    return path
+#: where Keras fetches its datasets from (keras.datasets.*)
+KERAS_DATASETS_URL = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
 class NumpyUnpickler(pickle.Unpickler):
@@ -82,31 +77,21 @@ def keras_word_sequences(splits, num_words, skip_top, maxlen, start_char, oov_ch
     return cut, shifted
 
 
-def read_cifar_batch(folder, archive, name, label_key):
-    """(images (N, 3, 32, 32) uint8, labels) of one CIFAR batch file, from Keras' cached
-    archive when it is there (Keras re-extracts it on every load), else the extracted folder."""
-    if archive is not None:
-        with tarfile.open(archive) as tar:
-            batch = NumpyUnpickler(tar.extractfile(f"{folder}/{name}"), encoding="bytes").load()
-    else:
-        with open(os.path.join(keras_dataset_path(folder + "-target"), folder, name), "rb") as fh:
-            batch = NumpyUnpickler(fh, encoding="bytes").load()
+def read_cifar_batch(folder, name, label_key):
+    """(images (N, 3, 32, 32) uint8, labels) of one CIFAR batch file of the extracted archive."""
+    with open(os.path.join(folder, name), "rb") as fh:
+        batch = NumpyUnpickler(fh, encoding="bytes").load()
     batch = {key.decode("utf8"): value for key, value in batch.items()}
     data = batch["data"]
     return data.reshape(data.shape[0], 3, 32, 32), batch[label_key]
 
 
-def cifar_archive(folder):
-    """Keras' cached CIFAR archive (datasets/<folder>-target_archive), or None."""
-    try:
-        return keras_dataset_path(folder + "-target_archive")
-    except FileNotFoundError:
-        return None
-
-
 def load_mnist(path="mnist.npz"):
-    """keras.datasets.mnist.load_data() without Keras: the same cached file, read with numpy."""
-    with np.load(keras_dataset_path(path, "keras.datasets.mnist"), allow_pickle=False) as data:
+    """keras.datasets.mnist.load_data() without Keras: the same file, read with numpy."""
+    path = os.path.join(cache_folder(), path)
+    fetch(KERAS_DATASETS_URL + "mnist.npz", path,
+          file_hash="731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1")
+    with np.load(path, allow_pickle=False) as data:
         return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
 
 
@@ -114,7 +99,9 @@ def load_fashion_mnist():
     """keras.datasets.fashion_mnist.load_data() without Keras: the same IDX files, read with numpy."""
 
     def read(name, offset):
-        with gzip.open(keras_dataset_path(os.path.join("fashion-mnist", name), "keras.datasets.fashion_mnist")) as fh:
+        path = os.path.join(cache_folder(os.path.join("datasets", "fashion-mnist")), name)
+        fetch(KERAS_DATASETS_URL + name, path)
+        with gzip.open(path) as fh:
             return np.frombuffer(fh.read(), np.uint8, offset=offset)
 
     y_train = read("train-labels-idx1-ubyte.gz", 8)
@@ -127,11 +114,14 @@ def load_fashion_mnist():
 def load_cifar10():
     """keras.datasets.cifar10.load_data() without Keras: the same batch files, channels-last
     uint8 images and (N, 1) uint8 labels, as Keras returns them."""
-    archive = cifar_archive("cifar-10-batches-py")
-    parts = [read_cifar_batch("cifar-10-batches-py", archive, f"data_batch_{i}", "labels") for i in range(1, 6)]
+    folder = os.path.join(get_file(fname="cifar-10-batches-py-target",
+                                   origin="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", extract=True,
+                                   file_hash="6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"),
+                          "cifar-10-batches-py")
+    parts = [read_cifar_batch(folder, f"data_batch_{i}", "labels") for i in range(1, 6)]
     x_train = np.concatenate([images for images, _ in parts]).astype("uint8")
     y_train = np.concatenate([np.asarray(labels) for _, labels in parts]).astype("uint8").reshape(-1, 1)
-    x_test, y_test = read_cifar_batch("cifar-10-batches-py", archive, "test_batch", "labels")
+    x_test, y_test = read_cifar_batch(folder, "test_batch", "labels")
     y_test = np.reshape(y_test, (len(y_test), 1)).astype("uint8")
     return (x_train.transpose(0, 2, 3, 1), y_train), (x_test.astype("uint8").transpose(0, 2, 3, 1), y_test)
 
@@ -141,17 +131,23 @@ def load_cifar100(label_mode="fine"):
     and (N, 1) labels of the 100 fine or 20 coarse classes."""
     if label_mode not in ("fine", "coarse"):
         raise ValueError(f'label_mode must be one of "fine", "coarse". Received: label_mode={label_mode}.')
-    archive = cifar_archive("cifar-100-python")
+    folder = os.path.join(get_file(fname="cifar-100-python-target",
+                                   origin="https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz", extract=True,
+                                   file_hash="85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7"),
+                          "cifar-100-python")
     out = []
     for name in ("train", "test"):
-        images, labels = read_cifar_batch("cifar-100-python", archive, name, f"{label_mode}_labels")
+        images, labels = read_cifar_batch(folder, name, f"{label_mode}_labels")
         out.append((images.transpose(0, 2, 3, 1), np.reshape(labels, (len(labels), 1))))
     return out[0], out[1]
 
 
 def load_boston_housing(path="boston_housing.npz", test_split=0.2, seed=113):
     """keras.datasets.boston_housing.load_data() without Keras: same file, same shuffle and split."""
-    with np.load(keras_dataset_path(path, "keras.datasets.boston_housing"), allow_pickle=False) as data:
+    path = os.path.join(cache_folder(), path)
+    fetch(KERAS_DATASETS_URL + "boston_housing.npz", path,
+          file_hash="f553886a1f8d56431e820c5b82552d9d95cfcb96d1e678153f8839538947dff5")
+    with np.load(path, allow_pickle=False) as data:
         x, y = data["x"], data["y"]
     order = np.arange(len(x))
     np.random.RandomState(seed).shuffle(order)
@@ -164,7 +160,9 @@ def load_imdb(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
               index_from=3):
     """keras.datasets.imdb.load_data() without Keras: the same file, each split shuffled by
     the seeded RandomState Keras uses, then Keras' index shift, length filter and word cut."""
-    data = load_npz_objects(keras_dataset_path(path, "keras.datasets.imdb"))
+    path = os.path.join(cache_folder(), path)
+    fetch(KERAS_DATASETS_URL + "imdb.npz", path, file_hash="69664113be75683a8fe16e3ed0ab59fda8886cb3cd7ada244f7d9544e4676b9f")
+    data = load_npz_objects(path)
     rng = np.random.RandomState(seed)
     splits = []
     for name in ("train", "test"):
@@ -184,7 +182,9 @@ def load_reuters(path="reuters.npz", num_words=None, skip_top=0, maxlen=None, te
                  start_char=1, oov_char=2, index_from=3):
     """keras.datasets.reuters.load_data() without Keras: the same file and shuffle, Keras'
     index shift, length filter and word cut, then the last test_split held out."""
-    data = load_npz_objects(keras_dataset_path(path, "keras.datasets.reuters"))
+    path = os.path.join(cache_folder(), path)
+    fetch(KERAS_DATASETS_URL + "reuters.npz", path, file_hash="d6586e694ee56d7a4e65172e12b3e987c03096cb01eab99753921ef915959916")
+    data = load_npz_objects(path)
     order = np.arange(len(data["x"]))
     np.random.RandomState(seed).shuffle(order)
     sequences, splits = keras_word_sequences([(data["x"][order], data["y"][order])], num_words, skip_top,
