@@ -1,10 +1,12 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
+import hashlib
 import math
 import os
 import torch
 from torch import nn
 import torch.nn.functional as F
+from torch.hub import download_url_to_file
 from torch.utils.data import DataLoader, TensorDataset
 from types import SimpleNamespace
 
@@ -149,23 +151,76 @@ def evaluate(
     return results["loss"] if len(results) == 1 else list(results.values())
 
 
-def keras_dataset_path(name, dataset="keras.datasets"):
-    """A file of Keras' dataset cache ($KERAS_HOME/datasets, by default ~/.keras/datasets)."""
-    home = os.path.expanduser(os.environ.get("KERAS_HOME", os.path.join("~", ".keras")))
-    path = os.path.join(home, "datasets", name)
-    if not os.path.exists(path):
-        raise FileNotFoundError(
-            f"{path} is missing: {dataset}.load_data() downloads it once (needs Keras)"
-        )
-    return path
+KERAS_DATASETS_URL = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
 def load_mnist(path="mnist.npz"):
-    """keras.datasets.mnist.load_data() without Keras: the same cached file, read with numpy."""
-    with np.load(
-        keras_dataset_path(path, "keras.datasets.mnist"), allow_pickle=False
-    ) as data:
+    """keras.datasets.mnist.load_data() without Keras: the same file, read with numpy."""
+    path = os.path.join(cache_folder(), path)
+    fetch(
+        KERAS_DATASETS_URL + "mnist.npz",
+        path,
+        file_hash="731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1",
+    )
+    with np.load(path, allow_pickle=False) as data:
         return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
+
+
+def data_home():
+    """The download cache: $TRANSPILED_DATA_HOME, else $XDG_CACHE_HOME/transpiled_data."""
+    home = os.environ.get("TRANSPILED_DATA_HOME")
+    if not home:
+        home = os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"),
+            "transpiled_data",
+        )
+    return os.path.expanduser(home)
+
+
+def file_hash_matches(path, file_hash, algorithm="auto"):
+    """Whether the file's sha256 (or md5: a 32-digit hash, or algorithm="md5") is file_hash."""
+    if algorithm == "sha256" or (algorithm == "auto" and len(file_hash) == 64):
+        hasher = hashlib.sha256()
+    else:
+        hasher = hashlib.md5()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            hasher.update(chunk)
+    return hasher.hexdigest() == str(file_hash)
+
+
+def cache_folder(cache_subdir="datasets", cache_dir=None):
+    """The folder of the cache a file goes to (made if missing): <cache_dir or data_home()>/<cache_subdir>."""
+    base = os.path.expanduser(cache_dir) if cache_dir is not None else data_home()
+    os.makedirs(base, exist_ok=True)
+    if not os.access(base, os.W_OK):
+        base = os.path.join("/tmp", "transpiled_data")
+    folder = os.path.join(base, cache_subdir)
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def fetch(origin, target, file_hash=None, hash_algorithm="auto", force_download=False):
+    """Make ``target`` the file at ``origin``: a file already there is kept when its hash is
+    ``file_hash`` (or when no hash is given), else it is downloaded; a download whose hash
+    differs is removed and refused. True when it downloaded."""
+    if (
+        not force_download
+        and os.path.exists(target)
+        and (file_hash is None or file_hash_matches(target, file_hash, hash_algorithm))
+    ):
+        return False
+    print(f"Downloading data from {origin}")
+    download_url_to_file(origin, target, progress=False)
+    if file_hash is not None and not file_hash_matches(
+        target, file_hash, hash_algorithm
+    ):
+        os.remove(target)
+        raise ValueError(
+            f"Incomplete or corrupted file detected. The {hash_algorithm} file hash does not "
+            f"match the provided value of {file_hash}."
+        )
+    return True
 
 
 def to_categorical(y, num_classes=None, dtype="float64"):
