@@ -133,6 +133,8 @@ def _base_env(home: str, threads: int = 1) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RW_", "PYTHON", "KERAS_", "TORCH_"))}
     env.update({
         "HOME": home, "KERAS_HOME": os.path.join(home, ".keras"), "TORCH_HOME": os.path.join(home, ".torch"),
+        # the translations' get_file cache has Keras' layout: it reads the same planted stand-ins
+        "TRANSPILED_DATA_HOME": os.path.join(home, ".keras"),
         "XDG_CACHE_HOME": os.path.join(home, ".cache"), "MPLBACKEND": "Agg", "CUDA_VISIBLE_DEVICES": "",
         "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
         "OMP_NUM_THREADS": str(threads), "TF_NUM_INTRAOP_THREADS": str(threads),
