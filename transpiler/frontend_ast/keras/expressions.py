@@ -663,7 +663,7 @@ def _api_activation(fe, func, args, kwargs, node, span):
 
 _API_CALLS = {
     "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
-    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "load_model": _api_load_model,
+    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "load_model": _api_load_model,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
     "dataset_slices": _api_dataset_slices, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,

@@ -221,16 +221,18 @@ class KerasTrainingFacts:
         return ModelHandle(builder, model)
 
     def _data_call(self, func: ApiRef, node):
-        """``keras.datasets.X.load_data()`` / ``keras.utils.to_categorical(...)``: recorded so the
-        printer can put framework-free numpy code in their place."""
+        """``keras.datasets.X.load_data()`` / ``keras.utils.to_categorical(...)`` / a data utility
+        (``keras.utils.get_file``, ``load_img``, ...: frontend_ast/keras/data_utils.py): recorded
+        so the printer can put framework-free code in their place."""
         from transpiler.ir import training as T
 
         span = self._span(node)
         args = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
                          for a in node.args)
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
-        kind = "load_data" if func.kind == "dataset" else "to_categorical"
-        config = func.name if kind == "load_data" else T.Code(args)
+        kind = {"dataset": "load_data", "data_util": "data_util"}.get(func.kind, "to_categorical")
+        config = func.name if kind == "load_data" else (func.name, T.Code(args)) if kind == "data_util" \
+            else T.Code(args)
         self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
         if kind == "load_data" and func.name in _DATASET_SHAPES and (not node.args or func.name == "cifar100"):

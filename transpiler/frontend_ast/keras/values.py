@@ -11,6 +11,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
@@ -383,6 +384,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("callback", last)
     if name.startswith("datasets.") and last == "load_data" and name.count(".") == 2:
         return ApiRef("dataset", name.split(".")[1])
+    if data_utils.utility_of(name) is not None:
+        return ApiRef("data_util", data_utils.utility_of(name))
     if name in ("utils.to_categorical", "utils.np_utils.to_categorical"):
         return ApiRef("to_categorical", last)
     if name in ("models.load_model", "saving.load_model"):

@@ -20,8 +20,13 @@ LOADERS = {"mnist": "load_mnist", "fashion_mnist": "load_fashion_mnist", "cifar1
            "reuters": "load_reuters"}
 
 
-def loader_texts(names) -> tuple[list[str], set[str]]:
-    """The helper sources (the shared ones first, each once) and imports for these datasets."""
+def loader_texts(names, utilities=()) -> tuple[list[str], set[str]]:
+    """The helper sources (each once) and imports for these datasets and data utilities
+    (``get_file``, ``load_img``, ...: printers/torch/data_utils.py)."""
+    from transpiler.printers.torch import data_utils
+
     copy = runtime_source.Copier()
-    texts = copy.take(RUNTIME, *(LOADERS[name] for name in names))
+    texts = copy.take(RUNTIME, *(LOADERS[name] for name in names)) if names else []
+    for name in utilities:
+        texts += copy.take(*data_utils.UTILITIES[name])
     return texts, copy.imports

@@ -23,7 +23,7 @@ from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_prune, runtime_source
-from transpiler.printers.torch import dataset_loaders
+from transpiler.printers.torch import data_utils, dataset_loaders
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import loss_functions as torch_loss_functions
@@ -154,7 +154,8 @@ class TrainingPrinter(CompiledObjects):
                 self.code.expressions[ts.call] = lines[0]
         # data calls nested in the arguments of other translated calls
         nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
-                  if ts.kind in ("load_data", "to_categorical", "load_model") and ts.call in self.code.expressions}
+                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util")
+                  and ts.call in self.code.expressions}
         for key, text in list(self.code.expressions.items()):
             for source, replacement in nested.items():
                 if source in text and text != replacement:
@@ -462,7 +463,7 @@ class TrainingPrinter(CompiledObjects):
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
         if ts.kind == "custom_code":
             return self.custom_code_lines(ts)
-        if ts.kind in ("load_data", "to_categorical", "load_model"):
+        if ts.kind in ("load_data", "to_categorical", "load_model", "data_util"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
                        "dataset", "gradient", "apply_gradients", "tape", "model_call", "metric_object"):
@@ -493,6 +494,12 @@ class TrainingPrinter(CompiledObjects):
             args = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
                              for a in call.args)  # the loader takes Keras' parameters
             return [f"load_{ts.config}({args})"]
+        if ts.kind == "data_util":  # get_file, load_img, ...: the runtime's function of the same arguments
+            name, args = ts.config
+            if name not in data_utils.UTILITIES:
+                raise NotImplementedError(f"keras.utils.{name}()")
+            self.datasets.add(name)
+            return [f"{name}({args.text})"]
         self.datasets.add("to_categorical")
         return [f"to_categorical({ts.config.text})"]
 
@@ -906,10 +913,12 @@ class TrainingPrinter(CompiledObjects):
         if "predict" in self.needs:
             out += copy.take(TRAINING, "predict")
         loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
-        if loaders:
-            texts, imports = dataset_loaders.loader_texts(loaders)
+        utilities = sorted(n for n in self.datasets if n in data_utils.UTILITIES)
+        if loaders or utilities:  # (one copy of what they share: get_file, fetch, ...)
+            texts, imports = dataset_loaders.loader_texts(loaders, utilities)
             out += texts
             self.code.imports |= imports
+        loaders += utilities
         for name in sorted(self.datasets - set(loaders)):
             rename = {"Model": self.model_class} if name == "load_model" else None
             out += copy.take(TRAINING, name, rename=rename)

@@ -1,0 +1,28 @@
+"""Keras' data utilities that become a function of the same name and arguments in the output.
+
+``keras.utils.get_file(...)``, ``keras.utils.load_img(...)``, ``img_to_array``, ... take
+files and arrays and give files and arrays: each is recorded as a ``data_util`` training
+statement (config: the utility's name and its arguments as source code) and the printer of
+the target framework puts its own implementation of the same function in its place. Every
+spelling Keras has for a utility (``keras.utils.X``, ``keras.preprocessing.image.X``,
+``keras.utils.data_utils.X``, ``tf.keras...``) maps to one name here.
+"""
+
+from __future__ import annotations
+
+#: the utility's name → the Keras API paths (after the ``keras.`` root) that spell it
+SPELLINGS = {
+    "get_file": ("utils.get_file", "utils.data_utils.get_file", "utils.file_utils.get_file"),
+    "load_img": ("utils.load_img", "preprocessing.image.load_img", "utils.image_utils.load_img"),
+    "img_to_array": ("utils.img_to_array", "preprocessing.image.img_to_array", "utils.image_utils.img_to_array"),
+    "array_to_img": ("utils.array_to_img", "preprocessing.image.array_to_img", "utils.image_utils.array_to_img"),
+    "save_img": ("utils.save_img", "preprocessing.image.save_img", "utils.image_utils.save_img"),
+    "pad_sequences": ("utils.pad_sequences", "preprocessing.sequence.pad_sequences",
+                      "utils.sequence_utils.pad_sequences"),
+}
+_BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
+
+
+def utility_of(api_name: str | None) -> str | None:
+    """The utility a Keras API name (``utils.get_file``) spells, or None."""
+    return _BY_PATH.get(api_name) if api_name else None
