@@ -133,3 +133,31 @@ def test_data_utilities_translate_in_place_and_run_as_keras_runs(tmp_path):
         assert run.returncode == 0, run.stderr[-2000:]
         outputs.append(run.stdout.strip().splitlines()[-1])
     assert outputs[0] == outputs[1]
+
+
+# -- tensorflow_datasets.load ------------------------------------------------------------------------------------
+
+TFDS_SCRIPT = '''import tensorflow_datasets as tfds
+
+dataset_name = "oxford_flowers102"
+(ds,) = tfds.load(dataset_name, split=["train"], shuffle_files=True)
+train, val = tfds.load("tf_flowers", split=["train[:90%]", "train[90%:]"], as_supervised=True)
+
+
+def unlabelled():
+    return tfds.load("stl10", split="unlabelled", as_supervised=True).batch(4)
+'''
+
+
+def test_tfds_load_is_a_stub_naming_the_dataset_and_torchvisions_class():
+    """tensorflow_datasets (which imports TensorFlow) never stays in the output: each load is
+    a marked stub naming the dataset and the torchvision class that provides it, if any."""
+    result = translate(TFDS_SCRIPT, "p.py")
+    assert not re.search(r"^\s*(import|from)\s+tensorflow_datasets\b", result.text, re.M)
+    messages = sorted(d.message for d in result.stubs)
+    assert len(messages) == 3, messages
+    assert any("'oxford_flowers102'" in m and "torchvision.datasets.Flowers102" in m for m in messages)
+    assert any("'stl10'" in m and "torchvision.datasets.STL10" in m for m in messages)
+    assert any("'tf_flowers'" in m and "no torchvision dataset provides" in m for m in messages)
+    assert "raise NotImplementedError" in result.text  # inside the function: the call raises
+    compile(result.text, "p_torch.py", "exec")

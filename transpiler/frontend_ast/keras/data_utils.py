@@ -10,6 +10,10 @@ spelling Keras has for a utility (``keras.utils.X``, ``keras.preprocessing.image
 
 from __future__ import annotations
 
+#: module roots of the source framework: a name bound to one of them is Keras' to translate
+#: (tensorflow_datasets gives TensorFlow tensors and imports TensorFlow)
+FRAMEWORK_ROOTS = ("tensorflow", "keras", "tensorflow_datasets")
+
 #: the utility's name → the Keras API paths (after the ``keras.`` root) that spell it
 SPELLINGS = {
     "get_file": ("utils.get_file", "utils.data_utils.get_file", "utils.file_utils.get_file"),
@@ -26,3 +30,10 @@ _BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
 def utility_of(api_name: str | None) -> str | None:
     """The utility a Keras API name (``utils.get_file``) spells, or None."""
     return _BY_PATH.get(api_name) if api_name else None
+
+
+def record_tfds_load(program, span, args: list, kwargs: dict) -> None:
+    """``tensorflow_datasets.load(name, ...)``: the dataset's name (when it is known statically)
+    for the printer, which says what the target framework offers for it in the stub."""
+    name = args[0] if args else kwargs.get("name")
+    program.meta.setdefault("tfds_loads", []).append((span, name if isinstance(name, str) else None))

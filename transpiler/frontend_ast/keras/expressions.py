@@ -13,6 +13,7 @@ from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown)
+from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -622,6 +623,11 @@ def _api_data(fe, func, args, kwargs, node, span):
     return fe._data_call(func, node)
 
 
+def _api_tfds_load(fe, func, args, kwargs, node, span):
+    data_utils.record_tfds_load(fe.program, span, list(args), dict(kwargs))
+    return Unknown("tensorflow_datasets.load()")
+
+
 def _api_load_model(fe, func, args, kwargs, node, span):
     return fe._load_model(node)
 
@@ -663,7 +669,7 @@ def _api_activation(fe, func, args, kwargs, node, span):
 
 _API_CALLS = {
     "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
-    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "load_model": _api_load_model,
+    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "load_model": _api_load_model,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
     "dataset_slices": _api_dataset_slices, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,

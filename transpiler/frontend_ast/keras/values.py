@@ -316,15 +316,17 @@ def keras_api_name(path: str) -> str | None:
 
 
 def is_keras_binding(value: Any) -> bool:
-    """True for a name bound to Keras or TensorFlow (a module, a class, a function)."""
+    """True for a name bound to Keras or TensorFlow (a module, a class, a function), or to
+    tensorflow_datasets (its data comes as TensorFlow tensors)."""
     if isinstance(value, ApiRef):
         return True
     if isinstance(value, ModuleRef):
-        return keras_api_name(value.path) is not None or value.path.split(".")[0] in ("tensorflow", "keras")
+        return keras_api_name(value.path) is not None or value.path.split(".")[0] in data_utils.FRAMEWORK_ROOTS
     return False
 
 
 _TF_APIS = {"tensorflow.GradientTape": ApiRef("gradient_tape", "GradientTape"),
+            "tensorflow_datasets.load": ApiRef("tfds_load", "load"),
             "tensorflow.data.Dataset.from_tensor_slices": ApiRef("dataset_slices", "from_tensor_slices")}
 
 

@@ -20,7 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch import data_sources, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch.custom_step import extend_class
@@ -61,7 +61,7 @@ def _code(node: cst.CSTNode) -> str:
 
 def _is_keras_module(name: str) -> bool:
     root = name.split(".")[0]
-    return root in ("keras", "tensorflow", "tf_keras")
+    return root in ("keras", "tensorflow", "tf_keras", "tensorflow_datasets")
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:
@@ -270,12 +270,13 @@ class _Printer:
         flat = " ".join(text.split())
         short = flat if len(flat) <= 70 else flat[:67] + "..."
         where = f"{self.source_file}:{span.line}"
-        self.program.stub(span, f"not translated yet: {short}", flat)
-        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})")]
+        reason = data_sources.stub_reason(self.program, span)  # tensorflow_datasets.load: what torch has
+        self.program.stub(span, f"not translated yet: {reason or short}", flat)
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})" + (f": {reason}" if reason else ""))]
         comments += comment_lines(text)
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
         if raising:
-            msg = f"transpiler: {short!r} ({where}) is not translated yet"
+            msg = f"transpiler: {reason} ({where})" if reason else f"transpiler: {short!r} ({where}) is not translated yet"
             new = cst.parse_statement(f"raise NotImplementedError({msg!r})\n")
             return [new.with_changes(leading_lines=leading)]
         return [_Comments(leading)]

@@ -1,0 +1,41 @@
+"""What PyTorch offers for a ``tensorflow_datasets.load(name)`` a Keras program makes.
+
+tfds gives TensorFlow tensors in tfds' own splits (``"train[:90%]"``) and element format
+(dicts, or ``(image, label)`` with ``as_supervised``); torchvision's dataset of the same data
+has its own splits, files and PIL images, so the call is a marked stub that names the
+dataset and, when torchvision provides it, the torchvision class to load it with.
+"""
+
+from __future__ import annotations
+
+#: tfds dataset name → the torchvision.datasets class of the same data
+TORCHVISION_DATASETS = {
+    "mnist": "MNIST", "fashion_mnist": "FashionMNIST", "kmnist": "KMNIST", "emnist": "EMNIST",
+    "cifar10": "CIFAR10", "cifar100": "CIFAR100", "stl10": "STL10", "svhn_cropped": "SVHN",
+    "omniglot": "Omniglot", "oxford_flowers102": "Flowers102", "oxford_iiit_pet": "OxfordIIITPet",
+    "food101": "Food101", "caltech101": "Caltech101", "celeb_a": "CelebA", "dtd": "DTD", "eurosat": "EuroSAT",
+    "lfw": "LFWPeople", "places365_small": "Places365", "sun397": "SUN397", "patch_camelyon": "PCAM",
+    "imagenet2012": "ImageNet", "voc": "VOCDetection", "coco": "CocoDetection", "kitti": "Kitti",
+    "cityscapes": "Cityscapes", "country211": "Country211", "gtsrb": "GTSRB", "rendered_sst2": "RenderedSST2",
+    "stanford_cars": "StanfordCars", "fer2013": "FER2013", "semeion": "SEMEION", "usps": "USPS",
+}
+
+
+def tfds_stub_reason(name: str | None) -> str:
+    """The stub message for ``tensorflow_datasets.load(name)``."""
+    if name is None:
+        return "tensorflow_datasets.load() of a dataset named at run time has no PyTorch translation"
+    base = name.split("/")[0].split(":")[0]
+    if base in TORCHVISION_DATASETS:
+        return (f"tensorflow_datasets.load({name!r}): load it with torchvision.datasets."
+                f"{TORCHVISION_DATASETS[base]} (its own splits and PIL images; tfds' are not translated)")
+    return f"tensorflow_datasets.load({name!r}): no torchvision dataset provides {base!r}; supply its files"
+
+
+def stub_reason(program, span) -> str | None:
+    """The reason a statement spanning ``span`` is a stub, when it loads a tfds dataset."""
+    end = span.end_line or span.line
+    for where, name in program.meta.get("tfds_loads", ()):
+        if where is not None and span.line <= where.line <= end:
+            return tfds_stub_reason(name)
+    return None
