@@ -65,7 +65,8 @@ def extract_archive(path, folder, archive_format="auto"):
                         raise ValueError(f"{path}: member {member.name!r} would be written outside {folder}")
                     if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
                         raise ValueError(f"{path}: member {member.name!r} is not a file or folder")
-                archive.extractall(folder)
+                # (checked above; Python's "data" filter, where there is one, checks again)
+                archive.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
             return True
         if kind == "zip" and zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
