@@ -139,6 +139,7 @@ def test_data_utilities_translate_in_place_and_run_as_keras_runs(tmp_path):
 
 TFDS_SCRIPT = '''import tensorflow_datasets as tfds
 
+tfds.disable_progress_bar()
 dataset_name = "oxford_flowers102"
 (ds,) = tfds.load(dataset_name, split=["train"], shuffle_files=True)
 train, val = tfds.load("tf_flowers", split=["train[:90%]", "train[90%:]"], as_supervised=True)
@@ -160,4 +161,5 @@ def test_tfds_load_is_a_stub_naming_the_dataset_and_torchvisions_class():
     assert any("'stl10'" in m and "torchvision.datasets.STL10" in m for m in messages)
     assert any("'tf_flowers'" in m and "no torchvision dataset provides" in m for m in messages)
     assert "raise NotImplementedError" in result.text  # inside the function: the call raises
+    assert "# tfds.disable_progress_bar(): nothing to do" in result.text  # not a stub
     compile(result.text, "p_torch.py", "exec")

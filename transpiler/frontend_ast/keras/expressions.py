@@ -628,6 +628,11 @@ def _api_tfds_load(fe, func, args, kwargs, node, span):
     return Unknown("tensorflow_datasets.load()")
 
 
+def _api_no_effect(fe, func, args, kwargs, node, span):
+    fe.program.meta.setdefault("no_effect_calls", []).append((span, func.name))
+    return None
+
+
 def _api_load_model(fe, func, args, kwargs, node, span):
     return fe._load_model(node)
 
@@ -669,7 +674,8 @@ def _api_activation(fe, func, args, kwargs, node, span):
 
 _API_CALLS = {
     "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
-    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "load_model": _api_load_model,
+    "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "no_effect": _api_no_effect,
+    "load_model": _api_load_model,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
     "dataset_slices": _api_dataset_slices, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,

@@ -39,3 +39,13 @@ def stub_reason(program, span) -> str | None:
         if where is not None and span.line <= where.line <= end:
             return tfds_stub_reason(name)
     return None
+
+
+def no_effect_note(program, span) -> str | None:
+    """A comment for a statement that is only a call with no effect without the source's data
+    library (``tfds.disable_progress_bar()``), else None."""
+    end = span.end_line or span.line
+    for where, name in program.meta.get("no_effect_calls", ()):
+        if where is not None and span.line <= where.line <= end:
+            return f"# {name}(): nothing to do without tensorflow_datasets"
+    return None

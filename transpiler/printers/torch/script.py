@@ -654,6 +654,9 @@ class _Printer:
         text = _code(stmt.with_changes(leading_lines=())).strip()
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = _code(small.value.func)
+            note = data_sources.no_effect_note(self.program, self._span(stmt))
+            if note is not None:  # tfds.disable_progress_bar()
+                return [_Comments([*stmt.leading_lines, cst.EmptyLine(comment=cst.Comment(note))])]
             if func in _SEED_CALLS and len(small.value.args) == 1:
                 arg = _code(small.value.args[0].value)
                 return [cst.parse_statement(f"torch.manual_seed({arg})\n").with_changes(
