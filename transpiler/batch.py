@@ -253,6 +253,13 @@ class Progress:
             self.shown = 0
 
 
+def _stop_note(stop: str) -> str:
+    """The table's short form of where an output stops (transpiler/stub_path.py)."""
+    if stop.startswith("the program stops at its first stub, output line "):
+        return "stops at line " + stop.split("output line ", 1)[1].split()[0].rstrip(",")
+    return "runs past its stubs" if stop.startswith("no stub on the run path") else ""
+
+
 def summary_table(results: list[FileResult]) -> str:
     """The per-file table and a totals line."""
     header = ("file", "status", "models", "stubs", "seconds", "note")
@@ -260,7 +267,8 @@ def summary_table(results: list[FileResult]) -> str:
     for r in results:
         translated = r.status in ("ok", "stubs")
         rows.append((r.source, r.status, str(r.models) if translated else "-",
-                     str(r.stubs) if translated else "-", f"{r.seconds:.2f}", _clip(r.note, 70)))
+                     str(r.stubs) if translated else "-", f"{r.seconds:.2f}",
+                     _clip(r.note or _stop_note(r.stop), 70)))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
     right = (False, False, True, True, True)
 
