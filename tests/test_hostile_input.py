@@ -1008,3 +1008,71 @@ def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path):
     for pid in left + ([proc.pid] if proc.poll() is None else []):  # (no stray process after a failure)
         os.kill(pid, signal.SIGKILL)
     assert not left, f"workers {left} outlived the run"
+
+
+# -- silently wrong output (issue 22 item 8): impossible sizes, vacuous verification ---------------
+
+@pytest.mark.parametrize("target, source", [
+    ("pytorch", "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+                "    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(8), layers.Dense(-4)])\n"),
+    ("keras", "import torch\nfrom torch import nn\n\nINPUT_SHAPE = (4,)\n\n\nclass Net(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, -4)\n\n"
+              "    def forward(self, x):\n        return self.fc(x)\n\n\nmodel = Net()\n"),
+])
+def test_a_negative_layer_size_is_never_translated_as_a_model(tmp_path, capsys, target, source):
+    """Dense(-4) / nn.Linear(4, -4): both frameworks raise when the model is built; the
+    translation says so (an error, or the model as a marked stub), never a model with a
+    negative size and exit 0 without a word."""
+    src = tmp_path / "train.py"
+    src.write_text(source)
+    code = run([str(src), "--to", target, "-o", str(tmp_path / "gen.py")])
+    err = capsys.readouterr().err
+    assert "sizes must be positive" in err, err
+    if code == 0:
+        assert "(0 models, 1 stub)" in err
+    else:
+        assert code == 2 and not (tmp_path / "gen.py").exists()
+
+
+def test_compare_arrays_counts_values_nan_on_both_sides():
+    import numpy as np
+
+    from transpiler.verify import compare_arrays
+
+    nan = np.full((2, 3), np.nan)
+    assert compare_arrays(nan, nan).vacuous and not compare_arrays(nan, nan).ok()
+    part = np.array([[np.nan, 1.0, 2.0]])
+    c = compare_arrays(part, part)
+    assert c.ok() and not c.vacuous and (c.size, c.both_nan) == (3, 1)
+
+
+NAN_SAVE = '''
+import sys
+import numpy as np
+sys.path.insert(0, ".")
+import train
+
+model = train.build_model()
+model.set_weights([np.full(w.shape, np.nan, dtype=w.dtype) for w in model.get_weights()])
+model.save_weights(sys.argv[1])
+'''
+
+
+def test_verify_does_not_pass_outputs_that_are_nan_on_both_sides(tmp_path, capsys):
+    """A checkpoint of NaNs gives NaN from both models everywhere: that is not a pass with
+    max abs err 0, it is nothing compared (exit 1)."""
+    (tmp_path / "train.py").write_text(
+        "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+        "    inputs = keras.Input(shape=(4,))\n    outputs = layers.Dense(3)(inputs)\n"
+        "    return keras.Model(inputs, outputs)\n")
+    (tmp_path / "save.py").write_text(NAN_SAVE)
+    ckpt = tmp_path / "m.weights.h5"
+    proc = _run_python(f"import runpy, sys; sys.argv = ['save.py', {str(ckpt)!r}]; runpy.run_path('save.py')",
+                       tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    src, out = tmp_path / "train.py", tmp_path / "gen.py"
+    assert run([str(src), "--to", "pytorch", "-o", str(out), "--weights", str(ckpt), "-q"]) == 0
+    capsys.readouterr()
+    code = run(["verify", str(src), str(out), "--weights", str(ckpt), "--steps", "0"])
+    stdout = capsys.readouterr().out
+    assert code == 1 and "NOT COMPARED (every value is NaN on both sides)" in stdout, stdout
