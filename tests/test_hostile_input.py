@@ -1076,3 +1076,19 @@ def test_verify_does_not_pass_outputs_that_are_nan_on_both_sides(tmp_path, capsy
     code = run(["verify", str(src), str(out), "--weights", str(ckpt), "--steps", "0"])
     stdout = capsys.readouterr().out
     assert code == 1 and "NOT COMPARED (every value is NaN on both sides)" in stdout, stdout
+
+
+def test_builder_default_naming_keras_does_not_break_the_output(tmp_path):
+    """``def build_model(units=8, keras=keras)``: the output imports no Keras, so such a
+    default becomes None (the generated builder never reads it) and the output imports and
+    builds."""
+    src = tmp_path / "train.py"
+    src.write_text("import keras\nfrom keras import layers\n\n\n"
+                   "def build_model(units=8, keras=keras, act=layers.ReLU):\n"
+                   "    inputs = layers.Input(shape=(4,))\n    x = layers.Dense(units)(inputs)\n"
+                   "    return keras.Model(inputs, x)\n\n\nmodel = build_model()\n")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "-q"]) == 0
+    proc = _run_python("import torch, runpy; ns = runpy.run_path('gen.py'); "
+                       "print(type(ns['build_model']()).__name__)", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "keras=None" in (tmp_path / "gen.py").read_text()

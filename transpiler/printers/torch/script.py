@@ -769,7 +769,7 @@ class _Printer:
 
     def _builder(self, fn: cst.FunctionDef) -> list:
         md, code = self.builders[fn.name.value]
-        params = _code(fn.params)
+        params = _code(_without_framework_defaults(fn.params, self.keras_names))
         lines = []
         doc = fn.get_docstring(clean=True)
         body_lines = []
@@ -801,6 +801,21 @@ class _Printer:
         if fn.leading_lines:
             stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
         return stmts
+
+
+def _without_framework_defaults(params: cst.Parameters, names: set[str]) -> cst.Parameters:
+    """A builder's parameters with defaults that name the source framework (``keras=keras``,
+    ``act=layers.ReLU``) set to None: the output imports no Keras, and the generated builder
+    builds its module without them (it never reads such a parameter)."""
+    def fix(param: cst.Param) -> cst.Param:
+        if param.default is None:
+            return param
+        used = {n.value for n in nodes_of(param.default, cst.Name)}
+        return param.with_changes(default=cst.Name("None")) if used & names else param
+
+    return params.with_changes(params=[fix(p) for p in params.params],
+                               kwonly_params=[fix(p) for p in params.kwonly_params],
+                               posonly_params=[fix(p) for p in params.posonly_params])
 
 
 def _imports_module(source: str, name: str) -> bool:
