@@ -1092,3 +1092,47 @@ def test_builder_default_naming_keras_does_not_break_the_output(tmp_path):
                        "print(type(ns['build_model']()).__name__)", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "keras=None" in (tmp_path / "gen.py").read_text()
+
+
+def _tree_with_locked_folder(tmp_path):
+    root = tmp_path / "proj"
+    (root / "locked").mkdir(parents=True)
+    (root / "train.py").write_text(SMALL)
+    (root / "locked" / "other.py").write_text(SMALL)
+    return root
+
+
+def _assert_locked_folder_reported(code, err, root):
+    assert code != 0, err
+    assert f"{root / 'locked'}: cannot read this folder" in err, err
+    assert "bug" not in err
+
+
+def test_unreadable_sub_folder_is_reported_not_skipped(tmp_path, capsys, monkeypatch):
+    """Directory mode: a sub-folder that cannot be listed is an error row naming it (exit
+    non-zero), not a silent skip with exit 0. (The failure is injected: tests may run as root.)"""
+    root = _tree_with_locked_folder(tmp_path)
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(root / "locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "listdir", lambda p=".": scandir(p) and [])
+    code = run([str(root), "--to", "pytorch", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    _assert_locked_folder_reported(code, err, root)
+    assert "Permission denied" in err and (tmp_path / "out" / "train.py").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder")
+def test_unreadable_sub_folder_is_reported_with_real_permissions(tmp_path, capsys):
+    root = _tree_with_locked_folder(tmp_path)
+    (root / "locked").chmod(0)
+    try:
+        code = run([str(root), "--to", "pytorch", "-o", str(tmp_path / "out")])
+    finally:
+        (root / "locked").chmod(0o755)
+    _assert_locked_folder_reported(code, capsys.readouterr().err, root)
