@@ -1136,3 +1136,41 @@ def test_unreadable_sub_folder_is_reported_with_real_permissions(tmp_path, capsy
     finally:
         (root / "locked").chmod(0o755)
     _assert_locked_folder_reported(code, capsys.readouterr().err, root)
+
+
+RECURSIVE_HELPER = """
+import keras
+from keras import layers
+
+
+def stack(x, depth):
+    if depth == 0:
+        return x
+    x = layers.Dense(4, activation="relu")(x)
+    return stack(x, depth - 1)
+
+
+inputs = keras.Input(shape=(4,))
+outputs = stack(inputs, 3)
+model = keras.Model(inputs, outputs)
+"""
+
+MODULE_LEVEL_HELPER = RECURSIVE_HELPER.replace("    if depth == 0:\n        return x\n", "").replace(
+    "    return stack(x, depth - 1)\n", "    return x\n")
+
+
+@pytest.mark.parametrize("source", [RECURSIVE_HELPER, MODULE_LEVEL_HELPER], ids=["recursive", "called-at-top"])
+def test_helper_building_layers_at_module_level_gives_a_running_program(tmp_path, source):
+    """A block helper called at module level (``outputs = stack(inputs, 3)``), recursive or
+    not: the call statement built the model and goes with it (it was left behind, reading
+    the removed ``inputs``: NameError), and a recursive helper nests one class per depth
+    (it was "cyclic module classes", an internal error)."""
+    src = tmp_path / "train.py"
+    src.write_text(source)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "-q"]) == 0
+    depth = 3 if "depth - 1" in source else 1
+    proc = _run_python("import torch, runpy; ns = runpy.run_path('gen.py'); m = ns['model']; "
+                       "print(tuple(m(torch.zeros(2, 4)).shape), sum(1 for x in m.modules() "
+                       "if isinstance(x, torch.nn.Linear)))", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["(2,", "4)", str(depth)], proc.stdout

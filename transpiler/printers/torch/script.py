@@ -218,8 +218,8 @@ class _Printer:
         keep = set(self.builders) | helpers
         used: set[str] = set()
         for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep:
-                continue
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or id(stmt) in self.model_statements:
+                continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
         return helpers - used
 
