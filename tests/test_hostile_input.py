@@ -1174,3 +1174,43 @@ def test_helper_building_layers_at_module_level_gives_a_running_program(tmp_path
                        "if isinstance(x, torch.nn.Linear)))", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["(2,", "4)", str(depth)], proc.stdout
+
+
+def test_sigterm_during_trace_weights_ends_the_builder_and_its_children(tmp_path):
+    """SIGTERM while --trace-weights runs the user's builder: transpile exits with 128+15, the
+    builder's process group (the runner and what the script started) is killed, the trace
+    folder is removed and no output is written (issue 22 item 7)."""
+    import signal
+    import time
+
+    src = tmp_path / "train.py"
+    src.write_text(SLOW_BUILDER)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "transpiler", str(src), "--to", "pytorch", "-o",
+                             str(tmp_path / "gen.py"), "--trace-weights"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "child.pid").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the builder never started"
+            time.sleep(0.5)
+        time.sleep(0.5)
+        pid = int((tmp_path / "child.pid").read_text())
+        assert _alive(pid)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    for _ in range(50):  # (SIGKILL is delivered at once; reaping by init may take a moment)
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid), f"the builder's child {pid} outlived the run"
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith("transpile-trace-")]
+    assert not (tmp_path / "gen.py").exists()
