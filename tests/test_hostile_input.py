@@ -1214,3 +1214,40 @@ def test_sigterm_during_trace_weights_ends_the_builder_and_its_children(tmp_path
     assert not _alive(pid), f"the builder's child {pid} outlived the run"
     assert not [p.name for p in tmp.iterdir() if p.name.startswith("transpile-trace-")]
     assert not (tmp_path / "gen.py").exists()
+
+
+BUILDER_WITH_EFFECTS = """
+import os
+
+import keras
+from keras import layers
+
+
+def build_model(units=8):
+    print("building", units)
+    os.system("echo shell-ran > effect.txt")
+    inputs = keras.Input(shape=(4,))
+    x = layers.Dense(units)(inputs)
+    print(x.shape)
+    model = keras.Model(inputs, x)
+    return model
+
+
+model = build_model()
+"""
+
+
+def test_builder_statements_with_effects_are_carried_or_reported(tmp_path):
+    """``print``/``os.system`` in a builder still happen when the generated builder runs; one
+    that reads the Keras build (``print(x.shape)``) is a reported stub comment, never dropped
+    without a word."""
+    src = tmp_path / "train.py"
+    src.write_text(BUILDER_WITH_EFFECTS)
+    proc = _transpile_cli([src, "--to", "pytorch", "-o", tmp_path / "gen.py"], tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "(1 model, 1 stub)" in proc.stderr and "print(x.shape)" in proc.stderr, proc.stderr
+    out = (tmp_path / "gen.py").read_text()
+    assert "TODO(transpiler): reads the Keras build" in out
+    run_proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path)
+    assert run_proc.returncode == 0, run_proc.stderr
+    assert "building 8" in run_proc.stdout and (tmp_path / "effect.txt").read_text().strip() == "shell-ran"

@@ -20,7 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch import builder_effects, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch.custom_step import extend_class
@@ -792,6 +792,14 @@ class _Printer:
                 body_lines.append(f"            {(md.class_name + ' was transpiled for ' + fn.name.value + '(' + shown + '); ')!r}")
                 body_lines.append('            "transpile again for other arguments"')
                 body_lines.append("        )")
+        carried, stubbed = builder_effects.side_effects(fn, self.keras_names, _code)
+        for stmt in stubbed:
+            span, src = self._span(stmt), _code(stmt).strip()
+            self.program.stub(span, f"reads the Keras model being built; not carried into the PyTorch "
+                                    f"builder: {src}", src)
+            body_lines.append("    " + comment_text(
+                f"# TODO(transpiler): reads the Keras build ({self.source_file}:{span.line}): {src}"))
+        body_lines += ["    " + line for c in carried for line in c.splitlines()]
         body_lines.append(f"    return {md.class_name}()")
         decorators = "".join(_code(d) for d in fn.decorators)
         lines.append(f"{decorators}def {fn.name.value}({params}):")
