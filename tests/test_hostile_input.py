@@ -1008,3 +1008,246 @@ def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path):
     for pid in left + ([proc.pid] if proc.poll() is None else []):  # (no stray process after a failure)
         os.kill(pid, signal.SIGKILL)
     assert not left, f"workers {left} outlived the run"
+
+
+# -- silently wrong output (issue 22 item 8): impossible sizes, vacuous verification ---------------
+
+@pytest.mark.parametrize("target, source", [
+    ("pytorch", "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+                "    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(8), layers.Dense(-4)])\n"),
+    ("keras", "import torch\nfrom torch import nn\n\nINPUT_SHAPE = (4,)\n\n\nclass Net(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, -4)\n\n"
+              "    def forward(self, x):\n        return self.fc(x)\n\n\nmodel = Net()\n"),
+])
+def test_a_negative_layer_size_is_never_translated_as_a_model(tmp_path, capsys, target, source):
+    """Dense(-4) / nn.Linear(4, -4): both frameworks raise when the model is built; the
+    translation says so (an error, or the model as a marked stub), never a model with a
+    negative size and exit 0 without a word."""
+    src = tmp_path / "train.py"
+    src.write_text(source)
+    code = run([str(src), "--to", target, "-o", str(tmp_path / "gen.py")])
+    err = capsys.readouterr().err
+    assert "sizes must be positive" in err, err
+    if code == 0:
+        assert "(0 models, 1 stub)" in err
+    else:
+        assert code == 2 and not (tmp_path / "gen.py").exists()
+
+
+def test_compare_arrays_counts_values_nan_on_both_sides():
+    import numpy as np
+
+    from transpiler.verify import compare_arrays
+
+    nan = np.full((2, 3), np.nan)
+    assert compare_arrays(nan, nan).vacuous and not compare_arrays(nan, nan).ok()
+    part = np.array([[np.nan, 1.0, 2.0]])
+    c = compare_arrays(part, part)
+    assert c.ok() and not c.vacuous and (c.size, c.both_nan) == (3, 1)
+
+
+NAN_SAVE = '''
+import sys
+import numpy as np
+sys.path.insert(0, ".")
+import train
+
+model = train.build_model()
+model.set_weights([np.full(w.shape, np.nan, dtype=w.dtype) for w in model.get_weights()])
+model.save_weights(sys.argv[1])
+'''
+
+
+def test_verify_does_not_pass_outputs_that_are_nan_on_both_sides(tmp_path, capsys):
+    """A checkpoint of NaNs gives NaN from both models everywhere: that is not a pass with
+    max abs err 0, it is nothing compared (exit 1)."""
+    (tmp_path / "train.py").write_text(
+        "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+        "    inputs = keras.Input(shape=(4,))\n    outputs = layers.Dense(3)(inputs)\n"
+        "    return keras.Model(inputs, outputs)\n")
+    (tmp_path / "save.py").write_text(NAN_SAVE)
+    ckpt = tmp_path / "m.weights.h5"
+    proc = _run_python(f"import runpy, sys; sys.argv = ['save.py', {str(ckpt)!r}]; runpy.run_path('save.py')",
+                       tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    src, out = tmp_path / "train.py", tmp_path / "gen.py"
+    assert run([str(src), "--to", "pytorch", "-o", str(out), "--weights", str(ckpt), "-q"]) == 0
+    capsys.readouterr()
+    code = run(["verify", str(src), str(out), "--weights", str(ckpt), "--steps", "0"])
+    stdout = capsys.readouterr().out
+    assert code == 1 and "NOT COMPARED (every value is NaN on both sides)" in stdout, stdout
+
+
+def test_builder_default_naming_keras_does_not_break_the_output(tmp_path):
+    """``def build_model(units=8, keras=keras)``: the output imports no Keras, so such a
+    default becomes None (the generated builder never reads it) and the output imports and
+    builds."""
+    src = tmp_path / "train.py"
+    src.write_text("import keras\nfrom keras import layers\n\n\n"
+                   "def build_model(units=8, keras=keras, act=layers.ReLU):\n"
+                   "    inputs = layers.Input(shape=(4,))\n    x = layers.Dense(units)(inputs)\n"
+                   "    return keras.Model(inputs, x)\n\n\nmodel = build_model()\n")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "-q"]) == 0
+    proc = _run_python("import torch, runpy; ns = runpy.run_path('gen.py'); "
+                       "print(type(ns['build_model']()).__name__)", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "keras=None" in (tmp_path / "gen.py").read_text()
+
+
+def _tree_with_locked_folder(tmp_path):
+    root = tmp_path / "proj"
+    (root / "locked").mkdir(parents=True)
+    (root / "train.py").write_text(SMALL)
+    (root / "locked" / "other.py").write_text(SMALL)
+    return root
+
+
+def _assert_locked_folder_reported(code, err, root):
+    assert code != 0, err
+    assert f"{root / 'locked'}: cannot read this folder" in err, err
+    assert "bug" not in err
+
+
+def test_unreadable_sub_folder_is_reported_not_skipped(tmp_path, capsys, monkeypatch):
+    """Directory mode: a sub-folder that cannot be listed is an error row naming it (exit
+    non-zero), not a silent skip with exit 0. (The failure is injected: tests may run as root.)"""
+    root = _tree_with_locked_folder(tmp_path)
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(root / "locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "listdir", lambda p=".": scandir(p) and [])
+    code = run([str(root), "--to", "pytorch", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    _assert_locked_folder_reported(code, err, root)
+    assert "Permission denied" in err and (tmp_path / "out" / "train.py").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder")
+def test_unreadable_sub_folder_is_reported_with_real_permissions(tmp_path, capsys):
+    root = _tree_with_locked_folder(tmp_path)
+    (root / "locked").chmod(0)
+    try:
+        code = run([str(root), "--to", "pytorch", "-o", str(tmp_path / "out")])
+    finally:
+        (root / "locked").chmod(0o755)
+    _assert_locked_folder_reported(code, capsys.readouterr().err, root)
+
+
+RECURSIVE_HELPER = """
+import keras
+from keras import layers
+
+
+def stack(x, depth):
+    if depth == 0:
+        return x
+    x = layers.Dense(4, activation="relu")(x)
+    return stack(x, depth - 1)
+
+
+inputs = keras.Input(shape=(4,))
+outputs = stack(inputs, 3)
+model = keras.Model(inputs, outputs)
+"""
+
+MODULE_LEVEL_HELPER = RECURSIVE_HELPER.replace("    if depth == 0:\n        return x\n", "").replace(
+    "    return stack(x, depth - 1)\n", "    return x\n")
+
+
+@pytest.mark.parametrize("source", [RECURSIVE_HELPER, MODULE_LEVEL_HELPER], ids=["recursive", "called-at-top"])
+def test_helper_building_layers_at_module_level_gives_a_running_program(tmp_path, source):
+    """A block helper called at module level (``outputs = stack(inputs, 3)``), recursive or
+    not: the call statement built the model and goes with it (it was left behind, reading
+    the removed ``inputs``: NameError), and a recursive helper nests one class per depth
+    (it was "cyclic module classes", an internal error)."""
+    src = tmp_path / "train.py"
+    src.write_text(source)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py"), "-q"]) == 0
+    depth = 3 if "depth - 1" in source else 1
+    proc = _run_python("import torch, runpy; ns = runpy.run_path('gen.py'); m = ns['model']; "
+                       "print(tuple(m(torch.zeros(2, 4)).shape), sum(1 for x in m.modules() "
+                       "if isinstance(x, torch.nn.Linear)))", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["(2,", "4)", str(depth)], proc.stdout
+
+
+def test_sigterm_during_trace_weights_ends_the_builder_and_its_children(tmp_path):
+    """SIGTERM while --trace-weights runs the user's builder: transpile exits with 128+15, the
+    builder's process group (the runner and what the script started) is killed, the trace
+    folder is removed and no output is written (issue 22 item 7)."""
+    import signal
+    import time
+
+    src = tmp_path / "train.py"
+    src.write_text(SLOW_BUILDER)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "transpiler", str(src), "--to", "pytorch", "-o",
+                             str(tmp_path / "gen.py"), "--trace-weights"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "child.pid").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the builder never started"
+            time.sleep(0.5)
+        time.sleep(0.5)
+        pid = int((tmp_path / "child.pid").read_text())
+        assert _alive(pid)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    for _ in range(50):  # (SIGKILL is delivered at once; reaping by init may take a moment)
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid), f"the builder's child {pid} outlived the run"
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith("transpile-trace-")]
+    assert not (tmp_path / "gen.py").exists()
+
+
+BUILDER_WITH_EFFECTS = """
+import os
+
+import keras
+from keras import layers
+
+
+def build_model(units=8):
+    print("building", units)
+    os.system("echo shell-ran > effect.txt")
+    inputs = keras.Input(shape=(4,))
+    x = layers.Dense(units)(inputs)
+    print(x.shape)
+    model = keras.Model(inputs, x)
+    return model
+
+
+model = build_model()
+"""
+
+
+def test_builder_statements_with_effects_are_carried_or_reported(tmp_path):
+    """``print``/``os.system`` in a builder still happen when the generated builder runs; one
+    that reads the Keras build (``print(x.shape)``) is a reported stub comment, never dropped
+    without a word."""
+    src = tmp_path / "train.py"
+    src.write_text(BUILDER_WITH_EFFECTS)
+    proc = _transpile_cli([src, "--to", "pytorch", "-o", tmp_path / "gen.py"], tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "(1 model, 1 stub)" in proc.stderr and "print(x.shape)" in proc.stderr, proc.stderr
+    out = (tmp_path / "gen.py").read_text()
+    assert "TODO(transpiler): reads the Keras build" in out
+    run_proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path)
+    assert run_proc.returncode == 0, run_proc.stderr
+    assert "building 8" in run_proc.stdout and (tmp_path / "effect.txt").read_text().strip() == "shell-ran"

@@ -92,10 +92,17 @@ def skip_reason(path: str, target: str = "pytorch") -> str:
 
 def discover(root: str, exclude: str | None = None) -> list[str]:
     """The ``.py`` files under ``root``, sorted, without hidden/virtualenv/cache folders
-    (and without ``exclude``, the output folder when it lies inside ``root``)."""
+    (and without ``exclude``, the output folder when it lies inside ``root``). A sub-folder
+    that cannot be read is listed too (as the folder): handling it reports the error, so no
+    file is skipped without a word."""
     found = []
     exclude_real = os.path.realpath(exclude) if exclude else None
-    for folder, dirs, files in os.walk(root):
+
+    def unreadable(exc: OSError) -> None:
+        if exc.filename and os.path.realpath(exc.filename) != os.path.realpath(root):
+            found.append(exc.filename)
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs[:] = [d for d in dirs
                    if not d.startswith(".") and d not in SKIP_DIRS
                    and os.path.realpath(os.path.join(folder, d)) != exclude_real]
@@ -136,6 +143,16 @@ def process(task: Task) -> FileResult:
 
 
 def _process(task: Task) -> FileResult:
+    if os.path.isdir(task.source):  # a sub-folder discover() could not read
+        try:
+            os.listdir(task.source)
+            why = "it could not be read while the folder was searched"
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+        res = FileResult(source=task.source, output=task.output)
+        return res.fail(f"cannot read this folder: {why}",
+                        f"transpile: error: {task.source}: cannot read this folder ({why}); "
+                        "the files in it were not translated")
     reason = skip_reason(task.source, task.target)
     if reason:
         return FileResult(source=task.source, output=task.output, status="skipped", note=reason)
@@ -253,6 +270,13 @@ class Progress:
             self.shown = 0
 
 
+def _stop_note(stop: str) -> str:
+    """The table's short form of where an output stops (transpiler/stub_path.py)."""
+    if stop.startswith("the program stops at its first stub, output line "):
+        return "stops at line " + stop.split("output line ", 1)[1].split()[0].rstrip(",")
+    return "runs past its stubs" if stop.startswith("no stub on the run path") else ""
+
+
 def summary_table(results: list[FileResult]) -> str:
     """The per-file table and a totals line."""
     header = ("file", "status", "models", "stubs", "seconds", "note")
@@ -260,7 +284,8 @@ def summary_table(results: list[FileResult]) -> str:
     for r in results:
         translated = r.status in ("ok", "stubs")
         rows.append((r.source, r.status, str(r.models) if translated else "-",
-                     str(r.stubs) if translated else "-", f"{r.seconds:.2f}", _clip(r.note, 70)))
+                     str(r.stubs) if translated else "-", f"{r.seconds:.2f}",
+                     _clip(r.note or _stop_note(r.stop), 70)))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
     right = (False, False, True, True, True)
 

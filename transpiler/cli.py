@@ -135,6 +135,7 @@ class FileResult:
     out_of_date: bool = False
     no_model: bool = False
     note: str = ""
+    stop: str = ""  # whether the output runs past its stubs (transpiler/stub_path.py), when it has any
     events: list[tuple[str, str]] = field(default_factory=list)
     # the translate() result, for steps that follow in the same process (not pickled)
     translation: object = field(default=None, repr=False, compare=False)
@@ -260,6 +261,10 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
     res.translation = result
     res.models, res.stubs = len(result.program.models), len(result.stubs)
     res.status = "stubs" if result.stubs else "ok"
+    if result.stubs:
+        from transpiler import stub_path
+
+        res.stop = stub_path.describe(stub_path.first_stop(result.text), res.stubs)
     for diag in result.diagnostics:
         if not quiet or diag.severity != "warning":
             res.err(f"{diag}")
@@ -597,8 +602,11 @@ def run_single(args: argparse.Namespace) -> int:
     if res.code != EXIT_OK:
         return res.code
     if res.wrote and not args.quiet:
+        # what decides whether the output is usable comes first: models, stubs, where it stops
+        # (the "(N models, M stubs)" shape is what scorers parse: ../shared/realworld/score.py)
         print(f"transpile: wrote {out_path} ({res.models} model{'s' if res.models != 1 else ''}, "
-              f"{res.stubs} stub{'s' if res.stubs != 1 else ''})", file=sys.stderr)
+              f"{res.stubs} stub{'s' if res.stubs != 1 else ''}){'; ' + res.stop if res.stop else ''}",
+              file=sys.stderr)
     if res.translation is not None:
         from transpiler import report
 
@@ -608,7 +616,7 @@ def run_single(args: argparse.Namespace) -> int:
                   f"({100.0 * done / max(total, 1):.1f}%)", file=sys.stderr)
         if args.report:
             try:
-                atomic_write(args.report, report.render(res.translation, source, out_path))
+                atomic_write(args.report, report.render(res.translation, source, out_path, stop=res.stop))
             except OSError as exc:
                 print(f"transpile: error: {args.report}: cannot write the report: {exc.strerror or exc}",
                       file=sys.stderr)
@@ -644,7 +652,9 @@ def path_clash(args: argparse.Namespace, source: str, out_path: str) -> str | No
 
 def _status(args, res: FileResult) -> int:
     if args.strict and res.stubs:
-        print(f"transpile: {res.stubs} construct(s) need manual attention (--strict)", file=sys.stderr)
+        print(f"transpile: {res.models} model{'s' if res.models != 1 else ''} translated; {res.stubs} "
+              f"construct(s) need manual attention (--strict){'; ' + res.stop if res.stop else ''}",
+              file=sys.stderr)
         return EXIT_STRICT
     return EXIT_OK
 

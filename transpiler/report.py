@@ -55,12 +55,18 @@ def convert_rate(rows: list[Row]) -> tuple[int, int]:
     return sum(r.translated for r in rows), len(rows)
 
 
-def render(translation, source_path: str, output_path: str) -> str:
+def render(translation, source_path: str, output_path: str, stop: str = "") -> str:
+    """The Markdown report. It leads with what decides whether the output is usable (models
+    translated, stubs, where the program stops: ``stop`` from transpiler/stub_path.py), then the
+    construct rate, then one row per construct."""
     rows = report_rows(translation)
     done, total = convert_rate(rows)
     pct = 100.0 * done / total if total else 100.0
-    lines = [f"# Conversion report: {source_path}", "",
-             f"**{done}/{total} constructs translated ({pct:.1f}%)**; output `{output_path}`.", "",
+    models, stubs = len(translation.program.models), len(translation.stubs)
+    usable = (f"**{models} model{'s' if models != 1 else ''} translated, {stubs} stub{'s' if stubs != 1 else ''}"
+              f"{'; ' + stop if stop else ''}.**")
+    lines = [f"# Conversion report: {source_path}", "", usable, "",
+             f"{done}/{total} constructs translated ({pct:.1f}%); output `{output_path}`.", "",
              "| where | construct | became |", "| --- | --- | --- |"]
     for r in rows:
         mark = "" if r.translated else "**manual** "

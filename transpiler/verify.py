@@ -121,9 +121,18 @@ class Comparison:
     mean_rel: float
     top1: float | None = None
     top5: float | None = None
+    #: how many numbers were compared, and how many of them were NaN on both sides (agreement,
+    #: but an output that is NaN everywhere proves nothing)
+    size: int = 0
+    both_nan: int = 0
+
+    @property
+    def vacuous(self) -> bool:
+        """Every number NaN on both sides: nothing was compared."""
+        return self.size > 0 and self.both_nan == self.size
 
     def ok(self, tol: float = 1e-4) -> bool:
-        return self.max_abs <= tol
+        return self.max_abs <= tol and not self.vacuous
 
 
 _FREE_SIZE = 32
@@ -175,7 +184,8 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> Comparison:
         ta = np.argsort(-a, axis=1)[:, :k]
         tb = np.argsort(-b, axis=1)[:, :k]
         top5 = float(np.mean([set(x) == set(y) for x, y in zip(ta, tb)]))
-    return Comparison(float(diff.max()) if diff.size else 0.0, float(rel.mean()) if rel.size else 0.0, top1, top5)
+    return Comparison(float(diff.max()) if diff.size else 0.0, float(rel.mean()) if rel.size else 0.0, top1, top5,
+                      size=int(a.size), both_nan=int(np.count_nonzero(np.isnan(a) & np.isnan(b))))
 
 
 def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],

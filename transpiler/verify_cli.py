@@ -142,10 +142,15 @@ def _verify(args, source: str) -> int:
         rel = float(np.mean([c.mean_rel for c in comps]))
         top1 = _mean([c.top1 for c in comps])
         top5 = _mean([c.top5 for c in comps])
-        passed = worst <= args.tol
+        vacuous = any(c.vacuous for c in comps)  # NaN everywhere on both sides proves nothing
+        passed = worst <= args.tol and not vacuous
         ok &= passed
-        rows.append((_output_name(value), f"{worst:.2e}", f"{rel:.2e}", top1, top5,
-                     "pass" if passed else f"FAIL (> {args.tol:g})"))
+        nan = sum(c.both_nan for c in comps)
+        result = ("NOT COMPARED (every value is NaN on both sides)" if vacuous
+                  else "pass" if passed else f"FAIL (> {args.tol:g})")
+        if nan and not vacuous:
+            result += f" ({nan} of {sum(c.size for c in comps)} values NaN on both sides)"
+        rows.append((_output_name(value), f"{worst:.2e}", f"{rel:.2e}", top1, top5, result))
     _table(rows)
     if args.steps > 0 and _trains(result.program):
         ok &= _training_report(args, torch)

@@ -79,6 +79,9 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
         self._stmt_nodes: list = []
         self.model_defs: dict[int, ModelDef] = {}
         self.inlined_helpers: set[str] = set()
+        # the statements that called the helper functions being interpreted (``outputs =
+        # block(inputs)``): they only built the model when the layers made inside are its nodes
+        self.helper_call_stmts: list[int] = []
         self.visited_functions: set[str] = set()
         self.failed_builders: set[str] = set()  # reported once, not again from main()
         self.call_sites: list[Span] = []  # helper calls below the model-building function
@@ -459,6 +462,9 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
         self.scope_stack.append(name if builder_probe else f"{name}{self.scope_counts[name]}")
         saved_stmts, saved_sites = self.stmt_stack, self.call_sites
         self.stmt_stack = [] if builder_probe else saved_stmts
+        calling = not builder_probe and bool(saved_stmts) and saved_stmts[-1] is not None
+        if calling:
+            self.helper_call_stmts.append(saved_stmts[-1])
         if builder_probe:
             self.call_sites = []
         try:
@@ -469,6 +475,8 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
         finally:
             self.scope_stack.pop()
             self.stmt_stack, self.call_sites = saved_stmts, saved_sites
+            if calling:
+                self.helper_call_stmts.pop()
         return result, bound
 
     def _mark_keras(self) -> None:
@@ -606,6 +614,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
                                      attrs=attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
         node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
+        node.meta["call_stmts"] = tuple(self.helper_call_stmts)
         node.meta["scopes"] = tuple(self.module_stack)
         if layer.cls_name:
             node.meta["owner_scope"] = layer.owner.scope if layer.owner is not None else layer.made_in
@@ -695,6 +704,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
         for node_ in model.graph.nodes:
             model.statements.add(node_.meta.get("stmt"))
             model.statements.add(getattr(node_.meta.get("layer"), "stmt", None))
+            model.statements.update(node_.meta.get("call_stmts", ()))
         for value in model.graph.inputs:
             model.statements.add(self.value_stmts.get(id(value)))
         self._register_model(model, builder=None, var=None, args={})

@@ -218,6 +218,7 @@ class KerasSubclasses:
                                     source_name=w.layer.keras_name)
         out.meta["layer"] = w.layer
         out.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
+        out.meta["call_stmts"] = tuple(self.helper_call_stmts)
         out.meta["scopes"] = tuple(self.module_stack)
         out.meta["owner_scope"] = owner.scope
         out.meta["seq"] = w.layer.seq

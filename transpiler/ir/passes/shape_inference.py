@@ -48,6 +48,10 @@ def infer_node(node: Node) -> None:
     if len(results) != len(node.outputs):
         raise IRError(f"{node!r}: rule gave {len(results)} outputs for {len(node.outputs)}")
     for value, result in zip(node.outputs, results):
+        bad = [d for d in tuple(result[0])[1:] if isinstance(d, int) and not isinstance(d, bool) and d <= 0]
+        if bad:  # Dense(-4), a kernel larger than its input: both frameworks raise when the model is built
+            raise IRError(f"{node!r}: gives an output of shape {tuple(result[0])}: sizes must be positive "
+                          "(the source framework raises here too)")
         value.shape = tuple(result[0])
         value.layout = result[1]
         if len(result) > 2:  # a rule that knows the output's dtype says so

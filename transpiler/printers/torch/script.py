@@ -20,7 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import data_sources, keras_exact
+from transpiler.printers.torch import builder_effects, data_sources, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch.custom_step import extend_class
@@ -218,8 +218,8 @@ class _Printer:
         keep = set(self.builders) | helpers
         used: set[str] = set()
         for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep:
-                continue
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or id(stmt) in self.model_statements:
+                continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
         return helpers - used
 
@@ -773,7 +773,7 @@ class _Printer:
 
     def _builder(self, fn: cst.FunctionDef) -> list:
         md, code = self.builders[fn.name.value]
-        params = _code(fn.params)
+        params = _code(_without_framework_defaults(fn.params, self.keras_names))
         lines = []
         doc = fn.get_docstring(clean=True)
         body_lines = []
@@ -796,6 +796,14 @@ class _Printer:
                 body_lines.append(f"            {(md.class_name + ' was transpiled for ' + fn.name.value + '(' + shown + '); ')!r}")
                 body_lines.append('            "transpile again for other arguments"')
                 body_lines.append("        )")
+        carried, stubbed = builder_effects.side_effects(fn, self.keras_names, _code)
+        for stmt in stubbed:
+            span, src = self._span(stmt), _code(stmt).strip()
+            self.program.stub(span, f"reads the Keras model being built; not carried into the PyTorch "
+                                    f"builder: {src}", src)
+            body_lines.append("    " + comment_text(
+                f"# TODO(transpiler): reads the Keras build ({self.source_file}:{span.line}): {src}"))
+        body_lines += ["    " + line for c in carried for line in c.splitlines()]
         body_lines.append(f"    return {md.class_name}()")
         decorators = "".join(_code(d) for d in fn.decorators)
         lines.append(f"{decorators}def {fn.name.value}({params}):")
@@ -805,6 +813,21 @@ class _Printer:
         if fn.leading_lines:
             stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
         return stmts
+
+
+def _without_framework_defaults(params: cst.Parameters, names: set[str]) -> cst.Parameters:
+    """A builder's parameters with defaults that name the source framework (``keras=keras``,
+    ``act=layers.ReLU``) set to None: the output imports no Keras, and the generated builder
+    builds its module without them (it never reads such a parameter)."""
+    def fix(param: cst.Param) -> cst.Param:
+        if param.default is None:
+            return param
+        used = {n.value for n in nodes_of(param.default, cst.Name)}
+        return param.with_changes(default=cst.Name("None")) if used & names else param
+
+    return params.with_changes(params=[fix(p) for p in params.params],
+                               kwonly_params=[fix(p) for p in params.kwonly_params],
+                               posonly_params=[fix(p) for p in params.posonly_params])
 
 
 def _imports_module(source: str, name: str) -> bool:

@@ -176,17 +176,21 @@ class StructurePrinter:
 
     def run(self) -> list[ClassText]:
         """Decide and print every child module's class, innermost classes first."""
-        infos: list[ModuleInfo] = []
+        infos: list[tuple[str, ModuleInfo]] = []
 
-        def walk(info: ModuleInfo) -> None:
+        def walk(info: ModuleInfo, above: tuple[str, ...]) -> None:
             for child in info.children:
-                walk(child)
-                infos.append(child)
+                name = child.scope.class_name
+                walk(child, above + (name,))
+                # a recursive helper (``stack(x, depth)`` calling itself) nests its class in
+                # itself: each depth is a class of its own, innermost first
+                depth = above.count(name)
+                infos.append((f"{name}Depth{depth + 1}" if depth else name, child))
 
-        walk(self.st.root)
+        walk(self.st.root, ())
         by_class: dict[str, list[ModuleInfo]] = {}
-        for info in infos:
-            by_class.setdefault(info.scope.class_name, []).append(info)
+        for key, info in infos:
+            by_class.setdefault(key, []).append(info)
         remaining = list(by_class)
         while remaining:
             for name in remaining:
@@ -194,7 +198,7 @@ class StructurePrinter:
                     self._decide(name, by_class[name])
                     remaining.remove(name)
                     break
-            else:  # a class that contains itself: cannot happen with static shapes
+            else:  # (each recursion depth is its own class, so no class contains itself)
                 raise ValueError("cyclic module classes")
         return self.out
 

@@ -1,0 +1,131 @@
+"""Where a generated program stops: the first marked stub on its run path.
+
+A translated file is usable as far as it runs. Stubs are ``raise NotImplementedError("transpiler:
+...")``; one inside a function or class only matters once something calls it. This module reads
+the generated source (``ast``, no framework) top to bottom as the interpreter would run it and
+names the first module-level statement that raises a stub, directly or through a call of a
+module-level function or class whose body (transitively) holds one. The reading is conservative
+in one direction: a stub under an ``if`` counts as reached, so "stops at" means "reaches a stub
+there if that branch runs"; a program reported as running past every stub has none on its path.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_MARK = "transpiler:"
+
+
+@dataclass(frozen=True)
+class StubStop:
+    """The first statement (1-based line of the output) at which the run reaches a stub."""
+
+    line: int
+    text: str  # the statement's first line, stripped
+    via: str | None = None  # the stubbed function/class it calls, when the stub is not in the line itself
+
+
+def _is_stub_raise(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Raise) or node.exc is None:
+        return False
+    exc = node.exc
+    if not (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name) and exc.func.id == "NotImplementedError"):
+        return False
+    return any(isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith(_MARK)
+               for a in exc.args)
+
+
+def _own_nodes(node: ast.AST):
+    """The nodes a statement runs itself: nested function/class bodies are not entered
+    (a class body runs at definition, but its methods do not)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.ClassDef):
+                stack.extend(child.decorator_list)
+                stack.extend(child.bases)
+                continue
+            stack.append(child)
+
+
+def _called_names(node: ast.AST) -> list[str]:
+    names = []
+    for n in _own_nodes(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            names.append(n.func.id)
+    return names
+
+
+def _stubbed_definitions(tree: ast.Module) -> set[str]:
+    """Module-level functions and classes that raise a stub when called (their body, a
+    class's ``__init__``/``__call__``/``forward``/``call``, or a stubbed callee), to a fixpoint."""
+    bodies: dict[str, list[ast.AST]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bodies[stmt.name] = list(stmt.body)
+        elif isinstance(stmt, ast.ClassDef):
+            methods = [m for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and m.name in ("__init__", "__new__", "__call__", "forward", "call")]
+            bodies[stmt.name] = [s for m in methods for s in m.body]
+    stubbed: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, body in bodies.items():
+            if name in stubbed:
+                continue
+            for stmt in body:
+                nodes = list(_own_nodes(stmt))
+                if any(_is_stub_raise(n) for n in nodes) or any(
+                        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in stubbed
+                        for n in nodes):
+                    stubbed.add(name)
+                    changed = True
+                    break
+    return stubbed
+
+
+def first_stop(source: str) -> StubStop | None:
+    """The first module-level statement of ``source`` that reaches a stub, or None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    stubbed = _stubbed_definitions(tree)
+    lines = source.splitlines()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            nodes = [d for dec in stmt.decorator_list for d in _own_nodes(dec)]
+        elif isinstance(stmt, ast.ClassDef):
+            nodes = [n for part in (*stmt.decorator_list, *stmt.bases) for n in _own_nodes(part)]
+            nodes += [n for s in stmt.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      for n in _own_nodes(s)]
+        else:
+            nodes = list(_own_nodes(stmt))
+        raises = [n for n in nodes if _is_stub_raise(n)]
+        if raises:
+            line = min(n.lineno for n in raises)
+            return StubStop(line, lines[line - 1].strip())
+        calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id in stubbed]
+        if calls:
+            call = min(calls, key=lambda n: (n.lineno, n.col_offset))
+            return StubStop(call.lineno, lines[call.lineno - 1].strip(), via=call.func.id)
+    return None
+
+
+def describe(stop: StubStop | None, stubs: int) -> str:
+    """One clause for the summary: whether the program runs past its stubs."""
+    if not stubs:
+        return "no stubs: the program runs as generated"
+    if stop is None:
+        return "no stub on the run path (the stubbed code is not called at top level)"
+    if stop.via:
+        return f"the program stops at its first stub, output line {stop.line}, where it calls {stop.via}() (a stub)"
+    text = stop.text if len(stop.text) <= 60 else stop.text[:57] + "..."
+    return f"the program stops at its first stub, output line {stop.line} ({text})"
