@@ -6,7 +6,8 @@ the same: a translator that reads the original must read the mutant alike (the s
 the same stubs) and must never crash or hang on it.
 
 - ``rename``: the user's own names (module-level functions, classes and variables, and the
-  local variables of functions) renamed consistently, to names chosen to be awkward:
+  local variables of functions; not the tool's documented ``INPUT_SHAPE`` conventions) renamed
+  consistently, to names chosen to be awkward:
   builtins the script never uses (``input``, ``list``), names the *target* framework's code
   uses (``torch``, ``nn``, ``F``, ``keras``, ``layers``, ``ops``) when the script does not
   bind them, and non-ASCII identifiers.
@@ -87,8 +88,12 @@ class _Renamer(cst.CSTTransformer):
 def rename(source: str, seed: int) -> str:
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module)
-    targets = _renameable(wrapper)
     used = _all_names(module)
+    # the tool's documented conventions are part of the program's meaning to it: INPUT_SHAPE /
+    # INPUT_DTYPE (and <NAME>_INPUT_SHAPE, which names the builder build_<name>) keep their names
+    kept = {n for n in used if n.endswith(("INPUT_SHAPE", "INPUT_DTYPE"))}
+    kept |= {n for n in used if n.startswith("build_") and f"{n[6:].upper()}_INPUT_SHAPE" in used}
+    targets = {node: name for node, name in _renameable(wrapper).items() if name not in kept}
     rng = random.Random(seed)
     names = sorted(set(targets.values()))
     pool = [n for n in AWKWARD if n not in used and not keyword.iskeyword(n)]

@@ -55,12 +55,6 @@ _SAMPLE = {p for target in ("pytorch", "keras")
 #: findings not fixed yet, each a bug with its cause (strict: a fix makes the case pass and
 #: the xfail fail, so the entry goes when the bug does)
 KNOWN = {
-    "corpus/torch/custom_param.py-rename-0":
-        "the torch reader finds the model's input size through the names build_model/model: "
-        "renamed, the model is a stub ('cannot tell the model's input shape')",
-    "corpus/torch/dcgan.py-rename-0":
-        "a torch module class renamed model_ gets the wrong input shape (Conv2d expects 1 "
-        "channel, the tensor has 16): the reader takes a name for the model variable",
     "corpus/torch/dcgan.py-odd_syntax-0":
         "the torch training reader does not evaluate implicitly concatenated strings "
         "(\"ne\" \"tG\") nor a parenthesised dict argument of torch.save: 3 new stubs",
