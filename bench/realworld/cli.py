@@ -30,6 +30,11 @@ def _scripts(direction: str, only: list[str]) -> list[str]:
     return files
 
 
+def _json_beside(md: str) -> str:
+    """docs/realworld.md -> docs/realworld.json (the diffable per-script facts)."""
+    return os.path.splitext(md)[0] + ".json"
+
+
 def load_results(path: str):
     """(results, secs, jobs) of a --json file."""
     with open(path) as fh:
@@ -69,6 +74,8 @@ def main(argv=None) -> int:
         results = sorted(merged.values(), key=lambda r: r.script)
         out = args.out or os.path.join(run.ROOT, "docs", "realworld.md")
         report.write(out, results, results[0].direction if results else args.direction, secs, jobs)
+        if out != "-":
+            report.write_json(_json_beside(out), results, results[0].direction if results else args.direction)
         print(report.summary_line(results, results[0].direction if results else args.direction), file=sys.stderr)
         return 0
     log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
@@ -134,7 +141,8 @@ def main(argv=None) -> int:
         out = os.path.join(run.ROOT, "docs", "realworld.md")
     if out and out != "-":
         report.write(out, results, args.direction, secs, args.jobs)
-        print(f"wrote {out}", file=sys.stderr)
+        report.write_json(_json_beside(out), results, args.direction)
+        print(f"wrote {out} and {_json_beside(out)}", file=sys.stderr)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import datetime
+import json
 import os
 import platform
 import re
@@ -117,7 +118,7 @@ def counts(results, direction) -> dict:
     n = len(results)
     return {
         "scripts": n,
-        "clean": sum(r.clean for r in results),
+        "clean (translated without stub)": sum(r.clean for r in results),
         "with a model": sum(r.models > 0 for r in results),
         "transpiler failures": sum(r.translate_rc not in (0, 3) for r in results),
         "stub lines": sum(r.stubs for r in results),
@@ -126,13 +127,16 @@ def counts(results, direction) -> dict:
         "translation run": sum(r.translation.status in ("ok", "fails", "timeout") for r in results),
         "translation runs": sum(r.translation.status == "ok" for r in results),
         "first steps equal": sum(r.outcome == "first steps equal" for r in results),
+        "first steps differ": sum((r.compare or "").startswith("differ") for r in results),
+        "first steps not comparable (the program's nature)": sum((r.compare or "").startswith("not comparable")
+                                                                 for r in results),
     }
 
 
 def summary_line(results, direction) -> str:
     c = counts(results, direction)
     n = c["scripts"]
-    return (f"{direction}: {c['clean']}/{n} translate clean, {c['transpiler failures']} transpiler failures, "
+    return (f"{direction}: {c['clean (translated without stub)']}/{n} translate clean, {c['transpiler failures']} transpiler failures, "
             f"{c['stub lines']} stubs; originals run {c['original runs here']}/{n}; translations run "
             f"{c['translation runs']}/{n}; first 3 steps equal {c['first steps equal']}/{n}")
 
@@ -164,16 +168,31 @@ def _translation_cell(res) -> str:
     return f"{t.status} {t.secs}s" + (f": {_reason(t.reason)}" if t.reason else "")
 
 
-def _recorded(r) -> str:
-    """How many training-step losses each run recorded (the comparison's raw material)."""
-    if r.direction == "keras":
-        original, translation = len(r.keras_losses), len(r.torch_losses)
-    else:
-        original = len(r.original.record.get("losses", []))
-        translation = len(r.translation.record.get("logs", [])) or len(r.translation.record.get("losses", []))
-    if r.original.status == "not run" and r.translation.status == "not run":
-        return ""
-    return f"step losses recorded: original {original}, translation {translation}"
+def _translate_cell(r) -> str:
+    """Translated without stub: yes, or why not."""
+    if r.translate_rc not in (0, 3):
+        return f"no: exit {r.translate_rc}: {r.translate_error}"
+    if not r.parses:
+        return "no: the output does not parse"
+    if r.stubs:
+        return f"no: {r.stubs} stubs ({r.models} models)"
+    return "yes" if r.pure else "yes (imports the source framework)"
+
+
+def _first3(r) -> str:
+    text = r.compare or "not compared"
+    if text.startswith(("equal", "differ")) and r.keras_source:
+        text += f" (Keras losses from {r.keras_source})"
+    return text
+
+
+def row(r) -> dict:
+    """The per-script facts the lead diffs between runs (no times: they move with the load)."""
+    return {"translated without stub": r.clean, "translate": _translate_cell(r),
+            "original": r.original.status, "original reason": r.original.reason,
+            "translation": r.translation.status, "translation reason": r.translation.reason,
+            "first 3 steps": _first3(r), "weights": r.weights, "outcome": r.outcome,
+            "harness changes": _changes_cell(r)}
 
 
 def section(results, direction, secs, jobs) -> str:
@@ -193,20 +212,20 @@ def section(results, direction, secs, jobs) -> str:
     for k, v in c.items():
         lines.append(f"| {k} | {v}/{n} |" if k not in ("scripts", "stub lines") else f"| {k} | {v} |")
     outcomes = collections.Counter(r.outcome for r in results)
-    lines += ["", "Outcomes: " + ", ".join(f"{o} {outcomes.get(o, 0)}" for o in run.OUTCOMES), ""]
-    lines += ["| script | translate (rc, stubs) | stand-ins | harness changes | original (Keras) |"
-              if direction == "keras" else
-              "| program | translate (rc, stubs) | stand-ins | harness changes | original (PyTorch) |"]
-    lines[-1] += " translation | first 3 steps | outcome |"
+    verdicts = collections.Counter(_first3(r).split(":")[0] for r in results)
+    lines += ["", "Outcomes: " + ", ".join(f"{o} {outcomes.get(o, 0)}" for o in run.OUTCOMES),
+              "First 3 steps: " + ", ".join(f"{v} {verdicts[v]}" for v in sorted(verdicts)), ""]
+    side = ("Keras", "PyTorch") if direction == "keras" else ("PyTorch", "Keras")
+    lines.append(f"| {'script' if direction == 'keras' else 'program'} | translated without stub | "
+                 f"original ({side[0]}) runs | translation ({side[1]}) runs | first 3 step losses | "
+                 "harness changes | stand-ins | outcome |")
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         name = r.script.split("/", 1)[1] if "/" in r.script else r.script
-        compare = r.compare or _recorded(r)
-        tr = f"{r.translate_rc}, {r.stubs}" + ("" if r.translate_rc in (0, 3) else f": {r.translate_error}")
         orig = f"{r.original.status} {r.original.secs}s" + (f": {_reason(r.original.reason)}" if r.original.reason else "")
         lines.append("| " + " | ".join([
-            name, _cell(tr, 80), _cell(", ".join(r.standins) or "-", 60),
-            _changes_cell(r), _cell(orig), _cell(_translation_cell(r)), _cell(compare, 70), r.outcome]) + " |")
+            name, _cell(_translate_cell(r), 80), _cell(orig), _cell(_translation_cell(r)), _cell(_first3(r), 120),
+            _changes_cell(r), _cell(", ".join(r.standins) or "-", 60), r.outcome]) + " |")
     unknown = [(r.script, u) for r in results for u in r.unknown_urls]
     if unknown:
         lines += ["", "### URLs in the programs' text without a stand-in", "",
@@ -215,12 +234,31 @@ def section(results, direction, secs, jobs) -> str:
             lines.append(f"* `{os.path.basename(script)}`: {url}")
     lines += ["", "### Lines the harness changed in its copies", ""]
     for r in results:
-        for side, changes in r.changes.items():
+        for side_name, changes in r.changes.items():
             for ch in changes:
-                lines.append(f"* `{os.path.basename(r.script)}` ({side}) line {ch['line']} [{ch['kind']}]: "
+                lines.append(f"* `{os.path.basename(r.script)}` ({side_name}) line {ch['line']} [{ch['kind']}]: "
                              f"`{_cell(ch['before'].strip(), 100)}` -> `{_cell(ch['after'].strip(), 100)}`")
     lines.append(_end(direction))
     return "\n".join(lines) + "\n"
+
+
+def write_json(path, results, direction) -> None:
+    """``docs/realworld.json``: per direction, the counts and one row per script (sorted, no
+    times), for ``diff`` between runs; the other direction's part is kept as the file had it."""
+    data = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            try:
+                data = json.load(fh)
+            except ValueError:
+                data = {}
+    data[direction] = {"counts": counts(results, direction),
+                       "scripts": {r.script: row(r) for r in sorted(results, key=lambda r: r.script)}}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
 
 
 def write(path, results, direction, secs, jobs) -> None:

@@ -54,6 +54,7 @@ class Result:
     translation: Run = field(default_factory=Run)
     weights: str = ""
     keras_losses: list = field(default_factory=list)
+    keras_source: str = ""
     torch_losses: list = field(default_factory=list)
     compare: str = ""
     outcome: str = ""
@@ -144,10 +145,24 @@ def _base_env(home: str, threads: int = 1) -> dict:
     return env
 
 
+_FLAGS: dict = {}
+
+
+def exact_flags(target: str) -> list[str]:
+    """The transpiler's exactness flag for ``target``: ``--exact`` where the CLI has it (planned),
+    else ``--keras-exact-updates`` for Keras -> PyTorch (the torch -> Keras direction has none)."""
+    if "help" not in _FLAGS:
+        p = subprocess.run([_python_main(), "-m", "transpiler", "--help"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=ROOT))
+        _FLAGS["help"] = p.stdout
+    text = _FLAGS["help"]
+    if re.search(r"--exact\b(?!-)", text):
+        return ["--exact"]
+    return ["--keras-exact-updates"] if target == "pytorch" and "--keras-exact-updates" in text else []
+
+
 def translate(src: str, target: str, out: str, cwd: str, extra=()) -> tuple:
-    cmd = [_python_main(), "-m", "transpiler", src, "--to", target, "-o", out, *extra]
-    if target == "pytorch":
-        cmd.append("--keras-exact-updates")
+    cmd = [_python_main(), "-m", "transpiler", src, "--to", target, "-o", out, *extra, *exact_flags(target)]
     env = dict(os.environ, PYTHONPATH=ROOT)
     return _run(cmd, cwd, env, timeout=TIMEOUT, log="transpile" if not extra else "weights")
 
@@ -196,6 +211,15 @@ def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
     if os.path.exists(record):
         with open(record) as fh:
             run.record = json.load(fh)
+    workers = sorted(f for f in os.listdir(folder) if re.fullmatch(r"record\.\d+\.json", f))
+    if workers:  # processes the program started wrote records of their own
+        run.record.setdefault("events", [])
+        run.record["workers"] = len(workers)
+        run.record["worker_losses"] = []
+        for f in workers:
+            with open(os.path.join(folder, f)) as fh:
+                run.record["worker_losses"].append(json.load(fh).get("losses", []))
+    if run.record:
         blocked = [e for e in run.record.get("events", []) if e.startswith("network blocked")]
         if blocked and run.status != "ok":
             run.reason = f"{run.reason} [{blocked[0]}]"
@@ -252,8 +276,7 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
     weights_h5 = os.path.join(work, "initial.weights.h5")
     res.original = _execute(_python_main(), name + ".py", odir, env, "keras", {"RW_SAVE_WEIGHTS": weights_h5})
     rec = res.original.record
-    custom_step = rec.get("custom_train_step")
-    res.keras_losses = per_step(rec.get("logs", [])) if rec.get("logs") and not custom_step else rec.get("losses", [])
+    res.keras_losses, res.keras_source = keras_losses(rec)
 
     # the translation, as PyTorch
     if translation is None or not res.parses:
@@ -284,21 +307,63 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
         res.torch_losses = res.translation.record.get("losses", [])
         if res.weights == "converted" and not res.translation.record.get("weights_loaded"):
             res.weights = "converted, not loaded (no module with the checkpoint's keys ran forward)"
-    res.compare = _compare(res, custom_step)
+    res.compare = compare(res)
     res.outcome = classify(res)
     return res
 
 
-def _compare(res: Result, custom_step) -> str:
-    if res.translation.status != "ok" and not res.torch_losses:
-        return ""
-    if custom_step:
-        return "not compared: a custom train_step (its logs are the program's own)"
-    if not res.keras_losses:
-        return "not compared: the original recorded no training step"
-    if not (res.translation.record.get("weights_loaded")):
+def keras_losses(rec: dict) -> tuple[list, str]:
+    """A Keras run's step losses and where they come from: a fit with Keras' own train step (its
+    per-batch logs), train_on_batch, else the gradient targets (a custom train_step or loop,
+    eager or under tf.function)."""
+    if rec.get("logs") and not rec.get("custom_train_step"):
+        return per_step(rec["logs"]), "fit logs"
+    if rec.get("losses"):
+        return rec["losses"], "train_on_batch"
+    if rec.get("tape"):
+        return rec["tape"], "gradient targets" + (" (custom train_step)" if rec.get("custom_train_step") else "")
+    return [], ""
+
+
+def not_comparable(*records: dict) -> str:
+    """Why the programs' first steps cannot be compared whatever the translation does, or ''."""
+    for rec in records:
+        if rec.get("workers"):
+            return f"training runs in {rec['workers']} worker processes (Hogwild: interleaving is not deterministic)"
+        if rec.get("distributions"):
+            return f"the training samples ({', '.join(rec['distributions'])}): losses depend on the draws"
+        if "LBFGS" in rec.get("optimizers", []):
+            return "LBFGS evaluates the loss several times per step"
+    return ""
+
+
+def compare(res: Result) -> str:
+    """The first-3-steps verdict: 'equal: ...', 'differ: ...' or 'not compared: <why>'."""
+    keras_run, torch_run = (res.original, res.translation) if res.direction == "keras" else \
+        (res.translation, res.original)
+    if res.translate_rc not in (0, 3) or not res.parses:
+        return "not compared: the translation failed"
+    if res.stubs:
+        return f"not compared: {res.stubs} stubs"
+    if res.original.status == "not run":
+        return "not compared: the original was not run" + (f" ({res.original.reason})" if res.original.reason else "")
+    why = not_comparable(res.original.record, res.translation.record)
+    if why:
+        return "not comparable: " + why
+    ref = res.keras_losses if res.direction == "keras" else res.torch_losses
+    if not ref:
+        return "not compared: the original recorded no training step" + \
+            ("" if res.original.status == "ok" else f" ({res.original.status})")
+    if res.translation.status == "not run":
+        return "not compared: the translation was not run" + (f" ({res.translation.reason})" if res.translation.reason else "")
+    loaded = (torch_run if res.direction == "keras" else keras_run).record.get("weights_loaded")
+    if not loaded:
         return "not compared: " + (res.weights or "no initial weights")
+    if loaded.get("after_losses"):
+        return "not compared: the initial weights were loaded after the first step"
     ok, text = compare_losses(res.keras_losses, res.torch_losses)
+    if not ok and text.startswith("not compared"):
+        return text + ("" if res.translation.status == "ok" else f" (translation {res.translation.status})")
     return ("equal: " if ok else "differ: ") + text
 
 
