@@ -98,12 +98,19 @@ def _execute_program(python, prog_dir, entry, argv, pre, env, mode, extra_env, w
     return run._execute_cmd(python, [os.path.join(prog_dir, entry), *argv], entry_dir, env, mode, extra_env, work)
 
 
-def run_torch_program(path: str, work: str, cache: standins.StandInCache) -> run.Result:
-    name = os.path.relpath(path, os.path.join(run.REALWORLD, "torch"))
-    entry, argv, pre = PROGRAMS[name]
-    folder = _folder(name)
-    single = os.path.basename(entry) if name.startswith("reinforcement_learning/") else None
-    res = run.Result(script=f"torch/{name}", direction="torch")
+def run_torch_program(path: str, work: str, cache: standins.StandInCache, spec=None) -> run.Result:
+    """One program: ``path`` a folder of the set (its entry and arguments from ``PROGRAMS``), or
+    any folder with ``spec = (entry, argv, pre, single)`` (single: translate that one file only)."""
+    if spec is None:
+        name = os.path.relpath(path, os.path.join(run.REALWORLD, "torch"))
+        entry, argv, pre = PROGRAMS[name]
+        folder = _folder(name)
+        single = os.path.basename(entry) if name.startswith("reinforcement_learning/") else None
+        script = f"torch/{name}"
+    else:
+        entry, argv, pre, single = spec
+        folder, script = path, f"torch/{os.path.basename(path)}"
+    res = run.Result(script=script, direction="torch")
     os.makedirs(work, exist_ok=True)
 
     out = os.path.join(work, "translated")
@@ -124,6 +131,8 @@ def run_torch_program(path: str, work: str, cache: standins.StandInCache) -> run
     res.unknown_urls = plan.unknown_urls
 
     python = run.torchvision_python()
+    if python is None and not any(run.TORCHVISION.search(t) for t in sources.values()):
+        python = run._python_main()  # no torchvision needed: the project's own torch
     odir = os.path.join(work, "original")
     prog = os.path.join(odir, "prog")
     env, urls = run._plant(plan, cache, odir, prog)

@@ -162,3 +162,27 @@ def test_compare_verdicts_name_the_reason():
     torch_res.translation.record = {}
     torch_res.weights = "conversion failed: x.py: boom"
     assert run.compare(torch_res) == "not compared: conversion failed: x.py: boom"
+
+
+def test_torch_to_keras_first_steps_compared_from_the_same_weights(tmp_path):
+    """The PyTorch -> Keras direction end to end on a corpus program laid out as a one-file
+    project: the original's initial weights saved at its first backward, converted with
+    ``transpile --to keras --weights``, loaded into the translation's model before its first
+    call, and the first 3 step losses compared (dropout and shuffling neutralised in both)."""
+    pytest.importorskip("torch")
+    from bench.realworld import standins, torch_direction
+
+    corpus = os.path.join(run.ROOT, "corpus", "torch")
+    prog = tmp_path / "mlp_regression"
+    prog.mkdir()
+    (prog / "mlp_regression.py").write_text(open(os.path.join(corpus, "mlp_regression.py")).read())
+    cache = standins.StandInCache(str(tmp_path / "standins"))
+    res = torch_direction.run_torch_program(str(prog), str(tmp_path / "work"), cache,
+                                            spec=("mlp_regression.py", [], [], None))
+    assert res.clean, res.translate_error
+    assert res.original.status == "ok", res.original.reason
+    assert res.translation.status == "ok", res.translation.reason
+    assert res.weights == "converted (from mlp_regression.py)"
+    assert res.original.record["weights_saved"]["model"] == "Sequential"
+    assert res.compare.startswith("equal: "), (res.compare, res.torch_losses, res.keras_losses)
+    assert res.outcome == "first steps equal"
