@@ -186,3 +186,18 @@ def test_torch_to_keras_first_steps_compared_from_the_same_weights(tmp_path):
     assert res.original.record["weights_saved"]["model"] == "Sequential"
     assert res.compare.startswith("equal: "), (res.compare, res.torch_losses, res.keras_losses)
     assert res.outcome == "first steps equal"
+
+
+@pytest.mark.realworld
+def test_keras_custom_gradient_tape_loop_compared_and_its_inference_pass_whole(tmp_path):
+    """Keras -> PyTorch on the corpus' GradientTape loop: Keras' losses are the tape's targets,
+    the torch translation's the backward calls; its closing predict over the in-memory arrays
+    (a DataLoader under no_grad) is not cut by the training cap (it compares with all labels)."""
+    pytest.importorskip("torch")
+    from bench.realworld import standins
+
+    res = run.run_keras_script(os.path.join(run.ROOT, "corpus", "keras", "custom_loop.py"), str(tmp_path),
+                               standins.StandInCache(str(tmp_path / "standins")))
+    assert res.translation.status == "ok", res.translation.reason
+    assert res.keras_source == "gradient targets"
+    assert res.outcome == "first steps equal", res.compare

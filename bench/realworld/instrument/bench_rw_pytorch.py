@@ -11,7 +11,7 @@ import functools
 import os
 import weakref
 
-from sitecustomize import RECORD, _NEUTRALISE, _STEPS, _event, _write_record, after_import
+from sitecustomize import RECORD, _NEUTRALISE, _PREDICT_STEPS, _STEPS, _event, _write_record, after_import
 
 _LOAD = os.environ.get("RW_LOAD_WEIGHTS")
 _SAVE = os.environ.get("RW_SAVE_WEIGHTS")
@@ -135,8 +135,17 @@ def _patch_torch(torch):
         real_init(self, *args, **kwargs)
 
     def capped_iter(self):
+        """A training pass (gradients on) stops after RW_STEPS batches, like fit; an inference
+        pass (under no_grad) over in-memory tensors is whole, like Keras' predict on arrays,
+        over anything else it stops after RW_PREDICT_STEPS batches, like predict on a dataset."""
+        if torch.is_grad_enabled():
+            cap = _STEPS
+        elif isinstance(self.dataset, tud.TensorDataset):
+            cap = None
+        else:
+            cap = _PREDICT_STEPS
         for i, batch in enumerate(real_iter(self)):
-            if i >= _STEPS:
+            if cap is not None and i >= cap:
                 break
             yield batch
 
