@@ -304,12 +304,20 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
         if TORCHVISION.search(translation):
             python = torchvision_python() or python
         res.translation = _execute(python, name + "_torch.py", tdir, tenv, "torch", extra)
-        res.torch_losses = res.translation.record.get("losses", [])
+        res.torch_losses = torch_losses(res.translation.record)
         if res.weights == "converted" and not res.translation.record.get("weights_loaded"):
             res.weights = "converted, not loaded (no module with the checkpoint's keys ran forward)"
     res.compare = compare(res)
     res.outcome = classify(res)
     return res
+
+
+def torch_losses(rec: dict) -> list:
+    """A PyTorch run's step losses (each scalar backward); a program training in one worker
+    process (Hogwild with one process) gives that worker's."""
+    if rec.get("losses") or rec.get("workers") != 1:
+        return rec.get("losses", [])
+    return rec["worker_losses"][0]
 
 
 def keras_losses(rec: dict) -> tuple[list, str]:
@@ -328,7 +336,7 @@ def keras_losses(rec: dict) -> tuple[list, str]:
 def not_comparable(*records: dict) -> str:
     """Why the programs' first steps cannot be compared whatever the translation does, or ''."""
     for rec in records:
-        if rec.get("workers"):
+        if rec.get("workers", 0) > 1:
             return f"training runs in {rec['workers']} worker processes (Hogwild: interleaving is not deterministic)"
         if rec.get("distributions"):
             return f"the training samples ({', '.join(rec['distributions'])}): losses depend on the draws"

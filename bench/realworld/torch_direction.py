@@ -143,7 +143,7 @@ def run_torch_program(path: str, work: str, cache: standins.StandInCache, spec=N
     else:
         res.original = _execute_program(python, prog, entry, argv, pre, env, "torch",
                                         {"RW_SAVE_WEIGHTS": initial_pt}, odir)
-    res.torch_losses = res.original.record.get("losses", [])
+    res.torch_losses = run.torch_losses(res.original.record)
 
     if translated and res.stubs == 0 and res.parses and entry in translated:
         tdir = os.path.join(work, "translation")

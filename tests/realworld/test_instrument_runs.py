@@ -136,7 +136,9 @@ def test_torch_initial_weights_saved_at_first_backward_and_worker_records(tmp_pa
     assert r.record["losses"] == pytest.approx(torch.load(tmp_path / "losses.pt"), rel=1e-7)
     assert r.record["optimizers"] == ["SGD"] and r.record["distributions"] == ["Categorical"]
     assert r.record["workers"] == 1 and r.record["worker_losses"] == [[1.0]]
-    assert "worker processes" in run.not_comparable(r.record)
+    assert run.not_comparable(r.record) == "the training samples (Categorical): losses depend on the draws"
+    assert "worker processes" in run.not_comparable(dict(r.record, workers=2))
+    assert run.torch_losses({"workers": 1, "worker_losses": [[0.5, 0.4]], "losses": []}) == [0.5, 0.4]
 
 
 def test_compare_verdicts_name_the_reason():

@@ -39,15 +39,19 @@ def _trained_module(torch):
 
 
 def _save_initial(torch):
-    if not _SAVE or RECORD["weights_saved"] is not None or str(os.getpid()) != os.environ.get("RW_ROOT_PID"):
-        return  # (a worker process never overwrites the run's initial weights)
+    if not _SAVE or RECORD["weights_saved"] is not None:
+        return
+    if str(os.getpid()) != os.environ.get("RW_ROOT_PID") and os.path.exists(_SAVE):
+        return  # a worker process (Hogwild) saves only if no process did before it
     module = _trained_module(torch)
     if module is None:
         RECORD["weights_saved"] = {"error": "no module with trainable parameters ran forward"}
         return
     try:
         state = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
-        torch.save(state, _SAVE)
+        tmp = f"{_SAVE}.{os.getpid()}.tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, _SAVE)
         RECORD["weights_saved"] = {"path": _SAVE, "model": type(module).__name__, "tensors": len(state)}
     except Exception as exc:
         RECORD["weights_saved"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
