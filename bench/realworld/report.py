@@ -18,34 +18,63 @@ from bench.realworld import run
 
 HEADER = """# The real-world harness
 
-`python -m bench.realworld [--direction keras|torch] [--only NAME ...] [-j N]` measures the
-transpiler on programs nobody on this project wrote (`../shared/realworld/`: 55 keras.io
-examples, 15 pytorch/examples programs), end to end, and rewrites this file's section of the
-direction it ran. For each program it:
+`python -m bench.realworld [--direction keras|torch|all] [--only NAME ...] [-j N] [--setup] [--json FILE]`
+measures the transpiler on programs nobody on this project wrote (`../shared/realworld/`: 55 keras.io
+examples, 16 pytorch/examples programs), end to end, and rewrites this file's section of each
+direction it ran, and the same facts as `docs/realworld.json` (one row per program, no times:
+`diff` two runs' files to see what changed). `python -m bench.realworld --from-json A.json B.json`
+rewrites both from earlier runs' `--json` files; `python -m bench.realworld.recover` rebuilds a
+stopped run's results from its `--work` folder. For each program it:
 
-1. **translates** it as a user would (`python -m transpiler SRC --to pytorch --keras-exact-updates`):
-   exit code, stub lines, whether the output parses and imports nothing of the source framework;
+1. **translates** it as a user would (`python -m transpiler SRC --to pytorch|keras` with the
+   transpiler's exactness flag: `--exact` where the CLI has it, else `--keras-exact-updates` for
+   Keras -> PyTorch): exit code, stub lines, whether the output parses and imports nothing of
+   the source framework. A directory program (pytorch/examples) is translated as a package;
 2. **makes synthetic stand-ins for its downloads** (`bench/realworld/standins.py`): the files
    `keras.datasets.*.load_data()` reads from Keras' cache (planted in a fresh `$KERAS_HOME`),
-   and, for a download URL named in the program's text, a small file of the format that URL
-   serves (a registry keyed by URL pattern: CSVs, zips, tarballs, `.npy`);
+   torchvision's dataset folders beside the program, and, for a download URL named in the
+   program's text, a small file of the format that URL serves (a registry keyed by URL pattern);
 3. **runs the original and the translation** in subprocesses, each in its own temporary copy
    with its own `$HOME`/`$KERAS_HOME`, 300 s each, one thread. In its copies the harness changes
    only data lines (a download URL -> `file://` of the stand-in), epoch and step counts (epochs
    capped at 1, steps at 4) and expected file hashes (set to `None`), and lists each changed
-   line below. The run's instrumentation (`bench/realworld/instrument/`, a `sitecustomize` on
+   line below, per program. A pytorch/examples program is started with the arguments its
+   README gives (`torch_direction.PROGRAMS`: 1 epoch, small batches where it takes them as
+   options). The run's instrumentation (`bench/realworld/instrument/`, a `sitecustomize` on
    the run's `PYTHONPATH`, never written into the program) refuses every socket that leaves
-   the machine, caps `fit`/`evaluate` at 1 epoch of 4 steps and a DataLoader pass at 4 batches,
-   waives Keras' built-in hash check for the planted stand-ins only, turns shuffling off
-   (`fit(shuffle=False)`, `tf.data.Dataset.shuffle`, `DataLoader(shuffle=False)`) and puts
-   dropout and the `Random*` augmentation layers in inference behaviour in both frameworks;
-4. **compares the first 3 training steps**: the Keras model's initial weights are saved at its
-   first `fit` (or `train_on_batch`), converted with the project's own path
-   (`transpile SRC --weights initial.weights.h5 --weights-out initial.pt`) and loaded by the
-   instrumentation into the first torch module whose state-dict keys they match; per-step losses
-   come from Keras' per-batch logs (running means, differenced back to each batch), eager
-   `GradientTape.gradient` targets, and torch's `Tensor.backward`. Equal means within 1e-4
-   relative for each of the first 3 steps.
+   the machine; caps `fit`/`evaluate` at 1 epoch of 4 steps, a DataLoader pass with gradients on
+   at 4 batches, `predict` on a dataset or generator and a hand-written loop over a `tf.data`
+   dataset at 32 batches (`RW_PREDICT_STEPS`; `predict` on arrays and an inference DataLoader
+   pass over in-memory tensors stay whole: their outputs are compared with all labels); waives
+   Keras' built-in hash check for the planted stand-ins only; turns shuffling off
+   (`fit(shuffle=False)`, `tf.data.Dataset.shuffle`, `DataLoader(shuffle=False)`); and puts
+   dropout, Keras' `Random*` layers and torchvision's random transforms in inference behaviour
+   (identity; random crops become centre crops) in both frameworks. Torch originals run with
+   `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`, torch's own switch for programs written before 2.6;
+4. **compares the first 3 training steps** from the same initial weights, converted with the
+   project's own weights path:
+   * Keras -> PyTorch: the Keras model's weights are saved at its first `fit`,
+     `train_on_batch` or `GradientTape.gradient` (a custom loop: the called model holding the
+     gradient's variables), converted with `transpile SRC --to pytorch --weights
+     initial.weights.h5 --weights-out initial.pt` and loaded into the first torch module whose
+     state-dict keys they match, before its first forward;
+   * PyTorch -> Keras: the torch module trained by the first scalar `backward` (the latest
+     outermost module with trainable parameters) is saved then, converted with `transpile FILE
+     --to keras --weights initial.pt --weights-out initial.weights.h5` (the entry file, else the
+     program file that defines the model) and loaded into the first Keras model it fits, before
+     its first call (at `fit` for a model built by it);
+   * step losses: Keras' per-batch logs of a `fit` with Keras' own train step (running means,
+     differenced back to each batch), `train_on_batch` results, else every
+     `GradientTape.gradient` target outside Keras' trainer (a custom `train_step` or loop; under
+     `tf.function` read by a `tf.py_function` as the graph runs); torch's scalar `backward`
+     calls. Equal means within 1e-4 relative for each of the first 3 steps.
+
+   The verdict says why when nothing is compared: the translation failed or has stubs, a run
+   failed (its reason), no step was recorded, weights not saved / not converted (the
+   converter's message) / not loaded / loaded after the first step, or the program is not
+   step-comparable by nature: it samples (`torch.distributions`: reinforcement learning), it
+   trains in more than one worker process (Hogwild; a one-process Hogwild run is compared with
+   its worker's losses), or it uses LBFGS (several loss evaluations per step).
 
 The times are wall-clock seconds on a 2-core machine shared with other work: a "timeout" (over
 300 s) may be the machine's load rather than the program's, and is worth a rerun with `--only`.
@@ -57,13 +86,14 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
 ## What a user needs
 
 * The Keras side runs in the project's venv (`pip install -e '.[test]'`: tensorflow-cpu, Keras 3,
-  the CPU torch 2.13 build). Original programs that need `tensorflow_datasets`, KerasNLP/KerasCV,
-  `requests` to a server, or files fetched outside the program (a `wget` in a comment) fail here
-  and are named so in the table.
+  the CPU torch 2.13 build). Original programs that need KerasNLP/KerasCV, `requests` to a
+  server, or files fetched outside the program (a `wget` in a comment) fail here and are named
+  so in the table.
 * torchvision: the CPU torch 2.13 build has no torchvision that imports beside it. The
-  pytorch/examples originals (and any translation that imports torchvision) run in a second
-  venv holding the registry's `torch==2.14.1` and `torchvision==0.29.1` (a CUDA build, about
-  5.5 GB, that runs on CPU). Create it once (a few minutes; gitignored):
+  pytorch/examples originals that import torchvision (and any translation that does) run in a
+  second venv holding the registry's `torch==2.14.1` and `torchvision==0.29.1` (a CUDA build,
+  about 5.5 GB, that runs on CPU); the others run on the project's torch. Create it once (a few
+  minutes; gitignored):
 
       python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging
 
@@ -71,23 +101,18 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   as not run. A user of a generated program that imports torchvision needs the same pair.
 * `python -m bench.realworld --setup` installs the programs' own imports (matplotlib, pandas,
   scikit-learn, scipy, Pillow, tqdm, imageio, IPython, tensorflow_datasets and what they import)
-  into `.rw-deps/` with `pip install --target --no-deps` (nothing of the venv is shadowed); with
-  `--direction torch` it also creates `.venv-tv/`.
-* `pytest -m realworld` runs the whole harness (minutes to an hour); the default suite runs a
-  small sample of it (`tests/realworld/`), which checks the machinery, not translation quality.
+  into `.rw-deps/` (or `RW_DEPS_DIR`) with `pip install --target --no-deps` (nothing of the venv
+  is shadowed); with `--direction torch` or `all` it also creates `.venv-tv/`.
+* `pytest -m realworld` runs the whole harness (about an hour); the default suite runs a small
+  sample (`tests/realworld/`): the instrumentation on programs written in the tests, one
+  keras.io original on stand-in MNIST, and the PyTorch -> Keras comparison end to end on a
+  corpus program laid out as a one-file project.
 
 ## What the harness does not cover yet
 
-* **PyTorch -> Keras step comparison**: the torch originals' step losses are recorded
-  (`Tensor.backward`), but their initial weights are not yet saved and converted
-  (`transpile --to keras --weights X.pt --weights-out Y.weights.h5`) nor loaded into the Keras
-  run; no translation of that set runs today (every program has stubs), so nothing is compared.
-* **Custom training loops under `tf.function`**: their losses are symbolic when the tape sees
-  them; only eager `GradientTape` loops and `fit` are recorded. A custom `train_step` is run and
-  recorded but not compared (its logs are whatever the program returns).
-* **Augmentation in translations**: Keras' `Random*` layers and dropout are neutralised in the
-  original and torch dropout in the translation; torchvision random transforms a translation
-  may use are not yet.
+* **Hand-written loops over arrays** (`for i in range(len(x))`, pixel-by-pixel sampling calling
+  `predict` per pixel) cannot be capped without changing the program; the small stand-ins bound
+  them, and a program whose loop is still too long for 300 s is reported as a timeout.
 * **Stand-ins missing** (those originals fail here and say so): `eeg-data.csv` (a Kaggle/gdown
   download), Caltech-101 annotations, ShapeNet PartAnnotation (pointnet), LJSpeech (the script
   also passes a path as `fname`, which Keras 3 refuses), HuggingFace `datasets` (conll2003),
@@ -95,14 +120,12 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   folder and VGG16 weights (fast_neural_style). `tfds.load` gets tensorflow_datasets' own
   `mock_data` in the original run only, and only for datasets whose splits it knows offline; a
   translation's torchvision equivalent gets no stand-in yet.
-* **Step caps**: `fit`/`evaluate` and DataLoader passes are capped; `predict`, hand-written
-  loops over arrays and `tf.data` iteration outside `fit` are not (the small stand-ins bound
-  them).
 * **Stand-in sizes**: the `keras.datasets` stand-ins are small (512 train / 128 test, CIFAR-10's
   five batches of 10,000 excepted); a program that slices by an absolute count (siamese_contrastive:
   `[:30000]`) gets an empty split and fails here because of the harness, not of itself.
-* **Multi-process programs** (mnist_hogwild's workers) write their records from several
-  processes; the last writer wins.
+* **Several models trained by one program** (GANs, distillation): the initial weights saved are
+  those of the model `fit` trains (a wrapper holding both) or of the model holding the first
+  gradient's variables; whether they convert is the weights path's answer, given in the verdict.
 """
 
 

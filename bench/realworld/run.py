@@ -140,6 +140,9 @@ def _base_env(home: str, threads: int = 1) -> dict:
         "TF_NUM_INTEROP_THREADS": str(threads),
         "PYTHONPATH": os.pathsep.join([INSTRUMENT, ROOT] + ([deps.deps_dir()] if os.path.isdir(deps.deps_dir()) else [])),
         "PYTHONUNBUFFERED": "1",
+        # programs written before torch 2.6 made torch.load(weights_only=True) the default
+        # (time_sequence_prediction loads a numpy array it saved): torch's own switch for them
+        "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
     })
     os.makedirs(env["KERAS_HOME"], exist_ok=True)
     return env
@@ -218,7 +221,13 @@ def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
         run.record["worker_losses"] = []
         for f in workers:
             with open(os.path.join(folder, f)) as fh:
-                run.record["worker_losses"].append(json.load(fh).get("losses", []))
+                rec = json.load(fh)
+            run.record["worker_losses"].append(rec.get("losses", []))
+            for key in ("optimizers", "distributions"):  # what the workers built counts as the program's
+                have = run.record.setdefault(key, [])
+                have += [v for v in rec.get(key, []) if v not in have]
+            if not run.record.get("weights_saved") and (rec.get("weights_saved") or {}).get("path"):
+                run.record["weights_saved"] = rec["weights_saved"]
     if run.record:
         blocked = [e for e in run.record.get("events", []) if e.startswith("network blocked")]
         if blocked and run.status != "ok":

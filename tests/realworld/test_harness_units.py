@@ -2,6 +2,7 @@
 copies, the stand-in files (in the format Keras' loaders read), the loss bookkeeping."""
 
 import gzip
+import json
 import io
 import os
 import pickle
@@ -161,3 +162,31 @@ def test_recover_rebuilds_a_result_from_the_work_folder_and_log(tmp_path):
     assert (res.stubs, res.models, res.translate_rc, res.parses) == (1, 1, 0, True)
     assert (res.original.status, res.original.secs, res.original.reason) == ("fails", 12.5, "ValueError: bad shape")
     assert res.standins == ["mnist"] and res.outcome == "stubs"
+
+
+def test_one_run_of_both_directions_writes_both_sections_and_a_diffable_json(tmp_path):
+    from bench.realworld import cli
+
+    k = run.Result(script="keras/a.py", direction="keras", translate_rc=0, parses=True, pure=True)
+    k.original.status, k.original.secs, k.translation.status = "ok", 12.3, "ok"
+    k.compare = "not compared: converted, not loaded"
+    k.outcome = run.classify(k)
+    t = run.Result(script="torch/prog", direction="torch", translate_rc=0, stubs=3, parses=True, pure=True)
+    t.original.status, t.original.reason = "fails", "ModuleNotFoundError: No module named 'torchtext'"
+    t.compare, t.outcome = run.compare(t), run.classify(t)
+    md = str(tmp_path / "realworld.md")
+    cli._write(md, [t, k], 60.0, 2)
+    first = (tmp_path / "realworld.json").read_text()
+    k.original.secs = 99.9  # a time moves with the load: the JSON does not carry it
+    cli._write(md, [t, k], 61.0, 2)
+    assert (tmp_path / "realworld.json").read_text() == first
+    data = json.loads(first)
+    assert data["keras"]["scripts"]["keras/a.py"]["translated without stub"] is True
+    assert data["torch"]["scripts"]["torch/prog"] == {
+        "translated without stub": False, "translate": "no: 3 stubs (0 models)", "original": "fails",
+        "original reason": "ModuleNotFoundError: No module named 'torchtext'", "translation": "not run",
+        "translation reason": "", "first 3 steps": "not compared: 3 stubs", "weights": "",
+        "outcome": "stubs", "harness changes": "none"}
+    text = open(md).read()
+    assert "realworld:keras:begin" in text and "realworld:torch:begin" in text
+    assert "| prog | no: 3 stubs (0 models) | fails 0.0s: ModuleNotFoundError" in text
