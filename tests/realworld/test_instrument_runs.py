@@ -203,3 +203,51 @@ def test_keras_custom_gradient_tape_loop_compared_and_its_inference_pass_whole(t
     assert res.translation.status == "ok", res.translation.reason
     assert res.keras_source == "gradient targets"
     assert res.outcome == "first steps equal", res.compare
+
+
+KERAS_CUSTOM_TRAIN_STEP = """
+import os
+import numpy as np
+import keras
+import tensorflow as tf
+
+def inner_model():
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(1)])
+
+class Wrapper(keras.Model):   # no call: fit never builds it
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((self.inner(x, training=True) - y) ** 2)
+        grads = tape.gradient(loss, self.inner.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.inner.trainable_variables))
+        return {"loss": loss}
+
+keras.utils.set_random_seed(0)
+model = Wrapper(inner_model())
+initial = [w.copy() for w in model.inner.get_weights()]
+model.compile(optimizer=keras.optimizers.SGD(0.1))
+x = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
+model.fit(x, x.sum(axis=1, keepdims=True), batch_size=8, epochs=3, verbose=0)
+fresh = Wrapper(inner_model())
+fresh.built = True
+fresh.load_weights(os.environ["RW_SAVE_WEIGHTS"])
+same = all(np.array_equal(a, b) for a, b in zip(fresh.inner.get_weights(), initial))
+open("same.txt", "w").write(str(same))
+"""
+
+
+def test_keras_custom_train_step_of_an_unbuilt_wrapper_saves_its_initial_weights(tmp_path):
+    """fit on a subclassed wrapper with its own train_step: the wrapper is not built when fit
+    begins, so its weights are saved at the first gradient, still untrained; the losses are the
+    gradient targets, 4 steps of 1 epoch."""
+    r = _run(tmp_path, KERAS_CUSTOM_TRAIN_STEP, "keras", {"RW_SAVE_WEIGHTS": str(tmp_path / "w.weights.h5")})
+    assert r.status == "ok", r.reason
+    assert r.record["weights_saved"]["at"] == "first gradient (fit's model)"
+    assert (tmp_path / "same.txt").read_text() == "True"
+    losses, source = run.keras_losses(r.record)
+    assert source == "gradient targets (custom train_step)" and len(losses) == 4

@@ -22,14 +22,25 @@ _LOAD = os.environ.get("RW_LOAD_WEIGHTS")
 _models = {"top": [], "depth": 0, "tried": set()}  # outermost models called (weak references, latest last)
 
 
-def _save_model(model, how):
+def _save_model(model, how, unbuilt_ok=False):
+    """Save ``model``'s weights as the run's initial weights. A model ``fit`` has not built (a
+    subclassed wrapper with its own train_step) is left for the first gradient (``unbuilt_ok``:
+    its layers hold their variables by then, still untrained, and are saved)."""
     if not _SAVE or RECORD["weights_saved"] is not None or str(os.getpid()) != os.environ.get("RW_ROOT_PID"):
         return  # (a worker process never overwrites the run's initial weights)
+    if not model.built and not unbuilt_ok:
+        _models["pending"] = weakref.ref(model)
+        return
     try:
         import tensorflow as tf
 
+        was = model.built
         with tf.init_scope():  # inside a tf.function's trace: the variables' values, eagerly
-            model.save_weights(_SAVE)
+            model.built = True
+            try:
+                model.save_weights(_SAVE)
+            finally:
+                model.built = was
         RECORD["weights_saved"] = {"path": _SAVE, "model": type(model).__name__,
                                    "class_module": type(model).__module__, "at": how}
     except Exception as exc:
@@ -301,9 +312,10 @@ def _record_tape_losses(mod):
         if caller.startswith("keras.src.backend.tensorflow.trainer") or len(RECORD["tape"]) >= 50:
             return real(self, target, sources, *args, **kwargs)
         if RECORD["weights_saved"] is None and _SAVE:
-            model = _model_of(sources)
+            pending = _models.get("pending")
+            model = (pending() if pending else None) or _model_of(sources)
             if model is not None:
-                _save_model(model, "first gradient")
+                _save_model(model, "first gradient" + (" (fit's model)" if pending else ""), unbuilt_ok=True)
         import tensorflow as tf
 
         if hasattr(target, "numpy"):
