@@ -76,7 +76,13 @@ def main(argv=None) -> int:
     ap.add_argument("--from-json", nargs="+", default=None,
                     help="write the report from --json files of earlier runs instead of running "
                          "(a later file's row replaces an earlier one's for the same script)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="run every original again instead of reusing its kept run (bench/realworld/cache.py)")
     args = ap.parse_args(argv)
+    if args.fresh:
+        from bench.realworld import cache as rw_cache
+
+        rw_cache.SETTINGS["enabled"] = False
     if args.from_json:
         merged, secs, jobs = {}, 0.0, 1
         for path in args.from_json:

@@ -76,6 +76,14 @@ stopped run's results from its `--work` folder. For each program it:
    trains in more than one worker process (Hogwild; a one-process Hogwild run is compared with
    its worker's losses), or it uses LBFGS (several loss evaluations per step).
 
+**Kept runs.** An original program does not change when the transpiler does: its run and the
+initial weights it saved are kept (`bench/realworld/cache.py`: `$RW_CACHE_DIR`, else
+`~/.cache/transpiler-realworld`) under a key of the program's files and arguments, its
+stand-ins, the harness's instrumentation, edits and stand-in makers, and the interpreter's
+packages, and reused by a later run with the same key (marked "(kept)" in the table), so a run
+after a transpiler change costs the translations only. Timeouts are never kept; `--fresh` runs
+every original again.
+
 The times are wall-clock seconds on a 2-core machine shared with other work: a "timeout" (over
 300 s) may be the machine's load rather than the program's, and is worth a rerun with `--only`.
 
@@ -245,7 +253,8 @@ def section(results, direction, secs, jobs) -> str:
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         name = r.script.split("/", 1)[1] if "/" in r.script else r.script
-        orig = f"{r.original.status} {r.original.secs}s" + (f": {_reason(r.original.reason)}" if r.original.reason else "")
+        orig = f"{r.original.status} {r.original.secs}s" + (" (kept)" if r.original.cached else "") + \
+            (f": {_reason(r.original.reason)}" if r.original.reason else "")
         lines.append("| " + " | ".join([
             name, _cell(_translate_cell(r), 80), _cell(orig), _cell(_translation_cell(r)), _cell(_first3(r), 120),
             _changes_cell(r), _cell(", ".join(r.standins) or "-", 60), r.outcome]) + " |")

@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
+from bench.realworld import cache as rw_cache
 from bench.realworld import deps, edits, standins
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,6 +36,7 @@ class Run:
     secs: float = 0.0
     python: str = ""
     record: dict = field(default_factory=dict)
+    cached: bool = False  # an original's run kept from an earlier harness run (cache.py)
 
 
 @dataclass
@@ -283,7 +285,11 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
     env, urls = _plant(plan, cache, odir)
     res.changes["original"] = [asdict(c) for c in _stage(original, urls, odir, name + ".py")]
     weights_h5 = os.path.join(work, "initial.weights.h5")
-    res.original = _execute(_python_main(), name + ".py", odir, env, "keras", {"RW_SAVE_WEIGHTS": weights_h5})
+    key = rw_cache.key({name + ".py": original}, _python_main(), [], res.standins, {})
+    res.original = rw_cache.load(key, weights_h5)
+    if res.original is None:
+        res.original = _execute(_python_main(), name + ".py", odir, env, "keras", {"RW_SAVE_WEIGHTS": weights_h5})
+        rw_cache.store(key, res.original, weights_h5)
     rec = res.original.record
     res.keras_losses, res.keras_source = keras_losses(rec)
 

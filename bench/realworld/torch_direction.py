@@ -15,6 +15,7 @@ import re
 import shutil
 from dataclasses import asdict
 
+from bench.realworld import cache as rw_cache
 from bench.realworld import edits, run, standins
 
 # folder -> (entry file, argv, programs run first in the same folder)
@@ -141,8 +142,12 @@ def run_torch_program(path: str, work: str, cache: standins.StandInCache, spec=N
     if python is None:
         res.original.reason = "no torch+torchvision venv (python -m bench.realworld --setup)"
     else:
-        res.original = _execute_program(python, prog, entry, argv, pre, env, "torch",
-                                        {"RW_SAVE_WEIGHTS": initial_pt}, odir)
+        key = rw_cache.key(sources, python, [entry, *argv, *pre], res.standins, {})
+        res.original = rw_cache.load(key, initial_pt)
+        if res.original is None:
+            res.original = _execute_program(python, prog, entry, argv, pre, env, "torch",
+                                            {"RW_SAVE_WEIGHTS": initial_pt}, odir)
+            rw_cache.store(key, res.original, initial_pt)
     res.torch_losses = run.torch_losses(res.original.record)
 
     if translated and res.stubs == 0 and res.parses and entry in translated:

@@ -190,3 +190,27 @@ def test_one_run_of_both_directions_writes_both_sections_and_a_diffable_json(tmp
     text = open(md).read()
     assert "realworld:keras:begin" in text and "realworld:torch:begin" in text
     assert "| prog | no: 3 stubs (0 models) | fails 0.0s: ModuleNotFoundError" in text
+
+
+def test_kept_original_runs_are_reused_only_under_the_same_key(tmp_path, monkeypatch):
+    from bench.realworld import cache
+
+    monkeypatch.setenv("RW_CACHE_DIR", str(tmp_path / "cache"))
+    k = cache.key({"a.py": "print(1)\n"}, run._python_main(), [], ["mnist"], {})
+    assert k != cache.key({"a.py": "print(2)\n"}, run._python_main(), [], ["mnist"], {})
+    assert k != cache.key({"a.py": "print(1)\n"}, run._python_main(), ["--epochs", "1"], ["mnist"], {})
+    assert k != cache.key({"a.py": "print(1)\n"}, run._python_main(), [], [], {})
+    weights = tmp_path / "w.h5"
+    weights.write_bytes(b"initial")
+    r = run.Run(status="ok", secs=3.0, record={"losses": [1.0], "weights_saved": {"path": str(weights)}})
+    assert cache.load(k, str(tmp_path / "dest.h5")) is None
+    cache.store(k, r, str(weights))
+    got = cache.load(k, str(tmp_path / "dest.h5"))
+    assert got.cached and got.record["losses"] == [1.0] and got.status == "ok"
+    assert got.record["weights_saved"]["path"] == str(tmp_path / "dest.h5")
+    assert (tmp_path / "dest.h5").read_bytes() == b"initial"
+    timeout_key = k[::-1]
+    cache.store(timeout_key, run.Run(status="timeout", secs=300.0), str(weights))
+    assert cache.load(timeout_key, str(tmp_path / "d2.h5")) is None  # the machine's load, not the program's
+    monkeypatch.setitem(cache.SETTINGS, "enabled", False)
+    assert cache.load(k, str(tmp_path / "dest.h5")) is None
