@@ -8,7 +8,8 @@ with the same key reuses them, so a run after a transpiler change costs the tran
 Timeouts are not kept (they depend on the machine's load), nor runs that were not made.
 
 Location: ``$RW_CACHE_DIR``, else ``~/.cache/transpiler-realworld``; ``--fresh`` ignores it
-(and refills it).
+(and refills it). ``python -m bench.realworld.cache RESULTS.json WORK`` fills it from an earlier
+run's ``--json`` and ``--work`` made by the same harness code.
 """
 
 from __future__ import annotations
@@ -106,3 +107,44 @@ def store(k: str, r, weights_src: str) -> None:
     with open(tmp, "w") as fh:
         json.dump(asdict(r), fh)
     os.replace(tmp, os.path.join(folder, "run.json"))
+
+
+def seed(results_json: str, work: str) -> int:
+    """Keep the originals' runs of an earlier ``--json``/``--work`` pair made by this same harness
+    code (the key holds the harness's files as they are now: seed only from a run of them).
+    Returns how many runs were kept."""
+    from bench.realworld import cli, run, torch_direction
+
+    results, _, _ = cli.load_results(results_json)
+    kept = 0
+    for r in results:
+        if not r.original.python:
+            continue
+        if r.direction == "keras":
+            name = os.path.splitext(os.path.basename(r.script))[0]
+            with open(os.path.join(run.REALWORLD, r.script)) as fh:
+                sources = {name + ".py": fh.read()}
+            k = key(sources, r.original.python, [], r.standins, {})
+            weights = os.path.join(work, "keras", r.script.replace("/", "__")[:-3], "initial.weights.h5")
+        else:
+            prog = r.script.split("/", 1)[1]
+            entry, argv, pre = torch_direction.PROGRAMS[prog]
+            single = os.path.basename(entry) if prog.startswith("reinforcement_learning/") else None
+            sources = torch_direction._sources(torch_direction._folder(prog), single)
+            k = key(sources, r.original.python, [entry, *argv, *pre], r.standins, {})
+            weights = os.path.join(work, "torch", r.script.replace("/", "__"), "initial.pt")
+        if (r.original.record.get("weights_saved") or {}).get("path") and not os.path.exists(weights):
+            continue
+        before = os.path.exists(os.path.join(cache_dir(), k, "run.json"))
+        store(k, r.original, weights)
+        kept += os.path.exists(os.path.join(cache_dir(), k, "run.json")) and not before
+    return kept
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3:
+        print("usage: python -m bench.realworld.cache RESULTS.json WORK", file=sys.stderr)
+        sys.exit(2)
+    print(f"kept {seed(sys.argv[1], sys.argv[2])} original runs in {cache_dir()}")

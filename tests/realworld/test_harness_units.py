@@ -214,3 +214,25 @@ def test_kept_original_runs_are_reused_only_under_the_same_key(tmp_path, monkeyp
     assert cache.load(timeout_key, str(tmp_path / "d2.h5")) is None  # the machine's load, not the program's
     monkeypatch.setitem(cache.SETTINGS, "enabled", False)
     assert cache.load(k, str(tmp_path / "dest.h5")) is None
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(run.REALWORLD, "keras")), reason="no ../shared/realworld set here")
+def test_kept_runs_seeded_from_an_earlier_runs_json_and_work(tmp_path, monkeypatch):
+    from dataclasses import asdict
+
+    from bench.realworld import cache
+
+    monkeypatch.setenv("RW_CACHE_DIR", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    folder = work / "keras" / "keras__autoencoder"
+    folder.mkdir(parents=True)
+    (folder / "initial.weights.h5").write_bytes(b"w0")
+    res = run.Result(script="keras/autoencoder.py", direction="keras", standins=["mnist"])
+    res.original = run.Run(status="ok", secs=30.0, python=run._python_main(),
+                           record={"logs": [{"loss": 0.7}], "weights_saved": {"path": "/old/initial.weights.h5"}})
+    (tmp_path / "r.json").write_text(json.dumps({"secs": 1, "jobs": 1, "results": [asdict(res)]}))
+    assert cache.seed(str(tmp_path / "r.json"), str(work)) == 1
+    with open(os.path.join(run.REALWORLD, "keras", "autoencoder.py")) as fh:
+        k = cache.key({"autoencoder.py": fh.read()}, run._python_main(), [], ["mnist"], {})
+    got = cache.load(k, str(tmp_path / "again.h5"))
+    assert got.record["logs"] == [{"loss": 0.7}] and (tmp_path / "again.h5").read_bytes() == b"w0"
