@@ -30,13 +30,13 @@ def _scripts(direction: str, only: list[str]) -> list[str]:
     return files
 
 
-def _write(out: str, results: list, secs: float, jobs: int) -> None:
+def _write(out: str, results: list, secs: float, jobs: int, note: str = "") -> None:
     """docs/realworld.md and .json: each direction present in ``results`` rewrites its section."""
     for direction in ("keras", "torch"):
         mine = sorted((r for r in results if r.direction == direction), key=lambda r: r.script)
         if not mine:
             continue
-        report.write(out, mine, direction, secs, jobs)
+        report.write(out, mine, direction, secs, jobs, note)
         report.write_json(_json_beside(out), mine, direction)
         print(report.summary_line(mine, direction), file=sys.stderr)
     print(f"wrote {out} and {_json_beside(out)}", file=sys.stderr)
@@ -76,6 +76,9 @@ def main(argv=None) -> int:
     ap.add_argument("--from-json", nargs="+", default=None,
                     help="write the report from --json files of earlier runs instead of running "
                          "(a later file's row replaces an earlier one's for the same script)")
+    ap.add_argument("--note", default="", help="a paragraph for the report's section (how the run was made)")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="with --from-json: the runs' wall-clock minutes (default: the files' sum)")
     ap.add_argument("--fresh", action="store_true",
                     help="run every original again instead of reusing its kept run (bench/realworld/cache.py)")
     args = ap.parse_args(argv)
@@ -92,7 +95,7 @@ def main(argv=None) -> int:
             jobs = max(jobs, j)
         out = args.out or os.path.join(run.ROOT, "docs", "realworld.md")
         if out != "-":
-            _write(out, list(merged.values()), secs, jobs)
+            _write(out, list(merged.values()), secs if args.minutes is None else args.minutes * 60, jobs, args.note)
         return 0
     log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
     if args.setup:
@@ -157,7 +160,7 @@ def main(argv=None) -> int:
     if out is None and not args.only:
         out = os.path.join(run.ROOT, "docs", "realworld.md")
     if out and out != "-":
-        _write(out, results, secs, args.jobs)
+        _write(out, results, secs, args.jobs, args.note)
     else:
         for d in directions:
             print(report.summary_line([r for r in results if r.direction == d], d), file=sys.stderr)

@@ -226,7 +226,7 @@ def row(r) -> dict:
             "harness changes": _changes_cell(r)}
 
 
-def section(results, direction, secs, jobs) -> str:
+def section(results, direction, secs, jobs, note: str = "") -> str:
     c = counts(results, direction)
     n = c["scripts"]
     try:
@@ -238,8 +238,10 @@ def section(results, direction, secs, jobs) -> str:
         "PyTorch -> Keras (`../shared/realworld/torch/`)"
     lines = [_begin(direction), f"## {title}", "",
              f"Run of {datetime.date.today().isoformat()} at commit {commit}, {platform.machine()}, "
-             f"`-j {jobs}`, {secs / 60:.0f} min of runs.", "",
-             "| measure | count |", "| --- | --- |"]
+             f"`-j {jobs}`, {secs / 60:.0f} min of runs.", ""]
+    if note:
+        lines += [note, ""]
+    lines += ["| measure | count |", "| --- | --- |"]
     for k, v in c.items():
         lines.append(f"| {k} | {v}/{n} |" if k not in ("scripts", "stub lines") else f"| {k} | {v} |")
     outcomes = collections.Counter(r.outcome for r in results)
@@ -293,10 +295,10 @@ def write_json(path, results, direction) -> None:
     os.replace(tmp, path)
 
 
-def write(path, results, direction, secs, jobs) -> None:
+def write(path, results, direction, secs, jobs, note: str = "") -> None:
     """The introduction, then each direction's section: this run's, and the other direction's
     as the file had it."""
-    sections = {direction: section(results, direction, secs, jobs).rstrip("\n")}
+    sections = {direction: section(results, direction, secs, jobs, note).rstrip("\n")}
     if os.path.exists(path):
         with open(path) as fh:
             old = fh.read()
