@@ -104,8 +104,10 @@ def kill_live() -> None:
             pass
 
 
-def _run(cmd, cwd, env, timeout=TIMEOUT, log=None, log_dir=None):
-    """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout."""
+def _run(cmd, cwd, env, timeout=None, log=None, log_dir=None):
+    """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout
+    (default ``TIMEOUT``)."""
+    timeout = TIMEOUT if timeout is None else timeout
     t0 = time.perf_counter()
     log_dir = log_dir or cwd
     with open(os.path.join(log_dir, (log or "run") + ".out"), "w") as out, \
@@ -116,7 +118,15 @@ def _run(cmd, cwd, env, timeout=TIMEOUT, log=None, log_dir=None):
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            os.kill(p.pid, signal.SIGABRT)  # PYTHONFAULTHANDLER: the program's stack to stderr first
+            try:
+                p.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # what is left of the group (workers, the program)
+            except ProcessLookupError:
+                pass
             p.wait()
             rc = "timeout"
         except BaseException:  # interrupted: the program's whole group goes with the harness
@@ -142,6 +152,7 @@ def _base_env(home: str, threads: int = 1) -> dict:
         "TF_NUM_INTEROP_THREADS": str(threads),
         "PYTHONPATH": os.pathsep.join([INSTRUMENT, ROOT] + ([deps.deps_dir()] if os.path.isdir(deps.deps_dir()) else [])),
         "PYTHONUNBUFFERED": "1",
+        "PYTHONFAULTHANDLER": "1",  # a timed-out run is stopped with SIGABRT: it says where it was
         # programs written before torch 2.6 made torch.load(weights_only=True) the default
         # (time_sequence_prediction loads a numpy array it saved): torch's own switch for them
         "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
@@ -169,7 +180,7 @@ def exact_flags(target: str) -> list[str]:
 def translate(src: str, target: str, out: str, cwd: str, extra=()) -> tuple:
     cmd = [_python_main(), "-m", "transpiler", src, "--to", target, "-o", out, *extra, *exact_flags(target)]
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return _run(cmd, cwd, env, timeout=TIMEOUT, log="transpile" if not extra else "weights")
+    return _run(cmd, cwd, env, log="transpile" if not extra else "weights")
 
 
 def _stage(text: str, url_map: dict, folder: str, name: str, known_hashes=frozenset()):
@@ -210,7 +221,7 @@ def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
     if rc == 0:
         run.status = "ok"
     elif rc == "timeout":
-        run.status, run.reason = "timeout", f"over {TIMEOUT} s"
+        run.status, run.reason = "timeout", f"over {TIMEOUT} s" + where_stopped(stderr, cwd)
     else:
         run.status, run.reason = "fails", _last_error(stderr)
     if os.path.exists(record):
@@ -235,6 +246,34 @@ def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
         if blocked and run.status != "ok":
             run.reason = f"{run.reason} [{blocked[0]}]"
     return run
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def where_stopped(stderr: str, cwd: str) -> str:
+    """', at prog.py:12 in main: <line>' from the faulthandler dump of a run stopped at its
+    timeout: the innermost frame in the program's own files (most recent call first), or ''."""
+    at = stderr.rfind("Fatal Python error: Aborted")
+    if at < 0:
+        return ""
+    root = os.path.realpath(cwd)
+    for line in stderr[at:].splitlines():
+        m = _FRAME.match(line)
+        if not m:
+            continue
+        path = os.path.realpath(os.path.join(cwd, m.group("file")))
+        if not path.startswith(root + os.sep):
+            continue
+        text = ""
+        try:
+            with open(path, errors="replace") as fh:
+                text = fh.read().splitlines()[int(m.group("line")) - 1].strip()
+        except (OSError, IndexError):
+            pass
+        rel = os.path.relpath(path, root)
+        return f", at {rel}:{m.group('line')} in {m.group('func')}" + (f": {text}" if text else "")
+    return ""
 
 
 def per_step(logs: list, key: str = "loss") -> list:

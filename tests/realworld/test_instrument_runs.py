@@ -251,3 +251,13 @@ def test_keras_custom_train_step_of_an_unbuilt_wrapper_saves_its_initial_weights
     assert (tmp_path / "same.txt").read_text() == "True"
     losses, source = run.keras_losses(r.record)
     assert source == "gradient targets (custom train_step)" and len(losses) == 4
+
+
+def test_a_timed_out_run_says_where_the_program_was(tmp_path, monkeypatch):
+    """An uncapped loop (here: forever) is stopped at the time limit with SIGABRT first, so the
+    reason names the program's own line it was on, not only 'over N s'."""
+    monkeypatch.setattr(run, "TIMEOUT", 6)
+    r = _run(tmp_path, "import time\n\ndef spin():\n    while True:\n        time.sleep(0.05)\n\nspin()\n",
+             "none")
+    assert r.status == "timeout"
+    assert r.reason == "over 6 s, at prog.py:5 in spin: time.sleep(0.05)"
