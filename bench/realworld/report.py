@@ -120,7 +120,9 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
 
 * **Hand-written loops over arrays** (`for i in range(len(x))`, pixel-by-pixel sampling calling
   `predict` per pixel) cannot be capped without changing the program; the small stand-ins bound
-  them, and a program whose loop is still too long for 300 s is reported as a timeout.
+  them, and a program whose loop is still too long for 300 s is reported as a timeout with the
+  line of the program it was on (the run is stopped with SIGABRT under `PYTHONFAULTHANDLER=1`
+  before it is killed).
 * **Stand-ins missing** (those originals fail here and say so): `eeg-data.csv` (a Kaggle/gdown
   download), Caltech-101 annotations, ShapeNet PartAnnotation (pointnet), LJSpeech (the script
   also passes a path as `fname`, which Keras 3 refuses), HuggingFace `datasets` (conll2003),
