@@ -103,7 +103,7 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   about 5.5 GB, that runs on CPU); the others run on the project's torch. Create it once (a few
   minutes; gitignored):
 
-      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging
+      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging requests
 
   or point `RW_TORCHVISION_VENV` at an existing one. Without it those programs are reported
   as not run. A user of a generated program that imports torchvision needs the same pair.
