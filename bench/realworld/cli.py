@@ -56,7 +56,9 @@ def load_results(path: str):
     for row in rows:
         row = dict(row)
         original, translation = run.Run(**row.pop("original")), run.Run(**row.pop("translation"))
-        results.append(run.Result(**row, original=original, translation=translation))
+        res = run.Result(**row, original=original, translation=translation)
+        res.compare, res.outcome = run.compare(res), run.classify(res)  # today's verdict on the records
+        results.append(res)
     return results, secs, jobs
 
 

@@ -23,7 +23,8 @@ measures the transpiler on programs nobody on this project wrote (`../shared/rea
 examples, 16 pytorch/examples programs), end to end, and rewrites this file's section of each
 direction it ran, and the same facts as `docs/realworld.json` (one row per program, no times:
 `diff` two runs' files to see what changed). `python -m bench.realworld --from-json A.json B.json`
-rewrites both from earlier runs' `--json` files; `python -m bench.realworld.recover` rebuilds a
+rewrites both from earlier runs' `--json` files (the verdicts recomputed by today's harness from
+the runs' records); `python -m bench.realworld.recover` rebuilds a
 stopped run's results from its `--work` folder. For each program it:
 
 1. **translates** it as a user would (`python -m transpiler SRC --to pytorch|keras` with the

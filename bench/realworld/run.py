@@ -403,15 +403,15 @@ def compare(res: Result) -> str:
     """The first-3-steps verdict: 'equal: ...', 'differ: ...' or 'not compared: <why>'."""
     keras_run, torch_run = (res.original, res.translation) if res.direction == "keras" else \
         (res.translation, res.original)
+    why = not_comparable(res.original.record, res.translation.record)
+    if why:  # the program's nature, whatever the translation does (the issues' denominators)
+        return "not comparable: " + why
     if res.translate_rc not in (0, 3) or not res.parses:
         return "not compared: the translation failed"
     if res.stubs:
         return f"not compared: {res.stubs} stubs"
     if res.original.status == "not run":
         return "not compared: the original was not run" + (f" ({res.original.reason})" if res.original.reason else "")
-    why = not_comparable(res.original.record, res.translation.record)
-    if why:
-        return "not comparable: " + why
     ref = res.keras_losses if res.direction == "keras" else res.torch_losses
     if not ref:
         return "not compared: the original recorded no training step" + \
