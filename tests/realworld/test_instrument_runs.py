@@ -263,3 +263,16 @@ def test_a_timed_out_run_says_where_the_program_was(tmp_path, monkeypatch):
              "none")
     assert r.status == "timeout"
     assert r.reason == "over 6 s, at prog.py:5 in spin: time.sleep(0.05)"
+
+
+@pytest.mark.realworld
+def test_keras_fit_with_dropout_compared_with_dropout_neutralised_in_both(tmp_path):
+    """corpus mlp_regression: Dropout layers and fit's shuffling in Keras, their translations in
+    torch; neutralised the same way on both sides, the first 3 fit steps agree."""
+    pytest.importorskip("torch")
+    from bench.realworld import standins
+
+    res = run.run_keras_script(os.path.join(run.ROOT, "corpus", "keras", "mlp_regression.py"), str(tmp_path),
+                               standins.StandInCache(str(tmp_path / "standins")))
+    assert res.keras_source == "fit logs"
+    assert res.outcome == "first steps equal", (res.compare, res.translation.reason)
