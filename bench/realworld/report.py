@@ -192,7 +192,15 @@ def _changes_cell(res) -> str:
         for c in side:
             for k in c["kind"].split("+"):
                 kinds[k] += 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+    text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+    if res.direction == "torch":  # a program's command line is the harness's choice too: say it
+        from bench.realworld import torch_direction
+
+        spec = torch_direction.PROGRAMS.get(res.script.split("/", 1)[-1])
+        if spec:
+            entry, argv, pre = spec
+            text += f"; run as `{' '.join([*(p + ' &&' for p in pre), entry, *argv])}`"
+    return text
 
 
 def _translation_cell(res) -> str:
