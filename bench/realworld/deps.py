@@ -28,7 +28,7 @@ PROGRAM_DEPS = ["matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver", 
                 "ipython", "traitlets", "pygments", "decorator", "jedi", "parso", "matplotlib-inline",
                 "prompt_toolkit", "wcwidth", "stack_data", "executing", "asttokens", "pure_eval", "pexpect",
                 "ptyprocess", "ipywidgets", "comm", "widgetsnbextension", "jupyterlab_widgets", "cloudpickle", "narwhals"]
-TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas", "packaging"]
+TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas", "packaging", "requests"]
 
 
 def deps_dir() -> str:

@@ -79,8 +79,7 @@ def recover(work: str, log: str) -> list[run.Result]:
         res.changes["original"] = [asdict(c) for c in edits.edit(original, urls)[1]]
         res.original = _run_from(os.path.join(folder, "original"), m["ostatus"], m["osecs"])
         rec = res.original.record
-        custom = rec.get("custom_train_step")
-        res.keras_losses = run.per_step(rec.get("logs", [])) if rec.get("logs") and not custom else rec.get("losses", [])
+        res.keras_losses, res.keras_source = run.keras_losses(rec)
         tdir = os.path.join(folder, "translation")
         if os.path.isdir(tdir):
             res.changes["translation"] = [asdict(c) for c in edits.edit(translation, urls)[1]]
@@ -89,7 +88,7 @@ def recover(work: str, log: str) -> list[run.Result]:
             res.weights = "converted" if os.path.exists(os.path.join(folder, "initial.pt")) else ""
         elif res.stubs:
             res.translation.reason = f"{res.stubs} stubs"
-        res.compare = run._compare(res, custom)
+        res.compare = run.compare(res)
         res.outcome = run.classify(res)
         if res.outcome != m["outcome"]:
             print(f"{m['script']}: recovered outcome {res.outcome!r}, the log said {m['outcome']!r}", file=sys.stderr)

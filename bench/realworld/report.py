@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import datetime
+import json
 import os
 import platform
 import re
@@ -17,34 +18,72 @@ from bench.realworld import run
 
 HEADER = """# The real-world harness
 
-`python -m bench.realworld [--direction keras|torch] [--only NAME ...] [-j N]` measures the
-transpiler on programs nobody on this project wrote (`../shared/realworld/`: 55 keras.io
-examples, 15 pytorch/examples programs), end to end, and rewrites this file's section of the
-direction it ran. For each program it:
+`python -m bench.realworld [--direction keras|torch|all] [--only NAME ...] [-j N] [--setup] [--json FILE]`
+measures the transpiler on programs nobody on this project wrote (`../shared/realworld/`: 55 keras.io
+examples, 16 pytorch/examples programs), end to end, and rewrites this file's section of each
+direction it ran, and the same facts as `docs/realworld.json` (one row per program, no times:
+`diff` two runs' files to see what changed). `python -m bench.realworld --from-json A.json B.json`
+rewrites both from earlier runs' `--json` files (the verdicts recomputed by today's harness from
+the runs' records); `python -m bench.realworld.recover` rebuilds a
+stopped run's results from its `--work` folder. For each program it:
 
-1. **translates** it as a user would (`python -m transpiler SRC --to pytorch --keras-exact-updates`):
-   exit code, stub lines, whether the output parses and imports nothing of the source framework;
+1. **translates** it as a user would (`python -m transpiler SRC --to pytorch|keras` with the
+   transpiler's exactness flag: `--exact` where the CLI has it, else `--keras-exact-updates` for
+   Keras -> PyTorch): exit code, stub lines, whether the output parses and imports nothing of
+   the source framework. A directory program (pytorch/examples) is translated as a package;
 2. **makes synthetic stand-ins for its downloads** (`bench/realworld/standins.py`): the files
    `keras.datasets.*.load_data()` reads from Keras' cache (planted in a fresh `$KERAS_HOME`),
-   and, for a download URL named in the program's text, a small file of the format that URL
-   serves (a registry keyed by URL pattern: CSVs, zips, tarballs, `.npy`);
+   torchvision's dataset folders beside the program, and, for a download URL named in the
+   program's text, a small file of the format that URL serves (a registry keyed by URL pattern);
 3. **runs the original and the translation** in subprocesses, each in its own temporary copy
    with its own `$HOME`/`$KERAS_HOME`, 300 s each, one thread. In its copies the harness changes
    only data lines (a download URL -> `file://` of the stand-in), epoch and step counts (epochs
    capped at 1, steps at 4) and expected file hashes (set to `None`), and lists each changed
-   line below. The run's instrumentation (`bench/realworld/instrument/`, a `sitecustomize` on
+   line below, per program. A pytorch/examples program is started with the arguments its
+   README gives (`torch_direction.PROGRAMS`: 1 epoch, small batches where it takes them as
+   options). The run's instrumentation (`bench/realworld/instrument/`, a `sitecustomize` on
    the run's `PYTHONPATH`, never written into the program) refuses every socket that leaves
-   the machine, caps `fit`/`evaluate` at 1 epoch of 4 steps and a DataLoader pass at 4 batches,
-   waives Keras' built-in hash check for the planted stand-ins only, turns shuffling off
-   (`fit(shuffle=False)`, `tf.data.Dataset.shuffle`, `DataLoader(shuffle=False)`) and puts
-   dropout and the `Random*` augmentation layers in inference behaviour in both frameworks;
-4. **compares the first 3 training steps**: the Keras model's initial weights are saved at its
-   first `fit` (or `train_on_batch`), converted with the project's own path
-   (`transpile SRC --weights initial.weights.h5 --weights-out initial.pt`) and loaded by the
-   instrumentation into the first torch module whose state-dict keys they match; per-step losses
-   come from Keras' per-batch logs (running means, differenced back to each batch), eager
-   `GradientTape.gradient` targets, and torch's `Tensor.backward`. Equal means within 1e-4
-   relative for each of the first 3 steps.
+   the machine; caps `fit`/`evaluate` at 1 epoch of 4 steps, a DataLoader pass with gradients on
+   at 4 batches, `predict` on a dataset or generator and a hand-written loop over a `tf.data`
+   dataset at 32 batches (`RW_PREDICT_STEPS`; `predict` on arrays and an inference DataLoader
+   pass over in-memory tensors stay whole: their outputs are compared with all labels); waives
+   Keras' built-in hash check for the planted stand-ins only; turns shuffling off
+   (`fit(shuffle=False)`, `tf.data.Dataset.shuffle`, `DataLoader(shuffle=False)`); and puts
+   dropout, Keras' `Random*` layers and torchvision's random transforms in inference behaviour
+   (identity; random crops become centre crops) in both frameworks. Torch originals run with
+   `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`, torch's own switch for programs written before 2.6;
+4. **compares the first 3 training steps** from the same initial weights, converted with the
+   project's own weights path:
+   * Keras -> PyTorch: the Keras model's weights are saved at its first `fit`,
+     `train_on_batch` or `GradientTape.gradient` (a custom loop: the called model holding the
+     gradient's variables), converted with `transpile SRC --to pytorch --weights
+     initial.weights.h5 --weights-out initial.pt` and loaded into the first torch module whose
+     state-dict keys they match, before its first forward;
+   * PyTorch -> Keras: the torch module trained by the first scalar `backward` (the latest
+     outermost module with trainable parameters) is saved then, converted with `transpile FILE
+     --to keras --weights initial.pt --weights-out initial.weights.h5` (the entry file, else the
+     program file that defines the model) and loaded into the first Keras model it fits, before
+     its first call (at `fit` for a model built by it);
+   * step losses: Keras' per-batch logs of a `fit` with Keras' own train step (running means,
+     differenced back to each batch), `train_on_batch` results, else every
+     `GradientTape.gradient` target outside Keras' trainer (a custom `train_step` or loop; under
+     `tf.function` read by a `tf.py_function` as the graph runs); torch's scalar `backward`
+     calls. Equal means within 1e-4 relative for each of the first 3 steps.
+
+   The verdict says why when nothing is compared: the translation failed or has stubs, a run
+   failed (its reason), no step was recorded, weights not saved / not converted (the
+   converter's message) / not loaded / loaded after the first step, or the program is not
+   step-comparable by nature: it samples (`torch.distributions`: reinforcement learning), it
+   trains in more than one worker process (Hogwild; a one-process Hogwild run is compared with
+   its worker's losses), or it uses LBFGS (several loss evaluations per step).
+
+**Kept runs.** An original program does not change when the transpiler does: its run and the
+initial weights it saved are kept (`bench/realworld/cache.py`: `$RW_CACHE_DIR`, else
+`~/.cache/transpiler-realworld`) under a key of the program's files and arguments, its
+stand-ins, the harness's instrumentation, edits and stand-in makers, and the interpreter's
+packages, and reused by a later run with the same key (marked "(kept)" in the table), so a run
+after a transpiler change costs the translations only. Timeouts are never kept; `--fresh` runs
+every original again.
 
 The times are wall-clock seconds on a 2-core machine shared with other work: a "timeout" (over
 300 s) may be the machine's load rather than the program's, and is worth a rerun with `--only`.
@@ -56,37 +95,35 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
 ## What a user needs
 
 * The Keras side runs in the project's venv (`pip install -e '.[test]'`: tensorflow-cpu, Keras 3,
-  the CPU torch 2.13 build). Original programs that need `tensorflow_datasets`, KerasNLP/KerasCV,
-  `requests` to a server, or files fetched outside the program (a `wget` in a comment) fail here
-  and are named so in the table.
+  the CPU torch 2.13 build). Original programs that need KerasNLP/KerasCV, `requests` to a
+  server, or files fetched outside the program (a `wget` in a comment) fail here and are named
+  so in the table.
 * torchvision: the CPU torch 2.13 build has no torchvision that imports beside it. The
-  pytorch/examples originals (and any translation that imports torchvision) run in a second
-  venv holding the registry's `torch==2.14.1` and `torchvision==0.29.1` (a CUDA build, about
-  5.5 GB, that runs on CPU). Create it once (a few minutes; gitignored):
+  pytorch/examples originals that import torchvision (and any translation that does) run in a
+  second venv holding the registry's `torch==2.14.1` and `torchvision==0.29.1` (a CUDA build,
+  about 5.5 GB, that runs on CPU); the others run on the project's torch. Create it once (a few
+  minutes; gitignored):
 
-      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging
+      python -m venv .venv-tv && .venv-tv/bin/pip install torch==2.14.1 torchvision==0.29.1 numpy pillow pandas packaging requests
 
   or point `RW_TORCHVISION_VENV` at an existing one. Without it those programs are reported
   as not run. A user of a generated program that imports torchvision needs the same pair.
 * `python -m bench.realworld --setup` installs the programs' own imports (matplotlib, pandas,
   scikit-learn, scipy, Pillow, tqdm, imageio, IPython, tensorflow_datasets and what they import)
-  into `.rw-deps/` with `pip install --target --no-deps` (nothing of the venv is shadowed); with
-  `--direction torch` it also creates `.venv-tv/`.
-* `pytest -m realworld` runs the whole harness (minutes to an hour); the default suite runs a
-  small sample of it (`tests/realworld/`), which checks the machinery, not translation quality.
+  into `.rw-deps/` (or `RW_DEPS_DIR`) with `pip install --target --no-deps` (nothing of the venv
+  is shadowed); with `--direction torch` or `all` it also creates `.venv-tv/`.
+* `pytest -m realworld` runs the whole harness (about an hour); the default suite runs a small
+  sample (`tests/realworld/`): the instrumentation on programs written in the tests, one
+  keras.io original on stand-in MNIST, and the PyTorch -> Keras comparison end to end on a
+  corpus program laid out as a one-file project.
 
 ## What the harness does not cover yet
 
-* **PyTorch -> Keras step comparison**: the torch originals' step losses are recorded
-  (`Tensor.backward`), but their initial weights are not yet saved and converted
-  (`transpile --to keras --weights X.pt --weights-out Y.weights.h5`) nor loaded into the Keras
-  run; no translation of that set runs today (every program has stubs), so nothing is compared.
-* **Custom training loops under `tf.function`**: their losses are symbolic when the tape sees
-  them; only eager `GradientTape` loops and `fit` are recorded. A custom `train_step` is run and
-  recorded but not compared (its logs are whatever the program returns).
-* **Augmentation in translations**: Keras' `Random*` layers and dropout are neutralised in the
-  original and torch dropout in the translation; torchvision random transforms a translation
-  may use are not yet.
+* **Hand-written loops over arrays** (`for i in range(len(x))`, pixel-by-pixel sampling calling
+  `predict` per pixel) cannot be capped without changing the program; the small stand-ins bound
+  them, and a program whose loop is still too long for 300 s is reported as a timeout with the
+  line of the program it was on (the run is stopped with SIGABRT under `PYTHONFAULTHANDLER=1`
+  before it is killed).
 * **Stand-ins missing** (those originals fail here and say so): `eeg-data.csv` (a Kaggle/gdown
   download), Caltech-101 annotations, ShapeNet PartAnnotation (pointnet), LJSpeech (the script
   also passes a path as `fname`, which Keras 3 refuses), HuggingFace `datasets` (conll2003),
@@ -94,14 +131,12 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   folder and VGG16 weights (fast_neural_style). `tfds.load` gets tensorflow_datasets' own
   `mock_data` in the original run only, and only for datasets whose splits it knows offline; a
   translation's torchvision equivalent gets no stand-in yet.
-* **Step caps**: `fit`/`evaluate` and DataLoader passes are capped; `predict`, hand-written
-  loops over arrays and `tf.data` iteration outside `fit` are not (the small stand-ins bound
-  them).
 * **Stand-in sizes**: the `keras.datasets` stand-ins are small (512 train / 128 test, CIFAR-10's
   five batches of 10,000 excepted); a program that slices by an absolute count (siamese_contrastive:
   `[:30000]`) gets an empty split and fails here because of the harness, not of itself.
-* **Multi-process programs** (mnist_hogwild's workers) write their records from several
-  processes; the last writer wins.
+* **Several models trained by one program** (GANs, distillation): the initial weights saved are
+  those of the model `fit` trains (a wrapper holding both) or of the model holding the first
+  gradient's variables; whether they convert is the weights path's answer, given in the verdict.
 """
 
 
@@ -117,7 +152,7 @@ def counts(results, direction) -> dict:
     n = len(results)
     return {
         "scripts": n,
-        "clean": sum(r.clean for r in results),
+        "clean (translated without stub)": sum(r.clean for r in results),
         "with a model": sum(r.models > 0 for r in results),
         "transpiler failures": sum(r.translate_rc not in (0, 3) for r in results),
         "stub lines": sum(r.stubs for r in results),
@@ -126,13 +161,16 @@ def counts(results, direction) -> dict:
         "translation run": sum(r.translation.status in ("ok", "fails", "timeout") for r in results),
         "translation runs": sum(r.translation.status == "ok" for r in results),
         "first steps equal": sum(r.outcome == "first steps equal" for r in results),
+        "first steps differ": sum((r.compare or "").startswith("differ") for r in results),
+        "first steps not comparable (the program's nature)": sum((r.compare or "").startswith("not comparable")
+                                                                 for r in results),
     }
 
 
 def summary_line(results, direction) -> str:
     c = counts(results, direction)
     n = c["scripts"]
-    return (f"{direction}: {c['clean']}/{n} translate clean, {c['transpiler failures']} transpiler failures, "
+    return (f"{direction}: {c['clean (translated without stub)']}/{n} translate clean, {c['transpiler failures']} transpiler failures, "
             f"{c['stub lines']} stubs; originals run {c['original runs here']}/{n}; translations run "
             f"{c['translation runs']}/{n}; first 3 steps equal {c['first steps equal']}/{n}")
 
@@ -154,7 +192,15 @@ def _changes_cell(res) -> str:
         for c in side:
             for k in c["kind"].split("+"):
                 kinds[k] += 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+    text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+    if res.direction == "torch":  # a program's command line is the harness's choice too: say it
+        from bench.realworld import torch_direction
+
+        spec = torch_direction.PROGRAMS.get(res.script.split("/", 1)[-1])
+        if spec:
+            entry, argv, pre = spec
+            text += f"; run as `{' '.join([*(p + ' &&' for p in pre), entry, *argv])}`"
+    return text
 
 
 def _translation_cell(res) -> str:
@@ -164,19 +210,34 @@ def _translation_cell(res) -> str:
     return f"{t.status} {t.secs}s" + (f": {_reason(t.reason)}" if t.reason else "")
 
 
-def _recorded(r) -> str:
-    """How many training-step losses each run recorded (the comparison's raw material)."""
-    if r.direction == "keras":
-        original, translation = len(r.keras_losses), len(r.torch_losses)
-    else:
-        original = len(r.original.record.get("losses", []))
-        translation = len(r.translation.record.get("logs", [])) or len(r.translation.record.get("losses", []))
-    if r.original.status == "not run" and r.translation.status == "not run":
-        return ""
-    return f"step losses recorded: original {original}, translation {translation}"
+def _translate_cell(r) -> str:
+    """Translated without stub: yes, or why not."""
+    if r.translate_rc not in (0, 3):
+        return f"no: exit {r.translate_rc}: {r.translate_error}"
+    if not r.parses:
+        return "no: the output does not parse"
+    if r.stubs:
+        return f"no: {r.stubs} stubs ({r.models} models)"
+    return "yes" if r.pure else "yes (imports the source framework)"
 
 
-def section(results, direction, secs, jobs) -> str:
+def _first3(r) -> str:
+    text = r.compare or "not compared"
+    if text.startswith(("equal", "differ")) and r.keras_source:
+        text += f" (Keras losses from {r.keras_source})"
+    return text
+
+
+def row(r) -> dict:
+    """The per-script facts the lead diffs between runs (no times: they move with the load)."""
+    return {"translated without stub": r.clean, "translate": _translate_cell(r),
+            "original": r.original.status, "original reason": r.original.reason,
+            "translation": r.translation.status, "translation reason": r.translation.reason,
+            "first 3 steps": _first3(r), "weights": r.weights, "outcome": r.outcome,
+            "harness changes": _changes_cell(r)}
+
+
+def section(results, direction, secs, jobs, note: str = "") -> str:
     c = counts(results, direction)
     n = c["scripts"]
     try:
@@ -188,25 +249,28 @@ def section(results, direction, secs, jobs) -> str:
         "PyTorch -> Keras (`../shared/realworld/torch/`)"
     lines = [_begin(direction), f"## {title}", "",
              f"Run of {datetime.date.today().isoformat()} at commit {commit}, {platform.machine()}, "
-             f"`-j {jobs}`, {secs / 60:.0f} min of runs.", "",
-             "| measure | count |", "| --- | --- |"]
+             f"`-j {jobs}`, {secs / 60:.0f} min of runs.", ""]
+    if note:
+        lines += [note, ""]
+    lines += ["| measure | count |", "| --- | --- |"]
     for k, v in c.items():
         lines.append(f"| {k} | {v}/{n} |" if k not in ("scripts", "stub lines") else f"| {k} | {v} |")
     outcomes = collections.Counter(r.outcome for r in results)
-    lines += ["", "Outcomes: " + ", ".join(f"{o} {outcomes.get(o, 0)}" for o in run.OUTCOMES), ""]
-    lines += ["| script | translate (rc, stubs) | stand-ins | harness changes | original (Keras) |"
-              if direction == "keras" else
-              "| program | translate (rc, stubs) | stand-ins | harness changes | original (PyTorch) |"]
-    lines[-1] += " translation | first 3 steps | outcome |"
+    verdicts = collections.Counter(_first3(r).split(":")[0] for r in results)
+    lines += ["", "Outcomes: " + ", ".join(f"{o} {outcomes.get(o, 0)}" for o in run.OUTCOMES),
+              "First 3 steps: " + ", ".join(f"{v} {verdicts[v]}" for v in sorted(verdicts)), ""]
+    side = ("Keras", "PyTorch") if direction == "keras" else ("PyTorch", "Keras")
+    lines.append(f"| {'script' if direction == 'keras' else 'program'} | translated without stub | "
+                 f"original ({side[0]}) runs | translation ({side[1]}) runs | first 3 step losses | "
+                 "harness changes | stand-ins | outcome |")
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         name = r.script.split("/", 1)[1] if "/" in r.script else r.script
-        compare = r.compare or _recorded(r)
-        tr = f"{r.translate_rc}, {r.stubs}" + ("" if r.translate_rc in (0, 3) else f": {r.translate_error}")
-        orig = f"{r.original.status} {r.original.secs}s" + (f": {_reason(r.original.reason)}" if r.original.reason else "")
+        orig = f"{r.original.status} {r.original.secs}s" + (" (kept)" if r.original.cached else "") + \
+            (f": {_reason(r.original.reason)}" if r.original.reason else "")
         lines.append("| " + " | ".join([
-            name, _cell(tr, 80), _cell(", ".join(r.standins) or "-", 60),
-            _changes_cell(r), _cell(orig), _cell(_translation_cell(r)), _cell(compare, 70), r.outcome]) + " |")
+            name, _cell(_translate_cell(r), 80), _cell(orig), _cell(_translation_cell(r)), _cell(_first3(r), 120),
+            _changes_cell(r), _cell(", ".join(r.standins) or "-", 60), r.outcome]) + " |")
     unknown = [(r.script, u) for r in results for u in r.unknown_urls]
     if unknown:
         lines += ["", "### URLs in the programs' text without a stand-in", "",
@@ -215,18 +279,37 @@ def section(results, direction, secs, jobs) -> str:
             lines.append(f"* `{os.path.basename(script)}`: {url}")
     lines += ["", "### Lines the harness changed in its copies", ""]
     for r in results:
-        for side, changes in r.changes.items():
+        for side_name, changes in r.changes.items():
             for ch in changes:
-                lines.append(f"* `{os.path.basename(r.script)}` ({side}) line {ch['line']} [{ch['kind']}]: "
+                lines.append(f"* `{os.path.basename(r.script)}` ({side_name}) line {ch['line']} [{ch['kind']}]: "
                              f"`{_cell(ch['before'].strip(), 100)}` -> `{_cell(ch['after'].strip(), 100)}`")
     lines.append(_end(direction))
     return "\n".join(lines) + "\n"
 
 
-def write(path, results, direction, secs, jobs) -> None:
+def write_json(path, results, direction) -> None:
+    """``docs/realworld.json``: per direction, the counts and one row per script (sorted, no
+    times), for ``diff`` between runs; the other direction's part is kept as the file had it."""
+    data = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            try:
+                data = json.load(fh)
+            except ValueError:
+                data = {}
+    data[direction] = {"counts": counts(results, direction),
+                       "scripts": {r.script: row(r) for r in sorted(results, key=lambda r: r.script)}}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def write(path, results, direction, secs, jobs, note: str = "") -> None:
     """The introduction, then each direction's section: this run's, and the other direction's
     as the file had it."""
-    sections = {direction: section(results, direction, secs, jobs).rstrip("\n")}
+    sections = {direction: section(results, direction, secs, jobs, note).rstrip("\n")}
     if os.path.exists(path):
         with open(path) as fh:
             old = fh.read()

@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
+from bench.realworld import cache as rw_cache
 from bench.realworld import deps, edits, standins
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,6 +36,7 @@ class Run:
     secs: float = 0.0
     python: str = ""
     record: dict = field(default_factory=dict)
+    cached: bool = False  # an original's run kept from an earlier harness run (cache.py)
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Result:
     translation: Run = field(default_factory=Run)
     weights: str = ""
     keras_losses: list = field(default_factory=list)
+    keras_source: str = ""
     torch_losses: list = field(default_factory=list)
     compare: str = ""
     outcome: str = ""
@@ -101,8 +104,10 @@ def kill_live() -> None:
             pass
 
 
-def _run(cmd, cwd, env, timeout=TIMEOUT, log=None, log_dir=None):
-    """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout."""
+def _run(cmd, cwd, env, timeout=None, log=None, log_dir=None):
+    """(returncode or "timeout", stdout, stderr, secs); the whole process group ends at timeout
+    (default ``TIMEOUT``)."""
+    timeout = TIMEOUT if timeout is None else timeout
     t0 = time.perf_counter()
     log_dir = log_dir or cwd
     with open(os.path.join(log_dir, (log or "run") + ".out"), "w") as out, \
@@ -113,7 +118,15 @@ def _run(cmd, cwd, env, timeout=TIMEOUT, log=None, log_dir=None):
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            os.kill(p.pid, signal.SIGABRT)  # PYTHONFAULTHANDLER: the program's stack to stderr first
+            try:
+                p.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # what is left of the group (workers, the program)
+            except ProcessLookupError:
+                pass
             p.wait()
             rc = "timeout"
         except BaseException:  # interrupted: the program's whole group goes with the harness
@@ -141,17 +154,35 @@ def _base_env(home: str, threads: int = 1) -> dict:
         "TF_NUM_INTEROP_THREADS": str(threads),
         "PYTHONPATH": os.pathsep.join([INSTRUMENT, ROOT] + ([deps.deps_dir()] if os.path.isdir(deps.deps_dir()) else [])),
         "PYTHONUNBUFFERED": "1",
+        "PYTHONFAULTHANDLER": "1",  # a timed-out run is stopped with SIGABRT: it says where it was
+        # programs written before torch 2.6 made torch.load(weights_only=True) the default
+        # (time_sequence_prediction loads a numpy array it saved): torch's own switch for them
+        "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
     })
     os.makedirs(env["KERAS_HOME"], exist_ok=True)
     return env
 
 
+_FLAGS: dict = {}
+
+
+def exact_flags(target: str) -> list[str]:
+    """The transpiler's exactness flag for ``target``: ``--exact`` where the CLI has it (planned),
+    else ``--keras-exact-updates`` for Keras -> PyTorch (the torch -> Keras direction has none)."""
+    if "help" not in _FLAGS:
+        p = subprocess.run([_python_main(), "-m", "transpiler", "--help"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=ROOT))
+        _FLAGS["help"] = p.stdout
+    text = _FLAGS["help"]
+    if re.search(r"--exact\b(?!-)", text):
+        return ["--exact"]
+    return ["--keras-exact-updates"] if target == "pytorch" and "--keras-exact-updates" in text else []
+
+
 def translate(src: str, target: str, out: str, cwd: str, extra=()) -> tuple:
-    cmd = [_python_main(), "-m", "transpiler", src, "--to", target, "-o", out, *extra]
-    if target == "pytorch":
-        cmd.append("--keras-exact-updates")
+    cmd = [_python_main(), "-m", "transpiler", src, "--to", target, "-o", out, *extra, *exact_flags(target)]
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return _run(cmd, cwd, env, timeout=TIMEOUT, log="transpile" if not extra else "weights")
+    return _run(cmd, cwd, env, log="transpile" if not extra else "weights")
 
 
 def _stage(text: str, url_map: dict, folder: str, name: str, known_hashes=frozenset()):
@@ -192,16 +223,59 @@ def _execute_cmd(python, argv, cwd, env, mode, extra_env, folder) -> Run:
     if rc == 0:
         run.status = "ok"
     elif rc == "timeout":
-        run.status, run.reason = "timeout", f"over {TIMEOUT} s"
+        run.status, run.reason = "timeout", f"over {TIMEOUT} s" + where_stopped(stderr, cwd)
     else:
         run.status, run.reason = "fails", _last_error(stderr)
     if os.path.exists(record):
         with open(record) as fh:
             run.record = json.load(fh)
+    workers = sorted(f for f in os.listdir(folder) if re.fullmatch(r"record\.\d+\.json", f))
+    if workers:  # processes the program started wrote records of their own
+        run.record.setdefault("events", [])
+        run.record["workers"] = len(workers)
+        run.record["worker_losses"] = []
+        for f in workers:
+            with open(os.path.join(folder, f)) as fh:
+                rec = json.load(fh)
+            run.record["worker_losses"].append(rec.get("losses", []))
+            for key in ("optimizers", "distributions"):  # what the workers built counts as the program's
+                have = run.record.setdefault(key, [])
+                have += [v for v in rec.get(key, []) if v not in have]
+            if not run.record.get("weights_saved") and (rec.get("weights_saved") or {}).get("path"):
+                run.record["weights_saved"] = rec["weights_saved"]
+    if run.record:
         blocked = [e for e in run.record.get("events", []) if e.startswith("network blocked")]
         if blocked and run.status != "ok":
             run.reason = f"{run.reason} [{blocked[0]}]"
     return run
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def where_stopped(stderr: str, cwd: str) -> str:
+    """', at prog.py:12 in main: <line>' from the faulthandler dump of a run stopped at its
+    timeout: the innermost frame in the program's own files (most recent call first), or ''."""
+    at = stderr.rfind("Fatal Python error: Aborted")
+    if at < 0:
+        return ""
+    root = os.path.realpath(cwd)
+    for line in stderr[at:].splitlines():
+        m = _FRAME.match(line)
+        if not m:
+            continue
+        path = os.path.realpath(os.path.join(cwd, m.group("file")))
+        if not path.startswith(root + os.sep):
+            continue
+        text = ""
+        try:
+            with open(path, errors="replace") as fh:
+                text = fh.read().splitlines()[int(m.group("line")) - 1].strip()
+        except (OSError, IndexError):
+            pass
+        rel = os.path.relpath(path, root)
+        return f", at {rel}:{m.group('line')} in {m.group('func')}" + (f": {text}" if text else "")
+    return ""
 
 
 def per_step(logs: list, key: str = "loss") -> list:
@@ -252,10 +326,13 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
     env, urls = _plant(plan, cache, odir)
     res.changes["original"] = [asdict(c) for c in _stage(original, urls, odir, name + ".py")]
     weights_h5 = os.path.join(work, "initial.weights.h5")
-    res.original = _execute(_python_main(), name + ".py", odir, env, "keras", {"RW_SAVE_WEIGHTS": weights_h5})
+    key = rw_cache.key({name + ".py": original}, _python_main(), [], res.standins, {})
+    res.original = rw_cache.load(key, weights_h5)
+    if res.original is None:
+        res.original = _execute(_python_main(), name + ".py", odir, env, "keras", {"RW_SAVE_WEIGHTS": weights_h5})
+        rw_cache.store(key, res.original, weights_h5)
     rec = res.original.record
-    custom_step = rec.get("custom_train_step")
-    res.keras_losses = per_step(rec.get("logs", [])) if rec.get("logs") and not custom_step else rec.get("losses", [])
+    res.keras_losses, res.keras_source = keras_losses(rec)
 
     # the translation, as PyTorch
     if translation is None or not res.parses:
@@ -283,24 +360,74 @@ def run_keras_script(src: str, work: str, cache: standins.StandInCache, run_tran
         if TORCHVISION.search(translation):
             python = torchvision_python() or python
         res.translation = _execute(python, name + "_torch.py", tdir, tenv, "torch", extra)
-        res.torch_losses = res.translation.record.get("losses", [])
+        res.torch_losses = torch_losses(res.translation.record)
         if res.weights == "converted" and not res.translation.record.get("weights_loaded"):
             res.weights = "converted, not loaded (no module with the checkpoint's keys ran forward)"
-    res.compare = _compare(res, custom_step)
+    res.compare = compare(res)
     res.outcome = classify(res)
     return res
 
 
-def _compare(res: Result, custom_step) -> str:
-    if res.translation.status != "ok" and not res.torch_losses:
-        return ""
-    if custom_step:
-        return "not compared: a custom train_step (its logs are the program's own)"
-    if not res.keras_losses:
-        return "not compared: the original recorded no training step"
-    if not (res.translation.record.get("weights_loaded")):
+def torch_losses(rec: dict) -> list:
+    """A PyTorch run's step losses (each scalar backward); a program training in one worker
+    process (Hogwild with one process) gives that worker's."""
+    if rec.get("losses") or rec.get("workers") != 1:
+        return rec.get("losses", [])
+    return rec["worker_losses"][0]
+
+
+def keras_losses(rec: dict) -> tuple[list, str]:
+    """A Keras run's step losses and where they come from: a fit with Keras' own train step (its
+    per-batch logs), train_on_batch, else the gradient targets (a custom train_step or loop,
+    eager or under tf.function)."""
+    if rec.get("logs") and not rec.get("custom_train_step"):
+        return per_step(rec["logs"]), "fit logs"
+    if rec.get("losses"):
+        return rec["losses"], "train_on_batch"
+    if rec.get("tape"):
+        return rec["tape"], "gradient targets" + (" (custom train_step)" if rec.get("custom_train_step") else "")
+    return [], ""
+
+
+def not_comparable(*records: dict) -> str:
+    """Why the programs' first steps cannot be compared whatever the translation does, or ''."""
+    for rec in records:
+        if rec.get("workers", 0) > 1:
+            return f"training runs in {rec['workers']} worker processes (Hogwild: interleaving is not deterministic)"
+        if rec.get("distributions"):
+            return f"the training samples ({', '.join(rec['distributions'])}): losses depend on the draws"
+        if "LBFGS" in rec.get("optimizers", []):
+            return "LBFGS evaluates the loss several times per step"
+    return ""
+
+
+def compare(res: Result) -> str:
+    """The first-3-steps verdict: 'equal: ...', 'differ: ...' or 'not compared: <why>'."""
+    keras_run, torch_run = (res.original, res.translation) if res.direction == "keras" else \
+        (res.translation, res.original)
+    why = not_comparable(res.original.record, res.translation.record)
+    if why:  # the program's nature, whatever the translation does (the issues' denominators)
+        return "not comparable: " + why
+    if res.translate_rc not in (0, 3) or not res.parses:
+        return "not compared: the translation failed"
+    if res.stubs:
+        return f"not compared: {res.stubs} stubs"
+    if res.original.status == "not run":
+        return "not compared: the original was not run" + (f" ({res.original.reason})" if res.original.reason else "")
+    ref = res.keras_losses if res.direction == "keras" else res.torch_losses
+    if not ref:
+        return "not compared: the original recorded no training step" + \
+            ("" if res.original.status == "ok" else f" ({res.original.status})")
+    if res.translation.status == "not run":
+        return "not compared: the translation was not run" + (f" ({res.translation.reason})" if res.translation.reason else "")
+    loaded = (torch_run if res.direction == "keras" else keras_run).record.get("weights_loaded")
+    if not loaded:
         return "not compared: " + (res.weights or "no initial weights")
+    if loaded.get("after_losses"):
+        return "not compared: the initial weights were loaded after the first step"
     ok, text = compare_losses(res.keras_losses, res.torch_losses)
+    if not ok and text.startswith("not compared"):
+        return text + ("" if res.translation.status == "ok" else f" (translation {res.translation.status})")
     return ("equal: " if ok else "differ: ") + text
 
 

@@ -15,6 +15,7 @@ import re
 import shutil
 from dataclasses import asdict
 
+from bench.realworld import cache as rw_cache
 from bench.realworld import edits, run, standins
 
 # folder -> (entry file, argv, programs run first in the same folder)
@@ -98,12 +99,19 @@ def _execute_program(python, prog_dir, entry, argv, pre, env, mode, extra_env, w
     return run._execute_cmd(python, [os.path.join(prog_dir, entry), *argv], entry_dir, env, mode, extra_env, work)
 
 
-def run_torch_program(path: str, work: str, cache: standins.StandInCache) -> run.Result:
-    name = os.path.relpath(path, os.path.join(run.REALWORLD, "torch"))
-    entry, argv, pre = PROGRAMS[name]
-    folder = _folder(name)
-    single = os.path.basename(entry) if name.startswith("reinforcement_learning/") else None
-    res = run.Result(script=f"torch/{name}", direction="torch")
+def run_torch_program(path: str, work: str, cache: standins.StandInCache, spec=None) -> run.Result:
+    """One program: ``path`` a folder of the set (its entry and arguments from ``PROGRAMS``), or
+    any folder with ``spec = (entry, argv, pre, single)`` (single: translate that one file only)."""
+    if spec is None:
+        name = os.path.relpath(path, os.path.join(run.REALWORLD, "torch"))
+        entry, argv, pre = PROGRAMS[name]
+        folder = _folder(name)
+        single = os.path.basename(entry) if name.startswith("reinforcement_learning/") else None
+        script = f"torch/{name}"
+    else:
+        entry, argv, pre, single = spec
+        folder, script = path, f"torch/{os.path.basename(path)}"
+    res = run.Result(script=script, direction="torch")
     os.makedirs(work, exist_ok=True)
 
     out = os.path.join(work, "translated")
@@ -124,26 +132,63 @@ def run_torch_program(path: str, work: str, cache: standins.StandInCache) -> run
     res.unknown_urls = plan.unknown_urls
 
     python = run.torchvision_python()
+    if python is None and not any(run.TORCHVISION.search(t) for t in sources.values()):
+        python = run._python_main()  # no torchvision needed: the project's own torch
     odir = os.path.join(work, "original")
     prog = os.path.join(odir, "prog")
     env, urls = run._plant(plan, cache, odir, prog)
     res.changes["original"] = _stage_program(sources, urls, prog)
+    initial_pt = os.path.join(work, "initial.pt")
     if python is None:
         res.original.reason = "no torch+torchvision venv (python -m bench.realworld --setup)"
     else:
-        res.original = _execute_program(python, prog, entry, argv, pre, env, "torch", {}, odir)
+        key = rw_cache.key(sources, python, [entry, *argv, *pre], res.standins, {})
+        res.original = rw_cache.load(key, initial_pt)
+        if res.original is None:
+            res.original = _execute_program(python, prog, entry, argv, pre, env, "torch",
+                                            {"RW_SAVE_WEIGHTS": initial_pt}, odir)
+            rw_cache.store(key, res.original, initial_pt)
+    res.torch_losses = run.torch_losses(res.original.record)
 
     if translated and res.stubs == 0 and res.parses and entry in translated:
         tdir = os.path.join(work, "translation")
         tprog = os.path.join(tdir, "prog")
         tenv, turls = run._plant(plan, cache, tdir, tprog)
         res.changes["translation"] = _stage_program(translated, turls, tprog)
-        res.translation = _execute_program(run._python_main(), tprog, entry, argv, pre, tenv, "keras", {}, tdir)
+        extra = {}
+        h5 = convert_initial_weights(res, folder, single or entry, sources, initial_pt, work)
+        if h5:
+            extra["RW_LOAD_WEIGHTS"] = h5
+        res.translation = _execute_program(run._python_main(), tprog, entry, argv, pre, tenv, "keras", extra, tdir)
+        res.keras_losses, res.keras_source = run.keras_losses(res.translation.record)
+        if h5 and not res.translation.record.get("weights_loaded"):
+            res.weights = "converted, not loaded (no Keras model the weights fit was called)"
     elif res.stubs:
         res.translation.reason = f"{res.stubs} stubs"
-    res.compare = "" if res.translation.status != "ok" else "not compared: the torch-direction step comparison is not built yet"
+    res.compare = run.compare(res)
     res.outcome = run.classify(res)
     return res
+
+
+def convert_initial_weights(res, folder: str, entry: str, sources: dict, initial_pt: str, work: str) -> str:
+    """The original's initial weights (saved at its first backward) as a Keras weights file, by the
+    project's own path: ``transpile FILE --to keras --weights initial.pt --weights-out X.weights.h5``
+    on the entry file, else on each other file of the program (the one defining the model)."""
+    saved = res.original.record.get("weights_saved") or {}
+    if not saved.get("path") or not os.path.exists(initial_pt):
+        res.weights = "not saved: " + (saved.get("error") or "the original ran no backward")
+        return ""
+    h5 = os.path.join(work, "initial.weights.h5")
+    errors = []
+    for rel in [entry] + sorted(r for r in sources if r != entry):
+        rc, _, err, _ = run.translate(os.path.join(folder, rel), "keras", os.path.join(work, "weights_discard.py"),
+                                      work, extra=("--weights", initial_pt, "--weights-out", h5))
+        if rc in (0, 3) and os.path.exists(h5):
+            res.weights = f"converted (from {rel})"
+            return h5
+        errors.append(f"{rel}: {run._last_error(err)}")
+    res.weights = "conversion failed: " + "; ".join(errors)[:300]
+    return ""
 
 
 def _parses(text: str) -> bool:

@@ -2,6 +2,7 @@
 copies, the stand-in files (in the format Keras' loaders read), the loss bookkeeping."""
 
 import gzip
+import json
 import io
 import os
 import pickle
@@ -106,7 +107,7 @@ def test_report_counts_and_section_replacement(tmp_path):
     bad.outcome = run.classify(bad)
     assert bad.outcome == "translate failed"
     c = report.counts([res, bad], "keras")
-    assert (c["clean"], c["transpiler failures"], c["first steps equal"]) == (1, 1, 1)
+    assert (c["clean (translated without stub)"], c["transpiler failures"], c["first steps equal"]) == (1, 1, 1)
     path = str(tmp_path / "rw.md")
     report.write(path, [res, bad], "keras", 60.0, 1)
     report.write(path, [bad], "keras", 60.0, 1)  # a rerun replaces its section, once
@@ -161,3 +162,77 @@ def test_recover_rebuilds_a_result_from_the_work_folder_and_log(tmp_path):
     assert (res.stubs, res.models, res.translate_rc, res.parses) == (1, 1, 0, True)
     assert (res.original.status, res.original.secs, res.original.reason) == ("fails", 12.5, "ValueError: bad shape")
     assert res.standins == ["mnist"] and res.outcome == "stubs"
+
+
+def test_one_run_of_both_directions_writes_both_sections_and_a_diffable_json(tmp_path):
+    from bench.realworld import cli
+
+    k = run.Result(script="keras/a.py", direction="keras", translate_rc=0, parses=True, pure=True)
+    k.original.status, k.original.secs, k.translation.status = "ok", 12.3, "ok"
+    k.compare = "not compared: converted, not loaded"
+    k.outcome = run.classify(k)
+    t = run.Result(script="torch/prog", direction="torch", translate_rc=0, stubs=3, parses=True, pure=True)
+    t.original.status, t.original.reason = "fails", "ModuleNotFoundError: No module named 'torchtext'"
+    t.compare, t.outcome = run.compare(t), run.classify(t)
+    md = str(tmp_path / "realworld.md")
+    cli._write(md, [t, k], 60.0, 2)
+    first = (tmp_path / "realworld.json").read_text()
+    k.original.secs = 99.9  # a time moves with the load: the JSON does not carry it
+    cli._write(md, [t, k], 61.0, 2)
+    assert (tmp_path / "realworld.json").read_text() == first
+    data = json.loads(first)
+    assert data["keras"]["scripts"]["keras/a.py"]["translated without stub"] is True
+    assert data["torch"]["scripts"]["torch/prog"] == {
+        "translated without stub": False, "translate": "no: 3 stubs (0 models)", "original": "fails",
+        "original reason": "ModuleNotFoundError: No module named 'torchtext'", "translation": "not run",
+        "translation reason": "", "first 3 steps": "not compared: 3 stubs", "weights": "",
+        "outcome": "stubs", "harness changes": "none"}
+    text = open(md).read()
+    assert "realworld:keras:begin" in text and "realworld:torch:begin" in text
+    assert "| prog | no: 3 stubs (0 models) | fails 0.0s: ModuleNotFoundError" in text
+
+
+def test_kept_original_runs_are_reused_only_under_the_same_key(tmp_path, monkeypatch):
+    from bench.realworld import cache
+
+    monkeypatch.setenv("RW_CACHE_DIR", str(tmp_path / "cache"))
+    k = cache.key({"a.py": "print(1)\n"}, run._python_main(), [], ["mnist"], {})
+    assert k != cache.key({"a.py": "print(2)\n"}, run._python_main(), [], ["mnist"], {})
+    assert k != cache.key({"a.py": "print(1)\n"}, run._python_main(), ["--epochs", "1"], ["mnist"], {})
+    assert k != cache.key({"a.py": "print(1)\n"}, run._python_main(), [], [], {})
+    weights = tmp_path / "w.h5"
+    weights.write_bytes(b"initial")
+    r = run.Run(status="ok", secs=3.0, record={"losses": [1.0], "weights_saved": {"path": str(weights)}})
+    assert cache.load(k, str(tmp_path / "dest.h5")) is None
+    cache.store(k, r, str(weights))
+    got = cache.load(k, str(tmp_path / "dest.h5"))
+    assert got.cached and got.record["losses"] == [1.0] and got.status == "ok"
+    assert got.record["weights_saved"]["path"] == str(tmp_path / "dest.h5")
+    assert (tmp_path / "dest.h5").read_bytes() == b"initial"
+    timeout_key = k[::-1]
+    cache.store(timeout_key, run.Run(status="timeout", secs=300.0), str(weights))
+    assert cache.load(timeout_key, str(tmp_path / "d2.h5")) is None  # the machine's load, not the program's
+    monkeypatch.setitem(cache.SETTINGS, "enabled", False)
+    assert cache.load(k, str(tmp_path / "dest.h5")) is None
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(run.REALWORLD, "keras")), reason="no ../shared/realworld set here")
+def test_kept_runs_seeded_from_an_earlier_runs_json_and_work(tmp_path, monkeypatch):
+    from dataclasses import asdict
+
+    from bench.realworld import cache
+
+    monkeypatch.setenv("RW_CACHE_DIR", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    folder = work / "keras" / "keras__autoencoder"
+    folder.mkdir(parents=True)
+    (folder / "initial.weights.h5").write_bytes(b"w0")
+    res = run.Result(script="keras/autoencoder.py", direction="keras", standins=["mnist"])
+    res.original = run.Run(status="ok", secs=30.0, python=run._python_main(),
+                           record={"logs": [{"loss": 0.7}], "weights_saved": {"path": "/old/initial.weights.h5"}})
+    (tmp_path / "r.json").write_text(json.dumps({"secs": 1, "jobs": 1, "results": [asdict(res)]}))
+    assert cache.seed(str(tmp_path / "r.json"), str(work)) == 1
+    with open(os.path.join(run.REALWORLD, "keras", "autoencoder.py")) as fh:
+        k = cache.key({"autoencoder.py": fh.read()}, run._python_main(), [], ["mnist"], {})
+    got = cache.load(k, str(tmp_path / "again.h5"))
+    assert got.record["logs"] == [{"loss": 0.7}] and (tmp_path / "again.h5").read_bytes() == b"w0"

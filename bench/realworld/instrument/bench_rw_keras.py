@@ -1,12 +1,68 @@
-"""Keras/TensorFlow patches of a real-world run (imported by this folder's sitecustomize)."""
+"""Keras/TensorFlow patches of a real-world run (imported by this folder's sitecustomize).
+
+Records the per-batch logs of the first ``fit``, ``train_on_batch`` losses and every
+``GradientTape.gradient`` target outside Keras' own train step (eager or inside a
+``tf.function``: there through a ``tf.py_function`` that reads the value as the step runs);
+saves the initial weights of the trained model (``RW_SAVE_WEIGHTS``: at the first fit,
+train_on_batch or gradient) and loads converted ones (``RW_LOAD_WEIGHTS``, the PyTorch -> Keras
+direction's translations) into the first model they fit, before its first call.
+"""
 
 import functools
 import inspect
 import os
+import sys
+import weakref
 
-from sitecustomize import RECORD, _NEUTRALISE, _STEPS, _event, _planted, _scalar, _write_record, after_import
+from sitecustomize import (RECORD, _NEUTRALISE, _PREDICT_STEPS, _STEPS, _event, _planted, _scalar, _write_record,
+                           after_import)
 
 _SAVE = os.environ.get("RW_SAVE_WEIGHTS")
+_LOAD = os.environ.get("RW_LOAD_WEIGHTS")
+_models = {"top": [], "depth": 0, "tried": set()}  # outermost models called (weak references, latest last)
+
+
+def _save_model(model, how, unbuilt_ok=False):
+    """Save ``model``'s weights as the run's initial weights. A model ``fit`` has not built (a
+    subclassed wrapper with its own train_step) is left for the first gradient (``unbuilt_ok``:
+    its layers hold their variables by then, still untrained, and are saved)."""
+    if not _SAVE or RECORD["weights_saved"] is not None or str(os.getpid()) != os.environ.get("RW_ROOT_PID"):
+        return  # (a worker process never overwrites the run's initial weights)
+    if not model.built and not unbuilt_ok:
+        _models["pending"] = weakref.ref(model)
+        return
+    try:
+        import tensorflow as tf
+
+        was = model.built
+        with tf.init_scope():  # inside a tf.function's trace: the variables' values, eagerly
+            model.built = True
+            try:
+                model.save_weights(_SAVE)
+            finally:
+                model.built = was
+        RECORD["weights_saved"] = {"path": _SAVE, "model": type(model).__name__,
+                                   "class_module": type(model).__module__, "at": how}
+    except Exception as exc:
+        RECORD["weights_saved"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    _write_record()
+
+
+def _load_into(model, when):
+    """Load the converted initial weights into ``model`` if they fit it (once per model)."""
+    if not _LOAD or RECORD["weights_loaded"] is not None or id(model) in _models["tried"] or not model.built:
+        return
+    _models["tried"].add(id(model))
+    try:
+        import tensorflow as tf
+
+        with tf.init_scope():
+            model.load_weights(_LOAD)
+        RECORD["weights_loaded"] = {"module": type(model).__name__, "at": when,
+                                    "after_losses": len(RECORD["tape"]) + len(RECORD["losses"]) + len(RECORD["logs"])}
+    except Exception as exc:
+        _event(f"initial weights do not fit {type(model).__name__}: {type(exc).__name__}: {exc}"[:300])
+    _write_record()
 _NOISE = {"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianDropout",
           "GaussianNoise", "AlphaDropout", "ActivityRegularization_"}
 _state = {"fits": 0}
@@ -41,14 +97,9 @@ def _make_recorder(keras):
                 RECORD["custom_train_step"] = owner.__module__.startswith("keras.") is False
                 RECORD["fit_model"] = type(self.model).__name__
                 _write_record()
-            if self.fit_index == 0 and _SAVE and RECORD["weights_saved"] is None:
-                try:
-                    self.model.save_weights(_SAVE)
-                    RECORD["weights_saved"] = {"path": _SAVE, "model": type(self.model).__name__,
-                                               "class_module": type(self.model).__module__}
-                except Exception as exc:
-                    RECORD["weights_saved"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-                _write_record()
+            if self.fit_index == 0:
+                _load_into(self.model, "fit")
+                _save_model(self.model, "fit")
 
         def on_train_batch_end(self, batch, logs=None):
             if self.fit_index == 0 and batch < _STEPS:
@@ -99,18 +150,34 @@ def _cap_fit(mod):
         bound.arguments["steps"] = _STEPS if steps is None else min(int(steps), _STEPS)
         return evaluate(*bound.args, **bound.kwargs)
 
-    trainer.fit, trainer.evaluate = capped_fit, capped_evaluate
+    predict = trainer.predict
+    predict_sig = inspect.signature(predict)
+
+    @functools.wraps(predict)
+    def capped_predict(self, *args, **kwargs):
+        bound = predict_sig.bind(self, *args, **kwargs)
+        a = bound.arguments
+        x, steps = a.get("x"), a.get("steps")
+        n = getattr(x, "shape", None)
+        batches = None
+        if n is not None and len(n):
+            batches = -(-int(n[0]) // int(a.get("batch_size") or 32))
+        if steps is not None:
+            a["steps"] = min(int(steps), _PREDICT_STEPS)
+        elif batches is None:  # a dataset or generator (an array's output keeps its length)
+            a["steps"] = _PREDICT_STEPS
+            _event(f"predict capped at {_PREDICT_STEPS} batches")
+        return predict(*bound.args, **bound.kwargs)
+
+    trainer.fit, trainer.evaluate, trainer.predict = capped_fit, capped_evaluate, capped_predict
 
     real_tob = trainer.train_on_batch
 
     @functools.wraps(real_tob)
     def train_on_batch(self, *args, **kwargs):
-        if _SAVE and RECORD["weights_saved"] is None and self.built:
-            try:
-                self.save_weights(_SAVE)
-                RECORD["weights_saved"] = {"path": _SAVE, "model": type(self).__name__}
-            except Exception as exc:
-                RECORD["weights_saved"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        if self.built:
+            _load_into(self, "train_on_batch")
+            _save_model(self, "train_on_batch")
         out = real_tob(self, *args, **kwargs)
         value = _scalar(out[0] if isinstance(out, (list, tuple)) and out else out)
         if value is not None and len(RECORD["losses"]) < 50:
@@ -149,29 +216,115 @@ def _neutralise_noise(keras):
     keras.random.dropout = no_dropout
 
 
+@after_import("keras.src.models.model")
+def _track_models(mod):
+    """The outermost models called (the candidates for the initial weights, saved or loaded)."""
+    model_cls = mod.Model
+    real = model_cls.__call__
+
+    @functools.wraps(real)
+    def __call__(self, *args, **kwargs):
+        outer = _models["depth"] == 0
+        if outer:
+            top = _models["top"]
+            if not top or top[-1]() is not self:
+                top.append(weakref.ref(self))
+                del top[:-8]
+            _load_into(self, "first call")
+        _models["depth"] += 1
+        try:
+            out = real(self, *args, **kwargs)
+        finally:
+            _models["depth"] -= 1
+        if outer and _LOAD and RECORD["weights_loaded"] is None and id(self) not in _models["tried"]:
+            _load_into(self, "after its first call (built by it)")
+        return out
+
+    model_cls.__call__ = __call__
+
+
+def _model_of(sources):
+    """The called model holding the most of ``sources`` (the variables a gradient is taken for)."""
+    ids = {id(v) for v in _flat(sources)}
+    best, best_n = None, 0
+    for ref in reversed(_models["top"]):
+        m = ref()
+        if m is None:
+            continue
+        n = sum(1 for v in m.trainable_variables if id(v) in ids or id(getattr(v, "value", None)) in ids)
+        if n > best_n:
+            best, best_n = m, n
+    return best
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            yield from _flat(item)
+    elif isinstance(x, dict):
+        for item in x.values():
+            yield from _flat(item)
+    elif x is not None:
+        yield x
+
+
 @after_import("tensorflow.python.data.ops.dataset_ops")
-def _no_dataset_shuffle(mod):
-    if not _NEUTRALISE:
-        return
+def _datasets(mod):
+    if _NEUTRALISE:
+        def shuffle(self, *args, **kwargs):
+            return self
 
-    def shuffle(self, *args, **kwargs):
-        return self
+        mod.DatasetV2.shuffle = shuffle
 
-    mod.DatasetV2.shuffle = shuffle
+    real_iter = mod.DatasetV2.__iter__
+
+    def capped_iter(self):
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith(("keras", "tensorflow", "tf_keras")):  # adapt, fit, predict: their own caps
+            return real_iter(self)
+        return _capped(real_iter(self))
+
+    def _capped(it):
+        for i, item in enumerate(it):
+            if i >= _PREDICT_STEPS:
+                _event(f"a loop over a tf.data dataset capped at {_PREDICT_STEPS} batches")
+                return
+            yield item
+
+    mod.DatasetV2.__iter__ = capped_iter
 
 
 @after_import("tensorflow.python.eager.backprop")
 def _record_tape_losses(mod):
+    """Each gradient's target outside Keras' own train step (a custom loop or train_step)."""
     tape = mod.GradientTape
     real = tape.gradient
 
+    def record(value):
+        v = _scalar(value)
+        if v is not None and len(RECORD["tape"]) < 50:
+            RECORD["tape"].append(v)
+            _write_record()
+
     @functools.wraps(real)
     def gradient(self, target, sources, *args, **kwargs):
-        if len(RECORD["losses"]) < 50 and hasattr(target, "numpy"):
-            value = _scalar(target.numpy())
-            if value is not None:
-                RECORD["losses"].append(value)
-                _write_record()
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith("keras.src.backend.tensorflow.trainer") or len(RECORD["tape"]) >= 50:
+            return real(self, target, sources, *args, **kwargs)
+        if RECORD["weights_saved"] is None and _SAVE:
+            pending = _models.get("pending")
+            model = (pending() if pending else None) or _model_of(sources)
+            if model is not None:
+                _save_model(model, "first gradient" + (" (fit's model)" if pending else ""), unbuilt_ok=True)
+        import tensorflow as tf
+
+        if hasattr(target, "numpy"):
+            record(target.numpy())
+        elif isinstance(target, tf.Tensor) and target.shape.num_elements() == 1:
+            try:  # inside a tf.function: read the value as the graph runs (stateful: always runs)
+                tf.py_function(lambda t: record(t.numpy()), [tf.stop_gradient(target)], [])
+            except Exception as exc:
+                _event(f"a traced gradient's loss not recorded: {type(exc).__name__}: {exc}"[:200])
         return real(self, target, sources, *args, **kwargs)
 
     tape.gradient = gradient

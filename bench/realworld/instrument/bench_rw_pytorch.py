@@ -1,11 +1,60 @@
-"""PyTorch patches of a real-world run (imported by this folder's sitecustomize)."""
+"""PyTorch patches of a real-world run (imported by this folder's sitecustomize).
+
+Records each scalar ``Tensor.backward`` (the step losses), the optimizers built and the
+``torch.distributions`` used (a program that samples is not step-comparable); saves the
+initial weights of the trained module at the first backward (``RW_SAVE_WEIGHTS``, the
+PyTorch -> Keras direction's originals) and loads converted ones (``RW_LOAD_WEIGHTS``, the
+Keras -> PyTorch direction's translations) before the first forward of the module they fit.
+"""
 
 import functools
 import os
+import weakref
 
-from sitecustomize import RECORD, _NEUTRALISE, _STEPS, _event, _write_record, after_import
+from sitecustomize import RECORD, _NEUTRALISE, _PREDICT_STEPS, _STEPS, _event, _write_record, after_import
 
 _LOAD = os.environ.get("RW_LOAD_WEIGHTS")
+_SAVE = os.environ.get("RW_SAVE_WEIGHTS")
+_state = {"depth": 0, "top": []}  # modules whose forward ran outermost (weak references, latest last)
+# torchvision's random transforms: identity in inference behaviour (as Keras' Random* layers are)
+_RANDOM_TRANSFORMS = ("RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine",
+                      "ColorJitter", "RandomErasing", "RandomPerspective", "RandomGrayscale",
+                      "RandomAutocontrast", "RandomEqualize", "RandomInvert", "RandomPosterize",
+                      "RandomSolarize", "RandomAdjustSharpness", "GaussianBlur", "RandomApply",
+                      "RandomChoice", "RandomOrder", "AutoAugment", "RandAugment", "TrivialAugmentWide",
+                      "AugMix", "ElasticTransform", "RandomPhotometricDistort", "RandomZoomOut",
+                      "RandomChannelPermutation", "GaussianNoise")
+# random crops: their deterministic counterpart (a centre crop of the same size)
+_RANDOM_CROPS = ("RandomCrop", "RandomResizedCrop")
+
+
+def _trained_module(torch):
+    """The module trained by the first backward: the latest outermost module with trainable
+    parameters (a loss module has none)."""
+    for ref in reversed(_state["top"]):
+        m = ref()
+        if m is not None and any(p.requires_grad for p in m.parameters()):
+            return m
+    return None
+
+
+def _save_initial(torch):
+    if not _SAVE or RECORD["weights_saved"] is not None:
+        return
+    if str(os.getpid()) != os.environ.get("RW_ROOT_PID") and os.path.exists(_SAVE):
+        return  # a worker process (Hogwild) saves only if no process did before it
+    module = _trained_module(torch)
+    if module is None:
+        RECORD["weights_saved"] = {"error": "no module with trainable parameters ran forward"}
+        return
+    try:
+        state = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
+        tmp = f"{_SAVE}.{os.getpid()}.tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, _SAVE)
+        RECORD["weights_saved"] = {"path": _SAVE, "model": type(module).__name__, "tensors": len(state)}
+    except Exception as exc:
+        RECORD["weights_saved"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 @after_import("torch")
@@ -15,11 +64,28 @@ def _patch_torch(torch):
     @functools.wraps(real_backward)
     def backward(self, *args, **kwargs):
         if self.numel() == 1 and len(RECORD["losses"]) < 50:
+            _save_initial(torch)
             RECORD["losses"].append(float(self.detach().reshape(()).item()))
             _write_record()
         return real_backward(self, *args, **kwargs)
 
     torch.Tensor.backward = backward
+
+    def pre(module, args):
+        if _state["depth"] == 0:
+            top = _state["top"]
+            if not top or top[-1]() is not module:
+                top.append(weakref.ref(module))
+                del top[:-8]
+        _state["depth"] += 1
+        return None
+
+    def post(module, args, output):
+        _state["depth"] = max(0, _state["depth"] - 1)
+        return None
+
+    torch.nn.modules.module.register_module_forward_pre_hook(pre)
+    torch.nn.modules.module.register_module_forward_hook(post, always_call=True)
 
     if _LOAD:
         state = torch.load(_LOAD, map_location="cpu", weights_only=True)
@@ -30,11 +96,24 @@ def _patch_torch(torch):
                 return None
             if set(module.state_dict()) == keys:
                 module.load_state_dict(state, strict=True)
-                RECORD["weights_loaded"] = {"module": type(module).__name__, "tensors": len(keys)}
+                RECORD["weights_loaded"] = {"module": type(module).__name__, "tensors": len(keys),
+                                            "after_losses": len(RECORD["losses"])}
                 _write_record()
             return None
 
         torch.nn.modules.module.register_module_forward_pre_hook(load_initial_weights)
+
+    real_opt_init = torch.optim.Optimizer.__init__
+
+    @functools.wraps(real_opt_init)
+    def opt_init(self, *args, **kwargs):
+        name = type(self).__name__
+        if name not in RECORD["optimizers"]:
+            RECORD["optimizers"].append(name)
+            _write_record()
+        return real_opt_init(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = opt_init
 
     if _NEUTRALISE:
         import torch.nn.functional as F
@@ -60,9 +139,60 @@ def _patch_torch(torch):
         real_init(self, *args, **kwargs)
 
     def capped_iter(self):
+        """A training pass (gradients on) stops after RW_STEPS batches, like fit; an inference
+        pass (under no_grad) over in-memory tensors is whole, like Keras' predict on arrays,
+        over anything else it stops after RW_PREDICT_STEPS batches, like predict on a dataset."""
+        if torch.is_grad_enabled():
+            cap = _STEPS
+        elif isinstance(self.dataset, tud.TensorDataset):
+            cap = None
+        else:
+            cap = _PREDICT_STEPS
         for i, batch in enumerate(real_iter(self)):
-            if i >= _STEPS:
+            if cap is not None and i >= cap:
                 break
             yield batch
 
     loader.__init__, loader.__iter__ = init, capped_iter
+
+
+@after_import("torch.distributions.distribution")
+def _record_distributions(mod):
+    real = mod.Distribution.__init__
+
+    @functools.wraps(real)
+    def init(self, *args, **kwargs):
+        name = type(self).__name__
+        if name not in RECORD["distributions"]:
+            RECORD["distributions"].append(name)
+            _write_record()
+        return real(self, *args, **kwargs)
+
+    mod.Distribution.__init__ = init
+
+
+def _neutralise_transforms(mod):
+    if not _NEUTRALISE:
+        return
+    for name in _RANDOM_TRANSFORMS:
+        cls = getattr(mod, name, None)
+        if isinstance(cls, type) and hasattr(cls, "forward"):
+            cls.forward = lambda self, *inputs: inputs[0] if len(inputs) == 1 else inputs
+    center = getattr(mod, "CenterCrop", None)
+    for name in _RANDOM_CROPS:
+        cls = getattr(mod, name, None)
+        if isinstance(cls, type) and center is not None:
+            def forward(self, *inputs, __center=center):
+                size = self.size
+                return __center(size)(*inputs)
+
+            cls.forward = forward
+    _event(f"{mod.__name__}: random transforms in inference behaviour")
+
+
+after_import("torchvision.transforms.transforms")(_neutralise_transforms)
+after_import("torchvision.transforms.v2._augment")(_neutralise_transforms)
+after_import("torchvision.transforms.v2._geometry")(_neutralise_transforms)
+after_import("torchvision.transforms.v2._color")(_neutralise_transforms)
+after_import("torchvision.transforms.v2._container")(_neutralise_transforms)
+after_import("torchvision.transforms.v2._auto_augment")(_neutralise_transforms)

@@ -11,6 +11,11 @@ Environment (set by bench/realworld/run.py):
   RW_SAVE_WEIGHTS  (keras) where the model's initial weights go at its first fit
   RW_LOAD_WEIGHTS  (torch) a state_dict (.pt) loaded into the first module whose keys it matches
   RW_NEUTRALISE    "1": dropout and random augmentation set to inference behaviour, shuffling off
+  RW_PREDICT_STEPS cap on predict batches and on batches drawn from a tf.data dataset by a
+                   hand-written loop (default 32: a bound for big data, above the stand-ins' sizes)
+
+A process the program starts (multiprocessing workers, Hogwild) writes its own record,
+``RW_RECORD`` with ``.<pid>`` before ``.json``: the harness reads them as the workers' records.
 
 Every run: no network (sockets may reach only this machine).
 """
@@ -25,16 +30,28 @@ import sys
 _RECORD_PATH = os.environ.get("RW_RECORD")
 _STEPS = int(os.environ.get("RW_STEPS", "4"))
 _NEUTRALISE = os.environ.get("RW_NEUTRALISE", "1") == "1"
-RECORD = {"losses": [], "logs": [], "events": [], "weights_saved": None, "weights_loaded": None}
+_PREDICT_STEPS = int(os.environ.get("RW_PREDICT_STEPS", "32"))
+RECORD = {"losses": [], "tape": [], "logs": [], "events": [], "weights_saved": None, "weights_loaded": None,
+          "optimizers": [], "distributions": []}
+os.environ.setdefault("RW_ROOT_PID", str(os.getpid()))  # inherited by the processes the program starts
+
+
+def _record_path():
+    """The run's record, or a worker's own (a forked worker keeps RECORD but not the pid)."""
+    if not _RECORD_PATH or str(os.getpid()) == os.environ.get("RW_ROOT_PID"):
+        return _RECORD_PATH
+    stem = _RECORD_PATH[:-5] if _RECORD_PATH.endswith(".json") else _RECORD_PATH
+    return f"{stem}.{os.getpid()}.json"
 
 
 def _write_record():
-    if not _RECORD_PATH:
+    path = _record_path()
+    if not path:
         return
-    tmp = _RECORD_PATH + ".tmp"
+    tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as fh:
         json.dump(RECORD, fh)
-    os.replace(tmp, _RECORD_PATH)
+    os.replace(tmp, path)
 
 
 def _event(text):

@@ -1,0 +1,278 @@
+"""The run instrumentation on small programs written here (not the shared set): what it records
+from custom training loops, where it saves and loads initial weights, what it caps, and the
+records of worker processes. Each test is one subprocess of the kind the harness starts."""
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from bench.realworld import run
+
+
+def _run(tmp_path, source, mode, extra=None):
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent(source))
+    env = run._base_env(str(tmp_path / "home"))
+    return run._execute(sys.executable, "prog.py", str(tmp_path), env, mode, extra or {})
+
+
+KERAS_CUSTOM_LOOP = """
+import json
+import numpy as np
+import keras
+import tensorflow as tf
+
+keras.utils.set_random_seed(0)
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dropout(0.5),
+                          keras.layers.Dense(1)])
+opt = keras.optimizers.SGD(0.1)
+x = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
+y = x.sum(axis=1, keepdims=True)
+ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+
+@tf.function
+def step(xb, yb):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(xb, training=True) - yb) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+seen = [float(step(xb, yb)) for xb, yb in ds]   # a hand-written loop over a tf.data dataset
+preds = model.predict(ds.repeat(), verbose=0)      # endless: only the cap ends it
+json.dump({"losses": seen, "predicted": len(preds)}, open("truth.json", "w"))
+"""
+
+
+def test_keras_custom_loop_under_tf_function_is_recorded_and_capped(tmp_path):
+    """A tf.function training loop: each step's loss read as the graph runs (the values the
+    program itself sees), the initial weights saved at the first gradient, a user loop over a
+    dataset and an endless predict capped, dropout in inference behaviour."""
+    r = _run(tmp_path, KERAS_CUSTOM_LOOP, "keras",
+             {"RW_SAVE_WEIGHTS": str(tmp_path / "initial.weights.h5"), "RW_PREDICT_STEPS": "3"})
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert len(truth["losses"]) == 3  # the dataset's 8 batches, capped at 3
+    assert truth["predicted"] == 3 * 8  # 3 batches of the dataset's 8 rows
+    assert r.record["tape"] == pytest.approx(truth["losses"], rel=1e-6)
+    assert r.record["weights_saved"]["at"] == "first gradient"
+    assert os.path.exists(tmp_path / "initial.weights.h5")
+    assert run.keras_losses(r.record) == (r.record["tape"], "gradient targets")
+
+
+KERAS_LOAD = """
+import numpy as np
+import keras
+
+def build(seed):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(1)])
+
+reference = build(1)
+reference.save_weights("reference.weights.h5")   # never called: the instrumentation skips it
+model = build(2)
+model(np.zeros((2, 4), "float32"))
+same = all(np.array_equal(a, b) for a, b in zip(model.get_weights(), reference.get_weights()))
+open("same.txt", "w").write(str(same))
+"""
+
+
+def test_keras_initial_weights_load_before_the_models_first_call(tmp_path):
+    r = _run(tmp_path, KERAS_LOAD, "keras", {"RW_LOAD_WEIGHTS": str(tmp_path / "reference.weights.h5")})
+    assert r.status == "ok", r.reason
+    assert (tmp_path / "same.txt").read_text() == "True"
+    assert r.record["weights_loaded"] == {"module": "Sequential", "at": "first call", "after_losses": 0}
+
+
+TORCH_PROGRAM = """
+import multiprocessing as mp
+import torch
+from torch import nn
+
+def worker(_):
+    import torch
+    torch.ones(1, requires_grad=True).sum().backward()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.9)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    net, crit = Net(), nn.CrossEntropyLoss()
+    torch.save(net.state_dict(), "before.pt")
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = crit(net(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    torch.distributions.Categorical(logits=torch.zeros(2)).sample()
+    p = mp.get_context("spawn").Process(target=worker, args=(0,))
+    p.start(); p.join()
+    torch.save(losses, "losses.pt")
+"""
+
+
+def test_torch_initial_weights_saved_at_first_backward_and_worker_records(tmp_path):
+    torch = pytest.importorskip("torch")
+    r = _run(tmp_path, TORCH_PROGRAM, "torch", {"RW_SAVE_WEIGHTS": str(tmp_path / "initial.pt")})
+    assert r.status == "ok", r.reason
+    before = torch.load(tmp_path / "before.pt")
+    saved = torch.load(tmp_path / "initial.pt")
+    assert set(saved) == set(before) and all(torch.equal(saved[k], before[k]) for k in before)
+    assert r.record["weights_saved"]["model"] == "Net"  # not the parameterless loss module
+    assert r.record["losses"] == pytest.approx(torch.load(tmp_path / "losses.pt"), rel=1e-7)
+    assert r.record["optimizers"] == ["SGD"] and r.record["distributions"] == ["Categorical"]
+    assert r.record["workers"] == 1 and r.record["worker_losses"] == [[1.0]]
+    assert run.not_comparable(r.record) == "the training samples (Categorical): losses depend on the draws"
+    assert "worker processes" in run.not_comparable(dict(r.record, workers=2))
+    assert run.torch_losses({"workers": 1, "worker_losses": [[0.5, 0.4]], "losses": []}) == [0.5, 0.4]
+
+
+def test_compare_verdicts_name_the_reason():
+    res = run.Result(script="keras/a.py", direction="keras", translate_rc=0, parses=True, pure=True)
+    res.original.status = res.translation.status = "ok"
+    res.keras_losses, res.torch_losses = [1.0, 0.9, 0.8], [1.0, 0.9, 0.8]
+    assert run.compare(res) == "not compared: no initial weights"
+    res.translation.record = {"weights_loaded": {"module": "Net", "after_losses": 1}}
+    assert run.compare(res) == "not compared: the initial weights were loaded after the first step"
+    res.translation.record = {"weights_loaded": {"module": "Net", "after_losses": 0}}
+    assert run.compare(res).startswith("equal: ")
+    res.torch_losses = [1.0, 0.9, 0.7]
+    assert run.compare(res).startswith("differ: ")
+    res.original.record = {"optimizers": ["LBFGS"]}
+    assert run.compare(res) == "not comparable: LBFGS evaluates the loss several times per step"
+    res.stubs = 2  # the program's nature is told whatever the translation did
+    assert run.compare(res) == "not comparable: LBFGS evaluates the loss several times per step"
+    res.original.record = {}
+    assert run.compare(res) == "not compared: 2 stubs"
+    torch_res = run.Result(script="torch/x", direction="torch", translate_rc=0, parses=True, pure=True)
+    torch_res.original.status = torch_res.translation.status = "ok"
+    torch_res.torch_losses, torch_res.keras_losses = [2.0, 1.0, 0.5], [2.0, 1.0, 0.5]
+    torch_res.translation.record = {"weights_loaded": {"module": "Net", "after_losses": 0}}
+    assert run.compare(torch_res).startswith("equal: ")
+    torch_res.translation.record = {}
+    torch_res.weights = "conversion failed: x.py: boom"
+    assert run.compare(torch_res) == "not compared: conversion failed: x.py: boom"
+
+
+def test_torch_to_keras_first_steps_compared_from_the_same_weights(tmp_path):
+    """The PyTorch -> Keras direction end to end on a corpus program laid out as a one-file
+    project: the original's initial weights saved at its first backward, converted with
+    ``transpile --to keras --weights``, loaded into the translation's model before its first
+    call, and the first 3 step losses compared (dropout and shuffling neutralised in both)."""
+    pytest.importorskip("torch")
+    from bench.realworld import standins, torch_direction
+
+    corpus = os.path.join(run.ROOT, "corpus", "torch")
+    prog = tmp_path / "mlp_regression"
+    prog.mkdir()
+    (prog / "mlp_regression.py").write_text(open(os.path.join(corpus, "mlp_regression.py")).read())
+    cache = standins.StandInCache(str(tmp_path / "standins"))
+    res = torch_direction.run_torch_program(str(prog), str(tmp_path / "work"), cache,
+                                            spec=("mlp_regression.py", [], [], None))
+    assert res.clean, res.translate_error
+    assert res.original.status == "ok", res.original.reason
+    assert res.translation.status == "ok", res.translation.reason
+    assert res.weights == "converted (from mlp_regression.py)"
+    assert res.original.record["weights_saved"]["model"] == "Sequential"
+    assert res.compare.startswith("equal: "), (res.compare, res.torch_losses, res.keras_losses)
+    assert res.outcome == "first steps equal"
+
+
+@pytest.mark.realworld
+def test_keras_custom_gradient_tape_loop_compared_and_its_inference_pass_whole(tmp_path):
+    """Keras -> PyTorch on the corpus' GradientTape loop: Keras' losses are the tape's targets,
+    the torch translation's the backward calls; its closing predict over the in-memory arrays
+    (a DataLoader under no_grad) is not cut by the training cap (it compares with all labels)."""
+    pytest.importorskip("torch")
+    from bench.realworld import standins
+
+    res = run.run_keras_script(os.path.join(run.ROOT, "corpus", "keras", "custom_loop.py"), str(tmp_path),
+                               standins.StandInCache(str(tmp_path / "standins")))
+    assert res.translation.status == "ok", res.translation.reason
+    assert res.keras_source == "gradient targets"
+    assert res.outcome == "first steps equal", res.compare
+
+
+KERAS_CUSTOM_TRAIN_STEP = """
+import os
+import numpy as np
+import keras
+import tensorflow as tf
+
+def inner_model():
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(1)])
+
+class Wrapper(keras.Model):   # no call: fit never builds it
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((self.inner(x, training=True) - y) ** 2)
+        grads = tape.gradient(loss, self.inner.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.inner.trainable_variables))
+        return {"loss": loss}
+
+keras.utils.set_random_seed(0)
+model = Wrapper(inner_model())
+initial = [w.copy() for w in model.inner.get_weights()]
+model.compile(optimizer=keras.optimizers.SGD(0.1))
+x = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
+model.fit(x, x.sum(axis=1, keepdims=True), batch_size=8, epochs=3, verbose=0)
+fresh = Wrapper(inner_model())
+fresh.built = True
+fresh.load_weights(os.environ["RW_SAVE_WEIGHTS"])
+same = all(np.array_equal(a, b) for a, b in zip(fresh.inner.get_weights(), initial))
+open("same.txt", "w").write(str(same))
+"""
+
+
+def test_keras_custom_train_step_of_an_unbuilt_wrapper_saves_its_initial_weights(tmp_path):
+    """fit on a subclassed wrapper with its own train_step: the wrapper is not built when fit
+    begins, so its weights are saved at the first gradient, still untrained; the losses are the
+    gradient targets, 4 steps of 1 epoch."""
+    r = _run(tmp_path, KERAS_CUSTOM_TRAIN_STEP, "keras", {"RW_SAVE_WEIGHTS": str(tmp_path / "w.weights.h5")})
+    assert r.status == "ok", r.reason
+    assert r.record["weights_saved"]["at"] == "first gradient (fit's model)"
+    assert (tmp_path / "same.txt").read_text() == "True"
+    losses, source = run.keras_losses(r.record)
+    assert source == "gradient targets (custom train_step)" and len(losses) == 4
+
+
+def test_a_timed_out_run_says_where_the_program_was(tmp_path, monkeypatch):
+    """An uncapped loop (here: forever) is stopped at the time limit with SIGABRT first, so the
+    reason names the program's own line it was on, not only 'over N s'."""
+    monkeypatch.setattr(run, "TIMEOUT", 6)
+    r = _run(tmp_path, "import time\n\ndef spin():\n    while True:\n        time.sleep(0.05)\n\nspin()\n",
+             "none")
+    assert r.status == "timeout"
+    assert r.reason == "over 6 s, at prog.py:5 in spin: time.sleep(0.05)"
+
+
+@pytest.mark.realworld
+def test_keras_fit_with_dropout_compared_with_dropout_neutralised_in_both(tmp_path):
+    """corpus mlp_regression: Dropout layers and fit's shuffling in Keras, their translations in
+    torch; neutralised the same way on both sides, the first 3 fit steps agree."""
+    pytest.importorskip("torch")
+    from bench.realworld import standins
+
+    res = run.run_keras_script(os.path.join(run.ROOT, "corpus", "keras", "mlp_regression.py"), str(tmp_path),
+                               standins.StandInCache(str(tmp_path / "standins")))
+    assert res.keras_source == "fit logs"
+    assert res.outcome == "first steps equal", (res.compare, res.translation.reason)
