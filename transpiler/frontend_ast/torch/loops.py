@@ -39,9 +39,10 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.modules import Unsupported
-from transpiler.frontend_ast.torch.training import (
+from transpiler.frontend_ast.torch.reader_values import (
     LOSSES, DatasetV, FuncV, LoaderV, LossV, ModelV, NotStandard, OptimizerV, SchedulerV, StateV, TorchRef,
-    _code, _dotted, _root_names)
+    _code, _root_names)
+from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.ir import training as T
 
 _EVALUATION_PHASE = object()  # where a phase loop's evaluation phase runs among the epoch's statements
@@ -750,7 +751,7 @@ def _loader_of(value):
 
 
 def _has_backward_stmt(stmt) -> bool:
-    from transpiler.frontend_ast.torch.training import _has_backward
+    from transpiler.frontend_ast.torch.reader_values import _has_backward
 
     return _has_backward(stmt)
 

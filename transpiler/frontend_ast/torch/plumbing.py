@@ -71,7 +71,7 @@ def unpacked_loader_options(reader, args: list, scope) -> list:
     default when the key is absent), so that keys the script adds later (``.update``, under
     ``if use_cuda:``) still count. Other keys the dict is known to hold (``sampler``) are
     passed on as themselves, so what is not translated still says so."""
-    from transpiler.frontend_ast.torch.training import OTHER
+    from transpiler.frontend_ast.torch.reader_values import OTHER
 
     out = []
     for arg, value in args:

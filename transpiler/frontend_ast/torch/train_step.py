@@ -29,7 +29,7 @@ from transpiler.frontend_ast.torch.helpers import _walk
 from transpiler.frontend_ast.torch.loops import (
     LoopReader, _batch_names, _is_pass, _method_call, _names_assigned, _only_prints, _reassigned_before_read,
     _target_names, _value)
-from transpiler.frontend_ast.torch.training import LoaderV, ModelV, NotStandard, OptimizerV, _code
+from transpiler.frontend_ast.torch.reader_values import LoaderV, ModelV, NotStandard, OptimizerV, _code
 
 BUILTINS = frozenset(dir(builtins))
 
