@@ -93,6 +93,14 @@ OPTIMIZER_CASES = [
     "torch.optim.RMSprop(model.parameters(), lr=0.01)",
     "torch.optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5, centered=True, weight_decay=0.01)",
     "torch.optim.Adagrad(model.parameters(), lr=0.1)",
+    "torch.optim.Adagrad(model.parameters(), lr=0.1, lr_decay=0.05, weight_decay=0.01)",
+    "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.3)",
+    "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.5, weight_decay=0.01)",
+    "torch.optim.Adadelta(model.parameters(), lr=1.0, weight_decay=0.01)",
+    "torch.optim.Adamax(model.parameters(), lr=0.01)",
+    "torch.optim.Adamax(model.parameters(), lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.01)",
+    "torch.optim.NAdam(model.parameters(), lr=0.01)",
+    "torch.optim.NAdam(model.parameters(), lr=0.01, betas=(0.8, 0.99), momentum_decay=0.01, weight_decay=0.01)",
 ]
 
 
@@ -125,6 +133,13 @@ def test_optimizer_steps_match(call, tiny):
         assert_same_steps(tparam, topt, kvar, kopt, grads, halve_the_rate)
     finally:
         keras.config.set_floatx("float32")
+
+
+@pytest.mark.parametrize("name", ["LBFGS", "Rprop", "ASGD", "SparseAdam", "RAdam"])
+def test_optimizers_keras_lacks_are_stubs_naming_them(name):
+    tr = translate(object_script("nn.MSELoss()", f"torch.optim.{name}(model.parameters())", "None"), "o.py", "keras")
+    assert any(f"torch.optim.{name} (" in str(d) and "has no Keras optimizer" in str(d) for d in tr.stubs), \
+        [str(d) for d in tr.stubs]
 
 
 # -- schedulers: the learning rate at every epoch or step ----------------------------------

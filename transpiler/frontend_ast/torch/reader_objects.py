@@ -12,7 +12,8 @@ from transpiler.frontend_ast.torch import param_groups as pg
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.frontend_ast.torch.reader_values import (
-    _code, Arr, GroupV, LOSSES, LossValueV, ModelV, OPTIMIZER_IGNORED, OPTIMIZERS, OptimizerV, ParamsV,
+    _code, Arr, GroupV, LOSSES, LossValueV, ModelV, OPTIMIZER_IGNORED, OPTIMIZERS,
+    OPTIMIZERS_WITHOUT_KERAS, OptimizerV, ParamsV,
     PER_SAMPLE_SCALAR, SCHEDULERS, SchedulerV, V)
 
 
@@ -81,6 +82,9 @@ class ReaderObjects:
         return T.Loss(kind, from_logits, params, reduction)
 
     def optimizer(self, name: str, node: cst.Call, pos, vals, kw) -> V:
+        if name in OPTIMIZERS_WITHOUT_KERAS:
+            raise Unsupported(f"torch.optim.{name} ({OPTIMIZERS_WITHOUT_KERAS[name]}) has no Keras optimizer; "
+                              "translate it by hand")
         if name not in OPTIMIZERS:
             raise Unsupported(f"torch.optim.{name} is not translated to Keras yet")
         kind, order, defaults = OPTIMIZERS[name]
@@ -109,21 +113,28 @@ class ReaderObjects:
         hyper = dict(T.OPTIMIZER_DEFAULTS[kind])
         hyper["learning_rate"] = h["lr"]
         opt = T.Optimizer(kind, hyper, **per_group)
-        if kind in ("adam", "adamw"):
+        if kind in ("adam", "adamw", "adamax", "nadam"):
             betas = h["betas"]
             if isinstance(betas, T.Code):
                 raise Unsupported(f"{name}(betas=...) must be known statically")
             hyper["beta_1"], hyper["beta_2"] = float(betas[0]), float(betas[1])
             hyper["epsilon"] = h["eps"]
-            hyper["amsgrad"] = h["amsgrad"]
-            opt.epsilon_after_bias_correction = True
+            if kind in ("adam", "adamw"):
+                hyper["amsgrad"] = h["amsgrad"]
+                opt.epsilon_after_bias_correction = True
+        if kind == "nadam":
+            if h["decoupled_weight_decay"]:
+                raise Unsupported("NAdam(decoupled_weight_decay=True) is not translated")
+            hyper["momentum_decay"] = h["momentum_decay"]
         if kind == "adamw":
             hyper["weight_decay"] = h["weight_decay"]
         elif h["weight_decay"]:
             opt.l2 = h["weight_decay"]
         if kind == "sgd":
-            if h["dampening"]:
-                raise Unsupported("SGD(dampening=...) is not translated")
+            if h["dampening"] and h["nesterov"]:
+                raise Unsupported("SGD(nesterov=True, dampening=...): torch refuses it")
+            if h["dampening"] and h["momentum"]:
+                hyper["dampening"] = h["dampening"]
             hyper["momentum"] = h["momentum"]
             hyper["nesterov"] = h["nesterov"]
             opt.momentum_on_gradients = bool(h["momentum"])
@@ -135,12 +146,10 @@ class ReaderObjects:
             opt.epsilon_outside_sqrt = True
             opt.momentum_on_gradients = bool(h["momentum"])
         if kind == "adadelta":
-            if h["weight_decay"]:
-                raise Unsupported("Adadelta(weight_decay=...) is not translated")
             hyper["rho"], hyper["epsilon"] = h["rho"], h["eps"]
         if kind == "adagrad":
             if h["lr_decay"]:
-                raise Unsupported("Adagrad(lr_decay=...) is not translated")
+                hyper["lr_decay"] = h["lr_decay"]
             hyper["initial_accumulator_value"] = h["initial_accumulator_value"]
             hyper["epsilon"] = h["eps"]
             opt.epsilon_outside_sqrt = True

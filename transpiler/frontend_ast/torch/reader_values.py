@@ -273,6 +273,19 @@ OPTIMIZERS = {
     # (Keras' Adadelta is torch's: epsilon inside both square roots, the step times lr)
     "Adadelta": ("adadelta", ("params", "lr", "rho", "eps", "weight_decay"),
                  {"lr": 1.0, "rho": 0.9, "eps": 1e-6, "weight_decay": 0.0}),
+    "Adamax": ("adamax", ("params", "lr", "betas", "eps", "weight_decay"),
+               {"lr": 0.002, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0}),
+    "NAdam": ("nadam", ("params", "lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay"),
+              {"lr": 0.002, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0, "momentum_decay": 0.004,
+               "decoupled_weight_decay": False}),
+}
+#: torch.optim optimizers Keras has no counterpart of (marked stubs naming them)
+OPTIMIZERS_WITHOUT_KERAS = {
+    "LBFGS": "a quasi-Newton method re-evaluating the loss through a closure",
+    "Rprop": "sign-based steps with per-weight step sizes",
+    "ASGD": "averaged SGD",
+    "SparseAdam": "Adam over sparse gradients only",
+    "RAdam": "rectified Adam",
 }
 #: arguments that do not change the numbers (or only the speed)
 OPTIMIZER_IGNORED = {"foreach", "fused", "capturable", "differentiable", "maximize"}
@@ -296,7 +309,8 @@ PER_SAMPLE_SCALAR = {"sparse_categorical_crossentropy", "nll", "kl_divergence"}
 #: methods only a torch module has: a parameter they are called on holds a model
 MODEL_METHODS = {"parameters", "named_parameters", "state_dict", "load_state_dict", "eval", "zero_grad"}
 
-SCHEDULERS = {"StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR", "ReduceLROnPlateau"}
+SCHEDULERS = {"StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR", "ReduceLROnPlateau",
+              "LinearLR", "OneCycleLR", "SequentialLR", "ConstantLR"}
 
 DATA_PATHS = {"torch.utils.data.DataLoader": "loader", "torch.utils.data.dataloader.DataLoader": "loader",
               "torch.utils.data.TensorDataset": "dataset", "torch.utils.data.dataset.TensorDataset": "dataset"}

@@ -34,7 +34,7 @@ LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentrop
                 "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                 "categorical_crossentropy": "CategoricalCrossentropy", "kl_divergence": "KLDivergence"}
 OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad",
-                     "adadelta": "Adadelta"}
+                     "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "Nadam"}
 KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
@@ -43,7 +43,7 @@ RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.trai
 
 def helper_source(name: str) -> str:
     """The source of runtime helper ``name`` (``TorchAdamW``: TorchAdam, renamed)."""
-    if name.startswith("TorchAdam") and name != "TorchAdam":
+    if name == "TorchAdamW":
         stem = name[len("Torch"):]
         return runtime_source.source("keras.optimizers", "TorchAdam", {"TorchAdam": name, "Adam": stem})
     module = next((m for m in RUNTIME_MODULES if runtime_source.defines(m, name)), None)
@@ -319,12 +319,14 @@ class ProgramPrinter:
         cls = f"keras.optimizers.{OPTIMIZER_CLASSES[kind]}"
         args = [f"learning_rate={self.code(h['learning_rate'])}"]
         notes = []
-        if kind in ("adam", "adamw"):
+        if kind in ("adam", "adamw", "adamax", "nadam"):
             if (h["beta_1"], h["beta_2"]) != KERAS_BETAS:
                 args += [f"beta_1={_num(h['beta_1'])}", f"beta_2={_num(h['beta_2'])}"]
             args.append(f"epsilon={self.code(h['epsilon'])}")
             if h.get("amsgrad"):
                 args.append("amsgrad=True")
+        if kind == "nadam" and h.get("momentum_decay", 0.004) != 0.004:
+            args.append(f"momentum_decay={self.code(h['momentum_decay'])}")
         if kind == "adamw":
             args.append(f"weight_decay={self.code(h['weight_decay'])}")
         if kind == "sgd":
@@ -332,6 +334,8 @@ class ProgramPrinter:
                 args.append(f"momentum={self.code(h['momentum'])}")
             if h.get("nesterov"):
                 args.append("nesterov=True")
+            if h.get("dampening"):
+                args.append(f"dampening={self.code(h['dampening'])}")
         if kind == "rmsprop":
             args.append(f"rho={self.code(h['rho'])}")
             if h.get("momentum"):
@@ -340,6 +344,8 @@ class ProgramPrinter:
                 args.append("centered=True")
         if kind == "adagrad":
             args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
+            if h.get("lr_decay"):
+                args.append(f"lr_decay={self.code(h['lr_decay'])}")
         if kind == "adadelta":
             args.append(f"rho={self.code(h['rho'])}")
         if kind in ("rmsprop", "adagrad", "adadelta"):
@@ -352,12 +358,13 @@ class ProgramPrinter:
             self.need(cls)
             if opt.l2:
                 args.append(f"l2={self.code(opt.l2)}")
-        elif kind == "sgd" and (opt.momentum_on_gradients or opt.l2):
+        elif kind == "sgd" and (opt.momentum_on_gradients or opt.l2 or h.get("dampening")):
             self.need("TorchSGD")
             cls = "TorchSGD"
             if opt.l2:
                 args.append(f"l2={self.code(opt.l2)}")
-        elif kind in ("rmsprop", "adagrad") and (opt.epsilon_outside_sqrt or opt.l2):
+        elif kind in ("rmsprop", "adagrad") and (opt.epsilon_outside_sqrt or opt.l2 or h.get("lr_decay")) or \
+                kind in ("adamax", "nadam") or kind == "adadelta" and opt.l2:
             cls = f"Torch{OPTIMIZER_CLASSES[kind]}"
             self.need(cls)
             if opt.l2:
