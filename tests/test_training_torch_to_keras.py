@@ -160,6 +160,20 @@ SCHEDULER_CASES = [
     ("torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0 / (e + 1))", "epoch"),
     ("torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 4))", "step"),
     ("torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)", "step"),
+    ("torch.optim.lr_scheduler.LinearLR(optimizer)", "epoch"),
+    ("torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1.0, end_factor=0.2, total_iters=7)", "step"),
+    ("torch.optim.lr_scheduler.ConstantLR(optimizer, factor=0.5, total_iters=4)", "epoch"),
+    ("torch.optim.lr_scheduler.SequentialLR(optimizer, [torch.optim.lr_scheduler.LinearLR(optimizer, "
+     "start_factor=0.1, total_iters=3), torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.8)], "
+     "milestones=[3])", "epoch"),
+    ("torch.optim.lr_scheduler.SequentialLR(optimizer, schedulers=[torch.optim.lr_scheduler.ConstantLR("
+     "optimizer, factor=0.3, total_iters=2), torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5), "
+     "torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3)], milestones=[2, 7])", "step"),
+    ("torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=12, cycle_momentum=False)", "step"),
+    ("torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, epochs=3, steps_per_epoch=4, pct_start=0.25, "
+     "anneal_strategy='linear', div_factor=10.0, final_div_factor=100.0, cycle_momentum=False)", "step"),
+    ("torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=12, three_phase=True, "
+     "cycle_momentum=False)", "step"),
 ]
 
 

@@ -231,6 +231,12 @@ class ReaderObjects:
         orders = {"StepLR": ("step_size", "gamma"), "MultiStepLR": ("milestones", "gamma"),
                   "ExponentialLR": ("gamma",), "CosineAnnealingLR": ("T_max", "eta_min"),
                   "LambdaLR": ("lr_lambda",),
+                  "LinearLR": ("start_factor", "end_factor", "total_iters"),
+                  "ConstantLR": ("factor", "total_iters"),
+                  "SequentialLR": ("schedulers", "milestones"),
+                  "OneCycleLR": ("max_lr", "total_steps", "epochs", "steps_per_epoch", "pct_start",
+                                 "anneal_strategy", "cycle_momentum", "base_momentum", "max_momentum",
+                                 "div_factor", "final_div_factor", "three_phase"),
                   "ReduceLROnPlateau": ("mode", "factor", "patience", "threshold", "threshold_mode", "cooldown",
                                         "min_lr", "eps")}
         given = dict(zip(orders[name], pos[1:]))
@@ -249,8 +255,13 @@ class ReaderObjects:
                                         per="epoch")
             self.fact(node, "schedule_object", sched.schedule)
             return sched
+        if name == "SequentialLR":
+            return self.sequential_schedule(sched, given)
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
-        if any(isinstance(v, T.Code) for k, v in values.items() if k not in ("step_size", "T_max", "patience")):
+        if name == "OneCycleLR":
+            return self.one_cycle_schedule(sched, values)
+        if any(isinstance(v, T.Code) for k, v in values.items()
+               if k not in ("step_size", "T_max", "patience", "total_iters")):
             raise Unsupported(f"{name}: arguments must be known statically")
         if name == "ReduceLROnPlateau":
             p = {"mode": "min", "factor": 0.1, "patience": 10, "threshold": 1e-4, "threshold_mode": "rel",
@@ -265,25 +276,98 @@ class ReaderObjects:
                 "relative_min_delta": p["threshold_mode"] == "rel"})
             self.fact(node, "callback_object", sched.plateau)
             return sched
-        if name == "StepLR":
-            schedule = T.Schedule("exponential_decay", {"initial_learning_rate": lr0,
-                                                        "decay_steps": values["step_size"],
-                                                        "decay_rate": float(values.get("gamma", 0.1)),
-                                                        "staircase": True}, per="epoch")
-        elif name == "MultiStepLR":
-            gamma = float(values.get("gamma", 0.1))
-            milestones = sorted(int(m) for m in values["milestones"])
-            schedule = T.Schedule("piecewise_constant_decay", {
-                "initial_learning_rate": lr0, "boundaries": [m - 1 for m in milestones],
-                "values": [lr0 * gamma ** i if not isinstance(lr0, T.Code) else None
-                           for i in range(len(milestones) + 1)], "gamma": gamma}, per="epoch")
-        elif name == "ExponentialLR":
-            schedule = T.Schedule("exponential_decay", {"initial_learning_rate": lr0, "decay_steps": 1,
-                                                        "decay_rate": float(values["gamma"]), "staircase": False},
-                                  per="epoch")
-        else:
-            schedule = T.Schedule("cosine_annealing", {"initial_learning_rate": lr0, "t_max": values["T_max"],
-                                                       "eta_min": float(values.get("eta_min", 0.0))}, per="epoch")
-        sched.schedule = schedule
+        sched.schedule = schedule = _closed_form(name, lr0, values)
         self.fact(node, "schedule_object", schedule)
         return sched
+
+    def sequential_schedule(self, sched, given: dict) -> V:
+        """``SequentialLR(optimizer, [s0, s1, ...], milestones=[m1, ...])``: from milestone m_i
+        on, schedule s_i restarted at 0 (torch steps it with ``step(0)``: its closed form at 0)."""
+        parts_node, milestones_node = given.pop("schedulers", None), given.pop("milestones", None)
+        if given or not isinstance(parts_node, (cst.List, cst.Tuple)) or milestones_node is None:
+            raise Unsupported("SequentialLR: a literal list of schedulers and milestones (only) are translated")
+        milestones = self.static(milestones_node, "SequentialLR(milestones=...)")
+        if isinstance(milestones, T.Code) or len(milestones) != len(parts_node.elements) - 1:
+            raise Unsupported("SequentialLR: milestones must be known statically, one fewer than the schedulers")
+        parts = []
+        for el in parts_node.elements:
+            part = self.peek(el.value, self.cur_scope)
+            if not isinstance(part, SchedulerV) or part.schedule is None or part.optimizer is not sched.optimizer:
+                raise Unsupported(f"SequentialLR: {_code(el.value)} is not a learning-rate schedule of the same "
+                                  "optimizer")
+            parts.append(part)
+        for part in parts:  # the parts are this schedule now: their own statements go
+            self.facts.pop(id(part.node), None)
+            if part.stmt is not None:
+                self.fact(part.stmt, "drop", f"{part.var}: a part of the SequentialLR schedule below")
+        sched.schedule = T.Schedule("sequential", {"initial_learning_rate": sched.optimizer.config.hyper[
+            "learning_rate"], "schedules": [p.schedule for p in parts], "milestones": [int(m) for m in milestones]},
+                                    per="epoch")
+        self.fact(sched.node, "schedule_object", sched.schedule)
+        return sched
+
+    def one_cycle_schedule(self, sched, values: dict) -> V:
+        """``OneCycleLR``: the rate of step t by torch's formula (``one_cycle_rate`` in the
+        output); the optimizer's own rate is replaced, as torch replaces it."""
+        p = {"total_steps": None, "epochs": None, "steps_per_epoch": None, "pct_start": 0.3,
+             "anneal_strategy": "cos", "cycle_momentum": True, "base_momentum": 0.85, "max_momentum": 0.95,
+             "div_factor": 25.0, "final_div_factor": 1e4, "three_phase": False, **values}
+        if p["cycle_momentum"] is not False:
+            raise Unsupported("OneCycleLR(cycle_momentum=True) also cycles the optimizer's momentum (beta_1), "
+                              "which a Keras optimizer fixes when it is built; pass cycle_momentum=False or "
+                              "translate by hand")
+        if p["anneal_strategy"] not in ("cos", "linear") or "max_lr" not in p or \
+                isinstance(p["max_lr"], (list, tuple)):
+            raise Unsupported("OneCycleLR: one max_lr and anneal_strategy 'cos' or 'linear' are translated")
+        total = p["total_steps"]
+        if total is None:
+            if p["epochs"] is None or p["steps_per_epoch"] is None:
+                raise Unsupported("OneCycleLR needs total_steps or epochs and steps_per_epoch")
+            e, s = p["epochs"], p["steps_per_epoch"]
+            total = T.Code(f"{_text(e)} * {_text(s)}") if isinstance(e, T.Code) or isinstance(s, T.Code) \
+                else int(e) * int(s)
+        if any(isinstance(p[k], T.Code) for k in ("pct_start", "div_factor", "final_div_factor", "three_phase")):
+            raise Unsupported("OneCycleLR: pct_start, div_factor, final_div_factor and three_phase must be "
+                              "known statically")
+        sched.schedule = T.Schedule("one_cycle", {
+            "initial_learning_rate": sched.optimizer.config.hyper["learning_rate"], "max_lr": p["max_lr"],
+            "total_steps": total, "pct_start": float(p["pct_start"]), "anneal_strategy": p["anneal_strategy"],
+            "div_factor": float(p["div_factor"]), "final_div_factor": float(p["final_div_factor"]),
+            "three_phase": bool(p["three_phase"])}, per="step")
+        self.fact(sched.node, "schedule_object", sched.schedule)
+        return sched
+
+
+def _closed_form(name: str, lr0, values: dict) -> T.Schedule:
+    """The schedules with a closed form in the epoch (or step) count."""
+    if name == "StepLR":
+        schedule = T.Schedule("exponential_decay", {"initial_learning_rate": lr0,
+                                                    "decay_steps": values["step_size"],
+                                                    "decay_rate": float(values.get("gamma", 0.1)),
+                                                    "staircase": True}, per="epoch")
+    elif name == "MultiStepLR":
+        gamma = float(values.get("gamma", 0.1))
+        milestones = sorted(int(m) for m in values["milestones"])
+        schedule = T.Schedule("piecewise_constant_decay", {
+            "initial_learning_rate": lr0, "boundaries": [m - 1 for m in milestones],
+            "values": [lr0 * gamma ** i if not isinstance(lr0, T.Code) else None
+                       for i in range(len(milestones) + 1)], "gamma": gamma}, per="epoch")
+    elif name in ("LinearLR", "ConstantLR"):
+        linear = name == "LinearLR"
+        start = float(values.get("start_factor" if linear else "factor", 1.0 / 3))
+        end = float(values.get("end_factor", 1.0)) if linear else 1.0
+        schedule = T.Schedule("linear" if linear else "constant", {
+            "initial_learning_rate": lr0, "start_factor": start, "end_factor": end,
+            "total_iters": values.get("total_iters", 5)}, per="epoch")
+    elif name == "ExponentialLR":
+        schedule = T.Schedule("exponential_decay", {"initial_learning_rate": lr0, "decay_steps": 1,
+                                                    "decay_rate": float(values["gamma"]), "staircase": False},
+                              per="epoch")
+    else:
+        schedule = T.Schedule("cosine_annealing", {"initial_learning_rate": lr0, "t_max": values["T_max"],
+                                                   "eta_min": float(values.get("eta_min", 0.0))}, per="epoch")
+    return schedule
+
+
+def _text(value) -> str:
+    return value.text if isinstance(value, T.Code) else repr(value)

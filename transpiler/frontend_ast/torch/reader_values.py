@@ -144,6 +144,7 @@ class SchedulerV(V):
     schedule: T.Schedule | None = None
     plateau: T.Callback | None = None
     var: str | None = None
+    stmt: cst.CSTNode | None = None  # the assignment that binds it
 
 
 @dataclass(eq=False)

@@ -470,7 +470,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             for obj in (value,):
                 if isinstance(obj, (OptimizerV, LossV, SchedulerV, LoaderV, DatasetV)) and obj.var is None:
                     obj.var = target.value
-                    if isinstance(obj, (LoaderV, DatasetV)):
+                    if isinstance(obj, (LoaderV, DatasetV, SchedulerV)):
                         obj.stmt = stmt
             if isinstance(value, DictV) and value.var is None and value.items and \
                     all(isinstance(v, (LoaderV, DatasetV)) for v in value.items.values()):

@@ -454,6 +454,28 @@ class ProgramPrinter:
                 param = rendered.params.params[0].name.value
                 return f"lambda {param}: {lr0} * {_atom(_code(rendered.body))}"
             return f"lambda {var}: {lr0} * {_atom(self.code(factor))}({var})"
+        if s.kind == "linear":  # torch's LinearLR: the factor moves linearly over total_iters, then stays
+            total = self.code(p["total_iters"])
+            start, end = _num(p["start_factor"]), _num(p["end_factor"])
+            return f"lambda {var}: {lr0} * ({start} + ({end} - {start}) * min({var}, {total}) / {total})"
+        if s.kind == "constant":  # torch's ConstantLR: factor until total_iters, then 1
+            return f"lambda {var}: {lr0} * ({_num(p['start_factor'])} if {var} < {self.code(p['total_iters'])} else 1.0)"
+        if s.kind == "sequential":  # torch's SequentialLR: part i from milestone i on, restarted at 0
+            parts = [self.schedule_fn(part, var) for part in p["schedules"]]
+            starts = [0] + list(p["milestones"])
+            text = f"({parts[-1]})({var} - {starts[-1]})"
+            for part, begin, end in reversed(list(zip(parts[:-1], starts[:-1], starts[1:]))):
+                shifted = var if begin == 0 else f"{var} - {begin}"
+                text = f"({part})({shifted}) if {var} < {end} else {text}"
+            return f"lambda {var}: {text}"
+        if s.kind == "one_cycle":
+            self.need("one_cycle_rate")
+            self.imports.add("import math")
+            args = [var, self.code(p["max_lr"]), self.code(p["total_steps"])]
+            defaults = {"pct_start": 0.3, "anneal_strategy": "cos", "div_factor": 25.0, "final_div_factor": 1e4,
+                        "three_phase": False}
+            args += [f"{k}={lit(p[k])}" for k, d in defaults.items() if p[k] != d]
+            return f"lambda {var}: one_cycle_rate({', '.join(args)})"
         raise ValueError(s.kind)
 
     def schedule_expr(self, s: T.Schedule) -> str:
