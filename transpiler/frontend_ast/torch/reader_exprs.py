@@ -431,6 +431,9 @@ class ReaderExpressions:
         short = path.split(".")[-1]
         if torch_plumbing.query(self, path, node) is not None:
             return OTHER
+        wrapped = torch_plumbing.distributed_call(self, path, node, pos, vals, kw)
+        if wrapped is not None:
+            return wrapped
         if any(isinstance(v, LiveV) for v in vals + list(kwv.values())) and not path.startswith(
                 ("torch.optim", "torch.utils.data", "torch.nn.utils")):
             from transpiler.frontend_ast.torch.steps import live_function
