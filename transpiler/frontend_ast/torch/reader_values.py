@@ -484,3 +484,39 @@ def _assigns_only(stmt, var: str | None) -> bool:
     return var is not None and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
         isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 and \
         isinstance(stmt.body[0].targets[0].target, cst.Name) and stmt.body[0].targets[0].target.value == var
+
+
+def transforms_batch(stmt, names) -> bool:
+    """Does ``stmt`` assign one of the batch arrays ``names`` something other than itself moved
+    to a device (``images = images.reshape(-1, 784)``, not ``data = data.to(device)``)?"""
+    assigns = [s for s in getattr(stmt, "body", [stmt]) if isinstance(s, cst.Assign)] if \
+        isinstance(stmt, cst.SimpleStatementLine) else []
+    for small in assigns:
+        bound = {n.value for t in small.targets for n in _bound_names(t.target)}
+        if not bound & set(names):
+            continue
+        for call in _calls_in(small.value):
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in IDENTITY_METHODS):
+                return True
+        if not _calls_in(small.value) and not isinstance(small.value, (cst.Name, cst.Tuple)):
+            return True
+    return False
+
+
+def _bound_names(target) -> list:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _bound_names(el.value)]
+    return []
+
+
+def _calls_in(node) -> list:
+    found = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call):
+            found.append(call)
+
+    node.visit(Calls())
+    return found
