@@ -142,6 +142,14 @@ def test_optimizers_keras_lacks_are_stubs_naming_them(name):
         [str(d) for d in tr.stubs]
 
 
+def test_a_stub_naming_a_computed_argument_shows_its_source_not_an_object_id():
+    """A message must not change from run to run (it is in the output): the argument's text."""
+    tr = translate(object_script("nn.CrossEntropyLoss(ignore_index=symbols['<pad>'])"), "o.py", "keras")
+    messages = [str(d) for d in tr.stubs]
+    assert any("CrossEntropyLoss(ignore_index=symbols['<pad>'])" in m for m in messages), messages
+    assert "ref=" not in tr.text
+
+
 # -- schedulers: the learning rate at every epoch or step ----------------------------------
 class _Host:
     """What a callback needs of a model: an optimizer (and stop_training)."""

@@ -54,7 +54,8 @@ class ReaderObjects:
             params["label_smoothing"] = smoothing
         ignore = kw.pop("ignore_index", -100)
         if ignore != -100:
-            raise Unsupported(f"{name}(ignore_index={ignore}) is not translated")
+            raise Unsupported(f"{name}(ignore_index={_shown(ignore)}) "
+                              "is not translated")
         if kind == "huber":
             delta = kw.pop("delta", 1.0)
             beta = kw.pop("beta", 1.0)
@@ -71,12 +72,12 @@ class ReaderObjects:
             elif reduction == "sum":
                 pass
             else:
-                raise Unsupported(f"{name}(reduction={reduction!r}) averages over the classes too; "
+                raise Unsupported(f"{name}(reduction={_shown(reduction)}) averages over the classes too; "
                                   "use reduction='batchmean' (the KL divergence per sample)")
         if kw:
             raise Unsupported(f"{name}: argument(s) {', '.join(sorted(kw))} not translated")
         if isinstance(reduction, T.Code) or reduction not in ("mean", "sum"):
-            raise Unsupported(f"{name}(reduction={reduction!r}) is not translated (only 'mean' and 'sum')")
+            raise Unsupported(f"{name}(reduction={_shown(reduction)}) is not translated (only 'mean' and 'sum')")
         if reduction == "sum" and kind not in PER_SAMPLE_SCALAR:
             raise Unsupported(f"{name}(reduction='sum') sums every element; Keras sums per-sample means")
         return T.Loss(kind, from_logits, params, reduction)
@@ -370,4 +371,10 @@ def _closed_form(name: str, lr0, values: dict) -> T.Schedule:
 
 
 def _text(value) -> str:
+    return value.text if isinstance(value, T.Code) else repr(value)
+
+
+def _shown(value) -> str:
+    """A keyword's value in a message: its source text when it is code (never the node's id,
+    which changes from run to run)."""
     return value.text if isinstance(value, T.Code) else repr(value)
