@@ -948,13 +948,16 @@ def object_script(loss: str = "nn.MSELoss()", optimizer: str = "torch.optim.SGD(
 
 DOC_OPTIMIZERS = ("SGD(model.parameters(), lr=0.1)", "SGD(model.parameters(), lr=0.1, momentum=0.9)",
                   "Adam(model.parameters())", "AdamW(model.parameters())", "RMSprop(model.parameters())",
-                  "Adagrad(model.parameters())", "Adadelta(model.parameters())")
+                  "Adagrad(model.parameters())", "Adadelta(model.parameters())", "Adamax(model.parameters())",
+                  "NAdam(model.parameters())")
 DOC_LOSSES = ("CrossEntropyLoss()", "CrossEntropyLoss(label_smoothing=0.1)", "BCEWithLogitsLoss()", "BCELoss()",
               "MSELoss()", "L1Loss()", "HuberLoss(delta=2.0)", "SmoothL1Loss()", "NLLLoss()",
               "KLDivLoss(reduction='batchmean')")
 DOC_SCHEDULERS = ("StepLR(optimizer, step_size=10)", "MultiStepLR(optimizer, milestones=[5, 8])",
                   "ExponentialLR(optimizer, gamma=0.9)", "CosineAnnealingLR(optimizer, T_max=10)",
-                  "LambdaLR(optimizer, lambda e: 0.95 ** e)", "ReduceLROnPlateau(optimizer, patience=2)")
+                  "LambdaLR(optimizer, lambda e: 0.95 ** e)", "ReduceLROnPlateau(optimizer, patience=2)",
+                  "LinearLR(optimizer, start_factor=0.1, total_iters=5)",
+                  "ConstantLR(optimizer, factor=0.5, total_iters=3)")
 
 
 def render_training_table() -> str:
