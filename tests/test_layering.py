@@ -55,7 +55,7 @@ ALLOWED_BACK_EDGES = {
     "transpiler.frontend_ast.torch.support -> transpiler.ir.passes.shape_inference",
     "transpiler.frontend_ast.torch.tensor_calls -> transpiler.ir.passes.shape_inference",
     # frontend -> printers
-    "transpiler.frontend_ast.torch.training -> transpiler.printers.keras.training",
+    "transpiler.frontend_ast.torch.reader_methods -> transpiler.printers.keras.training",
     # frontend -> weights
     "transpiler.frontend_ast.torch.param_groups -> transpiler.weights.torch_source",
     # ir -> frontend
@@ -100,8 +100,8 @@ LONG_FUNCTIONS_TODAY = {
     "transpiler/frontend_ast/torch/tensor_calls.py::TorchTensorCalls._tensor_method",
     "transpiler/frontend_ast/torch/steps.py::read_custom_loop",
     "transpiler/frontend_ast/torch/train_step.py::read_fit_shape",
-    "transpiler/frontend_ast/torch/training.py::TrainingReader.tensor_method",
-    "transpiler/frontend_ast/torch/training.py::TrainingReader.torch_function",
+    "transpiler/frontend_ast/torch/reader_methods.py::ReaderMethods.tensor_method",
+    "transpiler/frontend_ast/torch/reader_exprs.py::ReaderExpressions.torch_function",
     "transpiler/ir/modules.py::build_structure",
     "transpiler/printers/keras/train_step.py::train_step_fit",
     "transpiler/printers/keras/training.py::ProgramPrinter.expression",

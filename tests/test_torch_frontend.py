@@ -338,11 +338,13 @@ def test_directory_mode_to_keras(tmp_path):
     (tmp_path / "keras_script.py").write_text("import keras\nmodel = keras.Sequential([])\n")
     r = _cli(str(tmp_path), "--to", "keras")
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "net_keras.py").exists()
-    assert not (tmp_path / "keras_script_keras.py").exists()
+    out = tmp_path.parent / f"{tmp_path.name}_keras"  # a program's folder goes beside it, names kept
+    assert (out / "net.py").exists() and not (tmp_path / "net_keras.py").exists()
     assert "does not import torch" in r.stderr + r.stdout
-    r = _cli(str(tmp_path), "--to", "keras")  # the outputs are not translated again
-    assert not (tmp_path / "net_keras_keras.py").exists()
+    assert (out / "keras_script.py").read_text() == (tmp_path / "keras_script.py").read_text()  # copied
+    r = _cli(str(tmp_path), "--to", "keras")  # again: the same outputs, nothing translated twice
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["keras_script.py", "net.py"]
 
 
 def test_support_table_in_the_docs_matches_the_registry():

@@ -122,7 +122,8 @@ def test_optimizer_mapped_with_torch_defaults_and_variants(call, kind, hyper, va
     ("torch.optim.AdamW([{'params': [model[0].weight]}, {'params': [model[0].bias, model[2].weight, model[2].bias], "
      "'lr': 0.1}], lr=0.01)", "different learning rates and weight decay"),
     ("torch.optim.SGD([{'params': [model[0].weight]}], lr=0.01)", "do not hold every parameter"),
-    ("torch.optim.SGD(model.parameters(), lr=0.1, dampening=0.1)", "dampening"),
+    ("torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, dampening=0.1)", "torch refuses it"),
+    ("torch.optim.NAdam(model.parameters(), decoupled_weight_decay=True)", "decoupled_weight_decay"),
     ("torch.optim.Adam(model.parameters(), maximize=True)", "maximize"),
 ])
 def test_untranslated_optimizer_is_a_stub_with_its_line(call, message):

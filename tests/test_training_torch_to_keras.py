@@ -93,6 +93,14 @@ OPTIMIZER_CASES = [
     "torch.optim.RMSprop(model.parameters(), lr=0.01)",
     "torch.optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5, centered=True, weight_decay=0.01)",
     "torch.optim.Adagrad(model.parameters(), lr=0.1)",
+    "torch.optim.Adagrad(model.parameters(), lr=0.1, lr_decay=0.05, weight_decay=0.01)",
+    "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.3)",
+    "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.5, weight_decay=0.01)",
+    "torch.optim.Adadelta(model.parameters(), lr=1.0, weight_decay=0.01)",
+    "torch.optim.Adamax(model.parameters(), lr=0.01)",
+    "torch.optim.Adamax(model.parameters(), lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.01)",
+    "torch.optim.NAdam(model.parameters(), lr=0.01)",
+    "torch.optim.NAdam(model.parameters(), lr=0.01, betas=(0.8, 0.99), momentum_decay=0.01, weight_decay=0.01)",
 ]
 
 
@@ -127,6 +135,21 @@ def test_optimizer_steps_match(call, tiny):
         keras.config.set_floatx("float32")
 
 
+@pytest.mark.parametrize("name", ["LBFGS", "Rprop", "ASGD", "SparseAdam", "RAdam"])
+def test_optimizers_keras_lacks_are_stubs_naming_them(name):
+    tr = translate(object_script("nn.MSELoss()", f"torch.optim.{name}(model.parameters())", "None"), "o.py", "keras")
+    assert any(f"torch.optim.{name} (" in str(d) and "has no Keras optimizer" in str(d) for d in tr.stubs), \
+        [str(d) for d in tr.stubs]
+
+
+def test_a_stub_naming_a_computed_argument_shows_its_source_not_an_object_id():
+    """A message must not change from run to run (it is in the output): the argument's text."""
+    tr = translate(object_script("nn.CrossEntropyLoss(ignore_index=symbols['<pad>'])"), "o.py", "keras")
+    messages = [str(d) for d in tr.stubs]
+    assert any("CrossEntropyLoss(ignore_index=symbols['<pad>'])" in m for m in messages), messages
+    assert "ref=" not in tr.text
+
+
 # -- schedulers: the learning rate at every epoch or step ----------------------------------
 class _Host:
     """What a callback needs of a model: an optimizer (and stop_training)."""
@@ -145,6 +168,20 @@ SCHEDULER_CASES = [
     ("torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0 / (e + 1))", "epoch"),
     ("torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 4))", "step"),
     ("torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)", "step"),
+    ("torch.optim.lr_scheduler.LinearLR(optimizer)", "epoch"),
+    ("torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1.0, end_factor=0.2, total_iters=7)", "step"),
+    ("torch.optim.lr_scheduler.ConstantLR(optimizer, factor=0.5, total_iters=4)", "epoch"),
+    ("torch.optim.lr_scheduler.SequentialLR(optimizer, [torch.optim.lr_scheduler.LinearLR(optimizer, "
+     "start_factor=0.1, total_iters=3), torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.8)], "
+     "milestones=[3])", "epoch"),
+    ("torch.optim.lr_scheduler.SequentialLR(optimizer, schedulers=[torch.optim.lr_scheduler.ConstantLR("
+     "optimizer, factor=0.3, total_iters=2), torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5), "
+     "torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3)], milestones=[2, 7])", "step"),
+    ("torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=12, cycle_momentum=False)", "step"),
+    ("torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, epochs=3, steps_per_epoch=4, pct_start=0.25, "
+     "anneal_strategy='linear', div_factor=10.0, final_div_factor=100.0, cycle_momentum=False)", "step"),
+    ("torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=12, three_phase=True, "
+     "cycle_momentum=False)", "step"),
 ]
 
 

@@ -31,7 +31,7 @@ SKIP_DIRS = frozenset({".venv", "__pycache__", "site-packages"})
 GENERATED_SUFFIX = "_torch.py"
 #: outputs of the PyTorch → Keras direction
 GENERATED_KERAS_SUFFIX = "_keras.py"
-TORCH_MODULES = frozenset({"torch"})
+TORCH_MODULES = frozenset({"torch", "torchvision"})
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _FROM = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_][\w]*)", re.M)
 KERAS_MODULES = frozenset({"keras", "tensorflow", "tf_keras"})
@@ -126,6 +126,7 @@ class Task:
     diff: bool
     quiet: bool
     keras_exact_updates: bool = False
+    mirrored: bool = False  # written under an output folder that mirrors the source's
 
 
 def process(task: Task) -> FileResult:
@@ -154,9 +155,11 @@ def _process(task: Task) -> FileResult:
                         f"transpile: error: {task.source}: cannot read this folder ({why}); "
                         "the files in it were not translated")
     reason = skip_reason(task.source, task.target)
-    if reason:
-        return FileResult(source=task.source, output=task.output, status="skipped", note=reason)
     writing = not (task.check or task.diff)
+    if reason:
+        if writing and task.mirrored and reason == "does not import torch" and task.source.endswith(".py"):
+            return _copy_unchanged(task, reason)
+        return FileResult(source=task.source, output=task.output, status="skipped", note=reason)
     if writing and os.path.isfile(task.output) and not _written_by_us(task.output):
         res = FileResult(source=task.source, output=task.output)
         return res.fail(f"{task.output} exists and was not written by transpiler",
@@ -206,6 +209,8 @@ def plan(args) -> list[Task]:
         raise BatchUsageError(f"-o/--output takes one source (a file or a directory); "
                               f"{len(sources)} were given")
     pairs: list[tuple[str, str]] = []
+    if not args.output and args.target == "keras" and len(sources) == 1 and os.path.isdir(sources[0]):
+        args.output = keras_folder(sources[0])  # a program's files stay together: imports keep working
     if args.output:
         root = sources[0]
         if not os.path.isdir(root):
@@ -238,8 +243,35 @@ def plan(args) -> list[Task]:
             continue
         seen.add(key)
         tasks.append(Task(src, out, args.target, args.check, args.diff, args.quiet,
-                          getattr(args, "keras_exact_updates", False)))
+                          getattr(args, "keras_exact_updates", False), mirrored=bool(args.output)))
     return tasks
+
+
+def keras_folder(root: str) -> str:
+    """``prog/`` → ``prog_keras/`` beside it: where a PyTorch program's directory goes."""
+    path = os.path.abspath(root)
+    return os.path.join(os.path.dirname(path), os.path.basename(path) + "_keras")
+
+
+def _copy_unchanged(task: Task, reason: str) -> FileResult:
+    """A file of a mirrored program that does not use the source framework (``utils.py``):
+    copied as it is, so that the translated files importing it keep working."""
+    res = FileResult(source=task.source, output=task.output, status="skipped", note=reason)
+    with open(task.source, "rb") as fh:
+        data = fh.read()
+    if os.path.exists(task.output):
+        with open(task.output, "rb") as fh:
+            if fh.read() == data:
+                return res
+        res.note = f"{reason}: {task.output} exists and differs; not overwritten"
+        return res
+    os.makedirs(os.path.dirname(task.output) or ".", exist_ok=True)
+    tmp = f"{task.output}.tmp{os.getpid()}"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, task.output)
+    res.note = f"{reason}: copied unchanged"
+    return res
 
 
 # -- progress and summary ---------------------------------------------------------------

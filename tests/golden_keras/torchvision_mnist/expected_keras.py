@@ -103,14 +103,16 @@ class TorchSGD(keras.optimizers.SGD):
     """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
     and the momentum buffer sums gradients while the learning rate scales each step
     (b = momentum * b + g; p -= lr * b). Keras' SGD sums lr-scaled steps instead, which
-    differs once the learning rate changes."""
+    differs once the learning rate changes. With dampening d the buffer adds (1 - d) * g
+    from the second step on (the first step's buffer is g itself, as torch's)."""
 
-    def __init__(self, l2=0.0, **kwargs):
+    def __init__(self, l2=0.0, dampening=0.0, **kwargs):
         super().__init__(**kwargs)
         self.l2 = l2
+        self.dampening = dampening
 
     def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
+        return {**super().get_config(), "l2": self.l2, "dampening": self.dampening}
 
     def update_step(self, gradient, variable, learning_rate):
         lr = keras.ops.cast(learning_rate, variable.dtype)
@@ -121,8 +123,14 @@ class TorchSGD(keras.optimizers.SGD):
             self.assign_sub(variable, keras.ops.multiply(lr, gradient))
             return
         buffer = self.momentums[self._get_variable_index(variable)]
+        added = gradient
+        if self.dampening:
+            first = keras.ops.equal(self.iterations, 0)
+            added = keras.ops.where(
+                first, gradient, keras.ops.multiply(1.0 - self.dampening, gradient)
+            )
         self.assign(
-            buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), gradient)
+            buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), added)
         )
         if self.nesterov:
             step = keras.ops.add(gradient, keras.ops.multiply(self.momentum, buffer))

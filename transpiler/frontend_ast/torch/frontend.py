@@ -79,6 +79,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.frozen_bias_hh: set[int] = set()  # id(Mod) of recurrent layers whose bias_hh is frozen
         self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
         self.stubbed_builders: set[str] = set()
+        #: ``model = nn.Linear(...)`` at module level: the builder printed for it → the statement
+        self.layer_models: dict[str, cst.CSTNode] = {}
         self.cur_builder: str | None = None
         self.warned: set[str] = set()
         self.layer_tokens: dict[str, LayerToken] = {}
@@ -246,6 +248,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     mod = self._eval(assign.value, self.globals)
                     if isinstance(mod, Mod):
                         found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
+                elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
+                    var = assign.targets[0].target.value
+                    builder = f"build_{var}"
+                    if builder not in self.functions and builder not in self.globals.vars:
+                        self.layer_models[builder] = stmt  # printed as a builder, the statement calls it
+                        found.append((var, self._eval(assign.value, self.globals), builder, {}, var))
         if found:
             return found
         nested: set[str] = set()
@@ -452,6 +460,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self._attach_comments(graph)
         graph.lint()
         md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
+        if builder in self.layer_models:
+            md.construct_statement = id(self.layer_models[builder])
         for method, values in list(self.method_calls.items()):
             try:
                 md.methods[method] = self._method_model(mod, method, values)
@@ -610,10 +620,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         if isinstance(shape, (tuple, list)) and all(isinstance(s, int) for s in shape):
             return [(tuple(shape), dtype)]
         data = self._pick_data_shape(mod)
-        if data:
-            return data
         first = next((m for _, m in _walk(mod) if m.kind == "leaf"), None)
-        if first is not None and first.layer.op == "dense" and first.layer.in_features:
+        dense = first is not None and first.layer.op == "dense" and first.layer.in_features
+        if data and not (dense and data[0][0][-1] != first.layer.in_features):
+            return data
+        # (data a first Linear cannot take is reshaped before the model: images.reshape(-1, 28 * 28))
+        if dense:
             return [((first.layer.in_features,), "float32")]
         raise FrontendError("cannot tell the model's input shape: add a module-level INPUT_SHAPE = (...)",
                             mod.span)
@@ -727,3 +739,28 @@ def class_builders(frontend: "TorchFrontend") -> dict[str, str]:
 def read_torch(source: str, path: str = "<string>") -> Program:
     """Parse a PyTorch script into a Program."""
     return TorchFrontend(source, path).run()
+
+
+def _torch_layer_model(fe, assign: cst.Assign) -> bool:
+    """``model = nn.Linear(...)`` / ``nn.Sequential(...)`` at module level, the model being
+    an ``nn`` layer or container itself (whose first use a training loop or a call shows)."""
+    if not (isinstance(assign.value, cst.Call) and len(assign.targets) == 1 and
+            isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    try:
+        func = fe._eval(assign.value.func, fe.globals)
+    except Exception:  # noqa: BLE001 - not a static reference
+        return False
+    if not (isinstance(func, Ref) and func.path.startswith("torch.nn.") and func.path.count(".") == 2):
+        return False
+    try:
+        mod = fe._eval(assign.value, fe.globals)
+    except Exception:  # noqa: BLE001 - built from run-time values: not read here
+        return False
+    return isinstance(mod, Mod) and _mentions_model_use(fe.module, assign.targets[0].target.value)
+
+
+def _mentions_model_use(module: cst.Module, var: str) -> bool:
+    """Does the program train or call ``var`` (``var.parameters()``, ``var(x)``)?"""
+    text = module.code
+    return f"{var}.parameters()" in text or f"{var}(" in text

@@ -59,7 +59,7 @@ class HelperCalls:
     def assigned(self, target, value, stmt) -> None:
         """``optimizer = KerasAdam(...)`` / ``loss_fn = a_loss_function`` (or a list of them, one per
         output): may be dropped."""
-        from transpiler.frontend_ast.torch.training import OptimizerV
+        from transpiler.frontend_ast.torch.reader_values import OptimizerV
 
         if isinstance(target, cst.Name) and stmt is not None and (isinstance(value, (HelperRefV, OptimizerV))
                                                                    or _loss_list(value)) and \
@@ -85,7 +85,7 @@ class HelperCalls:
     def _rmsprop(self, ref: HelperRefV, node: cst.Call, pos, vals, kw):
         """Keras' RMSprop written as a torch optimizer: its arguments are Keras' (``rho``),
         its defaults the class's own."""
-        from transpiler.frontend_ast.torch.training import OptimizerV, ParamsV
+        from transpiler.frontend_ast.torch.reader_values import OptimizerV, ParamsV
         from transpiler.frontend_ast.torch.modules import Unsupported
 
         names, defaults = torch_helpers.rmsprop_arguments(ref.helper.node)
@@ -147,7 +147,7 @@ class HelperCalls:
     def loader(self, helper: Helper, node: cst.Call):
         """``make_loader(x, y, batch_size=64, shuffle=True)``: a DataLoader over a TensorDataset
         of those arrays (None when an argument has no role or an array is a list of them)."""
-        from transpiler.frontend_ast.torch.training import DatasetV, LoaderV
+        from transpiler.frontend_ast.torch.reader_values import DatasetV, LoaderV
 
         bound = helper.bind(node)
         if bound is None:
@@ -167,7 +167,7 @@ class HelperCalls:
 
     # -- the calls -----------------------------------------------------------------------
     def _model(self, got) -> Any:
-        from transpiler.frontend_ast.torch.training import ModelV
+        from transpiler.frontend_ast.torch.reader_values import ModelV
 
         model = got.get("model")
         if not isinstance(model, ModelV) or model.md is None or not model.var:
@@ -177,7 +177,7 @@ class HelperCalls:
     def _losses(self, helper: Helper, got, n_outputs: int) -> list[T.Loss] | None:
         """One loss per output: the loss (one output) or the list of them (several: the helper
         zips them with the outputs, so a single loss would train the first output only)."""
-        from transpiler.frontend_ast.torch.training import LossV, TupleV
+        from transpiler.frontend_ast.torch.reader_values import LossV, TupleV
 
         value = got.get("loss")
         items = value.items if isinstance(value, TupleV) and n_outputs > 1 else [value]
@@ -295,7 +295,7 @@ class HelperCalls:
                 self.recognised.add(id(item.node))
 
     def fit(self, helper: Helper, node, bound, got):
-        from transpiler.frontend_ast.torch.training import OptimizerV
+        from transpiler.frontend_ast.torch.reader_values import OptimizerV
 
         optimizer = got.get("optimizer")
         if not isinstance(optimizer, OptimizerV) or "y" not in bound:
@@ -332,7 +332,7 @@ class HelperCalls:
         return model if model is not None and model.md.graph.meta.get("own_step") else None
 
     def _own_call(self, node, bound, model, kind: str, config):
-        from transpiler.frontend_ast.torch.training import OTHER
+        from transpiler.frontend_ast.torch.reader_values import OTHER
 
         self._done(node, bound, kind, model, config)
         return OTHER
@@ -340,7 +340,7 @@ class HelperCalls:
     def own_optimizer(self, target: cst.Attribute, value, stmt) -> bool:
         """``model.optimizer = KerasAdam(model.parameters(), ...)`` for a model whose own
         train_step reads ``self.optimizer``: Keras' ``model.compile(optimizer=...)``."""
-        from transpiler.frontend_ast.torch.training import ModelV, OptimizerV
+        from transpiler.frontend_ast.torch.reader_values import ModelV, OptimizerV
 
         if target.attr.value != "optimizer" or not isinstance(value, OptimizerV) or stmt is None or \
                 len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
@@ -358,7 +358,7 @@ class HelperCalls:
 
     def _compiled_call(self, helper: Helper, node, bound, got, optimizer, config):
         """fit/evaluate: the model's compile (made before its first call) and the call itself."""
-        from transpiler.frontend_ast.torch.training import OTHER
+        from transpiler.frontend_ast.torch.reader_values import OTHER
 
         model = self._model(got)
         n_outputs = len(model.md.graph.outputs) if model is not None else 0
@@ -373,7 +373,7 @@ class HelperCalls:
         return OTHER
 
     def predict(self, helper: Helper, node, bound, got):
-        from transpiler.frontend_ast.torch.training import OTHER
+        from transpiler.frontend_ast.torch.reader_values import OTHER
 
         model = self._model(got)
         if model is None or helper.logits:
@@ -452,7 +452,7 @@ class HelperCalls:
 
 def _loss_list(value) -> bool:
     """A list of recognised loss functions (one per output of a model)."""
-    from transpiler.frontend_ast.torch.training import TupleV
+    from transpiler.frontend_ast.torch.reader_values import TupleV
 
     return isinstance(value, TupleV) and bool(value.items) and all(
         isinstance(v, HelperRefV) and v.helper.kind == "loss" for v in value.items)

@@ -39,9 +39,10 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.modules import Unsupported
-from transpiler.frontend_ast.torch.training import (
+from transpiler.frontend_ast.torch.reader_values import (
     LOSSES, DatasetV, FuncV, LoaderV, LossV, ModelV, NotStandard, OptimizerV, SchedulerV, StateV, TorchRef,
-    _code, _dotted, _root_names)
+    _code, _root_names, transforms_batch)
+from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.ir import training as T
 
 _EVALUATION_PHASE = object()  # where a phase loop's evaluation phase runs among the epoch's statements
@@ -315,6 +316,10 @@ class LoopReader:
                 if loss is not None:
                     step["loss"], step["loss_var"] = loss, name
                     return "loss"
+        if transforms_batch(stmt, step["batch"]):
+            # (``images = images.reshape(-1, 784)``: the batch changes before the model sees it)
+            raise NotStandard(f"line {self.line(stmt)}: {_code(stmt).strip()!r} transforms a batch array "
+                              "(fit passes the arrays as they are)")
         if self.is_report(stmt, step):
             self.absorb(stmt, "the running sums")
             return "report"
@@ -750,7 +755,7 @@ def _loader_of(value):
 
 
 def _has_backward_stmt(stmt) -> bool:
-    from transpiler.frontend_ast.torch.training import _has_backward
+    from transpiler.frontend_ast.torch.reader_values import _has_backward
 
     return _has_backward(stmt)
 

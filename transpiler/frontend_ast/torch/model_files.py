@@ -53,7 +53,7 @@ def save_model(reader, node: cst.Call, model, model_node, path) -> None:
 def load_model(reader, node: cst.Call, path, literal, model):
     """``torch.load(path)`` of a file ``torch.save(model, path)`` wrote → ``keras.models.load_model``
     (what it holds: the same model)."""
-    from transpiler.frontend_ast.torch.training import ModelV
+    from transpiler.frontend_ast.torch.reader_values import ModelV
     from transpiler.ir import training as T
 
     _rename(reader, literal)

@@ -34,8 +34,9 @@ import libcst as cst
 
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.loops import _call_of, _is_pass, _is_state_copy, _only_prints
-from transpiler.frontend_ast.torch.training import (
-    FuncV, ModelV, NotStandard, OptimizerV, SchedulerV, TorchRef, _code, _dotted, _has_backward)
+from transpiler.frontend_ast.torch.reader_values import (
+    FuncV, ModelV, NotStandard, OptimizerV, SchedulerV, TorchRef, _code, _has_backward)
+from transpiler.ir.code_literals import dotted_name as _dotted
 
 
 def phase_names(loop) -> list[str] | None:

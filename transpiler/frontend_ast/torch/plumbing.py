@@ -15,6 +15,13 @@ device), so a PyTorch script's device code has no counterpart to call:
   device —, ``cudnn.benchmark = True``, ``torch.backends.cudnn.deterministic = ...``)
   are dropped.
 
+Distributed training runs as the single process it is in every worker (distributed Keras
+is not translated): ``torch.distributed.init_process_group``/``destroy_process_group``/
+``barrier`` and ``torch.multiprocessing.set_start_method`` are dropped, ``get_rank()`` is
+``0`` and ``get_world_size()`` ``1``, a ``DistributedDataParallel``/``DataParallel``
+wrapper is the model it wraps, and ``mp.spawn(fn, args=(a, b), nprocs=n)`` is the call of
+rank 0, ``fn(0, a, b)``.
+
 Each replacement leaves a ``# transpiler:`` comment above the statement, so the reader
 sees what went. Imports no deep-learning framework.
 """
@@ -34,6 +41,27 @@ QUERIES = {
     "torch.accelerator.device_count": "0",
     "torch.accelerator.current_accelerator": "None",
 }
+#: distributed queries → their value in the one process the Keras program runs as
+DIST_QUERIES = {
+    "torch.distributed.get_rank": "0",
+    "torch.distributed.get_world_size": "1",
+    "torch.distributed.get_local_rank": "0",
+    "torch.distributed.is_initialized": "False",
+    "torch.distributed.is_available": "False",
+    "torch.distributed.get_default_backend_for_device": "None",
+    "torch.distributed.get_backend": "\"none\"",
+}
+#: calls that only set up or tear down the worker processes (dropped as statements)
+DIST_STATEMENTS = frozenset({
+    "torch.distributed.init_process_group", "torch.distributed.destroy_process_group",
+    "torch.distributed.barrier", "torch.multiprocessing.set_start_method",
+})
+#: wrappers whose value is the model they wrap
+DIST_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+})
+DIST_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
 
 #: calls that only configure a device (dropped as statements)
 STATEMENTS = frozenset({
@@ -50,6 +78,7 @@ SETTINGS = frozenset({
 
 QUERY_NOTE = "{names} is {text} here: Keras places the computation on a device itself"
 DROP_NOTE = "dropped {what}: Keras chooses and configures the device itself"
+DIST_NOTE = "the program runs as one process (distributed Keras is not translated): "
 
 #: the DataLoader options the Keras program reads, with torch's defaults
 LOADER_OPTIONS = (("batch_size", "1"), ("shuffle", "False"), ("drop_last", "False"))
@@ -60,9 +89,45 @@ def query(reader, path: str, node: cst.Call) -> str | None:
     else None."""
     text = QUERIES.get(path)
     if text is None:
-        return None
+        text = DIST_QUERIES.get(path)
+        if text is None:
+            return None
+        reader.fact(node, "device_expr", {"text": text, "note": DIST_NOTE + f"{path}() is {text}"})
+        return text
     reader.fact(node, "device_expr", {"text": text, "note": QUERY_NOTE.format(names=f"{path}()", text=text)})
     return text
+
+
+def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, kw: dict):
+    """A ``DistributedDataParallel(model, ...)`` wrapper → the model (its value); ``mp.spawn(fn,
+    args=(...), nprocs=n)`` → ``fn(0, ...)``; else None (not a distributed call)."""
+    from transpiler.frontend_ast.torch.modules import Unsupported
+    from transpiler.frontend_ast.torch.reader_values import OTHER
+
+    code = cst.Module([]).code_for_node
+    if path in DIST_WRAPPERS:
+        if not pos or not _plain_reference(pos[0]):
+            raise Unsupported(f"{path.split('.')[-1]}(...) of something other than a model variable")
+        reader.fact(node, "device_expr", {"text": code(pos[0]),
+                                          "note": DIST_NOTE + f"the {path.split('.')[-1]} wrapper is the model"})
+        return vals[0]
+    if path in DIST_SPAWN:
+        fn = pos[0] if pos else kw.get("fn")
+        args = kw.get("args", pos[1] if len(pos) > 1 else None)
+        if fn is None or not _plain_reference(fn) or not (args is None or isinstance(args, cst.Tuple)):
+            raise Unsupported("torch.multiprocessing.spawn of something other than a function with a literal "
+                              "args tuple")
+        texts = ["0"] + ([code(el.value) for el in args.elements] if args is not None else [])
+        reader.fact(node, "device_expr", {"text": f"{code(fn)}({', '.join(texts)})",
+                                          "note": DIST_NOTE + "mp.spawn runs the function once, as rank 0"})
+        return OTHER
+    return None
+
+
+def _plain_reference(node) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def unpacked_loader_options(reader, args: list, scope) -> list:
@@ -71,7 +136,7 @@ def unpacked_loader_options(reader, args: list, scope) -> list:
     default when the key is absent), so that keys the script adds later (``.update``, under
     ``if use_cuda:``) still count. Other keys the dict is known to hold (``sampler``) are
     passed on as themselves, so what is not translated still says so."""
-    from transpiler.frontend_ast.torch.training import OTHER
+    from transpiler.frontend_ast.torch.reader_values import OTHER
 
     out = []
     for arg, value in args:
@@ -100,6 +165,9 @@ def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
         path = _torch_path(reader, small.value.func, scope)
         if path in STATEMENTS:
             reader.fact(line, "device_drop", DROP_NOTE.format(what=f"{path}()"))
+            return True
+        if path in DIST_STATEMENTS:
+            reader.fact(line, "device_drop", DIST_NOTE + f"dropped {path}()")
             return True
     if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Attribute) for t in small.targets):
         paths = [_torch_path(reader, t.target, scope) for t in small.targets]

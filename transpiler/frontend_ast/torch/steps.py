@@ -18,9 +18,10 @@ import libcst as cst
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
-from transpiler.frontend_ast.torch.training import (
+from transpiler.frontend_ast.torch.reader_values import (
     CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SchedulerV, TorchRef, _code,
-    _dotted, _has_backward)
+    _has_backward)
+from transpiler.ir.code_literals import dotted_name as _dotted
 
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
                   "torch.nn.utils.clip_grad.clip_grad_norm_": "global_clipnorm",

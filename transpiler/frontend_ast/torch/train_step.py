@@ -29,7 +29,8 @@ from transpiler.frontend_ast.torch.helpers import _walk
 from transpiler.frontend_ast.torch.loops import (
     LoopReader, _batch_names, _is_pass, _method_call, _names_assigned, _only_prints, _reassigned_before_read,
     _target_names, _value)
-from transpiler.frontend_ast.torch.training import LoaderV, ModelV, NotStandard, OptimizerV, _code
+from transpiler.frontend_ast.torch.reader_values import (
+    LoaderV, ModelV, NotStandard, OptimizerV, _code, transforms_batch)
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -102,6 +103,9 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
             else:
                 report.append(s)
     step.sort(key=inner.index)
+    for s in step:  # fit's batches are tensors: numpy's methods (images.reshape(-1, 784)) are not theirs
+        if transforms_batch(s, names):
+            return None, f"line {reader.fe._span(s).line}: {_code(s).strip()!r} transforms a batch array"
     if index_names & step_reads or (not isinstance(loop.target, cst.Name) and loop is not owner):
         return None, "the step reads the batch index"
     if loop is not owner and _target_names(loop.target) & step_reads:

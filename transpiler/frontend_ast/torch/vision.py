@@ -166,7 +166,7 @@ def _size(fe, node) -> tuple | None:
 def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvision call kinds; a registry is next
     """What a torchvision call holds for the reader (a dataset, or plain data for a
     transform), with the fact that prints it; None when ``node`` is not a torchvision call."""
-    from transpiler.frontend_ast.torch.training import OTHER, DatasetV
+    from transpiler.frontend_ast.torch.reader_values import OTHER, DatasetV
 
     root = node.func
     while isinstance(root, cst.Attribute):

@@ -285,6 +285,11 @@ class KerasScript:
         return kept
 
     def statement(self, stmt) -> str | None:
+        layer_model = next((md for md in self.program.models if md.construct_statement == id(stmt) and
+                            md.builder in getattr(self.frontend, "layer_models", {})), None)
+        if layer_model is not None:  # ``model = nn.Linear(...)``: a builder, and the statement calls it
+            return self.builder(layer_model, None, name=layer_model.builder) + \
+                f"\n\n{layer_model.var} = {layer_model.builder}()\n"
         if isinstance(stmt, cst.ClassDef):
             name = stmt.name.value
             if name in self.subclasses:
@@ -357,10 +362,10 @@ class KerasScript:
         return value is not None and type(value).__name__ == "Ref" and value.path.split(".")[0] == \
             import_line.split()[1].split(".")[0]
 
-    def builder(self, md: ModelDef, fn: cst.FunctionDef | None) -> str:
+    def builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
         graph = md.graph
         unsupported = graph.meta.get("unsupported")
-        name = fn.name.value if fn is not None else md.class_name
+        name = name or (fn.name.value if fn is not None else md.class_name)
         params = _code(fn.params) if fn is not None else ""
         if unsupported:
             span, message = unsupported[0]

@@ -34,7 +34,7 @@ LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentrop
                 "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                 "categorical_crossentropy": "CategoricalCrossentropy", "kl_divergence": "KLDivergence"}
 OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad",
-                     "adadelta": "Adadelta"}
+                     "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "Nadam"}
 KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
@@ -43,7 +43,7 @@ RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.trai
 
 def helper_source(name: str) -> str:
     """The source of runtime helper ``name`` (``TorchAdamW``: TorchAdam, renamed)."""
-    if name.startswith("TorchAdam") and name != "TorchAdam":
+    if name == "TorchAdamW":
         stem = name[len("Torch"):]
         return runtime_source.source("keras.optimizers", "TorchAdam", {"TorchAdam": name, "Adam": stem})
     module = next((m for m in RUNTIME_MODULES if runtime_source.defines(m, name)), None)
@@ -319,12 +319,14 @@ class ProgramPrinter:
         cls = f"keras.optimizers.{OPTIMIZER_CLASSES[kind]}"
         args = [f"learning_rate={self.code(h['learning_rate'])}"]
         notes = []
-        if kind in ("adam", "adamw"):
+        if kind in ("adam", "adamw", "adamax", "nadam"):
             if (h["beta_1"], h["beta_2"]) != KERAS_BETAS:
                 args += [f"beta_1={_num(h['beta_1'])}", f"beta_2={_num(h['beta_2'])}"]
             args.append(f"epsilon={self.code(h['epsilon'])}")
             if h.get("amsgrad"):
                 args.append("amsgrad=True")
+        if kind == "nadam" and h.get("momentum_decay", 0.004) != 0.004:
+            args.append(f"momentum_decay={self.code(h['momentum_decay'])}")
         if kind == "adamw":
             args.append(f"weight_decay={self.code(h['weight_decay'])}")
         if kind == "sgd":
@@ -332,6 +334,8 @@ class ProgramPrinter:
                 args.append(f"momentum={self.code(h['momentum'])}")
             if h.get("nesterov"):
                 args.append("nesterov=True")
+            if h.get("dampening"):
+                args.append(f"dampening={self.code(h['dampening'])}")
         if kind == "rmsprop":
             args.append(f"rho={self.code(h['rho'])}")
             if h.get("momentum"):
@@ -340,6 +344,8 @@ class ProgramPrinter:
                 args.append("centered=True")
         if kind == "adagrad":
             args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
+            if h.get("lr_decay"):
+                args.append(f"lr_decay={self.code(h['lr_decay'])}")
         if kind == "adadelta":
             args.append(f"rho={self.code(h['rho'])}")
         if kind in ("rmsprop", "adagrad", "adadelta"):
@@ -352,12 +358,13 @@ class ProgramPrinter:
             self.need(cls)
             if opt.l2:
                 args.append(f"l2={self.code(opt.l2)}")
-        elif kind == "sgd" and (opt.momentum_on_gradients or opt.l2):
+        elif kind == "sgd" and (opt.momentum_on_gradients or opt.l2 or h.get("dampening")):
             self.need("TorchSGD")
             cls = "TorchSGD"
             if opt.l2:
                 args.append(f"l2={self.code(opt.l2)}")
-        elif kind in ("rmsprop", "adagrad") and (opt.epsilon_outside_sqrt or opt.l2):
+        elif kind in ("rmsprop", "adagrad") and (opt.epsilon_outside_sqrt or opt.l2 or h.get("lr_decay")) or \
+                kind in ("adamax", "nadam") or kind == "adadelta" and opt.l2:
             cls = f"Torch{OPTIMIZER_CLASSES[kind]}"
             self.need(cls)
             if opt.l2:
@@ -447,6 +454,28 @@ class ProgramPrinter:
                 param = rendered.params.params[0].name.value
                 return f"lambda {param}: {lr0} * {_atom(_code(rendered.body))}"
             return f"lambda {var}: {lr0} * {_atom(self.code(factor))}({var})"
+        if s.kind == "linear":  # torch's LinearLR: the factor moves linearly over total_iters, then stays
+            total = self.code(p["total_iters"])
+            start, end = _num(p["start_factor"]), _num(p["end_factor"])
+            return f"lambda {var}: {lr0} * ({start} + ({end} - {start}) * min({var}, {total}) / {total})"
+        if s.kind == "constant":  # torch's ConstantLR: factor until total_iters, then 1
+            return f"lambda {var}: {lr0} * ({_num(p['start_factor'])} if {var} < {self.code(p['total_iters'])} else 1.0)"
+        if s.kind == "sequential":  # torch's SequentialLR: part i from milestone i on, restarted at 0
+            parts = [self.schedule_fn(part, var) for part in p["schedules"]]
+            starts = [0] + list(p["milestones"])
+            text = f"({parts[-1]})({var} - {starts[-1]})"
+            for part, begin, end in reversed(list(zip(parts[:-1], starts[:-1], starts[1:]))):
+                shifted = var if begin == 0 else f"{var} - {begin}"
+                text = f"({part})({shifted}) if {var} < {end} else {text}"
+            return f"lambda {var}: {text}"
+        if s.kind == "one_cycle":
+            self.need("one_cycle_rate")
+            self.imports.add("import math")
+            args = [var, self.code(p["max_lr"]), self.code(p["total_steps"])]
+            defaults = {"pct_start": 0.3, "anneal_strategy": "cos", "div_factor": 25.0, "final_div_factor": 1e4,
+                        "three_phase": False}
+            args += [f"{k}={lit(p[k])}" for k, d in defaults.items() if p[k] != d]
+            return f"lambda {var}: one_cycle_rate({', '.join(args)})"
         raise ValueError(s.kind)
 
     def schedule_expr(self, s: T.Schedule) -> str:
@@ -919,13 +948,16 @@ def object_script(loss: str = "nn.MSELoss()", optimizer: str = "torch.optim.SGD(
 
 DOC_OPTIMIZERS = ("SGD(model.parameters(), lr=0.1)", "SGD(model.parameters(), lr=0.1, momentum=0.9)",
                   "Adam(model.parameters())", "AdamW(model.parameters())", "RMSprop(model.parameters())",
-                  "Adagrad(model.parameters())", "Adadelta(model.parameters())")
+                  "Adagrad(model.parameters())", "Adadelta(model.parameters())", "Adamax(model.parameters())",
+                  "NAdam(model.parameters())")
 DOC_LOSSES = ("CrossEntropyLoss()", "CrossEntropyLoss(label_smoothing=0.1)", "BCEWithLogitsLoss()", "BCELoss()",
               "MSELoss()", "L1Loss()", "HuberLoss(delta=2.0)", "SmoothL1Loss()", "NLLLoss()",
               "KLDivLoss(reduction='batchmean')")
 DOC_SCHEDULERS = ("StepLR(optimizer, step_size=10)", "MultiStepLR(optimizer, milestones=[5, 8])",
                   "ExponentialLR(optimizer, gamma=0.9)", "CosineAnnealingLR(optimizer, T_max=10)",
-                  "LambdaLR(optimizer, lambda e: 0.95 ** e)", "ReduceLROnPlateau(optimizer, patience=2)")
+                  "LambdaLR(optimizer, lambda e: 0.95 ** e)", "ReduceLROnPlateau(optimizer, patience=2)",
+                  "LinearLR(optimizer, start_factor=0.1, total_iters=5)",
+                  "ConstantLR(optimizer, factor=0.5, total_iters=3)")
 
 
 def render_training_table() -> str:

@@ -1,6 +1,6 @@
 """torch.optim's arithmetic on Keras optimizers, for generated Keras programs (PyTorch ->
-Keras): SGD, RMSprop, Adagrad and Adam as torch computes them (TorchAdam is copied as
-TorchAdamW for AdamW).
+Keras): SGD, RMSprop, Adagrad, Adadelta, Adam, Adamax and NAdam as torch computes them
+(TorchAdam is copied as TorchAdamW for AdamW). docs/semantics.md gives each one's formula.
 """
 
 import keras
@@ -11,14 +11,16 @@ class TorchSGD(keras.optimizers.SGD):
     """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
     and the momentum buffer sums gradients while the learning rate scales each step
     (b = momentum * b + g; p -= lr * b). Keras' SGD sums lr-scaled steps instead, which
-    differs once the learning rate changes."""
+    differs once the learning rate changes. With dampening d the buffer adds (1 - d) * g
+    from the second step on (the first step's buffer is g itself, as torch's)."""
 
-    def __init__(self, l2=0.0, **kwargs):
+    def __init__(self, l2=0.0, dampening=0.0, **kwargs):
         super().__init__(**kwargs)
         self.l2 = l2
+        self.dampening = dampening
 
     def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
+        return {**super().get_config(), "l2": self.l2, "dampening": self.dampening}
 
     def update_step(self, gradient, variable, learning_rate):
         lr = keras.ops.cast(learning_rate, variable.dtype)
@@ -29,7 +31,11 @@ class TorchSGD(keras.optimizers.SGD):
             self.assign_sub(variable, keras.ops.multiply(lr, gradient))
             return
         buffer = self.momentums[self._get_variable_index(variable)]
-        self.assign(buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), gradient))
+        added = gradient
+        if self.dampening:
+            first = keras.ops.equal(self.iterations, 0)
+            added = keras.ops.where(first, gradient, keras.ops.multiply(1.0 - self.dampening, gradient))
+        self.assign(buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), added))
         if self.nesterov:
             step = keras.ops.add(gradient, keras.ops.multiply(self.momentum, buffer))
         else:
@@ -90,17 +96,20 @@ class TorchRMSprop(keras.optimizers.Optimizer):
 @keras.saving.register_keras_serializable(package="transpiler")
 class TorchAdagrad(keras.optimizers.Optimizer):
     """Adagrad as torch.optim.Adagrad computes it: the step divides by sqrt(sum) + epsilon
-    (Keras: sqrt(sum + epsilon)), and an l2 weight decay is added to the gradient."""
+    (Keras: sqrt(sum + epsilon)), an l2 weight decay is added to the gradient, and lr_decay
+    scales the rate of step t (1-based) by 1 / (1 + (t - 1) * lr_decay)."""
 
-    def __init__(self, learning_rate=0.01, initial_accumulator_value=0.0, epsilon=1e-10, l2=0.0, **kwargs):
+    def __init__(self, learning_rate=0.01, initial_accumulator_value=0.0, epsilon=1e-10, l2=0.0, lr_decay=0.0,
+                 **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.initial_accumulator_value = initial_accumulator_value
         self.epsilon = epsilon
         self.l2 = l2
+        self.lr_decay = lr_decay
 
     def get_config(self):
         return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon, "l2": self.l2}
+                "epsilon": self.epsilon, "l2": self.l2, "lr_decay": self.lr_decay}
 
     def build(self, variables):
         if self.built:
@@ -115,6 +124,8 @@ class TorchAdagrad(keras.optimizers.Optimizer):
         gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
         if self.l2:
             gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        if self.lr_decay:
+            lr = ops.divide(lr, 1 + ops.cast(self.iterations, variable.dtype) * self.lr_decay)
         total = self.sums[self._get_variable_index(variable)]
         self.assign_add(total, ops.square(gradient))
         step = ops.divide(gradient, ops.add(ops.sqrt(total), self.epsilon))
@@ -149,3 +160,106 @@ class TorchAdam(keras.optimizers.Adam):
             super().update_step(gradient, variable, learning_rate)
         finally:
             self.epsilon = self.torch_epsilon
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchAdadelta(keras.optimizers.Adadelta):
+    """Adadelta as torch.optim.Adadelta computes it: Keras' arithmetic is torch's (epsilon
+    inside both square roots, the step times lr); an l2 weight decay is added to the gradient."""
+
+    def __init__(self, l2=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.l2 = l2
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
+
+    def update_step(self, gradient, variable, learning_rate):
+        gradient = keras.ops.add(keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype))
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        super().update_step(gradient, variable, learning_rate)
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchAdamax(keras.optimizers.Optimizer):
+    """Adamax as torch.optim.Adamax computes it: epsilon enters the infinity norm
+    (u = max(beta_2 * u, |g| + epsilon); Keras divides by u + epsilon instead), the step is
+    lr / (1 - beta_1 ** t) * m / u, and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, learning_rate=0.002, beta_1=0.9, beta_2=0.999, epsilon=1e-8, l2=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon, self.l2 = beta_1, beta_2, epsilon, l2
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
+                "l2": self.l2}
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self.firsts = [self.add_variable_from_reference(v, "exp_avg") for v in variables]
+        self.norms = [self.add_variable_from_reference(v, "exp_inf") for v in variables]
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = keras.ops
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
+        if self.l2:
+            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        index = self._get_variable_index(variable)
+        m, u = self.firsts[index], self.norms[index]
+        step = ops.cast(self.iterations + 1, variable.dtype)
+        self.assign(m, ops.add(ops.multiply(self.beta_1, m), ops.multiply(1 - self.beta_1, gradient)))
+        self.assign(u, ops.maximum(ops.multiply(self.beta_2, u), ops.add(ops.abs(gradient), self.epsilon)))
+        rate = ops.divide(lr, 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
+        self.assign_sub(variable, ops.multiply(rate, ops.divide(m, u)))
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchNadam(keras.optimizers.Optimizer):
+    """NAdam as torch.optim.NAdam computes it: the momentum schedule
+    mu_t = beta_1 * (1 - 0.5 * 0.96 ** (t * momentum_decay)) (Keras' Nadam: 0.96 ** t), the
+    step lr * ((1 - mu_t) / (1 - prod mu) * g + mu_{t+1} / (1 - prod mu * mu_{t+1}) * m) divided
+    by sqrt(v / (1 - beta_2 ** t)) + epsilon, and an l2 weight decay added to the gradient."""
+
+    def __init__(self, learning_rate=0.002, beta_1=0.9, beta_2=0.999, epsilon=1e-8, momentum_decay=0.004,
+                 l2=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        self.momentum_decay, self.l2 = momentum_decay, l2
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
+                "momentum_decay": self.momentum_decay, "l2": self.l2}
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self.firsts = [self.add_variable_from_reference(v, "exp_avg") for v in variables]
+        self.seconds = [self.add_variable_from_reference(v, "exp_avg_sq") for v in variables]
+        self.mu_products = [self.add_variable((), initializer="ones", name="mu_product") for _ in variables]
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = keras.ops
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, dtype))  # dense, as torch's
+        if self.l2:
+            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        index = self._get_variable_index(variable)
+        m, v, product = self.firsts[index], self.seconds[index], self.mu_products[index]
+        step = ops.cast(self.iterations + 1, dtype)
+        mu = self.beta_1 * (1.0 - 0.5 * ops.power(ops.cast(0.96, dtype), step * self.momentum_decay))
+        mu_next = self.beta_1 * (1.0 - 0.5 * ops.power(ops.cast(0.96, dtype), (step + 1) * self.momentum_decay))
+        mu_product = ops.multiply(ops.cast(product, dtype), mu)
+        self.assign(product, ops.cast(mu_product, product.dtype))
+        self.assign(m, ops.add(ops.multiply(self.beta_1, m), ops.multiply(1 - self.beta_1, gradient)))
+        self.assign(v, ops.add(ops.multiply(self.beta_2, v), ops.multiply(1 - self.beta_2, ops.square(gradient))))
+        bias_correction2 = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
+        denom = ops.add(ops.sqrt(ops.divide(v, bias_correction2)), self.epsilon)
+        update = ops.add(ops.multiply(lr * (1 - mu) / (1 - mu_product), ops.divide(gradient, denom)),
+                         ops.multiply(lr * mu_next / (1 - mu_product * mu_next), ops.divide(m, denom)))
+        self.assign_sub(variable, update)

@@ -3,6 +3,8 @@ learning-rate schedules stepped per batch or by the program, loss.backward()/opt
 on a GradientTape, parameter groups, state_dict copies.
 """
 
+import math
+
 import keras
 import tensorflow as tf
 
@@ -19,6 +21,30 @@ class BatchLearningRateScheduler(keras.callbacks.Callback):
     def on_train_batch_begin(self, batch, logs=None):
         self.model.optimizer.learning_rate = self.schedule(self.step)
         self.step += 1
+
+
+def one_cycle_rate(step, max_lr, total_steps, pct_start=0.3, anneal_strategy="cos", div_factor=25.0,
+                   final_div_factor=1e4, three_phase=False):
+    """torch's OneCycleLR rate at optimizer step ``step`` (0-based): from max_lr / div_factor
+    up to max_lr over the first pct_start of the steps, then down to
+    max_lr / div_factor / final_div_factor (three_phase: back to the start first), each
+    phase annealed by cosine or linearly."""
+    initial = max_lr / div_factor
+    lowest = initial / final_div_factor
+    rise = float(pct_start * total_steps) - 1
+    if three_phase:
+        phases = [(rise, initial, max_lr), (float(2 * pct_start * total_steps) - 2, max_lr, initial),
+                  (total_steps - 1, initial, lowest)]
+    else:
+        phases = [(rise, initial, max_lr), (total_steps - 1, max_lr, lowest)]
+    begin = 0
+    for i, (end, first, last) in enumerate(phases):
+        if step <= end or i == len(phases) - 1:
+            pct = (step - begin) / (end - begin)
+            if anneal_strategy == "cos":
+                return last + (first - last) / 2.0 * (math.cos(math.pi * pct) + 1)
+            return (last - first) * pct + first
+        begin = end
 
 
 class StepSchedule:

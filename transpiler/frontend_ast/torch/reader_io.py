@@ -1,0 +1,225 @@
+"""The training reader's data and files: ``DataLoader``/``Dataset`` objects, map-style datasets,
+``torch.save``/``torch.load`` of weights, models and checkpoints, and unused data dropped.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.frontend_ast.torch import model_files as torch_model_files
+from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.ir import training as T
+from transpiler.frontend_ast.torch.reader_values import (
+    _assigns_only, _code, _find_literal, _root_names, _weights_name, Arr, CheckpointV, DatasetV, DictV, LoadedV,
+    LoaderV, MapDatasetV, MapLoaderV, ModelV, OTHER, Other, Scope, StateV, TupleV, V)
+
+
+class ReaderData:
+    """Mixin of ``TrainingReader`` (reader_io)."""
+
+    def data_object(self, what: str, node: cst.Call, pos, vals, kw, kwv, scope: Scope) -> V:
+        if what == "dataset":
+            if kw:
+                raise Unsupported("TensorDataset with keyword arguments")
+            if not all(isinstance(v, (Arr, Other)) for v in vals):
+                raise Unsupported("TensorDataset of something that is not array data")
+            ds = DatasetV(list(pos), node, bindings={n.value: scope.lookup(n.value)
+                                                     for p in pos for n in _root_names(p)})
+            self.datasets.append(ds)
+            self.fact(node, "dataset_object", T.ArrayExpr("", tuple(id(a) for a in pos)))
+            return ds
+        dataset = vals[0] if vals else kwv.get("dataset")
+        if not isinstance(dataset, (DatasetV, MapDatasetV)):
+            raise Unsupported("a DataLoader over something other than a TensorDataset or a map-style Dataset")
+        order = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
+                 "pin_memory", "drop_last")
+        given = dict(zip(order, pos))
+        given.update(kw)
+        given.pop("dataset", None)
+        for key in ("sampler", "batch_sampler", "collate_fn", "worker_init_fn", "generator"):
+            if key in given and _code(given[key]) != "None":
+                raise Unsupported(f"DataLoader({key}=...) is not translated")
+        if isinstance(dataset, MapDatasetV):
+            self.fact(node, "map_loader_object", {
+                "dataset": id(pos[0] if pos else kw["dataset"]),
+                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")}})
+            return MapLoaderV(dataset)
+        loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
+                         drop_last=given.get("drop_last"))
+        given_ds = pos[0] if pos else kw.get("dataset")
+        if isinstance(given_ds, cst.Name) or (isinstance(given_ds, cst.Subscript) and isinstance(
+                given_ds.value, cst.Name) and isinstance(scope.lookup(given_ds.value.value), DictV)):
+            self.used_datasets[id(dataset)] -= 1  # read through the loader: used if the loader is
+        self.loaders.append(loader)
+        self.fact(node, "loader_object", {"dataset": id(pos[0] if pos else kw["dataset"]),
+                                          "batch_size": id(loader.batch_size) if loader.batch_size is not None
+                                          else None,
+                                          "shuffle": id(loader.shuffle) if loader.shuffle is not None else None,
+                                          "drop_last": id(loader.drop_last) if loader.drop_last is not None
+                                          else None})
+        return loader
+
+    def map_dataset(self, short: str, node: cst.Call, pos, vals, kw, kwv) -> V:
+        """``random_split(dataset, lengths)`` and ``Subset(dataset, indices)`` of a map-style
+        dataset or a TensorDataset: the generated helpers of the same names."""
+        names = ("dataset", "lengths") if short == "random_split" else ("dataset", "indices")
+        args = dict(zip(names, pos))
+        args.update(kw)
+        values = dict(zip(names, vals))
+        values.update(kwv)
+        extra = set(args) - set(names)
+        if extra:
+            raise Unsupported(f"{short}({', '.join(sorted(extra))}=...) is not translated")
+        dataset = values.get("dataset")
+        if isinstance(dataset, DatasetV):
+            self.used_datasets[id(dataset)] += 1  # read item by item
+            arity = len(dataset.arrays)
+        elif isinstance(dataset, MapDatasetV):
+            arity = dataset.arity
+        else:
+            raise Unsupported(f"{short} of something that is not a dataset")
+        self.fact(node, "split_object", {"helper": short, "args": [id(args[n]) for n in names]})
+        if short == "Subset":
+            return MapDatasetV(arity)
+        lengths = args.get("lengths")
+        if not isinstance(lengths, (cst.List, cst.Tuple)):
+            raise Unsupported("random_split: give the lengths as a list")
+        return TupleV([MapDatasetV(arity) for _ in lengths.elements])
+
+    def torch_save(self, node: cst.Call, pos, vals) -> V:
+        if len(pos) < 2:
+            raise Unsupported("torch.save without (object, path)")
+        obj, path = vals[0], pos[1]
+        literal = self.path_literal(path)
+        if isinstance(pos[0], cst.Dict):
+            return self.save_checkpoint(node, pos[0], path)
+        if isinstance(obj, StateV) and literal is not None:
+            self.saved[literal.evaluated_value] = ("state", obj.model)
+        if isinstance(obj, StateV) and not obj.snapshot:
+            model_node = pos[0].func.value if isinstance(pos[0], cst.Call) and \
+                isinstance(pos[0].func, cst.Attribute) else None
+            if model_node is None:
+                raise Unsupported("torch.save of a state_dict held in a variable")
+            self.fact(node, "save_weights", T.ArrayExpr("", (id(model_node), id(path))), model=obj.model.name)
+            self.checkpoint_path(path)
+            return OTHER
+        if isinstance(obj, StateV):
+            if obj.model.var is None:
+                raise Unsupported("torch.save of a copied state_dict of a model not held in a variable")
+            self.fact(node, "save_snapshot", T.ArrayExpr("", (id(pos[0]), id(path))), model=obj.model.var)
+            self.facts[id(node)].model_def = obj.model.md
+            self.checkpoint_path(path)
+            return OTHER
+        if isinstance(obj, ModelV) and obj.md is not None:
+            return torch_model_files.save_model(self, node, obj, pos[0], path) or OTHER
+        raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
+
+    def torch_load(self, node: cst.Call, path) -> V:
+        literal = self.path_literal(path)
+        saved = self.saved.get(literal.evaluated_value) if literal is not None else None
+        if saved is None:
+            return LoadedV(path, node)  # only load_state_dict(torch.load(path)) can read it
+        if saved[0] == "state":
+            self.rename_literal(literal)
+            return LoadedV(path, node, saved[1])
+        if saved[0] == "model":
+            return torch_model_files.load_model(self, node, path, literal, saved[1])
+        entries = saved[1]
+        self.fact(node, "load_checkpoint", {"path": id(path), "literal": id(literal),
+                                            "entries": [(key, model.name, new) for key, (model, new)
+                                                        in entries.items()]})
+        return CheckpointV({key: model for key, (model, _new) in entries.items()})
+
+    def path_literal(self, path):
+        if isinstance(path, cst.SimpleString):
+            return path
+        if isinstance(path, cst.Name):
+            return self._path_literal(path.value)
+        if isinstance(path, cst.Call):
+            return _find_literal(path)
+        return None
+
+    def rename_literal(self, literal) -> None:
+        if id(literal) in self.facts:
+            return
+        new = _weights_name(literal.evaluated_value)
+        if new != literal.evaluated_value:
+            self.fact(literal, "array_expr", T.ArrayExpr(f"{literal.prefix}{literal.quote}{new}{literal.quote}"))
+
+    def save_checkpoint(self, node: cst.Call, mapping: cst.Dict, path) -> V:
+        """``torch.save({"netG": netG.state_dict(), ...}, path)``: one weights file per model."""
+        line = self.stmt_stack[-1] if self.stmt_stack else None
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and
+                isinstance(line.body[0], cst.Expr) and line.body[0].value is node):
+            raise Unsupported("torch.save of a checkpoint dict inside an expression")
+        literal = self.path_literal(path)
+        if literal is None:
+            raise Unsupported("torch.save of a checkpoint dict to a path without a file name literal")
+        base = _weights_name(literal.evaluated_value)[: -len(".weights.h5")]
+        entries, out = {}, []
+        for el in mapping.elements:
+            value = el.value if isinstance(el, cst.DictElement) else None
+            if not (isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) and
+                    isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
+                    value.func.attr.value == "state_dict"):
+                raise Unsupported("torch.save of a dict holding other than model.state_dict() values")
+            model = self.peek(value.func.value, self.cur_scope)
+            if not isinstance(model, ModelV):
+                raise Unsupported("torch.save of a dict holding the state of something that is not a model")
+            key = el.key.evaluated_value
+            new = f"{base}_{key}.weights.h5"
+            entries[key] = (model, new)
+            out.append((key, id(value.func.value), new))
+        self.saved[literal.evaluated_value] = ("dict", entries)
+        self.fact(line, "save_checkpoint", {"path": id(path), "literal": id(literal), "entries": out})
+        return OTHER
+
+    def checkpoint_path(self, path) -> None:
+        """Keras' save_weights wants a ``.weights.h5`` name: rename the literal that made the
+        path (``os.path.join(tmp, "m.pt")``), where the path variable was assigned."""
+        literal = None
+        if isinstance(path, cst.SimpleString):
+            literal = path
+        elif isinstance(path, cst.Name):
+            literal = self._path_literal(path.value)
+        elif isinstance(path, cst.Call):
+            literal = _find_literal(path)
+        if literal is None:
+            self.program.warn(self.fe._span(path), f"Keras saves weights to a file ending in .weights.h5: "
+                                                   f"make sure {_code(path)} does")
+            return
+        self.rename_literal(literal)
+
+    def _path_literal(self, name: str):
+        """The string literal that made ``name`` in the function being read (its last assignment)."""
+        holder = self.cur_function if self.cur_function is not None else self.fe.module
+        found = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Assign(self, n: cst.Assign) -> None:
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets):
+                    lit = _find_literal(n.value)
+                    if lit is not None:
+                        found.append(lit)
+
+        holder.visit(Finder())
+        return found[-1] if found else None
+
+    # -- what the training loop left unused -------------------------------------------
+    def _drop_unused_data(self) -> None:
+        """A DataLoader (and its TensorDataset) only the recognised loop read: fit() takes
+        the arrays, so the statement that made it goes."""
+        for loader in self.loaders:
+            if self.used_loaders[id(loader)] <= 0 and loader.stmt is not None and _assigns_only(loader.stmt,
+                                                                                                   loader.var):
+                self.fact(loader.stmt, "drop", f"{loader.var}: fit() batches the arrays itself")
+        for ds in self.datasets:
+            if self.used_datasets[id(ds)] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
+                    not any(id(ds) == id(lo.dataset) and self.used_loaders[id(lo)] > 0 for lo in self.loaders):
+                self.fact(ds.stmt, "drop", f"{ds.var}: fit() batches the arrays itself")
+        for d in self.dicts:
+            if _assigns_only(d.stmt, d.var) and all(
+                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[id(v)] <= 0 and
+                    not any(lo.dataset is v and self.used_loaders[id(lo)] > 0 for lo in self.loaders)
+                    for v in d.items.values()):
+                self.fact(d.stmt, "drop", f"{d.var}: fit() batches the arrays itself")

@@ -1,0 +1,310 @@
+"""The training reader's method calls: on a model, on a tensor (numpy in the target program),
+on a loss or an optimizer; ``model(x)`` and ``loss_fn(out, y)`` outside training.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.frontend_ast.torch import plumbing as torch_plumbing
+from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.ir import training as T
+from transpiler.ir.code_literals import dotted_name as _dotted
+from transpiler.frontend_ast.torch.reader_values import (
+    _code, Arr, CAST_METHODS, ChildrenV, ChildV, COMPARE_METHODS, DatasetV, IDENTITY_METHODS, keras_children,
+    LiveV, LoadedV, LoaderV, LossV, LossValueV, ModelAttrV, ModelV, NUMPY_UNARY, OptimizerV, OTHER, Other,
+    ParamsV, ParamV, REDUCE_METHODS, SchedulerV, Scope, StateV, TupleV, V)
+
+
+class ReaderMethods:
+    """Mixin of ``TrainingReader`` (reader_methods)."""
+
+    # -- methods ----------------------------------------------------------------------
+    def method(self, obj: V, name: str, node: cst.Call, args, scope: Scope) -> V:
+        recv = node.func.value
+        if isinstance(obj, LiveV):
+            from transpiler.frontend_ast.torch.steps import live_method
+
+            return live_method(self, obj, name, node, args)
+        if isinstance(obj, Arr):
+            return self.tensor_method(name, recv, node, args)
+        if isinstance(obj, ModelV):
+            return self.model_method(obj, name, node, args)
+        if isinstance(obj, ModelAttrV):
+            return self.parameter_method(obj, name, node, args)
+        if isinstance(obj, ParamV):
+            if name == "numel":
+                self.array(node, "int(np.prod({0}.shape))", [recv])
+                return OTHER
+            raise Unsupported(f"parameter method .{name}()")
+        if isinstance(obj, ParamsV):
+            raise Unsupported(f"parameters().{name}()")
+        if isinstance(obj, ChildV):
+            raise Unsupported(f"{_code(node.func)}(): a child module's methods are not translated to its Keras layer")
+        if isinstance(obj, LossValueV):
+            if name == "item":
+                self.array(node, "float({0})", [recv])
+                return OTHER
+            if name in ("detach", "cpu"):
+                self.array(node, "{0}", [recv])
+                return LossValueV()
+            if name == "backward":
+                raise Unsupported("loss.backward() outside a recognised training loop")
+            raise Unsupported(f"loss value method .{name}()")
+        if isinstance(obj, OptimizerV):
+            raise Unsupported(f"optimizer.{name}() outside a recognised training loop")
+        if isinstance(obj, SchedulerV):
+            if name == "get_last_lr":
+                self.fact(node, "learning_rate", obj.optimizer.var or "optimizer")
+                return OTHER
+            if name == "step" and not args and obj.schedule is not None and obj.optimizer.var:
+                # stepped by the program's own loop (a custom training loop): the Keras
+                # object steps the same schedule and sets the optimizer's rate
+                obj.schedule.per = "manual"
+                obj.schedule.optimizer = obj.optimizer.var
+                self.array(node, "{0}.step()", [recv])
+                return OTHER
+            raise Unsupported(f"scheduler.{name}() outside a recognised training loop")
+        if isinstance(obj, (StateV, LoadedV)):
+            raise Unsupported(f"state_dict.{name}() is not translated (Keras keeps weights as a list)")
+        if isinstance(obj, LossV):
+            if name == "forward":
+                return self.loss_call(obj, node, args)
+            raise Unsupported(f"loss object method .{name}()")
+        if isinstance(obj, (LoaderV, DatasetV)):
+            raise Unsupported(f"{type(obj).__name__[:-1]} method .{name}()")
+        if isinstance(obj, TupleV) and name in ("index", "count"):
+            return OTHER
+        if isinstance(obj, Other) and name == "deepcopy" and _dotted(recv) == "copy" and args and \
+                isinstance(args[0][1], StateV):
+            arg = args[0][0].value
+            if not (isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute)):
+                raise Unsupported("a copy of a state_dict held in a variable")
+            self.fact(node, "get_weights", T.ArrayExpr("", (id(arg.func.value),)))
+            return StateV(args[0][1].model, snapshot=True)
+        message = torch_plumbing.unknown_tensor_method(self, name, recv) if type(obj) is Other and \
+            self.guessing else None
+        if message is not None:
+            raise Unsupported(message)
+        return OTHER
+
+    def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
+        recv = node.func.value
+        if name in ("eval", "train"):
+            if args and _code(args[0][0].value) not in ("True", "False"):
+                # the mode of every later call would be a guess (Keras takes training= per call)
+                raise Unsupported(f"model.{name}({_code(args[0][0].value)}): a mode known only when the "
+                                  "program runs is not translated")
+            model.training = name == "train" and not (args and _code(args[0][0].value) == "False")
+            self.array(node, "{0}", [recv])  # Keras sets training/inference per call
+            return model
+        if name == "parameters":
+            self.array(node, "{0}.trainable_weights", [recv])
+            return ParamsV(model, _code(recv))
+        if name == "state_dict":
+            return StateV(model)
+        if name == "load_state_dict":
+            src = args[0][1] if args else None
+            if isinstance(src, LoadedV):
+                self.fact(node, "load_weights", T.ArrayExpr("", (id(recv), id(src.path))), model=model.name)
+                if src.model is None:
+                    self.checkpoint_path(src.path)
+                return OTHER
+            if isinstance(src, StateV) and src.snapshot:
+                self.fact(node, "set_weights", T.ArrayExpr("", (id(recv), id(args[0][0].value))), model=model.name)
+                return OTHER
+            raise Unsupported("load_state_dict() of something other than torch.load(path) or a saved copy")
+        if name in ("to", "cpu", "cuda", "float", "double"):
+            if name == "double":
+                raise Unsupported("model.double() is not translated")
+            self.array(node, "{0}", [recv])
+            return model
+        if name == "forward":
+            return self.model_call(model, node, args)
+        if name == "zero_grad":
+            raise Unsupported("model.zero_grad() outside a recognised training loop")
+        if name in ("children", "named_children") and not args:
+            names = keras_children(model.md)
+            var = "name" if _code(recv) != "name" else "child"
+            listed = "(" + ", ".join(repr(n) for n in names) + ("," if len(names) == 1 else "") + ")"
+            item = f"({var}, {{0}}.get_layer({var}))" if name == "named_children" else f"{{0}}.get_layer({var})"
+            self.array(node, f"[{item} for {var} in {listed}]", [recv])
+            return ChildrenV(name == "named_children")
+        if name == "named_parameters" and self.optimizer_args:
+            return OTHER  # in a parameter group: read statically (parameter_groups)
+        if model.md is not None and name in model.md.methods:
+            # the model's own method: a Keras model over its layers (keras_printer.method_function)
+            self.program.meta.setdefault("called_methods", set()).add((id(model.md), name))
+            return self.model_call(model, node, args, method=name)
+        raise Unsupported(f"model.{name}() is not translated to Keras yet")
+
+    def tensor_method(self, name: str, recv, node: cst.Call, args, receiver_node=None, parts=None) -> V:
+        parts = [] if parts is None else parts
+        pos = [a.value for a, _ in args if a.keyword is None]
+        kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
+
+        def p(n) -> str:
+            parts.append(n)
+            return "{%d}" % (len(parts) - 1)
+
+        r = p(recv)
+
+        def done(template: str, result: V = None) -> V:
+            self.array(node, template, parts)
+            return Arr() if result is None else result
+
+        if name in IDENTITY_METHODS:
+            return done(r)
+        if name in CAST_METHODS:
+            return done(f'{r}.astype("{CAST_METHODS[name]}")')
+        if name == "type" and pos:
+            return done(f"{r}.astype({p(pos[0])})")
+        if name == "clone":
+            return done(f"{r}.copy()")
+        if name == "size":
+            return done(f"{r}.shape[{p(pos[0])}]" if pos else f"{r}.shape", OTHER)
+        if name == "dim":
+            return done(f"{r}.ndim", OTHER)
+        if name in ("numel", "nelement"):
+            return done(f"{r}.size", OTHER)
+        if name in ("item", "tolist"):
+            return done(f"{r}.{name}()", OTHER)
+        if name in REDUCE_METHODS or name in ("max", "min"):
+            # (torch takes numpy's spellings too: axis=, keepdims=)
+            dim = kw.get("dim") or kw.get("axis") or (pos[0] if pos else None)
+            keep = kw.get("keepdim") or kw.get("keepdims") or (pos[1] if len(pos) > 1 else None)
+            if name in ("max", "min") and dim is not None:
+                # torch returns (values, indices): .values / [0] is the numpy reduction
+                parent = self._parent_attribute(node)
+                if parent is None:  # the pair itself (``_, predicted = torch.max(out, 1)``)
+                    keeps = f", keepdims={p(keep)}" if keep is not None else ""
+                    axis = p(dim)
+                    return done(f"({r}.{name}(axis={axis}{keeps}), {r}.arg{name}(axis={axis}{keeps}))",
+                                TupleV([Arr(), Arr()]))
+                attr, holder = parent
+                fn = name if attr == "values" else f"arg{name}"
+                self.array(holder, f"{r}.{fn}(axis={p(dim)}" + (f", keepdims={p(keep)}" if keep is not None
+                                                                  else "") + ")", parts)
+                return Arr()
+            fn = name
+            extra = ""
+            if name in ("std", "var"):
+                unbiased = kw.get("unbiased")
+                correction = kw.get("correction")
+                if correction is not None:
+                    extra = f", ddof={p(correction)}"
+                elif unbiased is None or _code(unbiased) != "False":
+                    extra = ", ddof=1"  # torch's std/var are unbiased by default
+            if name == "amax":
+                fn = "max"
+            if name == "amin":
+                fn = "min"
+            if name in ("logsumexp", "norm", "median"):
+                raise Unsupported(f"tensor method .{name}()")
+            args_text = []
+            if dim is not None:
+                args_text.append(f"axis={p(dim)}")
+            if keep is not None:
+                args_text.append(f"keepdims={p(keep)}")
+            template = f"{r}.{fn}({', '.join(args_text)}{extra})" if args_text else f"{r}.{fn}({extra[2:]})"
+            return done(template)
+        if name in COMPARE_METHODS:
+            return done(f"({r} {COMPARE_METHODS[name]} {p(pos[0])})")
+        if name in NUMPY_UNARY:
+            return done(f"{NUMPY_UNARY[name]}({r})")
+        if name == "sigmoid":
+            return done(f"1 / (1 + np.exp(-{r}))")
+        if name == "relu":
+            return done(f"np.maximum({r}, 0)")
+        if name in ("clamp", "clip", "clamp_"):
+            lo = kw.get("min") or (pos[0] if pos else None)
+            hi = kw.get("max") or (pos[1] if len(pos) > 1 else None)
+            return done(f"np.clip({r}, {p(lo) if lo is not None else 'None'}, {p(hi) if hi is not None else 'None'})")
+        if name in ("view", "reshape"):
+            shape = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
+            return done(f"{r}.reshape({shape})")
+        if name == "permute":
+            dims = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
+            return done(f"{r}.transpose({dims})")
+        if name == "transpose":
+            return done(f"np.swapaxes({r}, {p(pos[0])}, {p(pos[1])})")
+        if name == "unsqueeze":
+            return done(f"np.expand_dims({r}, {p(pos[0] if pos else kw['dim'])})")
+        if name == "squeeze":
+            return done(f"{r}.squeeze({p(pos[0] if pos else kw['dim'])})" if (pos or "dim" in kw) else f"{r}.squeeze()")
+        if name == "flatten":
+            if not pos and not kw:
+                return done(f"{r}.reshape(-1)")
+            start = pos[0] if pos else kw.get("start_dim")
+            if _code(start) == "1" and len(pos) <= 1:
+                return done(f"{r}.reshape(len({r}), -1)")
+            raise Unsupported(f".flatten({', '.join(_code(a) for a in pos)}) is not translated")
+        if name in ("fill_", "copy_", "zero_"):
+            value = "0" if name == "zero_" else p(pos[0])
+            return done(f"np.copyto({r}, {value})", OTHER)
+        if name in ("add_", "sub_", "mul_", "div_"):
+            op = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}[name]
+            return done(f"np.copyto({r}, {r} {op} {p(pos[0])})", OTHER)
+        if name in ("round", "cumsum", "nonzero", "sort", "argsort", "any", "all", "ravel"):
+            return done(f"{r}.{name}(" + ", ".join(p(a) for a in pos) + ")")
+        if name == "softmax" or name == "log_softmax":
+            axis = kw.get("dim") or (pos[0] if pos else None)
+            parts.clear()
+            self.fact(node, "activation", {"op": name, "x": id(recv), "axis": id(axis) if axis is not None else None})
+            return Arr()
+        raise Unsupported(f"tensor method .{name}() is not translated to Keras yet")
+
+    def _parent_attribute(self, call: cst.Call):
+        """For ``x.max(dim=1).values`` (or ``[0]``): ('values' | 'indices', the outer node)."""
+        stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        if stmt is None:
+            return None
+        found = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Attribute(self, n: cst.Attribute) -> None:
+                if n.value is call and n.attr.value in ("values", "indices"):
+                    found.append((n.attr.value, n))
+
+            def visit_Subscript(self, n: cst.Subscript) -> None:
+                if n.value is call and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) and \
+                        isinstance(n.slice[0].slice.value, cst.Integer):
+                    found.append(("values" if n.slice[0].slice.value.value == "0" else "indices", n))
+
+        stmt.visit(Finder())
+        return found[0] if found else None
+
+    # -- model and loss calls ---------------------------------------------------------
+    def model_call(self, model: ModelV, node: cst.Call, args, method: str | None = None) -> V:
+        """``model(x)``, or ``model.encode(x)`` (``method``: one of the model's own methods)."""
+        if any(a.keyword is not None or a.star for a, _ in args):
+            raise Unsupported("a model called with keyword or unpacked arguments")
+        inputs = [a.value for a, _ in args]
+        live = bool(self.live) and not self.no_grad
+        md = model.md.methods[method] if method else model.md
+        self.fact(node, "model_call", {"inputs": [id(i) for i in inputs],
+                                       "model": id(node.func.value) if method else id(node.func),
+                                       "method": method and (model.md, method),
+                                       "training": model.training and not self.no_grad,
+                                       "grad": not self.no_grad, "live": live,
+                                       "keras_layout": [isinstance(v, LiveV) for _, v in args]},
+                  model=model.name)
+        if not self.quiet:
+            self.facts[id(node)].model_def = md
+        n_out = len(md.graph.outputs) if md is not None else 1
+        if live:
+            from transpiler.printers.keras.training import output_perm
+
+            outs = [LiveV(output_perm(md, i) is not None) for i in range(n_out)]
+        else:
+            outs = [Arr() for _ in range(n_out)]
+        return outs[0] if n_out == 1 else TupleV(outs)
+
+    def loss_call(self, loss: LossV, node: cst.Call, args) -> V:
+        pos = [a.value for a, _ in args if a.keyword is None]
+        if len(pos) != 2 or len(args) != 2:
+            raise Unsupported("a loss object called with other than (output, target)")
+        output, target = (pos[1], pos[0]) if loss.keras_order else (pos[0], pos[1])
+        self.fact(node, "loss_call", {"loss": id(node.func), "output": id(output), "target": id(target),
+                                      "config": loss.config})
+        return LiveV() if self.live and not self.no_grad else LossValueV()
