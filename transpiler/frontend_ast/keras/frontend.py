@@ -149,11 +149,9 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
             if self._finishable(model):  # (a Sequential never given an input shape: reported)
                 self._finish_model(model, builder, var, args)
         self._builder_layer_statements()
-        unbuilt = [st for st in self.program.training
-                   if isinstance(self.training_models.get(id(st)), ModelObj)
-                   and self.training_models[id(st)].graph is None]
+        unbuilt = [st for st in self.program.training if self._unbuilt_model_of(st) is not None]
         for statement in unbuilt:  # a model never built: nothing to train
-            unbuilt_model = self.training_models[id(statement)]
+            unbuilt_model = self._unbuilt_model_of(statement)
             name = unbuilt_model.user.cls.node.name.value if unbuilt_model.user else unbuilt_model.var or "Sequential"
             self.program.stub(statement.span, f"model.{statement.kind}(): {name} is never built with a "
                                               "static input shape, so it was not translated",

@@ -227,11 +227,21 @@ class KerasLazyModels:
         first = model.layers[0] if model.layers else None
         return model.input_shape is None and getattr(first, "input_shape", None) is None
 
+    def _unbuilt_model_of(self, statement) -> ModelObj | None:
+        """The model a training statement trains, when it was never built (nothing to train)."""
+        model = self.training_models.get(id(statement))
+        if isinstance(model, ModelHandle):
+            model = self._handle_model(model)
+        return model if isinstance(model, ModelObj) and model.graph is None else None
+
     def _finishable(self, model: ModelObj) -> bool:
-        """Whether a registered model can be printed. A Sequential without an input shape is
-        built from its first use when that fixes it; one held by a custom layer is otherwise
-        part of that layer (never called: Keras never builds it either); any other is
-        reported where it is made."""
+        """Whether a registered model is a model of the program that can be printed. One made
+        in a custom layer's ``__init__`` is a part of that layer (printed as its submodule when
+        the layer is called; never called, Keras never builds it either). A Sequential
+        without an input shape is built from its first use when that fixes it, else reported
+        where it is made."""
+        if model.held_by is not None:
+            return False  # made in a custom layer's __init__: a part of that layer's module
         if not self._unbuilt(model):
             return True
         spec = self._input_spec(model)
@@ -241,9 +251,8 @@ class KerasLazyModels:
                 return True
             except (Unsupported, FrontendError):
                 model.input_shape = None
-        if model.held_by is None:
-            name = model.name or model.var or "Sequential"
-            self.program.stub(model.span, f"{name}: a Sequential model whose input shape is never given "
-                                          "statically (no keras.Input, input_shape= or build()); give it one "
-                                          "to translate it", self._line(model.span))
+        name = model.name or model.var or "Sequential"
+        self.program.stub(model.span, f"{name}: a Sequential model whose input shape is never given "
+                                      "statically (no keras.Input, input_shape= or build()); give it one "
+                                      "to translate it", self._line(model.span))
         return False

@@ -140,8 +140,8 @@ class KerasSubclasses:
             suffix = attr if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{attr}_{i}"
             if isinstance(item, ModelObj) and item.user is None and item.var is None:
                 item.var = suffix  # a Functional/Sequential model held by a layer: named after it
-            if isinstance(item, ModelObj) and item.held_by is None:
-                item.held_by = obj
+            if isinstance(item, ModelObj) and item.held_by is None and self._made_in_class(item, obj):
+                item.held_by = obj  # a part of the layer (``self.ffn = keras.Sequential([...])``)
             if isinstance(item, ModelObj) and item.user is not None:
                 item = item.user
             index = i if isinstance(value, (list, tuple)) else None
@@ -156,6 +156,12 @@ class KerasSubclasses:
                 item.owner, item.attr = obj, suffix
                 if item.scope is not None:
                     item.scope.parent, item.scope.attr, item.scope.index = obj.scope, attr, index
+
+    def _made_in_class(self, model: ModelObj, obj: UserObj) -> bool:
+        """``model`` was constructed by the code of ``obj``'s class (its ``__init__``), not
+        handed to it (a GAN's generator made by a builder is a model of its own too)."""
+        where = self._span(obj.cls.node)
+        return model.span is not None and where.line <= model.span.line <= (where.end_line or where.line)
 
     def _call_user(self, obj: UserObj, args, kwargs, span: Span):
         fn = obj.cls.method("call")
