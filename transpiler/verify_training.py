@@ -85,7 +85,8 @@ def batches(md, losses: list[T.Loss], n: int, batch: int = 8, seed: int = 0):
         xs = [verify.random_inputs(graph, batch, seed=rng.randint(1 << 30))[i] for i in range(len(graph.inputs))]
         ys = []
         for loss, value in zip(losses, graph.outputs):
-            shape = (batch, *verify._source_shape(value)[1:])
+            # a free size (a sequence of any length) is the one random_inputs gives the inputs
+            shape = (batch, *(verify._FREE_SIZE if d is None else d for d in verify._source_shape(value)[1:]))
             if loss.kind == "sparse_categorical_crossentropy":
                 ys.append(rng.randint(0, shape[-1], size=shape[:-1]).astype("int64"))
             elif loss.kind == "categorical_crossentropy":

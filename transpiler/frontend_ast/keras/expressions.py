@@ -555,14 +555,17 @@ class KerasExpressions(Interpreter):
         if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
             self._record_loop("apply_gradients", self._current_stmt(), node)
             return None
+        if isinstance(obj, ModelHandle) and name == "build" and self._build_handle(obj, args, kwargs, node):
+            return None
         if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
-            if isinstance(obj, ModelObj) and obj.user is not None and obj.graph is None:
+            model = self._handle_model(obj) if isinstance(obj, ModelHandle) else obj
+            if isinstance(model, ModelObj) and model.graph is None:
                 data = args[0] if args else kwargs.get("x")
                 if isinstance(data, DatasetObj) and data.elements is not None:
                     els = data.elements
                     data = els[0] if isinstance(els, tuple) else els
                     data = ArrayVal("batch", (None, *data.shape), data.dtype)
-                self._build_from_data(obj, data, self._span(node))
+                self._build_lazily(model, data, self._span(node))  # (lazy.py: from the data or first use)
             return self._training_call(obj, name, args, kwargs, node)
         if isinstance(obj, ModelObj):
             if name == "add" and obj.kind == "sequential":

@@ -23,6 +23,7 @@ from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (
     ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown)
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
+from transpiler.frontend_ast.keras.lazy import KerasLazyModels
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
@@ -42,7 +43,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 
-class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -131,8 +132,8 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
                 finally:
                     self.probing = False
                 del self.models[mark:]
-                if isinstance(result, ModelObj) and result.user is not None and result.graph is None:
-                    self._unbuilt_subclass(result, stmt)
+                if isinstance(result, ModelObj) and result.user is not None and result.graph is None \
+                        and not self._unbuilt_subclass(result, stmt):  # (built from its first use, or reported)
                     result = None
                 if isinstance(result, ModelObj) and result.from_builder:
                     result = None  # ``return build_mlp(64)``: that builder's model, not a new one
@@ -147,15 +148,14 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
-        for model, builder, var, args in self.models:
-            self._finish_model(model, builder, var, args)
+        for model, builder, var, args in list(self.models):
+            if self._finishable(model):  # (a Sequential never given an input shape: reported)
+                self._finish_model(model, builder, var, args)
         self._builder_layer_statements()
-        unbuilt = [st for st in self.program.training
-                   if isinstance(self.training_models.get(id(st)), ModelObj)
-                   and self.training_models[id(st)].user is not None
-                   and self.training_models[id(st)].graph is None]
-        for statement in unbuilt:  # a subclassed model never built: nothing to train
-            name = self.training_models[id(statement)].user.cls.node.name.value
+        unbuilt = [st for st in self.program.training if self._unbuilt_model_of(st) is not None]
+        for statement in unbuilt:  # a model never built: nothing to train
+            unbuilt_model = self._unbuilt_model_of(statement)
+            name = unbuilt_model.user.cls.node.name.value if unbuilt_model.user else unbuilt_model.var or "Sequential"
             self.program.stub(statement.span, f"model.{statement.kind}(): {name} is never built with a "
                                               "static input shape, so it was not translated",
                               self._line(statement.span))

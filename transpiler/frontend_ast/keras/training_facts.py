@@ -323,10 +323,10 @@ class KerasTrainingFacts:
         graph = None
         if isinstance(obj, ModelObj):
             # a subclassed model may be compiled before its first call builds it: one output
-            graph = obj.graph if obj.user is not None else self._model_graph(obj)
+            graph = obj.graph if obj.user is not None or self._unbuilt(obj) else self._model_graph(obj)
         elif isinstance(obj, ModelHandle):
             for model, builder, _var, _args in self.models:
-                if builder == obj.builder:
+                if builder == obj.builder and not self._unbuilt(model):  # (lazy.py: built on first use)
                     graph = self._model_graph(model)
         if graph is None:
             return ["output"], 1

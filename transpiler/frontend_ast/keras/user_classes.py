@@ -7,8 +7,6 @@ import math
 from typing import Any
 import libcst as cst
 
-import libcst as cst
-
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import LayerSpec, Unsupported
@@ -73,12 +71,23 @@ class KerasSubclasses:
             lambda b: keras_tensor_ops.call_function(key, _tensor_arg(list(args)), _tensor_arg(dict(kwargs)), b),
             span, key)
 
-    def _unbuilt_subclass(self, model: ModelObj, where: cst.CSTNode) -> None:
+    def _unbuilt_subclass(self, model: ModelObj, where: cst.CSTNode) -> bool:
+        """A builder returns a subclassed model it never built: built as Keras would on its
+        first call when what ``call()`` hands its input to fixes the shape (lazy.py; True),
+        else reported."""
         name = model.user.cls.node.name.value
         span = model.span or self._span(where)
+        try:
+            self._build_lazily(model, None, span)
+        except (Unsupported, FrontendError) as exc:
+            self.program.stub(span, f"{name}: {exc}", self._line(span))
+            return False
+        if model.graph is not None:
+            return True
         self.program.stub(span, f"{name}: the subclassed model's input shape is never given statically; "
                                 "call model.build((None, ...)) or model(keras.Input(shape=...)) where it is "
                                 "built", self._line(span))
+        return False
 
     def _name_user(self, obj: UserObj, name: Any) -> None:
         """Keras names a layer when its ``__init__`` reaches Layer.__init__."""
@@ -131,6 +140,8 @@ class KerasSubclasses:
             suffix = attr if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{attr}_{i}"
             if isinstance(item, ModelObj) and item.user is None and item.var is None:
                 item.var = suffix  # a Functional/Sequential model held by a layer: named after it
+            if isinstance(item, ModelObj) and item.held_by is None and self._made_in_class(item, obj):
+                item.held_by = obj  # a part of the layer (``self.ffn = keras.Sequential([...])``)
             if isinstance(item, ModelObj) and item.user is not None:
                 item = item.user
             index = i if isinstance(value, (list, tuple)) else None
@@ -145,6 +156,12 @@ class KerasSubclasses:
                 item.owner, item.attr = obj, suffix
                 if item.scope is not None:
                     item.scope.parent, item.scope.attr, item.scope.index = obj.scope, attr, index
+
+    def _made_in_class(self, model: ModelObj, obj: UserObj) -> bool:
+        """``model`` was constructed by the code of ``obj``'s class (its ``__init__``), not
+        handed to it (a GAN's generator made by a builder is a model of its own too)."""
+        where = self._span(obj.cls.node)
+        return model.span is not None and where.line <= model.span.line <= (where.end_line or where.line)
 
     def _call_user(self, obj: UserObj, args, kwargs, span: Span):
         fn = obj.cls.method("call")

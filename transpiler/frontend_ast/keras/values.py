@@ -177,6 +177,8 @@ class ModelObj:
     scope: "ModuleScope | None" = None  # as a layer of another model: its module scope
     #: made by calling another builder function while this one was read
     from_builder: str | None = None
+    #: the custom layer/model it is an attribute of (``self.ffn = keras.Sequential([...])``)
+    held_by: "UserObj | None" = None
 
 
 @dataclass(eq=False)

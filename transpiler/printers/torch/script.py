@@ -28,6 +28,7 @@ from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, loop
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch.printer import ModelCode, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
+from transpiler.printers.torch.weight_transfer import WeightLists
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
                   "summary", "train_on_batch", "test_on_batch", "predict_on_batch", "get_weights",
@@ -151,10 +152,11 @@ class _Printer:
         self.construct = {md.construct_statement: (md, code) for md, code in self.inline_models
                           if md.construct_statement is not None}
         self.model_statements = set()
-        for md, _ in self.inline_models:
+        for md in program.models:  # (a builder's model: its module-level build((None, ...)) too)
             self.model_statements |= md.statements
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
+        self.weight_lists = WeightLists(self.model_vars)
         self.dropped_helpers = self._droppable_helpers(frontend.module)
         # the module classes of user Layer classes and block helpers take the place of
         # their definition; the others go right before their model's class
@@ -624,6 +626,9 @@ class _Printer:
             return [new, *loads]
         if sid in self.model_statements or sid in self.program.meta.get("builder_layer_statements", ()):
             return []
+        moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
+        if moved is not None:
+            return [moved]
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
