@@ -1,8 +1,9 @@
 """Section 1: transpile latency.
 
-A cold ``transpile`` process per corpus script against a cold ``black --check`` process
-on the same file (black's cache pointed at an empty directory, so it really formats),
-interleaved and repeated; the median of each. The package's bytecode is compiled first, as
+A cold ``transpile`` process per script against a cold ``black --check`` process on the
+same file (black's cache pointed at an empty directory, so it really formats), interleaved
+and repeated; the best of each (issue 21: best-of-5). Two sets: the corpus, and the
+real-world keras.io scripts of ``../shared/realworld/keras/`` that translate (exit 0). The package's bytecode is compiled first, as
 ``pip install`` does (where ``PYTHONDONTWRITEBYTECODE`` is set, every cold run would
 otherwise compile the sources again). Then warm, in-process throughput of
 ``translate()`` in source lines per second. Target (reported, not asserted): latency
@@ -12,6 +13,7 @@ otherwise compile the sources again). Then warm, in-process throughput of
 from __future__ import annotations
 
 import compileall
+import glob
 import importlib.util
 import os
 import subprocess
@@ -19,12 +21,13 @@ import sys
 import tempfile
 import time
 
-from bench.common import (CORPUS, VENV_BIN, fmt_ratio, geomean, log, median, name_of, read,
+from bench.common import (CORPUS, ROOT, VENV_BIN, fmt_ratio, geomean, log, median, name_of, read,
                           source_lines, table)
 
-REPEATS = 3
+REPEATS = int(os.environ.get("BENCH_LATENCY_REPEATS", "5"))
 WARM_REPEATS = 5
-TARGET = 2.0
+TARGET = 1.5  # issue 21: at most 1.5× a cold black --check (the goal is 1.0×)
+REALWORLD = os.path.normpath(os.path.join(ROOT, "..", "shared", "realworld", "keras"))
 
 
 def _run(cmd: list[str], env: dict) -> tuple[float, int]:
@@ -40,13 +43,13 @@ def compile_bytecode() -> None:
         compileall.compile_dir(folder, quiet=1)
 
 
-def _cold(tmp: str, failures: list[str]) -> list[tuple[str, int, float, float]]:
+def _cold(tmp: str, failures: list[str], paths: list[str]) -> list[tuple[str, int, float, float]]:
     compile_bytecode()
     transpile = os.path.join(VENV_BIN, "transpile")
     black = os.path.join(VENV_BIN, "black")
     env = dict(os.environ)
     rows = []
-    for path in CORPUS:
+    for path in paths:
         name = name_of(path)
         t_times, b_times, failed = [], [], None
         for rep in range(REPEATS):
@@ -70,7 +73,7 @@ def _cold(tmp: str, failures: list[str]) -> list[tuple[str, int, float, float]]:
             failures.append(f"{name}: {failed} (left out)")
             log(f"  latency {name}: {failed}")
             continue
-        rows.append((name, source_lines(path), median(t_times), median(b_times)))
+        rows.append((name, source_lines(path), min(t_times), min(b_times)))
         log(f"  latency {name}: transpile {rows[-1][2]:.3f}s black {rows[-1][3]:.3f}s")
     return rows
 
@@ -144,42 +147,60 @@ def _phases() -> dict[str, float]:
     return spent
 
 
+def _cold_table(cold: list) -> tuple[str, float, list[float]]:
+    """The markdown table of one set's cold runs, its summed ratio and the per-script ratios."""
+    ratios = [t / b for _, _, t, b in cold]
+    total_t = sum(t for _, _, t, _ in cold)
+    total_b = sum(b for _, _, _, b in cold)
+    rows = [[name, n, f"{t * 1e3:.0f}", f"{b * 1e3:.0f}", fmt_ratio(t / b)] for name, n, t, b in cold]
+    rows.append([f"**all (sum of best-of-{REPEATS})**", sum(n for _, n, _, _ in cold), f"{total_t * 1e3:.0f}",
+                 f"{total_b * 1e3:.0f}", f"**{fmt_ratio(total_t / total_b)}**"])
+    return table(["script", "lines", "transpile ms", "black ms", "ratio"], rows), total_t / total_b, ratios
+
+
+def _verdict(name: str, overall: float, ratios: list[float]) -> str:
+    return (f"**{name}: transpile/black {fmt_ratio(overall)}** (sum of best-of-{REPEATS} times; geometric mean of "
+            f"per-script ratios {fmt_ratio(geomean(ratios))}, range {fmt_ratio(min(ratios))}–{fmt_ratio(max(ratios))}). "
+            f"Target ≤ {TARGET}× black (goal 1.0×): {'meets' if overall <= TARGET else 'misses'}.")
+
+
 def run() -> str:
     failures: list[str] = []
+    real_failures: list[str] = []
+    realworld = sorted(glob.glob(os.path.join(REALWORLD, "*.py")))
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
-        cold = _cold(tmp, failures)
+        cold = _cold(tmp, failures, CORPUS)
+        real = _cold(tmp, real_failures, realworld) if realworld else []
         bare, imported = _python_startup(dict(os.environ))
     warm = _warm()
     phases = _phases()
     phase_total = sum(phases.values())
 
-    ratios = [t / b for _, _, t, b in cold]
+    corpus_table, overall, ratios = _cold_table(cold)
     total_t = sum(t for _, _, t, _ in cold)
     total_b = sum(b for _, _, _, b in cold)
-    overall = total_t / total_b
     mean_b = total_b / len(cold)
     lines = sum(n for _, n, _ in warm)
     warm_total = sum(t for _, _, t in warm)
 
-    rows = [[name, n, f"{t * 1e3:.0f}", f"{b * 1e3:.0f}", fmt_ratio(t / b)] for name, n, t, b in cold]
-    rows.append(["**all (sum of medians)**", sum(n for _, n, _, _ in cold), f"{total_t * 1e3:.0f}",
-                 f"{total_b * 1e3:.0f}", f"**{fmt_ratio(overall)}**"])
-    verdict = "meets" if overall <= TARGET else "misses"
     out = [
-        f"Cold process per corpus script: `transpile SRC --to pytorch -o TMP -q` vs `black --check -q SRC` "
-        f"(black's cache in a fresh empty directory each time), interleaved, {REPEATS} runs each, median; "
+        f"Cold process per script: `transpile SRC --to pytorch -o TMP -q` vs `black --check -q SRC` "
+        f"(black's cache in a fresh empty directory each time), interleaved, {REPEATS} runs each, best of them; "
         "the package's bytecode compiled beforehand, as `pip install` does.",
         "",
-        f"**Latency ratio transpile/black: {fmt_ratio(overall)} overall** (sum of medians; geometric mean of "
-        f"per-script ratios {fmt_ratio(geomean(ratios))}, range {fmt_ratio(min(ratios))}–{fmt_ratio(max(ratios))}). "
-        f"Target ≤ {TARGET:.0f}× black: {verdict}.",
-        "",
-        table(["script", "lines", "transpile ms", "black ms", "ratio"], rows),
-        "",
+    ]
+    if real:
+        real_table, real_overall, real_ratios = _cold_table(real)
+        out += [_verdict(f"Real-world keras.io scripts ({len(real)} of {len(realworld)} that translate, "
+                         "`../shared/realworld/keras/`)", real_overall, real_ratios), ""]
+    out += [_verdict(f"Corpus ({len(cold)} scripts)", overall, ratios), "", corpus_table, ""]
+    if real:
+        out += ["Real-world scripts, per script:", "", real_table, ""]
+    out += [
         f"Where a cold transpile goes (medians, as multiples of the mean black run, {mean_b * 1e3:.0f} ms): "
         f"interpreter start {fmt_ratio(bare / mean_b)}, importing the translator "
         f"(`transpiler.cli.import_translator()`: libcst, black) {fmt_ratio(imported / mean_b)}, a warm `translate()` "
-        f"{fmt_ratio(warm_total / len(warm) / mean_b)}, the whole cold run {fmt_ratio(total_t / total_b)}.",
+        f"{fmt_ratio(warm_total / len(warm) / mean_b)}, the whole cold run {fmt_ratio(total_t / total_b)} (corpus).",
         "",
         f"Warm, in-process throughput (`translate()` in a loop after one warm-up per script, median of "
         f"{WARM_REPEATS}): **{lines / warm_total:,.0f} source lines/s** over the corpus "
@@ -198,4 +219,7 @@ def run() -> str:
     ]
     if failures:
         out += ["", "Left out of the cold runs: " + "; ".join(failures) + "."]
+    if real_failures:
+        out += ["", f"Real-world scripts left out ({len(real_failures)}: they do not translate, exit 2): "
+                + "; ".join(real_failures) + "."]
     return "\n".join(out)

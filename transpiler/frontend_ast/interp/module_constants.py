@@ -7,6 +7,8 @@ astroid costs ~0.3 s to start, so it is asked only about names the module can bi
 
 from __future__ import annotations
 
+import ast
+import builtins
 import functools
 from typing import Any
 
@@ -16,6 +18,9 @@ from transpiler.frontend_ast.interp.operators import SAFE_BUILTINS
 from transpiler.frontend_ast.interp.values import Unknown
 
 _ASTROID_UNKNOWN = object()
+_ASK_ASTROID = object()
+#: what an assignment's value may be for its answer to be read without astroid
+_PLAIN = (int, float, str, bool, type(None))
 
 #: modules whose values are never static constants for the translation (and whose
 #: sources astroid would otherwise parse, for seconds, to find that out)
@@ -37,6 +42,9 @@ class ModuleConstants:
         found: Any = _none
         if not self._module_may_bind(name):
             return Unknown(f"name {name!r}")  # what astroid answers too, without its ~0.3 s start-up
+        answer = self._answer_without_astroid(name)
+        if answer is not _ASK_ASTROID:
+            return answer
         try:
             import astroid
 
@@ -66,16 +74,89 @@ class ModuleConstants:
         bound = self._astroid_bound
         return bound is None or name in bound
 
+    def _answer_without_astroid(self, name: str) -> Any:
+        """astroid's answer for ``name`` where it is plain from the ``ast`` tree of the same
+        source (importing and starting astroid costs more than translating a script), else
+        ``_ASK_ASTROID``. Plain: a module-level assignment of ``name`` whose value calls
+        anything but a safe builtin (astroid's answer is Unknown, :func:`_astroid_static`),
+        or every assignment a single-name ``=`` of a literal astroid reads as a constant."""
+        bindings = self._module_bindings
+        stmts = bindings.get(name) if bindings is not None else None
+        if not stmts:
+            return _ASK_ASTROID
+        found: list = []
+        for stmt in stmts:  # (astroid's order and checks, one assignment after the other)
+            if not _ast_static(stmt) or self._unresolvable(stmt):
+                return Unknown(f"name {name!r}")
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                return _ASK_ASTROID
+            try:
+                value = ast.literal_eval(stmt.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return _ASK_ASTROID
+            if not _plain(value):
+                return _ASK_ASTROID
+            if found and (type(found[0]) is not type(value) or found[0] != value):
+                return Unknown(f"name {name!r} has several values")
+            found = [value]
+        return self._module_constant(name, found[0])
+
+    def _unresolvable(self, stmt: ast.stmt) -> bool:
+        """The assignment's value is ``a.b.c`` (or ``a``) whose root name nothing in astroid's
+        source binds and no builtin is (a framework module whose import was left out, such as
+        ``tf.data.AUTOTUNE``): astroid cannot infer it."""
+        value = getattr(stmt, "value", None)
+        while isinstance(value, ast.Attribute):
+            value = value.value
+        bound = self._astroid_bound
+        return (isinstance(value, ast.Name) and bound is not None and value.id not in bound
+                and not hasattr(builtins, value.id))
+
+    @functools.cached_property
+    def _module_bindings(self) -> dict[str, list] | None:
+        """Name → the assignment statements (``=``, ``+=``, annotated) that bind it in the
+        module scope of :meth:`_astroid_source` (under ifs, loops, ``with`` and ``try`` too; not
+        in functions, classes, lambdas or comprehensions), or None when the source has a
+        ``global`` or a walrus (bindings this scan does not follow: astroid is asked)."""
+        tree = self._astroid_tree
+        if tree is None:
+            return None
+        out: dict[str, list] = {}
+        stack = list(tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+                                 ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.NamedExpr)) for n in ast.walk(node)):
+                    return None
+                continue
+            if isinstance(node, (ast.Global, ast.Nonlocal, ast.NamedExpr)):
+                return None
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for n in ast.walk(target):
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                            out.setdefault(n.id, []).append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        for stmts in out.values():  # (source order: astroid's order, for "has several values")
+            stmts.sort(key=lambda s: (s.lineno, s.col_offset))
+        return out
+
+    @functools.cached_property
+    def _astroid_tree(self) -> ast.Module | None:
+        try:
+            return ast.parse(self._astroid_source())
+        except (SyntaxError, ValueError):
+            return None
+
     @functools.cached_property
     def _astroid_bound(self) -> frozenset[str] | None:
         """Every name :meth:`_astroid_source` binds anywhere, in any scope (a superset of the
         module's: astroid builds it from the same ``ast`` tree, names NFKC-normalised alike),
         or None when a star import could bind any name."""
-        import ast
-
-        try:
-            tree = ast.parse(self._astroid_source())
-        except (SyntaxError, ValueError):
+        tree = self._astroid_tree
+        if tree is None:
             return None
         names: set[str] = set()
         for node in ast.walk(tree):
@@ -132,6 +213,22 @@ def _astroid_static(assigned: Any, astroid: Any) -> bool:
         if not (isinstance(call.func, astroid.Name) and call.func.name in SAFE_BUILTINS):
             return False
     return True
+
+
+def _ast_static(stmt: ast.stmt) -> bool:
+    """:func:`_astroid_static` of an ``ast`` assignment: its value calls nothing but safe builtins."""
+    value = getattr(stmt, "value", None)
+    if value is None:
+        return True
+    return all(isinstance(call.func, ast.Name) and call.func.id in SAFE_BUILTINS
+               for call in ast.walk(value) if isinstance(call, ast.Call))
+
+
+def _plain(value: Any) -> bool:
+    """A value astroid infers as a Const, or a list or tuple of such (what _astroid_constant returns)."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return type(value) in _PLAIN
 
 
 def _astroid_constant(inferred: Any, astroid: Any) -> Any:

@@ -5,7 +5,6 @@ labels, pruning)."""
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from transpiler.cst_fast import nodes_of
 from transpiler.ir.graph import Graph, Value
@@ -44,24 +43,24 @@ def _mentions(node, names: set[str]) -> bool:
     return any(n.value in names for n in nodes_of(node, cst.Name))
 
 
-def _one_of(*values: str) -> m.MatchIfTrue:
-    return m.MatchIfTrue(lambda v: v in values)
+def _name_is(node, *values: str) -> bool:
+    return isinstance(node, cst.Name) and node.value in values
 
 
-#: what weight-initialisation code reaches for: ``self.modules()``, ``self.apply(fn)``,
-#: ``nn.init.x_(...)``, ``w.data.normal_(0, 0.01)``, ``p.requires_grad_(False)``
-_INIT_CODE = (m.Attribute(value=m.Name("self"), attr=m.Name(_one_of("modules", "reset_parameters", "named_modules")))
-              | m.Attribute(attr=m.Name(_one_of("apply", "requires_grad_", "normal_", "uniform_", "fill_", "zero_")))
-              | m.Attribute(value=m.Name("nn"), attr=m.Name("init")))
-_SELF_ATTRIBUTE = m.Attribute(value=m.Name("self"))
-_TRAINING_STEP_CALL = m.Call(func=m.Attribute(attr=m.Name(_one_of("backward", "zero_grad"))))
+def _is_init_attribute(node: cst.Attribute) -> bool:
+    """What weight-initialisation code reaches for: ``self.modules()``, ``self.apply(fn)``,
+    ``nn.init.x_(...)``, ``w.data.normal_(0, 0.01)``, ``p.requires_grad_(False)`` (plain tests:
+    libcst.matchers costs ~0.5 s to import)."""
+    return ((_name_is(node.value, "self") and _name_is(node.attr, "modules", "reset_parameters", "named_modules"))
+            or _name_is(node.attr, "apply", "requires_grad_", "normal_", "uniform_", "fill_", "zero_")
+            or (_name_is(node.value, "nn") and _name_is(node.attr, "init")))
 
 
 def _is_init_code(stmt) -> bool:
     """``for m in self.modules(): nn.init...``, ``self.apply(fn)``, ``nn.init.x_(...)``,
     ``self.fc.weight.data.normal_(0, 0.01)``."""
     return isinstance(stmt, (cst.For, cst.SimpleStatementLine)) and \
-        any(m.matches(n, _INIT_CODE) for n in nodes_of(stmt, cst.Attribute))
+        any(_is_init_attribute(n) for n in nodes_of(stmt, cst.Attribute))
 
 
 def _init_code_methods(cls: cst.ClassDef) -> set[str]:
@@ -72,13 +71,14 @@ def _init_code_methods(cls: cst.ClassDef) -> set[str]:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
             for inner in stmt.body.body:
                 if _is_init_code(inner):
-                    names.update(n.attr.value for n in nodes_of(inner, cst.Attribute) if m.matches(n, _SELF_ATTRIBUTE))
+                    names.update(n.attr.value for n in nodes_of(inner, cst.Attribute) if _name_is(n.value, "self"))
     return names
 
 
 def _trains(fn: cst.FunctionDef) -> bool:
     """``fn`` runs a training step (``.backward()``/``.zero_grad()``): program code."""
-    return any(m.matches(n, _TRAINING_STEP_CALL) for n in nodes_of(fn, cst.Call))
+    return any(isinstance(n.func, cst.Attribute) and _name_is(n.func.attr, "backward", "zero_grad")
+               for n in nodes_of(fn, cst.Call))
 
 
 def _returns_nothing(fn: cst.FunctionDef) -> bool:

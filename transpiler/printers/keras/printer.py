@@ -72,13 +72,17 @@ def chain_of(graph: Graph) -> bool:
         return False
     prev = graph.inputs[0]
     names = set()
+    readers: dict[int, int] = {}  # value → how many nodes read it (graph.consumers per node: O(n²))
+    for node in graph.nodes:
+        for key in {id(v) for v in node.inputs}:
+            readers[key] = readers.get(key, 0) + 1
     for node in graph.nodes:
         if len(node.inputs) != 1 or node.inputs[0] is not prev or len(node.outputs) != 1:
             return False
         if node.name in names or keras_ops.emit(node).layer is None:
             return False
         names.add(node.name)
-        if len(graph.consumers(prev)) != 1:
+        if readers.get(id(prev), 0) != 1:
             return False
         prev = node.outputs[0]
     return prev is graph.outputs[0] and bool(graph.nodes)

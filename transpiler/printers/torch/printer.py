@@ -80,6 +80,7 @@ class _ForwardWriter:
                         self.branch_of.setdefault(id(member), (node, slot))
         self.graph_index = {id(n): i for i, n in enumerate(graph.nodes)}
         self.producer_here = {id(v): n for n in graph.nodes for v in n.outputs}
+        self.inherited_memo: dict[int, str | None] = {}  # (_inherited_var's answers; var_of is fixed)
 
     def _live(self, value: Value, at: int) -> bool:
         return self.last_use.get(id(value), -1) > at
@@ -96,15 +97,26 @@ class _ForwardWriter:
     def _inherited_var(self, value: Value) -> str | None:
         """The name of the nearest named first input upstream, through this code's own
         statements (a module call's result looks at the call's input, not inside)."""
+        memo = self.inherited_memo  # (every value on the walk has the same answer: once each, not O(n²))
+        if id(value) in memo:
+            return memo[id(value)]
+        walked, found = [], None
         node = self.producer_here.get(id(value))
         while node is not None and node.inputs:
+            walked.append(id(value))
             v = node.inputs[0]
             if v.producer is None:
-                return None  # ``x = self.conv(inputs)``: a module's argument is not rebound
+                break  # ``x = self.conv(inputs)``: a module's argument is not rebound
             if self._var(v):
-                return self._var(v)
-            node = self.producer_here.get(id(v))
-        return None
+                found = self._var(v)
+                break
+            if id(v) in memo:
+                found = memo[id(v)]
+                break
+            value, node = v, self.producer_here.get(id(v))
+        for key in walked:
+            memo[key] = found
+        return found
 
     def _var(self, value: Value) -> str | None:
         return self.var_of[id(value)] if id(value) in self.var_of else value.var
