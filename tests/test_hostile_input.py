@@ -1251,3 +1251,18 @@ def test_builder_statements_with_effects_are_carried_or_reported(tmp_path):
     run_proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path)
     assert run_proc.returncode == 0, run_proc.stderr
     assert "building 8" in run_proc.stdout and (tmp_path / "effect.txt").read_text().strip() == "shell-ran"
+
+
+def test_dense_over_an_axis_of_unknown_size_is_a_stub_not_linear_of_none(tmp_path, capsys):
+    """``Input(shape=(None,))`` → ``Dense(4)``: Keras cannot build the kernel ("shapes used to
+    initialize variables must be fully-defined"); the translation was ``nn.Linear(None, 4)``,
+    which fails when run, with no stub. Shape inference refuses any op whose weights need
+    the input's feature size when that size is None."""
+    src = tmp_path / "train.py"
+    src.write_text("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+                   "    inputs = keras.Input(shape=(None,))\n    x = layers.Dense(4)(inputs)\n"
+                   "    return keras.Model(inputs, x)\n\n\nmodel = build_model()\n")
+    run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")])
+    err = capsys.readouterr().err
+    assert "feature axis has no size" in err and "(0 models," in err, err
+    assert "nn.Linear(None" not in (tmp_path / "gen.py").read_text()

@@ -44,6 +44,12 @@ def infer_node(node: Node) -> None:
     layouts = [v.layout or default_layout(len(v.shape)) for v in node.inputs]
     if any(s is None for s in shapes):
         raise IRError(f"{node!r}: input shape unknown")
+    if any("I" in p.layout for p in node.spec.params) and shapes[0]:
+        shape, layout = shapes[0], layouts[0]
+        axis = layout.index("C") if layout and "C" in layout and len(layout) == len(shape) else len(shape) - 1
+        if shape[axis] is None:  # (Keras cannot build its weights either: their shape needs it)
+            raise IRError(f"{node!r}: the input's feature axis has no size ({shape}): the layer's weights "
+                          "need it")
     results = _RULES[node.op](node, shapes, layouts)
     if len(results) != len(node.outputs):
         raise IRError(f"{node!r}: rule gave {len(results)} outputs for {len(node.outputs)}")
