@@ -554,6 +554,11 @@ class KerasExpressions(Interpreter):
         if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
             self._record_loop("apply_gradients", self._current_stmt(), node)
             return None
+        if isinstance(obj, ModelHandle) and name == "build" and obj.builder is not None:
+            # ``model = create_model(); model.build((None, 13))``: the builder's Sequential
+            built = next((m for m, b, _v, _a in self.models if b == obj.builder), None)
+            if isinstance(built, ModelObj) and built.kind == "sequential" and built.graph is None:
+                return self._call_method(_BoundMethod(built, name), args, kwargs, node)
         if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
             if isinstance(obj, ModelObj) and obj.user is not None and obj.graph is None:
                 data = args[0] if args else kwargs.get("x")

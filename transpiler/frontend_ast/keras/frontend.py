@@ -24,6 +24,7 @@ from transpiler.frontend_ast.interp import (
     ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown)
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
+from transpiler.frontend_ast.keras.recovery import KerasRecovery
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.support import (
@@ -42,7 +43,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 
-class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -144,8 +145,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
-        for model, builder, var, args in self.models:
-            self._finish_model(model, builder, var, args)
+        self._finish_models()
         self._builder_layer_statements()
         unbuilt = [st for st in self.program.training
                    if isinstance(self.training_models.get(id(st)), ModelObj)
@@ -558,6 +558,9 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
             raise FrontendError("Input: the shape must be known statically", span)
         if isinstance(shape, int):
             shape = (shape,)
+        if not isinstance(shape, (tuple, list)) or not all(
+                d is None or isinstance(d, int) and not isinstance(d, bool) for d in shape):
+            raise FrontendError("Input: the shape must be known statically", span)  # (x.shape[1], ...)
         shape = (None, *shape)
         dtype = kwargs.get("dtype") or "float32"
         value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),

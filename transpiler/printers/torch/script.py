@@ -151,7 +151,7 @@ class _Printer:
         self.construct = {md.construct_statement: (md, code) for md, code in self.inline_models
                           if md.construct_statement is not None}
         self.model_statements = set()
-        for md, _ in self.inline_models:
+        for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
