@@ -237,3 +237,87 @@ def test_realworld_script_that_crashed_translates_with_stubs(script):
     assert any(d.span and d.span.line == line and words in d.message for d in result.stubs), \
         (line, stub_messages(result))
     compile(result.text, path, "exec")
+
+
+# -- a custom layer called on tensors at module level (keras.io's VAE encoder) --------------
+VAE_ENCODER = """
+import keras
+from keras import ops
+from keras import layers
+
+
+class Sampling(layers.Layer):
+    def call(self, inputs):
+        z_mean, z_log_var = inputs
+        epsilon = keras.random.normal(shape=ops.shape(z_mean))
+        return z_mean + ops.exp(0.5 * z_log_var) * epsilon
+
+
+latent_dim = 2
+encoder_inputs = keras.Input(shape=(28, 28, 1))
+x = layers.Conv2D(8, 3, activation="relu", strides=2, padding="same")(encoder_inputs)
+x = layers.Flatten()(x)
+z_mean = layers.Dense(latent_dim, name="z_mean")(x)
+z_log_var = layers.Dense(latent_dim, name="z_log_var")(x)
+z = Sampling()([z_mean, z_log_var])
+encoder = keras.Model(encoder_inputs, [z_mean, z_log_var, z], name="encoder")
+"""
+
+
+def test_custom_layer_call_at_module_level_goes_into_the_model_and_the_output_runs(tmp_path):
+    result = run(VAE_ENCODER)
+    assert stub_messages(result) == []
+    assert "Sampling()([" not in result.text  # was copied to module level: z_mean undefined
+    run_output(result.text + "\nimport torch\nprint(encoder(torch.zeros(2, 1, 28, 28))[2].shape)\n", tmp_path)
+
+
+# -- a builder with required parameters, called with arguments ------------------------------
+BUILDER_WITH_ARGUMENTS = """
+import numpy as np
+import keras
+from keras import layers
+
+x_train = np.random.rand(64, 16).astype("float32")
+y_train = np.random.randint(0, 3, size=(64,))
+
+
+def build_model(input_shape, num_classes):
+    inputs = keras.Input(shape=input_shape)
+    x = layers.Dense(32, activation="relu")(inputs)
+    outputs = layers.Dense(num_classes, activation="softmax")(x)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model
+
+
+model = build_model((16,), 3)
+model.fit(x_train, y_train, epochs=1, batch_size=16)
+"""
+
+
+def test_builder_called_with_arguments_keeps_its_call_and_return_and_runs(tmp_path):
+    result = run(BUILDER_WITH_ARGUMENTS)
+    assert stub_messages(result) == []
+    assert "model = build_model((16,), 3)" in result.text
+    assert "return Net()" in result.text
+    assert "nn.Linear(16, 32)" in result.text and "nn.Linear(32, 3)" in result.text
+    assert "Epoch 1/1" in run_output(result.text, tmp_path).stdout
+
+
+def test_builder_returning_the_model_directly_keeps_its_call(tmp_path):
+    source = BUILDER_WITH_ARGUMENTS.replace(
+        "    model = keras.Model(inputs, outputs)\n    model.compile(optimizer=\"adam\", "
+        "loss=\"sparse_categorical_crossentropy\", metrics=[\"accuracy\"])\n    return model\n",
+        "    return keras.Model(inputs, outputs)\n").replace(
+        "model.fit(", "model.compile(optimizer=\"adam\", loss=\"sparse_categorical_crossentropy\")\nmodel.fit(")
+    assert "return keras.Model(inputs, outputs)" in source
+    result = run(source)
+    assert stub_messages(result) == []
+    assert "model = build_model((16,), 3)" in result.text
+    run_output(result.text, tmp_path)
+
+
+def test_builder_called_again_with_other_arguments_is_a_stub():
+    source = BUILDER_WITH_ARGUMENTS + "small = build_model((16,), 5)\n"
+    result = run(source)
+    assert_stub_at(result, source, "small = build_model((16,), 5)", "called here with other arguments")

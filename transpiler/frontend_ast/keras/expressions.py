@@ -454,6 +454,7 @@ class KerasExpressions(Interpreter):
                 result.from_builder = name
             return result
         if getattr(self, "builders", None) and name in self.builders:
+            self._check_builder_call(func, args, kwargs, span)
             self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
             # the builder's layers take their auto names before what follows
             for prefix, n in self.builder_uids.get(name, {}).items():

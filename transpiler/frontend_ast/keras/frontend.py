@@ -24,6 +24,7 @@ from transpiler.frontend_ast.interp import (
     ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown)
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
+from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
@@ -43,7 +44,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 
-class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -104,7 +105,10 @@ class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTraini
         builders: dict[str, FunctionRef] = {}
         self.builders = builders
         for stmt in self.module.body:
-            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+            site = None  # a builder with required parameters: read with its call's arguments
+            if isinstance(stmt, cst.FunctionDef) and not self._all_defaults(stmt) and self._constructs_models(stmt):
+                site = self._call_site_arguments(stmt.name.value)
+            if isinstance(stmt, cst.FunctionDef) and (self._all_defaults(stmt) or site is not None):
                 fn = self.globals.vars.get(stmt.name.value)
                 if not isinstance(fn, FunctionRef):
                     continue
@@ -116,7 +120,7 @@ class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTraini
                 # layers importing the script made).
                 self.uids = dict(module_layer_uids)
                 try:
-                    result, args = self._call_function(fn, [], {}, builder_probe=True)
+                    result, args = self._call_function(fn, *(site or ([], {})), builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
                     del self.models[mark:]
                     del self.program.training[tmark:]
@@ -609,6 +613,7 @@ class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTraini
                                      attrs=attrs, span=span, source_name=layer.keras_name or None)
         node.meta["layer"] = layer
         node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
+        node.meta["top_stmt"] = self.stmt_stack[0] if self.stmt_stack else None
         node.meta["scopes"] = tuple(self.module_stack)
         if layer.cls_name:
             node.meta["owner_scope"] = layer.owner.scope if layer.owner is not None else layer.made_in
@@ -673,6 +678,7 @@ class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTraini
         layers = list(args[0]) if args else list(kwargs.get("layers") or [])
         model = ModelObj("sequential", span, name=kwargs.get("name"))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        model.made_under = tuple(self.stmt_stack[:-1])
         for item in layers:
             if isinstance(item, TensorVal):
                 model.input_shape = tuple(item.value.shape[1:])
@@ -693,11 +699,17 @@ class KerasFrontend(KerasRecovery, KerasStatements, KerasSubclasses, KerasTraini
             raise FrontendError("Model(...) needs inputs and outputs (subclassed models come later)", span)
         model = ModelObj("functional", span, name=kwargs.get("name"))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        model.made_under = tuple(self.stmt_stack[:-1])
         model.graph = self._extract_graph(inputs, outputs, span)
         # the statements that only built this graph go with it (the class replaces them)
         for node_ in model.graph.nodes:
             model.statements.add(node_.meta.get("stmt"))
             model.statements.add(getattr(node_.meta.get("layer"), "stmt", None))
+            # the outermost statement running it: ``z = Sampling()([z_mean, z_log_var])`` ran
+            # the layer's call(), whose own statements made the nodes (but not a statement the
+            # model is made under: ``model = build_model(16, 3)``)
+            if node_.meta.get("top_stmt") not in self.stmt_stack:
+                model.statements.add(node_.meta.get("top_stmt"))
         for value in model.graph.inputs:
             model.statements.add(self.value_stmts.get(id(value)))
         self._register_model(model, builder=None, var=None, args={})

@@ -291,7 +291,8 @@ class KerasStatements:
                 value.value.scope_vars.setdefault(where, name)
             if naming and isinstance(value, LayerObj) and value.hint is None:
                 value.hint = name
-            if isinstance(value, ModelObj):
+            if isinstance(value, ModelObj) and (self.stmt_stack[-1] if self.stmt_stack else None) \
+                    not in value.made_under:  # not ``model = build_model(16, 3)``: it stays
                 value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 if value.var is None:
                     value.var = name

@@ -617,6 +617,10 @@ class _Printer:
             new = cst.parse_statement(f"{target} = {md.class_name}()\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             loads = self._load_weights_lines(md, target)
+            if isinstance(small, cst.Return):  # ``return keras.Model(...)`` of a function with arguments
+                new = new.with_changes(body=[cst.Return(cst.parse_expression(f"{md.class_name}()"))]) \
+                    if not loads else new
+                loads = [*loads, cst.parse_statement(f"return {target}\n")] if loads else loads
             if level == "module":
                 return [*_parse_classes([code.text]), new, *loads]
             self.pending_classes.append(code.text)
