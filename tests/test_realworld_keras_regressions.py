@@ -321,3 +321,40 @@ def test_builder_called_again_with_other_arguments_is_a_stub():
     source = BUILDER_WITH_ARGUMENTS + "small = build_model((16,), 5)\n"
     result = run(source)
     assert_stub_at(result, source, "small = build_model((16,), 5)", "called here with other arguments")
+
+
+# -- boolean one-hot arrays handed to fit() (keras.io's character-level LSTM) ---------------
+BOOLEAN_ONE_HOT = """
+import numpy as np
+import keras
+from keras import layers
+
+maxlen, n_chars = 6, 5
+x = np.zeros((32, maxlen, n_chars), dtype="bool")
+y = np.zeros((32, n_chars), dtype="bool")
+for i in range(32):
+    x[i, i % maxlen, i % n_chars] = 1
+    y[i, (i + 1) % n_chars] = 1
+
+model = keras.Sequential([keras.Input(shape=(maxlen, n_chars)), layers.LSTM(8),
+                          layers.Dense(n_chars, activation="softmax")])
+model.compile(loss="categorical_crossentropy", optimizer="adam")
+model.fit(x, y, batch_size=8, epochs=1)
+"""
+
+
+def test_boolean_one_hot_arrays_train_as_float32(tmp_path):
+    result = run(BOOLEAN_ONE_HOT)
+    assert stub_messages(result) == []
+    assert "Epoch 1/1" in run_output(result.text, tmp_path).stdout  # an LSTM refused int64 input
+
+
+def test_make_loader_gives_float32_for_booleans_and_int64_for_integers():
+    import numpy as np
+    import torch
+
+    from transpiler.runtime.torch.loop import make_loader
+
+    (x, y, idx), = list(make_loader([np.ones((2, 3), dtype=bool)], [np.zeros((2, 4), dtype=bool),
+                                                                      np.arange(2)], batch_size=2))
+    assert (x.dtype, y.dtype, idx.dtype) == (torch.float32, torch.float32, torch.int64)
