@@ -358,3 +358,24 @@ def test_make_loader_gives_float32_for_booleans_and_int64_for_integers():
     (x, y, idx), = list(make_loader([np.ones((2, 3), dtype=bool)], [np.zeros((2, 4), dtype=bool),
                                                                       np.arange(2)], batch_size=2))
     assert (x.dtype, y.dtype, idx.dtype) == (torch.float32, torch.float32, torch.int64)
+
+
+# -- fit() on an image dataset the translator does not read ---------------------------------
+IMAGE_DATASET_FIT = """
+import keras
+from keras import layers
+
+train_ds = keras.utils.image_dataset_from_directory("images", image_size=(32, 32), batch_size=8)
+inputs = keras.Input(shape=(32, 32, 3))
+x = layers.Conv2D(4, 3)(inputs)
+outputs = layers.Dense(2)(layers.Flatten()(x))
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+model.fit(train_ds, epochs=1)
+"""
+
+
+def test_fit_on_an_unread_image_dataset_is_a_stub_not_a_transposed_loader():
+    result = run(IMAGE_DATASET_FIT)
+    assert "np.transpose(train_ds" not in result.text  # fit(np.transpose(<a DataLoader>)) failed when run
+    assert_stub_at(result, IMAGE_DATASET_FIT, "model.fit(train_ds", "dataset of (x, y) batches")
