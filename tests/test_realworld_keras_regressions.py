@@ -379,3 +379,98 @@ def test_fit_on_an_unread_image_dataset_is_a_stub_not_a_transposed_loader():
     result = run(IMAGE_DATASET_FIT)
     assert "np.transpose(train_ds" not in result.text  # fit(np.transpose(<a DataLoader>)) failed when run
     assert_stub_at(result, IMAGE_DATASET_FIT, "model.fit(train_ds", "dataset of (x, y) batches")
+
+
+# -- item 6: whether code builds layers is decided by name resolution, not by words ---------
+WORDS_NOT_NAMES = """
+import numpy as np
+import keras
+from keras import layers
+
+num_layers = 3  # the depth of the keras model
+
+
+def build_model():
+    inputs = keras.Input(shape=(8,))
+    x = inputs
+    for _ in range(num_layers):
+        x = layers.Dense(8, activation="relu")(x)
+    return keras.Model(inputs, layers.Dense(2)(x))
+
+
+model = build_model()
+model.compile(optimizer="adam", loss="mse")
+lines = open(__file__).read().splitlines()
+for line in lines:
+    if "layers" in line:
+        print("keras layers:", line)
+"""
+
+
+def test_the_words_keras_and_layers_in_unrelated_code_do_not_make_it_untranslatable():
+    result = run(WORDS_NOT_NAMES)
+    assert stub_messages(result) == []  # was: "a loop that builds layers needs a static trip count"
+    assert 'print("keras layers:", line)' in result.text
+
+
+def _reader(source: str):
+    from transpiler.frontend_ast.keras.frontend import KerasFrontend
+
+    fe = KerasFrontend(textwrap.dedent(source), "case.py")
+    fe.run()
+    return fe
+
+
+NAMES_SOURCE = """
+import tensorflow as tf
+import keras
+from keras import layers as L
+from keras.layers import Dense
+
+
+class Block(L.Layer):
+    def call(self, x):
+        return x
+
+
+def make_head(x):
+    return Dense(2)(x)
+
+
+def describe(n_layers):
+    return f"{n_layers} keras layers"
+
+
+inputs = keras.Input(shape=(4,))
+model = keras.Model(inputs, Dense(3)(inputs))
+"""
+
+
+@pytest.mark.parametrize("code, builds", [
+    ('print("keras layers")', False),
+    ("n_layers = len(model.layers)  # keras", False),
+    ("y = model(x)", False),  # calling a model that exists builds nothing
+    ("describe(3)", False),
+    ("with tf.GradientTape() as tape:\n    loss = model(x)", False),
+    ("x = L.Dense(3)(x)", True),
+    ("x = Dense(3)(x)", True),
+    ("x = L.SomeLayerNotKnownHere(3)(x)", True),
+    ("x = Block()(x)", True),
+    ("x = make_head(x)", True),  # a function of the script that builds layers
+    ("m = keras.Sequential([])", True),
+])
+def test_builds_layers_resolves_names(code, builds):
+    import libcst as cst
+
+    fe = _reader(NAMES_SOURCE)
+    assert fe._constructs_layers(cst.parse_module(code + "\n")) is builds
+
+
+def test_makes_models_resolves_names():
+    import libcst as cst
+
+    fe = _reader(NAMES_SOURCE)
+    assert fe._constructs_models(cst.parse_module("m = keras.Model(a, b)\n"))
+    assert fe._constructs_models(cst.parse_module("i = keras.Input(shape=(3,))\n"))
+    assert not fe._constructs_models(cst.parse_module('name = "keras.Model(a, b)"\nMyModel = 3\n'))
+    assert not fe._constructs_models(cst.parse_module("x = build_Model(3)\n"))

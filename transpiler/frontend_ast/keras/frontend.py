@@ -25,6 +25,7 @@ from transpiler.frontend_ast.interp import (
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
+from transpiler.frontend_ast.keras.names import KerasNames
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
@@ -44,7 +45,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 
-class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -178,11 +179,9 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasStatements, KerasSubc
             if isinstance(stmt, cst.If):
                 continue
             if isinstance(stmt, cst.SimpleStatementLine) and not isinstance(stmt.body[0], (cst.Import, cst.ImportFrom)):
-                code = cst.Module([]).code_for_node(stmt)
                 calls = _called_names(stmt)
                 keras_bound = {n for n in calls if is_keras_binding(self.globals.vars.get(n))}
-                if calls & functions or calls & set(self.user_classes) or keras_bound or any(
-                        word in code for word in ("keras", "layers", "tf.", "Model(", "Sequential(", "Input(")):
+                if calls & functions or calls & set(self.user_classes) or keras_bound or self._uses_keras(stmt):
                     continue
             if not isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
                 continue
@@ -347,13 +346,12 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasStatements, KerasSubc
             cache[key] = (node, cst.Module([]).code_for_node(node))  # the node keeps its id alive
         return cache[key][1]
 
-    def _constructs_layers(self, node: cst.CSTNode) -> bool:
-        code = self._code_of(node)
-        return any(word in code for word in ("layers", "Model", "Sequential", "Input", "keras"))
+    def _constructs_layers(self, node: cst.CSTNode, env: Env | None = None) -> bool:
+        """``node`` builds layers (its names resolved in ``env``, not its text: keras/names.py)."""
+        return self._builds_layers(node, env)
 
     def _constructs_models(self, node: cst.CSTNode) -> bool:
-        code = self._code_of(node)
-        return any(word in code for word in ("Model(", "Sequential(", "Input("))
+        return self._makes_models(node)
 
     def _dot_layer(self, api: str, args, kwargs, span: Span):
         """``layers.Dot(axes, normalize=False, name=...)``; ``layers.dot([a, b], axes, ...)``
