@@ -296,7 +296,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                 pass
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
-                    and stmt.name.value not in self.visited_functions:
+                    and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders:
                 fn = self.globals.vars.get(stmt.name.value)
                 if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
                     mark = len(self.models)
