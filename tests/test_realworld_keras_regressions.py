@@ -474,3 +474,15 @@ def test_makes_models_resolves_names():
     assert fe._constructs_models(cst.parse_module("i = keras.Input(shape=(3,))\n"))
     assert not fe._constructs_models(cst.parse_module('name = "keras.Model(a, b)"\nMyModel = 3\n'))
     assert not fe._constructs_models(cst.parse_module("x = build_Model(3)\n"))
+
+
+@pytest.mark.skipif(not os.path.isdir(REALWORLD_KERAS), reason="no ../shared/realworld set here")
+@pytest.mark.parametrize("script", ["mlp_image_classification", "ner_transformers", "semantic_image_clustering",
+                                    "transformer_asr"])
+def test_realworld_script_with_a_sequential_inside_a_layer_is_not_refused(script):
+    """A keras.Sequential without an Input inside a custom layer (self.ffn = keras.Sequential([...]))
+    refused the whole program; it is a stub now (translating it is issue 18 item 3)."""
+    path = os.path.join(REALWORLD_KERAS, f"{script}.py")
+    result = translate(open(path, encoding="utf-8").read(), path)
+    assert result.stubs
+    compile(result.text, path, "exec")
