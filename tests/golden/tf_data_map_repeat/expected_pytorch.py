@@ -54,7 +54,9 @@ def make_loader(
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
-        tensors.append(tensor.float() if tensor.is_floating_point() else tensor.long())
+        # booleans (a one-hot ``y == k``) are numbers to Keras (float32), integers are indices
+        floating = tensor.is_floating_point() or tensor.dtype == torch.bool
+        tensors.append(tensor.float() if floating else tensor.long())
     dataset = TensorDataset(*tensors)
     if element_map is not None:
         dataset = [element_map(*element) for element in dataset]

@@ -183,19 +183,25 @@ class Interpreter(ModuleConstants):
 
     # -- containers -----------------------------------------------------------------------
     def _eval_Tuple(self, node, env):
-        return tuple(self._elements(node.elements, env))
+        items = self._elements(node.elements, env)
+        return items if isinstance(items, Unknown) else tuple(items)
 
     def _eval_List(self, node, env):
-        return list(self._elements(node.elements, env))
+        items = self._elements(node.elements, env)
+        return items if isinstance(items, Unknown) else list(items)
 
     def _eval_Set(self, node, env):
         return Unknown("set")
 
-    def _elements(self, elements, env) -> list:
+    def _elements(self, elements, env) -> list | Unknown:
+        """The items of a tuple/list display; ``Unknown`` when a ``*starred`` part is not
+        known statically (``(None, *x_train.shape[2:])``): the display is then run-time data."""
         out = []
         for el in elements:
             value = self._eval(el.value, env)
             if isinstance(el, cst.StarredElement):
+                if isinstance(value, Unknown):
+                    return Unknown(f"*{value.reason}" if value.reason else "*run-time data")
                 out.extend(self._iterate(value, el.value))
             else:
                 out.append(value)

@@ -455,6 +455,7 @@ class KerasExpressions(Interpreter):
                 result.from_builder = name
             return result
         if getattr(self, "builders", None) and name in self.builders:
+            self._check_builder_call(func, args, kwargs, span)
             self.builder_calls.add(self.stmt_stack[-1] if self.stmt_stack else None)
             # the builder's layers take their auto names before what follows
             for prefix, n in self.builder_uids.get(name, {}).items():
@@ -555,8 +556,15 @@ class KerasExpressions(Interpreter):
         if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
             self._record_loop("apply_gradients", self._current_stmt(), node)
             return None
-        if isinstance(obj, ModelHandle) and name == "build" and self._build_handle(obj, args, kwargs, node):
-            return None
+        if isinstance(obj, ModelHandle) and name == "build":
+            if self._build_handle(obj, args, kwargs, node):  # (lazy.py: a static shape)
+                return None
+            if obj.builder is not None:
+                # ``model = create_model(); model.build((None, n))`` with a shape the reader
+                # cannot give the lazy build: the builder's Sequential, reported when it fails
+                built = next((m for m, b, _v, _a in self.models if b == obj.builder), None)
+                if isinstance(built, ModelObj) and built.kind == "sequential" and built.graph is None:
+                    return self._call_method(_BoundMethod(built, name), args, kwargs, node)
         if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
             model = self._handle_model(obj) if isinstance(obj, ModelHandle) else obj
             if isinstance(model, ModelObj) and model.graph is None:

@@ -25,6 +25,9 @@ from transpiler.frontend_ast.interp import (
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.lazy import KerasLazyModels
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
+from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
+from transpiler.frontend_ast.keras.names import KerasNames
+from transpiler.frontend_ast.keras.recovery import KerasRecovery
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.support import (
@@ -43,7 +46,8 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 
-class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses,
+                    KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -107,7 +111,10 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
         builders: dict[str, FunctionRef] = {}
         self.builders = builders
         for stmt in self.module.body:
-            if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
+            site = None  # a builder with required parameters: read with its call's arguments
+            if isinstance(stmt, cst.FunctionDef) and not self._all_defaults(stmt) and self._constructs_models(stmt):
+                site = self._call_site_arguments(stmt.name.value)
+            if isinstance(stmt, cst.FunctionDef) and (self._all_defaults(stmt) or site is not None):
                 fn = self.globals.vars.get(stmt.name.value)
                 if not isinstance(fn, FunctionRef):
                     continue
@@ -119,7 +126,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
                 # layers importing the script made).
                 self.uids = dict(module_layer_uids)
                 try:
-                    result, args = self._call_function(fn, [], {}, builder_probe=True)
+                    result, args = self._call_function(fn, *(site or ([], {})), builder_probe=True)
                 except (Unsupported, FrontendError) as exc:
                     del self.models[mark:]
                     del self.program.training[tmark:]
@@ -148,9 +155,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
                     builders[stmt.name.value] = fn
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
-        for model, builder, var, args in list(self.models):
-            if self._finishable(model):  # (a Sequential never given an input shape: reported)
-                self._finish_model(model, builder, var, args)
+        self._finish_models()
         self._builder_layer_statements()
         unbuilt = [st for st in self.program.training if self._unbuilt_model_of(st) is not None]
         for statement in unbuilt:  # a model never built: nothing to train
@@ -177,11 +182,9 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
             if isinstance(stmt, cst.If):
                 continue
             if isinstance(stmt, cst.SimpleStatementLine) and not isinstance(stmt.body[0], (cst.Import, cst.ImportFrom)):
-                code = cst.Module([]).code_for_node(stmt)
                 calls = _called_names(stmt)
                 keras_bound = {n for n in calls if is_keras_binding(self.globals.vars.get(n))}
-                if calls & functions or calls & set(self.user_classes) or keras_bound or any(
-                        word in code for word in ("keras", "layers", "tf.", "Model(", "Sequential(", "Input(")):
+                if calls & functions or calls & set(self.user_classes) or keras_bound or self._uses_keras(stmt):
                     continue
             if not isinstance(stmt, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
                 continue
@@ -296,7 +299,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
                 pass
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
-                    and stmt.name.value not in self.visited_functions:
+                    and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders:
                 fn = self.globals.vars.get(stmt.name.value)
                 if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
                     mark = len(self.models)
@@ -346,13 +349,12 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
             cache[key] = (node, cst.Module([]).code_for_node(node))  # the node keeps its id alive
         return cache[key][1]
 
-    def _constructs_layers(self, node: cst.CSTNode) -> bool:
-        code = self._code_of(node)
-        return any(word in code for word in ("layers", "Model", "Sequential", "Input", "keras"))
+    def _constructs_layers(self, node: cst.CSTNode, env: Env | None = None) -> bool:
+        """``node`` builds layers (its names resolved in ``env``, not its text: keras/names.py)."""
+        return self._builds_layers(node, env)
 
     def _constructs_models(self, node: cst.CSTNode) -> bool:
-        code = self._code_of(node)
-        return any(word in code for word in ("Model(", "Sequential(", "Input("))
+        return self._makes_models(node)
 
     def _dot_layer(self, api: str, args, kwargs, span: Span):
         """``layers.Dot(axes, normalize=False, name=...)``; ``layers.dot([a, b], axes, ...)``
@@ -566,6 +568,9 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
             raise FrontendError("Input: the shape must be known statically", span)
         if isinstance(shape, int):
             shape = (shape,)
+        if not isinstance(shape, (tuple, list)) or not all(
+                d is None or isinstance(d, int) and not isinstance(d, bool) for d in shape):
+            raise FrontendError("Input: the shape must be known statically", span)  # (x.shape[1], ...)
         shape = (None, *shape)
         dtype = kwargs.get("dtype") or "float32"
         value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),
@@ -615,6 +620,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
         node.meta["layer"] = layer
         node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
         node.meta["call_stmts"] = tuple(self.helper_call_stmts)
+        node.meta["top_stmt"] = self.stmt_stack[0] if self.stmt_stack else None
         node.meta["scopes"] = tuple(self.module_stack)
         if layer.cls_name:
             node.meta["owner_scope"] = layer.owner.scope if layer.owner is not None else layer.made_in
@@ -679,6 +685,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
         layers = list(args[0]) if args else list(kwargs.get("layers") or [])
         model = ModelObj("sequential", span, name=kwargs.get("name"))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        model.made_under = tuple(self.stmt_stack[:-1])
         for item in layers:
             if isinstance(item, TensorVal):
                 model.input_shape = tuple(item.value.shape[1:])
@@ -699,12 +706,18 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrai
             raise FrontendError("Model(...) needs inputs and outputs (subclassed models come later)", span)
         model = ModelObj("functional", span, name=kwargs.get("name"))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
+        model.made_under = tuple(self.stmt_stack[:-1])
         model.graph = self._extract_graph(inputs, outputs, span)
         # the statements that only built this graph go with it (the class replaces them)
         for node_ in model.graph.nodes:
             model.statements.add(node_.meta.get("stmt"))
             model.statements.add(getattr(node_.meta.get("layer"), "stmt", None))
             model.statements.update(node_.meta.get("call_stmts", ()))
+            # the outermost statement running it: ``z = Sampling()([z_mean, z_log_var])`` ran
+            # the layer's call(), whose own statements made the nodes (but not a statement the
+            # model is made under: ``model = build_model(16, 3)``)
+            if node_.meta.get("top_stmt") not in self.stmt_stack:
+                model.statements.add(node_.meta.get("top_stmt"))
         for value in model.graph.inputs:
             model.statements.add(self.value_stmts.get(id(value)))
         self._register_model(model, builder=None, var=None, args={})

@@ -64,7 +64,7 @@ class KerasStatements:
             elif isinstance(stmt, cst.For):
                 self._exec_for(stmt, env)
             elif isinstance(stmt, cst.While):
-                if self._constructs_layers(stmt.body):
+                if self._constructs_layers(stmt.body, env):
                     raise self._err(stmt, "a while loop that builds layers has no static trip count")
             elif isinstance(stmt, cst.With):
                 for item in stmt.items:
@@ -180,7 +180,7 @@ class KerasStatements:
     def _exec_if(self, stmt: cst.If, env: Env) -> None:
         test = self._eval(stmt.test, env)
         if isinstance(test, (Unknown, TensorVal, ModelObj, LayerObj)) or test is ...:
-            if self._constructs_layers(stmt):
+            if self._constructs_layers(stmt, env):
                 raise self._err(stmt.test, "a condition around layer code cannot be decided statically")
             return
         if test:
@@ -193,7 +193,7 @@ class KerasStatements:
     def _exec_for(self, stmt: cst.For, env: Env) -> None:
         iterable = self._eval(stmt.iter, env)
         if isinstance(iterable, Unknown) or not hasattr(iterable, "__iter__") or isinstance(iterable, str):
-            if self._constructs_layers(stmt.body):
+            if self._constructs_layers(stmt.body, env):
                 raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
             # a loop over run-time data (batches): read its body once, abstractly, for the
             # training statements in it
@@ -212,7 +212,7 @@ class KerasStatements:
         items = list(iterable)
         if len(items) > self.MAX_LOOP:
             return
-        if len(items) > self.DATA_LOOP and not self._constructs_layers(stmt.body):
+        if len(items) > self.DATA_LOOP and not self._constructs_layers(stmt.body, env):
             # a data loop (make_data's range(600)): what it computes is run-time data; read
             # the body once, abstractly, for any training statement in it
             self._assign(stmt.target, Unknown("loop item"), env, naming=False)
@@ -291,7 +291,8 @@ class KerasStatements:
                 value.value.scope_vars.setdefault(where, name)
             if naming and isinstance(value, LayerObj) and value.hint is None:
                 value.hint = name
-            if isinstance(value, ModelObj):
+            if isinstance(value, ModelObj) and (self.stmt_stack[-1] if self.stmt_stack else None) \
+                    not in value.made_under:  # not ``model = build_model(16, 3)``: it stays
                 value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 if value.var is None:
                     value.var = name

@@ -48,6 +48,7 @@ class _TensorBuilder:
         node = fe.scratch.add_node("constant", "constant", [], attrs={"value": value}, span=self.span)
         node.meta["stmt"] = fe.stmt_stack[-1] if fe.stmt_stack else None
         node.meta["call_stmts"] = tuple(fe.helper_call_stmts)
+        node.meta["top_stmt"] = fe.stmt_stack[0] if fe.stmt_stack else None
         node.meta["scopes"] = tuple(fe.module_stack)
         infer_node(node)
         return node.outputs[0]

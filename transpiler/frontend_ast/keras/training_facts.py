@@ -321,6 +321,12 @@ class KerasTrainingFacts:
     def _model_outputs(self, obj) -> tuple[list[str], int]:
         """(output names, number of outputs) of the model a training call is made on."""
         graph = None
+        if isinstance(obj, ModelHandle):
+            obj = next((model for model, builder, _var, _args in self.models if builder == obj.builder), None)
+        if isinstance(obj, ModelObj) and obj.user is None and obj.graph is None and not _has_input_shape(obj):
+            # a Sequential compiled before model.build(shape): one output, its last layer's
+            last = obj.layers[-1] if obj.layers else None
+            return [getattr(last, "keras_name", "") or "output"], 1
         if isinstance(obj, ModelObj):
             # a subclassed model may be compiled before its first call builds it: one output
             graph = obj.graph if obj.user is not None or self._unbuilt(obj) else self._model_graph(obj)
@@ -336,3 +342,9 @@ class KerasTrainingFacts:
             layer = producer.meta.get("fused_into", producer).meta.get("layer") if producer else None
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names, len(graph.outputs)
+
+
+def _has_input_shape(model: ModelObj) -> bool:
+    """A Sequential knows its input shape (keras.Input, input_shape= on its first layer, build())."""
+    first = model.layers[0] if model.layers else None
+    return model.input_shape is not None or getattr(first, "input_shape", None) is not None

@@ -172,6 +172,9 @@ class ModelObj:
     graph: Graph | None = None
     statements: set = field(default_factory=set)
     construct_statement: int | None = None
+    #: the statements running when it was made, outside ``construct_statement`` (the call
+    #: site of a function that made it: ``model = build_model(16, 3)``)
+    made_under: tuple = ()
     var: str | None = None  # the first variable it was bound to (a local one too)
     user: "UserObj | None" = None  # a subclassed model: the instance its call() runs on
     scope: "ModuleScope | None" = None  # as a layer of another model: its module scope

@@ -152,7 +152,7 @@ class _Printer:
         self.construct = {md.construct_statement: (md, code) for md, code in self.inline_models
                           if md.construct_statement is not None}
         self.model_statements = set()
-        for md in program.models:  # (a builder's model: its module-level build((None, ...)) too)
+        for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
@@ -620,6 +620,10 @@ class _Printer:
             new = cst.parse_statement(f"{target} = {md.class_name}()\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             loads = self._load_weights_lines(md, target)
+            if isinstance(small, cst.Return):  # ``return keras.Model(...)`` of a function with arguments
+                new = new.with_changes(body=[cst.Return(cst.parse_expression(f"{md.class_name}()"))]) \
+                    if not loads else new
+                loads = [*loads, cst.parse_statement(f"return {target}\n")] if loads else loads
             if level == "module":
                 return [*_parse_classes([code.text]), new, *loads]
             self.pending_classes.append(code.text)

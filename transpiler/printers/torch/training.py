@@ -654,6 +654,14 @@ class TrainingPrinter(CompiledObjects):
             return arrays[0], arrays[1], T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
         return T.Code(parts[0]), T.Code(parts[1]), ds.batch, ds.shuffle, "repeat" in ds.ops, pipe.repeat, False
 
+    @staticmethod
+    def _require_targets(y, dataset, call: str) -> None:
+        """``fit(ds)`` / ``evaluate(ds)`` without ``y``: ``ds`` yields (x, y) batches, which the
+        array helpers cannot take unless ``ds`` is a pipeline of arrays read above."""
+        if y is None and dataset is None:
+            raise NotImplementedError(f"{call}() on a dataset of (x, y) batches other than a tf.data "
+                                      "pipeline of arrays (from_tensor_slices((x, y)).batch(n))")
+
     def _data_layouts(self, mt: ModelTraining, dataset) -> tuple[list, list]:
         """The layouts fit/evaluate put (x, y) in: none for a loader's arrays (already there)."""
         in_layouts, out_layouts = self._io(mt)
@@ -671,6 +679,7 @@ class TrainingPrinter(CompiledObjects):
         dataset = self._from_dataset(f.x, f.y)
         if dataset is not None:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
+        self._require_targets(f.y, dataset, "fit")
         repeat = dataset is not None and dataset[4]
         if dataset is not None and dataset[5] is not None:
             # .repeat(count): an epoch is count passes, each reshuffled, batches never straddling two
@@ -789,6 +798,7 @@ class TrainingPrinter(CompiledObjects):
         dataset = self._from_dataset(e.x, e.y)
         if dataset is not None:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
+        self._require_targets(e.y, dataset, "evaluate")
         in_layouts, out_layouts = self._data_layouts(mt, dataset)
         self.needs.add("evaluate")
         args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),

@@ -1,0 +1,46 @@
+"""What the Keras reader does when a model found earlier cannot be finished.
+
+A ``keras.Sequential`` is read lazily: its layers are called on its input only once the
+whole script has been read (``model.build(...)`` or ``add()`` may come later). When that
+fails (no input shape is ever given, a layer's ``call`` does something unsupported), the
+model and the training statements on it become marked stubs; the rest of the program
+is still translated.
+"""
+
+from __future__ import annotations
+
+from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle
+from transpiler.frontend_ast.interp.values import Unsupported
+
+
+class KerasRecovery:
+    """Mixin of the Keras reader: finishing the models it found, stubbing those it cannot."""
+
+    def _finish_models(self) -> None:
+        for model, builder, var, args in list(self.models):
+            try:
+                if self._finishable(model):  # (lazy.py: a model of the program, built)
+                    self._finish_model(model, builder, var, args)
+            except (FrontendError, Unsupported) as exc:
+                self._unfinished_model(model, builder, exc)
+
+    def _unfinished_model(self, model, builder, exc) -> None:
+        self.models = [entry for entry in self.models if entry[0] is not model]
+        name = builder or model.var or model.name or "model"
+        span = getattr(exc, "span", None) or model.span
+        self.program.stub(span, f"{name}: {exc}", self._line(span))
+        if builder is not None:
+            self.failed_builders.add(builder)
+            self.program.meta.setdefault("failures", {})[builder] = span
+
+        def on_model(statement) -> bool:
+            obj = self.training_models.get(id(statement))
+            return obj is model or (builder is not None and (
+                statement.builder == builder or isinstance(obj, ModelHandle) and obj.builder == builder))
+
+        dropped = [st for st in self.program.training if on_model(st)]
+        for statement in dropped:
+            if statement.builder is None:
+                self.program.stub(statement.span, f"model.{statement.kind}(): the model ({name}) was not "
+                                                  "translated", self._line(statement.span))
+        self.program.training = [st for st in self.program.training if st not in dropped]
