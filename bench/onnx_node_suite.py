@@ -78,6 +78,15 @@ def bind_weights(case):
     return model, feeds, list(outputs)
 
 
+def _torch_tensor(x: np.ndarray):
+    """numpy → torch; bfloat16 (ml_dtypes, which torch.from_numpy refuses) through float32."""
+    import torch
+
+    if x.dtype.name == "bfloat16":
+        return torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
 def run_case(case, target: str, folder: str) -> tuple[bool, str]:
     import onnx
 
@@ -112,8 +121,9 @@ def run_case(case, target: str, folder: str) -> tuple[bool, str]:
                 net.load_state_dict(load_file(weights), strict=True)
             net.eval()
             with torch.no_grad():
-                ys = net(*[torch.from_numpy(np.ascontiguousarray(x)) for x in xs])
-            ys = [y.numpy() for y in (ys if isinstance(ys, (tuple, list)) else [ys])]
+                ys = net(*[_torch_tensor(x) for x in xs])
+            ys = [(y.float() if y.dtype == torch.bfloat16 else y).numpy()
+                  for y in (ys if isinstance(ys, (tuple, list)) else [ys])]
         else:
             if os.path.exists(weights):
                 net.load_weights(weights)

@@ -354,8 +354,10 @@ _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", 
 def binary(ctx: Context, node: ONode) -> None:
     op = _BINARY[node.op_type]
     a, b = node.inputs[:2]
-    if op == "divide" and any(ctx.values[i].dtype.startswith(("int", "uint")) for i in (a, b) if i in ctx.values):
-        raise Unsupported("integer division (ONNX truncates; the ops table's divide is true division)")
+    ints = [ctx.values[i].dtype for i in (a, b) if i in ctx.values and ctx.values[i].dtype.startswith(("int", "uint"))]
+    if op == "divide" and ints:
+        _integer_divide(ctx, node, ints[0])
+        return
     ca, cb = ctx.const(a), ctx.const(b)
     if ca is None and cb is None:
         ctx.add(op, [ctx.value(a), ctx.value(b)], {}, node, op)
@@ -369,6 +371,29 @@ def binary(ctx: Context, node: ONode) -> None:
         ctx.add(op, [k, x] if ca is not None else [x, k], {}, node, op)
         return
     _affine(ctx, node, op, x, c, const_first=ca is not None)
+
+
+#: integer types whose every value (and quotient) float64 holds exactly
+_EXACT_IN_FLOAT64 = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def _integer_divide(ctx: Context, node: ONode, dtype: str) -> None:
+    """ONNX's integer Div truncates toward zero (C's ``/``): the quotient of the operands in
+    float64 cast back (the table's cast truncates), exact for types of at most 32 bits."""
+    if dtype not in _EXACT_IN_FLOAT64:
+        raise Unsupported(f"integer division of {dtype} (exact through float64 only up to 32 bits)")
+    operands = []
+    for i, name in enumerate(node.inputs[:2]):
+        c = ctx.const(name)
+        if c is not None:
+            if c.size != 1:
+                raise Unsupported(f"integer division by a constant of shape {c.shape}")
+            operands.append(ctx.scalar(float(c.reshape(())), node))
+            continue
+        wide = ctx.add("cast", [ctx.value(name)], {"dtype": "float64"}, node, "cast", outputs=[""])
+        operands.append(wide.outputs[0])
+    quotient = ctx.add("divide", operands, {}, node, "divide", outputs=[""])
+    ctx.add("cast", [quotient.outputs[0]], {"dtype": dtype}, node, "trunc")
 
 
 def _affine(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: bool) -> None:
@@ -654,7 +679,9 @@ def gather(ctx: Context, node: ONode) -> None:
     ctx.add("take", [x], {"indices": picked, "axis": axis}, node, "take")
 
 
-_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+#: ONNX TensorProto element types → IR dtypes (those both targets have)
+_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+           10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 
 
 @converter("Cast", ops=("cast",))

@@ -1,0 +1,94 @@
+"""Single ONNX nodes through the frontend to both targets, run and compared with ONNX's own
+reference evaluator (``onnx.reference``) at tight tolerances: the op types and element types
+the node suite (``bench/onnx_node_suite.py``) measures, one small case each."""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+
+from onnx_node_suite import run_case  # noqa: E402
+from transpiler.translate_onnx import translate_onnx  # noqa: E402
+
+TARGETS = ("pytorch", "keras")
+
+
+def _case(name: str, op: str, inputs: dict[str, np.ndarray], attrs: dict | None = None, n_out: int = 1,
+          opset: int = 21):
+    """A node-suite-like case: one node, graph inputs typed as ``inputs``, outputs from the
+    reference evaluator."""
+    outs = [f"out{i}" for i in range(n_out)]
+    node = helper.make_node(op, list(inputs), outs, name=name, **(attrs or {}))
+
+    def typed(names, arrays):
+        return [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+                for k, v in zip(names, arrays)]
+
+    def build(outputs):
+        graph = helper.make_graph([node], name, typed(inputs, inputs.values()), outputs)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+    untyped = [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outs]
+    expected = ReferenceEvaluator(build(untyped)).run(None, dict(inputs))
+    model = build(typed(outs, [np.asarray(e) for e in expected]))
+    onnx.checker.check_model(model, full_check=True)
+    return types.SimpleNamespace(name=name, model=model, data_sets=[(list(inputs.values()), expected)],
+                                 rtol=1e-6, atol=1e-6)
+
+
+def _ints(dtype, shape, lo=-9, hi=9, seed=0, nonzero=False):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(max(lo, info.min), min(hi, info.max) + 1, size=shape).astype(dtype)
+    if nonzero:
+        x[x == 0] = 1
+    return x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8"])
+def test_integer_div_truncates_toward_zero(tmp_path, target, dtype):
+    lo = 0 if dtype.startswith("u") else -9
+    case = _case(f"div_{dtype}", "Div", {"x": _ints(dtype, (3, 4), lo, 50, 1),
+                                         "y": _ints(dtype, (3, 4), lo, 9, 2, nonzero=True)})
+    ok, why = run_case(case, target, str(tmp_path))
+    assert ok, why
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8"])
+def test_small_integer_inputs_compute_in_their_own_type(tmp_path, target, dtype):
+    case = _case(f"add_{dtype}", "Add", {"x": _ints(dtype, (2, 5), 0, 100, 3), "y": _ints(dtype, (2, 5), 0, 100, 4)})
+    ok, why = run_case(case, target, str(tmp_path))
+    assert ok, why  # (100 + 100 wraps around in int8 and uint8 as ONNX's reference does)
+
+
+def test_wide_unsigned_types_are_a_stub_for_torch_only(tmp_path):
+    case = _case("max_uint32", "Max", {"x": _ints("uint32", (2, 3), 0, 9), "y": _ints("uint32", (2, 3), 0, 9, 1)})
+    path = str(tmp_path / "max_uint32.onnx")
+    onnx.save(case.model, path)
+    torch_result = translate_onnx(path, "pytorch")
+    assert [d for d in torch_result.stubs if "uint32" in d.message], torch_result.diagnostics
+    assert "raise NotImplementedError" in torch_result.text
+    ok, why = run_case(case, "keras", str(tmp_path))
+    assert ok, why
+
+
+def test_int64_division_is_a_stub_not_an_inexact_quotient(tmp_path):
+    case = _case("div_int64", "Div", {"x": _ints("int64", (2, 3), 1, 9), "y": _ints("int64", (2, 3), 1, 9, 1)})
+    path = str(tmp_path / "div_int64.onnx")
+    onnx.save(case.model, path)
+    for target in TARGETS:
+        result = translate_onnx(path, target)
+        assert [d for d in result.stubs if "int64" in d.message], result.diagnostics
