@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 #: op types whose every input is a tensor operand (not bound as a weight)
-ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Pow", "Sum", "Max", "Min", "Mean", "Concat", "MatMul"}
+ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Pow", "Sum", "Max", "Min", "Mean", "Concat", "MatMul", "Greater", "Less",
+               "GreaterOrEqual", "LessOrEqual", "Equal", "Where", "And", "Or", "Xor", "Einsum"}
 
 
 def in_scope_cases(ops: set[str] | None = None):

@@ -92,3 +92,58 @@ def test_int64_division_is_a_stub_not_an_inexact_quotient(tmp_path):
     for target in TARGETS:
         result = translate_onnx(path, target)
         assert [d for d in result.stubs if "int64" in d.message], result.diagnostics
+
+
+def _floats(shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+def _bound(tmp_path, case, target):
+    """run_case with the node suite's binding (weight-like inputs as initializers)."""
+    ok, why = run_case(case, target, str(tmp_path))
+    assert ok, why
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op", ["Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Equal"])
+def test_comparisons_give_bools(tmp_path, target, op):
+    x = _ints("int32", (3, 4), -3, 3, 5)
+    _bound(tmp_path, _case(op.lower(), op, {"x": x, "y": _ints("int32", (3, 4), -3, 3, 6)}), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_where_and_reciprocal(tmp_path, target):
+    cond = _ints("int32", (2, 3, 4), 0, 1, 7).astype(bool)
+    _bound(tmp_path, _case("where", "Where", {"c": cond, "x": _floats((2, 3, 4), 1), "y": _floats((2, 3, 4), 2)}),
+           target)
+    _bound(tmp_path, _case("reciprocal", "Reciprocal", {"x": _floats((2, 3, 4), 3) + 4}), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_arg_extremes_on_a_feature_map(tmp_path, target, op, keepdims):
+    # axis 1 is the channel axis: the Keras output (channels-last) must still pick along it
+    _bound(tmp_path, _case(op.lower(), op, {"x": _floats((2, 3, 4, 5), 4)}, {"axis": 1, "keepdims": keepdims}), target)
+
+
+def test_arg_extreme_select_last_index_is_a_stub(tmp_path):
+    case = _case("argmax_last", "ArgMax", {"x": _floats((2, 3), 4)}, {"axis": 1, "select_last_index": 1})
+    ok, why = run_case(case, "pytorch", str(tmp_path))
+    assert not ok and "select_last_index" in why
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_prelu_per_channel_slope_on_a_feature_map(tmp_path, target):
+    slope = np.random.default_rng(5).uniform(0.1, 0.5, size=(3, 1, 1)).astype(np.float32)
+    _bound(tmp_path, _case("prelu", "PRelu", {"x": _floats((2, 3, 4, 5), 6), "slope": slope}), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("axis", [1, 2, -1])
+def test_layer_normalization_with_its_statistics(tmp_path, target, axis):
+    x = _floats((2, 3, 4, 5), 8) * 3 + 1
+    tail = x.shape[axis % 4:]
+    inputs = {"x": x, "scale": _floats(tail, 9), "bias": _floats(tail, 10)}
+    _bound(tmp_path, _case(f"ln{axis}", "LayerNormalization", inputs, {"axis": axis, "epsilon": 1e-3}, n_out=3),
+           target)

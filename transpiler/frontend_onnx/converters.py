@@ -750,3 +750,6 @@ def resize(ctx: Context, node: ONode) -> None:
         raise Unsupported(f"mode={mode!r}")
     ctx.add(f"upsample{rank}d", [x], {"size": tuple(int(f) for f in factors[2:]), "interpolation": interp},
             node, "upsample")
+
+
+from transpiler.frontend_onnx import math_ops  # noqa: E402,F401  (registers its converters)
