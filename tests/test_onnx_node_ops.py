@@ -18,6 +18,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 
+from onnx_harness import compare  # noqa: E402
 from onnx_node_suite import run_case  # noqa: E402
 from transpiler.translate_onnx import translate_onnx  # noqa: E402
 
@@ -147,3 +148,43 @@ def test_layer_normalization_with_its_statistics(tmp_path, target, axis):
     inputs = {"x": x, "scale": _floats(tail, 9), "bias": _floats(tail, 10)}
     _bound(tmp_path, _case(f"ln{axis}", "LayerNormalization", inputs, {"axis": axis, "epsilon": 1e-3}, n_out=3),
            target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("attrs, scales", [
+    ({"mode": "nearest"}, [1.0, 1.0, 0.6, 1.5]),
+    ({"mode": "nearest", "coordinate_transformation_mode": "align_corners", "nearest_mode": "floor"},
+     [1.0, 1.0, 2.0, 2.5]),
+    ({"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "round_prefer_ceil"},
+     [1.0, 1.0, 2.0, 2.0]),
+])
+def test_nearest_resize_of_any_scale_after_a_convolution(tmp_path, target, attrs, scales):
+    path = _resize_net(tmp_path, attrs, scales)
+    result = compare(path, target)
+    assert result.ok, (result.max_abs, result.stubs)
+
+
+def test_nearest_resize_on_a_float32_rounding_tie_is_a_stub(tmp_path):
+    """align_corners with 5 -> 8 rows: row 7 reads 7 * 4 / 7 = 4 exactly, which ONNX's
+    reference computes in float32 as 3.9999998 (floor 3) and onnxruntime as 4."""
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": "align_corners", "nearest_mode": "floor"}
+    result = translate_onnx(_resize_net(tmp_path, attrs, [1.0, 1.0, 1.75, 2.5]), "pytorch")
+    assert [d for d in result.stubs if "rounding boundary" in d.message], result.diagnostics
+
+
+def _resize_net(tmp_path, attrs, scales):
+    """A fractional-scale nearest Resize is a gather per spatial axis; after a Conv the Keras
+    output is channels-last and the gather must follow the spatial axes there."""
+    from onnx import TensorProto, numpy_helper
+
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.asarray(scales, np.float32), "scales")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Resize", ["c", "", "scales"], ["y"], name="up", **attrs)]
+    graph = helper.make_graph(nodes, "resize_net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    path = str(tmp_path / "resize_net.onnx")
+    onnx.save(model, path)
+    return path
