@@ -135,8 +135,10 @@ def run_case(case, target: str, folder: str) -> tuple[bool, str]:
             transposed = any(m is not x for m, x in zip(moved, xs))
             ys = net(moved if len(moved) > 1 else moved[0], training=False)
             ys = [np.asarray(y) for y in (ys if isinstance(ys, (tuple, list)) else [ys])]
-            if transposed:
-                ys = [np.transpose(y, (0, y.ndim - 1, *range(1, y.ndim - 1))) if y.ndim >= 3 else y for y in ys]
+            if transposed:  # (the outputs the graph leaves channels-first stay so)
+                kept = [bool(v.layout) and v.layout[1:2] == "C" for v in graph.outputs]
+                ys = [np.transpose(y, (0, y.ndim - 1, *range(1, y.ndim - 1))) if y.ndim >= 3 and not k else y
+                      for y, k in zip(ys, kept)]
     except Exception as exc:  # noqa: BLE001
         return False, f"run error: {type(exc).__name__}: {exc}"[:150]
     del order

@@ -188,3 +188,31 @@ def _resize_net(tmp_path, attrs, scales):
     path = str(tmp_path / "resize_net.onnx")
     onnx.save(model, path)
     return path
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("attrs, scales", [
+    ({"mode": "linear", "coordinate_transformation_mode": "align_corners"}, [1.0, 1.0, 1.6, 2.0]),
+    ({"mode": "cubic"}, [1.0, 1.0, 0.8, 1.5]),
+    ({"mode": "linear", "antialias": 1}, [1.0, 1.0, 0.6, 0.5]),
+])
+def test_linear_and_cubic_resize_as_frozen_interpolation_matrices(tmp_path, target, attrs, scales):
+    path = _resize_net(tmp_path, attrs, scales)
+    result = compare(path, target)
+    assert result.ok, (result.max_abs, result.stubs)
+    assert "requires_grad=False" in result.text or "trainable=False" in result.text
+
+
+def test_resize_with_an_extrapolation_value_is_a_stub(tmp_path):
+    from onnx import TensorProto, numpy_helper
+
+    inits = [numpy_helper.from_array(np.asarray([0, 0, -.5, -.5, 1, 1, 1.5, 1.5], np.float32), "roi"),
+             numpy_helper.from_array(np.asarray([1, 1, 3, 3], np.int64), "sizes")]
+    node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], name="crop", mode="linear",
+                            coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=10.0)
+    graph = helper.make_graph([node], "crop", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    path = str(tmp_path / "crop.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), path)
+    result = translate_onnx(path, "keras")
+    assert [d for d in result.stubs if "extrapolation_value" in d.message], result.diagnostics

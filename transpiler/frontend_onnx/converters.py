@@ -712,18 +712,21 @@ def split(ctx: Context, node: ONode) -> None:
     ctx.add("split", [x], {"sizes": _ints(sizes), "axis": axis}, node, "split", n_out=n)
 
 
-@converter("Resize", "Upsample", ops=("upsample1d", "upsample2d", "take"))
+@converter("Resize", "Upsample", ops=("upsample1d", "upsample2d", "take", "variable", "matmul"))
 def resize(ctx: Context, node: ONode) -> None:
     """Nearest-neighbour (or half-pixel bilinear) upsampling by an integer factor per spatial
     axis; any other nearest-neighbour Resize as a static gather (``resize.py``)."""
-    from transpiler.frontend_onnx.resize import resize_nearest_by_index
+    from transpiler.frontend_onnx.resize import resize_by_matrices, resize_nearest_by_index
 
     try:
         _resize_by_factor(ctx, node)
     except Unsupported:
-        if node.op_type != "Resize" or ctx.attr(node, "mode", "nearest") != "nearest":
+        if node.op_type != "Resize":
             raise
-        resize_nearest_by_index(ctx, node)
+        if ctx.attr(node, "mode", "nearest") == "nearest":
+            resize_nearest_by_index(ctx, node)
+        else:
+            resize_by_matrices(ctx, node)
 
 
 def _resize_by_factor(ctx: Context, node: ONode) -> None:

@@ -138,3 +138,83 @@ def resize_nearest_by_index(ctx: Context, node: ONode) -> None:
         ir = ctx.add("take", [v], {"indices": indices, "axis": axis}, node, "resize",
                      outputs=None if last else [""])
         v = ir.outputs[0]
+
+
+def interpolation_matrices(ctx: Context, node: ONode, spatial: tuple[int, ...]) -> list[np.ndarray]:
+    """A linear or cubic Resize of a (H, W) map is y = A_h x A_w^T: the two matrices, read off
+    ONNX's reference implementation run on every one-hot map (checked to factor, and to have
+    no constant part)."""
+    from onnx import helper
+
+    n = int(np.prod(spatial))
+    if len(spatial) not in (1, 2) or n > 4096:
+        raise Unsupported(f"a linear resize of a {spatial} map (only 1-D and 2-D maps of up to 4096 values)")
+    basis = np.eye(n, dtype=np.float32).reshape((n, 1, *spatial))
+    feeds = {"X": basis}
+    names = ["X"]
+    for i, name in enumerate(node.inputs[1:], start=1):
+        if not name:
+            names.append("")
+            continue
+        c = ctx.const(name)
+        if c is None:
+            raise Unsupported(f"input {i} ({name!r}) is computed at run time")
+        c = np.asarray(c)
+        if "axes" not in node.attrs:
+            if i == 2 and c.size and np.any(c[:2] != 1):
+                raise Unsupported(f"scales {tuple(c.tolist())} resize the batch or channel axis")
+            if i == 3 and c.size:
+                c = np.concatenate([[n, 1], c[2:]]).astype(c.dtype)
+            if i == 1 and c.size:  # roi: (starts, ends) over every axis; the batch and channels whole
+                half = c.size // 2
+                c = c.astype(np.float32).copy()
+                if np.any(c[[0, 1]] != 0) or np.any(c[[half, half + 1]] != 1):
+                    raise Unsupported("a roi over the batch or channel axis")
+        feeds[f"in{i}"] = c
+        names.append(f"in{i}")
+    axes = node.attrs.get("axes")
+    if axes is not None and any(int(a) % (len(spatial) + 2) < 2 for a in axes):
+        raise Unsupported(f"axes {tuple(axes)} resize the batch or channel axis")
+    proto = helper.make_node("Resize", names, ["Y"], **node.attrs)
+    try:
+        (y,) = _evaluate(proto, feeds, ctx.og.opset)
+        (zero,) = _evaluate(proto, dict(feeds, X=np.zeros_like(basis[:1])), ctx.og.opset)
+    except Exception as exc:  # noqa: BLE001 - the evaluator refuses what ONNX refuses
+        raise Unsupported(f"ONNX's reference Resize failed: {type(exc).__name__}: {exc}") from None
+    if np.any(np.asarray(zero) != 0):
+        raise Unsupported("a resize with a constant part (extrapolation_value outside the roi)")
+    out = tuple(y.shape[2:])
+    m = np.asarray(y, np.float64).reshape((*spatial, *out))  # m[h, w, h', w']
+    if len(spatial) == 1:
+        return [m.T]  # (out, in)
+    h0, w0, h1, w1 = np.unravel_index(np.argmax(np.abs(m)), m.shape)
+    a_w = m[h0, :, h1, :].T  # (W', W), up to a factor
+    a_h = m[:, w0, :, w1].T / m[h0, w0, h1, w1]  # (H', H)
+    if not np.allclose(np.einsum("ab,cd->bdac", a_h, a_w), m, rtol=1e-6, atol=1e-7):
+        raise Unsupported("a resize that is not separable per axis")
+    return [a_h, a_w]
+
+
+def resize_by_matrices(ctx: Context, node: ONode) -> None:
+    """Resize (linear, cubic; any coordinate transformation, antialias) as constant
+    interpolation matrices: ``a_h @ x @ a_w.T`` on the spatial axes (frozen weights)."""
+    x = ctx.value(node.inputs[0])
+    if len(x.shape) not in (3, 4) or any(s is None for s in x.shape[1:]) or not x.dtype.startswith("float"):
+        raise Unsupported(f"a linear resize of a {x.shape} {x.dtype} tensor")
+    spatial = tuple(x.shape[2:])
+    mats = interpolation_matrices(ctx, node, spatial)
+    v = x
+    steps = [(i, a) for i, a in enumerate(mats) if not (a.shape[0] == a.shape[1] and np.allclose(a, np.eye(len(a))))]
+    if not steps:
+        ctx.bind(node.outputs[0], x)
+        return
+    for k, (i, a) in enumerate(steps):
+        last = k == len(steps) - 1
+        last_axis = i == len(spatial) - 1
+        weight = (a.T if last_axis else a).astype(np.float32)
+        hint = "resize_" + ("hw"[i] if len(spatial) == 2 else "w")
+        w = ctx.add("variable", [], {"shape": weight.shape, "trainable": False}, node, hint, outputs=[""],
+                    params={"value": weight})
+        operands = [v, w.outputs[0]] if last_axis else [w.outputs[0], v]
+        meta = {"out_layout": x.layout} if x.layout and len(x.layout) == len(x.shape) else None
+        v = ctx.add("matmul", operands, {}, node, "resize", outputs=None if last else [""], meta=meta).outputs[0]
