@@ -216,3 +216,36 @@ def test_resize_with_an_extrapolation_value_is_a_stub(tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), path)
     result = translate_onnx(path, "keras")
     assert [d for d in result.stubs if "extrapolation_value" in d.message], result.diagnostics
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("attrs", [
+    {"strides": [3, 2], "output_shape": [10, 8]},  # one more row and column than the layer gives: output_padding
+    {"strides": [2, 2], "pads": [1, 1, 0, 0]},  # crops more at the start: symmetric pads + output_padding
+    {"strides": [2, 2], "auto_pad": "SAME_LOWER"},
+])
+def test_conv_transpose_output_shape_and_uneven_pads(tmp_path, target, attrs):
+    w = _floats((2, 3, 3, 3), 12)
+    _bound(tmp_path, _case("deconv", "ConvTranspose", {"x": _floats((1, 2, 3, 3), 13), "w": w}, attrs), target)
+
+
+def test_conv_transpose_cropping_more_at_the_end_is_a_stub(tmp_path):
+    case = _case("deconv", "ConvTranspose", {"x": _floats((1, 2, 3, 3), 13), "w": _floats((2, 3, 3, 3), 12)},
+                 {"strides": [2, 2], "auto_pad": "SAME_UPPER"})
+    ok, why = run_case(case, "pytorch", str(tmp_path))
+    assert not ok and "output_padding" in why, why
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_selu_with_other_constants_and_pad_over_listed_axes(tmp_path, target):
+    _bound(tmp_path, _case("selu", "Selu", {"x": _floats((3, 4), 14)}, {"alpha": 2.0, "gamma": 3.0}), target)
+    pads = {"x": _floats((1, 3, 4, 5), 15), "pads": np.asarray([1, 2, 0, 1], np.int64),
+            "value": np.asarray(0.0, np.float32), "axes": np.asarray([2, -1], np.int64)}
+    _bound(tmp_path, _case("pad_axes", "Pad", pads), target)
+
+
+def test_pooling_an_integer_map_is_a_stub_not_a_crash(tmp_path):
+    case = _case("pool_u8", "MaxPool", {"x": _ints("uint8", (1, 1, 4, 4), 0, 200)}, {"kernel_shape": [2, 2]})
+    for target in TARGETS:
+        ok, why = run_case(case, target, str(tmp_path))
+        assert not ok and why.startswith("stub") and "uint8" in why, why

@@ -136,21 +136,48 @@ def conv_transpose(ctx: Context, node: ONode) -> None:
         raise Unsupported(f"a {rank}-D transposed convolution")
     if int(node.attrs.get("group", 1)) != 1:
         raise Unsupported(f"a grouped transposed convolution (group={node.attrs['group']})")
-    if "output_shape" in node.attrs or ctx.attr(node, "auto_pad", "NOTSET") != "NOTSET":
-        raise Unsupported("output_shape / auto_pad are not read; give explicit pads")
     kernel = tuple(node.attrs.get("kernel_shape") or w.shape[2:])
     strides = tuple(node.attrs.get("strides") or (1,) * rank)
     dilations = tuple(node.attrs.get("dilations") or (1,) * rank)
-    pads = _spatial_padding(ctx, node, x.shape, kernel, strides, dilations)
-    if any(a != c for a, c in pads):
-        raise Unsupported(f"asymmetric pads {pads}")
     out_pad = tuple(node.attrs.get("output_padding") or (0,) * rank)
+    pads = _transposed_padding(ctx, node, x.shape[2:], kernel, strides, dilations, out_pad)
+    # the cropping (start, end) as symmetric padding and an output_padding that gives the end back
+    out_pad = tuple(op + a - c for op, (a, c) in zip(out_pad, pads))
+    if any(not 0 <= op < max(st, d) for op, st, d in zip(out_pad, strides, dilations)):
+        raise Unsupported(f"pads {pads} crop more at the end than at the start beyond what output_padding "
+                          "can give back")
+    pads = tuple((a, a) for a, _ in pads)
     attrs = {"filters": int(w.shape[1]), "kernel_size": kernel, "strides": strides,
              "padding": pads, "dilation": dilations, "output_padding": out_pad, "use_bias": b is not None}
     params = {"kernel": np.transpose(w, (*range(2, 2 + rank), 1, 0))}  # (spatial..., O, I)
     if b is not None:
         params["bias"] = b.reshape(-1)
     ctx.add(f"conv_transpose{rank}d", [x], attrs, node, "conv_transpose", params=params, weight=node.inputs[1])
+
+
+def _transposed_padding(ctx: Context, node: ONode, sizes: tuple, kernel: tuple, strides: tuple, dilations: tuple,
+                        out_pad: tuple) -> tuple:
+    """A ConvTranspose's (start, end) cropping per spatial axis: its explicit pads, or the
+    ones its ``output_shape`` / ``auto_pad`` SAME_* call for (ONNX's total_padding, split with
+    the larger part at the end for SAME_UPPER, at the start otherwise)."""
+    auto = ctx.attr(node, "auto_pad", "NOTSET")
+    target = node.attrs.get("output_shape")
+    if target is None and auto not in ("SAME_UPPER", "SAME_LOWER"):
+        if auto == "VALID":
+            return tuple((0, 0) for _ in kernel)
+        pads = node.attrs.get("pads") or [0] * (2 * len(kernel))
+        return tuple((int(pads[i]), int(pads[i + len(kernel)])) for i in range(len(kernel)))
+    if any(s is None for s in sizes):
+        raise Unsupported("output_shape / auto_pad on a spatial size known only at run time")
+    target = tuple(target)[-len(kernel):] if target is not None else tuple(n * s for n, s in zip(sizes, strides))
+    out = []
+    for n, k, s, d, op, t in zip(sizes, kernel, strides, dilations, out_pad, target):
+        total = s * (n - 1) + op + (k - 1) * d + 1 - int(t)
+        start = total // 2 if auto == "SAME_UPPER" else total - total // 2
+        if start < 0:
+            raise Unsupported(f"output_shape {tuple(target)} larger than the transposed convolution gives")
+        out.append((start, total - start))
+    return tuple(out)
 
 
 @converter("Gemm", ops=("dense",))
@@ -277,11 +304,14 @@ def elu(ctx: Context, node: ONode) -> None:
     ctx.add("elu", [ctx.value(node.inputs[0])], {"alpha": _f32(node.attrs.get("alpha", 1.0))}, node, "elu")
 
 
-@converter("Selu", ops=("selu",))
+@converter("Selu", ops=("selu", "elu", "multiply"))
 def selu(ctx: Context, node: ONode) -> None:
     a, g = float(node.attrs.get("alpha", 1.67326319217681884765625)), float(node.attrs.get("gamma", 1.05070102214813232421875))
     if abs(a - 1.6732632) > 1e-6 or abs(g - 1.0507010) > 1e-6:
-        raise Unsupported(f"alpha={a}, gamma={g} (only SELU's own constants)")
+        # other constants: gamma * elu(x, alpha) (ONNX: gamma * (alpha * e^x - alpha) below 0, gamma * x above)
+        elu = ctx.add("elu", [ctx.value(node.inputs[0])], {"alpha": _f32(a)}, node, "elu", outputs=[""])
+        ctx.add("multiply", [ctx.scalar(_f32(g), node), elu.outputs[0]], {}, node, "selu")
+        return
     ctx.add("selu", [ctx.value(node.inputs[0])], {}, node, "selu")
 
 
@@ -441,6 +471,8 @@ def variadic(ctx: Context, node: ONode) -> None:
 @converter("MaxPool", "AveragePool", ops={"MaxPool": ("max_pool1d", "max_pool2d", "max_pool3d", "global_max_pool2d"), "AveragePool": ("avg_pool1d", "avg_pool2d", "avg_pool3d", "pad2d", "global_avg_pool2d")})
 def pool(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
+    if x.layout is None:  # (an integer input is not read as a feature map)
+        raise Unsupported(f"a pooling of a {x.dtype} tensor")
     if len(node.outputs) > 1 and node.outputs[1] and ctx.consumers(node.outputs[1]):
         raise Unsupported("the indices output is read")
     kernel = tuple(node.attrs["kernel_shape"])
@@ -621,9 +653,13 @@ def pad(ctx: Context, node: ONode) -> None:
         raise Unsupported(f"mode={mode!r}")
     pads = _ints(node.attrs["pads"] if "pads" in node.attrs else _const_input(ctx, node, 1, "pads"))
     value = _optional_const(ctx, node, 2, "value", 0.0)
-    if len(node.inputs) > 3 and node.inputs[3]:
-        raise Unsupported("the axes input")
     rank = len(x.shape)
+    if len(node.inputs) > 3 and node.inputs[3]:  # opset 18: pads for the listed axes only
+        axes = [int(a) % rank for a in _ints(_const_input(ctx, node, 3, "axes"))]
+        full = [0] * (2 * rank)
+        for i, a in enumerate(axes):
+            full[a], full[a + rank] = pads[i], pads[i + len(axes)]
+        pads = tuple(full)
     pairs = [(pads[i], pads[i + rank]) for i in range(rank)]
     if any(pairs[0]) or any(pairs[1]) or rank < 3 or not is_channels_first(x.layout):
         raise Unsupported(f"pads {pads} (only the spatial axes of a feature map are padded)")
