@@ -249,3 +249,29 @@ def test_pooling_an_integer_map_is_a_stub_not_a_crash(tmp_path):
     for target in TARGETS:
         ok, why = run_case(case, target, str(tmp_path))
         assert not ok and why.startswith("stub") and "uint8" in why, why
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op", ["ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_composite_reductions_over_a_feature_map(tmp_path, target, op, keepdims):
+    x = np.abs(_floats((2, 3, 4, 5), 16)) + 0.1 if op == "ReduceLogSum" else _floats((2, 3, 4, 5), 16) * 4
+    inputs = {"x": x, "axes": np.asarray([1, -1], np.int64)}  # the channel axis and a spatial one
+    _bound(tmp_path, _case(op.lower(), op, inputs, {"keepdims": keepdims}, opset=18), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op, attrs", [("ThresholdedRelu", {"alpha": 0.5}), ("Shrink", {"lambd": 0.7, "bias": 0.2}),
+                                       ("Celu", {"alpha": 2.0}), ("Mish", {}), ("IsNaN", {})])
+def test_composite_activations(tmp_path, target, op, attrs):
+    x = _floats((3, 4, 5), 17) * 2
+    x[0, 0, :3] = (0.5, -0.7, 0.7)  # (on the thresholds)
+    if op == "IsNaN":
+        x[1, 2, 3] = np.nan
+    _bound(tmp_path, _case(op.lower(), op, {"x": x}, attrs), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_instance_normalization_per_channel(tmp_path, target):
+    inputs = {"x": _floats((2, 3, 4, 5), 18) * 3 + 1, "s": _floats((3,), 19), "b": _floats((3,), 20)}
+    _bound(tmp_path, _case("inorm", "InstanceNormalization", inputs, {"epsilon": 1e-3}), target)

@@ -135,3 +135,124 @@ def _layer_norm_statistics(ctx: Context, node: ONode, x, axes: tuple, epsilon: f
     variance = ctx.add("reduce_mean", [square.outputs[0]], reduce, node, "variance", outputs=[""])
     shifted = ctx.add("add", [variance.outputs[0], ctx.scalar(epsilon, node)], {}, node, "shifted", outputs=[""])
     ctx.add("rsqrt", [shifted.outputs[0]], {}, node, "inv_std_dev", outputs=node.outputs[2:3])
+
+
+#: reductions that are a reduce_sum/reduce_max of an element-wise map, then a map of the result
+_COMPOSITE_REDUCE = {
+    "ReduceSumSquare": ("square", "reduce_sum", None),
+    "ReduceL1": ("abs", "reduce_sum", None),
+    "ReduceL2": ("square", "reduce_sum", "sqrt"),
+    "ReduceLogSum": (None, "reduce_sum", "log"),
+    "ReduceLogSumExp": (None, "reduce_max", "logsumexp"),
+}
+
+
+@converter(*_COMPOSITE_REDUCE, ops={
+    "ReduceSumSquare": ("square", "reduce_sum"), "ReduceL1": ("abs", "reduce_sum"),
+    "ReduceL2": ("square", "reduce_sum", "sqrt"), "ReduceLogSum": ("reduce_sum", "log"),
+    "ReduceLogSumExp": ("reduce_max", "subtract", "exp", "reduce_sum", "log", "add")})
+def composite_reduce(ctx: Context, node: ONode) -> None:
+    """The reductions ONNX defines as a map, a sum and a map (ReduceL2 = sqrt(sum(x²)));
+    ReduceLogSumExp as max + log(sum(exp(x - max))), stable as ONNX's reference is."""
+    from transpiler.frontend_onnx.converters import _axes_operand
+
+    x = ctx.value(node.inputs[0])
+    rank = len(x.shape)
+    axes = _axes_operand(ctx, node)
+    if not axes:
+        if node.attrs.get("noop_with_empty_axes"):
+            raise Unsupported("noop_with_empty_axes: the element-wise map without the reduction")
+        raise Unsupported("a reduction over every axis (the batch axis too)")
+    if not x.dtype.startswith("float"):
+        raise Unsupported(f"a {node.op_type} of {x.dtype}")
+    axis = tuple(sorted({_axis(a, rank, node.op_type) for a in axes}))
+    keep = bool(node.attrs.get("keepdims", 1))
+    before, reduce, after = _COMPOSITE_REDUCE[node.op_type]
+    if after == "logsumexp":
+        top = ctx.add("reduce_max", [x], {"axis": axis, "keepdims": True}, node, "max", outputs=[""]).outputs[0]
+        shifted = ctx.add("subtract", [x, top], {}, node, "shifted", outputs=[""]).outputs[0]
+        exp = ctx.add("exp", [shifted], {}, node, "exp", outputs=[""]).outputs[0]
+        total = ctx.add("reduce_sum", [exp], {"axis": axis, "keepdims": True}, node, "sum", outputs=[""]).outputs[0]
+        log = ctx.add("log", [total], {}, node, "log", outputs=[""]).outputs[0]
+        out = ctx.add("add", [log, top], {}, node, "logsumexp", outputs=[""] if not keep else None).outputs[0]
+        if not keep:
+            ctx.add("squeeze", [out], {"axis": axis}, node, "logsumexp")
+        return
+    v = x
+    if before:
+        v = ctx.add(before, [v], {}, node, before, outputs=[""]).outputs[0]
+    v = ctx.add(reduce, [v], {"axis": axis, "keepdims": keep}, node, "reduce", outputs=[""] if after else None)
+    if after:
+        ctx.add(after, [v.outputs[0]], {}, node, after)
+
+
+@converter("ThresholdedRelu", ops=("greater", "where"))
+def thresholded_relu(ctx: Context, node: ONode) -> None:
+    """x where x > alpha, else 0 (exactly: Keras' ReLU(threshold) keeps x == alpha)."""
+    x = ctx.value(node.inputs[0])
+    alpha = _f32(node.attrs.get("alpha", 1.0))
+    above = ctx.add("greater", [x, ctx.scalar(alpha, node)], {}, node, "above", outputs=[""]).outputs[0]
+    ctx.add("where", [above, x, ctx.scalar(0.0, node)], {}, node, "thresholded_relu")
+
+
+@converter("Shrink", ops=("greater", "less", "add", "subtract", "where"))
+def shrink(ctx: Context, node: ONode) -> None:
+    """x - bias above lambd, x + bias below -lambd, 0 between."""
+    x = ctx.value(node.inputs[0])
+    if not x.dtype.startswith("float"):
+        raise Unsupported(f"a Shrink of {x.dtype}")
+    lambd, bias = _f32(node.attrs.get("lambd", 0.5)), _f32(node.attrs.get("bias", 0.0))
+
+    def add(op, ins, hint):
+        return ctx.add(op, ins, {}, node, hint, outputs=[""]).outputs[0]
+
+    high = add("greater", [x, ctx.scalar(lambd, node)], "above")
+    low = add("less", [x, ctx.scalar(-lambd, node)], "below")
+    down = add("subtract", [x, ctx.scalar(bias, node)], "down")
+    up = add("add", [x, ctx.scalar(bias, node)], "up")
+    inner = add("where", [low, up, ctx.scalar(0.0, node)], "inner")
+    ctx.add("where", [high, down, inner], {}, node, "shrink")
+
+
+@converter("Celu", ops=("multiply", "elu"))
+def celu(ctx: Context, node: ONode) -> None:
+    """celu(x, alpha) = alpha * elu(x / alpha)."""
+    x = ctx.value(node.inputs[0])
+    alpha = _f32(node.attrs.get("alpha", 1.0))
+    if alpha == 1.0:
+        ctx.add("elu", [x], {"alpha": 1.0}, node, "celu")
+        return
+    scaled = ctx.add("multiply", [x, ctx.scalar(_f32(1.0 / alpha), node)], {}, node, "scaled", outputs=[""])
+    elu = ctx.add("elu", [scaled.outputs[0]], {"alpha": 1.0}, node, "elu", outputs=[""])
+    ctx.add("multiply", [ctx.scalar(alpha, node), elu.outputs[0]], {}, node, "celu")
+
+
+@converter("Mish", ops=("softplus", "tanh", "multiply"))
+def mish(ctx: Context, node: ONode) -> None:
+    """x * tanh(softplus(x))."""
+    x = ctx.value(node.inputs[0])
+    soft = ctx.add("softplus", [x], {}, node, "softplus", outputs=[""]).outputs[0]
+    tanh = ctx.add("tanh", [soft], {}, node, "tanh", outputs=[""]).outputs[0]
+    ctx.add("multiply", [x, tanh], {}, node, "mish")
+
+
+@converter("IsNaN", ops=("not_equal",))
+def is_nan(ctx: Context, node: ONode) -> None:
+    """NaN is the one value unequal to itself."""
+    x = ctx.value(node.inputs[0])
+    ctx.add("not_equal", [x, x], {}, node, "is_nan")
+
+
+@converter("InstanceNormalization", ops=("group_norm",))
+def instance_norm(ctx: Context, node: ONode) -> None:
+    """Each channel over its spatial axes: a group norm with one channel per group."""
+    x = ctx.value(node.inputs[0])
+    if len(x.shape) < 3 or x.shape[1] is None:
+        raise Unsupported(f"an instance normalization of a {x.shape} tensor")
+    scale, bias = ctx.const(node.inputs[1]), ctx.const(node.inputs[2])
+    if scale is None or bias is None:
+        raise Unsupported("a scale or bias computed at run time")
+    channels = x.shape[1]
+    ctx.add("group_norm", [x], {"groups": channels, "axis": 1, "epsilon": _f32(node.attrs.get("epsilon", 1e-5))},
+            node, "instance_norm", params={"gamma": scale.reshape(-1), "beta": bias.reshape(-1)},
+            weight=node.inputs[1])
