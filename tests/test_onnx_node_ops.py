@@ -128,10 +128,11 @@ def test_arg_extremes_on_a_feature_map(tmp_path, target, op, keepdims):
     _bound(tmp_path, _case(op.lower(), op, {"x": _floats((2, 3, 4, 5), 4)}, {"axis": 1, "keepdims": keepdims}), target)
 
 
-def test_arg_extreme_select_last_index_is_a_stub(tmp_path):
-    case = _case("argmax_last", "ArgMax", {"x": _floats((2, 3), 4)}, {"axis": 1, "select_last_index": 1})
-    ok, why = run_case(case, "pytorch", str(tmp_path))
-    assert not ok and "select_last_index" in why
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_extreme_select_last_index_picks_the_last_tie(tmp_path, target, op):
+    x = _ints("int32", (3, 4, 6), 0, 2, 21).astype(np.float32)  # (many ties)
+    _bound(tmp_path, _case(op.lower(), op, {"x": x}, {"axis": -1, "keepdims": 0, "select_last_index": 1}), target)
 
 
 @pytest.mark.parametrize("target", TARGETS)

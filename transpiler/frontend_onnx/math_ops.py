@@ -62,14 +62,23 @@ def reciprocal(ctx: Context, node: ONode) -> None:
     ctx.add("divide", [ctx.scalar(1.0, node), x], {}, node, "reciprocal")
 
 
-@converter("ArgMax", "ArgMin", ops={"ArgMax": ("argmax",), "ArgMin": ("argmin",)})
+@converter("ArgMax", "ArgMin", ops={"ArgMax": ("argmax", "take", "subtract"), "ArgMin": ("argmin", "take", "subtract")})
 def arg_extreme(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
-    if node.attrs.get("select_last_index", 0):
-        raise Unsupported("select_last_index=1 (the table's argmax/argmin pick the first extreme)")
     op = node.op_type.lower()
     axis = _axis(int(node.attrs.get("axis", 0)), len(x.shape), node.op_type)
-    ctx.add(op, [x], {"axis": axis, "keepdims": bool(node.attrs.get("keepdims", 1))}, node, op)
+    attrs = {"axis": axis, "keepdims": bool(node.attrs.get("keepdims", 1))}
+    if not node.attrs.get("select_last_index", 0):
+        ctx.add(op, [x], attrs, node, op)
+        return
+    # the last extreme: the first one along the reversed axis, counted from the end
+    size = x.shape[axis]
+    if size is None:
+        raise Unsupported("select_last_index=1 over an axis whose size is known only at run time")
+    flipped = ctx.add("take", [x], {"indices": tuple(range(size - 1, -1, -1)), "axis": axis}, node, "reversed",
+                      outputs=[""]).outputs[0]
+    first = ctx.add(op, [flipped], attrs, node, op, outputs=[""]).outputs[0]
+    ctx.add("subtract", [ctx.scalar(size - 1, node), first], {}, node, op)
 
 
 @converter("PRelu", ops=("prelu",))
