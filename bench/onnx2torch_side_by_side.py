@@ -33,7 +33,7 @@ def _onnx2torch(path: str, x: np.ndarray, ref: np.ndarray) -> str:
     try:
         module = convert(path)
     except Exception as exc:  # noqa: BLE001 - the table says how it failed
-        return f"convert fails: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:80] if str(exc).strip() else ''}"
+        return f"convert fails: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:140] if str(exc).strip() else ''}"
     try:
         module.eval()
         with torch.no_grad():
