@@ -65,8 +65,10 @@ def import_text(text: str, name: str, folder: str):
     return module
 
 
-def run_generated(text: str, target: str, weights: str, x: np.ndarray, folder: str) -> tuple[np.ndarray, int]:
-    """The generated model's output on ``x`` (channels-first in and out) and its weight count."""
+def run_generated(text: str, target: str, weights: str, x: np.ndarray, folder: str,
+                  channels_last_out: bool = True) -> tuple[np.ndarray, int]:
+    """The generated model's output on ``x`` (channels-first in and out) and its weight count
+    (``channels_last_out``: the Keras model's output is a channels-last map)."""
     module = import_text(text, f"onnx_gen_{target}_{abs(hash(weights)) % 10 ** 8}", folder)
     model = module.build_model()
     if target == "pytorch":
@@ -84,7 +86,7 @@ def run_generated(text: str, target: str, weights: str, x: np.ndarray, folder: s
     wants = tuple(model.inputs[0].shape[1:])
     xx = x if wants == x.shape[1:] else np.transpose(x, (0, *range(2, x.ndim), 1))
     y = np.asarray(model(xx, training=False))
-    if y.ndim >= 3 and xx is not x:
+    if y.ndim >= 3 and xx is not x and channels_last_out:
         y = np.transpose(y, (0, y.ndim - 1, *range(1, y.ndim - 1)))
     return y, int(sum(np.prod(w.shape) for w in model.weights))
 
@@ -99,7 +101,9 @@ def compare(path: str, target: str, seed: int = 0, batch: int | None = None) -> 
         return Comparison(target, None, 0.0, None, 0, [str(s) for s in result.stubs], result.text)
     x = input_for(path, seed, batch)
     ref = onnxruntime_run(path, x)
-    y, count = run_generated(result.text, target, weights, x, folder)
+    out = result.program.models[0].graph.outputs[0]
+    y, count = run_generated(result.text, target, weights, x, folder,
+                             channels_last_out=not (out.layout and out.layout[1:2] == "C"))
     y = y.reshape(ref.shape)
     top1 = None
     if ref.ndim >= 2:

@@ -554,8 +554,8 @@ def run(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_INPUT
     if args.verify and any(s.lower().endswith(".onnx") for s in args.sources):
-        print("transpile: error: --verify does not take an ONNX model yet (the ONNX frontend's outputs are "
-              "checked against onnxruntime by bench/onnx_zoo.py; see docs/onnx.md)", file=sys.stderr)
+        print("transpile: error: --verify does not take an ONNX model; after transpiling, run "
+              "`transpile verify model.onnx model.py [--weights W]` (onnxruntime against the output)", file=sys.stderr)
         return EXIT_INPUT
     if args.jobs < 0:
         print("transpile: error: -j/--jobs must be 0 (one per CPU) or more", file=sys.stderr)

@@ -11,6 +11,10 @@ from transpiler.ir.program import Diagnostic, Program
 
 WEIGHTS_SUFFIX = {"pytorch": ".safetensors", "keras": ".weights.h5"}
 
+#: dtypes a target holds but cannot compute with (torch: no CPU kernels for add, max, ... on
+#: the unsigned types wider than uint8)
+NO_ARITHMETIC = {"pytorch": ("uint16", "uint32", "uint64"), "keras": ()}
+
 
 @dataclass
 class OnnxTranslation:
@@ -44,6 +48,14 @@ def prepare(program, target: str, lint: bool = True) -> None:
 
     graph = program.models[0].graph
     if graph.meta.get("unsupported"):
+        return
+    lacking = [v for v in (*graph.inputs, *(o for n in graph.nodes for o in n.outputs))
+               if v.dtype in NO_ARITHMETIC[target]]
+    if lacking:
+        message = (f"{lacking[0].var or lacking[0].name!r} has type {lacking[0].dtype}, which {target} "
+                   "holds but does not compute with")
+        graph.meta["unsupported"] = [(None, message)]
+        program.stub(None, message)
         return
     if target == "pytorch":
         from transpiler.ir.passes.torch_selection import select_torch_ops

@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def verify_main(argv: list[str]) -> int:
+    if argv and argv[0].lower().endswith(".onnx"):
+        from transpiler.verify_onnx import verify_onnx_main
+
+        return verify_onnx_main(argv)
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:

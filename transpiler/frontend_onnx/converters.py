@@ -136,21 +136,48 @@ def conv_transpose(ctx: Context, node: ONode) -> None:
         raise Unsupported(f"a {rank}-D transposed convolution")
     if int(node.attrs.get("group", 1)) != 1:
         raise Unsupported(f"a grouped transposed convolution (group={node.attrs['group']})")
-    if "output_shape" in node.attrs or ctx.attr(node, "auto_pad", "NOTSET") != "NOTSET":
-        raise Unsupported("output_shape / auto_pad are not read; give explicit pads")
     kernel = tuple(node.attrs.get("kernel_shape") or w.shape[2:])
     strides = tuple(node.attrs.get("strides") or (1,) * rank)
     dilations = tuple(node.attrs.get("dilations") or (1,) * rank)
-    pads = _spatial_padding(ctx, node, x.shape, kernel, strides, dilations)
-    if any(a != c for a, c in pads):
-        raise Unsupported(f"asymmetric pads {pads}")
     out_pad = tuple(node.attrs.get("output_padding") or (0,) * rank)
+    pads = _transposed_padding(ctx, node, x.shape[2:], kernel, strides, dilations, out_pad)
+    # the cropping (start, end) as symmetric padding and an output_padding that gives the end back
+    out_pad = tuple(op + a - c for op, (a, c) in zip(out_pad, pads))
+    if any(not 0 <= op < max(st, d) for op, st, d in zip(out_pad, strides, dilations)):
+        raise Unsupported(f"pads {pads} crop more at the end than at the start beyond what output_padding "
+                          "can give back")
+    pads = tuple((a, a) for a, _ in pads)
     attrs = {"filters": int(w.shape[1]), "kernel_size": kernel, "strides": strides,
              "padding": pads, "dilation": dilations, "output_padding": out_pad, "use_bias": b is not None}
     params = {"kernel": np.transpose(w, (*range(2, 2 + rank), 1, 0))}  # (spatial..., O, I)
     if b is not None:
         params["bias"] = b.reshape(-1)
     ctx.add(f"conv_transpose{rank}d", [x], attrs, node, "conv_transpose", params=params, weight=node.inputs[1])
+
+
+def _transposed_padding(ctx: Context, node: ONode, sizes: tuple, kernel: tuple, strides: tuple, dilations: tuple,
+                        out_pad: tuple) -> tuple:
+    """A ConvTranspose's (start, end) cropping per spatial axis: its explicit pads, or the
+    ones its ``output_shape`` / ``auto_pad`` SAME_* call for (ONNX's total_padding, split with
+    the larger part at the end for SAME_UPPER, at the start otherwise)."""
+    auto = ctx.attr(node, "auto_pad", "NOTSET")
+    target = node.attrs.get("output_shape")
+    if target is None and auto not in ("SAME_UPPER", "SAME_LOWER"):
+        if auto == "VALID":
+            return tuple((0, 0) for _ in kernel)
+        pads = node.attrs.get("pads") or [0] * (2 * len(kernel))
+        return tuple((int(pads[i]), int(pads[i + len(kernel)])) for i in range(len(kernel)))
+    if any(s is None for s in sizes):
+        raise Unsupported("output_shape / auto_pad on a spatial size known only at run time")
+    target = tuple(target)[-len(kernel):] if target is not None else tuple(n * s for n, s in zip(sizes, strides))
+    out = []
+    for n, k, s, d, op, t in zip(sizes, kernel, strides, dilations, out_pad, target):
+        total = s * (n - 1) + op + (k - 1) * d + 1 - int(t)
+        start = total // 2 if auto == "SAME_UPPER" else total - total // 2
+        if start < 0:
+            raise Unsupported(f"output_shape {tuple(target)} larger than the transposed convolution gives")
+        out.append((start, total - start))
+    return tuple(out)
 
 
 @converter("Gemm", ops=("dense",))
@@ -277,11 +304,14 @@ def elu(ctx: Context, node: ONode) -> None:
     ctx.add("elu", [ctx.value(node.inputs[0])], {"alpha": _f32(node.attrs.get("alpha", 1.0))}, node, "elu")
 
 
-@converter("Selu", ops=("selu",))
+@converter("Selu", ops=("selu", "elu", "multiply"))
 def selu(ctx: Context, node: ONode) -> None:
     a, g = float(node.attrs.get("alpha", 1.67326319217681884765625)), float(node.attrs.get("gamma", 1.05070102214813232421875))
     if abs(a - 1.6732632) > 1e-6 or abs(g - 1.0507010) > 1e-6:
-        raise Unsupported(f"alpha={a}, gamma={g} (only SELU's own constants)")
+        # other constants: gamma * elu(x, alpha) (ONNX: gamma * (alpha * e^x - alpha) below 0, gamma * x above)
+        elu = ctx.add("elu", [ctx.value(node.inputs[0])], {"alpha": _f32(a)}, node, "elu", outputs=[""])
+        ctx.add("multiply", [ctx.scalar(_f32(g), node), elu.outputs[0]], {}, node, "selu")
+        return
     ctx.add("selu", [ctx.value(node.inputs[0])], {}, node, "selu")
 
 
@@ -354,8 +384,10 @@ _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", 
 def binary(ctx: Context, node: ONode) -> None:
     op = _BINARY[node.op_type]
     a, b = node.inputs[:2]
-    if op == "divide" and any(ctx.values[i].dtype.startswith(("int", "uint")) for i in (a, b) if i in ctx.values):
-        raise Unsupported("integer division (ONNX truncates; the ops table's divide is true division)")
+    ints = [ctx.values[i].dtype for i in (a, b) if i in ctx.values and ctx.values[i].dtype.startswith(("int", "uint"))]
+    if op == "divide" and ints:
+        _integer_divide(ctx, node, ints[0])
+        return
     ca, cb = ctx.const(a), ctx.const(b)
     if ca is None and cb is None:
         ctx.add(op, [ctx.value(a), ctx.value(b)], {}, node, op)
@@ -369,6 +401,29 @@ def binary(ctx: Context, node: ONode) -> None:
         ctx.add(op, [k, x] if ca is not None else [x, k], {}, node, op)
         return
     _affine(ctx, node, op, x, c, const_first=ca is not None)
+
+
+#: integer types whose every value (and quotient) float64 holds exactly
+_EXACT_IN_FLOAT64 = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def _integer_divide(ctx: Context, node: ONode, dtype: str) -> None:
+    """ONNX's integer Div truncates toward zero (C's ``/``): the quotient of the operands in
+    float64 cast back (the table's cast truncates), exact for types of at most 32 bits."""
+    if dtype not in _EXACT_IN_FLOAT64:
+        raise Unsupported(f"integer division of {dtype} (exact through float64 only up to 32 bits)")
+    operands = []
+    for i, name in enumerate(node.inputs[:2]):
+        c = ctx.const(name)
+        if c is not None:
+            if c.size != 1:
+                raise Unsupported(f"integer division by a constant of shape {c.shape}")
+            operands.append(ctx.scalar(float(c.reshape(())), node))
+            continue
+        wide = ctx.add("cast", [ctx.value(name)], {"dtype": "float64"}, node, "cast", outputs=[""])
+        operands.append(wide.outputs[0])
+    quotient = ctx.add("divide", operands, {}, node, "divide", outputs=[""])
+    ctx.add("cast", [quotient.outputs[0]], {"dtype": dtype}, node, "trunc")
 
 
 def _affine(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: bool) -> None:
@@ -416,6 +471,8 @@ def variadic(ctx: Context, node: ONode) -> None:
 @converter("MaxPool", "AveragePool", ops={"MaxPool": ("max_pool1d", "max_pool2d", "max_pool3d", "global_max_pool2d"), "AveragePool": ("avg_pool1d", "avg_pool2d", "avg_pool3d", "pad2d", "global_avg_pool2d")})
 def pool(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
+    if x.layout is None:  # (an integer input is not read as a feature map)
+        raise Unsupported(f"a pooling of a {x.dtype} tensor")
     if len(node.outputs) > 1 and node.outputs[1] and ctx.consumers(node.outputs[1]):
         raise Unsupported("the indices output is read")
     kernel = tuple(node.attrs["kernel_shape"])
@@ -596,9 +653,13 @@ def pad(ctx: Context, node: ONode) -> None:
         raise Unsupported(f"mode={mode!r}")
     pads = _ints(node.attrs["pads"] if "pads" in node.attrs else _const_input(ctx, node, 1, "pads"))
     value = _optional_const(ctx, node, 2, "value", 0.0)
-    if len(node.inputs) > 3 and node.inputs[3]:
-        raise Unsupported("the axes input")
     rank = len(x.shape)
+    if len(node.inputs) > 3 and node.inputs[3]:  # opset 18: pads for the listed axes only
+        axes = [int(a) % rank for a in _ints(_const_input(ctx, node, 3, "axes"))]
+        full = [0] * (2 * rank)
+        for i, a in enumerate(axes):
+            full[a], full[a + rank] = pads[i], pads[i + len(axes)]
+        pads = tuple(full)
     pairs = [(pads[i], pads[i + rank]) for i in range(rank)]
     if any(pairs[0]) or any(pairs[1]) or rank < 3 or not is_channels_first(x.layout):
         raise Unsupported(f"pads {pads} (only the spatial axes of a feature map are padded)")
@@ -654,7 +715,9 @@ def gather(ctx: Context, node: ONode) -> None:
     ctx.add("take", [x], {"indices": picked, "axis": axis}, node, "take")
 
 
-_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+#: ONNX TensorProto element types → IR dtypes (those both targets have)
+_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+           10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 
 
 @converter("Cast", ops=("cast",))
@@ -685,9 +748,24 @@ def split(ctx: Context, node: ONode) -> None:
     ctx.add("split", [x], {"sizes": _ints(sizes), "axis": axis}, node, "split", n_out=n)
 
 
-@converter("Resize", "Upsample", ops=("upsample1d", "upsample2d"))
+@converter("Resize", "Upsample", ops=("upsample1d", "upsample2d", "take", "variable", "matmul"))
 def resize(ctx: Context, node: ONode) -> None:
-    """Nearest-neighbour (or half-pixel bilinear) upsampling by an integer factor per spatial axis."""
+    """Nearest-neighbour (or half-pixel bilinear) upsampling by an integer factor per spatial
+    axis; any other nearest-neighbour Resize as a static gather (``resize.py``)."""
+    from transpiler.frontend_onnx.resize import resize_by_matrices, resize_nearest_by_index
+
+    try:
+        _resize_by_factor(ctx, node)
+    except Unsupported:
+        if node.op_type != "Resize":
+            raise
+        if ctx.attr(node, "mode", "nearest") == "nearest":
+            resize_nearest_by_index(ctx, node)
+        else:
+            resize_by_matrices(ctx, node)
+
+
+def _resize_by_factor(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape) - 2
     if rank not in (1, 2) or not is_channels_first(x.layout):
@@ -723,3 +801,6 @@ def resize(ctx: Context, node: ONode) -> None:
         raise Unsupported(f"mode={mode!r}")
     ctx.add(f"upsample{rank}d", [x], {"size": tuple(int(f) for f in factors[2:]), "interpolation": interp},
             node, "upsample")
+
+
+from transpiler.frontend_onnx import math_ops  # noqa: E402,F401  (registers its converters)

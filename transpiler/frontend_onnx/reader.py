@@ -221,7 +221,8 @@ class Context:
 
 
 #: input types both targets compute with
-_INPUT_DTYPES = {"float32", "float64", "float16", "int32", "int64", "bool"}
+_INPUT_DTYPES = {"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                 "uint32", "uint64", "bool"}
 
 
 def _class_name(og: OGraph) -> str:
@@ -234,7 +235,7 @@ def _class_name(og: OGraph) -> str:
 def _input_layout(rank: int, dtype: str) -> str | None:
     if rank <= 2:
         return "NC"[:rank]
-    if dtype.startswith("int"):
+    if dtype.startswith(("int", "uint")):
         return None
     return CHANNELS_FIRST.get(rank)
 

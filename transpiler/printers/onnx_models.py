@@ -17,6 +17,7 @@ import re
 
 import black
 
+from transpiler.ir.layout import is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import code
 
@@ -101,8 +102,13 @@ def print_keras_model(program: Program) -> str:
     inputs = ", ".join(f"{v.var} {tuple(s for s in v.shape[1:])}" for v in md.graph.inputs)
     moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.meta["source_input_shapes"])]
     note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"
-    out += ["", "", "def build_model():",
-            code.docstring_lines([f'The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} '
-                                  f'{inputs} without the batch axis, {note}.'], "    ")]
+    lines = [f'The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} '
+             f'{inputs} without the batch axis, {note}.']
+    if any(moved):  # (a feature map the last layers leave channels-first stays so)
+        kept = [v for v in md.graph.outputs if len(v.shape) >= 3 and is_channels_first(v.layout)]
+        if kept:
+            lines.append(f'Output{"s" if len(kept) > 1 else ""} {", ".join(str(tuple(v.shape[1:])) for v in kept)} '
+                         "channels-first, as in the ONNX model.")
+    out += ["", "", "def build_model():", code.docstring_lines(lines, "    ")]
     out += body
     return black.format_str("\n".join(out) + "\n", mode=black.Mode())

@@ -417,7 +417,9 @@ def _matmul(node, shapes, layouts):
     if a[-1] is not None and b[-2] is not None and a[-1] != b[-2]:
         raise IRError(f"{node!r}: cannot multiply {a} by {b}")
     out = broadcast(node, [a[:-2], b[:-2]]) + (a[-2], b[-1]) if len(a) > 2 or len(b) > 2 else (a[-2], b[-1])
-    return [(out, default_layout(len(out)), _dtype(node))]
+    # (a frontend may say the product is a feature map of its own layout: the ONNX Resize's
+    # interpolation matrices applied to a channels-first map)
+    return [(out, node.meta.get("out_layout") or default_layout(len(out)), _dtype(node))]
 
 
 @rule("negative", "abs", "square", "sqrt", "rsqrt", "exp", "log", "clip")

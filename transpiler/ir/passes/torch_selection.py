@@ -136,6 +136,8 @@ def select_pool(graph: Graph, node: Node) -> None:
 def select_conv_transpose(graph: Graph, node: Node) -> None:
     x, y = node.inputs[0], node.outputs[0]
     a = node.attrs
+    if not isinstance(a["padding"], str) and all(b == e for b, e in a["padding"]):
+        return  # torch's own form already: crop `padding` from the start, `padding - output_padding` from the end
     pads, extra, crops = [], [], []
     for i, ax in enumerate(spatial_axes(x.layout)):
         n, k, s, d = x.shape[ax], a["kernel_size"][i], a["strides"][i], a["dilation"][i]
