@@ -40,6 +40,8 @@ from transpiler.ir.modules import ModuleScope
 from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
+from transpiler.ir import sizes
+from transpiler.frontend_ast.size_names import name_module_constants
 
 
 class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasExpressions):
@@ -98,6 +100,7 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
         """Interpret the module and every builder function; return the Program."""
         self.globals.set("__name__", "__transpiler__")
         self._definitions_pass()
+        name_module_constants(self.module, self.globals)  # sizes with provenance
         self.module_uids = dict(self.uids)
         module_layer_uids = self._bind_module_layers()
         builders: dict[str, FunctionRef] = {}
@@ -451,6 +454,10 @@ class KerasFrontend(KerasStatements, KerasSubclasses, KerasTrainingFacts, KerasE
         params = fn.node.params
         star = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
         bound = {k: v for k, v in env.vars.items() if k not in star}
+        if builder_probe:  # sizes with provenance: the builder's parameters by name
+            for pname, value in bound.items():
+                bound[pname] = sizes.named(value, pname)
+                env.set(pname, bound[pname])
         name = fn.node.name.value
         self.visited_functions.add(name)
         if not builder_probe and self.scope_stack:

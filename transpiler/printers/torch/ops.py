@@ -420,11 +420,11 @@ def emit_flatten_torch(node: Node, m: str) -> Emission:
 @emitter("reshape")
 def emit_reshape_torch(node: Node, m: str) -> Emission:
     shape = node.attrs["shape"]
-    dims = ", ".join(str(d) for d in shape)
+    dims = ", ".join(lit(d) for d in shape)
 
     def fn(ins):
         x = atom(ins[0])
-        first = f"{x}.shape[0]" if -1 in shape else "-1"
+        first = f"{x}.shape[0]" if any(d == -1 for d in shape) else "-1"
         return f"{x}.reshape({first}, {dims})"
 
     return Emission(None, fn, unary=True)
@@ -907,7 +907,7 @@ def _rnn_init(op: str, a: dict, m: str, suffix: str, node: Node) -> list[str]:
         lines += [f"nn.init.zeros_({m}.bias_ih_l0{suffix})", f"nn.init.zeros_({m}.bias_hh_l0{suffix})"]
         if op == "lstm" and a.get("unit_forget_bias"):
             u = a["units"]
-            lines.append(f"nn.init.ones_({m}.bias_ih_l0{suffix}[{u}:{2 * u}])  # Keras unit_forget_bias")
+            lines.append(f"nn.init.ones_({m}.bias_ih_l0{suffix}[{lit(u)}:{lit(2 * u)}])  # Keras unit_forget_bias")
     return lines
 
 
@@ -1108,7 +1108,7 @@ def _uses_nn_multihead(node: Node) -> bool:
 
 def _glorot_heads(m_weight: str, fan: int) -> str:
     """Keras' glorot_uniform on an einsum kernel: limit sqrt(6 / fan) with its own fans."""
-    return f"nn.init.uniform_({m_weight}, -math.sqrt(6.0 / {fan}), math.sqrt(6.0 / {fan}))"
+    return f"nn.init.uniform_({m_weight}, -math.sqrt(6.0 / {lit(fan)}), math.sqrt(6.0 / {lit(fan)}))"
 
 
 def _mha_kernel_init(node: Node, target: str, fan: int) -> str:
@@ -1147,7 +1147,7 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
             state = [StateEntry("in_proj_weight", ("query_kernel", "key_kernel", "value_kernel"),
                                 Transform.HEADS_KERNEL)]
             e = q_in
-            init = [_mha_kernel_init(node, f"{m}.in_proj_weight[{i * e}:{(i + 1) * e}]", fans[p])
+            init = [_mha_kernel_init(node, f"{m}.in_proj_weight[{lit(i * e)}:{lit((i + 1) * e)}]", fans[p])
                     for i, p in enumerate(("query", "key", "value"))]
         else:
             state = [StateEntry(f"{p[0]}_proj_weight", f"{p}_kernel", Transform.HEADS_KERNEL)
@@ -1603,7 +1603,7 @@ def emit_full_like_torch(node: Node, m: str) -> Emission:
 @emitter("full")
 def emit_full_torch(node: Node, m: str) -> Emission:
     a = node.attrs
-    sizes = "".join(f", {d}" for d in a["shape"])
+    sizes = "".join(f", {lit(d)}" for d in a["shape"])
     tail = f"dtype=torch.{a['dtype']}, device={{x}}.device"
     if a["value"] in (0.0, 1.0):
         fn = "torch.zeros" if a["value"] == 0.0 else "torch.ones"

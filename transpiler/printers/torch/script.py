@@ -17,6 +17,7 @@ import black
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of, walk
+from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
@@ -781,18 +782,24 @@ class _Printer:
                 self.program.stub(span, f"not translated yet: {src}", src)
                 body_lines.append("    " + comment_text(
                     f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
-        if md.builder_args:
-            names = list(md.builder_args)
+        # the parameters the module takes are forwarded; any other the model was
+        # specialised for (a float, a loop count, a size printed as its number) is guarded
+        # (a size parameter the module never needed, a sequence length, is accepted as it is)
+        free = [n for n, v in md.builder_args.items()
+                if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
+        guarded = {n: v for n, v in md.builder_args.items() if n not in free}
+        if guarded:
+            names = list(guarded)
             got = ", ".join(names) + ("," if len(names) == 1 else "")
-            want = _literal_or_none(tuple(md.builder_args[n] for n in names))
-            shown = ", ".join(f"{n}={_literal_or_none(md.builder_args[n])}" for n in names)
+            want = _literal_or_none(tuple(_plain(guarded[n]) for n in names))
+            shown = ", ".join(f"{n}={_literal_or_none(_plain(guarded[n]))}" for n in names)
             if want is not None:
                 body_lines.append(f"    if ({got}) != {want}:")
                 body_lines.append("        raise NotImplementedError(")
                 body_lines.append(f"            {(md.class_name + ' was transpiled for ' + fn.name.value + '(' + shown + '); ')!r}")
                 body_lines.append('            "transpile again for other arguments"')
                 body_lines.append("        )")
-        body_lines.append(f"    return {md.class_name}()")
+        body_lines.append(f"    return {md.class_name}({', '.join(code.init_params)})")
         decorators = "".join(_code(d) for d in fn.decorators)
         lines.append(f"{decorators}def {fn.name.value}({params}):")
         lines += body_lines
@@ -822,6 +829,13 @@ def _fix_commas(names):
 
 def fn_span_contains(outer: Span, inner: Span) -> bool:
     return outer.line <= inner.line <= (outer.end_line or outer.line)
+
+
+def _plain(value):
+    """A builder argument as the plain value it was (sizes as their numbers)."""
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return int.__int__(value) if isinstance(value, sizes.Size) else value
 
 
 def _literal_or_none(value):
