@@ -177,6 +177,10 @@ def specialise(value, why: str) -> None:
     """Mark the names ``value`` depends on as used by their number (see the module doc)."""
     if _QUIET[0]:
         return
+    if isinstance(value, (tuple, list)):  # ``(input_shape, filters) != (INPUT_SHAPE, 8)``
+        for item in value:
+            specialise(item, why)
+        return
     expr = _expr_of(value)
     if expr is not None:
         for sym in leaves(expr):

@@ -456,7 +456,7 @@ def emit_variable_torch(node: Node, m: str) -> Emission:
     Keras weight is not trainable), initialised like Keras' initializer."""
     shape = tuple(node.attrs["shape"])
     frozen = "" if node.attrs["trainable"] else ", requires_grad=False"
-    dims = ", ".join(str(d) for d in shape) or "()"  # a scalar weight: torch.empty(()), not torch.empty()
+    dims = ", ".join(lit(d) for d in shape) or "()"  # a scalar weight: torch.empty(()), not torch.empty()
     module = f"nn.Parameter(torch.empty({dims}){frozen})"
     init, imports = variable_init(node, m, shape)
     return Emission(module, lambda ins: m, state=[StateEntry("", "value", Transform.IDENTITY)],
