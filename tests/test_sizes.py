@@ -342,3 +342,49 @@ def test_torch_builder_with_other_arguments_matches_torch(case, kwargs):
         want = tmodel(torch.from_numpy(x)).numpy()
     got = keras.ops.convert_to_numpy(kmodel(np.moveaxis(x, 1, -1) if moved else x, training=False))
     assert want.shape == got.shape and np.abs(want - got).max() <= 1e-4
+
+
+# -- run-time sizes (issue 18 item 1) ------------------------------------------------
+
+_RUNTIME_SOURCE = (Path(__file__).parent / "golden" / "runtime_sizes" / "input.py")
+
+
+def test_runtime_sizes_become_constructor_arguments_computed_where_the_model_is_built():
+    """``Dense(len(chars))`` and ``Dense(num_classes)`` with ``num_classes = len(np.unique(y))``:
+    the generated module takes both (no default), the script passes the code computing them,
+    and no stand-in number reaches the output."""
+    import re
+
+    import numpy as np
+    import torch
+
+    from transpiler import verify
+    from transpiler.translate import translate
+    text = translate(_RUNTIME_SOURCE.read_text(), "input.py").text
+    assert "def __init__(self, len_chars, num_classes):" in text
+    assert "model = Net(len(chars), num_classes)" in text
+    assert not re.search(r"\b\d{6,}\b", text), "a run-time size's stand-in number was printed"
+    module = verify.load_generated(text)
+    assert module.model.fc1.out_features == len(module.chars)
+    assert module.model.fc2.out_features == len(np.unique(module.y))
+    other = module.Net(5, 7)  # other data, other sizes
+    assert (other.fc1.out_features, other.fc2.in_features, other.fc2.out_features) == (5, 5, 7)
+    assert other(torch.zeros(2, 12)).shape == (2, 7)
+
+
+def test_runtime_size_needed_as_a_number_is_refused_as_before_not_printed():
+    """A run-time input side under a stride-2 'same' convolution (its padding needs the
+    number): not translated yet, so the model is a stub as before, never code holding the
+    stand-in number and never an internal error."""
+    import re
+
+    from transpiler.translate import translate
+    source = _RUNTIME_SOURCE.read_text().split("model = keras.Sequential")[0] + (
+        "side = len(chars) + 4\n"
+        "inputs = keras.Input(shape=(side, side, 1))\n"
+        "h = layers.Conv2D(4, 3, strides=2, padding='same')(inputs)\n"
+        "h = layers.Flatten()(h)\n"
+        "model = keras.Model(inputs, layers.Dense(num_classes)(h))\n")
+    result = translate(source, "input.py")
+    assert result.stubs
+    assert not re.search(r"\b\d{6,}\b", result.text)

@@ -8,6 +8,8 @@ and the printers, which print ``nn.Linear(64, NUM_CLASSES)`` instead of ``nn.Lin
 
 from __future__ import annotations
 
+import re
+import zlib
 from typing import Any
 
 import libcst as cst
@@ -153,3 +155,84 @@ def name_arguments(fn: cst.FunctionDef | None, args: list, kwargs: dict, scope, 
         if name in scope.args and name in names:
             kwargs[name] = scope.args[name] = sizes.named(kwargs[name], name, arg=kwargs[name])
     return args, kwargs
+
+
+#: the layer arguments that are sizes (a run-time value there becomes a run-time size)
+SIZE_ARGUMENTS = frozenset({"units", "filters", "input_dim", "output_dim", "num_heads", "key_dim", "value_dim",
+                            "n", "latent_dim"})
+
+
+def runtime_size(value: Any) -> Any:
+    """A value only the running program knows (``len(chars)``, ``num_classes`` computed from
+    the data), read from a source expression, as a size that prints as that expression
+    (issue 18 item 1): a :class:`ir.sizes.Size` named after it (its name when the source
+    reads a name, else an identifier made from its code), whose caller's argument
+    (:attr:`ir.sizes.Sym.arg`) is the code that computes it. Its number is a stand-in
+    (large, and different for different code, so that no shape rule confuses two):
+    the printers refuse a translation that would print it (:func:`runtime_leaks`).
+    Anything else comes back unchanged."""
+    source = getattr(value, "source", None)
+    if type(value).__name__ != "Unknown" or not isinstance(source, cst.BaseExpression):
+        return value
+    text = cst.Module([]).code_for_node(source)
+    if isinstance(source, cst.Name):
+        name = source.value
+    else:
+        name = re.sub(r"\W+", "_", text).strip("_") or "size"
+        if name[0].isdigit():
+            name = f"n_{name}"
+    return sizes.Size(_standin(text), sizes.Sym(name, "runtime", arg=text))
+
+
+def _standin(text: str) -> int:
+    return 1_000_003 + 2 * (zlib.crc32(text.encode()) % 499_979)  # (the same in every run)
+
+
+runtime_leaks = sizes.runtime_leaks
+
+
+def runtime_sizes_of(graph) -> dict[str, Any]:
+    """The run-time sizes a model's graph holds (its inputs' shapes, its nodes' attributes
+    and shapes), by name, each as the size :func:`runtime_size` made: the generated module
+    takes them as constructor arguments."""
+    found: dict[str, Any] = {}
+
+    def visit(value) -> None:
+        if isinstance(value, sizes.Size):
+            for sym in sizes.leaves(value.expr):
+                if sym.kind == "runtime" and sym.name not in found:
+                    found[sym.name] = sizes.Size(_standin(sym.arg), sym)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                visit(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                visit(v)
+
+    for v in graph.inputs:
+        visit(v.shape)
+    for node in graph.nodes:
+        found.update({k: v for k, v in runtime_sizes_of_node(node).items() if k not in found})
+    return found
+
+
+def runtime_sizes_of_node(node) -> dict[str, Any]:
+    """The run-time sizes of one node's attributes and input/output shapes, by name."""
+    found: dict[str, Any] = {}
+
+    def walk(value) -> None:
+        if isinstance(value, sizes.Size):
+            for sym in sizes.leaves(value.expr):
+                if sym.kind == "runtime" and sym.name not in found:
+                    found[sym.name] = sizes.Size(_standin(sym.arg), sym)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(node.attrs)
+    for v in list(node.inputs) + list(node.outputs):
+        walk(v.shape)
+    return found

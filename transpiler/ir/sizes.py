@@ -366,6 +366,20 @@ class SymbolicSize:
         return f"SymbolicSize({expr_text(self.expr)})"
 
 
+class RuntimeSizeLeak(NotImplementedError):
+    """A size computed at run time was used by its (stand-in) number where code needs it."""
+
+
+def runtime_leaks(values) -> list[str]:
+    """The run-time sizes among ``values`` whose number was used (specialised), as text."""
+    out = []
+    for value in values:
+        sym = symbol_of(value)
+        if sym is not None and sym.kind == "runtime" and sym.specialised:
+            out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
+    return out
+
+
 # -- making sizes -------------------------------------------------------------------
 
 def named(value: Any, name: str, kind: str = "param", arg: Any = None) -> Any:
@@ -620,6 +634,8 @@ def number_text(value: Any) -> str:
         inner = ", ".join(number_text(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, Size):
+        if any(s.kind == "runtime" for s in leaves(value.expr)):
+            return expr_text(value.expr)  # (its number is a stand-in)
         return repr(int.__int__(value))
     return repr(value)
 

@@ -352,7 +352,10 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
         doc += ["", "``return_logits=True`` skips the final softmax/sigmoid: the training loss",
                 "works on logits, which is numerically sound (Keras clips probabilities instead)."]
     init_params = [n for n in md.builder_args if n in size_scope.used]
-    signature = "".join(f", {n}={sizes.number_text(md.builder_args[n])}" for n in init_params)
+    # (a size the program computes when it runs has no default: it comes first)
+    init_params.sort(key=lambda n: not _runtime(md.builder_args[n]))
+    signature = "".join(f", {n}" if _runtime(md.builder_args[n]) else
+                        f", {n}={sizes.number_text(md.builder_args[n])}" for n in init_params)
     lines = [f"class {md.class_name}(nn.Module):", _docstring(doc, "    "), "",
              f"    def __init__(self{signature}):", "        super().__init__()"]
     lines += [f"        {ln}" for ln in body.splitlines()]
@@ -367,6 +370,10 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     text = "\n".join(lines) + "\n"
     if sizes.has_placeholders(text):
         raise AssertionError(f"{md.class_name}: a size placeholder was not placed")
+    leaks = sizes.runtime_leaks(md.builder_args.values())
+    if leaks:  # its stand-in number would be in the code (translate() reads the script again without)
+        raise sizes.RuntimeSizeLeak(f"{md.class_name}: a size computed at run time is used where the translation "
+                                  f"needs its number: {'; '.join(leaks)}")
     if classes is not None:  # a module class of a later model takes another name
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
@@ -462,3 +469,19 @@ def _docstring(lines: list[str], indent: str) -> str:
 
 
 __all__ = ["ModelCode", "print_model_class", "lit"]
+
+
+def _runtime(value) -> bool:
+    sym = sizes.symbol_of(value)
+    return sym is not None and sym.kind == "runtime"
+
+
+def construct_args(md: ModelDef, code: ModelCode) -> str:
+    """The arguments of the generated module's construction where the source built the model:
+    the code computing each size the program computes at run time (``len(chars)``)."""
+    out = []
+    for n in code.init_params:
+        sym = sizes.symbol_of(md.builder_args[n])
+        if sym is not None and sym.kind == "runtime":
+            out.append(sym.arg)
+    return ", ".join(out)

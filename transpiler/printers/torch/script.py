@@ -27,7 +27,7 @@ from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_te
 from transpiler.printers.torch.custom_step import extend_class
 from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
-from transpiler.printers.torch.printer import ModelCode, print_model_class
+from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
@@ -615,7 +615,7 @@ class _Printer:
         if sid in self.construct:
             md, code = self.construct[sid]
             target = md.var or "model"
-            new = cst.parse_statement(f"{target} = {md.class_name}()\n")
+            new = cst.parse_statement(f"{target} = {md.class_name}({construct_args(md, code)})\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             loads = self._load_weights_lines(md, target)
             if level == "module":
