@@ -200,7 +200,11 @@ def runtime_sizes_of(graph) -> dict[str, Any]:
     def visit(value) -> None:
         if isinstance(value, sizes.Size):
             for sym in sizes.leaves(value.expr):
-                if sym.kind == "runtime" and sym.name not in found:
+                if sym.kind != "runtime":
+                    continue
+                if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
+                    sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
+                elif sym.name not in found:
                     found[sym.name] = sizes.Size(_standin(sym.arg), sym)
         elif isinstance(value, (tuple, list)):
             for v in value:
@@ -223,7 +227,11 @@ def runtime_sizes_of_node(node) -> dict[str, Any]:
     def walk(value) -> None:
         if isinstance(value, sizes.Size):
             for sym in sizes.leaves(value.expr):
-                if sym.kind == "runtime" and sym.name not in found:
+                if sym.kind != "runtime":
+                    continue
+                if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
+                    sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
+                elif sym.name not in found:
                     found[sym.name] = sizes.Size(_standin(sym.arg), sym)
         elif isinstance(value, (tuple, list)):
             for v in value:

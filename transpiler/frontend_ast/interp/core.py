@@ -85,8 +85,8 @@ class Interpreter(ModuleConstants):
         if fn is None:
             return self._no_expression(node)
         value = fn(self, node, env)
-        if type(value) is Unknown and (value.source is None or isinstance(node, cst.Name)):
-            value = Unknown(value.reason, source=node)  # provenance: the expression it stands for
+        if type(value) is Unknown and value.source is not node:
+            value = Unknown(value.reason, source=node)  # provenance: the (outermost) expression it stands for
         return value
 
     def _no_expression(self, node: cst.CSTNode) -> Any:
