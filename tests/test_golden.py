@@ -78,7 +78,7 @@ def test_keras_exact_updates_matches_expected(case):
     assert black.format_str(output, mode=black.Mode()) == output
     assert not _imported_roots(output) & {"keras", "tensorflow", "tf_keras"}
     # what the mode is about: the lookup records slices, the optimizer reads them
-    for text in ("class KerasEmbedding(nn.Embedding):", "self.embedding1 = KerasEmbedding(50, 8)",
+    for text in ("class KerasEmbedding(nn.Embedding):", "self.embedding1 = KerasEmbedding(vocab_size, 8)",
                  "class KerasOptimizer(torch.optim.Optimizer):", "class KerasAdam(KerasOptimizer):",
                  "self.per_occurrence(p, torch.square)", "optimizer = KerasAdam(model.parameters()"):
         assert text in output, text

@@ -79,16 +79,32 @@ def test_user_initializers_are_reproduced(initializer, check):
     assert check(module.fc.weight.detach())
 
 
-def test_builder_refuses_arguments_it_was_not_specialised_for():
+@pytest.mark.parametrize("units", [4, 5, 7])
+def test_builder_called_with_other_arguments_builds_that_model(units):
+    """A builder parameter is a constructor argument of the generated module (no "transpile again"
+    guard): other arguments give the model Keras would build for them, sizes derived from the
+    parameter included, with Keras' initializer bounds for the new fans."""
     result = translate(
         "import keras\nfrom keras import layers\n\n\n"
         "def build_model(units=4):\n"
-        "    return keras.Sequential([keras.Input(shape=(3,)), layers.Dense(units)])\n", "case.py")
+        "    return keras.Sequential([keras.Input(shape=(3,)), layers.Dense(units, activation='relu'),\n"
+        "                             layers.Dense(units * 2)])\n", "case.py")
+    assert "transpile again" not in result.text
     module = verify.load_generated(result.text)
-    assert module.build_model().fc1.out_features == 4
-    assert module.build_model(units=4).fc1.out_features == 4
-    with pytest.raises(NotImplementedError):
-        module.build_model(units=5)
+    torch.manual_seed(0)
+    model = module.build_model(units=units)
+    assert (model.fc1.in_features, model.fc1.out_features) == (3, units)
+    assert (model.fc2.in_features, model.fc2.out_features) == (units, 2 * units)
+    assert model.fc2.weight.abs().max() <= math.sqrt(6 / (units + 2 * units))
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        for layer in (model.fc1, model.fc2):   # non-zero biases, so the check sees them
+            layer.bias.uniform_(-1, 1)
+        expected = torch.relu(x @ model.fc1.weight.T + model.fc1.bias) @ model.fc2.weight.T + model.fc2.bias
+        out = model(x)
+    assert out.shape == (2, 2 * units)
+    torch.testing.assert_close(out, expected)
+    assert module.build_model().fc2.out_features == 8   # the default stays the user's
 
 
 @pytest.mark.parametrize("layer, check", [

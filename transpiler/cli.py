@@ -342,6 +342,31 @@ def import_translator() -> None:
             gc.enable()
 
 
+def _checkpoint_sizes(res: FileResult, models: list, source: str, src: str, ckpt: str,
+                      keras_exact_updates: bool) -> tuple[list, set[str]]:
+    """Sizes with provenance: a Keras checkpoint saved from a builder called with other size
+    arguments (bound from its shapes) converts for those arguments; the translated module
+    takes them. Returns the models to convert for and the builders bound."""
+    from transpiler.frontend_ast.size_names import with_builder_defaults
+    from transpiler.translate import translate
+    from transpiler.weights.size_binding import checkpoint_builder_args
+
+    out, bound = [], set()
+    for md in models:
+        args = checkpoint_builder_args(md, ckpt)
+        if args is None:
+            out.append(md)
+            continue
+        variant = translate(with_builder_defaults(source, md.builder, args), src,
+                            keras_exact_updates=keras_exact_updates)
+        out.append(next(m for m in variant.program.models if m.builder == md.builder))
+        bound.add(md.builder)
+        call = f"{md.builder}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+        res.err(f"transpile: {ckpt} was saved from {call} (bound from its shapes): its weights load "
+                f"into {call}")
+    return out, bound
+
+
 def _convert_weights(res: FileResult, result, source: str, src: str, out_path: str, target: str,
                      weights: WeightOptions, write: bool, keras_exact_updates: bool = False):
     """Convert the checkpoint (or the traced initial weights) and return the translation
@@ -391,6 +416,7 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
         if out.endswith(".weights.h5"):
             raise UsageError(f"{ckpt} is a Keras checkpoint already; --weights-out should end in "
                              ".safetensors or .pt")
+        models, bound = _checkpoint_sizes(res, models, source, src, ckpt, keras_exact_updates)
         md = convert.select_keras_model(models, ckpt)
         if write:
             rep = convert.keras_to_torch(md.graph, ckpt, out)
@@ -403,6 +429,8 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
         rel = os.path.relpath(os.path.abspath(out), os.path.dirname(os.path.abspath(out_path)))
         link = {"model": md.class_name, "path": rel.replace(os.sep, "/"),
                 "source": "the traced Keras initial weights" if weights.trace else os.path.basename(ckpt)}
+        if md.builder in bound:  # the script builds the model with its own arguments: it does not load them
+            return result
         return translate(source, src, target, load_weights=link, keras_exact_updates=keras_exact_updates)
     except CheckpointError:
         raise

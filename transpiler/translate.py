@@ -11,6 +11,7 @@ from transpiler.frontend_ast.keras.frontend import KerasFrontend
 from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
 from transpiler.ir.program import Diagnostic, Program
 from transpiler.printers.torch.script import print_torch_script
+from transpiler.ir import sizes
 
 TARGETS = ("pytorch", "keras")
 
@@ -43,15 +44,12 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if target == "keras":
         return translate_to_keras(source, path, lint=lint)
-    frontend = KerasFrontend(source, path)
-    program = frontend.run()
-    for md in program.models:
-        run_pipeline(md.graph, TORCH_PIPELINE, lint=lint)
-    if load_weights:
-        program.meta["load_weights"] = dict(load_weights)
-    if keras_exact_updates:
-        program.meta["keras_exact_updates"] = True
-    result = print_torch_script(program, frontend)
+    try:
+        program, result = _translate_to_torch(source, path, lint, load_weights, keras_exact_updates, True)
+    except sizes.RuntimeSizeLeak:
+        # a size the program computes when it runs was needed as a number (a 'same' padding's
+        # ceiling on it, ...): read the script again with such sizes refused as before
+        program, result = _translate_to_torch(source, path, lint, load_weights, keras_exact_updates, False)
     if load_weights and not program.meta.get("load_weights_placed"):
         program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "
                            "with model.load_state_dict(...) where you build it")
@@ -77,3 +75,19 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     text = print_keras_script(program, frontend)
     return Translation(program, text, list(program.diagnostics))
+
+
+def _translate_to_torch(source: str, path: str, lint: bool, load_weights, keras_exact_updates: bool,
+                        runtime_sizes: bool):
+    frontend = KerasFrontend(source, path, runtime_sizes=runtime_sizes)
+    program = frontend.run()
+    for md in program.models:
+        run_pipeline(md.graph, TORCH_PIPELINE, lint=lint)
+        leaks = sizes.runtime_leaks(md.builder_args.values())
+        if leaks:
+            raise sizes.RuntimeSizeLeak(f"{md.class_name}: {'; '.join(leaks)}")
+    if load_weights:
+        program.meta["load_weights"] = dict(load_weights)
+    if keras_exact_updates:
+        program.meta["keras_exact_updates"] = True
+    return program, print_torch_script(program, frontend)

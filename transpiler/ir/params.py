@@ -79,7 +79,7 @@ def _resolve(op: str, attrs: dict, x: Value, inputs: list[Value] | None = None) 
                 dims.append(_attention_letter(letter, attrs, inputs or [x]))
                 continue
             dims.extend(_letter(letter, op, attrs, x, shape, channels, spatial, p.name))
-        out[p.name] = tuple(int(d) for d in dims)
+        out[p.name] = tuple(d if isinstance(d, int) else int(d) for d in dims)  # (sizes keep their source)
     return out
 
 

@@ -11,6 +11,8 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from transpiler.ir.sizes import Size, SymbolicSize, render
+
 if TYPE_CHECKING:
     from transpiler.ir.graph import Graph, Node
 
@@ -26,6 +28,8 @@ def lit(value: Any) -> str:
         if math.isinf(value):
             return 'float("-inf")' if value < 0 else 'float("inf")'
         return repr(value)
+    if isinstance(value, (Size, SymbolicSize)):
+        return render(value)  # its source expression where the printed code can see it
     if isinstance(value, int):
         return repr(value)
     if isinstance(value, str):

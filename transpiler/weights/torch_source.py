@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.lazy_import import lazy_module
@@ -46,7 +47,8 @@ def source_plan(graph: Graph) -> list[PlanEntry]:
     for node in graph.nodes:
         if not param_names(node):
             continue
-        em = torch_ops.emit(node)
+        with sizes.quiet():  # (only its state entries are read)
+            em = torch_ops.emit(node)
         for entry in em.state:
             key = _key(node, entry.key)
             if key in seen:

@@ -17,11 +17,11 @@ class GetModel(nn.Module):
     works on logits, which is numerically sound (Keras clips probabilities instead).
     """
 
-    def __init__(self):
+    def __init__(self, input_dim=20, n_classes=3):
         super().__init__()
-        self.fc1 = nn.Linear(20, 64)
+        self.fc1 = nn.Linear(input_dim, 64)
         self.dropout1 = nn.Dropout(0.2)
-        self.fc2 = nn.Linear(64, 3)
+        self.fc2 = nn.Linear(64, n_classes)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -41,12 +41,7 @@ class GetModel(nn.Module):
 
 
 def get_model(input_dim=20, n_classes=3):
-    if (input_dim, n_classes) != (20, 3):
-        raise NotImplementedError(
-            "GetModel was transpiled for get_model(input_dim=20, n_classes=3); "
-            "transpile again for other arguments"
-        )
-    return GetModel()
+    return GetModel(input_dim, n_classes)
 
 
 X = np.random.rand(200, 20)

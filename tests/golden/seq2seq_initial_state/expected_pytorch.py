@@ -15,15 +15,16 @@ class Net(nn.Module):
     Returns: (N, N, 5).
     """
 
-    def __init__(self):
+    def __init__(self, num_encoder_tokens=7, num_decoder_tokens=5, latent_dim=16):
         super().__init__()
-        self.lstm1 = nn.LSTM(7, 16, batch_first=True)
+        self.latent_dim = latent_dim
+        self.lstm1 = nn.LSTM(num_encoder_tokens, latent_dim, batch_first=True)
         # Keras has one bias: torch's second (bias_hh) stays zero
         self.lstm1.bias_hh_l0.requires_grad_(False)
-        self.lstm2 = nn.LSTM(5, 16, batch_first=True)
+        self.lstm2 = nn.LSTM(num_decoder_tokens, latent_dim, batch_first=True)
         # Keras has one bias: torch's second (bias_hh) stays zero
         self.lstm2.bias_hh_l0.requires_grad_(False)
-        self.fc1 = nn.Linear(16, 5)
+        self.fc1 = nn.Linear(latent_dim, num_decoder_tokens)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -32,12 +33,16 @@ class Net(nn.Module):
         nn.init.orthogonal_(self.lstm1.weight_hh_l0)
         nn.init.zeros_(self.lstm1.bias_ih_l0)
         nn.init.zeros_(self.lstm1.bias_hh_l0)
-        nn.init.ones_(self.lstm1.bias_ih_l0[16:32])  # Keras unit_forget_bias
+        nn.init.ones_(
+            self.lstm1.bias_ih_l0[self.latent_dim : self.latent_dim * 2]
+        )  # Keras unit_forget_bias
         nn.init.xavier_uniform_(self.lstm2.weight_ih_l0)
         nn.init.orthogonal_(self.lstm2.weight_hh_l0)
         nn.init.zeros_(self.lstm2.bias_ih_l0)
         nn.init.zeros_(self.lstm2.bias_hh_l0)
-        nn.init.ones_(self.lstm2.bias_ih_l0[16:32])  # Keras unit_forget_bias
+        nn.init.ones_(
+            self.lstm2.bias_ih_l0[self.latent_dim : self.latent_dim * 2]
+        )  # Keras unit_forget_bias
         nn.init.xavier_uniform_(self.fc1.weight)
         nn.init.zeros_(self.fc1.bias)
 
@@ -54,9 +59,4 @@ class Net(nn.Module):
 
 
 def build_model(num_encoder_tokens=7, num_decoder_tokens=5, latent_dim=16):
-    if (num_encoder_tokens, num_decoder_tokens, latent_dim) != (7, 5, 16):
-        raise NotImplementedError(
-            "Net was transpiled for build_model(num_encoder_tokens=7, num_decoder_tokens=5, latent_dim=16); "
-            "transpile again for other arguments"
-        )
-    return Net()
+    return Net(num_encoder_tokens, num_decoder_tokens, latent_dim)

@@ -28,9 +28,9 @@ class Net(nn.Module):
     Returns: (N, 16), (N, 2, 2), (N, 4).
     """
 
-    def __init__(self):
+    def __init__(self, filters=4):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 4, kernel_size=3, padding=1)
+        self.conv1 = nn.Conv2d(3, filters, kernel_size=3, padding=1)
         self.bias = Bias()
         self.conv2 = nn.Conv1d(6, 2, kernel_size=3)
         self.reset_parameters()
@@ -67,4 +67,4 @@ def build_model(filters=4):
             "Net was transpiled for build_model(filters=4); "
             "transpile again for other arguments"
         )
-    return Net()
+    return Net(filters)

@@ -13,11 +13,12 @@ class Net(nn.Module):
     Returns: (N, 6, 5, 4, 1), (N, 2).
     """
 
-    def __init__(self):
+    def __init__(self, filters=8):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 8, kernel_size=3, padding=1)
-        self.conv2 = nn.Conv2d(8, 4, kernel_size=1)
-        self.fc1 = nn.Linear(8, 2)
+        self.filters = filters
+        self.conv1 = nn.Conv2d(3, filters, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv2d(filters // 2 + filters // 2, 4, kernel_size=1)
+        self.fc1 = nn.Linear(filters, 2)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -34,7 +35,7 @@ class Net(nn.Module):
         # layout: ops.reshape needs the Keras (channels-last) axis order: permuted back from NCHW to NHWC here
         x_1 = x.permute(0, 2, 3, 1)
         # per-pixel attention over the flattened feature map
-        tokens = x_1.reshape(-1, 120, 8)
+        tokens = x_1.reshape(-1, 120, self.filters)
         tokens_1 = tokens.permute(0, 2, 1)
         scores = F.softmax((tokens @ tokens_1) * 0.35355339059327373, dim=-1)
         mixed = scores @ tokens
@@ -46,7 +47,7 @@ class Net(nn.Module):
         x = x * gate
         x = x + (1.0 - gate) / 2.0
         # layout: axis=3 of the Keras code (channels-last) is dim 1 of this channels-first tensor
-        left, right = x.split(4, dim=1)
+        left, right = x.split(self.filters // 2, dim=1)
         # layout: axis=3 of the Keras code (channels-last) is dim 1 of this channels-first tensor
         x = F.interpolate(
             torch.cat([right, left], dim=1),
@@ -70,4 +71,4 @@ def build_model(filters=8):
             "Net was transpiled for build_model(filters=8); "
             "transpile again for other arguments"
         )
-    return Net()
+    return Net(filters)

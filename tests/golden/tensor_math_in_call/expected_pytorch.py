@@ -11,8 +11,8 @@ class SqueezeExcite(nn.Module):
 
     def __init__(self, channels):
         super().__init__()
-        self.reduce = nn.Linear(channels, 2)
-        self.expand = nn.Linear(2, channels)
+        self.reduce = nn.Linear(8, channels // 4)
+        self.expand = nn.Linear(channels // 4, channels)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -52,12 +52,12 @@ class Encoder(nn.Module):
     Returns: (N, 2), (N, 2), (N, 2).
     """
 
-    def __init__(self):
+    def __init__(self, latent=2):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 8, kernel_size=3, stride=2)
         self.squeeze_excite = SqueezeExcite(8)
-        self.fc1 = nn.Linear(512, 2)
-        self.fc2 = nn.Linear(512, 2)
+        self.fc1 = nn.Linear(512, latent)
+        self.fc2 = nn.Linear(512, latent)
         self.sampling = Sampling()
         self.reset_parameters()
 
@@ -80,9 +80,4 @@ class Encoder(nn.Module):
 
 
 def build_encoder(latent=2):
-    if (latent,) != (2,):
-        raise NotImplementedError(
-            "Encoder was transpiled for build_encoder(latent=2); "
-            "transpile again for other arguments"
-        )
-    return Encoder()
+    return Encoder(latent)

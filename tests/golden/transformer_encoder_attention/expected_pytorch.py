@@ -13,48 +13,62 @@ class Net(nn.Module):
     Returns: (N, 8, 32).
     """
 
-    def __init__(self):
+    def __init__(self, d_model=16, heads=4):
         super().__init__()
+        self.d_model = d_model
+        self.heads = heads
         # self-attention: heads split the model width -> nn.MultiheadAttention
-        self.self_attn = nn.MultiheadAttention(16, 4, batch_first=True)
-        self.norm1 = nn.LayerNorm(16, eps=1e-06)
+        self.self_attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(d_model, eps=1e-06)
         # cross-attention with its own head size and value size
         self.cross_attn = nn.ModuleDict(
             dict(
-                query=nn.Linear(16, 12),
+                query=nn.Linear(d_model, 12),
                 key=nn.Linear(16, 12),
                 value=nn.Linear(16, 10),
-                output=nn.Linear(10, 16),
+                output=nn.Linear(10, d_model),
             )
         )
-        self.norm2 = nn.LayerNorm(16, eps=1e-06)
+        self.norm2 = nn.LayerNorm(d_model, eps=1e-06)
         self.attention1 = nn.ParameterDict(dict(scale=nn.Parameter(torch.ones(()))))
         self.reset_parameters()
 
     def reset_parameters(self):
         """Keras' default initializers, so training from scratch behaves the same."""
         nn.init.uniform_(
-            self.self_attn.in_proj_weight[0:16],
-            -math.sqrt(6.0 / 128),
-            math.sqrt(6.0 / 128),
+            self.self_attn.in_proj_weight[0 : self.d_model],
+            -math.sqrt(
+                6.0 / (self.d_model * (self.heads + self.d_model // self.heads))
+            ),
+            math.sqrt(6.0 / (self.d_model * (self.heads + self.d_model // self.heads))),
         )
         nn.init.uniform_(
-            self.self_attn.in_proj_weight[16:32],
-            -math.sqrt(6.0 / 128),
-            math.sqrt(6.0 / 128),
+            self.self_attn.in_proj_weight[self.d_model : self.d_model * 2],
+            -math.sqrt(
+                6.0 / (self.d_model * (self.heads + self.d_model // self.heads))
+            ),
+            math.sqrt(6.0 / (self.d_model * (self.heads + self.d_model // self.heads))),
         )
         nn.init.uniform_(
-            self.self_attn.in_proj_weight[32:48],
-            -math.sqrt(6.0 / 128),
-            math.sqrt(6.0 / 128),
+            self.self_attn.in_proj_weight[self.d_model * 2 : self.d_model * 3],
+            -math.sqrt(
+                6.0 / (self.d_model * (self.heads + self.d_model // self.heads))
+            ),
+            math.sqrt(6.0 / (self.d_model * (self.heads + self.d_model // self.heads))),
         )
         nn.init.zeros_(self.self_attn.in_proj_bias)
         nn.init.uniform_(
-            self.self_attn.out_proj.weight, -math.sqrt(6.0 / 80), math.sqrt(6.0 / 80)
+            self.self_attn.out_proj.weight,
+            -math.sqrt(
+                6.0 / (self.heads * (self.d_model // self.heads + self.d_model))
+            ),
+            math.sqrt(6.0 / (self.heads * (self.d_model // self.heads + self.d_model))),
         )
         nn.init.zeros_(self.self_attn.out_proj.bias)
         nn.init.uniform_(
-            self.cross_attn.query.weight, -math.sqrt(6.0 / 128), math.sqrt(6.0 / 128)
+            self.cross_attn.query.weight,
+            -math.sqrt(6.0 / (self.d_model * 8)),
+            math.sqrt(6.0 / (self.d_model * 8)),
         )
         nn.init.zeros_(self.cross_attn.query.bias)
         nn.init.uniform_(
@@ -66,7 +80,9 @@ class Net(nn.Module):
         )
         nn.init.zeros_(self.cross_attn.value.bias)
         nn.init.uniform_(
-            self.cross_attn.output.weight, -math.sqrt(6.0 / 42), math.sqrt(6.0 / 42)
+            self.cross_attn.output.weight,
+            -math.sqrt(6.0 / ((5 + self.d_model) * 2)),
+            math.sqrt(6.0 / ((5 + self.d_model) * 2)),
         )
         nn.init.zeros_(self.cross_attn.output.bias)
 
@@ -96,9 +112,4 @@ class Net(nn.Module):
 
 
 def build_model(seq_len=8, d_model=16, heads=4):
-    if (seq_len, d_model, heads) != (8, 16, 4):
-        raise NotImplementedError(
-            "Net was transpiled for build_model(seq_len=8, d_model=16, heads=4); "
-            "transpile again for other arguments"
-        )
-    return Net()
+    return Net(d_model, heads)

@@ -290,7 +290,7 @@ class Net(nn.Module):
         self.conv2 = nn.Conv2d(32, 64, kernel_size=3)
         self.pool2 = nn.MaxPool2d(2)
         self.dropout1 = nn.Dropout(0.5)
-        self.fc1 = nn.Linear(1600, 10)
+        self.fc1 = nn.Linear(1600, num_classes)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -21,16 +21,12 @@ INPUT_SHAPE = (NUM_FEATURES,)
 
 def build_model(hidden=32):
     """The build_model model, translated from PyTorch (channels-last inputs)."""
-    if hidden != 32:
-        raise NotImplementedError(
-            "transpiler: the model was translated for the default arguments only"
-        )
     # a plain chain becomes keras.Sequential
     model = keras.Sequential(
         [
             keras.Input(shape=(8,), name="x"),
             layers.Dense(
-                32,
+                hidden,
                 kernel_initializer=torch_kernel_init(),
                 bias_initializer=torch_uniform_init(8),
                 name="linear_0",
@@ -42,7 +38,7 @@ def build_model(hidden=32):
             layers.Dense(
                 1,
                 kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(32),
+                bias_initializer=torch_uniform_init(hidden),
                 name="linear_4",
             ),
         ],

@@ -84,7 +84,10 @@ class Interpreter(ModuleConstants):
         fn = self._EVAL.get(type(node))
         if fn is None:
             return self._no_expression(node)
-        return fn(self, node, env)
+        value = fn(self, node, env)
+        if type(value) is Unknown and value.source is not node:
+            value = Unknown(value.reason, source=node)  # provenance: the (outermost) expression it stands for
+        return value
 
     def _no_expression(self, node: cst.CSTNode) -> Any:
         """An expression kind the interpreter does not read."""

@@ -7,18 +7,23 @@ import operator
 
 import libcst as cst
 
+from transpiler.ir.sizes import observe_compare, observe_range
+
 #: builtins an interpreter may call on static values
 SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
     "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
     "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
+SAFE_BUILTINS["range"] = observe_range(range)  # a loop count decides structure: see ir.sizes
 BINOPS = {
     cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
     cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
     cst.Power: operator.pow,
 }
+#: (a comparison the program makes on a size decides its structure by the number: see ir.sizes)
 CMPOPS = {
-    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
-    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+    cst.Equal: observe_compare(operator.eq), cst.NotEqual: observe_compare(operator.ne),
+    cst.LessThan: observe_compare(operator.lt), cst.LessThanEqual: observe_compare(operator.le),
+    cst.GreaterThan: observe_compare(operator.gt), cst.GreaterThanEqual: observe_compare(operator.ge),
     cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
     cst.Is: operator.is_, cst.IsNot: operator.is_not,
 }

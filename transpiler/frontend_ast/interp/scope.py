@@ -8,11 +8,14 @@ from typing import Any
 class Env:
     """A scope chain: locals, then the enclosing function's, then module globals."""
 
-    __slots__ = ("vars", "parent")
+    __slots__ = ("vars", "parent", "bind_hook")
 
     def __init__(self, parent: "Env | None" = None):
         self.vars: dict[str, Any] = {}
         self.parent = parent
+        #: ``(name, value) -> value`` applied on every binding (module constants become
+        #: named sizes: frontend_ast.size_names)
+        self.bind_hook = None
 
     def lookup(self, name: str) -> Any:
         env: Env | None = self
@@ -23,7 +26,7 @@ class Env:
         raise KeyError(name)
 
     def set(self, name: str, value: Any) -> None:
-        self.vars[name] = value
+        self.vars[name] = value if self.bind_hook is None else self.bind_hook(name, value)
 
 
 class Return(Exception):

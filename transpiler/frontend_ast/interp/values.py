@@ -25,8 +25,9 @@ class Unknown:
     """A value the interpreter cannot decide statically."""
 
     reason: str = ""
-    #: the source expression this value stands for, when known (provenance)
-    source: str | None = field(default=None, kw_only=True, repr=False)
+    #: the source expression this value stands for, when known (provenance): the CST
+    #: expression the interpreter evaluated to it (a run-time size prints as its code)
+    source: "cst.BaseExpression | str | None" = field(default=None, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)

@@ -28,6 +28,7 @@ from transpiler.frontend_ast.keras.values import (_MERGE_FUNCS, _SAFE_METHODS, _
 from transpiler.ir.graph import Span
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
 from transpiler.ir.modules import ModuleScope
+from transpiler.frontend_ast.size_names import name_arguments
 
 #: values a builtin is not called on (run-time values, objects of the reader)
 _OPAQUE = (Unknown, TensorVal, LayerObj, ModelObj, ModelHandle, DatasetObj, TapeObj, keras_training.TrainingObj,
@@ -478,6 +479,7 @@ class KerasExpressions(Interpreter):
             scope.seq, scope.calls = self.seq, 1
             scope.call_inputs[1] = [t.value for t in _tensors_in(list(args) + list(kwargs.values()))]
             self.module_stack.append((scope, 1))
+            args, kwargs = name_arguments(func.node, args, kwargs, scope)  # sizes with provenance
         try:
             result, _ = self._call_function(func, args, kwargs, builder_probe=False)
         finally:

@@ -44,6 +44,9 @@ from transpiler.ir.modules import ModuleScope
 from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
+from transpiler.ir import sizes
+from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_constants, runtime_leaks, \
+    runtime_size, runtime_sizes_of, runtime_sizes_of_node
 
 
 class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses,
@@ -54,8 +57,10 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
     #: longer loops that build no layers are read once, abstractly
     DATA_LOOP = 64
 
-    def __init__(self, source: str, path: str = "<string>"):
+    def __init__(self, source: str, path: str = "<string>", runtime_sizes: bool = True):
         self.path = path
+        #: a size the program computes when it runs becomes a constructor argument (else: refused)
+        self.runtime_sizes = runtime_sizes
         self.source = source
         self.lines = source.splitlines()
         try:
@@ -106,6 +111,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         """Interpret the module and every builder function; return the Program."""
         self.globals.set("__name__", "__transpiler__")
         self._definitions_pass()
+        name_module_constants(self.module, self.globals)  # sizes with provenance
         self.module_uids = dict(self.uids)
         module_layer_uids = self._bind_module_layers()
         builders: dict[str, FunctionRef] = {}
@@ -456,6 +462,10 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         params = fn.node.params
         star = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
         bound = {k: v for k, v in env.vars.items() if k not in star}
+        if builder_probe:  # sizes with provenance: the builder's parameters by name
+            for pname, value in bound.items():
+                bound[pname] = sizes.named(value, pname)
+                env.set(pname, bound[pname])
         name = fn.node.name.value
         self.visited_functions.add(name)
         if not builder_probe and self.scope_stack:
@@ -491,6 +501,9 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         if reg is None:
             raise Unsupported(keras_layers.unsupported_reason(cls_name))
         names = reg.signature.names
+        # run-time sizes (issue 18 item 1): ``Dense(num_classes)`` with num_classes from the data
+        args = [self._runtime_size(a) if i < len(names) and names[i] in SIZE_ARGUMENTS else a for i, a in enumerate(args)]
+        kwargs = {k: self._runtime_size(v) if k in SIZE_ARGUMENTS else v for k, v in kwargs.items()}
         positional = [(names[i] if i < len(names) else f"#{i + 1}", a) for i, a in enumerate(args)]
         unknown = [k for k, v in positional + list(kwargs.items())
                    if _not_static(v) and k not in keras_layers.INITIALIZER_KWARGS
@@ -548,6 +561,11 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         layer.seq = self.seq
         return layer
 
+    def _runtime_size(self, value):
+        # (at module level only, for now: inside a function the code computing the size may read
+        # the function's locals, which the generated module's construction cannot see)
+        return runtime_size(value) if self.runtime_sizes and not self.scope_stack and not self.self_stack else value
+
     def _scope(self) -> str:
         """The outermost helper call under the builder (``residual_block3``), or ''."""
         return self.scope_stack[1] if len(self.scope_stack) > 1 else ""
@@ -568,7 +586,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
             raise FrontendError("Input: the shape must be known statically", span)
         if isinstance(shape, int):
             shape = (shape,)
-        if not isinstance(shape, (tuple, list)) or not all(
+        shape = tuple(self._runtime_size(d) for d in shape)  # an axis computed at run time: its expression
+        if any(isinstance(d, Unknown) for d in shape) or not all(
                 d is None or isinstance(d, int) and not isinstance(d, bool) for d in shape):
             raise FrontendError("Input: the shape must be known statically", span)  # (x.shape[1], ...)
         shape = (None, *shape)
@@ -636,6 +655,10 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
             raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
+        leaks = runtime_leaks(runtime_sizes_of_node(node).values())
+        if leaks:  # (its shape rule needed the number, e.g. a 'same' padding's ceiling division)
+            raise Unsupported(f"{layer.cls_name or spec.op}: a size computed at run time is used by its number "
+                              f"here, which is not translated yet: {'; '.join(leaks)}")
         strides = node.attrs.get("strides")
         if node.attrs.get("padding") == "same" and isinstance(strides, tuple) and any(
                 s > 1 and values[0].shape[ax] is None
@@ -846,6 +869,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
             graph.meta["keras_layers"] = [layer.keras_name for layer in model.layers]  # model.layers, in order
         _local_names(graph, graph.meta.get("root_scope"))
         self._attach_comments(graph)
+        args = {**runtime_sizes_of(graph), **args}  # the sizes the program computes: constructor arguments
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
                       var=var_name, statements={s for s in model.statements if s is not None},
                       construct_statement=model.construct_statement)

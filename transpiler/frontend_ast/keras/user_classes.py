@@ -18,6 +18,7 @@ from transpiler.ir.passes.shape_inference import infer_node
 from transpiler.frontend_ast.keras.support import (
     _tensor_arg, _run_time, _has_tensor, _with_training_mode, _reads_tokens, _LAYER_BASES, _tensors_in,
     _bound_args, _tensor_params, _docstring_of, _camel, _identifier)
+from transpiler.frontend_ast.size_names import name_arguments
 from transpiler.frontend_ast.keras.values import (
     FrontendError, ModuleRef, ApiRef, ArrayVal, LayerObj, TensorVal, ModelObj, UserObj, WeightObj,
     keras_api_name)
@@ -121,6 +122,7 @@ class KerasSubclasses:
                                 explicit_name=kwargs.get("name") if isinstance(kwargs.get("name"), str) else None)
         init = cls.method("__init__")
         if init is not None:
+            args, kwargs = name_arguments(init, args, kwargs, obj.scope, self_param=True)  # sizes with provenance
             self._run_method(obj, init, args, kwargs)
         self._name_user(obj, kwargs.get("name"))
         if cls.kind != "model":

@@ -53,6 +53,7 @@ from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.statements import TorchStatements
 from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
+from transpiler.ir import sizes
 
 
 class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, TorchTensorCalls, TorchExpressions):
@@ -223,8 +224,10 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 continue
             self.graph = None
             try:
-                args = {p.name.value: self._eval(p.default, self.globals) for p in fn.node.params.params}
-                result = self._call_function(fn, [], {}, fn.node)
+                # sizes with provenance: the builder's parameters by name
+                args = {p.name.value: sizes.named(self._eval(p.default, self.globals), p.name.value)
+                        for p in fn.node.params.params}
+                result = self._call_function(fn, [], dict(args), fn.node)
             except Unsupported as exc:
                 if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}) and \
                         not _trains(fn.node):  # a program function (it trains) is not a builder

@@ -10,6 +10,7 @@ from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
 from transpiler.ir import ops as ops_table
+from transpiler.ir import sizes
 from transpiler.frontend_ast.interp import Unknown
 from transpiler.ir.graph import IRError, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
@@ -130,6 +131,9 @@ class TorchGraphBuilding:
         if key.value is not value.value:
             inputs, roles = inputs + [key.value], ("key",)
         attrs = {**mod.layer.attrs, "extra_inputs": roles}
+        width = query.value.shape[-1]  # (checked equal to embed_dim): a size of the caller's names
+        if isinstance(width, sizes.Size) and not isinstance(attrs["key_dim"], sizes.Size):
+            attrs["key_dim"] = width // attrs["num_heads"]
         out = self._add("multi_head_attention", inputs, attrs, span, "attention", name=self._layer_name(mod), mod=mod)
         return (out, Unknown("attention weights (need_weights=True) are not translated") if need_weights else None)
 

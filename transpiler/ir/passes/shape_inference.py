@@ -91,7 +91,7 @@ def conv_out_size(size: int | None, k: int, s: int, d: int, padding, ceil_mode: 
         return None
     eff = (k - 1) * d + 1
     if padding == "same":
-        return math.ceil(size / s)
+        return (size + s - 1) // s  # ceil(size / s), in integers (a size keeps its provenance)
     before, after = (0, 0) if padding == "valid" else padding
     span = size + before + after - eff
     if not ceil_mode:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir import sizes
 from transpiler.ir.graph import Node
 from transpiler.ir.params import param_names
 from transpiler.printers import runtime_source
@@ -62,9 +63,9 @@ def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: boo
     loaded from a model file (``weights_given``)."""
     if node.meta.get("weights_given"):
         return {}
-    kw = {f"{kernel}_initializer": f"torch_uniform_init({fan_in})" if depthwise else "torch_kernel_init()"}
+    kw = {f"{kernel}_initializer": f"torch_uniform_init({lit(fan_in)})" if depthwise else "torch_kernel_init()"}
     if node.attrs.get("use_bias"):
-        kw["bias_initializer"] = f"torch_uniform_init({fan_in})"
+        kw["bias_initializer"] = f"torch_uniform_init({lit(fan_in)})"
     kw.update(_drawn_inits(node, (kernel if kernel != "depthwise" else "depthwise_kernel", "bias"), kernel))
     return kw
 
@@ -157,6 +158,8 @@ def clear_auto_names(graph) -> None:
 
 
 def lit(value) -> str:
+    if isinstance(value, (sizes.Size, sizes.SymbolicSize)):
+        return sizes.render(value)  # its source expression where the printed code can see it
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):  # (repr gives a bare name: inf)
             return f'float("{value}")'

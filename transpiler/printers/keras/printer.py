@@ -21,6 +21,7 @@ import libcst as cst
 
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch.frontend import class_builders
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
@@ -202,7 +203,8 @@ class KerasScript:
         for md in program.models:
             parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
             for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
-                keras_ops.clear_auto_names(graph)
+                with sizes.quiet():  # (it inspects the emitted layers)
+                    keras_ops.clear_auto_names(graph)
         #: model classes the program calls besides their builder: ``Net()`` is the builder's
         #: model when the builder is ``return Net()``, else a stub (the class is not printed)
         self.class_calls = {md.class_name: md.builder for md in program.models
@@ -247,10 +249,12 @@ class KerasScript:
                     kept_imports.append(_code(stmt).rstrip("\n"))
                 continue
             rest.append(self.statement(stmt))
-        helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
-                          for g in [md.graph] + [sub.graph for sub in md.methods.values()]
-                          for n in g.nodes for h in keras_ops.emit(n).helpers
-                          if not (g is md.graph and id(md) in self.subclass_name and keras_ops.emit(n).mode_select)})
+        with sizes.quiet():  # (the emissions are only inspected for the helpers they need)
+            helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
+                              for g in [md.graph] + [sub.graph for sub in md.methods.values()]
+                              for n in g.nodes for h in keras_ops.emit(n).helpers
+                              if not (g is md.graph and id(md) in self.subclass_name
+                                      and keras_ops.emit(n).mode_select)})
         # (the generated helpers count as uses: torch_uniform_init reads the script's math)
         kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
                                           self.training.helper_texts())
@@ -378,20 +382,28 @@ class KerasScript:
         lines = [f"def {name}({params}):"]
         doc = f'    """The {graph.name} model, translated from PyTorch (channels-last inputs)."""'
         lines.append(doc)
+        body: list[str] = []
+        if id(md) in self.subclass_name:
+            body.append(f"    return {self.subclass_name[id(md)]}()")
+        else:
+            # sizes with provenance: the body's sizes are expressions of the builder's parameters
+            visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
+            with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
+                body += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+            body = [size_scope.code(ln) for ln in body]
         if fn is not None and fn.params.params:
-            ps = [p for p in fn.params.params]
+            # the parameters the model was specialised for (a number printed, a loop count) keep a guard
+            ps = [p for p in fn.params.params if not _free(md.builder_args.get(p.name.value))]
             names = ", ".join(p.name.value for p in ps)
             defaults = ", ".join(_code(p.default) for p in ps)
             if len(ps) == 1:
                 lines.append(f"    if {names} != {defaults}:")
-            else:
+            elif ps:
                 lines.append(f"    if ({names}) != ({defaults}):")
-            lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
-                         'default arguments only")')
-        if id(md) in self.subclass_name:
-            lines.append(f"    return {self.subclass_name[id(md)]}()")
-        else:
-            lines += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+            if ps:
+                lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
+                             'default arguments only")')
+        lines += body
         called = self.program.meta.get("called_methods", set())
         for method, sub in md.methods.items():
             if (id(md), method) not in called:
@@ -443,3 +455,9 @@ def print_keras_script(program: Program, frontend) -> str:
     # the printer of the training objects, for verify (it evaluates the same expressions)
     program.meta["keras_training_printer"] = script.training
     return text
+
+
+def _free(value) -> bool:
+    """A builder argument the translated body takes as it is: a size it never used as its number."""
+    sym = sizes.symbol_of(value)
+    return sym is not None and not sym.specialised

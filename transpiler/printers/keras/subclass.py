@@ -30,6 +30,7 @@ Keras saves a subclass's layers under attribute paths (see ``weights_paths``).
 
 from __future__ import annotations
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.code import exclusive_cone
@@ -55,7 +56,8 @@ name built optimizer history stop_training compiled inputs outputs autocast step
 
 def needs_subclass(graph: Graph) -> bool:
     """True when the model's forward has control flow a functional graph cannot hold."""
-    return any(keras_ops.emit(node).mode_select for node in graph.nodes)
+    with sizes.quiet():  # (the text is only inspected)
+        return any(keras_ops.emit(node).mode_select for node in graph.nodes)
 
 
 def is_subclass(graph: Graph) -> bool:

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers.torch import ops as torch_ops
 from transpiler.printers.code import Namespace, comment_text, docstring_lines, exclusive_cone, lit
-from transpiler.printers.torch.structure import StructurePrinter
+from transpiler.printers.torch.structure import StructurePrinter, method_sizes
 
 
 @dataclass
@@ -31,10 +32,12 @@ class ModelCode:
     uses_functional: bool = False
     #: the classes of its own modules (user Layer classes, block helpers), innermost first
     classes: list = field(default_factory=list)
+    #: the builder parameters ``__init__`` takes (sizes printed as expressions of them)
+    init_params: list[str] = field(default_factory=list)
 
 
 def _shape_text(shape: tuple) -> str:
-    return "(" + ", ".join("N" if s is None else str(s) for s in shape) + ")"
+    return "(" + ", ".join("N" if s is None else sizes.number_text(s) for s in shape) + ")"
 
 
 def _comment_lines(comments: list[str], indent: str) -> list[str]:
@@ -288,6 +291,7 @@ def _arg_names(graph: Graph) -> list[str]:
     return out
 
 
+# long: one size scope spans __init__, forward and reset_parameters (split next)
 def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | None = None) -> ModelCode:
     """The ``nn.Module`` subclass for one model (the graph has had the torch passes), and
     the classes of its own modules when the source had structure. ``classes`` (name →
@@ -296,20 +300,25 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     st = build_structure(graph)
     children: list = []
     imports: set[str] = set()
+    # sizes with provenance: ``__init__`` sees the builder's parameters
+    params = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
+    size_scope = sizes.scope({n: n for n in params}, params.values(), consts=True)
     if st.nested:
         sp = StructurePrinter(graph, st, {} if classes is None else classes, source_file)
         children = sp.run()
-        init_lines, reset_lines = sp.init_lines(st.root)
         root_scope = graph.meta.get("root_scope")
         params = [v.var for v in graph.inputs] if root_scope is None else root_scope.params
-        args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
-                                   params if all(params) else [],
-                                   {"logits_outputs": graph.meta.get("logits_outputs", {})})
+        with size_scope:
+            init_lines, reset_lines = sp.init_lines(st.root)
+            args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
+                                       params if all(params) else [],
+                                       {"logits_outputs": graph.meta.get("logits_outputs", {})})
         imports |= sp.imports
     else:
         emissions: dict[int, torch_ops.Emission] = {}
-        for node in graph.nodes:
-            emissions[id(node)] = torch_ops.emit(node)
+        with size_scope:
+            for node in graph.nodes:
+                emissions[id(node)] = torch_ops.emit(node)
         init_lines = []
         reset_lines = []
         seen: set[str] = set()
@@ -329,7 +338,15 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
             for suffix, _source, value in em.buffers:
                 init_lines.append(f'self.register_buffer("{node.name}_{suffix}", {value})')
         args = _arg_names(graph)
-        forward = _ForwardWriter(graph, emissions, args).write()
+        with size_scope:
+            forward = _ForwardWriter(graph, emissions, args).write()
+    # the sizes ``__init__`` computes from the builder's parameters; the other methods hold numbers
+    init_lines = [size_scope.code(ln) for ln in init_lines]
+    # (forward and reset_parameters read them from attributes __init__ keeps)
+    forward, kept = method_sizes(size_scope, forward, init_lines)
+    reset_lines, kept_reset = method_sizes(size_scope, reset_lines, init_lines)
+    kept |= kept_reset
+    init_lines = [f"self.{n} = {n}" for n in md.builder_args if n in kept] + init_lines
     if graph.meta.get("weights_given"):  # (a model file's weights are loaded, not drawn)
         reset_lines = []
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
@@ -346,8 +363,13 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if graph.meta.get("logits_outputs"):
         doc += ["", "``return_logits=True`` skips the final softmax/sigmoid: the training loss",
                 "works on logits, which is numerically sound (Keras clips probabilities instead)."]
+    init_params = [n for n in md.builder_args if n in size_scope.used]
+    # (a size the program computes when it runs has no default: it comes first)
+    init_params.sort(key=lambda n: not _runtime(md.builder_args[n]))
+    signature = "".join(f", {n}" if _runtime(md.builder_args[n]) else
+                        f", {n}={sizes.number_text(md.builder_args[n])}" for n in init_params)
     lines = [f"class {md.class_name}(nn.Module):", _docstring(doc, "    "), "",
-             "    def __init__(self):", "        super().__init__()"]
+             f"    def __init__(self{signature}):", "        super().__init__()"]
     lines += [f"        {ln}" for ln in body.splitlines()]
     if reset_lines:
         lines += ["", "    def reset_parameters(self):",
@@ -358,10 +380,16 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     lines += [f"        {ln}" for ln in forward]
     lines += regularization_lines(graph)
     text = "\n".join(lines) + "\n"
+    if sizes.has_placeholders(text):
+        raise AssertionError(f"{md.class_name}: a size placeholder was not placed")
+    leaks = sizes.runtime_leaks(md.builder_args.values())
+    if leaks:  # its stand-in number would be in the code (translate() reads the script again without)
+        raise sizes.RuntimeSizeLeak(f"{md.class_name}: a size computed at run time is used where the translation "
+                                  f"needs its number: {'; '.join(leaks)}")
     if classes is not None:  # a module class of a later model takes another name
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
-    return ModelCode(md.class_name, text, imports, uses_f, children)
+    return ModelCode(md.class_name, text, imports, uses_f, children, init_params)
 
 
 def module_members(md: ModelDef) -> set[str]:
@@ -453,3 +481,19 @@ def _docstring(lines: list[str], indent: str) -> str:
 
 
 __all__ = ["ModelCode", "print_model_class", "lit"]
+
+
+def _runtime(value) -> bool:
+    sym = sizes.symbol_of(value)
+    return sym is not None and sym.kind == "runtime"
+
+
+def construct_args(md: ModelDef, code: ModelCode) -> str:
+    """The arguments of the generated module's construction where the source built the model:
+    the code computing each size the program computes at run time (``len(chars)``)."""
+    out = []
+    for n in code.init_params:
+        sym = sizes.symbol_of(md.builder_args[n])
+        if sym is not None and sym.kind == "runtime":
+            out.append(sym.arg)
+    return ", ".join(out)

@@ -17,6 +17,7 @@ import black
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of, walk
+from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
@@ -26,7 +27,7 @@ from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_te
 from transpiler.printers.torch.custom_step import extend_class
 from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
-from transpiler.printers.torch.printer import ModelCode, print_model_class
+from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
 from transpiler.printers.torch.weight_transfer import WeightLists
 
@@ -617,11 +618,12 @@ class _Printer:
         if sid in self.construct:
             md, code = self.construct[sid]
             target = md.var or "model"
-            new = cst.parse_statement(f"{target} = {md.class_name}()\n")
+            new = cst.parse_statement(f"{target} = {md.class_name}({construct_args(md, code)})\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             loads = self._load_weights_lines(md, target)
             if isinstance(small, cst.Return):  # ``return keras.Model(...)`` of a function with arguments
-                new = new.with_changes(body=[cst.Return(cst.parse_expression(f"{md.class_name}()"))]) \
+                new = new.with_changes(body=[cst.Return(cst.parse_expression(
+                    f"{md.class_name}({construct_args(md, code)})"))]) \
                     if not loads else new
                 loads = [*loads, cst.parse_statement(f"return {target}\n")] if loads else loads
             if level == "module":
@@ -794,11 +796,17 @@ class _Printer:
                 self.program.stub(span, f"not translated yet: {src}", src)
                 body_lines.append("    " + comment_text(
                     f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
-        if md.builder_args:
-            names = list(md.builder_args)
+        # the parameters the module takes are forwarded; any other the model was
+        # specialised for (a float, a loop count, a size printed as its number) is guarded
+        # (a size parameter the module never needed, a sequence length, is accepted as it is)
+        free = [n for n, v in md.builder_args.items()
+                if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
+        guarded = {n: v for n, v in md.builder_args.items() if n not in free}
+        if guarded:
+            names = list(guarded)
             got = ", ".join(names) + ("," if len(names) == 1 else "")
-            want = _literal_or_none(tuple(md.builder_args[n] for n in names))
-            shown = ", ".join(f"{n}={_literal_or_none(md.builder_args[n])}" for n in names)
+            want = _literal_or_none(tuple(_plain(guarded[n]) for n in names))
+            shown = ", ".join(f"{n}={_literal_or_none(_plain(guarded[n]))}" for n in names)
             if want is not None:
                 body_lines.append(f"    if ({got}) != {want}:")
                 body_lines.append("        raise NotImplementedError(")
@@ -813,7 +821,7 @@ class _Printer:
             body_lines.append("    " + comment_text(
                 f"# TODO(transpiler): reads the Keras build ({self.source_file}:{span.line}): {src}"))
         body_lines += ["    " + line for c in carried for line in c.splitlines()]
-        body_lines.append(f"    return {md.class_name}()")
+        body_lines.append(f"    return {md.class_name}({', '.join(code.init_params)})")
         decorators = "".join(_code(d) for d in fn.decorators)
         lines.append(f"{decorators}def {fn.name.value}({params}):")
         lines += body_lines
@@ -858,6 +866,13 @@ def _fix_commas(names):
 
 def fn_span_contains(outer: Span, inner: Span) -> bool:
     return outer.line <= inner.line <= (outer.end_line or outer.line)
+
+
+def _plain(value):
+    """A builder argument as the plain value it was (sizes as their numbers)."""
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return int.__int__(value) if isinstance(value, sizes.Size) else value
 
 
 def _literal_or_none(value):

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import inspect
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import Callable
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import CallGroup, Member, ModuleInfo, Structure, level_items
 from transpiler.printers.torch import ops as torch_ops
+from transpiler.printers.code import lit
 
 #: the leading positional parameters of torch constructors, to name a size that varies
 _TORCH_POSITIONAL = {
@@ -54,6 +58,12 @@ class _Instance:
     channels: int | None  # the first input's channel (feature) size
     rank: int = 0  # the first input's rank
     ctor: list[str] = field(default_factory=list)  # filled once the class is decided
+    #: the constructor parameters its sizes name (``filters``): its own parameters, whose
+    #: argument the caller's code prints (sizes with provenance)
+    sized: list[str] = field(default_factory=list)
+    #: sizes from outside printed as numbers in ``init``: specialised unless they become
+    #: constructor arguments (the input channels)
+    outside: list = field(default_factory=list)
 
 
 def _emit(node: Node, ref: str) -> torch_ops.Emission:
@@ -172,7 +182,9 @@ class StructurePrinter:
         self.source_file = source_file
         self.out: list[ClassText] = []
         self.imports: set[str] = set()
-        self.ctor_of: dict[int, str] = {}  # id(ModuleInfo) → "ConvBlock(1, 16)"
+        #: id(ModuleInfo) → its constructor call, printed where the parent's code is
+        #: (``ConvBlock(filters * 2, 16)``: an argument is a size of the parent's names)
+        self.ctor_of: dict[int, Callable[[], str]] = {}
 
     def run(self) -> list[ClassText]:
         """Decide and print every child module's class, innermost classes first."""
@@ -224,7 +236,7 @@ class StructurePrinter:
                     reset += em.init
                 else:
                     init += m.scope.scope.comments
-                    init.append(f"self.{m.attr} = {self.ctor_of[id(m.scope)]}")
+                    init.append(f"self.{m.attr} = {self.ctor_of[id(m.scope)]()}")
                 continue
             parts = []
             for item in m.items:
@@ -236,7 +248,7 @@ class StructurePrinter:
                     reset += em.init
                     init += em.setup
                 else:
-                    parts.append(self.ctor_of[id(item.scope)])
+                    parts.append(self.ctor_of[id(item.scope)]())
             if len(set(parts)) == 1 and len(parts) > 1:
                 init.append(f"self.{m.attr} = nn.ModuleList([{parts[0]} for _ in range({len(parts)})])")
             else:
@@ -283,15 +295,24 @@ class StructurePrinter:
         call = min(info.calls) if info.calls else 1
         prefix = self._prefix(info, call)
         group = self._group(info, call, prefix)
-        init, reset = self.init_lines(info)
-        args, forward = self.forward(info, prefix, group.inputs, group.outputs, info.scope.params)
+        # sizes with provenance: the module's code names its own parameters
+        own = {k: sizes.symbol_of(v) for k, v in info.scope.args.items() if sizes.symbol_of(v) is not None}
+        with sizes.scope({k: k for k in own}, own.values(), alias=False) as size_scope:
+            init, reset = self.init_lines(info)
+            args, forward = self.forward(info, prefix, group.inputs, group.outputs, info.scope.params)
+        outside: list = []
+        init = [size_scope.code(ln, defer=outside) for ln in init]
+        forward, kept = method_sizes(size_scope, forward, init)
+        reset, kept_reset = method_sizes(size_scope, reset, init)
+        init = [f"self.{n} = {n}" for n in own if n in kept | kept_reset] + init
+        sized = [n for n in own if n in size_scope.used]
         first = group.inputs[0] if group.inputs else None
         channels = None
         if first is not None and first.shape and len(first.shape) >= 2:
             layout = first.layout or ""
             channels = first.shape[1] if layout.startswith("NC") and len(first.shape) > 2 else first.shape[-1]
         return _Instance(info, init, reset, forward, args, set(), channels, len(first.shape) if first is not None
-                         and first.shape else 0)
+                         and first.shape else 0, sized=sized, outside=outside)
 
     def _prefix(self, info: ModuleInfo, call: int) -> tuple:
         for ch in self.st.chains.values():
@@ -322,6 +343,10 @@ class StructurePrinter:
                 variants.append([inst])
         for k, insts in enumerate(variants):
             params, values = _parameters(insts)
+            sized = insts[0].sized if all(i.sized == insts[0].sized for i in insts) else []
+            lead = sum(1 for n, _ in params if n in ("in_channels", "in_features"))  # (first, as torch's own)
+            params = params[:lead] + [(n, []) for n in sized] + params[lead:]
+            values = [v[:lead] + [_SIZED] * len(sized) + v[lead:] for v in values]
             note = _variant_note(insts, [v for j, v in enumerate(variants) if j != k])
             text_of = _class_text(insts[0], params, note, self.source_file)
             name = class_name if k == 0 else f"{class_name}{k + 1}"
@@ -335,7 +360,59 @@ class StructurePrinter:
                 scope = insts[0].info.scope
                 self.out.append(ClassText(name, scope.source_name, text))
             for j, inst in enumerate(insts):
-                self.ctor_of[id(inst.info)] = f"{name}({', '.join(values[j])})" if params else f"{name}()"
+                self.ctor_of[id(inst.info)] = _ctor(name, inst, values[j])
+                # numbers from outside the module stay numbers in its class, except its input
+                # channels where they became a constructor argument
+                passed = [v.size for v in values[j] if isinstance(v, _Channels)]
+                for value in inst.outside:
+                    if not any(sizes.same_size(value, p) for p in passed):
+                        sizes.specialise(value, "printed")
+
+
+_SIZED = object()  # a constructor argument that is one of the instance's sized parameters
+
+
+@dataclass
+class _Channels:
+    """A constructor argument that is the instance's input channels (a size)."""
+
+    size: object
+
+
+def _ctor(name: str, inst: _Instance, values: list) -> Callable[[], str]:
+    """``ConvBlock(<its varying numbers and sized arguments>)``, printed when called: a
+    sized argument that is a size of the caller's names prints as their expression there."""
+    def text() -> str:
+        sized = iter(inst.sized)
+        with sizes.aliasing():
+            args = [lit(sizes.symbol_of(inst.info.scope.args[next(sized)]).arg) if v is _SIZED else
+                    lit(v.size) if isinstance(v, _Channels) else v for v in values]
+        return f"{name}({', '.join(args)})"
+    return text
+
+
+def method_sizes(size_scope: sizes.scope, lines: list[str], init_lines: list[str]):
+    """The sizes of a method other than ``__init__`` (``forward``) read the constructor
+    parameters ``__init__`` keeps as attributes (``self.filters // 2``); where the module
+    already has an attribute of that name, the number (the parameter is then specialised).
+    Module constants read themselves. Returns the lines and the parameter names kept."""
+    before = set(size_scope.used)
+    size_scope.used = set()
+    taken = {n for n in size_scope.names
+             if any(ln.startswith((f"self.{n} ", f"self.{n}.", f"self.{n}[", f"self.{n}=")) for ln in init_lines)}
+    # a module constant reads itself, unless the method assigns a local of its name
+    consts = {s.name for v in size_scope.entries for s in sizes.leaves(v.expr) if s.kind == "const"}
+    taken |= {n for n in consts if any(re.search(rf"(?<![.\w]){re.escape(n)}\s*(=(?!=)|[-+*/]=)", ln)
+                                       for ln in lines)}
+    names = {n: f"self.{n}" for n in size_scope.names if n not in taken}
+    names.update({n: n for n in consts if n not in taken})
+    naming_taken = [sizes.placeholder(i) for i, v in enumerate(size_scope.entries)
+                    if any(sym.name in taken for sym in sizes.leaves(v.expr))]
+    out = [size_scope.numbers(ln) if any(e in ln for e in naming_taken) else size_scope.code(ln, names)
+           for ln in lines]
+    kept = set(size_scope.used)
+    size_scope.used = before | kept
+    return out, kept
 
 
 def _parameters(insts: list[_Instance]) -> tuple[list[tuple], list[list[str]]]:
@@ -343,7 +420,8 @@ def _parameters(insts: list[_Instance]) -> tuple[list[tuple], list[list[str]]]:
     argument texts. A number becomes a parameter when it differs between instances or is
     the value of one of the user's constructor arguments."""
     per = [_numbers(inst.init) for inst in insts]
-    scope_args = [inst.info.scope.args for inst in insts]
+    # (the arguments that are sizes print as their names: only other numbers are matched)
+    scope_args = [{k: v for k, v in inst.info.scope.args.items() if sizes.symbol_of(v) is None} for inst in insts]
     chosen: dict[str, dict] = {}
     for p, (line, col, text, role) in enumerate(per[0]):
         vals = [nums[p][2] for nums in per]
@@ -355,7 +433,7 @@ def _parameters(insts: list[_Instance]) -> tuple[list[tuple], list[list[str]]]:
                 name = arg
                 break
         if name is None and varies:
-            if all(inst.channels is not None and str(inst.channels) == v for inst, v in zip(insts, vals)):
+            if all(inst.channels is not None and sizes.number_text(inst.channels) == v for inst, v in zip(insts, vals)):
                 features = role in ("in_features", "normalized_shape", "input_size") or \
                     not role and insts[0].rank == 2
                 name = "in_features" if features else "in_channels"
@@ -372,7 +450,10 @@ def _parameters(insts: list[_Instance]) -> tuple[list[tuple], list[list[str]]]:
                                           list(scope_args[0]).index(nm) if nm in scope_args[0] else 99,
                                           chosen[nm]["at"][0]))
     params = [(nm, chosen[nm]["at"]) for nm in order]
-    values = [[chosen[nm]["vals"][j] for nm in order] for j in range(len(insts))]
+    # the input's channels are a size: the caller prints where it came from
+    values = [[_Channels(insts[j].channels) if nm in ("in_channels", "in_features") and
+               isinstance(insts[j].channels, sizes.Size) else chosen[nm]["vals"][j] for nm in order]
+              for j in range(len(insts))]
     return params, values
 
 
