@@ -605,6 +605,8 @@ class _Printer:
         return isinstance(node, cst.Name) and node.value in self.keras_names
 
     def _rewrite_line(self, stmt: cst.SimpleStatementLine, level: str, uses, raised: bool) -> list:
+        # long: one dispatch over every kind of module-level line (alias, callback, model
+        # construction, training call, stub), in the order their precedence needs
         if self._keras_alias(stmt):
             return []  # its uses were translated (load_data → a numpy loader); like an import
         if self.callback_stubs and _code(stmt.with_changes(leading_lines=())).strip() in self.callback_stubs:
