@@ -96,9 +96,14 @@ model.compile(optimizer="adam", loss="mse")
 """
 
 
-def test_input_shape_of_unknown_dimensions_is_a_stub_not_an_internal_error():
+def test_input_shape_of_run_time_dimensions_is_not_an_internal_error():
+    """``Input(shape=(inputs.shape[1], inputs.shape[2]))`` with ``inputs`` from a loop over a
+    dataset: once an internal error; now the sizes are the module's constructor arguments,
+    computed where the model is built (issue 18 item 1)."""
     result = run(LOOP_ITEM_SHAPE)
-    assert_stub_at(result, LOOP_ITEM_SHAPE, "keras.layers.Input(", "must be known statically")
+    assert [m.class_name for m in result.program.models] == ["Net"]
+    assert "Net(inputs.shape[1], inputs.shape[2])" in result.text
+    compile(result.text, "case.py", "exec")
 
 
 # -- evaluate(ds) / fit(ds) on a dataset the translator does not read ------------------------
@@ -194,11 +199,16 @@ model.fit(x_train, np.zeros(len(x_train)), epochs=1)
 """
 
 
-def test_builder_sequential_without_a_static_input_shape_is_a_stub_not_a_refusal():
+def test_builder_sequential_built_later_with_a_run_time_shape_takes_it_as_an_argument_and_runs(tmp_path):
+    """``model.build((None, input_dim))`` with ``input_dim = x_train.shape[1]``: once refused
+    (then a stub); now the module takes ``input_dim`` (issue 18 item 1) and the program runs."""
     result = run(BUILDER_BUILT_LATER)
-    assert_stub_at(result, BUILDER_BUILT_LATER, "return keras.Sequential(", "must be known statically")
-    assert_stub_at(result, BUILDER_BUILT_LATER, "model.fit(", "was not translated")
-    assert result.program.models == []
+    assert stub_messages(result) == []
+    assert "def __init__(self, input_dim):" in result.text and "nn.Linear(input_dim, 3)" in result.text
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(40, 13)).astype("float32"))
+    assert run_output(result.text, tmp_path).returncode == 0
 
 
 def test_builder_sequential_built_later_with_a_static_shape_translates_and_runs(tmp_path):
@@ -219,8 +229,7 @@ CRASHED = {  # script: (a line of it, words of the stub expected there)
     "conv_lstm": ("inp = layers.Input(shape=(None, *x_train.shape[2:]))", "must be known statically"),
     "mobilevit": ("_, accuracy = mobilevit_xxs.evaluate(val_dataset)", "dataset of (x, y) batches"),
     "semisupervised_simclr": ("return keras.Sequential(", "neither a tensor nor a number"),
-    "timeseries_weather_forecasting": ("inputs = keras.layers.Input(shape=(inputs.shape[1], inputs.shape[2]))",
-                                       "must be known statically"),
+    "timeseries_weather_forecasting": ("history = model.fit(", "dataset of (x, y) batches"),
     "tensorflow_numpy_models": ("return keras.Sequential(", ""),
 }
 
@@ -299,7 +308,7 @@ def test_builder_called_with_arguments_keeps_its_call_and_return_and_runs(tmp_pa
     result = run(BUILDER_WITH_ARGUMENTS)
     assert stub_messages(result) == []
     assert "model = build_model((16,), 3)" in result.text
-    assert "return Net()" in result.text
+    assert "return Net(input_shape, num_classes)" in result.text  # (sizes: the builder's own parameters)
     assert "nn.Linear(16, 32)" in result.text and "nn.Linear(32, 3)" in result.text
     assert "Epoch 1/1" in run_output(result.text, tmp_path).stdout
 

@@ -90,6 +90,7 @@ WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
     "mlp_regression", "mnist_cnn", "mobilenet_like", "multi_input", "odd_sizes", "resnet_small",
     "siamese_encoder", "subclassed_cnn", "text_cnn", "transformer_classifier", "unet_small",
+    "lazy_token_tagger",
 }
 
 #: scripts whose model code is a fixpoint from K1 on but whose whole script is one round
@@ -105,7 +106,12 @@ WHOLE_SCRIPT_LATER = {
 #: scripts whose whole script does not converge yet, with the reason (strict xfail); none
 #: today (vae did not until the torch frontend read a module's own train_step back:
 #: frontend_ast/torch/own_step, torch_parts)
-WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {}
+WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
+    # T1 gives the wrapper model (built from its first use) its own train_step with a Mean
+    # tracker; the torch reader does not read a module's own step that updates metric objects
+    # back yet (K1 has stubs: "the model's own training step is not ... yet", "class Mean")
+    "lazy_composite_autoencoder": "the torch reader does not read T1's own train_step with a metric tracker back",
+}
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")
 _MODEL_BASES = re.compile(r"(^|\.)(Module|Layer|Model)$")

@@ -59,7 +59,9 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
-        tensors.append(tensor.float() if tensor.is_floating_point() else tensor.long())
+        # booleans (a one-hot ``y == k``) are numbers to Keras (float32), integers are indices
+        floating = tensor.is_floating_point() or tensor.dtype == torch.bool
+        tensors.append(tensor.float() if floating else tensor.long())
     return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
 
 

@@ -11,9 +11,9 @@ import torch.nn.functional as F
 class Residual(nn.Module):
     """Transpiled from the Keras class ``Residual`` (input.py)."""
 
-    def __init__(self, dim):
+    def __init__(self):
         super().__init__()
-        self.norm = nn.LayerNorm(dim, eps=1e-06)
+        self.norm = nn.LayerNorm(8, eps=1e-06)
         self.ffn = Ffn()
 
     def forward(self, inputs):
@@ -55,7 +55,7 @@ class Tagger(nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = nn.Embedding(40, 8)
-        self.block = Residual(8)
+        self.block = Residual()
         self.head = nn.Linear(8, 4)
         self.reset_parameters()
 
