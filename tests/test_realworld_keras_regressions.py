@@ -102,7 +102,7 @@ def test_input_shape_of_run_time_dimensions_is_not_an_internal_error():
     computed where the model is built (issue 18 item 1)."""
     result = run(LOOP_ITEM_SHAPE)
     assert [m.class_name for m in result.program.models] == ["Net"]
-    assert "Net(inputs.shape[1], inputs.shape[2])" in result.text
+    assert "model = Net(inputs.shape[2])" in result.text  # (the LSTM's weights need the features only)
     compile(result.text, "case.py", "exec")
 
 
@@ -309,7 +309,7 @@ def test_builder_called_with_arguments_keeps_its_call_and_return_and_runs(tmp_pa
     assert stub_messages(result) == []
     assert "model = build_model((16,), 3)" in result.text
     assert "return Net(input_shape, num_classes)" in result.text  # (sizes: the builder's own parameters)
-    assert "nn.Linear(16, 32)" in result.text and "nn.Linear(32, 3)" in result.text
+    assert "nn.Linear(input_shape[0], 32)" in result.text and "nn.Linear(32, num_classes)" in result.text
     assert "Epoch 1/1" in run_output(result.text, tmp_path).stdout
 
 
