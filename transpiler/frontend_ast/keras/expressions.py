@@ -543,7 +543,11 @@ class KerasExpressions(Interpreter):
                 return replace(obj, ops=obj.ops + [name])
             if name == "repeat" and not args and kwargs.get("count") is None:
                 return replace(obj, ops=obj.ops + ["repeat"])
-            if name in ("repeat", "map") and len(node.args) == 1 and node.args[0].keyword is None:
+            positional = [a for a in node.args if a.keyword is None]
+            # map's scheduling options change no element (tf.data keeps the order unless told)
+            scheduling = {"num_parallel_calls"} if name == "map" else set()
+            if name in ("repeat", "map") and len(positional) == 1 and node.args[0].keyword is None and all(
+                    a.keyword.value in scheduling for a in node.args if a.keyword is not None):
                 # "repeat:<count>", "map:<function>": the printer reads the source text
                 text = cst.Module([]).code_for_node(node.args[0].value)
                 elements = obj.elements if name == "repeat" else None  # a map may change the elements

@@ -630,11 +630,15 @@ class TrainingPrinter(CompiledObjects):
                 items.append(f"({lit(label)}, {i}, {fn})")
         return "[" + ", ".join(items) + "]" if items else "[]"
 
-    def _from_dataset(self, x: T.Code, y):
-        """fit/evaluate on a tf.data pipeline: its (x, y) arrays, batch size and shuffle."""
+    def _from_dataset(self, x: T.Code, y, ts: T.TrainingStatement | None = None):
+        """fit/evaluate on a tf.data pipeline: its (x, y) arrays, batch size and shuffle; for a
+        pipeline with ``.map()``, the loader itself (its batches are the mapped ones)."""
         if y is not None:
             return None
-        ds = next((t.config for t in self.program.training if t.kind == "dataset" and t.model == x.text), None)
+        made = [t for t in self.program.training if t.kind == "dataset" and t.model == x.text]
+        if ts is not None and ts in self.program.training:  # the binding in force at the call
+            made = [t for t in made if self.program.training.index(t) < self.program.training.index(ts)] or made
+        ds = made[-1].config if made else None
         if ds is None:
             return None
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
@@ -642,8 +646,11 @@ class TrainingPrinter(CompiledObjects):
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
         pipe = self._pipeline(ds)
         if pipe.element_map or pipe.batch_map:
-            raise NotImplementedError("fit/evaluate on a tf.data pipeline with .map() (a custom loop over "
-                                      "it is translated)")
+            if ds.returned or pipe.repeat is not None or "repeat" in ds.ops:
+                raise NotImplementedError("fit/evaluate on a repeated tf.data pipeline with .map(), or one a "
+                                          "function returned")
+            # the loader the dataset statement made yields the mapped (x, y) batches
+            return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
         if ds.returned:
             # made by a function (ds = make_dataset()): its arrays are the loader's, already in
             # the model's layout (the function's make_loader put them there)
@@ -668,7 +675,7 @@ class TrainingPrinter(CompiledObjects):
         f: T.Fit = ts.config
         if _has_method(mt.md, "train_step"):
             return self.fit_train_step_lines(ts, mt)
-        dataset = self._from_dataset(f.x, f.y)
+        dataset = self._from_dataset(f.x, f.y, ts)
         if dataset is not None:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
         repeat = dataset is not None and dataset[4]
@@ -681,6 +688,10 @@ class TrainingPrinter(CompiledObjects):
                     f"{dataset[5]} * math.ceil(len({dataset[0].text}) / {dataset[2]})"))
         if repeat and f.steps_per_epoch is None:
             raise NotImplementedError("fit on a repeated (endless) tf.data pipeline without steps_per_epoch")
+        if dataset is not None and dataset[1].text == "None" and (
+                f.validation_split or f.class_weight is not None or f.sample_weight is not None):
+            raise NotImplementedError("fit on a tf.data pipeline with .map() and validation_split, class_weight "
+                                      "or sample_weight")
         if (f.class_weight is not None or f.sample_weight is not None) and any(
                 loss.reduction == "mean_with_sample_weight" for loss in mt.compile.losses):
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
@@ -701,7 +712,7 @@ class TrainingPrinter(CompiledObjects):
             self.features.add("validation")
         if f.validation_data is not None:
             parts = code_literals.list_items(f.validation_data.text)
-            val_ds = self._from_dataset(f.validation_data, None) if parts is None else None
+            val_ds = self._from_dataset(f.validation_data, None, ts) if parts is None else None
             if val_ds is not None:  # a tf.data pipeline: its arrays, evaluated in its batches
                 parts = [val_ds[0].text, val_ds[1].text]
                 if f.validation_batch_size is None:
@@ -786,7 +797,7 @@ class TrainingPrinter(CompiledObjects):
         e: T.Evaluate = ts.config
         if _has_method(mt.md, "test_step") or (_has_method(mt.md, "train_step") and not mt.compile.losses):
             return self.evaluate_test_step_lines(ts, mt)
-        dataset = self._from_dataset(e.x, e.y)
+        dataset = self._from_dataset(e.x, e.y, ts)
         if dataset is not None:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         in_layouts, out_layouts = self._data_layouts(mt, dataset)

@@ -32,12 +32,17 @@ def loop_code(where):
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,
                 element_map=None, batch_map=None):
-    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches.
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches; a
+    DataLoader given as the only input (a translated tf.data pipeline) is returned as it is.
 
     ``element_map`` (tf.data's .map() before .batch()) runs on each element's tensors,
     ``batch_map`` (.map() after .batch()) on each batch's.
     """
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if MAP:
+        # a tf.data pipeline's loader (fit(ds)): its batches are already (x, y)
+        if len(arrays) == 1 and isinstance(arrays[0], DataLoader):
+            return arrays[0]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
     if WEIGHTS:
