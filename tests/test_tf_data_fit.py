@@ -1,0 +1,60 @@
+"""fit/evaluate on a tf.data pipeline with .map(): the generated program trains on the
+pipeline's loader, whose batches are the ones tf.data yields (shuffle off)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from transpiler import verify
+from transpiler.translate import translate
+
+SOURCE = '''import numpy as np
+import tensorflow as tf
+import keras
+
+
+def scale(image, label):
+    return tf.cast(image, tf.float32) / 255.0, label
+
+
+x = np.arange(40 * 6, dtype="float32").reshape(40, 6) % 255
+y = (np.arange(40) % 3).astype("int64")
+model = keras.Sequential([keras.Input(shape=(6,)), keras.layers.Dense(3)])
+model.compile(optimizer=keras.optimizers.SGD(0.1),
+              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+train_ds = tf.data.Dataset.from_tensor_slices((x, y))
+train_ds = train_ds.map(scale, num_parallel_calls=tf.data.AUTOTUNE).batch(16).prefetch(tf.data.AUTOTUNE)
+test_ds = tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a / 255.0, b)).batch(16)
+history = model.fit(train_ds, epochs=2, validation_data=test_ds, verbose=0)
+loss, acc = model.evaluate(test_ds, verbose=0)
+'''
+
+
+def test_fit_on_a_mapped_tf_data_pipeline_trains_on_its_loader():
+    result = translate(SOURCE, "p.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "train_ds = make_loader(x, y, batch_size=16, element_map=scale)" in result.text
+    assert "fit(model, optimizer, loss_fn, train_ds, None," in " ".join(result.text.split()).replace("( ", "(")
+    assert "validation_data=(test_ds, None)" in result.text
+    torch_module = verify.load_generated(result.text, "tf_data_fit_generated")
+    keras_module = verify.load_generated(SOURCE, "tf_data_fit_source")
+    assert len(torch_module.history.history["loss"]) == 2 and "val_loss" in torch_module.history.history
+    assert np.isfinite(torch_module.loss)
+    for name in ("train_ds", "test_ds"):  # the same batches as tf.data, in order
+        expected = [(a.numpy(), b.numpy()) for a, b in getattr(keras_module, name)]
+        got = [(a.numpy(), b.numpy()) for a, b in getattr(torch_module, name)]
+        assert len(got) == len(expected) == 3
+        for (ga, gb), (ea, eb) in zip(got, expected):
+            np.testing.assert_allclose(ga, ea, rtol=0, atol=1e-6)
+            np.testing.assert_array_equal(gb, eb)
+
+
+@pytest.mark.parametrize("fit_args, message", [
+    ("validation_split=0.25", "validation_split, class_weight or sample_weight"),
+    ("class_weight={0: 1.0, 1: 2.0, 2: 1.0}", "validation_split, class_weight or sample_weight"),
+])
+def test_fit_on_a_mapped_pipeline_with_unsupported_options_is_stubbed(fit_args, message):
+    source = SOURCE.replace("validation_data=test_ds", fit_args)
+    result = translate(source, "p.py")
+    assert any(message in d.message for d in result.stubs), [d.message for d in result.stubs]
