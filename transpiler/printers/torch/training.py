@@ -650,6 +650,7 @@ class TrainingPrinter(CompiledObjects):
                 raise NotImplementedError("fit/evaluate on a repeated tf.data pipeline with .map(), or one a "
                                           "function returned")
             # the loader the dataset statement made yields the mapped (x, y) batches
+            self.features.add("loader_input")
             return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
         if ds.returned:
             # made by a function (ds = make_dataset()): its arrays are the loader's, already in

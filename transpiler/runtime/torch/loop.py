@@ -22,6 +22,7 @@ from transpiler.runtime.torch.training import EpochBatches
 
 WEIGHTS = MAP = CLIP = REGULARIZATION = VALIDATION = VALIDATION_OPTIONS = CLASS_WEIGHT = True
 INITIAL_EPOCH = STEPS = CALLBACK_OBJECTS = SCHEDULER = STOP = STATEFUL = EVAL_STEPS = True
+LOADER_INPUT = True  # fit/evaluate handed a translated tf.data pipeline's DataLoader
 LOGITS = False  # the model's forward(return_logits=True) skips a final activation the loss absorbs
 
 
@@ -32,14 +33,13 @@ def loop_code(where):
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,
                 element_map=None, batch_map=None):
-    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches; a
-    DataLoader given as the only input (a translated tf.data pipeline) is returned as it is.
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches.
 
     ``element_map`` (tf.data's .map() before .batch()) runs on each element's tensors,
     ``batch_map`` (.map() after .batch()) on each batch's.
     """
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-    if MAP:
+    if LOADER_INPUT:
         # a tf.data pipeline's loader (fit(ds)): its batches are already (x, y)
         if len(arrays) == 1 and isinstance(arrays[0], DataLoader):
             return arrays[0]
