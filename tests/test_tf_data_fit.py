@@ -58,3 +58,24 @@ def test_fit_on_a_mapped_pipeline_with_unsupported_options_is_stubbed(fit_args, 
     source = SOURCE.replace("validation_data=test_ds", fit_args)
     result = translate(source, "p.py")
     assert any(message in d.message for d in result.stubs), [d.message for d in result.stubs]
+
+
+@pytest.mark.parametrize("batch", ["batch(16, drop_remainder=True)", "batch(batch_size=16, drop_remainder=True)"])
+def test_drop_remainder_leaves_out_the_last_batch_in_fit_and_loops(batch):
+    """batch(n, drop_remainder=True): 40 elements give 2 batches of 16, in the loader and in
+    fit (which then trains on the loader, not on a fresh one from the arrays)."""
+    source = SOURCE.replace(".batch(16).prefetch", f".{batch}.prefetch").replace(
+        "test_ds = tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a / 255.0, b)).batch(16)",
+        f"test_ds = tf.data.Dataset.from_tensor_slices((x / 255.0, y)).{batch}")
+    result = translate(source, "p.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "drop_last=True" in result.text
+    torch_module = verify.load_generated(result.text, "tf_data_drop_generated")
+    keras_module = verify.load_generated(source, "tf_data_drop_source")
+    for name in ("train_ds", "test_ds"):
+        expected = [(a.numpy(), b.numpy()) for a, b in getattr(keras_module, name)]
+        got = [(a.numpy(), b.numpy()) for a, b in getattr(torch_module, name)]
+        assert len(got) == len(expected) == 2
+        for (ga, gb), (ea, eb) in zip(got, expected):
+            np.testing.assert_allclose(ga, ea, rtol=0, atol=1e-6)
+            np.testing.assert_array_equal(gb, eb)

@@ -538,7 +538,11 @@ class KerasExpressions(Interpreter):
                 return replace(obj, shuffle=True, ops=obj.ops + ["shuffle"])
             if name == "batch":
                 size = args[0] if args else kwargs.get("batch_size")
-                return replace(obj, batch=size, ops=obj.ops + ["batch"])
+                drop = args[1] if len(args) > 1 else kwargs.get("drop_remainder", False)
+                if not isinstance(drop, bool):
+                    return Unknown("dataset.batch(drop_remainder=<not a constant>)")
+                # "batch:drop": batch(n, drop_remainder=True) leaves out a last, smaller batch
+                return replace(obj, batch=size, ops=obj.ops + ["batch:drop" if drop else "batch"])
             if name in ("prefetch", "cache"):
                 return replace(obj, ops=obj.ops + [name])
             if name == "repeat" and not args and kwargs.get("count") is None:

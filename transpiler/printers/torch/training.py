@@ -330,6 +330,9 @@ class TrainingPrinter(CompiledObjects):
             else:
                 data = ds.code
             extra = ", shuffle=True" if ds.shuffle else ""
+            if pipe.drop_last:
+                extra += ", drop_last=True"  # tf.data's drop_remainder=True
+                self.features.add("drop_last")
             for key, fn in (("element_map", pipe.element_map), ("batch_map", pipe.batch_map)):
                 if fn is not None:
                     extra += f", {key}={fn}"
@@ -373,6 +376,7 @@ class TrainingPrinter(CompiledObjects):
             name, _, arg = op.partition(":")
             if name == "batch":
                 batched = True
+                pipe.drop_last = arg == "drop"
             elif name == "map":
                 if pipe.repeat is not None:
                     raise NotImplementedError("tf.data .map() after .repeat(count)")
@@ -645,11 +649,12 @@ class TrainingPrinter(CompiledObjects):
         if not parts or len(parts) != 2 or ds.batch is None:
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
         pipe = self._pipeline(ds)
-        if pipe.element_map or pipe.batch_map:
+        if pipe.element_map or pipe.batch_map or pipe.drop_last:
             if ds.returned or pipe.repeat is not None or "repeat" in ds.ops:
-                raise NotImplementedError("fit/evaluate on a repeated tf.data pipeline with .map(), or one a "
-                                          "function returned")
-            # the loader the dataset statement made yields the mapped (x, y) batches
+                raise NotImplementedError("fit/evaluate on a repeated tf.data pipeline with .map() or "
+                                          "drop_remainder=True, or one a function returned")
+            # the loader the dataset statement made yields the mapped (x, y) batches, without a
+            # last smaller one for drop_remainder=True
             self.features.add("loader_input")
             return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
         if ds.returned:
@@ -960,6 +965,7 @@ class Pipeline:
     element_map: str | None = None  # a function of one element's tensors (.map before .batch)
     batch_map: str | None = None  # a function of one batch's tensors (.map after .batch)
     repeat: str | None = None  # .repeat(count): the count's source text
+    drop_last: bool = False  # .batch(n, drop_remainder=True)
     notes: list[str] = field(default_factory=list)
 
 
