@@ -79,3 +79,35 @@ def test_drop_remainder_leaves_out_the_last_batch_in_fit_and_loops(batch):
         for (ga, gb), (ea, eb) in zip(got, expected):
             np.testing.assert_allclose(ga, ea, rtol=0, atol=1e-6)
             np.testing.assert_array_equal(gb, eb)
+
+
+IMAGES = '''import numpy as np
+import tensorflow as tf
+import keras
+
+x = (np.arange(10 * 5 * 4 * 3) % 251).astype("float32").reshape(10, 5, 4, 3)
+y = (np.arange(10) % 2).astype("int64")
+inputs = keras.Input(shape=(5, 4, 3))
+h = keras.layers.Conv2D(2, 3, padding="same")(inputs)
+outputs = keras.layers.Dense(2)(keras.layers.Flatten()(h))
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+train_ds = tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a / 255.0 * tf.constant([1.0, 2.0, 3.0]), b)).batch(4)
+model.fit(train_ds, epochs=1, verbose=0)
+'''
+
+
+def test_map_on_channels_last_images_runs_before_the_layout_change():
+    """.map() on (H, W, C) images for a model PyTorch runs channels-first: the map sees the
+    elements Keras' map sees (a per-channel scale here), each batch is then permuted."""
+    result = translate(IMAGES, "p.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "layout=(0, 3, 1, 2)" in result.text
+    torch_module = verify.load_generated(result.text, "tf_data_layout_generated")
+    keras_module = verify.load_generated(IMAGES, "tf_data_layout_source")
+    expected = [(a.numpy(), b.numpy()) for a, b in keras_module.train_ds]
+    got = [(a.numpy(), b.numpy()) for a, b in torch_module.train_ds]
+    assert len(got) == len(expected) == 3
+    for (ga, gb), (ea, eb) in zip(got, expected):
+        np.testing.assert_allclose(np.transpose(ga, (0, 2, 3, 1)), ea, rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(gb, eb)

@@ -323,13 +323,18 @@ class TrainingPrinter(CompiledObjects):
             layouts = self._single_model_layouts()
             pipe = self._pipeline(ds)
             self.needs.add("loader")
+            extra = ""
             if parts and len(parts) == 2:
                 data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
                 if (pipe.element_map or pipe.batch_map) and data != ds.code.strip("()"):
-                    raise NotImplementedError("tf.data .map() on arrays the torch model takes in another layout")
+                    # the maps run on channels-last elements, as in Keras; each batch's inputs
+                    # are then permuted into the model's layout
+                    data = f"{parts[0]}, {parts[1]}"
+                    extra = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
+                    self.features.add("layout_after_map")
             else:
                 data = ds.code
-            extra = ", shuffle=True" if ds.shuffle else ""
+            extra = (", shuffle=True" if ds.shuffle else "") + extra
             if pipe.drop_last:
                 extra += ", drop_last=True"  # tf.data's drop_remainder=True
                 self.features.add("drop_last")
