@@ -111,3 +111,12 @@ def test_map_on_channels_last_images_runs_before_the_layout_change():
     for (ga, gb), (ea, eb) in zip(got, expected):
         np.testing.assert_allclose(np.transpose(ga, (0, 2, 3, 1)), ea, rtol=0, atol=1e-6)
         np.testing.assert_array_equal(gb, eb)
+
+
+@pytest.mark.parametrize("fn", ["lambda a, b: (a[:, ::-1, :], b)", "flip"])
+def test_map_slicing_with_a_negative_step_is_stubbed(fn):
+    """torch tensors refuse ``t[::-1]`` when run: such a .map() is a stub, not code that fails."""
+    source = IMAGES.replace("lambda a, b: (a / 255.0 * tf.constant([1.0, 2.0, 3.0]), b)", fn).replace(
+        "train_ds =", "def flip(a, b):\n    return tf.cast(a, tf.float32)[:, ::-1], b\n\n\ntrain_ds =")
+    result = translate(source, "p.py")
+    assert any("negative step" in d.message for d in result.stubs), [d.message for d in result.stubs]

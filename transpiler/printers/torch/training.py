@@ -94,6 +94,16 @@ def _to_layout(code: str, layout: str | None) -> str:
     return f"np.transpose({code}, {lit(perm)})"
 
 
+def _refuse_negative_steps(node, name: str) -> None:
+    """A .map() function slicing with a negative step (``image[:, ::-1]``): torch tensors
+    refuse such slices when run, so the pipeline is a stub (torch.flip is the spelling)."""
+    for n in walk(node):
+        if isinstance(n, cst.Slice) and isinstance(n.step, cst.UnaryOperation) and \
+                isinstance(n.step.operator, cst.Minus):
+            raise NotImplementedError(f"tf.data .map({name}): a slice with a negative step "
+                                      "(torch tensors have none; torch.flip)")
+
+
 def _from_layout(code: str, layout: str | None) -> str:
     if layout is None or not is_channels_first(layout):
         return code
@@ -411,6 +421,7 @@ class TrainingPrinter(CompiledObjects):
             fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == code), None)
             if fn is None:
                 raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
+            _refuse_negative_steps(fn, code)
             keras_roots = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
             uses_keras = any(isinstance(n, cst.Name) and n.value in keras_roots for n in walk(fn))
             if uses_keras:
@@ -421,6 +432,7 @@ class TrainingPrinter(CompiledObjects):
             return code  # the script printer translates the def itself (_tensor_functions)
         if not isinstance(expr, cst.Lambda):
             raise NotImplementedError(f"tf.data .map({code}): not a function or lambda")
+        _refuse_negative_steps(expr, "")
         wrapper = cst.FunctionDef(cst.Name("_map"), expr.params,
                                   cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr.body)])]))
         try:
