@@ -25,6 +25,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_prune, runtime_source
 from transpiler.printers.torch import data_utils, dataset_loaders
 from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch.data_pipeline import PIPELINE_NO_OPS, Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
@@ -92,16 +93,6 @@ def _to_layout(code: str, layout: str | None) -> str:
         return code
     perm = Layout(channels_last_of(layout), layout).perm
     return f"np.transpose({code}, {lit(perm)})"
-
-
-def _refuse_negative_steps(node, name: str) -> None:
-    """A .map() function slicing with a negative step (``image[:, ::-1]``): torch tensors
-    refuse such slices when run, so the pipeline is a stub (torch.flip is the spelling)."""
-    for n in walk(node):
-        if isinstance(n, cst.Slice) and isinstance(n.step, cst.UnaryOperation) and \
-                isinstance(n.step.operator, cst.Minus):
-            raise NotImplementedError(f"tf.data .map({name}): a slice with a negative step "
-                                      "(torch tensors have none; torch.flip)")
 
 
 def _from_layout(code: str, layout: str | None) -> str:
@@ -421,7 +412,7 @@ class TrainingPrinter(CompiledObjects):
             fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == code), None)
             if fn is None:
                 raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
-            _refuse_negative_steps(fn, code)
+            refuse_negative_steps(fn, code)
             keras_roots = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
             uses_keras = any(isinstance(n, cst.Name) and n.value in keras_roots for n in walk(fn))
             if uses_keras:
@@ -432,7 +423,7 @@ class TrainingPrinter(CompiledObjects):
             return code  # the script printer translates the def itself (_tensor_functions)
         if not isinstance(expr, cst.Lambda):
             raise NotImplementedError(f"tf.data .map({code}): not a function or lambda")
-        _refuse_negative_steps(expr, "")
+        refuse_negative_steps(expr, "")
         wrapper = cst.FunctionDef(cst.Name("_map"), expr.params,
                                   cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr.body)])]))
         try:
@@ -973,23 +964,6 @@ def _has_method(md: ModelDef | None, name: str) -> bool:
 
 def _arg_text(value) -> str:
     return value.text if isinstance(value, T.Code) else lit(value)
-
-
-@dataclass
-class Pipeline:
-    """What a tf.data pipeline's ``.map``/``.repeat``/``.prefetch``/``.cache`` became."""
-
-    element_map: str | None = None  # a function of one element's tensors (.map before .batch)
-    batch_map: str | None = None  # a function of one batch's tensors (.map after .batch)
-    repeat: str | None = None  # .repeat(count): the count's source text
-    drop_last: bool = False  # .batch(n, drop_remainder=True)
-    notes: list[str] = field(default_factory=list)
-
-
-PIPELINE_NO_OPS = {
-    "prefetch": "nothing to do for in-memory arrays (DataLoader(num_workers=...) overlaps loading)",
-    "cache": "nothing to do, the arrays already live in memory",
-}
 
 
 def _no_builtin_loss(name: str, logits: bool) -> str:
