@@ -541,12 +541,20 @@ class KerasExpressions(Interpreter):
                 return replace(obj, shuffle=True, ops=obj.ops + ["shuffle"])
             if name == "batch":
                 size = args[0] if args else kwargs.get("batch_size")
-                return replace(obj, batch=size, ops=obj.ops + ["batch"])
+                drop = args[1] if len(args) > 1 else kwargs.get("drop_remainder", False)
+                if not isinstance(drop, bool):
+                    return Unknown("dataset.batch(drop_remainder=<not a constant>)")
+                # "batch:drop": batch(n, drop_remainder=True) leaves out a last, smaller batch
+                return replace(obj, batch=size, ops=obj.ops + ["batch:drop" if drop else "batch"])
             if name in ("prefetch", "cache"):
                 return replace(obj, ops=obj.ops + [name])
             if name == "repeat" and not args and kwargs.get("count") is None:
                 return replace(obj, ops=obj.ops + ["repeat"])
-            if name in ("repeat", "map") and len(node.args) == 1 and node.args[0].keyword is None:
+            positional = [a for a in node.args if a.keyword is None]
+            # map's scheduling options change no element (tf.data keeps the order unless told)
+            scheduling = {"num_parallel_calls"} if name == "map" else set()
+            if name in ("repeat", "map") and len(positional) == 1 and node.args[0].keyword is None and all(
+                    a.keyword.value in scheduling for a in node.args if a.keyword is not None):
                 # "repeat:<count>", "map:<function>": the printer reads the source text
                 text = cst.Module([]).code_for_node(node.args[0].value)
                 elements = obj.elements if name == "repeat" else None  # a map may change the elements

@@ -25,6 +25,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_prune, runtime_source
 from transpiler.printers.torch import data_utils, dataset_loaders
 from transpiler.printers.torch import keras_exact
+from transpiler.printers.torch.data_pipeline import PIPELINE_NO_OPS, Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
@@ -323,13 +324,21 @@ class TrainingPrinter(CompiledObjects):
             layouts = self._single_model_layouts()
             pipe = self._pipeline(ds)
             self.needs.add("loader")
+            extra = ""
             if parts and len(parts) == 2:
                 data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
                 if (pipe.element_map or pipe.batch_map) and data != ds.code.strip("()"):
-                    raise NotImplementedError("tf.data .map() on arrays the torch model takes in another layout")
+                    # the maps run on channels-last elements, as in Keras; each batch's inputs
+                    # are then permuted into the model's layout
+                    data = f"{parts[0]}, {parts[1]}"
+                    extra = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
+                    self.features.add("layout_after_map")
             else:
                 data = ds.code
-            extra = ", shuffle=True" if ds.shuffle else ""
+            extra = (", shuffle=True" if ds.shuffle else "") + extra
+            if pipe.drop_last:
+                extra += ", drop_last=True"  # tf.data's drop_remainder=True
+                self.features.add("drop_last")
             for key, fn in (("element_map", pipe.element_map), ("batch_map", pipe.batch_map)):
                 if fn is not None:
                     extra += f", {key}={fn}"
@@ -373,6 +382,7 @@ class TrainingPrinter(CompiledObjects):
             name, _, arg = op.partition(":")
             if name == "batch":
                 batched = True
+                pipe.drop_last = arg == "drop"
             elif name == "map":
                 if pipe.repeat is not None:
                     raise NotImplementedError("tf.data .map() after .repeat(count)")
@@ -402,6 +412,7 @@ class TrainingPrinter(CompiledObjects):
             fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == code), None)
             if fn is None:
                 raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
+            refuse_negative_steps(fn, code)
             keras_roots = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
             uses_keras = any(isinstance(n, cst.Name) and n.value in keras_roots for n in walk(fn))
             if uses_keras:
@@ -412,6 +423,7 @@ class TrainingPrinter(CompiledObjects):
             return code  # the script printer translates the def itself (_tensor_functions)
         if not isinstance(expr, cst.Lambda):
             raise NotImplementedError(f"tf.data .map({code}): not a function or lambda")
+        refuse_negative_steps(expr, "")
         wrapper = cst.FunctionDef(cst.Name("_map"), expr.params,
                                   cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr.body)])]))
         try:
@@ -630,20 +642,29 @@ class TrainingPrinter(CompiledObjects):
                 items.append(f"({lit(label)}, {i}, {fn})")
         return "[" + ", ".join(items) + "]" if items else "[]"
 
-    def _from_dataset(self, x: T.Code, y):
-        """fit/evaluate on a tf.data pipeline: its (x, y) arrays, batch size and shuffle."""
+    def _from_dataset(self, x: T.Code, y, ts: T.TrainingStatement | None = None):
+        """fit/evaluate on a tf.data pipeline: its (x, y) arrays, batch size and shuffle; for a
+        pipeline with ``.map()``, the loader itself (its batches are the mapped ones)."""
         if y is not None:
             return None
-        ds = next((t.config for t in self.program.training if t.kind == "dataset" and t.model == x.text), None)
+        made = [t for t in self.program.training if t.kind == "dataset" and t.model == x.text]
+        if ts is not None and ts in self.program.training:  # the binding in force at the call
+            made = [t for t in made if self.program.training.index(t) < self.program.training.index(ts)] or made
+        ds = made[-1].config if made else None
         if ds is None:
             return None
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
         if not parts or len(parts) != 2 or ds.batch is None:
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
         pipe = self._pipeline(ds)
-        if pipe.element_map or pipe.batch_map:
-            raise NotImplementedError("fit/evaluate on a tf.data pipeline with .map() (a custom loop over "
-                                      "it is translated)")
+        if pipe.element_map or pipe.batch_map or pipe.drop_last:
+            if ds.returned or pipe.repeat is not None or "repeat" in ds.ops:
+                raise NotImplementedError("fit/evaluate on a repeated tf.data pipeline with .map() or "
+                                          "drop_remainder=True, or one a function returned")
+            # the loader the dataset statement made yields the mapped (x, y) batches, without a
+            # last smaller one for drop_remainder=True
+            self.features.add("loader_input")
+            return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), ds.shuffle, False, None, True
         if ds.returned:
             # made by a function (ds = make_dataset()): its arrays are the loader's, already in
             # the model's layout (the function's make_loader put them there)
@@ -676,7 +697,7 @@ class TrainingPrinter(CompiledObjects):
         f: T.Fit = ts.config
         if _has_method(mt.md, "train_step"):
             return self.fit_train_step_lines(ts, mt)
-        dataset = self._from_dataset(f.x, f.y)
+        dataset = self._from_dataset(f.x, f.y, ts)
         if dataset is not None:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
         self._require_targets(f.y, dataset, "fit")
@@ -690,6 +711,10 @@ class TrainingPrinter(CompiledObjects):
                     f"{dataset[5]} * math.ceil(len({dataset[0].text}) / {dataset[2]})"))
         if repeat and f.steps_per_epoch is None:
             raise NotImplementedError("fit on a repeated (endless) tf.data pipeline without steps_per_epoch")
+        if dataset is not None and dataset[1].text == "None" and (
+                f.validation_split or f.class_weight is not None or f.sample_weight is not None):
+            raise NotImplementedError("fit on a tf.data pipeline with .map() and validation_split, class_weight "
+                                      "or sample_weight")
         if (f.class_weight is not None or f.sample_weight is not None) and any(
                 loss.reduction == "mean_with_sample_weight" for loss in mt.compile.losses):
             raise NotImplementedError("reduction='mean_with_sample_weight' with sample or class weights")
@@ -710,7 +735,7 @@ class TrainingPrinter(CompiledObjects):
             self.features.add("validation")
         if f.validation_data is not None:
             parts = code_literals.list_items(f.validation_data.text)
-            val_ds = self._from_dataset(f.validation_data, None) if parts is None else None
+            val_ds = self._from_dataset(f.validation_data, None, ts) if parts is None else None
             if val_ds is not None:  # a tf.data pipeline: its arrays, evaluated in its batches
                 parts = [val_ds[0].text, val_ds[1].text]
                 if f.validation_batch_size is None:
@@ -795,7 +820,7 @@ class TrainingPrinter(CompiledObjects):
         e: T.Evaluate = ts.config
         if _has_method(mt.md, "test_step") or (_has_method(mt.md, "train_step") and not mt.compile.losses):
             return self.evaluate_test_step_lines(ts, mt)
-        dataset = self._from_dataset(e.x, e.y)
+        dataset = self._from_dataset(e.x, e.y, ts)
         if dataset is not None:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         self._require_targets(e.y, dataset, "evaluate")
@@ -949,22 +974,6 @@ def _has_method(md: ModelDef | None, name: str) -> bool:
 
 def _arg_text(value) -> str:
     return value.text if isinstance(value, T.Code) else lit(value)
-
-
-@dataclass
-class Pipeline:
-    """What a tf.data pipeline's ``.map``/``.repeat``/``.prefetch``/``.cache`` became."""
-
-    element_map: str | None = None  # a function of one element's tensors (.map before .batch)
-    batch_map: str | None = None  # a function of one batch's tensors (.map after .batch)
-    repeat: str | None = None  # .repeat(count): the count's source text
-    notes: list[str] = field(default_factory=list)
-
-
-PIPELINE_NO_OPS = {
-    "prefetch": "nothing to do for in-memory arrays (DataLoader(num_workers=...) overlaps loading)",
-    "cache": "nothing to do, the arrays already live in memory",
-}
 
 
 def _no_builtin_loss(name: str, logits: bool) -> str:

@@ -22,6 +22,9 @@ from transpiler.runtime.torch.training import EpochBatches
 
 WEIGHTS = MAP = CLIP = REGULARIZATION = VALIDATION = VALIDATION_OPTIONS = CLASS_WEIGHT = True
 INITIAL_EPOCH = STEPS = CALLBACK_OBJECTS = SCHEDULER = STOP = STATEFUL = EVAL_STEPS = True
+LAYOUT_AFTER_MAP = True  # tf.data's .map() on channels-last images for a channels-first model
+DROP_LAST = True  # tf.data's batch(n, drop_remainder=True)
+LOADER_INPUT = True  # fit/evaluate handed a translated tf.data pipeline's DataLoader
 LOGITS = False  # the model's forward(return_logits=True) skips a final activation the loss absorbs
 
 
@@ -31,13 +34,17 @@ def loop_code(where):
 
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,
-                element_map=None, batch_map=None):
+                element_map=None, batch_map=None, drop_last=False, layout=None):
     """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches.
 
     ``element_map`` (tf.data's .map() before .batch()) runs on each element's tensors,
     ``batch_map`` (.map() after .batch()) on each batch's.
     """
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if LOADER_INPUT:
+        # a tf.data pipeline's loader (fit(ds)): its batches are already (x, y)
+        if len(arrays) == 1 and isinstance(arrays[0], DataLoader):
+            return arrays[0]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
     if WEIGHTS:
@@ -57,8 +64,22 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
         if batch_map is not None:
             def collate(batch):
                 return batch_map(*default_collate(batch))
+        if LAYOUT_AFTER_MAP:
+            if layout is not None:  # the maps ran on channels-last elements; the model's layout now
+                mapped = collate or default_collate
+
+                def collate(batch):
+                    first, *rest = mapped(batch)
+                    return (first.permute(*layout), *rest)
+        if DROP_LAST:
+            if drop_last:  # tf.data's batch(n, drop_remainder=True): no last, smaller batch
+                return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate,
+                                  drop_last=True)
         return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
     else:
+        if DROP_LAST:
+            if drop_last:  # tf.data's batch(n, drop_remainder=True): no last, smaller batch
+                return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle, drop_last=True)
         return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
 
 

@@ -1,0 +1,37 @@
+"""What a tf.data pipeline's ops become in a generated PyTorch program (Keras -> PyTorch):
+the facts the training printer reads from ``.map``/``.batch``/``.repeat``/``.prefetch``/``.cache``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from transpiler.cst_fast import walk
+
+
+@dataclass
+class Pipeline:
+    """What a tf.data pipeline's ``.map``/``.repeat``/``.prefetch``/``.cache`` became."""
+
+    element_map: str | None = None  # a function of one element's tensors (.map before .batch)
+    batch_map: str | None = None  # a function of one batch's tensors (.map after .batch)
+    repeat: str | None = None  # .repeat(count): the count's source text
+    drop_last: bool = False  # .batch(n, drop_remainder=True)
+    notes: list[str] = field(default_factory=list)
+
+
+PIPELINE_NO_OPS = {
+    "prefetch": "nothing to do for in-memory arrays (DataLoader(num_workers=...) overlaps loading)",
+    "cache": "nothing to do, the arrays already live in memory",
+}
+
+
+def refuse_negative_steps(node, name: str) -> None:
+    """A .map() function slicing with a negative step (``image[:, ::-1]``): torch tensors
+    refuse such slices when run, so the pipeline is a stub (torch.flip is the spelling)."""
+    for n in walk(node):
+        if isinstance(n, cst.Slice) and isinstance(n.step, cst.UnaryOperation) and \
+                isinstance(n.step.operator, cst.Minus):
+            raise NotImplementedError(f"tf.data .map({name}): a slice with a negative step "
+                                      "(torch tensors have none; torch.flip)")
