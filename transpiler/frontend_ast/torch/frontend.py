@@ -52,6 +52,7 @@ from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.statements import TorchStatements
+from transpiler.frontend_ast.torch.siblings import Sibling, read_siblings
 from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
 
 
@@ -65,8 +66,16 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             self.module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
+        # (classes main.py imports from a sibling file are read from it: siblings.py)
+        self.module, siblings = read_siblings(path, self.module)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
+        self.node_files: dict[int, Sibling] = {}
+        if siblings:
+            self.positions = dict(self.positions)
+        for sib in siblings:
+            self.positions.update(sib.positions)
+            self.node_files.update((id(n), sib) for n in sib.positions)
         self.program = Program(path, source, "torch")
         self.globals = Env()
         self.classes: dict[str, ClassRef] = {}
@@ -127,13 +136,19 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             pos = self.positions[node]
         except KeyError:
             return Span(self.path, 1, 1)
-        return Span(self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+        sib = self.node_files.get(id(node))
+        return Span(sib.path if sib else self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+
+    def source_line(self, span: Span) -> str:
+        """The stripped text of ``span``'s line (in the script or the sibling file it names)."""
+        lines = next((s.lines for s in self.node_files.values() if s.path == span.file), self.lines)
+        return lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""
 
     def _err(self, node: cst.CSTNode, message: str) -> FrontendError:
         return FrontendError(message, self._span(node))
 
     def _stub_model(self, name: str, builder: str | None, message: str, span: Span) -> None:
-        line = self.lines[span.line - 1].strip() if 0 < span.line <= len(self.lines) else ""
+        line = self.source_line(span)
         self.program.stub(span, f"{name}: {message}", line)
         if builder:
             self.stubbed_builders.add(builder)

@@ -1,0 +1,124 @@
+"""A PyTorch program whose model class lives in a sibling file (issue 19 item 5):
+``main.py`` does ``from model import Net`` (or ``from .model import Net``) and feeds the model
+its data; the reader of main.py reads ``Net`` from ``model.py`` so the model is translated
+with the input shape main.py's data shows, and the Keras main.py runs on its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from transpiler.cli import run
+
+MODEL = '''\
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SCALE = 0.5
+
+
+class Block(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return F.relu(self.fc(x)) * SCALE
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(20, 16)
+        self.out = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.out(self.block(x))
+
+
+class Unused(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def describe():
+    return "a two-layer net"
+'''
+
+MAIN = '''\
+import torch
+import torch.nn as nn
+import torch.optim as optim
+{import_line}
+
+model = Net()
+optimizer = optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+x = torch.randn(64, 20)
+y = torch.randint(0, 3, (64,))
+for epoch in range(2):
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("loss", epoch, loss.item())
+'''
+
+
+def _program(tmp_path, import_line="from model import Net"):
+    src = tmp_path / "prog"
+    src.mkdir()
+    (src / "model.py").write_text(MODEL)
+    (src / "main.py").write_text(MAIN.format(import_line=import_line))
+    return src
+
+
+@pytest.mark.parametrize("import_line", ["from model import Net", "from .model import Net"])
+def test_a_class_imported_from_a_sibling_file_is_translated_with_main_py_input_shape(tmp_path, capsys,
+                                                                                  import_line):
+    src = _program(tmp_path, import_line)
+    out = tmp_path / "main_keras.py"
+    assert run([str(src / "main.py"), "--to", "keras", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "(1 model, 0 stubs)" in err, err
+    text = out.read_text()
+    assert "import torch" not in text
+    assert "keras.Input(shape=(20,)" in text  # the shape main.py's data shows
+    assert "def Net(" in text and "class Unused" not in text and "def Unused" not in text
+    assert "from model import" not in text and "from .model import" not in text
+
+
+def test_names_the_sibling_does_not_define_as_classes_stay_imported(tmp_path):
+    src = _program(tmp_path, "from model import Net, describe")
+    out = tmp_path / "main_keras.py"
+    assert run([str(src / "main.py"), "--to", "keras", "-o", str(out), "-q"]) == 0
+    text = out.read_text()
+    assert "from model import describe\n" in text
+    assert "def Net(" in text
+
+
+def test_the_translated_main_py_with_a_sibling_model_runs(tmp_path):
+    src = _program(tmp_path)
+    out = tmp_path / "keras_out"
+    out.mkdir()
+    assert run([str(src / "main.py"), "--to", "keras", "-o", str(out / "main.py"), "-q"]) == 0
+    done = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("loss") == 2
+
+
+def test_a_stub_in_the_sibling_class_names_the_sibling_file(tmp_path, capsys):
+    src = _program(tmp_path)
+    model = (src / "model.py").read_text().replace("return F.relu(self.fc(x)) * SCALE",
+                                                   "return torch.special.airy_ai(self.fc(x))")
+    (src / "model.py").write_text(model)
+    out = tmp_path / "main_keras.py"
+    run([str(src / "main.py"), "--to", "keras", "-o", str(out)])
+    err = capsys.readouterr().err
+    stubs = [line for line in err.splitlines() if ": stub: " in line]
+    assert stubs and all("model.py:" in line for line in stubs[:1]), err
