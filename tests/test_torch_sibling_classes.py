@@ -122,3 +122,38 @@ def test_a_stub_in_the_sibling_class_names_the_sibling_file(tmp_path, capsys):
     err = capsys.readouterr().err
     stubs = [line for line in err.splitlines() if ": stub: " in line]
     assert stubs and all("model.py:" in line for line in stubs[:1]), err
+
+
+def test_a_sibling_class_main_py_does_not_build_keeps_its_import(tmp_path, capsys):
+    # (the model is built from a run-time argument main.py cannot know: no model here, and the
+    # sibling is translated on its own; main.py keeps importing it)
+    src = _program(tmp_path)
+    main = (src / "main.py").read_text().replace("from model import Net", "import argparse\nfrom model import Block")
+    main = main.replace("model = Net()", "parser = argparse.ArgumentParser()\n"
+                        "parser.add_argument('--n', type=int, required=True)\n"
+                        "opt = parser.parse_args()\nmodel = Block(opt.n, 3).to('cpu')")
+    (src / "main.py").write_text(main)
+    out = tmp_path / "main_keras.py"
+    run([str(src / "main.py"), "--to", "keras", "-o", str(out)])
+    err = capsys.readouterr().err
+    text = out.read_text()
+    assert "from model import Block\n" in text
+    assert "def Block(" not in text and "class Block" not in text
+    assert "model.py:" not in err, err
+
+
+def test_a_model_class_built_from_run_time_arguments_is_a_stub_not_an_internal_error(tmp_path, capsys):
+    src = tmp_path / "one"
+    src.mkdir()
+    body = [line for line in MODEL.splitlines() if not line.startswith("import")]
+    main = [line for line in MAIN.format(import_line="").splitlines()]
+    main[main.index("model = Net()")] = ("parser = argparse.ArgumentParser()\n"
+                                         "parser.add_argument('--n', type=int, required=True)\n"
+                                         "opt = parser.parse_args()\nmodel = Block(opt.n, 3)")
+    text = "import argparse\nimport torch.nn.functional as F\n" + "\n".join(main[:3] + body + main[3:]) + "\n"
+    (src / "main.py").write_text(text)
+    out = tmp_path / "main_keras.py"
+    code = run([str(src / "main.py"), "--to", "keras", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code in (0, 3) and "internal error" not in err, err
+    assert "stub: Block: nn.Linear: an argument is not known statically" in err, err

@@ -59,7 +59,7 @@ from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
 class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, TorchTensorCalls, TorchExpressions):
     """Reads one PyTorch script into an ``ir.Program``."""
 
-    def __init__(self, source: str, path: str = "<string>"):
+    def __init__(self, source: str, path: str = "<string>", keep_imports: frozenset = frozenset()):
         self.source = source
         self.path = path
         try:
@@ -67,7 +67,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         except cst.ParserSyntaxError as exc:
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
         # (classes main.py imports from a sibling file are read from it: siblings.py)
-        self.module, siblings = read_siblings(path, self.module)
+        self.module, siblings = read_siblings(path, self.module, keep_imports)
+        self.siblings = siblings
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
         self.node_files: dict[int, Sibling] = {}
@@ -260,7 +261,14 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
                         and assign.value.func.value in self.classes and len(assign.targets) == 1 \
                         and isinstance(assign.targets[0].target, cst.Name):
-                    mod = self._eval(assign.value, self.globals)
+                    try:
+                        mod = self._eval(assign.value, self.globals)
+                    except (Unsupported, FrontendError) as exc:  # (built from values known at run time only)
+                        self._stub_model(assign.value.func.value, None, str(exc),
+                                         getattr(exc, "span", None) or self._span(stmt))
+                        continue
+                    except (TypeError, KeyError, IndexError, ValueError, RecursionError):
+                        continue  # (not read statically: no model here)
                     if isinstance(mod, Mod):
                         found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
@@ -273,8 +281,9 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             return found
         nested: set[str] = set()
         candidates = []
+        stubbed = {m["name"] for m in self.program.meta["stubbed_models"]}
         for name, cls in self.classes.items():
-            if not cls.is_module:
+            if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
                 continue
             try:
                 mod = self._instantiate(cls, [], {}, cls.node)
@@ -753,7 +762,22 @@ def class_builders(frontend: "TorchFrontend") -> dict[str, str]:
 
 def read_torch(source: str, path: str = "<string>") -> Program:
     """Parse a PyTorch script into a Program."""
-    return TorchFrontend(source, path).run()
+    return run_torch_frontend(source, path).program
+
+
+def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> TorchFrontend:
+    """The frontend that read ``source``: a sibling file none of whose imported classes the
+    script builds (or tries to build) as a model keeps its import (the script is read again
+    without it)."""
+    frontend = TorchFrontend(source, path)
+    frontend.run(prepare)
+    built = {md.class_name for md in frontend.program.models} | \
+        {m["name"] for m in frontend.program.meta.get("stubbed_models", ())}  # (stubbed there: reported there)
+    unbuilt = frozenset(s.path for s in frontend.siblings if not (s.names & built))
+    if unbuilt:
+        frontend = TorchFrontend(source, path, unbuilt)
+        frontend.run(prepare)
+    return frontend
 
 
 def _torch_layer_model(fe, assign: cst.Assign) -> bool:

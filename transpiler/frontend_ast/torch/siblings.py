@@ -7,6 +7,9 @@ class definitions the import names — and the sibling's classes, functions and 
 use, with the sibling's imports — take the import statement's place in the module the reader
 reads, and the import keeps only the names it still needs from the sibling. The Keras
 main.py so defines the translated model where it builds it, and runs on its own.
+When main.py builds none of the classes it imports from a sibling (no input shape shows
+there either), the import stays as it is and the sibling file is translated on its own
+(``run_torch_frontend`` reads the script again so).
 
 The sibling's nodes keep their own positions: a diagnostic about them names the sibling
 file and its line. Forms read: ``from model import Net``, ``from .model import Net`` (a
@@ -32,6 +35,7 @@ class Sibling:
     path: str
     lines: list[str]
     positions: dict = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)  # the classes main.py imports from it
 
 
 def _module_file(script: str, node: cst.ImportFrom) -> str | None:
@@ -98,9 +102,10 @@ def _closure(body, wanted: set[str]) -> list:
     return [stmt for stmt in body if id(stmt) in keep]
 
 
-def read_siblings(script: str, module: cst.Module) -> tuple[cst.Module, list[Sibling]]:
+def read_siblings(script: str, module: cst.Module, keep: frozenset = frozenset()) -> tuple[cst.Module, list[Sibling]]:
     """``module`` with each ``from <sibling> import Cls`` of a class the sibling file defines
-    replaced by the sibling's imports and the definitions the class needs; the siblings read."""
+    replaced by the sibling's imports and the definitions the class needs; the siblings read.
+    The imports of the sibling files in ``keep`` (paths) stay as they are."""
     if not script or script.startswith("<"):
         return module, []
     siblings: list[Sibling] = []
@@ -108,7 +113,7 @@ def read_siblings(script: str, module: cst.Module) -> tuple[cst.Module, list[Sib
     taken: set[str] = set()  # (each sibling definition spliced once)
     changed = False
     for stmt in module.body:
-        spliced = _splice(script, stmt, siblings, taken) if isinstance(stmt, cst.SimpleStatementLine) else None
+        spliced = _splice(script, stmt, siblings, taken, keep) if isinstance(stmt, cst.SimpleStatementLine) else None
         if spliced is None:
             new_body.append(stmt)
         else:
@@ -117,13 +122,13 @@ def read_siblings(script: str, module: cst.Module) -> tuple[cst.Module, list[Sib
     return (module.with_changes(body=new_body) if changed else module), siblings
 
 
-def _splice(script: str, stmt: cst.SimpleStatementLine, siblings: list[Sibling], taken: set[str]):
+def _splice(script: str, stmt: cst.SimpleStatementLine, siblings: list[Sibling], taken: set[str], keep):
     """The statements replacing the import line ``stmt`` (None: it stays as it is)."""
     if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.ImportFrom):
         return None
     node = stmt.body[0]
     path = _module_file(script, node)
-    if path is None:
+    if path is None or path in keep:
         return None
     try:
         with open(path, encoding="utf-8") as fh:
@@ -137,8 +142,8 @@ def _splice(script: str, stmt: cst.SimpleStatementLine, siblings: list[Sibling],
     if not imported:
         return None
     wrapper = MetadataWrapper(sib_module, unsafe_skip_copy=True)
-    siblings.append(Sibling(path, source.splitlines(), dict(cst_positions(wrapper))))
     wanted = {a.name.value for a in imported}
+    siblings.append(Sibling(path, source.splitlines(), dict(cst_positions(wrapper)), wanted))
     defs = [s for s in _closure(sib_module.body, wanted) if not (_defined(s) & taken)]
     for s in defs:
         taken.update(_defined(s))
