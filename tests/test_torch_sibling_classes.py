@@ -157,3 +157,34 @@ def test_a_model_class_built_from_run_time_arguments_is_a_stub_not_an_internal_e
     err = capsys.readouterr().err
     assert code in (0, 3) and "internal error" not in err, err
     assert "stub: Block: nn.Linear: an argument is not known statically" in err, err
+
+
+NET_WITH_ARGS = '''\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, n_in, hidden=32):
+        super().__init__()
+        self.fc1 = nn.Linear(n_in, hidden)
+        self.fc2 = nn.Linear(hidden, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+'''
+
+
+def test_a_model_class_built_with_arguments_accepts_that_call_and_refuses_others(tmp_path):
+    src = tmp_path / "prog"
+    src.mkdir()
+    (src / "model.py").write_text(NET_WITH_ARGS)
+    main = MAIN.format(import_line="from model import Net").replace("model = Net()", "model = Net(20, hidden=16)")
+    main += "print('other', Net(20, hidden=8))\n"
+    (src / "main.py").write_text(main)
+    out = tmp_path / "keras_out"
+    out.mkdir()
+    assert run([str(src / "main.py"), "--to", "keras", "-o", str(out / "main.py"), "-q"]) == 0
+    done = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    assert done.stdout.count("loss") == 2, done.stderr[-2000:]
+    assert "NotImplementedError: transpiler: the model was translated for Net(20, hidden=16) only" in done.stderr

@@ -271,6 +271,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                         continue  # (not read statically: no model here)
                     if isinstance(mod, Mod):
                         found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
+                        self._record_class_call(assign.value)
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
                     var = assign.targets[0].target.value
                     builder = f"build_{var}"
@@ -294,6 +295,18 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     nested.add(child.cls.node.name.value)
             candidates.append((name, mod))
         return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
+
+    def _record_class_call(self, call: cst.Call) -> None:
+        """``model = Net(16, act="relu")``: the argument values the model is built for (the
+        Keras builder ``Net`` accepts that call and refuses others)."""
+        try:
+            args = tuple(self._eval(a.value, self.globals) for a in call.args if not a.keyword and not a.star)
+            kwargs = {a.keyword.value: self._eval(a.value, self.globals) for a in call.args if a.keyword}
+        except Exception:  # noqa: BLE001 - (evaluated once already: not expected)
+            return
+        if len(args) + len(kwargs) != len(call.args):
+            return  # (``*args``: not recorded)
+        self.program.meta.setdefault("class_call_args", {}).setdefault(call.func.value, (args, kwargs))
 
     # -- model graphs ------------------------------------------------------------------
     def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None,
