@@ -58,7 +58,7 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
 
 def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -> Translation:
     """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer."""
-    from transpiler.frontend_ast.torch.frontend import TorchFrontend
+    from transpiler.frontend_ast.torch.frontend import run_torch_frontend
     from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
     from transpiler.printers.keras.printer import print_keras_script
 
@@ -68,8 +68,8 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
             for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
                 run_pipeline(graph, KERAS_PIPELINE, lint=lint)
 
-    frontend = TorchFrontend(source, path)
-    program = frontend.run(prepare)
+    frontend = run_torch_frontend(source, path, prepare)  # (reads the classes it imports from siblings)
+    program = frontend.program
     for md in program.models:
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")

@@ -427,7 +427,7 @@ class TorchExpressions(Interpreter):
             raise Unsupported(f"class {name} is not an nn.Module (used in forward)")
         self.program.warn(self._span(node), f"{name}(...) is not an nn.Module: not part of the model's layers "
                                             "(the code using it is translated with the program, or stubbed)",
-                          self.lines[self._span(node).line - 1].strip())
+                          self.source_line(self._span(node)))
         return Unknown(f"an instance of {name}, which is not an nn.Module")
 
     def _instantiate(self, cls: ClassRef, args, kwargs, node) -> Mod:

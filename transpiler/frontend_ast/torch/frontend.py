@@ -52,6 +52,7 @@ from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.statements import TorchStatements
+from transpiler.frontend_ast.torch.siblings import Sibling, read_siblings
 from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
 from transpiler.ir import sizes
 
@@ -59,15 +60,24 @@ from transpiler.ir import sizes
 class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, TorchTensorCalls, TorchExpressions):
     """Reads one PyTorch script into an ``ir.Program``."""
 
-    def __init__(self, source: str, path: str = "<string>"):
+    def __init__(self, source: str, path: str = "<string>", keep_imports: frozenset = frozenset()):
         self.source = source
         self.path = path
         try:
             self.module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
+        # (classes main.py imports from a sibling file are read from it: siblings.py)
+        self.module, siblings = read_siblings(path, self.module, keep_imports)
+        self.siblings = siblings
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
+        self.node_files: dict[int, Sibling] = {}
+        if siblings:
+            self.positions = dict(self.positions)
+        for sib in siblings:
+            self.positions.update(sib.positions)
+            self.node_files.update((id(n), sib) for n in sib.positions)
         self.program = Program(path, source, "torch")
         self.globals = Env()
         self.classes: dict[str, ClassRef] = {}
@@ -128,13 +138,19 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             pos = self.positions[node]
         except KeyError:
             return Span(self.path, 1, 1)
-        return Span(self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+        sib = self.node_files.get(id(node))
+        return Span(sib.path if sib else self.path, pos.start.line, pos.start.column + 1, pos.end.line)
+
+    def source_line(self, span: Span) -> str:
+        """The stripped text of ``span``'s line (in the script or the sibling file it names)."""
+        lines = next((s.lines for s in self.node_files.values() if s.path == span.file), self.lines)
+        return lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""
 
     def _err(self, node: cst.CSTNode, message: str) -> FrontendError:
         return FrontendError(message, self._span(node))
 
     def _stub_model(self, name: str, builder: str | None, message: str, span: Span) -> None:
-        line = self.lines[span.line - 1].strip() if 0 < span.line <= len(self.lines) else ""
+        line = self.source_line(span)
         self.program.stub(span, f"{name}: {message}", line)
         if builder:
             self.stubbed_builders.add(builder)
@@ -248,9 +264,17 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
                         and assign.value.func.value in self.classes and len(assign.targets) == 1 \
                         and isinstance(assign.targets[0].target, cst.Name):
-                    mod = self._eval(assign.value, self.globals)
+                    try:
+                        mod = self._eval(assign.value, self.globals)
+                    except (Unsupported, FrontendError) as exc:  # (built from values known at run time only)
+                        self._stub_model(assign.value.func.value, None, str(exc),
+                                         getattr(exc, "span", None) or self._span(stmt))
+                        continue
+                    except (TypeError, KeyError, IndexError, ValueError, RecursionError):
+                        continue  # (not read statically: no model here)
                     if isinstance(mod, Mod):
                         found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
+                        self._record_class_call(assign.value)
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
                     var = assign.targets[0].target.value
                     builder = f"build_{var}"
@@ -261,8 +285,9 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             return found
         nested: set[str] = set()
         candidates = []
+        stubbed = {m["name"] for m in self.program.meta["stubbed_models"]}
         for name, cls in self.classes.items():
-            if not cls.is_module:
+            if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
                 continue
             try:
                 mod = self._instantiate(cls, [], {}, cls.node)
@@ -273,6 +298,18 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     nested.add(child.cls.node.name.value)
             candidates.append((name, mod))
         return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
+
+    def _record_class_call(self, call: cst.Call) -> None:
+        """``model = Net(16, act="relu")``: the argument values the model is built for (the
+        Keras builder ``Net`` accepts that call and refuses others)."""
+        try:
+            args = tuple(self._eval(a.value, self.globals) for a in call.args if not a.keyword and not a.star)
+            kwargs = {a.keyword.value: self._eval(a.value, self.globals) for a in call.args if a.keyword}
+        except Exception:  # noqa: BLE001 - (evaluated once already: not expected)
+            return
+        if len(args) + len(kwargs) != len(call.args):
+            return  # (``*args``: not recorded)
+        self.program.meta.setdefault("class_call_args", {}).setdefault(call.func.value, (args, kwargs))
 
     # -- model graphs ------------------------------------------------------------------
     def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None,
@@ -741,7 +778,22 @@ def class_builders(frontend: "TorchFrontend") -> dict[str, str]:
 
 def read_torch(source: str, path: str = "<string>") -> Program:
     """Parse a PyTorch script into a Program."""
-    return TorchFrontend(source, path).run()
+    return run_torch_frontend(source, path).program
+
+
+def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> TorchFrontend:
+    """The frontend that read ``source``: a sibling file none of whose imported classes the
+    script builds (or tries to build) as a model keeps its import (the script is read again
+    without it)."""
+    frontend = TorchFrontend(source, path)
+    frontend.run(prepare)
+    built = {md.class_name for md in frontend.program.models} | \
+        {m["name"] for m in frontend.program.meta.get("stubbed_models", ())}  # (stubbed there: reported there)
+    unbuilt = frozenset(s.path for s in frontend.siblings if not (s.names & built))
+    if unbuilt:
+        frontend = TorchFrontend(source, path, unbuilt)
+        frontend.run(prepare)
+    return frontend
 
 
 def _torch_layer_model(fe, assign: cst.Assign) -> bool:

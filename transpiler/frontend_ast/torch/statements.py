@@ -122,7 +122,7 @@ class TorchStatements:
             if not self._read_inits(stmt, env):
                 self.program.warn(self.cur_span, "custom weight initialisation or freezing is not translated "
                                                  "(Keras' default initialisers are used, every weight trains)",
-                                  self.lines[self.cur_span.line - 1].strip())
+                                  self.source_line(self.cur_span))
             return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:

@@ -379,9 +379,14 @@ class KerasScript:
             span, message = unsupported[0]
             where = f"{span}" if span else self.program.path
             return self._raise_def(name, params, f"{where}: {message}", md.comments)
+        guard = _class_call_guard(self.program, name) if fn is None else None
+        if guard is not None:  # (``Net(hidden=16)`` in the program: the builder takes that call)
+            params = "*args, **kwargs"
         lines = [f"def {name}({params}):"]
         doc = f'    """The {graph.name} model, translated from PyTorch (channels-last inputs)."""'
         lines.append(doc)
+        if guard is not None:
+            lines += guard
         body: list[str] = []
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
@@ -424,6 +429,21 @@ class KerasScript:
         params = _code(fn.params) if fn is not None else ""
         span = info["span"]
         return self._raise_def(name, params, f"{span}: {info['message']}")
+
+
+def _class_call_guard(program, name: str) -> list[str] | None:
+    """The lines refusing arguments other than those of the program's ``name(...)`` call the
+    model was built for (None: the call had none, or values no literal writes)."""
+    args, kwargs = program.meta.get("class_call_args", {}).get(name, ((), {}))
+    if not args and not kwargs:
+        return None
+    try:
+        want = f"({lit(tuple(args))}, {{{', '.join(f'{lit(k)}: {lit(v)}' for k, v in kwargs.items())}}})"
+    except TypeError:
+        return None
+    shown = ", ".join([lit(a) for a in args] + [f"{k}={lit(v)}" for k, v in kwargs.items()])
+    return [f"    if (args, kwargs) != {want}:",
+            f"        raise NotImplementedError({lit(f'transpiler: the model was translated for {name}({shown}) only')})"]
 
 
 def _is_docstring(stmt) -> bool:

@@ -1,0 +1,157 @@
+"""Classes a script imports from a sibling file of its folder (``from model import Net``).
+
+A multi-file PyTorch program defines its model in ``model.py`` and builds and trains it in
+``main.py``; the model's input shape shows only where main.py feeds it data. The reader of
+main.py therefore reads the class from the sibling file (parsed with the same reader): the
+class definitions the import names — and the sibling's classes, functions and constants they
+use, with the sibling's imports — take the import statement's place in the module the reader
+reads, and the import keeps only the names it still needs from the sibling. The Keras
+main.py so defines the translated model where it builds it, and runs on its own.
+When main.py builds none of the classes it imports from a sibling (no input shape shows
+there either), the import stays as it is and the sibling file is translated on its own
+(``run_torch_frontend`` reads the script again so).
+
+The sibling's nodes keep their own positions: a diagnostic about them names the sibling
+file and its line. Forms read: ``from model import Net``, ``from .model import Net`` (a
+module file next to the script). ``import model`` / ``model.Net(...)`` is not read here (the
+name stays the sibling module's). Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from transpiler.cst_fast import positions as cst_positions
+
+
+@dataclass
+class Sibling:
+    """One sibling file read: its path, lines and the positions of its nodes."""
+
+    path: str
+    lines: list[str]
+    positions: dict = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)  # the classes main.py imports from it
+
+
+def _module_file(script: str, node: cst.ImportFrom) -> str | None:
+    """``from model import ...`` / ``from .model import ...`` → the sibling file's path."""
+    if node.module is None or isinstance(node.names, cst.ImportStar):
+        return None
+    if len(node.relative) > 1 or not isinstance(node.module, cst.Name):
+        return None
+    folder = os.path.dirname(os.path.abspath(script))
+    candidate = os.path.join(folder, node.module.value + ".py")
+    if os.path.abspath(candidate) == os.path.abspath(script) or not os.path.isfile(candidate):
+        return None
+    return candidate
+
+
+def _names_used(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.add(n.value)
+
+    node.visit(_V())
+    return out
+
+
+def _defined(stmt: cst.CSTNode) -> set[str]:
+    """Top-level names a class, function or simple assignment of the sibling defines."""
+    if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+        return {stmt.name.value}
+    if isinstance(stmt, cst.SimpleStatementLine):
+        names = set()
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                for t in small.targets:
+                    if isinstance(t.target, cst.Name):
+                        names.add(t.target.value)
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                names.add(small.target.value)
+        return names
+    return set()
+
+
+def _is_import(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
+def _closure(body, wanted: set[str]) -> list:
+    """The sibling's top-level definitions ``wanted`` names and, transitively, those they use
+    (in the sibling's order)."""
+    by_name = {}
+    for stmt in body:
+        for name in _defined(stmt):
+            by_name[name] = stmt
+    keep: set[int] = set()
+    todo = [by_name[n] for n in wanted if n in by_name]
+    while todo:
+        stmt = todo.pop()
+        if id(stmt) in keep:
+            continue
+        keep.add(id(stmt))
+        todo.extend(by_name[n] for n in _names_used(stmt) if n in by_name and id(by_name[n]) not in keep)
+    return [stmt for stmt in body if id(stmt) in keep]
+
+
+def read_siblings(script: str, module: cst.Module, keep: frozenset = frozenset()) -> tuple[cst.Module, list[Sibling]]:
+    """``module`` with each ``from <sibling> import Cls`` of a class the sibling file defines
+    replaced by the sibling's imports and the definitions the class needs; the siblings read.
+    The imports of the sibling files in ``keep`` (paths) stay as they are."""
+    if not script or script.startswith("<"):
+        return module, []
+    siblings: list[Sibling] = []
+    new_body: list = []
+    taken: set[str] = set()  # (each sibling definition spliced once)
+    changed = False
+    for stmt in module.body:
+        spliced = _splice(script, stmt, siblings, taken, keep) if isinstance(stmt, cst.SimpleStatementLine) else None
+        if spliced is None:
+            new_body.append(stmt)
+        else:
+            new_body.extend(spliced)
+            changed = True
+    return (module.with_changes(body=new_body) if changed else module), siblings
+
+
+def _splice(script: str, stmt: cst.SimpleStatementLine, siblings: list[Sibling], taken: set[str], keep):
+    """The statements replacing the import line ``stmt`` (None: it stays as it is)."""
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.ImportFrom):
+        return None
+    node = stmt.body[0]
+    path = _module_file(script, node)
+    if path is None or path in keep:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        sib_module = cst.parse_module(source)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return None
+    classes = {s.name.value for s in sib_module.body if isinstance(s, cst.ClassDef)}
+    imported = [a for a in node.names if isinstance(a.name, cst.Name) and a.asname is None
+                and a.name.value in classes]
+    if not imported:
+        return None
+    wrapper = MetadataWrapper(sib_module, unsafe_skip_copy=True)
+    wanted = {a.name.value for a in imported}
+    siblings.append(Sibling(path, source.splitlines(), dict(cst_positions(wrapper)), wanted))
+    defs = [s for s in _closure(sib_module.body, wanted) if not (_defined(s) & taken)]
+    for s in defs:
+        taken.update(_defined(s))
+    imports = [s for s in sib_module.body if _is_import(s) and
+               not any(isinstance(x, cst.ImportFrom) and x.relative for x in s.body)]
+    rest = [a for a in node.names if a not in imported]
+    out = list(imports)
+    if rest:  # (the names it does not define as classes: still imported from the sibling)
+        rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        out.append(stmt.with_changes(body=[node.with_changes(names=rest)]))
+    return out + defs
