@@ -12,26 +12,14 @@ import math
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir.registry import OpRegistry
 from transpiler.ir.graph import Graph, IRError, Node
 from transpiler.ir.layout import CHANNELS_FIRST, default_layout
 
 #: a rule gives (shape, layout) per output, or (shape, layout, dtype) when it knows the dtype
 ShapeRule = Callable[[Node, list[tuple], list[str]], list[tuple]]
-_RULES: dict[str, ShapeRule] = {}
-
-
-def rule(*names: str) -> Callable[[ShapeRule], ShapeRule]:
-    """Register a shape rule for ops ``names`` (refuses duplicates)."""
-
-    def deco(fn: ShapeRule) -> ShapeRule:
-        for name in names:
-            ops_table.get(name)  # must be in the table
-            if name in _RULES:
-                raise ValueError(f"shape rule for {name} registered twice")
-            _RULES[name] = fn
-        return fn
-
-    return deco
+_RULES = OpRegistry("shape rule")
+rule = _RULES.register  # (decorator: ``@rule("dense")``)
 
 
 def has_rule(op: str) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir.registry import OpRegistry
 from transpiler.ir import sizes
 from transpiler.ir.graph import Node
 from transpiler.ir.params import param_names
@@ -87,21 +88,8 @@ def _helpers(kwargs: dict) -> tuple[str, ...]:
 
 
 Emitter = Callable[[Node], KerasEmission]
-_EMITTERS: dict[str, Emitter] = {}
-
-
-def emitter(*ops: str) -> Callable[[Emitter], Emitter]:
-    """Register a Keras emitter for ``ops`` (refuses duplicates and unknown ops)."""
-
-    def deco(fn: Emitter) -> Emitter:
-        for name in ops:
-            ops_table.get(name)
-            if name in _EMITTERS:
-                raise ValueError(f"keras emitter for {name} registered twice")
-            _EMITTERS[name] = fn
-        return fn
-
-    return deco
+_EMITTERS = OpRegistry("keras emitter")
+emitter = _EMITTERS.register  # (decorator: ``@emitter("dense")``)
 
 
 def has_emitter(op: str) -> bool:

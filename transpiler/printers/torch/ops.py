@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir.registry import OpRegistry
 from transpiler.ir.graph import Node
 from transpiler.ir.initializers import Initializer
 from transpiler.ir.params import expected_shapes
@@ -71,21 +72,8 @@ class Emission:
 
 
 Emitter = Callable[[Node, str], Emission]
-_EMITTERS: dict[str, Emitter] = {}
-
-
-def emitter(*ops: str) -> Callable[[Emitter], Emitter]:
-    """Register a torch emitter for ``ops`` (refuses duplicates and unknown ops)."""
-
-    def deco(fn: Emitter) -> Emitter:
-        for name in ops:
-            ops_table.get(name)
-            if name in _EMITTERS:
-                raise ValueError(f"torch emitter for {name} registered twice")
-            _EMITTERS[name] = fn
-        return fn
-
-    return deco
+_EMITTERS = OpRegistry("torch emitter")
+emitter = _EMITTERS.register  # (decorator: ``@emitter("dense")``)
 
 
 def has_emitter(op: str) -> bool:
