@@ -282,23 +282,35 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
             res.fail(f"cannot read {out_path}: {exc.strerror or exc}",
                      f"transpile: error: {out_path}: cannot read the output: {exc.strerror or exc}")
             return
-        if diff:
-            import difflib
-
-            res.events.append(("out", "".join(difflib.unified_diff(
-                current.splitlines(True), result.text.splitlines(True), out_path, out_path + " (new)"))))
-        res.out_of_date = current != result.text
-        if res.out_of_date and check:
-            res.err(f"transpile: {out_path} is out of date")
-            res.code, res.note = EXIT_CHECK, "out of date"
+        compare_output(res, out_path, current, result.text, check=check, diff=diff)
         return
+    write_output(res, out_path, result.text)
+
+
+def compare_output(res: FileResult, out_path: str, current: str, text: str, *, check: bool, diff: bool) -> None:
+    """``--diff`` (the unified diff as an event) and ``--check`` (out of date: exit code and
+    note) of the new ``text`` against the ``current`` output."""
+    if diff:
+        import difflib
+
+        res.events.append(("out", "".join(difflib.unified_diff(
+            current.splitlines(True), text.splitlines(True), out_path, out_path + " (new)"))))
+    res.out_of_date = current != text
+    if res.out_of_date and check:
+        res.err(f"transpile: {out_path} is out of date")
+        res.code, res.note = EXIT_CHECK, "out of date"
+
+
+def write_output(res: FileResult, out_path: str, text: str) -> bool:
+    """Write ``text`` atomically; a failure is the result's error. True when written."""
     try:
-        atomic_write(out_path, result.text)
+        atomic_write(out_path, text)
     except OSError as exc:
         res.fail(f"cannot write {out_path}: {exc.strerror or exc}",
                  f"transpile: error: {out_path}: cannot write the output: {exc.strerror or exc}")
-        return
+        return False
     res.wrote = True
+    return True
 
 
 def uses_source_framework(source: str, target: str) -> bool:

@@ -20,7 +20,7 @@ def is_onnx(path: str) -> bool:
 def transpile_onnx_into(res, src: str, out_path: str, target: str, *, check: bool, diff: bool, quiet: bool,
                         weights=None) -> None:
     """Fill ``res`` (a ``cli.FileResult``) for the ONNX file ``src``; never raises for bad input."""
-    from transpiler.cli import atomic_write
+    from transpiler.cli import compare_output, write_output
     from transpiler.frontend_onnx.loader import OnnxReadError
     from transpiler.frontend_onnx.reader import Unsupported
     from transpiler.translate_onnx import default_weights_path, translate_onnx
@@ -64,24 +64,9 @@ def transpile_onnx_into(res, src: str, out_path: str, target: str, *, check: boo
         if os.path.exists(out_path):
             with open(out_path, encoding="utf-8") as fh:
                 current = fh.read()
-        if diff:
-            import difflib
-
-            res.events.append(("out", "".join(difflib.unified_diff(
-                current.splitlines(True), result.text.splitlines(True), out_path, out_path + " (new)"))))
-        res.out_of_date = current != result.text
-        if res.out_of_date and check:
-            from transpiler.cli import EXIT_CHECK
-
-            res.err(f"transpile: {out_path} is out of date")
-            res.code, res.note = EXIT_CHECK, "out of date"
+        compare_output(res, out_path, current, result.text, check=check, diff=diff)
         return
-    try:
-        atomic_write(out_path, result.text)
-    except OSError as exc:
-        res.fail(f"cannot write {out_path}: {exc.strerror or exc}",
-                 f"transpile: error: {out_path}: cannot write the output: {exc.strerror or exc}")
+    if not write_output(res, out_path, result.text):
         return
-    res.wrote = True
     if result.weights_path and not quiet:
         res.err(f"transpile: wrote {result.weights_path} ({result.weights_bytes} bytes)")

@@ -38,28 +38,36 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parsed_arguments(parser: argparse.ArgumentParser, argv: list[str]):
+    """``verify``'s arguments (Keras/PyTorch or ONNX sources alike), or the exit code when they
+    are refused, its message printed: bad counts, or two of SRC, OUT and --weights the same file."""
+    from transpiler.paths import clash
+
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_OK if exc.code == 0 else EXIT_INPUT
+    if args.batches < 1 or args.batch_size < 1:
+        print("transpile verify: error: --batches and --batch-size must be 1 or more", file=sys.stderr)
+        return EXIT_INPUT
+    message = clash([("SRC", args.source), ("OUT", args.output), ("--weights", args.weights)])
+    if message:
+        print(f"transpile verify: error: {message}", file=sys.stderr)
+        return EXIT_INPUT
+    return args
+
+
 def verify_main(argv: list[str]) -> int:
     if argv and argv[0].lower().endswith(".onnx"):
         from transpiler.verify_onnx import verify_onnx_main
 
         return verify_onnx_main(argv)
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_INPUT
+    args = parsed_arguments(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     from transpiler.cli import UsageError, check_syntax, read_source
     from transpiler.weights.errors import CheckpointError
 
-    from transpiler.paths import clash
-
-    if args.batches < 1 or args.batch_size < 1:
-        print("transpile verify: error: --batches and --batch-size must be 1 or more", file=sys.stderr)
-        return EXIT_INPUT
-
-    message = clash([("SRC", args.source), ("OUT", args.output), ("--weights", args.weights)])
-    if message:
-        print(f"transpile verify: error: {message}", file=sys.stderr)
-        return EXIT_INPUT
     try:
         source = read_source(args.source)
         check_syntax(source, args.source)

@@ -37,20 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def verify_onnx_main(argv: list[str]) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_INPUT
-    from transpiler.cli import UsageError, check_syntax, read_source
-    from transpiler.paths import clash
+    from transpiler.verify_cli import parsed_arguments
 
-    if args.batches < 1 or args.batch_size < 1:
-        print("transpile verify: error: --batches and --batch-size must be 1 or more", file=sys.stderr)
-        return EXIT_INPUT
-    message = clash([("SRC", args.source), ("OUT", args.output), ("--weights", args.weights)])
-    if message:
-        print(f"transpile verify: error: {message}", file=sys.stderr)
-        return EXIT_INPUT
+    args = parsed_arguments(build_parser(), argv)
+    if isinstance(args, int):
+        return args
+    from transpiler.cli import UsageError, check_syntax, read_source
+
     try:
         for path in (args.source, args.output):
             if not os.path.isfile(path):
