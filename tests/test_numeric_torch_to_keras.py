@@ -562,8 +562,16 @@ def _roundtrip_cases():
     return [os.path.splitext(os.path.basename(p))[0] for p in KERAS_CORPUS]
 
 
+#: corpus scripts whose twice-translated model does not compute the same yet, with the reason (strict xfail)
+ROUNDTRIP_DIFFERS = {
+    "lazy_token_tagger": "the variable-length sequence axis comes back fixed: the torch → Keras reader "
+                         "takes one example length for the input shape",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", _roundtrip_cases())
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=ROUNDTRIP_DIFFERS[n], strict=True))
+                                  if n in ROUNDTRIP_DIFFERS else n for n in _roundtrip_cases()])
 def test_keras_torch_keras_roundtrip(name):
     """corpus/keras/X.py → --to pytorch → --to keras: the twice-translated Keras model, given
     the original's weights (through the torch state_dict), computes the same numbers."""

@@ -211,9 +211,18 @@ def test_param_shapes_from_the_table_equal_keras(op, case):
 CORPUS_NAMES = sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".py"))
 
 
+#: corpus scripts whose Keras model this test cannot save as the script builds it, with the reason
+#: (strict: when the model can be saved, the xfail fails and the entry goes)
+UNSAVED = {
+    "lazy_composite_autoencoder": "a wrapper model Keras builds only on its first fit (never built here), "
+                                  "without get_config (a whole-model save refuses it)",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", [".weights.h5", ".keras", ".h5"])
-@pytest.mark.parametrize("name", CORPUS_NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=UNSAVED[n], strict=True))
+                                  if n in UNSAVED else n for n in CORPUS_NAMES])
 def test_corpus_checkpoint_roundtrip(name, fmt, tmp_path):
     with open(os.path.join(CORPUS, f"{name}.py")) as fh:
         source = fh.read()
@@ -226,6 +235,8 @@ def test_keras_layer_order_equals_keras(tmp_path):
     layers may be folded away by the passes, e.g. a Permute pair; Keras needs no group
     for them)."""
     for name in CORPUS_NAMES:
+        if name in UNSAVED:  # (a model of sub-models: Keras lists the sub-models, the graph their layers)
+            continue
         with open(os.path.join(CORPUS, f"{name}.py")) as fh:
             source = fh.read()
         _, graph, kmodel = build(source)

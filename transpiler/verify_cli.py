@@ -158,11 +158,11 @@ def _verify(args, source: str) -> int:
         passed = worst <= args.tol and not vacuous
         ok &= passed
         nan = sum(c.both_nan for c in comps)
-        result = ("NOT COMPARED (every value is NaN on both sides)" if vacuous
-                  else "pass" if passed else f"FAIL (> {args.tol:g})")
+        verdict = ("NOT COMPARED (every value is NaN on both sides)" if vacuous
+                   else "pass" if passed else f"FAIL (> {args.tol:g})")
         if nan and not vacuous:
-            result += f" ({nan} of {sum(c.size for c in comps)} values NaN on both sides)"
-        rows.append((_output_name(value), f"{worst:.2e}", f"{rel:.2e}", top1, top5, result))
+            verdict += f" ({nan} of {sum(c.size for c in comps)} values NaN on both sides)"
+        rows.append((_output_name(value), f"{worst:.2e}", f"{rel:.2e}", top1, top5, verdict))
     _table(rows)
     if args.steps > 0 and _trains(result.program):
         ok &= _training_report(args, torch)
