@@ -294,7 +294,7 @@ class TorchExpressions(Interpreter):
         if crop is not None:
             return self._add(f"crop{len(crop)}d", [v], {"cropping": crop}, self._span(node), "crop")
         last_step = index in ((slice(None), -1), (slice(None), -1, slice(None)))
-        if last_step and prod is not None and prod.op in ("lstm", "gru", "simple_rnn") and v is prod.outputs[0] \
+        if last_step and prod is not None and prod.spec.states and v is prod.outputs[0] \
                 and prod.attrs["return_state"]:
             return Tensor(prod.outputs[1])
         return self._subscript(v, index, node)

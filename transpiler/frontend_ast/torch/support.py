@@ -174,7 +174,7 @@ def _simplify_rnns(graph: Graph) -> None:
     """
     used = {id(v) for n in graph.nodes for v in n.inputs} | {id(v) for v in graph.outputs}
     for node in graph.nodes:
-        if node.op in ("lstm", "gru", "simple_rnn"):
+        if node.spec.states:  # a recurrent layer (the ops table's fact)
             seq, h, *rest = node.outputs
             if id(seq) not in used and not any(id(c) in used for c in rest) and id(h) in used:
                 node.attrs["return_sequences"] = False
