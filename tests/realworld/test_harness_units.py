@@ -144,6 +144,8 @@ def test_relative_path_standins_land_beside_the_program(tmp_path, cache):
     assert (prog / "data" / "MNIST" / "raw" / "t10k-images-idx3-ubyte").exists()
 
 
+@pytest.mark.skipif(not os.path.isdir(os.path.join(run.REALWORLD, "keras")),
+                    reason="reads the original autoencoder.py from ../shared/realworld")
 def test_recover_rebuilds_a_result_from_the_work_folder_and_log(tmp_path):
     import json as _json
 
