@@ -8,7 +8,7 @@ import pytest
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError
 from transpiler.ir.layout import Layout, default_layout
-from transpiler.ir.passes.shape_inference import has_rule, infer_node
+from transpiler.ir.shapes import has_rule, infer_node
 from transpiler.ir.passes import torch_selection
 from transpiler.printers.torch import ops as torch_ops
 

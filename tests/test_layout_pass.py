@@ -11,9 +11,9 @@ import pytest
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph
 from transpiler.ir.layout import CHANNELS_FIRST, CHANNELS_LAST
-from transpiler.ir.passes import shape_inference
+from transpiler.ir import shapes
 from transpiler.ir.passes.layout_pass import KERAS_TO_TORCH, TORCH_TO_KERAS, convert_layout
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 
 PASSES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "transpiler", "ir", "passes")
 
@@ -100,7 +100,7 @@ def test_ir_passes_do_not_branch_on_op_names():
 # ---------------------------------------------------------------------------------
 def test_same_shape_rule_is_the_tables_fact():
     same = {name for name, spec in ops_table.all_ops().items() if spec.shape == "same"}
-    assert {name for name in same if shape_inference._RULES[name] is shape_inference._same} == same
+    assert {name for name in same if shapes._RULES[name] is shapes._same} == same
     assert {"relu", "batch_norm", "rescaling", "rms_norm", "random_augmentation"} <= same
     assert "dense" not in same
 
@@ -111,7 +111,7 @@ def test_recurrent_state_and_gate_counts_come_from_the_table():
     assert {n: (s.states, s.gates) for n, s in ops_table.all_ops().items() if s.gates} == {
         "simple_rnn": (1, 1), "lstm": (2, 4), "gru": (1, 3)}
     assert GATES == {"simple_rnn": 1, "lstm": 4, "gru": 3}
-    assert shape_inference.rnn_state_count("lstm") == 2
+    assert shapes.rnn_state_count("lstm") == 2
 
 
 def test_non_negative_fact_is_a_condition_on_the_attributes():

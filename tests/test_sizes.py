@@ -29,7 +29,7 @@ def test_size_arithmetic_keeps_the_source_expression():
 
 
 def test_conv_output_size_formula_keeps_provenance():
-    from transpiler.ir.passes.shape_inference import conv_out_size
+    from transpiler.ir.shapes import conv_out_size
 
     n = named(28, "side")
     valid = conv_out_size(n, 3, 1, 1, "valid")

@@ -44,7 +44,7 @@ def prepare(program, target: str, lint: bool = True) -> None:
     channels-last and operator selection)."""
     from transpiler.ir.passes import run_pipeline
     from transpiler.ir.passes import pool_padding
-    from transpiler.ir.passes.shape_inference import infer_shapes
+    from transpiler.ir.shapes import infer_shapes
 
     graph = program.models[0].graph
     if graph.meta.get("unsupported"):

@@ -17,7 +17,7 @@ import numpy as np
 from transpiler.frontend_onnx.loader import BATCH, ONode
 from transpiler.frontend_onnx.reader import Context, Unsupported, converter
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
-from transpiler.ir.passes.shape_inference import conv_out_size
+from transpiler.ir.shapes import conv_out_size
 
 from transpiler.frontend_onnx.recurrent import view_reshape, view_squeeze, view_transpose  # noqa: E402,F401
 

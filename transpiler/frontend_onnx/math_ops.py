@@ -26,7 +26,7 @@ def _operand(ctx: Context, node: ONode, i: int):
 
 
 def _bool_constant(ctx: Context, node: ONode, value: bool):
-    from transpiler.ir.passes.shape_inference import infer_node
+    from transpiler.ir.shapes import infer_node
 
     ir = ctx.graph.add_node("constant", ctx.name_for(node, "const"), [], attrs={"value": value})
     infer_node(ir)

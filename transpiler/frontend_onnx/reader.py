@@ -21,7 +21,7 @@ import numpy as np
 from transpiler.frontend_onnx.loader import OGraph, ONode, load
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 from transpiler.ir.program import ModelDef, Program
 
 

@@ -41,7 +41,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
-from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.shapes import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 from transpiler.ir import sizes
@@ -697,7 +697,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
 
     @staticmethod
     def _probe_outputs(op: str, attrs: dict, inputs) -> int:
-        from transpiler.ir.passes.shape_inference import _RULES
+        from transpiler.ir.shapes import _RULES
 
         probe = Node(op, "probe", inputs, [], attrs=attrs)
         layouts = [v.layout or default_layout(len(v.shape)) for v in inputs]

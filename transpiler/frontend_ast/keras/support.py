@@ -15,7 +15,7 @@ from transpiler.frontend_ast.keras.values import (TRAINING_MODE, ArrayVal, Datas
                                                   ModelObj, ModuleRef, TapeObj, TensorVal, UserObj, _Rng)
 from transpiler.ir.graph import Graph, Node, Span, Value
 from transpiler.ir.modules import ModuleScope
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 
 

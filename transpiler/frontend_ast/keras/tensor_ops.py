@@ -30,7 +30,7 @@ from typing import Any, Callable, Protocol
 from transpiler.frontend_ast.interp.values import BatchDim
 from transpiler.frontend_ast.keras.layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir.graph import Value
-from transpiler.ir.passes.shape_inference import einsum_problem
+from transpiler.ir.shapes import einsum_problem
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Unknown
 from transpiler.ir.graph import Span
 from transpiler.ir.modules import ModuleScope
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 from transpiler.frontend_ast.keras.support import (
     _tensor_arg, _run_time, _has_tensor, _with_training_mode, _reads_tokens, _LAYER_BASES, _tensors_in,
     _bound_args, _tensor_params, _docstring_of, _camel, _identifier)

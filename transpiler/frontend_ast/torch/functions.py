@@ -19,7 +19,7 @@ from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.values import (_FILLED_LIKE, _FUNCTION_ALIASES, _MERGE_FUNCTIONS, _TENSOR_MAKERS,
                                                   _UNARY_FUNCTIONS, Tensor, _Super, _tensor_values, _ZeroState,
                                                   torch_api)
-from transpiler.ir.passes.shape_inference import einsum_problem
+from transpiler.ir.shapes import einsum_problem
 
 TORCH_FUNCTIONS: dict[str, list[Callable]] = {}
 

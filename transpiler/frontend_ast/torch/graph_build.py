@@ -14,7 +14,7 @@ from transpiler.ir import sizes
 from transpiler.frontend_ast.interp import Unknown
 from transpiler.ir.graph import IRError, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 from transpiler.frontend_ast.torch.values import (
     Mod, LayerToken, Tensor, RNNStates, _Reversed, _StackedState, _zero_state)
 

@@ -9,7 +9,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of
 from transpiler.ir.graph import Graph, Value
 from transpiler.ir.layout import is_channels_first
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 from transpiler.frontend_ast.torch.values import Mod, ParamObj, Tensor
 
 

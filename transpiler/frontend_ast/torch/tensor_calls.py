@@ -11,7 +11,7 @@ from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
 from transpiler.frontend_ast.interp import BatchDim
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
-from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.shapes import infer_node, spatial_axes
 from transpiler.frontend_ast.torch.values import (
     Ref, Tensor, Shape, _MaxResult, _Reversed, _StackedState, _UNARY_FUNCTIONS, _REDUCTIONS,
     _FILLED_LIKE, _TORCH_DTYPES, _METHOD_FUNCTIONS)

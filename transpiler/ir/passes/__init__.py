@@ -11,7 +11,7 @@ from typing import Callable
 
 from transpiler.ir.graph import Graph
 from transpiler.ir.passes.layout_amendment import amend_layout, fold_transposes
-from transpiler.ir.passes.shape_inference import infer_shapes
+from transpiler.ir.shapes import infer_shapes
 from transpiler.ir.passes.torch_selection import select_torch_ops
 
 TORCH_PIPELINE: tuple[tuple[str, Callable[[Graph], Graph]], ...] = (

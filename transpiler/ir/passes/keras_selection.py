@@ -21,7 +21,7 @@ from typing import Callable
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.layout import CHANNELS_LAST, is_channels_last
 from transpiler.ir.passes.layout_pass import TORCH_TO_KERAS, convert_layout, feeds_implicit
-from transpiler.ir.passes.shape_inference import conv_out_size, infer_node, spatial_axes
+from transpiler.ir.shapes import conv_out_size, infer_node, spatial_axes
 
 
 def _feeds_implicit(graph: Graph, value: Value) -> bool:

@@ -11,7 +11,7 @@ from collections import Counter
 
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.passes.layout_pass import KERAS_TO_TORCH, convert_layout
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 
 
 def amend_layout(graph: Graph) -> Graph:

@@ -42,7 +42,7 @@ from typing import Callable, Mapping
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.layout import CHANNELS_FIRST, CHANNELS_LAST, Layout
-from transpiler.ir.passes.shape_inference import infer_node
+from transpiler.ir.shapes import infer_node
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ without ceil_mode are rewritten (those the Keras selection maps directly are lef
 from __future__ import annotations
 
 from transpiler.ir.graph import Graph, Node
-from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.shapes import infer_node, spatial_axes
 from transpiler.ir.passes.torch_selection import same_pads
 
 

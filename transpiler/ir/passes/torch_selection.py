@@ -22,7 +22,7 @@ from typing import Callable
 
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.modules import inherit
-from transpiler.ir.passes.shape_inference import infer_node, spatial_axes
+from transpiler.ir.shapes import infer_node, spatial_axes
 
 Rule = Callable[[Graph, Node], None]
 _RULES: dict[str, Rule] = {}

@@ -19,7 +19,7 @@ from transpiler.ir.registry import OpRegistry
 from transpiler.ir.graph import Node
 from transpiler.ir.initializers import Initializer
 from transpiler.ir.params import expected_shapes
-from transpiler.ir.passes.shape_inference import channel_axis
+from transpiler.ir.shapes import channel_axis
 from transpiler.printers.code import lit, size_arg
 from transpiler.weights.transforms import Transform
 

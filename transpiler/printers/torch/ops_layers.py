@@ -8,7 +8,7 @@ Registered in the emitter table of :mod:`transpiler.printers.torch.ops` by decor
 from __future__ import annotations
 
 from transpiler.ir.graph import Node
-from transpiler.ir.passes.shape_inference import channel_axis, spatial_axes
+from transpiler.ir.shapes import channel_axis, spatial_axes
 from transpiler.printers.code import call, lit, size_arg
 from transpiler.printers.torch.ops import (
     Emission, StateEntry, _VARIANCE_SCALING, _bias_inits, _channels, _drawn, _keras_fans, _named,

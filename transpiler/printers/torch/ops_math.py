@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from transpiler.ir.graph import Node
-from transpiler.ir.passes.shape_inference import spatial_axes
+from transpiler.ir.shapes import spatial_axes
 from transpiler.printers.code import lit, size_arg
 from transpiler.printers.torch.ops import Emission, Emitter, atom, emitter
 from transpiler.printers.torch.ops_activations import _fn

@@ -11,7 +11,7 @@ import math
 
 from transpiler.ir.graph import Node
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
-from transpiler.ir.passes.shape_inference import spatial_axes
+from transpiler.ir.shapes import spatial_axes
 from transpiler.printers.code import call, comment_text, lit
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter
 from transpiler.weights.transforms import Transform
