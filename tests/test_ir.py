@@ -13,7 +13,8 @@ from transpiler.ir.passes import torch_selection
 from transpiler.printers.torch import ops as torch_ops
 
 DECOMPOSED_FOR_TORCH = {"separable_conv2d"}
-from transpiler.weights.transforms import Transform, apply, apply_param_transform, invert
+from transpiler.ir.transforms import Transform
+from transpiler.weights.transforms import apply, apply_param_transform, invert
 
 
 @pytest.mark.parametrize(

@@ -63,12 +63,6 @@ ALLOWED_BACK_EDGES = {
     # printers -> frontend
     "transpiler.printers.keras.printer -> transpiler.frontend_ast.torch.frontend",
     # printers -> weights
-    "transpiler.printers.torch.ops -> transpiler.weights.transforms",
-    "transpiler.printers.torch.ops_activations -> transpiler.weights.transforms",
-    "transpiler.printers.torch.ops_attention -> transpiler.weights.transforms",
-    "transpiler.printers.torch.ops_layers -> transpiler.weights.transforms",
-    "transpiler.printers.torch.ops_norm -> transpiler.weights.transforms",
-    "transpiler.printers.torch.ops_recurrent -> transpiler.weights.transforms",
     "transpiler.printers.torch.printer -> transpiler.weights.mapping",
     # weights -> frontend
     "transpiler.weights.convert -> transpiler.frontend_ast.keras.layers",

@@ -460,7 +460,8 @@ def test_reader_lists_layers_by_name(small):
 @pytest.mark.parametrize("transform", ["IDENTITY", "TRANSPOSE", "GRU_KERNEL"])
 @pytest.mark.parametrize("chunk", [4, 64, 1 << 20])
 def test_lazy_chunks_equal_numpy(step, transform, chunk):
-    from transpiler.weights.transforms import Lazy, Transform, apply_lazy, param_transform_lazy
+    from transpiler.ir.transforms import Transform
+    from transpiler.weights.transforms import Lazy, apply_lazy, param_transform_lazy
 
     rng = np.random.RandomState(0)
     rows, cols = 2 * 3 * 4, 9  # a Dense kernel after a (2, 3, 4) feature map; 9 = 3 GRU gates of 3

@@ -18,9 +18,9 @@ from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.lazy_import import lazy_module
 from transpiler.printers.torch import ops as torch_ops
+from transpiler.ir.transforms import Transform
 from transpiler.weights.transforms import (
     Lazy,
-    Transform,
     apply_lazy,
     invert,
     invert_depthwise,

@@ -22,7 +22,8 @@ from transpiler.lazy_import import lazy_module
 from transpiler.printers.torch import ops as torch_ops
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.mapping import PlanEntry
-from transpiler.weights.transforms import Transform, apply_param_transform
+from transpiler.ir.transforms import Transform
+from transpiler.weights.transforms import apply_param_transform
 
 np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loads with a tensor
 

@@ -21,7 +21,7 @@ from transpiler.ir.initializers import Initializer
 from transpiler.ir.params import expected_shapes
 from transpiler.ir.shapes import channel_axis
 from transpiler.printers.code import lit, size_arg
-from transpiler.weights.transforms import Transform
+from transpiler.ir.transforms import Transform
 
 
 @dataclass(frozen=True)

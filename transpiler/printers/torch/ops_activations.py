@@ -9,7 +9,7 @@ from __future__ import annotations
 from transpiler.ir.graph import Node
 from transpiler.printers.code import call, lit
 from transpiler.printers.torch.ops import Emission, Emitter, StateEntry, atom, emitter, init_line
-from transpiler.weights.transforms import Transform
+from transpiler.ir.transforms import Transform
 
 
 # ---------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from transpiler.printers.code import call, lit, size_arg
 from transpiler.printers.torch.ops import (
     Emission, StateEntry, _VARIANCE_SCALING, _bias_inits, _channels, _drawn, _keras_fans, _named,
     _torch_padding, atom, emitter, init_line)
-from transpiler.weights.transforms import Transform
+from transpiler.ir.transforms import Transform
 
 
 # ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.shapes import spatial_axes
 from transpiler.printers.code import call, comment_text, lit
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter
-from transpiler.weights.transforms import Transform
+from transpiler.ir.transforms import Transform
 
 
 # ---------------------------------------------------------------------------------
