@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from transpiler.ir.ops_doc import render_ops_table
+from transpiler.ops_doc import render_ops_table
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 
@@ -12,7 +12,7 @@ ROOT = os.path.dirname(os.path.dirname(__file__))
 def test_ops_doc_matches_the_ops_table():
     with open(os.path.join(ROOT, "docs", "ops.md"), encoding="utf-8") as fh:
         on_disk = fh.read()
-    assert on_disk == render_ops_table(), "run: python -m transpiler.ir.ops_doc > docs/ops.md"
+    assert on_disk == render_ops_table(), "run: python -m transpiler.ops_doc > docs/ops.md"
 
 
 def test_readme_quick_start_has_exactly_two_commands():

@@ -49,13 +49,6 @@ ALLOWED_BACK_EDGES = {
     "transpiler.frontend_ast.torch.reader_methods -> transpiler.printers.keras.training",
     # frontend -> weights
     "transpiler.frontend_ast.torch.param_groups -> transpiler.weights.torch_source",
-    # ir -> frontend
-    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras.layers",
-    "transpiler.ir.ops_doc -> transpiler.frontend_ast.keras.tensor_ops",
-    # ir -> passes
-    "transpiler.ir.ops_doc -> transpiler.ir.passes.torch_selection",
-    # ir -> printers
-    "transpiler.ir.ops_doc -> transpiler.printers.torch.ops",
     # passes -> weights
     "transpiler.ir.passes.keras_selection -> transpiler.weights.torch_source",
     # printers -> driver

@@ -1,6 +1,9 @@
 """Render the op support table (docs/ops.md) from the ops table and the registries.
 
-``python -m transpiler.ir.ops_doc > docs/ops.md``; a test fails when the file drifts.
+A documentation tool on top of the layers (it reads the frontend and printer registries), so it
+sits beside the drivers, not in ``ir/``.
+
+``python -m transpiler.ops_doc > docs/ops.md``; a test fails when the file drifts.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def render_ops_table() -> str:
         "# Supported ops",
         "",
         "Generated from `transpiler/ir/ops.py` and the frontend/printer registries by",
-        "`python -m transpiler.ir.ops_doc > docs/ops.md`; `tests/test_docs.py` fails when it drifts.",
+        "`python -m transpiler.ops_doc > docs/ops.md`; `tests/test_docs.py` fails when it drifts.",
         "Layout classes: *implicit* (channel axis implied, e.g. conv), *transparent* (element-wise),",
         "*attribute* (axis attributes rewritten), *terminate* (needs the source layout).",
         "Param layouts use letters: H/W/D spatial, I/O in/out channels, M depth multiplier,",
