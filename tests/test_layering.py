@@ -43,8 +43,6 @@ UTILITIES = {"transpiler.cst_fast", "transpiler.lazy_import", "transpiler.paths"
 
 # Today's back-edges (importing module -> imported module). May only shrink.
 ALLOWED_BACK_EDGES = {
-    # frontend -> passes
-    "transpiler.frontend_ast.torch.support -> transpiler.ir.passes.keras_selection",
     # frontend -> printers
     "transpiler.frontend_ast.torch.reader_methods -> transpiler.printers.keras.training",
     # frontend -> weights

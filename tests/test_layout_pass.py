@@ -12,7 +12,8 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph
 from transpiler.ir.layout import CHANNELS_FIRST, CHANNELS_LAST
 from transpiler.ir import shapes
-from transpiler.ir.passes.layout_pass import KERAS_TO_TORCH, TORCH_TO_KERAS, convert_layout
+from transpiler.ir.layout import KERAS_TO_TORCH, TORCH_TO_KERAS
+from transpiler.ir.passes.layout_pass import convert_layout
 from transpiler.ir.shapes import infer_node
 
 PASSES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "transpiler", "ir", "passes")

@@ -315,12 +315,12 @@ def _relabel_sequences(graph: Graph) -> None:
     """A rank-3+ value no convolution or pooling reads is not a feature map: ``(N, T, F)``
     fed to an RNN or a Dense has its features last (the tag changes, not the data)."""
     from transpiler.ir.layout import CHANNELS_LAST, is_channels_first
-    from transpiler.ir.passes.keras_selection import _feeds_implicit
+    from transpiler.ir.layout import TORCH_TO_KERAS, feeds_implicit
 
     candidates = list(graph.inputs) + [n.outputs[0] for n in graph.nodes if n.op in ("reshape", "transpose")]
     changed = False
     for v in candidates:
-        if is_channels_first(v.layout) and not _feeds_implicit(graph, v):
+        if is_channels_first(v.layout) and not feeds_implicit(graph, v, TORCH_TO_KERAS):
             v.layout = CHANNELS_LAST[len(v.shape)]
             if v.producer is not None:
                 v.producer.meta["out_layout"] = v.layout

@@ -8,6 +8,12 @@ permutation that turns the first into the second (tflite2onnx's helper, re-deriv
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping
+
+from transpiler.ir import ops as ops_table
+
+if TYPE_CHECKING:
+    from transpiler.ir.graph import Graph, Node, Value
 
 #: Channels-last layouts by tensor rank (Keras' convention for feature maps).
 CHANNELS_LAST = {3: "NWC", 4: "NHWC", 5: "NDHWC"}
@@ -70,3 +76,55 @@ def channels_first_of(layout: str) -> str:
 def channels_last_of(layout: str) -> str:
     """The channels-last twin of a channels-first layout."""
     return CHANNELS_LAST[len(layout)]
+
+
+@dataclass(frozen=True)
+class Direction:
+    """Where feature maps come from and where they go."""
+
+    #: the feature-map layouts (by rank) the source framework builds, and the target's
+    source: Mapping[int, str]
+    target: Mapping[int, str]
+    #: the source framework's name, for comments in the output
+    source_name: str
+    #: the target's emitters compute an ``any_layout`` op on either layout (torch's read
+    #: the tag; Keras' global pooling has no channels-first form here)
+    any_layout: bool
+
+
+KERAS_TO_TORCH = Direction(CHANNELS_LAST, CHANNELS_FIRST, "Keras", any_layout=True)
+TORCH_TO_KERAS = Direction(CHANNELS_FIRST, CHANNELS_LAST, "PyTorch", any_layout=False)
+
+
+# ---------------------------------------------------------------------------------
+# Graph questions the layout pass and the readers ask (facts of the table only)
+# ---------------------------------------------------------------------------------
+def layout_readers(graph: Graph, value: Value):
+    """The implicit and terminate ops that read ``value``, through transparent and attribute ops."""
+    frontier, seen = [value], set()
+    while frontier:
+        v = frontier.pop()
+        for node in graph.consumers(v):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.spec.layout in (ops_table.TRANSPARENT, ops_table.ATTRIBUTE):
+                frontier.extend(node.outputs)
+            else:
+                yield node
+
+
+def needs_target(node: Node, direction: Direction) -> bool:
+    """An implicit op that computes only on the target layout."""
+    spec = node.spec
+    return spec.layout == ops_table.IMPLICIT and not (spec.any_layout and direction.any_layout)
+
+
+def feeds_implicit(graph: Graph, value: Value, direction: Direction) -> bool:
+    """True when an op needing the target layout reads ``value`` (through transparent ops)."""
+    return any(needs_target(node, direction) for node in layout_readers(graph, value))
+
+
+def read_in_source_layout(graph: Graph, value: Value) -> bool:
+    """True when a terminate op reads ``value`` (through transparent/attribute ops)."""
+    return any(node.spec.layout == ops_table.TERMINATE for node in layout_readers(graph, value))

@@ -233,11 +233,11 @@ def _relabel_sequences(graph: Graph) -> None:
     an RNN or a Linear has its features last. Only the tag changes (the data is as torch
     has it), so param shapes and the layout passes read the axes right."""
     from transpiler.ir.layout import CHANNELS_LAST
-    from transpiler.ir.passes.keras_selection import _feeds_implicit
+    from transpiler.ir.layout import TORCH_TO_KERAS, feeds_implicit
 
     candidates = list(graph.inputs) + [n.outputs[0] for n in graph.nodes if n.op in ("reshape", "transpose")]
     for v in candidates:
-        if is_channels_first(v.layout) and not _feeds_implicit(graph, v) and not _gates_a_map(graph, v):
+        if is_channels_first(v.layout) and not feeds_implicit(graph, v, TORCH_TO_KERAS) and not _gates_a_map(graph, v):
             v.layout = CHANNELS_LAST[len(v.shape)]
             if v.producer is not None:
                 v.producer.meta["out_layout"] = v.layout

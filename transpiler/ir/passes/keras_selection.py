@@ -19,14 +19,9 @@ from __future__ import annotations
 from typing import Callable
 
 from transpiler.ir.graph import Graph, Node, Value
-from transpiler.ir.layout import CHANNELS_LAST, is_channels_last
-from transpiler.ir.passes.layout_pass import TORCH_TO_KERAS, convert_layout, feeds_implicit
+from transpiler.ir.layout import CHANNELS_LAST, TORCH_TO_KERAS, is_channels_last
+from transpiler.ir.passes.layout_pass import convert_layout
 from transpiler.ir.shapes import conv_out_size, infer_node, spatial_axes
-
-
-def _feeds_implicit(graph: Graph, value: Value) -> bool:
-    """True when a Keras op needing channels-last reads ``value`` (the torch frontend asks)."""
-    return feeds_implicit(graph, value, TORCH_TO_KERAS)
 
 
 def amend_layout_channels_last(graph: Graph) -> Graph:

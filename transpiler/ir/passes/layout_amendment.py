@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 
 from transpiler.ir.graph import Graph, Node
-from transpiler.ir.passes.layout_pass import KERAS_TO_TORCH, convert_layout
+from transpiler.ir.layout import KERAS_TO_TORCH
+from transpiler.ir.passes.layout_pass import convert_layout
 from transpiler.ir.shapes import infer_node
 
 
