@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transpiler.ir.graph import Graph, Span
+from transpiler.ir.layout import Layout
 
 
 @dataclass
@@ -43,6 +44,17 @@ class ModelDef:
     #: the source model's own methods that forward calls (a VAE's ``encode``/``decode``), each
     #: a model of its own over the same layers (the program may call them)
     methods: dict[str, "ModelDef"] = field(default_factory=dict)
+
+
+def output_perm(md: ModelDef | None, index: int) -> tuple | None:
+    """The permutation that gives a Keras output the layout the torch model returned it in."""
+    if md is None:
+        return None
+    src = md.graph.meta.get("output_layouts")
+    dst = md.graph.meta.get("target_output_layouts")
+    if not src or not dst or index >= len(src) or src[index] == dst[index] or not src[index] or not dst[index]:
+        return None
+    return Layout(dst[index], src[index]).perm
 
 
 @dataclass

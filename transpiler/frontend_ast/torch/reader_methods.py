@@ -293,7 +293,7 @@ class ReaderMethods:
             self.facts[id(node)].model_def = md
         n_out = len(md.graph.outputs) if md is not None else 1
         if live:
-            from transpiler.printers.keras.training import output_perm
+            from transpiler.ir.program import output_perm
 
             outs = [LiveV(output_perm(md, i) is not None) for i in range(n_out)]
         else:

@@ -160,7 +160,7 @@ def expression(p, ts: T.TrainingStatement) -> str:
             args.append(f"return_dict={p.code(e.return_dict)}")
         args.append("verbose=0")  # the torch helper prints nothing
         return f"{ts.model}.evaluate({', '.join(args)})"
-    from transpiler.printers.keras.training import output_perm
+    from transpiler.ir.program import output_perm
 
     pr: T.Predict = cfg["predict"]
     args = [_inputs(p, ts, pr.x)]

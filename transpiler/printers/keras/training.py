@@ -24,7 +24,7 @@ import libcst as cst
 
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
-from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.program import ModelDef, Program, output_perm
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import helper_calls as keras_helper_calls
 from transpiler.printers.code import Namespace, comment_text, lit
@@ -98,17 +98,6 @@ def input_perm(md: ModelDef | None, index: int) -> tuple | None:
     if layout and is_channels_last(layout) and tuple(source[index]) != tuple(graph.inputs[index].shape):
         return Layout(channels_first_of(layout), layout).perm
     return None
-
-
-def output_perm(md: ModelDef | None, index: int) -> tuple | None:
-    """The permutation that gives a Keras output the layout the torch model returned it in."""
-    if md is None:
-        return None
-    src = md.graph.meta.get("output_layouts")
-    dst = md.graph.meta.get("target_output_layouts")
-    if not src or not dst or index >= len(src) or src[index] == dst[index] or not src[index] or not dst[index]:
-        return None
-    return Layout(dst[index], src[index]).perm
 
 
 def target_perm(md: ModelDef | None, index: int, loss: T.Loss) -> tuple | None:
