@@ -526,12 +526,12 @@ def test_translation_of_the_training_program_imports_no_framework():
 def test_training_table_in_the_docs_matches_the_printer():
     import os
 
-    from transpiler.printers.keras.training import render_training_table
+    from transpiler.training_doc import render_training_table
 
     root = os.path.dirname(os.path.dirname(__file__))
     with open(os.path.join(root, "docs", "torch_to_keras.md"), encoding="utf-8") as fh:
         text = fh.read()
-    marker = "<!-- generated: python -m transpiler.printers.keras.training -->\n"
+    marker = "<!-- generated: python -m transpiler.training_doc -->\n"
     assert text.split(marker, 1)[1].split("<!-- end of generated table -->", 1)[0] == render_training_table()
 
 

@@ -18,7 +18,7 @@ import keras
 
 from torch_keras_harness import assert_same_steps
 from transpiler import verify
-from transpiler.printers.keras.training import object_script
+from transpiler.training_doc import object_script
 from transpiler.translate import translate
 
 def translated(loss="nn.CrossEntropyLoss()", optimizer="torch.optim.SGD(model.parameters(), lr=0.1)",
