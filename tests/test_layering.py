@@ -47,8 +47,6 @@ ALLOWED_BACK_EDGES = {
     "transpiler.frontend_ast.torch.param_groups -> transpiler.weights.torch_source",
     # passes -> weights
     "transpiler.ir.passes.keras_selection -> transpiler.weights.torch_source",
-    # printers -> frontend
-    "transpiler.printers.keras.printer -> transpiler.frontend_ast.torch.frontend",
     # printers -> weights
     "transpiler.printers.torch.printer -> transpiler.weights.mapping",
     # weights -> frontend

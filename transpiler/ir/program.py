@@ -68,6 +68,9 @@ class Program:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: the training program's statements (ir.training.TrainingStatement), in order
     training: list = field(default_factory=list)
+    #: model classes whose builder is ``def build_model(): return Net()`` (class name → builder
+    #: name): ``Net()`` in the program builds the same model (the torch reader finds them)
+    class_builders: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def _add(self, diag: Diagnostic) -> Diagnostic:

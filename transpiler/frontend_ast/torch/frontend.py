@@ -125,6 +125,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             except (Unsupported, FrontendError) as exc:
                 span = getattr(exc, "span", None) or self.cur_span or mod.span
                 self._stub_model(name, builder, str(exc), span)
+        self.program.class_builders = class_builders(self)
         if prepare is not None:
             prepare(self.program)
         self._report_unsupported_statements()

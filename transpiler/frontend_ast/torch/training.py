@@ -68,9 +68,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.factories[md.builder] = ModelFactory(md.builder, md)
             else:
                 self.factories[md.class_name] = ModelFactory(md.class_name, md)
-        from transpiler.frontend_ast.torch.frontend import class_builders
-
-        for cls, builder in class_builders(frontend).items():  # (Net() where build_model() is Net())
+        for cls, builder in self.program.class_builders.items():  # (Net() where build_model() is Net())
             self.factories.setdefault(cls, ModelFactory(cls, self.factories[builder].md))
         for info in self.program.meta.get("stubbed_models", []):
             name = info["builder"] or info["name"]

@@ -20,7 +20,6 @@ import black
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
-from transpiler.frontend_ast.torch.frontend import class_builders
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
@@ -209,7 +208,7 @@ class KerasScript:
         #: model when the builder is ``return Net()``, else a stub (the class is not printed)
         self.class_calls = {md.class_name: md.builder for md in program.models
                             if md.builder and _mentions_outside(frontend.module, md.class_name, md.builder)}
-        self.class_builders = {cls: builder for cls, builder in class_builders(frontend).items()
+        self.class_builders = {cls: builder for cls, builder in program.class_builders.items()
                                if cls in self.class_calls}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
         self.training = ProgramPrinter(program, frontend)
