@@ -197,6 +197,7 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
     return res
 
 
+# long: each user-facing failure of one file's translation is caught and worded here, in order
 def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, check: bool,
                     diff: bool, quiet: bool, weights: WeightOptions | None = None,
                     keras_exact_updates: bool = False) -> None:

@@ -58,6 +58,7 @@ def _fact(result, kind: str) -> T.TrainingStatement:
     return found[0]
 
 
+# long: one equivalence run top to bottom: translate, train torch as the source does, then Keras
 def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int = 10, batch: int = 8,
              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Per-step losses (torch, keras) of ``path``'s training loop translated to Keras."""
@@ -209,6 +210,7 @@ def _scheduler_source(result) -> str:
     return ts.source
 
 
+# long: the hooks recording weights, noise and losses on both sides must wrap the same calls
 def run_programs(path: str, steps: int = 20, seed: int = 0, eager: bool = True,
                  fit_logs: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A program with a custom training step, run whole on both sides: the torch script's

@@ -160,13 +160,9 @@ def _has_module(node: Node) -> bool:
     return node.meta.get("local") is not None
 
 
-def build_structure(graph: Graph) -> Structure:
-    """Decide the module tree of ``graph`` (cached in ``graph.meta``)."""
-    cached = graph.meta.get("_structure")
-    if cached is not None and cached[0] == len(graph.nodes) and cached[1] == [id(n) for n in graph.nodes]:
-        return cached[2]
-    root: ModuleScope | None = graph.meta.get("root_scope")
-    chains = _complete_chains(graph, root)
+def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tuple[list[ModuleScope], set[int]]:
+    """Every scope some node runs in, and the ids of those that cannot be a module of their
+    own (dropped with their descendants until nothing changes)."""
     scopes: list[ModuleScope] = []
     seen: set[int] = set()
     for node in graph.nodes:
@@ -216,6 +212,17 @@ def build_structure(graph: Graph) -> Structure:
             else:
                 drop(runs)
             changed = True
+    return scopes, invalid
+
+
+def build_structure(graph: Graph) -> Structure:
+    """Decide the module tree of ``graph`` (cached in ``graph.meta``)."""
+    cached = graph.meta.get("_structure")
+    if cached is not None and cached[0] == len(graph.nodes) and cached[1] == [id(n) for n in graph.nodes]:
+        return cached[2]
+    root: ModuleScope | None = graph.meta.get("root_scope")
+    chains = _complete_chains(graph, root)
+    scopes, invalid = _settle_scopes(graph, chains, root)
 
     def valid_chain(node: Node) -> tuple:
         return tuple((s, c) for s, c in chains[id(node)] if id(s) not in invalid)

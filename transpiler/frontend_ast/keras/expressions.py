@@ -508,6 +508,7 @@ class KerasExpressions(Interpreter):
                 raise self._err(node, f"cannot evaluate call: {exc}") from None
         return Unknown("call")
 
+    # long: one case per receiver type (arrays, user objects, models, tf.data, tapes)
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
         obj, name = bound.obj, bound.name
         if isinstance(obj, ArrayVal):

@@ -282,6 +282,7 @@ def _user_classes_in(graph: Graph) -> set[str]:
 _RESERVED_ATTRS = NN_MODULE_ATTRIBUTES | {"reset_parameters", "x", "self"}
 
 
+# long: naming rounds by priority (user attributes, helper scopes, unnamed layers), one table
 def _local_names(graph: Graph, root: ModuleScope | None) -> None:
     """The attribute names inside their own module: a layer's ``node.meta["local"] =
     (attr, index in a list attribute or None)``; a helper-function scope's ``attr``

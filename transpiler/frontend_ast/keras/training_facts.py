@@ -22,6 +22,7 @@ from transpiler.frontend_ast.keras.values import (
 class KerasTrainingFacts:
     """Mixin of KerasFrontend: training facts."""
 
+    # long: one case per training method (compile, fit, evaluate, predict, ...), same arguments
     def _training_call(self, obj, method: str, args, kwargs, node):
         """Record ``model.compile/fit/...`` as a TrainingStatement (the printer replaces it)."""
         from transpiler.ir import training as T

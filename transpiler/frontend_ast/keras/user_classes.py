@@ -248,6 +248,7 @@ class KerasSubclasses:
         w.layer.nodes.append(out)
         return TensorVal(out.outputs[0])
 
+    # long: copies a called model's nodes as one submodule; scopes, calls, names share a map
     def _call_model_as_layer(self, model: ModelObj, args, kwargs, span: Span):
         """A Functional or Sequential model called on tensors: its layers (the same
         objects, so the same weights) run again on them, as one submodule."""

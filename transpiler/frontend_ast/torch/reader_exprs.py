@@ -498,6 +498,7 @@ class ReaderExpressions:
             return value
         return T.Code(_code(node), id(node))
 
+    # long: one case per torch function family (constructors, random, reductions, losses)
     def torch_function(self, path: str, short: str, node: cst.Call, pos, vals, kw) -> V:
         parts: list = []
 

@@ -138,6 +138,7 @@ class ReaderMethods:
             return self.model_call(model, node, args, method=name)
         raise Unsupported(f"model.{name}() is not translated to Keras yet")
 
+    # long: one case per tensor method (casts, shape queries, reductions in both spellings)
     def tensor_method(self, name: str, recv, node: cst.Call, args, receiver_node=None, parts=None) -> V:
         parts = [] if parts is None else parts
         pos = [a.value for a, _ in args if a.keyword is None]

@@ -55,6 +55,7 @@ def _step_block(loop: cst.For):
     raise Unsupported("backward() inside other control flow than nested for loops")
 
 
+# long: one custom step in order: collect zero_grad/backward/step events, pair them, record
 def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
     """Record the custom step's facts and read the loop's code (raises Unsupported)."""
     owner = _step_block(loop)

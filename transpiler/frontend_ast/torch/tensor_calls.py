@@ -82,6 +82,7 @@ class TorchTensorCalls:
             return (Tensor(x),)
         return tuple(self._add("split", [x], {"sizes": sizes, "axis": dim}, span, "split", n_out=len(sizes)))
 
+    # long: one case per tensor method (casts, split, masked_fill, reductions, shape queries)
     def _tensor_method(self, t, name, args, kwargs, node, span: Span | None = None):
         span = span or self._span(node)
         if not isinstance(t, Tensor):

@@ -59,6 +59,7 @@ def _loader_of(reader, node, scope):
     return (loader if isinstance(loader, LoaderV) else None), index
 
 
+# long: a checklist of the conditions for fit() running train_step, each with its own refusal
 def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tuple[dict | None, str]:
     """The facts of ``fit`` running the step as a ``train_step``, or ``(None, reason)``."""
     if loop.orelse is not None or owner.orelse is not None:

@@ -42,6 +42,7 @@ def _data_unpacking(names: list[str], through_dataset: bool) -> str:
     return f"{', '.join(names)}{',' if len(names) == 1 else ''} = data"
 
 
+# long: one trainer class and the statements replacing the loop, sharing the names it picks
 def train_step_fit(printer, ts: T.TrainingStatement, original, updated,
                    module_names: set[str]) -> tuple[str, list[str]]:
     """(the trainer class's source, the statements that replace the loop)."""

@@ -177,6 +177,7 @@ class ProgramPrinter:
         return lit(value)
 
     # -- expression facts ---------------------------------------------------------------
+    # long: one case per training-statement kind, each a few lines
     def expression(self, ts: T.TrainingStatement) -> str:
         kind = ts.kind
         cfg = ts.config

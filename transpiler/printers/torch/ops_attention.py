@@ -69,6 +69,54 @@ def _mha_kernel_init(node: Node, target: str, fan: int) -> str:
     return init_line(node, "kernel_initializer", target, "glorot_uniform")
 
 
+def _emit_nn_multihead(node: Node, m: str, q_in: int, k_in: int, v_in: int, fans: dict) -> Emission:
+    """The attention as one ``nn.MultiheadAttention`` (its packed or separate projections)."""
+    a = node.attrs
+    n, bias = a["num_heads"], a["use_bias"]
+    kwargs = {"batch_first": True}
+    if a["dropout"]:
+        kwargs["dropout"] = a["dropout"]
+    if not bias:
+        kwargs["bias"] = False
+    if k_in != q_in:
+        kwargs["kdim"] = k_in
+    if v_in != q_in:
+        kwargs["vdim"] = v_in
+    module = call("nn.MultiheadAttention", lit(q_in), lit(n), **kwargs)
+    packed = k_in == q_in and v_in == q_in
+    if packed:
+        state = [StateEntry("in_proj_weight", ("query_kernel", "key_kernel", "value_kernel"),
+                            Transform.HEADS_KERNEL)]
+        e = q_in
+        init = [_mha_kernel_init(node, f"{m}.in_proj_weight[{lit(i * e)}:{lit((i + 1) * e)}]", fans[p])
+                for i, p in enumerate(("query", "key", "value"))]
+    else:
+        state = [StateEntry(f"{p[0]}_proj_weight", f"{p}_kernel", Transform.HEADS_KERNEL)
+                 for p in ("query", "key", "value")]
+        init = [_mha_kernel_init(node, f"{m}.{p[0]}_proj_weight", fans[p]) for p in ("query", "key", "value")]
+    if bias:
+        state.append(StateEntry("in_proj_bias", ("query_bias", "key_bias", "value_bias"), Transform.FLATTEN))
+        init.append(f"nn.init.zeros_({m}.in_proj_bias)")
+    state.append(StateEntry("out_proj.weight", "output_kernel", Transform.HEADS_OUTPUT_KERNEL))
+    init.append(_mha_kernel_init(node, f"{m}.out_proj.weight", fans["output"]))
+    if bias:
+        state.append(StateEntry("out_proj.bias", "output_bias", Transform.IDENTITY))
+        init.append(f"nn.init.zeros_({m}.out_proj.bias)")
+
+    def fn(ins):
+        r = _roles(node, ins)
+        key = r.get("key", r["value"])
+        extra = ""
+        if a["use_causal_mask"]:
+            q, v = atom(r["query"]), atom(r["value"])
+            # torch's boolean attn_mask marks the positions that may NOT be attended
+            extra = (f", attn_mask=torch.ones({q}.shape[1], {v}.shape[1], dtype=torch.bool, "
+                     f"device={q}.device).triu(1)")
+        return f"{m}({r['query']}, {key}, {r['value']}{extra}, need_weights=False)[0]"
+
+    return Emission(module, fn, state=state, init=init, imports={"import math"})
+
+
 @emitter("multi_head_attention")
 def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
     a = node.attrs
@@ -83,48 +131,7 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
     fans = {"query": q_in * (n + j), "key": k_in * (n + j), "value": v_in * (n + lv), "output": n * (lv + out)}
     bias = a["use_bias"]
     if _uses_nn_multihead(node):
-        kwargs = {"batch_first": True}
-        if a["dropout"]:
-            kwargs["dropout"] = a["dropout"]
-        if not bias:
-            kwargs["bias"] = False
-        if k_in != q_in:
-            kwargs["kdim"] = k_in
-        if v_in != q_in:
-            kwargs["vdim"] = v_in
-        module = call("nn.MultiheadAttention", lit(q_in), lit(n), **kwargs)
-        packed = k_in == q_in and v_in == q_in
-        if packed:
-            state = [StateEntry("in_proj_weight", ("query_kernel", "key_kernel", "value_kernel"),
-                                Transform.HEADS_KERNEL)]
-            e = q_in
-            init = [_mha_kernel_init(node, f"{m}.in_proj_weight[{lit(i * e)}:{lit((i + 1) * e)}]", fans[p])
-                    for i, p in enumerate(("query", "key", "value"))]
-        else:
-            state = [StateEntry(f"{p[0]}_proj_weight", f"{p}_kernel", Transform.HEADS_KERNEL)
-                     for p in ("query", "key", "value")]
-            init = [_mha_kernel_init(node, f"{m}.{p[0]}_proj_weight", fans[p]) for p in ("query", "key", "value")]
-        if bias:
-            state.append(StateEntry("in_proj_bias", ("query_bias", "key_bias", "value_bias"), Transform.FLATTEN))
-            init.append(f"nn.init.zeros_({m}.in_proj_bias)")
-        state.append(StateEntry("out_proj.weight", "output_kernel", Transform.HEADS_OUTPUT_KERNEL))
-        init.append(_mha_kernel_init(node, f"{m}.out_proj.weight", fans["output"]))
-        if bias:
-            state.append(StateEntry("out_proj.bias", "output_bias", Transform.IDENTITY))
-            init.append(f"nn.init.zeros_({m}.out_proj.bias)")
-
-        def fn(ins):
-            r = _roles(node, ins)
-            key = r.get("key", r["value"])
-            extra = ""
-            if a["use_causal_mask"]:
-                q, v = atom(r["query"]), atom(r["value"])
-                # torch's boolean attn_mask marks the positions that may NOT be attended
-                extra = (f", attn_mask=torch.ones({q}.shape[1], {v}.shape[1], dtype=torch.bool, "
-                         f"device={q}.device).triu(1)")
-            return f"{m}({r['query']}, {key}, {r['value']}{extra}, need_weights=False)[0]"
-
-        return Emission(module, fn, state=state, init=init, imports={"import math"})
+        return _emit_nn_multihead(node, m, q_in, k_in, v_in, fans)
 
     layers = {"query": (q_in, n * j), "key": (k_in, n * j), "value": (v_in, n * lv), "output": (n * lv, out)}
     parts = ", ".join(f"{p}={call('nn.Linear', lit(i), lit(o), **({} if bias else {'bias': False}))}"

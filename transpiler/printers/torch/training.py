@@ -261,6 +261,7 @@ class TrainingPrinter(CompiledObjects):
                     self.models[key].compile = builder_compile.config
         return self.models[key]
 
+    # long: one case per statement kind of a custom loop (objects, tf.data, tapes, gradients)
     def loop_lines(self, ts: T.TrainingStatement) -> list[str] | None:
         """Custom training loops: optimizer/loss objects, tf.data, GradientTape."""
         if ts.kind == "loss_object" and ts.config.kind == "custom":
@@ -693,6 +694,7 @@ class TrainingPrinter(CompiledObjects):
                                       "with several inputs or outputs")
         return [None], [None]
 
+    # long: each Keras fit argument (validation, weights, callbacks, clipping) of one fit() call
     def fit_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         f: T.Fit = ts.config
         if _has_method(mt.md, "train_step"):
