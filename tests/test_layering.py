@@ -43,10 +43,6 @@ UTILITIES = {"transpiler.cst_fast", "transpiler.lazy_import", "transpiler.paths"
 
 # Today's back-edges (importing module -> imported module). May only shrink.
 ALLOWED_BACK_EDGES = {
-    # frontend -> weights
-    "transpiler.frontend_ast.torch.param_groups -> transpiler.weights.torch_source",
-    # passes -> weights
-    "transpiler.ir.passes.keras_selection -> transpiler.weights.torch_source",
     # printers -> weights
     "transpiler.printers.torch.printer -> transpiler.weights.mapping",
     # weights -> frontend

@@ -61,12 +61,13 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
     from transpiler.frontend_ast.torch.frontend import run_torch_frontend
     from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
     from transpiler.printers.keras.printer import print_keras_script
+    from transpiler.weights.torch_source import record_source_plan
 
     def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
         for md in program.models:
             parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
             for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
-                run_pipeline(graph, KERAS_PIPELINE, lint=lint)
+                run_pipeline(graph, (("record_source_plan", record_source_plan),) + KERAS_PIPELINE, lint=lint)
 
     frontend = run_torch_frontend(source, path, prepare)  # (reads the classes it imports from siblings)
     program = frontend.program

@@ -64,8 +64,10 @@ def prepare(program, target: str, lint: bool = True) -> None:
                     ("torch_selection", select_torch_ops), ("shape_inference", infer_shapes))
     else:
         from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+        from transpiler.weights.torch_source import record_source_plan
 
-        pipeline = (("pool_padding", pool_padding.decompose_uncounted_pool_padding),) + tuple(KERAS_PIPELINE)
+        pipeline = (("pool_padding", pool_padding.decompose_uncounted_pool_padding),
+                    ("record_source_plan", record_source_plan)) + tuple(KERAS_PIPELINE)
     run_pipeline(graph, pipeline, lint=lint)
     for span, message in graph.meta.get("unsupported") or ():  # (what the passes found the target cannot express)
         program.stub(span, message)

@@ -61,6 +61,14 @@ def source_plan(graph: Graph) -> list[PlanEntry]:
     return plan
 
 
+def record_source_plan(graph: Graph) -> Graph:
+    """Keep the source module's state_dict plan (keys, canonical params, transforms) as the
+    graph is while still channels-first: the torch → Keras checkpoint conversion and the
+    training reader (parameters by name) read it. The drivers run it before ``KERAS_PIPELINE``."""
+    graph.meta["torch_source_plan"] = source_plan(graph)
+    return graph
+
+
 def _plan(graph: Graph) -> list[PlanEntry]:
     plan = graph.meta.get("torch_source_plan")
     if plan is None:

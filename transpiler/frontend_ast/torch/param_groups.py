@@ -38,10 +38,13 @@ class Group:
 
 
 def source_plan(md):
-    """The state_dict of the model's source module (``weights.torch_source.source_plan``)."""
-    from transpiler.weights.torch_source import source_plan as plan
-
-    return plan(md.graph)
+    """The state_dict of the model's source module, as the driver recorded it on the graph
+    (``weights.torch_source.record_source_plan``) before the training code is read."""
+    plan = md.graph.meta.get("torch_source_plan")
+    if plan is None:
+        raise Unsupported(f"{md.class_name}: its parameters by name are known once the Keras passes "
+                          "have run (read the program with translate_to_keras)")
+    return plan
 
 
 def parameter_keys(md) -> list[str]:

@@ -187,17 +187,7 @@ def select_keras_ops(graph: Graph) -> Graph:
     return graph
 
 
-def record_source_plan(graph: Graph) -> Graph:
-    """Keep the source module's state_dict plan (keys, canonical params, transforms) as the
-    graph is while still channels-first: the torch → Keras checkpoint conversion reads it."""
-    from transpiler.weights.torch_source import source_plan
-
-    graph.meta["torch_source_plan"] = source_plan(graph)
-    return graph
-
-
 KERAS_PIPELINE = (
-    ("record_source_plan", record_source_plan),
     ("layout_amendment_channels_last", amend_layout_channels_last),
     ("keras_selection", select_keras_ops),
 )
