@@ -47,7 +47,6 @@ ALLOWED_BACK_EDGES = {
     "transpiler.printers.torch.printer -> transpiler.weights.mapping",
     # weights -> frontend
     "transpiler.weights.convert -> transpiler.frontend_ast.keras.layers",
-    "transpiler.weights.keras_files -> transpiler.frontend_ast.keras.layers",
     # weights -> printers
     "transpiler.weights.convert -> transpiler.printers.keras.ops",
     "transpiler.weights.convert -> transpiler.printers.keras.subclass",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transpiler.ir.graph import Graph, Node
+from transpiler.ir.naming import keras_auto_name
 from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.ir import ops as ops_table
 from transpiler.ir.params import expected_shapes, param_names, source_op
@@ -301,12 +302,12 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
         op, attrs = source_op(node)
         inner = ()
         if ops_table.get(op).wraps:
-            prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(attrs["layer"]["op"]))
+            prefix = keras_auto_name(keras_layers.keras_class_for(attrs["layer"]["op"]))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
         elif op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")
         elif _keras_class(node) in WRAPPER_SUBPATHS:  # TimeDistributed(Dense): the Dense's own name
-            inner = (keras_layers.keras_auto_name(keras_layers.keras_class_for(op)),)
+            inner = (keras_auto_name(keras_layers.keras_class_for(op)),)
         layers.append(KerasLayerOut(_keras_class(node), node.source_name, op, tensors, inner))
     write_keras_weights(out_path, model_name or graph.name, layers)
     report.tensors = sum(len(layer.tensors) for layer in layers)
@@ -398,7 +399,7 @@ def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list
             continue
         inner = ()
         if node.op == "bidirectional":
-            prefix = keras_layers.keras_auto_name(keras_layers.keras_class_for(node.attrs["layer"]["op"]))
+            prefix = keras_auto_name(keras_layers.keras_class_for(node.attrs["layer"]["op"]))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
         elif node.op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from transpiler.frontend_ast.keras.layers import keras_auto_name
+from transpiler.ir.naming import keras_auto_name
 from transpiler.weights.errors import CheckpointError
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"

@@ -41,6 +41,7 @@ from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
+from transpiler.ir.naming import keras_auto_name
 from transpiler.ir.shapes import infer_node, spatial_axes
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
@@ -571,7 +572,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         return self.scope_stack[1] if len(self.scope_stack) > 1 else ""
 
     def _auto_name(self, cls_name: str) -> str:
-        prefix = keras_layers.keras_auto_name(cls_name)
+        prefix = keras_auto_name(cls_name)
         n = self.uids.get(prefix, 0)
         self.uids[prefix] = n + 1
         return prefix if n == 0 else f"{prefix}_{n}"

@@ -8,7 +8,6 @@ declared here, next to the recogniser that handles it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -127,12 +126,6 @@ def keras_class_for(op: str) -> str:
         if op in reg.ops:
             return reg.canonical_class
     raise KeyError(f"no Keras layer class produces op {op!r}")
-
-
-def keras_auto_name(class_name: str) -> str:
-    """Keras' ``to_snake_case`` of a class name (the prefix of auto-generated names)."""
-    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 # ---------------------------------------------------------------------------------
