@@ -121,7 +121,7 @@ def _keras_compile(text: str):
     back = translate(text, "k_torch.py", "keras")
     module = verify.load_generated(back.text, "helpers_keras")
     ts = next(t for t in back.program.training if t.kind == "helper_compile")
-    return vars(module), back.program.meta["keras_training_printer"], ts.config
+    return vars(module), back.training_printer, ts.config
 
 
 @pytest.mark.parametrize("optimizer", ["Adam(learning_rate=0.01)", "Adam(learning_rate=0.01, epsilon=1e-4)",

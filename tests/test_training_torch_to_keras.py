@@ -26,7 +26,7 @@ def translated(loss="nn.CrossEntropyLoss()", optimizer="torch.optim.SGD(model.pa
     tr = translate(object_script(loss, optimizer, scheduler, per_batch, per_epoch), "objects.py", "keras")
     assert not tr.stubs, [str(d) for d in tr.stubs]
     module = verify.load_generated(tr.text, "objects_keras")
-    printer = tr.program.meta["keras_training_printer"]
+    printer = tr.training_printer
     return tr, module, printer
 
 
@@ -258,7 +258,7 @@ def test_scheduler_stepped_by_the_program_sets_the_same_rates(call):
     assert "scheduler.step()" in tr.text and "=StepSchedule(optimizer," in "".join(tr.text.split())
     module = verify.load_generated(tr.text, "hand_keras")
     assert np.isfinite(module.main())  # the program runs
-    printer = tr.program.meta["keras_training_printer"]
+    printer = tr.training_printer
     schedule = _fact(tr, "schedule_object")
     assert schedule.per == "manual"
     tparam = torch.nn.Parameter(torch.zeros(1))

@@ -69,7 +69,7 @@ def render_training_table() -> str:
                 scheduler="None", step="pass", kind="optimizer_object"):
         src = object_script(loss, optimizer, scheduler, per_epoch=step)
         tr = translate(src, "doc.py", "keras")
-        printer: ProgramPrinter = tr.program.meta["keras_training_printer"]
+        printer: ProgramPrinter = tr.training_printer
         ts = next(t for t in tr.program.training if t.kind == kind)
         if kind == "optimizer_object":
             return printer.optimizer_expr(ts.config)

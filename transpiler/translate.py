@@ -6,6 +6,7 @@ Imports no deep-learning framework (a test checks ``sys.modules``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from transpiler.frontend_ast.keras.frontend import KerasFrontend
 from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
@@ -23,6 +24,9 @@ class Translation:
     program: Program
     text: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: PyTorch → Keras: the printer of the training objects (``ProgramPrinter``), for verify and
+    #: the docs table, which evaluate the same expressions (a printer object, not program data)
+    training_printer: Any = None
 
     @property
     def stubs(self) -> list[Diagnostic]:
@@ -74,8 +78,8 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
     for md in program.models:
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
-    text = print_keras_script(program, frontend)
-    return Translation(program, text, list(program.diagnostics))
+    text, training_printer = print_keras_script(program, frontend)
+    return Translation(program, text, list(program.diagnostics), training_printer)
 
 
 def _translate_to_torch(source: str, path: str, lint: bool, load_weights, keras_exact_updates: bool,

@@ -149,7 +149,7 @@ def _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs
     for layer in kmodel.layers:
         if hasattr(layer, "rate"):
             layer.rate = 0.0
-    printer: ProgramPrinter = result.program.meta["keras_training_printer"]
+    printer: ProgramPrinter = result.training_printer
     knames = dict(vars(gen))
     knames.update(facts.names)
     knames[loop.model] = kmodel
@@ -391,5 +391,5 @@ def _no_shuffle(cls, *args, **kwargs):
 
 
 def _printed_loss(result) -> str:
-    printer: ProgramPrinter = result.program.meta["keras_training_printer"]
+    printer: ProgramPrinter = result.training_printer
     return printer.loss_expr(_fact(result, "loss_object").config)

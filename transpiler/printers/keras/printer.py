@@ -467,13 +467,11 @@ def _dotted(node) -> str:
     return f"{_dotted(node.value)}.{node.attr.value}"
 
 
-def print_keras_script(program: Program, frontend) -> str:
-    """The Keras script for ``program`` (read by ``frontend``), black-formatted."""
+def print_keras_script(program: Program, frontend) -> tuple[str, ProgramPrinter]:
+    """The Keras script for ``program`` (read by ``frontend``), black-formatted, and the printer
+    of its training objects (verify evaluates the same expressions with it)."""
     script = KerasScript(program, frontend)
-    text = script.render()
-    # the printer of the training objects, for verify (it evaluates the same expressions)
-    program.meta["keras_training_printer"] = script.training
-    return text
+    return script.render(), script.training
 
 
 def _free(value) -> bool:
