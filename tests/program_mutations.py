@@ -111,6 +111,15 @@ def rename(source: str, seed: int) -> str:
 class _OddSyntax(cst.CSTTransformer):
     def __init__(self, rng: random.Random):
         self.rng = rng
+        self.in_concat = 0  # (a part of an implicit concatenation is not split again: libcst refuses it)
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
+        self.in_concat += 1
+        return True
+
+    def leave_ConcatenatedString(self, original, updated):
+        self.in_concat -= 1
+        return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if updated.args and self.rng.random() < 0.6:
@@ -134,7 +143,7 @@ class _OddSyntax(cst.CSTTransformer):
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         text = updated.value
-        if len(text) >= 4 and text[0] in "'\"" and text[:3] not in ('"""', "'''") and "\\" not in text \
+        if not self.in_concat and len(text) >= 4 and text[0] in "'\"" and text[:3] not in ('"""', "'''") and "\\" not in text \
                 and self.rng.random() < 0.4:
             q, body = text[0], text[1:-1]
             cut = self.rng.randrange(1, len(body))

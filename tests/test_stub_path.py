@@ -141,3 +141,79 @@ def test_directory_table_notes_where_a_stubbed_output_stops(tmp_path, capsys):
     line = int(row.split("stops at line ")[1].split()[0])
     assert "NotImplementedError" in (tmp_path / "out" / "s.py").read_text().splitlines()[line - 1] or \
         "Odd" in (tmp_path / "out" / "s.py").read_text().splitlines()[line - 1]
+
+
+# a script that builds two models: one translates, the builder of the other fails (its layer
+# is called on a Python list, which no translation can size)
+_KERAS_ONE_OF_TWO = """
+import keras
+from keras import layers
+
+
+def get_model():
+    inputs = keras.Input(shape=(4,))
+    x = layers.Dense(3)(inputs)
+    y = layers.Embedding(10, 2)([1, 2, 3]) + undefined_name_here()
+    return keras.Model(inputs, x + y)
+
+
+inputs = keras.Input(shape=(4,))
+small = keras.Model(inputs, layers.Dense(2)(inputs))
+model = get_model()
+"""
+
+_TORCH_CLASSES_ONLY = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+    def forward(self, x):
+        return self.fc(x).unknown_method_here()
+"""
+
+
+def _wrote(err: str) -> str:
+    return next(line for line in err.splitlines() if line.startswith("transpile: wrote"))
+
+
+def test_summary_counts_models_found_that_became_stubs(tmp_path, capsys):
+    src = tmp_path / "s.py"
+    src.write_text(_KERAS_ONE_OF_TWO)
+    report = tmp_path / "r.md"
+    code = run([str(src), "--to", "pytorch", "-o", str(tmp_path / "o.py"), "--report", str(report)])
+    wrote = _wrote(capsys.readouterr().err)
+    assert code == 0
+    assert re.search(r"\((1) model, (\d+) stubs?\); ", wrote)  # the shape score.py parses, first
+    assert "; 1 of the 2 models found is a stub (get_model)" in wrote
+    lead = next(t for t in report.read_text().splitlines() if "translated" in t and "model" in t)
+    assert lead.startswith("**1 model of 2 found (stubs: get_model) translated")
+    code = run([str(src), "--to", "pytorch", "-o", str(tmp_path / "o2.py"), "--strict"])
+    strict = next(line for line in capsys.readouterr().err.splitlines() if "--strict" in line)
+    assert code != 0 and strict.startswith("transpile: 1 model translated; 1 of the 2 models found is a stub")
+
+
+def test_summary_counts_every_model_found_when_none_translates(tmp_path, capsys):
+    src = tmp_path / "net.py"
+    src.write_text(_TORCH_CLASSES_ONLY)
+    code = run([str(src), "--to", "keras", "-o", str(tmp_path / "o.py")])
+    wrote = _wrote(capsys.readouterr().err)
+    assert code == 0 and "(0 models, " in wrote
+    assert "1 of the 1 model found is a stub (Net)" in wrote
+
+
+def test_directory_table_shows_models_translated_of_found(tmp_path, capsys):
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    (src_dir / "s.py").write_text(_KERAS_ONE_OF_TWO)
+    code = run([str(src_dir), "--to", "pytorch", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 0
+    row = next(line for line in err.splitlines() if "s.py" in line and "stubs" in line)
+    assert row.split()[2] == "1/2"
+    total = next(line for line in err.splitlines() if line.startswith("total:"))
+    assert "1 model of 2 found" in total

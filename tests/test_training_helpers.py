@@ -368,3 +368,27 @@ def test_the_loader_helper_kept_for_other_uses_is_an_array_loader():
     k1 = translate(used, "k_torch.py", "keras")
     assert not k1.stubs, [str(d) for d in k1.stubs]
     assert re.search(r"dataset = ArrayLoader\(\s*ArrayDataset\(x, y\), batch_size=16, shuffle=True\s*\)", k1.text)
+
+
+@pytest.mark.parametrize("call, want", [
+    ("tf.constant([1, 2], dtype=(tf.float32))", "torch.tensor([1, 2], dtype=torch.float32)"),
+    ("tf.cast((x), dtype=(tf.float32),)", "torch.as_tensor(x, dtype=torch.float32)"),
+    ("tf.reduce_mean((x), axis=(1),)", None),
+])
+def test_redundant_parentheses_around_arguments_mean_nothing(call, want):
+    # found by the whole-program fuzz (odd syntax on zero_dce.py): `dtype=(tf.float32)` was
+    # refused as "dtype (tf.float32)", one stub more than the script without the parentheses
+    from transpiler.printers.torch.loss_functions import canonical, rewrite_entry
+
+    node = cst.parse_expression(call)
+    emit = rewrite_entry(canonical("tensorflow." + _dotted_name(node.func)[len("tf."):]))
+    assert emit is not None
+    plain = cst.parse_expression(call.replace("(x)", "x").replace("(tf.float32)", "tf.float32")
+                                 .replace("(1)", "1").replace(",)", ")"))
+    assert emit(node) == emit(plain)
+    if want is not None:
+        assert emit(node) == want
+
+
+def _dotted_name(node) -> str:
+    return node.value if isinstance(node, cst.Name) else f"{_dotted_name(node.value)}.{node.attr.value}"

@@ -315,7 +315,8 @@ def summary_table(results: list[FileResult]) -> str:
     rows = []
     for r in results:
         translated = r.status in ("ok", "stubs")
-        rows.append((r.source, r.status, str(r.models) if translated else "-",
+        models = f"{r.models}/{r.models + len(r.missed)}" if r.missed else str(r.models)
+        rows.append((r.source, r.status, models if translated else "-",
                      str(r.stubs) if translated else "-", f"{r.seconds:.2f}",
                      _clip(r.note or _stop_note(r.stop), 70)))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(5)]
@@ -330,7 +331,9 @@ def summary_table(results: list[FileResult]) -> str:
     counts = {s: sum(r.status == s for r in results) for s in ("ok", "stubs", "error", "skipped")}
     total = (f"total: {len(results)} file{'s' if len(results) != 1 else ''}: "
              + ", ".join(f"{n} {s}" for s, n in counts.items())
-             + f"; {_plural(sum(r.models for r in results), 'model')}, "
+             + f"; {_plural(sum(r.models for r in results), 'model')}"
+             + (f" of {sum(r.models + len(r.missed) for r in results)} found" if any(r.missed for r in results)
+                else "") + ", "
              f"{_plural(sum(r.stubs for r in results), 'stub')}; {sum(r.seconds for r in results):.2f} s")
     outdated = sum(r.out_of_date for r in results)
     if outdated:

@@ -129,6 +129,8 @@ class FileResult:
     status: str = "ok"
     code: int = EXIT_OK
     models: int = 0
+    #: models the source builds that became stubs (builder, class or variable names)
+    missed: list[str] = field(default_factory=list)
     stubs: int = 0
     seconds: float = 0.0
     wrote: bool = False
@@ -261,6 +263,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
 
     res.translation = result
     res.models, res.stubs = len(result.program.models), len(result.stubs)
+    res.missed = list(result.program.models_not_translated)
     res.status = "stubs" if result.stubs else "ok"
     if result.stubs:
         from transpiler import stub_path
@@ -646,8 +649,8 @@ def run_single(args: argparse.Namespace) -> int:
         # what decides whether the output is usable comes first: models, stubs, where it stops
         # (the "(N models, M stubs)" shape is what scorers parse: ../shared/realworld/score.py)
         print(f"transpile: wrote {out_path} ({res.models} model{'s' if res.models != 1 else ''}, "
-              f"{res.stubs} stub{'s' if res.stubs != 1 else ''}){'; ' + res.stop if res.stop else ''}",
-              file=sys.stderr)
+              f"{res.stubs} stub{'s' if res.stubs != 1 else ''}){models_missed(res.models, res.missed)}"
+              f"{'; ' + res.stop if res.stop else ''}", file=sys.stderr)
     if res.translation is not None:
         from transpiler import report
 
@@ -691,9 +694,21 @@ def path_clash(args: argparse.Namespace, source: str, out_path: str) -> str | No
                  later=(("the source", "-o"), ("the source", "the output")))
 
 
+def models_missed(translated: int, missed: list[str]) -> str:
+    """``; 1 of the 2 models found is a stub (get_model)``, or nothing when every model found
+    was translated: the summary, ``--strict`` and the report lead with it (issue 22 item 10)."""
+    if not missed:
+        return ""
+    found = translated + len(missed)
+    verb = "is a stub" if len(missed) == 1 else "are stubs"
+    return (f"; {len(missed)} of the {found} model{'s' if found != 1 else ''} found {verb} "
+            f"({', '.join(missed)})")
+
+
 def _status(args, res: FileResult) -> int:
     if args.strict and res.stubs:
-        print(f"transpile: {res.models} model{'s' if res.models != 1 else ''} translated; {res.stubs} "
+        print(f"transpile: {res.models} model{'s' if res.models != 1 else ''} translated"
+              f"{models_missed(res.models, res.missed)}; {res.stubs} "
               f"construct(s) need manual attention (--strict){'; ' + res.stop if res.stop else ''}",
               file=sys.stderr)
         return EXIT_STRICT

@@ -63,8 +63,10 @@ def render(translation, source_path: str, output_path: str, stop: str = "") -> s
     done, total = convert_rate(rows)
     pct = 100.0 * done / total if total else 100.0
     models, stubs = len(translation.program.models), len(translation.stubs)
-    usable = (f"**{models} model{'s' if models != 1 else ''} translated, {stubs} stub{'s' if stubs != 1 else ''}"
-              f"{'; ' + stop if stop else ''}.**")
+    missed = translation.program.models_not_translated
+    found = f" of {models + len(missed)} found (stubs: {', '.join(missed)})" if missed else ""
+    usable = (f"**{models} model{'s' if models != 1 else ''}{found} translated, "
+              f"{stubs} stub{'s' if stubs != 1 else ''}{'; ' + stop if stop else ''}.**")
     lines = [f"# Conversion report: {source_path}", "", usable, "",
              f"{done}/{total} constructs translated ({pct:.1f}%); output `{output_path}`.", "",
              "| where | construct | became |", "| --- | --- | --- |"]

@@ -72,6 +72,9 @@ class Program:
     #: name): ``Net()`` in the program builds the same model (the torch reader finds them)
     class_builders: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: names of models the source builds that became stubs (a builder, class or variable),
+    #: in the order met: with ``models`` they are the models found (the summary leads with them)
+    missed_models: list[str] = field(default_factory=list)
 
     def _add(self, diag: Diagnostic) -> Diagnostic:
         for old in self.diagnostics:
@@ -83,6 +86,20 @@ class Program:
     def stub(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
         """Record something left for a human (a marked stub in the output)."""
         return self._add(Diagnostic(span, message, "stub", source_line))
+
+    def model_stub(self, span: Span | None, name: str, message: str, source_line: str = "") -> Diagnostic:
+        """A stub that stands for a whole model the source builds (``name``: its builder, class
+        or variable): it counts among the models found but not translated."""
+        if name not in self.missed_models:
+            self.missed_models.append(name)
+        return self.stub(span, message, source_line)
+
+    @property
+    def models_not_translated(self) -> list[str]:
+        """The models found that are stubs (not also translated under the same name: a builder
+        that failed for one call but built for another is translated)."""
+        done = {n for md in self.models for n in (md.class_name, md.builder, md.var) if n}
+        return [n for n in self.missed_models if n not in done]
 
     def warn(self, span: Span | None, message: str, source_line: str = "") -> Diagnostic:
         """Record an assumption the translation made."""

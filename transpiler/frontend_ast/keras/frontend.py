@@ -140,7 +140,11 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                     self.failed_builders.add(stmt.name.value)
                     if self._constructs_layers(stmt) or _called_names(stmt) & set(self.user_classes):
                         span = getattr(exc, "span", None) or self._span(stmt)
-                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+                        if self._constructs_models(stmt):
+                            self.program.model_stub(span, stmt.name.value, f"{stmt.name.value}: {exc}",
+                                                    self._line(span))
+                        else:
+                            self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
                         self.program.meta.setdefault("failures", {})[stmt.name.value] = span
                     continue
                 finally:
@@ -294,14 +298,16 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
             try:
                 self._exec_stmt(stmt, self.globals)
             except (Unsupported, FrontendError) as exc:
-                del self.models[mark:]
                 # a model this statement was still building (`model.add(...)`) is dropped too:
                 # a half-built model would be a silent mistake
                 touched = {id(v) for name, v in self.globals.vars.items()
                            if isinstance(v, ModelObj) and name in _names_in(stmt)}
+                lost = self.models[mark:] + [e for e in self.models[:mark] if id(e[0]) in touched]
+                del self.models[mark:]
                 self.models = [entry for entry in self.models if id(entry[0]) not in touched]
                 span = getattr(exc, "span", None) or self._span(stmt)
                 self.program.stub(span, str(exc), self._line(span))
+                self._missed_models(stmt, lost)
             except (Return, Break, Continue):
                 pass
         for stmt in self.module.body:
@@ -316,7 +322,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                     except (Unsupported, FrontendError) as exc:
                         del self.models[mark:]
                         span = getattr(exc, "span", None) or self._span(stmt)
-                        self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
+                        self.program.model_stub(span, stmt.name.value, f"{stmt.name.value}: {exc}",
+                                                self._line(span))
 
     # -- helpers for spans and source ---------------------------------------------
     def _span(self, node: cst.CSTNode) -> Span:
@@ -362,6 +369,17 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
 
     def _constructs_models(self, node: cst.CSTNode) -> bool:
         return self._makes_models(node)
+
+    def _missed_models(self, stmt: cst.CSTNode, lost: list) -> None:
+        """A module-level statement that failed: the models it was building are models found
+        but not translated (by their variable; the assigned name when none was made yet)."""
+        names = [builder or var or model.name or "model" for model, builder, var, _ in lost]
+        if not names and self._constructs_models(stmt):
+            targets = [t.target for s in getattr(stmt, "body", ()) if isinstance(s, cst.Assign) for t in s.targets]
+            names = [t.value if isinstance(t, cst.Name) else "model" for t in targets[:1]] or ["model"]
+        for name in names:
+            if name not in self.program.missed_models:
+                self.program.missed_models.append(name)
 
     def _dot_layer(self, api: str, args, kwargs, span: Span):
         """``layers.Dot(axes, normalize=False, name=...)``; ``layers.dot([a, b], axes, ...)``

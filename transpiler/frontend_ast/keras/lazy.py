@@ -252,7 +252,7 @@ class KerasLazyModels:
             except (Unsupported, FrontendError):
                 model.input_shape = None
         name = model.name or model.var or "Sequential"
-        self.program.stub(model.span, f"{name}: a Sequential model whose input shape is never given "
+        self.program.model_stub(model.span, name, f"{name}: a Sequential model whose input shape is never given "
                                       "statically (no keras.Input, input_shape= or build()); give it one "
                                       "to translate it", self._line(model.span))
         return False

@@ -28,7 +28,7 @@ class KerasRecovery:
         self.models = [entry for entry in self.models if entry[0] is not model]
         name = builder or model.var or model.name or "model"
         span = getattr(exc, "span", None) or model.span
-        self.program.stub(span, f"{name}: {exc}", self._line(span))
+        self.program.model_stub(span, name, f"{name}: {exc}", self._line(span))
         if builder is not None:
             self.failed_builders.add(builder)
             self.program.meta.setdefault("failures", {})[builder] = span

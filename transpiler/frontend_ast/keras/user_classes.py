@@ -81,11 +81,11 @@ class KerasSubclasses:
         try:
             self._build_lazily(model, None, span)
         except (Unsupported, FrontendError) as exc:
-            self.program.stub(span, f"{name}: {exc}", self._line(span))
+            self.program.model_stub(span, name, f"{name}: {exc}", self._line(span))
             return False
         if model.graph is not None:
             return True
-        self.program.stub(span, f"{name}: the subclassed model's input shape is never given statically; "
+        self.program.model_stub(span, name, f"{name}: the subclassed model's input shape is never given statically; "
                                 "call model.build((None, ...)) or model(keras.Input(shape=...)) where it is "
                                 "built", self._line(span))
         return False

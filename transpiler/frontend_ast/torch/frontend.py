@@ -152,7 +152,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
 
     def _stub_model(self, name: str, builder: str | None, message: str, span: Span) -> None:
         line = self.source_line(span)
-        self.program.stub(span, f"{name}: {message}", line)
+        self.program.model_stub(span, builder or name, f"{name}: {message}", line)
         if builder:
             self.stubbed_builders.add(builder)
         self.program.meta["stubbed_models"].append({"name": name, "builder": builder, "message": message,

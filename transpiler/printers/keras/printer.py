@@ -359,7 +359,7 @@ class KerasScript:
         message = (f"{name}: an nn.Module class this file does not build with a known input shape "
                    "(Keras layers need it to translate the forward here); translate the script that "
                    "builds it, or give its input shape as INPUT_SHAPE")
-        diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+        diag = self.program.model_stub(self.frontend._span(stmt), name, message, f"class {name}")
         return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
 
     def _bound(self, import_line: str) -> bool:

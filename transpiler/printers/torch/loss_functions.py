@@ -87,6 +87,16 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    """An argument without the parentheses around it (``dtype=(tf.float32)`` is ``tf.float32``):
+    an argument is delimited by commas already, so they never change its meaning, except
+    around a tuple (or what only parses parenthesised), where they are kept."""
+    if getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Yield,
+                                                             cst.NamedExpr)):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
 class _Args:
     """A call's arguments as source text, bound to Keras' parameter names."""
 
@@ -96,14 +106,14 @@ class _Args:
         if any(a.star for a in call.args) or len(positional) > len(names):
             raise Untranslatable("*args or too many positional arguments")
         for name, arg in zip(names, positional):
-            self.values[name] = arg.value
+            self.values[name] = _bare(arg.value)
         for arg in call.args:
             if arg.keyword is not None:
                 key = arg.keyword.value
                 for canon, spellings in (aliases or {}).items():
                     if key in spellings:
                         key = canon
-                self.values[key] = arg.value
+                self.values[key] = _bare(arg.value)
 
     def text(self, name: str, default: str | None = None) -> str | None:
         node = self.values.get(name)
