@@ -144,3 +144,17 @@ def test_training_reader_evaluates_through_the_interpreter():
                  "_eval_ConcatenatedString", "_comprehension", "_bind_arguments"):
         assert getattr(TrainingReader, name) is getattr(Interpreter, name), name
     assert TrainingReader.READ_EVERY_PART
+
+
+def test_a_script_name_shadows_a_builtin_in_the_training_reader():
+    """A builder called ``sum`` is the builder where the program calls it (the fuzz's rename
+    of dcgan), as in Python: the module's names shadow builtins."""
+    from test_torch_training import HEAD, LOOP
+    from transpiler.translate import translate
+
+    tail = "    criterion = nn.CrossEntropyLoss()\n    optimizer = torch.optim.Adam(model.parameters())\n" + LOOP
+    want = translate(HEAD + tail, "t.py", "keras")
+    got = translate((HEAD + tail).replace("build_model", "sum"), "t.py", "keras")
+    assert not want.stubs and not got.stubs, got.stubs
+    assert len(got.program.models) == len(want.program.models) == 1
+    assert got.text == want.text.replace("build_model", "sum")

@@ -87,6 +87,8 @@ class Interpreter(ModuleConstants):
     BUILTINS: dict[str, Any] = SAFE_BUILTINS
     #: ask astroid about module-level names the run did not bind
     ASTROID_FALLBACK = False
+    #: what ``_builtin`` answers for a name that is not a builtin
+    NOT_BUILTIN = _MISSING
     #: libcst expression type → evaluator, built per class from its ``_eval_<Type>`` methods
     _EVAL: dict[type, Callable] = {}
 
@@ -205,6 +207,7 @@ class Interpreter(ModuleConstants):
         return value
 
     def _builtin(self, name: str) -> Any:
+        """The builtin ``name`` names, or ``Interpreter.NOT_BUILTIN``."""
         return self.BUILTINS.get(name, _MISSING)
 
     def _unbound(self, name: str, node: cst.Name | None = None) -> Any:
@@ -295,10 +298,11 @@ class Interpreter(ModuleConstants):
         return self._comprehension(node, env)
 
     def _eval_SetComp(self, node, env):
-        return self._comprehension(node, env)
+        return self._comprehension(node, env) if self.READ_EVERY_PART else self._no_expression(node)
 
     def _eval_DictComp(self, node, env):
-        return self._comprehension(node, env)
+        """(read by a translating reader; to the others not yet a static value)"""
+        return self._comprehension(node, env) if self.READ_EVERY_PART else self._no_expression(node)
 
     def _comprehension(self, node, env) -> Any:
         results: list = []

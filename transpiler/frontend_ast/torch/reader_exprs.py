@@ -88,6 +88,14 @@ class ReaderExpressions(Interpreter):
         self.count_use(value)
         return value
 
+    def _builtin(self, name: str):
+        """A builtin, unless the script binds the name (a builder called ``sum``: its scopes
+        are not the reader's, the module's definitions shadow builtins all the same)."""
+        if name in self.factories or name in self.dataset_classes or name in self.helper_calls.helpers or \
+                name in self.fe.functions or name in self.fe.globals.vars:
+            return self.NOT_BUILTIN
+        return super()._builtin(name)
+
     def _unbound(self, name: str, node=None):
         """A name the program's scopes do not bind: a model builder or class, a Dataset class,
         a training helper, a torch import, a module function."""
