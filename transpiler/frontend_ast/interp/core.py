@@ -254,12 +254,12 @@ class Interpreter(ModuleConstants):
         """The items of a tuple/list display; ``Unknown`` when a ``*starred`` part is not
         known statically (``(None, *x_train.shape[2:])``): the display is then run-time data."""
         out = []
-        for el in elements:
+        for i, el in enumerate(elements):
             value = self._eval(el.value, env)
             if isinstance(el, cst.StarredElement):
                 if isinstance(value, Unknown):
                     if self.READ_EVERY_PART:
-                        self._elements(elements[elements.index(el) + 1:], env)
+                        self._elements(elements[i + 1:], env)
                     return Unknown(f"*{value.reason}" if value.reason else "*run-time data")
                 out.extend(self._iterate(value, el.value))
             else:
