@@ -221,12 +221,8 @@ class Interpreter(ModuleConstants):
         return self._attribute(self._eval(node.value, env), node.attr.value, node)
 
     def _attribute(self, base: Any, attr: str, node) -> Any:
-        handler = self.ATTRIBUTES.lookup(type(base))
-        if handler is not None:
-            value = handler(self, base, attr, node)
-            if value is not PASS:
-                return value
-        return self._no_attribute(base, attr, node)
+        value = self.ATTRIBUTES.apply(self, base, attr, node)
+        return self._no_attribute(base, attr, node) if value is PASS else value
 
     def _no_attribute(self, base: Any, attr: str, node) -> Any:
         return self._unknown(f".{attr}")
@@ -503,12 +499,8 @@ class Interpreter(ModuleConstants):
     # -- subscripts -----------------------------------------------------------------------
     def _eval_Subscript(self, node, env):
         base = self._eval(node.value, env)
-        handler = self.SUBSCRIPTS.lookup(type(base))
-        if handler is not None:
-            value = handler(self, base, node, env)
-            if value is not PASS:
-                return value
-        return self._static_subscript(base, node, env)
+        value = self.SUBSCRIPTS.apply(self, base, node, env)
+        return self._static_subscript(base, node, env) if value is PASS else value
 
     def _subscript_key(self, node, env) -> Any:
         """The index of ``node``: one value or slice, or a tuple of them."""
@@ -568,12 +560,8 @@ class Interpreter(ModuleConstants):
         return True
 
     def _call(self, func: Any, args: list, kwargs: dict, node) -> Any:
-        handler = self.CALLS.lookup(type(func))
-        if handler is not None:
-            value = handler(self, func, args, kwargs, node)
-            if value is not PASS:
-                return value
-        return self._no_call(func, args, kwargs, node)
+        value = self.CALLS.apply(self, func, args, kwargs, node)
+        return self._no_call(func, args, kwargs, node) if value is PASS else value
 
     def _no_call(self, func: Any, args: list, kwargs: dict, node) -> Any:
         """A callee no handler took: a builtin runs on static arguments."""

@@ -66,6 +66,11 @@ class TypeTable:
         self._cache[typ] = found
         return found
 
+    def apply(self, interp: Any, value: Any, *rest: Any) -> Any:
+        """``handler(interp, value, *rest)`` of ``value``'s type, else PASS."""
+        handler = self.lookup(type(value))
+        return PASS if handler is None else handler(interp, value, *rest)
+
 
 class RuleTable:
     """Rules on a pair of operands, each for the operand types it names (either side)."""

@@ -301,8 +301,7 @@ class ReaderExpressions(Interpreter):
             args = self.arguments(node, scope)
         finally:
             self.optimizer_args -= groups
-        handler = self.CALLS.lookup(type(func))
-        value = PASS if handler is None else handler(self, func, node, args, scope)
+        value = self.CALLS.apply(self, func, node, args, scope)
         if value is not PASS:
             return value
         if isinstance(node.func, cst.Name):
