@@ -592,108 +592,14 @@ class ReaderExpressions(Interpreter):
         return T.Code(_code(node), id(node))
 
     def torch_function(self, path: str, short: str, node: cst.Call, pos, vals, kw) -> V:
-        parts: list = []
-
-        def p(n) -> str:
-            parts.append(n)
-            return "{%d}" % (len(parts) - 1)
-
-        def shape_of() -> str:
-            if "size" in kw:
-                return p(kw["size"])
-            sizes = [a for a in node.args if a.keyword is None]  # ``torch.randn(4, *SHAPE)`` too
-            if len(sizes) == 1 and not sizes[0].star and not isinstance(sizes[0].value, cst.Integer):
-                return p(sizes[0].value)
-            texts = [("*" if a.star else "") + p(a.value) for a in sizes]
-            return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
-
-        def dtype(default: str) -> str:
-            if "dtype" in kw:
-                return p(kw["dtype"])
-            return f'"{default}"'
-
-        if path in ("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.Tensor", "torch.asarray"):
-            if path == "torch.from_numpy":
-                template = p(pos[0])
-            else:
-                template = f"np.asarray({p(pos[0])}" + (f", dtype={p(kw['dtype'])}" if "dtype" in kw else "") + ")"
-            self.array(node, template, parts)
-            return Arr()
-        if path in ("torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty"):
-            shape = shape_of()
-            template = {"torch.randn": f"np.random.standard_normal({shape}).astype({dtype('float32')})",
-                        "torch.rand": f"np.random.random_sample({shape}).astype({dtype('float32')})",
-                        "torch.zeros": f"np.zeros({shape}, dtype={dtype('float32')})",
-                        "torch.ones": f"np.ones({shape}, dtype={dtype('float32')})",
-                        "torch.empty": f"np.empty({shape}, dtype={dtype('float32')})"}[path]
-            self.array(node, template, parts)
-            return Arr()
-        if path == "torch.full":
-            fill = pos[1] if len(pos) > 1 else kw["fill_value"]
-            default = "float32" if isinstance(fill, cst.Float) or not isinstance(fill, cst.Integer) else "int64"
-            self.array(node, f"np.full({p(pos[0] if pos else kw['size'])}, {p(fill)}, dtype={dtype(default)})",
-                       parts)
-            return Arr()
-        if path == "torch.randint":
-            if len(pos) == 2:
-                low, high, size = None, pos[0], pos[1]
-            elif len(pos) >= 3:
-                low, high, size = pos[0], pos[1], pos[2]
-            else:
-                raise Unsupported("torch.randint with keyword sizes")
-            template = f"np.random.randint({p(low) if low is not None else '0'}, {p(high)}, size={p(size)})"
-            self.array(node, template, parts)
-            return Arr()
-        if path == "torch.randperm" and len(pos) == 1 and set(kw) <= {"dtype", "device"}:
-            self.array(node, f"np.random.permutation({p(pos[0])})", parts)  # (torch's int64 too)
-            return Arr()
-        if path in ("torch.arange", "torch.linspace"):
-            self.array(node, f"np.{short}(" + ", ".join(p(a) for a in pos) + ")", parts)
-            return Arr()
-        if path in ("torch.zeros_like", "torch.ones_like", "torch.randn_like", "torch.rand_like", "torch.full_like"):
-            base = p(pos[0])
-            template = {"torch.zeros_like": f"np.zeros_like({base})", "torch.ones_like": f"np.ones_like({base})",
-                        "torch.randn_like": f"np.random.standard_normal({base}.shape).astype({base}.dtype)",
-                        "torch.rand_like": f"np.random.random_sample({base}.shape).astype({base}.dtype)",
-                        "torch.full_like": f"np.full_like({base}, {p(pos[1]) if len(pos) > 1 else ''})"}[path]
-            self.array(node, template, parts)
-            return Arr()
-        if path in ("torch.cat", "torch.concat", "torch.stack"):
-            dim = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
-            fn = "np.stack" if short == "stack" else "np.concatenate"
-            self.array(node, f"{fn}({p(pos[0])}" + (f", axis={p(dim)}" if dim is not None else "") + ")", parts)
-            return Arr()
-        if path in ("torch.allclose", "torch.isclose", "torch.equal"):
-            fn = {"allclose": "np.allclose", "isclose": "np.isclose", "equal": "np.array_equal"}[short]
-            extra = "".join(f", {k}={p(v)}" for k, v in kw.items() if k in ("rtol", "atol", "equal_nan"))
-            self.array(node, f"{fn}({p(pos[0])}, {p(pos[1])}{extra})", parts)
-            return OTHER if short != "isclose" else Arr()
-        if path in ("torch.max", "torch.min") and len(pos) == 2 and not kw and isinstance(vals[1], Arr):
-            self.array(node, f"np.{short}imum({p(pos[0])}, {p(pos[1])})", parts)  # elementwise
-            return Arr()
-        if path in ("torch.argmax", "torch.argmin", "torch.sum", "torch.mean", "torch.amax", "torch.amin",
-                    "torch.std", "torch.var", "torch.prod", "torch.max", "torch.min"):
-            return self.tensor_method(short, pos[0], node, [(cst.Arg(a), OTHER) for a in pos[1:]] +
-                                      [(cst.Arg(v, keyword=cst.Name(k)), OTHER) for k, v in kw.items()],
-                                      receiver_node=pos[0], parts=parts)
-        if path.startswith("torch.") and path.count(".") == 1 and short in NUMPY_UNARY and len(pos) == 1 and not kw:
-            self.array(node, f"{NUMPY_UNARY[short]}({p(pos[0])})", parts)
-            return Arr()
-        if path in ("torch.relu", "torch.nn.functional.relu"):
-            self.array(node, f"np.maximum({p(pos[0])}, 0)", parts)
-            return Arr()
-        if path in ("torch.clamp", "torch.clip"):
-            lo = kw.get("min") or (pos[1] if len(pos) > 1 else None)
-            hi = kw.get("max") or (pos[2] if len(pos) > 2 else None)
-            self.array(node, f"np.clip({p(pos[0])}, {p(lo) if lo is not None else 'None'}, "
-                             f"{p(hi) if hi is not None else 'None'})", parts)
-            return Arr()
-        if path == "torch.where" and len(pos) == 3:
-            self.array(node, f"np.where({p(pos[0])}, {p(pos[1])}, {p(pos[2])})", parts)
-            return Arr()
-        if path in ("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"):
-            raise Unsupported(f"{path} on array data")  # handled in functional_loss
-        raise Unsupported(f"{path}() is not translated to Keras yet")
+        """A torch function on array data: the numpy code computing it (``_TORCH_FUNCTIONS``)."""
+        call = _TorchCall(path, short, node, pos, vals, kw)
+        handler = _TORCH_FUNCTIONS.get(path)
+        if handler is None and path.count(".") == 1 and short in NUMPY_UNARY:
+            handler = _numpy_unary
+        if handler is None:
+            raise Unsupported(f"{path}() is not translated to Keras yet")
+        return handler(self, call)
 
 
 #: builtins with a meaning for the reader's values, by name (``builtin_call``)
@@ -707,3 +613,163 @@ _BUILTIN_CALLS = {
     "zip": lambda self, node, args, values, scope: _Zipped(values),
     "next": ReaderExpressions._next_call,
 }
+
+
+class _TorchCall:
+    """One call of a torch function and the numpy code made of it: ``p(arg)`` places an
+    argument's code (``{i}`` in the template, ``parts[i]`` the argument)."""
+
+    def __init__(self, path: str, short: str, node: cst.Call, pos: list, vals: list, kw: dict):
+        self.path, self.short, self.node, self.pos, self.vals, self.kw = path, short, node, pos, vals, kw
+        self.parts: list = []
+
+    def p(self, n) -> str:
+        self.parts.append(n)
+        return "{%d}" % (len(self.parts) - 1)
+
+    def shape(self) -> str:
+        if "size" in self.kw:
+            return self.p(self.kw["size"])
+        sizes = [a for a in self.node.args if a.keyword is None]  # ``torch.randn(4, *SHAPE)`` too
+        if len(sizes) == 1 and not sizes[0].star and not isinstance(sizes[0].value, cst.Integer):
+            return self.p(sizes[0].value)
+        texts = [("*" if a.star else "") + self.p(a.value) for a in sizes]
+        return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+    def dtype(self, default: str) -> str:
+        return self.p(self.kw["dtype"]) if "dtype" in self.kw else f'"{default}"'
+
+    def array(self, reader, template: str, result: V | None = None) -> V:
+        reader.array(self.node, template, self.parts)
+        return Arr() if result is None else result
+
+    def not_translated(self):
+        raise Unsupported(f"{self.path}() is not translated to Keras yet")
+
+
+def _from_data(r, c: _TorchCall) -> V:
+    if c.path == "torch.from_numpy":
+        return c.array(r, c.p(c.pos[0]))
+    data = c.p(c.pos[0])
+    dtype = f", dtype={c.p(c.kw['dtype'])}" if "dtype" in c.kw else ""
+    return c.array(r, f"np.asarray({data}{dtype})")
+
+
+_SHAPED = {"torch.randn": "np.random.standard_normal({shape}).astype({dtype})",
+           "torch.rand": "np.random.random_sample({shape}).astype({dtype})",
+           "torch.zeros": "np.zeros({shape}, dtype={dtype})", "torch.ones": "np.ones({shape}, dtype={dtype})",
+           "torch.empty": "np.empty({shape}, dtype={dtype})"}
+
+
+def _shaped(r, c: _TorchCall) -> V:
+    shape = c.shape()
+    return c.array(r, _SHAPED[c.path].format(shape=shape, dtype=c.dtype("float32")))
+
+
+def _full(r, c: _TorchCall) -> V:
+    fill = c.pos[1] if len(c.pos) > 1 else c.kw["fill_value"]
+    default = "float32" if isinstance(fill, cst.Float) or not isinstance(fill, cst.Integer) else "int64"
+    size = c.p(c.pos[0] if c.pos else c.kw["size"])
+    return c.array(r, f"np.full({size}, {c.p(fill)}, dtype={c.dtype(default)})")
+
+
+def _randint(r, c: _TorchCall) -> V:
+    if len(c.pos) == 2:
+        low, high, size = None, c.pos[0], c.pos[1]
+    elif len(c.pos) >= 3:
+        low, high, size = c.pos[0], c.pos[1], c.pos[2]
+    else:
+        raise Unsupported("torch.randint with keyword sizes")
+    return c.array(r, f"np.random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, size={c.p(size)})")
+
+
+def _randperm(r, c: _TorchCall) -> V:
+    if len(c.pos) != 1 or not set(c.kw) <= {"dtype", "device"}:
+        c.not_translated()
+    return c.array(r, f"np.random.permutation({c.p(c.pos[0])})")  # (torch's int64 too)
+
+
+def _range(r, c: _TorchCall) -> V:
+    return c.array(r, f"np.{c.short}(" + ", ".join(c.p(a) for a in c.pos) + ")")
+
+
+_LIKE = {"torch.zeros_like": "np.zeros_like({0})", "torch.ones_like": "np.ones_like({0})",
+         "torch.randn_like": "np.random.standard_normal({0}.shape).astype({0}.dtype)",
+         "torch.rand_like": "np.random.random_sample({0}.shape).astype({0}.dtype)",
+         "torch.full_like": "np.full_like({0}, {1})"}
+
+
+def _like(r, c: _TorchCall) -> V:
+    base = c.p(c.pos[0])
+    fill = c.p(c.pos[1]) if c.path == "torch.full_like" and len(c.pos) > 1 else ""
+    return c.array(r, _LIKE[c.path].format(base, fill))
+
+
+def _join(r, c: _TorchCall) -> V:
+    dim = c.kw.get("dim") or (c.pos[1] if len(c.pos) > 1 else None)
+    fn = "np.stack" if c.short == "stack" else "np.concatenate"
+    return c.array(r, f"{fn}({c.p(c.pos[0])}" + (f", axis={c.p(dim)}" if dim is not None else "") + ")")
+
+
+def _close(r, c: _TorchCall) -> V:
+    fn = {"allclose": "np.allclose", "isclose": "np.isclose", "equal": "np.array_equal"}[c.short]
+    extra = "".join(f", {k}={c.p(v)}" for k, v in c.kw.items() if k in ("rtol", "atol", "equal_nan"))
+    return c.array(r, f"{fn}({c.p(c.pos[0])}, {c.p(c.pos[1])}{extra})", Arr() if c.short == "isclose" else OTHER)
+
+
+def _reduce(r, c: _TorchCall) -> V:
+    return r.tensor_method(c.short, c.pos[0], c.node, [(cst.Arg(a), OTHER) for a in c.pos[1:]] +
+                           [(cst.Arg(v, keyword=cst.Name(k)), OTHER) for k, v in c.kw.items()],
+                           receiver_node=c.pos[0], parts=c.parts)
+
+
+def _extremum(r, c: _TorchCall) -> V:
+    if len(c.pos) == 2 and not c.kw and isinstance(c.vals[1], Arr):
+        return c.array(r, f"np.{c.short}imum({c.p(c.pos[0])}, {c.p(c.pos[1])})")  # elementwise
+    return _reduce(r, c)
+
+
+def _numpy_unary(r, c: _TorchCall) -> V:
+    if len(c.pos) != 1 or c.kw:
+        c.not_translated()
+    return c.array(r, f"{NUMPY_UNARY[c.short]}({c.p(c.pos[0])})")
+
+
+def _relu(r, c: _TorchCall) -> V:
+    return c.array(r, f"np.maximum({c.p(c.pos[0])}, 0)")
+
+
+def _clip(r, c: _TorchCall) -> V:
+    lo = c.kw.get("min") or (c.pos[1] if len(c.pos) > 1 else None)
+    hi = c.kw.get("max") or (c.pos[2] if len(c.pos) > 2 else None)
+    return c.array(r, f"np.clip({c.p(c.pos[0])}, {c.p(lo) if lo is not None else 'None'}, "
+                      f"{c.p(hi) if hi is not None else 'None'})")
+
+
+def _where(r, c: _TorchCall) -> V:
+    if len(c.pos) != 3:
+        c.not_translated()
+    return c.array(r, f"np.where({c.p(c.pos[0])}, {c.p(c.pos[1])}, {c.p(c.pos[2])})")
+
+
+def _loss_on_arrays(r, c: _TorchCall) -> V:
+    raise Unsupported(f"{c.path} on array data")  # handled in functional_loss
+
+
+def _table(*entries) -> dict:
+    return {path: handler for paths, handler in entries for path in paths}
+
+
+#: torch functions on array data, by path → the handler writing their numpy code
+_TORCH_FUNCTIONS = _table(
+    (("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.Tensor", "torch.asarray"), _from_data),
+    (tuple(_SHAPED), _shaped), (("torch.full",), _full), (("torch.randint",), _randint),
+    (("torch.randperm",), _randperm), (("torch.arange", "torch.linspace"), _range), (tuple(_LIKE), _like),
+    (("torch.cat", "torch.concat", "torch.stack"), _join),
+    (("torch.allclose", "torch.isclose", "torch.equal"), _close),
+    (("torch.max", "torch.min"), _extremum),
+    (("torch.argmax", "torch.argmin", "torch.sum", "torch.mean", "torch.amax", "torch.amin", "torch.std",
+      "torch.var", "torch.prod"), _reduce),
+    (("torch.relu", "torch.nn.functional.relu"), _relu), (("torch.clamp", "torch.clip"), _clip),
+    (("torch.where",), _where), (("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"), _loss_on_arrays),
+)
