@@ -532,49 +532,11 @@ class ReaderExpressions(Interpreter):
             from transpiler.frontend_ast.torch.steps import live_function
 
             return live_function(self, path, node, pos, vals, kw)
-        if path in ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split",
-                    "torch.utils.data.Subset", "torch.utils.data.dataset.Subset"):
-            return self.map_dataset(short, node, pos, vals, kw, kwv)
-        if path in DATA_PATHS:
-            return self.data_object(DATA_PATHS[path], node, pos, vals, kw, kwv, scope)
-        if path.startswith("torch.optim.lr_scheduler."):
-            return self.scheduler(short, node, pos, vals, kw)
-        if path.startswith("torch.optim.") and path.count(".") == 2:
-            return self.optimizer(short, node, pos, vals, kw)
-        if path.startswith("torch.nn.") and path.count(".") == 2 and short in LOSSES:
-            loss = self.loss_config(short, {k: self.static(v, f"{short}({k}=...)") for k, v in kw.items()}, pos)
-            self.fact(node, "loss_object", loss)
-            return LossV(loss, node)
-        if path.startswith("torch.nn.functional.") and short in LOSSES:
-            return self.functional_loss(short, node, pos, vals, kw)
-        if path in ("torch.no_grad", "torch.inference_mode", "torch.enable_grad") or \
-                path == "torch.autograd.no_grad":
-            if path == "torch.enable_grad":
-                raise Unsupported("torch.enable_grad() is not translated")
-            return NoGradV()
-        if path == "torch.manual_seed" or path == "torch.random.manual_seed":
-            self.fact(node, "seed", T.Code(_code(pos[0]), id(pos[0])) if pos else None)
-            return OTHER
-        if path in ("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
-                    "torch.backends.cudnn.benchmark"):
-            raise Unsupported(f"{path}() is not translated")
-        if path == "torch.save":
-            return self.torch_save(node, pos, vals)
-        if path == "torch.load":
-            if not pos:
-                raise Unsupported("torch.load without a path")
-            return self.torch_load(node, pos[0])
-        if path in ACTIVATIONS:
-            if vals and isinstance(vals[0], LiveV):
-                from transpiler.frontend_ast.torch.steps import live_function
-
-                return live_function(self, path, node, pos, vals, kw)
-            if not vals or not isinstance(vals[0], Arr):
-                raise Unsupported(f"{path} on something that is not array data")
-            axis = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
-            self.fact(node, "activation", {"op": ACTIVATIONS[path], "x": id(pos[0]),
-                                           "axis": id(axis) if axis is not None else None})
-            return Arr()
+        call = _TorchCall(path, short, node, pos, vals, kw)
+        handler = _TORCH_CALLS.get(path) or _TORCH_MODULES.get(path.rsplit(".", 1)[0])
+        value = PASS if handler is None else handler(self, call, kwv, scope)
+        if value is not PASS:
+            return value
         return self.torch_function(path, short, node, pos, vals, kw)
 
     def static(self, node, what: str) -> Any:
@@ -773,3 +735,86 @@ _TORCH_FUNCTIONS = _table(
     (("torch.relu", "torch.nn.functional.relu"), _relu), (("torch.clamp", "torch.clip"), _clip),
     (("torch.where",), _where), (("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"), _loss_on_arrays),
 )
+
+
+# -- torch calls that make objects or facts (``torch_call``) -----------------------------------
+def _map_dataset(r, c: _TorchCall, kwv, scope) -> V:
+    return r.map_dataset(c.short, c.node, c.pos, c.vals, c.kw, kwv)
+
+
+def _data_object(r, c: _TorchCall, kwv, scope) -> V:
+    return r.data_object(DATA_PATHS[c.path], c.node, c.pos, c.vals, c.kw, kwv, scope)
+
+
+def _scheduler(r, c: _TorchCall, kwv, scope) -> V:
+    return r.scheduler(c.short, c.node, c.pos, c.vals, c.kw)
+
+
+def _optimizer(r, c: _TorchCall, kwv, scope) -> V:
+    return r.optimizer(c.short, c.node, c.pos, c.vals, c.kw)
+
+
+def _loss_object(r, c: _TorchCall, kwv, scope) -> V:
+    if c.short not in LOSSES:
+        return PASS
+    loss = r.loss_config(c.short, {k: r.static(v, f"{c.short}({k}=...)") for k, v in c.kw.items()}, c.pos)
+    r.fact(c.node, "loss_object", loss)
+    return LossV(loss, c.node)
+
+
+def _functional_loss(r, c: _TorchCall, kwv, scope) -> V:
+    return r.functional_loss(c.short, c.node, c.pos, c.vals, c.kw) if c.short in LOSSES else PASS
+
+
+def _no_grad(r, c: _TorchCall, kwv, scope) -> V:
+    if c.path == "torch.enable_grad":
+        raise Unsupported("torch.enable_grad() is not translated")
+    return NoGradV()
+
+
+def _seed(r, c: _TorchCall, kwv, scope) -> V:
+    r.fact(c.node, "seed", T.Code(_code(c.pos[0]), id(c.pos[0])) if c.pos else None)
+    return OTHER
+
+
+def _global_setting(r, c: _TorchCall, kwv, scope) -> V:
+    raise Unsupported(f"{c.path}() is not translated")
+
+
+def _save(r, c: _TorchCall, kwv, scope) -> V:
+    return r.torch_save(c.node, c.pos, c.vals)
+
+
+def _load(r, c: _TorchCall, kwv, scope) -> V:
+    if not c.pos:
+        raise Unsupported("torch.load without a path")
+    return r.torch_load(c.node, c.pos[0])
+
+
+def _activation(r, c: _TorchCall, kwv, scope) -> V:
+    if c.vals and isinstance(c.vals[0], LiveV):
+        from transpiler.frontend_ast.torch.steps import live_function
+
+        return live_function(r, c.path, c.node, c.pos, c.vals, c.kw)
+    if not c.vals or not isinstance(c.vals[0], Arr):
+        raise Unsupported(f"{c.path} on something that is not array data")
+    axis = c.kw.get("dim") or (c.pos[1] if len(c.pos) > 1 else None)
+    r.fact(c.node, "activation", {"op": ACTIVATIONS[c.path], "x": id(c.pos[0]),
+                                  "axis": id(axis) if axis is not None else None})
+    return Arr()
+
+
+#: torch calls by path (before the families of ``_TORCH_MODULES``, then ``_TORCH_FUNCTIONS``)
+_TORCH_CALLS = _table(
+    (("torch.utils.data.random_split", "torch.utils.data.dataset.random_split", "torch.utils.data.Subset",
+      "torch.utils.data.dataset.Subset"), _map_dataset),
+    (tuple(DATA_PATHS), _data_object),
+    (("torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.autograd.no_grad"), _no_grad),
+    (("torch.manual_seed", "torch.random.manual_seed"), _seed),
+    (("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
+      "torch.backends.cudnn.benchmark"), _global_setting),
+    (("torch.save",), _save), (("torch.load",), _load), (tuple(ACTIVATIONS), _activation),
+)
+#: families of torch calls by module (a handler may decline: a function of ``torch.nn.functional`` that is no loss)
+_TORCH_MODULES = {"torch.optim.lr_scheduler": _scheduler, "torch.optim": _optimizer, "torch.nn": _loss_object,
+                  "torch.nn.functional": _functional_loss}
