@@ -158,3 +158,22 @@ def test_a_script_name_shadows_a_builtin_in_the_training_reader():
     assert not want.stubs and not got.stubs, got.stubs
     assert len(got.program.models) == len(want.program.models) == 1
     assert got.text == want.text.replace("build_model", "sum")
+
+
+def test_string_arguments_are_the_interpreters_values():
+    """``reduction="s" "um"`` and a parameter group's key ``"para" "ms"`` are strings (the
+    odd_syntax fuzz of residual_mlp, vae, custom_param and text_classifier)."""
+    plain = '''
+        criterion = nn.CrossEntropyLoss()
+        optimizer = torch.optim.Adam([{"params": model.parameters(), "lr": 1e-3}])
+        err = F.l1_loss(x, x, reduction="sum")
+    '''
+    split = '''
+        criterion = nn.CrossEntropyLoss()
+        optimizer = torch.optim.Adam([{"para" "ms": model.parameters(), ("l" "r"): 1e-3}])
+        err = F.l1_loss(x, x, reduction=("s" "um"))
+    '''
+    _, want = program(plain)
+    _, got = program(split)
+    assert not want.stubs and not got.stubs, got.stubs
+    assert assigned(got, "err") == assigned(want, "err")

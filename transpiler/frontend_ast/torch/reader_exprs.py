@@ -57,6 +57,12 @@ class ReaderExpressions(Interpreter):
         """What ``node`` holds, its facts recorded."""
         return self._eval(node, scope)
 
+    def string_value(self, node, scope: Scope | None = None) -> str | None:
+        """The string ``node`` holds when the interpreter knows it (``"s" "um"``, a name bound
+        to one), without recording facts; else None."""
+        value = self.peek(node, self.cur_scope if scope is None else scope)
+        return value if isinstance(value, str) else None
+
     def count_use(self, value) -> None:
         """A read of a loader or dataset (of each in a dict) outside the recognised loops."""
         if isinstance(value, LoaderV):
