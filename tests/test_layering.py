@@ -110,7 +110,6 @@ LONG_FUNCTIONS_TODAY = {
     "transpiler/frontend_ast/torch/steps.py::read_custom_loop",
     "transpiler/frontend_ast/torch/train_step.py::read_fit_shape",
     "transpiler/frontend_ast/torch/reader_methods.py::ReaderMethods.tensor_method",
-    "transpiler/frontend_ast/torch/reader_exprs.py::ReaderExpressions.torch_function",
     "transpiler/ir/modules.py::build_structure",
     "transpiler/printers/keras/train_step.py::train_step_fit",
     "transpiler/printers/keras/training.py::ProgramPrinter.expression",
