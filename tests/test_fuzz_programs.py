@@ -54,11 +54,7 @@ _SAMPLE = {p for target in ("pytorch", "keras")
 
 #: findings not fixed yet, each a bug with its cause (strict: a fix makes the case pass and
 #: the xfail fail, so the entry goes when the bug does)
-KNOWN = {
-    "corpus/torch/dcgan.py-odd_syntax-0":
-        "the torch training reader does not evaluate implicitly concatenated strings "
-        "(\"ne\" \"tG\") nor a parenthesised dict argument of torch.save: 3 new stubs",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _marks(path: str, seed: int, case: str):

@@ -14,6 +14,15 @@ its hooks in the class tables (interp/registry.py), keyed by the type of its own
 * ``UNARY``      operand type → ``handler(self, node, value)``
 * ``OPERANDS``   rules on (left, right) of a binary operator → ``rule(self, left, right, op, node)``
 * ``COMPARANDS`` rules on (left, right) of a comparison → ``rule(self, left, right, node, target)``
+* ``SYNTAX``     rules on the syntax of an expression (by libcst node type), tried before it is
+  evaluated → ``rule(self, node, env)`` (an idiom read whole: ``sum(p.numel() for p in ...)``)
+
+A reader that *translates* what it reads (the torch training reader: each torch call it reads
+is a fact the printer replaces) sets ``READ_EVERY_PART``: every sub-expression is then read,
+also where Python would not evaluate it (the other side of ``and``, the branch not taken, the
+rest of a comparison, the parts of an f-string after one that is not static). Its own values
+stand for what it cannot decide (``_unknown``, ``_undecided``); its calls may take their
+arguments as it needs them (``_call_target``, ``_call_expression``).
 
 Any handler may return ``PASS`` to leave the value to the next rule or to the default.
 The reader's policy for what cannot be read (an ``Unknown``, or a raised error) is in the
@@ -33,11 +42,13 @@ import libcst as cst
 
 from transpiler.frontend_ast.interp.module_constants import ModuleConstants
 from transpiler.frontend_ast.interp.operators import BINOPS, CMPOPS, CONSTANTS, SAFE_BUILTINS, UNARYOPS
-from transpiler.frontend_ast.interp.registry import PASS, RuleTable, TypeTable
+from transpiler.frontend_ast.interp.registry import PASS, NodeRules, RuleTable, TypeTable
 from transpiler.frontend_ast.interp.scope import Env
 from transpiler.frontend_ast.interp.values import Unknown
 
 _MISSING = object()
+#: the dispatch tables, in the order ``Interpreter.extended_tables`` returns them
+_TABLES = ("CALLS", "ATTRIBUTES", "SUBSCRIPTS", "UNARY", "OPERANDS", "COMPARANDS", "SYNTAX")
 _CONTAINERS = (list, tuple, dict, str, range)
 
 
@@ -67,12 +78,26 @@ class Interpreter(ModuleConstants):
     UNARY = TypeTable()
     OPERANDS = RuleTable()
     COMPARANDS = RuleTable()
+    SYNTAX = NodeRules()
+    #: a translating reader: every part of an expression is read (see the module docstring)
+    READ_EVERY_PART = False
+    #: f-strings of static values are evaluated to their text (else: Unknown, parts unread)
+    STATIC_FSTRINGS = True
     #: the builtins a name may resolve to
     BUILTINS: dict[str, Any] = SAFE_BUILTINS
     #: ask astroid about module-level names the run did not bind
     ASTROID_FALLBACK = False
+    #: what ``_builtin`` answers for a name that is not a builtin
+    NOT_BUILTIN = _MISSING
     #: libcst expression type → evaluator, built per class from its ``_eval_<Type>`` methods
     _EVAL: dict[type, Callable] = {}
+
+    @classmethod
+    def extended_tables(cls) -> tuple:
+        """A reader's own dispatch tables, each extending ``cls``'s; in its class body:
+        ``CALLS, ATTRIBUTES, SUBSCRIPTS, UNARY, OPERANDS, COMPARANDS, SYNTAX =
+        Interpreter.extended_tables()``."""
+        return tuple(getattr(cls, name).extend() for name in _TABLES)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -81,17 +106,29 @@ class Interpreter(ModuleConstants):
 
     # -- dispatch -------------------------------------------------------------------------
     def _eval(self, node: cst.BaseExpression, env: Env) -> Any:
+        for rule in self.SYNTAX.rules(type(node)):
+            value = rule(self, node, env)
+            if value is not PASS:
+                return value
         fn = self._EVAL.get(type(node))
         if fn is None:
-            return self._no_expression(node)
+            return self._other_expression(node, env)
         value = fn(self, node, env)
         if type(value) is Unknown and value.source is not node:
             value = Unknown(value.reason, source=node)  # provenance: the (outermost) expression it stands for
         return value
 
+    def _other_expression(self, node: cst.CSTNode, env: Env) -> Any:
+        """An expression of a kind no ``_eval_<Type>`` reads (a translating reader still reads its parts)."""
+        return self._no_expression(node)
+
     def _no_expression(self, node: cst.CSTNode) -> Any:
         """An expression kind the interpreter does not read."""
-        return Unknown(f"cannot evaluate {type(node).__name__}")
+        return self._unknown(f"cannot evaluate {type(node).__name__}")
+
+    def _unknown(self, reason: str) -> Any:
+        """What the reader holds for a value the interpreter cannot decide."""
+        return Unknown(reason)
 
     # -- literals -------------------------------------------------------------------------
     def _eval_Integer(self, node, env):
@@ -113,22 +150,26 @@ class Interpreter(ModuleConstants):
         return Ellipsis
 
     def _eval_FormattedString(self, node, env):
+        if not self.STATIC_FSTRINGS and not self.READ_EVERY_PART:
+            return self._unknown("f-string")
         text = self._format_parts(node.parts, env)
-        return Unknown("f-string") if text is None else text
+        return self._unknown("f-string") if text is None else text
 
     def _format_parts(self, parts, env) -> str | None:
         """The text of f-string ``parts`` (format specs and ``!r`` included), or None."""
-        out = []
+        out: list | None = []
         for part in parts:
             if isinstance(part, cst.FormattedStringText):
-                out.append(part.value.replace("{{", "{").replace("}}", "}"))
+                if out is not None:
+                    out.append(part.value.replace("{{", "{").replace("}}", "}"))
                 continue
             value = self._eval(part.expression, env)
-            if not self._formattable(value):
-                return None
             spec = "" if part.format_spec is None else self._format_parts(part.format_spec, env)
-            if spec is None:
-                return None
+            if out is None or spec is None or not self._formattable(value):
+                if not self.READ_EVERY_PART:
+                    return None
+                out = None
+                continue
             conversion = part.conversion
             if conversion is None and part.equal is not None and part.format_spec is None:
                 conversion = "r"  # f"{name=}" shows repr(name)
@@ -139,8 +180,10 @@ class Interpreter(ModuleConstants):
             try:
                 out.append(format(value, spec))
             except (TypeError, ValueError):
-                return None
-        return "".join(out)
+                out = None
+                if not self.READ_EVERY_PART:
+                    return None
+        return None if out is None else "".join(out)
 
     def _formattable(self, value: Any) -> bool:
         """Whether an f-string may show ``value`` (a static Python value)."""
@@ -151,59 +194,68 @@ class Interpreter(ModuleConstants):
         name = node.value
         if name in CONSTANTS:
             return CONSTANTS[name]
-        try:
-            return env.lookup(name)
-        except KeyError:
-            pass
+        value = env.find(name, _MISSING)
+        if value is not _MISSING:
+            return self._read(name, value)
         value = self._builtin(name)
         if value is not _MISSING:
             return value
-        return self._unbound(name)
+        return self._unbound(name, node)
+
+    def _read(self, name: str, value: Any) -> Any:
+        """A read of a name a scope binds (a reader may count reads; identity here)."""
+        return value
 
     def _builtin(self, name: str) -> Any:
+        """The builtin ``name`` names, or ``Interpreter.NOT_BUILTIN``."""
         return self.BUILTINS.get(name, _MISSING)
 
-    def _unbound(self, name: str) -> Any:
+    def _unbound(self, name: str, node: cst.Name | None = None) -> Any:
         """A name no scope binds: astroid's answer for a module-level value, or Unknown."""
         if self.ASTROID_FALLBACK:
             return self._astroid_value(name)
-        return Unknown(f"name {name}")
+        return self._unknown(f"name {name}")
 
     # -- attributes -----------------------------------------------------------------------
     def _eval_Attribute(self, node, env):
         return self._attribute(self._eval(node.value, env), node.attr.value, node)
 
     def _attribute(self, base: Any, attr: str, node) -> Any:
-        handler = self.ATTRIBUTES.lookup(type(base))
-        if handler is not None:
-            value = handler(self, base, attr, node)
-            if value is not PASS:
-                return value
-        return self._no_attribute(base, attr, node)
+        value = self.ATTRIBUTES.apply(self, base, attr, node)
+        return self._no_attribute(base, attr, node) if value is PASS else value
 
     def _no_attribute(self, base: Any, attr: str, node) -> Any:
-        return Unknown(f".{attr}")
+        return self._unknown(f".{attr}")
 
     # -- containers -----------------------------------------------------------------------
     def _eval_Tuple(self, node, env):
         items = self._elements(node.elements, env)
-        return items if isinstance(items, Unknown) else tuple(items)
+        return self._container(items if isinstance(items, Unknown) else tuple(items), node)
 
     def _eval_List(self, node, env):
         items = self._elements(node.elements, env)
-        return items if isinstance(items, Unknown) else list(items)
+        return self._container(items if isinstance(items, Unknown) else list(items), node)
 
     def _eval_Set(self, node, env):
-        return Unknown("set")
+        if self.READ_EVERY_PART:
+            self._elements(node.elements, env)
+        return self._unknown("set")
+
+    def _container(self, value: Any, node) -> Any:
+        """The reader's value for a tuple, list or dict display (``value`` the Python one,
+        or Unknown); identity here."""
+        return value
 
     def _elements(self, elements, env) -> list | Unknown:
         """The items of a tuple/list display; ``Unknown`` when a ``*starred`` part is not
         known statically (``(None, *x_train.shape[2:])``): the display is then run-time data."""
         out = []
-        for el in elements:
+        for i, el in enumerate(elements):
             value = self._eval(el.value, env)
             if isinstance(el, cst.StarredElement):
                 if isinstance(value, Unknown):
+                    if self.READ_EVERY_PART:
+                        self._elements(elements[i + 1:], env)
                     return Unknown(f"*{value.reason}" if value.reason else "*run-time data")
                 out.extend(self._iterate(value, el.value))
             else:
@@ -215,16 +267,24 @@ class Interpreter(ModuleConstants):
         return value
 
     def _eval_Dict(self, node, env):
-        out = {}
+        out: dict | Unknown = {}
         for el in node.elements:
             if isinstance(el, cst.DictElement):
-                out[self._eval(el.key, env)] = self._eval(el.value, env)
-            else:
-                rest = self._eval(el.value, env)
-                if not isinstance(rest, dict):  # ``**{...comprehension over run-time data}``
-                    return Unknown("a dict built from run-time data")
+                key, value = self._eval(el.key, env), self._eval(el.value, env)
+                if isinstance(out, dict):
+                    try:
+                        out[key] = value
+                    except TypeError:  # an unhashable key
+                        out = Unknown("a dict with an unhashable key")
+                continue
+            rest = self._eval(el.value, env)
+            if not isinstance(rest, dict):  # ``**{...comprehension over run-time data}``
+                out = Unknown("a dict built from run-time data")
+                if not self.READ_EVERY_PART:
+                    break
+            elif isinstance(out, dict):
                 out.update(rest)
-        return out
+        return self._container(out, node)
 
     # -- comprehensions -------------------------------------------------------------------
     def _eval_ListComp(self, node, env):
@@ -233,23 +293,46 @@ class Interpreter(ModuleConstants):
     def _eval_GeneratorExp(self, node, env):
         return self._comprehension(node, env)
 
+    def _eval_SetComp(self, node, env):
+        return self._comprehension(node, env) if self.READ_EVERY_PART else self._no_expression(node)
+
+    def _eval_DictComp(self, node, env):
+        """(read by a translating reader; to the others not yet a static value)"""
+        return self._comprehension(node, env) if self.READ_EVERY_PART else self._no_expression(node)
+
     def _comprehension(self, node, env) -> Any:
         results: list = []
-        inner = Env(env)
+        inner = env.child()
+        every = self.READ_EVERY_PART
 
         def walk(comp):
             for item in self._comprehension_items(self._eval(comp.iter, inner), comp, node):
                 self._bind_target(comp.target, item, inner)
-                if all(self._eval(cond.test, inner) for cond in comp.ifs):
+                tests = [self._eval(cond.test, inner) for cond in comp.ifs] if every else \
+                    (self._eval(cond.test, inner) for cond in comp.ifs)
+                if every or all(tests):
                     if comp.inner_for_in is not None:
                         walk(comp.inner_for_in)
+                    elif isinstance(node, cst.DictComp):
+                        results.append((self._eval(node.key, inner), self._eval(node.value, inner)))
                     else:
                         results.append(self._eval(node.elt, inner))
 
         try:
             walk(node.for_in)
         except DynamicIterable:
-            return Unknown("comprehension over run-time data")
+            return self._unknown("comprehension over run-time data")
+        return self._comprehension_value(results, node)
+
+    def _comprehension_value(self, results: list, node) -> Any:
+        """What a comprehension makes of its ``results`` (a dict's are (key, value) pairs)."""
+        if isinstance(node, cst.DictComp):
+            try:
+                return dict(results)
+            except TypeError:
+                return self._unknown("dict comprehension")
+        if isinstance(node, cst.SetComp):
+            return self._unknown("set")
         return results
 
     def _comprehension_items(self, iterable: Any, comp, node) -> Any:
@@ -269,6 +352,23 @@ class Interpreter(ModuleConstants):
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el, item in zip(target.elements, value, strict=True):
                 self._assign(el.value, item, env)
+
+    def _eval_Lambda(self, node, env):
+        """A translating reader reads the body (its parameters undecided); others say what a
+        lambda is to them (``_lambda``)."""
+        if not self.READ_EVERY_PART:
+            return self._lambda(node, env)
+        inner = env.child()
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg,
+                      params.star_kwarg]:
+            if isinstance(param, cst.Param):
+                inner.set(param.name.value, self._unknown("a lambda's parameter"))
+        self._eval(node.body, inner)
+        return self._unknown("lambda")
+
+    def _lambda(self, node: cst.Lambda, env: Env) -> Any:
+        return self._no_expression(node)
 
     # -- operators ------------------------------------------------------------------------
     def _eval_BinaryOperation(self, node, env):
@@ -293,7 +393,7 @@ class Interpreter(ModuleConstants):
         return left, right
 
     def _no_operator(self, op: type, node, what: str) -> Any:
-        return Unknown(what)
+        return self._unknown(what)
 
     def _arith_error(self, exc: Exception, node) -> Any:
         raise exc
@@ -313,10 +413,21 @@ class Interpreter(ModuleConstants):
         fn = UNARYOPS.get(op)
         if fn is None:
             return self._no_operator(op, node, "unary")
-        return self._arith_result(fn(value), op, (value,), node)
+        try:
+            result = fn(value)
+        except Exception as exc:  # ``-"text"``
+            return self._arith_error(exc, node)
+        return self._arith_result(result, op, (value,), node)
 
     def _eval_BooleanOperation(self, node, env):
         left = self._eval(node.left, env)
+        if self.READ_EVERY_PART:
+            right = self._eval(node.right, env)
+            if self._undecided(left):
+                return self._unknown("boolean operation")
+            if isinstance(node.operator, cst.And):
+                return right if left else left
+            return left if left else right
         if isinstance(left, Unknown):
             return left
         if isinstance(node.operator, cst.And):
@@ -325,6 +436,9 @@ class Interpreter(ModuleConstants):
 
     def _eval_Comparison(self, node, env):
         left = self._eval(node.left, env)
+        if self.READ_EVERY_PART:  # every comparator read, then compared
+            rights = [self._eval(target.comparator, env) for target in node.comparisons]
+            return self._compare_chain(left, rights, node)
         for target in node.comparisons:
             right = self._eval(target.comparator, env)
             value = self.COMPARANDS.apply(self, left, right, node, target)
@@ -335,6 +449,20 @@ class Interpreter(ModuleConstants):
             left = right
         return True
 
+    def _compare_chain(self, left: Any, rights: list, node) -> Any:
+        """``left op0 rights[0] op1 rights[1] ...`` on values already read."""
+        for target, right in zip(node.comparisons, rights):
+            value = self.COMPARANDS.apply(self, left, right, node, target)
+            if value is not PASS:
+                return value
+            try:
+                if not CMPOPS[type(target.operator)](left, right):
+                    return False
+            except TypeError:
+                return self._unknown("comparison")
+            left = right
+        return True
+
     def _eval_IfExp(self, node, env):
         mode = self._mode_of(node.test, env)
         if mode is not None:  # ``a if training else b``: both, selected by the mode
@@ -342,9 +470,18 @@ class Interpreter(ModuleConstants):
             train, infer = (body, orelse) if mode else (orelse, body)
             return self._select_mode(train, infer, node)
         test = self._eval(node.test, env)
+        if self.READ_EVERY_PART:
+            body, orelse = self._eval(node.body, env), self._eval(node.orelse, env)
+            if self._undecided(test):
+                return self._either(body, orelse, node)
+            return body if test else orelse
         if self._undecided(test):
             return self._no_condition(node.test)
         return self._eval(node.body if test else node.orelse, env)
+
+    def _either(self, body: Any, orelse: Any, node) -> Any:
+        """``body if <undecided> else orelse`` (both read: ``READ_EVERY_PART``)."""
+        return self._no_condition(node.test)
 
     def _mode_of(self, test, env) -> bool | None:
         """True/False when ``test`` is the training mode (or its negation), else None."""
@@ -357,17 +494,13 @@ class Interpreter(ModuleConstants):
         return isinstance(test, Unknown)
 
     def _no_condition(self, test) -> Any:
-        return Unknown("condition")
+        return self._unknown("condition")
 
     # -- subscripts -----------------------------------------------------------------------
     def _eval_Subscript(self, node, env):
         base = self._eval(node.value, env)
-        handler = self.SUBSCRIPTS.lookup(type(base))
-        if handler is not None:
-            value = handler(self, base, node, env)
-            if value is not PASS:
-                return value
-        return self._static_subscript(base, node, env)
+        value = self.SUBSCRIPTS.apply(self, base, node, env)
+        return self._static_subscript(base, node, env) if value is PASS else value
 
     def _subscript_key(self, node, env) -> Any:
         """The index of ``node``: one value or slice, or a tuple of them."""
@@ -382,7 +515,7 @@ class Interpreter(ModuleConstants):
 
     def _static_subscript(self, base: Any, node, env) -> Any:
         if not isinstance(base, _CONTAINERS):
-            return Unknown("subscript of a value known only at run time")  # sys.argv[1]
+            return self._unknown("subscript of a value known only at run time")  # sys.argv[1]
         key = self._subscript_key(node, env)
         try:
             return base[key]
@@ -394,14 +527,21 @@ class Interpreter(ModuleConstants):
 
     # -- calls ----------------------------------------------------------------------------
     def _eval_Call(self, node, env):
-        func = self._eval(node.func, env)
+        return self._call_expression(self._call_target(node.func, env), node, env)
+
+    def _call_target(self, func: cst.BaseExpression, env) -> Any:
+        """What a call calls (a reader may read ``obj.method`` as a method, not an attribute)."""
+        return self._eval(func, env)
+
+    def _call_expression(self, func: Any, node: cst.Call, env) -> Any:
+        """A call of ``func``: its arguments read, then the call."""
         args, kwargs = [], {}
         for arg in node.args:
             value = self._eval(arg.value, env)
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
             elif arg.star and isinstance(value, Unknown) and self._unknown_star_call(arg):
-                return Unknown("call with unknown *args")
+                return self._unknown("call with unknown *args")
             elif arg.star == "*":
                 args.extend(self._iterate(value, arg.value))
             elif arg.star == "**":
@@ -420,19 +560,15 @@ class Interpreter(ModuleConstants):
         return True
 
     def _call(self, func: Any, args: list, kwargs: dict, node) -> Any:
-        handler = self.CALLS.lookup(type(func))
-        if handler is not None:
-            value = handler(self, func, args, kwargs, node)
-            if value is not PASS:
-                return value
-        return self._no_call(func, args, kwargs, node)
+        value = self.CALLS.apply(self, func, args, kwargs, node)
+        return self._no_call(func, args, kwargs, node) if value is PASS else value
 
     def _no_call(self, func: Any, args: list, kwargs: dict, node) -> Any:
         """A callee no handler took: a builtin runs on static arguments."""
         if func in self._builtin_functions and not any(
                 isinstance(a, Unknown) for a in [*args, *kwargs.values()]):
             return func(*args, **kwargs)
-        return Unknown("call")
+        return self._unknown("call")
 
     @property
     def _builtin_functions(self) -> list:
@@ -440,37 +576,40 @@ class Interpreter(ModuleConstants):
 
     # -- user functions -------------------------------------------------------------------
     def _bind_arguments(self, fn: cst.FunctionDef, args: list, kwargs: dict, defaults_env: Env,
-                        skip: int = 0) -> dict[str, Any]:
+                        skip: int = 0, missing: Any = _MISSING) -> dict[str, Any]:
         """``fn``'s parameters (after the first ``skip``: ``self``) bound to a call's arguments:
         positional, by keyword, defaults (evaluated in ``defaults_env``), ``*args``/``**kwargs``,
-        as Python binds them. Raises ArgumentError."""
+        as Python binds them. Raises ArgumentError; with ``missing`` given, a parameter without
+        an argument is bound to it and surplus arguments are dropped instead."""
         params = fn.params
         positional = (list(params.posonly_params) + list(params.params))[skip:]
         star_arg = params.star_arg if isinstance(params.star_arg, cst.Param) else None
         if len(args) > len(positional) and star_arg is None:
-            raise ArgumentError("too many")
+            if missing is _MISSING:
+                raise ArgumentError("too many")
+            args = args[:len(positional)]
         rest = dict(kwargs)
         bound: dict[str, Any] = {}
-        for i, param in enumerate(positional):
+
+        def bind(param: cst.Param, given: list) -> None:
             name = param.name.value
-            if i < len(args):
-                bound[name] = self._parameter_value(name, args[i], fn, None)
+            if given:
+                bound[name] = self._parameter_value(name, given[0], fn, None)
             elif name in rest:
                 bound[name] = self._parameter_value(name, rest.pop(name), fn, None)
             elif param.default is not None:
                 bound[name] = self._parameter_value(name, self._eval(param.default, defaults_env), fn, param.default)
+            elif missing is not _MISSING:
+                bound[name] = missing
             else:
                 raise ArgumentError("missing", name)
+
+        for i, param in enumerate(positional):
+            bind(param, args[i:i + 1])
         if star_arg is not None:
             bound[star_arg.name.value] = tuple(args[len(positional):])
         for param in params.kwonly_params:
-            name = param.name.value
-            if name in rest:
-                bound[name] = self._parameter_value(name, rest.pop(name), fn, None)
-            elif param.default is not None:
-                bound[name] = self._parameter_value(name, self._eval(param.default, defaults_env), fn, param.default)
-            else:
-                raise ArgumentError("missing", name)
+            bind(param, [])
         if params.star_kwarg is not None:
             bound[params.star_kwarg.name.value] = rest
         return bound

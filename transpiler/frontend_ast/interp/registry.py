@@ -3,14 +3,15 @@
 A reader registers its hooks in class-level tables that extend its base's::
 
     class KerasFrontend(Interpreter):
-        CALLS = Interpreter.CALLS.extend()
+        CALLS, ATTRIBUTES, SUBSCRIPTS, UNARY, OPERANDS, COMPARANDS, SYNTAX = Interpreter.extended_tables()
 
         @CALLS.register(LayerObj)
         def _call_layer_obj(self, func, args, kwargs, node): ...
 
 ``TypeTable`` picks the handler of the most specific registered type along the value's MRO
 (``ArrayVal`` before ``Unknown``); ``RuleTable`` tries rules in order on an operand pair
-(a reader's rules before its base's), each rule may decline by returning ``PASS``.
+(a reader's rules before its base's), ``NodeRules`` on an expression's syntax by libcst node
+type; each rule may decline by returning ``PASS``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ class TypeTable:
         self._cache[typ] = found
         return found
 
+    def apply(self, interp: Any, value: Any, *rest: Any) -> Any:
+        """``handler(interp, value, *rest)`` of ``value``'s type, else PASS."""
+        handler = self.lookup(type(value))
+        return PASS if handler is None else handler(interp, value, *rest)
+
 
 class RuleTable:
     """Rules on a pair of operands, each for the operand types it names (either side)."""
@@ -97,3 +103,31 @@ class RuleTable:
                 if result is not PASS:
                     return result
         return PASS
+
+
+class NodeRules:
+    """Rules on the syntax of an expression, keyed by its libcst node type (several per type:
+    a reader's before its base's, each in the order registered)."""
+
+    def __init__(self, parent: "NodeRules | None" = None):
+        self._own: dict[type, list[Callable]] = {}
+        self._parent = parent
+        self._cache: dict[type, tuple[Callable, ...]] = {}
+
+    def extend(self) -> "NodeRules":
+        return NodeRules(self)
+
+    def register(self, *types: type) -> Callable[[Callable], Callable]:
+        def deco(fn: Callable) -> Callable:
+            for typ in types:
+                self._own.setdefault(typ, []).append(fn)
+            self._cache.clear()
+            return fn
+        return deco
+
+    def rules(self, typ: type) -> tuple[Callable, ...]:
+        found = self._cache.get(typ)
+        if found is None:
+            own = tuple(self._own.get(typ, ()))
+            found = self._cache[typ] = own + (self._parent.rules(typ) if self._parent is not None else ())
+        return found

@@ -25,6 +25,19 @@ class Env:
             env = env.parent
         raise KeyError(name)
 
+    def find(self, name: str, default: Any = None) -> Any:
+        """What ``name`` is bound to, else ``default``."""
+        env: Env | None = self
+        while env is not None:
+            if name in env.vars:
+                return env.vars[name]
+            env = env.parent
+        return default
+
+    def child(self) -> "Env":
+        """An inner scope (a comprehension's) of the same kind."""
+        return type(self)(self)
+
     def set(self, name: str, value: Any) -> None:
         self.vars[name] = value if self.bind_hook is None else self.bind_hook(name, value)
 

@@ -88,3 +88,13 @@ class Signature:
 def source_of(value: Any) -> str | None:
     """The source expression ``value`` came from, if it carries one."""
     return getattr(value, "source", None)
+
+
+def contains(value: Any, types: type | tuple[type, ...]) -> bool:
+    """Whether ``value``, or an item of it (of lists, tuples, dicts: keys and values, nested),
+    is one of ``types``."""
+    if isinstance(value, types):
+        return True
+    if isinstance(value, dict):
+        return any(contains(k, types) or contains(v, types) for k, v in value.items())
+    return isinstance(value, (list, tuple)) and any(contains(v, types) for v in value)

@@ -39,12 +39,7 @@ class KerasExpressions(Interpreter):
     """Mixin of KerasFrontend: the interpreter's hooks for Keras values."""
 
     ASTROID_FALLBACK = True
-    CALLS = Interpreter.CALLS.extend()
-    ATTRIBUTES = Interpreter.ATTRIBUTES.extend()
-    SUBSCRIPTS = Interpreter.SUBSCRIPTS.extend()
-    UNARY = Interpreter.UNARY.extend()
-    OPERANDS = Interpreter.OPERANDS.extend()
-    COMPARANDS = Interpreter.COMPARANDS.extend()
+    CALLS, ATTRIBUTES, SUBSCRIPTS, UNARY, OPERANDS, COMPARANDS, SYNTAX = Interpreter.extended_tables()
 
     # -- names, f-strings, comprehensions -----------------------------------------------
     def _builtin(self, name: str) -> Any:
@@ -66,7 +61,7 @@ class KerasExpressions(Interpreter):
     def _bind_target(self, target, value, env) -> None:
         self._assign(target, value, env, naming=False)
 
-    def _eval_Lambda(self, node, env):
+    def _lambda(self, node, env):
         return LambdaVal("lambda", node, env)
 
     # -- attributes -----------------------------------------------------------------------

@@ -28,20 +28,13 @@ class TorchExpressions(Interpreter):
     """Mixin of TorchFrontend: the interpreter's hooks for torch values."""
 
     BUILTINS = _SAFE_BUILTINS
-    CALLS = Interpreter.CALLS.extend()
-    ATTRIBUTES = Interpreter.ATTRIBUTES.extend()
-    SUBSCRIPTS = Interpreter.SUBSCRIPTS.extend()
-    UNARY = Interpreter.UNARY.extend()
-    OPERANDS = Interpreter.OPERANDS.extend()
-    COMPARANDS = Interpreter.COMPARANDS.extend()
+    STATIC_FSTRINGS = False
+    CALLS, ATTRIBUTES, SUBSCRIPTS, UNARY, OPERANDS, COMPARANDS, SYNTAX = Interpreter.extended_tables()
 
 
     # -- expressions: the shared interpreter's hooks for torch values ------------------------
     def _no_expression(self, node):
         raise Unsupported(f"expression {_code(node)!r} is not supported")
-
-    def _eval_FormattedString(self, node, env):
-        return Unknown("f-string")
 
     def _builtin(self, name: str):
         special = _SPECIAL_NAMES.get(name)

@@ -188,7 +188,7 @@ def _torch_path(reader, node, scope) -> str | None:
         return None
     head = reader.peek(node, scope)
     base = getattr(head, "path", None)
-    if type(head).__name__ != "TorchRef" or base is None:
+    if type(head).__name__ != "Ref" or base is None:  # (a TorchRef)
         return None
     return ".".join([base] + parts[::-1])
 

@@ -1,5 +1,12 @@
-"""The training reader's expressions: names, attributes, subscripts, operators, literals and
-calls (builtins, ``torch.*`` constructors and functions), each read to what it holds.
+"""The training reader's expressions, on the shared interpreter (interp/): the hooks for what
+its values mean (attributes, subscripts, operators and calls, registered by value type), the
+idioms it reads from their syntax (``SYNTAX``), and the calls of builtins and of ``torch.*``
+constructors and functions.
+
+The training reader *translates* what it reads (each torch call it reads becomes a fact the
+printer replaces), so every part of an expression is read (``READ_EVERY_PART``), and what it
+cannot decide is ``OTHER``. Its calls take their arguments as ``(cst.Arg, value)`` pairs (the
+facts name argument nodes): its ``CALLS`` handlers are ``handler(self, func, node, args, scope)``.
 """
 
 from __future__ import annotations
@@ -8,10 +15,13 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.interp import PASS, ClassRef, FunctionRef, Interpreter, Unknown, contains
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
 from transpiler.frontend_ast.torch import vision as torch_vision
+from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.helper_calls import HelperRefV
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.values import Ref
 from transpiler.ir import training as T
 from transpiler.frontend_ast.torch.reader_values import (
     _child_expressions, _code, _combine, _Enumerated, _root_names, _Zipped, ACTIVATIONS, Arr, CheckpointV,
@@ -19,18 +29,39 @@ from transpiler.frontend_ast.torch.reader_values import (
     MapDatasetV, ModelAttrV, ModelFactory, ModelV, NoGradV, NUMPY_UNARY, OptimizerV, OTHER, ParamsV, ParamV,
     SchedulerV, Scope, StateV, TorchRef, TupleV, V)
 
+#: what the reader holds that is not a plain Python value
+READER_VALUES = (V, Ref, FunctionRef, ClassRef, Unknown)
 
-class ReaderExpressions:
-    """Mixin of ``TrainingReader`` (reader_exprs)."""
 
-    # -- expressions ------------------------------------------------------------------
+class MethodV(V):
+    """``obj.name`` as the callee of a call: a method of what ``obj`` holds."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: Any, name: str):
+        self.obj, self.name = obj, name
+
+
+def _static(value: Any) -> bool:
+    """A plain Python value (not one of the reader's, nor holding one)."""
+    return not contains(value, READER_VALUES)
+
+
+class ReaderExpressions(Interpreter):
+    """Mixin of ``TrainingReader`` (reader_exprs): the interpreter's hooks for its values."""
+
+    READ_EVERY_PART = True
+    CALLS, ATTRIBUTES, SUBSCRIPTS, UNARY, OPERANDS, COMPARANDS, SYNTAX = Interpreter.extended_tables()
+
     def expr(self, node, scope: Scope) -> V:
-        method = getattr(self, f"_e_{type(node).__name__}", None)
-        if method is None:
-            for child in _child_expressions(node):
-                self.expr(child, scope)
-            return OTHER
-        return method(node, scope)
+        """What ``node`` holds, its facts recorded."""
+        return self._eval(node, scope)
+
+    def string_value(self, node, scope: Scope | None = None) -> str | None:
+        """The string ``node`` holds when the interpreter knows it (``"s" "um"``, a name bound
+        to one), without recording facts; else None."""
+        value = self.peek(node, self.cur_scope if scope is None else scope)
+        return value if isinstance(value, str) else None
 
     def count_use(self, value) -> None:
         """A read of a loader or dataset (of each in a dict) outside the recognised loops."""
@@ -42,179 +73,397 @@ class ReaderExpressions:
             for item in value.items.values():
                 self.count_use(item)
 
-    def _e_Name(self, node: cst.Name, scope: Scope) -> V:
-        value = scope.lookup(node.value)
-        if value is not None:
-            self.count_use(value)
-            return value
-        if node.value in self.factories:
-            return self.factories[node.value]
-        if node.value in self.dataset_classes:
-            return self.dataset_classes[node.value]
-        ref = self.helper_calls.name(node)
-        if ref is not None:
-            return ref
-        g = self.fe.globals.vars.get(node.value)
-        if g is not None and type(g).__name__ == "Ref":
-            return TorchRef(g.path) if g.path.split(".")[0] == "torch" else OTHER
-        if node.value in self.fe.functions:
-            return FuncV(self.fe.functions[node.value].node)
+    # -- what the reader cannot decide ------------------------------------------------------
+    def _unknown(self, reason: str) -> V:
         return OTHER
 
-    def _e_Attribute(self, node: cst.Attribute, scope: Scope) -> V:
-        obj = self.expr(node.value, scope)
-        name = node.attr.value
-        if isinstance(obj, TorchRef):
-            path = f"{obj.path}.{name}"
-            return TorchRef(path)
-        if isinstance(obj, Arr):
-            if name in ("shape", "ndim"):
-                return OTHER
-            if name == "T":
-                return Arr()
-            if name == "data":
-                self.array(node, "{0}", [node.value])
-                return Arr()
-            if name in ("dtype", "device", "grad", "requires_grad", "is_cuda"):
-                raise Unsupported(f"tensor attribute .{name} of {_code(node.value)!r}")
-            return OTHER
-        if isinstance(obj, ModelV) or isinstance(obj, ModelAttrV) and obj.key is None:
-            return self.model_attribute(obj, name, node)
-        if isinstance(obj, LoaderV):
-            if name == "dataset":
-                return obj.dataset
-            if name == "batch_size":
-                return OTHER
-            raise Unsupported(f"DataLoader attribute .{name}")
-        if isinstance(obj, DatasetV):
-            if name == "tensors":
-                self.array(node, "{0}.arrays", [node.value])
-                return TupleV([Arr() for _ in obj.arrays])
-            raise Unsupported(f"TensorDataset attribute .{name}")
-        if isinstance(obj, ParamV):
-            if name == "requires_grad":
-                self.array(node, "{0}.trainable", [node.value])
-                return OTHER
-            if name == "shape":
-                return OTHER
-            raise Unsupported(f"parameter attribute .{name}")
-        if isinstance(obj, (OptimizerV, SchedulerV, StateV, LossV)):
-            raise Unsupported(f"{_code(node)}: this attribute of a PyTorch object is not translated")
-        if isinstance(obj, ChildV):
-            raise Unsupported(f"{_code(node)}: a child module's attributes are not translated to its Keras layer")
-        return OTHER
+    def _undecided(self, test) -> bool:
+        return isinstance(test, READER_VALUES)
 
-    def _e_Subscript(self, node: cst.Subscript, scope: Scope) -> V:
-        held = scope.lookup(node.value.value) if isinstance(node.value, cst.Name) else None
-        if isinstance(held, DictV) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and \
-                isinstance(node.slice[0].slice.value, cst.SimpleString):  # d["train"]: a read of that item only
-            item = held.items.get(node.slice[0].slice.value.evaluated_value, OTHER)
-            self.count_use(item)
-            return item
-        obj = self.expr(node.value, scope)
-        index = None
-        for el in node.slice:
-            self._slice(el.slice, scope)
-            if isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.Integer):
-                index = int(el.slice.value.value)
-        if isinstance(obj, Arr):
-            return Arr()
-        if isinstance(obj, TupleV):
-            if index is not None and -len(obj.items) <= index < len(obj.items):
-                return obj.items[index]
-            return OTHER
-        if isinstance(obj, DatasetV):
-            return TupleV([Arr() for _ in obj.arrays])
-        if isinstance(obj, CheckpointV):
-            if isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString):
-                key = node.slice[0].slice.value.evaluated_value
-                if key in obj.entries:
-                    return StateV(obj.entries[key], snapshot=True)
-            raise Unsupported(f"{_code(node)}: a key the checkpoint was not saved with")
-        if isinstance(obj, ModelV) and self.optimizer_args:
-            return OTHER  # a parameter group (``model[0].parameters()``): read statically
-        if isinstance(obj, (StateV, LoadedV, ModelV, OptimizerV)):
-            raise Unsupported(f"{_code(node)}: indexing a PyTorch object is not translated")
-        return OTHER
-
-    def _slice(self, s, scope: Scope) -> V:
-        if isinstance(s, cst.Index):
-            return self.expr(s.value, scope)
-        for part in (s.lower, s.upper, s.step):
-            if part is not None:
-                self.expr(part, scope)
-        return OTHER
-
-    def _e_BinaryOperation(self, node, scope):
-        return _combine(self.expr(node.left, scope), self.expr(node.right, scope))
-
-    def _e_UnaryOperation(self, node, scope):
-        return self.expr(node.expression, scope)
-
-    def _e_BooleanOperation(self, node, scope):
-        self.expr(node.left, scope)
-        self.expr(node.right, scope)
-        return OTHER
-
-    def _e_Comparison(self, node, scope):
-        kinds = [self.expr(node.left, scope)] + [self.expr(c.comparator, scope) for c in node.comparisons]
-        return Arr() if any(isinstance(k, Arr) for k in kinds) else OTHER
-
-    def _e_Tuple(self, node, scope):
-        items = []
-        for el in node.elements:
-            value = self.expr(el.value, scope)
-            items.append(OTHER if isinstance(el, cst.StarredElement) else value)
-        return TupleV(items)
-
-    _e_List = _e_Tuple
-
-    def _e_Dict(self, node: cst.Dict, scope):
-        items: dict | None = {}
-        for el in node.elements:
-            if isinstance(el, cst.DictElement):
-                self.expr(el.key, scope)
-                value = self.expr(el.value, scope)
-                if items is not None and isinstance(el.key, cst.SimpleString):
-                    items[el.key.evaluated_value] = value
-                    continue
-            else:
-                self.expr(el.value, scope)
-            items = None
-        return DictV(items) if items is not None else OTHER
-
-    def _e_IfExp(self, node, scope):
-        self.expr(node.test, scope)
-        body = self.expr(node.body, scope)
-        self.expr(node.orelse, scope)
+    def _either(self, body, orelse, node):
         return body
 
-    def _e_Lambda(self, node: cst.Lambda, scope: Scope):
-        inner = Scope(scope)
-        for p in node.params.params:
-            inner.vars[p.name.value] = OTHER
-        self.expr(node.body, inner)
+    def _other_expression(self, node, scope):
+        """A kind of expression without a meaning here (``await``, ``yield``, ``:=``): its parts are read."""
+        for child in _child_expressions(node):
+            self._eval(child, scope)
         return OTHER
 
-    def _comprehension(self, node, scope):
-        if self._trainable_parameters(node, scope):
+    # -- names ------------------------------------------------------------------------------
+    def _read(self, name: str, value):
+        self.count_use(value)
+        return value
+
+    def _builtin(self, name: str):
+        """A builtin, unless the script binds the name (a builder called ``sum``: its scopes
+        are not the reader's, the module's definitions shadow builtins all the same)."""
+        if name in self.factories or name in self.dataset_classes or name in self.helper_calls.helpers or \
+                name in self.fe.functions or name in self.fe.globals.vars:
+            return self.NOT_BUILTIN
+        return super()._builtin(name)
+
+    def _unbound(self, name: str, node=None):
+        """A name the program's scopes do not bind: a model builder or class, a Dataset class,
+        a training helper, a torch import, a module function."""
+        for table in (self.factories, self.dataset_classes):
+            if name in table:
+                return table[name]
+        ref = self.helper_calls.name(node) if node is not None else None
+        if ref is not None:
+            return ref
+        g = self.fe.globals.vars.get(name)
+        if isinstance(g, Ref):
+            return TorchRef(g.path) if g.path.split(".")[0] == "torch" else OTHER
+        if name in self.fe.functions:
+            return FuncV(self.fe.functions[name].node)
+        return OTHER
+
+    # -- attributes -------------------------------------------------------------------------
+    def _no_attribute(self, base, attr, node):
+        return OTHER
+
+    ATTRIBUTES.register(TorchRef)(TorchExpressions._ref_attribute)  # (the torch model reader's)
+
+    @ATTRIBUTES.register(Arr)
+    def _array_attribute(self, obj, name, node):
+        if name == "T":
+            return Arr()
+        if name == "data":
+            self.array(node, "{0}", [node.value])
+            return Arr()
+        if name in ("dtype", "device", "grad", "requires_grad", "is_cuda"):
+            raise Unsupported(f"tensor attribute .{name} of {_code(node.value)!r}")
+        return OTHER  # (shape, ndim)
+
+    @ATTRIBUTES.register(ModelV, ModelAttrV)
+    def _model_attribute(self, obj, name, node):
+        if isinstance(obj, ModelAttrV) and obj.key is not None:
             return OTHER
-        inner = Scope(scope)
-        comp = node.for_in
-        while comp is not None:
-            items = self.expr(comp.iter, inner)
-            self.assign(comp.target, self.element_of(items, comp.iter), inner)
-            for cond in comp.ifs:
-                self.expr(cond.test, inner)
-            comp = comp.inner_for_in
-        if isinstance(node, cst.DictComp):
-            self.expr(node.key, inner)
-            self.expr(node.value, inner)
-        else:
-            self.expr(node.elt, inner)
+        return self.model_attribute(obj, name, node)
+
+    @ATTRIBUTES.register(LoaderV)
+    def _loader_attribute(self, obj, name, node):
+        if name == "dataset":
+            return obj.dataset
+        if name == "batch_size":
+            return OTHER
+        raise Unsupported(f"DataLoader attribute .{name}")
+
+    @ATTRIBUTES.register(DatasetV)
+    def _dataset_attribute(self, obj, name, node):
+        if name == "tensors":
+            self.array(node, "{0}.arrays", [node.value])
+            return TupleV([Arr() for _ in obj.arrays])
+        raise Unsupported(f"TensorDataset attribute .{name}")
+
+    @ATTRIBUTES.register(ParamV)
+    def _parameter_attribute(self, obj, name, node):
+        if name == "requires_grad":
+            self.array(node, "{0}.trainable", [node.value])
+            return OTHER
+        if name == "shape":
+            return OTHER
+        raise Unsupported(f"parameter attribute .{name}")
+
+    @ATTRIBUTES.register(OptimizerV, SchedulerV, StateV, LossV)
+    def _object_attribute(self, obj, name, node):
+        raise Unsupported(f"{_code(node)}: this attribute of a PyTorch object is not translated")
+
+    @ATTRIBUTES.register(ChildV)
+    def _child_attribute(self, obj, name, node):
+        raise Unsupported(f"{_code(node)}: a child module's attributes are not translated to its Keras layer")
+
+    # -- subscripts -------------------------------------------------------------------------
+    @SYNTAX.register(cst.Subscript)
+    def _dict_item(self, node: cst.Subscript, scope: Scope):
+        """``d["train"]`` of a dict held in a variable: a read of that item only."""
+        if not (isinstance(node.value, cst.Name) and len(node.slice) == 1 and
+                isinstance(node.slice[0].slice, cst.Index)):
+            return PASS
+        held = scope.lookup(node.value.value)
+        if not isinstance(held, DictV):
+            return PASS
+        key = self.peek(node.slice[0].slice.value, scope)
+        if not isinstance(key, str):
+            return PASS
+        item = held.items.get(key, OTHER)
+        self.count_use(item)
+        return item
+
+    def _static_subscript(self, base, node, scope):
+        key = self._subscript_key(node, scope)
+        if isinstance(base, (list, tuple, dict, str, range)):
+            try:
+                return base[key]
+            except Exception:  # noqa: BLE001 - an index the program computes at run time
+                return OTHER
         return OTHER
 
-    _e_ListComp = _e_GeneratorExp = _e_SetComp = _e_DictComp = _comprehension
+    @SUBSCRIPTS.register(Arr)
+    def _array_item(self, obj, node, scope):
+        self._subscript_key(node, scope)
+        return Arr()
+
+    @SUBSCRIPTS.register(TupleV)
+    def _tuple_item(self, obj, node, scope):
+        index = self._subscript_key(node, scope)
+        if type(index) is int and -len(obj.items) <= index < len(obj.items):
+            return obj.items[index]
+        return OTHER
+
+    @SUBSCRIPTS.register(DatasetV)
+    def _dataset_item(self, obj, node, scope):
+        self._subscript_key(node, scope)
+        return TupleV([Arr() for _ in obj.arrays])
+
+    @SUBSCRIPTS.register(CheckpointV)
+    def _checkpoint_item(self, obj, node, scope):
+        key = self._subscript_key(node, scope)
+        if isinstance(key, str) and key in obj.entries:
+            return StateV(obj.entries[key], snapshot=True)
+        raise Unsupported(f"{_code(node)}: a key the checkpoint was not saved with")
+
+    @SUBSCRIPTS.register(ModelV, StateV, LoadedV, OptimizerV)
+    def _object_item(self, obj, node, scope):
+        self._subscript_key(node, scope)
+        if isinstance(obj, ModelV) and self.optimizer_args:
+            return OTHER  # a parameter group (``model[0].parameters()``): read statically
+        raise Unsupported(f"{_code(node)}: indexing a PyTorch object is not translated")
+
+    # -- containers and comprehensions ------------------------------------------------------
+    def _container(self, value, node):
+        if isinstance(node, cst.Dict):
+            if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+                return DictV(value)
+            return OTHER
+        return TupleV(list(value)) if isinstance(value, (list, tuple)) else OTHER
+
+    def _iterate(self, value, node):
+        """``*value``: its items where the reader knows them."""
+        if isinstance(value, TupleV):
+            return value.items
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        return [OTHER]
+
+    def _comprehension_items(self, iterable, comp, node):
+        return [self.element_of(iterable, comp.iter)]  # read once, for what an item holds
+
+    def _bind_target(self, target, value, scope) -> None:
+        self.assign(target, value, scope)
+
+    def _comprehension_value(self, results, node):
+        return OTHER
+
+    @SYNTAX.register(cst.ListComp)
+    def _trainable_parameters_rule(self, node, scope):
+        return OTHER if self._trainable_parameters(node, scope) else PASS
+
+    # -- operators --------------------------------------------------------------------------
+    @OPERANDS.register(*READER_VALUES)
+    def _combined(self, left, right, op, node):
+        return _combine(left, right)
+
+    def _arith_error(self, exc, node):
+        return OTHER
+
+    @UNARY.register(*READER_VALUES)
+    def _unary(self, node, value):
+        return value
+
+    @COMPARANDS.register(*READER_VALUES)
+    def _compared(self, left, right, node, target):
+        return Arr() if isinstance(left, Arr) or isinstance(right, Arr) else OTHER
+
+    # -- calls ------------------------------------------------------------------------------
+    @SYNTAX.register(cst.Call)
+    def _vision_call(self, node, scope):
+        made = torch_vision.call(self, node, scope)
+        return PASS if made is None else made
+
+    @SYNTAX.register(cst.Call)
+    def _count_params_rule(self, node, scope):
+        return OTHER if self._count_params(node, scope) else PASS
+
+    def _call_target(self, func, scope):
+        if isinstance(func, cst.Attribute):
+            obj = self._eval(func.value, scope)
+            if isinstance(obj, TorchRef):
+                return TorchRef(f"{obj.path}.{func.attr.value}")
+            return MethodV(obj, func.attr.value)
+        return self._eval(func, scope)
+
+    def _call_expression(self, func, node: cst.Call, scope):
+        if isinstance(func, TorchRef) and func.path == "torch.device":
+            # Keras places tensors on its device itself: nothing to choose
+            self.array(node, "None", [])
+            return OTHER
+        # an optimizer's parameter groups are read statically (parameter_groups)
+        groups = isinstance(func, TorchRef) and func.path.startswith("torch.optim.") and \
+            ".lr_scheduler" not in func.path and bool(node.args) and isinstance(node.args[0].value,
+                                                                                 (cst.List, cst.Tuple))
+        self.optimizer_args += groups
+        try:
+            args = self.arguments(node, scope)
+        finally:
+            self.optimizer_args -= groups
+        value = self.CALLS.apply(self, func, node, args, scope)
+        if value is not PASS:
+            return value
+        if isinstance(node.func, cst.Name):
+            return self.builtin_call(node.func.value, func, node, args, scope)
+        return OTHER
+
+    @CALLS.register(MethodV)
+    def _call_method(self, func, node, args, scope):
+        return self.method(func.obj, func.name, node, args, scope)
+
+    @CALLS.register(TorchRef)
+    def _call_torch(self, func, node, args, scope):
+        return self.torch_call(func.path, node, args, scope)
+
+    @CALLS.register(HelperRefV)
+    def _call_helper(self, func, node, args, scope):
+        made = self.helper_calls.construct(func, node, args)
+        if made is not None:
+            return made
+        if isinstance(func.helper.node, cst.FunctionDef):
+            return self._call_function(FuncV(func.helper.node), node, args, scope)
+        return PASS
+
+    @CALLS.register(ModelFactory)
+    def _call_factory(self, func, node, args, scope):
+        return ModelV(func.name, func.md)
+
+    @CALLS.register(DatasetClassV)
+    def _call_dataset_class(self, func, node, args, scope):
+        return MapDatasetV(func.arity)
+
+    @CALLS.register(FuncV)
+    def _call_function(self, func, node, args, scope):
+        if func.node.name.value in self.skip_defs:
+            return OTHER
+        values = [v for a, v in args if a.keyword is None and not a.star]
+        kw = {a.keyword.value: v for a, v in args if a.keyword is not None}
+        made = self.helper_calls.call(func.node, node, args)
+        if made is not None:
+            return made
+        if any(isinstance(v, LiveV) and v.permuted for v in list(values) + list(kw.values())):
+            # its code is read once, for torch's layout: dims and indices would land on other axes
+            raise Unsupported(f"{func.node.name.value}() gets a feature map the Keras model returns "
+                              "channels-last (its code indexes torch's channels-first layout)")
+        return self.read_function(func.node, values, kw)
+
+    @CALLS.register(ModelV)
+    def _call_model(self, func, node, args, scope):
+        return self.model_call(func, node, args)
+
+    @CALLS.register(LossV)
+    def _call_loss(self, func, node, args, scope):
+        return self.loss_call(func, node, args)
+
+    def arguments(self, node: cst.Call, scope: Scope) -> list[tuple[cst.Arg, V]]:
+        out = []
+        for arg in node.args:
+            value = self._eval(arg.value, scope)
+            if isinstance(value, TorchRef):
+                value = self.torch_value(value, arg.value)
+            out.append((arg, value))
+        return out
+
+    def torch_value(self, ref: TorchRef, node) -> V:
+        """A torch name used as a value (not called): dtypes become numpy dtype names."""
+        parts = ref.path.split(".")
+        if len(parts) == 2 and parts[1] in DTYPES:
+            self.fact(node, "array_expr", T.ArrayExpr(f'"{DTYPES[parts[1]]}"'))
+            return OTHER
+        return ref
+
+    def same_binding(self, name: str, scope: Scope, dataset: "DatasetV | None") -> bool:
+        """Whether ``name`` can be read here and means what it meant where ``dataset`` was made
+        (a function given the loader may bind the same name to a batch: ``for x, y in loader``)."""
+        here = scope.lookup(name)
+        if here is None and name not in self.fe.globals.vars:
+            return False
+        if dataset is None or dataset.bindings is None or name not in dataset.bindings:
+            return True
+        return here is dataset.bindings[name]
+
+    # -- calls of builtins (and of names nothing binds) -------------------------------------
+    def builtin_call(self, name: str, func, node: cst.Call, args, scope) -> V:
+        """``name(...)``: a builtin, or a function the reader does not know; a builtin runs
+        on plain Python values."""
+        values = [v for _, v in args]
+        if any(isinstance(v, (StateV, LoadedV, CheckpointV)) for v in values) and not (
+                name == "list" and len(values) == 1 and isinstance(values[0], StateV) and values[0].model.md):
+            raise Unsupported(f"{name}() of a state_dict (Keras keeps a model's weights as a list, without "
+                              "names)")
+        handler = _BUILTIN_CALLS.get(name)
+        value = PASS if handler is None or not values else handler(self, node, args, values, scope)
+        if value is not PASS:
+            return value
+        if func in self._builtin_functions and all(_static(v) and not a.star for a, v in args):
+            try:
+                return func(*[v for a, v in args if a.keyword is None],
+                            **{a.keyword.value: v for a, v in args if a.keyword is not None})
+            except Exception:  # noqa: BLE001 - what Python would raise when the program runs
+                return OTHER
+        return OTHER
+
+    def _len_call(self, node, args, values, scope):
+        """``len(loader)`` / ``len(dataset)``: the number, from the arrays when they can be read here."""
+        if len(args) != 1:
+            return PASS
+        arg = args[0][0].value
+        holder = None
+        if isinstance(values[0], LoaderV):
+            loader = values[0]
+            holder = loader
+            first = loader.dataset.arrays[0]
+            if loader.batch_size is None:
+                template, parts = "len({0})", [first]
+            elif loader.drop_last is not None and _code(loader.drop_last) != "False":
+                template, parts = "len({0}) // {1}", [first, loader.batch_size]
+            else:
+                template, parts = "math.ceil(len({0}) / {1})", [first, loader.batch_size]
+        elif isinstance(values[0], DatasetV):
+            holder = values[0]
+            template, parts = "len({0})", [values[0].arrays[0]]
+            if isinstance(arg, cst.Attribute) and isinstance(arg.value, (cst.Name, cst.Subscript)):
+                owner = self.peek(arg.value, scope)  # (``loader.dataset``, ``loaders["val"].dataset``)
+                if isinstance(owner, LoaderV):
+                    holder = owner
+        else:
+            return PASS
+        dataset = holder.dataset if isinstance(holder, LoaderV) else holder
+        visible = all(self.same_binding(n.value, scope, dataset) for part in parts for n in _root_names(part))
+        if visible and all(isinstance(p, (cst.Name, cst.Subscript, cst.Integer, cst.Attribute)) for p in parts):
+            # (a function given the loader does not see the arrays it was made of: it keeps len())
+            # the number is known from the arrays: the loader itself is not needed for it
+            self.array(node, template, parts)
+            counts = self.used_loaders if isinstance(holder, LoaderV) else self.used_datasets
+            counts[id(holder)] -= 1
+        return OTHER
+
+    def _print_call(self, node, args, values, scope):
+        if len(args) == 1 and isinstance(values[0], ModelV):
+            self.fact(node, "summary", model=_code(args[0][0].value))
+            return OTHER
+        return PASS
+
+    def _state_keys(self, node, args, values, scope):
+        if len(values) == 1 and isinstance(values[0], StateV) and values[0].model.md is not None:
+            # a state_dict's keys: the names of the model's weights (Keras' own: "fc/kernel")
+            self.array(node, f"[weight.path for weight in {values[0].model.name}().weights]", [])
+            return OTHER
+        return self._same_items(node, args, values, scope)
+
+    def _same_items(self, node, args, values, scope):
+        """``list(model.parameters())``, ``tuple(batch)``: what it held."""
+        return values[0] if isinstance(values[0], (ParamsV, TupleV)) else PASS
+
+    def _next_call(self, node, args, values, scope):
+        return TupleV([Arr() for _ in values[0].dataset.arrays]) if isinstance(values[0], LoaderV) else PASS
 
     def _trainable_parameters(self, node, scope) -> bool:
         """``[p for p in model.parameters() if p.requires_grad]`` → ``model.trainable_weights``
@@ -268,156 +517,6 @@ class ReaderExpressions:
         self.array(node, "{0}.count_params()", [model])
         return True
 
-    def _e_FormattedString(self, node, scope):
-        for part in node.parts:
-            if isinstance(part, cst.FormattedStringExpression):
-                self.expr(part.expression, scope)
-                if part.format_spec:
-                    for sub in part.format_spec:
-                        if isinstance(sub, cst.FormattedStringExpression):
-                            self.expr(sub.expression, scope)
-        return OTHER
-
-    def _e_Call(self, node: cst.Call, scope: Scope) -> V:
-        func = node.func
-        made = torch_vision.call(self, node, scope)
-        if made is not None:
-            return made
-        if isinstance(func, cst.Attribute):
-            obj = self.expr(func.value, scope)
-            if not isinstance(obj, TorchRef):
-                args = self.arguments(node, scope)
-                return self.method(obj, func.attr.value, node, args, scope)
-            target: V = TorchRef(f"{obj.path}.{func.attr.value}")
-        else:
-            target = self.expr(func, scope)
-        if self._count_params(node, scope):
-            return OTHER
-        if isinstance(target, TorchRef) and target.path == "torch.device":
-            # Keras places tensors on its device itself: nothing to choose
-            self.array(node, "None", [])
-            return OTHER
-        # an optimizer's parameter groups are read statically (parameter_groups)
-        groups = isinstance(target, TorchRef) and target.path.startswith("torch.optim.") and \
-            ".lr_scheduler" not in target.path and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple))
-        self.optimizer_args += groups
-        try:
-            args = self.arguments(node, scope)
-        finally:
-            self.optimizer_args -= groups
-        if isinstance(target, TorchRef):
-            return self.torch_call(target.path, node, args, scope)
-        if isinstance(target, HelperRefV):
-            made = self.helper_calls.construct(target, node, args)
-            if made is not None:
-                return made
-            target = FuncV(target.helper.node) if isinstance(target.helper.node, cst.FunctionDef) else OTHER
-        if isinstance(target, ModelFactory):
-            return ModelV(target.name, target.md)
-        if isinstance(target, DatasetClassV):
-            return MapDatasetV(target.arity)
-        if isinstance(target, FuncV):
-            if target.node.name.value in self.skip_defs:
-                return OTHER
-            values = [v for a, v in args if a.keyword is None and not a.star]
-            kw = {a.keyword.value: v for a, v in args if a.keyword is not None}
-            made = self.helper_calls.call(target.node, node, args)
-            if made is not None:
-                return made
-            if any(isinstance(v, LiveV) and v.permuted for v in list(values) + list(kw.values())):
-                # its code is read once, for torch's layout: dims and indices would land on other axes
-                raise Unsupported(f"{target.node.name.value}() gets a feature map the Keras model returns "
-                                  "channels-last (its code indexes torch's channels-first layout)")
-            return self.read_function(target.node, values, kw)
-        if isinstance(target, ModelV):
-            return self.model_call(target, node, args)
-        if isinstance(target, LossV):
-            return self.loss_call(target, node, args)
-        if isinstance(func, cst.Name):
-            return self.builtin_call(func.value, node, args, scope)
-        return OTHER
-
-    def arguments(self, node: cst.Call, scope: Scope) -> list[tuple[cst.Arg, V]]:
-        out = []
-        for arg in node.args:
-            value = self.expr(arg.value, scope)
-            if isinstance(value, TorchRef):
-                value = self.torch_value(value, arg.value)
-            out.append((arg, value))
-        return out
-
-    def torch_value(self, ref: TorchRef, node) -> V:
-        """A torch name used as a value (not called): dtypes become numpy dtype names."""
-        parts = ref.path.split(".")
-        if len(parts) == 2 and parts[1] in DTYPES:
-            self.fact(node, "array_expr", T.ArrayExpr(f'"{DTYPES[parts[1]]}"'))
-            return OTHER
-        return ref
-
-    def same_binding(self, name: str, scope: Scope, dataset: "DatasetV | None") -> bool:
-        """Whether ``name`` can be read here and means what it meant where ``dataset`` was made
-        (a function given the loader may bind the same name to a batch: ``for x, y in loader``)."""
-        here = scope.lookup(name)
-        if here is None and name not in self.fe.globals.vars:
-            return False
-        if dataset is None or dataset.bindings is None or name not in dataset.bindings:
-            return True
-        return here is dataset.bindings[name]
-
-    def builtin_call(self, name: str, node: cst.Call, args, scope) -> V:
-        values = [v for _, v in args]
-        if name == "list" and len(values) == 1 and isinstance(values[0], StateV) and values[0].model.md is not None:
-            # a state_dict's keys: the names of the model's weights (Keras' own: "fc/kernel")
-            self.array(node, f"[weight.path for weight in {values[0].model.name}().weights]", [])
-            return OTHER
-        if any(isinstance(v, (StateV, LoadedV, CheckpointV)) for v in values):
-            raise Unsupported(f"{name}() of a state_dict (Keras keeps a model's weights as a list, without "
-                              "names)")
-        if name == "print" and len(args) == 1 and isinstance(values[0], ModelV):
-            self.fact(node, "summary", model=_code(args[0][0].value))
-            return OTHER
-        if name == "len" and len(args) == 1:
-            arg = args[0][0].value
-            holder = None
-            if isinstance(values[0], LoaderV):
-                loader = values[0]
-                holder = loader
-                first = loader.dataset.arrays[0]
-                if loader.batch_size is None:
-                    template, parts = "len({0})", [first]
-                elif loader.drop_last is not None and _code(loader.drop_last) != "False":
-                    template, parts = "len({0}) // {1}", [first, loader.batch_size]
-                else:
-                    template, parts = "math.ceil(len({0}) / {1})", [first, loader.batch_size]
-            elif isinstance(values[0], DatasetV):
-                holder = values[0]
-                template, parts = "len({0})", [values[0].arrays[0]]
-                if isinstance(arg, cst.Attribute) and isinstance(arg.value, (cst.Name, cst.Subscript)):
-                    owner = self.peek(arg.value, scope)  # (``loader.dataset``, ``loaders["val"].dataset``)
-                    if isinstance(owner, LoaderV):
-                        holder = owner
-            dataset = holder.dataset if isinstance(holder, LoaderV) else holder
-            visible = holder is not None and all(
-                self.same_binding(n.value, scope, dataset) for part in parts for n in _root_names(part))
-            if holder is not None and visible and all(
-                    isinstance(p, (cst.Name, cst.Subscript, cst.Integer, cst.Attribute)) for p in parts):
-                # (a function given the loader does not see the arrays it was made of: it keeps len())
-                # the number is known from the arrays: the loader itself is not needed for it
-                self.array(node, template, parts)
-                counts = self.used_loaders if isinstance(holder, LoaderV) else self.used_datasets
-                counts[id(holder)] -= 1
-            return OTHER
-        if name in ("enumerate",) and values:
-            return _Enumerated(values[0])
-        if name == "zip":
-            return _Zipped(values)
-        if name in ("list", "tuple", "iter", "reversed", "sorted") and values and \
-                isinstance(values[0], (ParamsV, TupleV)):
-            return values[0]
-        if name == "next" and values and isinstance(values[0], LoaderV):
-            return TupleV([Arr() for _ in values[0].dataset.arrays])
-        return OTHER
-
     # -- calls of torch -------------------------------------------------------------
     def torch_call(self, path: str, node: cst.Call, args, scope: Scope) -> V:
         pos = [a.value for a, _ in args if a.keyword is None and not a.star]
@@ -439,49 +538,11 @@ class ReaderExpressions:
             from transpiler.frontend_ast.torch.steps import live_function
 
             return live_function(self, path, node, pos, vals, kw)
-        if path in ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split",
-                    "torch.utils.data.Subset", "torch.utils.data.dataset.Subset"):
-            return self.map_dataset(short, node, pos, vals, kw, kwv)
-        if path in DATA_PATHS:
-            return self.data_object(DATA_PATHS[path], node, pos, vals, kw, kwv, scope)
-        if path.startswith("torch.optim.lr_scheduler."):
-            return self.scheduler(short, node, pos, vals, kw)
-        if path.startswith("torch.optim.") and path.count(".") == 2:
-            return self.optimizer(short, node, pos, vals, kw)
-        if path.startswith("torch.nn.") and path.count(".") == 2 and short in LOSSES:
-            loss = self.loss_config(short, {k: self.static(v, f"{short}({k}=...)") for k, v in kw.items()}, pos)
-            self.fact(node, "loss_object", loss)
-            return LossV(loss, node)
-        if path.startswith("torch.nn.functional.") and short in LOSSES:
-            return self.functional_loss(short, node, pos, vals, kw)
-        if path in ("torch.no_grad", "torch.inference_mode", "torch.enable_grad") or \
-                path == "torch.autograd.no_grad":
-            if path == "torch.enable_grad":
-                raise Unsupported("torch.enable_grad() is not translated")
-            return NoGradV()
-        if path == "torch.manual_seed" or path == "torch.random.manual_seed":
-            self.fact(node, "seed", T.Code(_code(pos[0]), id(pos[0])) if pos else None)
-            return OTHER
-        if path in ("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
-                    "torch.backends.cudnn.benchmark"):
-            raise Unsupported(f"{path}() is not translated")
-        if path == "torch.save":
-            return self.torch_save(node, pos, vals)
-        if path == "torch.load":
-            if not pos:
-                raise Unsupported("torch.load without a path")
-            return self.torch_load(node, pos[0])
-        if path in ACTIVATIONS:
-            if vals and isinstance(vals[0], LiveV):
-                from transpiler.frontend_ast.torch.steps import live_function
-
-                return live_function(self, path, node, pos, vals, kw)
-            if not vals or not isinstance(vals[0], Arr):
-                raise Unsupported(f"{path} on something that is not array data")
-            axis = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
-            self.fact(node, "activation", {"op": ACTIVATIONS[path], "x": id(pos[0]),
-                                           "axis": id(axis) if axis is not None else None})
-            return Arr()
+        call = _TorchCall(path, short, node, pos, vals, kw)
+        handler = _TORCH_CALLS.get(path) or _TORCH_MODULES.get(path.rsplit(".", 1)[0])
+        value = PASS if handler is None else handler(self, call, kwv, scope)
+        if value is not PASS:
+            return value
         return self.torch_function(path, short, node, pos, vals, kw)
 
     def static(self, node, what: str) -> Any:
@@ -500,105 +561,267 @@ class ReaderExpressions:
 
     # long: one case per torch function family (constructors, random, reductions, losses)
     def torch_function(self, path: str, short: str, node: cst.Call, pos, vals, kw) -> V:
-        parts: list = []
+        """A torch function on array data: the numpy code computing it (``_TORCH_FUNCTIONS``)."""
+        call = _TorchCall(path, short, node, pos, vals, kw)
+        handler = _TORCH_FUNCTIONS.get(path)
+        if handler is None and path.count(".") == 1 and short in NUMPY_UNARY:
+            handler = _numpy_unary
+        if handler is None:
+            raise Unsupported(f"{path}() is not translated to Keras yet")
+        return handler(self, call)
 
-        def p(n) -> str:
-            parts.append(n)
-            return "{%d}" % (len(parts) - 1)
 
-        def shape_of() -> str:
-            if "size" in kw:
-                return p(kw["size"])
-            sizes = [a for a in node.args if a.keyword is None]  # ``torch.randn(4, *SHAPE)`` too
-            if len(sizes) == 1 and not sizes[0].star and not isinstance(sizes[0].value, cst.Integer):
-                return p(sizes[0].value)
-            texts = [("*" if a.star else "") + p(a.value) for a in sizes]
-            return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+#: builtins with a meaning for the reader's values, by name (``builtin_call``)
+_BUILTIN_CALLS = {
+    "len": ReaderExpressions._len_call,
+    "print": ReaderExpressions._print_call,
+    "list": ReaderExpressions._state_keys,
+    "tuple": ReaderExpressions._same_items, "iter": ReaderExpressions._same_items,
+    "reversed": ReaderExpressions._same_items, "sorted": ReaderExpressions._same_items,
+    "enumerate": lambda self, node, args, values, scope: _Enumerated(values[0]),
+    "zip": lambda self, node, args, values, scope: _Zipped(values),
+    "next": ReaderExpressions._next_call,
+}
 
-        def dtype(default: str) -> str:
-            if "dtype" in kw:
-                return p(kw["dtype"])
-            return f'"{default}"'
 
-        if path in ("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.Tensor", "torch.asarray"):
-            if path == "torch.from_numpy":
-                template = p(pos[0])
-            else:
-                template = f"np.asarray({p(pos[0])}" + (f", dtype={p(kw['dtype'])}" if "dtype" in kw else "") + ")"
-            self.array(node, template, parts)
-            return Arr()
-        if path in ("torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty"):
-            shape = shape_of()
-            template = {"torch.randn": f"np.random.standard_normal({shape}).astype({dtype('float32')})",
-                        "torch.rand": f"np.random.random_sample({shape}).astype({dtype('float32')})",
-                        "torch.zeros": f"np.zeros({shape}, dtype={dtype('float32')})",
-                        "torch.ones": f"np.ones({shape}, dtype={dtype('float32')})",
-                        "torch.empty": f"np.empty({shape}, dtype={dtype('float32')})"}[path]
-            self.array(node, template, parts)
-            return Arr()
-        if path == "torch.full":
-            fill = pos[1] if len(pos) > 1 else kw["fill_value"]
-            default = "float32" if isinstance(fill, cst.Float) or not isinstance(fill, cst.Integer) else "int64"
-            self.array(node, f"np.full({p(pos[0] if pos else kw['size'])}, {p(fill)}, dtype={dtype(default)})",
-                       parts)
-            return Arr()
-        if path == "torch.randint":
-            if len(pos) == 2:
-                low, high, size = None, pos[0], pos[1]
-            elif len(pos) >= 3:
-                low, high, size = pos[0], pos[1], pos[2]
-            else:
-                raise Unsupported("torch.randint with keyword sizes")
-            template = f"np.random.randint({p(low) if low is not None else '0'}, {p(high)}, size={p(size)})"
-            self.array(node, template, parts)
-            return Arr()
-        if path == "torch.randperm" and len(pos) == 1 and set(kw) <= {"dtype", "device"}:
-            self.array(node, f"np.random.permutation({p(pos[0])})", parts)  # (torch's int64 too)
-            return Arr()
-        if path in ("torch.arange", "torch.linspace"):
-            self.array(node, f"np.{short}(" + ", ".join(p(a) for a in pos) + ")", parts)
-            return Arr()
-        if path in ("torch.zeros_like", "torch.ones_like", "torch.randn_like", "torch.rand_like", "torch.full_like"):
-            base = p(pos[0])
-            template = {"torch.zeros_like": f"np.zeros_like({base})", "torch.ones_like": f"np.ones_like({base})",
-                        "torch.randn_like": f"np.random.standard_normal({base}.shape).astype({base}.dtype)",
-                        "torch.rand_like": f"np.random.random_sample({base}.shape).astype({base}.dtype)",
-                        "torch.full_like": f"np.full_like({base}, {p(pos[1]) if len(pos) > 1 else ''})"}[path]
-            self.array(node, template, parts)
-            return Arr()
-        if path in ("torch.cat", "torch.concat", "torch.stack"):
-            dim = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
-            fn = "np.stack" if short == "stack" else "np.concatenate"
-            self.array(node, f"{fn}({p(pos[0])}" + (f", axis={p(dim)}" if dim is not None else "") + ")", parts)
-            return Arr()
-        if path in ("torch.allclose", "torch.isclose", "torch.equal"):
-            fn = {"allclose": "np.allclose", "isclose": "np.isclose", "equal": "np.array_equal"}[short]
-            extra = "".join(f", {k}={p(v)}" for k, v in kw.items() if k in ("rtol", "atol", "equal_nan"))
-            self.array(node, f"{fn}({p(pos[0])}, {p(pos[1])}{extra})", parts)
-            return OTHER if short != "isclose" else Arr()
-        if path in ("torch.max", "torch.min") and len(pos) == 2 and not kw and isinstance(vals[1], Arr):
-            self.array(node, f"np.{short}imum({p(pos[0])}, {p(pos[1])})", parts)  # elementwise
-            return Arr()
-        if path in ("torch.argmax", "torch.argmin", "torch.sum", "torch.mean", "torch.amax", "torch.amin",
-                    "torch.std", "torch.var", "torch.prod", "torch.max", "torch.min"):
-            return self.tensor_method(short, pos[0], node, [(cst.Arg(a), OTHER) for a in pos[1:]] +
-                                      [(cst.Arg(v, keyword=cst.Name(k)), OTHER) for k, v in kw.items()],
-                                      receiver_node=pos[0], parts=parts)
-        if path.startswith("torch.") and path.count(".") == 1 and short in NUMPY_UNARY and len(pos) == 1 and not kw:
-            self.array(node, f"{NUMPY_UNARY[short]}({p(pos[0])})", parts)
-            return Arr()
-        if path in ("torch.relu", "torch.nn.functional.relu"):
-            self.array(node, f"np.maximum({p(pos[0])}, 0)", parts)
-            return Arr()
-        if path in ("torch.clamp", "torch.clip"):
-            lo = kw.get("min") or (pos[1] if len(pos) > 1 else None)
-            hi = kw.get("max") or (pos[2] if len(pos) > 2 else None)
-            self.array(node, f"np.clip({p(pos[0])}, {p(lo) if lo is not None else 'None'}, "
-                             f"{p(hi) if hi is not None else 'None'})", parts)
-            return Arr()
-        if path == "torch.where" and len(pos) == 3:
-            self.array(node, f"np.where({p(pos[0])}, {p(pos[1])}, {p(pos[2])})", parts)
-            return Arr()
-        if path in ("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"):
-            raise Unsupported(f"{path} on array data")  # handled in functional_loss
-        raise Unsupported(f"{path}() is not translated to Keras yet")
+class _TorchCall:
+    """One call of a torch function and the numpy code made of it: ``p(arg)`` places an
+    argument's code (``{i}`` in the template, ``parts[i]`` the argument)."""
+
+    def __init__(self, path: str, short: str, node: cst.Call, pos: list, vals: list, kw: dict):
+        self.path, self.short, self.node, self.pos, self.vals, self.kw = path, short, node, pos, vals, kw
+        self.parts: list = []
+
+    def p(self, n) -> str:
+        self.parts.append(n)
+        return "{%d}" % (len(self.parts) - 1)
+
+    def shape(self) -> str:
+        if "size" in self.kw:
+            return self.p(self.kw["size"])
+        sizes = [a for a in self.node.args if a.keyword is None]  # ``torch.randn(4, *SHAPE)`` too
+        if len(sizes) == 1 and not sizes[0].star and not isinstance(sizes[0].value, cst.Integer):
+            return self.p(sizes[0].value)
+        texts = [("*" if a.star else "") + self.p(a.value) for a in sizes]
+        return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+    def dtype(self, default: str) -> str:
+        return self.p(self.kw["dtype"]) if "dtype" in self.kw else f'"{default}"'
+
+    def array(self, reader, template: str, result: V | None = None) -> V:
+        reader.array(self.node, template, self.parts)
+        return Arr() if result is None else result
+
+    def not_translated(self):
+        raise Unsupported(f"{self.path}() is not translated to Keras yet")
+
+
+def _from_data(r, c: _TorchCall) -> V:
+    if c.path == "torch.from_numpy":
+        return c.array(r, c.p(c.pos[0]))
+    data = c.p(c.pos[0])
+    dtype = f", dtype={c.p(c.kw['dtype'])}" if "dtype" in c.kw else ""
+    return c.array(r, f"np.asarray({data}{dtype})")
+
+
+_SHAPED = {"torch.randn": "np.random.standard_normal({shape}).astype({dtype})",
+           "torch.rand": "np.random.random_sample({shape}).astype({dtype})",
+           "torch.zeros": "np.zeros({shape}, dtype={dtype})", "torch.ones": "np.ones({shape}, dtype={dtype})",
+           "torch.empty": "np.empty({shape}, dtype={dtype})"}
+
+
+def _shaped(r, c: _TorchCall) -> V:
+    shape = c.shape()
+    return c.array(r, _SHAPED[c.path].format(shape=shape, dtype=c.dtype("float32")))
+
+
+def _full(r, c: _TorchCall) -> V:
+    fill = c.pos[1] if len(c.pos) > 1 else c.kw["fill_value"]
+    default = "float32" if isinstance(fill, cst.Float) or not isinstance(fill, cst.Integer) else "int64"
+    size = c.p(c.pos[0] if c.pos else c.kw["size"])
+    return c.array(r, f"np.full({size}, {c.p(fill)}, dtype={c.dtype(default)})")
+
+
+def _randint(r, c: _TorchCall) -> V:
+    if len(c.pos) == 2:
+        low, high, size = None, c.pos[0], c.pos[1]
+    elif len(c.pos) >= 3:
+        low, high, size = c.pos[0], c.pos[1], c.pos[2]
+    else:
+        raise Unsupported("torch.randint with keyword sizes")
+    return c.array(r, f"np.random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, size={c.p(size)})")
+
+
+def _randperm(r, c: _TorchCall) -> V:
+    if len(c.pos) != 1 or not set(c.kw) <= {"dtype", "device"}:
+        c.not_translated()
+    return c.array(r, f"np.random.permutation({c.p(c.pos[0])})")  # (torch's int64 too)
+
+
+def _range(r, c: _TorchCall) -> V:
+    return c.array(r, f"np.{c.short}(" + ", ".join(c.p(a) for a in c.pos) + ")")
+
+
+_LIKE = {"torch.zeros_like": "np.zeros_like({0})", "torch.ones_like": "np.ones_like({0})",
+         "torch.randn_like": "np.random.standard_normal({0}.shape).astype({0}.dtype)",
+         "torch.rand_like": "np.random.random_sample({0}.shape).astype({0}.dtype)",
+         "torch.full_like": "np.full_like({0}, {1})"}
+
+
+def _like(r, c: _TorchCall) -> V:
+    base = c.p(c.pos[0])
+    fill = c.p(c.pos[1]) if c.path == "torch.full_like" and len(c.pos) > 1 else ""
+    return c.array(r, _LIKE[c.path].format(base, fill))
+
+
+def _join(r, c: _TorchCall) -> V:
+    dim = c.kw.get("dim") or (c.pos[1] if len(c.pos) > 1 else None)
+    fn = "np.stack" if c.short == "stack" else "np.concatenate"
+    return c.array(r, f"{fn}({c.p(c.pos[0])}" + (f", axis={c.p(dim)}" if dim is not None else "") + ")")
+
+
+def _close(r, c: _TorchCall) -> V:
+    fn = {"allclose": "np.allclose", "isclose": "np.isclose", "equal": "np.array_equal"}[c.short]
+    extra = "".join(f", {k}={c.p(v)}" for k, v in c.kw.items() if k in ("rtol", "atol", "equal_nan"))
+    return c.array(r, f"{fn}({c.p(c.pos[0])}, {c.p(c.pos[1])}{extra})", Arr() if c.short == "isclose" else OTHER)
+
+
+def _reduce(r, c: _TorchCall) -> V:
+    return r.tensor_method(c.short, c.pos[0], c.node, [(cst.Arg(a), OTHER) for a in c.pos[1:]] +
+                           [(cst.Arg(v, keyword=cst.Name(k)), OTHER) for k, v in c.kw.items()],
+                           receiver_node=c.pos[0], parts=c.parts)
+
+
+def _extremum(r, c: _TorchCall) -> V:
+    if len(c.pos) == 2 and not c.kw and isinstance(c.vals[1], Arr):
+        return c.array(r, f"np.{c.short}imum({c.p(c.pos[0])}, {c.p(c.pos[1])})")  # elementwise
+    return _reduce(r, c)
+
+
+def _numpy_unary(r, c: _TorchCall) -> V:
+    if len(c.pos) != 1 or c.kw:
+        c.not_translated()
+    return c.array(r, f"{NUMPY_UNARY[c.short]}({c.p(c.pos[0])})")
+
+
+def _relu(r, c: _TorchCall) -> V:
+    return c.array(r, f"np.maximum({c.p(c.pos[0])}, 0)")
+
+
+def _clip(r, c: _TorchCall) -> V:
+    lo = c.kw.get("min") or (c.pos[1] if len(c.pos) > 1 else None)
+    hi = c.kw.get("max") or (c.pos[2] if len(c.pos) > 2 else None)
+    return c.array(r, f"np.clip({c.p(c.pos[0])}, {c.p(lo) if lo is not None else 'None'}, "
+                      f"{c.p(hi) if hi is not None else 'None'})")
+
+
+def _where(r, c: _TorchCall) -> V:
+    if len(c.pos) != 3:
+        c.not_translated()
+    return c.array(r, f"np.where({c.p(c.pos[0])}, {c.p(c.pos[1])}, {c.p(c.pos[2])})")
+
+
+def _loss_on_arrays(r, c: _TorchCall) -> V:
+    raise Unsupported(f"{c.path} on array data")  # handled in functional_loss
+
+
+def _table(*entries) -> dict:
+    return {path: handler for paths, handler in entries for path in paths}
+
+
+#: torch functions on array data, by path → the handler writing their numpy code
+_TORCH_FUNCTIONS = _table(
+    (("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.Tensor", "torch.asarray"), _from_data),
+    (tuple(_SHAPED), _shaped), (("torch.full",), _full), (("torch.randint",), _randint),
+    (("torch.randperm",), _randperm), (("torch.arange", "torch.linspace"), _range), (tuple(_LIKE), _like),
+    (("torch.cat", "torch.concat", "torch.stack"), _join),
+    (("torch.allclose", "torch.isclose", "torch.equal"), _close),
+    (("torch.max", "torch.min"), _extremum),
+    (("torch.argmax", "torch.argmin", "torch.sum", "torch.mean", "torch.amax", "torch.amin", "torch.std",
+      "torch.var", "torch.prod"), _reduce),
+    (("torch.relu", "torch.nn.functional.relu"), _relu), (("torch.clamp", "torch.clip"), _clip),
+    (("torch.where",), _where), (("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"), _loss_on_arrays),
+)
+
+
+# -- torch calls that make objects or facts (``torch_call``) -----------------------------------
+def _map_dataset(r, c: _TorchCall, kwv, scope) -> V:
+    return r.map_dataset(c.short, c.node, c.pos, c.vals, c.kw, kwv)
+
+
+def _data_object(r, c: _TorchCall, kwv, scope) -> V:
+    return r.data_object(DATA_PATHS[c.path], c.node, c.pos, c.vals, c.kw, kwv, scope)
+
+
+def _scheduler(r, c: _TorchCall, kwv, scope) -> V:
+    return r.scheduler(c.short, c.node, c.pos, c.vals, c.kw)
+
+
+def _optimizer(r, c: _TorchCall, kwv, scope) -> V:
+    return r.optimizer(c.short, c.node, c.pos, c.vals, c.kw)
+
+
+def _loss_object(r, c: _TorchCall, kwv, scope) -> V:
+    if c.short not in LOSSES:
+        return PASS
+    loss = r.loss_config(c.short, {k: r.static(v, f"{c.short}({k}=...)") for k, v in c.kw.items()}, c.pos)
+    r.fact(c.node, "loss_object", loss)
+    return LossV(loss, c.node)
+
+
+def _functional_loss(r, c: _TorchCall, kwv, scope) -> V:
+    return r.functional_loss(c.short, c.node, c.pos, c.vals, c.kw) if c.short in LOSSES else PASS
+
+
+def _no_grad(r, c: _TorchCall, kwv, scope) -> V:
+    if c.path == "torch.enable_grad":
+        raise Unsupported("torch.enable_grad() is not translated")
+    return NoGradV()
+
+
+def _seed(r, c: _TorchCall, kwv, scope) -> V:
+    r.fact(c.node, "seed", T.Code(_code(c.pos[0]), id(c.pos[0])) if c.pos else None)
+    return OTHER
+
+
+def _global_setting(r, c: _TorchCall, kwv, scope) -> V:
+    raise Unsupported(f"{c.path}() is not translated")
+
+
+def _save(r, c: _TorchCall, kwv, scope) -> V:
+    return r.torch_save(c.node, c.pos, c.vals)
+
+
+def _load(r, c: _TorchCall, kwv, scope) -> V:
+    if not c.pos:
+        raise Unsupported("torch.load without a path")
+    return r.torch_load(c.node, c.pos[0])
+
+
+def _activation(r, c: _TorchCall, kwv, scope) -> V:
+    if c.vals and isinstance(c.vals[0], LiveV):
+        from transpiler.frontend_ast.torch.steps import live_function
+
+        return live_function(r, c.path, c.node, c.pos, c.vals, c.kw)
+    if not c.vals or not isinstance(c.vals[0], Arr):
+        raise Unsupported(f"{c.path} on something that is not array data")
+    axis = c.kw.get("dim") or (c.pos[1] if len(c.pos) > 1 else None)
+    r.fact(c.node, "activation", {"op": ACTIVATIONS[c.path], "x": id(c.pos[0]),
+                                  "axis": id(axis) if axis is not None else None})
+    return Arr()
+
+
+#: torch calls by path (before the families of ``_TORCH_MODULES``, then ``_TORCH_FUNCTIONS``)
+_TORCH_CALLS = _table(
+    (("torch.utils.data.random_split", "torch.utils.data.dataset.random_split", "torch.utils.data.Subset",
+      "torch.utils.data.dataset.Subset"), _map_dataset),
+    (tuple(DATA_PATHS), _data_object),
+    (("torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.autograd.no_grad"), _no_grad),
+    (("torch.manual_seed", "torch.random.manual_seed"), _seed),
+    (("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
+      "torch.backends.cudnn.benchmark"), _global_setting),
+    (("torch.save",), _save), (("torch.load",), _load), (tuple(ACTIVATIONS), _activation),
+)
+#: families of torch calls by module (a handler may decline: a function of ``torch.nn.functional`` that is no loss)
+_TORCH_MODULES = {"torch.optim.lr_scheduler": _scheduler, "torch.optim": _optimizer, "torch.nn": _loss_object,
+                  "torch.nn.functional": _functional_loss}

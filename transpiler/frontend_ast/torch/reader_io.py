@@ -10,8 +10,9 @@ from transpiler.frontend_ast.torch import model_files as torch_model_files
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.frontend_ast.torch.reader_values import (
-    _assigns_only, _code, _find_literal, _root_names, _weights_name, Arr, CheckpointV, DatasetV, DictV, LoadedV,
-    LoaderV, MapDatasetV, MapLoaderV, ModelV, OTHER, Other, Scope, StateV, TupleV, V)
+    _assigns_only, _code, _find_literal, _literal_quotes, _literal_text, _root_names, STRING_LITERALS,
+    _weights_name, Arr, CheckpointV, DatasetV, DictV, LoadedV, LoaderV, MapDatasetV, MapLoaderV, ModelV,
+    OTHER, Other, Scope, StateV, TupleV, V)
 
 
 class ReaderData:
@@ -126,12 +127,13 @@ class ReaderData:
             return torch_model_files.load_model(self, node, path, literal, saved[1])
         entries = saved[1]
         self.fact(node, "load_checkpoint", {"path": id(path), "literal": id(literal),
+                                            "quotes": _literal_quotes(literal),
                                             "entries": [(key, model.name, new) for key, (model, new)
                                                         in entries.items()]})
         return CheckpointV({key: model for key, (model, _new) in entries.items()})
 
     def path_literal(self, path):
-        if isinstance(path, cst.SimpleString):
+        if isinstance(path, STRING_LITERALS):
             return path
         if isinstance(path, cst.Name):
             return self._path_literal(path.value)
@@ -144,7 +146,7 @@ class ReaderData:
             return
         new = _weights_name(literal.evaluated_value)
         if new != literal.evaluated_value:
-            self.fact(literal, "array_expr", T.ArrayExpr(f"{literal.prefix}{literal.quote}{new}{literal.quote}"))
+            self.fact(literal, "array_expr", T.ArrayExpr(_literal_text(literal, new)))
 
     def save_checkpoint(self, node: cst.Call, mapping: cst.Dict, path) -> V:
         """``torch.save({"netG": netG.state_dict(), ...}, path)``: one weights file per model."""
@@ -159,26 +161,27 @@ class ReaderData:
         entries, out = {}, []
         for el in mapping.elements:
             value = el.value if isinstance(el, cst.DictElement) else None
-            if not (isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) and
+            key = self.peek(el.key, self.cur_scope) if isinstance(el, cst.DictElement) else None
+            if not (isinstance(key, str) and
                     isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
                     value.func.attr.value == "state_dict"):
                 raise Unsupported("torch.save of a dict holding other than model.state_dict() values")
             model = self.peek(value.func.value, self.cur_scope)
             if not isinstance(model, ModelV):
                 raise Unsupported("torch.save of a dict holding the state of something that is not a model")
-            key = el.key.evaluated_value
             new = f"{base}_{key}.weights.h5"
             entries[key] = (model, new)
             out.append((key, id(value.func.value), new))
         self.saved[literal.evaluated_value] = ("dict", entries)
-        self.fact(line, "save_checkpoint", {"path": id(path), "literal": id(literal), "entries": out})
+        self.fact(line, "save_checkpoint", {"path": id(path), "literal": id(literal),
+                                            "quotes": _literal_quotes(literal), "entries": out})
         return OTHER
 
     def checkpoint_path(self, path) -> None:
         """Keras' save_weights wants a ``.weights.h5`` name: rename the literal that made the
         path (``os.path.join(tmp, "m.pt")``), where the path variable was assigned."""
         literal = None
-        if isinstance(path, cst.SimpleString):
+        if isinstance(path, STRING_LITERALS):
             literal = path
         elif isinstance(path, cst.Name):
             literal = self._path_literal(path.value)

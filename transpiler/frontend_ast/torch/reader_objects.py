@@ -25,9 +25,7 @@ class ReaderObjects:
         if len(pos) < 2:
             raise Unsupported(f"F.{short} without (output, target)")
         if short in ("mse_loss", "l1_loss"):  # elementwise: numpy says it directly
-            reduction = kw.get("reduction")
-            reduction = reduction.evaluated_value if isinstance(reduction, cst.SimpleString) else \
-                ("mean" if reduction is None else None)
+            reduction = self.string_value(kw["reduction"]) if "reduction" in kw else "mean"
             if reduction not in ("mean", "sum", "none"):
                 raise Unsupported(f"F.{short}(reduction={_code(kw['reduction'])})")
             diff = "np.abs({0} - {1})" if short == "l1_loss" else "({0} - {1}) ** 2"
@@ -190,9 +188,9 @@ class ReaderObjects:
                 raise Unsupported(f"torch.optim.{name}: a parameter group that is not a dict literal")
             group = {}
             for item in el.value.elements:
-                if not isinstance(item, cst.DictElement) or not isinstance(item.key, cst.SimpleString):
+                key = self.string_value(item.key, scope) if isinstance(item, cst.DictElement) else None
+                if key is None:
                     raise Unsupported(f"torch.optim.{name}: a parameter group's keys must be literal strings")
-                key = item.key.evaluated_value
                 if key == "params":
                     group[key] = pg.read_list(self, item.value, scope, ModelV, GroupV)
                     texts.append(_code(item.value))

@@ -1,5 +1,6 @@
-"""What the torch training reader's variables hold (``V`` kinds), its tables of torch names,
-its scopes, and the syntax helpers its parts share (``frontend_ast/torch/training``)."""
+"""What the torch training reader's variables hold (``V`` kinds, beside the interpreter's
+``FunctionRef`` and the torch reader's ``Ref``), its tables of torch names, its scopes, and the
+syntax helpers its parts share (``frontend_ast/torch/training``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.interp import Env, FunctionRef, code_of
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.values import Ref
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.ir.program import ModelDef
@@ -58,9 +61,8 @@ class DictV(Other):
     stmt: cst.CSTNode | None = None
 
 
-@dataclass(eq=False)
-class TorchRef(V):
-    path: str
+#: a dotted path in torch (``torch.optim.Adam``): the torch reader's value for an imported name
+TorchRef = Ref
 
 
 @dataclass(eq=False)
@@ -222,9 +224,8 @@ class MapLoaderV(V):
     dataset: MapDatasetV
 
 
-@dataclass(eq=False)
-class FuncV(V):
-    node: cst.FunctionDef
+#: a function of the script (the interpreter's value)
+FuncV = FunctionRef
 
 
 @dataclass(eq=False)
@@ -318,27 +319,21 @@ DATA_PATHS = {"torch.utils.data.DataLoader": "loader", "torch.utils.data.dataloa
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".pkl", ".bin", ".ckpt", ".tar")
 
 
-def _code(node) -> str:
-    return cst.Module([]).code_for_node(node)
+_code = code_of
 
 
-class Scope:
-    """Variables of one function (or the module), chained to the enclosing scope."""
+class Scope(Env):
+    """The interpreter's scope, collecting what a function returns; ``lookup`` answers None
+    for a name no scope binds (what the reader's parts ask: "does it hold one of mine?")."""
 
-    def __init__(self, parent: "Scope | None", function: str | None = None):
-        self.parent = parent
-        self.vars: dict[str, V] = {}
-        self.function = function
+    __slots__ = ("returns",)
+
+    def __init__(self, parent: "Scope | None" = None):
+        super().__init__(parent)
         self.returns: list[V] = []
 
     def lookup(self, name: str) -> V | None:
-        scope = self
-        while scope is not None:
-            if name in scope.vars:
-                return scope.vars[name]
-            scope = scope.parent
-        return None
-
+        return self.find(name)
 
 
 def _root_names(node) -> list[cst.Name]:
@@ -450,12 +445,39 @@ def _import_roots(small) -> set[str]:
     return {_dotted(small.module).split(".")[0]}
 
 
+#: the nodes of a string literal (``"m.pt"``, ``"m" ".pt"``)
+STRING_LITERALS = (cst.SimpleString, cst.ConcatenatedString)
+
+
+def _literal_quotes(literal) -> tuple[str, str]:
+    """The prefix and quote of a string literal (of its first part: ``"m" ".pt"``)."""
+    first = literal
+    while isinstance(first, cst.ConcatenatedString):
+        first = first.left
+    if not isinstance(first, cst.SimpleString):
+        return "", '"'
+    return first.prefix.replace("f", "").replace("F", ""), first.quote
+
+
+def _literal_text(literal, value: str) -> str:
+    """``value`` as a string literal in the quotes ``literal`` uses."""
+    prefix, quote = _literal_quotes(literal)
+    return f"{prefix}{quote}{value}{quote}"
+
+
 def _find_literal(node):
     """The string literal naming a checkpoint file inside ``node``."""
     found = []
 
     class Finder(cst.CSTVisitor):
         def visit_SimpleString(self, n: cst.SimpleString) -> None:
+            self.literal(n)
+
+        def visit_ConcatenatedString(self, n: cst.ConcatenatedString) -> bool:
+            self.literal(n)
+            return False  # (its parts are not literals of their own)
+
+        def literal(self, n) -> None:
             value = n.evaluated_value
             if isinstance(value, str) and (value.endswith(CHECKPOINT_SUFFIXES) or "." not in value):
                 found.append(n)

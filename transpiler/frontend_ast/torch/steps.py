@@ -325,8 +325,7 @@ def live_function(reader, path: str, node: cst.Call, pos, vals, kw):
 def _functional_loss(reader, short: str, pos, kw, p, done):
     """``F.<loss>(output, target, reduction=...)`` inside the step, elementwise then reduced."""
     reduction = kw.get("reduction")
-    red = reduction.evaluated_value if isinstance(reduction, cst.SimpleString) else (
-        "mean" if reduction is None else None)
+    red = "mean" if reduction is None else reader.string_value(reduction)
     if red not in ("mean", "sum", "none"):
         raise Unsupported(f"F.{short}(reduction={_code(reduction)}) is not translated")
     size = {"smooth_l1_loss": "beta", "huber_loss": "delta"}.get(short)

@@ -37,6 +37,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.interp import AUGMENTED
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch import param_groups as pg
 from transpiler.frontend_ast.torch import data as torch_data
@@ -47,7 +48,7 @@ from transpiler.frontend_ast.torch.reader_methods import ReaderMethods
 from transpiler.frontend_ast.torch.reader_objects import ReaderObjects
 from transpiler.frontend_ast.torch.reader_io import ReaderData
 from transpiler.frontend_ast.torch.reader_values import (
-    _child_expressions, _code, _combine, _Enumerated, _has_backward, _ids_under, _import_roots, _mentions,
+    _child_expressions, _code, _Enumerated, _has_backward, _ids_under, _import_roots, _mentions,
     _variable_text, _Zipped, Arr, ChildrenV, ChildV, DatasetClassV, DatasetV, DictV, FuncV, GroupV, LiveV,
     LoadedV, LoaderV, LossV, MapDatasetV, MapLoaderV, MODEL_METHODS, ModelAttrV, ModelFactory, ModelV, NoGradV,
     NotStandard, OptimizerV, OTHER, Other, ParamsV, ParamV, SchedulerV, Scope, StateV, TupleV, V)
@@ -357,7 +358,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             left = self.expr(small.target, scope)
             right = self.expr(small.value, scope)
             if isinstance(small.target, cst.Name):
-                scope.vars[small.target.value] = _combine(left, right)
+                op = AUGMENTED[type(small.operator)]
+                scope.vars[small.target.value] = self._binop(op, left, right, small)
         elif isinstance(small, cst.Expr):
             value = small.value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
@@ -491,8 +493,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.expr(target.value, scope)
             if isinstance(target, cst.Subscript):
-                for el in target.slice:
-                    self._slice(el.slice, scope)
+                self._subscript_key(target, scope)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, OTHER, scope)
 
@@ -529,18 +530,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         if name in self.reading:
             return OTHER
         self.reading.add(name)
-        scope = Scope(self.module, name)
-        params = fn.params.params
-        for i, p in enumerate(params):
-            value = args[i] if i < len(args) else kwargs.get(p.name.value)
-            if value is None and p.default is not None:
-                value = self.expr(p.default, self.module)
-            scope.vars[p.name.value] = value if value is not None else OTHER
-        for p in list(fn.params.kwonly_params):
-            scope.vars[p.name.value] = kwargs.get(p.name.value, OTHER)
-        for star in (fn.params.star_arg, fn.params.star_kwarg):
-            if isinstance(star, cst.Param):
-                scope.vars[star.name.value] = OTHER
+        scope = Scope(self.module)
+        scope.vars.update(self._bind_arguments(fn, args, kwargs, self.module, missing=OTHER))
         outer, self.cur_function = self.cur_function, fn
         saved = self.no_grad
         for dec in fn.decorators:

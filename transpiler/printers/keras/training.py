@@ -571,10 +571,10 @@ class ProgramPrinter:
 
     def path_for(self, cfg: dict, new_name: str) -> str:
         """The checkpoint path expression with its file name literal renamed to ``new_name``."""
-        literal = self.originals[cfg["literal"]]
+        prefix, quote = cfg["quotes"]  # (of the file name literal, which may be "m" ".pt")
         saved = self.facts.get(cfg["literal"])
         self.facts[cfg["literal"]] = T.TrainingStatement(
-            "array_expr", "", T.ArrayExpr(f"{literal.prefix}{literal.quote}{new_name}{literal.quote}"))
+            "array_expr", "", T.ArrayExpr(f"{prefix}{quote}{new_name}{quote}"))
         try:
             node = self.originals[cfg["path"]]
             return _code(node.visit(_Rewriter(self, record=False)))
