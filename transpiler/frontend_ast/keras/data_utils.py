@@ -37,3 +37,35 @@ def record_tfds_load(program, span, args: list, kwargs: dict) -> None:
     for the printer, which says what the target framework offers for it in the stub."""
     name = args[0] if args else kwargs.get("name")
     program.meta.setdefault("tfds_loads", []).append((span, name if isinstance(name, str) else None))
+
+
+#: Keras layers whose adapt() the runtime computes: class → the runtime's function
+ADAPTABLE = {"Normalization": "adapt_normalization"}
+
+
+def record_adapt(fe, layer, node) -> bool:
+    """``layer.adapt(data)`` on a Keras layer whose state the runtime computes from data
+    (``Normalization``): recorded as a ``data_util`` statement calling the runtime's function
+    with the layer's name and its kept axes, and the layer marked adapted (``adapt_key``: the
+    torch modules built from it take its state). False for other layers."""
+    import libcst as cst
+
+    from transpiler.ir import training as T
+
+    function = ADAPTABLE.get(layer.cls_name)
+    spec_attrs = getattr(layer.spec, "attrs", {})
+    if function is None or spec_attrs.get("mean") is not None:
+        return False
+    positional = [a for a in node.args if a.keyword is None]
+    data = positional[0].value if positional else next(
+        (a.value for a in node.args if a.keyword is not None and a.keyword.value == "data"), None)
+    if data is None or len(node.args) != 1:
+        return False  # adapt(data, batch_size=..., steps=...): Keras 2's arguments
+    layer.adapt_key = layer.keras_name
+    fe.program.meta.setdefault("adapted_layers", []).append(layer.keras_name)
+    args = f"{layer.keras_name!r}, {cst.Module([]).code_for_node(data)}, axis={tuple(spec_attrs.get('axis', (-1,)))!r}"
+    span = fe._span(node)
+    stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+    fe.program.training.append(T.TrainingStatement("data_util", "", (function, T.Code(args)), span, stmt,
+                                                   call=id(node), source=cst.Module([]).code_for_node(node)))
+    return True

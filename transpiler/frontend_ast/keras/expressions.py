@@ -75,6 +75,8 @@ class KerasExpressions(Interpreter):
         if base.user is not None and (attr in base.user.attrs or base.user.cls.method(attr) is not None):
             return self._attribute(base.user, attr, node)  # the subclass's own attributes and methods
         self._mark_keras()
+        if attr == "layers" and base.kind == "sequential" and base.user is None:
+            return list(base.layers)  # (Keras' Sequential.layers: no InputLayer)
         if attr in ("output", "outputs", "input", "inputs"):
             graph = self._model_graph(base, node)
             vals = graph.outputs if attr.startswith("output") else graph.inputs
@@ -609,6 +611,8 @@ class KerasExpressions(Interpreter):
             return Unknown(f"model.{name}()")
         if isinstance(obj, LayerObj) and name == "adapt":
             self._mark_keras()
+            if data_utils.record_adapt(self, obj, node):  # the runtime computes its state
+                return None
             span = self._span(node)
             self.program.warn(span, keras_layers.adapt_note(obj.cls_name), self._line(span))
             return None

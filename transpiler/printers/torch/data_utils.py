@@ -15,4 +15,24 @@ UTILITIES = {
     "array_to_img": ("torch.images", "array_to_img"),
     "save_img": ("torch.images", "save_img"),
     "pad_sequences": ("torch.sequences", "pad_sequences"),
+    "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
 }
+
+#: utilities whose runtime module holds state the model classes' ``__init__`` read
+#: (``adapted_state``): copied once, right after the imports (before any module is built),
+#: never with the other helpers (a second copy would reset that state)
+PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization", "adapted_state"))}
+
+
+def preamble_texts(program) -> tuple[list[str], set[str]]:
+    """The runtime definitions a program that adapts preprocessing layers holds after its
+    imports, and their imports (none when no layer is adapted)."""
+    from transpiler.printers import runtime_source
+
+    if not program.meta.get("adapted_layers"):
+        return [], set()
+    copy = runtime_source.Copier()
+    texts = []
+    for module, names in PREAMBLE.values():
+        texts += copy.take(module, *names)
+    return texts, copy.imports

@@ -137,6 +137,12 @@ class TrainingPrinter(CompiledObjects):
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
                 continue
             if ts.builder is not None and ts.kind != "custom_code":
+                if ts.kind == "data_util" and ts.config[0] in data_utils.PREAMBLE:
+                    # (the builder's body becomes the module class: the call would be lost)
+                    self.program.stub(ts.span, f"{ts.source}: adapt() inside the builder function "
+                                      f"{ts.builder}() is not translated (the statistics would stay at 0 "
+                                      "and 1): adapt the layer before the builder runs")
+                    continue
                 if ts.kind == "compile":  # printed where the builder's result lands; register
                     self.optimizer_expr("model", ts.config.optimizer)  # the helpers it needs now
                     md = next((m for m in self.program.models if m.builder == ts.builder), None)
@@ -510,7 +516,8 @@ class TrainingPrinter(CompiledObjects):
             name, args = ts.config
             if name not in data_utils.UTILITIES:
                 raise NotImplementedError(f"keras.utils.{name}()")
-            self.datasets.add(name)
+            if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
+                self.datasets.add(name)
             return [f"{name}({args.text})"]
         self.datasets.add("to_categorical")
         return [f"to_categorical({ts.config.text})"]
