@@ -10,6 +10,11 @@ spelling Keras has for a utility (``keras.utils.X``, ``keras.preprocessing.image
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from transpiler.frontend_ast.interp.values import Unknown
+
 #: module roots of the source framework: a name bound to one of them is Keras' to translate
 #: (tensorflow_datasets gives TensorFlow tensors and imports TensorFlow)
 FRAMEWORK_ROOTS = ("tensorflow", "keras", "tensorflow_datasets")
@@ -23,8 +28,21 @@ SPELLINGS = {
     "save_img": ("utils.save_img", "preprocessing.image.save_img", "utils.image_utils.save_img"),
     "pad_sequences": ("utils.pad_sequences", "preprocessing.sequence.pad_sequences",
                       "utils.sequence_utils.pad_sequences"),
+    "timeseries_dataset_from_array": ("utils.timeseries_dataset_from_array",
+                                      "preprocessing.timeseries_dataset_from_array",
+                                      "utils.timeseries_dataset_utils.timeseries_dataset_from_array"),
 }
+#: the utilities that give a dataset of (x, y) batches (a DataLoader in the output)
+LOADERS = {"timeseries_dataset_from_array"}
 _BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
+
+
+@dataclass(eq=False)
+class BatchesVal(Unknown):
+    """The batches a loader utility gives (``keras.utils.timeseries_dataset_from_array``):
+    run-time data, whose statement learns the variable it is bound to (fit() takes it)."""
+
+    statement: Any = None
 
 
 def utility_of(api_name: str | None) -> str | None:

@@ -16,7 +16,21 @@ UTILITIES = {
     "save_img": ("torch.images", "save_img"),
     "pad_sequences": ("torch.sequences", "pad_sequences"),
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
+    "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
 }
+
+#: utilities that give a DataLoader of (x, y) batches, which fit()/evaluate() take as it is
+LOADERS = {"timeseries_dataset_from_array"}
+
+
+def loader_statement(program, name: str, before=None):
+    """The data_util statement that bound ``name`` to a DataLoader of (x, y) batches (the last
+    one before the training statement ``before``), or None."""
+    made = [ts for ts in program.training if ts.kind == "data_util" and ts.model == name
+            and ts.config[0] in LOADERS]
+    if before is not None and before in program.training:
+        made = [ts for ts in made if program.training.index(ts) < program.training.index(before)]
+    return made[-1] if made else None
 
 #: utilities whose runtime module holds state the model classes' ``__init__`` read
 #: (``adapted_state``): copied once, right after the imports (before any module is built),

@@ -658,6 +658,9 @@ class TrainingPrinter(CompiledObjects):
         if ts is not None and ts in self.program.training:  # the binding in force at the call
             made = [t for t in made if self.program.training.index(t) < self.program.training.index(ts)] or made
         ds = made[-1].config if made else None
+        if ds is None and data_utils.loader_statement(self.program, x.text, ts) is not None:
+            self.features.add("loader_input")  # (timeseries_dataset_from_array: a DataLoader of (x, y))
+            return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), False, False, None, True
         if ds is None:
             return None
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
