@@ -31,9 +31,15 @@ SPELLINGS = {
     "timeseries_dataset_from_array": ("utils.timeseries_dataset_from_array",
                                       "preprocessing.timeseries_dataset_from_array",
                                       "utils.timeseries_dataset_utils.timeseries_dataset_from_array"),
+    "image_dataset_from_directory": ("utils.image_dataset_from_directory",
+                                     "preprocessing.image_dataset_from_directory",
+                                     "utils.image_dataset_utils.image_dataset_from_directory"),
 }
 #: the utilities that give a dataset of (x, y) batches (a DataLoader in the output)
-LOADERS = {"timeseries_dataset_from_array"}
+LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory"}
+#: what the output's DataLoader answers of a tf.data dataset a loader utility gave: anything
+#: else (``.map``, ``.prefetch``, ``.unbatch``, ...) needs TensorFlow (a stub)
+LOADER_ATTRIBUTES = {"take", "class_names", "file_paths", "batch_size"}
 _BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
 
 

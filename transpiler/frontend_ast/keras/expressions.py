@@ -104,6 +104,12 @@ class KerasExpressions(Interpreter):
             return "float32"  # Keras' default dtype policy (the models are float32)
         return _BoundMethod(base, attr)
 
+    @ATTRIBUTES.register(data_utils.BatchesVal)
+    def _batches_attribute(self, base, attr, node):
+        if attr not in data_utils.LOADER_ATTRIBUTES:
+            self._mark_keras()  # a tf.data method the output's DataLoader has not
+        return Unknown(f"batches.{attr}")
+
     @ATTRIBUTES.register(SuperRef, _Rng, TapeObj, DatasetObj)
     def _method_attribute(self, base, attr, node):
         return _BoundMethod(base, attr)

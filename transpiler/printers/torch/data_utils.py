@@ -17,10 +17,27 @@ UTILITIES = {
     "pad_sequences": ("torch.sequences", "pad_sequences"),
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
     "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
+    "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
 }
 
 #: utilities that give a DataLoader of (x, y) batches, which fit()/evaluate() take as it is
-LOADERS = {"timeseries_dataset_from_array"}
+LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory"}
+#: loaders of images, whose layout the loader sets (``data_format``) for the model
+IMAGE_LOADERS = {"image_dataset_from_directory"}
+
+
+def call_lines(name: str, args: str, layouts: list) -> list[str]:
+    """The runtime call for utility ``name`` with the source's ``args``: an image loader gives
+    channels-first images when the program's one model takes them (the layout is handled
+    once, at the loader), unless the source chose a data_format."""
+    import re
+
+    from transpiler.ir.layout import is_channels_first
+
+    if name in IMAGE_LOADERS and len(layouts) == 1 and layouts[0] is not None and \
+            is_channels_first(layouts[0]) and not re.search(r"\bdata_format\s*=", args):
+        return [f'{name}({args}, data_format="channels_first")']
+    return [f"{name}({args})"]
 
 
 def loader_statement(program, name: str, before=None):

@@ -518,7 +518,7 @@ class TrainingPrinter(CompiledObjects):
                 raise NotImplementedError(f"keras.utils.{name}()")
             if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
                 self.datasets.add(name)
-            return [f"{name}({args.text})"]
+            return data_utils.call_lines(name, args.text, self._single_model_layouts())
         self.datasets.add("to_categorical")
         return [f"to_categorical({ts.config.text})"]
 
