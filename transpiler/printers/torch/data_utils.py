@@ -7,6 +7,8 @@ Each utility is a function of the same name and arguments in ``transpiler/runtim
 
 from __future__ import annotations
 
+from transpiler.printers.torch import data_image_ops
+
 #: utility name → (runtime module, definition)
 UTILITIES = {
     "get_file": ("torch.downloads", "get_file"),
@@ -18,6 +20,8 @@ UTILITIES = {
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
     "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
     "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
+    # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
+    **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
 }
 
 #: utilities that give a DataLoader of (x, y) batches, which fit()/evaluate() take as it is
@@ -67,3 +71,12 @@ def preamble_texts(program) -> tuple[list[str], set[str]]:
     for module, names in PREAMBLE.values():
         texts += copy.take(module, *names)
     return texts, copy.imports
+
+
+def image_helpers_used(code) -> set[str]:
+    """The tf.image runtime functions the translated code (functions a pipeline maps, the
+    loader statements with their lambdas) calls: copied into the program."""
+    texts = ["\n".join(lines) for lines in code.functions.values()]
+    texts += ["\n".join(lines) if isinstance(lines, list) else str(lines) for lines in code.statements.values()]
+    texts += [str(text) for text in code.expressions.values()]
+    return {h for text in texts for h in data_image_ops.helpers_used(text)}

@@ -169,6 +169,7 @@ class TrainingPrinter(CompiledObjects):
                     text = text.replace(source, replacement)
             self.code.expressions[key] = text
         self._tensor_functions()
+        self.datasets |= data_utils.image_helpers_used(self.code)  # (tf.image calls of .map() functions)
         self.code.helpers = self._helpers()
         return self.code
 
