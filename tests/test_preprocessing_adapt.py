@@ -156,3 +156,42 @@ def test_adapt_inside_a_builder_function_is_a_stub_not_dropped():
     result = translate(source, "case.py")
     stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
     assert any("adapt() inside the builder function build_model()" in m for m in stubs), stubs
+
+
+MODULE_LEVEL_NORMALIZER = """
+import numpy as np
+import keras
+from keras import layers
+
+x_train = np.random.RandomState(0).normal(4.0, 3.0, (64, 5)).astype("float32")
+
+normalizer = layers.Normalization()
+normalizer.adapt(x_train)
+
+
+def build_model():
+    inputs = keras.Input(shape=(5,))
+    return keras.Model(inputs, layers.Dense(1)(normalizer(inputs)))
+
+
+model = build_model()
+"""
+
+
+def test_module_level_normalizer_adapted_by_name_sets_the_builders_model():
+    """``normalizer = layers.Normalization(); normalizer.adapt(x_train)`` then a builder that
+    calls it: no stub, and the model built by the generated program holds Keras' statistics."""
+    keras = pytest.importorskip("keras")
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from harness import load_source_module
+
+    from transpiler import verify
+
+    result = translate(MODULE_LEVEL_NORMALIZER, "normalizer_by_name.py")
+    assert not [d for d in result.program.diagnostics if d.severity == "stub"]
+    generated = verify.load_generated(result.text)
+    keras.backend.clear_session()
+    original = load_source_module(MODULE_LEVEL_NORMALIZER)
+    np.testing.assert_array_equal(generated.model.normalizer_mean.numpy(), np.asarray(original.normalizer.adapt_mean))
+    np.testing.assert_array_equal(generated.model.normalizer_variance.numpy(),
+                                  np.asarray(original.normalizer.adapt_variance))
