@@ -109,3 +109,34 @@ def test_image_folder_script_translates_without_stub_and_runs(tmp_path):
                          env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "classes: ['roses', 'tulips']" in run.stdout and "accuracy" in run.stdout
+
+
+BOTH_SUBSETS = """
+import keras
+from keras import layers
+
+train_ds, val_ds = keras.utils.image_dataset_from_directory(
+    "images", image_size=(12, 12), batch_size=4, validation_split=0.25, subset="both", seed=7)
+print("classes:", train_ds.class_names)
+inputs = keras.Input(shape=(12, 12, 3))
+x = layers.Conv2D(4, 3)(layers.Rescaling(1 / 255)(inputs))
+outputs = layers.Dense(3, activation="softmax")(layers.Flatten()(x))
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(train_ds, epochs=1, validation_data=val_ds)
+"""
+
+
+def test_both_subsets_unpacked_feed_fit_and_validation(tmp_path):
+    """``train_ds, val_ds = image_dataset_from_directory(..., subset="both")``: both names are
+    the runtime's loaders, fit() trains on one and validates on the other."""
+    pytest.importorskip("PIL.Image")
+    result = translate(BOTH_SUBSETS, "both_subsets.py")
+    assert [str(d) for d in result.program.diagnostics if d.severity == "stub"] == []
+    write_image_folder(str(tmp_path / "images"), per_class=8)
+    out = tmp_path / "both_subsets_torch.py"
+    out.write_text(result.text)
+    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "classes: ['birds', 'cats', 'dogs']" in run.stdout and "val_loss" in run.stdout

@@ -93,3 +93,17 @@ def record_adapt(fe, layer, node) -> bool:
     fe.program.training.append(T.TrainingStatement("data_util", "", (function, T.Code(args)), span, stmt,
                                                    call=id(node), source=cst.Module([]).code_for_node(node)))
     return True
+
+
+def unpacked_names(stmt, call) -> str | None:
+    """``a, b = call`` (``subset="both"`` gives two datasets): "a,b", else None."""
+    import libcst as cst
+
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not isinstance(small, cst.Assign) or small.value is not call or len(small.targets) != 1:
+        return None
+    target = small.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or \
+            not all(isinstance(e.value, cst.Name) for e in target.elements):
+        return None
+    return ",".join(e.value.value for e in target.elements)

@@ -240,6 +240,8 @@ class KerasTrainingFacts:
         self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
         if kind == "data_util" and func.name in data_utils.LOADERS:
+            # ``train_ds, val_ds = image_dataset_from_directory(..., subset="both")``: both names
+            self.program.training[-1].model = data_utils.unpacked_names(self._current_stmt(), node) or ""
             return data_utils.BatchesVal(func.name, statement=self.program.training[-1])
         if kind == "load_data" and func.name in _DATASET_SHAPES and (not node.args or func.name == "cifar100"):
             (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[func.name]

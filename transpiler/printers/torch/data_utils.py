@@ -47,8 +47,8 @@ def call_lines(name: str, args: str, layouts: list) -> list[str]:
 def loader_statement(program, name: str, before=None):
     """The data_util statement that bound ``name`` to a DataLoader of (x, y) batches (the last
     one before the training statement ``before``), or None."""
-    made = [ts for ts in program.training if ts.kind == "data_util" and ts.model == name
-            and ts.config[0] in LOADERS]
+    made = [ts for ts in program.training if ts.kind == "data_util" and name in ts.model.split(",")
+            and ts.config[0] in LOADERS]  # (``a, b = image_dataset_from_directory(..., subset="both")``)
     if before is not None and before in program.training:
         made = [ts for ts in made if program.training.index(ts) < program.training.index(before)]
     return made[-1] if made else None
