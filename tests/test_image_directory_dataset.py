@@ -140,3 +140,13 @@ def test_both_subsets_unpacked_feed_fit_and_validation(tmp_path):
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "classes: ['birds', 'cats', 'dogs']" in run.stdout and "val_loss" in run.stdout
+
+
+def test_predict_on_a_loader_is_a_stub_not_a_call_on_pairs():
+    """predict(train_ds) would call the model on (images, labels) batches (and transpose the
+    loader for a channels-first model) when run: a stub naming why."""
+    source = BOTH_SUBSETS + "predictions = model.predict(val_ds)\n"
+    result = translate(source, "predict_loader.py")
+    stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
+    assert any("predict() on a dataset of (x, y) batches" in m for m in stubs), stubs
+    assert "predict(model, np.transpose(val_ds" not in result.text

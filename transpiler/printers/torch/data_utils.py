@@ -80,3 +80,12 @@ def image_helpers_used(code) -> set[str]:
     texts += ["\n".join(lines) if isinstance(lines, list) else str(lines) for lines in code.statements.values()]
     texts += [str(text) for text in code.expressions.values()]
     return {h for text in texts for h in data_image_ops.helpers_used(text)}
+
+
+def refuse_loader(program, name: str, before, call: str) -> None:
+    """``call`` (predict) handed a loader utility's dataset of (x, y) batches, which the array
+    helpers cannot take (the model would be called on (x, y); a channels-first model's input
+    permutation would transpose the loader): a stub."""
+    if loader_statement(program, name, before) is not None:
+        raise NotImplementedError(f"{call}() on a dataset of (x, y) batches from a Keras data utility "
+                                  "(give it the images: an array or a loop over the batches)")

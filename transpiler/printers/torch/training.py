@@ -872,6 +872,7 @@ class TrainingPrinter(CompiledObjects):
 
     def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         p: T.Predict = ts.config
+        data_utils.refuse_loader(self.program, p.x.text, ts, "predict")
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
         call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
