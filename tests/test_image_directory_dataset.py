@@ -150,3 +150,53 @@ def test_predict_on_a_loader_is_a_stub_not_a_call_on_pairs():
     stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
     assert any("predict() on a dataset of (x, y) batches" in m for m in stubs), stubs
     assert "predict(model, np.transpose(val_ds" not in result.text
+
+
+MAPPED = """
+import keras
+import tensorflow as tf
+from keras import layers
+
+train_ds = keras.utils.image_dataset_from_directory("images", image_size=(12, 12), batch_size=4, seed=3)
+
+
+def first_channels(images, labels):
+    return images[:, :, :, :2] / 255.0, labels  # (the channels axis is the last one, as in Keras)
+
+
+train_ds = train_ds.map(first_channels).map(lambda x, y: (tf.image.flip_left_right(x), y)).cache()
+train_ds = train_ds.prefetch(tf.data.AUTOTUNE)
+for images, labels in train_ds.take(1):
+    print("batch", tuple(images.shape))
+inputs = keras.Input(shape=(12, 12, 2))
+outputs = layers.Dense(3, activation="softmax")(layers.Flatten()(layers.Conv2D(4, 3)(inputs)))
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+model.fit(train_ds, epochs=1)
+"""
+
+
+def test_map_prefetch_cache_on_a_loader_run_on_channels_last_batches(tmp_path):
+    """tf.data's .map(fn) on the loader runs fn on each batch as Keras does (channels-last
+    images; the last map of the chain gives them to the channels-first model), .prefetch() and
+    .cache() need nothing: no stub, and the program trains."""
+    pytest.importorskip("PIL.Image")
+    result = translate(MAPPED, "mapped_loader.py")
+    assert [str(d) for d in result.program.diagnostics if d.severity == "stub"] == []
+    flat = "".join(result.text.split())
+    # (chained maps nest; only the last one puts the images in the model's layout)
+    assert "MappedLoader(MappedLoader(train_ds,first_channels),lambdax,y:(x.flip(-2),y),layout=(0,3,1,2))" in flat
+    assert flat.count("layout=(0,3,1,2)") == 1 and "data_format" not in flat
+    write_image_folder(str(tmp_path / "images"))
+    out = tmp_path / "mapped_loader_torch.py"
+    out.write_text(result.text)
+    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "batch (4, 2, 12, 12)" in run.stdout and "Epoch 1/1" in run.stdout
+
+
+def test_map_with_other_arguments_on_a_loader_is_a_stub():
+    source = MAPPED.replace(".map(first_channels)", ".map(first_channels, deterministic=False, name='m')")
+    result = translate(source, "mapped_loader.py")
+    assert [d for d in result.program.diagnostics if d.severity == "stub"]

@@ -3,15 +3,21 @@ classification from scratch, reduced).
 
 ``keras.utils.image_dataset_from_directory`` reads ``<data>/flowers/<class>/*.png`` (the data
 folder is $TRANSPILED_DATA_HOME, else ./data): a shuffled training subset and its validation
-subset, split with a seed; the class names come from the folders.
+subset, split with a seed; the class names come from the folders. The training batches are
+mapped (a left-right flip of each image, channels-last as Keras gives them) and prefetched.
 """
 import os
 
 import keras
+import tensorflow as tf
 from keras import layers
 
 IMAGE_SIZE = (16, 16)
 BATCH = 8
+
+
+def augment(images, labels):
+    return tf.image.flip_left_right(images), labels
 
 
 def build_model(num_classes=2):
@@ -33,6 +39,7 @@ def main():
         folder, validation_split=0.25, subset="validation", seed=1337, image_size=IMAGE_SIZE, batch_size=BATCH
     )
     print("classes:", train_ds.class_names)
+    train_ds = train_ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
     model = build_model()
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     model.fit(train_ds, epochs=2, validation_data=val_ds)

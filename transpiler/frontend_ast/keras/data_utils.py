@@ -40,6 +40,9 @@ LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory"}
 #: what the output's DataLoader answers of a tf.data dataset a loader utility gave: anything
 #: else (``.map``, ``.prefetch``, ``.unbatch``, ...) needs TensorFlow (a stub)
 LOADER_ATTRIBUTES = {"take", "class_names", "file_paths", "batch_size"}
+#: tf.data methods translated on such a dataset: ``.map(fn)`` (per batch), ``.prefetch()`` and
+#: ``.cache()`` (nothing to do for a DataLoader)
+LOADER_METHODS = {"map", "prefetch", "cache"}
 _BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
 
 
@@ -107,3 +110,32 @@ def unpacked_names(stmt, call) -> str | None:
             not all(isinstance(e.value, cst.Name) for e in target.elements):
         return None
     return ",".join(e.value.value for e in target.elements)
+
+
+def record_loader_method(fe, batches, name: str, node):
+    """``ds.map(fn)`` / ``ds.prefetch(n)`` / ``ds.cache()`` on a loader utility's dataset: a
+    ``data_util`` statement (``map_batches``: the receiver and the function's source;
+    ``loader_no_op``: the receiver) whose result is a loader again, or None when the call has
+    other arguments (then it needs TensorFlow)."""
+    import libcst as cst
+
+    from transpiler.ir import training as T
+
+    if not isinstance(node.func, cst.Attribute):
+        return None
+    receiver = cst.Module([]).code_for_node(node.func.value)
+    positional = [a for a in node.args if a.keyword is None]
+    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+    if name == "map":
+        if len(positional) != 1 or keywords - {"num_parallel_calls", "deterministic"}:
+            return None
+        config = ("map_batches", T.Code(f"{receiver}, {cst.Module([]).code_for_node(positional[0].value)}"))
+    elif name == "prefetch" and len(node.args) <= 1 or name == "cache" and not node.args:
+        config = ("loader_no_op", T.Code(receiver))
+    else:
+        return None
+    stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+    ts = T.TrainingStatement("data_util", unpacked_names(fe._current_stmt(), node) or "", config, fe._span(node),
+                             stmt, call=id(node), source=cst.Module([]).code_for_node(node))
+    fe.program.training.append(ts)
+    return BatchesVal(f"batches.{name}()", statement=ts)

@@ -106,6 +106,8 @@ class KerasExpressions(Interpreter):
 
     @ATTRIBUTES.register(data_utils.BatchesVal)
     def _batches_attribute(self, base, attr, node):
+        if attr in data_utils.LOADER_METHODS:
+            return _BoundMethod(base, attr)  # (.map/.prefetch/.cache: data_utils.record_loader_method)
         if attr not in data_utils.LOADER_ATTRIBUTES:
             self._mark_keras()  # a tf.data method the output's DataLoader has not
         return Unknown(f"batches.{attr}")
@@ -544,6 +546,12 @@ class KerasExpressions(Interpreter):
                 self._build_subclass(obj, shape, self._span(node))
                 obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 return None
+        if isinstance(obj, data_utils.BatchesVal):
+            made = data_utils.record_loader_method(self, obj, name, node)
+            if made is None:
+                self._mark_keras()  # other arguments: a stub
+                return Unknown(f"batches.{name}()")
+            return made
         if isinstance(obj, DatasetObj):
             if name == "shuffle":
                 return replace(obj, shuffle=True, ops=obj.ops + ["shuffle"])

@@ -164,7 +164,8 @@ class TrainingPrinter(CompiledObjects):
                   if ts.kind in ("load_data", "to_categorical", "load_model", "data_util")
                   and ts.call in self.code.expressions}
         for key, text in list(self.code.expressions.items()):
-            for source, replacement in nested.items():
+            # the longest first: a call holding another (``ds.map(f).map(g)``) before the one it holds
+            for source, replacement in sorted(nested.items(), key=lambda kv: -len(kv[0])):
                 if source in text and text != replacement:
                     text = text.replace(source, replacement)
             self.code.expressions[key] = text
@@ -515,8 +516,11 @@ class TrainingPrinter(CompiledObjects):
             return [f"load_{ts.config}({args})"]
         if ts.kind == "data_util":  # get_file, load_img, ...: the runtime's function of the same arguments
             name, args = ts.config
-            if name not in data_utils.UTILITIES:
+            if name not in data_utils.UTILITIES and name not in data_utils.LOADER_OPS:
                 raise NotImplementedError(f"keras.utils.{name}()")
+            if name in data_utils.LOADERS:  # (and their .map/.prefetch/.cache)
+                self.datasets |= {name} - data_utils.LOADER_OPS
+                return data_utils.loader_lines(self, ts)
             if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
                 self.datasets.add(name)
             return data_utils.call_lines(name, args.text, self._single_model_layouts())

@@ -86,3 +86,25 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     if batch_size is None:
         return windows
     return BatchLoader(windows, batch_size=batch_size, shuffle=shuffle)
+
+
+class MappedLoader(BatchLoader):
+    """tf.data's ``.map(fn)`` on a batched dataset: ``fn`` applied to each batch of ``loader``
+    (to its parts, as tf.data passes an (x, y) element's), lazily at every pass; fit() and
+    evaluate() take it as the loader it is."""
+
+    def __init__(self, loader, fn, layout=None):
+        super().__init__(loader.dataset, batch_size=loader.batch_size)
+        self.source, self.fn, self.layout = loader, fn, layout
+
+    def __len__(self):
+        return len(self.source)
+
+    def __iter__(self):
+        for batch in self.source:
+            out = self.fn(*batch) if isinstance(batch, (tuple, list)) else self.fn(batch)
+            if self.layout is not None:  # channels-last images mapped: now the model's layout
+                first, *rest = out if isinstance(out, (tuple, list)) else (out,)
+                first = first.permute(*self.layout)
+                out = (first, *rest) if rest else first
+            yield out
