@@ -185,7 +185,7 @@ def test_map_prefetch_cache_on_a_loader_run_on_channels_last_batches(tmp_path):
     assert [str(d) for d in result.program.diagnostics if d.severity == "stub"] == []
     flat = "".join(result.text.split())
     # (chained maps nest; only the last one puts the images in the model's layout)
-    assert "MappedLoader(MappedLoader(train_ds,first_channels),lambdax,y:(x.flip(-2),y),layout=(0,3,1,2))" in flat
+    assert "MappedLoader(MappedLoader(train_ds,first_channels),lambdax,y:(x.flip(-2),y),layout=(0,3,1,2)" in flat
     assert flat.count("layout=(0,3,1,2)") == 1 and "data_format" not in flat
     write_image_folder(str(tmp_path / "images"))
     out = tmp_path / "mapped_loader_torch.py"
