@@ -229,7 +229,6 @@ CRASHED = {  # script: (a line of it, words of the stub expected there)
     "conv_lstm": ("inp = layers.Input(shape=(None, *x_train.shape[2:]))", "must be known statically"),
     "mobilevit": ("_, accuracy = mobilevit_xxs.evaluate(val_dataset)", "dataset of (x, y) batches"),
     "semisupervised_simclr": ("return keras.Sequential(", "neither a tensor nor a number"),
-    "timeseries_weather_forecasting": ("history = model.fit(", "dataset of (x, y) batches"),
     "tensorflow_numpy_models": ("return keras.Sequential(", ""),
 }
 
@@ -369,7 +368,7 @@ def test_make_loader_gives_float32_for_booleans_and_int64_for_integers():
     assert (x.dtype, y.dtype, idx.dtype) == (torch.float32, torch.float32, torch.int64)
 
 
-# -- fit() on an image dataset the translator does not read ---------------------------------
+# -- fit() on an image dataset (image_dataset_from_directory) ------------------------------
 IMAGE_DATASET_FIT = """
 import keras
 from keras import layers
@@ -384,10 +383,15 @@ model.fit(train_ds, epochs=1)
 """
 
 
-def test_fit_on_an_unread_image_dataset_is_a_stub_not_a_transposed_loader():
+def test_fit_on_an_image_dataset_takes_its_channels_first_loader_not_a_transposed_one():
+    """It was a stub (the dataset unread), before that fit(np.transpose(<a DataLoader>)) that
+    failed when run: the dataset is the runtime's loader now, made channels-first for the
+    model (runtime/torch/directories.py), and fit() takes it as it is."""
     result = run(IMAGE_DATASET_FIT)
-    assert "np.transpose(train_ds" not in result.text  # fit(np.transpose(<a DataLoader>)) failed when run
-    assert_stub_at(result, IMAGE_DATASET_FIT, "model.fit(train_ds", "dataset of (x, y) batches")
+    assert "np.transpose(train_ds" not in result.text
+    assert stub_messages(result) == []
+    assert 'image_dataset_from_directory("images",image_size=(32,32),batch_size=8,' \
+           'data_format="channels_first")' in "".join(result.text.split())
 
 
 # -- item 6: whether code builds layers is decided by name resolution, not by words ---------
@@ -494,4 +498,16 @@ def test_realworld_script_with_a_sequential_inside_a_layer_is_not_refused(script
     path = os.path.join(REALWORLD_KERAS, f"{script}.py")
     result = translate(open(path, encoding="utf-8").read(), path)
     assert result.stubs
+    compile(result.text, path, "exec")
+
+
+@pytest.mark.skipif(not os.path.isdir(REALWORLD_KERAS), reason="no ../shared/realworld set here")
+def test_realworld_weather_forecasting_translates_without_stub():
+    """It crashed, then stubbed fit() on its timeseries_dataset_from_array datasets: the windows
+    are the runtime's DataLoader now (runtime/torch/timeseries.py), fit() and its own
+    ``dataset_train.take(1)`` loop take them."""
+    path = os.path.join(REALWORLD_KERAS, "timeseries_weather_forecasting.py")
+    result = translate(open(path, encoding="utf-8").read(), path)
+    assert stub_messages(result) == []
+    assert "timeseries_dataset_from_array(" in result.text and "import keras" not in result.text
     compile(result.text, path, "exec")

@@ -10,6 +10,11 @@ spelling Keras has for a utility (``keras.utils.X``, ``keras.preprocessing.image
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from transpiler.frontend_ast.interp.values import Unknown
+
 #: module roots of the source framework: a name bound to one of them is Keras' to translate
 #: (tensorflow_datasets gives TensorFlow tensors and imports TensorFlow)
 FRAMEWORK_ROOTS = ("tensorflow", "keras", "tensorflow_datasets")
@@ -23,8 +28,30 @@ SPELLINGS = {
     "save_img": ("utils.save_img", "preprocessing.image.save_img", "utils.image_utils.save_img"),
     "pad_sequences": ("utils.pad_sequences", "preprocessing.sequence.pad_sequences",
                       "utils.sequence_utils.pad_sequences"),
+    "timeseries_dataset_from_array": ("utils.timeseries_dataset_from_array",
+                                      "preprocessing.timeseries_dataset_from_array",
+                                      "utils.timeseries_dataset_utils.timeseries_dataset_from_array"),
+    "image_dataset_from_directory": ("utils.image_dataset_from_directory",
+                                     "preprocessing.image_dataset_from_directory",
+                                     "utils.image_dataset_utils.image_dataset_from_directory"),
 }
+#: the utilities that give a dataset of (x, y) batches (a DataLoader in the output)
+LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory"}
+#: what the output's DataLoader answers of a tf.data dataset a loader utility gave: anything
+#: else (``.map``, ``.prefetch``, ``.unbatch``, ...) needs TensorFlow (a stub)
+LOADER_ATTRIBUTES = {"take", "class_names", "file_paths", "batch_size"}
+#: tf.data methods translated on such a dataset: ``.map(fn)`` (per batch), ``.prefetch()`` and
+#: ``.cache()`` (nothing to do for a DataLoader)
+LOADER_METHODS = {"map", "prefetch", "cache"}
 _BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
+
+
+@dataclass(eq=False)
+class BatchesVal(Unknown):
+    """The batches a loader utility gives (``keras.utils.timeseries_dataset_from_array``):
+    run-time data, whose statement learns the variable it is bound to (fit() takes it)."""
+
+    statement: Any = None
 
 
 def utility_of(api_name: str | None) -> str | None:
@@ -37,3 +64,78 @@ def record_tfds_load(program, span, args: list, kwargs: dict) -> None:
     for the printer, which says what the target framework offers for it in the stub."""
     name = args[0] if args else kwargs.get("name")
     program.meta.setdefault("tfds_loads", []).append((span, name if isinstance(name, str) else None))
+
+
+#: Keras layers whose adapt() the runtime computes: class → the runtime's function
+ADAPTABLE = {"Normalization": "adapt_normalization"}
+
+
+def record_adapt(fe, layer, node) -> bool:
+    """``layer.adapt(data)`` on a Keras layer whose state the runtime computes from data
+    (``Normalization``): recorded as a ``data_util`` statement calling the runtime's function
+    with the layer's name and its kept axes, and the layer marked adapted (``adapt_key``: the
+    torch modules built from it take its state). False for other layers."""
+    import libcst as cst
+
+    from transpiler.ir import training as T
+
+    function = ADAPTABLE.get(layer.cls_name)
+    spec_attrs = getattr(layer.spec, "attrs", {})
+    if function is None or spec_attrs.get("mean") is not None:
+        return False
+    positional = [a for a in node.args if a.keyword is None]
+    data = positional[0].value if positional else next(
+        (a.value for a in node.args if a.keyword is not None and a.keyword.value == "data"), None)
+    if data is None or len(node.args) != 1:
+        return False  # adapt(data, batch_size=..., steps=...): Keras 2's arguments
+    layer.adapt_key = layer.keras_name
+    fe.program.meta.setdefault("adapted_layers", []).append(layer.keras_name)
+    args = f"{layer.keras_name!r}, {cst.Module([]).code_for_node(data)}, axis={tuple(spec_attrs.get('axis', (-1,)))!r}"
+    span = fe._span(node)
+    stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+    fe.program.training.append(T.TrainingStatement("data_util", "", (function, T.Code(args)), span, stmt,
+                                                   call=id(node), source=cst.Module([]).code_for_node(node)))
+    return True
+
+
+def unpacked_names(stmt, call) -> str | None:
+    """``a, b = call`` (``subset="both"`` gives two datasets): "a,b", else None."""
+    import libcst as cst
+
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not isinstance(small, cst.Assign) or small.value is not call or len(small.targets) != 1:
+        return None
+    target = small.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or \
+            not all(isinstance(e.value, cst.Name) for e in target.elements):
+        return None
+    return ",".join(e.value.value for e in target.elements)
+
+
+def record_loader_method(fe, batches, name: str, node):
+    """``ds.map(fn)`` / ``ds.prefetch(n)`` / ``ds.cache()`` on a loader utility's dataset: a
+    ``data_util`` statement (``map_batches``: the receiver and the function's source;
+    ``loader_no_op``: the receiver) whose result is a loader again, or None when the call has
+    other arguments (then it needs TensorFlow)."""
+    import libcst as cst
+
+    from transpiler.ir import training as T
+
+    if not isinstance(node.func, cst.Attribute):
+        return None
+    receiver = cst.Module([]).code_for_node(node.func.value)
+    positional = [a for a in node.args if a.keyword is None]
+    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+    if name == "map":
+        if len(positional) != 1 or keywords - {"num_parallel_calls", "deterministic"}:
+            return None
+        config = ("map_batches", T.Code(f"{receiver}, {cst.Module([]).code_for_node(positional[0].value)}"))
+    elif name == "prefetch" and len(node.args) <= 1 or name == "cache" and not node.args:
+        config = ("loader_no_op", T.Code(receiver))
+    else:
+        return None
+    stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+    ts = T.TrainingStatement("data_util", unpacked_names(fe._current_stmt(), node) or "", config, fe._span(node),
+                             stmt, call=id(node), source=cst.Module([]).code_for_node(node))
+    fe.program.training.append(ts)
+    return BatchesVal(f"batches.{name}()", statement=ts)

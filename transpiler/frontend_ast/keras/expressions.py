@@ -70,6 +70,8 @@ class KerasExpressions(Interpreter):
         if base.user is not None and (attr in base.user.attrs or base.user.cls.method(attr) is not None):
             return self._attribute(base.user, attr, node)  # the subclass's own attributes and methods
         self._mark_keras()
+        if attr == "layers" and base.kind == "sequential" and base.user is None:
+            return list(base.layers)  # (Keras' Sequential.layers: no InputLayer)
         if attr in ("output", "outputs", "input", "inputs"):
             graph = self._model_graph(base, node)
             vals = graph.outputs if attr.startswith("output") else graph.inputs
@@ -96,6 +98,14 @@ class KerasExpressions(Interpreter):
         if attr in ("dtype", "compute_dtype", "variable_dtype"):
             return "float32"  # Keras' default dtype policy (the models are float32)
         return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(data_utils.BatchesVal)
+    def _batches_attribute(self, base, attr, node):
+        if attr in data_utils.LOADER_METHODS:
+            return _BoundMethod(base, attr)  # (.map/.prefetch/.cache: data_utils.record_loader_method)
+        if attr not in data_utils.LOADER_ATTRIBUTES:
+            self._mark_keras()  # a tf.data method the output's DataLoader has not
+        return Unknown(f"batches.{attr}")
 
     @ATTRIBUTES.register(SuperRef, _Rng, TapeObj, DatasetObj)
     def _method_attribute(self, base, attr, node):
@@ -532,6 +542,12 @@ class KerasExpressions(Interpreter):
                 self._build_subclass(obj, shape, self._span(node))
                 obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 return None
+        if isinstance(obj, data_utils.BatchesVal):
+            made = data_utils.record_loader_method(self, obj, name, node)
+            if made is None:
+                self._mark_keras()  # other arguments: a stub
+                return Unknown(f"batches.{name}()")
+            return made
         if isinstance(obj, DatasetObj):
             if name == "shuffle":
                 return replace(obj, shuffle=True, ops=obj.ops + ["shuffle"])
@@ -605,6 +621,8 @@ class KerasExpressions(Interpreter):
             return Unknown(f"model.{name}()")
         if isinstance(obj, LayerObj) and name == "adapt":
             self._mark_keras()
+            if data_utils.record_adapt(self, obj, node):  # the runtime computes its state
+                return None
             span = self._span(node)
             self.program.warn(span, keras_layers.adapt_note(obj.cls_name), self._line(span))
             return None

@@ -9,6 +9,7 @@ import libcst as cst
 
 import libcst as cst
 
+from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.ir import code_literals
@@ -138,6 +139,9 @@ class KerasTrainingFacts:
         from transpiler.ir import training as T
 
         span = self._span(node)
+        if isinstance(value, data_utils.BatchesVal):  # ``ds = timeseries_dataset_from_array(...)``
+            value.statement.model = var
+            return
         try:
             if isinstance(value, DatasetObj):
                 # made in a function this statement called: its code names that function's
@@ -236,6 +240,10 @@ class KerasTrainingFacts:
             else T.Code(args)
         self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
                                                          source=cst.Module([]).code_for_node(node)))
+        if kind == "data_util" and func.name in data_utils.LOADERS:
+            # ``train_ds, val_ds = image_dataset_from_directory(..., subset="both")``: both names
+            self.program.training[-1].model = data_utils.unpacked_names(self._current_stmt(), node) or ""
+            return data_utils.BatchesVal(func.name, statement=self.program.training[-1])
         if kind == "load_data" and func.name in _DATASET_SHAPES and (not node.args or func.name == "cifar100"):
             (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[func.name]
             return ((ArrayVal(kind, xs, dtype), ArrayVal(kind, ys, "uint8")),

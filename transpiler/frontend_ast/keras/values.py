@@ -150,6 +150,8 @@ class LayerObj:
     index: int | None = None
     made_in: "ModuleScope | None" = None  # the module scope that constructed it
     seq: int = 0
+    #: adapt() ran on it (frontend_ast/keras/data_utils.py): the key of its state at run time
+    adapt_key: str | None = None
 
 
 @dataclass(eq=False)

@@ -7,6 +7,8 @@ Each utility is a function of the same name and arguments in ``transpiler/runtim
 
 from __future__ import annotations
 
+from transpiler.printers.torch import data_image_ops
+
 #: utility name → (runtime module, definition)
 UTILITIES = {
     "get_file": ("torch.downloads", "get_file"),
@@ -15,4 +17,127 @@ UTILITIES = {
     "array_to_img": ("torch.images", "array_to_img"),
     "save_img": ("torch.images", "save_img"),
     "pad_sequences": ("torch.sequences", "pad_sequences"),
+    "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
+    "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
+    "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
+    "MappedLoader": ("torch.timeseries", "MappedLoader"),
+    # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
+    **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
 }
+
+#: utilities that give a DataLoader of (x, y) batches, which fit()/evaluate() take as it is
+#: (``map_batches``/``loader_no_op``: tf.data's .map/.prefetch/.cache on one of them)
+LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "map_batches", "loader_no_op"}
+#: tf.data methods on such a loader: not runtime functions (``loader_op_lines``)
+LOADER_OPS = {"map_batches", "loader_no_op"}
+#: loaders of images, whose layout the loader sets (``data_format``) for the model
+IMAGE_LOADERS = {"image_dataset_from_directory"}
+
+
+def call_lines(name: str, args: str, layouts: list) -> list[str]:
+    """The runtime call for utility ``name`` with the source's ``args``: an image loader gives
+    channels-first images when the program's one model takes them (the layout is handled
+    once, at the loader), unless the source chose a data_format."""
+    import re
+
+    from transpiler.ir.layout import is_channels_first
+
+    if name in IMAGE_LOADERS and channels_first(layouts) and not re.search(r"\bdata_format\s*=", args):
+        return [f'{name}({args}, data_format="channels_first")']
+    return [f"{name}({args})"]
+
+
+def channels_first(layouts: list) -> bool:
+    """The program's one model takes channels-first images."""
+    from transpiler.ir.layout import is_channels_first
+
+    return len(layouts) == 1 and layouts[0] is not None and is_channels_first(layouts[0])
+
+
+def _mapped_later(program, ts) -> bool:
+    """A later ``.map()`` reads the dataset ``ts`` bound (its images must stay channels-last)."""
+    import libcst as cst
+
+    names = [n for n in ts.model.split(",") if n]
+    for later in program.training[program.training.index(ts) + 1:]:
+        if later.kind == "data_util" and later.config[0] in LOADER_OPS:
+            receiver = cst.parse_expression(f"f({later.config[1].text})").args[0].value
+            # (its variable, or the call itself: ``ds.map(f).map(g)``)
+            if isinstance(receiver, cst.Name) and receiver.value in names or \
+                    cst.Module([]).code_for_node(receiver) == ts.source:
+                if later.config[0] == "map_batches" or _mapped_later(program, later):
+                    return True
+    return False
+
+
+def loader_lines(printer, ts) -> list[str]:
+    """A loader utility's call, or tf.data's .map/.prefetch/.cache on its dataset. Images are
+    made channels-first for the model by the last step of the chain: the loader when nothing
+    maps them, else the last .map() (its function sees channels-last images, as in Keras)."""
+    import libcst as cst
+
+    from transpiler.ir.layout import Layout, channels_last_of
+    from transpiler.printers.code import lit
+
+    name, args = ts.config
+    layouts = printer._single_model_layouts()
+    mapped = _mapped_later(printer.program, ts)
+    if name not in LOADER_OPS:
+        return call_lines(name, args.text, [None] if mapped else layouts)
+    parts = cst.parse_expression(f"f({args.text})").args
+    receiver = cst.Module([]).code_for_node(parts[0].value)
+    if name == "loader_no_op":
+        return [receiver]  # (nothing to do: a DataLoader loads as it is iterated)
+    function = printer._map_function(cst.Module([]).code_for_node(parts[1].value))
+    printer.datasets.add("MappedLoader")
+    layout = ""
+    if channels_first(layouts) and not mapped:
+        layout = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
+    return [f"MappedLoader({receiver}, {function}{layout})"]
+
+
+def loader_statement(program, name: str, before=None):
+    """The data_util statement that bound ``name`` to a DataLoader of (x, y) batches (the last
+    one before the training statement ``before``), or None."""
+    made = [ts for ts in program.training if ts.kind == "data_util" and name in ts.model.split(",")
+            and ts.config[0] in LOADERS]  # (``a, b = image_dataset_from_directory(..., subset="both")``)
+    if before is not None and before in program.training:
+        made = [ts for ts in made if program.training.index(ts) < program.training.index(before)]
+    return made[-1] if made else None
+
+#: utilities whose runtime module holds state the model classes' ``__init__`` read
+#: (``adapted_state``): copied once, right after the imports (before any module is built),
+#: never with the other helpers (a second copy would reset that state)
+PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization", "adapted_state"))}
+
+
+def preamble_texts(program) -> tuple[list[str], set[str]]:
+    """The runtime definitions a program that adapts preprocessing layers holds after its
+    imports, and their imports (none when no layer is adapted)."""
+    from transpiler.printers import runtime_source
+
+    if not program.meta.get("adapted_layers"):
+        return [], set()
+    copy = runtime_source.Copier()
+    texts = []
+    for module, names in PREAMBLE.values():
+        texts += copy.take(module, *names)
+    return texts, copy.imports
+
+
+def image_helpers_used(code) -> set[str]:
+    """The tf.image runtime functions the translated code (functions a pipeline maps, the
+    loader statements with their lambdas) calls: copied into the program."""
+    texts = ["\n".join(lines) for lines in code.functions.values()]
+    texts += ["\n".join(lines) if isinstance(lines, list) else str(lines) for lines in code.statements.values()]
+    texts += [str(text) for text in code.expressions.values()]
+    return {h for text in texts for h in data_image_ops.helpers_used(text)}
+
+
+def refuse_loader(program, name: str, before, call: str) -> None:
+    """``call`` (predict) handed a loader utility's dataset of (x, y) batches, which the array
+    helpers cannot take (the model would be called on (x, y); a channels-first model's input
+    permutation would transpose the loader): a stub."""
+    if loader_statement(program, name, before) is not None:
+        raise NotImplementedError(f"{call}() on a dataset of (x, y) batches from a Keras data utility "
+                                  "(give it the images: an array or a loop over the batches)")

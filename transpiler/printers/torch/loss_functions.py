@@ -287,6 +287,10 @@ _LOSS_ALIASES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "kld
 
 def rewrite_entry(name: str) -> Callable | None:
     """The emitter for a canonical name (``ops.mean``, ``backend.mean``, ``tf.reduce_mean``)."""
+    if name.startswith("tf.image."):  # (in functions a tf.data pipeline maps: data_image_ops.py)
+        from transpiler.printers.torch import data_image_ops
+
+        return data_image_ops.entry(name[len("tf.image."):])
     if name.startswith("tf."):
         flat = _TF_FLAT.get(name[3:])
         return _COMMON.get(flat) if flat else None

@@ -223,8 +223,6 @@ def emit_group_norm_torch(node: Node, m: str) -> Emission:
 
 @emitter("normalization")
 def emit_normalization_torch(node: Node, m: str) -> Emission:
-    import numpy as np
-
     a = node.attrs
     x = node.inputs[0]
     rank = len(x.shape)
@@ -242,14 +240,19 @@ def emit_normalization_torch(node: Node, m: str) -> Emission:
             return f"{t}.view{lit(tuple(view))}" if any(v != 1 for v in view) else t
         return f"{t}.view{lit(src_view)}.permute{lit(tuple(back))}"
 
-    buffers = []
+    buffers, setup = [], []
     if a["mean"] is None:
         stat = tuple(src_shape[d] for d in kept)
+        key = getattr(node.meta.get("layer"), "adapt_key", None)
+        if key is not None:  # adapt() computes them at run time (runtime/torch/preprocessing.py)
+            setup = [f"adapted_state(self, {lit(m.split('.', 1)[1])}, {lit(key)})"]
         buffers = [("mean", "mean", f"torch.zeros({lit(stat)})"), ("variance", "variance", f"torch.ones({lit(stat)})"),
                    ("count", "count", "torch.zeros((), dtype=torch.int64)")]
         mean, var = shaped(f"{m}_mean"), shaped(f"{m}_variance")
     else:
         def constant(values) -> str:
+            import numpy as np  # (only for statistics the source gives: numpy costs a cold run)
+
             arr = np.broadcast_to(_keras_stat(np.asarray(values, np.float32), src_view, kept), src_view)
             if back:
                 arr = arr.transpose(back)
@@ -267,7 +270,7 @@ def emit_normalization_torch(node: Node, m: str) -> Emission:
             return f"({mu} + {xe} * {std})"
         return f"({xe} - {mu}) / {std}"
 
-    return Emission(None, fn, buffers=buffers, unary=True)
+    return Emission(None, fn, buffers=buffers, setup=setup, unary=True)
 
 
 def _keras_stat(values, src_view: tuple, kept: list):

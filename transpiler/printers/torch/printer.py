@@ -337,6 +337,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
                 reset_lines += em.init
             for suffix, _source, value in em.buffers:
                 init_lines.append(f'self.register_buffer("{node.name}_{suffix}", {value})')
+            if em.module is None:
+                init_lines += em.setup  # (of the buffers: a Normalization's adapted state)
         args = _arg_names(graph)
         with size_scope:
             forward = _ForwardWriter(graph, emissions, args).write()

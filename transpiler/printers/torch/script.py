@@ -21,7 +21,7 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import builder_effects, data_sources, keras_exact
+from transpiler.printers.torch import builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch.custom_step import extend_class
@@ -244,7 +244,9 @@ class _Printer:
         source = self.frontend.source
         if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
             lines.append("import math")
-        extra = sorted(self.tcode.imports) if self.tcode else []
+        # the runtime's adapt() state, before any module is built (printers/torch/data_utils.py)
+        preamble, preamble_imports = data_utils.preamble_texts(self.program)
+        extra = sorted((self.tcode.imports if self.tcode else set()) | preamble_imports)
         extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
         lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
         link = self.program.meta.get("load_weights")
@@ -264,6 +266,8 @@ class _Printer:
                 any("KerasEmbedding(" in text for texts in self.site_classes.values() for text in texts):
             # before every class that builds one
             lines += ["", runtime_source.source(keras_exact.RUNTIME, "KerasEmbedding")]
+        for text in preamble:
+            lines += ["", text.strip("\n")]
         return list(cst.parse_module("\n".join(lines) + "\n").body)
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:

@@ -226,6 +226,7 @@ class StructurePrinter:
                     self.imports |= em.imports
                     init += [f'self.register_buffer("{m.attr}_{suffix}", {value})' for suffix, _src, value in em.buffers]
                     if em.module is None:
+                        init += em.setup  # (of the buffers: a Normalization's adapted state)
                         continue
                     site = m.node.meta.get("site_comments", ()) if info.scope is not None else ()
                     init += [c for c in m.node.comments if c not in site]

@@ -137,6 +137,12 @@ class TrainingPrinter(CompiledObjects):
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
                 continue
             if ts.builder is not None and ts.kind != "custom_code":
+                if ts.kind == "data_util" and ts.config[0] in data_utils.PREAMBLE:
+                    # (the builder's body becomes the module class: the call would be lost)
+                    self.program.stub(ts.span, f"{ts.source}: adapt() inside the builder function "
+                                      f"{ts.builder}() is not translated (the statistics would stay at 0 "
+                                      "and 1): adapt the layer before the builder runs")
+                    continue
                 if ts.kind == "compile":  # printed where the builder's result lands; register
                     self.optimizer_expr("model", ts.config.optimizer)  # the helpers it needs now
                     md = next((m for m in self.program.models if m.builder == ts.builder), None)
@@ -158,11 +164,13 @@ class TrainingPrinter(CompiledObjects):
                   if ts.kind in ("load_data", "to_categorical", "load_model", "data_util")
                   and ts.call in self.code.expressions}
         for key, text in list(self.code.expressions.items()):
-            for source, replacement in nested.items():
+            # the longest first: a call holding another (``ds.map(f).map(g)``) before the one it holds
+            for source, replacement in sorted(nested.items(), key=lambda kv: -len(kv[0])):
                 if source in text and text != replacement:
                     text = text.replace(source, replacement)
             self.code.expressions[key] = text
         self._tensor_functions()
+        self.datasets |= data_utils.image_helpers_used(self.code)  # (tf.image calls of .map() functions)
         self.code.helpers = self._helpers()
         return self.code
 
@@ -509,10 +517,14 @@ class TrainingPrinter(CompiledObjects):
             return [f"load_{ts.config}({args})"]
         if ts.kind == "data_util":  # get_file, load_img, ...: the runtime's function of the same arguments
             name, args = ts.config
-            if name not in data_utils.UTILITIES:
+            if name not in data_utils.UTILITIES and name not in data_utils.LOADER_OPS:
                 raise NotImplementedError(f"keras.utils.{name}()")
-            self.datasets.add(name)
-            return [f"{name}({args.text})"]
+            if name in data_utils.LOADERS:  # (and their .map/.prefetch/.cache)
+                self.datasets |= {name} - data_utils.LOADER_OPS
+                return data_utils.loader_lines(self, ts)
+            if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
+                self.datasets.add(name)
+            return data_utils.call_lines(name, args.text, self._single_model_layouts())
         self.datasets.add("to_categorical")
         return [f"to_categorical({ts.config.text})"]
 
@@ -652,6 +664,9 @@ class TrainingPrinter(CompiledObjects):
         if ts is not None and ts in self.program.training:  # the binding in force at the call
             made = [t for t in made if self.program.training.index(t) < self.program.training.index(ts)] or made
         ds = made[-1].config if made else None
+        if ds is None and data_utils.loader_statement(self.program, x.text, ts) is not None:
+            self.features.add("loader_input")  # (timeseries_dataset_from_array: a DataLoader of (x, y))
+            return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), False, False, None, True
         if ds is None:
             return None
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
@@ -863,6 +878,7 @@ class TrainingPrinter(CompiledObjects):
 
     def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         p: T.Predict = ts.config
+        data_utils.refuse_loader(self.program, p.x.text, ts, "predict")
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
         call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"

@@ -1,0 +1,94 @@
+"""``tf.image`` calls in the functions a tf.data pipeline maps (Keras -> PyTorch): each becomes
+the function of ``runtime/torch/image_ops.py`` that computes the same (one image or a batch,
+channels-last as TensorFlow takes them), copied into the program that calls it.
+
+``rewrite_entry`` of ``printers/torch/loss_functions.py`` asks ``entry(name)`` for a
+``tf.image.X`` it meets; ``helpers_used(text)`` names the runtime functions a translated
+function calls, for the training printer to copy.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+RUNTIME = "torch.image_ops"
+_DTYPES = {"float16": "torch.float16", "float32": "torch.float32", "float64": "torch.float64",
+           "bfloat16": "torch.bfloat16"}
+
+
+def _args(call, names, aliases=None):
+    from transpiler.printers.torch.loss_functions import _Args
+
+    return _Args(call, names, aliases)
+
+
+def _untranslatable(message: str):
+    from transpiler.printers.torch.loss_functions import Untranslatable
+
+    return Untranslatable(message)
+
+
+def _resize(call) -> str:
+    a = _args(call, ("images", "size", "method", "preserve_aspect_ratio", "antialias"))
+    method = (a.text("method") or "'bilinear'").strip("'\"")
+    if method.startswith("ResizeMethod."):
+        method = method.split(".", 1)[1].lower()
+    if method not in ("bilinear", "nearest") or a.text("preserve_aspect_ratio", "False") != "False" or \
+            a.text("antialias", "False") != "False":
+        raise _untranslatable("tf.image.resize: only bilinear or nearest, without antialias or "
+                              "preserve_aspect_ratio")
+    return f"image_resize({a.text('images')}, {a.text('size')}, method={method!r})"
+
+
+def _one(function: str) -> Callable:
+    def emit(call) -> str:
+        a = _args(call, ("image", "seed"))
+        if set(a.values) - {"image", "seed"}:
+            raise _untranslatable(f"tf.image.{function}() with other arguments")
+        return f"image_{function}({a.text('image')})"
+    return emit
+
+
+def _flip(axis: int) -> Callable:
+    def emit(call) -> str:
+        return f"{_args(call, ('image',)).text('image')}.flip({axis})"
+    return emit
+
+
+def _convert_image_dtype(call) -> str:
+    a = _args(call, ("image", "dtype", "saturate"))
+    key = (a.text("dtype") or "").strip("'\"").rsplit(".", 1)[-1]
+    if key not in _DTYPES:
+        raise _untranslatable(f"tf.image.convert_image_dtype to {a.text('dtype')} (floating types only)")
+    return f"image_convert_dtype({a.text('image')}, {_DTYPES[key]})"
+
+
+def _random_crop(call) -> str:
+    a = _args(call, ("value", "size", "seed"))
+    return f"image_random_crop({a.text('value')}, {a.text('size')})"
+
+
+def _grayscale(call) -> str:
+    return f"image_rgb_to_grayscale({_args(call, ('images',)).text('images')})"
+
+
+#: tf.image function → its emitter
+ENTRIES: dict[str, Callable] = {
+    "resize": _resize, "random_flip_left_right": _one("random_flip_left_right"),
+    "random_flip_up_down": _one("random_flip_up_down"), "flip_left_right": _flip(-2), "flip_up_down": _flip(-3),
+    "convert_image_dtype": _convert_image_dtype, "random_crop": _random_crop, "rgb_to_grayscale": _grayscale,
+}
+#: the runtime functions the emitted code calls
+HELPERS = ("image_resize", "image_random_flip_left_right", "image_random_flip_up_down", "image_convert_dtype",
+           "image_random_crop", "image_rgb_to_grayscale")
+
+
+def entry(name: str) -> Callable | None:
+    """The emitter for ``tf.image.<name>``, or None."""
+    return ENTRIES.get(name)
+
+
+def helpers_used(text: str) -> list[str]:
+    """The runtime functions of this module that ``text`` calls."""
+    return [h for h in HELPERS if re.search(rf"(?<![\w.]){h}\(", text)]

@@ -1,0 +1,100 @@
+"""``adapt()`` of Keras preprocessing layers for generated PyTorch programs.
+
+Keras computes a preprocessing layer's state from data when the program runs
+(``Normalization().adapt(x_train)``: the mean and variance of each kept axis). The torch
+module of a model holds that state as buffers (``<layer>_mean``, ``<layer>_variance``); a
+Keras layer is one object, shared by every model that calls it, while the translation may
+build several torch modules from it (the Sequential itself, and the model that uses it as a
+layer). So the state is kept once per Keras layer here: ``adapt_normalization`` computes it
+as Keras does and copies it into every module built from that layer so far, and a module
+built later starts from it (``adapted_state`` in its ``__init__``).
+"""
+
+import weakref
+
+import numpy as np
+import torch
+
+#: Keras layer (its name in the source program) → its adapted state, by buffer suffix
+ADAPTED_STATE = {}
+#: Keras layer → the torch modules holding its state: (weak reference, buffer prefix)
+STATE_HOLDERS = {}
+
+
+def batch_inputs(batch):
+    """One batch of an iterable dataset as a float32 array: its inputs (the first item of an
+    (x, y) pair, as Keras' adapt() takes them)."""
+    if isinstance(batch, (tuple, list)):
+        batch = batch[0]
+    if isinstance(batch, torch.Tensor):
+        batch = batch.detach().cpu().numpy()
+    return np.asarray(batch, dtype=np.float32)
+
+
+def normalization_statistics(data, axis=(-1,)):
+    """``keras.layers.Normalization(axis=axis).adapt(data)``: the mean and variance over every
+    axis but ``axis`` (() for axis=None: one of each), as float32 arrays of the kept axes'
+    sizes. An array is reduced at once in its own precision (numpy, as Keras does); an
+    iterable of batches (a DataLoader, a list of arrays) by Keras' running update, batch after
+    batch, in float32."""
+    if isinstance(data, torch.Tensor):
+        data = data.detach().cpu().numpy()
+    if isinstance(data, np.ndarray):
+        keep = sorted(d % data.ndim for d in axis)
+        reduce = tuple(d for d in range(data.ndim) if d not in keep)
+        return (np.asarray(np.mean(data, axis=reduce), np.float32),
+                np.asarray(np.var(data, axis=reduce), np.float32))
+    mean = variance = None
+    total = 0
+    for batch in data:
+        batch = batch_inputs(batch)
+        keep = sorted(d % batch.ndim for d in axis)
+        reduce = tuple(d for d in range(batch.ndim) if d not in keep)
+        if mean is None:
+            shape = tuple(batch.shape[d] for d in keep)
+            mean, variance = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+        batch_mean = np.mean(batch, axis=reduce, dtype=np.float32)
+        batch_var = np.var(batch, axis=reduce, dtype=np.float32)
+        count = int(np.prod([batch.shape[d] for d in reduce])) if reduce else 1
+        total += count
+        weight = np.float32(float(count) / total)
+        existing = np.float32(1.0) - weight
+        new_mean = mean * existing + batch_mean * weight
+        # (the lack-of-fit sum of squares, as Keras updates it)
+        variance = (variance + (mean - new_mean) ** 2) * existing + (batch_var + (batch_mean - new_mean) ** 2) * weight
+        mean = new_mean
+    if mean is None:
+        raise ValueError("adapt() received an empty iterable (no batches)")
+    return mean.astype(np.float32), variance.astype(np.float32)
+
+
+def load_state(module, prefix, state):
+    """Copy a layer's adapted state into ``module``'s buffers ``<prefix>_<suffix>``."""
+    with torch.no_grad():
+        for suffix, value in state.items():
+            buffer = getattr(module, f"{prefix}_{suffix}")
+            buffer.copy_(torch.as_tensor(value, dtype=buffer.dtype).reshape(buffer.shape))
+
+
+def adapt_normalization(layer, data, axis=(-1,)):
+    """``layer.adapt(data)`` of the Keras Normalization layer named ``layer``: its mean and
+    variance, computed from ``data`` as Keras computes them, set in every torch module built
+    from that layer (and in those built later)."""
+    mean, variance = normalization_statistics(data, axis)
+    ADAPTED_STATE[layer] = {"mean": mean, "variance": variance}
+    holders = []
+    for ref, prefix in STATE_HOLDERS.get(layer, []):
+        module = ref()
+        if module is not None:
+            load_state(module, prefix, ADAPTED_STATE[layer])
+            holders.append((ref, prefix))
+    STATE_HOLDERS[layer] = holders
+
+
+def adapted_state(module, prefix, layer):
+    """In a module's ``__init__``, after its buffers ``<prefix>_*`` of the Keras layer named
+    ``layer`` are registered: start them from the layer's adapted state (when adapt() ran
+    already) and keep them in step with later adapt() calls."""
+    STATE_HOLDERS.setdefault(layer, []).append((weakref.ref(module), prefix))
+    if layer in ADAPTED_STATE:
+        load_state(module, prefix, ADAPTED_STATE[layer])
