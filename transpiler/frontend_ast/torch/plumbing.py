@@ -19,8 +19,10 @@ Distributed training runs as the single process it is in every worker (distribut
 is not translated): ``torch.distributed.init_process_group``/``destroy_process_group``/
 ``barrier`` and ``torch.multiprocessing.set_start_method`` are dropped, ``get_rank()`` is
 ``0`` and ``get_world_size()`` ``1``, a ``DistributedDataParallel``/``DataParallel``
-wrapper is the model it wraps, and ``mp.spawn(fn, args=(a, b), nprocs=n)`` is the call of
-rank 0, ``fn(0, a, b)``.
+wrapper is the model it wraps, ``mp.spawn(fn, args=(a, b), nprocs=n)`` is the call of
+rank 0, ``fn(0, a, b)``, and a worker ``mp.Process(target=fn, args=...)`` is the generated
+``Process``, which runs ``fn`` when started (the workers of a Hogwild program train the one
+model one after the other); ``model.share_memory()`` is dropped (one process holds the model).
 
 Each replacement leaves a ``# transpiler:`` comment above the statement, so the reader
 sees what went. Imports no deep-learning framework.
@@ -62,6 +64,8 @@ DIST_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 })
 DIST_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
+#: a worker process → the generated ``Process``, whose start() runs the target in this process
+DIST_PROCESS = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
 
 #: calls that only configure a device (dropped as statements)
 STATEMENTS = frozenset({
@@ -111,6 +115,14 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
         reader.fact(node, "device_expr", {"text": code(pos[0]),
                                           "note": DIST_NOTE + f"the {path.split('.')[-1]} wrapper is the model"})
         return vals[0]
+    if path in DIST_PROCESS:
+        if pos:
+            raise Unsupported(f"{path}() with positional arguments (give target= and args=)")
+        texts = [f"{k}={code(v)}" for k, v in kw.items()]
+        reader.fact(node, "device_expr", {"text": f"Process({', '.join(texts)})", "helpers": ["Process"],
+                                          "note": DIST_NOTE + "a worker Process runs its target when started, "
+                                                              "one worker after the other"})
+        return OTHER
     if path in DIST_SPAWN:
         fn = pos[0] if pos else kw.get("fn")
         args = kw.get("args", pos[1] if len(pos) > 1 else None)

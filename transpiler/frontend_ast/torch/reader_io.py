@@ -29,6 +29,10 @@ class ReaderData:
             self.fact(node, "dataset_object", T.ArrayExpr("", tuple(id(a) for a in pos)))
             return ds
         dataset = vals[0] if vals else kwv.get("dataset")
+        if type(dataset) is Other:
+            # a dataset this file does not make (a parameter, another file's Dataset class or
+            # function): torch's DataLoader takes any map-style dataset, so does DatasetLoader
+            dataset = MapDatasetV(0)
         if not isinstance(dataset, (DatasetV, MapDatasetV)):
             raise Unsupported("a DataLoader over something other than a TensorDataset or a map-style Dataset")
         order = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",

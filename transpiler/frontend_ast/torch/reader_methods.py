@@ -119,6 +119,14 @@ class ReaderMethods:
                 raise Unsupported("model.double() is not translated")
             self.array(node, "{0}", [recv])
             return model
+        if name == "share_memory" and not args:
+            line = self.stmt_stack[-1] if self.stmt_stack else None
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and \
+                    isinstance(line.body[0], cst.Expr) and line.body[0].value is node:
+                self.fact(line, "device_drop", f"dropped {_code(node)}: one process holds the Keras model")
+            else:
+                self.array(node, "{0}", [recv])
+            return model
         if name == "forward":
             return self.model_call(model, node, args)
         if name == "zero_grad":

@@ -508,7 +508,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return TupleV([Arr() for _ in items.arrays])
         if isinstance(items, (MapLoaderV, MapDatasetV)):
             arity = (items.dataset if isinstance(items, MapLoaderV) else items).arity
-            return TupleV([Arr() for _ in range(arity)]) if arity > 1 else Arr()
+            return TupleV([Arr() for _ in range(arity)]) if arity > 1 else Arr()  # (0: Arr, unpacked as any)
         if isinstance(items, Arr):
             return Arr()
         if isinstance(items, ParamsV):
@@ -533,8 +533,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         self.reading.add(name)
         scope = Scope(self.module, name)
         params = fn.params.params
+        guesses = self._guess_params(fn) if self.guessing else []  # (a caller's guess passed on: OTHER)
         for i, p in enumerate(params):
             value = args[i] if i < len(args) else kwargs.get(p.name.value)
+            if type(value) is Other and i < len(guesses):
+                value = guesses[i]
             if value is None and p.default is not None:
                 value = self.expr(p.default, self.module)
             scope.vars[p.name.value] = value if value is not None else OTHER

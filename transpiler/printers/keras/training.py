@@ -197,6 +197,8 @@ class ProgramPrinter:
             return vision_expression(self, cfg)
         if kind == "device_expr":  # (frontend_ast/torch/plumbing.py)
             self.note(cfg["note"])
+            for helper in cfg.get("helpers", ()):
+                self.need(helper)
             return cfg["text"]
         if kind == "array_expr":
             if "np." in cfg.template:

@@ -1,0 +1,171 @@
+"""PyTorch programs as pytorch/examples writes them → Keras (issue 19 items 2 and 4): custom
+``Dataset`` classes making their data with torch, a ``DataLoader`` over a dataset another file
+gives, worker processes (``mp.Process``, ``model.share_memory()``), device moves on batches.
+
+The two-file program ``programs_torch/hogwild`` is translated as a directory, run end to end,
+and its first training steps are compared with the torch original's from the same weights.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from transpiler.cli import run
+from transpiler.translate import translate
+
+HOGWILD = Path(__file__).parent / "programs_torch" / "hogwild"
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+
+# -- custom Dataset classes ----------------------------------------------------------------
+RANDOM_DATASET = '''\
+import torch
+from torch.utils.data import Dataset
+
+
+class MyTrainDataset(Dataset):
+    def __init__(self, size):
+        self.size = size
+        self.data = [(torch.rand(20), torch.rand(1)) for _ in range(size)]
+        self.codes = torch.randint(0, 5, (size,))
+        self.extra = torch.zeros(size, 3)
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        x, y = self.data[index]
+        image = x.clone().unsqueeze(0).view(4, 5)
+        return image.permute(1, 0), y, self.codes[index], self.extra[index].size(0)
+'''
+
+
+def test_a_dataset_making_its_data_with_torch_becomes_numpy_of_the_same_shapes_and_dtypes():
+    tr = translate(RANDOM_DATASET, "datautils.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "torch" not in tr.text.replace("PyTorch", "")
+    space: dict = {}
+    exec(compile(tr.text, "generated", "exec"), space)
+    ds = space["MyTrainDataset"](6)
+    image, y, code, width = ds[2]
+    assert len(ds) == 6
+    assert image.shape == (5, 4) and image.dtype == np.float32
+    assert np.array_equal(image, ds.data[2][0].reshape(4, 5).T)  # unsqueeze/view/permute as torch's
+    assert y.shape == (1,) and y.dtype == np.float32 and 0 <= y[0] < 1
+    assert code.dtype == np.int64 and 0 <= code < 5
+    assert width == 3
+
+
+def test_a_dataset_calling_a_tensor_method_numpy_lacks_is_a_stub():
+    """``.masked_fill`` kept on a numpy array would fail when the loader reads an item."""
+    src = RANDOM_DATASET.replace("return image.permute(1, 0), y", "return image.masked_fill(image > 0.5, 0.0), y")
+    tr = translate(src, "datautils.py", "keras")
+    assert any(".masked_fill()" in str(d) and "MyTrainDataset" in str(d) for d in tr.stubs), \
+        [str(d) for d in tr.stubs]
+
+
+def test_a_dataset_using_numpy_functions_named_like_tensor_methods_is_kept():
+    src = RANDOM_DATASET.replace("import torch\n", "import numpy as np\nimport torch\n").replace(
+        "return image.permute(1, 0), y", "return np.exp(image), y")
+    tr = translate(src, "datautils.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+
+
+# -- a library module's loader and loop over what another file gives --------------------------
+def test_a_loader_over_a_dataset_parameter_is_a_dataset_loader_and_its_loop_a_tape_step():
+    tr = translate((HOGWILD / "train.py").read_text(), "train.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "train_loader = DatasetLoader(\n        dataset," in tr.text
+    assert 'batch_size=dataloader_kwargs.get("batch_size", 1)' in tr.text
+    assert "tape.gradient(loss, model.trainable_variables)" in tr.text
+    assert ".to(" not in tr.text  # device moves on the batches: nothing to move in Keras
+
+
+def test_functions_reached_from_a_guessed_function_keep_the_guess_of_their_model():
+    """``test(args, model, ...)`` passes its parameter on to ``test_epoch(model, ...)``, which
+    calls ``model.eval()``: the model there is the Keras model (``predict``), not a value
+    whose torch methods would stay (``model.eval()`` fails on a Keras model)."""
+    tr = translate((HOGWILD / "train.py").read_text(), "train.py", "keras")
+    body = tr.text[tr.text.index("def test_epoch("):]
+    assert "model.eval()" not in body and ".max(1)" not in body and ".eq(" not in body
+    assert "model.predict(data, verbose=0)" in body
+
+
+def test_worker_processes_run_one_after_the_other_in_the_keras_program():
+    tr = translate((HOGWILD / "main.py").read_text(), "main.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "p = Process(target=train, args=(rank, args, model, device, dataset1, kwargs))" in tr.text
+    assert "class Process:" in tr.text
+    assert "share_memory" not in tr.text.replace("dropped model.share_memory()", "")
+    assert "# transpiler: dropped model.share_memory(): one process holds the Keras model" in tr.text
+
+
+def _translate_dir(tmp_path: Path) -> Path:
+    out = tmp_path / "keras"
+    assert run([str(HOGWILD), "--to", "keras", "-o", str(out)]) == 0
+    return out
+
+
+def test_hogwild_program_runs_end_to_end_as_keras(tmp_path):
+    out = _translate_dir(tmp_path)
+    p = subprocess.run([sys.executable, "main.py", "--epochs", "1"], cwd=out, capture_output=True, text=True,
+                       env=ENV, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert len(re.findall(r"Train Epoch: 1 \[\d+/64\]\tLoss: ", p.stdout)) == 16  # 2 workers x 8 batches
+    assert "Test set: Average loss:" in p.stdout
+
+
+#: runs the program's own ``train`` once (one worker, no shuffling) from weights.npz; the
+#: Keras side writes that file from its freshly built model first
+KERAS_DRIVER = '''
+import sys
+import numpy as np
+import main
+from train import train
+model = main.Net()
+weights = {}
+for layer in model.layers:
+    if layer.get_weights():
+        kernel, bias = layer.get_weights()
+        weights[layer.name + ".weight"] = kernel.T
+        weights[layer.name + ".bias"] = bias
+np.savez(sys.argv[1], **weights)
+args = main.parser.parse_args(["--epochs", "1"])
+train(0, args, model, None, main.Blobs(64, 0), {"batch_size": 8})
+'''
+TORCH_DRIVER = '''
+import sys
+import numpy as np
+import torch
+import main
+from train import train
+model = main.Net()
+weights = np.load(sys.argv[1])
+model.load_state_dict({k: torch.from_numpy(weights[k]) for k in weights.files})
+args = main.parser.parse_args(["--epochs", "1"])
+train(0, args, model, torch.device("cpu"), main.Blobs(64, 0), {"batch_size": 8})
+'''
+
+
+def _losses(text: str) -> list[float]:
+    return [float(v) for v in re.findall(r"Loss: ([0-9.]+)", text)]
+
+
+def test_hogwild_training_steps_equal_torch_from_the_same_weights(tmp_path):
+    out = _translate_dir(tmp_path)
+    weights = tmp_path / "weights.npz"
+    runs = []
+    for cwd, driver in ((out, KERAS_DRIVER), (HOGWILD, TORCH_DRIVER)):
+        p = subprocess.run([sys.executable, "-c", driver, str(weights)], cwd=cwd, capture_output=True, text=True,
+                           env=ENV, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append(_losses(p.stdout))
+    keras_losses, torch_losses = runs
+    assert len(keras_losses) == len(torch_losses) == 8
+    k, t = np.array(keras_losses[:3]), np.array(torch_losses[:3])
+    assert np.all(np.abs(k - t) / np.abs(t) <= 1e-4), (k, t)  # (printed with 6 decimals)
