@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
+from transpiler.frontend_ast.torch.data import DTYPE_NAMES as CAST_DTYPES
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -45,8 +46,11 @@ class ReaderMethods:
             if name == "item":
                 self.array(node, "float({0})", [recv])
                 return OTHER
-            if name in ("detach", "cpu"):
+            if name in ("detach", "cpu") or (name == "to" and len(args) == 1 and not self._dtype_arg(args[0])):
                 self.array(node, "{0}", [recv])
+                return LossValueV()
+            if name in ("sum", "mean") and not args:  # (of a per-sample loss, or a scalar's own value)
+                self.array(node, f"keras.ops.{name}({{0}})", [recv])
                 return LossValueV()
             if name == "backward":
                 raise Unsupported("loss.backward() outside a recognised training loop")
@@ -70,6 +74,9 @@ class ReaderMethods:
         if isinstance(obj, LossV):
             if name == "forward":
                 return self.loss_call(obj, node, args)
+            if name in ("cpu", "cuda") or (name == "to" and len(args) == 1 and not self._dtype_arg(args[0])):
+                self.array(node, "{0}", [recv])  # (Keras places the computation itself)
+                return obj
             raise Unsupported(f"loss object method .{name}()")
         if isinstance(obj, (LoaderV, DatasetV)):
             raise Unsupported(f"{type(obj).__name__[:-1]} method .{name}()")
@@ -87,6 +94,11 @@ class ReaderMethods:
         if message is not None:
             raise Unsupported(message)
         return OTHER
+
+    def _dtype_arg(self, arg) -> bool:
+        """Whether a ``.to(x)`` argument is a torch dtype (a cast) rather than a device."""
+        path = _dotted(arg[0].value) or ""
+        return path.split(".")[0] in self.torch_names() and path.split(".")[-1] in CAST_DTYPES
 
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value

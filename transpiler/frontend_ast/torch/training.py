@@ -553,7 +553,12 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if isinstance(value, NoGradV):
                 self.no_grad += 1
         try:
-            self.block(fn.body.body, scope)
+            from transpiler.frontend_ast.torch import steps as torch_steps
+
+            if torch_steps.steps_in_body(fn):  # one training step per call: the body under a tape
+                self.statement_guard(fn, lambda: torch_steps.read_step_function(self, fn, scope))
+            else:
+                self.block(fn.body.body, scope)
         finally:
             self.cur_function = outer
             self.no_grad = saved
@@ -561,6 +566,13 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         result = next((r for r in scope.returns if not isinstance(r, Other)), OTHER)
         self.read_functions[name] = result
         return result
+
+    def statement_guard(self, fn: cst.FunctionDef, read) -> None:
+        """``read()``, or the function a marked stub when its step is not translated."""
+        try:
+            read()
+        except Unsupported as exc:
+            self.stub(fn, str(exc))
 
     def _decorator(self, dec: cst.Decorator, scope: Scope) -> V:
         value = self.expr(dec.decorator, scope)

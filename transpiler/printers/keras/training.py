@@ -636,6 +636,10 @@ class ProgramPrinter:
         self.imports.add("import tensorflow as tf")
         cfg = ts.config
         body = list(loop.body.body)
+        # a function's setup before its step (models, optimizers) stays outside the tape
+        count = sum(len(n.nodes) if isinstance(n, cst.FlattenSentinel) else 1
+                    for n in (self.updated.get(i) for i in cfg.get("setup", ())) if n is not None)
+        setup, body = body[:count], body[count:]
         rest: list = []
         if cfg.get("split") is not None:
             text = ("a custom training step (not the usual loop for fit: " + cfg["why"] + "): backward() is "
@@ -655,7 +659,7 @@ class ProgramPrinter:
                                             asname=cst.AsName(name=cst.Name(cfg["tape"])))],
                         body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
                         leading_lines=lead)
-        return loop.with_changes(body=loop.body.with_changes(body=[tape] + rest))
+        return loop.with_changes(body=loop.body.with_changes(body=setup + [tape] + rest))
 
     # -- stubs --------------------------------------------------------------------------
     def stub_def(self, fn: cst.FunctionDef, message: str) -> list[str]:
