@@ -107,7 +107,6 @@ LONG_FUNCTIONS_TODAY = {
     "transpiler/frontend_ast/keras/training_facts.py::KerasTrainingFacts._training_call",
     "transpiler/frontend_ast/keras/user_classes.py::KerasSubclasses._call_model_as_layer",
     "transpiler/frontend_ast/torch/tensor_calls.py::TorchTensorCalls._tensor_method",
-    "transpiler/frontend_ast/torch/steps.py::read_custom_loop",
     "transpiler/frontend_ast/torch/train_step.py::read_fit_shape",
     "transpiler/frontend_ast/torch/reader_methods.py::ReaderMethods.tensor_method",
     "transpiler/frontend_ast/torch/reader_exprs.py::ReaderExpressions.torch_function",

@@ -60,7 +60,7 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
     """Record the custom step's facts and read the loop's code (raises Unsupported)."""
     owner = _step_block(loop)
     events, steps, handled, tape_config = _record_step(reader, owner, scope, why)
-    fit, _reason = read_fit_shape(reader, loop, owner, scope, why)
+    fit, _reason = read_fit_shape(reader, loop, owner, scope, tape_config["why"])
     if fit is not None:  # the usual loop around the step: fit runs it as a train_step
         if not fit["logged"]:
             fit["logged"] = [_code(e[4]) for e in events if e[1] == "backward" and isinstance(e[4], cst.Name)]
