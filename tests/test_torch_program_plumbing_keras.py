@@ -262,3 +262,92 @@ def test_realworld_ddp_example_step_is_translated_without_stubs():
     body = tr.text[tr.text.index("def demo_basic("):]
     assert body.index("optimizer = keras.optimizers.SGD(") < body.index("tf.GradientTape(")
     assert "accumulate_gradients(" in body and "apply_gradients(tape, optimizer, ddp_model" in body
+
+
+# -- checkpoints of other objects than a model's state_dict -----------------------------------
+CHECKPOINT = Path(__file__).parent / "programs_torch" / "checkpoint_dict.py"
+
+#: main() with every Net() holding the weights of weights.npz (written by the Keras side
+#: from a freshly built model first)
+CHECKPOINT_KERAS_DRIVER = '''
+import sys
+import numpy as np
+import program
+first = program.Net()
+weights = {}
+for layer in first.layers:
+    if layer.get_weights():
+        kernel, bias = layer.get_weights()
+        weights[layer.name + ".weight"] = kernel.T
+        weights[layer.name + ".bias"] = bias
+np.savez(sys.argv[1], **weights)
+build = program.Net
+def same():
+    model = build()
+    model.set_weights(first.get_weights())
+    return model
+program.Net = same
+program.main()
+'''
+CHECKPOINT_TORCH_DRIVER = '''
+import sys
+import numpy as np
+import torch
+import program
+weights = np.load(sys.argv[1])
+build = program.Net
+def same():
+    model = build()
+    model.load_state_dict({k: torch.from_numpy(weights[k]) for k in weights.files})
+    return model
+program.Net = same
+program.main()
+'''
+
+
+def test_a_checkpoint_dict_is_saved_and_loaded_by_the_generated_helpers():
+    tr = translate(CHECKPOINT.read_text(), "checkpoint_dict.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert '"model_state_dict": model.get_weights(),' in tr.text
+    assert '"optimizer_state_dict": optimizer_state(optimizer),' in tr.text
+    assert 'checkpoint = load_object("checkpoint.tar")' in tr.text
+    assert 'load_model_state(restored, checkpoint["model_state_dict"])' in tr.text
+    assert "load_optimizer_state(\n        restored_optimizer, restored," in tr.text
+
+
+def test_checkpoint_program_resumes_like_torch_from_the_same_weights(tmp_path):
+    """The resumed model and optimizer continue exactly as the ones that were saved (the
+    optimizer's moments and step count come back), and every printed loss equals torch's."""
+    import shutil
+
+    tr = translate(CHECKPOINT.read_text(), "checkpoint_dict.py", "keras")
+    (tmp_path / "keras").mkdir()
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "keras" / "program.py").write_text(tr.text)
+    shutil.copy(CHECKPOINT, tmp_path / "torch" / "program.py")
+    weights = tmp_path / "weights.npz"
+    runs = []
+    for side, driver in (("keras", CHECKPOINT_KERAS_DRIVER), ("torch", CHECKPOINT_TORCH_DRIVER)):
+        p = subprocess.run([sys.executable, "-c", driver, str(weights)], cwd=tmp_path / side, capture_output=True,
+                           text=True, env=ENV, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append([float(v) for v in re.findall(r"loss ([0-9.]+)", p.stdout)])
+    keras_losses, torch_losses = runs
+    assert len(keras_losses) == len(torch_losses) == 5  # epochs 0, 1, the resumed-from loss, 2 twice
+    assert keras_losses[3] == keras_losses[4]  # the restored pair continues as the saved one
+    k, t = np.array(keras_losses), np.array(torch_losses)
+    assert np.all(np.abs(k - t) / np.abs(t) <= 1e-4), (k, t)
+
+
+def test_load_object_refuses_a_file_pytorch_wrote(tmp_path):
+    import pytest
+    import torch
+
+    from transpiler.runtime.keras.training import load_object, save_object
+
+    torch.save({"epoch": 3}, tmp_path / "torch.pt")
+    with pytest.raises(ValueError, match="a file PyTorch wrote"):
+        load_object(str(tmp_path / "torch.pt"))
+    save_object({"epoch": 3, "w": [np.ones(2, "float32")]}, str(tmp_path / "ours.pt"))
+    back = load_object(str(tmp_path / "ours.pt"))
+    assert back["epoch"] == 3 and np.array_equal(back["w"][0], np.ones(2))

@@ -56,6 +56,13 @@ class ReaderMethods:
                 raise Unsupported("loss.backward() outside a recognised training loop")
             raise Unsupported(f"loss value method .{name}()")
         if isinstance(obj, OptimizerV):
+            if name == "state_dict" and not args:
+                self.runtime_expr(node, "optimizer_state({0})", [recv], ["optimizer_state"])
+                return OTHER
+            if name == "load_state_dict" and len(args) == 1 and obj.model_text.isidentifier():
+                self.runtime_expr(node, f"load_optimizer_state({{0}}, {obj.model_text}, {{1}})",
+                                  [recv, args[0][0].value], ["load_optimizer_state"])
+                return OTHER
             raise Unsupported(f"optimizer.{name}() outside a recognised training loop")
         if isinstance(obj, SchedulerV):
             if name == "get_last_lr":
@@ -124,6 +131,9 @@ class ReaderMethods:
                 return OTHER
             if isinstance(src, StateV) and src.snapshot:
                 self.fact(node, "set_weights", T.ArrayExpr("", (id(recv), id(args[0][0].value))), model=model.name)
+                return OTHER
+            if type(src) is Other and args:  # (a checkpoint's entry: what get_weights() made)
+                self.runtime_expr(node, "load_model_state({0}, {1})", [recv, args[0][0].value], ["load_model_state"])
                 return OTHER
             raise Unsupported("load_state_dict() of something other than torch.load(path) or a saved copy")
         if name in ("to", "cpu", "cuda", "float", "double"):

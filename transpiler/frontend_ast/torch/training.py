@@ -461,10 +461,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         return True
 
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
+        if isinstance(target, cst.Name) and isinstance(value, LoadedV) and value.model is None:
+            value = self.load_object(value)  # (what save_object wrote: a checkpoint dict, arrays)
         if isinstance(target, cst.Name) and isinstance(value, LoadedV):
-            if value.model is None:
-                raise Unsupported("torch.load of a file this script did not save (Keras reads weights into a "
-                                  "model built for them)")
             # read into memory now, as torch.load does: the file may be gone when it is used
             self.fact(value.node, "read_weights", {"factory": value.model.name, "path": id(value.path)})
             value = StateV(value.model, snapshot=True)

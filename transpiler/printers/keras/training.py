@@ -195,6 +195,11 @@ class ProgramPrinter:
             from transpiler.printers.keras.vision_data import expression as vision_expression
 
             return vision_expression(self, cfg)
+        if kind == "runtime_expr":  # a generated runtime helper's call (frontend_ast/torch/reader_io.py)
+            for helper in cfg["helpers"]:
+                self.need(helper)
+            self.imports.add("import numpy as np")
+            return cfg["template"].format(*[self.ref(p) for p in cfg["parts"]])
         if kind == "device_expr":  # (frontend_ast/torch/plumbing.py)
             self.note(cfg["note"])
             for helper in cfg.get("helpers", ()):
