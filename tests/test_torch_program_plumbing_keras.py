@@ -351,3 +351,27 @@ def test_load_object_refuses_a_file_pytorch_wrote(tmp_path):
     save_object({"epoch": 3, "w": [np.ones(2, "float32")]}, str(tmp_path / "ours.pt"))
     back = load_object(str(tmp_path / "ours.pt"))
     assert back["epoch"] == 3 and np.array_equal(back["w"][0], np.ones(2))
+
+
+def test_a_distributed_query_inside_an_f_string_leaves_the_output_parsing():
+    """``f"backend={dist.get_backend()}"``: the constant has no quotes of its own (a quoted
+    "none" inside the f-string's own quotes was a SyntaxError before Python 3.12)."""
+    import ast
+
+    src = ('import torch\nimport torch.distributed as dist\n\n\ndef report():\n'
+           '    print(f"[rank {dist.get_rank()}] backend={dist.get_backend()}")\n')
+    text = translate(src, "report.py", "keras").text
+    ast.parse(text)
+    space: dict = {}
+    exec(compile(text, "generated", "exec"), space)
+    assert "backend=none" in _stdout_of(space["report"])
+
+
+def _stdout_of(fn) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn()
+    return out.getvalue()

@@ -51,7 +51,7 @@ DIST_QUERIES = {
     "torch.distributed.is_initialized": "False",
     "torch.distributed.is_available": "False",
     "torch.distributed.get_default_backend_for_device": "None",
-    "torch.distributed.get_backend": "\"none\"",
+    "torch.distributed.get_backend": "str(None).lower()",  # ("none", without quotes: it may sit in an f-string)
 }
 #: calls that only set up or tear down the worker processes (dropped as statements)
 DIST_STATEMENTS = frozenset({
