@@ -375,3 +375,64 @@ def _stdout_of(fn) -> str:
     with contextlib.redirect_stdout(out):
         fn()
     return out.getvalue()
+
+
+# -- samplers and torch-only context managers ---------------------------------------------------
+SAMPLED = '''\
+import torch
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+class Squares(Dataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        return torch.tensor([float(index)]), torch.tensor(index * index)
+
+
+def loaders(dataset, batch_size):
+    train = DataLoader(dataset, batch_size=batch_size, shuffle=False, sampler=DistributedSampler(dataset))
+    val = DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset, shuffle=False))
+    return train, val
+
+
+def epochs(n):
+    train, val = loaders(Squares(10), 4)
+    seen = []
+    for epoch in range(n):
+        train.sampler.set_epoch(epoch)
+        seen.append(sorted(int(x) for xb, _ in train for x in xb[:, 0]))
+    order = [int(x) for xb, _ in val for x in xb[:, 0]]
+    return seen, order, len(train)
+
+
+def resume(path):
+    with torch.serialization.safe_globals([Squares]):
+        state = torch.load(path)
+    return state
+'''
+
+
+def test_a_distributed_sampler_is_the_one_replica_sampler_the_loader_batches():
+    tr = translate(SAMPLED, "sampled.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "SampledLoader(" in tr.text and "sampler=DistributedSampler(dataset)" in tr.text
+    space: dict = {}
+    exec(compile(tr.text, "generated", "exec"), space)
+    seen, order, batches = space["epochs"](2)
+    assert seen == [list(range(10)), list(range(10))]  # every index once per epoch, one replica
+    assert order == list(range(10))  # shuffle=False: the dataset's order
+    assert batches == 3
+
+
+def test_a_safe_globals_block_is_kept_unwrapped_with_a_note():
+    tr = translate(SAMPLED, "sampled.py", "keras")
+    body = tr.text[tr.text.index("def resume("):]
+    assert "safe_globals" not in body.replace("dropped torch.serialization.safe_globals(...)", "")
+    assert "state = load_object(path)" in body
+    assert "# transpiler: dropped torch.serialization.safe_globals(...)" in body

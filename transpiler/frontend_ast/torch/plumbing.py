@@ -22,7 +22,11 @@ is not translated): ``torch.distributed.init_process_group``/``destroy_process_g
 wrapper is the model it wraps, ``mp.spawn(fn, args=(a, b), nprocs=n)`` is the call of
 rank 0, ``fn(0, a, b)``, and a worker ``mp.Process(target=fn, args=...)`` is the generated
 ``Process``, which runs ``fn`` when started (the workers of a Hogwild program train the one
-model one after the other); ``model.share_memory()`` is dropped (one process holds the model).
+model one after the other); ``model.share_memory()`` is dropped (one process holds the model);
+a ``DistributedSampler`` is the generated one of one replica (every index, shuffled per
+``set_epoch`` as torch's), which the loader batches (``SampledLoader``).
+``with torch.serialization.safe_globals([...]):`` only allows classes to torch.load: its body
+is kept, unwrapped.
 
 Each replacement leaves a ``# transpiler:`` comment above the statement, so the reader
 sees what went. Imports no deep-learning framework.
@@ -64,6 +68,10 @@ DIST_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 })
 DIST_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
+#: a sampler giving each worker its share of a dataset → the generated one-process sampler
+DIST_SAMPLERS = frozenset({"torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler"})
+#: context managers that only configure torch (their body is kept, unwrapped)
+CONTEXT_ONLY = frozenset({"torch.serialization.safe_globals"})
 #: a worker process → the generated ``Process``, whose start() runs the target in this process
 DIST_PROCESS = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
 
@@ -115,6 +123,16 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
         reader.fact(node, "device_expr", {"text": code(pos[0]),
                                           "note": DIST_NOTE + f"the {path.split('.')[-1]} wrapper is the model"})
         return vals[0]
+    if path in DIST_SAMPLERS:
+        names = ("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last")
+        if len(pos) > len(names) or set(kw) - set(names):
+            raise Unsupported(f"{path.split('.')[-1]}() with arguments it does not take")
+        parts = list(pos) + list(kw.values())
+        texts = [f"{{{i}}}" for i in range(len(pos))] + [f"{k}={{{len(pos) + i}}}" for i, k in enumerate(kw)]
+        reader.runtime_expr(node, f"DistributedSampler({', '.join(texts)})", parts, ["DistributedSampler"])
+        return OTHER
+    if path in CONTEXT_ONLY:
+        return CONTEXT
     if path in DIST_PROCESS:
         if pos:
             raise Unsupported(f"{path}() with positional arguments (give target= and args=)")
@@ -134,6 +152,13 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
                                           "note": DIST_NOTE + "mp.spawn runs the function once, as rank 0"})
         return OTHER
     return None
+
+
+class _Context:
+    """The value of a context manager that only configures torch (``CONTEXT_ONLY``)."""
+
+
+CONTEXT = _Context()
 
 
 def _plain_reference(node) -> bool:

@@ -47,12 +47,18 @@ class ReaderData:
         given.update(kw)
         given.pop("dataset", None)
         for key in ("sampler", "batch_sampler", "collate_fn", "worker_init_fn", "generator"):
+            if key == "sampler" and isinstance(dataset, (MapDatasetV, DatasetV)):
+                continue  # (a SampledLoader: the sampler's indices, batched)
             if key in given and _code(given[key]) != "None":
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
+        if isinstance(dataset, DatasetV) and "sampler" in given and _code(given["sampler"]) != "None":
+            self.used_datasets[id(dataset)] += 1  # (read item by item: fit cannot take its arrays)
+            dataset = MapDatasetV(len(dataset.arrays))
         if isinstance(dataset, MapDatasetV):
             self.fact(node, "map_loader_object", {
                 "dataset": id(pos[0] if pos else kw["dataset"]),
-                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")}})
+                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")},
+                **({"sampler": id(given["sampler"])} if "sampler" in given else {})})
             return MapLoaderV(dataset)
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
@@ -104,7 +110,7 @@ class ReaderData:
         if isinstance(pos[0], cst.Dict) and all(_state_call(el.value) for el in pos[0].elements
                                                 if isinstance(el, cst.DictElement)):
             return self.save_checkpoint(node, pos[0], path)
-        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or not isinstance(obj, (StateV, ModelV)):
+        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or isinstance(obj, Arr):
             return self.save_object(node, pos[0], path)
         if isinstance(obj, StateV) and literal is not None:
             self.saved[literal.evaluated_value] = ("state", obj.model)
@@ -153,6 +159,9 @@ class ReaderData:
         for value in values:
             if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
                 self.state_values(value)
+            elif isinstance(self.peek(value, self.cur_scope), ModelV):
+                raise Unsupported(f"torch.save of {_code(value)}, a whole model, inside a checkpoint (Keras saves a "
+                                  "model to its own .keras file)")
             elif _state_call(value):
                 owner = self.peek(value.func.value, self.cur_scope)
                 if isinstance(owner, ModelV):

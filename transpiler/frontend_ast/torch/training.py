@@ -323,11 +323,14 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 raise Unsupported(f"{type(stmt).__name__} statement using PyTorch")
 
     def with_statement(self, stmt: cst.With, scope: Scope) -> None:
-        grad_off = []
+        grad_off, context_only = [], []
         for item in stmt.items:
             value = self.expr(item.item, scope)
             if isinstance(value, NoGradV):
                 grad_off.append(item)
+                continue
+            if value is torch_plumbing.CONTEXT and item.asname is None:
+                context_only.append(item)
                 continue
             if item.asname is not None:
                 self.assign(item.asname.name, OTHER, scope)
@@ -341,6 +344,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             finally:
                 self.no_grad -= 1
             return
+        if context_only:
+            if len(context_only) != len(stmt.items):
+                raise Unsupported(f"{_code(context_only[0].item)} together with other context managers")
+            self.fact(stmt, "unwrap", f"dropped {_code(context_only[0].item.func)}(...): it only lets torch.load "
+                                      "unpickle the classes named")
         self.block(stmt.body.body, scope)
 
     def small(self, small, line: cst.SimpleStatementLine, scope: Scope) -> None:

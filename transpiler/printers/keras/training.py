@@ -154,7 +154,7 @@ class ProgramPrinter:
     def need(self, helper: str) -> None:
         if helper not in self.helpers:
             self.helpers.append(helper)
-            if helper in ("ArrayLoader", "DatasetLoader", "random_split"):
+            if helper in ("ArrayLoader", "DatasetLoader", "random_split", "DistributedSampler"):
                 self.imports.add("import numpy as np")
 
     def helper_texts(self) -> list[str]:
@@ -199,6 +199,8 @@ class ProgramPrinter:
             for helper in cfg["helpers"]:
                 self.need(helper)
             self.imports.add("import numpy as np")
+            # the name the script imported from torch is the generated helper's now
+            self.torch_names = set(self.torch_names) - set(cfg["helpers"])
             return cfg["template"].format(*[self.ref(p) for p in cfg["parts"]])
         if kind == "device_expr":  # (frontend_ast/torch/plumbing.py)
             self.note(cfg["note"])
@@ -233,18 +235,21 @@ class ProgramPrinter:
             return f"ArrayDataset({', '.join(self.ref(p) for p in cfg.parts)})"
         if kind in ("loader_object", "map_loader_object"):
             # a DataLoader over a TensorDataset (arrays) or over a map-style Dataset (items)
-            cls = "ArrayLoader" if kind == "loader_object" else "DatasetLoader"
+            cls = "ArrayLoader" if kind == "loader_object" else "SampledLoader" if cfg.get("sampler") else \
+                "DatasetLoader"
             if kind == "loader_object":
                 self.need("ArrayDataset")
             self.need("ArrayLoader")  # (DatasetLoader's base class too)
+            if cls == "SampledLoader":
+                self.need("DatasetLoader")
             self.need(cls)
             if "arrays" in cfg:  # a loader helper of the script called on arrays
                 self.need("ArrayDataset")
                 args = [f"ArrayDataset({', '.join(self.ref(a) for a in cfg['arrays'])})"]
             else:
                 args = [self.ref(cfg["dataset"])]
-            for key in ("batch_size", "shuffle", "drop_last"):
-                if cfg[key] is not None:
+            for key in ("batch_size", "shuffle", "drop_last", "sampler"):
+                if cfg.get(key) is not None:
                     args.append(f"{key}={self.ref(cfg[key])}")
             return f"{cls}({', '.join(args)})"
         if kind == "split_object":
@@ -802,6 +807,8 @@ class _Rewriter(cst.CSTTransformer):
                 return cst.RemovalSentinel.REMOVE
             return cst.RemovalSentinel.REMOVE
         if kind == "unwrap":
+            if ts.config:
+                p.note(ts.config)
             body = list(updated.body.body)
             return self.keep_leading(original, body) if body else cst.RemovalSentinel.REMOVE
         if kind == "training_loop":
