@@ -436,3 +436,35 @@ def test_a_safe_globals_block_is_kept_unwrapped_with_a_note():
     assert "safe_globals" not in body.replace("dropped torch.serialization.safe_globals(...)", "")
     assert "state = load_object(path)" in body
     assert "# transpiler: dropped torch.serialization.safe_globals(...)" in body
+
+
+# -- torch array functions in data code ------------------------------------------------------------
+ARRAY_FUNCTIONS = '''\
+import torch
+
+
+def arrays():
+    x = torch.randn(2, 3, 4)
+    mask = (torch.triu(torch.ones((4, 4))) == 1).transpose(0, 1)
+    return (torch.flatten(x), torch.flatten(x, 1), torch.flatten(x, start_dim=2), mask,
+            torch.tril(torch.ones(3, 3), diagonal=-1), torch.eye(3), torch.diag(torch.ones(3)),
+            torch.randint(10, size=(5,)), torch.randint(2, 6, size=(2, 2)), x)
+'''
+
+
+def test_torch_array_functions_equal_torch_on_the_same_data():
+    import torch
+
+    tr = translate(ARRAY_FUNCTIONS, "arrays.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    space: dict = {}
+    exec(compile(tr.text, "generated", "exec"), space)
+    ours = space["arrays"]()
+    x = torch.from_numpy(ours[-1])
+    theirs = (torch.flatten(x), torch.flatten(x, 1), torch.flatten(x, start_dim=2),
+              (torch.triu(torch.ones((4, 4))) == 1).transpose(0, 1), torch.tril(torch.ones(3, 3), diagonal=-1),
+              torch.eye(3), torch.diag(torch.ones(3)))
+    for mine, torch_value in zip(ours, theirs):
+        assert np.array_equal(mine, torch_value.numpy()) and mine.dtype == torch_value.numpy().dtype
+    assert ours[7].shape == (5,) and ours[7].min() >= 0 and ours[7].max() < 10
+    assert ours[8].shape == (2, 2) and ours[8].min() >= 2 and ours[8].max() < 6

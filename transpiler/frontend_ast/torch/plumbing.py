@@ -280,3 +280,44 @@ def bound_names(small) -> set[str]:
             elif isinstance(alias.name, cst.Name):
                 names.add(alias.name.value)
     return names
+
+
+def array_function(short: str, path: str, pos: list, kw: dict, p) -> str | None:
+    """The numpy template of a torch array function on data (``p(node)`` is a part's
+    placeholder), else None: ``torch.flatten(x[, start_dim])``, ``torch.triu/tril(x[,
+    diagonal])``, ``torch.eye(n[, m])`` (float32, torch's default), ``torch.diag(x)``."""
+    if path.count(".") != 1:
+        return None
+    extra = set(kw) - {"device", "dtype", "start_dim", "end_dim", "diagonal"}
+    if extra or "dtype" in kw and short != "eye":
+        return None
+    if short == "flatten" and len(pos) + len(kw) - ("device" in kw) in (1, 2, 3):
+        start = kw.get("start_dim", pos[1] if len(pos) > 1 else None)
+        end = kw.get("end_dim", pos[2] if len(pos) > 2 else None)
+        if end is not None and _int_text(end) != "-1":
+            return None
+        if start is None or _int_text(start) == "0":
+            return f"np.reshape({p(pos[0])}, -1)"
+        if _int_text(start) is not None:
+            n = _int_text(start)
+            return f"np.reshape({p(pos[0])}, {p(pos[0])}.shape[:{n}] + (-1,))"
+        return None
+    if short in ("triu", "tril") and 1 <= len(pos) <= 2:
+        diagonal = kw.get("diagonal", pos[1] if len(pos) > 1 else None)
+        return f"np.{short}({p(pos[0])}" + (f", k={p(diagonal)}" if diagonal is not None else "") + ")"
+    if short == "eye" and 1 <= len(pos) <= 2 and set(kw) <= {"device", "dtype"}:
+        dtype = f"{p(kw['dtype'])}" if "dtype" in kw else '"float32"'
+        return f"np.eye({', '.join(p(a) for a in pos)}, dtype={dtype})"
+    if short == "diag" and 1 <= len(pos) <= 2 and not kw:
+        return f"np.diag({', '.join(p(a) for a in pos)})"
+    return None
+
+
+def _int_text(node) -> str | None:
+    """The text of an integer literal (``-1`` too), else None."""
+    if isinstance(node, cst.Integer):
+        return node.value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and \
+            isinstance(node.expression, cst.Integer):
+        return "-" + node.expression.value
+    return None

@@ -542,7 +542,10 @@ class ReaderExpressions:
                        parts)
             return Arr()
         if path == "torch.randint":
-            if len(pos) == 2:
+            if "size" in kw and len(pos) + ("low" in kw) + ("high" in kw) in (1, 2):  # (randint(10, size=(3,)))
+                given = dict(zip(("low", "high") if len(pos) == 2 or "high" in kw else ("high",), pos), **kw)
+                low, high, size = given.get("low"), given["high"], kw["size"]
+            elif len(pos) == 2:
                 low, high, size = None, pos[0], pos[1]
             elif len(pos) >= 3:
                 low, high, size = pos[0], pos[1], pos[2]
@@ -600,4 +603,8 @@ class ReaderExpressions:
             return Arr()
         if path in ("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"):
             raise Unsupported(f"{path} on array data")  # handled in functional_loss
+        template = torch_plumbing.array_function(short, path, pos, kw, p)
+        if template is not None:  # (torch.flatten, triu/tril, eye, diag: numpy's)
+            self.array(node, template, parts)
+            return Arr()
         raise Unsupported(f"{path}() is not translated to Keras yet")
