@@ -468,3 +468,16 @@ def test_torch_array_functions_equal_torch_on_the_same_data():
         assert np.array_equal(mine, torch_value.numpy()) and mine.dtype == torch_value.numpy().dtype
     assert ours[7].shape == (5,) and ours[7].min() >= 0 and ours[7].max() < 10
     assert ours[8].shape == (2, 2) and ours[8].min() >= 2 and ours[8].max() < 6
+
+
+def test_multinomial_of_a_weights_vector_draws_its_indices():
+    src = ("import torch\n\n\ndef draw(weights, k):\n    w = torch.from_numpy(weights)\n"
+           "    return torch.multinomial(w, k)\n")
+    tr = translate(src, "draw.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    space: dict = {}
+    exec(compile(tr.text, "generated", "exec"), space)
+    weights = np.array([0.0, 3.0, 0.0, 1.0], dtype="float32")  # (float32, not summing to 1)
+    drawn = space["draw"](weights, 2)
+    assert sorted(drawn.tolist()) == [1, 3]  # without replacement: both indices of non-zero weight
+    assert space["draw"](weights, 1).shape == (1,)

@@ -185,9 +185,9 @@ def load_object(file):
         with open(file, "rb") as f:
             data = f.read()
     if data[:4] == b"PK\x03\x04":
-        raise ValueError(f"{getattr(file, 'name', file)}: a file PyTorch wrote (torch.save's zip archive); the "
-                         "Keras program reads what its own torch.save (save_object) wrote: run the translated "
-                         "program that makes it, or convert the file")
+        raise ValueError(f"{getattr(file, 'name', file)}: a zip archive, a file PyTorch wrote (torch.save) or a "
+                         "Keras model (keras.models.load_model reads those); the Keras program reads what its own "
+                         "torch.save (save_object) wrote: run the translated program that makes it, or convert it")
     return pickle.loads(data)
 
 
