@@ -481,3 +481,20 @@ def test_multinomial_of_a_weights_vector_draws_its_indices():
     drawn = space["draw"](weights, 2)
     assert sorted(drawn.tolist()) == [1, 3]  # without replacement: both indices of non-zero weight
     assert space["draw"](weights, 1).shape == (1,)
+
+
+def test_random_split_of_a_dataset_the_file_is_given_and_a_torch_annotation():
+    """minGPT-ddp's main.py: ``random_split(CharDataset(cfg), ...)`` of another file's Dataset
+    class, and ``device: torch.device = torch.device(...)`` (the annotation a string now)."""
+    src = ('import torch\nfrom torch.utils.data import random_split\nfrom char_dataset import CharDataset\n\n\n'
+           'def parts(cfg):\n    device: torch.device = torch.device("cpu")\n    dataset = CharDataset(cfg)\n'
+           '    n = int(len(dataset) * 0.75)\n    return random_split(dataset, [n, len(dataset) - n])\n')
+    tr = translate(src, "main.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    space: dict = {"__name__": "generated"}
+    text = tr.text.replace("from char_dataset import CharDataset", "CharDataset = lambda cfg: list(range(cfg))")
+    exec(compile(text, "generated", "exec"), space)
+    train, test = space["parts"](8)
+    assert len(train) == 6 and len(test) == 2
+    assert sorted([train[i] for i in range(6)] + [test[i] for i in range(2)]) == list(range(8))
+    assert 'device: "torch.device" = None' in tr.text

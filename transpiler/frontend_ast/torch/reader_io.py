@@ -92,6 +92,8 @@ class ReaderData:
             arity = len(dataset.arrays)
         elif isinstance(dataset, MapDatasetV):
             arity = dataset.arity
+        elif type(dataset) is Other:  # a dataset the file is given (another file's Dataset class): map-style
+            arity = 0
         else:
             raise Unsupported(f"{short} of something that is not a dataset")
         self.fact(node, "split_object", {"helper": short, "args": [id(args[n]) for n in names]})

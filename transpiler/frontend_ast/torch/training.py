@@ -361,6 +361,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             for t in small.targets:
                 self.assign(t.target, value, scope, line)
         elif isinstance(small, cst.AnnAssign):
+            annotation = small.annotation.annotation
+            if _mentions(annotation, self.torch_names()):  # ``device: torch.device = ...``
+                self.fact(annotation, "device_expr", {"text": repr(_code(annotation)), "note": (
+                    f"the annotation {_code(annotation)} is a string: the Keras program does not import torch")})
             if small.value is not None:
                 self.assign(small.target, self.expr(small.value, scope), scope, line)
         elif isinstance(small, cst.AugAssign):
