@@ -498,3 +498,21 @@ def test_random_split_of_a_dataset_the_file_is_given_and_a_torch_annotation():
     assert len(train) == 6 and len(test) == 2
     assert sorted([train[i] for i in range(6)] + [test[i] for i in range(2)]) == list(range(8))
     assert 'device: "torch.device" = None' in tr.text
+
+
+def test_numpy_data_saved_to_an_open_file_is_read_back_by_the_other_program(tmp_path):
+    """time_sequence_prediction: generate_sine_wave.py saves numpy data with torch.save to an
+    open file, train.py reads it with torch.load: both are translated, the pair agrees."""
+    make = ('import numpy as np\nimport torch\n\nnp.random.seed(2)\nx = np.empty((3, 5), "int64")\n'
+            'x[:] = np.array(range(5)) + np.random.randint(-4, 4, 3).reshape(3, 1)\n'
+            'data = np.sin(x / 1.0).astype("float64")\ntorch.save(data, open("traindata.pt", "wb"))\n')
+    use = ('import numpy as np\nimport torch\n\n\ndef main():\n    data = torch.load("traindata.pt")\n'
+           '    print("shape", data.shape, float(np.abs(data).max()) <= 1.0)\n\n\nmain()\n')
+    made, used = translate(make, "generate.py", "keras"), translate(use, "train.py", "keras")
+    assert not made.stubs and not used.stubs, [str(d) for d in made.stubs + used.stubs]
+    for name, text in (("generate.py", made.text), ("train.py", used.text)):
+        (tmp_path / name).write_text(text)
+        p = subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, env=ENV,
+                           timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+    assert "shape (3, 5) True" in p.stdout

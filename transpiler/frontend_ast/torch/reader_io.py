@@ -112,7 +112,8 @@ class ReaderData:
         if isinstance(pos[0], cst.Dict) and all(_state_call(el.value) for el in pos[0].elements
                                                 if isinstance(el, cst.DictElement)):
             return self.save_checkpoint(node, pos[0], path)
-        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or isinstance(obj, Arr):
+        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or not isinstance(obj, (StateV, ModelV)):
+            # (data, a checkpoint dict; a value of another file pickles as itself: a Keras model too)
             return self.save_object(node, pos[0], path)
         if isinstance(obj, StateV) and literal is not None:
             self.saved[literal.evaluated_value] = ("state", obj.model)
