@@ -9,16 +9,31 @@ with the ``Dataset`` base dropped and the wrapping rewritten to numpy::
     torch.FloatTensor(a) / torch.LongTensor(a) → np.asarray(a, dtype="float32"/"int64")
     a.float() / a.long()                       → np.asarray(a, dtype="float32"/"int64")
     torch.float32 (a dtype)                    → "float32"
+    torch.rand(n, m) / torch.randn(n, m)       → np.random.random_sample((n, m)).astype("float32") / standard_normal
+    torch.zeros(n, m) / torch.ones(n, m)       → np.zeros((n, m), dtype="float32") / np.ones
+    torch.randint(lo, hi, size)                → np.random.randint(lo, hi, size=size).astype("int64")
+    a.clone() / a.numpy()                      → np.array(a) / np.asarray(a)
+    a.unsqueeze(d) / a.squeeze(d)              → np.expand_dims(a, d) / np.squeeze(a, d)
+    a.permute(*dims) / a.view(*shape)          → np.transpose(a, dims) / np.reshape(a, shape)
+    a.size() / a.size(d)                       → a.shape / a.shape[d]
+    a.to(device) / a.cpu() / a.cuda()          → a (the Keras program places data itself)
+
+(numpy draws other numbers than torch's generator: a dataset of random data gets random data
+of the same distribution, shape and dtype.)
 
 The generated ``DatasetLoader`` stacks its items into batches as torch's default collate
-does. A class that still uses torch after the rewrite is not translated (a stub).
+does. A class that still uses torch after the rewrite, or calls a torch tensor method numpy
+arrays lack (``.masked_fill``, ``.expand``: kept, it would fail when run), is not translated
+(a stub).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.plumbing import TENSOR_ONLY_METHODS
 
 #: torch dtypes → numpy dtype names
 DTYPE_NAMES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
@@ -95,9 +110,13 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
                 return _np_asarray(pos[0].value, None if dtype is None else _dtype_name(dtype))
             if path is not None and path.split(".")[-1] in _TENSOR_CLASSES and len(pos) == 1 and not kw:
                 return _np_asarray(pos[0].value, _TENSOR_CLASSES[path.split(".")[-1]])
+            if path is not None and path.startswith("torch.") and path[len("torch."):] in _CREATIONS:
+                return _creation(path[len("torch."):], pos, kw)
             if isinstance(original.func, cst.Attribute) and original.func.attr.value in _CAST_METHODS and \
                     not original.args and torch_path(original.func) is None:
                 return _np_asarray(updated.func.value, _CAST_METHODS[original.func.attr.value])
+            if isinstance(original.func, cst.Attribute) and torch_path(original.func) is None:
+                return _array_method(updated, original.func.attr.value, pos, kw)
             return updated
 
         def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
@@ -120,7 +139,87 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
     if left:
         raise Unsupported(f"class {cls.name.value}: a Dataset that uses PyTorch beyond wrapping its arrays "
                           "(not translated)")
+    kept = sorted({c.func.attr.value for c in nodes_of(new.body, cst.Call) if isinstance(c.func, cst.Attribute)
+                   and c.func.attr.value in TENSOR_ONLY_METHODS and c.func.attr.value not in _NUMPY_TOO
+                   and not (isinstance(c.func.value, cst.Name) and resolve(c.func.value.value))})  # (math.exp)
+    if kept:
+        raise Unsupported(f"class {cls.name.value}: a Dataset calling torch tensor methods numpy arrays lack "
+                          f"({', '.join('.' + k + '()' for k in kept)}; not translated)")
     return new
+
+
+#: torch functions making arrays → numpy (sizes as separate ints or one tuple)
+_CREATIONS = {"rand": "random_sample", "randn": "standard_normal", "zeros": "zeros", "ones": "ones",
+              "randint": "randint"}
+#: tensor-only method names (plumbing.TENSOR_ONLY_METHODS) a Dataset may call on what is not a tensor
+_NUMPY_TOO = frozenset({"copy_", "item", "tolist"})
+
+
+def _sizes(pos: list) -> cst.BaseExpression:
+    if len(pos) == 1 and isinstance(pos[0].value, (cst.Tuple, cst.List)):
+        return pos[0].value
+    return cst.Tuple([cst.Element(a.value) for a in pos])
+
+
+def _np(name: str, args: list) -> cst.Call:
+    return cst.Call(cst.parse_expression(f"np.{name}"), args)
+
+
+def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value, keyword=cst.Name(name),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+
+
+def _astype(value: cst.BaseExpression, dtype: str) -> cst.Call:
+    return cst.Call(cst.Attribute(value, cst.Name("astype")), [cst.Arg(cst.SimpleString(f'"{dtype}"'))])
+
+
+def _creation(name: str, pos: list, kw: dict) -> cst.BaseExpression:
+    """``torch.rand(20)`` → ``np.random.random_sample((20,)).astype("float32")`` (torch's
+    default dtypes: float32, int64 for randint); a ``device=`` is dropped."""
+    extra = set(kw) - {"dtype", "device", "size"}
+    if extra or not (pos or "size" in kw):
+        raise Unsupported(f"torch.{name}({', '.join(sorted(extra)) or 'no size'}=...) in a Dataset")
+    dtype = _dtype_name(kw["dtype"]) if "dtype" in kw else ("int64" if name == "randint" else "float32")
+    if name == "randint":
+        if "size" in kw:
+            bounds, size = pos, kw["size"]
+        elif len(pos) in (2, 3):
+            bounds, size = pos[:-1], pos[-1].value
+        else:
+            raise Unsupported("torch.randint without (low, high, size) in a Dataset")
+        return _astype(_np("random.randint", [cst.Arg(a.value) for a in bounds] + [_kwarg("size", size)]), dtype)
+    size = kw["size"] if "size" in kw else _sizes(pos)
+    if name in ("zeros", "ones"):
+        return _np(name, [cst.Arg(size), _kwarg("dtype", cst.SimpleString(f'"{dtype}"'))])
+    return _astype(_np(f"random.{_CREATIONS[name]}", [cst.Arg(size)]), dtype)
+
+
+def _array_method(call: cst.Call, name: str, pos: list, kw: dict) -> cst.BaseExpression:
+    """A tensor method on an array → numpy (the module docstring's table); else the call."""
+    recv = call.func.value
+    if kw:
+        return call
+    if name == "clone" and not pos:
+        return _np("array", [cst.Arg(recv)])
+    if name == "numpy" and not pos:
+        return _np("asarray", [cst.Arg(recv)])
+    if name == "to" and len(pos) == 1 and isinstance(pos[0].value, cst.SimpleString) and \
+            pos[0].value.evaluated_value in DTYPE_NAMES.values():  # (a torch dtype, rewritten above)
+        return _np_asarray(recv, pos[0].value.evaluated_value)
+    if name in ("cpu", "cuda") or (name == "to" and len(pos) == 1):
+        return recv
+    if name == "unsqueeze" and len(pos) == 1:
+        return _np("expand_dims", [cst.Arg(recv), cst.Arg(pos[0].value)])
+    if name == "squeeze" and len(pos) <= 1:
+        return _np("squeeze", [cst.Arg(recv)] + [cst.Arg(a.value) for a in pos])
+    if name in ("permute", "view") and pos:
+        return _np("transpose" if name == "permute" else "reshape", [cst.Arg(recv), cst.Arg(_sizes(pos))])
+    if name == "size" and len(pos) <= 1:
+        shape = cst.Attribute(recv, cst.Name("shape"))
+        return cst.Subscript(shape, [cst.SubscriptElement(cst.Index(pos[0].value))]) if pos else shape
+    return call
+
 
 
 def _dtype_name(node) -> str:

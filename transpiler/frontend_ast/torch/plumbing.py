@@ -19,8 +19,14 @@ Distributed training runs as the single process it is in every worker (distribut
 is not translated): ``torch.distributed.init_process_group``/``destroy_process_group``/
 ``barrier`` and ``torch.multiprocessing.set_start_method`` are dropped, ``get_rank()`` is
 ``0`` and ``get_world_size()`` ``1``, a ``DistributedDataParallel``/``DataParallel``
-wrapper is the model it wraps, and ``mp.spawn(fn, args=(a, b), nprocs=n)`` is the call of
-rank 0, ``fn(0, a, b)``.
+wrapper is the model it wraps, ``mp.spawn(fn, args=(a, b), nprocs=n)`` is the call of
+rank 0, ``fn(0, a, b)``, and a worker ``mp.Process(target=fn, args=...)`` is the generated
+``Process``, which runs ``fn`` when started (the workers of a Hogwild program train the one
+model one after the other); ``model.share_memory()`` is dropped (one process holds the model);
+a ``DistributedSampler`` is the generated one of one replica (every index, shuffled per
+``set_epoch`` as torch's), which the loader batches (``SampledLoader``).
+``with torch.serialization.safe_globals([...]):`` only allows classes to torch.load: its body
+is kept, unwrapped.
 
 Each replacement leaves a ``# transpiler:`` comment above the statement, so the reader
 sees what went. Imports no deep-learning framework.
@@ -49,7 +55,7 @@ DIST_QUERIES = {
     "torch.distributed.is_initialized": "False",
     "torch.distributed.is_available": "False",
     "torch.distributed.get_default_backend_for_device": "None",
-    "torch.distributed.get_backend": "\"none\"",
+    "torch.distributed.get_backend": "str(None).lower()",  # ("none", without quotes: it may sit in an f-string)
 }
 #: calls that only set up or tear down the worker processes (dropped as statements)
 DIST_STATEMENTS = frozenset({
@@ -62,6 +68,12 @@ DIST_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 })
 DIST_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
+#: a sampler giving each worker its share of a dataset → the generated one-process sampler
+DIST_SAMPLERS = frozenset({"torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler"})
+#: context managers that only configure torch (their body is kept, unwrapped)
+CONTEXT_ONLY = frozenset({"torch.serialization.safe_globals"})
+#: a worker process → the generated ``Process``, whose start() runs the target in this process
+DIST_PROCESS = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
 
 #: calls that only configure a device (dropped as statements)
 STATEMENTS = frozenset({
@@ -111,6 +123,24 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
         reader.fact(node, "device_expr", {"text": code(pos[0]),
                                           "note": DIST_NOTE + f"the {path.split('.')[-1]} wrapper is the model"})
         return vals[0]
+    if path in DIST_SAMPLERS:
+        names = ("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last")
+        if len(pos) > len(names) or set(kw) - set(names):
+            raise Unsupported(f"{path.split('.')[-1]}() with arguments it does not take")
+        parts = list(pos) + list(kw.values())
+        texts = [f"{{{i}}}" for i in range(len(pos))] + [f"{k}={{{len(pos) + i}}}" for i, k in enumerate(kw)]
+        reader.runtime_expr(node, f"DistributedSampler({', '.join(texts)})", parts, ["DistributedSampler"])
+        return OTHER
+    if path in CONTEXT_ONLY:
+        return CONTEXT
+    if path in DIST_PROCESS:
+        if pos:
+            raise Unsupported(f"{path}() with positional arguments (give target= and args=)")
+        texts = [f"{k}={code(v)}" for k, v in kw.items()]
+        reader.fact(node, "device_expr", {"text": f"Process({', '.join(texts)})", "helpers": ["Process"],
+                                          "note": DIST_NOTE + "a worker Process runs its target when started, "
+                                                              "one worker after the other"})
+        return OTHER
     if path in DIST_SPAWN:
         fn = pos[0] if pos else kw.get("fn")
         args = kw.get("args", pos[1] if len(pos) > 1 else None)
@@ -122,6 +152,13 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
                                           "note": DIST_NOTE + "mp.spawn runs the function once, as rank 0"})
         return OTHER
     return None
+
+
+class _Context:
+    """The value of a context manager that only configures torch (``CONTEXT_ONLY``)."""
+
+
+CONTEXT = _Context()
 
 
 def _plain_reference(node) -> bool:
@@ -243,3 +280,60 @@ def bound_names(small) -> set[str]:
             elif isinstance(alias.name, cst.Name):
                 names.add(alias.name.value)
     return names
+
+
+def array_function(short: str, path: str, pos: list, kw: dict, p) -> str | None:
+    """The numpy template of a torch array function on data (``p(node)`` is a part's
+    placeholder), else None: ``torch.flatten(x[, start_dim])``, ``torch.triu/tril(x[,
+    diagonal])``, ``torch.eye(n[, m])`` (float32, torch's default), ``torch.diag(x)``."""
+    if path.count(".") != 1:
+        return None
+    if short == "multinomial":
+        return multinomial(pos, kw, p)
+    extra = set(kw) - {"device", "dtype", "start_dim", "end_dim", "diagonal"}
+    if extra or "dtype" in kw and short != "eye":
+        return None
+    if short == "flatten" and len(pos) + len(kw) - ("device" in kw) in (1, 2, 3):
+        start = kw.get("start_dim", pos[1] if len(pos) > 1 else None)
+        end = kw.get("end_dim", pos[2] if len(pos) > 2 else None)
+        if end is not None and _int_text(end) != "-1":
+            return None
+        if start is None or _int_text(start) == "0":
+            return f"np.reshape({p(pos[0])}, -1)"
+        if _int_text(start) is not None:
+            n = _int_text(start)
+            return f"np.reshape({p(pos[0])}, {p(pos[0])}.shape[:{n}] + (-1,))"
+        return None
+    if short in ("triu", "tril") and 1 <= len(pos) <= 2:
+        diagonal = kw.get("diagonal", pos[1] if len(pos) > 1 else None)
+        return f"np.{short}({p(pos[0])}" + (f", k={p(diagonal)}" if diagonal is not None else "") + ")"
+    if short == "eye" and 1 <= len(pos) <= 2 and set(kw) <= {"device", "dtype"}:
+        dtype = f"{p(kw['dtype'])}" if "dtype" in kw else '"float32"'
+        return f"np.eye({', '.join(p(a) for a in pos)}, dtype={dtype})"
+    if short == "diag" and 1 <= len(pos) <= 2 and not kw:
+        return f"np.diag({', '.join(p(a) for a in pos)})"
+    return None
+
+
+def multinomial(pos: list, kw: dict, p) -> str | None:
+    """``torch.multinomial(w, k[, replacement])`` of a weights vector held in a variable → numpy's
+    choice over its indices (float64 probabilities, as numpy needs them to sum to 1), as an
+    int64 array of k indices; else None."""
+    args = dict(zip(("input", "num_samples", "replacement"), pos), **kw)
+    if set(args) - {"input", "num_samples", "replacement"} or "num_samples" not in args or \
+            not isinstance(args["input"], cst.Name):
+        return None
+    w = p(args["input"])
+    replace = p(args["replacement"]) if "replacement" in args else "False"
+    return (f"np.random.choice({w}.shape[-1], size={p(args['num_samples'])}, replace={replace}, "
+            f"p=np.asarray({w}, dtype='float64') / np.asarray({w}, dtype='float64').sum())")
+
+
+def _int_text(node) -> str | None:
+    """The text of an integer literal (``-1`` too), else None."""
+    if isinstance(node, cst.Integer):
+        return node.value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and \
+            isinstance(node.expression, cst.Integer):
+        return "-" + node.expression.value
+    return None

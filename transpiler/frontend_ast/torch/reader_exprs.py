@@ -567,6 +567,9 @@ class ReaderExpressions(Interpreter):
         if handler is None and path.count(".") == 1 and short in NUMPY_UNARY:
             handler = _numpy_unary
         if handler is None:
+            template = torch_plumbing.array_function(short, path, pos, kw, call.p)
+            if template is not None:  # (torch.flatten, triu/tril, eye, diag: numpy's)
+                return call.array(self, template)
             raise Unsupported(f"{path}() is not translated to Keras yet")
         return handler(self, call)
 
@@ -643,6 +646,12 @@ def _full(r, c: _TorchCall) -> V:
 
 
 def _randint(r, c: _TorchCall) -> V:
+    pos, kw = c.pos, c.kw
+    if "size" in kw and len(pos) + ("low" in kw) + ("high" in kw) in (1, 2):  # (randint(10, size=(3,)))
+        given = dict(zip(("low", "high") if len(pos) == 2 or "high" in kw else ("high",), pos), **kw)
+        low, high, size = given.get("low"), given["high"], kw["size"]
+        return c.array(r, f"np.random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, "
+                          f"size={c.p(size)})")
     if len(c.pos) == 2:
         low, high, size = None, c.pos[0], c.pos[1]
     elif len(c.pos) >= 3:

@@ -12,7 +12,13 @@ from transpiler.ir import training as T
 from transpiler.frontend_ast.torch.reader_values import (
     _assigns_only, _code, _find_literal, _literal_quotes, _literal_text, _root_names, STRING_LITERALS,
     _weights_name, Arr, CheckpointV, DatasetV, DictV, LoadedV, LoaderV, MapDatasetV, MapLoaderV, ModelV,
-    OTHER, Other, Scope, StateV, TupleV, V)
+    OptimizerV, OTHER, Other, Scope, StateV, TupleV, V)
+
+
+def _state_call(node) -> bool:
+    """``x.state_dict()``."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+        node.func.attr.value == "state_dict" and not node.args
 
 
 class ReaderData:
@@ -30,6 +36,10 @@ class ReaderData:
             self.fact(node, "dataset_object", T.ArrayExpr("", tuple(id(a) for a in pos)))
             return ds
         dataset = vals[0] if vals else kwv.get("dataset")
+        if type(dataset) is Other:
+            # a dataset this file does not make (a parameter, another file's Dataset class or
+            # function): torch's DataLoader takes any map-style dataset, so does DatasetLoader
+            dataset = MapDatasetV(0)
         if not isinstance(dataset, (DatasetV, MapDatasetV)):
             raise Unsupported("a DataLoader over something other than a TensorDataset or a map-style Dataset")
         order = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
@@ -38,12 +48,18 @@ class ReaderData:
         given.update(kw)
         given.pop("dataset", None)
         for key in ("sampler", "batch_sampler", "collate_fn", "worker_init_fn", "generator"):
+            if key == "sampler" and isinstance(dataset, (MapDatasetV, DatasetV)):
+                continue  # (a SampledLoader: the sampler's indices, batched)
             if key in given and _code(given[key]) != "None":
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
+        if isinstance(dataset, DatasetV) and "sampler" in given and _code(given["sampler"]) != "None":
+            self.used_datasets[id(dataset)] += 1  # (read item by item: fit cannot take its arrays)
+            dataset = MapDatasetV(len(dataset.arrays))
         if isinstance(dataset, MapDatasetV):
             self.fact(node, "map_loader_object", {
                 "dataset": id(pos[0] if pos else kw["dataset"]),
-                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")}})
+                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")},
+                **({"sampler": id(given["sampler"])} if "sampler" in given else {})})
             return MapLoaderV(dataset)
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
@@ -77,6 +93,8 @@ class ReaderData:
             arity = len(dataset.arrays)
         elif isinstance(dataset, MapDatasetV):
             arity = dataset.arity
+        elif type(dataset) is Other:  # a dataset the file is given (another file's Dataset class): map-style
+            arity = 0
         else:
             raise Unsupported(f"{short} of something that is not a dataset")
         self.fact(node, "split_object", {"helper": short, "args": [id(args[n]) for n in names]})
@@ -92,8 +110,12 @@ class ReaderData:
             raise Unsupported("torch.save without (object, path)")
         obj, path = vals[0], pos[1]
         literal = self.path_literal(path)
-        if isinstance(pos[0], cst.Dict):
+        if isinstance(pos[0], cst.Dict) and all(_state_call(el.value) for el in pos[0].elements
+                                                if isinstance(el, cst.DictElement)):
             return self.save_checkpoint(node, pos[0], path)
+        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or not isinstance(obj, (StateV, ModelV)):
+            # (data, a checkpoint dict; a value of another file pickles as itself: a Keras model too)
+            return self.save_object(node, pos[0], path)
         if isinstance(obj, StateV) and literal is not None:
             self.saved[literal.evaluated_value] = ("state", obj.model)
         if isinstance(obj, StateV) and not obj.snapshot:
@@ -115,11 +137,63 @@ class ReaderData:
             return torch_model_files.save_model(self, node, obj, pos[0], path) or OTHER
         raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
 
+    def save_object(self, node: cst.Call, obj, path) -> V:
+        """``torch.save(obj, path)`` of what is not a model or its state_dict (a checkpoint dict
+        with the epoch and the optimizer's state, arrays): the generated ``save_object``
+        (pickle); the ``.state_dict()`` of a model or an optimizer in it is its Keras state."""
+        self.state_values(obj)
+        literal = self.path_literal(path)
+        if literal is not None:
+            self.saved[literal.evaluated_value] = ("object", None)
+        self.runtime_expr(node, "save_object({0}, {1})", [obj, path], ["_plain", "save_object"])
+        return OTHER
+
+    def state_values(self, node) -> None:
+        """``model.state_dict()`` → ``model.get_weights()`` and ``optimizer.state_dict()`` →
+        ``optimizer_state(optimizer)`` where they are values in ``node`` (a dict, list or tuple
+        display); a state_dict of something else is not translated."""
+        if isinstance(node, cst.Dict):
+            values = [el.value for el in node.elements if isinstance(el, cst.DictElement)]
+            if len(values) < len(node.elements):
+                raise Unsupported("torch.save of a dict with ** entries")
+        elif isinstance(node, (cst.List, cst.Tuple)):
+            values = [el.value for el in node.elements]
+        else:
+            values = [node]
+        for value in values:
+            if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+                self.state_values(value)
+            elif isinstance(self.peek(value, self.cur_scope), ModelV):
+                raise Unsupported(f"torch.save of {_code(value)}, a whole model, inside a checkpoint (Keras saves a "
+                                  "model to its own .keras file)")
+            elif _state_call(value):
+                owner = self.peek(value.func.value, self.cur_scope)
+                if isinstance(owner, ModelV):
+                    self.array(value, "{0}.get_weights()", [value.func.value])
+                elif isinstance(owner, OptimizerV):
+                    self.runtime_expr(value, "optimizer_state({0})", [value.func.value], ["optimizer_state"])
+                else:
+                    raise Unsupported(f"torch.save of {_code(value)}: the state of something that is not a model "
+                                      "or an optimizer of this script")
+
+    def runtime_expr(self, node, template: str, parts: list, helpers: list) -> None:
+        """``node`` is the generated runtime call ``template`` of the code of ``parts``."""
+        self.fact(node, "runtime_expr", {"template": template, "parts": [id(p) for p in parts],
+                                         "helpers": helpers})
+
+    def load_object(self, value: LoadedV) -> V:
+        """``x = torch.load(path)`` of what is not a state_dict this script saved: the
+        generated ``load_object`` (what ``save_object`` wrote)."""
+        self.runtime_expr(value.node, "load_object({0})", [value.path], ["load_object"])
+        return OTHER
+
     def torch_load(self, node: cst.Call, path) -> V:
         literal = self.path_literal(path)
         saved = self.saved.get(literal.evaluated_value) if literal is not None else None
         if saved is None:
-            return LoadedV(path, node)  # only load_state_dict(torch.load(path)) can read it
+            return LoadedV(path, node)  # load_state_dict(torch.load(path)), or load_object
+        if saved[0] == "object":
+            return self.load_object(LoadedV(path, node))
         if saved[0] == "state":
             self.rename_literal(literal)
             return LoadedV(path, node, saved[1])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
+from transpiler.frontend_ast.torch.data import DTYPE_NAMES as CAST_DTYPES
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -45,13 +46,23 @@ class ReaderMethods:
             if name == "item":
                 self.array(node, "float({0})", [recv])
                 return OTHER
-            if name in ("detach", "cpu"):
+            if name in ("detach", "cpu") or (name == "to" and len(args) == 1 and not self._dtype_arg(args[0])):
                 self.array(node, "{0}", [recv])
+                return LossValueV()
+            if name in ("sum", "mean") and not args:  # (of a per-sample loss, or a scalar's own value)
+                self.array(node, f"keras.ops.{name}({{0}})", [recv])
                 return LossValueV()
             if name == "backward":
                 raise Unsupported("loss.backward() outside a recognised training loop")
             raise Unsupported(f"loss value method .{name}()")
         if isinstance(obj, OptimizerV):
+            if name == "state_dict" and not args:
+                self.runtime_expr(node, "optimizer_state({0})", [recv], ["optimizer_state"])
+                return OTHER
+            if name == "load_state_dict" and len(args) == 1 and obj.model_text.isidentifier():
+                self.runtime_expr(node, f"load_optimizer_state({{0}}, {obj.model_text}, {{1}})",
+                                  [recv, args[0][0].value], ["load_optimizer_state"])
+                return OTHER
             raise Unsupported(f"optimizer.{name}() outside a recognised training loop")
         if isinstance(obj, SchedulerV):
             if name == "get_last_lr":
@@ -70,6 +81,9 @@ class ReaderMethods:
         if isinstance(obj, LossV):
             if name == "forward":
                 return self.loss_call(obj, node, args)
+            if name in ("cpu", "cuda") or (name == "to" and len(args) == 1 and not self._dtype_arg(args[0])):
+                self.array(node, "{0}", [recv])  # (Keras places the computation itself)
+                return obj
             raise Unsupported(f"loss object method .{name}()")
         if isinstance(obj, (LoaderV, DatasetV)):
             raise Unsupported(f"{type(obj).__name__[:-1]} method .{name}()")
@@ -87,6 +101,11 @@ class ReaderMethods:
         if message is not None:
             raise Unsupported(message)
         return OTHER
+
+    def _dtype_arg(self, arg) -> bool:
+        """Whether a ``.to(x)`` argument is a torch dtype (a cast) rather than a device."""
+        path = _dotted(arg[0].value) or ""
+        return path.split(".")[0] in self.torch_names() and path.split(".")[-1] in CAST_DTYPES
 
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value
@@ -113,11 +132,22 @@ class ReaderMethods:
             if isinstance(src, StateV) and src.snapshot:
                 self.fact(node, "set_weights", T.ArrayExpr("", (id(recv), id(args[0][0].value))), model=model.name)
                 return OTHER
+            if type(src) is Other and args:  # (a checkpoint's entry: what get_weights() made)
+                self.runtime_expr(node, "load_model_state({0}, {1})", [recv, args[0][0].value], ["load_model_state"])
+                return OTHER
             raise Unsupported("load_state_dict() of something other than torch.load(path) or a saved copy")
         if name in ("to", "cpu", "cuda", "float", "double"):
             if name == "double":
                 raise Unsupported("model.double() is not translated")
             self.array(node, "{0}", [recv])
+            return model
+        if name == "share_memory" and not args:
+            line = self.stmt_stack[-1] if self.stmt_stack else None
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and \
+                    isinstance(line.body[0], cst.Expr) and line.body[0].value is node:
+                self.fact(line, "device_drop", f"dropped {_code(node)}: one process holds the Keras model")
+            else:
+                self.array(node, "{0}", [recv])
             return model
         if name == "forward":
             return self.model_call(model, node, args)

@@ -212,7 +212,7 @@ class DatasetClassV(V):
 @dataclass(eq=False)
 class MapDatasetV(V):
     """A map-style dataset: an instance of a user's Dataset class, a ``random_split`` part
-    or a ``Subset``; an item is ``arity`` arrays."""
+    or a ``Subset``; an item is ``arity`` arrays (0: not known, a dataset the file was given)."""
 
     arity: int
 

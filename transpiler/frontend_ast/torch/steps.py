@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
@@ -59,7 +60,78 @@ def _step_block(loop: cst.For):
 def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
     """Record the custom step's facts and read the loop's code (raises Unsupported)."""
     owner = _step_block(loop)
-    body = list(owner.body.body)
+    events, steps, handled, tape_config = _record_step(reader, owner, scope, why)
+    fit, _reason = read_fit_shape(reader, loop, owner, scope, tape_config["why"])
+    if fit is not None:  # the usual loop around the step: fit runs it as a train_step
+        if not fit["logged"]:
+            fit["logged"] = [_code(e[4]) for e in events if e[1] == "backward" and isinstance(e[4], cst.Name)]
+        for stmt in owner.body.body:
+            if id(stmt) in fit["report"]:
+                reader.fact(stmt, "drop", "fit's logs report the step's values")
+                handled.add(id(stmt))
+        fit["tape"] = tape_config
+        reader.fact(loop, "train_step_fit", fit)  # (on the batch loop itself too: the fit holds the tape)
+    reader.handled |= handled
+    reader.live_blocks.add(id(owner))
+    reader.custom_loops |= {id(n) for n in _fors(loop)}
+    used = (type(reader.used_loaders)(reader.used_loaders), type(reader.used_datasets)(reader.used_datasets))
+    reader.statement(loop, scope)
+    if fit is not None:
+        # fit batches the arrays: what the loop read of the loader and its dataset (the batch
+        # loop, the prints) is gone with it, unless the step reads them itself
+        fit.pop("loader")
+        if not any(isinstance(scope.lookup(n), (LoaderV, DatasetV)) for n in fit["free"]):
+            reader.used_loaders, reader.used_datasets = used
+
+
+def steps_in_body(fn: cst.FunctionDef) -> bool:
+    """Whether ``fn``'s own body (not a loop in it) calls ``backward()`` as a statement: one
+    training step per call, as full-batch programs write it (``train_iter(epoch, ...)``)."""
+    return any((c := _statement_call(s)) is not None and isinstance(c.func, cst.Attribute) and
+               c.func.attr.value == "backward" for s in fn.body.body)
+
+
+def read_step_function(reader, fn: cst.FunctionDef, scope) -> None:
+    """A function whose body is one training step (``zero_grad(); out = model(x); loss =
+    ...; loss.backward(); optimizer.step()``, then evaluation and prints): the body runs
+    under a GradientTape as a custom loop's does; read with the model outputs live."""
+    body = list(fn.body.body)
+    start = next(i for i, s in enumerate(body) if _in_step(reader, s, scope))
+    reader.block(body[:start], scope)  # the setup (models, optimizers, data) the step reads
+    _events, _steps, handled, tape = _record_step(reader, fn, scope, "one training step per call of "
+                                                  f"{fn.name.value}()", body[start:])
+    tape["setup"] = [id(s) for s in body[:start]]
+    reader.handled |= handled
+    reader.live_blocks.add(id(fn))
+    reader.live += 1
+    try:
+        reader.block(body[start:], scope)
+    finally:
+        reader.live -= 1
+
+
+def _in_step(reader, stmt, scope) -> bool:
+    """Whether ``stmt`` belongs to the step (runs under the tape): a ``zero_grad``/``backward``/
+    ``step`` call, a statement calling a model (its outputs are what backward() differentiates),
+    or one after them."""
+    call = _statement_call(stmt)
+    if call is not None and isinstance(call.func, cst.Attribute) and \
+            call.func.attr.value in ("zero_grad", "backward", "step"):
+        return True
+    for node in nodes_of(stmt, cst.Call):
+        try:
+            if isinstance(reader.peek(node.func, scope), ModelV):
+                return True
+        except Unsupported:
+            continue
+    return False
+
+
+def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's events, checked, one fact each
+    """The facts of the step whose statements are ``owner``'s body (a loop), or ``body`` (a
+    function's statements from its step on): returns (events, steps, handled statement ids,
+    the tape's config)."""
+    body = list(owner.body.body) if body is None else body
     events = []  # (index, kind, model, stmt, extra)
     names: dict[int, str] = {}  # model → how this scope names it
     for i, stmt in enumerate(body):
@@ -168,27 +240,7 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
         why = f"{' and '.join(stepped)} are trained in one step, each by its own optimizer"
     tape_config = {"tape": tape, "why": why, "split": id(backward) if simple else None}
     reader.fact(owner, "tape_loop", tape_config)
-    fit, _reason = read_fit_shape(reader, loop, owner, scope, why)
-    if fit is not None:  # the usual loop around the step: fit runs it as a train_step
-        if not fit["logged"]:
-            fit["logged"] = [_code(e[4]) for e in events if e[1] == "backward" and isinstance(e[4], cst.Name)]
-        for stmt in owner.body.body:
-            if id(stmt) in fit["report"]:
-                reader.fact(stmt, "drop", "fit's logs report the step's values")
-                handled.add(id(stmt))
-        fit["tape"] = tape_config
-        reader.fact(loop, "train_step_fit", fit)  # (on the batch loop itself too: the fit holds the tape)
-    reader.handled |= handled
-    reader.live_blocks.add(id(owner))
-    reader.custom_loops |= {id(n) for n in _fors(loop)}
-    used = (type(reader.used_loaders)(reader.used_loaders), type(reader.used_datasets)(reader.used_datasets))
-    reader.statement(loop, scope)
-    if fit is not None:
-        # fit batches the arrays: what the loop read of the loader and its dataset (the batch
-        # loop, the prints) is gone with it, unless the step reads them itself
-        fit.pop("loader")
-        if not any(isinstance(scope.lookup(n), (LoaderV, DatasetV)) for n in fit["free"]):
-            reader.used_loaders, reader.used_datasets = used
+    return events, steps, handled, tape_config
 
 
 def _clip_target(reader, call: cst.Call, scope):

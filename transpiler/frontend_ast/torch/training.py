@@ -322,11 +322,14 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 raise Unsupported(f"{type(stmt).__name__} statement using PyTorch")
 
     def with_statement(self, stmt: cst.With, scope: Scope) -> None:
-        grad_off = []
+        grad_off, context_only = [], []
         for item in stmt.items:
             value = self.expr(item.item, scope)
             if isinstance(value, NoGradV):
                 grad_off.append(item)
+                continue
+            if value is torch_plumbing.CONTEXT and item.asname is None:
+                context_only.append(item)
                 continue
             if item.asname is not None:
                 self.assign(item.asname.name, OTHER, scope)
@@ -340,6 +343,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             finally:
                 self.no_grad -= 1
             return
+        if context_only:
+            if len(context_only) != len(stmt.items):
+                raise Unsupported(f"{_code(context_only[0].item)} together with other context managers")
+            self.fact(stmt, "unwrap", f"dropped {_code(context_only[0].item.func)}(...): it only lets torch.load "
+                                      "unpickle the classes named")
         self.block(stmt.body.body, scope)
 
     def small(self, small, line: cst.SimpleStatementLine, scope: Scope) -> None:
@@ -352,6 +360,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             for t in small.targets:
                 self.assign(t.target, value, scope, line)
         elif isinstance(small, cst.AnnAssign):
+            annotation = small.annotation.annotation
+            if _mentions(annotation, self.torch_names()):  # ``device: torch.device = ...``
+                self.fact(annotation, "device_expr", {"text": repr(_code(annotation)), "note": (
+                    f"the annotation {_code(annotation)} is a string: the Keras program does not import torch")})
             if small.value is not None:
                 self.assign(small.target, self.expr(small.value, scope), scope, line)
         elif isinstance(small, cst.AugAssign):
@@ -461,10 +473,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         return True
 
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
+        if isinstance(target, cst.Name) and isinstance(value, LoadedV) and value.model is None:
+            value = self.load_object(value)  # (what save_object wrote: a checkpoint dict, arrays)
         if isinstance(target, cst.Name) and isinstance(value, LoadedV):
-            if value.model is None:
-                raise Unsupported("torch.load of a file this script did not save (Keras reads weights into a "
-                                  "model built for them)")
             # read into memory now, as torch.load does: the file may be gone when it is used
             self.fact(value.node, "read_weights", {"factory": value.model.name, "path": id(value.path)})
             value = StateV(value.model, snapshot=True)
@@ -507,7 +518,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return TupleV([Arr() for _ in items.arrays])
         if isinstance(items, (MapLoaderV, MapDatasetV)):
             arity = (items.dataset if isinstance(items, MapLoaderV) else items).arity
-            return TupleV([Arr() for _ in range(arity)]) if arity > 1 else Arr()
+            return TupleV([Arr() for _ in range(arity)]) if arity > 1 else Arr()  # (0: Arr, unpacked as any)
         if isinstance(items, Arr):
             return Arr()
         if isinstance(items, ParamsV):
@@ -531,7 +542,12 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return OTHER
         self.reading.add(name)
         scope = Scope(self.module)
-        scope.vars.update(self._bind_arguments(fn, args, kwargs, self.module, missing=OTHER))
+        bound = self._bind_arguments(fn, args, kwargs, self.module, missing=OTHER)
+        guesses = self._guess_params(fn) if self.guessing else []  # (a caller's guess passed on: OTHER)
+        for p, guess in zip(fn.params.params, guesses):
+            if type(bound.get(p.name.value)) is Other:
+                bound[p.name.value] = guess
+        scope.vars.update(bound)
         outer, self.cur_function = self.cur_function, fn
         saved = self.no_grad
         for dec in fn.decorators:
@@ -539,7 +555,12 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if isinstance(value, NoGradV):
                 self.no_grad += 1
         try:
-            self.block(fn.body.body, scope)
+            from transpiler.frontend_ast.torch import steps as torch_steps
+
+            if torch_steps.steps_in_body(fn):  # one training step per call: the body under a tape
+                self.statement_guard(fn, lambda: torch_steps.read_step_function(self, fn, scope))
+            else:
+                self.block(fn.body.body, scope)
         finally:
             self.cur_function = outer
             self.no_grad = saved
@@ -547,6 +568,13 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         result = next((r for r in scope.returns if not isinstance(r, Other)), OTHER)
         self.read_functions[name] = result
         return result
+
+    def statement_guard(self, fn: cst.FunctionDef, read) -> None:
+        """``read()``, or the function a marked stub when its step is not translated."""
+        try:
+            read()
+        except Unsupported as exc:
+            self.stub(fn, str(exc))
 
     def _decorator(self, dec: cst.Decorator, scope: Scope) -> V:
         value = self.expr(dec.decorator, scope)

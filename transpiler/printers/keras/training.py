@@ -143,7 +143,7 @@ class ProgramPrinter:
     def need(self, helper: str) -> None:
         if helper not in self.helpers:
             self.helpers.append(helper)
-            if helper in ("ArrayLoader", "DatasetLoader", "random_split"):
+            if helper in ("ArrayLoader", "DatasetLoader", "random_split", "DistributedSampler"):
                 self.imports.add("import numpy as np")
 
     def helper_texts(self) -> list[str]:
@@ -185,8 +185,17 @@ class ProgramPrinter:
             from transpiler.printers.keras.vision_data import expression as vision_expression
 
             return vision_expression(self, cfg)
+        if kind == "runtime_expr":  # a generated runtime helper's call (frontend_ast/torch/reader_io.py)
+            for helper in cfg["helpers"]:
+                self.need(helper)
+            self.imports.add("import numpy as np")
+            # the name the script imported from torch is the generated helper's now
+            self.torch_names = set(self.torch_names) - set(cfg["helpers"])
+            return cfg["template"].format(*[self.ref(p) for p in cfg["parts"]])
         if kind == "device_expr":  # (frontend_ast/torch/plumbing.py)
             self.note(cfg["note"])
+            for helper in cfg.get("helpers", ()):
+                self.need(helper)
             return cfg["text"]
         if kind == "array_expr":
             if "np." in cfg.template:
@@ -216,18 +225,21 @@ class ProgramPrinter:
             return f"ArrayDataset({', '.join(self.ref(p) for p in cfg.parts)})"
         if kind in ("loader_object", "map_loader_object"):
             # a DataLoader over a TensorDataset (arrays) or over a map-style Dataset (items)
-            cls = "ArrayLoader" if kind == "loader_object" else "DatasetLoader"
+            cls = "ArrayLoader" if kind == "loader_object" else "SampledLoader" if cfg.get("sampler") else \
+                "DatasetLoader"
             if kind == "loader_object":
                 self.need("ArrayDataset")
             self.need("ArrayLoader")  # (DatasetLoader's base class too)
+            if cls == "SampledLoader":
+                self.need("DatasetLoader")
             self.need(cls)
             if "arrays" in cfg:  # a loader helper of the script called on arrays
                 self.need("ArrayDataset")
                 args = [f"ArrayDataset({', '.join(self.ref(a) for a in cfg['arrays'])})"]
             else:
                 args = [self.ref(cfg["dataset"])]
-            for key in ("batch_size", "shuffle", "drop_last"):
-                if cfg[key] is not None:
+            for key in ("batch_size", "shuffle", "drop_last", "sampler"):
+                if cfg.get(key) is not None:
                     args.append(f"{key}={self.ref(cfg[key])}")
             return f"{cls}({', '.join(args)})"
         if kind == "split_object":
@@ -624,6 +636,10 @@ class ProgramPrinter:
         self.imports.add("import tensorflow as tf")
         cfg = ts.config
         body = list(loop.body.body)
+        # a function's setup before its step (models, optimizers) stays outside the tape
+        count = sum(len(n.nodes) if isinstance(n, cst.FlattenSentinel) else 1
+                    for n in (self.updated.get(i) for i in cfg.get("setup", ())) if n is not None)
+        setup, body = body[:count], body[count:]
         rest: list = []
         if cfg.get("split") is not None:
             text = ("a custom training step (not the usual loop for fit: " + cfg["why"] + "): backward() is "
@@ -643,7 +659,7 @@ class ProgramPrinter:
                                             asname=cst.AsName(name=cst.Name(cfg["tape"])))],
                         body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
                         leading_lines=lead)
-        return loop.with_changes(body=loop.body.with_changes(body=[tape] + rest))
+        return loop.with_changes(body=loop.body.with_changes(body=setup + [tape] + rest))
 
     # -- stubs --------------------------------------------------------------------------
     def stub_def(self, fn: cst.FunctionDef, message: str) -> list[str]:
@@ -781,6 +797,8 @@ class _Rewriter(cst.CSTTransformer):
                 return cst.RemovalSentinel.REMOVE
             return cst.RemovalSentinel.REMOVE
         if kind == "unwrap":
+            if ts.config:
+                p.note(ts.config)
             body = list(updated.body.body)
             return self.keep_leading(original, body) if body else cst.RemovalSentinel.REMOVE
         if kind == "training_loop":

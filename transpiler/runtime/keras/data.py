@@ -86,3 +86,70 @@ def random_split(dataset, lengths):
         parts.append(Subset(dataset, order[start : start + k]))
         start += k
     return parts
+
+
+class DistributedSampler:
+    """torch's DistributedSampler in a program that runs as one process (one replica): every
+    index of the dataset, in a new random order per ``set_epoch(epoch)`` when shuffle is set
+    (seeded by seed + epoch as torch's: the same order on every pass of one epoch; numpy's
+    permutation, not torch's); ``num_replicas``/``rank``/``drop_last`` keep torch's meaning."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        self.dataset = dataset
+        self.num_replicas = 1 if num_replicas is None else num_replicas
+        self.rank = 0 if rank is None else rank
+        self.shuffle = shuffle
+        self.seed = seed
+        self.drop_last = drop_last
+        self.epoch = 0
+        n = len(dataset)
+        if drop_last and n % self.num_replicas:
+            self.num_samples = n // self.num_replicas
+        else:
+            self.num_samples = -(-n // self.num_replicas)
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __len__(self):
+        return self.num_samples
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = np.random.RandomState(self.seed + self.epoch).permutation(n)
+        else:
+            indices = np.arange(n)
+        total = self.num_samples * self.num_replicas
+        if total > n:
+            indices = np.concatenate([indices, indices[: total - n]])
+        return iter(indices[self.rank : total : self.num_replicas].tolist())
+
+
+class SampledLoader(DatasetLoader):
+    """torch's DataLoader over a map-style dataset with a sampler: the sampler's indices, in
+    its order, batched as DatasetLoader batches (its items stacked)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, sampler=None):
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        self.sampler = sampler
+
+    def __len__(self):
+        if self.sampler is None:
+            return super().__len__()
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        if self.sampler is None:
+            yield from super().__iter__()
+            return
+        order = list(self.sampler)
+        for start in range(0, len(self) * self.batch_size, self.batch_size):
+            items = [self.dataset[int(i)] for i in order[start : start + self.batch_size]]
+            if isinstance(items[0], tuple):
+                yield tuple(np.stack([np.asarray(a) for a in column]) for column in zip(*items))
+            else:
+                yield np.stack([np.asarray(a) for a in items])

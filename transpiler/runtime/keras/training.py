@@ -1,11 +1,13 @@
 """torch training idioms in Keras, for generated Keras programs (PyTorch -> Keras):
 learning-rate schedules stepped per batch or by the program, loss.backward()/optimizer.step()
-on a GradientTape, parameter groups, state_dict copies.
+on a GradientTape, parameter groups, state_dict copies, checkpoints of other objects
+(save_object/load_object), worker processes.
 """
 
 import math
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 
@@ -120,3 +122,97 @@ def save_weights_copy(model, weights, path):
     model.set_weights(weights)
     model.save_weights(path)
     model.set_weights(current)
+
+
+class Process:
+    """torch.multiprocessing.Process run in this process: ``start()`` calls the target with
+    its arguments there and then, ``join()`` has nothing to wait for. Workers that trained one
+    shared model at once (Hogwild) train it one after the other: as many updates, in order."""
+
+    def __init__(self, target=None, args=(), kwargs=None, name=None, daemon=None):
+        self.target = target
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self.name = name
+        self.daemon = daemon
+        self.exitcode = None
+
+    def start(self):
+        if self.target is not None:
+            self.target(*self.args, **self.kwargs)
+        self.exitcode = 0
+
+    def join(self, timeout=None):
+        return None
+
+    def is_alive(self):
+        return False
+
+
+def _plain(obj):
+    """``obj`` with tensors and variables as numpy arrays (what pickle writes for them)."""
+    if isinstance(obj, dict):
+        return {key: _plain(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_plain(value) for value in obj)
+    if hasattr(obj, "numpy") and not isinstance(obj, np.ndarray):
+        return np.asarray(obj.numpy())
+    return obj
+
+
+def save_object(obj, file):
+    """torch.save of what is not a model (a checkpoint dict with the epoch and the optimizer's
+    state, arrays, lists): pickled to ``file`` (a path or an open file), tensors and variables
+    as numpy arrays. ``load_object`` reads it back."""
+    import pickle
+
+    if hasattr(file, "write"):
+        pickle.dump(_plain(obj), file)
+        file.flush()  # (as torch.save does: the file may never be closed)
+        return
+    with open(file, "wb") as f:
+        pickle.dump(_plain(obj), f)
+
+
+def load_object(file):
+    """torch.load of what ``save_object`` wrote. A file PyTorch itself wrote (torch.save's
+    zip archive) is refused with a message: the Keras program has no reader for it."""
+    import pickle
+
+    if hasattr(file, "read"):
+        data = file.read()
+    else:
+        with open(file, "rb") as f:
+            data = f.read()
+    if data[:4] == b"PK\x03\x04":
+        raise ValueError(f"{getattr(file, 'name', file)}: a zip archive, a file PyTorch wrote (torch.save) or a "
+                         "Keras model (keras.models.load_model reads those); the Keras program reads what its own "
+                         "torch.save (save_object) wrote: run the translated program that makes it, or convert it")
+    return pickle.loads(data)
+
+
+def optimizer_state(optimizer):
+    """optimizer.state_dict(): the values of the optimizer's variables (step count, learning
+    rate, moments), in the optimizer's order."""
+    return [np.array(variable.numpy()) for variable in optimizer.variables]
+
+
+def load_optimizer_state(optimizer, model, state):
+    """optimizer.load_state_dict(state) of an ``optimizer_state``: the optimizer is built for
+    the model's trainable variables first (as its first step would), then set."""
+    if not optimizer.built:
+        optimizer.build(model.trainable_variables)
+    if len(state) != len(optimizer.variables):
+        raise ValueError(f"optimizer state of {len(state)} values for an optimizer of "
+                         f"{len(optimizer.variables)} variables")
+    for variable, value in zip(optimizer.variables, state):
+        variable.assign(value)
+
+
+def load_model_state(model, state):
+    """model.load_state_dict(state) of a state the Keras program saved (``model.get_weights()``,
+    a list of arrays); a PyTorch state_dict (names to tensors) is refused with a message."""
+    if isinstance(state, dict):
+        raise ValueError("a PyTorch state_dict (parameter names to tensors): the Keras model takes the list "
+                         "its own get_weights() made; convert the checkpoint (transpile --weights)")
+    model.set_weights(state)
