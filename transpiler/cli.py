@@ -270,7 +270,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
             res.err(f"{diag}")
     if not quiet:  # (idiomatic output: what it computes otherwise than the source; --exact: none)
         for line in result.differences:
-            res.err(f"{src}: numeric difference: {line}")
+            res.err(f"transpile: {src}: numeric difference: {line}")
     if check or diff:
         current = ""
         if os.path.isdir(out_path):
