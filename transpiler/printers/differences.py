@@ -126,13 +126,12 @@ TO_PYTORCH = {
 }
 
 
-def record(program, table: dict[str, Difference], key: str, detail: str = "") -> None:
+def record(program, table: dict[str, Difference], key: str) -> None:
     """List difference ``key`` of ``table`` in ``program``'s report (once; not under --exact,
     which the program says: ``program.meta["exact"]``)."""
     if program.meta.get("exact"):
         return
-    diff = table[key]
-    line = diff.line() if not detail else f"{detail}: {diff.line()}"
+    line = table[key].line()
     listed = program.meta.setdefault("numeric_differences", [])
     if line not in listed:
         listed.append(line)
