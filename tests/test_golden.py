@@ -99,7 +99,7 @@ EXACT_FACTS = [
     ("embedding_adaptive_optimizer_note", "class KerasAdam(KerasOptimizer):", True, False),
     ("embedding_adaptive_optimizer_note", "self.per_occurrence(p, torch.square)", True, False),
     ("embedding_adaptive_optimizer_note", "optimizer = KerasAdam(model.parameters()", True, False),
-    ("embedding_adaptive_optimizer_note", "optimizer = torch.optim.Adam(model.parameters()", False, True),
+    ("embedding_adaptive_optimizer_note", "optimizer = torch.optim.Adam(", False, True),
     # Keras' default initializers under --exact, torch's own otherwise
     ("training_compile_fit", "nn.init.xavier_uniform_(self.fc1.weight)", True, False),
     ("training_compile_fit", "def reset_parameters(self):", True, False),
