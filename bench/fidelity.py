@@ -72,7 +72,7 @@ def _training(path: str):
     import numpy as np
     import test_training_equivalence as te
 
-    k, t = te.run_both(path)
+    k, t = te.run_both(path, exact=True)
     diff = np.abs(k - t)
     rel = diff / np.maximum(np.abs(k), 1e-8)
     return float(diff.max()), float(rel.max()), int(diff.argmax()) + 1, float(k[0]), len(k)

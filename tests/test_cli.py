@@ -128,19 +128,82 @@ if __name__ == "__main__":
 """
 
 
-def test_keras_exact_updates_flag(tmp_path):
-    """--keras-exact-updates: Keras' per-occurrence embedding updates in the generated code
-    (tests/test_training_equivalence.py measures them); without it the true update."""
+TORCH_TRAINING = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (6,)
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def main():
+    x = torch.from_numpy(np.random.RandomState(0).randn(16, 6).astype("float32"))
+    y = torch.from_numpy(np.arange(16) % 3)
+    model = build_model()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(2):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("flag", ["--exact", "--keras-exact-updates"])
+def test_exact_flag_to_pytorch(tmp_path, flag, capsys):
+    """--exact (and its deprecated alias): Keras' per-occurrence embedding updates, optimizer
+    classes and initializers in the generated code (tests/test_training_equivalence.py measures
+    them); without it torch's own optimizer and initialisation, and the report lines say what
+    that changes."""
     src = tmp_path / "emb.py"
     src.write_text(EMBEDDING_MODEL)
-    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), "--keras-exact-updates", "-q"]) == 0
-    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "plain.py"), "-q"]) == 0
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), flag]) == 0
+    err = capsys.readouterr().err
+    assert ("deprecated" in err) is (flag == "--keras-exact-updates")
+    assert "numeric difference" not in err
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "plain.py")]) == 0
+    err = capsys.readouterr().err
     exact, plain = (tmp_path / "exact.py").read_text(), (tmp_path / "plain.py").read_text()
     assert "KerasEmbedding(20, 4)" in exact and "class KerasRMSprop(KerasOptimizer):" in exact
+    assert "reset_parameters" in exact
     assert "KerasEmbedding" not in plain and "nn.Embedding(20, 4)" in plain
-    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), "--keras-exact-updates",
-                "--check"]) == 0
+    assert "torch.optim.RMSprop(" in plain and "reset_parameters" not in plain
+    for what in ("RMSprop: torch divides by sqrt(v) + eps", "Embedding under an adaptive optimizer",
+                 "initial weights: torch's default initialisation"):
+        assert f"numeric difference: {what}" in err, err
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), flag, "--check"]) == 0
     assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "exact.py"), "--check"]) == 1
+
+
+def test_exact_flag_to_keras(tmp_path, capsys):
+    """--exact to Keras: torch's initializers and optimizer arithmetic (torch_kernel_init(),
+    TorchAdam); without it Keras' own, and the numeric differences listed in the report."""
+    src = tmp_path / "net.py"
+    src.write_text(TORCH_TRAINING)
+    report = tmp_path / "report.md"
+    assert run([str(src), "--to", "keras", "-o", str(tmp_path / "plain.py"), "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    plain = (tmp_path / "plain.py").read_text()
+    assert "keras.optimizers.Adam(" in plain and "TorchAdam" not in plain and "torch_kernel_init" not in plain
+    assert "numeric difference: Adam/AdamW: Keras adds epsilon" in err, err
+    assert "numeric difference: initial weights: Keras' default initializers" in err, err
+    text = report.read_text()
+    assert "## Numeric differences from the source" in text and "Adam/AdamW: Keras adds epsilon" in text
+    assert run([str(src), "--to", "keras", "-o", str(tmp_path / "exact.py"), "--exact",
+                "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    exact = (tmp_path / "exact.py").read_text()
+    assert "TorchAdam(" in exact and "kernel_initializer=torch_kernel_init()" in exact
+    assert "numeric difference" not in err and "Numeric differences" not in report.read_text()
 
 
 def test_keras_exact_updates_in_directory_mode(tmp_path):
@@ -148,6 +211,12 @@ def test_keras_exact_updates_in_directory_mode(tmp_path):
     (tmp_path / "src" / "emb.py").write_text(EMBEDDING_MODEL)
     assert run([str(tmp_path / "src"), "--to", "pytorch", "--keras-exact-updates", "-q"]) == 0
     assert "KerasEmbedding(20, 4)" in (tmp_path / "src" / "emb_torch.py").read_text()
+
+
+def test_help_says_keras_exact_updates_is_deprecated(capsys):
+    assert run(["--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--exact" in help_text and "deprecated alias of --exact" in help_text
 
 
 def test_keras_exact_updates_needs_the_pytorch_target(script, capsys):
@@ -188,7 +257,7 @@ def test_python_dash_m_and_console_script(script, tmp_path):
         assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("flags", [[], ["--keras-exact-updates"]], ids=["default", "keras-exact-updates"])
+@pytest.mark.parametrize("flags", [[], ["--exact"]], ids=["default", "exact"])
 def test_translation_path_imports_no_framework(script, tmp_path, flags):
     if flags:
         script.write_text(EMBEDDING_MODEL)  # KerasEmbedding and an exact optimizer class too

@@ -221,14 +221,14 @@ def test_verify_bad_usage(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-def test_verify_keras_exact_updates_trains_the_flagged_program(tmp_path, capsys):
-    """``--keras-exact-updates --verify``: the training comparison trains the program that
+def test_verify_exact_trains_the_flagged_program(tmp_path, capsys):
+    """``--exact --verify``: the training comparison trains the program that
     was written (KerasEmbedding, KerasAdam), which follows raw Keras to float64 rounding."""
     import re
 
     src, out = os.path.join(CORPUS, "text_cnn.py"), str(tmp_path / "out.py")
     keras.backend.clear_session()
-    assert run([src, "--to", "pytorch", "-o", out, "-q", "--keras-exact-updates", "--verify"]) == 0
+    assert run([src, "--to", "pytorch", "-o", out, "-q", "--exact", "--verify"]) == 0
     report = capsys.readouterr().out
     assert "KerasEmbedding(" in open(out).read()
     assert "training: pass" in report, report

@@ -1,4 +1,6 @@
-"""Keras' default initializers are reproduced in the generated reset_parameters()."""
+"""Keras' default initializers are reproduced in the generated reset_parameters() under
+--exact; without it the module keeps torch's own initialisation, except for the weights whose
+initializer the program chose."""
 
 from __future__ import annotations
 
@@ -13,10 +15,28 @@ from transpiler.translate import translate
 HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
 
 
-def build(body: str):
-    result = translate(HEADER + body, "case.py")
+def build(body: str, exact: bool = True):
+    result = translate(HEADER + body, "case.py", exact=exact)
     torch.manual_seed(0)
     return verify.load_generated(result.text).build_model(), result.text
+
+
+def test_default_output_keeps_torch_initialisation_and_the_chosen_initializers():
+    """Idiomatic default: no reset_parameters for Keras' defaults (torch's kaiming_uniform(a=sqrt(5))
+    bound 1/sqrt(fan_in) and its uniform bias stand, reported as a numeric difference), but an
+    initializer the program chose is the program's meaning and is kept."""
+    body = ("    x = keras.Input(shape=(300,))\n"
+            "    y = layers.Dense(200, name='plain')(x)\n"
+            "    return keras.Model(x, layers.Dense(4, kernel_initializer='zeros', name='chosen')(y))\n")
+    module, text = build(body, exact=False)
+    bound = 1 / math.sqrt(300)
+    assert module.plain.weight.abs().max() <= bound and module.plain.weight.abs().max() > 0.9 * bound
+    assert torch.count_nonzero(module.plain.bias) > 0  # torch's uniform bias, not Keras' zeros
+    assert torch.count_nonzero(module.chosen.weight) == 0
+    assert "nn.init.xavier_uniform_(self.plain.weight)" not in text
+    differences = translate(HEADER + body, "case.py").differences
+    assert any(d.startswith("initial weights: torch's default initialisation") for d in differences)
+    assert translate(HEADER + body, "case.py", exact=True).differences == []
 
 
 def test_dense_and_conv_use_glorot_uniform_and_zero_bias():

@@ -229,7 +229,7 @@ def test_phase_loop_trains_like_torch(src, tmp_path):
 
     path = tmp_path / "phases.py"
     path.write_text(src)
-    t, k = run_programs(str(path))
+    t, k = run_programs(str(path), exact=True)
     # 3 epochs of 6 training batches (96 samples) and 2 validation batches (24 samples)
     assert len(t) == 3 * (6 + 2)
     np.testing.assert_allclose(k, t, rtol=RTOL)
@@ -303,6 +303,6 @@ def test_tutorial_train_model_trains_like_torch(tmp_path):
     src = src.replace('astype("float32")', 'astype("float64")')
     path = tmp_path / "tutorial.py"
     path.write_text(src)
-    t, k = run_programs(str(path))
+    t, k = run_programs(str(path), exact=True)
     assert len(t) == 3 * (24 + 6)
     np.testing.assert_allclose(k, t, rtol=RTOL)

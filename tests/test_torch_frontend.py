@@ -103,8 +103,10 @@ def test_printed_keras_is_idiomatic():
     assert "keras" in imported and not any(m and m.startswith("torch") for m in imported)
     assert 'keras.Input(shape=(28, 28, 1), name="x")' in text
     flat = "".join(text.split())
-    assert 'layers.Conv2D(8,3,padding="same",kernel_initializer=torch_kernel_init()' in flat
-    assert "bias_initializer=torch_uniform_init(9)" in text  # torch's U(±1/sqrt(fan_in)), explicit
+    assert 'layers.Conv2D(8,3,padding="same",name=' in flat  # Keras' own initializers (default)
+    exact = "".join(translate(CNN, "m.py", "keras", exact=True).text.split())
+    assert 'layers.Conv2D(8,3,padding="same",kernel_initializer=torch_kernel_init()' in exact
+    assert "bias_initializer=torch_uniform_init(9)" in exact  # torch's U(±1/sqrt(fan_in)), explicit
     assert 'layers.BatchNormalization(momentum=0.9,epsilon=1e-05,name="bn")' in flat
     assert "# keeps 28x28" in text
     assert "def build_model(num_classes=10):" in text
@@ -123,7 +125,8 @@ def test_plain_chain_is_sequential():
     ''')
     text = translate(src, "m.py", "keras").text
     assert "keras.Sequential(" in text and "keras.Model(" not in text
-    assert 'layers.Dense(\n                8,\n' in text and 'name="linear_0"' in text
+    assert 'layers.Dense(8, name="linear_0")' in text  # Keras' own initializers (--exact: torch's)
+    assert 'layers.Dense(\n                8,\n' in translate(src, "m.py", "keras", exact=True).text
 
 
 def test_input_shape_from_literal_data():

@@ -51,7 +51,16 @@ RENAMES = {"fit": "run_a", "evaluate": "run_b", "predict": "run_c", "train_step"
 
 
 def _torch(optimizer: str = "Adam(learning_rate=0.01)", loss: str = "sparse_categorical_crossentropy") -> str:
-    return translate(KERAS.replace("OPTIMIZER", optimizer).replace("LOSS", loss), "k.py").text
+    """The Keras program translated to torch, its optimizer a helper class of the script's own
+    (Keras' epsilon placement in a torch.optim subclass, as --exact programs and scripts written
+    by hand carry them; the idiomatic default uses torch.optim's class itself)."""
+    from transpiler.printers import runtime_source
+
+    text = translate(KERAS.replace("OPTIMIZER", optimizer).replace("LOSS", loss), "k.py").text
+    name = re.search(r"optimizer = torch\.optim\.(\w+)\(", text).group(1)
+    helper = runtime_source.source("torch.optimizers", f"Keras{name}")
+    text = text.replace(f"optimizer = torch.optim.{name}(", f"optimizer = Keras{name}(").replace("alpha=", "rho=")
+    return text.replace("\n\ndef main(", f"\n\n{helper}\n\ndef main(").replace("import torch\n", "import math\nimport torch\n", 1)
 
 
 def _renamed(text: str) -> str:

@@ -80,7 +80,7 @@ def assert_trains_like_keras(source: str, label: str, folder, **kwargs) -> None:
     compare the per-step losses; prints the largest relative difference."""
     path = folder / f"{label}.py"
     path.write_text(source)
-    k, t = run_both(str(path), **kwargs)
+    k, t = run_both(str(path), exact=True, **kwargs)
     assert len(k) == STEPS and np.all(np.isfinite(k))
     rel = np.abs(k - t) / np.maximum(np.abs(k), 1e-8)
     print(f"{label}: max relative loss difference {rel.max():.2e}")

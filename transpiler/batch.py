@@ -125,7 +125,7 @@ class Task:
     check: bool
     diff: bool
     quiet: bool
-    keras_exact_updates: bool = False
+    exact: bool = False
     mirrored: bool = False  # written under an output folder that mirrors the source's
 
 
@@ -166,7 +166,7 @@ def _process(task: Task) -> FileResult:
                         f"transpile: error: {task.output}: exists and was not written by transpiler "
                         "(no header line); not overwriting it. Move it away or choose another -o")
     res = transpile_file(task.source, task.output, task.target, check=task.check, diff=task.diff,
-                         quiet=task.quiet, keras_exact_updates=task.keras_exact_updates)
+                         quiet=task.quiet, exact=task.exact)
     if res.no_model:
         return FileResult(source=task.source, output=task.output, status="skipped",
                           note="imports Keras but builds no model")
@@ -243,7 +243,7 @@ def plan(args) -> list[Task]:
             continue
         seen.add(key)
         tasks.append(Task(src, out, args.target, args.check, args.diff, args.quiet,
-                          getattr(args, "keras_exact_updates", False), mirrored=bool(args.output)))
+                          getattr(args, "exact", False), mirrored=bool(args.output)))
     return tasks
 
 

@@ -183,7 +183,7 @@ class WeightOptions:
 
 def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: bool = False,
                    diff: bool = False, quiet: bool = False,
-                   weights: WeightOptions | None = None, keras_exact_updates: bool = False) -> FileResult:
+                   weights: WeightOptions | None = None, exact: bool = False) -> FileResult:
     """Translate ``src`` and write ``out_path`` (or, with ``check``/``diff``, compare with it).
 
     Never raises for bad input or a translator crash: those come back as an ``error``
@@ -193,7 +193,7 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
     start = time.perf_counter()
     try:
         _transpile_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet,
-                        weights=weights, keras_exact_updates=keras_exact_updates)
+                        weights=weights, exact=exact)
     finally:
         res.seconds = time.perf_counter() - start
     return res
@@ -202,7 +202,7 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
 # long: each user-facing failure of one file's translation is caught and worded here, in order
 def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, check: bool,
                     diff: bool, quiet: bool, weights: WeightOptions | None = None,
-                    keras_exact_updates: bool = False) -> None:
+                    exact: bool = False) -> None:
     from transpiler.cli_onnx import is_onnx, transpile_onnx_into
 
     if is_onnx(src):  # a model file, not a script: read with the ONNX frontend
@@ -227,7 +227,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
         if os.path.exists(out_path) and os.path.samefile(out_path, src):
             raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
         try:
-            result = translate(source, src, target, keras_exact_updates=keras_exact_updates)
+            result = translate(source, src, target, exact=exact)
         except FrontendError as exc:
             where = f"{exc.span}" if exc.span else src
             line = ""
@@ -243,7 +243,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                                + _first_problem(result))
         if weights:
             result = _convert_weights(res, result, source, src, out_path, target, weights,
-                                      write=not (check or diff), keras_exact_updates=keras_exact_updates)
+                                      write=not (check or diff), exact=exact)
     except CheckpointError as exc:
         res.fail(str(exc), f"transpile: error: {exc}")
         return
@@ -272,6 +272,9 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
     for diag in result.diagnostics:
         if not quiet or diag.severity != "warning":
             res.err(f"{diag}")
+    if not quiet:  # (idiomatic output: what it computes otherwise than the source; --exact: none)
+        for line in result.differences:
+            res.err(f"transpile: {src}: numeric difference: {line}")
     if check or diff:
         current = ""
         if os.path.isdir(out_path):
@@ -359,7 +362,7 @@ def import_translator() -> None:
 
 
 def _checkpoint_sizes(res: FileResult, models: list, source: str, src: str, ckpt: str,
-                      keras_exact_updates: bool) -> tuple[list, set[str]]:
+                      exact: bool) -> tuple[list, set[str]]:
     """Sizes with provenance: a Keras checkpoint saved from a builder called with other size
     arguments (bound from its shapes) converts for those arguments; the translated module
     takes them. Returns the models to convert for and the builders bound."""
@@ -374,7 +377,7 @@ def _checkpoint_sizes(res: FileResult, models: list, source: str, src: str, ckpt
             out.append(md)
             continue
         variant = translate(with_builder_defaults(source, md.builder, args), src,
-                            keras_exact_updates=keras_exact_updates)
+                            exact=exact)
         out.append(next(m for m in variant.program.models if m.builder == md.builder))
         bound.add(md.builder)
         call = f"{md.builder}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
@@ -384,7 +387,7 @@ def _checkpoint_sizes(res: FileResult, models: list, source: str, src: str, ckpt
 
 
 def _convert_weights(res: FileResult, result, source: str, src: str, out_path: str, target: str,
-                     weights: WeightOptions, write: bool, keras_exact_updates: bool = False):
+                     weights: WeightOptions, write: bool, exact: bool = False):
     """Convert the checkpoint (or the traced initial weights) and return the translation
     re-printed so that the script loads it."""
     from transpiler.translate import translate
@@ -432,7 +435,7 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
         if out.endswith(".weights.h5"):
             raise UsageError(f"{ckpt} is a Keras checkpoint already; --weights-out should end in "
                              ".safetensors or .pt")
-        models, bound = _checkpoint_sizes(res, models, source, src, ckpt, keras_exact_updates)
+        models, bound = _checkpoint_sizes(res, models, source, src, ckpt, exact)
         md = convert.select_keras_model(models, ckpt)
         if write:
             rep = convert.keras_to_torch(md.graph, ckpt, out)
@@ -447,7 +450,7 @@ def _convert_weights(res: FileResult, result, source: str, src: str, out_path: s
                 "source": "the traced Keras initial weights" if weights.trace else os.path.basename(ckpt)}
         if md.builder in bound:  # the script builds the model with its own arguments: it does not load them
             return result
-        return translate(source, src, target, load_weights=link, keras_exact_updates=keras_exact_updates)
+        return translate(source, src, target, load_weights=link, exact=exact)
     except CheckpointError:
         raise
     except OSError as exc:  # (the file it concerns: the checkpoint read, or the one being written)
@@ -562,13 +565,17 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", metavar="FILE",
                    help="write a markdown conversion report: every construct with file:line, what "
                         "it became, and the convert rate")
+    p.add_argument("--exact", action="store_true",
+                   help="reproduce the source framework's numerics instead of writing the target's own "
+                        "idiom: to Keras, torch's default initializers (torch_kernel_init()) and torch's "
+                        "optimizer arithmetic (TorchAdam, ...); to PyTorch, Keras' default initializers "
+                        "(reset_parameters), Keras' epsilon placement and Keras' per-token-occurrence "
+                        "Embedding updates (KerasAdam, KerasEmbedding, ...), so that the output trains "
+                        "step for step like the source. Without it the output uses the target's own "
+                        "optimizers and initializers and the report lists each numeric difference that "
+                        "implies, with its measured size")
     p.add_argument("--keras-exact-updates", action="store_true",
-                   help="(--to pytorch) generate optimizers that update exactly as Keras' TensorFlow "
-                        "backend does instead of the mathematically true update: Embedding gradients "
-                        "per token occurrence under Adam/AdamW/Nadam/RMSprop/Adagrad/Adadelta/Adamax "
-                        "(a repeated token's squared gradients are summed, not its summed gradient "
-                        "squared) and Keras' float32-rounded betas; the generated program then "
-                        "trains step for step like the Keras one (SGD needs nothing)")
+                   help="deprecated alias of --exact (--to pytorch only)")
 
 
 def add_batch_arguments(p: argparse.ArgumentParser) -> None:
@@ -606,8 +613,12 @@ def run(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     if args.keras_exact_updates and args.target != "pytorch":
         print("transpile: error: --keras-exact-updates reproduces Keras' updates in a PyTorch program; "
-              "it goes with --to pytorch", file=sys.stderr)
+              "it goes with --to pytorch (--exact is the flag for both directions)", file=sys.stderr)
         return EXIT_INPUT
+    if args.keras_exact_updates:
+        args.exact = True
+        if not args.quiet:
+            print("transpile: warning: --keras-exact-updates is deprecated; use --exact", file=sys.stderr)
     if is_batch(args):
         if args.weights or args.weights_out or args.trace_weights or args.verify or args.report:
             print("transpile: error: --weights, --weights-out, --trace-weights, --verify and --report "
@@ -641,7 +652,7 @@ def run_single(args: argparse.Namespace) -> int:
         print(f"transpile: error: {message}; nothing was written", file=sys.stderr)
         return EXIT_INPUT
     res = transpile_file(source, out_path, args.target, check=args.check, diff=args.diff,
-                         quiet=args.quiet, weights=weights, keras_exact_updates=args.keras_exact_updates)
+                         quiet=args.quiet, weights=weights, exact=args.exact)
     emit(res)
     if res.code != EXIT_OK:
         return res.code
@@ -669,7 +680,7 @@ def run_single(args: argparse.Namespace) -> int:
         from transpiler.verify_cli import verify_main
 
         code = verify_main([source, out_path] + (["--weights", args.weights] if args.weights else [])
-                           + (["--keras-exact-updates"] if args.keras_exact_updates else []))
+                           + (["--exact"] if args.exact else []))
         if code != EXIT_OK:
             return code
     return _status(args, res)

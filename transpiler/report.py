@@ -76,6 +76,10 @@ def render(translation, source_path: str, output_path: str, stop: str = "") -> s
     warnings = [d for d in translation.diagnostics if d.severity == "warning"]
     if warnings:
         lines += ["", "## Assumptions made", ""] + [f"- {d}" for d in warnings]
+    if translation.differences:  # (idiomatic output; none under --exact)
+        lines += ["", "## Numeric differences from the source (the target's own optimizers and "
+                      "initializers; --exact reproduces the source's)", ""]
+        lines += [f"- {line}" for line in translation.differences]
     return "\n".join(lines) + "\n"
 
 

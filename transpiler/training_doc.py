@@ -64,11 +64,12 @@ DOC_SCHEDULERS = ("StepLR(optimizer, step_size=10)", "MultiStepLR(optimizer, mil
 
 
 def render_training_table() -> str:
-    """The Markdown table of the training objects and their Keras forms (as printed)."""
+    """The Markdown table of the training objects and their Keras forms (as printed), by
+    default and with ``--exact``."""
     def printed(loss="nn.MSELoss()", optimizer="torch.optim.SGD(model.parameters(), lr=0.1)",
-                scheduler="None", step="pass", kind="optimizer_object"):
+                scheduler="None", step="pass", kind="optimizer_object", exact=False):
         src = object_script(loss, optimizer, scheduler, per_epoch=step)
-        tr = translate(src, "doc.py", "keras")
+        tr = translate(src, "doc.py", "keras", exact=exact)
         printer: ProgramPrinter = tr.training_printer
         ts = next(t for t in tr.program.training if t.kind == kind)
         if kind == "optimizer_object":
@@ -79,17 +80,20 @@ def render_training_table() -> str:
             return printer.schedule_expr(ts.config)
         return printer.plateau_expr(ts.config)
 
-    rows = ["| PyTorch | Keras (as printed) |", "| --- | --- |"]
+    rows = ["| PyTorch | Keras (as printed) | with `--exact` |", "| --- | --- | --- |"]
     for call in DOC_OPTIMIZERS:
-        rows.append(f"| `torch.optim.{call}` | `{printed(optimizer='torch.optim.' + call)}` |")
+        args = dict(optimizer="torch.optim." + call)
+        rows.append(f"| `torch.optim.{call}` | `{printed(**args)}` | `{printed(**args, exact=True)}` |")
     for call in DOC_LOSSES:
-        rows.append(f"| `nn.{call}` | `{printed(loss='nn.' + call, kind='loss_object')}` |")
+        args = dict(loss="nn." + call, kind="loss_object")
+        rows.append(f"| `nn.{call}` | `{printed(**args)}` | `{printed(**args, exact=True)}` |")
     for call in DOC_SCHEDULERS:
         plateau = call.startswith("ReduceLROnPlateau")
         step = "scheduler.step(loss.item())" if plateau else "scheduler.step()"
         kind = "callback_object" if plateau else "schedule_object"
-        rows.append(f"| `lr_scheduler.{call}` (stepped per epoch) | "
-                    f"`{printed(scheduler='torch.optim.lr_scheduler.' + call, step=step, kind=kind)}` |")
+        args = dict(scheduler="torch.optim.lr_scheduler." + call, step=step, kind=kind)
+        rows.append(f"| `lr_scheduler.{call}` (stepped per epoch) | `{printed(**args)}` | "
+                    f"`{printed(**args, exact=True)}` |")
     return "\n".join(rows) + "\n"
 
 

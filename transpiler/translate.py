@@ -11,6 +11,7 @@ from typing import Any
 from transpiler.frontend_ast.keras.frontend import KerasFrontend
 from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
 from transpiler.ir.program import Diagnostic, Program
+from transpiler.printers import differences
 from transpiler.printers.torch.script import print_torch_script
 from transpiler.ir import sizes
 
@@ -32,36 +33,47 @@ class Translation:
     def stubs(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "stub"]
 
+    @property
+    def differences(self) -> list[str]:
+        """The numeric differences from the source program that the idiomatic output implies
+        (none under ``exact``): one line each, with its measured size (printers/differences.py)."""
+        return list(self.program.meta.get("numeric_differences", ()))
+
 
 def translate(source: str, path: str = "<string>", target: str = "pytorch", lint: bool = True,
-              load_weights: dict | None = None, keras_exact_updates: bool = False) -> Translation:
-    """Translate Keras ``source`` to ``target`` source text.
+              load_weights: dict | None = None, exact: bool = False,
+              keras_exact_updates: bool = False) -> Translation:
+    """Translate ``source`` (Keras, or PyTorch for ``target="keras"``) to ``target`` source text.
 
     ``load_weights`` (``{"model": class name, "path": file relative to the output,
     "source": checkpoint name}``) makes the script load a converted checkpoint right
-    after it builds that model. ``keras_exact_updates`` (``--keras-exact-updates``, torch
-    target only): the generated optimizers update as Keras' TensorFlow backend does,
-    Embedding gradients per token occurrence included (printers/torch/keras_exact.py), instead
-    of the mathematically true update.
+    after it builds that model. ``exact`` (``--exact``): the output reproduces the source
+    framework's numerics (its default initializers, its optimizers' arithmetic; to PyTorch
+    also Keras' per-token-occurrence Embedding updates, printers/torch/keras_exact.py);
+    without it the output uses the target's own optimizers and initializers and
+    ``Translation.differences`` lists what that changes (printers/differences.py).
+    ``keras_exact_updates``: the deprecated name of ``exact``.
     """
+    exact = exact or keras_exact_updates
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if target == "keras":
-        return translate_to_keras(source, path, lint=lint)
+        return translate_to_keras(source, path, lint=lint, exact=exact)
     try:
-        program, result = _translate_to_torch(source, path, lint, load_weights, keras_exact_updates, True)
+        program, result = _translate_to_torch(source, path, lint, load_weights, exact, True)
     except sizes.RuntimeSizeLeak:
         # a size the program computes when it runs was needed as a number (a 'same' padding's
         # ceiling on it, ...): read the script again with such sizes refused as before
-        program, result = _translate_to_torch(source, path, lint, load_weights, keras_exact_updates, False)
+        program, result = _translate_to_torch(source, path, lint, load_weights, exact, False)
     if load_weights and not program.meta.get("load_weights_placed"):
         program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "
                            "with model.load_state_dict(...) where you build it")
     return Translation(program, result.text, list(program.diagnostics))
 
 
-def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -> Translation:
-    """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer."""
+def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, exact: bool = False) -> Translation:
+    """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer
+    (``exact``: torch's initializers and optimizer arithmetic reproduced, see ``translate``)."""
     from transpiler.frontend_ast.torch.frontend import run_torch_frontend
     from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
     from transpiler.printers.keras.printer import print_keras_script
@@ -75,15 +87,19 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True) -
 
     frontend = run_torch_frontend(source, path, prepare)  # (reads the classes it imports from siblings)
     program = frontend.program
+    if exact:
+        program.meta["exact"] = True
     for md in program.models:
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
-    text, training_printer = print_keras_script(program, frontend)
+    with differences.exactness(exact) as replaced:
+        text, training_printer = print_keras_script(program, frontend)
+    for key in sorted(replaced):
+        differences.record(program, differences.TO_KERAS, key)
     return Translation(program, text, list(program.diagnostics), training_printer)
 
 
-def _translate_to_torch(source: str, path: str, lint: bool, load_weights, keras_exact_updates: bool,
-                        runtime_sizes: bool):
+def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact: bool, runtime_sizes: bool):
     frontend = KerasFrontend(source, path, runtime_sizes=runtime_sizes)
     program = frontend.run()
     for md in program.models:
@@ -93,6 +109,10 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, keras_
             raise sizes.RuntimeSizeLeak(f"{md.class_name}: {'; '.join(leaks)}")
     if load_weights:
         program.meta["load_weights"] = dict(load_weights)
-    if keras_exact_updates:
-        program.meta["keras_exact_updates"] = True
-    return program, print_torch_script(program, frontend)
+    if exact:  # (keras_exact_updates: what the torch printers read of it)
+        program.meta["exact"] = program.meta["keras_exact_updates"] = True
+    with differences.exactness(exact) as replaced:
+        result = print_torch_script(program, frontend)
+    for key in sorted(replaced):
+        differences.record(program, differences.TO_PYTORCH, key)
+    return program, result

@@ -32,9 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=5,
                    help="training steps compared for a training program (default 5; 0 = none)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--keras-exact-updates", action="store_true",
-                   help="the output was generated with --keras-exact-updates: the training comparison "
-                        "trains that program")
+    p.add_argument("--exact", action="store_true",
+                   help="the output was generated with --exact: the training comparison trains that program")
+    p.add_argument("--keras-exact-updates", dest="exact", action="store_true",
+                   help="deprecated alias of --exact")
     return p
 
 
@@ -92,7 +93,7 @@ def _verify(args, source: str) -> int:
     from transpiler.translate import translate
     from transpiler.weights import convert
 
-    result = translate(source, args.source, keras_exact_updates=args.keras_exact_updates)
+    result = translate(source, args.source, exact=args.exact)
     models = result.program.models
     if not models:
         raise UsageError(f"{args.source}: no Keras model found")
@@ -180,7 +181,7 @@ def _training_report(args, torch) -> bool:
     from transpiler import verify_training
 
     try:
-        k, t = verify_training.run_both(args.source, steps=args.steps, keras_exact_updates=args.keras_exact_updates)
+        k, t = verify_training.run_both(args.source, steps=args.steps, exact=args.exact)
     except Exception as exc:  # noqa: BLE001 - the report says what could not be compared
         print(f"training: not compared ({type(exc).__name__}: {exc})")
         return True

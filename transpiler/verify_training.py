@@ -37,10 +37,12 @@ def _load_source(source: str):
     return verify.load_generated(source, f"keras_program_{next(_counter)}")
 
 
-def prepare(path: str, keras_exact_updates: bool = False):
+def prepare(path: str, exact: bool = False, own_weights: bool = False):
+    """``own_weights``: the torch model keeps the weights its generated code draws (seed 0)
+    instead of Keras' initial weights."""
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
-    result = translate(source, path, keras_exact_updates=keras_exact_updates)
+    result = translate(source, path, exact=exact)
     compiles = [ts for ts in result.program.training if ts.kind == "compile"]
     if compiles:
         ts = compiles[0]
@@ -59,9 +61,12 @@ def prepare(path: str, keras_exact_updates: bool = False):
         kmodel = getattr(_load_source(source), md.builder)()
     finally:
         keras.config.set_floatx("float32")
-    # Keras' own initial weights: the program's real starting point
+    # Keras' own initial weights: the program's real starting point (own_weights: the torch
+    # program's, drawn by its generated code)
+    torch.manual_seed(0)
     tmodel = getattr(generated, md.builder)().double()
-    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    if not own_weights:
+        tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
     # dropout off on both sides (custom layers' own dropout too): the masks cannot match
     for layer in kmodel._flatten_layers(include_self=False, recursive=True):
         if hasattr(layer, "rate"):
@@ -186,17 +191,18 @@ def with_float32_hyperparameters(opt: T.Optimizer) -> T.Optimizer:
 
 def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS, sample_weights: bool = False,
              dense_embedding_gradients: bool = False, float32_betas: bool = False,
-             float32_hyperparameters: bool = False, keras_exact_updates: bool = False):
+             float32_hyperparameters: bool = False, exact: bool = False, own_weights: bool = False):
     """Per-step losses (keras, torch) for ``path`` trained with its own compile config
     (or with ``optimizer`` instead of its own); ``sample_weights``: every batch carries
     random per-sample weights (as fit's sample_weight/class_weight produce);
     ``dense_embedding_gradients``: the Keras reference applies embedding gradients densely
     (see ``densify_embedding_gradients``); ``float32_betas``: both sides train with the
     optimizer's betas rounded to float32 (see ``with_float32_betas``); ``float32_hyperparameters``:
-    all its float hyperparameters (see ``with_float32_hyperparameters``); ``keras_exact_updates``:
-    the torch side is the program generated with ``--keras-exact-updates`` (its model, with
-    KerasEmbedding, and its Keras optimizer classes)."""
-    result, ts, md, generated, kmodel, tmodel = prepare(path, keras_exact_updates)
+    all its float hyperparameters (see ``with_float32_hyperparameters``); ``exact``:
+    the torch side is the program generated with ``--exact`` (its model, with KerasEmbedding,
+    and its Keras optimizer classes; without it torch's own optimizers); ``own_weights``: the
+    torch model starts from the weights its own code draws (seed 0), not Keras'."""
+    result, ts, md, generated, kmodel, tmodel = prepare(path, exact, own_weights)
     config: T.Compile = ts.config
     opt = optimizer or config.optimizer
     if float32_betas:

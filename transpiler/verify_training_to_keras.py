@@ -60,11 +60,13 @@ def _fact(result, kind: str) -> T.TrainingStatement:
 
 # long: one equivalence run top to bottom: translate, train torch as the source does, then Keras
 def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int = 10, batch: int = 8,
-             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Per-step losses (torch, keras) of ``path``'s training loop translated to Keras."""
+             seed: int = 0, exact: bool = False, own_weights: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step losses (torch, keras) of ``path``'s training loop translated to Keras (with
+    ``--exact`` when ``exact``); ``own_weights``: the Keras model starts from the weights its
+    own code draws (``keras.utils.set_random_seed(seed)``), not the torch model's."""
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
-    result = translate(source, path, "keras")
+    result = translate(source, path, "keras", exact=exact)
     loop_ts = _fact(result, "training_loop")
     loop: T.TrainingLoop = loop_ts.config
     md = loop_ts.model_def
@@ -137,14 +139,17 @@ def run_both(path: str, facts: LoopFacts, steps_per_epoch: int = 2, epochs: int 
     keras.backend.clear_session()
     keras.config.set_floatx("float64")  # also for the loss tracker fit reports through
     try:
-        return np.array(t_losses), _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs)
+        if own_weights:
+            keras.utils.set_random_seed(seed)
+        return np.array(t_losses), _fit(gen, md, None if own_weights else state, result, loop, loss, facts, train,
+                                        vx, vy, batch, epochs)
     finally:
         keras.config.set_floatx("float32")
 
 
 def _fit(gen, md, state, result, loop, loss, facts, train, vx, vy, batch, epochs) -> np.ndarray:
     kmodel = getattr(gen, md.builder)()
-    for name, arrays in keras_weights(md.graph, state).items():
+    for name, arrays in keras_weights(md.graph, state).items() if state is not None else ():
         keras_layer(kmodel, md.graph, name).set_weights(arrays)
     for layer in kmodel.layers:
         if hasattr(layer, "rate"):
@@ -212,13 +217,13 @@ def _scheduler_source(result) -> str:
 
 # long: the hooks recording weights, noise and losses on both sides must wrap the same calls
 def run_programs(path: str, steps: int = 20, seed: int = 0, eager: bool = True,
-                 fit_logs: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 fit_logs: list | None = None, exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """A program with a custom training step, run whole on both sides: the torch script's
     ``main()`` and the generated Keras script's, with the same initial weights (each Keras
     model gets the weights its torch counterpart was built with), the same batches (the
     loaders' shuffle off), the same noise (``torch.randn``/``torch.randn_like`` and
     ``np.random.standard_normal``/``keras.random.normal`` draw from one recorded stream) and
-    float64 throughout. Returns every loss value the program's loss object computed, in
+    float64 throughout (``exact``: the program translated with ``--exact``). Returns every loss value the program's loss object computed, in
     order, on each side (the first ``steps`` steps' worth); a program whose loss is written
     in the loop (no loss object): every value ``backward()`` was called on.
 
@@ -231,7 +236,7 @@ def run_programs(path: str, steps: int = 20, seed: int = 0, eager: bool = True,
 
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
-    result = translate(source, path, "keras")
+    result = translate(source, path, "keras", exact=exact)
     loss_ts = next((ts for ts in result.program.training if ts.kind == "loss_object"), None)
     loss_class = loss_ts.source.split("(")[0].split(".")[-1] if loss_ts is not None else None
     builders = [md for md in result.program.models if md.builder]

@@ -16,21 +16,6 @@ class Net(nn.Module):
         self.embedding1 = nn.Embedding(vocab_size, 16)
         self.birnn1 = nn.GRU(16, 8, batch_first=True, bidirectional=True)
         self.fc1 = nn.Linear(8, 2)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)
-        nn.init.xavier_uniform_(self.birnn1.weight_ih_l0)
-        nn.init.orthogonal_(self.birnn1.weight_hh_l0)
-        nn.init.zeros_(self.birnn1.bias_ih_l0)
-        nn.init.zeros_(self.birnn1.bias_hh_l0)
-        nn.init.xavier_uniform_(self.birnn1.weight_ih_l0_reverse)
-        nn.init.orthogonal_(self.birnn1.weight_hh_l0_reverse)
-        nn.init.zeros_(self.birnn1.bias_ih_l0_reverse)
-        nn.init.zeros_(self.birnn1.bias_hh_l0_reverse)
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, tokens):
         x = self.embedding1(tokens)

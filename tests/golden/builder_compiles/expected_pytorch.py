@@ -22,14 +22,6 @@ class GetModel(nn.Module):
         self.fc1 = nn.Linear(input_dim, 64)
         self.dropout1 = nn.Dropout(0.2)
         self.fc2 = nn.Linear(64, n_classes)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x, return_logits=False):
         x = F.relu(self.fc1(x))
@@ -213,44 +205,6 @@ def predict(model, x, batch_size=32):
     return torch.cat(batches).numpy()
 
 
-class KerasRMSprop(torch.optim.Optimizer):
-    """Keras' RMSprop: the gradient is divided by sqrt(v + epsilon) (torch: sqrt(v) + epsilon)."""
-
-    def __init__(
-        self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False
-    ):
-        super().__init__(
-            params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered)
-        )
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            rho = group["rho"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["velocity"] = torch.zeros_like(p)
-                    state["average_grad"] = torch.zeros_like(p)
-                    state["momentum"] = torch.zeros_like(p)
-                grad = p.grad
-                velocity = (
-                    state["velocity"].mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                )
-                denominator = velocity + group["eps"]
-                if group["centered"]:
-                    average = state["average_grad"].mul_(rho).add_(grad, alpha=1 - rho)
-                    denominator = denominator - average * average
-                increment = group["lr"] * grad / denominator.sqrt()
-                if group["momentum"] > 0:
-                    increment = (
-                        state["momentum"].mul_(group["momentum"]).add_(increment)
-                    )
-                p.sub_(increment)
-
-
 def sparse_categorical_crossentropy(logits, target):
     """Keras' sparse_categorical_crossentropy per sample, from logits."""
     loss = F.cross_entropy(
@@ -266,7 +220,7 @@ def sparse_categorical_accuracy(output, target):
 
 model = get_model()
 # compiled in get_model()
-optimizer = KerasRMSprop(model.parameters(), lr=0.001, rho=0.9, eps=1e-07)
+optimizer = torch.optim.RMSprop(model.parameters(), lr=0.001, alpha=0.9, eps=1e-07)
 loss_fn = sparse_categorical_crossentropy  # on logits: the model's final activation moves into the loss
 # es = keras.callbacks.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True): it runs inside the generated fit() loop
 history = fit(

@@ -19,16 +19,6 @@ class Net(nn.Module):
         self.fc2 = nn.Linear(32, 8)
         # probability
         self.fc3 = nn.Linear(8, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
-        nn.init.xavier_uniform_(self.fc3.weight)
-        nn.init.zeros_(self.fc3.bias)
 
     def forward(self, inputs):
         x = self.fc1(inputs)

@@ -1,6 +1,5 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -20,14 +19,6 @@ class Regressor(nn.Module):
         self.hidden = nn.Linear(8, 16)
         self.out = nn.Linear(16, 1)
         self.loss_tracker = Mean(name="loss")
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.hidden.weight)
-        nn.init.zeros_(self.hidden.bias)
-        nn.init.xavier_uniform_(self.out.weight)
-        nn.init.zeros_(self.out.bias)
 
     def forward(self, x):
         x = F.relu(self.hidden(x))
@@ -159,27 +150,11 @@ def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
     return results[0] if len(results) == 1 else results
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def main():
     x = np.random.rand(256, 8).astype("float32")
     y = x.sum(axis=1, keepdims=True)
     model = build_model()
-    model.optimizer = KerasAdam(
+    model.optimizer = torch.optim.Adam(
         model.parameters(), lr=0.01, betas=(0.9, 0.999), eps=1e-07
     )  # train_step reads self.optimizer, as in Keras
     fit_train_step(model, x, y, epochs=3, batch_size=32)

@@ -1,6 +1,5 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -161,22 +160,6 @@ class Loss:
         return {"name": self.name, "reduction": self.reduction}
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def weighted_mse(y_true, y_pred):
     """Errors on the first target count double."""
     weights = torch.tensor([2.0, 1.0])
@@ -206,14 +189,6 @@ class Net(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(4, 8)
         self.fc2 = nn.Linear(8, 2)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x):
         x = F.relu(self.fc1(x))
@@ -229,7 +204,9 @@ if __name__ == "__main__":
     x = np.random.rand(64, 4).astype("float32")
     y = np.random.rand(64, 2).astype("float32")
     model = build_model()
-    optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+    )
     loss_fn = keras_loss(weighted_mse)
     fit(
         model,
@@ -241,6 +218,8 @@ if __name__ == "__main__":
         batch_size=16,
         metrics=[("rmse", 0, keras_metric(rmse))],
     )
-    optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+    )
     loss_fn = keras_loss(LogCoshLoss(reduction="sum"))
     fit(model, optimizer, loss_fn, x, y, epochs=1, batch_size=16)

@@ -22,14 +22,6 @@ class Regressor(nn.Module):
         self.hidden = nn.Linear(8, 16)
         self.out = nn.Linear(16, 1)
         self.loss_tracker = Mean(name="loss")
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.hidden.weight)
-        nn.init.zeros_(self.hidden.bias)
-        nn.init.xavier_uniform_(self.out.weight)
-        nn.init.zeros_(self.out.bias)
 
     def forward(self, x):
         x = F.relu(self.hidden(x))

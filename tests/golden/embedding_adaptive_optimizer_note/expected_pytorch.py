@@ -3,7 +3,6 @@
 per token occurrence; the generated optimizer line says so. SGD would need no note."""
 
 import numpy as np
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -25,13 +24,6 @@ class Net(nn.Module):
         super().__init__()
         self.embedding1 = nn.Embedding(vocab_size, 8)
         self.fc1 = nn.Linear(8, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, x, return_logits=False):
         x = self.embedding1(x).mean(dim=1)
@@ -126,22 +118,6 @@ def fit(
     return SimpleNamespace(history=history)
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def binary_crossentropy(logits, target):
     """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
     target = target.to(logits.dtype).view_as(logits)
@@ -156,6 +132,8 @@ if __name__ == "__main__":
     model = build_model()
     # Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token
     # occurrence (repeats not summed first); torch uses the summed gradient
-    optimizer = KerasAdam(model.parameters(), lr=0.01, betas=(0.9, 0.999), eps=1e-07)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.01, betas=(0.9, 0.999), eps=1e-07
+    )
     loss_fn = binary_crossentropy  # on logits: the model's final activation moves into the loss
     fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=16)

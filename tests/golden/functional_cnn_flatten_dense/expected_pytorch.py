@@ -17,16 +17,6 @@ class Net(nn.Module):
         self.pool1 = nn.MaxPool2d(2)
         self.conv2 = nn.Conv2d(16, 32, kernel_size=3)
         self.fc1 = nn.Linear(3872, 10)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv1.weight)
-        nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.conv2.weight)
-        nn.init.zeros_(self.conv2.bias)
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, inputs):
         x = F.relu(self.conv1(inputs))

@@ -1,6 +1,5 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -22,14 +21,6 @@ class Net(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, features, return_logits=False):
         x = F.relu(self.fc1(features))
@@ -166,22 +157,6 @@ def evaluate(
     return results["loss"] if len(results) == 1 else list(results.values())
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def binary_crossentropy(logits, target):
     """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
     target = target.to(logits.dtype).view_as(logits)
@@ -199,7 +174,9 @@ def binary_accuracy(logits, target):
     )
 
 
-optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+optimizer = torch.optim.Adam(
+    model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+)
 loss_fn = (
     binary_crossentropy  # on logits: the model's final activation moves into the loss
 )

@@ -14,14 +14,6 @@ class ResidualDense(nn.Module):
         super().__init__()
         self.expand = nn.Linear(16, hidden)
         self.project = nn.Linear(hidden, 16)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.expand.weight)
-        nn.init.zeros_(self.expand.bias)
-        nn.init.xavier_uniform_(self.project.weight)
-        nn.init.zeros_(self.project.bias)
 
     def forward(self, x):
         x_1 = F.relu(self.expand(x))
@@ -43,14 +35,6 @@ class Tower(nn.Module):
         # the blocks share one class; torch holds them in an nn.ModuleList
         self.blocks = nn.ModuleList([ResidualDense(32) for _ in range(2)])
         self.head = nn.Linear(16, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.stem.weight)
-        nn.init.zeros_(self.stem.bias)
-        nn.init.xavier_uniform_(self.head.weight)
-        nn.init.zeros_(self.head.bias)
 
     def forward(self, inputs):
         x = self.stem(inputs)

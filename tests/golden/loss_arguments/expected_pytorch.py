@@ -1,7 +1,6 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
 import functools
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -24,16 +23,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(6, 8)
         self.label = nn.Linear(8, 3)
         self.score = nn.Linear(8, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.label.weight)
-        nn.init.zeros_(self.label.bias)
-        nn.init.xavier_uniform_(self.score.weight)
-        nn.init.zeros_(self.score.bias)
 
     def forward(self, inputs, return_logits=False):
         x = F.relu(self.fc1(inputs))
@@ -138,22 +127,6 @@ def to_categorical(y, num_classes=None, dtype="float64"):
     return np.eye(num_classes, dtype=dtype)[y]
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def categorical_crossentropy(logits, target):
     """Keras' categorical_crossentropy per sample (one-hot or probability targets), from logits."""
     return -(
@@ -190,7 +163,9 @@ if __name__ == "__main__":
     labels = to_categorical(np.random.randint(0, 3, size=64), 3)
     scores = np.random.rand(64, 1).astype("float32")
     model = build_model()
-    optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+    )
     loss_fn = [
         functools.partial(categorical_crossentropy_smoothed, label_smoothing=0.1),
         keras_sum_reduction(functools.partial(huber, delta=0.5)),

@@ -22,18 +22,6 @@ class Net(nn.Module):
         # Keras has one bias: torch's second (bias_hh) stays zero
         self.lstm1.bias_hh_l0.requires_grad_(False)
         self.fc1 = nn.Linear(16, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)
-        nn.init.xavier_uniform_(self.lstm1.weight_ih_l0)
-        nn.init.orthogonal_(self.lstm1.weight_hh_l0)
-        nn.init.zeros_(self.lstm1.bias_ih_l0)
-        nn.init.zeros_(self.lstm1.bias_hh_l0)
-        nn.init.ones_(self.lstm1.bias_ih_l0[16:32])  # Keras unit_forget_bias
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, x):
         x = self.embedding1(x.long())

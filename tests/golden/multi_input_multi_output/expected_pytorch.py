@@ -17,16 +17,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(32, 16)
         self.label = nn.Linear(20, 3)
         self.score = nn.Linear(20, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.label.weight)
-        nn.init.zeros_(self.label.bias)
-        nn.init.xavier_uniform_(self.score.weight)
-        nn.init.zeros_(self.score.bias)
 
     def forward(self, image, meta):
         x = F.relu(self.fc1(image))

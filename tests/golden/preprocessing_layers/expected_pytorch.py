@@ -16,14 +16,6 @@ class Net(nn.Module):
         self.conv1 = nn.Conv2d(3, 8, kernel_size=3)
         self.group_norm1 = nn.GroupNorm(4, 8, eps=0.001)
         self.fc1 = nn.Linear(8, 10)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv1.weight)
-        nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, inputs):
         x = F.interpolate(inputs, size=(32, 32), mode="bilinear", align_corners=False)

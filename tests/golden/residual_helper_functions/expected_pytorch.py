@@ -13,11 +13,6 @@ class ConvBnRelu(nn.Module):
             in_channels, filters, kernel_size=3, padding=1, bias=False
         )
         self.bn = nn.BatchNorm2d(filters, eps=0.001, momentum=0.01)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv.weight)
 
     def forward(self, x):
         x = self.conv(x)
@@ -32,12 +27,6 @@ class ResidualBlock(nn.Module):
         super().__init__()
         self.conv_bn_relu = ConvBnRelu(filters, filters)
         self.conv = nn.Conv2d(filters, filters, kernel_size=3, padding=1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv.weight)
-        nn.init.zeros_(self.conv.bias)
 
     def forward(self, x):
         y = self.conv_bn_relu(x)
@@ -59,12 +48,6 @@ class Net(nn.Module):
         self.residual_block1 = ResidualBlock(filters)
         self.residual_block2 = ResidualBlock(filters)
         self.fc1 = nn.Linear(filters, 5)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, inputs):
         x = self.conv_bn_relu(inputs)

@@ -2,7 +2,6 @@
 """Sizes known only when the program runs: the vocabulary's size and the number of classes."""
 
 import numpy as np
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -31,14 +30,6 @@ class Net(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(12, len_chars)
         self.fc2 = nn.Linear(len_chars, num_classes)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x, return_logits=False):
         x = F.relu(self.fc1(x))
@@ -143,22 +134,6 @@ def predict(model, x, batch_size=32):
     return torch.cat(batches).numpy()
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def sparse_categorical_crossentropy(logits, target):
     """Keras' sparse_categorical_crossentropy per sample, from logits."""
     loss = F.cross_entropy(
@@ -172,7 +147,9 @@ def sparse_categorical_accuracy(output, target):
     return (output.argmax(dim=-1) == target.view(output.shape[:-1]).long()).float()
 
 
-optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+optimizer = torch.optim.Adam(
+    model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+)
 loss_fn = sparse_categorical_crossentropy  # on logits: the model's final activation moves into the loss
 fit(
     model,

@@ -26,14 +26,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(16, 32)
         self.dropout1 = nn.Dropout(0.5)
         self.fc2 = nn.Linear(32, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x, return_logits=False):
         x = F.relu(self.fc1(x))
@@ -207,44 +199,6 @@ def load_model(path):
     return model
 
 
-class KerasRMSprop(torch.optim.Optimizer):
-    """Keras' RMSprop: the gradient is divided by sqrt(v + epsilon) (torch: sqrt(v) + epsilon)."""
-
-    def __init__(
-        self, params, lr=0.001, rho=0.9, eps=1e-07, momentum=0.0, centered=False
-    ):
-        super().__init__(
-            params, dict(lr=lr, rho=rho, eps=eps, momentum=momentum, centered=centered)
-        )
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            rho = group["rho"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["velocity"] = torch.zeros_like(p)
-                    state["average_grad"] = torch.zeros_like(p)
-                    state["momentum"] = torch.zeros_like(p)
-                grad = p.grad
-                velocity = (
-                    state["velocity"].mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                )
-                denominator = velocity + group["eps"]
-                if group["centered"]:
-                    average = state["average_grad"].mul_(rho).add_(grad, alpha=1 - rho)
-                    denominator = denominator - average * average
-                increment = group["lr"] * grad / denominator.sqrt()
-                if group["momentum"] > 0:
-                    increment = (
-                        state["momentum"].mul_(group["momentum"]).add_(increment)
-                    )
-                p.sub_(increment)
-
-
 def binary_crossentropy(logits, target):
     """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
     target = target.to(logits.dtype).view_as(logits)
@@ -262,7 +216,7 @@ def binary_accuracy(logits, target):
     )
 
 
-optimizer = KerasRMSprop(model.parameters(), lr=0.001, rho=0.9, eps=1e-07)
+optimizer = torch.optim.RMSprop(model.parameters(), lr=0.001, alpha=0.9, eps=1e-07)
 loss_fn = (
     binary_crossentropy  # on logits: the model's final activation moves into the loss
 )

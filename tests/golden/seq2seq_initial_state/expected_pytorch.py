@@ -17,7 +17,6 @@ class Net(nn.Module):
 
     def __init__(self, num_encoder_tokens=7, num_decoder_tokens=5, latent_dim=16):
         super().__init__()
-        self.latent_dim = latent_dim
         self.lstm1 = nn.LSTM(num_encoder_tokens, latent_dim, batch_first=True)
         # Keras has one bias: torch's second (bias_hh) stays zero
         self.lstm1.bias_hh_l0.requires_grad_(False)
@@ -25,26 +24,6 @@ class Net(nn.Module):
         # Keras has one bias: torch's second (bias_hh) stays zero
         self.lstm2.bias_hh_l0.requires_grad_(False)
         self.fc1 = nn.Linear(latent_dim, num_decoder_tokens)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.lstm1.weight_ih_l0)
-        nn.init.orthogonal_(self.lstm1.weight_hh_l0)
-        nn.init.zeros_(self.lstm1.bias_ih_l0)
-        nn.init.zeros_(self.lstm1.bias_hh_l0)
-        nn.init.ones_(
-            self.lstm1.bias_ih_l0[self.latent_dim : self.latent_dim * 2]
-        )  # Keras unit_forget_bias
-        nn.init.xavier_uniform_(self.lstm2.weight_ih_l0)
-        nn.init.orthogonal_(self.lstm2.weight_hh_l0)
-        nn.init.zeros_(self.lstm2.bias_ih_l0)
-        nn.init.zeros_(self.lstm2.bias_hh_l0)
-        nn.init.ones_(
-            self.lstm2.bias_ih_l0[self.latent_dim : self.latent_dim * 2]
-        )  # Keras unit_forget_bias
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, encoder_inputs, decoder_inputs):
         __seq, (state_h, state_c) = self.lstm1(encoder_inputs)

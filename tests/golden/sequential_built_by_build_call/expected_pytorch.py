@@ -21,14 +21,6 @@ class Net(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(13, 8)
         self.fc2 = nn.Linear(8, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x):
         x = F.relu(self.fc1(x))

@@ -18,14 +18,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(num_features, 64)
         self.dropout1 = nn.Dropout(0.2)
         self.fc2 = nn.Linear(64, num_classes)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x):
         x = F.relu(self.fc1(x))

@@ -17,14 +17,6 @@ class Net(nn.Module):
         self.conv1 = nn.Conv2d(3, 8, kernel_size=3, stride=2, padding=1)
         # 4x4 -> 2x2: TensorFlow pads only the bottom row and right column
         self.conv2 = nn.Conv2d(8, 8, kernel_size=3, stride=2)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv1.weight)
-        nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.conv2.weight)
-        nn.init.zeros_(self.conv2.bias)
 
     def forward(self, inputs):
         x = self.conv2(F.pad(self.conv1(inputs), (0, 1, 0, 1)))

@@ -30,14 +30,6 @@ class Ffn(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 8)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x):
         x = F.relu(self.fc1(x))
@@ -57,13 +49,6 @@ class Tagger(nn.Module):
         self.embed = nn.Embedding(40, 8)
         self.block = Residual()
         self.head = nn.Linear(8, 4)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.uniform_(self.embed.weight, -0.05, 0.05)
-        nn.init.xavier_uniform_(self.head.weight)
-        nn.init.zeros_(self.head.bias)
 
     def forward(self, inputs):
         x = self.embed(inputs)

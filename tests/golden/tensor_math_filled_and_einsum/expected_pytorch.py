@@ -33,14 +33,6 @@ class Net(nn.Module):
         self.conv1 = nn.Conv2d(3, filters, kernel_size=3, padding=1)
         self.bias = Bias()
         self.conv2 = nn.Conv1d(6, 2, kernel_size=3)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv1.weight)
-        nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.conv2.weight)
-        nn.init.zeros_(self.conv2.bias)
 
     def forward(self, inputs):
         x = F.relu(self.conv1(inputs))

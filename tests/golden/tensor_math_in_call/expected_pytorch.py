@@ -13,14 +13,6 @@ class SqueezeExcite(nn.Module):
         super().__init__()
         self.reduce = nn.Linear(8, channels // 4)
         self.expand = nn.Linear(channels // 4, channels)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.reduce.weight)
-        nn.init.zeros_(self.reduce.bias)
-        nn.init.xavier_uniform_(self.expand.weight)
-        nn.init.zeros_(self.expand.bias)
 
     def forward(self, x):
         # (N, 1, 1, C)
@@ -59,16 +51,6 @@ class Encoder(nn.Module):
         self.fc1 = nn.Linear(512, latent)
         self.fc2 = nn.Linear(512, latent)
         self.sampling = Sampling()
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv1.weight)
-        nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, inputs):
         x = F.relu(self.conv1(F.pad(inputs, (0, 1, 0, 1))))

@@ -26,14 +26,6 @@ class Gate(nn.Module):
         super().__init__()
         self.dense = nn.Linear(6, units)
         self.extra = nn.Linear(6, units)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.dense.weight)
-        nn.init.zeros_(self.dense.bias)
-        nn.init.xavier_uniform_(self.extra.weight)
-        nn.init.zeros_(self.extra.bias)
 
     def forward(self, x):
         h = self.dense(x)
@@ -60,12 +52,6 @@ class Net(nn.Module):
         self.jitter = Jitter()
         self.gate = Gate(5)
         self.head = nn.Linear(5, 3)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.head.weight)
-        nn.init.zeros_(self.head.bias)
 
     def forward(self, inputs):
         x = self.jitter(inputs)

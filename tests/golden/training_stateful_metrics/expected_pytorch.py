@@ -3,7 +3,6 @@
 callbacks bound to a name before fit()."""
 
 import numpy as np
-import math
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -24,12 +23,6 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(4, 1)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, x, return_logits=False):
         logits = self.fc1(x)
@@ -224,22 +217,6 @@ def evaluate(
     return results["loss"] if len(results) == 1 else list(results.values())
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def binary_crossentropy(logits, target):
     """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
     target = target.to(logits.dtype).view_as(logits)
@@ -332,7 +309,9 @@ class Recall:
 
 model = build_model()
 # compiled in build_model()
-optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+optimizer = torch.optim.Adam(
+    model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+)
 loss_fn = (
     binary_crossentropy  # on logits: the model's final activation moves into the loss
 )

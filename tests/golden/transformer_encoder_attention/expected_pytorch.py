@@ -15,8 +15,6 @@ class Net(nn.Module):
 
     def __init__(self, d_model=16, heads=4):
         super().__init__()
-        self.d_model = d_model
-        self.heads = heads
         # self-attention: heads split the model width -> nn.MultiheadAttention
         self.self_attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
         self.norm1 = nn.LayerNorm(d_model, eps=1e-06)
@@ -31,60 +29,6 @@ class Net(nn.Module):
         )
         self.norm2 = nn.LayerNorm(d_model, eps=1e-06)
         self.attention1 = nn.ParameterDict(dict(scale=nn.Parameter(torch.ones(()))))
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.uniform_(
-            self.self_attn.in_proj_weight[0 : self.d_model],
-            -math.sqrt(
-                6.0 / (self.d_model * (self.heads + self.d_model // self.heads))
-            ),
-            math.sqrt(6.0 / (self.d_model * (self.heads + self.d_model // self.heads))),
-        )
-        nn.init.uniform_(
-            self.self_attn.in_proj_weight[self.d_model : self.d_model * 2],
-            -math.sqrt(
-                6.0 / (self.d_model * (self.heads + self.d_model // self.heads))
-            ),
-            math.sqrt(6.0 / (self.d_model * (self.heads + self.d_model // self.heads))),
-        )
-        nn.init.uniform_(
-            self.self_attn.in_proj_weight[self.d_model * 2 : self.d_model * 3],
-            -math.sqrt(
-                6.0 / (self.d_model * (self.heads + self.d_model // self.heads))
-            ),
-            math.sqrt(6.0 / (self.d_model * (self.heads + self.d_model // self.heads))),
-        )
-        nn.init.zeros_(self.self_attn.in_proj_bias)
-        nn.init.uniform_(
-            self.self_attn.out_proj.weight,
-            -math.sqrt(
-                6.0 / (self.heads * (self.d_model // self.heads + self.d_model))
-            ),
-            math.sqrt(6.0 / (self.heads * (self.d_model // self.heads + self.d_model))),
-        )
-        nn.init.zeros_(self.self_attn.out_proj.bias)
-        nn.init.uniform_(
-            self.cross_attn.query.weight,
-            -math.sqrt(6.0 / (self.d_model * 8)),
-            math.sqrt(6.0 / (self.d_model * 8)),
-        )
-        nn.init.zeros_(self.cross_attn.query.bias)
-        nn.init.uniform_(
-            self.cross_attn.key.weight, -math.sqrt(6.0 / 128), math.sqrt(6.0 / 128)
-        )
-        nn.init.zeros_(self.cross_attn.key.bias)
-        nn.init.uniform_(
-            self.cross_attn.value.weight, -math.sqrt(6.0 / 112), math.sqrt(6.0 / 112)
-        )
-        nn.init.zeros_(self.cross_attn.value.bias)
-        nn.init.uniform_(
-            self.cross_attn.output.weight,
-            -math.sqrt(6.0 / ((5 + self.d_model) * 2)),
-            math.sqrt(6.0 / ((5 + self.d_model) * 2)),
-        )
-        nn.init.zeros_(self.cross_attn.output.bias)
 
     def forward(self, tokens, context):
         x = self.self_attn(

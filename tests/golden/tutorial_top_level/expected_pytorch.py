@@ -1,7 +1,6 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
 import numpy as np
 import hashlib
-import math
 import os
 import torch
 from torch import nn
@@ -234,22 +233,6 @@ def to_categorical(y, num_classes=None, dtype="float64"):
     return np.eye(num_classes, dtype=dtype)[y]
 
 
-class KerasAdam(torch.optim.Adam):
-    """torch.optim.Adam with Keras' epsilon placement: epsilon is added to sqrt(v) before
-    the bias correction, so in torch's terms it is epsilon / sqrt(1 - beta_2 ** step).
-    """
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            group.setdefault("keras_eps", group["eps"])
-            group["keras_step"] = group.get("keras_step", 0) + 1
-            group["eps"] = group["keras_eps"] / math.sqrt(
-                1 - group["betas"][1] ** group["keras_step"]
-            )
-        return super().step(closure)
-
-
 def categorical_crossentropy(logits, target):
     """Keras' categorical_crossentropy per sample (one-hot or probability targets), from logits."""
     return -(
@@ -291,16 +274,6 @@ class Net(nn.Module):
         self.pool2 = nn.MaxPool2d(2)
         self.dropout1 = nn.Dropout(0.5)
         self.fc1 = nn.Linear(1600, num_classes)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.conv1.weight)
-        nn.init.zeros_(self.conv1.bias)
-        nn.init.xavier_uniform_(self.conv2.weight)
-        nn.init.zeros_(self.conv2.bias)
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
 
     def forward(self, x, return_logits=False):
         x = F.relu(self.conv1(x))
@@ -318,7 +291,9 @@ model = Net()
 print(model)
 batch_size = 128
 epochs = 1
-optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+optimizer = torch.optim.Adam(
+    model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+)
 loss_fn = categorical_crossentropy  # on logits: the model's final activation moves into the loss
 fit(
     model,

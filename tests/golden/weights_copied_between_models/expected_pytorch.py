@@ -22,14 +22,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(8, 6)
         self.bn1 = nn.BatchNorm1d(6, eps=0.001, momentum=0.01)
         self.fc2 = nn.Linear(6, 2)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, inputs):
         h = F.relu(self.fc1(inputs))

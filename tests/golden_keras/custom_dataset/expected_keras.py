@@ -4,21 +4,9 @@
 import argparse
 
 import numpy as np
-import math
 import tensorflow as tf
 import keras
 from keras import layers
-
-
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
 
 
 class Subset:
@@ -150,28 +138,13 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(13,), name="x"),
-            layers.Dense(
-                64,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(13),
-                name="net_0",
-            ),
+            layers.Dense(64, name="net_0"),
             layers.ReLU(name="net_1"),
             layers.Dropout(0.1, name="net_2"),
-            layers.Dense(
-                32,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(64),
-                name="net_3",
-            ),
+            layers.Dense(32, name="net_3"),
             layers.ReLU(name="net_4"),
             layers.Dropout(0.1, name="net_5"),
-            layers.Dense(
-                1,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(32),
-                name="net_6",
-            ),
+            layers.Dense(1, name="net_6"),
         ],
         name="MLP",
     )

@@ -2,22 +2,10 @@
 """An argparse-driven script as pytorch/examples writes them: devices, seeds, loader kwargs."""
 
 import argparse
-import math
 import numpy as np
 import tensorflow as tf
 import keras
 from keras import layers
-
-
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
 
 
 class ArrayDataset:
@@ -57,19 +45,9 @@ class ArrayLoader:
 def Net():
     """The Net model, translated from PyTorch (channels-last inputs)."""
     x = keras.Input(shape=(12,), name="x")
-    fc1 = layers.Dense(
-        16,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(12),
-        name="fc1",
-    )(x)
+    fc1 = layers.Dense(16, name="fc1")(x)
     relu = layers.ReLU(name="relu")(fc1)
-    fc2 = layers.Dense(
-        3,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(16),
-        name="fc2",
-    )(relu)
+    fc2 = layers.Dense(3, name="fc2")(relu)
     log_softmax = keras.ops.log_softmax(fc2, axis=-1)
     return keras.Model(inputs=x, outputs=log_softmax, name="Net")
 

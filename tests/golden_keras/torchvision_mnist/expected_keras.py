@@ -1,21 +1,9 @@
 # Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
 """MNIST from torchvision with ToTensor + Normalize: the model's input shape comes from the data."""
 
-import math
 import numpy as np
 import keras
 from keras import layers
-
-
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
 
 
 class Compose:
@@ -98,47 +86,6 @@ class ArrayLoader:
             yield self.dataset[order[start : start + self.batch_size]]
 
 
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchSGD(keras.optimizers.SGD):
-    """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
-    and the momentum buffer sums gradients while the learning rate scales each step
-    (b = momentum * b + g; p -= lr * b). Keras' SGD sums lr-scaled steps instead, which
-    differs once the learning rate changes. With dampening d the buffer adds (1 - d) * g
-    from the second step on (the first step's buffer is g itself, as torch's)."""
-
-    def __init__(self, l2=0.0, dampening=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-        self.dampening = dampening
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2, "dampening": self.dampening}
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = keras.ops.cast(learning_rate, variable.dtype)
-        gradient = keras.ops.cast(gradient, variable.dtype)
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        if self.momentum == 0:
-            self.assign_sub(variable, keras.ops.multiply(lr, gradient))
-            return
-        buffer = self.momentums[self._get_variable_index(variable)]
-        added = gradient
-        if self.dampening:
-            first = keras.ops.equal(self.iterations, 0)
-            added = keras.ops.where(
-                first, gradient, keras.ops.multiply(1.0 - self.dampening, gradient)
-            )
-        self.assign(
-            buffer, keras.ops.add(keras.ops.multiply(self.momentum, buffer), added)
-        )
-        if self.nesterov:
-            step = keras.ops.add(gradient, keras.ops.multiply(self.momentum, buffer))
-        else:
-            step = buffer
-        self.assign_sub(variable, keras.ops.multiply(lr, step))
-
-
 class NLLLoss(keras.losses.Loss):
     """torch's NLLLoss: minus the log-probability the output gives the target class."""
 
@@ -155,22 +102,11 @@ class NLLLoss(keras.losses.Loss):
 def Net():
     """The Net model, translated from PyTorch (channels-last inputs)."""
     x = keras.Input(shape=(28, 28, 1), name="x")
-    conv1 = layers.Conv2D(
-        4,
-        5,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(25),
-        name="conv1",
-    )(x)
+    conv1 = layers.Conv2D(4, 5, name="conv1")(x)
     max_pool2d = layers.MaxPooling2D(2, name="max_pool2d")(conv1)
     relu = layers.ReLU(name="relu")(max_pool2d)
     flatten = layers.Flatten(name="flatten")(relu)
-    fc1 = layers.Dense(
-        10,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(576),
-        name="fc1",
-    )(flatten)
+    fc1 = layers.Dense(10, name="fc1")(flatten)
     log_softmax = keras.ops.log_softmax(fc1, axis=-1)
     return keras.Model(inputs=x, outputs=log_softmax, name="Net")
 
@@ -187,7 +123,7 @@ def main():
     test_set = VisionDataset("mnist", train=False, transform=transform)
     test_loader = ArrayLoader(test_set, batch_size=100)
     model = Net()
-    optimizer = TorchSGD(learning_rate=0.05, momentum=0.5)
+    optimizer = keras.optimizers.SGD(learning_rate=0.05, momentum=0.5)
     # transpiler: the training loop (lines 33-40) is model.fit: it batches the arrays, steps
     # the optimizer and reports the loss per epoch; its logs stand for the loop's own code:
     # the prints (line 40)

@@ -1,5 +1,4 @@
 # Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
-import math
 import keras
 from keras import layers
 
@@ -25,17 +24,6 @@ class NormalNoise(layers.Layer):
         )
 
 
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
-
-
 INPUT_SHAPE = (16,)
 
 
@@ -58,35 +46,15 @@ class AutoEncoder(keras.Model):
 
     def __init__(self, name="AutoEncoder", **kwargs):
         super().__init__(name=name, **kwargs)
-        self.enc = layers.Dense(
-            8,
-            kernel_initializer=torch_kernel_init(),
-            bias_initializer=torch_uniform_init(16),
-            name="enc",
-        )
+        self.enc = layers.Dense(8, name="enc")
         self.relu = layers.ReLU(name="relu")
-        self.mu = layers.Dense(
-            2,
-            kernel_initializer=torch_kernel_init(),
-            bias_initializer=torch_uniform_init(8),
-            name="mu",
-        )
-        self.logvar = layers.Dense(
-            2,
-            kernel_initializer=torch_kernel_init(),
-            bias_initializer=torch_uniform_init(8),
-            name="logvar",
-        )
+        self.mu = layers.Dense(2, name="mu")
+        self.logvar = layers.Dense(2, name="logvar")
         self.noise = NormalNoise((2,), name="noise")
         self.scale = layers.Rescaling(0.5, name="scale")
         self.multiply = layers.Multiply(name="multiply")
         self.add = layers.Add(name="add")
-        self.dec = layers.Dense(
-            16,
-            kernel_initializer=torch_kernel_init(),
-            bias_initializer=torch_uniform_init(2),
-            name="dec",
-        )
+        self.dec = layers.Dense(16, name="dec")
         self.sigmoid = layers.Activation("sigmoid", name="sigmoid")
         # build every layer now, also those only one mode calls (torch creates the
         # weights in __init__; load_weights needs them)

@@ -2,55 +2,9 @@
 """Two models trained in alternation (a GAN): a custom step, a Keras train_step run by fit."""
 
 import numpy as np
-import math
 import tensorflow as tf
 import keras
 from keras import layers
-
-
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
-
-
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdam(keras.optimizers.Adam):
-    """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
-    correction (Keras adds it before, which in torch's terms scales epsilon by
-    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
-
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-        self.torch_epsilon = self.epsilon
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
-    def update_step(self, gradient, variable, learning_rate):
-        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
-        # repeated rows would be squared apart in the second moment
-        gradient = keras.ops.add(
-            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
-        )
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        step = keras.ops.cast(self.iterations + 1, variable.dtype)
-        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
-        # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula
-        self.epsilon = self.torch_epsilon * keras.ops.sqrt(
-            1 - keras.ops.power(beta_2, step)
-        )
-        try:
-            super().update_step(gradient, variable, learning_rate)
-        finally:
-            self.epsilon = self.torch_epsilon
 
 
 def accumulate_gradients(tape, loss, model, gradients=None):
@@ -83,19 +37,9 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(4,), name="x"),
-            layers.Dense(
-                8,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(4),
-                name="linear_0",
-            ),
+            layers.Dense(8, name="linear_0"),
             layers.ReLU(name="relu_1"),
-            layers.Dense(
-                6,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(8),
-                name="linear_2",
-            ),
+            layers.Dense(6, name="linear_2"),
         ],
         name="build_model",
     )
@@ -107,19 +51,9 @@ def build_discriminator():
     model = keras.Sequential(
         [
             keras.Input(shape=(6,), name="x"),
-            layers.Dense(
-                8,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(6),
-                name="linear_0",
-            ),
+            layers.Dense(8, name="linear_0"),
             layers.LeakyReLU(negative_slope=0.2, name="leakyrelu_1"),
-            layers.Dense(
-                1,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(8),
-                name="linear_2",
-            ),
+            layers.Dense(1, name="linear_2"),
         ],
         name="build_discriminator",
     )
@@ -187,8 +121,12 @@ def main():
     data = np.random.RandomState(0).randn(64, 6).astype("float32")
     gen, disc = build_model(), build_discriminator()
     criterion = keras.losses.BinaryCrossentropy(from_logits=True)
-    opt_g = TorchAdam(learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08)
-    opt_d = TorchAdam(learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08)
+    opt_g = keras.optimizers.Adam(
+        learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08
+    )
+    opt_d = keras.optimizers.Adam(
+        learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08
+    )
     # transpiler: the training loop (lines 27-40) is fit running Trainer.train_step, its
     # custom step, on the loader's batches
     trainer = Trainer(gen, disc, opt_d, opt_g, criterion)

@@ -7,51 +7,6 @@ import keras
 from keras import layers
 
 
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
-
-
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdamW(keras.optimizers.AdamW):
-    """AdamW as torch.optim.AdamW computes it: epsilon is added to sqrt(v) after the bias
-    correction (Keras adds it before, which in torch's terms scales epsilon by
-    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
-
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-        self.torch_epsilon = self.epsilon
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
-    def update_step(self, gradient, variable, learning_rate):
-        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
-        # repeated rows would be squared apart in the second moment
-        gradient = keras.ops.add(
-            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
-        )
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        step = keras.ops.cast(self.iterations + 1, variable.dtype)
-        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
-        # AdamW's update below reads self.epsilon: torch's epsilon in Keras' formula
-        self.epsilon = self.torch_epsilon * keras.ops.sqrt(
-            1 - keras.ops.power(beta_2, step)
-        )
-        try:
-            super().update_step(gradient, variable, learning_rate)
-        finally:
-            self.epsilon = self.torch_epsilon
-
-
 class BatchLearningRateScheduler(keras.callbacks.Callback):
     """LearningRateScheduler per optimizer step: the rate is schedule(step) for the
     step-th update (a torch scheduler stepped after every optimizer.step())."""
@@ -74,19 +29,9 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(8,), name="x"),
-            layers.Dense(
-                16,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(8),
-                name="linear_0",
-            ),
+            layers.Dense(16, name="linear_0"),
             layers.Activation("gelu", name="gelu_1"),
-            layers.Dense(
-                1,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(16),
-                name="linear_2",
-            ),
+            layers.Dense(1, name="linear_2"),
         ],
         name="build_model",
     )
@@ -102,7 +47,9 @@ def main():
     x = (x - mean) / std
     model = build_model()
     criterion = keras.losses.Huber(delta=1.0)
-    optimizer = TorchAdamW(learning_rate=0.01, epsilon=1e-08, weight_decay=0.01)
+    optimizer = keras.optimizers.AdamW(
+        learning_rate=0.01, epsilon=1e-08, weight_decay=0.01
+    )
     warmup = math.ceil(len(x[:160]) / 32)
     scheduler = BatchLearningRateScheduler(
         lambda step: 0.01 * min(1.0, (step + 1) / warmup)

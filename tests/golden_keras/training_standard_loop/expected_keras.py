@@ -5,20 +5,8 @@ import os
 import tempfile
 
 import numpy as np
-import math
 import keras
 from keras import layers
-
-
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
@@ -64,21 +52,10 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(12, 12, 1), name="x"),
-            layers.Conv2D(
-                4,
-                3,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(9),
-                name="conv",
-            ),
+            layers.Conv2D(4, 3, name="conv"),
             layers.ReLU(name="relu"),
             layers.Flatten(name="flatten"),
-            layers.Dense(
-                3,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(400),
-                name="fc",
-            ),
+            layers.Dense(3, name="fc"),
         ],
         name="Net",
     )

@@ -2,20 +2,8 @@
 """What the training translation leaves for a human: each a stub with its line."""
 
 import numpy as np
-import math
 import keras
 from keras import layers
-
-
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
 
 
 class ArrayDataset:
@@ -60,12 +48,7 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(5,), name="x"),
-            layers.Dense(
-                3,
-                kernel_initializer=torch_kernel_init(),
-                bias_initializer=torch_uniform_init(5),
-                name="linear_0",
-            ),
+            layers.Dense(3, name="linear_0"),
         ],
         name="build_model",
     )

@@ -2,7 +2,6 @@
 """A small VAE: its own encode/decode methods (also called by the program), noise from
 torch.randn_like, and a loss written in the loop (a custom training step in Keras)."""
 
-import math
 import numpy as np
 import tensorflow as tf
 import keras
@@ -30,87 +29,22 @@ class NormalNoise(layers.Layer):
         )
 
 
-def torch_kernel_init():
-    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
-    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
-
-
-def torch_uniform_init(fan_in):
-    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return keras.initializers.RandomUniform(-bound, bound)
-
-
-@keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdam(keras.optimizers.Adam):
-    """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
-    correction (Keras adds it before, which in torch's terms scales epsilon by
-    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
-
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-        self.torch_epsilon = self.epsilon
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
-    def update_step(self, gradient, variable, learning_rate):
-        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
-        # repeated rows would be squared apart in the second moment
-        gradient = keras.ops.add(
-            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
-        )
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        step = keras.ops.cast(self.iterations + 1, variable.dtype)
-        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
-        # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula
-        self.epsilon = self.torch_epsilon * keras.ops.sqrt(
-            1 - keras.ops.power(beta_2, step)
-        )
-        try:
-            super().update_step(gradient, variable, learning_rate)
-        finally:
-            self.epsilon = self.torch_epsilon
-
-
 INPUT_SHAPE = (12,)
 
 
 def build_model():
     """The TinyVAE model, translated from PyTorch (channels-last inputs)."""
     x = keras.Input(shape=(12,), name="x")
-    enc = layers.Dense(
-        6,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(12),
-        name="enc",
-    )(x)
+    enc = layers.Dense(6, name="enc")(x)
     h = layers.Activation("tanh", name="tanh")(enc)
-    mu = layers.Dense(
-        2,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(6),
-        name="mu",
-    )(h)
-    logvar = layers.Dense(
-        2,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(6),
-        name="logvar",
-    )(h)
+    mu = layers.Dense(2, name="mu")(h)
+    logvar = layers.Dense(2, name="logvar")(h)
     noise = NormalNoise((2,), name="noise")(mu)
     scale = layers.Rescaling(0.5, name="scale")(logvar)
     exp = keras.ops.exp(scale)
     multiply = layers.Multiply(name="multiply")([noise, exp])
     z = layers.Add(name="add")([mu, multiply])
-    dec = layers.Dense(
-        12,
-        kernel_initializer=torch_kernel_init(),
-        bias_initializer=torch_uniform_init(2),
-        name="dec",
-    )(z)
+    dec = layers.Dense(12, name="dec")(z)
     return keras.Model(inputs=x, outputs=[dec, mu, logvar], name="TinyVAE")
 
 
@@ -135,7 +69,7 @@ def main():
     keras.utils.set_random_seed(0)
     data = np.random.random_sample((32, 12)).astype("float32")
     model = build_model()
-    optimizer = TorchAdam(learning_rate=0.01, epsilon=1e-08)
+    optimizer = keras.optimizers.Adam(learning_rate=0.01, epsilon=1e-08)
     for step in range(10):
         # transpiler: a custom training step (not the usual loop for fit: the epoch loop does
         # not hold exactly one loop over batches with backward()): backward() is the tape's

@@ -19,7 +19,7 @@ from transpiler.ir.registry import OpRegistry
 from transpiler.ir import sizes
 from transpiler.ir.graph import Node
 from transpiler.ir.params import param_names
-from transpiler.printers import runtime_source
+from transpiler.printers import differences, runtime_source
 from transpiler.printers.torch.ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -59,16 +59,21 @@ def _prod(values) -> int:
 
 
 def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: bool = False) -> dict:
-    """Initializer arguments giving a layer PyTorch's default initial weights, or what the
-    script's initialisation code drew (``node.meta["param_inits"]``); none for weights
-    loaded from a model file (``weights_given``)."""
+    """Initializer arguments giving a layer what the script's initialisation code drew
+    (``node.meta["param_inits"]``), and under ``--exact`` PyTorch's default initial weights
+    for the others (without it Keras' own defaults stand); none for weights loaded from a
+    model file (``weights_given``)."""
     if node.meta.get("weights_given"):
         return {}
     kw = {f"{kernel}_initializer": f"torch_uniform_init({lit(fan_in)})" if depthwise else "torch_kernel_init()"}
     if node.attrs.get("use_bias"):
         kw["bias_initializer"] = f"torch_uniform_init({lit(fan_in)})"
-    kw.update(_drawn_inits(node, (kernel if kernel != "depthwise" else "depthwise_kernel", "bias"), kernel))
-    return kw
+    drawn = _drawn_inits(node, (kernel if kernel != "depthwise" else "depthwise_kernel", "bias"), kernel)
+    if differences.exact():
+        return {**kw, **drawn}
+    if len(drawn) < len(kw):  # a weight the script left to torch's default: Keras' default now
+        differences.replaced("initializers")
+    return drawn
 
 
 def _drawn_inits(node: Node, params: tuple[str, ...], first: str | None = None) -> dict:
@@ -454,9 +459,11 @@ def emit_concat_keras(node: Node) -> KerasEmission:
 def emit_embedding_keras(node: Node) -> KerasEmission:
     a = node.attrs
     pad = node.meta.get("padding_idx")
-    # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05)
-    init = "keras.initializers.RandomNormal(stddev=1.0)"
+    # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05) (--exact: torch's)
+    init = "keras.initializers.RandomNormal(stddev=1.0)" if differences.exact() else None
     init = _drawn_inits(node, ("embeddings",)).get("embeddings_initializer", init)
+    if init is None:
+        differences.replaced("initializers")
     if pad is None:
         return KerasEmission(layer("Embedding", node, lit(a["input_dim"]), lit(a["output_dim"]),
                                    embeddings_initializer=init))
@@ -469,13 +476,16 @@ _RNN_CLASS = {"lstm": "LSTM", "gru": "GRU", "simple_rnn": "SimpleRNN"}
 
 
 def _rnn_args(op: str, a: dict) -> dict:
-    # torch draws every RNN weight from U(±1/sqrt(units)) (its two biases are summed: the
-    # folded Keras bias starts narrower-tailed than torch's sum of two uniforms)
-    init = f"torch_uniform_init({a['units']})"
-    inits = {"kernel_initializer": init, "recurrent_initializer": init,
-             "bias_initializer": init if a["use_bias"] else None}
-    if op == "lstm":
-        inits["unit_forget_bias"] = "False"  # Keras adds 1 to the forget gate's bias by default
+    # --exact: torch draws every RNN weight from U(±1/sqrt(units)) (its two biases are summed:
+    # the folded Keras bias starts narrower-tailed than torch's sum of two uniforms)
+    inits = {}
+    differences.replaced("initializers")
+    if differences.exact():
+        init = f"torch_uniform_init({a['units']})"
+        inits = {"kernel_initializer": init, "recurrent_initializer": init,
+                 "bias_initializer": init if a["use_bias"] else None}
+        if op == "lstm":
+            inits["unit_forget_bias"] = "False"  # Keras adds 1 to the forget gate's bias by default
     return {**inits, "use_bias": None if a["use_bias"] else "False",
             "return_sequences": "True" if a["return_sequences"] else None,
             "return_state": "True" if a["return_state"] else None,
@@ -491,8 +501,9 @@ def emit_rnn_keras(node: Node) -> KerasEmission:
     def args(ins):  # the states after x, each (N, units) as Keras takes them
         return f"{ins[0]}, initial_state=[{', '.join(ins[1:])}]"
 
-    return KerasEmission(layer(_RNN_CLASS[node.op], node, lit(a["units"]), **_rnn_args(node.op, a)),
-                         helpers=("torch_uniform_init",), args=args if a["initial_state"] else None)
+    kwargs = _rnn_args(node.op, a)
+    return KerasEmission(layer(_RNN_CLASS[node.op], node, lit(a["units"]), **kwargs),
+                         helpers=_helpers(kwargs), args=args if a["initial_state"] else None)
 
 
 @emitter("bidirectional")
@@ -505,7 +516,7 @@ def emit_bidirectional_keras(node: Node) -> KerasEmission:
     mode = node.attrs["merge_mode"]
     return KerasEmission(layer("Bidirectional", node, inner_text,
                                merge_mode=None if mode == "concat" else ("None" if mode == "none" else repr(mode))),
-                         helpers=("torch_uniform_init",))
+                         helpers=_helpers(args))
 
 
 # ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is
 from transpiler.ir.program import ModelDef, Program, output_perm
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import helper_calls as keras_helper_calls
+from transpiler.printers.keras import optimizers as keras_optimizers
 from transpiler.printers.code import Namespace, comment_text, lit
 
 LOSS_CLASSES = {"sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
@@ -316,77 +317,7 @@ class ProgramPrinter:
 
     # -- objects ------------------------------------------------------------------------
     def optimizer_expr(self, opt: T.Optimizer) -> str:
-        h = opt.hyper
-        kind = opt.kind
-        cls = f"keras.optimizers.{OPTIMIZER_CLASSES[kind]}"
-        args = [f"learning_rate={self.code(h['learning_rate'])}"]
-        notes = []
-        if kind in ("adam", "adamw", "adamax", "nadam"):
-            if (h["beta_1"], h["beta_2"]) != KERAS_BETAS:
-                args += [f"beta_1={_num(h['beta_1'])}", f"beta_2={_num(h['beta_2'])}"]
-            args.append(f"epsilon={self.code(h['epsilon'])}")
-            if h.get("amsgrad"):
-                args.append("amsgrad=True")
-        if kind == "nadam" and h.get("momentum_decay", 0.004) != 0.004:
-            args.append(f"momentum_decay={self.code(h['momentum_decay'])}")
-        if kind == "adamw":
-            args.append(f"weight_decay={self.code(h['weight_decay'])}")
-        if kind == "sgd":
-            if h.get("momentum"):
-                args.append(f"momentum={self.code(h['momentum'])}")
-            if h.get("nesterov"):
-                args.append("nesterov=True")
-            if h.get("dampening"):
-                args.append(f"dampening={self.code(h['dampening'])}")
-        if kind == "rmsprop":
-            args.append(f"rho={self.code(h['rho'])}")
-            if h.get("momentum"):
-                args.append(f"momentum={self.code(h['momentum'])}")
-            if h.get("centered"):
-                args.append("centered=True")
-        if kind == "adagrad":
-            args.append(f"initial_accumulator_value={self.code(h['initial_accumulator_value'])}")
-            if h.get("lr_decay"):
-                args.append(f"lr_decay={self.code(h['lr_decay'])}")
-        if kind == "adadelta":
-            args.append(f"rho={self.code(h['rho'])}")
-        if kind in ("rmsprop", "adagrad", "adadelta"):
-            args.append(f"epsilon={self.code(h['epsilon'])}")
-        for key in T.CLIP_KEYS:
-            if key in opt.clip:
-                args.append(f"{key}={self.code(opt.clip[key])}")
-        if kind in ("adam", "adamw") and opt.epsilon_after_bias_correction:
-            cls = f"Torch{OPTIMIZER_CLASSES[kind]}"
-            self.need(cls)
-            if opt.l2:
-                args.append(f"l2={self.code(opt.l2)}")
-        elif kind == "sgd" and (opt.momentum_on_gradients or opt.l2 or h.get("dampening")):
-            self.need("TorchSGD")
-            cls = "TorchSGD"
-            if opt.l2:
-                args.append(f"l2={self.code(opt.l2)}")
-        elif kind in ("rmsprop", "adagrad") and (opt.epsilon_outside_sqrt or opt.l2 or h.get("lr_decay")) or \
-                kind in ("adamax", "nadam") or kind == "adadelta" and opt.l2:
-            cls = f"Torch{OPTIMIZER_CLASSES[kind]}"
-            self.need(cls)
-            if opt.l2:
-                args.append(f"l2={self.code(opt.l2)}")
-        elif opt.l2:
-            raise NotImplementedError(f"{kind} with an L2 weight decay")
-        if opt.rate_note:
-            notes.append(opt.rate_note + ("; exact while the gradients are not clipped (torch's norm counts "
-                                          "the two biases' gradient twice)" if opt.clip else ""))
-        for note in notes:
-            self.note(note)
-        expr = f"{cls}({', '.join(args)})"
-        if opt.no_weight_decay is not None:
-            self.need("without_weight_decay")
-            expr = f"without_weight_decay({expr}, {_listed(opt.no_weight_decay)})"
-        if opt.group_learning_rates:
-            self.need("with_learning_rates")
-            groups = ", ".join(f"({_listed(v)}, {_num(scale)})" for v, scale in opt.group_learning_rates)
-            expr = f"with_learning_rates({expr}, [{groups}])"
-        return expr
+        return keras_optimizers.optimizer_expr(self, opt)
 
     def param_group_lines(self, ts: T.TrainingStatement) -> list[str]:
         """A loop sorting ``named_parameters()`` into lists, run statically: the lists of Keras

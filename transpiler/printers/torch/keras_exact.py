@@ -1,4 +1,4 @@
-"""``--keras-exact-updates``: which generated classes update the weights exactly as Keras'
+"""``--exact``: which generated classes update the weights exactly as Keras'
 TensorFlow backend does (embedding gradients per token occurrence, float32-rounded
 hyperparameters). What is reproduced and what is not is documented once, in the module
 holding the classes as real code: ``transpiler/runtime/torch/keras_exact.py``;

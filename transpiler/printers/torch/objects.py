@@ -1,5 +1,5 @@
-"""compile()'s objects in Keras → PyTorch programs: optimizers (Keras' defaults explicit,
-Keras-exact classes on request), learning-rate schedules, losses and metrics. The helper
+"""compile()'s objects in Keras → PyTorch programs: optimizers (torch's own with Keras'
+hyperparameters, the differences reported; Keras-exact classes under --exact), learning-rate schedules, losses and metrics. The helper
 functions and classes they name are copied from transpiler/runtime/torch/ (losses.py,
 metrics.py, optimizers.py, keras_exact.py) through printers/runtime_source.py.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.ir import training as T
-from transpiler.printers import runtime_source
+from transpiler.printers import differences, runtime_source
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import lit
@@ -101,22 +101,14 @@ class CompiledObjects:
         if self.keras_exact and kind in keras_exact.EXACT_OPTIMIZERS:
             name = "AdamW" if cls == "AdamW" else keras_exact.EXACT_OPTIMIZERS[kind]
             return self._keras_exact_optimizer(kind, name, args)
-        if cls in ("Adam", "AdamW"):
-            # Keras adds epsilon to sqrt(v) before the bias correction; torch after it
-            self.optimizer_classes[f"Keras{cls}"] = runtime_source.source(
-                "torch.optimizers", "KerasAdam", {"KerasAdam": f"Keras{cls}", "Adam": cls})
-            self.code.imports.add("import math")
-            return f"Keras{cls}({', '.join(args)})"
-        if cls == "RMSprop":
-            # Keras divides by sqrt(v + epsilon); torch by sqrt(v) + epsilon
-            self.optimizer_classes["KerasRMSprop"] = runtime_source.source("torch.optimizers", "KerasRMSprop")
-            args = [a.replace("alpha=", "rho=") for a in args]
-            return f"KerasRMSprop({', '.join(args)})"
+        if cls in ("Adam", "AdamW", "RMSprop"):  # torch's own: what it computes otherwise is reported
+            differences.record(self.program, differences.TO_PYTORCH,
+                               "rmsprop_epsilon" if cls == "RMSprop" else "adam_epsilon")
         return f"torch.optim.{cls}({', '.join(args)})"
 
     def _keras_exact_optimizer(self, kind: str, name: str, args: list[str]) -> str:
         """``Keras<name>(...)``, a class that updates as Keras' TensorFlow backend does (the
-        program asked for --keras-exact-updates; see printers/torch/keras_exact.py), with its base."""
+        program asked for --exact; see printers/torch/keras_exact.py), with its base."""
         self.optimizer_classes["KerasOptimizer"] = runtime_source.source(keras_exact.RUNTIME, "KerasOptimizer")
         stem = "Adam" if name == "AdamW" else name  # AdamW: Adam's class, renamed
         self.optimizer_classes[f"Keras{name}"] = runtime_source.source(

@@ -20,6 +20,7 @@ from transpiler.ir.graph import Node
 from transpiler.ir.initializers import Initializer
 from transpiler.ir.params import expected_shapes
 from transpiler.ir.shapes import channel_axis
+from transpiler.printers import differences
 from transpiler.printers.code import lit, size_arg
 from transpiler.ir.transforms import Transform
 
@@ -82,12 +83,23 @@ def has_emitter(op: str) -> bool:
 
 def emit(node: Node) -> Emission:
     """The emission for ``node``; ``self.<name>`` refers to its module."""
-    return _EMITTERS[node.op](node, f"self.{node.name}")
+    return _idiomatic(node, _EMITTERS[node.op](node, f"self.{node.name}"))
 
 
 def emit_as(node: Node, ref: str) -> Emission:
     """The emission for ``node`` whose module the code reaches as ``ref`` (``self.blocks[0]``)."""
-    return _EMITTERS[node.op](node, ref)
+    return _idiomatic(node, _EMITTERS[node.op](node, ref))
+
+
+def _idiomatic(node: Node, em: Emission) -> Emission:
+    """Without --exact a module keeps torch's default initialisation: its ``reset_parameters``
+    lines reproducing Keras' defaults go, unless the program chose an initializer for the layer
+    (``node.meta["initializers"]``: then the layer is initialised as a whole, as Keras would) or
+    the weight is a bare ``nn.Parameter`` that has no initialisation of its own."""
+    if em.init and not differences.exact() and not em.parameter and not node.meta.get("initializers"):
+        differences.replaced("initializers")
+        em.init = []
+    return em
 
 
 def state_entries(node: Node) -> list[StateEntry]:

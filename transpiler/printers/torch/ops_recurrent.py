@@ -18,7 +18,7 @@ from transpiler.ir.transforms import Transform
 @emitter("embedding")
 def emit_embedding_torch(node: Node, m: str) -> Emission:
     a = node.attrs
-    # --keras-exact-updates: the lookup also records its gradient per token occurrence
+    # --exact: the lookup also records its gradient per token occurrence
     cls = "KerasEmbedding" if node.meta.get("occurrence_slices") else "nn.Embedding"
     module = call(cls, lit(a["input_dim"]), lit(a["output_dim"]))
     cast = not node.inputs[0].dtype.startswith(("int", "uint"))

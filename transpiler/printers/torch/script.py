@@ -895,7 +895,7 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     source_file = os.path.basename(program.path)
     training = TrainingPrinter(program)
     tcode = training.run()  # first: it decides which outputs the loss reads as logits
-    # --keras-exact-updates with a Keras optimizer class that reads per-occurrence slices:
+    # --exact with a Keras optimizer class that reads per-occurrence slices:
     # the models' Embedding lookups record them
     slices = "KerasOptimizer" in training.optimizer_classes
     for md in program.models if slices else ():

@@ -22,7 +22,7 @@ from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import runtime_prune, runtime_source
+from transpiler.printers import differences, runtime_prune, runtime_source
 from transpiler.printers.torch import data_utils, dataset_loaders
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch.data_pipeline import PIPELINE_NO_OPS, Pipeline, refuse_negative_steps
@@ -113,7 +113,7 @@ class TrainingPrinter(CompiledObjects):
         self.metric_fns: dict[tuple[str, bool | None], str] = {}
         self.fit_variants: dict[str, str] = {}
         self.optimizer_classes: dict[str, str] = {}
-        #: --keras-exact-updates: optimizers that update as Keras' TensorFlow backend does
+        #: --exact: optimizers that update as Keras' TensorFlow backend does
         self.keras_exact = bool(program.meta.get("keras_exact_updates"))
         self.datasets: set[str] = set()
         self.features: set[str] = set()  # fit/train_step options the program uses
@@ -575,7 +575,8 @@ class TrainingPrinter(CompiledObjects):
             lines[:0] = EMBEDDING_SLICES_NOTE
             if self.keras_exact:
                 lines[1:2] = [f"# occurrence (repeats not summed first): KerasEmbedding and {expr.split('(')[0]} "
-                              "reproduce", "# that (transpile --keras-exact-updates)"]
+                              "reproduce", "# that (transpile --exact)"]
+            differences.record(self.program, differences.TO_PYTORCH, "embedding_slices")
         losses = [self.loss_name(loss, _uses_logits(mt.md, i)) for i, loss in enumerate(c.losses)]
         if len(losses) == 1:
             lines.append(f"{mt.loss_var} = {losses[0]}")
@@ -976,7 +977,7 @@ class TrainingPrinter(CompiledObjects):
             rename = {"Model": self.model_class} if name == "load_model" else None
             out += copy.take(TRAINING, name, rename=rename)
             self.code.imports.add("import numpy as np")
-        # KerasOptimizer, the base of the --keras-exact-updates classes, before them
+        # KerasOptimizer, the base of the --exact classes, before them
         out += [text for _key, text in sorted(self.optimizer_classes.items(),
                                               key=lambda kv: (kv[0] != "KerasOptimizer", kv[0]))]
         out += [text for _key, text in sorted(self.loss_fns.items())]

@@ -1,4 +1,4 @@
-"""``--keras-exact-updates``: generated code that updates the weights exactly as Keras'
+"""``--exact``: generated code that updates the weights exactly as Keras'
 TensorFlow backend does, where that differs from the mathematically true update.
 
 Two differences are reproduced (measured: tests/test_training_equivalence.py):
@@ -39,7 +39,7 @@ from torch import nn
 
 class KerasEmbedding(nn.Embedding):
     """nn.Embedding that also keeps its gradient the way Keras' TensorFlow backend hands it
-    to the optimizer (transpile --keras-exact-updates): one slice per token occurrence
+    to the optimizer (transpile --exact): one slice per token occurrence
     (tf.IndexedSlices), repeats not summed. Keras' adaptive optimizers square each slice
     before the slices are summed per row, so a token seen k times in a batch adds
     sum(g_i ** 2) to its second moment instead of (sum g_i) ** 2. The Keras optimizer
@@ -60,7 +60,7 @@ class KerasEmbedding(nn.Embedding):
 
 class KerasOptimizer(torch.optim.Optimizer):
     """Base of the Keras optimizers below, which update exactly as Keras' TensorFlow
-    backend does (transpile --keras-exact-updates):
+    backend does (transpile --exact):
     - an Embedding table's gradient reaches a Keras optimizer one slice per token
       occurrence; squares (Adamax: absolute values) of the gradient are taken per slice,
       then summed per row (KerasEmbedding records the slices);

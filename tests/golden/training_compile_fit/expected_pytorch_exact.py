@@ -1,7 +1,4 @@
 # Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
-"""An Embedding trained with Adam: Keras' TensorFlow backend applies the table's gradient
-per token occurrence; the generated optimizer line says so. SGD would need no note."""
-
 import numpy as np
 import math
 import torch
@@ -11,61 +8,30 @@ from torch.utils.data import DataLoader, TensorDataset
 from types import SimpleNamespace
 
 
-class KerasEmbedding(nn.Embedding):
-    """nn.Embedding that also keeps its gradient the way Keras' TensorFlow backend hands it
-    to the optimizer (transpile --keras-exact-updates): one slice per token occurrence
-    (tf.IndexedSlices), repeats not summed. Keras' adaptive optimizers square each slice
-    before the slices are summed per row, so a token seen k times in a batch adds
-    sum(g_i ** 2) to its second moment instead of (sum g_i) ** 2. The Keras optimizer
-    classes below switch the recording on (weight.keras_slices) and read it; .grad stays
-    the true, summed gradient."""
-
-    def forward(self, indices):
-        out = super().forward(indices)
-        slices = getattr(self.weight, "keras_slices", None)
-        if slices is not None and out.requires_grad:
-
-            def keep_slices(grad):
-                slices.append(
-                    (indices.reshape(-1), grad.reshape(-1, self.embedding_dim))
-                )
-
-            out.register_hook(keep_slices)
-        return out
-
-
 class Net(nn.Module):
-    """Transpiled from the Keras model built by ``build_model()`` (input.py:9).
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:7).
 
-    Input ``x``: (N, 6) int32.
+    Input ``x``: (N, 4) float32.
     Returns: (N, 1).
-
-    ``return_logits=True`` skips the final softmax/sigmoid: the training loss
-    works on logits, which is numerically sound (Keras clips probabilities instead).
     """
 
-    def __init__(self, vocab_size=50):
+    def __init__(self):
         super().__init__()
-        self.embedding1 = KerasEmbedding(vocab_size, 8)
-        self.fc1 = nn.Linear(8, 1)
+        self.fc1 = nn.Linear(4, 1)
         self.reset_parameters()
 
     def reset_parameters(self):
         """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)
         nn.init.xavier_uniform_(self.fc1.weight)
         nn.init.zeros_(self.fc1.bias)
 
-    def forward(self, x, return_logits=False):
-        x = self.embedding1(x).mean(dim=1)
-        logits = self.fc1(x)
-        if return_logits:
-            return logits
-        return torch.sigmoid(logits)
+    def forward(self, x):
+        x = self.fc1(x)
+        return x
 
 
-def build_model(vocab_size=50):
-    return Net(vocab_size)
+def build_model():
+    return Net()
 
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
@@ -86,7 +52,7 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
     """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
     model.train()
     optimizer.zero_grad()
-    outputs = model(*inputs, return_logits=True)
+    outputs = model(*inputs)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     loss = 0.0
     for loss_fn, weight, output, target in zip(
@@ -151,7 +117,7 @@ def fit(
 
 class KerasOptimizer(torch.optim.Optimizer):
     """Base of the Keras optimizers below, which update exactly as Keras' TensorFlow
-    backend does (transpile --keras-exact-updates):
+    backend does (transpile --exact):
     - an Embedding table's gradient reaches a Keras optimizer one slice per token
       occurrence; squares (Adamax: absolute values) of the gradient are taken per slice,
       then summed per row (KerasEmbedding records the slices);
@@ -247,21 +213,15 @@ class KerasAdam(KerasOptimizer):
         p.sub_(m * alpha / (v.sqrt() + group["eps"]))
 
 
-def binary_crossentropy(logits, target):
-    """Keras' binary_crossentropy per sample (mean over the last axis), from logits."""
-    target = target.to(logits.dtype).view_as(logits)
-    return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(
-        dim=-1
-    )
+def mean_squared_error(output, target):
+    """Keras' mean_squared_error per sample (mean over the last axis)."""
+    return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)
 
 
 if __name__ == "__main__":
-    x = np.random.randint(0, 50, size=(64, 6))
-    y = (x[:, 0] < 25).astype("float32")
+    x = np.random.rand(64, 4).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
     model = build_model()
-    # Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token
-    # occurrence (repeats not summed first): KerasEmbedding and KerasAdam reproduce
-    # that (transpile --keras-exact-updates)
-    optimizer = KerasAdam(model.parameters(), lr=0.01, betas=(0.9, 0.999), eps=1e-07)
-    loss_fn = binary_crossentropy  # on logits: the model's final activation moves into the loss
+    optimizer = KerasAdam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07)
+    loss_fn = mean_squared_error
     fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=16)

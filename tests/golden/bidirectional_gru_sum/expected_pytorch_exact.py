@@ -1,0 +1,44 @@
+# Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:10).
+
+    Input ``tokens``: (N, 12) int32.
+    Returns: (N, 2).
+    """
+
+    def __init__(self, vocab_size=100):
+        super().__init__()
+        self.embedding1 = nn.Embedding(vocab_size, 16)
+        self.birnn1 = nn.GRU(16, 8, batch_first=True, bidirectional=True)
+        self.fc1 = nn.Linear(8, 2)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)
+        nn.init.xavier_uniform_(self.birnn1.weight_ih_l0)
+        nn.init.orthogonal_(self.birnn1.weight_hh_l0)
+        nn.init.zeros_(self.birnn1.bias_ih_l0)
+        nn.init.zeros_(self.birnn1.bias_hh_l0)
+        nn.init.xavier_uniform_(self.birnn1.weight_ih_l0_reverse)
+        nn.init.orthogonal_(self.birnn1.weight_hh_l0_reverse)
+        nn.init.zeros_(self.birnn1.bias_ih_l0_reverse)
+        nn.init.zeros_(self.birnn1.bias_hh_l0_reverse)
+        nn.init.xavier_uniform_(self.fc1.weight)
+        nn.init.zeros_(self.fc1.bias)
+
+    def forward(self, tokens):
+        x = self.embedding1(tokens)
+        x_seq, x_h = self.birnn1(x)
+        x = x_h[0] + x_h[1]
+        outputs = F.softmax(self.fc1(x), dim=-1)
+        return outputs
+
+
+def build_model(vocab_size=100):
+    return Net(vocab_size)

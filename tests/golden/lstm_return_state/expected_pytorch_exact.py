@@ -1,0 +1,51 @@
+# Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:10).
+
+    Input ``inputs``: (N, 10, 6) float32.
+    Returns: (N, 1).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.lstm1 = nn.LSTM(6, 12, batch_first=True)
+        # Keras has one bias: torch's second (bias_hh) stays zero
+        self.lstm1.bias_hh_l0.requires_grad_(False)
+        self.lstm2 = nn.LSTM(12, 8, batch_first=True)
+        # Keras has one bias: torch's second (bias_hh) stays zero
+        self.lstm2.bias_hh_l0.requires_grad_(False)
+        self.fc1 = nn.Linear(20, 1)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Keras' default initializers, so training from scratch behaves the same."""
+        nn.init.xavier_uniform_(self.lstm1.weight_ih_l0)
+        nn.init.orthogonal_(self.lstm1.weight_hh_l0)
+        nn.init.zeros_(self.lstm1.bias_ih_l0)
+        nn.init.zeros_(self.lstm1.bias_hh_l0)
+        nn.init.ones_(self.lstm1.bias_ih_l0[12:24])  # Keras unit_forget_bias
+        nn.init.xavier_uniform_(self.lstm2.weight_ih_l0)
+        nn.init.orthogonal_(self.lstm2.weight_hh_l0)
+        nn.init.zeros_(self.lstm2.bias_ih_l0)
+        nn.init.zeros_(self.lstm2.bias_hh_l0)
+        nn.init.ones_(self.lstm2.bias_ih_l0[8:16])  # Keras unit_forget_bias
+        nn.init.xavier_uniform_(self.fc1.weight)
+        nn.init.zeros_(self.fc1.bias)
+
+    def forward(self, inputs):
+        sequence, (state_h, state_c) = self.lstm1(inputs)
+        state_h = state_h[0]
+        state_c = state_c[0]
+        last_seq, (_, _) = self.lstm2(sequence)
+        last = last_seq[:, -1]
+        last = torch.cat([last, state_h], dim=1)
+        outputs = self.fc1(last)
+        return outputs
+
+
+def build_model():
+    return Net()

@@ -1,0 +1,203 @@
+# Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
+"""Two models trained in alternation (a GAN): a custom step, a Keras train_step run by fit."""
+
+import numpy as np
+import math
+import tensorflow as tf
+import keras
+from keras import layers
+
+
+def torch_kernel_init():
+    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
+    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
+
+
+def torch_uniform_init(fan_in):
+    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
+    bound = 1 / math.sqrt(fan_in)
+    return keras.initializers.RandomUniform(-bound, bound)
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchAdam(keras.optimizers.Adam):
+    """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
+    correction (Keras adds it before, which in torch's terms scales epsilon by
+    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, l2=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.l2 = l2
+        self.torch_epsilon = self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
+
+    def update_step(self, gradient, variable, learning_rate):
+        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
+        # repeated rows would be squared apart in the second moment
+        gradient = keras.ops.add(
+            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
+        )
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        step = keras.ops.cast(self.iterations + 1, variable.dtype)
+        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
+        # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula
+        self.epsilon = self.torch_epsilon * keras.ops.sqrt(
+            1 - keras.ops.power(beta_2, step)
+        )
+        try:
+            super().update_step(gradient, variable, learning_rate)
+        finally:
+            self.epsilon = self.torch_epsilon
+
+
+def accumulate_gradients(tape, loss, model, gradients=None):
+    """loss.backward() for model's weights: the gradient of loss adds to the gradients
+    gathered since the model's zero_grad() (None), as torch accumulates them in .grad.
+    """
+    with tape.stop_recording():
+        new = tape.gradient(
+            loss,
+            model.trainable_variables,
+            unconnected_gradients=tf.UnconnectedGradients.ZERO,
+        )
+    if gradients is None:
+        return new
+    return [old + grad for old, grad in zip(gradients, new)]
+
+
+def apply_gradients(tape, optimizer, model, gradients):
+    """optimizer.step(): the gathered gradients update the model's weights."""
+    with tape.stop_recording():
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+
+
+INPUT_SHAPE = (4,)
+DISCRIMINATOR_INPUT_SHAPE = (6,)
+
+
+def build_model():
+    """The build_model model, translated from PyTorch (channels-last inputs)."""
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(4,), name="x"),
+            layers.Dense(
+                8,
+                kernel_initializer=torch_kernel_init(),
+                bias_initializer=torch_uniform_init(4),
+                name="linear_0",
+            ),
+            layers.ReLU(name="relu_1"),
+            layers.Dense(
+                6,
+                kernel_initializer=torch_kernel_init(),
+                bias_initializer=torch_uniform_init(8),
+                name="linear_2",
+            ),
+        ],
+        name="build_model",
+    )
+    return model
+
+
+def build_discriminator():
+    """The build_discriminator model, translated from PyTorch (channels-last inputs)."""
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(6,), name="x"),
+            layers.Dense(
+                8,
+                kernel_initializer=torch_kernel_init(),
+                bias_initializer=torch_uniform_init(6),
+                name="linear_0",
+            ),
+            layers.LeakyReLU(negative_slope=0.2, name="leakyrelu_1"),
+            layers.Dense(
+                1,
+                kernel_initializer=torch_kernel_init(),
+                bias_initializer=torch_uniform_init(8),
+                name="linear_2",
+            ),
+        ],
+        name="build_discriminator",
+    )
+    return model
+
+
+class Trainer(keras.Model):
+    """The training step of the loop in main() (lines 27-40), for fit to run. It is not
+    the step compile() builds: disc and gen are trained in one step, each by its own
+    optimizer. fit logs loss_d, loss_g (each averaged over the epoch's batches) in
+    place of the loop's own reporting: the prints (line 40).
+    """
+
+    def __init__(self, gen, disc, opt_d, opt_g, criterion):
+        super().__init__()
+        self.gen = gen
+        self.disc = disc
+        self.opt_d = opt_d
+        self.opt_g = opt_g
+        self.criterion = criterion
+        self.trackers = [
+            keras.metrics.Mean(name="loss_d"),
+            keras.metrics.Mean(name="loss_g"),
+        ]
+
+    @property
+    def metrics(self):
+        return self.trackers
+
+    def train_step(self, data):
+        gen, disc, opt_d, opt_g, criterion = (
+            self.gen,
+            self.disc,
+            self.opt_d,
+            self.opt_g,
+            self.criterion,
+        )
+        real = data
+        with tf.GradientTape(persistent=True) as tape:
+            ones = np.ones((real.shape[0], 1), dtype="float32")
+            zeros = np.zeros((real.shape[0], 1), dtype="float32")
+            fake = gen(
+                np.random.standard_normal((real.shape[0], 4)).astype("float32"),
+                training=True,
+            )
+            disc_grads = None  # opt_d.zero_grad()
+            loss_d = criterion(ones, disc(real, training=True)) + criterion(
+                zeros, disc(keras.ops.stop_gradient(fake), training=True)
+            )
+            # loss_d.backward()
+            disc_grads = accumulate_gradients(tape, loss_d, disc, disc_grads)
+            apply_gradients(tape, opt_d, disc, disc_grads)  # opt_d.step()
+            gen_grads = None  # opt_g.zero_grad()
+            loss_g = criterion(ones, disc(fake, training=True))
+            # loss_g.backward()
+            gen_grads = accumulate_gradients(tape, loss_g, gen, gen_grads)
+            apply_gradients(tape, opt_g, gen, gen_grads)  # opt_g.step()
+        for tracker, value in zip(self.trackers, (loss_d, loss_g)):
+            tracker.update_state(value)
+        return {tracker.name: tracker.result() for tracker in self.trackers}
+
+
+def main():
+    keras.utils.set_random_seed(0)
+    data = np.random.RandomState(0).randn(64, 6).astype("float32")
+    gen, disc = build_model(), build_discriminator()
+    criterion = keras.losses.BinaryCrossentropy(from_logits=True)
+    opt_g = TorchAdam(learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08)
+    opt_d = TorchAdam(learning_rate=0.0002, beta_1=0.5, beta_2=0.999, epsilon=1e-08)
+    # transpiler: the training loop (lines 27-40) is fit running Trainer.train_step, its
+    # custom step, on the loader's batches
+    trainer = Trainer(gen, disc, opt_d, opt_g, criterion)
+    # transpiler: the step computes with numpy or Python numbers (np.ones, np.zeros,
+    # np.random.standard_normal): fit runs it eagerly (a traced step would keep their values
+    # from its first call)
+    trainer.compile(run_eagerly=True)
+    trainer.fit(data, batch_size=16, epochs=2, shuffle=True, verbose=2)
+
+
+if __name__ == "__main__":
+    main()

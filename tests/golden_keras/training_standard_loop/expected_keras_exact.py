@@ -1,0 +1,137 @@
+# Transpiled from input.py (PyTorch) to Keras by transpiler; review before use.
+"""A small CNN trained by the usual PyTorch loop (→ compile + fit)."""
+
+import os
+import tempfile
+
+import numpy as np
+import math
+import keras
+from keras import layers
+
+
+def torch_kernel_init():
+    """PyTorch's default weight init (kaiming_uniform, a=sqrt(5)): U(±1/sqrt(fan_in))."""
+    return keras.initializers.VarianceScaling(1 / 3, "fan_in", "uniform")
+
+
+def torch_uniform_init(fan_in):
+    """PyTorch's default bias (and recurrent weight) init: U(±1/sqrt(fan_in))."""
+    bound = 1 / math.sqrt(fan_in)
+    return keras.initializers.RandomUniform(-bound, bound)
+
+
+@keras.saving.register_keras_serializable(package="transpiler")
+class TorchAdam(keras.optimizers.Adam):
+    """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
+    correction (Keras adds it before, which in torch's terms scales epsilon by
+    1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
+
+    def __init__(self, l2=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.l2 = l2
+        self.torch_epsilon = self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "l2": self.l2}
+
+    def update_step(self, gradient, variable, learning_rate):
+        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
+        # repeated rows would be squared apart in the second moment
+        gradient = keras.ops.add(
+            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
+        )
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        step = keras.ops.cast(self.iterations + 1, variable.dtype)
+        beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
+        # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula
+        self.epsilon = self.torch_epsilon * keras.ops.sqrt(
+            1 - keras.ops.power(beta_2, step)
+        )
+        try:
+            super().update_step(gradient, variable, learning_rate)
+        finally:
+            self.epsilon = self.torch_epsilon
+
+
+INPUT_SHAPE = (1, 12, 12)
+EPOCHS = 3
+
+
+def build_model():
+    """The Net model, translated from PyTorch (channels-last inputs)."""
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(12, 12, 1), name="x"),
+            layers.Conv2D(
+                4,
+                3,
+                kernel_initializer=torch_kernel_init(),
+                bias_initializer=torch_uniform_init(9),
+                name="conv",
+            ),
+            layers.ReLU(name="relu"),
+            layers.Flatten(name="flatten"),
+            layers.Dense(
+                3,
+                kernel_initializer=torch_kernel_init(),
+                bias_initializer=torch_uniform_init(400),
+                name="fc",
+            ),
+        ],
+        name="Net",
+    )
+    return model
+
+
+def make_data(n=96, seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.rand(n, *INPUT_SHAPE).astype("float32")
+    y = rng.randint(0, 3, size=n)
+    return x, y.astype("int64")
+
+
+def main():
+    keras.utils.set_random_seed(0)
+    x, y = make_data()
+    model = build_model()
+    criterion = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = TorchAdam(
+        learning_rate=0.001, epsilon=1e-08, global_clipnorm=1.0, l2=0.0001
+    )
+    # transpiler: the scheduler was stepped once per epoch: LearningRateScheduler sets the
+    # rate when each epoch begins
+    scheduler = keras.callbacks.LearningRateScheduler(
+        lambda epoch: 0.001 * 0.5 ** (epoch // 2)
+    )
+
+    # transpiler: the training loop (lines 46-62) is model.fit: it batches the arrays, steps
+    # the optimizer and reports the loss per epoch; its logs stand for the loop's own code:
+    # the running sums (line 55), the evaluation (line 58), the prints (line 62)
+    model.compile(optimizer=optimizer, loss=criterion, metrics=["accuracy"])
+    model.fit(
+        np.transpose(x[:64], (0, 2, 3, 1)),
+        y[:64],
+        batch_size=16,
+        epochs=EPOCHS,
+        shuffle=True,
+        validation_data=(np.transpose(x[64:], (0, 2, 3, 1)), y[64:]),
+        callbacks=[scheduler],
+        verbose=2,
+    )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "net.weights.h5")
+        model.save_weights(path)
+        restored = build_model()
+        restored.load_weights(path)
+    print(
+        restored.predict(np.transpose(x[:4], (0, 2, 3, 1)), verbose=0)
+        .argmax(axis=1)
+        .tolist()
+    )
+
+
+if __name__ == "__main__":
+    main()
