@@ -371,13 +371,46 @@ class RuntimeSizeLeak(NotImplementedError):
 
 
 def runtime_leaks(values) -> list[str]:
-    """The run-time sizes among ``values`` whose number was used (specialised), as text."""
+    """The run-time sizes among ``values`` whose number was used (specialised), as text
+    (a builder's parameter the program passes a run-time size counts as that size)."""
     out = []
     for value in values:
         sym = symbol_of(value)
-        if sym is not None and sym.kind == "runtime" and sym.specialised:
-            out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
+        if sym is not None and sym.specialised and runtime_symbol(value) is not None:
+            out.append(f"{runtime_symbol(value).arg} ({', '.join(sorted(sym.specialised))})")
     return out
+
+
+def runtime_symbol(value: Any) -> Sym | None:
+    """The run-time size ``value`` stands for: its own :class:`Sym` when that is of kind
+    ``"runtime"``, or, for a parameter (a builder's, a class's) the program passed a
+    run-time size, that size's; None for anything else."""
+    sym = symbol_of(value)
+    seen = 0
+    while sym is not None and seen < 32:
+        if sym.kind == "runtime":
+            return sym
+        arg = sym.arg
+        if isinstance(arg, tuple) and isinstance(value, tuple) and len(arg) == len(value):
+            found = [runtime_symbol(a) for a in arg]
+            return next((f for f in found if f is not None), None)
+        sym = symbol_of(arg) if arg is not None else None
+        value = arg
+        seen += 1
+    return None
+
+
+def carries_runtime(value: Any) -> bool:
+    """True when ``value`` (a size, or a tuple of sizes) depends on a run-time size."""
+    if isinstance(value, (tuple, list)):
+        return any(carries_runtime(v) for v in value)
+    expr = _expr_of(value)
+    if expr is None:
+        return False
+    for sym in leaves(expr):
+        if sym.kind == "runtime" or (sym.arg is not None and carries_runtime(sym.arg)):
+            return True
+    return False
 
 
 # -- making sizes -------------------------------------------------------------------
@@ -634,7 +667,7 @@ def number_text(value: Any) -> str:
         inner = ", ".join(number_text(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, Size):
-        if any(s.kind == "runtime" for s in leaves(value.expr)):
+        if carries_runtime(value):
             return expr_text(value.expr)  # (its number is a stand-in)
         return repr(int.__int__(value))
     return repr(value)

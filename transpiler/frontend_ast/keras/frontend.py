@@ -463,8 +463,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         star = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
         bound = {k: v for k, v in env.vars.items() if k not in star}
         if builder_probe:  # sizes with provenance: the builder's parameters by name
-            for pname, value in bound.items():
-                bound[pname] = sizes.named(value, pname)
+            for pname, value in bound.items():  # (a run-time size passed: remembered, issue 18)
+                bound[pname] = sizes.named(value, pname, arg=value if sizes.carries_runtime(value) else None)
                 env.set(pname, bound[pname])
         name = fn.node.name.value
         self.visited_functions.add(name)

@@ -484,8 +484,7 @@ __all__ = ["ModelCode", "print_model_class", "lit"]
 
 
 def _runtime(value) -> bool:
-    sym = sizes.symbol_of(value)
-    return sym is not None and sym.kind == "runtime"
+    return sizes.runtime_symbol(value) is not None
 
 
 def construct_args(md: ModelDef, code: ModelCode) -> str:
