@@ -400,6 +400,55 @@ def runtime_symbol(value: Any) -> Sym | None:
     return None
 
 
+def runtime_sizes_in(values) -> dict[str, "Size"]:
+    """The run-time sizes (leaves of kind ``"runtime"``) in ``values`` (nested tuples, lists
+    and dicts of sizes), by name, each as a size standing for that name alone."""
+    found: dict[str, Size] = {}
+
+    def walk(value) -> None:
+        if isinstance(value, Size):
+            for sym in leaves(value.expr):
+                if sym.kind == "runtime" and sym.name not in found:
+                    found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(values)
+    return found
+
+
+def specialised_runtime(values) -> list[str]:
+    """Every run-time size in ``values`` (nested tuples, lists and dicts of sizes; a
+    parameter's argument followed) whose number was used, as text: the check that no
+    stand-in number reached the output, whichever object of that size was printed."""
+    out: list[str] = []
+    seen: set[int] = set()
+
+    def walk(value, depth=0) -> None:
+        if isinstance(value, (Size, SymbolicSize)):
+            for sym in leaves(value.expr):
+                if id(sym) in seen:
+                    continue
+                seen.add(id(sym))
+                if sym.kind == "runtime" and sym.specialised:
+                    out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
+                elif sym.arg is not None and depth < 16:
+                    walk(sym.arg, depth + 1)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v, depth)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v, depth)
+
+    walk(values)
+    return out
+
+
 def carries_runtime(value: Any) -> bool:
     """True when ``value`` (a size, or a tuple of sizes) depends on a run-time size."""
     if isinstance(value, (tuple, list)):

@@ -28,6 +28,7 @@ from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupport
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.names import KerasNames
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
+from transpiler.frontend_ast.keras.runtime_sizes import KerasRuntimeSizes
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.support import (
@@ -46,10 +47,10 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 from transpiler.ir import sizes
 from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_constants, runtime_leaks, \
-    runtime_size, runtime_sizes_of, runtime_sizes_of_node
+    runtime_sizes_of, runtime_sizes_of_node
 
 
-class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses,
+class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses,
                     KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
@@ -560,11 +561,6 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         self.seq += 1
         layer.seq = self.seq
         return layer
-
-    def _runtime_size(self, value):
-        # (at module level only, for now: inside a function the code computing the size may read
-        # the function's locals, which the generated module's construction cannot see)
-        return runtime_size(value) if self.runtime_sizes and not self.scope_stack and not self.self_stack else value
 
     def _scope(self) -> str:
         """The outermost helper call under the builder (``residual_block3``), or ''."""
