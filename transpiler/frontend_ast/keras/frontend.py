@@ -137,6 +137,8 @@ class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasBuilderSites, KerasNa
                 except (Unsupported, FrontendError) as exc:
                     del self.models[mark:]
                     del self.program.training[tmark:]
+                    if site is not None and sizes.carries_runtime([*site[0], *site[1].values()]):
+                        continue  # (a run-time argument that is not a size, a model: read at its call)
                     self.failed_builders.add(stmt.name.value)
                     if self._constructs_layers(stmt) or _called_names(stmt) & set(self.user_classes):
                         span = getattr(exc, "span", None) or self._span(stmt)
