@@ -200,3 +200,28 @@ def test_eeg_builder_reading_num_classes_computed_from_the_data():
     assert not any("create_model" in d.message or "not translated yet: x = layers" in d.message
                    for d in result.stubs)
     assert not STANDIN.search(result.text)
+
+
+def test_a_whole_run_time_shape_passed_to_a_builder_is_not_taken_for_one_size():
+    """``create_model(instance_shape)`` with ``instance_shape = data[0].shape`` (the pattern
+    of attention_mil_classification): a tuple only the run knows is not one size, so the
+    builder is not read with it as ``Input((n,))`` (the generated module would get a tuple
+    where it needs an int, and fail when run): refused as before."""
+    source = DATA + textwrap.dedent('''
+        data = np.load("bags.npy", allow_pickle=True)
+        instance_shape = data[0][0].shape
+
+
+        def create_model(shape):
+            inputs = layers.Input(shape)
+            outputs = layers.Dense(num_classes, activation="softmax")(layers.Flatten()(inputs))
+            return keras.Model(inputs, outputs)
+
+
+        model = create_model(instance_shape)
+        ''')
+    result = translate(source, "case.py")
+    assert not result.program.models
+    assert result.stubs
+    assert "instance_shape)" not in result.text.split("class ", 1)[-1].split("def create_model")[0]
+    assert not STANDIN.search(result.text)

@@ -16,7 +16,6 @@ from transpiler.cst_fast import nodes_of
 
 from transpiler.frontend_ast.interp.core import ArgumentError
 from transpiler.frontend_ast.interp.values import ClassRef, FunctionRef, Unknown
-from transpiler.frontend_ast.size_names import runtime_size
 from transpiler.frontend_ast.keras.values import is_keras_binding
 from transpiler.ir import sizes
 
@@ -77,7 +76,7 @@ class KerasBuilderSites:
         if isinstance(value, tuple):
             return tuple(self._site_value(v) for v in value)
         if isinstance(value, Unknown):
-            size = runtime_size(value)
+            size = self._runtime_int(value)
             return size if isinstance(size, sizes.Size) else value
         return value
 

@@ -51,6 +51,15 @@ class KerasRuntimeSizes:
             value, seen = getattr(value, "origin", None), seen + 1
         return first
 
+    def _runtime_int(self, value: Any) -> Any:
+        """``value`` as a run-time size where the code computing it is that of a whole number
+        (``len(class_names)``, ``x.shape[1]``, ``n_classes * 2``, or a name bound to such
+        code): an argument of a builder or a Layer that is not passed to a size argument
+        (``Input(shape=...)`` may be handed a whole run-time shape, which is not one size)."""
+        if type(value).__name__ == "Unknown" and _int_like(value):
+            return self._runtime_size(value)
+        return value
+
     def _interned(self, value, name: str | None):
         """One run-time size per piece of code: the same code read twice (``width // 2`` for
         a helper and for a layer) is the same size, so printing one prints the other."""
@@ -241,3 +250,35 @@ def _binding_count(fn: cst.FunctionDef, name: str) -> int:
 def _identifier_of(text: str) -> str:
     name = re.sub(r"\W+", "_", text).strip("_") or "size"
     return f"n_{name}" if name[0].isdigit() else name
+
+
+#: calls whose result is a whole number
+_INT_CALLS = {"len", "int", "round"}
+
+
+def _int_like(value, depth: int = 0) -> bool:
+    """The code an Unknown came from (or a value it was bound from) computes a whole number."""
+    while value is not None and depth < 16:
+        if _int_code(getattr(value, "source", None)):
+            return True
+        value, depth = getattr(value, "origin", None), depth + 1
+    return False
+
+
+def _int_code(node) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        return isinstance(func, cst.Name) and func.value in _INT_CALLS
+    if isinstance(node, cst.Subscript):  # ``x.shape[1]``: one axis of a shape
+        base = node.value
+        items = node.slice
+        return isinstance(base, cst.Attribute) and base.attr.value == "shape" and len(items) == 1 \
+            and isinstance(items[0].slice, cst.Index) and isinstance(
+                items[0].slice.value, (cst.Integer, cst.UnaryOperation))
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)):
+        return _int_code(node.left) and (_int_code(node.right) or isinstance(node.right, cst.Name)) or \
+            _int_code(node.right) and isinstance(node.left, cst.Name)
+    return False

@@ -116,8 +116,8 @@ class KerasSubclasses:
     def _construct_user(self, cls: ClassRef, args, kwargs, span: Span):
         obj = UserObj(cls)
         # (a run-time value passed, ``Head(num_classes)``: a run-time size the class takes)
-        args = [self._runtime_size(a) for a in args]
-        kwargs = {k: self._runtime_size(v) for k, v in kwargs.items()}
+        args = [self._runtime_int(a) for a in args]
+        kwargs = {k: self._runtime_int(v) for k, v in kwargs.items()}
         self.seq += 1
         obj.scope = ModuleScope("class", cls.node.name.value, cls.node.name.value, span=span, args=_bound_args(cls.method("__init__"), args, kwargs),
                                 params=_tensor_params(cls.method("call")), seq=self.seq,
