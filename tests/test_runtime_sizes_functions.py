@@ -225,3 +225,51 @@ def test_a_whole_run_time_shape_passed_to_a_builder_is_not_taken_for_one_size():
     assert result.stubs
     assert "instance_shape)" not in result.text.split("class ", 1)[-1].split("def create_model")[0]
     assert not STANDIN.search(result.text)
+
+
+CONFIG_CLASS = '''
+import numpy as np
+import keras
+from keras import layers
+
+
+class Config:
+    """Hyperparameters, as class attributes."""
+    units = 16
+    classes = units // 4
+
+
+config = Config()
+
+
+def build_model():
+    inputs = keras.Input((config.units,))
+    h = layers.Dense(config.units * 2, activation="relu")(inputs)
+    return keras.Model(inputs, layers.Dense(Config.classes)(h))
+
+
+model = build_model()
+'''
+
+
+def test_a_class_of_constants_gives_its_values():
+    """``class Config: MAX_LEN = 256`` then ``config.MAX_LEN`` (end_to_end_mlm_with_bert,
+    shiftvit): the class's constants are read statically (once: unknown, the model a stub)."""
+    result = translate(CONFIG_CLASS, "case.py")
+    assert [d.message for d in result.stubs] == []
+    assert "nn.Linear(16, 32)" in result.text and "nn.Linear(32, 4)" in result.text
+    assert _numerics(CONFIG_CLASS) <= 1e-4
+
+
+def test_a_class_of_constants_the_script_changes_is_read_at_run_time():
+    """``config.units = 8`` later: the class's values would be stale; ``config.units`` is then
+    a size the program computes (the module takes it), and the model has 8 units as in Keras."""
+    source = CONFIG_CLASS.replace("config = Config()\n", "config = Config()\nconfig.units = 8\n")
+    from transpiler import verify
+
+    result = translate(source, "case.py")
+    assert "nn.Linear(16, 32)" not in result.text
+    assert "return Net(config.units, config.units * 2, Config.classes)" in result.text
+    assert not STANDIN.search(result.text)
+    module = verify.load_generated(result.text)
+    assert (module.model.fc1.in_features, module.model.fc1.out_features, module.model.fc2.out_features) == (8, 16, 4)

@@ -29,6 +29,7 @@ from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.names import KerasNames
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
 from transpiler.frontend_ast.keras.runtime_sizes import KerasRuntimeSizes
+from transpiler.frontend_ast.keras.constants_class import KerasConstantClasses
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.support import (
@@ -50,8 +51,8 @@ from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_const
     runtime_sizes_of, runtime_sizes_of_node
 
 
-class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses,
-                    KerasLazyModels, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
+                    KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000

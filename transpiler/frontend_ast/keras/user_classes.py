@@ -58,6 +58,9 @@ class KerasSubclasses:
             if ref is not None:
                 self.user_classes[stmt.name.value] = ref
                 return ref
+        constants = self._constants_class(stmt, env)  # ``class Config: MAX_LEN = 256``
+        if constants is not None:
+            return constants
         return Unknown(f"class {stmt.name.value}")
 
     def _tensor_op(self, key: str, args, kwargs, span: Span):
