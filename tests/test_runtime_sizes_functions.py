@@ -273,3 +273,29 @@ def test_a_class_of_constants_the_script_changes_is_read_at_run_time():
     assert not STANDIN.search(result.text)
     module = verify.load_generated(result.text)
     assert (module.model.fc1.in_features, module.model.fc1.out_features, module.model.fc2.out_features) == (8, 16, 4)
+
+
+def test_a_function_only_a_translated_builder_calls_is_not_read_alone():
+    """``def training_model(): return resnet_v20((32, 32, 3), 20)`` (cutmix): resnet_v20 is
+    read with those arguments inside the builder; once it was read again alone with unknown
+    arguments and reported as a stub ("Input: the shape must be known statically")."""
+    source = DATA + textwrap.dedent('''
+
+        def make_net(input_shape, depth, num_classes=10):
+            inputs = layers.Input(shape=input_shape)
+            x = inputs
+            for _ in range(depth):
+                x = layers.Dense(8, activation="relu")(x)
+            return keras.Model(inputs, layers.Dense(num_classes)(x))
+
+
+        def training_model():
+            return make_net((12,), 2)
+
+
+        model = training_model()
+        ''')
+    result = translate(source, "case.py")
+    assert [d.message for d in result.stubs] == []
+    assert [md.builder for md in result.program.models] == ["training_model"]
+    assert _numerics(source) <= 1e-4

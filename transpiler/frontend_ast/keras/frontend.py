@@ -95,6 +95,8 @@ class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasConstantClasses, Kera
         # block(inputs)``): they only built the model when the layers made inside are its nodes
         self.helper_call_stmts: list[int] = []
         self.visited_functions: set[str] = set()
+        #: the functions a translated builder called (read there with its arguments, not alone)
+        self.builder_reached: set[str] = set()
         self.failed_builders: set[str] = set()  # reported once, not again from main()
         self.call_sites: list[Span] = []  # helper calls below the model-building function
         self.module_uids: dict[str, int] = {}
@@ -126,8 +128,7 @@ class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasConstantClasses, Kera
                 fn = self.globals.vars.get(stmt.name.value)
                 if not isinstance(fn, FunctionRef):
                     continue
-                mark = len(self.models)
-                tmark = len(self.program.training)
+                mark, tmark, seen = len(self.models), len(self.program.training), set(self.visited_functions)
                 self.probing = True
                 # Keras names layers from per-session counters: a builder called after
                 # keras.backend.clear_session() starts them afresh (after the module-level
@@ -160,6 +161,7 @@ class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasConstantClasses, Kera
                     for statement in self.program.training[tmark:]:
                         statement.builder = stmt.name.value  # e.g. compile() inside the builder
                 if isinstance(result, ModelObj):
+                    self.builder_reached |= self.visited_functions - seen - {stmt.name.value}  # (its helpers)
                     self.builder_uids[stmt.name.value] = {
                         k: n - module_layer_uids.get(k, 0) for k, n in self.uids.items()}
                     builders[stmt.name.value] = fn
@@ -309,7 +311,8 @@ class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasConstantClasses, Kera
                 pass
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
-                    and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders:
+                    and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders \
+                    and stmt.name.value not in self.builder_reached:
                 fn = self.globals.vars.get(stmt.name.value)
                 if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
                     mark = len(self.models)
