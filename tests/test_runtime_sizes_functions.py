@@ -299,3 +299,56 @@ def test_a_function_only_a_translated_builder_calls_is_not_read_alone():
     assert [d.message for d in result.stubs] == []
     assert [md.builder for md in result.program.models] == ["training_model"]
     assert _numerics(source) <= 1e-4
+
+
+def test_a_layer_building_its_weights_from_a_run_time_input_shape():
+    """``build(self, input_shape)``: ``add_weight(shape=(input_shape[-1], self.units))`` where the
+    input's features and the units are sizes the program computes (``len(feature_names)``,
+    ``num_classes * 8``): the modules take them, and compute what Keras computes (on inputs of
+    the real size: the graph's own sizes are stand-ins)."""
+    import numpy as np
+    import torch
+    import keras
+
+    from harness import load_source_module, randomize_keras_weights
+    from transpiler import verify
+
+    source = DATA.replace('class_names = sorted({"a", "b", "c", "d", "e"})',
+                          'feature_names = sorted({"age", "income", "score", "height", "weight"})') + '''
+
+class Linear(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal")
+        self.b = self.add_weight(shape=(self.units,), initializer="zeros")
+
+    def call(self, inputs):
+        return keras.ops.matmul(inputs, self.w) + self.b
+
+
+def build_model():
+    inputs = keras.Input(shape=(len(feature_names),))
+    h = layers.ReLU()(Linear(num_classes * 8)(inputs))
+    return keras.Model(inputs, Linear(num_classes)(h))
+
+
+model = build_model()
+'''
+    result = translate(source, "case.py")
+    assert [d.message for d in result.stubs] == []
+    assert "return Net(len(feature_names), num_classes * 8, num_classes)" in result.text
+    assert not STANDIN.search(result.text)
+    md = result.program.models[0]
+    generated = verify.load_generated(result.text)
+    keras.backend.clear_session()
+    kmodel = load_source_module(source).model
+    randomize_keras_weights(kmodel, 0)
+    generated.model.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    x = np.random.default_rng(1).random((4, 5)).astype("float32")
+    with torch.no_grad():
+        got = generated.model(torch.from_numpy(x)).numpy()
+    want = keras.ops.convert_to_numpy(kmodel(x))
+    assert got.shape == want.shape == (4, 3) and np.abs(got - want).max() <= 1e-5

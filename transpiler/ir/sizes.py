@@ -405,17 +405,19 @@ def runtime_sizes_in(values) -> dict[str, "Size"]:
     and dicts of sizes), by name, each as a size standing for that name alone."""
     found: dict[str, Size] = {}
 
-    def walk(value) -> None:
+    def walk(value, depth: int = 0) -> None:
         if isinstance(value, Size):
             for sym in leaves(value.expr):
                 if sym.kind == "runtime" and sym.name not in found:
                     found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
+                elif sym.kind != "runtime" and sym.arg is not None and depth < 16:
+                    walk(sym.arg, depth + 1)  # (a parameter passed a run-time size: that size)
         elif isinstance(value, (tuple, list)):
             for v in value:
-                walk(v)
+                walk(v, depth)
         elif isinstance(value, dict):
             for v in value.values():
-                walk(v)
+                walk(v, depth)
 
     walk(values)
     return found

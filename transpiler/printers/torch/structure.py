@@ -498,8 +498,9 @@ def _variant_note(insts: list[_Instance], others: list[list[_Instance]]) -> str:
         return ""
     args = insts[0].info.scope.args
     mine = {k: v for k, v in args.items() if all(i.info.scope.args.get(k) == v for i in insts)}
-    parts = [f"{k}={v!r}" for k, v in mine.items()
-             if all(any(o.info.scope.args.get(k) != v for o in other) for other in others)]
+    parts = [f"{k}={sizes.number_text(v)}" for k, v in mine.items()  # (a note: names stay unmarked)
+             if all(any(o.info.scope.args.get(k) != v for o in other) for other in others)
+             and not sizes.carries_runtime(v)]  # (a run-time size reads as its name: no difference to note)
     return ", ".join(parts)
 
 
