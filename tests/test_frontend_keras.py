@@ -859,20 +859,36 @@ def test_auto_names_continue_from_module_level_models(keras_module, tmp_path):
 # ---------------------------------------------------------------------------------
 # Errors: located, never silent
 # ---------------------------------------------------------------------------------
-RUNTIME_ARGUMENTS = {
-    "module_level_sys_argv": """
+#: a size the program computes when it runs, read by a builder from module names: the
+#: generated builder computes it where it constructs the module (issue 18 item 1)
+RUNTIME_SIZES_IN_BUILDERS = {
+    "module_level_sys_argv": ("""
         UNITS = int(sys.argv[1])
 
         def build_model():
             inputs = keras.Input(shape=(4,))
             return keras.Model(inputs, layers.Dense(UNITS)(inputs))
-        """,
-    "local_sys_argv": """
+        """, "return Net(UNITS)"),
+    "local_sys_argv": ("""
         def build_model():
             units = int(sys.argv[1])
             inputs = keras.Input(shape=(4,))
             return keras.Model(inputs, layers.Dense(units)(inputs))
-        """,
+        """, "return Net(int(sys.argv[1]))"),
+}
+
+
+@pytest.mark.parametrize("case", RUNTIME_SIZES_IN_BUILDERS.values(), ids=RUNTIME_SIZES_IN_BUILDERS.keys())
+def test_runtime_argument_read_in_a_builder_is_computed_where_the_module_is_built(case):
+    from transpiler.translate import translate
+
+    source, construction = case
+    result = translate("import os\nimport sys\n" + _PRELUDE + textwrap.dedent(source), "script.py")
+    assert [d.message for d in result.stubs] == []
+    assert construction in result.text
+
+
+RUNTIME_ARGUMENTS = {
     "environment_variable_in_a_tuple": """
         def build_model():
             inputs = keras.Input(shape=(8, 8, 3))

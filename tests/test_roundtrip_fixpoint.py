@@ -111,6 +111,8 @@ WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
     # tracker; the torch reader does not read a module's own step that updates metric objects
     # back yet (K1 has stubs: "the model's own training step is not ... yet", "class Mean")
     "lazy_composite_autoencoder": "the torch reader does not read T1's own train_step with a metric tracker back",
+    # (its model is not read back at all: KNOWN_UNREAD)
+    "data_sized_blocks": "the torch reader does not read a module built with run-time sizes (Net(len(vocab), ...)) back",
 }
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")

@@ -162,7 +162,7 @@ SIZE_ARGUMENTS = frozenset({"units", "filters", "input_dim", "output_dim", "num_
                             "n", "latent_dim"})
 
 
-def runtime_size(value: Any) -> Any:
+def runtime_size(value: Any, name: str | None = None) -> Any:
     """A value only the running program knows (``len(chars)``, ``num_classes`` computed from
     the data), read from a source expression, as a size that prints as that expression
     (issue 18 item 1): a :class:`ir.sizes.Size` named after it (its name when the source
@@ -175,7 +175,9 @@ def runtime_size(value: Any) -> Any:
     if type(value).__name__ != "Unknown" or not isinstance(source, cst.BaseExpression):
         return value
     text = cst.Module([]).code_for_node(source)
-    if isinstance(source, cst.Name):
+    if name is not None:
+        pass
+    elif isinstance(source, cst.Name):
         name = source.value
     else:
         name = re.sub(r"\W+", "_", text).strip("_") or "size"
@@ -199,9 +201,7 @@ def runtime_sizes_of(graph) -> dict[str, Any]:
 
     def visit(value) -> None:
         if isinstance(value, sizes.Size):
-            for sym in sizes.leaves(value.expr):
-                if sym.kind != "runtime":
-                    continue
+            for sym in _runtime_leaves(value.expr):
                 if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
                     sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
                 elif sym.name not in found:
@@ -226,9 +226,7 @@ def runtime_sizes_of_node(node) -> dict[str, Any]:
 
     def walk(value) -> None:
         if isinstance(value, sizes.Size):
-            for sym in sizes.leaves(value.expr):
-                if sym.kind != "runtime":
-                    continue
+            for sym in _runtime_leaves(value.expr):
                 if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
                     sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
                 elif sym.name not in found:
@@ -244,3 +242,15 @@ def runtime_sizes_of_node(node) -> dict[str, Any]:
     for v in list(node.inputs) + list(node.outputs):
         walk(v.shape)
     return found
+
+
+def _runtime_leaves(expr, depth: int = 0):
+    """The run-time sizes ``expr`` depends on: its own leaves of kind ``"runtime"``, and those
+    of the values its parameters were passed (a Layer's ``hidden`` given ``num_classes * 4``)."""
+    for sym in sizes.leaves(expr):
+        if sym.kind == "runtime":
+            yield sym
+        elif sym.arg is not None and depth < 16:
+            for arg in (sym.arg if isinstance(sym.arg, tuple) else (sym.arg,)):
+                if isinstance(arg, sizes.Size):
+                    yield from _runtime_leaves(arg.expr, depth + 1)

@@ -371,13 +371,97 @@ class RuntimeSizeLeak(NotImplementedError):
 
 
 def runtime_leaks(values) -> list[str]:
-    """The run-time sizes among ``values`` whose number was used (specialised), as text."""
+    """The run-time sizes among ``values`` whose number was used (specialised), as text
+    (a builder's parameter the program passes a run-time size counts as that size)."""
     out = []
     for value in values:
         sym = symbol_of(value)
-        if sym is not None and sym.kind == "runtime" and sym.specialised:
-            out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
+        if sym is not None and sym.specialised and runtime_symbol(value) is not None:
+            out.append(f"{runtime_symbol(value).arg} ({', '.join(sorted(sym.specialised))})")
     return out
+
+
+def runtime_symbol(value: Any) -> Sym | None:
+    """The run-time size ``value`` stands for: its own :class:`Sym` when that is of kind
+    ``"runtime"``, or, for a parameter (a builder's, a class's) the program passed a
+    run-time size, that size's; None for anything else."""
+    sym = symbol_of(value)
+    seen = 0
+    while sym is not None and seen < 32:
+        if sym.kind == "runtime":
+            return sym
+        arg = sym.arg
+        if isinstance(arg, tuple) and isinstance(value, tuple) and len(arg) == len(value):
+            found = [runtime_symbol(a) for a in arg]
+            return next((f for f in found if f is not None), None)
+        sym = symbol_of(arg) if arg is not None else None
+        value = arg
+        seen += 1
+    return None
+
+
+def runtime_sizes_in(values) -> dict[str, "Size"]:
+    """The run-time sizes (leaves of kind ``"runtime"``) in ``values`` (nested tuples, lists
+    and dicts of sizes), by name, each as a size standing for that name alone."""
+    found: dict[str, Size] = {}
+
+    def walk(value, depth: int = 0) -> None:
+        if isinstance(value, Size):
+            for sym in leaves(value.expr):
+                if sym.kind == "runtime" and sym.name not in found:
+                    found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
+                elif sym.kind != "runtime" and sym.arg is not None and depth < 16:
+                    walk(sym.arg, depth + 1)  # (a parameter passed a run-time size: that size)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v, depth)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v, depth)
+
+    walk(values)
+    return found
+
+
+def specialised_runtime(values) -> list[str]:
+    """Every run-time size in ``values`` (nested tuples, lists and dicts of sizes; a
+    parameter's argument followed) whose number was used, as text: the check that no
+    stand-in number reached the output, whichever object of that size was printed."""
+    out: list[str] = []
+    seen: set[int] = set()
+
+    def walk(value, depth=0) -> None:
+        if isinstance(value, (Size, SymbolicSize)):
+            for sym in leaves(value.expr):
+                if id(sym) in seen:
+                    continue
+                seen.add(id(sym))
+                if sym.kind == "runtime" and sym.specialised:
+                    out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
+                elif sym.arg is not None and depth < 16:
+                    walk(sym.arg, depth + 1)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v, depth)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v, depth)
+
+    walk(values)
+    return out
+
+
+def carries_runtime(value: Any) -> bool:
+    """True when ``value`` (a size, or a tuple of sizes) depends on a run-time size."""
+    if isinstance(value, (tuple, list)):
+        return any(carries_runtime(v) for v in value)
+    expr = _expr_of(value)
+    if expr is None:
+        return False
+    for sym in leaves(expr):
+        if sym.kind == "runtime" or (sym.arg is not None and carries_runtime(sym.arg)):
+            return True
+    return False
 
 
 # -- making sizes -------------------------------------------------------------------
@@ -634,7 +718,7 @@ def number_text(value: Any) -> str:
         inner = ", ".join(number_text(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, Size):
-        if any(s.kind == "runtime" for s in leaves(value.expr)):
+        if carries_runtime(value):
             return expr_text(value.expr)  # (its number is a stand-in)
         return repr(int.__int__(value))
     return repr(value)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import expected_shapes, param_names
@@ -120,7 +121,8 @@ def torch_plan(graph: Graph) -> list[PlanEntry]:
     seen: set[str] = set()
 
     def entries(node: Node, path: str, own_prefix: str, own: list, buffers: list, subs: list) -> None:
-        em = torch_ops.emit(node)
+        with sizes.quiet():  # (the plan reads the emitted code's keys; it places no code: nothing is specialised)
+            em = torch_ops.emit(node)
         renames = node.meta.get("param_source", {})
         for entry in em.state:
             key = f"{path}.{entry.key}" if entry.key else path

@@ -115,7 +115,9 @@ class Interpreter(ModuleConstants):
             return self._other_expression(node, env)
         value = fn(self, node, env)
         if type(value) is Unknown and value.source is not node:
-            value = Unknown(value.reason, source=node)  # provenance: the (outermost) expression it stands for
+            # provenance: the (outermost) expression it stands for; ``origin`` the value it was
+            # before (a parameter's: the caller's argument), so a reader can follow it back
+            value = Unknown(value.reason, source=node, origin=value if value.source is not None else None)
         return value
 
     def _other_expression(self, node: cst.CSTNode, env: Env) -> Any:

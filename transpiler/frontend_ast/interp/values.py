@@ -28,6 +28,9 @@ class Unknown:
     #: the source expression this value stands for, when known (provenance): the CST
     #: expression the interpreter evaluated to it (a run-time size prints as its code)
     source: "cst.BaseExpression | str | None" = field(default=None, kw_only=True, repr=False)
+    #: the Unknown this one was before the interpreter gave it ``source`` (a name read: the
+    #: value bound to it, with the expression that computed it there)
+    origin: "Unknown | None" = field(default=None, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)

@@ -15,7 +15,9 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of
 
 from transpiler.frontend_ast.interp.core import ArgumentError
-from transpiler.frontend_ast.interp.values import Unknown
+from transpiler.frontend_ast.interp.values import ClassRef, FunctionRef, Unknown
+from transpiler.frontend_ast.keras.values import is_keras_binding
+from transpiler.ir import sizes
 
 _STATIC = (int, float, str, bool, type(None))
 
@@ -31,23 +33,52 @@ class KerasBuilderSites:
 
     def _call_site_arguments(self, name: str) -> tuple[list, dict] | None:
         """(args, kwargs) of the first module-level ``name(...)`` call whose arguments are
-        known statically and call nothing; None when there is none."""
+        known statically, or computed at run time by code that calls none of the script's
+        functions, classes or Keras (read as run-time sizes); None when there is none."""
         for stmt in self.module.body:
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
             calls = [c for c in nodes_of(stmt, cst.Call) if isinstance(c.func, cst.Name) and c.func.value == name]
             for call in calls:  # (plain walks: libcst.matchers costs ~0.5 s to import)
-                if any(next(nodes_of(arg.value, cst.Call), None) for arg in call.args) or any(arg.star for arg in call.args):
+                if any(arg.star for arg in call.args) or any(self._calls_program(arg.value) for arg in call.args):
                     return None
                 try:
                     args = [self._eval(a.value, self.globals) for a in call.args if a.keyword is None]
                     kwargs = {a.keyword.value: self._eval(a.value, self.globals) for a in call.args if a.keyword}
                 except Exception:  # noqa: BLE001 - a name bound later: not read as a builder
                     return None
+                args = [self._site_value(v) for v in args]
+                kwargs = {k: self._site_value(v) for k, v in kwargs.items()}
                 if not all(_static(v) for v in [*args, *kwargs.values()]):
                     return None
                 return args, kwargs
         return None
+
+    def _calls_program(self, node: cst.CSTNode) -> bool:
+        """``node`` calls something other than plain Python on data (``len(class_names)``,
+        ``x.shape[1]`` are fine): a function or class of the script, or Keras."""
+        for call in nodes_of(node, cst.Call):
+            func = call.func
+            while isinstance(func, cst.Attribute):
+                func = func.value
+            if not isinstance(func, cst.Name):
+                return True
+            value = self.globals.vars.get(func.value)
+            if isinstance(value, (FunctionRef, ClassRef)) or is_keras_binding(value) or func.value in self.user_classes:
+                return True
+        return False
+
+    def _site_value(self, value):
+        """A call-site argument: a run-time value (its code known) as a run-time size, a tuple
+        item by item; anything else unchanged."""
+        if not self.runtime_sizes:
+            return value
+        if isinstance(value, tuple):
+            return tuple(self._site_value(v) for v in value)
+        if isinstance(value, Unknown):
+            size = self._runtime_int(value)
+            return size if isinstance(size, sizes.Size) else value
+        return value
 
     def _check_builder_call(self, fn, args, kwargs, span) -> None:
         """A builder called with arguments other than those it was read with: a stub (its
@@ -60,10 +91,27 @@ class KerasBuilderSites:
         except ArgumentError:
             return
         read = entry[3]
-        differ = [k for k in read if k in bound and not isinstance(bound[k], Unknown) and bound[k] != read[k]]
-        unknown = [k for k in read if k in bound and isinstance(bound[k], Unknown)]
+        differ = [k for k in read if k in bound and not isinstance(bound[k], Unknown) and bound[k] != read[k]
+                  and not _same_code(bound[k], read[k])]
+        unknown = [k for k in read if k in bound and isinstance(bound[k], Unknown) and not _same_code(bound[k], read[k])]
         if differ or unknown:
             shown = ", ".join(f"{k}={read[k]!r}" for k in read)
             self.program.stub(span, f"{fn.node.name.value}(): its model was translated for "
                                     f"{fn.node.name.value}({shown}); called here with other arguments",
                               self._line(span))
+
+
+def _same_code(value, read) -> bool:
+    """``value`` (a call's argument) is computed by the same code as the run-time size
+    ``read`` (what the builder was read with): the same run-time value."""
+    if isinstance(read, tuple):
+        return isinstance(value, tuple) and len(value) == len(read) and all(
+            _same_code(v, r) for v, r in zip(value, read))
+    sym = sizes.runtime_symbol(read)
+    if sym is None:
+        return value == read
+    source = getattr(value, "source", None)
+    if isinstance(value, sizes.Size):
+        other = sizes.runtime_symbol(value)
+        return other is not None and other.arg == sym.arg
+    return isinstance(source, cst.BaseExpression) and cst.Module([]).code_for_node(source) == sym.arg

@@ -28,6 +28,8 @@ from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupport
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.names import KerasNames
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
+from transpiler.frontend_ast.keras.runtime_sizes import KerasRuntimeSizes
+from transpiler.frontend_ast.keras.constants_class import KerasConstantClasses
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.support import (
@@ -47,11 +49,11 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 from transpiler.ir import sizes
 from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_constants, runtime_leaks, \
-    runtime_size, runtime_sizes_of, runtime_sizes_of_node
+    runtime_sizes_of, runtime_sizes_of_node
 
 
-class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatements, KerasSubclasses,
-                    KerasLazyModels, KerasTrainingFacts, KerasExpressions):
+class KerasFrontend(KerasRecovery, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
+                    KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -94,6 +96,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         # block(inputs)``): they only built the model when the layers made inside are its nodes
         self.helper_call_stmts: list[int] = []
         self.visited_functions: set[str] = set()
+        #: the functions a translated builder called (read there with its arguments, not alone)
+        self.builder_reached: set[str] = set()
         self.failed_builders: set[str] = set()  # reported once, not again from main()
         self.call_sites: list[Span] = []  # helper calls below the model-building function
         self.module_uids: dict[str, int] = {}
@@ -125,8 +129,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                 fn = self.globals.vars.get(stmt.name.value)
                 if not isinstance(fn, FunctionRef):
                     continue
-                mark = len(self.models)
-                tmark = len(self.program.training)
+                mark, tmark, seen = len(self.models), len(self.program.training), set(self.visited_functions)
                 self.probing = True
                 # Keras names layers from per-session counters: a builder called after
                 # keras.backend.clear_session() starts them afresh (after the module-level
@@ -137,6 +140,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                 except (Unsupported, FrontendError) as exc:
                     del self.models[mark:]
                     del self.program.training[tmark:]
+                    if site is not None and sizes.carries_runtime([*site[0], *site[1].values()]):
+                        continue  # (a run-time argument that is not a size, a model: read at its call)
                     self.failed_builders.add(stmt.name.value)
                     if self._constructs_layers(stmt) or _called_names(stmt) & set(self.user_classes):
                         span = getattr(exc, "span", None) or self._span(stmt)
@@ -161,6 +166,7 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                     for statement in self.program.training[tmark:]:
                         statement.builder = stmt.name.value  # e.g. compile() inside the builder
                 if isinstance(result, ModelObj):
+                    self.builder_reached |= self.visited_functions - seen - {stmt.name.value}  # (its helpers)
                     self.builder_uids[stmt.name.value] = {
                         k: n - module_layer_uids.get(k, 0) for k, n in self.uids.items()}
                     builders[stmt.name.value] = fn
@@ -312,7 +318,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
                 pass
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in builders \
-                    and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders:
+                    and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders \
+                    and stmt.name.value not in self.builder_reached:
                 fn = self.globals.vars.get(stmt.name.value)
                 if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
                     mark = len(self.models)
@@ -482,8 +489,8 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         star = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
         bound = {k: v for k, v in env.vars.items() if k not in star}
         if builder_probe:  # sizes with provenance: the builder's parameters by name
-            for pname, value in bound.items():
-                bound[pname] = sizes.named(value, pname)
+            for pname, value in bound.items():  # (a run-time size passed: remembered, issue 18)
+                bound[pname] = sizes.named(value, pname, arg=value if sizes.carries_runtime(value) else None)
                 env.set(pname, bound[pname])
         name = fn.node.name.value
         self.visited_functions.add(name)
@@ -579,11 +586,6 @@ class KerasFrontend(KerasRecovery, KerasBuilderSites, KerasNames, KerasStatement
         self.seq += 1
         layer.seq = self.seq
         return layer
-
-    def _runtime_size(self, value):
-        # (at module level only, for now: inside a function the code computing the size may read
-        # the function's locals, which the generated module's construction cannot see)
-        return runtime_size(value) if self.runtime_sizes and not self.scope_stack and not self.self_stack else value
 
     def _scope(self) -> str:
         """The outermost helper call under the builder (``residual_block3``), or ''."""

@@ -58,6 +58,9 @@ class KerasSubclasses:
             if ref is not None:
                 self.user_classes[stmt.name.value] = ref
                 return ref
+        constants = self._constants_class(stmt, env)  # ``class Config: MAX_LEN = 256``
+        if constants is not None:
+            return constants
         return Unknown(f"class {stmt.name.value}")
 
     def _tensor_op(self, key: str, args, kwargs, span: Span):
@@ -115,6 +118,9 @@ class KerasSubclasses:
 
     def _construct_user(self, cls: ClassRef, args, kwargs, span: Span):
         obj = UserObj(cls)
+        # (a run-time value passed, ``Head(num_classes)``: a run-time size the class takes)
+        args = [self._runtime_int(a) for a in args]
+        kwargs = {k: self._runtime_int(v) for k, v in kwargs.items()}
         self.seq += 1
         obj.scope = ModuleScope("class", cls.node.name.value, cls.node.name.value, span=span, args=_bound_args(cls.method("__init__"), args, kwargs),
                                 params=_tensor_params(cls.method("call")), seq=self.seq,

@@ -384,7 +384,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     text = "\n".join(lines) + "\n"
     if sizes.has_placeholders(text):
         raise AssertionError(f"{md.class_name}: a size placeholder was not placed")
-    leaks = sizes.runtime_leaks(md.builder_args.values())
+    leaks = sizes.runtime_leaks(md.builder_args.values()) or sizes.specialised_runtime(
+        [[n.attrs, [v.shape for v in n.inputs], [v.shape for v in n.outputs]] for n in graph.nodes])
     if leaks:  # its stand-in number would be in the code (translate() reads the script again without)
         raise sizes.RuntimeSizeLeak(f"{md.class_name}: a size computed at run time is used where the translation "
                                   f"needs its number: {'; '.join(leaks)}")
@@ -486,8 +487,7 @@ __all__ = ["ModelCode", "print_model_class", "lit"]
 
 
 def _runtime(value) -> bool:
-    sym = sizes.symbol_of(value)
-    return sym is not None and sym.kind == "runtime"
+    return sizes.runtime_symbol(value) is not None
 
 
 def construct_args(md: ModelDef, code: ModelCode) -> str:

@@ -827,7 +827,7 @@ class _Printer:
             body_lines.append("    " + comment_text(
                 f"# TODO(transpiler): reads the Keras build ({self.source_file}:{span.line}): {src}"))
         body_lines += ["    " + line for c in carried for line in c.splitlines()]
-        body_lines.append(f"    return {md.class_name}({', '.join(code.init_params)})")
+        body_lines.append(f"    return {md.class_name}({', '.join(_builder_arguments(md, code))})")
         decorators = "".join(_code(d) for d in fn.decorators)
         lines.append(f"{decorators}def {fn.name.value}({params}):")
         lines += body_lines
@@ -836,6 +836,16 @@ class _Printer:
         if fn.leading_lines:
             stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
         return stmts
+
+
+def _builder_arguments(md, code) -> list[str]:
+    """What the generated builder passes its module: its own parameters by name, a size the
+    program computes at run time (read inside the builder from module names) as its code."""
+    out = []
+    for name in code.init_params:
+        sym = sizes.symbol_of(md.builder_args[name])
+        out.append(sym.arg if sym is not None and sym.kind == "runtime" and isinstance(sym.arg, str) else name)
+    return out
 
 
 def _without_framework_defaults(params: cst.Parameters, names: set[str]) -> cst.Parameters:

@@ -64,6 +64,8 @@ class _Instance:
     #: sizes from outside printed as numbers in ``init``: specialised unless they become
     #: constructor arguments (the input channels)
     outside: list = field(default_factory=list)
+    #: the run-time sizes among ``sized`` that are not its own parameters: the caller passes them
+    runtime: dict = field(default_factory=dict)
 
 
 def _emit(node: Node, ref: str) -> torch_ops.Emission:
@@ -185,6 +187,10 @@ class StructurePrinter:
         #: id(ModuleInfo) → its constructor call, printed where the parent's code is
         #: (``ConvBlock(filters * 2, 16)``: an argument is a size of the parent's names)
         self.ctor_of: dict[int, Callable[[], str]] = {}
+        #: the sizes the program computes at run time that the graph reads (issue 18 item 1):
+        #: a child module reading one (a Layer's ``Dense(num_classes)``) takes it as an argument
+        self.runtime = sizes.runtime_sizes_in([graph.meta.get("runtime_sizes", ())] + [
+            [n.attrs, [v.shape for v in n.inputs], [v.shape for v in n.outputs]] for n in graph.nodes])
 
     def run(self) -> list[ClassText]:
         """Decide and print every child module's class, innermost classes first."""
@@ -298,6 +304,8 @@ class StructurePrinter:
         group = self._group(info, call, prefix)
         # sizes with provenance: the module's code names its own parameters
         own = {k: sizes.symbol_of(v) for k, v in info.scope.args.items() if sizes.symbol_of(v) is not None}
+        extra = {name: value for name, value in self.runtime.items() if name not in own}
+        own.update({name: sizes.symbol_of(value) for name, value in extra.items()})
         with sizes.scope({k: k for k in own}, own.values(), alias=False) as size_scope:
             init, reset = self.init_lines(info)
             args, forward = self.forward(info, prefix, group.inputs, group.outputs, info.scope.params)
@@ -313,7 +321,8 @@ class StructurePrinter:
             layout = first.layout or ""
             channels = first.shape[1] if layout.startswith("NC") and len(first.shape) > 2 else first.shape[-1]
         return _Instance(info, init, reset, forward, args, set(), channels, len(first.shape) if first is not None
-                         and first.shape else 0, sized=sized, outside=outside)
+                         and first.shape else 0, sized=sized, outside=outside,
+                         runtime={n: v for n, v in extra.items() if n in sized})
 
     def _prefix(self, info: ModuleInfo, call: int) -> tuple:
         for ch in self.st.chains.values():
@@ -386,10 +395,18 @@ def _ctor(name: str, inst: _Instance, values: list) -> Callable[[], str]:
     def text() -> str:
         sized = iter(inst.sized)
         with sizes.aliasing():
-            args = [lit(sizes.symbol_of(inst.info.scope.args[next(sized)]).arg) if v is _SIZED else
+            args = [_sized_arg(inst, next(sized)) if v is _SIZED else
                     lit(v.size) if isinstance(v, _Channels) else v for v in values]
         return f"{name}({', '.join(args)})"
     return text
+
+
+def _sized_arg(inst: _Instance, name: str) -> str:
+    """The caller's argument for the sized parameter ``name``: what it passed the module's
+    own parameter, or the run-time size itself (it reads it in its own scope)."""
+    if name in inst.runtime:
+        return lit(inst.runtime[name])
+    return lit(sizes.symbol_of(inst.info.scope.args[name]).arg)
 
 
 def method_sizes(size_scope: sizes.scope, lines: list[str], init_lines: list[str]):
@@ -482,8 +499,9 @@ def _variant_note(insts: list[_Instance], others: list[list[_Instance]]) -> str:
         return ""
     args = insts[0].info.scope.args
     mine = {k: v for k, v in args.items() if all(i.info.scope.args.get(k) == v for i in insts)}
-    parts = [f"{k}={v!r}" for k, v in mine.items()
-             if all(any(o.info.scope.args.get(k) != v for o in other) for other in others)]
+    parts = [f"{k}={sizes.number_text(v)}" for k, v in mine.items()  # (a note: names stay unmarked)
+             if all(any(o.info.scope.args.get(k) != v for o in other) for other in others)
+             and not sizes.carries_runtime(v)]  # (a run-time size reads as its name: no difference to note)
     return ", ".join(parts)
 
 
