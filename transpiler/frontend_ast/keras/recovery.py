@@ -9,6 +9,8 @@ is still translated.
 
 from __future__ import annotations
 
+import libcst as cst
+
 from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle
 from transpiler.frontend_ast.interp.values import Unsupported
 
@@ -44,3 +46,14 @@ class KerasRecovery:
                 self.program.stub(statement.span, f"model.{statement.kind}(): the model ({name}) was not "
                                                   "translated", self._line(statement.span))
         self.program.training = [st for st in self.program.training if st not in dropped]
+
+    def _missed_models(self, stmt: cst.CSTNode, lost: list) -> None:
+        """A module-level statement that failed: the models it was building are models found
+        but not translated (by their variable; the assigned name when none was made yet)."""
+        names = [builder or var or model.name or "model" for model, builder, var, _ in lost]
+        if not names and self._constructs_models(stmt):
+            targets = [t.target for s in getattr(stmt, "body", ()) if isinstance(s, cst.Assign) for t in s.targets]
+            names = [t.value if isinstance(t, cst.Name) else "model" for t in targets[:1]] or ["model"]
+        for name in names:
+            if name not in self.program.missed_models:
+                self.program.missed_models.append(name)
