@@ -46,3 +46,92 @@ def test_dense_activation_gelu_function_defaults(check, activation):
                                  "return keras.Model(inp, out)"))
     approximate = 'approximate="tanh"' in checked.translation.text
     assert approximate == ("ops" in activation), checked.translation.text
+
+
+PATCH_ENCODER = '''class PatchEncoder(layers.Layer):
+    def __init__(self, num_patches, projection_dim):
+        super().__init__()
+        self.num_patches = num_patches
+        self.projection = layers.Dense(units=projection_dim)
+        self.position_embedding = layers.Embedding(input_dim=num_patches, output_dim=projection_dim)
+
+    def call(self, patch):
+        positions = {positions}
+        return self.projection(patch) + self.position_embedding(positions)
+
+
+'''
+
+
+@pytest.mark.parametrize("positions", [
+    "ops.expand_dims(ops.arange(start=0, stop=self.num_patches, step=1), axis=0)",
+    "ops.arange(start=0, stop=self.num_patches, step=1)",
+    "ops.arange(self.num_patches)",
+    "tf.range(self.num_patches)",
+    "tf.range(0, limit=self.num_patches, delta=1)",
+], ids=["expand_dims", "start_stop_step", "stop_only", "tf_range", "tf_range_limit"])
+def test_position_embedding_of_arange_in_a_layer(check, positions):
+    """keras.io's ViT PatchEncoder: an Embedding of the position ids, added to every sample.
+    The ids are a non-persistent buffer (strict load_state_dict holds: no extra entry)."""
+    checked = check(model_source("inp = keras.Input(shape=(6, 5))", "out = PatchEncoder(6, 4)(inp)",
+                                 "return keras.Model(inp, out)",
+                                 classes=PATCH_ENCODER.replace("{positions}", positions)))
+    assert "persistent=False" in checked.translation.text
+
+
+def test_embedding_of_arange_in_a_builder_is_a_stub_naming_why():
+    """keras.io's TabTransformer: ``column_embedding(ops.arange(...))`` in a Functional builder.
+    Keras runs that call once, eagerly, when the model is built: the embedding's weights are
+    not the model's (``model.layers`` has no Embedding; the numbers are random and never
+    trained). A trainable nn.Embedding would train differently: a marked stub says so."""
+    from transpiler.translate import translate
+
+    src = model_source("inp = keras.Input(shape=(3, 4))",
+                       "column_embedding = layers.Embedding(input_dim=3, output_dim=4)",
+                       "out = inp + column_embedding(ops.arange(start=0, stop=3, step=1))",
+                       "return keras.Model(inp, out)")
+    result = translate(src, "case.py")
+    assert not result.program.models
+    assert any("Keras computes it once when the model is built" in d.message and d.severity == "stub"
+               for d in result.program.diagnostics), [d.message for d in result.program.diagnostics]
+
+
+def test_arange_with_a_step_as_floats(check):
+    """A float arange (dtype given), stepped, as an operand of arithmetic on a batched tensor."""
+    checked = check(model_source("inp = keras.Input(shape=(5,))",
+                                 'out = layers.Dense(3)(inp) * ops.arange(1, 7, 2, dtype="float32")',
+                                 "return keras.Model(inp, out)"))
+    assert "torch.arange(1, 7, 2, dtype=torch.float32)" in checked.translation.text
+
+
+STOPPED = '''class Stopped(layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.a = layers.Dense(3)
+        self.b = layers.Dense(3)
+
+    def call(self, x):
+        return self.a(x) + tf.stop_gradient(self.b(x))
+
+
+'''
+
+
+@pytest.mark.parametrize("where", ["ops_in_builder", "tf_in_layer"])
+def test_stop_gradient_forward_and_no_gradient(check, where):
+    """The same value forward; in torch the stopped branch's Dense gets no gradient."""
+    if where == "ops_in_builder":
+        src = model_source("inp = keras.Input(shape=(5,))",
+                           "out = layers.Dense(3)(inp) + ops.stop_gradient(layers.Dense(3)(inp))",
+                           "return keras.Model(inp, out)")
+    else:
+        src = model_source("inp = keras.Input(shape=(5,))", "out = Stopped()(inp)", "return keras.Model(inp, out)",
+                           classes=STOPPED)
+    checked = check(src)
+    assert ".detach()" in checked.translation.text
+    from transpiler import verify
+
+    module = verify.load_generated(checked.translation.text).build_model()
+    module(torch.randn(2, 5)).sum().backward()
+    grads = {name: p.grad is not None for name, p in module.named_parameters()}
+    assert sorted(grads.values()) == [False, False, True, True], grads

@@ -473,7 +473,7 @@ def _split(node, shapes, layouts):
 def _new_axis(node: Node, shape: tuple, size: int):
     rank = len(shape) + 1
     axis = node.attrs["axis"] % rank
-    if axis == 0:
+    if axis == 0 and (not shape or shape[0] is None):  # (a tensor with no batch axis has its size there)
         raise IRError(f"{node!r}: a new axis before the batch axis")
     out = shape[:axis] + (size,) + shape[axis:]
     return out, node.meta.get("out_layout") or default_layout(rank)
@@ -571,3 +571,11 @@ def _extract_patches(node, shapes, layouts):
                                                    a["dilation"]))]
     channels = shape[channel_axis(layout)] * math.prod(a["kernel_size"])
     return [(_with(shape, layout, sizes, channels), layout, _dtype(node))]
+
+
+@rule("arange")
+def _arange(node, shapes, layouts):
+    a = node.attrs
+    if a["step"] == 0:
+        raise IRError(f"{node!r}: step 0")
+    return [((len(range(a["start"], a["stop"], a["step"])),), default_layout(1), a["dtype"])]
