@@ -135,3 +135,24 @@ def test_stop_gradient_forward_and_no_gradient(check, where):
     module(torch.randn(2, 5)).sum().backward()
     grads = {name: p.grad is not None for name, p in module.named_parameters()}
     assert sorted(grads.values()) == [False, False, True, True], grads
+
+
+DISTANCE = '''def euclidean_distance(vects):
+    x, y = vects
+    sum_square = ops.sum(ops.square(x - y), axis=1, keepdims=True)
+    return ops.sqrt(ops.maximum(sum_square, {eps}))
+
+
+'''
+
+
+@pytest.mark.parametrize("eps", ["keras.backend.epsilon()", "keras.config.epsilon()"])
+def test_backend_epsilon_is_kerass_fuzz_factor(check, eps):
+    """keras.io's siamese_contrastive: ``ops.maximum(x, keras.backend.epsilon())`` in a Lambda;
+    the two towers are equal for one sample pair so the epsilon floor decides that output."""
+    checked = check(model_source("a = keras.Input(shape=(4,))", "b = keras.Input(shape=(4,))",
+                                 "dense = layers.Dense(3)",
+                                 "out = layers.Lambda(euclidean_distance)([dense(a), dense(b)])",
+                                 "return keras.Model([a, b], out)",
+                                 classes=DISTANCE.replace("{eps}", eps)))
+    assert "min=1e-07" in checked.translation.text
