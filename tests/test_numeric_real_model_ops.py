@@ -156,3 +156,22 @@ def test_backend_epsilon_is_kerass_fuzz_factor(check, eps):
                                  "return keras.Model([a, b], out)",
                                  classes=DISTANCE.replace("{eps}", eps)))
     assert "min=1e-07" in checked.translation.text
+
+
+STRIDE_OR_IDENTITY = '''class Block(layers.Layer):
+    def __init__(self, stride):
+        super().__init__()
+        self.dense = layers.Dense(3)
+        self.stride_layer = layers.AveragePooling1D(stride) if stride > 1 else tf.identity
+
+    def call(self, x):
+        return self.stride_layer(self.dense(x))
+
+
+'''
+
+
+def test_tf_identity_as_a_layer(check):
+    """keras.io's involution: ``tf.identity`` where a stride of 1 needs no pooling layer."""
+    check(model_source("inp = keras.Input(shape=(4, 5))", "out = Block(1)(inp)", "return keras.Model(inp, out)",
+                       classes=STRIDE_OR_IDENTITY))

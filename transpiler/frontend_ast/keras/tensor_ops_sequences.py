@@ -43,3 +43,9 @@ def recognize_arange(c: Call) -> Value:
 @tensor_function("tf.stop_gradient", signature="variable", ops=("stop_gradient",), aliases={"input": "variable"})
 def recognize_stop_gradient(c: Call) -> Value:
     return c.one("stop_gradient", [c.tensor("variable")])
+
+
+@tensor_function("tf.identity", signature="input", ops=("identity",))
+def recognize_identity(c: Call) -> Value:
+    """``tf.identity(x)`` (keras.io's involution picks it as the no-op stride layer)."""
+    return c.one("identity", [c.tensor("input")])
