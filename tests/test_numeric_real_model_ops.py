@@ -175,3 +175,38 @@ def test_tf_identity_as_a_layer(check):
     """keras.io's involution: ``tf.identity`` where a stride of 1 needs no pooling layer."""
     check(model_source("inp = keras.Input(shape=(4, 5))", "out = Block(1)(inp)", "return keras.Model(inp, out)",
                        classes=STRIDE_OR_IDENTITY))
+
+
+POSITION_WEIGHT = '''class PositionEmbedding(layers.Layer):
+    def __init__(self, sequence_length):
+        super().__init__()
+        self.sequence_length = sequence_length
+
+    def build(self, input_shape):
+        self.position_embeddings = self.add_weight(
+            name="embeddings", shape=[self.sequence_length, input_shape[-1]], initializer="glorot_uniform")
+
+    def call(self, inputs, start_index=0):
+        shape = keras.ops.shape(inputs)
+        position_embeddings = keras.ops.convert_to_tensor(self.position_embeddings)
+        position_embeddings = keras.ops.slice(position_embeddings, (start_index, 0), ({rows}, shape[-1]))
+        return keras.ops.broadcast_to(position_embeddings, shape)
+
+
+'''
+
+
+@pytest.mark.parametrize("length, rows", [(6, "shape[-2]"), (9, "shape[-2]")], ids=["whole", "trimmed"])
+def test_position_weight_sliced_and_broadcast_over_the_batch(check, length, rows):
+    """keras.io's mlp_image_classification PositionEmbedding: ops.slice of a weight (trimmed to
+    the sequence when the weight is longer), ops.broadcast_to the input's shape."""
+    checked = check(model_source("inp = keras.Input(shape=(6, 5))", "x = layers.Dense(4)(inp)",
+                                 f"out = x + PositionEmbedding({length})(x)", "return keras.Model(inp, out)",
+                                 classes=POSITION_WEIGHT.replace("{rows}", rows)))
+    assert ".expand(" in checked.translation.text
+
+
+def test_slice_of_a_batched_tensor(check):
+    check(model_source("inp = keras.Input(shape=(6, 5))",
+                       "out = ops.slice(layers.Dense(4)(inp), (0, 1, 0), (-1, 3, 2))",
+                       "return keras.Model(inp, out)"))

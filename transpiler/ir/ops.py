@@ -568,3 +568,6 @@ op("arange", inputs="", attrs="start: int = 0; stop: int; step: int = 1; dtype: 
        "over the batch). A constant of the model, never a param.")
 op("stop_gradient", layout=TRANSPARENT, shape="same",
    doc="The input's value; no gradient flows back through it (``ops.stop_gradient``, ``tf.stop_gradient``).")
+op("broadcast_to", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
+   doc="``x`` (no batch axis, or a batch of 1) broadcast to (batch of ``like``, *shape), numpy's rules "
+       "(``ops.broadcast_to(position_embeddings, ops.shape(inputs))``).")

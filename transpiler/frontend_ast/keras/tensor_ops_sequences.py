@@ -9,8 +9,9 @@ Registered into the one table of ``keras_tensor_ops`` (imported at its end).
 
 from __future__ import annotations
 
+from transpiler.frontend_ast.interp.values import BatchDim
 from transpiler.frontend_ast.keras.layers import Unsupported
-from transpiler.frontend_ast.keras.tensor_ops import Call, dtype_name, tensor_function
+from transpiler.frontend_ast.keras.tensor_ops import Call, batched, dtype_name, tensor_function
 from transpiler.ir.graph import Value
 
 
@@ -49,3 +50,49 @@ def recognize_stop_gradient(c: Call) -> Value:
 def recognize_identity(c: Call) -> Value:
     """``tf.identity(x)`` (keras.io's involution picks it as the no-op stride layer)."""
     return c.one("identity", [c.tensor("input")])
+
+
+@tensor_function("ops.slice", "tf.slice", signature="inputs; start_indices; shape", ops=("slice", "identity"),
+                 keras_op="Slice", aliases={"input_": "inputs", "begin": "start_indices", "size": "shape"})
+def recognize_slice(c: Call) -> Value:
+    """``ops.slice(x, starts, sizes)`` with static ints (size -1: to the end). On a batched
+    tensor the batch axis is kept whole (start 0, size -1 or the batch size)."""
+    x = c.tensor("inputs")
+    starts, sizes = c.get("start_indices"), c.get("shape")
+    if not isinstance(starts, (list, tuple)) or not isinstance(sizes, (list, tuple)) or \
+            len(starts) != len(x.shape) or len(sizes) != len(x.shape):
+        raise Unsupported(f"{c.key}(): start_indices and shape must give one entry per axis")
+    unbatched = not batched(x)
+    axes, begins, ends = [], [], []
+    for axis, (start, size, dim) in enumerate(zip(starts, sizes, x.shape)):
+        if axis == 0 and not unbatched:
+            if start != 0 or not (size == -1 or isinstance(size, BatchDim)):
+                raise Unsupported(f"{c.key}(): the batch axis must be kept whole")
+            continue
+        start, size = _int(c, "start_indices", start), _int(c, "shape", size)
+        if dim is None:
+            raise Unsupported(f"{c.key}(): axis {axis} has no static size")
+        stop = dim if size == -1 else start + size
+        if not 0 <= start <= stop <= dim or size < -1:
+            raise Unsupported(f"{c.key}(): {start}:{stop} is outside axis {axis} of size {dim}")
+        if (start, stop) != (0, dim):
+            axes.append(axis), begins.append(start), ends.append(stop)
+    if not axes:
+        return x  # the whole tensor (keras.io's PositionEmbedding trims nothing)
+    return c.one("slice", [x], {"axes": tuple(axes), "starts": tuple(begins), "stops": tuple(ends),
+                                "steps": (1,) * len(axes)})
+
+
+@tensor_function("ops.broadcast_to", "tf.broadcast_to", signature="x; shape", ops=("broadcast_to", "identity"),
+                 keras_op="BroadcastTo", aliases={"input": "x"})
+def recognize_broadcast_to(c: Call) -> Value:
+    """``ops.broadcast_to(pos, ops.shape(inputs))``: a shape starting with a batch size read
+    from a tensor (``BatchDim``), static sizes after it."""
+    x, shape = c.tensor("x"), c.get("shape")
+    if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim) or \
+            shape[0].value is None:
+        raise Unsupported(f"{c.key}(): the shape must start with the batch size of a tensor (ops.shape(x)[0])")
+    rest = tuple(_int(c, "shape", d) for d in shape[1:])
+    if batched(x) and tuple(x.shape[1:]) == rest:
+        return x
+    return c.one("broadcast_to", [x, shape[0].value], {"shape": rest})

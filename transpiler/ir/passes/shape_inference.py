@@ -452,7 +452,8 @@ def _take(node, shapes, layouts):
 @rule("slice")
 def _slice(node, shapes, layouts):
     shape, a = list(shapes[0]), node.attrs
-    axes = _axes(node, len(shape), "axes")
+    # (a tensor with no batch axis, ops.slice of a weight, may be sliced on its axis 0)
+    axes = {x % len(shape) for x in a["axes"]} if shape and shape[0] is not None else _axes(node, len(shape), "axes")
     if len(axes) != len(a["axes"]):
         raise IRError(f"{node!r}: an axis sliced twice")
     for ax, start, stop, step in zip(a["axes"], a["starts"], a["stops"], a["steps"]):
@@ -579,3 +580,10 @@ def _arange(node, shapes, layouts):
     if a["step"] == 0:
         raise IRError(f"{node!r}: step 0")
     return [((len(range(a["start"], a["stop"], a["step"])),), default_layout(1), a["dtype"])]
+
+
+@rule("broadcast_to")
+def _broadcast_to(node, shapes, layouts):
+    out = (shapes[1][0], *node.attrs["shape"])
+    broadcast(node, [shapes[0], out])  # (raises where numpy's rules do not hold)
+    return [(out, default_layout(len(out)), _dtype(node))]

@@ -22,3 +22,9 @@ def emit_arange_keras(node: Node) -> KerasEmission:
 @emitter("stop_gradient")
 def emit_stop_gradient_keras(node: Node) -> KerasEmission:
     return KerasEmission(call=lambda ins: f"keras.ops.stop_gradient({ins[0]})")
+
+
+@emitter("broadcast_to")
+def emit_broadcast_to_keras(node: Node) -> KerasEmission:
+    sizes = ", ".join(lit(d) for d in node.attrs["shape"])
+    return KerasEmission(call=lambda ins: f"keras.ops.broadcast_to({ins[0]}, (keras.ops.shape({ins[1]})[0], {sizes}))")

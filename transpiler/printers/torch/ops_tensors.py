@@ -30,3 +30,9 @@ def emit_arange_torch(node: Node, m: str) -> Emission:
 @emitter("stop_gradient")
 def emit_stop_gradient_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"{atom(ins[0])}.detach()", unary=True)
+
+
+@emitter("broadcast_to")
+def emit_broadcast_to_torch(node: Node, m: str) -> Emission:
+    sizes = ", ".join(lit(d) for d in node.attrs["shape"])
+    return Emission(None, lambda ins: f"{atom(ins[0])}.expand({atom(ins[1])}.shape[0], {sizes})")
