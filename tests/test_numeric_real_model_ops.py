@@ -210,3 +210,27 @@ def test_slice_of_a_batched_tensor(check):
     check(model_source("inp = keras.Input(shape=(6, 5))",
                        "out = ops.slice(layers.Dense(4)(inp), (0, 1, 0), (-1, 3, 2))",
                        "return keras.Model(inp, out)"))
+
+
+FNET = '''class FNetLayer(layers.Layer):
+    def __init__(self, embedding_dim):
+        super().__init__()
+        self.ffn = layers.Dense(units=embedding_dim, activation="gelu")
+        self.normalize = layers.LayerNormalization(epsilon=1e-6)
+
+    def call(self, inputs):
+        x = keras.ops.fft2((inputs, {imag}))[{part}]
+        return self.normalize(self.ffn(x + inputs))
+
+
+'''
+
+
+@pytest.mark.parametrize("imag, part", [("keras.ops.zeros_like(inputs)", 0), ("inputs * 0.5", 0),
+                                        ("inputs * 0.5", 1)], ids=["real_input", "complex_real", "complex_imag"])
+def test_fft2_token_mixing(check, imag, part):
+    """keras.io's FNet (mlp_image_classification): the real part of the 2-D FFT of the tokens."""
+    checked = check(model_source("inp = keras.Input(shape=(6, 5))", "x = layers.Dense(4)(inp)",
+                                 "out = FNetLayer(4)(x)", "return keras.Model(inp, out)",
+                                 classes=FNET.replace("{imag}", imag).replace("{part}", str(part))))
+    assert "torch.fft.fft2(torch.complex(" in checked.translation.text

@@ -96,3 +96,15 @@ def recognize_broadcast_to(c: Call) -> Value:
     if batched(x) and tuple(x.shape[1:]) == rest:
         return x
     return c.one("broadcast_to", [x, shape[0].value], {"shape": rest})
+
+
+@tensor_function("ops.fft2", signature="x", ops=("fft2",), keras_op="FFT2")
+def recognize_fft2(c: Call) -> tuple:
+    """``ops.fft2((real, imag))`` → (real, imag) of the 2-D FFT over the last two axes
+    (keras.io's FNet mixes tokens with its real part)."""
+    parts = c.get("x")
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2 or not all(isinstance(p, Value) for p in parts):
+        raise Unsupported(f"{c.key}(): x must be a pair (real, imag) of tensors of the model")
+    if tuple(parts[0].shape) != tuple(parts[1].shape):
+        raise Unsupported(f"{c.key}(): the real and imaginary parts differ in shape")
+    return tuple(c.add("fft2", list(parts), {}, "fft", n_out=2))

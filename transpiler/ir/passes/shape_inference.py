@@ -587,3 +587,12 @@ def _broadcast_to(node, shapes, layouts):
     out = (shapes[1][0], *node.attrs["shape"])
     broadcast(node, [shapes[0], out])  # (raises where numpy's rules do not hold)
     return [(out, default_layout(len(out)), _dtype(node))]
+
+
+@rule("fft2")
+def _fft2(node, shapes, layouts):
+    if len(shapes[0]) < 3 or tuple(shapes[0]) != tuple(shapes[1]):
+        raise IRError(f"{node!r}: real and imaginary parts of one shape, two axes besides the batch axis, "
+                      f"got {shapes}")
+    layout = default_layout(len(shapes[0]))
+    return [(shapes[0], layout, _dtype(node)), (shapes[0], layout, _dtype(node))]

@@ -28,3 +28,4 @@ def emit_stop_gradient_keras(node: Node) -> KerasEmission:
 def emit_broadcast_to_keras(node: Node) -> KerasEmission:
     sizes = ", ".join(lit(d) for d in node.attrs["shape"])
     return KerasEmission(call=lambda ins: f"keras.ops.broadcast_to({ins[0]}, (keras.ops.shape({ins[1]})[0], {sizes}))")
+

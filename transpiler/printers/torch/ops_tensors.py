@@ -36,3 +36,13 @@ def emit_stop_gradient_torch(node: Node, m: str) -> Emission:
 def emit_broadcast_to_torch(node: Node, m: str) -> Emission:
     sizes = ", ".join(lit(d) for d in node.attrs["shape"])
     return Emission(None, lambda ins: f"{atom(ins[0])}.expand({atom(ins[1])}.shape[0], {sizes})")
+
+
+@emitter("fft2")
+def emit_fft2_torch(node: Node, m: str) -> Emission:
+    """torch.fft.fft2 of the complex tensor (complex64 from float32 parts, as Keras computes)."""
+    def statements(ins, outs):
+        spectrum = f"torch.fft.fft2(torch.complex({ins[0]}, {ins[1]}))"
+        return [f"{outs[0]} = {spectrum}", f"{outs[1]} = {outs[0]}.imag", f"{outs[0]} = {outs[0]}.real"]
+
+    return Emission(None, statements=statements)
