@@ -234,3 +234,17 @@ def test_fft2_token_mixing(check, imag, part):
                                  "out = FNetLayer(4)(x)", "return keras.Model(inp, out)",
                                  classes=FNET.replace("{imag}", imag).replace("{part}", str(part))))
     assert "torch.fft.fft2(torch.complex(" in checked.translation.text
+
+
+def test_initializers_get_of_a_name_is_that_initializer():
+    """keras.io's PositionEmbedding keeps ``keras.initializers.get(initializer)`` for its
+    add_weight: the named initializer is reproduced (was "not reproduced; glorot_uniform used")."""
+    from transpiler.translate import translate
+
+    cls = POSITION_WEIGHT.replace("{rows}", "shape[-2]").replace(
+        'initializer="glorot_uniform")', "initializer=keras.initializers.get(\"ones\"))")
+    result = translate(model_source("inp = keras.Input(shape=(6, 5))", "x = layers.Dense(4)(inp)",
+                                    "out = x + PositionEmbedding(6)(x)", "return keras.Model(inp, out)",
+                                    classes=cls), "case.py")
+    assert "nn.init.ones_(self.position_embeddings)" in result.text
+    assert not [d for d in result.program.diagnostics if "not reproduced" in d.message]
