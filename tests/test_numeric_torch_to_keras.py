@@ -559,6 +559,9 @@ KNOWN_UNREAD: dict[str, str] = {
     # T1 builds its module with the sizes the program computes from the data, Net(len(vocab), ...):
     # the torch reader does not read a module class built with run-time arguments yet (issue 19 item 1)
     "data_sized_blocks": "an argument is not known statically",
+    # T1's position ids are a torch.arange buffer: the torch reader has no arange yet (the op
+    # and its Keras emitter exist: printers/keras/ops_tensors.py)
+    "patch_transformer": "torch.arange is not supported yet",
 }
 
 

@@ -83,7 +83,9 @@ KERAS_FIXPOINT_LATER = {
 }
 
 #: scripts read back whose model code does not converge yet, with the reason (strict xfail)
-NOT_CONVERGING: dict[str, str] = {}
+NOT_CONVERGING: dict[str, str] = {
+    "patch_transformer": "the torch reader does not read T1's torch.arange position ids (a non-persistent buffer) back yet",
+}
 
 #: scripts whose whole generated script (training program included) is a fixpoint from K1 on
 WHOLE_SCRIPT_CONVERGES = {
@@ -113,6 +115,7 @@ WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
     "lazy_composite_autoencoder": "the torch reader does not read T1's own train_step with a metric tracker back",
     # (its model is not read back at all: KNOWN_UNREAD)
     "data_sized_blocks": "the torch reader does not read a module built with run-time sizes (Net(len(vocab), ...)) back",
+    "patch_transformer": "the torch reader does not read T1's torch.arange position ids (a non-persistent buffer) back yet",
 }
 
 _SOURCE_REF = re.compile(r"\(([\w.-]+\.py):(\d+)\)")

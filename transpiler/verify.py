@@ -225,9 +225,11 @@ def keras_param_count(model) -> int:
 
 
 def torch_param_count(module) -> int:
-    """Parameters plus buffers (BatchNorm running statistics), as Keras counts weights."""
-    return int(sum(p.numel() for p in module.parameters()) +
-               sum(b.numel() for n, b in module.named_buffers() if not n.endswith("num_batches_tracked")))
+    """Parameters plus buffers (BatchNorm running statistics), as Keras counts weights; a
+    non-persistent buffer (position ids: a constant, no state_dict entry) is no weight."""
+    buffers = sum(b.numel() for mod in module.modules() for n, b in mod.named_buffers(recurse=False)
+                  if n != "num_batches_tracked" and n not in mod._non_persistent_buffers_set)
+    return int(sum(p.numel() for p in module.parameters()) + buffers)
 
 
 def lstm_extra_bias(graph: Graph) -> int:

@@ -557,3 +557,20 @@ op("extract_patches",
    attrs="kernel_size: sizes; strides: sizes; dilation: sizes = 1; padding: pads = 'valid'",
    layout=IMPLICIT, rank=2,
    doc="Each output position holds its (kh, kw, C) input window flattened on the channel axis.")
+
+# ---------------------------------------------------------------------------------
+# Ops real keras.io models use (issue 18 item 4). A value with no batch axis (``arange``,
+# what an Embedding or arithmetic makes of it) broadcasts against the batched tensors.
+# ---------------------------------------------------------------------------------
+op("arange", inputs="", attrs="start: int = 0; stop: int; step: int = 1; dtype: str = 'int32'", layout=TERMINATE,
+   doc="The numbers start, start + step, ... below stop (``ops.arange``, ``tf.range``): a rank-1 tensor "
+       "with NO batch axis (position ids; an Embedding of it is a position embedding that broadcasts "
+       "over the batch). A constant of the model, never a param.")
+op("stop_gradient", layout=TRANSPARENT, shape="same",
+   doc="The input's value; no gradient flows back through it (``ops.stop_gradient``, ``tf.stop_gradient``).")
+op("broadcast_to", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
+   doc="``x`` (no batch axis, or a batch of 1) broadcast to (batch of ``like``, *shape), numpy's rules "
+       "(``ops.broadcast_to(position_embeddings, ops.shape(inputs))``).")
+op("fft2", inputs="real, imag", layout=TERMINATE,
+   doc="The 2-D discrete Fourier transform over the last two axes of the complex tensor real + i imag "
+       "(``keras.ops.fft2((real, imag))``): two outputs, its real and imaginary parts.")

@@ -452,7 +452,8 @@ def _take(node, shapes, layouts):
 @rule("slice")
 def _slice(node, shapes, layouts):
     shape, a = list(shapes[0]), node.attrs
-    axes = _axes(node, len(shape), "axes")
+    # (a tensor with no batch axis, ops.slice of a weight, may be sliced on its axis 0)
+    axes = {x % len(shape) for x in a["axes"]} if shape and shape[0] is not None else _axes(node, len(shape), "axes")
     if len(axes) != len(a["axes"]):
         raise IRError(f"{node!r}: an axis sliced twice")
     for ax, start, stop, step in zip(a["axes"], a["starts"], a["stops"], a["steps"]):
@@ -473,7 +474,7 @@ def _split(node, shapes, layouts):
 def _new_axis(node: Node, shape: tuple, size: int):
     rank = len(shape) + 1
     axis = node.attrs["axis"] % rank
-    if axis == 0:
+    if axis == 0 and (not shape or shape[0] is None):  # (a tensor with no batch axis has its size there)
         raise IRError(f"{node!r}: a new axis before the batch axis")
     out = shape[:axis] + (size,) + shape[axis:]
     return out, node.meta.get("out_layout") or default_layout(rank)
@@ -571,3 +572,27 @@ def _extract_patches(node, shapes, layouts):
                                                    a["dilation"]))]
     channels = shape[channel_axis(layout)] * math.prod(a["kernel_size"])
     return [(_with(shape, layout, sizes, channels), layout, _dtype(node))]
+
+
+@rule("arange")
+def _arange(node, shapes, layouts):
+    a = node.attrs
+    if a["step"] == 0:
+        raise IRError(f"{node!r}: step 0")
+    return [((len(range(a["start"], a["stop"], a["step"])),), default_layout(1), a["dtype"])]
+
+
+@rule("broadcast_to")
+def _broadcast_to(node, shapes, layouts):
+    out = (shapes[1][0], *node.attrs["shape"])
+    broadcast(node, [shapes[0], out])  # (raises where numpy's rules do not hold)
+    return [(out, default_layout(len(out)), _dtype(node))]
+
+
+@rule("fft2")
+def _fft2(node, shapes, layouts):
+    if len(shapes[0]) < 3 or tuple(shapes[0]) != tuple(shapes[1]):
+        raise IRError(f"{node!r}: real and imaginary parts of one shape, two axes besides the batch axis, "
+                      f"got {shapes}")
+    layout = default_layout(len(shapes[0]))
+    return [(shapes[0], layout, _dtype(node)), (shapes[0], layout, _dtype(node))]

@@ -139,7 +139,7 @@ def torch_plan(graph: Graph) -> list[PlanEntry]:
                 seen.add(key)
         for suffix, src, _value in em.buffers:
             key = f"{own_prefix}{path.rsplit('.', 1)[-1]}_{suffix}"
-            if key not in seen:
+            if src is not None and key not in seen:  # (None: a non-persistent constant, no state_dict entry)
                 buffers.append(PlanEntry(key, node.source_name, src, node))
                 seen.add(key)
 

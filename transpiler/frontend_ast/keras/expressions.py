@@ -365,6 +365,10 @@ class KerasExpressions(Interpreter):
                 return self._lambda_layer(args, kwargs, span)
             if api in ("layers.Dot", "layers.dot"):
                 return self._dot_layer(api, args, kwargs, span)
+            if api == "initializers.get" and len(args) == 1 and not kwargs and isinstance(args[0], (str, Initializer)):
+                return args[0]  # keras.initializers.get("glorot_uniform"): the initializer that name gives
+            if api in _EPSILON_APIS and not args and not kwargs and "set_epsilon" not in self.source:
+                return 1e-7  # Keras' fuzz factor (a number: ops.maximum(x, keras.backend.epsilon()))
             if api.startswith("layers.") and last[:1].isupper():
                 # a Keras layer class without a recogniser (TimeDistributed, Lambda, ...):
                 # it must become a reported stub, never an Unknown that vanishes.
@@ -701,6 +705,10 @@ def _api_regularizer(fe, func, args, kwargs, node, span):
 
 def _api_tensor_op(fe, func, args, kwargs, node, span):
     return fe._tensor_op(func.name, args, kwargs, span)
+
+
+#: keras.backend.epsilon() / keras.config.epsilon(): 1e-7 unless the script sets another
+_EPSILON_APIS = ("backend.epsilon", "config.epsilon")
 
 
 def _api_activation(fe, func, args, kwargs, node, span):

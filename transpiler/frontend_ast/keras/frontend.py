@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper
 from transpiler.cst_fast import positions as cst_positions
 from transpiler.frontend_ast.keras import calls as keras_calls
 from transpiler.frontend_ast.keras import layers as keras_layers
+from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (
     ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown)
@@ -589,6 +590,12 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         if not all(isinstance(t, TensorVal) for t in inputs):
             raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
         spec = layer.spec
+        if not self.self_stack and ops_table.get(spec.op).params and \
+                not any(keras_tensor_ops.batched(t.value) for t in inputs):
+            # (a Functional model's Embedding of ops.arange runs once, eagerly, when the model is built)
+            raise Unsupported(f"{layer.cls_name or spec.op}: called on constants only (ops.arange), not on the "
+                              "model's tensors: Keras computes it once when the model is built; its weights are not the model's (random "
+                              "numbers, never trained). Call it inside a Layer's call() to train it")
         attrs = {**spec.attrs, **call.attrs} if call.attrs else spec.attrs
         values = [t.value for t in inputs] + call.mask_inputs + self._initial_states(layer, call.states)
         for warning in call.warnings:

@@ -155,6 +155,10 @@ ACTIVATIONS: dict[str, tuple[str, dict[str, Any]] | None] = {
 }
 
 
+#: where a namespace's function defaults differ from ``keras.activations``' (``activation=ops.gelu``:
+#: Keras calls ``ops.gelu(x)``, whose ``approximate`` defaults to True)
+_NAMESPACE_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {("ops", "gelu"): {"approximate": True}}
+
 #: the ops an activation string names: an activation layer object of one of them may be an
 #: ``activation=`` too
 _ACTIVATION_OPS = {entry[0] for entry in ACTIVATIONS.values() if entry is not None}
@@ -176,7 +180,11 @@ def activation_spec(value: Any) -> tuple[str, dict[str, Any]] | None:
         raise Unsupported(f"activation {shown} is not a known Keras activation")
     if name not in ACTIVATIONS:
         raise Unsupported(f"activation {name!r} is not supported")
-    return ACTIVATIONS[name]
+    entry = ACTIVATIONS[name]
+    override = _NAMESPACE_DEFAULTS.get((getattr(value, "source", ""), name))
+    if entry is not None and override:
+        return entry[0], {**entry[1], **override}
+    return entry
 
 
 # ---------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ class _TensorBuilder:
         self.what = what
 
     def add(self, op: str, inputs: list, attrs: dict, hint: str, n_out: int = 1) -> list:
+        if not inputs:  # a tensor made from nothing (ops.arange): no layer call to go through
+            return self._source(op, attrs, hint).outputs
         out = self.frontend._apply_anonymous(LayerSpec(op, attrs), [TensorVal(v) for v in inputs], self.span, hint)
         values = [t.value for t in (out if isinstance(out, list) else [out])]
         node = values[0].producer
@@ -44,14 +46,20 @@ class _TensorBuilder:
         return values
 
     def constant(self, value) -> Value:
+        return self._source("constant", {"value": value}, "constant", False).outputs[0]
+
+    def _source(self, op: str, attrs: dict, hint: str, tensor_op: bool = True):
+        """A node with no inputs, placed where the statement computing it runs."""
         fe = self.frontend
-        node = fe.scratch.add_node("constant", "constant", [], attrs={"value": value}, span=self.span)
+        node = fe.scratch.add_node(op, hint, [], attrs=attrs, span=self.span)
+        if tensor_op:
+            node.meta["tensor_op"] = self.what
         node.meta["stmt"] = fe.stmt_stack[-1] if fe.stmt_stack else None
         node.meta["call_stmts"] = tuple(fe.helper_call_stmts)
         node.meta["top_stmt"] = fe.stmt_stack[0] if fe.stmt_stack else None
         node.meta["scopes"] = tuple(fe.module_stack)
         infer_node(node)
-        return node.outputs[0]
+        return node
 
     def warn(self, message: str) -> None:
         self.frontend.program.warn(self.span, message, self.frontend._line(self.span))

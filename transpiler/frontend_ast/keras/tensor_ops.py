@@ -138,6 +138,21 @@ def is_static(value: Any) -> bool:
     return False
 
 
+def batched(value: Value) -> bool:
+    """``value`` depends on a model input (its axis 0 is the batch axis); False for a tensor
+    computed from constants only (``ops.arange``, an Embedding of it)."""
+    seen: set[int] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if id(v) not in seen:
+            seen.add(id(v))
+            if v.producer is None:
+                return True
+            todo += v.producer.inputs
+    return False
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -169,15 +184,15 @@ class Call:
             raise Unsupported(f"{self.key}(): {name} must be known statically (it is computed at run time)")
         return value
 
-    def axis(self, name: str, rank: int, *, new_axis: bool = False) -> int:
-        """A static int axis, normalised; never the batch axis (0)."""
+    def axis(self, name: str, rank: int, *, new_axis: bool = False, batch: bool = True) -> int:
+        """A static int axis, normalised; never the batch axis (0) of a ``batch``ed tensor."""
         value = self.static(name)
         if not isinstance(value, int) or isinstance(value, bool):
             raise Unsupported(f"{self.key}(): {name}={value!r} must be one int")
         size = rank + 1 if new_axis else rank
         if not -size <= value < size:
             raise Unsupported(f"{self.key}(): {name}={value} is out of range for rank {rank}")
-        if value % size == 0:
+        if value % size == 0 and batch:
             raise Unsupported(f"{self.key}(): {name}={value} is the batch axis")
         return value % size
 
@@ -636,7 +651,7 @@ def recognize_transpose(c: Call) -> Value:
 def recognize_expand_dims(c: Call) -> Value:
     x = c.tensor("x")
     _check_rank(c, len(x.shape) + 1)
-    return c.one("expand_dims", [x], {"axis": c.axis("axis", len(x.shape), new_axis=True)})
+    return c.one("expand_dims", [x], {"axis": c.axis("axis", len(x.shape), new_axis=True, batch=batched(x))})
 
 
 def _check_rank(c: Call, rank: int) -> None:
@@ -837,93 +852,6 @@ tensor_function("random.uniform", "tf.random.uniform",
 
 
 # ---------------------------------------------------------------------------------
-# Images
-# ---------------------------------------------------------------------------------
-_RESIZE_METHODS = {"bilinear": "bilinear", "nearest": "nearest", "nearest_neighbor": "nearest", "bicubic": "bicubic"}
-
-
-def _pair(c: Call, name: str, value: Any) -> tuple[int, int]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value, value)
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return (value[0], value[1])
-    raise Unsupported(f"{c.key}(): {name}={value!r} must be one or two static ints")
-
-
-def _image(c: Call) -> Value:
-    x = c.tensor("images")
-    if len(x.shape) != 4:
-        raise Unsupported(f"{c.key}(): only batches of images (rank 4) are supported")
-    fmt = c.get("data_format") if "data_format" in c.bound.sig.names else None
-    if fmt not in (None, "channels_last"):
-        raise Unsupported(f"{c.key}(): data_format={fmt!r} (channels_last only)")
-    return x
-
-
-@tensor_function("ops.image.resize", signature="images; size; interpolation='bilinear'; antialias=False; "
-                                                "crop_to_aspect_ratio=False; pad_to_aspect_ratio=False; "
-                                                "fill_mode='constant'; fill_value=0.0; data_format=None",
-                 ops=("resizing",), keras_op="Resize")
-@tensor_function("tf.image.resize", signature="images; size; interpolation='bilinear'; preserve_aspect_ratio=False; "
-                                               "antialias=False",
-                 ops=("resizing",), aliases={"method": "interpolation"})
-def recognize_resize(c: Call) -> Value:
-    x = _image(c)
-    method = c.static("interpolation")
-    if isinstance(method, ApiPath):  # tf.image.ResizeMethod.BILINEAR
-        method = method.path.rsplit(".", 1)[-1]
-    method = _RESIZE_METHODS.get(str(method).lower())
-    antialias = bool(c.static("antialias"))
-    if method is None:
-        raise Unsupported(f"{c.key}(): interpolation {c.get('interpolation')!r} has no matching torch mode")
-    if method == "bicubic" and not antialias:
-        raise Unsupported(f"{c.key}(): bicubic without antialias (TF's Keys kernel a=-0.5; torch's bicubic "
-                          "uses a=-0.75)")
-    for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "preserve_aspect_ratio"):
-        if flag in c.bound.sig.names and c.static(flag):
-            raise Unsupported(f"{c.key}(): {flag}=True is not supported")
-    for extra in ("fill_mode", "fill_value"):
-        if extra in c.bound.sig.names:
-            c.get(extra)  # only read with pad_to_aspect_ratio
-    return c.one("resizing", [x], {"size": _pair(c, "size", c.static("size")), "interpolation": method,
-                                 "antialias": antialias and method != "nearest"})
-
-
-@tensor_function("ops.image.extract_patches", signature="images; size; strides=None; dilation_rate=1; "
-                                                         "padding='valid'; data_format=None",
-                 ops=("extract_patches",), keras_op="ExtractPatches")
-def recognize_extract_patches(c: Call) -> Value:
-    x = _image(c)
-    size = c.static("size")
-    if isinstance(size, (list, tuple)) and len(size) == 3:
-        raise Unsupported(f"{c.key}(): 3-D patches are not supported")
-    kernel = _pair(c, "size", size)
-    strides = kernel if c.static("strides") is None else _pair(c, "strides", c.static("strides"))
-    padding = str(c.static("padding")).lower()
-    if padding not in ("valid", "same"):
-        raise Unsupported(f"{c.key}(): padding={padding!r}")
-    return c.one("extract_patches", [x], {"kernel_size": kernel, "strides": strides,
-                                          "dilation": _pair(c, "dilation_rate", c.static("dilation_rate")),
-                                          "padding": padding}, "patches")
-
-
-@tensor_function("tf.image.extract_patches", signature="images; sizes; strides; rates; padding",
-                 ops=("extract_patches",))
-def recognize_tf_extract_patches(c: Call) -> Value:
-    x = _image(c)
-    attrs = {}
-    for name, attr in (("sizes", "kernel_size"), ("strides", "strides"), ("rates", "dilation")):
-        value = c.static(name)
-        if not isinstance(value, (list, tuple)) or len(value) != 4 or value[0] != 1 or value[3] != 1:
-            raise Unsupported(f"{c.key}(): {name}={value!r} must be [1, rows, cols, 1]")
-        attrs[attr] = (value[1], value[2])
-    padding = str(c.static("padding")).lower()
-    if padding not in ("valid", "same"):
-        raise Unsupported(f"{c.key}(): padding={padding!r}")
-    return c.one("extract_patches", [x], {**attrs, "padding": padding}, "patches")
-
-
-# ---------------------------------------------------------------------------------
 # Activation functions called on tensors (keras.activations.*, keras.ops.*, tf.nn.*)
 # ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -991,3 +919,6 @@ def activation_call(name: str, namespace: str, args: list, kwargs: dict[str, Any
         if not isinstance(attrs["axis"], int) or attrs["axis"] % len(x.shape) == 0:
             raise Unsupported(f"{namespace}.{name}(): axis={attrs['axis']!r} must be one non-batch axis")
     return builder.add(op, [x], attrs, op)[0]
+
+
+from transpiler.frontend_ast.keras import tensor_ops_images, tensor_ops_sequences  # noqa: E402,F401  (registration)

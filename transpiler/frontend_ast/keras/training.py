@@ -71,13 +71,16 @@ METRIC_NAMES = {
     # stateful (counts over the epoch); default settings only
     "AUC": "auc", "Precision": "precision", "Recall": "recall",
     "RootMeanSquaredError": "root_mean_squared_error",
+    "TruePositives": "true_positives", "FalsePositives": "false_positives",
+    "TrueNegatives": "true_negatives", "FalseNegatives": "false_negatives",
 }
 #: metric classes known but not compile()'s: Mean (a custom loop's tracker) and Accuracy
 #: (exact equality, refused by metric_name)
 OTHER_METRIC_CLASSES = ("Mean", "Accuracy")
 #: the log key of each metric object by default (Keras: the snake-cased class name)
 METRIC_DEFAULT_LABELS = {"auc": "auc", "precision": "precision", "recall": "recall",
-                         "root_mean_squared_error": "root_mean_squared_error"}
+                         "root_mean_squared_error": "root_mean_squared_error",
+                         **{c: c for c in ("true_positives", "false_positives", "true_negatives", "false_negatives")}}
 #: a per-sample metric object's arguments in Keras' positional order, and the settings the
 #: generated function takes (``k``); any other setting only at Keras' default
 METRIC_OBJECT_POSITIONAL = {"top_k_categorical_accuracy": ("k", "name", "dtype"),

@@ -750,3 +750,6 @@ def emit_slice_keras(node: Node) -> KerasEmission:
         # ``...`` stands for the axes before the last one only: an inner axis is spelled out
         index = ", ".join([":"] * last + [index[len("..., "):]])
     return KerasEmission(call=lambda ins: f"{ins[0]}[{index}]")
+
+
+from transpiler.printers.keras import ops_tensors  # noqa: E402,F401  (registers its emitters)

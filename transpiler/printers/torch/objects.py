@@ -29,7 +29,9 @@ METRIC_AS_LOSS = {"mean_absolute_error", "mean_squared_error", "mean_absolute_pe
 #: batch by batch (runtime/torch/metrics.py); ``logits`` variants apply the sigmoid the
 #: model's output skipped
 STATEFUL_CLASSES = {"auc": "AUC", "precision": "Precision", "recall": "Recall",
-                    "root_mean_squared_error": "RootMeanSquaredError"}
+                    "root_mean_squared_error": "RootMeanSquaredError", "true_positives": "TruePositives",
+                    "false_positives": "FalsePositives", "true_negatives": "TrueNegatives",
+                    "false_negatives": "FalseNegatives"}
 
 #: callbacks whose objects go to the generated fit() (it calls their hooks)
 OBJECT_CALLBACKS = ("lambda_callback", "custom")

@@ -62,14 +62,21 @@ class Emission:
     extra_params: list[tuple[str, str, int, str]] = field(default_factory=list)
     #: statements for ``__init__`` right after the module is built
     setup: list[str] = field(default_factory=list)
-    #: buffers registered on the model itself: (suffix, canonical param, initial value)
-    buffers: list[tuple[str, str, str]] = field(default_factory=list)
+    #: buffers registered on the model itself: (suffix, canonical param, initial value); a
+    #: canonical param None is a constant of the model, kept out of the state_dict
+    buffers: list[tuple[str, str | None, str]] = field(default_factory=list)
     #: a Python infix operator over its inputs (``a * b``): a single-use operand computed just
     #: before may be written into it (the emitter parenthesises by precedence)
     infix: bool = False
     #: ``train if self.training else infer``: the forward writer prints an ``if self.training:``
     #: block with each input's own statements inside its branch
     mode_select: bool = False
+
+
+def buffer_line(attr: str, source: str | None, value: str) -> str:
+    """``__init__``'s statement registering one of ``Emission.buffers`` as ``attr``."""
+    persistent = "" if source is not None else ", persistent=False"
+    return f'self.register_buffer("{attr}", {value}{persistent})'
 
 
 Emitter = Callable[[Node, str], Emission]
@@ -241,5 +248,5 @@ _VARIANCE_SCALING = {"glorot_uniform": (1.0, "avg", "uniform"), "glorot_normal":
 
 # The emitters, one module per op family (each registers its own on import)
 from transpiler.printers.torch import (  # noqa: E402,F401  (registration)
-    ops_layers, ops_norm, ops_activations, ops_recurrent, ops_attention, ops_math)
+    ops_layers, ops_norm, ops_activations, ops_recurrent, ops_attention, ops_math, ops_tensors)
 from transpiler.printers.torch.ops_math import new_axis_dim, subscript_text  # noqa: E402,F401  (shared)

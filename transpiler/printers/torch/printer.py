@@ -313,6 +313,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
             args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
                                        params if all(params) else [],
                                        {"logits_outputs": graph.meta.get("logits_outputs", {})})
+            init_lines += sp.forward_buffers
         imports |= sp.imports
     else:
         emissions: dict[int, torch_ops.Emission] = {}
@@ -335,8 +336,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
                     init_lines.append(f"self.{node.name}_{suffix} = nn.Parameter(torch.{init}({size}))")
                 init_lines += em.setup
                 reset_lines += em.init
-            for suffix, _source, value in em.buffers:
-                init_lines.append(f'self.register_buffer("{node.name}_{suffix}", {value})')
+            for suffix, source, value in em.buffers:
+                init_lines.append(torch_ops.buffer_line(f"{node.name}_{suffix}", source, value))
             if em.module is None:
                 init_lines += em.setup  # (of the buffers: a Normalization's adapted state)
         args = _arg_names(graph)

@@ -21,7 +21,7 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import builder_effects, data_sources, data_utils, keras_exact
+from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch.custom_step import extend_class
@@ -688,6 +688,9 @@ class _Printer:
                 return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
                     leading_lines=stmt.leading_lines)]
         del text
+        arrays = array_ops.rewrite(stmt, torch_loss_functions.module_aliases(self.frontend.module))
+        if arrays is not None and not self._touches_keras(arrays):  # keras.ops on arrays, outside any model
+            return [arrays]
         # One raise per block is enough: what follows it is unreachable anyway. In a
         # builder that could not be translated, the raise quotes the failing line.
         raising = level != "module" and not raised

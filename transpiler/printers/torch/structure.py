@@ -178,6 +178,7 @@ class StructurePrinter:
     models of a script (class name → text), so a class both use is printed once."""
 
     def __init__(self, graph: Graph, st: Structure, classes: dict[str, str], source_file: str):
+        self.forward_buffers: list[str] = []
         self.graph = graph
         self.st = st
         self.classes = classes
@@ -230,7 +231,7 @@ class StructurePrinter:
                 if m.node is not None:
                     em = _emit(m.node, f"self.{m.attr}")
                     self.imports |= em.imports
-                    init += [f'self.register_buffer("{m.attr}_{suffix}", {value})' for suffix, _src, value in em.buffers]
+                    init += [torch_ops.buffer_line(f"{m.attr}_{suffix}", src, value) for suffix, src, value in em.buffers]
                     if em.module is None:
                         init += em.setup  # (of the buffers: a Normalization's adapted state)
                         continue
@@ -280,8 +281,15 @@ class StructurePrinter:
         g = _forward_graph(self.st, self.graph, prefix, inputs, outputs, self.refs(info), emissions,
                            info.scope.class_name if info.scope else self.graph.name)
         g.meta.update(meta or {})
+        members = self.refs(info)
+        self.forward_buffers = []  # (a tensor op's constants, ops.arange: __init__ registers them)
         for em in emissions.values():
             self.imports |= em.imports
+        for node in g.nodes:
+            em = emissions[id(node)]
+            if node.name not in members:
+                self.forward_buffers += [torch_ops.buffer_line(f"{node.name}_{suffix}", src, value)
+                                         for suffix, src, value in em.buffers]
         args = _arg_names(inputs, params if len(params) == len(inputs) else [])
         var_of: dict[int, str | None] = {}
         if info.scope is not None:  # the caller's variable names do not hold inside
@@ -309,6 +317,7 @@ class StructurePrinter:
         with sizes.scope({k: k for k in own}, own.values(), alias=False) as size_scope:
             init, reset = self.init_lines(info)
             args, forward = self.forward(info, prefix, group.inputs, group.outputs, info.scope.params)
+            init += self.forward_buffers
         outside: list = []
         init = [size_scope.code(ln, defer=outside) for ln in init]
         forward, kept = method_sizes(size_scope, forward, init)

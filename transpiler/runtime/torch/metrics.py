@@ -2,7 +2,7 @@
 
 Per-sample metric values fit() and evaluate() average (``*_from_logits``: on the
 pre-activation outputs), the stateful metrics updated batch by batch (AUC, Precision,
-Recall, RootMeanSquaredError), and Keras' metric objects Mean and MeanMetricWrapper.
+Recall, the confusion-matrix counts, RootMeanSquaredError), and Keras' metric objects Mean and MeanMetricWrapper.
 """
 
 import torch
@@ -115,6 +115,90 @@ class Recall:
 
     def result(self):
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+
+class TruePositives:
+    """keras.metrics.TruePositives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
+    true positives over the epoch, every value of the output counted (Keras flattens it).
+    Self-contained: a program copies only the classes it uses."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.count = 0.0
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
+        label = target.reshape(-1).bool()
+        self.count += (pred & label).sum().item()
+
+    def result(self):
+        return self.count
+
+
+class FalsePositives:
+    """keras.metrics.FalsePositives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
+    false positives over the epoch, every value of the output counted (Keras flattens it).
+    Self-contained: a program copies only the classes it uses."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.count = 0.0
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
+        label = target.reshape(-1).bool()
+        self.count += (pred & ~label).sum().item()
+
+    def result(self):
+        return self.count
+
+
+class TrueNegatives:
+    """keras.metrics.TrueNegatives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
+    true negatives over the epoch, every value of the output counted (Keras flattens it).
+    Self-contained: a program copies only the classes it uses."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.count = 0.0
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
+        label = target.reshape(-1).bool()
+        self.count += (~pred & ~label).sum().item()
+
+    def result(self):
+        return self.count
+
+
+class FalseNegatives:
+    """keras.metrics.FalseNegatives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
+    false negatives over the epoch, every value of the output counted (Keras flattens it).
+    Self-contained: a program copies only the classes it uses."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.count = 0.0
+
+    def update_state(self, output, target):
+        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
+        label = target.reshape(-1).bool()
+        self.count += (~pred & label).sum().item()
+
+    def result(self):
+        return self.count
 
 
 class RootMeanSquaredError:

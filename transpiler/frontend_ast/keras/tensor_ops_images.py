@@ -1,0 +1,97 @@
+"""keras.ops.image / tf.image functions on batches of images (resize, extract_patches), in the
+one table of ``keras_tensor_ops`` (imported at its end). Sizes are static; interpolations torch
+computes differently are refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transpiler.frontend_ast.keras.layers import Unsupported
+from transpiler.frontend_ast.keras.tensor_ops import ApiPath, Call, tensor_function
+from transpiler.ir.graph import Value
+
+# ---------------------------------------------------------------------------------
+# Images
+# ---------------------------------------------------------------------------------
+_RESIZE_METHODS = {"bilinear": "bilinear", "nearest": "nearest", "nearest_neighbor": "nearest", "bicubic": "bicubic"}
+
+
+def _pair(c: Call, name: str, value: Any) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return (value[0], value[1])
+    raise Unsupported(f"{c.key}(): {name}={value!r} must be one or two static ints")
+
+
+def _image(c: Call) -> Value:
+    x = c.tensor("images")
+    if len(x.shape) != 4:
+        raise Unsupported(f"{c.key}(): only batches of images (rank 4) are supported")
+    fmt = c.get("data_format") if "data_format" in c.bound.sig.names else None
+    if fmt not in (None, "channels_last"):
+        raise Unsupported(f"{c.key}(): data_format={fmt!r} (channels_last only)")
+    return x
+
+
+@tensor_function("ops.image.resize", signature="images; size; interpolation='bilinear'; antialias=False; "
+                                                "crop_to_aspect_ratio=False; pad_to_aspect_ratio=False; "
+                                                "fill_mode='constant'; fill_value=0.0; data_format=None",
+                 ops=("resizing",), keras_op="Resize")
+@tensor_function("tf.image.resize", signature="images; size; interpolation='bilinear'; preserve_aspect_ratio=False; "
+                                               "antialias=False",
+                 ops=("resizing",), aliases={"method": "interpolation"})
+def recognize_resize(c: Call) -> Value:
+    x = _image(c)
+    method = c.static("interpolation")
+    if isinstance(method, ApiPath):  # tf.image.ResizeMethod.BILINEAR
+        method = method.path.rsplit(".", 1)[-1]
+    method = _RESIZE_METHODS.get(str(method).lower())
+    antialias = bool(c.static("antialias"))
+    if method is None:
+        raise Unsupported(f"{c.key}(): interpolation {c.get('interpolation')!r} has no matching torch mode")
+    if method == "bicubic" and not antialias:
+        raise Unsupported(f"{c.key}(): bicubic without antialias (TF's Keys kernel a=-0.5; torch's bicubic "
+                          "uses a=-0.75)")
+    for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "preserve_aspect_ratio"):
+        if flag in c.bound.sig.names and c.static(flag):
+            raise Unsupported(f"{c.key}(): {flag}=True is not supported")
+    for extra in ("fill_mode", "fill_value"):
+        if extra in c.bound.sig.names:
+            c.get(extra)  # only read with pad_to_aspect_ratio
+    return c.one("resizing", [x], {"size": _pair(c, "size", c.static("size")), "interpolation": method,
+                                 "antialias": antialias and method != "nearest"})
+
+
+@tensor_function("ops.image.extract_patches", signature="images; size; strides=None; dilation_rate=1; "
+                                                         "padding='valid'; data_format=None",
+                 ops=("extract_patches",), keras_op="ExtractPatches")
+def recognize_extract_patches(c: Call) -> Value:
+    x = _image(c)
+    size = c.static("size")
+    if isinstance(size, (list, tuple)) and len(size) == 3:
+        raise Unsupported(f"{c.key}(): 3-D patches are not supported")
+    kernel = _pair(c, "size", size)
+    strides = kernel if c.static("strides") is None else _pair(c, "strides", c.static("strides"))
+    padding = str(c.static("padding")).lower()
+    if padding not in ("valid", "same"):
+        raise Unsupported(f"{c.key}(): padding={padding!r}")
+    return c.one("extract_patches", [x], {"kernel_size": kernel, "strides": strides,
+                                          "dilation": _pair(c, "dilation_rate", c.static("dilation_rate")),
+                                          "padding": padding}, "patches")
+
+
+@tensor_function("tf.image.extract_patches", signature="images; sizes; strides; rates; padding",
+                 ops=("extract_patches",))
+def recognize_tf_extract_patches(c: Call) -> Value:
+    x = _image(c)
+    attrs = {}
+    for name, attr in (("sizes", "kernel_size"), ("strides", "strides"), ("rates", "dilation")):
+        value = c.static(name)
+        if not isinstance(value, (list, tuple)) or len(value) != 4 or value[0] != 1 or value[3] != 1:
+            raise Unsupported(f"{c.key}(): {name}={value!r} must be [1, rows, cols, 1]")
+        attrs[attr] = (value[1], value[2])
+    padding = str(c.static("padding")).lower()
+    if padding not in ("valid", "same"):
+        raise Unsupported(f"{c.key}(): padding={padding!r}")
+    return c.one("extract_patches", [x], {**attrs, "padding": padding}, "patches")

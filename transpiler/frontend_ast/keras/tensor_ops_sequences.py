@@ -1,0 +1,110 @@
+"""keras.ops / tf.* functions real keras.io models use on top of keras_tensor_ops' table:
+position ids (``ops.arange``, ``tf.range``) and ``stop_gradient``.
+
+``ops.arange(0, n)`` is a tensor with no batch axis; an Embedding of it is a position
+embedding that broadcasts over the batch when added to the token embeddings, and
+``ops.expand_dims(positions, axis=0)`` gives it a leading axis of size 1 (not the batch axis).
+Registered into the one table of ``keras_tensor_ops`` (imported at its end).
+"""
+
+from __future__ import annotations
+
+from transpiler.frontend_ast.interp.values import BatchDim
+from transpiler.frontend_ast.keras.layers import Unsupported
+from transpiler.frontend_ast.keras.tensor_ops import Call, batched, dtype_name, tensor_function
+from transpiler.ir.graph import Value
+
+
+def _int(c: Call, name: str, value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Unsupported(f"{c.key}(): {name}={value!r} must be an int known statically "
+                          "(a length known only at run time is not supported yet)")
+    return value
+
+
+@tensor_function("ops.arange", signature="start; stop=None; step=None; dtype=None", ops=("arange",),
+                 keras_op="Arange")
+@tensor_function("tf.range", signature="start; stop=None; step=None; dtype=None",
+                 ops=("arange",), aliases={"limit": "stop", "delta": "step"})
+def recognize_arange(c: Call) -> Value:
+    """``arange(n)`` / ``arange(start, stop, step)`` on static ints: int32 like Keras' (and TF's)."""
+    start, stop, step = c.get("start"), c.get("stop"), c.get("step")
+    if stop is None:
+        start, stop = 0, start
+    attrs = {"start": _int(c, "start", start), "stop": _int(c, "stop", stop),
+             "step": 1 if step is None else _int(c, "step", step)}
+    if attrs["step"] == 0:
+        raise Unsupported(f"{c.key}(): step=0")
+    dtype = c.static("dtype")
+    attrs["dtype"] = "int32" if dtype is None else dtype_name(dtype, f"{c.key}()")
+    return c.one("arange", [], attrs, "positions")
+
+
+@tensor_function("ops.stop_gradient", signature="variable", ops=("stop_gradient",), keras_op="StopGradient")
+@tensor_function("tf.stop_gradient", signature="variable", ops=("stop_gradient",), aliases={"input": "variable"})
+def recognize_stop_gradient(c: Call) -> Value:
+    return c.one("stop_gradient", [c.tensor("variable")])
+
+
+@tensor_function("tf.identity", signature="input", ops=("identity",))
+def recognize_identity(c: Call) -> Value:
+    """``tf.identity(x)`` (keras.io's involution picks it as the no-op stride layer)."""
+    return c.one("identity", [c.tensor("input")])
+
+
+@tensor_function("ops.slice", "tf.slice", signature="inputs; start_indices; shape", ops=("slice", "identity"),
+                 keras_op="Slice", aliases={"input_": "inputs", "begin": "start_indices", "size": "shape"})
+def recognize_slice(c: Call) -> Value:
+    """``ops.slice(x, starts, sizes)`` with static ints (size -1: to the end). On a batched
+    tensor the batch axis is kept whole (start 0, size -1 or the batch size)."""
+    x = c.tensor("inputs")
+    starts, sizes = c.get("start_indices"), c.get("shape")
+    if not isinstance(starts, (list, tuple)) or not isinstance(sizes, (list, tuple)) or \
+            len(starts) != len(x.shape) or len(sizes) != len(x.shape):
+        raise Unsupported(f"{c.key}(): start_indices and shape must give one entry per axis")
+    unbatched = not batched(x)
+    axes, begins, ends = [], [], []
+    for axis, (start, size, dim) in enumerate(zip(starts, sizes, x.shape)):
+        if axis == 0 and not unbatched:
+            if start != 0 or not (size == -1 or isinstance(size, BatchDim)):
+                raise Unsupported(f"{c.key}(): the batch axis must be kept whole")
+            continue
+        start, size = _int(c, "start_indices", start), _int(c, "shape", size)
+        if dim is None:
+            raise Unsupported(f"{c.key}(): axis {axis} has no static size")
+        stop = dim if size == -1 else start + size
+        if not 0 <= start <= stop <= dim or size < -1:
+            raise Unsupported(f"{c.key}(): {start}:{stop} is outside axis {axis} of size {dim}")
+        if (start, stop) != (0, dim):
+            axes.append(axis), begins.append(start), ends.append(stop)
+    if not axes:
+        return x  # the whole tensor (keras.io's PositionEmbedding trims nothing)
+    return c.one("slice", [x], {"axes": tuple(axes), "starts": tuple(begins), "stops": tuple(ends),
+                                "steps": (1,) * len(axes)})
+
+
+@tensor_function("ops.broadcast_to", "tf.broadcast_to", signature="x; shape", ops=("broadcast_to", "identity"),
+                 keras_op="BroadcastTo", aliases={"input": "x"})
+def recognize_broadcast_to(c: Call) -> Value:
+    """``ops.broadcast_to(pos, ops.shape(inputs))``: a shape starting with a batch size read
+    from a tensor (``BatchDim``), static sizes after it."""
+    x, shape = c.tensor("x"), c.get("shape")
+    if not isinstance(shape, (list, tuple)) or not shape or not isinstance(shape[0], BatchDim) or \
+            shape[0].value is None:
+        raise Unsupported(f"{c.key}(): the shape must start with the batch size of a tensor (ops.shape(x)[0])")
+    rest = tuple(_int(c, "shape", d) for d in shape[1:])
+    if batched(x) and tuple(x.shape[1:]) == rest:
+        return x
+    return c.one("broadcast_to", [x, shape[0].value], {"shape": rest})
+
+
+@tensor_function("ops.fft2", signature="x", ops=("fft2",), keras_op="FFT2")
+def recognize_fft2(c: Call) -> tuple:
+    """``ops.fft2((real, imag))`` → (real, imag) of the 2-D FFT over the last two axes
+    (keras.io's FNet mixes tokens with its real part)."""
+    parts = c.get("x")
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2 or not all(isinstance(p, Value) for p in parts):
+        raise Unsupported(f"{c.key}(): x must be a pair (real, imag) of tensors of the model")
+    if tuple(parts[0].shape) != tuple(parts[1].shape):
+        raise Unsupported(f"{c.key}(): the real and imaginary parts differ in shape")
+    return tuple(c.add("fft2", list(parts), {}, "fft", n_out=2))

@@ -1,0 +1,31 @@
+"""Keras emitters for tensors made from nothing or passed through unchanged (``arange``
+position ids, ``stop_gradient``): ``keras.ops`` calls. Registered in the emitter table of
+:mod:`transpiler.printers.keras.ops` by decorator (that module imports this one)."""
+
+from __future__ import annotations
+
+from transpiler.ir.graph import Node
+from transpiler.printers.keras.ops import KerasEmission, emitter, lit
+
+
+@emitter("arange")
+def emit_arange_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    args = [lit(a["stop"])] if a["start"] == 0 and a["step"] == 1 else [lit(a["start"]), lit(a["stop"])]
+    if a["step"] != 1:
+        args.append(lit(a["step"]))
+    if a["dtype"] != "int32":
+        args.append(f'dtype="{a["dtype"]}"')
+    return KerasEmission(call=lambda ins: f"keras.ops.arange({', '.join(args)})")
+
+
+@emitter("stop_gradient")
+def emit_stop_gradient_keras(node: Node) -> KerasEmission:
+    return KerasEmission(call=lambda ins: f"keras.ops.stop_gradient({ins[0]})")
+
+
+@emitter("broadcast_to")
+def emit_broadcast_to_keras(node: Node) -> KerasEmission:
+    sizes = ", ".join(lit(d) for d in node.attrs["shape"])
+    return KerasEmission(call=lambda ins: f"keras.ops.broadcast_to({ins[0]}, (keras.ops.shape({ins[1]})[0], {sizes}))")
+
