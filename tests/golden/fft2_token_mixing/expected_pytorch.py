@@ -36,14 +36,6 @@ class Ffn(nn.Module):
         self.fc1 = nn.Linear(8, 8)
         self.dropout = nn.Dropout(0.2)
         self.fc2 = nn.Linear(8, 8)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, x):
         x = F.gelu(self.fc1(x))
@@ -63,12 +55,6 @@ class Net(nn.Module):
         super().__init__()
         self.f_net_layer = FNetLayer()
         self.fc3 = nn.Linear(8, 4)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc3.weight)
-        nn.init.zeros_(self.fc3.bias)
 
     def forward(self, inputs):
         x = self.f_net_layer(inputs).mean(dim=1)

@@ -18,13 +18,6 @@ class PatchEncoder(nn.Module):
         self.register_buffer(
             "arange1_positions", torch.arange(num_patches), persistent=False
         )
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.projection.weight)
-        nn.init.zeros_(self.projection.bias)
-        nn.init.uniform_(self.position_embedding.weight, -0.05, 0.05)
 
     def forward(self, patch):
         positions = self.arange1_positions.unsqueeze(0)
@@ -47,16 +40,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(projection_dim, 64)
         self.fc2 = nn.Linear(64, 64)
         self.fc3 = nn.Linear(64, 2)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
-        nn.init.xavier_uniform_(self.fc3.weight)
-        nn.init.zeros_(self.fc3.bias)
 
     def forward(self, inputs):
         x = self.patch_encoder(inputs)

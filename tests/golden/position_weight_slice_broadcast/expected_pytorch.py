@@ -39,14 +39,6 @@ class Net(nn.Module):
         self.fc1 = nn.Linear(8, 32)
         self.position_embedding = PositionEmbedding(20)
         self.fc2 = nn.Linear(32, 4)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Keras' default initializers, so training from scratch behaves the same."""
-        nn.init.xavier_uniform_(self.fc1.weight)
-        nn.init.zeros_(self.fc1.bias)
-        nn.init.xavier_uniform_(self.fc2.weight)
-        nn.init.zeros_(self.fc2.bias)
 
     def forward(self, inputs):
         x = self.fc1(inputs)
