@@ -18,6 +18,7 @@ from transpiler.frontend_ast.interp import Interpreter, PASS, ArgumentError, Bat
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch.values import (
     Ref, Mod, ParamObj, Tensor, RNNStates, Shape, Bound, LayerParam, _ClassOf, _IsInstance, _Type,
     _SPECIAL_NAMES, _MaxResult, _ZeroState, _ZERO_STATE_METHODS, _StackedState, _STACKED_STATE_METHODS,
@@ -271,7 +272,7 @@ class TorchExpressions(Interpreter):
         index = self._subscript_key(node, env)
         if index == 0:
             return BatchDim()
-        return obj.value.shape[index]
+        return lazy_inputs.axis_size(obj.value, index)
 
     @SUBSCRIPTS.register(Tensor)
     def _tensor_subscript(self, obj, node, env):

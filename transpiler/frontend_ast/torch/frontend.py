@@ -35,6 +35,7 @@ from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
 from transpiler.frontend_ast.torch.params import TensorData
 from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
@@ -329,6 +330,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             shapes = [s for s, _ in data]
             if data and "INPUT_DTYPE" not in self.globals.vars:
                 dtype = data[0][1]
+        if (not shapes or len(shapes) < n_inputs) and mod is not None and n_inputs == 1:
+            implied = lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
+            if implied is not None:  # (unknown sizes: None; the report says so)
+                shape, dtype, why = implied
+                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (shape, dtype, why)
+                return [(shape, dtype)]
         if not shapes or len(shapes) < n_inputs:
             raise FrontendError(
                 "cannot tell the model's input shape: torch modules do not declare it; add a module-level "
@@ -491,7 +498,15 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             v.var = pname
             graph.inputs.append(v)
             inputs.append(Tensor(v))
-        out = self._call_module(mod, inputs, {}, mod.span)
+        lazy = self.program.meta.get("lazy_inputs", {}).get(graph.name)
+        try:
+            out = self._call_module(mod, inputs, {}, mod.span)
+        except TypeError as exc:  # (a size of an unknown axis used where a number is needed)
+            if lazy is None:
+                raise
+            raise Unsupported(f"its forward needs a size this file does not fix ({exc}); the input shape "
+                              f"{lazy_inputs.describe(*lazy[:2])} its first layer {lazy[2]} implies leaves "
+                              "it unknown: give the input shape as INPUT_SHAPE") from None
         outs = out if isinstance(out, (tuple, list)) else [out]
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
@@ -509,6 +524,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 pass  # the program's calls of it stay untranslated (a stub where they are)
         self._report_unread_methods(mod, md)
         self.program.models.append(md)
+        if lazy is not None:  # (translated without a known input shape: an assumption, reported)
+            shape, dtype, why = lazy
+            self.program.warn(self._span(mod.cls.node) if mod.kind == "user" else mod.span,
+                              f"{graph.name}: no input shape in this file; translated for inputs "
+                              f"{lazy_inputs.describe(shape, dtype)} as its first layer {why} implies, the "
+                              "sizes named by letters unknown (the Keras model takes any)")
 
     def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
         """Methods of the model's classes that building it never ran (a ``train_step``, a
