@@ -127,3 +127,80 @@ def test_a_declared_input_shape_still_wins_over_the_first_layer():
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert "keras.Input(shape=(28, 28, 1)" in tr.text
     assert not [d for d in tr.program.diagnostics if "no input shape" in d.message]
+
+
+def _compare_built(src: str, path: str, cls: str, args: tuple, inputs: list, batch: int = 2):
+    """Max |torch - Keras| of ``cls(*args)`` (a class the file builds nowhere, translated for
+    its constructor's sizes) on each input shape of ``inputs`` (without the batch axis)."""
+    import keras
+    import torch
+
+    tr = translate(src, path, "keras")
+    assert not [d for d in tr.stubs if d.message.startswith(f"{cls}:")], [str(d) for d in tr.stubs]
+    md = next(m for m in tr.program.models if m.class_name == cls)
+    model = getattr(load_source(src), cls)(*args)
+    randomize_torch(model)
+    model.eval()
+    kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)(*args)
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    rng = np.random.RandomState(0)
+    errors = []
+    for shape in inputs:
+        if md.graph.inputs[0].dtype.startswith("int"):
+            x = rng.randint(0, args[0], size=(batch, *shape)).astype("int64")
+            xk = x
+        else:
+            x = rng.randn(batch, *shape).astype("float32")
+            xk = np.moveaxis(x, 1, -1)
+        with torch.no_grad():
+            y_t = model(torch.from_numpy(x)).numpy()
+        y_k = keras.ops.convert_to_numpy(kmodel(xk, training=False))
+        assert y_t.shape == y_k.shape, (y_t.shape, y_k.shape)
+        errors.append(float(np.max(np.abs(y_t - y_k))))
+    return max(errors), tr
+
+
+def test_rnn_language_model_built_for_the_callers_sizes_equals_torch_at_any_length():
+    """``RNNLanguageModel(ntoken, ninp, nhid)``: nothing in the file gives the sizes; the
+    builder takes them, and equals torch for sizes other than those it was traced with."""
+    src = _read("rnn_language_model.py")
+    err, tr = _compare_built(src, "rnn_language_model.py", "RNNLanguageModel", (23, 6, 10), [(4,), (9,)])
+    assert err <= 1e-4, err
+    assert "def RNNLanguageModel(ntoken, ninp, nhid, nlayers=2, dropout=0.2):" in tr.text
+    assert "layers.LSTM(\n        nhid," in tr.text
+    # the layer count is structure: another nlayers is refused, never silently built with two
+    assert "if (nlayers, dropout) != (2, 0.2):" in tr.text
+
+
+def test_conv_head_built_for_the_callers_channels_equals_torch_channels_last():
+    src = _read("rnn_language_model.py")
+    err, tr = _compare_built(src, "rnn_language_model.py", "ConvHead", (4, 6), [(4, 5, 7), (4, 12, 3)])
+    assert err <= 1e-4, err
+    assert "keras.Input(shape=(None, None, in_channels)" in tr.text
+
+
+DEEP = '''import torch.nn as nn
+
+
+class Deep(nn.Module):
+    def __init__(self, width, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x).relu()
+        return x
+'''
+
+
+def test_a_required_constructor_argument_used_as_a_number_is_a_stub_naming_it():
+    """``range(depth)`` fixes the structure by the traced number: refused, never printed
+    with the placeholder."""
+    tr = translate(DEEP, "deep.py", "keras")
+    messages = [d.message for d in tr.stubs]
+    assert any(m.startswith("Deep: built for its constructor's depth as sizes") and "depth: range" in m
+               for m in messages), messages
+    assert not tr.program.models

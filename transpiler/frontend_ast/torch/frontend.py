@@ -290,15 +290,20 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for name, cls in self.classes.items():
             if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
                 continue
+            # a constructor of required sizes (``Net(upscale_factor)``, a library class the
+            # program builds from its arguments): built for named sizes, printed as the builder's
+            # parameters (lazy_inputs.constructor_sizes)
+            args = None if id(cls.node) in self.node_files else lazy_inputs.constructor_sizes(self, cls)
             try:
-                mod = self._instantiate(cls, [], {}, cls.node)
-            except (FrontendError, Unsupported, TypeError, KeyError):
+                mod = self._instantiate(cls, [], dict(args or {}), cls.node)
+            except (FrontendError, Unsupported, TypeError, KeyError, ValueError, IndexError) as exc:
+                self.program.meta.setdefault("unbuilt_classes", {})[name] = lazy_inputs.unbuilt_reason(cls, exc)
                 continue
             for _, child in _walk(mod):
                 if child is not mod and child.kind == "user":
                     nested.add(child.cls.node.name.value)
-            candidates.append((name, mod))
-        return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
+            candidates.append((name, mod, args or {}))
+        return [(name, mod, None, args, None) for name, mod, args in candidates if name not in nested]
 
     def _record_class_call(self, call: cst.Call) -> None:
         """``model = Net(16, act="relu")``: the argument values the model is built for (the
@@ -523,6 +528,11 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
         self._report_unread_methods(mod, md)
+        if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
+            try:
+                lazy_inputs.check_required(mod.cls, args)
+            except Unsupported as exc:
+                raise FrontendError(str(exc), self._span(mod.cls.node)) from None
         self.program.models.append(md)
         if lazy is not None:  # (translated without a known input shape: an assumption, reported)
             shape, dtype, why = lazy

@@ -207,7 +207,7 @@ class TorchGraphBuilding:
         states_h, states_c = [], []
         op = layer.op
         inner = ops_table.get(op).complete_attrs(layer.attrs)
-        for i in range(n_layers):
+        for i in range(int(n_layers)):  # (int(): the layer count is structure, its name specialised)
             name = base if n_layers == 1 else f"{base}_l{i}"
             if bidi:
                 outs = self._add("bidirectional", [x], {"merge_mode": "concat", "layer": {"op": op, "attrs": inner}},

@@ -21,9 +21,18 @@ from __future__ import annotations
 
 import re
 
+import libcst as cst
+
 #: torch layer class → (what it implies: "channels" with a spatial rank, "features",
 #: "ids", "sequence")
 _RANKED = re.compile(r"^(Conv|ConvTranspose|LazyConv|BatchNorm|InstanceNorm|LazyBatchNorm)([123])d$")
+
+
+def _txt(value) -> str:
+    """A size for a message: its source expression (``in_channels``), never marking it."""
+    from transpiler.ir import sizes
+
+    return sizes.expr_text(value.expr) if isinstance(value, sizes.Size) else str(value)
 
 
 def implied_input(leaf) -> tuple[tuple, str, str] | None:
@@ -37,17 +46,17 @@ def implied_input(leaf) -> tuple[tuple, str, str] | None:
     if m and isinstance(feats, int):
         rank = int(m.group(2))
         if m.group(1).endswith("BatchNorm") and rank == 1:
-            return (feats,), "float32", f"nn.{cls}({feats})"  # (N, C): the common use
-        return (feats, *[None] * rank), "float32", f"nn.{cls}({feats}, ...)"
+            return (feats,), "float32", f"nn.{cls}({_txt(feats)})"  # (N, C): the common use
+        return (feats, *[None] * rank), "float32", f"nn.{cls}({_txt(feats)}, ...)"
     if layer.op == "embedding":
         return (None,), "int64", f"nn.{cls}"
     if layer.kind == "rnn" and isinstance(feats, int):
-        return (None, feats), "float32", f"nn.{cls}({feats}, ..., batch_first=True)"
+        return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
     if layer.op == "dense" and isinstance(feats, int):
-        return (feats,), "float32", f"nn.{cls}({feats}, ...)"
+        return (feats,), "float32", f"nn.{cls}({_txt(feats)}, ...)"
     shape = layer.extra.get("normalized_shape") if layer.op == "layer_norm" else None
     if shape and all(isinstance(s, int) for s in shape):
-        return tuple(shape), "float32", f"nn.{cls}({', '.join(map(str, shape))})"
+        return tuple(shape), "float32", f"nn.{cls}({', '.join(map(_txt, shape))})"
     return None
 
 
@@ -68,7 +77,7 @@ def _axis_names(value) -> str:
         if i == 0:
             names.append("N")
         elif d is not None:
-            names.append(str(int(d)))
+            names.append(_txt(d))
         else:
             names.append(layout[i] if len(layout) == len(value.shape) and layout[i] not in "NC" else "?")
     return f"({', '.join(names)})"
@@ -101,5 +110,77 @@ def describe(shape: tuple, dtype: str) -> str:
     if len(shape) == 2 and shape[0] is None:
         names = ["L"]
     it = iter(names)
-    dims = ["N"] + [next(it) if d is None else str(d) for d in shape]
+    dims = ["N"] + [next(it) if d is None else _txt(d) for d in shape]
     return f"({', '.join(dims)}) {dtype}"
+
+
+#: the numbers a required constructor size is traced with: distinct (no two parameters compare
+#: equal by accident), odd and small; the printed model never holds them (a parameter whose
+#: number the translation needed is refused: ``required_specialised``)
+PLACEHOLDERS = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+
+
+def _init_params(cls):
+    init = cls.method("__init__")
+    if init is None:
+        return None
+    ps = init.params
+    if ps.star_arg not in (None,) and not isinstance(ps.star_arg, cst.MaybeSentinel) or ps.star_kwarg is not None \
+            or ps.kwonly_params or ps.posonly_params:
+        return None
+    return list(ps.params[1:])
+
+
+def constructor_sizes(fe, cls) -> dict | None:
+    """A module class whose constructor takes required arguments (``Net(upscale_factor)``) and
+    that nothing in the file builds: its arguments as sizes with provenance, each required one a
+    placeholder number named after its parameter (``sizes.named``), the others their defaults;
+    None when every parameter has a default (built as before) or the constructor takes
+    ``*args``/``**kwargs``."""
+    from transpiler.ir import sizes
+
+    params = _init_params(cls)
+    if not params or all(p.default is not None for p in params) or len(params) > len(PLACEHOLDERS):
+        return None
+    args = {}
+    for i, p in enumerate(params):
+        if p.default is None:
+            args[p.name.value] = sizes.named(PLACEHOLDERS[i], p.name.value)
+        else:
+            try:
+                default = fe._eval(p.default, fe.globals)
+            except Exception:  # noqa: BLE001 - (a default the reader cannot evaluate: not built)
+                return None
+            args[p.name.value] = sizes.named(default, p.name.value)
+    return args
+
+
+def required_params(cls) -> list[str]:
+    return [p.name.value for p in (_init_params(cls) or []) if p.default is None]
+
+
+def unbuilt_reason(cls, exc) -> str:
+    """Why a module class nothing builds could not be built for named sizes either."""
+    required = required_params(cls)
+    if not required:
+        return str(exc)
+    return (f"its constructor takes {', '.join(required)} (no default), which this file does not give; "
+            f"built for them as sizes, it failed: {exc}")
+
+
+def check_required(cls, args: dict) -> None:
+    """Refuse a class built for placeholder constructor sizes (``constructor_sizes``) when the
+    translation used one's number (a loop count, a comparison, a float): the output would hold
+    the placeholder, not the caller's value."""
+    from transpiler.frontend_ast.torch.modules import Unsupported
+    from transpiler.ir import sizes
+
+    used = []
+    for name in required_params(cls):
+        sym = sizes.symbol_of(args.get(name))
+        if sym is None or sym.specialised:
+            used.append(f"{name}: {', '.join(sorted(sym.specialised)) if sym is not None else 'not a size'}")
+    if used:
+        raise Unsupported(f"built for its constructor's {', '.join(u.split(':')[0] for u in used)} as sizes, the "
+                          f"translation needs their numbers ({'; '.join(used)}); build it in the script with "
+                          "literal arguments")

@@ -471,7 +471,7 @@ _RNN_CLASS = {"lstm": "LSTM", "gru": "GRU", "simple_rnn": "SimpleRNN"}
 def _rnn_args(op: str, a: dict) -> dict:
     # torch draws every RNN weight from U(±1/sqrt(units)) (its two biases are summed: the
     # folded Keras bias starts narrower-tailed than torch's sum of two uniforms)
-    init = f"torch_uniform_init({a['units']})"
+    init = f"torch_uniform_init({lit(a['units'])})"  # (a size: its expression)
     inits = {"kernel_initializer": init, "recurrent_initializer": init,
              "bias_initializer": init if a["use_bias"] else None}
     if op == "lstm":
