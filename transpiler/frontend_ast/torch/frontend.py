@@ -303,6 +303,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if child is not mod and child.kind == "user":
                     nested.add(child.cls.node.name.value)
             candidates.append((name, mod, args or {}))
+        if lazy_inputs.is_library(self.module):  # (each class of a library file is the other files' to use)
+            nested = set()
         return [(name, mod, None, args, None) for name, mod, args in candidates if name not in nested]
 
     def _record_class_call(self, call: cst.Call) -> None:
@@ -466,10 +468,13 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 return False
             rank = next((int(c) for c in op if c.isdigit()), None) if "conv" in op else None
             if rank is not None:
-                return len(shape) == rank + 1 and shape[0] == first.in_features
-            return first is None or first.in_features is None or shape[-1] == first.in_features
+                return len(shape) == rank + 1 and shape[0] in (first.in_features, None)
+            return None not in shape and (first is None or first.in_features is None or shape[-1] == first.in_features)
 
-        return [s for s in found if accepts(*s)][:1] or found[:1]
+        picked = [s for s in found if accepts(*s)][:1] or [s for s in found if None not in s[0]][:1]
+        if picked and picked[0][0][0] is None:  # (DatasetFolder: the channels its loader gives: the layer's)
+            picked = [((first.in_features, *picked[0][0][1:]), picked[0][1])]
+        return picked
 
     def _build_model(self, name: str, mod: Mod, builder, args, var) -> None:
         graph = Graph(name=mod.cls.node.name.value if mod.kind == "user" else name)

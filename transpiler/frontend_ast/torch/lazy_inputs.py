@@ -184,3 +184,36 @@ def check_required(cls, args: dict) -> None:
         raise Unsupported(f"built for its constructor's {', '.join(u.split(':')[0] for u in used)} as sizes, the "
                           f"translation needs their numbers ({'; '.join(used)}); build it in the script with "
                           "literal arguments")
+
+
+def is_library(module: cst.Module) -> bool:
+    """A file that only defines things (imports, classes, functions, constants; no statement
+    that runs the program, no ``if __name__ == "__main__":``): a ``model.py`` other files import.
+    Each of its module classes is translated on its own, also one another class nests (main.py
+    may import either)."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign))
+                or isinstance(s, cst.Expr) and isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString))
+                for s in stmt.body):
+            if not any(isinstance(s, (cst.Assign, cst.AnnAssign)) and s.value is not None
+                       and next(iter(_calls(s.value)), None) is not None and not _constant_call(s.value)
+                       for s in stmt.body):
+                continue
+        return False
+    return True
+
+
+def _calls(node):
+    from transpiler.cst_fast import nodes_of
+
+    return nodes_of(node, cst.Call)
+
+
+def _constant_call(value) -> bool:
+    """A module-level value computed by a call that builds no model and runs nothing of the
+    program's (``math.sqrt(2)``, ``namedtuple(...)``, ``logging.getLogger(...)``): anything
+    but a call of a name the file defines or a torch constructor is taken as such."""
+    return not any(isinstance(c.func, cst.Name) and c.func.value[:1].isupper() for c in _calls(value))
