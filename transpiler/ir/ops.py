@@ -344,8 +344,9 @@ for _rank in (1, 2, 3):
         op(f"global_{_kind}_pool{_rank}d", attrs="keepdims: bool = False", layout=IMPLICIT, rank=_rank,
            any_layout=True, pooling=_kind,
            doc=f"{_kind} over all spatial axes.")
-    op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0", layout=IMPLICIT, rank=_rank,
-       doc="Constant padding, ((before, after), ...) per spatial axis.")
+    op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0; mode: str = 'constant'", layout=IMPLICIT, rank=_rank,
+       doc="Padding, ((before, after), ...) per spatial axis: constant (value), or 'reflect' (mirrored "
+           "without repeating the edge: torch's ReflectionPad, numpy's 'reflect').")
     op(f"crop{_rank}d", attrs="cropping: pads", layout=IMPLICIT, rank=_rank,
        doc="Remove ((before, after), ...) per spatial axis.")
 for _rank in (1, 2):

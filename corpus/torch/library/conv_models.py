@@ -52,3 +52,20 @@ class SmallClassifier(nn.Module):
         x = self.pool(self.features(x))
         x = torch.flatten(x, 1)
         return self.fc(x)
+
+
+class StyleBlock(nn.Module):
+    """Reflection padding and instance normalisation (fast style transfer's blocks), with a
+    residual: (N, 8, H, W) -> (N, 8, H, W)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pad = nn.ReflectionPad2d(1)
+        self.conv = nn.Conv2d(8, 8, kernel_size=3)
+        self.norm = nn.InstanceNorm2d(8, affine=True)
+        self.plain = nn.InstanceNorm2d(8)
+
+    def forward(self, x):
+        y = self.norm(self.conv(self.pad(x)))
+        y = F.pad(F.relu(y), (1, 1, 2, 2), mode="reflect")[:, :, 2:-2, 1:-1]
+        return self.plain(x + y)

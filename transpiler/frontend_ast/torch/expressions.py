@@ -329,8 +329,13 @@ class TorchExpressions(Interpreter):
         pairs = []
         for s, size in zip(index[2:], v.shape[2:]):
             lo = s.start or 0
+            if size is None:  # (an unknown size: a crop by non-negative starts and negative stops only)
+                if not isinstance(lo, int) or lo < 0 or not (s.stop is None or isinstance(s.stop, int) and s.stop < 0):
+                    return None
+                pairs.append((lo, 0 if s.stop is None else -s.stop))
+                continue
             hi = size if s.stop is None else s.stop
-            if not isinstance(lo, int) or not isinstance(hi, int) or size is None:
+            if not isinstance(lo, int) or not isinstance(hi, int):
                 return None
             lo = lo + size if lo < 0 else lo
             hi = hi + size if hi < 0 else hi

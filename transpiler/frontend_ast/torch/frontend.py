@@ -284,6 +284,11 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                         found.append((var, self._eval(assign.value, self.globals), builder, {}, var))
         if found:
             return found
+        return self._class_models()
+
+    def _class_models(self):
+        """No builder and no module-level model: each module class another one does not nest
+        (every one, in a library file), built with its defaults or for its constructor's sizes."""
         nested: set[str] = set()
         candidates = []
         stubbed = {m["name"] for m in self.program.meta["stubbed_models"]}

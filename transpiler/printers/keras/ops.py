@@ -266,7 +266,19 @@ def _pairs(pairs) -> str:
 
 @emitter("pad1d", "pad2d", "pad3d")
 def emit_pad_keras(node: Node) -> KerasEmission:
-    return KerasEmission(layer(f"ZeroPadding{node.op[-2]}D", node, _pairs(node.attrs["pads"])))
+    a = node.attrs
+    mode, value = a.get("mode", "constant"), a.get("value", 0.0)
+    if mode == "constant" and value == 0.0:
+        return KerasEmission(layer(f"ZeroPadding{node.op[-2]}D", node, _pairs(a["pads"])))
+    # reflection (or a constant other than 0): keras.ops.pad, the pads on the spatial axes of
+    # the (channels-last) input
+    x = node.inputs[0]
+    widths = [[0, 0] for _ in x.shape]
+    spatial = [i for i, letter in enumerate(x.layout or "") if letter not in "NC"]
+    for axis, (b, e) in zip(spatial, a["pads"]):
+        widths[axis] = [b, e]
+    extra = f', mode="{mode}"' if mode != "constant" else f", constant_values={lit(value)}"
+    return KerasEmission(call=lambda ins: f"keras.ops.pad({ins[0]}, {lit(widths)}{extra})")
 
 
 @emitter("crop1d", "crop2d", "crop3d")
