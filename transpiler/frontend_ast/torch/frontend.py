@@ -348,6 +348,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 shape, dtype, why = implied
                 self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (shape, dtype, why)
                 return [(shape, dtype)]
+            raise FrontendError(lazy_inputs.no_layer_message(mod), span)
         if not shapes or len(shapes) < n_inputs:
             raise FrontendError(
                 "cannot tell the model's input shape: torch modules do not declare it; add a module-level "

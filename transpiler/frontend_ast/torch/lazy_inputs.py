@@ -217,3 +217,16 @@ def _constant_call(value) -> bool:
     program's (``math.sqrt(2)``, ``namedtuple(...)``, ``logging.getLogger(...)``): anything
     but a call of a name the file defines or a torch constructor is taken as such."""
     return not any(isinstance(c.func, cst.Name) and c.func.value[:1].isupper() for c in _calls(value))
+
+
+def no_layer_message(mod) -> str:
+    """Why a module has no input shape at all: nothing in the file gives one and none of its
+    layers takes a fixed number of channels or features (a mixin calling ``super().forward``,
+    a module of activations and pads only)."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    leaves = [m.cls_name for _, m in _walk(mod) if m.kind == "leaf"]
+    what = (f"its layers ({', '.join(dict.fromkeys(leaves))}) take any number of channels" if leaves
+            else "it holds no layer of its own")
+    return (f"no input shape: this file gives none (no INPUT_SHAPE, no data fed to it) and {what}; "
+            "translate the script that builds it, or add INPUT_SHAPE = (C, H, W)")
