@@ -79,3 +79,38 @@ def test_word_language_model_classes_are_refused_for_what_stops_them():
     # RNNModel's rnn_type is a string ('LSTM'): no size stands for it
     assert "rnn_type" in messages["RNNModel"], messages
     assert "PositionalEncoding" in messages, messages
+
+
+def _realworld_equal(rel: str, cls: str, args: tuple, shapes, scale: float = 0.1):
+    import keras
+    import torch
+
+    src = _source(rel)
+    tr = translate(src, Path(rel).name, "keras")
+    assert not [d for d in tr.stubs if d.message.startswith(f"{cls}:")], [str(d) for d in tr.stubs]
+    md = next(m for m in tr.program.models if m.class_name == cls)
+    model = getattr(load_source(src), cls)(*args)
+    randomize_torch(model, scale=scale)
+    model.eval()
+    kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)(*args)
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    rng = np.random.RandomState(0)
+    for shape in shapes:
+        x = rng.rand(2, *shape).astype("float32")
+        with torch.no_grad():
+            y_t = model(torch.from_numpy(x)).numpy()
+        y_k = np.moveaxis(keras.ops.convert_to_numpy(kmodel(np.moveaxis(x, 1, -1), training=False)), -1, 1)
+        assert y_t.shape == y_k.shape
+        assert float(np.max(np.abs(y_t - y_k))) <= 1e-4 * max(1.0, float(np.max(np.abs(y_t))))
+    return tr
+
+
+@pytest.mark.parametrize("factor", [2, 3])
+def test_super_resolution_net_built_for_the_callers_upscale_factor_equals_torch(factor):
+    """super_resolution/model.py's ``Net(upscale_factor)``: a required size (conv4 has
+    upscale_factor ** 2 filters) and a PixelShuffle (torch's channel order, channels-last)."""
+    tr = _realworld_equal("super_resolution/model.py", "Net", (factor,), [(1, 6, 5), (1, 9, 12)])
+    assert "def Net(upscale_factor):" in tr.text
+    assert "upscale_factor * upscale_factor," in tr.text

@@ -94,7 +94,8 @@ def test_a_library_file_reports_each_class_translated_without_an_input_shape():
     notes = [d.message for d in tr.program.diagnostics if "no input shape in this file" in d.message]
     # (a library file: ConvBlock, which Denoiser nests, is translated on its own too, for its
     # constructor's sizes: another file may import it)
-    assert sorted(n.split(":")[0] for n in notes) == ["ConvBlock", "Denoiser", "SmallClassifier", "StyleBlock"]
+    assert sorted(n.split(":")[0] for n in notes) == ["ConvBlock", "Denoiser", "SmallClassifier", "StyleBlock",
+                                                      "SubPixelUpscaler"]
     assert "def ConvBlock(cin, cout):" in tr.text
     assert any("(N, 3, H, W) float32" in n and "nn.Conv2d(3, ...)" in n for n in notes)
     assert not tr.stubs, [str(d) for d in tr.stubs]
@@ -163,6 +164,9 @@ def _compare_built(src: str, path: str, cls: str, args: tuple, inputs: list, bat
         with torch.no_grad():
             y_t = model(torch.from_numpy(x)).numpy()
         y_k = keras.ops.convert_to_numpy(kmodel(xk, training=False))
+        src_layout, dst_layout = md.graph.meta["output_layouts"][0], md.graph.meta["target_output_layouts"][0]
+        if src_layout and dst_layout and src_layout != dst_layout:
+            y_k = np.moveaxis(y_k, -1, 1)  # (a feature map: Keras returns it channels-last)
         assert y_t.shape == y_k.shape, (y_t.shape, y_k.shape)
         errors.append(float(np.max(np.abs(y_t - y_k))))
     return max(errors), tr
@@ -210,3 +214,13 @@ def test_a_required_constructor_argument_used_as_a_number_is_a_stub_naming_it():
     assert any(m.startswith("Deep: built for its constructor's depth as sizes") and "depth: range" in m
                for m in messages), messages
     assert not tr.program.models
+
+
+@pytest.mark.parametrize("factor", [2, 3])
+def test_sub_pixel_upscaler_equals_torch_for_the_callers_factor(factor):
+    """nn.PixelShuffle (torch's channel order, channels-last) after a conv of ``3 * factor ** 2``
+    filters, the factor a constructor size."""
+    err, tr = _compare_built(_read("conv_models.py"), "conv_models.py", "SubPixelUpscaler", (factor,),
+                             [(3, 5, 4), (3, 8, 11)])
+    assert err <= 1e-4, err
+    assert "def SubPixelUpscaler(factor):" in tr.text and "PixelShuffle(factor" in tr.text

@@ -558,3 +558,7 @@ op("extract_patches",
    attrs="kernel_size: sizes; strides: sizes; dilation: sizes = 1; padding: pads = 'valid'",
    layout=IMPLICIT, rank=2,
    doc="Each output position holds its (kh, kw, C) input window flattened on the channel axis.")
+op("pixel_shuffle", attrs="factor: int", layout=IMPLICIT, rank=2,
+   doc="Sub-pixel upsampling (torch's PixelShuffle): C*r*r channels become C channels of r x r "
+       "blocks; output channel c, block position (i, j) is input channel c*r*r + i*r + j, in "
+       "either layout.")

@@ -69,3 +69,16 @@ class StyleBlock(nn.Module):
         y = self.norm(self.conv(self.pad(x)))
         y = F.pad(F.relu(y), (1, 1, 2, 2), mode="reflect")[:, :, 2:-2, 1:-1]
         return self.plain(x + y)
+
+
+class SubPixelUpscaler(nn.Module):
+    """Sub-pixel convolution (ESPCN): (N, 3, H, W) -> (N, 3, H * factor, W * factor), the
+    factor given by whoever builds it."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3 * factor ** 2, kernel_size=3, padding=1)
+        self.shuffle = nn.PixelShuffle(factor)
+
+    def forward(self, x):
+        return torch.sigmoid(self.shuffle(self.conv(x)))

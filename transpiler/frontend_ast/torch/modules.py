@@ -314,6 +314,11 @@ def _reflect_pads(b: Bound, rank: int) -> tuple:
     return pairs
 
 
+@module("PixelShuffle", signature="upscale_factor", ops=("pixel_shuffle",))
+def recognize_pixel_shuffle(b: Bound) -> TorchLayer:
+    return TorchLayer("pixel_shuffle", {"factor": b.get("upscale_factor")})
+
+
 def upsample_layer(b: Bound) -> TorchLayer:
     if b.get("size") is not None:
         raise Unsupported(f"{b.name}(size=...): give scale_factor (an integer factor)")

@@ -571,3 +571,14 @@ def _extract_patches(node, shapes, layouts):
                                                    a["dilation"]))]
     channels = shape[channel_axis(layout)] * math.prod(a["kernel_size"])
     return [(_with(shape, layout, sizes, channels), layout, _dtype(node))]
+
+
+@rule("pixel_shuffle")
+def _pixel_shuffle(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    r = node.attrs["factor"]
+    channels = shape[channel_axis(layout)]
+    if channels is not None and channels % (r * r) != 0:  # (a consistency check: != marks nothing)
+        raise IRError(f"{node.name}: pixel shuffle by {r} needs channels divisible by {r * r}, got {channels}")
+    sizes = [None if shape[ax] is None else shape[ax] * r for ax in spatial_axes(layout)]
+    return [(_with(shape, layout, sizes, None if channels is None else channels // (r * r)), layout)]

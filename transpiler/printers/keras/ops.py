@@ -44,7 +44,7 @@ class KerasEmission:
 #: module-level helpers reproducing PyTorch's default initialisation and layers Keras lacks
 #: (the generated script copies the ones its layers use from transpiler/runtime/keras/layers.py)
 INIT_HELPERS = ("torch_kernel_init", "torch_uniform_init", "ModelWeight", "PaddingEmbedding", "TrainingSelect",
-                "NormalNoise")
+                "NormalNoise", "PixelShuffle")
 
 
 def init_helper_source(name: str) -> str:
@@ -279,6 +279,14 @@ def emit_pad_keras(node: Node) -> KerasEmission:
         widths[axis] = [b, e]
     extra = f', mode="{mode}"' if mode != "constant" else f", constant_values={lit(value)}"
     return KerasEmission(call=lambda ins: f"keras.ops.pad({ins[0]}, {lit(widths)}{extra})")
+
+
+@emitter("pixel_shuffle")
+def emit_pixel_shuffle_keras(node: Node) -> KerasEmission:
+    """torch's PixelShuffle → the generated ``PixelShuffle`` layer (torch's channel order,
+    channels-last, any image size: transpiler/runtime/keras/layers.py)."""
+    return KerasEmission(layer("PixelShuffle", node, lit(node.attrs["factor"])).removeprefix("layers."),
+                         helpers=("PixelShuffle",))
 
 
 @emitter("crop1d", "crop2d", "crop3d")

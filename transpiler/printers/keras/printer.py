@@ -452,6 +452,10 @@ class KerasScript:
 
     def stub_builder(self, name: str, fn, info) -> str:
         params = _code(fn.params) if fn is not None else ""
+        ref = self.frontend.classes.get(name) if fn is None else None
+        init = ref.method("__init__") if ref is not None else None
+        if init is not None and len(init.params.params) > 1:  # (the class's callers pass arguments)
+            params = "*args, **kwargs"
         span = info["span"]
         return self._raise_def(name, params, f"{span}: {info['message']}")
 

@@ -162,6 +162,11 @@ def _torch_pads(pairs) -> tuple:
     return tuple(out)
 
 
+@emitter("pixel_shuffle")
+def emit_pixel_shuffle_torch(node: Node, m: str) -> Emission:
+    return Emission(call("nn.PixelShuffle", lit(node.attrs["factor"])), lambda ins: f"{m}({ins[0]})")
+
+
 @emitter("pad1d", "pad2d", "pad3d")
 def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
