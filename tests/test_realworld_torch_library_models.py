@@ -114,3 +114,12 @@ def test_super_resolution_net_built_for_the_callers_upscale_factor_equals_torch(
     tr = _realworld_equal("super_resolution/model.py", "Net", (factor,), [(1, 6, 5), (1, 9, 12)])
     assert "def Net(upscale_factor):" in tr.text
     assert "upscale_factor * upscale_factor," in tr.text
+
+
+def test_fast_neural_style_conv_layer_built_for_its_kernel_size_equals_torch():
+    """``ConvLayer(in_channels, out_channels, kernel_size, stride)``: the reflection pad is
+    ``kernel_size // 2`` in the output, never the traced number."""
+    tr = _realworld_equal("fast_neural_style/neural_style/transformer_net.py", "ConvLayer", (3, 4, 5, 2),
+                          [(3, 9, 9), (3, 12, 7)])
+    assert "[kernel_size // 2, kernel_size // 2]" in tr.text
+    assert not tr.stubs, [str(d) for d in tr.stubs]

@@ -104,7 +104,9 @@ class Attr:
         if t == "pads":
             if isinstance(value, str):
                 return value
-            return tuple(tuple(int(x) for x in pair) for pair in value)
+            # (an int stays itself: a size with provenance keeps its name)
+            return tuple(tuple(x if isinstance(x, int) and not isinstance(x, bool) else int(x) for x in pair)
+                         for pair in value)
         return value
 
 

@@ -278,7 +278,8 @@ def emit_pad_keras(node: Node) -> KerasEmission:
     for axis, (b, e) in zip(spatial, a["pads"]):
         widths[axis] = [b, e]
     extra = f', mode="{mode}"' if mode != "constant" else f", constant_values={lit(value)}"
-    return KerasEmission(call=lambda ins: f"keras.ops.pad({ins[0]}, {lit(widths)}{extra})")
+    text = "[" + ", ".join(f"[{lit(b)}, {lit(e)}]" for b, e in widths) + "]"  # (sizes: their expressions)
+    return KerasEmission(call=lambda ins: f"keras.ops.pad({ins[0]}, {text}{extra})")
 
 
 @emitter("pixel_shuffle")
