@@ -265,17 +265,26 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
                         and assign.value.func.value in self.classes and len(assign.targets) == 1 \
                         and isinstance(assign.targets[0].target, cst.Name):
+                    cls_name, sized = assign.value.func.value, None
                     try:
                         mod = self._eval(assign.value, self.globals)
                     except (Unsupported, FrontendError) as exc:  # (built from values known at run time only)
-                        self._stub_model(assign.value.func.value, None, str(exc),
-                                         getattr(exc, "span", None) or self._span(stmt))
-                        continue
+                        # (its run-time arguments as named sizes: the builder takes them, lazy_inputs)
+                        sized = lazy_inputs.call_sizes(self, self.classes[cls_name], assign.value)
+                        try:
+                            mod = self._instantiate(self.classes[cls_name], [], dict(sized), assign.value) \
+                                if sized else None
+                        except (Unsupported, FrontendError, TypeError, KeyError, IndexError, ValueError):
+                            mod = None
+                        if mod is None:
+                            self._stub_model(cls_name, None, str(exc), getattr(exc, "span", None) or self._span(stmt))
+                            continue
                     except (TypeError, KeyError, IndexError, ValueError, RecursionError):
                         continue  # (not read statically: no model here)
                     if isinstance(mod, Mod):
-                        found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
-                        self._record_class_call(assign.value)
+                        found.append((cls_name, mod, None, sized or {}, assign.targets[0].target.value))
+                        if not sized:
+                            self._record_class_call(assign.value)
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
                     var = assign.targets[0].target.value
                     builder = f"build_{var}"
@@ -337,6 +346,9 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             shapes = [tuple(shape)]
         elif isinstance(shape, (tuple, list)) and shape and all(isinstance(s, (tuple, list)) for s in shape):
             shapes = [tuple(s) for s in shape]
+        elif mod is not None and mod.kind == "user" and \
+                mod.cls_name in self.program.meta.get("placeholder_params", {}):
+            shapes = []  # (built for placeholder sizes: no literal of the program is its data)
         else:
             data = self._pick_data_shape(mod) if mod is not None else self._literal_data_shapes()[:1]
             shapes = [s for s, _ in data]
@@ -541,7 +553,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self._report_unread_methods(mod, md)
         if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
             try:
-                lazy_inputs.check_required(mod.cls, args)
+                lazy_inputs.check_required(mod.cls, args, self.program)
             except Unsupported as exc:
                 raise FrontendError(str(exc), self._span(mod.cls.node)) from None
         self.program.models.append(md)

@@ -114,10 +114,11 @@ def describe(shape: tuple, dtype: str) -> str:
     return f"({', '.join(dims)}) {dtype}"
 
 
-#: the numbers a required constructor size is traced with: distinct (no two parameters compare
-#: equal by accident), odd and small; the printed model never holds them (a parameter whose
-#: number the translation needed is refused: ``required_specialised``)
-PLACEHOLDERS = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+#: the numbers a required constructor size is traced with: distinct primes (no two parameters
+#: compare equal, nor one a round literal of the program, by accident; a model built for them
+#: takes no data shape from the program: ``TorchFrontend._input_specs``); the printed model
+#: never holds them (a parameter whose number the translation needed is refused: ``check_required``)
+PLACEHOLDERS = (101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157)
 
 
 def _init_params(cls):
@@ -143,6 +144,8 @@ def constructor_sizes(fe, cls) -> dict | None:
     if not params or all(p.default is not None for p in params) or len(params) > len(PLACEHOLDERS):
         return None
     args = {}
+    fe.program.meta.setdefault("placeholder_params", {})[cls.node.name.value] = \
+        [p.name.value for p in params if p.default is None]
     for i, p in enumerate(params):
         if p.default is None:
             args[p.name.value] = sizes.named(PLACEHOLDERS[i], p.name.value)
@@ -155,8 +158,54 @@ def constructor_sizes(fe, cls) -> dict | None:
     return args
 
 
-def required_params(cls) -> list[str]:
+def required_params(cls, program=None) -> list[str]:
+    """The constructor parameters traced with a placeholder number (those without a default,
+    or those a call gave a run-time value: ``call_sizes``)."""
+    if program is not None and cls.node.name.value in program.meta.get("placeholder_params", {}):
+        return list(program.meta["placeholder_params"][cls.node.name.value])
     return [p.name.value for p in (_init_params(cls) or []) if p.default is None]
+
+
+def call_sizes(fe, cls, call: cst.Call) -> dict | None:
+    """``model = Net(opt.upscale_factor, 3)``: a class built from values known at run time only
+    (command-line arguments). Its constructor's arguments as sizes with provenance: each given
+    a run-time value is a placeholder named after its parameter (``constructor_sizes``), the
+    others what the call or the default gives. None when no argument is a run-time value, or
+    the call cannot be bound."""
+    from transpiler.frontend_ast.interp import Unknown
+    from transpiler.ir import sizes
+
+    params = _init_params(cls)
+    if params is None or any(a.star for a in call.args):
+        return None
+    try:
+        pos = [fe._eval(a.value, fe.globals) for a in call.args if a.keyword is None]
+        kw = {a.keyword.value: fe._eval(a.value, fe.globals) for a in call.args if a.keyword is not None}
+    except Exception:  # noqa: BLE001 - (not read statically)
+        return None
+    names = [p.name.value for p in params]
+    if len(pos) > len(names) or set(kw) - set(names):
+        return None
+    given = dict(zip(names, pos), **kw)
+    unknown = [n for n, v in given.items() if isinstance(v, Unknown)]
+    if not unknown or len(names) > len(PLACEHOLDERS):
+        return None
+    args = {}
+    for i, p in enumerate(params):
+        name = p.name.value
+        if name in unknown:
+            args[name] = sizes.named(PLACEHOLDERS[i], name)
+        elif name in given:
+            args[name] = sizes.named(given[name], name)
+        elif p.default is not None:
+            try:
+                args[name] = sizes.named(fe._eval(p.default, fe.globals), name)
+            except Exception:  # noqa: BLE001
+                return None
+        else:
+            return None
+    fe.program.meta.setdefault("placeholder_params", {})[cls.node.name.value] = unknown
+    return args
 
 
 def unbuilt_reason(cls, exc) -> str:
@@ -168,7 +217,7 @@ def unbuilt_reason(cls, exc) -> str:
             f"built for them as sizes, it failed: {exc}")
 
 
-def check_required(cls, args: dict) -> None:
+def check_required(cls, args: dict, program=None) -> None:
     """Refuse a class built for placeholder constructor sizes (``constructor_sizes``) when the
     translation used one's number (a loop count, a comparison, a float): the output would hold
     the placeholder, not the caller's value."""
@@ -176,7 +225,7 @@ def check_required(cls, args: dict) -> None:
     from transpiler.ir import sizes
 
     used = []
-    for name in required_params(cls):
+    for name in required_params(cls, program):
         sym = sizes.symbol_of(args.get(name))
         if sym is None or sym.specialised:
             used.append(f"{name}: {', '.join(sorted(sym.specialised)) if sym is not None else 'not a size'}")

@@ -403,8 +403,9 @@ class KerasScript:
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
             body = [size_scope.code(ln) for ln in body]
-        required = [p.name.value for p in param_nodes
-                    if p.default is None and not _free(md.builder_args.get(p.name.value))]
+        placeholders = self.program.meta.get("placeholder_params", {}).get(md.class_name, ())
+        required = [p.name.value for p in param_nodes if (p.default is None or p.name.value in placeholders)
+                    and not _free(md.builder_args.get(p.name.value))]
         if fn is None and required:  # (traced with a placeholder number the output would hold: refused)
             message = (f"{name}: built for its constructor's {', '.join(required)} as sizes, the translation "
                        f"needs their numbers ({_why_specialised(md, required)}); build it in the script with "
@@ -415,7 +416,7 @@ class KerasScript:
             return self._raise_def(name, params, f"{diag.span or self.program.path}: {message}", md.comments)
         if param_nodes:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
-            ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value))]
+            ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value)) and p.default is not None]
             names = ", ".join(p.name.value for p in ps)
             defaults = ", ".join(_code(p.default) for p in ps)
             if len(ps) == 1:
