@@ -211,7 +211,7 @@ def test_a_required_constructor_argument_used_as_a_number_is_a_stub_naming_it():
     with the placeholder."""
     tr = translate(DEEP, "deep.py", "keras")
     messages = [d.message for d in tr.stubs]
-    assert any(m.startswith("Deep: built for its constructor's depth as sizes") and "depth: range" in m
+    assert any(m.startswith("Deep: ") and "built for its constructor's depth as sizes" in m and "depth: range" in m
                for m in messages), messages
     assert not tr.program.models
 

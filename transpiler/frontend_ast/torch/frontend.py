@@ -125,6 +125,13 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 self._build_model(name, mod, builder, args, var)
             except (Unsupported, FrontendError) as exc:
                 span = getattr(exc, "span", None) or self.cur_span or mod.span
+                if args and builder is None and var is None:
+                    # (a class nothing builds, tried for its constructor's sizes: not a model of
+                    # the program; its class is the marked stub, with the reason)
+                    reason = str(exc) if str(exc).startswith("built for") else \
+                        f"built for its constructor's sizes, {exc} ({span})"
+                    self.program.meta.setdefault("unbuilt_classes", {})[name] = reason
+                    continue
                 self._stub_model(name, builder, str(exc), span)
         if prepare is not None:
             prepare(self.program)
