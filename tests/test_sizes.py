@@ -52,13 +52,22 @@ def test_plain_ints_stay_plain():
 
 @pytest.mark.parametrize("escape", [
     repr, str, lambda s: f"{s}", int, float, lambda s: list(SAFE_BUILTINS["range"](s)), bool,
-    lambda s: s / 2, lambda s: s ** 2, lambda s: [0] * s,
+    lambda s: s / 2, lambda s: s ** 0.5, lambda s: [0] * s,
 ], ids=["repr", "str", "format", "int", "float", "range", "bool", "truediv", "pow", "repeat"])
 def test_a_size_used_as_its_number_specialises_its_names(escape):
     units = named(64, "units")
     derived = units * 2 + 1
     escape(derived)
     assert units.expr.specialised
+
+
+def test_a_small_integer_power_keeps_the_expression():
+    """``upscale_factor ** 2`` (a conv's filters before a PixelShuffle) is a product of the
+    name, not its number."""
+    factor = named(3, "upscale_factor")
+    squared = factor ** 2
+    assert squared == 9 and expr_text(squared.expr) == "upscale_factor * upscale_factor"
+    assert not factor.expr.specialised
 
 
 def test_comparisons_the_program_makes_specialise():

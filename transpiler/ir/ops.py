@@ -104,7 +104,9 @@ class Attr:
         if t == "pads":
             if isinstance(value, str):
                 return value
-            return tuple(tuple(int(x) for x in pair) for pair in value)
+            # (an int stays itself: a size with provenance keeps its name)
+            return tuple(tuple(x if isinstance(x, int) and not isinstance(x, bool) else int(x) for x in pair)
+                         for pair in value)
         return value
 
 
@@ -344,8 +346,9 @@ for _rank in (1, 2, 3):
         op(f"global_{_kind}_pool{_rank}d", attrs="keepdims: bool = False", layout=IMPLICIT, rank=_rank,
            any_layout=True, pooling=_kind,
            doc=f"{_kind} over all spatial axes.")
-    op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0", layout=IMPLICIT, rank=_rank,
-       doc="Constant padding, ((before, after), ...) per spatial axis.")
+    op(f"pad{_rank}d", attrs="pads: pads; value: float = 0.0; mode: str = 'constant'", layout=IMPLICIT, rank=_rank,
+       doc="Padding, ((before, after), ...) per spatial axis: constant (value), or 'reflect' (mirrored "
+           "without repeating the edge: torch's ReflectionPad, numpy's 'reflect').")
     op(f"crop{_rank}d", attrs="cropping: pads", layout=IMPLICIT, rank=_rank,
        doc="Remove ((before, after), ...) per spatial axis.")
 for _rank in (1, 2):
@@ -574,3 +577,7 @@ op("broadcast_to", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
 op("fft2", inputs="real, imag", layout=TERMINATE,
    doc="The 2-D discrete Fourier transform over the last two axes of the complex tensor real + i imag "
        "(``keras.ops.fft2((real, imag))``): two outputs, its real and imaginary parts.")
+op("pixel_shuffle", attrs="factor: int", layout=IMPLICIT, rank=2,
+   doc="Sub-pixel upsampling (torch's PixelShuffle): C*r*r channels become C channels of r x r "
+       "blocks; output channel c, block position (i, j) is input channel c*r*r + i*r + j, in "
+       "either layout.")

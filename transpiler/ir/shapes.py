@@ -596,3 +596,14 @@ def _fft2(node, shapes, layouts):
                       f"got {shapes}")
     layout = default_layout(len(shapes[0]))
     return [(shapes[0], layout, _dtype(node)), (shapes[0], layout, _dtype(node))]
+
+
+@rule("pixel_shuffle")
+def _pixel_shuffle(node, shapes, layouts):
+    shape, layout = shapes[0], layouts[0]
+    r = node.attrs["factor"]
+    channels = shape[channel_axis(layout)]
+    if channels is not None and channels % (r * r) != 0:  # (a consistency check: != marks nothing)
+        raise IRError(f"{node.name}: pixel shuffle by {r} needs channels divisible by {r * r}, got {channels}")
+    sizes = [None if shape[ax] is None else shape[ax] * r for ax in spatial_axes(layout)]
+    return [(_with(shape, layout, sizes, None if channels is None else channels // (r * r)), layout)]

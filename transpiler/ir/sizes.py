@@ -258,6 +258,11 @@ class Size(int):
         return _plain_op(operator.truediv, other, self)
 
     def __pow__(self, other, mod=None):
+        if mod is None and type(other) is int and 1 <= other <= 4:  # ``factor ** 2``: a product
+            out = self
+            for _ in range(other - 1):
+                out = out * self
+            return out
         return _plain_op(operator.pow, self, other)
 
     def __rpow__(self, other):

@@ -18,6 +18,7 @@ from transpiler.frontend_ast.interp import Interpreter, PASS, ArgumentError, Bat
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch.values import (
     Ref, Mod, ParamObj, Tensor, RNNStates, Shape, Bound, LayerParam, _ClassOf, _IsInstance, _Type,
     _SPECIAL_NAMES, _MaxResult, _ZeroState, _ZERO_STATE_METHODS, _StackedState, _STACKED_STATE_METHODS,
@@ -264,7 +265,7 @@ class TorchExpressions(Interpreter):
         index = self._subscript_key(node, env)
         if index == 0:
             return BatchDim()
-        return obj.value.shape[index]
+        return lazy_inputs.axis_size(obj.value, index)
 
     @SUBSCRIPTS.register(Tensor)
     def _tensor_subscript(self, obj, node, env):
@@ -321,8 +322,13 @@ class TorchExpressions(Interpreter):
         pairs = []
         for s, size in zip(index[2:], v.shape[2:]):
             lo = s.start or 0
+            if size is None:  # (an unknown size: a crop by non-negative starts and negative stops only)
+                if not isinstance(lo, int) or lo < 0 or not (s.stop is None or isinstance(s.stop, int) and s.stop < 0):
+                    return None
+                pairs.append((lo, 0 if s.stop is None else -s.stop))
+                continue
             hi = size if s.stop is None else s.stop
-            if not isinstance(lo, int) or not isinstance(hi, int) or size is None:
+            if not isinstance(lo, int) or not isinstance(hi, int):
                 return None
             lo = lo + size if lo < 0 else lo
             hi = hi + size if hi < 0 else hi

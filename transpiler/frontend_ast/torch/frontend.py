@@ -35,6 +35,7 @@ from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
 from transpiler.frontend_ast.torch.params import TensorData
 from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
@@ -124,6 +125,13 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 self._build_model(name, mod, builder, args, var)
             except (Unsupported, FrontendError) as exc:
                 span = getattr(exc, "span", None) or self.cur_span or mod.span
+                if args and builder is None and var is None:
+                    # (a class nothing builds, tried for its constructor's sizes: not a model of
+                    # the program; its class is the marked stub, with the reason)
+                    reason = str(exc) if str(exc).startswith("built for") else \
+                        f"built for its constructor's sizes, {exc} ({span})"
+                    self.program.meta.setdefault("unbuilt_classes", {})[name] = reason
+                    continue
                 self._stub_model(name, builder, str(exc), span)
         self.program.class_builders = class_builders(self)
         if prepare is not None:
@@ -265,17 +273,26 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
                         and assign.value.func.value in self.classes and len(assign.targets) == 1 \
                         and isinstance(assign.targets[0].target, cst.Name):
+                    cls_name, sized = assign.value.func.value, None
                     try:
                         mod = self._eval(assign.value, self.globals)
                     except (Unsupported, FrontendError) as exc:  # (built from values known at run time only)
-                        self._stub_model(assign.value.func.value, None, str(exc),
-                                         getattr(exc, "span", None) or self._span(stmt))
-                        continue
+                        # (its run-time arguments as named sizes: the builder takes them, lazy_inputs)
+                        sized = lazy_inputs.call_sizes(self, self.classes[cls_name], assign.value)
+                        try:
+                            mod = self._instantiate(self.classes[cls_name], [], dict(sized), assign.value) \
+                                if sized else None
+                        except (Unsupported, FrontendError, TypeError, KeyError, IndexError, ValueError):
+                            mod = None
+                        if mod is None:
+                            self._stub_model(cls_name, None, str(exc), getattr(exc, "span", None) or self._span(stmt))
+                            continue
                     except (TypeError, KeyError, IndexError, ValueError, RecursionError):
                         continue  # (not read statically: no model here)
                     if isinstance(mod, Mod):
-                        found.append((assign.value.func.value, mod, None, {}, assign.targets[0].target.value))
-                        self._record_class_call(assign.value)
+                        found.append((cls_name, mod, None, sized or {}, assign.targets[0].target.value))
+                        if not sized:
+                            self._record_class_call(assign.value)
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
                     var = assign.targets[0].target.value
                     builder = f"build_{var}"
@@ -284,21 +301,33 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                         found.append((var, self._eval(assign.value, self.globals), builder, {}, var))
         if found:
             return found
+        return self._class_models()
+
+    def _class_models(self):
+        """No builder and no module-level model: each module class another one does not nest
+        (every one, in a library file), built with its defaults or for its constructor's sizes."""
         nested: set[str] = set()
         candidates = []
         stubbed = {m["name"] for m in self.program.meta["stubbed_models"]}
         for name, cls in self.classes.items():
             if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
                 continue
+            # a constructor of required sizes (``Net(upscale_factor)``, a library class the
+            # program builds from its arguments): built for named sizes, printed as the builder's
+            # parameters (lazy_inputs.constructor_sizes)
+            args = None if id(cls.node) in self.node_files else lazy_inputs.constructor_sizes(self, cls)
             try:
-                mod = self._instantiate(cls, [], {}, cls.node)
-            except (FrontendError, Unsupported, TypeError, KeyError):
+                mod = self._instantiate(cls, [], dict(args or {}), cls.node)
+            except (FrontendError, Unsupported, TypeError, KeyError, ValueError, IndexError) as exc:
+                self.program.meta.setdefault("unbuilt_classes", {})[name] = lazy_inputs.unbuilt_reason(cls, exc)
                 continue
             for _, child in _walk(mod):
                 if child is not mod and child.kind == "user":
                     nested.add(child.cls.node.name.value)
-            candidates.append((name, mod))
-        return [(name, mod, None, {}, None) for name, mod in candidates if name not in nested]
+            candidates.append((name, mod, args or {}))
+        if lazy_inputs.is_library(self.module):  # (each class of a library file is the other files' to use)
+            nested = set()
+        return [(name, mod, None, args, None) for name, mod, args in candidates if name not in nested]
 
     def _record_class_call(self, call: cst.Call) -> None:
         """``model = Net(16, act="relu")``: the argument values the model is built for (the
@@ -325,11 +354,21 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             shapes = [tuple(shape)]
         elif isinstance(shape, (tuple, list)) and shape and all(isinstance(s, (tuple, list)) for s in shape):
             shapes = [tuple(s) for s in shape]
+        elif mod is not None and mod.kind == "user" and \
+                mod.cls_name in self.program.meta.get("placeholder_params", {}):
+            shapes = []  # (built for placeholder sizes: no literal of the program is its data)
         else:
             data = self._pick_data_shape(mod) if mod is not None else self._literal_data_shapes()[:1]
             shapes = [s for s, _ in data]
             if data and "INPUT_DTYPE" not in self.globals.vars:
                 dtype = data[0][1]
+        if (not shapes or len(shapes) < n_inputs) and mod is not None and n_inputs == 1:
+            implied = lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
+            if implied is not None:  # (unknown sizes: None; the report says so)
+                shape, dtype, why = implied
+                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (shape, dtype, why)
+                return [(shape, dtype)]
+            raise FrontendError(lazy_inputs.no_layer_message(mod), span)
         if not shapes or len(shapes) < n_inputs:
             raise FrontendError(
                 "cannot tell the model's input shape: torch modules do not declare it; add a module-level "
@@ -455,10 +494,13 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 return False
             rank = next((int(c) for c in op if c.isdigit()), None) if "conv" in op else None
             if rank is not None:
-                return len(shape) == rank + 1 and shape[0] == first.in_features
-            return first is None or first.in_features is None or shape[-1] == first.in_features
+                return len(shape) == rank + 1 and shape[0] in (first.in_features, None)
+            return None not in shape and (first is None or first.in_features is None or shape[-1] == first.in_features)
 
-        return [s for s in found if accepts(*s)][:1] or found[:1]
+        picked = [s for s in found if accepts(*s)][:1] or [s for s in found if None not in s[0]][:1]
+        if picked and picked[0][0][0] is None:  # (DatasetFolder: the channels its loader gives: the layer's)
+            picked = [((first.in_features, *picked[0][0][1:]), picked[0][1])]
+        return picked
 
     def _build_model(self, name: str, mod: Mod, builder, args, var) -> None:
         graph = Graph(name=mod.cls.node.name.value if mod.kind == "user" else name)
@@ -492,7 +534,15 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             v.var = pname
             graph.inputs.append(v)
             inputs.append(Tensor(v))
-        out = self._call_module(mod, inputs, {}, mod.span)
+        lazy = self.program.meta.get("lazy_inputs", {}).get(graph.name)
+        try:
+            out = self._call_module(mod, inputs, {}, mod.span)
+        except TypeError as exc:  # (a size of an unknown axis used where a number is needed)
+            if lazy is None:
+                raise
+            raise Unsupported(f"its forward needs a size this file does not fix ({exc}); the input shape "
+                              f"{lazy_inputs.describe(*lazy[:2])} its first layer {lazy[2]} implies leaves "
+                              "it unknown: give the input shape as INPUT_SHAPE") from None
         outs = out if isinstance(out, (tuple, list)) else [out]
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
@@ -509,7 +559,18 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
         self._report_unread_methods(mod, md)
+        if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
+            try:
+                lazy_inputs.check_required(mod.cls, args, self.program)
+            except Unsupported as exc:
+                raise FrontendError(str(exc), self._span(mod.cls.node)) from None
         self.program.models.append(md)
+        if lazy is not None:  # (translated without a known input shape: an assumption, reported)
+            shape, dtype, why = lazy
+            self.program.warn(self._span(mod.cls.node) if mod.kind == "user" else mod.span,
+                              f"{graph.name}: no input shape in this file; translated for inputs "
+                              f"{lazy_inputs.describe(shape, dtype)} as its first layer {why} implies, the "
+                              "sizes named by letters unknown (the Keras model takes any)")
 
     def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
         """Methods of the model's classes that building it never ran (a ``train_step``, a

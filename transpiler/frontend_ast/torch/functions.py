@@ -40,6 +40,12 @@ def call_torch_function(fe: Any, path: str, args: list, kwargs: dict, node, span
     api = torch_api(path)
     if api is not None and api.startswith("nn.") and "." not in api[3:]:
         return fe._construct(api[3:], args, kwargs, span)
+    if path == "torch.nn.init.calculate_gain":  # (a number: the gain an init call is given)
+        gain = torch_params._gain(*(list(args) + [kwargs.get("param")] * (2 - len(args)))[:2]) \
+            if args and isinstance(args[0], str) else None
+        if gain is None:
+            raise Unsupported(f"nn.init.calculate_gain{tuple(args)}: not a nonlinearity torch names")
+        return gain
     if path == "torch.nn.init" or path.startswith("torch.nn.init."):
         return fe._nn_init(path.rsplit(".", 1)[1], args, kwargs)
     if api is not None and api.startswith("F."):

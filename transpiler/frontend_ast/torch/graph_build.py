@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
@@ -162,6 +163,9 @@ class TorchGraphBuilding:
             if channels is not None and channels != layer.in_features:
                 raise FrontendError(f"nn.{mod.cls_name if mod else op} expects {layer.in_features} input "
                                     f"channels, the tensor has {channels} (shape {x.shape})", span)
+        if op == "dense" and layer.in_features is not None and x.shape[-1] is None:
+            raise FrontendError(lazy_inputs.flatten_message(x, f"nn.Linear({layer.in_features}, ...) on the last axis"),
+                                span)
         if op == "dense" and layer.in_features is not None and x.shape[-1] != layer.in_features:
             raise FrontendError(f"nn.Linear expects {layer.in_features} input features, the tensor has "
                                 f"{x.shape[-1]} (shape {x.shape})", span)
@@ -203,7 +207,7 @@ class TorchGraphBuilding:
         states_h, states_c = [], []
         op = layer.op
         inner = ops_table.get(op).complete_attrs(layer.attrs)
-        for i in range(n_layers):
+        for i in range(int(n_layers)):  # (int(): the layer count is structure, its name specialised)
             name = base if n_layers == 1 else f"{base}_l{i}"
             if bidi:
                 outs = self._add("bidirectional", [x], {"merge_mode": "concat", "layer": {"op": op, "attrs": inner}},

@@ -60,7 +60,12 @@ class TorchModuleParams:
     def _nn_init(self, fn: str, args, kwargs):
         target = args[0] if args else kwargs.get("tensor")
         if self.init_calls is None:
-            raise Unsupported(f"nn.init.{fn}: custom initialisation is not translated yet")
+            # (code the reader did not recognise as initialisation, ``self._initialize_weights()``
+            # over ``import torch.nn.init as init``: it only draws initial weights; reported as the
+            # recognised code Keras cannot reproduce is)
+            self.program.warn(self.cur_span, f"nn.init.{fn}: custom weight initialisation is not translated "
+                                             "(Keras' default initialisers are used)", self.source_line(self.cur_span))
+            return target
         if isinstance(target, ParamObj):
             target.init = torch_params.init_of(fn, target.shape, list(args[1:]), dict(kwargs))
             if target.init is None:

@@ -304,6 +304,21 @@ for _r in (1, 2, 3):
                                                       "value": float(b.get("value"))}))(_r))
 
 
+for _r in (1, 2, 3):
+    module(f"ReflectionPad{_r}d", signature="padding", ops=(f"pad{_r}d",))(
+        (lambda r: lambda b: TorchLayer(f"pad{r}d", {"pads": _reflect_pads(b, r), "mode": "reflect"}))(_r))
+
+
+def _reflect_pads(b: Bound, rank: int) -> tuple:
+    pairs = _pairs_from_torch(b.get("padding"), rank, b.name)
+    return pairs
+
+
+@module("PixelShuffle", signature="upscale_factor", ops=("pixel_shuffle",))
+def recognize_pixel_shuffle(b: Bound) -> TorchLayer:
+    return TorchLayer("pixel_shuffle", {"factor": b.get("upscale_factor")})
+
+
 def upsample_layer(b: Bound) -> TorchLayer:
     if b.get("size") is not None:
         raise Unsupported(f"{b.name}(size=...): give scale_factor (an integer factor)")
@@ -330,11 +345,13 @@ function("interpolate", signature="input; size=None; scale_factor=None; mode='ne
 
 @function("pad", signature="input; pad; mode='constant'; value=None", ops=("pad1d", "pad2d", "pad3d"))
 def recognize_pad_function(b: Bound) -> TorchLayer:
-    if b.get("mode") != "constant":
+    if b.get("mode") not in ("constant", "reflect"):
         raise Unsupported(f"F.pad(mode={b.get('mode')!r}) is not supported")
     pad = tuple(b.get("pad"))
     rank = len(pad) // 2
     value = b.get("value")
+    if b.get("mode") == "reflect":
+        return TorchLayer(f"pad{rank}d", {"pads": _pairs_from_torch(pad, rank, "F.pad"), "mode": "reflect"})
     return TorchLayer(f"pad{rank}d", {"pads": _pairs_from_torch(pad, rank, "F.pad"),
                                       "value": float(value or 0.0)})
 
@@ -614,6 +631,21 @@ def recognize_group_norm(b: Bound) -> TorchLayer:
     affine = bool(b.get("affine"))
     return TorchLayer("group_norm", {"groups": b.get("num_groups"), "axis": 1, "epsilon": float(b.get("eps")),
                                      "center": affine, "scale": affine}, in_features=b.get("num_channels"))
+
+
+@module("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+        signature="num_features; eps=1e-05; momentum=0.1; affine=False; track_running_stats=False; "
+                  "device=None; dtype=None", ops=("group_norm",))
+def recognize_instance_norm(b: Bound) -> TorchLayer:
+    """Instance normalisation is group normalisation with one channel per group: each
+    example's channel over its spatial axes (the biased variance, as torch)."""
+    if b.get("track_running_stats"):
+        raise Unsupported(f"{b.name}(track_running_stats=True): running statistics at inference have no "
+                          "Keras GroupNormalization equivalent")
+    affine = bool(b.get("affine"))
+    c = b.get("num_features")
+    return TorchLayer("group_norm", {"groups": c, "axis": 1, "epsilon": float(b.get("eps")),
+                                     "center": affine, "scale": affine}, in_features=c)
 
 
 # ---------------------------------------------------------------------------------

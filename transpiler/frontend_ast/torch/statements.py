@@ -8,6 +8,7 @@ import libcst as cst
 import libcst as cst
 
 from transpiler.frontend_ast.keras.frontend import FrontendError
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.interp import BatchDim, Env, FunctionRef, Return, Unknown
 from transpiler.ir.graph import Span
@@ -195,7 +196,7 @@ class TorchStatements:
             if isinstance(value, RNNStates):
                 value = value.values
             if isinstance(value, Shape):  # b, c, h, w = x.size()
-                value = (BatchDim(), *value.value.shape[1:])
+                value = (BatchDim(), *(lazy_inputs.axis_size(value.value, i) for i in range(1, len(value.value.shape))))
             if isinstance(value, _MaxResult):  # values, _ = torch.max(x, dim=1)
                 value = (value.values, Unknown("the indices of torch.max are not translated"))
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elements):

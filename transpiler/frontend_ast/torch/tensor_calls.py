@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
@@ -121,7 +122,7 @@ class TorchTensorCalls:
             return out if name == "amax" else _MaxResult(out)  # (values, indices): the values
         if name == "size":
             if args:
-                return BatchDim() if args[0] == 0 else x.shape[args[0]]
+                return BatchDim() if args[0] == 0 else lazy_inputs.axis_size(x, args[0])
             return Shape(x)
         if name == "dim":
             return rank
@@ -168,6 +169,9 @@ class TorchTensorCalls:
                 rest = []  # (N, 1, ..., 1).view(-1): one number per example
                 out = self._add("reshape", [x], {"shape": ()}, span, "reshape")
                 return out
+            if None in x.shape[1:]:
+                what = f".{name}({', '.join('x.size(0)' if isinstance(d, BatchDim) else repr(d) for d in shape)})"
+                raise Unsupported(lazy_inputs.flatten_message(x, what))
             if shape[0] == -1 and -1 in rest:
                 raise Unsupported(f".{name}: two -1 sizes")
             if not all(isinstance(s, int) for s in rest):

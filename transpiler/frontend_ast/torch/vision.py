@@ -36,6 +36,11 @@ DATASETS = {
     "CIFAR100": ("cifar100", (3, 32, 32)),
 }
 FOLDERS = ("ImageFolder",)
+#: datasets whose items are what a user loader returns: the transforms fix the size, the
+#: model's first layer the channels (frontend._pick_data_shape)
+USER_FOLDERS = ("DatasetFolder",)
+#: where each folder dataset takes ``transform`` positionally
+TRANSFORM_POSITION = {"ImageFolder": 1, "DatasetFolder": 3}
 #: transforms the generated numpy classes implement (printers/keras/vision_data.py)
 TRANSFORMS = ("Compose", "ToTensor", "Normalize", "Resize", "CenterCrop", "Grayscale", "PILToTensor",
               "ConvertImageDtype", "ToImage", "ToDtype", "Lambda")
@@ -77,10 +82,13 @@ def data_shape(fe, call: cst.Call) -> tuple[tuple, str] | None:
     """``((C, H, W), "float32")`` of one item of the torchvision dataset ``call`` makes, as
     its transforms leave it, or None (not such a call, or not a tensor of a known size)."""
     kind = _kind(_path(fe, call.func))
-    if kind is None or kind[0] != "dataset" or (kind[1] not in DATASETS and kind[1] not in FOLDERS):
+    if kind is None or kind[0] != "dataset" or (kind[1] not in DATASETS and kind[1] not in FOLDERS + USER_FOLDERS):
         return None
-    shape = DATASETS[kind[1]][1] if kind[1] in DATASETS else (3, None, None)
+    shape = DATASETS[kind[1]][1] if kind[1] in DATASETS else (None if kind[1] in USER_FOLDERS else 3, None, None)
     transform = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "transform"), None)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if transform is None and kind[1] in TRANSFORM_POSITION and len(positional) > TRANSFORM_POSITION[kind[1]]:
+        transform = positional[TRANSFORM_POSITION[kind[1]]]  # (ImageFolder(root, transforms.Compose(...)))
     if transform is None:
         return None  # PIL images: nothing a model takes
     steps = _steps(fe, transform)
@@ -99,7 +107,8 @@ def data_shape(fe, call: cst.Call) -> tuple[tuple, str] | None:
                 return None
             if len(size) == 1:
                 if name == "Resize" and (h is None or h != w):
-                    return None  # the smaller edge only: the other follows the image's aspect
+                    h = w = None  # the smaller edge only: the other follows the image's aspect (a crop
+                    continue      # after it fixes both: Resize(256), CenterCrop(224))
                 size = (size[0], size[0])
             h, w = size
         elif name == "Grayscale":

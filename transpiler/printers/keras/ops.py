@@ -44,7 +44,7 @@ class KerasEmission:
 #: module-level helpers reproducing PyTorch's default initialisation and layers Keras lacks
 #: (the generated script copies the ones its layers use from transpiler/runtime/keras/layers.py)
 INIT_HELPERS = ("torch_kernel_init", "torch_uniform_init", "ModelWeight", "PaddingEmbedding", "TrainingSelect",
-                "NormalNoise")
+                "NormalNoise", "PixelShuffle")
 
 
 def init_helper_source(name: str) -> str:
@@ -271,7 +271,28 @@ def _pairs(pairs) -> str:
 
 @emitter("pad1d", "pad2d", "pad3d")
 def emit_pad_keras(node: Node) -> KerasEmission:
-    return KerasEmission(layer(f"ZeroPadding{node.op[-2]}D", node, _pairs(node.attrs["pads"])))
+    a = node.attrs
+    mode, value = a.get("mode", "constant"), a.get("value", 0.0)
+    if mode == "constant" and value == 0.0:
+        return KerasEmission(layer(f"ZeroPadding{node.op[-2]}D", node, _pairs(a["pads"])))
+    # reflection (or a constant other than 0): keras.ops.pad, the pads on the spatial axes of
+    # the (channels-last) input
+    x = node.inputs[0]
+    widths = [[0, 0] for _ in x.shape]
+    spatial = [i for i, letter in enumerate(x.layout or "") if letter not in "NC"]
+    for axis, (b, e) in zip(spatial, a["pads"]):
+        widths[axis] = [b, e]
+    extra = f', mode="{mode}"' if mode != "constant" else f", constant_values={lit(value)}"
+    text = "[" + ", ".join(f"[{lit(b)}, {lit(e)}]" for b, e in widths) + "]"  # (sizes: their expressions)
+    return KerasEmission(call=lambda ins: f"keras.ops.pad({ins[0]}, {text}{extra})")
+
+
+@emitter("pixel_shuffle")
+def emit_pixel_shuffle_keras(node: Node) -> KerasEmission:
+    """torch's PixelShuffle → the generated ``PixelShuffle`` layer (torch's channel order,
+    channels-last, any image size: transpiler/runtime/keras/layers.py)."""
+    return KerasEmission(layer("PixelShuffle", node, lit(node.attrs["factor"])).removeprefix("layers."),
+                         helpers=("PixelShuffle",))
 
 
 @emitter("crop1d", "crop2d", "crop3d")
@@ -481,7 +502,7 @@ def _rnn_args(op: str, a: dict) -> dict:
     inits = {}
     differences.replaced("initializers")
     if differences.exact():
-        init = f"torch_uniform_init({a['units']})"
+        init = f"torch_uniform_init({lit(a['units'])})"  # (a size: its expression)
         inits = {"kernel_initializer": init, "recurrent_initializer": init,
                  "bias_initializer": init if a["use_bias"] else None}
         if op == "lstm":

@@ -89,8 +89,7 @@ def chain_of(graph: Graph) -> bool:
 
 
 def _input_expr(value: Value) -> str:
-    shape = tuple(value.shape[1:])
-    shape_text = f"({shape[0]},)" if len(shape) == 1 else repr(shape)
+    shape_text = lit(tuple(value.shape[1:]))  # (a size with provenance: its expression)
     parts = [f"shape={shape_text}"]
     if value.dtype != "float32":
         parts.append(f'dtype="{value.dtype}"')
@@ -356,9 +355,13 @@ class KerasScript:
     def unbuilt_class(self, name: str, stmt: cst.ClassDef) -> str:
         """An ``nn.Module`` class no translated model holds (a library module's, or one this
         file builds only with arguments or data it cannot size): a marked stub of its name."""
-        message = (f"{name}: an nn.Module class this file does not build with a known input shape "
-                   "(Keras layers need it to translate the forward here); translate the script that "
-                   "builds it, or give its input shape as INPUT_SHAPE")
+        reason = self.program.meta.get("unbuilt_classes", {}).get(name)
+        if reason:
+            message = f"{name}: an nn.Module class this file does not build: {reason}"
+        else:
+            message = (f"{name}: an nn.Module class this file does not build with a known input shape "
+                       "(Keras layers need it to translate the forward here); translate the script that "
+                       "builds it, or give its input shape as INPUT_SHAPE")
         diag = self.program.model_stub(self.frontend._span(stmt), name, message, f"class {name}")
         return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
 
@@ -374,6 +377,10 @@ class KerasScript:
         unsupported = graph.meta.get("unsupported")
         name = name or (fn.name.value if fn is not None else md.class_name)
         params = _code(fn.params) if fn is not None else ""
+        # a class built for its constructor's sizes (frontend_ast/torch/lazy_inputs): its parameters
+        param_nodes = fn.params.params if fn is not None else self._class_params(md)
+        if fn is None and param_nodes:
+            params = ", ".join(_code(p).strip().rstrip(",").strip() for p in param_nodes)
         if unsupported:
             span, message = unsupported[0]
             where = f"{span}" if span else self.program.path
@@ -393,11 +400,22 @@ class KerasScript:
             # sizes with provenance: the body's sizes are expressions of the builder's parameters
             visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
-                body += model_body(md, self.reserved() | {p.name.value for p in (fn.params.params if fn else [])})
+                body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
             body = [size_scope.code(ln) for ln in body]
-        if fn is not None and fn.params.params:
+        placeholders = self.program.meta.get("placeholder_params", {}).get(md.class_name, ())
+        required = [p.name.value for p in param_nodes if (p.default is None or p.name.value in placeholders)
+                    and not _free(md.builder_args.get(p.name.value))]
+        if fn is None and required:  # (traced with a placeholder number the output would hold: refused)
+            message = (f"{name}: built for its constructor's {', '.join(required)} as sizes, the translation "
+                       f"needs their numbers ({_why_specialised(md, required)}); build it in the script with "
+                       "literal arguments")
+            ref = self.frontend.classes.get(md.class_name)
+            diag = self.program.stub(self.frontend._span(ref.node) if ref is not None else None, message,
+                                     f"class {name}")
+            return self._raise_def(name, params, f"{diag.span or self.program.path}: {message}", md.comments)
+        if param_nodes:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
-            ps = [p for p in fn.params.params if not _free(md.builder_args.get(p.name.value))]
+            ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value)) and p.default is not None]
             names = ", ".join(p.name.value for p in ps)
             defaults = ", ".join(_code(p.default) for p in ps)
             if len(ps) == 1:
@@ -419,6 +437,14 @@ class KerasScript:
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         return "\n".join(lines) + "\n"
 
+    def _class_params(self, md: ModelDef) -> list:
+        """The constructor parameters (after ``self``) of a class model built for them as sizes."""
+        if md.builder or not md.builder_args:
+            return []
+        ref = self.frontend.classes.get(md.class_name)
+        init = ref.method("__init__") if ref is not None else None
+        return list(init.params.params[1:]) if init is not None else []
+
     def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:
         return (f"def {name}({params}):\n"
                 f"    {comment_text(f'# transpiler: not translated: {message}')}\n"
@@ -426,6 +452,10 @@ class KerasScript:
 
     def stub_builder(self, name: str, fn, info) -> str:
         params = _code(fn.params) if fn is not None else ""
+        ref = self.frontend.classes.get(name) if fn is None else None
+        init = ref.method("__init__") if ref is not None else None
+        if init is not None and len(init.params.params) > 1:  # (the class's callers pass arguments)
+            params = "*args, **kwargs"
         span = info["span"]
         return self._raise_def(name, params, f"{span}: {info['message']}")
 
@@ -472,6 +502,16 @@ def print_keras_script(program: Program, frontend) -> tuple[str, ProgramPrinter]
     of its training objects (verify evaluates the same expressions with it)."""
     script = KerasScript(program, frontend)
     return script.render(), script.training
+
+
+def _why_specialised(md: ModelDef, names: list[str]) -> str:
+    """How the translation used the numbers of the builder arguments ``names``."""
+    whys = []
+    for n in names:
+        sym = sizes.symbol_of(md.builder_args.get(n))
+        reasons = sorted(sym.specialised) if sym is not None else []
+        whys.append(f"{n}: {', '.join(reasons) or 'not a size'}")
+    return "; ".join(whys)
 
 
 def _free(value) -> bool:

@@ -162,6 +162,11 @@ def _torch_pads(pairs) -> tuple:
     return tuple(out)
 
 
+@emitter("pixel_shuffle")
+def emit_pixel_shuffle_torch(node: Node, m: str) -> Emission:
+    return Emission(call("nn.PixelShuffle", lit(node.attrs["factor"])), lambda ins: f"{m}({ins[0]})")
+
+
 @emitter("pad1d", "pad2d", "pad3d")
 def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
@@ -172,7 +177,9 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
         extra = "" if value == 0.0 else f", value={lit(value)}"
         return Emission(None, lambda ins: f"F.pad({ins[0]}, {lit(pads)}{extra})", unary=True,
                         inline_anywhere=True)
-    if value == 0.0:
+    if node.attrs.get("mode", "constant") == "reflect":
+        module = call(f"nn.ReflectionPad{rank}d", lit(pads))
+    elif value == 0.0:
         module = call(f"nn.ZeroPad{rank}d", lit(pads))
     else:
         module = call(f"nn.ConstantPad{rank}d", lit(pads), lit(value))

@@ -86,3 +86,29 @@ class NormalNoise(layers.Layer):
             dtype=self.compute_dtype,
             seed=self.seed_generator,
         )
+
+
+class PixelShuffle(layers.Layer):
+    """torch's nn.PixelShuffle on a channels-last image: C*r*r channels become C channels of
+    r x r blocks, output channel c at block position (i, j) being input channel c*r*r + i*r + j
+    (torch's order; depth_to_space orders the channels the other way). Any image size."""
+
+    def __init__(self, factor, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def call(self, inputs):
+        r = self.factor
+        shape = keras.ops.shape(inputs)
+        h, w, c = shape[1], shape[2], inputs.shape[-1] // (r * r)
+        x = keras.ops.reshape(inputs, (-1, h, w, c, r, r))
+        x = keras.ops.transpose(x, (0, 1, 4, 2, 5, 3))
+        return keras.ops.reshape(x, (-1, h * r, w * r, c))
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = input_shape
+        r = self.factor
+        return (n, None if h is None else h * r, None if w is None else w * r, c // (r * r))
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}

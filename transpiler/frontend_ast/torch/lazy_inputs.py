@@ -1,0 +1,281 @@
+"""The input of a module whose program never says its shape: what its first layer implies.
+
+torch modules do not declare their input's shape, and a library file (``model.py``) or a
+class built from command-line sizes never feeds one data the reader can size. The layers
+still say much: a ``Conv2d(3, 32, ...)`` takes ``(N, 3, H, W)``, a ``Linear(784, 10)``
+``(N, 784)``, an ``Embedding`` integer ids ``(N, L)``, a batch-first ``LSTM(16, ...)``
+``(N, L, 16)``. The reader then traces ``forward`` with the sizes the layer does not fix
+(``H``, ``W``, ``L``) unknown (``None``): Keras builds its layers from the channels or
+features alone, so the model is translated with ``keras.Input(shape=(None, None, 3))``, and
+only what needs an unknown size as a number (a ``view`` flattening the spatial axes into a
+``Linear``) is refused, with a stub saying which size is missing.
+
+The first layer is the first *informative* leaf the constructor makes (activations,
+dropout, padding and pooling say nothing about the channels); a guess the forward does not
+accept fails the trace like any wrong shape, and the model is a stub naming the reason.
+
+Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+#: torch layer class → (what it implies: "channels" with a spatial rank, "features",
+#: "ids", "sequence")
+_RANKED = re.compile(r"^(Conv|ConvTranspose|LazyConv|BatchNorm|InstanceNorm|LazyBatchNorm)([123])d$")
+
+
+def _txt(value) -> str:
+    """A size for a message: its source expression (``in_channels``), never marking it."""
+    from transpiler.ir import sizes
+
+    return sizes.expr_text(value.expr) if isinstance(value, sizes.Size) else str(value)
+
+
+def implied_input(leaf) -> tuple[tuple, str, str] | None:
+    """``(shape without the batch axis, dtype, what implied it)`` for a leaf module
+    (``values.Mod``) whose input the layer fixes up to unknown sizes, else None."""
+    layer, cls = leaf.layer, leaf.cls_name
+    if layer is None:
+        return None
+    feats = layer.in_features
+    m = _RANKED.match(cls)
+    if m and isinstance(feats, int):
+        rank = int(m.group(2))
+        if m.group(1).endswith("BatchNorm") and rank == 1:
+            return (feats,), "float32", f"nn.{cls}({_txt(feats)})"  # (N, C): the common use
+        return (feats, *[None] * rank), "float32", f"nn.{cls}({_txt(feats)}, ...)"
+    if layer.op == "embedding":
+        return (None,), "int64", f"nn.{cls}"
+    if layer.kind == "rnn" and isinstance(feats, int):
+        return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
+    if layer.op == "dense" and isinstance(feats, int):
+        return (feats,), "float32", f"nn.{cls}({_txt(feats)}, ...)"
+    shape = layer.extra.get("normalized_shape") if layer.op == "layer_norm" else None
+    if shape and all(isinstance(s, int) for s in shape):
+        return tuple(shape), "float32", f"nn.{cls}({', '.join(map(_txt, shape))})"
+    return None
+
+
+def first_layer_input(leaves) -> tuple[tuple, str, str] | None:
+    """The input the first informative of ``leaves`` (in construction order) implies."""
+    for leaf in leaves:
+        found = implied_input(leaf)
+        if found is not None:
+            return found
+    return None
+
+
+def _axis_names(value) -> str:
+    """``(N, 3, H, W)``-style text of ``value``'s shape, the unknown sizes named by their axis."""
+    layout = value.layout or ""
+    names = []
+    for i, d in enumerate(value.shape):
+        if i == 0:
+            names.append("N")
+        elif d is not None:
+            names.append(_txt(d))
+        else:
+            names.append(layout[i] if len(layout) == len(value.shape) and layout[i] not in "NC" else "?")
+    return f"({', '.join(names)})"
+
+
+def axis_size(value, index: int):
+    """``x.size(i)`` / ``x.shape[i]``: the size, or an ``Unknown`` saying it is not fixed here
+    (the model's input shape is unknown: any use of it as a number is refused there)."""
+    from transpiler.frontend_ast.interp import Unknown
+
+    size = value.shape[index]
+    if size is None:
+        return Unknown(f"axis {index % len(value.shape)} of a tensor of shape {_axis_names(value)}: a size this "
+                       "file does not fix (the model's input shape is unknown here)")
+    return size
+
+
+def flatten_message(value, what: str) -> str:
+    """Why ``what`` (a view/reshape/flatten) is refused on ``value`` of unknown sizes."""
+    return (f"{what} of a tensor of shape {_axis_names(value)}: it needs the sizes this file does not fix "
+            "(the model's input shape is unknown here: give it as INPUT_SHAPE, or translate the script "
+            "that feeds the model data)")
+
+
+def describe(shape: tuple, dtype: str) -> str:
+    """``(N, 3, H, W) float32`` for an implied input shape (without the batch axis)."""
+    letters = {1: ["L"], 2: ["H", "W"], 3: ["D", "H", "W"]}
+    unknown = [i for i, d in enumerate(shape) if d is None]
+    names = letters.get(len(unknown), [f"d{i}" for i in range(len(unknown))])
+    if len(shape) == 2 and shape[0] is None:
+        names = ["L"]
+    it = iter(names)
+    dims = ["N"] + [next(it) if d is None else _txt(d) for d in shape]
+    return f"({', '.join(dims)}) {dtype}"
+
+
+#: the numbers a required constructor size is traced with: distinct primes (no two parameters
+#: compare equal, nor one a round literal of the program, by accident; a model built for them
+#: takes no data shape from the program: ``TorchFrontend._input_specs``); the printed model
+#: never holds them (a parameter whose number the translation needed is refused: ``check_required``)
+PLACEHOLDERS = (101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157)
+
+
+def _init_params(cls):
+    init = cls.method("__init__")
+    if init is None:
+        return None
+    ps = init.params
+    if ps.star_arg not in (None,) and not isinstance(ps.star_arg, cst.MaybeSentinel) or ps.star_kwarg is not None \
+            or ps.kwonly_params or ps.posonly_params:
+        return None
+    return list(ps.params[1:])
+
+
+def constructor_sizes(fe, cls) -> dict | None:
+    """A module class whose constructor takes required arguments (``Net(upscale_factor)``) and
+    that nothing in the file builds: its arguments as sizes with provenance, each required one a
+    placeholder number named after its parameter (``sizes.named``), the others their defaults;
+    None when every parameter has a default (built as before) or the constructor takes
+    ``*args``/``**kwargs``."""
+    from transpiler.ir import sizes
+
+    params = _init_params(cls)
+    if not params or all(p.default is not None for p in params) or len(params) > len(PLACEHOLDERS):
+        return None
+    args = {}
+    fe.program.meta.setdefault("placeholder_params", {})[cls.node.name.value] = \
+        [p.name.value for p in params if p.default is None]
+    for i, p in enumerate(params):
+        if p.default is None:
+            args[p.name.value] = sizes.named(PLACEHOLDERS[i], p.name.value)
+        else:
+            try:
+                default = fe._eval(p.default, fe.globals)
+            except Exception:  # noqa: BLE001 - (a default the reader cannot evaluate: not built)
+                return None
+            args[p.name.value] = sizes.named(default, p.name.value)
+    return args
+
+
+def required_params(cls, program=None) -> list[str]:
+    """The constructor parameters traced with a placeholder number (those without a default,
+    or those a call gave a run-time value: ``call_sizes``)."""
+    if program is not None and cls.node.name.value in program.meta.get("placeholder_params", {}):
+        return list(program.meta["placeholder_params"][cls.node.name.value])
+    return [p.name.value for p in (_init_params(cls) or []) if p.default is None]
+
+
+def call_sizes(fe, cls, call: cst.Call) -> dict | None:
+    """``model = Net(opt.upscale_factor, 3)``: a class built from values known at run time only
+    (command-line arguments). Its constructor's arguments as sizes with provenance: each given
+    a run-time value is a placeholder named after its parameter (``constructor_sizes``), the
+    others what the call or the default gives. None when no argument is a run-time value, or
+    the call cannot be bound."""
+    from transpiler.frontend_ast.interp import Unknown
+    from transpiler.ir import sizes
+
+    params = _init_params(cls)
+    if params is None or any(a.star for a in call.args):
+        return None
+    try:
+        pos = [fe._eval(a.value, fe.globals) for a in call.args if a.keyword is None]
+        kw = {a.keyword.value: fe._eval(a.value, fe.globals) for a in call.args if a.keyword is not None}
+    except Exception:  # noqa: BLE001 - (not read statically)
+        return None
+    names = [p.name.value for p in params]
+    if len(pos) > len(names) or set(kw) - set(names):
+        return None
+    given = dict(zip(names, pos), **kw)
+    unknown = [n for n, v in given.items() if isinstance(v, Unknown)]
+    if not unknown or len(names) > len(PLACEHOLDERS):
+        return None
+    args = {}
+    for i, p in enumerate(params):
+        name = p.name.value
+        if name in unknown:
+            args[name] = sizes.named(PLACEHOLDERS[i], name)
+        elif name in given:
+            args[name] = sizes.named(given[name], name)
+        elif p.default is not None:
+            try:
+                args[name] = sizes.named(fe._eval(p.default, fe.globals), name)
+            except Exception:  # noqa: BLE001
+                return None
+        else:
+            return None
+    fe.program.meta.setdefault("placeholder_params", {})[cls.node.name.value] = unknown
+    return args
+
+
+def unbuilt_reason(cls, exc) -> str:
+    """Why a module class nothing builds could not be built for named sizes either."""
+    required = required_params(cls)
+    if not required:
+        return str(exc)
+    return (f"its constructor takes {', '.join(required)} (no default), which this file does not give; "
+            f"built for them as sizes, it failed: {exc}")
+
+
+def check_required(cls, args: dict, program=None) -> None:
+    """Refuse a class built for placeholder constructor sizes (``constructor_sizes``) when the
+    translation used one's number (a loop count, a comparison, a float): the output would hold
+    the placeholder, not the caller's value."""
+    from transpiler.frontend_ast.torch.modules import Unsupported
+    from transpiler.ir import sizes
+
+    used = []
+    for name in required_params(cls, program):
+        sym = sizes.symbol_of(args.get(name))
+        if sym is None or sym.specialised:
+            used.append(f"{name}: {', '.join(sorted(sym.specialised)) if sym is not None else 'not a size'}")
+    if used:
+        raise Unsupported(f"built for its constructor's {', '.join(u.split(':')[0] for u in used)} as sizes, the "
+                          f"translation needs their numbers ({'; '.join(used)}); build it in the script with "
+                          "literal arguments")
+
+
+def is_library(module: cst.Module) -> bool:
+    """A file that only defines things (imports, classes, functions, constants; no statement
+    that runs the program, no ``if __name__ == "__main__":``): a ``model.py`` other files import.
+    Each of its module classes is translated on its own, also one another class nests (main.py
+    may import either)."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign))
+                or isinstance(s, cst.Expr) and isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString))
+                for s in stmt.body):
+            if not any(isinstance(s, (cst.Assign, cst.AnnAssign)) and s.value is not None
+                       and next(iter(_calls(s.value)), None) is not None and not _constant_call(s.value)
+                       for s in stmt.body):
+                continue
+        return False
+    return True
+
+
+def _calls(node):
+    from transpiler.cst_fast import nodes_of
+
+    return nodes_of(node, cst.Call)
+
+
+def _constant_call(value) -> bool:
+    """A module-level value computed by a call that builds no model and runs nothing of the
+    program's (``math.sqrt(2)``, ``namedtuple(...)``, ``logging.getLogger(...)``): anything
+    but a call of a name the file defines or a torch constructor is taken as such."""
+    return not any(isinstance(c.func, cst.Name) and c.func.value[:1].isupper() for c in _calls(value))
+
+
+def no_layer_message(mod) -> str:
+    """Why a module has no input shape at all: nothing in the file gives one and none of its
+    layers takes a fixed number of channels or features (a mixin calling ``super().forward``,
+    a module of activations and pads only)."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    leaves = [m.cls_name for _, m in _walk(mod) if m.kind == "leaf"]
+    what = (f"its layers ({', '.join(dict.fromkeys(leaves))}) take any number of channels" if leaves
+            else "it holds no layer of its own")
+    return (f"no input shape: this file gives none (no INPUT_SHAPE, no data fed to it) and {what}; "
+            "translate the script that builds it, or add INPUT_SHAPE = (C, H, W)")
