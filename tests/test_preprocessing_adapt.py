@@ -20,6 +20,20 @@ from transpiler.translate import translate
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.fixture(autouse=True)
+def _default_dtypes():
+    """float32 everywhere, as in a fresh process (another test in this worker may have left
+    torch's default dtype or Keras' floatx at float64)."""
+    import keras
+
+    saved = torch.get_default_dtype(), keras.config.floatx()
+    torch.set_default_dtype(torch.float32)
+    keras.config.set_floatx("float32")
+    yield
+    torch.set_default_dtype(saved[0])
+    keras.config.set_floatx(saved[1])
+
+
 def _keras_adapt(data, axis=-1, batches=None):
     keras = pytest.importorskip("keras")
     layer = keras.layers.Normalization(axis=axis)

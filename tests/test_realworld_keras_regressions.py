@@ -494,10 +494,11 @@ def test_makes_models_resolves_names():
                                     "transformer_asr"])
 def test_realworld_script_with_a_sequential_inside_a_layer_is_not_refused(script):
     """A keras.Sequential without an Input inside a custom layer (self.ffn = keras.Sequential([...]))
-    refused the whole program; it is a stub now (translating it is issue 18 item 3)."""
+    refused the whole program; it is a stub now, or translated (mlp_image_classification since
+    its ops and Normalization.adapt translate), never dropped."""
     path = os.path.join(REALWORLD_KERAS, f"{script}.py")
     result = translate(open(path, encoding="utf-8").read(), path)
-    assert result.stubs
+    assert result.stubs or result.program.models
     compile(result.text, path, "exec")
 
 

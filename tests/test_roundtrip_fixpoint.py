@@ -84,6 +84,7 @@ KERAS_FIXPOINT_LATER = {
 
 #: scripts read back whose model code does not converge yet, with the reason (strict xfail)
 NOT_CONVERGING: dict[str, str] = {
+    "normalized_augmentation": "the torch reader refuses the Normalization buffers' .view(1, 3, 1, 1) in T1",
     "patch_transformer": "the torch reader does not read T1's torch.arange position ids (a non-persistent buffer) back yet",
 }
 
@@ -109,6 +110,10 @@ WHOLE_SCRIPT_LATER = {
 #: today (vae did not until the torch frontend read a module's own train_step back:
 #: frontend_ast/torch/own_step, torch_parts)
 WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
+    "normalized_augmentation": "the torch reader refuses the Normalization buffers' .view(1, 3, 1, 1) in T1",
+    "image_folder_classifier": "T1's generated data helpers (the image-folder loader) are kept as code in K1",
+    "image_map_pipeline": "T1's generated data helpers (the image-folder loader and map) are kept as code in K1",
+    "timeseries_windows": "T1's generated data helpers (the timeseries windows loader) are kept as code in K1",
     # T1 gives the wrapper model (built from its first use) its own train_step with a Mean
     # tracker; the torch reader does not read a module's own step that updates metric objects
     # back yet (K1 has stubs: "the model's own training step is not ... yet", "class Mean")
@@ -159,11 +164,15 @@ def model_code(text: str) -> dict[str, str]:
     return out
 
 
-def _strict_unread(names: list[str], not_converging: dict[str, str] = NOT_CONVERGING) -> list:
+#: unread scripts whose Keras model code is a fixpoint all the same (K1's stubs come back alike)
+KERAS_CODE_FIXPOINT_UNREAD = {"data_sized_blocks"}
+
+
+def _strict_unread(names: list[str], not_converging: dict[str, str] = NOT_CONVERGING, fixpoint_unread=()) -> list:
     """``names``, those of KNOWN_UNREAD and ``not_converging`` as strict xfails with the reason."""
     params = []
     for n in names:
-        if n in KNOWN_UNREAD:
+        if n in KNOWN_UNREAD and n not in fixpoint_unread:
             reason = f"the torch frontend does not read {n}_torch.py back yet ({KNOWN_UNREAD[n]})"
         elif n in not_converging:
             reason = f"does not converge yet: {not_converging[n]}"
@@ -187,7 +196,7 @@ def test_model_code_helper_finds_classes_and_builders():
         "build_model": "def build_model():\n    return Net()\n"}
 
 
-@pytest.mark.parametrize("name", _strict_unread(NAMES))
+@pytest.mark.parametrize("name", _strict_unread(NAMES, fixpoint_unread=KERAS_CODE_FIXPOINT_UNREAD))
 def test_keras_model_code_is_a_fixpoint_after_one_round_trip(name):
     """K1 → T2 → K2: the Keras model code comes back unchanged (K2 == K1), or one round
     later for the scripts of KERAS_FIXPOINT_LATER (K3 == K2, and K2 != K1 still)."""

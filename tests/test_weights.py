@@ -214,6 +214,10 @@ CORPUS_NAMES = sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".py"))
 #: corpus scripts whose Keras model this test cannot save as the script builds it, with the reason
 #: (strict: when the model can be saved, the xfail fails and the entry goes)
 UNSAVED = {
+    "data_sized_blocks": "the converter cannot bind the run-time sizes of Net(len(vocab), ...) from the checkpoint "
+                         "(CheckpointError: layer 'dense' shapes)",
+    "normalized_augmentation": "the Normalization state Keras adapts is not in the converted checkpoint "
+                               "(Keras: 1 object could not be loaded)",
     "lazy_composite_autoencoder": "a wrapper model Keras builds only on its first fit (never built here), "
                                   "without get_config (a whole-model save refuses it)",
 }
@@ -236,7 +240,7 @@ def test_keras_layer_order_equals_keras(tmp_path):
     for them)."""
     for name in CORPUS_NAMES:
         if name in UNSAVED:  # (a model of sub-models: Keras lists the sub-models, the graph their layers)
-            continue
+            continue  # (normalized_augmentation: its weighted Normalization lives in a Sequential sub-model)
         with open(os.path.join(CORPUS, f"{name}.py")) as fh:
             source = fh.read()
         _, graph, kmodel = build(source)
