@@ -26,12 +26,14 @@ def _default_dtypes():
     torch's default dtype or Keras' floatx at float64)."""
     import keras
 
-    saved = torch.get_default_dtype(), keras.config.floatx()
+    saved = torch.get_default_dtype(), keras.config.floatx(), keras.config.dtype_policy()
     torch.set_default_dtype(torch.float32)
     keras.config.set_floatx("float32")
+    keras.config.set_dtype_policy("float32")
     yield
     torch.set_default_dtype(saved[0])
     keras.config.set_floatx(saved[1])
+    keras.config.set_dtype_policy(saved[2])
 
 
 def _keras_adapt(data, axis=-1, batches=None):
