@@ -225,7 +225,11 @@ class CompiledObjects:
         name = resolve_metric(name, loss)
         if name in STATEFUL_CLASSES:
             cls = STATEFUL_CLASSES[name]
-            self.metric_fns[(name, "class")] = runtime_source.source(METRICS, cls)
+            copier = self.__dict__.setdefault("_metric_copier", runtime_source.Copier())  # (a base once)
+            for text in copier.take(METRICS, cls):  # (nothing when this program holds it already)
+                defined = text.split()[1].split("(")[0].rstrip(":")
+                # a base keyed "_Name": printed before the metrics (keyed by snake_case names)
+                self.metric_fns[(name, "class") if defined == cls else ("_" + defined, "class")] = text
             self.features.add("stateful")
             if logits == "softmax":
                 raise NotImplementedError(f"keras.metrics.{cls} of an output whose softmax moved into the loss")

@@ -117,10 +117,14 @@ class Recall:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
 
 
-class TruePositives:
-    """keras.metrics.TruePositives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
-    true positives over the epoch, every value of the output counted (Keras flattens it).
-    Self-contained: a program copies only the classes it uses."""
+class _ConfusionCount:
+    """One cell of the confusion matrix at threshold 0.5 (``prediction > 0.5`` is positive),
+    counted over the epoch, every value of the output counted (Keras flattens it): the base of
+    keras.metrics.TruePositives / FalsePositives / TrueNegatives / FalseNegatives, which say
+    whether they count positive predictions (``PREDICTED``) of positive labels (``LABELLED``)."""
+
+    PREDICTED = True
+    LABELLED = True
 
     def __init__(self, from_logits=False):
         self.from_logits = from_logits
@@ -132,73 +136,33 @@ class TruePositives:
     def update_state(self, output, target):
         pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
         label = target.reshape(-1).bool()
-        self.count += (pred & label).sum().item()
+        self.count += ((pred == self.PREDICTED) & (label == self.LABELLED)).sum().item()
 
     def result(self):
         return self.count
 
 
-class FalsePositives:
-    """keras.metrics.FalsePositives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
-    false positives over the epoch, every value of the output counted (Keras flattens it).
-    Self-contained: a program copies only the classes it uses."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.count = 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
-        self.count += (pred & ~label).sum().item()
-
-    def result(self):
-        return self.count
+class TruePositives(_ConfusionCount):
+    """keras.metrics.TruePositives: positive predictions of positive labels."""
 
 
-class TrueNegatives:
-    """keras.metrics.TrueNegatives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
-    true negatives over the epoch, every value of the output counted (Keras flattens it).
-    Self-contained: a program copies only the classes it uses."""
+class FalsePositives(_ConfusionCount):
+    """keras.metrics.FalsePositives: positive predictions of negative labels."""
 
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.count = 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
-        self.count += (~pred & ~label).sum().item()
-
-    def result(self):
-        return self.count
+    LABELLED = False
 
 
-class FalseNegatives:
-    """keras.metrics.FalseNegatives (threshold 0.5: ``prediction > 0.5`` is positive): the count of
-    false negatives over the epoch, every value of the output counted (Keras flattens it).
-    Self-contained: a program copies only the classes it uses."""
+class TrueNegatives(_ConfusionCount):
+    """keras.metrics.TrueNegatives: negative predictions of negative labels."""
 
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
+    PREDICTED = False
+    LABELLED = False
 
-    def reset_state(self):
-        self.count = 0.0
 
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
-        self.count += (~pred & label).sum().item()
+class FalseNegatives(_ConfusionCount):
+    """keras.metrics.FalseNegatives: negative predictions of positive labels."""
 
-    def result(self):
-        return self.count
+    PREDICTED = False
 
 
 class RootMeanSquaredError:
