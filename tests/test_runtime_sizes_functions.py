@@ -352,3 +352,17 @@ model = build_model()
         got = generated.model(torch.from_numpy(x)).numpy()
     want = keras.ops.convert_to_numpy(kmodel(x))
     assert got.shape == want.shape == (4, 3) and np.abs(got - want).max() <= 1e-5
+
+
+def test_locals_cache_is_bounded():
+    """The cache of the names a function binds keeps each function alive while its entry
+    lives: bounded, so that directory mode or a long test run does not keep every
+    translated script's syntax trees."""
+    import libcst as cst
+
+    from transpiler.frontend_ast.keras import runtime_sizes
+
+    for i in range(runtime_sizes._LOCALS_MAX + 50):
+        fn = cst.parse_module(f"def f{i}(a):\n    b = a\n").body[0]
+        assert runtime_sizes._locals_of(fn) == {"a", "b"}
+    assert len(runtime_sizes._LOCALS) <= runtime_sizes._LOCALS_MAX

@@ -183,7 +183,11 @@ def _bound_in_expression(node: cst.CSTNode) -> set[str]:
     return out
 
 
+#: a cache of :func:`_locals_of` (it holds the function it answers for, so an id is never
+#: reused while its entry lives); bounded, so that a long-lived process (directory mode, a
+#: test run) does not keep every translated script's functions alive
 _LOCALS: dict[int, tuple[cst.FunctionDef, set[str]]] = {}
+_LOCALS_MAX = 512
 
 
 def _parameters_of(fn: cst.FunctionDef) -> set[str]:
@@ -222,6 +226,8 @@ def _locals_of(fn: cst.FunctionDef) -> set[str]:
                 names |= {bound.value} if isinstance(bound, cst.Name) else {_root(bound)}
     for node in nodes_of(fn.body, cst.Global):
         names -= {n.name.value for n in node.names}
+    if len(_LOCALS) >= _LOCALS_MAX:
+        _LOCALS.clear()
     _LOCALS[id(fn)] = (fn, names)
     return names
 
