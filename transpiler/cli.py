@@ -548,8 +548,13 @@ def add_weights_arguments(p: argparse.ArgumentParser) -> None:
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sources", nargs="+", metavar="SRC",
                    help="a Keras script (.py), an ONNX model (.onnx), a directory, or several scripts")
-    p.add_argument("--to", dest="target", required=True, choices=["pytorch", "keras"],
-                   help="target framework (keras: a PyTorch script to Keras 3)")
+    p.add_argument("--to", dest="target", required=True, choices=["pytorch", "keras", "onnx"],
+                   help="target framework (keras: a PyTorch script to Keras 3; onnx: the script's model "
+                        "as an ONNX file, see --dynamic-batch and --model)")
+    p.add_argument("--dynamic-batch", action="store_true",
+                   help="--to onnx: the batch axis is a dim_param (default: batch 1)")
+    p.add_argument("--model", metavar="NAME",
+                   help="--to onnx: the builder or class to export when the script builds several models")
 
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
@@ -607,6 +612,13 @@ def run(argv: list[str] | None = None) -> int:
     if args.verify and any(s.lower().endswith(".onnx") for s in args.sources):
         print("transpile: error: --verify does not take an ONNX model; after transpiling, run "
               "`transpile verify model.onnx model.py [--weights W]` (onnxruntime against the output)", file=sys.stderr)
+        return EXIT_INPUT
+    if args.target == "onnx":
+        from transpiler.cli_onnx_out import run_onnx_out
+
+        return run_onnx_out(args)
+    if args.dynamic_batch or args.model:
+        print("transpile: error: --dynamic-batch and --model go with --to onnx", file=sys.stderr)
         return EXIT_INPUT
     if args.jobs < 0:
         print("transpile: error: -j/--jobs must be 0 (one per CPU) or more", file=sys.stderr)
