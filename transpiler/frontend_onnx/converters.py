@@ -380,7 +380,7 @@ def dropout(ctx: Context, node: ONode) -> None:
 _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Pow": "power"}
 
 
-@converter(*_BINARY, ops={k: (v, "batch_norm") for k, v in _BINARY.items()})
+@converter(*_BINARY, ops={k: (v, "batch_norm", "variable") for k, v in _BINARY.items()})
 def binary(ctx: Context, node: ONode) -> None:
     op = _BINARY[node.op_type]
     a, b = node.inputs[:2]
@@ -426,6 +426,23 @@ def _integer_divide(ctx: Context, node: ONode, dtype: str) -> None:
     ctx.add("cast", [quotient.outputs[0]], {"dtype": dtype}, node, "trunc")
 
 
+def _held_constant(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: bool) -> bool:
+    """``x (op) c`` with ``c`` a whole tensor the model holds (a learned position embedding
+    added to a sequence): the constant as a weight of the module (the ops table's ``variable``),
+    when it broadcasts over the batch and ``x`` is in no layout a target changes."""
+    rank = len(x.shape)
+    if c.ndim >= rank or is_channels_first(x.layout) or np.dtype(c.dtype).kind != "f":
+        return False
+    tail = tuple(x.shape[rank - c.ndim:])
+    if any(d is not None and s not in (1, d) for s, d in zip(c.shape, tail)):
+        return False
+    held = ctx.add("variable", [], {"shape": tuple(int(d) for d in c.shape), "trainable": True}, node, "constant",
+                   params={"value": c}, outputs=[""], weight=node.inputs[0 if const_first else 1])
+    operands = [held.outputs[0], x] if const_first else [x, held.outputs[0]]
+    ctx.add(op, operands, {}, node, op)
+    return True
+
+
 def _affine(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: bool) -> None:
     """x (op) c with c one number per channel (axis 1): a per-channel scale and shift."""
     rank = len(x.shape)
@@ -433,6 +450,8 @@ def _affine(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: b
     shape = (1,) * (rank - c.ndim) + tuple(c.shape)
     if len(shape) != rank or shape[1] != channels or any(s != 1 for i, s in enumerate(shape) if i != 1) or \
             not (rank == 2 or is_channels_first(x.layout)):
+        if _held_constant(ctx, node, op, x, c, const_first):
+            return
         raise Unsupported(f"{op} of a {x.shape} tensor and a constant of shape {c.shape} "
                           "(only scalars and per-channel constants are read)")
     c = c.reshape(-1).astype(np.float32)
@@ -702,8 +721,17 @@ def slice_(ctx: Context, node: ONode) -> None:
                            "steps": tuple(out_steps)}, node, "slice")
 
 
-@converter("Gather", ops=("take",))
+@converter("Gather", ops=("take", "embedding"))
 def gather(ctx: Context, node: ONode) -> None:
+    table = ctx.const(node.inputs[0])
+    if table is not None and not ctx.is_const(node.inputs[1]):
+        # rows of a constant 2-D table picked by computed indices: an embedding lookup
+        if table.ndim != 2 or int(node.attrs.get("axis", 0)) != 0:
+            raise Unsupported(f"a lookup in a constant of shape {table.shape} along axis {node.attrs.get('axis', 0)}")
+        ids = ctx.value(node.inputs[1])
+        ctx.add("embedding", [ids], {"input_dim": int(table.shape[0]), "output_dim": int(table.shape[1])}, node,
+                "embedding", params={"embeddings": table}, weight=node.inputs[0])
+        return
     x = ctx.value(node.inputs[0])
     indices = _const_input(ctx, node, 1, "indices")
     rank = len(x.shape)

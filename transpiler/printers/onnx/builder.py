@@ -8,8 +8,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-#: the opset the printer writes (every emitter's ops exist with these semantics in it)
-OPSET = 21
+#: the opset the printer writes: the current one (onnx 1.23's, which onnxruntime 1.32 runs), or the
+#: installed onnx package's newest if that is older; every emitter's ops have had their present
+#: semantics since opset 21 (the newest of onnx 1.16, the oldest the project allows)
+NEWEST = 28
+
+
+def opset() -> int:
+    from onnx import defs
+
+    return min(NEWEST, defs.onnx_opset_version())
 
 
 class Unsupported(Exception):

@@ -16,7 +16,7 @@ import numpy as np
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Value
 from transpiler.printers.onnx import attention, elementwise, layers, preprocessing, recurrent  # noqa: F401 (emitters)
-from transpiler.printers.onnx.builder import OPSET, Context, OnnxBuilder, Unsupported, emitter_for
+from transpiler.printers.onnx.builder import Context, OnnxBuilder, Unsupported, emitter_for, opset as current_opset
 
 _ELEM = {"float32": 1, "uint8": 2, "int8": 3, "int32": 6, "int64": 7, "bool": 9, "float16": 10, "float64": 11}
 
@@ -84,7 +84,7 @@ def _own_params(node, params: dict[str, dict[str, np.ndarray]]) -> dict[str, np.
 
 
 def export_graph(graph: Graph, params: dict[str, dict[str, np.ndarray]], *, dynamic_batch: bool = False,
-                 doc: str = "", opset: int = OPSET):
+                 doc: str = "", opset: int | None = None):
     """The ONNX model of ``graph`` with ``params`` (``{node name: {param: array}}``, each node's
     own params: ``weights.canonical.node_params``); raises Unsupported naming every node that
     has no emission."""
@@ -122,7 +122,8 @@ def export_graph(graph: Graph, params: dict[str, dict[str, np.ndarray]], *, dyna
             graph_outputs.append(helper.make_tensor_value_info(out, _ELEM.get(v.dtype, TensorProto.FLOAT),
                                                                _dims(v, batch, out)))
     g = helper.make_graph(b.nodes, _ident(graph.name), graph_inputs, graph_outputs, b.initializers)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="transpiler",
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset or current_opset())],
+                              producer_name="transpiler",
                               doc_string=doc)
-    model.ir_version = min(model.ir_version, 10)
+    model.ir_version = helper.find_min_ir_version_for(list(model.opset_import))
     return model

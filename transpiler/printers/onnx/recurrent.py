@@ -70,10 +70,15 @@ def _run(ctx: Context, op: str, attrs: dict, weights: list, direction: str | Non
 
 
 def _batch_first(ctx: Context, y: str) -> str:
-    """``Y (T, D, N, H)`` → ``(N, T, D*H)``."""
+    """``Y (T, D, N, H)`` → ``(N, T, D*H)``, spelled as torch.onnx spells it (Squeeze or
+    Transpose + Reshape, then the (1, 0, 2) transpose), which readers of ONNX recognise."""
     b = ctx.b
-    y = b.one("Transpose", [y], ctx.hint, perm=[2, 0, 1, 3])
-    return b.one("Reshape", [y, b.ints([0, 0, -1], f"{ctx.hint}.shape")], ctx.hint)
+    if ctx.node.op == "bidirectional":
+        y = b.one("Transpose", [y], ctx.hint, perm=[0, 2, 1, 3])
+        y = b.one("Reshape", [y, b.ints([0, 0, -1], f"{ctx.hint}.shape")], ctx.hint)
+    else:
+        y = b.one("Squeeze", [y, b.ints([1], f"{ctx.hint}.directions")], ctx.hint)
+    return b.one("Transpose", [y], ctx.hint, perm=[1, 0, 2])
 
 
 def _state(ctx: Context, s: str) -> str:
@@ -137,9 +142,9 @@ def bidirectional(ctx: Context) -> list:
 def _bidirectional_output(ctx: Context, outs: list, attrs: dict, mode: str) -> str:
     b = ctx.b
     if attrs["return_sequences"]:
-        y = b.one("Transpose", [outs[0]], ctx.hint, perm=[2, 0, 1, 3])  # (N, T, 2, H)
         if mode == "concat":
-            return b.one("Reshape", [y, b.ints([0, 0, -1], f"{ctx.hint}.shape")], ctx.hint)
+            return _batch_first(ctx, outs[0])
+        y = b.one("Transpose", [outs[0]], ctx.hint, perm=[2, 0, 1, 3])  # (N, T, 2, H)
         halves = b.add("Split", [y, b.ints([1, 1], f"{ctx.hint}.halves")], ctx.hint, 2, axis=2)
         merged = b.one(_MERGE[mode], halves, ctx.hint)
         return b.one("Squeeze", [merged, b.ints([2], f"{ctx.hint}.axes2")], ctx.hint)
