@@ -12,6 +12,7 @@ from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.ir import ops as ops_table
 from transpiler.ir.passes import torch_selection
+from transpiler.printers.onnx import export as onnx_export
 from transpiler.printers.torch import ops as torch_ops
 
 
@@ -60,8 +61,8 @@ def render_ops_table() -> str:
         "",
         f"{len(ops_table.all_ops())} ops.",
         "",
-        "| op | layout | attributes | params | Keras | PyTorch |",
-        "|---|---|---|---|---|---|",
+        "| op | layout | attributes | params | Keras | PyTorch | ONNX out |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, spec in ops_table.all_ops().items():
         keras = ", ".join(f"`{c}`" for c in keras_by_op.get(name, [])) or "—"
@@ -71,7 +72,8 @@ def render_ops_table() -> str:
             torch = "decomposed"
         else:
             torch = "—"
-        lines.append(f"| `{name}` | {spec.layout} | {_attrs(spec)} | {_params(spec)} | {keras} | {torch} |")
+        onnx = "emitted" if onnx_export.emitter_for(name) is not None else "—"
+        lines.append(f"| `{name}` | {spec.layout} | {_attrs(spec)} | {_params(spec)} | {keras} | {torch} | {onnx} |")
     activations = ", ".join(f"`{a}`" for a in keras_layers.ACTIVATIONS)
     lines += ["", f"`activation=` strings: {activations}.", "",
               "Functions: `ops.X` is `keras.ops.X` (also `keras.ops.numpy.X`, `keras.ops.nn.X`, ...),",
