@@ -34,9 +34,13 @@ def run_onnx_out(args: argparse.Namespace) -> int:
                      ("--weights", args.weights)]) or not_regular([("-o" if args.output else "the output", out_path)])
     if message:
         return _error(f"{message}; nothing was written")
+    from transpiler.cli import UsageError, check_syntax
+    from transpiler.frontend_ast.keras.values import FrontendError
+
     try:
         text = read_source(source)
-    except Exception as exc:  # noqa: BLE001 - cli.read_source's UsageError and OS errors
+        check_syntax(text, source)
+    except UsageError as exc:
         return _error(str(exc))
     from transpiler import onnx_out
     from transpiler.printers.onnx.builder import Unsupported
@@ -49,13 +53,22 @@ def run_onnx_out(args: argparse.Namespace) -> int:
     except Unsupported as exc:
         print(f"transpile: {source}: cannot export to ONNX: {exc}; nothing was written", file=sys.stderr)
         return EXIT_UNSUPPORTED
+    except FrontendError as exc:
+        return _error(f"{exc.span or source}: {exc}; nothing was written")
     except (CheckpointError, OSError) as exc:
-        return _error(f"{exc}; nothing was written")
+        where = f"{exc.filename}: " if isinstance(exc, OSError) and isinstance(exc.filename, str) else ""
+        return _error(f"{where}{getattr(exc, 'strerror', None) or exc}; nothing was written")
+    except RecursionError:
+        return _error(f"{source}: an expression or block nests too deeply for the translator (Python itself "
+                      "accepts it); split it into smaller parts")
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         print(f"transpile: internal error while exporting {source}: {type(exc).__name__}: {exc}\n"
               "This is a bug in transpiler; please report it with the script.", file=sys.stderr)
         return EXIT_INPUT
-    size = onnx_out.write_model(out_path, result.model)
+    try:
+        size = onnx_out.write_model(out_path, result.model)
+    except OSError as exc:
+        return _error(f"{out_path}: cannot write the model: {exc.strerror or exc}")
     if not args.quiet:
         for w in result.warnings:
             print(f"transpile: warning: {w}", file=sys.stderr)
