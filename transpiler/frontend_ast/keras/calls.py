@@ -98,7 +98,7 @@ def _tensors(x: Any) -> list:
 def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]) -> BoundCall:
     """The inputs and call attributes of ``layer(*args, **kwargs)`` for a layer of ``spec``."""
     if spec.op == "multi_head_attention":
-        return _bind_multi_head_attention(args, kwargs)
+        return _bind_multi_head_attention(args, kwargs, spec.options.get("attention_axes"))
     if spec.op in ("attention", "additive_attention"):
         return _bind_attention(spec, cls_name, args, kwargs)
     kwargs = dict(kwargs)
@@ -168,7 +168,7 @@ def _initial_state(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str,
     return states
 
 
-def _bind_multi_head_attention(args: list, kwargs: dict[str, Any]) -> BoundCall:
+def _bind_multi_head_attention(args: list, kwargs: dict[str, Any], axes: Any = None) -> BoundCall:
     names = ("query", "value", "key", "query_mask", "value_mask", "key_mask", "attention_mask",
              "return_attention_scores", "training", "use_causal_mask")
     if len(args) > len(names):
@@ -189,6 +189,17 @@ def _bind_multi_head_attention(args: list, kwargs: dict[str, Any]) -> BoundCall:
     if _static_bool(bound.get("return_attention_scores", False), "return_attention_scores"):
         raise Unsupported("MultiHeadAttention(return_attention_scores=True) is not translated yet")
     query, value, key = bound["query"], bound["value"], bound.get("key")
+    rank = len(getattr(getattr(query, "value", query), "shape", None) or ())
+    if rank > 3:
+        # Keras attends over every axis but the batch's and the features' (attention_axes=None):
+        # the printers flatten those axes into one sequence; masks over several axes are not
+        if axes is not None:
+            raise Unsupported(f"MultiHeadAttention(attention_axes={axes!r}) on a rank-{rank} query: attention "
+                              "over some of its axes is not translated yet")
+        if bound.get("attention_mask") is not None or _static_bool(bound.get("use_causal_mask", False),
+                                                                    "use_causal_mask"):
+            raise Unsupported(f"MultiHeadAttention with a mask on a rank-{rank} query (attention over "
+                              "several axes) is not translated yet")
     tensors, roles = [query, value], []
     if key is not None and key is not value:
         tensors.append(key)

@@ -25,6 +25,8 @@ class LayerSpec:
     initializers: dict[str, Any] = field(default_factory=dict)
     #: weight regularizers: ``kernel_regularizer`` → (l1, l2) factors
     regularizers: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: constructor arguments the binding of a call checks against its inputs (not IR attrs)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class BoundArgs:
@@ -607,7 +609,8 @@ def recognize_multi_head_attention(b: BoundArgs) -> LayerSpec:
         out = out[0]
     return LayerSpec("multi_head_attention", {
         "num_heads": b.require("num_heads"), "key_dim": b.require("key_dim"), "value_dim": b.get("value_dim"),
-        "output_dim": out, "use_bias": b.get("use_bias"), "dropout": float(b.get("dropout"))})
+        "output_dim": out, "use_bias": b.get("use_bias"), "dropout": float(b.get("dropout"))},
+        options={"attention_axes": axes})
 
 
 @recognizer("Attention", signature="use_scale=False; score_mode='dot'; dropout=0.0; seed=None", ops=("attention",))

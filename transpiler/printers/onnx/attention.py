@@ -32,6 +32,20 @@ def multi_head_attention(ctx: Context) -> list:
         raise Unsupported(f"MultiHeadAttention with {', '.join(sorted(unknown))}")
     if len(node.outputs) != 1:
         raise Unsupported("MultiHeadAttention returning its scores")
+    rank = len(ctx.in_shape())
+    if rank > 3 and "attention_mask" in roles:
+        raise Unsupported("MultiHeadAttention over several axes with an attention mask")
+    if rank > 3 or a["use_causal_mask"] and rank != 3:
+        # attention over every axis but the batch's and the features' (Keras' default
+        # attention_axes): the same as over those axes flattened into one
+        if a["use_causal_mask"]:
+            raise Unsupported("a causal mask over several attention axes")
+        features = {"query": node.inputs[0].shape[-1], "value": node.inputs[1].shape[-1]}
+        if "key" in roles:
+            features["key"] = node.inputs[2 + list(a["extra_inputs"]).index("key")].shape[-1]
+        for role, size in features.items():
+            roles[role] = b.one("Reshape", [roles[role], b.ints([0, -1, int(size)], f"{ctx.hint}.{role}_flat")],
+                                ctx.hint)
     q = _project(ctx, roles["query"], p["query_kernel"], p.get("query_bias"), "query")
     k = _project(ctx, roles.get("key", roles["value"]), p["key_kernel"], p.get("key_bias"), "key")
     v = _project(ctx, roles["value"], p["value_kernel"], p.get("value_bias"), "value")
@@ -63,6 +77,10 @@ def multi_head_attention(ctx: Context) -> list:
     y = b.one("MatMul", [y, b.const(ok.reshape(heads * size_v, out), f"{ctx.hint}.output_kernel")], ctx.hint)
     if "output_bias" in p:
         y = b.one("Add", [y, b.const(p["output_bias"], f"{ctx.hint}.output_bias")], ctx.hint)
+    if rank > 3:  # back to the query's axes
+        axes = b.one("Shape", [ctx.inputs[0]], ctx.hint, start=0, end=-1)
+        shape = b.one("Concat", [axes, b.ints([out], f"{ctx.hint}.features")], ctx.hint, axis=0)
+        y = b.one("Reshape", [y, shape], ctx.hint)
     return [y]
 
 

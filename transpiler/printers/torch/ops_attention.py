@@ -25,6 +25,22 @@ def _roles(node: Node, ins: list[str]) -> dict[str, str]:
     return {"query": ins[0], "value": ins[1], **dict(zip(node.attrs["extra_inputs"], ins[2:]))}
 
 
+def _several_axes(node: Node) -> bool:
+    """A query of rank > 3: Keras attends over every axis but the batch's and the features'
+    (the reader refuses masks there), the same as over those axes flattened into one."""
+    return len(node.inputs[0].shape or ()) > 3
+
+
+def _flattened(node: Node, r: dict[str, str]) -> dict[str, str]:
+    if not _several_axes(node):
+        return r
+    return {role: f"{atom(x)}.flatten(1, -2)" if role in ("query", "value", "key") else x for role, x in r.items()}
+
+
+def _unflattened(node: Node, text: str, query: str) -> str:
+    return f"{atom(text)}.unflatten(1, {atom(query)}.shape[1:-1])" if _several_axes(node) else text
+
+
 def _allowed_mask(node: Node, r: dict[str, str], heads_axis: bool) -> str | None:
     """The boolean 'may attend' mask (True = attend), broadcastable to the scores
     (N, [heads,] T, S), from the explicit attention mask, the Embedding masks and the
@@ -104,7 +120,8 @@ def _emit_nn_multihead(node: Node, m: str, q_in: int, k_in: int, v_in: int, fans
         init.append(f"nn.init.zeros_({m}.out_proj.bias)")
 
     def fn(ins):
-        r = _roles(node, ins)
+        query = ins[0]
+        r = _flattened(node, _roles(node, ins))
         key = r.get("key", r["value"])
         extra = ""
         if a["use_causal_mask"]:
@@ -112,7 +129,7 @@ def _emit_nn_multihead(node: Node, m: str, q_in: int, k_in: int, v_in: int, fans
             # torch's boolean attn_mask marks the positions that may NOT be attended
             extra = (f", attn_mask=torch.ones({q}.shape[1], {v}.shape[1], dtype=torch.bool, "
                      f"device={q}.device).triu(1)")
-        return f"{m}({r['query']}, {key}, {r['value']}{extra}, need_weights=False)[0]"
+        return _unflattened(node, f"{m}({r['query']}, {key}, {r['value']}{extra}, need_weights=False)[0]", query)
 
     return Emission(module, fn, state=state, init=init, imports={"import math"})
 
@@ -149,7 +166,8 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
             init.append(f"nn.init.zeros_({m}.{p}.bias)")
 
     def statements(ins, outs):
-        r = _roles(node, ins)
+        query = ins[0]
+        r = _flattened(node, _roles(node, ins))
         o = outs[0]
         key = r.get("key", r["value"])
         lines = [f"{o}_q = {m}.query({r['query']}).unflatten(-1, ({n}, {j})).transpose(1, 2)",
@@ -168,7 +186,7 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
         if a["dropout"]:
             kwargs += f", dropout_p={lit(a['dropout'])} if self.training else 0.0"
         lines += [f"{o} = F.scaled_dot_product_attention({o}_q, {o}_k, {o}_v{kwargs})",
-                  f"{o} = {m}.output({o}.transpose(1, 2).flatten(2))"]
+                  f"{o} = {_unflattened(node, f'{m}.output({o}.transpose(1, 2).flatten(2))', query)}"]
         return lines
 
     return Emission(module, statements=statements, state=state, init=init, imports={"import math"})
