@@ -15,6 +15,8 @@ pytest.importorskip("onnx")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+from test_hostile_input import _dense_weights  # noqa: E402 (the same hand-written checkpoints)
+
 SMALL = '''\
 import keras
 from keras import layers
@@ -39,20 +41,6 @@ def _one_error(proc: subprocess.CompletedProcess, *words: str) -> None:
     assert proc.stderr.count("transpile: error:") == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "a bug in transpiler" not in proc.stderr, proc.stderr
     assert all(w in proc.stderr for w in words), proc.stderr
-
-
-def _dense_weights(path, kernel=None):
-    import h5py
-    import numpy as np
-
-    with h5py.File(path, "w") as f:
-        g = f.create_group("layers/dense/vars")
-        g.attrs["name"] = "dense"
-        if kernel is None:
-            g.create_dataset("0", data=np.ones((4, 3), "float32"))
-        else:
-            kernel(g)
-        g.create_dataset("1", data=np.zeros((3,), "float32"))
 
 
 @pytest.fixture

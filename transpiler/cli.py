@@ -40,20 +40,9 @@ def default_output(src: str, target: str) -> str:
 
 def atomic_write(path: str, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".tmp")
-    try:
-        from transpiler.paths import public_mode
+    from transpiler.paths import atomic_write as write
 
-        public_mode(fd)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write(path, text)
 
 
 def read_source(path: str) -> str:

@@ -12,7 +12,6 @@ ONNX models are.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,19 +113,8 @@ def check(model) -> None:
 
 def write_model(path: str, model) -> int:
     """Write atomically (a temp file in the same folder, then a rename); returns the bytes."""
-    data = model.SerializeToString()
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".tmp")
-    try:
-        from transpiler.paths import public_mode
+    from transpiler.paths import atomic_write
 
-        public_mode(fd)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    data = model.SerializeToString()
+    atomic_write(path, data)
     return len(data)

@@ -59,3 +59,26 @@ def not_regular(named: list[tuple[str, str | None]]) -> str | None:
             return (f"{role} {path} is not a regular file (a device, FIFO or socket); outputs are written "
                     "to a temporary file and renamed over it, which would replace it: give a file path")
     return None
+
+
+def atomic_write(path: str, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8 with ``\\n`` line ends, or bytes) to ``path`` via a temp file
+    in the same folder and a rename: a reader never sees half a file, and a failure leaves none."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".transpile-", suffix=".tmp")
+    try:
+        public_mode(fd)
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

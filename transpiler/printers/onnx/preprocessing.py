@@ -6,18 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.ir.statistics import keras_stat
 from transpiler.printers.onnx.builder import Context, Unsupported, emitter, ints
 from transpiler.printers.onnx.elementwise import _DTYPES
-
-
-def _keras_stat(values: np.ndarray, src_view: tuple, kept: list) -> np.ndarray:
-    """A mean/variance aligned to the kept axes from the right, as Keras does."""
-    if values.ndim == 0:
-        return values
-    shape = [1] * len(src_view)
-    for i in range(1, values.ndim + 1):
-        shape[kept[-i]] = values.shape[-i]
-    return values.reshape(shape)
 
 
 @emitter("normalization")
@@ -34,7 +25,7 @@ def normalization(ctx: Context) -> list:
     back = Layout(channels_last_of(x.layout), x.layout).perm if to_source else None
 
     def stat(values) -> np.ndarray:
-        arr = np.broadcast_to(_keras_stat(np.asarray(values, np.float32), src_view, kept), src_view)
+        arr = np.broadcast_to(keras_stat(np.asarray(values, np.float32), src_view, kept), src_view)
         return np.ascontiguousarray(arr.transpose(back) if back else arr)[0]  # (without the batch axis)
 
     if a["mean"] is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from transpiler.ir.statistics import keras_stat
 from transpiler.ir.graph import Node
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.shapes import spatial_axes
@@ -253,7 +254,7 @@ def emit_normalization_torch(node: Node, m: str) -> Emission:
         def constant(values) -> str:
             import numpy as np  # (only for statistics the source gives: numpy costs a cold run)
 
-            arr = np.broadcast_to(_keras_stat(np.asarray(values, np.float32), src_view, kept), src_view)
+            arr = np.broadcast_to(keras_stat(np.asarray(values, np.float32), src_view, kept), src_view)
             if back:
                 arr = arr.transpose(back)
             flat = [float(str(v)) for v in np.asarray(arr, np.float32).reshape(-1)]
@@ -271,18 +272,6 @@ def emit_normalization_torch(node: Node, m: str) -> Emission:
         return f"({xe} - {mu}) / {std}"
 
     return Emission(None, fn, buffers=buffers, setup=setup, unary=True)
-
-
-def _keras_stat(values, src_view: tuple, kept: list):
-    """A given mean/variance aligned to the kept axes from the right, as Keras does."""
-    if values.ndim == 0:
-        return values
-    shape = [1] * len(src_view)
-    for i in range(1, values.ndim + 1):
-        shape[kept[-i]] = values.shape[-i]
-    return values.reshape(shape)
-
-
 
 
 @emitter("random_augmentation")
