@@ -150,11 +150,11 @@ class _Printer:
         self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
         self.builders = {md.builder: (md, code) for md, code in zip(program.models, models) if md.builder}
         self.inline_models = [(md, code) for md, code in zip(program.models, models) if not md.builder]
-        self.construct = {md.construct_statement: (md, code) for md, code in self.inline_models
-                          if md.construct_statement is not None}
         self.model_statements = set()
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements
+        self.construct = self._construct_sites(frontend.module)
+        self.per_call_builders = self._per_call_builders(frontend.module)
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(frontend.module)
         self.weight_lists = WeightLists(self.model_vars)
@@ -212,6 +212,68 @@ class _Printer:
                     if isinstance(t.target, cst.Name):
                         names.add(t.target.value)
         return names
+
+    def _construct_sites(self, module: cst.Module) -> dict[int, tuple]:
+        """The statement that constructs each inline model: where the model was made, or, when a
+        function called from several module-level statements made several models there (one
+        ``return keras.Model(...)`` returning another model per call), each call's statement
+        (``a_model = build_classifier(a_blocks)``); the function then builds nothing."""
+        sites: dict[int, list] = {}
+        for md, code in self.inline_models:
+            if md.construct_statement is not None:
+                sites.setdefault(md.construct_statement, []).append((md, code))
+        construct: dict[int, tuple] = {}
+        shared: set[int] = set()
+        self.per_call_stubs: dict[int, str] = {}  # a call site whose model has no name to bind
+        for sid, made in sites.items():
+            if len(made) == 1:
+                construct[sid] = made[0]
+                continue
+            outers = [[stmt for stmt in module.body if id(stmt) in md.statements] for md, _ in made]
+            if not all(outers):
+                construct[sid] = made[-1]  # (a model made elsewhere than a module-level statement: as before)
+                continue
+            shared.add(sid)
+            for (md, code), found in zip(made, outers):
+                outer = next((stmt for stmt in found if _binds(stmt, md.var)), None)
+                if outer is not None:
+                    construct[id(outer)] = (md, code)
+                else:
+                    self.per_call_stubs[id(found[0])] = md.class_name
+        self.shared_construct = shared
+        return construct
+
+    def _per_call_builders(self, module: cst.Module) -> dict[str, bool]:
+        """Functions whose ``return keras.Model(...)`` made another model at each call (each
+        call's statement now constructs its class): name → whether code the translation
+        keeps still calls it (then it is a marked stub, else it goes)."""
+        if not self.shared_construct:
+            return {}
+        out: dict[str, bool] = {}
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef) and any(id(n) in self.shared_construct for n in walk(stmt)):
+                out[stmt.name.value] = False
+        for stmt in module.body:
+            if id(stmt) in self.construct or isinstance(stmt, cst.FunctionDef) and stmt.name.value in out:
+                continue
+            for n in nodes_of(stmt, cst.Name):
+                if n.value in out:
+                    out[n.value] = True
+        return out
+
+    def _per_call_builder(self, fn: cst.FunctionDef) -> list:
+        if not self.per_call_builders[fn.name.value]:
+            return []  # each call site constructs its own model class
+        span = self._span(fn)
+        name = fn.name.value
+        made = sorted(md.class_name for md, _ in self.construct.values() if md.construct_statement in
+                      self.shared_construct)
+        reason = (f"{name}() builds another model at each call; the calls assigned at module level "
+                  f"construct their classes ({', '.join(made)}), this call is not translated")
+        self.program.stub(span, f"not translated yet: {reason}", name)
+        params = _code(fn.params)
+        return list(cst.parse_module(f"def {name}({params}):\n    raise NotImplementedError("
+                                     f"{('transpiler: ' + reason)!r})\n").body)
 
     def _droppable_helpers(self, module: cst.Module) -> set[str]:
         """Helpers inlined into builders and referenced nowhere else in the script."""
@@ -331,6 +393,8 @@ class _Printer:
                 out += classes
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
                 continue  # its layers live in the model class now
+            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.per_call_builders:
+                out += self._per_call_builder(stmt)
             elif self.tcode is not None and level == "module" and isinstance(stmt, cst.FunctionDef) \
                     and stmt.name.value in self.tcode.functions:
                 # a function of tensor math (a loss a custom loop calls), translated to torch
@@ -636,6 +700,8 @@ class _Printer:
                 return [*_parse_classes([code.text]), new, *loads]
             self.pending_classes.append(code.text)
             return [new, *loads]
+        if sid in self.per_call_stubs:  # a call of a function that builds another model at each call
+            return self._stub(stmt, raising=level != "module")
         if sid in self.model_statements or sid in self.program.meta.get("builder_layer_statements", ()):
             return []
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
@@ -944,3 +1010,12 @@ def _no_loss_call(name: str, from_logits: bool) -> str:
     """Built-in Keras loss functions inside a training step are the training printer's
     business (they are translated before this rewrite); any left over is not translated."""
     raise NotImplementedError(name)
+
+
+def _binds(stmt: cst.CSTNode, name: str | None) -> bool:
+    """``name = ...`` (one target) as a module-level statement line."""
+    if name is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    return isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+        isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name
