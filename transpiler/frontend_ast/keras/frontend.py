@@ -810,6 +810,9 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         if class_name in ("Model", ""):
             class_name = "Net"
         used = _user_classes_in(graph)
+        # an untranslated custom layer's class: a stub module takes its definition's place
+        used |= {node.attrs["class_name"] for node in graph.nodes if node.op == "opaque_layer"}
+        self._report_opaque(graph)
         if used:
             graph.meta["user_classes"] = sorted(used)
             self.program.meta.setdefault("translated_classes", set()).update(used)
