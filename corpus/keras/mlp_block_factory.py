@@ -28,7 +28,8 @@ def create_mlp(hidden_units, dropout_rate, activation, normalization_layer, name
 def build_model(num_features=NUM_FEATURES, num_blocks=2):
     inputs = keras.Input(shape=(num_features,))
     wide = [layers.Dense(8)(inputs)]
-    deep = [layers.Dense(8, activation="relu")(inputs), layers.Dense(4, activation="tanh")(inputs)]
+    deep = [layers.Dense(8, activation="relu")(wide[0])]
+    deep.append(layers.Dense(4, activation="tanh")(deep[0]))
     features = layers.concatenate(wide + deep)
     for block_idx in range(num_blocks):
         block = create_mlp(

@@ -186,7 +186,7 @@ class TrainingPrinter(CompiledObjects):
             if not step or md.class_name in self.code.class_extensions:
                 continue
             try:
-                init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases)}"
+                init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases, step.get('tracker_metrics', {}).get(attr), self.metric_object_expr)}"  # noqa: E501
                         for attr, code in step["trackers"]]
                 # what the extended module will have: the printed class's members and the trackers
                 members = frozenset(module_members(md)) | {attr for attr, _code in step["trackers"]}
