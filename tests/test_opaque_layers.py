@@ -213,6 +213,74 @@ def test_a_single_tensor_unpacked_is_a_stub_not_an_internal_error():
     assert any("cannot unpack" in m for m in _stubs(result)), _stubs(result)
 
 
+#: the untranslatable layer inside a custom layer of a subclassed model (nested module classes)
+NESTED = '''
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+
+class Wobble(layers.Layer):
+    def __init__(self, gain=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.gain = gain
+
+    def call(self, x):
+        return tf.math.sinh(x) * self.gain
+
+
+class Block(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = layers.Dense(units)
+        self.wobble = Wobble(gain=0.5)
+
+    def call(self, x):
+        return self.wobble(self.dense(x)) + x
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.block1 = Block(8)
+        self.block2 = Block(8)
+        self.out = layers.Dense(1)
+
+    def call(self, x):
+        return self.out(self.block2(self.block1(x)))
+
+
+def build_model():
+    model = Net()
+    model(keras.Input(shape=(8,)))
+    return model
+
+
+def main():
+    x = np.random.rand(32, 8).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    model = build_model()
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, y, epochs=1, batch_size=8)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_opaque_layer_inside_nested_custom_layers_is_their_attribute():
+    result = translate(NESTED, "case.py")
+    assert [md.class_name for md in result.program.models] == ["Net"]
+    assert len(result.stubs) == 1, _stubs(result)
+    tree = ast.parse(result.text)
+    classes = {n.name: ast.unparse(n) for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert set(classes) >= {"Wobble", "Block", "Net"}
+    assert "self.wobble = Wobble(gain=0.5)" in classes["Block"] and "self.wobble(" in classes["Block"]
+    assert "NotImplementedError" in classes["Wobble"] and "NotImplementedError" not in classes["Block"]
+
+
 @pytest.mark.parametrize("script", ["pixelcnn", "neural_machine_translation_with_transformer",
                                     "super_resolution_sub_pixel", "ner_transformers",
                                     "text_generation_with_miniature_gpt"])
