@@ -195,6 +195,7 @@ NOT_FROM_KERAS: dict[str, str] = {
     "training_select": "an `if training:` branch in a custom layer's call() (keras_frontend._exec_mode_if)",
     "pixel_shuffle": "torch's nn.PixelShuffle; Keras has no layer for it (tf.nn.depth_to_space orders the "
                      "channels the other way)",
+    "opaque_layer": "a custom layer whose call() cannot be read (frontend_ast/keras/opaque.py), not a layer class",
 }
 
 

@@ -93,7 +93,7 @@ WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
     "mlp_regression", "mnist_cnn", "mobilenet_like", "multi_input", "odd_sizes", "resnet_small",
     "siamese_encoder", "subclassed_cnn", "text_cnn", "transformer_classifier", "unet_small",
-    "lazy_token_tagger",
+    "lazy_token_tagger", "mlp_block_factory",
 }
 
 #: scripts whose model code is a fixpoint from K1 on but whose whole script is one round

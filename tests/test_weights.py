@@ -220,6 +220,9 @@ UNSAVED = {
                                "(Keras: 1 object could not be loaded)",
     "lazy_composite_autoencoder": "a wrapper model Keras builds only on its first fit (never built here), "
                                   "without get_config (a whole-model save refuses it)",
+    "mlp_block_factory": "the layers of a Sequential built by a factory and called on a tensor (create_mlp(...)(x)) "
+                         "are not written under that submodel in the converted checkpoint (Keras: 9 objects "
+                         "could not be loaded, the first its LayerNormalization)",
 }
 
 

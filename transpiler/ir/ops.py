@@ -581,3 +581,16 @@ op("pixel_shuffle", attrs="factor: int", layout=IMPLICIT, rank=2,
    doc="Sub-pixel upsampling (torch's PixelShuffle): C*r*r channels become C channels of r x r "
        "blocks; output channel c, block position (i, j) is input channel c*r*r + i*r + j, in "
        "either layout.")
+
+# ---------------------------------------------------------------------------------
+# A custom layer whose call() the frontend could not read (issue 18 item 3): ONE opaque node
+# stands for each of its calls, so the model around it is still translated.
+# ---------------------------------------------------------------------------------
+op("opaque_layer", inputs="*xs",
+   attrs="class_name: str; reason: str; output_shapes: any; shape_from: str = 'compute_output_shape'; "
+         "config: any = None",
+   layout=TERMINATE,
+   doc="A user layer (class ``class_name``) whose computation was not translated: a marked stub module "
+       "whose forward raises NotImplementedError(``reason``). ``output_shapes`` (one per output, source "
+       "layout, None = a size known at run time) come from the layer's compute_output_shape, or are "
+       "assumed (``shape_from`` says which); ``config`` holds the constructor's static arguments.")

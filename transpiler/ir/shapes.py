@@ -236,6 +236,18 @@ def _variable(node, shapes, layouts):
     return [(shape, default_layout(len(shape)) if len(shape) <= 2 else None)]
 
 
+@rule("opaque_layer")
+def _opaque_layer(node, shapes, layouts):
+    """What the frontend decided for an untranslated layer (compute_output_shape, or assumed)."""
+    out = []
+    for shape in node.attrs["output_shapes"]:
+        try:
+            out.append((tuple(shape), default_layout(len(shape))))
+        except ValueError:  # (rank > 5: no layout tag)
+            out.append((tuple(shape), None))
+    return out
+
+
 def broadcast(node: Node, shapes: list[tuple]) -> tuple:
     """numpy's broadcast of ``shapes`` (None: unknown, e.g. the batch axis)."""
     rank = max(len(s) for s in shapes)

@@ -35,6 +35,13 @@ _OPAQUE = (Unknown, TensorVal, LayerObj, ModelObj, ModelHandle, DatasetObj, Tape
            _BoundMethod)
 
 
+
+class _Partial:
+    """``functools.partial(func, *args, **kwargs)``: called, ``func`` gets these arguments first."""
+
+    def __init__(self, func, args: list, kwargs: dict):
+        self.func, self.args, self.kwargs = func, args, kwargs
+
 class KerasExpressions(Interpreter):
     """Mixin of KerasFrontend: the interpreter's hooks for Keras values."""
 
@@ -167,6 +174,9 @@ class KerasExpressions(Interpreter):
 
     @OPERANDS.register(object)
     def _run_time_operands(self, left, right, op, node):
+        if op is cst.Add and isinstance(left, (list, tuple)) and type(left) is type(right) and not any(
+                isinstance(v, Unknown) for v in (*left, *right)):
+            return PASS  # ``encoded_features + numeric_features``: two lists (of tensors) joined
         if _not_static(left) or _not_static(right):  # 2 * np.pi, n + len(sys.argv)
             return Unknown("arithmetic on a value known only at run time")
         return PASS
@@ -352,6 +362,8 @@ class KerasExpressions(Interpreter):
 
     @CALLS.register(ModuleRef)
     def _call_module_ref(self, func, args, kwargs, node):
+        if func.path == "functools.partial" and args:
+            return _Partial(args[0], list(args[1:]), dict(kwargs))
         if func.path.startswith("numpy"):
             made = _numpy_source(func.path, args, kwargs)
             if made is not None:
@@ -382,6 +394,11 @@ class KerasExpressions(Interpreter):
         if func.path.startswith("tensorflow.") and _has_tensor([args, kwargs]):
             raise Unsupported(f"{func.path} on tensors is not supported yet")
         return Unknown(func.path)
+
+    @CALLS.register(_Partial)
+    def _call_partial(self, func, args, kwargs, node):
+        """``partial(layers.LayerNormalization, epsilon=1e-6)()``: the callable, its arguments first."""
+        return self._call_site(func.func, [*func.args, *args], {**func.kwargs, **kwargs}, node)
 
     @CALLS.register(_SuperCall)
     def _call_super(self, func, args, kwargs, node):
@@ -653,7 +670,9 @@ def _api_model(fe, func, args, kwargs, node, span):
 
 def _api_merge(fe, func, args, kwargs, node, span):
     layer_kwargs = {k: v for k, v in kwargs.items() if k != "inputs"}
-    inputs = args[0] if args else kwargs["inputs"]
+    inputs = args[0] if args else kwargs.get("inputs")
+    if not isinstance(inputs, (list, tuple)):  # (a list the program computes when it runs)
+        raise Unsupported(f"layers.{func.name}(): the inputs are not a list known statically")
     layer = fe._construct_layer(_MERGE_FUNCS[func.name], [], layer_kwargs, span)
     return fe._call_layer(layer, [list(inputs)], {}, span)
 
@@ -674,6 +693,12 @@ def _api_no_effect(fe, func, args, kwargs, node, span):
 
 def _api_load_model(fe, func, args, kwargs, node, span):
     return fe._load_model(node)
+
+
+def _api_clone_model(fe, func, args, kwargs, node, span):
+    from transpiler.frontend_ast.keras.clones import clone_model
+
+    return clone_model(fe, node, args, kwargs)
 
 
 def _api_gradient_tape(fe, func, args, kwargs, node, span):
@@ -718,7 +743,7 @@ def _api_activation(fe, func, args, kwargs, node, span):
 _API_CALLS = {
     "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
     "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "no_effect": _api_no_effect,
-    "load_model": _api_load_model,
+    "load_model": _api_load_model, "clone_model": _api_clone_model,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
     "dataset_slices": _api_dataset_slices, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,

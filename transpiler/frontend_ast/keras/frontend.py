@@ -323,6 +323,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                     and stmt.name.value not in self.visited_functions and stmt.name.value not in self.failed_builders \
                     and stmt.name.value not in self.builder_reached:
                 fn = self.globals.vars.get(stmt.name.value)
+                if self._helper_of_failed(stmt.name.value):
+                    continue  # (a factory the failed builders call: their stubs cover it)
                 if isinstance(fn, FunctionRef) and self._constructs_models(stmt):
                     mark = len(self.models)
                     try:
@@ -333,6 +335,13 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                         span = getattr(exc, "span", None) or self._span(stmt)
                         self.program.model_stub(span, stmt.name.value, f"{stmt.name.value}: {exc}",
                                                 self._line(span))
+
+    def _helper_of_failed(self, name: str) -> bool:
+        """``name`` is called only by builders that failed (``create_mlp(...)(x)`` in them): not
+        a model of the program on its own, never probed with unknown arguments."""
+        callers = {s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef)
+                   and s.name.value != name and name in _called_names(s)}
+        return bool(callers) and callers <= self.failed_builders
 
     # -- helpers for spans and source ---------------------------------------------
     def _span(self, node: cst.CSTNode) -> Span:
@@ -810,6 +819,9 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         if class_name in ("Model", ""):
             class_name = "Net"
         used = _user_classes_in(graph)
+        # an untranslated custom layer's class: a stub module takes its definition's place
+        used |= {node.attrs["class_name"] for node in graph.nodes if node.op == "opaque_layer"}
+        self._report_opaque(graph)
         if used:
             graph.meta["user_classes"] = sorted(used)
             self.program.meta.setdefault("translated_classes", set()).update(used)

@@ -302,7 +302,10 @@ class KerasStatements:
                 for el in target.elements:
                     self._assign(el.value, value, env, naming)
                 return
-            items = list(value)
+            try:
+                items = list(value)
+            except TypeError:  # (one tensor where the source unpacks several)
+                raise self._err(target, f"cannot unpack {type(value).__name__}: not a sequence") from None
             if len(items) != len(target.elements):
                 raise self._err(target, "cannot unpack: the number of values differs")
             for el, item in zip(target.elements, items):

@@ -10,6 +10,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.interp import FunctionRef, Unknown
+from transpiler.frontend_ast.interp.values import Unsupported
 from transpiler.frontend_ast.keras.layers import LayerSpec
 from transpiler.frontend_ast.keras.values import (TRAINING_MODE, ArrayVal, DatasetObj, FrontendError, ModelHandle,
                                                   ModelObj, ModuleRef, TapeObj, TensorVal, UserObj, _Rng)
@@ -150,10 +151,32 @@ def _custom_step(obj: "UserObj") -> dict | None:
                     trackers.append((target.attr.value, code(small.value)))
     loss = cls.method("compute_loss")
     return {"methods": [(m.name.value, code(m.with_changes(leading_lines=()))) for m in props + steps],
-            "trackers": trackers, "nodes": {m.name.value: m for m in steps},
+            "trackers": trackers, "tracker_metrics": _tracker_metrics(obj, trackers), "nodes": {m.name.value: m for m in steps},
             # Keras' own train_step/test_step around the model's compute_loss: written out
             "default_steps": [n for n in ("train_step", "test_step") if loss is not None and cls.method(n) is None],
             "loss_params": [p.name.value for p in loss.params.params[1:]] if loss is not None else []}
+
+
+def _tracker_metrics(obj: "UserObj", trackers: list) -> dict:
+    """What each tracker is, as a custom loop's metric object: attribute → (canonical metric,
+    label) (``("mean", "loss")``, ``("sparse_categorical_accuracy", None)``); a metric the
+    training reader does not know is left out (the printer then reports it)."""
+    from transpiler.frontend_ast.keras import training as keras_training
+
+    out = {}
+    for attr, _code in trackers:
+        value = obj.attrs.get(attr)
+        if not isinstance(value, keras_training.TrainingObj) or value.kind != "metric":
+            continue
+        try:
+            if value.name == "Mean":
+                label = value.kwargs.get("name")
+                out[attr] = ("mean", label if isinstance(label, str) else None)
+            else:
+                out[attr] = (keras_training.metric_name(value), None)
+        except Unsupported:
+            continue
+    return out
 
 
 def _with_training_mode(fn: cst.FunctionDef, args, kwargs) -> dict:

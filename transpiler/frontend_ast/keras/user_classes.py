@@ -19,12 +19,13 @@ from transpiler.frontend_ast.keras.support import (
     _tensor_arg, _run_time, _has_tensor, _with_training_mode, _reads_tokens, _LAYER_BASES, _tensors_in,
     _bound_args, _tensor_params, _docstring_of, _camel, _identifier)
 from transpiler.frontend_ast.size_names import name_arguments
+from transpiler.frontend_ast.keras.opaque import KerasOpaqueLayers
 from transpiler.frontend_ast.keras.values import (
     FrontendError, ModuleRef, ApiRef, ArrayVal, LayerObj, TensorVal, ModelObj, UserObj, WeightObj,
     keras_api_name)
 
 
-class KerasSubclasses:
+class KerasSubclasses(KerasOpaqueLayers):
     """Mixin of KerasFrontend: user Layer/Model subclasses."""
 
     # -- subclassed layers and models ---------------------------------------------
@@ -172,6 +173,24 @@ class KerasSubclasses:
         return model.span is not None and where.line <= model.span.line <= (where.end_line or where.line)
 
     def _call_user(self, obj: UserObj, args, kwargs, span: Span):
+        """A user layer or model called on tensors: its ``call()`` runs on the interpreter. A
+        custom *layer* whose call() cannot be read becomes one opaque node (opaque.py), so the
+        model around it is still translated."""
+        if obj.cls.kind != "layer" or not _tensors_in(list(args) + list(kwargs.values())):
+            return self._run_call(obj, args, kwargs, span)
+        if "__opaque__" in obj.attrs:  # (failed before: the same stub module, called again)
+            return self._opaque_call(obj, args, kwargs, span, obj.attrs["__opaque__"])
+        mark = len(self.scratch.nodes)
+        calls = obj.scope.calls if obj.scope is not None else 0
+        try:
+            return self._run_call(obj, args, kwargs, span)
+        except (Unsupported, FrontendError) as exc:
+            self._drop_nodes_from(mark)
+            if obj.scope is not None:
+                obj.scope.calls = calls
+            return self._opaque_call(obj, args, kwargs, span, exc)
+
+    def _run_call(self, obj: UserObj, args, kwargs, span: Span):
         fn = obj.cls.method("call")
         if fn is None:
             raise Unsupported(f"{obj.cls.node.name.value} has no call() method")

@@ -401,6 +401,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("to_categorical", last)
     if name in ("models.load_model", "saving.load_model"):
         return ApiRef("load_model", last)
+    if name in ("models.clone_model", "models.cloning.clone_model"):
+        return ApiRef("clone_model", last)
     return ModuleRef(path)
 
 

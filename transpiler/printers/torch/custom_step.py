@@ -120,6 +120,12 @@ class _StepRewrite(cst.CSTTransformer):
             return stmt.with_changes(body=[cst.Expr(cst.parse_expression(f"{_code(value.func.value)}.step()"))])
         return stmt
 
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        """``self.trainable_variables`` (or a sub-model's) → its parameters that train."""
+        if updated.attr.value in ("trainable_variables", "trainable_weights"):
+            return cst.parse_expression(f"[p for p in {_code(updated.value)}.parameters() if p.requires_grad]")
+        return updated
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         args = [a for a in updated.args if not (a.keyword is not None and a.keyword.value == "training")]
         if len(args) != len(updated.args) and args:
@@ -215,13 +221,21 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
     return text.rstrip("\n"), uses_f
 
 
-def tracker_expr(code: str, aliases: dict[str, str]) -> str:
-    """``keras.metrics.Mean(name="loss")`` → ``Mean(name="loss")``."""
+def tracker_expr(code: str, aliases: dict[str, str], metric: tuple | None = None, metric_object=None) -> str:
+    """``keras.metrics.Mean(name="loss")`` → ``Mean(name="loss")``; another metric object the
+    reader named (``metric``: (canonical name, label), e.g. ``SparseCategoricalAccuracy()``) →
+    ``metric_object(*metric)``, the custom loop's metric object (``MeanMetricWrapper`` of the
+    accuracy, Keras' ``update_state(y_true, y_pred)``/``result()``/``reset_state()``)."""
     call = cst.parse_expression(code)
     path = torch_loss_functions.resolve(call.func, aliases) if isinstance(call, cst.Call) else None
-    if not path or path.rsplit(".", 1)[-1] != "Mean" or ".metrics" not in f".{path}":
-        raise Untranslatable(f"{code} (only keras.metrics.Mean trackers are translated)")
-    return _code(call.with_changes(func=cst.Name("Mean")))
+    if path and path.rsplit(".", 1)[-1] == "Mean" and ".metrics" in f".{path}":
+        return _code(call.with_changes(func=cst.Name("Mean")))
+    if metric is not None and metric_object is not None:
+        try:
+            return metric_object(*metric)
+        except (NotImplementedError, KeyError) as exc:
+            raise Untranslatable(f"{code} ({exc})") from None
+    raise Untranslatable(f"{code} (only keras.metrics.Mean trackers and the accuracies are translated)")
 
 
 def extend_class(text: str, init_lines: list[str], methods: list[str]) -> str:

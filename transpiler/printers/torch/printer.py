@@ -19,7 +19,8 @@ from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers.torch import ops as torch_ops
 from transpiler.printers.code import Namespace, comment_text, docstring_lines, exclusive_cone, lit
-from transpiler.printers.torch.structure import StructurePrinter, method_sizes
+from transpiler.printers.torch import ops_opaque
+from transpiler.printers.torch.structure import ClassText, StructurePrinter, method_sizes
 
 
 @dataclass
@@ -390,6 +391,12 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if leaks:  # its stand-in number would be in the code (translate() reads the script again without)
         raise sizes.RuntimeSizeLeak(f"{md.class_name}: a size computed at run time is used where the translation "
                                   f"needs its number: {'; '.join(leaks)}")
+    for node in ops_opaque.opaque_nodes(graph):  # the stub class of an untranslated custom layer
+        name = node.attrs["class_name"]
+        if classes is None or name not in classes:
+            children.append(ClassText(name, name, ops_opaque.stub_class_text(node, source_file)))
+            if classes is not None:
+                classes[name] = children[-1].text
     if classes is not None:  # a module class of a later model takes another name
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)

@@ -161,7 +161,7 @@ class TrainingPrinter(CompiledObjects):
                 self.code.expressions[ts.call] = lines[0]
         # data calls nested in the arguments of other translated calls
         nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
-                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util")
+                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model")
                   and ts.call in self.code.expressions}
         for key, text in list(self.code.expressions.items()):
             # the longest first: a call holding another (``ds.map(f).map(g)``) before the one it holds
@@ -186,7 +186,7 @@ class TrainingPrinter(CompiledObjects):
             if not step or md.class_name in self.code.class_extensions:
                 continue
             try:
-                init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases)}"
+                init = [f"self.{attr} = {torch_custom_step.tracker_expr(code, aliases, step.get('tracker_metrics', {}).get(attr), self.metric_object_expr)}"  # noqa: E501
                         for attr, code in step["trackers"]]
                 # what the extended module will have: the printed class's members and the trackers
                 members = frozenset(module_members(md)) | {attr for attr, _code in step["trackers"]}
@@ -484,7 +484,7 @@ class TrainingPrinter(CompiledObjects):
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
         if ts.kind == "custom_code":
             return self.custom_code_lines(ts)
-        if ts.kind in ("load_data", "to_categorical", "load_model", "data_util"):
+        if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
                        "dataset", "gradient", "apply_gradients", "tape", "model_call", "metric_object"):
@@ -525,8 +525,8 @@ class TrainingPrinter(CompiledObjects):
             if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
                 self.datasets.add(name)
             return data_utils.call_lines(name, args.text, self._single_model_layouts())
-        self.datasets.add("to_categorical")
-        return [f"to_categorical({ts.config.text})"]
+        self.datasets.add(ts.kind)  # to_categorical, clone_model: the runtime's function, same arguments
+        return [f"{ts.kind}({ts.config.text})"]
 
     def call_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str] | None:
         if ts.kind == "summary":

@@ -1,7 +1,7 @@
 """The loop helpers of generated PyTorch programs (Keras -> PyTorch) that do not vary
 per program: tf.data's repeat, Keras' epoch iterator under steps_per_epoch, predict,
 train_on_batch's logs, fit/evaluate over a model's own train_step/test_step,
-keras.models.load_model and keras.utils.to_categorical.
+keras.models.load_model, keras.models.clone_model and keras.utils.to_categorical.
 
 ``make_loader`` and ``Model`` are the generated program's own: the loader the printer
 specialises for the program's features, and its model class (``load_model`` is copied with
@@ -121,6 +121,19 @@ def load_model(path):
     model = Model()
     model.load_state_dict(torch.load(path, weights_only=True))
     return model
+
+
+def clone_model(model):
+    """keras.models.clone_model: the same architecture, freshly initialised (the weights are
+    not copied; Keras builds new layers). Every module's own reset_parameters runs, the
+    innermost first, so a module that initialises its layers as Keras does has the last word."""
+    import copy
+
+    clone = copy.deepcopy(model)
+    for module in reversed(list(clone.modules())):
+        if hasattr(module, "reset_parameters"):
+            module.reset_parameters()
+    return clone
 
 
 def to_categorical(y, num_classes=None, dtype="float64"):

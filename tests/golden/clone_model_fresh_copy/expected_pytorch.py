@@ -1,0 +1,202 @@
+# Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
+"""keras.models.clone_model: a model of the same architecture, freshly initialised, trained
+with an optimizer of its own."""
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from types import SimpleNamespace
+
+
+class Net(nn.Module):
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:9).
+
+    Input ``x``: (N, 8) float32.
+    Returns: (N, 1).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.bn1 = nn.BatchNorm1d(16, eps=0.001, momentum=0.01)
+        self.fc2 = nn.Linear(16, 1)
+
+    def forward(self, x):
+        x = F.relu(self.fc1(x))
+        x = self.bn1(x)
+        x = self.fc2(x)
+        return x
+
+
+def build_model():
+    return Net()
+
+
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
+    arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if targets is not None:
+        arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    tensors = []
+    for array in arrays:
+        tensor = torch.as_tensor(np.asarray(array))
+        # booleans (a one-hot ``y == k``) are numbers to Keras (float32), integers are indices
+        floating = tensor.is_floating_point() or tensor.dtype == torch.bool
+        tensors.append(tensor.float() if floating else tensor.long())
+    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+
+
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
+    """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
+    model.train()
+    optimizer.zero_grad()
+    outputs = model(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    loss = 0.0
+    for loss_fn, weight, output, target in zip(
+        loss_fns, loss_weights, outputs, targets
+    ):
+        per_sample = loss_fn(output, target)
+        loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
+    loss.backward()
+    optimizer.step()
+    return loss.item(), tuple(output.detach() for output in outputs)
+
+
+def fit(
+    model,
+    optimizer,
+    loss_fns,
+    x,
+    y,
+    epochs=1,
+    batch_size=32,
+    verbose="auto",
+    metrics=(),
+    loss_weights=None,
+    shuffle=True,
+):
+    """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle)
+    n_in, n_out = len(inputs), len(targets)
+    history = {}
+    for epoch in range(epochs):
+        total, seen = 0.0, 0
+        sums = {name: 0.0 for name, _, _ in metrics}
+        counts = {name: 0 for name, _, _ in metrics}
+        for batch in loader:
+            batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
+            loss, outputs = train_step(
+                model, optimizer, loss_fns, loss_weights, batch_inputs, batch_targets
+            )
+            total += loss * len(batch_inputs[0])
+            seen += len(batch_inputs[0])
+            for name, index, metric in metrics:
+                values = metric(outputs[index], batch_targets[index])
+                sums[name] += values.sum().item()
+                counts[name] += values.numel()
+        logs = {
+            "loss": total / seen,
+            **{name: sums[name] / counts[name] for name in sums},
+        }
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(
+                f"Epoch {epoch + 1}/{epochs} - "
+                + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+            )
+    return SimpleNamespace(history=history)
+
+
+@torch.no_grad()
+def evaluate(
+    model,
+    loss_fns,
+    x,
+    y,
+    batch_size=32,
+    metrics=(),
+    loss_weights=None,
+    return_dict=False,
+):
+    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    model.eval()
+    total, seen = 0.0, 0
+    sums = {name: 0.0 for name, _, _ in metrics}
+    counts = {name: 0 for name, _, _ in metrics}
+    for batch in make_loader(inputs, targets, batch_size):
+        batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs) :]
+        outputs = model(*batch_inputs)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        loss = sum(
+            w * fn(out, t).mean()
+            for fn, w, out, t in zip(loss_fns, loss_weights, outputs, batch_targets)
+        )
+        total += loss.item() * len(batch_inputs[0])
+        seen += len(batch_inputs[0])
+        for name, index, metric in metrics:
+            values = metric(outputs[index], batch_targets[index])
+            sums[name] += values.sum().item()
+            counts[name] += values.numel()
+    results = {
+        "loss": total / seen,
+        **{name: sums[name] / counts[name] for name in sums},
+    }
+    if return_dict:
+        return results
+    return results["loss"] if len(results) == 1 else list(results.values())
+
+
+def clone_model(model):
+    """keras.models.clone_model: the same architecture, freshly initialised (the weights are
+    not copied; Keras builds new layers). Every module's own reset_parameters runs, the
+    innermost first, so a module that initialises its layers as Keras does has the last word.
+    """
+    import copy
+
+    clone = copy.deepcopy(model)
+    for module in reversed(list(clone.modules())):
+        if hasattr(module, "reset_parameters"):
+            module.reset_parameters()
+    return clone
+
+
+def mean_squared_error(output, target):
+    """Keras' mean_squared_error per sample (mean over the last axis)."""
+    return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)
+
+
+def main():
+    x = np.random.rand(64, 8).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    model = build_model()
+    model_optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+    )
+    model_loss_fn = mean_squared_error
+    fit(model, model_optimizer, model_loss_fn, x, y, epochs=2, batch_size=16, verbose=0)
+    fresh = clone_model(model)
+    fresh_optimizer = torch.optim.SGD(fresh.parameters(), lr=0.01)
+    fresh_loss_fn = mean_squared_error
+    fit(fresh, fresh_optimizer, fresh_loss_fn, x, y, epochs=2, batch_size=16, verbose=0)
+    print(
+        "trained:",
+        evaluate(model, model_loss_fn, x, y, batch_size=32),
+        "clone:",
+        evaluate(fresh, fresh_loss_fn, x, y, batch_size=32),
+    )
+
+
+if __name__ == "__main__":
+    main()

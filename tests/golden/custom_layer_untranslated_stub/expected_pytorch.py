@@ -1,0 +1,154 @@
+# Transpiled from input.py (Keras) to PyTorch by transpiler; review before use.
+"""A custom layer whose call() uses a TensorFlow function with no torch translation: one
+stub module stands in for it, the model around it and its training are translated."""
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from types import SimpleNamespace
+
+
+class SineFeatures(nn.Module):
+    """TODO(transpiler): stub for the Keras layer ``SineFeatures`` (called at input.py:26), not translated.
+
+    call() is not translated: tensorflow.math.sinh on tensors is not supported yet
+
+    Takes (N, 16) (channels-last, as in Keras); returns (N, 32) (from its compute_output_shape).
+    Write its torch computation in forward(); the model around it is translated.
+    """
+
+    def __init__(self, scale=0.5):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, *inputs):
+        raise NotImplementedError(
+            "transpiler: SineFeatures.call() is not translated (input.py:26): tensorflow.math.sinh on tensors is not supported yet"
+        )
+
+
+class Net(nn.Module):
+    """Transpiled from the Keras model built by ``build_model()`` (input.py:28).
+
+    Input ``inputs``: (N, 8) float32.
+    Returns: (N, 1).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.sine_features = SineFeatures(scale=0.5)
+        self.fc2 = nn.Linear(32, 1)
+
+    def forward(self, inputs):
+        x = F.relu(self.fc1(inputs))
+        x = self.sine_features(x)
+        outputs = self.fc2(x)
+        return outputs
+
+
+def build_model():
+    return Net()
+
+
+def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
+    """Arrays (already in the model's layout) → a DataLoader of float32 / int64 batches."""
+    arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if targets is not None:
+        arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    tensors = []
+    for array in arrays:
+        tensor = torch.as_tensor(np.asarray(array))
+        # booleans (a one-hot ``y == k``) are numbers to Keras (float32), integers are indices
+        floating = tensor.is_floating_point() or tensor.dtype == torch.bool
+        tensors.append(tensor.float() if floating else tensor.long())
+    return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+
+
+def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
+    """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
+    model.train()
+    optimizer.zero_grad()
+    outputs = model(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    loss = 0.0
+    for loss_fn, weight, output, target in zip(
+        loss_fns, loss_weights, outputs, targets
+    ):
+        per_sample = loss_fn(output, target)
+        loss = loss + weight * per_sample.mean()  # Keras' sum_over_batch_size
+    loss.backward()
+    optimizer.step()
+    return loss.item(), tuple(output.detach() for output in outputs)
+
+
+def fit(
+    model,
+    optimizer,
+    loss_fns,
+    x,
+    y,
+    epochs=1,
+    batch_size=32,
+    verbose="auto",
+    metrics=(),
+    loss_weights=None,
+    shuffle=True,
+):
+    """Keras' Model.fit as a loop: running means per epoch, printed per epoch."""
+    loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
+    loss_weights = loss_weights or [1.0] * len(loss_fns)
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    loader = make_loader(inputs, targets, batch_size, shuffle=shuffle)
+    n_in, n_out = len(inputs), len(targets)
+    history = {}
+    for epoch in range(epochs):
+        total, seen = 0.0, 0
+        sums = {name: 0.0 for name, _, _ in metrics}
+        counts = {name: 0 for name, _, _ in metrics}
+        for batch in loader:
+            batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
+            loss, outputs = train_step(
+                model, optimizer, loss_fns, loss_weights, batch_inputs, batch_targets
+            )
+            total += loss * len(batch_inputs[0])
+            seen += len(batch_inputs[0])
+            for name, index, metric in metrics:
+                values = metric(outputs[index], batch_targets[index])
+                sums[name] += values.sum().item()
+                counts[name] += values.numel()
+        logs = {
+            "loss": total / seen,
+            **{name: sums[name] / counts[name] for name in sums},
+        }
+        for key, value in logs.items():
+            history.setdefault(key, []).append(value)
+        if verbose:
+            print(
+                f"Epoch {epoch + 1}/{epochs} - "
+                + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+            )
+    return SimpleNamespace(history=history)
+
+
+def mean_squared_error(output, target):
+    """Keras' mean_squared_error per sample (mean over the last axis)."""
+    return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)
+
+
+def main():
+    x = np.random.rand(64, 8).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    model = build_model()
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-07
+    )
+    loss_fn = mean_squared_error
+    fit(model, optimizer, loss_fn, x, y, epochs=2, batch_size=16)
+
+
+if __name__ == "__main__":
+    main()
