@@ -25,8 +25,6 @@ NON_DATA_PREFIXES = ("transpiler.frontend_ast", "transpiler.printers", "transpil
 NON_DATA_META_TODAY = {
     # the reader's layer object (LayerObj / LayerToken): class name, owner, attribute, scope
     "node.layer",
-    # weights.mapping.PlanEntry list, recorded for the torch -> Keras checkpoint conversion
-    "graph.torch_source_plan",
 }
 
 #: scripts read in each direction (small, and between them every meta key the corpus sets)

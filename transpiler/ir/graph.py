@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the translation path never needs numpy itself
     import numpy as np
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir.state_plan import WeightPlan
 
 
 class IRError(Exception):
@@ -102,6 +103,8 @@ class Graph:
     nodes: list[Node] = field(default_factory=list)
     span: Span | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: how checkpoint tensors map to the layers (ir/state_plan.py), computed by the driver
+    weight_plan: WeightPlan = field(default_factory=WeightPlan, repr=False)
     _counter: int = field(default=0, repr=False)
 
     # -- construction -------------------------------------------------------------
