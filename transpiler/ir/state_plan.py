@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(eq=False)
-class StateEntry:
+class PlanEntry:
     """One state_dict tensor: ``key`` ← layer ``layer``'s canonical ``param``.
 
     A packed tensor (nn.MultiheadAttention's ``in_proj_weight``) has a tuple of params:
@@ -61,7 +61,7 @@ class StateEntry:
 class StatePlan:
     """A module's state_dict, in order; ``error`` says why a checkpoint of it cannot be mapped."""
 
-    entries: list[StateEntry] = field(default_factory=list)
+    entries: list[PlanEntry] = field(default_factory=list)
     error: str | None = None
 
     def __iter__(self):

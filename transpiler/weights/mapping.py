@@ -13,7 +13,7 @@ from typing import Any
 
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.params import expected_shapes, param_names
-from transpiler.ir.state_plan import StateEntry, StatePlan
+from transpiler.ir.state_plan import PlanEntry, StatePlan
 from transpiler.ir.transforms import Transform
 from transpiler.lazy_import import lazy_module
 from transpiler.weights.errors import CheckpointError
@@ -30,7 +30,7 @@ from transpiler.weights.transforms import (
 np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loads with a tensor
 
 
-def gather(entry: StateEntry, lookup) -> Lazy:
+def gather(entry: PlanEntry, lookup) -> Lazy:
     """``entry``'s torch tensor from ``lookup(param) -> canonical array``."""
     if entry.constant is not None:
         return to_torch(entry, None)
@@ -38,12 +38,12 @@ def gather(entry: StateEntry, lookup) -> Lazy:
     return to_torch(entry, arrays if entry.packed else arrays[0])
 
 
-def torch_shape(entry: StateEntry, canonical_shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+def torch_shape(entry: PlanEntry, canonical_shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
     """The torch tensor's shape given each part's canonical shape."""
     return gather(entry, lambda p: np.broadcast_to(np.zeros((), np.float32), canonical_shapes[p])).shape
 
 
-def invert_parts(entry: StateEntry, array: np.ndarray, canonical_shapes: dict[str, tuple[int, ...]]
+def invert_parts(entry: PlanEntry, array: np.ndarray, canonical_shapes: dict[str, tuple[int, ...]]
                  ) -> dict[str, np.ndarray]:
     """A torch tensor of ``entry`` → ``{param: canonical array}`` (a packed one is split)."""
     if not entry.packed:
@@ -58,7 +58,7 @@ def invert_parts(entry: StateEntry, array: np.ndarray, canonical_shapes: dict[st
     return out
 
 
-def to_torch(entry: StateEntry, array: Any) -> Lazy:
+def to_torch(entry: PlanEntry, array: Any) -> Lazy:
     """The canonical ``array`` transformed into ``entry``'s torch layout (a lazy view)."""
     if entry.constant is not None:
         return Lazy(np.array(entry.constant, dtype=np.int64 if isinstance(entry.constant, int) else np.float32))
@@ -71,7 +71,7 @@ def to_torch(entry: StateEntry, array: Any) -> Lazy:
     return apply_lazy(entry.transform, x)
 
 
-def invert_entry(entry: StateEntry, array: np.ndarray, canonical_shape: tuple[int, ...]) -> np.ndarray:
+def invert_entry(entry: PlanEntry, array: np.ndarray, canonical_shape: tuple[int, ...]) -> np.ndarray:
     """A torch tensor of ``entry`` → the canonical param (inverse of ``to_torch``)."""
     a = np.asarray(array)
     if entry.transform is Transform.DEPTHWISE_KERNEL:
@@ -133,7 +133,7 @@ def canonical_from_torch(graph: Graph, state: dict[str, Any]) -> dict[str, dict[
     canonical bias: the two biases are always summed, so the outputs are unchanged.
     """
     out: dict[str, dict[str, np.ndarray]] = {}
-    folded: list[tuple[StateEntry, np.ndarray]] = []
+    folded: list[tuple[PlanEntry, np.ndarray]] = []
     for entry in torch_plan(graph):
         if entry.constant is not None:
             continue

@@ -16,7 +16,7 @@ from typing import Any
 
 from transpiler.ir.graph import Graph
 from transpiler.ir.params import expected_shapes, param_names
-from transpiler.ir.state_plan import StateEntry, StatePlan
+from transpiler.ir.state_plan import PlanEntry, StatePlan
 from transpiler.ir.transforms import Transform
 from transpiler.lazy_import import lazy_module
 from transpiler.weights.errors import CheckpointError
@@ -63,7 +63,7 @@ def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict
     torch's second RNN bias (bias_hh) has no Keras counterpart and is folded into the
     bias (torch always adds the two)."""
     out: dict[str, dict[str, np.ndarray]] = {}
-    folded: list[tuple[StateEntry, np.ndarray]] = []
+    folded: list[tuple[PlanEntry, np.ndarray]] = []
     for entry in _plan(graph):
         if entry.constant is not None:
             continue

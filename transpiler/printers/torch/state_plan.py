@@ -17,7 +17,7 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import param_names
-from transpiler.ir.state_plan import StateEntry, StatePlan
+from transpiler.ir.state_plan import PlanEntry, StatePlan
 from transpiler.printers.torch import ops as torch_ops
 
 
@@ -36,33 +36,33 @@ def torch_state_plan(graph: Graph) -> StatePlan:
             key = f"{path}.{entry.key}" if entry.key else path
             src = renames.get(entry.source, entry.source) if renames else entry.source
             if key not in seen:
-                (own if em.parameter else subs).append(StateEntry(
+                (own if em.parameter else subs).append(PlanEntry(
                     key, node.source_name, src, node, list(node.param_transforms.get(entry.source, [])),
                     entry.transform, entry.constant))
                 seen.add(key)
         for suffix, src, _size, _init in em.extra_params:
             key = f"{own_prefix}{path.rsplit('.', 1)[-1]}_{suffix}"
             if key not in seen:
-                own.append(StateEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
+                own.append(PlanEntry(key, node.source_name, renames.get(src, src) if renames else src, node))
                 seen.add(key)
         for suffix, src, _value in em.buffers:
             key = f"{own_prefix}{path.rsplit('.', 1)[-1]}_{suffix}"
             if src is not None and key not in seen:  # (None: a non-persistent constant, no state_dict entry)
-                buffers.append(StateEntry(key, node.source_name, src, node))
+                buffers.append(PlanEntry(key, node.source_name, src, node))
                 seen.add(key)
 
     if not st.nested:
-        own: list[StateEntry] = []
-        buffers: list[StateEntry] = []
-        subs: list[StateEntry] = []
+        own: list[PlanEntry] = []
+        buffers: list[PlanEntry] = []
+        subs: list[PlanEntry] = []
         for node in graph.nodes:
             entries(node, node.name, "", own, buffers, subs)
         return StatePlan(own + buffers + subs)
 
-    def walk(info: ModuleInfo) -> list[StateEntry]:
-        own: list[StateEntry] = []
-        buffers: list[StateEntry] = []
-        subs: list[StateEntry] = []
+    def walk(info: ModuleInfo) -> list[PlanEntry]:
+        own: list[PlanEntry] = []
+        buffers: list[PlanEntry] = []
+        subs: list[PlanEntry] = []
         prefix = f"{info.path}." if info.path else ""
         for m in info.members:
             for item in m.items if m.items is not None else [m]:
@@ -103,7 +103,7 @@ def source_state_plan(graph: Graph) -> StatePlan:
             if key in seen:
                 continue
             seen.add(key)
-            plan.entries.append(StateEntry(key, node.name, entry.source, node, [], entry.transform, entry.constant))
+            plan.entries.append(PlanEntry(key, node.name, entry.source, node, [], entry.transform, entry.constant))
         if em.extra_params and plan.error is None:
             plan.error = f"{node.name}: a {node.op} without both affine terms has no torch source form"
     return plan
