@@ -60,8 +60,8 @@ def record_keras_source_layers(graph: Graph) -> Graph:
         if not node.source_name:
             continue
         op, attrs = source_op(node)
-        layer = node.meta.get("layer")
-        reg = keras_layers.lookup(layer.cls_name) if layer is not None and getattr(layer, "cls_name", None) else None
+        layer = node.layer
+        reg = keras_layers.lookup(layer.cls_name) if layer is not None and layer.cls_name else None
         wrapped = _class_for(attrs["layer"]["op"]) if _wraps(op) else None
         out[node.name] = KerasLayer(reg.canonical_class if reg is not None else _class_for(op), _class_for(op),
                                     wrapped)

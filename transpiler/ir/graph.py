@@ -35,6 +35,23 @@ class Span:
 
 
 @dataclass(eq=False)
+class LayerRef:
+    """The source layer (a Keras layer, a torch module) a node is a call of: one object per
+    layer, shared by the nodes of all its calls (compare with ``is``), with the facts about
+    it that printers, passes, weights and reports read (``Node.layer``)."""
+
+    span: Span | None = None
+    #: the source class (``Conv2D``, ``nn.Linear``); None for a layer the reader made itself
+    cls_name: str | None = None
+    #: the layer's name in the source framework (Keras' ``name``)
+    keras_name: str | None = None
+    #: the attribute of the user class instance holding it
+    attr: str | None = None
+    #: adapt() ran on it: the key of its state at run time (frontend_ast/keras/data_utils.py)
+    adapt_key: str | None = None
+
+
+@dataclass(eq=False)
 class Value:
     """A tensor flowing between nodes.
 
@@ -82,6 +99,8 @@ class Node:
     comments: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     param_transforms: dict[str, list] = field(default_factory=dict)
+    #: the source layer this node is a call of (None: a tensor operation, not a layer)
+    layer: LayerRef | None = field(default=None, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":

@@ -204,7 +204,7 @@ def keras_layer_order(graph: Graph) -> list[Node]:
     from one layer call (a Dense and its fused activation) count as one operation.
     """
     def call_key(node: Node):
-        layer = node.meta.get("layer")
+        layer = node.layer
         return (id(layer), node.meta.get("call_span")) if layer is not None else id(node)
 
     calls: dict = {}
@@ -223,7 +223,7 @@ def keras_layer_order(graph: Graph) -> list[Node]:
 
     def op_of(key):
         node = calls[key][0]
-        return node.meta.get("layer") if node.meta.get("layer") is not None else key
+        return node.layer if node.layer is not None else key
 
     order: list = []  # calls, inputs before outputs
     index: dict = {}
