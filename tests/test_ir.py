@@ -160,15 +160,16 @@ def test_heads_kernel_rows_are_torchs_heads():
 
 def test_packed_plan_entry_splits_back():
     """nn.MultiheadAttention's in_proj_weight: three canonical kernels stacked, split again."""
-    from transpiler.weights.mapping import PlanEntry
+    from transpiler.ir.state_plan import PlanEntry
+    from transpiler.weights.mapping import gather, invert_parts, torch_shape
 
     rng = np.random.RandomState(0)
     parts = {p: rng.standard_normal((8, 2, 4)) for p in ("query_kernel", "key_kernel", "value_kernel")}
     entry = PlanEntry("in_proj_weight", "mha", tuple(parts), None, transform=Transform.HEADS_KERNEL)
-    packed = entry.gather(parts.__getitem__).materialize()
-    assert packed.shape == (24, 8) == entry.torch_shape({p: a.shape for p, a in parts.items()})
+    packed = gather(entry, parts.__getitem__).materialize()
+    assert packed.shape == (24, 8) == torch_shape(entry, {p: a.shape for p, a in parts.items()})
     assert np.array_equal(packed[8:16], apply(Transform.HEADS_KERNEL, parts["key_kernel"]))
-    back = entry.invert_parts(packed, {p: a.shape for p, a in parts.items()})
+    back = invert_parts(entry, packed, {p: a.shape for p, a in parts.items()})
     assert all(np.array_equal(back[p], parts[p]) for p in parts)
 
 

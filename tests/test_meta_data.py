@@ -11,6 +11,7 @@ so does a listed key that holds data now (delete it).
 from __future__ import annotations
 
 import pathlib
+import re
 import types
 
 import pytest
@@ -23,10 +24,10 @@ NON_DATA_PREFIXES = ("transpiler.frontend_ast", "transpiler.printers", "transpil
 
 #: where meta still holds such an object (``<level>.<key>``). May only shrink.
 NON_DATA_META_TODAY = {
-    # the reader's layer object (LayerObj / LayerToken): class name, owner, attribute, scope
+    # the Keras reader's own LayerObj (its statement, owner, scope), read only inside
+    # frontend_ast/keras (test_only_the_keras_reader_reads_its_layer_object); everything after the
+    # reader reads the typed ``Node.layer`` (ir.graph.LayerRef, plain data)
     "node.layer",
-    # weights.mapping.PlanEntry list, recorded for the torch -> Keras checkpoint conversion
-    "graph.torch_source_plan",
 }
 
 #: scripts read in each direction (small, and between them every meta key the corpus sets)
@@ -87,6 +88,16 @@ def offending_keys(program) -> dict[str, set[str]]:
         for node in graph.nodes:
             check("node", node.meta)
     return found
+
+
+def test_only_the_keras_reader_reads_its_layer_object():
+    """``node.meta["layer"]`` is the Keras reader's LayerObj: no module outside
+    frontend_ast/keras may read it (they read ``Node.layer``, IR data)."""
+    pattern = re.compile(r"""meta(\.get\(|\[)\s*["']layer["']""")
+    package = ROOT / "transpiler"
+    readers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                     if pattern.search(p.read_text(encoding="utf-8")))
+    assert readers and all(r.startswith("frontend_ast/keras/") for r in readers), readers
 
 
 def test_walker_finds_a_printer_object_in_nested_meta():

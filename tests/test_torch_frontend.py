@@ -272,7 +272,7 @@ def test_stacked_rnn_expands_per_layer():
     assert g.nodes[0].attrs["return_sequences"] and not g.nodes[2].attrs["return_sequences"]
     assert g.inputs[0].layout == "NWC"
     tr = translate(src, "m.py", "keras")
-    keys = [e.key for e in tr.program.models[0].graph.meta["torch_source_plan"]]
+    keys = [e.key for e in tr.program.models[0].graph.weight_plan.source_state]
     assert "lstm.weight_ih_l1" in keys and "lstm.bias_hh_l0" in keys
 
 

@@ -29,7 +29,7 @@ def report_rows(translation) -> list[Row]:
         for node in md.graph.nodes:
             owner = node.meta.get("fused_into", node)
             span = owner.meta.get("call_span") or owner.span
-            layer = owner.meta.get("layer")
+            layer = owner.layer
             key = (id(layer) if layer is not None else id(owner), span.line if span else None)
             if key in seen:
                 continue

@@ -14,6 +14,7 @@ from transpiler.ir.program import Diagnostic, Program
 from transpiler.printers import differences
 from transpiler.printers.torch.script import print_torch_script
 from transpiler.ir import sizes
+from transpiler import weight_plan
 
 TARGETS = ("pytorch", "keras")
 
@@ -77,13 +78,13 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
     from transpiler.frontend_ast.torch.frontend import run_torch_frontend
     from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
     from transpiler.printers.keras.printer import print_keras_script
-    from transpiler.weights.torch_source import record_source_plan
 
     def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
         for md in program.models:
             parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
             for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
-                run_pipeline(graph, (("record_source_plan", record_source_plan),) + KERAS_PIPELINE, lint=lint)
+                run_pipeline(graph, (("record_source_state", weight_plan.record_source_state),) + KERAS_PIPELINE,
+                             lint=lint)
 
     frontend = run_torch_frontend(source, path, prepare)  # (reads the classes it imports from siblings)
     program = frontend.program
@@ -94,6 +95,9 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     with differences.exactness(exact) as replaced:
         text, training_printer = print_keras_script(program, frontend)
+    for md in program.models:  # (after printing: the printer settles the layers' names)
+        for graph in [md.graph] + [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]:
+            weight_plan.record_keras_printed_layers(graph)
     for key in sorted(replaced):
         differences.record(program, differences.TO_KERAS, key)
     return Translation(program, text, list(program.diagnostics), training_printer)
@@ -107,12 +111,15 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
         leaks = sizes.runtime_leaks(md.builder_args.values())
         if leaks:
             raise sizes.RuntimeSizeLeak(f"{md.class_name}: {'; '.join(leaks)}")
+        weight_plan.record_torch_state(md.graph)  # (the printer's regularization_loss reads it too)
     if load_weights:
         program.meta["load_weights"] = dict(load_weights)
     if exact:  # (keras_exact_updates: what the torch printers read of it)
         program.meta["exact"] = program.meta["keras_exact_updates"] = True
     with differences.exactness(exact) as replaced:
         result = print_torch_script(program, frontend)
+    for md in program.models:
+        weight_plan.record_keras_source_layers(md.graph)
     for key in sorted(replaced):
         differences.record(program, differences.TO_PYTORCH, key)
     return program, result

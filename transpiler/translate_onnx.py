@@ -64,10 +64,10 @@ def prepare(program, target: str, lint: bool = True) -> None:
                     ("torch_selection", select_torch_ops), ("shape_inference", infer_shapes))
     else:
         from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
-        from transpiler.weights.torch_source import record_source_plan
+        from transpiler.weight_plan import record_source_state
 
         pipeline = (("pool_padding", pool_padding.decompose_uncounted_pool_padding),
-                    ("record_source_plan", record_source_plan)) + tuple(KERAS_PIPELINE)
+                    ("record_source_state", record_source_state)) + tuple(KERAS_PIPELINE)
     run_pipeline(graph, pipeline, lint=lint)
     for span, message in graph.meta.get("unsupported") or ():  # (what the passes found the target cannot express)
         program.stub(span, message)
@@ -87,6 +87,13 @@ def translate_onnx(path: str, target: str = "pytorch", weights_out: str | None =
     program = read_onnx(path)
     prepare(program, target, lint=lint)
     text = (print_torch_model if target == "pytorch" else print_keras_model)(program)
+    from transpiler import weight_plan
+
+    for md in program.models:  # (what the weights writers read: ir/state_plan.py)
+        if target == "pytorch":
+            weight_plan.record_torch_state(md.graph)
+        else:
+            weight_plan.record_keras_printed_layers(md.graph)
     result = OnnxTranslation(program, text, list(program.diagnostics))  # (after printing: its stubs too)
     graph = program.models[0].graph
     if weights_out and not graph.meta.get("unsupported"):

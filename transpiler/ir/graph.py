@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the translation path never needs numpy itself
     import numpy as np
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir.state_plan import WeightPlan
 
 
 class IRError(Exception):
@@ -31,6 +32,23 @@ class Span:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(eq=False)
+class LayerRef:
+    """The source layer (a Keras layer, a torch module) a node is a call of: one object per
+    layer, shared by the nodes of all its calls (compare with ``is``), with the facts about
+    it that printers, passes, weights and reports read (``Node.layer``)."""
+
+    span: Span | None = None
+    #: the source class (``Conv2D``, ``nn.Linear``); None for a layer the reader made itself
+    cls_name: str | None = None
+    #: the layer's name in the source framework (Keras' ``name``)
+    keras_name: str | None = None
+    #: the attribute of the user class instance holding it
+    attr: str | None = None
+    #: adapt() ran on it: the key of its state at run time (frontend_ast/keras/data_utils.py)
+    adapt_key: str | None = None
 
 
 @dataclass(eq=False)
@@ -81,6 +99,8 @@ class Node:
     comments: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     param_transforms: dict[str, list] = field(default_factory=dict)
+    #: the source layer this node is a call of (None: a tensor operation, not a layer)
+    layer: LayerRef | None = field(default=None, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":
@@ -102,6 +122,8 @@ class Graph:
     nodes: list[Node] = field(default_factory=list)
     span: Span | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: how checkpoint tensors map to the layers (ir/state_plan.py), computed by the driver
+    weight_plan: WeightPlan = field(default_factory=WeightPlan, repr=False)
     _counter: int = field(default=0, repr=False)
 
     # -- construction -------------------------------------------------------------

@@ -119,7 +119,7 @@ def _complete_chains(graph: Graph, root: ModuleScope | None) -> dict[int, tuple]
     chains: dict[int, tuple] = {}
     unknown = []
     for node in graph.nodes:
-        if "scopes" in node.meta or node.meta.get("layer") is not None:
+        if "scopes" in node.meta or node.layer is not None:
             chains[id(node)] = chain(node, root)
         else:
             unknown.append(node)

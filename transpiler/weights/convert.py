@@ -18,13 +18,13 @@ import numpy as np
 
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.naming import keras_auto_name
-from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.ir import ops as ops_table
 from transpiler.ir.params import expected_shapes, param_names, source_op
+from transpiler.ir.state_plan import KerasLayer
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.keras_files import (WRAPPER_SUBPATHS, CheckpointLayer, KerasCheckpoint, KerasLayerOut,
-                                            layer_keys, write_keras_weights)
-from transpiler.weights.mapping import canonical_from_torch, source_layers, torch_plan
+                                            layer_keys, weights_paths, write_keras_weights)
+from transpiler.weights.mapping import canonical_from_torch, gather, source_layers, to_torch, torch_plan, torch_shape
 from transpiler.weights.safetensors_io import write_safetensors_streamed
 from transpiler.weights.torch_files import read_torch_state, write_torch_pt
 from transpiler.weights.transforms import Lazy
@@ -103,7 +103,7 @@ def _match_by_path(graph: Graph, available: dict[str, CheckpointLayer], path: st
         return None
     order = [n for n in keras_layer_order(graph) if n.source_name]
     try:
-        classes = [_keras_class(n) for n in order]
+        classes = [_keras_class(graph, n) for n in order]
     except KeyError:  # a node no Keras layer class produces (a model's own add_weight): by name
         return None
     keys = layer_keys([KerasLayerOut(cls, n.source_name, "", []) for cls, n in zip(classes, order)])
@@ -172,14 +172,14 @@ def keras_to_torch(graph: Graph, ckpt_path: str, out_path: str, chunk_bytes: int
             return cache[ds.name]
 
         def produce(entry) -> Lazy:
-            return entry.gather(lambda p: read(entry.layer, p))
+            return gather(entry, lambda p: read(entry.layer, p))
 
         def spec(entry):
             if entry.constant is not None:
-                lazy = entry.lazy(None)
+                lazy = to_torch(entry, None)
                 return entry.key, lazy.shape, lazy.dtype
             dss = [datasets[entry.layer][p] for p in entry.parts]
-            return entry.key, entry.torch_shape({p: ds.shape for p, ds in zip(entry.parts, dss)}), dss[0].dtype
+            return entry.key, torch_shape(entry, {p: ds.shape for p, ds in zip(entry.parts, dss)}), dss[0].dtype
 
         report.tensors = len(plan)
         if out_path.endswith(".pt"):
@@ -204,7 +204,7 @@ def keras_layer_order(graph: Graph) -> list[Node]:
     from one layer call (a Dense and its fused activation) count as one operation.
     """
     def call_key(node: Node):
-        layer = node.meta.get("layer")
+        layer = node.layer
         return (id(layer), node.meta.get("call_span")) if layer is not None else id(node)
 
     calls: dict = {}
@@ -223,7 +223,7 @@ def keras_layer_order(graph: Graph) -> list[Node]:
 
     def op_of(key):
         node = calls[key][0]
-        return node.meta.get("layer") if node.meta.get("layer") is not None else key
+        return node.layer if node.layer is not None else key
 
     order: list = []  # calls, inputs before outputs
     index: dict = {}
@@ -256,11 +256,27 @@ def keras_layer_order(graph: Graph) -> list[Node]:
     return [first_node[op] for op in ops]
 
 
-def _keras_class(node: Node) -> str:
-    """The Keras class of ``node``'s layer (the one its file key is made from)."""
-    layer = node.meta.get("layer")
-    reg = keras_layers.lookup(layer.cls_name) if layer is not None and layer.cls_name else None
-    return reg.canonical_class if reg is not None else keras_layers.keras_class_for(source_op(node)[0])
+def _keras_layer(graph: Graph, node: Node) -> KerasLayer:
+    """The Keras classes of ``node``'s layer, as the driver recorded them (ir/state_plan.py)."""
+    layers = graph.weight_plan.keras_layers
+    if layers is None:
+        raise CheckpointError(f"{graph.name}: no Keras layer plan was recorded for this model")
+    return layers[node.name]
+
+
+def _keras_class(graph: Graph, node: Node) -> str:
+    """The Keras class of ``node``'s layer (the one its file key is made from); KeyError when
+    no Keras layer class produces it."""
+    cls = _keras_layer(graph, node).cls
+    if cls is None:
+        raise KeyError(f"no Keras layer class produces op {source_op(node)[0]!r}")
+    return cls
+
+
+def _known(cls: str | None, what: str) -> str:
+    if cls is None:
+        raise KeyError(f"no Keras layer class produces {what}")
+    return cls
 
 
 def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str | None = None,
@@ -287,7 +303,7 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
     for e in plan:
         if e.constant is not None:
             continue
-        want = e.torch_shape(expected_shapes(e.node))
+        want = torch_shape(e, expected_shapes(e.node))
         have = tuple(state[e.key].shape)
         if have != tuple(want):
             raise CheckpointError(f"{ckpt_path}: {e.key} (layer {e.layer!r}, {e.node.op}): shape {have}, "
@@ -300,15 +316,16 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
         names = param_names(node)
         tensors = [canonical[node.source_name][p] for p in names] if names else []
         op, attrs = source_op(node)
+        classes = _keras_layer(graph, node)
         inner = ()
         if ops_table.get(op).wraps:
-            prefix = keras_auto_name(keras_layers.keras_class_for(attrs["layer"]["op"]))
+            prefix = keras_auto_name(_known(classes.wrapped, f"op {attrs['layer']['op']!r}"))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
         elif op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")
-        elif _keras_class(node) in WRAPPER_SUBPATHS:  # TimeDistributed(Dense): the Dense's own name
-            inner = (keras_auto_name(keras_layers.keras_class_for(op)),)
-        layers.append(KerasLayerOut(_keras_class(node), node.source_name, op, tensors, inner))
+        elif _keras_class(graph, node) in WRAPPER_SUBPATHS:  # TimeDistributed(Dense): the Dense's own name
+            inner = (keras_auto_name(_known(classes.op_cls, f"op {op!r}")),)
+        layers.append(KerasLayerOut(_keras_class(graph, node), node.source_name, op, tensors, inner))
     write_keras_weights(out_path, model_name or graph.name, layers)
     report.tensors = sum(len(layer.tensors) for layer in layers)
     report.bytes = os.path.getsize(out_path)
@@ -346,7 +363,6 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
                           state: dict | None = None) -> ConversionReport:
     """The user's own torch checkpoint (for a model read *from* a PyTorch script) → a Keras 3
     ``.weights.h5`` that the generated Keras model's ``load_weights`` accepts."""
-    from transpiler.printers.keras.subclass import is_subclass, layer_attributes, weights_paths
     from transpiler.weights import torch_source
 
     report = ConversionReport(ckpt_path, out_path, graph.name)
@@ -361,12 +377,13 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
         for (attr, part), prefix in zip(parts, prefixes):
             sub = {k[len(attr) + 1:]: v for k, v in state.items() if k.startswith(attr + ".")}
             part_layers, _ = _keras_layers_out(part, torch_source.keras_weights(part, sub), True)
-            attributes = layer_attributes(part)
+            attributes = torch_source.printed_attributes(part)
             layers += part_layers
             groups += [f"{prefix}/{attributes[layer.name]}" for layer in part_layers]
             containers.append(prefix)
     else:
-        layers, groups = _keras_layers_out(graph, torch_source.keras_weights(graph, state), is_subclass(graph))
+        layers, groups = _keras_layers_out(graph, torch_source.keras_weights(graph, state),
+                                           graph.weight_plan.subclass)
     write_keras_weights(out_path, model_name or graph.name, layers, groups, containers)
     report.tensors = sum(len(layer.tensors) for layer in layers)
     report.bytes = os.path.getsize(out_path)
@@ -381,10 +398,9 @@ def _snake(name: str) -> str:
 def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list, list[str] | None]:
     """The layers of the Keras model printed for ``graph`` with their tensors, in the order
     Keras lists them, and each one's group in the file (None: a functional model's)."""
-    from transpiler.printers.keras.ops import keras_class_of
-    from transpiler.printers.keras.subclass import layer_attributes, weights_paths
+    from transpiler.weights.torch_source import printed_attributes
 
-    attributes = layer_attributes(graph)
+    attributes = printed_attributes(graph)
     if subclass:  # model.layers holds the layers in the order __init__ assigns them
         first = {}
         for node in graph.nodes:
@@ -394,12 +410,13 @@ def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list
         order = keras_layer_order(graph)
     layers = []
     for node in order:
-        cls = keras_class_of(node)
+        classes = _keras_layer(graph, node)
+        cls = classes.cls
         if cls is None:
             continue
         inner = ()
         if node.op == "bidirectional":
-            prefix = keras_auto_name(keras_layers.keras_class_for(node.attrs["layer"]["op"]))
+            prefix = keras_auto_name(_known(classes.wrapped, f"op {node.attrs['layer']['op']!r}"))
             inner = (f"forward_{prefix}", f"backward_{prefix}")
         elif node.op == "multi_head_attention":
             inner = ("query", "key", "value", "attention_output")
@@ -411,7 +428,7 @@ def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list
 def select_torch_source_model(models: list, state_keys: set[str], ckpt_path: str):
     """The model (read from a PyTorch script) whose state_dict keys the checkpoint has."""
     for md in models:
-        plan = md.graph.meta.get("torch_source_plan") or []
+        plan = md.graph.weight_plan.source_state or []
         needed = {e.key for e in plan if e.constant is None}
         if needed <= state_keys <= {e.key for e in plan}:
             return md

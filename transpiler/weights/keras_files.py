@@ -433,6 +433,16 @@ SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",),
 WRAPPER_SUBPATHS = {"TimeDistributed": ("layer",)}
 
 
+def weights_paths(attributes: list[str], auto_keys: list[str]) -> list[str]:
+    """The ``.weights.h5`` group of each layer of a subclassed model, as Keras' saver
+    places them: it walks the model's attributes in sorted order (public ones first), a
+    layer under its attribute's name, and the ``layers`` list, each layer of which not
+    yet visited goes under ``layers/<key>``, the key counted over the whole list (the
+    snake-cased class name, ``dense``, ``dense_1``, ...: ``auto_keys``). So a layer whose
+    attribute sorts before ``layers`` is saved at the top, the others under ``layers/``."""
+    return [attr if attr < "layers" else f"layers/{key}" for attr, key in zip(attributes, auto_keys)]
+
+
 @dataclass
 class KerasLayerOut:
     """A layer to write: its class, name, op and tensors in Keras' weight order."""

@@ -1,78 +1,37 @@
 """Weights of a model that came *from* PyTorch: the user's state_dict → canonical params →
 the generated Keras model's weights.
 
-The plan is the torch emitters' (``printers/torch/ops.py``: each state_dict tensor with
-its ``Transform`` from a canonical param), read while the graph is still in torch's
-channels-first form, with keys rewritten to the user's module paths (``features.0.weight``,
-``lstm.weight_ih_l1_reverse``). Inverting it gives canonical params; the passes'
-``param_transforms`` (a Dense absorbing a channels-first Flatten) then map them to the
-Keras model's layout. One plan serves the in-memory mapping, the checkpoint converter and
-the tests.
+The plan (``Graph.weight_plan.source_state``, ir/state_plan.py) is the torch emitters' (each
+state_dict tensor with its ``Transform`` from a canonical param), recorded by the driver while
+the graph is still in torch's channels-first form, with keys rewritten to the user's module
+paths (``features.0.weight``, ``lstm.weight_ih_l1_reverse``). Inverting it gives canonical
+params; the passes' ``param_transforms`` (a Dense absorbing a channels-first Flatten) then map
+them to the Keras model's layout. One plan serves the in-memory mapping, the checkpoint
+converter, the training reader and the tests.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from transpiler.ir import sizes
-from transpiler.ir.graph import Graph, Node
+from transpiler.ir.graph import Graph
 from transpiler.ir.params import expected_shapes, param_names
-from transpiler.lazy_import import lazy_module
-from transpiler.printers.torch import ops as torch_ops
-from transpiler.weights.errors import CheckpointError
-from transpiler.weights.mapping import PlanEntry
+from transpiler.ir.state_plan import PlanEntry, StatePlan
 from transpiler.ir.transforms import Transform
+from transpiler.lazy_import import lazy_module
+from transpiler.weights.errors import CheckpointError
+from transpiler.weights.mapping import invert_entry, invert_parts, torch_shape
 from transpiler.weights.transforms import apply_param_transform
 
 np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loads with a tensor
 
 
-def _key(node: Node, emitted: str) -> str:
-    """The user's state_dict key for the emitter's key ``emitted`` of ``node`` (a module's
-    own parameter is its whole key; F.linear's Dense names its parameters' keys)."""
-    keys = node.meta.get("torch_keys")
-    if keys and emitted in keys:
-        return keys[emitted]
-    layer = node.meta.get("torch_layer_index")
-    if layer is not None:
-        emitted = re.sub(r"_l0(_reverse)?$", lambda m: f"_l{layer}{m.group(1) or ''}", emitted)
-    path = node.meta.get("torch_path") or ""
-    return f"{path}.{emitted}" if path and emitted else path or emitted
-
-
-def source_plan(graph: Graph) -> list[PlanEntry]:
-    """Every tensor of the source module's ``state_dict()`` with its canonical param."""
-    plan: list[PlanEntry] = []
-    seen: set[str] = set()
-    for node in graph.nodes:
-        if not param_names(node):
-            continue
-        with sizes.quiet():  # (only its state entries are read)
-            em = torch_ops.emit(node)
-        for entry in em.state:
-            key = _key(node, entry.key)
-            if key in seen:
-                continue
-            seen.add(key)
-            plan.append(PlanEntry(key, node.name, entry.source, node, [], entry.transform, entry.constant))
-        if em.extra_params:
-            raise CheckpointError(f"{node.name}: a {node.op} without both affine terms has no torch source form")
-    return plan
-
-
-def record_source_plan(graph: Graph) -> Graph:
-    """Keep the source module's state_dict plan (keys, canonical params, transforms) as the
-    graph is while still channels-first: the torch → Keras checkpoint conversion and the
-    training reader (parameters by name) read it. The drivers run it before ``KERAS_PIPELINE``."""
-    graph.meta["torch_source_plan"] = source_plan(graph)
-    return graph
-
-
-def _plan(graph: Graph) -> list[PlanEntry]:
-    plan = graph.meta.get("torch_source_plan")
+def _plan(graph: Graph) -> StatePlan:
+    plan = graph.weight_plan.source_state
     if plan is None:
         raise CheckpointError(f"{graph.name}: the graph did not come from a PyTorch script")
+    if plan.error:
+        raise CheckpointError(plan.error)
     return plan
 
 
@@ -92,7 +51,7 @@ def check_state(graph: Graph, state: dict[str, Any], path: str) -> None:
     for e in plan:
         if e.constant is not None:
             continue
-        want = e.torch_shape(expected_shapes(e.node))
+        want = torch_shape(e, expected_shapes(e.node))
         have = tuple(np.shape(state[e.key]))
         if have != tuple(want):
             raise CheckpointError(f"{path}: {e.key} ({e.node.op}): shape {have}, the model needs {tuple(want)}")
@@ -110,7 +69,7 @@ def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict
             continue
         array = np.asarray(state[entry.key], dtype=np.float32)
         if entry.packed:
-            out.setdefault(entry.layer, {}).update(entry.invert_parts(array, expected_shapes(entry.node)))
+            out.setdefault(entry.layer, {}).update(invert_parts(entry, array, expected_shapes(entry.node)))
             continue
         shape = expected_shapes(entry.node)[entry.param]
         if entry.transform is Transform.ZEROS:
@@ -119,9 +78,9 @@ def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict
         if entry.transform is Transform.GRU_BIAS_RECURRENT:
             if len(shape) == 2:
                 rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
-                rows[1] = entry.invert(array, shape)[0]
+                rows[1] = invert_entry(entry, array, shape)[0]
             continue
-        value = entry.invert(array, shape)
+        value = invert_entry(entry, array, shape)
         if entry.transform is Transform.GRU_BIAS_INPUT and len(shape) == 2:
             rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
             rows[0] = value[0]
@@ -157,12 +116,19 @@ def keras_layer(model, graph: Graph, name: str):
     ``name``: ``model.get_layer(name)``, or in a model built of its submodules (``composed``,
     frontend_ast/torch/parts) the part's layer (``model.encoder.dense_proj`` for the node
     ``encoder_dense_proj``)."""
-    from transpiler.printers.keras.subclass import layer_attributes
-
     for attr, part in graph.meta.get("composed", {}).get("parts", ()):
         if name.startswith(attr + "_"):
-            attributes = layer_attributes(part)
+            attributes = printed_attributes(part)
             local = name[len(attr) + 1:]
             if local in attributes:
                 return getattr(getattr(model, attr), attributes[local])
     return model.get_layer(name)
+
+
+def printed_attributes(graph: Graph) -> dict[str, str]:
+    """Layer name → the attribute holding it in the Keras model printed for ``graph``."""
+    attributes = graph.weight_plan.layer_attributes
+    if attributes is None:
+        raise CheckpointError(f"{graph.name}: no Keras layer plan was recorded for this model "
+                              "(it was not printed as Keras)")
+    return attributes

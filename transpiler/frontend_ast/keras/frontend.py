@@ -618,7 +618,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
         node = self.scratch.add_node(spec.op, layer.hint or spec.op, values, n_out,
                                      attrs=attrs, span=span, source_name=layer.keras_name or None)
-        node.meta["layer"] = layer
+        node.meta["layer"] = layer  # (the reader's own object: only frontend_ast/keras reads it)
+        node.layer = layer.ref  # (the IR's: what everything after the reader reads)
         node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
         node.meta["call_stmts"] = tuple(self.helper_call_stmts)
         node.meta["top_stmt"] = self.stmt_stack[0] if self.stmt_stack else None

@@ -261,6 +261,7 @@ class KerasSubclasses(KerasOpaqueLayers):
         out = self.scratch.add_node("variable", w.layer.hint, [], 1, attrs=w.layer.spec.attrs, span=span,
                                     source_name=w.layer.keras_name)
         out.meta["layer"] = w.layer
+        out.layer = w.layer.ref
         out.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
         out.meta["call_stmts"] = tuple(self.helper_call_stmts)
         out.meta["scopes"] = tuple(self.module_stack)

@@ -17,7 +17,7 @@ from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import ClassRef, Unknown
 from transpiler.frontend_ast.keras.layers import LayerSpec, Unsupported
-from transpiler.ir.graph import Graph, Span, Value
+from transpiler.ir.graph import Graph, LayerRef, Span, Value
 from transpiler.ir.modules import ModuleScope
 
 
@@ -152,6 +152,18 @@ class LayerObj:
     seq: int = 0
     #: adapt() ran on it (frontend_ast/keras/data_utils.py): the key of its state at run time
     adapt_key: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ref", LayerRef(**{k: getattr(self, k) for k in _SHARED}))
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        if name in _SHARED and "ref" in self.__dict__:
+            setattr(self.ref, name, value)  # (the IR's copy, which the nodes hold, stays the same)
+
+
+#: the facts of a LayerObj the IR's ``LayerRef`` (``Node.layer``) carries past the reader
+_SHARED = ("span", "cls_name", "keras_name", "attr", "adapt_key")
 
 
 @dataclass(eq=False)

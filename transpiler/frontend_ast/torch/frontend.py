@@ -784,7 +784,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     used.add(ln)
                     graph.meta.setdefault("comments", []).append(self.comments[ln][0])
         for node in graph.nodes:
-            token = node.meta.get("layer")
+            token = node.layer
             if token is not None:
                 attach(node, token.span)
         last: dict[int, Node] = {}

@@ -44,7 +44,7 @@ class TorchGraphBuilding:
                 node.meta["param_inits"] = {names[k]: v for k, v in mod.inits.items() if k in names}
             # one token per Keras layer: nodes of a torch module called twice share it,
             # the layers a multi-layer nn.LSTM expands into do not
-            node.meta["layer"] = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
+            node.layer = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
             node.meta["torch_path"] = mod.path
             node.source_name = node.name
             if id(mod) in self.frozen_bias_hh:

@@ -144,7 +144,7 @@ class TorchModuleParams:
                                       "zeros; a converted checkpoint is unaffected)")
         out = self._add("variable", [], {"shape": tuple(p.shape), "trainable": p.trainable}, span, name, name=name)
         n = out.value.producer
-        n.meta["layer"] = self.layer_tokens.setdefault(name, LayerToken(p.span))
+        n.layer = self.layer_tokens.setdefault(name, LayerToken(p.span))
         n.meta["torch_path"] = p.path
         n.meta["torch_init"] = p.init
         n.meta["torch_buffer"] = p.buffer
@@ -177,7 +177,7 @@ class TorchModuleParams:
             name = self.linear_names[path] = self._fresh(owner.replace(".", "_") or "linear")
         out = self._add("dense", [x.value], {"units": shape[0], "use_bias": bp is not None}, span, "dense", name=name)
         n = out.value.producer
-        n.meta["layer"] = self.layer_tokens.setdefault(name, LayerToken(wp.meta["layer"].span))
+        n.layer = self.layer_tokens.setdefault(name, LayerToken(wp.layer.span))
         n.meta["torch_path"] = owner
         n.meta["torch_keys"] = {"weight": path, **({"bias": bp.meta["torch_path"]} if bp is not None else {})}
         n.source_name = name

@@ -39,11 +39,14 @@ class Group:
 
 def source_plan(md):
     """The state_dict of the model's source module, as the driver recorded it on the graph
-    (``weights.torch_source.record_source_plan``) before the training code is read."""
-    plan = md.graph.meta.get("torch_source_plan")
+    (``Graph.weight_plan.source_state``, ``weight_plan.record_source_state``) before the training
+    code is read."""
+    plan = md.graph.weight_plan.source_state
     if plan is None:
         raise Unsupported(f"{md.class_name}: its parameters by name are known once the Keras passes "
                           "have run (read the program with translate_to_keras)")
+    if plan.error:
+        raise Unsupported(plan.error)
     return plan
 
 

@@ -11,7 +11,7 @@ import libcst as cst
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
 from transpiler.frontend_ast.interp import SAFE_BUILTINS, ClassRef, Return
-from transpiler.ir.graph import Span, Value
+from transpiler.ir.graph import LayerRef, Span, Value
 
 
 # ---------------------------------------------------------------------------------
@@ -50,12 +50,8 @@ class Mod:
         return []
 
 
-@dataclass(eq=False)
-class LayerToken:
-    """Identifies one Keras layer (``node.meta["layer"]``) across the nodes that call it."""
-
-    span: Span
-    cls_name: str | None = None
+#: identifies one Keras layer (``Node.layer``) across the nodes that call it: the IR's LayerRef
+LayerToken = LayerRef
 
 
 @dataclass(eq=False)

@@ -195,7 +195,7 @@ def select_separable(graph: Graph, node: Node) -> None:
                                "depth_multiplier": a["depth_multiplier"], "use_bias": False},
                         before=node, span=node.span, source_name=node.source_name)
     dw.meta["param_source"] = {"kernel": "depthwise_kernel"}
-    dw.meta["layer"] = node.meta.get("layer")
+    dw.layer = node.layer
     dw.meta["decomposed_from"] = node.name
     dw.meta["source_op"] = (node.op, dict(node.attrs))  # whose params the source layer holds
     dw.meta["source_input"] = node.inputs[0]  # ... and the input its param shapes derive from
@@ -212,7 +212,7 @@ def select_separable(graph: Graph, node: Node) -> None:
     pw.meta["decomposed_from"] = node.name
     pw.meta["source_op"] = (node.op, dict(node.attrs))
     pw.meta["source_input"] = node.inputs[0]
-    pw.meta["layer"] = node.meta.get("layer")
+    pw.layer = node.layer
     pw.meta["call_span"] = node.meta.get("call_span")
     pw.meta["initializers"] = node.meta.get("initializers", {})
     inherit(pw, node, "pointwise")

@@ -25,7 +25,7 @@ name, for ``get_layer`` and the checkpoint writer). The model builds itself by
 calling it on a ``keras.Input`` once per mode in ``__init__``, so that every layer, also
 one only a branch calls, has its weights after construction (as in torch).
 
-Keras saves a subclass's layers under attribute paths (see ``weights_paths``).
+Keras saves a subclass's layers under attribute paths (see ``weights.keras_files.weights_paths``).
 """
 
 from __future__ import annotations
@@ -87,16 +87,6 @@ def layer_attributes(graph: Graph) -> dict[str, str]:
         taken.add(name)
         attrs[node.name] = name
     return attrs
-
-
-def weights_paths(attributes: list[str], auto_keys: list[str]) -> list[str]:
-    """The ``.weights.h5`` group of each layer of a subclassed model, as Keras' saver
-    places them: it walks the model's attributes in sorted order (public ones first), a
-    layer under its attribute's name, and the ``layers`` list, each layer of which not
-    yet visited goes under ``layers/<key>``, the key counted over the whole list (the
-    snake-cased class name, ``dense``, ``dense_1``, ...: ``auto_keys``). So a layer whose
-    attribute sorts before ``layers`` is saved at the top, the others under ``layers/``."""
-    return [attr if attr < "layers" else f"layers/{key}" for attr, key in zip(attributes, auto_keys)]
 
 
 class _CallWriter:

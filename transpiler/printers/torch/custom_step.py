@@ -143,7 +143,7 @@ def layer_attributes(graph) -> dict[str, tuple[str, str | None]]:
     fused = {id(n.meta["fused_into"]): n.op for n in graph.nodes if n.meta.get("fused_into") is not None}
     out: dict[str, tuple[str, str | None]] = {}
     for node in graph.nodes:
-        local, layer = node.meta.get("local"), node.meta.get("layer")
+        local, layer = node.meta.get("local"), node.layer
         if root is not None and node.meta.get("owner_scope") is root and local is not None and local[1] is None \
                 and getattr(layer, "attr", None) is not None:
             out.setdefault(layer.attr, (node.name, fused.get(id(node))))

@@ -244,7 +244,7 @@ def emit_normalization_torch(node: Node, m: str) -> Emission:
     buffers, setup = [], []
     if a["mean"] is None:
         stat = tuple(src_shape[d] for d in kept)
-        key = getattr(node.meta.get("layer"), "adapt_key", None)
+        key = node.layer.adapt_key if node.layer is not None else None
         if key is not None:  # adapt() computes them at run time (runtime/torch/preprocessing.py)
             setup = [f"adapted_state(self, {lit(m.split('.', 1)[1])}, {lit(key)})"]
         buffers = [("mean", "mean", f"torch.zeros({lit(stat)})"), ("variance", "variance", f"torch.ones({lit(stat)})"),

@@ -452,14 +452,15 @@ def regularization_lines(graph: Graph) -> list[str]:
     (``kernel_regularizer=l2(1e-4)``: 1e-4 * the sum of the weight's squares; l1: of its
     absolute values), over the module's ``named_parameters()`` (sums are the same in
     torch's layout). A regularizer on a weight that is not one torch tensor (an LSTM's
-    bias: torch has two) is reported in ``graph.meta["untranslated_regularizers"]``."""
-    from transpiler.weights.mapping import torch_plan
-
+    bias: torch has two) is reported in ``graph.meta["untranslated_regularizers"]``. The
+    tensors are the state_dict plan's (``Graph.weight_plan.torch_state``, recorded by the driver)."""
     regularized = [n for n in graph.nodes if n.meta.get("regularizers")]
     if not regularized:
         return []
+    if graph.weight_plan.torch_state is None:
+        raise AssertionError(f"{graph.name}: the driver records the state_dict plan before printing")
     entries: dict[int, list] = {}
-    for e in torch_plan(graph):
+    for e in graph.weight_plan.torch_state:
         entries.setdefault(id(e.node), []).append(e)
     terms, missing, seen = [], [], set()
     for node in regularized:
