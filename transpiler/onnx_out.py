@@ -35,12 +35,12 @@ def read_script(source: str, path: str, framework: str):
         from transpiler.translate import translate
 
         return translate(source, path, "pytorch").program
+    from transpiler import weight_plan
     from transpiler.frontend_ast.torch.frontend import run_torch_frontend
-    from transpiler.weights.torch_source import record_source_plan
 
     def prepare(program) -> None:
         for md in program.models:
-            run_pipeline(md.graph, (("record_source_plan", record_source_plan),) + TORCH_PIPELINE)
+            run_pipeline(md.graph, (("record_source_state", weight_plan.record_source_state),) + TORCH_PIPELINE)
 
     return run_torch_frontend(source, path, prepare).program
 
