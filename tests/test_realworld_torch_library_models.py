@@ -59,6 +59,8 @@ def test_fast_neural_style_transformer_net_equals_torch_at_any_image_size():
     randomize_torch(model, scale=0.1)
     model.eval()
     kmodel = load_source(tr.text, "keras_model_under_test").TransformerNet()
+    assert isinstance(kmodel, keras.Model) and not kmodel.built  # (a subclass: built by its first call)
+    kmodel(np.zeros((1, 16, 16, 3), "float32"))
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
         keras_layer(kmodel, md.graph, name).set_weights(arrays)
@@ -93,6 +95,8 @@ def _realworld_equal(rel: str, cls: str, args: tuple, shapes, scale: float = 0.1
     randomize_torch(model, scale=scale)
     model.eval()
     kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)(*args)
+    assert not kmodel.built  # (a subclass: its layers build on the first call, of any size)
+    kmodel(np.zeros((1, *shapes[0][1:], shapes[0][0]), "float32"))
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
         keras_layer(kmodel, md.graph, name).set_weights(arrays)
@@ -112,7 +116,7 @@ def test_super_resolution_net_built_for_the_callers_upscale_factor_equals_torch(
     """super_resolution/model.py's ``Net(upscale_factor)``: a required size (conv4 has
     upscale_factor ** 2 filters) and a PixelShuffle (torch's channel order, channels-last)."""
     tr = _realworld_equal("super_resolution/model.py", "Net", (factor,), [(1, 6, 5), (1, 9, 12)])
-    assert "def Net(upscale_factor):" in tr.text
+    assert "class Net(keras.Model):" in tr.text and "def __init__(self, upscale_factor, **kwargs):" in tr.text
     assert "upscale_factor * upscale_factor," in tr.text
 
 
@@ -121,5 +125,7 @@ def test_fast_neural_style_conv_layer_built_for_its_kernel_size_equals_torch():
     ``kernel_size // 2`` in the output, never the traced number."""
     tr = _realworld_equal("fast_neural_style/neural_style/transformer_net.py", "ConvLayer", (3, 4, 5, 2),
                           [(3, 9, 9), (3, 12, 7)])
-    assert "[kernel_size // 2, kernel_size // 2]" in tr.text
+    # (a block TransformerNet nests: a Layer; the pad call() needs keeps the size on self)
+    assert "class ConvLayer(layers.Layer):" in tr.text
+    assert "[self.kernel_size // 2, self.kernel_size // 2]" in tr.text
     assert not tr.stubs, [str(d) for d in tr.stubs]

@@ -42,13 +42,10 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
     randomize_torch(model)
     model.eval()
     kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)()
-    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    for name, arrays in keras_weights(md.graph, state).items():
-        keras_layer(kmodel, md.graph, name).set_weights(arrays)
     value = md.graph.inputs[0]
     source_shape = md.graph.meta["source_input_shapes"][0]
     rng = np.random.RandomState(0)
-    errors = []
+    inputs = []
     for fill in sizes:
         shape = [batch] + [fill[i] if d is None else d for i, d in enumerate(source_shape[1:], start=1)]
         assert None not in shape, (source_shape, fill)
@@ -58,6 +55,14 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
         else:
             x = rng.randn(*shape).astype("float32")
             xk = np.moveaxis(x, 1, -1) if md.graph.meta["input_layouts"][0] in ("NWC", "NHWC", "NDHWC") else x
+        inputs.append((x, xk))
+    assert not kmodel.built  # (a subclass: its layers build on the first call, of any size)
+    kmodel(inputs[0][1])
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    errors = []
+    for x, xk in inputs:
         with torch.no_grad():
             y_t = model(torch.from_numpy(x)).numpy()
         y_k = keras.ops.convert_to_numpy(kmodel(xk, training=False))
@@ -79,7 +84,8 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
 def test_library_conv_models_equal_torch_at_any_image_size(cls, sizes):
     err, tr = _compare(_read("conv_models.py"), "conv_models.py", cls, sizes)
     assert err <= 1e-4, err
-    assert "keras.Input(shape=(None, None," in tr.text  # channels-last, sizes unknown
+    # a subclass building on its first call (no keras.Input: the sizes are unknown)
+    assert f"class {cls}(keras.Model):" in tr.text and "keras.Input" not in tr.text
 
 
 @pytest.mark.parametrize("cls,sizes", [
@@ -98,7 +104,8 @@ def test_a_library_file_reports_each_class_translated_without_an_input_shape():
     # constructor's sizes: another file may import it)
     assert sorted(n.split(":")[0] for n in notes) == ["ConvBlock", "Denoiser", "SmallClassifier", "StyleBlock",
                                                       "SubPixelUpscaler"]
-    assert "def ConvBlock(cin, cout):" in tr.text
+    # (a block Denoiser nests: a Layer subclass taking the constructor's parameters)
+    assert "class ConvBlock(layers.Layer):" in tr.text and "def __init__(self, cin, cout, **kwargs):" in tr.text
     assert any("(N, 3, H, W) float32" in n and "nn.Conv2d(3, ...)" in n for n in notes)
     assert not tr.stubs, [str(d) for d in tr.stubs]
 
@@ -151,11 +158,8 @@ def _compare_built(src: str, path: str, cls: str, args: tuple, inputs: list, bat
     randomize_torch(model)
     model.eval()
     kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)(*args)
-    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    for name, arrays in keras_weights(md.graph, state).items():
-        keras_layer(kmodel, md.graph, name).set_weights(arrays)
     rng = np.random.RandomState(0)
-    errors = []
+    pairs = []
     for shape in inputs:
         if md.graph.inputs[0].dtype.startswith("int"):
             x = rng.randint(0, args[0], size=(batch, *shape)).astype("int64")
@@ -163,6 +167,14 @@ def _compare_built(src: str, path: str, cls: str, args: tuple, inputs: list, bat
         else:
             x = rng.randn(batch, *shape).astype("float32")
             xk = np.moveaxis(x, 1, -1)
+        pairs.append((x, xk))
+    assert not kmodel.built  # (a subclass: its layers build on the first call, of any size)
+    kmodel(pairs[0][1])
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    errors = []
+    for x, xk in pairs:
         with torch.no_grad():
             y_t = model(torch.from_numpy(x)).numpy()
         y_k = keras.ops.convert_to_numpy(kmodel(xk, training=False))
@@ -180,7 +192,8 @@ def test_rnn_language_model_built_for_the_callers_sizes_equals_torch_at_any_leng
     src = _read("rnn_language_model.py")
     err, tr = _compare_built(src, "rnn_language_model.py", "RNNLanguageModel", (23, 6, 10), [(4,), (9,)])
     assert err <= 1e-4, err
-    assert "def RNNLanguageModel(ntoken, ninp, nhid, nlayers=2, dropout=0.2):" in tr.text
+    assert "class RNNLanguageModel(keras.Model):" in tr.text
+    assert re.search(r"def __init__\(\s*self, ntoken, ninp, nhid, nlayers=2, dropout=0.2, \*\*kwargs\s*\):", tr.text)
     assert re.search(r"layers\.LSTM\(\s*nhid,", tr.text)  # (the size as its name, however black wraps it)
     # the layer count is structure: another nlayers is refused, never silently built with two
     assert "if (nlayers, dropout) != (2, 0.2):" in tr.text
@@ -190,7 +203,7 @@ def test_conv_head_built_for_the_callers_channels_equals_torch_channels_last():
     src = _read("rnn_language_model.py")
     err, tr = _compare_built(src, "rnn_language_model.py", "ConvHead", (4, 6), [(4, 5, 7), (4, 12, 3)])
     assert err <= 1e-4, err
-    assert "keras.Input(shape=(None, None, in_channels)" in tr.text
+    assert "class ConvHead(keras.Model):" in tr.text and "keras.Input" not in tr.text
 
 
 DEEP = '''import torch.nn as nn
@@ -225,4 +238,5 @@ def test_sub_pixel_upscaler_equals_torch_for_the_callers_factor(factor):
     err, tr = _compare_built(_read("conv_models.py"), "conv_models.py", "SubPixelUpscaler", (factor,),
                              [(3, 5, 4), (3, 8, 11)])
     assert err <= 1e-4, err
-    assert "def SubPixelUpscaler(factor):" in tr.text and "PixelShuffle(factor" in tr.text
+    assert "class SubPixelUpscaler(keras.Model):" in tr.text and "def __init__(self, factor, **kwargs):" in tr.text
+    assert "PixelShuffle(factor" in tr.text

@@ -165,4 +165,6 @@ def keras_layer(model, graph: Graph, name: str):
             local = name[len(attr) + 1:]
             if local in attributes:
                 return getattr(getattr(model, attr), attributes[local])
+    if not hasattr(model, "get_layer"):  # a ``layers.Layer`` subclass (a block): its layers are attributes
+        return getattr(model, layer_attributes(graph)[name])
     return model.get_layer(name)

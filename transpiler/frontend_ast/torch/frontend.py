@@ -325,6 +325,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if child is not mod and child.kind == "user":
                     nested.add(child.cls.node.name.value)
             candidates.append((name, mod, args or {}))
+        # (classes another one nests: Keras layers.Layer subclasses, the others keras.Model ones)
+        self.program.meta["nested_classes"] = sorted(nested)
         if lazy_inputs.is_library(self.module):  # (each class of a library file is the other files' to use)
             nested = set()
         return [(name, mod, None, args, None) for name, mod, args in candidates if name not in nested]
@@ -567,6 +569,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.program.models.append(md)
         if lazy is not None:  # (translated without a known input shape: an assumption, reported)
             shape, dtype, why = lazy
+            if mod.kind == "user" and builder is None:  # a Keras subclass building on its first call
+                graph.meta["lazy_class"] = lazy_inputs.describe(shape, dtype)
             self.program.warn(self._span(mod.cls.node) if mod.kind == "user" else mod.span,
                               f"{graph.name}: no input shape in this file; translated for inputs "
                               f"{lazy_inputs.describe(shape, dtype)} as its first layer {why} implies, the "

@@ -26,7 +26,8 @@ from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.code import comment_text, lit
-from transpiler.printers.keras.subclass import is_subclass, subclass_text
+from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, on_call_class, on_call_parts,
+                                               subclass_text)
 from transpiler.printers.keras.training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
@@ -216,7 +217,7 @@ class KerasScript:
         self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
         taken: set[str] = set()
         for md in program.models:
-            if is_subclass(md.graph) and not md.graph.meta.get("unsupported"):
+            if is_subclass(md.graph) and not builds_on_call(md.graph) and not md.graph.meta.get("unsupported"):
                 self.training.imports.update(md.graph.meta.get("own_step", {}).get("imports", ()))
                 name, n = md.class_name, 2
                 while name in taken:
@@ -251,7 +252,7 @@ class KerasScript:
             helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                               for g in [md.graph] + [sub.graph for sub in md.methods.values()]
                               for n in g.nodes for h in keras_ops.emit(n).helpers
-                              if not (g is md.graph and id(md) in self.subclass_name
+                              if not (g is md.graph and (id(md) in self.subclass_name or builds_on_call(g))
                                       and keras_ops.emit(n).mode_select)})
         # (the generated helpers count as uses: torch_uniform_init reads the script's math)
         kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
@@ -394,11 +395,18 @@ class KerasScript:
         if guard is not None:
             lines += guard
         body: list[str] = []
+        on_call = fn is None and guard is None and builds_on_call(graph) and id(md) not in self.subclass_name
+        # sizes with provenance: the body's sizes are expressions of the builder's parameters
+        visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
+        elif on_call:  # (no input shape: a subclass building on its first call)
+            with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
+                cls_params = [_code(p).strip().rstrip(",").strip() for p in param_nodes]
+                base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
+                    else "keras.Model"
+                parts = on_call_parts(graph, cls_params, self.reserved(), size_scope)
         else:
-            # sizes with provenance: the body's sizes are expressions of the builder's parameters
-            visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
             body = [size_scope.code(ln) for ln in body]
@@ -413,19 +421,24 @@ class KerasScript:
             diag = self.program.stub(self.frontend._span(ref.node) if ref is not None else None, message,
                                      f"class {name}")
             return self._raise_def(name, params, f"{diag.span or self.program.path}: {message}", md.comments)
+        guard_lines = []
         if param_nodes:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
             ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value)) and p.default is not None]
             names = ", ".join(p.name.value for p in ps)
             defaults = ", ".join(_code(p.default) for p in ps)
             if len(ps) == 1:
-                lines.append(f"    if {names} != {defaults}:")
+                op = "is not" if defaults == "None" else "!="
+                guard_lines.append(f"    if {names} {op} {defaults}:")
             elif ps:
-                lines.append(f"    if ({names}) != ({defaults}):")
+                guard_lines.append(f"    if ({names}) != ({defaults}):")
             if ps:
-                lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
-                             'default arguments only")')
-        lines += body
+                guard_lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
+                                   'default arguments only")')
+        if on_call:  # (what the body specialised decides the guard)
+            lines = [on_call_class(graph, name, base, parts, guard_lines)]
+        else:
+            lines += guard_lines + body
         called = self.program.meta.get("called_methods", set())
         for method, sub in md.methods.items():
             if (id(md), method) not in called:

@@ -30,6 +30,8 @@ Keras saves a subclass's layers under attribute paths (see ``weights_paths``).
 
 from __future__ import annotations
 
+import re
+
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.printers.keras import ops as keras_ops
@@ -60,10 +62,19 @@ def needs_subclass(graph: Graph) -> bool:
         return any(keras_ops.emit(node).mode_select for node in graph.nodes)
 
 
+def builds_on_call(graph: Graph) -> bool:
+    """True when the model is a class whose input shape its file never gives
+    (``graph.meta["lazy_class"]``, frontend_ast/torch/lazy_inputs): printed as a subclass whose
+    layers build on its first call (``on_call_class``)."""
+    return bool(graph.meta.get("lazy_class")) and not graph.meta.get("own_step") and \
+        not graph.meta.get("composed")
+
+
 def is_subclass(graph: Graph) -> bool:
     """True when the model is printed as a ``keras.Model`` subclass: its forward has control
-    flow, or it has its own ``train_step`` (frontend_ast/torch/own_step)."""
-    return needs_subclass(graph) or bool(graph.meta.get("own_step"))
+    flow, it has its own ``train_step`` (frontend_ast/torch/own_step), or its input shape is
+    unknown (``builds_on_call``)."""
+    return needs_subclass(graph) or bool(graph.meta.get("own_step")) or builds_on_call(graph)
 
 
 def layer_attributes(graph: Graph) -> dict[str, str]:
@@ -314,3 +325,57 @@ def _layers_and_call(graph: Graph, reserved: set[str]) -> tuple[list[str], str, 
             done.add(node.name)
             lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
     return lines, arg, body
+
+
+
+def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scope) -> dict:
+    """What ``on_call_class`` prints for ``graph``, emitted inside ``size_scope`` (the sizes
+    of the constructor's parameters ``params``, their source text): the layers' sizes as
+    expressions of the parameters, and a size ``call`` needs read from the parameter kept on
+    ``self``."""
+    attrs = layer_attributes(graph)
+    writer = _CallWriter(graph, attrs, reserved)
+    arg, unpack = writer.arguments()
+    call_body = unpack + writer.write()
+    layer_lines = [f"        {c}" for c in graph.meta.get("comments", [])]
+    done: set[str] = set()
+    for node in graph.nodes:
+        if node.name in attrs and node.name not in done:
+            done.add(node.name)
+            layer_lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
+    layer_lines = [size_scope.code(ln) for ln in layer_lines]
+    names = [p.split("=")[0].split(":")[0].strip() for p in params]
+    taken = set(attrs.values()) | MODEL_ATTRIBUTES
+    kept = {n: n if n not in taken else f"{n}_value" for n in names}
+    earlier, size_scope.used = size_scope.used, set()
+    call_body = [size_scope.code(ln, {n: f"self.{a}" for n, a in kept.items()}) for ln in call_body]
+    in_call, size_scope.used = size_scope.used, earlier | size_scope.used
+    return {"params": params, "names": names, "arg": arg, "call": call_body, "layers": layer_lines,
+            "kept": [(kept[n], n) for n in names if n in in_call]}
+
+
+def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: list[str]) -> str:
+    """The class of a module whose input shape its file never gives, as a Keras user writes
+    one: ``class Net(keras.Model)`` (``base``: ``layers.Layer`` for a block other classes
+    nest), ``__init__`` taking the torch constructor's parameters and making the layers
+    (``guard``: the lines refusing values the translation was specialised for), ``call`` the
+    forward. The layers build on the first call, from whatever input it gets (no
+    ``keras.Input``); ``parts``: ``on_call_parts``."""
+    kwargs = "kwargs" if "kwargs" not in parts["names"] else "keras_kwargs"
+    training = ", training=None" if needs_subclass(graph) else ""
+    what = "model" if base == "keras.Model" else "block"
+    shape = graph.meta.get("lazy_class", "")
+    letters = [m for m in re.findall(r"\b([A-Z]|d\d+)\b", shape.split(")")[0]) if m != "N"]
+    sizes_text = " and ".join([", ".join(letters[:-1]), letters[-1]] if len(letters) > 1 else letters) or "size"
+    lines = [f"class {class_name}({base}):",
+             f'    """The {graph.name} {what}, translated from PyTorch (channels-last inputs).', "",
+             f"    Its file never gives the input's shape, {shape} in torch's layout:",
+             f"    the layers build on the first call, for any {sizes_text}.", '    """', "",
+             f"    def __init__(self, {', '.join(parts['params'] + [f'**{kwargs}'])}):",
+             *[f"    {ln}" for ln in guard],
+             f"        super().__init__(**{kwargs})"]
+    lines += [f"        self.{attr} = {n}" for attr, n in parts["kept"]]
+    lines += parts["layers"]
+    lines += ["", f"    def call(self, {parts['arg']}{training}):"]
+    lines += [f"        {ln}" if ln else "" for ln in parts["call"]]
+    return "\n".join(lines) + "\n"
