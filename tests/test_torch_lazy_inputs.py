@@ -240,3 +240,34 @@ def test_sub_pixel_upscaler_equals_torch_for_the_callers_factor(factor):
     assert err <= 1e-4, err
     assert "class SubPixelUpscaler(keras.Model):" in tr.text and "def __init__(self, factor, **kwargs):" in tr.text
     assert "PixelShuffle(factor" in tr.text
+
+
+def test_a_checkpoint_converted_for_a_class_building_on_its_first_call_loads_into_it(tmp_path, capsys):
+    """``--weights model.pt --weights-out model.weights.h5`` for a library class printed as a
+    subclass (no input shape): the file holds the layers under the subclass's attribute paths,
+    ``load_weights`` after a first call takes it, and the model then equals torch (batch-norm
+    statistics included) at an image size other than the one that built it."""
+    import keras
+    import torch
+
+    from transpiler.cli import run
+
+    src = _read("conv_models.py")
+    model = load_source(src).Denoiser()
+    randomize_torch(model)
+    model.eval()
+    (tmp_path / "conv_models.py").write_text(src)
+    torch.save(model.state_dict(), tmp_path / "denoiser.pt")
+    out = tmp_path / "conv_models_keras.py"
+    assert run([str(tmp_path / "conv_models.py"), "--to", "keras", "-o", str(out), "--weights",
+                str(tmp_path / "denoiser.pt"), "--weights-out", str(tmp_path / "denoiser.weights.h5")]) == 0
+    err = capsys.readouterr().err
+    assert "loadable with Denoiser(...).load_weights once a first call has built the model" in err, err
+    kmodel = load_source(out.read_text(), "keras_model_under_test").Denoiser()
+    kmodel(np.zeros((1, 8, 8, 3), "float32"))
+    kmodel.load_weights(str(tmp_path / "denoiser.weights.h5"))
+    x = np.random.RandomState(1).randn(2, 3, 10, 14).astype("float32")
+    with torch.no_grad():
+        y_t = model(torch.from_numpy(x)).numpy()
+    y_k = np.moveaxis(keras.ops.convert_to_numpy(kmodel(np.moveaxis(x, 1, -1), training=False)), -1, 1)
+    assert float(np.max(np.abs(y_t - y_k))) <= 1e-4
