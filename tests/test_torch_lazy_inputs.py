@@ -271,3 +271,81 @@ def test_a_checkpoint_converted_for_a_class_building_on_its_first_call_loads_int
         y_t = model(torch.from_numpy(x)).numpy()
     y_k = np.moveaxis(keras.ops.convert_to_numpy(kmodel(np.moveaxis(x, 1, -1), training=False)), -1, 1)
     assert float(np.max(np.abs(y_t - y_k))) <= 1e-4
+
+
+def _compare_multi(cls: str, args: tuple, shapes: list[tuple], batch: int = 2):
+    """Max |torch - Keras| of ``cls(*args)`` of multi_input_models.py, a module of several
+    inputs, on inputs of each of ``shapes`` (a torch shape per input, without the batch axis);
+    the Keras model is called on the list of its inputs, images channels-last."""
+    import keras
+    import torch
+
+    src = _read("multi_input_models.py")
+    tr = translate(src, "multi_input_models.py", "keras")
+    assert not [d for d in tr.stubs if d.message.startswith(f"{cls}:")], [str(d) for d in tr.stubs]
+    md = next(m for m in tr.program.models if m.class_name == cls)
+    model = getattr(load_source(src), cls)(*args)
+    randomize_torch(model)
+    model.eval()
+    kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)(*args)
+    rng = np.random.RandomState(0)
+    cases = []
+    for per_input in shapes:
+        xs = [rng.randn(batch, *s).astype("float32") for s in per_input]
+        cases.append((xs, [np.moveaxis(x, 1, -1) if x.ndim == 4 else x for x in xs]))
+    assert not kmodel.built
+    kmodel(cases[0][1])
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    errors = []
+    for xs, xks in cases:
+        with torch.no_grad():
+            y_t = model(*[torch.from_numpy(x) for x in xs]).numpy()
+        y_k = keras.ops.convert_to_numpy(kmodel(xks, training=False))
+        assert y_t.shape == y_k.shape, (y_t.shape, y_k.shape)
+        errors.append(float(np.max(np.abs(y_t - y_k))))
+    return max(errors), tr
+
+
+def test_siamese_network_of_two_inputs_through_one_encoder_equals_torch():
+    """``forward(self, input1, input2)``, each input handed to the shared encoder through
+    ``forward_once``: each input's shape is what the encoder's first Conv2d implies; one
+    encoder (its weights shared) reads both; any image size."""
+    err, tr = _compare_multi("SiameseNet", (), [[(1, 8, 8), (1, 8, 8)], [(1, 11, 6), (1, 11, 6)]])
+    assert err <= 1e-4, err
+    assert "def call(self, inputs):" in tr.text and "input1, input2 = inputs" in tr.text
+    assert tr.text.count("layers.Conv2D(8, 3") == 1  # (one encoder, called on both inputs)
+
+
+def test_a_module_of_an_image_and_a_feature_vector_equals_torch():
+    """Two inputs of different kinds: the image's shape from its Conv2d, the vector's from
+    its Linear (a constructor size)."""
+    err, tr = _compare_multi("ImageAndFeatures", (5, 4), [[(3, 6, 7), (5,)], [(3, 9, 4), (5,)]])
+    assert err <= 1e-4, err
+    assert "features (N, n_features) float32" in tr.text
+
+
+PAIR = '''import torch
+import torch.nn as nn
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, a, b):
+        return self.fc(torch.cat([a, b], 1))
+'''
+
+
+def test_inputs_first_handed_to_something_other_than_a_layer_are_a_stub_naming_them():
+    """``torch.cat([a, b])`` says nothing of either input's size: a stub naming the inputs
+    and the INPUT_SHAPE that gives them (never a guess)."""
+    tr = translate(PAIR, "pair.py", "keras")
+    messages = [d.message for d in tr.stubs]
+    assert any(m.startswith("Pair: cannot tell the shapes of the model's inputs a, b") and
+               "INPUT_SHAPE = ((...), (...))" in m for m in messages), messages
+    tr = translate(PAIR + "\nINPUT_SHAPE = ((3,), (5,))\n", "pair.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]

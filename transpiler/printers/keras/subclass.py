@@ -365,12 +365,13 @@ def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: 
     training = ", training=None" if needs_subclass(graph) else ""
     what = "model" if base == "keras.Model" else "block"
     shape = graph.meta.get("lazy_class", "")
-    letters = [m for m in re.findall(r"\b([A-Z]|d\d+)\b", shape.split(")")[0]) if m != "N"]
+    letters = list(dict.fromkeys(m for m in re.findall(r"\b([A-Z]|d\d+)\b", shape) if m != "N"))
     sizes_text = " and ".join([", ".join(letters[:-1]), letters[-1]] if len(letters) > 1 else letters) or "size"
     lines = [f"class {class_name}({base}):",
              f'    """The {graph.name} {what}, translated from PyTorch (channels-last inputs).', "",
-             f"    Its file never gives the input's shape, {shape} in torch's layout:",
-             f"    the layers build on the first call, for any {sizes_text}.", '    """', "",
+             "    Its file never gives the input's shape (in torch's layout, the sizes named by letters",
+             "    unknown):", "", f"        {shape}", "",
+             f"    The layers build on the first call, for any {sizes_text}.", '    """', "",
              f"    def __init__(self, {', '.join(parts['params'] + [f'**{kwargs}'])}):",
              *[f"    {ln}" for ln in guard],
              f"        super().__init__(**{kwargs})"]
