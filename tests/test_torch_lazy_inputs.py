@@ -84,6 +84,8 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
 def test_library_conv_models_equal_torch_at_any_image_size(cls, sizes):
     err, tr = _compare(_read("conv_models.py"), "conv_models.py", cls, sizes)
     assert err <= 1e-4, err
+    if cls == "Denoiser":  # (its ConvBlocks are the file's own Layer subclass, made with torch's arguments)
+        assert 'self.down = ConvBlock(3, 16, name="down")' in tr.text and "h = self.down(x)" in tr.text
     # a subclass building on its first call (no keras.Input: the sizes are unknown)
     assert f"class {cls}(keras.Model):" in tr.text and "keras.Input" not in tr.text
 

@@ -580,6 +580,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             described, why = lazy
             if mod.kind == "user" and builder is None:  # a Keras subclass building on its first call
                 graph.meta["lazy_class"] = described
+                graph.meta["child_blocks"] = lazy_inputs.child_blocks(mod)
             self.program.warn(self._span(mod.cls.node) if mod.kind == "user" else mod.span,
                               f"{graph.name}: no input shape in this file; translated for inputs "
                               f"{described} as {why}, the sizes named by letters unknown (the Keras "

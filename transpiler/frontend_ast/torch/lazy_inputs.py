@@ -129,6 +129,37 @@ def unknown_inputs_message(mod, forward: cst.FunctionDef, names: list[str]) -> s
             "(one example per input, without the batch axis)")
 
 
+def child_blocks(mod) -> dict[str, tuple[str, str]]:
+    """The user-module children of ``mod`` its ``__init__`` makes with arguments of literals and
+    its own parameters only (``self.res1 = ResidualBlock(128)``, ``self.conv = Block(cin, 8)``):
+    attribute → (class name, the call's arguments as source text). A Keras subclass of
+    ``mod`` may make its own class's block there with the same arguments."""
+    from transpiler.cst_fast import nodes_of
+
+    init = mod.cls.method("__init__") if mod.cls is not None else None
+    if init is None:
+        return {}
+    params = {p.name.value for p in init.params.params[1:]} | {"True", "False", "None"}
+    kids = {k: m for k, m in mod.children() if m.kind == "user"}
+    found: dict[str, tuple[str, str]] = {}
+    for assign in nodes_of(init, cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+            continue
+        target, call = assign.targets[0].target, assign.value
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and
+                target.value.value == "self" and isinstance(call.func, cst.Name)):
+            continue
+        attr = target.attr.value
+        child = kids.get(attr)
+        if child is None or child.cls_name != call.func.value or attr in found or any(a.star for a in call.args):
+            continue
+        if all(n.value in params for a in call.args for n in nodes_of(a.value, cst.Name)) and \
+                not any(isinstance(n, cst.Attribute) for a in call.args for n in nodes_of(a.value, cst.Attribute)):
+            found[attr] = (child.cls_name, ", ".join(cst.Module([]).code_for_node(a).strip().rstrip(",").strip()
+                                                     for a in call.args))
+    return found
+
+
 def _axis_names(value) -> str:
     """``(N, 3, H, W)``-style text of ``value``'s shape, the unknown sizes named by their axis."""
     layout = value.layout or ""

@@ -225,6 +225,10 @@ class KerasScript:
                 taken.add(name)
                 self.subclasses.setdefault(md.class_name, []).append((md, name))
         self.subclass_name = {id(md): name for group in self.subclasses.values() for md, name in group}
+        #: the text of each class model, printed once (``builder``); those printed as a subclass
+        #: for any constructor argument (``general``) are blocks other subclasses may hold
+        self.printed: dict[int, str] = {}
+        self.general: dict[int, bool] = {}
 
     def reserved(self) -> set[str]:
         names = set(self.frontend.globals.vars)
@@ -374,6 +378,32 @@ class KerasScript:
             import_line.split()[1].split(".")[0]
 
     def builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
+        if fn is not None or name is not None:
+            return self._builder(md, fn, name)
+        # (a class: printed once, also when a class holding it as a block asks first)
+        if id(md) not in self.printed:
+            self.printed[id(md)] = self._builder(md, fn, name)
+        return self.printed[id(md)]
+
+    def _blocks(self, md: ModelDef, params: list[str]) -> dict:
+        """The blocks of ``md`` (frontend_ast/torch/lazy_inputs.child_blocks) a subclass of it
+        can make of their own classes: classes printed as subclasses for any argument, whose
+        constructor arguments read only ``params``: attribute → (class, arguments, graph)."""
+        import re
+
+        blocks = {}
+        for attr, (cls, args) in (md.graph.meta.get("child_blocks") or {}).items():
+            child = self.class_models.get(cls)
+            if child is None or child is md or not builds_on_call(child.graph) or child.graph.meta.get("unsupported"):
+                continue
+            if set(re.findall(r"(?<![\w.=])([A-Za-z_]\w*)\b(?!\s*=[^=])", args)) - set(params) - {"True", "False", "None"}:
+                continue
+            self.builder(child, None)  # (printed first: whether it takes any argument)
+            if self.general.get(id(child)):
+                blocks[attr] = (cls, args, child.graph)
+        return blocks
+
+    def _builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
         graph = md.graph
         unsupported = graph.meta.get("unsupported")
         name = name or (fn.name.value if fn is not None else md.class_name)
@@ -401,11 +431,12 @@ class KerasScript:
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
         elif on_call:  # (no input shape: a subclass building on its first call)
+            cls_params = [_code(p).strip().rstrip(",").strip() for p in param_nodes]
+            blocks = self._blocks(md, [p.name.value for p in param_nodes])
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
-                cls_params = [_code(p).strip().rstrip(",").strip() for p in param_nodes]
                 base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
                     else "keras.Model"
-                parts = on_call_parts(graph, cls_params, self.reserved(), size_scope)
+                parts = on_call_parts(graph, cls_params, self.reserved(), size_scope, blocks)
         else:
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
@@ -436,6 +467,7 @@ class KerasScript:
                 guard_lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
                                    'default arguments only")')
         if on_call:  # (what the body specialised decides the guard)
+            self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
         else:
             lines += guard_lines + body

@@ -84,9 +84,11 @@ def layer_attributes(graph: Graph) -> dict[str, str]:
     attrs: dict[str, str] = {}
     own = graph.meta.get("own_step") or {}
     taken: set[str] = {a for a, _ in own.get("trackers", ())} | {n for n, _ in own.get("methods", ())}
+    blocks = graph.meta.get("keras_blocks") or {}
+    taken |= set(blocks.get("graphs", ()))
     for node in graph.nodes:
         em = keras_ops.emit(node)
-        if node.name in attrs or em.mode_select or em.layer is None:
+        if node.name in attrs or em.mode_select or em.layer is None or node.name in blocks.get("nodes", ()):
             continue
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in node.name).lower() or "layer"
         if base[0].isdigit() or base.startswith("_"):
@@ -138,6 +140,8 @@ class _CallWriter:
         self.branch_lines: dict[tuple[int, int], list[str]] = {}
         self.select_name: dict[int, str] = {}
         self.returned = False
+        #: node id → (attribute of the block, its input, its output, first node of the call)
+        self.block_of: dict[int, tuple] = {}
 
     def _name(self, value: Value, hint: str, at: int) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
@@ -165,6 +169,20 @@ class _CallWriter:
         for i, node in enumerate(self.graph.nodes):
             branch = self.branch_of.get(id(node))
             lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
+            block = self.block_of.get(id(node))
+            if block is not None:  # one call of a block the model holds: ``self.res1(y)``
+                attr, value_in, value_out, first, last = block
+                if first:
+                    lines += list(node.comments)
+                    text = f"self.{attr}({self.expr[id(value_in)]})"
+                    if self.graph.nodes[last] is self.graph.nodes[-1] and list(self.graph.outputs) == [value_out] \
+                            and branch is None:  # (the method's last: ``return self.deconv3(y)``)
+                        self.expr[id(value_out)] = text
+                        continue
+                    name = self._name(value_out, value_out.var or attr, last)
+                    lines.append(f"{name} = {text}")
+                    self.expr[id(value_out)] = name
+                continue
             em = keras_ops.emit(node)
             if em.mode_select:
                 self._select(node, i, lines)
@@ -328,20 +346,93 @@ def _layers_and_call(graph: Graph, reserved: set[str]) -> tuple[list[str], str, 
 
 
 
-def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scope) -> dict:
+def block_calls(graph: Graph, blocks: dict[str, tuple[str, str, Graph]]) -> list[tuple]:
+    """The calls of blocks the model holds (``self.res1(y)``: the nodes the reader tagged
+    ``block_call``) that a Keras subclass can make one call of the block's own class:
+    ``blocks``, attribute → (class, constructor arguments, the class's graph), those printed
+    for any argument. A call qualifies when its nodes are consecutive, read one value from
+    outside and give one, and are the block's graph node for node (same ops in the same
+    order); each is ``(attribute, nodes, input, output)``."""
+    if needs_subclass(graph):
+        return []
+    runs: dict[tuple, list[int]] = {}
+    for i, node in enumerate(graph.nodes):
+        tag = node.meta.get("block_call")
+        if tag is not None and tag[0] in blocks:
+            runs.setdefault(tuple(tag), []).append(i)
+    found = []
+    for (attr, _), idx in runs.items():
+        nodes = [graph.nodes[i] for i in idx]
+        child = blocks[attr][2]
+        if idx != list(range(idx[0], idx[-1] + 1)) or [n.op for n in nodes] != [n.op for n in child.nodes]:
+            continue
+        made = {id(v) for n in nodes for v in n.outputs}
+        ins = list({id(v): v for n in nodes for v in n.inputs if id(v) not in made}.values())
+        inside = {id(n) for n in nodes}
+        used = {id(v) for n in graph.nodes if id(n) not in inside for v in n.inputs} | {id(v) for v in graph.outputs}
+        outs = [v for n in nodes for v in n.outputs if id(v) in used]
+        if len(ins) != 1 or len(outs) != 1 or any(not n.inputs for n in nodes) or \
+                len(child.inputs) != 1 or len(child.outputs) != 1:
+            continue
+        found.append((attr, nodes, ins[0], outs[0]))
+    return found
+
+
+def record_blocks(graph: Graph, calls: list[tuple], blocks: dict[str, tuple[str, str, Graph]]) -> None:
+    """Keep, as data, where the layers of the block calls live in the printed subclass
+    (``graph.meta["keras_blocks"]``): the weights code reads it (``model.res1.conv1_conv2d``
+    holds the node ``res1_conv1_conv2d``): ``nodes``, node name → (attribute, the block graph's
+    node name); ``graphs``, attribute → the block's graph; ``order``, ``__init__``'s order of
+    the model's own layers (``("layer", node name)``) and blocks (``("block", attribute,
+    class)``)."""
+    nodes: dict[str, tuple[str, str]] = {}
+    first: dict[int, str] = {}
+    for attr, members, _, _ in calls:
+        child = blocks[attr][2]
+        first.setdefault(id(members[0]), attr)
+        for node, inner in zip(members, child.nodes):
+            nodes[node.name] = (attr, inner.name)
+    graph.meta["keras_blocks"] = {"nodes": nodes, "graphs": {a: blocks[a][2] for a, *_ in calls}, "order": []}
+    attrs = layer_attributes(graph)
+    order: list[tuple] = []
+    seen: set[str] = set()
+    for node in graph.nodes:
+        if id(node) in first and first[id(node)] not in seen:
+            seen.add(first[id(node)])
+            order.append(("block", first[id(node)], blocks[first[id(node)]][0]))
+        elif node.name in attrs and node.name not in seen:
+            seen.add(node.name)
+            order.append(("layer", node.name))
+    graph.meta["keras_blocks"]["order"] = order
+
+
+def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scope,
+                  blocks: dict[str, tuple[str, str, Graph]] | None = None) -> dict:
     """What ``on_call_class`` prints for ``graph``, emitted inside ``size_scope`` (the sizes
     of the constructor's parameters ``params``, their source text): the layers' sizes as
     expressions of the parameters, and a size ``call`` needs read from the parameter kept on
     ``self``."""
+    blocks = blocks or {}
+    graph.meta.pop("keras_blocks", None)
+    calls = block_calls(graph, blocks)
+    if calls:
+        record_blocks(graph, calls, blocks)
     attrs = layer_attributes(graph)
     writer = _CallWriter(graph, attrs, reserved)
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    for attr, members, value_in, value_out in calls:
+        for j, node in enumerate(members):
+            writer.block_of[id(node)] = (attr, value_in, value_out, j == 0, order[id(members[-1])])
     arg, unpack = writer.arguments()
     call_body = unpack + writer.write()
     layer_lines = [f"        {c}" for c in graph.meta.get("comments", [])]
-    done: set[str] = set()
-    for node in graph.nodes:
-        if node.name in attrs and node.name not in done:
-            done.add(node.name)
+    for entry in (graph.meta.get("keras_blocks") or {}).get("order") or \
+            [("layer", name) for name in attrs]:
+        if entry[0] == "block":
+            cls, args = blocks[entry[1]][:2]
+            layer_lines.append(f'        self.{entry[1]} = {cls}({args}{", " if args else ""}name="{entry[1]}")')
+        else:
+            node = next(n for n in graph.nodes if n.name == entry[1])
             layer_lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
     layer_lines = [size_scope.code(ln) for ln in layer_lines]
     names = [p.split("=")[0].split(":")[0].strip() for p in params]
