@@ -457,12 +457,15 @@ def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: 
     what = "model" if base == "keras.Model" else "block"
     shape = graph.meta.get("lazy_class", "")
     letters = list(dict.fromkeys(m for m in re.findall(r"\b([A-Z]|d\d+)\b", shape) if m != "N"))
-    sizes_text = " and ".join([", ".join(letters[:-1]), letters[-1]] if len(letters) > 1 else letters) or "size"
+    sizes_text = " and ".join([", ".join(letters[:-1]), letters[-1]] if len(letters) > 1 else letters)
     lines = [f"class {class_name}({base}):",
              f'    """The {graph.name} {what}, translated from PyTorch (channels-last inputs).', "",
-             "    Its file never gives the input's shape (in torch's layout, the sizes named by letters",
-             "    unknown):", "", f"        {shape}", "",
-             f"    The layers build on the first call, for any {sizes_text}.", '    """', "",
+             *(["    Its file never gives the input's shape; its layers imply (in torch's layout, the",
+                 "    sizes named by letters unknown):"] if letters else
+               ["    Its file never gives the input's shape; its layers imply (in torch's layout):"]),
+             "", f"        {shape}", "",
+             "    The layers build on the first call" + (f", for any {sizes_text}." if letters else "."),
+             '    """', "",
              f"    def __init__(self, {', '.join(parts['params'] + [f'**{kwargs}'])}):",
              *[f"    {ln}" for ln in guard],
              f"        super().__init__(**{kwargs})"]
