@@ -351,3 +351,58 @@ def test_inputs_first_handed_to_something_other_than_a_layer_are_a_stub_naming_t
                "INPUT_SHAPE = ((...), (...))" in m for m in messages), messages
     tr = translate(PAIR + "\nINPUT_SHAPE = ((3,), (5,))\n", "pair.py", "keras")
     assert not tr.stubs, [str(d) for d in tr.stubs]
+
+
+BLOCKS = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x):
+        return x + F.gelu(self.norm(self.fc(x)))
+
+
+class Mix(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.gate = nn.Linear(width, width)
+
+    def forward(self, x, y):
+        return torch.sigmoid(self.gate(x)) * y
+
+
+class Tower(nn.Module):
+    def __init__(self, features, width=8):
+        super().__init__()
+        self.inp = nn.Linear(features, width * 2)
+        self.wide = Block(width * 2)
+        self.shared = Block(width * 2)
+        self.mix = Mix(width * 2)
+        self.stack = nn.Sequential(Block(width * 2), Block(width * 2))
+        self.out = nn.Linear(width * 2, 3)
+
+    def forward(self, x):
+        h = self.wide(self.inp(x))
+        h = self.shared(self.shared(h))
+        h = self.mix(h, h * 2.0)
+        return self.out(self.stack(h))
+'''
+
+
+def test_blocks_a_subclass_holds_are_their_classes_where_the_call_is_one():
+    """A block made with an expression of the class's parameters (``Block(width * 2)``) is the
+    file's own Layer; one called twice is one attribute called twice (torch's shared weights);
+    a block of two inputs and the blocks inside an nn.Sequential keep their layers inline.
+    Equal to torch either way."""
+    err, tr = _compare_built(BLOCKS, "blocks.py", "Tower", (5,), [(5,), (5,)])
+    assert err <= 1e-4, err
+    text = tr.text
+    assert 'self.wide = Block(width * 2, name="wide")' in text and text.count("self.shared = Block(") == 1
+    assert text.count("self.shared(") == 2  # (one attribute, called twice)
+    assert "self.mix = Mix(" not in text and "self.stack_0 = Block(" not in text
