@@ -70,7 +70,8 @@ class TorchExpressions(Interpreter):
             return self._class_attr(obj.cls, name)
         if obj.kind == "user" and obj.cls.method(name) is not None:
             return Bound(obj, name)
-        if obj.kind == "leaf" and name in obj.attrs and not callable(obj.attrs[name]):
+        if obj.kind == "leaf" and name in obj.attrs and name not in ("weight", "bias") and \
+                not callable(obj.attrs[name]) and name not in tm.torch_param_shapes(obj.layer):
             return obj.attrs[name]  # (``self.resnet.fc.in_features``: the constructor's argument)
         if name == "training":
             return Unknown("self.training")
