@@ -396,7 +396,8 @@ class KerasScript:
             child = self.class_models.get(cls)
             if child is None or child is md or not builds_on_call(child.graph) or child.graph.meta.get("unsupported"):
                 continue
-            if set(re.findall(r"(?<![\w.=])([A-Za-z_]\w*)\b(?!\s*=[^=])", args)) - set(params) - {"True", "False", "None"}:
+            names = set(re.findall(r"(?<![\w.=])([A-Za-z_]\w*)\b(?!\s*=[^=])", args))  # (not keywords)
+            if names - set(params) - {"True", "False", "None"}:
                 continue
             self.builder(child, None)  # (printed first: whether it takes any argument)
             if self.general.get(id(child)):
