@@ -59,9 +59,17 @@ def test_fast_neural_style_transformer_net_equals_torch_at_any_image_size():
     randomize_torch(model, scale=0.1)
     model.eval()
     kmodel = load_source(tr.text, "keras_model_under_test").TransformerNet()
+    assert isinstance(kmodel, keras.Model) and not kmodel.built  # (a subclass: built by its first call)
+    kmodel(np.zeros((1, 16, 16, 3), "float32"))
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
         keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    # the blocks it holds are its file's own Layer subclasses, made with the torch arguments
+    # (ResidualBlock holds ConvLayers in turn); UpsampleConvLayer, translated for its default
+    # upsample=None only, cannot be one: its layers are TransformerNet's own
+    assert 'self.res1 = ResidualBlock(128, name="res1")' in tr.text and "y = self.res1(y)" in tr.text
+    assert 'self.conv1 = ConvLayer(3, 32, kernel_size=9, stride=1, name="conv1")' in tr.text
+    assert "self.deconv1 = UpsampleConvLayer" not in tr.text and "self.deconv1_conv2d = layers.Conv2D(" in tr.text
     rng = np.random.RandomState(0)
     for h, w in ((16, 16), (12, 20)):
         x = rng.rand(2, 3, h, w).astype("float32")
@@ -93,6 +101,8 @@ def _realworld_equal(rel: str, cls: str, args: tuple, shapes, scale: float = 0.1
     randomize_torch(model, scale=scale)
     model.eval()
     kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)(*args)
+    assert not kmodel.built  # (a subclass: its layers build on the first call, of any size)
+    kmodel(np.zeros((1, *shapes[0][1:], shapes[0][0]), "float32"))
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     for name, arrays in keras_weights(md.graph, state).items():
         keras_layer(kmodel, md.graph, name).set_weights(arrays)
@@ -112,7 +122,7 @@ def test_super_resolution_net_built_for_the_callers_upscale_factor_equals_torch(
     """super_resolution/model.py's ``Net(upscale_factor)``: a required size (conv4 has
     upscale_factor ** 2 filters) and a PixelShuffle (torch's channel order, channels-last)."""
     tr = _realworld_equal("super_resolution/model.py", "Net", (factor,), [(1, 6, 5), (1, 9, 12)])
-    assert "def Net(upscale_factor):" in tr.text
+    assert "class Net(keras.Model):" in tr.text and "def __init__(self, upscale_factor, **kwargs):" in tr.text
     assert "upscale_factor * upscale_factor," in tr.text
 
 
@@ -121,5 +131,35 @@ def test_fast_neural_style_conv_layer_built_for_its_kernel_size_equals_torch():
     ``kernel_size // 2`` in the output, never the traced number."""
     tr = _realworld_equal("fast_neural_style/neural_style/transformer_net.py", "ConvLayer", (3, 4, 5, 2),
                           [(3, 9, 9), (3, 12, 7)])
-    assert "[kernel_size // 2, kernel_size // 2]" in tr.text
+    # (a block TransformerNet nests: a Layer; the pad call() needs keeps the size on self)
+    assert "class ConvLayer(layers.Layer):" in tr.text
+    assert "[self.kernel_size // 2, self.kernel_size // 2]" in tr.text
     assert not tr.stubs, [str(d) for d in tr.stubs]
+
+
+def test_fast_neural_style_checkpoint_loads_into_the_subclass_of_nested_blocks(tmp_path):
+    """``--weights`` for TransformerNet, whose ResidualBlocks hold ConvLayers (blocks two deep):
+    the .weights.h5 has Keras' paths for them (``res1/conv1/conv2d``; the model's own layers by
+    Keras' rule for subclasses), and ``load_weights`` after a first call equals torch."""
+    import keras
+    import torch
+
+    from transpiler.cli import run
+
+    rel = "fast_neural_style/neural_style/transformer_net.py"
+    src = _source(rel)
+    model = load_source(src).TransformerNet()
+    randomize_torch(model, scale=0.1)
+    model.eval()
+    torch.save(model.state_dict(), tmp_path / "style.pt")
+    out = tmp_path / "transformer_net_keras.py"
+    assert run([str(REALWORLD / rel), "--to", "keras", "-o", str(out), "--weights", str(tmp_path / "style.pt"),
+                "--weights-out", str(tmp_path / "style.weights.h5")]) == 0
+    kmodel = load_source(out.read_text(), "keras_model_under_test").TransformerNet()
+    kmodel(np.zeros((1, 8, 8, 3), "float32"))
+    kmodel.load_weights(str(tmp_path / "style.weights.h5"))
+    x = np.random.RandomState(2).rand(2, 3, 12, 16).astype("float32")
+    with torch.no_grad():
+        y_t = model(torch.from_numpy(x)).numpy()
+    y_k = np.moveaxis(keras.ops.convert_to_numpy(kmodel(np.moveaxis(x, 1, -1), training=False)), -1, 1)
+    assert float(np.max(np.abs(y_t - y_k))) <= 1e-4 * max(1.0, float(np.max(np.abs(y_t))))

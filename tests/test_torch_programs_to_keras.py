@@ -73,8 +73,12 @@ def test_torch_library_module_without_a_model_exits_0_and_is_written(tmp_path, c
     err = capsys.readouterr().err
     for name in ("Block", "Net"):
         assert f"warning: {name}: no input shape in this file" in err, err
-        model = ns[name](4)
-        assert tuple(model.input_shape) == (None, None, None, 4)
+        import numpy as np
+
+        model = ns[name](4)  # (a subclass building on its first call: any image size)
+        assert not model.built
+        for h, w in ((5, 7), (9, 4)):
+            assert tuple(model(np.zeros((2, h, w, 4), "float32")).shape[:3]) == (2, h, w)
     assert ": stub: " not in err, err
     with pytest.raises(NotImplementedError, match="default arguments"):
         ns["Net"](4, blocks=3)  # (the block count is structure: another one is refused)

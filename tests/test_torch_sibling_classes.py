@@ -159,7 +159,10 @@ def test_a_model_class_built_from_run_time_arguments_is_built_for_them_and_runs(
     err = capsys.readouterr().err
     assert code == 0 and "internal error" not in err and "stub: Block" not in err, err
     keras_text = out.read_text()
-    assert "def Block(n_in, n_out):" in keras_text and "keras.Input(shape=(n_in,)" in keras_text
+    # (no input shape in the program: a subclass taking the constructor's parameters, building
+    # on its first call)
+    assert "class Block(keras.Model):" in keras_text and "def __init__(self, n_in, n_out, **kwargs):" in keras_text
+    assert "keras.Input" not in keras_text
     assert "model = Block(opt.n, 3)" in keras_text
     done = subprocess.run([sys.executable, str(out), "--n", "20"], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)

@@ -470,8 +470,10 @@ def _convert_torch_weights(res: FileResult, result, src: str, weights: WeightOpt
         if write:
             rep = convert.torch_source_to_keras(md.graph, weights.checkpoint, out, md.graph.name, state=state)
             if not weights.quiet:
-                res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with "
-                        f"{md.builder or md.class_name}().load_weights)")
+                how = f"{md.builder or md.class_name}().load_weights"
+                if md.graph.meta.get("lazy_class") and not md.builder:  # (a subclass building on its first call)
+                    how = f"{md.class_name}(...).load_weights once a first call has built the model"
+                res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with {how})")
     except CheckpointError:
         raise
     except OSError as exc:

@@ -112,6 +112,12 @@ class Node:
         return f"<{outs} = {self.op}[{self.name}]({ins})>"
 
 
+#: the meta a node inserted before another (``add_node(before=...)``) takes from it: a pad a
+#: pass splits off a convolution belongs to the same call of a block (``block_call``, which
+#: printers/keras/subclass prints as one call of the block's class)
+INHERITED_META = ("block_call",)
+
+
 @dataclass(eq=False)
 class Graph:
     """A model: inputs, outputs and nodes in a topological order."""
@@ -163,6 +169,9 @@ class Graph:
             self.nodes.append(node)
         else:
             self.nodes.insert(self.nodes.index(before), node)
+            for key in INHERITED_META:  # (a node a pass splits off another stays where that one was)
+                if key in before.meta:
+                    node.meta[key] = before.meta[key]
         return node
 
     # -- queries ------------------------------------------------------------------

@@ -381,6 +381,8 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
             layers += part_layers
             groups += [f"{prefix}/{attributes[layer.name]}" for layer in part_layers]
             containers.append(prefix)
+    elif graph.meta.get("keras_blocks"):  # (a subclass holding blocks of their own classes)
+        layers, groups, containers = _block_layers_out(graph, torch_source.keras_weights(graph, state), top=True)
     else:
         layers, groups = _keras_layers_out(graph, torch_source.keras_weights(graph, state),
                                            graph.weight_plan.subclass)
@@ -423,6 +425,46 @@ def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list
         layers.append(KerasLayerOut(cls, node.name, node.op, weights.get(node.name, []), inner))
     groups = weights_paths([attributes[layer.name] for layer in layers], layer_keys(layers)) if subclass else None
     return layers, groups
+
+
+def _block_layers_out(graph: Graph, weights: dict, top: bool) -> tuple[list, list[str], list[str]]:
+    """The layers of a subclass holding blocks (``graph.meta["keras_blocks"]``, printers/keras/
+    subclass), with their groups in the file and the blocks' groups (``containers``). A
+    ``keras.Model`` (``top``) saves its layers by Keras' rule for subclasses (``weights_paths``:
+    the layers and blocks in ``__init__``'s order, keyed by class); a block (a ``layers.Layer``)
+    under their attributes; a block's layers under the block's group, recursively."""
+    from transpiler.printers.keras.subclass import layer_attributes, weights_paths
+
+    blocks = graph.meta.get("keras_blocks") or {"order": [("layer", n) for n in layer_attributes(graph)]}
+    attributes = layer_attributes(graph)
+    own, _ = _keras_layers_out(graph, weights, True)
+    own_by_name = {layer.name: layer for layer in own}
+    entries = []  # (attribute, what Keras keys it by, the layers and groups inside)
+    for entry in blocks["order"]:
+        if entry[0] == "block":
+            attr, cls = entry[1], entry[2]
+            child = blocks["graphs"][attr]
+            mapped = {blocks["nodes"][name][1]: arrays for name, arrays in weights.items()
+                      if name in blocks["nodes"] and blocks["nodes"][name][0] == attr}
+            entries.append((attr, KerasLayerOut(cls, attr, "", []), _block_layers_out(child, mapped, top=False)))
+        elif entry[1] in own_by_name:
+            layer = own_by_name[entry[1]]
+            entries.append((attributes[layer.name], layer, None))
+    if top:
+        prefixes = weights_paths([attr for attr, _, _ in entries], layer_keys([key for _, key, _ in entries]))
+    else:
+        prefixes = [attr for attr, _, _ in entries]
+    layers, groups, containers = [], [], []
+    for (attr, layer, inside), prefix in zip(entries, prefixes):
+        if inside is None:
+            layers.append(layer)
+            groups.append(prefix)
+            continue
+        containers.append(prefix)
+        layers += inside[0]
+        groups += [f"{prefix}/{g}" for g in inside[1]]
+        containers += [f"{prefix}/{c}" for c in inside[2]]
+    return layers, groups, containers
 
 
 def select_torch_source_model(models: list, state_keys: set[str], ckpt_path: str):

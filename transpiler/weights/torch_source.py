@@ -122,6 +122,12 @@ def keras_layer(model, graph: Graph, name: str):
             local = name[len(attr) + 1:]
             if local in attributes:
                 return getattr(getattr(model, attr), attributes[local])
+    blocks = graph.meta.get("keras_blocks") or {}
+    if name in blocks.get("nodes", ()):  # a layer of a block the subclass holds (``model.res1``)
+        attr, inner = blocks["nodes"][name]
+        return keras_layer(getattr(model, attr), blocks["graphs"][attr], inner)
+    if not hasattr(model, "get_layer"):  # a ``layers.Layer`` subclass (a block): its layers are attributes
+        return getattr(model, layer_attributes(graph)[name])
     return model.get_layer(name)
 
 

@@ -70,6 +70,9 @@ class TorchExpressions(Interpreter):
             return self._class_attr(obj.cls, name)
         if obj.kind == "user" and obj.cls.method(name) is not None:
             return Bound(obj, name)
+        if obj.kind == "leaf" and name in obj.attrs and name not in ("weight", "bias") and \
+                not callable(obj.attrs[name]) and name not in tm.torch_param_shapes(obj.layer):
+            return obj.attrs[name]  # (``self.resnet.fc.in_features``: the constructor's argument)
         if name == "training":
             return Unknown("self.training")
         if name == "__class__":
@@ -415,7 +418,9 @@ class TorchExpressions(Interpreter):
             bad = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, (Unknown, Tensor)))
             raise Unsupported(f"nn.{cls_name}: an argument is not known statically ({getattr(bad, 'reason', '')})")
         layer = tm.recognize(cls_name, list(args), dict(kwargs))
-        return Mod("leaf", span, layer=layer, cls_name=cls_name)
+        # (its constructor's arguments by name: ``fc.in_features`` reads them back)
+        return Mod("leaf", span, layer=layer, cls_name=cls_name,
+                   attrs=tm.constructor_arguments(cls_name, list(args), dict(kwargs)))
 
     def _plain_object(self, cls: ClassRef, node) -> Unknown:
         """An instance of a class that is not an ``nn.Module`` (a metric tracker kept for a

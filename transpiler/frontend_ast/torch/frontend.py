@@ -325,6 +325,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 if child is not mod and child.kind == "user":
                     nested.add(child.cls.node.name.value)
             candidates.append((name, mod, args or {}))
+        # (classes another one nests: Keras layers.Layer subclasses, the others keras.Model ones)
+        self.program.meta["nested_classes"] = sorted(nested)
         if lazy_inputs.is_library(self.module):  # (each class of a library file is the other files' to use)
             nested = set()
         return [(name, mod, None, args, None) for name, mod, args in candidates if name not in nested]
@@ -366,9 +368,18 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             implied = lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
             if implied is not None:  # (unknown sizes: None; the report says so)
                 shape, dtype, why = implied
-                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (shape, dtype, why)
+                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = \
+                    (lazy_inputs.describe(shape, dtype), f"its first layer {why} implies")
                 return [(shape, dtype)]
             raise FrontendError(lazy_inputs.no_layer_message(mod), span)
+        if (not shapes or len(shapes) < n_inputs) and mod is not None and mod.kind == "user" and n_inputs > 1:
+            implied = lazy_inputs.inputs_by_parameter(mod, forward, names)
+            if implied is not None:  # (each input: what the layer it is first handed implies)
+                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (
+                    " and ".join(f"{n} {lazy_inputs.describe(s, d)}" for n, (s, d, _) in zip(names, implied)),
+                    f"the first layers they are handed ({', '.join(w for _, _, w in implied)}) imply")
+                return [(s, d) for s, d, _ in implied]
+            raise FrontendError(lazy_inputs.unknown_inputs_message(mod, forward, names), span)
         if not shapes or len(shapes) < n_inputs:
             raise FrontendError(
                 "cannot tell the model's input shape: torch modules do not declare it; add a module-level "
@@ -541,8 +552,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             if lazy is None:
                 raise
             raise Unsupported(f"its forward needs a size this file does not fix ({exc}); the input shape "
-                              f"{lazy_inputs.describe(*lazy[:2])} its first layer {lazy[2]} implies leaves "
-                              "it unknown: give the input shape as INPUT_SHAPE") from None
+                              f"{lazy[0]} {lazy[1]} leaves it unknown: give the input shape as "
+                              "INPUT_SHAPE") from None
         outs = out if isinstance(out, (tuple, list)) else [out]
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
@@ -566,11 +577,14 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 raise FrontendError(str(exc), self._span(mod.cls.node)) from None
         self.program.models.append(md)
         if lazy is not None:  # (translated without a known input shape: an assumption, reported)
-            shape, dtype, why = lazy
+            described, why = lazy
+            if mod.kind == "user" and builder is None:  # a Keras subclass building on its first call
+                graph.meta["lazy_class"] = described
+                graph.meta["child_blocks"] = lazy_inputs.child_blocks(mod)
             self.program.warn(self._span(mod.cls.node) if mod.kind == "user" else mod.span,
                               f"{graph.name}: no input shape in this file; translated for inputs "
-                              f"{lazy_inputs.describe(shape, dtype)} as its first layer {why} implies, the "
-                              "sizes named by letters unknown (the Keras model takes any)")
+                              f"{described} as {why}, the sizes named by letters unknown (the Keras "
+                              "model takes any)")
 
     def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
         """Methods of the model's classes that building it never ran (a ``train_step``, a

@@ -37,6 +37,12 @@ def call_torch_function(fe: Any, path: str, args: list, kwargs: dict, node, span
         value = fn(fe, path, args, kwargs, node, span)
         if value is not PASS:
             return value
+    if path.startswith("torchvision.models."):  # (a torchvision network: its definition, zoo.py)
+        from transpiler.frontend_ast.torch import zoo
+
+        built = zoo.construct(fe, path, args, kwargs, node)
+        if built is not None:
+            return built
     api = torch_api(path)
     if api is not None and api.startswith("nn.") and "." not in api[3:]:
         return fe._construct(api[3:], args, kwargs, span)

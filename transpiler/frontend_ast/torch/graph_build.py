@@ -65,7 +65,15 @@ class TorchGraphBuilding:
             forward = mod.cls.method("forward")
             if forward is None:
                 raise Unsupported(f"{mod.cls_name} has no forward")
-            return self._run_method(mod, forward, args, kwargs, forward)
+            start = len(self.graph.nodes)
+            out = self._run_method(mod, forward, args, kwargs, forward)
+            if mod.path and "." not in mod.path and mod is not self.root_mod:
+                # the nodes of one call of a block the model holds (``self.res1(y)``): a Keras
+                # subclass may call the block's own class there (printers/keras/subclass)
+                calls = self.block_calls = getattr(self, "block_calls", 0) + 1
+                for node in self.graph.nodes[start:]:
+                    node.meta["block_call"] = (mod.path, calls)
+            return out
         if mod.kind == "sequential" or (mod.kind == "module_dict" and mod.cls_name == "Sequential"):
             x = args[0]
             for m in (mod.items.values() if isinstance(mod.items, dict) else mod.items):

@@ -69,6 +69,97 @@ def first_layer_input(leaves) -> tuple[tuple, str, str] | None:
     return None
 
 
+def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
+    """The submodule the parameter ``name`` of ``mod``'s method ``fn`` is first handed as it
+    is (``self.encoder(x1)``, also through a method of the class: ``self.forward_once(x1)``),
+    in source order; None when it is first handed to something else."""
+    from transpiler.cst_fast import nodes_of
+
+    kids = dict(mod.children())
+    calls = sorted((c for c in nodes_of(fn, cst.Call)
+                    if any(isinstance(a.value, cst.Name) and a.value.value == name and not a.keyword and not a.star
+                           for a in c.args)), key=lambda c: _position(fn, c))
+    for call in calls:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        attr = func.attr.value
+        if attr in kids:
+            return kids[attr]
+        method = mod.cls.method(attr) if mod.cls is not None else None
+        if method is None or depth > 4:
+            return None
+        index = next(i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value == name)
+        params = method.params.params[1:]
+        return _fed_module(mod, method, params[index].name.value, depth + 1) if index < len(params) else None
+    return None
+
+
+def _position(fn, node) -> int:
+    """``node``'s offset in ``fn``'s code (source order of calls)."""
+    code = cst.Module([]).code_for_node(fn)
+    return code.find(cst.Module([]).code_for_node(node))
+
+
+def inputs_by_parameter(mod, forward: cst.FunctionDef, names: list[str]) -> list | None:
+    """A forward of several inputs (``forward(self, input1, input2)``): per parameter, the
+    input its first layer implies (``first_layer_input`` over the submodule it is first handed,
+    ``_fed_module``); None when one of them is first handed to anything else (a ``torch.cat``,
+    a tensor method): its shape is then unknown."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    found = []
+    for name in names:
+        child = _fed_module(mod, forward, name)
+        implied = None if child is None else first_layer_input(m for _, m in _walk(child) if m.kind == "leaf")
+        if implied is None:
+            return None
+        found.append(implied)
+    return found
+
+
+def unknown_inputs_message(mod, forward: cst.FunctionDef, names: list[str]) -> str:
+    """Why a forward of several inputs has no input shapes: which input is first handed to
+    something other than a layer, and how to give them."""
+    unknown = [n for n in names if _fed_module(mod, forward, n) is None]
+    which = ", ".join(unknown) or ", ".join(names)
+    return (f"cannot tell the shapes of the model's inputs {', '.join(names)}: torch modules do not declare them, "
+            f"and {which} {'is' if len(unknown) == 1 else 'are'} first handed to something other than a layer "
+            f"(whose first size would say it); add a module-level INPUT_SHAPE = ({', '.join(['(...)'] * len(names))}) "
+            "(one example per input, without the batch axis)")
+
+
+def child_blocks(mod) -> dict[str, tuple[str, str]]:
+    """The user-module children of ``mod`` its ``__init__`` makes with arguments of literals and
+    its own parameters only (``self.res1 = ResidualBlock(128)``, ``self.conv = Block(cin, 8)``):
+    attribute → (class name, the call's arguments as source text). A Keras subclass of
+    ``mod`` may make its own class's block there with the same arguments."""
+    from transpiler.cst_fast import nodes_of
+
+    init = mod.cls.method("__init__") if mod.cls is not None else None
+    if init is None:
+        return {}
+    params = {p.name.value for p in init.params.params[1:]} | {"True", "False", "None"}
+    kids = {k: m for k, m in mod.children() if m.kind == "user"}
+    found: dict[str, tuple[str, str]] = {}
+    for assign in nodes_of(init, cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+            continue
+        target, call = assign.targets[0].target, assign.value
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and
+                target.value.value == "self" and isinstance(call.func, cst.Name)):
+            continue
+        attr = target.attr.value
+        child = kids.get(attr)
+        if child is None or child.cls_name != call.func.value or attr in found or any(a.star for a in call.args):
+            continue
+        if all(n.value in params for a in call.args for n in nodes_of(a.value, cst.Name)) and \
+                not any(isinstance(n, cst.Attribute) for a in call.args for n in nodes_of(a.value, cst.Attribute)):
+            found[attr] = (child.cls_name, ", ".join(cst.Module([]).code_for_node(a).strip().rstrip(",").strip()
+                                                     for a in call.args))
+    return found
+
+
 def _axis_names(value) -> str:
     """``(N, 3, H, W)``-style text of ``value``'s shape, the unknown sizes named by their axis."""
     layout = value.layout or ""

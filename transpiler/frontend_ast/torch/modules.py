@@ -132,6 +132,16 @@ def recognize(name: str, args: list, kwargs: dict[str, Any]) -> TorchLayer:
     return reg.fn(Bound(f"nn.{name}", reg.signature, args, kwargs))
 
 
+def constructor_arguments(name: str, args: list, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of ``nn.<name>(*args, **kwargs)`` by parameter name, defaults included
+    (what ``layer.in_features`` / ``conv.out_channels`` read back)."""
+    reg = _MODULES.get(name)
+    if reg is None:
+        return {}
+    bound = Bound(f"nn.{name}", reg.signature, args, kwargs)
+    return {**reg.signature.defaults, **bound.values}
+
+
 def recognize_function(name: str, args: list, kwargs: dict[str, Any]) -> TorchLayer:
     reg = _FUNCTIONS.get(name)
     if reg is None:

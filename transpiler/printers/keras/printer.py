@@ -26,7 +26,8 @@ from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.code import comment_text, lit
-from transpiler.printers.keras.subclass import is_subclass, subclass_text
+from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, on_call_class, on_call_parts,
+                                               subclass_text)
 from transpiler.printers.keras.training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
@@ -216,7 +217,7 @@ class KerasScript:
         self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
         taken: set[str] = set()
         for md in program.models:
-            if is_subclass(md.graph) and not md.graph.meta.get("unsupported"):
+            if is_subclass(md.graph) and not builds_on_call(md.graph) and not md.graph.meta.get("unsupported"):
                 self.training.imports.update(md.graph.meta.get("own_step", {}).get("imports", ()))
                 name, n = md.class_name, 2
                 while name in taken:
@@ -224,6 +225,10 @@ class KerasScript:
                 taken.add(name)
                 self.subclasses.setdefault(md.class_name, []).append((md, name))
         self.subclass_name = {id(md): name for group in self.subclasses.values() for md, name in group}
+        #: the text of each class model, printed once (``builder``); those printed as a subclass
+        #: for any constructor argument (``general``) are blocks other subclasses may hold
+        self.printed: dict[int, str] = {}
+        self.general: dict[int, bool] = {}
 
     def reserved(self) -> set[str]:
         names = set(self.frontend.globals.vars)
@@ -251,7 +256,7 @@ class KerasScript:
             helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
                               for g in [md.graph] + [sub.graph for sub in md.methods.values()]
                               for n in g.nodes for h in keras_ops.emit(n).helpers
-                              if not (g is md.graph and id(md) in self.subclass_name
+                              if not (g is md.graph and (id(md) in self.subclass_name or builds_on_call(g))
                                       and keras_ops.emit(n).mode_select)})
         # (the generated helpers count as uses: torch_uniform_init reads the script's math)
         kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
@@ -373,6 +378,33 @@ class KerasScript:
             import_line.split()[1].split(".")[0]
 
     def builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
+        if fn is not None or name is not None:
+            return self._builder(md, fn, name)
+        # (a class: printed once, also when a class holding it as a block asks first)
+        if id(md) not in self.printed:
+            self.printed[id(md)] = self._builder(md, fn, name)
+        return self.printed[id(md)]
+
+    def _blocks(self, md: ModelDef, params: list[str]) -> dict:
+        """The blocks of ``md`` (frontend_ast/torch/lazy_inputs.child_blocks) a subclass of it
+        can make of their own classes: classes printed as subclasses for any argument, whose
+        constructor arguments read only ``params``: attribute → (class, arguments, graph)."""
+        import re
+
+        blocks = {}
+        for attr, (cls, args) in (md.graph.meta.get("child_blocks") or {}).items():
+            child = self.class_models.get(cls)
+            if child is None or child is md or not builds_on_call(child.graph) or child.graph.meta.get("unsupported"):
+                continue
+            names = set(re.findall(r"(?<![\w.=])([A-Za-z_]\w*)\b(?!\s*=[^=])", args))  # (not keywords)
+            if names - set(params) - {"True", "False", "None"}:
+                continue
+            self.builder(child, None)  # (printed first: whether it takes any argument)
+            if self.general.get(id(child)):
+                blocks[attr] = (cls, args, child.graph)
+        return blocks
+
+    def _builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
         graph = md.graph
         unsupported = graph.meta.get("unsupported")
         name = name or (fn.name.value if fn is not None else md.class_name)
@@ -394,11 +426,19 @@ class KerasScript:
         if guard is not None:
             lines += guard
         body: list[str] = []
+        on_call = fn is None and guard is None and builds_on_call(graph) and id(md) not in self.subclass_name
+        # sizes with provenance: the body's sizes are expressions of the builder's parameters
+        visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
+        elif on_call:  # (no input shape: a subclass building on its first call)
+            cls_params = [_code(p).strip().rstrip(",").strip() for p in param_nodes]
+            blocks = self._blocks(md, [p.name.value for p in param_nodes])
+            with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
+                base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
+                    else "keras.Model"
+                parts = on_call_parts(graph, cls_params, self.reserved(), size_scope, blocks)
         else:
-            # sizes with provenance: the body's sizes are expressions of the builder's parameters
-            visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
             body = [size_scope.code(ln) for ln in body]
@@ -413,19 +453,25 @@ class KerasScript:
             diag = self.program.stub(self.frontend._span(ref.node) if ref is not None else None, message,
                                      f"class {name}")
             return self._raise_def(name, params, f"{diag.span or self.program.path}: {message}", md.comments)
+        guard_lines = []
         if param_nodes:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
             ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value)) and p.default is not None]
             names = ", ".join(p.name.value for p in ps)
             defaults = ", ".join(_code(p.default) for p in ps)
             if len(ps) == 1:
-                lines.append(f"    if {names} != {defaults}:")
+                op = "is not" if defaults == "None" else "!="
+                guard_lines.append(f"    if {names} {op} {defaults}:")
             elif ps:
-                lines.append(f"    if ({names}) != ({defaults}):")
+                guard_lines.append(f"    if ({names}) != ({defaults}):")
             if ps:
-                lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
-                             'default arguments only")')
-        lines += body
+                guard_lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
+                                   'default arguments only")')
+        if on_call:  # (what the body specialised decides the guard)
+            self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
+            lines = [on_call_class(graph, name, base, parts, guard_lines)]
+        else:
+            lines += guard_lines + body
         called = self.program.meta.get("called_methods", set())
         for method, sub in md.methods.items():
             if (id(md), method) not in called:

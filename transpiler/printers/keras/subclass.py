@@ -30,6 +30,8 @@ Keras saves a subclass's layers under attribute paths (see ``weights.keras_files
 
 from __future__ import annotations
 
+import re
+
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.printers.keras import ops as keras_ops
@@ -60,10 +62,19 @@ def needs_subclass(graph: Graph) -> bool:
         return any(keras_ops.emit(node).mode_select for node in graph.nodes)
 
 
+def builds_on_call(graph: Graph) -> bool:
+    """True when the model is a class whose input shape its file never gives
+    (``graph.meta["lazy_class"]``, frontend_ast/torch/lazy_inputs): printed as a subclass whose
+    layers build on its first call (``on_call_class``)."""
+    return bool(graph.meta.get("lazy_class")) and not graph.meta.get("own_step") and \
+        not graph.meta.get("composed")
+
+
 def is_subclass(graph: Graph) -> bool:
     """True when the model is printed as a ``keras.Model`` subclass: its forward has control
-    flow, or it has its own ``train_step`` (frontend_ast/torch/own_step)."""
-    return needs_subclass(graph) or bool(graph.meta.get("own_step"))
+    flow, it has its own ``train_step`` (frontend_ast/torch/own_step), or its input shape is
+    unknown (``builds_on_call``)."""
+    return needs_subclass(graph) or bool(graph.meta.get("own_step")) or builds_on_call(graph)
 
 
 def layer_attributes(graph: Graph) -> dict[str, str]:
@@ -73,9 +84,11 @@ def layer_attributes(graph: Graph) -> dict[str, str]:
     attrs: dict[str, str] = {}
     own = graph.meta.get("own_step") or {}
     taken: set[str] = {a for a, _ in own.get("trackers", ())} | {n for n, _ in own.get("methods", ())}
+    blocks = graph.meta.get("keras_blocks") or {}
+    taken |= set(blocks.get("graphs", ()))
     for node in graph.nodes:
         em = keras_ops.emit(node)
-        if node.name in attrs or em.mode_select or em.layer is None:
+        if node.name in attrs or em.mode_select or em.layer is None or node.name in blocks.get("nodes", ()):
             continue
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in node.name).lower() or "layer"
         if base[0].isdigit() or base.startswith("_"):
@@ -117,6 +130,8 @@ class _CallWriter:
         self.branch_lines: dict[tuple[int, int], list[str]] = {}
         self.select_name: dict[int, str] = {}
         self.returned = False
+        #: node id → (attribute of the block, its input, its output, first node of the call)
+        self.block_of: dict[int, tuple] = {}
 
     def _name(self, value: Value, hint: str, at: int) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
@@ -144,6 +159,20 @@ class _CallWriter:
         for i, node in enumerate(self.graph.nodes):
             branch = self.branch_of.get(id(node))
             lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
+            block = self.block_of.get(id(node))
+            if block is not None:  # one call of a block the model holds: ``self.res1(y)``
+                attr, value_in, value_out, first, last = block
+                if first:
+                    lines += list(node.comments)
+                    text = f"self.{attr}({self.expr[id(value_in)]})"
+                    if self.graph.nodes[last] is self.graph.nodes[-1] and list(self.graph.outputs) == [value_out] \
+                            and branch is None:  # (the method's last: ``return self.deconv3(y)``)
+                        self.expr[id(value_out)] = text
+                        continue
+                    name = self._name(value_out, value_out.var or attr, last)
+                    lines.append(f"{name} = {text}")
+                    self.expr[id(value_out)] = name
+                continue
             em = keras_ops.emit(node)
             if em.mode_select:
                 self._select(node, i, lines)
@@ -304,3 +333,134 @@ def _layers_and_call(graph: Graph, reserved: set[str]) -> tuple[list[str], str, 
             done.add(node.name)
             lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
     return lines, arg, body
+
+
+
+def block_calls(graph: Graph, blocks: dict[str, tuple[str, str, Graph]]) -> list[tuple]:
+    """The calls of blocks the model holds (``self.res1(y)``: the nodes the reader tagged
+    ``block_call``) that a Keras subclass can make one call of the block's own class:
+    ``blocks``, attribute → (class, constructor arguments, the class's graph), those printed
+    for any argument. A call qualifies when its nodes are consecutive, read one value from
+    outside and give one, and are the block's graph node for node (same ops in the same
+    order); each is ``(attribute, nodes, input, output)``."""
+    if needs_subclass(graph):
+        return []
+    runs: dict[tuple, list[int]] = {}
+    for i, node in enumerate(graph.nodes):
+        tag = node.meta.get("block_call")
+        if tag is not None and tag[0] in blocks:
+            runs.setdefault(tuple(tag), []).append(i)
+    found = []
+    for (attr, _), idx in runs.items():
+        nodes = [graph.nodes[i] for i in idx]
+        child = blocks[attr][2]
+        if idx != list(range(idx[0], idx[-1] + 1)) or [n.op for n in nodes] != [n.op for n in child.nodes]:
+            continue
+        made = {id(v) for n in nodes for v in n.outputs}
+        ins = list({id(v): v for n in nodes for v in n.inputs if id(v) not in made}.values())
+        inside = {id(n) for n in nodes}
+        used = {id(v) for n in graph.nodes if id(n) not in inside for v in n.inputs} | {id(v) for v in graph.outputs}
+        outs = [v for n in nodes for v in n.outputs if id(v) in used]
+        if len(ins) != 1 or len(outs) != 1 or any(not n.inputs for n in nodes) or \
+                len(child.inputs) != 1 or len(child.outputs) != 1:
+            continue
+        found.append((attr, nodes, ins[0], outs[0]))
+    return found
+
+
+def record_blocks(graph: Graph, calls: list[tuple], blocks: dict[str, tuple[str, str, Graph]]) -> None:
+    """Keep, as data, where the layers of the block calls live in the printed subclass
+    (``graph.meta["keras_blocks"]``): the weights code reads it (``model.res1.conv1_conv2d``
+    holds the node ``res1_conv1_conv2d``): ``nodes``, node name → (attribute, the block graph's
+    node name); ``graphs``, attribute → the block's graph; ``order``, ``__init__``'s order of
+    the model's own layers (``("layer", node name)``) and blocks (``("block", attribute,
+    class)``)."""
+    nodes: dict[str, tuple[str, str]] = {}
+    first: dict[int, str] = {}
+    for attr, members, _, _ in calls:
+        child = blocks[attr][2]
+        first.setdefault(id(members[0]), attr)
+        for node, inner in zip(members, child.nodes):
+            nodes[node.name] = (attr, inner.name)
+    graph.meta["keras_blocks"] = {"nodes": nodes, "graphs": {a: blocks[a][2] for a, *_ in calls}, "order": []}
+    attrs = layer_attributes(graph)
+    order: list[tuple] = []
+    seen: set[str] = set()
+    for node in graph.nodes:
+        if id(node) in first and first[id(node)] not in seen:
+            seen.add(first[id(node)])
+            order.append(("block", first[id(node)], blocks[first[id(node)]][0]))
+        elif node.name in attrs and node.name not in seen:
+            seen.add(node.name)
+            order.append(("layer", node.name))
+    graph.meta["keras_blocks"]["order"] = order
+
+
+def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scope,
+                  blocks: dict[str, tuple[str, str, Graph]] | None = None) -> dict:
+    """What ``on_call_class`` prints for ``graph``, emitted inside ``size_scope`` (the sizes
+    of the constructor's parameters ``params``, their source text): the layers' sizes as
+    expressions of the parameters, and a size ``call`` needs read from the parameter kept on
+    ``self``."""
+    blocks = blocks or {}
+    graph.meta.pop("keras_blocks", None)
+    calls = block_calls(graph, blocks)
+    if calls:
+        record_blocks(graph, calls, blocks)
+    attrs = layer_attributes(graph)
+    writer = _CallWriter(graph, attrs, reserved)
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    for attr, members, value_in, value_out in calls:
+        for j, node in enumerate(members):
+            writer.block_of[id(node)] = (attr, value_in, value_out, j == 0, order[id(members[-1])])
+    arg, unpack = writer.arguments()
+    call_body = unpack + writer.write()
+    layer_lines = [f"        {c}" for c in graph.meta.get("comments", [])]
+    for entry in (graph.meta.get("keras_blocks") or {}).get("order") or \
+            [("layer", name) for name in attrs]:
+        if entry[0] == "block":
+            cls, args = blocks[entry[1]][:2]
+            layer_lines.append(f'        self.{entry[1]} = {cls}({args}{", " if args else ""}name="{entry[1]}")')
+        else:
+            node = next(n for n in graph.nodes if n.name == entry[1])
+            layer_lines.append(f"        self.{attrs[node.name]} = {keras_ops.emit(node).layer}")
+    layer_lines = [size_scope.code(ln) for ln in layer_lines]
+    names = [p.split("=")[0].split(":")[0].strip() for p in params]
+    taken = set(attrs.values()) | MODEL_ATTRIBUTES
+    kept = {n: n if n not in taken else f"{n}_value" for n in names}
+    earlier, size_scope.used = size_scope.used, set()
+    call_body = [size_scope.code(ln, {n: f"self.{a}" for n, a in kept.items()}) for ln in call_body]
+    in_call, size_scope.used = size_scope.used, earlier | size_scope.used
+    return {"params": params, "names": names, "arg": arg, "call": call_body, "layers": layer_lines,
+            "kept": [(kept[n], n) for n in names if n in in_call]}
+
+
+def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: list[str]) -> str:
+    """The class of a module whose input shape its file never gives, as a Keras user writes
+    one: ``class Net(keras.Model)`` (``base``: ``layers.Layer`` for a block other classes
+    nest), ``__init__`` taking the torch constructor's parameters and making the layers
+    (``guard``: the lines refusing values the translation was specialised for), ``call`` the
+    forward. The layers build on the first call, from whatever input it gets (no
+    ``keras.Input``); ``parts``: ``on_call_parts``."""
+    kwargs = "kwargs" if "kwargs" not in parts["names"] else "keras_kwargs"
+    training = ", training=None" if needs_subclass(graph) else ""
+    what = "model" if base == "keras.Model" else "block"
+    shape = graph.meta.get("lazy_class", "")
+    letters = list(dict.fromkeys(m for m in re.findall(r"\b([A-Z]|d\d+)\b", shape) if m != "N"))
+    sizes_text = " and ".join([", ".join(letters[:-1]), letters[-1]] if len(letters) > 1 else letters)
+    lines = [f"class {class_name}({base}):",
+             f'    """The {graph.name} {what}, translated from PyTorch (channels-last inputs).', "",
+             *(["    Its file never gives the input's shape; its layers imply (in torch's layout, the",
+                 "    sizes named by letters unknown):"] if letters else
+               ["    Its file never gives the input's shape; its layers imply (in torch's layout):"]),
+             "", f"        {shape}", "",
+             "    The layers build on the first call" + (f", for any {sizes_text}." if letters else "."),
+             '    """', "",
+             f"    def __init__(self, {', '.join(parts['params'] + [f'**{kwargs}'])}):",
+             *[f"    {ln}" for ln in guard],
+             f"        super().__init__(**{kwargs})"]
+    lines += [f"        self.{attr} = {n}" for attr, n in parts["kept"]]
+    lines += parts["layers"]
+    lines += ["", f"    def call(self, {parts['arg']}{training}):"]
+    lines += [f"        {ln}" if ln else "" for ln in parts["call"]]
+    return "\n".join(lines) + "\n"
