@@ -433,10 +433,10 @@ def _block_layers_out(graph: Graph, weights: dict, top: bool) -> tuple[list, lis
     ``keras.Model`` (``top``) saves its layers by Keras' rule for subclasses (``weights_paths``:
     the layers and blocks in ``__init__``'s order, keyed by class); a block (a ``layers.Layer``)
     under their attributes; a block's layers under the block's group, recursively."""
-    from transpiler.printers.keras.subclass import layer_attributes, weights_paths
+    from transpiler.weights.torch_source import printed_attributes
 
-    blocks = graph.meta.get("keras_blocks") or {"order": [("layer", n) for n in layer_attributes(graph)]}
-    attributes = layer_attributes(graph)
+    attributes = printed_attributes(graph)
+    blocks = graph.meta.get("keras_blocks") or {"order": [("layer", n) for n in attributes]}
     own, _ = _keras_layers_out(graph, weights, True)
     own_by_name = {layer.name: layer for layer in own}
     entries = []  # (attribute, what Keras keys it by, the layers and groups inside)

@@ -127,7 +127,7 @@ def keras_layer(model, graph: Graph, name: str):
         attr, inner = blocks["nodes"][name]
         return keras_layer(getattr(model, attr), blocks["graphs"][attr], inner)
     if not hasattr(model, "get_layer"):  # a ``layers.Layer`` subclass (a block): its layers are attributes
-        return getattr(model, layer_attributes(graph)[name])
+        return getattr(model, printed_attributes(graph)[name])
     return model.get_layer(name)
 
 
