@@ -75,7 +75,7 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
     """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer
     (``exact``: torch's initializers and optimizer arithmetic reproduced, see ``translate``)."""
     from transpiler.frontend_ast.torch.frontend import run_torch_frontend
-    from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+    from transpiler.ir.passes import KERAS_PIPELINE
     from transpiler.printers.keras.printer import print_keras_script
     from transpiler.weights.torch_source import record_source_plan
 
