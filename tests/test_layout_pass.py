@@ -250,3 +250,92 @@ def test_reshape_into_a_sequence_is_read_in_the_source_order_torch_to_keras():
     reshape = next(n for n in g.nodes if n.op == "reshape")
     assert reshape.attrs["shape"] == (4, 64) and reshape.outputs[0].shape == (None, 4, 64)
     assert next(n for n in g.nodes if n.op == "layer_norm").attrs["axis"] == (-1,)
+
+
+# ---------------------------------------------------------------------------------
+# One layout pass: no second one, no op names in it
+# ---------------------------------------------------------------------------------
+LAYOUT_PASS = os.path.join(PASSES, "layout_pass.py")
+#: modules that may name a layout Direction: the pass itself and the pipelines that hold it
+DIRECTION_USERS = {"layout_pass.py", "__init__.py"}
+
+
+def layout_changes(source: str) -> list[str]:
+    """What only a layout pass does, in ``source``: re-tag a value's layout (``v.layout =``),
+    insert a transpose node, or name a layout direction (``Direction``, ``KERAS_TO_TORCH``,
+    ``TORCH_TO_KERAS``) or a layout family (``CHANNELS_FIRST``, ``CHANNELS_LAST``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == "layout" for t in targets):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_node" \
+                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "transpose":
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, (ast.Name, ast.alias)):
+            name = node.id if isinstance(node, ast.Name) else node.name
+            if name in ("Direction", "KERAS_TO_TORCH", "TORCH_TO_KERAS", "CHANNELS_FIRST", "CHANNELS_LAST"):
+                found.append(f"line {getattr(node, 'lineno', '?')}: {name}")
+    return found
+
+
+def test_layout_change_finder_finds_what_it_looks_for():
+    snippet = ("from transpiler.ir.layout import TORCH_TO_KERAS\n"
+               "def amend(graph, d: Direction):\n"
+               "    graph.inputs[0].layout = 'NCHW'\n"
+               "    graph.add_node('transpose', 't', [x], attrs={'perm': (0, 3, 1, 2)})\n"
+               "    return CHANNELS_LAST[4], value.layout, graph.add_node('relu', 'r', [x])\n")
+    assert len(layout_changes(snippet)) == 5
+
+
+def test_no_second_layout_pass_in_ir_passes():
+    """Two layout passes, one per direction, drifted apart once (issue 17): feature maps change
+    layout in ``layout_pass.py`` only; the pipelines name its directions, nothing else does."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(PASSES, "*.py"))):
+        base = os.path.basename(path)
+        if base == "layout_pass.py":
+            continue
+        with open(path, encoding="utf-8") as fh:
+            hits = layout_changes(fh.read())
+        if base in DIRECTION_USERS:  # the pipelines: a direction, nothing else
+            hits = [h for h in hits if h.split(": ")[1] not in ("KERAS_TO_TORCH", "TORCH_TO_KERAS")]
+        if hits:
+            found[base] = hits
+    assert not found, f"a second layout pass? put it in ir/passes/layout_pass.py: {found}"
+    with open(LAYOUT_PASS, encoding="utf-8") as fh:
+        assert layout_changes(fh.read()), "the layout pass itself must be found by the scan"
+
+
+def test_every_pipeline_holds_the_one_layout_pass_once():
+    from transpiler.ir.passes import PIPELINES
+    from transpiler.ir.passes.layout_pass import LayoutStep
+
+    directions = {}
+    for target, pipeline in PIPELINES.items():
+        steps = [fn for _name, fn in pipeline if isinstance(fn, LayoutStep)]
+        assert len(steps) == 1, f"{target}: {len(steps)} layout steps"
+        directions[target] = steps[0].direction
+        # no other step is a layout pass under another name
+        others = [name for name, fn in pipeline if not isinstance(fn, LayoutStep)
+                  and getattr(fn, "__module__", "").endswith("layout_pass") and fn.__name__ != "fold_transposes"]
+        assert not others, others
+    assert directions == {"pytorch": KERAS_TO_TORCH, "keras": TORCH_TO_KERAS}
+    assert (KERAS_TO_TORCH.source, KERAS_TO_TORCH.target) == (TORCH_TO_KERAS.target, TORCH_TO_KERAS.source)
+
+
+def test_the_layout_pass_reads_no_op_name():
+    """Stricter than the lint over all passes: the layout pass reads ``node.op`` only as the
+    key of its relayout registry, never compares or stores it."""
+    with open(LAYOUT_PASS, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    keyed = {id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "get"
+             and isinstance(n.func.value, ast.Name) and n.func.value.id == "_RELAYOUT" and n.args}
+    reads = [f"line {n.lineno}: {ast.unparse(n)}" for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and (n.attr == "op" or n.attr == "name" and
+                                                   isinstance(n.value, ast.Attribute) and n.value.attr == "spec")
+             and id(n) not in keyed]
+    assert not reads, f"the layout pass reads op names (put a fact in ir/ops.py): {reads}"
+    assert keyed, "the relayout registry lookup moved: update this test"
