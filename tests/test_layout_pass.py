@@ -115,6 +115,25 @@ def test_recurrent_state_and_gate_counts_come_from_the_table():
     assert shapes.rnn_state_count("lstm") == 2
 
 
+@pytest.mark.parametrize("cell,given,refusal", [("LSTM", 1, "takes 2 state tensor(s), got 1"),
+                                                ("GRU", 2, "takes 1 state tensor(s), got 2"),
+                                                ("SimpleRNN", 2, "takes 1 state tensor(s), got 2"),
+                                                ("LSTM", 2, None), ("GRU", 1, None)])
+def test_keras_initial_state_count_is_the_tables_state_count(cell, given, refusal):
+    from transpiler.frontend_ast.keras.frontend import read_keras
+
+    src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+           "    x = keras.Input(shape=(5, 3))\n    h = keras.Input(shape=(4,))\n"
+           f"    y = layers.{cell}(4)(x, initial_state=[{', '.join(['h'] * given)}])\n"
+           "    return keras.Model([x, h], y)\n")
+    program = read_keras(src, "m.py")
+    messages = " ".join(str(d) for d in program.diagnostics)
+    if refusal is None:
+        assert len(program.models) == 1 and "state tensor" not in messages
+    else:
+        assert f"{cell}(initial_state=...) {refusal}" in messages and not program.models
+
+
 def test_non_negative_fact_is_a_condition_on_the_attributes():
     relu = ops_table.get("relu")
     attrs = relu.complete_attrs({})
