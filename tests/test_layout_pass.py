@@ -329,13 +329,15 @@ def test_no_second_layout_pass_in_ir_passes():
 
 def test_every_pipeline_holds_the_one_layout_pass_once():
     from transpiler.ir.passes import PIPELINES
-    from transpiler.ir.passes.layout_pass import LayoutStep
+    from transpiler.ir.passes.layout_pass import LayoutStep, fold_transposes
 
     directions = {}
     for target, pipeline in PIPELINES.items():
         steps = [fn for _name, fn in pipeline if isinstance(fn, LayoutStep)]
         assert len(steps) == 1, f"{target}: {len(steps)} layout steps"
         directions[target] = steps[0].direction
+        fns = [fn for _name, fn in pipeline]
+        assert fns[fns.index(steps[0]) + 1] is fold_transposes, f"{target}: the layout step folds its transposes"
         # no other step is a layout pass under another name
         others = [name for name, fn in pipeline if not isinstance(fn, LayoutStep)
                   and getattr(fn, "__module__", "").endswith("layout_pass") and fn.__name__ != "fold_transposes"]
@@ -358,3 +360,22 @@ def test_the_layout_pass_reads_no_op_name():
              and id(n) not in keyed]
     assert not reads, f"the layout pass reads op names (put a fact in ir/ops.py): {reads}"
     assert keyed, "the relayout registry lookup moved: update this test"
+
+
+def test_a_users_permute_undone_by_the_layout_costs_nothing_torch_to_keras():
+    """torch's ``emb.permute(0, 2, 1)`` before a Conv1d is Keras' layout already: the user's
+    permute and the layout transpose fold away in this direction too (the torch → Keras
+    pipeline printed two Permute layers that cancel before the one layout pass folded)."""
+    from transpiler.translate import translate
+
+    src = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+           "    def __init__(self):\n        super().__init__()\n"
+           "        self.emb = nn.Embedding(20, 8)\n        self.conv = nn.Conv1d(8, 4, 3, padding=1)\n\n"
+           "    def forward(self, tokens):\n        x = self.emb(tokens).permute(0, 2, 1)\n"
+           "        return self.conv(x).amax(dim=2)\n\n\n"
+           "def build_model():\n    return Net()\n\n\nmodel = build_model()\n"
+           "out = model(torch.zeros(2, 6, dtype=torch.long))\n")
+    tr = translate(src, "m.py", "keras")
+    graph = tr.program.models[0].graph
+    assert [n.op for n in graph.nodes if n.spec.perm_attr] == []
+    assert "Permute" not in tr.text and "layers.Conv1D(4, 3" in tr.text

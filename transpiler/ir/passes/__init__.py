@@ -3,8 +3,9 @@
 For PyTorch: shape inference (static, every size known) → the layout pass (channels-last →
 channels-first by propagation, ``layout_pass``) → transpose folding → operator selection (torch
 forms: explicit padding, decompositions) → shape inference again. For Keras: the same layout
-pass the other way (channels-first → channels-last), then Keras selection (Keras forms of
-paddings; what Keras cannot express is recorded). ``lint`` after each pass.
+pass the other way (channels-first → channels-last) and the same transpose folding, then Keras
+selection (Keras forms of paddings; what Keras cannot express is recorded). ``lint`` after
+each pass.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ TORCH_PIPELINE: Pipeline = (
 
 KERAS_PIPELINE: Pipeline = (
     ("layout", layout_step(TORCH_TO_KERAS)),
+    ("fold_transposes", fold_transposes),
     ("keras_selection", select_keras_ops),
 )
 
