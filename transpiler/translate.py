@@ -10,6 +10,7 @@ from typing import Any
 
 from transpiler.frontend_ast.keras.frontend import KerasFrontend
 from transpiler.ir.passes import TORCH_PIPELINE, run_pipeline
+from transpiler.ir.passes.training_analyses import TORCH_PROGRAM_PASSES, run_program_passes
 from transpiler.ir.program import Diagnostic, Program
 from transpiler.printers import differences
 from transpiler.printers.torch.script import print_torch_script
@@ -76,7 +77,7 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
     """Translate a PyTorch script to Keras: torch frontend → IR → Keras passes → Keras printer
     (``exact``: torch's initializers and optimizer arithmetic reproduced, see ``translate``)."""
     from transpiler.frontend_ast.torch.frontend import run_torch_frontend
-    from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+    from transpiler.ir.passes import KERAS_PIPELINE
     from transpiler.printers.keras.printer import print_keras_script
 
     def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
@@ -116,6 +117,7 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
         program.meta["load_weights"] = dict(load_weights)
     if exact:  # (keras_exact_updates: what the torch printers read of it)
         program.meta["exact"] = program.meta["keras_exact_updates"] = True
+    run_program_passes(program, TORCH_PROGRAM_PASSES)
     with differences.exactness(exact) as replaced:
         result = print_torch_script(program, frontend)
     for md in program.models:

@@ -63,7 +63,7 @@ def prepare(program, target: str, lint: bool = True) -> None:
         pipeline = (("shape_inference", infer_shapes), ("pool_padding", pool_padding.decompose_wide_pool_padding),
                     ("torch_selection", select_torch_ops), ("shape_inference", infer_shapes))
     else:
-        from transpiler.ir.passes.keras_selection import KERAS_PIPELINE
+        from transpiler.ir.passes import KERAS_PIPELINE
         from transpiler.weight_plan import record_source_state
 
         pipeline = (("pool_padding", pool_padding.decompose_uncounted_pool_padding),

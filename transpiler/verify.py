@@ -212,9 +212,10 @@ def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
 
 
 def output_layouts(graph: Graph) -> list[str | None]:
-    """The layout each model output is in (passes may record it when a value's tag
-    alone cannot say, e.g. after an identity permute was removed)."""
-    recorded = graph.meta.get("output_layouts")
+    """The layout each model output is in (the layout pass records it, as
+    ``target_output_layouts``: a value's tag alone cannot say after an identity permute
+    was removed)."""
+    recorded = graph.meta.get("target_output_layouts")
     if recorded and len(recorded) == len(graph.outputs):
         return list(recorded)
     return [v.layout for v in graph.outputs]

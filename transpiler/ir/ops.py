@@ -24,7 +24,9 @@ Passes read these facts from the table; they do not branch on op names
 ``per_channel_attrs`` (attributes holding one value per channel), ``element_order`` (reads
 only the order of its input's numbers), ``features_in_params`` (a permutation of the
 input or output features can move into the params), ``pooling`` (max or avg),
-``non_negative`` (True or a condition on the attributes), ``literal`` and ``perm_attr``.
+``non_negative`` (True or a condition on the attributes), ``literal``, ``perm_attr``,
+``probabilities`` (softmax/sigmoid: what a cross-entropy may read as logits) and
+``sparse_gradient`` (an embedding lookup's per-row gradient slices).
 """
 
 from __future__ import annotations
@@ -163,6 +165,13 @@ class OpSpec:
     literal: bool = False
     #: the attribute holding an axis permutation (out = x.permute(perm)) of a pure permute op
     perm_attr: str = ""
+    #: the output is probabilities made from logits: "categorical" (normalised over the axes
+    #: of ``axis_attrs``) or "binary" (element-wise); a cross-entropy loss expecting that kind
+    #: (``ir.training.CROSS_ENTROPY``) may read the logits instead (ir/passes/training_analyses.py)
+    probabilities: str = ""
+    #: the params' gradient is a gather of rows: Keras' TensorFlow backend hands it to the
+    #: optimizer one slice per row looked up (tf.IndexedSlices), repeats not summed
+    sparse_gradient: bool = False
 
     def holds(self, condition: bool | str, attrs: dict[str, Any]) -> bool:
         """A fact that is True, False or a condition on ``attrs`` (``non_negative``)."""
@@ -396,14 +405,16 @@ op("relu", attrs="max_value: float = None; negative_slope: float = 0.0; threshol
    layout=TRANSPARENT, shape="same", non_negative="negative_slope == 0.0 and threshold >= 0.0",
    doc="Keras ReLU: slope below threshold, clipped at max_value.")
 for _name in ("sigmoid", "hard_sigmoid", "tanh", "selu", "silu", "softplus", "softsign"):
-    op(_name, layout=TRANSPARENT, shape="same", non_negative=_name in ("sigmoid", "softplus"))
+    op(_name, layout=TRANSPARENT, shape="same", non_negative=_name in ("sigmoid", "softplus"),
+       probabilities="binary" if _name == "sigmoid" else "")
 op("hard_silu", layout=TRANSPARENT, shape="same", doc="x * hard_sigmoid(x) = x * relu6(x + 3) / 6 (torch's hardswish).")
 op("gelu", attrs="approximate: bool = False", layout=TRANSPARENT, shape="same", doc="approximate=True is tanh.")
 op("elu", attrs="alpha: float = 1.0", layout=TRANSPARENT, shape="same")
 op("leaky_relu", attrs="negative_slope: float", layout=TRANSPARENT, shape="same")
 op("prelu", attrs="shared_axes: axes = None", params="alpha: A", layout=ATTRIBUTE,
    axis_attrs=("shared_axes",), shape="same", doc="alpha has the input's non-batch shape (1 on shared axes).")
-op("softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same", non_negative=True)
+op("softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same", non_negative=True,
+   probabilities="categorical")
 op("log_softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same")
 
 # ---------------------------------------------------------------------------------
@@ -418,7 +429,7 @@ op("concat", inputs="*xs", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs
 # Embedding and recurrent layers (inputs (N, T, F) in every framework).
 # ---------------------------------------------------------------------------------
 op("embedding", attrs="input_dim: int; output_dim: int; mask_zero: bool = False",
-   params="embeddings: VE", layout=TERMINATE)
+   params="embeddings: VE", layout=TERMINATE, sparse_gradient=True)
 _RNN = ("units: int; return_sequences: bool = False; return_state: bool = False; "
         "go_backwards: bool = False; use_bias: bool = True; masked: bool = False; initial_state: bool = False")
 _MASKED = (" ``masked``: a second input holds the token ids of an Embedding(mask_zero=True); a step "

@@ -63,6 +63,17 @@ LOSSES = {
     "nll": "class indices (the outputs are log-probabilities)",
 }
 
+#: cross-entropy losses and the probabilities they read (the ops table's ``probabilities``):
+#: a model output made by such an op may hand the loss its logits instead
+CROSS_ENTROPY = {"sparse_categorical_crossentropy": "categorical", "categorical_crossentropy": "categorical",
+                 "binary_crossentropy": "binary"}
+
+#: optimizers whose update is not linear in the gradient: Keras' TensorFlow backend feeds them
+#: an Embedding table's gradient as IndexedSlices (one slice per token occurrence), so a
+#: token repeated in a batch moves differently than under the summed gradient torch uses
+#: (checked for each: tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE)
+SPARSE_SENSITIVE_OPTIMIZERS = ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam")
+
 #: ``Loss.reduction`` values: how the per-sample values become the batch loss. "none" (a Keras
 #: loss under compile()): the gradient is the batch sum's, the logged loss the mean;
 #: "mean_with_sample_weight": the weighted sum over the sum of the sample weights.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transpiler.frontend_ast.keras.layers import LayerSpec, Unsupported
+from transpiler.ir import ops as ops_table
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def _initial_state(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str,
         kwargs["initial_state"] = given  # (refused below, as before)
         return []
     states = _tensors(given)
-    want = 2 if spec.op == "lstm" else 1
+    want = ops_table.get(spec.op).states  # (h; h and c: the ops table's fact)
     if len(states) != want:
         raise Unsupported(f"{what}(initial_state=...) takes {want} state tensor(s), got {len(states)}")
     return states

@@ -1,17 +1,12 @@
-"""Passes for the Keras target: channels-first graphs (from PyTorch) to channels-last,
-then Keras forms of what Keras spells differently.
+"""Keras forms of what Keras spells differently, after the layout pass (``layout_pass``)
+made the graph channels-last.
 
-``amend_layout_channels_last`` is the layout pass (``layout_pass``) in the PyTorch →
-Keras direction: implicit ops (conv, pooling, padding) get channels-last inputs, a graph
-input read by one becomes channels-last (the data is permuted once where it enters), and
-no runtime transposes where a weight permutation does it (Flatten → Dense, Dense →
-Reshape into a feature map).
-
-``select_keras_ops`` then turns explicit torch paddings into Keras forms (``"same"``
+``select_keras_ops`` turns explicit torch paddings into Keras forms (``"same"``
 when it is the same computation, else ``ZeroPadding`` before a ``"valid"`` layer;
 a transposed convolution's padding becomes a ``Cropping`` after it) and records what
 Keras cannot express as ``graph.meta["unsupported"]`` (the printer stubs the model).
-One ``@rule`` per op, as ``torch_selection``; rules read the table's facts.
+One ``@rule`` per op, as ``torch_selection``; rules read the table's facts. The pipeline
+(``KERAS_PIPELINE``) is in ``ir/passes/__init__.py``.
 """
 
 from __future__ import annotations
@@ -19,19 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from transpiler.ir.graph import Graph, Node, Value
-from transpiler.ir.layout import CHANNELS_LAST, TORCH_TO_KERAS, is_channels_last
-from transpiler.ir.passes.layout_pass import convert_layout
 from transpiler.ir.shapes import conv_out_size, infer_node, spatial_axes
-
-
-def amend_layout_channels_last(graph: Graph) -> Graph:
-    """Convert a channels-first ``graph`` to channels-last, in place; returns it."""
-    lp = convert_layout(graph, TORCH_TO_KERAS)
-    # a feature map the model returns stays channels-last (Keras' convention); the
-    # layout torch returned it in is recorded for whoever compares the two
-    graph.meta["output_layouts"] = [lp.source(v) for v in graph.outputs]
-    graph.meta["target_output_layouts"] = [v.layout for v in graph.outputs]
-    return graph
 
 
 # ---------------------------------------------------------------------------------
@@ -187,9 +170,4 @@ def select_keras_ops(graph: Graph) -> Graph:
     return graph
 
 
-KERAS_PIPELINE = (
-    ("layout_amendment_channels_last", amend_layout_channels_last),
-    ("keras_selection", select_keras_ops),
-)
-
-__all__ = ["KERAS_PIPELINE", "amend_layout_channels_last", "select_keras_ops", "CHANNELS_LAST", "is_channels_last"]
+__all__ = ["select_keras_ops"]

@@ -32,10 +32,21 @@ Tensor math from the user's code (``meta["tensor_op"]``) gets a comment wherever
 were rewritten or its input permuted back, so a reader of the output sees which choice
 was made. Graph inputs that feed implicit ops take the target layout: the data is
 permuted once at the loading boundary, not inside the model.
+
+Then chains of transposes merge (a user's permute next to a layout transpose becomes one
+permute) and identities vanish (``fold_transposes``). The pass records, the same way in
+both directions, ``graph.meta["input_layouts"]`` (the layout each input enters in),
+``["output_layouts"]`` (the layout the source program returns each output in) and
+``["target_output_layouts"]`` (the layout the converted graph returns it in).
+``layout_step(direction)`` is the pipeline step; the pipelines of both targets
+(``ir/passes/__init__.py``) hold it once each, and no other pass changes layouts
+(``tests/test_layout_pass.py``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from typing import Callable
 
 from transpiler.ir import ops as ops_table
@@ -184,6 +195,11 @@ class LayoutPass:
         for node in list(graph.nodes):
             self.visit(node)
         graph.meta["layout_transposes"] = self.transposes
+        # a feature map the model returns stays in the target layout (the target's
+        # convention); the layout the source returned it in is recorded for whoever
+        # compares the two or hands the output to source-layout code
+        graph.meta["output_layouts"] = [self.source(v) for v in graph.outputs]
+        graph.meta["target_output_layouts"] = [v.layout for v in graph.outputs]
         _constants_next_to_readers(graph)
         return graph
 
@@ -456,3 +472,70 @@ def convert_layout(graph: Graph, direction: Direction) -> LayoutPass:
     lp = LayoutPass(graph, direction)
     lp.run()
     return lp
+
+
+@dataclass(frozen=True)
+class LayoutStep:
+    """The layout pass as a pipeline step (``Graph -> Graph``) for one direction."""
+
+    direction: Direction
+
+    def __call__(self, graph: Graph) -> Graph:
+        convert_layout(graph, self.direction)
+        return graph
+
+
+def layout_step(direction: Direction) -> LayoutStep:
+    """The pipeline step converting graphs from ``direction.source`` to ``direction.target``."""
+    return LayoutStep(direction)
+
+
+# ---------------------------------------------------------------------------------
+# Transpose folding (after the layout pass, both directions)
+# ---------------------------------------------------------------------------------
+def _perm(node: Node) -> tuple | None:
+    """The permutation of a pure permute op (the table's ``perm_attr``), else None."""
+    return node.attrs[node.spec.perm_attr] if node.spec.perm_attr else None
+
+
+def fold_transposes(graph: Graph) -> Graph:
+    """Merge a transpose into the transpose that reads it; drop identity transposes."""
+    changed = True
+    while changed:
+        changed = False
+        names = Counter(n.name for n in graph.nodes)
+        for node in list(graph.nodes):
+            if _perm(node) is None:
+                continue
+            src = node.inputs[0].producer
+            # (a shared Permute layer keeps its perm: its other calls read other layouts)
+            if src is not None and _perm(src) is not None and len(graph.consumers(src.outputs[0])) == 1 \
+                    and src.outputs[0] not in graph.outputs and names[node.name] == 1:
+                first, second = _perm(src), _perm(node)
+                node.attrs[node.spec.perm_attr] = tuple(first[i] for i in second)
+                node.inputs = [src.inputs[0]]
+                node.comments[:0] = src.comments
+                node.meta.setdefault("inserted", src.meta.get("inserted"))
+                graph.nodes.remove(src)
+                changed = True
+            if _perm(node) == tuple(range(len(_perm(node)))) and node in graph.nodes:
+                if node.inputs[0].layout != node.outputs[0].layout:
+                    # a user's Permute undone by a layout transpose: no data moves, but the
+                    # readers see the value in the output's layout (its spatial axes, ...):
+                    # the node stays, a no-op that carries the layout
+                    continue
+                layouts = graph.meta.get("target_output_layouts") or [v.layout for v in graph.outputs]
+                for i, v in enumerate(graph.outputs):
+                    if v is node.outputs[0]:
+                        # same data, but the target returns it in this layout
+                        layouts[i] = v.layout
+                graph.meta["target_output_layouts"] = layouts
+                graph.replace_uses(node.outputs[0], node.inputs[0], after=node)
+                graph.nodes.remove(node)
+                changed = True
+        for node in graph.nodes:
+            infer_node(node)
+    graph.meta["layout_transposes"] = sum(
+        1 for n in graph.nodes if _perm(n) is not None and n.meta.get("inserted") == "layout"
+        and _perm(n) != tuple(range(len(_perm(n)))))
+    return graph

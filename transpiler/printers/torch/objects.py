@@ -12,13 +12,12 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.ir import training as T
+from transpiler.ir.training import CROSS_ENTROPY, SPARSE_SENSITIVE_OPTIMIZERS  # noqa: F401
 from transpiler.printers import differences, runtime_source
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import lit
 
-CROSS_ENTROPY = {"sparse_categorical_crossentropy": "softmax", "categorical_crossentropy": "softmax",
-                 "binary_crossentropy": "sigmoid"}
 
 #: runtime modules (transpiler/runtime/torch/) the helpers are copied from
 LOSSES, METRICS, TRAINING = "torch.losses", "torch.metrics", "torch.training"
@@ -51,11 +50,6 @@ def resolve_metric(name: str, loss: T.Loss) -> str:
             "binary_crossentropy": "binary_accuracy"}.get(loss.kind, "accuracy")
 
 
-#: optimizers whose update is not linear in the gradient: Keras' TensorFlow backend feeds them
-#: an Embedding table's gradient as IndexedSlices (one slice per token occurrence), so a
-#: token repeated in a batch moves differently than under the summed gradient torch uses
-#: (checked for each: tests/test_training_equivalence.py, _EMBEDDING_ADAPTIVE)
-SPARSE_SENSITIVE_OPTIMIZERS = ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam")
 EMBEDDING_SLICES_NOTE = [
     "# Keras' TensorFlow backend feeds this optimizer one Embedding gradient slice per token",
     "# occurrence (repeats not summed first); torch uses the summed gradient",

@@ -973,14 +973,9 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
     source_file = os.path.basename(program.path)
     training = TrainingPrinter(program)
-    tcode = training.run()  # first: it decides which outputs the loss reads as logits
-    # --exact with a Keras optimizer class that reads per-occurrence slices:
-    # the models' Embedding lookups record them
-    slices = "KerasOptimizer" in training.optimizer_classes
-    for md in program.models if slices else ():
-        for node in md.graph.nodes:
-            if node.op == "embedding":
-                node.meta["occurrence_slices"] = True
+    # (the program passes, ir/passes/training_analyses.py, marked the outputs the loss reads
+    # as logits and the lookups recording per-occurrence gradient slices)
+    tcode = training.run()
     classes: dict[str, str] = {}
     codes = [print_model_class(md, source_file, classes) for md in program.models]
     for md, code in zip(program.models, codes):

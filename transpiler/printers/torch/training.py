@@ -31,7 +31,7 @@ from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
 from transpiler.printers.torch.fit_loop import LOOP, fit_text
-from transpiler.printers.torch.objects import (CALLBACKS, CROSS_ENTROPY, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
+from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
                                               STOPPING_CALLBACKS, TRAINING, CompiledObjects)
 
@@ -59,23 +59,6 @@ class TrainingCode:
     functions: dict[str, list[str]] = field(default_factory=dict)  # module-level defs, translated
     #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
     class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
-
-
-def analyse_logits(program: Program) -> None:
-    """Mark model outputs whose final softmax/sigmoid the loss should absorb."""
-    for ts in program.training:
-        if ts.kind != "compile" or ts.model_def is None:
-            continue
-        graph = ts.model_def.graph
-        marks = graph.meta.setdefault("logits_outputs", {})
-        for i, (loss, value) in enumerate(zip(ts.config.losses, graph.outputs)):
-            producer = value.producer
-            wanted = CROSS_ENTROPY.get(loss.kind)
-            if loss.from_logits or wanted is None or producer is None or producer.op != wanted:
-                continue
-            if producer.op == "softmax" and producer.attrs["axis"] % len(value.shape) != len(value.shape) - 1:
-                continue  # softmax over another axis: keep the probabilities
-            marks[i] = wanted
 
 
 def _uses_logits(md: ModelDef | None, index: int) -> bool:
@@ -121,7 +104,7 @@ class TrainingPrinter(CompiledObjects):
 
     # -- per statement ------------------------------------------------------------
     def run(self) -> TrainingCode:
-        analyse_logits(self.program)
+        # (which outputs the loss reads as logits: ir/passes/training_analyses.py, before printing)
         if self.program.meta.get("callback_classes"):
             self.needs.add("callback_class")  # the script's Callback subclasses derive from it
         compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
@@ -571,7 +554,7 @@ class TrainingPrinter(CompiledObjects):
         expr = self.optimizer_expr(model, opt)
         lines = [f"{mt.optimizer_var} = {expr}"]
         if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \
-                and any(n.op == "embedding" for n in mt.md.graph.nodes):
+                and any(n.spec.sparse_gradient for n in mt.md.graph.nodes):
             lines[:0] = EMBEDDING_SLICES_NOTE
             if self.keras_exact:
                 lines[1:2] = [f"# occurrence (repeats not summed first): KerasEmbedding and {expr.split('(')[0]} "
