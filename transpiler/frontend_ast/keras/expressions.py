@@ -350,6 +350,12 @@ class KerasExpressions(Interpreter):
     def _call_loss_class(self, func, args, kwargs, node):  # the script's own Loss subclass
         return keras_training.TrainingObj("loss", func.name, list(args), dict(kwargs), cls=func)
 
+    @CALLS.register(data_utils.TextLayerVal)
+    def _call_text_layer(self, func, args, kwargs, node):  # (on data: kept as code)
+        if _has_tensor([args, kwargs]):
+            raise Unsupported(data_utils.text_layer_in_model(func.cls_name))
+        return Unknown(f"{func.cls_name}()")
+
     @CALLS.register(ModuleRef)
     def _call_module_ref(self, func, args, kwargs, node):
         if func.path.startswith("numpy"):
@@ -609,6 +615,8 @@ class KerasExpressions(Interpreter):
                     obj.input_dtype = layer.value.dtype
                     obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                     return None
+                if isinstance(layer, data_utils.TextLayerVal):
+                    raise Unsupported(data_utils.text_layer_in_model(layer.cls_name))
                 if not isinstance(layer, (LayerObj, UserObj, ModelObj, LambdaLayerObj)) or layer is obj:
                     raise self._err(node, "Sequential.add() of something that is not a layer")
                 obj.layers.append(layer)
