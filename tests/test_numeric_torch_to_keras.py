@@ -565,6 +565,14 @@ KNOWN_UNREAD: dict[str, str] = {
 }
 
 
+#: generated torch scripts whose module class is read back but not their builder, with the construct
+BUILDER_UNREAD: dict[str, str] = {
+    # T1's builder builds its module with the sizes of the text layers' vocabularies,
+    # Net(vectorize_layer.vocabulary_size(), ...): run-time sizes from the program's runtime objects
+    "text_lookup_classifier": "'vectorize_layer.vocabulary_size' is not known statically",
+}
+
+
 def _roundtrip_cases():
     return [os.path.splitext(os.path.basename(p))[0] for p in KERAS_CORPUS]
 
@@ -612,6 +620,10 @@ def test_keras_torch_keras_roundtrip(name):
     if name in KNOWN_UNREAD:
         assert not back.program.models
         assert any(KNOWN_UNREAD[name] in d.message for d in back.stubs), [str(d) for d in back.stubs]
+        return
+    if name in BUILDER_UNREAD:
+        assert not [m for m in back.program.models if m.builder]
+        assert any(BUILDER_UNREAD[name] in d.message for d in back.stubs), [str(d) for d in back.stubs]
         return
     md_k = next(m for m in to_torch.program.models if m.builder)
     md_b = next((m for m in back.program.models if m.builder == md_k.builder), None)
