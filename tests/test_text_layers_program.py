@@ -157,3 +157,33 @@ def test_text_layer_called_on_a_model_tensor_is_a_stub(layer):
     result = translate(source, "in_model.py")
     assert not result.program.models
     assert any("called inside a model" in m and "tokenize in the data pipeline" in m for m in _stubs(result))
+
+
+ADAPT_ON_BATCHES = """
+import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+texts = np.array(["The cat sat.", "the dog ran far!", "a cat and a dog", "dogs and cats", "the end"])
+vectorizer = layers.TextVectorization(max_tokens=9, output_sequence_length=4)
+text_ds = tf.data.Dataset.from_tensor_slices(texts).batch(2)
+vectorizer.adapt(text_ds)
+x = vectorizer(np.array([[s] for s in texts])).numpy()
+"""
+
+
+def test_adapt_on_a_batched_dataset_of_strings_equals_keras():
+    """keras.io's ``vectorizer.adapt(tf.data.Dataset.from_tensor_slices(samples).batch(128))``:
+    the loader of strings gives their batches; the vocabulary and ids are Keras'."""
+    keras = pytest.importorskip("keras")
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from harness import load_source_module
+
+    result = translate(ADAPT_ON_BATCHES, "adapt_batches.py")
+    assert not _stubs(result)
+    generated = verify.load_generated(result.text)
+    keras.backend.clear_session()
+    original = load_source_module(ADAPT_ON_BATCHES, "adapt_batches_keras")
+    assert generated.vectorizer.get_vocabulary() == [str(v) for v in original.vectorizer.get_vocabulary()]
+    np.testing.assert_array_equal(generated.x, original.x)

@@ -353,7 +353,13 @@ class KerasExpressions(Interpreter):
     @CALLS.register(data_utils.TextLayerVal)
     def _call_text_layer(self, func, args, kwargs, node):  # (on data: kept as code)
         if _has_tensor([args, kwargs]):
-            raise Unsupported(data_utils.text_layer_in_model(func.cls_name))
+            if self.scope_stack:  # (a builder's model: the builder is a stub naming why)
+                raise Unsupported(data_utils.text_layer_in_model(func.cls_name))
+            # at module level (keras.io's end-to-end model over strings): the statement is a stub
+            # and its result unknown, so a model built on it is a stub too (never built on a
+            # stale tensor of that name)
+            span = self._span(node)
+            self.program.stub(span, data_utils.text_layer_in_model(func.cls_name), self._line(span))
         return Unknown(f"{func.cls_name}()")
 
     @CALLS.register(ModuleRef)

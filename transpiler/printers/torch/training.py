@@ -352,8 +352,8 @@ class TrainingPrinter(CompiledObjects):
                 if fn is not None:
                     extra += f", {key}={fn}"
                     self.features.add("map")
-                    if data_utils.uses_text_layers(self.program):
-                        self.features.add("text")  # (strings the map vectorizes)
+            if data_utils.uses_text_layers(self.program):
+                self.features.add("text")  # (strings a text layer adapts to or a map vectorizes)
             comments = ["tf.data shuffle buffer → a full reshuffle each epoch"] if ds.shuffle else []
             comments += pipe.notes
             loader = f"make_loader({data}, batch_size={ds.batch}{extra})"

@@ -55,7 +55,9 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
     def collate(batch):
         parts = tuple(np.asarray(items, dtype=object) if isinstance(items[0], str) else default_collate(list(items))
                       for items in zip(*batch))
-        return batch_map(*parts) if batch_map is not None else parts
+        if batch_map is not None:
+            return batch_map(*parts)
+        return parts[0] if len(parts) == 1 else parts  # (a dataset of strings alone gives their batches)
 
     return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
 
