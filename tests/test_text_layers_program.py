@@ -187,3 +187,41 @@ def test_adapt_on_a_batched_dataset_of_strings_equals_keras():
     original = load_source_module(ADAPT_ON_BATCHES, "adapt_batches_keras")
     assert generated.vectorizer.get_vocabulary() == [str(v) for v in original.vectorizer.get_vocabulary()]
     np.testing.assert_array_equal(generated.x, original.x)
+
+
+TEXT_FOLDER_PROGRAM = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs",
+                                        "text_folder_program.py"), encoding="utf-8").read()
+
+
+def _write_reviews(root):
+    for label, words in (("pos", "a good great film"), ("neg", "a bad awful film,")):
+        os.makedirs(root / "reviews" / label, exist_ok=True)
+        for i in range(8):
+            (root / "reviews" / label / f"{label}{i}.txt").write_text(f"{words} number {i}\n", encoding="utf-8")
+
+
+def test_text_folder_program_translates_and_runs_like_keras(tmp_path):
+    """keras.io's text classification from scratch: text_dataset_from_directory, a
+    TextVectorization adapted to ``raw_train_ds.map(lambda x, y: x)``, a ``.map`` with
+    ``tf.expand_dims`` vectorizing each batch, fit on the mapped loaders. No stub; the
+    generated program finds the same files and classes, builds Keras' vocabulary and trains."""
+    result = translate(TEXT_FOLDER_PROGRAM, "text_folder_program.py")
+    assert not _stubs(result)
+    assert "text = text[..., None]" in result.text
+    _write_reviews(tmp_path)
+    out = tmp_path / "text_folder_torch.py"
+    out.write_text(result.text)
+    env = {**os.environ, "PYTHONPATH": "", "TRANSPILED_DATA_HOME": str(tmp_path)}
+    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    keras_run = subprocess.run([sys.executable, "-c", TEXT_FOLDER_PROGRAM], capture_output=True, text=True,
+                               timeout=300, cwd=tmp_path, env={**env, "PYTHONPATH": ROOT})
+    assert keras_run.returncode == 0, keras_run.stderr[-2000:]
+    for line in ("Found 16 files belonging to 2 classes.", "Using 12 files for training.",
+                 "Using 4 files for validation.", "classes: ['neg', 'pos']"):
+        assert line in run.stdout and line in keras_run.stdout
+    vocabulary = [line for line in run.stdout.splitlines() if line.startswith("vocabulary:")]
+    keras_vocabulary = [line.replace("np.str_(", "").replace("')", "'") for line in keras_run.stdout.splitlines()
+                        if line.startswith("vocabulary:")]
+    assert vocabulary == keras_vocabulary == ["vocabulary: ['', '[UNK]', 'number', 'film', 'a', 'bad']"]

@@ -75,8 +75,9 @@ class TextLayerVal(Unknown):
 
 def text_layer_in_model(cls_name: str) -> str:
     """The stub message for a text or lookup layer called on a model's tensor."""
-    return (f"{cls_name} called inside a model (on a symbolic tensor): a torch module takes no strings; "
-            "tokenize in the data pipeline (a tf.data .map, or on the arrays) and feed the model ids")
+    return (f"{cls_name} called inside a model (on a symbolic tensor) is not translated (a vocabulary "
+            "lookup in the torch module; strings are no torch tensors): tokenize in the data pipeline "
+            "(a tf.data .map, or on the arrays) and feed the model ids")
 
 
 def utility_of(api_name: str | None) -> str | None:
