@@ -566,6 +566,14 @@ KNOWN_UNREAD: dict[str, str] = {
 }
 
 
+#: generated torch scripts whose module class is read back but not their builder, with the construct
+BUILDER_UNREAD: dict[str, str] = {
+    # T1's builder builds its module with the sizes of the text layers' vocabularies,
+    # Net(vectorize_layer.vocabulary_size(), ...): run-time sizes from the program's runtime objects
+    "text_lookup_classifier": "'vectorize_layer.vocabulary_size' is not known statically",
+}
+
+
 def _roundtrip_cases():
     return [os.path.splitext(os.path.basename(p))[0] for p in KERAS_CORPUS]
 
@@ -605,6 +613,10 @@ def test_keras_torch_keras_roundtrip(name):
     if name in KNOWN_UNREAD:  # the builder's model is not read back (its classes may be)
         assert md_k.builder not in {m.builder for m in back.program.models}
         assert any(KNOWN_UNREAD[name] in d.message for d in back.stubs), [str(d) for d in back.stubs]
+        return
+    if name in BUILDER_UNREAD:
+        assert not [m for m in back.program.models if m.builder]
+        assert any(BUILDER_UNREAD[name] in d.message for d in back.stubs), [str(d) for d in back.stubs]
         return
     md_b = next((m for m in back.program.models if m.builder == md_k.builder), None)
     assert md_b is not None, [str(d) for d in back.stubs]

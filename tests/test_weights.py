@@ -216,6 +216,8 @@ CORPUS_NAMES = sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".py"))
 UNSAVED = {
     "data_sized_blocks": "the converter cannot bind the run-time sizes of Net(len(vocab), ...) from the checkpoint "
                          "(CheckpointError: layer 'dense' shapes)",
+    "text_lookup_classifier": "the converter cannot bind the run-time sizes of Net(vectorize_layer.vocabulary_size(), "
+                              "...) from the checkpoint (CheckpointError: layer 'embedding' shapes)",
     "normalized_augmentation": "the Normalization state Keras adapts is not in the converted checkpoint "
                                "(Keras: 1 object could not be loaded)",
     "lazy_composite_autoencoder": "a wrapper model Keras builds only on its first fit (never built here), "

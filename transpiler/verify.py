@@ -161,8 +161,16 @@ def _source_shape(v) -> tuple:
     return v.shape
 
 
+#: token ids drawn for an Embedding sized at run time (``Embedding(vectorizer.vocabulary_size())``:
+#: its stand-in number is no size): ids every such vocabulary holds (a text layer's mask and OOV)
+_RUNTIME_VOCAB = 2
+
+
 def _vocab_for(graph: Graph, value) -> int | None:
-    highs = [n.attrs["input_dim"] for n in graph.nodes if n.op == "embedding" and n.inputs[0] is value]
+    from transpiler.ir import sizes
+
+    highs = [_RUNTIME_VOCAB if sizes.runtime_symbol(n.attrs["input_dim"]) is not None else n.attrs["input_dim"]
+             for n in graph.nodes if n.op == "embedding" and n.inputs[0] is value]
     return min(highs) if highs else None
 
 

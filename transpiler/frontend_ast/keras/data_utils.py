@@ -34,9 +34,15 @@ SPELLINGS = {
     "image_dataset_from_directory": ("utils.image_dataset_from_directory",
                                      "preprocessing.image_dataset_from_directory",
                                      "utils.image_dataset_utils.image_dataset_from_directory"),
+    "text_dataset_from_directory": ("utils.text_dataset_from_directory",
+                                    "preprocessing.text_dataset_from_directory",
+                                    "utils.text_dataset_utils.text_dataset_from_directory"),
+    # Keras' text and lookup layers used on data (outside a model): objects of the runtime
+    **{name: (f"layers.{name}", f"layers.experimental.preprocessing.{name}")
+       for name in ("TextVectorization", "StringLookup", "IntegerLookup")},
 }
 #: the utilities that give a dataset of (x, y) batches (a DataLoader in the output)
-LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory"}
+LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "text_dataset_from_directory"}
 #: what the output's DataLoader answers of a tf.data dataset a loader utility gave: anything
 #: else (``.map``, ``.prefetch``, ``.unbatch``, ...) needs TensorFlow (a stub)
 LOADER_ATTRIBUTES = {"take", "class_names", "file_paths", "batch_size"}
@@ -52,6 +58,26 @@ class BatchesVal(Unknown):
     run-time data, whose statement learns the variable it is bound to (fit() takes it)."""
 
     statement: Any = None
+
+
+#: Keras' text and lookup layers: on data (outside a model) objects of the runtime's class
+TEXT_LAYERS = {"TextVectorization", "StringLookup", "IntegerLookup"}
+
+
+@dataclass(eq=False)
+class TextLayerVal(Unknown):
+    """A Keras text or lookup layer made outside a model: a run-time object (its vocabulary
+    comes from the data), whose methods and calls on data are kept as code."""
+
+    cls_name: str = ""
+    span: Any = None  # where it is made
+
+
+def text_layer_in_model(cls_name: str) -> str:
+    """The stub message for a text or lookup layer called on a model's tensor."""
+    return (f"{cls_name} called inside a model (on a symbolic tensor) is not translated (a vocabulary "
+            "lookup in the torch module; strings are no torch tensors): tokenize in the data pipeline "
+            "(a tf.data .map, or on the arrays) and feed the model ids")
 
 
 def utility_of(api_name: str | None) -> str | None:

@@ -360,6 +360,18 @@ class KerasExpressions(Interpreter):
     def _call_loss_class(self, func, args, kwargs, node):  # the script's own Loss subclass
         return keras_training.TrainingObj("loss", func.name, list(args), dict(kwargs), cls=func)
 
+    @CALLS.register(data_utils.TextLayerVal)
+    def _call_text_layer(self, func, args, kwargs, node):  # (on data: kept as code)
+        if _has_tensor([args, kwargs]):
+            if self.scope_stack:  # (a builder's model: the builder is a stub naming why)
+                raise Unsupported(data_utils.text_layer_in_model(func.cls_name))
+            # at module level (keras.io's end-to-end model over strings): the statement is a stub
+            # and its result unknown, so a model built on it is a stub too (never built on a
+            # stale tensor of that name)
+            span = self._span(node)
+            self.program.stub(span, data_utils.text_layer_in_model(func.cls_name), self._line(span))
+        return Unknown(f"{func.cls_name}()")
+
     @CALLS.register(ModuleRef)
     def _call_module_ref(self, func, args, kwargs, node):
         if func.path == "functools.partial" and args:
@@ -626,6 +638,8 @@ class KerasExpressions(Interpreter):
                     obj.input_dtype = layer.value.dtype
                     obj.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                     return None
+                if isinstance(layer, data_utils.TextLayerVal):
+                    raise Unsupported(data_utils.text_layer_in_model(layer.cls_name))
                 if not isinstance(layer, (LayerObj, UserObj, ModelObj, LambdaLayerObj)) or layer is obj:
                     raise self._err(node, "Sequential.add() of something that is not a layer")
                 obj.layers.append(layer)

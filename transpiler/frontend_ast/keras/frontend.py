@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from transpiler.cst_fast import positions as cst_positions
+from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import calls as keras_calls
 from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
@@ -700,6 +701,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             elif isinstance(item, (LayerObj, UserObj, LambdaLayerObj)) or isinstance(item, ModelObj) and \
                     item is not model:
                 model.layers.append(item)  # Keras layers, custom layers, models used as layers
+            elif isinstance(item, data_utils.TextLayerVal):
+                raise FrontendError(data_utils.text_layer_in_model(item.cls_name), item.span or span)
             else:
                 raise FrontendError("Sequential: an element is not a layer", span)
         self._register_model(model, builder=None, var=None, args={})

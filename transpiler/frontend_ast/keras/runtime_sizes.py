@@ -260,6 +260,8 @@ def _identifier_of(text: str) -> str:
 
 #: calls whose result is a whole number
 _INT_CALLS = {"len", "int", "round"}
+#: methods whose result is a whole number (the size of a text/lookup layer's vocabulary)
+_INT_METHODS = {"vocabulary_size"}
 
 
 def _int_like(value, depth: int = 0) -> bool:
@@ -276,7 +278,9 @@ def _int_code(node) -> bool:
         return True
     if isinstance(node, cst.Call):
         func = node.func
-        return isinstance(func, cst.Name) and func.value in _INT_CALLS
+        # (``vectorizer.vocabulary_size()``: Keras' text and lookup layers count their ids)
+        return isinstance(func, cst.Name) and func.value in _INT_CALLS or \
+            isinstance(func, cst.Attribute) and func.attr.value in _INT_METHODS and not node.args
     if isinstance(node, cst.Subscript):  # ``x.shape[1]``: one axis of a shape
         base = node.value
         items = node.slice

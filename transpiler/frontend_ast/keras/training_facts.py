@@ -244,6 +244,8 @@ class KerasTrainingFacts:
             # ``train_ds, val_ds = image_dataset_from_directory(..., subset="both")``: both names
             self.program.training[-1].model = data_utils.unpacked_names(self._current_stmt(), node) or ""
             return data_utils.BatchesVal(func.name, statement=self.program.training[-1])
+        if kind == "data_util" and func.name in data_utils.TEXT_LAYERS:
+            return data_utils.TextLayerVal(func.name, cls_name=func.name, span=span)
         if kind == "load_data" and func.name in _DATASET_SHAPES and (not node.args or func.name == "cifar100"):
             (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[func.name]
             return ((ArrayVal(kind, xs, dtype), ArrayVal(kind, ys, "uint8")),

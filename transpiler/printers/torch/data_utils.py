@@ -20,18 +20,28 @@ UTILITIES = {
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
     "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
     "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
+    "text_dataset_from_directory": ("torch.directories", "text_dataset_from_directory"),
+    **{name: ("torch.text", name) for name in ("TextVectorization", "StringLookup", "IntegerLookup")},  # (TEXT_LAYERS)
     "MappedLoader": ("torch.timeseries", "MappedLoader"),
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
 }
 
+#: Keras' text and lookup layers: classes of runtime/torch/text.py
+TEXT_LAYERS = ("TextVectorization", "StringLookup", "IntegerLookup")
 #: utilities that give a DataLoader of (x, y) batches, which fit()/evaluate() take as it is
 #: (``map_batches``/``loader_no_op``: tf.data's .map/.prefetch/.cache on one of them)
-LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "map_batches", "loader_no_op"}
+LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "text_dataset_from_directory",
+           "map_batches", "loader_no_op"}
 #: tf.data methods on such a loader: not runtime functions (``loader_op_lines``)
 LOADER_OPS = {"map_batches", "loader_no_op"}
 #: loaders of images, whose layout the loader sets (``data_format``) for the model
 IMAGE_LOADERS = {"image_dataset_from_directory"}
+
+
+def uses_text_layers(program) -> bool:
+    """The program makes Keras text or lookup layers (runtime objects working on strings)."""
+    return any(ts.kind == "data_util" and ts.config[0] in TEXT_LAYERS for ts in program.training)
 
 
 def call_lines(name: str, args: str, layouts: list) -> list[str]:

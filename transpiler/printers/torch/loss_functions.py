@@ -242,6 +242,20 @@ def _stack(torch_fn: str) -> Callable:
     return emit
 
 
+def _expand_dims(call) -> str:
+    """A new axis of size 1 by indexing (torch tensors and numpy arrays alike: a tf.data .map
+    function may get a batch of strings, a numpy array); a computed axis: unsqueeze."""
+    a = _Args(call, ("x", "axis"), {"x": ("input",)})
+    x, axis = a.text("x"), a.text("axis", "0")
+    try:
+        k = int(axis)
+    except ValueError:
+        return f"{x}.unsqueeze({axis})"
+    if k >= 0:
+        return f"{x}[{':, ' * k}None]"
+    return f"{x}[..., None{', :' * (-k - 1)}]"
+
+
 #: functions shared by keras.ops, keras.backend and TensorFlow (canonical names)
 _COMMON: dict[str, Callable] = {
     "mean": _reduce("torch.mean"), "sum": _reduce("torch.sum"), "max": _reduce("torch.amax"),
@@ -264,6 +278,7 @@ _COMMON: dict[str, Callable] = {
     "stack": _stack("torch.stack"), "concatenate": _stack("torch.cat"), "concat": _stack("torch.cat"),
     "convert_to_tensor": _like("torch.as_tensor"), "constant": _constant,
     "add_n": lambda call: f"sum({_Args(call, ('inputs',)).text('inputs')})",  # (a list of tensors)
+    "expand_dims": _expand_dims,
 }
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
@@ -277,7 +292,7 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "cast": "cast", "softmax": "softmax", "log_softmax": "log_softmax", "argmax": "argmax",
             "argmin": "argmin", "where": "where", "ones_like": "ones_like", "zeros_like": "zeros_like",
             "shape": "shape", "stack": "stack", "concat": "concat", "convert_to_tensor": "convert_to_tensor",
-            "constant": "constant", "epsilon": "epsilon", "add_n": "add_n"}
+            "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims"}
 
 
 #: Keras' short loss function names → the canonical ones

@@ -335,6 +335,8 @@ class TrainingPrinter(CompiledObjects):
                 if fn is not None:
                     extra += f", {key}={fn}"
                     self.features.add("map")
+            if data_utils.uses_text_layers(self.program):
+                self.features.add("text")  # (strings a text layer adapts to or a map vectorizes)
             comments = ["tf.data shuffle buffer → a full reshuffle each epoch"] if ds.shuffle else []
             comments += pipe.notes
             loader = f"make_loader({data}, batch_size={ds.batch}{extra})"
@@ -913,6 +915,8 @@ class TrainingPrinter(CompiledObjects):
         needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
         if needs_loader:
             self.code.imports.add("import numpy as np")
+            if "text" in features:
+                out += copy.take(LOOP, "text_loader")
             out.append(runtime_prune.specialise(LOOP, "make_loader", features))
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
                                   + (", default_collate" if "map" in self.features else ""))

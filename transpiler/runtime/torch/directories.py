@@ -184,3 +184,76 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     if subset == "both":
         return [loader("training", shuffle), loader("validation", False)]
     return loader(subset, shuffle)
+
+
+class TextFiles(Dataset):
+    """Text files as Python strings (the first ``max_length`` bytes of each, when given), and
+    their labels."""
+
+    def __init__(self, paths, labels, label_mode, num_classes, max_length):
+        self.paths, self.labels, self.label_mode = paths, labels, label_mode
+        self.num_classes, self.max_length = num_classes, max_length
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        with open(self.paths[index], "rb") as fh:
+            data = fh.read()
+        if self.max_length is not None:
+            data = data[:self.max_length]
+        text = data.decode("utf-8", errors="replace")
+        if self.labels is None or not self.label_mode:
+            return text
+        label = int(self.labels[index])
+        if self.label_mode == "binary":
+            return text, torch.tensor([float(label)])
+        if self.label_mode == "categorical":
+            return text, F.one_hot(torch.tensor(label), self.num_classes).float()
+        return text, torch.tensor(label, dtype=torch.int64)
+
+
+def collate_texts(items):
+    """A batch of strings (or of (string, label) pairs): the strings as a numpy array of str
+    (what the text layers and numpy take), the labels stacked as a tensor."""
+    if isinstance(items[0], tuple):
+        texts, labels = zip(*items)
+        return np.asarray(texts, dtype=object), torch.stack(labels)
+    return np.asarray(items, dtype=object)
+
+
+def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, batch_size=32,
+                                max_length=None, shuffle=True, seed=None, validation_split=None, subset=None,
+                                follow_links=False, format="tf", verbose=True):
+    """keras.utils.text_dataset_from_directory without TensorFlow: a DataLoader (a list of two
+    for ``subset="both"``) of (strings, labels) batches over the ``.txt`` files of the class
+    folders, in Keras' order and split, with Keras' ``class_names``."""
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f"`label_mode` argument must be one of 'int', 'categorical', 'binary', or None. "
+                         f"Received: label_mode={label_mode}")
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    if validation_split and shuffle and seed is None:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide a `seed` argument, "
+                         "to make sure that there is no overlap between the training and validation subset.")
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, labels, names = index_directory(directory, labels, (".txt",), class_names=class_names, shuffle=shuffle,
+                                           seed=seed, follow_links=follow_links, verbose=verbose)
+    if label_mode == "binary" and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. '
+                         f"Received: class_names={names}")
+
+    def loader(subset_name, shuffled):
+        files, file_labels = training_or_validation_split(paths, labels, validation_split, subset_name)
+        if not files:
+            raise ValueError(f"No text files found in directory {directory}. Allowed format: .txt")
+        dataset = TextFiles(files, file_labels, label_mode, len(names) if names else 0, max_length)
+        out = dataset if batch_size is None else BatchLoader(dataset, batch_size=batch_size, shuffle=shuffled,
+                                                             collate_fn=collate_texts)
+        out.class_names, out.file_paths = names, files
+        return out
+
+    if subset == "both":
+        return [loader("training", shuffle), loader("validation", False)]
+    return loader(subset, shuffle)

@@ -25,12 +25,41 @@ INITIAL_EPOCH = STEPS = CALLBACK_OBJECTS = SCHEDULER = STOP = STATEFUL = EVAL_ST
 LAYOUT_AFTER_MAP = True  # tf.data's .map() on channels-last images for a channels-first model
 DROP_LAST = True  # tf.data's batch(n, drop_remainder=True)
 LOADER_INPUT = True  # fit/evaluate handed a translated tf.data pipeline's DataLoader
+TEXT = True  # strings in the arrays a tf.data .map() vectorizes (Keras' text/lookup layers)
 LOGITS = False  # the model's forward(return_logits=True) skips a final activation the loss absorbs
 
 
 def loop_code(where):
     """Where the program's callbacks run as loop code ("setup", "epoch_begin", "batch_end",
     "epoch_end"): the printer puts their statements here."""
+
+
+def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_map=None):
+    """``make_loader`` of arrays some of which hold strings (text a tf.data ``.map()`` turns into
+    numbers with Keras' text layers; torch has no string tensors): in each batch the strings
+    are a numpy array of str (as Keras' text layers take a string tensor), the numbers
+    float32 / int64 tensors."""
+    columns = []
+    for array in arrays:
+        array = np.asarray(array)
+        if array.dtype.kind in "USO":
+            columns.append(array.astype(object))
+            continue
+        tensor = torch.as_tensor(array)
+        floating = tensor.is_floating_point() or tensor.dtype == torch.bool
+        columns.append(tensor.float() if floating else tensor.long())
+    dataset = list(zip(*columns))
+    if element_map is not None:
+        dataset = [element_map(*element) for element in dataset]
+
+    def collate(batch):
+        parts = tuple(np.asarray(items, dtype=object) if isinstance(items[0], str) else default_collate(list(items))
+                      for items in zip(*batch))
+        if batch_map is not None:
+            return batch_map(*parts)
+        return parts[0] if len(parts) == 1 else parts  # (a dataset of strings alone gives their batches)
+
+    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
 
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,
@@ -50,6 +79,9 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
     if WEIGHTS:
         if sample_weight is not None:
             arrays.append(sample_weight)
+    if TEXT:
+        if any(np.asarray(array).dtype.kind in "USO" for array in arrays):  # strings: text a .map() vectorizes
+            return text_loader(arrays, batch_size, shuffle, element_map, batch_map)
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
