@@ -41,6 +41,7 @@ from transpiler.frontend_ast.interp import AUGMENTED
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch import param_groups as pg
 from transpiler.frontend_ast.torch import data as torch_data
+from transpiler.frontend_ast.torch import episodes as torch_episodes
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.reader_exprs import ReaderExpressions
@@ -88,6 +89,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         self.skip_defs: set[str] = set()
         self.quiet = 0
         self.live = 0  # inside a custom training step: model outputs are Keras tensors
+        self.recording = False  # the program's tape records from its start (frontend_ast/torch/episodes)
         self.saved: dict[str, tuple] = {}  # checkpoint file name → ("state", model) | ("dict", entries)
         self.cur_scope: Scope = self.module
         self.handled: set[int] = set()  # statements a custom step replaced (backward, step...)
@@ -137,6 +139,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         """Read every top-level statement not in ``skip`` (model classes, builders,
         imports), then the functions nothing called."""
         defs: list[cst.FunctionDef] = []
+        if torch_episodes.needs_recording(self):  # (the model outputs of every call are Keras tensors)
+            self.recording = True
+            self.live += 1
         for stmt in self.fe.module.body:
             if id(stmt) in skip:
                 if isinstance(stmt, cst.FunctionDef):
@@ -416,6 +421,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return ModelAttrV(model, path, root, path, variable)
         if any(k.startswith(path + ".") for k in plan):
             return ModelAttrV(model, path, root)
+        own = torch_episodes.model_attribute(self, obj, name) if isinstance(obj, ModelV) else None
+        if own is not None:
+            return own
         raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated "
                           "(only its parameters and buffers)")
 
