@@ -26,7 +26,8 @@ from transpiler.frontend_ast.torch.values import Ref
 from transpiler.ir import training as T
 from transpiler.frontend_ast.torch.reader_values import (
     _child_expressions, _code, _combine, _Enumerated, _root_names, _Zipped, ACTIVATIONS, Arr, CheckpointV,
-    ChildV, DATA_PATHS, DatasetClassV, DatasetV, DictV, DistributionV, DTYPES, FuncV, LiveV, LoadedV, LoaderV, LOSSES, LossV,
+    ChildV, DATA_PATHS, DatasetClassV, DatasetV, DictV, DistributionV, DTYPES, FuncV, GroupV, LiveV, LoadedV,
+    LoaderV, LOSSES, LossV,
     MapDatasetV, ModelAttrV, ModelFactory, ModelV, NoGradV, NUMPY_UNARY, OptimizerV, OTHER, ParamsV, ParamV,
     SchedulerV, Scope, StateV, TorchRef, TupleV, V)
 
@@ -317,6 +318,12 @@ class ReaderExpressions(Interpreter):
 
     @CALLS.register(MethodV)
     def _call_method(self, func, node, args, scope):
+        if isinstance(func.obj, DistributionV):
+            return torch_episodes.distribution_method(self, func.name, node, args)
+        if isinstance(func.obj, (TupleV, GroupV)):  # (a list the program appends tensors to)
+            appended = torch_episodes.list_method(func.obj, func.name, args)
+            if appended is not None:
+                return appended
         return self.method(func.obj, func.name, node, args, scope)
 
     @CALLS.register(TorchRef)

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.frontend_ast.torch import episodes as torch_episodes
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
 from transpiler.frontend_ast.torch.data import DTYPE_NAMES as CAST_DTYPES
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.frontend_ast.torch.reader_values import (
-    _code, Arr, CAST_METHODS, ChildrenV, ChildV, COMPARE_METHODS, DatasetV, DistributionV, IDENTITY_METHODS, keras_children,
+    _code, Arr, CAST_METHODS, ChildrenV, ChildV, COMPARE_METHODS, DatasetV, IDENTITY_METHODS, keras_children,
     LiveV, LoadedV, LoaderV, LossV, LossValueV, ModelAttrV, ModelV, NUMPY_UNARY, OptimizerV, OTHER, Other,
-    ParamsV, ParamV, REDUCE_METHODS, GroupV, SchedulerV, Scope, StateV, TupleV, V)
+    ParamsV, ParamV, REDUCE_METHODS, SchedulerV, Scope, StateV, TupleV, V)
 
 
 class ReaderMethods:
@@ -24,10 +23,6 @@ class ReaderMethods:
     # -- methods ----------------------------------------------------------------------
     def method(self, obj: V, name: str, node: cst.Call, args, scope: Scope) -> V:
         recv = node.func.value
-        if isinstance(obj, DistributionV):
-            return torch_episodes.distribution_method(self, name, node, args)
-        if isinstance(obj, (TupleV, GroupV)) and (appended := torch_episodes.list_method(obj, name, args)) is not None:
-            return appended
         if isinstance(obj, LiveV):
             from transpiler.frontend_ast.torch.steps import live_method
 
