@@ -7,8 +7,8 @@ Backends draw different random numbers from the same seed, so the initial weight
 numpy instead (the backend's ``uniform``/``normal``/``truncated_normal``, drawn in the order
 the program builds its layers, when called eagerly), dropout is off and ``fit`` does not
 shuffle; the program computes in float64 (the backends' float32 kernels differ in
-rounding: an LSTM's losses drift apart by 3e-4 relative in 40 steps). ``OUT.json`` receives every training batch's loss as ``fit`` logs it. Used by
-``tests/test_keras_backends.py``.
+rounding: an LSTM's losses drift apart by 3e-4 relative in 40 steps). ``OUT.json``
+receives every training batch's loss as ``fit`` logs it. Used by ``tests/test_keras_backends.py``.
 """
 
 from __future__ import annotations
