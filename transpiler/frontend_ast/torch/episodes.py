@@ -136,6 +136,8 @@ def model_attribute(reader, model: ModelV, name: str) -> V | None:
     appends to it is kept, for the code that reads it back); None if not such an attribute."""
     if model.md is None or name not in plain_attributes(reader, model.md.class_name):
         return None
+    if model.built_by is not None and not reader.quiet:
+        _give_attributes(reader, model)
     value = plain_attributes(reader, model.md.class_name)[name]
     if isinstance(value, cst.List):
         return model.attributes.setdefault(name, TupleV([]))
@@ -143,12 +145,15 @@ def model_attribute(reader, model: ModelV, name: str) -> V | None:
 
 
 def construction(reader, node: cst.Call, args, model: ModelV) -> None:
-    """``Policy()`` of a module with its own Python attributes: the Keras model gets them."""
-    if model.md is None or reader.quiet:
-        return
+    """``Policy()``: where the Keras model gets the module's own Python attributes, if the
+    program reads one (``model_attribute``)."""
+    model.built_by = (node, args)
+
+
+def _give_attributes(reader, model: ModelV) -> None:
+    """``Policy()`` → ``with_attributes(Policy(), saved_log_probs=[], rewards=[])``."""
+    node, args = model.built_by
     attrs = plain_attributes(reader, model.md.class_name)
-    if not attrs:
-        return
     parts: list = [node.func]
     texts = []
     for arg, _value in args:

@@ -98,6 +98,8 @@ class ModelV(V):
     var: str | None = None
     #: the module's own Python lists (``self.rewards = []``) and what the program put in them
     attributes: dict = field(default_factory=dict)
+    #: the call that built it and its arguments (the Keras model gets those attributes there)
+    built_by: Any = None
 
 
 @dataclass(eq=False)
