@@ -181,3 +181,38 @@ def test_categorical_matches_torch():
             np.testing.assert_allclose(keras.ops.convert_to_numpy(k.entropy()), t.entropy().numpy(),
                                        rtol=1e-6, atol=1e-7)
             np.testing.assert_allclose(keras.ops.convert_to_numpy(k.probs), t.probs.numpy(), rtol=1e-6)
+
+
+UPDATE_GIVEN_THE_LOSS = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def update(loss):
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+x = torch.from_numpy(np.random.default_rng(0).normal(size=(16, 3)).astype("float32"))
+y = x.sum(dim=1, keepdim=True)
+for step in range(3):
+    loss = ((model(x) - y) ** 2).mean()
+    update(loss)
+    print(f"step {step} loss {loss.item():.4f}")
+'''
+
+
+def test_update_function_given_the_loss_differentiates_the_callers_forward_pass(tmp_path):
+    """``update(loss)`` steps on a loss its caller computed: a tape opened in ``update`` would
+    hold no forward pass (Keras refuses the None gradients); the program's tape has them."""
+    result = translate(UPDATE_GIVEN_THE_LOSS, "update.py", "keras")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert "autograd_tape.gradient(loss, model.trainable_variables)" in result.text
+    done = _run(result.text, tmp_path)
+    losses = [float(line.split()[-1]) for line in done.stdout.splitlines() if line.startswith("step")]
+    assert len(losses) == 3 and losses[2] < losses[0], done.stdout
