@@ -18,6 +18,7 @@ import libcst as cst
 from transpiler.frontend_ast.interp import PASS, ClassRef, FunctionRef, Interpreter, Unknown, contains
 from transpiler.frontend_ast.torch import episodes as torch_episodes
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
+from transpiler.frontend_ast.torch import trainers as torch_trainers
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.helper_calls import HelperRefV
@@ -107,7 +108,7 @@ class ReaderExpressions(Interpreter):
     def _unbound(self, name: str, node=None):
         """A name the program's scopes do not bind: a model builder or class, a Dataset class,
         a training helper, a torch import, a module function."""
-        for table in (self.factories, self.dataset_classes):
+        for table in (self.factories, self.dataset_classes, self.trainer_classes):
             if name in table:
                 return table[name]
         ref = self.helper_calls.name(node) if node is not None else None
@@ -316,8 +317,18 @@ class ReaderExpressions(Interpreter):
             return self.builtin_call(node.func.value, func, node, args, scope)
         return OTHER
 
+    @CALLS.register(torch_trainers.TrainerClassV)
+    def _call_trainer_class(self, func, node, args, scope):
+        return torch_trainers.construct(self, func, node, args)
+
+    @ATTRIBUTES.register(torch_trainers.InstanceV)
+    def _instance_attribute(self, obj, name, node):
+        return torch_trainers.attribute(obj, name)
+
     @CALLS.register(MethodV)
     def _call_method(self, func, node, args, scope):
+        if isinstance(func.obj, torch_trainers.InstanceV):
+            return torch_trainers.call_method(self, func.obj, func.name, args)
         if isinstance(func.obj, DistributionV):
             return torch_episodes.distribution_method(self, func.name, node, args)
         if isinstance(func.obj, (TupleV, GroupV)):  # (a list the program appends tensors to)

@@ -19,6 +19,7 @@ from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.episodes import TAPE
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.trainers import name_in_scope
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
 from transpiler.frontend_ast.torch.reader_values import (
     CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
@@ -148,12 +149,13 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             name = func.attr.value
             if name == "zero_grad" and isinstance(obj, (ModelV, OptimizerV)):
                 model = obj if isinstance(obj, ModelV) else obj.model
-                names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else obj.model_text)
+                names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else
+                                 name_in_scope(scope, model) or obj.model_text)
                 events.append((i, "zero_grad", model, stmt, None))
             elif name == "step" and isinstance(obj, OptimizerV):
                 if call.args:
                     raise Unsupported("optimizer.step(closure) is not translated")
-                names.setdefault(id(obj.model), obj.model_text)
+                names.setdefault(id(obj.model), name_in_scope(scope, obj.model) or obj.model_text)
                 events.append((i, "step", obj.model, stmt, obj))
             elif name == "step" and isinstance(obj, SchedulerV):
                 pass  # read with the statement: a StepSchedule the step keeps stepping
@@ -178,7 +180,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
         raise Unsupported(f"training loop: {why}")
     for model in {id(e[2]): e[2] for e in steps}.values():
         text = names.get(id(model), "")
-        if not text.isidentifier():
+        if not text.replace("self.", "", 1).isidentifier():
             raise Unsupported("an optimizer of a model not held in a variable")
         if not any(e[1] == "zero_grad" and e[2] is model for e in events):
             raise Unsupported(f"{text}'s gradients are never zeroed in the loop: they accumulate over "
