@@ -76,3 +76,16 @@ def test_trainer_class_trains_like_torch(tmp_path, monkeypatch, capsys):
     assert len(torch_losses) == len(keras_losses) == 16, (torch_losses, keras_losses)  # 4 epochs of 4 batches
     np.testing.assert_allclose(keras_losses, torch_losses, rtol=1e-4)
     assert keras_out.count("epoch") == torch_out.count("epoch") == 4
+
+
+def test_trainer_class_with_an_untranslated_part_is_one_stub():
+    """A trainer whose step uses what is not translated (a GradScaler) is one marked stub
+    naming the class and the first reason, not a class half translated around stubs."""
+    with open(PROGRAM, encoding="utf-8") as fh:
+        source = fh.read()
+    source = source.replace("        self.log_every = log_every\n",
+                            "        self.log_every = log_every\n        self.scaler = torch.amp.GradScaler()\n")
+    source = source.replace("        loss.backward()\n", "        self.scaler.scale(loss).backward()\n")
+    result = translate(source, "trainer_scaler.py", "keras")
+    messages = [d.message for d in result.stubs]
+    assert len(messages) == 1 and messages[0].startswith("class Trainer: torch.amp.GradScaler()"), messages

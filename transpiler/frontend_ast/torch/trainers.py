@@ -121,3 +121,20 @@ def unread_methods(reader) -> list[tuple[InstanceV | None, cst.FunctionDef, str]
             if key not in reader.read_functions:
                 out.append((fn, key))
     return out
+
+
+def fold_failures(reader) -> None:
+    """A trainer class with an untranslated part is one marked stub (its first reason), as it
+    was before its methods were read: a class half translated around stubs is no use."""
+    from transpiler.frontend_ast.torch.reader_values import _ids_under
+
+    for cls in reader.trainer_classes.values():
+        inside = _ids_under(cls.node)
+        failed = [(nid, ts) for nid, ts in reader.facts.items() if nid in inside and ts.kind == "stub"]
+        if not failed:
+            continue
+        gone = {(ts.span, ts.config) for _nid, ts in failed}
+        reader.program.diagnostics[:] = [d for d in reader.program.diagnostics if not (
+            d.severity == "stub" and (d.span, d.message) in gone)]
+        reason = min(failed, key=lambda f: (f[1].span.line, f[1].span.col) if f[1].span else (0, 0))[1].config
+        reader.stub(cls.node, f"class {cls.node.name.value}: {reason}")

@@ -195,6 +195,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                                    self._guess_params(fn)[1:], {}, key=key)
             finally:
                 self.guessing -= 1
+        torch_trainers.fold_failures(self)
         self._drop_unused_data()
 
     def _class_statement(self, stmt: cst.ClassDef) -> None:
