@@ -150,12 +150,12 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             if name == "zero_grad" and isinstance(obj, (ModelV, OptimizerV)):
                 model = obj if isinstance(obj, ModelV) else obj.model
                 names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else
-                                 name_in_scope(scope, model) or obj.model_text)
+                                 name_in_scope(scope, model, obj.model_text))
                 events.append((i, "zero_grad", model, stmt, None))
             elif name == "step" and isinstance(obj, OptimizerV):
                 if call.args:
                     raise Unsupported("optimizer.step(closure) is not translated")
-                names.setdefault(id(obj.model), name_in_scope(scope, obj.model) or obj.model_text)
+                names.setdefault(id(obj.model), name_in_scope(scope, obj.model, obj.model_text))
                 events.append((i, "step", obj.model, stmt, obj))
             elif name == "step" and isinstance(obj, SchedulerV):
                 pass  # read with the statement: a StepSchedule the step keeps stepping

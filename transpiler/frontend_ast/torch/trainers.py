@@ -99,8 +99,11 @@ def assigned(reader, target: cst.Attribute, value, scope) -> bool:
     return True
 
 
-def name_in_scope(scope, model) -> str | None:
-    """How the code of ``scope`` names ``model``: a variable, else an attribute of ``self``."""
+def name_in_scope(scope, model, preferred: str) -> str:
+    """How the code of ``scope`` names ``model``: ``preferred`` (the text the optimizer was
+    made with) where it still names it, else a variable, else an attribute of ``self``."""
+    if preferred.isidentifier() and scope.lookup(preferred) is model:
+        return preferred
     for name, value in scope.vars.items():
         if value is model:
             return name
@@ -109,7 +112,7 @@ def name_in_scope(scope, model) -> str | None:
         for name, value in this.attrs.items():
             if value is model:
                 return f"self.{name}"
-    return None
+    return preferred
 
 
 def unread_methods(reader) -> list[tuple[InstanceV | None, cst.FunctionDef, str]]:
