@@ -4,11 +4,7 @@
 Each program runs twice in a subprocess (``tests/keras_backend_runner.py``: initial weights
 from numpy, dropout off, fit without shuffling, float64), once per backend; both must exit 0
 and log the same number of training batches, and the first 20 losses must agree within 1e-4
-relative (the project's bar for two implementations of one computation). The programs
-compared are the ``--exact`` translations: Keras' stock Adam steps differently on its two
-backends (measured: one Adam step, lr 0.1, float64, from the same gradients: weights 0.9 -
-1.8e-8 on jax, 0.9 - 6.9e-7 on tensorflow; text_classifier's losses part by 5e-3 in 20 steps),
-while the exact optimizers are the project's own keras.ops arithmetic. A program that
+relative (the project's bar for two implementations of one computation). A program that
 must stay on TensorFlow names why in ``TF_ONLY``; the translation test holds that list to
 what the outputs import.
 """
@@ -40,8 +36,12 @@ TF_ONLY = {
 }
 #: programs whose Keras output does not yet train alike on both backends, and why
 KNOWN = {
-    "text_classifier": "the exact AdamW (runtime/keras/optimizers.py TorchAdam.update_step) calls "
-                       "keras.ops.zeros_like(variable): jax takes the variable's value only",
+    # measured: one Adam step, lr 0.1, float64, from the same gradients: weights 0.9 - 1.8e-8 on
+    # jax, 0.9 - 6.9e-7 on tensorflow (epsilon's placement); the embedding's rows without a
+    # gradient make it show: text_classifier's losses part by 5e-3 in 20 steps. (The --exact
+    # outputs, torch's arithmetic in keras.ops, do not run on jax yet: TorchAdam.update_step
+    # calls keras.ops.zeros_like(variable), which jax refuses for a variable.)
+    "text_classifier": "Keras' own AdamW steps differently on its jax and tensorflow backends",
 }
 #: the programs run in the quick suite (the others are marked slow)
 CI_SAMPLE = {"mlp_regression"}
@@ -90,7 +90,7 @@ def _param(path):
 @pytest.mark.parametrize("path", [_param(p) for p in CORPUS if _name(p) not in TF_ONLY])
 def test_keras_output_trains_alike_on_jax_and_tensorflow(path, tmp_path):
     program = tmp_path / f"{_name(path)}_keras.py"
-    program.write_text(_translated(path, exact=True))
+    program.write_text(_translated(path))
     jax_losses = np.array(_run(program, "jax", tmp_path))
     tf_losses = np.array(_run(program, "tensorflow", tmp_path))
     assert len(tf_losses) >= STEPS and len(jax_losses) == len(tf_losses), (len(jax_losses), len(tf_losses))
