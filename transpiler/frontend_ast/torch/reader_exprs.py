@@ -16,7 +16,9 @@ from typing import Any
 import libcst as cst
 
 from transpiler.frontend_ast.interp import PASS, ClassRef, FunctionRef, Interpreter, Unknown, contains
+from transpiler.frontend_ast.torch import episodes as torch_episodes
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
+from transpiler.frontend_ast.torch import trainers as torch_trainers
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.helper_calls import HelperRefV
@@ -25,7 +27,8 @@ from transpiler.frontend_ast.torch.values import Ref
 from transpiler.ir import training as T
 from transpiler.frontend_ast.torch.reader_values import (
     _child_expressions, _code, _combine, _Enumerated, _root_names, _Zipped, ACTIVATIONS, Arr, CheckpointV,
-    ChildV, DATA_PATHS, DatasetClassV, DatasetV, DictV, DTYPES, FuncV, LiveV, LoadedV, LoaderV, LOSSES, LossV,
+    ChildV, DATA_PATHS, DatasetClassV, DatasetV, DictV, DistributionV, DTYPES, FuncV, GroupV, LiveV, LoadedV,
+    LoaderV, LOSSES, LossV,
     MapDatasetV, ModelAttrV, ModelFactory, ModelV, NoGradV, NUMPY_UNARY, OptimizerV, OTHER, ParamsV, ParamV,
     SchedulerV, Scope, StateV, TorchRef, TupleV, V)
 
@@ -105,7 +108,7 @@ class ReaderExpressions(Interpreter):
     def _unbound(self, name: str, node=None):
         """A name the program's scopes do not bind: a model builder or class, a Dataset class,
         a training helper, a torch import, a module function."""
-        for table in (self.factories, self.dataset_classes):
+        for table in (self.factories, self.dataset_classes, self.trainer_classes):
             if name in table:
                 return table[name]
         ref = self.helper_calls.name(node) if node is not None else None
@@ -314,8 +317,24 @@ class ReaderExpressions(Interpreter):
             return self.builtin_call(node.func.value, func, node, args, scope)
         return OTHER
 
+    @CALLS.register(torch_trainers.TrainerClassV)
+    def _call_trainer_class(self, func, node, args, scope):
+        return torch_trainers.construct(self, func, node, args)
+
+    @ATTRIBUTES.register(torch_trainers.InstanceV)
+    def _instance_attribute(self, obj, name, node):
+        return torch_trainers.attribute(obj, name)
+
     @CALLS.register(MethodV)
     def _call_method(self, func, node, args, scope):
+        if isinstance(func.obj, torch_trainers.InstanceV):
+            return torch_trainers.call_method(self, func.obj, func.name, args)
+        if isinstance(func.obj, DistributionV):
+            return torch_episodes.distribution_method(self, func.name, node, args)
+        if isinstance(func.obj, (TupleV, GroupV)):  # (a list the program appends tensors to)
+            appended = torch_episodes.list_method(func.obj, func.name, args)
+            if appended is not None:
+                return appended
         return self.method(func.obj, func.name, node, args, scope)
 
     @CALLS.register(TorchRef)
@@ -333,7 +352,21 @@ class ReaderExpressions(Interpreter):
 
     @CALLS.register(ModelFactory)
     def _call_factory(self, func, node, args, scope):
-        return ModelV(func.name, func.md)
+        model = ModelV(func.name, func.md)
+        torch_episodes.construction(self, node, args, model)
+        return model
+
+    @SYNTAX.register(cst.Call)
+    def _namedtuple_call(self, node, scope):
+        """A record class made by ``namedtuple``: its instance is the tuple of its fields."""
+        if isinstance(node.func, cst.Name) and node.func.value in torch_episodes.namedtuple_names(self) and \
+                all(a.keyword is None and not a.star for a in node.args):
+            return TupleV([v for _, v in self.arguments(node, scope)])
+        return PASS
+
+    @ATTRIBUTES.register(DistributionV)
+    def _distribution_attribute(self, obj, name, node):
+        return torch_episodes.distribution_attribute(self, name, node)
 
     @CALLS.register(DatasetClassV)
     def _call_dataset_class(self, func, node, args, scope):
@@ -533,7 +566,9 @@ class ReaderExpressions(Interpreter):
         wrapped = torch_plumbing.distributed_call(self, path, node, pos, vals, kw)
         if wrapped is not None:
             return wrapped
-        if any(isinstance(v, LiveV) for v in vals + list(kwv.values())) and not path.startswith(
+        if path in torch_episodes.CATEGORICAL:
+            return torch_episodes.distribution(self, path, node, args)
+        if any(torch_episodes.holds_live(v) for v in vals + list(kwv.values())) and not path.startswith(
                 ("torch.optim", "torch.utils.data", "torch.nn.utils")):
             from transpiler.frontend_ast.torch.steps import live_function
 

@@ -318,6 +318,8 @@ class ReaderMethods:
                                        "method": method and (model.md, method),
                                        "training": model.training and not self.no_grad,
                                        "grad": not self.no_grad, "live": live,
+                                       # (a torch module takes one sample without a batch axis too)
+                                       "any_rank": self.recording and len(inputs) == 1,
                                        "keras_layout": [isinstance(v, LiveV) for _, v in args]},
                   model=model.name)
         if not self.quiet:

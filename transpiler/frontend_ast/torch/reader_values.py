@@ -49,6 +49,8 @@ class GroupV(Other):
     """A list of a model's parameters known statically (an optimizer's parameter group)."""
 
     group: Any = None  # torch_param_groups.Group
+    #: what the program appended to the list otherwise (tensors of a loss: frontend_ast/torch/episodes)
+    items: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -79,11 +81,25 @@ class LiveV(V):
 
 
 @dataclass(eq=False)
+class SampleV(LiveV):
+    """Class indices a distribution sampled (integers: ``.item()`` is a Python int)."""
+
+
+@dataclass(eq=False)
+class DistributionV(V):
+    """A ``torch.distributions`` object (the generated ``Categorical``: frontend_ast/torch/episodes)."""
+
+
+@dataclass(eq=False)
 class ModelV(V):
     name: str
     md: ModelDef | None
     training: bool = True
     var: str | None = None
+    #: the module's own Python lists (``self.rewards = []``) and what the program put in them
+    attributes: dict = field(default_factory=dict)
+    #: the call that built it and its arguments (the Keras model gets those attributes there)
+    built_by: Any = None
 
 
 @dataclass(eq=False)

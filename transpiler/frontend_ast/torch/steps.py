@@ -17,10 +17,13 @@ import libcst as cst
 
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.keras.frontend import _names_in
+from transpiler.frontend_ast.torch.episodes import TAPE
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.trainers import name_in_scope
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
 from transpiler.frontend_ast.torch.reader_values import (
-    CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SchedulerV, TorchRef, _code,
+    CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
+    _code,
     _has_backward)
 from transpiler.ir.code_literals import dotted_name as _dotted
 
@@ -146,12 +149,13 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             name = func.attr.value
             if name == "zero_grad" and isinstance(obj, (ModelV, OptimizerV)):
                 model = obj if isinstance(obj, ModelV) else obj.model
-                names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else obj.model_text)
+                names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else
+                                 name_in_scope(scope, model, obj.model_text))
                 events.append((i, "zero_grad", model, stmt, None))
             elif name == "step" and isinstance(obj, OptimizerV):
                 if call.args:
                     raise Unsupported("optimizer.step(closure) is not translated")
-                names.setdefault(id(obj.model), obj.model_text)
+                names.setdefault(id(obj.model), name_in_scope(scope, obj.model, obj.model_text))
                 events.append((i, "step", obj.model, stmt, obj))
             elif name == "step" and isinstance(obj, SchedulerV):
                 pass  # read with the statement: a StepSchedule the step keeps stepping
@@ -176,7 +180,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
         raise Unsupported(f"training loop: {why}")
     for model in {id(e[2]): e[2] for e in steps}.values():
         text = names.get(id(model), "")
-        if not text.isidentifier():
+        if not text.replace("self.", "", 1).isidentifier():
             raise Unsupported("an optimizer of a model not held in a variable")
         if not any(e[1] == "zero_grad" and e[2] is model for e in events):
             raise Unsupported(f"{text}'s gradients are never zeroed in the loop: they accumulate over "
@@ -185,7 +189,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
     def var(model) -> str:
         return names[id(model)]
 
-    tape = "tape"
+    tape = TAPE if reader.recording else "tape"
     consumers: dict[int, list] = {}
     for pos, (i, kind, _m, stmt, extra) in enumerate(events):
         if kind != "backward":
@@ -203,6 +207,9 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
     kinds = [e[1] for e in events if e[1] != "clip"]
     simple = kinds == ["zero_grad", "backward", "step"] and events[0][2] is steps[0][2] and \
         isinstance(next(e[4] for e in events if e[1] == "backward"), cst.Name)
+    if reader.recording and not simple:
+        raise Unsupported("a step over forward passes of earlier calls: only zero_grad(), one backward() of a "
+                          "loss variable and step() of one model are translated")
     grads = "grads"
     if simple:
         taken = _names_in(reader.cur_function if reader.cur_function is not None else reader.fe.module)
@@ -216,6 +223,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             reader.fact(stmt, "zero_grad", {"grads": f"{var(model)}_grads"})
         elif kind == "backward":
             reader.fact(stmt, "backward", {"loss": id(extra), "tape": tape, "simple": simple, "grads": grads,
+                                           "recorded": reader.recording,
                                            "models": [(var(m), f"{var(m)}_grads") for m in consumers[id(stmt)]]})
         elif kind == "step":
             reader.fact(stmt, "optimizer_step", {"tape": tape, "optimizer": _code(stmt.body[0].value.func.value),
@@ -239,7 +247,8 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
     if len(stepped) > 1:  # (the reason the loop reader met first is a detail of this one)
         why = f"{' and '.join(stepped)} are trained in one step, each by its own optimizer"
     tape_config = {"tape": tape, "why": why, "split": id(backward) if simple else None}
-    reader.fact(owner, "tape_loop", tape_config)
+    if not reader.recording:  # (else the program's tape records: frontend_ast/torch/episodes)
+        reader.fact(owner, "tape_loop", tape_config)
     return events, steps, handled, tape_config
 
 
@@ -288,6 +297,10 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
         return done("keras.ops.stop_gradient({0})")
     if name in ("contiguous", "clone", "cpu", "to"):
         return done("{0}")
+    if name == "item" and (isinstance(obj, SampleV) or reader.recording):
+        # torch's item() of any one-element tensor (a critic's (1,) value too); class indices
+        # come back as a Python int
+        return done("keras.ops.convert_to_numpy({0}).item()", result=LossValueV())
     if name == "item":
         return done("float({0})", result=LossValueV())
     if name in ("tolist", "numpy"):
@@ -367,8 +380,12 @@ def live_function(reader, path: str, node: cst.Call, pos, vals, kw):
         if permuted:
             raise Unsupported(f"{path} of a feature map the Keras model returns channels-last")
         return done(f"keras.ops.{short}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
-    if path in ("torch.cat", "torch.stack"):
-        raise Unsupported(f"{path} of tensors in a training step is not translated yet")
+    if path in ("torch.cat", "torch.concat", "torch.stack"):
+        dim = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
+        if permuted or (dim is not None and not isinstance(dim, cst.Integer)):
+            raise Unsupported(f"{path} of tensors in a training step along another axis than a literal one")
+        fn = "stack" if short == "stack" else "concatenate"
+        return done(f"keras.ops.{fn}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
     if path in ("torch.pow",):
         return done("keras.ops.power(" + p(pos[0]) + ", " + p(pos[1]) + ")")
     raise Unsupported(f"{path} in a training step is not translated yet")

@@ -41,7 +41,9 @@ from transpiler.frontend_ast.interp import AUGMENTED
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch import param_groups as pg
 from transpiler.frontend_ast.torch import data as torch_data
+from transpiler.frontend_ast.torch import episodes as torch_episodes
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
+from transpiler.frontend_ast.torch import trainers as torch_trainers
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.reader_exprs import ReaderExpressions
 from transpiler.frontend_ast.torch.reader_methods import ReaderMethods
@@ -88,6 +90,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         self.skip_defs: set[str] = set()
         self.quiet = 0
         self.live = 0  # inside a custom training step: model outputs are Keras tensors
+        self.trainer_classes: dict = {}  # name → TrainerClassV (frontend_ast/torch/trainers)
+        self.recording = False  # the program's tape records from its start (frontend_ast/torch/episodes)
         self.saved: dict[str, tuple] = {}  # checkpoint file name → ("state", model) | ("dict", entries)
         self.cur_scope: Scope = self.module
         self.handled: set[int] = set()  # statements a custom step replaced (backward, step...)
@@ -137,6 +141,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         """Read every top-level statement not in ``skip`` (model classes, builders,
         imports), then the functions nothing called."""
         defs: list[cst.FunctionDef] = []
+        if torch_episodes.needs_recording(self):  # (the model outputs of every call are Keras tensors)
+            self.recording = True
+            self.live += 1
         for stmt in self.fe.module.body:
             if id(stmt) in skip:
                 if isinstance(stmt, cst.FunctionDef):
@@ -181,9 +188,20 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                     self.read_function(fn, self._guess_params(fn), {})
                 finally:
                     self.guessing -= 1
+        for fn, key in torch_trainers.unread_methods(self):  # (nothing calls them: parameters unknown)
+            self.guessing += 1
+            try:
+                self.read_function(fn, [torch_trainers.InstanceV(self.trainer_classes[key.split(".")[0]])] +
+                                   self._guess_params(fn)[1:], {}, key=key)
+            finally:
+                self.guessing -= 1
+        torch_trainers.fold_failures(self)
         self._drop_unused_data()
 
     def _class_statement(self, stmt: cst.ClassDef) -> None:
+        if torch_trainers.is_trainer_class(stmt):  # (its methods are read when called)
+            self.trainer_classes[stmt.name.value] = torch_trainers.TrainerClassV(stmt)
+            return
         if torch_data.is_dataset_class(stmt, self._resolve):
             try:
                 arity = torch_data.item_arity(stmt)
@@ -416,6 +434,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return ModelAttrV(model, path, root, path, variable)
         if any(k.startswith(path + ".") for k in plan):
             return ModelAttrV(model, path, root)
+        own = torch_episodes.model_attribute(self, obj, name) if isinstance(obj, ModelV) else None
+        if own is not None:
+            return own
         raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated "
                           "(only its parameters and buffers)")
 
@@ -501,6 +522,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.assign(el.value, item, scope)
         elif isinstance(target, cst.Attribute) and self.helper_calls.own_optimizer(target, value, stmt):
             pass
+        elif isinstance(target, cst.Attribute) and torch_trainers.assigned(self, target, value, scope):
+            self.expr(target.value, scope)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.expr(target.value, scope)
             if isinstance(target, cst.Subscript):
@@ -534,8 +557,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         return OTHER
 
     # -- functions --------------------------------------------------------------------
-    def read_function(self, fn: cst.FunctionDef, args: list[V], kwargs: dict[str, V]) -> V:
-        name = fn.name.value
+    def read_function(self, fn: cst.FunctionDef, args: list[V], kwargs: dict[str, V], key: str = "") -> V:
+        name = key or fn.name.value  # (a method: Class.method)
         if name in self.read_functions:
             return self.read_functions[name]
         if name in self.reading:

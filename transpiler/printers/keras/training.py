@@ -39,7 +39,8 @@ OPTIMIZER_CLASSES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": 
 KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
-RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training", "keras.vision")
+RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training", "keras.vision",
+                   "keras.distributions", "keras.modules", "keras.autograd")
 
 
 def helper_source(name: str) -> str:
@@ -300,6 +301,9 @@ class ProgramPrinter:
                 text = f"np.transpose({text}, {lit(perm)})"
             inputs.append(text)
         arg = inputs[0] if len(inputs) == 1 else f"[{', '.join(inputs)}]"
+        if cfg.get("live") and cfg.get("any_rank"):  # (one sample without a batch axis too, as torch takes)
+            self.need("call_module")
+            return f"call_module({model}, {arg}, training={cfg['training']})"
         if cfg.get("live"):  # a tensor of the training step: it stays a Keras tensor
             return f"{model}({arg}, training={cfg['training']})"
         n_out = len(md.graph.outputs) if md is not None else 1
@@ -544,6 +548,14 @@ class ProgramPrinter:
             return [f"{cfg['grads']} = None  " + comment_text(f"# {source}")]
         if cfg.get("simple"):  # the canonical Keras step: one tape.gradient, one apply_gradients
             model = cfg["models"][0][0] if ts.kind == "backward" else cfg["model"]
+            if ts.kind == "backward" and cfg.get("recorded"):
+                self.need("RecordingTape")
+                self.need("autograd_tape")
+                self.imports.add("import tensorflow as tf")
+                why = ("backward() of a loss built from forward passes of earlier calls: "
+                       f"{cfg['tape']} has recorded them since the last update, as torch's autograd does")
+                return comment_lines(why) + [f"{cfg['grads']} = {cfg['tape']}.gradient({self.ref(cfg['loss'])}, "
+                                             f"{model}.trainable_variables)"]
             if ts.kind == "backward":
                 return [f"{cfg['grads']} = {cfg['tape']}.gradient({self.ref(cfg['loss'])}, "
                         f"{model}.trainable_variables)"]

@@ -46,7 +46,8 @@ class PaddingEmbedding(layers.Embedding):
     def build(self, input_shape=None):
         super().build(input_shape)
         rows = keras.ops.expand_dims(keras.ops.arange(self.input_dim) == self.padding_idx, -1)
-        self.embeddings.assign(keras.ops.where(rows, 0.0, self.embeddings))
+        # (the variable's value, not the variable: jax's where takes arrays only)
+        self.embeddings.assign(keras.ops.where(rows, 0.0, keras.ops.convert_to_tensor(self.embeddings)))
 
     def call(self, inputs):
         outputs = super().call(inputs)
