@@ -93,7 +93,7 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     with differences.exactness(exact) as replaced:
-        text, training_printer = print_keras_script(program, frontend)
+        text, training_printer = print_keras_script(program, frontend.source_file)
     for key in sorted(replaced):
         differences.record(program, differences.TO_KERAS, key)
     return Translation(program, text, list(program.diagnostics), training_printer)
@@ -112,7 +112,7 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
     if exact:  # (keras_exact_updates: what the torch printers read of it)
         program.meta["exact"] = program.meta["keras_exact_updates"] = True
     with differences.exactness(exact) as replaced:
-        result = print_torch_script(program, frontend)
+        result = print_torch_script(program, frontend.source_file)
     for key in sorted(replaced):
         differences.record(program, differences.TO_PYTORCH, key)
     return program, result

@@ -7,6 +7,7 @@ from typing import Any
 
 from transpiler.ir.graph import Graph, Span
 from transpiler.ir.layout import Layout
+from transpiler.ir.source_file import NodeId
 
 
 @dataclass
@@ -58,6 +59,33 @@ def output_perm(md: ModelDef | None, index: int) -> tuple | None:
 
 
 @dataclass
+class ClassFacts:
+    """A class the script defines, as its reader saw it: ``kind`` (the reader's: ``module`` /
+    ``plain`` for torch, ``layer`` / ``model`` for Keras), where it is defined, and the
+    ``__init__`` its instances run (its own or a base class's), as stable ids."""
+
+    kind: str
+    node: NodeId | None = None
+    init: NodeId | None = None
+
+    @property
+    def is_module(self) -> bool:
+        return self.kind == "module"
+
+
+@dataclass
+class ModuleNames:
+    """What the module level of the script binds, for printers (they never see a frontend):
+    ``names`` maps every module-level name to the dotted path it imports (``np`` →
+    ``numpy``; None for any other value), ``classes`` the script's classes by name, and
+    ``layer_models`` the builders printed for ``model = nn.Linear(...)`` statements."""
+
+    names: dict[str, str | None] = field(default_factory=dict)
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    layer_models: set[str] = field(default_factory=set)
+
+
+@dataclass
 class Program:
     """The IR of a whole source file."""
 
@@ -75,6 +103,8 @@ class Program:
     #: names of models the source builds that became stubs (a builder, class or variable),
     #: in the order met: with ``models`` they are the models found (the summary leads with them)
     missed_models: list[str] = field(default_factory=list)
+    #: the module level's names and classes (filled by the frontend)
+    scope: ModuleNames = field(default_factory=ModuleNames)
 
     def _add(self, diag: Diagnostic) -> Diagnostic:
         for old in self.diagnostics:

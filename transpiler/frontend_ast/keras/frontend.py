@@ -47,6 +47,7 @@ from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
 from transpiler.ir.naming import keras_auto_name
 from transpiler.ir.shapes import infer_node, spatial_axes
+from transpiler.ir.source_file import SourceFile
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 from transpiler.ir import sizes
@@ -75,6 +76,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes
         self.module = self.wrapper.module
         self.positions = cst_positions(self.wrapper)
+        self.source_file = SourceFile(path, source, self.module, self.positions)  # (what printers read)
         self.program = Program(path=path, source=source, framework="keras")
         self.scratch = Graph("scratch")
         self.globals = Env()

@@ -20,6 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
@@ -133,7 +134,7 @@ def _attach_comments(body: list) -> tuple[list, list]:
 
 
 class _Printer:
-    def __init__(self, program: Program, frontend, models: list[ModelCode], training=None, tcode=None):
+    def __init__(self, program: Program, source: SourceFile, models: list[ModelCode], training=None, tcode=None):
         self.training = training
         self.tcode = tcode
         self.in_tape = 0  # inside an unwrapped GradientTape (a custom training step)
@@ -144,7 +145,7 @@ class _Printer:
         self.helper_names = {m.group(1) for h in (tcode.helpers if tcode else [])
                              for m in re.finditer(r"^(?:def|class) (\w+)", h, re.M)}
         self.program = program
-        self.frontend = frontend
+        self.source = source  # (the Keras script, read-only)
         self.source_file = os.path.basename(program.path)
         self.keras_names = set(program.meta.get("keras_names", ())) - self.helper_names
         self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
@@ -156,9 +157,9 @@ class _Printer:
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
-        self.model_vars |= self._builder_result_names(frontend.module)
+        self.model_vars |= self._builder_result_names(source.module)
         self.weight_lists = WeightLists(self.model_vars)
-        self.dropped_helpers = self._droppable_helpers(frontend.module)
+        self.dropped_helpers = self._droppable_helpers(source.module)
         # the module classes of user Layer classes and block helpers take the place of
         # their definition; the others go right before their model's class
         translated = set(program.meta.get("translated_classes", ())) - set(self.models)
@@ -179,7 +180,7 @@ class _Printer:
         self.pending_classes: list[str] = []
         self.callback_classes = set(program.meta.get("callback_classes", ()))
         self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
-        self.layer_loops = self._layer_loops(frontend.module)
+        self.layer_loops = self._layer_loops(source.module)
 
     # -- helpers ------------------------------------------------------------------
     def _layer_loops(self, module: cst.Module) -> dict[int, LayersLoop]:
@@ -227,7 +228,7 @@ class _Printer:
         return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
-        return self.frontend._span(node)
+        return self.source.span(node)
 
     def _touches_keras(self, node: cst.CSTNode) -> bool:
         keras_names, model_vars = self.keras_names, self.model_vars
@@ -241,7 +242,7 @@ class _Printer:
 
     def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
         lines = []
-        source = self.frontend.source
+        source = self.source.text
         if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
             lines.append("import math")
         # the runtime's adapt() state, before any module is built (printers/torch/data_utils.py)
@@ -567,7 +568,7 @@ class _Printer:
             return None
         with_term = {md.class_name for md, code in self.models.values() if "def regularization_loss(self):" in code.text}
         regularized = {md.var for md, _ in self.models.values() if md.var and md.class_name in with_term}
-        for node in nodes_of(self.frontend.module, cst.Assign):  # model = build_model(...)
+        for node in nodes_of(self.source.module, cst.Assign):  # model = build_model(...)
             call = node.value
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self.builders \
                     and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
@@ -586,7 +587,7 @@ class _Printer:
                 return updated
 
         stmt = stmt.visit(Losses())
-        aliases = torch_loss_functions.module_aliases(self.frontend.module)
+        aliases = torch_loss_functions.module_aliases(self.source.module)
         wrapper = cst.FunctionDef(cst.Name("_step"), cst.Parameters(), cst.IndentedBlock([stmt]))
         try:
             new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_loss_call)
@@ -688,7 +689,7 @@ class _Printer:
                 return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
                     leading_lines=stmt.leading_lines)]
         del text
-        arrays = array_ops.rewrite(stmt, torch_loss_functions.module_aliases(self.frontend.module))
+        arrays = array_ops.rewrite(stmt, torch_loss_functions.module_aliases(self.source.module))
         if arrays is not None and not self._touches_keras(arrays):  # keras.ops on arrays, outside any model
             return [arrays]
         # One raise per block is enough: what follows it is unreachable anyway. In a
@@ -801,7 +802,7 @@ class _Printer:
             body_lines.append("    " + docstring(doc, "    "))
         for span, method in self.program.meta.get("untranslated", []):
             if fn_span_contains(self._span(fn), span):
-                src = self.frontend._line(span)
+                src = self.source.line(span)
                 self.program.stub(span, f"not translated yet: {src}", src)
                 body_lines.append("    " + comment_text(
                     f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
@@ -903,8 +904,9 @@ def _literal_or_none(value):
         return None
 
 
-def print_torch_script(program: Program, frontend) -> ScriptResult:
-    """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
+def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
+    """The whole PyTorch script for ``program`` (graphs already through the torch passes), read
+    from the Keras script ``source``."""
     source_file = os.path.basename(program.path)
     training = TrainingPrinter(program)
     tcode = training.run()  # first: it decides which outputs the loss reads as logits
@@ -930,8 +932,8 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     uses_f = any(c.uses_functional for c in codes)
     uses_math = any("import math" in c.imports for c in codes)
     uses_f = uses_f or bool(tcode.helpers)
-    printer = _Printer(program, frontend, codes, training, tcode)
-    module = printer.rewrite_module(frontend.module, uses_f, uses_math)
+    printer = _Printer(program, source, codes, training, tcode)
+    module = printer.rewrite_module(source.module, uses_f, uses_math)
     text = module.code
     text = black.format_str(text, mode=black.Mode())
     return ScriptResult(text, printer.stubs)
