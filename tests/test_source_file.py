@@ -56,7 +56,15 @@ def test_ids_name_the_statement_by_where_it_is():
     source = _source()
     fn = source.module.body[1]
     assert str(source.sid(fn)) == "main.py:4:1-7:17:FunctionDef"
-    assert source.sid(cst.Name("x")) is None and source.node(None) is None
+    assert source.sid(None) is None and source.node(None) is None
+
+
+def test_a_node_the_file_does_not_hold_keeps_one_id():
+    source = _source()
+    written, other = cst.Name("x"), cst.Name("x")
+    first = source.sid(written)
+    assert first.file == "<unplaced>" and source.sid(written) == first != source.sid(other)
+    assert source.node(first) is written
 
 
 def test_span_line_and_comments():

@@ -30,8 +30,9 @@ class ModelDef:
 
     ``builder`` is the user's builder function (kept under the same name in the
     output), ``builder_args`` the argument values the graph was specialised for,
-    ``var`` the variable a model built outside a builder function was bound to, and
-    ``statements`` the ids of source statements that only built this model.
+    ``var`` the variable a model built outside a builder function was bound to,
+    ``statements`` the stable ids (``ir.source_file.NodeId``) of source statements that only
+    built this model, and ``construct_statement`` the one that builds it.
     """
 
     graph: Graph
@@ -39,8 +40,8 @@ class ModelDef:
     builder: str | None = None
     builder_args: dict[str, Any] = field(default_factory=dict)
     var: str | None = None
-    statements: set[int] = field(default_factory=set)
-    construct_statement: int | None = None
+    statements: set[NodeId] = field(default_factory=set)
+    construct_statement: NodeId | None = None
     comments: list[str] = field(default_factory=list)
     #: the source model's own methods that forward calls (a VAE's ``encode``/``decode``), each
     #: a model of its own over the same layers (the program may call them)

@@ -29,6 +29,10 @@ import libcst as cst
 from transpiler.ir.graph import Span
 
 
+#: the file of the ids of nodes that have no position (written by a frontend, not read)
+UNPLACED = "<unplaced>"
+
+
 class NodeId(NamedTuple):
     """A node's stable id: its file, 1-based start line and column, end line and column, type."""
 
@@ -80,7 +84,7 @@ class SourceFile:
     """
 
     __slots__ = ("path", "text", "lines", "module", "_positions", "_siblings", "_files", "_unplaced",
-                 "_comments", "_nodes")
+                 "_comments", "_nodes", "_sids", "_unplaced_count")
 
     def __init__(self, path: str, text: str, module: cst.Module, positions: Mapping,
                  siblings: Iterable[SiblingText] = (), unplaced: tuple[int, int] = (0, 0)):
@@ -94,6 +98,8 @@ class SourceFile:
         self._unplaced = unplaced
         self._comments: dict[int, tuple[str, bool]] | None = None
         self._nodes: dict[NodeId, cst.CSTNode | None] | None = None
+        self._sids: dict[int, tuple[NodeId, cst.CSTNode]] = {}
+        self._unplaced_count = 0
 
     # -- where things are ------------------------------------------------------------------
     def file_of(self, node: cst.CSTNode) -> str:
@@ -124,19 +130,30 @@ class SourceFile:
 
     # -- stable ids --------------------------------------------------------------------------
     def sid(self, node: cst.CSTNode | None) -> NodeId | None:
-        """``node``'s stable id (None for None, or a node that is not the file's)."""
+        """``node``'s stable id (None for None). A node without a position (one a frontend
+        wrote, not the file's) gets an id of the file ``<unplaced>`` numbered in the order
+        first asked, the same node always the same id."""
         if node is None:
             return None
+        known = self._sids.get(id(node))
+        if known is not None:
+            return known[0]
         pos = self._positions.get(node)
         if pos is None:
-            return None
-        return NodeId(self.file_of(node), pos.start.line, pos.start.column + 1, pos.end.line,
-                      pos.end.column + 1, type(node).__name__)
+            self._unplaced_count += 1
+            key = NodeId(UNPLACED, self._unplaced_count, 0, 0, 0, type(node).__name__)
+        else:
+            key = NodeId(self.file_of(node), pos.start.line, pos.start.column + 1, pos.end.line,
+                         pos.end.column + 1, type(node).__name__)
+        self._sids[id(node)] = (key, node)  # (the node kept: its id() stays its own)
+        return key
 
     def node(self, sid: NodeId | None) -> cst.CSTNode | None:
         """The node whose stable id is ``sid`` (None when there is none, or no single one)."""
         if sid is None:
             return None
+        if sid.file == UNPLACED:
+            return next((node for key, node in self._sids.values() if key == sid), None)
         if self._nodes is None:
             nodes: dict[NodeId, cst.CSTNode | None] = {}
             for node in self._positions:

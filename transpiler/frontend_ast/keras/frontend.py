@@ -256,7 +256,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             if ok:
                 self.module_layer_stmts[id(stmt)] = recorded
                 if all(isinstance(self.globals.vars.get(n), LayerObj) for n in targets):
-                    self.module_layers[id(stmt)] = (targets, [self.globals.vars[n] for n in targets])
+                    self.module_layers[self.source_file.sid(stmt)] = (targets, [self.globals.vars[n] for n in targets])
         taken, self.uids = self.uids, saved_uids
         return taken
 
@@ -267,7 +267,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                 for node in md.graph.nodes}
         named: set[str] = set()
         for stmt in self.module.body:
-            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in self.module_layers:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and \
+                    self.source_file.sid(stmt) not in self.module_layers:
                 named |= _names_in(stmt)
         drop = {sid for sid, (names, objs) in self.module_layers.items()
                 if all(id(o) in held for o in objs) and not names & named}

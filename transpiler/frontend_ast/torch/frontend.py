@@ -557,7 +557,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         graph.lint()
         md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
         if builder in self.layer_models:
-            md.construct_statement = id(self.layer_models[builder])
+            md.construct_statement = self.source_file.sid(self.layer_models[builder])
         for method, values in list(self.method_calls.items()):
             try:
                 md.methods[method] = self._method_model(mod, method, values)

@@ -292,7 +292,7 @@ class KerasScript:
         return kept
 
     def statement(self, stmt) -> str | None:
-        layer_model = next((md for md in self.program.models if md.construct_statement == id(stmt) and
+        layer_model = next((md for md in self.program.models if md.construct_statement == self.source.sid(stmt) and
                             md.builder in self.program.scope.layer_models), None)
         if layer_model is not None:  # ``model = nn.Linear(...)``: a builder, and the statement calls it
             return self.builder(layer_model, None, name=layer_model.builder) + \

@@ -20,7 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
-from transpiler.ir.source_file import SourceFile
+from transpiler.ir.source_file import NodeId, SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
@@ -74,12 +74,13 @@ def _called_names(node: cst.CSTNode) -> set[str]:
 class _CallReplacer(cst.CSTTransformer):
     """Replaces recognised training calls inside any expression (``model.predict(x).ravel()``)."""
 
-    def __init__(self, expressions: dict[int, str], model_names: dict[str, str]):
-        self.expressions = expressions
+    def __init__(self, expressions: dict[NodeId, str], model_names: dict[str, str], source: SourceFile):
+        self.expressions = expressions  # (by the call's stable id)
         self.model_names = model_names
+        self.sid = source.sid
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        text = self.expressions.get(id(original))
+        text = self.expressions.get(self.sid(original))
         return cst.parse_expression(text) if text is not None else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
@@ -93,7 +94,7 @@ class _CallReplacer(cst.CSTTransformer):
 
     def changes(self, node: cst.CSTNode) -> bool:
         """Whether visiting ``node`` would replace anything (the visit rebuilds every node)."""
-        return any((type(n) is cst.Call and id(n) in self.expressions)
+        return any((type(n) is cst.Call and self.sid(n) in self.expressions)
                    or (type(n) is cst.Attribute and self._model_name(n)) for n in walk(node))
 
 
@@ -222,7 +223,8 @@ class _Printer:
         keep = set(self.builders) | helpers
         used: set[str] = set()
         for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or id(stmt) in self.model_statements:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or \
+                    self.source.sid(stmt) in self.model_statements:
                 continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
         return helpers - used
@@ -338,13 +340,13 @@ class _Printer:
                 new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
-                    and id(stmt) in self.tcode.statements:
+                    and self.source.sid(stmt) in self.tcode.statements:
                 # a loss/metric the script defines, its body translated to torch
-                new = list(cst.parse_module("\n".join(self.tcode.statements[id(stmt)]) + "\n").body)
+                new = list(cst.parse_module("\n".join(self.tcode.statements[self.source.sid(stmt)]) + "\n").body)
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
-            elif self.tcode is not None and id(stmt) in self.tcode.unwrap:
+            elif self.tcode is not None and self.source.sid(stmt) in self.tcode.unwrap:
                 # `with tf.GradientTape() as tape:`: its body runs as is, after zero_grad()
-                pre = list(cst.parse_module("\n".join(self.tcode.unwrap[id(stmt)]) + "\n").body)
+                pre = list(cst.parse_module("\n".join(self.tcode.unwrap[self.source.sid(stmt)]) + "\n").body)
                 pre[0] = pre[0].with_changes(leading_lines=stmt.leading_lines)
                 self.in_tape += 1
                 try:
@@ -621,7 +623,7 @@ class _Printer:
         small = stmt.body[0]
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             return self._rewrite_import(stmt, uses)
-        sid = id(stmt)
+        sid = self.source.sid(stmt)  # (the statement's stable id: what the frontend's facts name)
         if sid in self.construct:
             md, code = self.construct[sid]
             target = md.var or "model"
@@ -645,7 +647,7 @@ class _Printer:
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
-            replacer = _CallReplacer(self.tcode.expressions, self._model_names())
+            replacer = _CallReplacer(self.tcode.expressions, self._model_names(), self.source)
             rewritten = stmt.visit(replacer) if replacer.changes(stmt) else stmt
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
