@@ -283,9 +283,10 @@ class TrainingLoop:
 
 @dataclass
 class ArrayExpr:
-    """Array (data) code outside the model, in numpy: ``template`` with ``{0}``, ``{1}``...
-    standing for the source expressions ``parts`` (ids of syntax nodes) as the printer
-    renders them (they may hold rewrites of their own)."""
+    """Array (data) code outside the model: ``template`` with ``{0}``, ``{1}``... standing for
+    the source expressions ``parts`` (ids of syntax nodes) as the printer renders them (they
+    may hold rewrites of their own), and the array functions it calls marked ``$name(``
+    (ir/array_functions.py), which the printer spells in the target's way."""
 
     template: str
     parts: tuple[int, ...] = ()

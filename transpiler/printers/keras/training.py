@@ -28,6 +28,7 @@ from transpiler.ir.program import ModelDef, Program, output_perm
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import helper_calls as keras_helper_calls
+from transpiler.printers.keras.array_spelling import numpy_text
 from transpiler.printers.keras import optimizers as keras_optimizers
 from transpiler.printers.code import Namespace, comment_text, lit
 
@@ -200,11 +201,12 @@ class ProgramPrinter:
                 self.need(helper)
             return cfg["text"]
         if kind == "array_expr":
-            if "np." in cfg.template:
+            template = numpy_text(cfg.template)  # (the array functions it marks: ir/array_functions.py)
+            if "np." in template:
                 self.imports.add("import numpy as np")
-            if "math." in cfg.template:
+            if "math." in template:
                 self.imports.add("import math")
-            return cfg.template.format(*[_atom(self.ref(p)) for p in cfg.parts])
+            return template.format(*[_atom(self.ref(p)) for p in cfg.parts])
         if kind == "model_call":
             return self.model_call(ts)
         if kind == "loss_call":
