@@ -104,7 +104,8 @@ class Program:
     #: names of models the source builds that became stubs (a builder, class or variable),
     #: in the order met: with ``models`` they are the models found (the summary leads with them)
     missed_models: list[str] = field(default_factory=list)
-    #: the module level's names and classes (filled by the frontend)
+    #: the module level's names and classes (filled by the torch reader; the printers of a Keras
+    #: program read none of it)
     scope: ModuleNames = field(default_factory=ModuleNames)
 
     def _add(self, diag: Diagnostic) -> Diagnostic:
