@@ -95,7 +95,7 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     with differences.exactness(exact) as replaced:
-        text, training_printer = print_keras_script(program, frontend)
+        text, training_printer = print_keras_script(program, frontend.source_file)
     for md in program.models:  # (after printing: the printer settles the layers' names)
         for graph in [md.graph] + [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]:
             weight_plan.record_keras_printed_layers(graph)
@@ -119,7 +119,7 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
         program.meta["exact"] = program.meta["keras_exact_updates"] = True
     run_program_passes(program, TORCH_PROGRAM_PASSES)
     with differences.exactness(exact) as replaced:
-        result = print_torch_script(program, frontend)
+        result = print_torch_script(program, frontend.source_file)
     for md in program.models:
         weight_plan.record_keras_source_layers(md.graph)
     for key in sorted(replaced):

@@ -7,6 +7,7 @@ from typing import Any
 
 from transpiler.ir.graph import Graph, Span
 from transpiler.ir.layout import Layout
+from transpiler.ir.source_file import NodeId
 
 
 @dataclass
@@ -29,8 +30,9 @@ class ModelDef:
 
     ``builder`` is the user's builder function (kept under the same name in the
     output), ``builder_args`` the argument values the graph was specialised for,
-    ``var`` the variable a model built outside a builder function was bound to, and
-    ``statements`` the ids of source statements that only built this model.
+    ``var`` the variable a model built outside a builder function was bound to,
+    ``statements`` the stable ids (``ir.source_file.NodeId``) of source statements that only
+    built this model, and ``construct_statement`` the one that builds it.
     """
 
     graph: Graph
@@ -38,8 +40,8 @@ class ModelDef:
     builder: str | None = None
     builder_args: dict[str, Any] = field(default_factory=dict)
     var: str | None = None
-    statements: set[int] = field(default_factory=set)
-    construct_statement: int | None = None
+    statements: set[NodeId] = field(default_factory=set)
+    construct_statement: NodeId | None = None
     comments: list[str] = field(default_factory=list)
     #: the source model's own methods that forward calls (a VAE's ``encode``/``decode``), each
     #: a model of its own over the same layers (the program may call them)
@@ -55,6 +57,33 @@ def output_perm(md: ModelDef | None, index: int) -> tuple | None:
     if not src or not dst or index >= len(src) or src[index] == dst[index] or not src[index] or not dst[index]:
         return None
     return Layout(dst[index], src[index]).perm
+
+
+@dataclass
+class ClassFacts:
+    """A class the script defines, as its reader saw it: ``kind`` (the reader's: ``module`` /
+    ``plain`` for torch, ``layer`` / ``model`` for Keras), where it is defined, and the
+    ``__init__`` its instances run (its own or a base class's), as stable ids."""
+
+    kind: str
+    node: NodeId | None = None
+    init: NodeId | None = None
+
+    @property
+    def is_module(self) -> bool:
+        return self.kind == "module"
+
+
+@dataclass
+class ModuleNames:
+    """What the module level of the script binds, for printers (they never see a frontend):
+    ``names`` maps every module-level name to the dotted path it imports (``np`` →
+    ``numpy``; None for any other value), ``classes`` the script's classes by name, and
+    ``layer_models`` the builders printed for ``model = nn.Linear(...)`` statements."""
+
+    names: dict[str, str | None] = field(default_factory=dict)
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    layer_models: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -75,6 +104,9 @@ class Program:
     #: names of models the source builds that became stubs (a builder, class or variable),
     #: in the order met: with ``models`` they are the models found (the summary leads with them)
     missed_models: list[str] = field(default_factory=list)
+    #: the module level's names and classes (filled by the torch reader; the printers of a Keras
+    #: program read none of it)
+    scope: ModuleNames = field(default_factory=ModuleNames)
 
     def _add(self, diag: Diagnostic) -> Diagnostic:
         for old in self.diagnostics:

@@ -248,18 +248,20 @@ class TrainingStatement:
     """One statement of the training program, recognised in place.
 
     ``stmt`` identifies the source statement (the printer replaces it), ``model`` is
-    the variable holding the model, ``target`` the assignment target's source text.
+    the variable holding the model, ``target`` the assignment target's source text. From the
+    Keras reader ``stmt`` and ``call`` are stable ids (``ir.source_file.NodeId``); the torch
+    reader's facts are still keyed by ``id()`` of syntax nodes (issue 17 item 3, in progress).
     """
 
     kind: str
     model: str
     config: Any
     span: Span | None = None
-    stmt: int | None = None
+    stmt: Any = None
     target: str | None = None
     builder: str | None = None  # set when the statement sits inside a builder function
     model_def: Any = None  # the ir.program.ModelDef the model variable holds
-    call: int | None = None  # identifies the call expression itself (it may sit inside another)
+    call: Any = None  # identifies the call expression itself (it may sit inside another)
     source: str = ""  # the call's source text (to rewrite it where it is nested in another call)
 
 
@@ -292,9 +294,10 @@ class TrainingLoop:
 
 @dataclass
 class ArrayExpr:
-    """Array (data) code outside the model, in numpy: ``template`` with ``{0}``, ``{1}``...
-    standing for the source expressions ``parts`` (ids of syntax nodes) as the printer
-    renders them (they may hold rewrites of their own)."""
+    """Array (data) code outside the model: ``template`` with ``{0}``, ``{1}``... standing for
+    the source expressions ``parts`` (ids of syntax nodes) as the printer renders them (they
+    may hold rewrites of their own), and the array functions it calls marked ``$name(``
+    (ir/array_functions.py), which the printer spells in the target's way."""
 
     template: str
     parts: tuple[int, ...] = ()

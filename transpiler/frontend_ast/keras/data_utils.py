@@ -120,7 +120,8 @@ def record_adapt(fe, layer, node) -> bool:
     span = fe._span(node)
     stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
     fe.program.training.append(T.TrainingStatement("data_util", "", (function, T.Code(args)), span, stmt,
-                                                   call=id(node), source=cst.Module([]).code_for_node(node)))
+                                                   call=fe.source_file.sid(node),
+                                                   source=cst.Module([]).code_for_node(node)))
     return True
 
 
@@ -162,6 +163,6 @@ def record_loader_method(fe, batches, name: str, node):
         return None
     stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
     ts = T.TrainingStatement("data_util", unpacked_names(fe._current_stmt(), node) or "", config, fe._span(node),
-                             stmt, call=id(node), source=cst.Module([]).code_for_node(node))
+                             stmt, call=fe.source_file.sid(node), source=cst.Module([]).code_for_node(node))
     fe.program.training.append(ts)
     return BatchesVal(f"batches.{name}()", statement=ts)

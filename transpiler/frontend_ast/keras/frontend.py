@@ -48,6 +48,7 @@ from transpiler.ir.layout import default_layout
 from transpiler.ir.modules import ModuleScope
 from transpiler.ir.naming import keras_auto_name
 from transpiler.ir.shapes import infer_node, spatial_axes
+from transpiler.ir.source_file import SourceFile
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 from transpiler.ir import sizes
@@ -76,6 +77,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes
         self.module = self.wrapper.module
         self.positions = cst_positions(self.wrapper)
+        self.source_file = SourceFile(path, source, self.module, self.positions)  # (what printers read)
         self.program = Program(path=path, source=source, framework="keras")
         self.scratch = Graph("scratch")
         self.globals = Env()
@@ -255,7 +257,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             if ok:
                 self.module_layer_stmts[id(stmt)] = recorded
                 if all(isinstance(self.globals.vars.get(n), LayerObj) for n in targets):
-                    self.module_layers[id(stmt)] = (targets, [self.globals.vars[n] for n in targets])
+                    self.module_layers[self.source_file.sid(stmt)] = (targets, [self.globals.vars[n] for n in targets])
         taken, self.uids = self.uids, saved_uids
         return taken
 
@@ -266,7 +268,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                 for node in md.graph.nodes}
         named: set[str] = set()
         for stmt in self.module.body:
-            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and id(stmt) not in self.module_layers:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and \
+                    self.source_file.sid(stmt) not in self.module_layers:
                 named |= _names_in(stmt)
         drop = {sid for sid, (names, objs) in self.module_layers.items()
                 if all(id(o) in held for o in objs) and not names & named}

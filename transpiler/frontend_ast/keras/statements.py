@@ -45,7 +45,7 @@ class KerasStatements:
                 self.program.stub(span, str(exc), self._line(span))
 
     def _exec_stmt(self, stmt: cst.CSTNode, env: Env, top: bool = False) -> None:
-        self.stmt_stack.append(id(stmt))
+        self.stmt_stack.append(self.source_file.sid(stmt))
         self._stmt_nodes.append(stmt)
         try:
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -121,7 +121,7 @@ class KerasStatements:
         if stmt.orelse is None and body and _returns(body[-1]):
             other, consumed = list(rest), True
         train, infer = (body, other) if sense else (other, body)
-        self.stmt_stack.append(id(stmt))
+        self.stmt_stack.append(self.source_file.sid(stmt))
         self._stmt_nodes.append(stmt)
         try:
             before = dict(env.vars)

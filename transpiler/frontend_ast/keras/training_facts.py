@@ -119,7 +119,8 @@ class KerasTrainingFacts:
         except Unsupported as exc:
             self.program.stub(span, f"{receiver}.{method}(): {exc}", self._line(span))
             return Unknown(f"model.{method}()")
-        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt, call=id(node),
+        self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt,
+                                                         call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
         self.training_models[id(self.program.training[-1])] = obj
         return Unknown(f"model.{method}()")
@@ -182,7 +183,8 @@ class KerasTrainingFacts:
         except Unsupported as exc:
             self.program.stub(span, f"{var}: {exc}", self._line(span))
             return
-        self.program.training.append(T.TrainingStatement(kind, var, config, span, id(stmt), call=id(node),
+        self.program.training.append(T.TrainingStatement(kind, var, config, span, self.source_file.sid(stmt),
+                                                         call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
 
     def _current_stmt(self):
@@ -192,11 +194,11 @@ class KerasTrainingFacts:
         """A custom training loop's statement (tape, gradient, apply_gradients)."""
         from transpiler.ir import training as T
 
-        if any(ts.call == id(node) for ts in self.program.training):
+        if any(ts.call == self.source_file.sid(node) for ts in self.program.training):
             return  # a loop body read more than once
         span = self._span(node)
         self.program.training.append(T.TrainingStatement(
-            kind, "", None, span, id(stmt) if stmt is not None else None, call=id(node),
+            kind, "", None, span, self.source_file.sid(stmt), call=self.source_file.sid(node),
             source=cst.Module([]).code_for_node(node)))
 
     def _load_model(self, node):
@@ -220,7 +222,8 @@ class KerasTrainingFacts:
         model, builder, _var, _args = entry
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
         path = T.Code(cst.Module([]).code_for_node(node.args[0].value))
-        self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt, call=id(node),
+        self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt,
+                                                         call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
         self.training_models[id(self.program.training[-1])] = model
         return ModelHandle(builder, model)
@@ -238,7 +241,8 @@ class KerasTrainingFacts:
         kind = {"dataset": "load_data", "data_util": "data_util"}.get(func.kind, "to_categorical")
         config = func.name if kind == "load_data" else (func.name, T.Code(args)) if kind == "data_util" \
             else T.Code(args)
-        self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt, call=id(node),
+        self.program.training.append(T.TrainingStatement(kind, "", config, span, stmt,
+                                                         call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
         if kind == "data_util" and func.name in data_utils.LOADERS:
             # ``train_ds, val_ds = image_dataset_from_directory(..., subset="both")``: both names
@@ -269,12 +273,12 @@ class KerasTrainingFacts:
         translated where it stands."""
         from transpiler.ir import training as T
 
-        if any(ts.kind == "custom_code" and ts.stmt == id(node) for ts in self.program.training):
+        if any(ts.kind == "custom_code" and ts.stmt == self.source_file.sid(node) for ts in self.program.training):
             return
         span = self._span(node)
         self.program.training.append(T.TrainingStatement(
-            "custom_code", name, T.CustomCode(name, kind, cst.Module([]).code_for_node(node)), span, id(node),
-            call=id(node), source=cst.Module([]).code_for_node(node)))
+            "custom_code", name, T.CustomCode(name, kind, cst.Module([]).code_for_node(node)), span,
+            self.source_file.sid(node), call=self.source_file.sid(node), source=cst.Module([]).code_for_node(node)))
 
     def _record_custom_functions(self, values, codes, config, output_names) -> None:
         """compile(loss=my_loss, metrics=[my_metric]): record the functions and where each

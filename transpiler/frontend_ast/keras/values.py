@@ -3,9 +3,7 @@ dotted path resolves to a Keras API object."""
 
 from __future__ import annotations
 
-import io
 import math
-import tokenize
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +17,7 @@ from transpiler.frontend_ast.interp import ClassRef, Unknown
 from transpiler.frontend_ast.keras.layers import LayerSpec, Unsupported
 from transpiler.ir.graph import Graph, LayerRef, Span, Value
 from transpiler.ir.modules import ModuleScope
+from transpiler.ir.source_file import collect_comments  # noqa: F401  (re-exported)
 
 
 class FrontendError(Exception):
@@ -416,25 +415,6 @@ def resolve_api(path: str) -> Any:
     if name in ("models.clone_model", "models.cloning.clone_model"):
         return ApiRef("clone_model", last)
     return ModuleRef(path)
-
-
-def collect_comments(source: str) -> dict[int, tuple[str, bool]]:
-    """Every comment by line: (text, is_full_line)."""
-    out: dict[int, tuple[str, bool]] = {}
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, IndentationError):
-        return out
-    line_has_code: set[int] = set()
-    for tok in tokens:
-        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-                            tokenize.DEDENT, tokenize.ENDMARKER):
-            for ln in range(tok.start[0], tok.end[0] + 1):
-                line_has_code.add(ln)
-    for tok in tokens:
-        if tok.type == tokenize.COMMENT:
-            out[tok.start[0]] = (tok.string, tok.start[0] not in line_has_code)
-    return out
 
 
 # ---------------------------------------------------------------------------------

@@ -52,10 +52,12 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
+from transpiler.frontend_ast.torch.module_names import module_names
 from transpiler.frontend_ast.torch.statements import TorchStatements
 from transpiler.frontend_ast.torch.siblings import Sibling, read_siblings
 from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
 from transpiler.ir import sizes
+from transpiler.ir.source_file import SiblingText, SourceFile
 
 
 class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, TorchTensorCalls, TorchExpressions):
@@ -79,6 +81,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for sib in siblings:
             self.positions.update(sib.positions)
             self.node_files.update((id(n), sib) for n in sib.positions)
+        self.source_file = SourceFile(path, source, self.module, self.positions,  # (what printers read)
+                                      [SiblingText(s.path, s.lines, s.positions) for s in siblings], (1, 1))
         self.program = Program(path, source, "torch")
         self.globals = Env()
         self.classes: dict[str, ClassRef] = {}
@@ -139,6 +143,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self._report_unsupported_statements()
         local = self.program.meta.get("local_torch_bindings", set())  # (torch imports in functions)
         self.program.meta["torch_bindings"] = self._torch_names() | local
+        self.program.scope = module_names(self)
         return self.program
 
     # -- module level ----------------------------------------------------------------
@@ -563,7 +568,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         graph.lint()
         md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
         if builder in self.layer_models:
-            md.construct_statement = id(self.layer_models[builder])
+            md.construct_statement = self.source_file.sid(self.layer_models[builder])
         for method, values in list(self.method_calls.items()):
             try:
                 md.methods[method] = self._method_model(mod, method, values)

@@ -299,19 +299,19 @@ def array_function(short: str, path: str, pos: list, kw: dict, p) -> str | None:
         if end is not None and _int_text(end) != "-1":
             return None
         if start is None or _int_text(start) == "0":
-            return f"np.reshape({p(pos[0])}, -1)"
+            return f"$reshape({p(pos[0])}, -1)"
         if _int_text(start) is not None:
             n = _int_text(start)
-            return f"np.reshape({p(pos[0])}, {p(pos[0])}.shape[:{n}] + (-1,))"
+            return f"$reshape({p(pos[0])}, {p(pos[0])}.shape[:{n}] + (-1,))"
         return None
     if short in ("triu", "tril") and 1 <= len(pos) <= 2:
         diagonal = kw.get("diagonal", pos[1] if len(pos) > 1 else None)
-        return f"np.{short}({p(pos[0])}" + (f", k={p(diagonal)}" if diagonal is not None else "") + ")"
+        return f"${short}({p(pos[0])}" + (f", k={p(diagonal)}" if diagonal is not None else "") + ")"
     if short == "eye" and 1 <= len(pos) <= 2 and set(kw) <= {"device", "dtype"}:
         dtype = f"{p(kw['dtype'])}" if "dtype" in kw else '"float32"'
-        return f"np.eye({', '.join(p(a) for a in pos)}, dtype={dtype})"
+        return f"$eye({', '.join(p(a) for a in pos)}, dtype={dtype})"
     if short == "diag" and 1 <= len(pos) <= 2 and not kw:
-        return f"np.diag({', '.join(p(a) for a in pos)})"
+        return f"$diag({', '.join(p(a) for a in pos)})"
     return None
 
 
@@ -325,8 +325,8 @@ def multinomial(pos: list, kw: dict, p) -> str | None:
         return None
     w = p(args["input"])
     replace = p(args["replacement"]) if "replacement" in args else "False"
-    return (f"np.random.choice({w}.shape[-1], size={p(args['num_samples'])}, replace={replace}, "
-            f"p=np.asarray({w}, dtype='float64') / np.asarray({w}, dtype='float64').sum())")
+    return (f"$random.choice({w}.shape[-1], size={p(args['num_samples'])}, replace={replace}, "
+            f"p=$asarray({w}, dtype='float64') / $asarray({w}, dtype='float64').sum())")
 
 
 def _int_text(node) -> str | None:

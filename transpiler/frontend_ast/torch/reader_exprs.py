@@ -659,13 +659,13 @@ def _from_data(r, c: _TorchCall) -> V:
         return c.array(r, c.p(c.pos[0]))
     data = c.p(c.pos[0])
     dtype = f", dtype={c.p(c.kw['dtype'])}" if "dtype" in c.kw else ""
-    return c.array(r, f"np.asarray({data}{dtype})")
+    return c.array(r, f"$asarray({data}{dtype})")
 
 
-_SHAPED = {"torch.randn": "np.random.standard_normal({shape}).astype({dtype})",
-           "torch.rand": "np.random.random_sample({shape}).astype({dtype})",
-           "torch.zeros": "np.zeros({shape}, dtype={dtype})", "torch.ones": "np.ones({shape}, dtype={dtype})",
-           "torch.empty": "np.empty({shape}, dtype={dtype})"}
+_SHAPED = {"torch.randn": "$random.standard_normal({shape}).astype({dtype})",
+           "torch.rand": "$random.random_sample({shape}).astype({dtype})",
+           "torch.zeros": "$zeros({shape}, dtype={dtype})", "torch.ones": "$ones({shape}, dtype={dtype})",
+           "torch.empty": "$empty({shape}, dtype={dtype})"}
 
 
 def _shaped(r, c: _TorchCall) -> V:
@@ -677,7 +677,7 @@ def _full(r, c: _TorchCall) -> V:
     fill = c.pos[1] if len(c.pos) > 1 else c.kw["fill_value"]
     default = "float32" if isinstance(fill, cst.Float) or not isinstance(fill, cst.Integer) else "int64"
     size = c.p(c.pos[0] if c.pos else c.kw["size"])
-    return c.array(r, f"np.full({size}, {c.p(fill)}, dtype={c.dtype(default)})")
+    return c.array(r, f"$full({size}, {c.p(fill)}, dtype={c.dtype(default)})")
 
 
 def _randint(r, c: _TorchCall) -> V:
@@ -685,7 +685,7 @@ def _randint(r, c: _TorchCall) -> V:
     if "size" in kw and len(pos) + ("low" in kw) + ("high" in kw) in (1, 2):  # (randint(10, size=(3,)))
         given = dict(zip(("low", "high") if len(pos) == 2 or "high" in kw else ("high",), pos), **kw)
         low, high, size = given.get("low"), given["high"], kw["size"]
-        return c.array(r, f"np.random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, "
+        return c.array(r, f"$random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, "
                           f"size={c.p(size)})")
     if len(c.pos) == 2:
         low, high, size = None, c.pos[0], c.pos[1]
@@ -693,23 +693,23 @@ def _randint(r, c: _TorchCall) -> V:
         low, high, size = c.pos[0], c.pos[1], c.pos[2]
     else:
         raise Unsupported("torch.randint with keyword sizes")
-    return c.array(r, f"np.random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, size={c.p(size)})")
+    return c.array(r, f"$random.randint({c.p(low) if low is not None else '0'}, {c.p(high)}, size={c.p(size)})")
 
 
 def _randperm(r, c: _TorchCall) -> V:
     if len(c.pos) != 1 or not set(c.kw) <= {"dtype", "device"}:
         c.not_translated()
-    return c.array(r, f"np.random.permutation({c.p(c.pos[0])})")  # (torch's int64 too)
+    return c.array(r, f"$random.permutation({c.p(c.pos[0])})")  # (torch's int64 too)
 
 
 def _range(r, c: _TorchCall) -> V:
-    return c.array(r, f"np.{c.short}(" + ", ".join(c.p(a) for a in c.pos) + ")")
+    return c.array(r, f"${c.short}(" + ", ".join(c.p(a) for a in c.pos) + ")")
 
 
-_LIKE = {"torch.zeros_like": "np.zeros_like({0})", "torch.ones_like": "np.ones_like({0})",
-         "torch.randn_like": "np.random.standard_normal({0}.shape).astype({0}.dtype)",
-         "torch.rand_like": "np.random.random_sample({0}.shape).astype({0}.dtype)",
-         "torch.full_like": "np.full_like({0}, {1})"}
+_LIKE = {"torch.zeros_like": "$zeros_like({0})", "torch.ones_like": "$ones_like({0})",
+         "torch.randn_like": "$random.standard_normal({0}.shape).astype({0}.dtype)",
+         "torch.rand_like": "$random.random_sample({0}.shape).astype({0}.dtype)",
+         "torch.full_like": "$full_like({0}, {1})"}
 
 
 def _like(r, c: _TorchCall) -> V:
@@ -720,12 +720,12 @@ def _like(r, c: _TorchCall) -> V:
 
 def _join(r, c: _TorchCall) -> V:
     dim = c.kw.get("dim") or (c.pos[1] if len(c.pos) > 1 else None)
-    fn = "np.stack" if c.short == "stack" else "np.concatenate"
+    fn = "$stack" if c.short == "stack" else "$concatenate"
     return c.array(r, f"{fn}({c.p(c.pos[0])}" + (f", axis={c.p(dim)}" if dim is not None else "") + ")")
 
 
 def _close(r, c: _TorchCall) -> V:
-    fn = {"allclose": "np.allclose", "isclose": "np.isclose", "equal": "np.array_equal"}[c.short]
+    fn = {"allclose": "$allclose", "isclose": "$isclose", "equal": "$array_equal"}[c.short]
     extra = "".join(f", {k}={c.p(v)}" for k, v in c.kw.items() if k in ("rtol", "atol", "equal_nan"))
     return c.array(r, f"{fn}({c.p(c.pos[0])}, {c.p(c.pos[1])}{extra})", Arr() if c.short == "isclose" else OTHER)
 
@@ -738,7 +738,7 @@ def _reduce(r, c: _TorchCall) -> V:
 
 def _extremum(r, c: _TorchCall) -> V:
     if len(c.pos) == 2 and not c.kw and isinstance(c.vals[1], Arr):
-        return c.array(r, f"np.{c.short}imum({c.p(c.pos[0])}, {c.p(c.pos[1])})")  # elementwise
+        return c.array(r, f"${c.short}imum({c.p(c.pos[0])}, {c.p(c.pos[1])})")  # elementwise
     return _reduce(r, c)
 
 
@@ -749,20 +749,20 @@ def _numpy_unary(r, c: _TorchCall) -> V:
 
 
 def _relu(r, c: _TorchCall) -> V:
-    return c.array(r, f"np.maximum({c.p(c.pos[0])}, 0)")
+    return c.array(r, f"$maximum({c.p(c.pos[0])}, 0)")
 
 
 def _clip(r, c: _TorchCall) -> V:
     lo = c.kw.get("min") or (c.pos[1] if len(c.pos) > 1 else None)
     hi = c.kw.get("max") or (c.pos[2] if len(c.pos) > 2 else None)
-    return c.array(r, f"np.clip({c.p(c.pos[0])}, {c.p(lo) if lo is not None else 'None'}, "
+    return c.array(r, f"$clip({c.p(c.pos[0])}, {c.p(lo) if lo is not None else 'None'}, "
                       f"{c.p(hi) if hi is not None else 'None'})")
 
 
 def _where(r, c: _TorchCall) -> V:
     if len(c.pos) != 3:
         c.not_translated()
-    return c.array(r, f"np.where({c.p(c.pos[0])}, {c.p(c.pos[1])}, {c.p(c.pos[2])})")
+    return c.array(r, f"$where({c.p(c.pos[0])}, {c.p(c.pos[1])}, {c.p(c.pos[2])})")
 
 
 def _loss_on_arrays(r, c: _TorchCall) -> V:

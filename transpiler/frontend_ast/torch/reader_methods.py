@@ -35,7 +35,7 @@ class ReaderMethods:
             return self.parameter_method(obj, name, node, args)
         if isinstance(obj, ParamV):
             if name == "numel":
-                self.array(node, "int(np.prod({0}.shape))", [recv])
+                self.array(node, "int($prod({0}.shape))", [recv])
                 return OTHER
             raise Unsupported(f"parameter method .{name}()")
         if isinstance(obj, ParamsV):
@@ -244,13 +244,13 @@ class ReaderMethods:
         if name in NUMPY_UNARY:
             return done(f"{NUMPY_UNARY[name]}({r})")
         if name == "sigmoid":
-            return done(f"1 / (1 + np.exp(-{r}))")
+            return done(f"1 / (1 + $exp(-{r}))")
         if name == "relu":
-            return done(f"np.maximum({r}, 0)")
+            return done(f"$maximum({r}, 0)")
         if name in ("clamp", "clip", "clamp_"):
             lo = kw.get("min") or (pos[0] if pos else None)
             hi = kw.get("max") or (pos[1] if len(pos) > 1 else None)
-            return done(f"np.clip({r}, {p(lo) if lo is not None else 'None'}, {p(hi) if hi is not None else 'None'})")
+            return done(f"$clip({r}, {p(lo) if lo is not None else 'None'}, {p(hi) if hi is not None else 'None'})")
         if name in ("view", "reshape"):
             shape = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
             return done(f"{r}.reshape({shape})")
@@ -258,9 +258,9 @@ class ReaderMethods:
             dims = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
             return done(f"{r}.transpose({dims})")
         if name == "transpose":
-            return done(f"np.swapaxes({r}, {p(pos[0])}, {p(pos[1])})")
+            return done(f"$swapaxes({r}, {p(pos[0])}, {p(pos[1])})")
         if name == "unsqueeze":
-            return done(f"np.expand_dims({r}, {p(pos[0] if pos else kw['dim'])})")
+            return done(f"$expand_dims({r}, {p(pos[0] if pos else kw['dim'])})")
         if name == "squeeze":
             return done(f"{r}.squeeze({p(pos[0] if pos else kw['dim'])})" if (pos or "dim" in kw) else f"{r}.squeeze()")
         if name == "flatten":
@@ -272,10 +272,10 @@ class ReaderMethods:
             raise Unsupported(f".flatten({', '.join(_code(a) for a in pos)}) is not translated")
         if name in ("fill_", "copy_", "zero_"):
             value = "0" if name == "zero_" else p(pos[0])
-            return done(f"np.copyto({r}, {value})", OTHER)
+            return done(f"$copyto({r}, {value})", OTHER)
         if name in ("add_", "sub_", "mul_", "div_"):
             op = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}[name]
-            return done(f"np.copyto({r}, {r} {op} {p(pos[0])})", OTHER)
+            return done(f"$copyto({r}, {r} {op} {p(pos[0])})", OTHER)
         if name in ("round", "cumsum", "nonzero", "sort", "argsort", "any", "all", "ravel"):
             return done(f"{r}.{name}(" + ", ".join(p(a) for a in pos) + ")")
         if name == "softmax" or name == "log_softmax":

@@ -28,7 +28,7 @@ class ReaderObjects:
             reduction = self.string_value(kw["reduction"]) if "reduction" in kw else "mean"
             if reduction not in ("mean", "sum", "none"):
                 raise Unsupported(f"F.{short}(reduction={_code(kw['reduction'])})")
-            diff = "np.abs({0} - {1})" if short == "l1_loss" else "({0} - {1}) ** 2"
+            diff = "$abs({0} - {1})" if short == "l1_loss" else "({0} - {1}) ** 2"
             template = diff if reduction == "none" else f"({diff}).{reduction}()" if short != "l1_loss" \
                 else f"{diff}.{reduction}()"
             self.array(node, template, [pos[0], pos[1]])

@@ -266,10 +266,11 @@ SAME_METHODS = {"item", "tolist", "squeeze", "copy", "nonzero", "round", "flatte
                 "any", "all", "sort", "argsort"}
 REDUCE_METHODS = {"sum", "mean", "prod", "std", "var", "amax", "amin", "all", "any", "argmax", "argmin",
                   "logsumexp", "norm", "median"}
-NUMPY_UNARY = {"abs": "np.abs", "exp": "np.exp", "log": "np.log", "sqrt": "np.sqrt", "sin": "np.sin",
-               "cos": "np.cos", "tanh": "np.tanh", "floor": "np.floor", "ceil": "np.ceil", "sign": "np.sign",
-               "log1p": "np.log1p", "expm1": "np.expm1", "neg": "np.negative", "isnan": "np.isnan",
-               "isfinite": "np.isfinite", "square": "np.square", "log2": "np.log2", "log10": "np.log10"}
+#: torch's element-wise functions → the array function (ir/array_functions.py) computing each
+NUMPY_UNARY = {"abs": "$abs", "exp": "$exp", "log": "$log", "sqrt": "$sqrt", "sin": "$sin",
+               "cos": "$cos", "tanh": "$tanh", "floor": "$floor", "ceil": "$ceil", "sign": "$sign",
+               "log1p": "$log1p", "expm1": "$expm1", "neg": "$negative", "isnan": "$isnan",
+               "isfinite": "$isfinite", "square": "$square", "log2": "$log2", "log10": "$log10"}
 COMPARE_METHODS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "add": "+", "sub": "-",
                    "mul": "*", "div": "/", "pow": "**"}
 ACTIVATIONS = {"torch.sigmoid": "sigmoid", "torch.nn.functional.sigmoid": "sigmoid", "torch.softmax": "softmax",

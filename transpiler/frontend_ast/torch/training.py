@@ -278,7 +278,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
     def _statement(self, stmt, scope: Scope) -> None:
         if id(stmt) in self.handled:
             return
-        layer_model = next((md for md in self.program.models if md.construct_statement == id(stmt) and
+        sid = self.fe.source_file.sid(stmt)
+        layer_model = next((md for md in self.program.models if md.construct_statement == sid and
                             md.builder in self.fe.layer_models), None)
         if layer_model is not None:  # ``model = nn.Linear(...)``: the printer calls the model's builder
             scope.vars[layer_model.var] = ModelV(layer_model.builder, layer_model, var=layer_model.var)

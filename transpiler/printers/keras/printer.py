@@ -24,6 +24,7 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.source_file import SourceFile
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.code import comment_text, lit
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, on_call_class, on_call_parts,
@@ -192,10 +193,10 @@ def model_body(md: ModelDef, reserved: set[str], shared: str | None = None) -> l
 class KerasScript:
     """Prints the whole script."""
 
-    def __init__(self, program: Program, frontend):
+    def __init__(self, program: Program, source: SourceFile):
         self.program = program
-        self.frontend = frontend
-        self.module: cst.Module = frontend.module
+        self.source = source  # (the torch script, read-only)
+        self.module: cst.Module = source.module
         self.builders = {md.builder: md for md in program.models if md.builder}
         self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
@@ -207,11 +208,11 @@ class KerasScript:
         #: model classes the program calls besides their builder: ``Net()`` is the builder's
         #: model when the builder is ``return Net()``, else a stub (the class is not printed)
         self.class_calls = {md.class_name: md.builder for md in program.models
-                            if md.builder and _mentions_outside(frontend.module, md.class_name, md.builder)}
+                            if md.builder and _mentions_outside(source.module, md.class_name, md.builder)}
         self.class_builders = {cls: builder for cls, builder in program.class_builders.items()
                                if cls in self.class_calls}
         self.torch_names = set(program.meta.get("torch_bindings", set()))
-        self.training = ProgramPrinter(program, frontend)
+        self.training = ProgramPrinter(program, source)
         #: the torch class → the models printed as a ``keras.Model`` subclass of it (their
         #: forward has control flow), each with its class name
         self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
@@ -231,7 +232,7 @@ class KerasScript:
         self.general: dict[int, bool] = {}
 
     def reserved(self) -> set[str]:
-        names = set(self.frontend.globals.vars)
+        names = set(self.program.scope.names)
         return names
 
     def render(self) -> str:
@@ -296,8 +297,8 @@ class KerasScript:
         return kept
 
     def statement(self, stmt) -> str | None:
-        layer_model = next((md for md in self.program.models if md.construct_statement == id(stmt) and
-                            md.builder in getattr(self.frontend, "layer_models", {})), None)
+        layer_model = next((md for md in self.program.models if md.construct_statement == self.source.sid(stmt) and
+                            md.builder in self.program.scope.layer_models), None)
         if layer_model is not None:  # ``model = nn.Linear(...)``: a builder, and the statement calls it
             return self.builder(layer_model, None, name=layer_model.builder) + \
                 f"\n\n{layer_model.var} = {layer_model.builder}()\n"
@@ -318,9 +319,9 @@ class KerasScript:
             if name in self.class_calls:
                 message = (f"{name}: the model class is translated as the builder {self.class_calls[name]}() "
                            "only; build the model with it")
-                diag = self.program.stub(self.frontend._span(stmt), message, f"class {name}")
+                diag = self.program.stub(self.source.span(stmt), message, f"class {name}")
                 return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
-            ref = self.frontend.classes.get(name)
+            ref = self.program.scope.classes.get(name)
             if ref is not None and ref.is_module:
                 if name in self.covered_classes:
                     return None  # its layers live in the builder now
@@ -342,7 +343,7 @@ class KerasScript:
         """Module classes whose layers a printed (or stubbed) model holds: the models' classes
         and builders, and the classes their code names, transitively."""
         if getattr(self, "_covered", None) is None:
-            classes = self.frontend.classes
+            classes = self.program.scope.classes
             defs = {s.name.value: s for s in self.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
             todo = [md.class_name for md in self.program.models] + [md.builder for md in self.program.models
                                                                    if md.builder]
@@ -367,15 +368,14 @@ class KerasScript:
             message = (f"{name}: an nn.Module class this file does not build with a known input shape "
                        "(Keras layers need it to translate the forward here); translate the script that "
                        "builds it, or give its input shape as INPUT_SHAPE")
-        diag = self.program.model_stub(self.frontend._span(stmt), name, message, f"class {name}")
+        diag = self.program.model_stub(self.source.span(stmt), name, message, f"class {name}")
         return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
 
     def _bound(self, import_line: str) -> bool:
         """The source already binds the name ``import_line`` would (``np``, ``math``)."""
         name = import_line.split()[-1]
-        value = self.frontend.globals.vars.get(name)
-        return value is not None and type(value).__name__ == "Ref" and value.path.split(".")[0] == \
-            import_line.split()[1].split(".")[0]
+        path = self.program.scope.names.get(name)
+        return path is not None and path.split(".")[0] == import_line.split()[1].split(".")[0]
 
     def builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
         if fn is not None or name is not None:
@@ -449,9 +449,9 @@ class KerasScript:
             message = (f"{name}: built for its constructor's {', '.join(required)} as sizes, the translation "
                        f"needs their numbers ({_why_specialised(md, required)}); build it in the script with "
                        "literal arguments")
-            ref = self.frontend.classes.get(md.class_name)
-            diag = self.program.stub(self.frontend._span(ref.node) if ref is not None else None, message,
-                                     f"class {name}")
+            ref = self.program.scope.classes.get(md.class_name)
+            where = self.source.span(self.source.node(ref.node)) if ref is not None else None
+            diag = self.program.stub(where, message, f"class {name}")
             return self._raise_def(name, params, f"{diag.span or self.program.path}: {message}", md.comments)
         guard_lines = []
         if param_nodes:
@@ -487,8 +487,8 @@ class KerasScript:
         """The constructor parameters (after ``self``) of a class model built for them as sizes."""
         if md.builder or not md.builder_args:
             return []
-        ref = self.frontend.classes.get(md.class_name)
-        init = ref.method("__init__") if ref is not None else None
+        ref = self.program.scope.classes.get(md.class_name)
+        init = self.source.node(ref.init) if ref is not None else None
         return list(init.params.params[1:]) if init is not None else []
 
     def _raise_def(self, name: str, params: str, message: str, comments=()) -> str:
@@ -498,8 +498,8 @@ class KerasScript:
 
     def stub_builder(self, name: str, fn, info) -> str:
         params = _code(fn.params) if fn is not None else ""
-        ref = self.frontend.classes.get(name) if fn is None else None
-        init = ref.method("__init__") if ref is not None else None
+        ref = self.program.scope.classes.get(name) if fn is None else None
+        init = self.source.node(ref.init) if ref is not None else None
         if init is not None and len(init.params.params) > 1:  # (the class's callers pass arguments)
             params = "*args, **kwargs"
         span = info["span"]
@@ -543,10 +543,10 @@ def _dotted(node) -> str:
     return f"{_dotted(node.value)}.{node.attr.value}"
 
 
-def print_keras_script(program: Program, frontend) -> tuple[str, ProgramPrinter]:
-    """The Keras script for ``program`` (read by ``frontend``), black-formatted, and the printer
-    of its training objects (verify evaluates the same expressions with it)."""
-    script = KerasScript(program, frontend)
+def print_keras_script(program: Program, source: SourceFile) -> tuple[str, ProgramPrinter]:
+    """The Keras script for ``program`` (read from the torch script ``source``), black-formatted,
+    and the printer of its training objects (verify evaluates the same expressions with it)."""
+    script = KerasScript(program, source)
     return script.render(), script.training
 
 

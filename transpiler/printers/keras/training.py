@@ -25,8 +25,10 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program, output_perm
+from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import helper_calls as keras_helper_calls
+from transpiler.printers.keras.array_spelling import numpy_text
 from transpiler.printers.keras import optimizers as keras_optimizers
 from transpiler.printers.code import Namespace, comment_text, lit
 
@@ -116,9 +118,9 @@ def target_perm(md: ModelDef | None, index: int, loss: T.Loss) -> tuple | None:
 class ProgramPrinter:
     """Renders the statements of a torch script's training program as Keras code."""
 
-    def __init__(self, program: Program, frontend):
+    def __init__(self, program: Program, source: SourceFile):
         self.program = program
-        self.frontend = frontend
+        self.source = source  # (the torch script, read-only)
         self.facts: dict[int, T.TrainingStatement] = program.meta.get("training_facts", {})
         self.torch_names = set(program.meta.get("torch_bindings", set()))
         self.updated: dict[int, cst.CSTNode] = {}
@@ -126,11 +128,11 @@ class ProgramPrinter:
         self.helpers: list[str] = []
         self.imports: set[str] = set()
         self.notes: list[str] = []
-        self.names = Namespace(set(frontend.globals.vars))
+        self.names = Namespace(set(program.scope.names))
         self.classes: list[str] = []  # classes the statements need (a trainer), printed before them
         self.tape_splits: dict[int, cst.CSTNode] = {}  # backward() statement → its printed first node
         self._module_names: set[str] | None = None
-        for node in _walk(frontend.module):
+        for node in _walk(source.module):
             self.originals[id(node)] = node
         for expr in program.meta.get("synthetic_nodes", ()):  # expressions the reader wrote (torch_plumbing)
             for node in _walk(expr):
@@ -139,7 +141,7 @@ class ProgramPrinter:
     def module_names(self) -> set[str]:
         """Every name the source mentions (a generated name takes none of them)."""
         if self._module_names is None:
-            self._module_names = {n.value for n in _walk(self.frontend.module) if isinstance(n, cst.Name)}
+            self._module_names = {n.value for n in _walk(self.source.module) if isinstance(n, cst.Name)}
         return self._module_names
 
     def need(self, helper: str) -> None:
@@ -200,11 +202,12 @@ class ProgramPrinter:
                 self.need(helper)
             return cfg["text"]
         if kind == "array_expr":
-            if "np." in cfg.template:
+            template = numpy_text(cfg.template)  # (the array functions it marks: ir/array_functions.py)
+            if "np." in template:
                 self.imports.add("import numpy as np")
-            if "math." in cfg.template:
+            if "math." in template:
                 self.imports.add("import math")
-            return cfg.template.format(*[_atom(self.ref(p)) for p in cfg.parts])
+            return template.format(*[_atom(self.ref(p)) for p in cfg.parts])
         if kind == "model_call":
             return self.model_call(ts)
         if kind == "loss_call":
@@ -611,7 +614,7 @@ class ProgramPrinter:
         return lines[:-1] + [_def_header(fn), "    " + lines[-1]]
 
     def stub_lines(self, stmt: cst.CSTNode, message: str) -> list[str]:
-        span = self.frontend._span(stmt)
+        span = self.source.span(stmt)
         bare = stmt.with_changes(leading_lines=[]) if hasattr(stmt, "leading_lines") else stmt
         original = _code(bare).strip("\n").splitlines()
         lines = comment_lines(f"not translated ({message}); translate by hand:")
@@ -802,8 +805,8 @@ class _Rewriter(cst.CSTTransformer):
         if not used:
             return updated
         message = f"uses PyTorch ({', '.join(sorted(used))}) in a way that is not translated to Keras yet"
-        span = self.p.frontend._span(original)
-        line = self.p.frontend.lines[span.line - 1].strip() if span.line <= len(self.p.frontend.lines) else ""
+        span = self.p.source.span(original)
+        line = self.p.source.line(span)
         self.p.program.stub(span, message, line)
         return self.keep_leading(original, _statements(self.stub_for(original, message)))
 

@@ -20,6 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.source_file import NodeId, SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
@@ -73,12 +74,13 @@ def _called_names(node: cst.CSTNode) -> set[str]:
 class _CallReplacer(cst.CSTTransformer):
     """Replaces recognised training calls inside any expression (``model.predict(x).ravel()``)."""
 
-    def __init__(self, expressions: dict[int, str], model_names: dict[str, str]):
-        self.expressions = expressions
+    def __init__(self, expressions: dict[NodeId, str], model_names: dict[str, str], source: SourceFile):
+        self.expressions = expressions  # (by the call's stable id)
         self.model_names = model_names
+        self.sid = source.sid
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        text = self.expressions.get(id(original))
+        text = self.expressions.get(self.sid(original))
         return cst.parse_expression(text) if text is not None else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
@@ -92,7 +94,7 @@ class _CallReplacer(cst.CSTTransformer):
 
     def changes(self, node: cst.CSTNode) -> bool:
         """Whether visiting ``node`` would replace anything (the visit rebuilds every node)."""
-        return any((type(n) is cst.Call and id(n) in self.expressions)
+        return any((type(n) is cst.Call and self.sid(n) in self.expressions)
                    or (type(n) is cst.Attribute and self._model_name(n)) for n in walk(node))
 
 
@@ -133,7 +135,7 @@ def _attach_comments(body: list) -> tuple[list, list]:
 
 
 class _Printer:
-    def __init__(self, program: Program, frontend, models: list[ModelCode], training=None, tcode=None):
+    def __init__(self, program: Program, source: SourceFile, models: list[ModelCode], training=None, tcode=None):
         self.training = training
         self.tcode = tcode
         self.in_tape = 0  # inside an unwrapped GradientTape (a custom training step)
@@ -144,7 +146,7 @@ class _Printer:
         self.helper_names = {m.group(1) for h in (tcode.helpers if tcode else [])
                              for m in re.finditer(r"^(?:def|class) (\w+)", h, re.M)}
         self.program = program
-        self.frontend = frontend
+        self.source = source  # (the Keras script, read-only)
         self.source_file = os.path.basename(program.path)
         self.keras_names = set(program.meta.get("keras_names", ())) - self.helper_names
         self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
@@ -153,12 +155,12 @@ class _Printer:
         self.model_statements = set()
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements
-        self.construct = self._construct_sites(frontend.module)
-        self.per_call_builders = self._per_call_builders(frontend.module)
+        self.construct = self._construct_sites(source.module)
+        self.per_call_builders = self._per_call_builders(source.module)
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
-        self.model_vars |= self._builder_result_names(frontend.module)
+        self.model_vars |= self._builder_result_names(source.module)
         self.weight_lists = WeightLists(self.model_vars)
-        self.dropped_helpers = self._droppable_helpers(frontend.module)
+        self.dropped_helpers = self._droppable_helpers(source.module)
         # the module classes of user Layer classes and block helpers take the place of
         # their definition; the others go right before their model's class
         translated = set(program.meta.get("translated_classes", ())) - set(self.models)
@@ -179,7 +181,7 @@ class _Printer:
         self.pending_classes: list[str] = []
         self.callback_classes = set(program.meta.get("callback_classes", ()))
         self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
-        self.layer_loops = self._layer_loops(frontend.module)
+        self.layer_loops = self._layer_loops(source.module)
 
     # -- helpers ------------------------------------------------------------------
     def _layer_loops(self, module: cst.Module) -> dict[int, LayersLoop]:
@@ -213,33 +215,34 @@ class _Printer:
                         names.add(t.target.value)
         return names
 
-    def _construct_sites(self, module: cst.Module) -> dict[int, tuple]:
+    def _construct_sites(self, module: cst.Module) -> dict[str, tuple]:
         """The statement that constructs each inline model: where the model was made, or, when a
         function called from several module-level statements made several models there (one
         ``return keras.Model(...)`` returning another model per call), each call's statement
         (``a_model = build_classifier(a_blocks)``); the function then builds nothing."""
-        sites: dict[int, list] = {}
+        sites: dict[str, list] = {}
         for md, code in self.inline_models:
             if md.construct_statement is not None:
                 sites.setdefault(md.construct_statement, []).append((md, code))
-        construct: dict[int, tuple] = {}
-        shared: set[int] = set()
-        self.per_call_stubs: dict[int, str] = {}  # a call site whose model has no name to bind
-        for sid, made in sites.items():
+        sid = self.source.sid
+        construct: dict[str, tuple] = {}
+        shared: set[str] = set()
+        self.per_call_stubs: dict[str, str] = {}  # a call site whose model has no name to bind
+        for made_at, made in sites.items():
             if len(made) == 1:
-                construct[sid] = made[0]
+                construct[made_at] = made[0]
                 continue
-            outers = [[stmt for stmt in module.body if id(stmt) in md.statements] for md, _ in made]
+            outers = [[stmt for stmt in module.body if sid(stmt) in md.statements] for md, _ in made]
             if not all(outers):
-                construct[sid] = made[-1]  # (a model made elsewhere than a module-level statement: as before)
+                construct[made_at] = made[-1]  # (a model made elsewhere than a module-level statement: as before)
                 continue
-            shared.add(sid)
+            shared.add(made_at)
             for (md, code), found in zip(made, outers):
                 outer = next((stmt for stmt in found if _binds(stmt, md.var)), None)
                 if outer is not None:
-                    construct[id(outer)] = (md, code)
+                    construct[sid(outer)] = (md, code)
                 else:
-                    self.per_call_stubs[id(found[0])] = md.class_name
+                    self.per_call_stubs[sid(found[0])] = md.class_name
         self.shared_construct = shared
         return construct
 
@@ -251,10 +254,11 @@ class _Printer:
             return {}
         out: dict[str, bool] = {}
         for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and any(id(n) in self.shared_construct for n in walk(stmt)):
+            if isinstance(stmt, cst.FunctionDef) and any(self.source.sid(n) in self.shared_construct
+                                                         for n in nodes_of(stmt, cst.SimpleStatementLine)):
                 out[stmt.name.value] = False
         for stmt in module.body:
-            if id(stmt) in self.construct or isinstance(stmt, cst.FunctionDef) and stmt.name.value in out:
+            if self.source.sid(stmt) in self.construct or isinstance(stmt, cst.FunctionDef) and stmt.name.value in out:
                 continue
             for n in nodes_of(stmt, cst.Name):
                 if n.value in out:
@@ -283,13 +287,14 @@ class _Printer:
         keep = set(self.builders) | helpers
         used: set[str] = set()
         for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or id(stmt) in self.model_statements:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or \
+                    self.source.sid(stmt) in self.model_statements:
                 continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
         return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
-        return self.frontend._span(node)
+        return self.source.span(node)
 
     def _touches_keras(self, node: cst.CSTNode) -> bool:
         keras_names, model_vars = self.keras_names, self.model_vars
@@ -303,7 +308,7 @@ class _Printer:
 
     def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
         lines = []
-        source = self.frontend.source
+        source = self.source.text
         if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
             lines.append("import math")
         # the runtime's adapt() state, before any module is built (printers/torch/data_utils.py)
@@ -401,13 +406,13 @@ class _Printer:
                 new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
-                    and id(stmt) in self.tcode.statements:
+                    and self.source.sid(stmt) in self.tcode.statements:
                 # a loss/metric the script defines, its body translated to torch
-                new = list(cst.parse_module("\n".join(self.tcode.statements[id(stmt)]) + "\n").body)
+                new = list(cst.parse_module("\n".join(self.tcode.statements[self.source.sid(stmt)]) + "\n").body)
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
-            elif self.tcode is not None and id(stmt) in self.tcode.unwrap:
+            elif self.tcode is not None and self.source.sid(stmt) in self.tcode.unwrap:
                 # `with tf.GradientTape() as tape:`: its body runs as is, after zero_grad()
-                pre = list(cst.parse_module("\n".join(self.tcode.unwrap[id(stmt)]) + "\n").body)
+                pre = list(cst.parse_module("\n".join(self.tcode.unwrap[self.source.sid(stmt)]) + "\n").body)
                 pre[0] = pre[0].with_changes(leading_lines=stmt.leading_lines)
                 self.in_tape += 1
                 try:
@@ -631,7 +636,7 @@ class _Printer:
             return None
         with_term = {md.class_name for md, code in self.models.values() if "def regularization_loss(self):" in code.text}
         regularized = {md.var for md, _ in self.models.values() if md.var and md.class_name in with_term}
-        for node in nodes_of(self.frontend.module, cst.Assign):  # model = build_model(...)
+        for node in nodes_of(self.source.module, cst.Assign):  # model = build_model(...)
             call = node.value
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self.builders \
                     and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
@@ -650,7 +655,7 @@ class _Printer:
                 return updated
 
         stmt = stmt.visit(Losses())
-        aliases = torch_loss_functions.module_aliases(self.frontend.module)
+        aliases = torch_loss_functions.module_aliases(self.source.module)
         wrapper = cst.FunctionDef(cst.Name("_step"), cst.Parameters(), cst.IndentedBlock([stmt]))
         try:
             new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_loss_call)
@@ -684,7 +689,7 @@ class _Printer:
         small = stmt.body[0]
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             return self._rewrite_import(stmt, uses)
-        sid = id(stmt)
+        sid = self.source.sid(stmt)  # (the statement's stable id: what the frontend's facts name)
         if sid in self.construct:
             md, code = self.construct[sid]
             target = md.var or "model"
@@ -710,7 +715,7 @@ class _Printer:
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
-            replacer = _CallReplacer(self.tcode.expressions, self._model_names())
+            replacer = _CallReplacer(self.tcode.expressions, self._model_names(), self.source)
             rewritten = stmt.visit(replacer) if replacer.changes(stmt) else stmt
             if rewritten is not stmt and not rewritten.deep_equals(stmt):
                 if not self._touches_keras(rewritten):
@@ -754,7 +759,7 @@ class _Printer:
                 return [cst.parse_statement(f"print({func.split('.')[0]})\n").with_changes(
                     leading_lines=stmt.leading_lines)]
         del text
-        arrays = array_ops.rewrite(stmt, torch_loss_functions.module_aliases(self.frontend.module))
+        arrays = array_ops.rewrite(stmt, torch_loss_functions.module_aliases(self.source.module))
         if arrays is not None and not self._touches_keras(arrays):  # keras.ops on arrays, outside any model
             return [arrays]
         # One raise per block is enough: what follows it is unreachable anyway. In a
@@ -867,7 +872,7 @@ class _Printer:
             body_lines.append("    " + docstring(doc, "    "))
         for span, method in self.program.meta.get("untranslated", []):
             if fn_span_contains(self._span(fn), span):
-                src = self.frontend._line(span)
+                src = self.source.line(span)
                 self.program.stub(span, f"not translated yet: {src}", src)
                 body_lines.append("    " + comment_text(
                     f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
@@ -969,8 +974,9 @@ def _literal_or_none(value):
         return None
 
 
-def print_torch_script(program: Program, frontend) -> ScriptResult:
-    """The whole PyTorch script for ``program`` (graphs already through the torch passes)."""
+def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
+    """The whole PyTorch script for ``program`` (graphs already through the torch passes), read
+    from the Keras script ``source``."""
     source_file = os.path.basename(program.path)
     training = TrainingPrinter(program)
     # (the program passes, ir/passes/training_analyses.py, marked the outputs the loss reads
@@ -991,8 +997,8 @@ def print_torch_script(program: Program, frontend) -> ScriptResult:
     uses_f = any(c.uses_functional for c in codes)
     uses_math = any("import math" in c.imports for c in codes)
     uses_f = uses_f or bool(tcode.helpers)
-    printer = _Printer(program, frontend, codes, training, tcode)
-    module = printer.rewrite_module(frontend.module, uses_f, uses_math)
+    printer = _Printer(program, source, codes, training, tcode)
+    module = printer.rewrite_module(source.module, uses_f, uses_math)
     text = module.code
     text = black.format_str(text, mode=black.Mode())
     return ScriptResult(text, printer.stubs)
