@@ -31,10 +31,10 @@ def clone_model(fe, node: cst.Call, args: list, kwargs: dict):
         # (the statement is then the script printer's marked stub; a model read later, when
         # the program is interpreted again, is found then)
         return Unknown("cloned model")
-    if not any(ts.call == id(node) for ts in fe.program.training):  # (a loop body read more than once)
+    if not any(ts.call == fe.source_file.sid(node) for ts in fe.program.training):  # (a loop body read more than once)
         stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
         code = T.Code(cst.Module([]).code_for_node(node.args[0].value))
-        fe.program.training.append(T.TrainingStatement("clone_model", "", code, span, stmt, call=id(node),
+        fe.program.training.append(T.TrainingStatement("clone_model", "", code, span, stmt, call=fe.source_file.sid(node),
                                                        source=cst.Module([]).code_for_node(node)))
         fe.training_models[id(fe.program.training[-1])] = entry[0]
     return ModelHandle(entry[1], entry[0])
