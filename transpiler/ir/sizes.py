@@ -37,6 +37,7 @@ way a number can escape into the output without its name.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from typing import Any, Iterator
@@ -217,9 +218,12 @@ def _arith(op: str, a, b):
 def _binary(op: str, reflected: bool = False, plain=None):
     """An arithmetic method of :class:`Size` and :class:`SymbolicSize`: with an int or a
     size the result keeps the provenance; a Size with a float gives a :class:`Scalar`;
-    anything else uses the number through ``plain`` (specialised), or is NotImplemented."""
+    anything else uses the number through ``plain`` (specialised), or is NotImplemented.
+    (A :class:`Scalar`'s: :func:`_float_arith`.)"""
     def method(self, other):
         a, b = (other, self) if reflected else (self, other)
+        if isinstance(self, Scalar):
+            return _float_arith(op, a, b)
         if _is_int(other):
             return _arith(op, a, b)
         if isinstance(self, Size) and isinstance(other, float):
@@ -238,19 +242,64 @@ def _float_binary(op: str, reflected: bool = False):
 _MUL, _RMUL = _binary("*", plain=operator.mul), _binary("*", reflected=True, plain=operator.mul)
 
 
-class Size(int):
-    """A size known at transpile time that remembers where it came from (see the module doc)."""
+def _escape(why: str, fn):
+    """A method that hands out the number (``fn`` of it): the names behind it are specialised."""
+    def method(self, *args):
+        specialise(self, why)
+        return fn(_plain_number(self), *args)
+    return method
 
-    # (no __slots__: CPython refuses them on int subclasses)
 
-    def __new__(cls, value: int, expr: Expr):
+def _plain_unary(fn):
+    def method(self):
+        return _plain_op(fn, self)
+    return method
+
+
+def _plain_binary(fn, reflected: bool = False):
+    def method(self, other):
+        return _plain_op(fn, other, self) if reflected else _plain_op(fn, self, other)
+    return method
+
+
+class _Provenance:
+    """What :class:`Size` and :class:`Scalar` share: the expression, ``+`` and ``-`` and
+    ``/`` that keep it, the ways the number escapes into code (the soundness rule of the
+    module doc), and copies that keep the provenance."""
+
+    __slots__ = ()
+
+    def __new__(cls, value, expr: Expr):
         self = super().__new__(cls, value)
         self.expr = expr
         return self
 
-    # arithmetic keeps the provenance (with a float: a Scalar)
     __add__, __radd__ = _binary("+"), _binary("+", reflected=True)
     __sub__, __rsub__ = _binary("-"), _binary("-", reflected=True)
+    # a quotient is a Scalar that keeps the provenance (``x / filters``)
+    __truediv__, __rtruediv__ = _float_binary("/"), _float_binary("/", reflected=True)
+    __int__ = _escape("int()", int)
+    __float__ = _escape("float()", float)
+    __bool__ = _escape("truth test", bool)
+    __repr__ = __str__ = _escape("printed", repr)
+    __format__ = _escape("printed", format)
+
+    def __reduce__(self):  # deep copies and pickles keep the size
+        return (type(self), (_plain_number(self), self.expr))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class Size(_Provenance, int):
+    """A size known at transpile time that remembers where it came from (see the module doc)."""
+
+    # (no __slots__: CPython refuses them on int subclasses)
+
+    # arithmetic keeps the provenance (with a float: a Scalar)
     __floordiv__ = _binary("//", plain=operator.floordiv)
     __rfloordiv__ = _binary("//", reflected=True, plain=operator.floordiv)
     __mod__, __rmod__ = _binary("%", plain=operator.mod), _binary("%", reflected=True, plain=operator.mod)
@@ -267,64 +316,21 @@ class Size(int):
             return other * int.__int__(self)
         return _RMUL(self, other)
 
-    # a quotient or a float power is a Scalar that keeps the provenance (``filters ** 0.5``)
-    __truediv__, __rtruediv__ = _float_binary("/"), _float_binary("/", reflected=True)
-
     def __pow__(self, other, mod=None):
         if mod is None and type(other) is int and 1 <= other <= 4:  # ``factor ** 2``: a product
             out = self
             for _ in range(other - 1):
                 out = out * self
             return out
-        if mod is None and isinstance(other, float):
+        if mod is None and isinstance(other, float):  # a Scalar that keeps the provenance
             return _float_arith("**", self, other)
         return _plain_op(operator.pow, self, other)
 
-    def __rpow__(self, other):
-        return _plain_op(operator.pow, other, self)
+    __rpow__ = _plain_binary(operator.pow, True)
 
-    # everything else uses the number: the names behind it are specialised
-
-    def __neg__(self):
-        return _plain_op(operator.neg, self)
-
-    def __abs__(self):
-        return _plain_op(abs, self)
-
-    def __int__(self):
-        specialise(self, "int()")
-        return int.__int__(self)
-
-    def __index__(self):
-        specialise(self, "index")
-        return int.__int__(self)
-
-    def __float__(self):
-        specialise(self, "float()")
-        return float(int.__int__(self))
-
-    def __bool__(self):
-        specialise(self, "truth test")
-        return int.__int__(self) != 0
-
-    def __repr__(self):
-        specialise(self, "printed")
-        return repr(int.__int__(self))
-
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        specialise(self, "printed")
-        return format(int.__int__(self), spec)
-
-    def __reduce__(self):  # deep copies and pickles keep the size
-        return (Size, (int.__int__(self), self.expr))
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
+    # everything else uses the number: the names behind it are specialised (_Provenance)
+    __neg__, __abs__ = _plain_unary(operator.neg), _plain_unary(abs)
+    __index__ = _escape("index", int)
 
 
 def _is_int(value) -> bool:
@@ -367,20 +373,12 @@ def _plain_number(value):
     return value
 
 
-class Scalar(float):
+class Scalar(_Provenance, float):
     """A float the program computes from sizes (``1 / filters ** 0.5``) that remembers its
     expression, as :class:`Size` does for ints; the same soundness rule: the number escaping
     (printed, a truth test, ``int()``, other arithmetic) specialises the names behind it."""
 
-    def __new__(cls, value: float, expr: Expr):
-        self = super().__new__(cls, value)
-        self.expr = expr
-        return self
-
-    __add__, __radd__ = _float_binary("+"), _float_binary("+", reflected=True)
-    __sub__, __rsub__ = _float_binary("-"), _float_binary("-", reflected=True)
     __mul__, __rmul__ = _float_binary("*"), _float_binary("*", reflected=True)
-    __truediv__, __rtruediv__ = _float_binary("/"), _float_binary("/", reflected=True)
 
     def __pow__(self, other, mod=None):
         return _float_arith("**", self, other) if mod is None else _plain_op(pow, self, other, mod)
@@ -388,68 +386,11 @@ class Scalar(float):
     def __rpow__(self, other):
         return _float_arith("**", other, self)
 
-    def __floordiv__(self, other):
-        return _plain_op(operator.floordiv, self, other)
-
-    def __mod__(self, other):
-        return _plain_op(operator.mod, self, other)
-
-    def __neg__(self):
-        return _plain_op(operator.neg, self)
-
-    def __abs__(self):
-        return _plain_op(abs, self)
-
-    def __rfloordiv__(self, other):
-        return _plain_op(operator.floordiv, other, self)
-
-    def __rmod__(self, other):
-        return _plain_op(operator.mod, other, self)
-
-    def __round__(self, ndigits=None):
-        specialise(self, "round()")
-        return round(float.__float__(self), ndigits)
-
-    def __trunc__(self):
-        specialise(self, "int()")
-        return float.__trunc__(self)
-
-    __int__ = __trunc__
-
-    def __floor__(self):
-        specialise(self, "int()")
-        return float.__floor__(self)
-
-    def __ceil__(self):
-        specialise(self, "int()")
-        return float.__ceil__(self)
-
-    def __float__(self):
-        specialise(self, "float()")
-        return float.__float__(self)
-
-    def __bool__(self):
-        specialise(self, "truth test")
-        return float.__float__(self) != 0.0
-
-    def __repr__(self):
-        specialise(self, "printed")
-        return repr(float.__float__(self))
-
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        specialise(self, "printed")
-        return format(float.__float__(self), spec)
-
-    def __reduce__(self):
-        return (Scalar, (float.__float__(self), self.expr))
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
+    __floordiv__, __rfloordiv__ = _plain_binary(operator.floordiv), _plain_binary(operator.floordiv, True)
+    __mod__, __rmod__ = _plain_binary(operator.mod), _plain_binary(operator.mod, True)
+    __neg__, __abs__ = _plain_unary(operator.neg), _plain_unary(abs)
+    __round__ = _escape("round()", round)
+    __trunc__, __floor__, __ceil__ = (_escape("int()", f) for f in (math.trunc, math.floor, math.ceil))
 
 
 def as_float(value: Any) -> Any:
@@ -539,22 +480,10 @@ def runtime_sizes_in(values) -> dict[str, "Size"]:
     """The run-time sizes (leaves of kind ``"runtime"``) in ``values`` (nested tuples, lists
     and dicts of sizes), by name, each as a size standing for that name alone."""
     found: dict[str, Size] = {}
-
-    def walk(value, depth: int = 0) -> None:
-        if isinstance(value, Size):
-            for sym in leaves(value.expr):
-                if sym.kind == "runtime" and sym.name not in found:
-                    found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
-                elif sym.kind != "runtime" and sym.arg is not None and depth < 16:
-                    walk(sym.arg, depth + 1)  # (a parameter passed a run-time size: that size)
-        elif isinstance(value, (tuple, list)):
-            for v in value:
-                walk(v, depth)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v, depth)
-
-    walk(values)
+    # (a parameter passed a run-time size: that size)
+    for value, sym in _leaves_in(values, (Size,), lambda sym: sym.kind != "runtime"):
+        if sym.kind == "runtime" and sym.name not in found:
+            found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
     return found
 
 
@@ -562,28 +491,36 @@ def specialised_runtime(values) -> list[str]:
     """Every run-time size in ``values`` (nested tuples, lists and dicts of sizes; a
     parameter's argument followed) whose number was used, as text: the check that no
     stand-in number reached the output, whichever object of that size was printed."""
-    out: list[str] = []
+    def stop(sym: Sym) -> bool:
+        return sym.kind == "runtime" and bool(sym.specialised)
+
+    return [f"{sym.arg} ({', '.join(sorted(sym.specialised))})"
+            for _, sym in _leaves_in(values, (Size, SymbolicSize), lambda sym: not stop(sym)) if stop(sym)]
+
+
+def _leaves_in(values, types: tuple, follow) -> Iterator[tuple[Any, Sym]]:
+    """``(size, name)`` for each name each size of ``types`` in ``values`` (nested tuples,
+    lists and dicts) depends on, each name once; where ``follow(name)``, the sizes of the
+    argument a parameter was passed too."""
     seen: set[int] = set()
 
-    def walk(value, depth=0) -> None:
-        if isinstance(value, (Size, SymbolicSize)):
+    def walk(value, depth: int) -> Iterator[tuple[Any, Sym]]:
+        if isinstance(value, types):
             for sym in leaves(value.expr):
                 if id(sym) in seen:
                     continue
                 seen.add(id(sym))
-                if sym.kind == "runtime" and sym.specialised:
-                    out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
-                elif sym.arg is not None and depth < 16:
-                    walk(sym.arg, depth + 1)
+                yield value, sym
+                if follow(sym) and sym.arg is not None and depth < 16:
+                    yield from walk(sym.arg, depth + 1)
         elif isinstance(value, (tuple, list)):
             for v in value:
-                walk(v, depth)
+                yield from walk(v, depth)
         elif isinstance(value, dict):
             for v in value.values():
-                walk(v, depth)
+                yield from walk(v, depth)
 
-    walk(values)
-    return out
+    return walk(values, 0)
 
 
 def carries_runtime(value: Any) -> bool:
