@@ -159,6 +159,17 @@ def test_random_split_sizes_follow_torch():
     ("TorchAdagrad", torch.optim.Adagrad, dict(lr=0.1, weight_decay=0.01), dict(learning_rate=0.1, l2=0.01)),
     ("TorchAdam", torch.optim.Adam, dict(lr=0.01, eps=1e-3, weight_decay=0.01),
      dict(learning_rate=0.01, epsilon=1e-3, l2=0.01)),
+    ("TorchSGD", torch.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.3), dict(learning_rate=0.1, momentum=0.9,
+                                                                                  dampening=0.3)),
+    ("TorchAdagrad", torch.optim.Adagrad, dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.2),
+     dict(learning_rate=0.1, lr_decay=0.1, initial_accumulator_value=0.2)),
+    ("TorchAdadelta", torch.optim.Adadelta, dict(lr=1.0, rho=0.8, weight_decay=0.01),
+     dict(learning_rate=1.0, rho=0.8, epsilon=1e-6, l2=0.01)),
+    ("TorchAdamax", torch.optim.Adamax, dict(lr=0.01, weight_decay=0.01), dict(learning_rate=0.01, l2=0.01)),
+    ("TorchNadam", torch.optim.NAdam, dict(lr=0.01, momentum_decay=0.01, weight_decay=0.01),
+     dict(learning_rate=0.01, momentum_decay=0.01, l2=0.01)),
+    ("TorchRMSprop", torch.optim.RMSprop, dict(), dict()),  # (torch's defaults are the class's)
+    ("TorchAdamax", torch.optim.Adamax, dict(), dict()),
 ])
 def test_keras_optimizers_update_as_torch(name, torch_cls, kwargs, keras_kwargs):
     """Five steps on the gradient of sum(w ** 3): the Keras optimizer's weights equal torch's."""
@@ -174,3 +185,7 @@ def test_keras_optimizers_update_as_torch(name, torch_cls, kwargs, keras_kwargs)
         grad = 3 * keras.ops.square(w_keras)
         ours.apply_gradients([(grad, w_keras)])
     np.testing.assert_allclose(np.asarray(w_keras), w_torch.detach().numpy(), rtol=2e-5, atol=1e-6)
+    # saved and restored with its own hyperparameters
+    again = type(ours).from_config(ours.get_config())
+    assert {k: getattr(again, k) for k in type(ours).HYPER} == {k: getattr(ours, k) for k in type(ours).HYPER}
+    assert float(again.learning_rate) == float(ours.learning_rate)
