@@ -7,7 +7,7 @@ import keras
 
 
 class TorchOptimizer:
-    """What the optimizers below share (listed first among their bases): their own
+    """What the optimizers computing as torch's share (the first of their bases): their own
     hyperparameters (``HYPER``: name -> default, set as attributes and saved by get_config),
     torch's gradient (dense, plus the L2 weight decay torch adds to it) and one slot
     variable per parameter for each entry of ``SLOTS`` (attribute -> variable name)."""
@@ -34,6 +34,11 @@ class TorchOptimizer:
         for attribute, name in self.SLOTS.items():
             setattr(self, attribute, [self.add_variable_from_reference(v, name) for v in variables])
 
+    def slots(self, variable):
+        """The slot variables of parameter ``variable``, in the order of ``SLOTS``."""
+        index = self._get_variable_index(variable)
+        return [getattr(self, attribute)[index] for attribute in self.SLOTS]
+
     def torch_gradient(self, gradient, variable, dense=True):
         """The gradient torch's step reads: dense (a sparse one, an embedding's, made dense, or
         its repeated rows would be squared apart in a second moment), plus the L2 weight decay."""
@@ -44,9 +49,10 @@ class TorchOptimizer:
             gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
         return gradient
 
-    def moving_average(self, slot, decay, value):
-        """slot = decay * slot + (1 - decay) * value: a moment's update."""
-        self.assign(slot, keras.ops.add(keras.ops.multiply(decay, slot), keras.ops.multiply(1 - decay, value)))
+
+def moving_average(optimizer, slot, decay, value):
+    """slot = decay * slot + (1 - decay) * value: a moment's update, as torch's optimizers make it."""
+    optimizer.assign(slot, keras.ops.add(keras.ops.multiply(decay, slot), keras.ops.multiply(1 - decay, value)))
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
@@ -92,17 +98,14 @@ class TorchRMSprop(TorchOptimizer, keras.optimizers.Optimizer):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
         gradient = self.torch_gradient(gradient, variable)
-        index = self._get_variable_index(variable)
-        square_average = self.square_averages[index]
-        self.moving_average(square_average, self.rho, ops.square(gradient))
+        square_average, average, buffer = self.slots(variable)
+        moving_average(self, square_average, self.rho, ops.square(gradient))
         variance = square_average
         if self.centered:
-            average = self.averages[index]
-            self.moving_average(average, self.rho, gradient)
+            moving_average(self, average, self.rho, gradient)
             variance = ops.subtract(square_average, ops.square(average))
         step = ops.divide(gradient, ops.add(ops.sqrt(variance), self.epsilon))
         if self.momentum:
-            buffer = self.buffers[index]
             self.assign(buffer, ops.add(ops.multiply(self.momentum, buffer), step))
             step = buffer
         self.assign_sub(variable, ops.multiply(lr, step))
@@ -185,10 +188,9 @@ class TorchAdamax(TorchOptimizer, keras.optimizers.Optimizer):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
         gradient = self.torch_gradient(gradient, variable)
-        index = self._get_variable_index(variable)
-        m, u = self.firsts[index], self.norms[index]
+        m, u = self.slots(variable)
         step = ops.cast(self.iterations + 1, variable.dtype)
-        self.moving_average(m, self.beta_1, gradient)
+        moving_average(self, m, self.beta_1, gradient)
         self.assign(u, ops.maximum(ops.multiply(self.beta_2, u), ops.add(ops.abs(gradient), self.epsilon)))
         rate = ops.divide(lr, 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
         self.assign_sub(variable, ops.multiply(rate, ops.divide(m, u)))
@@ -216,15 +218,15 @@ class TorchNadam(TorchOptimizer, keras.optimizers.Optimizer):
         dtype = variable.dtype
         lr = ops.cast(learning_rate, dtype)
         gradient = self.torch_gradient(gradient, variable)
-        index = self._get_variable_index(variable)
-        m, v, product = self.firsts[index], self.seconds[index], self.mu_products[index]
+        m, v = self.slots(variable)
+        product = self.mu_products[self._get_variable_index(variable)]
         step = ops.cast(self.iterations + 1, dtype)
         mu = self.beta_1 * (1.0 - 0.5 * ops.power(ops.cast(0.96, dtype), step * self.momentum_decay))
         mu_next = self.beta_1 * (1.0 - 0.5 * ops.power(ops.cast(0.96, dtype), (step + 1) * self.momentum_decay))
         mu_product = ops.multiply(ops.cast(product, dtype), mu)
         self.assign(product, ops.cast(mu_product, product.dtype))
-        self.moving_average(m, self.beta_1, gradient)
-        self.moving_average(v, self.beta_2, ops.square(gradient))
+        moving_average(self, m, self.beta_1, gradient)
+        moving_average(self, v, self.beta_2, ops.square(gradient))
         bias_correction2 = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
         denom = ops.add(ops.sqrt(ops.divide(v, bias_correction2)), self.epsilon)
         update = ops.add(ops.multiply(lr * (1 - mu) / (1 - mu_product), ops.divide(gradient, denom)),
