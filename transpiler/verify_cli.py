@@ -153,8 +153,8 @@ def _verify(args, source: str) -> int:
     for value, comps in zip(md.graph.outputs, per_output):
         worst = max(c.max_abs for c in comps)
         rel = float(np.mean([c.mean_rel for c in comps]))
-        top1 = _mean([c.top1 for c in comps])
-        top5 = _mean([c.top5 for c in comps])
+        top1 = mean_text([c.top1 for c in comps])
+        top5 = mean_text([c.top5 for c in comps])
         vacuous = any(c.vacuous for c in comps)  # NaN everywhere on both sides proves nothing
         passed = worst <= args.tol and not vacuous
         ok &= passed
@@ -164,7 +164,7 @@ def _verify(args, source: str) -> int:
         if nan and not vacuous:
             verdict += f" ({nan} of {sum(c.size for c in comps)} values NaN on both sides)"
         rows.append((_output_name(value), f"{worst:.2e}", f"{rel:.2e}", top1, top5, verdict))
-    _table(rows)
+    print_table(rows)
     if args.steps > 0 and _trains(result.program):
         ok &= _training_report(args, torch)
     return EXIT_OK if ok else EXIT_FAIL
@@ -190,7 +190,7 @@ def _training_report(args, torch) -> bool:
           "(float64, dropout off)")
     rows = [("step", "keras loss", "torch loss", "rel diff")]
     rows += [(str(i + 1), f"{a:.8g}", f"{b:.8g}", f"{r:.1e}") for i, (a, b, r) in enumerate(zip(k, t, rel))]
-    _table(rows)
+    print_table(rows)
     passed = bool(rel.max() <= args.tol)
     print(f"training: {'pass' if passed else 'FAIL'} (largest relative difference {rel.max():.1e})")
     return passed
@@ -217,12 +217,14 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
-def _mean(values) -> str:
+def mean_text(values) -> str:
+    """The mean of the values that are not None, to three places ("-" for none)."""
     values = [v for v in values if v is not None]
     return f"{sum(values) / len(values):.3f}" if values else "-"
 
 
-def _table(rows) -> None:
+def print_table(rows) -> None:
+    """``rows`` (the first the header) as aligned columns."""
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     for n, row in enumerate(rows):
         print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())

@@ -15,6 +15,8 @@ import argparse
 import os
 import sys
 
+from transpiler.verify_cli import mean_text, print_table
+
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
 
@@ -132,9 +134,9 @@ def _verify(args, text: str) -> int:  # long: load, feed, run both, tabulate
         passed = worst <= tol
         ok &= passed
         rows.append((spec.name, f"{worst:.2e}", f"{np.mean([c.mean_rel for c in comps]):.2e}",
-                     _mean([c.top1 for c in comps]), _mean([c.top5 for c in comps]),
+                     mean_text([c.top1 for c in comps]), mean_text([c.top5 for c in comps]),
                      "pass" if passed else f"FAIL (> {tol:g})"))
-    _table(rows)
+    print_table(rows)
     return EXIT_OK if ok else EXIT_FAIL
 
 
@@ -174,16 +176,3 @@ def _run(net, target: str, graph, xs: list):
         ys = [np.transpose(y, (0, y.ndim - 1, *range(1, y.ndim - 1))) if y.ndim >= 3 and not k else y
               for y, k in zip(ys, kept)]
     return ys
-
-
-def _mean(values) -> str:
-    values = [v for v in values if v is not None]
-    return f"{sum(values) / len(values):.3f}" if values else "-"
-
-
-def _table(rows) -> None:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
-        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
-        if n == 0:
-            print("  " + "  ".join("-" * w for w in widths))
