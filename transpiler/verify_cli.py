@@ -19,19 +19,28 @@ import tempfile
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="transpile verify",
-                                description="Run a Keras script's model and its transpiled module "
-                                            "side by side and report how far apart they are.")
-    p.add_argument("source", help="the Keras script")
-    p.add_argument("output", help="the generated PyTorch script")
-    p.add_argument("--weights", metavar="CKPT", help="a Keras checkpoint both models load")
+def verify_parser(description: str, source: str, output: str, weights: str, batch_size: int = 8,
+                  batch_size_help: str = "inputs per batch (default 8)",
+                  tol_help: str = "max abs error allowed (default 1e-4)") -> argparse.ArgumentParser:
+    """The arguments every ``transpile verify`` takes (the source, the output, the weights,
+    the random batches, the tolerance, the seed), with the help texts of one kind of source."""
+    p = argparse.ArgumentParser(prog="transpile verify", description=description)
+    p.add_argument("source", help=source)
+    p.add_argument("output", help=output)
+    p.add_argument("--weights", metavar="CKPT", help=weights)
     p.add_argument("--batches", type=int, default=4, help="random batches (default 4)")
-    p.add_argument("--batch-size", type=int, default=8, help="inputs per batch (default 8)")
-    p.add_argument("--tol", type=float, default=1e-4, help="max abs error allowed (default 1e-4)")
+    p.add_argument("--batch-size", type=int, default=batch_size, help=batch_size_help)
+    p.add_argument("--tol", type=float, default=1e-4, help=tol_help)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = verify_parser("Run a Keras script's model and its transpiled module side by side and report how far "
+                      "apart they are.", "the Keras script", "the generated PyTorch script",
+                      "a Keras checkpoint both models load")
     p.add_argument("--steps", type=int, default=5,
                    help="training steps compared for a training program (default 5; 0 = none)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exact", action="store_true",
                    help="the output was generated with --exact: the training comparison trains that program")
     p.add_argument("--keras-exact-updates", dest="exact", action="store_true",

@@ -15,27 +15,16 @@ import argparse
 import os
 import sys
 
-from transpiler.verify_cli import mean_text, print_table
-
-EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+from transpiler.verify_cli import EXIT_FAIL, EXIT_INPUT, EXIT_OK, mean_text, print_table, verify_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="transpile verify",
-                                description="Run an ONNX model with onnxruntime and the source transpiled "
-                                            "from it side by side and report how far apart they are.")
-    p.add_argument("source", help="the ONNX model")
-    p.add_argument("output", help="the generated PyTorch or Keras script")
-    p.add_argument("--weights", metavar="CKPT",
-                   help="the converted weights (default: beside OUT under its name, as transpile wrote them)")
-    p.add_argument("--batches", type=int, default=4, help="random batches (default 4)")
-    p.add_argument("--batch-size", type=int, default=2,
-                   help="inputs per batch where the model's batch size is free (default 2)")
-    p.add_argument("--tol", type=float, default=1e-4,
-                   help="max abs error allowed, times the output's largest magnitude where that exceeds 1 "
-                        "(default 1e-4)")
-    p.add_argument("--seed", type=int, default=0)
-    return p
+    return verify_parser(
+        "Run an ONNX model with onnxruntime and the source transpiled from it side by side and report how far "
+        "apart they are.", "the ONNX model", "the generated PyTorch or Keras script",
+        "the converted weights (default: beside OUT under its name, as transpile wrote them)", batch_size=2,
+        batch_size_help="inputs per batch where the model's batch size is free (default 2)",
+        tol_help="max abs error allowed, times the output's largest magnitude where that exceeds 1 (default 1e-4)")
 
 
 def verify_onnx_main(argv: list[str]) -> int:
