@@ -76,3 +76,13 @@ def statement_blocks(stmt) -> list:
     if final is not None:
         out.append(final.body.body)
     return out
+
+
+def attribute_chain(node) -> tuple[cst.Name | None, list[str]]:
+    """``a.b.c`` → (the Name ``a``, ``["b", "c"]``); the base is None when the chain does not
+    start at a plain name (``f().b``)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    return (node if isinstance(node, cst.Name) else None), parts[::-1]
