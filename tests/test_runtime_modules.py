@@ -151,6 +151,31 @@ def test_random_split_sizes_follow_torch():
     assert [len(x) for x, _y in loader] == [4, 4, 2] and len(loader) == 3
 
 
+def test_dataset_loaders_batch_items_as_torch_dataloader():
+    """DatasetLoader and SampledLoader stack a map-style dataset's items as torch's default
+    collate does, in the dataset's order or the sampler's."""
+    class Squares:
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return np.float32(i), np.array([i * i, -i])
+
+    def as_numpy(batches):
+        return [tuple(np.asarray(t) for t in b) for b in batches]
+
+    ours = as_numpy(keras_data.DatasetLoader(Squares(), batch_size=2))
+    theirs = as_numpy(torch.utils.data.DataLoader(Squares(), batch_size=2))
+    sampled = as_numpy(keras_data.SampledLoader(Squares(), batch_size=2, drop_last=True, sampler=[4, 2, 0, 1, 3]))
+    theirs_sampled = as_numpy(torch.utils.data.DataLoader(Squares(), batch_size=2, drop_last=True,
+                                                          sampler=[4, 2, 0, 1, 3]))
+    for got, want in ((ours, theirs), (sampled, theirs_sampled)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            for a, b in zip(g, w):
+                np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("name, torch_cls, kwargs, keras_kwargs", [
     ("TorchSGD", torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01),
      dict(learning_rate=0.1, momentum=0.9, l2=0.01)),
