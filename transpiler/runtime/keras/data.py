@@ -47,7 +47,8 @@ class DatasetLoader(ArrayLoader):
 
     def __iter__(self):
         n = len(self.dataset)
-        yield from self.batches(np.random.permutation(n) if self.shuffle else np.arange(n))
+        order = np.random.permutation(n) if self.shuffle else np.arange(n)
+        yield from self.batches(order)
 
     def batches(self, order):
         """The items at ``order``, batch by batch, stacked."""
