@@ -70,6 +70,10 @@ class DatasetLoader(ArrayLoader):
     def __iter__(self):
         n = len(self.dataset)
         order = np.random.permutation(n) if self.shuffle else np.arange(n)
+        yield from self.batches(order)
+
+    def batches(self, order):
+        """The items at ``order``, batch by batch, stacked."""
         for start in range(0, len(self) * self.batch_size, self.batch_size):
             items = [
                 self.dataset[int(i)] for i in order[start : start + self.batch_size]
