@@ -21,6 +21,7 @@ from typing import Callable
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.layout import CHANNELS_LAST, TORCH_TO_KERAS, is_channels_last
 from transpiler.ir.passes.layout_pass import convert_layout
+from transpiler.ir.registry import OpRegistry
 from transpiler.ir.shapes import conv_out_size, infer_node, spatial_axes
 
 
@@ -66,20 +67,8 @@ def _tf_same_pads(x: Value, kernel, strides, dilation) -> tuple | None:
 
 
 Rule = Callable[[Graph, Node], None]
-_RULES: dict[str, Rule] = {}
-
-
-def rule(*ops: str) -> Callable[[Rule], Rule]:
-    """Register the Keras selection rule for ``ops`` (refuses duplicates)."""
-
-    def deco(fn: Rule) -> Rule:
-        for name in ops:
-            if name in _RULES:
-                raise ValueError(f"keras selection rule for {name} registered twice")
-            _RULES[name] = fn
-        return fn
-
-    return deco
+_RULES = OpRegistry("keras selection rule")
+rule = _RULES.register  # (decorator: ``@rule("conv2d")``; refuses duplicates and ops not in the table)
 
 
 @rule("conv1d", "conv2d", "conv3d", "depthwise_conv2d")
