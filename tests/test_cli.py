@@ -108,6 +108,19 @@ def test_missing_file_exits_2(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+def test_a_translator_failure_is_an_internal_error_message_not_a_traceback(script, capsys, monkeypatch):
+    import transpiler.translate
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(transpiler.translate, "translate", broken)
+    assert run([str(script), "--to", "pytorch"]) == 2
+    err = capsys.readouterr().err
+    assert f"transpile: internal error while translating {script}: RuntimeError: boom" in err
+    assert "please report it with the script." in err and "Traceback" not in err
+
+
 def test_unknown_target_is_a_usage_error(script):
     assert run([str(script), "--to", "jax"]) == 2
 

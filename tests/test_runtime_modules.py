@@ -151,6 +151,31 @@ def test_random_split_sizes_follow_torch():
     assert [len(x) for x, _y in loader] == [4, 4, 2] and len(loader) == 3
 
 
+def test_dataset_loaders_batch_items_as_torch_dataloader():
+    """DatasetLoader and SampledLoader stack a map-style dataset's items as torch's default
+    collate does, in the dataset's order or the sampler's."""
+    class Squares:
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return np.float32(i), np.array([i * i, -i])
+
+    def as_numpy(batches):
+        return [tuple(np.asarray(t) for t in b) for b in batches]
+
+    ours = as_numpy(keras_data.DatasetLoader(Squares(), batch_size=2))
+    theirs = as_numpy(torch.utils.data.DataLoader(Squares(), batch_size=2))
+    sampled = as_numpy(keras_data.SampledLoader(Squares(), batch_size=2, drop_last=True, sampler=[4, 2, 0, 1, 3]))
+    theirs_sampled = as_numpy(torch.utils.data.DataLoader(Squares(), batch_size=2, drop_last=True,
+                                                          sampler=[4, 2, 0, 1, 3]))
+    for got, want in ((ours, theirs), (sampled, theirs_sampled)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            for a, b in zip(g, w):
+                np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("name, torch_cls, kwargs, keras_kwargs", [
     ("TorchSGD", torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01),
      dict(learning_rate=0.1, momentum=0.9, l2=0.01)),
@@ -159,6 +184,17 @@ def test_random_split_sizes_follow_torch():
     ("TorchAdagrad", torch.optim.Adagrad, dict(lr=0.1, weight_decay=0.01), dict(learning_rate=0.1, l2=0.01)),
     ("TorchAdam", torch.optim.Adam, dict(lr=0.01, eps=1e-3, weight_decay=0.01),
      dict(learning_rate=0.01, epsilon=1e-3, l2=0.01)),
+    ("TorchSGD", torch.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.3), dict(learning_rate=0.1, momentum=0.9,
+                                                                                  dampening=0.3)),
+    ("TorchAdagrad", torch.optim.Adagrad, dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.2),
+     dict(learning_rate=0.1, lr_decay=0.1, initial_accumulator_value=0.2)),
+    ("TorchAdadelta", torch.optim.Adadelta, dict(lr=1.0, rho=0.8, weight_decay=0.01),
+     dict(learning_rate=1.0, rho=0.8, epsilon=1e-6, l2=0.01)),
+    ("TorchAdamax", torch.optim.Adamax, dict(lr=0.01, weight_decay=0.01), dict(learning_rate=0.01, l2=0.01)),
+    ("TorchNadam", torch.optim.NAdam, dict(lr=0.01, momentum_decay=0.01, weight_decay=0.01),
+     dict(learning_rate=0.01, momentum_decay=0.01, l2=0.01)),
+    ("TorchRMSprop", torch.optim.RMSprop, dict(), dict()),  # (torch's defaults are the class's)
+    ("TorchAdamax", torch.optim.Adamax, dict(), dict()),
 ])
 def test_keras_optimizers_update_as_torch(name, torch_cls, kwargs, keras_kwargs):
     """Five steps on the gradient of sum(w ** 3): the Keras optimizer's weights equal torch's."""
@@ -174,3 +210,7 @@ def test_keras_optimizers_update_as_torch(name, torch_cls, kwargs, keras_kwargs)
         grad = 3 * keras.ops.square(w_keras)
         ours.apply_gradients([(grad, w_keras)])
     np.testing.assert_allclose(np.asarray(w_keras), w_torch.detach().numpy(), rtol=2e-5, atol=1e-6)
+    # saved and restored with its own hyperparameters
+    again = type(ours).from_config(ours.get_config())
+    assert {k: getattr(again, k) for k in type(ours).HYPER} == {k: getattr(ours, k) for k in type(ours).HYPER}
+    assert float(again.learning_rate) == float(ours.learning_rate)

@@ -52,8 +52,10 @@ def test_plain_ints_stay_plain():
 
 @pytest.mark.parametrize("escape", [
     repr, str, lambda s: f"{s}", int, float, lambda s: list(SAFE_BUILTINS["range"](s)), bool,
-    lambda s: s / 2, lambda s: s ** 0.5, lambda s: [0] * s,
-], ids=["repr", "str", "format", "int", "float", "range", "bool", "truediv", "pow", "repeat"])
+    lambda s: repr(s / 2), lambda s: bool(s ** 0.5), lambda s: round(s / 3), lambda s: -(s * 0.5),
+    lambda s: [0] * s,
+], ids=["repr", "str", "format", "int", "float", "range", "bool", "truediv-printed", "pow-truth-test",
+        "scalar-round", "scalar-neg", "repeat"])
 def test_a_size_used_as_its_number_specialises_its_names(escape):
     units = named(64, "units")
     derived = units * 2 + 1
@@ -68,6 +70,44 @@ def test_a_small_integer_power_keeps_the_expression():
     squared = factor ** 2
     assert squared == 9 and expr_text(squared.expr) == "upscale_factor * upscale_factor"
     assert not factor.expr.specialised
+
+
+def test_a_quotient_or_float_power_is_a_scalar_that_keeps_the_expression():
+    """``x / filters ** 0.5`` (an attention scale): a float of the builder's names, printed
+    as their expression where the code sees them, as its number (specialised) elsewhere."""
+    filters = named(8, "filters")
+    scale = 1.0 / filters ** 0.5
+    assert isinstance(scale, sizes.Scalar) and float.__float__(scale) == 1.0 / 8 ** 0.5
+    assert expr_text(scale.expr) == "1.0 / filters ** 0.5"
+    assert expr_text(sizes.divisor(scale).expr) == "filters ** 0.5"
+    assert expr_text(((filters + 1) / 2 * 0.5).expr) == "(filters + 1) / 2 * 0.5"
+    assert expr_text((2.0 ** (filters / 4)).expr) == "2.0 ** (filters / 4)"
+    assert sizes.divisor(filters / 2) is None and sizes.divisor(0.5) is None
+    # a float on the left: the program's operators keep the provenance (Python's own would not)
+    from transpiler.frontend_ast.interp import BINOPS
+    assert expr_text(BINOPS[cst.Divide](1.0, filters).expr) == "1.0 / filters"
+    assert expr_text(BINOPS[cst.Multiply](0.5, filters).expr) == "0.5 * filters"
+    assert not filters.expr.specialised
+    with sizes.scope({"filters": "filters"}) as sc:
+        text = f"x * {sizes.render(scale)}"
+    assert sc.code(text, {"filters": "self.filters"}) == "x * (1.0 / self.filters ** 0.5)"
+    with sizes.scope({"filters": "filters"}) as sc:
+        text = f"x / {sizes.render(sizes.divisor(scale))}"
+    assert sc.code(text) == "x / filters ** 0.5"
+    assert not filters.expr.specialised
+    assert sizes.render(scale) == repr(1.0 / 8 ** 0.5) and "printed" in filters.expr.specialised
+
+
+def test_a_scalar_copies_as_itself_and_its_number_for_documentation_stays_unmarked():
+    import copy
+    import pickle
+
+    scale = named(4, "d") ** 0.5
+    assert copy.deepcopy(scale) is scale
+    again = pickle.loads(pickle.dumps(scale))
+    assert again == 2.0 and expr_text(again.expr) == "d ** 0.5"
+    assert sizes.number_text(scale) == "2.0" and not scale.expr.left.specialised
+    assert type(sizes.as_float(named(3, "n"))) is sizes.Scalar and type(sizes.as_float(3)) is float
 
 
 def test_comparisons_the_program_makes_specialise():
@@ -123,11 +163,7 @@ def test_render_outside_scope_is_the_number_and_specialises():
 # -- generated models ---------------------------------------------------------------
 
 #: golden outputs still specialised behind a guard, and why; this list may only shrink
-GUARDED = {
-    "tensor_math_filled_and_einsum": "a custom layer's forward fills a tensor of the builder's size (a number there)",
-    "tensor_math_functional": "the program computes filters ** 2 and splits by it (numbers decide)",
-    "model_layers_loop": "the model.layers shape table prints max_len",
-}
+GUARDED: dict[str, str] = {}
 
 
 def test_golden_outputs_say_transpile_again_only_where_listed():
@@ -158,6 +194,9 @@ OTHER_ARGUMENTS = [
     ("seq2seq_initial_state", "build_model", {"num_encoder_tokens": 9, "num_decoder_tokens": 6, "latent_dim": 12}),
     ("transformer_encoder_attention", "build_model", {"seq_len": 6, "heads": 8}),  # (context fixes d_model)
     ("residual_helper_functions", "build_model", {"filters": 8}),  # helper modules take it too
+    ("tensor_math_functional", "build_model", {"filters": 6}),  # x / filters ** 0.5, split in halves
+    ("tensor_math_filled_and_einsum", "build_model", {"filters": 1}),  # ones((b, 6, 5, 4)) broadcasts
+    ("model_layers_loop", "build_model", {"max_len": 20}),  # the model.layers table: not the model
 ]
 
 
@@ -189,6 +228,23 @@ def test_builder_with_other_arguments_matches_keras(case, builder, kwargs, tmp_p
     comparisons = verify.run_both(kmodel, tmodel, graph, verify.random_inputs(graph, 3, 2))
     assert max(c.max_abs for c in comparisons) <= 1e-4
     assert verify.keras_param_count(kmodel) == verify.torch_param_count(tmodel) - verify.lstm_extra_bias(graph)
+
+
+def test_model_layers_table_prints_the_sizes_of_the_call_that_built_the_model():
+    """``for layer in model.layers: print(layer.output.shape)`` after ``build_model(max_len=20)``:
+    the table holds the shapes for that call (the builder stays unguarded), not for the
+    arguments the builder was read with."""
+    from transpiler.translate import translate
+
+    source = (GOLDEN / "model_layers_loop" / "input.py").read_text()
+    text = translate(source.replace("model = build_model()", "model = build_model(max_len=20)"), "input.py").text
+    assert '"embedding1": (None, 20, 8)' in text and "transpile again" not in text
+    text = translate(source.replace("model = build_model()", "model = build_model(100, 7)"), "input.py").text
+    assert '"embedding1": (None, 7, 8)' in text and "transpile again" not in text
+    # an argument not known statically: the number it was read with, behind the guard
+    text = translate(source.replace("model = build_model()", "model = build_model(max_len=len(__file__))"),
+                     "input.py").text
+    assert '"embedding1": (None, 12, 8)' in text and "transpile again" in text
 
 
 STRUCTURAL = """

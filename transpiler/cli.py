@@ -143,6 +143,13 @@ class FileResult:
         self.err(line)
         return self
 
+    def internal_error(self, src: str, exc: Exception, what: str) -> FileResult:
+        """A failure of the translator itself on ``src`` (``what``: the script, the model):
+        the user gets a message asking for a report, not a traceback."""
+        return self.fail(f"internal error: {type(exc).__name__}: {exc}",
+                         f"transpile: internal error while translating {src}: {type(exc).__name__}: {exc}\n"
+                         f"This is a bug in transpiler; please report it with {what}.")
+
 
 def emit(result: FileResult, out=None, err=None) -> None:
     """Print a result's messages, in order."""
@@ -245,9 +252,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                  "for the translator (Python itself accepts it); split it into smaller parts")
         return
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
-        res.fail(f"internal error: {type(exc).__name__}: {exc}",
-                 f"transpile: internal error while translating {src}: {type(exc).__name__}: {exc}\n"
-                 "This is a bug in transpiler; please report it with the script.")
+        res.internal_error(src, exc, "the script")
         return
 
     res.translation = result

@@ -50,9 +50,7 @@ def transpile_onnx_into(res, src: str, out_path: str, target: str, *, check: boo
                  f"transpile: error: {exc}")
         return
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
-        res.fail(f"internal error: {type(exc).__name__}: {exc}",
-                 f"transpile: internal error while translating {src}: {type(exc).__name__}: {exc}\n"
-                 "This is a bug in transpiler; please report it with the model.")
+        res.internal_error(src, exc, "the model")
         return
     res.models, res.stubs = 1, len(result.stubs)
     res.status = "stubs" if result.stubs else "ok"

@@ -53,3 +53,36 @@ def positions(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:
     except AttributeError:  # pragma: no cover - a libcst without it: the public way
         return wrapper.resolve(PositionProvider)
     return gen(wrapper)
+
+
+def statement_blocks(stmt) -> list:
+    """The statement lists a compound statement holds: its body, each ``elif``/``else``
+    branch, each ``except`` handler and its ``finally`` block, in order."""
+    out = []
+    body = getattr(stmt, "body", None)
+    if body is not None and hasattr(body, "body"):
+        out.append(body.body)
+    orelse = getattr(stmt, "orelse", None)
+    while orelse is not None:
+        if isinstance(orelse, cst.If):
+            out.append(orelse.body.body)
+            orelse = orelse.orelse
+        else:
+            out.append(orelse.body.body)
+            orelse = None
+    for handler in getattr(stmt, "handlers", ()) or ():
+        out.append(handler.body.body)
+    final = getattr(stmt, "finalbody", None)
+    if final is not None:
+        out.append(final.body.body)
+    return out
+
+
+def attribute_chain(node) -> tuple[cst.Name | None, list[str]]:
+    """``a.b.c`` → (the Name ``a``, ``["b", "c"]``); the base is None when the chain does not
+    start at a plain name (``f().b``)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    return (node if isinstance(node, cst.Name) else None), parts[::-1]

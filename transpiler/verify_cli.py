@@ -19,19 +19,28 @@ import tempfile
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="transpile verify",
-                                description="Run a Keras script's model and its transpiled module "
-                                            "side by side and report how far apart they are.")
-    p.add_argument("source", help="the Keras script")
-    p.add_argument("output", help="the generated PyTorch script")
-    p.add_argument("--weights", metavar="CKPT", help="a Keras checkpoint both models load")
+def verify_parser(description: str, source: str, output: str, weights: str, batch_size: int = 8,
+                  batch_size_help: str = "inputs per batch (default 8)",
+                  tol_help: str = "max abs error allowed (default 1e-4)") -> argparse.ArgumentParser:
+    """The arguments every ``transpile verify`` takes (the source, the output, the weights,
+    the random batches, the tolerance, the seed), with the help texts of one kind of source."""
+    p = argparse.ArgumentParser(prog="transpile verify", description=description)
+    p.add_argument("source", help=source)
+    p.add_argument("output", help=output)
+    p.add_argument("--weights", metavar="CKPT", help=weights)
     p.add_argument("--batches", type=int, default=4, help="random batches (default 4)")
-    p.add_argument("--batch-size", type=int, default=8, help="inputs per batch (default 8)")
-    p.add_argument("--tol", type=float, default=1e-4, help="max abs error allowed (default 1e-4)")
+    p.add_argument("--batch-size", type=int, default=batch_size, help=batch_size_help)
+    p.add_argument("--tol", type=float, default=1e-4, help=tol_help)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = verify_parser("Run a Keras script's model and its transpiled module side by side and report how far "
+                      "apart they are.", "the Keras script", "the generated PyTorch script",
+                      "a Keras checkpoint both models load")
     p.add_argument("--steps", type=int, default=5,
                    help="training steps compared for a training program (default 5; 0 = none)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exact", action="store_true",
                    help="the output was generated with --exact: the training comparison trains that program")
     p.add_argument("--keras-exact-updates", dest="exact", action="store_true",
@@ -153,8 +162,8 @@ def _verify(args, source: str) -> int:
     for value, comps in zip(md.graph.outputs, per_output):
         worst = max(c.max_abs for c in comps)
         rel = float(np.mean([c.mean_rel for c in comps]))
-        top1 = _mean([c.top1 for c in comps])
-        top5 = _mean([c.top5 for c in comps])
+        top1 = mean_text([c.top1 for c in comps])
+        top5 = mean_text([c.top5 for c in comps])
         vacuous = any(c.vacuous for c in comps)  # NaN everywhere on both sides proves nothing
         passed = worst <= args.tol and not vacuous
         ok &= passed
@@ -164,7 +173,7 @@ def _verify(args, source: str) -> int:
         if nan and not vacuous:
             verdict += f" ({nan} of {sum(c.size for c in comps)} values NaN on both sides)"
         rows.append((_output_name(value), f"{worst:.2e}", f"{rel:.2e}", top1, top5, verdict))
-    _table(rows)
+    print_table(rows)
     if args.steps > 0 and _trains(result.program):
         ok &= _training_report(args, torch)
     return EXIT_OK if ok else EXIT_FAIL
@@ -190,7 +199,7 @@ def _training_report(args, torch) -> bool:
           "(float64, dropout off)")
     rows = [("step", "keras loss", "torch loss", "rel diff")]
     rows += [(str(i + 1), f"{a:.8g}", f"{b:.8g}", f"{r:.1e}") for i, (a, b, r) in enumerate(zip(k, t, rel))]
-    _table(rows)
+    print_table(rows)
     passed = bool(rel.max() <= args.tol)
     print(f"training: {'pass' if passed else 'FAIL'} (largest relative difference {rel.max():.1e})")
     return passed
@@ -217,12 +226,14 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
-def _mean(values) -> str:
+def mean_text(values) -> str:
+    """The mean of the values that are not None, to three places ("-" for none)."""
     values = [v for v in values if v is not None]
     return f"{sum(values) / len(values):.3f}" if values else "-"
 
 
-def _table(rows) -> None:
+def print_table(rows) -> None:
+    """``rows`` (the first the header) as aligned columns."""
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     for n, row in enumerate(rows):
         print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())

@@ -15,25 +15,16 @@ import argparse
 import os
 import sys
 
-EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+from transpiler.verify_cli import EXIT_FAIL, EXIT_INPUT, EXIT_OK, mean_text, print_table, verify_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="transpile verify",
-                                description="Run an ONNX model with onnxruntime and the source transpiled "
-                                            "from it side by side and report how far apart they are.")
-    p.add_argument("source", help="the ONNX model")
-    p.add_argument("output", help="the generated PyTorch or Keras script")
-    p.add_argument("--weights", metavar="CKPT",
-                   help="the converted weights (default: beside OUT under its name, as transpile wrote them)")
-    p.add_argument("--batches", type=int, default=4, help="random batches (default 4)")
-    p.add_argument("--batch-size", type=int, default=2,
-                   help="inputs per batch where the model's batch size is free (default 2)")
-    p.add_argument("--tol", type=float, default=1e-4,
-                   help="max abs error allowed, times the output's largest magnitude where that exceeds 1 "
-                        "(default 1e-4)")
-    p.add_argument("--seed", type=int, default=0)
-    return p
+    return verify_parser(
+        "Run an ONNX model with onnxruntime and the source transpiled from it side by side and report how far "
+        "apart they are.", "the ONNX model", "the generated PyTorch or Keras script",
+        "the converted weights (default: beside OUT under its name, as transpile wrote them)", batch_size=2,
+        batch_size_help="inputs per batch where the model's batch size is free (default 2)",
+        tol_help="max abs error allowed, times the output's largest magnitude where that exceeds 1 (default 1e-4)")
 
 
 def verify_onnx_main(argv: list[str]) -> int:
@@ -132,9 +123,9 @@ def _verify(args, text: str) -> int:  # long: load, feed, run both, tabulate
         passed = worst <= tol
         ok &= passed
         rows.append((spec.name, f"{worst:.2e}", f"{np.mean([c.mean_rel for c in comps]):.2e}",
-                     _mean([c.top1 for c in comps]), _mean([c.top5 for c in comps]),
+                     mean_text([c.top1 for c in comps]), mean_text([c.top5 for c in comps]),
                      "pass" if passed else f"FAIL (> {tol:g})"))
-    _table(rows)
+    print_table(rows)
     return EXIT_OK if ok else EXIT_FAIL
 
 
@@ -174,16 +165,3 @@ def _run(net, target: str, graph, xs: list):
         ys = [np.transpose(y, (0, y.ndim - 1, *range(1, y.ndim - 1))) if y.ndim >= 3 and not k else y
               for y, k in zip(ys, kept)]
     return ys
-
-
-def _mean(values) -> str:
-    values = [v for v in values if v is not None]
-    return f"{sum(values) / len(values):.3f}" if values else "-"
-
-
-def _table(rows) -> None:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
-        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
-        if n == 0:
-            print("  " + "  ".join("-" * w for w in widths))

@@ -14,6 +14,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.cst_fast import statement_blocks
 from transpiler.ir import sizes
 
 
@@ -65,7 +66,7 @@ def name_module_constants(module: cst.Module, env) -> None:
                 visit_block(stmt.body.body)
             elif isinstance(stmt, (cst.If, cst.While, cst.With, cst.Try)):
                 # (an assignment in a block counts, so a constant set there is not single)
-                for child in _blocks(stmt):
+                for child in statement_blocks(stmt):
                     visit_block(child)
                 if isinstance(stmt, cst.With):
                     for item in stmt.items:
@@ -87,25 +88,6 @@ def name_module_constants(module: cst.Module, env) -> None:
     env.bind_hook = bind
 
 
-def _blocks(stmt) -> list:
-    out = []
-    body = getattr(stmt, "body", None)
-    if body is not None and hasattr(body, "body"):
-        out.append(body.body)
-    orelse = getattr(stmt, "orelse", None)
-    while orelse is not None:
-        if isinstance(orelse, cst.If):
-            out.append(orelse.body.body)
-            orelse = orelse.orelse
-        else:
-            out.append(orelse.body.body)
-            orelse = None
-    for handler in getattr(stmt, "handlers", ()) or ():
-        out.append(handler.body.body)
-    final = getattr(stmt, "finalbody", None)
-    if final is not None:
-        out.append(final.body.body)
-    return out
 
 
 def _global_names(module: cst.Module) -> set[str]:
@@ -198,49 +180,36 @@ def runtime_sizes_of(graph) -> dict[str, Any]:
     and shapes), by name, each as the size :func:`runtime_size` made: the generated module
     takes them as constructor arguments."""
     found: dict[str, Any] = {}
-
-    def visit(value) -> None:
-        if isinstance(value, sizes.Size):
-            for sym in _runtime_leaves(value.expr):
-                if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
-                    sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
-                elif sym.name not in found:
-                    found[sym.name] = sizes.Size(_standin(sym.arg), sym)
-        elif isinstance(value, (tuple, list)):
-            for v in value:
-                visit(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                visit(v)
-
     for v in graph.inputs:
-        visit(v.shape)
+        _collect_runtime(v.shape, found)
     for node in graph.nodes:
         found.update({k: v for k, v in runtime_sizes_of_node(node).items() if k not in found})
     return found
 
 
+def _collect_runtime(value, found: dict[str, Any]) -> None:
+    """Add the run-time sizes in ``value`` (nested tuples, lists and dicts of sizes) to
+    ``found`` by name; a second size of one name from other code is refused (specialised)."""
+    if isinstance(value, sizes.Size):
+        for sym in _runtime_leaves(value.expr):
+            if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
+                sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
+            elif sym.name not in found:
+                found[sym.name] = sizes.Size(_standin(sym.arg), sym)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _collect_runtime(v, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect_runtime(v, found)
+
+
 def runtime_sizes_of_node(node) -> dict[str, Any]:
     """The run-time sizes of one node's attributes and input/output shapes, by name."""
     found: dict[str, Any] = {}
-
-    def walk(value) -> None:
-        if isinstance(value, sizes.Size):
-            for sym in _runtime_leaves(value.expr):
-                if sym.name in found and sizes.symbol_of(found[sym.name]).arg != sym.arg:
-                    sym.specialised.add("its name is another run-time size's")  # (refused: a leak)
-                elif sym.name not in found:
-                    found[sym.name] = sizes.Size(_standin(sym.arg), sym)
-        elif isinstance(value, (tuple, list)):
-            for v in value:
-                walk(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-
-    walk(node.attrs)
+    _collect_runtime(node.attrs, found)
     for v in list(node.inputs) + list(node.outputs):
-        walk(v.shape)
+        _collect_runtime(v.shape, found)
     return found
 
 

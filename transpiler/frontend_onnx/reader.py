@@ -304,7 +304,7 @@ def read_onnx(path: str) -> Program:
         graph.meta["unsupported"] = [(ctx._span(n), f"node {n.name or n.outputs[0]!r}: {m}") for n, m in problems] or \
             [(None, f"graph outputs {missing} are not computed")]
         return program
-    _prune(graph)
+    graph.drop_unread()
     _relabel_sequences(graph)
     fuse_affine(graph)
     graph.lint()
@@ -328,14 +328,3 @@ def _relabel_sequences(graph: Graph) -> None:
     if changed:
         for node in graph.nodes:
             infer_node(node)
-
-
-def _prune(graph: Graph) -> None:
-    """Drop nodes nothing reads (a Dropout's mask output, a folded branch)."""
-    live = {id(v) for v in graph.outputs}
-    keep = []
-    for node in reversed(graph.nodes):
-        if any(id(v) in live for v in node.outputs):
-            keep.append(node)
-            live.update(id(v) for v in node.inputs)
-    graph.nodes = list(reversed(keep))

@@ -19,14 +19,13 @@ from transpiler.frontend_onnx.loader import ONode, _evaluate
 from transpiler.frontend_onnx.reader import Context, Unsupported
 
 
-def nearest_index_maps(ctx: Context, node: ONode, spatial: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Per spatial axis, the input position each output position reads."""
+def _resize_proto(ctx: Context, node: ONode, spatial: tuple[int, ...], batch: int, check_roi: bool):
+    """The Resize node to evaluate on an input ``X`` of shape ``(batch, 1, *spatial)``, and
+    its constant inputs as feeds: scales must keep the batch and channel axes, sizes are
+    given for that input; ``check_roi``: a roi must take the batch and channels whole."""
     from onnx import helper
 
-    if int(np.prod(spatial)) >= 2 ** 24:
-        raise Unsupported(f"a nearest resize of a {spatial} map (index map too large)")
-    feeds = {"X": np.arange(int(np.prod(spatial)), dtype=np.float32).reshape((1, 1, *spatial))}
-    names = ["X"]
+    feeds, names = {}, ["X"]
     for i, name in enumerate(node.inputs[1:], start=1):
         if not name:
             names.append("")
@@ -35,17 +34,30 @@ def nearest_index_maps(ctx: Context, node: ONode, spatial: tuple[int, ...]) -> l
         if c is None:
             raise Unsupported(f"input {i} ({name!r}) is computed at run time")
         c = np.asarray(c)
-        if i == 2 and c.size and "axes" not in node.attrs:  # scales over N, C must be 1
-            if c.size < 2 or np.any(c[:2] != 1):
+        if "axes" not in node.attrs:
+            if i == 2 and c.size and (c.size < 2 or np.any(c[:2] != 1)):  # scales over N, C must be 1
                 raise Unsupported(f"scales {tuple(c.tolist())} resize the batch or channel axis")
-        if i == 3 and c.size and "axes" not in node.attrs:
-            c = np.concatenate([[1, 1], c[2:]]).astype(c.dtype)  # (this tensor's batch and channels)
+            if i == 3 and c.size:
+                c = np.concatenate([[batch, 1], c[2:]]).astype(c.dtype)  # (this tensor's batch and channels)
+            if i == 1 and c.size and check_roi:  # roi: (starts, ends) over every axis; batch, channels whole
+                half = c.size // 2
+                c = c.astype(np.float32).copy()
+                if np.any(c[[0, 1]] != 0) or np.any(c[[half, half + 1]] != 1):
+                    raise Unsupported("a roi over the batch or channel axis")
         feeds[f"in{i}"] = c
         names.append(f"in{i}")
     axes = node.attrs.get("axes")
     if axes is not None and any(int(a) % (len(spatial) + 2) < 2 for a in axes):
         raise Unsupported(f"axes {tuple(axes)} resize the batch or channel axis")
-    proto = helper.make_node("Resize", names, ["Y"], **node.attrs)
+    return helper.make_node("Resize", names, ["Y"], **node.attrs), feeds
+
+
+def nearest_index_maps(ctx: Context, node: ONode, spatial: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Per spatial axis, the input position each output position reads."""
+    if int(np.prod(spatial)) >= 2 ** 24:
+        raise Unsupported(f"a nearest resize of a {spatial} map (index map too large)")
+    proto, feeds = _resize_proto(ctx, node, spatial, 1, check_roi=False)
+    feeds["X"] = np.arange(int(np.prod(spatial)), dtype=np.float32).reshape((1, 1, *spatial))
     try:
         (y,) = _evaluate(proto, feeds, ctx.og.opset)
     except Exception as exc:  # noqa: BLE001 - the evaluator refuses what ONNX refuses
@@ -144,38 +156,12 @@ def interpolation_matrices(ctx: Context, node: ONode, spatial: tuple[int, ...]) 
     """A linear or cubic Resize of a (H, W) map is y = A_h x A_w^T: the two matrices, read off
     ONNX's reference implementation run on every one-hot map (checked to factor, and to have
     no constant part)."""
-    from onnx import helper
-
     n = int(np.prod(spatial))
     if len(spatial) not in (1, 2) or n > 4096:
         raise Unsupported(f"a linear resize of a {spatial} map (only 1-D and 2-D maps of up to 4096 values)")
     basis = np.eye(n, dtype=np.float32).reshape((n, 1, *spatial))
-    feeds = {"X": basis}
-    names = ["X"]
-    for i, name in enumerate(node.inputs[1:], start=1):
-        if not name:
-            names.append("")
-            continue
-        c = ctx.const(name)
-        if c is None:
-            raise Unsupported(f"input {i} ({name!r}) is computed at run time")
-        c = np.asarray(c)
-        if "axes" not in node.attrs:
-            if i == 2 and c.size and np.any(c[:2] != 1):
-                raise Unsupported(f"scales {tuple(c.tolist())} resize the batch or channel axis")
-            if i == 3 and c.size:
-                c = np.concatenate([[n, 1], c[2:]]).astype(c.dtype)
-            if i == 1 and c.size:  # roi: (starts, ends) over every axis; the batch and channels whole
-                half = c.size // 2
-                c = c.astype(np.float32).copy()
-                if np.any(c[[0, 1]] != 0) or np.any(c[[half, half + 1]] != 1):
-                    raise Unsupported("a roi over the batch or channel axis")
-        feeds[f"in{i}"] = c
-        names.append(f"in{i}")
-    axes = node.attrs.get("axes")
-    if axes is not None and any(int(a) % (len(spatial) + 2) < 2 for a in axes):
-        raise Unsupported(f"axes {tuple(axes)} resize the batch or channel axis")
-    proto = helper.make_node("Resize", names, ["Y"], **node.attrs)
+    proto, feeds = _resize_proto(ctx, node, spatial, n, check_roi=True)
+    feeds["X"] = basis
     try:
         (y,) = _evaluate(proto, feeds, ctx.og.opset)
         (zero,) = _evaluate(proto, dict(feeds, X=np.zeros_like(basis[:1])), ctx.og.opset)

@@ -197,6 +197,17 @@ class Graph:
             node.inputs = [new if v is old else v for v in node.inputs]
         self.outputs = [new if v is old else v for v in self.outputs]
 
+    def drop_unread(self) -> None:
+        """Drop the nodes no graph output depends on (a layer built but unused, a Dropout's
+        mask output, a folded branch)."""
+        live = {id(v) for v in self.outputs}
+        keep = []
+        for node in reversed(self.nodes):
+            if any(id(v) in live for v in node.outputs):
+                keep.append(node)
+                live.update(id(v) for v in node.inputs)
+        self.nodes = list(reversed(keep))
+
     # -- invariants ---------------------------------------------------------------
     def lint(self) -> None:
         """Check the invariants every pass must preserve; raise IRError if one fails.

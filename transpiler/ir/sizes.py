@@ -37,13 +37,15 @@ way a number can escape into the output without its name.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from typing import Any, Iterator
 
 #: operator symbol → (function, precedence)
 _OPS = {"+": (operator.add, 1), "-": (operator.sub, 1), "*": (operator.mul, 2),
-        "//": (operator.floordiv, 2), "%": (operator.mod, 2)}
+        "//": (operator.floordiv, 2), "%": (operator.mod, 2), "/": (operator.truediv, 2),
+        "**": (operator.pow, 3)}
 
 
 class Sym:
@@ -88,7 +90,7 @@ class Op:
         self.right = right
 
 
-Expr = Any  # Sym | Item | Op | int
+Expr = Any  # Sym | Item | Op | int | float (a float only inside a Scalar's expression)
 
 
 def leaves(expr: Expr) -> Iterator[Sym]:
@@ -108,8 +110,9 @@ def expr_text(expr: Expr, names: dict[str, str] | None = None) -> str:
 
 
 def _text(expr: Expr, names: dict[str, str], outer: int, right: bool = False) -> str:
-    if isinstance(expr, int):
-        return repr(int(expr)) if expr >= 0 or outer == 0 else f"({int(expr)!r})"
+    if isinstance(expr, (int, float)):
+        number = int(expr) if isinstance(expr, int) else float(expr)
+        return repr(number) if expr >= 0 or outer == 0 else f"({number!r})"
     if isinstance(expr, Sym):
         return names.get(expr.name, expr.name)
     if isinstance(expr, Item):
@@ -118,6 +121,9 @@ def _text(expr: Expr, names: dict[str, str], outer: int, right: bool = False) ->
     left, rhs = expr.left, expr.right
     if op == "*" and isinstance(left, int) and not isinstance(rhs, int):
         left, rhs = rhs, left  # ``width * 2`` rather than ``2 * width``
+    if op == "**":  # (right-associative: the left operand of equal precedence needs parentheses)
+        text = f"{_text(left, names, prec + 1)} ** {_text(rhs, names, prec)}"
+        return f"({text})" if prec < outer else text
     text = f"{_text(left, names, prec)} {op} {_text(rhs, names, prec, right=True)}"
     if prec < outer or (right and prec == outer):
         return f"({text})"
@@ -125,14 +131,20 @@ def _text(expr: Expr, names: dict[str, str], outer: int, right: bool = False) ->
 
 
 def _expr_of(value) -> Expr | None:
-    return value.expr if isinstance(value, (Size, SymbolicSize)) else None
+    return value.expr if isinstance(value, (Size, SymbolicSize, Scalar)) else None
+
+
+def _number(expr) -> bool:
+    return isinstance(expr, (int, float)) and not isinstance(expr, bool)
 
 
 def _fold(op: str, left: Expr, right: Expr) -> Expr:
     """``op`` on two expressions, with the identities and constant folding a reader expects."""
-    if isinstance(left, int) and isinstance(right, int):
-        return _OPS[op][0](int(left), int(right))
-    if op == "+" and isinstance(right, int) and right == 0 or op == "-" and right == 0:
+    if _number(left) and _number(right):
+        return _OPS[op][0](left, right)
+    if op == "/" and _number(left) and isinstance(right, Op) and right.op == "/" and right.left == left == 1:
+        return right.right  # 1 / (1 / x) → x
+    if op == "+" and isinstance(right, int) and right == 0 or op == "-" and isinstance(right, int) and right == 0:
         return left
     if op == "+" and isinstance(left, int) and left == 0:
         return right
@@ -203,59 +215,106 @@ def _arith(op: str, a, b):
     return Size(value, expr) if not isinstance(expr, int) else value
 
 
-class Size(int):
-    """A size known at transpile time that remembers where it came from (see the module doc)."""
+def _binary(op: str, reflected: bool = False, plain=None):
+    """An arithmetic method of :class:`Size` and :class:`SymbolicSize`: with an int or a
+    size the result keeps the provenance; a Size with a float gives a :class:`Scalar`;
+    anything else uses the number through ``plain`` (specialised), or is NotImplemented.
+    (A :class:`Scalar`'s: :func:`_float_arith`.)"""
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        if isinstance(self, Scalar):
+            return _float_arith(op, a, b)
+        if _is_int(other):
+            return _arith(op, a, b)
+        if isinstance(self, Size) and isinstance(other, float):
+            return _float_arith(op, a, b)
+        return NotImplemented if plain is None else _plain_op(plain, a, b)
+    return method
 
-    # (no __slots__: CPython refuses them on int subclasses)
 
-    def __new__(cls, value: int, expr: Expr):
+def _float_binary(op: str, reflected: bool = False):
+    """An arithmetic method whose result is a float (:func:`_float_arith`)."""
+    def method(self, other):
+        return _float_arith(op, other, self) if reflected else _float_arith(op, self, other)
+    return method
+
+
+_MUL, _RMUL = _binary("*", plain=operator.mul), _binary("*", reflected=True, plain=operator.mul)
+
+
+def _escape(why: str, fn):
+    """A method that hands out the number (``fn`` of it): the names behind it are specialised."""
+    def method(self, *args):
+        specialise(self, why)
+        return fn(_plain_number(self), *args)
+    return method
+
+
+def _plain_unary(fn):
+    def method(self):
+        return _plain_op(fn, self)
+    return method
+
+
+def _plain_binary(fn, reflected: bool = False):
+    def method(self, other):
+        return _plain_op(fn, other, self) if reflected else _plain_op(fn, self, other)
+    return method
+
+
+class _Provenance:
+    """What :class:`Size` and :class:`Scalar` share: the expression, ``+`` and ``-`` and
+    ``/`` that keep it, the ways the number escapes into code (the soundness rule of the
+    module doc), and copies that keep the provenance."""
+
+    __slots__ = ()
+
+    def __new__(cls, value, expr: Expr):
         self = super().__new__(cls, value)
         self.expr = expr
         return self
 
-    # arithmetic keeps the provenance
-    def __add__(self, other):
-        return _arith("+", self, other) if _is_int(other) else NotImplemented
+    __add__, __radd__ = _binary("+"), _binary("+", reflected=True)
+    __sub__, __rsub__ = _binary("-"), _binary("-", reflected=True)
+    # a quotient is a Scalar that keeps the provenance (``x / filters``)
+    __truediv__, __rtruediv__ = _float_binary("/"), _float_binary("/", reflected=True)
+    __int__ = _escape("int()", int)
+    __float__ = _escape("float()", float)
+    __bool__ = _escape("truth test", bool)
+    __repr__ = __str__ = _escape("printed", repr)
+    __format__ = _escape("printed", format)
 
-    def __radd__(self, other):
-        return _arith("+", other, self) if _is_int(other) else NotImplemented
+    def __reduce__(self):  # deep copies and pickles keep the size
+        return (type(self), (_plain_number(self), self.expr))
 
-    def __sub__(self, other):
-        return _arith("-", self, other) if _is_int(other) else NotImplemented
+    def __copy__(self):
+        return self
 
-    def __rsub__(self, other):
-        return _arith("-", other, self) if _is_int(other) else NotImplemented
+    def __deepcopy__(self, memo):
+        return self
+
+
+class Size(_Provenance, int):
+    """A size known at transpile time that remembers where it came from (see the module doc)."""
+
+    # (no __slots__: CPython refuses them on int subclasses)
+
+    # arithmetic keeps the provenance (with a float: a Scalar)
+    __floordiv__ = _binary("//", plain=operator.floordiv)
+    __rfloordiv__ = _binary("//", reflected=True, plain=operator.floordiv)
+    __mod__, __rmod__ = _binary("%", plain=operator.mod), _binary("%", reflected=True, plain=operator.mod)
 
     def __mul__(self, other):
         if isinstance(other, (tuple, list, str)):  # [0] * n: the number decides a structure
             specialise(self, "repetition")
             return int.__int__(self) * other
-        return _arith("*", self, other) if _is_int(other) else _plain_op(operator.mul, self, other)
+        return _MUL(self, other)
 
     def __rmul__(self, other):
         if isinstance(other, (tuple, list, str)):
             specialise(self, "repetition")
             return other * int.__int__(self)
-        return _arith("*", other, self) if _is_int(other) else _plain_op(operator.mul, other, self)
-
-    def __floordiv__(self, other):
-        return _arith("//", self, other) if _is_int(other) else _plain_op(operator.floordiv, self, other)
-
-    def __rfloordiv__(self, other):
-        return _arith("//", other, self) if _is_int(other) else _plain_op(operator.floordiv, other, self)
-
-    def __mod__(self, other):
-        return _arith("%", self, other) if _is_int(other) else _plain_op(operator.mod, self, other)
-
-    def __rmod__(self, other):
-        return _arith("%", other, self) if _is_int(other) else _plain_op(operator.mod, other, self)
-
-    # everything else uses the number: the names behind it are specialised
-    def __truediv__(self, other):
-        return _plain_op(operator.truediv, self, other)
-
-    def __rtruediv__(self, other):
-        return _plain_op(operator.truediv, other, self)
+        return _RMUL(self, other)
 
     def __pow__(self, other, mod=None):
         if mod is None and type(other) is int and 1 <= other <= 4:  # ``factor ** 2``: a product
@@ -263,51 +322,15 @@ class Size(int):
             for _ in range(other - 1):
                 out = out * self
             return out
+        if mod is None and isinstance(other, float):  # a Scalar that keeps the provenance
+            return _float_arith("**", self, other)
         return _plain_op(operator.pow, self, other)
 
-    def __rpow__(self, other):
-        return _plain_op(operator.pow, other, self)
+    __rpow__ = _plain_binary(operator.pow, True)
 
-    def __neg__(self):
-        return _plain_op(operator.neg, self)
-
-    def __abs__(self):
-        return _plain_op(abs, self)
-
-    def __int__(self):
-        specialise(self, "int()")
-        return int.__int__(self)
-
-    def __index__(self):
-        specialise(self, "index")
-        return int.__int__(self)
-
-    def __float__(self):
-        specialise(self, "float()")
-        return float(int.__int__(self))
-
-    def __bool__(self):
-        specialise(self, "truth test")
-        return int.__int__(self) != 0
-
-    def __repr__(self):
-        specialise(self, "printed")
-        return repr(int.__int__(self))
-
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        specialise(self, "printed")
-        return format(int.__int__(self), spec)
-
-    def __reduce__(self):  # deep copies and pickles keep the size
-        return (Size, (int.__int__(self), self.expr))
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
+    # everything else uses the number: the names behind it are specialised (_Provenance)
+    __neg__, __abs__ = _plain_unary(operator.neg), _plain_unary(abs)
+    __index__ = _escape("index", int)
 
 
 def _is_int(value) -> bool:
@@ -317,8 +340,77 @@ def _is_int(value) -> bool:
 def _plain_op(fn, *args):
     for a in args:
         specialise(a, "arithmetic")
-    plain = [int.__int__(a) if isinstance(a, Size) else a for a in args]
+    plain = [int.__int__(a) if isinstance(a, Size) else float.__float__(a) if isinstance(a, Scalar) else a
+             for a in args]
     return fn(*plain)
+
+
+def _float_arith(op: str, a, b):
+    """``a <op> b`` where the result is a float: a :class:`Scalar` when a side has a
+    provenance, else the plain number; anything but numbers and sizes: NotImplemented."""
+    if not all(isinstance(v, (int, float, Size, Scalar)) and not isinstance(v, bool) for v in (a, b)):
+        return NotImplemented
+    ea, eb = _expr_of(a), _expr_of(b)
+    na, nb = _plain_number(a), _plain_number(b)
+    try:
+        value = _OPS[op][0](na, nb)
+    except (ZeroDivisionError, OverflowError):
+        return _plain_op(_OPS[op][0], a, b)  # (raises as Python does)
+    if isinstance(value, complex):  # ``(-8) ** 0.5``
+        return _plain_op(_OPS[op][0], a, b)
+    value = float(value)
+    if ea is None and eb is None:
+        return value
+    expr = _fold(op, ea if ea is not None else na, eb if eb is not None else nb)
+    return Scalar(value, expr) if not _number(expr) else value
+
+
+def _plain_number(value):
+    if isinstance(value, Size):
+        return int.__int__(value)
+    if isinstance(value, Scalar):
+        return float.__float__(value)
+    return value
+
+
+class Scalar(_Provenance, float):
+    """A float the program computes from sizes (``1 / filters ** 0.5``) that remembers its
+    expression, as :class:`Size` does for ints; the same soundness rule: the number escaping
+    (printed, a truth test, ``int()``, other arithmetic) specialises the names behind it."""
+
+    __mul__, __rmul__ = _float_binary("*"), _float_binary("*", reflected=True)
+
+    def __pow__(self, other, mod=None):
+        return _float_arith("**", self, other) if mod is None else _plain_op(pow, self, other, mod)
+
+    def __rpow__(self, other):
+        return _float_arith("**", other, self)
+
+    __floordiv__, __rfloordiv__ = _plain_binary(operator.floordiv), _plain_binary(operator.floordiv, True)
+    __mod__, __rmod__ = _plain_binary(operator.mod), _plain_binary(operator.mod, True)
+    __neg__, __abs__ = _plain_unary(operator.neg), _plain_unary(abs)
+    __round__ = _escape("round()", round)
+    __trunc__, __floor__, __ceil__ = (_escape("int()", f) for f in (math.trunc, math.floor, math.ceil))
+
+
+def as_float(value: Any) -> Any:
+    """``float(value)`` that keeps a size's provenance (a :class:`Scalar` for a size)
+    instead of specialising it: a scale or an offset read from the program's numbers."""
+    if isinstance(value, Scalar):
+        return value
+    if isinstance(value, Size):
+        return Scalar(float(int.__int__(value)), value.expr)
+    return float(value)
+
+
+def divisor(value: Any) -> Any:
+    """``x`` when ``value`` is a :class:`Scalar` computed as ``1 / x`` (``x`` a size or a
+    scalar of the program's names), else None: ``t * (1 / x)`` prints as ``t / x``."""
+    expr = _expr_of(value)
+    if not (isinstance(value, Scalar) and isinstance(expr, Op) and expr.op == "/" and _number(expr.left)
+            and expr.left == 1 and not _number(expr.right)):
+        return None
+    return Scalar(float(expr.left) / float.__float__(value), expr.right)
 
 
 class SymbolicSize:
@@ -334,32 +426,11 @@ class SymbolicSize:
     def __init__(self, expr: Expr):
         self.expr = expr
 
-    def __add__(self, other):
-        return _arith("+", self, other) if _is_int(other) else NotImplemented
-
-    def __radd__(self, other):
-        return _arith("+", other, self) if _is_int(other) else NotImplemented
-
-    def __sub__(self, other):
-        return _arith("-", self, other) if _is_int(other) else NotImplemented
-
-    def __rsub__(self, other):
-        return _arith("-", other, self) if _is_int(other) else NotImplemented
-
-    def __mul__(self, other):
-        return _arith("*", self, other) if _is_int(other) else NotImplemented
-
-    def __rmul__(self, other):
-        return _arith("*", other, self) if _is_int(other) else NotImplemented
-
-    def __floordiv__(self, other):
-        return _arith("//", self, other) if _is_int(other) else NotImplemented
-
-    def __rfloordiv__(self, other):
-        return _arith("//", other, self) if _is_int(other) else NotImplemented
-
-    def __mod__(self, other):
-        return _arith("%", self, other) if _is_int(other) else NotImplemented
+    __add__, __radd__ = _binary("+"), _binary("+", reflected=True)
+    __sub__, __rsub__ = _binary("-"), _binary("-", reflected=True)
+    __mul__, __rmul__ = _binary("*"), _binary("*", reflected=True)
+    __floordiv__, __rfloordiv__ = _binary("//"), _binary("//", reflected=True)
+    __mod__ = _binary("%")
 
     def _no_value(self, *_args):
         raise TypeError(f"the size {expr_text(self.expr)} is known only at run time")
@@ -409,22 +480,10 @@ def runtime_sizes_in(values) -> dict[str, "Size"]:
     """The run-time sizes (leaves of kind ``"runtime"``) in ``values`` (nested tuples, lists
     and dicts of sizes), by name, each as a size standing for that name alone."""
     found: dict[str, Size] = {}
-
-    def walk(value, depth: int = 0) -> None:
-        if isinstance(value, Size):
-            for sym in leaves(value.expr):
-                if sym.kind == "runtime" and sym.name not in found:
-                    found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
-                elif sym.kind != "runtime" and sym.arg is not None and depth < 16:
-                    walk(sym.arg, depth + 1)  # (a parameter passed a run-time size: that size)
-        elif isinstance(value, (tuple, list)):
-            for v in value:
-                walk(v, depth)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v, depth)
-
-    walk(values)
+    # (a parameter passed a run-time size: that size)
+    for value, sym in _leaves_in(values, (Size,), lambda sym: sym.kind != "runtime"):
+        if sym.kind == "runtime" and sym.name not in found:
+            found[sym.name] = Size(int.__int__(value) if value.expr is sym else 1, sym)
     return found
 
 
@@ -432,28 +491,36 @@ def specialised_runtime(values) -> list[str]:
     """Every run-time size in ``values`` (nested tuples, lists and dicts of sizes; a
     parameter's argument followed) whose number was used, as text: the check that no
     stand-in number reached the output, whichever object of that size was printed."""
-    out: list[str] = []
+    def stop(sym: Sym) -> bool:
+        return sym.kind == "runtime" and bool(sym.specialised)
+
+    return [f"{sym.arg} ({', '.join(sorted(sym.specialised))})"
+            for _, sym in _leaves_in(values, (Size, SymbolicSize), lambda sym: not stop(sym)) if stop(sym)]
+
+
+def _leaves_in(values, types: tuple, follow) -> Iterator[tuple[Any, Sym]]:
+    """``(size, name)`` for each name each size of ``types`` in ``values`` (nested tuples,
+    lists and dicts) depends on, each name once; where ``follow(name)``, the sizes of the
+    argument a parameter was passed too."""
     seen: set[int] = set()
 
-    def walk(value, depth=0) -> None:
-        if isinstance(value, (Size, SymbolicSize)):
+    def walk(value, depth: int) -> Iterator[tuple[Any, Sym]]:
+        if isinstance(value, types):
             for sym in leaves(value.expr):
                 if id(sym) in seen:
                     continue
                 seen.add(id(sym))
-                if sym.kind == "runtime" and sym.specialised:
-                    out.append(f"{sym.arg} ({', '.join(sorted(sym.specialised))})")
-                elif sym.arg is not None and depth < 16:
-                    walk(sym.arg, depth + 1)
+                yield value, sym
+                if follow(sym) and sym.arg is not None and depth < 16:
+                    yield from walk(sym.arg, depth + 1)
         elif isinstance(value, (tuple, list)):
             for v in value:
-                walk(v, depth)
+                yield from walk(v, depth)
         elif isinstance(value, dict):
             for v in value.values():
-                walk(v, depth)
+                yield from walk(v, depth)
 
-    walk(values)
-    return out
+    return walk(values, 0)
 
 
 def carries_runtime(value: Any) -> bool:
@@ -508,6 +575,21 @@ def observe_compare(fn):
         return fn(a, b)
 
     return compare
+
+
+def observe_arith(fn, reflected: str):
+    """``fn`` (an arithmetic operator of the source program) keeping a size's provenance
+    with a float on its left (``1.0 / units``, ``0.5 * units``): Python asks ``float``'s
+    operator first, which takes the number and leaves no trace."""
+
+    def apply(a, b):
+        if type(a) is float and isinstance(b, Size):
+            out = getattr(b, reflected)(a)
+            if out is not NotImplemented:
+                return out
+        return fn(a, b)
+
+    return apply
 
 
 def observe_range(fn):
@@ -582,10 +664,10 @@ class scope:
                     specialise(value, "printed")
                 else:
                     defer.append(value)
-                return repr(int.__int__(value))
+                return repr(_plain_number(value))
             self.used.update(sym.name for sym in leaves(value.expr) if sym.kind != "const")
             code = expr_text(value.expr, self.names if names is None else names)  # (constants: their name)
-            if isinstance(value.expr, Op) and not _whole_operand(m.string, m.start(), m.end()):
+            if isinstance(value.expr, Op) and not _whole_operand(m.string, m.start(), m.end(), value.expr.op):
                 code = f"({code})"  # inside other arithmetic: ``6.0 / (d * 3)``
             return code
         return _MARK_RE.sub(sub, text)
@@ -595,11 +677,13 @@ class scope:
         return _MARK_RE.sub(lambda m: render(self.entries[int(m.group(1))], plain=True), text)
 
 
-def _whole_operand(text: str, start: int, end: int) -> bool:
+def _whole_operand(text: str, start: int, end: int, op: str = "+") -> bool:
     """True when ``text[start:end]`` is a whole argument, item or slice bound: no
-    operator binds to it from either side."""
+    operator binds to it from either side (a power ``op``: none binds tighter)."""
     before = text[:start].rstrip()
     after = text[end:].lstrip()
+    if op == "**":
+        return not before.endswith("**") and not after.startswith(("**", ".", "[", "("))
     return (not before or before[-1] in "([{,:=") and (not after or after[0] in ")]},:")
 
 
@@ -687,20 +771,22 @@ def render(value: Any, plain: bool = False) -> str:
     if expr is not None and _SCOPES and not plain:
         active = _SCOPES[-1]
         while True:
-            if isinstance(expr, int):
-                return repr(expr)  # (every name it came from was passed a number)
+            if _number(expr):  # (every name it came from was passed a number)
+                return repr(float(expr) if isinstance(value, Scalar) else expr)
             if all(active.sees(s) for s in leaves(expr)):
                 seen = value if expr is _expr_of(value) else (
-                    SymbolicSize(expr) if isinstance(value, SymbolicSize) else Size(int.__int__(value), expr))
+                    SymbolicSize(expr) if isinstance(value, SymbolicSize) else
+                    Scalar(float.__float__(value), expr) if isinstance(value, Scalar) else
+                    Size(int.__int__(value), expr))
                 return active._mark(seen)
             outer = _outer(expr, active.sees)
             if outer is expr:
                 break
             expr = outer
-        alias = _alias(expr, active) if active.alias else None
+        alias = _alias(expr, active) if active.alias and not isinstance(value, Scalar) else None
         if alias is not None:
             return active._mark(Size(int.__int__(value), alias) if isinstance(value, Size) else SymbolicSize(alias))
-        if isinstance(value, Size):  # its number, once the printer places the text
+        if isinstance(value, (Size, Scalar)):  # its number, once the printer places the text
             return active._mark(value, visible=False)
     if isinstance(value, SymbolicSize):
         raise TypeError(f"the size {expr_text(value.expr)} is known only at run time")
@@ -726,6 +812,8 @@ def number_text(value: Any) -> str:
         if carries_runtime(value):
             return expr_text(value.expr)  # (its number is a stand-in)
         return repr(int.__int__(value))
+    if isinstance(value, Scalar):
+        return repr(float.__float__(value))
     return repr(value)
 
 
@@ -751,6 +839,33 @@ def evaluate(expr: Expr, env: dict[tuple, int]) -> int | None:
     if left is None or right is None:
         return None
     return _OPS[expr.op][0](left, right)
+
+
+def number_for(value: Any, bound: dict[int, Any]) -> int | None:
+    """``value``'s number when the names it comes from take the values ``bound`` gives them
+    (``id`` of a :class:`Sym` → an int, or a tuple for a tuple parameter), after replacing
+    the parameters of helpers it came out of by their callers' arguments: what a size is
+    for one call of a builder (``build_model(max_len=20)``). None when ``value`` is not a
+    size or a name it depends on is not bound. Nothing is specialised."""
+    expr = _expr_of(value)
+    if expr is None:
+        return None
+
+    def ev(e):
+        if isinstance(e, int):
+            return int(e)
+        if isinstance(e, (Sym, Item)):
+            got = bound.get(id(e.base if isinstance(e, Item) else e))
+            if isinstance(e, Item):
+                got = got[e.index] if isinstance(got, tuple) and e.index < len(got) else None
+            return got if isinstance(got, int) and not isinstance(got, bool) else None
+        left, right = ev(e.left), ev(e.right)
+        return None if left is None or right is None else _OPS[e.op][0](left, right)
+
+    try:
+        return ev(_outermost(expr))
+    except ZeroDivisionError:
+        return None
 
 
 def _invert(expr: Expr, value: int) -> tuple[tuple, int] | None:

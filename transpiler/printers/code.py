@@ -11,7 +11,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from transpiler.ir.sizes import Size, SymbolicSize, render
+from transpiler.ir.sizes import Scalar, Size, SymbolicSize, render
 
 if TYPE_CHECKING:
     from transpiler.ir.graph import Graph, Node
@@ -24,6 +24,8 @@ def lit(value: Any) -> str:
     """A Python literal for ``value`` (tuples, lists, floats incl. inf, strings, None)."""
     if isinstance(value, bool) or value is None:
         return repr(value)
+    if isinstance(value, Scalar):
+        return render(value)  # a float of sizes: their expression where the code sees them
     if isinstance(value, float):
         if math.isinf(value):
             return 'float("-inf")' if value < 0 else 'float("inf")'

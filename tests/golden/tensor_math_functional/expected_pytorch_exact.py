@@ -37,7 +37,7 @@ class Net(nn.Module):
         # per-pixel attention over the flattened feature map
         tokens = x_1.reshape(-1, 120, self.filters)
         tokens_1 = tokens.permute(0, 2, 1)
-        scores = F.softmax((tokens @ tokens_1) * 0.35355339059327373, dim=-1)
+        scores = F.softmax((tokens @ tokens_1) / self.filters**0.5, dim=-1)
         mixed = scores @ tokens
         # global average, channels last
         # layout: axis=(1, 2) of the Keras code (channels-last) is dim (2, 3) of this channels-first tensor
@@ -66,9 +66,4 @@ class Net(nn.Module):
 
 
 def build_model(filters=8):
-    if (filters,) != (8,):
-        raise NotImplementedError(
-            "Net was transpiled for build_model(filters=8); "
-            "transpile again for other arguments"
-        )
     return Net(filters)

@@ -5,28 +5,72 @@ import keras
 from keras import layers
 
 
+class TorchOptimizer:
+    """What the optimizers computing as torch's share (the first of their bases): their own
+    hyperparameters (``HYPER``: name -> default, set as attributes and saved by get_config),
+    torch's gradient (dense, plus the L2 weight decay torch adds to it) and one slot
+    variable per parameter for each entry of ``SLOTS`` (attribute -> variable name)."""
+
+    HYPER: dict = {}
+    SLOTS: dict = {}
+    LEARNING_RATE = None  # torch's default, for a class on keras.optimizers.Optimizer
+
+    def __init__(self, **kwargs):
+        own = {name: kwargs.pop(name, default) for name, default in self.HYPER.items()}
+        if self.LEARNING_RATE is not None:
+            kwargs.setdefault("learning_rate", self.LEARNING_RATE)
+        super().__init__(**kwargs)
+        for name, value in own.items():
+            setattr(self, name, value)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            **{name: getattr(self, name) for name in self.HYPER},
+        }
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        for attribute, name in self.SLOTS.items():
+            setattr(
+                self,
+                attribute,
+                [self.add_variable_from_reference(v, name) for v in variables],
+            )
+
+    def slots(self, variable):
+        """The slot variables of parameter ``variable``, in the order of ``SLOTS``."""
+        index = self._get_variable_index(variable)
+        return [getattr(self, attribute)[index] for attribute in self.SLOTS]
+
+    def torch_gradient(self, gradient, variable, dense=True):
+        """The gradient torch's step reads: dense (a sparse one, an embedding's, made dense, or
+        its repeated rows would be squared apart in a second moment), plus the L2 weight decay.
+        """
+        gradient = keras.ops.cast(gradient, variable.dtype)
+        if dense:
+            gradient = keras.ops.add(keras.ops.zeros_like(variable), gradient)
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        return gradient
+
+
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdam(keras.optimizers.Adam):
+class TorchAdam(TorchOptimizer, keras.optimizers.Adam):
     """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
     correction (Keras adds it before, which in torch's terms scales epsilon by
     1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
 
-    def __init__(self, l2=0.0, **kwargs):
+    HYPER = {"l2": 0.0}
+
+    def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.l2 = l2
         self.torch_epsilon = self.epsilon
 
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
     def update_step(self, gradient, variable, learning_rate):
-        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
-        # repeated rows would be squared apart in the second moment
-        gradient = keras.ops.add(
-            keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype)
-        )
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        gradient = self.torch_gradient(gradient, variable)
         step = keras.ops.cast(self.iterations + 1, variable.dtype)
         beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
         # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula

@@ -7,16 +7,18 @@ import operator
 
 import libcst as cst
 
-from transpiler.ir.sizes import observe_compare, observe_range
+from transpiler.ir.sizes import observe_arith, observe_compare, observe_range
 
 #: builtins an interpreter may call on static values
 SAFE_BUILTINS = {name: getattr(builtins, name) for name in (
     "range", "len", "int", "float", "min", "max", "tuple", "list", "dict", "zip", "enumerate",
     "abs", "round", "sum", "str", "reversed", "sorted", "bool", "any", "all", "isinstance")}
 SAFE_BUILTINS["range"] = observe_range(range)  # a loop count decides structure: see ir.sizes
+#: (a float and a size: the size's provenance kept, see ir.sizes)
 BINOPS = {
-    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Add: observe_arith(operator.add, "__radd__"), cst.Subtract: observe_arith(operator.sub, "__rsub__"),
+    cst.Multiply: observe_arith(operator.mul, "__rmul__"), cst.Divide: observe_arith(operator.truediv, "__rtruediv__"),
+    cst.FloorDivide: observe_arith(operator.floordiv, "__rfloordiv__"), cst.Modulo: operator.mod,
     cst.Power: operator.pow,
 }
 #: (a comparison the program makes on a size decides its structure by the number: see ir.sizes)

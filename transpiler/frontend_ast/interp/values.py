@@ -87,6 +87,21 @@ class Signature:
                 defaults[name.strip()] = ast.literal_eval(default.strip())
         return cls(tuple(names), defaults)
 
+    def bind(self, name: str, args: list, kwargs: dict[str, Any], known_only: bool = False) -> dict[str, Any]:
+        """A call's arguments by parameter name (``name``: the callee, for messages). Too many
+        positional arguments, one given twice or (``known_only``) an unknown keyword is
+        :class:`Unsupported`."""
+        if len(args) > len(self.names):
+            raise Unsupported(f"{name}: too many positional arguments")
+        values: dict[str, Any] = dict(zip(self.names, args))
+        for key, value in kwargs.items():
+            if known_only and key not in self.names:
+                raise Unsupported(f"{name}: unknown argument {key!r}")
+            if key in values:
+                raise Unsupported(f"{name}: argument {key!r} given twice")
+            values[key] = value
+        return values
+
 
 def source_of(value: Any) -> str | None:
     """The source expression ``value`` came from, if it carries one."""

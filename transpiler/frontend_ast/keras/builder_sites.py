@@ -95,7 +95,7 @@ class KerasBuilderSites:
                   and not _same_code(bound[k], read[k])]
         unknown = [k for k in read if k in bound and isinstance(bound[k], Unknown) and not _same_code(bound[k], read[k])]
         if differ or unknown:
-            shown = ", ".join(f"{k}={read[k]!r}" for k in read)
+            shown = ", ".join(f"{k}={sizes.number_text(read[k])}" for k in read)  # (a message: not code)
             self.program.stub(span, f"{fn.node.name.value}(): its model was translated for "
                                     f"{fn.node.name.value}({shown}); called here with other arguments",
                               self._line(span))

@@ -34,13 +34,7 @@ class BoundArgs:
 
     def __init__(self, cls_name: str, sig: Signature, args: list, kwargs: dict[str, Any]):
         self.cls_name = cls_name
-        if len(args) > len(sig.names):
-            raise Unsupported(f"{cls_name}: too many positional arguments")
-        self.values: dict[str, Any] = dict(zip(sig.names, args))
-        for key, value in kwargs.items():
-            if key in self.values:
-                raise Unsupported(f"{cls_name}: argument {key!r} given twice")
-            self.values[key] = value
+        self.values: dict[str, Any] = sig.bind(cls_name, args, kwargs)
         self.sig = sig
         self.used: set[str] = set()
 

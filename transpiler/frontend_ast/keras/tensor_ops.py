@@ -29,6 +29,7 @@ from typing import Any, Callable, Protocol
 
 from transpiler.frontend_ast.interp.values import BatchDim
 from transpiler.frontend_ast.keras.layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
+from transpiler.ir import sizes
 from transpiler.ir.graph import Value
 from transpiler.ir.shapes import einsum_problem
 
@@ -284,14 +285,14 @@ def arithmetic(builder: Builder, op: str, left: Any, right: Any, what: str) -> A
     if op == "matmul":
         raise Unsupported(f"{what}: a matrix product with a number")
     if _number(scalar) and (op in ("add", "multiply") or op in ("subtract", "divide") and left_t):
-        if op == "multiply":
-            attrs, hint = {"scale": float(scalar), "offset": 0.0}, "scale"
+        if op == "multiply":  # (as_float: a scale of the builder's sizes keeps their names)
+            attrs, hint = {"scale": sizes.as_float(scalar), "offset": 0.0}, "scale"
         elif op == "divide":
             if scalar == 0:
                 raise Unsupported(f"{what}: division by zero")
-            attrs, hint = {"scale": 1.0 / scalar, "offset": 0.0}, "scale"
+            attrs, hint = {"scale": 1.0 / sizes.as_float(scalar), "offset": 0.0}, "scale"
         else:
-            attrs, hint = {"scale": 1.0, "offset": float(scalar if op == "add" else -scalar)}, "shift"
+            attrs, hint = {"scale": 1.0, "offset": sizes.as_float(scalar) * (1.0 if op == "add" else -1.0)}, "shift"
         return builder.add("rescaling", [tensor], attrs, hint)[0]
     const = builder.constant(scalar)
     return builder.add(op, [tensor, const] if left_t else [const, tensor], {}, op)[0]
@@ -711,7 +712,7 @@ def recognize_split(c: Call) -> list[Value]:
     if c.key == "tf.split":
         c.static("num")
     if isinstance(spec, int) and not isinstance(spec, bool):
-        if spec <= 0 or size % spec:
+        if spec <= 0 or size % spec != 0:  # (a check: not a truth test that would specialise the size)
             raise Unsupported(f"{c.key}(): {size} does not split into {spec} equal pieces")
         sizes = (size // spec,) * spec
     elif isinstance(spec, (list, tuple)) and all(isinstance(s, int) for s in spec):

@@ -10,6 +10,7 @@ from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
+from transpiler.frontend_ast.torch.tensor_calls import op_for_input
 from transpiler.ir import ops as ops_table
 from transpiler.ir import sizes
 from transpiler.frontend_ast.interp import Unknown
@@ -155,11 +156,7 @@ class TorchGraphBuilding:
         name = self._layer_name(mod) if mod is not None else None
         if layer.kind == "rnn":
             return self._apply_rnn(layer, mod, x, span)
-        op, attrs = layer.op, dict(layer.attrs)
-        if op.startswith("upsample") and layer.extra.get("rank_from_input"):
-            rank = len(x.shape) - 2
-            op = f"upsample{rank}d"
-            attrs["size"] = (attrs["size"][0],) * rank
+        op, attrs = op_for_input(layer, x)
         if layer.extra.get("count_include_pad") and attrs["padding"] != "valid":
             pad_name = f"{name}_pad" if name else self._fresh("pad")
             x = self._add(f"pad{len(attrs['pool_size'])}d", [x], {"pads": attrs["padding"]}, span, "pad",

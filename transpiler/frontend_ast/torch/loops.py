@@ -37,6 +37,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.cst_fast import statement_blocks
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.reader_values import (
@@ -111,16 +112,7 @@ def _only_prints(stmt) -> bool:
     if _is_print(stmt):
         return True
     if isinstance(stmt, cst.If):
-        branches = [stmt.body.body]
-        orelse = stmt.orelse
-        while orelse is not None:
-            if isinstance(orelse, cst.If):
-                branches.append(orelse.body.body)
-                orelse = orelse.orelse
-            else:
-                branches.append(orelse.body.body)
-                orelse = None
-        return all(all(_only_prints(s) for s in b) for b in branches)
+        return all(all(_only_prints(s) for s in b) for b in statement_blocks(stmt))
     return False
 
 

@@ -44,15 +44,7 @@ class Bound:
 
     def __init__(self, name: str, sig: Signature, args: list, kwargs: dict[str, Any]):
         self.name = name
-        if len(args) > len(sig.names):
-            raise Unsupported(f"{name}: too many positional arguments")
-        self.values: dict[str, Any] = dict(zip(sig.names, args))
-        for key, value in kwargs.items():
-            if key not in sig.names:
-                raise Unsupported(f"{name}: unknown argument {key!r}")
-            if key in self.values:
-                raise Unsupported(f"{name}: argument {key!r} given twice")
-            self.values[key] = value
+        self.values: dict[str, Any] = sig.bind(name, args, kwargs, known_only=True)
         self.sig = sig
 
     def get(self, key: str) -> Any:

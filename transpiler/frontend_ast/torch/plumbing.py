@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import attribute_chain
+
 #: a device query → the constant the Keras program uses
 QUERIES = {
     "torch.cuda.is_available": "False",
@@ -217,17 +219,14 @@ def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
 def _torch_path(reader, node, scope) -> str | None:
     """The dotted torch path ``node`` names (``cudnn.benchmark`` after ``import
     torch.backends.cudnn as cudnn``), without evaluating calls."""
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    name, parts = attribute_chain(node)
+    if name is None:
         return None
-    head = reader.peek(node, scope)
+    head = reader.peek(name, scope)
     base = getattr(head, "path", None)
     if type(head).__name__ != "Ref" or base is None:  # (a TorchRef)
         return None
-    return ".".join([base] + parts[::-1])
+    return ".".join([base] + parts)
 
 
 #: torch tensor methods numpy arrays do not have (or have with another meaning: ``view`` takes

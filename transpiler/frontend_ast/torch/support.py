@@ -245,19 +245,11 @@ def _relabel_sequences(graph: Graph) -> None:
         infer_node(node)
 
 
+_prune = Graph.drop_unread  # drop the nodes nothing reads (a layer built but unused in forward)
+
+
 def _gates_a_map(graph: Graph, v: Value) -> bool:
     """``v`` meets a channels-first map of its rank in an element-wise op (``x * gate``)."""
     return any(len(node.inputs) > 1 and any(u is not v and len(u.shape) == len(v.shape) and
                                             is_channels_first(u.layout) for u in node.inputs)
                for node in graph.consumers(v))
-
-
-def _prune(graph: Graph) -> None:
-    """Drop nodes nothing reads (a layer built but unused in forward)."""
-    live = {id(v) for v in graph.outputs}
-    keep = []
-    for node in reversed(graph.nodes):
-        if any(id(v) in live for v in node.outputs):
-            keep.append(node)
-            live.update(id(v) for v in node.inputs)
-    graph.nodes = list(reversed(keep))

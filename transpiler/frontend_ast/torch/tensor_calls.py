@@ -18,6 +18,16 @@ from transpiler.frontend_ast.torch.values import (
     _FILLED_LIKE, _TORCH_DTYPES, _METHOD_FUNCTIONS)
 
 
+def op_for_input(layer: TorchLayer, x: Value) -> tuple[str, dict]:
+    """The op and attributes of ``layer`` applied to ``x``: an ``nn.Upsample`` takes its
+    rank (and one size per spatial axis) from its input."""
+    op, attrs = layer.op, dict(layer.attrs)
+    if op.startswith("upsample") and layer.extra.get("rank_from_input"):
+        rank = len(x.shape) - 2
+        op = f"upsample{rank}d"
+        attrs["size"] = (attrs["size"][0],) * rank
+    return op, attrs
+
 class TorchTensorCalls:
     """Mixin of TorchFrontend: tensor functions and methods."""
 
@@ -49,11 +59,7 @@ class TorchTensorCalls:
             self._apply_functional(layer, x, span, hint)
 
     def _apply_functional(self, layer: TorchLayer, x: Value, span: Span, hint: str):
-        op, attrs = layer.op, dict(layer.attrs)
-        if op.startswith("upsample") and layer.extra.get("rank_from_input"):
-            rank = len(x.shape) - 2
-            op = f"upsample{rank}d"
-            attrs["size"] = (attrs["size"][0],) * rank
+        op, attrs = op_for_input(layer, x)
         if layer.extra.get("count_include_pad") and attrs["padding"] != "valid":
             x = self._add(f"pad{len(attrs['pool_size'])}d", [x], {"pads": attrs["padding"]}, span, "pad").value
             attrs["padding"] = "valid"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.cst_fast import nodes_of
+from transpiler.cst_fast import attribute_chain, nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
 
 #: torchvision dataset → (keras.datasets module, (C, H, W) of one image)
@@ -52,17 +52,14 @@ DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "doubl
 
 def _path(fe, node) -> str | None:
     """The dotted torchvision path ``node`` names through the module's imports, else None."""
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    name, parts = attribute_chain(node)
+    if name is None:
         return None
-    ref = fe.globals.vars.get(node.value)
+    ref = fe.globals.vars.get(name.value)
     base = getattr(ref, "path", None)
     if type(ref).__name__ != "Ref" or not base or base.split(".")[0] != "torchvision":
         return None
-    return ".".join([base] + parts[::-1])
+    return ".".join([base] + parts)
 
 
 def _kind(path: str | None) -> tuple[str, str] | None:

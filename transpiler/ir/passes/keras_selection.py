@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.registry import OpRegistry
 from transpiler.ir.shapes import conv_out_size, infer_node, spatial_axes
 
 
@@ -49,20 +50,8 @@ def _tf_same_pads(x: Value, kernel, strides, dilation) -> tuple | None:
 
 
 Rule = Callable[[Graph, Node], None]
-_RULES: dict[str, Rule] = {}
-
-
-def rule(*ops: str) -> Callable[[Rule], Rule]:
-    """Register the Keras selection rule for ``ops`` (refuses duplicates)."""
-
-    def deco(fn: Rule) -> Rule:
-        for name in ops:
-            if name in _RULES:
-                raise ValueError(f"keras selection rule for {name} registered twice")
-            _RULES[name] = fn
-        return fn
-
-    return deco
+_RULES = OpRegistry("keras selection rule")
+rule = _RULES.register  # (decorator: ``@rule("conv2d")``; refuses duplicates and ops not in the table)
 
 
 @rule("conv1d", "conv2d", "conv3d", "depthwise_conv2d")

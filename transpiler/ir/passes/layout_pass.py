@@ -451,7 +451,9 @@ def relayout_random(lp: LayoutPass, node: Node) -> bool:
     if lp.is_target_map(like.layout) and source and len(shape) == len(like.shape) and \
             lp.source(node.outputs[0]) == source:
         if Layout(like.layout, source).shape(like.shape)[1:] == shape[1:]:
-            node.attrs["shape"] = tuple(like.shape[1:])
+            # (its own sizes, permuted: equal numbers are not the same size, ``ones((b, 6, 5, 4))``
+            # beside a map of ``filters`` channels)
+            node.attrs["shape"] = tuple(Layout(source, like.layout).shape(shape)[1:])
             node.meta["out_layout"] = like.layout
     return True
 

@@ -22,21 +22,12 @@ from typing import Callable
 
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.modules import inherit
+from transpiler.ir.registry import OpRegistry
 from transpiler.ir.shapes import infer_node, spatial_axes
 
 Rule = Callable[[Graph, Node], None]
-_RULES: dict[str, Rule] = {}
-
-
-def rule(*ops: str) -> Callable[[Rule], Rule]:
-    def deco(fn: Rule) -> Rule:
-        for name in ops:
-            if name in _RULES:
-                raise ValueError(f"torch selection rule for {name} registered twice")
-            _RULES[name] = fn
-        return fn
-
-    return deco
+_RULES = OpRegistry("torch selection rule")
+rule = _RULES.register  # (decorator: ``@rule("conv2d")``; refuses duplicates and ops not in the table)
 
 
 def same_pads(size: int, k: int, s: int, d: int = 1) -> tuple[int, int]:

@@ -45,15 +45,16 @@ RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.trai
                    "keras.distributions", "keras.modules", "keras.autograd")
 
 
-def helper_source(name: str) -> str:
-    """The source of runtime helper ``name`` (``TorchAdamW``: TorchAdam, renamed)."""
+def helper_sources(name: str, copier: runtime_source.Copier) -> list[str]:
+    """The source of runtime helper ``name`` (``TorchAdamW``: TorchAdam, renamed) and of the
+    runtime definitions it uses that ``copier``'s program does not hold yet (a shared base)."""
     if name == "TorchAdamW":
         stem = name[len("Torch"):]
-        return runtime_source.source("keras.optimizers", "TorchAdam", {"TorchAdam": name, "Adam": stem})
+        return copier.take("keras.optimizers", "TorchAdam", rename={"TorchAdam": name, "Adam": stem})
     module = next((m for m in RUNTIME_MODULES if runtime_source.defines(m, name)), None)
     if module is None:
         raise KeyError(f"no runtime helper {name} in transpiler/runtime/keras/")
-    return runtime_source.source(module, name)
+    return copier.take(module, name)
 
 
 def variables_text(model_text: str, variables: list[tuple[str, int]]) -> str:
@@ -151,7 +152,8 @@ class ProgramPrinter:
                 self.imports.add("import numpy as np")
 
     def helper_texts(self) -> list[str]:
-        return [helper_source(name).strip("\n") + "\n" for name in self.helpers]
+        copier = runtime_source.Copier()  # (each definition once, its dependencies first)
+        return [text.strip("\n") + "\n" for name in self.helpers for text in helper_sources(name, copier)]
 
     # -- statements -------------------------------------------------------------------
     def render(self, stmt: cst.CSTNode) -> str:

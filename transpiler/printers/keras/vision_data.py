@@ -1,16 +1,7 @@
 """The generated torchvision stand-ins of a Keras program (frontend_ast/torch/vision.py); their
-code is the runtime module transpiler/runtime/keras/vision.py.
-
-Datasets are arrays, as the Keras program's other data: ``VisionDataset`` loads
-``keras.datasets.<name>`` (the same images and labels as torchvision's MNIST,
-FashionMNIST, CIFAR10 and CIFAR100; their train/test splits), ``ImageFolder`` reads the
-class folders with ``keras.utils.load_img`` (classes sorted by name, as torchvision);
-either applies its transform to the whole set of images once and keeps
-``arrays = (images, labels)``. The transforms work on a batch of images: uint8
-``(N, H, W, C)`` as loaded (torchvision's PIL images), and after ``ToTensor`` float32
-``(N, C, H, W)`` scaled to [0, 1] — what torch's model sees; the Keras program changes
-the layout where it feeds the channels-last model. ``Resize`` is bilinear with
-antialiasing (``keras.ops.image.resize``; PIL's filter differs in the last bits).
+code is the runtime module transpiler/runtime/keras/vision.py, whose docstring says what
+they do (datasets as arrays, transforms on a batch of images). This module prints the
+expression that builds one and asks for the classes it names.
 """
 
 from __future__ import annotations

@@ -24,11 +24,14 @@ The generated code says so in a comment.
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
+from transpiler.ir import sizes
 from transpiler.ir.program import ModelDef
 
 ALIGNED_NOTE = "# model.layers: the torch module's children, one per Keras layer, under torch's names"
@@ -41,9 +44,51 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-def _shape_text(shape: tuple) -> str:
-    dims = ", ".join("None" if d is None else str(d) for d in shape)
+def _shape_text(shape: tuple, bound: dict[int, Any]) -> str:
+    """A static shape as a tuple literal: each size as its number for the builder call that
+    made the model (``bound``, see :func:`call_bindings`); a size that call does not
+    determine prints as the number it was built with (its names are then specialised)."""
+    def dim(d) -> str:
+        if d is None:
+            return "None"
+        n = sizes.number_for(d, bound)
+        return str(d) if n is None else str(n)
+    dims = ", ".join(dim(d) for d in shape)
     return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+def call_bindings(md: ModelDef, call: cst.Call | None, fn: cst.FunctionDef | None) -> dict[int, Any]:
+    """The values one call of the builder passes its size parameters, by ``id`` of each
+    parameter's symbol (as :func:`sizes.number_for` takes them): a literal number or tuple of
+    numbers where the call passes one, the value the model was built for where it passes
+    none (the default); a parameter passed anything else is left out."""
+    if call is None or fn is None:
+        return {}
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    passed: dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return {}
+        if arg.keyword is not None:
+            passed[arg.keyword.value] = arg.value
+        elif i < len(params):
+            passed[params[i]] = arg.value
+    bound: dict[int, Any] = {}
+    for name, value in md.builder_args.items():
+        sym = sizes.symbol_of(value)
+        if sym is None:
+            continue
+        if name not in passed:
+            bound[id(sym)] = tuple(int.__int__(v) for v in value) if isinstance(value, tuple) else int.__int__(value)
+            continue
+        try:
+            got = ast.literal_eval(_code(passed[name]))
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(got, int) and not isinstance(got, bool) or \
+                isinstance(got, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in got):
+            bound[id(sym)] = got
+    return bound
 
 
 @dataclass
@@ -58,9 +103,11 @@ class ModelLayers:
     keras: list[str | None] | None
     #: a Keras layer's name → the child it became
     by_source: dict[str, str]
+    #: the builder call that made the model: its size parameters' values (call_bindings)
+    bound: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, md: ModelDef, class_text: str) -> "ModelLayers":
+    def of(cls, md: ModelDef, class_text: str, bound: dict[int, Any] | None = None) -> "ModelLayers":
         own = class_text.split(f"class {md.class_name}(", 1)[-1].split("\nclass ", 1)[0]
         children = [m.group(1) for m in re.finditer(r"^        self\.(\w+) = (?!nn\.Parameter\()", own, re.M)]
         shapes: dict[str, tuple] = {}
@@ -72,7 +119,7 @@ class ModelLayers:
                     by_source.setdefault(node.source_name, node.name)
         names = md.graph.meta.get("keras_layers")
         keras = [by_source.get(name) for name in names] if names else None
-        return cls(md, children, shapes, keras, by_source)
+        return cls(md, children, shapes, keras, by_source, dict(bound or {}))
 
     @property
     def aligned(self) -> bool:
@@ -261,8 +308,8 @@ class _LayerUses(cst.CSTTransformer):
         return updated
 
 
-def _table(shapes: dict[str, tuple]) -> str:
-    return "{" + ", ".join(f"{k!r}: {_shape_text(v)}" for k, v in shapes.items()) + "}"
+def _table(shapes: dict[str, tuple], bound: dict[int, Any]) -> str:
+    return "{" + ", ".join(f"{k!r}: {_shape_text(v, bound)}" for k, v in shapes.items()) + "}"
 
 
 def translate_layers_loop(stmt: cst.For, model: str, layers: ModelLayers, taken: set[str]) -> LayersLoop | None:
@@ -316,7 +363,7 @@ def _translate_body(stmt: cst.For, var: str, ref: _Ref, layers: ModelLayers, sha
         if set(layers.children) - set(layers.shapes):
             return None  # a child that is not one layer (a ModuleList of blocks)
         comments = comments + [SHAPES_NOTE]
-        shapes = f"{shapes_var} = {_table(layers.shapes)}"
+        shapes = f"{shapes_var} = {_table(layers.shapes, layers.bound)}"
     return body, comments, shapes
 
 
@@ -368,7 +415,7 @@ def translate_layer_indexing(stmt: cst.SimpleStatementLine, layers_of) -> cst.Si
         child = layers.child(index) if layers is not None else None
         if child is None:
             raise _Untranslatable("model.layers[i]")
-        return _Ref(f"{layers_receiver(node)}.{child}", repr(child), _shape_text(layers.shapes[child]))
+        return _Ref(f"{layers_receiver(node)}.{child}", repr(child), _shape_text(layers.shapes[child], layers.bound))
 
     try:
         return stmt.visit(_LayerUses(refer))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from transpiler.ir import sizes
 from transpiler.ir.statistics import keras_stat
 from transpiler.ir.graph import Node
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
@@ -151,6 +152,11 @@ def emit_layer_norm_torch(node: Node, m: str) -> Emission:
     return em
 
 
+def _plain_float(value) -> float:
+    """A scale's number, without specialising the sizes a :class:`sizes.Scalar` comes from."""
+    return float.__float__(value) if isinstance(value, float) else float(value)
+
+
 @emitter("rescaling")
 def emit_rescaling_torch(node: Node, m: str) -> Emission:
     scale, offset = node.attrs["scale"], node.attrs["offset"]
@@ -184,13 +190,18 @@ def emit_rescaling_torch(node: Node, m: str) -> Emission:
 
     def fn(ins):
         expr = atom(ins[0])
-        inverse = 1.0 / scale if scale else 0.0
-        if scale != 1.0 and inverse == round(inverse) and abs(inverse) > 1:
+        # (the numbers choose the form; a scale or offset of sizes prints as their code)
+        number, shift = _plain_float(scale), _plain_float(offset)
+        inverse = 1.0 / number if number else 0.0
+        if sizes.divisor(scale) is not None:
+            expr = f"{expr} / {lit(sizes.divisor(scale))}"  # the user wrote x / filters ** 0.5
+        elif number != 1.0 and inverse == round(inverse) and abs(inverse) > 1 and not isinstance(scale, sizes.Scalar):
             expr = f"{expr} / {lit(float(round(inverse)))}"  # the user wrote 1 / 255
-        elif scale != 1.0:
-            expr = f"{expr} * {lit(float(scale))}"
-        if offset:
-            expr = f"{expr} + {lit(float(offset))}" if offset > 0 else f"{expr} - {lit(float(-offset))}"
+        elif number != 1.0:
+            expr = f"{expr} * {lit(sizes.as_float(scale))}"
+        if shift:
+            expr = f"{expr} + {lit(sizes.as_float(offset))}" if shift > 0 else \
+                f"{expr} - {lit(sizes.as_float(offset) * -1.0)}"
         return expr if expr != atom(ins[0]) else ins[0]
 
     return Emission(None, fn, unary=True)

@@ -31,19 +31,14 @@ _RNN_CLASS = {"lstm": "nn.LSTM", "gru": "nn.GRU", "simple_rnn": "nn.RNN"}
 
 
 def _rnn_state(op: str, prefix: str, suffix: str, use_bias: bool) -> list[StateEntry]:
-    if op == "gru":
-        entries = [StateEntry(f"weight_ih_l0{suffix}", f"{prefix}kernel", Transform.GRU_KERNEL),
-                   StateEntry(f"weight_hh_l0{suffix}", f"{prefix}recurrent_kernel", Transform.GRU_KERNEL)]
-        if use_bias:
-            entries += [StateEntry(f"bias_ih_l0{suffix}", f"{prefix}bias", Transform.GRU_BIAS_INPUT),
-                        StateEntry(f"bias_hh_l0{suffix}", f"{prefix}bias", Transform.GRU_BIAS_RECURRENT)]
-        return entries
-    entries = [StateEntry(f"weight_ih_l0{suffix}", f"{prefix}kernel", Transform.TRANSPOSE),
-               StateEntry(f"weight_hh_l0{suffix}", f"{prefix}recurrent_kernel", Transform.TRANSPOSE)]
+    # torch adds two biases; Keras has one: the second is zero (a GRU's, reset_after, splits in two)
+    kernel, bias_ih, bias_hh = ((Transform.GRU_KERNEL, Transform.GRU_BIAS_INPUT, Transform.GRU_BIAS_RECURRENT)
+                                if op == "gru" else (Transform.TRANSPOSE, Transform.IDENTITY, Transform.ZEROS))
+    entries = [StateEntry(f"weight_ih_l0{suffix}", f"{prefix}kernel", kernel),
+               StateEntry(f"weight_hh_l0{suffix}", f"{prefix}recurrent_kernel", kernel)]
     if use_bias:
-        # torch adds two biases; Keras has one: the second is zero.
-        entries += [StateEntry(f"bias_ih_l0{suffix}", f"{prefix}bias", Transform.IDENTITY),
-                    StateEntry(f"bias_hh_l0{suffix}", f"{prefix}bias", Transform.ZEROS)]
+        entries += [StateEntry(f"bias_ih_l0{suffix}", f"{prefix}bias", bias_ih),
+                    StateEntry(f"bias_hh_l0{suffix}", f"{prefix}bias", bias_hh)]
     return entries
 
 

@@ -26,7 +26,7 @@ from transpiler.printers.torch import array_ops, builder_effects, data_sources, 
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.torch.custom_step import extend_class
-from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, loop_receiver, \
+from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call_bindings, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
@@ -188,12 +188,17 @@ class _Printer:
         """``for layer in model.layers:`` loops over a translated model that have a torch
         form (torch_model_layers), by the loop statement's id."""
         by_var = {md.var: md for md, _ in self.inline_models if md.var}
+        calls = {}  # (the builder call that made the model: what its sizes are there)
+        defs = {fn.name.value: fn for fn in nodes_of(module, cst.FunctionDef)}
         for node in nodes_of(module, cst.Assign):
             func = node.value.func if isinstance(node.value, cst.Call) else None
             if isinstance(func, cst.Name) and func.value in self.builders:
-                by_var.update({t.target.value: self.builders[func.value][0] for t in node.targets
-                               if isinstance(t.target, cst.Name)})
-        self.model_layers = {var: ModelLayers.of(md, self.models[md.class_name][1].text) for var, md in by_var.items()}
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        by_var[t.target.value] = self.builders[func.value][0]
+                        calls[t.target.value] = call_bindings(by_var[t.target.value], node.value, defs.get(func.value))
+        self.model_layers = {var: ModelLayers.of(md, self.models[md.class_name][1].text, calls.get(var))
+                             for var, md in by_var.items()}
         taken = {n.value for n in nodes_of(module, cst.Name)}
         loops = {}
         for stmt in nodes_of(module, cst.For):

@@ -48,6 +48,10 @@ class DatasetLoader(ArrayLoader):
     def __iter__(self):
         n = len(self.dataset)
         order = np.random.permutation(n) if self.shuffle else np.arange(n)
+        yield from self.batches(order)
+
+    def batches(self, order):
+        """The items at ``order``, batch by batch, stacked."""
         for start in range(0, len(self) * self.batch_size, self.batch_size):
             items = [self.dataset[int(i)] for i in order[start : start + self.batch_size]]
             if isinstance(items[0], tuple):
@@ -146,10 +150,4 @@ class SampledLoader(DatasetLoader):
         if self.sampler is None:
             yield from super().__iter__()
             return
-        order = list(self.sampler)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            items = [self.dataset[int(i)] for i in order[start : start + self.batch_size]]
-            if isinstance(items[0], tuple):
-                yield tuple(np.stack([np.asarray(a) for a in column]) for column in zip(*items))
-            else:
-                yield np.stack([np.asarray(a) for a in items])
+        yield from self.batches(list(self.sampler))

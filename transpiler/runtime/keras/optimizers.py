@@ -6,27 +6,68 @@ Keras): SGD, RMSprop, Adagrad, Adadelta, Adam, Adamax and NAdam as torch compute
 import keras
 
 
+class TorchOptimizer:
+    """What the optimizers computing as torch's share (the first of their bases): their own
+    hyperparameters (``HYPER``: name -> default, set as attributes and saved by get_config),
+    torch's gradient (dense, plus the L2 weight decay torch adds to it) and one slot
+    variable per parameter for each entry of ``SLOTS`` (attribute -> variable name)."""
+
+    HYPER: dict = {}
+    SLOTS: dict = {}
+    LEARNING_RATE = None  # torch's default, for a class on keras.optimizers.Optimizer
+
+    def __init__(self, **kwargs):
+        own = {name: kwargs.pop(name, default) for name, default in self.HYPER.items()}
+        if self.LEARNING_RATE is not None:
+            kwargs.setdefault("learning_rate", self.LEARNING_RATE)
+        super().__init__(**kwargs)
+        for name, value in own.items():
+            setattr(self, name, value)
+
+    def get_config(self):
+        return {**super().get_config(), **{name: getattr(self, name) for name in self.HYPER}}
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        for attribute, name in self.SLOTS.items():
+            setattr(self, attribute, [self.add_variable_from_reference(v, name) for v in variables])
+
+    def slots(self, variable):
+        """The slot variables of parameter ``variable``, in the order of ``SLOTS``."""
+        index = self._get_variable_index(variable)
+        return [getattr(self, attribute)[index] for attribute in self.SLOTS]
+
+    def torch_gradient(self, gradient, variable, dense=True):
+        """The gradient torch's step reads: dense (a sparse one, an embedding's, made dense, or
+        its repeated rows would be squared apart in a second moment), plus the L2 weight decay."""
+        gradient = keras.ops.cast(gradient, variable.dtype)
+        if dense:
+            gradient = keras.ops.add(keras.ops.zeros_like(variable), gradient)
+        if self.l2:
+            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        return gradient
+
+
+def moving_average(optimizer, slot, decay, value):
+    """slot = decay * slot + (1 - decay) * value: a moment's update, as torch's optimizers make it."""
+    optimizer.assign(slot, keras.ops.add(keras.ops.multiply(decay, slot), keras.ops.multiply(1 - decay, value)))
+
+
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchSGD(keras.optimizers.SGD):
+class TorchSGD(TorchOptimizer, keras.optimizers.SGD):
     """SGD as torch.optim.SGD computes it: weight decay is an L2 term added to the gradient,
     and the momentum buffer sums gradients while the learning rate scales each step
     (b = momentum * b + g; p -= lr * b). Keras' SGD sums lr-scaled steps instead, which
     differs once the learning rate changes. With dampening d the buffer adds (1 - d) * g
     from the second step on (the first step's buffer is g itself, as torch's)."""
 
-    def __init__(self, l2=0.0, dampening=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-        self.dampening = dampening
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2, "dampening": self.dampening}
+    HYPER = {"l2": 0.0, "dampening": 0.0}
 
     def update_step(self, gradient, variable, learning_rate):
         lr = keras.ops.cast(learning_rate, variable.dtype)
-        gradient = keras.ops.cast(gradient, variable.dtype)
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        gradient = self.torch_gradient(gradient, variable, dense=False)
         if self.momentum == 0:
             self.assign_sub(variable, keras.ops.multiply(lr, gradient))
             return
@@ -44,72 +85,40 @@ class TorchSGD(keras.optimizers.SGD):
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchRMSprop(keras.optimizers.Optimizer):
+class TorchRMSprop(TorchOptimizer, keras.optimizers.Optimizer):
     """RMSprop as torch.optim.RMSprop computes it: the step divides by sqrt(v) + epsilon
     (Keras: sqrt(v + epsilon)), the momentum buffer sums unscaled steps and the learning
     rate scales it when applied, and an l2 weight decay is added to the gradient."""
 
-    def __init__(self, learning_rate=0.01, rho=0.99, epsilon=1e-8, momentum=0.0, centered=False, l2=0.0,
-                 **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.rho = rho
-        self.epsilon = epsilon
-        self.momentum = momentum
-        self.centered = centered
-        self.l2 = l2
-
-    def get_config(self):
-        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon, "momentum": self.momentum,
-                "centered": self.centered, "l2": self.l2}
-
-    def build(self, variables):
-        if self.built:
-            return
-        super().build(variables)
-        self.square_averages = [self.add_variable_from_reference(v, "square_average") for v in variables]
-        self.averages = [self.add_variable_from_reference(v, "average") for v in variables]
-        self.buffers = [self.add_variable_from_reference(v, "momentum_buffer") for v in variables]
+    HYPER = {"rho": 0.99, "epsilon": 1e-8, "momentum": 0.0, "centered": False, "l2": 0.0}
+    SLOTS = {"square_averages": "square_average", "averages": "average", "buffers": "momentum_buffer"}
+    LEARNING_RATE = 0.01
 
     def update_step(self, gradient, variable, learning_rate):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
-        if self.l2:
-            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
-        index = self._get_variable_index(variable)
-        square_average = self.square_averages[index]
-        self.assign(square_average, ops.add(ops.multiply(self.rho, square_average),
-                                            ops.multiply(1 - self.rho, ops.square(gradient))))
+        gradient = self.torch_gradient(gradient, variable)
+        square_average, average, buffer = self.slots(variable)
+        moving_average(self, square_average, self.rho, ops.square(gradient))
         variance = square_average
         if self.centered:
-            average = self.averages[index]
-            self.assign(average, ops.add(ops.multiply(self.rho, average), ops.multiply(1 - self.rho, gradient)))
+            moving_average(self, average, self.rho, gradient)
             variance = ops.subtract(square_average, ops.square(average))
         step = ops.divide(gradient, ops.add(ops.sqrt(variance), self.epsilon))
         if self.momentum:
-            buffer = self.buffers[index]
             self.assign(buffer, ops.add(ops.multiply(self.momentum, buffer), step))
             step = buffer
         self.assign_sub(variable, ops.multiply(lr, step))
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdagrad(keras.optimizers.Optimizer):
+class TorchAdagrad(TorchOptimizer, keras.optimizers.Optimizer):
     """Adagrad as torch.optim.Adagrad computes it: the step divides by sqrt(sum) + epsilon
     (Keras: sqrt(sum + epsilon)), an l2 weight decay is added to the gradient, and lr_decay
     scales the rate of step t (1-based) by 1 / (1 + (t - 1) * lr_decay)."""
 
-    def __init__(self, learning_rate=0.01, initial_accumulator_value=0.0, epsilon=1e-10, l2=0.0, lr_decay=0.0,
-                 **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.initial_accumulator_value = initial_accumulator_value
-        self.epsilon = epsilon
-        self.l2 = l2
-        self.lr_decay = lr_decay
-
-    def get_config(self):
-        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon, "l2": self.l2, "lr_decay": self.lr_decay}
+    HYPER = {"initial_accumulator_value": 0.0, "epsilon": 1e-10, "l2": 0.0, "lr_decay": 0.0}
+    LEARNING_RATE = 0.01
 
     def build(self, variables):
         if self.built:
@@ -121,9 +130,7 @@ class TorchAdagrad(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
-        if self.l2:
-            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
+        gradient = self.torch_gradient(gradient, variable)
         if self.lr_decay:
             lr = ops.divide(lr, 1 + ops.cast(self.iterations, variable.dtype) * self.lr_decay)
         total = self.sums[self._get_variable_index(variable)]
@@ -133,25 +140,19 @@ class TorchAdagrad(keras.optimizers.Optimizer):
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdam(keras.optimizers.Adam):
+class TorchAdam(TorchOptimizer, keras.optimizers.Adam):
     """Adam as torch.optim.Adam computes it: epsilon is added to sqrt(v) after the bias
     correction (Keras adds it before, which in torch's terms scales epsilon by
     1 / sqrt(1 - beta_2 ** step)), and an l2 weight decay is added to the gradient."""
 
-    def __init__(self, l2=0.0, **kwargs):
+    HYPER = {"l2": 0.0}
+
+    def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.l2 = l2
         self.torch_epsilon = self.epsilon
 
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
-
     def update_step(self, gradient, variable, learning_rate):
-        # torch's gradients are dense: a sparse one (an embedding's) is made dense, or its
-        # repeated rows would be squared apart in the second moment
-        gradient = keras.ops.add(keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype))
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
+        gradient = self.torch_gradient(gradient, variable)
         step = keras.ops.cast(self.iterations + 1, variable.dtype)
         beta_2 = keras.ops.cast(self.beta_2, variable.dtype)
         # Adam's update below reads self.epsilon: torch's epsilon in Keras' formula
@@ -163,101 +164,69 @@ class TorchAdam(keras.optimizers.Adam):
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdadelta(keras.optimizers.Adadelta):
+class TorchAdadelta(TorchOptimizer, keras.optimizers.Adadelta):
     """Adadelta as torch.optim.Adadelta computes it: Keras' arithmetic is torch's (epsilon
     inside both square roots, the step times lr); an l2 weight decay is added to the gradient."""
 
-    def __init__(self, l2=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.l2 = l2
-
-    def get_config(self):
-        return {**super().get_config(), "l2": self.l2}
+    HYPER = {"l2": 0.0}
 
     def update_step(self, gradient, variable, learning_rate):
-        gradient = keras.ops.add(keras.ops.zeros_like(variable), keras.ops.cast(gradient, variable.dtype))
-        if self.l2:
-            gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
-        super().update_step(gradient, variable, learning_rate)
+        super().update_step(self.torch_gradient(gradient, variable), variable, learning_rate)
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchAdamax(keras.optimizers.Optimizer):
+class TorchAdamax(TorchOptimizer, keras.optimizers.Optimizer):
     """Adamax as torch.optim.Adamax computes it: epsilon enters the infinity norm
     (u = max(beta_2 * u, |g| + epsilon); Keras divides by u + epsilon instead), the step is
     lr / (1 - beta_1 ** t) * m / u, and an l2 weight decay is added to the gradient."""
 
-    def __init__(self, learning_rate=0.002, beta_1=0.9, beta_2=0.999, epsilon=1e-8, l2=0.0, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta_1, self.beta_2, self.epsilon, self.l2 = beta_1, beta_2, epsilon, l2
-
-    def get_config(self):
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
-                "l2": self.l2}
-
-    def build(self, variables):
-        if self.built:
-            return
-        super().build(variables)
-        self.firsts = [self.add_variable_from_reference(v, "exp_avg") for v in variables]
-        self.norms = [self.add_variable_from_reference(v, "exp_inf") for v in variables]
+    HYPER = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8, "l2": 0.0}
+    SLOTS = {"firsts": "exp_avg", "norms": "exp_inf"}
+    LEARNING_RATE = 0.002
 
     def update_step(self, gradient, variable, learning_rate):
         ops = keras.ops
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, variable.dtype))  # dense, as torch's
-        if self.l2:
-            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
-        index = self._get_variable_index(variable)
-        m, u = self.firsts[index], self.norms[index]
+        gradient = self.torch_gradient(gradient, variable)
+        m, u = self.slots(variable)
         step = ops.cast(self.iterations + 1, variable.dtype)
-        self.assign(m, ops.add(ops.multiply(self.beta_1, m), ops.multiply(1 - self.beta_1, gradient)))
+        moving_average(self, m, self.beta_1, gradient)
         self.assign(u, ops.maximum(ops.multiply(self.beta_2, u), ops.add(ops.abs(gradient), self.epsilon)))
         rate = ops.divide(lr, 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
         self.assign_sub(variable, ops.multiply(rate, ops.divide(m, u)))
 
 
 @keras.saving.register_keras_serializable(package="transpiler")
-class TorchNadam(keras.optimizers.Optimizer):
+class TorchNadam(TorchOptimizer, keras.optimizers.Optimizer):
     """NAdam as torch.optim.NAdam computes it: the momentum schedule
     mu_t = beta_1 * (1 - 0.5 * 0.96 ** (t * momentum_decay)) (Keras' Nadam: 0.96 ** t), the
     step lr * ((1 - mu_t) / (1 - prod mu) * g + mu_{t+1} / (1 - prod mu * mu_{t+1}) * m) divided
     by sqrt(v / (1 - beta_2 ** t)) + epsilon, and an l2 weight decay added to the gradient."""
 
-    def __init__(self, learning_rate=0.002, beta_1=0.9, beta_2=0.999, epsilon=1e-8, momentum_decay=0.004,
-                 l2=0.0, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
-        self.momentum_decay, self.l2 = momentum_decay, l2
-
-    def get_config(self):
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
-                "momentum_decay": self.momentum_decay, "l2": self.l2}
+    HYPER = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8, "momentum_decay": 0.004, "l2": 0.0}
+    SLOTS = {"firsts": "exp_avg", "seconds": "exp_avg_sq"}
+    LEARNING_RATE = 0.002
 
     def build(self, variables):
         if self.built:
             return
         super().build(variables)
-        self.firsts = [self.add_variable_from_reference(v, "exp_avg") for v in variables]
-        self.seconds = [self.add_variable_from_reference(v, "exp_avg_sq") for v in variables]
         self.mu_products = [self.add_variable((), initializer="ones", name="mu_product") for _ in variables]
 
     def update_step(self, gradient, variable, learning_rate):
         ops = keras.ops
         dtype = variable.dtype
         lr = ops.cast(learning_rate, dtype)
-        gradient = ops.add(ops.zeros_like(variable), ops.cast(gradient, dtype))  # dense, as torch's
-        if self.l2:
-            gradient = ops.add(gradient, ops.multiply(self.l2, variable))
-        index = self._get_variable_index(variable)
-        m, v, product = self.firsts[index], self.seconds[index], self.mu_products[index]
+        gradient = self.torch_gradient(gradient, variable)
+        m, v = self.slots(variable)
+        product = self.mu_products[self._get_variable_index(variable)]
         step = ops.cast(self.iterations + 1, dtype)
         mu = self.beta_1 * (1.0 - 0.5 * ops.power(ops.cast(0.96, dtype), step * self.momentum_decay))
         mu_next = self.beta_1 * (1.0 - 0.5 * ops.power(ops.cast(0.96, dtype), (step + 1) * self.momentum_decay))
         mu_product = ops.multiply(ops.cast(product, dtype), mu)
         self.assign(product, ops.cast(mu_product, product.dtype))
-        self.assign(m, ops.add(ops.multiply(self.beta_1, m), ops.multiply(1 - self.beta_1, gradient)))
-        self.assign(v, ops.add(ops.multiply(self.beta_2, v), ops.multiply(1 - self.beta_2, ops.square(gradient))))
+        moving_average(self, m, self.beta_1, gradient)
+        moving_average(self, v, self.beta_2, ops.square(gradient))
         bias_correction2 = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
         denom = ops.add(ops.sqrt(ops.divide(v, bias_correction2)), self.epsilon)
         update = ops.add(ops.multiply(lr * (1 - mu) / (1 - mu_product), ops.divide(gradient, denom)),
