@@ -38,9 +38,8 @@ TF_ONLY = {
 KNOWN = {
     # measured: one Adam step, lr 0.1, float64, from the same gradients: weights 0.9 - 1.8e-8 on
     # jax, 0.9 - 6.9e-7 on tensorflow (epsilon's placement); the embedding's rows without a
-    # gradient make it show: text_classifier's losses part by 5e-3 in 20 steps. (The --exact
-    # outputs, torch's arithmetic in keras.ops, do not run on jax yet: TorchAdam.update_step
-    # calls keras.ops.zeros_like(variable), which jax refuses for a variable.)
+    # gradient make it show: text_classifier's losses part by 5e-3 in 20 steps. (Its --exact
+    # output, torch's Adam arithmetic in keras.ops, steps alike on both.)
     "text_classifier": "Keras' own AdamW steps differently on its jax and tensorflow backends",
 }
 #: the programs run in the quick suite (the others are marked slow)
@@ -91,6 +90,21 @@ def _param(path):
 def test_keras_output_trains_alike_on_jax_and_tensorflow(path, tmp_path):
     program = tmp_path / f"{_name(path)}_keras.py"
     program.write_text(_translated(path))
+    jax_losses = np.array(_run(program, "jax", tmp_path))
+    tf_losses = np.array(_run(program, "tensorflow", tmp_path))
+    assert len(tf_losses) >= STEPS and len(jax_losses) == len(tf_losses), (len(jax_losses), len(tf_losses))
+    rel = np.abs(jax_losses[:STEPS] - tf_losses[:STEPS]) / np.maximum(np.abs(tf_losses[:STEPS]), 1e-8)
+    assert rel.max() <= RTOL, list(zip(jax_losses[:STEPS], tf_losses[:STEPS]))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+@pytest.mark.parametrize("path", [pytest.param(p, id=_name(p), marks=[] if _name(p) in CI_SAMPLE else [pytest.mark.slow])
+                                  for p in CORPUS if _name(p) not in TF_ONLY])
+def test_exact_keras_output_trains_alike_on_jax_and_tensorflow(path, tmp_path):
+    """``--exact``: torch's optimizer arithmetic written in keras.ops (runtime/keras/optimizers.py)
+    runs on jax too (it made zeros_like of a variable, which jax refuses) and steps alike."""
+    program = tmp_path / f"{_name(path)}_keras.py"
+    program.write_text(_translated(path, exact=True))
     jax_losses = np.array(_run(program, "jax", tmp_path))
     tf_losses = np.array(_run(program, "tensorflow", tmp_path))
     assert len(tf_losses) >= STEPS and len(jax_losses) == len(tf_losses), (len(jax_losses), len(tf_losses))

@@ -64,7 +64,10 @@ class TorchOptimizer:
         """
         gradient = keras.ops.cast(gradient, variable.dtype)
         if dense:
-            gradient = keras.ops.add(keras.ops.zeros_like(variable), gradient)
+            # (zeros of the variable's shape, not zeros_like(variable): jax refuses a variable there)
+            gradient = keras.ops.add(
+                keras.ops.zeros(tuple(variable.shape), variable.dtype), gradient
+            )
         if self.l2:
             gradient = keras.ops.add(gradient, keras.ops.multiply(self.l2, variable))
         return gradient
