@@ -224,6 +224,12 @@ class _Printer:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in keep or id(stmt) in self.model_statements:
                 continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
+        bodies = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value in helpers}
+        todo = [name for name in used if name in bodies and name not in self.builders]
+        while todo:  # a helper the script still calls keeps, in its body, the helpers it calls
+            new = {n.value for n in nodes_of(bodies[todo.pop()], cst.Name) if n.value in helpers} - used
+            used |= new
+            todo += [name for name in new if name in bodies and name not in self.builders]
         return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
