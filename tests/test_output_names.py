@@ -96,3 +96,64 @@ def test_helpers_a_kept_helper_calls_are_kept():
 
     model = run_experiment()
     """) == {}
+
+
+_TORCH_PROGRAM = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import Dataset, DataLoader
+
+
+    class MyData(Dataset):
+        def __init__(self, n):
+            self.x = torch.rand(n, 4)
+            self.y = torch.rand(n, 1)
+
+        def __len__(self):
+            return len(self.x)
+
+        def __getitem__(self, i):
+            return self.x[i], self.y[i]
+
+
+    HEADER
+
+
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = prepare_dataloader(MyData(32), 8)
+    for epoch in range(2):
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(xb), yb)
+            loss.backward()
+            opt.step()
+"""
+
+
+def test_torch_annotations_of_a_kept_function_go():
+    """``def prepare_dataloader(dataset: Dataset) -> DataLoader``: the def evaluates its
+    annotations, and the torch import is gone from the Keras output (a NameError at start-up)."""
+    header = textwrap.dedent("""\
+        def prepare_dataloader(dataset: Dataset, batch_size: int) -> DataLoader:
+            return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+        """)
+    source = textwrap.dedent(_TORCH_PROGRAM).replace("HEADER\n", header)
+    assert _unexplained(source, "keras") == {}
+    out = translate(source, "snippet.py", target="keras").text
+    assert "def prepare_dataloader(dataset, batch_size: int):" in out
+    assert "annotations (DataLoader, Dataset) are" in out  # a note says what went
+
+
+def test_torch_default_of_a_kept_function_is_a_stub():
+    """A default naming torch is code that runs at the def: the function becomes a marked stub."""
+    header = textwrap.dedent("""\
+        def prepare_dataloader(dataset, batch_size, dtype=torch.float32):
+            return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+        """)
+    source = textwrap.dedent(_TORCH_PROGRAM).replace("HEADER\n", header)
+    res = translate(source, "snippet.py", target="keras")
+    assert _unexplained(source, "keras") == {}
+    line = source.splitlines().index("def prepare_dataloader(dataset, batch_size, dtype=torch.float32):") + 1
+    assert any(d.span is not None and d.span.line == line for d in res.stubs), [str(d) for d in res.stubs]
+    assert "dtype=torch.float32):\n    raise NotImplementedError(" in res.text
