@@ -157,3 +157,29 @@ def test_torch_default_of_a_kept_function_is_a_stub():
     line = source.splitlines().index("def prepare_dataloader(dataset, batch_size, dtype=torch.float32):") + 1
     assert any(d.span is not None and d.span.line == line for d in res.stubs), [str(d) for d in res.stubs]
     assert "dtype=torch.float32):\n    raise NotImplementedError(" in res.text
+
+
+def test_function_whose_default_is_a_dropped_keras_alias_is_a_stub():
+    """``auto = tf.data.AUTOTUNE`` goes like an import; a kept function whose default reads it
+    failed with a NameError when the def ran. It is a marked stub now, raising when called."""
+    source = textwrap.dedent(_KERAS_HEAD + """
+    auto = tf.data.AUTOTUNE
+
+
+    def make_dataset(x, y, num_parallel_calls=auto):
+        ds = tf.data.Dataset.from_tensor_slices((x, y))
+        ds = ds.map(lambda a, b: (a * 2.0, b), num_parallel_calls=num_parallel_calls)
+        return ds.batch(8)
+
+
+    x = np.random.rand(64, 8).astype("float32")
+    y = np.random.rand(64, 1).astype("float32")
+    train_ds = make_dataset(x, y)
+    model = keras.Sequential([keras.Input((8,)), layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(train_ds, epochs=1)
+    """)
+    assert _unexplained(source) == {}
+    res = translate(source, "snippet.py")
+    assert "def make_dataset(*args, **kwargs):\n    raise NotImplementedError(" in res.text
+    assert any("def make_dataset" in d.message for d in res.stubs)

@@ -419,6 +419,8 @@ class _Printer:
             parts = [stmt.test]
         elif isinstance(stmt, cst.With):
             parts = [item.item for item in stmt.items]
+        elif isinstance(stmt, cst.FunctionDef):  # its defaults run with the def
+            parts = [p.default for p in (*stmt.params.params, *stmt.params.kwonly_params) if p.default is not None]
         return any(self._touches_keras(p) for p in parts)
 
     def _stub_class(self, stmt: cst.ClassDef) -> list:
@@ -429,12 +431,14 @@ class _Printer:
         where = f"{self.source_file}:{span.line}"
         header = text.splitlines()[0]
         self.program.stub(span, f"not translated yet: {header}", header)
-        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where}): a Keras subclass")]
+        what = "a Keras subclass" if isinstance(stmt, cst.ClassDef) else "its defaults use Keras"
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where}): {what}")]
         comments += [line if line != "# " else "#" for line in comment_lines(text)]
         name = stmt.name.value
         msg = f"transpiler: {header!r} ({where}) is not translated yet"
-        body = cst.parse_statement(
-            f"class {name}:\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError({msg!r})\n")
+        head = f"class {name}:\n    def __init__(self, *args, **kwargs):\n        " if isinstance(stmt, cst.ClassDef) \
+            else f"def {name}(*args, **kwargs):\n    "  # (a function: raises when called)
+        body = cst.parse_statement(f"{head}raise NotImplementedError({msg!r})\n")
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
         return [body.with_changes(leading_lines=leading)]
 
@@ -458,7 +462,8 @@ class _Printer:
             self.callback_stubs |= set(unsupported)
         if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
             return self._translated_class(stmt)
-        if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
+        if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases) or \
+                isinstance(stmt, cst.FunctionDef) and self._header_touches_keras(stmt):
             return self._stub_class(stmt)[0]
         if id(stmt) in self.layer_loops:
             loop = self.layer_loops[id(stmt)]
