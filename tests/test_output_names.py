@@ -183,3 +183,24 @@ def test_function_whose_default_is_a_dropped_keras_alias_is_a_stub():
     res = translate(source, "snippet.py")
     assert "def make_dataset(*args, **kwargs):\n    raise NotImplementedError(" in res.text
     assert any("def make_dataset" in d.message for d in res.stubs)
+
+
+def test_other_uses_of_a_layer_that_went_into_the_model_are_stubs():
+    """``emb = Embedding(...)`` at module level goes into the model class; ``emb.build(...)``
+    and ``emb.set_weights(...)`` were kept as they were and read a name nothing binds."""
+    source = textwrap.dedent(_KERAS_HEAD + """
+    matrix = np.random.rand(20, 4)
+    embedding_layer = layers.Embedding(20, 4, trainable=False)
+    embedding_layer.build((1,))
+    embedding_layer.set_weights([matrix])
+
+    inputs = keras.Input(shape=(6,), dtype="int32")
+    x = embedding_layer(inputs)
+    x = layers.GlobalMaxPooling1D()(x)
+    outputs = layers.Dense(2)(x)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="mse")
+    """)
+    assert _unexplained(source) == {}
+    res = translate(source, "snippet.py")
+    assert any("embedding_layer.set_weights" in d.message for d in res.stubs), [str(d) for d in res.stubs]
