@@ -210,6 +210,7 @@ def test_other_uses_of_a_layer_that_went_into_the_model_are_stubs():
 _SETS = (("keras", "pytorch"), ("keras_extra", "pytorch"), ("torch", "keras"))
 #: a CI-sized sample: one script per class of problem the snippets above guard
 _SAMPLE = (("keras", "end_to_end_mlm_with_bert.py", "pytorch"), ("keras", "pointnet_segmentation.py", "pytorch"),
+           ("keras", "fixres.py", "pytorch"),
            ("torch", "distributed/ddp-tutorial-series/single_gpu.py", "keras"))
 
 
@@ -243,8 +244,10 @@ def test_realworld_outputs_have_no_unexplained_undefined_name(tmp_path):
         if not os.path.isdir(root):
             continue
         out = tmp_path / folder
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # (this tree's transpiler)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))}
         subprocess.run([sys.executable, "-m", "transpiler", root, "--to", target, "-o", str(out), "-j", "2", "-q"],
-                       capture_output=True, text=True, timeout=3600)
+                       capture_output=True, text=True, timeout=3600, env=env)
         for dirpath, _, files in os.walk(out):
             for name in sorted(files):
                 if not name.endswith(".py"):

@@ -341,6 +341,9 @@ class _Printer:
                     and stmt.name.value in self.tcode.functions:
                 # a function of tensor math (a loss a custom loop calls), translated to torch
                 new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
+                if isinstance(new[0], cst.FunctionDef) and self._header_touches_keras(new[0]):
+                    out += self._stub_class(stmt)  # (its defaults still read Keras values)
+                    continue
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
                     and id(stmt) in self.tcode.statements:
