@@ -25,6 +25,7 @@ from transpiler.frontend_ast.keras.values import (_MERGE_FUNCS, _SAFE_METHODS, _
                                                   ModuleRef, SeedGeneratorObj, SuperRef, TapeObj, TensorVal,
                                                   UserObj, WeightObj, _BoundMethod, _regularizer, _Rng, _SuperCall,
                                                   keras_api_name)
+from transpiler.ir import training as T
 from transpiler.ir.graph import Span
 from transpiler.ir.initializers import POSITIONAL as INITIALIZER_POSITIONAL, Initializer
 from transpiler.ir.modules import ModuleScope
@@ -589,6 +590,9 @@ class KerasExpressions(Interpreter):
                 drop = args[1] if len(args) > 1 else kwargs.get("drop_remainder", False)
                 if not isinstance(drop, bool):
                     return Unknown("dataset.batch(drop_remainder=<not a constant>)")
+                if isinstance(size, Unknown):  # a size the script computes: printed as its code
+                    size = T.Code(self._code_of(next(a.value for a in node.args if a.keyword is None
+                                                     or a.keyword.value == "batch_size")))
                 # "batch:drop": batch(n, drop_remainder=True) leaves out a last, smaller batch
                 return replace(obj, batch=size, ops=obj.ops + ["batch:drop" if drop else "batch"])
             if name in ("prefetch", "cache"):

@@ -190,7 +190,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         for statement in self.program.training:
             statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
         self.program.meta["keras_names"] = sorted(
-            name for name, value in self.globals.vars.items() if is_keras_binding(value))
+            name for name, value in self.globals.vars.items()
+            if is_keras_binding(value) or type(value) is LayerObj)  # (a layer: its statement goes with its model)
         self.program.meta["untranslated"] = list(self.untranslated)
         self.program.meta["inlined_helpers"] = sorted(self.inlined_helpers - set(builders))
         return self.program

@@ -27,6 +27,7 @@ from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is
 from transpiler.ir.program import ModelDef, Program, output_perm
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
+from transpiler.printers.keras import def_headers
 from transpiler.printers.keras import helper_calls as keras_helper_calls
 from transpiler.printers.keras.array_spelling import numpy_text
 from transpiler.printers.keras import optimizers as keras_optimizers
@@ -704,7 +705,7 @@ class _Rewriter(cst.CSTTransformer):
         if ts is not None:
             result = self.apply(ts, original, updated)
         elif isinstance(original, cst.SimpleStatementLine) or isinstance(original, (cst.For, cst.If, cst.While,
-                                                                                    cst.With)):
+                                                                                    cst.With, cst.FunctionDef)):
             result = self.check(original, updated)
         if isinstance(result, cst.SimpleStatementLine) and _self_assignment(result) and \
                 not _self_assignment(original):
@@ -801,6 +802,11 @@ class _Rewriter(cst.CSTTransformer):
             probe = cst.Tuple([cst.Element(updated.target), cst.Element(updated.iter)])
         elif isinstance(updated, (cst.If, cst.While)):
             probe = updated.test
+        elif isinstance(updated, cst.FunctionDef):  # (what runs when the def runs)
+            updated, dropped = def_headers.strip_torch_annotations(updated, names)
+            if dropped:
+                self.p.note(f"{updated.name.value}(): its PyTorch annotations ({', '.join(sorted(dropped))}) are left out")
+            probe = def_headers.header_probe(updated)
         else:
             probe = cst.Tuple([cst.Element(i.item) for i in updated.items])
         used = _torch_names_in(probe, names)

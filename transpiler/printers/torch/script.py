@@ -296,6 +296,12 @@ class _Printer:
                     self.source.sid(stmt) in self.model_statements:
                 continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
+        bodies = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value in helpers}
+        todo = [name for name in used if name in bodies and name not in self.builders]
+        while todo:  # a helper the script still calls keeps, in its body, the helpers it calls
+            new = {n.value for n in nodes_of(bodies[todo.pop()], cst.Name) if n.value in helpers} - used
+            used |= new
+            todo += [name for name in new if name in bodies and name not in self.builders]
         return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
@@ -409,6 +415,9 @@ class _Printer:
                     and stmt.name.value in self.tcode.functions:
                 # a function of tensor math (a loss a custom loop calls), translated to torch
                 new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
+                if isinstance(new[0], cst.FunctionDef) and self._header_touches_keras(new[0]):
+                    out += self._stub_class(stmt)  # (its defaults still read Keras values)
+                    continue
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
                     and self.source.sid(stmt) in self.tcode.statements:
@@ -487,6 +496,8 @@ class _Printer:
             parts = [stmt.test]
         elif isinstance(stmt, cst.With):
             parts = [item.item for item in stmt.items]
+        elif isinstance(stmt, cst.FunctionDef):  # its defaults run with the def
+            parts = [p.default for p in (*stmt.params.params, *stmt.params.kwonly_params) if p.default is not None]
         return any(self._touches_keras(p) for p in parts)
 
     def _stub_class(self, stmt: cst.ClassDef) -> list:
@@ -497,12 +508,14 @@ class _Printer:
         where = f"{self.source_file}:{span.line}"
         header = text.splitlines()[0]
         self.program.stub(span, f"not translated yet: {header}", header)
-        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where}): a Keras subclass")]
+        what = "a Keras subclass" if isinstance(stmt, cst.ClassDef) else "its defaults use Keras"
+        comments = [comment_text(f"# TODO(transpiler): not translated yet ({where}): {what}")]
         comments += [line if line != "# " else "#" for line in comment_lines(text)]
         name = stmt.name.value
         msg = f"transpiler: {header!r} ({where}) is not translated yet"
-        body = cst.parse_statement(
-            f"class {name}:\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError({msg!r})\n")
+        head = f"class {name}:\n    def __init__(self, *args, **kwargs):\n        " if isinstance(stmt, cst.ClassDef) \
+            else f"def {name}(*args, **kwargs):\n    "  # (a function: raises when called)
+        body = cst.parse_statement(f"{head}raise NotImplementedError({msg!r})\n")
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
         return [body.with_changes(leading_lines=leading)]
 
@@ -526,7 +539,8 @@ class _Printer:
             self.callback_stubs |= set(unsupported)
         if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
             return self._translated_class(stmt)
-        if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases):
+        if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases) or \
+                isinstance(stmt, cst.FunctionDef) and self._header_touches_keras(stmt):
             return self._stub_class(stmt)[0]
         if id(stmt) in self.layer_loops:
             loop = self.layer_loops[id(stmt)]

@@ -339,7 +339,7 @@ class TrainingPrinter(CompiledObjects):
                 self.features.add("text")  # (strings a text layer adapts to or a map vectorizes)
             comments = ["tf.data shuffle buffer → a full reshuffle each epoch"] if ds.shuffle else []
             comments += pipe.notes
-            loader = f"make_loader({data}, batch_size={ds.batch}{extra})"
+            loader = f"make_loader({data}, batch_size={_arg_text(ds.batch)}{extra})"
             if pipe.repeat is not None:
                 self.needs.add("repeated")
                 loader = f"Repeated({loader}, {pipe.repeat})"
