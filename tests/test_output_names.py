@@ -260,10 +260,9 @@ def test_realworld_outputs_have_no_unexplained_undefined_name(tmp_path):
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.xfail(strict=True, reason="open: one builder building different models (build_classifier(blocks) "
-                   "called with different blocks, mlp_image_classification) prints one class for all, and its "
-                   "call sites go with the model statements: later code reads names nothing binds")
 def test_builder_called_for_different_models_keeps_each_model():
+    """(mlp_image_classification's build_classifier(blocks): each call's statement constructs
+    its own class, tests/test_builder_per_call.py)"""
     assert _unexplained(_KERAS_HEAD + """
 
     def build_classifier(blocks):

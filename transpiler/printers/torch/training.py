@@ -919,7 +919,7 @@ class TrainingPrinter(CompiledObjects):
                 out += copy.take(LOOP, "text_loader")
             out.append(runtime_prune.specialise(LOOP, "make_loader", features))
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
-                                  + (", default_collate" if "map" in self.features else ""))
+                                  + (", default_collate" if any("default_collate" in t for t in out) else ""))
         if "repeated" in self.needs:
             out += copy.take(TRAINING, "Repeated")
         if any(isinstance(n, tuple) for n in self.needs):
