@@ -25,6 +25,7 @@ from transpiler.printers import runtime_source
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
+from transpiler.printers.torch.construct_sites import construct_sites, per_call_builder
 from transpiler.printers.torch.custom_step import extend_class
 from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call_bindings, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
@@ -155,8 +156,9 @@ class _Printer:
         self.model_statements = set()
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements
-        self.construct = self._construct_sites(source.module)
-        self.per_call_builders = self._per_call_builders(source.module)
+        self.sites = construct_sites(source, self.inline_models)
+        self.construct, self.per_call_stubs = self.sites.construct, self.sites.per_call_stubs
+        self.per_call_builders = self.sites.per_call_builders
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(source.module)
         self.weight_lists = WeightLists(self.model_vars)
@@ -220,69 +222,8 @@ class _Printer:
                         names.add(t.target.value)
         return names
 
-    def _construct_sites(self, module: cst.Module) -> dict[str, tuple]:
-        """The statement that constructs each inline model: where the model was made, or, when a
-        function called from several module-level statements made several models there (one
-        ``return keras.Model(...)`` returning another model per call), each call's statement
-        (``a_model = build_classifier(a_blocks)``); the function then builds nothing."""
-        sites: dict[str, list] = {}
-        for md, code in self.inline_models:
-            if md.construct_statement is not None:
-                sites.setdefault(md.construct_statement, []).append((md, code))
-        sid = self.source.sid
-        construct: dict[str, tuple] = {}
-        shared: set[str] = set()
-        self.per_call_stubs: dict[str, str] = {}  # a call site whose model has no name to bind
-        for made_at, made in sites.items():
-            if len(made) == 1:
-                construct[made_at] = made[0]
-                continue
-            outers = [[stmt for stmt in module.body if sid(stmt) in md.statements] for md, _ in made]
-            if not all(outers):
-                construct[made_at] = made[-1]  # (a model made elsewhere than a module-level statement: as before)
-                continue
-            shared.add(made_at)
-            for (md, code), found in zip(made, outers):
-                outer = next((stmt for stmt in found if _binds(stmt, md.var)), None)
-                if outer is not None:
-                    construct[sid(outer)] = (md, code)
-                else:
-                    self.per_call_stubs[sid(found[0])] = md.class_name
-        self.shared_construct = shared
-        return construct
-
-    def _per_call_builders(self, module: cst.Module) -> dict[str, bool]:
-        """Functions whose ``return keras.Model(...)`` made another model at each call (each
-        call's statement now constructs its class): name → whether code the translation
-        keeps still calls it (then it is a marked stub, else it goes)."""
-        if not self.shared_construct:
-            return {}
-        out: dict[str, bool] = {}
-        for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and any(self.source.sid(n) in self.shared_construct
-                                                         for n in nodes_of(stmt, cst.SimpleStatementLine)):
-                out[stmt.name.value] = False
-        for stmt in module.body:
-            if self.source.sid(stmt) in self.construct or isinstance(stmt, cst.FunctionDef) and stmt.name.value in out:
-                continue
-            for n in nodes_of(stmt, cst.Name):
-                if n.value in out:
-                    out[n.value] = True
-        return out
-
     def _per_call_builder(self, fn: cst.FunctionDef) -> list:
-        if not self.per_call_builders[fn.name.value]:
-            return []  # each call site constructs its own model class
-        span = self._span(fn)
-        name = fn.name.value
-        made = sorted(md.class_name for md, _ in self.construct.values() if md.construct_statement in
-                      self.shared_construct)
-        reason = (f"{name}() builds another model at each call; the calls assigned at module level "
-                  f"construct their classes ({', '.join(made)}), this call is not translated")
-        self.program.stub(span, f"not translated yet: {reason}", name)
-        params = _code(fn.params)
-        return list(cst.parse_module(f"def {name}({params}):\n    raise NotImplementedError("
-                                     f"{('transpiler: ' + reason)!r})\n").body)
+        return per_call_builder(self.sites, self.program, fn, self._span(fn))
 
     def _droppable_helpers(self, module: cst.Module) -> set[str]:
         """Helpers inlined into builders and referenced nowhere else in the script."""
@@ -1030,12 +971,3 @@ def _no_loss_call(name: str, from_logits: bool) -> str:
     """Built-in Keras loss functions inside a training step are the training printer's
     business (they are translated before this rewrite); any left over is not translated."""
     raise NotImplementedError(name)
-
-
-def _binds(stmt: cst.CSTNode, name: str | None) -> bool:
-    """``name = ...`` (one target) as a module-level statement line."""
-    if name is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return False
-    small = stmt.body[0]
-    return isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-        isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name
