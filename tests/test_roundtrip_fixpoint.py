@@ -71,10 +71,6 @@ KERAS_FIXPOINT_LATER = {
     # "deconv1_crop" in K1; T2 prints that pair as ConvTranspose1d + a slice, which K2
     # reads as an automatically named crop ("crop_1") -- and keeps from then on
     "conv1d_timeseries": "the crop K1 adds for a padded ConvTranspose1d is named after it",
-    # T1 binds the sigmoid's output to the hand-written script's variable ``x``, which K1's
-    # inserted Permute is named after ("x_to_nchw_"); T2 inlines it (one use), so K2 names
-    # that Permute after the op ("sigmoid_to_nchw")
-    "conv_autoencoder": "K1 names a Permute after a variable of the hand-written script",
     # K1 prints the VAE as a keras.Model subclass built of its Encoder and Decoder (Layer
     # subclasses: its own train_step calls them, frontend_ast/torch/parts); T1's note on
     # torch's random generator precedes the noise draw, and read back as a source comment it
@@ -120,6 +116,11 @@ WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
     "lazy_composite_autoencoder": "the torch reader does not read T1's own train_step with a metric tracker back",
     # (its model is not read back at all: KNOWN_UNREAD)
     "data_sized_blocks": "the torch reader does not read a module built with run-time sizes (Net(len(vocab), ...)) back",
+    # (its model code is a fixpoint from K1 on since the one layout pass folds the Permutes
+    # that cancel in both directions; the comment on the compile call is lost from K1 to K2)
+    "conv_autoencoder": "a comment of the training code (on autoencoder.compile) is lost from K1 to K2",
+    # (its builder is not read back: BUILDER_UNREAD)
+    "text_lookup_classifier": "the torch reader does not read T1's builder, Net(vectorize_layer.vocabulary_size(), ...), back",
     "patch_transformer": "the torch reader does not read T1's torch.arange position ids (a non-persistent buffer) back yet",
 }
 

@@ -17,6 +17,8 @@ def call_module(model, inputs, training=None):
     """model(inputs) as a torch module takes it: a sample without the batch axis (one axis
     fewer than the model's input) is run as a batch of one and comes back without it."""
     expected = len(model.inputs[0].shape) if getattr(model, "inputs", None) else None
+    if expected is None and getattr(model, "input_ranks", None):  # a subclass built on its first call
+        expected = model.input_ranks[0]
     if expected is not None and len(keras.ops.shape(inputs)) == expected - 1:
         outputs = model(keras.ops.expand_dims(inputs, 0), training=training)
         return keras.tree.map_structure(lambda t: t[0], outputs)
