@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from transpiler.frontend_onnx.loader import BATCH, ONode
-from transpiler.frontend_onnx.reader import Context, Unsupported, converter
+from transpiler.frontend_onnx.reader import BatchAxis, Context, Unsupported, converter
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.shapes import conv_out_size
 
@@ -80,11 +80,19 @@ def _ir_padding(pairs: tuple):
     return "valid" if not any(a or b for a, b in pairs) else pairs
 
 
-def _axis(axis: int, rank: int, what: str) -> int:
-    a = axis % rank
-    if a == 0:
-        raise Unsupported(f"{what} over the batch axis is not supported")
+def _axis(axis: int, rank: int, what: str, plain: bool = False) -> int:
+    """``axis`` counted from 0; the first axis only in a graph without a batch axis."""
+    a = axis % max(rank, 1)
+    if a == 0 and not plain:
+        raise BatchAxis(f"{what} over the batch axis is not supported")
     return a
+
+
+def _all_axes(ctx: Context, rank: int) -> tuple[int, ...]:
+    """A reduction with no axes: every axis, which a graph without a batch axis can reduce."""
+    if not ctx.plain:
+        raise BatchAxis("a reduction over every axis (the batch axis too)")
+    return tuple(range(rank))
 
 
 # ---------------------------------------------------------------------------------
@@ -356,7 +364,7 @@ def softmax(ctx: Context, node: ONode) -> None:
     if ctx.og.opset < 13 and axis != rank - 1 and any(s != 1 for s in x.shape[axis + 1:]):
         raise Unsupported(f"opset {ctx.og.opset} softmax over axes {axis}.. of a rank-{rank} tensor (flattened)")
     op = "softmax" if node.op_type == "Softmax" else "log_softmax"
-    ctx.add(op, [x], {"axis": _axis(axis, rank, op)}, node, op)
+    ctx.add(op, [x], {"axis": _axis(axis, rank, op, ctx.plain)}, node, op)
 
 
 @converter("Identity", ops=())
@@ -594,8 +602,8 @@ def transpose(ctx: Context, node: ONode) -> None:
     perm = tuple(int(p) % rank for p in node.attrs.get("perm", range(rank - 1, -1, -1)))
     if view_transpose(ctx, node, perm):
         return
-    if perm[0] != 0:
-        raise Unsupported(f"perm {perm} moves the batch axis")
+    if perm[0] != 0 and not ctx.plain:
+        raise BatchAxis(f"perm {perm} moves the batch axis")
     letters = x.layout or ""
     new = "".join(letters[p] for p in perm) if len(letters) == rank else None
     layout = new if new in CHANNELS_FIRST.values() or new in ("NWC", "NHWC", "NDHWC") else CHANNELS_FIRST.get(rank)
@@ -609,7 +617,7 @@ def concat(ctx: Context, node: ONode) -> None:
     if len(ins) == 1:
         ctx.bind(node.outputs[0], ins[0])
         return
-    ctx.add("concat", ins, {"axis": _axis(int(node.attrs["axis"]), rank, "Concat")}, node, "concat")
+    ctx.add("concat", ins, {"axis": _axis(int(node.attrs["axis"]), rank, "Concat", ctx.plain)}, node, "concat")
 
 
 def _axes_operand(ctx: Context, node: ONode) -> tuple[int, ...] | None:
@@ -626,7 +634,7 @@ def unsqueeze(ctx: Context, node: ONode) -> None:
     axes = _axes_operand(ctx, node)
     rank = len(x.shape) + len(axes)
     v = x
-    for i, a in enumerate(sorted(_axis(a, rank, "Unsqueeze") for a in axes)):
+    for i, a in enumerate(sorted(_axis(a, rank, "Unsqueeze", ctx.plain) for a in axes)):
         last = i == len(axes) - 1
         v = ctx.add("expand_dims", [v], {"axis": a}, node, "unsqueeze",
                     outputs=None if last else []).outputs[0]
@@ -642,7 +650,7 @@ def squeeze(ctx: Context, node: ONode) -> None:
     axes = _axes_operand(ctx, node)
     if axes is None:
         axes = tuple(i for i, s in enumerate(x.shape) if s == 1)
-    ctx.add("squeeze", [x], {"axis": tuple(sorted(_axis(a, rank, "Squeeze") for a in axes))}, node, "squeeze")
+    ctx.add("squeeze", [x], {"axis": tuple(sorted(_axis(a, rank, "Squeeze", ctx.plain) for a in axes))}, node, "squeeze")
 
 
 _REDUCE = {"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max",
@@ -658,9 +666,9 @@ def reduce(ctx: Context, node: ONode) -> None:
         if node.attrs.get("noop_with_empty_axes"):
             ctx.bind(node.outputs[0], x)
             return
-        raise Unsupported("a reduction over every axis (the batch axis too)")
+        axes = _all_axes(ctx, rank)
     op = _REDUCE[node.op_type]
-    ctx.add(op, [x], {"axis": tuple(sorted(_axis(a, rank, node.op_type) for a in axes)),
+    ctx.add(op, [x], {"axis": tuple(sorted({_axis(a, rank, node.op_type, ctx.plain) for a in axes})),
                       "keepdims": bool(node.attrs.get("keepdims", 1))}, node, op)
 
 
@@ -703,10 +711,10 @@ def slice_(ctx: Context, node: ONode) -> None:
         size = x.shape[axis]
         if step <= 0:
             raise Unsupported(f"step {step} (only forward slices)")
-        if axis == 0:
+        if axis == 0 and not ctx.plain:
             if start == 0 and end >= 2 ** 31 - 1 and step == 1:
                 continue  # the whole batch
-            raise Unsupported("a slice of the batch axis")
+            raise BatchAxis("a slice of the batch axis")
         start, stop, _ = slice(start, end, step).indices(size)
         if (start, stop, step) == (0, size, 1):
             continue
@@ -735,7 +743,7 @@ def gather(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     indices = _const_input(ctx, node, 1, "indices")
     rank = len(x.shape)
-    axis = _axis(int(node.attrs.get("axis", 0)), rank, "Gather")
+    axis = _axis(int(node.attrs.get("axis", 0)), rank, "Gather", ctx.plain)
     size = x.shape[axis]
     if indices.ndim > 1:
         raise Unsupported(f"indices of shape {indices.shape}")
@@ -764,7 +772,7 @@ def cast(ctx: Context, node: ONode) -> None:
 def split(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
-    axis = _axis(int(node.attrs.get("axis", 0)), rank, "Split")
+    axis = _axis(int(node.attrs.get("axis", 0)), rank, "Split", ctx.plain)
     sizes = _optional_const(ctx, node, 1, "split")
     n = len(node.outputs)
     if sizes is None:  # equal parts; opset 18's num_outputs: the last one smaller

@@ -8,7 +8,7 @@ import numpy as np
 
 from transpiler.frontend_onnx.loader import ONode
 from transpiler.frontend_onnx.reader import Context, Unsupported, converter
-from transpiler.frontend_onnx.converters import _axis, _f32
+from transpiler.frontend_onnx.converters import _all_axes, _axis, _f32
 
 
 def _operand(ctx: Context, node: ONode, i: int):
@@ -66,7 +66,7 @@ def reciprocal(ctx: Context, node: ONode) -> None:
 def arg_extreme(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     op = node.op_type.lower()
-    axis = _axis(int(node.attrs.get("axis", 0)), len(x.shape), node.op_type)
+    axis = _axis(int(node.attrs.get("axis", 0)), len(x.shape), node.op_type, ctx.plain)
     attrs = {"axis": axis, "keepdims": bool(node.attrs.get("keepdims", 1))}
     if not node.attrs.get("select_last_index", 0):
         ctx.add(op, [x], attrs, node, op)
@@ -110,7 +110,7 @@ def layer_norm(ctx: Context, node: ONode) -> None:
     """Normalise over the axes from ``axis`` on; Scale and B hold one value per element of them."""
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
-    first = _axis(int(node.attrs.get("axis", -1)), rank, "LayerNormalization")
+    first = _axis(int(node.attrs.get("axis", -1)), rank, "LayerNormalization", ctx.plain)
     axes = tuple(range(first, rank))
     shape = tuple(x.shape[first:])
     scale = ctx.const(node.inputs[1]) if len(node.inputs) > 1 and node.inputs[1] else None
@@ -171,10 +171,10 @@ def composite_reduce(ctx: Context, node: ONode) -> None:
     if not axes:
         if node.attrs.get("noop_with_empty_axes"):
             raise Unsupported("noop_with_empty_axes: the element-wise map without the reduction")
-        raise Unsupported("a reduction over every axis (the batch axis too)")
+        axes = _all_axes(ctx, rank)
     if not x.dtype.startswith("float"):
         raise Unsupported(f"a {node.op_type} of {x.dtype}")
-    axis = tuple(sorted({_axis(a, rank, node.op_type) for a in axes}))
+    axis = tuple(sorted({_axis(a, rank, node.op_type, ctx.plain) for a in axes}))
     keep = bool(node.attrs.get("keepdims", 1))
     before, reduce, after = _COMPOSITE_REDUCE[node.op_type]
     if after == "logsumexp":

@@ -29,6 +29,11 @@ class Unsupported(Exception):
     """A node this reader cannot express in the ops table (the model becomes a stub)."""
 
 
+class BatchAxis(Unsupported):
+    """A node computes over the first axis (or the inputs' first sizes differ): the graph's
+    first axis is not a batch; the reader reads it again without one (``plain``)."""
+
+
 class _Blocked(Exception):
     """A node reads the output of a node that was not converted (that one is reported)."""
 
@@ -110,8 +115,11 @@ class Context:
     """What converters build with: the IR graph, the ONNX tensor → IR value map, the
     constants, and the node names taken so far."""
 
-    def __init__(self, og: OGraph, program: Program):
+    def __init__(self, og: OGraph, program: Program, plain: bool = False):
         self.og = og
+        #: the graph has no batch axis: every axis of every value is a plain, static axis
+        #: (ONNX's own node tests: rank-0/1 inputs, reductions/concats/transposes over axis 0)
+        self.plain = plain
         self.program = program
         self.graph = Graph(name=_class_name(og))
         self.values: dict[str, Value] = {}
@@ -195,8 +203,10 @@ class Context:
         bound = list(zip(node.outputs[:n_out] if outputs is None else outputs, ir.outputs))
         for onnx_name, v in bound:
             want = self.og.shapes.get(onnx_name) if onnx_name else None
-            if want is not None and v.shape is not None and len(want) == len(v.shape) and any(
-                    w is not None and h is not None and w != h for w, h in zip(want[1:], v.shape[1:])):
+            first = 0 if self.plain else 1
+            if want is not None and v.shape is not None and (len(want) == len(v.shape) or self.plain) and (
+                    len(want) != len(v.shape) or any(w is not None and h is not None and w != h
+                                                     for w, h in zip(want[first:], v.shape[first:]))):
                 # the ops table's rule and ONNX's disagree: never a silently different model
                 self.graph.nodes.remove(ir)
                 raise Unsupported(f"{op} would give shape {tuple(v.shape)}, ONNX's is {tuple(want)}")
@@ -241,19 +251,44 @@ def _input_layout(rank: int, dtype: str) -> str | None:
 
 
 def read_onnx(path: str) -> Program:
-    """Read the ONNX model at ``path`` into a Program with one model, ``build_model``."""
+    """Read the ONNX model at ``path`` into a Program with one model, ``build_model``: its
+    first axis read as the batch, or, where a node computes over that axis or the inputs'
+    first sizes differ, a graph without a batch axis (``no_batch``: every size static)."""
     from transpiler.frontend_onnx import converters  # noqa: F401  (registers the converters)
-    from transpiler.frontend_onnx.fuse import fuse_affine
 
     og = load(path)
+    program, batch_blocked = _read(path, og, plain=False)
+    if batch_blocked:
+        plain, _ = _read(path, og, plain=True)
+        if not plain.models[0].graph.meta.get("unsupported") or not program.models[0].graph.meta.get(
+                "unsupported") or len(plain.models[0].graph.meta["unsupported"]) <= len(
+                program.models[0].graph.meta["unsupported"]):
+            return plain
+    return program
+
+
+def _plain_input_problem(shape) -> str:
+    if shape is None:
+        return "has no shape in the file"
+    if any(s is None for s in shape):
+        return "has sizes only known at run time"
+    return "has an axis of size 0" if 0 in shape else ""
+
+
+# long: the input checks, the converter loop and the stub report are one pass over the graph
+def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
+    from transpiler.frontend_onnx.fuse import fuse_affine
+
     program = Program(path=path, source="", framework="onnx")
-    ctx = Context(og, program)
+    ctx = Context(og, program, plain=plain)
     graph = ctx.graph
     problems: list[tuple[ONode, str]] = []
+    batch_blocked = False
     batches = {shape[0] for _, shape, _ in og.inputs if shape}
-    if len(batches) > 1 or len({len(shape) > 0 for _, shape, _ in og.inputs}) > 1:
+    if not plain and (len(batches) > 1 or len({len(shape) > 0 for _, shape, _ in og.inputs}) > 1):
         # the first axis of every input is read as the batch: inputs broadcast against each other
         # with other first sizes ((3, 4, 5) * (5,)) are not batches of the same examples
+        batch_blocked = True
         problems.append((ONode("input", og.inputs[0][0], [], [og.inputs[0][0]], {}),
                          f"the inputs' first sizes differ ({', '.join(f'{n} {tuple(s)}' for n, s, _ in og.inputs)}): "
                          "they are not one batch axis"))
@@ -261,14 +296,19 @@ def read_onnx(path: str) -> Program:
         if dtype not in _INPUT_DTYPES:
             problems.append((ONode("input", name, [], [name], {}), f"input {name!r} has type {dtype}, which "
                              f"the generated code does not take ({', '.join(sorted(_INPUT_DTYPES))})"))
-        why = ("has no batch axis (a scalar or no shape in the file)" if not shape else
-               "has sizes only known at run time besides the batch" if any(s is None for s in shape[1:]) else
-               "has an axis of size 0" if 0 in shape else "")
+        if plain:
+            why = _plain_input_problem(shape)
+        else:
+            why = ("has no batch axis (a scalar or no shape in the file)" if not shape else
+                   "has sizes only known at run time besides the batch" if any(s is None for s in shape[1:]) else
+                   "has an axis of size 0" if 0 in shape else "")
+            batch_blocked = batch_blocked or (shape is not None and len(shape) == 0)
         if why:
             problems.append((ONode("input", name, [], [name], {}), f"input {name!r} {why} (shape {shape})"))
             continue
-        full = (None, *shape[1:])
-        v = graph.new_value("input", shape=full, dtype=dtype, layout=_input_layout(len(full), dtype))
+        full = tuple(shape) if plain else (None, *shape[1:])
+        v = graph.new_value("input", shape=full, dtype=dtype,
+                            layout=None if plain else _input_layout(len(full), dtype))
         v.var = identifier(name) or "x"
         graph.inputs.append(v)
         ctx.bind(name, v)
@@ -285,6 +325,7 @@ def read_onnx(path: str) -> Program:
         try:
             fn(ctx, node)
         except Unsupported as exc:
+            batch_blocked = batch_blocked or isinstance(exc, BatchAxis)
             problems.append((node, f"ONNX {node.op_type}: {exc}"))
             ctx.failed.update(node.outputs)
         except _Blocked:
@@ -293,6 +334,8 @@ def read_onnx(path: str) -> Program:
     graph.meta.update(source_framework="onnx", onnx_opset=og.opset, onnx_producer=og.producer,
                       input_names=[v.var for v in graph.inputs], weights_given=True, source_label="ONNX model",
                       source_input_shapes=[tuple(v.shape) for v in graph.inputs])
+    if plain:
+        graph.meta["no_batch"] = True
     md = ModelDef(graph, graph.name, builder="build_model")
     program.models.append(md)
     missing = [o for o in og.outputs if o not in ctx.values]
@@ -303,12 +346,13 @@ def read_onnx(path: str) -> Program:
             program.stub(None, f"graph outputs {missing} are not computed by the converted nodes")
         graph.meta["unsupported"] = [(ctx._span(n), f"node {n.name or n.outputs[0]!r}: {m}") for n, m in problems] or \
             [(None, f"graph outputs {missing} are not computed")]
-        return program
+        return program, batch_blocked
     graph.drop_unread()
-    _relabel_sequences(graph)
+    if not plain:
+        _relabel_sequences(graph)
     fuse_affine(graph)
     graph.lint()
-    return program
+    return program, batch_blocked
 
 
 def _relabel_sequences(graph: Graph) -> None:

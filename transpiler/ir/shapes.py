@@ -367,7 +367,8 @@ def layout_without(layout: str, removed: set[int]) -> str:
 def _axes(node: Node, rank: int, name: str = "axis") -> set[int]:
     value = node.attrs[name]
     axes = {a % rank for a in ((value,) if isinstance(value, int) else value)}
-    if 0 in axes:
+    first = node.inputs[0].shape[0] if node.inputs and node.inputs[0].shape else None
+    if 0 in axes and first is None:  # (a first axis of a known size is no batch: a graph without one)
         raise IRError(f"{node!r}: the batch axis cannot be {name}")
     return axes
 

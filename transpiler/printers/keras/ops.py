@@ -325,6 +325,8 @@ def emit_reshape_keras(node: Node) -> KerasEmission:
 @emitter("transpose")
 def emit_transpose_keras(node: Node) -> KerasEmission:
     perm = node.attrs["perm"]
+    if perm[0] % len(perm) != 0:  # (a Permute keeps the batch axis first: a graph without one)
+        return KerasEmission(call=lambda ins: f"keras.ops.transpose({ins[0]}, {lit(tuple(perm))})")
     return KerasEmission(layer("Permute", node, lit(tuple(p for p in perm[1:]))))
 
 
@@ -770,6 +772,8 @@ def emit_slice_keras(node: Node) -> KerasEmission:
     if index.startswith("...") and last != rank - 1:
         # ``...`` stands for the axes before the last one only: an inner axis is spelled out
         index = ", ".join([":"] * last + [index[len("..., "):]])
+    if "," not in index:  # (a KerasTensor takes a tuple key, not one slice: x[:3, ...])
+        index += ", ..."
     return KerasEmission(call=lambda ins: f"{ins[0]}[{index}]")
 
 

@@ -91,8 +91,10 @@ def chain_of(graph: Graph) -> bool:
 
 
 def _input_expr(value: Value) -> str:
-    shape_text = lit(tuple(value.shape[1:]))  # (a size with provenance: its expression)
-    parts = [f"shape={shape_text}"]
+    if not value.shape or value.shape[0] is not None:  # a first axis of a known size: no batch axis
+        parts = [f"batch_shape={lit(tuple(value.shape))}"]
+    else:
+        parts = [f"shape={lit(tuple(value.shape[1:]))}"]  # (a size with provenance: its expression)
     if value.dtype != "float32":
         parts.append(f'dtype="{value.dtype}"')
     if value.var:
