@@ -553,9 +553,14 @@ def _flatten_or_keep(ctx: Context, node: ONode, x) -> None:
 @converter("Flatten", ops=("flatten",))
 def flatten(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
-    axis = int(node.attrs.get("axis", 1)) % max(len(x.shape), 1)
+    rank = len(x.shape)
+    axis = int(node.attrs.get("axis", 1))
+    axis = axis + rank if axis < 0 else axis
+    if ctx.plain:
+        _plain_reshape(ctx, node, x, (math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))
+        return
     if axis != 1:
-        raise Unsupported(f"axis={axis} (only the batch axis is kept)")
+        raise BatchAxis(f"axis={axis} (only the batch axis is kept)")
     _flatten_or_keep(ctx, node, x)
 
 
@@ -566,11 +571,20 @@ def reshape(ctx: Context, node: ONode) -> None:
         view_reshape(ctx, node, tuple(target))
         return
     x = ctx.value(node.inputs[0])
+    if ctx.plain:
+        full = [x.shape[i] if s == 0 and not node.attrs.get("allowzero") else s for i, s in enumerate(target)]
+        if -1 in full:
+            known = math.prod(s for s in full if s != -1)
+            full[full.index(-1)] = math.prod(x.shape) // known if known else 0
+        if math.prod(full) != math.prod(x.shape):
+            raise Unsupported(f"shape {tuple(target)} does not hold the {math.prod(x.shape)} values of {x.shape}")
+        _plain_reshape(ctx, node, x, tuple(full))
+        return
     file_batch = (ctx.onnx_shape(node.inputs[0]) or (None,))[0] or ctx.og.batch
     if any(s == BATCH for s in target[1:]):
         raise Unsupported("the batch size moves to another axis")
     if not target or not (target[0] in (0, -1, BATCH) or (file_batch is not None and target[0] == file_batch)):
-        raise Unsupported(f"shape {tuple(target)}: the first size must be the batch (0, -1 or {file_batch})")
+        raise BatchAxis(f"shape {tuple(target)}: the first size must be the batch (0, -1 or {file_batch})")
     rest = [x.shape[i + 1] if s == 0 and not node.attrs.get("allowzero") else s for i, s in enumerate(target[1:])]
     if target[0] == -1 and -1 in rest:
         raise Unsupported(f"shape {tuple(target)}: two -1 sizes")
@@ -579,7 +593,7 @@ def reshape(ctx: Context, node: ONode) -> None:
         known = math.prod(s for s in rest if s != -1)
         rest[rest.index(-1)] = total // known
     if math.prod(rest) != total:
-        raise Unsupported(f"shape {tuple(target)} does not hold the {total} values of each example")
+        raise BatchAxis(f"shape {tuple(target)} does not hold the {total} values of each example")
     if rest == [total]:
         _flatten_or_keep(ctx, node, x)
         return
@@ -590,6 +604,20 @@ def reshape(ctx: Context, node: ONode) -> None:
     out = ctx.add("reshape", [x], {"shape": tuple(rest)}, node, "reshape",
                   meta={"out_layout": CHANNELS_FIRST.get(rank)} if rank in CHANNELS_FIRST else None)
     del out
+
+
+def _plain_reshape(ctx: Context, node: ONode, x, full: tuple) -> None:
+    """A reshape of every axis in a graph without a batch axis: the table's ``reshape`` keeps
+    the first axis, so one that changes it reshapes a new leading axis of size 1 (dropped after)."""
+    full = tuple(int(s) for s in full)
+    if full == tuple(x.shape):
+        ctx.bind(node.outputs[0], x)
+    elif len(full) > 1 and full[0] == x.shape[0]:
+        ctx.add("reshape", [x], {"shape": full[1:]}, node, "reshape")
+    else:
+        one = ctx.add("expand_dims", [x], {"axis": 0}, node, "reshape", outputs=[""]).outputs[0]
+        whole = ctx.add("reshape", [one], {"shape": full}, node, "reshape", outputs=[""]).outputs[0]
+        ctx.add("squeeze", [whole], {"axis": (0,)}, node, "reshape")
 
 
 @converter("Transpose", ops=("transpose",))
