@@ -12,8 +12,50 @@ from transpiler.ir.program import Diagnostic, Program
 WEIGHTS_SUFFIX = {"pytorch": ".safetensors", "keras": ".weights.h5"}
 
 #: dtypes a target holds but cannot compute with (torch: no CPU kernels for add, max, ... on
-#: the unsigned types wider than uint8)
+#: the unsigned types wider than uint8; it converts them)
 NO_ARITHMETIC = {"pytorch": ("uint16", "uint32", "uint64"), "keras": ()}
+#: of those, the ones int64 holds every value of: an input is widened, an output cast back
+WIDENED = {"pytorch": ("uint16", "uint32"), "keras": ()}
+
+
+def widen_unsigned(graph, target: str) -> None:
+    """Inputs of a type the target holds but has no arithmetic for, and int64 holds exactly
+    (torch's uint16/uint32), are read as int64 (a ``cast`` after the input); an output of such
+    a type is cast back (int64's low bits: ONNX's wrap-around of add, sub, mul)."""
+    from transpiler.ir.shapes import infer_shapes
+
+    wide = [v for v in graph.inputs if v.dtype in WIDENED[target]]
+    if not wide:
+        return
+    before = [v.dtype for v in graph.outputs]
+    first = graph.nodes[0] if graph.nodes else None
+    for v in wide:
+        cast = graph.add_node("cast", f"{v.var or 'x'}_wide", [v], attrs={"dtype": "int64"}, before=first)
+        graph.replace_uses(v, cast.outputs[0], after=cast)
+        if any(o is v for o in graph.outputs):
+            graph.outputs = [cast.outputs[0] if o is v else o for o in graph.outputs]
+    infer_shapes(graph)
+    outputs = []
+    for v, dtype in zip(graph.outputs, before):
+        if dtype in WIDENED[target] and v.dtype != dtype:
+            v = graph.add_node("cast", f"{v.var or 'y'}_{dtype}", [v], attrs={"dtype": dtype}).outputs[0]
+        outputs.append(v)
+    graph.outputs = outputs
+    infer_shapes(graph)
+
+
+def _without_arithmetic(graph, target: str) -> list:
+    """The values of a type ``target`` cannot compute with that a node other than a conversion
+    makes or reads (holding and converting them is fine)."""
+    casts = {id(n) for n in graph.nodes if n.op == "cast"}
+    found = []
+    for v in (*graph.inputs, *(o for n in graph.nodes for o in n.outputs)):
+        if v.dtype not in NO_ARITHMETIC[target]:
+            continue
+        if (v.producer is not None and id(v.producer) not in casts) or any(
+                id(n) not in casts for n in graph.consumers(v)):
+            found.append(v)
+    return found
 
 
 @dataclass
@@ -49,8 +91,8 @@ def prepare(program, target: str, lint: bool = True) -> None:
     graph = program.models[0].graph
     if graph.meta.get("unsupported"):
         return
-    lacking = [v for v in (*graph.inputs, *(o for n in graph.nodes for o in n.outputs))
-               if v.dtype in NO_ARITHMETIC[target]]
+    widen_unsigned(graph, target)
+    lacking = _without_arithmetic(graph, target)
     if lacking:
         message = (f"{lacking[0].var or lacking[0].name!r} has type {lacking[0].dtype}, which {target} "
                    "holds but does not compute with")
