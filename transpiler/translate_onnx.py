@@ -27,7 +27,7 @@ def widen_unsigned(graph, target: str) -> None:
     wide = [v for v in graph.inputs if v.dtype in WIDENED[target]]
     if not wide:
         return
-    before = [v.dtype for v in graph.outputs]
+    before = graph.meta.get("onnx_output_types") or [v.dtype for v in graph.outputs]
     first = graph.nodes[0] if graph.nodes else None
     for v in wide:
         cast = graph.add_node("cast", f"{v.var or 'x'}_wide", [v], attrs={"dtype": "int64"}, before=first)
@@ -37,7 +37,7 @@ def widen_unsigned(graph, target: str) -> None:
     infer_shapes(graph)
     outputs = []
     for v, dtype in zip(graph.outputs, before):
-        if dtype in WIDENED[target] and v.dtype != dtype:
+        if dtype in WIDENED[target]:
             v = graph.add_node("cast", f"{v.var or 'y'}_{dtype}", [v], attrs={"dtype": dtype}).outputs[0]
         outputs.append(v)
     graph.outputs = outputs

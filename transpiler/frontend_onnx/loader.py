@@ -57,6 +57,8 @@ class OGraph:
     doc: str = ""
     producer: str = ""
     folded: int = 0
+    #: the graph outputs' element types (numpy names)
+    output_types: list[str] = field(default_factory=list)
 
     @property
     def batch(self) -> int | None:
@@ -127,6 +129,7 @@ def load(path: str) -> OGraph:
                  [o.name for o in g.output], nodes, consts, doc=model.doc_string or g.doc_string,
                  producer=" ".join(p for p in (model.producer_name, model.producer_version) if p), folded=folded)
     out.shapes = _shapes_after_folding(model, out) or shapes
+    out.output_types = [_np_dtype(o.type) for o in g.output]
     return out
 
 

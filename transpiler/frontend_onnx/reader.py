@@ -333,6 +333,7 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
     graph.outputs = [ctx.values[o] for o in og.outputs if o in ctx.values]
     graph.meta.update(source_framework="onnx", onnx_opset=og.opset, onnx_producer=og.producer,
                       input_names=[v.var for v in graph.inputs], weights_given=True, source_label="ONNX model",
+                      onnx_output_types=[t for o, t in zip(og.outputs, og.output_types) if o in ctx.values],
                       source_input_shapes=[tuple(v.shape) for v in graph.inputs])
     if plain:
         graph.meta["no_batch"] = True
