@@ -606,6 +606,12 @@ def reshape(ctx: Context, node: ONode) -> None:
     del out
 
 
+def _no_empty_extreme(x, axes, op: str) -> None:
+    """A max or min over an axis of size 0 (ONNX: -inf / +inf; torch's amax refuses it)."""
+    if op in ("reduce_max", "reduce_min") and any(x.shape[a % len(x.shape)] == 0 for a in axes):
+        raise Unsupported(f"{op} over an axis of size 0 (ONNX's identity, +-inf; torch refuses it)")
+
+
 def _plain_reshape(ctx: Context, node: ONode, x, full: tuple) -> None:
     """A reshape of every axis in a graph without a batch axis: the table's ``reshape`` keeps
     the first axis, so one that changes it reshapes a new leading axis of size 1 (dropped after)."""
@@ -696,6 +702,7 @@ def reduce(ctx: Context, node: ONode) -> None:
             return
         axes = _all_axes(ctx, rank)
     op = _REDUCE[node.op_type]
+    _no_empty_extreme(x, axes, op)
     ctx.add(op, [x], {"axis": tuple(sorted({_axis(a, rank, node.op_type, ctx.plain) for a in axes})),
                       "keepdims": bool(node.attrs.get("keepdims", 1))}, node, op)
 

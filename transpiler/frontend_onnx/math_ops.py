@@ -8,7 +8,7 @@ import numpy as np
 
 from transpiler.frontend_onnx.loader import ONode
 from transpiler.frontend_onnx.reader import Context, Unsupported, converter
-from transpiler.frontend_onnx.converters import _all_axes, _axis, _f32
+from transpiler.frontend_onnx.converters import _all_axes, _axis, _f32, _no_empty_extreme
 
 
 def _operand(ctx: Context, node: ONode, i: int):
@@ -175,6 +175,7 @@ def composite_reduce(ctx: Context, node: ONode) -> None:
     if not x.dtype.startswith("float"):
         raise Unsupported(f"a {node.op_type} of {x.dtype}")
     axis = tuple(sorted({_axis(a, rank, node.op_type, ctx.plain) for a in axes}))
+    _no_empty_extreme(x, axis, _COMPOSITE_REDUCE[node.op_type][1])
     keep = bool(node.attrs.get("keepdims", 1))
     before, reduce, after = _COMPOSITE_REDUCE[node.op_type]
     if after == "logsumexp":

@@ -272,7 +272,7 @@ def _plain_input_problem(shape) -> str:
         return "has no shape in the file"
     if any(s is None for s in shape):
         return "has sizes only known at run time"
-    return "has an axis of size 0" if 0 in shape else ""
+    return ""
 
 
 # long: the input checks, the converter loop and the stub report are one pass over the graph
@@ -302,7 +302,8 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
             why = ("has no batch axis (a scalar or no shape in the file)" if not shape else
                    "has sizes only known at run time besides the batch" if any(s is None for s in shape[1:]) else
                    "has an axis of size 0" if 0 in shape else "")
-            batch_blocked = batch_blocked or (shape is not None and len(shape) == 0)
+            # (a scalar, or an axis of size 0 a batch-first model cannot hold: read without a batch axis)
+            batch_blocked = batch_blocked or (shape is not None and (len(shape) == 0 or 0 in shape))
         if why:
             problems.append((ONode("input", name, [], [name], {}), f"input {name!r} {why} (shape {shape})"))
             continue

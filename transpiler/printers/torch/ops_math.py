@@ -212,7 +212,8 @@ def emit_stack_torch(node: Node, m: str) -> Emission:
 def emit_split_torch(node: Node, m: str) -> Emission:
     sizes = node.attrs["sizes"]
     dim = _dims(node, (node.attrs["axis"],))
-    pieces = lit(sizes[0]) if len(set(sizes)) == 1 else lit(list(sizes))
+    # (one size for equal pieces; pieces of size 0 listed: x.split(0) is one piece)
+    pieces = lit(sizes[0]) if len(set(sizes)) == 1 and sizes[0] > 0 else lit(list(sizes))
     return Emission(None, statements=lambda ins, outs: [
         f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {atom(ins[0])}.split({pieces}, dim={dim})"])
 
