@@ -372,17 +372,20 @@ def identity(ctx: Context, node: ONode) -> None:
     ctx.bind(node.outputs[0], ctx.value(node.inputs[0]))
 
 
-@converter("Dropout", ops=("dropout",))
+@converter("Dropout", ops=("dropout", "full_like"))
 def dropout(ctx: Context, node: ONode) -> None:
+    """Inference-mode dropout (the identity; its mask all true). Training mode is read only
+    with a ratio of 0, which drops nothing (a random mask cannot be reproduced)."""
     x = ctx.value(node.inputs[0])
-    if len(node.outputs) > 1 and node.outputs[1] and ctx.consumers(node.outputs[1]):
-        raise Unsupported("its mask output is read")
+    rate = float(np.asarray(_optional_const(ctx, node, 1, "ratio", 0.5)))
     if len(node.inputs) > 2 and node.inputs[2]:
         training = ctx.const(node.inputs[2])
-        if training is None or bool(np.asarray(training)):
+        if training is None or (bool(np.asarray(training)) and rate != 0.0):
             raise Unsupported("training_mode is on (its random mask cannot be reproduced)")
-    rate = _optional_const(ctx, node, 1, "ratio", 0.5)
-    ctx.add("dropout", [x], {"rate": _f32(np.asarray(rate))}, node, "dropout", outputs=node.outputs[:1])
+    ctx.add("dropout", [x], {"rate": _f32(rate)}, node, "dropout", outputs=node.outputs[:1])
+    mask = node.outputs[1] if len(node.outputs) > 1 else ""
+    if mask and (ctx.consumers(mask) or mask in ctx.og.outputs):
+        ctx.add("full_like", [x], {"value": 1.0, "dtype": "bool"}, node, "mask", outputs=[mask])
 
 
 _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Pow": "power"}
