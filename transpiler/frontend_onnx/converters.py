@@ -192,7 +192,9 @@ def _transposed_padding(ctx: Context, node: ONode, sizes: tuple, kernel: tuple, 
 def gemm(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if int(node.attrs.get("transA", 0)):
-        raise Unsupported("transA=1")
+        if not ctx.plain:
+            raise BatchAxis("transA=1 (A's first axis is not its rows)")
+        x = ctx.add("transpose", [x], {"perm": (1, 0)}, node, "transpose_a", outputs=[""]).outputs[0]
     w = _const_input(ctx, node, 1, "B")
     if len(x.shape) != 2 or w.ndim != 2:
         raise Unsupported(f"Gemm of {x.shape} and {w.shape}")
@@ -205,9 +207,18 @@ def gemm(ctx: Context, node: ONode) -> None:
     c = ctx.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
     if len(node.inputs) > 2 and node.inputs[2] and c is None:
         raise Unsupported("C computed at run time")
+    if c is not None and ctx.plain and not (c.size in (1, units) and (c.ndim < 2 or c.shape[0] == 1)):
+        # a matrix C (one value per row too): the product, then C held by the model
+        y = ctx.add("dense", [x], {"units": int(units), "use_bias": False}, node, "dense", params=params,
+                    weight=node.inputs[1], outputs=[""]).outputs[0]
+        held = c.astype(np.float32) * np.float32(beta)
+        bias = ctx.add("variable", [], {"shape": tuple(int(d) for d in held.shape), "trainable": True}, node, "c",
+                       params={"value": held}, outputs=[""], weight=node.inputs[2]).outputs[0]
+        ctx.add("add", [y, bias], {}, node, "add")
+        return
     if c is not None:
         if c.size not in (1, units) or (c.ndim == 2 and c.shape[0] != 1):
-            raise Unsupported(f"C of shape {c.shape} is not a bias of {units} units")
+            raise BatchAxis(f"C of shape {c.shape} is not a bias of {units} units")
         params["bias"] = np.broadcast_to(c.reshape(-1) * np.float32(beta), (units,)).copy()
     ctx.add("dense", [x], {"units": int(units), "use_bias": c is not None}, node, "dense", params=params,
             weight=node.inputs[1])
