@@ -42,7 +42,10 @@ def infer_node(node: Node) -> None:
     if len(results) != len(node.outputs):
         raise IRError(f"{node!r}: rule gave {len(results)} outputs for {len(node.outputs)}")
     for value, result in zip(node.outputs, results):
-        bad = [d for d in tuple(result[0])[1:] if isinstance(d, int) and not isinstance(d, bool) and d <= 0]
+        # (a size 0 the inputs already have is data, an empty set: not a layer's arithmetic)
+        empty_in = any(v.shape and 0 in v.shape for v in node.inputs)
+        bad = [d for d in tuple(result[0])[1:] if isinstance(d, int) and not isinstance(d, bool)
+               and (d < 0 or (d == 0 and not empty_in))]
         if bad:  # Dense(-4), a kernel larger than its input: both frameworks raise when the model is built
             raise IRError(f"{node!r}: gives an output of shape {tuple(result[0])}: sizes must be positive "
                           "(the source framework raises here too)")

@@ -224,7 +224,8 @@ def emit_reshape_torch(node: Node, m: str) -> Emission:
 
     def fn(ins):
         x = atom(ins[0])
-        first = f"{x}.shape[0]" if any(d == -1 for d in shape) else "-1"
+        # (-1 for the kept first axis is ambiguous beside another -1 or a size 0: no elements)
+        first = f"{x}.shape[0]" if any(d in (-1, 0) for d in shape) else "-1"
         return f"{x}.reshape({first}, {dims})"
 
     return Emission(None, fn, unary=True)
