@@ -224,6 +224,23 @@ def gemm(ctx: Context, node: ONode) -> None:
             weight=node.inputs[1])
 
 
+def _vector_matmul(ctx: Context, node: ONode, x, y) -> None:
+    """numpy's matmul of a vector: a 1-D left operand is a row (1, K), a 1-D right one a
+    column (K, 1), the axis each adds is dropped from the product (a graph without a batch
+    axis: a vector has no batch)."""
+    if not ctx.plain:
+        raise BatchAxis(f"a matmul of a vector ({x.shape} @ {y.shape})")
+    row, col = len(x.shape) == 1, len(y.shape) == 1
+    if row:
+        x = ctx.add("expand_dims", [x], {"axis": 0}, node, "row", outputs=[""]).outputs[0]
+    if col:
+        y = ctx.add("expand_dims", [y], {"axis": 1}, node, "column", outputs=[""]).outputs[0]
+    out = ctx.add("matmul", [x, y], {}, node, "matmul", outputs=[""]).outputs[0]
+    rank = len(out.shape)
+    drop = tuple(sorted(({rank - 2} if row else set()) | ({rank - 1} if col else set())))
+    ctx.add("squeeze", [out], {"axis": drop}, node, "matmul")
+
+
 @converter("MatMul", ops=("dense", "matmul"))
 def matmul(ctx: Context, node: ONode) -> None:
     a, b = node.inputs[:2]
@@ -232,7 +249,11 @@ def matmul(ctx: Context, node: ONode) -> None:
         raise Unsupported("a constant left operand")
     x = ctx.value(a)
     if w is None:
-        ctx.add("matmul", [x, ctx.value(b)], {}, node, "matmul")
+        y = ctx.value(b)
+        if len(x.shape) < 2 or len(y.shape) < 2:
+            _vector_matmul(ctx, node, x, y)
+            return
+        ctx.add("matmul", [x, y], {}, node, "matmul")
         return
     if w.ndim != 2:
         raise Unsupported(f"a constant right operand of shape {w.shape}")
