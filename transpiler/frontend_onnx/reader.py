@@ -341,6 +341,9 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
     md = ModelDef(graph, graph.name, builder="build_model")
     program.models.append(md)
     missing = [o for o in og.outputs if o not in ctx.values]
+    # (a recurrent output left in ONNX's axis order, a view no Squeeze/Transpose resolved: the
+    # graph gives it out as it is, which a reading without a batch axis can)
+    batch_blocked = batch_blocked or any(o in ctx.views for o in missing)
     if problems or missing:
         for node, message in problems:
             program.stub(ctx._span(node), f"node {node.name or node.outputs[0]!r}: {message}")

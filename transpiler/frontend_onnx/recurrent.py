@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from transpiler.frontend_onnx.loader import ONode
-from transpiler.frontend_onnx.reader import Context, Unsupported, converter
+from transpiler.frontend_onnx.reader import BatchAxis, Context, Unsupported, converter
 from transpiler.ir import ops as ops_table
 
 #: ONNX gate blocks in the canonical (Keras) order
@@ -48,10 +48,14 @@ def recurrent(ctx: Context, node: ONode) -> None:
     if op == "gru" and not int(node.attrs.get("linear_before_reset", 0)):
         raise Unsupported("linear_before_reset=0 (only the reset-after form torch and Keras use)")
     x_name = node.inputs[0]
-    if layout == 0:
+    if layout == 0 and ctx.plain and x_name not in ctx.views:
+        # a graph without a batch axis (the sequence is a graph input): made batch-first here
+        x = ctx.add("transpose", [ctx.value(x_name)], {"perm": (1, 0, 2)}, node, "batch_first",
+                    outputs=[""]).outputs[0]
+    elif layout == 0:
         view = ctx.views.get(x_name)
         if view is None or view[0] != "time-major sequence":
-            raise Unsupported("a time-major input that is not a batch-first tensor transposed (1, 0, 2)")
+            raise BatchAxis("a time-major input that is not a batch-first tensor transposed (1, 0, 2)")
         x = view[1]
     else:
         x = ctx.value(x_name)
@@ -94,6 +98,9 @@ def recurrent(ctx: Context, node: ONode) -> None:
     n_out = 1 + ((2 if op == "lstm" else 1) if states else 0)
     ir = ctx.add(op, [x], attrs, node, op, params=params_of(0), weight=node.inputs[1], outputs=[], n_out=n_out)
     outs = list(ir.outputs)
+    if ctx.plain:
+        _plain_outputs(ctx, node, layout, outs, sequences, states, (y, y_h, y_c))
+        return
     if sequences:
         ctx.views[y] = ("sequence" if layout else "time-major sequence with directions", outs[0])
         states_out = outs[1:]
@@ -102,6 +109,24 @@ def recurrent(ctx: Context, node: ONode) -> None:
     for name, value in zip((y_h, y_c), states_out):
         if name:
             ctx.views[name] = (f"state with directions at axis {layout}", value)
+
+
+def _plain_outputs(ctx: Context, node: ONode, layout: int, outs: list, sequences: bool, states: bool,
+                   names: tuple) -> None:
+    """A recurrent layer's outputs in ONNX's own axis orders (a graph without a batch axis):
+    Y (T, 1, N, H) or, with layout=1, (N, T, 1, H); Y_h / Y_c (1, N, H) or (N, 1, H)."""
+    y, y_h, y_c = names
+    if sequences:
+        seq = outs[0]
+        if layout == 0:
+            seq = ctx.add("transpose", [seq], {"perm": (1, 0, 2)}, node, "time_major", outputs=[""]).outputs[0]
+        ctx.add("expand_dims", [seq], {"axis": 2 if layout else 1}, node, "y", outputs=[y])
+        state_values = outs[1:]
+    else:
+        state_values = outs[1:] if states else [outs[0]]
+    for name, value in zip((y_h, y_c), state_values):
+        if name:
+            ctx.add("expand_dims", [value], {"axis": 1 if layout else 0}, node, "state", outputs=[name])
 
 
 def _const(ctx: Context, node: ONode, i: int, what: str) -> np.ndarray:
