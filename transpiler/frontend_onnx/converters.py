@@ -278,10 +278,13 @@ def matmul(ctx: Context, node: ONode) -> None:
 @converter("BatchNormalization", ops=("batch_norm",))
 def batch_norm(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
+    if int(node.attrs.get("training_mode", 0)):
+        from transpiler.frontend_onnx.math_ops import batch_norm_training
+
+        batch_norm_training(ctx, node, x)
+        return
     if any(o and ctx.consumers(o) for o in node.outputs[1:]):
         raise Unsupported("the running statistics outputs (training mode) are read")
-    if int(node.attrs.get("training_mode", 0)):
-        raise Unsupported("training_mode=1")
     scale, bias, mean, var = (_const_input(ctx, node, i, w) for i, w in
                               enumerate(("scale", "B", "mean", "var"), start=1))
     attrs = {"axis": 1, "epsilon": _f32(node.attrs.get("epsilon", 1e-5)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from transpiler.frontend_onnx.loader import ONode
-from transpiler.frontend_onnx.reader import Context, Unsupported, converter
+from transpiler.frontend_onnx.reader import BatchAxis, Context, Unsupported, converter
 from transpiler.frontend_onnx.converters import _all_axes, _axis, _f32, _no_empty_extreme
 
 
@@ -266,3 +266,49 @@ def instance_norm(ctx: Context, node: ONode) -> None:
     ctx.add("group_norm", [x], {"groups": channels, "axis": 1, "epsilon": _f32(node.attrs.get("epsilon", 1e-5))},
             node, "instance_norm", params={"gamma": scale.reshape(-1), "beta": bias.reshape(-1)},
             weight=node.inputs[1])
+
+
+# long: ONNX's training-mode formula, one ops-table node per step (statistics, output, running values)
+def batch_norm_training(ctx: Context, node: ONode, x) -> None:
+    """BatchNormalization with training_mode=1: normalised with the statistics of this batch
+    (the mean and population variance over every axis but the channels'), and the running
+    statistics ``mean * momentum + current * (1 - momentum)`` as the optional outputs. Its
+    reductions run over the first axis: a graph without a batch axis."""
+    if not ctx.plain:
+        raise BatchAxis("training_mode=1 (statistics over the batch axis)")
+    from transpiler.frontend_onnx.converters import _const_input
+
+    rank = len(x.shape)
+    if rank < 2 or not x.dtype.startswith("float"):
+        raise Unsupported(f"training-mode statistics of a {x.dtype} tensor of rank {rank}")
+    scale, bias, mean, var = (_const_input(ctx, node, i, w).astype(np.float32) for i, w in
+                              enumerate(("scale", "B", "mean", "var"), start=1))
+    epsilon = _f32(node.attrs.get("epsilon", 1e-5))
+    momentum = _f32(node.attrs.get("momentum", 0.9))
+    axes = tuple(a for a in range(rank) if a != 1)
+    per_channel = (x.shape[1],) + (1,) * (rank - 2)
+
+    def held(value: np.ndarray, hint: str):  # (named by hint: a weight named "mean" meets keras.ops.mean's)
+        return ctx.add("variable", [], {"shape": tuple(int(d) for d in value.shape), "trainable": False}, node,
+                       hint, params={"value": value}, outputs=[""]).outputs[0]
+
+    def step(op: str, inputs: list, hint: str, attrs: dict | None = None, outputs=None):
+        return ctx.add(op, inputs, attrs or {}, node, hint, outputs=[""] if outputs is None else outputs).outputs[0]
+
+    stats = {"axis": axes, "keepdims": True}
+    current = step("reduce_mean", [x], "batch_mean", stats)
+    centred = step("subtract", [x, current], "centred")
+    variance = step("reduce_mean", [step("square", [centred], "square")], "batch_var", stats)
+    shifted = step("add", [variance, ctx.scalar(epsilon, node)], "shifted")
+    normed = step("multiply", [centred, step("rsqrt", [shifted], "inv_std")], "normed")
+    scaled = step("multiply", [normed, held(scale.reshape(per_channel), "bn_scale")], "scaled")
+    step("add", [scaled, held(bias.reshape(per_channel), "bn_bias")], "bn", outputs=node.outputs[:1])
+    for i, (stat, given) in enumerate(((current, mean), (variance, var)), start=1):
+        name = node.outputs[i] if len(node.outputs) > i else ""
+        if not name or not (ctx.consumers(name) or name in ctx.og.outputs):
+            continue
+        flat = step("squeeze", [stat], "stat", {"axis": axes})
+        kept = step("multiply", [flat, ctx.scalar(_f32(1.0 - momentum), node)], "new_part")
+        step("add", [held(given * np.float32(momentum), "running_part"), kept], "running",
+             outputs=[name])
+
