@@ -188,7 +188,7 @@ def _transposed_padding(ctx: Context, node: ONode, sizes: tuple, kernel: tuple, 
     return tuple(out)
 
 
-@converter("Gemm", ops=("dense",))
+@converter("Gemm", ops=("dense", "transpose", "variable", "add"))
 def gemm(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if int(node.attrs.get("transA", 0)):
@@ -241,7 +241,7 @@ def _vector_matmul(ctx: Context, node: ONode, x, y) -> None:
     ctx.add("squeeze", [out], {"axis": drop}, node, "matmul")
 
 
-@converter("MatMul", ops=("dense", "matmul"))
+@converter("MatMul", ops=("dense", "matmul", "expand_dims", "squeeze"))
 def matmul(ctx: Context, node: ONode) -> None:
     a, b = node.inputs[:2]
     w = ctx.const(b)
@@ -275,7 +275,8 @@ def matmul(ctx: Context, node: ONode) -> None:
 # ---------------------------------------------------------------------------------
 # normalisation
 # ---------------------------------------------------------------------------------
-@converter("BatchNormalization", ops=("batch_norm",))
+@converter("BatchNormalization", ops=("batch_norm", "reduce_mean", "subtract", "square", "add", "rsqrt",
+                                          "multiply", "variable", "squeeze"))
 def batch_norm(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     if int(node.attrs.get("training_mode", 0)):
@@ -588,7 +589,7 @@ def _flatten_or_keep(ctx: Context, node: ONode, x) -> None:
         ctx.add("flatten", [x], {}, node, "flatten")
 
 
-@converter("Flatten", ops=("flatten",))
+@converter("Flatten", ops=("flatten", "reshape", "expand_dims", "squeeze"))
 def flatten(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
@@ -602,7 +603,7 @@ def flatten(ctx: Context, node: ONode) -> None:
     _flatten_or_keep(ctx, node, x)
 
 
-@converter("Reshape", ops=("flatten", "reshape"))
+@converter("Reshape", ops=("flatten", "reshape", "expand_dims", "squeeze"))
 def reshape(ctx: Context, node: ONode) -> None:
     target = list(_ints(node.attrs["shape"]) if "shape" in node.attrs else _ints(_const_input(ctx, node, 1, "shape")))
     if node.inputs[0] in ctx.views:

@@ -81,7 +81,7 @@ def arg_extreme(ctx: Context, node: ONode) -> None:
     ctx.add("subtract", [ctx.scalar(size - 1, node), first], {}, node, op)
 
 
-@converter("PRelu", ops=("prelu",))
+@converter("PRelu", ops=("prelu", "variable", "less", "multiply", "where"))
 def prelu(ctx: Context, node: ONode) -> None:
     """slope (broadcast against x's trailing axes, numpy rules) as the table's ``alpha``: the
     input's non-batch shape with 1 on the axes one slope is shared over."""
@@ -93,8 +93,16 @@ def prelu(ctx: Context, node: ONode) -> None:
     if slope.ndim > rank:
         raise Unsupported(f"a slope of shape {slope.shape} on a rank-{rank} input")
     full = slope.reshape((1,) * (rank - slope.ndim) + slope.shape)
+    if full.shape[0] != 1 and ctx.plain:
+        # (a slope per element of the first axis too: x where x >= 0, else slope * x)
+        held = ctx.add("variable", [], {"shape": tuple(int(d) for d in slope.shape), "trainable": True}, node,
+                       "slope", params={"value": slope.astype(np.float32)}, outputs=[""]).outputs[0]
+        negative = ctx.add("less", [x, ctx.scalar(0.0, node)], {}, node, "negative", outputs=[""]).outputs[0]
+        scaled = ctx.add("multiply", [x, held], {}, node, "scaled", outputs=[""]).outputs[0]
+        ctx.add("where", [negative, scaled, x], {}, node, "prelu")
+        return
     if full.shape[0] != 1:
-        raise Unsupported(f"a slope of shape {slope.shape} varies along the batch axis")
+        raise BatchAxis(f"a slope of shape {slope.shape} varies along the batch axis")
     shared = tuple(i for i in range(1, rank) if full.shape[i] == 1 and x.shape[i] != 1)
     if any(full.shape[i] not in (1, x.shape[i]) for i in range(1, rank)):
         raise Unsupported(f"a slope of shape {slope.shape} on an input of shape {x.shape}")

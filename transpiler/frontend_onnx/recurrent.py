@@ -35,7 +35,8 @@ def _bias(b: np.ndarray, op: str) -> np.ndarray:
     return np.concatenate([b[i * h:(i + 1) * h] for i in _ORDER[op]])
 
 
-@converter("LSTM", "GRU", ops={"LSTM": ("lstm", "bidirectional"), "GRU": ("gru", "bidirectional")})
+@converter("LSTM", "GRU", ops={"LSTM": ("lstm", "bidirectional", "transpose", "expand_dims"),
+                            "GRU": ("gru", "bidirectional", "transpose", "expand_dims")})
 def recurrent(ctx: Context, node: ONode) -> None:
     op = node.op_type.lower()
     layout = int(node.attrs.get("layout", 0))
