@@ -120,3 +120,18 @@ def test_dropout_mask_and_gemm_forms(tmp_path, target):
     gemm = _case("g", "Gemm", {"a": _floats((4, 3)), "b": _floats((4, 5), 1), "c": _floats((3, 5), 2)},
                  {"transA": 1, "alpha": 0.5, "beta": 2.0})
     _passes(tmp_path, gemm, target)
+
+
+def test_feature_map_op_without_a_batch_axis_is_a_stub_not_a_guess(tmp_path):
+    """A Conv in a graph read without a batch axis (its inputs' first sizes differ) has no
+    layout tag to read its channel axis from: a stub naming it, never a guessed axis."""
+    w = numpy_helper.from_array(_floats((4, 3, 3, 3)), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "y"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8]),
+                                           helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [8])],
+                              [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [1, 4, 8, 8])], [w])
+    path = str(tmp_path / "conv_add.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    for target in TARGETS:
+        result = translate_onnx(path, target)
+        assert [d for d in result.stubs if "channel axis is unknown" in d.message], result.diagnostics

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from transpiler.frontend_onnx.loader import OGraph, ONode, load
+from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST
 from transpiler.ir.shapes import infer_node
@@ -184,6 +185,10 @@ class Context:
             meta: dict | None = None, n_out: int = 1, name: str | None = None) -> Node:
         """A node of ``op`` named after ``node``; its outputs bound to ``outputs`` (by default
         the ONNX node's first outputs)."""
+        if self.plain and ops_table.get(op).layout == ops_table.IMPLICIT and any(v.layout is None for v in inputs):
+            # (a feature-map op reads its channel axis off the layout tag, which a graph without
+            # a batch axis does not have: never a guess)
+            raise Unsupported(f"{op} in a graph without a batch axis (its channel axis is unknown)")
         name = self.name_for(node, hint, weight, exact=name)
         try:
             ir = self.graph.add_node(op, name, inputs, n_out, attrs=attrs, span=self._span(node))
