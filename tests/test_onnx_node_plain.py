@@ -54,6 +54,14 @@ def test_split_and_slice_of_axis0(tmp_path, target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_backward_slices_are_static_gathers(tmp_path, target):
+    case = _case("b", "Slice", {"x": _floats((20, 10, 5)), "starts": np.array([20, 10, 4], np.int64),
+                                "ends": np.array([0, 0, 1], np.int64), "axes": np.array([0, 1, 2], np.int64),
+                                "steps": np.array([-1, -3, -2], np.int64)}, opset=13)
+    _passes(tmp_path, case, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("shape", [(4, 2, 3), (24,), (-1, 2, 3, 4)])
 def test_reshape_of_every_axis(tmp_path, target, shape):
     case = _case("r", "Reshape", {"x": _floats((2, 3, 4)), "shape": np.array(shape, np.int64)})

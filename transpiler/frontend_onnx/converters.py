@@ -767,7 +767,7 @@ def pad(ctx: Context, node: ONode) -> None:
     ctx.add(f"pad{rank - 2}d", [x], {"pads": tuple(pairs[2:]), "value": float(np.asarray(value))}, node, "pad")
 
 
-@converter("Slice", ops=("slice",))
+@converter("Slice", ops=("slice", "take"))
 def slice_(ctx: Context, node: ONode) -> None:
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
@@ -780,11 +780,17 @@ def slice_(ctx: Context, node: ONode) -> None:
         axes = _ints(_optional_const(ctx, node, 3, default=np.arange(len(starts))))
         steps = _ints(_optional_const(ctx, node, 4, default=np.ones(len(starts))))
     out_axes, out_starts, out_stops, out_steps = [], [], [], []
+    backward = []  # (axis, the indices a negative step picks: a static gather)
     for axis, start, end, step in zip(axes, starts, ends, steps):
         axis = axis % rank
         size = x.shape[axis]
-        if step <= 0:
-            raise Unsupported(f"step {step} (only forward slices)")
+        if axis == 0 and not ctx.plain and step < 0:
+            raise BatchAxis("a backward slice of the batch axis")
+        if step == 0 or (step < 0 and size is None):
+            raise Unsupported(f"step {step}" + (" over an axis whose size is known only at run time" if step else ""))
+        if step < 0:  # (Python's slice clamps as ONNX does: start to size - 1, end to -1)
+            backward.append((axis, tuple(range(*slice(start, end, step).indices(size)))))
+            continue
         if axis == 0 and not ctx.plain:
             if start == 0 and end >= 2 ** 31 - 1 and step == 1:
                 continue  # the whole batch
@@ -796,11 +802,18 @@ def slice_(ctx: Context, node: ONode) -> None:
         out_starts.append(start)
         out_stops.append(stop)
         out_steps.append(step)
-    if not out_axes:
+    if not out_axes and not backward:
         ctx.bind(node.outputs[0], x)
         return
-    ctx.add("slice", [x], {"axes": tuple(out_axes), "starts": tuple(out_starts), "stops": tuple(out_stops),
-                           "steps": tuple(out_steps)}, node, "slice")
+    if out_axes:
+        x = ctx.add("slice", [x], {"axes": tuple(out_axes), "starts": tuple(out_starts), "stops": tuple(out_stops),
+                                   "steps": tuple(out_steps)}, node, "slice",
+                    outputs=[""] if backward else None).outputs[0]
+    for i, (axis, picked) in enumerate(backward):
+        if not picked:
+            raise Unsupported(f"a backward slice of axis {axis} that picks nothing")
+        x = ctx.add("take", [x], {"indices": picked, "axis": axis}, node, "flipped",
+                    outputs=None if i == len(backward) - 1 else [""]).outputs[0]
 
 
 @converter("Gather", ops=("take", "embedding"))

@@ -99,11 +99,13 @@ def print_keras_model(program: Program) -> str:
     out += [""] + imports
     for text in helper_texts:
         out += ["", "", text]
-    inputs = ", ".join(f"{v.var} {tuple(s for s in v.shape[1:])}" for v in md.graph.inputs)
+    plain = bool(md.graph.meta.get("no_batch"))
+    inputs = ", ".join(f"{v.var} {tuple(v.shape if plain else v.shape[1:])}" for v in md.graph.inputs)
     moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.meta["source_input_shapes"])]
     note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"
+    where = "(the model has no batch axis: every size is fixed)" if plain else "without the batch axis"
     lines = [f'The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} '
-             f'{inputs} without the batch axis, {note}.']
+             f'{inputs} {where}, {note}.']
     if any(moved):  # (a feature map the last layers leave channels-first stays so)
         kept = [v for v in md.graph.outputs if len(v.shape) >= 3 and is_channels_first(v.layout)]
         if kept:
