@@ -20,6 +20,7 @@ from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.shapes import conv_out_size
 
 from transpiler.frontend_onnx.recurrent import view_reshape, view_squeeze, view_transpose  # noqa: E402,F401
+from transpiler.frontend_onnx.plain import _all_axes, _no_empty_extreme, _plain_reshape, _vector_matmul  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------------
@@ -86,13 +87,6 @@ def _axis(axis: int, rank: int, what: str, plain: bool = False) -> int:
     if a == 0 and not plain:
         raise BatchAxis(f"{what} over the batch axis is not supported")
     return a
-
-
-def _all_axes(ctx: Context, rank: int) -> tuple[int, ...]:
-    """A reduction with no axes: every axis, which a graph without a batch axis can reduce."""
-    if not ctx.plain:
-        raise BatchAxis("a reduction over every axis (the batch axis too)")
-    return tuple(range(rank))
 
 
 # ---------------------------------------------------------------------------------
@@ -222,23 +216,6 @@ def gemm(ctx: Context, node: ONode) -> None:
         params["bias"] = np.broadcast_to(c.reshape(-1) * np.float32(beta), (units,)).copy()
     ctx.add("dense", [x], {"units": int(units), "use_bias": c is not None}, node, "dense", params=params,
             weight=node.inputs[1])
-
-
-def _vector_matmul(ctx: Context, node: ONode, x, y) -> None:
-    """numpy's matmul of a vector: a 1-D left operand is a row (1, K), a 1-D right one a
-    column (K, 1), the axis each adds is dropped from the product (a graph without a batch
-    axis: a vector has no batch)."""
-    if not ctx.plain:
-        raise BatchAxis(f"a matmul of a vector ({x.shape} @ {y.shape})")
-    row, col = len(x.shape) == 1, len(y.shape) == 1
-    if row:
-        x = ctx.add("expand_dims", [x], {"axis": 0}, node, "row", outputs=[""]).outputs[0]
-    if col:
-        y = ctx.add("expand_dims", [y], {"axis": 1}, node, "column", outputs=[""]).outputs[0]
-    out = ctx.add("matmul", [x, y], {}, node, "matmul", outputs=[""]).outputs[0]
-    rank = len(out.shape)
-    drop = tuple(sorted(({rank - 2} if row else set()) | ({rank - 1} if col else set())))
-    ctx.add("squeeze", [out], {"axis": drop}, node, "matmul")
 
 
 @converter("MatMul", ops=("dense", "matmul", "expand_dims", "squeeze"))
@@ -643,26 +620,6 @@ def reshape(ctx: Context, node: ONode) -> None:
     out = ctx.add("reshape", [x], {"shape": tuple(rest)}, node, "reshape",
                   meta={"out_layout": CHANNELS_FIRST.get(rank)} if rank in CHANNELS_FIRST else None)
     del out
-
-
-def _no_empty_extreme(x, axes, op: str) -> None:
-    """A max or min over an axis of size 0 (ONNX: -inf / +inf; torch's amax refuses it)."""
-    if op in ("reduce_max", "reduce_min") and any(x.shape[a % len(x.shape)] == 0 for a in axes):
-        raise Unsupported(f"{op} over an axis of size 0 (ONNX's identity, +-inf; torch refuses it)")
-
-
-def _plain_reshape(ctx: Context, node: ONode, x, full: tuple) -> None:
-    """A reshape of every axis in a graph without a batch axis: the table's ``reshape`` keeps
-    the first axis, so one that changes it reshapes a new leading axis of size 1 (dropped after)."""
-    full = tuple(int(s) for s in full)
-    if full == tuple(x.shape):
-        ctx.bind(node.outputs[0], x)
-    elif len(full) > 1 and full[0] == x.shape[0]:
-        ctx.add("reshape", [x], {"shape": full[1:]}, node, "reshape")
-    else:
-        one = ctx.add("expand_dims", [x], {"axis": 0}, node, "reshape", outputs=[""]).outputs[0]
-        whole = ctx.add("reshape", [one], {"shape": full}, node, "reshape", outputs=[""]).outputs[0]
-        ctx.add("squeeze", [whole], {"axis": (0,)}, node, "reshape")
 
 
 @converter("Transpose", ops=("transpose",))
