@@ -250,6 +250,34 @@ def test_translation_path_imports_no_runtime():
     assert r.stdout.strip() == "[]"
 
 
+def test_a_boolean_operand_is_promoted_as_the_tables_computes_fact_says():
+    """``numbers="computes"`` in the ops table: a comparison's boolean multiplied into a float
+    tensor is cast to float first (ONNX's Mul refuses mixed types), as Keras promotes it."""
+    src = ("import keras\nfrom keras import layers, ops\n\n"
+           "inputs = keras.Input(shape=(4,))\nh = layers.Dense(3)(inputs)\n"
+           "y = ops.multiply(h, ops.greater(h, 0.0))\nmodel = keras.Model(inputs, y)\n")
+    assert ops_table.get("multiply").numbers == "computes" and ops_table.get("greater").numbers == ""
+    proto = onnx_out.export_script(src, "masked.py").model
+    onnx.checker.check_model(proto, full_check=True)
+    (mul,) = [n for n in proto.graph.node if n.op_type == "Mul"]
+    casts = {n.output[0] for n in proto.graph.node if n.op_type == "Cast"}
+    assert casts & set(mul.input), [(n.op_type, list(n.input)) for n in proto.graph.node]
+    x = np.random.default_rng(0).normal(size=(1, 4)).astype(np.float32)
+    params = {t.name: onnx.numpy_helper.to_array(t) for t in proto.graph.initializer}
+    (gemm,) = [n for n in proto.graph.node if n.op_type == "Gemm"]
+    trans_b = {a.name: a.i for a in gemm.attribute}.get("transB", 0)
+    kernel, bias = params[gemm.input[1]], params[gemm.input[2]]
+    h = x @ (kernel.T if trans_b else kernel) + bias
+    (y,) = _run(proto, [x])
+    np.testing.assert_allclose(y, h * (h > 0), atol=1e-6)
+
+
+def test_an_unknown_numbers_fact_is_refused():
+    with pytest.raises(ValueError, match="numbers="):
+        ops_table.op("__numbers_probe", layout=ops_table.TRANSPARENT, numbers="adds")
+    assert "__numbers_probe" not in ops_table._TABLE
+
+
 def test_runtime_sizes_need_the_checkpoint():
     """A model whose sizes the program computes when it runs has no initial weights to draw."""
     path = os.path.join(ROOT, "corpus", "keras", "data_sized_blocks.py")
