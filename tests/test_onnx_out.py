@@ -32,8 +32,7 @@ TORCH_CORPUS = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glo
 
 #: ops of the table the ONNX printer does not emit yet, with the reason (a new op must be added
 #: to the printer or here)
-NOT_EMITTED = {"fft2": "ONNX's DFT takes a complex axis; the two-part (real, imag) form is not mapped yet",
-               "opaque_layer": "a custom layer the reader could not read: a marked stub in every output"}
+NOT_EMITTED = {"opaque_layer": "a custom layer the reader could not read: a marked stub in every output"}
 
 
 #: the corpus models the default run exports (all of them under ``-m onnx_out_corpus``)
@@ -68,7 +67,16 @@ def test_keras_corpus_model_equals_keras(name):
 
     path = os.path.join(ROOT, "corpus", "keras", f"{name}.py")
     with open(path, encoding="utf-8") as fh:
-        src = fh.read()
+        _keras_source_equals_keras(fh.read(), path, name)
+
+
+def _keras_source_equals_keras(src: str, path: str, name: str) -> None:
+    import keras
+
+    from harness import randomize_keras_weights
+    from transpiler.verify import (ensure_built, keras_canonical_params, load_generated, output_layouts,
+                                   random_inputs, to_source_layout, to_target_layout)
+
     program = onnx_out.read_script(src, path, "keras")
     md = next(m for m in program.models if m.builder)
     keras.backend.clear_session()
@@ -88,6 +96,35 @@ def test_keras_corpus_model_equals_keras(name):
         y = to_source_layout(y, layout)
         assert y.shape == k.shape
         assert float(np.max(np.abs(y - k))) <= 1e-4
+
+
+FNET = """import keras
+from keras import layers
+
+
+class FNetLayer(layers.Layer):
+    def __init__(self, embedding_dim):
+        super().__init__()
+        self.ffn = layers.Dense(units=embedding_dim, activation="relu")
+
+    def call(self, inputs):
+        x = keras.ops.fft2((inputs, {imag}))[{part}]
+        return self.ffn(x + inputs)
+
+
+def build_model():
+    inp = keras.Input(shape=(6, 5))
+    x = layers.Dense(4)(inp)
+    return keras.Model(inp, FNetLayer(4)(x))
+"""
+
+
+@pytest.mark.parametrize("imag, part", [("keras.ops.zeros_like(inputs)", 0), ("inputs * 0.5", 0),
+                                        ("inputs * 0.5", 1)], ids=["real_input", "complex_real", "complex_imag"])
+def test_fft2_is_two_dfts_over_a_complex_axis_and_equals_keras(imag, part):
+    """keras.io's FNet token mixing: ``ops.fft2((real, imag))`` as ONNX DFTs, equal to Keras."""
+    src = FNET.replace("{imag}", imag).replace("{part}", str(part))
+    _keras_source_equals_keras(src, "fnet.py", f"fnet_{part}")
 
 
 def _torch_program(name):
