@@ -34,6 +34,10 @@ def train(model, loader, epochs):
 
 def describe():
     return "training helpers"
+
+
+def make_optimizer(model, lr):
+    return optim.SGD(model.parameters(), lr=lr)
 '''
 
 MAIN = '''\
@@ -102,6 +106,18 @@ def test_a_sibling_function_not_handed_the_model_stays_imported(tmp_path):
     main = (out / "main.py").read_text()
     assert "from train import describe\n" in main
     assert "def describe(" not in main
+
+
+def test_a_sibling_function_that_does_not_feed_the_model_stays_imported(tmp_path):
+    """Handed the model but never calling it (it reads its parameters): nothing in it depends
+    on how the model takes its inputs, so it stays in the sibling (minGPT's create_optimizer)."""
+    src = _program(tmp_path, names="train, make_optimizer",
+                   call="optimizer = make_optimizer(model, 0.1)\n    train(model, loader, 1)")
+    out = tmp_path / "out"
+    assert run([str(src), "--to", "keras", "-o", str(out), "-q"]) == 0
+    main = (out / "main.py").read_text()
+    assert "from train import make_optimizer\n" in main
+    assert "def make_optimizer(" not in main and "def train(model, loader, epochs):" in main
 
 
 def test_main_py_comments_keep_their_place_around_a_spliced_sibling(tmp_path):

@@ -12,9 +12,10 @@ there either), the import stays as it is and the sibling file is translated on i
 (``run_torch_frontend`` reads the script again so).
 
 A function main.py imports from a sibling and hands a model it builds (``train(model, ...)``,
-``Process(target=train, args=(model, ...))``) is read in main.py's module too: how the model
-is fed there (the layout its batches need, fit or a custom step) is known only where the
-model's class is, so the Keras main.py carries that function, translated for that model.
+``Process(target=train, args=(model, ...))``), which feeds that model data (calls it, itself or
+through another function of the sibling), is read in main.py's module too: how the model is
+fed (the layout its batches need, fit or a custom step) is known only where the model's class
+is, so the Keras main.py carries that function, translated for that model.
 The sibling file is still translated on its own, as a library module.
 
 The sibling's nodes keep their own positions: a diagnostic about them names the sibling
@@ -147,10 +148,11 @@ def _sibling_module(script: str, stmt) -> tuple[str, cst.ImportFrom, str, cst.Mo
         return None
 
 
-def _model_takers(script: str, module: cst.Module) -> set[str]:
-    """Names of the functions ``module`` calls with a value it builds from a class (its own or
-    one it imports from a sibling): directly (``train(model, ...)``) or as a process target
-    (``Process(target=train, args=(model, ...))``)."""
+def _model_takers(script: str, module: cst.Module) -> dict[str, set]:
+    """The functions ``module`` calls with a value it builds from a class (its own or one it
+    imports from a sibling), directly (``train(model, ...)``) or as a process target
+    (``Process(target=train, args=(model, ...))``): {name: the argument slots holding such a
+    value (positions, keywords)}."""
     classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
     for stmt in module.body:
         found = _sibling_module(script, stmt)
@@ -172,29 +174,71 @@ def _model_takers(script: str, module: cst.Module) -> set[str]:
 
     module.visit(_V())
 
-    def hands_model(args) -> bool:
-        return any(isinstance(a.value, cst.Name) and a.value.value in built for a in args)
+    def slots(args) -> set:
+        return {getattr(getattr(a, "keyword", None), "value", None) or i for i, a in enumerate(args)
+                if isinstance(a.value, cst.Name) and a.value.value in built}
 
-    takers: set[str] = set()
+    takers: dict[str, set] = {}
     for call in calls:
-        if isinstance(call.func, cst.Name) and hands_model(call.args):
-            takers.add(call.func.value)
+        if isinstance(call.func, cst.Name) and slots(call.args):
+            takers.setdefault(call.func.value, set()).update(slots(call.args))
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         target, args = kw.get("target"), kw.get("args")
-        if isinstance(target, cst.Name) and isinstance(args, (cst.Tuple, cst.List)) and hands_model(args.elements):
-            takers.add(target.value)
+        if isinstance(target, cst.Name) and isinstance(args, (cst.Tuple, cst.List)) and slots(args.elements):
+            takers.setdefault(target.value, set()).update(slots(args.elements))
     return takers
 
 
+def _feeders(body, takers: dict[str, set]) -> set[str]:
+    """The functions of a sibling's ``body`` among ``takers`` that feed the model they are handed:
+    call it (``model(data)``), directly or through another function of the sibling they hand it
+    to. A function that only reads its parameters (``create_optimizer(model, cfg)``) stays in
+    the sibling: nothing in it depends on how the model takes its inputs."""
+    funcs = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+
+    def param(fn: cst.FunctionDef, slot) -> str | None:
+        names = [p.name.value for p in fn.params.params]
+        if isinstance(slot, int):
+            return names[slot] if slot < len(names) else None
+        return slot if slot in names or slot in {p.name.value for p in fn.params.kwonly_params} else None
+
+    memo: dict[tuple[str, str], bool] = {}
+
+    def feeds(name: str, p: str) -> bool:
+        key = (name, p)
+        if key in memo:
+            return memo[key]
+        memo[key] = False  # (recursion)
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                if isinstance(n.func, cst.Name) and n.func.value == p:
+                    found.append(True)
+                elif isinstance(n.func, cst.Name) and n.func.value in funcs:
+                    for i, a in enumerate(n.args):
+                        if isinstance(a.value, cst.Name) and a.value.value == p:
+                            q = param(funcs[n.func.value], a.keyword.value if a.keyword else i)
+                            if q and feeds(n.func.value, q):
+                                found.append(True)
+
+        funcs[name].body.visit(_V())
+        memo[key] = bool(found)
+        return memo[key]
+
+    return {name for name, slots in takers.items() if name in funcs
+            and any((p := param(funcs[name], slot)) and feeds(name, p) for slot in slots)}
+
+
 def _splice(script: str, stmt: cst.SimpleStatementLine, siblings: list[Sibling], taken: set[str], keep,
-            takers: set[str] = frozenset()):
+            takers: dict | None = None):
     """The statements replacing the import line ``stmt`` (None: it stays as it is)."""
     found = _sibling_module(script, stmt)
     if found is None or found[0] in keep:
         return None
     path, node, source, sib_module = found
     classes = {s.name.value for s in sib_module.body if isinstance(s, cst.ClassDef)}
-    functions = {s.name.value for s in sib_module.body if isinstance(s, cst.FunctionDef)} & set(takers)
+    functions = _feeders(sib_module.body, takers or {})
     imported = [a for a in node.names if isinstance(a.name, cst.Name) and a.asname is None
                 and a.name.value in classes | functions]
     if not imported:
