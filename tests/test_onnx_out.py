@@ -32,8 +32,7 @@ TORCH_CORPUS = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glo
 
 #: ops of the table the ONNX printer does not emit yet, with the reason (a new op must be added
 #: to the printer or here)
-NOT_EMITTED = {"fft2": "ONNX's DFT takes a complex axis; the two-part (real, imag) form is not mapped yet",
-               "opaque_layer": "a custom layer the reader could not read: a marked stub in every output"}
+NOT_EMITTED = {"opaque_layer": "a custom layer the reader could not read: a marked stub in every output"}
 
 
 #: the corpus models the default run exports (all of them under ``-m onnx_out_corpus``)
@@ -68,7 +67,16 @@ def test_keras_corpus_model_equals_keras(name):
 
     path = os.path.join(ROOT, "corpus", "keras", f"{name}.py")
     with open(path, encoding="utf-8") as fh:
-        src = fh.read()
+        _keras_source_equals_keras(fh.read(), path, name)
+
+
+def _keras_source_equals_keras(src: str, path: str, name: str) -> None:
+    import keras
+
+    from harness import randomize_keras_weights
+    from transpiler.verify import (ensure_built, keras_canonical_params, load_generated, output_layouts,
+                                   random_inputs, to_source_layout, to_target_layout)
+
     program = onnx_out.read_script(src, path, "keras")
     md = next(m for m in program.models if m.builder)
     keras.backend.clear_session()
@@ -88,6 +96,35 @@ def test_keras_corpus_model_equals_keras(name):
         y = to_source_layout(y, layout)
         assert y.shape == k.shape
         assert float(np.max(np.abs(y - k))) <= 1e-4
+
+
+FNET = """import keras
+from keras import layers
+
+
+class FNetLayer(layers.Layer):
+    def __init__(self, embedding_dim):
+        super().__init__()
+        self.ffn = layers.Dense(units=embedding_dim, activation="relu")
+
+    def call(self, inputs):
+        x = keras.ops.fft2((inputs, {imag}))[{part}]
+        return self.ffn(x + inputs)
+
+
+def build_model():
+    inp = keras.Input(shape=(6, 5))
+    x = layers.Dense(4)(inp)
+    return keras.Model(inp, FNetLayer(4)(x))
+"""
+
+
+@pytest.mark.parametrize("imag, part", [("keras.ops.zeros_like(inputs)", 0), ("inputs * 0.5", 0),
+                                        ("inputs * 0.5", 1)], ids=["real_input", "complex_real", "complex_imag"])
+def test_fft2_is_two_dfts_over_a_complex_axis_and_equals_keras(imag, part):
+    """keras.io's FNet token mixing: ``ops.fft2((real, imag))`` as ONNX DFTs, equal to Keras."""
+    src = FNET.replace("{imag}", imag).replace("{part}", str(part))
+    _keras_source_equals_keras(src, "fnet.py", f"fnet_{part}")
 
 
 def _torch_program(name):
@@ -248,6 +285,34 @@ def test_translation_path_imports_no_runtime():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_a_boolean_operand_is_promoted_as_the_tables_computes_fact_says():
+    """``numbers="computes"`` in the ops table: a comparison's boolean multiplied into a float
+    tensor is cast to float first (ONNX's Mul refuses mixed types), as Keras promotes it."""
+    src = ("import keras\nfrom keras import layers, ops\n\n"
+           "inputs = keras.Input(shape=(4,))\nh = layers.Dense(3)(inputs)\n"
+           "y = ops.multiply(h, ops.greater(h, 0.0))\nmodel = keras.Model(inputs, y)\n")
+    assert ops_table.get("multiply").numbers == "computes" and ops_table.get("greater").numbers == ""
+    proto = onnx_out.export_script(src, "masked.py").model
+    onnx.checker.check_model(proto, full_check=True)
+    (mul,) = [n for n in proto.graph.node if n.op_type == "Mul"]
+    casts = {n.output[0] for n in proto.graph.node if n.op_type == "Cast"}
+    assert casts & set(mul.input), [(n.op_type, list(n.input)) for n in proto.graph.node]
+    x = np.random.default_rng(0).normal(size=(1, 4)).astype(np.float32)
+    params = {t.name: onnx.numpy_helper.to_array(t) for t in proto.graph.initializer}
+    (gemm,) = [n for n in proto.graph.node if n.op_type == "Gemm"]
+    trans_b = {a.name: a.i for a in gemm.attribute}.get("transB", 0)
+    kernel, bias = params[gemm.input[1]], params[gemm.input[2]]
+    h = x @ (kernel.T if trans_b else kernel) + bias
+    (y,) = _run(proto, [x])
+    np.testing.assert_allclose(y, h * (h > 0), atol=1e-6)
+
+
+def test_an_unknown_numbers_fact_is_refused():
+    with pytest.raises(ValueError, match="numbers="):
+        ops_table.op("__numbers_probe", layout=ops_table.TRANSPARENT, numbers="adds")
+    assert "__numbers_probe" not in ops_table._TABLE
 
 
 def test_runtime_sizes_need_the_checkpoint():

@@ -399,9 +399,11 @@ def _idx_raw(array: np.ndarray, images: bool) -> bytes:
 
 
 def _torchvision_mnist(root: str) -> dict:
-    """torchvision.datasets.MNIST's raw folder (the uncompressed IDX files it checks for)."""
-    xtr, ytr = _images("tv-mnist-train", N_TRAIN, (28, 28), 10)
-    xte, yte = _images("tv-mnist-test", N_TEST, (28, 28), 10)
+    """torchvision.datasets.MNIST's raw folder (the uncompressed IDX files it checks for): the
+    numbers of the keras.datasets stand-in, so a translation reading keras.datasets.mnist trains
+    on what the original trained on."""
+    xtr, ytr = _images("mnist-train", N_TRAIN, (28, 28), 10)
+    xte, yte = _images("mnist-test", N_TEST, (28, 28), 10)
     raw = f"{root}/MNIST/raw/"
     return {raw + "train-images-idx3-ubyte": _idx_raw(xtr, True), raw + "train-labels-idx1-ubyte": _idx_raw(ytr, False),
             raw + "t10k-images-idx3-ubyte": _idx_raw(xte, True), raw + "t10k-labels-idx1-ubyte": _idx_raw(yte, False)}
@@ -422,6 +424,11 @@ FILE_STANDINS = [
 
 URL_RE = re.compile(r"""(["'])(https?://[^"'\s]+)\1""")
 KERAS_DATASET_RE = re.compile(r"\b(?:keras\.datasets\.|from\s+keras\.datasets\s+import\s+|datasets\.)(\w+)")
+#: torchvision's built-in datasets whose Keras translation reads ``keras.datasets`` (the
+#: runtime's VisionDataset names them in a string the pattern above cannot see)
+TORCHVISION_DATASETS = {"MNIST": "mnist", "FashionMNIST": "fashion_mnist", "CIFAR10": "cifar10",
+                        "CIFAR100": "cifar100"}
+TORCHVISION_DATASET_RE = re.compile(r"\bdatasets\.(" + "|".join(TORCHVISION_DATASETS) + r")\b")
 
 
 @dataclass
@@ -435,7 +442,8 @@ class Plan:
 def plan(text: str) -> Plan:
     """Which stand-ins a program's text asks for (data URLs in string literals, keras.datasets)."""
     p = Plan()
-    for name in KERAS_DATASET_RE.findall(text):
+    found = KERAS_DATASET_RE.findall(text) + [TORCHVISION_DATASETS[n] for n in TORCHVISION_DATASET_RE.findall(text)]
+    for name in found:
         if name in KERAS_DATASETS and name not in p.keras_datasets:
             p.keras_datasets.append(name)
     for _, url in URL_RE.findall(text):

@@ -172,6 +172,11 @@ class OpSpec:
     #: the params' gradient is a gather of rows: Keras' TensorFlow backend hands it to the
     #: optimizer one slice per row looked up (tf.IndexedSlices), repeats not summed
     sparse_gradient: bool = False
+    #: what the op does with its operands' numbers: "computes" (arithmetic; a boolean operand,
+    #: or an integer one for a float result, is promoted to the result's dtype first, as both
+    #: frameworks promote), "moves" (only moves, selects or copies them: an output dtype other
+    #: than the input's is a cast after), "" (neither fact is declared)
+    numbers: str = ""
 
     def holds(self, condition: bool | str, attrs: dict[str, Any]) -> bool:
         """A fact that is True, False or a condition on ``attrs`` (``non_negative``)."""
@@ -288,6 +293,8 @@ def op(
         any_layout=any_layout,
         **facts,
     )
+    if spec.numbers not in ("", "computes", "moves"):
+        raise ValueError(f"op {name!r}: numbers={spec.numbers!r} is not 'computes' or 'moves'")
     for a in (*axis_attrs, *spec.per_channel_attrs, *filter(None, [spec.perm_attr])):
         if a not in spec.attrs:
             raise ValueError(f"op {name!r}: attr {a!r} named by a fact is not declared")
@@ -368,20 +375,20 @@ for _rank in (1, 2):
 # ---------------------------------------------------------------------------------
 # Shape ops.
 # ---------------------------------------------------------------------------------
-op("flatten", layout=TERMINATE, element_order=True, doc="Collapse all axes but the batch axis (source order).")
-op("reshape", attrs="shape: ints", layout=TERMINATE, element_order=True,
+op("flatten", numbers="moves", layout=TERMINATE, element_order=True, doc="Collapse all axes but the batch axis (source order).")
+op("reshape", numbers="moves", attrs="shape: ints", layout=TERMINATE, element_order=True,
    doc="Reshape the non-batch axes to ``shape`` (in the source layout; -1 allowed).")
-op("transpose", attrs="perm: ints", layout=TERMINATE, perm_attr="perm",
+op("transpose", numbers="moves", attrs="perm: ints", layout=TERMINATE, perm_attr="perm",
    doc="Permute all axes, batch included: out = x.permute(perm).")
-op("repeat_vector", attrs="n: int", layout=TERMINATE, doc="(N, F) -> (N, n, F).")
-op("identity", layout=TRANSPARENT, shape="same", doc="Returns its input.")
+op("repeat_vector", numbers="moves", attrs="n: int", layout=TERMINATE, doc="(N, F) -> (N, n, F).")
+op("identity", numbers="moves", layout=TRANSPARENT, shape="same", doc="Returns its input.")
 op("variable", inputs="", attrs="shape: ints; trainable: bool = True", params="value: S", layout=TERMINATE,
    doc="A weight of a custom layer (Keras' ``add_weight``): its value, shape ``shape`` (no batch axis).")
 
 # ---------------------------------------------------------------------------------
 # Regularisation and normalisation.
 # ---------------------------------------------------------------------------------
-op("dropout", attrs="rate: float", layout=TRANSPARENT, shape="same", doc="Element-wise dropout in training.")
+op("dropout", numbers="moves", attrs="rate: float", layout=TRANSPARENT, shape="same", doc="Element-wise dropout in training.")
 op("spatial_dropout", attrs="rate: float", layout=IMPLICIT, shape="same",
    doc="Drops whole channels (one mask value per sample and channel).")
 op("batch_norm",
@@ -422,8 +429,8 @@ op("log_softmax", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",
 # ---------------------------------------------------------------------------------
 for _name, _doc in (("add", "sum"), ("subtract", "x0 - x1"), ("multiply", "product"),
                     ("average", "mean"), ("maximum", "max"), ("minimum", "min")):
-    op(_name, inputs="*xs", layout=TRANSPARENT, doc=f"Element-wise {_doc} of the inputs.")
-op("concat", inputs="*xs", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
+    op(_name, inputs="*xs", layout=TRANSPARENT, numbers="computes", doc=f"Element-wise {_doc} of the inputs.")
+op("concat", numbers="moves", inputs="*xs", attrs="axis: axis = -1", layout=ATTRIBUTE, axis_attrs=("axis",))
 
 # ---------------------------------------------------------------------------------
 # Embedding and recurrent layers (inputs (N, T, F) in every framework).
@@ -519,8 +526,9 @@ op("constant", inputs="", attrs="value: any", layout=TRANSPARENT, literal=True,
 for _name, _doc in (("divide", "x / y"), ("power", "x ** y"), ("greater", "x > y"),
                     ("greater_equal", "x >= y"), ("less", "x < y"), ("less_equal", "x <= y"),
                     ("equal", "x == y"), ("not_equal", "x != y")):
-    op(_name, inputs="x, y", layout=TRANSPARENT, doc=f"Element-wise {_doc}, broadcast (numpy rules).")
-op("matmul", inputs="x, y", layout=TERMINATE,
+    op(_name, inputs="x, y", layout=TRANSPARENT, numbers="computes" if _name in ("divide", "power") else "",
+       doc=f"Element-wise {_doc}, broadcast (numpy rules).")
+op("matmul", inputs="x, y", layout=TERMINATE, numbers="computes",
    doc="Matrix product over the last two axes, leading axes broadcast (numpy's matmul).")
 for _name, _doc in (("negative", "-x"), ("abs", "|x|"), ("square", "x * x"), ("sqrt", "√x"),
                     ("rsqrt", "1 / √x"), ("exp", "e ** x"), ("log", "natural logarithm")):
@@ -541,18 +549,18 @@ for _kind in ("mean", "sum", "max", "min"):
 for _kind in ("argmax", "argmin"):
     op(_kind, attrs="axis: axis; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",), dtype="int64",
        doc="Index (int64) of the first extreme value along ``axis``.")
-op("expand_dims", attrs="axis: axis", layout=TERMINATE,
+op("expand_dims", numbers="moves", attrs="axis: axis", layout=TERMINATE,
    doc="Insert a size-1 axis at output position ``axis``; a channels-first input stays so "
        "when the new axis is a spatial one.")
-op("squeeze", attrs="axis: axes", layout=ATTRIBUTE, axis_attrs=("axis",),
+op("squeeze", numbers="moves", attrs="axis: axes", layout=ATTRIBUTE, axis_attrs=("axis",),
    doc="Remove the size-1 axes ``axis``.")
-op("stack", inputs="*xs", attrs="axis: axis", layout=TERMINATE,
+op("stack", numbers="moves", inputs="*xs", attrs="axis: axis", layout=TERMINATE,
    doc="Stack equal-shaped inputs along a new output axis ``axis``.")
 op("split", attrs="sizes: ints; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis",),
    doc="One output per piece of ``sizes`` along ``axis`` (sizes add up to the axis).")
-op("take", attrs="indices: any; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis",),
+op("take", numbers="moves", attrs="indices: any; axis: axis", layout=ATTRIBUTE, axis_attrs=("axis",),
    doc="Static ``indices`` along ``axis``: an int drops the axis, a tuple keeps it.")
-op("slice", attrs="axes: axes; starts: ints; stops: ints; steps: ints", layout=ATTRIBUTE, axis_attrs=("axes",),
+op("slice", numbers="moves", attrs="axes: axes; starts: ints; stops: ints; steps: ints", layout=ATTRIBUTE, axis_attrs=("axes",),
    doc="``x[..., start:stop:step, ...]``: per entry of ``axes``, static bounds (step > 0).")
 op("random_normal", inputs="like", attrs="shape: ints; mean: float = 0.0; stddev: float = 1.0",
    layout=TERMINATE,
@@ -582,7 +590,7 @@ op("arange", inputs="", attrs="start: int = 0; stop: int; step: int = 1; dtype: 
        "over the batch). A constant of the model, never a param.")
 op("stop_gradient", layout=TRANSPARENT, shape="same",
    doc="The input's value; no gradient flows back through it (``ops.stop_gradient``, ``tf.stop_gradient``).")
-op("broadcast_to", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
+op("broadcast_to", numbers="moves", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
    doc="``x`` (no batch axis, or a batch of 1) broadcast to (batch of ``like``, *shape), numpy's rules "
        "(``ops.broadcast_to(position_embeddings, ops.shape(inputs))``).")
 op("fft2", inputs="real, imag", layout=TERMINATE,

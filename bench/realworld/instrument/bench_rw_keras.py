@@ -340,3 +340,29 @@ def _tfds_mock_data(tfds):
     ctx.__enter__()
     _state["tfds_mock"] = ctx  # held for the process's life (a collected context manager exits)
     _event("tfds.load served by tfds.testing.mock_data")
+
+
+@after_import("numpy.random")
+def _generated_loaders_in_order(mod):
+    """The translations' DataLoader stand-ins (transpiler/runtime/keras/data.py: ``ArrayLoader``,
+    ``DatasetLoader``, copied into the program) draw their order with ``np.random.permutation``
+    in ``__iter__`` when shuffle is set: in order, as the original's DataLoader is made to be."""
+    if not _NEUTRALISE:
+        return
+    real = mod.permutation
+
+    @functools.wraps(real)
+    def permutation(x, *args, **kwargs):
+        frame = sys._getframe(1)
+        owner = frame.f_locals.get("self") if frame.f_code.co_name == "__iter__" else None
+        if owner is not None and type(owner).__name__.endswith("Loader") and getattr(owner, "shuffle", False) \
+                and isinstance(x, int):
+            if not _state.get("loader_order"):
+                _state["loader_order"] = True
+                _event(f"{type(owner).__name__} shuffle=True set to False")
+            import numpy as np
+
+            return np.arange(x)
+        return real(x, *args, **kwargs)
+
+    mod.permutation = permutation

@@ -123,19 +123,24 @@ class _AfterImport(importlib.abc.MetaPathFinder):
                 break
         else:
             return None
-        if spec.loader is None:
-            return None
-        del self.hooks[name]
+        if spec.loader is None or getattr(spec.loader.exec_module, "_rw_after", False):
+            return spec if spec.loader is not None else None
+        # (the hook stays registered until the module runs: a find_spec without an import, as
+        # tensorflow's ``importlib.util.find_spec("keras")``, must not use it up)
         loader = spec.loader
         inner = loader.exec_module
 
         def exec_module(module):  # on the loader itself: its resource readers stay as they are
             inner(module)
+            run = self.hooks.pop(module.__name__, None)
+            if run is None:
+                return
             try:
-                hook(module)
+                run(module)
             except Exception as exc:  # an instrumentation failure is reported, never fatal
                 _event(f"instrumentation of {module.__name__} failed: {exc!r}")
 
+        exec_module._rw_after = True
         loader.exec_module = exec_module
         return spec
 

@@ -71,13 +71,15 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         except cst.ParserSyntaxError as exc:
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
         # (classes main.py imports from a sibling file are read from it: siblings.py)
+        original = self.module
         self.module, siblings = read_siblings(path, self.module, keep_imports)
         self.siblings = siblings
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
         self.node_files: dict[int, Sibling] = {}
-        if siblings:
+        if siblings:  # (the script's own nodes keep their lines in the script, not in the spliced module)
             self.positions = dict(self.positions)
+            self.positions.update(cst_positions(MetadataWrapper(original, unsafe_skip_copy=True)))
         for sib in siblings:
             self.positions.update(sib.positions)
             self.node_files.update((id(n), sib) for n in sib.positions)
@@ -864,13 +866,13 @@ def read_torch(source: str, path: str = "<string>") -> Program:
 
 def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> TorchFrontend:
     """The frontend that read ``source``: a sibling file none of whose imported classes the
-    script builds (or tries to build) as a model keeps its import (the script is read again
-    without it)."""
+    script builds (or tries to build) as a model, and none of whose functions it hands a model,
+    keeps its import (the script is read again without it)."""
     frontend = TorchFrontend(source, path)
     frontend.run(prepare)
     built = {md.class_name for md in frontend.program.models} | \
         {m["name"] for m in frontend.program.meta.get("stubbed_models", ())}  # (stubbed there: reported there)
-    unbuilt = frozenset(s.path for s in frontend.siblings if not (s.names & built))
+    unbuilt = frozenset(s.path for s in frontend.siblings if not (s.names & built) and not s.functions)
     if unbuilt:
         frontend = TorchFrontend(source, path, unbuilt)
         frontend.run(prepare)

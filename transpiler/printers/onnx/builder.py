@@ -57,6 +57,14 @@ class OnnxBuilder:
         self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(a), name))
         return name
 
+    def scalar_int(self, value: int, hint: str) -> str:
+        """A rank-0 int64 initializer (``const`` gives at least rank 1, as numpy's contiguity does)."""
+        from onnx import TensorProto, helper
+
+        name = self.fresh(hint)
+        self.initializers.append(helper.make_tensor(name, TensorProto.INT64, [], [int(value)]))
+        return name
+
     def ints(self, values, hint: str) -> str:
         return self.const(np.asarray([int(v) for v in values], np.int64), hint)
 

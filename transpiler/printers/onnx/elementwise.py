@@ -333,3 +333,18 @@ def group_norm(ctx: Context) -> list:
         y = b.one("Add", [y, b.const(np.asarray(p["beta"]).reshape((channels,) + tail), f"{ctx.hint}.bias")],
                   ctx.hint)
     return [y]
+
+
+@emitter("fft2")
+def fft2(ctx: Context) -> list:
+    """The 2-D DFT over the last two axes: ONNX's DFT reads a complex tensor as a trailing axis of
+    (real, imag), so the parts are stacked on a new last axis, transformed over the two axes
+    before it (one DFT each), and split again."""
+    b, hint = ctx.b, ctx.hint
+    last = b.ints([-1], f"{hint}.complex_axis")
+    parts = [b.one("Unsqueeze", [x, last], f"{hint}_{name}") for x, name in zip(ctx.inputs[:2], ("real", "imag"))]
+    y = b.one("Concat", parts, f"{hint}_complex", axis=-1)
+    for axis in (-2, -3):  # (the signal's last axis, then the one before it; -1 is the complex axis)
+        y = b.one("DFT", [y, "", b.scalar_int(axis, f"{hint}.axis")], f"{hint}_dft")
+    halves = b.add("Split", [y], f"{hint}_parts", n_out=2, axis=-1, num_outputs=2)
+    return [b.one("Squeeze", [h, last], f"{hint}_{name}") for h, name in zip(halves, ("real", "imag"))]

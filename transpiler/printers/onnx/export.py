@@ -43,16 +43,8 @@ def _dims(value: Value, batch: int | None, name: str) -> list:
     return out
 
 
-#: ops computing numbers from numbers: a boolean (or, for a float result, integer) operand is
-#: cast to the result's type first, as the source frameworks promote it
-_ARITHMETIC = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "average", "power", "matmul"}
-#: ops that only move numbers: an IR output dtype other than the input's means a cast after
-_MOVES = {"reshape", "flatten", "transpose", "expand_dims", "squeeze", "identity", "dropout", "concat", "stack",
-          "slice", "take", "repeat_vector", "broadcast_to"}
-
-
 def _numbers_in(b: OnnxBuilder, node, names: list[str]) -> list[str]:
-    if node.op not in _ARITHMETIC or not node.outputs:
+    if node.spec.numbers != "computes" or not node.outputs:
         return names
     want = node.outputs[0].dtype
     out = []
@@ -64,7 +56,7 @@ def _numbers_in(b: OnnxBuilder, node, names: list[str]) -> list[str]:
 
 
 def _typed_out(b: OnnxBuilder, node, outs: list[str]) -> list[str]:
-    if node.op not in _MOVES or not node.inputs or node.inputs[0] is None:
+    if node.spec.numbers != "moves" or not node.inputs or node.inputs[0] is None:
         return outs
     have = node.inputs[0].dtype
     return [b.one("Cast", [o], f"{node.name}_cast", to=_ELEM.get(v.dtype, 1)) if v.dtype != have else o
