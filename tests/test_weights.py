@@ -214,8 +214,6 @@ CORPUS_NAMES = sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".py"))
 #: corpus scripts whose Keras model this test cannot save as the script builds it, with the reason
 #: (strict: when the model can be saved, the xfail fails and the entry goes)
 UNSAVED = {
-    "data_sized_blocks": "the converter cannot bind the run-time sizes of Net(len(vocab), ...) from the checkpoint "
-                         "(CheckpointError: layer 'dense' shapes)",
     "text_lookup_classifier": "the converter cannot bind the run-time sizes of Net(vectorize_layer.vocabulary_size(), "
                               "...) from the checkpoint (CheckpointError: layer 'embedding' shapes)",
     "normalized_augmentation": "the Normalization state Keras adapts is not in the converted checkpoint "

@@ -19,6 +19,7 @@ import numpy as np
 from transpiler.ir.graph import Graph, Node
 from transpiler.ir.naming import keras_auto_name
 from transpiler.ir import ops as ops_table
+from transpiler.ir import sizes
 from transpiler.ir.params import expected_shapes, param_names, source_op
 from transpiler.ir.state_plan import KerasLayer
 from transpiler.weights.errors import CheckpointError
@@ -124,6 +125,22 @@ def _match_by_path(graph: Graph, available: dict[str, CheckpointLayer], path: st
     return found
 
 
+def _runtime_sizes_fit(want: tuple, have: tuple) -> bool:
+    """A shape whose differing dims are all sizes the program computes when it runs
+    (``nn.LSTM(inputs.shape[2], 32)``): the checkpoint says what they were, as long as one value
+    of each such size explains every dim (the value the translation saw is only an example)."""
+    if len(want) != len(have):
+        return False
+    differ = [(w, h) for w, h in zip(want, have) if int.__int__(w) != h]
+    if not all(sizes.carries_runtime(w) for w, _ in differ):
+        return False
+    try:
+        sizes.bind_shapes([(tuple(w for w, _ in differ), tuple(h for _, h in differ))])
+    except ValueError:
+        return False
+    return True
+
+
 def check_layer(node: Node, layer: CheckpointLayer, path: str) -> dict[str, object]:
     """``{canonical param: dataset}`` after checking count, shapes and dtypes."""
     names = param_names(node)
@@ -139,7 +156,7 @@ def check_layer(node: Node, layer: CheckpointLayer, path: str) -> dict[str, obje
     out = {}
     for name, tensor in zip(names, layer.tensors):
         have = tuple(int(s) for s in tensor.shape)
-        if have != shapes[name]:
+        if have != shapes[name] and not _runtime_sizes_fit(shapes[name], have):
             raise CheckpointError(f"{path}: {label} {name}: the checkpoint's tensor {tensor.name} has "
                                   f"shape {have}, the model needs {shapes[name]}")
         if np.dtype(tensor.dtype).kind != "f" and not (name in counters and np.dtype(tensor.dtype).kind in "iu"):
