@@ -35,6 +35,7 @@ from transpiler.frontend_ast.keras.runtime_sizes import KerasRuntimeSizes
 from transpiler.frontend_ast.keras.constants_class import KerasConstantClasses
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
+from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
     span_holds, _camel, _identifier, _default_hint, _syntax_error)
@@ -57,7 +58,7 @@ from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_const
 
 
 class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
-                    KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
+                    KerasStatements, KerasWrappers, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
