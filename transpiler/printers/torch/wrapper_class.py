@@ -140,6 +140,7 @@ class _Tapes:
     gradients: list[_Gradient] = field(default_factory=list)
     persistent: set[int] = field(default_factory=set)
     names: set[str] = field(default_factory=set)  # the names tapes are bound to
+    positions: list[int] = field(default_factory=list)  # of the gradients, in source order
 
     def of(self, with_: cst.With) -> list[_Gradient]:
         return [g for g in self.gradients if g.tape is with_]
@@ -158,12 +159,8 @@ def _scan_tapes(fn: cst.FunctionDef, aliases: dict[str, str]) -> _Tapes:
     result goes to."""
     found = _Tapes()
     current: dict[str, cst.With] = {}
-    applied: dict[str, str] = {}
-    for call in nodes_of(fn, cst.Call):
-        if _is_call_to(call, "apply_gradients") and _zip_args(call) is not None:
-            grads = _zip_args(call)[0]
-            if isinstance(grads, cst.Name):
-                applied[grads.value] = _code(call.func.value)
+    applies: list[tuple[int, str, str]] = []  # (position, gradients' name, optimizer), in source order
+    position = [0]
 
     class Walk(cst.CSTVisitor):
         def visit_With(self, node: cst.With) -> None:
@@ -175,8 +172,13 @@ def _scan_tapes(fn: cst.FunctionDef, aliases: dict[str, str]) -> _Tapes:
                         found.persistent.add(id(node))
 
         def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            position[0] += 1
             small = node.body[0] if len(node.body) == 1 else None
             value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if _is_call_to(value, "apply_gradients") and _zip_args(value) is not None \
+                    and isinstance(_zip_args(value)[0], cst.Name):
+                applies.append((position[0], _zip_args(value)[0].value, _code(value.func.value)))
+                return
             suffix = ""
             if isinstance(value, cst.Subscript):  # ``tape.gradient(y, [x])[0]``
                 suffix = _code(value.with_changes(value=cst.Name("_")))[1:]
@@ -190,9 +192,15 @@ def _scan_tapes(fn: cst.FunctionDef, aliases: dict[str, str]) -> _Tapes:
             if len(value.args) < 2:
                 raise Untranslatable(f"{_code(value)} (tape.gradient with one argument)")
             found.gradients.append(_Gradient(node, current[value.func.value.value], _code(value.args[0].value),
-                                             value.args[1].value, grads, applied.get(grads), suffix))
+                                             value.args[1].value, grads, None, suffix))
+            found.positions.append(position[0])
 
     fn.visit(Walk())
+    for g, at in zip(found.gradients, found.positions):  # the first apply_gradients of these gradients
+        rebound = [p for h, p in zip(found.gradients, found.positions) if p > at and h.grads == g.grads]
+        end = min(rebound) if rebound else position[0] + 1
+        mine = [opt for p, name, opt in applies if name == g.grads and at < p < end]
+        g.optimizer = mine[0] if mine else None
     return found
 
 
@@ -216,8 +224,12 @@ class _StepRewrite(cst.CSTTransformer):
         uses: dict[str, int] = {}
         for name in nodes_of(fn, cst.Name):
             uses[name.value] = uses.get(name.value, 0) + 1
+        bound: dict[str, int] = {}
         for g in self.tapes.gradients:
-            if g.optimizer is not None and uses.get(g.grads, 0) != 2:  # bound, then zipped: nothing else
+            if g.optimizer is not None:
+                bound[g.grads] = bound.get(g.grads, 0) + 1
+        for g in self.tapes.gradients:
+            if g.optimizer is not None and uses.get(g.grads, 0) != 2 * bound[g.grads]:  # bound, then zipped
                 raise Untranslatable(f"{g.grads} (the gradients are changed or read before apply_gradients)")
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
