@@ -141,3 +141,60 @@ def test_first_steps_equal_keras(translated):
         for km, tm in zip(kmodels, tmodels):
             for kw, tw in zip(km.get_weights(), _torch_weights(tm)):
                 np.testing.assert_allclose(tw, kw, rtol=RTOL, atol=1e-6)
+
+
+SHARED_TRAINER = '''
+import numpy as np
+import tensorflow as tf
+import keras
+
+
+class Trainer(keras.Model):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+
+    @property
+    def metrics(self):
+        return [self.loss_tracker]
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = keras.ops.mean(keras.ops.square(self.model(x, training=True) - y))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        self.loss_tracker.update_state(loss)
+        return {"loss": self.loss_tracker.result()}
+
+    def call(self, x):
+        return self.model(x)
+
+
+small = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
+inputs = keras.Input(shape=(4,))
+large = keras.Model(inputs, keras.layers.Dense(2)(keras.layers.Dense(8, activation="relu")(inputs)))
+x = np.zeros((32, 4), "float32")
+y = np.ones((32, 2), "float32")
+trainer_small = Trainer(small)
+trainer_large = Trainer(large)
+trainer_small.compile(optimizer=keras.optimizers.SGD())
+trainer_small.fit(x, y, epochs=1)
+trainer_large.compile(optimizer="adam")
+trainer_large.fit(x, y, epochs=1)
+'''
+
+
+def test_trainer_shared_by_two_models_is_one_class_holding_each():
+    """keras.io's trainer_pattern: one Trainer class wrapping two different models gave two
+    torch classes both named like it, each with a fresh copy of its model's layers."""
+    result = translate(SHARED_TRAINER, "shared_trainer.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    text = result.text
+    assert text.count("class Trainer(nn.Module):") == 1
+    assert "trainer_small = Trainer(small)" in text and "trainer_large = Trainer(large)" in text
+    namespace = {"__name__": "shared_trainer"}
+    exec(compile(text, "shared_trainer_t.py", "exec"), namespace)  # noqa: S102 - runs both fits
+    trainer = namespace["trainer_small"]
+    assert trainer.model is namespace["small"]  # the model handed in, not a copy: its weights train

@@ -190,6 +190,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         self.program.training = [st for st in self.program.training if st not in unbuilt]
         for statement in self.program.training:
             statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
+        self._finish_wrappers()  # (wrappers.py: the models each wrapper holds)
         self.program.meta["keras_names"] = sorted(
             name for name, value in self.globals.vars.items()
             if is_keras_binding(value) or type(value) is LayerObj)  # (a layer: its statement goes with its model)

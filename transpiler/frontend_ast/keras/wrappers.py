@@ -20,7 +20,7 @@ from transpiler.frontend_ast.interp import Unknown
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import _custom_step
-from transpiler.frontend_ast.keras.values import FrontendError, ModelObj
+from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle, ModelObj
 
 #: methods that make a Model subclass a trainer of what it holds
 _TRAINER_METHODS = ("train_step", "test_step", "compute_loss", "compile")
@@ -77,6 +77,14 @@ class KerasWrappers:
             key = arg.keyword.value if arg.keyword is not None else i
             value = kwargs.get(key) if arg.keyword is not None else (args[i] if i < len(args) else None)
             objects[key] = self._wrapper_object(value)
+            role = key if isinstance(key, str) else (("optimizer", "loss")[key] if key < 2 and
+                                                      cls.method("compile") is None else None)
+            if isinstance(value, str) and role in ("optimizer", "loss"):  # compile(optimizer="adam")
+                try:
+                    objects[key] = (role, keras_training.optimizer_config(value) if role == "optimizer"
+                                    else keras_training.loss_config(value))
+                except Unsupported as exc:
+                    objects[key] = ("unsupported", str(exc))
         span = self._span(node)
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
         self.program.training.append(T.TrainingStatement(
@@ -94,7 +102,16 @@ class KerasWrappers:
             classes[name] = {"instances": [], "span": self._span(user.cls.node),
                              "tracker_metrics": dict(step.get("tracker_metrics", {})), "objects": {}}
         self._wrapper_attrs(user, classes[name])
+        held = [v for v in user.attrs.values() if isinstance(v, (ModelObj, ModelHandle))]
+        self.__dict__.setdefault("_wrapper_held", {}).setdefault(name, []).extend(held)
         return classes[name]
+
+    def _finish_wrappers(self) -> None:
+        """Each wrapper class's held models, by the torch class they became (their layouts
+        decide how the data enters)."""
+        for name, held in getattr(self, "_wrapper_held", {}).items():
+            mds = [self._model_def_of(obj) for obj in held]
+            self.program.meta["wrapper_classes"][name]["held"] = sorted({md.class_name for md in mds if md})
 
     def _wrapper_attrs(self, user, info: dict) -> None:
         """The optimizer and loss objects the instance's ``__init__``/``compile()`` stored."""

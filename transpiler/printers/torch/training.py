@@ -941,7 +941,7 @@ class TrainingPrinter(CompiledObjects):
         if "metric_wrapper" in self.needs:
             out += copy.take(METRICS, "MeanMetricWrapper")
         if "fit_train_step" in self.needs:
-            out += copy.take(TRAINING, "fit_train_step")
+            out.append(runtime_prune.specialise(TRAINING, "fit_train_step", frozenset(self.features)))
             self.code.imports.add("from types import SimpleNamespace")
         if "evaluate_test_step" in self.needs:
             out += copy.take(TRAINING, "evaluate_test_step")

@@ -126,7 +126,7 @@ def _compile_call(printer, ts: T.TrainingStatement) -> str:
     for i, arg in enumerate(call.args):
         key = arg.keyword.value if arg.keyword is not None else i
         kind, config = ts.config["args"].get(key, ("other", None))
-        if not isinstance(arg.value, cst.Call):
+        if not isinstance(arg.value, (cst.Call, cst.SimpleString)):
             kind = "other"  # (a variable: where it is made, an optimizer is printed as a factory)
         if kind == "optimizer":
             value = factory(printer, config)
@@ -163,15 +163,18 @@ def _layout(printer, cls: str) -> str | None:
 
 
 def _fit(printer, ts: T.TrainingStatement, cls: str) -> str:
+    from transpiler.ir import code_literals
+    from transpiler.printers.torch.callbacks import _callback_object_code
+    from transpiler.printers.torch.objects import OBJECT_CALLBACKS
     from transpiler.printers.torch.training import _arg_text, _to_layout
 
     f: T.Fit = ts.config
-    others = {k for k in ("validation_split", "validation_data", "class_weight", "sample_weight",
-                          "steps_per_epoch", "validation_steps")
+    others = {k for k in ("validation_split", "class_weight", "sample_weight", "steps_per_epoch", "validation_steps")
               if getattr(f, k) not in (None, 0.0, getattr(T.Fit, k, None))}
-    if others or f.callbacks or f.initial_epoch:
+    unknown = [cb.kind for cb in f.callbacks if cb.kind not in OBJECT_CALLBACKS]
+    if others or unknown or f.initial_epoch:
         raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
-                                  "train_step")
+                                  "train_step" + (f" ({', '.join(unknown)})" if unknown else ""))
     if printer.program.meta.get("wrapper_failed", {}).get(cls):
         raise NotImplementedError(f"{cls}.train_step() is not translated")
     if printer._from_dataset(f.x, f.y, ts) is not None:
@@ -186,6 +189,18 @@ def _fit(printer, ts: T.TrainingStatement, cls: str) -> str:
         kw["verbose"] = f.verbose
     if f.shuffle is not True:
         kw["shuffle"] = f.shuffle
+    if f.validation_data is not None:
+        parts = code_literals.list_items(f.validation_data.text)
+        if parts is None or len(parts) != 2 or "def test_step(" not in printer.code.wrapper_classes.get(cls, ""):
+            raise NotImplementedError("fit(validation_data=...) other than an (x, y) pair, or without the "
+                                      "model's own test_step")
+        kw["validation_data"] = T.Code(f"({_to_layout(parts[0], layout)}, {parts[1]})")
+        printer.features.add("step_validation")
+        printer.needs.add("evaluate_test_step")
+    if f.callbacks:
+        kw["callbacks"] = T.Code("[" + ", ".join(_callback_object_code(cb.params["code"]) for cb in f.callbacks) + "]")
+        printer.features.add("step_callbacks")
+        printer.needs.add("callback_class")
     return f"fit_train_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"
 
 
