@@ -19,7 +19,7 @@ from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.interp import Unknown
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
-from transpiler.frontend_ast.keras.support import _custom_step
+from transpiler.frontend_ast.keras.support import _custom_step, _tracker_metrics
 from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle, ModelObj
 
 #: methods that make a Model subclass a trainer of what it holds
@@ -31,8 +31,10 @@ class KerasWrappers:
 
     def _is_wrapper(self, model: ModelObj) -> bool:
         """A subclassed model that trains what it holds, with no network of its own to build:
-        no ``call()``, or a trainer class the script constructs at several places (each
-        instance holds a different model, so no one torch class of a fixed network)."""
+        no ``call()``; or models handed to it and its own ``compile()`` (a CycleGAN, a
+        distiller: several optimizers and losses), or a trainer class the script constructs at
+        several places (each instance holds a different model: no one torch class of a fixed
+        network)."""
         user = model.user
         if user is None or model.graph is not None or user.cls.kind != "model":
             return False
@@ -41,8 +43,10 @@ class KerasWrappers:
             return False
         if cls.method("call") is None:
             return True
-        held = [v for v in user.attrs.values() if isinstance(v, ModelObj) and not self._made_in_class(v, user)]
-        return bool(held) and self._construct_sites(cls.node.name.value) > 1
+        held = [v for v in user.attrs.values() if isinstance(v, ModelHandle) or
+                isinstance(v, ModelObj) and not self._made_in_class(v, user)]
+        # its own compile() (other optimizers and losses than Keras' one), or shared by several models
+        return bool(held) and (cls.method("compile") is not None or self._construct_sites(cls.node.name.value) > 1)
 
     def _construct_sites(self, name: str) -> int:
         """How many calls of ``name(...)`` the script has."""
@@ -91,6 +95,8 @@ class KerasWrappers:
             "wrapper_compile", receiver, {"class": cls.node.name.value, "args": objects}, span, stmt,
             call=self.source_file.sid(node), source=cst.Module([]).code_for_node(node)))
         self._wrapper_attrs(user, info)
+        for attr, metric in _tracker_metrics(user, [(a, "") for a in user.attrs]).items():
+            info["tracker_metrics"].setdefault(attr, metric)  # (trackers compile() made)
         return Unknown(f"model.{method}()")
 
     def _wrapper_info(self, model: ModelObj) -> dict:

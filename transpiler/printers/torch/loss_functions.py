@@ -265,7 +265,9 @@ def _random(kind: str) -> Callable:
         first, second = ("mean", "stddev") if kind == "normal" else ("minval", "maxval")
         a = _Args(call, ("shape", first, second, "dtype", "seed"))
         dtype = a.text("dtype")
-        extra = f", dtype={_dtype(dtype)}" if dtype not in (None, "None") else ""
+        extra = ""
+        if dtype not in (None, "None"):  # a name, or a tensor's own dtype (``x.dtype``: a torch dtype)
+            extra = f", dtype={_dtype(dtype) if dtype.strip(chr(39) + chr(34)).rsplit('.', 1)[-1] in _DTYPES else dtype}"
         if kind == "normal":
             text = f"torch.randn({a.text('shape')}{extra})"
             if a.text("stddev") not in (None, "1", "1.0"):
@@ -282,6 +284,19 @@ def _random(kind: str) -> Callable:
 def _stop_gradient(call: cst.Call) -> str:
     x = _Args(call, ("x",), {"x": ("input", "variable")}).text("x")
     return f"{x}.detach()" if re.fullmatch(r"[\w.]+", x) else f"({x}).detach()"
+
+
+def _matmul(call: cst.Call) -> str:
+    """``tf.matmul(a, b, transpose_a=..., transpose_b=...)`` / ``ops.matmul(a, b)``."""
+    a = _Args(call, ("x1", "x2", "transpose_a", "transpose_b"), {"x1": ("a",), "x2": ("b",)})
+    x1, x2 = a.text("x1"), a.text("x2")
+    if set(a.values) - {"x1", "x2", "transpose_a", "transpose_b"}:
+        raise Untranslatable("matmul options other than transpose_a/transpose_b")
+    if a.text("transpose_a", "False") == "True":
+        x1 = f"{x1}.transpose(-2, -1)"
+    if a.text("transpose_b", "False") == "True":
+        x2 = f"{x2}.transpose(-2, -1)"
+    return f"torch.matmul({x1}, {x2})"
 
 
 def _l2_normalize(call: cst.Call) -> str:
@@ -316,7 +331,7 @@ _COMMON: dict[str, Callable] = {
     "add_n": lambda call: f"sum({_Args(call, ('inputs',)).text('inputs')})",  # (a list of tensors)
     "expand_dims": _expand_dims,
     "random.normal": _random("normal"), "random.uniform": _random("uniform"),
-    "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize,
+    "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
 }
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
@@ -332,7 +347,7 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "shape": "shape", "stack": "stack", "concat": "concat", "convert_to_tensor": "convert_to_tensor",
             "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims",
             "random.normal": "random.normal", "random.uniform": "random.uniform", "stop_gradient": "stop_gradient",
-            "l2_normalize": "l2_normalize"}
+            "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul"}
 
 
 #: Keras' short loss function names → the canonical ones

@@ -344,7 +344,7 @@ def _init_body(fn: cst.FunctionDef, ctx: WrapperContext) -> cst.FunctionDef:
     return fn.with_changes(body=fn.body.with_changes(body=body))
 
 
-def _compile_body(fn: cst.FunctionDef, params: dict[str, str]) -> cst.FunctionDef:
+def _compile_body(fn: cst.FunctionDef, params: dict[str, str], objects: dict[str, str]) -> cst.FunctionDef:
     """The class's own compile(): each optimizer it stores bound to its parameters; Keras'
     compile (``super().compile(...)``) sets ``self.optimizer`` and ``self.loss``."""
     body, pending = [], []
@@ -361,8 +361,8 @@ def _compile_body(fn: cst.FunctionDef, params: dict[str, str]) -> cst.FunctionDe
                 elif key == "loss":
                     lines.append(f"self.loss = {_code(arg.value)}")
                 elif key is not None:
-                    lines.append(comment_text(f"# compile({key}=...): Keras' compiled {key} are not kept; the "
-                                              "step's own trackers are the metrics"))
+                    lines.append(comment_text(f"# compile({key}=...): not kept (the step's own trackers are the "
+                                              "metrics; torch runs the step eagerly)"))
             notes = [cst.EmptyLine(comment=cst.Comment(ln)) for ln in lines if ln.startswith("#")]
             new = [cst.parse_statement(ln) for ln in lines if not ln.startswith("#")]
             pending = [*stmt.leading_lines, *notes]  # (on the next statement when nothing stands here)
@@ -377,9 +377,13 @@ def _compile_body(fn: cst.FunctionDef, params: dict[str, str]) -> cst.FunctionDe
         small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1:
             attr = _self_attr(small.targets[0].target)
+            value = objects.get(attr) if isinstance(small.value, cst.Call) else None  # (made here)
             if attr in params:
-                body.append(cst.parse_statement(_bind(attr, _code(small.value), params)).with_changes(
+                body.append(cst.parse_statement(_bind(attr, value or _code(small.value), params)).with_changes(
                     leading_lines=stmt.leading_lines))
+                continue
+            if value is not None:
+                body.append(stmt.with_changes(body=[small.with_changes(value=cst.parse_expression(value))]))
                 continue
         body.append(stmt)
     if not body:
@@ -413,7 +417,7 @@ def _translate_method(fn: cst.FunctionDef, cls: cst.ClassDef, params: dict[str, 
     if name == "__init__":
         fn = _init_body(fn, ctx)
     elif name == "compile":
-        fn = _compile_body(fn, params)
+        fn = _compile_body(fn, params, {**ctx.objects, **ctx.trackers})
     else:
         fn = fn.with_changes(body=fn.body.visit(_StepRewrite(fn, ctx.aliases)))
         if name == "call":

@@ -92,9 +92,10 @@ def translate_classes(printer) -> None:
 
 
 def _trackers(cls: cst.ClassDef) -> list[tuple[str, str]]:
-    init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    """The metric trackers ``__init__`` or ``compile()`` makes: (attribute, source)."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value in ("__init__", "compile")]
     out = []
-    for stmt in (init.body.body if init is not None else ()):
+    for stmt in (stmt for fn in methods for stmt in fn.body.body):
         small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call) \
                 and "metrics." in _code(small.value.func):
