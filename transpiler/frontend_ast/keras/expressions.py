@@ -559,6 +559,9 @@ class KerasExpressions(Interpreter):
             if name == "__init__":
                 self._name_user(obj.obj, kwargs.get("name"))
             return None
+        if isinstance(obj, UserObj) and obj.model is not None and name in keras_training.TRAINING_METHODS \
+                and self._is_wrapper(obj.model):  # (its own compile(): wrappers.py)
+            return self._wrapper_call(obj.model, name, args, kwargs, node)
         if isinstance(obj, UserObj):
             fn = obj.cls.method(name)
             if fn is not None:
@@ -626,6 +629,8 @@ class KerasExpressions(Interpreter):
                     return self._call_method(_BoundMethod(built, name), args, kwargs, node)
         if isinstance(obj, (ModelObj, ModelHandle)) and name in keras_training.TRAINING_METHODS:
             model = self._handle_model(obj) if isinstance(obj, ModelHandle) else obj
+            if isinstance(model, ModelObj) and self._is_wrapper(model):  # (wrappers.py)
+                return self._wrapper_call(model, name, args, kwargs, node)
             if isinstance(model, ModelObj) and model.graph is None:
                 data = args[0] if args else kwargs.get("x")
                 if isinstance(data, DatasetObj) and data.elements is not None:

@@ -35,6 +35,7 @@ from transpiler.frontend_ast.keras.runtime_sizes import KerasRuntimeSizes
 from transpiler.frontend_ast.keras.constants_class import KerasConstantClasses
 from transpiler.frontend_ast.keras.statements import KerasStatements
 from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
+from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
     span_holds, _camel, _identifier, _default_hint, _syntax_error)
@@ -57,7 +58,7 @@ from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_const
 
 
 class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
-                    KerasStatements, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
+                    KerasStatements, KerasWrappers, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
     MAX_LOOP = 10_000
@@ -189,6 +190,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         self.program.training = [st for st in self.program.training if st not in unbuilt]
         for statement in self.program.training:
             statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
+        self._finish_wrappers()  # (wrappers.py: the models each wrapper holds)
         self.program.meta["keras_names"] = sorted(
             name for name, value in self.globals.vars.items()
             if is_keras_binding(value) or type(value) is LayerObj)  # (a layer: its statement goes with its model)

@@ -232,7 +232,9 @@ class KerasLazyModels:
         model = self.training_models.get(id(statement))
         if isinstance(model, ModelHandle):
             model = self._handle_model(model)
-        return model if isinstance(model, ModelObj) and model.graph is None else None
+        if isinstance(model, ModelObj) and model.graph is None and not self._is_wrapper(model):
+            return model
+        return None
 
     def _finishable(self, model: ModelObj) -> bool:
         """Whether a registered model is a model of the program that can be printed. One made

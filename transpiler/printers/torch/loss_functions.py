@@ -11,6 +11,7 @@ with the call named, so the caller can emit a marked stub.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -256,6 +257,56 @@ def _expand_dims(call) -> str:
     return f"{x}[..., None{', :' * (-k - 1)}]"
 
 
+def _random(kind: str) -> Callable:
+    """``keras.random.normal(shape, mean, stddev)`` / ``tf.random.uniform(shape, minval,
+    maxval)``: torch's generator (the same distribution, other numbers; a seed is not kept)."""
+
+    def emit(call: cst.Call) -> str:
+        first, second = ("mean", "stddev") if kind == "normal" else ("minval", "maxval")
+        a = _Args(call, ("shape", first, second, "dtype", "seed"))
+        dtype = a.text("dtype")
+        extra = ""
+        if dtype not in (None, "None"):  # a name, or a tensor's own dtype (``x.dtype``: a torch dtype)
+            extra = f", dtype={_dtype(dtype) if dtype.strip(chr(39) + chr(34)).rsplit('.', 1)[-1] in _DTYPES else dtype}"
+        if kind == "normal":
+            text = f"torch.randn({a.text('shape')}{extra})"
+            if a.text("stddev") not in (None, "1", "1.0"):
+                text = f"{text} * {a.text('stddev')}"
+            return text if a.text("mean") in (None, "0", "0.0") else f"{text} + {a.text('mean')}"
+        low, high = a.text("minval", "0.0"), a.text("maxval", "1.0")
+        text = f"torch.rand({a.text('shape')}{extra})"
+        if high not in ("1", "1.0") or low not in ("0", "0.0"):
+            text = f"{text} * ({high} - {low})" if low not in ("0", "0.0") else f"{text} * {high}"
+        return text if low in ("0", "0.0") else f"{text} + {low}"
+    return emit
+
+
+def _stop_gradient(call: cst.Call) -> str:
+    x = _Args(call, ("x",), {"x": ("input", "variable")}).text("x")
+    return f"{x}.detach()" if re.fullmatch(r"[\w.]+", x) else f"({x}).detach()"
+
+
+def _matmul(call: cst.Call) -> str:
+    """``tf.matmul(a, b, transpose_a=..., transpose_b=...)`` / ``ops.matmul(a, b)``."""
+    a = _Args(call, ("x1", "x2", "transpose_a", "transpose_b"), {"x1": ("a",), "x2": ("b",)})
+    x1, x2 = a.text("x1"), a.text("x2")
+    if set(a.values) - {"x1", "x2", "transpose_a", "transpose_b"}:
+        raise Untranslatable("matmul options other than transpose_a/transpose_b")
+    if a.text("transpose_a", "False") == "True":
+        x1 = f"{x1}.transpose(-2, -1)"
+    if a.text("transpose_b", "False") == "True":
+        x2 = f"{x2}.transpose(-2, -1)"
+    return f"torch.matmul({x1}, {x2})"
+
+
+def _l2_normalize(call: cst.Call) -> str:
+    """TensorFlow's l2_normalize: x / sqrt(max(sum(x ** 2), epsilon)), epsilon 1e-12."""
+    a = _Args(call, ("x", "axis", "epsilon"), {"axis": ("dim",)})
+    x, axis, eps = a.text("x"), a.text("axis", "None"), a.text("epsilon", "1e-12")
+    dim = "" if axis in (None, "None") else f", dim={axis}, keepdim=True"
+    return f"{x} / torch.sqrt(torch.clamp(torch.sum(torch.square({x}){dim}), min={eps}))"
+
+
 #: functions shared by keras.ops, keras.backend and TensorFlow (canonical names)
 _COMMON: dict[str, Callable] = {
     "mean": _reduce("torch.mean"), "sum": _reduce("torch.sum"), "max": _reduce("torch.amax"),
@@ -279,6 +330,8 @@ _COMMON: dict[str, Callable] = {
     "convert_to_tensor": _like("torch.as_tensor"), "constant": _constant,
     "add_n": lambda call: f"sum({_Args(call, ('inputs',)).text('inputs')})",  # (a list of tensors)
     "expand_dims": _expand_dims,
+    "random.normal": _random("normal"), "random.uniform": _random("uniform"),
+    "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
 }
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
@@ -292,7 +345,9 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "cast": "cast", "softmax": "softmax", "log_softmax": "log_softmax", "argmax": "argmax",
             "argmin": "argmin", "where": "where", "ones_like": "ones_like", "zeros_like": "zeros_like",
             "shape": "shape", "stack": "stack", "concat": "concat", "convert_to_tensor": "convert_to_tensor",
-            "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims"}
+            "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims",
+            "random.normal": "random.normal", "random.uniform": "random.uniform", "stop_gradient": "stop_gradient",
+            "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul"}
 
 
 #: Keras' short loss function names → the canonical ones
@@ -309,6 +364,8 @@ def rewrite_entry(name: str) -> Callable | None:
     if name.startswith("tf."):
         flat = _TF_FLAT.get(name[3:])
         return _COMMON.get(flat) if flat else None
+    if name in ("random.normal", "random.uniform"):  # keras.random
+        return _COMMON[name]
     for prefix in ("ops.nn.", "ops.numpy.", "ops.math.", "ops.", "backend.", "activations.", "config."):
         if name.startswith(prefix):
             rest = name[len(prefix):]

@@ -161,6 +161,7 @@ class _Printer:
         self.per_call_builders = self.sites.per_call_builders
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(source.module)
+        self.model_vars |= set(program.meta.get("wrapper_instances", {}))  # (a fit() left a stub: the line too)
         self.weight_lists = WeightLists(self.model_vars)
         self.dropped_helpers = self._droppable_helpers(source.module)
         # the module classes of user Layer classes and block helpers take the place of
@@ -401,8 +402,9 @@ class _Printer:
             return False
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.builders:
             return False
-        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.callback_classes:
-            return True  # it derives from the generated Callback
+        if isinstance(stmt, cst.ClassDef) and (stmt.name.value in self.callback_classes
+                                               or stmt.name.value in self.tcode.wrapper_classes):
+            return True  # it derives from the generated Callback, or uses the Mean helper
         span = self._span(stmt)
         end = span.end_line or span.line
         if any(ts.span is not None and span.line <= ts.span.line <= end and ts.builder is None
@@ -480,6 +482,9 @@ class _Printer:
             self.callback_stubs |= set(unsupported)
         if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
             return self._translated_class(stmt)
+        if isinstance(stmt, cst.ClassDef) and self.tcode is not None and stmt.name.value in self.tcode.wrapper_classes:
+            new = cst.parse_statement(self.tcode.wrapper_classes[stmt.name.value])  # (wrapper_class.py)
+            return new.with_changes(leading_lines=stmt.leading_lines)
         if isinstance(stmt, cst.ClassDef) and any(self._touches_keras(b.value) for b in stmt.bases) or \
                 isinstance(stmt, cst.FunctionDef) and self._header_touches_keras(stmt):
             return self._stub_class(stmt)[0]

@@ -27,6 +27,7 @@ from transpiler.printers.torch import data_utils, dataset_loaders
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch.data_pipeline import PIPELINE_NO_OPS, Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
+from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
@@ -59,6 +60,7 @@ class TrainingCode:
     functions: dict[str, list[str]] = field(default_factory=dict)  # module-level defs, translated
     #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
     class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    wrapper_classes: dict[str, str] = field(default_factory=dict)  # (wrapper_training.py) class → text
 
 
 def _uses_logits(md: ModelDef | None, index: int) -> bool:
@@ -113,6 +115,7 @@ class TrainingPrinter(CompiledObjects):
         if any(regularization_lines(md.graph) for md in self.program.models):
             self.features.add("regularization")  # train_step/evaluate add model.regularization_loss()
         self._custom_steps()  # first: fit() is a stub when the model's train_step cannot be translated
+        wrapper_training.translate_classes(self)  # (models wrapping others: their class, before their fit)
         for ts in self.program.training:
             try:
                 lines = self.statement(ts, several=len(compiled_vars) > 1)
@@ -136,7 +139,7 @@ class TrainingPrinter(CompiledObjects):
                 continue
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
-            elif ts.kind in ("compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
+            elif ts.kind in ("compile", "wrapper_compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
                              "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
                              "metric_object"):
                 self.code.statements[ts.stmt] = lines
@@ -283,6 +286,8 @@ class TrainingPrinter(CompiledObjects):
             return [comment_text(f"# {ts.model} = {source}: {what}")]
         if ts.kind == "callback_object":
             raise NotImplementedError("a callback not passed to fit()")
+        if ts.kind == "optimizer_object" and wrapper_training.passed_to_wrapper(self, ts.model):
+            return wrapper_training.factory_lines(self, ts)
         if ts.kind == "optimizer_object":
             model = self._loop_model(ts.model)
             if model is None:
@@ -467,6 +472,8 @@ class TrainingPrinter(CompiledObjects):
         return [None]
 
     def statement(self, ts: T.TrainingStatement, several: bool) -> list[str] | None:
+        if ts.kind == "wrapper_compile" or ts.model in wrapper_training.instances(self):
+            return wrapper_training.statement_lines(self, ts)
         if ts.kind == "custom_code":
             return self.custom_code_lines(ts)
         if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model"):
@@ -934,7 +941,7 @@ class TrainingPrinter(CompiledObjects):
         if "metric_wrapper" in self.needs:
             out += copy.take(METRICS, "MeanMetricWrapper")
         if "fit_train_step" in self.needs:
-            out += copy.take(TRAINING, "fit_train_step")
+            out.append(runtime_prune.specialise(TRAINING, "fit_train_step", frozenset(self.features)))
             self.code.imports.add("from types import SimpleNamespace")
         if "evaluate_test_step" in self.needs:
             out += copy.take(TRAINING, "evaluate_test_step")

@@ -14,6 +14,8 @@ import numpy as np
 import torch
 
 Model = torch.nn.Module  # the program's model class (load_model is copied with its name)
+#: fit_train_step's options a program may use (runtime_prune.specialise keeps those it does)
+STEP_VALIDATION = STEP_CALLBACKS = True
 
 
 class Repeated:
@@ -76,13 +78,26 @@ def predict(model, x, batch_size=32):
     return torch.cat(batches).numpy()
 
 
-def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", shuffle=True):
+def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", shuffle=True,
+                   validation_data=None, callbacks=()):
     """Keras' Model.fit over the model's own train_step: the metrics are reset at each
-    epoch's start, and the logs of the epoch's last step are printed and kept."""
+    epoch's start, and the logs of the epoch's last step are printed and kept.
+
+    ``validation_data`` is evaluated with the model's test_step after each epoch (the
+    ``val_`` logs), as Keras' fit does.
+
+    ``callbacks`` get Keras' hooks: the model, the train and epoch begin/end with the logs."""
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     loader = make_loader(inputs, y, batch_size, shuffle=shuffle)
     history = {}
+    if STEP_CALLBACKS:
+        for callback in callbacks:
+            callback.set_model(model)
+            callback.on_train_begin({})
     for epoch in range(epochs):
+        if STEP_CALLBACKS:
+            for callback in callbacks:
+                callback.on_epoch_begin(epoch, {})
         for metric in model.metrics:
             metric.reset_state()
         model.train()
@@ -90,10 +105,21 @@ def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", sh
             data = batch[0] if len(batch) == 1 else tuple(batch)
             logs = model.train_step(data)
         logs = {key: float(value) for key, value in sorted(logs.items())}
+        if STEP_VALIDATION:
+            if validation_data is not None:
+                val_x, val_y = validation_data
+                val_logs = evaluate_test_step(model, val_x, val_y, batch_size=batch_size, return_dict=True)
+                logs.update({f"val_{key}": value for key, value in val_logs.items()})
         for key, value in logs.items():
             history.setdefault(key, []).append(value)
         if verbose:
             print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if STEP_CALLBACKS:
+            for callback in callbacks:
+                callback.on_epoch_end(epoch, dict(logs))
+    if STEP_CALLBACKS:
+        for callback in callbacks:
+            callback.on_train_end(dict(logs))
     return SimpleNamespace(history=history)
 
 
