@@ -27,8 +27,11 @@ PROGRAM_DEPS = ["matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver", 
                 # IPython (a few scripts display images with it)
                 "ipython", "traitlets", "pygments", "decorator", "jedi", "parso", "matplotlib-inline",
                 "prompt_toolkit", "wcwidth", "stack_data", "executing", "asttokens", "pure_eval", "pexpect",
-                "ptyprocess", "ipywidgets", "comm", "widgetsnbextension", "jupyterlab_widgets", "cloudpickle", "narwhals"]
-TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas", "packaging", "requests"]
+                "ptyprocess", "ipywidgets", "comm", "widgetsnbextension", "jupyterlab_widgets", "cloudpickle", "narwhals",
+                # gymnasium (pytorch/examples' reinforcement_learning programs: CartPole)
+                "gymnasium", "farama-notifications"]
+TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas", "packaging", "requests",
+                    "gymnasium"]
 
 
 def deps_dir() -> str:
