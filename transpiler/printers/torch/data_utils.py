@@ -125,14 +125,30 @@ def preamble_texts(program) -> tuple[list[str], set[str]]:
     """The runtime definitions a program that adapts preprocessing layers holds after its
     imports, and their imports (none when no layer is adapted)."""
     from transpiler.printers import runtime_source
+    from transpiler.printers.torch import data_lookups
 
-    if not program.meta.get("adapted_layers"):
+    lookups = data_lookups.lookup_classes(program)
+    if not program.meta.get("adapted_layers") and not lookups:
         return [], set()
     copy = runtime_source.Copier()
     texts = []
-    for module, names in PREAMBLE.values():
-        texts += copy.take(module, *names)
+    if program.meta.get("adapted_layers"):
+        for module, names in PREAMBLE.values():
+            texts += copy.take(module, *names)
+    if lookups:  # (the lookups a model holds: built in its __init__)
+        texts += copy.take(data_lookups.RUNTIME, *lookups)
     return texts, copy.imports
+
+
+def preamble_names(program) -> set[str]:
+    """The runtime definitions ``preamble_texts`` puts after the imports (the helpers copied
+    later leave them out: one definition each)."""
+    from transpiler.printers.torch import data_lookups
+
+    names = set(data_lookups.lookup_classes(program))
+    if program.meta.get("adapted_layers"):
+        names |= set(PREAMBLE)
+    return names
 
 
 def image_helpers_used(code) -> set[str]:

@@ -507,7 +507,8 @@ class TrainingPrinter(CompiledObjects):
             if name in data_utils.LOADERS:  # (and their .map/.prefetch/.cache)
                 self.datasets |= {name} - data_utils.LOADER_OPS
                 return data_utils.loader_lines(self, ts)
-            if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
+            if name not in data_utils.PREAMBLE and name not in data_utils.preamble_names(self.program):
+                # (those the script printer puts after the imports: not twice)
                 self.datasets.add(name)
             return data_utils.call_lines(name, args.text, self._single_model_layouts())
         self.datasets.add(ts.kind)  # to_categorical, clone_model: the runtime's function, same arguments
