@@ -23,6 +23,7 @@ UTILITIES = {
     "text_dataset_from_directory": ("torch.directories", "text_dataset_from_directory"),
     **{name: ("torch.text", name) for name in ("TextVectorization", "StringLookup", "IntegerLookup")},  # (TEXT_LAYERS)
     "MappedLoader": ("torch.timeseries", "MappedLoader"),
+    "FeatureDataset": ("torch.tabular", "FeatureDataset"),  # (printers/torch/dataset_features.py)
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
 }
