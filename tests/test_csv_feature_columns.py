@@ -112,6 +112,7 @@ def _first_batch_both(tmp_path, monkeypatch):
     tmodel = generated.build_model()
     tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
     frame = pd.read_csv("patients.csv")
+    frame["chol"] = frame["chol"] / 100.0  # (as main() does)
     kx, ky = next(iter(original.dataframe_to_dataset(frame)))
     tds = generated.dataframe_to_dataset(frame)
     tx, ty = next(iter(tds))

@@ -263,8 +263,8 @@ def _one_step(kmodel, tmodel, md, step, topt, loss_fns, weights, opt, xs, ys, rn
     ys = [y.astype("float64") if y.dtype.kind == "f" else y for y in ys]
     w = rng.uniform(0.2, 3.0, size=len(xs[0])) if sample_weights else None
     k = kmodel.train_on_batch(xs if len(xs) > 1 else xs[0], ys if len(ys) > 1 else ys[0], sample_weight=w)
-    t_in = [torch.from_numpy(verify.to_target_layout(x, v.layout)) for x, v in zip(xs, md.graph.inputs)]
-    t_in = [t.double() if t.is_floating_point() else t.long() for t in t_in]
+    t_in = [verify.torch_input(x, v.layout) for x, v in zip(xs, md.graph.inputs)]
+    t_in = [t if isinstance(t, np.ndarray) else t.double() if t.is_floating_point() else t.long() for t in t_in]
     t_out = [torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, md.graph.outputs)]
     extra = (torch.from_numpy(w),) if sample_weights else ()
     loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, *extra, **opt.clip)

@@ -31,10 +31,9 @@ def build_model():
     chol = keras.Input(shape=(1,), name="chol")
     cp = keras.Input(shape=(1,), name="cp", dtype="int64")
     thal = keras.Input(shape=(1,), name="thal", dtype="string")
-    chol_normalized = layers.Normalization(mean=240.0, variance=2500.0)(chol)
     cp_encoded = layers.IntegerLookup(vocabulary=CP_VOCABULARY, output_mode="one_hot")(cp)
     thal_encoded = layers.StringLookup(vocabulary=THAL_VOCABULARY, output_mode="one_hot")(thal)
-    x = layers.concatenate([age, chol_normalized, cp_encoded, thal_encoded])
+    x = layers.concatenate([age, chol, cp_encoded, thal_encoded])
     x = layers.Dense(16, activation="relu")(x)
     outputs = layers.Dense(1, activation="sigmoid")(x)
     return keras.Model([age, chol, cp, thal], outputs, name="csv_feature_classifier")
@@ -42,6 +41,7 @@ def build_model():
 
 def main():
     dataframe = pd.read_csv(CSV_PATH)
+    dataframe["chol"] = dataframe["chol"] / 100.0  # (mg/dl in hundreds)
     val_dataframe = dataframe.sample(frac=0.2, random_state=1337)
     train_dataframe = dataframe.drop(val_dataframe.index)
     print(f"{len(train_dataframe)} training rows, {len(val_dataframe)} validation rows")
