@@ -107,3 +107,28 @@ def test_lookup_with_a_vocabulary_computed_at_run_time_is_a_stub():
     result = translate(source, "lookups.py")
     assert not result.program.models
     assert any("computed when the program runs" in d.message for d in result.stubs), [str(d) for d in result.stubs]
+
+
+KEYED_PREDICT = '''
+import numpy as np
+import keras
+from keras import layers
+
+a = keras.Input(shape=(3,), name="a")
+b = keras.Input(shape=(1,), name="b")
+model = keras.Model([a, b], layers.Dense(1)(layers.concatenate([a, b])))
+arrays = {"a": np.ones((2, 3), "float32"), "b": np.zeros((2, 1), "float32")}
+out = model.predict({name: arrays[name] for name in ("b", "a")})
+'''
+
+
+def test_predict_on_a_dict_comprehension_takes_the_inputs_by_name():
+    """``model.predict({name: ... for name in ...})`` (keyed by keras.Input(name=...), in
+    another order than the model's inputs): the generated predict gets them in forward()'s
+    order, the dict evaluated once (it was indexed by position: ``{...}[0]``, a KeyError)."""
+    result = translate(KEYED_PREDICT, "keyed.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    flat = " ".join(result.text.split())
+    assert "inputs[name] for inputs in [{name: arrays[name]" in flat and "for name in ('a', 'b')" in flat.replace('"', "'")
+    generated = verify.load_generated(result.text)
+    assert generated.out.shape == (2, 1)
