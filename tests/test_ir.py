@@ -192,6 +192,8 @@ def test_permute_rows_matches_a_channels_first_flatten():
 
 #: canonical ops no Keras layer produces directly, with the reason
 NOT_FROM_KERAS: dict[str, str] = {
+    "index_lookup": "StringLookup / IntegerLookup: made as runtime objects (data_utils.TextLayerVal), an "
+                    "index_lookup node where a model calls one (frontend_ast/keras/data_lookups.py)",
     "variable": "a custom layer's add_weight (keras_frontend._add_weight), not a layer class",
     "training_select": "an `if training:` branch in a custom layer's call() (keras_frontend._exec_mode_if)",
     "pixel_shuffle": "torch's nn.PixelShuffle; Keras has no layer for it (tf.nn.depth_to_space orders the "

@@ -556,6 +556,9 @@ KERAS_CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras",
 
 #: generated torch scripts whose model the torch frontend cannot read yet, with the construct
 KNOWN_UNREAD: dict[str, str] = {
+    # T1's module holds the runtime's StringLookup / IntegerLookup (plain objects of the copied
+    # runtime/torch/text.py, not nn.Modules): the torch reader does not map them back to Keras' layers
+    "csv_feature_classifier": "'self.integer_lookup' is not known statically",
     # T1 builds its module with the sizes the program computes from the data, Net(len(vocab), ...):
     # the torch reader reads the class Net (built on first call) but not build_model(), which
     # constructs it with run-time arguments (issue 19 item 1)

@@ -147,7 +147,12 @@ def random_inputs(graph: Graph, batch: int, seed: int = 0) -> list[np.ndarray]:
         # long enough for a few strided convolutions or poolings
         shape = [batch] + [_FREE_SIZE if s is None else s for s in _source_shape(v)[1:]]
         high = _vocab_for(graph, v)
-        if v.dtype.startswith(("int", "uint")) or high is not None:
+        tokens = _lookup_tokens(graph, v)
+        if tokens is not None:  # read by a StringLookup / IntegerLookup: its tokens and an unknown one
+            array = np.empty(shape, dtype=object if v.dtype == "string" else v.dtype)
+            array.reshape(-1)[:] = [tokens[i] for i in rng.randint(0, len(tokens), size=int(np.prod(shape)))]
+            out.append(array)
+        elif v.dtype.startswith(("int", "uint")) or high is not None:
             dtype = v.dtype if v.dtype.startswith("int") else "float32"
             out.append(rng.randint(0, high or 10, size=shape).astype(dtype))
         else:
@@ -164,6 +169,17 @@ def _source_shape(v) -> tuple:
 #: token ids drawn for an Embedding sized at run time (``Embedding(vectorizer.vocabulary_size())``:
 #: its stand-in number is no size): ids every such vocabulary holds (a text layer's mask and OOV)
 _RUNTIME_VOCAB = 2
+
+
+def _lookup_tokens(graph: Graph, value) -> list | None:
+    """The tokens to draw for an input a StringLookup / IntegerLookup reads: its vocabulary and
+    one token out of it (the OOV slot is used too)."""
+    for n in graph.nodes:
+        if n.op == "index_lookup" and n.inputs[0] is value:
+            vocabulary = list((n.attrs["config"] or {}).get("vocabulary") or [])
+            unknown = "<unknown>" if value.dtype == "string" else max([0, *vocabulary]) + 1
+            return vocabulary + [unknown]
+    return None
 
 
 def _vocab_for(graph: Graph, value) -> int | None:
@@ -196,6 +212,16 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> Comparison:
                       size=int(a.size), both_nan=int(np.count_nonzero(np.isnan(a) & np.isnan(b))))
 
 
+def torch_input(x: np.ndarray, layout):
+    """One channels-last input as the torch module takes it: a tensor in its layout, or, for
+    strings (a StringLookup in the model reads them), the numpy array of str itself."""
+    import torch
+
+    if x.dtype == object:
+        return x
+    return torch.from_numpy(to_target_layout(x, layout))
+
+
 def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
              training: bool = False) -> list[Comparison]:
     """Run both models on channels-last ``inputs`` (in inference mode, or in training mode for
@@ -208,7 +234,7 @@ def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
     if not isinstance(k_out, (list, tuple)):
         k_out = [k_out]
     k_out = [np.asarray(o) for o in k_out]
-    t_in = [torch.from_numpy(to_target_layout(x, v.layout)) for x, v in zip(inputs, graph.inputs)]
+    t_in = [torch_input(x, v.layout) for x, v in zip(inputs, graph.inputs)]
     torch_module.train(training)
     with torch.no_grad():
         t_out = torch_module(*t_in)

@@ -247,19 +247,88 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
         step = namespace["train_step"]
     rng = np.random.RandomState(7)
     k_losses, t_losses = [], []
-    for xs, ys in batches(md, config.losses, steps):
-        xs = [x.astype("float64") if x.dtype.kind == "f" else x for x in xs]
-        ys = [y.astype("float64") if y.dtype.kind == "f" else y for y in ys]
-        w = rng.uniform(0.2, 3.0, size=len(xs[0])) if sample_weights else None
-        k = kmodel.train_on_batch(xs if len(xs) > 1 else xs[0], ys if len(ys) > 1 else ys[0], sample_weight=w)
-        k_losses.append(float(np.asarray(k).reshape(-1)[0]))
-        t_in = [torch.from_numpy(verify.to_target_layout(x, v.layout)) for x, v in zip(xs, md.graph.inputs)]
-        t_in = [t.double() if t.is_floating_point() else t.long() for t in t_in]
-        t_out = [torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, md.graph.outputs)]
-        extra = (torch.from_numpy(w),) if sample_weights else ()
-        loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, *extra, **opt.clip)
-        t_losses.append(loss)
+    draws = SameUniformDraws(kmodel)
+    with draws:
+        for xs, ys in batches(md, config.losses, steps):
+            k, t = _one_step(kmodel, tmodel, md, step, topt, loss_fns, weights, opt, xs, ys, rng, sample_weights)
+            k_losses.append(k)
+            t_losses.append(t)
+    draws.check()
     return np.array(k_losses), np.array(t_losses)
+
+
+def _one_step(kmodel, tmodel, md, step, topt, loss_fns, weights, opt, xs, ys, rng, sample_weights):
+    """One batch through Keras' train_on_batch and the generated train_step: (keras, torch) losses."""
+    xs = [x.astype("float64") if x.dtype.kind == "f" else x for x in xs]
+    ys = [y.astype("float64") if y.dtype.kind == "f" else y for y in ys]
+    w = rng.uniform(0.2, 3.0, size=len(xs[0])) if sample_weights else None
+    k = kmodel.train_on_batch(xs if len(xs) > 1 else xs[0], ys if len(ys) > 1 else ys[0], sample_weight=w)
+    t_in = [verify.torch_input(x, v.layout) for x, v in zip(xs, md.graph.inputs)]
+    t_in = [t if isinstance(t, np.ndarray) else t.double() if t.is_floating_point() else t.long() for t in t_in]
+    t_out = [torch.from_numpy(verify.to_target_layout(y, v.layout)) for y, v in zip(ys, md.graph.outputs)]
+    extra = (torch.from_numpy(w),) if sample_weights else ()
+    loss, _ = step(tmodel, topt, loss_fns, weights, t_in, t_out, *extra, **opt.clip)
+    return float(np.asarray(k).reshape(-1)[0]), loss
+
+
+class SameUniformDraws:
+    """Random augmentation (RandomFlip, ...) draws the same numbers on both sides: the n-th
+    uniform draw of Keras' backend (``random.uniform``) and the n-th ``torch.rand`` /
+    ``torch.rand_like`` of the generated code are the n-th array of one stream (the two
+    frameworks' generators cannot be seeded alike). Active only for a Keras model holding a
+    random preprocessing layer; Keras then runs eagerly (a traced step would draw once, at
+    trace time, and replay the same flips every step)."""
+
+    def __init__(self, kmodel):
+        self.active = any(type(layer).__name__.startswith("Random")
+                          for layer in kmodel._flatten_layers(include_self=False, recursive=True))
+        self.rng = np.random.RandomState(5)
+        self.noise: list[np.ndarray] = []
+        self.drawn = {"keras": 0, "torch": 0}
+        if self.active:
+            kmodel.run_eagerly = True
+
+    def draw(self, side: str, shape) -> np.ndarray:
+        shape = tuple(int(d) for d in shape)
+        index = self.drawn[side]
+        while len(self.noise) <= index:
+            self.noise.append(self.rng.uniform(size=4096))
+        self.drawn[side] += 1
+        size = int(np.prod(shape))
+        assert size <= 4096, shape
+        return self.noise[index][:size].reshape(shape)
+
+    def __enter__(self):
+        if not self.active:
+            return self
+        from keras.src.backend.tensorflow import random as tf_random
+
+        self.saved = tf_random.uniform, torch.rand, torch.rand_like
+
+        def keras_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
+            u = self.draw("keras", shape)
+            return keras.ops.convert_to_tensor(minval + (maxval - minval) * u, dtype=dtype or "float32")
+
+        def torch_rand(*size, dtype=None, device=None, **kwargs):
+            shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+            return torch.from_numpy(self.draw("torch", shape)).to(dtype or torch.get_default_dtype())
+
+        def torch_rand_like(t, dtype=None, **kwargs):
+            return torch.from_numpy(self.draw("torch", tuple(t.shape))).to(dtype or t.dtype)
+
+        tf_random.uniform, torch.rand, torch.rand_like = keras_uniform, torch_rand, torch_rand_like
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            from keras.src.backend.tensorflow import random as tf_random
+
+            tf_random.uniform, torch.rand, torch.rand_like = self.saved
+        return False
+
+    def check(self) -> None:
+        """Both sides drew as many arrays (else the draws paired up were not the same ones)."""
+        assert self.drawn["keras"] == self.drawn["torch"], self.drawn
 
 
 def run_custom_step(result, md, generated, kmodel, tmodel, opt: T.Optimizer, steps: int):

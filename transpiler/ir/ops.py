@@ -437,6 +437,11 @@ op("concat", numbers="moves", inputs="*xs", attrs="axis: axis = -1", layout=ATTR
 # ---------------------------------------------------------------------------------
 op("embedding", attrs="input_dim: int; output_dim: int; mask_zero: bool = False",
    params="embeddings: VE", layout=TERMINATE, sparse_gradient=True)
+op("index_lookup", attrs="kind: str; config: any = None; depth: int = None", layout=TERMINATE,
+   doc="Keras' StringLookup / IntegerLookup inside a model (``kind``), with the constructor's static "
+       "arguments (``config``: a vocabulary given in the source): tokens (strings or integers) → ids "
+       "(``output_mode='int'``, int64, the input's shape) or one_hot / multi_hot / count encodings of "
+       "``depth`` slots (float32; one_hot replaces a last axis of 1).")
 _RNN = ("units: int; return_sequences: bool = False; return_state: bool = False; "
         "go_backwards: bool = False; use_bias: bool = True; masked: bool = False; initial_state: bool = False")
 _MASKED = (" ``masked``: a second input holds the token ids of an Embedding(mask_zero=True); a step "

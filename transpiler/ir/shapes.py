@@ -285,6 +285,23 @@ def _embedding(node, shapes, layouts):
     return [(out, default_layout(len(out)))]
 
 
+@rule("index_lookup")
+def _index_lookup(node, shapes, layouts):
+    shape = shapes[0]
+    mode = (node.attrs["config"] or {}).get("output_mode", "int")
+    mode = {"binary": "multi_hot"}.get(mode, mode)
+    if mode == "int":
+        return [(shape, layouts[0], "int64")]
+    depth = node.attrs["depth"]
+    if mode == "one_hot":
+        out = (*shape[:-1], depth) if len(shape) > 1 and shape[-1] == 1 else (*shape, depth)
+    elif len(shape) == 2:  # multi_hot / count / tf_idf: one row of slots per sample
+        out = (shape[0], depth)
+    else:
+        raise IRError(f"{node.op}: output_mode={mode!r} takes (batch, tokens) inputs, got {shape}")
+    return [(out, default_layout(len(out)), "float32")]
+
+
 @rule("simple_rnn", "lstm", "gru")
 def _rnn(node, shapes, layouts):
     a = node.attrs

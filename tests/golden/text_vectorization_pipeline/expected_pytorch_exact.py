@@ -73,6 +73,7 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
             (
                 np.asarray(items, dtype=object)
                 if isinstance(items[0], str)
+                or getattr(items[0], "dtype", None) == object
                 else default_collate(list(items))
             )
             for items in zip(*batch)

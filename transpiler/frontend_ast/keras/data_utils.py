@@ -71,6 +71,7 @@ class TextLayerVal(Unknown):
 
     cls_name: str = ""
     span: Any = None  # where it is made
+    made: Any = None  # the constructor's (args, kwargs), as the interpreter read them
 
 
 def text_layer_in_model(cls_name: str) -> str:

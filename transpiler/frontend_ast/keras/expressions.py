@@ -13,7 +13,7 @@ from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown)
-from transpiler.frontend_ast.keras import data_utils
+from transpiler.frontend_ast.keras import data_lookups, data_utils
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -363,6 +363,11 @@ class KerasExpressions(Interpreter):
 
     @CALLS.register(data_utils.TextLayerVal)
     def _call_text_layer(self, func, args, kwargs, node):  # (on data: kept as code)
+        if _has_tensor([args, kwargs]) and func.cls_name in data_lookups.SIGNATURES and func.made is not None:
+            # StringLookup / IntegerLookup inside a model: an index_lookup node (data_lookups.py)
+            spec = data_lookups.lookup_spec(func.cls_name, *func.made)
+            inputs = args[0] if args else kwargs.get("inputs")
+            return self._apply_anonymous(spec, [inputs], self._span(node), data_lookups.HINTS[func.cls_name])
         if _has_tensor([args, kwargs]):
             if self.scope_stack:  # (a builder's model: the builder is a stub naming why)
                 raise Unsupported(data_utils.text_layer_in_model(func.cls_name))
@@ -701,7 +706,10 @@ def _api_merge(fe, func, args, kwargs, node, span):
 
 
 def _api_data(fe, func, args, kwargs, node, span):
-    return fe._data_call(func, node)
+    made = fe._data_call(func, node)
+    if isinstance(made, data_utils.TextLayerVal):  # (its arguments: a lookup a model calls reads them)
+        made.made = (list(args), dict(kwargs))
+    return made
 
 
 def _api_tfds_load(fe, func, args, kwargs, node, span):

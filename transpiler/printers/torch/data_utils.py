@@ -23,6 +23,7 @@ UTILITIES = {
     "text_dataset_from_directory": ("torch.directories", "text_dataset_from_directory"),
     **{name: ("torch.text", name) for name in ("TextVectorization", "StringLookup", "IntegerLookup")},  # (TEXT_LAYERS)
     "MappedLoader": ("torch.timeseries", "MappedLoader"),
+    "FeatureDataset": ("torch.tabular", "FeatureDataset"),  # (printers/torch/dataset_features.py)
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
 }
@@ -125,14 +126,30 @@ def preamble_texts(program) -> tuple[list[str], set[str]]:
     """The runtime definitions a program that adapts preprocessing layers holds after its
     imports, and their imports (none when no layer is adapted)."""
     from transpiler.printers import runtime_source
+    from transpiler.printers.torch import data_lookups
 
-    if not program.meta.get("adapted_layers"):
+    lookups = data_lookups.lookup_classes(program)
+    if not program.meta.get("adapted_layers") and not lookups:
         return [], set()
     copy = runtime_source.Copier()
     texts = []
-    for module, names in PREAMBLE.values():
-        texts += copy.take(module, *names)
+    if program.meta.get("adapted_layers"):
+        for module, names in PREAMBLE.values():
+            texts += copy.take(module, *names)
+    if lookups:  # (the lookups a model holds: built in its __init__)
+        texts += copy.take(data_lookups.RUNTIME, *lookups)
     return texts, copy.imports
+
+
+def preamble_names(program) -> set[str]:
+    """The runtime definitions ``preamble_texts`` puts after the imports (the helpers copied
+    later leave them out: one definition each)."""
+    from transpiler.printers.torch import data_lookups
+
+    names = set(data_lookups.lookup_classes(program))
+    if program.meta.get("adapted_layers"):
+        names |= set(PREAMBLE)
+    return names
 
 
 def image_helpers_used(code) -> set[str]:

@@ -248,5 +248,6 @@ _VARIANCE_SCALING = {"glorot_uniform": (1.0, "avg", "uniform"), "glorot_normal":
 
 # The emitters, one module per op family (each registers its own on import)
 from transpiler.printers.torch import (  # noqa: E402,F401  (registration)
-    ops_layers, ops_norm, ops_activations, ops_recurrent, ops_attention, ops_math, ops_tensors, ops_opaque)
+    ops_layers, ops_norm, ops_activations, ops_recurrent, ops_attention, ops_math, ops_tensors, ops_opaque,
+    data_lookups)
 from transpiler.printers.torch.ops_math import new_axis_dim, subscript_text  # noqa: E402,F401  (shared)

@@ -23,7 +23,7 @@ from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import differences, runtime_prune, runtime_source
-from transpiler.printers.torch import data_utils, dataset_loaders
+from transpiler.printers.torch import data_utils, dataset_features, dataset_loaders
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch.data_pipeline import PIPELINE_NO_OPS, Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
@@ -302,6 +302,8 @@ class TrainingPrinter(CompiledObjects):
                     f"    return {name}(output, target).mean()"]
         if ts.kind == "dataset":
             ds = ts.config
+            if dataset_features.is_feature_data(ds.code):  # (a dict of columns: runtime/torch/tabular.py)
+                return dataset_features.statement_lines(self, ts)
             if ds.returned:
                 call = cst.parse_expression(ts.source)
                 if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
@@ -514,7 +516,8 @@ class TrainingPrinter(CompiledObjects):
             if name in data_utils.LOADERS:  # (and their .map/.prefetch/.cache)
                 self.datasets |= {name} - data_utils.LOADER_OPS
                 return data_utils.loader_lines(self, ts)
-            if name not in data_utils.PREAMBLE:  # (those the script printer puts after the imports)
+            if name not in data_utils.PREAMBLE and name not in data_utils.preamble_names(self.program):
+                # (those the script printer puts after the imports: not twice)
                 self.datasets.add(name)
             return data_utils.call_lines(name, args.text, self._single_model_layouts())
         self.datasets.add(ts.kind)  # to_categorical, clone_model: the runtime's function, same arguments
@@ -611,6 +614,9 @@ class TrainingPrinter(CompiledObjects):
         if as_dict is not None and len(names) == len(layouts) and set(names) <= set(as_dict):
             # a dict keyed by input name: the arrays in the order of forward()'s arguments
             return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
+        keyed = dataset_features.keyed_inputs(code.text, names, layouts) if len(layouts) > 1 else None
+        if keyed is not None:  # (a dict comprehension keyed by input name)
+            return keyed
         parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
         if len(layouts) > 1 and parts is None:
             return f"[{', '.join(_to_layout(f'{code.text}[{i}]', lay) for i, lay in enumerate(layouts))}]"
@@ -662,6 +668,8 @@ class TrainingPrinter(CompiledObjects):
             return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), False, False, None, True
         if ds is None:
             return None
+        if dataset_features.is_feature_data(ds.code):
+            return dataset_features.fit_data(self, x, ts, ds)
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
         if not parts or len(parts) != 2 or ds.batch is None:
             raise NotImplementedError("fit on a tf.data pipeline other than from_tensor_slices((x, y)).batch(n)")
@@ -872,6 +880,9 @@ class TrainingPrinter(CompiledObjects):
     def predict_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         p: T.Predict = ts.config
         data_utils.refuse_loader(self.program, p.x.text, ts, "predict")
+        feature = dataset_features.predict_data(self, p.x, ts)
+        if feature is not None:  # (a tf.data pipeline of feature columns: its inputs, in its batches)
+            p = dataclasses.replace(p, x=feature[0], batch_size=feature[1])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
         call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"

@@ -53,7 +53,8 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
         dataset = [element_map(*element) for element in dataset]
 
     def collate(batch):
-        parts = tuple(np.asarray(items, dtype=object) if isinstance(items[0], str) else default_collate(list(items))
+        parts = tuple(np.asarray(items, dtype=object) if isinstance(items[0], str) or
+                      getattr(items[0], "dtype", None) == object else default_collate(list(items))
                       for items in zip(*batch))
         if batch_map is not None:
             return batch_map(*parts)

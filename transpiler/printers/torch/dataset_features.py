@@ -1,0 +1,121 @@
+"""tf.data pipelines of a dict of columns → the runtime's ``FeatureDataset`` (runtime/torch/tabular.py).
+
+``tf.data.Dataset.from_tensor_slices((dict(dataframe), labels))`` (keras.io's structured-data
+examples) yields (a dict of features keyed by column, label) and ``fit`` matches the keys with
+the model's ``keras.Input(name=...)``. Here each statement of such a pipeline keeps its code
+with ``FeatureDataset`` in place of ``from_tensor_slices`` (its ``shuffle``/``batch``/
+``prefetch``/``cache`` are the runtime's, so a pipeline a function returns may be batched after
+the call), and ``fit``/``evaluate`` take the model's inputs by name from it, in forward()'s
+order (``ds.column(name, shape)``), with its labels, batch size and shuffling.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.ir import training as T
+from transpiler.printers.code import lit
+
+#: the runtime class (runtime/torch/tabular.py; data_utils.UTILITIES copies it)
+RUNTIME_CLASS = "FeatureDataset"
+#: tf.data methods the runtime class has (any other on such a pipeline: not translated)
+METHODS = {"shuffle", "batch", "prefetch", "cache", "take"}
+
+
+def _is_dict(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Dict) or isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and \
+        expr.func.value == "dict" and len(expr.args) == 1
+
+
+def is_feature_data(code: str) -> bool:
+    """``from_tensor_slices``' argument is a dict of columns or a (dict of columns, labels) pair."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return False
+    if isinstance(expr, cst.Tuple) and len(expr.elements) == 2:
+        return _is_dict(expr.elements[0].value)
+    return _is_dict(expr)
+
+
+class _Slices(cst.CSTTransformer):
+    def __init__(self):
+        self.found = 0
+
+    def leave_Call(self, original, updated):
+        func = cst.Module([]).code_for_node(updated.func)
+        if func.endswith("from_tensor_slices"):
+            self.found += 1
+            return updated.with_changes(func=cst.Name(RUNTIME_CLASS))
+        if isinstance(updated.func, cst.Attribute) and updated.func.attr.value not in METHODS:
+            raise NotImplementedError(f"tf.data .{updated.func.attr.value}() on a dataset of feature columns")
+        return updated
+
+
+def statement_lines(printer, ts: T.TrainingStatement) -> list[str]:
+    """A statement of a feature-columns pipeline: its code, on the runtime's class."""
+    ops = {op.partition(":")[0] for op in ts.config.ops}
+    if ops - METHODS - {"batch"}:
+        raise NotImplementedError(f"tf.data {sorted(ops - METHODS)} on a dataset of feature columns")
+    printer.datasets.add(RUNTIME_CLASS)
+    expr = cst.parse_expression(ts.source).visit(_Slices())
+    target = f"{ts.model} = " if ts.model else "return "
+    return [f"{target}{cst.Module([]).code_for_node(expr)}"]
+
+
+def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_needed: bool = True):
+    """``fit``/``evaluate`` on a feature-columns pipeline bound to ``x``: the model's inputs by
+    name (a list in forward()'s order), the labels, the batch size and the shuffling, read from
+    the runtime object; in the shape of ``TrainingPrinter._from_dataset``'s answer."""
+    md = ts.model_def if ts is not None else None
+    inputs = md.graph.inputs if md is not None and md.graph is not None else []
+    if not inputs or not all(v.var for v in inputs):
+        raise NotImplementedError("fit on a dataset of feature columns for a model whose inputs have no names")
+    if not labels_needed:
+        pass
+    elif not is_feature_data(ds.code) or not ds.code.startswith("("):
+        raise NotImplementedError("fit on a dataset of feature columns without labels")
+    if any(v.dtype == "string" for v in inputs):
+        printer.features.add("text")  # (make_loader keeps string columns as arrays of str)
+    columns = ", ".join(f"{x.text}.column({lit(v.var)}, {lit(tuple(v.shape[1:]))})" for v in inputs)
+    return (T.Code(f"[{columns}]"), T.Code(f"{x.text}.labels"), T.Code(f"{x.text}.batch_size"),
+            T.Code(f"{x.text}.shuffle_each_pass"), False, None, False)
+
+
+def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
+    """A model's several inputs given as a dict the program computes (``{name: ... for name in
+    ...}``, ``dict(...)``), keyed by ``keras.Input(name=...)`` as Keras matches them: the arrays
+    in forward()'s order, the dict evaluated once. None for other code (or inputs that need a
+    layout change: not this case)."""
+    from transpiler.ir.layout import is_channels_first
+
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+    keyed = isinstance(expr, cst.DictComp) or isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
+        and expr.func.value == "dict"
+    if not keyed or len(names) != len(layouts) or not all(names) or \
+            any(lay is not None and is_channels_first(lay) for lay in layouts):
+        return None
+    return f"[inputs[name] for inputs in [{code}] for name in {lit(tuple(names))}]"
+
+
+def bound_dataset(program, name: str, before: T.TrainingStatement | None):
+    """The feature-columns pipeline bound to ``name`` before the statement ``before`` (its
+    DatasetObj), or None when ``name`` holds something else."""
+    made = [t for t in program.training if t.kind == "dataset" and t.model == name]
+    if before is not None and before in program.training:
+        made = [t for t in made if program.training.index(t) < program.training.index(before)] or made
+    ds = made[-1].config if made else None
+    return ds if ds is not None and is_feature_data(ds.code) else None
+
+
+def predict_data(printer, x: T.Code, ts: T.TrainingStatement):
+    """``predict(ds)`` on a feature-columns pipeline: (the model's inputs, the batch size), or
+    None when ``x`` is no such pipeline (Keras predicts on its inputs, the labels ignored)."""
+    ds = bound_dataset(printer.program, x.text, ts)
+    if ds is None:
+        return None
+    made = fit_data(printer, x, ts, ds, labels_needed=False)
+    return made[0], made[2]
