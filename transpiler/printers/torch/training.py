@@ -35,6 +35,8 @@ from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
                                               STOPPING_CALLBACKS, TRAINING, CompiledObjects)
+from transpiler.printers.torch.training_text import _arg_text, _from_layout, _to_layout  # noqa: F401
+
 
 @dataclass
 class ModelTraining:
@@ -70,21 +72,6 @@ def _uses_logits(md: ModelDef | None, index: int) -> bool:
 def _logits_activation(md: ModelDef | None, index: int) -> str | None:
     """The final activation (``"sigmoid"``/``"softmax"``) output ``index`` skips for its loss."""
     return md.graph.meta.get("logits_outputs", {}).get(index) if md is not None else None
-
-
-def _to_layout(code: str, layout: str | None) -> str:
-    """``code`` (a channels-last array) permuted into ``layout`` once, where it enters."""
-    if layout is None or not is_channels_first(layout):
-        return code
-    perm = Layout(channels_last_of(layout), layout).perm
-    return f"np.transpose({code}, {lit(perm)})"
-
-
-def _from_layout(code: str, layout: str | None) -> str:
-    if layout is None or not is_channels_first(layout):
-        return code
-    perm = Layout(layout, channels_last_of(layout)).perm
-    return f"np.transpose({code}, {lit(perm)})"
 
 
 class TrainingPrinter(CompiledObjects):
@@ -994,10 +981,6 @@ def _has_method(md: ModelDef | None, name: str) -> bool:
     or Keras' default one written out around the model's own compute_loss."""
     step = md.graph.meta.get("custom_step", {}) if md is not None else {}
     return any(n == name for n, _text in step.get("methods", ())) or name in step.get("default_steps", ())
-
-
-def _arg_text(value) -> str:
-    return value.text if isinstance(value, T.Code) else lit(value)
 
 
 def _no_builtin_loss(name: str, logits: bool) -> str:

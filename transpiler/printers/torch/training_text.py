@@ -1,0 +1,28 @@
+"""Small text helpers of the training printer (printers/torch/training.py) shared with the
+wrapper-model printer (wrapper_training.py): arrays moved into a layout where they enter a
+model, and literal arguments."""
+
+from __future__ import annotations
+
+from transpiler.ir import training as T
+from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.printers.code import lit
+
+
+def _to_layout(code: str, layout: str | None) -> str:
+    """``code`` (a channels-last array) permuted into ``layout`` once, where it enters."""
+    if layout is None or not is_channels_first(layout):
+        return code
+    perm = Layout(channels_last_of(layout), layout).perm
+    return f"np.transpose({code}, {lit(perm)})"
+
+
+def _from_layout(code: str, layout: str | None) -> str:
+    if layout is None or not is_channels_first(layout):
+        return code
+    perm = Layout(layout, channels_last_of(layout)).perm
+    return f"np.transpose({code}, {lit(perm)})"
+
+
+def _arg_text(value) -> str:
+    return value.text if isinstance(value, T.Code) else lit(value)
