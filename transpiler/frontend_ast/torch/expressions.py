@@ -15,6 +15,7 @@ from transpiler.frontend_ast.keras.tensor_ops import subscript
 from transpiler.frontend_ast.torch.functions import call_torch_function
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.interp import Interpreter, PASS, ArgumentError, BatchDim, ClassRef, Env, FunctionRef, Unknown
+from transpiler.ir.fields import Fields
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
@@ -130,6 +131,12 @@ class TorchExpressions(Interpreter):
     @ATTRIBUTES.register(_StackedState)
     def _stacked_state_attribute(self, obj, name, node):
         return Bound(obj, name) if name in _STACKED_STATE_METHODS else PASS
+
+    @ATTRIBUTES.register(Fields)
+    def _fields_attribute(self, obj, name, node):  # ``config.n_embd`` (ir/fields.py)
+        if name.startswith("__"):
+            raise Unsupported(f"attribute {_code(node)!r} of a configuration object")
+        return obj.get(name)
 
     @ATTRIBUTES.register(Unknown)
     def _unknown_attribute(self, obj, name, node):

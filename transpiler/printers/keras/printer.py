@@ -20,7 +20,7 @@ import black
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
-from transpiler.ir import sizes
+from transpiler.ir import fields, sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
@@ -428,7 +428,7 @@ class KerasScript:
         body: list[str] = []
         on_call = fn is None and guard is None and builds_on_call(graph) and id(md) not in self.subclass_name
         # sizes with provenance: the body's sizes are expressions of the builder's parameters
-        visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
+        visible = {s.name: s for v in md.builder_args.values() for s in fields.symbols_of(v)}
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
         elif on_call:  # (no input shape: a subclass building on its first call)
@@ -467,6 +467,8 @@ class KerasScript:
             if ps:
                 guard_lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
                                    'default arguments only")')
+        for p in param_nodes:  # (a config object's attributes taken as its class's defaults)
+            guard_lines += fields.guard_lines(p.name.value, md.builder_args.get(p.name.value))
         if on_call:  # (what the body specialised decides the guard)
             self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
@@ -554,13 +556,11 @@ def _why_specialised(md: ModelDef, names: list[str]) -> str:
     """How the translation used the numbers of the builder arguments ``names``."""
     whys = []
     for n in names:
-        sym = sizes.symbol_of(md.builder_args.get(n))
-        reasons = sorted(sym.specialised) if sym is not None else []
+        reasons = fields.specialised(md.builder_args.get(n))
         whys.append(f"{n}: {', '.join(reasons) or 'not a size'}")
     return "; ".join(whys)
 
 
 def _free(value) -> bool:
     """A builder argument the translated body takes as it is: a size it never used as its number."""
-    sym = sizes.symbol_of(value)
-    return sym is not None and not sym.specialised
+    return fields.free(value)
