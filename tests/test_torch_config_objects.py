@@ -138,3 +138,40 @@ class Net(nn.Module):
     tr = translate(src, "net.py", "keras")
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert re.search(r"layers\.Dense\(\s*2 \* width\b", tr.text) or re.search(r"layers\.Dense\(\s*width \* 2\b", tr.text)
+
+
+SCRIPT = '''import argparse
+
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.inp = nn.Linear(config.d_in, config.d_hidden)
+        self.out = nn.Linear(config.d_hidden, 3)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.inp(x)))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--d_in", type=int, default=6)
+parser.add_argument("--d_hidden", type=int, default=10)
+config = parser.parse_args([])
+model = Encoder(config)
+y = model(torch.randn(4, config.d_in))
+'''
+
+
+def test_a_script_building_a_model_from_its_argparse_config_keeps_the_config():
+    """``model = Encoder(parser.parse_args())``: a run-time config object (lazy_inputs.call_sizes);
+    the Keras class reads the same attributes, and the translated script runs."""
+    tr = translate(SCRIPT, "train.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert re.search(r"layers\.Dense\(\s*config\.d_hidden,", tr.text)
+    x = np.random.RandomState(2).randn(4, 7).astype("float32")
+    err = _compare(SCRIPT, tr, "Encoder", lambda m: types.SimpleNamespace(d_in=7, d_hidden=5), x)
+    assert err <= 1e-4, err

@@ -334,8 +334,9 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
     args = {}
     for i, p in enumerate(params):
         name = p.name.value
-        if name in unknown:
-            args[name] = sizes.named(PLACEHOLDERS[i], name)
+        if name in unknown:  # (an object read as config.<attr>: ir/fields.py)
+            fields = config_object(fe, cls, p) if p.default is None else None
+            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name)
         elif name in given:
             args[name] = sizes.named(given[name], name)
         elif p.default is not None:
