@@ -7,6 +7,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.torch import const_arrays
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch.params import TensorData
@@ -132,6 +133,10 @@ class TorchExpressions(Interpreter):
     def _stacked_state_attribute(self, obj, name, node):
         return Bound(obj, name) if name in _STACKED_STATE_METHODS else PASS
 
+    @ATTRIBUTES.register(const_arrays.ConstArray, TensorData)
+    def _const_attribute(self, obj, name, node):  # (``pe.unsqueeze``: const_arrays.method)
+        return Bound(obj, name)
+
     @ATTRIBUTES.register(Fields)
     def _fields_attribute(self, obj, name, node):  # ``config.n_embd`` (ir/fields.py)
         if name.startswith("__"):
@@ -161,7 +166,17 @@ class TorchExpressions(Interpreter):
     # -- operators ------------------------------------------------------------------------
     @OPERANDS.register(TensorData)
     def _data_operands(self, left, right, op, node):
-        return torch_params.scaled_data(op, left, right)
+        if not any(isinstance(v, const_arrays.ConstArray) for v in (left, right)):
+            try:
+                return torch_params.scaled_data(op, left, right)
+            except Unsupported:
+                if not all(const_arrays.as_const(v) is not None or isinstance(v, (int, float)) for v in (left, right)):
+                    raise
+        return self._const_operands(left, right, op, node)
+
+    @OPERANDS.register(const_arrays.ConstArray)
+    def _const_operands(self, left, right, op, node):  # (a constant of __init__: const_arrays.py)
+        return const_arrays.binary(op, const_arrays.as_const(left) or left, const_arrays.as_const(right) or right)
 
     @OPERANDS.register(Tensor)
     def _tensor_operands_rule(self, left, right, op, node):
@@ -535,4 +550,6 @@ class TorchExpressions(Interpreter):
             raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
         if isinstance(obj, (list, dict, str, tuple)) or isinstance(obj, torch_params.ParamSet) and not kwargs:
             return getattr(obj, name)(*args, **kwargs)
+        if const_arrays.as_const(obj) is not None:  # (a constant of __init__)
+            return const_arrays.method(const_arrays.as_const(obj), name, args, kwargs)
         raise Unsupported(f"method .{name}() is not supported")

@@ -263,6 +263,9 @@ class KerasScript:
         kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
                                           self.training.helper_texts())
         wanted = set(self.training.imports)
+        with sizes.quiet():  # (import lines the emitted layers need: numpy for a computed constant)
+            wanted.update(i for md in self.program.models if not md.graph.meta.get("unsupported")
+                          for n in md.graph.nodes for i in keras_ops.emit(n).imports)
         if "torch_uniform_init" in helpers:
             wanted.add("import math")
         extra = sorted(w for w in wanted if w not in kept_imports and not self._bound(w))
