@@ -5,7 +5,7 @@ into slices of ``torch.zeros``), a causal mask (``torch.tril(torch.ones(n, n))``
 
 The reader does not compute the numbers (it imports no torch, and a table of ``max_len x
 d_model`` is no literal to print): it follows the computation as a numpy expression
-(:class:`ConstArray`: its shape, dtype and the expression's tokens, sizes kept as values so
+(:class:`ConstArray`, its functions marked as ir/array_functions' are: its shape, dtype and the expression's tokens, sizes kept as values so
 that they print as the constructor's names, ``d_model``), and the buffer becomes a
 non-trainable Keras weight initialised with that expression
 (``keras.initializers.Constant(np.sin(...))``): the same numbers, computed the same way when
@@ -24,10 +24,10 @@ import math
 from typing import Any
 
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.ir.array_functions import mark
 
 #: torch functions (and tensor methods) of one array → numpy's
-UNARY = {"exp": "np.exp", "sin": "np.sin", "cos": "np.cos", "log": "np.log", "sqrt": "np.sqrt", "tanh": "np.tanh",
-         "abs": "np.abs", "tril": "np.tril", "triu": "np.triu"}
+UNARY = {name: mark(name) for name in ("exp", "sin", "cos", "log", "sqrt", "tanh", "abs", "tril", "triu")}
 _FLOAT_DTYPES = {"torch.float", "torch.float32", "float", "float32"}
 _INT_DTYPES = {"torch.long", "torch.int64", "torch.int", "torch.int32", "int", "long"}
 
@@ -87,7 +87,7 @@ def filled(name: str, args, kwargs) -> ConstArray:
     """``torch.zeros(n, d)`` / ``torch.ones(...)`` → ``np.zeros((n, d), "float32")``."""
     shape = _shape_args(list(args), kwargs, f"torch.{name}")
     dtype = _dtype_name(kwargs.get("dtype")) or "float32"
-    return ConstArray([f"np.{name}(", *_tuple_tokens(shape), f', "{dtype}")'], shape, dtype)
+    return ConstArray([f"{mark(name)}(", *_tuple_tokens(shape), f', "{dtype}")'], shape, dtype)
 
 
 def arange(args, kwargs) -> ConstArray:
@@ -107,7 +107,7 @@ def arange(args, kwargs) -> ConstArray:
         length = (end - start + step - 1) // step  # (a size of the constructor's names, d_model)
     else:
         length = max(0, math.ceil((float(end) - float(start)) / float(step)))
-    return ConstArray(["np.arange(", start, ", ", end, ", ", step, f', dtype="{dtype}")'], (length,), dtype)
+    return ConstArray([f"{mark('arange')}(", start, ", ", end, ", ", step, f', dtype="{dtype}")'], (length,), dtype)
 
 
 def _broadcast(a: tuple, b: tuple, what: str) -> tuple:
@@ -178,18 +178,18 @@ def method(arr: ConstArray, name: str, args, kwargs) -> ConstArray:
         rank = len(arr.shape) + 1
         d = _axis(dim, rank)
         shape = arr.shape[:d] + (1,) + arr.shape[d:]
-        return arr.derive(["np.expand_dims(", *arr.tokens, f", {d})"], shape)
+        return arr.derive([f"{mark('expand_dims')}(", *arr.tokens, f", {d})"], shape)
     if name in ("transpose", "swapaxes") and len(args) == 2:
         a, b = (_axis(d, len(arr.shape)) for d in args)
         shape = list(arr.shape)
         shape[a], shape[b] = shape[b], shape[a]
-        return arr.derive(["np.swapaxes(", *arr.tokens, f", {a}, {b})"], tuple(shape))
+        return arr.derive([f"{mark('swapaxes')}(", *arr.tokens, f", {a}, {b})"], tuple(shape))
     if name in ("view", "reshape"):
         dims = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims) or \
                 sum(1 for d in dims if d == -1) > 0:
             raise Unsupported(f".{name}() of a tensor made in __init__: the shape must be known statically")
-        return arr.derive(["np.reshape(", *arr.tokens, ", ", *_tuple_tokens(tuple(dims)), ")"], tuple(dims))
+        return arr.derive([f"{mark('reshape')}(", *arr.tokens, ", ", *_tuple_tokens(tuple(dims)), ")"], tuple(dims))
     if name in UNARY and not args and not kwargs:
         return unary(name, arr, [], {})
     if name in ("contiguous", "clone", "detach") and not args:
@@ -212,28 +212,29 @@ def unary(name: str, arr: ConstArray, args, kwargs) -> ConstArray:
 
 
 def _index_tokens(index) -> list:
+    """``pe[:, 0::2]``'s index as Python: ``(slice(None, None, None), slice(0, None, 2))``."""
     items = index if isinstance(index, tuple) else (index,)
-    out: list = ["np.s_["]
-    for i, item in enumerate(items):
-        out += [", "] if i else []
+    out: list = ["("]
+    for item in items:
         if isinstance(item, slice):
-            for j, bound in enumerate((item.start, item.stop, item.step)):
-                if j and (j < 2 or bound is not None):
-                    out.append(":")
-                if bound is not None:
-                    if not isinstance(bound, int) or isinstance(bound, bool):
-                        raise Unsupported("item assignment into a tensor made in __init__: bounds must be numbers")
-                    out.append(bound)
+            bounds = (item.start, item.stop, item.step)
+            if not all(b is None or isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+                raise Unsupported("item assignment into a tensor made in __init__: bounds must be numbers")
+            out.append("slice(")
+            for j, bound in enumerate(bounds):
+                out += [", "] if j else []
+                out.append("None" if bound is None else bound)
+            out.append("), ")
         elif isinstance(item, int) and not isinstance(item, bool):
-            out.append(item)
+            out += [item, ", "]
         else:
             raise Unsupported("item assignment into a tensor made in __init__: only ints and slices are followed")
-    out.append("]")
+    out.append(")")
     return out
 
 
 def set_items(arr: ConstArray, index, value) -> None:
-    """``pe[:, 0::2] = torch.sin(...)``: ``arr`` becomes ``set_items(arr, np.s_[:, 0::2], ...)``
+    """``pe[:, 0::2] = torch.sin(...)``: ``arr`` becomes ``set_items(arr, (slice(None, None, None), slice(0, None, 2)), ...)``
     (in place, as the torch tensor is)."""
     if isinstance(value, ConstArray):
         value_tokens = value.tokens
@@ -262,7 +263,7 @@ def as_const(value: Any) -> ConstArray | None:
             return None
         kind = value.init[0]
         if kind == "constant":
-            return ConstArray(["np.full(", *_tuple_tokens(value.shape), ", ", value.init[1], ', "float32")'],
+            return ConstArray([f"{mark('full')}(", *_tuple_tokens(value.shape), ", ", value.init[1], ', "float32")'],
                               value.shape)
-        return ConstArray([f"np.{kind}(", *_tuple_tokens(value.shape), ', "float32")'], value.shape)
+        return ConstArray([f"{mark(kind)}(", *_tuple_tokens(value.shape), ', "float32")'], value.shape)
     return None

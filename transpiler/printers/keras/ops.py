@@ -20,6 +20,8 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Node
 from transpiler.ir.params import param_names
 from transpiler.printers import differences, runtime_source
+from transpiler.printers.keras.array_spelling import numpy_text
+from transpiler.printers.code import lit as code_lit  # (a Scalar too: -math.log(1e4) / d_model)
 from transpiler.printers.torch.ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -620,7 +622,8 @@ def keras_initializer(init: tuple | None) -> str:
         return '"zeros"'
     kind = init[0]
     if kind == "computed":  # ("computed", tokens, uses set_items): the torch code's numbers, in numpy
-        return f"keras.initializers.Constant({''.join(t if isinstance(t, str) else lit(t) for t in init[1])})"
+        text = numpy_text("".join(t if isinstance(t, str) else code_lit(t) for t in init[1]))
+        return f"keras.initializers.Constant({text})"
     if kind == "ones":
         return '"ones"'
     if kind == "constant":
