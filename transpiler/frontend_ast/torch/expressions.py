@@ -323,6 +323,18 @@ class TorchExpressions(Interpreter):
         axes become ``slice``/``take``/``expand_dims`` nodes (the same reading as Keras')."""
         span = self._span(node)
         what = f"tensor indexing {_code(node)!r}"
+        items = list(index) if isinstance(index, tuple) else [index]
+        for i, k in enumerate(items):  # ``pos_emb[:, :t]``, t an axis's size at run time: slice_like
+            found = lazy_inputs.axis_of(k.stop) if isinstance(k, slice) else None
+            if found is None or k.start not in (None, 0) or k.step not in (None, 1) or Ellipsis in items[:i] or \
+                    None in items[:i]:
+                continue
+            like, like_axis = found
+            v = self._add("slice_like", [v, like], {"axis": i, "like_axis": like_axis}, span, "part").value
+            items[i] = slice(None)
+            index = tuple(items) if isinstance(index, tuple) else items[0]
+            if all(isinstance(k, slice) and k == slice(None) for k in items):
+                return Tensor(v)  # (nothing else to index)
 
         class _Adapter:
             @staticmethod

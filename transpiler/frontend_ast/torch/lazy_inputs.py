@@ -20,8 +20,11 @@ Imports no deep-learning framework.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import libcst as cst
+
+from transpiler.frontend_ast.interp import Unknown
 
 #: torch layer class → (what it implies: "channels" with a spatial rank, "features",
 #: "ids", "sequence")
@@ -175,15 +178,33 @@ def _axis_names(value) -> str:
 
 
 def axis_size(value, index: int):
-    """``x.size(i)`` / ``x.shape[i]``: the size, or an ``Unknown`` saying it is not fixed here
-    (the model's input shape is unknown: any use of it as a number is refused there)."""
-    from transpiler.frontend_ast.interp import Unknown
-
+    """``x.size(i)`` / ``x.shape[i]``: the size, or an ``AxisSize`` saying it is not fixed here
+    (the model's input shape is unknown: any use of it as a number is refused there; a slice
+    bound may be it, ``self.pos_emb[:, :t]``: ``axis_of``)."""
     size = value.shape[index]
     if size is None:
-        return Unknown(f"axis {index % len(value.shape)} of a tensor of shape {_axis_names(value)}: a size this "
-                       "file does not fix (the model's input shape is unknown here)")
+        axis = index % len(value.shape)
+        return AxisSize(f"axis {axis} of a tensor of shape {_axis_names(value)}: a size this "
+                                 "file does not fix (the model's input shape is unknown here)", value, axis)
     return size
+
+
+@dataclass(eq=False)
+class AxisSize(Unknown):
+    """The size of axis ``axis`` of the tensor ``value`` (an IR Value), unknown until the program runs."""
+
+    value: object = None
+    axis: int = 0
+
+
+def axis_of(value):
+    """``(tensor value, axis)`` when ``value`` is the run-time size of a tensor's axis
+    (``axis_size``, also read back through a name), else None."""
+    while value is not None:
+        if isinstance(value, AxisSize):
+            return value.value, value.axis
+        value = getattr(value, "origin", None)
+    return None
 
 
 def flatten_message(value, what: str) -> str:
