@@ -63,3 +63,17 @@ def test_other_run_time_slices_stay_stubs(index):
     naming the indexing (never a slice of the traced length)."""
     tr = translate(STEM.replace("self.pos_emb[:, :t, :]", index), "stem.py", "keras")
     assert any(d.message.startswith("EmbeddingStem:") for d in tr.stubs), [str(d) for d in tr.stubs]
+
+
+def test_torch_dtype_and_device_defaults_of_a_constructor_are_written_for_keras():
+    """``def __init__(self, vocab_size, n_embd, device="cpu", dtype=torch.float32)`` (minGPT's
+    blocks): the Keras class's signature and its default-arguments guard name the dtype as a
+    string, never ``torch.float32`` (a NameError when the translated module is imported)."""
+    src = STEM.replace("def __init__(self, vocab_size, n_embd, block_size=32):",
+                       'def __init__(self, vocab_size, n_embd, block_size=32, device="cpu", dtype=torch.float32):')
+    tr = translate(src, "stem.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "torch." not in tr.text.split("class EmbeddingStem")[1]
+    assert 'dtype="float32"' in tr.text
+    mod = load_source(tr.text, "keras_model_under_test")
+    mod.EmbeddingStem(5, 4)(np.zeros((1, 3), "int64"))

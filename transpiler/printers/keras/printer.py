@@ -415,7 +415,8 @@ class KerasScript:
         # a class built for its constructor's sizes (frontend_ast/torch/lazy_inputs): its parameters
         param_nodes = fn.params.params if fn is not None else self._class_params(md)
         if fn is None and param_nodes:
-            params = ", ".join(_code(p).strip().rstrip(",").strip() for p in param_nodes)
+            params = ", ".join(_keras_default(_code(p).strip().rstrip(",").strip(), self.torch_names)
+                               for p in param_nodes)
         if unsupported:
             span, message = unsupported[0]
             where = f"{span}" if span else self.program.path
@@ -435,7 +436,7 @@ class KerasScript:
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
         elif on_call:  # (no input shape: a subclass building on its first call)
-            cls_params = [_code(p).strip().rstrip(",").strip() for p in param_nodes]
+            cls_params = [_keras_default(_code(p).strip().rstrip(",").strip(), self.torch_names) for p in param_nodes]
             blocks = self._blocks(md, [p.name.value for p in param_nodes])
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
@@ -461,7 +462,7 @@ class KerasScript:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
             ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value)) and p.default is not None]
             names = ", ".join(p.name.value for p in ps)
-            defaults = ", ".join(_code(p.default) for p in ps)
+            defaults = ", ".join(_keras_default(_code(p.default), self.torch_names) for p in ps)
             if len(ps) == 1:
                 op = "is not" if defaults == "None" else "!="
                 guard_lines.append(f"    if {names} {op} {defaults}:")
@@ -562,6 +563,26 @@ def _why_specialised(md: ModelDef, names: list[str]) -> str:
         reasons = fields.specialised(md.builder_args.get(n))
         whys.append(f"{n}: {', '.join(reasons) or 'not a size'}")
     return "; ".join(whys)
+
+
+#: torch dtypes a constructor's default may name (``dtype=torch.float32``) → the Keras dtype name
+_TORCH_DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+                 "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64", "long": "int64",
+                 "int32": "int32", "int": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool"}
+
+
+def _keras_default(text: str, torch_names) -> str:
+    """A constructor parameter (or its default) as the Keras class writes it: a torch dtype
+    (``dtype=torch.float32``) as its Keras name (``dtype="float32"``), ``torch.device("cpu")``
+    as ``"cpu"`` (the translated class does not read them; its guard compares the same text)."""
+    import re
+
+    aliases = sorted(n for n in torch_names if n == "torch" or n.startswith("torch")) or ["torch"]
+    for alias in aliases:
+        text = re.sub(rf"\b{re.escape(alias)}\.({'|'.join(_TORCH_DTYPES)})\b(?!\s*\()",
+                      lambda m: f'"{_TORCH_DTYPES[m.group(1)]}"', text)
+        text = re.sub(rf"\b{re.escape(alias)}\.device\((\"[^\"]*\"|'[^']*')\)", lambda m: m.group(1), text)
+    return text
 
 
 def _free(value) -> bool:
