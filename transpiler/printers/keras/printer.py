@@ -415,8 +415,7 @@ class KerasScript:
         # a class built for its constructor's sizes (frontend_ast/torch/lazy_inputs): its parameters
         param_nodes = fn.params.params if fn is not None else self._class_params(md)
         if fn is None and param_nodes:
-            params = ", ".join(_keras_default(_code(p).strip().rstrip(",").strip(), self.torch_names)
-                               for p in param_nodes)
+            params = ", ".join(self._param_text(p) for p in param_nodes)
         if unsupported:
             span, message = unsupported[0]
             where = f"{span}" if span else self.program.path
@@ -436,7 +435,7 @@ class KerasScript:
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
         elif on_call:  # (no input shape: a subclass building on its first call)
-            cls_params = [_keras_default(_code(p).strip().rstrip(",").strip(), self.torch_names) for p in param_nodes]
+            cls_params = [self._param_text(p) for p in param_nodes]
             blocks = self._blocks(md, [p.name.value for p in param_nodes])
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
@@ -471,8 +470,8 @@ class KerasScript:
             if ps:
                 guard_lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
                                    'default arguments only")')
-        for p in param_nodes:  # (a config object's attributes taken as its class's defaults)
-            guard_lines += fields.guard_lines(p.name.value, md.builder_args.get(p.name.value))
+        guard_lines += [ln for p in param_nodes  # (a config object's attributes taken as its class's defaults)
+                        for ln in fields.guard_lines(p.name.value, md.builder_args.get(p.name.value))]
         if on_call:  # (what the body specialised decides the guard)
             self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
@@ -488,6 +487,10 @@ class KerasScript:
         for method, params, span, message in graph.meta.get("unread_methods", ()):
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         return "\n".join(lines) + "\n"
+
+    def _param_text(self, p: cst.Param) -> str:
+        """A constructor parameter as the Keras class writes it (``_keras_default``)."""
+        return _keras_default(_code(p).strip().rstrip(",").strip(), self.torch_names)
 
     def _class_params(self, md: ModelDef) -> list:
         """The constructor parameters (after ``self``) of a class model built for them as sizes."""
