@@ -199,6 +199,8 @@ NOT_FROM_KERAS: dict[str, str] = {
     "pixel_shuffle": "torch's nn.PixelShuffle; Keras has no layer for it (tf.nn.depth_to_space orders the "
                      "channels the other way)",
     "opaque_layer": "a custom layer whose call() cannot be read (frontend_ast/keras/opaque.py), not a layer class",
+    "slice_like": "torch's slice of a weight to a run-time size (pos_emb[:, :idx.size(1)]); Keras code "
+                  "writes it as a slice of ops.shape, read as the ops it is",
 }
 
 

@@ -563,9 +563,10 @@ KNOWN_UNREAD: dict[str, str] = {
     # the torch reader reads the class Net (built on first call) but not build_model(), which
     # constructs it with run-time arguments (issue 19 item 1)
     "data_sized_blocks": "an argument is not known statically",
-    # T1's position ids are a torch.arange buffer: the torch reader has no arange yet (the op
-    # and its Keras emitter exist: printers/keras/ops_tensors.py)
-    "patch_transformer": "torch.arange is not supported yet",
+    # T1's position ids are a torch.arange buffer registered with persistent=False: the torch
+    # reader follows the arange (frontend_ast/torch/const_arrays.py), but a buffer outside the
+    # state_dict has no Keras counterpart (every Keras weight is saved)
+    "patch_transformer": "persistent=False): a buffer outside the state_dict",
 }
 
 

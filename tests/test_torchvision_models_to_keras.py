@@ -114,3 +114,39 @@ def test_pretrained_torchvision_weights_are_a_stub_naming_them():
     src = SIAMESE.replace("resnet18(weights=None)", 'resnet18(weights="IMAGENET1K_V1")')
     tr = translate(src, "siamese.py", "keras")
     assert any("with pretrained weights" in d.message for d in tr.stubs), [str(d) for d in tr.stubs]
+
+
+WHOLE = '''import torch
+import torchvision.models as models
+
+model = models.resnet18(weights=None, num_classes=10)
+x = torch.randn(2, 3, 48, 40)
+print(model(x).shape)
+'''
+
+
+def test_a_torchvision_network_as_the_whole_model_equals_torch(monkeypatch):
+    """``model = models.resnet18(weights=None)`` at module level (imagenet's model): the network
+    is the program's model, printed as a builder over the data's shape, equal to torch."""
+    import keras
+    import torch
+
+    monkeypatch.setitem(sys.modules, "torchvision", _torchvision_stand_in())
+    monkeypatch.setitem(sys.modules, "torchvision.models", sys.modules["torchvision"].models)
+    tr = translate(WHOLE, "whole.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "torchvision" not in tr.text and "model = build_model()" in tr.text
+    md = tr.program.models[0]
+    model = load_source(WHOLE.replace("print(model(x).shape)\n", "")).model
+    randomize_torch(model, scale=0.05)
+    model.eval()
+    kmodel = load_source(tr.text.split("\nx = ")[0], "keras_model_under_test").build_model()
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    x = np.random.RandomState(0).rand(2, 3, 48, 40).astype("float32")
+    with torch.no_grad():
+        y_t = model(torch.from_numpy(x)).numpy()
+    y_k = keras.ops.convert_to_numpy(kmodel(np.moveaxis(x, 1, -1), training=False))
+    assert y_t.shape == y_k.shape == (2, 10)
+    assert float(np.max(np.abs(y_t - y_k))) <= 1e-4

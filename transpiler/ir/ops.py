@@ -598,6 +598,10 @@ op("stop_gradient", layout=TRANSPARENT, shape="same",
 op("broadcast_to", numbers="moves", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
    doc="``x`` (no batch axis, or a batch of 1) broadcast to (batch of ``like``, *shape), numpy's rules "
        "(``ops.broadcast_to(position_embeddings, ops.shape(inputs))``).")
+op("slice_like", inputs="x, like", attrs="axis: int; like_axis: int", layout=TERMINATE,
+   doc="``x[..., :like.shape[like_axis], ...]`` on ``axis`` of ``x``: the first positions of a weight or "
+       "constant, as many as an axis of ``like`` has when the program runs (``self.pos_emb[:, :t]`` with "
+       "``t = idx.size(1)``).")
 op("fft2", inputs="real, imag", layout=TERMINATE,
    doc="The 2-D discrete Fourier transform over the last two axes of the complex tensor real + i imag "
        "(``keras.ops.fft2((real, imag))``): two outputs, its real and imaginary parts.")

@@ -622,6 +622,17 @@ def _broadcast_to(node, shapes, layouts):
     return [(out, default_layout(len(out)), _dtype(node))]
 
 
+@rule("slice_like")
+def _slice_like(node, shapes, layouts):
+    a = node.attrs
+    shape, like = list(shapes[0]), shapes[1]
+    if not (0 <= a["axis"] < len(shape) and 0 <= a["like_axis"] < len(like)):
+        raise IRError(f"{node!r}: axes out of range for {shapes}")
+    size, have = like[a["like_axis"]], shape[a["axis"]]
+    shape[a["axis"]] = size if size is None or have is None else min(size, have)
+    return [(tuple(shape), default_layout(len(shape)), _dtype(node))]
+
+
 @rule("fft2")
 def _fft2(node, shapes, layouts):
     if len(shapes[0]) < 3 or tuple(shapes[0]) != tuple(shapes[1]):

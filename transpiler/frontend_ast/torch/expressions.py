@@ -7,6 +7,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.frontend_ast.torch import const_arrays
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch.params import TensorData
@@ -15,6 +16,7 @@ from transpiler.frontend_ast.keras.tensor_ops import subscript
 from transpiler.frontend_ast.torch.functions import call_torch_function
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.interp import Interpreter, PASS, ArgumentError, BatchDim, ClassRef, Env, FunctionRef, Unknown
+from transpiler.ir.fields import Fields
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
@@ -131,6 +133,16 @@ class TorchExpressions(Interpreter):
     def _stacked_state_attribute(self, obj, name, node):
         return Bound(obj, name) if name in _STACKED_STATE_METHODS else PASS
 
+    @ATTRIBUTES.register(const_arrays.ConstArray, TensorData)
+    def _const_attribute(self, obj, name, node):  # (``pe.unsqueeze``: const_arrays.method)
+        return Bound(obj, name)
+
+    @ATTRIBUTES.register(Fields)
+    def _fields_attribute(self, obj, name, node):  # ``config.n_embd`` (ir/fields.py)
+        if name.startswith("__"):
+            raise Unsupported(f"attribute {_code(node)!r} of a configuration object")
+        return obj.get(name)
+
     @ATTRIBUTES.register(Unknown)
     def _unknown_attribute(self, obj, name, node):
         return obj
@@ -154,7 +166,17 @@ class TorchExpressions(Interpreter):
     # -- operators ------------------------------------------------------------------------
     @OPERANDS.register(TensorData)
     def _data_operands(self, left, right, op, node):
-        return torch_params.scaled_data(op, left, right)
+        if not any(isinstance(v, const_arrays.ConstArray) for v in (left, right)):
+            try:
+                return torch_params.scaled_data(op, left, right)
+            except Unsupported:
+                if not all(const_arrays.as_const(v) is not None or isinstance(v, (int, float)) for v in (left, right)):
+                    raise
+        return self._const_operands(left, right, op, node)
+
+    @OPERANDS.register(const_arrays.ConstArray)
+    def _const_operands(self, left, right, op, node):  # (a constant of __init__: const_arrays.py)
+        return const_arrays.binary(op, const_arrays.as_const(left) or left, const_arrays.as_const(right) or right)
 
     @OPERANDS.register(Tensor)
     def _tensor_operands_rule(self, left, right, op, node):
@@ -301,6 +323,18 @@ class TorchExpressions(Interpreter):
         axes become ``slice``/``take``/``expand_dims`` nodes (the same reading as Keras')."""
         span = self._span(node)
         what = f"tensor indexing {_code(node)!r}"
+        items = list(index) if isinstance(index, tuple) else [index]
+        for i, k in enumerate(items):  # ``pos_emb[:, :t]``, t an axis's size at run time: slice_like
+            found = lazy_inputs.axis_of(k.stop) if isinstance(k, slice) else None
+            if found is None or k.start not in (None, 0) or k.step not in (None, 1) or Ellipsis in items[:i] or \
+                    None in items[:i]:
+                continue
+            like, like_axis = found
+            v = self._add("slice_like", [v, like], {"axis": i, "like_axis": like_axis}, span, "part").value
+            items[i] = slice(None)
+            index = tuple(items) if isinstance(index, tuple) else items[0]
+            if all(isinstance(k, slice) and k == slice(None) for k in items):
+                return Tensor(v)  # (nothing else to index)
 
         class _Adapter:
             @staticmethod
@@ -528,4 +562,6 @@ class TorchExpressions(Interpreter):
             raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
         if isinstance(obj, (list, dict, str, tuple)) or isinstance(obj, torch_params.ParamSet) and not kwargs:
             return getattr(obj, name)(*args, **kwargs)
+        if const_arrays.as_const(obj) is not None:  # (a constant of __init__)
+            return const_arrays.method(const_arrays.as_const(obj), name, args, kwargs)
         raise Unsupported(f"method .{name}() is not supported")

@@ -880,8 +880,9 @@ def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> Tor
 
 
 def _torch_layer_model(fe, assign: cst.Assign) -> bool:
-    """``model = nn.Linear(...)`` / ``nn.Sequential(...)`` at module level, the model being
-    an ``nn`` layer or container itself (whose first use a training loop or a call shows)."""
+    """``model = nn.Linear(...)`` / ``nn.Sequential(...)`` / ``torchvision.models.resnet18()`` at
+    module level, the model being an ``nn`` layer or container or a torchvision network itself
+    (whose first use a training loop or a call shows)."""
     if not (isinstance(assign.value, cst.Call) and len(assign.targets) == 1 and
             isinstance(assign.targets[0].target, cst.Name)):
         return False
@@ -889,7 +890,10 @@ def _torch_layer_model(fe, assign: cst.Assign) -> bool:
         func = fe._eval(assign.value.func, fe.globals)
     except Exception:  # noqa: BLE001 - not a static reference
         return False
-    if not (isinstance(func, Ref) and func.path.startswith("torch.nn.") and func.path.count(".") == 2):
+    from transpiler.frontend_ast.torch import zoo
+
+    if not (isinstance(func, Ref) and (func.path.startswith("torch.nn.") and func.path.count(".") == 2
+                                       or zoo.is_constructor(func.path))):
         return False
     try:
         mod = fe._eval(assign.value, fe.globals)

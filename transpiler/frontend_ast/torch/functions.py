@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from transpiler.frontend_ast.torch import const_arrays
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.interp import PASS, Unknown
 from transpiler.frontend_ast.torch.modules import Unsupported
@@ -87,6 +88,25 @@ def _tensor_maker(fe, path, args, kwargs, node, span):
     if path == "torch.zeros" and set(kwargs) <= {"device", "dtype", "requires_grad"}:
         return _ZeroState()  # (an RNN's initial state; anything else refuses it)
     return PASS
+
+
+def _first(*paths: str) -> Callable[[Callable], Callable]:
+    """Like ``torch_function``, tried before the handlers registered so far."""
+    def deco(fn: Callable) -> Callable:
+        for path in paths:
+            TORCH_FUNCTIONS.setdefault(path, []).insert(0, fn)
+        return fn
+    return deco
+
+
+@_first("torch.arange", *(f"torch.{n}" for n in const_arrays.UNARY))
+def _constant_array(fe, path, args, kwargs, node, span):
+    """A constant computed in ``__init__`` (const_arrays.py): ``torch.arange``, ``torch.sin`` of one."""
+    name = path.split(".")[1]
+    if name == "arange":
+        return const_arrays.arange(args, kwargs) if fe.graph is None else PASS
+    arr = const_arrays.as_const(args[0]) if args else None
+    return PASS if arr is None else const_arrays.unary(name, arr, args[1:], kwargs)
 
 
 @torch_function("torch.nn.functional.linear")

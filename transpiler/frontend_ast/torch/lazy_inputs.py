@@ -20,8 +20,11 @@ Imports no deep-learning framework.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import libcst as cst
+
+from transpiler.frontend_ast.interp import Unknown
 
 #: torch layer class → (what it implies: "channels" with a spatial rank, "features",
 #: "ids", "sequence")
@@ -175,15 +178,33 @@ def _axis_names(value) -> str:
 
 
 def axis_size(value, index: int):
-    """``x.size(i)`` / ``x.shape[i]``: the size, or an ``Unknown`` saying it is not fixed here
-    (the model's input shape is unknown: any use of it as a number is refused there)."""
-    from transpiler.frontend_ast.interp import Unknown
-
+    """``x.size(i)`` / ``x.shape[i]``: the size, or an ``AxisSize`` saying it is not fixed here
+    (the model's input shape is unknown: any use of it as a number is refused there; a slice
+    bound may be it, ``self.pos_emb[:, :t]``: ``axis_of``)."""
     size = value.shape[index]
     if size is None:
-        return Unknown(f"axis {index % len(value.shape)} of a tensor of shape {_axis_names(value)}: a size this "
-                       "file does not fix (the model's input shape is unknown here)")
+        axis = index % len(value.shape)
+        return AxisSize(f"axis {axis} of a tensor of shape {_axis_names(value)}: a size this "
+                                 "file does not fix (the model's input shape is unknown here)", value, axis)
     return size
+
+
+@dataclass(eq=False)
+class AxisSize(Unknown):
+    """The size of axis ``axis`` of the tensor ``value`` (an IR Value), unknown until the program runs."""
+
+    value: object = None
+    axis: int = 0
+
+
+def axis_of(value):
+    """``(tensor value, axis)`` when ``value`` is the run-time size of a tensor's axis
+    (``axis_size``, also read back through a name), else None."""
+    while value is not None:
+        if isinstance(value, AxisSize):
+            return value.value, value.axis
+        value = getattr(value, "origin", None)
+    return None
 
 
 def flatten_message(value, what: str) -> str:
@@ -239,7 +260,8 @@ def constructor_sizes(fe, cls) -> dict | None:
         [p.name.value for p in params if p.default is None]
     for i, p in enumerate(params):
         if p.default is None:
-            args[p.name.value] = sizes.named(PLACEHOLDERS[i], p.name.value)
+            fields = config_object(fe, cls, p)
+            args[p.name.value] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], p.name.value)
         else:
             try:
                 default = fe._eval(p.default, fe.globals)
@@ -247,6 +269,55 @@ def constructor_sizes(fe, cls) -> dict | None:
                 return None
             args[p.name.value] = sizes.named(default, p.name.value)
     return args
+
+
+def config_object(fe, cls, param):
+    """A required constructor parameter the constructor reads as an object of sizes
+    (``config.n_embd``; handed on whole to a block: ``Block(config)``; kept: ``self.config =
+    config``): a ``fields.Fields`` whose attribute defaults are those of the config class the
+    parameter's annotation names (``config: GPTConfig``, a dataclass of the file); None for a
+    parameter used any other way (a size, a flag)."""
+    from transpiler.cst_fast import nodes_of
+    from transpiler.ir.fields import Fields
+
+    init = cls.method("__init__")
+    name = param.name.value
+    reads = [a for a in nodes_of(init.body, cst.Attribute) if isinstance(a.value, cst.Name) and a.value.value == name]
+    if not reads:
+        return None
+    uses = sum(1 for n in nodes_of(init.body, cst.Name) if n.value == name) - \
+        sum(1 for a in nodes_of(init.body, cst.Attribute) if a.attr.value == name)  # (``self.config``)
+    passed = sum(1 for c in nodes_of(init.body, cst.Call) for a in c.args
+                 if isinstance(a.value, cst.Name) and a.value.value == name and not a.star)
+    kept = sum(1 for a in nodes_of(init.body, cst.Assign)
+               if isinstance(a.value, cst.Name) and a.value.value == name)
+    if uses != len(reads) + passed + kept:
+        return None
+    return Fields(name, _config_defaults(fe, param))
+
+
+def _config_defaults(fe, param) -> dict:
+    """``config: GPTConfig``: the class-level defaults of the file's class ``GPTConfig``
+    (``n_embd: int = 768``, ``vocab_size = 50257``), evaluated; {} without one."""
+    ann = param.annotation.annotation if param.annotation is not None else None
+    ref = fe.classes.get(ann.value) if isinstance(ann, cst.Name) else None
+    if ref is None or ref.is_module:
+        return {}
+    found = {}
+    for stmt in ref.node.body.body:
+        for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()):
+            if isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                target, value = small.target.value, small.value
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, cst.Name):
+                target, value = small.targets[0].target.value, small.value
+            else:
+                continue
+            try:
+                found[target] = fe._eval(value, fe.globals)
+            except Exception:  # noqa: BLE001 - (a default the reader cannot evaluate: a placeholder)
+                found[target] = None
+    return found
 
 
 def required_params(cls, program=None) -> list[str]:
@@ -284,8 +355,9 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
     args = {}
     for i, p in enumerate(params):
         name = p.name.value
-        if name in unknown:
-            args[name] = sizes.named(PLACEHOLDERS[i], name)
+        if name in unknown:  # (an object read as config.<attr>: ir/fields.py)
+            fields = config_object(fe, cls, p) if p.default is None else None
+            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name)
         elif name in given:
             args[name] = sizes.named(given[name], name)
         elif p.default is not None:
@@ -315,11 +387,14 @@ def check_required(cls, args: dict, program=None) -> None:
     from transpiler.frontend_ast.torch.modules import Unsupported
     from transpiler.ir import sizes
 
+    from transpiler.ir import fields
+
     used = []
     for name in required_params(cls, program):
-        sym = sizes.symbol_of(args.get(name))
-        if sym is None or sym.specialised:
-            used.append(f"{name}: {', '.join(sorted(sym.specialised)) if sym is not None else 'not a size'}")
+        value = args.get(name)
+        if not fields.free(value):
+            why = fields.specialised(value)
+            used.append(f"{name}: {', '.join(why) if why else 'not a size'}")
     if used:
         raise Unsupported(f"built for its constructor's {', '.join(u.split(':')[0] for u in used)} as sizes, the "
                           f"translation needs their numbers ({'; '.join(used)}); build it in the script with "

@@ -3,6 +3,7 @@ initialisation code (nn.init), isinstance on modules, parameters used as tensors
 
 from __future__ import annotations
 
+from transpiler.frontend_ast.torch import const_arrays
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch.params import TensorData
@@ -35,6 +36,9 @@ class TorchModuleParams:
         if persistent is not True:
             raise Unsupported(f"register_buffer({name!r}, persistent=False): a buffer outside the state_dict "
                               "has no Keras counterpart (every Keras weight is saved)")
+        if isinstance(value, const_arrays.ConstArray):  # (computed in __init__: its expression, const_arrays.py)
+            obj.attrs[name] = ParamObj(value.shape, self._span(node), init=value.init(), trainable=False, buffer=True)
+            return None
         if not isinstance(value, TensorData):
             raise Unsupported(f"register_buffer({name!r}, ...): the tensor's shape is not known statically")
         obj.attrs[name] = ParamObj(value.shape, self._span(node), init=value.init, trainable=False, buffer=True)

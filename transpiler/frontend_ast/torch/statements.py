@@ -8,7 +8,7 @@ import libcst as cst
 import libcst as cst
 
 from transpiler.frontend_ast.keras.frontend import FrontendError
-from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import const_arrays, lazy_inputs
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.interp import BatchDim, Env, FunctionRef, Return, Unknown
 from transpiler.ir.graph import Span
@@ -210,7 +210,13 @@ class TorchStatements:
             else:
                 raise Unsupported(f"cannot assign to {_code(target)!r}")
         elif isinstance(target, cst.Subscript):
-            raise Unsupported(f"item assignment {_code(target)!r} is not supported")
+            base = self._eval(target.value, env)
+            arr = const_arrays.as_const(base)
+            if arr is None:
+                raise Unsupported(f"item assignment {_code(target)!r} is not supported")
+            const_arrays.set_items(arr, self._subscript_key(target, env), value)  # (a constant of __init__)
+            if arr is not base and isinstance(target.value, cst.Name):
+                env.vars[target.value.value] = arr
         else:
             raise Unsupported(f"cannot assign to {_code(target)!r}")
 

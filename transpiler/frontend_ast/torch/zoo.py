@@ -147,6 +147,11 @@ def _classes(fe) -> dict:
     return found
 
 
+def is_constructor(path: str) -> bool:
+    """``torchvision.models.resnet18``: a network constructor defined here."""
+    return path.startswith("torchvision.models.") and path.rsplit(".", 1)[-1] in RESNETS
+
+
 def construct(fe, path: str, args, kwargs, node):
     """``torchvision.models.<name>(...)``: the network as a user module of the reader, else
     None (a constructor not defined here)."""

@@ -20,6 +20,8 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Node
 from transpiler.ir.params import param_names
 from transpiler.printers import differences, runtime_source
+from transpiler.printers.keras.array_spelling import numpy_text
+from transpiler.printers.code import lit as code_lit  # (a Scalar too: -math.log(1e4) / d_model)
 from transpiler.printers.torch.ops import new_axis_dim, subscript_text  # (the same in both frameworks)
 
 
@@ -39,12 +41,14 @@ class KerasEmission:
     #: its first input while training, its second at inference: a model holding it is a
     #: ``keras.Model`` subclass whose ``call()`` branches on ``training`` (keras_subclass)
     mode_select: bool = False
+    #: import lines the emitted code needs (``import numpy as np`` for a computed constant)
+    imports: tuple[str, ...] = ()
 
 
 #: module-level helpers reproducing PyTorch's default initialisation and layers Keras lacks
 #: (the generated script copies the ones its layers use from transpiler/runtime/keras/layers.py)
 INIT_HELPERS = ("torch_kernel_init", "torch_uniform_init", "ModelWeight", "PaddingEmbedding", "TrainingSelect",
-                "NormalNoise", "PixelShuffle")
+                "NormalNoise", "PixelShuffle", "set_items")
 
 
 def init_helper_source(name: str) -> str:
@@ -605,10 +609,13 @@ def emit_variable_keras(node: Node) -> KerasEmission:
     """A module's own nn.Parameter or buffer → a ``ModelWeight`` layer (``add_weight``),
     initialised as torch initialised it."""
     a = node.attrs
+    init = node.meta.get("torch_init")
+    computed = init is not None and init[0] == "computed"  # (a constant of __init__: numpy code)
     return KerasEmission(f"ModelWeight({lit(tuple(a['shape']))}, "
-                         f"initializer={keras_initializer(node.meta.get('torch_init'))}"
+                         f"initializer={keras_initializer(init)}"
                          f"{'' if a['trainable'] else ', trainable=False'}, name=\"{node.name}\")",
-                         helpers=("ModelWeight",))
+                         helpers=("ModelWeight", "set_items") if computed and init[2] else ("ModelWeight",),
+                         imports=("import numpy as np",) if computed else ())
 
 
 def keras_initializer(init: tuple | None) -> str:
@@ -616,6 +623,9 @@ def keras_initializer(init: tuple | None) -> str:
     if init is None or init[0] == "zeros":
         return '"zeros"'
     kind = init[0]
+    if kind == "computed":  # ("computed", tokens, uses set_items): the torch code's numbers, in numpy
+        text = numpy_text("".join(t if isinstance(t, str) else code_lit(t) for t in init[1]))
+        return f"keras.initializers.Constant({text})"
     if kind == "ones":
         return '"ones"'
     if kind == "constant":

@@ -29,3 +29,10 @@ def emit_broadcast_to_keras(node: Node) -> KerasEmission:
     sizes = ", ".join(lit(d) for d in node.attrs["shape"])
     return KerasEmission(call=lambda ins: f"keras.ops.broadcast_to({ins[0]}, (keras.ops.shape({ins[1]})[0], {sizes}))")
 
+
+
+@emitter("slice_like")
+def emit_slice_like_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    lead = ":, " * a["axis"]
+    return KerasEmission(call=lambda ins: f"{ins[0]}[{lead}: keras.ops.shape({ins[1]})[{a['like_axis']}]]")

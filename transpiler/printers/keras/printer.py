@@ -20,7 +20,7 @@ import black
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
-from transpiler.ir import sizes
+from transpiler.ir import fields, sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
@@ -265,6 +265,9 @@ class KerasScript:
         kept_imports = self._used_imports(kept_imports, rest + [keras_ops.init_helper_source(h) for h in helpers] +
                                           self.training.helper_texts())
         wanted = set(self.training.imports)
+        with sizes.quiet():  # (import lines the emitted layers need: numpy for a computed constant)
+            wanted.update(i for md in self.program.models if not md.graph.meta.get("unsupported")
+                          for n in md.graph.nodes for i in keras_ops.emit(n).imports)
         if "torch_uniform_init" in helpers:
             wanted.add("import math")
         extra = sorted(w for w in wanted if w not in kept_imports and not self._bound(w))
@@ -414,7 +417,7 @@ class KerasScript:
         # a class built for its constructor's sizes (frontend_ast/torch/lazy_inputs): its parameters
         param_nodes = fn.params.params if fn is not None else self._class_params(md)
         if fn is None and param_nodes:
-            params = ", ".join(_code(p).strip().rstrip(",").strip() for p in param_nodes)
+            params = ", ".join(self._param_text(p) for p in param_nodes)
         if unsupported:
             span, message = unsupported[0]
             where = f"{span}" if span else self.program.path
@@ -430,11 +433,11 @@ class KerasScript:
         body: list[str] = []
         on_call = fn is None and guard is None and builds_on_call(graph) and id(md) not in self.subclass_name
         # sizes with provenance: the body's sizes are expressions of the builder's parameters
-        visible = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
+        visible = {s.name: s for v in md.builder_args.values() for s in fields.symbols_of(v)}
         if id(md) in self.subclass_name:
             body.append(f"    return {self.subclass_name[id(md)]}()")
         elif on_call:  # (no input shape: a subclass building on its first call)
-            cls_params = [_code(p).strip().rstrip(",").strip() for p in param_nodes]
+            cls_params = [self._param_text(p) for p in param_nodes]
             blocks = self._blocks(md, [p.name.value for p in param_nodes])
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
@@ -460,7 +463,7 @@ class KerasScript:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
             ps = [p for p in param_nodes if not _free(md.builder_args.get(p.name.value)) and p.default is not None]
             names = ", ".join(p.name.value for p in ps)
-            defaults = ", ".join(_code(p.default) for p in ps)
+            defaults = ", ".join(_keras_default(_code(p.default), self.torch_names) for p in ps)
             if len(ps) == 1:
                 op = "is not" if defaults == "None" else "!="
                 guard_lines.append(f"    if {names} {op} {defaults}:")
@@ -469,6 +472,8 @@ class KerasScript:
             if ps:
                 guard_lines.append('        raise NotImplementedError("transpiler: the model was translated for the '
                                    'default arguments only")')
+        guard_lines += [ln for p in param_nodes  # (a config object's attributes taken as its class's defaults)
+                        for ln in fields.guard_lines(p.name.value, md.builder_args.get(p.name.value))]
         if on_call:  # (what the body specialised decides the guard)
             self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
@@ -484,6 +489,10 @@ class KerasScript:
         for method, params, span, message in graph.meta.get("unread_methods", ()):
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         return "\n".join(lines) + "\n"
+
+    def _param_text(self, p: cst.Param) -> str:
+        """A constructor parameter as the Keras class writes it (``_keras_default``)."""
+        return _keras_default(_code(p).strip().rstrip(",").strip(), self.torch_names)
 
     def _class_params(self, md: ModelDef) -> list:
         """The constructor parameters (after ``self``) of a class model built for them as sizes."""
@@ -556,13 +565,31 @@ def _why_specialised(md: ModelDef, names: list[str]) -> str:
     """How the translation used the numbers of the builder arguments ``names``."""
     whys = []
     for n in names:
-        sym = sizes.symbol_of(md.builder_args.get(n))
-        reasons = sorted(sym.specialised) if sym is not None else []
+        reasons = fields.specialised(md.builder_args.get(n))
         whys.append(f"{n}: {', '.join(reasons) or 'not a size'}")
     return "; ".join(whys)
 
 
+#: torch dtypes a constructor's default may name (``dtype=torch.float32``) → the Keras dtype name
+_TORCH_DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+                 "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64", "long": "int64",
+                 "int32": "int32", "int": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool"}
+
+
+def _keras_default(text: str, torch_names) -> str:
+    """A constructor parameter (or its default) as the Keras class writes it: a torch dtype
+    (``dtype=torch.float32``) as its Keras name (``dtype="float32"``), ``torch.device("cpu")``
+    as ``"cpu"`` (the translated class does not read them; its guard compares the same text)."""
+    import re
+
+    aliases = sorted(n for n in torch_names if n == "torch" or n.startswith("torch")) or ["torch"]
+    for alias in aliases:
+        text = re.sub(rf"\b{re.escape(alias)}\.({'|'.join(_TORCH_DTYPES)})\b(?!\s*\()",
+                      lambda m: f'"{_TORCH_DTYPES[m.group(1)]}"', text)
+        text = re.sub(rf"\b{re.escape(alias)}\.device\((\"[^\"]*\"|'[^']*')\)", lambda m: m.group(1), text)
+    return text
+
+
 def _free(value) -> bool:
     """A builder argument the translated body takes as it is: a size it never used as its number."""
-    sym = sizes.symbol_of(value)
-    return sym is not None and not sym.specialised
+    return fields.free(value)

@@ -38,6 +38,12 @@ def emit_broadcast_to_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"{atom(ins[0])}.expand({atom(ins[1])}.shape[0], {sizes})")
 
 
+@emitter("slice_like")
+def emit_slice_like_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    return Emission(None, lambda ins: f"{atom(ins[0])}.narrow({a['axis']}, 0, {atom(ins[1])}.shape[{a['like_axis']}])")
+
+
 @emitter("fft2")
 def emit_fft2_torch(node: Node, m: str) -> Emission:
     """torch.fft.fft2 of the complex tensor (complex64 from float32 parts, as Keras computes)."""

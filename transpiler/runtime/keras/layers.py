@@ -19,6 +19,14 @@ def torch_uniform_init(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+def set_items(array, index, values):
+    """A copy of ``array`` with ``array[index] = values`` (PyTorch's item assignment into a
+    constant its module computed, ``pe[:, 0::2] = torch.sin(...)``, as an expression)."""
+    out = array.copy()
+    out[index] = values
+    return out
+
+
 class ModelWeight(layers.Layer):
     """A weight of the model's own (a PyTorch nn.Parameter, or a buffer: not trainable).
 
