@@ -25,7 +25,8 @@ from transpiler.ir.state_plan import KerasLayer
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.keras_files import (WRAPPER_SUBPATHS, CheckpointLayer, KerasCheckpoint, KerasLayerOut,
                                             layer_keys, weights_paths, write_keras_weights)
-from transpiler.weights.mapping import canonical_from_torch, gather, source_layers, to_torch, torch_plan, torch_shape
+from transpiler.weights.mapping import (canonical_from_torch, check_plan_state, gather, source_layers, to_torch,
+                                        torch_plan, torch_shape)
 from transpiler.weights.safetensors_io import write_safetensors_streamed
 from transpiler.weights.torch_files import read_torch_state, write_torch_pt
 from transpiler.weights.transforms import Lazy
@@ -308,23 +309,7 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
             "reproduce; load the torch weights into the Keras model layer by layer instead")
     state = read_torch_state(ckpt_path) if state is None else state
     plan = torch_plan(graph)
-    wanted = {e.key for e in plan if e.constant is None}
-    missing = sorted(wanted - set(state))
-    extra = sorted(k for k in set(state) - wanted - {e.key for e in plan})
-    if missing:
-        raise CheckpointError(f"{ckpt_path}: missing {len(missing)} tensor(s) the model needs: "
-                              f"{', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}")
-    if extra:
-        raise CheckpointError(f"{ckpt_path}: {len(extra)} tensor(s) the model does not have: "
-                              f"{', '.join(extra[:6])}{' ...' if len(extra) > 6 else ''}")
-    for e in plan:
-        if e.constant is not None:
-            continue
-        want = torch_shape(e, expected_shapes(e.node))
-        have = tuple(state[e.key].shape)
-        if have != tuple(want):
-            raise CheckpointError(f"{ckpt_path}: {e.key} (layer {e.layer!r}, {e.node.op}): shape {have}, "
-                                  f"the model needs {tuple(want)}")
+    check_plan_state(plan, state, ckpt_path)
     canonical = canonical_from_torch(graph, state)
     layers = []
     for node in keras_layer_order(graph):

@@ -23,6 +23,7 @@ from transpiler.weights.transforms import (
     invert,
     invert_depthwise,
     invert_flatten,
+    apply_param_transform,
     invert_param_transform,
     param_transform_lazy,
 )
@@ -127,31 +128,61 @@ def torch_state_dict(graph: Graph, canonical: dict[str, dict[str, Any]]) -> dict
 
 
 def canonical_from_torch(graph: Graph, state: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
-    """The inverse: a state_dict (numpy arrays) → ``{layer name: {param: array}}``.
+    """The inverse: a state_dict (numpy arrays) → ``{layer name: {param: array}}`` (``invert_plan``)."""
+    return invert_plan(torch_plan(graph), state.__getitem__)
+
+
+def _listed(keys: list[str]) -> str:
+    return f"{', '.join(keys[:6])}{' ...' if len(keys) > 6 else ''}"
+
+
+def check_plan_state(plan: StatePlan, state: dict[str, Any], path: str) -> None:
+    """``state`` has the plan's keys (its constants, num_batches_tracked, optional) and shapes;
+    a CheckpointError naming ``path`` says what is missing, extra or misshapen."""
+    wanted = {e.key for e in plan if e.constant is None}
+    optional = {e.key for e in plan if e.constant is not None}
+    missing = sorted(wanted - set(state))
+    extra = sorted(set(state) - wanted - optional)
+    if missing:
+        raise CheckpointError(f"{path}: missing {len(missing)} tensor(s) the model needs: {_listed(missing)}")
+    if extra:
+        raise CheckpointError(f"{path}: {len(extra)} tensor(s) the model does not have: {_listed(extra)}")
+    for e in plan:
+        if e.constant is not None:
+            continue
+        want = tuple(torch_shape(e, expected_shapes(e.node)))
+        have = tuple(np.shape(state[e.key]))
+        if have != want:
+            raise CheckpointError(f"{path}: {e.key} (layer {e.layer!r}, {e.node.op}): shape {have}, "
+                                  f"the model needs {want}")
+
+
+def invert_plan(plan: StatePlan, array_of) -> dict[str, dict[str, np.ndarray]]:
+    """A state_dict → ``{layer name: {param: canonical array}}``, inverting each plan entry
+    (``array_of(key)``: the state's array under ``key``; a missing key raises KeyError).
 
     A torch tensor with no Keras counterpart (an LSTM's second bias) is folded into the
-    canonical bias: the two biases are always summed, so the outputs are unchanged.
-    """
+    canonical bias: the two biases are always summed, so the outputs are unchanged. A GRU's
+    two bias rows (reset_after) come from torch's bias_ih and bias_hh."""
     out: dict[str, dict[str, np.ndarray]] = {}
     folded: list[tuple[PlanEntry, np.ndarray]] = []
-    for entry in torch_plan(graph):
+    for entry in plan:
         if entry.constant is not None:
             continue
-        if entry.key not in state:
-            raise KeyError(entry.key)
+        array = array_of(entry.key)
         if entry.packed:
-            out.setdefault(entry.layer, {}).update(invert_parts(entry, state[entry.key], expected_shapes(entry.node)))
+            out.setdefault(entry.layer, {}).update(invert_parts(entry, array, expected_shapes(entry.node)))
             continue
         shape = expected_shapes(entry.node)[entry.param]
         if entry.transform is Transform.ZEROS:
-            folded.append((entry, np.asarray(state[entry.key])))
+            folded.append((entry, np.asarray(array)))
             continue
         if entry.transform is Transform.GRU_BIAS_RECURRENT:
             if len(shape) == 2:  # reset_after: the recurrent bias row
                 rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
-                rows[1] = invert_entry(entry, state[entry.key], shape)[0]
+                rows[1] = invert_entry(entry, array, shape)[0]
             continue
-        value = invert_entry(entry, state[entry.key], shape)
+        value = invert_entry(entry, array, shape)
         if entry.transform is Transform.GRU_BIAS_INPUT and len(shape) == 2:
             rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, value.dtype))
             rows[0] = value[0]
@@ -161,4 +192,25 @@ def canonical_from_torch(graph: Graph, state: dict[str, Any]) -> dict[str, dict[
         params = out.setdefault(entry.layer, {})
         if entry.param in params:
             params[entry.param] = params[entry.param] + extra.reshape(params[entry.param].shape)
+    return out
+
+
+def keras_arrays(graph: Graph, params_of) -> dict[str, list[np.ndarray]]:
+    """``{Keras layer name: [arrays in Keras' weight order]}`` for the generated Keras model
+    (``model.get_layer(name).set_weights(arrays)``): each node's canonical params
+    (``params_of(node)``: ``{param: array}``) through the passes' ``param_transforms``, as
+    contiguous float32 arrays of their shape (a 0-d weight stays 0-d)."""
+    out: dict[str, list[np.ndarray]] = {}
+    for node in graph.nodes:
+        names = param_names(node)
+        if not names or node.name in out:
+            continue
+        params = params_of(node)
+        arrays = []
+        for p in names:
+            a = params[p]
+            for step in node.param_transforms.get(p, []):
+                a = apply_param_transform(step, a)
+            arrays.append(np.ascontiguousarray(a, dtype=np.float32).reshape(np.shape(a)))
+        out[node.name] = arrays
     return out

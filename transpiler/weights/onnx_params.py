@@ -17,7 +17,6 @@ import numpy as np
 from transpiler.ir.graph import Graph
 from transpiler.ir.params import expected_shapes, param_names
 from transpiler.weights.errors import CheckpointError
-from transpiler.weights.transforms import apply_param_transform
 
 
 def canonical(graph: Graph) -> dict[str, dict[str, np.ndarray]]:
@@ -49,20 +48,10 @@ def torch_state(graph: Graph) -> dict[str, np.ndarray]:
 
 def keras_weights(graph: Graph) -> dict[str, list[np.ndarray]]:
     """``{Keras layer name: [arrays in Keras' weight order]}`` (after the Keras passes)."""
+    from transpiler.weights.mapping import keras_arrays
+
     params = canonical(graph)
-    out: dict[str, list[np.ndarray]] = {}
-    for node in graph.nodes:
-        names = param_names(node)
-        if not names or node.name in out:
-            continue
-        arrays = []
-        for p in names:
-            a = params[node.source_name][p]
-            for step in node.param_transforms.get(p, []):
-                a = apply_param_transform(step, a)
-            arrays.append(np.ascontiguousarray(a, dtype=np.float32))
-        out[node.name] = arrays
-    return out
+    return keras_arrays(graph, lambda node: params[node.source_name])
 
 
 def write_torch(graph: Graph, path: str) -> int:

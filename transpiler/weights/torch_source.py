@@ -15,13 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from transpiler.ir.graph import Graph
-from transpiler.ir.params import expected_shapes, param_names
-from transpiler.ir.state_plan import PlanEntry, StatePlan
-from transpiler.ir.transforms import Transform
+from transpiler.ir.state_plan import StatePlan
 from transpiler.lazy_import import lazy_module
 from transpiler.weights.errors import CheckpointError
-from transpiler.weights.mapping import invert_entry, invert_parts, torch_shape
-from transpiler.weights.transforms import apply_param_transform
+from transpiler.weights.mapping import check_plan_state, invert_plan, keras_arrays
 
 np = lazy_module("numpy")  # `--to keras` records the plan without numpy; it loads with a tensor
 
@@ -37,78 +34,22 @@ def _plan(graph: Graph) -> StatePlan:
 
 def check_state(graph: Graph, state: dict[str, Any], path: str) -> None:
     """Same keys (num_batches_tracked optional) and shapes as the source module."""
-    plan = _plan(graph)
-    wanted = {e.key for e in plan if e.constant is None}
-    optional = {e.key for e in plan if e.constant is not None}
-    missing = sorted(wanted - set(state))
-    extra = sorted(set(state) - wanted - optional)
-    if missing:
-        raise CheckpointError(f"{path}: missing {len(missing)} tensor(s) the model needs: "
-                              f"{', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}")
-    if extra:
-        raise CheckpointError(f"{path}: {len(extra)} tensor(s) the model does not have: "
-                              f"{', '.join(extra[:6])}{' ...' if len(extra) > 6 else ''}")
-    for e in plan:
-        if e.constant is not None:
-            continue
-        want = torch_shape(e, expected_shapes(e.node))
-        have = tuple(np.shape(state[e.key]))
-        if have != tuple(want):
-            raise CheckpointError(f"{path}: {e.key} ({e.node.op}): shape {have}, the model needs {tuple(want)}")
+    check_plan_state(_plan(graph), state, path)
 
 
 def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
-    """The user's state_dict → ``{layer name: {param: canonical array}}``.
+    """The user's state_dict → ``{layer name: {param: canonical array}}`` (float32).
 
     torch's second RNN bias (bias_hh) has no Keras counterpart and is folded into the
     bias (torch always adds the two)."""
-    out: dict[str, dict[str, np.ndarray]] = {}
-    folded: list[tuple[PlanEntry, np.ndarray]] = []
-    for entry in _plan(graph):
-        if entry.constant is not None:
-            continue
-        array = np.asarray(state[entry.key], dtype=np.float32)
-        if entry.packed:
-            out.setdefault(entry.layer, {}).update(invert_parts(entry, array, expected_shapes(entry.node)))
-            continue
-        shape = expected_shapes(entry.node)[entry.param]
-        if entry.transform is Transform.ZEROS:
-            folded.append((entry, array))
-            continue
-        if entry.transform is Transform.GRU_BIAS_RECURRENT:
-            if len(shape) == 2:
-                rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
-                rows[1] = invert_entry(entry, array, shape)[0]
-            continue
-        value = invert_entry(entry, array, shape)
-        if entry.transform is Transform.GRU_BIAS_INPUT and len(shape) == 2:
-            rows = out.setdefault(entry.layer, {}).setdefault(entry.param, np.zeros(shape, np.float32))
-            rows[0] = value[0]
-            continue
-        out.setdefault(entry.layer, {})[entry.param] = value
-    for entry, extra in folded:
-        params = out.setdefault(entry.layer, {})
-        params[entry.param] = params[entry.param] + extra.reshape(params[entry.param].shape)
-    return out
+    return invert_plan(_plan(graph), lambda key: np.asarray(state[key], dtype=np.float32))
 
 
 def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndarray]]:
     """``{Keras layer name: [arrays in Keras' weight order]}`` for the generated model
     (``model.get_layer(name).set_weights(arrays)``)."""
     canonical = canonical_from_source(graph, state)
-    out: dict[str, list[np.ndarray]] = {}
-    for node in graph.nodes:
-        names = param_names(node)
-        if not names or node.name in out:
-            continue
-        arrays = []
-        for p in names:
-            a = canonical[node.name][p]
-            for step in node.param_transforms.get(p, []):
-                a = apply_param_transform(step, a)
-            arrays.append(np.ascontiguousarray(a, dtype=np.float32).reshape(np.shape(a)))  # (0-d stays 0-d)
-        out[node.name] = arrays
-    return out
+    return keras_arrays(graph, lambda node: canonical[node.name])
 
 
 def keras_layer(model, graph: Graph, name: str):

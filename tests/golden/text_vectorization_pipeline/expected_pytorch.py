@@ -102,6 +102,21 @@ def make_loader(
     )
 
 
+def reset_metrics(metrics):
+    """The running sums and counts of ``metrics`` ((name, output index, metric) triples) at
+    the start of an epoch or evaluation; a stateful metric object is reset."""
+    return {name: 0.0 for name, _, _ in metrics}, {name: 0 for name, _, _ in metrics}
+
+
+def update_metrics(metrics, outputs, targets, sums, counts):
+    """Add one batch's metric values to the running ``sums`` and ``counts`` (their means are
+    what Keras reports); a stateful metric object keeps its own result so far."""
+    for name, index, metric in metrics:
+        values = metric(outputs[index], targets[index])
+        sums[name] += values.sum().item()
+        counts[name] += values.numel()
+
+
 def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
     """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
     model.train()
@@ -142,8 +157,7 @@ def fit(
     history = {}
     for epoch in range(epochs):
         total, seen = 0.0, 0
-        sums = {name: 0.0 for name, _, _ in metrics}
-        counts = {name: 0 for name, _, _ in metrics}
+        sums, counts = reset_metrics(metrics)
         for batch in loader:
             batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
             loss, outputs = train_step(
@@ -151,10 +165,7 @@ def fit(
             )
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
-            for name, index, metric in metrics:
-                values = metric(outputs[index], batch_targets[index])
-                sums[name] += values.sum().item()
-                counts[name] += values.numel()
+            update_metrics(metrics, outputs, batch_targets, sums, counts)
         logs = {
             "loss": total / seen,
             **{name: sums[name] / counts[name] for name in sums},
@@ -200,6 +211,22 @@ def _rows(array):
     if array.ndim == 1:
         return [list(array)]
     return [list(row) for row in array.reshape(-1, array.shape[-1])]
+
+
+def adapt_layer(layer, data, strings, steps=None):
+    """Keras' ``adapt()`` of a preprocessing layer (its ``reset_state``, ``update_state`` and
+    ``finalize_state``): ``data`` is an array or list (its elements, one per row; of str when
+    ``strings``), or an iterable of batches, ``steps`` of them at most."""
+    layer.reset_state()
+    if isinstance(data, (list, tuple, np.ndarray, torch.Tensor, str, bytes)):
+        array = as_array(data, strings)
+        layer.update_state(array[:, None] if array.ndim == 1 else array)
+    else:
+        for i, batch in enumerate(data):
+            if steps is not None and i >= steps:
+                break
+            layer.update_state(batch)
+    layer.finalize_state()
 
 
 class IndexLookup:
@@ -375,19 +402,8 @@ class IndexLookup:
         return _rows(as_array(data, self.strings))
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Build the vocabulary from ``data`` (an array or list: its elements, one per row;
-        an iterable of batches, ``steps`` of them at most) as Keras' adapt() builds it.
-        """
-        self.reset_state()
-        if isinstance(data, (list, tuple, np.ndarray, torch.Tensor, str, bytes)):
-            array = as_array(data, self.strings)
-            self.update_state(array[:, None] if array.ndim == 1 else array)
-        else:
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        self.finalize_state()
+        """Build the vocabulary from ``data`` as Keras' adapt() builds it (``adapt_layer``)."""
+        adapt_layer(self, data, self.strings, steps)
 
     def update_state(self, data):
         """Count the tokens of one batch (and, for ``tf_idf``, the documents holding each)."""
@@ -714,17 +730,8 @@ class TextVectorization:
         return [ngrams_of(r, self.ngrams) for r in rows] if self.ngrams else rows
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Build the vocabulary from strings (an array or list, or an iterable of batches)."""
-        self.lookup.reset_state()
-        if isinstance(data, (list, tuple, np.ndarray, str, bytes)):
-            array = as_array(data, True)
-            self.update_state(array[:, None] if array.ndim == 1 else array)
-        else:
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        self.lookup.finalize_state()
+        """Build the vocabulary from strings (``adapt_layer``)."""
+        adapt_layer(self, data, True, steps)
 
     def update_state(self, data):
         tokens = self.preprocess(data)

@@ -53,6 +53,28 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False):
     return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
 
 
+def reset_metrics(metrics):
+    """The running sums and counts of ``metrics`` ((name, output index, metric) triples) at
+    the start of an epoch or evaluation; a stateful metric object is reset."""
+    for _, _, metric in metrics:
+        if hasattr(metric, "reset_state"):
+            metric.reset_state()
+    return {name: 0.0 for name, _, _ in metrics}, {name: 0 for name, _, _ in metrics}
+
+
+def update_metrics(metrics, outputs, targets, sums, counts):
+    """Add one batch's metric values to the running ``sums`` and ``counts`` (their means are
+    what Keras reports); a stateful metric object keeps its own result so far."""
+    for name, index, metric in metrics:
+        if hasattr(metric, "update_state"):
+            metric.update_state(outputs[index], targets[index])
+            sums[name], counts[name] = metric.result(), 1
+            continue
+        values = metric(outputs[index], targets[index])
+        sums[name] += values.sum().item()
+        counts[name] += values.numel()
+
+
 def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
     """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
     model.train()
@@ -112,11 +134,7 @@ def fit(
     )
     for epoch in range(epochs):
         total, seen = 0.0, 0
-        sums = {name: 0.0 for name, _, _ in metrics}
-        counts = {name: 0 for name, _, _ in metrics}
-        for _, _, metric in metrics:
-            if hasattr(metric, "reset_state"):
-                metric.reset_state()
+        sums, counts = reset_metrics(metrics)
         for batch in loader:
             batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
             loss, outputs = train_step(
@@ -124,16 +142,7 @@ def fit(
             )
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
-            for name, index, metric in metrics:
-                if hasattr(
-                    metric, "update_state"
-                ):  # a stateful metric: its result so far
-                    metric.update_state(outputs[index], batch_targets[index])
-                    sums[name], counts[name] = metric.result(), 1
-                    continue
-                values = metric(outputs[index], batch_targets[index])
-                sums[name] += values.sum().item()
-                counts[name] += values.numel()
+            update_metrics(metrics, outputs, batch_targets, sums, counts)
         logs = {
             "loss": total / seen,
             **{name: sums[name] / counts[name] for name in sums},
@@ -185,11 +194,7 @@ def evaluate(
     targets = list(y) if isinstance(y, (list, tuple)) else [y]
     model.eval()
     total, seen = 0.0, 0
-    sums = {name: 0.0 for name, _, _ in metrics}
-    counts = {name: 0 for name, _, _ in metrics}
-    for _, _, metric in metrics:
-        if hasattr(metric, "reset_state"):
-            metric.reset_state()
+    sums, counts = reset_metrics(metrics)
     for batch in make_loader(inputs, targets, batch_size):
         batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs) :]
         outputs = model(*batch_inputs, return_logits=True)
@@ -200,14 +205,7 @@ def evaluate(
         )
         total += loss.item() * len(batch_inputs[0])
         seen += len(batch_inputs[0])
-        for name, index, metric in metrics:
-            if hasattr(metric, "update_state"):  # a stateful metric: its result so far
-                metric.update_state(outputs[index], batch_targets[index])
-                sums[name], counts[name] = metric.result(), 1
-                continue
-            values = metric(outputs[index], batch_targets[index])
-            sums[name] += values.sum().item()
-            counts[name] += values.numel()
+        update_metrics(metrics, outputs, batch_targets, sums, counts)
     results = {
         "loss": total / seen,
         **{name: sums[name] / counts[name] for name in sums},
@@ -223,6 +221,31 @@ def binary_crossentropy(logits, target):
     return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(
         dim=-1
     )
+
+
+class _PositiveCounts:
+    """True positives, false positives and false negatives over the epoch (Precision, Recall)."""
+
+    def __init__(self, from_logits=False):
+        self.from_logits = from_logits
+        self.reset_state()
+
+    def reset_state(self):
+        self.tp, self.fp, self.fn = 0.0, 0.0, 0.0
+
+    def update_state(self, output, target):
+        pred, label = thresholded(output, target, self.from_logits)
+        self.tp += (pred & label).sum().item()
+        self.fp += (pred & ~label).sum().item()
+        self.fn += (~pred & label).sum().item()
+
+
+def thresholded(output, target, from_logits):
+    """(predicted positive, labelled positive) for each value of a batch, at threshold 0.5
+    (``prediction > 0.5`` is positive), every value of the output counted (Keras flattens it).
+    """
+    pred = (torch.sigmoid(output) if from_logits else output).detach().reshape(-1) > 0.5
+    return pred, target.reshape(-1).bool()
 
 
 class AUC:
@@ -263,45 +286,15 @@ class AUC:
         return ((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2).sum().item()
 
 
-class Precision:
+class Precision(_PositiveCounts):
     """keras.metrics.Precision (threshold 0.5): true positives / predicted positives over the epoch."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.tp, self.fp = 0.0, 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(
-            -1
-        ) > 0.5
-        label = target.reshape(-1).bool()
-        self.tp += (pred & label).sum().item()
-        self.fp += (pred & ~label).sum().item()
 
     def result(self):
         return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
 
 
-class Recall:
+class Recall(_PositiveCounts):
     """keras.metrics.Recall (threshold 0.5): true positives / actual positives over the epoch."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.tp, self.fn = 0.0, 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(
-            -1
-        ) > 0.5
-        label = target.reshape(-1).bool()
-        self.tp += (pred & label).sum().item()
-        self.fn += (~pred & label).sum().item()
 
     def result(self):
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0

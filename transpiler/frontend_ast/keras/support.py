@@ -10,7 +10,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.interp import FunctionRef, Unknown
-from transpiler.frontend_ast.interp.values import Unsupported
+from transpiler.frontend_ast.interp.values import Unsupported, contains
 from transpiler.frontend_ast.keras.layers import LayerSpec
 from transpiler.frontend_ast.keras.values import (TRAINING_MODE, ArrayVal, DatasetObj, FrontendError, ModelHandle,
                                                   ModelObj, ModuleRef, TapeObj, TensorVal, UserObj, _Rng)
@@ -90,35 +90,17 @@ def _wrap_tensors(value: Any) -> Any:
 def _run_time(value: Any) -> bool:
     """True when ``value`` holds something only the running program knows (data, a model's
     output outside the graph), at any depth."""
-    if isinstance(value, (Unknown, ModelObj, ModelHandle, DatasetObj, TapeObj)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_run_time(v) for v in value)
-    if isinstance(value, dict):
-        return any(_run_time(v) for v in value.values())
-    return False
+    return contains(value, (Unknown, ModelObj, ModelHandle, DatasetObj, TapeObj))
 
 
 def _has_tensor(value: Any) -> bool:
-    if isinstance(value, TensorVal):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_has_tensor(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_tensor(v) for v in value.values())
-    return False
+    return contains(value, TensorVal)
 
 
 def _not_static(value: Any) -> bool:
     """True for a value only the running program knows (``sys.argv[1]``, an imported
     constant of another module), at any depth of a tuple, list or dict."""
-    if isinstance(value, (Unknown, ModuleRef, FunctionRef, TensorVal, ModelObj)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_not_static(v) for v in value)
-    if isinstance(value, dict):
-        return any(_not_static(v) for v in value.values())
-    return False
+    return contains(value, (Unknown, ModuleRef, FunctionRef, TensorVal, ModelObj))
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.reader_values import (
     _code, Arr, DistributionV, GroupV, LiveV, ModelV, OTHER, SampleV, TupleV, V)
@@ -48,17 +49,6 @@ CATEGORICAL = ("torch.distributions.Categorical", "torch.distributions.categoric
 DISTRIBUTION_METHODS = ("sample", "log_prob", "entropy")
 #: the name the generated program's tape goes by (transpiler/runtime/keras/autograd.py)
 TAPE = "autograd_tape"
-
-
-def _calls_in(node) -> list[cst.Call]:
-    out: list[cst.Call] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            out.append(n)
-
-    node.visit(Finder())
-    return out
 
 
 def _model_names(reader) -> set[str]:
@@ -86,7 +76,7 @@ def needs_recording(reader) -> bool:
     for stmt in reader.fe.module.body:
         if not isinstance(stmt, cst.FunctionDef) or not steps_in_body(stmt):
             continue
-        called = {_dotted(c.func) or "" for c in _calls_in(stmt)}
+        called = {_dotted(c.func) or "" for c in nodes_of(stmt, cst.Call)}
         if any(name in models or name in own or name.split(".")[0] in models and name.endswith(".forward")
                for name in called):
             continue

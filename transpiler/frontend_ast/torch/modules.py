@@ -72,32 +72,30 @@ _MODULES: dict[str, Registration] = {}
 _FUNCTIONS: dict[str, Registration] = {}
 
 
-def module(*names: str, signature: str, ops: tuple[str, ...] = ()) -> Callable[[Recognizer], Recognizer]:
-    """Register ``fn`` for ``torch.nn`` classes ``names``; refuses duplicates."""
+def _registrar(table: dict[str, Registration], what: str, names: tuple[str, ...], signature: str,
+               ops: tuple[str, ...]) -> Callable[[Recognizer], Recognizer]:
+    """A decorator registering ``fn`` in ``table`` under ``names`` (``what`` names one in the
+    error a second registration raises)."""
     sig = Signature.parse(signature)
 
     def deco(fn: Recognizer) -> Recognizer:
         for name in names:
-            if name in _MODULES:
-                raise ValueError(f"nn.{name} registered twice")
-            _MODULES[name] = Registration(fn, sig, ops)
+            if name in table:
+                raise ValueError(f"{what.format(name)} registered twice")
+            table[name] = Registration(fn, sig, ops)
         return fn
 
     return deco
+
+
+def module(*names: str, signature: str, ops: tuple[str, ...] = ()) -> Callable[[Recognizer], Recognizer]:
+    """Register ``fn`` for ``torch.nn`` classes ``names``; refuses duplicates."""
+    return _registrar(_MODULES, "nn.{}", names, signature, ops)
 
 
 def function(*names: str, signature: str, ops: tuple[str, ...] = ()) -> Callable[[Recognizer], Recognizer]:
     """Register ``fn`` for functional spellings (``F.relu``, ``torch.relu``, ``relu`` method)."""
-    sig = Signature.parse(signature)
-
-    def deco(fn: Recognizer) -> Recognizer:
-        for name in names:
-            if name in _FUNCTIONS:
-                raise ValueError(f"function {name} registered twice")
-            _FUNCTIONS[name] = Registration(fn, sig, ops)
-        return fn
-
-    return deco
+    return _registrar(_FUNCTIONS, "function {}", names, signature, ops)
 
 
 def lookup_module(name: str) -> Registration | None:

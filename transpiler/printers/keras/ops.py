@@ -101,6 +101,12 @@ _EMITTERS = OpRegistry("keras emitter")
 emitter = _EMITTERS.register  # (decorator: ``@emitter("dense")``)
 
 
+def ops_call(fn: str, args: Callable[[], str] | None = None) -> KerasEmission:
+    """``keras.ops.<fn>(x, ...)`` on the node's first input ``x``: the emission of an op Keras has
+    as a function only. ``args()`` gives the other arguments' text when the call is printed."""
+    return KerasEmission(call=lambda ins: f"keras.ops.{fn}({', '.join([ins[0], args()] if args else [ins[0]])})")
+
+
 def has_emitter(op: str) -> bool:
     return op in _EMITTERS
 
@@ -288,7 +294,7 @@ def emit_pad_keras(node: Node) -> KerasEmission:
         widths[axis] = [b, e]
     extra = f', mode="{mode}"' if mode != "constant" else f", constant_values={lit(value)}"
     text = "[" + ", ".join(f"[{lit(b)}, {lit(e)}]" for b, e in widths) + "]"  # (sizes: their expressions)
-    return KerasEmission(call=lambda ins: f"keras.ops.pad({ins[0]}, {text}{extra})")
+    return ops_call("pad", lambda: f"{text}{extra}")
 
 
 @emitter("pixel_shuffle")
@@ -405,7 +411,7 @@ for _op in ("sigmoid", "hard_sigmoid", "hard_silu", "tanh", "selu", "silu", "sof
 @emitter("gelu")
 def emit_gelu_keras(node: Node) -> KerasEmission:
     if node.attrs["approximate"]:
-        return KerasEmission(call=lambda ins: f"keras.ops.gelu({ins[0]}, approximate=True)")
+        return ops_call("gelu", lambda: "approximate=True")
     return KerasEmission(layer("Activation", node, '"gelu"'))
 
 
@@ -440,7 +446,7 @@ def emit_softmax_keras(node: Node) -> KerasEmission:
 def emit_log_softmax_keras(node: Node) -> KerasEmission:
     axis = node.attrs["axis"] % len(node.inputs[0].shape)
     last = len(node.inputs[0].shape) - 1
-    return KerasEmission(call=lambda ins: f"keras.ops.log_softmax({ins[0]}, axis={-1 if axis == last else axis})")
+    return ops_call("log_softmax", lambda: f"axis={-1 if axis == last else axis}")
 
 
 # ---------------------------------------------------------------------------------
@@ -661,22 +667,21 @@ for _op, _form in (("divide", "{0} / {1}"), ("power", "{0} ** {1}"), ("matmul", 
 def emit_clip_keras(node: Node) -> KerasEmission:
     lo, hi = node.attrs["min"], node.attrs["max"]
     if lo is not None and hi is not None:
-        return KerasEmission(call=lambda ins: f"keras.ops.clip({ins[0]}, {lit(lo)}, {lit(hi)})")
+        return ops_call("clip", lambda: f"{lit(lo)}, {lit(hi)}")
     if lo is not None:
-        return KerasEmission(call=lambda ins: f"keras.ops.maximum({ins[0]}, {lit(lo)})")
+        return ops_call("maximum", lambda: lit(lo))
     if hi is not None:
-        return KerasEmission(call=lambda ins: f"keras.ops.minimum({ins[0]}, {lit(hi)})")
+        return ops_call("minimum", lambda: lit(hi))
     return KerasEmission(call=lambda ins: ins[0])
 
 
 @emitter("full_like")
 def emit_full_like_keras(node: Node) -> KerasEmission:
     a = node.attrs
-    dtype = f', dtype="{a["dtype"]}"' if a["dtype"] else ""
+    dtype = f'dtype="{a["dtype"]}"' if a["dtype"] else ""
     if a["value"] in (0.0, 1.0):
-        fn = "keras.ops.zeros_like" if a["value"] == 0.0 else "keras.ops.ones_like"
-        return KerasEmission(call=lambda ins: f"{fn}({ins[0]}{dtype})")
-    return KerasEmission(call=lambda ins: f"keras.ops.full_like({ins[0]}, {lit(a['value'])}{dtype})")
+        return ops_call("zeros_like" if a["value"] == 0.0 else "ones_like", (lambda: dtype) if dtype else None)
+    return ops_call("full_like", lambda: ", ".join([lit(a["value"])] + ([dtype] if dtype else [])))
 
 
 @emitter("einsum")
@@ -687,7 +692,7 @@ def emit_einsum_keras(node: Node) -> KerasEmission:
 
 @emitter("cast")
 def emit_cast_keras(node: Node) -> KerasEmission:
-    return KerasEmission(call=lambda ins: f'keras.ops.cast({ins[0]}, "{node.attrs["dtype"]}")')
+    return ops_call("cast", lambda: f'"{node.attrs["dtype"]}"')
 
 
 def _axis_text(node: Node, axes) -> str:
@@ -706,7 +711,7 @@ def emit_reduce_keras(node: Node) -> KerasEmission:
     fn = _KERAS_REDUCTIONS[node.op]
     axis = _axis_text(node, node.attrs["axis"])
     keep = ", keepdims=True" if node.attrs["keepdims"] else ""
-    return KerasEmission(call=lambda ins: f"keras.ops.{fn}({ins[0]}, axis={axis}{keep})")
+    return ops_call(fn, lambda: f"axis={axis}{keep}")
 
 
 def _new_axis_text(node: Node) -> str:
@@ -715,12 +720,12 @@ def _new_axis_text(node: Node) -> str:
 
 @emitter("expand_dims")
 def emit_expand_dims_keras(node: Node) -> KerasEmission:
-    return KerasEmission(call=lambda ins: f"keras.ops.expand_dims({ins[0]}, {_new_axis_text(node)})")
+    return ops_call("expand_dims", lambda: _new_axis_text(node))
 
 
 @emitter("squeeze")
 def emit_squeeze_keras(node: Node) -> KerasEmission:
-    return KerasEmission(call=lambda ins: f"keras.ops.squeeze({ins[0]}, axis={_axis_text(node, node.attrs['axis'])})")
+    return ops_call("squeeze", lambda: f"axis={_axis_text(node, node.attrs['axis'])}")
 
 
 @emitter("stack")
@@ -740,14 +745,14 @@ def emit_split_keras(node: Node) -> KerasEmission:
             total += n
             starts.append(total)
         pieces = repr(starts)
-    return KerasEmission(call=lambda ins: f"keras.ops.split({ins[0]}, {pieces}, axis={axis})")
+    return ops_call("split", lambda: f"{pieces}, axis={axis}")
 
 
 @emitter("take")
 def emit_take_keras(node: Node) -> KerasEmission:
     indices = node.attrs["indices"]
     text = lit(indices) if isinstance(indices, int) else repr(list(indices))
-    return KerasEmission(call=lambda ins: f"keras.ops.take({ins[0]}, {text}, axis={_axis_text(node, node.attrs['axis'])})")
+    return ops_call("take", lambda: f"{text}, axis={_axis_text(node, node.attrs['axis'])}")
 
 
 @emitter("resizing")
@@ -771,7 +776,7 @@ def emit_extract_patches_keras(node: Node) -> KerasEmission:
         parts.append(f"dilation_rate={size(a['dilation'])}")
     if a["padding"] != "valid":
         parts.append(f'padding="{a["padding"]}"')
-    return KerasEmission(call=lambda ins: f"keras.ops.image.extract_patches({ins[0]}, {', '.join(parts)})")
+    return ops_call("image.extract_patches", lambda: ", ".join(parts))
 
 
 @emitter("slice")

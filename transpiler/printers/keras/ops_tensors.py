@@ -5,7 +5,7 @@ position ids, ``stop_gradient``): ``keras.ops`` calls. Registered in the emitter
 from __future__ import annotations
 
 from transpiler.ir.graph import Node
-from transpiler.printers.keras.ops import KerasEmission, emitter, lit
+from transpiler.printers.keras.ops import KerasEmission, emitter, lit, ops_call
 
 
 @emitter("arange")
@@ -21,7 +21,7 @@ def emit_arange_keras(node: Node) -> KerasEmission:
 
 @emitter("stop_gradient")
 def emit_stop_gradient_keras(node: Node) -> KerasEmission:
-    return KerasEmission(call=lambda ins: f"keras.ops.stop_gradient({ins[0]})")
+    return ops_call("stop_gradient")
 
 
 @emitter("broadcast_to")

@@ -110,6 +110,20 @@ def resize_image(image, size, interpolation="bilinear"):
     return out[0].permute(1, 2, 0)
 
 
+def labelled(item, labels, index, label_mode, num_classes):
+    """``item`` (an image, a text) with its label as Keras' ``label_mode`` gives it: a float
+    ``[0.]``/``[1.]`` ("binary"), a one-hot float vector ("categorical"), an int64 index
+    ("int"); ``item`` alone when there are no labels."""
+    if labels is None or not label_mode:
+        return item
+    label = int(labels[index])
+    if label_mode == "binary":
+        return item, torch.tensor([float(label)])
+    if label_mode == "categorical":
+        return item, F.one_hot(torch.tensor(label), num_classes).float()
+    return item, torch.tensor(label, dtype=torch.int64)
+
+
 class ImageFiles(Dataset):
     """Image files as float32 tensors of ``image_size`` (and their labels, when given)."""
 
@@ -130,14 +144,7 @@ class ImageFiles(Dataset):
         image = resize_image(image, self.image_size, self.interpolation)
         if self.data_format == "channels_first":
             image = image.permute(2, 0, 1).contiguous()
-        if self.labels is None or not self.label_mode:
-            return image
-        label = int(self.labels[index])
-        if self.label_mode == "binary":
-            return image, torch.tensor([float(label)])
-        if self.label_mode == "categorical":
-            return image, F.one_hot(torch.tensor(label), self.num_classes).float()
-        return image, torch.tensor(label, dtype=torch.int64)
+        return labelled(image, self.labels, index, self.label_mode, self.num_classes)
 
 
 def image_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
@@ -203,14 +210,7 @@ class TextFiles(Dataset):
         if self.max_length is not None:
             data = data[:self.max_length]
         text = data.decode("utf-8", errors="replace")
-        if self.labels is None or not self.label_mode:
-            return text
-        label = int(self.labels[index])
-        if self.label_mode == "binary":
-            return text, torch.tensor([float(label)])
-        if self.label_mode == "categorical":
-            return text, F.one_hot(torch.tensor(label), self.num_classes).float()
-        return text, torch.tensor(label, dtype=torch.int64)
+        return labelled(text, self.labels, index, self.label_mode, self.num_classes)
 
 
 def collate_texts(items):

@@ -77,41 +77,39 @@ class AUC:
         return ((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2).sum().item()
 
 
-class Precision:
-    """keras.metrics.Precision (threshold 0.5): true positives / predicted positives over the epoch."""
+def thresholded(output, target, from_logits):
+    """(predicted positive, labelled positive) for each value of a batch, at threshold 0.5
+    (``prediction > 0.5`` is positive), every value of the output counted (Keras flattens it)."""
+    pred = (torch.sigmoid(output) if from_logits else output).detach().reshape(-1) > 0.5
+    return pred, target.reshape(-1).bool()
+
+
+class _PositiveCounts:
+    """True positives, false positives and false negatives over the epoch (Precision, Recall)."""
 
     def __init__(self, from_logits=False):
         self.from_logits = from_logits
         self.reset_state()
 
     def reset_state(self):
-        self.tp, self.fp = 0.0, 0.0
+        self.tp, self.fp, self.fn = 0.0, 0.0, 0.0
 
     def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
+        pred, label = thresholded(output, target, self.from_logits)
         self.tp += (pred & label).sum().item()
         self.fp += (pred & ~label).sum().item()
+        self.fn += (~pred & label).sum().item()
+
+
+class Precision(_PositiveCounts):
+    """keras.metrics.Precision (threshold 0.5): true positives / predicted positives over the epoch."""
 
     def result(self):
         return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
 
 
-class Recall:
+class Recall(_PositiveCounts):
     """keras.metrics.Recall (threshold 0.5): true positives / actual positives over the epoch."""
-
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
-        self.reset_state()
-
-    def reset_state(self):
-        self.tp, self.fn = 0.0, 0.0
-
-    def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
-        self.tp += (pred & label).sum().item()
-        self.fn += (~pred & label).sum().item()
 
     def result(self):
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
@@ -134,8 +132,7 @@ class _ConfusionCount:
         self.count = 0.0
 
     def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().reshape(-1) > 0.5
-        label = target.reshape(-1).bool()
+        pred, label = thresholded(output, target, self.from_logits)
         self.count += ((pred == self.PREDICTED) & (label == self.LABELLED)).sum().item()
 
     def result(self):

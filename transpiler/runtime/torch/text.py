@@ -70,6 +70,22 @@ def _rows(array):
     return [list(row) for row in array.reshape(-1, array.shape[-1])]
 
 
+def adapt_layer(layer, data, strings, steps=None):
+    """Keras' ``adapt()`` of a preprocessing layer (its ``reset_state``, ``update_state`` and
+    ``finalize_state``): ``data`` is an array or list (its elements, one per row; of str when
+    ``strings``), or an iterable of batches, ``steps`` of them at most."""
+    layer.reset_state()
+    if isinstance(data, (list, tuple, np.ndarray, torch.Tensor, str, bytes)):
+        array = as_array(data, strings)
+        layer.update_state(array[:, None] if array.ndim == 1 else array)
+    else:
+        for i, batch in enumerate(data):
+            if steps is not None and i >= steps:
+                break
+            layer.update_state(batch)
+    layer.finalize_state()
+
+
 class IndexLookup:
     """Keras' IndexLookup (the base of StringLookup and IntegerLookup): a vocabulary of
     tokens → ids, given or adapted, and its encodings."""
@@ -188,18 +204,8 @@ class IndexLookup:
         return _rows(as_array(data, self.strings))
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Build the vocabulary from ``data`` (an array or list: its elements, one per row;
-        an iterable of batches, ``steps`` of them at most) as Keras' adapt() builds it."""
-        self.reset_state()
-        if isinstance(data, (list, tuple, np.ndarray, torch.Tensor, str, bytes)):
-            array = as_array(data, self.strings)
-            self.update_state(array[:, None] if array.ndim == 1 else array)
-        else:
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        self.finalize_state()
+        """Build the vocabulary from ``data`` as Keras' adapt() builds it (``adapt_layer``)."""
+        adapt_layer(self, data, self.strings, steps)
 
     def update_state(self, data):
         """Count the tokens of one batch (and, for ``tf_idf``, the documents holding each)."""
@@ -425,17 +431,8 @@ class TextVectorization:
         return [ngrams_of(r, self.ngrams) for r in rows] if self.ngrams else rows
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Build the vocabulary from strings (an array or list, or an iterable of batches)."""
-        self.lookup.reset_state()
-        if isinstance(data, (list, tuple, np.ndarray, str, bytes)):
-            array = as_array(data, True)
-            self.update_state(array[:, None] if array.ndim == 1 else array)
-        else:
-            for i, batch in enumerate(data):
-                if steps is not None and i >= steps:
-                    break
-                self.update_state(batch)
-        self.lookup.finalize_state()
+        """Build the vocabulary from strings (``adapt_layer``)."""
+        adapt_layer(self, data, True, steps)
 
     def update_state(self, data):
         tokens = self.preprocess(data)
