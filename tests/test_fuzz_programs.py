@@ -7,7 +7,10 @@ next to its original. The translator must
   never hang (60 s per translation);
 - read the mutant as it reads the original: the same outcome, the same number of models and
   of stubs (a mutant may not lose a model, nor gain a stub, nor turn a stub into silence);
-- print an output that compiles.
+- print an output that compiles, and in which no name the output imports (``torch``, ``nn``,
+  ``F``, ``keras``, ...) is rebound at module level unless the original's output rebinds it
+  too: a user name renamed to the target framework's must not shadow it (the output would
+  compile and then fail when run, without a stub).
 
 The default run checks a small sample (the first corpus scripts, one seed); every case is
 marked ``fuzz_programs``, which ``pytest -m fuzz_programs tests/test_fuzz_programs.py`` runs
@@ -36,7 +39,8 @@ TIMEOUT = 60
 def _scripts():
     keras = sorted(glob.glob(os.path.join(ROOT, "corpus", "keras", "*.py")))
     torch = sorted(glob.glob(os.path.join(ROOT, "corpus", "torch", "*.py")))
-    rw_keras = sorted(glob.glob(os.path.join(SHARED, "keras", "*.py")))
+    rw_keras = sorted(glob.glob(os.path.join(SHARED, "keras", "*.py")) +
+                      glob.glob(os.path.join(SHARED, "keras_extra", "*.py")))
     rw_torch = sorted(glob.glob(os.path.join(SHARED, "torch", "**", "*.py"), recursive=True))
     return [(p, "pytorch") for p in keras + rw_keras] + [(p, "keras") for p in torch + rw_torch]
 
@@ -98,6 +102,34 @@ def _outcome(source: str, path: str, target: str):
     return ("ok", len(result.program.models), len(result.stubs), result.text)
 
 
+def _shadowed_imports(text: str) -> set[str]:
+    """Names the output imports at module level and also rebinds at module level (a def, a
+    class, an assignment, a loop or ``with`` target): after that rebinding every use of the
+    import reads the user's object instead."""
+    import ast
+
+    tree = ast.parse(text)
+    imported: set[str] = set()
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            continue
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+        for target in targets:
+            bound |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return imported & bound
+
+
 _ORIGINALS: dict[tuple[str, str], tuple] = {}
 
 
@@ -117,5 +149,7 @@ def test_mutant_translates_like_its_original(path, target, mutator, seed):
     assert mutant[0] == original[0], f"original {original[:3]}, mutant {mutant[:3]}\n--- mutant ---\n{mutant_source}"
     if mutant[0] == "ok":
         compile(mutant[3], "<output>", "exec")
+        shadowed = _shadowed_imports(mutant[3]) - _shadowed_imports(original[3])
+        assert not shadowed, f"the output rebinds what it imports: {sorted(shadowed)}\n--- mutant ---\n{mutant_source}"
         assert mutant[1:3] == original[1:3], (
             f"models/stubs {original[1:3]} → {mutant[1:3]}\n--- mutant ---\n{mutant_source}")
