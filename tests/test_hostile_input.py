@@ -1266,3 +1266,107 @@ def test_dense_over_an_axis_of_unknown_size_is_a_stub_not_linear_of_none(tmp_pat
     err = capsys.readouterr().err
     assert "feature axis has no size" in err and "(0 models," in err, err
     assert "nn.Linear(None" not in (tmp_path / "gen.py").read_text()
+
+
+# -- user names that the output imports (whole-program fuzz finding, issue 22 item 8's class) -------
+
+KERAS_BINDING_TORCH_NAMES = '''\
+import keras
+from keras import layers
+
+
+def torch(units=3):
+    F = units
+    return keras.Sequential([keras.Input(shape=(4,)), layers.Dense(F)])
+
+
+nn = torch()
+nn.compile(optimizer="adam", loss="mse")
+'''
+
+TORCH_BINDING_KERAS_NAMES = '''\
+import torch
+from torch import nn
+
+INPUT_SHAPE = (4,)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def ops(n):
+    np = n * 2
+    return np
+
+
+layers = Net()
+keras = torch.optim.SGD(layers.parameters(), lr=0.1)
+x = torch.randn(8, 4)
+for step in range(2):
+    keras.zero_grad()
+    loss = layers(x).pow(2).mean()
+    loss.backward()
+    keras.step()
+print("done", ops(3))
+'''
+
+
+@pytest.mark.parametrize("target, source, names", [
+    ("pytorch", KERAS_BINDING_TORCH_NAMES, ["nn", "torch"]),
+    ("keras", TORCH_BINDING_KERAS_NAMES, ["keras", "layers", "np", "ops"]),
+], ids=["keras-binds-torch-nn-F", "torch-binds-keras-layers-ops-np"])
+def test_user_names_the_output_imports_do_not_shadow_its_imports(tmp_path, capsys, target, source, names):
+    """A script that binds ``torch``/``nn``/``F`` (to PyTorch) or ``keras``/``layers``/``ops``/
+    ``np`` (to Keras) without importing them: the output imports those names, and the user's
+    binding replaced them (``torch.optim`` read the user's function): exit 0, no stub, and a
+    program that failed when run. The user's bindings are renamed, with a warning each."""
+    src = tmp_path / "train.py"
+    src.write_text(source)
+    assert run([str(src), "--to", target, "-o", str(tmp_path / "gen.py")]) == 0
+    err = capsys.readouterr().err
+    for name in names:
+        assert f"renamed {name} to {name}_" in err, err
+    assert src.read_text() == source
+    proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+PARENTHESIZED_ARGUMENTS = '''\
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+
+def scale(x, y):
+    return x * 2.0, y
+
+
+x = np.random.rand(32, 4).astype("float32")
+y = np.random.randint(0, 3, size=(32,))
+train_ds = tf.data.Dataset.from_tensor_slices((x, y)).map((scale)).batch((8))
+val_ds = tf.data.Dataset.from_tensor_slices((x[:8], y[:8])).batch(8)
+model = keras.Sequential([keras.Input(shape=(4,)), layers.Dense(3)])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit((train_ds), epochs=(2), validation_data=(val_ds),)
+print("evaluated", model.evaluate((val_ds),))
+'''
+
+
+def test_parenthesized_arguments_read_as_the_bare_ones(tmp_path, capsys):
+    """``.map((scale))``, ``fit((train_ds), validation_data=(val_ds))``: the same program as
+    without the parentheses (the whole-program fuzz's odd-syntax mutation found each a stub:
+    "not a function of this script", "validation_data must be an (x, y) pair")."""
+    src = tmp_path / "train.py"
+    src.write_text(PARENTHESIZED_ARGUMENTS)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")]) == 0
+    err = capsys.readouterr().err
+    assert "(1 model, 0 stubs)" in err, err
+    proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path, timeout=300)
+    assert proc.returncode == 0 and "evaluated" in proc.stdout, proc.stderr
