@@ -282,15 +282,19 @@ def test_library_docstring_helpers_have_no_raw_triple_quotes():
     between triple quotes (the class of bug issue 22 item 1 was)."""
     import re
 
-    printers = os.path.join(ROOT, "transpiler", "printers")
+    package = os.path.join(ROOT, "transpiler")
     pasted = re.compile(r"""\"\"\"\{|\"\"\"' \+|\+ '\"\"\"'|\+ f'\"\"\"'""")
-    offenders = []
-    for name in sorted(os.listdir(printers)):
-        if name.endswith(".py") and name != "code.py":
-            with open(os.path.join(printers, name), encoding="utf-8") as f:
-                for i, line in enumerate(f, 1):
-                    if pasted.search(line):
-                        offenders.append(f"{name}:{i}: {line.strip()}")
+    offenders, scanned = [], 0
+    for folder, _dirs, names in os.walk(package):  # (every printer package: printers/torch/, keras/, ...)
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and os.path.relpath(path, package) != os.path.join("printers", "code.py"):
+                scanned += 1
+                with open(path, encoding="utf-8") as f:
+                    for i, line in enumerate(f, 1):
+                        if pasted.search(line):
+                            offenders.append(f"{os.path.relpath(path, package)}:{i}: {line.strip()}")
+    assert scanned > 100  # (it was printers/*.py only, which the per-framework subpackages had emptied)
     assert not offenders, textwrap.indent("\n".join(offenders), "  ")
 
 
@@ -603,7 +607,7 @@ print(" ".join(layer.name for layer in model.layers))
 
 @pytest.mark.parametrize("widths, before", [((4, 4, 3), 1), ((4, 4, 4), 1), ((4, 4, 4), 0)],
                          ids=["shape-mismatch-by-name", "silently-permuted-by-name", "fresh"])
-def test_weights_saved_after_other_models_convert_to_what_keras_loads(tmp_path, capsys, widths, before):
+def test_weights_saved_after_other_models_convert_to_what_keras_loads(tmp_path, capsys, private_tmp, widths, before):
     """The file's ``name`` attributes are process-global (``dense_1`` for the first Dense when
     one other Dense was built first); Keras loads by path (``layers/dense``, ``layers/dense_1``),
     and so must the converter: verify compares the Keras model that loaded the file with the
@@ -629,6 +633,7 @@ def test_weights_saved_after_other_models_convert_to_what_keras_loads(tmp_path, 
     capsys.readouterr()
     code = run(["verify", str(src), str(out), "--weights", str(ckpt), "--steps", "0"])
     assert code == 0, capsys.readouterr()
+    assert list(private_tmp.iterdir()) == []  # (a passing verify leaves no copy of either script: item 11)
 
 
 # -- special files, sizes, runaway user code (issue 22 items 5 and 11) ----------------------------
@@ -937,6 +942,13 @@ def test_output_onto_a_fifo_or_device_is_refused_not_replaced(tmp_path, capsys):
         assert "not a regular file" in err, err
         assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert not (tmp_path / "gen.py").exists()
+    # a character device (``-o /dev/stdout``), named through a link so that a failure of the
+    # check replaces the link, never the device itself
+    device = tmp_path / "stdout.py"
+    device.symlink_to("/dev/null")
+    assert run([str(src), "--to", "pytorch", "-o", str(device)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert device.is_symlink() and stat.S_ISCHR(os.stat(device).st_mode)
 
 
 def test_weights_out_with_a_name_of_another_format_is_refused(tmp_path, capsys):
@@ -980,7 +992,9 @@ def _children(pid: int) -> set[int]:
     return out
 
 
-def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path):
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path, signame):
+    """SIGTERM or Ctrl-C (SIGINT) on a ``-j 2`` run: no worker outlives it (item 7)."""
     import signal
     import time
 
@@ -998,7 +1012,7 @@ def test_sigterm_on_a_parallel_directory_run_ends_its_workers(tmp_path):
         time.sleep(0.2)
     if proc.poll() is not None:
         pytest.skip("the run ended before its workers could be seen")
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(getattr(signal, signame))
     try:
         proc.communicate(timeout=120)  # (workers left alive hold stderr open: this times out)
     except subprocess.TimeoutExpired:
