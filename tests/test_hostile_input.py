@@ -693,6 +693,27 @@ def test_nul_byte_is_reported_at_its_line(tmp_path, capsys):
     assert f"train.py:{line}: " in err and "NUL" in err and "None" not in err, err
 
 
+def test_unreadable_source_is_a_user_error_not_a_bug_when_injected(tmp_path, capsys, monkeypatch):
+    """Permission denied on the source (injected: the test below is skipped as root, where
+    CI may run): one error naming the file, not "This is a bug in transpiler"."""
+    import builtins
+
+    from transpiler import cli
+
+    src = tmp_path / "train.py"
+    src.write_text(SMALL)
+
+    def denied(path, *args, **kwargs):
+        if os.fspath(path) == str(src):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "open", denied, raising=False)
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "gen.py")]) == 2
+    err = capsys.readouterr().err
+    assert f"{src}: cannot read it: Permission denied" in err and "bug" not in err, err
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
 def test_unreadable_source_is_a_user_error_not_a_bug(tmp_path, capsys):
     src = tmp_path / "train.py"
@@ -1384,3 +1405,18 @@ def test_parenthesized_arguments_read_as_the_bare_ones(tmp_path, capsys):
     assert "(1 model, 0 stubs)" in err, err
     proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path, timeout=300)
     assert proc.returncode == 0 and "evaluated" in proc.stdout, proc.stderr
+
+
+def test_parenthesized_map_function_of_a_directory_loader_reads_as_the_bare_one():
+    """``image_dataset_from_directory(...).map((augment))`` (the fuzz's finding in
+    corpus/keras/image_folder_classifier.py): the same translation as ``.map(augment)``."""
+    from transpiler.translate import translate
+
+    path = os.path.join(ROOT, "corpus", "keras", "image_folder_classifier.py")
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    assert "train_ds.map(augment," in source
+    bare = translate(source, path, "pytorch")
+    wrapped = translate(source.replace("train_ds.map(augment,", "(train_ds).map((augment),"), path, "pytorch")
+    assert not bare.stubs and not wrapped.stubs, [d.message for d in wrapped.stubs]
+    assert wrapped.text == bare.text
