@@ -1420,3 +1420,21 @@ def test_parenthesized_map_function_of_a_directory_loader_reads_as_the_bare_one(
     wrapped = translate(source.replace("train_ds.map(augment,", "(train_ds).map((augment),"), path, "pytorch")
     assert not bare.stubs and not wrapped.stubs, [d.message for d in wrapped.stubs]
     assert wrapped.text == bare.text
+
+
+SPLIT_STRING_DTYPE = PARENTHESIZED_ARGUMENTS.replace("    return x * 2.0, y\n",
+                                                     '    return tf.image.convert_image_dtype(x, "float32"), y\n')
+
+
+def test_a_string_split_into_implicit_concatenation_reads_as_one():
+    """``tf.image.convert_image_dtype(x, ("float3" "2"))`` in a ``.map()`` function (the
+    fuzz's finding in realworld/keras/cutmix.py: 13 more stubs, "to "float3""2" has no torch
+    spelling"): the same translation as ``"float32"``."""
+    from transpiler.translate import translate
+
+    assert '"float32"' in SPLIT_STRING_DTYPE
+    bare = translate(SPLIT_STRING_DTYPE, "train.py", "pytorch")
+    split = translate(SPLIT_STRING_DTYPE.replace('dtype(x, "float32")', 'dtype(x, ("float3" "2"))'), "train.py",
+                      "pytorch")
+    assert not bare.stubs and not split.stubs, [d.message for d in split.stubs]
+    assert split.text == bare.text
