@@ -14,6 +14,7 @@ from transpiler.ir.passes.training_analyses import TORCH_PROGRAM_PASSES, run_pro
 from transpiler.ir.program import Diagnostic, Program
 from transpiler.printers import differences
 from transpiler.printers.torch.script import print_torch_script
+from transpiler.reserved_names import free_reserved_names
 from transpiler.ir import sizes
 from transpiler import weight_plan
 
@@ -59,8 +60,11 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
     exact = exact or keras_exact_updates
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
+    source, renamed = free_reserved_names(source)
     if target == "keras":
-        return translate_to_keras(source, path, lint=lint, exact=exact)
+        result = translate_to_keras(source, path, lint=lint, exact=exact)
+        result.diagnostics += _note_renamed(result.program, renamed)
+        return result
     try:
         program, result = _translate_to_torch(source, path, lint, load_weights, exact, True)
     except sizes.RuntimeSizeLeak:
@@ -70,7 +74,14 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
     if load_weights and not program.meta.get("load_weights_placed"):
         program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "
                            "with model.load_state_dict(...) where you build it")
+    _note_renamed(program, renamed)
     return Translation(program, result.text, list(program.diagnostics))
+
+
+def _note_renamed(program: Program, renamed: dict[str, str]) -> list[Diagnostic]:
+    """A warning for each name of the source renamed because the output imports it."""
+    return [program.warn(None, f"renamed {old} to {new} in the output: the generated program imports {old}")
+            for old, new in sorted(renamed.items())]
 
 
 def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, exact: bool = False) -> Translation:

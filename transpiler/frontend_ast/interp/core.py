@@ -65,8 +65,21 @@ class ArgumentError(Exception):
         self.kind, self.name = kind, name
 
 
+#: expressions whose parentheses never change what their code means, wherever it is pasted
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString)
+
+
+def unparen(node: cst.CSTNode) -> cst.CSTNode:
+    """``node`` without redundant parentheses around a name, attribute, call, subscript or
+    string (``fit((train_ds))``, ``.map((fn))``): readers compare and paste such code as
+    text, so ``(train_ds)`` must read as ``train_ds`` (issue 22, whole-program fuzz)."""
+    if isinstance(node, _ATOMS) and node.lpar:
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
 def code_of(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return cst.Module([]).code_for_node(unparen(node))
 
 
 class Interpreter(ModuleConstants):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from transpiler.frontend_ast.interp.core import code_of
 from transpiler.frontend_ast.interp.values import Unknown
 
 #: module roots of the source framework: a name bound to one of them is Keras' to translate
@@ -151,13 +152,13 @@ def record_loader_method(fe, batches, name: str, node):
 
     if not isinstance(node.func, cst.Attribute):
         return None
-    receiver = cst.Module([]).code_for_node(node.func.value)
+    receiver = code_of(node.func.value)
     positional = [a for a in node.args if a.keyword is None]
     keywords = {a.keyword.value for a in node.args if a.keyword is not None}
     if name == "map":
         if len(positional) != 1 or keywords - {"num_parallel_calls", "deterministic"}:
             return None
-        config = ("map_batches", T.Code(f"{receiver}, {cst.Module([]).code_for_node(positional[0].value)}"))
+        config = ("map_batches", T.Code(f"{receiver}, {code_of(positional[0].value)}"))
     elif name == "prefetch" and len(node.args) <= 1 or name == "cache" and not node.args:
         config = ("loader_no_op", T.Code(receiver))
     else:

@@ -12,7 +12,7 @@ from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
-                                            Unknown)
+                                            Unknown, code_of)
 from transpiler.frontend_ast.keras import data_lookups, data_utils
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
@@ -613,7 +613,7 @@ class KerasExpressions(Interpreter):
             if name in ("repeat", "map") and len(positional) == 1 and node.args[0].keyword is None and all(
                     a.keyword.value in scheduling for a in node.args if a.keyword is not None):
                 # "repeat:<count>", "map:<function>": the printer reads the source text
-                text = cst.Module([]).code_for_node(node.args[0].value)
+                text = code_of(node.args[0].value)
                 elements = obj.elements if name == "repeat" else None  # a map may change the elements
                 return replace(obj, ops=obj.ops + [f"{name}:{text}"], elements=elements)
             return Unknown(f"dataset.{name}()")

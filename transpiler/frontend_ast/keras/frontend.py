@@ -23,7 +23,7 @@ from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (
-    ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown)
+    ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown, code_of)
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.lazy import KerasLazyModels
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
@@ -385,7 +385,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         cache = self.__dict__.setdefault("_code_cache", {})
         key = id(node)
         if key not in cache:
-            cache[key] = (node, cst.Module([]).code_for_node(node))  # the node keeps its id alive
+            cache[key] = (node, code_of(node))  # the node keeps its id alive
         return cache[key][1]
 
     def _constructs_layers(self, node: cst.CSTNode, env: Env | None = None) -> bool:

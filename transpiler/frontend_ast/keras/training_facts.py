@@ -13,7 +13,7 @@ from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.ir import code_literals
-from transpiler.frontend_ast.interp import FunctionRef, Unknown
+from transpiler.frontend_ast.interp import FunctionRef, Unknown, code_of
 from transpiler.ir.program import ModelDef
 from transpiler.frontend_ast.keras.support import _DATASET_SHAPES, _walk_names
 from transpiler.frontend_ast.keras.values import (
@@ -32,8 +32,8 @@ class KerasTrainingFacts:
         code = {}
         for i, arg in enumerate(node.args):
             key = arg.keyword.value if arg.keyword is not None else i
-            code[key] = cst.Module([]).code_for_node(arg.value)
-        receiver = cst.Module([]).code_for_node(node.func.value) if isinstance(node.func, cst.Attribute) else ""
+            code[key] = code_of(arg.value)
+        receiver = code_of(node.func.value) if isinstance(node.func, cst.Attribute) else ""
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
 
         def bind(positional):
@@ -209,7 +209,7 @@ class KerasTrainingFacts:
         entry = self.models[0] if len(self.models) == 1 else None
         if node.args and entry is None:
             # several models: the one the script saved to this path (model.save("m.keras"))
-            path_code = cst.Module([]).code_for_node(node.args[0].value)
+            path_code = code_of(node.args[0].value)
             saved = [self.training_models.get(id(st)) for st in self.program.training
                      if st.kind == "save" and not st.config.weights_only and st.config.path.text == path_code]
             for obj in saved[-1:]:
@@ -221,7 +221,7 @@ class KerasTrainingFacts:
             return Unknown("loaded model")
         model, builder, _var, _args = entry
         stmt = self.stmt_stack[-1] if self.stmt_stack else None
-        path = T.Code(cst.Module([]).code_for_node(node.args[0].value))
+        path = T.Code(code_of(node.args[0].value))
         self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt,
                                                          call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))

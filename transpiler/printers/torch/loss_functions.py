@@ -92,6 +92,10 @@ def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
     """An argument without the parentheses around it (``dtype=(tf.float32)`` is ``tf.float32``):
     an argument is delimited by commas already, so they never change its meaning, except
     around a tuple (or what only parses parenthesised), where they are kept."""
+    if isinstance(node, cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
+        # ``("float3" "2")``: one string, whose value readers compare (the whole-program fuzz's
+        # split strings, issue 22)
+        return cst.SimpleString(repr(node.evaluated_value))
     if getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Yield,
                                                              cst.NamedExpr)):
         return node.with_changes(lpar=[], rpar=[])
