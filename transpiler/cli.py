@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT, EXIT_STRICT = 0, 1, 2, 3
 MAX_SOURCE_BYTES = 5_000_000
+#: directory mode: seconds one file may take (--file-timeout)
+DEFAULT_FILE_TIMEOUT = 300.0
 
 
 class UsageError(Exception):
@@ -452,6 +454,9 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
                    help="handle even a single file the way directory mode does: skip files that "
                         "import neither keras nor tensorflow and files transpiler generated, "
                         "print a summary (the pre-commit hook uses this)")
+    g.add_argument("--file-timeout", type=float, default=DEFAULT_FILE_TIMEOUT, metavar="SECONDS",
+                   help=f"give up on a file whose translation takes longer (an error for that file; "
+                        f"the others go on; default {DEFAULT_FILE_TIMEOUT:g}, 0: no limit)")
 
 
 def is_batch(args: argparse.Namespace) -> bool:
