@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from transpiler.cli import (EXIT_CHECK, EXIT_INPUT, EXIT_OK, EXIT_STRICT, MAX_SOURCE_BYTES,
-                            FileResult, default_output, emit, transpile_file)
+                            FileResult, default_output, emit, import_translator, transpile_file)
 from transpiler.printers.code import GENERATED_HEADER
 
 SKIP_DIRS = frozenset({".venv", "__pycache__", "site-packages"})
@@ -413,8 +413,9 @@ def run_batch(args, out=None, err=None) -> int:
         print(f"transpile: error: {exc}", file=err)
         return EXIT_INPUT
     jobs = args.jobs or os.cpu_count() or 1
-    # loaded once, before the timings start and before the workers fork
-    import transpiler.translate  # noqa: F401
+    # loaded once (the GC paused, then frozen), before the timings start and before the
+    # workers fork: they inherit it, the --to keras reader and printer included
+    import_translator(args.target)
     progress = Progress(len(tasks), err, enabled=not args.quiet and _isatty(err))
     results: list[FileResult | None] = [None] * len(tasks)
     next_to_print = 0

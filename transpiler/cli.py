@@ -204,7 +204,7 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
 
     if is_onnx(src):  # a model file, not a script: read with the ONNX frontend
         return transpile_onnx_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet, weights=weights)
-    import_translator()
+    import_translator(target)
     from transpiler.frontend_ast.keras.frontend import FrontendError
     from transpiler.translate import translate
     from transpiler.weights.errors import CheckpointError
@@ -349,17 +349,25 @@ def already_in_target(source: str, target: str) -> str:
     return ""
 
 
-def import_translator() -> None:
+def import_translator(target: str = "pytorch") -> None:
     """Import the translation path (libcst, black: ~400k objects that live as long as the
     process) with the cyclic GC paused, then freeze what exists (``gc.freeze``) so that no
     later collection scans those objects again; unfrozen, the collections during one cold
-    run cost about as much as its translation."""
-    if "transpiler.translate" in sys.modules:
+    run cost about as much as its translation. ``target="keras"`` also imports the PyTorch
+    reader and the Keras printer (``translate_to_keras`` imports them on first use): directory
+    mode calls this before its workers fork, so that they inherit them instead of each
+    importing them again."""
+    keras_path = ("transpiler.frontend_ast.torch.frontend", "transpiler.printers.keras.printer")
+    wanted = ("transpiler.translate",) + (keras_path if target == "keras" else ())
+    if all(name in sys.modules for name in wanted):
         return
     enabled = gc.isenabled()
     gc.disable()
     try:
-        import transpiler.translate  # noqa: F401
+        import importlib
+
+        for name in wanted:
+            importlib.import_module(name)
     finally:
         gc.freeze()
         if enabled:
