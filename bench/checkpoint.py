@@ -75,7 +75,7 @@ def write_checkpoint(src: str, path: str) -> tuple[int, int]:
     import h5py
     import numpy as np
 
-    from transpiler.frontend_ast.keras.layers import keras_auto_name
+    from transpiler.ir.naming import keras_auto_name
     from transpiler.ir.params import expected_shapes
     from transpiler.translate import translate
     from transpiler.weights.convert import _keras_class, keras_layer_order
@@ -91,7 +91,7 @@ def write_checkpoint(src: str, path: str) -> tuple[int, int]:
         for node in keras_layer_order(graph):
             if node.source_name not in holders:
                 continue
-            key = keras_auto_name(_keras_class(node))
+            key = keras_auto_name(_keras_class(graph, node))
             n = used.get(key)
             used[key] = 0 if n is None else n + 1
             g = top.create_group(key if n is None else f"{key}_{n + 1}").create_group("vars")

@@ -30,6 +30,7 @@ from bench.common import ROOT, log  # noqa: E402
 #: (module under bench/, title): the report's sections, in order
 SECTIONS = [
     ("latency", "Transpile latency"),
+    ("throughput", "Directory-mode throughput"),
     ("scale", "Cost linear in program size"),
     ("checkpoint", "Checkpoint conversion"),  # bench/checkpoint.py: being written with transpiler/weights/
     ("model_speed", "Generated model speed"),

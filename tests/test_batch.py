@@ -378,3 +378,36 @@ def test_user_guide_pre_commit_example_uses_the_hook():
         return
     config = yaml.safe_load(example)
     assert config["repos"][0]["hooks"] == [{"id": hook_id}]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_that_hangs_the_translator_times_out_and_the_rest_go_on(tree_with_error, monkeypatch, capsys, jobs):
+    """--file-timeout: a file whose translation never ends (here a translator patched to loop
+    on it) is an error after the limit, the syntax error is its own error, and the other files
+    are translated, at -j 1 (in this process) and -j 2 (workers forked with the patch)."""
+    import time
+
+    import transpiler.translate as translate_module
+
+    if jobs == "2" and multiprocessing.get_start_method() != "fork":
+        pytest.skip("the patched translator reaches the workers only through fork")
+    real = translate_module.translate
+
+    def hangs(source, path="<string>", target="pytorch", lint=True, **options):
+        give_up = time.monotonic() + 60  # (without the limit the test fails instead of hanging)
+        while path.endswith("tiny.py"):
+            time.sleep(0.05)
+            if time.monotonic() > give_up:
+                raise RuntimeError("never stopped")
+        return real(source, path, target, lint, **options)
+
+    monkeypatch.setattr(translate_module, "translate", hangs)
+    start = time.perf_counter()
+    assert run([str(tree_with_error), "--to", "pytorch", "-j", jobs, "--file-timeout", "3"]) == 2
+    assert time.perf_counter() - start < 120
+    err = capsys.readouterr().err
+    assert row(err, tree_with_error / "sub" / "tiny.py")[1] == "error" and "longer than 3 s" in err
+    assert row(err, tree_with_error / "bad.py")[1] == "error"
+    assert row(err, tree_with_error / "mlp_regression.py")[1] == "ok"
+    assert (tree_with_error / "mlp_regression_torch.py").exists()
+    assert not (tree_with_error / "sub" / "tiny_torch.py").exists()

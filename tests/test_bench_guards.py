@@ -106,3 +106,20 @@ def test_cli_run_as_a_program_flushes_before_its_fast_exit(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert len(expected) > 5000 and proc.stdout == expected
+
+
+def test_throughput_bench_reads_the_directory_summary(tmp_path, capsys):
+    """bench/throughput.py reports each run's outcome from directory mode's summary line; a
+    change of that line's wording must not turn its table into 'no summary'."""
+    from bench.throughput import SUMMARY
+    from transpiler.cli import run
+
+    src = tmp_path / "src"
+    src.mkdir()
+    with open(os.path.join(ROOT, "corpus", "keras", "mlp_regression.py")) as fh:
+        (src / "mlp.py").write_text(fh.read())
+    (src / "bad.py").write_text("import keras\n\n\ndef build_model(:\n    pass\n")
+    (src / "util.py").write_text("print(1)\n")
+    assert run([str(src), "--to", "pytorch", "-o", str(tmp_path / "out")]) == 2
+    found = SUMMARY.findall(capsys.readouterr().err)
+    assert found and found[-1] == ("3", "1", "0", "1", "1")

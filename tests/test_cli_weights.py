@@ -74,6 +74,26 @@ def test_weights_out_pt(work):
     _generated(out).build_model().load_state_dict(torch.load(str(tmp / "sub.pt"), weights_only=True), strict=True)
 
 
+def test_weights_translate_the_script_once(work, monkeypatch):
+    """``--weights`` decides which model loads the checkpoint while the script is translated
+    (cli_weights.WeightsPlan): one translation, one printing (and formatting) of the script,
+    not a plain one and another with the link; the output is the one the explicit link gives."""
+    import transpiler.translate as tr
+
+    tmp, _ = work
+    src, out = str(tmp / "mnist_cnn.py"), str(tmp / "out.py")
+    real_translate, real_print = tr.translate, tr.print_torch_script
+    translations, printed = [], []
+    monkeypatch.setattr(tr, "translate", lambda *a, **k: translations.append(a[1]) or real_translate(*a, **k))
+    monkeypatch.setattr(tr, "print_torch_script", lambda *a, **k: printed.append(1) or real_print(*a, **k))
+    assert run([src, "--to", "pytorch", "-o", out, "--weights", str(tmp / "w.weights.h5"), "-q"]) == 0
+    assert translations == [src] and len(printed) == 1
+    source = open(src).read()
+    model = real_translate(source, src).program.models[0].class_name
+    link = {"model": model, "path": "out.safetensors", "source": "w.weights.h5"}
+    assert open(out).read() == real_translate(source, src, load_weights=link).text
+
+
 def test_torch_checkpoint_back_to_keras(work):
     tmp, kmodel = work
     src, out = str(tmp / "mnist_cnn.py"), str(tmp / "out.py")

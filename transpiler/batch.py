@@ -14,17 +14,20 @@ Hidden folders, ``.venv``, ``__pycache__`` and ``site-packages`` are not walked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from transpiler.cli import (EXIT_CHECK, EXIT_INPUT, EXIT_OK, EXIT_STRICT, MAX_SOURCE_BYTES,
-                            FileResult, default_output, emit, transpile_file)
+                            FileResult, default_output, emit, import_translator, transpile_file)
 from transpiler.printers.code import GENERATED_HEADER
 
 SKIP_DIRS = frozenset({".venv", "__pycache__", "site-packages"})
@@ -127,13 +130,48 @@ class Task:
     quiet: bool
     exact: bool = False
     mirrored: bool = False  # written under an output folder that mirrors the source's
+    #: seconds one file may take (``--file-timeout``; None or 0: no limit)
+    timeout: float | None = None
+
+
+class FileTimeout(BaseException):
+    """One file's handling ran past ``Task.timeout`` (a BaseException: the translator's own
+    ``except Exception`` handlers must not report it as its crash)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Raise ``FileTimeout`` in this (main) thread after ``seconds`` of wall-clock time
+    (SIGALRM; where there is none, or off the main thread, no limit): a file that makes the
+    translator loop is reported as an error and the batch goes on with the next."""
+    usable = bool(seconds) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def expired(signum, frame):
+        raise FileTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def process(task: Task) -> FileResult:
     """Skip, translate or fail one file; never raises."""
     start = time.perf_counter()
     try:
-        res = _process(task)
+        with _time_limit(task.timeout):
+            res = _process(task)
+    except FileTimeout:
+        res = FileResult(source=task.source, output=task.output)
+        res.fail(f"timed out after {task.timeout:g} s",
+                 f"transpile: error: {task.source}: its translation took longer than {task.timeout:g} s "
+                 "(--file-timeout); nothing written for it")
     except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the batch
         res = FileResult(source=task.source, output=task.output)
         res.fail(f"internal error: {type(exc).__name__}: {exc}",
@@ -243,7 +281,8 @@ def plan(args) -> list[Task]:
             continue
         seen.add(key)
         tasks.append(Task(src, out, args.target, args.check, args.diff, args.quiet,
-                          getattr(args, "exact", False), mirrored=bool(args.output)))
+                          getattr(args, "exact", False), mirrored=bool(args.output),
+                          timeout=getattr(args, "file_timeout", None) or None))
     return tasks
 
 
@@ -374,8 +413,9 @@ def run_batch(args, out=None, err=None) -> int:
         print(f"transpile: error: {exc}", file=err)
         return EXIT_INPUT
     jobs = args.jobs or os.cpu_count() or 1
-    # loaded once, before the timings start and before the workers fork
-    import transpiler.translate  # noqa: F401
+    # loaded once (the GC paused, then frozen), before the timings start and before the
+    # workers fork: they inherit it, the --to keras reader and printer included
+    import_translator(args.target)
     progress = Progress(len(tasks), err, enabled=not args.quiet and _isatty(err))
     results: list[FileResult | None] = [None] * len(tasks)
     next_to_print = 0

@@ -16,12 +16,13 @@ import argparse
 import gc
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT, EXIT_STRICT = 0, 1, 2, 3
 MAX_SOURCE_BYTES = 5_000_000
+#: directory mode: seconds one file may take (--file-timeout)
+DEFAULT_FILE_TIMEOUT = 300.0
 
 
 class UsageError(Exception):
@@ -203,11 +204,12 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
 
     if is_onnx(src):  # a model file, not a script: read with the ONNX frontend
         return transpile_onnx_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet, weights=weights)
-    import_translator()
+    import_translator(target)
     from transpiler.frontend_ast.keras.frontend import FrontendError
     from transpiler.translate import translate
     from transpiler.weights.errors import CheckpointError
 
+    plan = None  # --weights to PyTorch: the checkpoint's link, decided while translating (cli_weights.py)
     try:
         source = read_source(src)
         check_syntax(source, src)
@@ -222,8 +224,12 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
             return
         if os.path.exists(out_path) and os.path.samefile(out_path, src):
             raise UsageError(f"{out_path}: the output would overwrite the source; choose another -o")
+        if weights and target == "pytorch":  # (decided while translating: the script is translated once)
+            from transpiler.cli_weights import WeightsPlan
+
+            plan = WeightsPlan(source, src, out_path, weights, exact)
         try:
-            result = translate(source, src, target, exact=exact)
+            result = translate(source, src, target, exact=exact, load_weights=plan)
         except FrontendError as exc:
             where = f"{exc.span}" if exc.span else src
             line = ""
@@ -238,8 +244,10 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
                                "keras.Input in the module and in builder functions)"
                                + _first_problem(result))
         if weights:
-            result = _convert_weights(res, result, source, src, out_path, target, weights,
-                                      write=not (check or diff), exact=exact)
+            from transpiler.cli_weights import convert_torch_weights, finish_weights
+
+            result = (finish_weights(res, result, plan, write=not (check or diff)) if plan is not None else
+                      convert_torch_weights(res, result, src, weights, write=not (check or diff)))
     except CheckpointError as exc:
         res.fail(str(exc), f"transpile: error: {exc}")
         return
@@ -254,6 +262,9 @@ def _transpile_into(res: FileResult, src: str, out_path: str, target: str, *, ch
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         res.internal_error(src, exc, "the script")
         return
+    finally:
+        if plan is not None:
+            plan.cleanup()
 
     res.translation = result
     res.models, res.stubs = len(result.program.models), len(result.stubs)
@@ -338,165 +349,29 @@ def already_in_target(source: str, target: str) -> str:
     return ""
 
 
-def import_translator() -> None:
+def import_translator(target: str = "pytorch") -> None:
     """Import the translation path (libcst, black: ~400k objects that live as long as the
     process) with the cyclic GC paused, then freeze what exists (``gc.freeze``) so that no
     later collection scans those objects again; unfrozen, the collections during one cold
-    run cost about as much as its translation."""
-    if "transpiler.translate" in sys.modules:
+    run cost about as much as its translation. ``target="keras"`` also imports the PyTorch
+    reader and the Keras printer (``translate_to_keras`` imports them on first use): directory
+    mode calls this before its workers fork, so that they inherit them instead of each
+    importing them again."""
+    keras_path = ("transpiler.frontend_ast.torch.frontend", "transpiler.printers.keras.printer")
+    wanted = ("transpiler.translate",) + (keras_path if target == "keras" else ())
+    if all(name in sys.modules for name in wanted):
         return
     enabled = gc.isenabled()
     gc.disable()
     try:
-        import transpiler.translate  # noqa: F401
+        import importlib
+
+        for name in wanted:
+            importlib.import_module(name)
     finally:
         gc.freeze()
         if enabled:
             gc.enable()
-
-
-def _checkpoint_sizes(res: FileResult, models: list, source: str, src: str, ckpt: str,
-                      exact: bool) -> tuple[list, set[str]]:
-    """Sizes with provenance: a Keras checkpoint saved from a builder called with other size
-    arguments (bound from its shapes) converts for those arguments; the translated module
-    takes them. Returns the models to convert for and the builders bound."""
-    from transpiler.frontend_ast.size_names import with_builder_defaults
-    from transpiler.translate import translate
-    from transpiler.weights.size_binding import checkpoint_builder_args
-
-    out, bound = [], set()
-    for md in models:
-        args = checkpoint_builder_args(md, ckpt)
-        if args is None:
-            out.append(md)
-            continue
-        variant = translate(with_builder_defaults(source, md.builder, args), src,
-                            exact=exact)
-        out.append(next(m for m in variant.program.models if m.builder == md.builder))
-        bound.add(md.builder)
-        call = f"{md.builder}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-        res.err(f"transpile: {ckpt} was saved from {call} (bound from its shapes): its weights load "
-                f"into {call}")
-    return out, bound
-
-
-def _convert_weights(res: FileResult, result, source: str, src: str, out_path: str, target: str,
-                     weights: WeightOptions, write: bool, exact: bool = False):
-    """Convert the checkpoint (or the traced initial weights) and return the translation
-    re-printed so that the script loads it."""
-    from transpiler.translate import translate
-    from transpiler.weights import convert
-    from transpiler.weights.errors import CheckpointError
-    from transpiler.weights.keras_files import sniff
-
-    if weights.trace and weights.checkpoint:
-        raise UsageError("--trace-weights builds the initial weights itself; do not also give --weights")
-    models = result.program.models
-    if not models:
-        raise UsageError(f"{src}: no model was translated, so there is nothing to load weights into")
-    if target == "keras":
-        return _convert_torch_weights(res, result, src, weights, write)
-    tmpdir = None
-    try:
-        ckpt = weights.checkpoint
-        if weights.trace:
-            from transpiler.weights.trace import trace_keras_weights
-
-            md = next((m for m in models if m.builder), models[0])
-            tmpdir = tempfile.mkdtemp(prefix="transpile-trace-")
-            ckpt = trace_keras_weights(src, md.builder, md.var, md.builder_args,
-                                       os.path.join(tmpdir, "initial.weights.h5"), seed=weights.seed,
-                                       timeout=weights.trace_timeout)
-        kind = sniff(ckpt)
-        out = weights.output
-        if kind in ("pickle", "safetensors") or (kind == "zip" and not _is_keras_zip(ckpt)):
-            # the generated module's checkpoint back to the Keras model it came from
-            from transpiler.weights.torch_files import read_torch_state
-
-            if not out or not out.endswith(".weights.h5"):
-                raise UsageError(f"{ckpt}: a PyTorch checkpoint; to convert it back for the Keras "
-                                 "model give --weights-out NAME.weights.h5")
-            state = read_torch_state(ckpt)
-            md = convert.select_torch_model(models, set(state), ckpt)
-            if write:
-                rep = convert.torch_to_keras(md.graph, ckpt, out, md.graph.name, state=state)
-                if not weights.quiet:
-                    res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, "
-                            "loadable with model.load_weights)")
-            return result
-        if out is None:
-            out = os.path.splitext(out_path)[0] + ".safetensors"
-        if out.endswith(".weights.h5"):
-            raise UsageError(f"{ckpt} is a Keras checkpoint already; --weights-out should end in "
-                             ".safetensors or .pt")
-        models, bound = _checkpoint_sizes(res, models, source, src, ckpt, exact)
-        md = convert.select_keras_model(models, ckpt)
-        if write:
-            rep = convert.keras_to_torch(md.graph, ckpt, out)
-            for w in rep.warnings:
-                if not weights.quiet:
-                    res.err(f"transpile: warning: {w}")
-            label = "initial weights of the Keras model" if weights.trace else ckpt
-            if not weights.quiet:
-                res.err(f"transpile: wrote {out} ({rep.tensors} tensors, {rep.bytes / 1e6:.1f} MB) from {label}")
-        rel = os.path.relpath(os.path.abspath(out), os.path.dirname(os.path.abspath(out_path)))
-        link = {"model": md.class_name, "path": rel.replace(os.sep, "/"),
-                "source": "the traced Keras initial weights" if weights.trace else os.path.basename(ckpt)}
-        if md.builder in bound:  # the script builds the model with its own arguments: it does not load them
-            return result
-        return translate(source, src, target, load_weights=link, exact=exact)
-    except CheckpointError:
-        raise
-    except OSError as exc:  # (the file it concerns: the checkpoint read, or the one being written)
-        where = exc.filename if isinstance(exc.filename, str) else weights.checkpoint or src
-        raise CheckpointError(f"{where}: {exc.strerror or exc}") from None
-    finally:
-        if tmpdir:
-            import shutil
-
-            shutil.rmtree(tmpdir, ignore_errors=True)
-
-
-def _convert_torch_weights(res: FileResult, result, src: str, weights: WeightOptions, write: bool):
-    """``--to keras --weights CKPT(.pt/.safetensors) --weights-out OUT.weights.h5``."""
-    from transpiler.weights import convert
-    from transpiler.weights.errors import CheckpointError
-    from transpiler.weights.torch_files import read_torch_state
-
-    if weights.trace:
-        raise UsageError("--trace-weights is for Keras sources; give the torch checkpoint with --weights")
-    out = weights.output
-    if not out or not out.endswith(".weights.h5"):
-        raise UsageError(f"{weights.checkpoint}: give --weights-out NAME.weights.h5 (a Keras 3 weights file "
-                         "for the generated model's load_weights)")
-    try:
-        state = read_torch_state(weights.checkpoint)
-        md = convert.select_torch_source_model(result.program.models, set(state), weights.checkpoint)
-        if write:
-            rep = convert.torch_source_to_keras(md.graph, weights.checkpoint, out, md.graph.name, state=state)
-            if not weights.quiet:
-                how = f"{md.builder or md.class_name}().load_weights"
-                if md.graph.meta.get("lazy_class") and not md.builder:  # (a subclass building on its first call)
-                    how = f"{md.class_name}(...).load_weights once a first call has built the model"
-                res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with {how})")
-    except CheckpointError:
-        raise
-    except OSError as exc:
-        raise CheckpointError(f"{weights.checkpoint}: {exc.strerror or exc}") from None
-    return result
-
-
-def _is_keras_zip(path: str) -> bool:
-    """A zip that is not a torch.save archive (``<name>/data.pkl``) is read as a .keras file
-    (whose reader says what is missing from it)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
-            return "model.weights.h5" in names or not any(n.endswith("/data.pkl") for n in names)
-    except (zipfile.BadZipFile, OSError):
-        return True  # let the Keras reader say what is wrong with it
 
 
 def _first_problem(result) -> str:
@@ -587,6 +462,9 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
                    help="handle even a single file the way directory mode does: skip files that "
                         "import neither keras nor tensorflow and files transpiler generated, "
                         "print a summary (the pre-commit hook uses this)")
+    g.add_argument("--file-timeout", type=float, default=DEFAULT_FILE_TIMEOUT, metavar="SECONDS",
+                   help=f"give up on a file whose translation takes longer (an error for that file; "
+                        f"the others go on; default {DEFAULT_FILE_TIMEOUT:g}, 0: no limit)")
 
 
 def is_batch(args: argparse.Namespace) -> bool:

@@ -50,7 +50,9 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
 
     ``load_weights`` (``{"model": class name, "path": file relative to the output,
     "source": checkpoint name}``) makes the script load a converted checkpoint right
-    after it builds that model. ``exact`` (``--exact``): the output reproduces the source
+    after it builds that model; it may be a function of the program (read and through
+    the passes, not printed yet) returning that link or None (the CLI's ``--weights``:
+    which model loads the checkpoint depends on the program; cli_weights.py). ``exact`` (``--exact``): the output reproduces the source
     framework's numerics (its default initializers, its optimizers' arithmetic; to PyTorch
     also Keras' per-token-occurrence Embedding updates, printers/torch/keras_exact.py);
     without it the output uses the target's own optimizers and initializers and
@@ -71,8 +73,9 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
         # a size the program computes when it runs was needed as a number (a 'same' padding's
         # ceiling on it, ...): read the script again with such sizes refused as before
         program, result = _translate_to_torch(source, path, lint, load_weights, exact, False)
-    if load_weights and not program.meta.get("load_weights_placed"):
-        program.warn(None, f"the script never builds {load_weights['model']}; load {load_weights['path']} "
+    link = program.meta.get("load_weights")
+    if link and not program.meta.get("load_weights_placed"):
+        program.warn(None, f"the script never builds {link['model']}; load {link['path']} "
                            "with model.load_state_dict(...) where you build it")
     _note_renamed(program, renamed)
     return Translation(program, result.text, list(program.diagnostics))
@@ -124,11 +127,17 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
         if leaks:
             raise sizes.RuntimeSizeLeak(f"{md.class_name}: {'; '.join(leaks)}")
         weight_plan.record_torch_state(md.graph)  # (the printer's regularization_loss reads it too)
-    if load_weights:
+    if load_weights and not callable(load_weights):
         program.meta["load_weights"] = dict(load_weights)
     if exact:  # (keras_exact_updates: what the torch printers read of it)
         program.meta["exact"] = program.meta["keras_exact_updates"] = True
     run_program_passes(program, TORCH_PROGRAM_PASSES)
+    if callable(load_weights):  # the link depends on the program (which model the checkpoint is for)
+        for md in program.models:
+            weight_plan.record_keras_source_layers(md.graph)
+        link = load_weights(program)
+        if link:
+            program.meta["load_weights"] = dict(link)
     with differences.exactness(exact) as replaced:
         result = print_torch_script(program, frontend.source_file)
     for md in program.models:
