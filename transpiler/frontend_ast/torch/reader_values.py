@@ -426,12 +426,12 @@ def _mentions(node, names: set[str]) -> bool:
     return bool(_names_in(node) & names)
 
 
-def _ids_under(node) -> list[int]:
+def _nodes_under(node) -> list[cst.CSTNode]:
     out = []
 
     class Collect(cst.CSTVisitor):
         def on_visit(self, n) -> bool:
-            out.append(id(n))
+            out.append(n)
             return True
 
     node.visit(Collect())

@@ -69,14 +69,14 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
         if not fit["logged"]:
             fit["logged"] = [_code(e[4]) for e in events if e[1] == "backward" and isinstance(e[4], cst.Name)]
         for stmt in owner.body.body:
-            if id(stmt) in fit["report"]:
+            if reader.sid(stmt) in fit["report"]:
                 reader.fact(stmt, "drop", "fit's logs report the step's values")
-                handled.add(id(stmt))
+                handled.add(reader.sid(stmt))
         fit["tape"] = tape_config
         reader.fact(loop, "train_step_fit", fit)  # (on the batch loop itself too: the fit holds the tape)
     reader.handled |= handled
-    reader.live_blocks.add(id(owner))
-    reader.custom_loops |= {id(n) for n in _fors(loop)}
+    reader.live_blocks.add(reader.sid(owner))
+    reader.custom_loops |= {reader.sid(n) for n in _fors(loop)}
     used = (type(reader.used_loaders)(reader.used_loaders), type(reader.used_datasets)(reader.used_datasets))
     reader.statement(loop, scope)
     if fit is not None:
@@ -103,9 +103,9 @@ def read_step_function(reader, fn: cst.FunctionDef, scope) -> None:
     reader.block(body[:start], scope)  # the setup (models, optimizers, data) the step reads
     _events, _steps, handled, tape = _record_step(reader, fn, scope, "one training step per call of "
                                                   f"{fn.name.value}()", body[start:])
-    tape["setup"] = [id(s) for s in body[:start]]
+    tape["setup"] = [reader.sid(s) for s in body[:start]]
     reader.handled |= handled
-    reader.live_blocks.add(id(fn))
+    reader.live_blocks.add(reader.sid(fn))
     reader.live += 1
     try:
         reader.block(body[start:], scope)
@@ -190,7 +190,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
         return names[id(model)]
 
     tape = TAPE if reader.recording else "tape"
-    consumers: dict[int, list] = {}
+    consumers: dict[cst.CSTNode, list] = {}
     for pos, (i, kind, _m, stmt, extra) in enumerate(events):
         if kind != "backward":
             continue
@@ -201,7 +201,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
                 models.append(model)
         if not models:
             raise Unsupported(f"line {reader.fe._span(stmt).line}: no optimizer step uses this backward()")
-        consumers[id(stmt)] = models
+        consumers[stmt] = models
     # one model, zero_grad → backward(loss) → step: the canonical Keras step (the block up to
     # backward() under a tape, tape.gradient, apply_gradients) says the same
     kinds = [e[1] for e in events if e[1] != "clip"]
@@ -222,9 +222,9 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
         elif kind == "zero_grad":
             reader.fact(stmt, "zero_grad", {"grads": f"{var(model)}_grads"})
         elif kind == "backward":
-            reader.fact(stmt, "backward", {"loss": id(extra), "tape": tape, "simple": simple, "grads": grads,
+            reader.fact(stmt, "backward", {"loss": reader.sid(extra), "tape": tape, "simple": simple, "grads": grads,
                                            "recorded": reader.recording,
-                                           "models": [(var(m), f"{var(m)}_grads") for m in consumers[id(stmt)]]})
+                                           "models": [(var(m), f"{var(m)}_grads") for m in consumers[stmt]]})
         elif kind == "step":
             reader.fact(stmt, "optimizer_step", {"tape": tape, "optimizer": _code(stmt.body[0].value.func.value),
                                                  "model": var(model), "simple": simple,
@@ -241,12 +241,12 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             for opt in opts:
                 opt.config.clip[CLIP_FUNCTIONS[path]] = reader.static(value, "clip")
             reader.fact(stmt, "drop", "the optimizer clips the gradients itself")
-    handled = {id(e[3]) for e in events}
+    handled = {reader.sid(e[3]) for e in events}
     backward = next(e[3] for e in events if e[1] == "backward")
     stepped = list({id(e[2]): var(e[2]) for e in steps}.values())
     if len(stepped) > 1:  # (the reason the loop reader met first is a detail of this one)
         why = f"{' and '.join(stepped)} are trained in one step, each by its own optimizer"
-    tape_config = {"tape": tape, "why": why, "split": id(backward) if simple else None}
+    tape_config = {"tape": tape, "why": why, "split": reader.sid(backward) if simple else None}
     if not reader.recording:  # (else the program's tape records: frontend_ast/torch/episodes)
         reader.fact(owner, "tape_loop", tape_config)
     return events, steps, handled, tape_config
