@@ -69,9 +69,9 @@ class ReaderExpressions(Interpreter):
     def count_use(self, value) -> None:
         """A read of a loader or dataset (of each in a dict) outside the recognised loops."""
         if isinstance(value, LoaderV):
-            self.used_loaders[id(value)] += 1
+            self.used_loaders[value] += 1
         elif isinstance(value, DatasetV):
-            self.used_datasets[id(value)] += 1
+            self.used_datasets[value] += 1
         elif isinstance(value, DictV):
             for item in value.items.values():
                 self.count_use(item)
@@ -475,7 +475,7 @@ class ReaderExpressions(Interpreter):
             # the number is known from the arrays: the loader itself is not needed for it
             self.array(node, template, parts)
             counts = self.used_loaders if isinstance(holder, LoaderV) else self.used_datasets
-            counts[id(holder)] -= 1
+            counts[holder] -= 1
         return OTHER
 
     def _print_call(self, node, args, values, scope):

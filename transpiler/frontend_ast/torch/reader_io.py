@@ -53,7 +53,7 @@ class ReaderData:
             if key in given and _code(given[key]) != "None":
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
         if isinstance(dataset, DatasetV) and "sampler" in given and _code(given["sampler"]) != "None":
-            self.used_datasets[id(dataset)] += 1  # (read item by item: fit cannot take its arrays)
+            self.used_datasets[dataset] += 1  # (read item by item: fit cannot take its arrays)
             dataset = MapDatasetV(len(dataset.arrays))
         if isinstance(dataset, MapDatasetV):
             self.fact(node, "map_loader_object", {
@@ -66,7 +66,7 @@ class ReaderData:
         given_ds = pos[0] if pos else kw.get("dataset")
         if isinstance(given_ds, cst.Name) or (isinstance(given_ds, cst.Subscript) and isinstance(
                 given_ds.value, cst.Name) and isinstance(scope.lookup(given_ds.value.value), DictV)):
-            self.used_datasets[id(dataset)] -= 1  # read through the loader: used if the loader is
+            self.used_datasets[dataset] -= 1  # read through the loader: used if the loader is
         self.loaders.append(loader)
         self.fact(node, "loader_object", {"dataset": self.sid(pos[0] if pos else kw["dataset"]),
                                           "batch_size": self.sid(loader.batch_size) if loader.batch_size is not None
@@ -89,7 +89,7 @@ class ReaderData:
             raise Unsupported(f"{short}({', '.join(sorted(extra))}=...) is not translated")
         dataset = values.get("dataset")
         if isinstance(dataset, DatasetV):
-            self.used_datasets[id(dataset)] += 1  # read item by item
+            self.used_datasets[dataset] += 1  # read item by item
             arity = len(dataset.arrays)
         elif isinstance(dataset, MapDatasetV):
             arity = dataset.arity
@@ -287,16 +287,16 @@ class ReaderData:
         """A DataLoader (and its TensorDataset) only the recognised loop read: fit() takes
         the arrays, so the statement that made it goes."""
         for loader in self.loaders:
-            if self.used_loaders[id(loader)] <= 0 and loader.stmt is not None and _assigns_only(loader.stmt,
+            if self.used_loaders[loader] <= 0 and loader.stmt is not None and _assigns_only(loader.stmt,
                                                                                                    loader.var):
                 self.fact(loader.stmt, "drop", f"{loader.var}: fit() batches the arrays itself")
         for ds in self.datasets:
-            if self.used_datasets[id(ds)] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
-                    not any(id(ds) == id(lo.dataset) and self.used_loaders[id(lo)] > 0 for lo in self.loaders):
+            if self.used_datasets[ds] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
+                    not any(ds is lo.dataset and self.used_loaders[lo] > 0 for lo in self.loaders):
                 self.fact(ds.stmt, "drop", f"{ds.var}: fit() batches the arrays itself")
         for d in self.dicts:
             if _assigns_only(d.stmt, d.var) and all(
-                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[id(v)] <= 0 and
-                    not any(lo.dataset is v and self.used_loaders[id(lo)] > 0 for lo in self.loaders)
+                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[v] <= 0 and
+                    not any(lo.dataset is v and self.used_loaders[lo] > 0 for lo in self.loaders)
                     for v in d.items.values()):
                 self.fact(d.stmt, "drop", f"{d.var}: fit() batches the arrays itself")

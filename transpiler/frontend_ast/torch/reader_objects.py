@@ -199,7 +199,7 @@ class ReaderObjects:
             if "params" not in group:
                 raise Unsupported(f"torch.optim.{name}: a parameter group without params")
             groups.append(group)
-        models = {id(g["params"].model): g["params"].model for g in groups}
+        models = {g["params"].model: g["params"].model for g in groups}
         if len(models) != 1:
             raise Unsupported(f"torch.optim.{name}: parameter groups over several models")
         model = next(iter(models.values()))

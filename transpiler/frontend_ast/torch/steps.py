@@ -149,13 +149,13 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             name = func.attr.value
             if name == "zero_grad" and isinstance(obj, (ModelV, OptimizerV)):
                 model = obj if isinstance(obj, ModelV) else obj.model
-                names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else
+                names.setdefault(model, _code(func.value) if isinstance(obj, ModelV) else
                                  name_in_scope(scope, model, obj.model_text))
                 events.append((i, "zero_grad", model, stmt, None))
             elif name == "step" and isinstance(obj, OptimizerV):
                 if call.args:
                     raise Unsupported("optimizer.step(closure) is not translated")
-                names.setdefault(id(obj.model), name_in_scope(scope, obj.model, obj.model_text))
+                names.setdefault(obj.model, name_in_scope(scope, obj.model, obj.model_text))
                 events.append((i, "step", obj.model, stmt, obj))
             elif name == "step" and isinstance(obj, SchedulerV):
                 pass  # read with the statement: a StepSchedule the step keeps stepping
@@ -178,8 +178,8 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             raise Unsupported(f"training loop: {', '.join(unknown)} is not an optimizer the translation knows "
                               "(see its own stub)")
         raise Unsupported(f"training loop: {why}")
-    for model in {id(e[2]): e[2] for e in steps}.values():
-        text = names.get(id(model), "")
+    for model in {e[2]: e[2] for e in steps}.values():
+        text = names.get(model, "")
         if not text.replace("self.", "", 1).isidentifier():
             raise Unsupported("an optimizer of a model not held in a variable")
         if not any(e[1] == "zero_grad" and e[2] is model for e in events):
@@ -187,7 +187,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
                               "iterations (not translated)")
 
     def var(model) -> str:
-        return names[id(model)]
+        return names[model]
 
     tape = TAPE if reader.recording else "tape"
     consumers: dict[cst.CSTNode, list] = {}
@@ -243,7 +243,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             reader.fact(stmt, "drop", "the optimizer clips the gradients itself")
     handled = {reader.sid(e[3]) for e in events}
     backward = next(e[3] for e in events if e[1] == "backward")
-    stepped = list({id(e[2]): var(e[2]) for e in steps}.values())
+    stepped = list({e[2]: var(e[2]) for e in steps}.values())
     if len(stepped) > 1:  # (the reason the loop reader met first is a detail of this one)
         why = f"{' and '.join(stepped)} are trained in one step, each by its own optimizer"
     tape_config = {"tape": tape, "why": why, "split": reader.sid(backward) if simple else None}

@@ -542,10 +542,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
     def element_of(self, items: V, node) -> V:
         """What a ``for`` loop over ``items`` binds."""
         if isinstance(items, LoaderV):
-            self.used_loaders[id(items)] += 1
+            self.used_loaders[items] += 1
             return TupleV([Arr() for _ in items.dataset.arrays])
         if isinstance(items, DatasetV):
-            self.used_datasets[id(items)] += 1
+            self.used_datasets[items] += 1
             return TupleV([Arr() for _ in items.arrays])
         if isinstance(items, (MapLoaderV, MapDatasetV)):
             arity = (items.dataset if isinstance(items, MapLoaderV) else items).arity
