@@ -22,6 +22,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.cst_fast import references
+
 from transpiler.frontend_ast.torch import helpers as torch_helpers
 from transpiler.frontend_ast.torch.helpers import Helper, METRIC_NAMES
 from transpiler.ir import training as T
@@ -470,22 +472,8 @@ def _metric_name(label: str, names: set[str], prefixed: bool) -> str | None:
 
 
 def _names(node) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(V())
-    return found
+    """The Name nodes under ``node`` that refer to a binding (not attribute or keyword names)."""
+    return references(node)
 
 
 def _uses(scope, name: str) -> list[cst.Name]:

@@ -37,6 +37,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.cst_fast import walk
 from transpiler.frontend_ast.interp import AUGMENTED
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch import param_groups as pg
@@ -50,7 +51,7 @@ from transpiler.frontend_ast.torch.reader_methods import ReaderMethods
 from transpiler.frontend_ast.torch.reader_objects import ReaderObjects
 from transpiler.frontend_ast.torch.reader_io import ReaderData
 from transpiler.frontend_ast.torch.reader_values import (
-    _child_expressions, _code, _Enumerated, _has_backward, _import_roots, _mentions, _nodes_under,
+    _child_expressions, _code, _Enumerated, _has_backward, _import_roots, _mentions,
     _variable_text, _Zipped, Arr, ChildrenV, ChildV, DatasetClassV, DatasetV, DictV, FuncV, GroupV, LiveV,
     LoadedV, LoaderV, LossV, MapDatasetV, MapLoaderV, MODEL_METHODS, ModelAttrV, ModelFactory, ModelV, NoGradV,
     NotStandard, OptimizerV, OTHER, Other, ParamsV, ParamV, SchedulerV, Scope, StateV, TupleV, V)
@@ -136,7 +137,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         span = self.fe._span(stmt)
         line = self.fe.lines[span.line - 1].strip() if 0 < span.line <= len(self.fe.lines) else ""
         # inner facts of a stubbed statement are void: the statement is quoted as it was
-        for node in _nodes_under(stmt):
+        for node in walk(stmt):
             self.facts.pop(self.sid(node), None)
         for name in _names_in(stmt):  # whoever finishes the stub needs the data it reads
             self.count_use(self.cur_scope.lookup(name))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program, output_perm
@@ -138,7 +139,7 @@ class ProgramPrinter:
     def module_names(self) -> set[str]:
         """Every name the source mentions (a generated name takes none of them)."""
         if self._module_names is None:
-            self._module_names = {n.value for n in _walk(self.source.module) if isinstance(n, cst.Name)}
+            self._module_names = {n.value for n in nodes_of(self.source.module, cst.Name)}
         return self._module_names
 
     def need(self, helper: str) -> None:
@@ -639,18 +640,6 @@ def _dedent(lines: list[str]) -> list[str]:
     return [ln[cut:] if len(ln) >= cut else ln for ln in lines]
 
 
-def _walk(node):
-    out = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n) -> bool:
-            out.append(n)
-            return True
-
-    node.visit(Collect())
-    return out
-
-
 def _statements(lines: list[str]) -> list[cst.BaseStatement]:
     module = cst.parse_module("\n".join(lines) + "\n")
     body = list(module.body)
@@ -805,7 +794,7 @@ class _Rewriter(cst.CSTTransformer):
             probe = def_headers.header_probe(updated)
         else:
             probe = cst.Tuple([cst.Element(i.item) for i in updated.items])
-        used = _torch_names_in(probe, names)
+        used = def_headers.names_in(probe, names)
         if not used:
             return updated
         message = f"uses PyTorch ({', '.join(sorted(used))}) in a way that is not translated to Keras yet"
@@ -836,27 +825,6 @@ def _guards(node) -> bool:
 
 def _needs_parens(original) -> bool:
     return False
-
-
-def _torch_names_in(node, names: set[str]) -> set[str]:
-    found: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in names:
-                found.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            self_visit = n.value
-            self_visit.visit(self)
-            return False  # attribute names (x.torch) are not references
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False  # keyword names are not references
-
-    node.visit(V())
-    return found
 
 
 def print_statement(printer: ProgramPrinter, stmt: cst.CSTNode) -> str:
