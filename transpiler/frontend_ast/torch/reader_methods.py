@@ -50,7 +50,7 @@ class ReaderMethods:
                 self.array(node, "{0}", [recv])
                 return LossValueV()
             if name in ("sum", "mean") and not args:  # (of a per-sample loss, or a scalar's own value)
-                self.array(node, f"keras.ops.{name}({{0}})", [recv])
+                self.array(node, f"${name}({{0}})", [recv], tensors=True)
                 return LossValueV()
             if name == "backward":
                 raise Unsupported("loss.backward() outside a recognised training loop")

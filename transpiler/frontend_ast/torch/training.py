@@ -130,8 +130,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                                  source=source or _code(node))
         self.facts[self.sid(node)] = ts
 
-    def array(self, node: cst.CSTNode, template: str, parts: list) -> None:
-        self.fact(node, "array_expr", T.ArrayExpr(template, tuple(self.sid(p) for p in parts)))
+    def array(self, node: cst.CSTNode, template: str, parts: list, tensors: bool = False) -> None:
+        """``node`` is ``template`` of ``parts``: array code (its array functions marked,
+        ir/array_functions.py) or, with ``tensors``, a training step's tensor math (its tensor
+        functions marked, ir/tensor_functions.py)."""
+        self.fact(node, "array_expr", T.ArrayExpr(template, tuple(self.sid(p) for p in parts), tensors))
 
     def stub(self, stmt: cst.CSTNode, message: str) -> None:
         span = self.fe._span(stmt)
@@ -439,7 +442,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         plan = {e.key: e for e in pg.source_plan(model.md)}
         if path in plan:
             (variable,) = pg.keras_variables(model.md, [path])
-            self.array(node, f"keras.ops.convert_to_numpy({{0}}{_variable_text(variable)})", [root])
+            self.array(node, f"$convert_to_numpy({{0}}{_variable_text(variable)})", [root], tensors=True)
             return ModelAttrV(model, path, root, path, variable)
         if any(k.startswith(path + ".") for k in plan):
             return ModelAttrV(model, path, root)
@@ -461,9 +464,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if name == "copy_":
                 self.array(node, "{0}.assign({1})", [recv, args[0][0].value])
             elif name == "zero_":
-                self.array(node, "{0}.assign(keras.ops.zeros_like({0}))", [recv])
+                self.array(node, "{0}.assign($zeros_like({0}))", [recv], tensors=True)
             else:
-                self.array(node, "{0}.assign(keras.ops.full_like({0}, {1}))", [recv, args[0][0].value])
+                self.array(node, "{0}.assign($full_like({0}, {1}))", [recv, args[0][0].value], tensors=True)
             return OTHER
         return self.tensor_method(name, recv, node, args)
 

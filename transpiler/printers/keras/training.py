@@ -30,7 +30,7 @@ from transpiler.ir.source_file import NodeId, SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import def_headers
 from transpiler.printers.keras import helper_calls as keras_helper_calls
-from transpiler.printers.keras.array_spelling import numpy_text
+from transpiler.printers.keras.array_spelling import array_text
 from transpiler.printers.keras import optimizers as keras_optimizers
 from transpiler.printers.code import Namespace, comment_text, lit
 
@@ -201,7 +201,7 @@ class ProgramPrinter:
                 self.need(helper)
             return cfg["text"]
         if kind == "array_expr":
-            template = numpy_text(cfg.template)  # (the array functions it marks: ir/array_functions.py)
+            template = array_text(cfg)  # (the functions it marks: ir/array_functions.py, ir/tensor_functions.py)
             if "np." in template:
                 self.imports.add("import numpy as np")
             if "math." in template:
