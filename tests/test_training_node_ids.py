@@ -137,3 +137,17 @@ def test_no_node_address_in_a_fact(path):
     leaked = [(str(key), ts.kind) for key, ts in facts.items()
               if any(i in addresses for i in _ints((ts.config, ts.call, ts.stmt)))]
     assert not leaked, f"facts holding id() of syntax nodes: {leaked}"
+
+
+def test_references_are_bindings_in_source_order():
+    """cst_fast.references (the one finder the reader's helper calls and the Keras printer's
+    def headers share): attribute and keyword names are no references; decorators come first."""
+    from transpiler.cst_fast import references
+    from transpiler.printers.keras.def_headers import names_in
+
+    expr = cst.parse_expression("f(torch=x.torch, *nn, y=torch)")
+    assert [n.value for n in references(expr)] == ["f", "x", "nn", "torch"]
+    fn = cst.parse_statement("@deco\ndef g(a: torch.Tensor = nn.Linear) -> T:\n    return a\n")
+    assert [n.value for n in references(fn)] == ["deco", "g", "a", "torch", "nn", "T", "a"]
+    assert names_in(cst.parse_expression("F(torch=1)"), {"torch", "F"}) == {"F"}
+    assert names_in(None, {"torch"}) == set()

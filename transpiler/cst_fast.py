@@ -19,22 +19,6 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _children(n: cst.CSTNode) -> list:
-    """The nodes right under ``n``, in its fields' order (source order)."""
-    cls = type(n)
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    out: list = []
-    for name in names:
-        value = getattr(n, name)
-        if isinstance(value, cst.CSTNode):
-            out.append(value)
-        elif isinstance(value, (tuple, list)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return out
-
-
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and every node under it (the nodes ``node.visit`` reaches; depth first,
     not in source order), without rebuilding any of them."""
@@ -42,24 +26,38 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(_children(n))
+        cls = type(n)
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        for name in names:
+            value = getattr(n, name)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
 
 
 def references(node: cst.CSTNode) -> list[cst.Name]:
     """The ``Name`` nodes under ``node`` (itself included) that refer to a binding, in source
-    order: not attribute names (``torch`` of ``x.torch``) nor keyword names (``f(torch=1)``)."""
-    out: list[cst.Name] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        cls = type(n)
-        if cls is cst.Name:
-            out.append(n)
-        elif cls is cst.Attribute or cls is cst.Arg:
-            stack.append(n.value)
-        else:
-            stack.extend(reversed(_children(n)))
-    return out
+    order: not attribute names (``torch`` of ``x.torch``) nor keyword names (``f(torch=1)``).
+    (A ``CSTVisitor``: its order, decorators before a def's name, is the one callers keep.)"""
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(Names())
+    return found
 
 
 def nodes_of(node: cst.CSTNode, cls: type) -> Iterator:
