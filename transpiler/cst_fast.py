@@ -38,6 +38,28 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.extend(v for v in value if isinstance(v, cst.CSTNode))
 
 
+def references(node: cst.CSTNode) -> list[cst.Name]:
+    """The ``Name`` nodes under ``node`` (itself included) that refer to a binding, in source
+    order: not attribute names (``torch`` of ``x.torch``) nor keyword names (``f(torch=1)``).
+    (A ``CSTVisitor``: its order, decorators before a def's name, is the one callers keep.)"""
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(Names())
+    return found
+
+
 def nodes_of(node: cst.CSTNode, cls: type) -> Iterator:
     """The nodes under ``node`` (itself included) whose type is exactly ``cls``: the nodes
     a ``CSTVisitor``'s ``visit_<cls name>`` is called for."""

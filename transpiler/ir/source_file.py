@@ -14,7 +14,11 @@ two nodes of one type span the same range). Nodes a class imports from a sibling
 (frontend_ast/torch/siblings.py) keep that file's positions and name it.
 
 The frontend builds the object (``SourceFile(...)``) before it reads the program; a
-printer only asks (``span``, ``line``, ``sid``, ``node``, ``comments``).
+printer only asks (``span``, ``line``, ``sid``, ``node``, ``comments``). Both readers key
+their training facts this way: the Keras reader (``stmt``/``call`` of its statements) and the
+torch training reader (frontend_ast/torch/training.py: facts by the node each replaces, and
+the nodes a fact refers to, expressions the reader wrote itself included, which get
+``<unplaced>`` ids); the Keras printer finds those nodes with ``node``.
 """
 
 from __future__ import annotations

@@ -20,12 +20,12 @@ from transpiler.ir.graph import Span
 class Code:
     """A piece of the user's source kept as an expression (runtime data, variables).
 
-    ``ref`` identifies the source expression (the id of its syntax node) when a printer
+    ``ref`` identifies the source expression (its stable id, ``ir.source_file.NodeId``) when a printer
     must render it through the rewrites recorded for it (PyTorch data code becomes numpy).
     """
 
     text: str
-    ref: int | None = field(default=None, compare=False)
+    ref: Any = field(default=None, compare=False)
 
 
 #: Keras 3 defaults per optimizer, in unified names (the source of truth for printers).
@@ -250,7 +250,7 @@ class TrainingStatement:
     ``stmt`` identifies the source statement (the printer replaces it), ``model`` is
     the variable holding the model, ``target`` the assignment target's source text. From the
     Keras reader ``stmt`` and ``call`` are stable ids (``ir.source_file.NodeId``); the torch
-    reader's facts are still keyed by ``id()`` of syntax nodes (issue 17 item 3, in progress).
+    reader keys its facts by the stable id of the node each replaces (``call``).
     """
 
     kind: str
@@ -295,9 +295,12 @@ class TrainingLoop:
 @dataclass
 class ArrayExpr:
     """Array (data) code outside the model: ``template`` with ``{0}``, ``{1}``... standing for
-    the source expressions ``parts`` (ids of syntax nodes) as the printer renders them (they
-    may hold rewrites of their own), and the array functions it calls marked ``$name(``
-    (ir/array_functions.py), which the printer spells in the target's way."""
+    the source expressions ``parts`` (their stable ids, ``ir.source_file.NodeId``) as the
+    printer renders them (they may hold rewrites of their own), and the array functions it
+    calls marked ``$name(`` (ir/array_functions.py), which the printer spells in the target's
+    way. With ``tensors`` the code is a training step's math on the target's tensors and its
+    marks name tensor functions (ir/tensor_functions.py) instead."""
 
     template: str
-    parts: tuple[int, ...] = ()
+    parts: tuple = ()
+    tensors: bool = False

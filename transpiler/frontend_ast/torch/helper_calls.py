@@ -22,6 +22,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.cst_fast import references
+
 from transpiler.frontend_ast.torch import helpers as torch_helpers
 from transpiler.frontend_ast.torch.helpers import Helper, METRIC_NAMES
 from transpiler.ir import training as T
@@ -44,10 +46,10 @@ class HelperCalls:
     def __init__(self, reader):
         self.r = reader
         self.helpers = torch_helpers.analyse(reader.fe.module)
-        self.recognised: set[int] = set()  # Name nodes whose use a fact replaces
+        self.recognised: set = set()  # stable ids (ir.source_file.NodeId) of Name nodes whose use a fact replaces
         self.compiled: dict[str, dict] = {}  # model variable → its compile fact's config
         self.variables: list[tuple] = []  # (scope node, name, statement, target node)
-        self._parents: dict | None = None  # id(call) → the np.transpose(call, perm) around it
+        self._parents: dict | None = None  # call → the np.transpose(call, perm) around it
 
     # -- hooks of the reader ---------------------------------------------------------
     def name(self, node: cst.Name):
@@ -78,8 +80,8 @@ class HelperCalls:
             return self._rmsprop(ref, node, pos, vals, kw)
         value = self.r.optimizer(ref.helper.config, node, pos, vals, kw)
         value.config.epsilon_after_bias_correction = False  # the class's step moves it before
-        self.recognised.add(id(ref.node))
-        self.recognised.add(id(node))
+        self.recognised.add(self.r.sid(ref.node))
+        self.recognised.add(self.r.sid(node))
         return value
 
     def _rmsprop(self, ref: HelperRefV, node: cst.Call, pos, vals, kw):
@@ -99,8 +101,8 @@ class HelperCalls:
                      centered=h.get("centered", hyper["centered"]))
         opt = T.Optimizer("rmsprop", hyper)  # Keras' own algorithm: no torch variant flags
         self.r.fact(node, "optimizer_object", opt, model=vals[0].model.name)
-        self.recognised.add(id(ref.node))
-        self.recognised.add(id(node))
+        self.recognised.add(self.r.sid(ref.node))
+        self.recognised.add(self.r.sid(node))
         return OptimizerV(opt, vals[0].model, node, model_text=vals[0].text)
 
     def loss_object_def(self, fn: cst.FunctionDef) -> T.Loss | None:
@@ -126,7 +128,7 @@ class HelperCalls:
         if helper is None or helper.kind != "loss" or [_code(a.value) for a in inner.args] != [output, target] \
                 or any(a.keyword is not None for a in inner.args):
             return None
-        self.recognised.add(id(inner.func))
+        self.recognised.add(self.r.sid(inner.func))
         return helper.config
 
     def call(self, fn_node: cst.FunctionDef, node: cst.Call, args):
@@ -139,8 +141,8 @@ class HelperCalls:
         bound = helper.bind(node)
         if bound is None:
             return None
-        values = {id(a.value): v for a, v in args}
-        got = {role: values.get(id(expr)) for role, expr in bound.items()}
+        values = {a.value: v for a, v in args}
+        got = {role: values.get(expr) for role, expr in bound.items()}
         reader = getattr(self, helper.kind)
         return reader(helper, node, bound, got)
 
@@ -158,11 +160,11 @@ class HelperCalls:
         loader = LoaderV(DatasetV(arrays, node), node, batch_size=bound.get("batch_size"),
                          shuffle=bound.get("shuffle"), drop_last=None)
         self.r.loaders.append(loader)
-        self.r.fact(node, "loader_object", {"arrays": [id(a) for a in arrays],
-                                            "batch_size": id(loader.batch_size) if loader.batch_size else None,
-                                            "shuffle": id(loader.shuffle) if loader.shuffle else None,
+        self.r.fact(node, "loader_object", {"arrays": [self.r.sid(a) for a in arrays],
+                                            "batch_size": self.r.sid(loader.batch_size) if loader.batch_size else None,
+                                            "shuffle": self.r.sid(loader.shuffle) if loader.shuffle else None,
                                             "drop_last": None})
-        self.recognised.add(id(node.func))
+        self.recognised.add(self.r.sid(node.func))
         return loader
 
     # -- the calls -----------------------------------------------------------------------
@@ -245,7 +247,7 @@ class HelperCalls:
 
     def _data(self, bound, role: str) -> T.Code | None:
         node = bound.get(role)
-        return None if node is None else T.Code(_code(node), id(node))
+        return None if node is None else T.Code(_code(node), self.r.sid(node))
 
     def _compile(self, model: str, md, losses: list[T.Loss], metrics: list[list[str]], optimizer, loss_node,
                  loss_weights=None) -> bool:
@@ -273,7 +275,7 @@ class HelperCalls:
                   "inline": set()}
         self.compiled[model] = config
         self.r.fact(stmt, "helper_compile", config, model=model)
-        self.r.facts[id(stmt)].model_def = md
+        self.r.facts[self.r.sid(stmt)].model_def = md
         return True
 
     def _statement(self):
@@ -281,18 +283,18 @@ class HelperCalls:
         return stack[-1] if stack and isinstance(stack[-1], cst.SimpleStatementLine) else None
 
     def _done(self, node: cst.Call, bound, kind: str, model, config) -> None:
-        self.recognised.add(id(node.func))
+        self.recognised.add(self.r.sid(node.func))
         for expr in bound.values():
             for n in _names(expr):
-                self.recognised.add(id(n))
+                self.recognised.add(self.r.sid(n))
         self.r.fact(node, kind, config, model=model.var)
-        self.r.facts[id(node)].model_def = model.md
+        self.r.facts[self.r.sid(node)].model_def = model.md
 
     def _uses_loss(self, got, bound) -> None:
         value = got.get("loss")
         for item in value.items if _loss_list(value) else [value]:
             if isinstance(item, HelperRefV):
-                self.recognised.add(id(item.node))
+                self.recognised.add(self.r.sid(item.node))
 
     def fit(self, helper: Helper, node, bound, got):
         from transpiler.frontend_ast.torch.reader_values import OptimizerV
@@ -384,7 +386,7 @@ class HelperCalls:
         if outer is not None and len(model.md.graph.outputs) > 1:
             return None  # a transpose of a list of outputs
         if outer is not None:  # np.transpose(predict(...), perm): the fact replaces the transpose too
-            self.recognised.add(id(node.func))
+            self.recognised.add(self.r.sid(node.func))
             config["outer"] = outer[1]
             self._done(outer[0], bound, "helper_predict", model, config)
         else:
@@ -398,8 +400,8 @@ class HelperCalls:
             for call in torch_helpers._calls(self.r.fe.module):
                 if _code(call.func) in ("np.transpose", "numpy.transpose") and len(call.args) == 2 and \
                         isinstance(call.args[0].value, cst.Call) and call.args[1].keyword is None:
-                    self._parents[id(call.args[0].value)] = call
-        parent = self._parents.get(id(node))
+                    self._parents[call.args[0].value] = call
+        parent = self._parents.get(node)
         if parent is None:
             return None
         try:
@@ -414,7 +416,7 @@ class HelperCalls:
         of the helpers that stay (to be read as before)."""
         for scope, name, stmt, target in self.variables:
             refs = [n for n in _uses(scope, name) if n is not target]
-            if refs and all(id(n) in self.recognised for n in refs):
+            if refs and all(self.r.sid(n) in self.recognised for n in refs):
                 self.r.fact(stmt, "drop", f"{name}: its value moved into model.compile")
                 for config in self.compiled.values():
                     if config["optimizer_var"] == name or config["loss_var"] == name:
@@ -430,7 +432,9 @@ class HelperCalls:
                 if isinstance(value, cst.Name) and loss is not None:  # a loss function kept in a variable
                     self.r.fact(value, "loss_object", loss)
         for md in self.r.program.models:  # the helpers the model's own steps used (torch_own_step)
-            self.recognised.update(md.graph.meta.get("own_step", {}).get("recognised", ()))
+            own = md.graph.meta.get("own_step", {})
+            # (the Name nodes own_step saw: their stable ids here, and out of the graph printers read)
+            self.recognised.update(self.r.sid(n) for n in own.pop("recognised", ()))
         kept = set()
         names = {n: h for n, h in self.helpers.items()}
         droppable = set(names)
@@ -439,7 +443,7 @@ class HelperCalls:
         while changed:
             changed = False
             for name in sorted(droppable):
-                if any(owner not in droppable and id(n) not in self.recognised for owner, n in refs.get(name, [])):
+                if any(owner not in droppable and self.r.sid(n) not in self.recognised for owner, n in refs.get(name, [])):
                     droppable.discard(name)
                     changed = True
         for name, helper in names.items():
@@ -468,22 +472,8 @@ def _metric_name(label: str, names: set[str], prefixed: bool) -> str | None:
 
 
 def _names(node) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(V())
-    return found
+    """The Name nodes under ``node`` that refer to a binding (not attribute or keyword names)."""
+    return references(node)
 
 
 def _uses(scope, name: str) -> list[cst.Name]:

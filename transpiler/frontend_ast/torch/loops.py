@@ -140,7 +140,7 @@ class LoopReader:
         return self.r.peek(node, scope or self.scope)
 
     def line(self, node) -> int:
-        return self.r.fe._span(self.origin.get(id(node), node)).line
+        return self.r.fe._span(self.origin.get(self.r.sid(node), node)).line
 
     def kind(self, name: str):
         return self.scope.lookup(name)
@@ -217,14 +217,14 @@ class LoopReader:
             raise NotStandard(f"the epoch loop runs over {_code(it)!r}, not range(epochs)")
         args = [a.value for a in it.args]
         if len(args) == 1:
-            return _value(args[0], None)
+            return _value(self.r, args[0], None)
         if len(args) == 2:
             start, stop = args
             if isinstance(start, cst.Integer) and int(start.value) == 0:
-                return _value(stop, None)
+                return _value(self.r, stop, None)
             if isinstance(start, cst.Integer) and int(start.value) == 1 and isinstance(stop, cst.BinaryOperation) \
                     and isinstance(stop.operator, cst.Add) and _code(stop.right) == "1":
-                return _value(stop.left, None)
+                return _value(self.r, stop.left, None)
             return T.Code(f"{_code(stop)} - {_code(start)}")
         raise NotStandard("range() with a step as the epoch loop")
 
@@ -380,7 +380,7 @@ class LoopReader:
         norm = kw.get("norm_type") or (args[2].value if len(args) > 2 else None)
         if norm is not None and _code(norm) not in ("2", "2.0"):
             raise NotStandard(f"clip_grad_norm_(norm_type={_code(norm)})")
-        return CLIP_FUNCTIONS[path], _value(value, None)
+        return CLIP_FUNCTIONS[path], _value(self.r, value, None)
 
     def is_report(self, stmt, step: dict) -> bool:
         """A statement that only accumulates numbers for reporting (``total += ...``), or an
@@ -544,10 +544,10 @@ class LoopReader:
             arg = call.args[0].value
             if _names_in(arg) & set(step["batch"]):
                 raise NotStandard("the evaluation reads the training batch")
-            self.set_validation(x=T.Code(_code(arg), id(arg)))
+            self.set_validation(x=T.Code(_code(arg), self.r.sid(arg)))
         target = _loss_target(value, self.scope, self.r)
         if target is not None:
-            self.set_validation(y=T.Code(_code(target), id(target)))
+            self.set_validation(y=T.Code(_code(target), self.r.sid(target)))
             for t in targets:
                 if isinstance(t, cst.Name):
                     self.val_loss_vars.add(t.value)
@@ -588,7 +588,7 @@ class LoopReader:
         min_delta: Any = 0.0
         if isinstance(best, cst.BinaryOperation) and isinstance(best.operator, cst.Subtract) and \
                 isinstance(best.left, cst.Name):
-            min_delta, best = _value(best.right, None), best.left
+            min_delta, best = _value(self.r, best.right, None), best.left
         if not isinstance(best, cst.Name) or value not in self.val_loss_vars:
             return False
         best_var = best.value
@@ -632,7 +632,7 @@ class LoopReader:
             return False
         if not all(_only_prints(s) for s in body[:-1]) or len(body[-1].body) != 1:
             return False
-        patience = _value(check.test.comparisons[0].comparator, None)
+        patience = _value(self.r, check.test.comparisons[0].comparator, None)
         self.early = T.Callback("early_stopping", {"monitor": "val_loss", "patience": patience,
                                                    "min_delta": min_delta, "mode": "min",
                                                    "restore_best_weights": state is not None})
@@ -698,7 +698,7 @@ class LoopReader:
             return T.Code(f"{ds.var}.arrays[{index}]")
         if (not plain and ds.var is None) or (
                 plain and all(self.r.same_binding(n.value, self.scope, ds) for n in _root_names(node))):
-            return T.Code(_code(node), id(node))
+            return T.Code(_code(node), self.r.sid(node))
         if loader is not None and isinstance(loader, (cst.Name, cst.Attribute, cst.Subscript)):
             return T.Code(f"{_code(loader)}.dataset.arrays[{index}]")
         raise NotStandard(f"the arrays of {_code(ds.node)!r} are not visible where the loop runs")
@@ -706,7 +706,7 @@ class LoopReader:
     def loader_setting(self, loader: LoaderV, value, attribute: str, via, default: Any) -> Any:
         """The loader's ``batch_size``/``shuffle`` as a literal, else as code that reads the same
         value here (through the loader when the caller's name is not visible)."""
-        found = _value(value, default)
+        found = _value(self.r, value, default)
         if not isinstance(found, T.Code) or all(
                 self.r.same_binding(n, self.scope, loader.dataset) for n in _free_names(value)):
             return found
@@ -718,9 +718,9 @@ class LoopReader:
 def _free_names(node) -> set[str]:
     """The variables an expression reads (not attribute names, not keywords):
     ``train_kwargs`` of ``train_kwargs.get("batch_size", 1)``."""
-    attrs = {id(n.attr) for n in _walk_nodes(node, cst.Attribute)}
-    keywords = {id(a.keyword) for a in _walk_nodes(node, cst.Arg) if a.keyword is not None}
-    return {n.value for n in _walk_nodes(node, cst.Name) if id(n) not in attrs and id(n) not in keywords}
+    attrs = {n.attr for n in _walk_nodes(node, cst.Attribute)}
+    keywords = {a.keyword for a in _walk_nodes(node, cst.Arg) if a.keyword is not None}
+    return {n.value for n in _walk_nodes(node, cst.Name) if n not in attrs and n not in keywords}
 
 
 def _walk_nodes(node, kind):
@@ -758,7 +758,7 @@ def _batch_names(target) -> list[str] | None:
     return None
 
 
-def _value(node, default: Any) -> Any:
+def _value(r, node, default: Any) -> Any:
     """A literal's value, else the expression as ``Code``."""
     if node is None:
         return default
@@ -770,8 +770,8 @@ def _value(node, default: Any) -> Any:
         return {"True": True, "False": False, "None": None}[node.value]
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and \
             isinstance(node.expression, (cst.Integer, cst.Float)):
-        return -_value(node.expression, default)
-    return T.Code(_code(node), id(node))
+        return -_value(r, node.expression, default)
+    return T.Code(_code(node), r.sid(node))
 
 
 def _reads_model(node, scope) -> bool:

@@ -30,7 +30,7 @@ def keras_file_name(value: str) -> str:
 def _rename(reader, literal: cst.SimpleString) -> None:
     from transpiler.ir import training as T
 
-    if id(literal) in reader.facts:
+    if reader.sid(literal) in reader.facts:
         return
     new = keras_file_name(literal.evaluated_value)
     if new != literal.evaluated_value:
@@ -47,7 +47,7 @@ def save_model(reader, node: cst.Call, model, model_node, path) -> None:
                           "(Keras saves a whole model to a *.keras file; name it so)")
     _rename(reader, literal)
     reader.saved[literal.evaluated_value] = ("model", model)
-    reader.fact(node, "array_expr", T.ArrayExpr("{0}.save({1})", (id(model_node), id(path))))
+    reader.fact(node, "array_expr", T.ArrayExpr("{0}.save({1})", (reader.sid(model_node), reader.sid(path))))
 
 
 def load_model(reader, node: cst.Call, path, literal, model):
@@ -57,5 +57,5 @@ def load_model(reader, node: cst.Call, path, literal, model):
     from transpiler.ir import training as T
 
     _rename(reader, literal)
-    reader.fact(node, "array_expr", T.ArrayExpr("keras.models.load_model({0})", (id(path),)))
+    reader.fact(node, "array_expr", T.ArrayExpr("keras.models.load_model({0})", (reader.sid(path),)))
     return ModelV(model.name, model.md, training=False)

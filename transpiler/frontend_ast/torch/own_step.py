@@ -86,7 +86,7 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
     if "train_step" not in methods:
         return None
-    recognised: list[int] = []  # the script's helper names used here (the helpers can go)
+    recognised: list[cst.Name] = []  # the script's helper names used here (the helpers can go)
     trackers = _trackers(methods.get("__init__"), helpers, recognised)
     allowed = {"optimizer", "trainable_weights", *trackers, *parts, *(m for m in methods if m in OWN_STEP_METHODS)}
     out = []
@@ -100,7 +100,7 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
             out.append((name, _code(fn.with_changes(leading_lines=())).strip("\n")))
             continue
         # (the loss functions of the script it calls, before the rewrite copies the nodes)
-        recognised += [id(c.func) for c in nodes_of(fn, cst.Call) if isinstance(c.func, cst.Name) and
+        recognised += [c.func for c in nodes_of(fn, cst.Call) if isinstance(c.func, cst.Name) and
                        c.func.value in helpers and helpers[c.func.value].kind == "loss"]
         fn = fn.visit(AddTraining(set(parts), str(name == "train_step"), own=True))
         text = _CodeRewrite(aliases, helpers, training=name == "train_step").method(fn)
@@ -110,7 +110,7 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
             "methods": out, "imports": ["import tensorflow as tf"], "recognised": recognised}
 
 
-def _trackers(init: cst.FunctionDef | None, helpers: dict[str, Helper], recognised: list[int]) -> dict[str, str]:
+def _trackers(init: cst.FunctionDef | None, helpers: dict[str, Helper], recognised: list[cst.Name]) -> dict[str, str]:
     """``self.a = Mean(name="loss")`` in ``__init__`` (``Mean`` a mean-metric class of the
     script) → {"a": 'name="loss"'}."""
     found: dict[str, str] = {}
@@ -131,7 +131,7 @@ def _trackers(init: cst.FunctionDef | None, helpers: dict[str, Helper], recognis
                 raise Unsupported(f"{_code(small)}: a metric tracker not kept on the model")
             if any(a.keyword is None or a.keyword.value not in ("name", "dtype") for a in call.args):
                 raise Unsupported(f"{_code(call)}: only name= and dtype= are translated")
-            recognised.append(id(call.func))
+            recognised.append(call.func)
             found[target.attr.value] = ", ".join(_code(a).rstrip(", ") for a in call.args)
     return found
 

@@ -125,7 +125,7 @@ def _tags(value, what: str) -> list[str]:
 
 
 def _one_model(models: dict, what: str):
-    distinct = {id(m): m for m in models.values()}
+    distinct = {m: m for m in models.values()}  # (the abstract values hash by identity)
     if len(distinct) != 1:
         raise Unsupported(f"{what}: the parameters of exactly one translated model are needed")
     return next(iter(distinct.values()))

@@ -104,7 +104,7 @@ class PhaseReader:
                 return upd.with_changes(keyword=orig.keyword)
 
         new = node.visit(Sub())
-        self.lr.origin[id(new)] = self.lr.origin.get(id(node), node)
+        self.lr.origin[self.lr.r.sid(new)] = self.lr.origin.get(self.lr.r.sid(node), node)
         return new
 
     # -- specialising -----------------------------------------------------------------------
@@ -125,7 +125,7 @@ class PhaseReader:
                     continue
                 if decided is not None:  # ``phase == "x" and rest``
                     orig, stmt = stmt, stmt.with_changes(test=decided)
-                    self.lr.origin[id(stmt)] = orig
+                    self.lr.origin[self.lr.r.sid(stmt)] = orig
                 out.append(self.substitute(stmt, phase))
                 continue
             if isinstance(stmt, cst.With) and self.grad_block(stmt):
@@ -145,7 +145,7 @@ class PhaseReader:
                 if isinstance(it, cst.Name) and it.value in env:
                     it = env[it.value]
                 new = stmt.with_changes(iter=it, body=stmt.body.with_changes(body=body))
-                self.lr.origin[id(new)] = stmt
+                self.lr.origin[self.lr.r.sid(new)] = stmt
                 out.append(new)
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):

@@ -191,7 +191,6 @@ def unpacked_loader_options(reader, args: list, scope) -> list:
         for key, default in keys:
             expr = cst.parse_expression(f"({source}).get({key!r}, {default})" if not isinstance(
                 arg.value, cst.Name) else f"{source}.get({key!r}, {default})")
-            reader.synthetic.append(expr)  # (the printer renders it by id: kept alive)
             reader.expr(expr, scope)
             out.append((cst.Arg(expr, keyword=cst.Name(key)), known.get(key, OTHER)))
     return out

@@ -69,9 +69,9 @@ class ReaderExpressions(Interpreter):
     def count_use(self, value) -> None:
         """A read of a loader or dataset (of each in a dict) outside the recognised loops."""
         if isinstance(value, LoaderV):
-            self.used_loaders[id(value)] += 1
+            self.used_loaders[value] += 1
         elif isinstance(value, DatasetV):
-            self.used_datasets[id(value)] += 1
+            self.used_datasets[value] += 1
         elif isinstance(value, DictV):
             for item in value.items.values():
                 self.count_use(item)
@@ -475,7 +475,7 @@ class ReaderExpressions(Interpreter):
             # the number is known from the arrays: the loader itself is not needed for it
             self.array(node, template, parts)
             counts = self.used_loaders if isinstance(holder, LoaderV) else self.used_datasets
-            counts[id(holder)] -= 1
+            counts[holder] -= 1
         return OTHER
 
     def _print_call(self, node, args, values, scope):
@@ -589,10 +589,10 @@ class ReaderExpressions(Interpreter):
         if type(value).__name__ in ("Unknown", "Tensor", "Mod", "Ref", "NoneType", "FunctionRef", "ClassRef"):
             if isinstance(node, cst.Name) and node.value == "None":
                 return None
-            return T.Code(_code(node), id(node))
+            return T.Code(_code(node), self.sid(node))
         if isinstance(value, (int, float, bool, str, tuple, list)):
             return value
-        return T.Code(_code(node), id(node))
+        return T.Code(_code(node), self.sid(node))
 
     # long: one case per torch function family (constructors, random, reductions, losses)
     def torch_function(self, path: str, short: str, node: cst.Call, pos, vals, kw) -> V:
@@ -824,7 +824,7 @@ def _no_grad(r, c: _TorchCall, kwv, scope) -> V:
 
 
 def _seed(r, c: _TorchCall, kwv, scope) -> V:
-    r.fact(c.node, "seed", T.Code(_code(c.pos[0]), id(c.pos[0])) if c.pos else None)
+    r.fact(c.node, "seed", T.Code(_code(c.pos[0]), r.sid(c.pos[0])) if c.pos else None)
     return OTHER
 
 
@@ -850,8 +850,8 @@ def _activation(r, c: _TorchCall, kwv, scope) -> V:
     if not c.vals or not isinstance(c.vals[0], Arr):
         raise Unsupported(f"{c.path} on something that is not array data")
     axis = c.kw.get("dim") or (c.pos[1] if len(c.pos) > 1 else None)
-    r.fact(c.node, "activation", {"op": ACTIVATIONS[c.path], "x": id(c.pos[0]),
-                                  "axis": id(axis) if axis is not None else None})
+    r.fact(c.node, "activation", {"op": ACTIVATIONS[c.path], "x": r.sid(c.pos[0]),
+                                  "axis": r.sid(axis) if axis is not None else None})
     return Arr()
 
 

@@ -33,7 +33,7 @@ class ReaderData:
             ds = DatasetV(list(pos), node, bindings={n.value: scope.lookup(n.value)
                                                      for p in pos for n in _root_names(p)})
             self.datasets.append(ds)
-            self.fact(node, "dataset_object", T.ArrayExpr("", tuple(id(a) for a in pos)))
+            self.fact(node, "dataset_object", T.ArrayExpr("", tuple(self.sid(a) for a in pos)))
             return ds
         dataset = vals[0] if vals else kwv.get("dataset")
         if type(dataset) is Other:
@@ -53,26 +53,26 @@ class ReaderData:
             if key in given and _code(given[key]) != "None":
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
         if isinstance(dataset, DatasetV) and "sampler" in given and _code(given["sampler"]) != "None":
-            self.used_datasets[id(dataset)] += 1  # (read item by item: fit cannot take its arrays)
+            self.used_datasets[dataset] += 1  # (read item by item: fit cannot take its arrays)
             dataset = MapDatasetV(len(dataset.arrays))
         if isinstance(dataset, MapDatasetV):
             self.fact(node, "map_loader_object", {
-                "dataset": id(pos[0] if pos else kw["dataset"]),
-                **{key: id(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")},
-                **({"sampler": id(given["sampler"])} if "sampler" in given else {})})
+                "dataset": self.sid(pos[0] if pos else kw["dataset"]),
+                **{key: self.sid(given[key]) if key in given else None for key in ("batch_size", "shuffle", "drop_last")},
+                **({"sampler": self.sid(given["sampler"])} if "sampler" in given else {})})
             return MapLoaderV(dataset)
         loader = LoaderV(dataset, node, batch_size=given.get("batch_size"), shuffle=given.get("shuffle"),
                          drop_last=given.get("drop_last"))
         given_ds = pos[0] if pos else kw.get("dataset")
         if isinstance(given_ds, cst.Name) or (isinstance(given_ds, cst.Subscript) and isinstance(
                 given_ds.value, cst.Name) and isinstance(scope.lookup(given_ds.value.value), DictV)):
-            self.used_datasets[id(dataset)] -= 1  # read through the loader: used if the loader is
+            self.used_datasets[dataset] -= 1  # read through the loader: used if the loader is
         self.loaders.append(loader)
-        self.fact(node, "loader_object", {"dataset": id(pos[0] if pos else kw["dataset"]),
-                                          "batch_size": id(loader.batch_size) if loader.batch_size is not None
+        self.fact(node, "loader_object", {"dataset": self.sid(pos[0] if pos else kw["dataset"]),
+                                          "batch_size": self.sid(loader.batch_size) if loader.batch_size is not None
                                           else None,
-                                          "shuffle": id(loader.shuffle) if loader.shuffle is not None else None,
-                                          "drop_last": id(loader.drop_last) if loader.drop_last is not None
+                                          "shuffle": self.sid(loader.shuffle) if loader.shuffle is not None else None,
+                                          "drop_last": self.sid(loader.drop_last) if loader.drop_last is not None
                                           else None})
         return loader
 
@@ -89,7 +89,7 @@ class ReaderData:
             raise Unsupported(f"{short}({', '.join(sorted(extra))}=...) is not translated")
         dataset = values.get("dataset")
         if isinstance(dataset, DatasetV):
-            self.used_datasets[id(dataset)] += 1  # read item by item
+            self.used_datasets[dataset] += 1  # read item by item
             arity = len(dataset.arrays)
         elif isinstance(dataset, MapDatasetV):
             arity = dataset.arity
@@ -97,7 +97,7 @@ class ReaderData:
             arity = 0
         else:
             raise Unsupported(f"{short} of something that is not a dataset")
-        self.fact(node, "split_object", {"helper": short, "args": [id(args[n]) for n in names]})
+        self.fact(node, "split_object", {"helper": short, "args": [self.sid(args[n]) for n in names]})
         if short == "Subset":
             return MapDatasetV(arity)
         lengths = args.get("lengths")
@@ -123,14 +123,14 @@ class ReaderData:
                 isinstance(pos[0].func, cst.Attribute) else None
             if model_node is None:
                 raise Unsupported("torch.save of a state_dict held in a variable")
-            self.fact(node, "save_weights", T.ArrayExpr("", (id(model_node), id(path))), model=obj.model.name)
+            self.fact(node, "save_weights", T.ArrayExpr("", (self.sid(model_node), self.sid(path))), model=obj.model.name)
             self.checkpoint_path(path)
             return OTHER
         if isinstance(obj, StateV):
             if obj.model.var is None:
                 raise Unsupported("torch.save of a copied state_dict of a model not held in a variable")
-            self.fact(node, "save_snapshot", T.ArrayExpr("", (id(pos[0]), id(path))), model=obj.model.var)
-            self.facts[id(node)].model_def = obj.model.md
+            self.fact(node, "save_snapshot", T.ArrayExpr("", (self.sid(pos[0]), self.sid(path))), model=obj.model.var)
+            self.facts[self.sid(node)].model_def = obj.model.md
             self.checkpoint_path(path)
             return OTHER
         if isinstance(obj, ModelV) and obj.md is not None:
@@ -178,7 +178,7 @@ class ReaderData:
 
     def runtime_expr(self, node, template: str, parts: list, helpers: list) -> None:
         """``node`` is the generated runtime call ``template`` of the code of ``parts``."""
-        self.fact(node, "runtime_expr", {"template": template, "parts": [id(p) for p in parts],
+        self.fact(node, "runtime_expr", {"template": template, "parts": [self.sid(p) for p in parts],
                                          "helpers": helpers})
 
     def load_object(self, value: LoadedV) -> V:
@@ -200,7 +200,7 @@ class ReaderData:
         if saved[0] == "model":
             return torch_model_files.load_model(self, node, path, literal, saved[1])
         entries = saved[1]
-        self.fact(node, "load_checkpoint", {"path": id(path), "literal": id(literal),
+        self.fact(node, "load_checkpoint", {"path": self.sid(path), "literal": self.sid(literal),
                                             "quotes": _literal_quotes(literal),
                                             "entries": [(key, model.name, new) for key, (model, new)
                                                         in entries.items()]})
@@ -216,7 +216,7 @@ class ReaderData:
         return None
 
     def rename_literal(self, literal) -> None:
-        if id(literal) in self.facts:
+        if self.sid(literal) in self.facts:
             return
         new = _weights_name(literal.evaluated_value)
         if new != literal.evaluated_value:
@@ -245,9 +245,9 @@ class ReaderData:
                 raise Unsupported("torch.save of a dict holding the state of something that is not a model")
             new = f"{base}_{key}.weights.h5"
             entries[key] = (model, new)
-            out.append((key, id(value.func.value), new))
+            out.append((key, self.sid(value.func.value), new))
         self.saved[literal.evaluated_value] = ("dict", entries)
-        self.fact(line, "save_checkpoint", {"path": id(path), "literal": id(literal),
+        self.fact(line, "save_checkpoint", {"path": self.sid(path), "literal": self.sid(literal),
                                             "quotes": _literal_quotes(literal), "entries": out})
         return OTHER
 
@@ -287,16 +287,16 @@ class ReaderData:
         """A DataLoader (and its TensorDataset) only the recognised loop read: fit() takes
         the arrays, so the statement that made it goes."""
         for loader in self.loaders:
-            if self.used_loaders[id(loader)] <= 0 and loader.stmt is not None and _assigns_only(loader.stmt,
+            if self.used_loaders[loader] <= 0 and loader.stmt is not None and _assigns_only(loader.stmt,
                                                                                                    loader.var):
                 self.fact(loader.stmt, "drop", f"{loader.var}: fit() batches the arrays itself")
         for ds in self.datasets:
-            if self.used_datasets[id(ds)] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
-                    not any(id(ds) == id(lo.dataset) and self.used_loaders[id(lo)] > 0 for lo in self.loaders):
+            if self.used_datasets[ds] <= 0 and ds.stmt is not None and _assigns_only(ds.stmt, ds.var) and \
+                    not any(ds is lo.dataset and self.used_loaders[lo] > 0 for lo in self.loaders):
                 self.fact(ds.stmt, "drop", f"{ds.var}: fit() batches the arrays itself")
         for d in self.dicts:
             if _assigns_only(d.stmt, d.var) and all(
-                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[id(v)] <= 0 and
-                    not any(lo.dataset is v and self.used_loaders[id(lo)] > 0 for lo in self.loaders)
+                    (self.used_loaders if isinstance(v, LoaderV) else self.used_datasets)[v] <= 0 and
+                    not any(lo.dataset is v and self.used_loaders[lo] > 0 for lo in self.loaders)
                     for v in d.items.values()):
                 self.fact(d.stmt, "drop", f"{d.var}: fit() batches the arrays itself")

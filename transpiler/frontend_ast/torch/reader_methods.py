@@ -50,7 +50,7 @@ class ReaderMethods:
                 self.array(node, "{0}", [recv])
                 return LossValueV()
             if name in ("sum", "mean") and not args:  # (of a per-sample loss, or a scalar's own value)
-                self.array(node, f"keras.ops.{name}({{0}})", [recv])
+                self.array(node, f"${name}({{0}})", [recv], tensors=True)
                 return LossValueV()
             if name == "backward":
                 raise Unsupported("loss.backward() outside a recognised training loop")
@@ -94,7 +94,7 @@ class ReaderMethods:
             arg = args[0][0].value
             if not (isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute)):
                 raise Unsupported("a copy of a state_dict held in a variable")
-            self.fact(node, "get_weights", T.ArrayExpr("", (id(arg.func.value),)))
+            self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
         message = torch_plumbing.unknown_tensor_method(self, name, recv) if type(obj) is Other and \
             self.guessing else None
@@ -125,12 +125,12 @@ class ReaderMethods:
         if name == "load_state_dict":
             src = args[0][1] if args else None
             if isinstance(src, LoadedV):
-                self.fact(node, "load_weights", T.ArrayExpr("", (id(recv), id(src.path))), model=model.name)
+                self.fact(node, "load_weights", T.ArrayExpr("", (self.sid(recv), self.sid(src.path))), model=model.name)
                 if src.model is None:
                     self.checkpoint_path(src.path)
                 return OTHER
             if isinstance(src, StateV) and src.snapshot:
-                self.fact(node, "set_weights", T.ArrayExpr("", (id(recv), id(args[0][0].value))), model=model.name)
+                self.fact(node, "set_weights", T.ArrayExpr("", (self.sid(recv), self.sid(args[0][0].value))), model=model.name)
                 return OTHER
             if type(src) is Other and args:  # (a checkpoint's entry: what get_weights() made)
                 self.runtime_expr(node, "load_model_state({0}, {1})", [recv, args[0][0].value], ["load_model_state"])
@@ -281,7 +281,7 @@ class ReaderMethods:
         if name == "softmax" or name == "log_softmax":
             axis = kw.get("dim") or (pos[0] if pos else None)
             parts.clear()
-            self.fact(node, "activation", {"op": name, "x": id(recv), "axis": id(axis) if axis is not None else None})
+            self.fact(node, "activation", {"op": name, "x": self.sid(recv), "axis": self.sid(axis) if axis is not None else None})
             return Arr()
         raise Unsupported(f"tensor method .{name}() is not translated to Keras yet")
 
@@ -313,8 +313,8 @@ class ReaderMethods:
         inputs = [a.value for a, _ in args]
         live = bool(self.live) and not self.no_grad
         md = model.md.methods[method] if method else model.md
-        self.fact(node, "model_call", {"inputs": [id(i) for i in inputs],
-                                       "model": id(node.func.value) if method else id(node.func),
+        self.fact(node, "model_call", {"inputs": [self.sid(i) for i in inputs],
+                                       "model": self.sid(node.func.value) if method else self.sid(node.func),
                                        "method": method and (model.md, method),
                                        "training": model.training and not self.no_grad,
                                        "grad": not self.no_grad, "live": live,
@@ -323,7 +323,7 @@ class ReaderMethods:
                                        "keras_layout": [isinstance(v, LiveV) for _, v in args]},
                   model=model.name)
         if not self.quiet:
-            self.facts[id(node)].model_def = md
+            self.facts[self.sid(node)].model_def = md
         n_out = len(md.graph.outputs) if md is not None else 1
         if live:
             from transpiler.ir.program import output_perm
@@ -338,6 +338,6 @@ class ReaderMethods:
         if len(pos) != 2 or len(args) != 2:
             raise Unsupported("a loss object called with other than (output, target)")
         output, target = (pos[1], pos[0]) if loss.keras_order else (pos[0], pos[1])
-        self.fact(node, "loss_call", {"loss": id(node.func), "output": id(output), "target": id(target),
+        self.fact(node, "loss_call", {"loss": self.sid(node.func), "output": self.sid(output), "target": self.sid(target),
                                       "config": loss.config})
         return LiveV() if self.live and not self.no_grad else LossValueV()

@@ -34,7 +34,7 @@ class ReaderObjects:
             self.array(node, template, [pos[0], pos[1]])
             return Arr()
         loss = self.loss_config(short, {k: self.static(v, k) for k, v in kw.items()}, [])
-        self.fact(node, "loss_call", {"loss": None, "output": id(pos[0]), "target": id(pos[1]), "config": loss})
+        self.fact(node, "loss_call", {"loss": None, "output": self.sid(pos[0]), "target": self.sid(pos[1]), "config": loss})
         return LossValueV()
 
     # -- objects ----------------------------------------------------------------------
@@ -199,7 +199,7 @@ class ReaderObjects:
             if "params" not in group:
                 raise Unsupported(f"torch.optim.{name}: a parameter group without params")
             groups.append(group)
-        models = {id(g["params"].model): g["params"].model for g in groups}
+        models = {g["params"].model: g["params"].model for g in groups}
         if len(models) != 1:
             raise Unsupported(f"torch.optim.{name}: parameter groups over several models")
         model = next(iter(models.values()))
@@ -250,7 +250,7 @@ class ReaderObjects:
             fn = given.pop("lr_lambda")
             if given:
                 raise Unsupported(f"{name}: argument(s) {', '.join(sorted(given))} not translated")
-            sched.schedule = T.Schedule("lambda", {"initial_learning_rate": lr0, "factor": T.Code(_code(fn), id(fn))},
+            sched.schedule = T.Schedule("lambda", {"initial_learning_rate": lr0, "factor": T.Code(_code(fn), self.sid(fn))},
                                         per="epoch")
             self.fact(node, "schedule_object", sched.schedule)
             return sched
@@ -296,7 +296,7 @@ class ReaderObjects:
                                   "optimizer")
             parts.append(part)
         for part in parts:  # the parts are this schedule now: their own statements go
-            self.facts.pop(id(part.node), None)
+            self.facts.pop(self.sid(part.node), None)
             if part.stmt is not None:
                 self.fact(part.stmt, "drop", f"{part.var}: a part of the SequentialLR schedule below")
         sched.schedule = T.Schedule("sequential", {"initial_learning_rate": sched.optimizer.config.hyper[

@@ -22,7 +22,8 @@ from transpiler.ir.program import ModelDef
 # What a variable holds
 # ---------------------------------------------------------------------------------
 class V:
-    """Base of the abstract values."""
+    """Base of the abstract values (a value without fields is a plain subclass; one with
+    fields an ``eq=False`` dataclass: every value is hashed by identity)."""
 
 
 class Other(V):
@@ -67,7 +68,6 @@ class DictV(Other):
 TorchRef = Ref
 
 
-@dataclass(eq=False)
 class Arr(V):
     """Array data: a torch tensor outside the model (a numpy array in the target)."""
 
@@ -85,7 +85,6 @@ class SampleV(LiveV):
     """Class indices a distribution sampled (integers: ``.item()`` is a Python int)."""
 
 
-@dataclass(eq=False)
 class DistributionV(V):
     """A ``torch.distributions`` object (the generated ``Categorical``: frontend_ast/torch/episodes)."""
 
@@ -116,9 +115,8 @@ class ParamsV(V):
     text: str = ""  # the model's expression (``netD`` in ``netD.parameters()``)
 
 
-@dataclass(eq=False)
 class ParamV(V):
-    pass
+    """A parameter of a translated model (``p`` of ``for p in model.parameters()``)."""
 
 
 @dataclass(eq=False)
@@ -150,9 +148,8 @@ class LossV(V):
     keras_order: bool = False  # called as (target, output), as a Keras loss object is
 
 
-@dataclass(eq=False)
 class LossValueV(V):
-    pass
+    """What a loss object's call returned (a scalar loss: ``backward()`` of it is the step's)."""
 
 
 @dataclass(eq=False)
@@ -244,9 +241,8 @@ class MapLoaderV(V):
 FuncV = FunctionRef
 
 
-@dataclass(eq=False)
 class NoGradV(V):
-    pass
+    """``torch.no_grad()`` (a ``with`` block of it runs as plain code)."""
 
 
 class NotStandard(Exception):
@@ -371,14 +367,18 @@ def _slice_names(sl) -> list[cst.Name]:
     return [n for part in (sl.lower, sl.upper, sl.step) if part is not None for n in _root_names(part)]
 
 
-@dataclass(eq=False)
 class _Enumerated(V):
-    inner: V
+    """``enumerate(items)``: (index, item) pairs of what ``inner`` holds."""
+
+    def __init__(self, inner: V):
+        self.inner = inner
 
 
-@dataclass(eq=False)
 class _Zipped(V):
-    inners: list
+    """``zip(a, b, ...)``: tuples of what each of ``inners`` holds."""
+
+    def __init__(self, inners: list):
+        self.inners = inners
 
 
 def keras_children(md: ModelDef | None) -> list[str]:
@@ -424,18 +424,6 @@ def _child_expressions(node) -> list:
 
 def _mentions(node, names: set[str]) -> bool:
     return bool(_names_in(node) & names)
-
-
-def _ids_under(node) -> list[int]:
-    out = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n) -> bool:
-            out.append(id(n))
-            return True
-
-    node.visit(Collect())
-    return out
 
 
 def _has_backward(node) -> bool:

@@ -189,9 +189,9 @@ class TorchStatements:
             # the caller's name wins over one a submodule's forward gave it (``epsilon =
             # self.noise(z)`` whose forward said ``inputs = torch.randn_like(inputs)``)
             if isinstance(value, Tensor) and (value.value.var is None or
-                                              self.var_depth.get(id(value.value), 0) > self.depth):
+                                              self.var_depth.get(value.value, 0) > self.depth):
                 value.value.var = target.value
-                self.var_depth[id(value.value)] = self.depth
+                self.var_depth[value.value] = self.depth
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, RNNStates):
                 value = value.values

@@ -69,14 +69,14 @@ def read_custom_loop(reader, loop: cst.For, scope, why: str) -> None:
         if not fit["logged"]:
             fit["logged"] = [_code(e[4]) for e in events if e[1] == "backward" and isinstance(e[4], cst.Name)]
         for stmt in owner.body.body:
-            if id(stmt) in fit["report"]:
+            if reader.sid(stmt) in fit["report"]:
                 reader.fact(stmt, "drop", "fit's logs report the step's values")
-                handled.add(id(stmt))
+                handled.add(reader.sid(stmt))
         fit["tape"] = tape_config
         reader.fact(loop, "train_step_fit", fit)  # (on the batch loop itself too: the fit holds the tape)
     reader.handled |= handled
-    reader.live_blocks.add(id(owner))
-    reader.custom_loops |= {id(n) for n in _fors(loop)}
+    reader.live_blocks.add(reader.sid(owner))
+    reader.custom_loops |= {reader.sid(n) for n in _fors(loop)}
     used = (type(reader.used_loaders)(reader.used_loaders), type(reader.used_datasets)(reader.used_datasets))
     reader.statement(loop, scope)
     if fit is not None:
@@ -103,9 +103,9 @@ def read_step_function(reader, fn: cst.FunctionDef, scope) -> None:
     reader.block(body[:start], scope)  # the setup (models, optimizers, data) the step reads
     _events, _steps, handled, tape = _record_step(reader, fn, scope, "one training step per call of "
                                                   f"{fn.name.value}()", body[start:])
-    tape["setup"] = [id(s) for s in body[:start]]
+    tape["setup"] = [reader.sid(s) for s in body[:start]]
     reader.handled |= handled
-    reader.live_blocks.add(id(fn))
+    reader.live_blocks.add(reader.sid(fn))
     reader.live += 1
     try:
         reader.block(body[start:], scope)
@@ -149,13 +149,13 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             name = func.attr.value
             if name == "zero_grad" and isinstance(obj, (ModelV, OptimizerV)):
                 model = obj if isinstance(obj, ModelV) else obj.model
-                names.setdefault(id(model), _code(func.value) if isinstance(obj, ModelV) else
+                names.setdefault(model, _code(func.value) if isinstance(obj, ModelV) else
                                  name_in_scope(scope, model, obj.model_text))
                 events.append((i, "zero_grad", model, stmt, None))
             elif name == "step" and isinstance(obj, OptimizerV):
                 if call.args:
                     raise Unsupported("optimizer.step(closure) is not translated")
-                names.setdefault(id(obj.model), name_in_scope(scope, obj.model, obj.model_text))
+                names.setdefault(obj.model, name_in_scope(scope, obj.model, obj.model_text))
                 events.append((i, "step", obj.model, stmt, obj))
             elif name == "step" and isinstance(obj, SchedulerV):
                 pass  # read with the statement: a StepSchedule the step keeps stepping
@@ -178,8 +178,8 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             raise Unsupported(f"training loop: {', '.join(unknown)} is not an optimizer the translation knows "
                               "(see its own stub)")
         raise Unsupported(f"training loop: {why}")
-    for model in {id(e[2]): e[2] for e in steps}.values():
-        text = names.get(id(model), "")
+    for model in {e[2]: e[2] for e in steps}.values():
+        text = names.get(model, "")
         if not text.replace("self.", "", 1).isidentifier():
             raise Unsupported("an optimizer of a model not held in a variable")
         if not any(e[1] == "zero_grad" and e[2] is model for e in events):
@@ -187,10 +187,10 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
                               "iterations (not translated)")
 
     def var(model) -> str:
-        return names[id(model)]
+        return names[model]
 
     tape = TAPE if reader.recording else "tape"
-    consumers: dict[int, list] = {}
+    consumers: dict[cst.CSTNode, list] = {}
     for pos, (i, kind, _m, stmt, extra) in enumerate(events):
         if kind != "backward":
             continue
@@ -201,7 +201,7 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
                 models.append(model)
         if not models:
             raise Unsupported(f"line {reader.fe._span(stmt).line}: no optimizer step uses this backward()")
-        consumers[id(stmt)] = models
+        consumers[stmt] = models
     # one model, zero_grad → backward(loss) → step: the canonical Keras step (the block up to
     # backward() under a tape, tape.gradient, apply_gradients) says the same
     kinds = [e[1] for e in events if e[1] != "clip"]
@@ -222,9 +222,9 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
         elif kind == "zero_grad":
             reader.fact(stmt, "zero_grad", {"grads": f"{var(model)}_grads"})
         elif kind == "backward":
-            reader.fact(stmt, "backward", {"loss": id(extra), "tape": tape, "simple": simple, "grads": grads,
+            reader.fact(stmt, "backward", {"loss": reader.sid(extra), "tape": tape, "simple": simple, "grads": grads,
                                            "recorded": reader.recording,
-                                           "models": [(var(m), f"{var(m)}_grads") for m in consumers[id(stmt)]]})
+                                           "models": [(var(m), f"{var(m)}_grads") for m in consumers[stmt]]})
         elif kind == "step":
             reader.fact(stmt, "optimizer_step", {"tape": tape, "optimizer": _code(stmt.body[0].value.func.value),
                                                  "model": var(model), "simple": simple,
@@ -241,12 +241,12 @@ def _record_step(reader, owner, scope, why: str, body=None):  # long: the step's
             for opt in opts:
                 opt.config.clip[CLIP_FUNCTIONS[path]] = reader.static(value, "clip")
             reader.fact(stmt, "drop", "the optimizer clips the gradients itself")
-    handled = {id(e[3]) for e in events}
+    handled = {reader.sid(e[3]) for e in events}
     backward = next(e[3] for e in events if e[1] == "backward")
-    stepped = list({id(e[2]): var(e[2]) for e in steps}.values())
+    stepped = list({e[2]: var(e[2]) for e in steps}.values())
     if len(stepped) > 1:  # (the reason the loop reader met first is a detail of this one)
         why = f"{' and '.join(stepped)} are trained in one step, each by its own optimizer"
-    tape_config = {"tape": tape, "why": why, "split": id(backward) if simple else None}
+    tape_config = {"tape": tape, "why": why, "split": reader.sid(backward) if simple else None}
     if not reader.recording:  # (else the program's tape records: frontend_ast/torch/episodes)
         reader.fact(owner, "tape_loop", tape_config)
     return events, steps, handled, tape_config
@@ -275,7 +275,7 @@ def _fors(node) -> list:
 
 # -- tensors of the training step -----------------------------------------------------------
 def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
-    """A tensor method on a Keras tensor of the step → keras.ops."""
+    """A tensor method on a Keras tensor of the step → its tensor functions (ir/tensor_functions.py)."""
     recv = node.func.value
     pos = [a.value for a, _ in args if a.keyword is None]
     kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
@@ -286,7 +286,7 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
         return "{%d}" % (len(parts) - 1)
 
     def done(template: str, result=None):
-        reader.array(node, template, parts)
+        reader.array(node, template, parts, tensors=True)
         return LiveV(obj.permuted) if result is None else result
 
     def axes_ok(what: str):
@@ -294,29 +294,29 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
             raise Unsupported(f".{what}() on a feature map the Keras model returns channels-last")
 
     if name == "detach":
-        return done("keras.ops.stop_gradient({0})")
+        return done("$stop_gradient({0})")
     if name in ("contiguous", "clone", "cpu", "to"):
         return done("{0}")
     if name == "item" and (isinstance(obj, SampleV) or reader.recording):
         # torch's item() of any one-element tensor (a critic's (1,) value too); class indices
         # come back as a Python int
-        return done("keras.ops.convert_to_numpy({0}).item()", result=LossValueV())
+        return done("$convert_to_numpy({0}).item()", result=LossValueV())
     if name == "item":
         return done("float({0})", result=LossValueV())
     if name in ("tolist", "numpy"):
         axes_ok(name)
-        return done("keras.ops.convert_to_numpy({0})" + (".tolist()" if name == "tolist" else ""),
+        return done("$convert_to_numpy({0})" + (".tolist()" if name == "tolist" else ""),
                     result=LossValueV())
     if name in CAST_METHODS:
-        return done(f'keras.ops.cast({{0}}, "{CAST_METHODS[name]}")')
+        return done(f'$cast({{0}}, "{CAST_METHODS[name]}")')
     if name == "size":
         if pos and _code(pos[0]) != "0":
             axes_ok("size")
         return done("{0}.shape[" + p(pos[0]) + "]" if pos else "{0}.shape", result=LossValueV())
     if name in OPS_UNARY:
-        return done(f"keras.ops.{OPS_UNARY[name]}({{0}})")
+        return done(f"${OPS_UNARY[name]}({{0}})")
     if name == "pow":
-        return done("keras.ops.power({0}, " + p(pos[0]) + ")")
+        return done("$power({0}, " + p(pos[0]) + ")")
     if name in OPS_COMPARE:
         return done("({0} " + OPS_COMPARE[name] + " " + p(pos[0]) + ")")
     if name in OPS_REDUCE:
@@ -332,26 +332,26 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
             args_text += ", axis=" + p(dim)
         if keep is not None:
             args_text += ", keepdims=" + p(keep)
-        return done(f"keras.ops.{OPS_REDUCE[name]}({{0}}{args_text})")
+        return done(f"${OPS_REDUCE[name]}({{0}}{args_text})")
     if name in ("view", "reshape"):
         axes_ok(name)
         shape = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
-        return done("keras.ops.reshape({0}, " + shape + ")")
+        return done("$reshape({0}, " + shape + ")")
     if name in ("squeeze", "unsqueeze"):
         axes_ok(name)
         dim = pos[0] if pos else kw.get("dim")
         fn = "squeeze" if name == "squeeze" else "expand_dims"
-        return done(f"keras.ops.{fn}({{0}}" + (", " + p(dim) if dim is not None else "") + ")")
+        return done(f"${fn}({{0}}" + (", " + p(dim) if dim is not None else "") + ")")
     if name == "clamp":
         lo = kw.get("min") or (pos[0] if pos else None)
         hi = kw.get("max") or (pos[1] if len(pos) > 1 else None)
-        return done("keras.ops.clip({0}, " + (p(lo) if lo is not None else "float('-inf')") + ", " +
+        return done("$clip({0}, " + (p(lo) if lo is not None else "float('-inf')") + ", " +
                     (p(hi) if hi is not None else "float('inf')") + ")")
     raise Unsupported(f"tensor method .{name}() in a training step is not translated yet")
 
 
 def live_function(reader, path: str, node: cst.Call, pos, vals, kw):
-    """A torch function of Keras tensors of the step → keras.ops (losses included)."""
+    """A torch function of Keras tensors of the step → its tensor functions (losses included)."""
     parts: list = []
 
     def p(n) -> str:
@@ -362,32 +362,32 @@ def live_function(reader, path: str, node: cst.Call, pos, vals, kw):
     permuted = any(getattr(v, "permuted", False) for v in vals)
 
     def done(template: str, result=None):
-        reader.array(node, template, parts)
+        reader.array(node, template, parts, tensors=True)
         return LiveV(permuted) if result is None else result
 
     if path.startswith("torch.nn.functional.") and short in LOSSES:
         return _functional_loss(reader, short, pos, kw, p, done)
     if short in OPS_UNARY and path in (f"torch.{short}", f"torch.nn.functional.{short}"):
-        return done(f"keras.ops.{OPS_UNARY[short]}(" + p(pos[0]) + ")")
+        return done(f"${OPS_UNARY[short]}(" + p(pos[0]) + ")")
     if path in ("torch.sum", "torch.mean"):
         dim = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
         if dim is not None and permuted:
             raise Unsupported(f"{path}(dim=...) of a feature map the Keras model returns channels-last")
-        return done(f"keras.ops.{short}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
+        return done(f"${short}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
     if path in ("torch.softmax", "torch.nn.functional.softmax", "torch.log_softmax",
                 "torch.nn.functional.log_softmax"):
         dim = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
         if permuted:
             raise Unsupported(f"{path} of a feature map the Keras model returns channels-last")
-        return done(f"keras.ops.{short}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
+        return done(f"${short}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
     if path in ("torch.cat", "torch.concat", "torch.stack"):
         dim = kw.get("dim") or (pos[1] if len(pos) > 1 else None)
         if permuted or (dim is not None and not isinstance(dim, cst.Integer)):
             raise Unsupported(f"{path} of tensors in a training step along another axis than a literal one")
         fn = "stack" if short == "stack" else "concatenate"
-        return done(f"keras.ops.{fn}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
+        return done(f"${fn}(" + p(pos[0]) + (", axis=" + p(dim) if dim is not None else "") + ")")
     if path in ("torch.pow",):
-        return done("keras.ops.power(" + p(pos[0]) + ", " + p(pos[1]) + ")")
+        return done("$power(" + p(pos[0]) + ", " + p(pos[1]) + ")")
     raise Unsupported(f"{path} in a training step is not translated yet")
 
 
@@ -410,22 +410,22 @@ def _functional_loss(reader, short: str, pos, kw, p, done):
         if red != "mean" or delta is None or (short == "smooth_l1_loss" and delta != 1.0):
             raise Unsupported(f"F.{short} in a training step: only the mean" +
                               (" with beta=1" if short == "smooth_l1_loss" else " with a literal delta"))
-        return done(f"keras.ops.mean(keras.losses.huber({target}, {out}, delta={delta!r}))", result=LiveV())
+        return done(f"$mean($huber({target}, {out}, delta={delta!r}))", result=LiveV())
     per_element = {
-        "binary_cross_entropy_with_logits": f"keras.ops.binary_crossentropy({target}, {out}, from_logits=True)",
-        "binary_cross_entropy": f"keras.ops.binary_crossentropy({target}, {out})",
-        "mse_loss": f"keras.ops.square({out} - {target})",
-        "l1_loss": f"keras.ops.abs({out} - {target})",
-        "cross_entropy": f"keras.ops.sparse_categorical_crossentropy({target}, {out}, from_logits=True)",
+        "binary_cross_entropy_with_logits": f"$binary_crossentropy({target}, {out}, from_logits=True)",
+        "binary_cross_entropy": f"$binary_crossentropy({target}, {out})",
+        "mse_loss": f"$square({out} - {target})",
+        "l1_loss": f"$abs({out} - {target})",
+        "cross_entropy": f"$sparse_categorical_crossentropy({target}, {out}, from_logits=True)",
         # minus the log-probability of each target class (the class axis is last in Keras)
-        "nll_loss": f"-keras.ops.squeeze(keras.ops.take_along_axis({out}, "
-                    f"keras.ops.expand_dims({target}, -1), axis=-1), -1)",
+        "nll_loss": f"-$squeeze($take_along_axis({out}, "
+                    f"$expand_dims({target}, -1), axis=-1), -1)",
     }.get(short)
     if per_element is None:
         raise Unsupported(f"F.{short} in a training step is not translated yet")
     if red == "none":
         return done(per_element)
-    return done(f"keras.ops.{red}({per_element})", result=LiveV())
+    return done(f"${red}({per_element})", result=LiveV())
 
 
 __all__ = ["read_custom_loop", "live_method", "live_function", "_dotted"]

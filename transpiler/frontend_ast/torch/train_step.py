@@ -38,9 +38,9 @@ BUILTINS = frozenset(dir(builtins))
 def _reads(node: cst.CSTNode) -> list[str]:
     """The names ``node`` reads, in order of first appearance (attribute names, keyword
     names and the names an assignment binds are not reads; ``a[i] = v`` reads a and i)."""
-    bound = {id(n) for t in _walk(node) if isinstance(t, cst.AssignTarget) and
+    bound = {n for t in _walk(node) if isinstance(t, cst.AssignTarget) and
              isinstance(t.target, (cst.Name, cst.Tuple, cst.List)) for n in _names(t.target)}
-    return list(dict.fromkeys(n.value for n in _names(node) if id(n) not in bound))
+    return list(dict.fromkeys(n.value for n in _names(node) if n not in bound))
 
 
 def _is_running_sum(stmt) -> bool:
@@ -195,8 +195,8 @@ def read_fit_shape(reader, loop: cst.For, owner: cst.For, scope, why: str) -> tu
     config = {
         "why": why, "free": free, "batch": [names, isinstance(target, cst.Tuple) or isinstance(target, cst.List)],
         "arrays": arrays, **settings, "loader": loader,
-        "epochs": epochs, "owner": id(owner), "step": [id(s) for s in step],
-        "report": [id(s) for s in report], "logged": logged, "absorbed": absorbed,
+        "epochs": epochs, "owner": reader.sid(owner), "step": [reader.sid(s) for s in step],
+        "report": [reader.sid(s) for s in report], "logged": logged, "absorbed": absorbed,
         "function": reader.cur_function.name.value if reader.cur_function is not None else None,
     }
     return config, ""

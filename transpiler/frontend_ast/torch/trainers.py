@@ -129,10 +129,10 @@ def unread_methods(reader) -> list[tuple[InstanceV | None, cst.FunctionDef, str]
 def fold_failures(reader) -> None:
     """A trainer class with an untranslated part is one marked stub (its first reason), as it
     was before its methods were read: a class half translated around stubs is no use."""
-    from transpiler.frontend_ast.torch.reader_values import _ids_under
+    from transpiler.cst_fast import walk
 
     for cls in reader.trainer_classes.values():
-        inside = _ids_under(cls.node)
+        inside = {reader.sid(n) for n in walk(cls.node)}
         failed = [(nid, ts) for nid, ts in reader.facts.items() if nid in inside and ts.kind == "stub"]
         if not failed:
             continue

@@ -37,6 +37,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler.cst_fast import walk
 from transpiler.frontend_ast.interp import AUGMENTED
 from transpiler.frontend_ast.keras.frontend import _names_in
 from transpiler.frontend_ast.torch import param_groups as pg
@@ -50,11 +51,12 @@ from transpiler.frontend_ast.torch.reader_methods import ReaderMethods
 from transpiler.frontend_ast.torch.reader_objects import ReaderObjects
 from transpiler.frontend_ast.torch.reader_io import ReaderData
 from transpiler.frontend_ast.torch.reader_values import (
-    _child_expressions, _code, _Enumerated, _has_backward, _ids_under, _import_roots, _mentions,
+    _child_expressions, _code, _Enumerated, _has_backward, _import_roots, _mentions,
     _variable_text, _Zipped, Arr, ChildrenV, ChildV, DatasetClassV, DatasetV, DictV, FuncV, GroupV, LiveV,
     LoadedV, LoaderV, LossV, MapDatasetV, MapLoaderV, MODEL_METHODS, ModelAttrV, ModelFactory, ModelV, NoGradV,
     NotStandard, OptimizerV, OTHER, Other, ParamsV, ParamV, SchedulerV, Scope, StateV, TupleV, V)
 from transpiler.ir import training as T
+from transpiler.ir.source_file import NodeId, SourceFile
 
 
 class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData):
@@ -63,7 +65,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
     def __init__(self, frontend):
         self.fe = frontend
         self.program = frontend.program
-        self.facts: dict[int, T.TrainingStatement] = {}  # by node id (expressions and statements)
+        self.source_file: SourceFile = frontend.source_file
+        # by the stable id of the node (expressions and statements; ir/source_file.py)
+        self.facts: dict[NodeId, T.TrainingStatement] = {}
         self.factories: dict[str, ModelFactory] = {}
         self.dataset_classes: dict[str, DatasetClassV] = {}
         for md in self.program.models:
@@ -94,12 +98,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         self.recording = False  # the program's tape records from its start (frontend_ast/torch/episodes)
         self.saved: dict[str, tuple] = {}  # checkpoint file name → ("state", model) | ("dict", entries)
         self.cur_scope: Scope = self.module
-        self.handled: set[int] = set()  # statements a custom step replaced (backward, step...)
-        self.live_blocks: set[int] = set()  # the for statements whose body is a training step
-        self.custom_loops: set[int] = set()  # for statements read as code around a training step
+        self.handled: set[NodeId] = set()  # statements a custom step replaced (backward, step...)
+        self.live_blocks: set[NodeId] = set()  # the for statements whose body is a training step
+        self.custom_loops: set[NodeId] = set()  # for statements read as code around a training step
         self.optimizer_args = 0  # inside an optimizer's parameter groups (read statically)
         self.guessing = 0  # inside a function nothing in the file calls (torch_plumbing.unknown_tensor_method)
-        self.synthetic: list[cst.CSTNode] = self.program.meta.setdefault("synthetic_nodes", [])  # (torch_plumbing)
         from transpiler.frontend_ast.torch.helper_calls import HelperCalls
 
         self.helper_calls = HelperCalls(self)  # the training helpers (fit, evaluate, ...) and their calls
@@ -115,29 +118,37 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.used_loaders, self.used_datasets = used
 
     # -- facts ------------------------------------------------------------------------
+    def sid(self, node: cst.CSTNode | None) -> NodeId | None:
+        """``node``'s stable id (its file and position; ir/source_file.py): what facts are keyed
+        by and name the nodes they refer to (a printer finds the node by it)."""
+        return self.source_file.sid(node)
+
     def fact(self, node: cst.CSTNode, kind: str, config: Any = None, model: str = "", source: str = "") -> None:
         if self.quiet:
             return
-        ts = T.TrainingStatement(kind, model, config, span=self.fe._span(node), call=id(node),
+        ts = T.TrainingStatement(kind, model, config, span=self.fe._span(node), call=self.sid(node),
                                  source=source or _code(node))
-        self.facts[id(node)] = ts
+        self.facts[self.sid(node)] = ts
 
-    def array(self, node: cst.CSTNode, template: str, parts: list) -> None:
-        self.fact(node, "array_expr", T.ArrayExpr(template, tuple(id(p) for p in parts)))
+    def array(self, node: cst.CSTNode, template: str, parts: list, tensors: bool = False) -> None:
+        """``node`` is ``template`` of ``parts``: array code (its array functions marked,
+        ir/array_functions.py) or, with ``tensors``, a training step's tensor math (its tensor
+        functions marked, ir/tensor_functions.py)."""
+        self.fact(node, "array_expr", T.ArrayExpr(template, tuple(self.sid(p) for p in parts), tensors))
 
     def stub(self, stmt: cst.CSTNode, message: str) -> None:
         span = self.fe._span(stmt)
         line = self.fe.lines[span.line - 1].strip() if 0 < span.line <= len(self.fe.lines) else ""
         # inner facts of a stubbed statement are void: the statement is quoted as it was
-        for node_id in _ids_under(stmt):
-            self.facts.pop(node_id, None)
+        for node in walk(stmt):
+            self.facts.pop(self.sid(node), None)
         for name in _names_in(stmt):  # whoever finishes the stub needs the data it reads
             self.count_use(self.cur_scope.lookup(name))
         self.fact(stmt, "stub", message)
         self.program.stub(span, f"{message}", line)
 
     # -- entry ------------------------------------------------------------------------
-    def run(self, skip: set[int]) -> None:
+    def run(self, skip: set[NodeId]) -> None:
         """Read every top-level statement not in ``skip`` (model classes, builders,
         imports), then the functions nothing called."""
         defs: list[cst.FunctionDef] = []
@@ -145,7 +156,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.recording = True
             self.live += 1
         for stmt in self.fe.module.body:
-            if id(stmt) in skip:
+            if self.sid(stmt) in skip:
                 if isinstance(stmt, cst.FunctionDef):
                     self.skip_defs.add(stmt.name.value)
                 continue
@@ -214,17 +225,17 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         elif _mentions(stmt, self.torch_names()):
             self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
 
-    def _model_helpers(self, skip: set[int], defs: list) -> set[str]:
+    def _model_helpers(self, skip: set[NodeId], defs: list) -> set[str]:
         """Functions only the model code uses (``model.apply(weights_init)``) that use torch."""
         inside: set[str] = set()
         outside: set[str] = set()
         for stmt in self.fe.module.body:
             names = _names_in(stmt)
-            if id(stmt) in skip and isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            if self.sid(stmt) in skip and isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
                 inside |= names
             elif isinstance(stmt, cst.FunctionDef):
                 outside |= names - {stmt.name.value}
-            elif id(stmt) not in skip:
+            elif self.sid(stmt) not in skip:
                 outside |= names
         return {fn.name.value for fn in defs if fn.name.value in inside and fn.name.value not in outside
                 and _mentions(fn, self.torch_names())}
@@ -276,7 +287,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.cur_scope = outer
 
     def _statement(self, stmt, scope: Scope) -> None:
-        if id(stmt) in self.handled:
+        if self.sid(stmt) in self.handled:
             return
         sid = self.fe.source_file.sid(stmt)
         layer_model = next((md for md in self.program.models if md.construct_statement == sid and
@@ -288,7 +299,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             for small in stmt.body:
                 self.small(small, stmt, scope)
         elif isinstance(stmt, cst.For):
-            if _has_backward(stmt) and id(stmt) not in self.custom_loops:
+            if _has_backward(stmt) and self.sid(stmt) not in self.custom_loops:
                 self.training_loop(stmt, scope)
                 return
             if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV):
@@ -296,7 +307,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 return
             items = self.expr(stmt.iter, scope)
             self.assign(stmt.target, self.element_of(items, stmt.iter), scope)
-            live = id(stmt) in self.live_blocks
+            live = self.sid(stmt) in self.live_blocks
             self.live += live
             try:
                 self.block(stmt.body.body, scope)
@@ -431,7 +442,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         plan = {e.key: e for e in pg.source_plan(model.md)}
         if path in plan:
             (variable,) = pg.keras_variables(model.md, [path])
-            self.array(node, f"keras.ops.convert_to_numpy({{0}}{_variable_text(variable)})", [root])
+            self.array(node, f"$convert_to_numpy({{0}}{_variable_text(variable)})", [root], tensors=True)
             return ModelAttrV(model, path, root, path, variable)
         if any(k.startswith(path + ".") for k in plan):
             return ModelAttrV(model, path, root)
@@ -453,9 +464,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if name == "copy_":
                 self.array(node, "{0}.assign({1})", [recv, args[0][0].value])
             elif name == "zero_":
-                self.array(node, "{0}.assign(keras.ops.zeros_like({0}))", [recv])
+                self.array(node, "{0}.assign($zeros_like({0}))", [recv], tensors=True)
             else:
-                self.array(node, "{0}.assign(keras.ops.full_like({0}, {1}))", [recv, args[0][0].value])
+                self.array(node, "{0}.assign($full_like({0}, {1}))", [recv, args[0][0].value], tensors=True)
             return OTHER
         return self.tensor_method(name, recv, node, args)
 
@@ -499,7 +510,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             value = self.load_object(value)  # (what save_object wrote: a checkpoint dict, arrays)
         if isinstance(target, cst.Name) and isinstance(value, LoadedV):
             # read into memory now, as torch.load does: the file may be gone when it is used
-            self.fact(value.node, "read_weights", {"factory": value.model.name, "path": id(value.path)})
+            self.fact(value.node, "read_weights", {"factory": value.model.name, "path": self.sid(value.path)})
             value = StateV(value.model, snapshot=True)
         if isinstance(target, cst.Name):
             scope.vars[target.value] = value
@@ -535,10 +546,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
     def element_of(self, items: V, node) -> V:
         """What a ``for`` loop over ``items`` binds."""
         if isinstance(items, LoaderV):
-            self.used_loaders[id(items)] += 1
+            self.used_loaders[items] += 1
             return TupleV([Arr() for _ in items.dataset.arrays])
         if isinstance(items, DatasetV):
-            self.used_datasets[id(items)] += 1
+            self.used_datasets[items] += 1
             return TupleV([Arr() for _ in items.arrays])
         if isinstance(items, (MapLoaderV, MapDatasetV)):
             arity = (items.dataset if isinstance(items, MapLoaderV) else items).arity
@@ -626,15 +637,17 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             read_custom_loop(self, loop, scope, str(exc))
             return
         self.fact(loop, "training_loop", result, model=result.model)
-        self.facts[id(loop)].model_def = scope.lookup(result.model).md if isinstance(
+        self.facts[self.sid(loop)].model_def = scope.lookup(result.model).md if isinstance(
             scope.lookup(result.model), ModelV) else None
 
 
-def read_training(frontend, skip: set[int]) -> dict[int, T.TrainingStatement]:
-    """Recognise the training program of ``frontend``'s script; returns the facts by node id
-    (also appended to ``program.training`` in source order)."""
+def read_training(frontend, skip: set[int]) -> dict[NodeId, T.TrainingStatement]:
+    """Recognise the training program of ``frontend``'s script; returns the facts by the stable
+    id of the node each replaces (also appended to ``program.training`` in source order).
+    ``skip`` holds the top-level statements read as the models (``id()``s, as the model reader
+    gives them: their stable ids from here on)."""
     reader = TrainingReader(frontend)
-    reader.run(skip)
+    reader.run({reader.sid(stmt) for stmt in frontend.module.body if id(stmt) in skip})
     frontend.program.training.extend(reader.facts.values())
     return reader.facts
 

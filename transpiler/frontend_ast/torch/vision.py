@@ -201,7 +201,7 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
                 raise Unsupported("transforms.v2.ToDtype of a dtype that is not a float or uint8")
             scale = kw.get("scale")
             template = f'ToDtype("{DTYPES[dtype_name]}"' + (", scale={0}" if scale is not None else "") + ")"
-            reader.fact(node, "vision", {"template": template, "parts": [id(scale)] if scale is not None else [],
+            reader.fact(node, "vision", {"template": template, "parts": [reader.sid(scale)] if scale is not None else [],
                                          "helpers": ["ToDtype"]})
             return OTHER
         if name == "ConvertImageDtype":
@@ -220,7 +220,7 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
             raise Unsupported(f"transforms.{name}(interpolation=...) is not translated (bilinear only)")
         texts = [f"{{{i}}}" for i in range(len(pos))] + [f"{k}={{{len(pos) + i}}}" for i, k in enumerate(kw)]
         reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
-                                     "parts": [id(p) for p in pos] + [id(v) for v in kw.values()],
+                                     "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
                                      "helpers": ["Compose"] if name == "Compose" else ["Compose", name]})
         return OTHER
     if name not in DATASETS and name not in FOLDERS:
@@ -248,6 +248,6 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
         keep = [k for k in keep if k == "transform"]
         parts = [given["root"]] + [given[k] for k in keep]
         texts = [f"{k}={{{i + 1}}}" for i, k in enumerate(keep)]
-    reader.fact(node, "vision", {"template": ", ".join([head] + texts) + ")", "parts": [id(p) for p in parts],
+    reader.fact(node, "vision", {"template": ", ".join([head] + texts) + ")", "parts": [reader.sid(p) for p in parts],
                                  "helpers": helpers})
     return DatasetV([node, node], node, vision=True)

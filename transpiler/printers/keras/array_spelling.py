@@ -4,10 +4,19 @@
 from __future__ import annotations
 
 from transpiler.ir.array_functions import ARRAY_FUNCTIONS, spell
+from transpiler.ir.tensor_functions import TENSOR_FUNCTIONS
 
 NUMPY = {name: f"np.{name}" for name in sorted(ARRAY_FUNCTIONS)}
+#: a training step's tensor functions (ir/tensor_functions.py): keras.ops, Keras' huber loss
+KERAS_OPS = {name: "keras.losses.huber" if name == "huber" else f"keras.ops.{name}" for name in sorted(TENSOR_FUNCTIONS)}
 
 
 def numpy_text(template: str) -> str:
     """``template`` (an ``ArrayExpr``'s) with its marked array functions spelled as numpy's."""
     return spell(template, NUMPY)
+
+
+def array_text(expr) -> str:
+    """An ``ir.training.ArrayExpr``'s template with its marks spelled: numpy's array functions,
+    or, for a training step's tensor math, keras.ops."""
+    return spell(expr.template, KERAS_OPS) if expr.tensors else numpy_text(expr.template)

@@ -10,23 +10,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import references
 
-def _names_in(node: cst.CSTNode | None, names: set[str]) -> set[str]:
-    if node is None:
-        return set()
-    found: set[str] = set()
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in names:
-                found.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False  # (x.torch names no binding)
-
-    node.visit(V())
-    return found
+def names_in(node: cst.CSTNode | None, names: set[str]) -> set[str]:
+    """The bindings of ``names`` that ``node`` refers to: attribute names (``x.torch``) and
+    keyword names (``f(torch=1)``) name no binding."""
+    return set() if node is None else {n.value for n in references(node) if n.value in names}
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -41,7 +31,7 @@ def strip_torch_annotations(fn: cst.FunctionDef, names: set[str]) -> tuple[cst.F
     def plain(p):
         if not isinstance(p, cst.Param) or p.annotation is None:
             return p
-        used = _names_in(p.annotation.annotation, names)
+        used = names_in(p.annotation.annotation, names)
         dropped.update(used)
         return p.with_changes(annotation=None) if used else p
 
@@ -51,8 +41,8 @@ def strip_torch_annotations(fn: cst.FunctionDef, names: set[str]) -> tuple[cst.F
         kwonly_params=[plain(p) for p in params.kwonly_params], star_arg=plain(params.star_arg),
         star_kwarg=plain(params.star_kwarg))
     returns = fn.returns
-    if returns is not None and _names_in(returns.annotation, names):
-        dropped |= _names_in(returns.annotation, names)
+    if returns is not None and names_in(returns.annotation, names):
+        dropped |= names_in(returns.annotation, names)
         returns = None
     if not dropped:
         return fn, dropped

@@ -68,7 +68,7 @@ def train_step_fit(printer, ts: T.TrainingStatement, original, updated,
     through_dataset = len(names) > 2 or drop_last not in (False, None)
 
     # the step: the batch loop's body as printed (under its tape), without the loop's note
-    if cfg["owner"] == id(original):  # one pass over the loader: the loop is the batch loop
+    if cfg["owner"] == p.source.sid(original):  # one pass over the loader: the loop is the batch loop
         owner = p.tape_loop(T.TrainingStatement("tape_loop", "", cfg["tape"]), updated)
     else:
         owner = p.updated[cfg["owner"]]

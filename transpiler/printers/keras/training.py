@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_first_of, channels_last_of, is_channels_first, is_channels_last
 from transpiler.ir.program import ModelDef, Program, output_perm
-from transpiler.ir.source_file import SourceFile
+from transpiler.ir.source_file import NodeId, SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import def_headers
 from transpiler.printers.keras import helper_calls as keras_helper_calls
-from transpiler.printers.keras.array_spelling import numpy_text
+from transpiler.printers.keras.array_spelling import array_text
 from transpiler.printers.keras import optimizers as keras_optimizers
 from transpiler.printers.code import Namespace, comment_text, lit
 
@@ -123,27 +124,22 @@ class ProgramPrinter:
     def __init__(self, program: Program, source: SourceFile):
         self.program = program
         self.source = source  # (the torch script, read-only)
-        self.facts: dict[int, T.TrainingStatement] = program.meta.get("training_facts", {})
+        # by the stable id (ir/source_file.py) of the node each replaces
+        self.facts: dict[NodeId, T.TrainingStatement] = program.meta.get("training_facts", {})
         self.torch_names = set(program.meta.get("torch_bindings", set()))
-        self.updated: dict[int, cst.CSTNode] = {}
-        self.originals: dict[int, cst.CSTNode] = {}
+        self.updated: dict[NodeId, cst.CSTNode] = {}  # a node's printed form, by its stable id
         self.helpers: list[str] = []
         self.imports: set[str] = set()
         self.notes: list[str] = []
         self.names = Namespace(set(program.scope.names))
         self.classes: list[str] = []  # classes the statements need (a trainer), printed before them
-        self.tape_splits: dict[int, cst.CSTNode] = {}  # backward() statement → its printed first node
+        self.tape_splits: dict[NodeId, cst.CSTNode] = {}  # backward() statement → its printed first node
         self._module_names: set[str] | None = None
-        for node in _walk(source.module):
-            self.originals[id(node)] = node
-        for expr in program.meta.get("synthetic_nodes", ()):  # expressions the reader wrote (torch_plumbing)
-            for node in _walk(expr):
-                self.originals[id(node)] = node
 
     def module_names(self) -> set[str]:
         """Every name the source mentions (a generated name takes none of them)."""
         if self._module_names is None:
-            self._module_names = {n.value for n in _walk(self.source.module) if isinstance(n, cst.Name)}
+            self._module_names = {n.value for n in nodes_of(self.source.module, cst.Name)}
         return self._module_names
 
     def need(self, helper: str) -> None:
@@ -166,13 +162,13 @@ class ProgramPrinter:
             return ""
         return _code(new)
 
-    def ref(self, node_id: int | None, fallback: str = "") -> str:
-        """The rendered code of the source expression ``node_id``."""
+    def ref(self, node_id: NodeId | None, fallback: str = "") -> str:
+        """The rendered code of the source expression whose stable id is ``node_id``."""
         if node_id is None:
             return fallback
         if node_id in self.updated:
             return _code(self.updated[node_id])
-        original = self.originals.get(node_id)
+        original = self.source.node(node_id)
         if original is None:
             return fallback
         new = original.visit(_Rewriter(self))
@@ -205,7 +201,7 @@ class ProgramPrinter:
                 self.need(helper)
             return cfg["text"]
         if kind == "array_expr":
-            template = numpy_text(cfg.template)  # (the array functions it marks: ir/array_functions.py)
+            template = array_text(cfg)  # (the functions it marks: ir/array_functions.py, ir/tensor_functions.py)
             if "np." in template:
                 self.imports.add("import numpy as np")
             if "math." in template:
@@ -390,7 +386,7 @@ class ProgramPrinter:
             return f"lambda {var}: {lit(eta)} + ({lr0} - {lit(eta)}) * {cos}"
         if s.kind == "lambda":
             factor: T.Code = p["factor"]
-            original = self.originals.get(factor.ref) if factor.ref is not None else None
+            original = self.source.node(factor.ref)
             if isinstance(original, cst.Lambda) and len(original.params.params) == 1 and \
                     not original.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
                 rendered = cst.parse_expression(self.ref(factor.ref))
@@ -529,7 +525,7 @@ class ProgramPrinter:
         self.facts[cfg["literal"]] = T.TrainingStatement(
             "array_expr", "", T.ArrayExpr(f"{prefix}{quote}{new_name}{quote}"))
         try:
-            node = self.originals[cfg["path"]]
+            node = self.source.node(cfg["path"])
             return _code(node.visit(_Rewriter(self, record=False)))
         finally:
             if saved is None:
@@ -644,18 +640,6 @@ def _dedent(lines: list[str]) -> list[str]:
     return [ln[cut:] if len(ln) >= cut else ln for ln in lines]
 
 
-def _walk(node):
-    out = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n) -> bool:
-            out.append(n)
-            return True
-
-    node.visit(Collect())
-    return out
-
-
 def _statements(lines: list[str]) -> list[cst.BaseStatement]:
     module = cst.parse_module("\n".join(lines) + "\n")
     body = list(module.body)
@@ -684,15 +668,15 @@ class _Rewriter(cst.CSTTransformer):
         self.p = printer
         self.record = record
         self.guarded = 0  # inside a function or the main block: a stub may raise
-        self.held: dict[int, list[str]] = {}  # notes of earlier statements, for this one (not its body)
+        self.held: dict[NodeId, list[str]] = {}  # notes of earlier statements, for this one (not its body)
 
     def on_visit(self, node) -> bool:
         if _guards(node):
             self.guarded += 1
         if isinstance(node, cst.BaseCompoundStatement) and self.p.notes:
-            self.held[id(node)] = list(self.p.notes)
+            self.held[self.p.source.sid(node)] = list(self.p.notes)
             self.p.notes.clear()
-        ts = self.p.facts.get(id(node))
+        ts = self.p.facts.get(self.p.source.sid(node))
         # a statement replaced whole: what is inside it is not printed (nor checked)
         return ts is None or ts.kind not in ("training_loop", "stub", "drop", "param_groups", "source", "loss_def")
 
@@ -700,7 +684,8 @@ class _Rewriter(cst.CSTTransformer):
         p = self.p
         if _guards(original):
             self.guarded -= 1
-        ts = p.facts.get(id(original))
+        sid = p.source.sid(original)
+        ts = p.facts.get(sid)
         result = updated
         if ts is not None:
             result = self.apply(ts, original, updated)
@@ -713,9 +698,9 @@ class _Rewriter(cst.CSTTransformer):
         if isinstance(result, cst.IndentedBlock) and not result.body:
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         if isinstance(result, cst.CSTNode) and self.record:
-            p.updated[id(original)] = result
-        if id(original) in self.held:
-            p.notes[:0] = [n for n in self.held.pop(id(original)) if n not in p.notes]
+            p.updated[sid] = result
+        if sid in self.held:
+            p.notes[:0] = [n for n in self.held.pop(sid) if n not in p.notes]
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and p.notes and \
                 not isinstance(result, cst.RemovalSentinel):
             result = self.with_notes(result)
@@ -759,7 +744,7 @@ class _Rewriter(cst.CSTTransformer):
         if kind in ("zero_grad", "backward", "optimizer_step"):
             result = self.keep_leading(original, _statements(p.step_lines(ts, original)))
             if kind == "backward" and ts.config.get("simple"):  # where the tape's block ends
-                p.tape_splits[id(original)] = result.nodes[0]
+                p.tape_splits[p.source.sid(original)] = result.nodes[0]
             return result
         if kind == "tape_loop":
             return p.tape_loop(ts, updated)
@@ -809,7 +794,7 @@ class _Rewriter(cst.CSTTransformer):
             probe = def_headers.header_probe(updated)
         else:
             probe = cst.Tuple([cst.Element(i.item) for i in updated.items])
-        used = _torch_names_in(probe, names)
+        used = def_headers.names_in(probe, names)
         if not used:
             return updated
         message = f"uses PyTorch ({', '.join(sorted(used))}) in a way that is not translated to Keras yet"
@@ -840,27 +825,6 @@ def _guards(node) -> bool:
 
 def _needs_parens(original) -> bool:
     return False
-
-
-def _torch_names_in(node, names: set[str]) -> set[str]:
-    found: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in names:
-                found.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            self_visit = n.value
-            self_visit.visit(self)
-            return False  # attribute names (x.torch) are not references
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False  # keyword names are not references
-
-    node.visit(V())
-    return found
 
 
 def print_statement(printer: ProgramPrinter, stmt: cst.CSTNode) -> str:
