@@ -42,7 +42,8 @@ KNOWN = {
     # output, torch's Adam arithmetic in keras.ops, steps alike on both.)
     "text_classifier": "Keras' own AdamW steps differently on its jax and tensorflow backends",
 }
-#: the programs run in the quick suite (the others are marked slow)
+#: the programs the default run and CI train on both backends; the others run under
+#: ``-m keras_backends_corpus`` (about 30 s of two subprocesses each)
 CI_SAMPLE = {"mlp_regression"}
 
 
@@ -79,7 +80,7 @@ def _run(program, backend: str, folder) -> list[float]:
 
 
 def _param(path):
-    marks = [] if _name(path) in CI_SAMPLE else [pytest.mark.slow]
+    marks = [] if _name(path) in CI_SAMPLE else [pytest.mark.slow, pytest.mark.keras_backends_corpus]
     if _name(path) in KNOWN:
         marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[_name(path)]))
     return pytest.param(path, id=_name(path), marks=marks)
@@ -98,7 +99,7 @@ def test_keras_output_trains_alike_on_jax_and_tensorflow(path, tmp_path):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
-@pytest.mark.parametrize("path", [pytest.param(p, id=_name(p), marks=[] if _name(p) in CI_SAMPLE else [pytest.mark.slow])
+@pytest.mark.parametrize("path", [pytest.param(p, id=_name(p), marks=[] if _name(p) in CI_SAMPLE else [pytest.mark.slow, pytest.mark.keras_backends_corpus])
                                   for p in CORPUS if _name(p) not in TF_ONLY])
 def test_exact_keras_output_trains_alike_on_jax_and_tensorflow(path, tmp_path):
     """``--exact``: torch's optimizer arithmetic written in keras.ops (runtime/keras/optimizers.py)
