@@ -114,8 +114,9 @@ def per_call_builder(sites: ConstructSites, program, fn: cst.FunctionDef, span) 
     if not sites.per_call_builders[name]:
         return []  # each call site constructs its own model class
     made = sorted(md.class_name for md, _ in sites.construct.values() if md.construct_statement in sites.shared)
-    reason = (f"{name}() builds another model at each call; the calls assigned to a name "
-              f"construct their classes ({', '.join(made)}), this call is not translated")
+    bound = (f"the calls assigned to a name construct their classes ({', '.join(made)})" if made
+             else "no call assigns its model to a name")
+    reason = f"{name}() builds another model at each call; {bound}, this call is not translated"
     program.stub(span, f"not translated yet: {reason}", name)
     params = cst.Module([]).code_for_node(fn.params)
     return list(cst.parse_module(f"def {name}({params}):\n    raise NotImplementedError("
