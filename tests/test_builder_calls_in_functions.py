@@ -188,3 +188,39 @@ def test_models_built_in_main_compute_keras_numbers():
         with torch.no_grad():
             got = tmodel(torch.as_tensor(x)).numpy()
         assert float(np.max(np.abs(got - keras.ops.convert_to_numpy(kmodel(x))))) <= 1e-5, name
+
+
+NESTED_DEF = '''import keras
+from keras import layers
+
+
+def main():
+    def build(width):
+        inputs = keras.Input(shape=(8,))
+        x = layers.Dense(width, activation="relu")(inputs)
+        return keras.Model(inputs, layers.Dense(3)(x))
+
+    small = build(4)
+    large = build(16)
+    print("sizes", small.count_params(), large.count_params())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_builder_defined_inside_main_constructs_each_model():
+    result = translate(NESTED_DEF, "case.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert "def build" not in result.text  # nothing calls it any more
+    assert "main()" in _main_guard(result.text)
+    assert f"sizes {STUDENT_PARAMS} {TEACHER_PARAMS}" in _run(result.text)
+
+
+def test_nested_builder_still_called_is_a_marked_stub():
+    result = translate(NESTED_DEF.replace("    large = build(16)\n", "    large = build(16)\n    more = [build(8)]\n"),
+                       "case.py")
+    assert any("build() builds another model at each call" in d.message for d in result.stubs), \
+        [str(d) for d in result.stubs]
+    assert "raise NotImplementedError" in result.text.split("def build(", 1)[1].split("\n\n", 1)[0]

@@ -68,11 +68,10 @@ def construct_sites(source: SourceFile, inline_models: list) -> ConstructSites:
 
 
 def _enclosing_function(source: SourceFile, where) -> cst.FunctionDef | None:
-    """The function whose body holds the statement ``where``."""
-    for fn in nodes_of(source.module, cst.FunctionDef):
-        if any(source.sid(n) == where for n in walk(fn.body)):
-            return fn
-    return None
+    """The innermost function whose body holds the statement ``where``."""
+    holding = [fn for fn in nodes_of(source.module, cst.FunctionDef)
+               if any(source.sid(n) == where for n in walk(fn.body))]
+    return max(holding, key=lambda fn: source.span(fn).line, default=None)  # (a nested def starts later)
 
 
 def _call_site(source: SourceFile, md, builder: cst.FunctionDef):
@@ -89,18 +88,15 @@ def _call_site(source: SourceFile, md, builder: cst.FunctionDef):
 
 
 def _per_call_builders(source: SourceFile, sites: ConstructSites) -> dict[str, bool]:
-    out: dict[str, bool] = {}
-    for stmt in source.module.body:
-        if isinstance(stmt, cst.FunctionDef) and any(source.sid(n) in sites.shared
-                                                     for n in nodes_of(stmt, cst.SimpleStatementLine)):
-            out[stmt.name.value] = False
+    functions = [_enclosing_function(source, where) for where in sites.shared]
+    out: dict[str, bool] = {fn.name.value: False for fn in functions if fn is not None}
     # what the output keeps: everything but the functions themselves and the statements that
     # construct the models now (in main() as at module level)
-    stack: list = [stmt for stmt in source.module.body
-                   if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value in out)]
+    stack: list = list(source.module.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine) and source.sid(node) in sites.construct:
+        if isinstance(node, cst.SimpleStatementLine) and source.sid(node) in sites.construct or \
+                any(node is fn for fn in functions):
             continue
         if isinstance(node, cst.Name) and node.value in out:
             out[node.value] = True

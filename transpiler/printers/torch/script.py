@@ -350,7 +350,7 @@ class _Printer:
                 out += classes
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
                 continue  # its layers live in the model class now
-            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.per_call_builders:
+            elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.per_call_builders:  # (nested too)
                 out += self._per_call_builder(stmt)
             elif self.tcode is not None and level == "module" and isinstance(stmt, cst.FunctionDef) \
                     and stmt.name.value in self.tcode.functions:
