@@ -32,7 +32,10 @@ class ModelDef:
     output), ``builder_args`` the argument values the graph was specialised for,
     ``var`` the variable a model built outside a builder function was bound to,
     ``statements`` the stable ids (``ir.source_file.NodeId``) of source statements that only
-    built this model, and ``construct_statement`` the one that builds it.
+    built this model, ``construct_statement`` the one that builds it, and ``made_under`` the
+    statements running when it was made, outermost first (``main()``, then ``teacher =
+    build_classifier(16)`` in main's body): they call the code that builds the model, and
+    do more than build it, so they stay.
     """
 
     graph: Graph
@@ -42,6 +45,7 @@ class ModelDef:
     var: str | None = None
     statements: set[NodeId] = field(default_factory=set)
     construct_statement: NodeId | None = None
+    made_under: tuple[NodeId, ...] = ()
     comments: list[str] = field(default_factory=list)
     #: the source model's own methods that forward calls (a VAE's ``encode``/``decode``), each
     #: a model of its own over the same layers (the program may call them)

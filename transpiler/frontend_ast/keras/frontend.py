@@ -867,7 +867,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         args = {**runtime_sizes_of(graph), **args}  # the sizes the program computes: constructor arguments
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,
                       var=var_name, statements={s for s in model.statements if s is not None},
-                      construct_statement=model.construct_statement)
+                      construct_statement=model.construct_statement, made_under=model.made_under)
         self.program.models.append(md)
         self.model_defs[id(model)] = md
 

@@ -155,7 +155,7 @@ class _Printer:
         self.inline_models = [(md, code) for md, code in zip(program.models, models) if not md.builder]
         self.model_statements = set()
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
-            self.model_statements |= md.statements
+            self.model_statements |= md.statements - set(md.made_under)  # (``main()`` does more: it stays)
         self.sites = construct_sites(source, self.inline_models)
         self.construct, self.per_call_stubs = self.sites.construct, self.sites.per_call_stubs
         self.per_call_builders = self.sites.per_call_builders
@@ -351,7 +351,7 @@ class _Printer:
                 out += classes
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
                 continue  # its layers live in the model class now
-            elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.per_call_builders:
+            elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.per_call_builders:  # (nested too)
                 out += self._per_call_builder(stmt)
             elif self.tcode is not None and level == "module" and isinstance(stmt, cst.FunctionDef) \
                     and stmt.name.value in self.tcode.functions:
@@ -657,7 +657,7 @@ class _Printer:
         sid = self.source.sid(stmt)  # (the statement's stable id: what the frontend's facts name)
         if sid in self.construct:
             md, code = self.construct[sid]
-            target = md.var or "model"
+            target = self.sites.targets.get(sid) or md.var or "model"
             new = cst.parse_statement(f"{target} = {md.class_name}({construct_args(md, code)})\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             loads = self._load_weights_lines(md, target)
