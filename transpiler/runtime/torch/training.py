@@ -78,6 +78,24 @@ def predict(model, x, batch_size=32):
     return torch.cat(batches).numpy()
 
 
+def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
+    """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
+    last batch's logs returned (the metrics' names first, then the other keys sorted)."""
+    model.eval()
+    for metric in model.metrics:
+        metric.reset_state()
+    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
+    for batch in make_loader(inputs, y, batch_size):
+        data = batch[0] if len(batch) == 1 else tuple(batch)
+        logs = model.test_step(data)
+    logs = {key: float(value) for key, value in logs.items()}
+    if return_dict:
+        return logs
+    names = [metric.name for metric in model.metrics if metric.name in logs]
+    results = [logs[name] for name in names] + [logs[key] for key in sorted(logs) if key not in names]
+    return results[0] if len(results) == 1 else results
+
+
 def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", shuffle=True,
                    validation_data=None, callbacks=()):
     """Keras' Model.fit over the model's own train_step: the metrics are reset at each
@@ -124,24 +142,6 @@ def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", sh
 
 
 @torch.no_grad()
-def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
-    """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
-    last batch's logs returned (the metrics' names first, then the other keys sorted)."""
-    model.eval()
-    for metric in model.metrics:
-        metric.reset_state()
-    inputs = list(x) if isinstance(x, (list, tuple)) else [x]
-    for batch in make_loader(inputs, y, batch_size):
-        data = batch[0] if len(batch) == 1 else tuple(batch)
-        logs = model.test_step(data)
-    logs = {key: float(value) for key, value in logs.items()}
-    if return_dict:
-        return logs
-    names = [metric.name for metric in model.metrics if metric.name in logs]
-    results = [logs[name] for name in names] + [logs[key] for key in sorted(logs) if key not in names]
-    return results[0] if len(results) == 1 else results
-
-
 def load_model(path):
     """keras.models.load_model: the same architecture, with the weights torch.save() wrote."""
     model = Model()
