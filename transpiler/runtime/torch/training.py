@@ -78,6 +78,7 @@ def predict(model, x, batch_size=32):
     return torch.cat(batches).numpy()
 
 
+@torch.no_grad()
 def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
     """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
     last batch's logs returned (the metrics' names first, then the other keys sorted)."""
@@ -141,7 +142,6 @@ def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", sh
     return SimpleNamespace(history=history)
 
 
-@torch.no_grad()
 def load_model(path):
     """keras.models.load_model: the same architecture, with the weights torch.save() wrote."""
     model = Model()
