@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 
 #: markers of long suites the default run deselects (``pytest -m NAME`` runs them)
 _ON_REQUEST = ("onnx_zoo", "fuzz_programs", "realworld", "onnx_out_corpus", "keras_backends_corpus",
-               "optimizers_corpus")
+               "optimizers_corpus", "corpus_all")
 
 
 def pytest_collection_modifyitems(config, items):
