@@ -125,13 +125,15 @@ def test_a_stub_in_the_sibling_class_names_the_sibling_file(tmp_path, capsys):
 
 
 def test_a_sibling_class_main_py_does_not_build_keeps_its_import(tmp_path, capsys):
-    # (the model is built from a run-time argument main.py cannot know: no model here, and the
-    # sibling is translated on its own; main.py keeps importing it)
+    # (the model is built under a condition known at run time only, which the model finder does
+    # not read: no model here, and the sibling is translated on its own; main.py keeps importing
+    # it. ``model = Block(opt.n, 3).to('cpu')`` is built for its sizes:
+    # tests/test_model_built_then_placed.py)
     src = _program(tmp_path)
     main = (src / "main.py").read_text().replace("from model import Net", "import argparse\nfrom model import Block")
     main = main.replace("model = Net()", "parser = argparse.ArgumentParser()\n"
                         "parser.add_argument('--n', type=int, required=True)\n"
-                        "opt = parser.parse_args()\nmodel = Block(opt.n, 3).to('cpu')")
+                        "opt = parser.parse_args()\nif opt.n > 0:\n    model = Block(opt.n, 3).to('cpu')")
     (src / "main.py").write_text(main)
     out = tmp_path / "main_keras.py"
     run([str(src / "main.py"), "--to", "keras", "-o", str(out)])

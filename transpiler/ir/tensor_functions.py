@@ -27,7 +27,7 @@ TENSOR_FUNCTIONS = frozenset({
     # reductions
     "sum", "mean", "max", "min", "prod", "std", "var", "logsumexp", "softmax", "log_softmax",
     # shapes, joins, gathers
-    "reshape", "squeeze", "expand_dims", "concatenate", "stack", "take_along_axis",
+    "reshape", "squeeze", "expand_dims", "concatenate", "stack", "take_along_axis", "transpose",
     # making tensors
     "zeros_like", "full_like",
     # dtypes, gradients, leaving the graph

@@ -262,7 +262,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 result = self._call_function(fn, [], dict(args), fn.node)
             except Unsupported as exc:
                 if _mentions(fn.node, {n for n, c in self.classes.items() if c.is_module} | {"nn"}) and \
-                        not _trains(fn.node):  # a program function (it trains) is not a builder
+                        not _trains(fn.node) and not _makes_optimizer(fn.node):
+                    # (a program function, which trains or makes the optimizer too, is not a builder)
                     self._stub_model(fn.node.name.value, fn.node.name.value, str(exc),
                                      self.cur_span or self._span(fn.node))
                     self.stubbed_builders.add(fn.node.name.value)
@@ -274,20 +275,21 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 used_classes.update(_class_names_in(result))
         if found:
             return found
-        for stmt in self.module.body:
+        for stmt in list(self.module.body) + _program_function_statements(self):
             if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
                 assign = stmt.body[0]
-                if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
-                        and assign.value.func.value in self.classes and len(assign.targets) == 1 \
+                call = _placed(assign.value)  # (``Net(...).to(device)``: the model is Net(...))
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) \
+                        and call.func.value in self.classes and len(assign.targets) == 1 \
                         and isinstance(assign.targets[0].target, cst.Name):
-                    cls_name, sized = assign.value.func.value, None
+                    cls_name, sized = call.func.value, None
                     try:
-                        mod = self._eval(assign.value, self.globals)
+                        mod = self._eval(call, self.globals)
                     except (Unsupported, FrontendError) as exc:  # (built from values known at run time only)
                         # (its run-time arguments as named sizes: the builder takes them, lazy_inputs)
-                        sized = lazy_inputs.call_sizes(self, self.classes[cls_name], assign.value)
+                        sized = lazy_inputs.call_sizes(self, self.classes[cls_name], call)
                         try:
-                            mod = self._instantiate(self.classes[cls_name], [], dict(sized), assign.value) \
+                            mod = self._instantiate(self.classes[cls_name], [], dict(sized), call) \
                                 if sized else None
                         except (Unsupported, FrontendError, TypeError, KeyError, IndexError, ValueError):
                             mod = None
@@ -299,7 +301,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     if isinstance(mod, Mod):
                         found.append((cls_name, mod, None, sized or {}, assign.targets[0].target.value))
                         if not sized:
-                            self._record_class_call(assign.value)
+                            self._record_class_call(call)
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
                     var = assign.targets[0].target.value
                     builder = f"build_{var}"
@@ -877,6 +879,43 @@ def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> Tor
         frontend = TorchFrontend(source, path, unbuilt)
         frontend.run(prepare)
     return frontend
+
+
+#: methods placing a module on a device (or in a mode) that return the module itself
+PLACING = frozenset({"to", "cuda", "cpu", "float", "train"})
+
+
+def _makes_optimizer(fn: cst.FunctionDef) -> bool:
+    """``fn`` hands a model's parameters to something (``SGD(model.parameters())``): program
+    code around a model, not a model's builder."""
+    return any(isinstance(n.func, cst.Attribute) and n.func.attr.value == "parameters"
+               for n in nodes_of(fn, cst.Call))
+
+
+def _program_function_statements(fe) -> list:
+    """The top-level statements of the functions that make a model's optimizer
+    (``load_train_objs()``: ``model = nn.Linear(20, 1)`` there is the program's model), the
+    layer models (``_torch_layer_model``) among them found as at module level."""
+    out = []
+    for ref in fe.functions.values():
+        if id(ref.node) not in fe.node_files and _makes_optimizer(ref.node):
+            out += [s for s in ref.node.body.body if isinstance(s, cst.SimpleStatementLine) and
+                    isinstance(s.body[0], cst.Assign) and not _builds_class(fe, s.body[0].value)]
+    return out
+
+
+def _builds_class(fe, value) -> bool:
+    """``Net(...)`` of a class of the script (found in functions by the builders, not here)."""
+    call = _placed(value)
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in fe.classes
+
+
+def _placed(value):
+    """``Net(...).to(device)`` / ``Net(...).cuda()``: the call that builds the module."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in PLACING and isinstance(value.func.value, cst.Call):
+        value = value.func.value
+    return value
 
 
 def _torch_layer_model(fe, assign: cst.Assign) -> bool:

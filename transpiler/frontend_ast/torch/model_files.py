@@ -34,7 +34,9 @@ def _rename(reader, literal: cst.SimpleString) -> None:
         return
     new = keras_file_name(literal.evaluated_value)
     if new != literal.evaluated_value:
-        reader.fact(literal, "array_expr", T.ArrayExpr(f"{literal.prefix}{literal.quote}{new}{literal.quote}"))
+        text = f"{literal.prefix}{literal.quote}{new}{literal.quote}"
+        # (a template: the braces of a format string are the literal's own)
+        reader.fact(literal, "array_expr", T.ArrayExpr(text.replace("{", "{{").replace("}", "}}")))
 
 
 def save_model(reader, node: cst.Call, model, model_node, path) -> None:

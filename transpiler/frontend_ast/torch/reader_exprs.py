@@ -328,6 +328,10 @@ class ReaderExpressions(Interpreter):
     @CALLS.register(MethodV)
     def _call_method(self, func, node, args, scope):
         if isinstance(func.obj, torch_trainers.InstanceV):
+            held = torch_trainers.held_callable(func.obj, func.name)
+            if held is not None:  # (``self.model(source)``: the model the instance holds)
+                value = self.CALLS.apply(self, held, node, args, scope)
+                return OTHER if value is PASS else value
             return torch_trainers.call_method(self, func.obj, func.name, args)
         if isinstance(func.obj, DistributionV):
             return torch_episodes.distribution_method(self, func.name, node, args)

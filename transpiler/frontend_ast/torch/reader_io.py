@@ -121,8 +121,8 @@ class ReaderData:
         if isinstance(obj, StateV) and not obj.snapshot:
             model_node = pos[0].func.value if isinstance(pos[0], cst.Call) and \
                 isinstance(pos[0].func, cst.Attribute) else None
-            if model_node is None:
-                raise Unsupported("torch.save of a state_dict held in a variable")
+            if model_node is None:  # (``ckp = model.state_dict()``: its weights, get_weights())
+                return self.save_object(node, pos[0], path)
             self.fact(node, "save_weights", T.ArrayExpr("", (self.sid(model_node), self.sid(path))), model=obj.model.name)
             self.checkpoint_path(path)
             return OTHER

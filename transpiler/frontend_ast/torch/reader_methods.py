@@ -121,6 +121,9 @@ class ReaderMethods:
             self.array(node, "{0}.trainable_weights", [recv])
             return ParamsV(model, _code(recv))
         if name == "state_dict":
+            # (what a checkpoint of it holds; ``torch.save(model.state_dict(), p)`` replaces the
+            # whole call: frontend_ast/torch/reader_io)
+            self.array(node, "{0}.get_weights()", [recv])
             return StateV(model)
         if name == "load_state_dict":
             src = args[0][1] if args else None
@@ -328,7 +331,7 @@ class ReaderMethods:
         if live:
             from transpiler.ir.program import output_perm
 
-            outs = [LiveV(output_perm(md, i) is not None) for i in range(n_out)]
+            outs = [LiveV(output_perm(md, i) is not None, output_perm(md, i)) for i in range(n_out)]
         else:
             outs = [Arr() for _ in range(n_out)]
         return outs[0] if n_out == 1 else TupleV(outs)
@@ -338,6 +341,21 @@ class ReaderMethods:
         if len(pos) != 2 or len(args) != 2:
             raise Unsupported("a loss object called with other than (output, target)")
         output, target = (pos[1], pos[0]) if loss.keras_order else (pos[0], pos[1])
+        values = [v for _, v in args]
+        out_v, target_v = (values[1], values[0]) if loss.keras_order else (values[0], values[1])
         self.fact(node, "loss_call", {"loss": self.sid(node.func), "output": self.sid(output), "target": self.sid(target),
-                                      "config": loss.config})
+                                      "config": loss.config, "output_perm": back_to_torch_layout(out_v, target_v)})
         return LiveV() if self.live and not self.no_grad else LossValueV()
+
+
+def back_to_torch_layout(output: V, target: V) -> tuple | None:
+    """A loss of a model output the Keras model returns channels-last (a feature map in a
+    training step) and a target in torch's layout: the permutation giving the output torch's
+    layout back (the loss then pairs the same elements as torch's)."""
+    if not (isinstance(output, LiveV) and output.permuted) or (isinstance(target, LiveV) and target.permuted):
+        return None
+    if output.perm is None:
+        raise Unsupported("a loss of a feature map the Keras model returns channels-last, in another layout "
+                          "than the target's")
+    return tuple(output.perm)
+

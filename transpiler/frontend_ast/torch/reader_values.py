@@ -78,6 +78,8 @@ class LiveV(V):
     tensor, in the Keras model's layout (``permuted`` when that is not torch's)."""
 
     permuted: bool = False
+    #: (permuted) the permutation that gives it torch's layout back, where known
+    perm: tuple | None = None
 
 
 @dataclass(eq=False)
@@ -403,7 +405,12 @@ def _variable_text(variable: tuple[str, int]) -> str:
 
 def _combine(left: V, right: V) -> V:
     if isinstance(left, LiveV) or isinstance(right, LiveV):
-        return LiveV(getattr(left, "permuted", False) or getattr(right, "permuted", False))
+        permuted = [v for v in (left, right) if getattr(v, "permuted", False)]
+        if permuted and any(isinstance(v, Arr) for v in (left, right)):
+            # (array data is in torch's layout: elementwise, the axes would pair up wrongly)
+            raise Unsupported("arithmetic between array data and a feature map the Keras model returns "
+                              "channels-last")
+        return LiveV(bool(permuted), permuted[0].perm if len(permuted) == 1 else None)
     if isinstance(left, Arr) or isinstance(right, Arr):
         return Arr()
     if isinstance(left, LossValueV) or isinstance(right, LossValueV):

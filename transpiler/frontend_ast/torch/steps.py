@@ -366,7 +366,7 @@ def live_function(reader, path: str, node: cst.Call, pos, vals, kw):
         return LiveV(permuted) if result is None else result
 
     if path.startswith("torch.nn.functional.") and short in LOSSES:
-        return _functional_loss(reader, short, pos, kw, p, done)
+        return _functional_loss(reader, short, pos, kw, p, done, vals)
     if short in OPS_UNARY and path in (f"torch.{short}", f"torch.nn.functional.{short}"):
         return done(f"${OPS_UNARY[short]}(" + p(pos[0]) + ")")
     if path in ("torch.sum", "torch.mean"):
@@ -391,8 +391,11 @@ def live_function(reader, path: str, node: cst.Call, pos, vals, kw):
     raise Unsupported(f"{path} in a training step is not translated yet")
 
 
-def _functional_loss(reader, short: str, pos, kw, p, done):
-    """``F.<loss>(output, target, reduction=...)`` inside the step, elementwise then reduced."""
+def _functional_loss(reader, short: str, pos, kw, p, done, vals=()):
+    """``F.<loss>(output, target, reduction=...)`` inside the step, elementwise then reduced (a
+    channels-last feature map of the Keras model in torch's layout again, as the target is)."""
+    from transpiler.frontend_ast.torch.reader_methods import back_to_torch_layout
+
     reduction = kw.get("reduction")
     red = "mean" if reduction is None else reader.string_value(reduction)
     if red not in ("mean", "sum", "none"):
@@ -402,6 +405,9 @@ def _functional_loss(reader, short: str, pos, kw, p, done):
     if extra:
         raise Unsupported(f"F.{short}: argument(s) {', '.join(sorted(extra))} not translated")
     out, target = p(pos[0]), p(pos[1])
+    perm = back_to_torch_layout(vals[0], vals[1]) if len(vals) > 1 else None
+    if perm is not None:
+        out = f"$transpose({out}, {perm!r})"
     if size is not None:
         # Keras' huber is the mean over the last axis: its mean is the mean over all elements
         # (equal-sized rows); smooth_l1 with beta 1 is huber with delta 1

@@ -86,6 +86,15 @@ def call_method(reader, instance: InstanceV, name: str, args) -> V:
     return reader.read_function(fn, [instance] + values, kw, key=f"{instance.cls.node.name.value}.{name}")
 
 
+def held_callable(instance: InstanceV, name: str) -> V | None:
+    """``self.model(x)``: what the attribute ``name`` holds, when it is not one of the class's
+    methods (the model, a loss object the instance was given)."""
+    if name in _methods(instance.cls.node) or name not in instance.attrs:
+        return None
+    held = instance.attrs[name]
+    return None if held is OTHER else held
+
+
 def attribute(instance: InstanceV, name: str) -> V:
     return instance.attrs.get(name, OTHER)
 

@@ -294,6 +294,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                             md.builder in self.fe.layer_models), None)
         if layer_model is not None:  # ``model = nn.Linear(...)``: the printer calls the model's builder
             scope.vars[layer_model.var] = ModelV(layer_model.builder, layer_model, var=layer_model.var)
+            if scope is not self.module:  # (in a function: the builder is printed before it)
+                self.fact(stmt, "source", stmt.with_changes(body=[cst.Assign(
+                    [cst.AssignTarget(cst.Name(layer_model.var))], cst.parse_expression(f"{layer_model.builder}()"))]))
             return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -437,6 +440,12 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         """``model.scale.center``: a parameter or buffer (its value, as numpy, when read)."""
         model, root = (obj, node.value) if isinstance(obj, ModelV) else (obj.model, obj.root)
         path = name if isinstance(obj, ModelV) else f"{obj.path}.{name}"
+        if isinstance(obj, ModelV) and name == "module" and not (model.md is not None and any(
+                k == "module" or k.startswith("module.") for k in (e.key for e in pg.source_plan(model.md)))):
+            # (the module a DistributedDataParallel / DataParallel wrapper holds: the wrappers are
+            # dropped, frontend_ast/torch/plumbing, so it is the model itself)
+            self.array(node, "{0}", [node.value])
+            return obj
         if model.md is None:
             raise Unsupported(f"{_code(node)}: an attribute of a model that is not translated")
         plan = {e.key: e for e in pg.source_plan(model.md)}

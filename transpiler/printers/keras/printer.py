@@ -331,13 +331,21 @@ class KerasScript:
                 if name in self.covered_classes:
                     return None  # its layers live in the builder now
                 return self.unbuilt_class(name, stmt)
+        inner: list[str] = []
         if isinstance(stmt, cst.FunctionDef):
             name = stmt.name.value
             if name in self.builders:
                 return self.builder(self.builders[name], stmt)
             if name in self.stubbed:
                 return self.stub_builder(name, stmt, self.stubbed[name])
+            # ``model = nn.Linear(...)`` in the function: its builder goes before it (the
+            # statement calls it: frontend_ast/torch/training)
+            body = {self.source.sid(s) for s in stmt.body.body}
+            inner = [self.builder(md, None, name=md.builder) for md in self.program.models
+                     if md.construct_statement in body and md.builder in self.program.scope.layer_models]
         text = self.training.render(stmt)
+        if inner:
+            text = "\n\n".join(inner + [text])
         if self.training.classes:  # a trainer class the statement uses goes right before it
             text = "\n\n".join(self.training.classes + [text])
             self.training.classes.clear()

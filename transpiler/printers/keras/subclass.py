@@ -52,7 +52,7 @@ quantization_mode quantize quantized_build quantized_call rematerialized_call re
 save save_own_variables save_weights set_state_tree set_weights stateless_call stateless_compute_loss
 summary supports_masking symbolic_call test_on_batch test_step to_json train_on_batch train_step
 trainable trainable_variables trainable_weights variable_dtype variables weights
-name built optimizer history stop_training compiled inputs outputs autocast steps_per_execution
+name built optimizer history stop_training compiled inputs outputs autocast steps_per_execution constructor_args
 """.split())
 
 
@@ -462,7 +462,11 @@ def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: 
              *[f"    {ln}" for ln in guard],
              f"        super().__init__(**{kwargs})"]
     lines += [f"        self.{attr} = {n}" for attr, n in parts["kept"]]
+    # (its configuration: a subclassed Keras model saves to a .keras file only with one)
+    plain = [n for n in parts["names"] if n.isidentifier()]
+    lines += [f"        self.constructor_args = {{{', '.join(f'{n!r}: {n}' for n in plain)}}}"]
     lines += parts["layers"]
     lines += ["", f"    def call(self, {parts['arg']}{training}):"]
     lines += [f"        {ln}" if ln else "" for ln in parts["call"]]
+    lines += ["", "    def get_config(self):", "        return {**super().get_config(), **self.constructor_args}"]
     return "\n".join(lines) + "\n"

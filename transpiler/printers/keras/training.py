@@ -211,7 +211,10 @@ class ProgramPrinter:
             return self.model_call(ts)
         if kind == "loss_call":
             loss = self.ref(cfg["loss"]) if cfg["loss"] is not None else self.loss_expr(cfg["config"])
-            return f"{_atom(loss)}({self.ref(cfg['target'])}, {self.ref(cfg['output'])})"
+            output = self.ref(cfg["output"])
+            if cfg.get("output_perm"):  # (a channels-last feature map: torch's layout, as the target's)
+                output = f"keras.ops.transpose({output}, {lit(tuple(cfg['output_perm']))})"
+            return f"{_atom(loss)}({self.ref(cfg['target'])}, {output})"
         if kind == "loss_object":
             return self.loss_expr(cfg)
         if kind == "optimizer_object":
