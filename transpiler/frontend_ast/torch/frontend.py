@@ -54,6 +54,8 @@ from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.module_names import module_names
 from transpiler.frontend_ast.torch.statements import TorchStatements
+from transpiler.frontend_ast.torch.model_sites import makes_optimizer as _makes_optimizer, placed as _placed, \
+    program_function_statements as _program_function_statements
 from transpiler.frontend_ast.torch.siblings import Sibling, read_siblings
 from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
 from transpiler.ir import sizes
@@ -879,43 +881,6 @@ def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> Tor
         frontend = TorchFrontend(source, path, unbuilt)
         frontend.run(prepare)
     return frontend
-
-
-#: methods placing a module on a device (or in a mode) that return the module itself
-PLACING = frozenset({"to", "cuda", "cpu", "float", "train"})
-
-
-def _makes_optimizer(fn: cst.FunctionDef) -> bool:
-    """``fn`` hands a model's parameters to something (``SGD(model.parameters())``): program
-    code around a model, not a model's builder."""
-    return any(isinstance(n.func, cst.Attribute) and n.func.attr.value == "parameters"
-               for n in nodes_of(fn, cst.Call))
-
-
-def _program_function_statements(fe) -> list:
-    """The top-level statements of the functions that make a model's optimizer
-    (``load_train_objs()``: ``model = nn.Linear(20, 1)`` there is the program's model), the
-    layer models (``_torch_layer_model``) among them found as at module level."""
-    out = []
-    for ref in fe.functions.values():
-        if id(ref.node) not in fe.node_files and _makes_optimizer(ref.node):
-            out += [s for s in ref.node.body.body if isinstance(s, cst.SimpleStatementLine) and
-                    isinstance(s.body[0], cst.Assign) and not _builds_class(fe, s.body[0].value)]
-    return out
-
-
-def _builds_class(fe, value) -> bool:
-    """``Net(...)`` of a class of the script (found in functions by the builders, not here)."""
-    call = _placed(value)
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in fe.classes
-
-
-def _placed(value):
-    """``Net(...).to(device)`` / ``Net(...).cuda()``: the call that builds the module."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-            value.func.attr.value in PLACING and isinstance(value.func.value, cst.Call):
-        value = value.func.value
-    return value
 
 
 def _torch_layer_model(fe, assign: cst.Assign) -> bool:

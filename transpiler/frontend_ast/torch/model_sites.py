@@ -1,0 +1,47 @@
+"""Where a torch script builds the models of its program, beside ``model = Net()`` at module
+level (the frontend's ``_find_models``): ``Net(...).to(device)`` (the placing methods return the
+module itself), and the layer models (``model = nn.Linear(20, 1)``) of a program function
+that also makes the model's optimizer (the DDP tutorial series' ``load_train_objs()``), which
+is not a model builder. Imports no deep-learning framework."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.cst_fast import nodes_of
+
+#: methods placing a module on a device (or in a mode) that return the module itself
+PLACING = frozenset({"to", "cuda", "cpu", "float", "train"})
+
+
+def makes_optimizer(fn: cst.FunctionDef) -> bool:
+    """``fn`` hands a model's parameters to something (``SGD(model.parameters())``): program
+    code around a model, not a model's builder."""
+    return any(isinstance(n.func, cst.Attribute) and n.func.attr.value == "parameters"
+               for n in nodes_of(fn, cst.Call))
+
+
+def program_function_statements(fe) -> list:
+    """The top-level statements of the functions that make a model's optimizer
+    (``load_train_objs()``: ``model = nn.Linear(20, 1)`` there is the program's model), the
+    layer models (``_torch_layer_model``) among them found as at module level."""
+    out = []
+    for ref in fe.functions.values():
+        if id(ref.node) not in fe.node_files and makes_optimizer(ref.node):
+            out += [s for s in ref.node.body.body if isinstance(s, cst.SimpleStatementLine) and
+                    isinstance(s.body[0], cst.Assign) and not _builds_class(fe, s.body[0].value)]
+    return out
+
+
+def _builds_class(fe, value) -> bool:
+    """``Net(...)`` of a class of the script (found in functions by the builders, not here)."""
+    call = placed(value)
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in fe.classes
+
+
+def placed(value):
+    """``Net(...).to(device)`` / ``Net(...).cuda()``: the call that builds the module."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in PLACING and isinstance(value.func.value, cst.Call):
+        value = value.func.value
+    return value
