@@ -259,8 +259,9 @@ class ReaderObjects:
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
         if name == "OneCycleLR":
             return self.one_cycle_schedule(sched, values)
+        # (a rate's factor known at run time only, ``gamma=args.gamma``: the schedule's code reads it)
         if any(isinstance(v, T.Code) for k, v in values.items()
-               if k not in ("step_size", "T_max", "patience", "total_iters")):
+               if k not in ("step_size", "T_max", "patience", "total_iters", "gamma")):
             raise Unsupported(f"{name}: arguments must be known statically")
         if name == "ReduceLROnPlateau":
             p = {"mode": "min", "factor": 0.1, "patience": 10, "threshold": 1e-4, "threshold_mode": "rel",
@@ -342,14 +343,14 @@ def _closed_form(name: str, lr0, values: dict) -> T.Schedule:
     if name == "StepLR":
         schedule = T.Schedule("exponential_decay", {"initial_learning_rate": lr0,
                                                     "decay_steps": values["step_size"],
-                                                    "decay_rate": float(values.get("gamma", 0.1)),
+                                                    "decay_rate": _factor(values.get("gamma", 0.1)),
                                                     "staircase": True}, per="epoch")
     elif name == "MultiStepLR":
-        gamma = float(values.get("gamma", 0.1))
+        gamma = _factor(values.get("gamma", 0.1))
         milestones = sorted(int(m) for m in values["milestones"])
         schedule = T.Schedule("piecewise_constant_decay", {
             "initial_learning_rate": lr0, "boundaries": [m - 1 for m in milestones],
-            "values": [lr0 * gamma ** i if not isinstance(lr0, T.Code) else None
+            "values": [lr0 * gamma ** i if not isinstance(lr0, T.Code) and not isinstance(gamma, T.Code) else None
                        for i in range(len(milestones) + 1)], "gamma": gamma}, per="epoch")
     elif name in ("LinearLR", "ConstantLR"):
         linear = name == "LinearLR"
@@ -360,12 +361,17 @@ def _closed_form(name: str, lr0, values: dict) -> T.Schedule:
             "total_iters": values.get("total_iters", 5)}, per="epoch")
     elif name == "ExponentialLR":
         schedule = T.Schedule("exponential_decay", {"initial_learning_rate": lr0, "decay_steps": 1,
-                                                    "decay_rate": float(values["gamma"]), "staircase": False},
+                                                    "decay_rate": _factor(values["gamma"]), "staircase": False},
                               per="epoch")
     else:
         schedule = T.Schedule("cosine_annealing", {"initial_learning_rate": lr0, "t_max": values["T_max"],
                                                    "eta_min": float(values.get("eta_min", 0.0))}, per="epoch")
     return schedule
+
+
+def _factor(value):
+    """A schedule's factor: a number, or the code of one known at run time (``args.gamma``)."""
+    return value if isinstance(value, T.Code) else float(value)
 
 
 def _text(value) -> str:
