@@ -54,6 +54,7 @@ from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.module_names import module_names
 from transpiler.frontend_ast.torch.statements import TorchStatements
+from transpiler.frontend_ast.torch.lines import split_statement_lines
 from transpiler.frontend_ast.torch.model_sites import makes_optimizer as _makes_optimizer, placed as _placed, \
     program_function_statements as _program_function_statements
 from transpiler.frontend_ast.torch.siblings import Sibling, read_siblings
@@ -74,14 +75,16 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
         # (classes main.py imports from a sibling file are read from it: siblings.py)
         original = self.module
+        self.module, split = split_statement_lines(self.module)  # (``a; b``: two statements, lines.py)
         self.module, siblings = read_siblings(path, self.module, keep_imports)
         self.siblings = siblings
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
         self.node_files: dict[int, Sibling] = {}
-        if siblings:  # (the script's own nodes keep their lines in the script, not in the spliced module)
+        if siblings or split:  # (the script's own nodes keep their lines in the script, not in the spliced module)
             self.positions = dict(self.positions)
             self.positions.update(cst_positions(MetadataWrapper(original, unsafe_skip_copy=True)))
+            self.positions.update((new, self.positions[old]) for new, old in split.items())
         for sib in siblings:
             self.positions.update(sib.positions)
             self.node_files.update((id(n), sib) for n in sib.positions)

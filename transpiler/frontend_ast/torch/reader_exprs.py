@@ -356,7 +356,7 @@ class ReaderExpressions(Interpreter):
 
     @CALLS.register(ModelFactory)
     def _call_factory(self, func, node, args, scope):
-        model = ModelV(func.name, func.md)
+        model = ModelV(func.name, func.md, elsewhere=func.elsewhere)
         torch_episodes.construction(self, node, args, model)
         return model
 
@@ -840,6 +840,10 @@ def _save(r, c: _TorchCall, kwv, scope) -> V:
     return r.torch_save(c.node, c.pos, c.vals)
 
 
+def _onnx_export(r, c: _TorchCall, kwv, scope) -> V:
+    return r.onnx_export(c.node, c.pos, c.vals, c.kw)
+
+
 def _load(r, c: _TorchCall, kwv, scope) -> V:
     if not c.pos:
         raise Unsupported("torch.load without a path")
@@ -869,6 +873,7 @@ _TORCH_CALLS = _table(
     (("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
       "torch.backends.cudnn.benchmark"), _global_setting),
     (("torch.save",), _save), (("torch.load",), _load), (tuple(ACTIVATIONS), _activation),
+    (("torch.onnx.export",), _onnx_export),
 )
 #: families of torch calls by module (a handler may decline: a function of ``torch.nn.functional`` that is no loss)
 _TORCH_MODULES = {"torch.optim.lr_scheduler": _scheduler, "torch.optim": _optimizer, "torch.nn": _loss_object,

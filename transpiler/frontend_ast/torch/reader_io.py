@@ -113,7 +113,8 @@ class ReaderData:
         if isinstance(pos[0], cst.Dict) and all(_state_call(el.value) for el in pos[0].elements
                                                 if isinstance(el, cst.DictElement)):
             return self.save_checkpoint(node, pos[0], path)
-        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or not isinstance(obj, (StateV, ModelV)):
+        if isinstance(pos[0], (cst.Dict, cst.List, cst.Tuple)) or not isinstance(obj, (StateV, ModelV)) or \
+                (isinstance(obj, ModelV) and obj.md is None and obj.elsewhere):
             # (data, a checkpoint dict; a value of another file pickles as itself: a Keras model too)
             return self.save_object(node, pos[0], path)
         if isinstance(obj, StateV) and literal is not None:
@@ -136,6 +137,23 @@ class ReaderData:
         if isinstance(obj, ModelV) and obj.md is not None:
             return torch_model_files.save_model(self, node, obj, pos[0], path) or OTHER
         raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
+
+    def onnx_export(self, node: cst.Call, pos, vals, kw) -> V:
+        """``torch.onnx.export(model, args, path)`` → ``model.export(path, format="onnx")``: Keras
+        exports the model for its own inputs (the example arguments only trace torch's graph)."""
+        from transpiler.frontend_ast.torch.reader_values import _mentions
+
+        path = pos[2] if len(pos) > 2 else kw.get("f")
+        extra = set(kw) - {"f", "args", "export_params", "verbose", "opset_version", "input_names",
+                           "output_names", "dynamic_axes"}
+        if not pos or not isinstance(vals[0], ModelV) or path is None or extra or \
+                _mentions(path, self.torch_names()):
+            raise Unsupported("torch.onnx.export() of other than a model of this script to a path is not translated")
+        self.fact(node, "device_expr", {
+            "text": f'{_code(pos[0])}.export({_code(path)}, format="onnx")',
+            "note": "torch.onnx.export traces the model on example arguments; Keras' export writes the "
+                    "model for its own inputs (the TensorFlow backend needs the tf2onnx package)"})
+        return OTHER
 
     def save_object(self, node: cst.Call, obj, path) -> V:
         """``torch.save(obj, path)`` of what is not a model or its state_dict (a checkpoint dict
@@ -163,7 +181,9 @@ class ReaderData:
         for value in values:
             if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
                 self.state_values(value)
-            elif isinstance(self.peek(value, self.cur_scope), ModelV):
+            elif isinstance(self.peek(value, self.cur_scope), ModelV) and not (
+                    isinstance(node, cst.Name) and self.peek(value, self.cur_scope).elsewhere):
+                # (a model whose class another file translates, saved alone: pickled as itself)
                 raise Unsupported(f"torch.save of {_code(value)}, a whole model, inside a checkpoint (Keras saves a "
                                   "model to its own .keras file)")
             elif _state_call(value):

@@ -4,6 +4,8 @@ on a loss or an optimizer; ``model(x)`` and ``loss_fn(out, y)`` outside training
 
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
@@ -165,6 +167,8 @@ class ReaderMethods:
             return ChildrenV(name == "named_children")
         if name == "named_parameters" and self.optimizer_args:
             return OTHER  # in a parameter group: read statically (parameter_groups)
+        if model.md is None and model.elsewhere:  # (a method of the class the other file translates)
+            return OTHER
         if model.md is not None and name in model.md.methods:
             # the model's own method: a Keras model over its layers (keras_printer.method_function)
             self.program.meta.setdefault("called_methods", set()).add((id(model.md), name))
@@ -311,6 +315,15 @@ class ReaderMethods:
     # -- model and loss calls ---------------------------------------------------------
     def model_call(self, model: ModelV, node: cst.Call, args, method: str | None = None) -> V:
         """``model(x)``, or ``model.encode(x)`` (``method``: one of the model's own methods)."""
+        if model.md is None and model.elsewhere:
+            from transpiler.frontend_ast.torch.untranslated_models import layout_free
+
+            keras_layout = all(isinstance(v, LiveV) and v.permuted for _, v in args)  # (a Keras model's map)
+            if os.path.isfile(model.elsewhere) and not layout_free(model.elsewhere) and not keras_layout:
+                raise Unsupported(f"{_code(node.func)}(...): a {model.name} model, whose class is translated in "
+                                  f"{os.path.basename(model.elsewhere)} with channels-last layers: the layout "
+                                  "of its inputs is not known here")
+            return self.untranslated_call(model, node, args)
         if any(a.keyword is not None or a.star for a, _ in args):
             raise Unsupported("a model called with keyword or unpacked arguments")
         inputs = [a.value for a, _ in args]
@@ -335,6 +348,26 @@ class ReaderMethods:
         else:
             outs = [Arr() for _ in range(n_out)]
         return outs[0] if n_out == 1 else TupleV(outs)
+
+    def untranslated_call(self, model: ModelV, node: cst.Call, args) -> V:
+        """``model(x)`` of a model whose class another file (or a marked stub) translates, its
+        inputs in the same layout in both frameworks: the call as written, its outputs Keras
+        tensors in a training step (called in training mode there), arrays elsewhere."""
+        live = bool(self.live) and not self.no_grad
+        unknown = [_code(a.value) for a, v in args if not isinstance(v, (Arr, LiveV))]
+        permuted = any(isinstance(v, LiveV) and v.permuted for _, v in args)
+        if live and unknown:  # (its step would run on values this file does not translate)
+            where = os.path.basename(model.elsewhere) if os.path.isfile(model.elsewhere) else model.elsewhere
+            raise Unsupported(f"{_code(node.func)}(...) in a training step: {', '.join(unknown)} is not data this "
+                              f"file shows to be arrays (a {model.name} model, its class translated in {where})")
+        if live and not any(a.keyword is not None and a.keyword.value == "training" for a, _ in args):
+            self.array(node, "{0}(" + ", ".join("{%d}" % (i + 1) for i in range(len(args))) + ", training=True)",
+                       [node.func] + [a.value for a, _ in args]) if all(a.keyword is None and not a.star
+                                                                          for a, _ in args) else None
+        if permuted and not live:
+            raise Unsupported(f"{_code(node.func)}(...) of a feature map the Keras model returns channels-last, "
+                              "outside a training step")
+        return LiveV(permuted) if live else OTHER
 
     def loss_call(self, loss: LossV, node: cst.Call, args) -> V:
         pos = [a.value for a, _ in args if a.keyword is None]

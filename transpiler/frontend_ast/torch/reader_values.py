@@ -101,6 +101,8 @@ class ModelV(V):
     attributes: dict = field(default_factory=dict)
     #: the call that built it and its arguments (the Keras model gets those attributes there)
     built_by: Any = None
+    #: (md None) where its class is translated (frontend_ast/torch/untranslated_models)
+    elsewhere: str | None = None
 
 
 @dataclass(eq=False)
@@ -109,6 +111,7 @@ class ModelFactory(V):
 
     name: str
     md: ModelDef | None
+    elsewhere: str | None = None  # (md None) where its class is translated
 
 
 @dataclass(eq=False)

@@ -80,6 +80,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         for info in self.program.meta.get("stubbed_models", []):
             name = info["builder"] or info["name"]
             self.factories.setdefault(name, ModelFactory(name, None))
+        from transpiler.frontend_ast.torch.untranslated_models import untranslated_classes
+
+        for name, where in untranslated_classes(frontend).items():  # (translated in another file)
+            self.factories.setdefault(name, ModelFactory(name, None, where))
         self.module = Scope(None)
         self.read_functions: dict[str, V] = {}
         self.reading: set[str] = set()
