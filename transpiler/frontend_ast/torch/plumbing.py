@@ -64,6 +64,9 @@ DIST_STATEMENTS = frozenset({
     "torch.distributed.init_process_group", "torch.distributed.destroy_process_group",
     "torch.distributed.barrier", "torch.multiprocessing.set_start_method",
 })
+#: collectives over the worker processes that change a tensor in place (none in one process)
+DIST_COLLECTIVES = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
+                              "torch.distributed.reduce"})
 #: wrappers whose value is the model they wrap
 DIST_WRAPPERS = frozenset({
     "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
@@ -207,6 +210,13 @@ def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
         if path in DIST_STATEMENTS:
             reader.fact(line, "device_drop", DIST_NOTE + f"dropped {path}()")
             return True
+        if path in DIST_COLLECTIVES and not any(
+                a.keyword is not None and a.keyword.value == "async_op" and _code_of(a.value) != "False"
+                for a in small.value.args):
+            # (over the one process: every reduction of the tensor with itself leaves it as it is)
+            reader.fact(line, "device_drop", DIST_NOTE + f"dropped {path}(): in one process it leaves "
+                                                         "the tensor as it is")
+            return True
     if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Attribute) for t in small.targets):
         paths = [_torch_path(reader, t.target, scope) for t in small.targets]
         if paths and all(p in SETTINGS for p in paths):
@@ -335,3 +345,7 @@ def _int_text(node) -> str | None:
             isinstance(node.expression, cst.Integer):
         return "-" + node.expression.value
     return None
+
+
+def _code_of(node) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -111,6 +111,9 @@ class ReaderMethods:
 
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value
+        if model.md is None and model.elsewhere and not os.path.isfile(model.elsewhere) and name not in (
+                "parameters", "to", "cpu", "cuda", "float", "train", "eval", "state_dict", "load_state_dict"):
+            return OTHER  # (a model whose class is a marked stub: the program stops where it is built)
         if name in ("eval", "train"):
             if args and _code(args[0][0].value) not in ("True", "False"):
                 # the mode of every later call would be a guess (Keras takes training= per call)

@@ -135,6 +135,42 @@ def unread_methods(reader) -> list[tuple[InstanceV | None, cst.FunctionDef, str]
     return out
 
 
+def read_plain_classes(reader) -> None:
+    """The program's other classes that use torch outside a model (``AverageMeter`` reducing its
+    sums with ``torch.tensor`` and ``dist.all_reduce``): each method read as a function nothing
+    calls (its parameters unknown, ``self`` an instance of the class), its torch code translated
+    as anywhere else; a class with an untranslated part is one marked stub (its first reason)."""
+    from transpiler.cst_fast import walk
+
+    for cls in reader.plain_classes:
+        plain = TrainerClassV(cls)
+        instance = InstanceV(plain)
+        name = cls.name.value
+        for method, fn in _methods(cls).items():
+            reader.guessing += 1
+            try:
+                params = reader._guess_params(fn)
+                reader.read_function(fn, [instance] + params[1:], {}, key=f"{name}.{method}")
+            finally:
+                reader.guessing -= 1
+        inside = {reader.sid(n) for n in walk(cls)}
+        failed = [ts for nid, ts in reader.facts.items() if nid in inside and ts.kind == "stub"]
+        if failed or any(not isinstance(s, (cst.FunctionDef, cst.SimpleStatementLine)) for s in cls.body.body) or \
+                any(isinstance(s, cst.SimpleStatementLine) and _mentions_torch(reader, s) for s in cls.body.body):
+            gone = {(ts.span, ts.config) for ts in failed}
+            reader.program.diagnostics[:] = [d for d in reader.program.diagnostics if not (
+                d.severity == "stub" and (d.span, d.message) in gone)]
+            reason = min(failed, key=lambda ts: (ts.span.line, ts.span.col) if ts.span else (0, 0)).config \
+                if failed else "uses PyTorch outside its methods"
+            reader.stub(cls, f"class {name}: {reason}")
+
+
+def _mentions_torch(reader, node) -> bool:
+    from transpiler.frontend_ast.torch.reader_values import _mentions
+
+    return _mentions(node, reader.torch_names())
+
+
 def fold_failures(reader) -> None:
     """A trainer class with an untranslated part is one marked stub (its first reason), as it
     was before its methods were read: a class half translated around stubs is no use."""

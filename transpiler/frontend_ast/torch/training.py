@@ -99,6 +99,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         self.quiet = 0
         self.live = 0  # inside a custom training step: model outputs are Keras tensors
         self.trainer_classes: dict = {}  # name → TrainerClassV (frontend_ast/torch/trainers)
+        self.plain_classes: list[cst.ClassDef] = []  # other classes using torch (read_plain_classes)
         self.recording = False  # the program's tape records from its start (frontend_ast/torch/episodes)
         self.saved: dict[str, tuple] = {}  # checkpoint file name → ("state", model) | ("dict", entries)
         self.cur_scope: Scope = self.module
@@ -211,6 +212,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             finally:
                 self.guessing -= 1
         torch_trainers.fold_failures(self)
+        torch_trainers.read_plain_classes(self)
         self._drop_unused_data()
 
     def _class_statement(self, stmt: cst.ClassDef) -> None:
@@ -227,7 +229,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
             self.fact(stmt, "source", kept)
         elif _mentions(stmt, self.torch_names()):
-            self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
+            # (a plain class of the program using torch, AverageMeter's all_reduce: its methods are
+            # read as functions nothing calls, after the program; one stub if one fails)
+            self.plain_classes.append(stmt)
 
     def _model_helpers(self, skip: set[NodeId], defs: list) -> set[str]:
         """Functions only the model code uses (``model.apply(weights_init)``) that use torch."""
