@@ -310,7 +310,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 elif _torch_layer_model(self, assign):  # ``model = nn.Linear(784, 10)``: the layer is the model
                     var = assign.targets[0].target.value
                     builder = f"build_{var}"
-                    if builder not in self.functions and builder not in self.globals.vars:
+                    if builder not in self.functions and builder not in self.globals.vars and \
+                            builder not in self.layer_models:  # (one per name: the first)
                         self.layer_models[builder] = stmt  # printed as a builder, the statement calls it
                         found.append((var, self._eval(assign.value, self.globals), builder, {}, var))
         if found:
