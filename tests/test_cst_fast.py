@@ -9,6 +9,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from transpiler import cst_fast
 from transpiler.cst_fast import nodes_of, positions, walk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -101,3 +102,54 @@ def test_positions_equal_the_wrappers_resolve(index):
     fast = positions(MetadataWrapper(module, unsafe_skip_copy=True))
     slow = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     assert dict(fast) == dict(slow)
+
+
+@pytest.mark.parametrize("index", range(len(_sources())))
+def test_nodes_of_from_the_index_equals_a_filtered_walk_in_the_same_order(index):
+    """nodes_of answers from an index built by one walk of the node (issue 22 item 5: a big
+    literal was walked ~40 times): same nodes, same order as filtering a walk, for the module
+    (and, for the syntax sample, each statement), asked twice (the second from the cache)."""
+    module = cst.parse_module(_sources()[index])
+    for node in [module, *module.body] if index == 0 else [module]:
+        walked = list(walk(node))
+        by_kind: dict[type, list[int]] = {}
+        for n in walked:
+            by_kind.setdefault(type(n), []).append(id(n))
+        for _ in range(2):
+            for kind, expected in by_kind.items():
+                assert [id(n) for n in nodes_of(node, kind)] == expected
+        assert list(nodes_of(node, cst.Nonlocal)) == [n for n in walked if type(n) is cst.Nonlocal]
+
+
+def test_cached_parse_and_code_are_those_of_libcst():
+    text = _sources()[1]
+    module = cst_fast.parse(text)
+    assert module is cst_fast.parse(text)  # one parse per text
+    assert module.deep_equals(cst.parse_module(text)) and module.code == text
+    for stmt in module.body:
+        assert cst_fast.code(stmt) == cst.Module([]).code_for_node(stmt)
+        assert cst_fast.code(stmt) is cst_fast.code(stmt)
+
+
+def test_the_caches_stay_bounded():
+    for i in range(300):
+        cst_fast.parse(f"x = {i}\n")
+        nodes_of(cst.parse_module(f"y = {i}\n"), cst.Name)
+        cst_fast.code(cst.parse_expression(str(i)))
+    assert len(cst_fast._PARSED) <= 4 and len(cst_fast._MODULE_INDEXES) <= 4
+    assert len(cst_fast._INDEXES) <= 64 and len(cst_fast._CODE) <= 256
+
+
+@pytest.mark.parametrize("index", range(len(_sources())))
+def test_keras_root_names_equal_the_visitors(index):
+    """frontend_ast/keras/names.py's _names walks without libcst's visit (which rebuilds every
+    node): the same names, dotted chains and called expressions as the _RootNames visitor."""
+    from transpiler.frontend_ast.keras import names
+
+    module = cst.parse_module(_sources()[index])
+    for node in [module, *module.body]:
+        slow = names._RootNames()
+        node.visit(slow)
+        fast = names._names(node)
+        for attr in ("names", "chains", "calls"):
+            assert sorted(map(id, getattr(fast, attr))) == sorted(map(id, getattr(slow, attr))), attr

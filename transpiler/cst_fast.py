@@ -5,11 +5,18 @@ constructs and validates a new node even for a read-only ``CSTVisitor``), and
 ``MetadataWrapper.resolve`` walks the whole module once more that way after computing
 a non-batchable provider such as ``PositionProvider``. On the translation path these
 walks cost more than parsing the file; the functions here give the same answers.
+
+Nodes are immutable, so what is computed from one can be kept while it lives: ``parse``
+(one parse per source text, however many readers and printers ask), ``nodes_of`` over a
+whole ``Module`` (one walk indexes every node type; later asks cost what they return) and
+``code`` (a node's source text, once). Each cache is small and holds its nodes strongly
+(libcst nodes take no weak references), so an id() key cannot be reused while cached.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 
 import libcst as cst
@@ -38,6 +45,22 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.extend(v for v in value if isinstance(v, cst.CSTNode))
 
 
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes directly under ``node``, in the order of its fields (``walk``'s children)."""
+    cls = type(node)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    out = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (tuple, list)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
+
+
 def references(node: cst.CSTNode) -> list[cst.Name]:
     """The ``Name`` nodes under ``node`` (itself included) that refer to a binding, in source
     order: not attribute names (``torch`` of ``x.torch``) nor keyword names (``f(torch=1)``).
@@ -62,8 +85,67 @@ def references(node: cst.CSTNode) -> list[cst.Name]:
 
 def nodes_of(node: cst.CSTNode, cls: type) -> Iterator:
     """The nodes under ``node`` (itself included) whose type is exactly ``cls``: the nodes
-    a ``CSTVisitor``'s ``visit_<cls name>`` is called for."""
-    return (n for n in walk(node) if type(n) is cls)
+    a ``CSTVisitor``'s ``visit_<cls name>`` is called for (in ``walk`` order). Over a whole
+    node the answer comes from an index built by one walk of it (a real script asks a few dozen
+    such questions of each statement and of the module: a big literal was walked ~40 times)."""
+    return iter(_type_index(node).get(cls, ()))
+
+
+class Bounded(OrderedDict):
+    """A cache that forgets its oldest entries beyond ``limit`` (least recently set or read)."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def get_fresh(self, key):
+        value = super().get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def put(self, key, value) -> None:
+        self[key] = value
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
+_MODULE_INDEXES = Bounded(4)  # id(module) -> (module, {node type: [nodes in walk order]})
+_INDEXES = Bounded(64)  # the same for other nodes (statements, expressions)
+_PARSED = Bounded(4)  # source text -> Module
+_CODE = Bounded(256)  # id(node) -> (node, its source text)
+
+
+def _type_index(node: cst.CSTNode) -> dict[type, list]:
+    cache = _MODULE_INDEXES if type(node) is cst.Module else _INDEXES
+    hit = cache.get_fresh(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    index: dict[type, list] = {}
+    for n in walk(node):
+        index.setdefault(type(n), []).append(n)
+    cache.put(id(node), (node, index))
+    return index
+
+
+def parse(source: str) -> cst.Module:
+    """``cst.parse_module(source)``, parsed once per text (the frontends and the printers
+    read the same script; a libcst Module is immutable, so sharing it is safe)."""
+    module = _PARSED.get_fresh(source)
+    if module is None:
+        module = cst.parse_module(source)
+        _PARSED.put(source, module)
+    return module
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of ``node`` (``Module([]).code_for_node``), generated once per node."""
+    hit = _CODE.get_fresh(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    text = cst.Module([]).code_for_node(node)
+    _CODE.put(id(node), (node, text))
+    return text
 
 
 def positions(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:

@@ -14,6 +14,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler import cst_fast
+
 from transpiler.cst_fast import statement_blocks
 from transpiler.ir import sizes
 
@@ -91,14 +93,7 @@ def name_module_constants(module: cst.Module, env) -> None:
 
 
 def _global_names(module: cst.Module) -> set[str]:
-    names: set[str] = set()
-
-    class Globals(cst.CSTVisitor):
-        def visit_Global(self, node: cst.Global) -> None:
-            names.update(n.name.value for n in node.names)
-
-    module.visit(Globals())
-    return names
+    return {n.name.value for node in cst_fast.nodes_of(module, cst.Global) for n in node.names}
 
 
 def with_builder_defaults(source: str, builder: str, values: dict[str, Any]) -> str:

@@ -14,6 +14,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler import cst_fast
+
 from transpiler.frontend_ast.interp.operators import SAFE_BUILTINS
 from transpiler.frontend_ast.interp.values import Unknown
 
@@ -181,7 +183,16 @@ class ModuleConstants:
     def _astroid_source(self) -> str:
         """The module's top level without functions and classes (imports of frameworks left out):
         the names astroid is asked about are module-level constants, and a class deriving
-        from keras.Model makes astroid read all of Keras (10 s) just to build the module."""
+        from keras.Model makes astroid read all of Keras (10 s) just to build the module.
+        (Once per module: several readers of one script each ask.)"""
+        hit = _ASTROID_SOURCES.get_fresh(id(self.module))
+        if hit is not None and hit[0] is self.module:
+            return hit[1]
+        text = self._astroid_source_of_module()
+        _ASTROID_SOURCES.put(id(self.module), (self.module, text))
+        return text
+
+    def _astroid_source_of_module(self) -> str:
         keep = []
         for stmt in self.module.body:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
@@ -197,6 +208,9 @@ class ModuleConstants:
                     continue
             keep.append(cst.Module([]).code_for_node(stmt))
         return "".join(keep)
+
+
+_ASTROID_SOURCES = cst_fast.Bounded(4)  # id(module) -> (module, its _astroid_source)
 
 
 def _astroid_static(assigned: Any, astroid: Any) -> bool:

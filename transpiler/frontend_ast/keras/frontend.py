@@ -16,6 +16,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from transpiler import cst_fast
 from transpiler.cst_fast import positions as cst_positions
 from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import calls as keras_calls
@@ -72,7 +73,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         self.source = source
         self.lines = source.splitlines()
         try:
-            module = cst.parse_module(source)
+            module = cst_fast.parse(source)
         except cst.ParserSyntaxError as exc:
             raise _syntax_error(source, path, exc) from None
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes

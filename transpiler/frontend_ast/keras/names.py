@@ -14,6 +14,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpiler import cst_fast
+
 from transpiler.frontend_ast.interp.values import ClassRef, FunctionRef
 from transpiler.frontend_ast.keras.values import (ApiRef, LambdaLayerObj, LayerObj, ModelHandle, ModelObj,
                                                   ModuleRef, UserObj, is_keras_binding, keras_api_name,
@@ -85,8 +87,41 @@ def _dotted(node: cst.BaseExpression) -> bool:
 
 
 def _names(node: cst.CSTNode) -> _RootNames:
+    """What ``node.visit(_RootNames())`` finds (the same nodes; not in source order, which no
+    caller needs), without the visit's rebuilding of every node it passes."""
     found = _RootNames()
-    node.visit(found)
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is cst.Name:
+            found.names.append(n)
+            found.chains.append(n)
+            continue
+        if t is cst.Attribute:
+            if _dotted(n):
+                found.chains.append(n)
+                root = n
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                found.names.append(root)
+            else:
+                stack.append(n.value)
+            continue
+        if t is cst.Arg:
+            stack.append(n.value)
+        elif t is cst.Param:
+            if n.default is not None:
+                stack.append(n.default)
+        elif t is cst.FunctionDef:
+            stack += [n.body, n.params]
+        elif t is cst.ClassDef:
+            stack.append(n.body)
+            stack.extend(n.bases)
+        elif t is not cst.Import and t is not cst.ImportFrom:
+            if t is cst.Call:
+                found.calls.append(n.func)
+            stack.extend(cst_fast.child_nodes(n))
     return found
 
 

@@ -22,6 +22,8 @@ Keys: ``ops.X`` for ``keras.ops[.numpy|.nn|.math|.core].X``, ``ops.image.X``,
 
 from __future__ import annotations
 
+import weakref
+
 import math
 import operator
 from dataclasses import dataclass, field
@@ -139,19 +141,35 @@ def is_static(value: Any) -> bool:
     return False
 
 
+#: answers of ``batched`` so far (a value's producers do not change while a model is read)
+_BATCHED: "weakref.WeakKeyDictionary[Value, bool]" = weakref.WeakKeyDictionary()
+
+
 def batched(value: Value) -> bool:
     """``value`` depends on a model input (its axis 0 is the batch axis); False for a tensor
-    computed from constants only (``ops.arange``, an Embedding of it)."""
+    computed from constants only (``ops.arange``, an Embedding of it). Remembered per value:
+    asked of each new layer's input, the walk back to the inputs made a chain of N layers cost
+    N² (a 5,000-layer Sequential)."""
+    known = _BATCHED.get(value)
+    if known is not None:
+        return known
     seen: set[int] = set()
     todo = [value]
+    answer = False
     while todo:
         v = todo.pop()
-        if id(v) not in seen:
-            seen.add(id(v))
-            if v.producer is None:
-                return True
-            todo += v.producer.inputs
-    return False
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        known = _BATCHED.get(v)
+        if known is False:
+            continue
+        if known or v.producer is None:
+            answer = True
+            break
+        todo += v.producer.inputs
+    _BATCHED[value] = answer
+    return answer
 
 
 def _number(value: Any) -> bool:

@@ -31,6 +31,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from transpiler import cst_fast
 from transpiler.cst_fast import nodes_of, positions as cst_positions
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
@@ -70,7 +71,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.source = source
         self.path = path
         try:
-            self.module = cst.parse_module(source)
+            self.module = cst_fast.parse(source)
         except cst.ParserSyntaxError as exc:
             raise FrontendError(f"syntax error: {exc.message}", Span(path, exc.raw_line, exc.raw_column + 1)) from None
         # (classes main.py imports from a sibling file are read from it: siblings.py)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler import cst_fast
 from transpiler.ir import training as T
 from transpiler.ir.training import CROSS_ENTROPY, SPARSE_SENSITIVE_OPTIMIZERS  # noqa: F401
 from transpiler.printers import differences, runtime_source
@@ -135,7 +136,7 @@ class CompiledObjects:
         """The script's own loss/metric function or Loss subclass, its body in torch."""
         cc: T.CustomCode = ts.config
         node = cst.parse_module(cc.source).body[0]
-        aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
+        aliases = torch_loss_functions.module_aliases(cst_fast.parse(self.program.source))
         try:
             new, uses_f = torch_loss_functions.translate_function(
                 node, aliases, lambda name, logits: self.loss_name(T.Loss(name, logits), False))

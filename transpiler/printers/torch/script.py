@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import black
 import libcst as cst
 
+from transpiler import cst_fast
 from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir import sizes
 from transpiler.ir.graph import Span
@@ -60,7 +61,7 @@ class ScriptResult:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return cst_fast.code(node)
 
 
 def _is_keras_module(name: str) -> bool:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler import cst_fast
 from transpiler.cst_fast import walk
 from transpiler.ir import code_literals
 from transpiler.ir import training as T
@@ -153,7 +154,7 @@ class TrainingPrinter(CompiledObjects):
             return
         from transpiler.printers.torch.printer import module_members
 
-        aliases = torch_loss_functions.module_aliases(cst.parse_module(self.program.source))
+        aliases = torch_loss_functions.module_aliases(cst_fast.parse(self.program.source))
         for md in self.program.models:
             step = md.graph.meta.get("custom_step")
             if not step or md.class_name in self.code.class_extensions:
@@ -200,7 +201,7 @@ class TrainingPrinter(CompiledObjects):
         if not self.program.source or not self.program.training:
             return
         try:
-            module = cst.parse_module(self.program.source)
+            module = cst_fast.parse(self.program.source)
         except cst.ParserSyntaxError:
             return
         aliases = torch_loss_functions.module_aliases(module)
@@ -393,7 +394,7 @@ class TrainingPrinter(CompiledObjects):
     def _map_function(self, code: str) -> str:
         """A ``.map()`` argument in torch: a function of the script (translated with it when it
         uses TensorFlow) or a lambda whose TensorFlow calls are translated here."""
-        module = cst.parse_module(self.program.source) if self.program.source else cst.Module([])
+        module = cst_fast.parse(self.program.source) if self.program.source else cst.Module([])
         aliases = torch_loss_functions.module_aliases(module)
         expr = cst.parse_expression(code)
         if isinstance(expr, cst.Name):
