@@ -190,16 +190,20 @@ class KerasTrainingFacts:
     def _current_stmt(self):
         return self._stmt_nodes[-1] if self._stmt_nodes else None
 
-    def _record_loop(self, kind: str, stmt, node, value=None) -> None:
-        """A custom training loop's statement (tape, gradient, apply_gradients)."""
+    def _record_loop(self, kind: str, stmt, node, value=None):
+        """A custom training loop's statement (tape, gradient, apply_gradients), recorded
+        once: a loop body read more than once gets the first record (not the program's
+        latest statement, which may be another one by then)."""
         from transpiler.ir import training as T
 
-        if any(ts.call == self.source_file.sid(node) for ts in self.program.training):
-            return  # a loop body read more than once
+        known = next((ts for ts in self.program.training if ts.call == self.source_file.sid(node)), None)
+        if known is not None:
+            return known
         span = self._span(node)
         self.program.training.append(T.TrainingStatement(
             kind, "", None, span, self.source_file.sid(stmt), call=self.source_file.sid(node),
             source=cst.Module([]).code_for_node(node)))
+        return self.program.training[-1]
 
     def _load_model(self, node):
         """``keras.models.load_model(path)``: the script's one model class with saved weights."""

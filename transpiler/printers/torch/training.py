@@ -519,6 +519,10 @@ class TrainingPrinter(CompiledObjects):
             return [f"sum(t.numel() for t in {ts.model}.state_dict().values() if t.is_floating_point())"]
         if ts.kind in ("fit", "evaluate", "train_on_batch", "test_on_batch") and mt.compile is None:
             raise NotImplementedError("the model was never compiled in this script")
+        if ts.kind in ("fit", "evaluate", "train_on_batch", "test_on_batch") and not mt.compile.losses \
+                and not _has_method(mt.md, "train_step"):
+            raise NotImplementedError(f"{ts.kind}() of a model compiled without a loss (Keras trains the losses "
+                                      "its layers add with add_loss(), not translated yet)")
         if ts.kind == "fit":
             return self.fit_lines(ts, mt)
         if ts.kind == "evaluate":
@@ -550,6 +554,9 @@ class TrainingPrinter(CompiledObjects):
                                           "own train_step")
             return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
                     "  # train_step reads self.optimizer, as in Keras"]
+        if not c.losses:  # (a custom loop trains it: fit/evaluate of it are refused)
+            return [comment_text(f"# {model}.compile() without a loss: nothing to set up in torch (the "
+                                 "program trains the model in its own loop)")]
         expr = self.optimizer_expr(model, opt)
         lines = [f"{mt.optimizer_var} = {expr}"]
         if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \

@@ -1,0 +1,78 @@
+"""Training-side regressions found on the keras.io scripts of ``../shared/realworld/keras/``
+(issue 18): custom loops, compile() without a loss, callbacks. Small snippets written here
+(the scripts are never copied into the project); the generated programs are run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from transpiler.translate import translate
+
+
+def run(source: str):
+    return translate(textwrap.dedent(source), "case.py")
+
+
+def run_output(text: str, folder) -> subprocess.CompletedProcess:
+    (folder / "out.py").write_text(text)
+    done = subprocess.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+# reptile.py: ``model.compile()`` (no loss) for a model a GradientTape loop trains, and a
+# ``model.predict`` after the inner loop, in an outer loop (the loop body is read twice)
+CUSTOM_LOOP = """
+import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+inputs = layers.Input(shape=(6,))
+x = layers.Dense(8, activation="relu")(inputs)
+outputs = layers.Dense(3, activation="softmax")(x)
+model = keras.Model(inputs=inputs, outputs=outputs)
+model.compile()
+optimizer = keras.optimizers.SGD(learning_rate=0.01)
+loss_fn = keras.losses.SparseCategoricalCrossentropy()
+
+x_all = np.random.rand(40, 6).astype("float32")
+y_all = np.random.randint(0, 3, (40,))
+dataset = tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(10)
+for epoch in range(2):
+    for images, labels in dataset:
+        with tf.GradientTape() as tape:
+            preds = model(images)
+            loss = loss_fn(labels, preds)
+        grads = tape.gradient(loss, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+    test_preds = model.predict(x_all[:5])
+    print("shape", test_preds.shape)
+"""
+
+
+def test_model_call_in_a_loop_read_twice_leaves_the_following_predict_alone(tmp_path):
+    """The loop's ``model(images)`` record, found again on the second reading of the loop
+    body, was given ``training``/model name by overwriting the program's LATEST statement
+    (the predict): an internal error ('NoneType' object has no attribute 'x')."""
+    result = run(CUSTOM_LOOP)
+    assert result.stubs == [], [d.message for d in result.stubs]
+    assert "predict(model, x_all[:5])" in result.text
+    assert run_output(result.text, tmp_path).stdout.count("shape (5, 3)") == 2
+
+
+def test_compile_without_a_loss_for_a_custom_loop_is_a_comment_not_a_stub():
+    result = run(CUSTOM_LOOP)
+    assert not any("compile" in d.message for d in result.stubs)
+    assert "# model.compile() without a loss: nothing to set up in torch" in result.text
+
+
+def test_fit_of_a_model_compiled_without_a_loss_is_a_stub_naming_add_loss():
+    source = CUSTOM_LOOP.replace('    print("shape", test_preds.shape)\n',
+                                 '    print("shape", test_preds.shape)\nmodel.fit(x_all, y_all, epochs=1)\n')
+    result = run(source)
+    messages = [d.message for d in result.stubs]
+    assert any("fit() of a model compiled without a loss" in m and "add_loss" in m for m in messages), messages
