@@ -76,3 +76,28 @@ def test_fit_of_a_model_compiled_without_a_loss_is_a_stub_naming_add_loss():
     result = run(source)
     messages = [d.message for d in result.stubs]
     assert any("fit() of a model compiled without a loss" in m and "add_loss" in m for m in messages), messages
+
+
+# cct.py, conv_lstm.py, perceiver...: callbacks and optimizers of a fit()/compile() that is not
+# translated were reported twice, by the training printer (its reason) and as an untranslated line
+UNUSED_CALLBACK = """
+import numpy as np
+import keras
+from keras import layers
+
+inputs = keras.Input(shape=(6,))
+outputs = layers.Dense(3)(inputs)
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="mse")
+early_stopping = keras.callbacks.EarlyStopping(monitor="val_loss", patience=5)
+model.fit(np.zeros((8, 6)), np.zeros((8, 3)), epochs=1)
+"""
+
+
+def test_a_stubbed_line_is_reported_once_with_the_training_printers_reason():
+    result = run(UNUSED_CALLBACK)
+    on_line = [d.message for d in result.stubs if d.span.line == 10]
+    assert on_line == ["early_stopping.callback_object(): a callback not passed to a translated fit()"], on_line
+    todo = next(line for line in result.text.splitlines() if "TODO(transpiler)" in line)
+    assert "a callback not passed to a translated fit()" in todo
+    assert "# early_stopping = keras.callbacks.EarlyStopping(" in result.text

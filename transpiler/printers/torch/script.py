@@ -311,7 +311,12 @@ class _Printer:
         short = flat if len(flat) <= 70 else flat[:67] + "..."
         where = f"{self.source_file}:{span.line}"
         reason = data_sources.stub_reason(self.program, span)  # tensorflow_datasets.load: what torch has
-        self.program.stub(span, f"not translated yet: {reason or short}", flat)
+        # a stub reported on this line already (the training printer's reason): one report per line
+        earlier = next((d.message for d in self.program.diagnostics if d.severity == "stub" and d.span
+                        and (d.span.file, d.span.line) == (span.file, span.line)), None)
+        reason = reason or earlier
+        if earlier is None:
+            self.program.stub(span, f"not translated yet: {reason or short}", flat)
         comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})" + (f": {reason}" if reason else ""))]
         comments += comment_lines(text)
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]

@@ -256,7 +256,7 @@ class TrainingPrinter(CompiledObjects):
             return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
         if ts.kind == "callback_list":
             if not self._used_by_compile_or_fit(ts.model):
-                raise NotImplementedError("callbacks not passed to fit()")
+                raise NotImplementedError("callbacks not passed to a translated fit()")
             return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
         if ts.kind == "schedule_object":
             users = [o.model for o in self.program.training if o.kind == "optimizer_object"
@@ -272,13 +272,14 @@ class TrainingPrinter(CompiledObjects):
             source = " ".join(ts.source.split())  # one comment line, also for a source black wrapped
             return [comment_text(f"# {ts.model} = {source}: {what}")]
         if ts.kind == "callback_object":
-            raise NotImplementedError("a callback not passed to fit()")
+            raise NotImplementedError("a callback not passed to a translated fit()")
         if ts.kind == "optimizer_object" and wrapper_training.passed_to_wrapper(self, ts.model):
             return wrapper_training.factory_lines(self, ts)
         if ts.kind == "optimizer_object":
             model = self._loop_model(ts.model)
             if model is None:
-                raise NotImplementedError("an optimizer used without apply_gradients(... model.trainable_variables)")
+                raise NotImplementedError("an optimizer neither given to a translated compile() nor used by "
+                                          "apply_gradients(... model.trainable_variables)")
             return [f"{ts.model} = {self.optimizer_expr(model, ts.config)}"]
         if ts.kind == "metric_object":
             return [f"{ts.model} = {self.metric_object_expr(*ts.config)}"]
