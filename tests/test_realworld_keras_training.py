@@ -101,3 +101,33 @@ def test_a_stubbed_line_is_reported_once_with_the_training_printers_reason():
     todo = next(line for line in result.text.splitlines() if "TODO(transpiler)" in line)
     assert "a callback not passed to a translated fit()" in todo
     assert "# early_stopping = keras.callbacks.EarlyStopping(" in result.text
+
+
+# wgan_gp.py: two untranslated statements of a callback class (their spans have no line) are
+# two reports, each with its own text
+CALLBACK_CLASS = """
+import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+
+class Monitor(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        noise = tf.random.normal(shape=(2, 3))
+        img = keras.utils.array_to_img(np.zeros((4, 4, 1)))
+        print(noise, img)
+
+
+inputs = keras.Input(shape=(6,))
+outputs = layers.Dense(3)(inputs)
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="mse")
+model.fit(np.zeros((8, 6)), np.zeros((8, 3)), epochs=1, callbacks=[Monitor()])
+"""
+
+
+def test_untranslated_statements_without_a_line_keep_their_own_reports():
+    result = run(CALLBACK_CLASS)
+    messages = [d.message for d in result.stubs]
+    assert any("tf.random.normal" in m for m in messages) and any("array_to_img" in m for m in messages), messages

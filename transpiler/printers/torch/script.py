@@ -313,7 +313,8 @@ class _Printer:
         reason = data_sources.stub_reason(self.program, span)  # tensorflow_datasets.load: what torch has
         # a stub reported on this line already (the training printer's reason): one report per line
         earlier = next((d.message for d in self.program.diagnostics if d.severity == "stub" and d.span
-                        and (d.span.file, d.span.line) == (span.file, span.line)), None)
+                        and span.line > 0 and (d.span.file, d.span.line) == (span.file, span.line)
+                        and not d.message.startswith("not translated yet")), None)
         reason = reason or earlier
         if earlier is None:
             self.program.stub(span, f"not translated yet: {reason or short}", flat)
