@@ -131,3 +131,51 @@ def test_untranslated_statements_without_a_line_keep_their_own_reports():
     result = run(CALLBACK_CLASS)
     messages = [d.message for d in result.stubs]
     assert any("tf.random.normal" in m for m in messages) and any("array_to_img" in m for m in messages), messages
+
+
+# eeg_signal_classification.py: AUC/Precision/Recall of a softmax output (the softmax moves into
+# the CategoricalCrossentropy loss) were stubs
+def test_stateful_metrics_of_a_softmax_output_read_the_probabilities_like_keras():
+    import numpy as np
+    import torch
+    import keras
+
+    from transpiler.runtime.torch import metrics
+
+    rng = np.random.RandomState(4)
+    for cls in ("AUC", "Precision", "Recall"):
+        ours, theirs = getattr(metrics, cls)(from_logits="softmax"), getattr(keras.metrics, cls)()
+        for batch in range(3):
+            logits = rng.randn(16, 4) * 2
+            probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+            target = np.eye(4, dtype="float32")[rng.randint(0, 4, 16)]
+            ours.update_state(torch.from_numpy(logits), torch.from_numpy(target))
+            theirs.update_state(target, probs.astype("float32"))
+            assert abs(ours.result() - float(theirs.result())) <= 1e-6, (cls, batch)
+
+
+SOFTMAX_METRICS = """
+import numpy as np
+import keras
+from keras import layers
+
+inputs = keras.Input(shape=(6,))
+outputs = layers.Dense(4, activation="softmax")(inputs)
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss=keras.losses.CategoricalCrossentropy(),
+              metrics=[keras.metrics.AUC(), keras.metrics.Precision(), keras.metrics.Recall()])
+x = np.random.rand(32, 6).astype("float32")
+y = np.eye(4, dtype="float32")[np.random.randint(0, 4, 32)]
+history = model.fit(x, y, epochs=2, batch_size=8)
+loss, auc, precision, recall = model.evaluate(x, y)
+print("auc", auc)
+"""
+
+
+def test_fit_and_evaluate_with_auc_of_a_softmax_output_translate_and_run(tmp_path):
+    result = run(SOFTMAX_METRICS)
+    assert result.stubs == [], [d.message for d in result.stubs]
+    assert 'AUC(from_logits="softmax")' in result.text
+    out = run_output(result.text, tmp_path).stdout
+    auc = float(out.split("auc")[-1])
+    assert 0.0 <= auc <= 1.0
