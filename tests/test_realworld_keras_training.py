@@ -179,3 +179,49 @@ def test_fit_and_evaluate_with_auc_of_a_softmax_output_translate_and_run(tmp_pat
     out = run_output(result.text, tmp_path).stdout
     auc = float(out.split("auc")[-1])
     assert 0.0 <= auc <= 1.0
+
+
+# ner_transformers.py: a Loss subclass applying Keras loss objects (reduction=None) inside
+LOSS_OBJECTS_INSIDE = '''
+import keras
+from keras import ops
+
+
+class MaskedLosses(keras.losses.Loss):
+    def __init__(self, name="masked_losses"):
+        super().__init__(name=name)
+
+    def call(self, y_true, y_pred):
+        loss_fn = keras.losses.MeanSquaredError(reduction=None)
+        per_sample = loss_fn(y_true, y_pred)
+        mask = ops.cast(y_true[:, 0] > 0.0, "float32")
+        summed = keras.losses.MeanAbsoluteError(reduction="sum")(y_true, y_pred)
+        return per_sample * (1.0 + mask) + 0.01 * summed + keras.losses.Huber()(y_true, y_pred)
+
+
+def build_model():
+    inputs = keras.Input(shape=(6,))
+    x = keras.layers.Dense(8, activation="tanh")(inputs)
+    outputs = keras.layers.Dense(3)(x)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.05), loss=MaskedLosses())
+    return model
+'''
+
+
+def test_loss_objects_inside_a_loss_subclass_train_like_keras(tmp_path):
+    """Keras loss objects (reduction None, "sum", the default batch mean) built and applied in
+    a Loss subclass's call (was a stub: 'with arguments'): 20 steps equal to Keras'."""
+    from test_training_losses import assert_trains_like_keras
+
+    result = run(LOSS_OBJECTS_INSIDE + "\n\nmodel = build_model()\n")
+    assert result.stubs == [], [d.message for d in result.stubs]
+    assert "lambda y_true, y_pred: mean_squared_error(y_pred, y_true)\n" in result.text
+    assert_trains_like_keras(LOSS_OBJECTS_INSIDE, "loss_objects_inside", tmp_path)
+
+
+def test_loss_object_with_other_arguments_inside_a_loss_is_a_stub():
+    source = LOSS_OBJECTS_INSIDE.replace("keras.losses.Huber()", "keras.losses.Huber(delta=2.0)")
+    result = run(source + "\n\nmodel = build_model()\n")
+    assert any("keras.losses.Huber(...) with arguments other than" in d.message for d in result.stubs), \
+        [d.message for d in result.stubs]
