@@ -225,3 +225,46 @@ def test_loss_object_with_other_arguments_inside_a_loss_is_a_stub():
     result = run(source + "\n\nmodel = build_model()\n")
     assert any("keras.losses.Huber(...) with arguments other than" in d.message for d in result.stubs), \
         [d.message for d in result.stubs]
+
+
+# mirnet.py: a metric function returning tf.image.psnr (was a stub: no torch translation)
+PSNR_METRIC = """
+import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+
+def peak_signal_noise_ratio(y_true, y_pred):
+    return tf.image.psnr(y_pred, y_true, max_val=255.0)
+
+
+inputs = keras.Input(shape=(8, 8, 3))
+outputs = layers.Conv2D(3, 3, padding="same")(inputs)
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="mse", metrics=[peak_signal_noise_ratio])
+x = np.random.rand(8, 8, 8, 3).astype("float32") * 255.0
+history = model.fit(x, x, epochs=1, batch_size=4)
+"""
+
+
+def test_psnr_metric_function_is_tensorflows_per_image_psnr():
+    import numpy as np
+    import tensorflow as tf
+    import torch
+
+    result = run(PSNR_METRIC)
+    assert result.stubs == [], [d.message for d in result.stubs]
+    namespace = {"__name__": "psnr_program"}
+    exec(compile(result.text, "psnr.py", "exec"), namespace)
+    assert "peak_signal_noise_ratio" in namespace["history"].history
+    rng = np.random.RandomState(0)
+    a, b = (rng.rand(5, 6, 7, 3) * 255).astype("float32"), (rng.rand(5, 6, 7, 3) * 255).astype("float32")
+    want = tf.image.psnr(b, a, max_val=255.0).numpy()
+    got = namespace["peak_signal_noise_ratio"](torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    assert got.shape == (5,)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # (the channels-first layout of the torch model gives the same per-image values)
+    got_cf = namespace["peak_signal_noise_ratio"](torch.from_numpy(a).permute(0, 3, 1, 2),
+                                                  torch.from_numpy(b).permute(0, 3, 1, 2)).numpy()
+    np.testing.assert_allclose(got_cf, want, rtol=1e-5)

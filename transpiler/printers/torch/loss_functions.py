@@ -311,6 +311,17 @@ def _l2_normalize(call: cst.Call) -> str:
     return f"{x} / torch.sqrt(torch.clamp(torch.sum(torch.square({x}){dim}), min={eps}))"
 
 
+def _psnr(call: cst.Call) -> str:
+    """``tf.image.psnr(a, b, max_val)``: per image, 20 log10(max_val) - 10 log10(the mean
+    squared difference over its last three axes: the image, in either layout)."""
+    a = _Args(call, ("a", "b", "max_val"))
+    if set(a.values) - {"a", "b", "max_val"} or "max_val" not in a.values:
+        raise Untranslatable("psnr arguments other than a, b, max_val")
+    x, y, top = a.text("a"), a.text("b"), a.text("max_val")
+    mse = f"torch.mean(torch.square(torch.as_tensor({x}, dtype=torch.float32) - {y}), dim=(-3, -2, -1))"
+    return f"(20.0 * torch.log10(torch.as_tensor({top}, dtype=torch.float32)) - 10.0 * torch.log10({mse}))"
+
+
 #: functions shared by keras.ops, keras.backend and TensorFlow (canonical names)
 _COMMON: dict[str, Callable] = {
     "mean": _reduce("torch.mean"), "sum": _reduce("torch.sum"), "max": _reduce("torch.amax"),
@@ -365,6 +376,8 @@ _LOSS_CLASSES = {"KLDivergence": "kl_divergence"}
 
 def rewrite_entry(name: str) -> Callable | None:
     """The emitter for a canonical name (``ops.mean``, ``backend.mean``, ``tf.reduce_mean``)."""
+    if name == "tf.image.psnr":  # (a metric of images, in the model's layout)
+        return _psnr
     if name.startswith("tf.image."):  # (in functions a tf.data pipeline maps: data_image_ops.py)
         from transpiler.printers.torch import data_image_ops
 
