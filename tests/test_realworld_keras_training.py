@@ -268,3 +268,53 @@ def test_psnr_metric_function_is_tensorflows_per_image_psnr():
     got_cf = namespace["peak_signal_noise_ratio"](torch.from_numpy(a).permute(0, 3, 1, 2),
                                                   torch.from_numpy(b).permute(0, 3, 1, 2)).numpy()
     np.testing.assert_allclose(got_cf, want, rtol=1e-5)
+
+
+# cct.py, perceiver, token_learner...: callbacks handed to a function that calls fit()
+# (``run_experiment(model)`` style), and names of Keras objects read after their statement
+# became a comment (a NameError when run)
+CALLBACKS_THROUGH_A_FUNCTION = """
+import numpy as np
+import keras
+from keras import layers
+
+x = np.random.rand(40, 6).astype("float32")
+y = np.random.rand(40, 3).astype("float32")
+
+
+def create_model():
+    inputs = keras.Input(shape=(6,))
+    outputs = layers.Dense(3)(inputs)
+    return keras.Model(inputs, outputs)
+
+
+early_stopping = keras.callbacks.EarlyStopping(monitor="val_loss", patience=5, restore_best_weights=True)
+reduce_lr = keras.callbacks.ReduceLROnPlateau(monitor="val_loss", patience=2)
+checkpoint = keras.callbacks.ModelCheckpoint("best.weights.h5", save_best_only=True, save_weights_only=True)
+
+
+def train(model, callbacks, epochs=2):
+    model.compile(optimizer="adam", loss="mse")
+    return model.fit(x, y, validation_split=0.2, epochs=epochs, callbacks=callbacks)
+
+
+model = create_model()
+history = train(model, [early_stopping, reduce_lr, checkpoint])
+print("epochs", len(history.history["loss"]))
+"""
+
+
+def test_callbacks_given_through_a_function_parameter_run_in_its_fit(tmp_path):
+    result = run(CALLBACKS_THROUGH_A_FUNCTION)
+    assert result.stubs == [], [d.message for d in result.stubs]
+    for hook in ("# EarlyStopping(monitor='val_loss', patience=5)", "ReduceLROnPlateau(",
+                 "# ModelCheckpoint('best.pt'"):
+        assert hook in result.text, hook
+    assert "checkpoint = None  # (read below" in result.text  # (the call below reads the names)
+    assert "epochs 2" in run_output(result.text, tmp_path).stdout
+
+
+def test_a_comment_replacing_a_keras_object_binds_no_name_the_program_does_not_read():
+    result = run(UNUSED_CALLBACK.replace("epochs=1)", "epochs=1, callbacks=[early_stopping])"))
+    assert result.stubs == [], [d.message for d in result.stubs]
+    assert "early_stopping = None" not in result.text

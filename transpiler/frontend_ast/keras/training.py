@@ -170,6 +170,7 @@ class TrainingObj:
     args: list = field(default_factory=list)
     kwargs: dict = field(default_factory=dict)
     cls: "CallbackClass | None" = None  # an instance of the script's own Callback subclass
+    var: str | None = None  # the name a statement bound it to (a callback fit() may get through a parameter)
 
 
 @dataclass(eq=False)

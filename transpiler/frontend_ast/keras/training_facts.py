@@ -156,6 +156,7 @@ class KerasTrainingFacts:
                 if config.kind == "custom":
                     config.params["code"] = cst.Module([]).code_for_node(node)
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "callback":
+                value.var = var  # (fit() may receive it through a list or a function's parameter)
                 config, kind = keras_training.callback_config(value) if value.name != "LearningRateScheduler" \
                     else None, "callback_object"
                 if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
@@ -311,6 +312,7 @@ class KerasTrainingFacts:
 
     def _callback(self, value, codes, index=0):
         config = keras_training.callback_config(value)
+        config.var = getattr(value, "var", None)
         if config.kind in keras_training.OBJECT_CALLBACKS:  # the object itself goes to fit()
             items = code_literals.list_items(codes.get("callbacks", ""))
             config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}

@@ -31,6 +31,7 @@ from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
+from transpiler.printers.torch.callbacks import keep_binding, used_by_compile_or_fit
 from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
@@ -257,7 +258,8 @@ class TrainingPrinter(CompiledObjects):
         if ts.kind == "callback_list":
             if not self._used_by_compile_or_fit(ts.model):
                 raise NotImplementedError("callbacks not passed to a translated fit()")
-            return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
+            comment = f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"
+            return keep_binding(self.program, ts.model, [comment])
         if ts.kind == "schedule_object":
             users = [o.model for o in self.program.training if o.kind == "optimizer_object"
                      and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
@@ -270,7 +272,7 @@ class TrainingPrinter(CompiledObjects):
                     "loss_object": "compile() below picks the matching loss function",
                     "callback_object": "it runs inside the generated fit() loop"}[ts.kind]
             source = " ".join(ts.source.split())  # one comment line, also for a source black wrapped
-            return [comment_text(f"# {ts.model} = {source}: {what}")]
+            return keep_binding(self.program, ts.model, [comment_text(f"# {ts.model} = {source}: {what}")])
         if ts.kind == "callback_object":
             raise NotImplementedError("a callback not passed to a translated fit()")
         if ts.kind == "optimizer_object" and wrapper_training.passed_to_wrapper(self, ts.model):
@@ -436,15 +438,7 @@ class TrainingPrinter(CompiledObjects):
         return lines + [f"{optimizer}.zero_grad()  # the tape's gradients start from zero"]
 
     def _used_by_compile_or_fit(self, var: str) -> bool:
-        import re
-
-        # the name as a value, not as a keyword (compile(optimizer="sgd") does not use `optimizer`)
-        pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
-        if any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training):
-            return True
-        # an item of a callback list fit() is given (``callbacks = [es, ...]``)
-        return any(ts.kind == "callback_list" and ts.model != var and pattern.search(ts.source) and
-                   self._used_by_compile_or_fit(ts.model) for ts in self.program.training)
+        return used_by_compile_or_fit(self.program, var)
 
     def _loop_model(self, optimizer_var: str) -> str | None:
         import re
