@@ -1567,11 +1567,7 @@ def test_random_contrast_training():
     assert 1.0 - 1e-4 <= min(factors) and max(factors) <= 1.3 + 1e-4 and max(factors) - min(factors) > 0.1
 
 
-def test_unfaithful_augmentation_is_reported():
-    result = translate(one_input((7, 6, 3), "x = layers.RandomRotation(0.2)(inp)", "out = layers.Conv2D(2, 3)(x)"),
-                       "case.py")
-    assert any("RandomRotation" in d.message and "dropped" in d.message for d in result.program.diagnostics)
-    assert "# RandomRotation(" in result.text
+# (RandomRotation, RandomZoom, RandomTranslation in training: tests/test_random_geometric_augmentation.py)
 
 
 @pytest.mark.parametrize("size, mode", grid("{size[0]}x{size[1]}-{mode}", size=[(8, 9), (3, 2), (5, 3)],

@@ -186,6 +186,7 @@ class Callback:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
     span: Span | None = None
+    var: str | None = None  # the variable the script bound the callback object to, if any
 
 
 @dataclass

@@ -347,11 +347,20 @@ class _PositiveCounts:
         self.fn += (~pred & label).sum().item()
 
 
+def probabilities(output, from_logits):
+    """The model's output as the probabilities a stateful metric reads: ``from_logits`` True
+    (a sigmoid moved into the loss) or "softmax" (a softmax moved into the loss, over the
+    last axis) gives them back, as Keras computes the metric on the activated output."""
+    if from_logits == "softmax":
+        return torch.softmax(output, dim=-1)
+    return torch.sigmoid(output) if from_logits else output
+
+
 def thresholded(output, target, from_logits):
     """(predicted positive, labelled positive) for each value of a batch, at threshold 0.5
     (``prediction > 0.5`` is positive), every value of the output counted (Keras flattens it).
     """
-    pred = (torch.sigmoid(output) if from_logits else output).detach().reshape(-1) > 0.5
+    pred = probabilities(output, from_logits).detach().reshape(-1) > 0.5
     return pred, target.reshape(-1).bool()
 
 
@@ -374,12 +383,7 @@ class AUC:
         )
 
     def update_state(self, output, target):
-        pred = (
-            (torch.sigmoid(output) if self.from_logits else output)
-            .detach()
-            .double()
-            .reshape(-1, 1)
-        )
+        pred = probabilities(output, self.from_logits).detach().double().reshape(-1, 1)
         label = target.reshape(-1, 1).bool()
         above = pred > self.thresholds
         self.tp += (above & label).sum(dim=0)

@@ -72,7 +72,8 @@ MASKED_OPS = {"lstm", "gru", "simple_rnn", "global_avg_pool1d"}
 RNN_OPS = ("lstm", "gru", "simple_rnn")
 ATTENTION_OPS = {"multi_head_attention", "attention", "additive_attention"}
 #: augmentation layers whose training-time transformation the torch module reproduces
-FAITHFUL_AUGMENTATIONS = ("RandomFlip", "RandomContrast", "GaussianNoise", "GaussianDropout")
+FAITHFUL_AUGMENTATIONS = ("RandomFlip", "RandomContrast", "GaussianNoise", "GaussianDropout", "RandomRotation", "RandomZoom",
+                          "RandomTranslation")
 
 
 def mask_of(tensor: Any) -> Any:

@@ -467,10 +467,10 @@ class KerasExpressions(Interpreter):
         if not on_tensors:
             # a model applied to data at run time: model(x, training=...)
             training = kwargs.get("training")
-            self._record_loop("model_call", self._current_stmt(), node)
-            self.program.training[-1].config = training if isinstance(training, bool) else None
+            call = self._record_loop("model_call", self._current_stmt(), node)
+            call.config = training if isinstance(training, bool) else None
             if isinstance(node.func, cst.Name):
-                self.program.training[-1].model = node.func.value
+                call.model = node.func.value
             return Unknown("model output")
         if isinstance(func, ModelHandle):
             return self._no_call(func, args, kwargs, node)

@@ -170,6 +170,7 @@ class TrainingObj:
     args: list = field(default_factory=list)
     kwargs: dict = field(default_factory=dict)
     cls: "CallbackClass | None" = None  # an instance of the script's own Callback subclass
+    var: str | None = None  # the name a statement bound it to (a callback fit() may get through a parameter)
 
 
 @dataclass(eq=False)
@@ -389,16 +390,15 @@ def callback_config(value: Any) -> T.Callback:
 
 def compile_config(args: list, kwargs: dict, n_outputs: int, output_names: list[str],
                    custom_step: bool = False) -> T.Compile:
-    """``compile(...)``'s settings; a model with its own train_step may give no loss."""
+    """``compile(...)``'s settings; no loss gives no losses (the printer refuses fit/evaluate
+    of such a model unless it has its own train_step)."""
     given = _bind(("optimizer", "loss", "loss_weights", "metrics"), args, kwargs, "compile")
     unknown = set(given) - {"optimizer", "loss", "loss_weights", "metrics", "weighted_metrics",
                             "run_eagerly", "steps_per_execution", "jit_compile", "auto_scale_loss"}
     if unknown:
         raise Unsupported(f"compile: argument(s) {', '.join(sorted(unknown))} not supported")
     optimizer = optimizer_config(given.get("optimizer", "rmsprop"))
-    raw_loss = given.get("loss")
-    if raw_loss is None and not custom_step:
-        raise Unsupported("compile() without a loss is only translated for a model with its own train_step")
+    raw_loss = given.get("loss")  # (none: a custom loop trains the model, or its own train_step)
     losses = [] if raw_loss is None else [loss_config(v) for v in _per_output(raw_loss, n_outputs, output_names,
                                                                               "loss")]
     weights = given.get("loss_weights")

@@ -156,6 +156,7 @@ class KerasTrainingFacts:
                 if config.kind == "custom":
                     config.params["code"] = cst.Module([]).code_for_node(node)
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "callback":
+                value.var = var  # (fit() may receive it through a list or a function's parameter)
                 config, kind = keras_training.callback_config(value) if value.name != "LearningRateScheduler" \
                     else None, "callback_object"
                 if config is not None and config.kind in keras_training.OBJECT_CALLBACKS:
@@ -190,16 +191,20 @@ class KerasTrainingFacts:
     def _current_stmt(self):
         return self._stmt_nodes[-1] if self._stmt_nodes else None
 
-    def _record_loop(self, kind: str, stmt, node, value=None) -> None:
-        """A custom training loop's statement (tape, gradient, apply_gradients)."""
+    def _record_loop(self, kind: str, stmt, node, value=None):
+        """A custom training loop's statement (tape, gradient, apply_gradients), recorded
+        once: a loop body read more than once gets the first record (not the program's
+        latest statement, which may be another one by then)."""
         from transpiler.ir import training as T
 
-        if any(ts.call == self.source_file.sid(node) for ts in self.program.training):
-            return  # a loop body read more than once
+        known = next((ts for ts in self.program.training if ts.call == self.source_file.sid(node)), None)
+        if known is not None:
+            return known
         span = self._span(node)
         self.program.training.append(T.TrainingStatement(
             kind, "", None, span, self.source_file.sid(stmt), call=self.source_file.sid(node),
             source=cst.Module([]).code_for_node(node)))
+        return self.program.training[-1]
 
     def _load_model(self, node):
         """``keras.models.load_model(path)``: the script's one model class with saved weights."""
@@ -307,6 +312,7 @@ class KerasTrainingFacts:
 
     def _callback(self, value, codes, index=0):
         config = keras_training.callback_config(value)
+        config.var = getattr(value, "var", None)
         if config.kind in keras_training.OBJECT_CALLBACKS:  # the object itself goes to fit()
             items = code_literals.list_items(codes.get("callbacks", ""))
             config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}

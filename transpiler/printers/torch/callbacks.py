@@ -114,3 +114,60 @@ def rewrite_callback_class(stmt: cst.ClassDef, keras_names: set[str], user_callb
     body = _CallbackBody(keras_names)
     new = stmt.with_changes(bases=bases).visit(body)
     return new, body.unsupported
+
+
+#: training statements the printer replaces whole (their reads of a name go with them)
+_REPLACED = ("compile", "fit", "callback_list", "optimizer_object", "loss_object", "callback_object",
+             "schedule_object")
+
+
+def _reads(source: str, var: str) -> int:
+    """How many times ``source`` reads the name ``var`` (not as an attribute, a keyword or an
+    assignment target; comments and strings aside)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
+                                    tokenize.DEDENT)]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return 0
+    count = 0
+    for i, tok in enumerate(tokens):
+        if tok.type != tokenize.NAME or tok.string != var:
+            continue
+        before = tokens[i - 1].string if i else ""
+        after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if before != "." and after != "=":
+            count += 1
+    return count
+
+
+def keep_binding(program, var: str, lines: list[str]) -> list[str]:
+    """``lines`` (a comment standing for a Keras object the generated code does not need),
+    plus ``var = None`` when the program still reads ``var`` elsewhere (passed to a function:
+    ``train(model, [early_stopping])``), so that read finds a name."""
+    elsewhere = _reads(program.source or "", var) - sum(
+        _reads(ts.source, var) for ts in program.training if ts.kind in _REPLACED)
+    if elsewhere <= 0:
+        return lines
+    return lines + [f"{var} = None  # (read below; the generated code does not need the Keras object)"]
+
+
+def used_by_compile_or_fit(program, var: str) -> bool:
+    """``var`` (an optimizer, loss, callback or list of callbacks) goes to a translated
+    compile() or fit(): named in its call, in a callback list it gets, or given through a
+    function's parameter (``train(model, [es, ...])`` calling ``fit(callbacks=callbacks)``)."""
+    from transpiler.ir import training as T
+
+    # the name as a value, not as a keyword (compile(optimizer="sgd") does not use `optimizer`)
+    pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
+    if any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in program.training):
+        return True
+    if any(ts.kind == "fit" and isinstance(ts.config, T.Fit) and any(cb.var == var for cb in ts.config.callbacks)
+           for ts in program.training):
+        return True
+    # an item of a callback list fit() is given (``callbacks = [es, ...]``)
+    return any(ts.kind == "callback_list" and ts.model != var and pattern.search(ts.source) and
+               used_by_compile_or_fit(program, ts.model) for ts in program.training)

@@ -311,6 +311,17 @@ def _l2_normalize(call: cst.Call) -> str:
     return f"{x} / torch.sqrt(torch.clamp(torch.sum(torch.square({x}){dim}), min={eps}))"
 
 
+def _psnr(call: cst.Call) -> str:
+    """``tf.image.psnr(a, b, max_val)``: per image, 20 log10(max_val) - 10 log10(the mean
+    squared difference over its last three axes: the image, in either layout)."""
+    a = _Args(call, ("a", "b", "max_val"))
+    if set(a.values) - {"a", "b", "max_val"} or "max_val" not in a.values:
+        raise Untranslatable("psnr arguments other than a, b, max_val")
+    x, y, top = a.text("a"), a.text("b"), a.text("max_val")
+    mse = f"torch.mean(torch.square(torch.as_tensor({x}, dtype=torch.float32) - {y}), dim=(-3, -2, -1))"
+    return f"(20.0 * torch.log10(torch.as_tensor({top}, dtype=torch.float32)) - 10.0 * torch.log10({mse}))"
+
+
 #: functions shared by keras.ops, keras.backend and TensorFlow (canonical names)
 _COMMON: dict[str, Callable] = {
     "mean": _reduce("torch.mean"), "sum": _reduce("torch.sum"), "max": _reduce("torch.amax"),
@@ -359,8 +370,14 @@ _LOSS_ALIASES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "kld
                  "kullback_leibler_divergence": "kl_divergence", "huber_loss": "huber"}
 
 
+#: Keras' loss classes whose function name is not their name in snake case
+_LOSS_CLASSES = {"KLDivergence": "kl_divergence"}
+
+
 def rewrite_entry(name: str) -> Callable | None:
     """The emitter for a canonical name (``ops.mean``, ``backend.mean``, ``tf.reduce_mean``)."""
+    if name == "tf.image.psnr":  # (a metric of images, in the model's layout)
+        return _psnr
     if name.startswith("tf.image."):  # (in functions a tf.data pipeline maps: data_image_ops.py)
         from transpiler.printers.torch import data_image_ops
 
@@ -415,6 +432,8 @@ class _Rewriter(cst.CSTTransformer):
         return cst.parse_expression(text)
 
     def _builtin_loss(self, name: str, call: cst.Call) -> str:
+        if name[:1].isupper():  # a loss class: the object a later call applies
+            return self._loss_object(name, call)
         a = _Args(call, ("y_true", "y_pred"))
         from_logits = a.text("from_logits", "False")
         if from_logits not in ("True", "False") or set(a.values) - {"y_true", "y_pred", "from_logits"}:
@@ -427,6 +446,30 @@ class _Rewriter(cst.CSTTransformer):
             self.untranslatable.append(f"keras.losses.{name}")
             return _code(call)
         return f"{fn}({a.text('y_pred')}, {a.text('y_true')})"
+
+    def _loss_object(self, name: str, call: cst.Call) -> str:
+        """``keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)`` →
+        a function of (y_true, y_pred) with the object's reduction (the batch mean by default,
+        the per-sample values for None/"none", their sum for "sum")."""
+        function = _LOSS_CLASSES.get(name) or re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+        try:
+            a = _Args(call, ())
+        except Untranslatable:
+            a = None
+        from_logits = a.text("from_logits", "False") if a else None
+        reduction = a.text("reduction", '"sum_over_batch_size"').strip("'\"") if a else None
+        suffix = {"None": "", "none": "", "sum": ".sum()", "sum_over_batch_size": ".mean()"}.get(reduction)
+        if a is None or from_logits not in ("True", "False") or suffix is None or \
+                set(a.values) - {"from_logits", "reduction", "name"}:
+            self.untranslatable.append(f"keras.losses.{name}(...) with arguments other than from_logits, "
+                                       "reduction (None, 'none', 'sum', 'sum_over_batch_size') and name")
+            return _code(call)
+        try:
+            fn = self.loss_call(function, from_logits == "True")
+        except (KeyError, NotImplementedError):
+            self.untranslatable.append(f"keras.losses.{name}")
+            return _code(call)
+        return f"(lambda y_true, y_pred: {fn}(y_pred, y_true){suffix})"
 
 
 

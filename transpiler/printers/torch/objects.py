@@ -226,8 +226,8 @@ class CompiledObjects:
                 # a base keyed "_Name": printed before the metrics (keyed by snake_case names)
                 self.metric_fns[(name, "class") if defined == cls else ("_" + defined, "class")] = text
             self.features.add("stateful")
-            if logits == "softmax":
-                raise NotImplementedError(f"keras.metrics.{cls} of an output whose softmax moved into the loss")
+            if logits == "softmax":  # (the probabilities back, over the last axis, as Keras reads them)
+                return f'{cls}(from_logits="softmax")'
             return f"{cls}(from_logits=True)" if logits else f"{cls}()"
         if name in METRIC_AS_LOSS:
             self.loss_fns[(name, False)] = runtime_source.source(LOSSES, name)

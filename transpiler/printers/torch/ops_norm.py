@@ -15,6 +15,7 @@ from transpiler.ir.graph import Node
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.shapes import spatial_axes
 from transpiler.printers.code import call, comment_text, lit
+from transpiler.printers.torch import ops_augment
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter
 from transpiler.ir.transforms import Transform
 
@@ -295,6 +296,10 @@ def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
     def statements(ins, outs):
         o, xe = outs[0], ins[0]
         lines = [] if o == xe else [f"{o} = {xe}"]
+        affine = ops_augment.affine_statements(kind, config, o, not is_channels_first(x.layout)) \
+            if h_axis is not None else None
+        if affine is not None:  # RandomRotation, RandomZoom, RandomTranslation
+            return lines + affine
         if kind == "RandomFlip" and h_axis is not None:
             mode = config.get("mode", "horizontal_and_vertical")
             dims = {"horizontal": (w_axis,), "vertical": (h_axis,), "horizontal_and_vertical": (h_axis, w_axis)}[mode]
@@ -314,8 +319,8 @@ def emit_random_augmentation_torch(node: Node, m: str) -> Emission:
                 f"# RandomContrast in training: one factor per image in [{1.0 - lower}, {1.0 + upper}], as in Keras",
                 "if self.training:",
                 f"    {o}_mean = {o}.mean(dim=({h_axis}, {w_axis}), keepdim=True)",
-                f"    {o}_factor = torch.empty({o}.shape[0], 1, 1, 1, device={o}.device).uniform_("
-                f"{lit(1.0 - lower)}, {lit(1.0 + upper)})",
+                f"    {o}_factor = {lit(1.0 - lower)} + {lit(upper + lower)} * torch.rand({o}.shape[0], 1, 1, 1, "
+                f"device={o}.device)",  # (Keras' minval + (maxval - minval) * uniform)
                 f"    {o} = (({o} - {o}_mean) * {o}_factor + {o}_mean).clamp({lit(float(low))}, {lit(float(high))})"]
         if kind == "GaussianNoise":
             return lines + [f"# GaussianNoise in training: zero-mean normal noise, stddev {config['stddev']}",

@@ -23,6 +23,7 @@ from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import NodeId, SourceFile
 from transpiler.printers import runtime_source
+from transpiler.printers.torch import ops_augment
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
@@ -263,6 +264,8 @@ class _Printer:
     def _torch_imports(self, uses_f: bool, uses_math: bool) -> list[cst.BaseStatement]:
         lines = []
         source = self.source.text
+        augment = self._augment_helpers()  # (before any class that calls them)
+        uses_math = uses_math or bool(augment)
         if uses_math and "import math" not in source.splitlines():  # a module-level import math binds it
             lines.append("import math")
         # the runtime's adapt() state, before any module is built (printers/torch/data_utils.py)
@@ -287,9 +290,19 @@ class _Printer:
                 any("KerasEmbedding(" in text for texts in self.site_classes.values() for text in texts):
             # before every class that builds one
             lines += ["", runtime_source.source(keras_exact.RUNTIME, "KerasEmbedding")]
+        for text in augment:
+            lines += ["", text.strip("\n")]
         for text in preamble:
             lines += ["", text.strip("\n")]
         return list(cst.parse_module("\n".join(lines) + "\n").body)
+
+    def _augment_helpers(self) -> list[str]:
+        """The runtime helpers of Keras' random rotation/zoom/translation the models call
+        (runtime/torch/augment.py; they import math and torch)."""
+        names = ops_augment.helpers_used("\n".join(
+            [code.text for _md, code in self.models.values()] +
+            [text for texts in self.site_classes.values() for text in texts]))
+        return runtime_source.Copier().take(ops_augment.RUNTIME, *names) if names else []
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
         """The statement commented out under a TODO marker, then (if ``raising``) a raise."""
@@ -299,7 +312,13 @@ class _Printer:
         short = flat if len(flat) <= 70 else flat[:67] + "..."
         where = f"{self.source_file}:{span.line}"
         reason = data_sources.stub_reason(self.program, span)  # tensorflow_datasets.load: what torch has
-        self.program.stub(span, f"not translated yet: {reason or short}", flat)
+        # a stub reported on this line already (the training printer's reason): one report per line
+        earlier = next((d.message for d in self.program.diagnostics if d.severity == "stub" and d.span
+                        and span.line > 0 and (d.span.file, d.span.line) == (span.file, span.line)
+                        and not d.message.startswith("not translated yet")), None)
+        reason = reason or earlier
+        if earlier is None:
+            self.program.stub(span, f"not translated yet: {reason or short}", flat)
         comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})" + (f": {reason}" if reason else ""))]
         comments += comment_lines(text)
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]

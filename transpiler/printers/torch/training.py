@@ -32,6 +32,7 @@ from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
+from transpiler.printers.torch.callbacks import keep_binding, used_by_compile_or_fit
 from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
@@ -257,8 +258,9 @@ class TrainingPrinter(CompiledObjects):
             return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
         if ts.kind == "callback_list":
             if not self._used_by_compile_or_fit(ts.model):
-                raise NotImplementedError("callbacks not passed to fit()")
-            return [f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"]
+                raise NotImplementedError("callbacks not passed to a translated fit()")
+            comment = f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"
+            return keep_binding(self.program, ts.model, [comment])
         if ts.kind == "schedule_object":
             users = [o.model for o in self.program.training if o.kind == "optimizer_object"
                      and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
@@ -271,15 +273,16 @@ class TrainingPrinter(CompiledObjects):
                     "loss_object": "compile() below picks the matching loss function",
                     "callback_object": "it runs inside the generated fit() loop"}[ts.kind]
             source = " ".join(ts.source.split())  # one comment line, also for a source black wrapped
-            return [comment_text(f"# {ts.model} = {source}: {what}")]
+            return keep_binding(self.program, ts.model, [comment_text(f"# {ts.model} = {source}: {what}")])
         if ts.kind == "callback_object":
-            raise NotImplementedError("a callback not passed to fit()")
+            raise NotImplementedError("a callback not passed to a translated fit()")
         if ts.kind == "optimizer_object" and wrapper_training.passed_to_wrapper(self, ts.model):
             return wrapper_training.factory_lines(self, ts)
         if ts.kind == "optimizer_object":
             model = self._loop_model(ts.model)
             if model is None:
-                raise NotImplementedError("an optimizer used without apply_gradients(... model.trainable_variables)")
+                raise NotImplementedError("an optimizer neither given to a translated compile() nor used by "
+                                          "apply_gradients(... model.trainable_variables)")
             return [f"{ts.model} = {self.optimizer_expr(model, ts.config)}"]
         if ts.kind == "metric_object":
             return [f"{ts.model} = {self.metric_object_expr(*ts.config)}"]
@@ -436,15 +439,7 @@ class TrainingPrinter(CompiledObjects):
         return lines + [f"{optimizer}.zero_grad()  # the tape's gradients start from zero"]
 
     def _used_by_compile_or_fit(self, var: str) -> bool:
-        import re
-
-        # the name as a value, not as a keyword (compile(optimizer="sgd") does not use `optimizer`)
-        pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
-        if any(ts.kind in ("compile", "fit") and pattern.search(ts.source) for ts in self.program.training):
-            return True
-        # an item of a callback list fit() is given (``callbacks = [es, ...]``)
-        return any(ts.kind == "callback_list" and ts.model != var and pattern.search(ts.source) and
-                   self._used_by_compile_or_fit(ts.model) for ts in self.program.training)
+        return used_by_compile_or_fit(self.program, var)
 
     def _loop_model(self, optimizer_var: str) -> str | None:
         import re
@@ -520,6 +515,10 @@ class TrainingPrinter(CompiledObjects):
             return [f"sum(t.numel() for t in {ts.model}.state_dict().values() if t.is_floating_point())"]
         if ts.kind in ("fit", "evaluate", "train_on_batch", "test_on_batch") and mt.compile is None:
             raise NotImplementedError("the model was never compiled in this script")
+        if ts.kind in ("fit", "evaluate", "train_on_batch", "test_on_batch") and not mt.compile.losses \
+                and not _has_method(mt.md, "train_step"):
+            raise NotImplementedError(f"{ts.kind}() of a model compiled without a loss (Keras trains the losses "
+                                      "its layers add with add_loss(), not translated yet)")
         if ts.kind == "fit":
             return self.fit_lines(ts, mt)
         if ts.kind == "evaluate":
@@ -551,6 +550,9 @@ class TrainingPrinter(CompiledObjects):
                                           "own train_step")
             return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
                     "  # train_step reads self.optimizer, as in Keras"]
+        if not c.losses:  # (a custom loop trains it: fit/evaluate of it are refused)
+            return [comment_text(f"# {model}.compile() without a loss: nothing to set up in torch (the "
+                                 "program trains the model in its own loop)")]
         expr = self.optimizer_expr(model, opt)
         lines = [f"{mt.optimizer_var} = {expr}"]
         if opt.kind in SPARSE_SENSITIVE_OPTIMIZERS and mt.md is not None \

@@ -47,6 +47,15 @@ def accuracy(output, target):
     return (output == target.view_as(output)).float().mean(dim=-1)
 
 
+def probabilities(output, from_logits):
+    """The model's output as the probabilities a stateful metric reads: ``from_logits`` True
+    (a sigmoid moved into the loss) or "softmax" (a softmax moved into the loss, over the
+    last axis) gives them back, as Keras computes the metric on the activated output."""
+    if from_logits == "softmax":
+        return torch.softmax(output, dim=-1)
+    return torch.sigmoid(output) if from_logits else output
+
+
 class AUC:
     """keras.metrics.AUC (ROC curve, 200 thresholds, interpolation): true/false positives
     and negatives counted at each threshold over the epoch, the area by the trapezoid rule
@@ -63,7 +72,7 @@ class AUC:
                                               for _ in range(4))
 
     def update_state(self, output, target):
-        pred = (torch.sigmoid(output) if self.from_logits else output).detach().double().reshape(-1, 1)
+        pred = probabilities(output, self.from_logits).detach().double().reshape(-1, 1)
         label = target.reshape(-1, 1).bool()
         above = pred > self.thresholds
         self.tp += (above & label).sum(dim=0)
@@ -80,7 +89,7 @@ class AUC:
 def thresholded(output, target, from_logits):
     """(predicted positive, labelled positive) for each value of a batch, at threshold 0.5
     (``prediction > 0.5`` is positive), every value of the output counted (Keras flattens it)."""
-    pred = (torch.sigmoid(output) if from_logits else output).detach().reshape(-1) > 0.5
+    pred = probabilities(output, from_logits).detach().reshape(-1) > 0.5
     return pred, target.reshape(-1).bool()
 
 
@@ -174,7 +183,7 @@ class RootMeanSquaredError:
         self.total, self.count = 0.0, 0
 
     def update_state(self, output, target):
-        output = (torch.sigmoid(output) if self.from_logits else output).detach()
+        output = probabilities(output, self.from_logits).detach()
         error = (output - target.to(output.dtype).view_as(output)) ** 2
         self.total += error.reshape(len(error), -1).mean(dim=1).sum().item()
         self.count += len(error)
