@@ -213,7 +213,8 @@ class TrainingPrinter(CompiledObjects):
             if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in skip or stmt.decorators:
                 continue
             text = cst.Module([]).code_for_node(stmt)
-            if not any(f"{a}." in text for a in keras_aliases):
+            # (an alias of a module, ``tf.``, or of a function: ``from tensorflow.random import gamma``)
+            if not any(re.search(rf"(?<![\w.]){re.escape(a)}\b", text) for a in keras_aliases):
                 continue
             start = next((i + 1 for i, ln in enumerate(lines) if ln.startswith(f"def {stmt.name.value}(")), None)
             end = (start or 0) + len(text.strip("\n").splitlines())
@@ -313,12 +314,14 @@ class TrainingPrinter(CompiledObjects):
             extra = ""
             if parts and len(parts) == 2:
                 data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
-                if (pipe.element_map or pipe.batch_map) and data != ds.code.strip("()"):
+                zip_mapped = data_utils.zipped_and_mapped(self.program, ts)  # (its map permutes)
+                if (pipe.element_map or pipe.batch_map or zip_mapped) and data != ds.code.strip("()"):
                     # the maps run on channels-last elements, as in Keras; each batch's inputs
                     # are then permuted into the model's layout
                     data = f"{parts[0]}, {parts[1]}"
-                    extra = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
-                    self.features.add("layout_after_map")
+                    if not zip_mapped:
+                        extra = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
+                        self.features.add("layout_after_map")
             else:
                 data = ds.code
             extra = (", shuffle=True" if ds.shuffle else "") + extra

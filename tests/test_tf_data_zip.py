@@ -1,0 +1,183 @@
+"""``tf.data.Dataset.zip`` of batched pipelines mapped over pairs of batches (keras.io's MixUp,
+reduced: frontend_ast/keras/data_zip.py → ``ZippedLoader`` + ``MappedLoader``), and the ops
+such map functions call (tf.random.gamma, one_hot, tf.image's bounding boxes:
+runtime/torch/image_ops.py): the generated loader yields Keras' batches, the random draws
+come from the same distributions."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import torch
+
+from transpiler.runtime.torch import image_ops
+from transpiler.translate import translate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MIXUP = '''
+import numpy as np
+import keras
+from keras import layers
+from tensorflow import data as tf_data
+from tensorflow.random import gamma as tf_random_gamma
+
+rng = np.random.RandomState(0)
+x_train = rng.rand(40, 6, 6, 2).astype("float32")
+labels = rng.randint(0, 3, (40,))
+y_train = keras.ops.one_hot(labels, 3)
+y_reversed = keras.ops.one_hot(labels[::-1].copy(), 3)
+
+ds_one = tf_data.Dataset.from_tensor_slices((x_train, y_train)).batch(8)
+ds_two = tf_data.Dataset.from_tensor_slices((x_train[::-1].copy(), y_reversed)).batch(8)
+train_ds = tf_data.Dataset.zip((ds_one, ds_two))
+
+
+def sample_beta_distribution(size, concentration_0=0.2, concentration_1=0.2):
+    gamma_1_sample = tf_random_gamma(shape=[size], alpha=concentration_1)
+    gamma_2_sample = tf_random_gamma(shape=[size], alpha=concentration_0)
+    return gamma_1_sample / (gamma_1_sample + gamma_2_sample)
+
+
+def mix_up(ds_one, ds_two, alpha=0.2):
+    images_one, labels_one = ds_one
+    images_two, labels_two = ds_two
+    batch_size = keras.ops.shape(images_one)[0]
+    l = sample_beta_distribution(batch_size, alpha, alpha)
+    x_l = keras.ops.reshape(l, (batch_size, 1, 1, 1))
+    y_l = keras.ops.reshape(l, (batch_size, 1))
+    images = images_one * x_l + images_two * (1 - x_l)
+    labels = labels_one * y_l + labels_two * (1 - y_l)
+    return (images, labels)
+
+
+def fixed_mix(ds_one, ds_two):
+    images_one, labels_one = ds_one
+    images_two, labels_two = ds_two
+    return images_one * 0.75 + images_two[:, ::1, :, :1] * 0.25, labels_one * 0.75 + labels_two * 0.25
+
+
+train_ds_mu = train_ds.map(lambda one, two: mix_up(one, two, alpha=0.2), num_parallel_calls=tf_data.AUTOTUNE)
+fixed_ds = train_ds.map(fixed_mix)
+
+
+def build_model():
+    inputs = keras.Input(shape=(6, 6, 2))
+    x = layers.Conv2D(4, 3, activation="relu")(inputs)
+    x = layers.GlobalAveragePooling2D()(x)
+    outputs = layers.Dense(3, activation="softmax")(x)
+    return keras.Model(inputs, outputs)
+
+
+if __name__ == "__main__":
+    model = build_model()
+    model.compile(loss="categorical_crossentropy", optimizer="adam", metrics=["accuracy"])
+    model.fit(train_ds_mu, epochs=1)
+    model.fit(fixed_ds, epochs=1)
+    print("mixed labels", float(next(iter(train_ds_mu))[1].numpy().sum()))
+'''
+
+
+@pytest.fixture(scope="module")
+def tf():
+    return pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(scope="module")
+def translated():
+    return translate(MIXUP, "mixup_case.py")
+
+
+def test_zip_of_batched_pipelines_mapped_translates_without_stub(translated):
+    stubs = [str(d) for d in translated.program.diagnostics if d.severity == "stub"]
+    assert not stubs, stubs
+    assert "ZippedLoader(ds_one, ds_two)" in translated.text
+    assert "gamma_sample(" in translated.text and "import tensorflow" not in translated.text
+
+
+def test_zipped_and_mapped_loader_yields_keras_batches(translated, tf):
+    """The deterministic map over the zip: the same (x, y) batches as tf.data's (the model
+    takes channels-first images: the mapped loader permutes what the map returns)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from harness import load_source_module
+
+    from transpiler import verify
+
+    generated = verify.load_generated(translated.text)
+    original = load_source_module(MIXUP)
+    ours = [(x.numpy(), y.numpy()) for x, y in generated.fixed_ds]
+    theirs = [(x.numpy(), y.numpy()) for x, y in original.fixed_ds]
+    assert len(ours) == len(theirs) == 5
+    for (ox, oy), (tx, ty) in zip(ours, theirs):
+        np.testing.assert_allclose(ox, tx.transpose(0, 3, 1, 2), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(oy, ty, rtol=1e-6, atol=1e-7)
+    # the random map: each image a convex mix of the two zipped images, with its label's weight
+    x, y = next(iter(generated.train_ds_mu))
+    a, b = generated.x_train[:8].transpose(0, 3, 1, 2), generated.x_train[::-1][:8].transpose(0, 3, 1, 2)
+    weight = (x.numpy() - b) / np.where(np.abs(a - b) > 1e-3, a - b, np.nan)
+    lam = np.nanmedian(weight.reshape(8, -1), axis=1)
+    assert np.all((lam >= -1e-4) & (lam <= 1 + 1e-4))
+    np.testing.assert_allclose(x.numpy(), lam[:, None, None, None] * a + (1 - lam[:, None, None, None]) * b,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y.numpy().sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_mixup_program_runs(translated, tmp_path):
+    out = tmp_path / "mixup_case_torch.py"
+    out.write_text(translated.text)
+    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "mixed labels 8.0" in run.stdout
+
+
+def test_fit_on_an_unmapped_zip_stays_a_stub():
+    source = MIXUP.replace("model.fit(train_ds_mu, epochs=1)", "model.fit(train_ds, epochs=1)")
+    result = translate(source, "mixup_case.py")
+    stubs = [str(d) for d in result.program.diagnostics if d.severity == "stub"]
+    assert any("fit()" in s for s in stubs), stubs
+
+
+def test_gamma_sample_draws_tensorflows_distribution(tf):
+    from scipy import stats
+
+    torch.manual_seed(0)
+    tf.random.set_seed(0)
+    for alpha, beta in ((0.2, None), (2.5, 4.0), ([0.5, 3.0], 0.5)):
+        ours = image_ops.gamma_sample([4000], alpha, beta).numpy()
+        theirs = tf.random.gamma([4000], alpha, beta).numpy()
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == np.float32
+        for column in range(ours.reshape(4000, -1).shape[1]):
+            a, b = ours.reshape(4000, -1)[:, column], theirs.reshape(4000, -1)[:, column]
+            assert stats.ks_2samp(a, b).pvalue > 1e-3, (alpha, beta, column)
+    # a rate, not a scale: Gamma(2, rate 4) has mean 0.5
+    assert abs(image_ops.gamma_sample([20000], 2.0, 4.0).mean().item() - 0.5) < 0.02
+
+
+@pytest.mark.parametrize("shape", [(9, 11, 3), (2, 9, 11, 1)])
+def test_bounding_box_crop_and_pad_equal_tensorflow(tf, shape):
+    image = np.random.RandomState(1).rand(*shape).astype("float32")
+    box = (2, 3, 4, 5)
+    ours = image_ops.image_crop_to_bounding_box(torch.as_tensor(image), *box)
+    theirs = tf.image.crop_to_bounding_box(image, *box).numpy()
+    assert np.array_equal(ours.numpy(), theirs)
+    size = (torch.tensor(1), torch.tensor(2), 12, 14)  # (offsets as 0-d tensors, as CutMix computes them)
+    ours = image_ops.image_pad_to_bounding_box(torch.as_tensor(theirs), *size)
+    theirs = tf.image.pad_to_bounding_box(theirs, 1, 2, 12, 14).numpy()
+    assert np.array_equal(ours.numpy(), theirs)
+    with pytest.raises(ValueError):
+        image_ops.image_crop_to_bounding_box(torch.as_tensor(image), 7, 0, 4, 4)
+
+
+def test_one_hot_equals_keras(tf):
+    import keras
+
+    labels = np.array([0, 2, 1, 5, -1])
+    ours = image_ops.one_hot_float(torch.as_tensor(labels), 3)
+    theirs = keras.ops.convert_to_numpy(keras.ops.one_hot(labels, 3))
+    assert ours.dtype == torch.float32 and np.array_equal(ours.numpy(), theirs)
