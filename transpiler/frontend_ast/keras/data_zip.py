@@ -37,7 +37,9 @@ def _zipped_names(fe, values, node) -> list[str] | None:
             return None
         name = element.value.value
         if isinstance(value, DatasetObj):
-            if value.batch is None or value.scope != tuple(fe.scope_stack) or value.returned:
+            if value.scope != tuple(fe.scope_stack) or value.returned:
+                return None
+            if value.batch is None and {op.partition(":")[0] for op in value.ops} - ELEMENT_OPS:
                 return None
         elif isinstance(value, data_utils.BatchesVal):
             if value.statement is None or name not in value.statement.model.split(","):
@@ -53,14 +55,49 @@ def zip_datasets(fe, func, args, kwargs, node, span):
     Unknown (the statement stays a stub) for datasets that are no named batched loaders."""
     from transpiler.ir import training as T
 
+    from transpiler.frontend_ast.keras.values import DatasetObj
+
     values = args[0] if args else kwargs.get("datasets")
     names = _zipped_names(fe, values, node)
-    if names is None:
+    unbatched = names is not None and [isinstance(v, DatasetObj) and v.batch is None for v in values]
+    if names is None or any(unbatched) and not all(unbatched):
         fe._mark_keras()
         return Unknown("tf.data.Dataset.zip()")
+    kind = "zip_elements" if all(unbatched) else "zip_loaders"
     stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
     ts = T.TrainingStatement("data_util", data_utils.unpacked_names(fe._current_stmt(), node) or "",
-                             ("zip_loaders", T.Code(", ".join(names))), span, stmt,
+                             (kind, T.Code(", ".join(names))), span, stmt,
                              call=fe.source_file.sid(node), source=code_of(node))
     fe.program.training.append(ts)
+    if kind == "zip_elements":
+        return data_utils.ElementsVal("tf.data.Dataset.zip()", statement=ts)
     return data_utils.BatchesVal("tf.data.Dataset.zip()", statement=ts)
+
+
+#: tf.data methods of a pipeline of zipped elements (runtime/torch/pipelines.py), and the
+#: keywords each takes
+ELEMENT_OPS = {"shuffle", "map", "prefetch", "cache"}
+_KEYWORDS = {"shuffle": {"buffer_size", "seed", "reshuffle_each_iteration"},
+             "map": {"map_func", "num_parallel_calls", "deterministic"},
+             "batch": {"batch_size", "drop_remainder", "num_parallel_calls", "deterministic"},
+             "prefetch": {"buffer_size"}, "cache": {"filename"}}
+
+
+def element_method(fe, elements, name: str, node):
+    """``.shuffle``/``.map``/``.batch``/``.prefetch``/``.cache`` on a pipeline of zipped
+    elements: a statement (``element_op``, or ``element_batches`` once batched: fit() takes
+    those) keeping the call's source, the pipeline again; None (a stub) for other methods,
+    keywords or a second ``.batch``."""
+    from transpiler.ir import training as T
+
+    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+    if name not in _KEYWORDS or keywords - _KEYWORDS[name] or name == "batch" and elements.batched or \
+            name == "map" and not node.args:
+        return None
+    batched = elements.batched or name == "batch"
+    config = ("element_batches" if batched else "element_op", T.Code(code_of(node)))
+    stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+    ts = T.TrainingStatement("data_util", data_utils.unpacked_names(fe._current_stmt(), node) or "", config,
+                             fe._span(node), stmt, call=fe.source_file.sid(node), source=code_of(node))
+    fe.program.training.append(ts)
+    return data_utils.ElementsVal(f"dataset.{name}()", statement=ts, batched=batched)
