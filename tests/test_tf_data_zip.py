@@ -297,3 +297,54 @@ def test_shuffle_buffer_draws_as_tf_data(tf):
     torch.manual_seed(0)
     full = {int(next(iter(ElementPipeline.from_tensor_slices(data).shuffle(100)))) for _ in range(60)}
     assert len(full) > 10
+
+
+CHAIN = '''
+import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+rng = np.random.RandomState(0)
+x = rng.rand(10, 3).astype("float32")
+y = rng.randint(0, 2, (10,))
+base = tf.data.Dataset.from_tensor_slices(x)
+scaled = base.map(lambda v: v * 2.0 + 1.0)
+labels = tf.data.Dataset.from_tensor_slices(y)
+pairs = tf.data.Dataset.zip((scaled, labels)).batch(4)
+
+
+def build_model():
+    inputs = keras.Input(shape=(3,))
+    return keras.Model(inputs, layers.Dense(2, activation="softmax")(inputs))
+
+
+if __name__ == "__main__":
+    model = build_model()
+    model.compile(loss="sparse_categorical_crossentropy", optimizer="adam")
+    model.fit(pairs, epochs=1)
+'''
+
+
+def test_pipeline_made_from_another_then_zipped_yields_keras_batches(tf):
+    """``scaled = base.map(f)`` zipped: ``base`` is the runtime's pipeline too (speaker
+    recognition's path_ds → audio_ds), the batches are tf.data's."""
+    result = translate(CHAIN, "chain_case.py")
+    stubs = [str(d) for d in result.program.diagnostics if d.severity == "stub"]
+    assert not stubs, stubs
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from harness import load_source_module
+
+    from transpiler import verify
+
+    ours = [(a.numpy(), b.numpy()) for a, b in verify.load_generated(result.text).pairs]
+    theirs = [(a.numpy(), b.numpy()) for a, b in load_source_module(CHAIN).pairs]
+    assert len(ours) == len(theirs) == 3
+    for (oa, ob), (ta, tb) in zip(ours, theirs):
+        np.testing.assert_allclose(oa, ta, rtol=1e-6)
+        assert np.array_equal(ob, tb)
+    # a pipeline of another kind of dataset (a loader utility's) zipped before batching: a stub
+    other = CHAIN.replace("base = tf.data.Dataset.from_tensor_slices(x)",
+                          "base = keras.utils.timeseries_dataset_from_array(x, None, 2, batch_size=None)")
+    stubs = [str(d) for d in translate(other, "chain_case.py").program.diagnostics if d.severity == "stub"]
+    assert stubs

@@ -24,12 +24,27 @@ KINDS = ("zip_elements", "element_op", "element_batches")
 _DROPPED = {"num_parallel_calls", "deterministic"}
 
 
+def _root(source: str) -> cst.BaseExpression:
+    """The start of a pipeline's chain of calls (``from_tensor_slices(...)``, or a name)."""
+    expr = cst.parse_expression(f"({source})")
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value != "from_tensor_slices":
+        expr = expr.func.value
+    return expr
+
+
 def zipped_elements(program, ts) -> bool:
-    """The unbatched tf.data pipeline of arrays ``ts`` bound is zipped element by element later."""
+    """The unbatched tf.data pipeline of arrays ``ts`` bound is zipped element by element later,
+    itself or through a pipeline made from it (``audio_ds = path_ds.map(f)``)."""
     names = [n for n in ts.model.split(",") if n]
     later = program.training[program.training.index(ts) + 1:]
-    return bool(names) and any(o.kind == "data_util" and o.config[0] == "zip_elements" and
-                               set(o.config[1].text.replace(" ", "").split(",")) & set(names) for o in later)
+    if not names:
+        return False
+    if any(o.kind == "data_util" and o.config[0] == "zip_elements" and
+           set(o.config[1].text.replace(" ", "").split(",")) & set(names) for o in later):
+        return True
+    return any(o.kind == "dataset" and o.config.batch is None and isinstance(_root(o.source), cst.Name)
+               and _root(o.source).value in names and zipped_elements(program, o) for o in later)
 
 
 class _Chain(cst.CSTTransformer):
@@ -76,6 +91,12 @@ def pipeline_text(printer, source: str) -> str:
 
 def dataset_lines(printer, ts) -> list[str]:
     """An unbatched ``from_tensor_slices`` pipeline zipped later: its statement, as the runtime's."""
+    root = _root(ts.source)
+    made = isinstance(root, cst.Call) or isinstance(root, cst.Name) and any(
+        o.kind == "dataset" and root.value in o.model.split(",") and zipped_elements(printer.program, o)
+        for o in printer.program.training[:printer.program.training.index(ts)])
+    if not made:  # (a pipeline of something else: tf.data's, not translated)
+        raise NotImplementedError("a tf.data pipeline zipped before .batch() made from another dataset")
     target = f"{ts.model} = " if ts.model else "return "
     return [f"{target}{pipeline_text(printer, ts.source)}"]
 

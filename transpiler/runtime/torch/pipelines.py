@@ -24,7 +24,15 @@ def _collate(parts):
         return type(first)(_collate([p[i] for p in parts]) for i in range(len(first)))
     if isinstance(first, dict):
         return {key: _collate([p[key] for p in parts]) for key in first}
+    if isinstance(first, (str, bytes)):
+        return np.asarray(parts)  # (strings: a numpy array of them, as the text loaders give)
     return torch.stack([torch.as_tensor(p) for p in parts])
+
+
+def _row(array, index):
+    """One element of an array: a tensor, or a str for an array of strings (file paths)."""
+    value = array[index]
+    return torch.as_tensor(value) if array.dtype.kind in "biufc" else value.item()
 
 
 def _shuffled(elements, buffer_size):
@@ -148,8 +156,8 @@ class ElementPipeline(DataLoader):
         if kind == "zip":
             return zip(*(iter(d) for d in data))
         if isinstance(data, tuple):
-            return (tuple(torch.as_tensor(a[i]) for a in data) for i in range(len(data[0])))
-        return (torch.as_tensor(data[i]) for i in range(len(data)))
+            return (tuple(_row(a, i) for a in data) for i in range(len(data[0])))
+        return (_row(data, i) for i in range(len(data)))
 
     def _elements(self):
         items = self._source()
