@@ -348,3 +348,67 @@ def test_pipeline_made_from_another_then_zipped_yields_keras_batches(tf):
                           "base = keras.utils.timeseries_dataset_from_array(x, None, 2, batch_size=None)")
     stubs = [str(d) for d in translate(other, "chain_case.py").program.diagnostics if d.severity == "stub"]
     assert stubs
+
+
+PREPROCESS = """import numpy as np
+import keras
+import tensorflow as tf
+from keras import layers
+
+rng = np.random.RandomState(0)
+x = rng.randint(0, 256, (12, 6, 6, 3)).astype("uint8")
+y = rng.randint(0, 3, (12,))
+
+
+def preprocess_dataset(is_training=True):
+    def fn(image, label):
+        if is_training:
+            image = tf.image.random_flip_left_right(image)
+        image = tf.image.resize(image, (4, 4))
+        label = tf.one_hot(label, depth=3)
+        return image, label
+
+    return fn
+
+
+def prepare_dataset(dataset, is_training=True):
+    dataset = dataset.map(preprocess_dataset(is_training))
+    return dataset.batch(4)
+
+
+train_ds = prepare_dataset(tf.data.Dataset.from_tensor_slices((x, y)))
+
+
+def build_model():
+    inputs = keras.Input(shape=(4, 4, 3))
+    x = layers.GlobalAveragePooling2D()(inputs)
+    return keras.Model(inputs, layers.Dense(3, activation="softmax")(x))
+
+
+model = build_model()
+model.compile(loss="categorical_crossentropy", optimizer="adam")
+model.fit(train_ds, epochs=1)
+"""
+
+
+def test_function_a_pipeline_maps_translated_whole_when_a_function_also_calls_it(tf):
+    """DeiT / MobileViT: ``preprocess_dataset(is_training)`` returns the function the pipeline
+    maps and is called from ``prepare_dataset`` (so the reader counts it among inlined helpers):
+    it is translated whole (tf.image calls, one_hot), not stubbed line by line; its numbers
+    are TensorFlow's."""
+    result = translate(PREPROCESS, "preprocess_case.py")
+    lines = [d.span.line for d in result.program.diagnostics if d.severity == "stub"]
+    assert not [n for n in lines if 11 <= n <= 19], lines
+    assert "image_random_flip_left_right(image)" in result.text and "one_hot_float(label, 3)" in result.text
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from harness import load_source_module
+
+    from transpiler import verify
+
+    generated = verify.load_generated(result.text)
+    original = load_source_module(PREPROCESS)
+    image = np.random.RandomState(3).randint(0, 256, (6, 6, 3)).astype("uint8")
+    ours = generated.preprocess_dataset(False)(torch.as_tensor(image), torch.tensor(2))
+    theirs = original.preprocess_dataset(False)(tf.constant(image), tf.constant(2))
+    np.testing.assert_allclose(ours[0].numpy(), theirs[0].numpy(), rtol=1e-5, atol=1e-4)
+    assert np.array_equal(ours[1].numpy(), theirs[1].numpy())

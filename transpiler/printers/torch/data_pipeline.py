@@ -66,3 +66,14 @@ def pipeline_of(printer, ds) -> Pipeline:
             pipe.notes.append(f".{name}(): {PIPELINE_NO_OPS[name]}")
     pipe.notes = sorted(set(pipe.notes), key=pipe.notes.index)
     return pipe
+
+
+def mapped_function_names(module: cst.Module) -> set[str]:
+    """The names a tf.data ``.map(...)`` call's arguments read (``ds.map(preprocess(True))``,
+    ``ds.map(lambda x, y: augment(x), ...)``): functions the data pipeline calls, which the
+    generated program needs as torch functions even where a model builder also inlines them."""
+    names: set[str] = set()
+    for node in walk(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "map":
+            names |= {n.value for arg in node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
+    return names

@@ -207,7 +207,7 @@ class TrainingPrinter(CompiledObjects):
         aliases = torch_loss_functions.module_aliases(module)
         keras_aliases = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
         skip = {md.builder for md in self.program.models if md.builder}
-        skip |= set(self.program.meta.get("inlined_helpers", ()))
+        skip |= set(self.program.meta.get("inlined_helpers", ())) - data_pipeline.mapped_function_names(module)
         skip |= {ts.config.name for ts in self.program.training if ts.kind == "custom_code"}
         lines = self.program.source.splitlines()
         for stmt in module.body:
