@@ -412,3 +412,18 @@ def test_function_a_pipeline_maps_translated_whole_when_a_function_also_calls_it
     theirs = original.preprocess_dataset(False)(tf.constant(image), tf.constant(2))
     np.testing.assert_allclose(ours[0].numpy(), theirs[0].numpy(), rtol=1e-5, atol=1e-4)
     assert np.array_equal(ours[1].numpy(), theirs[1].numpy())
+
+
+@pytest.mark.parametrize("change", [
+    ("ds_one = tf_data.Dataset.from_tensor_slices((x_train, y_train)).batch(8)",
+     "ds_one = tf_data.Dataset.from_tensor_slices((x_train, y_train)).batch(8).repeat()"),
+    ("ds_one = tf_data.Dataset.from_tensor_slices((x_train, y_train)).batch(8)",
+     "ds_one = tf_data.Dataset.from_tensor_slices(({'a': x_train}, y_train)).batch(8)"),
+], ids=["repeated", "feature_columns"])
+def test_zip_of_a_repeated_or_columns_pipeline_stays_a_stub(change):
+    """An endless pipeline (its zip would never end an epoch) or one of a dict of columns
+    (another runtime class): the zip is a stub, never a loader that fails when run."""
+    result = translate(MIXUP.replace(*change), "mixup_case.py")
+    stubs = [str(d) for d in result.program.diagnostics if d.severity == "stub"]
+    assert any("Dataset.zip" in s for s in stubs), stubs
+    assert "ZippedLoader(" not in result.text.split("class ZippedLoader")[-1]

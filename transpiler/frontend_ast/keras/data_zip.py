@@ -18,6 +18,18 @@ from transpiler.frontend_ast.interp.values import Unknown
 from transpiler.frontend_ast.keras import data_utils
 
 
+def _of_columns(code: str) -> bool:
+    """``from_tensor_slices`` of a dict of columns (or a (dict, labels) pair): another runtime
+    class (printers/torch/dataset_features.py), not zipped here."""
+    try:
+        expr = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return True
+    first = expr.elements[0].value if isinstance(expr, cst.Tuple) and expr.elements else expr
+    return isinstance(first, (cst.Dict, cst.DictComp)) or isinstance(first, cst.Call) and \
+        isinstance(first.func, cst.Name) and first.func.value == "dict"
+
+
 def _zipped_names(fe, values, node) -> list[str] | None:
     """The names of the zipped datasets when each is a name bound to a batched loader of this
     scope, else None."""
@@ -37,8 +49,9 @@ def _zipped_names(fe, values, node) -> list[str] | None:
             return None
         name = element.value.value
         if isinstance(value, DatasetObj):
-            if value.scope != tuple(fe.scope_stack) or value.returned:
-                return None
+            if value.scope != tuple(fe.scope_stack) or value.returned or _of_columns(value.code) or \
+                    "repeat" in {op.partition(":")[0] for op in value.ops}:
+                return None  # (a dict of columns: FeatureDataset; endless or repeated passes)
             if value.batch is None and {op.partition(":")[0] for op in value.ops} - ELEMENT_OPS:
                 return None
         elif isinstance(value, data_utils.BatchesVal):
