@@ -48,8 +48,9 @@ LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "tex
 #: else (``.map``, ``.prefetch``, ``.unbatch``, ...) needs TensorFlow (a stub)
 LOADER_ATTRIBUTES = {"take", "class_names", "file_paths", "batch_size"}
 #: tf.data methods translated on such a dataset: ``.map(fn)`` (per batch), ``.prefetch()`` and
-#: ``.cache()`` (nothing to do for a DataLoader)
-LOADER_METHODS = {"map", "prefetch", "cache"}
+#: ``.cache()`` (nothing to do for a DataLoader); ``.shuffle()``/``.batch()`` on elements zipped
+#: before batching only (``ElementsVal``: data_zip.element_method; elsewhere a stub)
+LOADER_METHODS = {"map", "prefetch", "cache", "shuffle", "batch"}
 _BY_PATH = {path: name for name, paths in SPELLINGS.items() for path in paths}
 
 
@@ -59,6 +60,15 @@ class BatchesVal(Unknown):
     run-time data, whose statement learns the variable it is bound to (fit() takes it)."""
 
     statement: Any = None
+
+
+@dataclass(eq=False)
+class ElementsVal(BatchesVal):
+    """A tf.data pipeline of elements zipped before batching (``Dataset.zip((a, b))`` of
+    unbatched pipelines of arrays, frontend_ast/keras/data_zip.py), with the tf.data methods
+    called on it since; ``batched`` once ``.batch(n)`` was."""
+
+    batched: bool = False
 
 
 #: Keras' text and lookup layers: on data (outside a model) objects of the runtime's class
@@ -152,6 +162,10 @@ def record_loader_method(fe, batches, name: str, node):
 
     if not isinstance(node.func, cst.Attribute):
         return None
+    if isinstance(batches, ElementsVal):
+        from transpiler.frontend_ast.keras import data_zip
+
+        return data_zip.element_method(fe, batches, name, node)
     receiver = code_of(node.func.value)
     positional = [a for a in node.args if a.keyword is None]
     keywords = {a.keyword.value for a in node.args if a.keyword is not None}

@@ -13,7 +13,7 @@ from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown, code_of)
-from transpiler.frontend_ast.keras import data_lookups, data_utils
+from transpiler.frontend_ast.keras import data_lookups, data_utils, data_zip
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -776,7 +776,7 @@ _API_CALLS = {
     "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "no_effect": _api_no_effect,
     "load_model": _api_load_model, "clone_model": _api_clone_model,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
-    "dataset_slices": _api_dataset_slices, "optimizer": _api_training_object, "loss": _api_training_object,
+    "dataset_slices": _api_dataset_slices, "dataset_zip": data_zip.zip_datasets, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,
     "regularizer": _api_regularizer, "tensor_op": _api_tensor_op, "activation": _api_activation,
 }

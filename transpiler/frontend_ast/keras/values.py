@@ -347,7 +347,8 @@ _TF_APIS = {"tensorflow.GradientTape": ApiRef("gradient_tape", "GradientTape"),
             "tensorflow_datasets.load": ApiRef("tfds_load", "load"),
             "tensorflow_datasets.disable_progress_bar": ApiRef("no_effect", "tfds.disable_progress_bar"),
             "tensorflow_datasets.enable_progress_bar": ApiRef("no_effect", "tfds.enable_progress_bar"),
-            "tensorflow.data.Dataset.from_tensor_slices": ApiRef("dataset_slices", "from_tensor_slices")}
+            "tensorflow.data.Dataset.from_tensor_slices": ApiRef("dataset_slices", "from_tensor_slices"),
+            "tensorflow.data.Dataset.zip": ApiRef("dataset_zip", "zip")}
 
 
 def resolve_api(path: str) -> Any:

@@ -29,6 +29,8 @@ _FORMS: dict[str, tuple[str, dict[str, str], tuple[str, ...]]] = {
     "exp": ("torch.exp({x})", {}, ("x",)),
     "abs": ("torch.abs({x})", {}, ("x",)),
     "square": ("torch.square({x})", {}, ("x",)),
+    # float32 rows as Keras gives (an index outside [0, num_classes) raises here, Keras gives zeros)
+    "one_hot": ("torch.nn.functional.one_hot({x}.long(), {num_classes}).float()", {}, ("x", "num_classes")),
 }
 _SUBMODULES = ("numpy.", "core.", "math.", "nn.")
 

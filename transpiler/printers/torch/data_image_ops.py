@@ -73,20 +73,77 @@ def _grayscale(call) -> str:
     return f"image_rgb_to_grayscale({_args(call, ('images',)).text('images')})"
 
 
+def _bounding_box(function: str) -> Callable:
+    def emit(call) -> str:
+        a = _args(call, ("image", "offset_height", "offset_width", "target_height", "target_width"))
+        if len(a.values) != 5:
+            raise _untranslatable(f"tf.image.{function}() without its four box sizes")
+        sizes = ", ".join(a.text(n) for n in ("offset_height", "offset_width", "target_height", "target_width"))
+        return f"image_{function}({a.text('image')}, {sizes})"
+    return emit
+
+
+def _random_gamma(call) -> str:
+    """``tf.random.gamma(shape, alpha, beta=None, dtype=float32)`` / ``keras.random.gamma(shape,
+    alpha, dtype)``: the runtime's draw from the same Gamma(alpha, rate=beta) distribution."""
+    a = _args(call, ("shape", "alpha", "beta", "dtype", "seed"))
+    if "shape" not in a.values or "alpha" not in a.values:
+        raise _untranslatable("tf.random.gamma() without shape and alpha")
+    extra = f", beta={a.text('beta')}" if a.text("beta", "None") != "None" else ""
+    dtype = a.text("dtype")
+    if dtype is not None:
+        key = dtype.strip("'\"").rsplit(".", 1)[-1]
+        if key not in _DTYPES:
+            raise _untranslatable(f"tf.random.gamma to {dtype} (floating types only)")
+        extra += f", dtype={_DTYPES[key]}"
+    return f"gamma_sample({a.text('shape')}, {a.text('alpha')}{extra})"
+
+
+def _one_hot(call) -> str:
+    """``ops.one_hot(x, num_classes)`` / ``tf.one_hot(indices, depth)``: float32 rows, all zeros
+    for an index outside [0, num_classes) (as in Keras and TensorFlow)."""
+    a = _args(call, ("x", "num_classes", "axis", "dtype"), {"x": ("indices",), "num_classes": ("depth",)})
+    if set(a.values) - {"x", "num_classes"} or len(a.values) != 2:
+        raise _untranslatable("one_hot() with an axis, a dtype or on/off values")
+    return f"one_hot_float({a.text('x')}, {a.text('num_classes')})"
+
+
+def _reshape(call) -> str:
+    a = _args(call, ("x", "newshape"), {"x": ("tensor",), "newshape": ("shape",)})
+    if len(a.values) != 2:
+        raise _untranslatable("reshape() without a shape")
+    return f"torch.reshape(torch.as_tensor({a.text('x')}), {a.text('newshape')})"
+
+
 #: tf.image function → its emitter
 ENTRIES: dict[str, Callable] = {
     "resize": _resize, "random_flip_left_right": _one("random_flip_left_right"),
     "random_flip_up_down": _one("random_flip_up_down"), "flip_left_right": _flip(-2), "flip_up_down": _flip(-3),
     "convert_image_dtype": _convert_image_dtype, "random_crop": _random_crop, "rgb_to_grayscale": _grayscale,
+    "crop_to_bounding_box": _bounding_box("crop_to_bounding_box"),
+    "pad_to_bounding_box": _bounding_box("pad_to_bounding_box"),
+}
+#: other TensorFlow / Keras calls of the functions a pipeline maps (MixUp's Beta draws, labels
+#: made one-hot): canonical name (printers/torch/loss_functions.py's ``canonical``) → emitter
+TENSOR_ENTRIES: dict[str, Callable] = {
+    "tf.random.gamma": _random_gamma, "random.gamma": _random_gamma,
+    "tf.one_hot": _one_hot, "ops.one_hot": _one_hot, "ops.nn.one_hot": _one_hot,
+    "tf.reshape": _reshape, "ops.reshape": _reshape, "ops.numpy.reshape": _reshape,
 }
 #: the runtime functions the emitted code calls
 HELPERS = ("image_resize", "image_random_flip_left_right", "image_random_flip_up_down", "image_convert_dtype",
-           "image_random_crop", "image_rgb_to_grayscale")
+           "image_random_crop", "image_rgb_to_grayscale", "image_crop_to_bounding_box",
+           "image_pad_to_bounding_box", "gamma_sample", "one_hot_float")
 
 
 def entry(name: str) -> Callable | None:
     """The emitter for ``tf.image.<name>``, or None."""
     return ENTRIES.get(name)
+
+
+def tensor_entry(name: str) -> Callable | None:
+    """The emitter for a canonical name of ``TENSOR_ENTRIES``, or None."""
+    return TENSOR_ENTRIES.get(name)
 
 
 def helpers_used(text: str) -> list[str]:

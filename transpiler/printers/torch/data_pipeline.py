@@ -35,3 +35,45 @@ def refuse_negative_steps(node, name: str) -> None:
                 isinstance(n.step.operator, cst.Minus):
             raise NotImplementedError(f"tf.data .map({name}): a slice with a negative step "
                                       "(torch tensors have none; torch.flip)")
+
+
+def pipeline_of(printer, ds) -> Pipeline:
+    """A tf.data pipeline's ops after ``from_tensor_slices``: where its ``.map()`` functions
+    run (``printer._map_function`` translates them), its ``.repeat(count)`` and what
+    ``.prefetch()``/``.cache()`` became."""
+    pipe = Pipeline()
+    batched = False
+    for op in ds.ops:
+        name, _, arg = op.partition(":")
+        if name == "batch":
+            batched = True
+            pipe.drop_last = arg == "drop"
+        elif name == "map":
+            if pipe.repeat is not None:
+                raise NotImplementedError("tf.data .map() after .repeat(count)")
+            key = "batch_map" if batched else "element_map"
+            if getattr(pipe, key) is not None:
+                raise NotImplementedError(f"several tf.data .map() calls {'after' if batched else 'before'} "
+                                          ".batch()")
+            setattr(pipe, key, printer._map_function(arg))
+        elif name == "repeat" and arg:
+            if not batched:
+                raise NotImplementedError("tf.data .repeat(count) before .batch() (batches across passes)")
+            pipe.repeat = arg
+            pipe.notes.append(f".repeat({arg}): {arg} passes over the data" + (", each reshuffled" if ds.shuffle
+                                                                             else ""))
+        elif name in ("prefetch", "cache"):
+            pipe.notes.append(f".{name}(): {PIPELINE_NO_OPS[name]}")
+    pipe.notes = sorted(set(pipe.notes), key=pipe.notes.index)
+    return pipe
+
+
+def mapped_function_names(module: cst.Module) -> set[str]:
+    """The names a tf.data ``.map(...)`` call's arguments read (``ds.map(preprocess(True))``,
+    ``ds.map(lambda x, y: augment(x), ...)``): functions the data pipeline calls, which the
+    generated program needs as torch functions even where a model builder also inlines them."""
+    names: set[str] = set()
+    for node in walk(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "map":
+            names |= {n.value for arg in node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
+    return names

@@ -7,7 +7,7 @@ Each utility is a function of the same name and arguments in ``transpiler/runtim
 
 from __future__ import annotations
 
-from transpiler.printers.torch import data_image_ops
+from transpiler.printers.torch import data_image_ops, data_pipelines
 
 #: utility name → (runtime module, definition)
 UTILITIES = {
@@ -23,6 +23,8 @@ UTILITIES = {
     "text_dataset_from_directory": ("torch.directories", "text_dataset_from_directory"),
     **{name: ("torch.text", name) for name in ("TextVectorization", "StringLookup", "IntegerLookup")},  # (TEXT_LAYERS)
     "MappedLoader": ("torch.timeseries", "MappedLoader"),
+    "ZippedLoader": ("torch.timeseries", "ZippedLoader"),  # (tf.data.Dataset.zip: frontend_ast/keras/data_zip.py)
+    "ElementPipeline": ("torch.pipelines", "ElementPipeline"),  # (zipped before batching: data_pipelines.py)
     "FeatureDataset": ("torch.tabular", "FeatureDataset"),  # (printers/torch/dataset_features.py)
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
@@ -33,9 +35,12 @@ TEXT_LAYERS = ("TextVectorization", "StringLookup", "IntegerLookup")
 #: utilities that give a DataLoader of (x, y) batches, which fit()/evaluate() take as it is
 #: (``map_batches``/``loader_no_op``: tf.data's .map/.prefetch/.cache on one of them)
 LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "text_dataset_from_directory",
-           "map_batches", "loader_no_op"}
-#: tf.data methods on such a loader: not runtime functions (``loader_op_lines``)
-LOADER_OPS = {"map_batches", "loader_no_op"}
+           "map_batches", "loader_no_op", "zip_loaders", *data_pipelines.KINDS}
+#: tf.data methods on such a loader: not runtime functions (``loader_op_lines``); ``zip_loaders``:
+#: ``tf.data.Dataset.zip`` of named loaders (whose batches are pairs: fit() takes it mapped only)
+LOADER_OPS = {"map_batches", "loader_no_op", "zip_loaders", *data_pipelines.KINDS}
+#: loader ops whose result fit() cannot take: batches of pairs, or elements not batched yet
+NOT_FIT_DATA = {"zip_loaders", "zip_elements", "element_op"}
 #: loaders of images, whose layout the loader sets (``data_format``) for the model
 IMAGE_LOADERS = {"image_dataset_from_directory"}
 
@@ -72,13 +77,31 @@ def _mapped_later(program, ts) -> bool:
     names = [n for n in ts.model.split(",") if n]
     for later in program.training[program.training.index(ts) + 1:]:
         if later.kind == "data_util" and later.config[0] in LOADER_OPS:
-            receiver = cst.parse_expression(f"f({later.config[1].text})").args[0].value
-            # (its variable, or the call itself: ``ds.map(f).map(g)``)
-            if isinstance(receiver, cst.Name) and receiver.value in names or \
-                    cst.Module([]).code_for_node(receiver) == ts.source:
-                if later.config[0] == "map_batches" or _mapped_later(program, later):
-                    return True
+            if _reads(later, names, ts.source) and (later.config[0] == "map_batches" or
+                                                    _mapped_later(program, later)):
+                return True
     return False
+
+
+def _reads(later, names: list[str], source: str) -> bool:
+    """The loader op ``later`` reads a dataset bound to one of ``names`` (or made by the call
+    ``source`` itself: ``ds.map(f).map(g)``): its receiver, or any zipped dataset."""
+    import libcst as cst
+
+    args = cst.parse_expression(f"f({later.config[1].text})").args
+    receivers = [a.value for a in (args if later.config[0] == "zip_loaders" else args[:1])]
+    return any(isinstance(r, cst.Name) and r.value in names or cst.Module([]).code_for_node(r) == source
+               for r in receivers)
+
+
+def zipped_and_mapped(program, ts) -> bool:
+    """The tf.data pipeline of arrays ``ts`` bound is zipped with others and the zip mapped
+    (``Dataset.zip((a, b)).map(fn)``): its images stay channels-last for ``fn``, as in Keras
+    (the mapped loader puts the model's layout on what ``fn`` returns)."""
+    names = [n for n in ts.model.split(",") if n]
+    return bool(names) and any(
+        later.kind == "data_util" and later.config[0] == "zip_loaders" and _reads(later, names, ts.source)
+        and _mapped_later(program, later) for later in program.training[program.training.index(ts) + 1:])
 
 
 def loader_lines(printer, ts) -> list[str]:
@@ -91,6 +114,8 @@ def loader_lines(printer, ts) -> list[str]:
     from transpiler.printers.code import lit
 
     name, args = ts.config
+    if name in data_pipelines.KINDS:  # (zipped before batching: runtime/torch/pipelines.py)
+        return data_pipelines.statement_lines(printer, ts)
     layouts = printer._single_model_layouts()
     mapped = _mapped_later(printer.program, ts)
     if name not in LOADER_OPS:
@@ -99,6 +124,9 @@ def loader_lines(printer, ts) -> list[str]:
     receiver = cst.Module([]).code_for_node(parts[0].value)
     if name == "loader_no_op":
         return [receiver]  # (nothing to do: a DataLoader loads as it is iterated)
+    if name == "zip_loaders":  # (tuples of the loaders' batches, as many as the shortest has)
+        printer.datasets.add("ZippedLoader")
+        return [f"ZippedLoader({args.text})"]
     function = printer._map_function(cst.Module([]).code_for_node(parts[1].value))
     printer.datasets.add("MappedLoader")
     layout = ""
@@ -114,6 +142,8 @@ def loader_statement(program, name: str, before=None):
             and ts.config[0] in LOADERS]  # (``a, b = image_dataset_from_directory(..., subset="both")``)
     if before is not None and before in program.training:
         made = [ts for ts in made if program.training.index(ts) < program.training.index(before)]
+    if made and made[-1].config[0] in NOT_FIT_DATA:
+        return None  # (batches of (x, y) batches, or single elements: no loader fit() takes)
     return made[-1] if made else None
 
 #: utilities whose runtime module holds state the model classes' ``__init__`` read
@@ -165,6 +195,8 @@ def refuse_loader(program, name: str, before, call: str) -> None:
     """``call`` (predict) handed a loader utility's dataset of (x, y) batches, which the array
     helpers cannot take (the model would be called on (x, y); a channels-first model's input
     permutation would transpose the loader): a stub."""
-    if loader_statement(program, name, before) is not None:
+    zipped = [ts for ts in program.training if ts.kind == "data_util" and name in ts.model.split(",")
+              and ts.config[0] in NOT_FIT_DATA]
+    if loader_statement(program, name, before) is not None or zipped:
         raise NotImplementedError(f"{call}() on a dataset of (x, y) batches from a Keras data utility "
                                   "(give it the images: an array or a loop over the batches)")

@@ -382,6 +382,10 @@ def rewrite_entry(name: str) -> Callable | None:
         from transpiler.printers.torch import data_image_ops
 
         return data_image_ops.entry(name[len("tf.image."):])
+    from transpiler.printers.torch import data_image_ops
+
+    if data_image_ops.tensor_entry(name) is not None:  # (tf.random.gamma, one_hot, reshape)
+        return data_image_ops.tensor_entry(name)
     if name.startswith("tf."):
         flat = _TF_FLAT.get(name[3:])
         return _COMMON.get(flat) if flat else None

@@ -24,9 +24,10 @@ from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import differences, runtime_prune, runtime_source
-from transpiler.printers.torch import data_utils, dataset_features, dataset_loaders
+from transpiler.printers.torch import data_pipelines, data_utils, dataset_features, dataset_loaders
 from transpiler.printers.torch import keras_exact
-from transpiler.printers.torch.data_pipeline import PIPELINE_NO_OPS, Pipeline, refuse_negative_steps
+from transpiler.printers.torch import data_pipeline
+from transpiler.printers.torch.data_pipeline import Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
@@ -208,14 +209,14 @@ class TrainingPrinter(CompiledObjects):
         aliases = torch_loss_functions.module_aliases(module)
         keras_aliases = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
         skip = {md.builder for md in self.program.models if md.builder}
-        skip |= set(self.program.meta.get("inlined_helpers", ()))
+        skip |= set(self.program.meta.get("inlined_helpers", ())) - data_pipeline.mapped_function_names(module)
         skip |= {ts.config.name for ts in self.program.training if ts.kind == "custom_code"}
         lines = self.program.source.splitlines()
         for stmt in module.body:
             if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in skip or stmt.decorators:
                 continue
             text = cst.Module([]).code_for_node(stmt)
-            if not any(f"{a}." in text for a in keras_aliases):
+            if not any(re.search(rf"(?<![\w.]){re.escape(a)}\b", text) for a in keras_aliases):  # (tf., gamma)
                 continue
             start = next((i + 1 for i, ln in enumerate(lines) if ln.startswith(f"def {stmt.name.value}(")), None)
             end = (start or 0) + len(text.strip("\n").splitlines())
@@ -309,6 +310,8 @@ class TrainingPrinter(CompiledObjects):
                     # ``ds = from_tensor_slices(...)`` then ``ds = ds.shuffle(...).batch(n)``:
                     # the loader below is made from the same arrays
                     return [comment_text(f"# {ts.model} = {' '.join(ts.source.split())}: batched below")]
+                if data_pipelines.zipped_elements(self.program, ts):  # (Dataset.zip before .batch())
+                    return data_pipelines.dataset_lines(self, ts)
                 raise NotImplementedError("a tf.data pipeline without .batch()")
             parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
             layouts = self._single_model_layouts()
@@ -317,12 +320,14 @@ class TrainingPrinter(CompiledObjects):
             extra = ""
             if parts and len(parts) == 2:
                 data = f"{_to_layout(parts[0], layouts[0])}, {parts[1]}"
-                if (pipe.element_map or pipe.batch_map) and data != ds.code.strip("()"):
+                zip_mapped = data_utils.zipped_and_mapped(self.program, ts)  # (its map permutes)
+                if (pipe.element_map or pipe.batch_map or zip_mapped) and data != ds.code.strip("()"):
                     # the maps run on channels-last elements, as in Keras; each batch's inputs
                     # are then permuted into the model's layout
                     data = f"{parts[0]}, {parts[1]}"
-                    extra = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
-                    self.features.add("layout_after_map")
+                    if not zip_mapped:
+                        extra = f", layout={lit(Layout(channels_last_of(layouts[0]), layouts[0]).perm)}"
+                        self.features.add("layout_after_map")
             else:
                 data = ds.code
             extra = (", shuffle=True" if ds.shuffle else "") + extra
@@ -366,33 +371,7 @@ class TrainingPrinter(CompiledObjects):
         return None
 
     def _pipeline(self, ds) -> "Pipeline":
-        """A tf.data pipeline's ops after ``from_tensor_slices``: where its ``.map()``
-        functions run, its ``.repeat(count)`` and what ``.prefetch()``/``.cache()`` became."""
-        pipe = Pipeline()
-        batched = False
-        for op in ds.ops:
-            name, _, arg = op.partition(":")
-            if name == "batch":
-                batched = True
-                pipe.drop_last = arg == "drop"
-            elif name == "map":
-                if pipe.repeat is not None:
-                    raise NotImplementedError("tf.data .map() after .repeat(count)")
-                key = "batch_map" if batched else "element_map"
-                if getattr(pipe, key) is not None:
-                    raise NotImplementedError(f"several tf.data .map() calls {'after' if batched else 'before'} "
-                                              ".batch()")
-                setattr(pipe, key, self._map_function(arg))
-            elif name == "repeat" and arg:
-                if not batched:
-                    raise NotImplementedError("tf.data .repeat(count) before .batch() (batches across passes)")
-                pipe.repeat = arg
-                pipe.notes.append(f".repeat({arg}): {arg} passes over the data" + (", each reshuffled" if ds.shuffle
-                                                                                 else ""))
-            elif name in ("prefetch", "cache"):
-                pipe.notes.append(f".{name}(): {PIPELINE_NO_OPS[name]}")
-        pipe.notes = sorted(set(pipe.notes), key=pipe.notes.index)
-        return pipe
+        return data_pipeline.pipeline_of(self, ds)  # (.map/.batch/.repeat/.prefetch/.cache)
 
     def _map_function(self, code: str) -> str:
         """A ``.map()`` argument in torch: a function of the script (translated with it when it

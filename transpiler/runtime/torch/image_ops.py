@@ -88,3 +88,52 @@ def image_rgb_to_grayscale(images):
     top = torch.iinfo(images.dtype).max
     gray = (images.float() / top * weights).sum(-1, keepdim=True)
     return (gray * (top + 0.5)).to(images.dtype)  # (TensorFlow's saturate cast truncates)
+
+
+def _box_size(value):
+    """A box offset or size TensorFlow takes as a number or a 0-d tensor, as a Python int."""
+    return int(value.reshape(-1)[0]) if isinstance(value, torch.Tensor) else int(value)
+
+
+def image_crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """tf.image.crop_to_bounding_box: rows offset_height .. + target_height and columns
+    offset_width .. + target_width of each image; a box outside the image is an error."""
+    image = torch.as_tensor(image)
+    top, left = _box_size(offset_height), _box_size(offset_width)
+    height, width = _box_size(target_height), _box_size(target_width)
+    if top < 0 or left < 0 or height <= 0 or width <= 0 or \
+            top + height > image.shape[-3] or left + width > image.shape[-2]:
+        raise ValueError(f"crop_to_bounding_box: the box ({top}, {left}, {height}, {width}) is not "
+                         f"inside the {tuple(image.shape[-3:-1])} image")
+    return image[..., top:top + height, left:left + width, :]
+
+
+def image_pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """tf.image.pad_to_bounding_box: each image at (offset_height, offset_width) of a
+    target_height x target_width canvas of zeros."""
+    image = torch.as_tensor(image)
+    top, left = _box_size(offset_height), _box_size(offset_width)
+    bottom = _box_size(target_height) - top - image.shape[-3]
+    right = _box_size(target_width) - left - image.shape[-2]
+    if min(top, left, bottom, right) < 0:
+        raise ValueError("pad_to_bounding_box: the image does not fit in the target box at that offset")
+    return F.pad(image, (0, 0, left, right, top, bottom))
+
+
+def gamma_sample(shape, alpha, beta=None, dtype=torch.float32):
+    """tf.random.gamma(shape, alpha, beta): draws of Gamma(alpha, rate=beta) (beta 1 when not
+    given), of shape ``shape + broadcast(alpha, beta).shape``, from torch's generator."""
+    alpha = torch.as_tensor(alpha, dtype=torch.float64)
+    beta = torch.ones_like(alpha) if beta is None else torch.as_tensor(beta, dtype=torch.float64)
+    alpha, beta = torch.broadcast_tensors(alpha, beta)
+    shape = tuple(_box_size(s) for s in (shape.reshape(-1) if isinstance(shape, torch.Tensor) else shape))
+    return torch.distributions.Gamma(alpha, beta).sample(shape).to(dtype)
+
+
+def one_hot_float(x, num_classes):
+    """keras.ops.one_hot / tf.one_hot: float32 one-hot rows along a new last axis; an index
+    outside [0, num_classes) gives a row of zeros."""
+    x = torch.as_tensor(x).long()
+    inside = (x >= 0) & (x < num_classes)
+    rows = F.one_hot(torch.where(inside, x, torch.zeros_like(x)), int(num_classes)).float()
+    return rows * inside[..., None]

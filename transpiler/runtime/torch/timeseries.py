@@ -108,3 +108,19 @@ class MappedLoader(BatchLoader):
                 first = first.permute(*self.layout)
                 out = (first, *rest) if rest else first
             yield out
+
+
+class ZippedLoader(BatchLoader):
+    """tf.data's ``Dataset.zip((a, b, ...))`` of batched datasets: at every pass, a tuple of
+    one batch of each loader (each shuffling on its own, as each tf.data pipeline does), as
+    many as the shortest loader has; ``.map(fn)`` on it calls ``fn(batch_a, batch_b, ...)``."""
+
+    def __init__(self, *loaders):
+        super().__init__(loaders[0].dataset, batch_size=loaders[0].batch_size)
+        self.loaders = loaders
+
+    def __len__(self):
+        return min(len(loader) for loader in self.loaders)
+
+    def __iter__(self):
+        return zip(*self.loaders)
