@@ -113,3 +113,9 @@ def test_a_changed_statement_that_is_not_black_stable_makes_the_check_fail():
 def test_unusual_texts_go_to_blacks_own_second_pass(name):
     text = textwrap.dedent(TEXTS[name]).lstrip("\n")
     assert not formatter._second_pass_is_identity(text, _once(text), black._format_str_once)
+
+
+def test_the_check_prints_no_warning_for_the_users_strings(recwarn):
+    text = 'label = f"{1}"\npattern = "\\d+"\nx = some_function_with_a_long_name(argument_number_one, argument_number_two, arg3)\n'
+    assert format_python(text) == _black(text)
+    assert not [w for w in recwarn if issubclass(w.category, (SyntaxWarning, DeprecationWarning))]

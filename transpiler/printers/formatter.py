@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import warnings
 
 import black  # (at import: the CLI loads the translation path with the GC paused, then frozen)
 
@@ -62,7 +63,7 @@ def _second_pass_is_identity(text: str, first: str, once) -> bool:
     if "fmt:" in first or "\f" in first or "\r" in first:
         return False
     try:
-        before, after = ast.parse(text), ast.parse(first)
+        before, after = _parsed(text), _parsed(first)
     except (SyntaxError, ValueError):
         return False
     if len(before.body) != len(after.body):
@@ -87,12 +88,20 @@ def _second_pass_is_identity(text: str, first: str, once) -> bool:
     if again == alone:
         return True
     try:  # (the blank lines between them may differ: only the statements count)
-        tree = ast.parse(again)
+        tree = _parsed(again)
     except (SyntaxError, ValueError):
         return False
     again_lines = again.split("\n")
     return len(tree.body) == len(changed) + 1 and all(
         _segment(node, again_lines) == segment for node, segment in zip(tree.body, changed))
+
+
+def _parsed(text: str) -> ast.Module:
+    """``ast.parse`` without its warnings (an invalid escape in the user's strings): the text
+    is only read here, the user sees what black and Python say about it elsewhere."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
 
 
 def _segment(node: ast.stmt, lines: list[str]) -> str:
