@@ -42,6 +42,21 @@ def _run(folder: str, target: str, jobs: int, tmp: str) -> tuple[float, str]:
         f"exit {proc.returncode}, no summary"
 
 
+def _autogroup() -> str:
+    """A note when the kernel schedules by session (CFS autogroup): then every session gets one
+    fair share of the CPUs however many processes it runs, and with other sessions busy two
+    workers share what one had (measured: two busy loops in one session got 0.32 + 0.33 s of CPU
+    in 8 s where one alone got 0.44 s, and 1.33 + 1.28 s each in a session of its own)."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled", encoding="ascii") as fh:
+            enabled = fh.read().strip() == "1"
+    except OSError:
+        return ""
+    return ("; the kernel's autogroup scheduling is on here (/proc/sys/kernel/sched_autogroup_enabled): this "
+            "session gets one share of the CPUs however many workers it runs, so while other sessions are busy "
+            "-j 2 gains little") if enabled else ""
+
+
 def _files(folder: str) -> int:
     return sum(1 for d, _, names in os.walk(folder) for n in names if n.endswith(".py"))
 
@@ -71,7 +86,7 @@ def run() -> str:
     out = [f"Directory mode over the real-world folders, a fresh process per run into an empty `-o` folder; "
            f"best of {REPEATS} runs per setting, the runs alternating (spread: slowest/fastest run).", "",
            table(["folder", "files", "-j 1", "-j 2", "speed-up", "outcome (last run)"], rows), "",
-           f"{os.cpu_count()} CPUs, shared with other work: a speed-up below 2× is partly the other load. "
+           f"{os.cpu_count()} CPUs, shared with other work: a speed-up below 2× is partly the other load{_autogroup()}. "
            "One bad file never stalls the rest: `--file-timeout` (default 300 s) ends a file whose translation "
            "runs past it (tests/test_batch.py::test_a_file_that_hangs_the_translator_times_out_and_the_rest_go_on, "
            "at -j 1 and -j 2)."]

@@ -411,3 +411,37 @@ def test_a_file_that_hangs_the_translator_times_out_and_the_rest_go_on(tree_with
     assert row(err, tree_with_error / "mlp_regression.py")[1] == "ok"
     assert (tree_with_error / "mlp_regression_torch.py").exists()
     assert not (tree_with_error / "sub" / "tiny_torch.py").exists()
+
+
+def test_workers_take_the_biggest_files_first(tmp_path, monkeypatch):
+    """-j N hands the files out biggest first (a long file started last would run alone at
+    the end); every file is still reported (run_batch prints them in task order)."""
+    from concurrent.futures import Future
+
+    sizes = {"a.py": 10, "b.py": 3000, "c.py": 200, "d.py": 3000}
+    tasks = []
+    for name, size in sizes.items():
+        (tmp_path / name).write_text("#" * size)
+        tasks.append(batch.Task(source=str(tmp_path / name), output="", target="pytorch", check=False,
+                                diff=False, quiet=True))
+    submitted = []
+
+    class Pool:
+        def __init__(self, max_workers):
+            pass
+
+        def submit(self, fn, task):
+            submitted.append(os.path.basename(task.source))
+            future = Future()
+            future.set_result(batch.FileResult(source=task.source, output=task.output))
+            return future
+
+        def shutdown(self, *args, **kwargs):
+            pass
+
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", Pool)
+    reported = []
+    batch._run_pool(tasks, 2, batch.Progress(len(tasks), io.StringIO(), enabled=False),
+                    lambda i, res: reported.append(i))
+    assert submitted == ["b.py", "d.py", "c.py", "a.py"]  # (equal sizes: in task order)
+    assert sorted(reported) == [0, 1, 2, 3]

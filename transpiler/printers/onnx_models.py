@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import re
 
-import black
-
 from transpiler.ir.layout import is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import code
+from transpiler.printers.formatter import format_python
+
 
 def _header(program: Program, target: str) -> list[str]:
     md = program.models[0]
@@ -57,7 +57,7 @@ def print_torch_model(program: Program) -> str:
     out = _header(program, "PyTorch")
     if md.graph.meta.get("unsupported"):
         out += ["", "import torch", "from torch import nn"] + _stub(program, md)
-        return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+        return format_python("\n".join(out) + "\n")
     printed = print_model_class(md, os.path.basename(program.path))
     imports = ["import torch", "from torch import nn"]
     if printed.uses_functional:
@@ -72,7 +72,7 @@ def print_torch_model(program: Program) -> str:
     out += ["", "", "def build_model():",
             code.docstring_lines([f"The {md.class_name} module (load the converted weights into it)."], "    "),
             f"    return {md.class_name}()"]
-    return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+    return format_python("\n".join(out) + "\n")
 
 
 def print_keras_model(program: Program) -> str:
@@ -85,7 +85,7 @@ def print_keras_model(program: Program) -> str:
     out = _header(program, "Keras")
     if md.graph.meta.get("unsupported"):
         out += ["", "import keras"] + _stub(program, md)
-        return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+        return format_python("\n".join(out) + "\n")
     keras_ops.clear_auto_names(md.graph)
     body = model_body(md, {"keras", "layers", "ops"})
     helpers = sorted({h for n in md.graph.nodes for h in keras_ops.emit(n).helpers})
@@ -113,4 +113,4 @@ def print_keras_model(program: Program) -> str:
                          "channels-first, as in the ONNX model.")
     out += ["", "", "def build_model():", code.docstring_lines(lines, "    ")]
     out += body
-    return black.format_str("\n".join(out) + "\n", mode=black.Mode())
+    return format_python("\n".join(out) + "\n")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-import black
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
@@ -25,6 +24,7 @@ from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.params import param_names
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
+from transpiler.printers.formatter import format_python
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.code import comment_text, lit
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, on_call_class, on_call_parts,
@@ -281,7 +281,7 @@ class KerasScript:
         for text in self.training.helper_texts():
             out += ["", text]
         text = "\n".join(out) + "\n" + "".join(r if r.endswith("\n") else r + "\n" for r in rest if r)
-        return black.format_str(text, mode=black.Mode())
+        return format_python(text)
 
     def _used_imports(self, imports: list[str], rest: list) -> list[str]:
         """The imports kept but one whose names the source used and the output no longer

@@ -13,7 +13,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-import black
 import libcst as cst
 
 from transpiler import cst_fast
@@ -27,6 +26,7 @@ from transpiler.printers.torch import ops_augment
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
+from transpiler.printers.formatter import format_python
 from transpiler.printers.torch.construct_sites import construct_sites, per_call_builder
 from transpiler.printers.torch.custom_step import extend_class
 from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call_bindings, loop_receiver, \
@@ -985,7 +985,7 @@ def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
     printer = _Printer(program, source, codes, training, tcode)
     module = printer.rewrite_module(source.module, uses_f, uses_math)
     text = module.code
-    text = black.format_str(text, mode=black.Mode())
+    text = format_python(text)
     return ScriptResult(text, printer.stubs)
 
 

@@ -1,0 +1,55 @@
+"""Every output is what ``black`` would write: black leaves it unchanged (issue 21).
+
+The golden cases check this for their outputs (tests/test_golden.py,
+tests/test_golden_keras.py); here the corpus both ways (Keras to PyTorch, PyTorch to Keras)
+and a sample of the real-world scripts of ``../shared/realworld`` (where the folder is at
+hand), the outputs a faster formatting path (transpiler/printers/formatter.py) must leave
+exactly as black's own ``format_str`` would.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import black
+import pytest
+
+from transpiler.translate import translate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REALWORLD = os.environ.get("RW_REALWORLD_DIR") or os.path.normpath(os.path.join(ROOT, "..", "shared", "realworld"))
+#: about this many scripts of each real-world set (every k-th, in name order)
+SAMPLE = 6
+
+
+def _corpus(folder: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(ROOT, "corpus", folder, "*.py")))
+
+
+def _realworld(folder: str) -> list[str]:
+    paths = sorted(glob.glob(os.path.join(REALWORLD, folder, "**", "*.py"), recursive=True))
+    return paths[::max(1, len(paths) // SAMPLE)]
+
+
+CASES = ([pytest.param(p, "pytorch", id=f"corpus-keras-{os.path.basename(p)}") for p in _corpus("keras")]
+         + [pytest.param(p, "keras", id=f"corpus-torch-{os.path.basename(p)}") for p in _corpus("torch")]
+         + [pytest.param(p, "pytorch", id=f"realworld-keras-{os.path.relpath(p, REALWORLD)}")
+            for p in _realworld("keras")]
+         + [pytest.param(p, "keras", id=f"realworld-torch-{os.path.relpath(p, REALWORLD)}")
+            for p in _realworld("torch")])
+
+
+def test_the_sets_are_there():
+    assert len(_corpus("keras")) >= 20 and len(_corpus("torch")) >= 8
+
+
+@pytest.mark.parametrize("path, target", CASES)
+def test_black_leaves_the_output_unchanged(path, target):
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    try:
+        output = translate(source, path, target).text
+    except Exception as exc:  # noqa: BLE001  (a script the tool refuses has no output to check)
+        pytest.skip(f"not translated: {type(exc).__name__}: {exc}")
+    assert black.format_str(output, mode=black.Mode()) == output
