@@ -1589,6 +1589,57 @@ def test_center_crop(check, size, where):
     check(after_conv((7, 6, 3), layer) if where == "conv" else layer_model((7, 6, 3), layer))
 
 
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_random_crop_where_the_sizes_agree_is_the_identity(check, where):
+    layer = "layers.RandomCrop(7, 6)"
+    check(after_conv((7, 6, 3), layer) if where == "conv" else layer_model((7, 6, 3), layer))
+
+
+@pytest.mark.parametrize("shape, size", [((5, 4, 3), (7, 6)), ((9, 4, 3), (6, 6)), ((4, 9, 3), (7, 5))])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_random_crop_training_without_room_matches_keras(shape, size, where):
+    """An image not larger than the target on some axis: Keras' training path is the
+    target-sized slice at its centred offsets, resized; no random draw."""
+    layer = f"layers.RandomCrop({size[0]}, {size[1]})"
+    src = after_conv(shape, layer) if where == "conv" else layer_model(shape, layer)
+    kmodel, tmodel, graph = build_pair(src)
+    x = np.random.RandomState(0).standard_normal((3, *shape)).astype("float32")
+    expected = np.asarray(kmodel(x, training=True))
+    got = run_training_mode(tmodel, graph, x)
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() <= TOL
+
+
+def test_random_crop_training_takes_one_window_of_the_image_per_batch():
+    kmodel, tmodel, graph = build_pair(layer_model((9, 8, 2), "layers.RandomCrop(5, 4)"))
+    x = np.random.RandomState(1).standard_normal((3, 9, 8, 2)).astype("float32")
+    torch.manual_seed(0)
+    seen = set()
+    for _ in range(12):
+        got = run_training_mode(tmodel, graph, x)
+        windows = [(i, j) for i in range(5) for j in range(5)
+                   if np.array_equal(got, x[:, i:i + 5, j:j + 4, :])]
+        assert len(windows) == 1, windows
+        seen.add(windows[0])
+    assert len(seen) > 1  # (a random offset, not a fixed one)
+
+
+@pytest.mark.parametrize("shape, size", [((9, 8, 3), (5, 4)), ((6, 9, 3), (6, 5)), ((5, 4, 3), (7, 6))])
+def test_random_crop_inference_is_keras_smart_resize(shape, size):
+    """At inference Keras documents the centred window of the target's aspect ratio resized to
+    the target: keras.preprocessing.image.smart_resize (Keras 3 itself passes the image
+    through uncropped, not the shape it declares)."""
+    kmodel, tmodel, graph = build_pair(layer_model(shape, f"layers.RandomCrop({size[0]}, {size[1]})"))
+    x = np.random.RandomState(2).standard_normal((3, *shape)).astype("float32")
+    expected = np.asarray(keras.preprocessing.image.smart_resize(x, size))
+    tmodel.eval()
+    with torch.no_grad():
+        y = tmodel(torch.from_numpy(verify.to_target_layout(x, graph.inputs[0].layout)))
+    got = verify.to_source_layout(y.numpy(), graph.outputs[0].layout)
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() <= TOL
+
+
 def test_masked_sequential(check):
     # a Sequential model carries the mask from layer to layer like a Functional one
     src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"

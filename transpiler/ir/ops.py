@@ -610,6 +610,12 @@ op("pixel_shuffle", attrs="factor: int", layout=IMPLICIT, rank=2,
        "blocks; output channel c, block position (i, j) is input channel c*r*r + i*r + j, in "
        "either layout.")
 
+op("random_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
+   doc="Keras RandomCrop to ``size``: in training one random window of that size per batch where the "
+       "image is larger on both spatial axes, otherwise the window at Keras' centred offsets, resized "
+       "(bilinear) to ``size`` where it is smaller; at inference the centred window of the target's "
+       "aspect ratio resized to ``size`` (smart_resize, as Keras documents it).")
+
 # ---------------------------------------------------------------------------------
 # A custom layer whose call() the frontend could not read (issue 18 item 3): ONE opaque node
 # stands for each of its calls, so the model around it is still translated.

@@ -718,6 +718,12 @@ def recognize_center_crop(b: BoundArgs) -> LayerSpec:
     return LayerSpec("center_crop", {"size": (b.require("height"), b.require("width"))})
 
 
+@recognizer("RandomCrop", signature="height; width; seed=None; data_format=None", ops=("random_crop",))
+def recognize_random_crop(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("random_crop", {"size": (b.require("height"), b.require("width"))})
+
+
 #: Keras layers with no faithful torch form, and why (the stub's message)
 UNSUPPORTED_LAYERS = {
     "TextVectorization": "TextVectorization maps strings to token ids with a vocabulary built by "
