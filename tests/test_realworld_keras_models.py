@@ -104,3 +104,50 @@ def test_a_tensor_chosen_by_a_run_time_condition_is_still_a_stub():
     result = run(TENSOR_CHOSEN_AT_RUN_TIME)
     assert any("8: the condition cannot be decided statically" in m for m in stub_messages(result)), \
         stub_messages(result)
+
+
+# -- drop rates from np.linspace (cct's and deit's stochastic depth) ------------------------
+def test_numpy_linspace_and_arange_of_static_numbers_give_numpys_items():
+    import numpy as np
+
+    from transpiler.frontend_ast.keras.support import _numpy_source
+    from transpiler.frontend_ast.keras.values import ArrayVal
+
+    for args, kwargs in [((0, 0.1, 8), {}), ((0.0, 1.0), {"num": 7}), ((1, 2, 5), {"endpoint": False}),
+                         ((0.3, 0.3, 1), {}), ((2.0, -1.0, 0), {})]:
+        made = _numpy_source("numpy.linspace", list(args), kwargs)
+        assert isinstance(made, ArrayVal) and made.values == tuple(np.linspace(*args, **kwargs).tolist())
+    for args in [(5,), (2, 9), (1, 10, 3), (5, 1, -2)]:
+        assert _numpy_source("numpy.arange", list(args), {}).values == tuple(np.arange(*args).tolist())
+    assert getattr(_numpy_source("numpy.arange", [0.0, 1.0, 0.1], {}), "values", None) is None  # (float steps)
+
+
+STOCHASTIC_DEPTH_RATES = """
+import numpy as np
+import keras
+from keras import layers
+
+
+class Scale(layers.Layer):
+    def __init__(self, rate, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = rate
+
+    def call(self, x):
+        return x * (1 - self.rate)
+
+
+def build_model():
+    rates = [r for r in np.linspace(0, 0.2, 3)]
+    inp = keras.Input((4,))
+    x = inp
+    for i in range(3):
+        x = Scale(rates[i])(layers.Dense(4)(x))
+    return keras.Model(inp, x)
+"""
+
+
+def test_layer_arguments_from_a_static_linspace_are_numbers_not_stubs():
+    result = run(STOCHASTIC_DEPTH_RATES)
+    assert stub_messages(result) == []
+    assert "0.9" in result.text and "0.8" in result.text

@@ -616,6 +616,10 @@ op("random_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
        "(bilinear) to ``size`` where it is smaller; at inference the centred window of the target's "
        "aspect ratio resized to ``size`` (smart_resize, as Keras documents it).")
 
+op("floor", layout=TRANSPARENT, shape="same",
+   doc="Element-wise largest integer not above x, in x's float dtype (``ops.floor``, ``tf.floor``); "
+       "no gradient flows through it (zero almost everywhere).")
+
 # ---------------------------------------------------------------------------------
 # A custom layer whose call() the frontend could not read (issue 18 item 3): ONE opaque node
 # stands for each of its calls, so the model around it is still translated.

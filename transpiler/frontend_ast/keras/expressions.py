@@ -60,6 +60,8 @@ class KerasExpressions(Interpreter):
         return not (_not_static(value) or isinstance(value, LayerObj))
 
     def _comprehension_items(self, iterable, comp, node):
+        if isinstance(iterable, ArrayVal) and iterable.values is not None:
+            return iterable.values
         if not isinstance(iterable, Unknown) and not hasattr(iterable, "__iter__"):
             # an attribute of a model (``model.trainable_weights``) is known, not iterable
             iterable = Unknown("iterating an object the frontend does not model")
@@ -339,7 +341,12 @@ class KerasExpressions(Interpreter):
         return keys
 
     def _array_subscript(self, base: ArrayVal, node, env) -> Any:
-        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape."""
+        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape
+        (an item of an array of known items: that item)."""
+        if base.values is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            key = self._eval(node.slice[0].slice.value, env)
+            if isinstance(key, int) and not isinstance(key, bool) and -len(base.values) <= key < len(base.values):
+                return base.values[key]
         keys = [(slice(*k) if not any(_not_static(p) for p in k) else slice(0, None)) if isinstance(k, list) else k
                 for k in self._index_keys(node, env)]
         shape = list(base.shape)

@@ -192,6 +192,8 @@ class KerasStatements:
 
     def _exec_for(self, stmt: cst.For, env: Env) -> None:
         iterable = self._eval(stmt.iter, env)
+        if isinstance(iterable, ArrayVal) and iterable.values is not None:
+            iterable = list(iterable.values)  # (np.linspace of static numbers)
         if isinstance(iterable, Unknown) or not hasattr(iterable, "__iter__") or isinstance(iterable, str):
             if self._constructs_layers(stmt.body, env):
                 raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
