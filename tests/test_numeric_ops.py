@@ -1038,6 +1038,36 @@ def test_rnn_stacked(check, cell):
     check(one_input((5, 4), f"x = layers.{cell}(6, return_sequences=True)(inp)", f"out = layers.{cell}(3)(x)"))
 
 
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("wrap", [False, True], ids=["plain", "bidirectional"])
+def test_rnn_dropout_is_the_identity_at_inference(check, cell, wrap):
+    layer = f"layers.{cell}(3, dropout=0.4, return_sequences=True)"
+    check(layer_model((5, 4), f"layers.Bidirectional({layer})" if wrap else layer))
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+@pytest.mark.parametrize("wrap", [False, True], ids=["plain", "bidirectional"])
+def test_rnn_dropout_in_training_drops_whole_input_features_of_a_sequence(cell, wrap):
+    """Keras' RNN dropout=: one mask per sequence and input feature, the same at every step,
+    scaled by 1 / (1 - rate). Each training output must be the inference output of the
+    input times such a mask (found among all 2^features of them)."""
+    layer = f"layers.{cell}(3, dropout=0.5, return_sequences=True)"
+    kmodel, tmodel, graph = build_pair(layer_model((6, 3), f"layers.Bidirectional({layer})" if wrap else layer))
+    x = np.random.RandomState(3).standard_normal((4, 6, 3)).astype("float32")
+    torch.manual_seed(0)
+    trained = run_training_mode(tmodel, graph, x)
+    tmodel.eval()
+    masks = [np.array(bits, np.float32) * 2.0 for bits in itertools.product([0, 1], repeat=3)]
+    found = []
+    for n in range(len(x)):
+        with torch.no_grad():
+            candidates = [tmodel(torch.from_numpy(x[n:n + 1] * mask)).numpy() for mask in masks]
+        match = [i for i, c in enumerate(candidates) if np.abs(c - trained[n:n + 1]).max() <= 1e-5]
+        assert match, n
+        found.append(match[0])
+    assert len(set(found)) > 1 or found[0] not in (0, len(masks) - 1)  # (a draw, not all kept or all dropped)
+
+
 @pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
 @pytest.mark.parametrize("mode", ["concat", "sum", "mul", "ave", None])
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
