@@ -1038,6 +1038,36 @@ def test_rnn_stacked(check, cell):
     check(one_input((5, 4), f"x = layers.{cell}(6, return_sequences=True)(inp)", f"out = layers.{cell}(3)(x)"))
 
 
+@pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("wrap", [False, True], ids=["plain", "bidirectional"])
+def test_rnn_dropout_is_the_identity_at_inference(check, cell, wrap):
+    layer = f"layers.{cell}(3, dropout=0.4, return_sequences=True)"
+    check(layer_model((5, 4), f"layers.Bidirectional({layer})" if wrap else layer))
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+@pytest.mark.parametrize("wrap", [False, True], ids=["plain", "bidirectional"])
+def test_rnn_dropout_in_training_drops_whole_input_features_of_a_sequence(cell, wrap):
+    """Keras' RNN dropout=: one mask per sequence and input feature, the same at every step,
+    scaled by 1 / (1 - rate). Each training output must be the inference output of the
+    input times such a mask (found among all 2^features of them)."""
+    layer = f"layers.{cell}(3, dropout=0.5, return_sequences=True)"
+    kmodel, tmodel, graph = build_pair(layer_model((6, 3), f"layers.Bidirectional({layer})" if wrap else layer))
+    x = np.random.RandomState(3).standard_normal((4, 6, 3)).astype("float32")
+    torch.manual_seed(0)
+    trained = run_training_mode(tmodel, graph, x)
+    tmodel.eval()
+    masks = [np.array(bits, np.float32) * 2.0 for bits in itertools.product([0, 1], repeat=3)]
+    found = []
+    for n in range(len(x)):
+        with torch.no_grad():
+            candidates = [tmodel(torch.from_numpy(x[n:n + 1] * mask)).numpy() for mask in masks]
+        match = [i for i, c in enumerate(candidates) if np.abs(c - trained[n:n + 1]).max() <= 1e-5]
+        assert match, n
+        found.append(match[0])
+    assert len(set(found)) > 1 or found[0] not in (0, len(masks) - 1)  # (a draw, not all kept or all dropped)
+
+
 @pytest.mark.parametrize("rs", [False, True], ids=["last", "seq"])
 @pytest.mark.parametrize("mode", ["concat", "sum", "mul", "ave", None])
 @pytest.mark.parametrize("cell", ["SimpleRNN", "LSTM", "GRU"])
@@ -1585,6 +1615,57 @@ def test_center_crop(check, size, where):
     check(after_conv((7, 6, 3), layer) if where == "conv" else layer_model((7, 6, 3), layer))
 
 
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_random_crop_where_the_sizes_agree_is_the_identity(check, where):
+    layer = "layers.RandomCrop(7, 6)"
+    check(after_conv((7, 6, 3), layer) if where == "conv" else layer_model((7, 6, 3), layer))
+
+
+@pytest.mark.parametrize("shape, size", [((5, 4, 3), (7, 6)), ((9, 4, 3), (6, 6)), ((4, 9, 3), (7, 5))])
+@pytest.mark.parametrize("where", ["input", "conv"])
+def test_random_crop_training_without_room_matches_keras(shape, size, where):
+    """An image not larger than the target on some axis: Keras' training path is the
+    target-sized slice at its centred offsets, resized; no random draw."""
+    layer = f"layers.RandomCrop({size[0]}, {size[1]})"
+    src = after_conv(shape, layer) if where == "conv" else layer_model(shape, layer)
+    kmodel, tmodel, graph = build_pair(src)
+    x = np.random.RandomState(0).standard_normal((3, *shape)).astype("float32")
+    expected = np.asarray(kmodel(x, training=True))
+    got = run_training_mode(tmodel, graph, x)
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() <= TOL
+
+
+def test_random_crop_training_takes_one_window_of_the_image_per_batch():
+    kmodel, tmodel, graph = build_pair(layer_model((9, 8, 2), "layers.RandomCrop(5, 4)"))
+    x = np.random.RandomState(1).standard_normal((3, 9, 8, 2)).astype("float32")
+    torch.manual_seed(0)
+    seen = set()
+    for _ in range(12):
+        got = run_training_mode(tmodel, graph, x)
+        windows = [(i, j) for i in range(5) for j in range(5)
+                   if np.array_equal(got, x[:, i:i + 5, j:j + 4, :])]
+        assert len(windows) == 1, windows
+        seen.add(windows[0])
+    assert len(seen) > 1  # (a random offset, not a fixed one)
+
+
+@pytest.mark.parametrize("shape, size", [((9, 8, 3), (5, 4)), ((6, 9, 3), (6, 5)), ((5, 4, 3), (7, 6))])
+def test_random_crop_inference_is_keras_smart_resize(shape, size):
+    """At inference Keras documents the centred window of the target's aspect ratio resized to
+    the target: keras.preprocessing.image.smart_resize (Keras 3 itself passes the image
+    through uncropped, not the shape it declares)."""
+    kmodel, tmodel, graph = build_pair(layer_model(shape, f"layers.RandomCrop({size[0]}, {size[1]})"))
+    x = np.random.RandomState(2).standard_normal((3, *shape)).astype("float32")
+    expected = np.asarray(keras.preprocessing.image.smart_resize(x, size))
+    tmodel.eval()
+    with torch.no_grad():
+        y = tmodel(torch.from_numpy(verify.to_target_layout(x, graph.inputs[0].layout)))
+    got = verify.to_source_layout(y.numpy(), graph.outputs[0].layout)
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() <= TOL
+
+
 def test_masked_sequential(check):
     # a Sequential model carries the mask from layer to layer like a Functional one
     src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
@@ -1751,6 +1832,8 @@ ELEMENTWISE = [
     pytest.param("keras.ops.exp(x * 0.5)", id="exp"),
     pytest.param("keras.ops.log(keras.ops.abs(x) + 0.1)", id="log"),
     pytest.param("keras.ops.clip(x, -0.5, 0.25)", id="clip"),
+    pytest.param("keras.ops.floor(x * 3.0)", id="floor"),
+    pytest.param("keras.ops.floor(0.9 + x)", id="floor-keep-prob"),
     pytest.param("keras.ops.where(x > 0, x, 0.1 * x)", id="where"),
     pytest.param("keras.ops.where(x <= 0.2, 1.0, x)", id="where-number"),
     pytest.param('keras.ops.cast(keras.ops.cast(x * 3.0, "int32"), "float32")', id="cast-truncates"),

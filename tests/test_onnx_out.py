@@ -137,6 +137,34 @@ def test_fft2_is_two_dfts_over_a_complex_axis_and_equals_keras(imag, part):
     _keras_source_equals_keras(src, "fnet.py", f"fnet_{part}")
 
 
+@pytest.mark.parametrize("size", [(4, 3), (7, 4)], ids=["smaller", "larger"])
+def test_random_crop_is_keras_smart_resize_at_inference(size):
+    """RandomCrop in an ONNX (inference) graph: the centred window of the target's aspect
+    ratio resized (as Keras documents it), after a conv so the image is channels-first."""
+    import keras
+
+    from harness import randomize_keras_weights
+    from transpiler.verify import ensure_built, keras_canonical_params, load_generated, to_source_layout
+
+    src = ("import keras\nfrom keras import layers\n\n\ndef build_model():\n"
+           "    inp = keras.Input(shape=(9, 6, 3))\n    x = layers.Conv2D(2, 1)(inp)\n"
+           f"    out = layers.RandomCrop({size[0]}, {size[1]})(x)\n    return keras.Model(inp, out)\n")
+    program = onnx_out.read_script(src, "crop.py", "keras")
+    md = next(m for m in program.models if m.builder)
+    keras.backend.clear_session()
+    model = load_generated(src, f"onnx_out_crop_{size[0]}").build_model()
+    ensure_built(model, md.graph)
+    randomize_keras_weights(model)
+    proto = export_graph(md.graph, node_params(md.graph, keras_canonical_params(md.graph, model)), dynamic_batch=True)
+    onnx.checker.check_model(proto, full_check=True)
+    x = np.random.default_rng(0).standard_normal((3, 9, 6, 3)).astype("float32")
+    got = to_source_layout(_run(proto, [x.transpose(0, 3, 1, 2)])[0], md.graph.outputs[0].layout)
+    conv = keras.ops.convert_to_numpy(model.layers[1](x))
+    want = np.asarray(keras.preprocessing.image.smart_resize(conv, size))
+    assert got.shape == want.shape
+    assert float(np.max(np.abs(got - want))) <= 1e-4
+
+
 def _torch_program(name):
     path = os.path.join(ROOT, "corpus", "torch", f"{name}.py")
     with open(path, encoding="utf-8") as fh:

@@ -443,11 +443,14 @@ op("index_lookup", attrs="kind: str; config: any = None; depth: int = None", lay
        "(``output_mode='int'``, int64, the input's shape) or one_hot / multi_hot / count encodings of "
        "``depth`` slots (float32; one_hot replaces a last axis of 1).")
 _RNN = ("units: int; return_sequences: bool = False; return_state: bool = False; "
-        "go_backwards: bool = False; use_bias: bool = True; masked: bool = False; initial_state: bool = False")
+        "go_backwards: bool = False; use_bias: bool = True; masked: bool = False; initial_state: bool = False; "
+        "dropout: float = 0.0")
 _MASKED = (" ``masked``: a second input holds the token ids of an Embedding(mask_zero=True); a step "
            "whose id is 0 is skipped (state carried over, the previous output repeated). "
            "``initial_state`` (never with ``masked``): the inputs after x are the states the "
-           "recurrence starts from instead of zeros, each (N, units), Keras' order (h, and c for lstm).")
+           "recurrence starts from instead of zeros, each (N, units), Keras' order (h, and c for lstm). "
+           "``dropout`` (training only): Keras' input dropout, one mask per sequence and input feature "
+           "(the same at every step), scaled by 1 / (1 - dropout).")
 op("simple_rnn", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'",
    params="kernel: IG; recurrent_kernel: UG; bias: G if use_bias", layout=TERMINATE, states=1, gates=1,
    doc="Gates G = units." + _MASKED)
@@ -609,6 +612,16 @@ op("pixel_shuffle", attrs="factor: int", layout=IMPLICIT, rank=2,
    doc="Sub-pixel upsampling (torch's PixelShuffle): C*r*r channels become C channels of r x r "
        "blocks; output channel c, block position (i, j) is input channel c*r*r + i*r + j, in "
        "either layout.")
+
+op("random_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
+   doc="Keras RandomCrop to ``size``: in training one random window of that size per batch where the "
+       "image is larger on both spatial axes, otherwise the window at Keras' centred offsets, resized "
+       "(bilinear) to ``size`` where it is smaller; at inference the centred window of the target's "
+       "aspect ratio resized to ``size`` (smart_resize, as Keras documents it).")
+
+op("floor", layout=TRANSPARENT, shape="same",
+   doc="Element-wise largest integer not above x, in x's float dtype (``ops.floor``, ``tf.floor``); "
+       "no gradient flows through it (zero almost everywhere).")
 
 # ---------------------------------------------------------------------------------
 # A custom layer whose call() the frontend could not read (issue 18 item 3): ONE opaque node

@@ -369,6 +369,23 @@ def _attention(node, shapes, layouts):
     return [(query[:-1] + (value[-1],), "NWC")]
 
 
+def keras_centred_window(height: int, width: int, size) -> tuple[int, int, int, int]:
+    """Keras' (smart_resize's) centred window of the target's aspect ratio: its start and
+    size on each spatial axis, ``(h_start, w_start, crop_h, crop_w)``."""
+    target_h, target_w = size
+    crop_h = max(min(height, int(float(width * target_h) / target_w)), 1)
+    crop_w = max(min(width, int(float(height * target_w) / target_h)), 1)
+    return int(float(height - crop_h) / 2), int(float(width - crop_w) / 2), crop_h, crop_w
+
+
+@rule("random_crop")
+def _random_crop(node, shapes, layouts):
+    if any(shapes[0][ax] is None for ax in spatial_axes(layouts[0])):
+        raise IRError(f"{node!r}: RandomCrop of an image whose size is known only at run time is not "
+                      "translated yet (the crop window depends on it)")
+    return _resize(node, shapes, layouts)
+
+
 @rule("resizing", "center_crop")
 def _resize(node, shapes, layouts):
     return [(_with(shapes[0], layouts[0], list(node.attrs["size"]), None), layouts[0])]

@@ -491,8 +491,12 @@ class Interpreter(ModuleConstants):
                 return self._either(body, orelse, node)
             return body if test else orelse
         if self._undecided(test):
-            return self._no_condition(node.test)
+            return self._undecided_choice(node, test, env)
         return self._eval(node.body if test else node.orelse, env)
+
+    def _undecided_choice(self, node, test: Any, env) -> Any:
+        """``body if <undecided> else orelse`` (the sides not read yet)."""
+        return self._no_condition(node.test)
 
     def _either(self, body: Any, orelse: Any, node) -> Any:
         """``body if <undecided> else orelse`` (both read: ``READ_EVERY_PART``)."""

@@ -123,6 +123,9 @@ def bind_call(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str, Any]
         call.warnings.append(f"{cls_name}: the training-time augmentation is dropped (the layer is the "
                              "identity in the torch model; no faithful torch form without torchvision); "
                              "augment in the data pipeline")
+    if spec.op == "bidirectional" and (spec.attrs["layer"]["attrs"].get("dropout") or 0.0) > 0.0:
+        call.warnings.append(f"{cls_name}: the RNN's dropout= draws one input mask for both directions in "
+                             "torch's bidirectional module; Keras draws one per direction (training only)")
     if cls_name in MASK_READING_MERGES and any(m is not None for m in call.masks):
         raise Unsupported(f"{cls_name} over a masked sequence (Embedding(mask_zero=True)) is not translated "
                           f"yet: Keras uses the mask inside the merge ({MASK_READING_MERGES[cls_name]})")

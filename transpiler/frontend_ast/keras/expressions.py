@@ -11,6 +11,7 @@ import libcst as cst
 from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
+from transpiler.frontend_ast.interp.values import contains
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown, code_of)
 from transpiler.frontend_ast.keras import data_lookups, data_utils, data_zip
@@ -59,6 +60,8 @@ class KerasExpressions(Interpreter):
         return not (_not_static(value) or isinstance(value, LayerObj))
 
     def _comprehension_items(self, iterable, comp, node):
+        if isinstance(iterable, ArrayVal) and iterable.values is not None:
+            return iterable.values
         if not isinstance(iterable, Unknown) and not hasattr(iterable, "__iter__"):
             # an attribute of a model (``model.trainable_weights``) is known, not iterable
             iterable = Unknown("iterating an object the frontend does not model")
@@ -273,6 +276,18 @@ class KerasExpressions(Interpreter):
     def _no_condition(self, test):
         raise self._err(test, "the condition cannot be decided statically")
 
+    def _undecided_choice(self, node, test, env):
+        """``a if <test> else b`` with a test only the running program decides (``acc if n > 0
+        else 0`` over data): a value known at run time when neither side is part of a model
+        (no tensor, layer or model), as the code runs as written. Otherwise, as before, the
+        condition is refused."""
+        if self.self_stack or _has_tensor(test):
+            return self._no_condition(node.test)
+        sides = [self._eval(node.body, env), self._eval(node.orelse, env)]
+        if contains(sides, _OPAQUE[1:] + (UserObj, LambdaLayerObj)):
+            return self._no_condition(node.test)
+        return Unknown("a value chosen by a condition decided at run time")
+
     # -- subscripts -----------------------------------------------------------------------
     @SUBSCRIPTS.register(ArrayVal)
     def _array_subscript_of(self, base, node, env):
@@ -288,6 +303,27 @@ class KerasExpressions(Interpreter):
 
     def _subscript_error(self, exc, node):
         raise self._err(node, f"cannot evaluate subscript: {exc}") from None
+
+    def _static_subscript(self, base, node, env) -> Any:
+        """A list, tuple, dict, str or range indexed. By a value known only at run time
+        (``class_names[np.argmax(p)]``, ``labels[label]`` in a loop over data) the item is one
+        known only at run time; so is an index the static value does not hold
+        (``point_clouds[0]`` of a list a loop over files fills when the program runs): the
+        code runs as written in the output, so neither is a stub."""
+        if not isinstance(base, (list, tuple, dict, str, range)):
+            return super()._static_subscript(base, node, env)
+        key = self._subscript_key(node, env)
+        parts = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(p, Unknown) or isinstance(p, slice) and any(isinstance(q, Unknown)
+                                                                      for q in (p.start, p.stop, p.step))
+               for p in parts):
+            return Unknown("subscript by a value known only at run time")
+        try:
+            return base[key]
+        except (IndexError, KeyError):  # (filled at run time, where the static value is not)
+            return Unknown("an item the program adds at run time")
+        except Exception as exc:
+            return self._subscript_error(exc, node)
 
     def _index_keys(self, node, env) -> list:
         """The subscript's items evaluated: values (``...`` as Ellipsis, ``tf.newaxis`` as None),
@@ -305,7 +341,12 @@ class KerasExpressions(Interpreter):
         return keys
 
     def _array_subscript(self, base: ArrayVal, node, env) -> Any:
-        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape."""
+        """``x[:1000]``, ``x[..., None]``, ``x[..., tf.newaxis]``, ``x[i]``: the result's shape
+        (an item of an array of known items: that item)."""
+        if base.values is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            key = self._eval(node.slice[0].slice.value, env)
+            if isinstance(key, int) and not isinstance(key, bool) and -len(base.values) <= key < len(base.values):
+                return base.values[key]
         keys = [(slice(*k) if not any(_not_static(p) for p in k) else slice(0, None)) if isinstance(k, list) else k
                 for k in self._index_keys(node, env)]
         shape = list(base.shape)

@@ -511,13 +511,16 @@ def _rnn(op: str):
         for flag in ("stateful", "unroll"):
             if b.get(flag, False):
                 raise Unsupported(f"{b.cls_name}({flag}=True) is not supported")
-        for rate in ("dropout", "recurrent_dropout"):
-            if b.get(rate, 0.0):
-                raise Unsupported(f"{b.cls_name}({rate}=...) is not translated yet")
+        if b.get("recurrent_dropout", 0.0):
+            raise Unsupported(f"{b.cls_name}(recurrent_dropout=...) is not translated yet")
+        dropout = b.get("dropout", 0.0)
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool):
+            raise Unsupported(f"{b.cls_name}: dropout={dropout!r} is not a static number")
         act = b.get("activation")
         attrs = {"units": b.require("units"), "return_sequences": b.get("return_sequences"),
                  "return_state": b.get("return_state"), "go_backwards": b.get("go_backwards"),
-                 "use_bias": b.get("use_bias"), "activation": act or "linear"}
+                 "use_bias": b.get("use_bias"), "activation": act or "linear",
+                 "dropout": min(1.0, max(0.0, float(dropout)))}  # (Keras clips it so)
         if act != "tanh":
             raise Unsupported(f"{b.cls_name}(activation={act!r}): torch RNNs use tanh only")
         if op != "simple_rnn":
@@ -716,6 +719,12 @@ def recognize_resizing(b: BoundArgs) -> LayerSpec:
 def recognize_center_crop(b: BoundArgs) -> LayerSpec:
     _check_channels_last(b)
     return LayerSpec("center_crop", {"size": (b.require("height"), b.require("width"))})
+
+
+@recognizer("RandomCrop", signature="height; width; seed=None; data_format=None", ops=("random_crop",))
+def recognize_random_crop(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    return LayerSpec("random_crop", {"size": (b.require("height"), b.require("width"))})
 
 
 #: Keras layers with no faithful torch form, and why (the stub's message)

@@ -192,6 +192,8 @@ class KerasStatements:
 
     def _exec_for(self, stmt: cst.For, env: Env) -> None:
         iterable = self._eval(stmt.iter, env)
+        if isinstance(iterable, ArrayVal) and iterable.values is not None:
+            iterable = list(iterable.values)  # (np.linspace of static numbers)
         if isinstance(iterable, Unknown) or not hasattr(iterable, "__iter__") or isinstance(iterable, str):
             if self._constructs_layers(stmt.body, env):
                 raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
@@ -313,8 +315,16 @@ class KerasStatements:
         elif isinstance(target, cst.Subscript):
             container = self._eval(target.value, env)
             if isinstance(container, (list, dict)) and len(target.slice) == 1:
-                key = self._eval(target.slice[0].slice.value, env)
-                container[key] = value
+                sl = target.slice[0].slice
+                key = self._eval(sl.value, env) if isinstance(sl, cst.Index) else Unknown("slice")
+                try:
+                    if isinstance(key, Unknown):
+                        raise KeyError(key)
+                    container[key] = value
+                except (KeyError, IndexError, TypeError):
+                    # ``counts[c][y[i]] += 1``: an item chosen at run time; the container
+                    # (the name it hangs from) is known only at run time from here on
+                    self._forget_container(target, env)
         elif isinstance(target, cst.Attribute):
             base = self._eval(target.value, env)
             if target.attr.value == "trainable" and value is not True and isinstance(base, (LayerObj, ModelObj)):
@@ -327,3 +337,13 @@ class KerasStatements:
                 base = base.user
             if isinstance(base, UserObj):
                 self._store_attr(base, target.attr.value, value)
+
+    def _forget_container(self, target: cst.Subscript, env: Env) -> None:
+        root = target.value
+        while isinstance(root, cst.Subscript):
+            root = root.value
+        owner = env
+        while isinstance(root, cst.Name) and owner is not None and root.value not in owner.vars:
+            owner = owner.parent
+        if owner is not None and isinstance(root, cst.Name) and isinstance(owner.vars[root.value], (list, dict)):
+            owner.set(root.value, Unknown("a container the program changes at run time"))

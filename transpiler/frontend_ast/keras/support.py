@@ -219,6 +219,8 @@ def _numpy_source(path: str, args, kwargs) -> Any:
     elif last in ("randint", "integers"):
         shape = _dims(kwargs.get("size", args[2] if len(args) > 2 else None))
         dtype = "int64"
+    elif last in ("linspace", "arange") and path.startswith("numpy."):
+        return _static_range(last, args, kwargs)
     elif last == "expand_dims" and args and isinstance(args[0], ArrayVal):
         axis = args[1] if len(args) > 1 else kwargs.get("axis")
         if not isinstance(axis, int):
@@ -233,6 +235,33 @@ def _numpy_source(path: str, args, kwargs) -> Any:
     if isinstance(kwargs.get("dtype"), str):
         dtype = kwargs["dtype"]
     return ArrayVal(path, shape, dtype)
+
+
+def _static_range(kind: str, args, kwargs) -> Any:
+    """``np.linspace(start, stop, num)`` / ``np.arange([start,] stop[, step])`` of static
+    numbers: a 1-D array whose items are known (numpy's arithmetic: ``start + i * step``,
+    linspace's last item exactly ``stop``); else a run-time array."""
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if kind == "linspace":
+        names = ("start", "stop", "num", "endpoint")
+        given = dict(zip(names, args), **{k: v for k, v in kwargs.items() if k in names})
+        start, stop = given.get("start"), given.get("stop")
+        num, endpoint = given.get("num", 50), given.get("endpoint", True)
+        if set(kwargs) - set(names) - {"dtype"} or kwargs.get("dtype") is not None or not (
+                number(start) and number(stop) and isinstance(num, int) and num >= 0 and isinstance(endpoint, bool)):
+            return Unknown("numpy.linspace")
+        div = num - 1 if endpoint else num
+        step = (stop - start) / div if div > 0 else 0.0
+        values = [float(start) + i * step for i in range(num)]
+        if endpoint and num > 1:
+            values[-1] = float(stop)
+        return ArrayVal("numpy.linspace", (num,), "float64", values=tuple(values))
+    if kwargs or not args or len(args) > 3 or not all(isinstance(v, int) and not isinstance(v, bool) for v in args):
+        return Unknown("numpy.arange")  # (float steps: numpy's rounding of the count)
+    values = tuple(range(*args))
+    return ArrayVal("numpy.arange", (len(values),), "int64", values=values)
 
 
 def _array_method(obj: ArrayVal, name: str, args, kwargs) -> Any:

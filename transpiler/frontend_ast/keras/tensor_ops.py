@@ -373,7 +373,8 @@ def _swap_last(c: Call, x: Value) -> Value:
 # Element-wise functions
 # ---------------------------------------------------------------------------------
 _UNARY_STATIC = {"negative": operator.neg, "abs": abs, "square": lambda v: v * v, "sqrt": math.sqrt,
-                 "rsqrt": lambda v: 1.0 / math.sqrt(v), "exp": math.exp, "log": math.log}
+                 "rsqrt": lambda v: 1.0 / math.sqrt(v), "exp": math.exp, "log": math.log,
+                 "floor": lambda v: float(math.floor(v))}
 
 
 def _unary(op: str):
@@ -393,7 +394,8 @@ for _op, _keys, _cls in (
         ("sqrt", ("ops.sqrt", "tf.sqrt"), "Sqrt"),
         ("rsqrt", ("ops.rsqrt", "tf.rsqrt"), "Rsqrt"),
         ("exp", ("ops.exp", "tf.exp"), "Exp"),
-        ("log", ("ops.log", "tf.log"), "Log")):
+        ("log", ("ops.log", "tf.log"), "Log"),
+        ("floor", ("ops.floor", "tf.floor"), "Floor")):
     tensor_function(*_keys, signature="x", ops=(_op,), keras_op=_cls)(_unary(_op))
 
 

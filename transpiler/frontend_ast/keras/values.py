@@ -99,6 +99,9 @@ class ArrayVal(Unknown):
 
     shape: tuple = ()
     dtype: str | None = None
+    #: the items of a 1-D array numpy computes from static numbers (``np.linspace(0, 0.1, 8)``):
+    #: what iterating or indexing it gives; None for data (arithmetic on it keeps the shape only)
+    values: tuple | None = None
 
 
 @dataclass(eq=False)

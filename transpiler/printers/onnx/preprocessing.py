@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
+from transpiler.ir.shapes import keras_centred_window
 from transpiler.ir.statistics import keras_stat
 from transpiler.printers.onnx.builder import Context, Unsupported, emitter, ints
 from transpiler.printers.onnx.elementwise import _DTYPES
@@ -156,3 +157,24 @@ def full(ctx: Context) -> list:
     batch = b.one("Shape", [ctx.inputs[0]], ctx.hint, start=0, end=1)
     shape = b.one("Concat", [batch, b.ints(ints(a["shape"]), f"{ctx.hint}.shape")], ctx.hint, axis=0)
     return [b.one("ConstantOfShape", [shape], ctx.hint, value=numpy_helper.from_array(np.asarray([a["value"]], dtype)))]
+
+
+@emitter("random_crop")
+def random_crop(ctx: Context) -> list:
+    """Keras' RandomCrop at inference (ONNX graphs are inference graphs): the centred window
+    of the target's aspect ratio, resized to the target as TensorFlow's bilinear resize."""
+    x = ctx.node.inputs[0]
+    if not is_channels_first(x.layout) or len(x.shape) != 4:
+        raise Unsupported("a RandomCrop on a value that is not a channels-first image")
+    size = ints(ctx.node.attrs["size"])
+    hs, ws, ch, cw = keras_centred_window(int(x.shape[2]), int(x.shape[3]), size)
+    b = ctx.b
+    out = b.one("Slice", [ctx.inputs[0], b.ints([hs, ws], f"{ctx.hint}.starts"),
+                          b.ints([hs + ch, ws + cw], f"{ctx.hint}.ends"), b.ints([2, 3], f"{ctx.hint}.axes")],
+                ctx.hint)
+    if (ch, cw) == tuple(size):
+        return [out]
+    shape = b.one("Shape", [ctx.inputs[0]], ctx.hint, start=0, end=2)
+    sizes = b.one("Concat", [shape, b.ints(size, f"{ctx.hint}.size")], ctx.hint, axis=0)
+    return [b.one("Resize", [out, "", "", sizes], ctx.hint, mode="linear",
+                  coordinate_transformation_mode="half_pixel")]

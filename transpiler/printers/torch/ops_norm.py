@@ -13,7 +13,7 @@ from transpiler.ir import sizes
 from transpiler.ir.statistics import keras_stat
 from transpiler.ir.graph import Node
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
-from transpiler.ir.shapes import spatial_axes
+from transpiler.ir.shapes import keras_centred_window, spatial_axes
 from transpiler.printers.code import call, comment_text, lit
 from transpiler.printers.torch import ops_augment
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter
@@ -368,3 +368,52 @@ def emit_center_crop_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"{atom(ins[0])}[{', '.join(slices)}]", unary=True)
 
 
+
+
+@emitter("random_crop")
+def emit_random_crop_torch(node: Node, m: str) -> Emission:
+    """Keras 3's RandomCrop. Training: where the image is larger on both spatial axes, one
+    random window per batch (Keras draws one offset for the whole batch); otherwise the
+    target-sized slice at the centred offsets, resized (bilinear, half-pixel) where it comes
+    out smaller. Inference: the centred window of the target's aspect ratio resized to the
+    target (smart_resize, as Keras documents it)."""
+    x = node.inputs[0]
+    h_ax, w_ax = spatial_axes(x.layout)[-2:]
+    height, width = int(x.shape[h_ax]), int(x.shape[w_ax])
+    target_h, target_w = (int(s) for s in node.attrs["size"])
+
+    def window(xe: str, h0, w0, h: int, w: int) -> str:
+        slices = [":"] * len(x.shape)
+        for ax, start, n, full in ((h_ax, h0, h, height), (w_ax, w0, w, width)):
+            if isinstance(start, str):
+                slices[ax] = f"{start}:{start} + {n}"
+            elif not (start == 0 and start + n >= full):
+                slices[ax] = f"{start or ''}:{start + n}"
+        while slices and slices[-1] == ":":
+            slices.pop()
+        return f"{atom(xe)}[{', '.join(slices)}]" if slices else xe
+
+    def resized(text: str, got: tuple[int, int]) -> str:
+        if got == (target_h, target_w):
+            return text
+        return f'F.interpolate({text}, size={lit((target_h, target_w))}, mode="bilinear", align_corners=False)'
+
+    def statements(ins, outs):
+        o, xe = outs[0], ins[0]
+        hs, ws, ch, cw = keras_centred_window(height, width, (target_h, target_w))
+        infer = resized(window(xe, hs, ws, ch, cw), (ch, cw))
+        if height > target_h and width > target_w:
+            train = [f"{o}_top = int(torch.randint(0, {height - target_h + 1}, ()))",
+                     f"{o}_left = int(torch.randint(0, {width - target_w + 1}, ()))",
+                     f"{o} = {window(xe, f'{o}_top', f'{o}_left', target_h, target_w)}"]
+        else:  # (Keras slices the target's size from the centred offsets, then resizes)
+            got = (min(target_h, height - hs), min(target_w, width - ws))
+            train = [f"{o} = {resized(window(xe, hs, ws, target_h, target_w), got)}"]
+        if train == [f"{o} = {infer}"]:
+            return [f"{o} = {infer}"] if infer != xe else ([] if o == xe else [f"{o} = {xe}"])
+        return ([f"# RandomCrop({target_h}, {target_w}): a random window in training; at inference the centred",
+                 "# window resized, as Keras documents it (Keras 3 itself returns the image uncropped there)",
+                 "if self.training:"] + [f"    {line}" for line in train]
+                + ["else:", f"    {o} = {infer}"])
+
+    return Emission(None, statements=statements)

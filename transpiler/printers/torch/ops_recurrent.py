@@ -89,7 +89,8 @@ def _masked_rnn_statements(node: Node, m: str):
 
     def statements(ins, outs):
         o = outs[0]
-        x, ids, lines = ins[0], ins[1], []
+        lines, x = _input_dropout(a, ins[0], o)
+        ids = ins[1]
         if not x.isidentifier():
             lines.append(f"{o}_in = {x}")
             x = f"{o}_in"
@@ -121,6 +122,17 @@ def _masked_rnn_statements(node: Node, m: str):
     return statements
 
 
+def _input_dropout(a: dict, x: str, o: str) -> tuple[list[str], str]:
+    """Keras' ``dropout=`` of a recurrent layer: in training one mask per sequence and input
+    feature, the same at every step (F.dropout1d over (N, features, steps)), scaled by
+    1 / (1 - rate). The statements and the name of the input the recurrence then reads."""
+    rate = a.get("dropout") or 0.0
+    if not 0.0 < rate < 1.0:
+        return [], x
+    return [f"# Keras' RNN dropout: one mask per sequence and input feature, the same at every step",
+            f"{o}_in = F.dropout1d({atom(x)}.transpose(1, 2), {lit(rate)}, self.training).transpose(1, 2)"], f"{o}_in"
+
+
 @emitter("simple_rnn", "lstm", "gru")
 def emit_rnn_torch(node: Node, m: str) -> Emission:
     a = node.attrs
@@ -133,7 +145,7 @@ def emit_rnn_torch(node: Node, m: str) -> Emission:
         return Emission(module, statements=_masked_rnn_statements(node, m), state=state, init=init, setup=setup)
 
     def statements(ins, outs):
-        x = ins[0]
+        dropped, x = _input_dropout(a, ins[0], outs[0])
         if a["go_backwards"]:
             # Keras runs over the reversed sequence and returns outputs in that order.
             x = f"{x}.flip(1)"
@@ -143,9 +155,9 @@ def emit_rnn_torch(node: Node, m: str) -> Emission:
         args = x if start is None else f"{x}, {start}"
         if lstm:
             c = outs[2] if a["return_state"] else "_"
-            lines = [f"{seq}, ({h}, {c}) = {m}({args})"]
+            lines = dropped + [f"{seq}, ({h}, {c}) = {m}({args})"]
         else:
-            lines = [f"{seq}, {h} = {m}({args})"]
+            lines = dropped + [f"{seq}, {h} = {m}({args})"]
         if a["return_state"]:
             lines.append(f"{h} = {h}[0]")
             if lstm:
@@ -174,12 +186,12 @@ def emit_bidirectional_torch(node: Node, m: str) -> Emission:
              "ave": "({f} + {b}) / 2"}
 
     def statements(ins, outs):
-        x = ins[0]
+        dropped, x = _input_dropout(a, ins[0], outs[0])  # (one mask for both directions: see calls.py)
         # merge_mode=None assigns outs[0] before reading the second half: keep the sequence apart.
         seq = outs[0] if a["return_sequences"] and mode != "none" else f"{outs[0]}_seq"
         hname = f"{outs[0]}_h"
         cname = f"{outs[0]}_c"
-        lines = [f"{seq}, ({hname}, {cname}) = {m}({x})" if lstm else f"{seq}, {hname} = {m}({x})"]
+        lines = dropped + [f"{seq}, ({hname}, {cname}) = {m}({x})" if lstm else f"{seq}, {hname} = {m}({x})"]
         if a["return_sequences"]:
             fwd, bwd = f"{seq}[..., :{u}]", f"{seq}[..., {u}:]"
         else:
