@@ -793,7 +793,10 @@ def _api_dataset_slices(fe, func, args, kwargs, node, span):
 
 
 def _api_training_object(fe, func, args, kwargs, node, span):
-    return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs))
+    literal = frozenset((a.keyword.value if a.keyword is not None else i)
+                        for i, a in enumerate(node.args)
+                        if isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)))
+    return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs), literal_strings=literal)
 
 
 def _api_regularizer(fe, func, args, kwargs, node, span):

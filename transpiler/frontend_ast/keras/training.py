@@ -171,6 +171,10 @@ class TrainingObj:
     kwargs: dict = field(default_factory=dict)
     cls: "CallbackClass | None" = None  # an instance of the script's own Callback subclass
     var: str | None = None  # the name a statement bound it to (a callback fit() may get through a parameter)
+    #: the arguments written as string literals in the source (positions and keywords): a file
+    #: name written so is renamed for torch (``.weights.h5`` → ``.pt``) at every use, one held
+    #: in a variable is kept as it is, since the other uses read the variable
+    literal_strings: frozenset = frozenset()
 
 
 @dataclass(eq=False)
@@ -385,6 +389,8 @@ def callback_config(value: Any) -> T.Callback:
             params[key] = raw  # a user function: kept as code by the caller
             continue
         params[key] = _static(raw, f"{value.name}({key}=...)")
+    if kind == "model_checkpoint" and not ({0, "filepath"} & value.literal_strings):
+        params["path_as_written"] = True  # (a variable: its other uses load the same file name)
     return T.Callback(kind, params)
 
 

@@ -44,8 +44,8 @@ def callback_code(cb: T.Callback) -> tuple[list[str], list[str]]:
         return setup, lines
     if cb.kind == "model_checkpoint":
         path = str(p["filepath"])
-        for ext in (".weights.h5", ".keras", ".h5"):
-            if path.endswith(ext):
+        for ext in (".weights.h5", ".keras", ".h5"):  # (a literal: every use of it is renamed the same way)
+            if path.endswith(ext) and not p.get("path_as_written"):
                 path = path[: -len(ext)] + ".pt"
         path_code = f"{lit(path)}.format(epoch=epoch + 1, **logs)"
         if p.get("save_best_only"):
