@@ -289,7 +289,7 @@ class TorchExpressions(Interpreter):
     def _shape_subscript(self, obj, node, env):
         index = self._subscript_key(node, env)
         if index == 0:
-            return BatchDim()
+            return BatchDim(obj.value)
         return lazy_inputs.axis_size(obj.value, index)
 
     @SUBSCRIPTS.register(Tensor)

@@ -378,6 +378,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = \
                     (lazy_inputs.describe(shape, dtype), f"its first layer {why} implies")
                 return [(shape, dtype)]
+            implied = lazy_inputs.any_input(mod) if mod.kind == "user" else None
+            if implied is not None:  # (layers that take any input: they build on the first call)
+                shape, dtype, why = implied
+                axes = ", ".join(["N"] + [f"d{i}" for i in range(1, len(shape) + 1)])
+                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (f"({axes}) {dtype}", why)
+                return [(shape, dtype)]
             raise FrontendError(lazy_inputs.no_layer_message(mod), span)
         if (not shapes or len(shapes) < n_inputs) and mod is not None and mod.kind == "user" and n_inputs > 1:
             implied = lazy_inputs.inputs_by_parameter(mod, forward, names)

@@ -72,6 +72,24 @@ def first_layer_input(leaves) -> tuple[tuple, str, str] | None:
     return None
 
 
+def any_input(mod) -> tuple[tuple, str, str] | None:
+    """A module whose layers all take any number of channels (Dropout, activations; issue 19
+    item 1): the Keras layers build on their first call, so it needs no input shape. Traced for
+    an input of unknown sizes, of the rank of the largest tensor it holds (a positional table
+    of (L, 1, E) added to its input: rank 3), else a (N, C) input; None for a module holding
+    no layer at all (a mixin: ``super().forward``)."""
+    from transpiler.frontend_ast.torch.support import _walk, _walk_params
+
+    leaves = [m for _, m in _walk(mod) if m.kind == "leaf"]
+    if not leaves:
+        return None
+    ranks = [len(p.shape) for _, p in _walk_params(mod) if getattr(p, "shape", None)]
+    rank = max(ranks, default=2)
+    names = ", ".join(dict.fromkeys(m.cls_name for m in leaves))
+    held = f"of rank {rank} as the tensor it holds" if ranks else "of rank 2"
+    return (None,) * (rank - 1), "float32", f"its layers ({names}) take any input; traced for one {held}"
+
+
 def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
     """The submodule the parameter ``name`` of ``mod``'s method ``fn`` is first handed as it
     is (``self.encoder(x1)``, also through a method of the class: ``self.forward_once(x1)``),
@@ -200,9 +218,14 @@ class AxisSize(Unknown):
 def axis_of(value):
     """``(tensor value, axis)`` when ``value`` is the run-time size of a tensor's axis
     (``axis_size``, also read back through a name), else None."""
+    from transpiler.frontend_ast.interp import BatchDim
+    from transpiler.ir.graph import Value
+
     while value is not None:
         if isinstance(value, AxisSize):
             return value.value, value.axis
+        if isinstance(value, BatchDim) and isinstance(value.value, Value):  # (``x.size(0)``)
+            return value.value, 0
         value = getattr(value, "origin", None)
     return None
 
@@ -219,8 +242,10 @@ def describe(shape: tuple, dtype: str) -> str:
     letters = {1: ["L"], 2: ["H", "W"], 3: ["D", "H", "W"]}
     unknown = [i for i, d in enumerate(shape) if d is None]
     names = letters.get(len(unknown), [f"d{i}" for i in range(len(unknown))])
-    if len(shape) == 2 and shape[0] is None:
+    if len(shape) == 2 and shape[0] is None and shape[1] is not None:
         names = ["L"]
+    if len(shape) == len(unknown) and len(shape) in (1, 2):  # (nothing known: a sequence's letters)
+        names = ["C"] if len(shape) == 1 else ["L", "C"]
     it = iter(names)
     dims = ["N"] + [next(it) if d is None else _txt(d) for d in shape]
     return f"({', '.join(dims)}) {dtype}"
@@ -242,6 +267,17 @@ def _init_params(cls):
             or ps.kwonly_params or ps.posonly_params:
         return None
     return list(ps.params[1:])
+
+
+def named_argument(value, name: str):
+    """A constructor argument as the traced code sees it: a size named after its parameter
+    (``sizes.named``), and a float too (``dropout=0.1``: a ``sizes.Scalar``, so a rate prints as
+    the parameter and the Keras class takes the caller's, instead of refusing any other)."""
+    from transpiler.ir import sizes
+
+    if isinstance(value, float) and type(value) is float:
+        return sizes.Scalar(value, sizes.Sym(name))
+    return sizes.named(value, name)
 
 
 def constructor_sizes(fe, cls) -> dict | None:
@@ -267,7 +303,7 @@ def constructor_sizes(fe, cls) -> dict | None:
                 default = fe._eval(p.default, fe.globals)
             except Exception:  # noqa: BLE001 - (a default the reader cannot evaluate: not built)
                 return None
-            args[p.name.value] = sizes.named(default, p.name.value)
+            args[p.name.value] = named_argument(default, p.name.value)
     return args
 
 
@@ -359,10 +395,10 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
             fields = config_object(fe, cls, p) if p.default is None else None
             args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name)
         elif name in given:
-            args[name] = sizes.named(given[name], name)
+            args[name] = named_argument(given[name], name)
         elif p.default is not None:
             try:
-                args[name] = sizes.named(fe._eval(p.default, fe.globals), name)
+                args[name] = named_argument(fe._eval(p.default, fe.globals), name)
             except Exception:  # noqa: BLE001
                 return None
         else:

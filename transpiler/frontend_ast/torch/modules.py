@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from transpiler.frontend_ast.interp.values import Signature, Unsupported  # noqa: F401  (defined once, there)
+from transpiler.ir import sizes as ir_sizes
 
 
 @dataclass
@@ -382,7 +383,7 @@ def _dropout(op: str):
     def fn(b: Bound) -> TorchLayer:
         if b.get("inplace") not in (False, None):
             pass  # in-place changes memory use only
-        return TorchLayer(op, {"rate": float(b.get("p"))})
+        return TorchLayer(op, {"rate": ir_sizes.as_float(b.get("p"))})  # (a rate the constructor takes: its name)
 
     return fn
 
