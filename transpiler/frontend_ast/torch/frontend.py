@@ -372,7 +372,10 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             if data and "INPUT_DTYPE" not in self.globals.vars:
                 dtype = data[0][1]
         if (not shapes or len(shapes) < n_inputs) and mod is not None and n_inputs == 1:
-            implied = lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
+            # (the layer forward first hands the input to, else the first one built)
+            fed = lazy_inputs.inputs_by_parameter(mod, forward, names) if mod.kind == "user" else None
+            implied = fed[0] if fed else lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
+            implied = lazy_inputs.as_sequence(mod, implied)
             if implied is not None:  # (unknown sizes: None; the report says so)
                 shape, dtype, why = implied
                 self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = \

@@ -57,6 +57,8 @@ def implied_input(leaf) -> tuple[tuple, str, str] | None:
         return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
     if layer.op == "dense" and isinstance(feats, int):
         return (feats,), "float32", f"nn.{cls}({_txt(feats)}, ...)"
+    if layer.kind == "attention" and isinstance(feats, int):  # (batch_first=True: (N, L, E))
+        return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
     shape = layer.extra.get("normalized_shape") if layer.op == "layer_norm" else None
     if shape and all(isinstance(s, int) for s in shape):
         return tuple(shape), "float32", f"nn.{cls}({', '.join(map(_txt, shape))})"
@@ -70,6 +72,21 @@ def first_layer_input(leaves) -> tuple[tuple, str, str] | None:
         if found is not None:
             return found
     return None
+
+
+def as_sequence(mod, implied):
+    """``implied`` (a last-axis layer's ``(F,)``: nn.Linear, nn.LayerNorm) as ``(L, F)`` when
+    ``mod`` holds a sequence layer (a batch_first RNN or attention reads (N, L, F)): a
+    transformer block normalises or projects its sequence before its attention does."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    if implied is None or len(implied[0]) != 1 or implied[1] != "float32":
+        return implied
+    if not any(m.kind == "leaf" and m.layer is not None and m.layer.kind in ("rnn", "attention")
+               for _, m in _walk(mod)):
+        return implied
+    shape, dtype, why = implied
+    return (None, *shape), dtype, f"{why} (a sequence: the module holds a sequence layer)"
 
 
 def any_input(mod) -> tuple[tuple, str, str] | None:
@@ -297,7 +314,7 @@ def constructor_sizes(fe, cls) -> dict | None:
     for i, p in enumerate(params):
         if p.default is None:
             fields = config_object(fe, cls, p)
-            args[p.name.value] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], p.name.value)
+            args[p.name.value] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], p.name.value, kind="placeholder")
         else:
             try:
                 default = fe._eval(p.default, fe.globals)
@@ -393,7 +410,7 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
         name = p.name.value
         if name in unknown:  # (an object read as config.<attr>: ir/fields.py)
             fields = config_object(fe, cls, p) if p.default is None else None
-            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name)
+            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name, kind="placeholder")
         elif name in given:
             args[name] = named_argument(given[name], name)
         elif p.default is not None:

@@ -572,11 +572,14 @@ def recognize_multihead_attention(b: Bound) -> TorchLayer:
     for flag in ("add_bias_kv", "add_zero_attn"):
         if b.get(flag):
             raise Unsupported(f"nn.MultiheadAttention({flag}=True) has no Keras equivalent")
-    if e % n:
+    key_dim = e // n
+    if not (ir_sizes.is_placeholder(e) or ir_sizes.is_placeholder(n)) and e % n:
         raise Unsupported(f"nn.MultiheadAttention: embed_dim {e} is not a multiple of num_heads {n}")
+    if int.__int__(key_dim) == 0:  # (made-up numbers for the caller's sizes: traced with one head size, printed e // n)
+        key_dim = ir_sizes.Size(1, ir_sizes._expr_of(key_dim)) if isinstance(key_dim, ir_sizes.Size) else 1
     # Keras' MultiHeadAttention with key_dim = value_dim = embed_dim / heads and the
     # query's width as output: the same projections, heads and scaling
-    return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": e // n, "use_bias": bool(b.get("bias")),
+    return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": key_dim, "use_bias": bool(b.get("bias")),
                                                "dropout": float(b.get("dropout"))},
                       kind="attention", in_features=e,
                       extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e})
