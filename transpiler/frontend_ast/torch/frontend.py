@@ -53,6 +53,7 @@ from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.module_names import module_names
+from transpiler.frontend_ast.torch.module_edits import refusals_in
 from transpiler.frontend_ast.torch.statements import TorchStatements
 from transpiler.frontend_ast.torch.siblings import Sibling, read_siblings
 from transpiler.frontend_ast.torch.tensor_calls import TorchTensorCalls
@@ -131,6 +132,9 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 self._build_model(name, mod, builder, args, var)
             except (Unsupported, FrontendError) as exc:
                 span = getattr(exc, "span", None) or self.cur_span or mod.span
+                held = refusals_in(self, mod)
+                if held and held not in str(exc):
+                    exc = type(exc)(*((str(exc) + held, span) if isinstance(exc, FrontendError) else (str(exc) + held,)))
                 if args and builder is None and var is None:
                     # (a class nothing builds, tried for its constructor's sizes: not a model of
                     # the program; its class is the marked stub, with the reason)
@@ -374,6 +378,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         if (not shapes or len(shapes) < n_inputs) and mod is not None and n_inputs == 1:
             # (the layer forward first hands the input to, else the first one built)
             fed = lazy_inputs.inputs_by_parameter(mod, forward, names) if mod.kind == "user" else None
+            if not fed and lazy_inputs.steps_cells(mod):  # (an unrolled loop fixes the length: not lazy)
+                raise FrontendError(lazy_inputs.cell_loop_message(mod), span)
             implied = fed[0] if fed else lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
             implied = lazy_inputs.as_sequence(mod, implied)
             if implied is not None:  # (unknown sizes: None; the report says so)
@@ -908,7 +914,8 @@ def _torch_layer_model(fe, assign: cst.Assign) -> bool:
         mod = fe._eval(assign.value, fe.globals)
     except Exception:  # noqa: BLE001 - built from run-time values: not read here
         return False
-    return isinstance(mod, Mod) and _mentions_model_use(fe.module, assign.targets[0].target.value)
+    return isinstance(mod, Mod) and not (mod.kind == "leaf" and mod.layer is None) and \
+        _mentions_model_use(fe.module, assign.targets[0].target.value)
 
 
 def _mentions_model_use(module: cst.Module, var: str) -> bool:

@@ -53,6 +53,8 @@ def implied_input(leaf) -> tuple[tuple, str, str] | None:
         return (feats, *[None] * rank), "float32", f"nn.{cls}({_txt(feats)}, ...)"
     if layer.op == "embedding":
         return (None,), "int64", f"nn.{cls}"
+    if layer.kind == "rnn_cell" and isinstance(feats, int):  # (one step: (N, input_size))
+        return (feats,), "float32", f"nn.{cls}({_txt(feats)}, ...)"
     if layer.kind == "rnn" and isinstance(feats, int):
         return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
     if layer.op == "dense" and isinstance(feats, int):
@@ -87,6 +89,22 @@ def as_sequence(mod, implied):
         return implied
     shape, dtype, why = implied
     return (None, *shape), dtype, f"{why} (a sequence: the module holds a sequence layer)"
+
+
+def steps_cells(mod) -> list[str]:
+    """The recurrent cells (``nn.LSTMCell``...) ``mod`` holds: stepped by forward's own loop
+    over the time axis, which the translation unrolls for a length it must know."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    return list(dict.fromkeys(m.cls_name for _, m in _walk(mod)
+                              if m.kind == "leaf" and m.layer is not None and m.layer.kind == "rnn_cell"))
+
+
+def cell_loop_message(mod) -> str:
+    """Why a module of recurrent cells has no input shape here."""
+    return (f"no input shape: its {', '.join(steps_cells(mod))} step through the input in forward's own loop, "
+            "unrolled for the sequence length, which this file does not fix (no INPUT_SHAPE, no data of a "
+            "literal shape fed to it); give INPUT_SHAPE = (L, F)")
 
 
 def any_input(mod) -> tuple[tuple, str, str] | None:

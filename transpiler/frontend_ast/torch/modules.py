@@ -549,6 +549,32 @@ def _rnn(op: str):
     return fn
 
 
+def _rnn_cell(op: str):
+    """``nn.LSTMCell`` / ``nn.GRUCell`` / ``nn.RNNCell``: one step of the recurrent layer. Read
+    as that layer over a one-step sequence (graph_build ``_apply_cell``): the same equations,
+    weights and gate order (no op of its own; the Keras layer is shared by every step)."""
+    def fn(b: Bound) -> TorchLayer:
+        if op == "simple_rnn" and b.get("nonlinearity") != "tanh":
+            raise Unsupported(f"{b.name}(nonlinearity={b.get('nonlinearity')!r}) is not supported")
+        attrs = {"units": b.get("hidden_size"), "use_bias": bool(b.get("bias")), "return_sequences": False,
+                 "return_state": True}
+        if op != "simple_rnn":
+            attrs["recurrent_activation"] = "sigmoid"
+        if op == "gru":
+            attrs["reset_after"] = True
+        return TorchLayer(op, attrs, kind="rnn_cell", in_features=b.get("input_size"),
+                          extra={"num_layers": 1, "bidirectional": False, "dropout": 0.0})
+
+    return fn
+
+
+_CELL_SIG = "input_size; hidden_size; bias=True; device=None; dtype=None"
+module("LSTMCell", signature=_CELL_SIG, ops=("lstm",))(_rnn_cell("lstm"))
+module("GRUCell", signature=_CELL_SIG, ops=("gru",))(_rnn_cell("gru"))
+module("RNNCell", signature="input_size; hidden_size; bias=True; nonlinearity='tanh'; device=None; dtype=None",
+       ops=("simple_rnn",))(_rnn_cell("simple_rnn"))
+
+
 _RNN_SIG = ("input_size; hidden_size; num_layers=1; bias=True; batch_first=False; dropout=0.0; "
             "bidirectional=False; proj_size=0; device=None; dtype=None")
 module("LSTM", signature=_RNN_SIG, ops=("lstm",))(_rnn("lstm"))
