@@ -376,24 +376,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             if data and "INPUT_DTYPE" not in self.globals.vars:
                 dtype = data[0][1]
         if (not shapes or len(shapes) < n_inputs) and mod is not None and n_inputs == 1:
-            # (the layer forward first hands the input to, else the first one built)
-            fed = lazy_inputs.inputs_by_parameter(mod, forward, names) if mod.kind == "user" else None
-            if not fed and lazy_inputs.steps_cells(mod):  # (an unrolled loop fixes the length: not lazy)
-                raise FrontendError(lazy_inputs.cell_loop_message(mod), span)
-            implied = fed[0] if fed else lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
-            implied = lazy_inputs.as_sequence(mod, implied)
-            if implied is not None:  # (unknown sizes: None; the report says so)
-                shape, dtype, why = implied
-                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = \
-                    (lazy_inputs.describe(shape, dtype), f"its first layer {why} implies")
-                return [(shape, dtype)]
-            implied = lazy_inputs.any_input(mod) if mod.kind == "user" else None
-            if implied is not None:  # (layers that take any input: they build on the first call)
-                shape, dtype, why = implied
-                axes = ", ".join(["N"] + [f"d{i}" for i in range(1, len(shape) + 1)])
-                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (f"({axes}) {dtype}", why)
-                return [(shape, dtype)]
-            raise FrontendError(lazy_inputs.no_layer_message(mod), span)
+            return lazy_inputs.one_input(self, mod, forward, names, span)
         if (not shapes or len(shapes) < n_inputs) and mod is not None and mod.kind == "user" and n_inputs > 1:
             implied = lazy_inputs.inputs_by_parameter(mod, forward, names)
             if implied is not None:  # (each input: what the layer it is first handed implies)

@@ -125,6 +125,35 @@ def any_input(mod) -> tuple[tuple, str, str] | None:
     return (None,) * (rank - 1), "float32", f"its layers ({names}) take any input; traced for one {held}"
 
 
+def one_input(fe, mod, forward: cst.FunctionDef, names: list[str], span) -> list[tuple[tuple, str]]:
+    """The input shape of a module of one input its file never gives (``TorchFrontend.
+    _input_specs``): what the layer forward first hands it to implies, else the first layer
+    built (a last-axis layer's as a sequence in a module of sequence layers: ``as_sequence``),
+    else any input (``any_input``); the assumption is kept for the report
+    (``program.meta["lazy_inputs"]``). Raises FrontendError when none fits, and for recurrent
+    cells stepped over the input (their loop is unrolled for a length the file must fix)."""
+    from transpiler.frontend_ast.keras.frontend import FrontendError
+    from transpiler.frontend_ast.torch.support import _walk
+
+    lazy = fe.program.meta.setdefault("lazy_inputs", {})
+    fed = inputs_by_parameter(mod, forward, names) if mod.kind == "user" else None
+    if not fed and steps_cells(mod):
+        raise FrontendError(cell_loop_message(mod), span)
+    implied = fed[0] if fed else first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
+    implied = as_sequence(mod, implied)
+    if implied is not None:  # (unknown sizes: None; the report says so)
+        shape, dtype, why = implied
+        lazy[fe.graph.name] = (describe(shape, dtype), f"its first layer {why} implies")
+        return [(shape, dtype)]
+    implied = any_input(mod) if mod.kind == "user" else None
+    if implied is None:
+        raise FrontendError(no_layer_message(mod), span)
+    shape, dtype, why = implied  # (layers that take any input: they build on the first call)
+    fe.graph.meta["any_input"] = True  # (no rank the Keras class insists on: runtime call_module)
+    lazy[fe.graph.name] = (f"({', '.join(['N'] + [f'd{i}' for i in range(1, len(shape) + 1)])}) {dtype}", why)
+    return [(shape, dtype)]
+
+
 def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
     """The submodule the parameter ``name`` of ``mod``'s method ``fn`` is first handed as it
     is (``self.encoder(x1)``, also through a method of the class: ``self.forward_once(x1)``),
