@@ -84,9 +84,41 @@ def test_fast_neural_style_transformer_net_equals_torch_at_any_image_size():
 def test_word_language_model_classes_are_refused_for_what_stops_them():
     tr = translate(_source("word_language_model/model.py"), "model.py", "keras")
     messages = {d.message.split(":")[0]: d.message for d in tr.stubs}
-    # RNNModel's rnn_type is a string ('LSTM'): no size stands for it
+    # RNNModel's rnn_type is a string ('LSTM'): no size stands for it; the number the reader
+    # gave it reaches the constructor's own ``raise ValueError`` (its try/except KeyError ran)
     assert "rnn_type" in messages["RNNModel"], messages
-    assert "PositionalEncoding" in messages, messages
+    assert "raises ValueError" in messages["RNNModel"], messages
+    assert "PositionalEncoding" not in messages, messages  # (translated: below)
+
+
+@pytest.mark.parametrize("rel,args", [("word_language_model/model.py", (12,)),
+                                      ("language_translation/src/model.py", (12, 0.1))])
+def test_positional_encoding_of_any_input_builds_on_first_call_and_equals_torch(rel, args):
+    """The time-major PositionalEncodings (``x + self.pe[:x.size(0), :]`` then Dropout): their
+    layers take any input, so no input shape is needed (issue 19 item 1). Before: a stub "no
+    input shape ... its layers (Dropout) take any number of channels" (language_translation's
+    also "bad operand type for unary -"). Now a Keras subclass that builds on its first call,
+    equal to torch for two sequence lengths and batch sizes on one instance; the dropout rate
+    is the constructor's argument, never a traced number."""
+    import keras
+    import torch
+
+    src = _source(rel)
+    tr = translate(src, Path(rel).name, "keras")
+    assert not [d for d in tr.stubs if d.message.startswith("PositionalEncoding")], [str(d) for d in tr.stubs]
+    # (a keras.Model, or a layers.Layer where the file's Translator nests it: both build on first call)
+    assert "class PositionalEncoding(keras.Model):" in tr.text or "class PositionalEncoding(layers.Layer):" in tr.text
+    assert "keras.ops.shape(" in tr.text and "layers.Dropout(dropout" in tr.text
+    model = getattr(load_source(src), "PositionalEncoding")(*args).eval()
+    kmodel = getattr(load_source(tr.text, "keras_model_under_test"), "PositionalEncoding")(*args)
+    rng = np.random.RandomState(0)
+    for shape in ((7, 3, 12), (5, 2, 12)):
+        x = rng.randn(*shape).astype("float32")
+        with torch.no_grad():
+            y_t = model(torch.from_numpy(x)).numpy()
+        y_k = keras.ops.convert_to_numpy(kmodel(x, training=False))
+        assert y_t.shape == y_k.shape == shape
+        assert float(np.max(np.abs(y_t - y_k))) <= 1e-5
 
 
 def _realworld_equal(rel: str, cls: str, args: tuple, shapes, scale: float = 0.1):

@@ -113,3 +113,22 @@ def test_an_operation_on_a_constant_that_is_not_followed_is_a_stub():
                              'self.register_buffer("pe", torch.cumsum(pe, 0).unsqueeze(0))')
     tr = translate(src, "pe.py", "keras")
     assert any(d.message.startswith("PositionalEncoding:") for d in tr.stubs), [str(d) for d in tr.stubs]
+
+
+def test_a_negated_constant_of_init_is_followed():
+    """``torch.exp(- torch.arange(0, d, 2) * math.log(10000) / d)`` (language_translation's
+    PositionalEncoding): a unary minus on a constant of __init__ is part of its numpy
+    expression (it was a stub: "bad operand type for unary -"), and the table equals torch's."""
+    import keras
+
+    src = LIBRARY_PE.replace(
+        "torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))",
+        "torch.exp(- torch.arange(0, d_model, 2) * math.log(10000) / d_model)")
+    assert "- torch.arange" in src
+    tr = translate(src, "pe.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert re.search(r"-np\.arange\(\s*0,\s*d_model,\s*2", tr.text), tr.text
+    kmodel = load_source(tr.text, "keras_model_under_test").PositionalEncoding(10)
+    kmodel(np.zeros((1, 7, 10), "float32"))
+    pe = keras.ops.convert_to_numpy(next(w for w in kmodel.weights if w.shape == (1, 50, 10)))
+    np.testing.assert_allclose(pe, load_source(src).PositionalEncoding(10).pe.numpy(), atol=1e-5)

@@ -175,3 +175,64 @@ def test_a_script_building_a_model_from_its_argparse_config_keeps_the_config():
     x = np.random.RandomState(2).randn(4, 7).astype("float32")
     err = _compare(SCRIPT, tr, "Encoder", lambda m: types.SimpleNamespace(d_in=7, d_hidden=5), x)
     assert err <= 1e-4, err
+
+
+ATTENTION_BLOCK = '''import torch
+import torch.nn as nn
+
+
+class AttentionBlock(nn.Module):
+    """minGPT-ddp's MultiheadAttentionLayer / Block without the mask: sizes from a config."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+        self.ln = nn.LayerNorm(config.n_embd)
+        self.attn = nn.MultiheadAttention(embed_dim=config.n_embd, num_heads=config.n_head, batch_first=True)
+
+    def forward(self, x):
+        _, seq_size, _ = x.size()
+        h = self.ln(x)
+        y = self.attn(h, h, h, need_weights=False)[0]
+        return x + self.proj(y)
+'''
+
+
+def test_attention_sized_by_a_config_keeps_its_head_size_an_expression():
+    """``nn.MultiheadAttention(config.n_embd, config.n_head)`` with neither given: the numbers
+    the reader makes up for them need not divide (it was a stub "embed_dim 167 is not a
+    multiple of num_heads 179"); key_dim prints as ``config.n_embd // config.n_head``. The
+    input is the (N, L, E) sequence the attention reads, though nn.Linear is built first
+    (it was (N, E): "cannot unpack into '_, seq_size, _'"). Equal to torch for two configs."""
+    import keras
+    import torch
+
+    tr = translate(ATTENTION_BLOCK, "block.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert re.search(r"key_dim=config\.n_embd // config\.n_head", tr.text), tr.text
+    tmod, kmod = _load(ATTENTION_BLOCK, "torch_attention_block"), _load(tr.text, "keras_attention_block")
+    for e, heads in ((12, 3), (8, 4)):
+        config = types.SimpleNamespace(n_embd=e, n_head=heads)
+        model = tmod.AttentionBlock(config)
+        randomize_torch(model)
+        model.eval()
+        kmodel = kmod.AttentionBlock(config)
+        x = np.random.RandomState(e).randn(2, 5, e).astype("float32")
+        kmodel(x)
+        sd = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+        d = e // heads
+        kattn = next(layer for layer in kmodel._flatten_layers() if isinstance(layer, keras.layers.MultiHeadAttention))
+        wq, wk, wv = np.split(sd["attn.in_proj_weight"], 3)
+        bq, bk, bv = np.split(sd["attn.in_proj_bias"], 3)
+        kattn.set_weights([wq.T.reshape(e, heads, d), bq.reshape(heads, d), wk.T.reshape(e, heads, d),
+                           bk.reshape(heads, d), wv.T.reshape(e, heads, d), bv.reshape(heads, d),
+                           sd["attn.out_proj.weight"].T.reshape(heads, d, e), sd["attn.out_proj.bias"]])
+        kln = next(layer for layer in kmodel._flatten_layers() if isinstance(layer, keras.layers.LayerNormalization))
+        kln.set_weights([sd["ln.weight"], sd["ln.bias"]])
+        kproj = next(layer for layer in kmodel._flatten_layers() if isinstance(layer, keras.layers.Dense))
+        kproj.set_weights([sd["proj.weight"].T, sd["proj.bias"]])
+        with torch.no_grad():
+            y_t = model(torch.from_numpy(x)).numpy()
+        y_k = keras.ops.convert_to_numpy(kmodel(x, training=False))
+        assert y_t.shape == y_k.shape == (2, 5, e)
+        assert float(np.max(np.abs(y_t - y_k))) <= 1e-4

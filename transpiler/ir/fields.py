@@ -47,7 +47,8 @@ class Fields:
         if attr not in self.values:
             default = self.defaults.get(attr)
             value = next(self._placeholders) if default is None else default
-            self.values[attr] = sizes.named(value, f"{self.name}.{attr}")
+            self.values[attr] = sizes.named(value, f"{self.name}.{attr}", kind="placeholder" if default is None
+                                            else "param")
             if default is not None:
                 self.from_default.append(attr)
         return self.values[attr]

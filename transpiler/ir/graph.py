@@ -254,7 +254,7 @@ class Graph:
 
 #: attributes that say something about one call of a layer, not the layer: a shared layer's
 #: calls may differ in them (a shared RNN called on a masked sequence and on an unmasked one)
-PER_CALL_ATTRS = frozenset({"masked"})
+PER_CALL_ATTRS = frozenset({"masked", "initial_state"})  # (arguments of the call, not the layer)
 
 
 def _layer_attrs(node: Node) -> dict:

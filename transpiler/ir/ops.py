@@ -84,7 +84,9 @@ class Attr:
         if t == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"attribute {self.name} wants a float, got {value!r}")
-            return float(value)
+            # (a number with provenance, sizes.Scalar, keeps its name: a rate the constructor takes)
+            return value if isinstance(value, float) and type(value) is not float and hasattr(value, "expr") \
+                else float(value)
         if t == "bool":
             if not isinstance(value, bool):
                 raise TypeError(f"attribute {self.name} wants a bool, got {value!r}")

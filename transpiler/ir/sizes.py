@@ -51,7 +51,8 @@ _OPS = {"+": (operator.add, 1), "-": (operator.sub, 1), "*": (operator.mul, 2),
 class Sym:
     """A name of the source program a size comes from.
 
-    ``kind``: ``"param"`` (a builder's or a module class's constructor parameter),
+    ``kind``: ``"param"`` (a builder's or a module class's constructor parameter; ``"placeholder"``:
+    one traced with a made-up number, ``is_placeholder``),
     ``"const"`` (a module-level constant), ``"runtime"`` (known only when the program runs).
     """
 
@@ -550,6 +551,15 @@ def named(value: Any, name: str, kind: str = "param", arg: Any = None) -> Any:
     if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return tuple(Size(int.__int__(v), Item(sym, i)) for i, v in enumerate(value))
     return value
+
+
+def is_placeholder(value: Any) -> bool:
+    """A size computed from a number the reader made up for a caller's argument (``kind``
+    ``"placeholder"``: a required constructor parameter traced without its value), whose
+    number is no fact of the program: a consistency check on it (``embed_dim % num_heads``)
+    cannot fail for the caller's numbers here, only for the made-up ones."""
+    expr = _expr_of(value)
+    return expr is not None and any(sym.kind == "placeholder" for sym in leaves(expr))
 
 
 def runtime(name: str) -> SymbolicSize:

@@ -47,6 +47,12 @@ class ConstArray:
     def derive(self, tokens: list, shape=None, dtype=None) -> "ConstArray":
         return ConstArray(tokens, self.shape if shape is None else shape, dtype or self.dtype, self.set_items)
 
+    def __neg__(self) -> "ConstArray":  # ``-torch.arange(0, d, 2)`` (the interpreter's unary minus)
+        return self.derive(["(-", *self.tokens, ")"])
+
+    def __pos__(self) -> "ConstArray":
+        return self
+
     def init(self) -> tuple:
         """The buffer's initial value for ``ParamObj.init``: ``("computed", tokens, set_items)``."""
         tokens = self.tokens if self.dtype == "float32" else [*self.tokens, '.astype("float32")']

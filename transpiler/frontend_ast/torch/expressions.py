@@ -21,6 +21,7 @@ from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch.module_edits import raise_refusal, refused_layer
 from transpiler.frontend_ast.torch.values import (
     Ref, Mod, ParamObj, Tensor, RNNStates, Shape, Bound, LayerParam, _ClassOf, _IsInstance, _Type,
     _SPECIAL_NAMES, _MaxResult, _ZeroState, _ZERO_STATE_METHODS, _StackedState, _STACKED_STATE_METHODS,
@@ -63,6 +64,8 @@ class TorchExpressions(Interpreter):
 
     @ATTRIBUTES.register(Mod)
     def _module_attribute(self, obj, name, node):
+        if obj.kind == "leaf" and obj.layer is None:
+            raise_refusal(self, obj)
         if obj.kind == "user" and name in obj.attrs:
             value = obj.attrs[name]
             if isinstance(value, ParamObj) and self.graph is not None:
@@ -289,7 +292,7 @@ class TorchExpressions(Interpreter):
     def _shape_subscript(self, obj, node, env):
         index = self._subscript_key(node, env)
         if index == 0:
-            return BatchDim()
+            return BatchDim(obj.value)
         return lazy_inputs.axis_size(obj.value, index)
 
     @SUBSCRIPTS.register(Tensor)
@@ -451,7 +454,12 @@ class TorchExpressions(Interpreter):
         if any(isinstance(a, (Unknown, Tensor)) for a in list(args) + list(kwargs.values())):
             bad = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, (Unknown, Tensor)))
             raise Unsupported(f"nn.{cls_name}: an argument is not known statically ({getattr(bad, 'reason', '')})")
-        layer = tm.recognize(cls_name, list(args), dict(kwargs))
+        try:
+            layer = tm.recognize(cls_name, list(args), dict(kwargs))
+        except Unsupported as exc:  # (in a constructor: refused where it is used; never called, harmless)
+            if self.depth == 0:
+                raise
+            return refused_layer(self, cls_name, span, exc)
         # (its constructor's arguments by name: ``fc.in_features`` reads them back)
         return Mod("leaf", span, layer=layer, cls_name=cls_name,
                    attrs=tm.constructor_arguments(cls_name, list(args), dict(kwargs)))
@@ -534,6 +542,9 @@ class TorchExpressions(Interpreter):
             if obj.kind in ("module_list", "sequential") and name in ("append", "extend", "insert"):
                 getattr(obj.items, name)(*args)
                 return None
+            if name == "add_module" and len(args) == 2 and not kwargs:  # (frontend_ast/torch/module_names.py)
+                from transpiler.frontend_ast.torch.module_edits import add_module
+                return add_module(obj, *args)
             if obj.kind == "module_dict" and name in ("keys", "values", "items") and not args and not kwargs:
                 return list(getattr(obj.items, name)())  # in insertion order, as torch's
             if name == "forward":

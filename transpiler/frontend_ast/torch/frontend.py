@@ -54,6 +54,7 @@ from transpiler.frontend_ast.torch.expressions import TorchExpressions
 from transpiler.frontend_ast.torch.graph_build import TorchGraphBuilding
 from transpiler.frontend_ast.torch.module_params import TorchModuleParams
 from transpiler.frontend_ast.torch.module_names import module_names
+from transpiler.frontend_ast.torch.module_edits import refusals_in
 from transpiler.frontend_ast.torch.statements import TorchStatements
 from transpiler.frontend_ast.torch.lines import split_statement_lines
 from transpiler.frontend_ast.torch.model_sites import makes_optimizer as _makes_optimizer, placed as _placed, \
@@ -137,6 +138,9 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 self._build_model(name, mod, builder, args, var)
             except (Unsupported, FrontendError) as exc:
                 span = getattr(exc, "span", None) or self.cur_span or mod.span
+                held = refusals_in(self, mod)
+                if held and held not in str(exc):
+                    exc = type(exc)(*((str(exc) + held, span) if isinstance(exc, FrontendError) else (str(exc) + held,)))
                 if args and builder is None and var is None:
                     # (a class nothing builds, tried for its constructor's sizes: not a model of
                     # the program; its class is the marked stub, with the reason)
@@ -381,13 +385,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             if data and "INPUT_DTYPE" not in self.globals.vars:
                 dtype = data[0][1]
         if (not shapes or len(shapes) < n_inputs) and mod is not None and n_inputs == 1:
-            implied = lazy_inputs.first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
-            if implied is not None:  # (unknown sizes: None; the report says so)
-                shape, dtype, why = implied
-                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = \
-                    (lazy_inputs.describe(shape, dtype), f"its first layer {why} implies")
-                return [(shape, dtype)]
-            raise FrontendError(lazy_inputs.no_layer_message(mod), span)
+            return lazy_inputs.one_input(self, mod, forward, names, span)
         if (not shapes or len(shapes) < n_inputs) and mod is not None and mod.kind == "user" and n_inputs > 1:
             implied = lazy_inputs.inputs_by_parameter(mod, forward, names)
             if implied is not None:  # (each input: what the layer it is first handed implies)
@@ -908,7 +906,8 @@ def _torch_layer_model(fe, assign: cst.Assign) -> bool:
         mod = fe._eval(assign.value, fe.globals)
     except Exception:  # noqa: BLE001 - built from run-time values: not read here
         return False
-    return isinstance(mod, Mod) and _mentions_model_use(fe.module, assign.targets[0].target.value)
+    return isinstance(mod, Mod) and not (mod.kind == "leaf" and mod.layer is None) and \
+        _mentions_model_use(fe.module, assign.targets[0].target.value)
 
 
 def _mentions_model_use(module: cst.Module, var: str) -> bool:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch.module_edits import raise_refusal
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
@@ -82,6 +83,10 @@ class TorchGraphBuilding:
             return x
         if mod.kind in ("module_list", "module_dict"):
             raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        if mod.kind == "leaf" and mod.layer is None:  # (a layer the recognisers refused: module_edits)
+            raise_refusal(self, mod)
+        if mod.layer is not None and mod.layer.kind == "rnn_cell":
+            return self._apply_cell(mod, args, kwargs, span)
         states = []
         if mod.layer is not None and mod.layer.kind == "rnn" and \
                 not all(_zero_state(a) for a in list(args[1:]) + list(kwargs.values())):
@@ -127,6 +132,37 @@ class TorchGraphBuilding:
                                   "tensor (h.unsqueeze(0), h.view(1, N, H), a one-layer RNN's h_n); zeros "
                                   "mixed with a given state, or other forms, are not translated yet")
         return values
+
+    def _apply_cell(self, mod: Mod, args, kwargs, span: Span):
+        """``cell(x, hx)`` of an ``nn.LSTMCell``/``GRUCell``/``RNNCell`` (modules ``_rnn_cell``):
+        the recurrent layer over the one-step sequence ``x[:, None]`` from the states ``hx``
+        ((h, c) for an LSTM cell, each (N, H); none, or torch.zeros: Keras' zeros), returning
+        torch's (h', c') / h'. The cell's parameters keep their torch keys (``weight_ih``)."""
+        layer, what = mod.layer, f"nn.{mod.cls_name}"
+        lstm = layer.op == "lstm"
+        if set(kwargs) - {"hx"} or not 1 <= len(args) + len(kwargs) <= 2:
+            raise Unsupported(f"{what}: called with arguments other than (input, hx)")
+        x = args[0] if args else None
+        if not isinstance(x, Tensor) or len(x.value.shape) != 2:
+            raise Unsupported(f"{what}: the input must be one (N, input_size) tensor")
+        if layer.in_features is not None and x.value.shape[-1] != layer.in_features:
+            raise FrontendError(f"{what} expects input_size {layer.in_features}, the tensor has "
+                                f"{x.value.shape[-1]} features (shape {x.value.shape})", span)
+        hx = args[1] if len(args) > 1 else kwargs.get("hx")
+        states: list[Value] = []
+        if not _zero_state(hx):
+            parts = list(hx) if lstm and isinstance(hx, (tuple, list)) and len(hx) == 2 else [hx]
+            if lstm != (len(parts) == 2) or not all(isinstance(p, Tensor) for p in parts):
+                raise Unsupported(f"{what}: the state is {'a pair (h, c)' if lstm else 'one tensor h'} of (N, "
+                                  "hidden_size) tensors (torch.zeros mixed with a given state is not translated)")
+            states = [p.value for p in parts]
+        step = self._add("expand_dims", [x.value], {"axis": 1}, span, "step").value
+        attrs = {**ops_table.get(layer.op).complete_attrs(layer.attrs), "initial_state": bool(states)}
+        outs = self._add(layer.op, [step] + states, attrs, span, layer.op, n_out=3 if lstm else 2,
+                         name=self._layer_name(mod), mod=mod)
+        keys = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if attrs["use_bias"] else ())
+        outs[0].value.producer.meta["torch_keys"] = {f"{k}_l0": f"{mod.path}.{k}" if mod.path else k for k in keys}
+        return (outs[1], outs[2]) if lstm else outs[1]
 
     def _apply_attention(self, mod: Mod, args, kwargs, span: Span):
         """``attn(query, key, value)`` → Keras' (query, value, key=...) order; returns torch's

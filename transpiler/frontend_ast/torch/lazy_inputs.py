@@ -53,10 +53,14 @@ def implied_input(leaf) -> tuple[tuple, str, str] | None:
         return (feats, *[None] * rank), "float32", f"nn.{cls}({_txt(feats)}, ...)"
     if layer.op == "embedding":
         return (None,), "int64", f"nn.{cls}"
+    if layer.kind == "rnn_cell" and isinstance(feats, int):  # (one step: (N, input_size))
+        return (feats,), "float32", f"nn.{cls}({_txt(feats)}, ...)"
     if layer.kind == "rnn" and isinstance(feats, int):
         return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
     if layer.op == "dense" and isinstance(feats, int):
         return (feats,), "float32", f"nn.{cls}({_txt(feats)}, ...)"
+    if layer.kind == "attention" and isinstance(feats, int):  # (batch_first=True: (N, L, E))
+        return (None, feats), "float32", f"nn.{cls}({_txt(feats)}, ..., batch_first=True)"
     shape = layer.extra.get("normalized_shape") if layer.op == "layer_norm" else None
     if shape and all(isinstance(s, int) for s in shape):
         return tuple(shape), "float32", f"nn.{cls}({', '.join(map(_txt, shape))})"
@@ -70,6 +74,84 @@ def first_layer_input(leaves) -> tuple[tuple, str, str] | None:
         if found is not None:
             return found
     return None
+
+
+def as_sequence(mod, implied):
+    """``implied`` (a last-axis layer's ``(F,)``: nn.Linear, nn.LayerNorm) as ``(L, F)`` when
+    ``mod`` holds a sequence layer (a batch_first RNN or attention reads (N, L, F)): a
+    transformer block normalises or projects its sequence before its attention does."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    if implied is None or len(implied[0]) != 1 or implied[1] != "float32":
+        return implied
+    if not any(m.kind == "leaf" and m.layer is not None and m.layer.kind in ("rnn", "attention")
+               for _, m in _walk(mod)):
+        return implied
+    shape, dtype, why = implied
+    return (None, *shape), dtype, f"{why} (a sequence: the module holds a sequence layer)"
+
+
+def steps_cells(mod) -> list[str]:
+    """The recurrent cells (``nn.LSTMCell``...) ``mod`` holds: stepped by forward's own loop
+    over the time axis, which the translation unrolls for a length it must know."""
+    from transpiler.frontend_ast.torch.support import _walk
+
+    return list(dict.fromkeys(m.cls_name for _, m in _walk(mod)
+                              if m.kind == "leaf" and m.layer is not None and m.layer.kind == "rnn_cell"))
+
+
+def cell_loop_message(mod) -> str:
+    """Why a module of recurrent cells has no input shape here."""
+    return (f"no input shape: its {', '.join(steps_cells(mod))} step through the input in forward's own loop, "
+            "unrolled for the sequence length, which this file does not fix (no INPUT_SHAPE, no data of a "
+            "literal shape fed to it); give INPUT_SHAPE = (L, F)")
+
+
+def any_input(mod) -> tuple[tuple, str, str] | None:
+    """A module whose layers all take any number of channels (Dropout, activations; issue 19
+    item 1): the Keras layers build on their first call, so it needs no input shape. Traced for
+    an input of unknown sizes, of the rank of the largest tensor it holds (a positional table
+    of (L, 1, E) added to its input: rank 3), else a (N, C) input; None for a module holding
+    no layer at all (a mixin: ``super().forward``)."""
+    from transpiler.frontend_ast.torch.support import _walk, _walk_params
+
+    leaves = [m for _, m in _walk(mod) if m.kind == "leaf"]
+    if not leaves:
+        return None
+    ranks = [len(p.shape) for _, p in _walk_params(mod) if getattr(p, "shape", None)]
+    rank = max(ranks, default=2)
+    names = ", ".join(dict.fromkeys(m.cls_name for m in leaves))
+    held = f"of rank {rank} as the tensor it holds" if ranks else "of rank 2"
+    return (None,) * (rank - 1), "float32", f"its layers ({names}) take any input; traced for one {held}"
+
+
+def one_input(fe, mod, forward: cst.FunctionDef, names: list[str], span) -> list[tuple[tuple, str]]:
+    """The input shape of a module of one input its file never gives (``TorchFrontend.
+    _input_specs``): what the layer forward first hands it to implies, else the first layer
+    built (a last-axis layer's as a sequence in a module of sequence layers: ``as_sequence``),
+    else any input (``any_input``); the assumption is kept for the report
+    (``program.meta["lazy_inputs"]``). Raises FrontendError when none fits, and for recurrent
+    cells stepped over the input (their loop is unrolled for a length the file must fix)."""
+    from transpiler.frontend_ast.keras.frontend import FrontendError
+    from transpiler.frontend_ast.torch.support import _walk
+
+    lazy = fe.program.meta.setdefault("lazy_inputs", {})
+    fed = inputs_by_parameter(mod, forward, names) if mod.kind == "user" else None
+    if not fed and steps_cells(mod):
+        raise FrontendError(cell_loop_message(mod), span)
+    implied = fed[0] if fed else first_layer_input(m for _, m in _walk(mod) if m.kind == "leaf")
+    implied = as_sequence(mod, implied)
+    if implied is not None:  # (unknown sizes: None; the report says so)
+        shape, dtype, why = implied
+        lazy[fe.graph.name] = (describe(shape, dtype), f"its first layer {why} implies")
+        return [(shape, dtype)]
+    implied = any_input(mod) if mod.kind == "user" else None
+    if implied is None:
+        raise FrontendError(no_layer_message(mod), span)
+    shape, dtype, why = implied  # (layers that take any input: they build on the first call)
+    fe.graph.meta["any_input"] = True  # (no rank the Keras class insists on: runtime call_module)
+    lazy[fe.graph.name] = (f"({', '.join(['N'] + [f'd{i}' for i in range(1, len(shape) + 1)])}) {dtype}", why)
+    return [(shape, dtype)]
 
 
 def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
@@ -200,9 +282,14 @@ class AxisSize(Unknown):
 def axis_of(value):
     """``(tensor value, axis)`` when ``value`` is the run-time size of a tensor's axis
     (``axis_size``, also read back through a name), else None."""
+    from transpiler.frontend_ast.interp import BatchDim
+    from transpiler.ir.graph import Value
+
     while value is not None:
         if isinstance(value, AxisSize):
             return value.value, value.axis
+        if isinstance(value, BatchDim) and isinstance(value.value, Value):  # (``x.size(0)``)
+            return value.value, 0
         value = getattr(value, "origin", None)
     return None
 
@@ -219,8 +306,10 @@ def describe(shape: tuple, dtype: str) -> str:
     letters = {1: ["L"], 2: ["H", "W"], 3: ["D", "H", "W"]}
     unknown = [i for i, d in enumerate(shape) if d is None]
     names = letters.get(len(unknown), [f"d{i}" for i in range(len(unknown))])
-    if len(shape) == 2 and shape[0] is None:
+    if len(shape) == 2 and shape[0] is None and shape[1] is not None:
         names = ["L"]
+    if len(shape) == len(unknown) and len(shape) in (1, 2):  # (nothing known: a sequence's letters)
+        names = ["C"] if len(shape) == 1 else ["L", "C"]
     it = iter(names)
     dims = ["N"] + [next(it) if d is None else _txt(d) for d in shape]
     return f"({', '.join(dims)}) {dtype}"
@@ -244,6 +333,17 @@ def _init_params(cls):
     return list(ps.params[1:])
 
 
+def named_argument(value, name: str):
+    """A constructor argument as the traced code sees it: a size named after its parameter
+    (``sizes.named``), and a float too (``dropout=0.1``: a ``sizes.Scalar``, so a rate prints as
+    the parameter and the Keras class takes the caller's, instead of refusing any other)."""
+    from transpiler.ir import sizes
+
+    if isinstance(value, float) and type(value) is float:
+        return sizes.Scalar(value, sizes.Sym(name))
+    return sizes.named(value, name)
+
+
 def constructor_sizes(fe, cls) -> dict | None:
     """A module class whose constructor takes required arguments (``Net(upscale_factor)``) and
     that nothing in the file builds: its arguments as sizes with provenance, each required one a
@@ -261,13 +361,13 @@ def constructor_sizes(fe, cls) -> dict | None:
     for i, p in enumerate(params):
         if p.default is None:
             fields = config_object(fe, cls, p)
-            args[p.name.value] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], p.name.value)
+            args[p.name.value] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], p.name.value, kind="placeholder")
         else:
             try:
                 default = fe._eval(p.default, fe.globals)
             except Exception:  # noqa: BLE001 - (a default the reader cannot evaluate: not built)
                 return None
-            args[p.name.value] = sizes.named(default, p.name.value)
+            args[p.name.value] = named_argument(default, p.name.value)
     return args
 
 
@@ -357,12 +457,12 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
         name = p.name.value
         if name in unknown:  # (an object read as config.<attr>: ir/fields.py)
             fields = config_object(fe, cls, p) if p.default is None else None
-            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name)
+            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name, kind="placeholder")
         elif name in given:
-            args[name] = sizes.named(given[name], name)
+            args[name] = named_argument(given[name], name)
         elif p.default is not None:
             try:
-                args[name] = sizes.named(fe._eval(p.default, fe.globals), name)
+                args[name] = named_argument(fe._eval(p.default, fe.globals), name)
             except Exception:  # noqa: BLE001
                 return None
         else:

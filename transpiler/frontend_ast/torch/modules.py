@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from transpiler.frontend_ast.interp.values import Signature, Unsupported  # noqa: F401  (defined once, there)
+from transpiler.ir import sizes as ir_sizes
 
 
 @dataclass
@@ -382,7 +383,7 @@ def _dropout(op: str):
     def fn(b: Bound) -> TorchLayer:
         if b.get("inplace") not in (False, None):
             pass  # in-place changes memory use only
-        return TorchLayer(op, {"rate": float(b.get("p"))})
+        return TorchLayer(op, {"rate": ir_sizes.as_float(b.get("p"))})  # (a rate the constructor takes: its name)
 
     return fn
 
@@ -548,6 +549,32 @@ def _rnn(op: str):
     return fn
 
 
+def _rnn_cell(op: str):
+    """``nn.LSTMCell`` / ``nn.GRUCell`` / ``nn.RNNCell``: one step of the recurrent layer. Read
+    as that layer over a one-step sequence (graph_build ``_apply_cell``): the same equations,
+    weights and gate order (no op of its own; the Keras layer is shared by every step)."""
+    def fn(b: Bound) -> TorchLayer:
+        if op == "simple_rnn" and b.get("nonlinearity") != "tanh":
+            raise Unsupported(f"{b.name}(nonlinearity={b.get('nonlinearity')!r}) is not supported")
+        attrs = {"units": b.get("hidden_size"), "use_bias": bool(b.get("bias")), "return_sequences": False,
+                 "return_state": True}
+        if op != "simple_rnn":
+            attrs["recurrent_activation"] = "sigmoid"
+        if op == "gru":
+            attrs["reset_after"] = True
+        return TorchLayer(op, attrs, kind="rnn_cell", in_features=b.get("input_size"),
+                          extra={"num_layers": 1, "bidirectional": False, "dropout": 0.0})
+
+    return fn
+
+
+_CELL_SIG = "input_size; hidden_size; bias=True; device=None; dtype=None"
+module("LSTMCell", signature=_CELL_SIG, ops=("lstm",))(_rnn_cell("lstm"))
+module("GRUCell", signature=_CELL_SIG, ops=("gru",))(_rnn_cell("gru"))
+module("RNNCell", signature="input_size; hidden_size; bias=True; nonlinearity='tanh'; device=None; dtype=None",
+       ops=("simple_rnn",))(_rnn_cell("simple_rnn"))
+
+
 _RNN_SIG = ("input_size; hidden_size; num_layers=1; bias=True; batch_first=False; dropout=0.0; "
             "bidirectional=False; proj_size=0; device=None; dtype=None")
 module("LSTM", signature=_RNN_SIG, ops=("lstm",))(_rnn("lstm"))
@@ -571,11 +598,14 @@ def recognize_multihead_attention(b: Bound) -> TorchLayer:
     for flag in ("add_bias_kv", "add_zero_attn"):
         if b.get(flag):
             raise Unsupported(f"nn.MultiheadAttention({flag}=True) has no Keras equivalent")
-    if e % n:
+    key_dim = e // n
+    if not (ir_sizes.is_placeholder(e) or ir_sizes.is_placeholder(n)) and e % n:
         raise Unsupported(f"nn.MultiheadAttention: embed_dim {e} is not a multiple of num_heads {n}")
+    if int.__int__(key_dim) == 0:  # (made-up numbers for the caller's sizes: traced with one head size, printed e // n)
+        key_dim = ir_sizes.Size(1, ir_sizes._expr_of(key_dim)) if isinstance(key_dim, ir_sizes.Size) else 1
     # Keras' MultiHeadAttention with key_dim = value_dim = embed_dim / heads and the
     # query's width as output: the same projections, heads and scaling
-    return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": e // n, "use_bias": bool(b.get("bias")),
+    return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": key_dim, "use_bias": bool(b.get("bias")),
                                                "dropout": float(b.get("dropout"))},
                       kind="attention", in_features=e,
                       extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e})

@@ -8,7 +8,7 @@ import libcst as cst
 import libcst as cst
 
 from transpiler.frontend_ast.keras.frontend import FrontendError
-from transpiler.frontend_ast.torch import const_arrays, lazy_inputs
+from transpiler.frontend_ast.torch import const_arrays, lazy_inputs, try_statements
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.interp import BatchDim, Env, FunctionRef, Return, Unknown
 from transpiler.ir.graph import Span
@@ -150,6 +150,8 @@ class TorchStatements:
             self._exec_block(stmt.body.body, env)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             env.vars[stmt.name.value] = FunctionRef(stmt) if isinstance(stmt, cst.FunctionDef) else Unknown()
+        elif isinstance(stmt, cst.Try):
+            try_statements.exec_try(self, stmt, env)
         else:
             raise Unsupported(f"{type(stmt).__name__} statements are not supported here")
 
@@ -180,6 +182,8 @@ class TorchStatements:
             self._exec_import(small, env)
         elif isinstance(small, cst.Assert):
             return
+        elif isinstance(small, cst.Raise):
+            raise try_statements.raised(small)
         else:
             raise Unsupported(f"{type(small).__name__} is not supported here")
 

@@ -173,7 +173,12 @@ def _simplify_rnns(graph: Graph) -> None:
     unread states are dropped (``return_state=False``).
     """
     used = {id(v) for n in graph.nodes for v in n.inputs} | {id(v) for v in graph.outputs}
+    calls: dict[str, int] = {}
     for node in graph.nodes:
+        calls[node.name] = calls.get(node.name, 0) + 1
+    for node in graph.nodes:
+        if calls[node.name] > 1:
+            continue  # (one layer called several times, an RNN cell per step: one configuration)
         if node.spec.states:  # a recurrent layer (the ops table's fact)
             seq, h, *rest = node.outputs
             if id(seq) not in used and not any(id(c) in used for c in rest) and id(h) in used:

@@ -128,7 +128,7 @@ class TorchTensorCalls:
             return out if name == "amax" else _MaxResult(out)  # (values, indices): the values
         if name == "size":
             if args:
-                return BatchDim() if args[0] == 0 else lazy_inputs.axis_size(x, args[0])
+                return BatchDim(x) if args[0] == 0 else lazy_inputs.axis_size(x, args[0])
             return Shape(x)
         if name == "dim":
             return rank

@@ -115,7 +115,53 @@ class _ZooResNet(_zoo_nn.Module):
         x = _zoo_torch.flatten(x, 1)
         x = self.fc(x)
         return x
+
+
+class _ZooVGG(_zoo_nn.Module):
+    def __init__(self, cfg, batch_norm, num_classes=1000, dropout=0.5):
+        super().__init__()
+        layers = []
+        in_channels = 3
+        for v in cfg:
+            if v == "M":
+                layers += [_zoo_nn.MaxPool2d(kernel_size=2, stride=2)]
+            else:
+                conv2d = _zoo_nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
+                if batch_norm:
+                    layers += [conv2d, _zoo_nn.BatchNorm2d(v), _zoo_nn.ReLU(inplace=True)]
+                else:
+                    layers += [conv2d, _zoo_nn.ReLU(inplace=True)]
+                in_channels = v
+        self.features = _zoo_nn.Sequential(*layers)
+        self.avgpool = _zoo_nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = _zoo_nn.Sequential(
+            _zoo_nn.Linear(512 * 7 * 7, 4096),
+            _zoo_nn.ReLU(True),
+            _zoo_nn.Dropout(p=dropout),
+            _zoo_nn.Linear(4096, 4096),
+            _zoo_nn.ReLU(True),
+            _zoo_nn.Dropout(p=dropout),
+            _zoo_nn.Linear(4096, num_classes),
+        )
+
+    def forward(self, x):
+        x = self.features(x)
+        x = self.avgpool(x)
+        x = _zoo_torch.flatten(x, 1)
+        x = self.classifier(x)
+        return x
 '''
+
+#: torchvision's VGG configurations (``torchvision/models/vgg.py``'s cfgs A, B, D, E)
+_VGG_CFGS = {
+    "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "B": [64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "D": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
+    "E": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"],
+}
+#: constructor → (configuration, batch norm)
+VGGS = {f"vgg{n}{'_bn' if bn else ''}": (cfg, bn) for n, cfg in ((11, "A"), (13, "B"), (16, "D"), (19, "E"))
+        for bn in (False, True)}
 
 #: constructor → (block class, its expansion, blocks per stage)
 RESNETS = {
@@ -149,7 +195,7 @@ def _classes(fe) -> dict:
 
 def is_constructor(path: str) -> bool:
     """``torchvision.models.resnet18``: a network constructor defined here."""
-    return path.startswith("torchvision.models.") and path.rsplit(".", 1)[-1] in RESNETS
+    return path.startswith("torchvision.models.") and path.rsplit(".", 1)[-1] in {**RESNETS, **VGGS}
 
 
 def construct(fe, path: str, args, kwargs, node):
@@ -158,14 +204,18 @@ def construct(fe, path: str, args, kwargs, node):
     from transpiler.frontend_ast.torch.modules import Unsupported
 
     name = path.rsplit(".", 1)[-1]
-    if not path.startswith("torchvision.models.") or name not in RESNETS:
+    if not is_constructor(path):
         return None
     weights = kwargs.get("weights", args[0] if args else None)
     if weights is not None or kwargs.get("pretrained"):
         raise Unsupported(f"torchvision.models.{name} with pretrained weights: the architecture translates, "
                           "the downloaded weights do not (build it with weights=None and convert your own "
                           "checkpoint with --weights)")
-    block, expansion, counts = RESNETS[name]
     classes = _classes(fe)
     extra = {k: v for k, v in kwargs.items() if k == "num_classes"}
+    if name in VGGS:
+        cfg, batch_norm = VGGS[name]
+        extra.update((k, v) for k, v in kwargs.items() if k == "dropout")
+        return fe._instantiate(classes["_ZooVGG"], [list(_VGG_CFGS[cfg]), batch_norm], extra, node)
+    block, expansion, counts = RESNETS[name]
     return fe._instantiate(classes["_ZooResNet"], [classes[block], expansion, list(counts)], extra, node)

@@ -161,7 +161,7 @@ def clear_auto_names(graph) -> None:
 
 
 def lit(value) -> str:
-    if isinstance(value, (sizes.Size, sizes.SymbolicSize)):
+    if isinstance(value, (sizes.Size, sizes.SymbolicSize, sizes.Scalar)):
         return sizes.render(value)  # its source expression where the printed code can see it
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):  # (repr gives a bare name: inf)

@@ -456,8 +456,10 @@ def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: 
              "", f"        {shape}", "",
              "    The layers build on the first call" + (f", for any {sizes_text}." if letters else "."),
              '    """', "",
-             # (what a torch module is called on has this rank, or one less: a single sample)
-             f"    input_ranks = {tuple(len(v.shape or ()) for v in graph.inputs)!r}", "",
+             # (what a torch module is called on has this rank, or one less: a single sample;
+             # none for layers that take any input, traced at one rank: called as given)
+             *([] if graph.meta.get("any_input") else
+               [f"    input_ranks = {tuple(len(v.shape or ()) for v in graph.inputs)!r}", ""]),
              f"    def __init__(self, {', '.join(parts['params'] + [f'**{kwargs}'])}):",
              *[f"    {ln}" for ln in guard],
              f"        super().__init__(**{kwargs})"]
