@@ -647,7 +647,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         md.graph.meta["own_step"] = step
         if composed is not None:
             md.graph.meta["composed"] = composed
-        return {name for name, _ in step["methods"]}
+        return set(step.names)
 
     def _parts(self, mod: Mod) -> tuple[list[str], dict | None]:
         """The submodules the model's own steps call, when ``forward`` is a composition of

@@ -323,7 +323,7 @@ class HelperCalls:
     def evaluate_own_step(self, helper: Helper, node, bound, got):
         """``evaluate_test_step(model, x, y, ...)``: Keras' evaluate over the model's own test_step."""
         model = self._own_step_model(got)
-        if model is None or not any(name == "test_step" for name, _ in model.md.graph.meta["own_step"]["methods"]):
+        if model is None or "test_step" not in model.md.graph.meta["own_step"].names:
             return None
         return self._own_call(node, bound, model, "helper_evaluate", T.Evaluate(
             self._data(bound, "x"), self._data(bound, "y"), batch_size=self._static(bound, "batch_size", 32),
@@ -432,9 +432,10 @@ class HelperCalls:
                 if isinstance(value, cst.Name) and loss is not None:  # a loss function kept in a variable
                     self.r.fact(value, "loss_object", loss)
         for md in self.r.program.models:  # the helpers the model's own steps used (torch_own_step)
-            own = md.graph.meta.get("own_step", {})
-            # (the Name nodes own_step saw: their stable ids here, and out of the graph printers read)
-            self.recognised.update(self.r.sid(n) for n in own.pop("recognised", ()))
+            own = md.graph.meta.get("own_step")
+            if own is not None:  # (the Name nodes own_step saw: their stable ids here, and out of the graph printers read)
+                self.recognised.update(self.r.sid(n) for n in own.recognised)
+                own.recognised = []
         kept = set()
         names = {n: h for n, h in self.helpers.items()}
         droppable = set(names)
