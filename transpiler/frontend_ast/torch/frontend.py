@@ -76,13 +76,13 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.siblings = siblings
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
-        self.node_files: dict[int, Sibling] = {}
+        self.node_files: dict[cst.CSTNode, Sibling] = {}
         if siblings:  # (the script's own nodes keep their lines in the script, not in the spliced module)
             self.positions = dict(self.positions)
             self.positions.update(cst_positions(MetadataWrapper(original, unsafe_skip_copy=True)))
         for sib in siblings:
             self.positions.update(sib.positions)
-            self.node_files.update((id(n), sib) for n in sib.positions)
+            self.node_files.update((n, sib) for n in sib.positions)
         self.source_file = SourceFile(path, source, self.module, self.positions,  # (what printers read)
                                       [SiblingText(s.path, s.lines, s.positions) for s in siblings], (1, 1))
         self.program = Program(path, source, "torch")
@@ -115,7 +115,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.root_mod: Mod | None = None  # the model whose graph is being built
         self.part_inputs: dict[int, list] = {}  # id(submodule) → the values it was first called on
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
-        self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
+        self.ran_methods: set[cst.FunctionDef] = set()  # the method definitions interpreted
 
     # -- entry ---------------------------------------------------------------------------
     def run(self, prepare=None) -> Program:
@@ -154,7 +154,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             pos = self.positions[node]
         except KeyError:
             return Span(self.path, 1, 1)
-        sib = self.node_files.get(id(node))
+        sib = self.node_files.get(node)
         return Span(sib.path if sib else self.path, pos.start.line, pos.start.column + 1, pos.end.line)
 
     def source_line(self, span: Span) -> str:
@@ -322,7 +322,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             # a constructor of required sizes (``Net(upscale_factor)``, a library class the
             # program builds from its arguments): built for named sizes, printed as the builder's
             # parameters (lazy_inputs.constructor_sizes)
-            args = None if id(cls.node) in self.node_files else lazy_inputs.constructor_sizes(self, cls)
+            args = None if cls.node in self.node_files else lazy_inputs.constructor_sizes(self, cls)
             try:
                 mod = self._instantiate(cls, [], dict(args or {}), cls.node)
             except (FrontendError, Unsupported, TypeError, KeyError, ValueError, IndexError) as exc:
@@ -600,12 +600,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         unread, seen = [], set()
         own = self._own_step(mod, md)
         for _, m in _walk(mod):
-            if m.kind != "user" or id(m.cls.node) in seen:
+            if m.kind != "user" or m.cls.node in seen:
                 continue
-            seen.add(id(m.cls.node))
+            seen.add(m.cls.node)
             init_only = _init_code_methods(m.cls.node)
             for stmt in m.cls.node.body.body:
-                if not isinstance(stmt, cst.FunctionDef) or id(stmt) in self.ran_methods:
+                if not isinstance(stmt, cst.FunctionDef) or stmt in self.ran_methods:
                     continue
                 name = stmt.name.value
                 if name in init_only:
@@ -829,12 +829,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for stmt in self.module.body:
             if isinstance(stmt, cst.ClassDef) and self.classes.get(stmt.name.value) and \
                     self.classes[stmt.name.value].is_module:
-                skip.add(id(stmt))
+                skip.add(self.source_file.sid(stmt))
             elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in consumed:
-                skip.add(id(stmt))
+                skip.add(self.source_file.sid(stmt))
             elif isinstance(stmt, cst.SimpleStatementLine) and all(
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-                skip.add(id(stmt))
+                skip.add(self.source_file.sid(stmt))
         self.program.meta["training_facts"] = read_training(self, skip)
 
 

@@ -480,9 +480,8 @@ class KerasScript:
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
         else:
             lines += guard_lines + body
-        called = self.program.meta.get("called_methods", set())
         for method, sub in md.methods.items():
-            if (id(md), method) not in called:
+            if method not in md.called_methods:
                 continue
             lines += ["", "", f"def {method_function(md, method)}(model):",
                       f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
