@@ -393,12 +393,22 @@ class HelperCalls:
             self._done(node, bound, "helper_predict", model, config)
         return OTHER  # numpy arrays (the helper returns them so), as Keras' predict does
 
+    def _imported_path(self, func) -> str | None:
+        """The dotted path ``func`` names through the script's imports (``np.transpose`` after
+        ``import numpy as np``: numpy.transpose), None when it names no import."""
+        from transpiler.frontend_ast.torch.values import Ref
+
+        dotted = torch_helpers._dotted(func)
+        head, _, rest = (dotted or "").partition(".")
+        ref = self.r.fe.globals.vars.get(head) if head else None
+        return ref.path + (f".{rest}" if rest else "") if isinstance(ref, Ref) else None
+
     def _outer_transpose(self, node: cst.Call):
         """(the ``np.transpose(node, perm)`` call around ``node``, perm) or None."""
         if self._parents is None:
             self._parents = {}
             for call in torch_helpers._calls(self.r.fe.module):
-                if _code(call.func) in ("np.transpose", "numpy.transpose") and len(call.args) == 2 and \
+                if self._imported_path(call.func) == "numpy.transpose" and len(call.args) == 2 and \
                         isinstance(call.args[0].value, cst.Call) and call.args[1].keyword is None:
                     self._parents[call.args[0].value] = call
         parent = self._parents.get(node)
