@@ -47,7 +47,8 @@ if __name__ == "__main__":
 #: the generated helpers' names → names that say nothing about what they do
 RENAMES = {"fit": "run_a", "evaluate": "run_b", "predict": "run_c", "train_step": "run_d",
            "make_loader": "run_e", "KerasAdam": "Opt", "KerasRMSprop": "Opt",
-           "sparse_categorical_crossentropy": "run_f", "sparse_categorical_accuracy": "run_g"}
+           "sparse_categorical_crossentropy": "run_f", "sparse_categorical_accuracy": "run_g",
+           "reset_metrics": "run_h", "update_metrics": "run_i"}
 
 
 def _torch(optimizer: str = "Adam(learning_rate=0.01)", loss: str = "sparse_categorical_crossentropy") -> str:
@@ -112,7 +113,8 @@ def test_roles_come_from_the_data_flow():
     helpers = torch_helpers.analyse(cst.parse_module(_renamed(_torch())))
     assert {name: h.kind for name, h in helpers.items()} == {
         "Opt": "optimizer_class", "run_e": "loader", "run_d": "step", "run_f": "loss", "run_g": "metric",
-        "run_b": "evaluate", "run_c": "predict", "run_a": "fit"}
+        "run_b": "evaluate", "run_c": "predict", "run_a": "fit", "run_h": "metric_state", "run_i": "metric_state"}
+    assert helpers["run_i"].roles["metrics"] == "metrics" and helpers["run_b"].roles["metrics"] == "metrics"
     fit = helpers["run_a"]
     assert {r: fit.roles[r] for r in ("model", "optimizer", "loss", "x", "y", "epochs", "batch_size",
                                       "validation_split", "validation_data", "verbose", "metrics")} == {
