@@ -94,7 +94,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.graph: Graph | None = None
         self.names: dict[str, int] = {}
         self.depth = 0
-        self.frozen_bias_hh: set[int] = set()  # id(Mod) of recurrent layers whose bias_hh is frozen
+        self.frozen_bias_hh: set[Mod] = set()  # recurrent layers whose bias_hh is frozen (Mod: identity-hashed)
         self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
         self.stubbed_builders: set[str] = set()
         #: ``model = nn.Linear(...)`` at module level: the builder printed for it → the statement
@@ -113,7 +113,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self._init_running: set[str] = set()
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
         self.root_mod: Mod | None = None  # the model whose graph is being built
-        self.part_inputs: dict[int, list] = {}  # id(submodule) → the values it was first called on
+        self.part_inputs: dict[Mod, list] = {}  # submodule → the values it was first called on
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
         self.ran_methods: set[cst.FunctionDef] = set()  # the method definitions interpreted
 
@@ -677,7 +677,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
     def _part_model(self, root: Mod, attr: str, child: Mod) -> Graph:
         """The submodule ``attr`` as a model of its own (its layers named within it), on the
         inputs the model's forward first gave it."""
-        values = self.part_inputs.get(id(child))
+        values = self.part_inputs.get(child)
         if not values:
             raise Unsupported(f"self.{attr}: forward never called it on tensors")
         fn = child.cls.method("forward")
