@@ -226,6 +226,56 @@ def test_own_train_step_untranslatable_stays_a_marked_stub(body, reason):
     assert "NotImplementedError" in result.text  # the stub is in the output, marked
 
 
+def test_the_reader_records_marks_and_the_keras_printer_spells_them():
+    """The torch reader writes no Keras (frontend_ast/torch/own_step.py records the facts):
+    tensor functions as marks of ir/tensor_functions.py, the gradient step as statement
+    indices over the torch statements kept as written; printers/keras/own_step.py spells them."""
+    from transpiler.frontend_ast.torch.frontend import run_torch_frontend
+    from transpiler.ir.tensor_functions import TENSOR_FUNCTIONS, marks
+    from transpiler.printers.keras import own_step as printer
+
+    body = ("        out = self(x)\n"
+            "        loss = torch.mean(torch.square(out - y)) + 0.1 * out.abs().sum(dim=1).mean()")
+    fe = run_torch_frontend(_torch_own(body), "net.py")
+    (md,) = [m for m in fe.program.models if m.graph.meta.get("own_step")]
+    own = md.graph.meta["own_step"]
+    assert own.names == ["train_step"] and own.trackers == [("tracker", 'name="loss"')]
+    (method,) = own.methods
+    for target in ("keras", "tf.", "tape", "apply_gradients"):
+        assert target not in method.template, target
+    assert marks(method.template) == {"mean", "square", "abs", "sum"} <= TENSOR_FUNCTIONS
+    lines = method.template.splitlines()
+    z, b, s = method.tape
+    assert [lines[i + 1].strip() for i in (z, b, s)] == \
+        ["self.optimizer.zero_grad()", "loss.backward()", "self.optimizer.step()"]
+    text = printer.method_text(method)
+    assert "        loss = keras.ops.mean(keras.ops.square(out - y)) + 0.1 * keras.ops.mean(" \
+           "keras.ops.sum(keras.ops.abs(out), axis=1))" in text.splitlines()
+    assert "    with tf.GradientTape() as tape:" in text.splitlines()
+    assert "    grads = tape.gradient(loss, self.trainable_weights)" in text.splitlines()
+    assert "zero_grad" not in text and "backward" not in text and ".step()" not in text
+    assert printer.trackers(own) == [("tracker", 'keras.metrics.Mean(name="loss")')]
+    assert printer.imports(own) == ("import tensorflow as tf",) and printer.imports(None) == ()
+
+
+def test_every_function_the_reader_maps_is_a_tensor_function():
+    """A torch function own_step.py maps to a name outside ir/tensor_functions.py would fail
+    while reading (mark() refuses it): every table entry is in the vocabulary."""
+    from transpiler.frontend_ast.torch import own_step
+    from transpiler.ir.tensor_functions import TENSOR_FUNCTIONS
+
+    names = {*own_step._UNARY.values(), *own_step._REDUCE.values(), *own_step._BINARY.values(),
+             "softmax", "log_softmax", "clip", "stop_gradient", *(f"losses.{k}" for k in own_step._LOSS_FUNCTIONS)}
+    assert names <= TENSOR_FUNCTIONS, names - TENSOR_FUNCTIONS
+
+
+def test_a_step_whose_code_reads_as_a_mark_stays_a_marked_stub():
+    result = translate(_torch_own('        loss = ((self(x) - y) ** 2).mean()\n        print("$exp(")'),
+                       "net.py", "keras")
+    assert any("reads as a tensor-function mark" in d.message for d in result.stubs), \
+        [d.message for d in result.stubs]
+
+
 def test_own_train_step_numerics_match_step_by_step():
     """T1's and K1's own steps from the same weights on the same batches: the logged losses
     agree step by step (Keras' Adam in both), and so does test_step after training."""

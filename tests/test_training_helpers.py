@@ -47,7 +47,8 @@ if __name__ == "__main__":
 #: the generated helpers' names → names that say nothing about what they do
 RENAMES = {"fit": "run_a", "evaluate": "run_b", "predict": "run_c", "train_step": "run_d",
            "make_loader": "run_e", "KerasAdam": "Opt", "KerasRMSprop": "Opt",
-           "sparse_categorical_crossentropy": "run_f", "sparse_categorical_accuracy": "run_g"}
+           "sparse_categorical_crossentropy": "run_f", "sparse_categorical_accuracy": "run_g",
+           "reset_metrics": "run_h", "update_metrics": "run_i"}
 
 
 def _torch(optimizer: str = "Adam(learning_rate=0.01)", loss: str = "sparse_categorical_crossentropy") -> str:
@@ -112,7 +113,8 @@ def test_roles_come_from_the_data_flow():
     helpers = torch_helpers.analyse(cst.parse_module(_renamed(_torch())))
     assert {name: h.kind for name, h in helpers.items()} == {
         "Opt": "optimizer_class", "run_e": "loader", "run_d": "step", "run_f": "loss", "run_g": "metric",
-        "run_b": "evaluate", "run_c": "predict", "run_a": "fit"}
+        "run_b": "evaluate", "run_c": "predict", "run_a": "fit", "run_h": "metric_state", "run_i": "metric_state"}
+    assert helpers["run_i"].roles["metrics"] == "metrics" and helpers["run_b"].roles["metrics"] == "metrics"
     fit = helpers["run_a"]
     assert {r: fit.roles[r] for r in ("model", "optimizer", "loss", "x", "y", "epochs", "batch_size",
                                       "validation_split", "validation_data", "verbose", "metrics")} == {
@@ -401,3 +403,40 @@ def test_redundant_parentheses_around_arguments_mean_nothing(call, want):
 
 def _dotted_name(node) -> str:
     return node.value if isinstance(node, cst.Name) else f"{_dotted_name(node.value)}.{node.attr.value}"
+
+
+def test_a_transpose_around_predict_is_read_through_the_numpy_import():
+    """``np.transpose(predict(model, ...), perm)`` (how a channels-last model output comes back
+    from the torch module) is Keras' predict: the reader resolves ``np.transpose`` through the
+    script's imports (helper_calls._imported_path) to numpy.transpose."""
+    keras_source = '''
+import numpy as np
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(8, 8, 3))
+    return keras.Model(inputs, layers.Conv2D(4, 3, padding="same")(inputs))
+
+
+def main():
+    x = np.random.rand(16, 8, 8, 3).astype("float32")
+    model = build_model()
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, np.random.rand(16, 8, 8, 4).astype("float32"), epochs=1, batch_size=8, verbose=0)
+    print(model.predict(x, verbose=0).shape)
+
+
+if __name__ == "__main__":
+    main()
+'''
+    torch_text = translate(keras_source, "k.py", "pytorch").text
+    assert "np.transpose(predict(model, " in torch_text
+    back = translate(torch_text, "k_torch.py", "keras")
+    assert "    print(model.predict(x, verbose=0).shape)" in back.text.splitlines()
+    assert "transpose" not in back.text.split("def main", 1)[1]
+    # numpy imported otherwise: no transpose of numpy's, the call stays as written
+    other = translate(torch_text.replace("import numpy as np", "import numpy as np\nimport other as np", 1),
+                      "k_torch.py", "keras")
+    assert "model.predict(x, verbose=0)" in other.text and "transpose" in other.text.split("def main", 1)[1]

@@ -396,6 +396,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def add_switches(p, *switches: tuple[tuple[str, ...], str]) -> None:
+    """Each ``(flags, help)`` as an on/off option of ``p`` (a parser or an argument group)."""
+    for flags, text in switches:
+        p.add_argument(*flags, action="store_true", help=text)
+
+
 def add_weights_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("checkpoints (one script only)")
     g.add_argument("--weights", metavar="CKPT",
@@ -405,15 +411,13 @@ def add_weights_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--weights-out", metavar="OUT",
                    help="where the converted checkpoint goes (default: OUT's stem + .safetensors; "
                         "a .pt name writes a torch.save state_dict)")
-    g.add_argument("--trace-weights", action="store_true",
-                   help="run the script's builder with Keras to capture its initial weights and "
-                        "convert those (executes your code; opt-in)")
+    add_switches(g, (("--trace-weights",), "run the script's builder with Keras to capture its initial weights and "
+                                           "convert those (executes your code; opt-in)"))
     g.add_argument("--trace-timeout", metavar="SECONDS", type=float, default=None,
                    help="stop --trace-weights' run of your code after this long (default 900, or "
                         "$TRANSPILE_TRACE_TIMEOUT); the run and every process it started are killed")
-    g.add_argument("--verify", action="store_true",
-                   help="after writing, run both models on the same random inputs and print the "
-                        "equivalence report (imports both frameworks)")
+    add_switches(g, (("--verify",), "after writing, run both models on the same random inputs and print the "
+                                    "equivalence report (imports both frameworks)"))
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
@@ -422,8 +426,7 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--to", dest="target", required=True, choices=["pytorch", "keras", "onnx"],
                    help="target framework (keras: a PyTorch script to Keras 3; onnx: the script's model "
                         "as an ONNX file, see --dynamic-batch and --model)")
-    p.add_argument("--dynamic-batch", action="store_true",
-                   help="--to onnx: the batch axis is a dim_param (default: batch 1)")
+    add_switches(p, (("--dynamic-batch",), "--to onnx: the batch axis is a dim_param (default: batch 1)"))
     p.add_argument("--model", metavar="NAME",
                    help="--to onnx: the builder or class to export when the script builds several models")
 
@@ -432,36 +435,31 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output",
                    help="output path (default: SRC_torch.py beside the source); for a directory, "
                         "a directory the outputs are mirrored under")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 3 when anything needed a stub or manual attention")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 if the output on disk differs from what would be generated")
-    p.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
-    p.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
+    add_switches(p, (("--strict",), "exit 3 when anything needed a stub or manual attention"),
+                 (("--check",), "write nothing; exit 1 if the output on disk differs from what would be generated"),
+                 (("--diff",), "print a unified diff instead of writing"),
+                 (("-q", "--quiet"), "only errors on stderr"))
     p.add_argument("--report", metavar="FILE",
                    help="write a markdown conversion report: every construct with file:line, what "
                         "it became, and the convert rate")
-    p.add_argument("--exact", action="store_true",
-                   help="reproduce the source framework's numerics instead of writing the target's own "
-                        "idiom: to Keras, torch's default initializers (torch_kernel_init()) and torch's "
-                        "optimizer arithmetic (TorchAdam, ...); to PyTorch, Keras' default initializers "
-                        "(reset_parameters), Keras' epsilon placement and Keras' per-token-occurrence "
-                        "Embedding updates (KerasAdam, KerasEmbedding, ...), so that the output trains "
-                        "step for step like the source. Without it the output uses the target's own "
-                        "optimizers and initializers and the report lists each numeric difference that "
-                        "implies, with its measured size")
-    p.add_argument("--keras-exact-updates", action="store_true",
-                   help="deprecated alias of --exact (--to pytorch only)")
+    add_switches(p, (("--exact",), "reproduce the source framework's numerics instead of writing the target's own "
+                                   "idiom: to Keras, torch's default initializers (torch_kernel_init()) and torch's "
+                                   "optimizer arithmetic (TorchAdam, ...); to PyTorch, Keras' default initializers "
+                                   "(reset_parameters), Keras' epsilon placement and Keras' per-token-occurrence "
+                                   "Embedding updates (KerasAdam, KerasEmbedding, ...), so that the output trains "
+                                   "step for step like the source. Without it the output uses the target's own "
+                                   "optimizers and initializers and the report lists each numeric difference that "
+                                   "implies, with its measured size"),
+                 (("--keras-exact-updates",), "deprecated alias of --exact (--to pytorch only)"))
 
 
 def add_batch_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("directory and several-files mode")
     g.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker processes (default 1; 0: one per CPU)")
-    g.add_argument("--batch", action="store_true",
-                   help="handle even a single file the way directory mode does: skip files that "
-                        "import neither keras nor tensorflow and files transpiler generated, "
-                        "print a summary (the pre-commit hook uses this)")
+    add_switches(g, (("--batch",), "handle even a single file the way directory mode does: skip files that "
+                                   "import neither keras nor tensorflow and files transpiler generated, "
+                                   "print a summary (the pre-commit hook uses this)"))
     g.add_argument("--file-timeout", type=float, default=DEFAULT_FILE_TIMEOUT, metavar="SECONDS",
                    help=f"give up on a file whose translation takes longer (an error for that file; "
                         f"the others go on; default {DEFAULT_FILE_TIMEOUT:g}, 0: no limit)")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.weights.mapping import torch_state_dict
@@ -76,8 +77,6 @@ def ensure_built(keras_model: Any, graph: Graph) -> None:
 
 def _source_param_names(node) -> list[str]:
     """The source layer's params (a node split by a pass reads its original op's)."""
-    from transpiler.ir import ops as ops_table
-
     op, attrs = node.meta.get("source_op", (node.op, node.attrs))
     return [p.name for p in ops_table.get(op).active_params(attrs)]
 
@@ -172,11 +171,13 @@ _RUNTIME_VOCAB = 2
 
 
 def _lookup_tokens(graph: Graph, value) -> list | None:
-    """The tokens to draw for an input a StringLookup / IntegerLookup reads: its vocabulary and
-    one token out of it (the OOV slot is used too)."""
+    """The tokens to draw for an input an op looks up in a vocabulary (the ops table's
+    ``vocabulary_attr``: a StringLookup / IntegerLookup): its vocabulary and one token out of
+    it (the OOV slot is used too)."""
     for n in graph.nodes:
-        if n.op == "index_lookup" and n.inputs[0] is value:
-            vocabulary = list((n.attrs["config"] or {}).get("vocabulary") or [])
+        attr = ops_table.get(n.op).vocabulary_attr
+        if attr and n.inputs and n.inputs[0] is value:
+            vocabulary = list((n.attrs[attr] or {}).get("vocabulary") or [])
             unknown = "<unknown>" if value.dtype == "string" else max([0, *vocabulary]) + 1
             return vocabulary + [unknown]
     return None
@@ -185,8 +186,9 @@ def _lookup_tokens(graph: Graph, value) -> list | None:
 def _vocab_for(graph: Graph, value) -> int | None:
     from transpiler.ir import sizes
 
-    highs = [_RUNTIME_VOCAB if sizes.runtime_symbol(n.attrs["input_dim"]) is not None else n.attrs["input_dim"]
-             for n in graph.nodes if n.op == "embedding" and n.inputs[0] is value]
+    bounds = [n.attrs[ops_table.get(n.op).ids_below] for n in graph.nodes
+              if ops_table.get(n.op).ids_below and n.inputs and n.inputs[0] is value]
+    highs = [_RUNTIME_VOCAB if sizes.runtime_symbol(b) is not None else b for b in bounds]
     return min(highs) if highs else None
 
 

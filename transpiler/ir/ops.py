@@ -26,7 +26,9 @@ only the order of its input's numbers), ``features_in_params`` (a permutation of
 input or output features can move into the params), ``pooling`` (max or avg),
 ``non_negative`` (True or a condition on the attributes), ``literal``, ``perm_attr``,
 ``probabilities`` (softmax/sigmoid: what a cross-entropy may read as logits) and
-``sparse_gradient`` (an embedding lookup's per-row gradient slices).
+``sparse_gradient`` (an embedding lookup's per-row gradient slices), ``ids_below`` and
+``vocabulary_attr`` (what the first input of a lookup holds: ids below an attribute, tokens of
+a vocabulary).
 """
 
 from __future__ import annotations
@@ -179,6 +181,13 @@ class OpSpec:
     #: frameworks promote), "moves" (only moves, selects or copies them: an output dtype other
     #: than the input's is a cast after), "" (neither fact is declared)
     numbers: str = ""
+    #: the attribute below whose value the integer ids of the op's first input lie (an
+    #: embedding's ``input_dim``): the ids a test input for it may hold
+    ids_below: str = ""
+    #: the op's first input holds tokens (strings, or integers) of a vocabulary: the attribute
+    #: whose config lists it (``attrs[name]["vocabulary"]``; None or absent when computed from
+    #: data): the tokens a test input for it may hold
+    vocabulary_attr: str = ""
 
     def holds(self, condition: bool | str, attrs: dict[str, Any]) -> bool:
         """A fact that is True, False or a condition on ``attrs`` (``non_negative``)."""
@@ -297,7 +306,8 @@ def op(
     )
     if spec.numbers not in ("", "computes", "moves"):
         raise ValueError(f"op {name!r}: numbers={spec.numbers!r} is not 'computes' or 'moves'")
-    for a in (*axis_attrs, *spec.per_channel_attrs, *filter(None, [spec.perm_attr])):
+    for a in (*axis_attrs, *spec.per_channel_attrs, *filter(None, [spec.perm_attr, spec.ids_below,
+                                                                    spec.vocabulary_attr])):
         if a not in spec.attrs:
             raise ValueError(f"op {name!r}: attr {a!r} named by a fact is not declared")
     _TABLE[name] = spec
@@ -438,8 +448,9 @@ op("concat", numbers="moves", inputs="*xs", attrs="axis: axis = -1", layout=ATTR
 # Embedding and recurrent layers (inputs (N, T, F) in every framework).
 # ---------------------------------------------------------------------------------
 op("embedding", attrs="input_dim: int; output_dim: int; mask_zero: bool = False",
-   params="embeddings: VE", layout=TERMINATE, sparse_gradient=True)
+   params="embeddings: VE", layout=TERMINATE, sparse_gradient=True, ids_below="input_dim")
 op("index_lookup", attrs="kind: str; config: any = None; depth: int = None", layout=TERMINATE,
+   vocabulary_attr="config",
    doc="Keras' StringLookup / IntegerLookup inside a model (``kind``), with the constructor's static "
        "arguments (``config``: a vocabulary given in the source): tokens (strings or integers) → ids "
        "(``output_mode='int'``, int64, the input's shape) or one_hot / multi_hot / count encodings of "

@@ -50,6 +50,8 @@ class ModelDef:
     #: the source model's own methods that forward calls (a VAE's ``encode``/``decode``), each
     #: a model of its own over the same layers (the program may call them)
     methods: dict[str, "ModelDef"] = field(default_factory=dict)
+    #: the names of ``methods`` the training program calls (the printer writes a function for each)
+    called_methods: set[str] = field(default_factory=set)
 
 
 def output_perm(md: ModelDef | None, index: int) -> tuple | None:

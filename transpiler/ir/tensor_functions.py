@@ -23,7 +23,7 @@ __all__ = ["TENSOR_FUNCTIONS", "mark", "marks", "spell"]
 TENSOR_FUNCTIONS = frozenset({
     # element-wise math
     "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "square", "negative", "log1p", "sin", "cos",
-    "floor", "ceil", "sign", "power", "clip",
+    "floor", "ceil", "sign", "power", "clip", "softplus", "silu", "maximum", "minimum", "matmul",
     # reductions
     "sum", "mean", "max", "min", "prod", "std", "var", "logsumexp", "softmax", "log_softmax",
     # shapes, joins, gathers
@@ -34,6 +34,10 @@ TENSOR_FUNCTIONS = frozenset({
     "cast", "stop_gradient", "convert_to_numpy",
     # losses, per element (``huber``: the mean over the last axis, as Keras computes it)
     "binary_crossentropy", "sparse_categorical_crossentropy", "huber",
+    # loss functions, one value per sample (the mean over the last axis where the loss is per
+    # element), arguments (target, output[, from_logits=]): a model's own step calls them
+    "losses.binary_crossentropy", "losses.sparse_categorical_crossentropy", "losses.categorical_crossentropy",
+    "losses.mean_squared_error", "losses.mean_absolute_error", "losses.huber",
 })
 
 

@@ -305,3 +305,37 @@ class ArrayExpr:
     template: str
     parts: tuple = ()
     tensors: bool = False
+
+
+@dataclass(frozen=True)
+class OwnMethod:
+    """One method of a model's own training step (Keras' custom-step pattern written in torch:
+    ``train_step``, ``test_step``, a ``metrics`` property), as the torch reader read it.
+
+    ``template``: the method's code with its tensor math named as marks (``$mean(``,
+    ``$losses.huber(``: ir/tensor_functions.py), which the printer spells. ``tape``: for a
+    gradient step, the indices among the method's top-level statements of ``zero_grad()``,
+    ``<loss>.backward()`` and ``optimizer.step()`` (kept as written): the statements between
+    the first two compute the loss under the gradient recording, the second is the gradient
+    of its receiver, the third applies the gradients. The target's spelling of that (a tape,
+    ``apply_gradients``) is the printer's."""
+
+    name: str
+    template: str
+    tape: tuple[int, int, int] | None = None
+
+
+@dataclass
+class OwnStep:
+    """A model's own training step (``graph.meta["own_step"]``): its methods in the class's
+    order and its mean trackers (attribute → the tracker's constructor arguments as written:
+    ``name="loss"``). ``recognised``: the script's helper names these methods used, for the
+    reader to drop the helpers (syntax nodes, taken out by the reader before printing)."""
+
+    methods: list[OwnMethod]
+    trackers: list[tuple[str, str]] = field(default_factory=list)
+    recognised: list = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.methods]

@@ -127,6 +127,21 @@ def make_loader(
     )
 
 
+def reset_metrics(metrics):
+    """The running sums and counts of ``metrics`` ((name, output index, metric) triples) at
+    the start of an epoch or evaluation; a stateful metric object is reset."""
+    return {name: 0.0 for name, _, _ in metrics}, {name: 0 for name, _, _ in metrics}
+
+
+def update_metrics(metrics, outputs, targets, sums, counts):
+    """Add one batch's metric values to the running ``sums`` and ``counts`` (their means are
+    what Keras reports); a stateful metric object keeps its own result so far."""
+    for name, index, metric in metrics:
+        values = metric(outputs[index], targets[index])
+        sums[name] += values.sum().item()
+        counts[name] += values.numel()
+
+
 def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets):
     """One optimizer step on a batch; returns the batch loss and the (detached) outputs."""
     model.train()
@@ -167,8 +182,7 @@ def fit(
     history = {}
     for epoch in range(epochs):
         total, seen = 0.0, 0
-        sums = {name: 0.0 for name, _, _ in metrics}
-        counts = {name: 0 for name, _, _ in metrics}
+        sums, counts = reset_metrics(metrics)
         for batch in loader:
             batch_inputs, batch_targets = batch[:n_in], batch[n_in : n_in + n_out]
             loss, outputs = train_step(
@@ -176,10 +190,7 @@ def fit(
             )
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
-            for name, index, metric in metrics:
-                values = metric(outputs[index], batch_targets[index])
-                sums[name] += values.sum().item()
-                counts[name] += values.numel()
+            update_metrics(metrics, outputs, batch_targets, sums, counts)
         logs = {
             "loss": total / seen,
             **{name: sums[name] / counts[name] for name in sums},

@@ -484,7 +484,7 @@ class TorchExpressions(Interpreter):
         return mod
 
     def _run_method(self, obj: Mod, fn: cst.FunctionDef, args, kwargs, node):
-        self.ran_methods.add(id(fn))
+        self.ran_methods.add(fn)
         env = Env(self.globals)
         params = fn.params.params
         env.vars[params[0].name.value] = obj

@@ -82,14 +82,14 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.siblings = siblings
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.positions = cst_positions(self.wrapper)
-        self.node_files: dict[int, Sibling] = {}
+        self.node_files: dict[cst.CSTNode, Sibling] = {}
         if siblings or split:  # (the script's own nodes keep their lines in the script, not in the spliced module)
             self.positions = dict(self.positions)
             self.positions.update(cst_positions(MetadataWrapper(original, unsafe_skip_copy=True)))
             self.positions.update((new, self.positions[old]) for new, old in split.items())
         for sib in siblings:
             self.positions.update(sib.positions)
-            self.node_files.update((id(n), sib) for n in sib.positions)
+            self.node_files.update((n, sib) for n in sib.positions)
         self.source_file = SourceFile(path, source, self.module, self.positions,  # (what printers read)
                                       [SiblingText(s.path, s.lines, s.positions) for s in siblings], (1, 1))
         self.program = Program(path, source, "torch")
@@ -101,8 +101,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.graph: Graph | None = None
         self.names: dict[str, int] = {}
         self.depth = 0
-        self.frozen_bias_hh: set[int] = set()  # id(Mod) of recurrent layers whose bias_hh is frozen
-        self.var_depth: dict[int, int] = {}  # id(Value) → the call depth its ``var`` was given at
+        self.frozen_bias_hh: set[Mod] = set()  # recurrent layers whose bias_hh is frozen (Mod: identity-hashed)
+        self.var_depth: dict = {}  # Value → the call depth its ``var`` was given at
         self.stubbed_builders: set[str] = set()
         #: ``model = nn.Linear(...)`` at module level: the builder printed for it → the statement
         self.layer_models: dict[str, cst.CSTNode] = {}
@@ -120,9 +120,9 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self._init_running: set[str] = set()
         self.linear_names: dict[str, str] = {}  # F.linear's weight key → its Dense layer's name
         self.root_mod: Mod | None = None  # the model whose graph is being built
-        self.part_inputs: dict[int, list] = {}  # id(submodule) → the values it was first called on
+        self.part_inputs: dict[Mod, list] = {}  # submodule → the values it was first called on
         self.method_calls: dict[str, list[Value]] = {}  # its own methods forward calls: their inputs
-        self.ran_methods: set[int] = set()  # (ids of) the method definitions interpreted
+        self.ran_methods: set[cst.FunctionDef] = set()  # the method definitions interpreted
 
     # -- entry ---------------------------------------------------------------------------
     def run(self, prepare=None) -> Program:
@@ -164,7 +164,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             pos = self.positions[node]
         except KeyError:
             return Span(self.path, 1, 1)
-        sib = self.node_files.get(id(node))
+        sib = self.node_files.get(node)
         return Span(sib.path if sib else self.path, pos.start.line, pos.start.column + 1, pos.end.line)
 
     def source_line(self, span: Span) -> str:
@@ -335,7 +335,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             # a constructor of required sizes (``Net(upscale_factor)``, a library class the
             # program builds from its arguments): built for named sizes, printed as the builder's
             # parameters (lazy_inputs.constructor_sizes)
-            args = None if id(cls.node) in self.node_files else lazy_inputs.constructor_sizes(self, cls)
+            args = None if cls.node in self.node_files else lazy_inputs.constructor_sizes(self, cls)
             try:
                 mod = self._instantiate(cls, [], dict(args or {}), cls.node)
             except (FrontendError, Unsupported, TypeError, KeyError, ValueError, IndexError) as exc:
@@ -607,12 +607,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         unread, seen = [], set()
         own = self._own_step(mod, md)
         for _, m in _walk(mod):
-            if m.kind != "user" or id(m.cls.node) in seen:
+            if m.kind != "user" or m.cls.node in seen:
                 continue
-            seen.add(id(m.cls.node))
+            seen.add(m.cls.node)
             init_only = _init_code_methods(m.cls.node)
             for stmt in m.cls.node.body.body:
-                if not isinstance(stmt, cst.FunctionDef) or id(stmt) in self.ran_methods:
+                if not isinstance(stmt, cst.FunctionDef) or stmt in self.ran_methods:
                     continue
                 name = stmt.name.value
                 if name in init_only:
@@ -654,7 +654,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         md.graph.meta["own_step"] = step
         if composed is not None:
             md.graph.meta["composed"] = composed
-        return {name for name, _ in step["methods"]}
+        return set(step.names)
 
     def _parts(self, mod: Mod) -> tuple[list[str], dict | None]:
         """The submodules the model's own steps call, when ``forward`` is a composition of
@@ -684,7 +684,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
     def _part_model(self, root: Mod, attr: str, child: Mod) -> Graph:
         """The submodule ``attr`` as a model of its own (its layers named within it), on the
         inputs the model's forward first gave it."""
-        values = self.part_inputs.get(id(child))
+        values = self.part_inputs.get(child)
         if not values:
             raise Unsupported(f"self.{attr}: forward never called it on tensors")
         fn = child.cls.method("forward")
@@ -836,12 +836,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for stmt in self.module.body:
             if isinstance(stmt, cst.ClassDef) and self.classes.get(stmt.name.value) and \
                     self.classes[stmt.name.value].is_module:
-                skip.add(id(stmt))
+                skip.add(self.source_file.sid(stmt))
             elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in consumed:
-                skip.add(id(stmt))
+                skip.add(self.source_file.sid(stmt))
             elif isinstance(stmt, cst.SimpleStatementLine) and all(
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-                skip.add(id(stmt))
+                skip.add(self.source_file.sid(stmt))
         self.program.meta["training_facts"] = read_training(self, skip)
 
 

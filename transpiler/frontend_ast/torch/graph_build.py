@@ -49,7 +49,7 @@ class TorchGraphBuilding:
             node.layer = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
             node.meta["torch_path"] = mod.path
             node.source_name = node.name
-            if id(mod) in self.frozen_bias_hh:
+            if mod in self.frozen_bias_hh:
                 node.meta["bias_hh_frozen"] = True
         node.meta["call_span"] = span
         try:
@@ -63,7 +63,7 @@ class TorchGraphBuilding:
     def _call_module(self, mod: Mod, args, kwargs, span: Span):
         if mod.kind == "user":
             # (a submodule's first inputs: a model of its own is read on them, torch_parts)
-            self.part_inputs.setdefault(id(mod), [a.value for a in args if isinstance(a, Tensor)])
+            self.part_inputs.setdefault(mod, [a.value for a in args if isinstance(a, Tensor)])
             forward = mod.cls.method("forward")
             if forward is None:
                 raise Unsupported(f"{mod.cls_name} has no forward")

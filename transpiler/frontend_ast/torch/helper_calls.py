@@ -323,7 +323,7 @@ class HelperCalls:
     def evaluate_own_step(self, helper: Helper, node, bound, got):
         """``evaluate_test_step(model, x, y, ...)``: Keras' evaluate over the model's own test_step."""
         model = self._own_step_model(got)
-        if model is None or not any(name == "test_step" for name, _ in model.md.graph.meta["own_step"]["methods"]):
+        if model is None or "test_step" not in model.md.graph.meta["own_step"].names:
             return None
         return self._own_call(node, bound, model, "helper_evaluate", T.Evaluate(
             self._data(bound, "x"), self._data(bound, "y"), batch_size=self._static(bound, "batch_size", 32),
@@ -393,12 +393,22 @@ class HelperCalls:
             self._done(node, bound, "helper_predict", model, config)
         return OTHER  # numpy arrays (the helper returns them so), as Keras' predict does
 
+    def _imported_path(self, func) -> str | None:
+        """The dotted path ``func`` names through the script's imports (``np.transpose`` after
+        ``import numpy as np``: numpy.transpose), None when it names no import."""
+        from transpiler.frontend_ast.torch.values import Ref
+
+        dotted = torch_helpers._dotted(func)
+        head, _, rest = (dotted or "").partition(".")
+        ref = self.r.fe.globals.vars.get(head) if head else None
+        return ref.path + (f".{rest}" if rest else "") if isinstance(ref, Ref) else None
+
     def _outer_transpose(self, node: cst.Call):
         """(the ``np.transpose(node, perm)`` call around ``node``, perm) or None."""
         if self._parents is None:
             self._parents = {}
             for call in torch_helpers._calls(self.r.fe.module):
-                if _code(call.func) in ("np.transpose", "numpy.transpose") and len(call.args) == 2 and \
+                if self._imported_path(call.func) == "numpy.transpose" and len(call.args) == 2 and \
                         isinstance(call.args[0].value, cst.Call) and call.args[1].keyword is None:
                     self._parents[call.args[0].value] = call
         parent = self._parents.get(node)
@@ -432,9 +442,10 @@ class HelperCalls:
                 if isinstance(value, cst.Name) and loss is not None:  # a loss function kept in a variable
                     self.r.fact(value, "loss_object", loss)
         for md in self.r.program.models:  # the helpers the model's own steps used (torch_own_step)
-            own = md.graph.meta.get("own_step", {})
-            # (the Name nodes own_step saw: their stable ids here, and out of the graph printers read)
-            self.recognised.update(self.r.sid(n) for n in own.pop("recognised", ()))
+            own = md.graph.meta.get("own_step")
+            if own is not None:  # (the Name nodes own_step saw: their stable ids here, and out of the graph printers read)
+                self.recognised.update(self.r.sid(n) for n in own.recognised)
+                own.recognised = []
         kept = set()
         names = {n: h for n, h in self.helpers.items()}
         droppable = set(names)

@@ -49,7 +49,7 @@ METRIC_NAMES = {"accuracy": {"accuracy", "acc", "sparse_categorical_accuracy", "
 class Helper:
     """One recognised function (or optimizer class): ``kind`` and its parameters' roles."""
 
-    kind: str  # loader, step, fit, evaluate, predict, loss, metric, optimizer_class
+    kind: str  # loader, step, fit, evaluate, predict, loss, metric, metric_state, optimizer_class
     node: Any
     params: list[str] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)  # role → parameter name
@@ -227,7 +227,7 @@ class Analyser:
                 self.helpers[name] = Helper("optimizer_class", cls, config=base)
             elif is_mean_metric_class(cls):
                 self.helpers[name] = Helper("mean_metric_class", cls)
-        for order in (("loader", "step", "loss", "metric"), ("evaluate", "predict"), ("fit",),
+        for order in (("loader", "step", "loss", "metric", "metric_state"), ("evaluate", "predict"), ("fit",),
                       ("fit_own_step", "evaluate_own_step")):
             for name, fn in self.defs.items():
                 if name in self.helpers:
@@ -391,6 +391,24 @@ class Analyser:
         kind = metric_kind(fn)
         return Helper("metric", fn, params, config=kind) if kind is not None else None
 
+    def metric_state(self, fn: cst.FunctionDef) -> Helper | None:
+        """The running metric values fit and evaluate share (the generated ``reset_metrics`` /
+        ``update_metrics``, runtime/torch/loop.py): a function whose every loop and
+        comprehension iterates one parameter, the metrics, as ``(name, output index, metric)``
+        triples, that calls no function of the script and computes no gradient step. Its
+        ``metrics`` role lets fit and evaluate read the metrics they hand it (``_metrics``);
+        its other parameters are its own."""
+        params = _param_names(fn)
+        if not params or _calls_defs(fn, self.defs) or _method_calls(fn, "backward") or _method_calls(fn, "step"):
+            return None
+        loops = [n for n in _walk(fn.body) if isinstance(n, (cst.For, cst.CompFor))]
+        metrics = {_triples_of(loop, params) for loop in loops}
+        if len(metrics) != 1 or None in metrics:
+            return None
+        (found,) = metrics
+        roles = {"metrics": found, **{f"own_{p}": p for p in params if p != found}}
+        return Helper("metric_state", fn, params, roles)
+
     def _loader_roles(self, fn, flow: Flow, loop: cst.For) -> dict | None:
         """The roles of ``fn``'s parameters that the loader ``loop`` iterates comes from."""
         it = loop.iter
@@ -430,10 +448,16 @@ class Analyser:
         return None
 
     def _metrics(self, fn, flow: Flow) -> str | None:
+        """The parameter holding the metrics' ``(name, output index, metric)`` triples: iterated
+        by a loop of ``fn``'s, or handed to a ``metric_state`` helper."""
         for node in _fors(fn.body):
             p = flow.one(node.iter)
-            if isinstance(node.iter, cst.Name) and node.iter.value == p and isinstance(node.target, cst.Tuple) \
-                    and len(node.target.elements) == 3:
+            if p is not None and _triples_of(node, [p]) == p:
+                return p
+        for call, helper in ((c, self.helpers.get(_dotted(c.func) or "")) for c in _calls(fn)):
+            bound = helper.bind(call) if helper is not None and helper.kind == "metric_state" else None
+            p = flow.one(bound["metrics"]) if bound and "metrics" in bound else None
+            if p is not None and isinstance(bound["metrics"], cst.Name) and bound["metrics"].value == p:
                 return p
         return None
 
@@ -718,6 +742,15 @@ def _returns(fn: cst.FunctionDef) -> list:
 
 def _assigns(fn) -> list[cst.Assign]:
     return [n for n in _walk(fn.body) if isinstance(n, cst.Assign)]
+
+
+def _triples_of(loop: cst.For | cst.CompFor, params: list[str]) -> str | None:
+    """The parameter ``loop`` (a statement or a comprehension's) iterates as triples (``for
+    name, index, metric in metrics``)."""
+    if isinstance(loop.iter, cst.Name) and loop.iter.value in params and isinstance(loop.target, cst.Tuple) \
+            and len(loop.target.elements) == 3:
+        return loop.iter.value
+    return None
 
 
 def _fors(node) -> list[cst.For]:

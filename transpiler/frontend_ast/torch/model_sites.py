@@ -27,7 +27,7 @@ def program_function_statements(fe) -> list:
     layer models (``_torch_layer_model``) among them found as at module level."""
     out = []
     for ref in fe.functions.values():
-        if id(ref.node) not in fe.node_files and makes_optimizer(ref.node):
+        if ref.node not in fe.node_files and makes_optimizer(ref.node):
             out += [s for s in ref.node.body.body if isinstance(s, cst.SimpleStatementLine) and
                     isinstance(s.body[0], cst.Assign) and not _builds_class(fe, s.body[0].value)]
     return out

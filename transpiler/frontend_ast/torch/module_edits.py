@@ -47,13 +47,13 @@ def refused_layer(fe, cls_name: str, span, exc: Exception) -> Mod:
     mod = Mod("leaf", span, layer=None, cls_name=cls_name)
     if not hasattr(fe, "refused_layers"):
         fe.refused_layers = {}
-    fe.refused_layers[id(mod)] = (mod, str(exc))
+    fe.refused_layers[mod] = (mod, str(exc))  # (Mods hash by identity)
     return mod
 
 
 def raise_refusal(fe, mod: Mod) -> None:
     """Raise the refusal of a layer ``refused_layer`` made (called, or an attribute read)."""
-    found = getattr(fe, "refused_layers", {}).get(id(mod))
+    found = getattr(fe, "refused_layers", {}).get(mod)
     raise Unsupported(found[1] if found else f"nn.{mod.cls_name} is not translated")
 
 
@@ -65,6 +65,6 @@ def refusals_in(fe, mod: Mod) -> str:
     found = getattr(fe, "refused_layers", {})
     named = {}
     for _, m in _walk(mod):
-        if m.kind == "leaf" and m.layer is None and id(m) in found:
-            named.setdefault(m.cls_name, found[id(m)][1])
+        if m.kind == "leaf" and m.layer is None and m in found:
+            named.setdefault(m.cls_name, found[m][1])
     return "".join(f"; it holds nn.{cls}, which is not translated: {why}" for cls, why in named.items())

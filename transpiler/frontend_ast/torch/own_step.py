@@ -16,12 +16,17 @@ In Keras the statements from ``zero_grad()`` to ``backward()`` run under ``with
 tf.GradientTape() as tape:``; ``loss.backward()`` is ``grads = tape.gradient(loss,
 self.trainable_weights)`` and ``self.optimizer.step()`` is
 ``self.optimizer.apply_gradients(zip(grads, self.trainable_weights))``. ``self(x)`` gets
-``training=True`` (``False`` in ``test_step``); torch math becomes ``keras.ops`` through a small
-table; a per-sample loss function of the script (``torch_helpers.loss_kind``) becomes Keras'
-loss function, its arguments in Keras' ``(y_true, y_pred)`` order; trackers made by a
+``training=True`` (``False`` in ``test_step``); torch math becomes tensor functions through a
+small table; a per-sample loss function of the script (``torch_helpers.loss_kind``) becomes the
+loss function of that name, its arguments in ``(target, output)`` order; trackers made by a
 ``Mean`` class of the script (``update_state``/``result``/``reset_state``) become
 ``keras.metrics.Mean``. ``compile(optimizer=...)`` sets ``self.optimizer`` in Keras as the
 generated ``model.optimizer = ...`` does in torch.
+
+This reader records what it found (``ir.training.OwnStep``): each method's code with its tensor
+math named as marks of ir/tensor_functions.py, the statements of the gradient step by index,
+the trackers' arguments; the Keras printer (printers/keras/own_step.py) spells them, the tape
+and ``keras.ops`` above included. It writes no target text.
 
 Anything else raises ``Unsupported`` naming it, and the methods stay marked stubs: a call of a
 submodule (``self.encoder(x)``: the Keras model has the layers inline, there is no
@@ -37,7 +42,10 @@ from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch.helpers import Helper
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.parts import AddTraining
+from transpiler.ir.array_functions import MARK
 from transpiler.ir.code_literals import dotted_name
+from transpiler.ir.tensor_functions import mark
+from transpiler.ir.training import OwnMethod, OwnStep
 
 #: the methods of the module this translates (a property ``metrics`` is copied as it is)
 OWN_STEP_METHODS = ("train_step", "test_step", "metrics")
@@ -46,6 +54,9 @@ _UNARY = {"exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "abs", "tanh": "tan
           "sign": "sign", "neg": "negative", "relu": "relu", "softplus": "softplus", "silu": "silu"}
 _REDUCE = {"mean": "mean", "sum": "sum", "prod": "prod", "amax": "max", "amin": "min", "logsumexp": "logsumexp"}
 _BINARY = {"maximum": "maximum", "minimum": "minimum", "matmul": "matmul", "pow": "power"}
+#: what a tensor function's mark is while the method is a syntax tree (a mark is no Python
+#: name): ``__tensor_function__.mean(x)``, ``$mean(x)`` in the template
+_SLOT = "__tensor_function__"
 #: tensor methods of torch a Keras tensor does not have (a step using one is not translated)
 _TORCH_ONLY_METHODS = {"item", "numpy", "tolist", "to", "cpu", "cuda", "size", "view", "float", "long", "int",
                        "double", "unsqueeze", "squeeze", "permute", "transpose", "contiguous", "clone", "zero_",
@@ -74,11 +85,10 @@ def _is(stmt, receiver: str, method: str) -> bool:
 
 
 def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[str, str],
-                  children: set[str], parts: set[str] = frozenset()) -> dict | None:
-    """The Keras text of the class's ``train_step``/``test_step``/``metrics`` and trackers
-    (``{"trackers": [(attr, code)], "methods": [(name, text)], "imports": [...]}``), None when
-    the class has no ``train_step``. ``parts`` are the submodules the Keras model keeps as
-    layers of their own (torch_parts): the steps call them with ``training=``.
+                  children: set[str], parts: set[str] = frozenset()) -> OwnStep | None:
+    """The class's ``train_step``/``test_step``/``metrics`` and trackers (see ``OwnStep``),
+    None when the class has no ``train_step``. ``parts`` are the submodules the Keras model
+    keeps as layers of their own (torch_parts): the steps call them with ``training=``.
 
     Raises:
         Unsupported: naming what has no Keras form here.
@@ -97,17 +107,19 @@ def read_own_step(cls: cst.ClassDef, helpers: dict[str, Helper], aliases: dict[s
             if [_code(d.decorator) for d in fn.decorators] != ["property"]:
                 raise Unsupported("metrics: only a property is translated")
             _check_self(fn, allowed, children)
-            out.append((name, _code(fn.with_changes(leading_lines=())).strip("\n")))
+            out.append(OwnMethod(name, _code(fn.with_changes(leading_lines=())).strip("\n")))
             continue
+        written = _code(fn)
+        if MARK.search(written) or _SLOT in written:
+            raise Unsupported(f"{name}: its code has text that reads as a tensor-function mark")
         # (the loss functions of the script it calls, before the rewrite copies the nodes)
         recognised += [c.func for c in nodes_of(fn, cst.Call) if isinstance(c.func, cst.Name) and
                        c.func.value in helpers and helpers[c.func.value].kind == "loss"]
         fn = fn.visit(AddTraining(set(parts), str(name == "train_step"), own=True))
-        text = _CodeRewrite(aliases, helpers, training=name == "train_step").method(fn)
-        _check_self(cst.parse_module(text), allowed, children)
-        out.append((name, text))
-    return {"trackers": [(attr, f"keras.metrics.Mean({args})") for attr, args in trackers.items()],
-            "methods": out, "imports": ["import tensorflow as tf"], "recognised": recognised}
+        new, tape = _CodeRewrite(aliases, helpers, training=name == "train_step").method(fn)
+        _check_self(new, allowed, children)
+        out.append(OwnMethod(name, _code(new).strip("\n").replace(f"{_SLOT}.", "$"), tape))
+    return OwnStep(out, list(trackers.items()), recognised)
 
 
 def _trackers(init: cst.FunctionDef | None, helpers: dict[str, Helper], recognised: list[cst.Name]) -> dict[str, str]:
@@ -149,48 +161,49 @@ def _check_self(node: cst.CSTNode, allowed: set[str], children: set[str]) -> Non
             raise Unsupported(f"self.{name}: not an attribute the Keras model has")
 
 
+def _marked(name: str, args: str) -> cst.BaseExpression:
+    """A call of the tensor function ``name`` (ir/tensor_functions.py; refused when it is not
+    one) on ``args``, in the tree's form of its mark."""
+    mark(name)
+    return cst.parse_expression(f"{_SLOT}.{name}({args})")
+
+
 class _CodeRewrite(cst.CSTTransformer):
-    """torch math → keras.ops, ``self(x)`` → ``self(x, training=...)``, loss functions →
-    Keras' (see the module docstring)."""
+    """torch math → tensor functions, ``self(x)`` → ``self(x, training=...)``, the script's loss
+    functions → the loss functions of their kind (see the module docstring)."""
 
     def __init__(self, aliases: dict[str, str], helpers: dict[str, Helper], training: bool):
         self.aliases = aliases
         self.helpers = helpers
         self.training = training
+        self.backward: cst.Call | None = None  # (``loss.backward()``: kept as written)
 
-    def method(self, fn: cst.FunctionDef) -> str:
+    def method(self, fn: cst.FunctionDef) -> tuple[cst.FunctionDef, tuple[int, int, int] | None]:
+        """The method rewritten and, in ``train_step``, its gradient step (``OwnMethod.tape``)."""
         body = list(fn.body.body)
+        tape = None
         if self.training:
-            body = self._tape(body)
+            tape = self._tape(body)
+            self.backward = _call_stmt(body[tape[1]])
         elif any(_is(s, "*", "backward") or _is(s, "self.optimizer", "step") for s in body):
             raise Unsupported(f"{fn.name.value}: a gradient step outside train_step")
-        new = fn.with_changes(body=fn.body.with_changes(body=body), leading_lines=())
-        new = new.visit(self)
-        text = _code(new).strip("\n")
-        left = self._torch_left(cst.parse_module(text))
+        new = fn.with_changes(leading_lines=()).visit(self)
+        left = self._torch_left(new)
         if left:
             raise Unsupported(f"{fn.name.value}: {left} has no Keras form here")
-        return text
+        return new, tape
 
-    def _tape(self, body: list) -> list:
+    @staticmethod
+    def _tape(body: list) -> tuple[int, int, int]:
         zero = [i for i, s in enumerate(body) if _is(s, "self.optimizer", "zero_grad")]
         back = [i for i, s in enumerate(body) if _is(s, "*", "backward")]
         step = [i for i, s in enumerate(body) if _is(s, "self.optimizer", "step")]
         if len(zero) != 1 or len(back) != 1 or len(step) != 1 or not zero[0] < back[0] < step[0]:
             raise Unsupported("train_step: one self.optimizer.zero_grad(), loss.backward() and "
                               "self.optimizer.step(), in that order, at the method's top level")
-        z, b, s = zero[0], back[0], step[0]
-        loss = _code(_call_stmt(body[b]).func.value)
-        tape_body = body[z + 1:b]
-        if not tape_body:
+        if back[0] == zero[0] + 1:
             raise Unsupported("train_step: nothing is computed between zero_grad() and backward()")
-        with_ = cst.With(items=[cst.WithItem(cst.parse_expression("tf.GradientTape()"),
-                                             asname=cst.AsName(cst.Name("tape")))],
-                         body=cst.IndentedBlock(body=tape_body), leading_lines=body[z].leading_lines)
-        grads = cst.parse_statement(f"grads = tape.gradient({loss}, self.trainable_weights)")
-        apply = cst.parse_statement("self.optimizer.apply_gradients(zip(grads, self.trainable_weights))")
-        return body[:z] + [with_, grads.with_changes(leading_lines=body[b].leading_lines)] + body[b + 1:s] + \
-            [apply.with_changes(leading_lines=body[s].leading_lines)] + body[s + 1:]
+        return zero[0], back[0], step[0]
 
     # -- expressions --------------------------------------------------------------------
     def _path(self, node) -> str | None:
@@ -204,7 +217,7 @@ class _CodeRewrite(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = updated.func
-        if isinstance(func, cst.Name) and func.value == "self":
+        if (isinstance(func, cst.Name) and func.value == "self") or original is self.backward:
             return updated
         if isinstance(func, cst.Name) and func.value in self.helpers and self.helpers[func.value].kind == "loss":
             return self._loss(func.value, updated)
@@ -227,8 +240,7 @@ class _CodeRewrite(cst.CSTTransformer):
             raise Unsupported(f"{_code(call)}: the loss function's arguments are not read")
         loss = helper.config
         extra = ", from_logits=True" if loss.from_logits else ""
-        return cst.parse_expression(
-            f"keras.losses.{loss.kind}({_code(bound['target'])}, {_code(bound['output'])}{extra})")
+        return _marked(f"losses.{loss.kind}", f"{_code(bound['target'])}, {_code(bound['output'])}{extra}")
 
     def _args(self, call: cst.Call, names: tuple) -> dict[str, str]:
         """Positional and keyword arguments by torch's parameter ``names``."""
@@ -245,47 +257,47 @@ class _CodeRewrite(cst.CSTTransformer):
     def _reduce(self, fn: str, x: str, args: dict[str, str]) -> cst.BaseExpression:
         extra = (f", axis={args['dim']}" if "dim" in args else "") + \
             (f", keepdims={args['keepdim']}" if "keepdim" in args else "")
-        return cst.parse_expression(f"keras.ops.{fn}({x}{extra})")
+        return _marked(fn, f"{x}{extra}")
 
     def _function(self, path: str, call: cst.Call) -> cst.BaseExpression:
         short = path.rsplit(".", 1)[-1]
         ok_module = path in (f"torch.{short}", f"torch.nn.functional.{short}")
         if ok_module and short in _UNARY:
             a = self._args(call, ("input",))
-            return cst.parse_expression(f"keras.ops.{_UNARY[short]}({a['input']})")
+            return _marked(_UNARY[short], a["input"])
         if ok_module and short in _REDUCE:
             a = self._args(call, ("input", "dim", "keepdim"))
             return self._reduce(_REDUCE[short], a["input"], a)
         if ok_module and short in _BINARY:
             a = self._args(call, ("input", "other") if short != "pow" else ("input", "exponent"))
             second = a.get("other", a.get("exponent"))
-            return cst.parse_expression(f"keras.ops.{_BINARY[short]}({a['input']}, {second})")
+            return _marked(_BINARY[short], f"{a['input']}, {second}")
         if ok_module and short in ("softmax", "log_softmax"):
             a = self._args(call, ("input", "dim"))
-            return cst.parse_expression(f"keras.ops.{short}({a['input']}, axis={a['dim']})")
+            return _marked(short, f"{a['input']}, axis={a['dim']}")
         if ok_module and short in ("clamp", "clip"):
             a = self._args(call, ("input", "min", "max"))
             low, high = a.get("min", 'float("-inf")'), a.get("max", 'float("inf")')
-            return cst.parse_expression(f"keras.ops.clip({a['input']}, {low}, {high})")
+            return _marked("clip", f"{a['input']}, {low}, {high}")
         raise Unsupported(f"{path}() in the model's own {'train' if self.training else 'test'}_step is not "
                           "translated yet")
 
     def _method(self, method: str, recv: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
         x = _code(recv)
         if method == "detach" and not call.args:
-            return cst.parse_expression(f"keras.ops.stop_gradient({x})")
+            return _marked("stop_gradient", x)
         if method in _REDUCE:
             return self._reduce(_REDUCE[method], x, self._args(call, ("dim", "keepdim")))
         if method == "pow":
             a = self._args(call, ("exponent",))
-            return cst.parse_expression(f"keras.ops.power({x}, {a['exponent']})")
+            return _marked("power", f"{x}, {a['exponent']}")
         if call.args:
             raise Unsupported(f"{_code(call)}: arguments of .{method}() are not translated")
-        return cst.parse_expression(f"keras.ops.{_UNARY[method]}({x})")
+        return _marked(_UNARY[method], x)
 
-    def _torch_left(self, module: cst.Module) -> str | None:
+    def _torch_left(self, fn: cst.FunctionDef) -> str | None:
         """The first name of the rewritten method that still refers to torch."""
-        for attr in [*nodes_of(module, cst.Attribute), *nodes_of(module, cst.Name)]:
+        for attr in [*nodes_of(fn, cst.Attribute), *nodes_of(fn, cst.Name)]:
             path = self._path(attr)
             if path is not None and path.split(".")[0] == "torch":
                 return _code(attr)

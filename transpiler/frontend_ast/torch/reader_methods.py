@@ -174,7 +174,7 @@ class ReaderMethods:
             return OTHER
         if model.md is not None and name in model.md.methods:
             # the model's own method: a Keras model over its layers (keras_printer.method_function)
-            self.program.meta.setdefault("called_methods", set()).add((id(model.md), name))
+            model.md.called_methods.add(name)
             return self.model_call(model, node, args, method=name)
         raise Unsupported(f"model.{name}() is not translated to Keras yet")
 

@@ -99,15 +99,15 @@ def _closure(body, wanted: set[str]) -> list:
     for stmt in body:
         for name in _defined(stmt):
             by_name[name] = stmt
-    keep: set[int] = set()
+    keep: set[cst.CSTNode] = set()  # (syntax nodes hash by identity)
     todo = [by_name[n] for n in wanted if n in by_name]
     while todo:
         stmt = todo.pop()
-        if id(stmt) in keep:
+        if stmt in keep:
             continue
-        keep.add(id(stmt))
-        todo.extend(by_name[n] for n in _names_used(stmt) if n in by_name and id(by_name[n]) not in keep)
-    return [stmt for stmt in body if id(stmt) in keep]
+        keep.add(stmt)
+        todo.extend(by_name[n] for n in _names_used(stmt) if n in by_name and by_name[n] not in keep)
+    return [stmt for stmt in body if stmt in keep]
 
 
 def read_siblings(script: str, module: cst.Module, keep: frozenset = frozenset()) -> tuple[cst.Module, list[Sibling]]:

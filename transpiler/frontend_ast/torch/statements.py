@@ -108,7 +108,7 @@ class TorchStatements:
             return False
         if not isinstance(mod, Mod) or mod.kind != "leaf":
             return False
-        self.frozen_bias_hh.add(id(mod))
+        self.frozen_bias_hh.add(mod)
         return True
 
     def _exec_stmt(self, stmt, env: Env) -> None:

@@ -172,7 +172,7 @@ def _simplify_rnns(graph: Graph) -> None:
     False`` with the final hidden state as its only output (Keras' idiomatic ``LSTM(u)``);
     unread states are dropped (``return_state=False``).
     """
-    used = {id(v) for n in graph.nodes for v in n.inputs} | {id(v) for v in graph.outputs}
+    used = {v for n in graph.nodes for v in n.inputs} | set(graph.outputs)  # (Values: identity-hashed)
     calls: dict[str, int] = {}
     for node in graph.nodes:
         calls[node.name] = calls.get(node.name, 0) + 1
@@ -181,16 +181,16 @@ def _simplify_rnns(graph: Graph) -> None:
             continue  # (one layer called several times, an RNN cell per step: one configuration)
         if node.spec.states:  # a recurrent layer (the ops table's fact)
             seq, h, *rest = node.outputs
-            if id(seq) not in used and not any(id(c) in used for c in rest) and id(h) in used:
+            if seq not in used and not any(c in used for c in rest) and h in used:
                 node.attrs["return_sequences"] = False
                 node.attrs["return_state"] = False
                 node.outputs = [h]
-            elif not any(id(s) in used for s in node.outputs[1:]):
+            elif not any(s in used for s in node.outputs[1:]):
                 node.attrs["return_state"] = False
                 node.outputs = [seq]
         elif node.op == "bidirectional":
             inner = node.attrs["layer"]["attrs"]
-            if not any(id(s) in used for s in node.outputs[1:]):
+            if not any(s in used for s in node.outputs[1:]):
                 node.attrs["layer"] = {"op": node.attrs["layer"]["op"], "attrs": {**inner, "return_state": False}}
                 node.outputs = node.outputs[:1]
     for node in graph.nodes:

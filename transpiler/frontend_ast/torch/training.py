@@ -658,13 +658,12 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             scope.lookup(result.model), ModelV) else None
 
 
-def read_training(frontend, skip: set[int]) -> dict[NodeId, T.TrainingStatement]:
+def read_training(frontend, skip: set[NodeId]) -> dict[NodeId, T.TrainingStatement]:
     """Recognise the training program of ``frontend``'s script; returns the facts by the stable
     id of the node each replaces (also appended to ``program.training`` in source order).
-    ``skip`` holds the top-level statements read as the models (``id()``s, as the model reader
-    gives them: their stable ids from here on)."""
+    ``skip`` holds the stable ids of the top-level statements read as the models."""
     reader = TrainingReader(frontend)
-    reader.run({reader.sid(stmt) for stmt in frontend.module.body if id(stmt) in skip})
+    reader.run(set(skip))
     frontend.program.training.extend(reader.facts.values())
     return reader.facts
 

@@ -70,8 +70,18 @@ class ParamObj:
 
 
 @dataclass(eq=False)
-class Tensor:
+class OfValue:
+    """What the forward computes of one graph value (``value``): the tensor itself, its shape."""
+
     value: Value
+
+
+class Tensor(OfValue):
+    """A tensor the forward computes: a value of the graph being built."""
+
+
+class Shape(OfValue):
+    """``x.shape`` / ``x.size()``."""
 
 
 @dataclass(eq=False)
@@ -79,13 +89,6 @@ class RNNStates:
     """torch's ``h_n`` (or ``c_n``): one state per layer and direction, stacked."""
 
     values: list
-
-
-@dataclass(eq=False)
-class Shape:
-    """``x.shape`` / ``x.size()``."""
-
-    value: Value
 
 
 @dataclass(eq=False)

@@ -7,8 +7,10 @@ from transpiler.ir.array_functions import ARRAY_FUNCTIONS, spell
 from transpiler.ir.tensor_functions import TENSOR_FUNCTIONS
 
 NUMPY = {name: f"np.{name}" for name in sorted(ARRAY_FUNCTIONS)}
-#: a training step's tensor functions (ir/tensor_functions.py): keras.ops, Keras' huber loss
-KERAS_OPS = {name: "keras.losses.huber" if name == "huber" else f"keras.ops.{name}" for name in sorted(TENSOR_FUNCTIONS)}
+#: a training step's tensor functions (ir/tensor_functions.py): keras.ops, Keras' huber loss and
+#: loss functions (``losses.<name>``: keras.losses)
+KERAS_OPS = {name: "keras.losses.huber" if name == "huber" else
+             f"keras.{name}" if name.startswith("losses.") else f"keras.ops.{name}" for name in sorted(TENSOR_FUNCTIONS)}
 
 
 def numpy_text(template: str) -> str:

@@ -26,6 +26,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers.formatter import format_python
 from transpiler.printers.keras import ops as keras_ops
+from transpiler.printers.keras import own_step
 from transpiler.printers.code import comment_text, lit
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, on_call_class, on_call_parts,
                                                subclass_text)
@@ -221,7 +222,7 @@ class KerasScript:
         taken: set[str] = set()
         for md in program.models:
             if is_subclass(md.graph) and not builds_on_call(md.graph) and not md.graph.meta.get("unsupported"):
-                self.training.imports.update(md.graph.meta.get("own_step", {}).get("imports", ()))
+                self.training.imports.update(own_step.imports(md.graph.meta.get("own_step")))
                 name, n = md.class_name, 2
                 while name in taken:
                     name, n = f"{md.class_name}_{n}", n + 1
@@ -487,9 +488,8 @@ class KerasScript:
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
         else:
             lines += guard_lines + body
-        called = self.program.meta.get("called_methods", set())
         for method, sub in md.methods.items():
-            if (id(md), method) not in called:
+            if method not in md.called_methods:
                 continue
             lines += ["", "", f"def {method_function(md, method)}(model):",
                       f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']

@@ -35,6 +35,7 @@ import re
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.printers.keras import ops as keras_ops
+from transpiler.printers.keras import own_step
 from transpiler.printers.code import exclusive_cone
 
 #: public attributes of ``keras.Model`` (Keras 3.15) and those its instances set: a layer
@@ -82,8 +83,8 @@ def layer_attributes(graph: Graph) -> dict[str, str]:
     them (the order of ``model.layers``): the first call of each layer in the graph. A name
     the model's own trackers or methods take is not a layer's."""
     attrs: dict[str, str] = {}
-    own = graph.meta.get("own_step") or {}
-    taken: set[str] = {a for a, _ in own.get("trackers", ())} | {n for n, _ in own.get("methods", ())}
+    own = graph.meta.get("own_step")
+    taken: set[str] = {a for a, _ in own.trackers} | set(own.names) if own else set()
     blocks = graph.meta.get("keras_blocks") or {}
     taken |= set(blocks.get("graphs", ()))
     for node in graph.nodes:
@@ -265,7 +266,7 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     frontend_ast/torch/own_step) gets its trackers in ``__init__`` and its methods after ``call``;
     one built of its submodules (``graph.meta["composed"]``, frontend_ast/torch/parts) has each
     as a ``layers.Layer`` subclass of its own, printed before it."""
-    own = graph.meta.get("own_step") or {}
+    own = graph.meta.get("own_step")
     composed = graph.meta.get("composed")
     if composed:
         why = ['    its own ``train_step`` calls its submodules, layers of their own here."""']
@@ -284,7 +285,7 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     else:
         layer_lines, arg, call_body = _layers_and_call(graph, reserved)
         lines += layer_lines
-    lines += [f"        self.{attr} = {code}" for attr, code in own.get("trackers", ())]
+    lines += [f"        self.{attr} = {code}" for attr, code in own_step.trackers(own)]
     names = [v.var or f"input_{i}" for i, v in enumerate(graph.inputs)]
     if len(set(names)) != len(names) or {"self", "name", "kwargs", "keras", "layers"} & set(names):
         names = [f"input_{i}" for i in range(len(names))]
@@ -298,7 +299,7 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     else:
         lines += ["", f"    def call(self, {arg}, training=None):"]
         lines += [f"        {ln}" if ln else "" for ln in call_body]
-    for _name, text in own.get("methods", ()):
+    for _name, text in own_step.methods(own):
         lines += [""] + [f"    {ln}" if ln else "" for ln in text.splitlines()]
     text = "\n".join(lines) + "\n"
     if composed:

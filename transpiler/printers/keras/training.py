@@ -274,6 +274,8 @@ class ProgramPrinter:
             return f"{_atom(model)}.{kind}({arg})"
         if kind == "get_weights":
             return f"{_atom(self.ref(cfg.parts[0]))}.get_weights()"
+        if kind == "load_model":  # a whole model a torch.save(model, path) of the script wrote (model_files.py)
+            return f"keras.models.load_model({_atom(self.ref(cfg.parts[0]))})"
         if kind == "read_weights":
             self.need("read_weights")
             return f"read_weights({cfg['factory']}, {self.ref(cfg['path'])})"

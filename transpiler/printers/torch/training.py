@@ -909,6 +909,8 @@ class TrainingPrinter(CompiledObjects):
                                   + (", default_collate" if any("default_collate" in t for t in out) else ""))
         if "repeated" in self.needs:
             out += copy.take(TRAINING, "Repeated")
+        if any(isinstance(n, tuple) for n in self.needs) or "evaluate" in self.needs:  # (what fit and evaluate share)
+            out += [runtime_prune.specialise(LOOP, name, features) for name in ("reset_metrics", "update_metrics")]
         if any(isinstance(n, tuple) for n in self.needs):
             out.append(runtime_prune.specialise(LOOP, "train_step", features))
             self.code.imports.add("from types import SimpleNamespace")

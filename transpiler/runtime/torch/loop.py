@@ -145,6 +145,30 @@ def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample
     return loss.item(), tuple(output.detach() for output in outputs)
 
 
+def reset_metrics(metrics):
+    """The running sums and counts of ``metrics`` ((name, output index, metric) triples) at
+    the start of an epoch or evaluation; a stateful metric object is reset."""
+    if STATEFUL:
+        for _, _, metric in metrics:
+            if hasattr(metric, "reset_state"):
+                metric.reset_state()
+    return {name: 0.0 for name, _, _ in metrics}, {name: 0 for name, _, _ in metrics}
+
+
+def update_metrics(metrics, outputs, targets, sums, counts):
+    """Add one batch's metric values to the running ``sums`` and ``counts`` (their means are
+    what Keras reports); a stateful metric object keeps its own result so far."""
+    for name, index, metric in metrics:
+        if STATEFUL:
+            if hasattr(metric, "update_state"):
+                metric.update_state(outputs[index], targets[index])
+                sums[name], counts[name] = metric.result(), 1
+                continue
+        values = metric(outputs[index], targets[index])
+        sums[name] += values.sum().item()
+        counts[name] += values.numel()
+
+
 @torch.no_grad()
 def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_weights=None,
              return_dict=False):
@@ -155,12 +179,7 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
     targets = list(y) if isinstance(y, (list, tuple)) else [y]
     model.eval()
     total, seen = 0.0, 0
-    sums = {name: 0.0 for name, _, _ in metrics}
-    counts = {name: 0 for name, _, _ in metrics}
-    if STATEFUL:
-        for _, _, metric in metrics:
-            if hasattr(metric, "reset_state"):
-                metric.reset_state()
+    sums, counts = reset_metrics(metrics)
     for step, batch in enumerate(make_loader(inputs, targets, batch_size)):
         if EVAL_STEPS:
             if steps is not None and step >= steps:  # Keras' evaluate(steps=...)
@@ -173,15 +192,7 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
             loss = loss + model.regularization_loss()  # Keras' evaluate adds them too
         total += loss.item() * len(batch_inputs[0])
         seen += len(batch_inputs[0])
-        for name, index, metric in metrics:
-            if STATEFUL:
-                if hasattr(metric, "update_state"):  # a stateful metric: its result so far
-                    metric.update_state(outputs[index], batch_targets[index])
-                    sums[name], counts[name] = metric.result(), 1
-                    continue
-            values = metric(outputs[index], batch_targets[index])
-            sums[name] += values.sum().item()
-            counts[name] += values.numel()
+        update_metrics(metrics, outputs, batch_targets, sums, counts)
     results = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
     if return_dict:
         return results
@@ -236,12 +247,7 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
                 callback.on_epoch_begin(epoch, {})
         loop_code("epoch_begin")
         total, seen = 0.0, 0
-        sums = {name: 0.0 for name, _, _ in metrics}
-        counts = {name: 0 for name, _, _ in metrics}
-        if STATEFUL:
-            for _, _, metric in metrics:
-                if hasattr(metric, "reset_state"):
-                    metric.reset_state()
+        sums, counts = reset_metrics(metrics)
         for step, batch in batches.epoch() if STEPS else enumerate(loader):
             if CALLBACK_OBJECTS:
                 for callback in callbacks:
@@ -265,15 +271,7 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
                     scheduler.step()
             total += loss * len(batch_inputs[0])
             seen += len(batch_inputs[0])
-            for name, index, metric in metrics:
-                if STATEFUL:
-                    if hasattr(metric, "update_state"):  # a stateful metric: its result so far
-                        metric.update_state(outputs[index], batch_targets[index])
-                        sums[name], counts[name] = metric.result(), 1
-                        continue
-                values = metric(outputs[index], batch_targets[index])
-                sums[name] += values.sum().item()
-                counts[name] += values.numel()
+            update_metrics(metrics, outputs, batch_targets, sums, counts)
             if CALLBACK_OBJECTS:
                 batch_logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
                 batch_logs = dict(sorted(batch_logs.items()))  # as Keras hands them to callbacks
