@@ -229,6 +229,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
             self.fact(stmt, "source", kept)
         elif _mentions(stmt, self.torch_names()):
+            if any((self._resolve(_code(b.value)) or "").startswith("torch") for b in stmt.bases):
+                # (a class deriving from a torch class, a DataLoader subclass: not a plain class)
+                self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
+                return
             # (a plain class of the program using torch, AverageMeter's all_reduce: its methods are
             # read as functions nothing calls, after the program; one stub if one fails)
             self.plain_classes.append(stmt)
