@@ -822,6 +822,8 @@ class _Printer:
             return []
         new = cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n")
         body = list(new.body)
+        if not body:  # (a compile() adding no statement in torch, one without a loss: captcha_ocr crashed)
+            return []
         comment = cst.EmptyLine(comment=cst.Comment(f"# compiled in {func.value}()"))
         body[0] = body[0].with_changes(leading_lines=[comment, *new.header, *body[0].leading_lines])
         return body
