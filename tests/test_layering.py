@@ -19,6 +19,8 @@
 2. **Long functions**: a function over ``MAX_FUNCTION_LINES`` lines carries a ``# long: <reason>``
    comment on its ``def`` line, just above it, or on the first line of its body. Today's
    offenders without one are listed in ``LONG_FUNCTIONS_TODAY``; that list may only shrink too.
+
+3. **File size**: no file in ``transpiler/`` over ``MAX_FILE_LINES`` lines.
 """
 
 from __future__ import annotations
@@ -244,3 +246,26 @@ def test_long_function_allowlist_is_honest():
         "these functions are short now (or say why they are long); delete them from "
         "LONG_FUNCTIONS_TODAY:\n  " + "\n  ".join(gone)
     )
+
+
+#: the project's rule (issue 17, "Layout of folders"): no file in transpiler/ over this many lines
+MAX_FILE_LINES = 1000
+
+
+def _file_lines(path: pathlib.Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_file_size_scan_counts_lines(tmp_path):
+    """The scan counts physical lines: a file of MAX_FILE_LINES + 1 lines is over the limit."""
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * (MAX_FILE_LINES + 1), encoding="utf-8")
+    assert _file_lines(big) == MAX_FILE_LINES + 1
+
+
+def test_no_file_over_the_line_limit():
+    """Every Python file in ``transpiler/`` has at most MAX_FILE_LINES lines: split a module by
+    concern when it grows past it (a new module per family, not a helper dumping ground)."""
+    over = {str(p.relative_to(ROOT)): _file_lines(p) for p in sorted(ROOT.rglob("*.py"))
+            if _file_lines(p) > MAX_FILE_LINES}
+    assert not over, f"files over {MAX_FILE_LINES} lines: {over}"
