@@ -66,6 +66,10 @@ def _load_into(model, when):
 _NOISE = {"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianDropout",
           "GaussianNoise", "AlphaDropout", "ActivityRegularization_"}
 _state = {"fits": 0}
+#: a hand-written loop over an unbatched tf.data dataset of at most this many elements (known
+#: cardinality) is not capped: a few-shot program reads every example of a small stand-in into
+#: its own tables (a loop over batches, a training loop, stays capped)
+_SMALL_DATASET = 256
 
 
 @after_import("keras.src.utils.file_utils")
@@ -81,6 +85,32 @@ def _waive_hashes_of_standins(mod):
         return real(fpath, file_hash, *args, **kwargs)
 
     mod.validate_file = validate_file
+
+
+@after_import("keras")
+def _path_fnames_as_earlier_keras(keras):
+    """``get_file(fname=<a path>)``: Keras 3 refuses a path ("Paths are no longer accepted as the
+    `fname` argument"), earlier Keras saved the download there. Programs written then (the path's
+    folder is where they read the data) get its file name, ``cache_dir`` unchanged; the run's
+    record says so."""
+    from keras.src.utils import file_utils
+
+    real = file_utils.get_file
+    sig = inspect.signature(real)
+
+    @functools.wraps(real)
+    def get_file(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        fname = bound.arguments.get("fname")
+        if isinstance(fname, (str, os.PathLike)) and os.sep in os.fspath(fname):
+            bound.arguments["fname"] = os.path.basename(os.fspath(fname))
+            _event(f"get_file: the path fname {os.fspath(fname)!r} given as its name "
+                   f"{bound.arguments['fname']!r} (refused by Keras 3)")
+        return real(*bound.args, **bound.kwargs)
+
+    for mod in (file_utils, sys.modules.get("keras.utils"), sys.modules.get("keras.src.utils")):
+        if mod is not None and getattr(mod, "get_file", None) is real:
+            mod.get_file = get_file
 
 
 def _make_recorder(keras):
@@ -282,7 +312,21 @@ def _datasets(mod):
         caller = sys._getframe(1).f_globals.get("__name__", "")
         if caller.startswith(("keras", "tensorflow", "tf_keras")):  # adapt, fit, predict: their own caps
             return real_iter(self)
+        try:  # a small unbatched dataset of known size (examples read into tables) is read whole
+            n = int(self.cardinality())
+        except Exception:
+            n = -1
+        if 0 <= n <= _SMALL_DATASET and not _batched(self):
+            return real_iter(self)
         return _capped(real_iter(self))
+
+    def _batched(ds):
+        seen = 0
+        while ds is not None and seen < 100:
+            if "Batch" in type(ds).__name__:
+                return True
+            ds, seen = getattr(ds, "_input_dataset", None), seen + 1
+        return False
 
     def _capped(it):
         for i, item in enumerate(it):
@@ -328,18 +372,6 @@ def _record_tape_losses(mod):
         return real(self, target, sources, *args, **kwargs)
 
     tape.gradient = gradient
-
-
-@after_import("tensorflow_datasets")
-def _tfds_mock_data(tfds):
-    """tfds.load's stand-in: tensorflow_datasets' own mock_data, random examples of the dataset's
-    feature spec (its shapes, dtypes and class counts), nothing downloaded."""
-    from tensorflow_datasets.testing import mocking
-
-    ctx = mocking.mock_data(num_examples=int(os.environ.get("RW_TFDS_EXAMPLES", "64")))
-    ctx.__enter__()
-    _state["tfds_mock"] = ctx  # held for the process's life (a collected context manager exits)
-    _event("tfds.load served by tfds.testing.mock_data")
 
 
 @after_import("numpy.random")
