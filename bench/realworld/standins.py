@@ -480,6 +480,42 @@ def _torchvision_mnist(root: str) -> dict:
             raw + "t10k-images-idx3-ubyte": _idx_raw(xte, True), raw + "t10k-labels-idx1-ubyte": _idx_raw(yte, False)}
 
 
+def _speaker_tree() -> dict:
+    """The Kaggle speaker-recognition folder as unzipped: one folder of 1-second 16 kHz WAVs per
+    speaker, and the noise folders (``_background_noise_``, ``other``) of longer 16 kHz WAVs."""
+    rng = _rng("speakers")
+    out = {}
+    for speaker in ("Benjamin_Netanyau", "Jens_Stoltenberg", "Julia_Gillard", "Magaret_Tarcher", "Nelson_Mandela"):
+        for j in range(24):
+            out[f"16000_pcm_speeches/{speaker}/{j}.wav"] = _wav_bytes(rng, 1.0, 16000)
+    for folder, n in (("_background_noise_", 3), ("other", 2)):
+        for j in range(n):
+            out[f"16000_pcm_speeches/{folder}/noise_{j}.wav"] = _wav_bytes(rng, 3.0, 16000)
+    return out
+
+
+_EEG_LABELS = ["blink1", "blink3", "math1", "math4", "relax", "music", "video-ver1", "thinkOfItems-ver2",
+               "colorRound1-2", "readyRound1", "unlabeled", "everyone paired"]
+
+
+def _eeg_csv() -> dict:
+    """The Kaggle EEG CSV (pandas-written, with its index column): ``raw_values`` a JSON list of
+    512 readings, ``signal_quality`` 0 (good) or 200, labels as the set spells them."""
+    rng = _rng("eeg")
+    cols = ["", "id", "indra_time", "browser_latency", "reading_time", "attention_esense", "meditation_esense",
+            "eeg_power", "raw_values", "signal_quality", "createdAt", "updatedAt", "label"]
+    lines = [",".join(cols)]
+    for i in range(480):
+        raw = "[" + ", ".join(str(v) for v in rng.integers(-2048, 2048, size=512)) + "]"
+        power = "[" + ", ".join(str(v) for v in rng.integers(0, 100000, size=8)) + "]"
+        stamp = f"2015-05-09 23:{i // 60 % 60:02d}:{i % 60:02d}.{i:03d}"
+        row = [i, i % 30 + 1, stamp, int(rng.integers(500, 1500)), stamp, int(rng.integers(0, 100)),
+               int(rng.integers(0, 100)), f'"{power}"', f'"{raw}"', [0, 0, 0, 200][i % 4], stamp, stamp,
+               _EEG_LABELS[i % len(_EEG_LABELS)]]
+        lines.append(",".join(map(str, row)))
+    return {"eeg-data.csv": ("\n".join(lines) + "\n").encode()}
+
+
 FILE_STANDINS = [
     FileStandIn(r"captcha_images_v2", "captcha_images_v2/", _captcha_tree,
                 "64 captcha PNGs (200x50) named by their 5-character labels"),
@@ -490,6 +526,9 @@ FILE_STANDINS = [
     # torchvision's MNIST under the roots the pytorch/examples programs give ('../data', './data/')
     FileStandIn(r"\bMNIST\(", "data/MNIST/", lambda: _torchvision_mnist("data"), "torchvision MNIST raw IDX files"),
     FileStandIn(r"\bMNIST\(", "../data/MNIST/", lambda: _torchvision_mnist("../data"), "torchvision MNIST raw IDX files"),
+    FileStandIn(r"16000_pcm_speeches", "16000_pcm_speeches/", _speaker_tree,
+                "speaker folders of 1-second 16 kHz WAVs (5 x 24) and noise folders (_background_noise_, other)"),
+    FileStandIn(r"eeg-data\.csv", "eeg-data.csv", _eeg_csv, "EEG CSV (480 rows, raw_values of 512 readings)"),
     FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (17 words)"),
 ]
 

@@ -346,3 +346,28 @@ def test_torch_program_modules_run_their_training_only_branches_at_inference(tmp
     truth = json.loads((tmp_path / "truth.json").read_text())
     assert truth == {"seen": [[False, True]], "after": True}
     assert any("training-only branches of Net" in e for e in r.record["events"])
+
+
+KERAS_CROP = """
+import json
+import numpy as np
+import keras
+import tensorflow as tf
+
+x = np.random.default_rng(0).uniform(size=(2, 52, 60, 3)).astype("float32")
+model = keras.Sequential([keras.Input((52, 60, 3)), keras.layers.RandomCrop(48, 48)])
+got = np.asarray(model(x, training=True))
+want = tf.image.resize(x[:, 0:52, 4:56, :], (48, 48), method="bilinear").numpy()
+json.dump({"shape": list(got.shape), "err": float(np.abs(got - want).max())}, open("truth.json", "w"))
+"""
+
+
+def test_keras_random_crop_neutralised_as_the_centred_window_resized(tmp_path):
+    """RandomCrop's neutral form keeps the layer's output size (Keras 3's own inference path
+    returns the image uncropped, which broke a model cropping 52 -> 48): the centred window of the
+    target's aspect ratio, resized, as Keras documents and the translations write it."""
+    r = _run(tmp_path, KERAS_CROP, "keras")
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth["shape"] == [2, 48, 48, 3] and truth["err"] < 1e-5
+    assert any(e.startswith("RandomCrop in inference behaviour") for e in r.record["events"])

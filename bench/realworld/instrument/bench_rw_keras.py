@@ -65,7 +65,7 @@ def _load_into(model, when):
     _write_record()
 _NOISE = {"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianDropout",
           "GaussianNoise", "AlphaDropout", "ActivityRegularization_"}
-_state = {"fits": 0}
+_state = {"fits": 0, "inference": set()}
 #: a hand-written loop over an unbatched tf.data dataset of at most this many elements (known
 #: cardinality) is not capped: a few-shot program reads every example of a small stand-in into
 #: its own tables (a loop over batches, a training loop, stays capped)
@@ -218,6 +218,36 @@ def _cap_fit(mod):
     trainer.train_on_batch = train_on_batch
 
 
+def _centre_crop_call(keras, real_call):
+    """RandomCrop's inference behaviour as Keras documents it (and as the translations write it):
+    the centred box of the target's aspect ratio, resized (bilinear) to the target size. Keras 3's
+    own inference path returns the image uncropped, so a model cropping 52 -> 48 in training would
+    see 52 x 52 images and fail (shiftvit): not a neutral form of the crop."""
+    ops = keras.ops
+
+    @functools.wraps(real_call)
+    def call(self, data, training=True):
+        if isinstance(data, dict) or getattr(self, "data_format", "channels_last") != "channels_last":
+            return real_call(self, data, training=False)
+        if "RandomCrop" not in _state["inference"]:
+            _state["inference"].add("RandomCrop")
+            _event("RandomCrop in inference behaviour (random augmentation/noise neutralised: centred crop, resized)")
+        shape = data.shape
+        h_in, w_in = int(shape[-3]), int(shape[-2])
+        ch = max(min(h_in, int(float(w_in * self.height) / self.width)), 1)
+        cw = max(min(w_in, int(float(h_in * self.width) / self.height)), 1)
+        hs, ws = int(float(h_in - ch) / 2), int(float(w_in - cw) / 2)
+        images = ops.cast(data, self.compute_dtype)
+        images = images[..., hs:hs + ch, ws:ws + cw, :]
+        if (ch, cw) != (self.height, self.width):
+            images = ops.cast(ops.image.resize(images, (self.height, self.width), interpolation="bilinear"),
+                              self.compute_dtype)
+        return images
+
+    call._rw_inference = True
+    return call
+
+
 @after_import("keras")
 def _neutralise_noise(keras):
     if not _NEUTRALISE:
@@ -229,12 +259,18 @@ def _neutralise_noise(keras):
         if getattr(call, "_rw_inference", False):
             continue
 
+        if name == "RandomCrop":
+            cls.call = _centre_crop_call(keras, call)
+            continue
         has_training = "training" in inspect.signature(call).parameters
 
         @functools.wraps(call)
-        def inference_call(self, *args, __call=call, __has=has_training, **kwargs):
+        def inference_call(self, *args, __call=call, __has=has_training, __name=name, **kwargs):
             if __has:
                 kwargs["training"] = False
+            if __name not in _state["inference"]:
+                _state["inference"].add(__name)
+                _event(f"{__name} in inference behaviour (random augmentation/noise neutralised)")
             return __call(self, *args, **kwargs)
 
         inference_call._rw_inference = True
