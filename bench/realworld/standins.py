@@ -169,15 +169,27 @@ def _heart_csv() -> bytes:
     return ("\n".join(rows) + "\n").encode()
 
 
+#: the census file's categories as the real set has them (their counts matter: programs size
+#: embeddings from one feature's vocabulary and use them for all: deep_neural_decision_forests)
 _ADULT_CATS = {
-    "workclass": ["Private", "Self-emp-not-inc", "Local-gov", "State-gov"],
-    "education": ["Bachelors", "HS-grad", "Masters", "Some-college"],
-    "marital_status": ["Never-married", "Married-civ-spouse", "Divorced"],
-    "occupation": ["Tech-support", "Sales", "Exec-managerial", "Craft-repair"],
-    "relationship": ["Husband", "Not-in-family", "Own-child", "Wife"],
-    "race": ["White", "Black", "Asian-Pac-Islander", "Other"],
+    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
+                  "Without-pay", "Never-worked"],
+    "education": ["Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc", "9th",
+                  "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th", "Preschool"],
+    "marital_status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
+                       "Married-spouse-absent", "Married-AF-spouse"],
+    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
+                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
+                   "Priv-house-serv", "Protective-serv", "Armed-Forces"],
+    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"],
+    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
     "gender": ["Male", "Female"],
-    "native_country": ["United-States", "Mexico", "India", "Germany"],
+    "native_country": ["United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
+                       "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba", "Iran",
+                       "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico", "Portugal",
+                       "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia",
+                       "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
+                       "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands"],
 }
 
 
@@ -188,13 +200,17 @@ def _adult(split: str) -> bytes:
     n = 600 if split == "data" else 200
     lines = ["|1x3 Cross validator"] if split == "test" else []
     cats = _ADULT_CATS
-    for _ in range(n):
+    def pick(name, i):  # the first rows walk through every category: the train file has them all
+        values = cats[name]
+        return values[i] if i < len(values) else rng.choice(values)
+
+    for i in range(n):
         label = ["<=50K", ">50K"][rng.integers(0, 2)] + ("." if split == "test" else "")
-        fields = [rng.integers(17, 90), rng.choice(cats["workclass"]), rng.integers(12285, 1484705),
-                  rng.choice(cats["education"]), rng.integers(1, 17), rng.choice(cats["marital_status"]),
-                  rng.choice(cats["occupation"]), rng.choice(cats["relationship"]), rng.choice(cats["race"]),
-                  rng.choice(cats["gender"]), rng.integers(0, 5000), rng.integers(0, 2000),
-                  rng.integers(1, 99), rng.choice(cats["native_country"]), label]
+        fields = [rng.integers(17, 90), pick("workclass", i), rng.integers(12285, 1484705),
+                  pick("education", i), rng.integers(1, 17), pick("marital_status", i),
+                  pick("occupation", i), pick("relationship", i), pick("race", i),
+                  pick("gender", i), rng.integers(0, 5000), rng.integers(0, 2000),
+                  rng.integers(1, 99), pick("native_country", i), label]
         lines.append(", ".join(map(str, fields)))
     return ("\n".join(lines) + "\n").encode()
 

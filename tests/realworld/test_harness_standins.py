@@ -76,3 +76,27 @@ def test_epoch_cap_leaves_learning_rate_schedule_lengths_alone():
 
     text, changes = edits.edit("warmup_epochs=15\ndecay_epochs = 85\nepochs = 30\n", {})
     assert text == "warmup_epochs=15\ndecay_epochs = 85\nepochs = 1\n" and [c.line for c in changes] == [3]
+
+
+def test_census_standin_train_file_holds_every_category_of_the_real_set():
+    rows = [line.split(", ") for line in standins._adult("data").decode().splitlines()]
+    columns = {"workclass": 1, "education": 3, "marital_status": 5, "occupation": 6, "relationship": 7,
+               "race": 8, "gender": 9, "native_country": 13}
+    for name, col in columns.items():
+        assert {r[col] for r in rows} == set(standins._ADULT_CATS[name]), name
+    assert len(standins._ADULT_CATS["native_country"]) == 41  # the largest vocabulary, as in the real file
+
+
+def test_eeg_and_speaker_standins_have_the_layouts_the_programs_read():
+    import csv
+    import json
+
+    (text,) = standins._eeg_csv().values()
+    rows = list(csv.DictReader(io.StringIO(text.decode())))
+    assert {"raw_values", "signal_quality", "label"} <= set(rows[0]) and len(json.loads(rows[0]["raw_values"])) == 512
+    assert {"unlabeled", "everyone paired"} <= {r["label"] for r in rows}
+    tree = standins._speaker_tree()
+    folders = {p.split("/")[1] for p in tree}
+    assert {"_background_noise_", "other"} < folders and len(folders) >= 4
+    with wave.open(io.BytesIO(next(v for k, v in tree.items() if "/other/" not in k and "noise" not in k))) as w:
+        assert w.getframerate() == 16000 and w.getnframes() == 16000
