@@ -498,11 +498,12 @@ def _torchvision_mnist(root: str) -> dict:
 
 def _speaker_tree() -> dict:
     """The Kaggle speaker-recognition folder as unzipped: one folder of 1-second 16 kHz WAVs per
-    speaker, and the noise folders (``_background_noise_``, ``other``) of longer 16 kHz WAVs."""
+    speaker (5 x 300; the real set has 1,500 each), and the noise folders (``_background_noise_``,
+    ``other``) of longer 16 kHz WAVs."""
     rng = _rng("speakers")
     out = {}
     for speaker in ("Benjamin_Netanyau", "Jens_Stoltenberg", "Julia_Gillard", "Magaret_Tarcher", "Nelson_Mandela"):
-        for j in range(24):
+        for j in range(300):  # the program shows 10 of one validation batch of 128 (10%): >= 1,280 files
             out[f"16000_pcm_speeches/{speaker}/{j}.wav"] = _wav_bytes(rng, 1.0, 16000)
     for folder, n in (("_background_noise_", 3), ("other", 2)):
         for j in range(n):
@@ -544,7 +545,7 @@ FILE_STANDINS = [
     FileStandIn(r"\bMNIST\(", "data/MNIST/", lambda: _torchvision_mnist("data"), "torchvision MNIST raw IDX files"),
     FileStandIn(r"\bMNIST\(", "../data/MNIST/", lambda: _torchvision_mnist("../data"), "torchvision MNIST raw IDX files"),
     FileStandIn(r"16000_pcm_speeches", "16000_pcm_speeches/", _speaker_tree,
-                "speaker folders of 1-second 16 kHz WAVs (5 x 24) and noise folders (_background_noise_, other)"),
+                "speaker folders of 1-second 16 kHz WAVs (5 x 300) and noise folders (_background_noise_, other)"),
     FileStandIn(r"eeg-data\.csv", "eeg-data.csv", _eeg_csv, "EEG CSV (480 rows, raw_values of 512 readings)"),
     FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (17 words)"),
 ]
