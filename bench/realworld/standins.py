@@ -258,8 +258,13 @@ def _news20_tar() -> bytes:
     members = {}
     for group in ["comp.graphics", "rec.autos", "sci.space", "rec.sport.hockey", "talk.religion.misc"]:
         for j in range(30):
-            body = " ".join(rng.choice(words, size=60))
-            members[f"20_newsgroup/{group}/{38970 + j}"] = f"From: a@b.c\nSubject: {group}\n\n{body}\n".encode()
+            # a Usenet header of 11 lines, as the real files have (programs drop the first 10 lines)
+            head = [f"Xref: cantaloupe.srv.cs.cmu.edu {group}:{38970 + j}", "Path: cantaloupe.srv.cs.cmu.edu!news",
+                    "From: a@b.c", f"Newsgroups: {group}", f"Subject: {group} {j}", f"Message-ID: <{j}@b.c>",
+                    "Sender: news@b.c", "Organization: none", "References: <1@b.c>", "Date: 5 Apr 93 00:00:00 GMT",
+                    "Lines: 6", ""]
+            body = [" ".join(rng.choice(words, size=12)) for _ in range(6)]
+            members[f"20_newsgroup/{group}/{38970 + j}"] = ("\n".join(head + body) + "\n").encode()
     return _tar_gz(members)
 
 
