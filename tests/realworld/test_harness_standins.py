@@ -100,3 +100,11 @@ def test_eeg_and_speaker_standins_have_the_layouts_the_programs_read():
     assert {"_background_noise_", "other"} < folders and len(folders) >= 4
     with wave.open(io.BytesIO(next(v for k, v in tree.items() if "/other/" not in k and "noise" not in k))) as w:
         assert w.getframerate() == 16000 and w.getnframes() == 16000
+
+
+def test_step_cap_covers_iteration_counts_named_iters():
+    from bench.realworld import edits
+
+    text, changes = edits.edit("meta_iters = 2000\ninner_iters = 4\nfilters = 64\n", {})
+    assert text == "meta_iters = 4\ninner_iters = 4\nfilters = 64\n"
+    assert [(c.line, c.kind) for c in changes] == [(1, "steps")]
