@@ -254,7 +254,9 @@ def _spa_eng_zip() -> bytes:
 
 def _news20_tar() -> bytes:
     rng = _rng("news20")
-    words = "the graphics card space shuttle hockey game windows driver religion god car engine".split()
+    # (with the words programs look up by name: pretrained_word_embeddings indexes "the cat sat on the mat")
+    words = ("the graphics card space shuttle hockey game windows driver religion god car engine "
+             "cat sat on mat").split()
     members = {}
     for group in ["comp.graphics", "rec.autos", "sci.space", "rec.sport.hockey", "talk.religion.misc"]:
         for j in range(30):
@@ -471,7 +473,7 @@ def _lol_tree() -> dict:
 def _glove(dim: int) -> dict:
     rng = _rng(f"glove{dim}")
     words = ["the", "a", "and", "of", "to", "graphics", "space", "car", "god", "hockey", "game", "engine",
-             "windows", "driver", "religion", "card", "shuttle"]
+             "windows", "driver", "religion", "card", "shuttle", "cat", "sat", "on", "mat"]
     lines = [w + " " + " ".join(f"{v:.5f}" for v in rng.normal(0, 0.5, size=dim)) for w in words]
     return {f"glove.6B.{dim}d.txt": ("\n".join(lines) + "\n").encode()}
 
