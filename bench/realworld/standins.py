@@ -546,7 +546,7 @@ FILE_STANDINS = [
                 "64 captcha PNGs (200x50) named by their 5-character labels"),
     FileStandIn(r"lol_dataset/", "lol_dataset/", _lol_tree, "LOL low/high-light PNG pairs (our485: 485, eval15: 15; 200x150)"),
     FileStandIn(r"[\"']aclImdb/", "aclImdb/", _acl_imdb_tree, "IMDB reviews folders (as the tarball unpacks)"),
-    FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (17 words)"),
+    FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (21 words)"),
     FileStandIn(r"wikitext-2", "data/wikitext-2/", _wikitext2, "WikiText-2 token files (400/60/60 lines)"),
     # torchvision's MNIST under the roots the pytorch/examples programs give ('../data', './data/')
     FileStandIn(r"\bMNIST\(", "data/MNIST/", lambda: _torchvision_mnist("data"), "torchvision MNIST raw IDX files"),
@@ -554,7 +554,7 @@ FILE_STANDINS = [
     FileStandIn(r"16000_pcm_speeches", "16000_pcm_speeches/", _speaker_tree,
                 "speaker folders of 1-second 16 kHz WAVs (5 x 300) and noise folders (_background_noise_, other)"),
     FileStandIn(r"eeg-data\.csv", "eeg-data.csv", _eeg_csv, "EEG CSV (480 rows, raw_values of 512 readings)"),
-    FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (17 words)"),
+    FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (21 words)"),
 ]
 
 URL_RE = re.compile(r"""(["'])(https?://[^"'\s]+)\1""")
