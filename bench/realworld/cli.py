@@ -107,6 +107,8 @@ def main(argv=None) -> int:
             return 2
         if args.direction != "keras" and deps.ensure_torchvision_venv(log) is None:
             return 2
+        for tool in deps.system_tools_missing():
+            log(f"not installed (a system package; the originals needing it fail here): {tool}")
 
     if not os.path.isdir(run.REALWORLD):
         print(f"no real-world set at {run.REALWORLD} (set RW_REALWORLD_DIR)", file=sys.stderr)

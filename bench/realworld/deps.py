@@ -29,7 +29,10 @@ PROGRAM_DEPS = ["matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver", 
                 "prompt_toolkit", "wcwidth", "stack_data", "executing", "asttokens", "pure_eval", "pexpect",
                 "ptyprocess", "ipywidgets", "comm", "widgetsnbextension", "jupyterlab_widgets", "cloudpickle", "narwhals",
                 # gymnasium (pytorch/examples' reinforcement_learning programs: CartPole)
-                "gymnasium", "farama-notifications"]
+                "gymnasium", "farama-notifications",
+                # keras.utils.plot_model (pydot; it also needs graphviz's `dot`, a system package:
+                # `apt-get install graphviz`) and tf.summary (tensorboard)
+                "pydot", "tensorboard", "tensorboard-data-server", "markdown", "werkzeug"]
 TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "numpy", "pillow", "pandas", "packaging", "requests",
                     "gymnasium"]
 
@@ -55,6 +58,14 @@ def ensure_program_deps(log=print) -> str | None:
         return None
     open(marker, "w").close()
     return target
+
+
+def system_tools_missing() -> list[str]:
+    """The system tools some originals need that pip cannot install (said by --setup)."""
+    import shutil
+
+    return [f"{tool} ({why})" for tool, why in (("dot", "graphviz, for keras.utils.plot_model"),)
+            if shutil.which(tool) is None]
 
 
 def ensure_torchvision_venv(log=print) -> str | None:

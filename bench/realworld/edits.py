@@ -13,12 +13,14 @@ from dataclasses import dataclass
 MAX_STEPS = 4
 
 # `epochs=30`, `EPOCHS = 30`, `num_epochs: int = 30`, `NUM_EPOCHS=30` (a name holding "epoch",
-# not a step count per epoch); only counts above 1 change (never a counter's `epoch = 0`).
-_EPOCHS = re.compile(r"\b(?P<name>(?![A-Za-z_]*steps?_?per)[A-Za-z_]*epochs?[A-Za-z_0-9]*)(?P<ann>\s*:\s*int)?"
+# not a step count per epoch, nor a learning-rate schedule's warm-up/decay length: capping
+# `warmup_epochs = 15` to 1 divides by zero in `(... ) / (warmup_epochs - 1)`); only counts above 1
+# change (never a counter's `epoch = 0`).
+_EPOCHS = re.compile(r"\b(?P<name>(?![A-Za-z_]*steps?_?per)(?![A-Za-z_]*(?:warmup|warm_up|decay))[A-Za-z_]*epochs?[A-Za-z_0-9]*)(?P<ann>\s*:\s*int)?"
                      r"(?P<eq>\s*=\s*)(?P<n>\d+)\b(?!\s*[\.\*/eE])", re.I)
 _RANGE_EPOCHS = re.compile(r"\bfor\s+(?P<var>\w*epoch\w*)\s+in\s+(?:tqdm\()?range\(\s*(?P<n>\d+)\s*\)", re.I)
 _STEPS = re.compile(r"\b(?P<name>steps_per_epoch|validation_steps|steps|num_steps|train_steps|max_steps|"
-                    r"num_iterations|iterations|num_train_steps|training_steps)(?P<eq>\s*=\s*)(?P<n>\d+)\b"
+                    r"num_iterations|iterations|num_train_steps|training_steps|[A-Za-z_]*_iters)(?P<eq>\s*=\s*)(?P<n>\d+)\b"
                     r"(?!\s*[\.\*/eE])", re.I)
 _HASH = re.compile(r"\b(?P<name>file_hash|md5_hash|hash)(?P<eq>\s*=\s*)(?P<q>[\"'])(?P<h>[0-9a-fA-F]{32,64})(?P=q)")
 _HASH_LITERAL = re.compile(r"(?P<q>[\"'])(?P<h>[0-9a-fA-F]{32}|[0-9a-fA-F]{64})(?P=q)")

@@ -35,6 +35,19 @@ stopped run's results from its `--work` folder. For each program it:
    `keras.datasets.*.load_data()` reads from Keras' cache (planted in a fresh `$KERAS_HOME`),
    torchvision's dataset folders beside the program, and, for a download URL named in the
    program's text, a small file of the format that URL serves (a registry keyed by URL pattern);
+   an archive among them is also planted extracted in `$KERAS_HOME/datasets/` and `./datasets/`,
+   where `get_file(extract=True)` put its tree before Keras 3 moved extraction into a
+   `<name>_extracted` folder (programs written then read `Path(path).parent / "20_newsgroup"`,
+   `data_dir.rstrip("X.zip")`, `fname="BSR"` + `BSDS500/`: with the real download on this Keras
+   they would fail; original and translation see the same files). Files a program reads from a
+   relative path it never downloads (a `wget`/Kaggle/gdown step in a comment: captcha PNGs, the
+   LOL pairs, GloVe, the EEG CSV, speaker WAV folders) are planted beside it
+   (`FILE_STANDINS`). `tensorflow_datasets.load` (and `tfds.data_source`) of a dataset in
+   `TFDS_DATASETS` (a table of each dataset's features: image shape, class count, split names)
+   serves small deterministic examples with tfds' split syntax (`train[:90%]`, `train[40%:50%]`,
+   `train[:10]+test`, lists of splits), `as_supervised`, `with_info` and `batch_size`, in either
+   framework's run (`instrument/rw_tfds.py`); a dataset not in the table goes to the real
+   function and fails offline, naming itself;
 3. **runs the original and the translation** in subprocesses, each in its own temporary copy
    with its own `$HOME`/`$KERAS_HOME`, 300 s each, one thread. In its copies the harness changes
    only data lines (a download URL -> `file://` of the stand-in), epoch and step counts (epochs
@@ -46,11 +59,20 @@ stopped run's results from its `--work` folder. For each program it:
    the machine; caps `fit`/`evaluate` at 1 epoch of 4 steps, a DataLoader pass with gradients on
    at 4 batches, `predict` on a dataset or generator and a hand-written loop over a `tf.data`
    dataset at 32 batches (`RW_PREDICT_STEPS`; `predict` on arrays and an inference DataLoader
-   pass over in-memory tensors stay whole: their outputs are compared with all labels); waives
+   pass over in-memory tensors stay whole: their outputs are compared with all labels; a loop
+   over an unbatched dataset of at most 256 elements, examples read into a program's own
+   tables, is read whole); gives `get_file` a path `fname` (refused by Keras 3) as its file
+   name, as earlier Keras took it, and says so in the record; waives
    Keras' built-in hash check for the planted stand-ins only; turns shuffling off
    (`fit(shuffle=False)`, `tf.data.Dataset.shuffle`, `DataLoader(shuffle=False)`); and puts
    dropout, Keras' `Random*` layers and torchvision's random transforms in inference behaviour
-   (identity; random crops become centre crops) in both frameworks. Torch originals run with
+   (identity; random crops become centre crops) in both frameworks. A translation draws its
+   augmentation in its own modules' `if self.training:` branches (Keras' Random* layers,
+   GaussianNoise, GaussianDropout, written inline): in a torch run each module of the program
+   (not torch's own, so BatchNorm keeps batch statistics) runs its forward with its own
+   `training` flag off, restored after, so those branches take the inference path as the Keras
+   side's layers do (both at inference: nothing drawn on either side); the table's "harness
+   changes" says, per program, which Keras layers and which torch modules ran so. Torch originals run with
    `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`, torch's own switch for programs written before 2.6;
 4. **compares the first 3 training steps** from the same initial weights, converted with the
    project's own weights path:
@@ -109,9 +131,12 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   or point `RW_TORCHVISION_VENV` at an existing one. Without it those programs are reported
   as not run. A user of a generated program that imports torchvision needs the same pair.
 * `python -m bench.realworld --setup` installs the programs' own imports (matplotlib, pandas,
-  scikit-learn, scipy, Pillow, tqdm, imageio, IPython, tensorflow_datasets and what they import)
+  scikit-learn, scipy, Pillow, tqdm, imageio, IPython, tensorflow_datasets, pydot, tensorboard
+  and what they import)
   into `.rw-deps/` (or `RW_DEPS_DIR`) with `pip install --target --no-deps` (nothing of the venv
-  is shadowed); with `--direction torch` or `all` it also creates `.venv-tv/`.
+  is shadowed); with `--direction torch` or `all` it also creates `.venv-tv/`. It names the
+  system tools it cannot install: graphviz's `dot` (`apt-get install graphviz`), which
+  `keras.utils.plot_model` needs (structured_data_classification_from_scratch, tabtransformer).
 * `pytest -m realworld` runs the whole harness (about an hour); the default suite runs a small
   sample (`tests/realworld/`): the instrumentation on programs written in the tests, one
   keras.io original on stand-in MNIST, and the PyTorch -> Keras comparison end to end on a
@@ -124,16 +149,22 @@ parse), **stubs** (the translation is not run), **original fails here** (with th
   them, and a program whose loop is still too long for 300 s is reported as a timeout with the
   line of the program it was on (the run is stopped with SIGABRT under `PYTHONFAULTHANDLER=1`
   before it is killed).
-* **Stand-ins missing** (those originals fail here and say so): `eeg-data.csv` (a Kaggle/gdown
-  download), Caltech-101 annotations, ShapeNet PartAnnotation (pointnet), LJSpeech (the script
-  also passes a path as `fname`, which Keras 3 refuses), HuggingFace `datasets` (conll2003),
-  Kaggle audio (speaker recognition), a TF Serving server, Cora over `requests` (gat), an image
-  folder and VGG16 weights (fast_neural_style). `tfds.load` gets tensorflow_datasets' own
-  `mock_data` in the original run only, and only for datasets whose splits it knows offline; a
-  translation's torchvision equivalent gets no stand-in yet.
-* **Stand-in sizes**: the `keras.datasets` stand-ins are small (512 train / 128 test, CIFAR-10's
-  five batches of 10,000 excepted); a program that slices by an absolute count (siamese_contrastive:
-  `[:30000]`) gets an empty split and fails here because of the harness, not of itself.
+* **Stand-ins missing** (those originals fail here and say so): Caltech-101 (object detection:
+  the program also extracts into `/` itself, outside any sandbox, and imports cv2), ShapeNet
+  PartAnnotation (pointnet, which also reads `/tmp/.keras/` by absolute path), HuggingFace
+  `datasets` (conll2003), a TF Serving server, a trained teacher SavedModel (deit), the
+  `resnet_cifar10_v2` module (simsiam, a `wget` in a comment), Cora over `requests` (gat), an
+  image folder and VGG16 weights (fast_neural_style). A translation's torchvision dataset for a
+  `tfds.load` gets no stand-in yet.
+* **Stand-in sizes**: the `keras.datasets` stand-ins are small round numbers (1,000 train / 500
+  test; programs split by fixed batch counts), except MNIST's train set at its real 60,000
+  (programs slice it by count: siamese_contrastive's `[:30000]`, `[30000:]`), its test set
+  1,000, CIFAR-10's five batches of 10,000 (Keras' loader fixes them) and its test set 1,000.
+* **A program's own random layers** (cct's StochasticDepth: `keras.random.uniform` in a
+  layer's `call` under `training`) still draw on the Keras side, while the torch side runs the
+  program's modules' training-only branches at inference: such a program's first steps differ
+  by the harness's neutralisation, not by the translation. Paired draws (the Keras run's draws
+  recorded and replayed in the torch run) would cover them; not done yet.
 * **Several models trained by one program** (GANs, distillation): the initial weights saved are
   those of the model `fit` trains (a wrapper holding both) or of the model holding the first
   gradient's variables; whether they convert is the weights path's answer, given in the verdict.
@@ -193,6 +224,9 @@ def _changes_cell(res) -> str:
             for k in c["kind"].split("+"):
                 kinds[k] += 1
     text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+    neutral = _neutralised(res)
+    if neutral:
+        text += "; " + neutral
     if res.direction == "torch":  # a program's command line is the harness's choice too: say it
         from bench.realworld import torch_direction
 
@@ -201,6 +235,24 @@ def _changes_cell(res) -> str:
             entry, argv, pre = spec
             text += f"; run as `{' '.join([*(p + ' &&' for p in pre), entry, *argv])}`"
     return text
+
+
+_KERAS_INFERENCE = re.compile(r"^(\w+) in inference behaviour")
+_TORCH_INFERENCE = re.compile(r"^training-only branches of (\w+) in inference behaviour")
+
+
+def _neutralised(res) -> str:
+    """How random augmentation was neutralised in this program's runs, from their records: the
+    Keras layers run in inference behaviour, the torch modules whose training-only branches ran
+    at inference (both at inference: nothing is drawn on either side)."""
+    keras_run, torch_run = (res.original, res.translation) if res.direction == "keras" else \
+        (res.translation, res.original)
+    found = []
+    for label, run_, pattern in (("Keras", keras_run, _KERAS_INFERENCE), ("torch", torch_run, _TORCH_INFERENCE)):
+        names = [m.group(1) for e in run_.record.get("events", []) for m in [pattern.match(e)] if m]
+        if names:
+            found.append(f"{label} {', '.join(names)}")
+    return ("at inference: " + "; ".join(found)) if found else ""
 
 
 def _translation_cell(res) -> str:

@@ -69,8 +69,11 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 
 # ------------------------------------------------------------------ keras.datasets
-# Sizes: small, except where Keras' loader fixes them (CIFAR-10's five batches of 10,000).
-N_TRAIN, N_TEST = 512, 128
+# Sizes: small round numbers (programs split by fixed batch counts: 51,000 // 500), except where
+# Keras' loader fixes them (CIFAR-10's five batches of 10,000) or programs slice by the real
+# count (MNIST: ``x_train[:30000]``, ``x_train[30000:]``): MNIST's train set has its real 60,000.
+N_TRAIN, N_TEST = 1000, 500
+N_MNIST_TRAIN, N_MNIST_TEST = 60000, 1000
 
 
 def _images(name, n, shape, classes):
@@ -79,8 +82,8 @@ def _images(name, n, shape, classes):
 
 
 def _mnist(datadir):
-    xtr, ytr = _images("mnist-train", N_TRAIN, (28, 28), 10)
-    xte, yte = _images("mnist-test", N_TEST, (28, 28), 10)
+    xtr, ytr = _images("mnist-train", N_MNIST_TRAIN, (28, 28), 10)
+    xte, yte = _images("mnist-test", N_MNIST_TEST, (28, 28), 10)
     path = os.path.join(datadir, "mnist.npz")
     _atomic_bytes(path, _npz_bytes(x_train=xtr, y_train=ytr, x_test=xte, y_test=yte))
     return [path]
@@ -116,7 +119,7 @@ def _cifar10(datadir):
     for i in range(1, 6):  # keras.datasets.cifar10 fills 5 x 10,000 rows
         x, y = _images(f"cifar10-{i}", 10000, (3, 32, 32), 10)
         members[f"cifar-10-batches-py/data_batch_{i}"] = _cifar_pickle(x, {"labels": y})
-    x, y = _images("cifar10-test", N_TEST, (3, 32, 32), 10)
+    x, y = _images("cifar10-test", 1000, (3, 32, 32), 10)
     members["cifar-10-batches-py/test_batch"] = _cifar_pickle(x, {"labels": y})
     path = os.path.join(datadir, "cifar-10-batches-py-target_archive")
     _atomic_bytes(path, _tar_gz(members))
@@ -166,15 +169,27 @@ def _heart_csv() -> bytes:
     return ("\n".join(rows) + "\n").encode()
 
 
+#: the census file's categories as the real set has them (their counts matter: programs size
+#: embeddings from one feature's vocabulary and use them for all: deep_neural_decision_forests)
 _ADULT_CATS = {
-    "workclass": ["Private", "Self-emp-not-inc", "Local-gov", "State-gov"],
-    "education": ["Bachelors", "HS-grad", "Masters", "Some-college"],
-    "marital_status": ["Never-married", "Married-civ-spouse", "Divorced"],
-    "occupation": ["Tech-support", "Sales", "Exec-managerial", "Craft-repair"],
-    "relationship": ["Husband", "Not-in-family", "Own-child", "Wife"],
-    "race": ["White", "Black", "Asian-Pac-Islander", "Other"],
+    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
+                  "Without-pay", "Never-worked"],
+    "education": ["Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc", "9th",
+                  "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th", "Preschool"],
+    "marital_status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
+                       "Married-spouse-absent", "Married-AF-spouse"],
+    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
+                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
+                   "Priv-house-serv", "Protective-serv", "Armed-Forces"],
+    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"],
+    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
     "gender": ["Male", "Female"],
-    "native_country": ["United-States", "Mexico", "India", "Germany"],
+    "native_country": ["United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
+                       "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba", "Iran",
+                       "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico", "Portugal",
+                       "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia",
+                       "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
+                       "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands"],
 }
 
 
@@ -185,13 +200,17 @@ def _adult(split: str) -> bytes:
     n = 600 if split == "data" else 200
     lines = ["|1x3 Cross validator"] if split == "test" else []
     cats = _ADULT_CATS
-    for _ in range(n):
+    def pick(name, i):  # the first rows walk through every category: the train file has them all
+        values = cats[name]
+        return values[i] if i < len(values) else rng.choice(values)
+
+    for i in range(n):
         label = ["<=50K", ">50K"][rng.integers(0, 2)] + ("." if split == "test" else "")
-        fields = [rng.integers(17, 90), rng.choice(cats["workclass"]), rng.integers(12285, 1484705),
-                  rng.choice(cats["education"]), rng.integers(1, 17), rng.choice(cats["marital_status"]),
-                  rng.choice(cats["occupation"]), rng.choice(cats["relationship"]), rng.choice(cats["race"]),
-                  rng.choice(cats["gender"]), rng.integers(0, 5000), rng.integers(0, 2000),
-                  rng.integers(1, 99), rng.choice(cats["native_country"]), label]
+        fields = [rng.integers(17, 90), pick("workclass", i), rng.integers(12285, 1484705),
+                  pick("education", i), rng.integers(1, 17), pick("marital_status", i),
+                  pick("occupation", i), pick("relationship", i), pick("race", i),
+                  pick("gender", i), rng.integers(0, 5000), rng.integers(0, 2000),
+                  rng.integers(1, 99), pick("native_country", i), label]
         lines.append(", ".join(map(str, fields)))
     return ("\n".join(lines) + "\n").encode()
 
@@ -235,12 +254,19 @@ def _spa_eng_zip() -> bytes:
 
 def _news20_tar() -> bytes:
     rng = _rng("news20")
-    words = "the graphics card space shuttle hockey game windows driver religion god car engine".split()
+    # (with the words programs look up by name: pretrained_word_embeddings indexes "the cat sat on the mat")
+    words = ("the graphics card space shuttle hockey game windows driver religion god car engine "
+             "cat sat on mat").split()
     members = {}
     for group in ["comp.graphics", "rec.autos", "sci.space", "rec.sport.hockey", "talk.religion.misc"]:
         for j in range(30):
-            body = " ".join(rng.choice(words, size=60))
-            members[f"20_newsgroup/{group}/{38000 + j}"] = f"From: a@b.c\nSubject: {group}\n\n{body}\n".encode()
+            # a Usenet header of 11 lines, as the real files have (programs drop the first 10 lines)
+            head = [f"Xref: cantaloupe.srv.cs.cmu.edu {group}:{38970 + j}", "Path: cantaloupe.srv.cs.cmu.edu!news",
+                    "From: a@b.c", f"Newsgroups: {group}", f"Subject: {group} {j}", f"Message-ID: <{j}@b.c>",
+                    "Sender: news@b.c", "Organization: none", "References: <1@b.c>", "Date: 5 Apr 93 00:00:00 GMT",
+                    "Lines: 6", ""]
+            body = [" ".join(rng.choice(words, size=12)) for _ in range(6)]
+            members[f"20_newsgroup/{group}/{38970 + j}"] = ("\n".join(head + body) + "\n").encode()
     return _tar_gz(members)
 
 
@@ -315,6 +341,72 @@ def _bsds300_tgz() -> bytes:
     return _tar_gz(members)
 
 
+def _wav_bytes(rng, seconds: float, rate: int) -> bytes:
+    """A mono 16-bit PCM WAV of low noise and a tone (what tf.audio.decode_wav reads)."""
+    import wave
+
+    n = int(seconds * rate)
+    t = np.arange(n) / rate
+    sig = 0.3 * np.sin(2 * np.pi * float(rng.uniform(100, 800)) * t) + 0.05 * rng.normal(size=n)
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes((np.clip(sig, -1, 1) * 32767).astype("<i2").tobytes())
+    return buf.getvalue()
+
+
+def _ljspeech_tar() -> bytes:
+    """LJSpeech-1.1/: metadata.csv (id|text|normalised text) and wavs/<id>.wav (22,050 Hz)."""
+    rng = _rng("ljspeech")
+    words = "the a printing art of in which we are concerned differs from most arts and crafts".split()
+    members, meta = {}, []
+    for j in range(48):
+        ident = f"LJ001-{j + 1:04d}"
+        text = " ".join(rng.choice(words, size=int(rng.integers(2, 7))))
+        meta.append(f"{ident}|{text}|{text}")
+        members[f"LJSpeech-1.1/wavs/{ident}.wav"] = _wav_bytes(rng, float(rng.uniform(0.8, 1.6)), 22050)
+    members["LJSpeech-1.1/metadata.csv"] = ("\n".join(meta) + "\n").encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:bz2") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2")
+
+
+def extract_legacy(archive: str, folder: str) -> list[str]:
+    """Extract a stand-in archive into ``folder`` as Keras' ``get_file(extract=True)`` did before
+    Keras 3 moved extraction into a folder of its own (``<name>_extracted``): the archive's tree
+    beside the archive, in the cache folder. Programs written then read it there
+    (``Path(path).parent / "20_newsgroup"``, ``data_dir.rstrip("X.zip")``, ``fname="BSR"`` read as
+    ``BSR/BSDS500``); the original and the translation find the same files. Returns the members
+    written (not an archive: nothing)."""
+    if not archive.endswith(ARCHIVE_SUFFIXES):
+        return []
+    done = os.path.join(folder, ".rw-extracted-" + os.path.basename(archive))
+    if os.path.exists(done):
+        return []
+    os.makedirs(folder, exist_ok=True)
+    names = []
+    if archive.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            names = [n for n in zf.namelist() if not n.startswith(("/", "..")) and ".." not in n.split("/")]
+            zf.extractall(folder, members=names)
+    else:
+        with tarfile.open(archive) as tar:
+            members = [m for m in tar.getmembers() if not m.name.startswith(("/", "..")) and ".." not in m.name.split("/")]
+            tar.extractall(folder, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            names = [m.name for m in members]
+    open(done, "w").close()
+    return names
+
+
 @dataclass(frozen=True)
 class UrlStandIn:
     pattern: str  # a regular expression matched against the whole URL
@@ -341,6 +433,8 @@ URL_STANDINS = [
                "PeMSD7 distances (228x228) and speeds (1,200x228) CSVs"),
     UrlStandIn(r"https?://.*/BSDS300-images\.tgz", "BSDS300-images.tgz", _bsds300_tgz,
                "BSDS300 JPEG folders (train 8, test 4; 481x321)"),
+    UrlStandIn(r"https?://.*/LJSpeech-1\.1\.tar\.bz2", "LJSpeech-1.1.tar.bz2", _ljspeech_tar,
+               "LJSpeech folder: metadata.csv and 48 WAVs (22,050 Hz, 0.8-1.6 s)"),
     UrlStandIn(r"https?://.*/BSR_bsds500\.tgz", "BSR_bsds500.tgz", _bsds500_tgz,
                "BSDS500 JPEG folders (train 12, val 4, test 4; 481x321)"),
 ]
@@ -379,7 +473,7 @@ def _lol_tree() -> dict:
 def _glove(dim: int) -> dict:
     rng = _rng(f"glove{dim}")
     words = ["the", "a", "and", "of", "to", "graphics", "space", "car", "god", "hockey", "game", "engine",
-             "windows", "driver", "religion", "card", "shuttle"]
+             "windows", "driver", "religion", "card", "shuttle", "cat", "sat", "on", "mat"]
     lines = [w + " " + " ".join(f"{v:.5f}" for v in rng.normal(0, 0.5, size=dim)) for w in words]
     return {f"glove.6B.{dim}d.txt": ("\n".join(lines) + "\n").encode()}
 
@@ -402,11 +496,49 @@ def _torchvision_mnist(root: str) -> dict:
     """torchvision.datasets.MNIST's raw folder (the uncompressed IDX files it checks for): the
     numbers of the keras.datasets stand-in, so a translation reading keras.datasets.mnist trains
     on what the original trained on."""
-    xtr, ytr = _images("mnist-train", N_TRAIN, (28, 28), 10)
-    xte, yte = _images("mnist-test", N_TEST, (28, 28), 10)
+    xtr, ytr = _images("mnist-train", N_MNIST_TRAIN, (28, 28), 10)
+    xte, yte = _images("mnist-test", N_MNIST_TEST, (28, 28), 10)
     raw = f"{root}/MNIST/raw/"
     return {raw + "train-images-idx3-ubyte": _idx_raw(xtr, True), raw + "train-labels-idx1-ubyte": _idx_raw(ytr, False),
             raw + "t10k-images-idx3-ubyte": _idx_raw(xte, True), raw + "t10k-labels-idx1-ubyte": _idx_raw(yte, False)}
+
+
+def _speaker_tree() -> dict:
+    """The Kaggle speaker-recognition folder as unzipped: one folder of 1-second 16 kHz WAVs per
+    speaker (5 x 300; the real set has 1,500 each), and the noise folders (``_background_noise_``,
+    ``other``) of longer 16 kHz WAVs."""
+    rng = _rng("speakers")
+    out = {}
+    for speaker in ("Benjamin_Netanyau", "Jens_Stoltenberg", "Julia_Gillard", "Magaret_Tarcher", "Nelson_Mandela"):
+        for j in range(300):  # the program shows 10 of one validation batch of 128 (10%): >= 1,280 files
+            out[f"16000_pcm_speeches/{speaker}/{j}.wav"] = _wav_bytes(rng, 1.0, 16000)
+    for folder, n in (("_background_noise_", 3), ("other", 2)):
+        for j in range(n):
+            out[f"16000_pcm_speeches/{folder}/noise_{j}.wav"] = _wav_bytes(rng, 3.0, 16000)
+    return out
+
+
+_EEG_LABELS = ["blink1", "blink3", "math1", "math4", "relax", "music", "video-ver1", "thinkOfItems-ver2",
+               "colorRound1-2", "readyRound1", "unlabeled", "everyone paired"]
+
+
+def _eeg_csv() -> dict:
+    """The Kaggle EEG CSV (pandas-written, with its index column): ``raw_values`` a JSON list of
+    512 readings, ``signal_quality`` mostly 0 (good), one row in ten 200 (programs look rows up by
+    index after dropping the bad ones), labels as the set spells them."""
+    rng = _rng("eeg")
+    cols = ["", "id", "indra_time", "browser_latency", "reading_time", "attention_esense", "meditation_esense",
+            "eeg_power", "raw_values", "signal_quality", "createdAt", "updatedAt", "label"]
+    lines = [",".join(cols)]
+    for i in range(480):
+        raw = "[" + ", ".join(str(v) for v in rng.integers(-2048, 2048, size=512)) + "]"
+        power = "[" + ", ".join(str(v) for v in rng.integers(0, 100000, size=8)) + "]"
+        stamp = f"2015-05-09 23:{i // 60 % 60:02d}:{i % 60:02d}.{i:03d}"
+        row = [i, i % 30 + 1, stamp, int(rng.integers(500, 1500)), stamp, int(rng.integers(0, 100)),
+               int(rng.integers(0, 100)), f'"{power}"', f'"{raw}"', 200 if i % 10 == 9 else 0, stamp, stamp,
+               _EEG_LABELS[i % len(_EEG_LABELS)]]
+        lines.append(",".join(map(str, row)))
+    return {"eeg-data.csv": ("\n".join(lines) + "\n").encode()}
 
 
 FILE_STANDINS = [
@@ -414,12 +546,15 @@ FILE_STANDINS = [
                 "64 captcha PNGs (200x50) named by their 5-character labels"),
     FileStandIn(r"lol_dataset/", "lol_dataset/", _lol_tree, "LOL low/high-light PNG pairs (our485: 485, eval15: 15; 200x150)"),
     FileStandIn(r"[\"']aclImdb/", "aclImdb/", _acl_imdb_tree, "IMDB reviews folders (as the tarball unpacks)"),
-    FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (17 words)"),
+    FileStandIn(r"glove\.6B\.50d\.txt", "glove.6B.50d.txt", lambda: _glove(50), "GloVe text vectors (21 words)"),
     FileStandIn(r"wikitext-2", "data/wikitext-2/", _wikitext2, "WikiText-2 token files (400/60/60 lines)"),
     # torchvision's MNIST under the roots the pytorch/examples programs give ('../data', './data/')
     FileStandIn(r"\bMNIST\(", "data/MNIST/", lambda: _torchvision_mnist("data"), "torchvision MNIST raw IDX files"),
     FileStandIn(r"\bMNIST\(", "../data/MNIST/", lambda: _torchvision_mnist("../data"), "torchvision MNIST raw IDX files"),
-    FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (17 words)"),
+    FileStandIn(r"16000_pcm_speeches", "16000_pcm_speeches/", _speaker_tree,
+                "speaker folders of 1-second 16 kHz WAVs (5 x 300) and noise folders (_background_noise_, other)"),
+    FileStandIn(r"eeg-data\.csv", "eeg-data.csv", _eeg_csv, "EEG CSV (480 rows, raw_values of 512 readings)"),
+    FileStandIn(r"glove\.6B\.100d\.txt", "glove.6B.100d.txt", lambda: _glove(100), "GloVe text vectors (21 words)"),
 ]
 
 URL_RE = re.compile(r"""(["'])(https?://[^"'\s]+)\1""")
@@ -512,4 +647,94 @@ class StandInCache:
                     os.symlink(src, dst)
                 planted.append(dst)
         urls = {url: "file://" + self.url_file(s) for url, s in p.urls.items()}
+        for s in p.urls.values():  # archives: also extracted where earlier Keras put them
+            for folder in [os.path.join(keras_home, "datasets")] + ([os.path.join(cwd, "datasets")] if cwd else []):
+                extract_legacy(self.url_file(s), folder)
         return planted, urls
+
+
+# ------------------------------------------------------------------ tensorflow_datasets
+@dataclass(frozen=True)
+class TfdsSpec:
+    """A ``tfds.load`` dataset's stand-in: its features as the real builder declares them
+    (``image``: (H, W, C) with None for sizes that vary per example; the stand-in's examples
+    all have ``image_size``), the split names with small example counts, and how many classes the
+    label declares (``num_classes``) and uses (``labels_used``: a few-shot program needs several
+    examples per class)."""
+    image_shape: tuple
+    num_classes: int
+    splits: dict  # split name -> number of examples in the stand-in
+    image_size: tuple = ()  # (H, W) of the examples where image_shape has None
+    labels_used: int = 0  # 0: every class
+    extra: dict = field(default_factory=dict)  # other integer features: name -> number of values
+
+
+#: dataset name -> stand-in (the names the real-world programs load); data, not code per program
+TFDS_DATASETS = {
+    "horses_or_humans": TfdsSpec((300, 300, 3), 2, {"train": 64, "test": 32}),
+    "tf_flowers": TfdsSpec((None, None, 3), 5, {"train": 120}, image_size=(180, 240)),
+    "cats_vs_dogs": TfdsSpec((None, None, 3), 2, {"train": 120}, image_size=(200, 250)),
+    "oxford_flowers102": TfdsSpec((None, None, 3), 102, {"train": 64, "validation": 32, "test": 32},
+                                  image_size=(160, 200)),
+    "omniglot": TfdsSpec((105, 105, 3), 1623, {"train": 160, "test": 80, "small1": 40, "small2": 40},
+                         labels_used=20, extra={"alphabet": 50, "alphabet_char_id": 55}),
+    "stl10": TfdsSpec((96, 96, 3), 10, {"train": 96, "test": 64, "unlabelled": 128}),
+    "cifar10": TfdsSpec((32, 32, 3), 10, {"train": 256, "test": 64}),
+    "mnist": TfdsSpec((28, 28, 1), 10, {"train": 256, "test": 64}),
+    "cycle_gan/horse2zebra": TfdsSpec((None, None, 3), 2, {"trainA": 32, "trainB": 32, "testA": 12, "testB": 12},
+                                      image_size=(256, 256)),
+}
+TFDS_LABELS = {"cycle_gan": ["A", "B"]}  # label names where the builder names them
+
+
+class SplitError(ValueError):
+    pass
+
+
+def tfds_split_ranges(split: str, sizes: dict) -> list[tuple[str, int, int]]:
+    """tfds' split syntax -> [(split, start, stop)]: ``train``, ``train+test``, ``train[:80%]``,
+    ``train[10%:]``, ``train[:100]``, ``train[-20:]`` (percent boundaries rounded to the closest
+    example, as tfds does)."""
+    out = []
+    for part in str(split).split("+"):
+        m = re.fullmatch(r"\s*(\w+)\s*(?:\[\s*([-\d]*%?)\s*:\s*([-\d]*%?)\s*\])?\s*", part)
+        if not m or m.group(1) not in sizes:
+            raise SplitError(f"unknown split {part!r} (stand-in splits: {', '.join(sizes)})")
+        name, lo, hi = m.group(1), m.group(2), m.group(3)
+        n = sizes[name]
+
+        def bound(text, default):
+            if text in (None, ""):
+                return default
+            if text.endswith("%"):
+                v = int(round(int(text[:-1]) * n / 100.0))
+            else:
+                v = int(text)
+            v = n + v if v < 0 else v
+            return max(0, min(n, v))
+
+        out.append((name, bound(lo, 0), bound(hi, n)))
+    return out
+
+
+def tfds_examples(name: str, split: str) -> dict:
+    """The examples of ``name``'s ``split`` (tfds split syntax) as numpy arrays: {"image": (N, H,
+    W, C) uint8, "label": (N,) int64, extra features...}; deterministic, each split's examples the
+    same whatever slice is asked for."""
+    spec = TFDS_DATASETS[name]
+    parts = []
+    for split_name, lo, hi in tfds_split_ranges(split, spec.splits):
+        n = spec.splits[split_name]
+        rng = _rng(f"tfds-{name}-{split_name}")
+        h, w, c = spec.image_shape
+        if h is None or w is None:
+            h, w = spec.image_size
+        images = rng.integers(0, 256, size=(n, h, w, c), dtype=np.uint8)
+        used = spec.labels_used or spec.num_classes
+        labels = (np.arange(n) % used).astype(np.int64) if spec.labels_used else \
+            rng.integers(0, spec.num_classes, size=n).astype(np.int64)
+        ex = {"image": images, "label": labels}
+        for feat, values in spec.extra.items():
+            ex[feat] = rng.integers(0, values, size=n).astype(np.int64)
+        parts.append({k: v[lo:hi] for k, v in ex.items()})
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -70,8 +70,9 @@ def cache(tmp_path_factory):
 def test_mnist_and_fashion_standins_have_keras_layouts(cache):
     (path,) = cache.keras_dataset("mnist")
     with np.load(path) as d:
-        assert d["x_train"].shape == (standins.N_TRAIN, 28, 28) and d["x_train"].dtype == np.uint8
-        assert d["y_test"].shape == (standins.N_TEST,)
+        # the real count: programs slice it by count (siamese_contrastive: x_train[:30000], [30000:])
+        assert d["x_train"].shape == (60000, 28, 28) and d["x_train"].dtype == np.uint8
+        assert d["y_test"].shape == (standins.N_MNIST_TEST,)
     files = {os.path.basename(p): p for p in cache.keras_dataset("fashion_mnist")}
     with gzip.open(files["train-images-idx3-ubyte.gz"]) as fh:
         images = np.frombuffer(fh.read(), np.uint8, offset=16)
@@ -140,7 +141,7 @@ def test_relative_path_standins_land_beside_the_program(tmp_path, cache):
     raw = tmp_path / "work" / "data" / "MNIST" / "raw"
     with open(raw / "train-labels-idx1-ubyte", "rb") as fh:
         header = fh.read(8)
-    assert header[:4] == b"\x00\x00\x08\x01" and int.from_bytes(header[4:], "big") == standins.N_TRAIN
+    assert header[:4] == b"\x00\x00\x08\x01" and int.from_bytes(header[4:], "big") == standins.N_MNIST_TRAIN
     assert (prog / "data" / "MNIST" / "raw" / "t10k-images-idx3-ubyte").exists()
 
 

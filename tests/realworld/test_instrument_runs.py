@@ -276,3 +276,98 @@ def test_keras_fit_with_dropout_compared_with_dropout_neutralised_in_both(tmp_pa
                                standins.StandInCache(str(tmp_path / "standins")))
     assert res.keras_source == "fit logs"
     assert res.outcome == "first steps equal", (res.compare, res.translation.reason)
+
+
+TFDS_PROGRAM = """
+import json
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+(train, val), info = tfds.load("tf_flowers", split=["train[:90%]", "train[90%:]"], as_supervised=True,
+                               with_info=True)
+cyc = tfds.load("cycle_gan/horse2zebra", as_supervised=True)
+few = [int(l) for _, l in tfds.load("omniglot", split="train", as_supervised=True)]  # a loop, unbatched
+batched = [1 for _ in tfds.load("omniglot", split="train", as_supervised=True).batch(2)]
+image, label = next(iter(train))
+json.dump({"n": [int(train.cardinality()), int(val.cardinality())], "classes": info.features["label"].num_classes,
+           "shape": list(info.features["image"].shape), "image": train.element_spec[0].shape.as_list(), "dtype": image.dtype.name,
+           "splits": sorted(cyc), "few": len(few), "batched": len(batched),
+           "train_examples": info.splits["train"].num_examples}, open("truth.json", "w"))
+"""
+
+
+def test_tfds_load_served_from_the_standin_table_with_split_syntax_and_info(tmp_path):
+    """tfds.load of a dataset in the table: splits sliced as tfds does, supervised pairs, the
+    info's class count and shapes; a loop over a small unbatched stand-in is read whole (few-shot
+    tables), a loop over its batches stays capped."""
+    r = _run(tmp_path, TFDS_PROGRAM, "keras", {"RW_PREDICT_STEPS": "5"})
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    spec = __import__("bench.realworld.standins", fromlist=["x"]).TFDS_DATASETS
+    n = spec["tf_flowers"].splits["train"]
+    assert truth["n"] == [round(0.9 * n), n - round(0.9 * n)] and truth["train_examples"] == n
+    assert truth["classes"] == 5 and truth["shape"] == [None, None, 3]
+    assert truth["image"] == [None, None, 3] and truth["dtype"] == "uint8"
+    assert truth["splits"] == ["testA", "testB", "trainA", "trainB"]
+    assert truth["few"] == spec["omniglot"].splits["train"] and truth["batched"] == 5
+    assert any("served by the harness's stand-in" in e for e in r.record["events"])
+
+
+TORCH_AUGMENT = """
+import json
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(2)
+
+    def forward(self, x):
+        seen.append((self.training, self.bn.training))
+        if self.training:  # a translated Random* layer: draws only in training
+            x = x + torch.rand_like(x)
+        return self.bn(x)
+
+seen = []
+net = Net()
+net.train()
+net(torch.ones(4, 2))
+json.dump({"seen": seen, "after": net.training}, open("truth.json", "w"))
+"""
+
+
+def test_torch_program_modules_run_their_training_only_branches_at_inference(tmp_path):
+    """The Keras side runs Random* layers at inference: the torch side runs the program's own
+    modules' `if self.training:` branches at inference too, torch's own modules (BatchNorm) keep
+    their training behaviour, and the flag is back once the forward returns."""
+    r = _run(tmp_path, TORCH_AUGMENT, "torch")
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth == {"seen": [[False, True]], "after": True}
+    assert any("training-only branches of Net" in e for e in r.record["events"])
+
+
+KERAS_CROP = """
+import json
+import numpy as np
+import keras
+import tensorflow as tf
+
+x = np.random.default_rng(0).uniform(size=(2, 52, 60, 3)).astype("float32")
+model = keras.Sequential([keras.Input((52, 60, 3)), keras.layers.RandomCrop(48, 48)])
+got = np.asarray(model(x, training=True))
+want = tf.image.resize(x[:, 0:52, 4:56, :], (48, 48), method="bilinear").numpy()
+json.dump({"shape": list(got.shape), "err": float(np.abs(got - want).max())}, open("truth.json", "w"))
+"""
+
+
+def test_keras_random_crop_neutralised_as_the_centred_window_resized(tmp_path):
+    """RandomCrop's neutral form keeps the layer's output size (Keras 3's own inference path
+    returns the image uncropped, which broke a model cropping 52 -> 48): the centred window of the
+    target's aspect ratio, resized, as Keras documents and the translations write it."""
+    r = _run(tmp_path, KERAS_CROP, "keras")
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth["shape"] == [2, 48, 48, 3] and truth["err"] < 1e-5
+    assert any(e.startswith("RandomCrop in inference behaviour") for e in r.record["events"])

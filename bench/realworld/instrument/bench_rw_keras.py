@@ -65,7 +65,11 @@ def _load_into(model, when):
     _write_record()
 _NOISE = {"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianDropout",
           "GaussianNoise", "AlphaDropout", "ActivityRegularization_"}
-_state = {"fits": 0}
+_state = {"fits": 0, "inference": set()}
+#: a hand-written loop over an unbatched tf.data dataset of at most this many elements (known
+#: cardinality) is not capped: a few-shot program reads every example of a small stand-in into
+#: its own tables (a loop over batches, a training loop, stays capped)
+_SMALL_DATASET = 256
 
 
 @after_import("keras.src.utils.file_utils")
@@ -81,6 +85,32 @@ def _waive_hashes_of_standins(mod):
         return real(fpath, file_hash, *args, **kwargs)
 
     mod.validate_file = validate_file
+
+
+@after_import("keras")
+def _path_fnames_as_earlier_keras(keras):
+    """``get_file(fname=<a path>)``: Keras 3 refuses a path ("Paths are no longer accepted as the
+    `fname` argument"), earlier Keras saved the download there. Programs written then (the path's
+    folder is where they read the data) get its file name, ``cache_dir`` unchanged; the run's
+    record says so."""
+    from keras.src.utils import file_utils
+
+    real = file_utils.get_file
+    sig = inspect.signature(real)
+
+    @functools.wraps(real)
+    def get_file(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        fname = bound.arguments.get("fname")
+        if isinstance(fname, (str, os.PathLike)) and os.sep in os.fspath(fname):
+            bound.arguments["fname"] = os.path.basename(os.fspath(fname))
+            _event(f"get_file: the path fname {os.fspath(fname)!r} given as its name "
+                   f"{bound.arguments['fname']!r} (refused by Keras 3)")
+        return real(*bound.args, **bound.kwargs)
+
+    for mod in (file_utils, sys.modules.get("keras.utils"), sys.modules.get("keras.src.utils")):
+        if mod is not None and getattr(mod, "get_file", None) is real:
+            mod.get_file = get_file
 
 
 def _make_recorder(keras):
@@ -188,6 +218,36 @@ def _cap_fit(mod):
     trainer.train_on_batch = train_on_batch
 
 
+def _centre_crop_call(keras, real_call):
+    """RandomCrop's inference behaviour as Keras documents it (and as the translations write it):
+    the centred box of the target's aspect ratio, resized (bilinear) to the target size. Keras 3's
+    own inference path returns the image uncropped, so a model cropping 52 -> 48 in training would
+    see 52 x 52 images and fail (shiftvit): not a neutral form of the crop."""
+    ops = keras.ops
+
+    @functools.wraps(real_call)
+    def call(self, data, training=True):
+        if isinstance(data, dict) or getattr(self, "data_format", "channels_last") != "channels_last":
+            return real_call(self, data, training=False)
+        if "RandomCrop" not in _state["inference"]:
+            _state["inference"].add("RandomCrop")
+            _event("RandomCrop in inference behaviour (random augmentation/noise neutralised: centred crop, resized)")
+        shape = data.shape
+        h_in, w_in = int(shape[-3]), int(shape[-2])
+        ch = max(min(h_in, int(float(w_in * self.height) / self.width)), 1)
+        cw = max(min(w_in, int(float(h_in * self.width) / self.height)), 1)
+        hs, ws = int(float(h_in - ch) / 2), int(float(w_in - cw) / 2)
+        images = ops.cast(data, self.compute_dtype)
+        images = images[..., hs:hs + ch, ws:ws + cw, :]
+        if (ch, cw) != (self.height, self.width):
+            images = ops.cast(ops.image.resize(images, (self.height, self.width), interpolation="bilinear"),
+                              self.compute_dtype)
+        return images
+
+    call._rw_inference = True
+    return call
+
+
 @after_import("keras")
 def _neutralise_noise(keras):
     if not _NEUTRALISE:
@@ -199,12 +259,18 @@ def _neutralise_noise(keras):
         if getattr(call, "_rw_inference", False):
             continue
 
+        if name == "RandomCrop":
+            cls.call = _centre_crop_call(keras, call)
+            continue
         has_training = "training" in inspect.signature(call).parameters
 
         @functools.wraps(call)
-        def inference_call(self, *args, __call=call, __has=has_training, **kwargs):
+        def inference_call(self, *args, __call=call, __has=has_training, __name=name, **kwargs):
             if __has:
                 kwargs["training"] = False
+            if __name not in _state["inference"]:
+                _state["inference"].add(__name)
+                _event(f"{__name} in inference behaviour (random augmentation/noise neutralised)")
             return __call(self, *args, **kwargs)
 
         inference_call._rw_inference = True
@@ -282,7 +348,21 @@ def _datasets(mod):
         caller = sys._getframe(1).f_globals.get("__name__", "")
         if caller.startswith(("keras", "tensorflow", "tf_keras")):  # adapt, fit, predict: their own caps
             return real_iter(self)
+        try:  # a small unbatched dataset of known size (examples read into tables) is read whole
+            n = int(self.cardinality())
+        except Exception:
+            n = -1
+        if 0 <= n <= _SMALL_DATASET and not _batched(self):
+            return real_iter(self)
         return _capped(real_iter(self))
+
+    def _batched(ds):
+        seen = 0
+        while ds is not None and seen < 100:
+            if "Batch" in type(ds).__name__:
+                return True
+            ds, seen = getattr(ds, "_input_dataset", None), seen + 1
+        return False
 
     def _capped(it):
         for i, item in enumerate(it):
@@ -328,18 +408,6 @@ def _record_tape_losses(mod):
         return real(self, target, sources, *args, **kwargs)
 
     tape.gradient = gradient
-
-
-@after_import("tensorflow_datasets")
-def _tfds_mock_data(tfds):
-    """tfds.load's stand-in: tensorflow_datasets' own mock_data, random examples of the dataset's
-    feature spec (its shapes, dtypes and class counts), nothing downloaded."""
-    from tensorflow_datasets.testing import mocking
-
-    ctx = mocking.mock_data(num_examples=int(os.environ.get("RW_TFDS_EXAMPLES", "64")))
-    ctx.__enter__()
-    _state["tfds_mock"] = ctx  # held for the process's life (a collected context manager exits)
-    _event("tfds.load served by tfds.testing.mock_data")
 
 
 @after_import("numpy.random")

@@ -15,7 +15,7 @@ from sitecustomize import RECORD, _NEUTRALISE, _PREDICT_STEPS, _STEPS, _event, _
 
 _LOAD = os.environ.get("RW_LOAD_WEIGHTS")
 _SAVE = os.environ.get("RW_SAVE_WEIGHTS")
-_state = {"depth": 0, "top": []}  # modules whose forward ran outermost (weak references, latest last)
+_state = {"depth": 0, "top": [], "flags": [], "inference": []}  # modules whose forward ran outermost (weak references, latest last)
 # torchvision's random transforms: identity in inference behaviour (as Keras' Random* layers are)
 _RANDOM_TRANSFORMS = ("RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine",
                       "ColorJitter", "RandomErasing", "RandomPerspective", "RandomGrayscale",
@@ -26,6 +26,22 @@ _RANDOM_TRANSFORMS = ("RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotat
                       "RandomChannelPermutation", "GaussianNoise")
 # random crops: their deterministic counterpart (a centre crop of the same size)
 _RANDOM_CROPS = ("RandomCrop", "RandomResizedCrop")
+
+
+def _inference_branches(module):
+    """Random augmentation in inference behaviour, as the Keras side's: a module of the program
+    (not torch's own: their flags stay, so BatchNorm keeps batch statistics) runs its forward with
+    its own ``training`` flag off, so its ``if self.training:`` branches (the translations of
+    Keras' Random* layers, GaussianNoise, GaussianDropout: draws a Keras run cannot share) take
+    the inference path; the flag is restored when the forward returns. True if it was set."""
+    if not _NEUTRALISE or not module.training or type(module).__module__.split(".")[0] == "torch":
+        return False
+    module.training = False
+    name = type(module).__name__
+    if name not in _state["inference"]:
+        _state["inference"].append(name)
+        _event(f"training-only branches of {name} in inference behaviour (random augmentation neutralised)")
+    return True
 
 
 def _trained_module(torch):
@@ -78,10 +94,13 @@ def _patch_torch(torch):
                 top.append(weakref.ref(module))
                 del top[:-8]
         _state["depth"] += 1
+        _state["flags"].append(_inference_branches(module))
         return None
 
     def post(module, args, output):
         _state["depth"] = max(0, _state["depth"] - 1)
+        if _state["flags"] and _state["flags"].pop():
+            module.training = True
         return None
 
     torch.nn.modules.module.register_module_forward_pre_hook(pre)

@@ -132,13 +132,11 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         def exec_module(module):  # on the loader itself: its resource readers stay as they are
             inner(module)
-            run = self.hooks.pop(module.__name__, None)
-            if run is None:
-                return
-            try:
-                run(module)
-            except Exception as exc:  # an instrumentation failure is reported, never fatal
-                _event(f"instrumentation of {module.__name__} failed: {exc!r}")
+            for run in self.hooks.pop(module.__name__, []):
+                try:
+                    run(module)
+                except Exception as exc:  # an instrumentation failure is reported, never fatal
+                    _event(f"instrumentation of {module.__name__} failed: {exc!r}")
 
         exec_module._rw_after = True
         loader.exec_module = exec_module
@@ -154,7 +152,7 @@ def after_import(name):
         if name in sys.modules:
             fn(sys.modules[name])
         else:
-            _AFTER.hooks[name] = fn
+            _AFTER.hooks.setdefault(name, []).append(fn)  # (several hooks may wait for one module)
         return fn
 
     return deco
@@ -186,3 +184,5 @@ if MODE == "keras":
     import bench_rw_keras  # noqa: F401  (the Keras patches, beside this file)
 elif MODE == "torch":
     import bench_rw_pytorch  # noqa: F401
+if MODE:
+    import rw_tfds  # noqa: F401  (tensorflow_datasets' stand-in, either framework)
