@@ -49,7 +49,20 @@ train_ds = (
     .batch(4)
     .prefetch(tf.data.AUTOTUNE)
 )
-validation_ds = validation_ds.map(preprocess_dataset).batch(4)
+
+
+def make_preprocess(size):
+    def _pp(image, label):
+        if size > 6:
+            image = tf.image.resize(image, (size, size))
+        else:
+            image = tf.image.resize(image, (6, 6))
+        return image, tf.one_hot(label, depth=3)
+
+    return _pp
+
+
+validation_ds = validation_ds.map(make_preprocess(4)).batch(4)
 plain = tfds.load("fake_images", split="train[75%:]")
 
 if __name__ == "__main__":
@@ -136,7 +149,8 @@ def test_tfds_load_translates_to_data_source_without_stub(translated):
 
 
 def test_tfds_pipeline_yields_tf_data_batches(translated, fake_tfds):
-    """Mapped (resize of images of several sizes, one-hot labels) and batched: tf.data's
+    """Mapped (resize of images of several sizes, one-hot labels; a function a script function
+    made: ``.map(make_preprocess(4))``) and batched: tf.data's
     batches, in the model's layout; the unsupervised split: dicts of the features."""
     pytest.importorskip("tensorflow")
     sys.path.insert(0, os.path.join(ROOT, "tests"))

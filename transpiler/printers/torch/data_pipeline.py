@@ -77,3 +77,18 @@ def mapped_function_names(module: cst.Module) -> set[str]:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "map":
             names |= {n.value for arg in node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
     return names
+
+
+def function_factory(expr: cst.BaseExpression, module: cst.Module) -> cst.FunctionDef | None:
+    """The script's function a ``.map()`` argument calls to get the mapped function
+    (``ds.map(preprocess_dataset(is_training))``, keras.io's MobileViT and DeiT): a top-level
+    def that defines a function and returns it; None for anything else. The call stays as
+    written: the def is translated whole, its inner function with it."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+        return None
+    fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == expr.func.value), None)
+    if fn is None:
+        return None
+    inner = {s.name.value for s in fn.body.body if isinstance(s, cst.FunctionDef)}
+    returns = [n for n in walk(fn.body) if isinstance(n, cst.Return) and isinstance(n.value, cst.Name)]
+    return fn if inner and returns and all(r.value.value in inner for r in returns) else None
