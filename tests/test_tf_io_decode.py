@@ -146,3 +146,78 @@ def test_decode_jpeg_with_other_options_is_untranslatable():
     module = cst.parse_module("import tensorflow as tf\ndef f(x):\n    return tf.io.decode_jpeg(x, dct_method='INTEGER_FAST')\n")
     with pytest.raises(loss_functions.Untranslatable):
         loss_functions.translate_function(module.body[1], loss_functions.module_aliases(module), lambda *a: "")
+
+
+PATHS_PROGRAM = '''
+import os
+from glob import glob
+import numpy as np
+import keras
+from keras import layers
+import tensorflow as tf
+
+
+def read_image(path):
+    image = tf.io.read_file(path)
+    image = tf.io.decode_png(image, channels=3)
+    return tf.image.resize(image, [8, 8]) / 255.0
+
+
+def load(path, label):
+    return read_image(path), label
+
+
+paths = sorted(glob(os.path.join(os.environ["IMAGES_DIR"], "*.png")))
+labels = np.arange(len(paths)) % 2
+ds = tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(4, drop_remainder=True)
+
+if __name__ == "__main__":
+    model = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(2, 3), layers.GlobalAveragePooling2D(),
+                              layers.Dense(2, activation="softmax")])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(ds, epochs=1)
+    print("batches", len(list(ds)))
+'''
+
+
+@pytest.fixture()
+def images_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i in range(10):  # (several sizes: the map resizes them)
+        (folder / f"{i:02d}.png").write_bytes(_png("RGB", size=(9 + i % 3, 7 + i % 2), seed=i))
+    monkeypatch.setenv("IMAGES_DIR", str(folder))
+    return folder
+
+
+def test_pipeline_of_paths_mapped_by_a_file_reader_yields_tf_data_batches(tf, images_dir, tmp_path):
+    """from_tensor_slices((paths, labels)).map(f).batch(n, drop_remainder=True), f reading and
+    decoding each file through another script function: the loader keeps the paths as str and
+    yields tf.data's batches (in the model's layout); the translated program trains on it."""
+    import os
+    import subprocess
+    import sys
+
+    from transpiler import verify
+    from transpiler.translate import translate
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
+    from harness import load_source_module
+
+    result = translate(PATHS_PROGRAM, "paths_case.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "io_read_file(path)" in result.text and "io_decode_image(image, channels=3)" in result.text
+    generated = verify.load_generated(result.text)
+    original = load_source_module(PATHS_PROGRAM)
+    ours = [(x.numpy(), y.numpy()) for x, y in generated.ds]
+    theirs = [(x.numpy(), y.numpy()) for x, y in original.ds]
+    assert len(ours) == len(theirs) == 2
+    for (ox, oy), (tx, ty) in zip(ours, theirs):
+        np.testing.assert_allclose(ox, tx.transpose(0, 3, 1, 2), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(oy, ty)
+    out = tmp_path / "paths_case_torch.py"
+    out.write_text(result.text)
+    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "batches 2" in run.stdout

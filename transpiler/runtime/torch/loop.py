@@ -34,11 +34,13 @@ def loop_code(where):
     "epoch_end"): the printer puts their statements here."""
 
 
-def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_map=None):
+def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_map=None, drop_last=False,
+                layout=None):
     """``make_loader`` of arrays some of which hold strings (text a tf.data ``.map()`` turns into
-    numbers with Keras' text layers; torch has no string tensors): in each batch the strings
-    are a numpy array of str (as Keras' text layers take a string tensor), the numbers
-    float32 / int64 tensors."""
+    numbers with Keras' text layers, or file paths a ``.map()`` reads; torch has no string
+    tensors): in each batch the strings are a numpy array of str (as Keras' text layers take a
+    string tensor), the numbers float32 / int64 tensors; ``drop_last`` and ``layout`` as in
+    ``make_loader``."""
     columns = []
     for array in arrays:
         array = np.asarray(array)
@@ -51,16 +53,21 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
     dataset = list(zip(*columns))
     if element_map is not None:
         dataset = [element_map(*element) for element in dataset]
+        # (a map returning one tensor or a dict: one part per element)
+        dataset = [element if isinstance(element, tuple) else (element,) for element in dataset]
 
     def collate(batch):
         parts = tuple(np.asarray(items, dtype=object) if isinstance(items[0], str) or
                       getattr(items[0], "dtype", None) == object else default_collate(list(items))
                       for items in zip(*batch))
         if batch_map is not None:
-            return batch_map(*parts)
+            parts = batch_map(*parts)
+            parts = parts if isinstance(parts, tuple) else (parts,)
+        if layout is not None:  # (channels-last images a map made: the model's layout now)
+            parts = (parts[0].permute(*layout), *parts[1:])
         return parts[0] if len(parts) == 1 else parts  # (a dataset of strings alone gives their batches)
 
-    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
+    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate, drop_last=drop_last)
 
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,
@@ -71,6 +78,9 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
     ``batch_map`` (.map() after .batch()) on each batch's.
     """
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if TEXT:
+        if arrays and all(isinstance(item, str) for item in arrays):
+            arrays = [inputs]  # (a list of strings, file paths: one array of them)
     if LOADER_INPUT:
         # a tf.data pipeline's loader (fit(ds)): its batches are already (x, y)
         if len(arrays) == 1 and isinstance(arrays[0], DataLoader):
@@ -82,7 +92,7 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
             arrays.append(sample_weight)
     if TEXT:
         if any(np.asarray(array).dtype.kind in "USO" for array in arrays):  # strings: text a .map() vectorizes
-            return text_loader(arrays, batch_size, shuffle, element_map, batch_map)
+            return text_loader(arrays, batch_size, shuffle, element_map, batch_map, drop_last=drop_last, layout=layout)
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))
