@@ -50,7 +50,7 @@ def pipeline_of(printer, ds) -> Pipeline:
             pipe.drop_last = arg == "drop"
         elif name == "map":
             if reads_files(printer, arg):
-                printer.features.add("text")  # (make_loader keeps the paths as str for the map)
+                printer.features |= {"text", "file_paths"}  # (make_loader keeps the paths as str for the map)
             if pipe.repeat is not None:
                 raise NotImplementedError("tf.data .map() after .repeat(count)")
             key = "batch_map" if batched else "element_map"

@@ -906,7 +906,7 @@ class TrainingPrinter(CompiledObjects):
         if needs_loader:
             self.code.imports.add("import numpy as np")
             if "text" in features:
-                out += copy.take(LOOP, "text_loader")
+                out.append(runtime_prune.specialise(LOOP, "text_loader", features))  # (file paths: its options)
             out.append(runtime_prune.specialise(LOOP, "make_loader", features))
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
                                   + (", default_collate" if any("default_collate" in t for t in out) else ""))
