@@ -221,3 +221,39 @@ def test_pipeline_of_paths_mapped_by_a_file_reader_yields_tf_data_batches(tf, im
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "batches 2" in run.stdout
+
+
+def test_random_crop_offsets_and_set_shape_in_a_mapped_function_run_in_torch():
+    """keras.io MIRNet's crop: ``tf.random.uniform(shape=(), maxval=size - crop + 1,
+    dtype=tf.int32)`` becomes torch.randint over [0, maxval) (the expression kept whole, not
+    ``rand() * size - crop + 1``), ``x.set_shape([...])`` a ``pass`` (nothing to compute); the
+    translated function runs and crops inside the image."""
+    import libcst as cst
+
+    from transpiler.printers.torch import loss_functions
+
+    source = '''import tensorflow as tf
+CROP = 4
+def random_crop(image):
+    shape = tf.shape(image)[:2]
+    w = tf.random.uniform(shape=(), maxval=shape[1] - CROP + 1, dtype=tf.int32)
+    h = tf.random.uniform(shape=(), minval=0, maxval=shape[0] - CROP + 1, dtype=tf.int32)
+    scale = tf.random.uniform((2,), minval=1.0, maxval=CROP + 1.0)
+    cropped = image[h : h + CROP, w : w + CROP]
+    cropped.set_shape([CROP, CROP, 3])
+    return cropped, scale
+'''
+    module = cst.parse_module(source)
+    new, _ = loss_functions.translate_function(module.body[2], loss_functions.module_aliases(module), lambda *a: "")
+    text = cst.Module([]).code_for_node(new)
+    assert "torch.randint(0, int(shape[1] - CROP + 1), (), dtype=torch.int32)" in text
+    assert "torch.rand((2,)) * ((CROP + 1.0) - 1.0) + 1.0" in text
+    assert "pass  # TensorFlow's set_shape()" in text and ".set_shape(" not in text
+    namespace = {"torch": torch, "CROP": 4}
+    exec(text, namespace)
+    image = torch.arange(6 * 9 * 3).reshape(6, 9, 3)
+    torch.manual_seed(0)
+    for _ in range(20):
+        cropped, scale = namespace["random_crop"](image)
+        assert tuple(cropped.shape) == (4, 4, 3)
+        assert bool(((scale >= 1.0) & (scale < 5.0)).all())
