@@ -53,6 +53,12 @@ def pipeline_of(printer, ds) -> Pipeline:
                 printer.features |= {"text", "file_paths"}  # (make_loader keeps the paths as str for the map)
             if pipe.repeat is not None:
                 raise NotImplementedError("tf.data .map() after .repeat(count)")
+            made = cst.parse_expression(arg)
+            if isinstance(made, cst.Call) and any(isinstance(n, cst.Name) for a in made.args for n in walk(a)):
+                # (``.map(make_fn(flag))``: the loader is printed where the pipeline is used, where
+                # the call's arguments, a building function's variables, may be unbound)
+                raise NotImplementedError(f"tf.data .map({arg}): a function made from variables, in a loader "
+                                          "printed elsewhere")
             key = "batch_map" if batched else "element_map"
             if getattr(pipe, key) is not None:
                 raise NotImplementedError(f"several tf.data .map() calls {'after' if batched else 'before'} "
