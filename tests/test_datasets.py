@@ -207,16 +207,18 @@ def test_to_categorical_matches_keras(labels, n):
     assert np.array_equal(ours, theirs) and ours.dtype == theirs.dtype
 
 
-def test_load_data_and_to_categorical_are_translated_in_place():
+@pytest.mark.parametrize("spelling", ["keras.utils.to_categorical", "keras.utils.numerical_utils.to_categorical",
+                                      "keras.utils.np_utils.to_categorical"])
+def test_load_data_and_to_categorical_are_translated_in_place(spelling):
     source = (
         "import keras\n\n\n"
         "def build_model():\n"
         "    return keras.Sequential([keras.Input(shape=(28, 28)), keras.layers.Flatten(), keras.layers.Dense(10)])\n\n\n"
         "if __name__ == '__main__':\n"
         "    (x, y), (xt, yt) = keras.datasets.mnist.load_data()\n"
-        "    y = keras.utils.to_categorical(y, 10)\n")
+        f"    y = {spelling}(y, 10)\n")
     result = translate(source, "p.py")
-    assert "load_mnist()" in result.text and "to_categorical(y, 10)" in result.text
+    assert "load_mnist()" in result.text and "    y = to_categorical(y, 10)" in result.text
     assert not re.search(r"^\s*(import|from)\s+(keras|tensorflow)", result.text, re.M)
     assert not result.stubs
 

@@ -754,8 +754,9 @@ def _api_data(fe, func, args, kwargs, node, span):
 
 
 def _api_tfds_load(fe, func, args, kwargs, node, span):
-    data_utils.record_tfds_load(fe.program, span, list(args), dict(kwargs))
-    return Unknown("tensorflow_datasets.load()")
+    from transpiler.frontend_ast.keras import data_tfds
+
+    return data_tfds.tfds_load(fe, args, kwargs, node, span)
 
 
 def _api_no_effect(fe, func, args, kwargs, node, span):

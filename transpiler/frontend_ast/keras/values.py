@@ -412,7 +412,7 @@ def resolve_api(path: str) -> Any:
         return ApiRef("dataset", name.split(".")[1])
     if data_utils.utility_of(name) is not None:
         return ApiRef("data_util", data_utils.utility_of(name))
-    if name in ("utils.to_categorical", "utils.np_utils.to_categorical"):
+    if name in ("utils.to_categorical", "utils.np_utils.to_categorical", "utils.numerical_utils.to_categorical"):
         return ApiRef("to_categorical", last)
     if name in ("models.load_model", "saving.load_model"):
         return ApiRef("load_model", last)

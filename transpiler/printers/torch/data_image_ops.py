@@ -115,6 +115,52 @@ def _reshape(call) -> str:
     return f"torch.reshape(torch.as_tensor({a.text('x')}), {a.text('newshape')})"
 
 
+def _read_file(call) -> str:
+    a = _args(call, ("filename", "name"))
+    return f"io_read_file({a.text('filename')})"
+
+
+def _decode_image(function: str, names: tuple) -> Callable:
+    """tf.io.decode_png/decode_jpeg/decode_image (also spelled tf.image.X): the runtime's
+    decoder (PIL) with the channels asked for; other options (a jpeg's dct_method, ratio, ...)
+    are not translated."""
+    def emit(call) -> str:
+        a = _args(call, names)
+        extra = set(a.values) - {"contents", "channels", "dtype", "expand_animations", "name"}
+        if a.text("dct_method", "").strip("'\"") in ("", "INTEGER_ACCURATE"):
+            extra.discard("dct_method")  # (PIL's libjpeg: the accurate DCT; TF's default: the fast one)
+        if extra:
+            raise _untranslatable(f"tf.io.{function}() with {', '.join(sorted(extra))}")
+        parts = [a.text("contents")]
+        if a.text("channels") is not None:
+            parts.append(f"channels={a.text('channels')}")
+        if a.text("dtype") is not None:
+            key = a.text("dtype").strip("'\"").rsplit(".", 1)[-1]
+            if key not in _DTYPES and key != "uint8":
+                raise _untranslatable(f"tf.io.{function} to {a.text('dtype')}")
+            parts.append(f"dtype={_DTYPES.get(key, 'torch.uint8')}")
+        return f"io_decode_image({', '.join(parts)})"
+    return emit
+
+
+def _decode_wav(call) -> str:
+    a = _args(call, ("contents", "desired_channels", "desired_samples", "name"))
+    parts = [a.text("contents")] + [f"{n}={a.text(n)}" for n in ("desired_channels", "desired_samples")
+                                    if a.text(n) is not None]
+    return f"audio_decode_wav({', '.join(parts)})"
+
+
+def _colour(function: str) -> Callable:
+    def emit(call) -> str:
+        return f"image_{function}({_args(call, ('images', 'name')).text('images')})"
+    return emit
+
+
+_DECODERS = {"decode_png": ("contents", "channels", "dtype", "name"),
+             "decode_jpeg": ("contents", "channels", "ratio", "fancy_upscaling", "try_recover_truncated",
+                             "acceptable_fraction", "dct_method", "name"),
+             "decode_image": ("contents", "channels", "dtype", "name", "expand_animations")}
+
 #: tf.image function → its emitter
 ENTRIES: dict[str, Callable] = {
     "resize": _resize, "random_flip_left_right": _one("random_flip_left_right"),
@@ -122,6 +168,8 @@ ENTRIES: dict[str, Callable] = {
     "convert_image_dtype": _convert_image_dtype, "random_crop": _random_crop, "rgb_to_grayscale": _grayscale,
     "crop_to_bounding_box": _bounding_box("crop_to_bounding_box"),
     "pad_to_bounding_box": _bounding_box("pad_to_bounding_box"),
+    "rgb_to_yuv": _colour("rgb_to_yuv"), "yuv_to_rgb": _colour("yuv_to_rgb"),
+    **{name: _decode_image(name, names) for name, names in _DECODERS.items()},
 }
 #: other TensorFlow / Keras calls of the functions a pipeline maps (MixUp's Beta draws, labels
 #: made one-hot): canonical name (printers/torch/loss_functions.py's ``canonical``) → emitter
@@ -129,11 +177,15 @@ TENSOR_ENTRIES: dict[str, Callable] = {
     "tf.random.gamma": _random_gamma, "random.gamma": _random_gamma,
     "tf.one_hot": _one_hot, "ops.one_hot": _one_hot, "ops.nn.one_hot": _one_hot,
     "tf.reshape": _reshape, "ops.reshape": _reshape, "ops.numpy.reshape": _reshape,
+    # files a pipeline reads (its elements: paths): tf.io / tf.audio
+    "tf.io.read_file": _read_file, "tf.read_file": _read_file, "tf.audio.decode_wav": _decode_wav,
+    **{f"tf.io.{name}": _decode_image(name, names) for name, names in _DECODERS.items()},
 }
 #: the runtime functions the emitted code calls
 HELPERS = ("image_resize", "image_random_flip_left_right", "image_random_flip_up_down", "image_convert_dtype",
            "image_random_crop", "image_rgb_to_grayscale", "image_crop_to_bounding_box",
-           "image_pad_to_bounding_box", "gamma_sample", "one_hot_float")
+           "image_pad_to_bounding_box", "gamma_sample", "one_hot_float", "io_read_file", "io_decode_image",
+           "audio_decode_wav", "image_rgb_to_yuv", "image_yuv_to_rgb")
 
 
 def entry(name: str) -> Callable | None:

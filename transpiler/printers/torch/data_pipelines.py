@@ -19,7 +19,7 @@ from transpiler.printers.code import lit
 
 RUNTIME_CLASS = "ElementPipeline"
 #: the data_util statements of such pipelines (config[0]); ``element_batches``: batched
-KINDS = ("zip_elements", "element_op", "element_batches")
+KINDS = ("zip_elements", "element_op", "element_batches", "tfds_load")
 #: arguments with no effect on the elements (scheduling)
 _DROPPED = {"num_parallel_calls", "deterministic"}
 
@@ -105,6 +105,10 @@ def statement_lines(printer, ts) -> list[str]:
     """``Dataset.zip((a, b))`` of unbatched pipelines, or a method called on such a zip (the
     receiver's source stays: the training printer puts its translation in)."""
     name, args = ts.config
+    if name == "tfds_load":  # (its pipelines' root: printers/torch/data_sources.py)
+        from transpiler.printers.torch import data_sources
+
+        return data_sources.tfds_load_lines(printer, ts)
     if name == "zip_elements":
         printer.datasets.add(RUNTIME_CLASS)
         return [f"{RUNTIME_CLASS}.zip(({args.text},))"]

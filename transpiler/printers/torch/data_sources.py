@@ -2,11 +2,16 @@
 
 tfds gives TensorFlow tensors in tfds' own splits (``"train[:90%]"``) and element format
 (dicts, or ``(image, label)`` with ``as_supervised``); torchvision's dataset of the same data
-has its own splits, files and PIL images, so the call is a marked stub that names the
-dataset and, when torchvision provides it, the torchvision class to load it with.
+has its own splits, files and PIL images. A call the runtime takes becomes its ``load_tfds``
+(``tfds.data_source`` in a torch pipeline: ``tfds_load_lines``); any other stays a marked stub
+that names the dataset and, when torchvision provides it, the torchvision class to load it with.
 """
 
 from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.cst_fast import walk
 
 #: tfds dataset name → the torchvision.datasets class of the same data
 TORCHVISION_DATASETS = {
@@ -49,3 +54,39 @@ def no_effect_note(program, span) -> str | None:
         if where is not None and span.line <= where.line <= end:
             return f"# {name}(): nothing to do without tensorflow_datasets"
     return None
+
+
+#: the runtime's function in place of ``tensorflow_datasets.load`` (runtime/torch/tfds_data.py)
+RUNTIME_FUNCTION = "load_tfds"
+
+
+class _Splits(cst.CSTTransformer):
+    """``tfds.Split.TRAIN`` (tfds' split names, strings) → ``"train"``: the program keeps no
+    import of tensorflow_datasets (the runtime imports it)."""
+
+    def __init__(self, roots: set[str]):
+        self.roots = roots
+
+    def leave_Attribute(self, original, updated):
+        base = updated.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "Split" and \
+                isinstance(base.value, cst.Name) and base.value.value in self.roots:
+            return cst.SimpleString(repr(updated.attr.value.lower()))
+        return updated
+
+
+def tfds_load_lines(printer, ts) -> list[str]:
+    """``tfds.load(args)`` → ``load_tfds(args)``: the same arguments, tfds' split constants as
+    the strings they are."""
+    from transpiler import cst_fast
+    from transpiler.printers.torch import loss_functions
+
+    module = cst_fast.parse(printer.program.source) if printer.program.source else cst.Module([])
+    roots = {name for name, path in loss_functions.module_aliases(module).items()
+             if path == "tensorflow_datasets"}
+    call = cst.parse_expression(f"f({ts.config[1].text})").visit(_Splits(roots))
+    if any(isinstance(n, cst.Name) and n.value in roots for n in walk(call)):
+        raise NotImplementedError("tensorflow_datasets.load(): an argument reads tensorflow_datasets")
+    printer.datasets.add(RUNTIME_FUNCTION)
+    args = cst.Module([]).code_for_node(call)[2:-1]
+    return [f"{RUNTIME_FUNCTION}({args})"]

@@ -25,7 +25,8 @@ UTILITIES = {
     "MappedLoader": ("torch.timeseries", "MappedLoader"),
     "ZippedLoader": ("torch.timeseries", "ZippedLoader"),  # (tf.data.Dataset.zip: frontend_ast/keras/data_zip.py)
     "ElementPipeline": ("torch.pipelines", "ElementPipeline"),  # (zipped before batching: data_pipelines.py)
-    "FeatureDataset": ("torch.tabular", "FeatureDataset"),  # (printers/torch/dataset_features.py)
+    "FeatureDataset": ("torch.tabular", "FeatureDataset"),
+    "load_tfds": ("torch.tfds_data", "load_tfds"),  # (tensorflow_datasets.load: data_sources.py)  # (printers/torch/dataset_features.py)
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
 }
@@ -40,7 +41,7 @@ LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "tex
 #: ``tf.data.Dataset.zip`` of named loaders (whose batches are pairs: fit() takes it mapped only)
 LOADER_OPS = {"map_batches", "loader_no_op", "zip_loaders", *data_pipelines.KINDS}
 #: loader ops whose result fit() cannot take: batches of pairs, or elements not batched yet
-NOT_FIT_DATA = {"zip_loaders", "zip_elements", "element_op"}
+NOT_FIT_DATA = {"zip_loaders", "zip_elements", "element_op", "tfds_load"}
 #: loaders of images, whose layout the loader sets (``data_format``) for the model
 IMAGE_LOADERS = {"image_dataset_from_directory"}
 

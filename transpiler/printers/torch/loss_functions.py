@@ -261,6 +261,14 @@ def _expand_dims(call) -> str:
     return f"{x}[..., None{', :' * (-k - 1)}]"
 
 
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+
+
+def _operand(text: str) -> str:
+    """An argument's code as an operand of ``*``/``+`` (parenthesised unless a name or number)."""
+    return text if re.fullmatch(r"-?[\w.]+", text) else f"({text})"
+
+
 def _random(kind: str) -> Callable:
     """``keras.random.normal(shape, mean, stddev)`` / ``tf.random.uniform(shape, minval,
     maxval)``: torch's generator (the same distribution, other numbers; a seed is not kept)."""
@@ -275,9 +283,17 @@ def _random(kind: str) -> Callable:
         if kind == "normal":
             text = f"torch.randn({a.text('shape')}{extra})"
             if a.text("stddev") not in (None, "1", "1.0"):
-                text = f"{text} * {a.text('stddev')}"
-            return text if a.text("mean") in (None, "0", "0.0") else f"{text} + {a.text('mean')}"
-        low, high = a.text("minval", "0.0"), a.text("maxval", "1.0")
+                text = f"{text} * {_operand(a.text('stddev'))}"
+            return text if a.text("mean") in (None, "0", "0.0") else f"{text} + {_operand(a.text('mean'))}"
+        low, high = a.text("minval", "0"), a.text("maxval", "1.0")
+        if dtype is not None and dtype.strip(chr(39) + chr(34)).rsplit(".", 1)[-1] in _INT_DTYPES:
+            # integers in [minval, maxval) (tf.random.uniform needs maxval for them)
+            if a.text("maxval") is None:
+                raise Untranslatable("tf.random.uniform of integers without maxval")
+            bounds = ", ".join(b if re.fullmatch(r"-?\d+", b) else f"int({b})" for b in (low, high))
+            return f"torch.randint({bounds}, {a.text('shape')}{extra})"
+        low, high = (low if low != "0" else "0.0"), _operand(high)
+        low = _operand(low)
         text = f"torch.rand({a.text('shape')}{extra})"
         if high not in ("1", "1.0") or low not in ("0", "0.0"):
             text = f"{text} * ({high} - {low})" if low not in ("0", "0.0") else f"{text} * {high}"
@@ -434,6 +450,18 @@ class _Rewriter(cst.CSTTransformer):
             return updated
         self.uses_f = self.uses_f or text.startswith("F.")
         return cst.parse_expression(text)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        """``image.set_shape([...])`` (a TensorFlow tensor's static-shape hint, nothing to compute):
+        a ``pass`` saying so (torch tensors always carry their shape)."""
+        body = updated.body
+        if body and all(isinstance(b, cst.Expr) and isinstance(b.value, cst.Call) and
+                        isinstance(b.value.func, cst.Attribute) and b.value.func.attr.value == "set_shape"
+                        for b in body):
+            return updated.with_changes(body=[cst.Pass()], trailing_whitespace=cst.TrailingWhitespace(
+                whitespace=cst.SimpleWhitespace("  "),
+                comment=cst.Comment("# TensorFlow's set_shape(): torch tensors carry their shape")))
+        return updated
 
     def _builtin_loss(self, name: str, call: cst.Call) -> str:
         if name[:1].isupper():  # a loss class: the object a later call applies

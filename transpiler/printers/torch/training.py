@@ -379,8 +379,11 @@ class TrainingPrinter(CompiledObjects):
         module = cst_fast.parse(self.program.source) if self.program.source else cst.Module([])
         aliases = torch_loss_functions.module_aliases(module)
         expr = cst.parse_expression(code)
-        if isinstance(expr, cst.Name):
-            fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == code), None)
+        factory = data_pipeline.function_factory(expr, module)  # (``.map(preprocess(True))``)
+        if isinstance(expr, cst.Name) or factory is not None:
+            name = expr.value if factory is None else factory.name.value
+            fn = factory or next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name),
+                                 None)
             if fn is None:
                 raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
             refuse_negative_steps(fn, code)
@@ -903,7 +906,7 @@ class TrainingPrinter(CompiledObjects):
         if needs_loader:
             self.code.imports.add("import numpy as np")
             if "text" in features:
-                out += copy.take(LOOP, "text_loader")
+                out.append(runtime_prune.specialise(LOOP, "text_loader", features))  # (file paths: its options)
             out.append(runtime_prune.specialise(LOOP, "make_loader", features))
             self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
                                   + (", default_collate" if any("default_collate" in t for t in out) else ""))

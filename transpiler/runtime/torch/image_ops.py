@@ -137,3 +137,94 @@ def one_hot_float(x, num_classes):
     inside = (x >= 0) & (x < num_classes)
     rows = F.one_hot(torch.where(inside, x, torch.zeros_like(x)), int(num_classes)).float()
     return rows * inside[..., None]
+
+
+def io_read_file(filename):
+    """tf.io.read_file: the file's bytes (the name a str, bytes or numpy string)."""
+    if isinstance(filename, bytes):
+        filename = filename.decode()
+    with open(str(filename), "rb") as handle:
+        return handle.read()
+
+
+#: PIL modes of tf.io.decode_png/decode_jpeg's ``channels`` (0: the file's own)
+_CHANNEL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+def io_decode_image(contents, channels=0, dtype=torch.uint8, expand_animations=True):
+    """tf.io.decode_png / decode_jpeg / decode_image of a file's bytes: a uint8 (height, width,
+    channels) tensor, converted to ``channels`` (1: luma, 3: RGB, 4: RGBA; 0: as stored, a
+    palette image as RGB(A)); ``dtype`` float32 scales into [0, 1] as convert_image_dtype does.
+
+    PNG pixels are TensorFlow's (colour to luma may round one unit apart). JPEG: PIL's libjpeg
+    uses the accurate integer DCT, TensorFlow's decode_jpeg the fast one unless asked
+    (``dct_method="INTEGER_ACCURATE"`` gives these very pixels): a few units apart."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(bytes(contents)))
+    if channels == 1 and image.format == "JPEG":
+        image.draft("L", image.size)  # (libjpeg decodes the luma plane itself, as TensorFlow asks it to)
+    image.load()
+    if channels:
+        if channels not in _CHANNEL_MODES:
+            raise ValueError(f"decode_image: channels must be 0, 1, 3 or 4, not {channels}")
+        mode = _CHANNEL_MODES[channels]
+    else:
+        mode = {"P": "RGBA" if "transparency" in image.info else "RGB", "I;16": "L",
+                "1": "L", "CMYK": "RGB"}.get(image.mode, image.mode)
+    if image.mode != mode:
+        image = image.convert(mode)
+    pixels = torch.from_numpy(np.array(image, dtype=np.uint8))
+    pixels = pixels[..., None] if pixels.dim() == 2 else pixels
+    return pixels if dtype == torch.uint8 else image_convert_dtype(pixels, dtype)
+
+
+def audio_decode_wav(contents, desired_channels=-1, desired_samples=-1):
+    """tf.audio.decode_wav of a 16-bit PCM WAV file's bytes: (audio, sample_rate), audio float32
+    (samples, channels) in [-1, 1) (each sample / 32768); ``desired_channels`` keeps the first
+    channels (a mono file is repeated into more), ``desired_samples`` cuts or pads with zeros."""
+    import io
+    import wave
+
+    import numpy as np
+
+    with wave.open(io.BytesIO(bytes(contents))) as wav:
+        if wav.getsampwidth() != 2:
+            raise ValueError(f"decode_wav: {8 * wav.getsampwidth()}-bit samples (TensorFlow reads 16-bit PCM)")
+        channels, rate = wav.getnchannels(), wav.getframerate()
+        frames = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").reshape(-1, channels)
+    audio = torch.from_numpy(frames.astype(np.float32) / 32768.0)
+    if desired_channels is not None and desired_channels > 0:
+        if channels == 1:
+            audio = audio.repeat(1, desired_channels)
+        elif desired_channels <= channels:
+            audio = audio[:, :desired_channels]
+        else:
+            raise ValueError(f"decode_wav: {channels} channels cannot give {desired_channels}")
+    if desired_samples is not None and desired_samples > 0:
+        audio = audio[:desired_samples]
+        audio = F.pad(audio, (0, 0, 0, desired_samples - audio.shape[0]))
+    return audio, torch.tensor(rate, dtype=torch.int32)
+
+
+#: TensorFlow's RGB → YUV matrix (tf.image.rgb_to_yuv: pixels @ this)
+_YUV = ((0.299, -0.14714119, 0.61497538), (0.587, -0.28886916, -0.51496512), (0.114, 0.43601035, -0.10001026))
+
+
+def image_rgb_to_yuv(images):
+    """tf.image.rgb_to_yuv of float images (last axis RGB)."""
+    images = torch.as_tensor(images)
+    return images @ torch.tensor(_YUV, dtype=images.dtype)
+
+
+#: TensorFlow's YUV → RGB matrix (tf.image.yuv_to_rgb: pixels @ this)
+_RGB = ((1.0, 1.0, 1.0), (0.0, -0.394642334, 2.03206185), (1.13988303, -0.58062185, 0.0))
+
+
+def image_yuv_to_rgb(images):
+    """tf.image.yuv_to_rgb of float images (last axis YUV)."""
+    images = torch.as_tensor(images)
+    return images @ torch.tensor(_RGB, dtype=images.dtype)

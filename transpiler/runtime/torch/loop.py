@@ -26,6 +26,7 @@ LAYOUT_AFTER_MAP = True  # tf.data's .map() on channels-last images for a channe
 DROP_LAST = True  # tf.data's batch(n, drop_remainder=True)
 LOADER_INPUT = True  # fit/evaluate handed a translated tf.data pipeline's DataLoader
 TEXT = True  # strings in the arrays a tf.data .map() vectorizes (Keras' text/lookup layers)
+FILE_PATHS = True  # file paths (str) a tf.data .map() reads (tf.io.read_file), batched as tf.data does
 LOGITS = False  # the model's forward(return_logits=True) skips a final activation the loss absorbs
 
 
@@ -34,11 +35,16 @@ def loop_code(where):
     "epoch_end"): the printer puts their statements here."""
 
 
-def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_map=None):
+def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_map=None, drop_last=False,
+                layout=None):
     """``make_loader`` of arrays some of which hold strings (text a tf.data ``.map()`` turns into
     numbers with Keras' text layers; torch has no string tensors): in each batch the strings
     are a numpy array of str (as Keras' text layers take a string tensor), the numbers
-    float32 / int64 tensors."""
+    float32 / int64 tensors.
+
+    File paths a ``.map()`` reads are such strings too; ``drop_last`` and ``layout`` as in
+    ``make_loader``.
+    """
     columns = []
     for array in arrays:
         array = np.asarray(array)
@@ -51,6 +57,8 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
     dataset = list(zip(*columns))
     if element_map is not None:
         dataset = [element_map(*element) for element in dataset]
+        if FILE_PATHS:  # (a map returning one tensor or a dict: one part per element)
+            dataset = [element if isinstance(element, tuple) else (element,) for element in dataset]
 
     def collate(batch):
         parts = tuple(np.asarray(items, dtype=object) if isinstance(items[0], str) or
@@ -60,6 +68,18 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
             return batch_map(*parts)
         return parts[0] if len(parts) == 1 else parts  # (a dataset of strings alone gives their batches)
 
+    if FILE_PATHS:
+        if layout is not None:  # channels-last images a map made: the model's layout now
+            unpermuted = collate
+
+            def collate(batch):
+                parts = unpermuted(batch)
+                if isinstance(parts, (tuple, list)):
+                    return (parts[0].permute(*layout), *parts[1:])
+                return parts.permute(*layout)
+
+    if FILE_PATHS:
+        return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate, drop_last=drop_last)
     return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
 
 
@@ -71,6 +91,9 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
     ``batch_map`` (.map() after .batch()) on each batch's.
     """
     arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if FILE_PATHS:
+        if arrays and all(isinstance(item, str) for item in arrays):
+            arrays = [inputs]  # (a list of strings, file paths: one array of them)
     if LOADER_INPUT:
         # a tf.data pipeline's loader (fit(ds)): its batches are already (x, y)
         if len(arrays) == 1 and isinstance(arrays[0], DataLoader):
@@ -82,7 +105,11 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
             arrays.append(sample_weight)
     if TEXT:
         if any(np.asarray(array).dtype.kind in "USO" for array in arrays):  # strings: text a .map() vectorizes
-            return text_loader(arrays, batch_size, shuffle, element_map, batch_map)
+            if FILE_PATHS:
+                return text_loader(arrays, batch_size, shuffle, element_map, batch_map, drop_last=drop_last,
+                                   layout=layout)
+            else:
+                return text_loader(arrays, batch_size, shuffle, element_map, batch_map)
     tensors = []
     for array in arrays:
         tensor = torch.as_tensor(np.asarray(array))

@@ -72,7 +72,10 @@ def _apply(items, stage):
 
 
 def _in_layout(batch, layout):
-    """A batch whose first part (channels-last images) is permuted into the model's layout."""
+    """A batch whose first part (channels-last images) is permuted into the model's layout
+    (a batch of a dict of features, tfds' unsupervised elements, stays as it is: no model input)."""
+    if isinstance(batch, dict):
+        return batch
     first, *rest = batch if isinstance(batch, (tuple, list)) else (batch,)
     first = first.permute(*layout)
     return (first, *rest) if rest else first
@@ -139,6 +142,11 @@ class ElementPipeline(DataLoader):
     def cache(self, filename=""):
         return self  # (the arrays are in memory already)
 
+    def cardinality(self):
+        """tf.data's cardinality(): the number of elements (batches once batched); -2 (tf.data's
+        UNKNOWN_CARDINALITY) when not known."""
+        return self.size if self.size is not None else -2
+
     def take(self, count):
         """tf.data's take(count): the first ``count`` elements (batches once batched)."""
         for i, item in enumerate(self):
@@ -151,8 +159,19 @@ class ElementPipeline(DataLoader):
             raise TypeError("the pipeline's length is not known")
         return self.size
 
+    @classmethod
+    def from_records(cls, records, convert, shuffle=False):
+        """The records of a random-access source (``len(records)``, ``records[i]``: a TFDS data
+        source), each made an element by ``convert``; in a new random order at every pass when
+        ``shuffle``."""
+        return cls(("records", (records, convert, bool(shuffle))), size=len(records))
+
     def _source(self):
         kind, data = self.sources
+        if kind == "records":
+            records, convert, shuffle = data
+            order = torch.randperm(len(records)).tolist() if shuffle else range(len(records))
+            return (convert(records[i]) for i in order)
         if kind == "zip":
             return zip(*(iter(d) for d in data))
         if isinstance(data, tuple):
