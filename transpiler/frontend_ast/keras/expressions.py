@@ -15,6 +15,7 @@ from transpiler.frontend_ast.interp.values import contains
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown, code_of)
 from transpiler.frontend_ast.keras import data_lookups, data_utils, data_zip
+from transpiler.frontend_ast.keras import zoo as keras_zoo
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -553,7 +554,7 @@ class KerasExpressions(Interpreter):
         else:
             self.call_sites = [*saved_sites, span]
         scope = None
-        if self.call_sites and _tensors_in(list(args) + list(kwargs.values())):
+        if self.call_sites and _tensors_in(list(args) + list(kwargs.values())) and not keras_zoo.defines(func):
             # a helper that builds a block from tensors: a module of its own
             scope = ModuleScope("function", _camel(name), name, attr=name,
                                 parent=self.module_stack[-1][0] if self.module_stack else None,
@@ -820,7 +821,7 @@ def _api_activation(fe, func, args, kwargs, node, span):
 _API_CALLS = {
     "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
     "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "no_effect": _api_no_effect,
-    "load_model": _api_load_model, "clone_model": _api_clone_model,
+    "load_model": _api_load_model, "clone_model": _api_clone_model, "application": keras_zoo.construct_api,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
     "dataset_slices": _api_dataset_slices, "dataset_zip": data_zip.zip_datasets, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,

@@ -39,7 +39,7 @@ from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
-    span_holds, _camel, _identifier, _default_hint, _syntax_error)
+    span_holds, what_it_is, _camel, _identifier, _default_hint, _syntax_error)
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
@@ -605,7 +605,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
         inputs = call.tensors
         if not all(isinstance(t, TensorVal) for t in inputs):
-            raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
+            raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor "
+                                f"({what_it_is(inputs)})", span)
         spec = layer.spec
         if not self.self_stack and ops_table.get(spec.op).params and \
                 not any(keras_tensor_ops.batched(t.value) for t in inputs):
@@ -711,7 +712,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             elif isinstance(item, data_utils.TextLayerVal):
                 raise FrontendError(data_utils.text_layer_in_model(item.cls_name), item.span or span)
             else:
-                raise FrontendError("Sequential: an element is not a layer", span)
+                raise FrontendError(f"Sequential: an element is not a layer ({what_it_is(item)})", span)
         self._register_model(model, builder=None, var=None, args={})
         return model
 
@@ -747,7 +748,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                 return [t for v in x for t in flat(v)]
             if isinstance(x, TensorVal):
                 return [x]
-            raise FrontendError("Model(): inputs/outputs must be tensors", span)
+            raise FrontendError(f"Model(): inputs/outputs must be tensors ({what_it_is(x)})", span)
 
         in_vals = [t.value for t in flat(inputs)]
         out_vals = [t.value for t in flat(outputs)]
