@@ -514,11 +514,15 @@ class KerasExpressions(Interpreter):
             if isinstance(node.func, cst.Name):
                 call.model = node.func.value
             return Unknown("model output")
-        if isinstance(func, ModelHandle):
-            return self._no_call(func, args, kwargs, node)
+        if isinstance(func, ModelHandle):  # a builder's model (``encoder = create_encoder()``)
+            built = self._handle_model(func)
+            if not isinstance(built, ModelObj) or built.user is not None:
+                return self._no_call(func, args, kwargs, node)
+            self._mark_keras()
+            return self._model_as_layer(func, args, kwargs, span)
         self._mark_keras()
         if func.user is None:
-            return self._call_model_as_layer(func, args, kwargs, span)
+            return self._model_as_layer(func, args, kwargs, span)
         raise Unsupported("calling a model as a layer is not supported yet")
 
     @CALLS.register(_BoundMethod)

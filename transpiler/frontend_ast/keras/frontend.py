@@ -43,7 +43,7 @@ from transpiler.frontend_ast.keras.support import (
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
-    LayerObj, TensorVal, ModelObj, UserObj, is_keras_binding, collect_comments)
+    LayerObj, TensorVal, ModelObj, ModelHandle, UserObj, is_keras_binding, collect_comments)
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
@@ -180,6 +180,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
         self._finish_models()
+        self._shared_model_warnings()
         self._builder_layer_statements()
         unbuilt = [st for st in self.program.training if self._unbuilt_model_of(st) is not None]
         for statement in unbuilt:  # a model never built: nothing to train
@@ -709,6 +710,9 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             elif isinstance(item, (LayerObj, UserObj, LambdaLayerObj)) or isinstance(item, ModelObj) and \
                     item is not model:
                 model.layers.append(item)  # Keras layers, custom layers, models used as layers
+            elif isinstance(item, ModelHandle) and isinstance(self._handle_model(item), ModelObj) \
+                    and self._handle_model(item).user is None:
+                model.layers.append(item)  # a builder's model (``get_encoder()``): called as a layer
             elif isinstance(item, data_utils.TextLayerVal):
                 raise FrontendError(data_utils.text_layer_in_model(item.cls_name), item.span or span)
             else:
@@ -796,14 +800,47 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                     x = self._call_lambda(layer, [x], {}, layer.span)
                 elif isinstance(layer, UserObj):
                     x = self._call_user(layer, [x], {}, model.span)
+                elif isinstance(layer, ModelHandle):
+                    x = self._model_as_layer(layer, [x], {}, model.span)
                 elif layer.user is not None:
                     x = self._call_subclass_model(layer, [x], {}, model.span)
                 else:
-                    x = self._call_model_as_layer(layer, [x], {}, model.span)
+                    x = self._model_as_layer(layer, [x], {}, model.span)
                 if isinstance(x, list):
                     x = x[0]
             model.graph = self._extract_graph(start, x, model.span)
         return model.graph
+
+    def _model_as_layer(self, model: ModelObj | ModelHandle, args, kwargs, span: Span):
+        """A Functional or Sequential model called as a layer of another (remembered for
+        ``_shared_model_warnings``). A builder's model (a ModelHandle) is shared only when
+        the program keeps it under a name (``encoder = create_encoder()``); a builder called
+        in place (``keras.Sequential([get_encoder(), ...])``) makes a model of its own."""
+        if isinstance(model, ModelHandle):
+            shared = any(v is model for v in self.globals.vars.values())
+            model = self._handle_model(model)
+        else:
+            shared = True
+        if shared:
+            self.__dict__.setdefault("models_as_layers", []).append((model, span))
+        return self._call_model_as_layer(model, args, kwargs, span)
+
+    def _shared_model_warnings(self) -> None:
+        """A model of the program in its own right (``encoder``, trained, then used in a
+        classifier) that another model calls as a layer: Keras' two models share its layers
+        and weights; the torch module of the outer model holds a copy of its own. Said, since
+        training one no longer changes the other."""
+        seen: set[tuple] = set()
+        for model, span in self.__dict__.get("models_as_layers", ()):
+            md = self.model_defs.get(id(model))
+            if md is None or (id(model), span.line) in seen:
+                continue
+            seen.add((id(model), span.line))
+            name = md.var or md.builder or md.class_name
+            self.program.warn(span, f"the model {name} is used as a layer here: Keras shares its layers (and "
+                                    f"weights) between {name} and this model; the torch module built here holds a "
+                                    f"copy of its own (to share them, assign the {name} instance to this "
+                                    "module's attribute after both are made)", self._line(span))
 
     def _register_model(self, model: ModelObj, builder, var, args) -> None:
         for i, (m, b, v, a) in enumerate(self.models):

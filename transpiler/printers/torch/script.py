@@ -697,6 +697,10 @@ class _Printer:
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
         if moved is not None:
             return [moved]
+        if self.tcode is not None and sid in self.tcode.failed and sid not in self.tcode.statements \
+                and not (self.tcode.expressions and _CallReplacer(self.tcode.expressions, self._model_names(),
+                                                                  self.source).changes(stmt)):
+            return self._stub(stmt, raising=level != "module")  # (its training call: reported, not translated)
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
