@@ -16,6 +16,7 @@ from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, Funct
                                             Unknown, code_of)
 from transpiler.frontend_ast.keras import data_lookups, data_utils, data_zip
 from transpiler.frontend_ast.keras import zoo as keras_zoo
+from transpiler.frontend_ast.keras import layer_refs
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -130,7 +131,19 @@ class KerasExpressions(Interpreter):
     @ATTRIBUTES.register(LayerObj, ModelHandle)
     def _layer_attribute(self, base, attr, node):
         self._mark_keras()
+        if isinstance(base, LayerObj) and attr in ("output", "input"):  # (keras/layer_refs.py)
+            return layer_refs.layer_tensor(self, base, attr)
+        if isinstance(base, ModelHandle) and attr in ("output", "outputs", "input", "inputs") and \
+                isinstance(self._handle_model(base), ModelObj):
+            return self._model_attribute(self._handle_model(base), attr, node)
         return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(layer_refs.InputLayerRef)
+    def _input_layer_attribute(self, base, attr, node):
+        self._mark_keras()
+        if attr in ("output", "input"):
+            return base.tensor
+        return Unknown(f"input layer.{attr}")
 
     @ATTRIBUTES.register(ModuleRef)
     def _module_attribute(self, base, attr, node):
@@ -669,6 +682,9 @@ class KerasExpressions(Interpreter):
         if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
             self._record_loop("apply_gradients", self._current_stmt(), node)
             return None
+        if isinstance(obj, (ModelObj, ModelHandle)) and name == "get_layer":
+            self._mark_keras()
+            return layer_refs.get_layer(self, obj, args, kwargs, self._span(node))
         if isinstance(obj, ModelHandle) and name == "build":
             if self._build_handle(obj, args, kwargs, node):  # (lazy.py: a static shape)
                 return None

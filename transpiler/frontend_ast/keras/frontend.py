@@ -670,6 +670,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             act.meta["scopes"] = node.meta["scopes"]
             infer_node(act)
             outputs[0] = TensorVal(act.outputs[0], masks[0])
+        layer.__dict__.setdefault("calls", []).append((list(inputs), list(outputs)))  # (layer.output)
         if len(outputs) == 1:
             return outputs[0]
         return outputs
@@ -780,6 +781,19 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
         if isinstance(outputs, dict) and all(isinstance(t, TensorVal) for t in outputs.values()):
             graph.meta["output_keys"] = list(outputs)  # Keras returns a dict keyed like this
+        claimed = self.__dict__.setdefault("claimed_nodes", set())
+        if any(id(n) in claimed for n in graph.nodes):
+            # a model of another model's tensors (``keras.Model(model.input, model.get_layer(
+            # "dense2").output)``): nodes of its own, since the passes rewrite each graph in place
+            if runtime_sizes_of(graph):
+                raise Unsupported("a model assembled from another model's layers whose sizes are computed "
+                                  "at run time is not translated yet")
+            self.program.warn(span, "this model is made of layers of another model: Keras shares those layers (and "
+                                    "their weights, trained or not) between the two models; the torch module built "
+                                    "here holds copies of its own, freshly initialised (load the other model's "
+                                    "state_dict into it, strict=False, to use trained weights)", self._line(span))
+            return _copied_graph(graph)
+        claimed.update(id(n) for n in graph.nodes)
         return graph
 
     def _model_graph(self, model: ModelObj, node=None) -> Graph:
@@ -1021,6 +1035,34 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             if text and not text.startswith("#"):
                 return False
         return True
+
+
+def _copied_graph(graph: Graph) -> Graph:
+    """``graph`` with nodes and values of its own (the same layers, attributes and facts)."""
+    values: dict[int, Value] = {}
+
+    def value(v: Value) -> Value:
+        if id(v) not in values:
+            values[id(v)] = replace(v, producer=None, scope_vars=dict(v.scope_vars))
+        return values[id(v)]
+
+    nodes: dict[int, Node] = {}
+    for node in graph.nodes:
+        copy = replace(node, inputs=[value(v) for v in node.inputs], outputs=[value(v) for v in node.outputs],
+                       attrs=dict(node.attrs), params=dict(node.params), comments=list(node.comments),
+                       meta=dict(node.meta), param_transforms=dict(node.param_transforms))
+        for v in copy.outputs:
+            v.producer = copy
+        nodes[id(node)] = copy
+    for copy in nodes.values():
+        if copy.meta.get("fused_into") is not None:
+            copy.meta["fused_into"] = nodes.get(id(copy.meta["fused_into"]), copy.meta["fused_into"])
+    out = Graph(graph.name, span=graph.span)
+    out.inputs = [value(v) for v in graph.inputs]
+    out.outputs = [value(v) for v in graph.outputs]
+    out.nodes = [nodes[id(n)] for n in graph.nodes]
+    out.meta = dict(graph.meta)
+    return out
 
 
 def read_keras(source: str, path: str = "<string>") -> Program:
