@@ -514,6 +514,10 @@ class KerasExpressions(Interpreter):
     def _call_model(self, func, args, kwargs, node):
         span = self._span(node)
         on_tensors = any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values()))
+        if not on_tensors and isinstance(func, (ModelObj, ModelHandle)) and len(args) == 1 and \
+                isinstance(args[0], (dict, list, tuple)) and args[0] and \
+                all(isinstance(t, TensorVal) for t in (args[0].values() if isinstance(args[0], dict) else args[0])):
+            on_tensors = True  # a model of several inputs called on a dict or list of tensors
         if isinstance(func, ModelObj) and func.user is not None and on_tensors:
             self._mark_keras()
             return self._call_subclass_model(func, args, kwargs, span)

@@ -837,6 +837,14 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             shared = True
         if shared:
             self.__dict__.setdefault("models_as_layers", []).append((model, span))
+        if args and isinstance(args[0], dict):  # Keras matches a dict's tensors to the inputs by name
+            graph = self._model_graph(model)
+            given = args[0]
+            names = [v.var for v in graph.inputs]
+            if set(names) != set(given):
+                raise Unsupported(f"model called on a dict whose keys ({', '.join(map(str, given))}) are not its "
+                                  f"inputs' names ({', '.join(map(str, names))})")
+            args = [[given[name] for name in names], *args[1:]]
         return self._call_model_as_layer(model, args, kwargs, span)
 
     def _shared_model_warnings(self) -> None:
