@@ -125,3 +125,46 @@ def test_training_call_the_printer_cannot_translate_is_a_stub_not_the_keras_line
     assert "\nclassifier.fit(" not in result.text
     assert "TODO(transpiler)" in result.text
     assert "done" in run_text(result.text, tmp_path).stdout
+
+
+DICT_INPUTS = """
+import keras
+from keras import layers
+
+
+def create_cross_attention(latent_dim, data_dim, dim):
+    inputs = {
+        "latent_array": layers.Input(shape=(latent_dim, dim), name="latent_array"),
+        "data_array": layers.Input(shape=(data_dim, dim), name="data_array"),
+    }
+    query = layers.Dense(dim)(inputs["latent_array"])
+    value = layers.Dense(dim)(inputs["data_array"])
+    attention = layers.MultiHeadAttention(num_heads=2, key_dim=dim)(query, value)
+    return keras.Model(inputs=inputs, outputs=attention)
+
+
+def build_model():
+    cross = create_cross_attention(4, 6, 8)
+    data = keras.Input(shape=(6, 8))
+    latent = keras.Input(shape=(4, 8))
+    out = cross({"data_array": data, "latent_array": latent})
+    out = layers.GlobalAveragePooling1D()(out)
+    return keras.Model([data, latent], layers.Dense(3)(out))
+"""
+
+
+def test_model_called_on_a_dict_of_tensors_is_a_layer_matched_by_input_name():
+    """keras.io perceiver: ``self.cross_attention({"latent_array": ..., "data_array": ...})`` (a
+    dict was taken for data: "model output", then "GlobalAveragePooling1D: called on something
+    that is not a tensor"); the MultiHeadAttention inside, re-called by the model used as a
+    layer, got its query and value as one list ("a call needs query and value")."""
+    result = translate(textwrap.dedent(DICT_INPUTS), "case.py")
+    assert [d.message for d in result.stubs] == []
+    md = next(m for m in result.program.models if m.builder == "build_model")
+    attention = next(n for n in md.graph.nodes if n.op == "multi_head_attention")
+    data, latent = md.graph.inputs
+    # the query comes from the latent input (dict key order differs from the model's inputs)
+    producers = {id(v): v for v in [data, latent]}
+    query_source = attention.inputs[0].producer.inputs[0]
+    assert query_source is latent, (query_source, producers)
+    assert attention.outputs[0].shape == (None, 4, 8)
