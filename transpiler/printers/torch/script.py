@@ -159,7 +159,7 @@ class _Printer:
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements - set(md.made_under)  # (``main()`` does more: it stays)
         self.sites = construct_sites(source, self.inline_models)
-        self.construct, self.per_call_stubs = self.sites.construct, self.sites.per_call_stubs
+        self.construct, self.per_call_stubs = self.sites.construct, {**dict.fromkeys(tcode.failed - set(tcode.statements) if tcode else (), ""), **self.sites.per_call_stubs}  # (+ failed training calls)
         self.per_call_builders = self.sites.per_call_builders
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(source.module)
@@ -697,10 +697,6 @@ class _Printer:
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
         if moved is not None:
             return [moved]
-        if self.tcode is not None and sid in self.tcode.failed and sid not in self.tcode.statements \
-                and not (self.tcode.expressions and _CallReplacer(self.tcode.expressions, self._model_names(),
-                                                                  self.source).changes(stmt)):
-            return self._stub(stmt, raising=level != "module")  # (its training call: reported, not translated)
         if self.tcode is not None and sid in self.tcode.statements:
             return self._training_lines(stmt, self.tcode.statements[sid])
         if self.tcode is not None and self.tcode.expressions:
