@@ -19,14 +19,14 @@ class KerasSharedModels:
 
     def _model_as_layer(self, model: ModelObj | ModelHandle, args, kwargs, span: Span):
         """A Functional or Sequential model called as a layer of another (remembered for
-        ``_shared_model_warnings``). A builder's model (a ModelHandle) is shared only when
-        the program keeps it under a name (``encoder = create_encoder()``); a builder called
-        in place (``keras.Sequential([get_encoder(), ...])``) makes a model of its own."""
+        ``_shared_model_warnings``). It is shared only when the program keeps it under a
+        module-level name (``encoder = create_encoder()``, ``encoder = keras.Model(...)``); a
+        builder called in place (``keras.Sequential([get_encoder(), ...])``) makes a model of
+        its own, a builder's local one is only used here."""
+        # (a model only a builder's local or a layer's attribute holds is used here alone)
+        shared = any(v is model for v in self.globals.vars.values())
         if isinstance(model, ModelHandle):
-            shared = any(v is model for v in self.globals.vars.values())
             model = self._handle_model(model)
-        else:
-            shared = True
         if shared:
             self.__dict__.setdefault("models_as_layers", []).append((model, span))
         if args and isinstance(args[0], dict):  # Keras matches a dict's tensors to the inputs by name
