@@ -613,7 +613,8 @@ class KerasExpressions(Interpreter):
                 return func(*args, **kwargs)
             except Exception as exc:
                 raise self._err(node, f"cannot evaluate call: {exc}") from None
-        return Unknown("call")
+        callee = self._code_of(node.func) if isinstance(node, cst.Call) else ""
+        return Unknown(f"a call of {callee}()" if callee and len(callee) <= 60 else "call")
 
     # long: one case per receiver type (arrays, user objects, models, tf.data, tapes)
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
