@@ -228,7 +228,8 @@ def test_builder_sequential_built_later_with_a_static_shape_translates_and_runs(
 # -- the keras.io scripts that showed these (read from ../shared/realworld, never copied) ----
 CRASHED = {  # script: (a line of it, words of the stub expected there)
     # (a compile() adding no torch statement after its builder's call crashed the script printer)
-    "captcha_ocr": ("prediction_model = keras.models.Model(", "inputs/outputs must be tensors"),
+    # (then "inputs/outputs must be tensors"; get_layer() is read now: its run-time sizes are not yet)
+    "captcha_ocr": ("prediction_model = keras.models.Model(", "sizes are computed at run time"),
     "conv_lstm": ("inp = layers.Input(shape=(None, *x_train.shape[2:]))", "must be known statically"),
     # (its evaluate(val_dataset) on a tfds pipeline is translated now: tests/test_tfds_data.py)
     "mobilevit": ("tf.saved_model.save(mobilevit_xxs", "not translated yet"),

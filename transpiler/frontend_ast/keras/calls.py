@@ -176,6 +176,10 @@ def _initial_state(spec: LayerSpec, cls_name: str, args: list, kwargs: dict[str,
 def _bind_multi_head_attention(args: list, kwargs: dict[str, Any], axes: Any = None) -> BoundCall:
     names = ("query", "value", "key", "query_mask", "value_mask", "key_mask", "attention_mask",
              "return_attention_scores", "training", "use_causal_mask")
+    if len(args) == 1 and isinstance(args[0], list) and 2 <= len(args[0]) <= 3 and "value" not in kwargs:
+        # (a model used as a layer calls its layers again on the node's inputs, as one list:
+        # query, value[, key])
+        args = list(args[0])
     if len(args) > len(names):
         raise Unsupported("MultiHeadAttention: too many positional arguments")
     bound = dict(zip(names, args))

@@ -15,6 +15,8 @@ from transpiler.frontend_ast.interp.values import contains
 from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, FunctionRef, Interpreter,
                                             Unknown, code_of)
 from transpiler.frontend_ast.keras import data_lookups, data_utils, data_zip
+from transpiler.frontend_ast.keras import zoo as keras_zoo
+from transpiler.frontend_ast.keras import layer_refs
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -129,7 +131,19 @@ class KerasExpressions(Interpreter):
     @ATTRIBUTES.register(LayerObj, ModelHandle)
     def _layer_attribute(self, base, attr, node):
         self._mark_keras()
+        if isinstance(base, LayerObj) and attr in ("output", "input"):  # (keras/layer_refs.py)
+            return layer_refs.layer_tensor(self, base, attr)
+        if isinstance(base, ModelHandle) and attr in ("output", "outputs", "input", "inputs") and \
+                isinstance(self._handle_model(base), ModelObj):
+            return self._model_attribute(self._handle_model(base), attr, node)
         return _BoundMethod(base, attr)
+
+    @ATTRIBUTES.register(layer_refs.InputLayerRef)
+    def _input_layer_attribute(self, base, attr, node):
+        self._mark_keras()
+        if attr in ("output", "input"):
+            return base.tensor
+        return Unknown(f"input layer.{attr}")
 
     @ATTRIBUTES.register(ModuleRef)
     def _module_attribute(self, base, attr, node):
@@ -500,6 +514,10 @@ class KerasExpressions(Interpreter):
     def _call_model(self, func, args, kwargs, node):
         span = self._span(node)
         on_tensors = any(isinstance(a, TensorVal) for a in list(args) + list(kwargs.values()))
+        if not on_tensors and isinstance(func, (ModelObj, ModelHandle)) and len(args) == 1 and \
+                isinstance(args[0], (dict, list, tuple)) and args[0] and \
+                all(isinstance(t, TensorVal) for t in (args[0].values() if isinstance(args[0], dict) else args[0])):
+            on_tensors = True  # a model of several inputs called on a dict or list of tensors
         if isinstance(func, ModelObj) and func.user is not None and on_tensors:
             self._mark_keras()
             return self._call_subclass_model(func, args, kwargs, span)
@@ -513,11 +531,15 @@ class KerasExpressions(Interpreter):
             if isinstance(node.func, cst.Name):
                 call.model = node.func.value
             return Unknown("model output")
-        if isinstance(func, ModelHandle):
-            return self._no_call(func, args, kwargs, node)
+        if isinstance(func, ModelHandle):  # a builder's model (``encoder = create_encoder()``)
+            built = self._handle_model(func)
+            if not isinstance(built, ModelObj) or built.user is not None:
+                return self._no_call(func, args, kwargs, node)
+            self._mark_keras()
+            return self._model_as_layer(func, args, kwargs, span)
         self._mark_keras()
         if func.user is None:
-            return self._call_model_as_layer(func, args, kwargs, span)
+            return self._model_as_layer(func, args, kwargs, span)
         raise Unsupported("calling a model as a layer is not supported yet")
 
     @CALLS.register(_BoundMethod)
@@ -553,7 +575,7 @@ class KerasExpressions(Interpreter):
         else:
             self.call_sites = [*saved_sites, span]
         scope = None
-        if self.call_sites and _tensors_in(list(args) + list(kwargs.values())):
+        if self.call_sites and _tensors_in(list(args) + list(kwargs.values())) and not keras_zoo.defines(func):
             # a helper that builds a block from tensors: a module of its own
             scope = ModuleScope("function", _camel(name), name, attr=name,
                                 parent=self.module_stack[-1][0] if self.module_stack else None,
@@ -591,7 +613,8 @@ class KerasExpressions(Interpreter):
                 return func(*args, **kwargs)
             except Exception as exc:
                 raise self._err(node, f"cannot evaluate call: {exc}") from None
-        return Unknown("call")
+        callee = self._code_of(node.func) if isinstance(node, cst.Call) else ""
+        return Unknown(f"a call of {callee}()" if callee and len(callee) <= 60 else "call")
 
     # long: one case per receiver type (arrays, user objects, models, tf.data, tapes)
     def _call_method(self, bound: "_BoundMethod", args, kwargs, node):
@@ -664,6 +687,9 @@ class KerasExpressions(Interpreter):
         if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
             self._record_loop("apply_gradients", self._current_stmt(), node)
             return None
+        if isinstance(obj, (ModelObj, ModelHandle)) and name == "get_layer":
+            self._mark_keras()
+            return layer_refs.get_layer(self, obj, args, kwargs, self._span(node))
         if isinstance(obj, ModelHandle) and name == "build":
             if self._build_handle(obj, args, kwargs, node):  # (lazy.py: a static shape)
                 return None
@@ -821,7 +847,7 @@ def _api_activation(fe, func, args, kwargs, node, span):
 _API_CALLS = {
     "layer": _api_layer, "input": _api_input, "sequential": _api_sequential, "model": _api_model,
     "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "no_effect": _api_no_effect,
-    "load_model": _api_load_model, "clone_model": _api_clone_model,
+    "load_model": _api_load_model, "clone_model": _api_clone_model, "application": keras_zoo.construct_api,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
     "dataset_slices": _api_dataset_slices, "dataset_zip": data_zip.zip_datasets, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,

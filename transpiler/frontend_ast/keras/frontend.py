@@ -31,6 +31,7 @@ from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupport
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.names import KerasNames
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
+from transpiler.frontend_ast.keras.shared_models import KerasSharedModels
 from transpiler.frontend_ast.keras.dot_layer import KerasDotLayers
 from transpiler.frontend_ast.keras.runtime_sizes import KerasRuntimeSizes
 from transpiler.frontend_ast.keras.constants_class import KerasConstantClasses
@@ -39,11 +40,11 @@ from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
-    span_holds, _camel, _identifier, _default_hint, _syntax_error)
+    span_holds, what_it_is, _camel, _identifier, _default_hint, _syntax_error)
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
-    LayerObj, TensorVal, ModelObj, UserObj, is_keras_binding, collect_comments)
+    LayerObj, TensorVal, ModelObj, ModelHandle, UserObj, is_keras_binding, collect_comments)
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
@@ -58,7 +59,7 @@ from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_const
     runtime_sizes_of, runtime_sizes_of_node
 
 
-class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
+class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
                     KerasStatements, KerasWrappers, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
@@ -180,6 +181,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                     self._register_model(result, builder=stmt.name.value, var=None, args=args)
         self._interpret_rest(builders)
         self._finish_models()
+        self._shared_model_warnings()
         self._builder_layer_statements()
         unbuilt = [st for st in self.program.training if self._unbuilt_model_of(st) is not None]
         for statement in unbuilt:  # a model never built: nothing to train
@@ -605,7 +607,8 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
         inputs = call.tensors
         if not all(isinstance(t, TensorVal) for t in inputs):
-            raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor", span)
+            raise FrontendError(f"{layer.cls_name or layer.spec.op}: called on something that is not a tensor "
+                                f"({what_it_is(inputs)})", span)
         spec = layer.spec
         if not self.self_stack and ops_table.get(spec.op).params and \
                 not any(keras_tensor_ops.batched(t.value) for t in inputs):
@@ -668,6 +671,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             act.meta["scopes"] = node.meta["scopes"]
             infer_node(act)
             outputs[0] = TensorVal(act.outputs[0], masks[0])
+        layer.__dict__.setdefault("calls", []).append((list(inputs), list(outputs)))  # (layer.output)
         if len(outputs) == 1:
             return outputs[0]
         return outputs
@@ -708,10 +712,13 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
             elif isinstance(item, (LayerObj, UserObj, LambdaLayerObj)) or isinstance(item, ModelObj) and \
                     item is not model:
                 model.layers.append(item)  # Keras layers, custom layers, models used as layers
+            elif isinstance(item, ModelHandle) and isinstance(self._handle_model(item), ModelObj) \
+                    and self._handle_model(item).user is None:
+                model.layers.append(item)  # a builder's model (``get_encoder()``): called as a layer
             elif isinstance(item, data_utils.TextLayerVal):
                 raise FrontendError(data_utils.text_layer_in_model(item.cls_name), item.span or span)
             else:
-                raise FrontendError("Sequential: an element is not a layer", span)
+                raise FrontendError(f"Sequential: an element is not a layer ({what_it_is(item)})", span)
         self._register_model(model, builder=None, var=None, args={})
         return model
 
@@ -747,7 +754,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                 return [t for v in x for t in flat(v)]
             if isinstance(x, TensorVal):
                 return [x]
-            raise FrontendError("Model(): inputs/outputs must be tensors", span)
+            raise FrontendError(f"Model(): inputs/outputs must be tensors ({what_it_is(x)})", span)
 
         in_vals = [t.value for t in flat(inputs)]
         out_vals = [t.value for t in flat(outputs)]
@@ -775,7 +782,7 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
         graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
         if isinstance(outputs, dict) and all(isinstance(t, TensorVal) for t in outputs.values()):
             graph.meta["output_keys"] = list(outputs)  # Keras returns a dict keyed like this
-        return graph
+        return self._own_graph(graph, span)  # (shared_models.py)
 
     def _model_graph(self, model: ModelObj, node=None) -> Graph:
         if model.graph is None:
@@ -795,10 +802,12 @@ class KerasFrontend(KerasRecovery, KerasDotLayers, KerasRuntimeSizes, KerasConst
                     x = self._call_lambda(layer, [x], {}, layer.span)
                 elif isinstance(layer, UserObj):
                     x = self._call_user(layer, [x], {}, model.span)
+                elif isinstance(layer, ModelHandle):
+                    x = self._model_as_layer(layer, [x], {}, model.span)
                 elif layer.user is not None:
                     x = self._call_subclass_model(layer, [x], {}, model.span)
                 else:
-                    x = self._call_model_as_layer(layer, [x], {}, model.span)
+                    x = self._model_as_layer(layer, [x], {}, model.span)
                 if isinstance(x, list):
                     x = x[0]
             model.graph = self._extract_graph(start, x, model.span)

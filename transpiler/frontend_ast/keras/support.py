@@ -534,3 +534,20 @@ def _walk_names(node) -> list:
     """Every Name inside ``node`` (not in source order; libcst.matchers, which costs ~0.5 s to
     import, is kept off the translation path)."""
     return list(nodes_of(node, cst.Name))
+
+
+def what_it_is(value: Any) -> str:
+    """A short description of a value where a tensor or a layer was expected, for the stub's
+    message: the reason an Unknown carries says which earlier line lost the value (the first
+    failure, of which later "not a tensor" refusals are only the consequence)."""
+    if isinstance(value, (list, tuple)):
+        parts = [what_it_is(v) for v in value if not isinstance(v, TensorVal)]
+        return parts[0] if parts else type(value).__name__
+    if isinstance(value, dict):
+        return what_it_is([v for v in value.values()])
+    if isinstance(value, Unknown):
+        reason = value.reason or "a value not known statically"
+        return reason if len(reason) <= 160 else reason[:157] + "..."
+    if value is None:
+        return "None"
+    return f"a {type(value).__name__}"

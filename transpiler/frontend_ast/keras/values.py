@@ -13,6 +13,7 @@ from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import layers as keras_layers
 from transpiler.frontend_ast.keras import tensor_ops as keras_tensor_ops
 from transpiler.frontend_ast.keras import training as keras_training
+from transpiler.frontend_ast.keras import zoo as keras_zoo
 from transpiler.frontend_ast.interp import ClassRef, Unknown
 from transpiler.frontend_ast.keras.layers import LayerSpec, Unsupported
 from transpiler.ir.graph import Graph, LayerRef, Span, Value
@@ -418,6 +419,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("load_model", last)
     if name in ("models.clone_model", "models.cloning.clone_model"):
         return ApiRef("clone_model", last)
+    if keras_zoo.is_application(name):  # keras.applications.ResNet50V2: keras/zoo.py
+        return ApiRef("application", last)
     return ModuleRef(path)
 
 

@@ -159,7 +159,7 @@ class _Printer:
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements - set(md.made_under)  # (``main()`` does more: it stays)
         self.sites = construct_sites(source, self.inline_models)
-        self.construct, self.per_call_stubs = self.sites.construct, self.sites.per_call_stubs
+        self.construct, self.per_call_stubs = self.sites.construct, {**dict.fromkeys(tcode.failed - set(tcode.statements) if tcode else (), ""), **self.sites.per_call_stubs}  # (+ failed training calls)
         self.per_call_builders = self.sites.per_call_builders
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(source.module)

@@ -307,7 +307,7 @@ class StructurePrinter:
 
     # -- classes ------------------------------------------------------------------
     def instance(self, info: ModuleInfo) -> _Instance:
-        call = min(info.calls) if info.calls else 1
+        call = min(info.calls) if info.calls else self._first_call(info)
         prefix = self._prefix(info, call)
         group = self._group(info, call, prefix)
         # sizes with provenance: the module's code names its own parameters
@@ -332,6 +332,14 @@ class StructurePrinter:
         return _Instance(info, init, reset, forward, args, set(), channels, len(first.shape) if first is not None
                          and first.shape else 0, sized=sized, outside=outside,
                          runtime={n: v for n, v in extra.items() if n in sized})
+
+    def _first_call(self, info: ModuleInfo) -> int:
+        """The first call of a module whose nodes all sit in modules of its own (a model used
+        as a layer that only calls other models): the calls its children's chains pass
+        through (the scope's call numbers count every model that calls it, so the first
+        one in this model need not be 1)."""
+        calls = [c for ch in self.st.chains.values() for i, c in ch if i is info]
+        return min(calls, default=1)
 
     def _prefix(self, info: ModuleInfo, call: int) -> tuple:
         for ch in self.st.chains.values():

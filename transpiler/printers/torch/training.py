@@ -66,6 +66,9 @@ class TrainingCode:
     #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
     class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     wrapper_classes: dict[str, str] = field(default_factory=dict)  # (wrapper_training.py) class → text
+    #: the statements (ids) whose training call could not be translated (reported as stubs): the
+    #: script printer prints them as stubs too, never as the Keras line (``model.fit`` on a module)
+    failed: set[int] = field(default_factory=set)
 
 
 def _uses_logits(md: ModelDef | None, index: int) -> bool:
@@ -111,6 +114,8 @@ class TrainingPrinter(CompiledObjects):
                 lines = self.statement(ts, several=len(compiled_vars) > 1)
             except NotImplementedError as exc:
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
+                if ts.stmt is not None:
+                    self.code.failed.add(ts.stmt)
                 continue
             if ts.builder is not None and ts.kind != "custom_code":
                 if ts.kind == "data_util" and ts.config[0] in data_utils.PREAMBLE:
