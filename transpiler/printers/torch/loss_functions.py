@@ -168,6 +168,8 @@ def _binary(torch_fn: str, clamp: str | None = None) -> Callable:
         x1, x2 = a.text("x1"), a.text("x2")
         if clamp and a.number("x1"):
             x1, x2 = x2, x1
+        if clamp and isinstance(a.values.get("x1"), cst.Attribute):  # (self.rate: maybe a Python number)
+            return f"torch.clamp(torch.as_tensor({x1}), {clamp}={x2})"
         if clamp:
             return f"torch.clamp({x1}, {clamp}={x2})"
         if a.number("x1") and a.number("x2"):

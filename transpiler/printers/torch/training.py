@@ -262,6 +262,9 @@ class TrainingPrinter(CompiledObjects):
                 raise NotImplementedError("callbacks not passed to a translated fit()")
             comment = f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"
             return keep_binding(self.program, ts.model, [comment])
+        if ts.kind == "schedule_object" and ts.config is not None:
+            # an object of the script's own schedule class (translated where it is defined)
+            return [f"{ts.model} = {ts.source}"]
         if ts.kind == "schedule_object":
             users = [o.model for o in self.program.training if o.kind == "optimizer_object"
                      and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
@@ -353,6 +356,9 @@ class TrainingPrinter(CompiledObjects):
         if ts.kind == "gradient":
             call = cst.parse_expression(ts.source)
             loss = cst.Module([]).code_for_node(call.args[0].value)
+            if ts.config == "sum":  # TensorFlow's gradient of a target that is not a scalar
+                return ["# tape.gradient of per-sample loss values: the gradient of their sum",
+                        f"{loss}.sum().backward()"]
             return [f"{loss}.backward()"]
         if ts.kind == "apply_gradients":
             optimizer = ts.source.split(".apply_gradients", 1)[0]
@@ -445,6 +451,8 @@ class TrainingPrinter(CompiledObjects):
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
                        "dataset", "gradient", "apply_gradients", "tape", "model_call", "metric_object"):
             return self.loop_lines(ts)
+        if ts.kind == "loss_call":  # Keras' per-sample values: the runtime's function of (output, target)
+            return [f"{self.loss_name(ts.config.loss, False)}({ts.config.y_pred.text}, {ts.config.y_true.text})"]
         mt = self._model(ts, several)
         if ts.kind == "compile":
             if ts.builder is not None:
@@ -932,6 +940,8 @@ class TrainingPrinter(CompiledObjects):
             out += copy.take(LOSSES, "keras_same_rank", "keras_loss", "keras_metric")
         if "loss_class" in self.needs:
             out += copy.take(LOSSES, "Loss")
+        if "schedule_class" in self.needs:
+            out += copy.take("torch.optimizers", "LearningRateSchedule")
         if "epoch_batches" in self.needs:
             out += copy.take(TRAINING, "EpochBatches")
         if "callback_objects" in self.needs or "callback_class" in self.needs:
