@@ -116,3 +116,57 @@ def test_the_schedule_object_gives_the_rate_of_a_step_like_keras():
         k, t = getattr(keras_mod, cls)(*args), getattr(torch_mod, cls)(*args)
         for step in (0, 1, 2, 3, 5, 9, 11):
             assert np.isclose(float(t(torch.tensor(step))), float(k(step)), rtol=1e-6), (cls, step)
+
+
+BUILT_IN = '''
+import numpy as np
+import keras
+from keras import layers
+
+
+def build_model():
+    inputs = keras.Input(shape=(8,))
+    x = layers.Dense(16, activation="relu")(inputs)
+    return keras.Model(inputs, layers.Dense(3)(x))
+
+
+def train(model, x, y):
+    steps_per_epoch = len(x) // 16
+    schedule = keras.optimizers.schedules.SCHEDULE
+    rates = [float(schedule(step)) for step in range(8)]
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=schedule),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+    return rates + history.history["loss"]
+
+
+def main():
+    rng = np.random.default_rng(0)
+    print(train(build_model(), rng.normal(size=(64, 8)).astype("float32"), rng.integers(0, 3, size=64)))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("schedule", [
+    "ExponentialDecay(0.2, decay_steps=steps_per_epoch // 2, decay_rate=0.5, staircase=True)",
+    "CosineDecay(0.2, decay_steps=steps_per_epoch + 3)",
+])
+def test_a_built_in_schedule_the_script_reads_itself_gives_keras_rates(schedule):
+    """``schedule(step)`` read by the script (pointnet_segmentation plots it) and decay steps
+    computed from the data: the torch object gives Keras' rates, the optimizer trains on them."""
+    src = BUILT_IN.replace("SCHEDULE", schedule)
+    result = translate(src, "built_in_schedules.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert "schedule = ScheduleFunction(" in result.text
+    keras_mod, torch_mod, kmodel, tmodel = program_pair(src, result, 3, "built_in_schedules")
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(64, 8)).astype("float32")
+    y = rng.integers(0, 3, size=64)
+    expected = np.array(keras_mod.train(kmodel, x, y))
+    got = np.array(torch_mod.train(tmodel, x, y))
+    assert expected.shape == got.shape == (11,)
+    assert len(set(np.round(expected[:8], 6))) > 1  # (the rate changes within the steps read)
+    assert np.allclose(got, expected, rtol=1e-4, atol=1e-6), (expected, got)

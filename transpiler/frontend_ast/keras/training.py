@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from transpiler.frontend_ast.interp import code_of
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.ir import training as T
 
@@ -303,7 +304,8 @@ def schedule_config(obj: TrainingObj) -> T.Schedule:
         return T.Schedule("custom", {"initial_learning_rate": 1.0, "class": obj.name, "code": obj.var})
     kind = SCHEDULE_NAMES[obj.name]
     params = _bind(SCHEDULE_POSITIONAL[kind], obj.args, obj.kwargs, obj.name)
-    params = {k: _static(v, f"{obj.name}({k}=...)") for k, v in params.items() if k != "name"}
+    params = {k: _run_time_steps(v) if k == "decay_steps" else _static(v, f"{obj.name}({k}=...)")
+              for k, v in params.items() if k != "name"}
     if kind == "piecewise_constant_decay":
         params["initial_learning_rate"] = params["values"][0]
     params.setdefault("staircase", False)
@@ -313,6 +315,15 @@ def schedule_config(obj: TrainingObj) -> T.Schedule:
             if params.get(key):
                 raise Unsupported("CosineDecay with warmup is not supported yet")
     return T.Schedule(kind, params)
+
+
+def _run_time_steps(value: Any) -> Any:
+    """A schedule's ``decay_steps``: a number, or the code computing it from the data
+    (``steps_per_epoch * 5``), parenthesised for the printed formula."""
+    source = getattr(value, "source", None) if type(value).__name__ == "Unknown" else None
+    if source is not None:
+        return f"({source if isinstance(source, str) else code_of(source)})"
+    return _static(value, "decay_steps")
 
 
 def loss_config(value: Any) -> T.Loss:

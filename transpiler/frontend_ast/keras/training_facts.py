@@ -174,9 +174,11 @@ class KerasTrainingFacts:
                 kind = "metric_object"
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "schedule":
                 value.var = value.var or var  # (an optimizer made later names it)
-                config, kind = None, "schedule_object"  # read where an optimizer takes it
-                if isinstance(value.cls, keras_training.ScheduleClass):
-                    config = value.name  # the script's own class: the object is made as written
+                kind = "schedule_object"  # (also read where an optimizer takes it)
+                try:
+                    config = keras_training.schedule_config(value)
+                except Unsupported:
+                    config = None  # (the optimizer that takes it says why)
             elif isinstance(value, list) and value and all(
                     isinstance(v, keras_training.TrainingObj) and v.kind == "callback" for v in value):
                 config, kind = None, "callback_list"  # ``callbacks = [EarlyStopping(...), ...]``

@@ -144,6 +144,12 @@ def _reads(source: str, var: str) -> int:
     return count
 
 
+def read_elsewhere(program, var: str) -> bool:
+    """The program reads ``var`` outside the training statements the printer replaces whole."""
+    return _reads(program.source or "", var) - sum(
+        _reads(ts.source, var) for ts in program.training if ts.kind in _REPLACED) > 0
+
+
 def keep_binding(program, var: str, lines: list[str]) -> list[str]:
     """``lines`` (a comment standing for a Keras object the generated code does not need),
     plus ``var = None`` when the program still reads ``var`` elsewhere (passed to a function:

@@ -33,7 +33,7 @@ from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
-from transpiler.printers.torch.callbacks import keep_binding, used_by_compile_or_fit
+from transpiler.printers.torch.callbacks import keep_binding, read_elsewhere, used_by_compile_or_fit
 from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
@@ -262,13 +262,19 @@ class TrainingPrinter(CompiledObjects):
                 raise NotImplementedError("callbacks not passed to a translated fit()")
             comment = f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"
             return keep_binding(self.program, ts.model, [comment])
-        if ts.kind == "schedule_object" and ts.config is not None:
+        if ts.kind == "schedule_object" and ts.config is not None and ts.config.kind == "custom":
             # an object of the script's own schedule class (translated where it is defined)
             return [f"{ts.model} = {ts.source}"]
         if ts.kind == "schedule_object":
             users = [o.model for o in self.program.training if o.kind == "optimizer_object"
                      and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
-            if self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users):
+            used = self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users)
+            if ts.config is not None and (not used or read_elsewhere(self.program, ts.model)):
+                # read by the script itself (``lr_schedule(step)``): the rate at a step, as Keras gives it
+                self.needs.add("schedule_function")
+                init = lit(float(ts.config.params["initial_learning_rate"]))
+                return [f"{ts.model} = ScheduleFunction({init}, {self.schedule_lambda(ts.config)})"]
+            if used:
                 source = " ".join(ts.source.split())
                 return [comment_text(f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it")]
             raise NotImplementedError("a learning-rate schedule not given to an optimizer compile() uses")
@@ -940,8 +946,11 @@ class TrainingPrinter(CompiledObjects):
             out += copy.take(LOSSES, "keras_same_rank", "keras_loss", "keras_metric")
         if "loss_class" in self.needs:
             out += copy.take(LOSSES, "Loss")
-        if "schedule_class" in self.needs:
+        if "schedule_class" in self.needs or "schedule_function" in self.needs:
             out += copy.take("torch.optimizers", "LearningRateSchedule")
+        if "schedule_function" in self.needs:
+            self.code.imports.add("import torch")
+            out += copy.take("torch.optimizers", "ScheduleFunction")
         if "epoch_batches" in self.needs:
             out += copy.take(TRAINING, "EpochBatches")
         if "callback_objects" in self.needs or "callback_class" in self.needs:

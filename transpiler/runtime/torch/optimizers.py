@@ -58,3 +58,14 @@ class LearningRateSchedule:
 
     def __call__(self, step):
         raise NotImplementedError("a LearningRateSchedule subclass defines __call__(step)")
+
+
+class ScheduleFunction(LearningRateSchedule):
+    """One of Keras' built-in schedules (ExponentialDecay, CosineDecay, ...): the learning
+    rate at a step is ``initial_learning_rate * factor(step)``, a float32 tensor as in Keras."""
+
+    def __init__(self, initial_learning_rate, factor):
+        self.initial_learning_rate, self.factor = initial_learning_rate, factor
+
+    def __call__(self, step):
+        return torch.tensor(self.initial_learning_rate * self.factor(int(step)), dtype=torch.float32)
