@@ -161,6 +161,26 @@ def keep_binding(program, var: str, lines: list[str]) -> list[str]:
     return lines + [f"{var} = None  # (read below; the generated code does not need the Keras object)"]
 
 
+def given_to_untranslated(program, var: str) -> str | None:
+    """The method (``compile``/``fit``) of a call in the script that reads ``var`` (as a value,
+    or through a callback list it is an item of) although the printer did not translate that
+    call (its own stub says why); None when no such call reads it."""
+    import libcst as cst
+
+    from transpiler import cst_fast
+
+    pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
+    lists = [ts.model for ts in program.training if ts.kind == "callback_list" and ts.model != var
+             and pattern.search(ts.source)]
+    names = [pattern] + [re.compile(rf"(?<![\w.]){re.escape(v)}\b(?!\s*=(?!=))") for v in lists]
+    for call in cst_fast.nodes_of(cst_fast.parse(program.source or ""), cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("compile", "fit"):
+            args = " ".join(cst_fast.code(a.value) for a in call.args)
+            if any(p.search(args) for p in names):
+                return call.func.attr.value
+    return None
+
+
 def used_by_compile_or_fit(program, var: str) -> bool:
     """``var`` (an optimizer, loss, callback or list of callbacks) goes to a translated
     compile() or fit(): named in its call, in a callback list it gets, or given through a

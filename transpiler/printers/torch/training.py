@@ -33,7 +33,8 @@ from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
-from transpiler.printers.torch.callbacks import keep_binding, read_elsewhere, used_by_compile_or_fit
+from transpiler.printers.torch.callbacks import given_to_untranslated, keep_binding, read_elsewhere, \
+    used_by_compile_or_fit
 from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
@@ -257,6 +258,15 @@ class TrainingPrinter(CompiledObjects):
                 self.needs.add("lambda_callback")
             self.needs.add("callback_class")
             return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
+        untranslated = given_to_untranslated(self.program, ts.model) if ts.kind in (
+            "callback_list", "callback_object", "optimizer_object") and not self._used_by_compile_or_fit(ts.model) \
+            else None
+        if untranslated and not (ts.kind == "optimizer_object" and (self._loop_model(ts.model) or
+                                                                    wrapper_training.passed_to_wrapper(self, ts.model))):
+            # its compile()/fit() call is a stub of its own (the reason is there, not here)
+            source = " ".join(ts.source.split())
+            return keep_binding(self.program, ts.model, [comment_text(
+                f"# {ts.model} = {source}: given to {untranslated}() below, not translated (see its stub)")])
         if ts.kind == "callback_list":
             if not self._used_by_compile_or_fit(ts.model):
                 raise NotImplementedError("callbacks not passed to a translated fit()")
