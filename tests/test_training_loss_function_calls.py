@@ -81,3 +81,23 @@ def test_a_loss_function_with_arguments_not_translated_is_a_stub():
         "LOSS", "keras.losses.sparse_categorical_crossentropy(yb, preds, ignore_class=1)")
     result = translate(src, "loss_calls.py")
     assert any("sparse_categorical_crossentropy" in str(d) for d in result.stubs), [str(d) for d in result.stubs]
+
+
+def test_einsum_and_arange_in_a_tape_train_like_keras():
+    """metric_learning's step: similarities by ``ops.einsum("ae,pe->ap", ...)`` and the labels
+    ``ops.arange(n)`` (they had no torch translation)."""
+    src = PROGRAM.replace("ACTIVATION", "None").replace("            loss = LOSS\n", (
+        '            similarities = keras.ops.einsum("ae,pe->ap", preds, preds) / 0.2\n'
+        "            labels = keras.ops.arange(16)\n"
+        "            loss = keras.losses.sparse_categorical_crossentropy(labels, similarities, from_logits=True)\n"))
+    result = translate(src, "einsum_step.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert "torch.einsum(" in result.text and "torch.arange(16)" in result.text
+    keras_mod, torch_mod, kmodel, tmodel = program_pair(src, result, 3, "einsum_step")
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(64, 8)).astype("float32")
+    y = rng.integers(0, 3, size=64)
+    expected = np.array(keras_mod.train(kmodel, x, y))
+    got = np.array(torch_mod.train(tmodel, x, y))
+    assert expected.shape == got.shape == (4,)
+    assert np.allclose(got, expected, rtol=1e-4, atol=1e-6), (expected, got)
