@@ -141,7 +141,7 @@ model.fit(np.zeros((8, 4)), np.zeros((8, 1)), callbacks=[CALLBACKS])
 @pytest.mark.parametrize("body, callbacks, message", [
     ("pass", "keras.callbacks.BackupAndRestore('backup')", "BackupAndRestore"),
     ("pass", "keras.callbacks.RemoteMonitor()", "RemoteMonitor"),
-    ("pass\n\n    def on_test_end(self, logs=None):\n        pass", "Cb()", "Cb.on_test_end()"),
+    ("pass\n\n    def on_predict_end(self, logs=None):\n        pass", "Cb()", "Cb.on_predict_end()"),
     ("print(self.model.predict(np.zeros((1, 4))))", "Cb()", "self.model.predict"),
     ("self.model.optimizer.momentum = 0.5", "Cb()", "self.model.optimizer.momentum"),
 ])

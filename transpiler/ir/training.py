@@ -169,6 +169,17 @@ class Loss:
 
 
 @dataclass
+class LossCall:
+    """A loss function applied to tensors outside a model's methods
+    (``keras.losses.sparse_categorical_crossentropy(labels, preds)``): its per-sample
+    values, ``y_true`` and ``y_pred`` as source code."""
+
+    loss: Loss
+    y_true: Code
+    y_pred: Code
+
+
+@dataclass
 class CustomCode:
     """A loss or metric the script defines itself: a function ``(y_true, y_pred)`` or a
     ``keras.losses.Loss`` subclass (``kind`` "function" / "loss_class"). ``source`` is its

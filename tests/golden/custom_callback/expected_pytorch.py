@@ -167,6 +167,18 @@ class Callback:
     def on_batch_end(self, batch, logs=None):
         pass
 
+    def on_test_begin(self, logs=None):
+        pass
+
+    def on_test_end(self, logs=None):
+        pass
+
+    def on_test_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_test_batch_end(self, batch, logs=None):
+        pass
+
 
 class LambdaCallback(Callback):
     """keras.callbacks.LambdaCallback: the functions given stand in for the hooks."""

@@ -412,6 +412,14 @@ class KerasExpressions(Interpreter):
     def _call_callback_class(self, func, args, kwargs, node):  # the script's own callback: kept as is
         return keras_training.TrainingObj("callback", func.name, list(args), dict(kwargs), cls=func)
 
+    @CALLS.register(keras_training.OptimizerClass)
+    def _call_optimizer_class(self, func, args, kwargs, node):  # a subclass of a Keras optimizer
+        return keras_training.TrainingObj("optimizer", func.base, list(args), dict(kwargs), cls=func)
+
+    @CALLS.register(keras_training.ScheduleClass)
+    def _call_schedule_class(self, func, args, kwargs, node):  # the script's own learning-rate schedule
+        return keras_training.TrainingObj("schedule", func.name, list(args), dict(kwargs), cls=func)
+
     @CALLS.register(keras_training.LossClass)
     def _call_loss_class(self, func, args, kwargs, node):  # the script's own Loss subclass
         return keras_training.TrainingObj("loss", func.name, list(args), dict(kwargs), cls=func)
@@ -682,7 +690,7 @@ class KerasExpressions(Interpreter):
                 return replace(obj, ops=obj.ops + [f"{name}:{text}"], elements=elements)
             return Unknown(f"dataset.{name}()")
         if isinstance(obj, TapeObj) and name == "gradient":
-            self._record_loop("gradient", self._current_stmt(), node)
+            self._record_gradient(node, args)  # (training_facts.py)
             return Unknown("gradients")
         if isinstance(obj, keras_training.TrainingObj) and name == "apply_gradients":
             self._record_loop("apply_gradients", self._current_stmt(), node)
@@ -820,6 +828,8 @@ def _api_dataset_slices(fe, func, args, kwargs, node, span):
 
 
 def _api_training_object(fe, func, args, kwargs, node, span):
+    if func.kind == "loss" and args and func.name[:1].islower():  # a loss function on tensors
+        return fe._record_loss_call(func, args, kwargs, node)  # (training_facts.py)
     # (the arguments whose code ends in a string literal, ``"m.weights.h5"``, ``d + "/m.h5"``: the
     # torch printers rename such a file name at every use, as written)
     literal = frozenset((a.keyword.value if a.keyword is not None else i)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from transpiler.frontend_ast.interp import code_of
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.ir import training as T
 
@@ -113,7 +114,8 @@ UNTRANSLATED_CALLBACKS = {
 OBJECT_CALLBACKS = ("lambda_callback", "custom")
 #: the hooks the generated fit() calls, with Keras' arguments
 CALLBACK_HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end", "on_train_batch_begin",
-                  "on_train_batch_end", "on_batch_begin", "on_batch_end")
+                  "on_train_batch_end", "on_batch_begin", "on_batch_end", "on_test_begin", "on_test_end",
+                  "on_test_batch_begin", "on_test_batch_end")
 CALLBACK_POSITIONAL = {
     "early_stopping": ("monitor", "min_delta", "patience", "verbose", "mode", "baseline",
                        "restore_best_weights", "start_from_epoch"),
@@ -185,6 +187,41 @@ class LossClass:
     node: Any  # its cst.ClassDef
 
 
+@dataclass(eq=False)
+class ScheduleClass:
+    """``class MySchedule(keras.optimizers.schedules.LearningRateSchedule)``: the script's own
+    learning-rate schedule (``__call__(step)`` gives the learning rate at an optimizer step)."""
+
+    name: str
+    node: Any  # its cst.ClassDef
+
+
+#: methods of the TensorFlow 2 Keras optimizers (OptimizerV2) a subclass may override that
+#: Keras 3 never calls: such a subclass trains exactly like its base class
+LEGACY_OPTIMIZER_METHODS = frozenset({"get_gradients", "get_updates", "_create_slots", "_resource_apply_dense",
+                                      "_resource_apply_sparse", "_prepare_local", "get_slot_names"})
+
+
+@dataclass(eq=False)
+class OptimizerClass:
+    """``class GCRMSprop(keras.optimizers.RMSprop)``: the script's subclass of a Keras optimizer
+    (``base``, its Keras name)."""
+
+    name: str
+    node: Any  # its cst.ClassDef
+    base: str
+
+    def methods(self) -> list[str]:
+        return [s.name.value for s in self.node.body.body if type(s).__name__ == "FunctionDef"]
+
+    def check(self) -> None:
+        """Only overrides Keras 3 never calls (it trains as its base class), else Unsupported."""
+        own = [m for m in self.methods() if m not in LEGACY_OPTIMIZER_METHODS]
+        if own:
+            raise Unsupported(f"{self.name}.{own[0]}(): a Keras optimizer subclass with its own {own[0]}() is "
+                              "not translated (only overrides Keras 3 never calls, such as get_gradients())")
+
+
 def _user_function(value: Any) -> str | None:
     """The name of a function the script defines (a FunctionRef), else None."""
     node = getattr(value, "node", None)
@@ -227,6 +264,8 @@ def optimizer_config(value: Any) -> T.Optimizer:
     if isinstance(value, str):
         name, given = value, {}
     elif isinstance(value, TrainingObj) and value.kind == "optimizer":
+        if isinstance(value.cls, OptimizerClass):
+            value.cls.check()  # (one Keras 3 calls: its own update rule)
         name, given = value.name, _bind(OPTIMIZER_POSITIONAL, value.args, value.kwargs, value.name)
     else:
         raise Unsupported(f"optimizer {value!r} is not supported")
@@ -259,9 +298,14 @@ def optimizer_config(value: Any) -> T.Optimizer:
 
 
 def schedule_config(obj: TrainingObj) -> T.Schedule:
+    if isinstance(obj.cls, ScheduleClass):  # the script's own: the optimizer's rate is its value
+        if not obj.var:
+            raise Unsupported(f"{obj.name}(...) given to the optimizer without a name (bind it to a variable)")
+        return T.Schedule("custom", {"initial_learning_rate": 1.0, "class": obj.name, "code": obj.var})
     kind = SCHEDULE_NAMES[obj.name]
     params = _bind(SCHEDULE_POSITIONAL[kind], obj.args, obj.kwargs, obj.name)
-    params = {k: _static(v, f"{obj.name}({k}=...)") for k, v in params.items() if k != "name"}
+    params = {k: _run_time_steps(v) if k == "decay_steps" else _static(v, f"{obj.name}({k}=...)")
+              for k, v in params.items() if k != "name"}
     if kind == "piecewise_constant_decay":
         params["initial_learning_rate"] = params["values"][0]
     params.setdefault("staircase", False)
@@ -271,6 +315,15 @@ def schedule_config(obj: TrainingObj) -> T.Schedule:
             if params.get(key):
                 raise Unsupported("CosineDecay with warmup is not supported yet")
     return T.Schedule(kind, params)
+
+
+def _run_time_steps(value: Any) -> Any:
+    """A schedule's ``decay_steps``: a number, or the code computing it from the data
+    (``steps_per_epoch * 5``), parenthesised for the printed formula."""
+    source = getattr(value, "source", None) if type(value).__name__ == "Unknown" else None
+    if source is not None:
+        return f"({source if isinstance(source, str) else code_of(source)})"
+    return _static(value, "decay_steps")
 
 
 def loss_config(value: Any) -> T.Loss:
@@ -378,7 +431,7 @@ def callback_config(value: Any) -> T.Callback:
         unknown = [h for h in hooks if h not in CALLBACK_HOOKS]
         if unknown:
             raise Unsupported(f"{value.name}.{unknown[0]}(): the generated fit() calls only the training "
-                              f"hooks ({', '.join(CALLBACK_HOOKS[:6])})")
+                              f"and validation hooks ({', '.join(CALLBACK_HOOKS)})")
         return T.Callback("custom", {"class": value.name, "hooks": hooks})
     kind = CALLBACK_NAMES[value.name]
     if kind in UNTRANSLATED_CALLBACKS:

@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 import libcst as cst
 
-import libcst as cst
-
 from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
@@ -175,7 +173,12 @@ class KerasTrainingFacts:
                     config = (keras_training.metric_name(value), None)
                 kind = "metric_object"
             elif isinstance(value, keras_training.TrainingObj) and value.kind == "schedule":
-                config, kind = None, "schedule_object"  # read where an optimizer takes it
+                value.var = value.var or var  # (an optimizer made later names it)
+                kind = "schedule_object"  # (also read where an optimizer takes it)
+                try:
+                    config = keras_training.schedule_config(value)
+                except Unsupported:
+                    config = None  # (the optimizer that takes it says why)
             elif isinstance(value, list) and value and all(
                     isinstance(v, keras_training.TrainingObj) and v.kind == "callback" for v in value):
                 config, kind = None, "callback_list"  # ``callbacks = [EarlyStopping(...), ...]``
@@ -205,6 +208,45 @@ class KerasTrainingFacts:
             kind, "", None, span, self.source_file.sid(stmt), call=self.source_file.sid(node),
             source=cst.Module([]).code_for_node(node)))
         return self.program.training[-1]
+
+    def _record_loss_call(self, func: ApiRef, args, kwargs, node):
+        """``keras.losses.sparse_categorical_crossentropy(labels, preds)`` outside a model's
+        method: the loss function applied to tensors, its per-sample values (Keras reduces
+        nothing here). Recorded so the printer puts the torch loss function in its place; the
+        value is a :class:`PerSampleLoss` (``tape.gradient`` of it is the gradient of its sum)."""
+        from transpiler.ir import training as T
+
+        if self.self_stack:  # (a model's own step: its class printer translates the method)
+            return Unknown("loss values")
+        span = self._span(node)
+        positional = [a for a in node.args if a.keyword is None]
+        codes = {a.keyword.value: code_of(a.value) for a in node.args if a.keyword is not None}
+        codes.update(zip(("y_true", "y_pred"), (code_of(a.value) for a in positional)))
+        try:
+            extra = set(codes) - {"y_true", "y_pred", "from_logits"}
+            if len(positional) > 2 or extra or not {"y_true", "y_pred"} <= set(codes):
+                raise Unsupported(f"{func.name}(): only (y_true, y_pred, from_logits=...) are translated")
+            config = keras_training.loss_config(keras_training.TrainingObj(
+                "loss", func.name, [], {k: v for k, v in kwargs.items() if k == "from_logits"}))
+        except Unsupported as exc:
+            self.program.stub(span, f"keras.losses.{func.name}(): {exc}", self._line(span))
+            return Unknown("loss values")
+        config = T.LossCall(config, T.Code(codes["y_true"]), T.Code(codes["y_pred"]))
+        stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        self.program.training.append(T.TrainingStatement("loss_call", "", config, span, stmt,
+                                                         call=self.source_file.sid(node),
+                                                         source=cst.Module([]).code_for_node(node)))
+        return PerSampleLoss("loss values")
+
+    def _record_gradient(self, node, args) -> None:
+        """``tape.gradient(loss, variables)``; a per-sample loss (a vector) is summed first,
+        as TensorFlow does for a target that is not a scalar."""
+        ts = self._record_loop("gradient", self._current_stmt(), node)
+        target = args[0] if args else None
+        while isinstance(target, Unknown) and not isinstance(target, PerSampleLoss):
+            target = target.origin
+        if isinstance(target, PerSampleLoss):
+            ts.config = "sum"
 
     def _load_model(self, node):
         """``keras.models.load_model(path)``: the script's one model class with saved weights."""
@@ -315,6 +357,10 @@ class KerasTrainingFacts:
         config.var = getattr(value, "var", None)
         if config.kind in keras_training.OBJECT_CALLBACKS:  # the object itself goes to fit()
             items = code_literals.list_items(codes.get("callbacks", ""))
+            if items is None:  # ``callbacks = [MyCallback(), ...]`` then ``fit(callbacks=callbacks)``
+                made = [ts for ts in self.program.training if ts.kind == "callback_list"
+                        and ts.model == codes.get("callbacks", "").strip()]
+                items = code_literals.list_items(made[-1].source) if made else None
             config.params = {k: v for k, v in config.params.items() if k in ("class", "hooks")}
             if items is None:  # the list is built elsewhere (from Keras calls the script printer stubs)
                 raise Unsupported("fit(callbacks=...) with callback objects must be a literal list")
@@ -363,6 +409,10 @@ class KerasTrainingFacts:
             layer = producer.meta.get("fused_into", producer).layer if producer else None
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names, len(graph.outputs)
+
+
+class PerSampleLoss(Unknown):
+    """The per-sample values of a Keras loss function applied to tensors (not reduced)."""
 
 
 def _has_input_shape(model: ModelObj) -> bool:

@@ -50,6 +50,18 @@ class KerasSubclasses(KerasOpaqueLayers):
                 ref = keras_training.LossClass(stmt.name.value, stmt)
                 self._record_custom_code(ref.name, "loss_class", stmt)
                 return ref
+            elif isinstance(base, (keras_training.OptimizerClass, ApiRef)) and (
+                    not isinstance(base, ApiRef) or base.kind == "optimizer"):  # a Keras optimizer's subclass
+                ref = keras_training.OptimizerClass(stmt.name.value, stmt, base.name if isinstance(base, ApiRef)
+                                                    else base.base)
+                if set(ref.methods()) <= keras_training.LEGACY_OPTIMIZER_METHODS:  # (it trains as its base)
+                    self._record_custom_code(ref.name, "optimizer_class", stmt)  # (training_facts.py)
+                return ref
+            elif isinstance(base, (keras_training.ScheduleClass, ApiRef)) and (
+                    not isinstance(base, ApiRef) or base.kind == "schedule_base"):  # a learning-rate schedule
+                ref = keras_training.ScheduleClass(stmt.name.value, stmt)
+                self._record_custom_code(ref.name, "schedule_class", stmt)  # (training_facts.py)
+                return ref
             elif isinstance(base, (keras_training.CallbackClass, ApiRef)) and (
                     not isinstance(base, ApiRef) or base.kind == "callback_base"):  # a training callback
                 ref = keras_training.CallbackClass(stmt.name.value, stmt, base if isinstance(

@@ -407,6 +407,9 @@ def resolve_api(path: str) -> Any:
         return ApiRef("loss_base", last)
     if name in ("callbacks.Callback", "callbacks.callback.Callback"):
         return ApiRef("callback_base", last)
+    if name in ("optimizers.schedules.LearningRateSchedule",
+                "optimizers.schedules.learning_rate_schedule.LearningRateSchedule"):
+        return ApiRef("schedule_base", last)
     if name.startswith("callbacks.") and last in keras_training.CALLBACK_NAMES:
         return ApiRef("callback", last)
     if name.startswith("datasets.") and last == "load_data" and name.count(".") == 2:

@@ -144,6 +144,12 @@ def _reads(source: str, var: str) -> int:
     return count
 
 
+def read_elsewhere(program, var: str) -> bool:
+    """The program reads ``var`` outside the training statements the printer replaces whole."""
+    return _reads(program.source or "", var) - sum(
+        _reads(ts.source, var) for ts in program.training if ts.kind in _REPLACED) > 0
+
+
 def keep_binding(program, var: str, lines: list[str]) -> list[str]:
     """``lines`` (a comment standing for a Keras object the generated code does not need),
     plus ``var = None`` when the program still reads ``var`` elsewhere (passed to a function:
@@ -153,6 +159,26 @@ def keep_binding(program, var: str, lines: list[str]) -> list[str]:
     if elsewhere <= 0:
         return lines
     return lines + [f"{var} = None  # (read below; the generated code does not need the Keras object)"]
+
+
+def given_to_untranslated(program, var: str) -> str | None:
+    """The method (``compile``/``fit``) of a call in the script that reads ``var`` (as a value,
+    or through a callback list it is an item of) although the printer did not translate that
+    call (its own stub says why); None when no such call reads it."""
+    import libcst as cst
+
+    from transpiler import cst_fast
+
+    pattern = re.compile(rf"(?<![\w.]){re.escape(var)}\b(?!\s*=(?!=))")
+    lists = [ts.model for ts in program.training if ts.kind == "callback_list" and ts.model != var
+             and pattern.search(ts.source)]
+    names = [pattern] + [re.compile(rf"(?<![\w.]){re.escape(v)}\b(?!\s*=(?!=))") for v in lists]
+    for call in cst_fast.nodes_of(cst_fast.parse(program.source or ""), cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("compile", "fit"):
+            args = " ".join(cst_fast.code(a.value) for a in call.args)
+            if any(p.search(args) for p in names):
+                return call.func.attr.value
+    return None
 
 
 def used_by_compile_or_fit(program, var: str) -> bool:

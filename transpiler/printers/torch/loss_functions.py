@@ -168,6 +168,8 @@ def _binary(torch_fn: str, clamp: str | None = None) -> Callable:
         x1, x2 = a.text("x1"), a.text("x2")
         if clamp and a.number("x1"):
             x1, x2 = x2, x1
+        if clamp and isinstance(a.values.get("x1"), cst.Attribute):  # (self.rate: maybe a Python number)
+            return f"torch.clamp(torch.as_tensor({x1}), {clamp}={x2})"
         if clamp:
             return f"torch.clamp({x1}, {clamp}={x2})"
         if a.number("x1") and a.number("x2"):
@@ -306,6 +308,23 @@ def _stop_gradient(call: cst.Call) -> str:
     return f"{x}.detach()" if re.fullmatch(r"[\w.]+", x) else f"({x}).detach()"
 
 
+def _einsum(call: cst.Call) -> str:
+    """``ops.einsum("ae,pe->ap", a, b)`` / ``tf.einsum``: the same subscripts and operands."""
+    if not call.args or any(arg.keyword is not None or arg.star for arg in call.args) or \
+            not isinstance(call.args[0].value, cst.SimpleString):
+        raise Untranslatable("einsum with keywords or subscripts that are not a literal")
+    return f"torch.einsum({', '.join(_code(arg.value) for arg in call.args)})"
+
+
+def _arange(call: cst.Call) -> str:
+    """``ops.arange(n)`` / ``ops.arange(start, stop, step)`` of integers (int32 in Keras: an
+    index vector; torch's int64 indexes the same)."""
+    if not 1 <= len(call.args) <= 3 or any(arg.keyword is not None for arg in call.args) or \
+            not all(isinstance(arg.value, (cst.Integer, cst.Name, cst.Attribute)) for arg in call.args):
+        raise Untranslatable("arange other than of integer positions (start, stop, step)")
+    return f"torch.arange({', '.join(_code(arg.value) for arg in call.args)})"
+
+
 def _matmul(call: cst.Call) -> str:
     """``tf.matmul(a, b, transpose_a=..., transpose_b=...)`` / ``ops.matmul(a, b)``."""
     a = _Args(call, ("x1", "x2", "transpose_a", "transpose_b"), {"x1": ("a",), "x2": ("b",)})
@@ -363,6 +382,7 @@ _COMMON: dict[str, Callable] = {
     "expand_dims": _expand_dims,
     "random.normal": _random("normal"), "random.uniform": _random("uniform"),
     "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
+    "einsum": _einsum, "arange": _arange,
 }
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
@@ -378,7 +398,8 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "shape": "shape", "stack": "stack", "concat": "concat", "convert_to_tensor": "convert_to_tensor",
             "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims",
             "random.normal": "random.normal", "random.uniform": "random.uniform", "stop_gradient": "stop_gradient",
-            "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul"}
+            "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul",
+            "einsum": "einsum"}
 
 
 #: Keras' short loss function names → the canonical ones

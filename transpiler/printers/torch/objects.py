@@ -17,7 +17,7 @@ from transpiler.ir.training import CROSS_ENTROPY, SPARSE_SENSITIVE_OPTIMIZERS  #
 from transpiler.printers import differences, runtime_source
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
-from transpiler.printers.code import lit
+from transpiler.printers.code import comment_text, lit
 
 
 #: runtime modules (transpiler/runtime/torch/) the helpers are copied from
@@ -118,6 +118,9 @@ class CompiledObjects:
 
     def schedule_lambda(self, s: T.Schedule) -> str:
         p = s.params
+        if s.kind == "custom":  # the script's own schedule object: the rate itself (base rate 1)
+            self.code.imports.add("import torch")
+            return f"lambda step: float({p['code']}(torch.tensor(step)))"
         init = float(p["initial_learning_rate"])
         if s.kind in ("exponential_decay", "inverse_time_decay"):
             ratio = f"step // {p['decay_steps']}" if p.get("staircase") else f"step / {p['decay_steps']}"
@@ -135,6 +138,11 @@ class CompiledObjects:
     def custom_code_lines(self, ts: T.TrainingStatement) -> list[str]:
         """The script's own loss/metric function or Loss subclass, its body in torch."""
         cc: T.CustomCode = ts.config
+        if cc.kind == "optimizer_class":  # (only methods Keras 3 never calls: frontend training.py)
+            head = " ".join(cc.source.lstrip().split("\n", 1)[0].split())
+            return [comment_text(f"# {head}"),
+                    "# Keras 3 never calls the methods it overrides (Keras 2's optimizer API): it trains",
+                    "# as its base class (the torch optimizer is made where the script uses it)"]
         node = cst.parse_module(cc.source).body[0]
         aliases = torch_loss_functions.module_aliases(cst_fast.parse(self.program.source))
         try:
@@ -145,6 +153,12 @@ class CompiledObjects:
         if uses_f:
             self.needs.add("F")
         self.needs.add("custom_loss")
+        if cc.kind == "schedule_class":  # (its __call__ reads a step tensor, as Keras passes)
+            self.needs.add("schedule_class")
+            bases = [b.with_changes(value=cst.Name("LearningRateSchedule")) if torch_loss_functions.canonical(
+                torch_loss_functions.resolve(b.value, aliases) or "").endswith(".LearningRateSchedule") else b
+                for b in new.bases]
+            new = new.with_changes(bases=bases)
         if cc.kind == "loss_class":
             self.needs.add("loss_class")
             bases = [b.with_changes(value=cst.Name("Loss")) if torch_loss_functions.canonical(

@@ -383,9 +383,11 @@ class _Printer:
                 out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
                     and self.source.sid(stmt) in self.tcode.statements:
-                # a loss/metric the script defines, its body translated to torch
-                new = list(cst.parse_module("\n".join(self.tcode.statements[self.source.sid(stmt)]) + "\n").body)
-                out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
+                # a loss/metric the script defines, its body translated to torch (or comments only)
+                lines = self.tcode.statements[self.source.sid(stmt)]
+                new = list(cst.parse_module("\n".join(lines) + "\n").body)
+                out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]] if new \
+                    else self._training_lines(stmt, lines)
             elif self.tcode is not None and self.source.sid(stmt) in self.tcode.unwrap:
                 # `with tf.GradientTape() as tape:`: its body runs as is, after zero_grad()
                 pre = list(cst.parse_module("\n".join(self.tcode.unwrap[self.source.sid(stmt)]) + "\n").body)
@@ -995,6 +997,4 @@ __all__ = ["print_torch_script", "ScriptResult", "ModelDef"]
 
 
 def _no_loss_call(name: str, from_logits: bool) -> str:
-    """Built-in Keras loss functions inside a training step are the training printer's
-    business (they are translated before this rewrite); any left over is not translated."""
-    raise NotImplementedError(name)
+    raise NotImplementedError(name)  # (the training printer translated the ones it could)

@@ -33,7 +33,8 @@ from transpiler.printers.torch import wrapper_training
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
-from transpiler.printers.torch.callbacks import keep_binding, used_by_compile_or_fit
+from transpiler.printers.torch.callbacks import given_to_untranslated, keep_binding, read_elsewhere, \
+    used_by_compile_or_fit
 from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
@@ -262,15 +263,33 @@ class TrainingPrinter(CompiledObjects):
                 self.needs.add("lambda_callback")
             self.needs.add("callback_class")
             return [f"{ts.model} = {_callback_object_code(ts.config.params['code'])}"]
+        untranslated = given_to_untranslated(self.program, ts.model) if ts.kind in (
+            "callback_list", "callback_object", "optimizer_object") and not self._used_by_compile_or_fit(ts.model) \
+            else None
+        if untranslated and not (ts.kind == "optimizer_object" and (self._loop_model(ts.model) or
+                                                                    wrapper_training.passed_to_wrapper(self, ts.model))):
+            # its compile()/fit() call is a stub of its own (the reason is there, not here)
+            source = " ".join(ts.source.split())
+            return keep_binding(self.program, ts.model, [comment_text(
+                f"# {ts.model} = {source}: given to {untranslated}() below, not translated (see its stub)")])
         if ts.kind == "callback_list":
             if not self._used_by_compile_or_fit(ts.model):
                 raise NotImplementedError("callbacks not passed to a translated fit()")
             comment = f"# {ts.model} = [...]: the callbacks run inside the generated fit() loop"
             return keep_binding(self.program, ts.model, [comment])
+        if ts.kind == "schedule_object" and ts.config is not None and ts.config.kind == "custom":
+            # an object of the script's own schedule class (translated where it is defined)
+            return [f"{ts.model} = {ts.source}"]
         if ts.kind == "schedule_object":
             users = [o.model for o in self.program.training if o.kind == "optimizer_object"
                      and re.search(rf"(?<![\w.]){re.escape(ts.model)}\b(?!\s*=(?!=))", o.source)]
-            if self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users):
+            used = self._used_by_compile_or_fit(ts.model) or any(self._used_by_compile_or_fit(u) for u in users)
+            if ts.config is not None and (not used or read_elsewhere(self.program, ts.model)):
+                # read by the script itself (``lr_schedule(step)``): the rate at a step, as Keras gives it
+                self.needs.add("schedule_function")
+                init = lit(float(ts.config.params["initial_learning_rate"]))
+                return [f"{ts.model} = ScheduleFunction({init}, {self.schedule_lambda(ts.config)})"]
+            if used:
                 source = " ".join(ts.source.split())
                 return [comment_text(f"# {ts.model} = {source}: the torch scheduler made with the optimizer steps it")]
             raise NotImplementedError("a learning-rate schedule not given to an optimizer compile() uses")
@@ -358,6 +377,9 @@ class TrainingPrinter(CompiledObjects):
         if ts.kind == "gradient":
             call = cst.parse_expression(ts.source)
             loss = cst.Module([]).code_for_node(call.args[0].value)
+            if ts.config == "sum":  # TensorFlow's gradient of a target that is not a scalar
+                return ["# tape.gradient of per-sample loss values: the gradient of their sum",
+                        f"{loss}.sum().backward()"]
             return [f"{loss}.backward()"]
         if ts.kind == "apply_gradients":
             optimizer = ts.source.split(".apply_gradients", 1)[0]
@@ -453,6 +475,8 @@ class TrainingPrinter(CompiledObjects):
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
                        "dataset", "gradient", "apply_gradients", "tape", "model_call", "metric_object"):
             return self.loop_lines(ts)
+        if ts.kind == "loss_call":  # Keras' per-sample values: the runtime's function of (output, target)
+            return [f"{self.loss_name(ts.config.loss, False)}({ts.config.y_pred.text}, {ts.config.y_true.text})"]
         mt = self._model(ts, several)
         if ts.kind == "compile":
             if ts.builder is not None:
@@ -940,6 +964,11 @@ class TrainingPrinter(CompiledObjects):
             out += copy.take(LOSSES, "keras_same_rank", "keras_loss", "keras_metric")
         if "loss_class" in self.needs:
             out += copy.take(LOSSES, "Loss")
+        if "schedule_class" in self.needs or "schedule_function" in self.needs:
+            out += copy.take("torch.optimizers", "LearningRateSchedule")
+        if "schedule_function" in self.needs:
+            self.code.imports.add("import torch")
+            out += copy.take("torch.optimizers", "ScheduleFunction")
         if "epoch_batches" in self.needs:
             out += copy.take(TRAINING, "EpochBatches")
         if "callback_objects" in self.needs or "callback_class" in self.needs:

@@ -198,7 +198,7 @@ def update_metrics(metrics, outputs, targets, sums, counts):
 
 @torch.no_grad()
 def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_weights=None,
-             return_dict=False):
+             return_dict=False, callbacks=()):
     """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
     loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
     loss_weights = loss_weights or [1.0] * len(loss_fns)
@@ -207,10 +207,16 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
     model.eval()
     total, seen = 0.0, 0
     sums, counts = reset_metrics(metrics)
+    if CALLBACK_OBJECTS:
+        for callback in callbacks:  # (fit's validation: the test hooks, with running means as logs)
+            callback.on_test_begin({})
     for step, batch in enumerate(make_loader(inputs, targets, batch_size)):
         if EVAL_STEPS:
             if steps is not None and step >= steps:  # Keras' evaluate(steps=...)
                 break
+        if CALLBACK_OBJECTS:
+            for callback in callbacks:
+                callback.on_test_batch_begin(step, logs={})
         batch_inputs, batch_targets = batch[: len(inputs)], batch[len(inputs):]
         outputs = model(*batch_inputs, return_logits=True) if LOGITS else model(*batch_inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -220,7 +226,14 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
         total += loss.item() * len(batch_inputs[0])
         seen += len(batch_inputs[0])
         update_metrics(metrics, outputs, batch_targets, sums, counts)
+        if CALLBACK_OBJECTS:
+            batch_logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
+            for callback in callbacks:
+                callback.on_test_batch_end(step, logs=dict(sorted(batch_logs.items())))
     results = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
+    if CALLBACK_OBJECTS:
+        for callback in callbacks:
+            callback.on_test_end(dict(sorted(results.items())))
     if return_dict:
         return results
     return results["loss"] if len(results) == 1 else list(results.values())
@@ -316,14 +329,25 @@ def fit(model, optimizer, loss_fns, x, y, epochs=1, batch_size=32, verbose="auto
             else:
                 due = epoch + 1 in validation_freq
             if validation_data is not None and due:
-                results = evaluate(model, loss_fns, *validation_data,
-                                   batch_size=validation_batch_size or batch_size, steps=validation_steps,
-                                   metrics=metrics, loss_weights=loss_weights, return_dict=True)
+                if CALLBACK_OBJECTS:
+                    results = evaluate(model, loss_fns, *validation_data,
+                                       batch_size=validation_batch_size or batch_size, steps=validation_steps,
+                                       metrics=metrics, loss_weights=loss_weights, return_dict=True,
+                                       callbacks=callbacks)
+                else:
+                    results = evaluate(model, loss_fns, *validation_data,
+                                       batch_size=validation_batch_size or batch_size, steps=validation_steps,
+                                       metrics=metrics, loss_weights=loss_weights, return_dict=True)
                 logs.update({f"val_{key}": value for key, value in results.items()})
         elif VALIDATION:
             if validation_data is not None:
-                results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,
-                                   metrics=metrics, loss_weights=loss_weights, return_dict=True)
+                if CALLBACK_OBJECTS:
+                    results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,
+                                       metrics=metrics, loss_weights=loss_weights, return_dict=True,
+                                       callbacks=callbacks)
+                else:
+                    results = evaluate(model, loss_fns, *validation_data, batch_size=batch_size,
+                                       metrics=metrics, loss_weights=loss_weights, return_dict=True)
                 logs.update({f"val_{key}": value for key, value in results.items()})
         if CALLBACK_OBJECTS:
             # Keras hands the callbacks (History too) a copy sorted by key; on_train_end another one

@@ -48,3 +48,24 @@ class KerasRMSprop(torch.optim.Optimizer):
                 if group["momentum"] > 0:
                     increment = state["momentum"].mul_(group["momentum"]).add_(increment)
                 p.sub_(increment)
+
+
+class LearningRateSchedule:
+    """keras.optimizers.schedules.LearningRateSchedule without Keras: a subclass's
+    ``__call__(step)`` gives the learning rate at an optimizer step (``step`` a tensor, as
+    Keras passes ``optimizer.iterations``); a LambdaLR scheduler stepped once per batch asks
+    it for every step, on an optimizer whose base rate is 1."""
+
+    def __call__(self, step):
+        raise NotImplementedError("a LearningRateSchedule subclass defines __call__(step)")
+
+
+class ScheduleFunction(LearningRateSchedule):
+    """One of Keras' built-in schedules (ExponentialDecay, CosineDecay, ...): the learning
+    rate at a step is ``initial_learning_rate * factor(step)``, a float32 tensor as in Keras."""
+
+    def __init__(self, initial_learning_rate, factor):
+        self.initial_learning_rate, self.factor = initial_learning_rate, factor
+
+    def __call__(self, step):
+        return torch.tensor(self.initial_learning_rate * self.factor(int(step)), dtype=torch.float32)
