@@ -23,9 +23,8 @@ from transpiler.ir import code_literals
 from transpiler.ir import training as T
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
-from transpiler.printers import differences, runtime_prune, runtime_source
+from transpiler.printers import differences
 from transpiler.printers.torch import data_pipelines, data_utils, dataset_features, dataset_loaders
-from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch import data_pipeline
 from transpiler.printers.torch.data_pipeline import Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
@@ -35,10 +34,10 @@ from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
 from transpiler.printers.torch.callbacks import given_to_untranslated, keep_binding, read_elsewhere, \
     used_by_compile_or_fit
-from transpiler.printers.torch.fit_loop import LOOP, fit_text
 from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE, LOSSES,  # noqa: F401
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
                                               STOPPING_CALLBACKS, TRAINING, CompiledObjects)
+from transpiler.printers.torch.training_helpers import RuntimeHelpers
 from transpiler.printers.torch.training_text import _arg_text, _from_layout, _to_layout  # noqa: F401
 
 
@@ -81,7 +80,7 @@ def _logits_activation(md: ModelDef | None, index: int) -> str | None:
     return md.graph.meta.get("logits_outputs", {}).get(index) if md is not None else None
 
 
-class TrainingPrinter(CompiledObjects):
+class TrainingPrinter(RuntimeHelpers, CompiledObjects):
     """Generates the torch training code of one program."""
 
     def __init__(self, program: Program):
@@ -921,81 +920,6 @@ class TrainingPrinter(CompiledObjects):
             self.needs.add("evaluate")  # validation runs evaluate() after each epoch
         return self.fit_variants[key]
 
-    # -- helpers ------------------------------------------------------------------
-    def _helpers(self) -> list[str]:
-        if not self.program.training:
-            return []
-        if not (self.needs or self.loss_fns or self.optimizer_classes or self.datasets):
-            return []
-        out = []
-        copy = runtime_source.Copier()  # each runtime definition once, its dependencies first
-        uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
-        features = frozenset(self.features | ({"logits"} if uses_logits else set()))
-        needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
-        if needs_loader:
-            self.code.imports.add("import numpy as np")
-            if "text" in features:
-                out.append(runtime_prune.specialise(LOOP, "text_loader", features))  # (file paths: its options)
-            out.append(runtime_prune.specialise(LOOP, "make_loader", features))
-            self.code.imports.add("from torch.utils.data import DataLoader, TensorDataset"
-                                  + (", default_collate" if any("default_collate" in t for t in out) else ""))
-        if "repeated" in self.needs:
-            out += copy.take(TRAINING, "Repeated")
-        if any(isinstance(n, tuple) for n in self.needs) or "evaluate" in self.needs:  # (what fit and evaluate share)
-            out += [runtime_prune.specialise(LOOP, name, features) for name in ("reset_metrics", "update_metrics")]
-        if any(isinstance(n, tuple) for n in self.needs):
-            out.append(runtime_prune.specialise(LOOP, "train_step", features))
-            self.code.imports.add("from types import SimpleNamespace")
-            for n in sorted(x for x in self.needs if isinstance(x, tuple)):
-                out.append(fit_text(n[1], self._fit_callbacks[n[1]], features, self.code.imports))
-        if "batch_logs" in self.needs:
-            out += copy.take(TRAINING, "batch_logs")
-        if "mean_metric" in self.needs:
-            out += copy.take(METRICS, "Mean")
-        if "metric_wrapper" in self.needs:
-            out += copy.take(METRICS, "MeanMetricWrapper")
-        if "fit_train_step" in self.needs:
-            out.append(runtime_prune.specialise(TRAINING, "fit_train_step", frozenset(self.features)))
-            self.code.imports.add("from types import SimpleNamespace")
-        if "evaluate_test_step" in self.needs:
-            out += copy.take(TRAINING, "evaluate_test_step")
-        if "custom_loss" in self.needs:
-            self.code.imports.add("import torch")
-            out += copy.take(LOSSES, "keras_same_rank", "keras_loss", "keras_metric")
-        if "loss_class" in self.needs:
-            out += copy.take(LOSSES, "Loss")
-        if "schedule_class" in self.needs or "schedule_function" in self.needs:
-            out += copy.take("torch.optimizers", "LearningRateSchedule")
-        if "schedule_function" in self.needs:
-            self.code.imports.add("import torch")
-            out += copy.take("torch.optimizers", "ScheduleFunction")
-        if "epoch_batches" in self.needs:
-            out += copy.take(TRAINING, "EpochBatches")
-        if "callback_objects" in self.needs or "callback_class" in self.needs:
-            out += copy.take(CALLBACKS, "Callback")
-        if "lambda_callback" in self.needs:
-            out += copy.take(CALLBACKS, "LambdaCallback")
-        if "evaluate" in self.needs:
-            out.append(runtime_prune.specialise(LOOP, "evaluate", features))
-        if "predict" in self.needs:
-            out += copy.take(TRAINING, "predict")
-        loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
-        utilities = sorted(n for n in self.datasets if n in data_utils.UTILITIES)
-        if loaders or utilities:  # (one copy of what they share: get_file, fetch, ...)
-            texts, imports = dataset_loaders.loader_texts(loaders, utilities)
-            out += texts
-            self.code.imports |= imports
-        loaders += utilities
-        for name in sorted(self.datasets - set(loaders)):
-            rename = {"Model": self.model_class} if name == "load_model" else None
-            out += copy.take(TRAINING, name, rename=rename)
-            self.code.imports.add("import numpy as np")
-        # KerasOptimizer, the base of the --exact classes, before them
-        out += [text for _key, text in sorted(self.optimizer_classes.items(),
-                                              key=lambda kv: (kv[0] != "KerasOptimizer", kv[0]))]
-        out += [text for _key, text in sorted(self.loss_fns.items())]
-        out += [text for _key, text in sorted(self.metric_fns.items(), key=lambda kv: kv[0][0])]
-        return [h.strip("\n") + "\n" for h in out]
 
 def _has_method(md: ModelDef | None, name: str) -> bool:
     """Whether the model's module has its own ``name`` (train_step, test_step): the source's,
