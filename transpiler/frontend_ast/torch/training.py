@@ -255,7 +255,14 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         fn.visit(Uses())
         only = self.program.models[0] if len(self.program.models) == 1 else None
         name = (only.builder or only.class_name) if only is not None else "model"
-        return [ModelV(name, only, var=p.name.value) if p.name.value in used else OTHER
+        # a parameter its body uses as a tensor (y.view(), x.bmm()) is one (frontend_ast/torch/tensor_params)
+        from transpiler.frontend_ast.torch import tensor_params
+
+        tensors = {k: v for k, v in tensor_params.tensor_parameters(fn).items() if k not in used}
+        if tensors:
+            self.fact(fn, "note", tensor_params.note(fn, tensors))
+        return [ModelV(name, only, var=p.name.value) if p.name.value in used else
+                tensor_params.TensorArgV(name=p.name.value) if p.name.value in tensors else OTHER
                 for p in fn.params.params]
 
     def _resolve(self, dotted: str) -> str | None:

@@ -726,6 +726,9 @@ class _Rewriter(cst.CSTTransformer):
         if kind == "device_drop":  # (frontend_ast/torch/plumbing.py)
             p.note(ts.config)
             return cst.RemovalSentinel.REMOVE
+        if kind == "note":  # a statement kept, with what the reader inferred about it (frontend_ast/torch/tensor_params)
+            p.note(ts.config)
+            return self.check(original, updated)
         if kind == "drop":
             if isinstance(original, cst.Decorator):
                 return cst.RemovalSentinel.REMOVE

@@ -1,0 +1,188 @@
+"""Functions over tensors that nothing in their file calls → keras.ops code.
+
+A library module of a PyTorch program (``utils.py`` of fast_neural_style: ``gram_matrix(y)``,
+``normalize_batch(batch)``) holds functions another file calls with torch tensors, often
+inside a training step where gradients flow through them. Nothing in the file itself says
+what their parameters hold, so the reader has to infer it, and it does so from the
+function's own body only:
+
+    a parameter is array data (a tensor) when the body calls on it, directly, a torch tensor
+    method that neither a numpy array nor a torch module has (``TENSOR_EVIDENCE``:
+    ``y.size()``, ``y.view(...)``, ``x.bmm(...)``, ``x.new_tensor(...)``, ``x.div_(...)``,
+    ``x.clone()``, ``x.masked_fill(...)``...).
+
+``.to()``, ``.cpu()``, ``.float()`` and the like are no evidence (a module has them too),
+nor is a method numpy arrays share (``x.sum()``, ``x.reshape(...)``): those keep the
+parameter's kind unknown, as before. Values computed from a tensor parameter are tensors
+in turn (the reader's interpretation follows them).
+
+Such a parameter is read as a tensor of the Keras program (``TensorArgV``, a ``LiveV``):
+its methods and the torch functions over it become ``keras.ops`` (ir/tensor_functions.py),
+which take numpy arrays and Keras (backend) tensors alike and let gradients flow, so one
+translation serves both kinds of caller. The layout is torch's (the caller's tensors are
+what torch held: channels-first images). The inference is never silent: the translated
+function carries a ``# transpiler:`` note naming the parameters taken for tensors and the
+method calls that showed it. A method the Keras side does not translate is still a marked
+stub (the statement), never code kept as it was.
+
+In-place methods (``x.div_(v)``) compute a new tensor: Keras tensors are immutable. torch
+changes the caller's tensor as well; the note says so (a caller that reads its argument
+again after the call sees other numbers).
+
+Imports no deep-learning framework.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.plumbing import TENSOR_ONLY_METHODS
+from transpiler.frontend_ast.torch.reader_values import LiveV
+
+#: methods a torch module has too (``model.to(device)``, ``model.float()``): no evidence
+MODULE_METHODS = frozenset({"to", "cpu", "cuda", "float", "double", "half", "bfloat16", "type", "requires_grad_",
+                            "zero_grad", "share_memory", "apply", "train", "eval", "backward"})
+#: torch tensor methods whose call on a parameter shows it to be a tensor
+TENSOR_EVIDENCE = TENSOR_ONLY_METHODS - MODULE_METHODS
+#: in-place arithmetic → its operator (a new tensor in the Keras program)
+IN_PLACE = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
+
+
+@dataclass(eq=False)
+class TensorArgV(LiveV):
+    """A parameter the function's body uses as a tensor (torch's layout: not permuted)."""
+
+    name: str = ""
+
+
+def tensor_parameters(fn: cst.FunctionDef) -> dict[str, list[str]]:
+    """The parameters of ``fn`` its body uses as tensors → the calls that show it, in order
+    (``{"y": ["y.size()", "y.view()"]}``). Nested functions and lambdas are not looked into
+    (their own parameters may shadow the names)."""
+    names = {p.name.value for p in fn.params.params + fn.params.kwonly_params + fn.params.posonly_params}
+    found: dict[str, list[str]] = {}
+
+    class Uses(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in names and \
+                    f.attr.value in TENSOR_EVIDENCE:
+                shown = f"{f.value.value}.{f.attr.value}()"
+                calls = found.setdefault(f.value.value, [])
+                if shown not in calls:
+                    calls.append(shown)
+
+    fn.visit(Uses())
+    return found
+
+
+def note(fn: cst.FunctionDef, found: dict[str, list[str]]) -> str:
+    """The note above a function whose parameters were taken for tensors."""
+    which = "; ".join(f"{name} ({', '.join(calls)})" for name, calls in found.items())
+    several = len(found) > 1
+    text = (f"{fn.name.value}: nothing in this file calls it; its body uses {'parameters' if several else 'a parameter'} "
+            f"as {'torch tensors' if several else 'a torch tensor'}, so {'they are' if several else 'it is'} read as "
+            f"{'tensors' if several else 'one'}: {which}. {'Their' if several else 'Its'} torch methods are keras.ops, which take numpy arrays "
+            "and Keras tensors alike (in torch's layout, as the caller's tensors were)")
+    if any(c.split(".")[1][:-2] in IN_PLACE for calls in found.values() for c in calls):
+        text += "; an in-place method makes a new tensor here (torch also changed the caller's tensor)"
+    return text
+
+
+def method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
+    """A tensor method on a Keras tensor beyond the training step's own (steps.live_method):
+    matrix products, axis swaps, tensors made like another, in-place arithmetic, masks. The
+    value; ``Unsupported`` when ``name`` is none of them."""
+    value = _method(reader, obj, name, node, pos, kw)
+    if value is None:
+        where = "in a training step" if reader.live else "on a tensor (keras.ops)"
+        raise Unsupported(f"tensor method .{name}() {where} is not translated yet")
+    return value
+
+
+# long: one case per tensor method, each a few lines
+def _method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
+    parts = [node.func.value]
+
+    def p(n) -> str:
+        parts.append(n)
+        return "{%d}" % (len(parts) - 1)
+
+    def done(template: str, result=None):
+        reader.array(node, template, parts, tensors=True)
+        return LiveV(obj.permuted) if result is None else result
+
+    def axes_ok():
+        if obj.permuted:
+            raise Unsupported(f".{name}() on a feature map the Keras model returns channels-last")
+
+    if kw and name not in ("masked_fill", "new_tensor", "new_zeros", "new_ones", "new_full", "softmax",
+                           "log_softmax"):
+        return None
+    if name in ("softmax", "log_softmax") and len(pos) + len(kw) == 1 and (pos or "dim" in kw):
+        axes_ok()
+        return done(f"${name}({{0}}, axis=" + p(pos[0] if pos else kw["dim"]) + ")")
+    if name in ("bmm", "mm", "matmul") and len(pos) == 1:
+        axes_ok()
+        return done("$matmul({0}, " + p(pos[0]) + ")")
+    if name == "transpose" and len(pos) == 2:
+        axes_ok()
+        return done("$swapaxes({0}, " + p(pos[0]) + ", " + p(pos[1]) + ")")
+    if name == "t" and not pos:
+        return done("$transpose({0})")
+    if name == "permute" and pos:
+        axes_ok()
+        dims = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
+        return done("$transpose({0}, " + dims + ")")
+    if name in ("new_tensor", "new_zeros", "new_ones", "new_full"):
+        data = pos[0] if pos else kw.get("data", kw.get("size"))
+        if data is None or set(kw) - {"data", "size", "fill_value", "dtype", "device", "requires_grad"} or \
+                kw.get("requires_grad") is not None:
+            return None
+        dtype = p(kw["dtype"]) if "dtype" in kw else "{0}.dtype"
+        if name == "new_tensor":
+            return done("$convert_to_tensor(" + p(data) + ", dtype=" + dtype + ")")
+        if name == "new_full":
+            fill = pos[1] if len(pos) > 1 else kw.get("fill_value")
+            if fill is None:
+                return None
+            return done("$full(" + p(data) + ", " + p(fill) + ", dtype=" + dtype + ")")
+        return done(f"${name[4:]}(" + p(data) + ", dtype=" + dtype + ")")
+    if name in IN_PLACE and len(pos) == 1:
+        return done("({0} " + IN_PLACE[name] + " " + p(pos[0]) + ")")
+    if name == "expand_as" and len(pos) == 1:
+        return done("$broadcast_to({0}, " + p(pos[0]) + ".shape)")
+    if name == "view_as" and len(pos) == 1:
+        axes_ok()
+        return done("$reshape({0}, " + p(pos[0]) + ".shape)")
+    if name == "type_as" and len(pos) == 1:
+        return done("$cast({0}, " + p(pos[0]) + ".dtype)")
+    if name in ("masked_fill", "masked_fill_"):
+        mask = pos[0] if pos else kw.get("mask")
+        value = pos[1] if len(pos) > 1 else kw.get("value")
+        if mask is None or value is None:
+            return None
+        return done("$where(" + p(mask) + ", $full_like({0}, " + p(value) + "), {0})")
+    if name == "numel" and not pos:
+        return done("$size({0})", result=_other())
+    if name == "dim" and not pos:
+        return done("len({0}.shape)", result=_other())
+    return None
+
+
+def _other():
+    from transpiler.frontend_ast.torch.reader_values import OTHER
+
+    return OTHER
+
+
+__all__ = ["TENSOR_EVIDENCE", "TensorArgV", "method", "note", "tensor_parameters"]
