@@ -133,3 +133,49 @@ def test_parameter_used_only_as_a_module_is_not_taken_for_a_tensor():
     assert not tr.stubs and "keras.ops.reshape(m, 2)" in tr.text
     only_to = translate("import torch\n\n\ndef place(m, device):\n    return m.to(device)\n", "p.py", "keras")
     assert "nothing in this file calls it" not in only_to.text
+
+
+#: array data of a script (numpy in the Keras program): the tensor methods numpy spells otherwise
+ARRAY_SCRIPT = '''\
+import numpy as np
+import torch
+
+rng = np.random.default_rng(0)
+scores = torch.from_numpy(rng.normal(size=(2, 3, 4)).astype("float32"))
+mask = torch.from_numpy(rng.uniform(size=(2, 3, 4)) > 0.5)
+labels = torch.from_numpy(rng.integers(0, 4, size=(5,)))
+pred = torch.from_numpy(rng.integers(0, 4, size=(2, 5)))
+flat = torch.from_numpy(rng.normal(size=(2, 12)).astype("float32"))
+
+expanded = pred.eq(labels.view(1, -1).expand_as(pred)).float()
+viewed = flat.view_as(scores)
+typed = labels.type_as(scores)
+filled = scores.masked_fill(mask, float("-inf")).masked_fill(mask == 0, 0.5)
+int_filled = labels.masked_fill(labels > 1, 2.7)
+made = torch.cat([labels, torch.ones(1).type_as(labels).fill_(7)], dim=0)
+product = scores.bmm(scores.transpose(1, 2))
+transposed = flat.t()
+new = scores.new_zeros((2, 2)) + scores.new_tensor([1.5, 2.5])
+summed = scores.clone()
+summed.add_(1.0)
+'''
+NAMES = ("expanded", "viewed", "typed", "filled", "int_filled", "made", "product", "transposed", "new", "summed")
+
+
+def test_tensor_methods_on_array_data_equal_torch(tmp_path):
+    tr = translate(ARRAY_SCRIPT, "arrays.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert "import torch" not in tr.text
+    src = _load(ARRAY_SCRIPT, tmp_path, "arrays_src")
+    out = _load(tr.text, tmp_path, "arrays_out")
+    for name in NAMES:
+        want = getattr(src, name).numpy()
+        got = np.asarray(getattr(out, name))
+        assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)
+
+
+def test_in_place_method_used_as_the_value_of_a_held_array_is_a_stub():
+    source = "import torch\n\nx = torch.zeros(3)\ny = torch.cat([x.fill_(2.0), x])\n"
+    tr = translate(source, "inplace.py", "keras")
+    assert any("used as a value of an array a variable holds" in str(s) for s in tr.stubs), tr.stubs

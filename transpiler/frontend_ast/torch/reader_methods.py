@@ -270,12 +270,10 @@ class ReaderMethods:
             if _code(start) == "1" and len(pos) <= 1:
                 return done(f"{r}.reshape(len({r}), -1)")
             raise Unsupported(f".flatten({', '.join(_code(a) for a in pos)}) is not translated")
-        if name in ("fill_", "copy_", "zero_"):
-            value = "0" if name == "zero_" else p(pos[0])
-            return done(f"$copyto({r}, {value})", OTHER)
-        if name in ("add_", "sub_", "mul_", "div_"):
-            op = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}[name]
-            return done(f"$copyto({r}, {r} {op} {p(pos[0])})", OTHER)
+        if name in ("fill_", "copy_", "zero_", "add_", "sub_", "mul_", "div_"):
+            from transpiler.frontend_ast.torch.tensor_params import in_place
+
+            return done(*in_place(self, name, recv, node, r, pos, p))
         if name in ("round", "cumsum", "nonzero", "sort", "argsort", "any", "all", "ravel"):
             return done(f"{r}.{name}(" + ", ".join(p(a) for a in pos) + ")")
         if name == "softmax" or name == "log_softmax":
@@ -283,7 +281,13 @@ class ReaderMethods:
             parts.clear()
             self.fact(node, "activation", {"op": name, "x": self.sid(recv), "axis": self.sid(axis) if axis is not None else None})
             return Arr()
-        raise Unsupported(f"tensor method .{name}() is not translated to Keras yet")
+        from transpiler.frontend_ast.torch.tensor_params import array_method
+
+        made = array_method(name, r, pos, kw, p)  # (or Unsupported)
+        if len(made) == 3:  # a generated helper's call
+            self.runtime_expr(node, made[0], parts, made[2])
+            return made[1]
+        return done(*made)
 
     def _parent_attribute(self, call: cst.Call):
         """For ``x.max(dim=1).values`` (or ``[0]``): ('values' | 'indices', the outer node)."""

@@ -179,6 +179,65 @@ def _method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
     return None
 
 
+def array_method(name: str, r: str, pos: list, kw: dict, p) -> tuple:
+    """``(template, value)`` of a torch tensor method on array data (numpy in the Keras
+    program: reader_methods.tensor_method's cases beyond its own), ``r`` the receiver's
+    placeholder, ``p(node)`` a part's; ``Unsupported`` for any other method."""
+    from transpiler.frontend_ast.torch.reader_values import Arr
+
+    one = pos[0] if len(pos) == 1 and not kw else None
+    if name == "expand_as" and one is not None:
+        return f"$broadcast_to({r}, {p(one)}.shape)", Arr()
+    if name == "view_as" and one is not None:
+        return f"{r}.reshape({p(one)}.shape)", Arr()
+    if name == "type_as" and one is not None:
+        return f"{r}.astype({p(one)}.dtype)", Arr()
+    if name in ("bmm", "mm", "matmul") and one is not None:
+        return f"({r} @ {p(one)})", Arr()
+    if name == "t" and not pos and not kw:
+        return f"{r}.T", Arr()
+    if name == "masked_fill" and len(pos) + len(kw) == 2 and set(kw) <= {"mask", "value"}:
+        mask = pos[0] if pos else kw["mask"]
+        value = pos[1] if len(pos) > 1 else kw["value"]
+        # (torch keeps the tensor's dtype: the generated helper casts the value to it)
+        return f"masked_fill({r}, {p(mask)}, {p(value)})", Arr(), ["masked_fill"]
+    if name in ("new_tensor", "new_zeros", "new_ones", "new_full") and pos and \
+            set(kw) <= {"dtype", "device"} and len(pos) <= (2 if name == "new_full" else 1):
+        dtype = p(kw["dtype"]) if "dtype" in kw else f"{r}.dtype"
+        if name == "new_tensor":
+            return f"$asarray({p(pos[0])}, dtype={dtype})", Arr()
+        if name == "new_full":
+            if len(pos) != 2:
+                raise Unsupported("tensor method .new_full() without its fill value")
+            return f"$full({p(pos[0])}, {p(pos[1])}, dtype={dtype})", Arr()
+        return f"${name[4:]}({p(pos[0])}, dtype={dtype})", Arr()
+    raise Unsupported(f"tensor method .{name}() is not translated to Keras yet")
+
+
+def in_place(reader, name: str, recv, node: cst.Call, r: str, pos: list, p) -> tuple:
+    """``(template, value)`` of an in-place method on array data: as a statement of its own,
+    ``np.copyto`` (the array changes, as torch's tensor); used as a value, on a temporary
+    (``torch.ones(1, 1).fill_(v)``: nobody else sees it), the new array; used as a value on
+    an array a variable holds, ``Unsupported`` (both the change and the value would be needed)."""
+    from transpiler.frontend_ast.torch.reader_values import OTHER, Arr
+
+    if name != "zero_" and len(pos) != 1:
+        raise Unsupported(f"tensor method .{name}() with other than one argument")
+    value = "0" if name == "zero_" else p(pos[0])
+    op = IN_PLACE.get(name)
+    line = reader.stmt_stack[-1] if reader.stmt_stack else None
+    alone = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and \
+        isinstance(line.body[0], cst.Expr) and line.body[0].value is node
+    if alone:
+        return (f"$copyto({r}, {r} {op} {value})" if op else f"$copyto({r}, {value})"), OTHER
+    if isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
+        raise Unsupported(f"tensor method .{name}() used as a value of an array a variable holds (numpy "
+                          "changes it in place or makes a new one, not both)")
+    if op:
+        return f"({r} {op} {value})", Arr()
+    return f"$full_like({r}, {value})", Arr()
+
+
 def _other():
     from transpiler.frontend_ast.torch.reader_values import OTHER
 

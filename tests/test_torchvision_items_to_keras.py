@@ -1,0 +1,98 @@
+"""torch → Keras: torchvision transforms a user's dataset applies to one PIL image per item
+(super_resolution's ``DatasetFromFolder``), built in library functions from names imported
+from ``torchvision.transforms`` (``from torchvision.transforms import Compose, ToTensor``).
+
+The generated transforms (runtime/keras/vision.py) take one PIL image as torchvision's do
+(a batch of one inside, the batch axis dropped after); their numbers are compared with real
+torchvision's, computed by the torchvision environment (/work/main/.venv-tv, skipped where
+it is absent): CenterCrop and ToTensor exactly, Resize within one uint8 level (PIL's
+bilinear filter against keras.ops.image.resize's, as documented there).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from transpiler.translate import translate
+
+TV_PYTHON = "/work/main/.venv-tv/bin/python"
+
+LIBRARY = '''\
+from torchvision.transforms import Compose, CenterCrop, ToTensor, Resize
+
+
+def input_transform(crop_size, upscale_factor):
+    return Compose([
+        CenterCrop(crop_size),
+        Resize(crop_size // upscale_factor),
+        ToTensor(),
+    ])
+
+
+def target_transform(crop_size):
+    return Compose([CenterCrop(crop_size), ToTensor()])
+
+
+to_tensor = ToTensor()
+'''
+
+REFERENCE = '''\
+import sys
+import numpy as np
+from PIL import Image
+from torchvision.transforms import Compose, CenterCrop, ToTensor, Resize
+rng = np.random.default_rng(0)
+rgb = Image.fromarray(rng.integers(0, 256, (13, 11, 3), dtype=np.uint8))
+gray = rgb.convert("L")
+np.savez(sys.argv[1], target=Compose([CenterCrop(8), ToTensor()])(rgb).numpy(),
+         input=Compose([CenterCrop(8), Resize(4), ToTensor()])(gray).numpy(),
+         tensor=ToTensor()(gray).numpy())
+'''
+
+
+def _translated(tmp_path):
+    tr = translate(LIBRARY, "data.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert "import torchvision" not in tr.text and "from torchvision" not in tr.text
+    namespace: dict = {}
+    exec(compile(tr.text, str(tmp_path / "data_keras.py"), "exec"), namespace)
+    return namespace
+
+
+def _images():
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    rgb = Image.fromarray(rng.integers(0, 256, (13, 11, 3), dtype=np.uint8))
+    return rgb, rgb.convert("L")
+
+
+def test_transforms_imported_by_name_in_library_functions_are_translated(tmp_path):
+    ns = _translated(tmp_path)
+    rgb, gray = _images()
+    assert ns["target_transform"](8)(rgb).shape == (3, 8, 8)
+    assert ns["input_transform"](8, 2)(gray).shape == (1, 4, 4)
+    out = ns["to_tensor"](gray)
+    assert out.dtype == np.float32 and out.shape == (1, 13, 11)
+    np.testing.assert_array_equal(out[0], np.asarray(gray, dtype="float32") / np.float32(255))
+
+
+@pytest.mark.skipif(not os.path.exists(TV_PYTHON), reason="no torchvision environment")
+def test_transforms_of_one_pil_image_equal_torchvision(tmp_path):
+    script = tmp_path / "reference.py"
+    script.write_text(REFERENCE)
+    ref_path = tmp_path / "reference.npz"
+    subprocess.run([TV_PYTHON, str(script), str(ref_path)], check=True, capture_output=True, timeout=300)
+    ref = np.load(ref_path)
+    ns = _translated(tmp_path)
+    rgb, gray = _images()
+    np.testing.assert_array_equal(ns["target_transform"](8)(rgb), ref["target"])
+    np.testing.assert_array_equal(ns["to_tensor"](gray), ref["tensor"])
+    got = ns["input_transform"](8, 2)(gray)
+    assert got.shape == ref["input"].shape
+    np.testing.assert_allclose(got, ref["input"], atol=1 / 255 + 1e-7)  # (one uint8 level: PIL's filter)
