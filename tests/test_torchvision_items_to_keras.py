@@ -96,3 +96,27 @@ def test_transforms_of_one_pil_image_equal_torchvision(tmp_path):
     got = ns["input_transform"](8, 2)(gray)
     assert got.shape == ref["input"].shape
     np.testing.assert_allclose(got, ref["input"], atol=1 / 255 + 1e-7)  # (one uint8 level: PIL's filter)
+
+
+def test_a_tensor_a_transform_makes_is_array_data():
+    """``ToTensor()(img).view(1, -1, h, w)``: the transform's result is a tensor (numpy data),
+    so ``.view`` is numpy's reshape, not kept as numpy's ``view`` (which takes a dtype)."""
+    source = ("from PIL import Image\nfrom torchvision.transforms import ToTensor\n\n"
+              "img = Image.new('L', (5, 4))\nto_tensor = ToTensor()\n"
+              "x = to_tensor(img).view(1, -1, img.size[1], img.size[0])\n")
+    tr = translate(source, "one.py", "keras")
+    assert not tr.stubs, tr.stubs
+    namespace: dict = {}
+    exec(compile(tr.text, "one_keras.py", "exec"), namespace)
+    assert namespace["x"].shape == (1, 1, 4, 5) and namespace["x"].dtype == np.float32
+
+
+def test_classes_listed_only_for_torch_load_are_dropped_with_the_context():
+    source = ("import torch\nfrom model import Net\n\nwith open('m.pth', 'rb') as f:\n"
+              "    allowed = [Net, torch.nn.modules.conv.Conv2d]\n"
+              "    with torch.serialization.safe_globals(allowed):\n        model = torch.load(f)\n")
+    tr = translate(source, "load.py", "keras")
+    assert not tr.stubs, tr.stubs
+    assert "dropped allowed: the classes torch.load may unpickle" in tr.text and "Conv2d" not in tr.text
+    kept = source.replace("        model = torch.load(f)\n", "        model = torch.load(f)\nprint(allowed)\n")
+    assert any("uses PyTorch" in str(s) for s in translate(kept, "load.py", "keras").stubs)  # (used elsewhere: kept)

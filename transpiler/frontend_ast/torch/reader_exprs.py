@@ -368,6 +368,10 @@ class ReaderExpressions(Interpreter):
     def _distribution_attribute(self, obj, name, node):
         return torch_episodes.distribution_attribute(self, name, node)
 
+    @CALLS.register(torch_vision.TransformV)
+    def _call_transform(self, func, node, args, scope):
+        return Arr()  # (a tensor made by torchvision's transform: numpy data in the Keras program)
+
     @CALLS.register(DatasetClassV)
     def _call_dataset_class(self, func, node, args, scope):
         return MapDatasetV(func.arity)

@@ -27,6 +27,7 @@ import libcst as cst
 
 from transpiler.cst_fast import attribute_chain, nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.reader_values import V
 
 #: torchvision dataset → (keras.datasets module, (C, H, W) of one image)
 DATASETS = {
@@ -48,6 +49,15 @@ RANDOM = ("RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRes
           "ColorJitter", "RandomAffine", "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide")
 DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
           "float16": "float16", "half": "float16", "uint8": "uint8"}
+
+
+#: transforms whose output is a tensor (array data in the Keras program)
+TENSOR_MAKERS = ("ToTensor", "PILToTensor", "ToImage")
+
+
+class TransformV(V):
+    """A transform (or Compose) that makes tensors: what calling it returns is array data
+    (``ToTensor()(img).view(1, -1, h, w)`` is numpy code in the Keras program)."""
 
 
 def _path(fe, node) -> str | None:
@@ -222,7 +232,8 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
         reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
                                      "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
                                      "helpers": ["Compose"] if name == "Compose" else ["Compose", name]})
-        return OTHER
+        steps = _steps(reader.fe, node)
+        return TransformV() if steps and any(n in TENSOR_MAKERS for n, _ in steps) else OTHER
     if name not in DATASETS and name not in FOLDERS:
         raise Unsupported(f"torchvision.datasets.{name} is not translated to Keras yet")
     names = ("root", "train", "transform", "target_transform", "download") if name in DATASETS else \
