@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import types
 
+import torch  # noqa: F401  (torch before Keras in one process)
 import numpy as np
 import pytest
 
@@ -43,6 +45,7 @@ to_tensor = ToTensor()
 
 REFERENCE = '''\
 import sys
+import torch  # noqa: F401  (torch before Keras in one process)
 import numpy as np
 from PIL import Image
 from torchvision.transforms import Compose, CenterCrop, ToTensor, Resize
@@ -120,3 +123,64 @@ def test_classes_listed_only_for_torch_load_are_dropped_with_the_context():
     assert "dropped allowed: the classes torch.load may unpickle" in tr.text and "Conv2d" not in tr.text
     kept = source.replace("        model = torch.load(f)\n", "        model = torch.load(f)\nprint(allowed)\n")
     assert any("uses PyTorch" in str(s) for s in translate(kept, "load.py", "keras").stubs)  # (used elsewhere: kept)
+
+
+PAIRS = '''\
+import torch
+from torch.utils.data import Dataset
+from torchvision import datasets
+
+
+class Pairs(Dataset):
+    def __init__(self, root, train, download=False):
+        super().__init__()
+        self.dataset = datasets.MNIST(root, train=train, download=download)
+        self.data = self.dataset.data.unsqueeze(1).clone()
+        self.labels = self.dataset.targets.clone()
+
+    def __len__(self):
+        return self.data.shape[0] - 1
+
+    def __getitem__(self, index):
+        first = self.data[index].clone().float()
+        second = self.data[index + 1].clone().float()
+        same = torch.tensor(float(self.labels[index] == self.labels[index + 1]), dtype=torch.float)
+        return first, second, same
+'''
+
+
+def test_a_dataset_holding_a_torchvision_dataset_equals_torch(tmp_path, monkeypatch):
+    """``datasets.MNIST(root, train=..., download=...)`` inside a user's Dataset: the generated
+    ``VisionDataset`` whose ``data`` (uint8, (N, 28, 28)) and ``targets`` (int64) are
+    torchvision's; the items equal torch's on the same stand-in images (torchvision itself is
+    not importable here: a stand-in module gives torch the same arrays)."""
+    import keras
+    import torch
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(6, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 3, size=(6,)).astype("uint8")
+    monkeypatch.setattr(keras.datasets.mnist, "load_data", lambda: ((images, labels), (images[:2], labels[:2])))
+
+    class MNIST:  # torchvision's: data a uint8 tensor (N, 28, 28), targets int64
+        def __init__(self, root, train=True, download=False, transform=None):
+            self.data, self.targets = torch.from_numpy(images), torch.from_numpy(labels.astype("int64"))
+
+    fake = types.ModuleType("torchvision")
+    fake.datasets = types.SimpleNamespace(MNIST=MNIST)
+    monkeypatch.setitem(sys.modules, "torchvision", fake)
+    namespace: dict = {}
+    exec(compile(PAIRS, "pairs.py", "exec"), namespace)
+    want = namespace["Pairs"]("d", train=True)
+
+    tr = translate(PAIRS, "pairs.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert 'VisionDataset("mnist", train=train)' in tr.text
+    out: dict = {}
+    exec(compile(tr.text, "pairs_keras.py", "exec"), out)
+    got = out["Pairs"]("d", train=True)
+    assert len(got) == len(want) == 5
+    for i in range(5):
+        for a, b in zip(got[i], want[i]):
+            assert np.asarray(a).dtype == b.numpy().dtype
+            np.testing.assert_array_equal(np.asarray(a), b.numpy())

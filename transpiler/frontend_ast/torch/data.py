@@ -17,6 +17,8 @@ with the ``Dataset`` base dropped and the wrapping rewritten to numpy::
     a.permute(*dims) / a.view(*shape)          → np.transpose(a, dims) / np.reshape(a, shape)
     a.size() / a.size(d)                       → a.shape / a.shape[d]
     a.to(device) / a.cpu() / a.cuda()          → a (the Keras program places data itself)
+    datasets.MNIST(root, train=t, download=d)  → VisionDataset("mnist", train=t) (its .data, .targets:
+                                                 torchvision's arrays, as numpy)
 
 (numpy draws other numbers than torch's generator: a dataset of random data gets random data
 of the same distribution, shape and dtype.)
@@ -95,11 +97,17 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
             return None
         return resolve(dotted)
 
+    helpers: list[str] = []
+
     class Rewrite(cst.CSTTransformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
             path = torch_path(original.func)
             pos = [a for a in updated.args if a.keyword is None and not a.star]
             kw = {a.keyword.value: a.value for a in updated.args if a.keyword is not None}
+            if path is not None and path.startswith("torchvision.datasets."):
+                made = _vision_dataset(path.rsplit(".", 1)[-1], pos, kw)
+                helpers.extend(h for h in ("ArrayDataset", "VisionDataset") if h not in helpers)
+                return made
             if path in ("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.asarray") and len(pos) == 1:
                 extra = set(kw) - {"dtype"}
                 if extra:
@@ -145,7 +153,25 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
     if kept:
         raise Unsupported(f"class {cls.name.value}: a Dataset calling torch tensor methods numpy arrays lack "
                           f"({', '.join('.' + k + '()' for k in kept)}; not translated)")
-    return new
+    return {"node": new, "helpers": helpers} if helpers else new
+
+
+def _vision_dataset(name: str, pos: list, kw: dict) -> cst.Call:
+    """``datasets.MNIST(root, train=t, download=d[, transform=f])`` inside a Dataset → the
+    generated ``VisionDataset("mnist", train=t[, transform=f])`` (keras.datasets' copy: no
+    root, nothing to download), whose ``data`` and ``targets`` are torchvision's arrays."""
+    from transpiler.frontend_ast.torch.vision import DATASETS
+
+    if name not in DATASETS:
+        raise Unsupported(f"torchvision.datasets.{name} in a Dataset is not translated to Keras yet")
+    given = dict(zip(("root", "train", "transform", "target_transform", "download"), [a.value for a in pos]))
+    given.update(kw)
+    extra = set(given) - {"root", "train", "transform", "target_transform", "download"}
+    if extra or given.get("target_transform") is not None:
+        raise Unsupported(f"datasets.{name}({', '.join(sorted(extra)) or 'target_transform'}=...) in a Dataset")
+    args = [cst.Arg(cst.SimpleString(f'"{DATASETS[name][0]}"'))]
+    args += [_kwarg(k, given[k]) for k in ("train", "transform") if k in given]
+    return cst.Call(cst.Name("VisionDataset"), args)
 
 
 #: torch functions making arrays → numpy (sizes as separate ints or one tuple)

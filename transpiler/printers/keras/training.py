@@ -722,6 +722,10 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, _statements(self.stub_for(original, ts.config)))
         if kind == "source":  # a statement rewritten by the frontend (a Dataset class)
             self.p.imports.add("import numpy as np")
+            if isinstance(ts.config, dict):  # (and the generated classes it uses: frontend_ast/torch/data.py)
+                for helper in ts.config["helpers"]:
+                    self.p.need(helper)
+                return ts.config["node"]
             return ts.config
         if kind == "device_drop":  # (frontend_ast/torch/plumbing.py)
             p.note(ts.config)
