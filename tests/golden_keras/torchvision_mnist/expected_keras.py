@@ -75,6 +75,8 @@ class VisionDataset(ArrayDataset):
     def __init__(self, name, train=True, transform=None):
         (x_train, y_train), (x_test, y_test) = getattr(keras.datasets, name).load_data()
         images, labels = (x_train, y_train) if train else (x_test, y_test)
+        # torchvision's raw arrays: uint8 (N, 28, 28) / (N, 32, 32, 3) images, int64 labels
+        self.data, self.targets = images, labels.reshape(-1).astype("int64")
         if images.ndim == 3:
             images = images[..., None]
         if transform is not None:
