@@ -357,6 +357,8 @@ class ProgramPrinter:
                 args.append("from_logits=True")
             if kind == "huber":
                 args.append(f"delta={self.code(loss.params.get('delta', 1.0))}")
+            if "ignore_class" in loss.params:  # (torch's ignore_index)
+                args.append(f"ignore_class={self.code(loss.params['ignore_class'])}")
             if kind == "binary_crossentropy" and not loss.from_logits:
                 self.note("torch's BCELoss clamps log(p) at -100, Keras clips p to [1e-7, 1 - 1e-7]: equal "
                           "unless a probability is within 1e-7 of 0 or 1")
