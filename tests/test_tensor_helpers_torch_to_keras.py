@@ -158,8 +158,11 @@ transposed = flat.t()
 new = scores.new_zeros((2, 2)) + scores.new_tensor([1.5, 2.5])
 summed = scores.clone()
 summed.add_(1.0)
+tiled = labels.repeat(2, 3)
+grad_free = scores.requires_grad or scores.is_cuda
 '''
-NAMES = ("expanded", "viewed", "typed", "filled", "int_filled", "made", "product", "transposed", "new", "summed")
+NAMES = ("expanded", "viewed", "typed", "filled", "int_filled", "made", "product", "transposed", "new", "summed",
+         "tiled")
 
 
 def test_tensor_methods_on_array_data_equal_torch(tmp_path):
@@ -173,9 +176,112 @@ def test_tensor_methods_on_array_data_equal_torch(tmp_path):
         got = np.asarray(getattr(out, name))
         assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
         np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)
+    assert out.grad_free is False and src.grad_free is False
 
 
 def test_in_place_method_used_as_the_value_of_a_held_array_is_a_stub():
     source = "import torch\n\nx = torch.zeros(3)\ny = torch.cat([x.fill_(2.0), x])\n"
     tr = translate(source, "inplace.py", "keras")
     assert any("used as a value of an array a variable holds" in str(s) for s in tr.stubs), tr.stubs
+
+
+#: a text pipeline as language_translation's: token ids made into tensors by a closure handed on
+#: as a value, batched by a collate_fn that pads them (time-major), from a list and an iterable
+COLLATE_SCRIPT = '''\
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader
+
+PAD = 1
+
+
+def get_data(pairs, stream, batch):
+    def _compose(*transforms):
+        def func(x):
+            for transform in transforms:
+                x = transform(x)
+            return x
+        return func
+
+    def _tensor_transform(token_ids):
+        return torch.cat((torch.tensor([2]), torch.tensor(token_ids), torch.tensor([3])))
+
+    src_transform = _compose(lambda ids: [i + 4 for i in ids], _tensor_transform)
+
+    def _collate_fn(batch):
+        src_batch, tgt_batch = [], []
+        for src_sample, tgt_sample in batch:
+            src_batch.append(src_transform(src_sample))
+            tgt_batch.append(torch.tensor(tgt_sample, dtype=torch.float32))
+        src_batch = pad_sequence(src_batch, padding_value=PAD)
+        tgt_batch = pad_sequence(tgt_batch, batch_first=True)
+        return src_batch, tgt_batch
+
+    listed = DataLoader(pairs, batch_size=batch, collate_fn=_collate_fn)
+    streamed = DataLoader(stream, batch_size=batch, collate_fn=_collate_fn)
+    return listed, streamed
+
+
+def create_mask(src, pad_idx):
+    return (src == pad_idx).transpose(0, 1)
+'''
+
+
+def test_collate_fn_loaders_and_padding_equal_torch(tmp_path):
+    tr = translate(COLLATE_SCRIPT, "text_data.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert "CollateLoader(" in tr.text and "import torch" not in tr.text
+    src = _load(COLLATE_SCRIPT, tmp_path, "collate_src")
+    out = _load(tr.text, tmp_path, "collate_out")
+    pairs = [([5, 6, 7], [0.5]), ([8], [1.5, 2.5, 3.5]), ([9, 10], [4.0, 5.0]), ([11, 12, 13, 14], [6.0]),
+             ([15], [7.0, 8.0])]
+    class Stream(torch.utils.data.IterableDataset):  # (torchtext's datasets are iterable ones)
+        def __iter__(self):
+            return iter(pairs)
+
+    for want_loader, got_loader in zip(src.get_data(pairs, Stream(), 2), out.get_data(pairs, iter(pairs), 2)):
+        want, got = list(want_loader), list(got_loader)
+        assert len(want) == len(got) == 3
+        for (ws, wt), (gs, gt) in zip(want, got):
+            for w, g in ((ws, gs), (wt, gt)):
+                g = np.asarray(g)
+                assert g.dtype == w.numpy().dtype and g.shape == tuple(w.shape)
+                np.testing.assert_array_equal(g, w.numpy())
+            np.testing.assert_array_equal(_np(out.create_mask(gs, 1)), src.create_mask(ws, 1).numpy())
+
+
+def test_two_axis_transpose_of_an_unknown_value_is_a_stub():
+    """torch's ``x.transpose(0, 1)`` swaps two axes; numpy's permutes all of them (of a 2-D
+    array, ``transpose(0, 1)`` is the array itself): on a value nothing shows to be a tensor
+    the statement is a marked stub, not numpy code that gives other numbers."""
+    source = "import torch\n\n\ndef f(rows, k):\n    return rows[k].transpose(0, 1)\n"
+    tr = translate(source, "f.py", "keras")
+    assert any("torch swaps two axes" in str(s) for s in tr.stubs), tr.stubs
+
+
+CORPUS = '''\
+import torch
+
+
+class Corpus(object):
+    def __init__(self, lines):
+        self.word2idx = {}
+        self.ids = self.tokenize(lines)
+
+    def tokenize(self, lines):
+        idss = []
+        for line in lines:
+            ids = [self.word2idx.setdefault(w, len(self.word2idx)) for w in line.split() + ["<eos>"]]
+            idss.append(torch.tensor(ids).type(torch.int64))
+        return torch.cat(idss)
+'''
+
+
+def test_a_plain_class_making_tensors_of_data_equals_torch(tmp_path):
+    tr = translate(CORPUS, "corpus.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    lines = ["a b c", "b c d e", "a"]
+    want = _load(CORPUS, tmp_path, "corpus_src").Corpus(lines).ids.numpy()
+    got = _load(tr.text, tmp_path, "corpus_out").Corpus(lines).ids
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

@@ -134,7 +134,10 @@ class ReaderExpressions(Interpreter):
         if name == "data":
             self.array(node, "{0}", [node.value])
             return Arr()
-        if name in ("dtype", "device", "grad", "requires_grad", "is_cuda"):
+        if name in ("requires_grad", "is_cuda"):  # (array data: no gradient, no device)
+            self.array(node, "False", [])
+            return OTHER
+        if name in ("dtype", "device", "grad"):
             raise Unsupported(f"tensor attribute .{name} of {_code(node.value)!r}")
         return OTHER  # (shape, ndim)
 
@@ -276,6 +279,8 @@ class ReaderExpressions(Interpreter):
 
     @COMPARANDS.register(*READER_VALUES)
     def _compared(self, left, right, node, target):
+        if isinstance(left, LiveV) or isinstance(right, LiveV):  # (a tensor's comparison is one)
+            return LiveV(getattr(left, "permuted", False) or getattr(right, "permuted", False))
         return Arr() if isinstance(left, Arr) or isinstance(right, Arr) else OTHER
 
     # -- calls ------------------------------------------------------------------------------
@@ -577,6 +582,10 @@ class ReaderExpressions(Interpreter):
             from transpiler.frontend_ast.torch.steps import live_function
 
             return live_function(self, path, node, pos, vals, kw)
+        if path in ("torch.nn.utils.rnn.pad_sequence",):  # (of any sequences: frontend_ast/torch/tensor_params)
+            from transpiler.frontend_ast.torch.tensor_params import pad_sequence
+
+            return pad_sequence(self, node, pos, kw)
         call = _TorchCall(path, short, node, pos, vals, kw)
         handler = _TORCH_CALLS.get(path) or _TORCH_MODULES.get(path.rsplit(".", 1)[0])
         value = PASS if handler is None else handler(self, call, kwv, scope)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.frontend_ast.torch import plumbing as torch_plumbing
 from transpiler.frontend_ast.torch.data import DTYPE_NAMES as CAST_DTYPES
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.tensor_params import unknown_method
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.frontend_ast.torch.reader_values import (
@@ -96,8 +96,7 @@ class ReaderMethods:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
-        message = torch_plumbing.unknown_tensor_method(self, name, recv) if type(obj) is Other and \
-            self.guessing else None
+        message = unknown_method(self, name, recv, args) if type(obj) is Other and self.guessing else None
         if message is not None:
             raise Unsupported(message)
         return OTHER

@@ -6,10 +6,11 @@ inside a training step where gradients flow through them. Nothing in the file it
 what their parameters hold, so the reader has to infer it, and it does so from the
 function's own body only:
 
-    a parameter is array data (a tensor) when the body calls on it, directly, a torch tensor
-    method that neither a numpy array nor a torch module has (``TENSOR_EVIDENCE``:
-    ``y.size()``, ``y.view(...)``, ``x.bmm(...)``, ``x.new_tensor(...)``, ``x.div_(...)``,
-    ``x.clone()``, ``x.masked_fill(...)``...).
+    a parameter is array data (a tensor) when the body calls on it, directly or on a
+    comparison or arithmetic of it (``(src == pad).transpose(0, 1)``), a torch tensor method
+    that neither a numpy array nor a torch module has (``TENSOR_EVIDENCE``: ``y.size()``,
+    ``y.view(...)``, ``x.bmm(...)``, ``x.new_tensor(...)``, ``x.div_(...)``, ``x.clone()``,
+    ``x.masked_fill(...)``...), or ``transpose`` with two axes (numpy's takes them all).
 
 ``.to()``, ``.cpu()``, ``.float()`` and the like are no evidence (a module has them too),
 nor is a method numpy arrays share (``x.sum()``, ``x.reshape(...)``): those keep the
@@ -74,10 +75,15 @@ def tensor_parameters(fn: cst.FunctionDef) -> dict[str, list[str]]:
 
         def visit_Call(self, node: cst.Call) -> None:
             f = node.func
-            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in names and \
-                    f.attr.value in TENSOR_EVIDENCE:
-                shown = f"{f.value.value}.{f.attr.value}()"
-                calls = found.setdefault(f.value.value, [])
+            if not isinstance(f, cst.Attribute):
+                return
+            evidence = f.attr.value in TENSOR_EVIDENCE or (f.attr.value == "transpose" and len(node.args) == 2)
+            recv = f.value
+            if isinstance(recv, (cst.Comparison, cst.BinaryOperation)):  # ((src == pad).transpose(0, 1))
+                recv = recv.left
+            if isinstance(recv, cst.Name) and recv.value in names and evidence:
+                shown = f"{cst.Module([]).code_for_node(f.value)}.{f.attr.value}()"
+                calls = found.setdefault(recv.value, [])
                 if shown not in calls:
                     calls.append(shown)
 
@@ -196,6 +202,9 @@ def array_method(name: str, r: str, pos: list, kw: dict, p) -> tuple:
         return f"({r} @ {p(one)})", Arr()
     if name == "t" and not pos and not kw:
         return f"{r}.T", Arr()
+    if name == "repeat" and pos and not kw:  # (torch's repeat is numpy's tile: leading axes added alike)
+        sizes = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
+        return f"$tile({r}, {sizes})", Arr()
     if name == "masked_fill" and len(pos) + len(kw) == 2 and set(kw) <= {"mask", "value"}:
         mask = pos[0] if pos else kw["mask"]
         value = pos[1] if len(pos) > 1 else kw["value"]
@@ -236,6 +245,85 @@ def in_place(reader, name: str, recv, node: cst.Call, r: str, pos: list, p) -> t
     if op:
         return f"({r} {op} {value})", Arr()
     return f"$full_like({r}, {value})", Arr()
+
+
+#: DataLoader's arguments in order, and the ones the generated CollateLoader takes
+LOADER_ORDER = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
+                "pin_memory", "drop_last", "timeout", "worker_init_fn")
+COLLATE_LOADER = ("dataset", "batch_size", "shuffle", "drop_last", "collate_fn")
+
+
+def collate_loader(reader, node: cst.Call, pos: list, vals: list, kw: dict, kwv: dict):
+    """``DataLoader(dataset, batch_size=B, collate_fn=fn)`` → the generated ``CollateLoader``
+    (runtime/keras/data.py): lists of B items of any dataset (map-style or an iterable)
+    handed to ``fn``. A function of this file given as ``fn`` is read with its batch (a list
+    of items) unknown, so its tensor code is translated; what the loader yields is what
+    ``fn`` returns (not known to the reader: the loop over it is not ``fit``'s)."""
+    from transpiler.frontend_ast.torch.reader_values import OTHER, FuncV
+
+    given = dict(zip(LOADER_ORDER, pos))
+    given.update(kw)
+    values = dict(zip(LOADER_ORDER, vals))
+    values.update(kwv)
+    ignored = {"num_workers", "pin_memory", "timeout", "persistent_workers", "prefetch_factor"}
+    extra = set(given) - set(COLLATE_LOADER) - ignored
+    if extra:
+        raise Unsupported(f"DataLoader({', '.join(sorted(extra))}=...) with a collate_fn is not translated")
+    fn = values.get("collate_fn")
+    if isinstance(fn, FuncV) and fn.node.name.value not in reader.read_functions:
+        reader.guessing += 1  # (its batch: a list of the dataset's items, unknown here)
+        try:
+            reader.read_function(fn.node, [OTHER], {})
+        finally:
+            reader.guessing -= 1
+    keys = [k for k in COLLATE_LOADER if k in given]
+    texts = ["{0}" if k == "dataset" else f"{k}={{{i}}}" for i, k in enumerate(keys)]
+    reader.runtime_expr(node, f"CollateLoader({', '.join(texts)})", [given[k] for k in keys], ["CollateLoader"])
+    return OTHER
+
+
+def pad_sequence(reader, node: cst.Call, pos: list, kw: dict):
+    """``pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right")``
+    → the generated ``pad_sequence`` of numpy arrays (runtime/keras/arrays.py): array data."""
+    from transpiler.frontend_ast.torch.reader_values import Arr
+
+    names = ("sequences", "batch_first", "padding_value", "padding_side")
+    given = dict(zip(names, pos))
+    given.update(kw)
+    if set(given) - set(names) or "sequences" not in given:
+        raise Unsupported("pad_sequence() with arguments it does not take")
+    keys = [k for k in names if k in given]
+    texts = ["{0}"] + [f"{k}={{{i + 1}}}" for i, k in enumerate(keys[1:])]
+    reader.runtime_expr(node, f"pad_sequence({', '.join(texts)})", [given[k] for k in keys], ["pad_sequence"])
+    return Arr()
+
+
+def read_nested(reader, fn: cst.FunctionDef) -> None:
+    """The functions defined in ``fn``'s body that nothing called while it was read (a
+    closure handed on as a value: ``_seq_transform(tokenizer, vocab, _tensor_transform)``),
+    read as the module's uncalled functions are (their parameters guessed)."""
+    for stmt in fn.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in reader.read_functions and \
+                stmt.name.value not in reader.reading:
+            reader.guessing += 1
+            try:
+                reader.read_function(stmt, reader._guess_params(stmt), {})
+            finally:
+                reader.guessing -= 1
+
+
+def unknown_method(reader, name: str, recv, args) -> str | None:
+    """The stub message for ``recv.name(args)`` on a value the reader cannot tell (in a
+    function nothing calls): a torch tensor method numpy arrays lack
+    (plumbing.unknown_tensor_method), or ``transpose`` with two axes (torch swaps them,
+    numpy's permutes all axes: ``x.transpose(0, 1)`` of a 2-D array is x); else None."""
+    from transpiler.frontend_ast.torch.plumbing import unknown_tensor_method
+
+    message = unknown_tensor_method(reader, name, recv)
+    if message is None and name == "transpose" and len(args) == 2:
+        message = (f"{cst.Module([]).code_for_node(recv)}.transpose(a, b): torch swaps two axes, numpy's "
+                   "transpose permutes them all (on a value this file does not show to be array data); not translated")
+    return message
 
 
 def _other():

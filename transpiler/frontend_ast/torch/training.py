@@ -223,7 +223,14 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
             self.fact(stmt, "source", kept)
         elif _mentions(stmt, self.torch_names()):
-            self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
+            try:  # (a plain class making arrays of data, as a Dataset does: frontend_ast/torch/data.py)
+                if any((self._resolve(_code(b.value)) or "").startswith("torch") for b in stmt.bases):
+                    raise Unsupported("a class deriving from a torch class")
+                kept = torch_data.numpy_dataset_class(stmt, self.torch_names(), self._resolve, what="a class")
+            except Unsupported:
+                self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
+                return
+            self.fact(stmt, "source", kept)
 
     def _model_helpers(self, skip: set[NodeId], defs: list) -> set[str]:
         """Functions only the model code uses (``model.apply(weights_init)``) that use torch."""
@@ -603,6 +610,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.statement_guard(fn, lambda: torch_steps.read_step_function(self, fn, scope))
             else:
                 self.block(fn.body.body, scope)
+            from transpiler.frontend_ast.torch.tensor_params import read_nested
+
+            read_nested(self, fn)  # (its own functions nothing called, as the module's)
         finally:
             self.cur_function = outer
             self.no_grad = saved

@@ -11,3 +11,19 @@ def masked_fill(x, mask, value):
     elsewhere, in ``x``'s dtype (torch casts the value to it)."""
     x = np.asarray(x)
     return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """torch's ``nn.utils.rnn.pad_sequence``: sequences of shape (L_i, *) padded with
+    ``padding_value`` to the longest, stacked as (L, B, *) (``batch_first``: (B, L, *)),
+    in the sequences' dtype."""
+    sequences = [np.asarray(s) for s in sequences]
+    longest = max(len(s) for s in sequences)
+    dtype = np.result_type(*sequences)
+    out = np.full((len(sequences), longest) + sequences[0].shape[1:], padding_value, dtype=dtype)
+    for i, s in enumerate(sequences):
+        if padding_side == "left":
+            out[i, longest - len(s):] = s
+        else:
+            out[i, : len(s)] = s
+    return out if batch_first else np.swapaxes(out, 0, 1)
