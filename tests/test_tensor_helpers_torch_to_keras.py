@@ -285,3 +285,41 @@ def test_a_plain_class_making_tensors_of_data_equals_torch(tmp_path):
     got = _load(tr.text, tmp_path, "corpus_out").Corpus(lines).ids
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+GRAPH = '''\
+import numpy as np
+import torch
+
+
+def load_graph(content, edges, V):
+    features = torch.FloatTensor(content[:, 1:-1].astype(np.int32))
+    scale = 1 / torch.sum(features, dim=1)
+    scale[scale == float("inf")] = 0
+    scale = torch.diag(scale).to_sparse()
+    features = scale @ features
+    labels = torch.LongTensor(content[:, -1].astype(np.int64))
+    E = edges.shape[0]
+    adj = torch.sparse_coo_tensor(edges.T, torch.ones(E), (V, V), dtype=torch.int64)
+    adj = torch.eye(V) + adj
+    return features, labels, adj
+'''
+
+
+def test_typed_and_sparse_tensors_of_data_equal_torch(tmp_path):
+    """torch.FloatTensor / LongTensor of arrays, a sparse diagonal and a sparse COO adjacency
+    (gat's load_cora, with a duplicate edge and a node without features): dense numpy arrays
+    in the Keras program, a note says so, the numbers equal torch's to_dense()."""
+    tr = translate(GRAPH, "graph.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert tr.text.count("a sparse tensor is a dense numpy array here") == 2
+    rng = np.random.default_rng(0)
+    content = np.concatenate([np.arange(5)[:, None], rng.integers(0, 2, (5, 4)), rng.integers(0, 3, (5, 1))], 1)
+    content[2, 1:-1] = 0
+    edges = np.array([[0, 1], [1, 2], [0, 1], [4, 3]], dtype=np.int32)
+    want = _load(GRAPH, tmp_path, "graph_src").load_graph(content, edges, 5)
+    got = _load(tr.text, tmp_path, "graph_out").load_graph(content, edges, 5)
+    for w, g in zip(want, got):
+        w = w.to_dense().numpy() if w.is_sparse else w.numpy()
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
+    assert got[1].dtype == np.int64 and got[0].dtype == np.float32

@@ -582,10 +582,10 @@ class ReaderExpressions(Interpreter):
             from transpiler.frontend_ast.torch.steps import live_function
 
             return live_function(self, path, node, pos, vals, kw)
-        if path in ("torch.nn.utils.rnn.pad_sequence",):  # (of any sequences: frontend_ast/torch/tensor_params)
-            from transpiler.frontend_ast.torch.tensor_params import pad_sequence
+        from transpiler.frontend_ast.torch.tensor_params import DATA_CALLS
 
-            return pad_sequence(self, node, pos, kw)
+        if path in DATA_CALLS:  # (pad_sequence, torch.FloatTensor, sparse tensors: frontend_ast/torch/tensor_params)
+            return DATA_CALLS[path](self, node, pos, kw)
         call = _TorchCall(path, short, node, pos, vals, kw)
         handler = _TORCH_CALLS.get(path) or _TORCH_MODULES.get(path.rsplit(".", 1)[0])
         value = PASS if handler is None else handler(self, call, kwv, scope)

@@ -283,6 +283,11 @@ class ReaderMethods:
         from transpiler.frontend_ast.torch.tensor_params import array_method
 
         made = array_method(name, r, pos, kw, p)  # (or Unsupported)
+        if len(made) == 3 and made[2] is None:  # (a sparse tensor's method: dense here)
+            from transpiler.frontend_ast.torch.tensor_params import dense_note
+
+            dense_note(self)
+            return done(*made[:2])
         if len(made) == 3:  # a generated helper's call
             self.runtime_expr(node, made[0], parts, made[2])
             return made[1]

@@ -202,6 +202,9 @@ def array_method(name: str, r: str, pos: list, kw: dict, p) -> tuple:
         return f"({r} @ {p(one)})", Arr()
     if name == "t" and not pos and not kw:
         return f"{r}.T", Arr()
+    if name in ("to_sparse", "to_dense", "coalesce") and not pos and not kw:
+        # (sparse tensors are dense arrays in the Keras program: the same numbers)
+        return r, Arr(), None
     if name == "repeat" and pos and not kw:  # (torch's repeat is numpy's tile: leading axes added alike)
         sizes = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
         return f"$tile({r}, {sizes})", Arr()
@@ -296,6 +299,64 @@ def pad_sequence(reader, node: cst.Call, pos: list, kw: dict):
     texts = ["{0}"] + [f"{k}={{{i + 1}}}" for i, k in enumerate(keys[1:])]
     reader.runtime_expr(node, f"pad_sequence({', '.join(texts)})", [given[k] for k in keys], ["pad_sequence"])
     return Arr()
+
+
+#: the legacy typed constructors of tensors from data → numpy dtype
+TYPED_TENSORS = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                 "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "ByteTensor": "uint8",
+                 "BoolTensor": "bool"}
+
+
+def typed_tensor(reader, node: cst.Call, pos: list, kw: dict):
+    """``torch.FloatTensor(data)`` / ``torch.LongTensor(data)`` → ``np.asarray(data, dtype=...)``
+    (a copy of data as array data; sizes instead of data are not translated)."""
+    from transpiler.frontend_ast.torch.reader_values import Arr
+
+    name = _called_name(node)
+    if len(pos) != 1 or kw or isinstance(pos[0], (cst.Integer, cst.Tuple)):
+        raise Unsupported(f"torch.{name}() of other than one array of data (sizes: torch.empty)")
+    reader.array(node, f'$asarray({{0}}, dtype="{TYPED_TENSORS[name]}")', [pos[0]])
+    return Arr()
+
+
+def sparse_coo_tensor(reader, node: cst.Call, pos: list, kw: dict):
+    """``torch.sparse_coo_tensor(indices, values, size[, dtype=])`` → the generated dense
+    ``sparse_coo_tensor`` (runtime/keras/arrays.py): the same numbers as torch's
+    ``to_dense()`` (duplicate indices summed); the Keras program holds the matrix dense."""
+    from transpiler.frontend_ast.torch.reader_values import Arr
+
+    names = ("indices", "values", "size")
+    given = dict(zip(names, pos))
+    given.update({k: v for k, v in kw.items() if k not in ("device", "requires_grad")})
+    if set(given) - set(names) - {"dtype"} or "size" not in given or "values" not in given:
+        raise Unsupported("torch.sparse_coo_tensor() without a size, or with arguments it does not take")
+    keys = [k for k in names + ("dtype",) if k in given]
+    texts = [f"{{{i}}}" for i, k in enumerate(keys) if k != "dtype"] + \
+        [f"dtype={{{keys.index('dtype')}}}"] * ("dtype" in given)
+    reader.runtime_expr(node, f"sparse_coo_tensor({', '.join(texts)})", [given[k] for k in keys],
+                        ["sparse_coo_tensor"])
+    dense_note(reader)
+    return Arr()
+
+
+DENSE_NOTE = ("a sparse tensor is a dense numpy array here (the same numbers: duplicates summed, as "
+              "torch's to_dense(); memory grows with the full size)")
+
+
+def dense_note(reader) -> None:
+    """The note above the statement holding a sparse tensor (unless the statement has a fact)."""
+    line = reader.stmt_stack[-1] if reader.stmt_stack else None
+    if line is not None and reader.sid(line) not in reader.facts:
+        reader.fact(line, "note", DENSE_NOTE)
+
+
+def _called_name(node: cst.Call) -> str:
+    return node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
+
+
+DATA_CALLS = {"torch.nn.utils.rnn.pad_sequence": lambda r, n, p, k: pad_sequence(r, n, p, k),
+              "torch.sparse_coo_tensor": sparse_coo_tensor,
+              **{f"torch.{name}": typed_tensor for name in TYPED_TENSORS}}
 
 
 def read_nested(reader, fn: cst.FunctionDef) -> None:

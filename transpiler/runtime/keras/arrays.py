@@ -27,3 +27,13 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         else:
             out[i, : len(s)] = s
     return out if batch_first else np.swapaxes(out, 0, 1)
+
+
+def sparse_coo_tensor(indices, values, size, dtype=None):
+    """torch's ``sparse_coo_tensor(indices, values, size)`` held dense: ``values`` at the
+    (ndim, nnz) ``indices`` of a zero array of ``size``, duplicates summed (torch's
+    ``to_dense()``); the values' dtype unless ``dtype`` is given."""
+    values = np.asarray(values)
+    out = np.zeros(tuple(size) + values.shape[1:], dtype=dtype or values.dtype)
+    np.add.at(out, tuple(np.asarray(indices)), values)
+    return out
