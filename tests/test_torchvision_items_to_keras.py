@@ -184,3 +184,46 @@ def test_a_dataset_holding_a_torchvision_dataset_equals_torch(tmp_path, monkeypa
         for a, b in zip(got[i], want[i]):
             assert np.asarray(a).dtype == b.numpy().dtype
             np.testing.assert_array_equal(np.asarray(a), b.numpy())
+
+
+FAKE = '''\
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+dataset = datasets.FakeData(10, (3, 8, 6), 4, transforms.ToTensor())
+loader = DataLoader(dataset, batch_size=4)
+images, labels = next(iter(loader))
+'''
+
+FAKE_REFERENCE = FAKE + '''
+import sys
+import numpy as np
+np.savez(sys.argv[1], images=images.numpy(), labels=labels.numpy(), again=dataset[3][0].numpy(),
+         first=dataset[3][0].numpy(), n=len(dataset), n_batches=len(loader))
+'''
+
+
+def test_fake_data_is_a_lazy_dataset_of_torchvisions_shapes(tmp_path):
+    """``datasets.FakeData(size, image_size, num_classes, transform)``: the generated lazy
+    dataset (item i drawn from a generator seeded by i: the same on every read); its batches
+    have torchvision's shapes and dtypes (compared with real torchvision's where the
+    torchvision environment is present), pixels in [0, 1] after ToTensor, labels below
+    num_classes. The numbers are numpy's draws, not torch's."""
+    tr = translate(FAKE, "fake.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    namespace: dict = {}
+    exec(compile(tr.text, "fake_keras.py", "exec"), namespace)
+    images, labels, dataset = namespace["images"], namespace["labels"], namespace["dataset"]
+    assert images.shape == (4, 3, 8, 6) and images.dtype == np.float32 and labels.dtype == np.int64
+    assert 0.0 <= images.min() and images.max() <= 1.0 and labels.max() < 4 and len(dataset) == 10
+    np.testing.assert_array_equal(dataset[3][0], dataset[3][0])
+    if os.path.exists(TV_PYTHON):
+        script = tmp_path / "fake_reference.py"
+        script.write_text(FAKE_REFERENCE)
+        subprocess.run([TV_PYTHON, str(script), str(tmp_path / "fake.npz")], check=True, capture_output=True,
+                       timeout=300)
+        ref = np.load(tmp_path / "fake.npz")
+        assert ref["images"].shape == images.shape and ref["images"].dtype == images.dtype
+        assert ref["labels"].dtype == labels.dtype and int(ref["n"]) == len(dataset)
+        np.testing.assert_array_equal(ref["again"], ref["first"])  # (torchvision's: the same item per read too)

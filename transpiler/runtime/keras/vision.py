@@ -216,3 +216,26 @@ class ImageFolder(ArrayDataset):
                         images.append(transform(image)[0] if transform is not None else image[0])
                         labels.append(self.class_to_idx[c])
         super().__init__(np.stack(images), np.asarray(labels, dtype="int64"))
+
+
+class FakeData:
+    """torchvision's FakeData: ``size`` items, item i an image of ``image_size`` (C, H, W)
+    and a label below ``num_classes``, drawn from a generator seeded by i + random_offset
+    (the same item on every read, as torchvision's; numpy's draws, not torch's): uniform
+    uint8 pixels as loaded (channels-last), through the transform."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, random_offset=0):
+        self.size, self.image_size, self.num_classes = size, tuple(image_size), num_classes
+        self.transform, self.random_offset = transform, random_offset
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        if index >= len(self):
+            raise IndexError(f"FakeData index {index} out of range")
+        rng = np.random.default_rng(int(index) + self.random_offset)
+        c, h, w = self.image_size
+        image = rng.integers(0, 256, size=(1, h, w, c), dtype=np.uint8)
+        label = np.int64(rng.integers(0, self.num_classes))
+        return (self.transform(image)[0] if self.transform is not None else image[0]), label
