@@ -323,3 +323,36 @@ def test_typed_and_sparse_tensors_of_data_equal_torch(tmp_path):
         w = w.to_dense().numpy() if w.is_sparse else w.numpy()
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
     assert got[1].dtype == np.int64 and got[0].dtype == np.float32
+
+
+def test_a_channels_last_feature_map_handed_to_another_files_function_is_a_stub():
+    """A library function over tensors reads torch's channels-first layout (above); the Keras
+    model returns its feature maps channels-last, so handing one to a function of another file
+    (``helpers.gram(out)``) is a marked stub, not a call that would index the wrong axes."""
+    source = '''\
+import torch
+import torch.nn as nn
+import helpers
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 3, 8, 8)
+for epoch in range(2):
+    optimizer.zero_grad()
+    loss = helpers.gram(model(x)).mean()
+    loss.backward()
+    optimizer.step()
+'''
+    tr = translate(source, "train.py", "keras")
+    assert [str(s).split(": stub: ")[1][:60] for s in tr.stubs] == \
+        ["helpers.gram() gets a feature map the Keras model returns ch"]

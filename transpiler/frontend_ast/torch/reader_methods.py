@@ -96,7 +96,7 @@ class ReaderMethods:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
-        message = unknown_method(self, name, recv, args) if type(obj) is Other and self.guessing else None
+        message = unknown_method(self, name, recv, args, guessed=type(obj) is Other and self.guessing)
         if message is not None:
             raise Unsupported(message)
         return OTHER

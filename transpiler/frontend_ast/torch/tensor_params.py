@@ -373,13 +373,20 @@ def read_nested(reader, fn: cst.FunctionDef) -> None:
                 reader.guessing -= 1
 
 
-def unknown_method(reader, name: str, recv, args) -> str | None:
-    """The stub message for ``recv.name(args)`` on a value the reader cannot tell (in a
-    function nothing calls): a torch tensor method numpy arrays lack
+def unknown_method(reader, name: str, recv, args, guessed: bool) -> str | None:
+    """The stub message for ``recv.name(args)`` on a value the reader cannot tell: given a
+    feature map the Keras model returns channels-last (another file's function,
+    ``utils.gram_matrix(features)``, indexes torch's channels-first layout); ``guessed`` (in a
+    function nothing calls) a torch tensor method numpy arrays lack
     (plumbing.unknown_tensor_method), or ``transpose`` with two axes (torch swaps them,
     numpy's permutes all axes: ``x.transpose(0, 1)`` of a 2-D array is x); else None."""
     from transpiler.frontend_ast.torch.plumbing import unknown_tensor_method
 
+    if any(isinstance(v, LiveV) and v.permuted for _, v in args):
+        return (f"{cst.Module([]).code_for_node(recv)}.{name}() gets a feature map the Keras model returns "
+                "channels-last (code outside this file indexes torch's channels-first layout); not translated")
+    if not guessed:
+        return None
     message = unknown_tensor_method(reader, name, recv)
     if message is None and name == "transpose" and len(args) == 2:
         message = (f"{cst.Module([]).code_for_node(recv)}.transpose(a, b): torch swaps two axes, numpy's "
