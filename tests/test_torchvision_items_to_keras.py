@@ -227,3 +227,19 @@ def test_fake_data_is_a_lazy_dataset_of_torchvisions_shapes(tmp_path):
         assert ref["images"].shape == images.shape and ref["images"].dtype == images.dtype
         assert ref["labels"].dtype == labels.dtype and int(ref["n"]) == len(dataset)
         np.testing.assert_array_equal(ref["again"], ref["first"])  # (torchvision's: the same item per read too)
+
+
+def test_a_lambda_transform_reads_its_image_as_array_data():
+    """``transforms.Lambda(lambda x: x.mul(255))`` after ToTensor: the image is array data, so
+    ``x.mul(255)`` is ``x * 255`` (numpy has no ``mul``); equal to torch's arithmetic."""
+    import torch
+
+    source = ("from torchvision import transforms\n\n"
+              "t = transforms.Compose([transforms.ToTensor(), transforms.Lambda(lambda x: x.mul(255))])\n")
+    tr = translate(source, "lam.py", "keras")
+    assert not tr.stubs, tr.stubs
+    namespace: dict = {}
+    exec(compile(tr.text, "lam_keras.py", "exec"), namespace)
+    rgb, _ = _images()
+    want = torch.from_numpy(np.asarray(rgb)).permute(2, 0, 1).float().div(255).mul(255).numpy()
+    np.testing.assert_array_equal(namespace["t"](rgb), want)

@@ -234,6 +234,13 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
         reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
                                      "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
                                      "helpers": ["Compose"] if name == "Compose" else ["Compose", name]})
+        if name == "Lambda" and pos and isinstance(pos[0], cst.Lambda) and len(pos[0].params.params) == 1:
+            # its parameter is an image as the steps before left it: array data (x.mul(255) → x * 255)
+            from transpiler.frontend_ast.torch.reader_values import Arr, Scope
+
+            inner = Scope(scope)
+            inner.vars[pos[0].params.params[0].name.value] = Arr()
+            reader.expr(pos[0].body, inner)
         steps = _steps(reader.fe, node)
         return TransformV() if steps and any(n in TENSOR_MAKERS for n, _ in steps) else OTHER
     if name == "FakeData":
