@@ -52,6 +52,8 @@ LOSS_CASES = [
     ("nn.CrossEntropyLoss()", "class", None),
     ("nn.CrossEntropyLoss(reduction='sum')", "class", None),
     ("nn.CrossEntropyLoss(label_smoothing=0.1)", "class", None),
+    ("nn.CrossEntropyLoss(ignore_index=1)", "class", None),  # (the mean over the other targets)
+    ("nn.CrossEntropyLoss(ignore_index=2, reduction='sum')", "class", None),
     ("nn.BCEWithLogitsLoss()", "binary", None),
     ("nn.BCELoss()", "binary", "sigmoid"),
     ("nn.MSELoss()", "values", None),
