@@ -167,8 +167,8 @@ def _drop_allowed_classes(reader, arg) -> None:
 
     if not isinstance(arg, cst.Name):
         return
-    attrs = {id(a.attr) for a in nodes_of(reader.fe.module, cst.Attribute)}  # (x.safe_globals is no use)
-    uses = [n for n in nodes_of(reader.fe.module, cst.Name) if n.value == arg.value and id(n) not in attrs]
+    attrs = {a.attr for a in nodes_of(reader.fe.module, cst.Attribute)}  # (x.safe_globals is no use; nodes hash by identity)
+    uses = [n for n in nodes_of(reader.fe.module, cst.Name) if n.value == arg.value and n not in attrs]
     lines = [line for line in nodes_of(reader.fe.module, cst.SimpleStatementLine)
              if len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
              and any(isinstance(t.target, cst.Name) and t.target.value == arg.value for t in line.body[0].targets)]
