@@ -793,9 +793,11 @@ def _api_dataset_slices(fe, func, args, kwargs, node, span):
 
 
 def _api_training_object(fe, func, args, kwargs, node, span):
+    # (the arguments whose code ends in a string literal, ``"m.weights.h5"``, ``d + "/m.h5"``: the
+    # torch printers rename such a file name at every use, as written)
     literal = frozenset((a.keyword.value if a.keyword is not None else i)
                         for i, a in enumerate(node.args)
-                        if isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)))
+                        if cst.Module([]).code_for_node(a.value).rstrip().endswith(("'", '"')))
     return keras_training.TrainingObj(func.kind, func.name, list(args), dict(kwargs), literal_strings=literal)
 
 

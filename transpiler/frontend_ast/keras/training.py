@@ -171,7 +171,7 @@ class TrainingObj:
     kwargs: dict = field(default_factory=dict)
     cls: "CallbackClass | None" = None  # an instance of the script's own Callback subclass
     var: str | None = None  # the name a statement bound it to (a callback fit() may get through a parameter)
-    #: the arguments written as string literals in the source (positions and keywords): a file
+    #: the arguments whose source ends in a string literal (positions and keywords): a file
     #: name written so is renamed for torch (``.weights.h5`` → ``.pt``) at every use, one held
     #: in a variable is kept as it is, since the other uses read the variable
     literal_strings: frozenset = frozenset()

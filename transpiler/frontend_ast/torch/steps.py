@@ -408,7 +408,9 @@ def _functional_loss(reader, short: str, pos, kw, p, done, vals=()):
         raise Unsupported(f"F.{short}: argument(s) {', '.join(sorted(extra))} not translated")
     out, target = p(pos[0]), p(pos[1])
     perm = back_to_torch_layout(vals[0], vals[1]) if len(vals) > 1 else None
-    if perm is not None:
+    if perm is not None and short not in ("cross_entropy", "nll_loss"):
+        # (not the class-axis losses: their target has no class axis and Keras' is the last one,
+        # which the channels-last output already has: a U-Net's per-pixel nll_loss)
         out = f"$transpose({out}, {perm!r})"
     if size is not None:
         # Keras' huber is the mean over the last axis: its mean is the mean over all elements

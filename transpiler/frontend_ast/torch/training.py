@@ -229,9 +229,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.dataset_classes[stmt.name.value] = DatasetClassV(stmt.name.value, arity)
             self.fact(stmt, "source", kept)
         elif _mentions(stmt, self.torch_names()):
+            if any((self._resolve(_code(b.value)) or "").startswith("torch") for b in stmt.bases):
+                # (a class deriving from a torch class, a DataLoader subclass: not a plain class)
+                self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
+                return
             try:  # (a plain class making arrays of data, as a Dataset does: frontend_ast/torch/data.py)
-                if any((self._resolve(_code(b.value)) or "").startswith("torch") for b in stmt.bases):
-                    raise Unsupported("a class deriving from a torch class")
                 kept = torch_data.numpy_dataset_class(stmt, self.torch_names(), self._resolve, what="a class")
             except Unsupported:
                 # (a plain class of the program using torch otherwise, AverageMeter's all_reduce: its

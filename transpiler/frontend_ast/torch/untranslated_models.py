@@ -98,8 +98,9 @@ def imported_model_classes(script: str, module: cst.Module) -> dict[str, str]:
 
 
 def untranslated_classes(fe) -> dict[str, str]:
-    """{class name: where its translation is (a file's path, or a phrase)} for the model classes the program may build that
-    no translated model of this file is: imported ones, and this file's unbuilt ones."""
+    """The model classes the program may build that no translated model of this file is
+    (imported ones, and this file's unbuilt ones): class name -> where its translation is (a
+    file's path, or a phrase)."""
     out = {name: path for name, path in imported_model_classes(fe.path, fe.module).items()
            if name not in fe.classes}
     translated = {md.class_name for md in fe.program.models} | {md.builder for md in fe.program.models}
