@@ -140,15 +140,75 @@ def test_the_caches_stay_bounded():
     assert len(cst_fast._INDEXES) <= 64 and len(cst_fast._CODE) <= 256
 
 
+def _dotted_name(node) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+class _ReferenceRootNames(cst.CSTVisitor):
+    """The reference for frontend_ast/keras/names.py's ``_names`` (what it was before it walked
+    without libcst's visit): the names ``node`` reads, the dotted chains, the called expressions."""
+
+    def __init__(self):
+        self.names: list[cst.Name] = []
+        self.chains: list[cst.BaseExpression] = []  # the longest dotted names: ``keras.layers.Dense``
+        self.calls: list[cst.BaseExpression] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+        self.chains.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if _dotted_name(node):
+            self.chains.append(node)
+            root = node
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            self.names.append(root)
+            return False
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        if node.default is not None:
+            node.default.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node.func)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        node.params.visit(self)
+        node.body.visit(self)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        for base in node.bases:
+            base.visit(self)
+        node.body.visit(self)
+        return False
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+
 @pytest.mark.parametrize("index", range(len(_sources())))
 def test_keras_root_names_equal_the_visitors(index):
     """frontend_ast/keras/names.py's _names walks without libcst's visit (which rebuilds every
-    node): the same names, dotted chains and called expressions as the _RootNames visitor."""
+    node): the same names, dotted chains and called expressions as the reference visitor."""
     from transpiler.frontend_ast.keras import names
 
     module = cst.parse_module(_sources()[index])
     for node in [module, *module.body]:
-        slow = names._RootNames()
+        slow = _ReferenceRootNames()
         node.visit(slow)
         fast = names._names(node)
         for attr in ("names", "chains", "calls"):

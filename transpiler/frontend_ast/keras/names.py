@@ -26,58 +26,14 @@ _MODEL_KINDS = ("model", "sequential", "input")
 _LAYER_KINDS = ("layer", "merge", *_MODEL_KINDS)
 
 
-class _RootNames(cst.CSTVisitor):
+class _RootNames:
     """The names ``node`` reads: ``a`` of ``a.b.c``, not attribute names, keyword names of
-    calls, parameters or the names of what it defines."""
+    calls, parameters or the names of what it defines (found by ``_names``)."""
 
     def __init__(self):
         self.names: list[cst.Name] = []
         self.chains: list[cst.BaseExpression] = []  # the longest dotted names: ``keras.layers.Dense``
         self.calls: list[cst.BaseExpression] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node)
-        self.chains.append(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if _dotted(node):
-            self.chains.append(node)
-            root = node
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            self.names.append(root)
-            return False
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Param(self, node: cst.Param) -> bool:
-        if node.default is not None:
-            node.default.visit(self)
-        return False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node.func)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        node.params.visit(self)
-        node.body.visit(self)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        for base in node.bases:
-            base.visit(self)
-        node.body.visit(self)
-        return False
-
-    def visit_Import(self, node) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node) -> bool:
-        return False
 
 
 def _dotted(node: cst.BaseExpression) -> bool:
@@ -87,8 +43,9 @@ def _dotted(node: cst.BaseExpression) -> bool:
 
 
 def _names(node: cst.CSTNode) -> _RootNames:
-    """What ``node.visit(_RootNames())`` finds (the same nodes; not in source order, which no
-    caller needs), without the visit's rebuilding of every node it passes."""
+    """What a read-only visitor of the rules above finds (tests/test_cst_fast.py holds it as the
+    reference: the same nodes, not in source order, which no caller needs), without libcst's
+    visit, which rebuilds every node it passes."""
     found = _RootNames()
     stack = [node]
     while stack:
