@@ -22,7 +22,7 @@ from transpiler.frontend_ast.torch.episodes import TAPE
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.trainers import name_in_scope
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
-from transpiler.frontend_ast.torch.reader_values import (
+from transpiler.frontend_ast.torch.reader_values import (tensor_template,
     CAST_METHODS, LOSSES, OTHER, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
     _code,
     _has_backward)
@@ -280,15 +280,7 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
     recv = node.func.value
     pos = [a.value for a, _ in args if a.keyword is None]
     kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
-    parts = [recv]
-
-    def p(n) -> str:
-        parts.append(n)
-        return "{%d}" % (len(parts) - 1)
-
-    def done(template: str, result=None):
-        reader.array(node, template, parts, tensors=True)
-        return LiveV(obj.permuted) if result is None else result
+    p, done = tensor_template(reader, node, recv, obj.permuted)
 
     def axes_ok(what: str):
         if obj.permuted:

@@ -41,7 +41,7 @@ import libcst as cst
 
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.plumbing import TENSOR_ONLY_METHODS
-from transpiler.frontend_ast.torch.reader_values import LiveV
+from transpiler.frontend_ast.torch.reader_values import LiveV, tensor_template
 
 #: methods a torch module has too (``model.to(device)``, ``model.float()``): no evidence
 MODULE_METHODS = frozenset({"to", "cpu", "cuda", "float", "double", "half", "bfloat16", "type", "requires_grad_",
@@ -117,15 +117,7 @@ def method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
 
 # long: one case per tensor method, each a few lines
 def _method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
-    parts = [node.func.value]
-
-    def p(n) -> str:
-        parts.append(n)
-        return "{%d}" % (len(parts) - 1)
-
-    def done(template: str, result=None):
-        reader.array(node, template, parts, tensors=True)
-        return LiveV(obj.permuted) if result is None else result
+    p, done = tensor_template(reader, node, node.func.value, obj.permuted)
 
     def axes_ok():
         if obj.permuted:
