@@ -3,7 +3,9 @@
 * ``datasets.MNIST / FashionMNIST / CIFAR10 / CIFAR100(root, train=..., transform=...)``
   → the generated ``VisionDataset("mnist", train=..., transform=...)`` (an ``ArrayDataset``
   over ``keras.datasets.<name>.load_data()``), ``datasets.ImageFolder(root, transform=...)``
-  → the generated ``ImageFolder`` (the class folders read with ``keras.utils.load_img``);
+  → the generated ``ImageFolder`` (the class folders read with ``keras.utils.load_img``),
+  ``datasets.FakeData(size, image_size, num_classes, transform)`` → the generated lazy
+  ``FakeData`` (random images and labels drawn per item, seeded by the index);
   the reader sees either as a dataset of two arrays (images, int64 labels) that a
   ``DataLoader`` batches, so the usual loops become ``fit``;
 * ``transforms.Compose / ToTensor / Normalize / Resize / CenterCrop / Grayscale /
@@ -27,6 +29,7 @@ import libcst as cst
 
 from transpiler.cst_fast import attribute_chain, nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.reader_values import V
 
 #: torchvision dataset → (keras.datasets module, (C, H, W) of one image)
 DATASETS = {
@@ -48,6 +51,15 @@ RANDOM = ("RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRes
           "ColorJitter", "RandomAffine", "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide")
 DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
           "float16": "float16", "half": "float16", "uint8": "uint8"}
+
+
+#: transforms whose output is a tensor (array data in the Keras program)
+TENSOR_MAKERS = ("ToTensor", "PILToTensor", "ToImage")
+
+
+class TransformV(V):
+    """A transform (or Compose) that makes tensors: what calling it returns is array data
+    (``ToTensor()(img).view(1, -1, h, w)`` is numpy code in the Keras program)."""
 
 
 def _path(fe, node) -> str | None:
@@ -222,7 +234,17 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
         reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
                                      "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
                                      "helpers": ["Compose"] if name == "Compose" else ["Compose", name]})
-        return OTHER
+        if name == "Lambda" and pos and isinstance(pos[0], cst.Lambda) and len(pos[0].params.params) == 1:
+            # its parameter is an image as the steps before left it: array data (x.mul(255) → x * 255)
+            from transpiler.frontend_ast.torch.reader_values import Arr, Scope
+
+            inner = Scope(scope)
+            inner.vars[pos[0].params.params[0].name.value] = Arr()
+            reader.expr(pos[0].body, inner)
+        steps = _steps(reader.fe, node)
+        return TransformV() if steps and any(n in TENSOR_MAKERS for n, _ in steps) else OTHER
+    if name == "FakeData":
+        return _fake_data(reader, node, pos, kw)
     if name not in DATASETS and name not in FOLDERS:
         raise Unsupported(f"torchvision.datasets.{name} is not translated to Keras yet")
     names = ("root", "train", "transform", "target_transform", "download") if name in DATASETS else \
@@ -251,3 +273,24 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
     reader.fact(node, "vision", {"template": ", ".join([head] + texts) + ")", "parts": [reader.sid(p) for p in parts],
                                  "helpers": helpers})
     return DatasetV([node, node], node, vision=True)
+
+
+def _fake_data(reader, node: cst.Call, pos: list, kw: dict):
+    """``datasets.FakeData(size, image_size, num_classes, transform)`` → the generated
+    ``FakeData``: a map-style dataset drawing item i's image (uint8, of ``image_size``) and
+    label from a generator seeded by i, as torchvision's does (other numbers: torch's generator
+    is not reproduced), through the transform."""
+    from transpiler.frontend_ast.torch.reader_values import MapDatasetV
+
+    names = ("size", "image_size", "num_classes", "transform", "target_transform", "random_offset")
+    given = dict(zip(names, pos))
+    given.update(kw)
+    if set(given) - set(names):
+        raise Unsupported(f"datasets.FakeData({', '.join(sorted(set(given) - set(names)))}=...) is not translated")
+    if given.get("target_transform") is not None:
+        raise Unsupported("datasets.FakeData(target_transform=...) is not translated")
+    keys = [k for k in names if k in given and k != "target_transform"]
+    texts = [f"{k}={{{i}}}" for i, k in enumerate(keys)]
+    reader.fact(node, "vision", {"template": f"FakeData({', '.join(texts)})",
+                                 "parts": [reader.sid(given[k]) for k in keys], "helpers": ["FakeData"]})
+    return MapDatasetV(2)

@@ -16,6 +16,9 @@ def expression(p, cfg: dict) -> str:
     """The code of a torchvision object (the config ``torch_vision`` recorded), the generated
     classes it names made part of the program."""
     p.imports.add("import numpy as np")
+    # a name the script imported from torchvision (``from torchvision.transforms import Compose``)
+    # is the generated class now
+    p.torch_names = set(p.torch_names) - set(cfg["helpers"])
     for name in cfg["helpers"]:
         for need in NEEDS.get(name, []) + [name]:
             p.need(need)

@@ -21,34 +21,51 @@ import numpy as np
 from transpiler.runtime.keras.data import ArrayDataset
 
 
+def _is_pil(image):
+    """Whether ``image`` is one PIL image (what a user's dataset hands its transform per item)."""
+    return not isinstance(image, np.ndarray) and hasattr(image, "getbands")
+
+
+class _Transform:
+    """A transform of a batch of images; one PIL image (a user dataset's item) goes through
+    as a batch of one (its array channels-last, a grayscale one with one channel) and comes
+    back without the batch axis, as torchvision's transforms take one image."""
+
+    def __call__(self, images):
+        if _is_pil(images):
+            image = np.asarray(images)
+            return self.apply((image[..., None] if image.ndim == 2 else image)[None])[0]
+        return self.apply(images)
+
+
 def _channels_last(images):
     """Whether a batch is still images as loaded (uint8, channels-last) rather than tensors."""
     return images.dtype == np.uint8 and images.ndim == 4 and images.shape[-1] in (1, 3, 4)
 
 
-class Compose:
+class Compose(_Transform):
     """torchvision's transforms.Compose over batches of images (numpy)."""
 
     def __init__(self, transforms):
         self.transforms = list(transforms)
 
-    def __call__(self, images):
+    def apply(self, images):
         for transform in self.transforms:
             images = transform(images)
         return images
 
 
-class ToTensor:
+class ToTensor(_Transform):
     """transforms.ToTensor: uint8 (N, H, W, C) images → float32 (N, C, H, W) in [0, 1]."""
 
-    def __call__(self, images):
+    def apply(self, images):
         return np.transpose(np.asarray(images, dtype="float32") / np.float32(255), (0, 3, 1, 2))
 
 
-class PILToTensor:
+class PILToTensor(_Transform):
     """transforms.PILToTensor: uint8 (N, H, W, C) images → uint8 (N, C, H, W)."""
 
-    def __call__(self, images):
+    def apply(self, images):
         return np.transpose(np.asarray(images), (0, 3, 1, 2))
 
 
@@ -56,14 +73,14 @@ class ToImage(PILToTensor):
     """transforms.v2.ToImage: uint8 (N, H, W, C) images → uint8 (N, C, H, W)."""
 
 
-class ToDtype:
+class ToDtype(_Transform):
     """transforms.v2.ToDtype (and ConvertImageDtype): the dtype, uint8 → float scaled by 1/255
     when scale is set."""
 
     def __init__(self, dtype, scale=False):
         self.dtype, self.scale = dtype, scale
 
-    def __call__(self, images):
+    def apply(self, images):
         images = np.asarray(images)
         if _channels_last(images):
             images = np.transpose(images, (0, 3, 1, 2))
@@ -72,24 +89,24 @@ class ToDtype:
         return images.astype(self.dtype)
 
 
-class Normalize:
+class Normalize(_Transform):
     """transforms.Normalize: (x - mean) / std per channel of (N, C, H, W) tensors."""
 
     def __init__(self, mean, std, inplace=False):
         self.mean = np.asarray(mean, dtype="float32").reshape(1, -1, 1, 1)
         self.std = np.asarray(std, dtype="float32").reshape(1, -1, 1, 1)
 
-    def __call__(self, images):
+    def apply(self, images):
         return (images - self.mean) / self.std
 
 
-class Resize:
+class Resize(_Transform):
     """transforms.Resize: bilinear with antialiasing; an int sets the smaller edge."""
 
     def __init__(self, size, antialias=True):
         self.size = size
 
-    def __call__(self, images):
+    def apply(self, images):
         last = _channels_last(images)
         x = images if last else np.transpose(images, (0, 2, 3, 1))
         h, w = x.shape[1:3]
@@ -115,13 +132,13 @@ class Resize:
         return np.transpose(out.astype(images.dtype), (0, 3, 1, 2))
 
 
-class CenterCrop:
+class CenterCrop(_Transform):
     """transforms.CenterCrop: the central (h, w) window (an int: a square)."""
 
     def __init__(self, size):
         self.size = (size, size) if isinstance(size, int) else tuple(size)
 
-    def __call__(self, images):
+    def apply(self, images):
         last = _channels_last(images)
         h, w = images.shape[1:3] if last else images.shape[2:4]
         th, tw = self.size
@@ -131,13 +148,13 @@ class CenterCrop:
         return images[:, :, top : top + th, left : left + tw]
 
 
-class Grayscale:
+class Grayscale(_Transform):
     """transforms.Grayscale: ITU-R 601-2 luma (PIL's weights), repeated to num_output_channels."""
 
     def __init__(self, num_output_channels=1):
         self.channels = num_output_channels
 
-    def __call__(self, images):
+    def apply(self, images):
         last = _channels_last(images)
         x = images.astype("float32") if last else np.transpose(images, (0, 2, 3, 1))
         gray = (
@@ -151,13 +168,13 @@ class Grayscale:
         return np.transpose(gray, (0, 3, 1, 2)).astype(images.dtype)
 
 
-class Lambda:
+class Lambda(_Transform):
     """transforms.Lambda: the function, applied to each image of the batch."""
 
     def __init__(self, lambd):
         self.lambd = lambd
 
-    def __call__(self, images):
+    def apply(self, images):
         return np.stack([np.asarray(self.lambd(image)) for image in images])
 
 
@@ -168,6 +185,8 @@ class VisionDataset(ArrayDataset):
     def __init__(self, name, train=True, transform=None):
         (x_train, y_train), (x_test, y_test) = getattr(keras.datasets, name).load_data()
         images, labels = (x_train, y_train) if train else (x_test, y_test)
+        # torchvision's raw arrays: uint8 (N, 28, 28) / (N, 32, 32, 3) images, int64 labels
+        self.data, self.targets = images, labels.reshape(-1).astype("int64")
         if images.ndim == 3:
             images = images[..., None]
         if transform is not None:
@@ -197,3 +216,26 @@ class ImageFolder(ArrayDataset):
                         images.append(transform(image)[0] if transform is not None else image[0])
                         labels.append(self.class_to_idx[c])
         super().__init__(np.stack(images), np.asarray(labels, dtype="int64"))
+
+
+class FakeData:
+    """torchvision's FakeData: ``size`` items, item i an image of ``image_size`` (C, H, W)
+    and a label below ``num_classes``, drawn from a generator seeded by i + random_offset
+    (the same item on every read, as torchvision's; numpy's draws, not torch's): uniform
+    uint8 pixels as loaded (channels-last), through the transform."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, random_offset=0):
+        self.size, self.image_size, self.num_classes = size, tuple(image_size), num_classes
+        self.transform, self.random_offset = transform, random_offset
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        if index >= len(self):
+            raise IndexError(f"FakeData index {index} out of range")
+        rng = np.random.default_rng(int(index) + self.random_offset)
+        c, h, w = self.image_size
+        image = rng.integers(0, 256, size=(1, h, w, c), dtype=np.uint8)
+        label = np.int64(rng.integers(0, self.num_classes))
+        return (self.transform(image)[0] if self.transform is not None else image[0]), label
