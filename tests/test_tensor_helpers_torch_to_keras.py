@@ -356,3 +356,61 @@ for epoch in range(2):
     tr = translate(source, "train.py", "keras")
     assert [str(s).split(": stub: ")[1][:60] for s in tr.stubs] == \
         ["helpers.gram() gets a feature map the Keras model returns ch"]
+
+
+#: Keras' loss object as the Keras → torch printer writes it: a local ``def loss_fn(target,
+#: output)`` over the per-sample loss helper, whose body holds tensor methods numpy lacks
+LOSS_OBJECT_SCRIPT = '''\
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def sparse_categorical_crossentropy(logits, target):
+    loss = F.cross_entropy(logits.flatten(0, -2), target.flatten().long(), reduction="none")
+    return loss.view(logits.shape[:-1])
+
+
+def main():
+    x = np.random.RandomState(0).randn(64, 6).astype("float32")
+    y = np.random.RandomState(1).randint(0, 3, size=64)
+    model = Net()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+
+    def loss_fn(target, output):
+        return sparse_categorical_crossentropy(output, target).mean()
+
+    loader = DataLoader(TensorDataset(torch.as_tensor(x), torch.as_tensor(y)), batch_size=16, shuffle=True)
+    for epoch in range(2):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(yb, model(xb))
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_local_function_read_as_a_loss_object_is_not_read_again_as_an_uncalled_function():
+    """``loss_fn`` is Keras' loss object (compile's loss): the functions nothing called inside
+    main (tensor_params.read_nested) are only those the scope still holds as functions, so the
+    per-sample helper's ``target.flatten().long()`` is not read with guessed parameters (two
+    stubs in the round trips of a GradientTape loop before)."""
+    tr = translate(LOSS_OBJECT_SCRIPT, "loss_object.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert "keras.losses.SparseCategoricalCrossentropy(from_logits=True)" in tr.text
+    assert "def sparse_categorical_crossentropy" not in tr.text and "import torch" not in tr.text

@@ -351,12 +351,20 @@ DATA_CALLS = {"torch.nn.utils.rnn.pad_sequence": lambda r, n, p, k: pad_sequence
               **{f"torch.{name}": typed_tensor for name in TYPED_TENSORS}}
 
 
-def read_nested(reader, fn: cst.FunctionDef) -> None:
+def read_nested(reader, fn: cst.FunctionDef, scope) -> None:
     """The functions defined in ``fn``'s body that nothing called while it was read (a
     closure handed on as a value: ``_seq_transform(tokenizer, vocab, _tensor_transform)``),
-    read as the module's uncalled functions are (their parameters guessed)."""
+    read as the module's uncalled functions are (their parameters guessed). Only a name
+    ``scope`` still binds to that function (``FuncV``) is one: a definition the reader
+    recognised as something else (Keras' loss object written as ``def loss_fn(target,
+    output)``: a ``LossV`` that compile takes, its body and the per-sample loss helper it
+    calls dropped) is not a function to translate, and reading its body would stub the
+    helper's tensor code."""
+    from transpiler.frontend_ast.torch.reader_values import FuncV
+
     for stmt in fn.body.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in reader.read_functions and \
+        bound = scope.vars.get(stmt.name.value) if isinstance(stmt, cst.FunctionDef) else None
+        if isinstance(bound, FuncV) and bound.node is stmt and stmt.name.value not in reader.read_functions and \
                 stmt.name.value not in reader.reading:
             reader.guessing += 1
             try:

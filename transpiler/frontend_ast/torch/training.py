@@ -631,7 +631,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.block(fn.body.body, scope)
             from transpiler.frontend_ast.torch.tensor_params import read_nested
 
-            read_nested(self, fn)  # (its own functions nothing called, as the module's)
+            read_nested(self, fn, scope)  # (its own functions nothing called, as the module's)
         finally:
             self.cur_function = outer
             self.no_grad = saved
