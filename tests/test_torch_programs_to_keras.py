@@ -256,11 +256,22 @@ def main():
     assert "torchvision" not in _imports(tr.text)
 
 
-def test_random_augmentations_are_marked_stubs():
+def test_random_augmentations_not_translated_are_marked_stubs():
+    turn = "transforms.RandomRotation(10), transforms.ToTensor(),"
+    src = VISION.read_text().replace("transforms.ToTensor(),", turn)
+    tr = translate(src, "input.py", "keras")
+    assert any("RandomRotation" in str(d) for d in tr.stubs)
+    assert "torchvision" not in _imports(tr.text)
+
+
+def test_a_dataset_with_a_random_flip_is_read_per_item():
+    """RandomHorizontalFlip draws per item and epoch: the dataset is the per-item VisionItems
+    (tests/test_torchvision_augment_to_keras.py runs them)."""
     flip = "transforms.RandomHorizontalFlip(), transforms.ToTensor(),"
     src = VISION.read_text().replace("transforms.ToTensor(),", flip)
     tr = translate(src, "input.py", "keras")
-    assert any("RandomHorizontalFlip" in str(d) for d in tr.stubs)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "VisionItems(" in tr.text and "RandomHorizontalFlip()" in tr.text
     assert "torchvision" not in _imports(tr.text)
 
 

@@ -14,8 +14,12 @@
   the data is what torch's transforms make, channels-first (N, C, H, W) float32 after
   ``ToTensor`` (scaled to [0, 1]), and the Keras program feeds it to the channels-last
   model through the same layout change as any channels-first array data.
-  Random augmentations (``RandomCrop``, ``RandomHorizontalFlip``, ...) draw per item and
-  per epoch in torch; they are not translated yet (a marked stub).
+  Random augmentations draw per item and per epoch in torch: ``RandomResizedCrop``,
+  ``RandomCrop`` (without padding), ``RandomHorizontalFlip`` and ``RandomVerticalFlip`` are
+  generated classes drawing per image on every call (numpy's generator), and a dataset whose
+  transform holds one is the per-item form (``VisionItems`` / ``ImageFolderItems``: a
+  map-style dataset putting item i through the transform when it is read, not the whole set
+  once); the other random augmentations are marked stubs.
 
 The model's input shape follows from the dataset and its transforms (``data_shape``):
 MNIST with ``ToTensor`` is (1, 28, 28) in torch's terms, (28, 28, 1) in the Keras model.
@@ -47,6 +51,9 @@ TRANSFORM_POSITION = {"ImageFolder": 1, "DatasetFolder": 3}
 #: transforms the generated numpy classes implement (printers/keras/vision_data.py)
 TRANSFORMS = ("Compose", "ToTensor", "Normalize", "Resize", "CenterCrop", "Grayscale", "PILToTensor",
               "ConvertImageDtype", "ToImage", "ToDtype", "Lambda")
+#: random augmentations the generated classes draw per image → the arguments they take
+RANDOM_TRANSFORMS = {"RandomResizedCrop": ("size", "scale", "ratio", "antialias"), "RandomCrop": ("size",),
+                     "RandomHorizontalFlip": ("p",), "RandomVerticalFlip": ("p",)}
 RANDOM = ("RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop", "RandomRotation",
           "ColorJitter", "RandomAffine", "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide")
 DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
@@ -201,6 +208,8 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
     pos = [a.value for a, _ in args if a.keyword is None]
     kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
     if what == "transform":
+        if name in RANDOM_TRANSFORMS:
+            return _random_transform(reader, node, name, pos, kw)
         if name in RANDOM:
             raise Unsupported(f"transforms.{name}: a random augmentation (drawn per item and per epoch) is not "
                               "translated to Keras yet")
@@ -257,22 +266,45 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
     if given.get("target_transform") is not None:
         raise Unsupported(f"datasets.{name}(target_transform=...) is not translated")
     keep = [k for k in ("train", "transform") if k in given]
+    steps = _steps(reader.fe, given["transform"]) if given.get("transform") is not None else None
+    per_item = any(n in RANDOM_TRANSFORMS for n, _ in steps or [])  # (drawn per item: a map-style dataset)
     if name in DATASETS:
-        head = f'VisionDataset("{DATASETS[name][0]}"'
-        helpers = ["ArrayDataset", "VisionDataset"]
+        head = f'{"VisionItems" if per_item else "VisionDataset"}("{DATASETS[name][0]}"'
+        helpers = ["VisionItems"] if per_item else ["ArrayDataset", "VisionDataset"]
         parts = [given[k] for k in keep]
         texts = [f"{k}={{{i}}}" for i, k in enumerate(keep)]
     else:
         if "root" not in given:
             raise Unsupported("datasets.ImageFolder without its root folder")
-        head = "ImageFolder({0}"
-        helpers = ["ArrayDataset", "ImageFolder"]
+        head = f"{'ImageFolderItems' if per_item else 'ImageFolder'}({{0}}"
+        helpers = ["ImageFolderItems"] if per_item else ["ArrayDataset", "ImageFolder"]
         keep = [k for k in keep if k == "transform"]
         parts = [given["root"]] + [given[k] for k in keep]
         texts = [f"{k}={{{i + 1}}}" for i, k in enumerate(keep)]
     reader.fact(node, "vision", {"template": ", ".join([head] + texts) + ")", "parts": [reader.sid(p) for p in parts],
                                  "helpers": helpers})
+    if per_item:
+        from transpiler.frontend_ast.torch.reader_values import MapDatasetV
+
+        return MapDatasetV(2)
     return DatasetV([node, node], node, vision=True)
+
+
+def _random_transform(reader, node: cst.Call, name: str, pos: list, kw: dict):
+    """``transforms.RandomResizedCrop(224)`` / ``RandomCrop`` / ``RandomHorizontalFlip`` /
+    ``RandomVerticalFlip``: the generated class of the same name (drawing per image)."""
+    from transpiler.frontend_ast.torch.reader_values import OTHER
+
+    names = RANDOM_TRANSFORMS[name]
+    extra = set(kw) - set(names)
+    if extra or len(pos) > len(names):
+        what = ", ".join(sorted(extra)) + "=..." if extra else "more positional arguments"
+        raise Unsupported(f"transforms.{name}({what}) is not translated")
+    texts = [f"{{{i}}}" for i in range(len(pos))] + [f"{k}={{{len(pos) + i}}}" for i, k in enumerate(kw)]
+    reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
+                                 "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
+                                 "helpers": ["Compose", name]})
+    return OTHER
 
 
 def _fake_data(reader, node: cst.Call, pos: list, kw: dict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 #: helpers a helper uses
 NEEDS = {"ToImage": ["PILToTensor"], "ToDtype": ["_channels_last"], "Resize": ["_channels_last"],
          "CenterCrop": ["_channels_last"], "Grayscale": ["_channels_last"], "VisionDataset": ["ArrayDataset"],
-         "ImageFolder": ["ArrayDataset"]}
+         "ImageFolder": ["ArrayDataset"], "RandomResizedCrop": ["Resize"]}
 
 
 def expression(p, cfg: dict) -> str:

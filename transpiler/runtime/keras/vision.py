@@ -178,6 +178,129 @@ class Lambda(_Transform):
         return np.stack([np.asarray(self.lambd(image)) for image in images])
 
 
+def _image_size(images):
+    """(H, W) of a batch of images as loaded (channels-last) or tensors (channels-first)."""
+    return images.shape[1:3] if _channels_last(images) else images.shape[2:4]
+
+
+def _window(images, i, j, h, w):
+    """The (h, w) window at row i, column j of every image of the batch."""
+    if _channels_last(images):
+        return images[:, i : i + h, j : j + w]
+    return images[:, :, i : i + h, j : j + w]
+
+
+class _RandomTransform(_Transform):
+    """A transform drawing its parameters per image, on every call (torchvision's draw per
+    item and per epoch; here from numpy's global generator, which
+    ``keras.utils.set_random_seed`` seeds: other numbers than torch's generator)."""
+
+    random = True
+
+    def apply(self, images):
+        return np.stack([self.one(images[k : k + 1])[0] for k in range(len(images))])
+
+
+class RandomHorizontalFlip(_RandomTransform):
+    """transforms.RandomHorizontalFlip: the image mirrored left-right with probability p."""
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def one(self, image):
+        return np.flip(image, axis=2 if _channels_last(image) else 3) if np.random.rand() < self.p else image
+
+
+class RandomVerticalFlip(_RandomTransform):
+    """transforms.RandomVerticalFlip: the image mirrored top-bottom with probability p."""
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def one(self, image):
+        return np.flip(image, axis=1 if _channels_last(image) else 2) if np.random.rand() < self.p else image
+
+
+class RandomCrop(_RandomTransform):
+    """transforms.RandomCrop without padding: an (h, w) window at a uniformly drawn place."""
+
+    def __init__(self, size):
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+
+    def one(self, image):
+        height, width = _image_size(image)
+        h, w = self.size
+        if h > height or w > width:
+            raise ValueError(f"RandomCrop: the crop {(h, w)} is larger than the image {(height, width)}")
+        i, j = np.random.randint(0, height - h + 1), np.random.randint(0, width - w + 1)
+        return _window(image, i, j, h, w)
+
+
+class RandomResizedCrop(_RandomTransform):
+    """transforms.RandomResizedCrop: a window of a drawn area fraction (``scale``) and aspect
+    ratio (log-uniform in ``ratio``), ten tries as torchvision's, else the central window of
+    the ratio's nearest bound; resized to ``size`` (bilinear with antialiasing, as Resize)."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), antialias=True):
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+        self.scale, self.ratio = tuple(scale), tuple(ratio)
+
+    def params(self, height, width):
+        """(i, j, h, w) of the window, drawn as torchvision's get_params draws it."""
+        area = height * width
+        log_ratio = np.log(self.ratio)
+        for _ in range(10):
+            target_area = area * np.random.uniform(self.scale[0], self.scale[1])
+            aspect_ratio = float(np.exp(np.random.uniform(log_ratio[0], log_ratio[1])))
+            w = int(round(np.sqrt(target_area * aspect_ratio)))
+            h = int(round(np.sqrt(target_area / aspect_ratio)))
+            if 0 < w <= width and 0 < h <= height:
+                i = np.random.randint(0, height - h + 1)
+                j = np.random.randint(0, width - w + 1)
+                return i, j, h, w
+        in_ratio = float(width) / float(height)  # (the fallback: a central crop)
+        if in_ratio < min(self.ratio):
+            w, h = width, int(round(width / min(self.ratio)))
+        elif in_ratio > max(self.ratio):
+            h, w = height, int(round(height * max(self.ratio)))
+        else:
+            w, h = width, height
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def one(self, image):
+        i, j, h, w = self.params(*_image_size(image))
+        return Resize(self.size)(_window(image, i, j, h, w))
+
+
+class _PerItem:
+    """A dataset whose transform draws at random: item i is its image through the transform
+    when read (torchvision's per item and per epoch), not once for the whole set."""
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, index):
+        image = self.image(int(index))
+        if self.transform is not None:
+            image = self.transform(image[None])[0]
+        return image, np.int64(self.targets[index])
+
+
+def _draws(transform):
+    """Whether ``transform`` draws at random (a Compose holding such a step)."""
+    if getattr(transform, "random", False):
+        return True
+    return any(_draws(step) for step in getattr(transform, "transforms", []))
+
+
+def _once(transform):
+    """``transform``, which an eager dataset applies once to the whole set: never a random one."""
+    if _draws(transform):
+        raise ValueError("a random transform applied once to the whole dataset would draw once, not per "
+                         "item and epoch as torchvision's: use the per-item dataset (VisionItems, ImageFolderItems)")
+    return transform
+
+
 class VisionDataset(ArrayDataset):
     """torchvision's MNIST / FashionMNIST / CIFAR10 / CIFAR100 from keras.datasets: the
     images (uint8, channels-last) through the transform, and the labels as int64."""
@@ -190,7 +313,7 @@ class VisionDataset(ArrayDataset):
         if images.ndim == 3:
             images = images[..., None]
         if transform is not None:
-            images = transform(images)
+            images = _once(transform)(images)
         super().__init__(images, labels.reshape(-1).astype("int64"))
 
 
@@ -213,9 +336,48 @@ class ImageFolder(ArrayDataset):
                         image = np.asarray(
                             keras.utils.load_img(os.path.join(folder, f), color_mode="rgb")
                         )[None]
-                        images.append(transform(image)[0] if transform is not None else image[0])
+                        images.append(_once(transform)(image)[0] if transform is not None else image[0])
                         labels.append(self.class_to_idx[c])
         super().__init__(np.stack(images), np.asarray(labels, dtype="int64"))
+
+
+class VisionItems(_PerItem):
+    """VisionDataset whose transform draws at random: the images kept as loaded, each
+    through the transform when read."""
+
+    def __init__(self, name, train=True, transform=None):
+        (x_train, y_train), (x_test, y_test) = getattr(keras.datasets, name).load_data()
+        images, labels = (x_train, y_train) if train else (x_test, y_test)
+        self.data, self.targets = images, labels.reshape(-1).astype("int64")
+        self.transform = transform
+
+    def image(self, index):
+        image = self.data[index]
+        return image[..., None] if image.ndim == 2 else image
+
+
+class ImageFolderItems(_PerItem):
+    """ImageFolder whose transform draws at random: the files listed (classes sorted by
+    name), each image read and put through the transform when its item is read."""
+
+    EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
+
+    def __init__(self, root, transform=None):
+        import os
+
+        self.classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
+        self.samples = []
+        for c in self.classes:
+            for folder, _, files in sorted(os.walk(os.path.join(root, c))):
+                for f in sorted(files):
+                    if f.lower().endswith(self.EXTENSIONS):
+                        self.samples.append((os.path.join(folder, f), self.class_to_idx[c]))
+        self.targets = [label for _, label in self.samples]
+        self.transform = transform
+
+    def image(self, index):
+        return np.asarray(keras.utils.load_img(self.samples[index][0], color_mode="rgb"))
 
 
 class FakeData:
