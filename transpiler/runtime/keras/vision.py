@@ -317,28 +317,32 @@ class VisionDataset(ArrayDataset):
         super().__init__(images, labels.reshape(-1).astype("int64"))
 
 
+def _folder_samples(root):
+    """torchvision's ImageFolder listing: the class folders of root sorted by name, and
+    (path, class index) of every image file under them, in sorted order."""
+    import os
+
+    extensions = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
+    classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    samples = []
+    for index, c in enumerate(classes):
+        for folder, _, files in sorted(os.walk(os.path.join(root, c))):
+            samples += [(os.path.join(folder, f), index) for f in sorted(files) if f.lower().endswith(extensions)]
+    return classes, samples
+
+
 class ImageFolder(ArrayDataset):
     """torchvision's ImageFolder: root/<class>/<image>, the classes sorted by name; each
     image (RGB) through the transform, which must make them one size."""
 
-    EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
-
     def __init__(self, root, transform=None):
-        import os
-
-        self.classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        self.classes, samples = _folder_samples(root)
         self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
-        images, labels = [], []
-        for c in self.classes:
-            for folder, _, files in sorted(os.walk(os.path.join(root, c))):
-                for f in sorted(files):
-                    if f.lower().endswith(self.EXTENSIONS):
-                        image = np.asarray(
-                            keras.utils.load_img(os.path.join(folder, f), color_mode="rgb")
-                        )[None]
-                        images.append(_once(transform)(image)[0] if transform is not None else image[0])
-                        labels.append(self.class_to_idx[c])
-        super().__init__(np.stack(images), np.asarray(labels, dtype="int64"))
+        images = []
+        for path, _ in samples:
+            image = np.asarray(keras.utils.load_img(path, color_mode="rgb"))[None]
+            images.append(_once(transform)(image)[0] if transform is not None else image[0])
+        super().__init__(np.stack(images), np.asarray([label for _, label in samples], dtype="int64"))
 
 
 class VisionItems(_PerItem):
@@ -360,19 +364,9 @@ class ImageFolderItems(_PerItem):
     """ImageFolder whose transform draws at random: the files listed (classes sorted by
     name), each image read and put through the transform when its item is read."""
 
-    EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
-
     def __init__(self, root, transform=None):
-        import os
-
-        self.classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        self.classes, self.samples = _folder_samples(root)
         self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
-        self.samples = []
-        for c in self.classes:
-            for folder, _, files in sorted(os.walk(os.path.join(root, c))):
-                for f in sorted(files):
-                    if f.lower().endswith(self.EXTENSIONS):
-                        self.samples.append((os.path.join(folder, f), self.class_to_idx[c]))
         self.targets = [label for _, label in self.samples]
         self.transform = transform
 
