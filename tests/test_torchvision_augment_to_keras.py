@@ -134,18 +134,36 @@ def test_an_image_folder_with_random_augmentations_is_read_per_item_and_epoch(tm
     assert batch[0].shape == (4, 3, 16, 16) and batch[1].dtype == np.int64
 
 
-def test_an_eager_dataset_refuses_a_random_transform(tmp_path):
-    """The eager ImageFolder puts every image through its transform once: given a random one
-    (a transform the reader could not see), it raises instead of training on one draw."""
-    tr = translate(TRANSFORMS + "\nfrom torchvision import datasets\n\n\ndef folder(root):\n"
-                   "    return datasets.ImageFolder(root, transforms.Compose([transforms.CenterCrop(8), "
-                   "transforms.ToTensor()]))\n", "folder.py", "keras")
+def test_a_dataset_whose_transform_the_reader_cannot_see_is_read_per_item(tmp_path):
+    """A transform made by a function may draw at random: the dataset is the per-item one (an
+    eager one would put the whole set through one draw); one whose steps are all seen and
+    none random stays the eager ImageFolder."""
+    source = TRANSFORMS + """
+from torchvision import datasets
+
+
+def make_transform(train):
+    steps = [transforms.RandomHorizontalFlip()] if train else []
+    return transforms.Compose(steps + [transforms.CenterCrop(8), transforms.ToTensor()])
+
+
+def made(root):
+    return datasets.ImageFolder(root, make_transform(True))
+
+
+def seen(root):
+    return datasets.ImageFolder(root, transforms.Compose([transforms.CenterCrop(8), transforms.ToTensor()]))
+"""
+    tr = translate(source, "folder.py", "keras")
     assert not tr.stubs, [str(s) for s in tr.stubs]
+    assert "return ImageFolderItems(root, transform=make_transform(True))" in tr.text
+    assert "return ImageFolder(root, transform=Compose([CenterCrop(8), ToTensor()]))" in tr.text
     ns = _run(tr.text, "folder_keras.py")
     _images(tmp_path)
-    assert ns["folder"](str(tmp_path))[0][0].shape == (3, 8, 8)
-    with pytest.raises(ValueError, match="per item"):
-        ns["ImageFolder"](str(tmp_path), transform=ns["Compose"]([ns["flip"]]))
+    np.random.seed(0)
+    items, eager = ns["made"](str(tmp_path)), ns["seen"](str(tmp_path))
+    assert items[2][0].shape == eager[2][0].shape == (3, 8, 8) and items[2][1] == eager[2][1] == 0
+    assert not hasattr(items, "arrays") and eager.arrays[0].shape == (6, 3, 8, 8)
 
 
 def test_random_transforms_draw_within_torchvisions_bounds():

@@ -19,7 +19,8 @@
   generated classes drawing per image on every call (numpy's generator), and a dataset whose
   transform holds one is the per-item form (``VisionItems`` / ``ImageFolderItems``: a
   map-style dataset putting item i through the transform when it is read, not the whole set
-  once); the other random augmentations are marked stubs.
+  once), and so is a dataset whose transform's steps the reader cannot see (made by a
+  function); the other random augmentations are marked stubs.
 
 The model's input shape follows from the dataset and its transforms (``data_shape``):
 MNIST with ``ToTensor`` is (1, 28, 28) in torch's terms, (28, 28, 1) in the Keras model.
@@ -266,8 +267,10 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
     if given.get("target_transform") is not None:
         raise Unsupported(f"datasets.{name}(target_transform=...) is not translated")
     keep = [k for k in ("train", "transform") if k in given]
-    steps = _steps(reader.fe, given["transform"]) if given.get("transform") is not None else None
-    per_item = any(n in RANDOM_TRANSFORMS for n, _ in steps or [])  # (drawn per item: a map-style dataset)
+    # a transform drawing at random, or one whose steps the reader cannot see (made by a
+    # function, chosen at run time): put through per item (a map-style dataset), as torchvision's
+    steps = _steps(reader.fe, given["transform"]) if given.get("transform") is not None else []
+    per_item = steps is None or any(n in RANDOM_TRANSFORMS for n, _ in steps)
     if name in DATASETS:
         head = f'{"VisionItems" if per_item else "VisionDataset"}("{DATASETS[name][0]}"'
         helpers = ["VisionItems"] if per_item else ["ArrayDataset", "VisionDataset"]

@@ -286,21 +286,6 @@ class _PerItem:
         return image, np.int64(self.targets[index])
 
 
-def _draws(transform):
-    """Whether ``transform`` draws at random (a Compose holding such a step)."""
-    if getattr(transform, "random", False):
-        return True
-    return any(_draws(step) for step in getattr(transform, "transforms", []))
-
-
-def _once(transform):
-    """``transform``, which an eager dataset applies once to the whole set: never a random one."""
-    if _draws(transform):
-        raise ValueError("a random transform applied once to the whole dataset would draw once, not per "
-                         "item and epoch as torchvision's: use the per-item dataset (VisionItems, ImageFolderItems)")
-    return transform
-
-
 class VisionDataset(ArrayDataset):
     """torchvision's MNIST / FashionMNIST / CIFAR10 / CIFAR100 from keras.datasets: the
     images (uint8, channels-last) through the transform, and the labels as int64."""
@@ -313,7 +298,7 @@ class VisionDataset(ArrayDataset):
         if images.ndim == 3:
             images = images[..., None]
         if transform is not None:
-            images = _once(transform)(images)
+            images = transform(images)
         super().__init__(images, labels.reshape(-1).astype("int64"))
 
 
@@ -341,7 +326,7 @@ class ImageFolder(ArrayDataset):
         images = []
         for path, _ in samples:
             image = np.asarray(keras.utils.load_img(path, color_mode="rgb"))[None]
-            images.append(_once(transform)(image)[0] if transform is not None else image[0])
+            images.append(transform(image)[0] if transform is not None else image[0])
         super().__init__(np.stack(images), np.asarray([label for _, label in samples], dtype="int64"))
 
 
