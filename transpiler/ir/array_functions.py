@@ -25,7 +25,7 @@ ARRAY_FUNCTIONS = frozenset({
     "asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like", "eye", "diag",
     "triu", "tril", "arange", "linspace",
     # shapes and joins
-    "reshape", "swapaxes", "expand_dims", "stack", "concatenate", "prod",
+    "reshape", "swapaxes", "expand_dims", "stack", "concatenate", "prod", "broadcast_to", "tile",
     # comparisons, in place
     "allclose", "isclose", "array_equal", "copyto",
     # random draws

@@ -27,9 +27,12 @@ TENSOR_FUNCTIONS = frozenset({
     # reductions
     "sum", "mean", "max", "min", "prod", "std", "var", "logsumexp", "softmax", "log_softmax",
     # shapes, joins, gathers
-    "reshape", "squeeze", "expand_dims", "concatenate", "stack", "take_along_axis", "transpose",
+    "reshape", "squeeze", "expand_dims", "concatenate", "stack", "take_along_axis",
+    "swapaxes", "transpose", "broadcast_to", "size",
+    # selections
+    "where",
     # making tensors
-    "zeros_like", "full_like",
+    "zeros_like", "full_like", "convert_to_tensor", "zeros", "ones", "full",
     # dtypes, gradients, leaving the graph
     "cast", "stop_gradient", "convert_to_numpy",
     # losses, per element (``huber``: the mean over the last axis, as Keras computes it)

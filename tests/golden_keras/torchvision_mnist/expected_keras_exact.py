@@ -18,35 +18,52 @@ def torch_uniform_init(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
-class Compose:
+def _is_pil(image):
+    """Whether ``image`` is one PIL image (what a user's dataset hands its transform per item)."""
+    return not isinstance(image, np.ndarray) and hasattr(image, "getbands")
+
+
+class _Transform:
+    """A transform of a batch of images; one PIL image (a user dataset's item) goes through
+    as a batch of one (its array channels-last, a grayscale one with one channel) and comes
+    back without the batch axis, as torchvision's transforms take one image."""
+
+    def __call__(self, images):
+        if _is_pil(images):
+            image = np.asarray(images)
+            return self.apply((image[..., None] if image.ndim == 2 else image)[None])[0]
+        return self.apply(images)
+
+
+class Compose(_Transform):
     """torchvision's transforms.Compose over batches of images (numpy)."""
 
     def __init__(self, transforms):
         self.transforms = list(transforms)
 
-    def __call__(self, images):
+    def apply(self, images):
         for transform in self.transforms:
             images = transform(images)
         return images
 
 
-class ToTensor:
+class ToTensor(_Transform):
     """transforms.ToTensor: uint8 (N, H, W, C) images → float32 (N, C, H, W) in [0, 1]."""
 
-    def __call__(self, images):
+    def apply(self, images):
         return np.transpose(
             np.asarray(images, dtype="float32") / np.float32(255), (0, 3, 1, 2)
         )
 
 
-class Normalize:
+class Normalize(_Transform):
     """transforms.Normalize: (x - mean) / std per channel of (N, C, H, W) tensors."""
 
     def __init__(self, mean, std, inplace=False):
         self.mean = np.asarray(mean, dtype="float32").reshape(1, -1, 1, 1)
         self.std = np.asarray(std, dtype="float32").reshape(1, -1, 1, 1)
 
-    def __call__(self, images):
+    def apply(self, images):
         return (images - self.mean) / self.std
 
 
@@ -70,6 +87,8 @@ class VisionDataset(ArrayDataset):
     def __init__(self, name, train=True, transform=None):
         (x_train, y_train), (x_test, y_test) = getattr(keras.datasets, name).load_data()
         images, labels = (x_train, y_train) if train else (x_test, y_test)
+        # torchvision's raw arrays: uint8 (N, 28, 28) / (N, 32, 32, 3) images, int64 labels
+        self.data, self.targets = images, labels.reshape(-1).astype("int64")
         if images.ndim == 3:
             images = images[..., None]
         if transform is not None:

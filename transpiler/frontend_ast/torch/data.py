@@ -12,14 +12,22 @@ with the ``Dataset`` base dropped and the wrapping rewritten to numpy::
     torch.rand(n, m) / torch.randn(n, m)       → np.random.random_sample((n, m)).astype("float32") / standard_normal
     torch.zeros(n, m) / torch.ones(n, m)       → np.zeros((n, m), dtype="float32") / np.ones
     torch.randint(lo, hi, size)                → np.random.randint(lo, hi, size=size).astype("int64")
+    torch.cat(xs, dim=d) / torch.stack(...)    → np.concatenate(xs, axis=d) / np.stack
+    a.type(torch.int64)                        → np.asarray(a, dtype="int64")
     a.clone() / a.numpy()                      → np.array(a) / np.asarray(a)
     a.unsqueeze(d) / a.squeeze(d)              → np.expand_dims(a, d) / np.squeeze(a, d)
     a.permute(*dims) / a.view(*shape)          → np.transpose(a, dims) / np.reshape(a, shape)
     a.size() / a.size(d)                       → a.shape / a.shape[d]
     a.to(device) / a.cpu() / a.cuda()          → a (the Keras program places data itself)
+    datasets.MNIST(root, train=t, download=d)  → VisionDataset("mnist", train=t) (its .data, .targets:
+                                                 torchvision's arrays, as numpy)
 
 (numpy draws other numbers than torch's generator: a dataset of random data gets random data
 of the same distribution, shape and dtype.)
+
+A plain class (no base from torch) that makes its tensors of data the same way
+(word_language_model's ``Corpus``: ``torch.tensor(ids).type(torch.int64)``, ``torch.cat``)
+is rewritten by the same rules.
 
 The generated ``DatasetLoader`` stacks its items into batches as torch's default collate
 does. A class that still uses torch after the rewrite, or calls a torch tensor method numpy
@@ -85,9 +93,11 @@ def _np_asarray(value: cst.BaseExpression, dtype: str | None) -> cst.Call:
     return cst.Call(cst.Attribute(cst.Name("np"), cst.Name("asarray")), args)
 
 
-def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cst.ClassDef:
+def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve, what: str = "a Dataset") -> cst.ClassDef:
     """The class without its ``Dataset`` base and with its tensors numpy arrays; raises
-    Unsupported when torch is still used after the rewrite."""
+    Unsupported when torch is still used after the rewrite. (``what``: the class's kind in
+    the messages; a plain class holding tensors it makes of data, word_language_model's
+    ``Corpus``, is rewritten the same way.)"""
 
     def torch_path(node) -> str | None:
         dotted = _dotted(node)
@@ -95,11 +105,17 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
             return None
         return resolve(dotted)
 
+    helpers: list[str] = []
+
     class Rewrite(cst.CSTTransformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
             path = torch_path(original.func)
             pos = [a for a in updated.args if a.keyword is None and not a.star]
             kw = {a.keyword.value: a.value for a in updated.args if a.keyword is not None}
+            if path is not None and path.startswith("torchvision.datasets."):
+                made = _vision_dataset(path.rsplit(".", 1)[-1], pos, kw)
+                helpers.extend(h for h in ("ArrayDataset", "VisionDataset") if h not in helpers)
+                return made
             if path in ("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.asarray") and len(pos) == 1:
                 extra = set(kw) - {"dtype"}
                 if extra:
@@ -112,6 +128,10 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
                 return _np_asarray(pos[0].value, _TENSOR_CLASSES[path.split(".")[-1]])
             if path is not None and path.startswith("torch.") and path[len("torch."):] in _CREATIONS:
                 return _creation(path[len("torch."):], pos, kw)
+            if path in ("torch.cat", "torch.concat", "torch.stack") and len(pos) <= 2 and set(kw) <= {"dim"}:
+                axis = kw.get("dim", pos[1].value if len(pos) > 1 else None)
+                return _np("stack" if path == "torch.stack" else "concatenate",
+                           [cst.Arg(pos[0].value)] + ([_kwarg("axis", axis)] if axis is not None else []))
             if isinstance(original.func, cst.Attribute) and original.func.attr.value in _CAST_METHODS and \
                     not original.args and torch_path(original.func) is None:
                 return _np_asarray(updated.func.value, _CAST_METHODS[original.func.attr.value])
@@ -137,15 +157,33 @@ def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve) -> cs
 
     new.body.visit(Check())
     if left:
-        raise Unsupported(f"class {cls.name.value}: a Dataset that uses PyTorch beyond wrapping its arrays "
+        raise Unsupported(f"class {cls.name.value}: {what} that uses PyTorch beyond wrapping its arrays "
                           "(not translated)")
     kept = sorted({c.func.attr.value for c in nodes_of(new.body, cst.Call) if isinstance(c.func, cst.Attribute)
                    and c.func.attr.value in TENSOR_ONLY_METHODS and c.func.attr.value not in _NUMPY_TOO
                    and not (isinstance(c.func.value, cst.Name) and resolve(c.func.value.value))})  # (math.exp)
     if kept:
-        raise Unsupported(f"class {cls.name.value}: a Dataset calling torch tensor methods numpy arrays lack "
+        raise Unsupported(f"class {cls.name.value}: {what} calling torch tensor methods numpy arrays lack "
                           f"({', '.join('.' + k + '()' for k in kept)}; not translated)")
-    return new
+    return {"node": new, "helpers": helpers} if helpers else new
+
+
+def _vision_dataset(name: str, pos: list, kw: dict) -> cst.Call:
+    """``datasets.MNIST(root, train=t, download=d[, transform=f])`` inside a Dataset → the
+    generated ``VisionDataset("mnist", train=t[, transform=f])`` (keras.datasets' copy: no
+    root, nothing to download), whose ``data`` and ``targets`` are torchvision's arrays."""
+    from transpiler.frontend_ast.torch.vision import DATASETS
+
+    if name not in DATASETS:
+        raise Unsupported(f"torchvision.datasets.{name} in a Dataset is not translated to Keras yet")
+    given = dict(zip(("root", "train", "transform", "target_transform", "download"), [a.value for a in pos]))
+    given.update(kw)
+    extra = set(given) - {"root", "train", "transform", "target_transform", "download"}
+    if extra or given.get("target_transform") is not None:
+        raise Unsupported(f"datasets.{name}({', '.join(sorted(extra)) or 'target_transform'}=...) in a Dataset")
+    args = [cst.Arg(cst.SimpleString(f'"{DATASETS[name][0]}"'))]
+    args += [_kwarg(k, given[k]) for k in ("train", "transform") if k in given]
+    return cst.Call(cst.Name("VisionDataset"), args)
 
 
 #: torch functions making arrays → numpy (sizes as separate ints or one tuple)
@@ -209,6 +247,9 @@ def _array_method(call: cst.Call, name: str, pos: list, kw: dict) -> cst.BaseExp
         return _np_asarray(recv, pos[0].value.evaluated_value)
     if name in ("cpu", "cuda") or (name == "to" and len(pos) == 1):
         return recv
+    if name == "type" and len(pos) == 1 and isinstance(pos[0].value, cst.SimpleString) and \
+            pos[0].value.evaluated_value in DTYPE_NAMES.values():  # (x.type(torch.int64): a cast)
+        return _np_asarray(recv, pos[0].value.evaluated_value)
     if name == "unsqueeze" and len(pos) == 1:
         return _np("expand_dims", [cst.Arg(recv), cst.Arg(pos[0].value)])
     if name == "squeeze" and len(pos) <= 1:

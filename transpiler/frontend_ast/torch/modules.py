@@ -527,22 +527,28 @@ def recognize_embedding(b: Bound) -> TorchLayer:
                       extra={"padding_idx": None if pad is None else pad % n})
 
 
+def _recurrent_attrs(op: str, b: Bound, return_sequences: bool) -> dict:
+    """The Keras attributes of torch's recurrent layer or cell ``b`` (torch's gates: sigmoid,
+    GRU's reset after the matrix product)."""
+    if op == "simple_rnn" and b.get("nonlinearity") != "tanh":
+        raise Unsupported(f"{b.name}(nonlinearity={b.get('nonlinearity')!r}) is not supported")
+    attrs = {"units": b.get("hidden_size"), "use_bias": bool(b.get("bias")), "return_sequences": return_sequences,
+             "return_state": True}
+    if op != "simple_rnn":
+        attrs["recurrent_activation"] = "sigmoid"
+    if op == "gru":
+        attrs["reset_after"] = True
+    return attrs
+
+
 def _rnn(op: str):
     def fn(b: Bound) -> TorchLayer:
         if not b.get("batch_first"):
             raise Unsupported(f"{b.name}(batch_first=False): time-major input is not supported; "
                               "use batch_first=True")
-        if op == "simple_rnn" and b.get("nonlinearity") != "tanh":
-            raise Unsupported(f"{b.name}(nonlinearity={b.get('nonlinearity')!r}) is not supported")
         if op == "lstm" and b.get("proj_size"):
             raise Unsupported("nn.LSTM(proj_size=...) is not supported")
-        attrs = {"units": b.get("hidden_size"), "use_bias": bool(b.get("bias")), "return_sequences": True,
-                 "return_state": True}
-        if op != "simple_rnn":
-            attrs["recurrent_activation"] = "sigmoid"
-        if op == "gru":
-            attrs["reset_after"] = True
-        return TorchLayer(op, attrs, kind="rnn", in_features=b.get("input_size"),
+        return TorchLayer(op, _recurrent_attrs(op, b, return_sequences=True), kind="rnn", in_features=b.get("input_size"),
                           extra={"num_layers": b.get("num_layers"), "bidirectional": bool(b.get("bidirectional")),
                                  "dropout": float(b.get("dropout"))})
 
@@ -554,15 +560,7 @@ def _rnn_cell(op: str):
     as that layer over a one-step sequence (graph_build ``_apply_cell``): the same equations,
     weights and gate order (no op of its own; the Keras layer is shared by every step)."""
     def fn(b: Bound) -> TorchLayer:
-        if op == "simple_rnn" and b.get("nonlinearity") != "tanh":
-            raise Unsupported(f"{b.name}(nonlinearity={b.get('nonlinearity')!r}) is not supported")
-        attrs = {"units": b.get("hidden_size"), "use_bias": bool(b.get("bias")), "return_sequences": False,
-                 "return_state": True}
-        if op != "simple_rnn":
-            attrs["recurrent_activation"] = "sigmoid"
-        if op == "gru":
-            attrs["reset_after"] = True
-        return TorchLayer(op, attrs, kind="rnn_cell", in_features=b.get("input_size"),
+        return TorchLayer(op, _recurrent_attrs(op, b, return_sequences=False), kind="rnn_cell", in_features=b.get("input_size"),
                           extra={"num_layers": 1, "bidirectional": False, "dropout": 0.0})
 
     return fn

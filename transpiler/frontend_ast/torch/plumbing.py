@@ -137,6 +137,7 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
         reader.runtime_expr(node, f"DistributedSampler({', '.join(texts)})", parts, ["DistributedSampler"])
         return OTHER
     if path in CONTEXT_ONLY:
+        _drop_allowed_classes(reader, pos[0] if len(pos) == 1 else None)
         return CONTEXT
     if path in DIST_PROCESS:
         if pos:
@@ -157,6 +158,24 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
                                           "note": DIST_NOTE + "mp.spawn runs the function once, as rank 0"})
         return OTHER
     return None
+
+
+def _drop_allowed_classes(reader, arg) -> None:
+    """``safe_globals = [Net, torch.nn.Conv2d, ...]`` assigned once and read only by the
+    dropped ``safe_globals(...)`` context: the list goes too (it names torch's classes)."""
+    from transpiler.cst_fast import nodes_of
+
+    if not isinstance(arg, cst.Name):
+        return
+    attrs = {a.attr for a in nodes_of(reader.fe.module, cst.Attribute)}  # (x.safe_globals is no use; nodes hash by identity)
+    uses = [n for n in nodes_of(reader.fe.module, cst.Name) if n.value == arg.value and n not in attrs]
+    lines = [line for line in nodes_of(reader.fe.module, cst.SimpleStatementLine)
+             if len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
+             and any(isinstance(t.target, cst.Name) and t.target.value == arg.value for t in line.body[0].targets)]
+    if len(uses) == 2 and len(lines) == 1 and len(lines[0].body[0].targets) == 1 and \
+            isinstance(lines[0].body[0].value, (cst.List, cst.Tuple)):
+        reader.fact(lines[0], "device_drop", f"dropped {arg.value}: the classes torch.load may unpickle "
+                                             "(Keras' loading needs no such list)")
 
 
 class _Context:

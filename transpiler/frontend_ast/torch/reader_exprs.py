@@ -134,7 +134,10 @@ class ReaderExpressions(Interpreter):
         if name == "data":
             self.array(node, "{0}", [node.value])
             return Arr()
-        if name in ("dtype", "device", "grad", "requires_grad", "is_cuda"):
+        if name in ("requires_grad", "is_cuda"):  # (array data: no gradient, no device)
+            self.array(node, "False", [])
+            return OTHER
+        if name in ("dtype", "device", "grad"):
             raise Unsupported(f"tensor attribute .{name} of {_code(node.value)!r}")
         return OTHER  # (shape, ndim)
 
@@ -276,6 +279,8 @@ class ReaderExpressions(Interpreter):
 
     @COMPARANDS.register(*READER_VALUES)
     def _compared(self, left, right, node, target):
+        if isinstance(left, LiveV) or isinstance(right, LiveV):  # (a tensor's comparison is one)
+            return LiveV(getattr(left, "permuted", False) or getattr(right, "permuted", False))
         return Arr() if isinstance(left, Arr) or isinstance(right, Arr) else OTHER
 
     # -- calls ------------------------------------------------------------------------------
@@ -371,6 +376,10 @@ class ReaderExpressions(Interpreter):
     @ATTRIBUTES.register(DistributionV)
     def _distribution_attribute(self, obj, name, node):
         return torch_episodes.distribution_attribute(self, name, node)
+
+    @CALLS.register(torch_vision.TransformV)
+    def _call_transform(self, func, node, args, scope):
+        return Arr()  # (a tensor made by torchvision's transform: numpy data in the Keras program)
 
     @CALLS.register(DatasetClassV)
     def _call_dataset_class(self, func, node, args, scope):
@@ -577,6 +586,10 @@ class ReaderExpressions(Interpreter):
             from transpiler.frontend_ast.torch.steps import live_function
 
             return live_function(self, path, node, pos, vals, kw)
+        from transpiler.frontend_ast.torch.tensor_params import DATA_CALLS
+
+        if path in DATA_CALLS:  # (pad_sequence, torch.FloatTensor, sparse tensors: frontend_ast/torch/tensor_params)
+            return DATA_CALLS[path](self, node, pos, kw)
         call = _TorchCall(path, short, node, pos, vals, kw)
         handler = _TORCH_CALLS.get(path) or _TORCH_MODULES.get(path.rsplit(".", 1)[0])
         value = PASS if handler is None else handler(self, call, kwv, scope)

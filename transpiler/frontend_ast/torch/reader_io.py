@@ -36,6 +36,10 @@ class ReaderData:
             self.fact(node, "dataset_object", T.ArrayExpr("", tuple(self.sid(a) for a in pos)))
             return ds
         dataset = vals[0] if vals else kwv.get("dataset")
+        if "collate_fn" in kw or len(pos) > 6:  # (a loader of what its collate_fn makes: frontend_ast/torch/tensor_params)
+            from transpiler.frontend_ast.torch.tensor_params import collate_loader
+
+            return collate_loader(self, node, pos, vals, kw, kwv)
         if type(dataset) is Other:
             # a dataset this file does not make (a parameter, another file's Dataset class or
             # function): torch's DataLoader takes any map-style dataset, so does DatasetLoader

@@ -8,9 +8,9 @@ import os
 
 import libcst as cst
 
-from transpiler.frontend_ast.torch import plumbing as torch_plumbing
 from transpiler.frontend_ast.torch.data import DTYPE_NAMES as CAST_DTYPES
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.tensor_params import unknown_method
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.frontend_ast.torch.reader_values import (
@@ -98,8 +98,7 @@ class ReaderMethods:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
-        message = torch_plumbing.unknown_tensor_method(self, name, recv) if type(obj) is Other and \
-            self.guessing else None
+        message = unknown_method(self, name, recv, args, guessed=type(obj) is Other and self.guessing)
         if message is not None:
             raise Unsupported(message)
         return OTHER
@@ -280,12 +279,10 @@ class ReaderMethods:
             if _code(start) == "1" and len(pos) <= 1:
                 return done(f"{r}.reshape(len({r}), -1)")
             raise Unsupported(f".flatten({', '.join(_code(a) for a in pos)}) is not translated")
-        if name in ("fill_", "copy_", "zero_"):
-            value = "0" if name == "zero_" else p(pos[0])
-            return done(f"$copyto({r}, {value})", OTHER)
-        if name in ("add_", "sub_", "mul_", "div_"):
-            op = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}[name]
-            return done(f"$copyto({r}, {r} {op} {p(pos[0])})", OTHER)
+        if name in ("fill_", "copy_", "zero_", "add_", "sub_", "mul_", "div_"):
+            from transpiler.frontend_ast.torch.tensor_params import in_place
+
+            return done(*in_place(self, name, recv, node, r, pos, p))
         if name in ("round", "cumsum", "nonzero", "sort", "argsort", "any", "all", "ravel"):
             return done(f"{r}.{name}(" + ", ".join(p(a) for a in pos) + ")")
         if name == "softmax" or name == "log_softmax":
@@ -293,7 +290,18 @@ class ReaderMethods:
             parts.clear()
             self.fact(node, "activation", {"op": name, "x": self.sid(recv), "axis": self.sid(axis) if axis is not None else None})
             return Arr()
-        raise Unsupported(f"tensor method .{name}() is not translated to Keras yet")
+        from transpiler.frontend_ast.torch.tensor_params import array_method
+
+        made = array_method(name, r, pos, kw, p)  # (or Unsupported)
+        if len(made) == 3 and made[2] is None:  # (a sparse tensor's method: dense here)
+            from transpiler.frontend_ast.torch.tensor_params import dense_note
+
+            dense_note(self)
+            return done(*made[:2])
+        if len(made) == 3:  # a generated helper's call
+            self.runtime_expr(node, made[0], parts, made[2])
+            return made[1]
+        return done(*made)
 
     def _parent_attribute(self, call: cst.Call):
         """For ``x.max(dim=1).values`` (or ``[0]``): ('values' | 'indices', the outer node)."""

@@ -52,8 +52,12 @@ class ReaderObjects:
             params["label_smoothing"] = smoothing
         ignore = kw.pop("ignore_index", -100)
         if ignore != -100:
-            raise Unsupported(f"{name}(ignore_index={_shown(ignore)}) "
-                              "is not translated")
+            # Keras' ignore_class: the targets of that class count for nothing, the mean is over
+            # the others (as torch's); not with label smoothing or NLL (their generated classes)
+            if kind != "sparse_categorical_crossentropy" or smoothing or not from_logits:
+                raise Unsupported(f"{name}(ignore_index={_shown(ignore)}) "
+                                  "is not translated" + (" with label smoothing" if smoothing else ""))
+            params["ignore_class"] = ignore
         if kind == "huber":
             delta = kw.pop("delta", 1.0)
             beta = kw.pop("beta", 1.0)

@@ -72,6 +72,24 @@ class Arr(V):
     """Array data: a torch tensor outside the model (a numpy array in the target)."""
 
 
+def tensor_template(reader, node, first, permuted: bool):
+    """``(p, done)`` for writing a tensor method of a training step as a template: ``p(expr)``
+    adds an operand and returns its ``{i}`` slot (``first`` is slot 0), ``done(template)``
+    records the template for ``node`` and returns the step's new tensor (``LiveV``, permuted
+    as the receiver was, unless ``result`` says otherwise)."""
+    parts = [first]
+
+    def p(n) -> str:
+        parts.append(n)
+        return "{%d}" % (len(parts) - 1)
+
+    def done(template: str, result=None):
+        reader.array(node, template, parts, tensors=True)
+        return LiveV(permuted) if result is None else result
+
+    return p, done
+
+
 @dataclass(eq=False)
 class LiveV(V):
     """A tensor in a training step (a model output gradients flow through): a Keras

@@ -17,12 +17,13 @@ import libcst as cst
 
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.keras.frontend import _names_in
+from transpiler.frontend_ast.torch import tensor_params
 from transpiler.frontend_ast.torch.episodes import TAPE
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.trainers import name_in_scope
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
-from transpiler.frontend_ast.torch.reader_values import (
-    CAST_METHODS, LOSSES, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
+from transpiler.frontend_ast.torch.reader_values import (tensor_template,
+    CAST_METHODS, LOSSES, OTHER, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
     _code,
     _has_backward)
 from transpiler.ir.code_literals import dotted_name as _dotted
@@ -279,15 +280,7 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
     recv = node.func.value
     pos = [a.value for a, _ in args if a.keyword is None]
     kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
-    parts = [recv]
-
-    def p(n) -> str:
-        parts.append(n)
-        return "{%d}" % (len(parts) - 1)
-
-    def done(template: str, result=None):
-        reader.array(node, template, parts, tensors=True)
-        return LiveV(obj.permuted) if result is None else result
+    p, done = tensor_template(reader, node, recv, obj.permuted)
 
     def axes_ok(what: str):
         if obj.permuted:
@@ -305,8 +298,9 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
         return done("float({0})", result=LossValueV())
     if name in ("tolist", "numpy"):
         axes_ok(name)
+        # (numpy(): a numpy array in the source too: its methods are numpy's, kept as written)
         return done("$convert_to_numpy({0})" + (".tolist()" if name == "tolist" else ""),
-                    result=LossValueV())
+                    result=LossValueV() if name == "tolist" else OTHER)
     if name in CAST_METHODS:
         return done(f'$cast({{0}}, "{CAST_METHODS[name]}")')
     if name == "size":
@@ -347,7 +341,7 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
         hi = kw.get("max") or (pos[1] if len(pos) > 1 else None)
         return done("$clip({0}, " + (p(lo) if lo is not None else "float('-inf')") + ", " +
                     (p(hi) if hi is not None else "float('inf')") + ")")
-    raise Unsupported(f"tensor method .{name}() in a training step is not translated yet")
+    return tensor_params.method(reader, obj, name, node, pos, kw)  # (or a stub's Unsupported)
 
 
 def live_function(reader, path: str, node: cst.Call, pos, vals, kw):

@@ -233,9 +233,14 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 # (a class deriving from a torch class, a DataLoader subclass: not a plain class)
                 self.stub(stmt, f"class {stmt.name.value}: uses PyTorch outside the model (not translated)")
                 return
-            # (a plain class of the program using torch, AverageMeter's all_reduce: its methods are
-            # read as functions nothing calls, after the program; one stub if one fails)
-            self.plain_classes.append(stmt)
+            try:  # (a plain class making arrays of data, as a Dataset does: frontend_ast/torch/data.py)
+                kept = torch_data.numpy_dataset_class(stmt, self.torch_names(), self._resolve, what="a class")
+            except Unsupported:
+                # (a plain class of the program using torch otherwise, AverageMeter's all_reduce: its
+                # methods are read as functions nothing calls, after the program; one stub if one fails)
+                self.plain_classes.append(stmt)
+                return
+            self.fact(stmt, "source", kept)
 
     def _model_helpers(self, skip: set[NodeId], defs: list) -> set[str]:
         """Functions only the model code uses (``model.apply(weights_init)``) that use torch."""
@@ -267,7 +272,14 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         fn.visit(Uses())
         only = self.program.models[0] if len(self.program.models) == 1 else None
         name = (only.builder or only.class_name) if only is not None else "model"
-        return [ModelV(name, only, var=p.name.value) if p.name.value in used else OTHER
+        # a parameter its body uses as a tensor (y.view(), x.bmm()) is one (frontend_ast/torch/tensor_params)
+        from transpiler.frontend_ast.torch import tensor_params
+
+        tensors = {k: v for k, v in tensor_params.tensor_parameters(fn).items() if k not in used}
+        if tensors:
+            self.fact(fn, "note", tensor_params.note(fn, tensors))
+        return [ModelV(name, only, var=p.name.value) if p.name.value in used else
+                tensor_params.TensorArgV(name=p.name.value) if p.name.value in tensors else OTHER
                 for p in fn.params.params]
 
     def _resolve(self, dotted: str) -> str | None:
@@ -617,6 +629,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.statement_guard(fn, lambda: torch_steps.read_step_function(self, fn, scope))
             else:
                 self.block(fn.body.body, scope)
+            from transpiler.frontend_ast.torch.tensor_params import read_nested
+
+            read_nested(self, fn, scope)  # (its own functions nothing called, as the module's)
         finally:
             self.cur_function = outer
             self.no_grad = saved

@@ -3,7 +3,9 @@
 * ``datasets.MNIST / FashionMNIST / CIFAR10 / CIFAR100(root, train=..., transform=...)``
   → the generated ``VisionDataset("mnist", train=..., transform=...)`` (an ``ArrayDataset``
   over ``keras.datasets.<name>.load_data()``), ``datasets.ImageFolder(root, transform=...)``
-  → the generated ``ImageFolder`` (the class folders read with ``keras.utils.load_img``);
+  → the generated ``ImageFolder`` (the class folders read with ``keras.utils.load_img``),
+  ``datasets.FakeData(size, image_size, num_classes, transform)`` → the generated lazy
+  ``FakeData`` (random images and labels drawn per item, seeded by the index);
   the reader sees either as a dataset of two arrays (images, int64 labels) that a
   ``DataLoader`` batches, so the usual loops become ``fit``;
 * ``transforms.Compose / ToTensor / Normalize / Resize / CenterCrop / Grayscale /
@@ -12,8 +14,13 @@
   the data is what torch's transforms make, channels-first (N, C, H, W) float32 after
   ``ToTensor`` (scaled to [0, 1]), and the Keras program feeds it to the channels-last
   model through the same layout change as any channels-first array data.
-  Random augmentations (``RandomCrop``, ``RandomHorizontalFlip``, ...) draw per item and
-  per epoch in torch; they are not translated yet (a marked stub).
+  Random augmentations draw per item and per epoch in torch: ``RandomResizedCrop``,
+  ``RandomCrop`` (without padding), ``RandomHorizontalFlip`` and ``RandomVerticalFlip`` are
+  generated classes drawing per image on every call (numpy's generator), and a dataset whose
+  transform holds one is the per-item form (``VisionItems`` / ``ImageFolderItems``: a
+  map-style dataset putting item i through the transform when it is read, not the whole set
+  once), and so is a dataset whose transform's steps the reader cannot see (made by a
+  function); the other random augmentations are marked stubs.
 
 The model's input shape follows from the dataset and its transforms (``data_shape``):
 MNIST with ``ToTensor`` is (1, 28, 28) in torch's terms, (28, 28, 1) in the Keras model.
@@ -27,6 +34,7 @@ import libcst as cst
 
 from transpiler.cst_fast import attribute_chain, nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
+from transpiler.frontend_ast.torch.reader_values import V
 
 #: torchvision dataset → (keras.datasets module, (C, H, W) of one image)
 DATASETS = {
@@ -44,10 +52,22 @@ TRANSFORM_POSITION = {"ImageFolder": 1, "DatasetFolder": 3}
 #: transforms the generated numpy classes implement (printers/keras/vision_data.py)
 TRANSFORMS = ("Compose", "ToTensor", "Normalize", "Resize", "CenterCrop", "Grayscale", "PILToTensor",
               "ConvertImageDtype", "ToImage", "ToDtype", "Lambda")
+#: random augmentations the generated classes draw per image → the arguments they take
+RANDOM_TRANSFORMS = {"RandomResizedCrop": ("size", "scale", "ratio", "antialias"), "RandomCrop": ("size",),
+                     "RandomHorizontalFlip": ("p",), "RandomVerticalFlip": ("p",)}
 RANDOM = ("RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop", "RandomRotation",
           "ColorJitter", "RandomAffine", "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide")
 DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
           "float16": "float16", "half": "float16", "uint8": "uint8"}
+
+
+#: transforms whose output is a tensor (array data in the Keras program)
+TENSOR_MAKERS = ("ToTensor", "PILToTensor", "ToImage")
+
+
+class TransformV(V):
+    """A transform (or Compose) that makes tensors: what calling it returns is array data
+    (``ToTensor()(img).view(1, -1, h, w)`` is numpy code in the Keras program)."""
 
 
 def _path(fe, node) -> str | None:
@@ -189,6 +209,8 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
     pos = [a.value for a, _ in args if a.keyword is None]
     kw = {a.keyword.value: a.value for a, _ in args if a.keyword is not None}
     if what == "transform":
+        if name in RANDOM_TRANSFORMS:
+            return _random_transform(reader, node, name, pos, kw)
         if name in RANDOM:
             raise Unsupported(f"transforms.{name}: a random augmentation (drawn per item and per epoch) is not "
                               "translated to Keras yet")
@@ -222,7 +244,17 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
         reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
                                      "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
                                      "helpers": ["Compose"] if name == "Compose" else ["Compose", name]})
-        return OTHER
+        if name == "Lambda" and pos and isinstance(pos[0], cst.Lambda) and len(pos[0].params.params) == 1:
+            # its parameter is an image as the steps before left it: array data (x.mul(255) → x * 255)
+            from transpiler.frontend_ast.torch.reader_values import Arr, Scope
+
+            inner = Scope(scope)
+            inner.vars[pos[0].params.params[0].name.value] = Arr()
+            reader.expr(pos[0].body, inner)
+        steps = _steps(reader.fe, node)
+        return TransformV() if steps and any(n in TENSOR_MAKERS for n, _ in steps) else OTHER
+    if name == "FakeData":
+        return _fake_data(reader, node, pos, kw)
     if name not in DATASETS and name not in FOLDERS:
         raise Unsupported(f"torchvision.datasets.{name} is not translated to Keras yet")
     names = ("root", "train", "transform", "target_transform", "download") if name in DATASETS else \
@@ -235,19 +267,65 @@ def call(reader, node: cst.Call, scope):  # long: one dispatch over the torchvis
     if given.get("target_transform") is not None:
         raise Unsupported(f"datasets.{name}(target_transform=...) is not translated")
     keep = [k for k in ("train", "transform") if k in given]
+    # a transform drawing at random, or one whose steps the reader cannot see (made by a
+    # function, chosen at run time): put through per item (a map-style dataset), as torchvision's
+    steps = _steps(reader.fe, given["transform"]) if given.get("transform") is not None else []
+    per_item = steps is None or any(n in RANDOM_TRANSFORMS for n, _ in steps)
     if name in DATASETS:
-        head = f'VisionDataset("{DATASETS[name][0]}"'
-        helpers = ["ArrayDataset", "VisionDataset"]
+        head = f'{"VisionItems" if per_item else "VisionDataset"}("{DATASETS[name][0]}"'
+        helpers = ["VisionItems"] if per_item else ["ArrayDataset", "VisionDataset"]
         parts = [given[k] for k in keep]
         texts = [f"{k}={{{i}}}" for i, k in enumerate(keep)]
     else:
         if "root" not in given:
             raise Unsupported("datasets.ImageFolder without its root folder")
-        head = "ImageFolder({0}"
-        helpers = ["ArrayDataset", "ImageFolder"]
+        head = f"{'ImageFolderItems' if per_item else 'ImageFolder'}({{0}}"
+        helpers = ["ImageFolderItems"] if per_item else ["ArrayDataset", "ImageFolder"]
         keep = [k for k in keep if k == "transform"]
         parts = [given["root"]] + [given[k] for k in keep]
         texts = [f"{k}={{{i + 1}}}" for i, k in enumerate(keep)]
     reader.fact(node, "vision", {"template": ", ".join([head] + texts) + ")", "parts": [reader.sid(p) for p in parts],
                                  "helpers": helpers})
+    if per_item:
+        from transpiler.frontend_ast.torch.reader_values import MapDatasetV
+
+        return MapDatasetV(2)
     return DatasetV([node, node], node, vision=True)
+
+
+def _random_transform(reader, node: cst.Call, name: str, pos: list, kw: dict):
+    """``transforms.RandomResizedCrop(224)`` / ``RandomCrop`` / ``RandomHorizontalFlip`` /
+    ``RandomVerticalFlip``: the generated class of the same name (drawing per image)."""
+    from transpiler.frontend_ast.torch.reader_values import OTHER
+
+    names = RANDOM_TRANSFORMS[name]
+    extra = set(kw) - set(names)
+    if extra or len(pos) > len(names):
+        what = ", ".join(sorted(extra)) + "=..." if extra else "more positional arguments"
+        raise Unsupported(f"transforms.{name}({what}) is not translated")
+    texts = [f"{{{i}}}" for i in range(len(pos))] + [f"{k}={{{len(pos) + i}}}" for i, k in enumerate(kw)]
+    reader.fact(node, "vision", {"template": f"{name}({', '.join(texts)})",
+                                 "parts": [reader.sid(p) for p in pos] + [reader.sid(v) for v in kw.values()],
+                                 "helpers": ["Compose", name]})
+    return OTHER
+
+
+def _fake_data(reader, node: cst.Call, pos: list, kw: dict):
+    """``datasets.FakeData(size, image_size, num_classes, transform)`` → the generated
+    ``FakeData``: a map-style dataset drawing item i's image (uint8, of ``image_size``) and
+    label from a generator seeded by i, as torchvision's does (other numbers: torch's generator
+    is not reproduced), through the transform."""
+    from transpiler.frontend_ast.torch.reader_values import MapDatasetV
+
+    names = ("size", "image_size", "num_classes", "transform", "target_transform", "random_offset")
+    given = dict(zip(names, pos))
+    given.update(kw)
+    if set(given) - set(names):
+        raise Unsupported(f"datasets.FakeData({', '.join(sorted(set(given) - set(names)))}=...) is not translated")
+    if given.get("target_transform") is not None:
+        raise Unsupported("datasets.FakeData(target_transform=...) is not translated")
+    keys = [k for k in names if k in given and k != "target_transform"]
+    texts = [f"{k}={{{i}}}" for i, k in enumerate(keys)]
+    reader.fact(node, "vision", {"template": f"FakeData({', '.join(texts)})",
+                                 "parts": [reader.sid(given[k]) for k in keys], "helpers": ["FakeData"]})
+    return MapDatasetV(2)

@@ -44,7 +44,7 @@ KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
 RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training", "keras.vision",
-                   "keras.distributions", "keras.modules", "keras.autograd")
+                   "keras.distributions", "keras.modules", "keras.autograd", "keras.arrays")
 
 
 def helper_sources(name: str, copier: runtime_source.Copier) -> list[str]:
@@ -362,6 +362,8 @@ class ProgramPrinter:
                 args.append("from_logits=True")
             if kind == "huber":
                 args.append(f"delta={self.code(loss.params.get('delta', 1.0))}")
+            if "ignore_class" in loss.params:  # (torch's ignore_index)
+                args.append(f"ignore_class={self.code(loss.params['ignore_class'])}")
             if kind == "binary_crossentropy" and not loss.from_logits:
                 self.note("torch's BCELoss clamps log(p) at -100, Keras clips p to [1e-7, 1 - 1e-7]: equal "
                           "unless a probability is within 1e-7 of 0 or 1")
@@ -727,10 +729,17 @@ class _Rewriter(cst.CSTTransformer):
             return self.keep_leading(original, _statements(self.stub_for(original, ts.config)))
         if kind == "source":  # a statement rewritten by the frontend (a Dataset class)
             self.p.imports.add("import numpy as np")
+            if isinstance(ts.config, dict):  # (and the generated classes it uses: frontend_ast/torch/data.py)
+                for helper in ts.config["helpers"]:
+                    self.p.need(helper)
+                return ts.config["node"]
             return ts.config
         if kind == "device_drop":  # (frontend_ast/torch/plumbing.py)
             p.note(ts.config)
             return cst.RemovalSentinel.REMOVE
+        if kind == "note":  # a statement kept, with what the reader inferred about it (frontend_ast/torch/tensor_params)
+            p.note(ts.config)
+            return self.check(original, updated)
         if kind == "drop":
             if isinstance(original, cst.Decorator):
                 return cst.RemovalSentinel.REMOVE

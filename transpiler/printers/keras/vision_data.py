@@ -9,13 +9,16 @@ from __future__ import annotations
 #: helpers a helper uses
 NEEDS = {"ToImage": ["PILToTensor"], "ToDtype": ["_channels_last"], "Resize": ["_channels_last"],
          "CenterCrop": ["_channels_last"], "Grayscale": ["_channels_last"], "VisionDataset": ["ArrayDataset"],
-         "ImageFolder": ["ArrayDataset"]}
+         "ImageFolder": ["ArrayDataset"], "RandomResizedCrop": ["Resize"]}
 
 
 def expression(p, cfg: dict) -> str:
     """The code of a torchvision object (the config ``torch_vision`` recorded), the generated
     classes it names made part of the program."""
     p.imports.add("import numpy as np")
+    # a name the script imported from torchvision (``from torchvision.transforms import Compose``)
+    # is the generated class now
+    p.torch_names = set(p.torch_names) - set(cfg["helpers"])
     for name in cfg["helpers"]:
         for need in NEEDS.get(name, []) + [name]:
             p.need(need)

@@ -151,3 +151,48 @@ class SampledLoader(DatasetLoader):
             yield from super().__iter__()
             return
         yield from self.batches(list(self.sampler))
+
+
+class CollateLoader:
+    """torch's DataLoader with a ``collate_fn``: lists of ``batch_size`` items handed to it
+    (without one, stacked as torch's default collate). A map-style dataset (``__len__`` and
+    ``__getitem__``) is read in a new random order on every pass when shuffle is set; any
+    other iterable in its own order (torch refuses shuffle there too)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+        self.collate_fn = collate_fn if collate_fn is not None else self.stack
+
+    @staticmethod
+    def stack(items):
+        if isinstance(items[0], tuple):
+            return tuple(np.stack([np.asarray(a) for a in column]) for column in zip(*items))
+        return np.stack([np.asarray(a) for a in items])
+
+    def _map_style(self):
+        return hasattr(self.dataset, "__getitem__") and hasattr(self.dataset, "__len__")
+
+    def __len__(self):
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        if self._map_style():
+            n = len(self.dataset)
+            order = np.random.permutation(n) if self.shuffle else np.arange(n)
+            items = (self.dataset[int(i)] for i in order)
+        else:
+            if self.shuffle:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle option")
+            items = iter(self.dataset)
+        batch = []
+        for item in items:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)

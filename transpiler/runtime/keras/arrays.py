@@ -1,0 +1,39 @@
+"""torch tensor methods numpy spells in more than one expression, for generated Keras
+programs (PyTorch -> Keras): the data code outside the model holds torch's tensors as numpy
+arrays (frontend_ast/torch/tensor_params.py writes their calls).
+"""
+
+import numpy as np
+
+
+def masked_fill(x, mask, value):
+    """torch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, ``x``
+    elsewhere, in ``x``'s dtype (torch casts the value to it)."""
+    x = np.asarray(x)
+    return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """torch's ``nn.utils.rnn.pad_sequence``: sequences of shape (L_i, *) padded with
+    ``padding_value`` to the longest, stacked as (L, B, *) (``batch_first``: (B, L, *)),
+    in the sequences' dtype."""
+    sequences = [np.asarray(s) for s in sequences]
+    longest = max(len(s) for s in sequences)
+    dtype = np.result_type(*sequences)
+    out = np.full((len(sequences), longest) + sequences[0].shape[1:], padding_value, dtype=dtype)
+    for i, s in enumerate(sequences):
+        if padding_side == "left":
+            out[i, longest - len(s):] = s
+        else:
+            out[i, : len(s)] = s
+    return out if batch_first else np.swapaxes(out, 0, 1)
+
+
+def sparse_coo_tensor(indices, values, size, dtype=None):
+    """torch's ``sparse_coo_tensor(indices, values, size)`` held dense: ``values`` at the
+    (ndim, nnz) ``indices`` of a zero array of ``size``, duplicates summed (torch's
+    ``to_dense()``); the values' dtype unless ``dtype`` is given."""
+    values = np.asarray(values)
+    out = np.zeros(tuple(size) + values.shape[1:], dtype=dtype or values.dtype)
+    np.add.at(out, tuple(np.asarray(indices)), values)
+    return out
