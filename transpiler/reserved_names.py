@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import ast
 
+from transpiler.ir.reserved import GENERATED_IMPORTS
+
 #: names the printers may import at module level in a generated script (either target)
-RESERVED = frozenset({"torch", "nn", "F", "np", "math", "keras", "layers", "ops", "tf", "functools", "os",
-                      "csv", "DataLoader", "TensorDataset", "load_file", "SimpleNamespace"})
+RESERVED = GENERATED_IMPORTS
 
 
 def _candidates(tree: ast.AST) -> set[str]:
