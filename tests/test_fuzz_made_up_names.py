@@ -98,3 +98,40 @@ def test_model_classes_do_not_take_the_outputs_imports(tmp_path):
         "x = torch.zeros(2, 8)",
         "print(*(tuple(ns[k](x).shape) for k in ('F_', 'data_loader', 'tensor_dataset')))"]))
     assert out.strip() == "(2, 3) (2, 4) (2, 5)"
+
+
+BUILTIN = '''
+    import numpy as np
+    import keras
+    from keras import layers
+
+
+    def list():
+        inputs = keras.Input(shape=(4,))
+        return keras.Model(inputs, layers.Dense(1)(inputs))
+
+
+    def helper(xs):
+        type = 3  # (a local: hides nothing of the output's, kept)
+        return [x * type for x in xs]
+
+
+    model = list()
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(np.zeros((8, 4)), np.zeros((8, 1)), epochs=1, verbose=0)
+    print(helper([1]))
+    '''
+
+
+def test_a_module_level_builtin_of_the_source_does_not_reach_the_outputs_helpers(tmp_path):
+    # ``def list()`` beside the generated make_loader (``isinstance(x, (list, tuple))``): the
+    # output failed when run (TypeError in isinstance), exit 0 and no stub
+    result = translate(textwrap.dedent(BUILTIN), "builtin.py", "pytorch")
+    assert not result.stubs
+    assert "def list(" not in result.text and "    type = 3" in result.text
+    assert any("renamed list to list_" in d.message and "builtin" in d.message for d in result.diagnostics)
+    out = tmp_path / "out.py"
+    out.write_text(result.text)
+    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["[3]"]
