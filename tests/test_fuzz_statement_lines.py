@@ -171,7 +171,6 @@ model = Net()
 
 @pytest.mark.parametrize("source, target, line, word", [
     (KERAS_CLASS, "pytorch", 4, "Scale"),  # (the class holding a split line: its own line)
-    (TORCH_CLASS, "keras", 9, "frobnicate"),  # (in the rebuilt class, the statement's line)
 ])
 def test_nodes_under_a_split_line_keep_their_lines(source, target, line, word):
     result = translate(source, "joined.py", target)

@@ -1,6 +1,9 @@
 """Statements a script writes on one line (``x = 1; y = 2``, ``model = build(); model.fit(...)``)
-read as the separate statements they are, by both readers (issue 22: a ``;``-joined builder
+read as the separate statements they are, by the Keras reader (issue 22: a ``;``-joined builder
 call was lost, and one stub line stood for two statements).
+
+(The torch reader keeps its own, frontend_ast/torch/lines.py, whose positions of the rebuilt
+class or function holding a split line are those of the re-written module.)
 
 ``split_statement_lines`` gives the module with every ``a; b`` line of simple statements (in
 every block) written as one line per statement, and the node each rebuilt node stands for:
@@ -80,4 +83,6 @@ def read_split(module: cst.Module) -> tuple[MetadataWrapper, Mapping[cst.CSTNode
     original = cst_positions(MetadataWrapper(module, unsafe_skip_copy=True))
     positions.update(original)
     positions.update((new, original[old]) for new, old in made.items() if old in original)
+    for old in made.values():  # (a replaced node would share its stand-in's stable id: SourceFile.node)
+        positions.pop(old, None)
     return wrapper, positions
