@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from transpiler.cli import (EXIT_CHECK, EXIT_INPUT, EXIT_OK, EXIT_STRICT, MAX_SOURCE_BYTES,
                             FileResult, default_output, emit, import_translator, transpile_file)
+from transpiler.paths import atomic_write
 from transpiler.printers.code import GENERATED_HEADER
 
 SKIP_DIRS = frozenset({".venv", "__pycache__", "site-packages"})
@@ -221,7 +222,7 @@ def _as_py(path: str) -> str:
 def _written_by_us(path: str) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return is_generated(fh.readline())
+            return is_generated(fh.readline(65536))  # (the header line; a file of one huge line is not read whole)
     except OSError:
         return False
 
@@ -294,21 +295,33 @@ def keras_folder(root: str) -> str:
 
 def _copy_unchanged(task: Task, reason: str) -> FileResult:
     """A file of a mirrored program that does not use the source framework (``utils.py``):
-    copied as it is, so that the translated files importing it keep working."""
+    copied as it is, so that the translated files importing it keep working. Only regular
+    files are read, at most ``MAX_SOURCE_BYTES`` of each (issue 22 item 5: a FIFO at the
+    output's place blocked the run forever, and a file of any size was read whole)."""
+    import stat
+
     res = FileResult(source=task.source, output=task.output, status="skipped", note=reason)
-    with open(task.source, "rb") as fh:
-        data = fh.read()
-    if os.path.exists(task.output):
+    with open(task.source, "rb") as fh:  # (skip_reason read it: a regular file)
+        data = fh.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        return res.fail(f"larger than the {MAX_SOURCE_BYTES}-byte limit; not copied",
+                        f"transpile: error: {task.source}: larger than the {MAX_SOURCE_BYTES}-byte limit "
+                        "for one script; not copied")
+    try:
+        mode = os.stat(task.output).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        return res.fail(f"{task.output} exists and is not a regular file; not replaced",
+                        f"transpile: error: {task.output}: exists and is not a regular file (a folder, "
+                        "device, FIFO or socket); not replaced. Move it away or choose another -o")
+    if mode is not None:
         with open(task.output, "rb") as fh:
-            if fh.read() == data:
+            if fh.read(MAX_SOURCE_BYTES + 1) == data:
                 return res
         res.note = f"{reason}: {task.output} exists and differs; not overwritten"
         return res
-    os.makedirs(os.path.dirname(task.output) or ".", exist_ok=True)
-    tmp = f"{task.output}.tmp{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, task.output)
+    atomic_write(task.output, data)
     res.note = f"{reason}: copied unchanged"
     return res
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import ast
 
+from transpiler.ir.reserved import GENERATED_IMPORTS
+
 #: names the printers may import at module level in a generated script (either target)
-RESERVED = frozenset({"torch", "nn", "F", "np", "math", "keras", "layers", "ops", "tf", "functools", "os",
-                      "csv", "DataLoader", "TensorDataset", "load_file", "SimpleNamespace"})
+RESERVED = GENERATED_IMPORTS
 
 
 def _candidates(tree: ast.AST) -> set[str]:
@@ -33,7 +34,32 @@ def _candidates(tree: ast.AST) -> set[str]:
             bound.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             imported |= set(node.names)  # (left alone: the binding is elsewhere)
-    return (bound & RESERVED) - imported
+    return ((bound & RESERVED) | _module_builtins(tree)) - imported
+
+
+def _module_builtins(tree: ast.AST) -> set[str]:
+    """Builtins (``list``, ``type``, ``next``) the source binds at module level: the generated
+    program's helpers (``make_loader``: ``list(inputs)``, ``isinstance(x, (list, tuple))``)
+    read them as globals, so a user ``def list(): ...`` beside them broke the output when run
+    (issue 22, whole-program fuzz). Only module-level bindings: a local one hides nothing."""
+    import builtins
+
+    bound: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            return  # (its body is its own scope)
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in getattr(tree, "body", ()):
+        visit(stmt)
+    return {n for n in bound if not n.startswith("_") and hasattr(builtins, n)}
 
 
 def free_reserved_names(source: str) -> tuple[str, dict[str, str]]:
@@ -46,8 +72,9 @@ def free_reserved_names(source: str) -> tuple[str, dict[str, str]]:
     names = _candidates(tree)
     if not names:
         return source, {}
+    local_ok = names - RESERVED  # (builtins: renamed where bound at module level only)
     import libcst as cst
-    from libcst.metadata import ClassScope, MetadataWrapper, ScopeProvider
+    from libcst.metadata import ClassScope, GlobalScope, MetadataWrapper, ScopeProvider
 
     wrapper = MetadataWrapper(cst.parse_module(source))
     scopes = wrapper.resolve(ScopeProvider)
@@ -57,7 +84,7 @@ def free_reserved_names(source: str) -> tuple[str, dict[str, str]]:
         kept: set[str] = set()
         for assignment in scope.assignments:
             name = assignment.name
-            if name not in names:
+            if name not in names or (name in local_ok and not isinstance(scope, GlobalScope)):
                 continue
             node = getattr(assignment, "node", None)
             if isinstance(scope, ClassScope) or isinstance(node, cst.Param) or \

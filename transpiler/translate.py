@@ -83,7 +83,10 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
 
 def _note_renamed(program: Program, renamed: dict[str, str]) -> list[Diagnostic]:
     """A warning for each name of the source renamed because the output imports it."""
-    return [program.warn(None, f"renamed {old} to {new} in the output: the generated program imports {old}")
+    import builtins
+
+    return [program.warn(None, f"renamed {old} to {new} in the output: the generated program " +
+                         (f"uses the builtin {old}" if hasattr(builtins, old) else f"imports {old}"))
             for old, new in sorted(renamed.items())]
 
 

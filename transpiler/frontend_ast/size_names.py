@@ -8,6 +8,7 @@ and the printers, which print ``nn.Linear(64, NUM_CLASSES)`` instead of ``nn.Lin
 
 from __future__ import annotations
 
+import keyword
 import re
 import zlib
 from typing import Any
@@ -18,6 +19,7 @@ from transpiler import cst_fast
 
 from transpiler.cst_fast import statement_blocks
 from transpiler.ir import sizes
+from transpiler.ir.reserved import GENERATED_IMPORTS
 
 
 def name_module_constants(module: cst.Module, env) -> None:
@@ -160,7 +162,16 @@ def runtime_size(value: Any, name: str | None = None) -> Any:
         name = re.sub(r"\W+", "_", text).strip("_") or "size"
         if name[0].isdigit():
             name = f"n_{name}"
-    return sizes.Size(_standin(text), sizes.Sym(name, "runtime", arg=text))
+    return sizes.Size(_standin(text), sizes.Sym(_parameter_name(name), "runtime", arg=text))
+
+
+def _parameter_name(name: str) -> str:
+    """``name`` as the generated module's constructor parameter: not a keyword, ``self``, or a
+    name the generated code reads for something else (``self_`` / ``lambda_`` / ``nn_`` in the
+    source stay themselves, where the made-up identifier had dropped the underscore)."""
+    while keyword.iskeyword(name) or name in ("self", "super") or name in GENERATED_IMPORTS:
+        name += "_"
+    return name
 
 
 def _standin(text: str) -> int:

@@ -15,3 +15,11 @@ NN_MODULE_ATTRIBUTES = frozenset({
     "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train", "training", "type", "xpu",
     "zero_grad",
 })
+
+#: names the printers may import at module level in a generated script (either target): a
+#: name the translation makes up (a model's class, a constructor parameter) must not be one,
+#: or the generated code reads it instead of the import (issue 22, whole-program fuzz)
+GENERATED_IMPORTS = frozenset({
+    "torch", "nn", "F", "np", "math", "keras", "layers", "ops", "tf", "functools", "os", "csv", "DataLoader",
+    "TensorDataset", "load_file", "SimpleNamespace",
+})

@@ -14,10 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from transpiler import cst_fast
-from transpiler.cst_fast import positions as cst_positions
+from transpiler.frontend_ast.statement_lines import read_split
 from transpiler.frontend_ast.keras import data_utils
 from transpiler.frontend_ast.keras import calls as keras_calls
 from transpiler.frontend_ast.keras import layers as keras_layers
@@ -77,9 +76,8 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
             module = cst_fast.parse(source)
         except cst.ParserSyntaxError as exc:
             raise _syntax_error(source, path, exc) from None
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse: no shared nodes
+        self.wrapper, self.positions = read_split(module)  # (``a; b``: two statements, statement_lines.py)
         self.module = self.wrapper.module
-        self.positions = cst_positions(self.wrapper)
         self.source_file = SourceFile(path, source, self.module, self.positions)  # (what printers read)
         self.program = Program(path=path, source=source, framework="keras")
         self.scratch = Graph("scratch")

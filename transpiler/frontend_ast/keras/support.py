@@ -17,7 +17,7 @@ from transpiler.frontend_ast.keras.values import (TRAINING_MODE, ArrayVal, Datas
 from transpiler.ir.graph import Graph, Node, Span, Value
 from transpiler.ir.modules import ModuleScope
 from transpiler.ir.shapes import infer_node
-from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
+from transpiler.ir.reserved import GENERATED_IMPORTS, NN_MODULE_ATTRIBUTES
 
 
 
@@ -484,6 +484,8 @@ def _docstring_of(node: cst.FunctionDef | cst.ClassDef) -> str | None:
 def _camel(name: str) -> str:
     parts = [p for p in name.replace("-", "_").split("_") if p]
     out = "".join(p[:1].upper() + p[1:] for p in parts)
+    if out in GENERATED_IMPORTS:  # (a model ``f_`` or ``data_loader``: its class would hide the import)
+        out += "Net"
     return out if out.isidentifier() else "Net"
 
 

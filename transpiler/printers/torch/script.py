@@ -312,9 +312,13 @@ class _Printer:
         short = flat if len(flat) <= 70 else flat[:67] + "..."
         where = f"{self.source_file}:{span.line}"
         reason = data_sources.stub_reason(self.program, span)  # tensorflow_datasets.load: what torch has
-        # a stub reported on this line already (the training printer's reason): one report per line
+        # a stub reported in this statement already (the training printer's reason): one report
+        # per statement (not per line: ``a; b`` are two, each with its own)
+        sid = self.source.sid(stmt)
         earlier = next((d.message for d in self.program.diagnostics if d.severity == "stub" and d.span
                         and span.line > 0 and (d.span.file, d.span.line) == (span.file, span.line)
+                        and (d.span.col <= 0 or sid.col <= d.span.col and
+                             (sid.end_line > sid.line or d.span.col <= sid.end_col))
                         and not d.message.startswith("not translated yet")), None)
         reason = reason or earlier
         if earlier is None:
