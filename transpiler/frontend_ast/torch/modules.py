@@ -529,9 +529,6 @@ def recognize_embedding(b: Bound) -> TorchLayer:
 
 def _rnn(op: str):
     def fn(b: Bound) -> TorchLayer:
-        if not b.get("batch_first"):
-            raise Unsupported(f"{b.name}(batch_first=False): time-major input is not supported; "
-                              "use batch_first=True")
         if op == "simple_rnn" and b.get("nonlinearity") != "tanh":
             raise Unsupported(f"{b.name}(nonlinearity={b.get('nonlinearity')!r}) is not supported")
         if op == "lstm" and b.get("proj_size"):
@@ -544,7 +541,7 @@ def _rnn(op: str):
             attrs["reset_after"] = True
         return TorchLayer(op, attrs, kind="rnn", in_features=b.get("input_size"),
                           extra={"num_layers": b.get("num_layers"), "bidirectional": bool(b.get("bidirectional")),
-                                 "dropout": float(b.get("dropout"))})
+                                 "dropout": float(b.get("dropout")), "time_major": not b.get("batch_first")})
 
     return fn
 
@@ -592,9 +589,6 @@ module("RNN", signature="input_size; hidden_size; num_layers=1; nonlinearity='ta
         ops=("multi_head_attention",))
 def recognize_multihead_attention(b: Bound) -> TorchLayer:
     e, n = b.get("embed_dim"), b.get("num_heads")
-    if not b.get("batch_first"):
-        raise Unsupported("nn.MultiheadAttention(batch_first=False): time-major input is not supported; "
-                          "use batch_first=True")
     for flag in ("add_bias_kv", "add_zero_attn"):
         if b.get(flag):
             raise Unsupported(f"nn.MultiheadAttention({flag}=True) has no Keras equivalent")
@@ -608,7 +602,8 @@ def recognize_multihead_attention(b: Bound) -> TorchLayer:
     return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": key_dim, "use_bias": bool(b.get("bias")),
                                                "dropout": float(b.get("dropout"))},
                       kind="attention", in_features=e,
-                      extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e})
+                      extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e,
+                             "time_major": not b.get("batch_first")})
 
 
 _MHA_CALL = Signature.parse("query; key; value; key_padding_mask=None; need_weights=True; attn_mask=None; "

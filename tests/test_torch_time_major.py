@@ -1,0 +1,115 @@
+"""Time-major sequence models (torch's default ``batch_first=False`` of nn.LSTM / nn.GRU /
+nn.RNN / nn.MultiheadAttention: (L, N, F)): the Keras layers read (N, L, F), so the
+translation swaps the time and batch axes around the layer (graph_build ``_time_major``) and
+keeps the program's time-major interface; two time-major layers in a row meet in a pair of
+transposes the layout pass folds away. Before: a stub "nn.LSTM(batch_first=False):
+time-major input is not supported". Numeric: equal to torch on the same weights (the first
+axis of the inputs is the time axis in both)."""
+
+from __future__ import annotations
+
+import pytest
+import torch  # noqa: F401  (torch before Keras in one process)
+
+from torch_keras_harness import check_torch_source
+
+RNN = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (4,)
+INPUT_DTYPE = "int64"
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 6)
+        self.rnn = nn.LAYER(6, 8, num_layers=2BIDI)
+        self.out = nn.Linear(WIDTH, 3)
+
+    def forward(self, x):
+        e = self.embed(x)
+        outputs, hidden = self.rnn(e)
+        return self.out(outputs)
+
+
+def build_model():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("layer,bidi", [("LSTM", False), ("GRU", False), ("RNN", False), ("LSTM", True),
+                                        ("GRU", True)])
+def test_time_major_recurrent_layers_equal_torch(layer, bidi):
+    src = RNN.replace("LAYER", layer).replace("BIDI", ", bidirectional=True" if bidi else "") \
+        .replace("WIDTH", "16" if bidi else "8")
+    err, n_t, n_k, tr = check_torch_source(src, batch=5)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
+    assert "keras.ops.transpose(" in tr.text
+
+
+FINAL_STATE = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (4, 6)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(input_size=6, hidden_size=8)
+        self.next = nn.GRU(8, 5)
+
+    def forward(self, inputs):
+        batch_size = inputs.size()[1]
+        h0 = c0 = inputs.new_zeros((1, batch_size, 8))
+        outputs, (ht, ct) = self.rnn(inputs, (h0, c0))
+        seq, h = self.next(outputs)
+        return torch.cat([ht[-1], h[-1]], 1)
+
+
+def build_model():
+    return Encoder()
+'''
+
+
+def test_time_major_final_states_and_stacked_layers_equal_torch():
+    """The states h_n are (layers, N, H) in both conventions; two time-major layers in a row
+    meet in a transpose pair the layout pass folds (one transpose into the first layer only)."""
+    err, n_t, n_k, tr = check_torch_source(FINAL_STATE, batch=7)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
+    assert tr.text.count("keras.ops.transpose(") == 1, tr.text
+
+
+ATTENTION = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (3, 8)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2)
+        self.cross = nn.MultiheadAttention(8, 4, kdim=8, vdim=8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        a, _ = self.attn(x, x, x, need_weights=False)
+        x = self.norm(x + a)
+        mem = x * 2.0
+        c, _ = self.cross(x, mem, mem, need_weights=False)
+        return x + c
+
+
+def build_model():
+    return Block()
+'''
+
+
+def test_time_major_multihead_attention_equals_torch():
+    err, n_t, n_k, tr = check_torch_source(ATTENTION, batch=5)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
