@@ -113,3 +113,102 @@ def test_time_major_multihead_attention_equals_torch():
     err, n_t, n_k, tr = check_torch_source(ATTENTION, batch=5)
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert err <= 1e-5, err
+
+
+BUFFER_MASK = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (5, 8)
+
+
+class Masked(nn.Module):
+    """minGPT-ddp's MultiheadAttentionLayer: a float attn_mask (tril of ones, added to the
+    scores: not a causal mask in torch) sliced from a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(5, 5)).view(1, 1, 5, 5))
+        self.attn = nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
+
+    def forward(self, x):
+        _, seq_size, _ = x.size()
+        return self.attn(x, x, x, attn_mask=self.mask[0, 0, :seq_size, :seq_size])[0]
+
+
+def build_model():
+    return Masked()
+'''
+
+INPUT_MASKS = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = [(6, 8), (6, 6), (6,)]
+
+
+class Masked(nn.Module):
+    """Additive float masks given to the model: a 3-D attn_mask ((N * heads, L, S), one
+    head) and a float key_padding_mask (N, S), both added to the scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 1, batch_first=True)
+
+    def forward(self, x, mask, padding):
+        return self.attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False)[0]
+
+
+def build_model():
+    return Masked()
+'''
+
+
+def test_float_attn_mask_from_a_buffer_is_added_to_the_scores_as_torch_does():
+    """Before: a stub "indexing the batch axis" (a buffer's first axis is no batch axis),
+    then "nn.MultiheadAttention(attn_mask=...) is not translated yet"."""
+    err, n_t, n_k, tr = check_torch_source(BUFFER_MASK, batch=3)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
+    assert "TorchMaskAttention(" in tr.text and "attn_mask=" in tr.text
+
+
+def test_three_d_attn_mask_and_key_padding_mask_inputs_equal_torch():
+    err, n_t, n_k, tr = check_torch_source(INPUT_MASKS, batch=4)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
+    assert "key_padding_mask=" in tr.text
+
+
+BOOL_MASKS = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (6, 8)
+
+
+class Masked(nn.Module):
+    """A float causal buffer (generate_square_subsequent_mask's: 0 / -inf) and a boolean
+    padding mask computed from the input (True = may not attend: -inf on the score)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("causal", torch.triu(torch.full((6, 6), float("-inf")), diagonal=1))
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        padding = x[:, :, 0] > 1.0
+        return self.attn(x, x, x, attn_mask=self.causal, key_padding_mask=padding)[0]
+
+
+def build_model():
+    return Masked()
+'''
+
+CAUSAL_TIME_MAJOR = BOOL_MASKS.replace(", batch_first=True", "").replace(", key_padding_mask=padding", "")
+#: (the padding alone: a causal row whose only key is padding is NaN in torch, and here too)
+PADDING = BOOL_MASKS.replace("attn_mask=self.causal, ", "")
+
+
+@pytest.mark.parametrize("src", [PADDING, CAUSAL_TIME_MAJOR], ids=["padding", "time_major"])
+def test_causal_and_boolean_masks_are_minus_infinity_on_the_scores_as_torch_does(src):
+    err, n_t, n_k, tr = check_torch_source(src, batch=6 if src is CAUSAL_TIME_MAJOR else 4)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err

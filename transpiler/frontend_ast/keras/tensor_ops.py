@@ -799,7 +799,7 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
             out += 1
             continue
         size = x.shape[axis]
-        if axis == 0:
+        if axis == 0 and size is None:  # (a first axis of a known size is no batch: a weight, a buffer)
             if k != slice(None):
                 raise Unsupported(f"{what}: indexing the batch axis")
             out += 1

@@ -167,7 +167,7 @@ class TorchGraphBuilding:
     def _apply_attention(self, mod: Mod, args, kwargs, span: Span):
         """``attn(query, key, value)`` → Keras' (query, value, key=...) order; returns torch's
         (output, weights) pair (the weights only when need_weights=False, as None)."""
-        query, key, value, need_weights = tm.bind_multihead_call(mod.layer, args, kwargs)
+        query, key, value, need_weights, masks = tm.bind_multihead_call(mod.layer, args, kwargs)
         if not all(isinstance(t, Tensor) for t in (query, key, value)):
             raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
         why = tm.check_multihead_inputs(mod.layer, query.value.shape, key.value.shape, value.value.shape)
@@ -185,6 +185,14 @@ class TorchGraphBuilding:
         inputs, roles = [q, v], ()
         if k is not v:
             inputs, roles = inputs + [k], ("key",)
+        for role, mask in masks.items():  # (neither depends on the time-major layout: (L, S), (N, S))
+            if mask is None:
+                continue
+            if not isinstance(mask, Tensor):
+                raise Unsupported(f"nn.MultiheadAttention({role}=...): the mask is not a tensor of the model")
+            if len(mask.value.shape) not in ((2, 3) if role == "attn_mask" else (2,)):
+                raise Unsupported(f"nn.MultiheadAttention({role}=...) of shape {mask.value.shape}")
+            inputs, roles = inputs + [mask.value], roles + (role,)
         attrs = {**mod.layer.attrs, "extra_inputs": roles}
         width = query.value.shape[-1]  # (checked equal to embed_dim): a size of the caller's names
         if isinstance(width, sizes.Size) and not isinstance(attrs["key_dim"], sizes.Size):

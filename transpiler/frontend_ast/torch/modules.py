@@ -611,18 +611,17 @@ _MHA_CALL = Signature.parse("query; key; value; key_padding_mask=None; need_weig
 
 
 def bind_multihead_call(layer: TorchLayer, args: list, kwargs: dict[str, Any]) -> tuple:
-    """``attn(query, key, value, ...)``: (query, key, value, need_weights); masks are refused
-    (torch's masks mark what may *not* be attended: translated later, never ignored)."""
+    """``attn(query, key, value, ...)``: (query, key, value, need_weights, masks), masks
+    ``{"attn_mask": ..., "key_padding_mask": ...}`` as given (None where not), read torch's
+    way by the Keras layer (ir/ops.py multi_head_attention's roles of the same names)."""
     b = Bound("nn.MultiheadAttention()", _MHA_CALL, list(args), dict(kwargs))
-    for key in ("key_padding_mask", "attn_mask"):
-        if b.get(key) is not None:
-            raise Unsupported(f"nn.MultiheadAttention({key}=...) is not translated yet")
     if b.get("is_causal"):
         raise Unsupported("nn.MultiheadAttention(is_causal=True) is not translated yet")
     need = b.get("need_weights")
     if not isinstance(need, bool):
         raise Unsupported("nn.MultiheadAttention: need_weights must be True or False")
-    return b.get("query"), b.get("key"), b.get("value"), need
+    masks = {key: b.get(key) for key in ("attn_mask", "key_padding_mask")}
+    return b.get("query"), b.get("key"), b.get("value"), need, masks
 
 
 def check_multihead_inputs(layer: TorchLayer, query: tuple, key: tuple, value: tuple) -> str | None:
