@@ -212,3 +212,33 @@ def test_causal_and_boolean_masks_are_minus_infinity_on_the_scores_as_torch_does
     err, n_t, n_k, tr = check_torch_source(src, batch=6 if src is CAUSAL_TIME_MAJOR else 4)
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert err <= 1e-5, err
+
+
+SIZED_MASK = '''import torch
+import torch.nn as nn
+
+
+class MultiheadAttentionLayer(nn.Module):
+    def __init__(self, n_embd, n_head, block_size):
+        super().__init__()
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.register_buffer("mask", torch.tril(torch.ones(block_size, block_size))
+                             .view(1, 1, block_size, block_size))
+        self.attn = torch.nn.MultiheadAttention(embed_dim=n_embd, num_heads=n_head, batch_first=True)
+
+    def forward(self, x):
+        _, seq_size, _ = x.size()
+        y = self.attn(x, x, x, attn_mask=self.mask[0, 0, :seq_size, :seq_size])[0]
+        return self.c_proj(y)
+'''
+
+
+def test_a_mask_sliced_to_a_length_known_at_run_time_translates():
+    """minGPT-ddp's layer sized by its constructor: the buffer sliced on two axes by the
+    input's length (slice_like twice, then the whole axes of unknown size kept as they are).
+    Before: "its forward needs a size this file does not fix (... NoneType ...)"."""
+    from transpiler.translate import translate
+
+    tr = translate(SIZED_MASK, "layer.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "TorchMaskAttention(" in tr.text and "attn_mask=" in tr.text

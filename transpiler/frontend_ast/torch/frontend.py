@@ -563,8 +563,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         try:
             out = self._call_module(mod, inputs, {}, mod.span)
         except TypeError as exc:  # (a size of an unknown axis used where a number is needed)
-            if lazy is None:
-                raise
+            if lazy is None:  # (the batch size as a number, ``x.size(0) * x.size(1)``: never a crash)
+                raise Unsupported(f"its forward computes with a value not known statically ({exc})") from None
             raise Unsupported(f"its forward needs a size this file does not fix ({exc}); the input shape "
                               f"{lazy[0]} {lazy[1]} leaves it unknown: give the input shape as "
                               "INPUT_SHAPE") from None

@@ -262,7 +262,12 @@ def _axis_names(value) -> str:
 def axis_size(value, index: int):
     """``x.size(i)`` / ``x.shape[i]``: the size, or an ``AxisSize`` saying it is not fixed here
     (the model's input shape is unknown: any use of it as a number is refused there; a slice
-    bound may be it, ``self.pos_emb[:, :t]``: ``axis_of``)."""
+    bound may be it, ``self.pos_emb[:, :t]``: ``axis_of``). A slice (``x.size()[:2]``) is the
+    tuple of those sizes, the batch axis's a ``BatchDim``."""
+    if isinstance(index, slice):
+        from transpiler.frontend_ast.interp import BatchDim
+
+        return tuple(BatchDim(value) if i == 0 else axis_size(value, i) for i in range(len(value.shape))[index])
     size = value.shape[index]
     if size is None:
         axis = index % len(value.shape)

@@ -155,9 +155,8 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
     bias = a["use_bias"]
     if _uses_nn_multihead(node):
         return _emit_nn_multihead(node, m, q_in, k_in, v_in, fans)
-    if set(_TORCH_MASKS) & set(roles):
-        raise NotImplementedError("PyTorch's attn_mask/key_padding_mask with Keras masks or sizes "
-                                  "nn.MultiheadAttention lacks")
+    if set(_TORCH_MASKS) & set(roles) and set(roles) - {"key", *_TORCH_MASKS}:
+        raise NotImplementedError("PyTorch's attn_mask/key_padding_mask together with Keras masks")
 
     layers = {"query": (q_in, n * j), "key": (k_in, n * j), "value": (v_in, n * lv), "output": (n * lv, out)}
     parts = ", ".join(f"{p}={call('nn.Linear', lit(i), lit(o), **({} if bias else {'bias': False}))}"
@@ -185,7 +184,24 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
         kwargs = ""
         only_causal = a["use_causal_mask"] and not (set(roles) - {"key"})
         allowed = None if only_causal else _allowed_mask(node, r, heads_axis=True)
-        if only_causal:
+        if set(_TORCH_MASKS) & set(roles):
+            # nn.MultiheadAttention's masks, added to the scores (boolean: True = -inf)
+            terms = []
+            for role, shape in (("attn_mask", f"-1, {n}, *{atom(r.get('attn_mask', ''))}.shape[-2:]"),
+                                ("key_padding_mask", None)):
+                if role not in r:
+                    continue
+                mk = atom(r[role])
+                bias = (f"(torch.zeros({mk}.shape, dtype={o}_q.dtype, device={mk}.device).masked_fill({mk}, "
+                        f"float('-inf')) if {mk}.dtype == torch.bool else {mk}.to({o}_q.dtype))")
+                if shape is None:
+                    bias = f"{bias}[:, None, None, :]"
+                else:
+                    bias = f"({bias}.reshape({shape}) if {mk}.dim() == 3 else {bias})"
+                terms.append(bias)
+            lines.append(f"{o}_bias = {' + '.join(terms)}")
+            kwargs = f", attn_mask={o}_bias"
+        elif only_causal:
             kwargs = ", is_causal=True"
         elif allowed is not None:
             # a masked position gets a huge negative score (a fully masked row attends
