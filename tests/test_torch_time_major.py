@@ -242,3 +242,63 @@ def test_a_mask_sliced_to_a_length_known_at_run_time_translates():
     tr = translate(SIZED_MASK, "layer.py", "keras")
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert "TorchMaskAttention(" in tr.text and "attn_mask=" in tr.text
+
+
+ENCODER = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = (4, 8)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.1ACT)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.register_buffer("mask", torch.triu(torch.full((5, 5), float("-inf")), diagonal=1))
+
+    def forward(self, x):
+        return self.encoder(x, mask=self.mask)
+
+
+def build_model():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("act", ["", ", activation='gelu', norm_first=True"], ids=["post_norm", "gelu_pre_norm"])
+def test_transformer_encoder_time_major_with_a_causal_mask_equals_torch(act):
+    """nn.TransformerEncoder(Layer) (zoo_nn.py: torch's definitions read as user classes):
+    time-major (L=5, N=4), a square subsequent mask; the weights by torch's keys."""
+    err, n_t, n_k, tr = check_torch_source(ENCODER.replace("ACT", act), batch=5)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
+    assert n_t == n_k, (n_t, n_k)
+
+
+TRANSFORMER = '''import torch
+import torch.nn as nn
+
+INPUT_SHAPE = [(3, 8), (3, 8)]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.transformer = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=2,
+                                          dim_feedforward=16, dropout=0.0)
+
+    def forward(self, src, tgt):
+        return self.transformer(src, tgt)
+
+
+def build_model():
+    return Net()
+'''
+
+
+def test_transformer_encoder_decoder_equals_torch():
+    err, n_t, n_k, tr = check_torch_source(TRANSFORMER, batch=6)
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert err <= 1e-5, err
+    assert n_t == n_k, (n_t, n_k)

@@ -37,6 +37,7 @@ from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import zoo_nn  # noqa: F401  (registers nn.Transformer*)
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
 from transpiler.frontend_ast.torch.params import TensorData
 from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
