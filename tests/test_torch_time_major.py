@@ -302,3 +302,32 @@ def test_transformer_encoder_decoder_equals_torch():
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert err <= 1e-5, err
     assert n_t == n_k, (n_t, n_k)
+
+
+MASK_PARAMETERS = '''import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(30, 8)
+        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+
+    def forward(self, src, src_mask, src_padding_mask):
+        return self.encoder(self.embed(src), src_mask, src_padding_mask)
+'''
+
+
+def test_mask_parameters_handed_to_an_attention_are_boolean_mask_inputs():
+    """A forward's parameters that reach an attention only as its masks (through
+    nn.TransformerEncoder's loop over its layers) are (L, S) / (N, S) masks, boolean (torch's
+    convention; a 0 / -inf float mask is the same mask); before: read as (N, L, E)
+    sequences: "nn.MultiheadAttention(key_padding_mask=...) of shape (None, None, 107)"."""
+    from transpiler.translate import translate
+
+    tr = translate(MASK_PARAMETERS, "model.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "src_mask (N, C) bool and src_padding_mask (N, C) bool" in tr.text, tr.text
+    assert "attn_mask=src_mask" in tr.text and "key_padding_mask=src_padding_mask" in tr.text

@@ -584,12 +584,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 md.methods[method] = self._method_model(mod, method, values)
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
-        self._report_unread_methods(mod, md)
         if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
             try:
                 lazy_inputs.check_required(mod.cls, args, self.program)
-            except Unsupported as exc:
+            except Unsupported as exc:  # (the class is a stub: its other methods are in it, no stubs of their own)
                 raise FrontendError(str(exc), self._span(mod.cls.node)) from None
+        self._report_unread_methods(mod, md)
         self.program.models.append(md)
         if lazy is not None:  # (translated without a known input shape: an assumption, reported)
             described, why = lazy
