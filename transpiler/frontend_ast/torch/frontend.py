@@ -195,6 +195,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     continue
                 if isinstance(b, Ref) and b.path in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                     is_module = True
+                elif isinstance(b, Ref) and b.path in zoo_nn.CLASSES:  # (class M(nn.Transformer): torch's definition)
+                    base, is_module = zoo_nn.zoo_class(self, b.path), True
                 elif isinstance(b, ClassRef):
                     base, is_module = b, b.is_module
             ref = ClassRef(stmt, kind="module" if is_module else "plain", base=base)

@@ -223,6 +223,11 @@ def _classes(fe) -> dict:
     return found
 
 
+def zoo_class(fe, path: str):
+    """The reader's class of ``torch.nn.<name>`` (a base of the program's own class)."""
+    return _classes(fe)[CLASSES[path]]
+
+
 @torch_function(*sorted(CLASSES))
 def _construct(fe, path, args, kwargs, node, span):
     """``nn.TransformerEncoderLayer(...)`` and the rest: the definition as a user module."""
