@@ -331,3 +331,47 @@ def test_mask_parameters_handed_to_an_attention_are_boolean_mask_inputs():
     assert not tr.stubs, [str(d) for d in tr.stubs]
     assert "src_mask (N, C) bool and src_padding_mask (N, C) bool" in tr.text, tr.text
     assert "attn_mask=src_mask" in tr.text and "key_padding_mask=src_padding_mask" in tr.text
+
+
+CONFIG_BLOCK = '''import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(config.block_size, config.block_size))
+                             .view(1, 1, config.block_size, config.block_size))
+        self.attn = nn.MultiheadAttention(embed_dim=config.n_embd, num_heads=config.n_head,
+                                          dropout=config.attn_pdrop, batch_first=True)
+
+    def forward(self, x):
+        _, seq_size, _ = x.size()
+        return self.attn(x, x, x, attn_mask=self.mask[0, 0, :seq_size, :seq_size])[0]
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.n_embd)
+        self.attn = Attention(config)
+        self.mlp = nn.Sequential(nn.Linear(config.n_embd, 4 * config.n_embd), nn.GELU(),
+                                 nn.Linear(4 * config.n_embd, config.n_embd))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(x)
+'''
+
+
+def test_config_sized_attention_block_of_unknown_length_translates():
+    """minGPT-ddp's MultiheadAttentionLayer and Block sized by a config: the attention's
+    dropout is the config's rate by name (before: 'the translation needs their numbers
+    (config.attn_pdrop (float()))'), and a Linear reads the last axis of a sequence whose
+    length is unknown (before: 'the input's feature axis has no size ((None, None, E))',
+    its axis 1 taken for channels)."""
+    from transpiler.translate import translate
+
+    tr = translate(CONFIG_BLOCK, "model.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert "dropout=config.attn_pdrop" in tr.text

@@ -600,7 +600,7 @@ def recognize_multihead_attention(b: Bound) -> TorchLayer:
     # Keras' MultiHeadAttention with key_dim = value_dim = embed_dim / heads and the
     # query's width as output: the same projections, heads and scaling
     return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": key_dim, "use_bias": bool(b.get("bias")),
-                                               "dropout": float(b.get("dropout"))},
+                                               "dropout": ir_sizes.as_float(b.get("dropout"))},
                       kind="attention", in_features=e,
                       extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e,
                              "time_major": not b.get("batch_first")})

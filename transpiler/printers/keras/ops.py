@@ -571,7 +571,9 @@ def emit_multi_head_attention_keras(node: Node) -> KerasEmission:
     text = layer("TorchMaskAttention" if torch_masks else "MultiHeadAttention", node, num_heads=lit(a["num_heads"]),
                  key_dim=lit(a["key_dim"]), value_dim=None if a["value_dim"] is None else lit(a["value_dim"]),
                  output_shape=None if a["output_dim"] is None else lit(a["output_dim"]),
-                 use_bias=None if a["use_bias"] else "False", dropout=lit(a["dropout"]) if a["dropout"] else None)
+                 use_bias=None if a["use_bias"] else "False",
+                 # (a rate the constructor takes prints as its name: no truth test of it)
+                 dropout=lit(a["dropout"]) if hasattr(a["dropout"], "expr") or a["dropout"] else None)
     if torch_masks:
         return KerasEmission(text.removeprefix("layers."), helpers=("TorchMaskAttention",), args=args)
     return KerasEmission(text, args=args)
