@@ -483,7 +483,10 @@ op("bidirectional", attrs="merge_mode: str = 'concat'; layer: any", layout=TERMI
 # Attention (inputs (N, T, F) in every framework). ``extra_inputs`` names the inputs after
 # the first two, in order: "key" (a key tensor apart from the value), "attention_mask"
 # (a (N, T, S) tensor, nonzero = attend), "query_mask"/"value_mask"/"key_mask" (the token
-# ids of an Embedding(mask_zero=True): id 0 = padding).
+# ids of an Embedding(mask_zero=True): id 0 = padding), "attn_mask" / "key_padding_mask"
+# (PyTorch's, read a PyTorch source only: boolean True = may NOT attend (-inf on the score),
+# float = added to the scores; attn_mask (T, S) or (N * heads, T, S), key_padding_mask (N, S);
+# a fully masked row is NaN, as in torch; the Keras printer's TorchMaskAttention helper).
 # ---------------------------------------------------------------------------------
 op("multi_head_attention", inputs="query, value, *extra",
    attrs="num_heads: int; key_dim: int; value_dim: int = None; output_dim: int = None; "

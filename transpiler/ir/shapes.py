@@ -34,7 +34,10 @@ def infer_node(node: Node) -> None:
         raise IRError(f"{node!r}: input shape unknown")
     if any("I" in p.layout for p in node.spec.params) and shapes[0]:
         shape, layout = shapes[0], layouts[0]
-        axis = layout.index("C") if layout and "C" in layout and len(layout) == len(shape) else len(shape) - 1
+        # (a layer of the last axis, Dense, reads it in any layout: a sequence's length may be unknown)
+        axis = len(shape) - 1 if node.spec.features_in_params or not (layout and "C" in layout and
+                                                                      len(layout) == len(shape)) \
+            else layout.index("C")
         if shape[axis] is None:  # (Keras cannot build its weights either: their shape needs it)
             raise IRError(f"{node!r}: the input's feature axis has no size ({shape}): the layer's weights "
                           "need it")

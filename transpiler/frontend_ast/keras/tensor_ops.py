@@ -799,7 +799,7 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
             out += 1
             continue
         size = x.shape[axis]
-        if axis == 0:
+        if axis == 0 and size is None:  # (a first axis of a known size is no batch: a weight, a buffer)
             if k != slice(None):
                 raise Unsupported(f"{what}: indexing the batch axis")
             out += 1
@@ -807,6 +807,8 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
             if not -size <= k < size:
                 raise Unsupported(f"{what}: index {k} is out of range for size {size}")
             ints.append((axis, k % size))
+        elif k == slice(None):  # (the whole axis, also of a size known only at run time)
+            out += 1
         elif isinstance(k, slice):
             if not all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in (k.start, k.stop, k.step)):
                 raise Unsupported(f"{what}: slice bounds must be known statically")

@@ -37,6 +37,7 @@ from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import zoo_nn  # noqa: F401  (registers nn.Transformer*)
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
 from transpiler.frontend_ast.torch.params import TensorData
 from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
@@ -194,6 +195,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     continue
                 if isinstance(b, Ref) and b.path in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                     is_module = True
+                elif isinstance(b, Ref) and b.path in zoo_nn.CLASSES:  # (class M(nn.Transformer): torch's definition)
+                    base, is_module = zoo_nn.zoo_class(self, b.path), True
                 elif isinstance(b, ClassRef):
                     base, is_module = b, b.is_module
             ref = ClassRef(stmt, kind="module" if is_module else "plain", base=base)
@@ -563,8 +566,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         try:
             out = self._call_module(mod, inputs, {}, mod.span)
         except TypeError as exc:  # (a size of an unknown axis used where a number is needed)
-            if lazy is None:
-                raise
+            if lazy is None:  # (the batch size as a number, ``x.size(0) * x.size(1)``: never a crash)
+                raise Unsupported(f"its forward computes with a value not known statically ({exc})") from None
             raise Unsupported(f"its forward needs a size this file does not fix ({exc}); the input shape "
                               f"{lazy[0]} {lazy[1]} leaves it unknown: give the input shape as "
                               "INPUT_SHAPE") from None
@@ -583,12 +586,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 md.methods[method] = self._method_model(mod, method, values)
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
-        self._report_unread_methods(mod, md)
         if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
             try:
                 lazy_inputs.check_required(mod.cls, args, self.program)
-            except Unsupported as exc:
+            except Unsupported as exc:  # (the class is a stub: its other methods are in it, no stubs of their own)
                 raise FrontendError(str(exc), self._span(mod.cls.node)) from None
+        self._report_unread_methods(mod, md)
         self.program.models.append(md)
         if lazy is not None:  # (translated without a known input shape: an assumption, reported)
             described, why = lazy

@@ -167,20 +167,39 @@ class TorchGraphBuilding:
     def _apply_attention(self, mod: Mod, args, kwargs, span: Span):
         """``attn(query, key, value)`` → Keras' (query, value, key=...) order; returns torch's
         (output, weights) pair (the weights only when need_weights=False, as None)."""
-        query, key, value, need_weights = tm.bind_multihead_call(mod.layer, args, kwargs)
+        query, key, value, need_weights, masks = tm.bind_multihead_call(mod.layer, args, kwargs)
         if not all(isinstance(t, Tensor) for t in (query, key, value)):
             raise Unsupported(f"nn.{mod.cls_name} called on something that is not a tensor")
         why = tm.check_multihead_inputs(mod.layer, query.value.shape, key.value.shape, value.value.shape)
         if why:
             raise FrontendError(why, span)
-        inputs, roles = [query.value, value.value], ()
-        if key.value is not value.value:
-            inputs, roles = inputs + [key.value], ("key",)
+        time_major = mod.layer.extra.get("time_major")
+        base = self._layer_name(mod)
+        q, k, v = query.value, key.value, value.value
+        if time_major:  # (L, N, E) → (N, L, E): one transpose per distinct tensor
+            moved = {}
+            for t in (q, v, k):
+                if id(t) not in moved:
+                    moved[id(t)] = self._time_major(t, span, f"{base}_batch_major")
+            q, k, v = moved[id(q)], moved[id(k)], moved[id(v)]
+        inputs, roles = [q, v], ()
+        if k is not v:
+            inputs, roles = inputs + [k], ("key",)
+        for role, mask in masks.items():  # (neither depends on the time-major layout: (L, S), (N, S))
+            if mask is None:
+                continue
+            if not isinstance(mask, Tensor):
+                raise Unsupported(f"nn.MultiheadAttention({role}=...): the mask is not a tensor of the model")
+            if len(mask.value.shape) not in ((2, 3) if role == "attn_mask" else (2,)):
+                raise Unsupported(f"nn.MultiheadAttention({role}=...) of shape {mask.value.shape}")
+            inputs, roles = inputs + [mask.value], roles + (role,)
         attrs = {**mod.layer.attrs, "extra_inputs": roles}
         width = query.value.shape[-1]  # (checked equal to embed_dim): a size of the caller's names
         if isinstance(width, sizes.Size) and not isinstance(attrs["key_dim"], sizes.Size):
             attrs["key_dim"] = width // attrs["num_heads"]
-        out = self._add("multi_head_attention", inputs, attrs, span, "attention", name=self._layer_name(mod), mod=mod)
+        out = self._add("multi_head_attention", inputs, attrs, span, "attention", name=base, mod=mod)
+        if time_major:
+            out = Tensor(self._time_major(out.value, span, f"{base}_time_major"))
         return (out, Unknown("attention weights (need_weights=True) are not translated") if need_weights else None)
 
     def _apply_layer(self, layer: TorchLayer, mod: Mod | None, inputs: list[Value], span: Span):
@@ -247,6 +266,11 @@ class TorchGraphBuilding:
         base = self._layer_name(mod)
         states_h, states_c = [], []
         op = layer.op
+        time_major = layer.extra.get("time_major")
+        if time_major:
+            if backwards:
+                raise Unsupported(f"nn.{mod.cls_name}(batch_first=False) on a flipped sequence is not translated yet")
+            x = self._time_major(x, span, f"{base}_batch_major")
         inner = ops_table.get(op).complete_attrs(layer.attrs)
         for i in range(int(n_layers)):  # (int(): the layer count is structure, its name specialised)
             name = base if n_layers == 1 else f"{base}_l{i}"
@@ -270,10 +294,25 @@ class TorchGraphBuilding:
             x = outs[0].value
             if dropout and i < n_layers - 1:
                 x = self._add("dropout", [x], {"rate": dropout}, span, "dropout", name=f"{base}_dropout{i}").value
-        seq = Tensor(x)
+        seq = Tensor(self._time_major(x, span, f"{base}_time_major") if time_major else x)
         if op == "lstm":
             return (seq, (RNNStates(states_h), RNNStates(states_c)))
         return (seq, RNNStates(states_h))
+
+    def _time_major(self, x: Value, span: Span, name: str) -> Value:
+        """Swap the time and batch axes of a rank-3 sequence: torch's time-major (L, N, F) of an
+        RNN or attention built without ``batch_first`` to Keras' (N, L, F) and back (the layer
+        computes batch-major between two such transposes; the layout pass folds a pair that
+        meets, e.g. two time-major layers in a row)."""
+        if len(x.shape) != 3:
+            raise Unsupported(f"a time-major sequence layer (batch_first=False) reads a (L, N, F) tensor, "
+                              f"got shape {x.shape}")
+        taken = {n.name for n in self.graph.nodes}
+        while name in taken:
+            name += "_"
+        out = self._add("transpose", [x], {"perm": (1, 0, 2)}, span, "transpose", name=name).value
+        out.producer.meta["time_major"] = True
+        return out
 
     def _as_feature_map(self, op: str, x: Value) -> None:
         """torch's convolutions and pools read axis 1 as channels: a value they read is a

@@ -180,6 +180,86 @@ def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
     return None
 
 
+#: the arguments of nn.MultiheadAttention that are masks, and their positions
+_MASK_ARGS = {"key_padding_mask": 3, "attn_mask": 5}
+
+
+def _fed_mask(mod, fn: cst.FunctionDef, name: str, depth: int = 0) -> bool:
+    """True when the parameter ``name`` of ``mod``'s method ``fn`` reaches an attention only as
+    one of its masks (``attn_mask=``, ``key_padding_mask=``), handed on as it is through the
+    forwards of the submodules and the methods that take it (nn.Transformer's ``src_mask``):
+    a (L, S) or (N, S) mask, not a sequence."""
+    from transpiler.cst_fast import nodes_of
+
+    if depth > 8 or fn is None:
+        return False
+    kids = dict(mod.children())
+    hits = 0
+    for call in nodes_of(fn, cst.Call):
+        for i, a in enumerate(call.args):
+            if not (isinstance(a.value, cst.Name) and a.value.value == name) or a.star:
+                continue
+            func = call.func
+            looped = _loop_items(fn, func, kids) if isinstance(func, cst.Name) else None
+            if looped:  # (``for layer in self.layers: x = layer(x, mask=mask)``: each layer's forward)
+                if not all(m.kind == "user" and _fed_mask(m, m.cls.method("forward"), _param_of(
+                        m.cls.method("forward"), a, i), depth + 1) for m in looped):
+                    return False
+                hits += 1
+                continue
+            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                    and func.value.value == "self"):
+                return False
+            child = kids.get(func.attr.value)
+            if child is not None and child.kind == "leaf":
+                if child.layer is None or child.layer.kind != "attention":
+                    return False
+                key = a.keyword.value if a.keyword else next((k for k, p in _MASK_ARGS.items() if p == i), None)
+                if key not in _MASK_ARGS:
+                    return False
+                hits += 1
+                continue
+            if child is not None and child.kind == "user":
+                target, method = child, child.cls.method("forward")
+            elif child is None and mod.cls is not None and mod.cls.method(func.attr.value) is not None:
+                target, method = mod, mod.cls.method(func.attr.value)
+            elif child is not None and child.kind in ("module_list", "sequential"):
+                return False
+            else:
+                return False
+            params = [p.name.value for p in method.params.params[1:]]
+            param = a.keyword.value if a.keyword else (params[i] if i < len(params) else None)
+            if param not in params or not _fed_mask(target, method, param, depth + 1):
+                return False
+            hits += 1
+    return hits > 0
+
+
+def _param_of(method, arg, index: int):
+    """The parameter of ``method`` an argument (keyword or at ``index``) binds, else None."""
+    if method is None:
+        return None
+    params = [p.name.value for p in method.params.params[1:]]
+    name = arg.keyword.value if arg.keyword else (params[index] if index < len(params) else None)
+    return name if name in params else None
+
+
+def _loop_items(fn, func: cst.Name, kids: dict) -> list | None:
+    """The modules a loop variable ``func`` takes (``for func in self.layers``: a ModuleList or
+    Sequential child of ``fn``'s module), else None."""
+    from transpiler.cst_fast import nodes_of
+
+    for loop in nodes_of(fn, cst.For):
+        it = loop.iter
+        if isinstance(loop.target, cst.Name) and loop.target.value == func.value and \
+                isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self":
+            child = kids.get(it.attr.value)
+            if child is not None and child.kind in ("module_list", "sequential"):
+                items = child.items.values() if isinstance(child.items, dict) else child.items
+                return list(items) or None
+    return None
+
+
 def _position(fn, node) -> int:
     """``node``'s offset in ``fn``'s code (source order of calls)."""
     code = cst.Module([]).code_for_node(fn)
@@ -195,6 +275,11 @@ def inputs_by_parameter(mod, forward: cst.FunctionDef, names: list[str]) -> list
 
     found = []
     for name in names:
+        if _fed_mask(mod, forward, name):
+            # (boolean, torch's convention: True = may not attend; a float 0 / -inf mask given
+            # to it is the same mask, other float values would not be added as torch adds them)
+            found.append(((None,), "bool", "an attention's mask (True = may not attend)"))
+            continue
         child = _fed_module(mod, forward, name)
         implied = None if child is None else first_layer_input(m for _, m in _walk(child) if m.kind == "leaf")
         if implied is None:
@@ -262,7 +347,12 @@ def _axis_names(value) -> str:
 def axis_size(value, index: int):
     """``x.size(i)`` / ``x.shape[i]``: the size, or an ``AxisSize`` saying it is not fixed here
     (the model's input shape is unknown: any use of it as a number is refused there; a slice
-    bound may be it, ``self.pos_emb[:, :t]``: ``axis_of``)."""
+    bound may be it, ``self.pos_emb[:, :t]``: ``axis_of``). A slice (``x.size()[:2]``) is the
+    tuple of those sizes, the batch axis's a ``BatchDim``."""
+    if isinstance(index, slice):
+        from transpiler.frontend_ast.interp import BatchDim
+
+        return tuple(BatchDim(value) if i == 0 else axis_size(value, i) for i in range(len(value.shape))[index])
     size = value.shape[index]
     if size is None:
         axis = index % len(value.shape)

@@ -543,14 +543,11 @@ def _recurrent_attrs(op: str, b: Bound, return_sequences: bool) -> dict:
 
 def _rnn(op: str):
     def fn(b: Bound) -> TorchLayer:
-        if not b.get("batch_first"):
-            raise Unsupported(f"{b.name}(batch_first=False): time-major input is not supported; "
-                              "use batch_first=True")
         if op == "lstm" and b.get("proj_size"):
             raise Unsupported("nn.LSTM(proj_size=...) is not supported")
         return TorchLayer(op, _recurrent_attrs(op, b, return_sequences=True), kind="rnn", in_features=b.get("input_size"),
                           extra={"num_layers": b.get("num_layers"), "bidirectional": bool(b.get("bidirectional")),
-                                 "dropout": float(b.get("dropout"))})
+                                 "dropout": float(b.get("dropout")), "time_major": not b.get("batch_first")})
 
     return fn
 
@@ -590,9 +587,6 @@ module("RNN", signature="input_size; hidden_size; num_layers=1; nonlinearity='ta
         ops=("multi_head_attention",))
 def recognize_multihead_attention(b: Bound) -> TorchLayer:
     e, n = b.get("embed_dim"), b.get("num_heads")
-    if not b.get("batch_first"):
-        raise Unsupported("nn.MultiheadAttention(batch_first=False): time-major input is not supported; "
-                          "use batch_first=True")
     for flag in ("add_bias_kv", "add_zero_attn"):
         if b.get(flag):
             raise Unsupported(f"nn.MultiheadAttention({flag}=True) has no Keras equivalent")
@@ -604,9 +598,10 @@ def recognize_multihead_attention(b: Bound) -> TorchLayer:
     # Keras' MultiHeadAttention with key_dim = value_dim = embed_dim / heads and the
     # query's width as output: the same projections, heads and scaling
     return TorchLayer("multi_head_attention", {"num_heads": n, "key_dim": key_dim, "use_bias": bool(b.get("bias")),
-                                               "dropout": float(b.get("dropout"))},
+                                               "dropout": ir_sizes.as_float(b.get("dropout"))},
                       kind="attention", in_features=e,
-                      extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e})
+                      extra={"kdim": b.get("kdim") or e, "vdim": b.get("vdim") or e,
+                             "time_major": not b.get("batch_first")})
 
 
 _MHA_CALL = Signature.parse("query; key; value; key_padding_mask=None; need_weights=True; attn_mask=None; "
@@ -614,18 +609,17 @@ _MHA_CALL = Signature.parse("query; key; value; key_padding_mask=None; need_weig
 
 
 def bind_multihead_call(layer: TorchLayer, args: list, kwargs: dict[str, Any]) -> tuple:
-    """``attn(query, key, value, ...)``: (query, key, value, need_weights); masks are refused
-    (torch's masks mark what may *not* be attended: translated later, never ignored)."""
+    """``attn(query, key, value, ...)``: (query, key, value, need_weights, masks), masks
+    ``{"attn_mask": ..., "key_padding_mask": ...}`` as given (None where not), read torch's
+    way by the Keras layer (ir/ops.py multi_head_attention's roles of the same names)."""
     b = Bound("nn.MultiheadAttention()", _MHA_CALL, list(args), dict(kwargs))
-    for key in ("key_padding_mask", "attn_mask"):
-        if b.get(key) is not None:
-            raise Unsupported(f"nn.MultiheadAttention({key}=...) is not translated yet")
     if b.get("is_causal"):
         raise Unsupported("nn.MultiheadAttention(is_causal=True) is not translated yet")
     need = b.get("need_weights")
     if not isinstance(need, bool):
         raise Unsupported("nn.MultiheadAttention: need_weights must be True or False")
-    return b.get("query"), b.get("key"), b.get("value"), need
+    masks = {key: b.get(key) for key in ("attn_mask", "key_padding_mask")}
+    return b.get("query"), b.get("key"), b.get("value"), need, masks
 
 
 def check_multihead_inputs(layer: TorchLayer, query: tuple, key: tuple, value: tuple) -> str | None:

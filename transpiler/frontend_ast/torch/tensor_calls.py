@@ -15,7 +15,7 @@ from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
 from transpiler.ir.shapes import infer_node, spatial_axes
 from transpiler.frontend_ast.torch.values import (
     Ref, Tensor, Shape, _MaxResult, _Reversed, _StackedState, _UNARY_FUNCTIONS, _REDUCTIONS,
-    _FILLED_LIKE, _TORCH_DTYPES, _METHOD_FUNCTIONS)
+    _FILLED_LIKE, _TORCH_DTYPES, _METHOD_FUNCTIONS, _ZeroState)
 
 
 def op_for_input(layer: TorchLayer, x: Value) -> tuple[str, dict]:
@@ -106,6 +106,8 @@ class TorchTensorCalls:
                 self.program.warn(span, f"the float input {x.var!r} is cast to integers where it is read "
                                         "(Keras' Embedding does that itself)")
             return t
+        if name == "new_zeros" and set(kwargs) <= {"device", "dtype", "requires_grad"}:
+            return _ZeroState()  # (an RNN's initial state, as torch.zeros: anything else refuses it)
         if name in ("chunk", "split"):
             return self._split(x, name, args, kwargs, span)
         if name == "masked_fill" and len(args) + len(kwargs) == 2:

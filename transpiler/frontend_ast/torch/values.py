@@ -83,6 +83,9 @@ class Tensor(OfValue):
 class Shape(OfValue):
     """``x.shape`` / ``x.size()``."""
 
+    def __len__(self) -> int:  # (``len(x.size())``: the rank)
+        return len(self.value.shape)
+
 
 @dataclass(eq=False)
 class RNNStates:

@@ -48,7 +48,7 @@ class KerasEmission:
 #: module-level helpers reproducing PyTorch's default initialisation and layers Keras lacks
 #: (the generated script copies the ones its layers use from transpiler/runtime/keras/layers.py)
 INIT_HELPERS = ("torch_kernel_init", "torch_uniform_init", "ModelWeight", "PaddingEmbedding", "TrainingSelect",
-                "NormalNoise", "PixelShuffle", "set_items")
+                "NormalNoise", "PixelShuffle", "set_items", "TorchMaskAttention")
 
 
 def init_helper_source(name: str) -> str:
@@ -559,18 +559,28 @@ def emit_bidirectional_keras(node: Node) -> KerasEmission:
 def emit_multi_head_attention_keras(node: Node) -> KerasEmission:
     a = node.attrs
     roles = a["extra_inputs"]
-    if set(roles) - {"key"} or a["use_causal_mask"]:
-        raise NotImplementedError("MultiHeadAttention with masks from a PyTorch source")
+    torch_masks = set(roles) & set(TORCH_MASK_ROLES)
+    if set(roles) - {"key", *TORCH_MASK_ROLES} or a["use_causal_mask"]:
+        raise NotImplementedError("MultiHeadAttention with Keras masks from a PyTorch source")
     # (initial weights: Keras' glorot on the einsum kernels, not torch's xavier on in_proj_weight)
 
     def args(ins):
-        return f"{ins[0]}, {ins[1]}" + (f", key={ins[2]}" if roles == ("key",) else "")
+        # (torch's masks by their names: the TorchMaskAttention helper reads them torch's way)
+        return ", ".join([ins[0], ins[1]] + [f"{role}={x}" for role, x in zip(roles, ins[2:])])
 
-    return KerasEmission(layer("MultiHeadAttention", node, num_heads=lit(a["num_heads"]), key_dim=lit(a["key_dim"]),
-                               value_dim=None if a["value_dim"] is None else lit(a["value_dim"]),
-                               output_shape=None if a["output_dim"] is None else lit(a["output_dim"]),
-                               use_bias=None if a["use_bias"] else "False",
-                               dropout=lit(a["dropout"]) if a["dropout"] else None), args=args)
+    text = layer("TorchMaskAttention" if torch_masks else "MultiHeadAttention", node, num_heads=lit(a["num_heads"]),
+                 key_dim=lit(a["key_dim"]), value_dim=None if a["value_dim"] is None else lit(a["value_dim"]),
+                 output_shape=None if a["output_dim"] is None else lit(a["output_dim"]),
+                 use_bias=None if a["use_bias"] else "False",
+                 # (a rate the constructor takes prints as its name: no truth test of it)
+                 dropout=lit(a["dropout"]) if hasattr(a["dropout"], "expr") or a["dropout"] else None)
+    if torch_masks:
+        return KerasEmission(text.removeprefix("layers."), helpers=("TorchMaskAttention",), args=args)
+    return KerasEmission(text, args=args)
+
+
+#: ``extra_inputs`` roles of multi_head_attention holding PyTorch's masks (ir/ops.py)
+TORCH_MASK_ROLES = ("attn_mask", "key_padding_mask")
 
 
 @emitter("rms_norm")

@@ -20,6 +20,11 @@ from transpiler.ir.transforms import Transform
 _MASK_BIAS = "torch.finfo(torch.float32).min"
 
 
+#: multi_head_attention roles holding PyTorch's own masks (ir/ops.py): nn.MultiheadAttention's
+#: arguments of the same names
+_TORCH_MASKS = ("attn_mask", "key_padding_mask")
+
+
 def _roles(node: Node, ins: list[str]) -> dict[str, str]:
     """``{role: input expression}`` of an attention node (query, value, then the extras)."""
     return {"query": ins[0], "value": ins[1], **dict(zip(node.attrs["extra_inputs"], ins[2:]))}
@@ -68,7 +73,7 @@ def _uses_nn_multihead(node: Node) -> bool:
     nn.MultiheadAttention gives NaN)."""
     a = node.attrs
     e = node.inputs[0].shape[-1]
-    masks = set(a["extra_inputs"]) - {"key"}
+    masks = set(a["extra_inputs"]) - {"key", *_TORCH_MASKS}
     return (a["num_heads"] * a["key_dim"] == e and (a["value_dim"] or a["key_dim"]) == a["key_dim"]
             and (a["output_dim"] or e) == e and not masks)
 
@@ -123,7 +128,8 @@ def _emit_nn_multihead(node: Node, m: str, q_in: int, k_in: int, v_in: int, fans
         query = ins[0]
         r = _flattened(node, _roles(node, ins))
         key = r.get("key", r["value"])
-        extra = ""
+        # (torch's own masks, from a PyTorch source: passed as they were)
+        extra = "".join(f", {role}={r[role]}" for role in _TORCH_MASKS if role in r)
         if a["use_causal_mask"]:
             q, v = atom(r["query"]), atom(r["value"])
             # torch's boolean attn_mask marks the positions that may NOT be attended
@@ -149,6 +155,8 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
     bias = a["use_bias"]
     if _uses_nn_multihead(node):
         return _emit_nn_multihead(node, m, q_in, k_in, v_in, fans)
+    if set(_TORCH_MASKS) & set(roles) and set(roles) - {"key", *_TORCH_MASKS}:
+        raise NotImplementedError("PyTorch's attn_mask/key_padding_mask together with Keras masks")
 
     layers = {"query": (q_in, n * j), "key": (k_in, n * j), "value": (v_in, n * lv), "output": (n * lv, out)}
     parts = ", ".join(f"{p}={call('nn.Linear', lit(i), lit(o), **({} if bias else {'bias': False}))}"
@@ -176,7 +184,24 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
         kwargs = ""
         only_causal = a["use_causal_mask"] and not (set(roles) - {"key"})
         allowed = None if only_causal else _allowed_mask(node, r, heads_axis=True)
-        if only_causal:
+        if set(_TORCH_MASKS) & set(roles):
+            # nn.MultiheadAttention's masks, added to the scores (boolean: True = -inf)
+            terms = []
+            for role, shape in (("attn_mask", f"-1, {n}, *{atom(r.get('attn_mask', ''))}.shape[-2:]"),
+                                ("key_padding_mask", None)):
+                if role not in r:
+                    continue
+                mk = atom(r[role])
+                bias = (f"(torch.zeros({mk}.shape, dtype={o}_q.dtype, device={mk}.device).masked_fill({mk}, "
+                        f"float('-inf')) if {mk}.dtype == torch.bool else {mk}.to({o}_q.dtype))")
+                if shape is None:
+                    bias = f"{bias}[:, None, None, :]"
+                else:
+                    bias = f"({bias}.reshape({shape}) if {mk}.dim() == 3 else {bias})"
+                terms.append(bias)
+            lines.append(f"{o}_bias = {' + '.join(terms)}")
+            kwargs = f", attn_mask={o}_bias"
+        elif only_causal:
             kwargs = ", is_causal=True"
         elif allowed is not None:
             # a masked position gets a huge negative score (a fully masked row attends

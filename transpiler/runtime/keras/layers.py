@@ -121,3 +121,43 @@ class PixelShuffle(layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor}
+
+
+class TorchMaskAttention(layers.MultiHeadAttention):
+    """Keras' MultiHeadAttention with PyTorch's masks (nn.MultiheadAttention's ``attn_mask``
+    and ``key_padding_mask``): a boolean mask marks what may NOT be attended (True = -inf
+    on the score), a float mask is added to the scores (``generate_square_subsequent_mask``'s
+    0 / -inf, or any numbers); ``attn_mask`` is (L, S) or (N * heads, L, S),
+    ``key_padding_mask`` (N, S). The scores are torch's: softmax(q k^T / sqrt(d) + mask), a
+    fully masked row NaN as in torch."""
+
+    def call(self, query, value, key=None, attn_mask=None, key_padding_mask=None, training=None):
+        self._torch_bias = None
+        for mask, padding in ((attn_mask, False), (key_padding_mask, True)):
+            if mask is None:
+                continue
+            if keras.backend.standardize_dtype(mask.dtype) == "bool":
+                mask = keras.ops.where(mask, float("-inf"), 0.0)
+            mask = keras.ops.cast(mask, self.compute_dtype)
+            if padding:  # (N, S) -> (N, 1, 1, S)
+                mask = keras.ops.expand_dims(keras.ops.expand_dims(mask, 1), 1)
+            elif len(mask.shape) == 3:  # (N * heads, L, S) -> (N, heads, L, S)
+                mask = keras.ops.reshape(mask, (-1, self._num_heads, *mask.shape[1:]))
+            self._torch_bias = mask if self._torch_bias is None else self._torch_bias + mask
+        try:
+            return super().call(query, value, key=key, training=training)
+        finally:
+            self._torch_bias = None
+
+    def compute_output_spec(self, query, value, key=None, attn_mask=None, key_padding_mask=None, training=None):
+        return super().compute_output_spec(query, value, key=key, training=training)
+
+    def _compute_attention(self, query, key, value, attention_mask=None, training=None,
+                           return_attention_scores=False, use_causal_mask=False):
+        query = keras.ops.multiply(query, keras.ops.cast(self._inverse_sqrt_key_dim, query.dtype))
+        scores = keras.ops.einsum(self._dot_product_equation, key, query)  # (N, heads, L, S)
+        if self._torch_bias is not None:
+            scores = scores + self._torch_bias
+        scores = keras.ops.softmax(scores, axis=-1)
+        dropped = self._dropout_layer(scores, training=training) if self._dropout > 0.0 else scores
+        return keras.ops.einsum(self._combine_equation, dropped, value), scores
