@@ -20,7 +20,7 @@ from transpiler.cst_fast import nodes_of, walk
 from transpiler.ir import sizes
 from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
-from transpiler.ir.source_file import NodeId, SourceFile
+from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.torch import ops_augment
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
@@ -33,6 +33,7 @@ from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
+from transpiler.printers.torch.script_rewrites import _CallReplacer, _Comments, _NewAxis, _attach_comments
 from transpiler.printers.torch.weight_transfer import WeightLists
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
@@ -72,69 +73,6 @@ def _is_keras_module(name: str) -> bool:
 
 def _called_names(node: cst.CSTNode) -> set[str]:
     return {call.func.value for call in nodes_of(node, cst.Call) if isinstance(call.func, cst.Name)}
-
-
-class _CallReplacer(cst.CSTTransformer):
-    """Replaces recognised training calls inside any expression (``model.predict(x).ravel()``)."""
-
-    def __init__(self, expressions: dict[NodeId, str], model_names: dict[str, str], source: SourceFile):
-        self.expressions = expressions  # (by the call's stable id)
-        self.model_names = model_names
-        self.sid = source.sid
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        text = self.expressions.get(self.sid(original))
-        return cst.parse_expression(text) if text is not None else updated
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if self._model_name(original):
-            return cst.SimpleString(repr(self.model_names[original.value.value]))
-        return updated
-
-    def _model_name(self, node: cst.Attribute) -> bool:
-        return (isinstance(node.value, cst.Name) and node.value.value in self.model_names
-                and node.attr.value == "name")
-
-    def changes(self, node: cst.CSTNode) -> bool:
-        """Whether visiting ``node`` would replace anything (the visit rebuilds every node)."""
-        return any((type(n) is cst.Call and self.sid(n) in self.expressions)
-                   or (type(n) is cst.Attribute and self._model_name(n)) for n in walk(node))
-
-
-class _NewAxis(cst.CSTTransformer):
-    """``tf.newaxis`` → ``None`` (what it is), so indexing code stays framework-free."""
-
-    def __init__(self, keras_names):
-        self.keras_names = set(keras_names)
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if updated.attr.value == "newaxis" and isinstance(updated.value, cst.Name) \
-                and updated.value.value in self.keras_names:
-            return cst.Name("None")
-        return updated
-
-
-class _Comments:
-    """Comment lines standing where a statement was (attached to the next statement)."""
-
-    def __init__(self, lines):
-        self.lines = lines
-
-
-def _attach_comments(body: list) -> tuple[list, list]:
-    """Move ``_Comments`` placeholders onto the statement that follows them; comments
-    left at the end are returned for the block's footer."""
-    out: list = []
-    pending: list = []
-    for stmt in body:
-        if isinstance(stmt, _Comments):
-            pending += stmt.lines
-            continue
-        if pending:
-            stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
-            pending = []
-        out.append(stmt)
-    return out, pending
 
 
 class _Printer:
