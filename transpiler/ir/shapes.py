@@ -632,6 +632,19 @@ def _arange(node, shapes, layouts):
     return [((len(range(a["start"], a["stop"], a["step"])),), default_layout(1), a["dtype"])]
 
 
+@rule("arange_like")
+def _arange_like(node, shapes, layouts):
+    a = node.attrs
+    like = shapes[0]
+    if not 0 <= a["axis"] < len(like):
+        raise IRError(f"{node!r}: axis {a['axis']} out of range for {like}")
+    if a["step"] <= 0:
+        raise IRError(f"{node!r}: step {a['step']} (positive steps only)")
+    size = like[a["axis"]]
+    n = None if size is None else len(range(a["start"], size, a["step"]))
+    return [((n,), default_layout(1), a["dtype"])]
+
+
 @rule("broadcast_to")
 def _broadcast_to(node, shapes, layouts):
     out = (shapes[1][0], *node.attrs["shape"])

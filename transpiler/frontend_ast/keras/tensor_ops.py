@@ -101,7 +101,8 @@ def produced_ops() -> set[str]:
     return {op for entry in _REGISTRY.values() for op in entry.ops} | set(_OPERATOR_OPS)
 
 
-_KERAS_SUBMODULES = ("numpy.", "nn.", "math.", "core.", "linalg.")
+#: (``keras.ops.backend.shape``: what keras.io's ner_transformers calls, keras.ops' own)
+_KERAS_SUBMODULES = ("numpy.", "nn.", "math.", "core.", "linalg.", "backend.")
 _TF_SUBMODULES = ("math.", "linalg.")
 
 
@@ -170,6 +171,12 @@ def batched(value: Value) -> bool:
         todo += v.producer.inputs
     _BATCHED[value] = answer
     return answer
+
+
+def unbatched(value: Value) -> None:
+    """Say ``value`` has no batch axis although a batched tensor is its input (``arange_like``
+    reads only the length of its input's axis)."""
+    _BATCHED[value] = False
 
 
 def _number(value: Any) -> bool:
@@ -608,12 +615,24 @@ for _op, _cls in (("argmax", "Argmax"), ("argmin", "Argmin")):
 @tensor_function("ops.shape", "tf.shape", signature="x; out_type=None", ops=(), keras_op=None,
                  aliases={"input": "x"})
 def recognize_shape(c: Call) -> tuple:
-    """The static shape; the batch size is a ``BatchDim`` (known at run time only)."""
+    """The static shape; the batch size is a ``BatchDim`` and any other size known only at
+    run time (a sequence of any length) an ``AxisDim`` naming the tensor and axis."""
     x = c.tensor("x")
     c.get("out_type")
-    if any(d is None for d in x.shape[1:]):
-        raise Unsupported(f"{c.key}(): a size other than the batch size is not known statically")
-    return (BatchDim(x), *x.shape[1:])
+    return (BatchDim(x), *(AxisDim(x, i) if d is None else d for i, d in enumerate(x.shape) if i))
+
+
+@dataclass(frozen=True)
+class AxisDim:
+    """The size of axis ``axis`` (not the batch axis) of the tensor ``value``, known only when
+    the program runs (``ops.shape(tokens)[-1]`` on a sequence of any length). ``ops.arange``
+    reads it as its stop (``arange_like``); any other use is refused where it is used."""
+
+    value: Value
+    axis: int
+
+    def __repr__(self) -> str:
+        return f"<the run-time size of axis {self.axis}>"
 
 
 def _is_batch(value: Any) -> bool:
@@ -803,6 +822,8 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
             if k != slice(None):
                 raise Unsupported(f"{what}: indexing the batch axis")
             out += 1
+        elif size is None and k != slice(None):  # (a sequence of any length)
+            raise Unsupported(f"{what}: indexing axis {axis}, whose size is known only when the program runs")
         elif isinstance(k, int) and not isinstance(k, bool):
             if not -size <= k < size:
                 raise Unsupported(f"{what}: index {k} is out of range for size {size}")

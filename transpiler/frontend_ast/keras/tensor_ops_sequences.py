@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from transpiler.frontend_ast.interp.values import BatchDim
 from transpiler.frontend_ast.keras.layers import Unsupported
-from transpiler.frontend_ast.keras.tensor_ops import Call, batched, dtype_name, tensor_function
+from transpiler.frontend_ast.keras.tensor_ops import AxisDim, Call, batched, dtype_name, tensor_function, unbatched
 from transpiler.ir.graph import Value
 
 
@@ -22,21 +22,31 @@ def _int(c: Call, name: str, value) -> int:
     return value
 
 
-@tensor_function("ops.arange", signature="start; stop=None; step=None; dtype=None", ops=("arange",),
+@tensor_function("ops.arange", signature="start; stop=None; step=None; dtype=None", ops=("arange", "arange_like"),
                  keras_op="Arange")
 @tensor_function("tf.range", signature="start; stop=None; step=None; dtype=None",
-                 ops=("arange",), aliases={"limit": "stop", "delta": "step"})
+                 ops=("arange", "arange_like"), aliases={"limit": "stop", "delta": "step"})
 def recognize_arange(c: Call) -> Value:
-    """``arange(n)`` / ``arange(start, stop, step)`` on static ints: int32 like Keras' (and TF's)."""
+    """``arange(n)`` / ``arange(start, stop, step)`` on static ints: int32 like Keras' (and TF's).
+    A stop read from a tensor's shape when the program runs (``ops.shape(x)[-1]``, an
+    ``AxisDim``) is an ``arange_like`` of that tensor: position ids as many as its axis has."""
     start, stop, step = c.get("start"), c.get("stop"), c.get("step")
     if stop is None:
         start, stop = 0, start
+    dtype = c.static("dtype")
+    dtype = "int32" if dtype is None else dtype_name(dtype, f"{c.key}()")
+    if isinstance(stop, AxisDim):
+        attrs = {"axis": stop.axis, "start": _int(c, "start", start),
+                 "step": 1 if step is None else _int(c, "step", step), "dtype": dtype}
+        if attrs["step"] <= 0:
+            raise Unsupported(f"{c.key}(): step={attrs['step']} on a run-time length (positive steps only)")
+        out = c.one("arange_like", [stop.value], attrs, "positions")
+        unbatched(out)  # (its input gives its length only: no batch axis)
+        return out
     attrs = {"start": _int(c, "start", start), "stop": _int(c, "stop", stop),
-             "step": 1 if step is None else _int(c, "step", step)}
+             "step": 1 if step is None else _int(c, "step", step), "dtype": dtype}
     if attrs["step"] == 0:
         raise Unsupported(f"{c.key}(): step=0")
-    dtype = c.static("dtype")
-    attrs["dtype"] = "int32" if dtype is None else dtype_name(dtype, f"{c.key}()")
     return c.one("arange", [], attrs, "positions")
 
 
