@@ -645,6 +645,15 @@ def _arange_like(node, shapes, layouts):
     return [((n,), default_layout(1), a["dtype"])]
 
 
+@rule("tile")
+def _tile(node, shapes, layouts):
+    shape, reps = shapes[0], node.attrs["repeats"]
+    if len(reps) != len(shape) - 1 or any(r < 1 for r in reps):
+        raise IRError(f"{node!r}: one repeat >= 1 per axis after the batch axis of {shape}, got {reps}")
+    out = (shape[0], *(None if d is None else d * r for d, r in zip(shape[1:], reps)))
+    return [(out, default_layout(len(out)), _dtype(node))]
+
+
 @rule("broadcast_to")
 def _broadcast_to(node, shapes, layouts):
     out = (shapes[1][0], *node.attrs["shape"])

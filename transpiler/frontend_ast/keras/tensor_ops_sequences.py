@@ -118,3 +118,24 @@ def recognize_fft2(c: Call) -> tuple:
     if tuple(parts[0].shape) != tuple(parts[1].shape):
         raise Unsupported(f"{c.key}(): the real and imaginary parts differ in shape")
     return tuple(c.add("fft2", list(parts), {}, "fft", n_out=2))
+
+
+@tensor_function("ops.tile", signature="x; repeats", ops=("tile", "identity"), keras_op="Tile")
+@tensor_function("tf.tile", signature="x; repeats", ops=("tile", "identity"), aliases={"input": "x", "multiples": "repeats"})
+def recognize_tile(c: Call) -> Value:
+    """``ops.tile(x, [1, n, 1])`` on a batched tensor: one repeat per axis, 1 for the batch axis;
+    a repeat may be a size computed when the program runs (``num_points = x.shape[1]``)."""
+    x = c.tensor("x")
+    reps = c.get("repeats")
+    if not isinstance(reps, (list, tuple)) or len(reps) != len(x.shape):
+        raise Unsupported(f"{c.key}(): repeats must give one int per axis of the rank-{len(x.shape)} tensor")
+    if not batched(x):
+        raise Unsupported(f"{c.key}(): a tensor without the batch axis (a constant of the model) is not tiled yet")
+    if reps[0] != 1 or isinstance(reps[0], bool):
+        raise Unsupported(f"{c.key}(): repeats[0]={reps[0]!r} repeats the batch axis")
+    rest = tuple(_int(c, "repeats", r) for r in reps[1:])
+    if any(r < 1 for r in rest):
+        raise Unsupported(f"{c.key}(): repeats must be >= 1, got {reps!r}")
+    if all(r == 1 for r in rest):
+        return c.one("identity", [x], {}, "tile")
+    return c.one("tile", [x], {"repeats": rest}, "tile")

@@ -33,6 +33,12 @@ def emit_arange_like_keras(node: Node) -> KerasEmission:
     return KerasEmission(call=code)
 
 
+@emitter("tile")
+def emit_tile_keras(node: Node) -> KerasEmission:
+    reps = ", ".join(lit(r) for r in node.attrs["repeats"])
+    return KerasEmission(call=lambda ins: f"keras.ops.tile({ins[0]}, [1, {reps}])")
+
+
 @emitter("stop_gradient")
 def emit_stop_gradient_keras(node: Node) -> KerasEmission:
     return ops_call("stop_gradient")

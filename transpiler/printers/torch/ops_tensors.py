@@ -45,6 +45,13 @@ def emit_arange_like_torch(node: Node, m: str) -> Emission:
     return Emission(None, code)
 
 
+@emitter("tile")
+def emit_tile_torch(node: Node, m: str) -> Emission:
+    """``Tensor.repeat`` (numpy's tile), the batch axis once."""
+    reps = ", ".join(lit(r) for r in node.attrs["repeats"])
+    return Emission(None, lambda ins: f"{atom(ins[0])}.repeat(1, {reps})", unary=True)
+
+
 @emitter("stop_gradient")
 def emit_stop_gradient_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"{atom(ins[0])}.detach()", unary=True)
