@@ -136,3 +136,72 @@ def test_keras_emitter_for_arange_like():
     x = g.new_value("x", shape=(None, None), dtype="int32")
     node = g.add_node("arange_like", "positions", [x], 1, attrs={"axis": 1, "start": 2, "step": 3, "dtype": "int32"})
     assert keras_emit(node).call(["x"]) == "keras.ops.arange(2, keras.ops.shape(x)[1], 3)"
+
+
+CAUSAL = '''
+import keras
+from keras import layers, ops
+
+
+def causal_attention_mask(batch_size, n_dest, n_src, dtype):
+    i = ops.arange(n_dest)[:, None]
+    j = ops.arange(n_src)
+    m = i >= j - n_src + n_dest
+    mask = ops.cast(m, dtype)
+    mask = ops.reshape(mask, [1, n_dest, n_src])
+    mult = ops.concatenate(
+        [ops.expand_dims(batch_size, -1), ops.convert_to_tensor([1, 1])], 0
+    )
+    return ops.tile(mask, mult)
+
+
+class TransformerBlock(layers.Layer):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.att = layers.MultiHeadAttention(num_heads, embed_dim)
+
+    def call(self, inputs):
+        input_shape = ops.shape(inputs)
+        batch_size = input_shape[0]
+        seq_len = input_shape[1]
+        causal_mask = causal_attention_mask(batch_size, seq_len, seq_len, "bool")
+        return self.att(inputs, inputs, attention_mask=causal_mask)
+
+
+def build_model():
+    inputs = keras.Input(shape=(6, 8))
+    x = TransformerBlock(8, 2)(inputs)
+    return keras.Model(inputs, layers.Dense(3)(x))
+'''
+
+
+def test_causal_mask_tiled_over_the_batch_matches_keras():
+    """keras.io text_generation_with_miniature_gpt's causal_attention_mask: a (1, n, n) mask made
+    from ops.arange, reshaped (a size-1 axis inserted) and tiled by [batch_size, 1, 1] (a shape
+    vector: ops.expand_dims of the batch size concatenated with [1, 1]): one mask per sample.
+    The Keras here refuses ops.tile with symbolic multiples while building a Functional model
+    (it iterates over them), so the reference is the same program with ops.broadcast_to."""
+    import keras
+
+    from harness import load_source_module, randomize_keras_weights
+    from transpiler import verify
+
+    result = translate(CAUSAL, "case.py")
+    assert [d.message for d in result.stubs] == []
+    assert ".expand(inputs.shape[0], 6, 6)" in result.text
+    md = result.program.models[0]
+    reference = CAUSAL.replace("return ops.tile(mask, mult)",
+                               "return ops.broadcast_to(mask, (batch_size, n_dest, n_src))")
+    keras.backend.clear_session()
+    kmodel = load_source_module(reference).build_model()
+    randomize_keras_weights(kmodel, 0)
+    tmodel = verify.load_generated(result.text).build_model()
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    x = np.random.RandomState(0).standard_normal((3, 6, 8)).astype("float32")
+    assert max(c.max_abs for c in verify.run_both(kmodel, tmodel, md.graph, [x])) <= 1e-5
+
+
+def test_reshaping_a_constant_other_than_by_unit_axes_is_a_stub():
+    source = CAUSAL.replace("ops.reshape(mask, [1, n_dest, n_src])", "ops.reshape(mask, [n_dest * n_src])")
+    result = translate(source, "case.py")
+    assert any("inserting size-1 axes" in d.message for d in result.stubs)

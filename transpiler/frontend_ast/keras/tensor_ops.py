@@ -56,6 +56,9 @@ class Builder(Protocol):
     def warn(self, message: str) -> None:
         """A diagnostic at the call (the translation is faithful but differs in a documented way)."""
 
+    def statement(self) -> int | None:
+        """The id of the statement running the call."""
+
     def in_source(self, text: str) -> bool:
         """The script already holds ``text`` (a note an earlier translation added)."""
 
@@ -475,6 +478,10 @@ def recognize_constant(c: Call) -> Any:
             return x
         name = dtype_name(dtype, f"{c.key}()")
         return bool(x) if name == "bool" else int(x) if name.startswith(("int", "uint")) else float(x)
+    vector = _shape_vector(x) if dtype is None or "int" in str(dtype) else None
+    if vector is not None and any(isinstance(v, (BatchDim, AxisDim)) for v in vector) or \
+            vector is not None and c.key == "ops.convert_to_tensor" and len(vector) <= 4:
+        return ShapeVector.made(vector, c)  # (sizes: read only by ops.concatenate / ops.tile as tile multiples)
     raise Unsupported(f"{c.key}(): a constant array would be a tensor of the model (only numbers are supported)")
 
 
@@ -622,6 +629,32 @@ def recognize_shape(c: Call) -> tuple:
     return (BatchDim(x), *(AxisDim(x, i) if d is None else d for i, d in enumerate(x.shape) if i))
 
 
+class ShapeVector(tuple):
+    """A rank-1 int tensor of sizes made from a shape (``ops.expand_dims(batch_size, -1)``,
+    ``ops.convert_to_tensor([1, 1])`` and their concatenation): the ``multiples`` of the causal
+    mask idiom's ``ops.tile``. Its items are ints, ``BatchDim`` or ``AxisDim``; ``stmts``: the
+    statements that made it (they go with the node that reads it)."""
+
+    stmts: tuple = ()
+
+    @classmethod
+    def made(cls, items, c: "Call", *parts) -> "ShapeVector":
+        out = cls(items)
+        stmts = [s for p in parts for s in getattr(p, "stmts", ())]
+        statement = getattr(c.builder, "statement", None)
+        out.stmts = tuple(dict.fromkeys(stmts + ([statement()] if statement is not None else [])))
+        return out
+
+
+def _shape_vector(value: Any) -> "ShapeVector | None":
+    if isinstance(value, ShapeVector):
+        return value
+    if isinstance(value, (list, tuple)) and 0 < len(value) <= 8 and all(
+            isinstance(v, (BatchDim, AxisDim)) or isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return ShapeVector(value)
+    return None
+
+
 @dataclass(frozen=True)
 class AxisDim:
     """The size of axis ``axis`` (not the batch axis) of the tensor ``value``, known only when
@@ -644,6 +677,8 @@ def _is_batch(value: Any) -> bool:
 def recognize_reshape(c: Call) -> Value:
     x = c.tensor("x")
     shape = c.get("newshape")
+    if not batched(x) and isinstance(shape, (list, tuple)):
+        return _insert_unit_axes(c, x, list(shape))
     if not isinstance(shape, (list, tuple)) or not shape or not _is_batch(shape[0]):
         raise Unsupported(f"{c.key}(): the new shape must start with the batch size "
                           f"(-1, None or tf.shape(x)[0]), got {shape!r}")
@@ -669,6 +704,29 @@ def recognize_reshape(c: Call) -> Value:
     return c.one("reshape", [x], {"shape": tuple(rest)})
 
 
+def _insert_unit_axes(c: Call, x: Value, shape: list) -> Value:
+    """``ops.reshape(mask, (1, n, n))`` of a tensor without the batch axis (a mask made from
+    ``ops.arange``) that only inserts size-1 axes: expand_dims at each of them. A size known
+    only at run time (``AxisDim``) stands for an axis of unknown size."""
+    dims, out, j = list(x.shape), [], 0
+    for pos, d in enumerate(shape):
+        fits = j < len(dims) and (d == dims[j] if isinstance(d, int) and dims[j] is not None
+                                  else isinstance(d, AxisDim) and dims[j] is None)
+        if fits and not isinstance(d, bool):
+            j += 1
+        elif d == 1 and not isinstance(d, bool):
+            out.append(pos)
+        else:
+            raise Unsupported(f"{c.key}(): a tensor without the batch axis of shape {tuple(x.shape)} is reshaped "
+                              f"only by inserting size-1 axes, got {shape!r}")
+    if j != len(dims):
+        raise Unsupported(f"{c.key}(): cannot reshape {tuple(x.shape)} to {shape!r}")
+    y = x
+    for pos in out:
+        y = c.one("expand_dims", [y], {"axis": pos}, "reshape")
+    return y
+
+
 @tensor_function("ops.transpose", "tf.transpose", signature="x; axes=None; conjugate=False", ops=("transpose",),
                  keras_op="Transpose", aliases={"a": "x", "perm": "axes"})
 def recognize_transpose(c: Call) -> Value:
@@ -689,6 +747,9 @@ def recognize_transpose(c: Call) -> Value:
 @tensor_function("ops.expand_dims", "tf.expand_dims", signature="x; axis", ops=("expand_dims",),
                  keras_op="ExpandDims", aliases={"input": "x"})
 def recognize_expand_dims(c: Call) -> Value:
+    size = c.get("x")
+    if isinstance(size, (BatchDim, AxisDim)) and c.static("axis") in (0, -1):
+        return ShapeVector.made((size,), c)  # (a size as a rank-1 tensor: the causal mask's tile multiples)
     x = c.tensor("x")
     _check_rank(c, len(x.shape) + 1)
     return c.one("expand_dims", [x], {"axis": c.axis("axis", len(x.shape), new_axis=True, batch=batched(x))})
@@ -725,6 +786,11 @@ def _tensors(c: Call, name: str) -> list[Value]:
 @tensor_function("ops.concatenate", signature="xs; axis=0", ops=("concat",), keras_op="Concatenate")
 @tensor_function("tf.concat", signature="xs; axis", ops=("concat",), aliases={"values": "xs"})
 def recognize_concat(c: Call) -> Value:
+    parts = c.get("xs")
+    if isinstance(parts, (list, tuple)) and parts and any(isinstance(p, ShapeVector) for p in parts):
+        vectors = [_shape_vector(p) for p in parts]
+        if all(v is not None for v in vectors) and c.static("axis") in (0, -1):
+            return ShapeVector.made([item for v in vectors for item in v], c, *vectors)
     xs = _tensors(c, "xs")
     if "axis" not in c.bound and c.key == "tf.concat":
         raise Unsupported("tf.concat(): axis is required")

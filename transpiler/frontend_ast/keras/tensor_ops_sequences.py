@@ -120,8 +120,8 @@ def recognize_fft2(c: Call) -> tuple:
     return tuple(c.add("fft2", list(parts), {}, "fft", n_out=2))
 
 
-@tensor_function("ops.tile", signature="x; repeats", ops=("tile", "identity"), keras_op="Tile")
-@tensor_function("tf.tile", signature="x; repeats", ops=("tile", "identity"), aliases={"input": "x", "multiples": "repeats"})
+@tensor_function("ops.tile", signature="x; repeats", ops=("tile", "identity", "broadcast_to"), keras_op="Tile")
+@tensor_function("tf.tile", signature="x; repeats", ops=("tile", "identity", "broadcast_to"), aliases={"input": "x", "multiples": "repeats"})
 def recognize_tile(c: Call) -> Value:
     """``ops.tile(x, [1, n, 1])`` on a batched tensor: one repeat per axis, 1 for the batch axis;
     a repeat may be a size computed when the program runs (``num_points = x.shape[1]``)."""
@@ -129,6 +129,14 @@ def recognize_tile(c: Call) -> Value:
     reps = c.get("repeats")
     if not isinstance(reps, (list, tuple)) or len(reps) != len(x.shape):
         raise Unsupported(f"{c.key}(): repeats must give one int per axis of the rank-{len(x.shape)} tensor")
+    if not batched(x) and isinstance(reps[0], BatchDim) and reps[0].value is not None and x.shape[0] == 1 \
+            and all(r == 1 and not isinstance(r, bool) for r in reps[1:]):
+        # (the causal mask idiom: a (1, n, n) mask repeated for every sample of the batch)
+        rest = tuple(_int(c, "the mask's shape", d) for d in x.shape[1:])
+        out = c.one("broadcast_to", [x, reps[0].value], {"shape": rest}, "tile")
+        if getattr(reps, "stmts", ()):  # (the statements computing the multiples went into this node)
+            out.producer.meta["call_stmts"] = tuple(out.producer.meta.get("call_stmts", ())) + tuple(reps.stmts)
+        return out
     if not batched(x):
         raise Unsupported(f"{c.key}(): a tensor without the batch axis (a constant of the model) is not tiled yet")
     if reps[0] != 1 or isinstance(reps[0], bool):
