@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from transpiler.frontend_ast.interp.values import BatchDim
+from transpiler.frontend_ast.keras.shape_values import AxisDim, ShapeVector, insert_unit_axes, shape_vector
 from transpiler.frontend_ast.keras.layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir import sizes
 from transpiler.ir.graph import Value
@@ -478,7 +479,7 @@ def recognize_constant(c: Call) -> Any:
             return x
         name = dtype_name(dtype, f"{c.key}()")
         return bool(x) if name == "bool" else int(x) if name.startswith(("int", "uint")) else float(x)
-    vector = _shape_vector(x) if dtype is None or "int" in str(dtype) else None
+    vector = shape_vector(x) if dtype is None or "int" in str(dtype) else None
     if vector is not None and any(isinstance(v, (BatchDim, AxisDim)) for v in vector) or \
             vector is not None and c.key == "ops.convert_to_tensor" and len(vector) <= 4:
         return ShapeVector.made(vector, c)  # (sizes: read only by ops.concatenate / ops.tile as tile multiples)
@@ -629,45 +630,6 @@ def recognize_shape(c: Call) -> tuple:
     return (BatchDim(x), *(AxisDim(x, i) if d is None else d for i, d in enumerate(x.shape) if i))
 
 
-class ShapeVector(tuple):
-    """A rank-1 int tensor of sizes made from a shape (``ops.expand_dims(batch_size, -1)``,
-    ``ops.convert_to_tensor([1, 1])`` and their concatenation): the ``multiples`` of the causal
-    mask idiom's ``ops.tile``. Its items are ints, ``BatchDim`` or ``AxisDim``; ``stmts``: the
-    statements that made it (they go with the node that reads it)."""
-
-    stmts: tuple = ()
-
-    @classmethod
-    def made(cls, items, c: "Call", *parts) -> "ShapeVector":
-        out = cls(items)
-        stmts = [s for p in parts for s in getattr(p, "stmts", ())]
-        statement = getattr(c.builder, "statement", None)
-        out.stmts = tuple(dict.fromkeys(stmts + ([statement()] if statement is not None else [])))
-        return out
-
-
-def _shape_vector(value: Any) -> "ShapeVector | None":
-    if isinstance(value, ShapeVector):
-        return value
-    if isinstance(value, (list, tuple)) and 0 < len(value) <= 8 and all(
-            isinstance(v, (BatchDim, AxisDim)) or isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return ShapeVector(value)
-    return None
-
-
-@dataclass(frozen=True)
-class AxisDim:
-    """The size of axis ``axis`` (not the batch axis) of the tensor ``value``, known only when
-    the program runs (``ops.shape(tokens)[-1]`` on a sequence of any length). ``ops.arange``
-    reads it as its stop (``arange_like``); any other use is refused where it is used."""
-
-    value: Value
-    axis: int
-
-    def __repr__(self) -> str:
-        return f"<the run-time size of axis {self.axis}>"
-
-
 def _is_batch(value: Any) -> bool:
     return value is None or value == -1 and not isinstance(value, bool) or isinstance(value, BatchDim)
 
@@ -678,7 +640,7 @@ def recognize_reshape(c: Call) -> Value:
     x = c.tensor("x")
     shape = c.get("newshape")
     if not batched(x) and isinstance(shape, (list, tuple)):
-        return _insert_unit_axes(c, x, list(shape))
+        return insert_unit_axes(c, x, list(shape))
     if not isinstance(shape, (list, tuple)) or not shape or not _is_batch(shape[0]):
         raise Unsupported(f"{c.key}(): the new shape must start with the batch size "
                           f"(-1, None or tf.shape(x)[0]), got {shape!r}")
@@ -702,29 +664,6 @@ def recognize_reshape(c: Call) -> Value:
     if len(rest) == 1 and len(x.shape) > 2:
         return c.one("flatten", [x], {}, "flatten")
     return c.one("reshape", [x], {"shape": tuple(rest)})
-
-
-def _insert_unit_axes(c: Call, x: Value, shape: list) -> Value:
-    """``ops.reshape(mask, (1, n, n))`` of a tensor without the batch axis (a mask made from
-    ``ops.arange``) that only inserts size-1 axes: expand_dims at each of them. A size known
-    only at run time (``AxisDim``) stands for an axis of unknown size."""
-    dims, out, j = list(x.shape), [], 0
-    for pos, d in enumerate(shape):
-        fits = j < len(dims) and (d == dims[j] if isinstance(d, int) and dims[j] is not None
-                                  else isinstance(d, AxisDim) and dims[j] is None)
-        if fits and not isinstance(d, bool):
-            j += 1
-        elif d == 1 and not isinstance(d, bool):
-            out.append(pos)
-        else:
-            raise Unsupported(f"{c.key}(): a tensor without the batch axis of shape {tuple(x.shape)} is reshaped "
-                              f"only by inserting size-1 axes, got {shape!r}")
-    if j != len(dims):
-        raise Unsupported(f"{c.key}(): cannot reshape {tuple(x.shape)} to {shape!r}")
-    y = x
-    for pos in out:
-        y = c.one("expand_dims", [y], {"axis": pos}, "reshape")
-    return y
 
 
 @tensor_function("ops.transpose", "tf.transpose", signature="x; axes=None; conjugate=False", ops=("transpose",),
@@ -788,7 +727,7 @@ def _tensors(c: Call, name: str) -> list[Value]:
 def recognize_concat(c: Call) -> Value:
     parts = c.get("xs")
     if isinstance(parts, (list, tuple)) and parts and any(isinstance(p, ShapeVector) for p in parts):
-        vectors = [_shape_vector(p) for p in parts]
+        vectors = [shape_vector(p) for p in parts]
         if all(v is not None for v in vectors) and c.static("axis") in (0, -1):
             return ShapeVector.made([item for v in vectors for item in v], c, *vectors)
     xs = _tensors(c, "xs")

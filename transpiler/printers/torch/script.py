@@ -299,12 +299,10 @@ class _Printer:
     def _augment_helpers(self) -> list[str]:
         """The runtime helpers of Keras' random rotation/zoom/translation the models call
         (runtime/torch/augment.py; they import math and torch)."""
-        text = "\n".join([code.text for _md, code in self.models.values()] +
-                         [text for texts in self.site_classes.values() for text in texts])
-        names = ops_augment.helpers_used(text)
-        out = runtime_source.Copier().take(ops_augment.RUNTIME, *names) if names else []
-        recurrent = ops_recurrent.helpers_used(text)  # (ActivationLSTM: runtime/torch/recurrent.py)
-        return out + (runtime_source.Copier().take(ops_recurrent.RUNTIME, *recurrent) if recurrent else [])
+        text = "\n".join([c.text for _md, c in self.models.values()] + [t for ts in self.site_classes.values() for t in ts])
+        names, lstm = ops_augment.helpers_used(text), ops_recurrent.helpers_used(text)  # (lstm: ActivationLSTM)
+        return [*(runtime_source.Copier().take(ops_augment.RUNTIME, *names) if names else []),
+                *(runtime_source.Copier().take(ops_recurrent.RUNTIME, *lstm) if lstm else [])]
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
         """The statement commented out under a TODO marker, then (if ``raising``) a raise."""
