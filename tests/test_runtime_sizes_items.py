@@ -132,3 +132,19 @@ def test_a_name_bound_only_after_the_builder_call_stays_a_stub():
     result = translate(BOUND_AFTER_THE_CALL, "case.py")
     assert any("Embedding" in d.message for d in result.stubs)
     assert not STANDIN.search(result.text)
+
+
+def test_a_lambda_layer_still_reads_its_lambda():
+    """Unknown's scope of a read (``read_env``) must not collide with a subclass's field:
+    LambdaVal's ``env`` took it and a ``layers.Lambda(lambda ...)`` crashed the reader
+    (keras.io eanet: 'This is a bug in transpiler')."""
+    source = (
+        "import keras\nfrom keras import layers\n\n\n"
+        "def build_model():\n"
+        "    inputs = keras.Input(shape=(4,))\n"
+        "    x = layers.Lambda(lambda t: t * 2.0)(inputs)\n"
+        "    return keras.Model(inputs, layers.Dense(2)(x))\n"
+    )
+    result = translate(source, "case.py")
+    assert [d.message for d in result.stubs] == []
+    assert "* 2.0" in result.text

@@ -131,7 +131,7 @@ class Interpreter(ModuleConstants):
             # provenance: the (outermost) expression it stands for; ``origin`` the value it was
             # before (a parameter's: the caller's argument), so a reader can follow it back
             value = Unknown(value.reason, source=node, origin=value if value.source is not None else None,
-                            env=env)
+                            read_env=env)
         return value
 
     def _other_expression(self, node: cst.CSTNode, env: Env) -> Any:

@@ -33,7 +33,7 @@ class Unknown:
     origin: "Unknown | None" = field(default=None, kw_only=True, repr=False)
     #: the scope ``source`` was read in (a reader may look up the static values of the
     #: locals it reads there: a loop variable's current item)
-    env: Any = field(default=None, kw_only=True, repr=False)
+    read_env: Any = field(default=None, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)

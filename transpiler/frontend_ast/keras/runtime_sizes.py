@@ -45,7 +45,7 @@ class KerasRuntimeSizes:
         while value is not None and seen < 16:  # the name read, then what it was bound to, ...
             source = getattr(value, "source", None)
             self._read_literal = False
-            code = self._module_level_code(source, env=getattr(value, "env", None)) \
+            code = self._module_level_code(source, env=getattr(value, "read_env", None)) \
                 if isinstance(source, cst.BaseExpression) else None
             if code is not None:  # (named after the code as written there: ``width // 2``,
                 # or, where it reads a loop item, after the code computing it: ``len_VOCAB_age``)
