@@ -875,6 +875,17 @@ RUNTIME_SIZES_IN_BUILDERS = {
             inputs = keras.Input(shape=(4,))
             return keras.Model(inputs, layers.Dense(units)(inputs))
         """, "return Net(int(sys.argv[1]))"),
+    # (a constant an ``if`` at the top level binds either way: bound before the builder runs)
+    "module_constant_with_two_values": ("""
+        if os.environ.get("BIG"):
+            UNITS = 64
+        else:
+            UNITS = 8
+
+        def build_model():
+            inputs = keras.Input(shape=(4,))
+            return keras.Model(inputs, layers.Dense(UNITS)(inputs))
+        """, "return Net(UNITS)"),
 }
 
 
@@ -896,16 +907,6 @@ RUNTIME_ARGUMENTS = {
         """,
     "imported_constant_of_another_module": """
         from settings import UNITS
-
-        def build_model():
-            inputs = keras.Input(shape=(4,))
-            return keras.Model(inputs, layers.Dense(UNITS)(inputs))
-        """,
-    "module_constant_with_two_values": """
-        if os.environ.get("BIG"):
-            UNITS = 64
-        else:
-            UNITS = 8
 
         def build_model():
             inputs = keras.Input(shape=(4,))

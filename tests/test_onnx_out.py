@@ -35,7 +35,9 @@ TORCH_CORPUS = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glo
 NOT_EMITTED = {"opaque_layer": "a custom layer the reader could not read: a marked stub in every output",
                "index_lookup": "StringLookup / IntegerLookup inside a model: strings are no ONNX tensor here, "
                                "and a vocabulary table (LabelEncoder of ai.onnx.ml) is not mapped yet",
-               "slice_like": "a slice to another tensor's run-time size (Shape -> Gather -> Slice) is not mapped yet"}
+               "slice_like": "a slice to another tensor's run-time size (Shape -> Gather -> Slice) is not mapped yet",
+               "arange_like": "position ids up to another tensor's run-time size (Shape -> Gather -> Range) is not "
+                              "mapped yet"}
 
 
 #: the corpus models the default run exports (all of them under ``-m onnx_out_corpus``)

@@ -138,7 +138,7 @@ def name_arguments(fn: cst.FunctionDef | None, args: list, kwargs: dict, scope, 
 
 #: the layer arguments that are sizes (a run-time value there becomes a run-time size)
 SIZE_ARGUMENTS = frozenset({"units", "filters", "input_dim", "output_dim", "num_heads", "key_dim", "value_dim",
-                            "n", "latent_dim"})
+                            "n", "latent_dim", "pool_size"})
 
 
 def runtime_size(value: Any, name: str | None = None) -> Any:

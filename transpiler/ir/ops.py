@@ -651,3 +651,16 @@ op("opaque_layer", inputs="*xs",
        "whose forward raises NotImplementedError(``reason``). ``output_shapes`` (one per output, source "
        "layout, None = a size known at run time) come from the layer's compute_output_shape, or are "
        "assumed (``shape_from`` says which); ``config`` holds the constructor's static arguments.")
+
+# ---------------------------------------------------------------------------------
+# Sizes known only when the program runs (issue 18 item 1)
+# ---------------------------------------------------------------------------------
+op("arange_like", inputs="like", attrs="axis: int; start: int = 0; step: int = 1; dtype: str = 'int32'",
+   layout=TERMINATE,
+   doc="The numbers start, start + step, ... below ``like.shape[axis]`` (``ops.arange(ops.shape(x)[-1])`` "
+       "on a sequence of any length): a rank-1 tensor with NO batch axis, its length known only when the "
+       "program runs; ``like`` gives the length, never values. Position ids of a variable-length sequence.")
+op("tile", numbers="moves", attrs="repeats: ints", layout=TERMINATE,
+   doc="Each axis after the batch axis repeated ``repeats[i]`` times, whole copies one after another "
+       "(``ops.tile(x, [1, n, 1])``, ``tf.tile``; the batch axis is not repeated). A repeat may be a size "
+       "known only when the program runs (a constructor argument).")

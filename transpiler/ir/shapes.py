@@ -635,6 +635,28 @@ def _arange(node, shapes, layouts):
     return [((len(range(a["start"], a["stop"], a["step"])),), default_layout(1), a["dtype"])]
 
 
+@rule("arange_like")
+def _arange_like(node, shapes, layouts):
+    a = node.attrs
+    like = shapes[0]
+    if not 0 <= a["axis"] < len(like):
+        raise IRError(f"{node!r}: axis {a['axis']} out of range for {like}")
+    if a["step"] <= 0:
+        raise IRError(f"{node!r}: step {a['step']} (positive steps only)")
+    size = like[a["axis"]]
+    n = None if size is None else len(range(a["start"], size, a["step"]))
+    return [((n,), default_layout(1), a["dtype"])]
+
+
+@rule("tile")
+def _tile(node, shapes, layouts):
+    shape, reps = shapes[0], node.attrs["repeats"]
+    if len(reps) != len(shape) - 1 or any(r < 1 for r in reps):
+        raise IRError(f"{node!r}: one repeat >= 1 per axis after the batch axis of {shape}, got {reps}")
+    out = (shape[0], *(None if d is None else d * r for d, r in zip(shape[1:], reps)))
+    return [(out, default_layout(len(out)), _dtype(node))]
+
+
 @rule("broadcast_to")
 def _broadcast_to(node, shapes, layouts):
     out = (shapes[1][0], *node.attrs["shape"])

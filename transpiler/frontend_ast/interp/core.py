@@ -130,7 +130,8 @@ class Interpreter(ModuleConstants):
         if type(value) is Unknown and value.source is not node:
             # provenance: the (outermost) expression it stands for; ``origin`` the value it was
             # before (a parameter's: the caller's argument), so a reader can follow it back
-            value = Unknown(value.reason, source=node, origin=value if value.source is not None else None)
+            value = Unknown(value.reason, source=node, origin=value if value.source is not None else None,
+                            read_env=env)
         return value
 
     def _other_expression(self, node: cst.CSTNode, env: Env) -> Any:

@@ -31,6 +31,9 @@ class Unknown:
     #: the Unknown this one was before the interpreter gave it ``source`` (a name read: the
     #: value bound to it, with the expression that computed it there)
     origin: "Unknown | None" = field(default=None, kw_only=True, repr=False)
+    #: the scope ``source`` was read in (a reader may look up the static values of the
+    #: locals it reads there: a loop variable's current item)
+    read_env: Any = field(default=None, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)

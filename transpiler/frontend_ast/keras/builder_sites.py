@@ -59,8 +59,10 @@ class KerasBuilderSites:
         ``x.shape[1]`` are fine): a function or class of the script, or Keras."""
         for call in nodes_of(node, cst.Call):
             func = call.func
-            while isinstance(func, cst.Attribute):
-                func = func.value
+            # (a method of data: ``movies[cols].to_numpy()``, ``df.values.max()``)
+            while isinstance(func, (cst.Attribute, cst.Subscript)) or \
+                    isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute):
+                func = func.func.value if isinstance(func, cst.Call) else func.value
             if not isinstance(func, cst.Name):
                 return True
             value = self.globals.vars.get(func.value)

@@ -282,6 +282,11 @@ def _pool(op: str):
     return fn
 
 
+#: an LSTM's activation other than tanh the torch output computes (printers/torch/ops_recurrent.py
+#: RNN_ACTIVATIONS, the runtime's ActivationLSTM)
+LSTM_ACTIVATIONS = frozenset({"relu", "sigmoid", "elu", "selu", "gelu", "silu", "swish", "softplus", "softsign",
+                              "linear"})
+
 _POOL1 = "pool_size=2; strides=None; padding='valid'; data_format=None"
 _POOL2 = "pool_size=(2, 2); strides=None; padding='valid'; data_format=None"
 _POOL3 = "pool_size=(2, 2, 2); strides=None; padding='valid'; data_format=None"
@@ -521,8 +526,9 @@ def _rnn(op: str):
                  "return_state": b.get("return_state"), "go_backwards": b.get("go_backwards"),
                  "use_bias": b.get("use_bias"), "activation": act or "linear",
                  "dropout": min(1.0, max(0.0, float(dropout)))}  # (Keras clips it so)
-        if act != "tanh":
-            raise Unsupported(f"{b.cls_name}(activation={act!r}): torch RNNs use tanh only")
+        if act != "tanh" and not (op == "lstm" and act in LSTM_ACTIVATIONS):
+            raise Unsupported(f"{b.cls_name}(activation={act!r}): torch RNNs use tanh only "
+                              f"(an LSTM may use {', '.join(sorted(LSTM_ACTIVATIONS))})")
         if op != "simple_rnn":
             if b.get("recurrent_activation") != "sigmoid":
                 raise Unsupported(f"{b.cls_name}: recurrent_activation must be 'sigmoid'")
@@ -558,6 +564,9 @@ def recognize_bidirectional(b: BoundArgs) -> LayerSpec:
         raise Unsupported("Bidirectional wraps an LSTM, GRU or SimpleRNN layer only")
     if spec.attrs.get("go_backwards"):
         raise Unsupported("Bidirectional over a go_backwards=True layer is not supported")
+    if spec.attrs.get("activation", "tanh") != "tanh":
+        raise Unsupported(f"Bidirectional over an LSTM(activation={spec.attrs['activation']!r}) is not "
+                          "translated yet (torch's bidirectional LSTM uses tanh only)")
     mode = b.get("merge_mode")
     if mode not in ("concat", "sum", "mul", "ave", None):
         raise Unsupported(f"Bidirectional: merge_mode={mode!r} is not supported")

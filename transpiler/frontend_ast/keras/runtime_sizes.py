@@ -22,7 +22,7 @@ from typing import Any
 
 import libcst as cst
 
-from transpiler.cst_fast import nodes_of, walk
+from transpiler.cst_fast import nodes_of, statement_blocks, walk
 from transpiler.frontend_ast.interp.values import Unknown
 from transpiler.frontend_ast.size_names import runtime_size
 
@@ -44,9 +44,14 @@ class KerasRuntimeSizes:
         seen = 0
         while value is not None and seen < 16:  # the name read, then what it was bound to, ...
             source = getattr(value, "source", None)
-            code = self._module_level_code(source) if isinstance(source, cst.BaseExpression) else None
-            if code is not None:  # (named after the code as written there: ``width // 2``)
-                name = _identifier_of(cst.Module([]).code_for_node(source))
+            self._read_literal = False
+            code = self._module_level_code(source, env=getattr(value, "read_env", None)) \
+                if isinstance(source, cst.BaseExpression) else None
+            if code is not None:  # (named after the code as written there: ``width // 2``,
+                # or, where it reads a loop item, after the code computing it: ``len_VOCAB_age``)
+                text = cst.Module([]).code_for_node(code)
+                name = _identifier_of(text if self._read_literal else cst.Module([]).code_for_node(source))
+                name = self._free_name(name, text)
                 return self._interned(Unknown(value.reason, source=code), name)
             value, seen = getattr(value, "origin", None), seen + 1
         return first
@@ -60,6 +65,19 @@ class KerasRuntimeSizes:
             return self._runtime_size(value)
         return value
 
+    def _free_name(self, name: str, code: str) -> str:
+        """``name`` for the run-time size computing ``code``, unless another size's code
+        took it (one ``len(vocabulary)`` read per loop item ``"age"``, ``"city"``, ...):
+        then a name made from ``code`` (``len_VOCAB_age``), numbered if that is taken too."""
+        taken = self.__dict__.setdefault("_runtime_names", {})
+        for candidate in (name, _identifier_of(code)):
+            if taken.setdefault(candidate, code) == code:
+                return candidate
+        n = 2
+        while taken.setdefault(f"{name}_{n}", code) != code:
+            n += 1
+        return f"{name}_{n}"
+
     def _interned(self, value, name: str | None):
         """One run-time size per piece of code: the same code read twice (``width // 2`` for
         a helper and for a layer) is the same size, so printing one prints the other."""
@@ -70,10 +88,12 @@ class KerasRuntimeSizes:
             return size
         return cache.setdefault(sym.arg, size)
 
-    def _module_level_code(self, node: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
+    def _module_level_code(self, node: cst.BaseExpression, depth: int = 0, env=None) -> cst.BaseExpression | None:
         """``node`` (an expression of a function's body) rewritten to read module names only:
         each function local it reads replaced by the code the local was bound to (followed
-        back through the function's statements); None when some name is not a module name
+        back through the function's statements), or, for a local holding a static value
+        where it is read (``env``: a loop variable's item ``"age"``, a parameter's ``3``), by
+        that value as a literal; None when some name is not a module name
         and cannot be followed back, or the code calls the script's own functions or classes."""
         if depth > 8:
             return None
@@ -84,13 +104,15 @@ class KerasRuntimeSizes:
         for name in {n.value for n in _read_names(node)} - bound_inside:
             functions = self._functions_around(node)
             if not any(name in _locals_of(fn) for fn in functions):
-                if name not in self.globals.vars and name not in self.BUILTINS:
+                if name not in self.globals.vars and name not in self.BUILTINS \
+                        and not self._bound_before_builder_call(name):
                     return None  # (bound later, or nowhere: not code the output can run)
                 continue
             origin = self._binding_of(name, functions, node)
-            if origin is None:
-                return None
-            code = self._module_level_code(origin, depth + 1)
+            code = None if origin is None else self._module_level_code(origin, depth + 1, env)
+            if code is None:
+                code = _literal(env.find(name, _UNBOUND)) if env is not None else None
+                self._read_literal = self._read_literal or code is not None
             if code is None:
                 return None
             replacements[name] = code
@@ -99,6 +121,28 @@ class KerasRuntimeSizes:
         if isinstance(node, cst.Name):
             return replacements[node.value]
         return node.visit(_Substitute(replacements))
+
+    def _bound_before_builder_call(self, name: str) -> bool:
+        """``name`` is bound by a statement of the module's top level that the definitions
+        pass does not run (a loop's ``lookup = StringLookup(...)``, a ``with`` block's
+        assignment), above the first top-level line calling the builder being read: the
+        output keeps that statement, so the code reading ``name`` runs after it."""
+        bound = self.__dict__.get("_runtime_top_bindings")
+        if bound is None:
+            bound = self._runtime_top_bindings = _top_level_bindings(self.module.body, self.positions)
+        lines = bound.get(name)
+        if not lines:
+            return False
+        builder = self.scope_stack[0] if self.scope_stack else None
+        first_call = None
+        for stmt in self.module.body:
+            if builder is None or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if any(isinstance(c.func, cst.Name) and c.func.value == builder for c in nodes_of(stmt, cst.Call)):
+                where = self.positions.get(stmt)
+                first_call = where.start.line if where is not None else None
+                break
+        return first_call is None or min(lines) < first_call
 
     def _functions_around(self, node: cst.CSTNode) -> list[cst.FunctionDef]:
         """The function definitions (innermost last) whose lines hold ``node``."""
@@ -136,6 +180,64 @@ class KerasRuntimeSizes:
         return assigns[0].value
 
 
+_UNBOUND = object()
+
+
+def _top_level_bindings(body, positions) -> dict[str, list[int]]:
+    """Name → the lines of the module's top-level statements (in blocks of loops, ``if``,
+    ``with``, ``try`` too, never in a function or class) that bind it."""
+    out: dict[str, list[int]] = {}
+
+    def add(target, stmt) -> None:
+        where = positions.get(stmt)
+        if where is None:
+            return
+        for n in ([target] if isinstance(target, cst.Name) else nodes_of(target, cst.Name)):
+            out.setdefault(n.value, []).append(where.start.line)
+
+    def block(stmts) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            add(t.target, stmt)
+                    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                        add(small.target, stmt)
+            elif isinstance(stmt, cst.For):
+                add(stmt.target, stmt)
+                block(stmt.body.body)
+            elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        add(item.asname.name, stmt)
+                block(stmt.body.body)
+            elif isinstance(stmt, (cst.If, cst.While, cst.Try)):
+                for child in statement_blocks(stmt):
+                    block(child)
+    block(body)
+    return out
+
+
+def _literal(value: Any, depth: int = 0) -> cst.BaseExpression | None:
+    """``value`` (a static Python value: a string, a plain number, a tuple or list of
+    those) as source code, or None (a size, a run-time value, anything else)."""
+    if depth > 4:
+        return None
+    if value is None or isinstance(value, (bool, str)) or type(value) in (int, float):
+        try:
+            return cst.parse_expression(repr(value))
+        except Exception:  # (a float repr such as inf/nan is no literal)
+            return None
+    if type(value) in (tuple, list) and len(value) <= 16:
+        items = [_literal(v, depth + 1) for v in value]
+        if any(i is None for i in items):
+            return None
+        text = ", ".join(cst.Module([]).code_for_node(i) for i in items)
+        return cst.parse_expression(f"({text},)" if type(value) is tuple else f"[{text}]")
+    return None
+
+
 class _Substitute(cst.CSTTransformer):
     def __init__(self, replacements: dict[str, cst.BaseExpression]):
         self.replacements = replacements
@@ -144,7 +246,8 @@ class _Substitute(cst.CSTTransformer):
         new = self.replacements.get(original.value)
         if new is None:
             return updated
-        if isinstance(new, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer)):
+        if isinstance(new, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.SimpleString,
+                            cst.Float, cst.Tuple, cst.List)):
             return new
         return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 

@@ -49,6 +49,11 @@ class _TensorBuilder:
     def constant(self, value) -> Value:
         return self._source("constant", {"value": value}, "constant", False).outputs[0]
 
+    def statement(self) -> int | None:
+        """The id of the statement running the call (``mult = ops.concatenate(...)``)."""
+        fe = self.frontend
+        return fe.stmt_stack[-1] if fe.stmt_stack else None
+
     def _source(self, op: str, attrs: dict, hint: str, tensor_op: bool = True):
         """A node with no inputs, placed where the statement computing it runs."""
         fe = self.frontend
@@ -72,6 +77,8 @@ def _tensor_arg(value: Any) -> Any:
         return value.value
     if isinstance(value, ModuleRef):
         return keras_tensor_ops.ApiPath(value.path)
+    if isinstance(value, keras_tensor_ops.ShapeVector):
+        return value  # (sizes, no tensors: kept whole, with the statements that made it)
     if isinstance(value, (list, tuple)):
         return type(value)(_tensor_arg(v) for v in value)
     if isinstance(value, dict):
@@ -82,6 +89,8 @@ def _tensor_arg(value: Any) -> Any:
 def _wrap_tensors(value: Any) -> Any:
     if isinstance(value, Value):
         return TensorVal(value)
+    if isinstance(value, keras_tensor_ops.ShapeVector):
+        return value
     if isinstance(value, (list, tuple)):
         return type(value)(_wrap_tensors(v) for v in value)
     return value

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from transpiler.frontend_ast.interp.values import BatchDim
+from transpiler.frontend_ast.keras.shape_values import AxisDim, ShapeVector, insert_unit_axes, shape_vector
 from transpiler.frontend_ast.keras.layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir import sizes
 from transpiler.ir.graph import Value
@@ -55,6 +56,9 @@ class Builder(Protocol):
 
     def warn(self, message: str) -> None:
         """A diagnostic at the call (the translation is faithful but differs in a documented way)."""
+
+    def statement(self) -> int | None:
+        """The id of the statement running the call."""
 
     def in_source(self, text: str) -> bool:
         """The script already holds ``text`` (a note an earlier translation added)."""
@@ -101,7 +105,8 @@ def produced_ops() -> set[str]:
     return {op for entry in _REGISTRY.values() for op in entry.ops} | set(_OPERATOR_OPS)
 
 
-_KERAS_SUBMODULES = ("numpy.", "nn.", "math.", "core.", "linalg.")
+#: (``keras.ops.backend.shape``: what keras.io's ner_transformers calls, keras.ops' own)
+_KERAS_SUBMODULES = ("numpy.", "nn.", "math.", "core.", "linalg.", "backend.")
 _TF_SUBMODULES = ("math.", "linalg.")
 
 
@@ -170,6 +175,12 @@ def batched(value: Value) -> bool:
         todo += v.producer.inputs
     _BATCHED[value] = answer
     return answer
+
+
+def unbatched(value: Value) -> None:
+    """Say ``value`` has no batch axis although a batched tensor is its input (``arange_like``
+    reads only the length of its input's axis)."""
+    _BATCHED[value] = False
 
 
 def _number(value: Any) -> bool:
@@ -468,6 +479,10 @@ def recognize_constant(c: Call) -> Any:
             return x
         name = dtype_name(dtype, f"{c.key}()")
         return bool(x) if name == "bool" else int(x) if name.startswith(("int", "uint")) else float(x)
+    vector = shape_vector(x) if dtype is None or "int" in str(dtype) else None
+    if vector is not None and any(isinstance(v, (BatchDim, AxisDim)) for v in vector) or \
+            vector is not None and c.key == "ops.convert_to_tensor" and len(vector) <= 4:
+        return ShapeVector.made(vector, c)  # (sizes: read only by ops.concatenate / ops.tile as tile multiples)
     raise Unsupported(f"{c.key}(): a constant array would be a tensor of the model (only numbers are supported)")
 
 
@@ -608,12 +623,11 @@ for _op, _cls in (("argmax", "Argmax"), ("argmin", "Argmin")):
 @tensor_function("ops.shape", "tf.shape", signature="x; out_type=None", ops=(), keras_op=None,
                  aliases={"input": "x"})
 def recognize_shape(c: Call) -> tuple:
-    """The static shape; the batch size is a ``BatchDim`` (known at run time only)."""
+    """The static shape; the batch size is a ``BatchDim`` and any other size known only at
+    run time (a sequence of any length) an ``AxisDim`` naming the tensor and axis."""
     x = c.tensor("x")
     c.get("out_type")
-    if any(d is None for d in x.shape[1:]):
-        raise Unsupported(f"{c.key}(): a size other than the batch size is not known statically")
-    return (BatchDim(x), *x.shape[1:])
+    return (BatchDim(x), *(AxisDim(x, i) if d is None else d for i, d in enumerate(x.shape) if i))
 
 
 def _is_batch(value: Any) -> bool:
@@ -625,6 +639,8 @@ def _is_batch(value: Any) -> bool:
 def recognize_reshape(c: Call) -> Value:
     x = c.tensor("x")
     shape = c.get("newshape")
+    if not batched(x) and isinstance(shape, (list, tuple)):
+        return insert_unit_axes(c, x, list(shape))
     if not isinstance(shape, (list, tuple)) or not shape or not _is_batch(shape[0]):
         raise Unsupported(f"{c.key}(): the new shape must start with the batch size "
                           f"(-1, None or tf.shape(x)[0]), got {shape!r}")
@@ -670,6 +686,9 @@ def recognize_transpose(c: Call) -> Value:
 @tensor_function("ops.expand_dims", "tf.expand_dims", signature="x; axis", ops=("expand_dims",),
                  keras_op="ExpandDims", aliases={"input": "x"})
 def recognize_expand_dims(c: Call) -> Value:
+    size = c.get("x")
+    if isinstance(size, (BatchDim, AxisDim)) and c.static("axis") in (0, -1):
+        return ShapeVector.made((size,), c)  # (a size as a rank-1 tensor: the causal mask's tile multiples)
     x = c.tensor("x")
     _check_rank(c, len(x.shape) + 1)
     return c.one("expand_dims", [x], {"axis": c.axis("axis", len(x.shape), new_axis=True, batch=batched(x))})
@@ -706,6 +725,11 @@ def _tensors(c: Call, name: str) -> list[Value]:
 @tensor_function("ops.concatenate", signature="xs; axis=0", ops=("concat",), keras_op="Concatenate")
 @tensor_function("tf.concat", signature="xs; axis", ops=("concat",), aliases={"values": "xs"})
 def recognize_concat(c: Call) -> Value:
+    parts = c.get("xs")
+    if isinstance(parts, (list, tuple)) and parts and any(isinstance(p, ShapeVector) for p in parts):
+        vectors = [shape_vector(p) for p in parts]
+        if all(v is not None for v in vectors) and c.static("axis") in (0, -1):
+            return ShapeVector.made([item for v in vectors for item in v], c, *vectors)
     xs = _tensors(c, "xs")
     if "axis" not in c.bound and c.key == "tf.concat":
         raise Unsupported("tf.concat(): axis is required")
@@ -803,6 +827,8 @@ def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
             if k != slice(None):
                 raise Unsupported(f"{what}: indexing the batch axis")
             out += 1
+        elif size is None and k != slice(None):  # (a sequence of any length)
+            raise Unsupported(f"{what}: indexing axis {axis}, whose size is known only when the program runs")
         elif isinstance(k, int) and not isinstance(k, bool):
             if not -size <= k < size:
                 raise Unsupported(f"{what}: index {k} is out of range for size {size}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from transpiler.frontend_ast.interp.values import BatchDim
 from transpiler.frontend_ast.keras.layers import Unsupported
-from transpiler.frontend_ast.keras.tensor_ops import Call, batched, dtype_name, tensor_function
+from transpiler.frontend_ast.keras.tensor_ops import AxisDim, Call, batched, dtype_name, tensor_function, unbatched
 from transpiler.ir.graph import Value
 
 
@@ -22,21 +22,31 @@ def _int(c: Call, name: str, value) -> int:
     return value
 
 
-@tensor_function("ops.arange", signature="start; stop=None; step=None; dtype=None", ops=("arange",),
+@tensor_function("ops.arange", signature="start; stop=None; step=None; dtype=None", ops=("arange", "arange_like"),
                  keras_op="Arange")
 @tensor_function("tf.range", signature="start; stop=None; step=None; dtype=None",
-                 ops=("arange",), aliases={"limit": "stop", "delta": "step"})
+                 ops=("arange", "arange_like"), aliases={"limit": "stop", "delta": "step"})
 def recognize_arange(c: Call) -> Value:
-    """``arange(n)`` / ``arange(start, stop, step)`` on static ints: int32 like Keras' (and TF's)."""
+    """``arange(n)`` / ``arange(start, stop, step)`` on static ints: int32 like Keras' (and TF's).
+    A stop read from a tensor's shape when the program runs (``ops.shape(x)[-1]``, an
+    ``AxisDim``) is an ``arange_like`` of that tensor: position ids as many as its axis has."""
     start, stop, step = c.get("start"), c.get("stop"), c.get("step")
     if stop is None:
         start, stop = 0, start
+    dtype = c.static("dtype")
+    dtype = "int32" if dtype is None else dtype_name(dtype, f"{c.key}()")
+    if isinstance(stop, AxisDim):
+        attrs = {"axis": stop.axis, "start": _int(c, "start", start),
+                 "step": 1 if step is None else _int(c, "step", step), "dtype": dtype}
+        if attrs["step"] <= 0:
+            raise Unsupported(f"{c.key}(): step={attrs['step']} on a run-time length (positive steps only)")
+        out = c.one("arange_like", [stop.value], attrs, "positions")
+        unbatched(out)  # (its input gives its length only: no batch axis)
+        return out
     attrs = {"start": _int(c, "start", start), "stop": _int(c, "stop", stop),
-             "step": 1 if step is None else _int(c, "step", step)}
+             "step": 1 if step is None else _int(c, "step", step), "dtype": dtype}
     if attrs["step"] == 0:
         raise Unsupported(f"{c.key}(): step=0")
-    dtype = c.static("dtype")
-    attrs["dtype"] = "int32" if dtype is None else dtype_name(dtype, f"{c.key}()")
     return c.one("arange", [], attrs, "positions")
 
 
@@ -108,3 +118,32 @@ def recognize_fft2(c: Call) -> tuple:
     if tuple(parts[0].shape) != tuple(parts[1].shape):
         raise Unsupported(f"{c.key}(): the real and imaginary parts differ in shape")
     return tuple(c.add("fft2", list(parts), {}, "fft", n_out=2))
+
+
+@tensor_function("ops.tile", signature="x; repeats", ops=("tile", "identity", "broadcast_to"), keras_op="Tile")
+@tensor_function("tf.tile", signature="x; repeats", ops=("tile", "identity", "broadcast_to"), aliases={"input": "x", "multiples": "repeats"})
+def recognize_tile(c: Call) -> Value:
+    """``ops.tile(x, [1, n, 1])`` on a batched tensor: one repeat per axis, 1 for the batch axis;
+    a repeat may be a size computed when the program runs (``num_points = x.shape[1]``)."""
+    x = c.tensor("x")
+    reps = c.get("repeats")
+    if not isinstance(reps, (list, tuple)) or len(reps) != len(x.shape):
+        raise Unsupported(f"{c.key}(): repeats must give one int per axis of the rank-{len(x.shape)} tensor")
+    if not batched(x) and isinstance(reps[0], BatchDim) and reps[0].value is not None and x.shape[0] == 1 \
+            and all(r == 1 and not isinstance(r, bool) for r in reps[1:]):
+        # (the causal mask idiom: a (1, n, n) mask repeated for every sample of the batch)
+        rest = tuple(_int(c, "the mask's shape", d) for d in x.shape[1:])
+        out = c.one("broadcast_to", [x, reps[0].value], {"shape": rest}, "tile")
+        if getattr(reps, "stmts", ()):  # (the statements computing the multiples went into this node)
+            out.producer.meta["call_stmts"] = tuple(out.producer.meta.get("call_stmts", ())) + tuple(reps.stmts)
+        return out
+    if not batched(x):
+        raise Unsupported(f"{c.key}(): a tensor without the batch axis (a constant of the model) is not tiled yet")
+    if reps[0] != 1 or isinstance(reps[0], bool):
+        raise Unsupported(f"{c.key}(): repeats[0]={reps[0]!r} repeats the batch axis")
+    rest = tuple(_int(c, "repeats", r) for r in reps[1:])
+    if any(r < 1 for r in rest):
+        raise Unsupported(f"{c.key}(): repeats must be >= 1, got {reps!r}")
+    if all(r == 1 for r in rest):
+        return c.one("identity", [x], {}, "tile")
+    return c.one("tile", [x], {"repeats": rest}, "tile")

@@ -19,6 +19,26 @@ def emit_arange_keras(node: Node) -> KerasEmission:
     return KerasEmission(call=lambda ins: f"keras.ops.arange({', '.join(args)})")
 
 
+@emitter("arange_like")
+def emit_arange_like_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    step = "" if a["step"] == 1 else f", {a['step']}"
+    dtype = "" if a["dtype"] == "int32" else f', dtype="{a["dtype"]}"'
+
+    def code(ins):
+        stop = f"keras.ops.shape({ins[0]})[{a['axis']}]"
+        start = "" if a["start"] == 0 and not step else f"{a['start']}, "
+        return f"keras.ops.arange({start}{stop}{step}{dtype})"
+
+    return KerasEmission(call=code)
+
+
+@emitter("tile")
+def emit_tile_keras(node: Node) -> KerasEmission:
+    reps = ", ".join(lit(r) for r in node.attrs["repeats"])
+    return KerasEmission(call=lambda ins: f"keras.ops.tile({ins[0]}, [1, {reps}])")
+
+
 @emitter("stop_gradient")
 def emit_stop_gradient_keras(node: Node) -> KerasEmission:
     return ops_call("stop_gradient")

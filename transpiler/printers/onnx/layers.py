@@ -238,6 +238,13 @@ def repeat_vector(ctx: Context) -> list:
     return [b.one("Tile", [y, b.ints([1, int(ctx.node.attrs["n"]), 1], f"{ctx.hint}.repeats")], ctx.hint)]
 
 
+@emitter("tile")
+def tile(ctx: Context) -> list:
+    b = ctx.b
+    repeats = [1, *(int(r) for r in ctx.node.attrs["repeats"])]
+    return [b.one("Tile", [ctx.inputs[0], b.ints(repeats, f"{ctx.hint}.repeats")], ctx.hint)]
+
+
 @emitter("identity", "dropout", "spatial_dropout", "stop_gradient", "random_augmentation")
 def identity(ctx: Context) -> list:
     """Identity at inference (dropout and Keras' random augmentation layers do nothing then)."""

@@ -6,6 +6,8 @@ Registered in the emitter table of :mod:`transpiler.printers.torch.ops` by decor
 
 from __future__ import annotations
 
+import re
+
 from transpiler.ir.graph import Node
 from transpiler.printers.code import call, lit
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter, init_line
@@ -53,12 +55,32 @@ def _rnn_init(op: str, a: dict, m: str, suffix: str, node: Node) -> list[str]:
     return lines
 
 
+#: Keras' activation of a recurrent layer → the torch function the runtime's ActivationLSTM
+#: is given (``activation="tanh"`` is nn.LSTM's own)
+RNN_ACTIVATIONS = {"relu": "torch.relu", "sigmoid": "torch.sigmoid", "elu": "F.elu", "selu": "F.selu",
+                   "gelu": "F.gelu", "silu": "F.silu", "swish": "F.silu", "softplus": "F.softplus",
+                   "softsign": "F.softsign", "linear": "nn.Identity()"}
+#: where ActivationLSTM lives (copied into the output by printers/torch/script.py)
+RUNTIME = "torch.recurrent"
+_HELPER = re.compile(r"\bActivationLSTM\(")
+
+
+def helpers_used(text: str) -> list[str]:
+    """The runtime classes of this module generated code calls."""
+    return ["ActivationLSTM"] if _HELPER.search(text) else []
+
+
 def _rnn_module(op: str, a: dict, in_features: int, bidirectional: bool) -> str:
     kwargs = {"batch_first": True}
     if not a["use_bias"]:
         kwargs["bias"] = False
     if bidirectional:
         kwargs["bidirectional"] = True
+    act = a.get("activation", "tanh")
+    if op == "lstm" and act != "tanh":  # (Keras' arithmetic, stepped in Python: runtime/torch/recurrent.py)
+        if bidirectional or act not in RNN_ACTIVATIONS:
+            raise NotImplementedError(f"LSTM(activation={act!r})" + (" in Bidirectional" if bidirectional else ""))
+        return call("ActivationLSTM", lit(in_features), lit(a["units"]), RNN_ACTIVATIONS[act], **kwargs)
     return call(_RNN_CLASS[op], lit(in_features), lit(a["units"]), **kwargs)
 
 

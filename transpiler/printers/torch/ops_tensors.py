@@ -27,6 +27,31 @@ def emit_arange_torch(node: Node, m: str) -> Emission:
                     buffers=[("positions", None, f"torch.arange({', '.join(args)})")])
 
 
+@emitter("arange_like")
+def emit_arange_like_torch(node: Node, m: str) -> Emission:
+    """``torch.arange`` up to the input's axis size, computed in ``forward`` (the length is
+    known only when the program runs), on the input's device; int64, torch's index type
+    (Keras' int32: the same numbers)."""
+    a = node.attrs
+    float_dtype = "" if a["dtype"].startswith(("int", "uint")) else f", dtype=torch.{a['dtype']}"
+
+    def code(ins):
+        stop = f"{atom(ins[0])}.shape[{a['axis']}]"
+        args = stop if a["start"] == 0 and a["step"] == 1 else f"{a['start']}, {stop}"
+        if a["step"] != 1:
+            args += f", {a['step']}"
+        return f"torch.arange({args}, device={atom(ins[0])}.device{float_dtype})"
+
+    return Emission(None, code)
+
+
+@emitter("tile")
+def emit_tile_torch(node: Node, m: str) -> Emission:
+    """``Tensor.repeat`` (numpy's tile), the batch axis once."""
+    reps = ", ".join(lit(r) for r in node.attrs["repeats"])
+    return Emission(None, lambda ins: f"{atom(ins[0])}.repeat(1, {reps})", unary=True)
+
+
 @emitter("stop_gradient")
 def emit_stop_gradient_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"{atom(ins[0])}.detach()", unary=True)

@@ -22,7 +22,7 @@ from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import ops_augment
+from transpiler.printers.torch import ops_augment, ops_recurrent
 from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
@@ -237,10 +237,10 @@ class _Printer:
     def _augment_helpers(self) -> list[str]:
         """The runtime helpers of Keras' random rotation/zoom/translation the models call
         (runtime/torch/augment.py; they import math and torch)."""
-        names = ops_augment.helpers_used("\n".join(
-            [code.text for _md, code in self.models.values()] +
-            [text for texts in self.site_classes.values() for text in texts]))
-        return runtime_source.Copier().take(ops_augment.RUNTIME, *names) if names else []
+        text = "\n".join([c.text for _md, c in self.models.values()] + [t for ts in self.site_classes.values() for t in ts])
+        names, lstm = ops_augment.helpers_used(text), ops_recurrent.helpers_used(text)  # (lstm: ActivationLSTM)
+        return [*(runtime_source.Copier().take(ops_augment.RUNTIME, *names) if names else []),
+                *(runtime_source.Copier().take(ops_recurrent.RUNTIME, *lstm) if lstm else [])]
 
     def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
         """The statement commented out under a TODO marker, then (if ``raising``) a raise."""
