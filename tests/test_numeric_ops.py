@@ -1239,7 +1239,8 @@ def test_rnn_initial_state_read_back_from_the_same_layer_refused():
     pytest.param((5, 6, 3), 'layers.Resizing(4, 4, interpolation="bicubic")', None, id="resizing-bicubic"),
     pytest.param((5, 8), "layers.MultiHeadAttention(2, 4, attention_axes=(1,))", None, id="mha-attention_axes"),
     pytest.param((5, 4), "layers.GRU(3, reset_after=False)", None, id="gru-reset_after-False"),
-    pytest.param((5, 4), 'layers.LSTM(3, activation="relu")', None, id="lstm-relu"),
+    pytest.param((5, 4), 'layers.Bidirectional(layers.LSTM(3, activation="relu"))', None,
+                 id="bidirectional-lstm-relu"),  # (LSTM(relu) alone: tests/test_lstm_activations.py)
     pytest.param((5, 4), 'layers.SimpleRNN(3, activation="relu")', None, id="simplernn-relu"),
     pytest.param((5, 4), 'layers.GRU(3, recurrent_activation="hard_sigmoid")', None, id="gru-hard_sigmoid"),
     pytest.param((4, 5, 3), 'layers.UpSampling2D(interpolation="bicubic")', None, id="upsampling-bicubic"),

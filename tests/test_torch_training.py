@@ -245,7 +245,7 @@ def test_loss_mapped_with_reduction(call, kind, logits, params, reduction, print
     ("nn.KLDivLoss()", "batchmean"),
     ("nn.MSELoss(reduction='sum')", "sums every element"),
     ("nn.CrossEntropyLoss(weight=torch.ones(3))", "weight"),
-    ("nn.CrossEntropyLoss(ignore_index=0)", "ignore_index"),
+    ("nn.NLLLoss(ignore_index=0)", "ignore_index"),  # (CrossEntropyLoss(ignore_index) → ignore_class)
     ("nn.BCEWithLogitsLoss(pos_weight=torch.ones(1))", "pos_weight"),
     ("nn.MSELoss(reduction='none')", "reduction"),
 ])

@@ -177,11 +177,11 @@ class TorchGraphBuilding:
         base = self._layer_name(mod)
         q, k, v = query.value, key.value, value.value
         if time_major:  # (L, N, E) → (N, L, E): one transpose per distinct tensor
-            moved = {}
+            moved: list = []  # (tensor, its batch-major value), by identity
             for t in (q, v, k):
-                if id(t) not in moved:
-                    moved[id(t)] = self._time_major(t, span, f"{base}_batch_major")
-            q, k, v = moved[id(q)], moved[id(k)], moved[id(v)]
+                if not any(t is seen for seen, _ in moved):
+                    moved.append((t, self._time_major(t, span, f"{base}_batch_major")))
+            q, k, v = ([new for seen, new in moved if seen is t][0] for t in (q, k, v))
         inputs, roles = [q, v], ()
         if k is not v:
             inputs, roles = inputs + [k], ("key",)

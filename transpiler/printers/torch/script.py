@@ -148,7 +148,7 @@ class _Printer:
             model = loop_receiver(stmt.iter)
             if model in self.model_layers:
                 loop = translate_layers_loop(stmt, model, self.model_layers[model], taken)
-                if loop is not None and not self._touches_keras(loop.loop.body):
+                if loop is not None and not self._touches_keras(loop.loop.body, _bound_names(stmt.target)):
                     loops[id(stmt)] = loop
         return loops
 
@@ -189,8 +189,10 @@ class _Printer:
     def _span(self, node: cst.CSTNode) -> Span:
         return self.source.span(node)
 
-    def _touches_keras(self, node: cst.CSTNode) -> bool:
-        keras_names, model_vars = self.keras_names, self.model_vars
+    def _touches_keras(self, node: cst.CSTNode, rebound: set[str] = frozenset()) -> bool:
+        """Whether ``node`` still uses Keras objects; ``rebound``: names that hold torch objects
+        there (a layers loop's target: the reader bound it to Keras layers, the loop to children)."""
+        keras_names, model_vars = self.keras_names - rebound, self.model_vars
         for n in walk(node):
             if type(n) is cst.Name and n.value in keras_names:
                 return True
@@ -841,6 +843,11 @@ class _Printer:
         if fn.leading_lines:
             stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
         return stmts
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    """The names a ``for`` target binds (``layer``, ``name, layer``)."""
+    return {n.value for n in walk(target) if type(n) is cst.Name}
 
 
 def _builder_arguments(md, code) -> list[str]:

@@ -34,19 +34,19 @@ def tfds_value(value):
     return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
-def _supervised(keys):
-    """A record → the (input, target) tuple of tfds' supervised keys."""
-    def convert(record):
-        return tuple(_pick(record, key) for key in keys)
-    return convert
-
-
 def _pick(record, key):
     if isinstance(key, (tuple, list)):
         return tuple(_pick(record, k) for k in key)
     if isinstance(key, dict):
         return {name: _pick(record, k) for name, k in key.items()}
     return tfds_value(record[key])
+
+
+def _supervised(keys):
+    """A record → the (input, target) tuple of tfds' supervised keys."""
+    def convert(record):
+        return tuple(_pick(record, key) for key in keys)
+    return convert
 
 
 def load_tfds(name, split=None, data_dir=None, shuffle_files=False, download=True, as_supervised=False,
