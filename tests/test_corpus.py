@@ -11,6 +11,7 @@ import pytest
 from harness import check_source, max_error
 
 from transpiler.translate import translate
+from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras", "*.py"))
@@ -32,7 +33,7 @@ def test_corpus_has_at_least_twelve_scripts():
     assert len(CORPUS) >= 12
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=_name)
+@pytest.mark.parametrize("path", sampled([pytest.param(p, id=_name(p)) for p in CORPUS]))
 def test_corpus_output_imports_no_keras(path):
     result = translate(_read(path), path)
     tree = ast.parse(result.text)
@@ -47,7 +48,7 @@ def test_corpus_output_imports_no_keras(path):
     assert "import torch" in result.text
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=_name)
+@pytest.mark.parametrize("path", sampled([pytest.param(p, id=_name(p)) for p in CORPUS]))
 def test_corpus_builder_kept_under_its_name(path):
     result = translate(_read(path), path)
     tree = ast.parse(result.text)
@@ -56,7 +57,7 @@ def test_corpus_builder_kept_under_its_name(path):
     assert any(isinstance(n, ast.ClassDef) for n in tree.body)
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=_name)
+@pytest.mark.parametrize("path", sampled([pytest.param(p, id=_name(p)) for p in CORPUS], every=4))
 def test_corpus_model_numerically_equal(path):
     checked = check_source(_read(path), path=path, batch=4)
     assert max_error(checked) <= 1e-4

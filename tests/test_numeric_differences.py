@@ -28,6 +28,7 @@ import torch  # noqa: F401  (before TensorFlow)
 from transpiler.ir import training as T
 from transpiler.printers import differences
 from transpiler.translate import translate
+from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERAS_CORPUS = os.path.join(ROOT, "corpus", "keras")
@@ -123,7 +124,7 @@ def _check(diff: differences.Difference, measured: float) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("key", sorted(differences.TO_KERAS))
+@pytest.mark.parametrize("key", sampled(sorted(differences.TO_KERAS)))
 def test_to_keras_difference_is_what_the_corpus_measures(key, tmp_path):
     measured, paths = measure_to_keras(key, tmp_path)
     _check(differences.TO_KERAS[key], measured)
@@ -135,7 +136,7 @@ def test_to_keras_difference_is_what_the_corpus_measures(key, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("key", sorted(differences.TO_PYTORCH))
+@pytest.mark.parametrize("key", sampled(sorted(differences.TO_PYTORCH)))
 def test_to_pytorch_difference_is_what_the_corpus_measures(key):
     measured, paths = measure_to_pytorch(key)
     _check(differences.TO_PYTORCH[key], measured)

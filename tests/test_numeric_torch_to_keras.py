@@ -18,6 +18,7 @@ import re
 import torch  # noqa: F401  (torch before Keras in one process)
 import numpy as np
 import pytest
+from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
 
 from torch_keras_harness import check_torch_source, load_source
 
@@ -598,7 +599,7 @@ def _roundtrip_marks(n):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [_roundtrip_marks(n) for n in _roundtrip_cases()])
+@pytest.mark.parametrize("name", sampled([_roundtrip_marks(n) for n in _roundtrip_cases()], every=4))
 def test_keras_torch_keras_roundtrip(name):
     """corpus/keras/X.py → --to pytorch → --to keras: the twice-translated Keras model, given
     the original's weights (through the torch state_dict), computes the same numbers."""

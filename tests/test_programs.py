@@ -49,7 +49,7 @@ NEEDS_DATA = {"image_folder_classifier": "reads images from data/flowers; this t
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", sampled([pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=NEEDS_DATA[n]))
-                                          if (n := os.path.basename(p)[:-3]) in NEEDS_DATA else p for p in CORPUS]),
+                                          if (n := os.path.basename(p)[:-3]) in NEEDS_DATA else p for p in CORPUS], every=4),
                          ids=lambda p: os.path.basename(p)[:-3])
 def test_transpiled_program_runs_without_keras(path, tmp_path):
     name = os.path.basename(path)[:-3]

@@ -57,6 +57,7 @@ import pytest
 
 from test_numeric_torch_to_keras import BUILDER_UNREAD, KNOWN_UNREAD
 from transpiler.translate import translate
+from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
 
 #: about 50 s of translation on one core (five translations of each of 21 scripts, seven of two)
 pytestmark = pytest.mark.slow
@@ -202,7 +203,7 @@ def test_model_code_helper_finds_classes_and_builders():
         "build_model": "def build_model():\n    return Net()\n"}
 
 
-@pytest.mark.parametrize("name", _strict_unread(NAMES, fixpoint_unread=KERAS_CODE_FIXPOINT_UNREAD))
+@pytest.mark.parametrize("name", sampled(_strict_unread(NAMES, fixpoint_unread=KERAS_CODE_FIXPOINT_UNREAD), every=4))
 def test_keras_model_code_is_a_fixpoint_after_one_round_trip(name):
     """K1 → T2 → K2: the Keras model code comes back unchanged (K2 == K1), or one round
     later for the scripts of KERAS_FIXPOINT_LATER (K3 == K2, and K2 != K1 still)."""

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from transpiler.translate import translate
+from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = sorted(glob.glob(os.path.join(ROOT, "corpus", "torch", "*.py")))
@@ -73,7 +74,7 @@ def _param(path, known=KNOWN):
     return pytest.param(path, id=name, marks=marks)
 
 
-@pytest.mark.parametrize("path", [_param(p) for p in CORPUS if _name(p) not in CUSTOM_STEPS])
+@pytest.mark.parametrize("path", sampled([_param(p) for p in CORPUS if _name(p) not in CUSTOM_STEPS], every=4))
 def test_training_loop_trains_like_torch(path):
     from transpiler.verify_training_to_keras import run_both
 
@@ -119,7 +120,7 @@ def test_transpiled_program_imports_no_torch(path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [_param(p, RUN_KNOWN) for p in CORPUS])
+@pytest.mark.parametrize("path", sampled([_param(p, RUN_KNOWN) for p in CORPUS], every=4))
 def test_transpiled_program_runs_to_completion(path, tmp_path):
     with open(path, encoding="utf-8") as fh:
         tr = translate(fh.read(), path, "keras")

@@ -57,7 +57,7 @@ def _corpus_param(path):
     return pytest.param(path, id=name, marks=marks)
 
 
-@pytest.mark.parametrize("path", sampled([_corpus_param(p) for p in CORPUS]))
+@pytest.mark.parametrize("path", sampled([_corpus_param(p) for p in CORPUS], every=4))
 def test_corpus_program_trains_like_keras(path):
     k, t = run_both(path, exact=True)
     assert len(k) == STEPS and np.all(np.isfinite(k))
