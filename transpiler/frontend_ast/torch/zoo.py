@@ -172,25 +172,34 @@ RESNETS = {
     "resnet152": ("_ZooBottleneck", 4, [3, 8, 36, 3]),
 }
 
-_MODULE: cst.Module | None = None
+_PARSED: dict[str, cst.Module] = {}  # (each definitions text parsed once per process)
 
 
-def _classes(fe) -> dict:
-    """The definitions as the reader's classes (parsed once; the aliases bound in ``fe``'s
-    globals)."""
+def source_classes(fe, source: str, aliases: dict, cache: str, expose: bool = False) -> dict:
+    """The classes of the definitions text ``source`` as the reader's classes (parsed once;
+    ``aliases`` bound in ``fe``'s globals; kept on ``fe`` under ``cache``); ``expose``: each
+    class also bound by its own name (definitions that name one another from their code)."""
     from transpiler.frontend_ast.interp.values import ClassRef
     from transpiler.frontend_ast.torch.values import Ref
 
-    global _MODULE
-    if _MODULE is None:
-        _MODULE = cst.parse_module(_SOURCE)
-    for alias, path in _ALIASES.items():
+    module = _PARSED.get(source)
+    if module is None:
+        module = _PARSED[source] = cst.parse_module(source)
+    for alias, path in aliases.items():
         fe.globals.vars.setdefault(alias, Ref(path))
-    found = getattr(fe, "zoo_classes", None)
+    found = getattr(fe, cache, None)
     if found is None:
-        found = {s.name.value: ClassRef(s, kind="module") for s in _MODULE.body if isinstance(s, cst.ClassDef)}
-        fe.zoo_classes = found
+        found = {s.name.value: ClassRef(s, kind="module") for s in module.body if isinstance(s, cst.ClassDef)}
+        if expose:
+            for cls in found.values():
+                fe.globals.vars.setdefault(cls.node.name.value, cls)
+        setattr(fe, cache, found)
     return found
+
+
+def _classes(fe) -> dict:
+    """The torchvision definitions as the reader's classes."""
+    return source_classes(fe, _SOURCE, _ALIASES, "zoo_classes")
 
 
 def is_constructor(path: str) -> bool:

@@ -19,7 +19,6 @@ Imports no deep-learning framework.
 
 from __future__ import annotations
 
-import libcst as cst
 
 from transpiler.frontend_ast.interp import PASS
 from transpiler.frontend_ast.torch.functions import torch_function
@@ -200,27 +199,12 @@ class _ZooTransformer(_zoo_nn.Module):
 CLASSES = {f"torch.nn.{name}": f"_Zoo{name}" for name in (
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer")}
 
-_MODULE: cst.Module | None = None
-
-
 def _classes(fe) -> dict:
-    """The definitions as the reader's classes (parsed once; the aliases bound in ``fe``'s
-    globals)."""
-    from transpiler.frontend_ast.interp.values import ClassRef
-    from transpiler.frontend_ast.torch.values import Ref
+    """torch.nn's transformer definitions as the reader's classes (the stacks name the layer
+    classes from their own code: each is bound by its name too)."""
+    from transpiler.frontend_ast.torch.zoo import source_classes
 
-    global _MODULE
-    if _MODULE is None:
-        _MODULE = cst.parse_module(_SOURCE)
-    for alias, path in _ALIASES.items():
-        fe.globals.vars.setdefault(alias, Ref(path))
-    found = getattr(fe, "zoo_nn_classes", None)
-    if found is None:
-        found = {s.name.value: ClassRef(s, kind="module") for s in _MODULE.body if isinstance(s, cst.ClassDef)}
-        for cls in found.values():  # (the stacks name the layer classes from their own code)
-            fe.globals.vars.setdefault(cls.node.name.value, cls)
-        fe.zoo_nn_classes = found
-    return found
+    return source_classes(fe, _SOURCE, _ALIASES, "zoo_nn_classes", expose=True)
 
 
 def zoo_class(fe, path: str):
