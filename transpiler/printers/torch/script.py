@@ -324,7 +324,10 @@ class _Printer:
                 if isinstance(new[0], cst.FunctionDef) and self._header_touches_keras(new[0]):
                     out += self._stub_class(stmt)  # (its defaults still read Keras values)
                     continue
-                out += [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
+                head = new[0].with_changes(leading_lines=stmt.leading_lines)
+                if isinstance(head, cst.FunctionDef):
+                    head = head.with_changes(**self._keras_annotations_dropped(head))
+                out += [head, *new[1:]]
             elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
                     and self.source.sid(stmt) in self.tcode.statements:
                 # a loss/metric the script defines, its body translated to torch (or comments only)
@@ -479,13 +482,15 @@ class _Printer:
         changes = {}
         if hasattr(stmt, "body"):
             changes["body"] = block(stmt.body)
+        if isinstance(stmt, cst.FunctionDef):
+            changes.update(self._keras_annotations_dropped(stmt))
         if isinstance(stmt, cst.FunctionDef) and any(_code(d.decorator) in self._graph_decorators()
                                                       for d in stmt.decorators):
             # tf.function traces a graph; torch runs the same Python eagerly
             kept = [d for d in stmt.decorators if _code(d.decorator) not in self._graph_decorators()]
             changes["decorators"] = kept
             note = cst.EmptyLine(comment=cst.Comment("# @tf.function dropped: PyTorch runs this eagerly"))
-            changes["leading_lines"] = [*stmt.leading_lines, note]
+            changes["leading_lines"] = [*changes.get("leading_lines", stmt.leading_lines), note]
         if isinstance(stmt, (cst.If, cst.For, cst.While, cst.Try)) and getattr(stmt, "orelse", None) is not None:
             orelse = stmt.orelse
             if isinstance(orelse, cst.If):
@@ -497,6 +502,32 @@ class _Printer:
             if stmt.finalbody is not None:
                 changes["finalbody"] = stmt.finalbody.with_changes(body=block(stmt.finalbody.body))
         return stmt.with_changes(**changes)
+
+    def _keras_annotations_dropped(self, fn: cst.FunctionDef) -> dict:
+        """A kept function's annotations that name Keras objects (``history: keras.callbacks.History``)
+        are evaluated when the ``def`` runs: NameError in the output, which imports no Keras. They
+        are dropped (annotations do not change what the function computes), with a comment."""
+        params = [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
+        star = [p for p in (fn.params.star_arg, fn.params.star_kwarg) if isinstance(p, cst.Param)]
+        dropped = [p for p in params + star if p.annotation is not None and self._touches_keras(p.annotation)]
+        returns = fn.returns is not None and self._touches_keras(fn.returns)
+        if not dropped and not returns:
+            return {}
+
+        def strip(p):
+            return p.with_changes(annotation=None) if any(p is d for d in dropped) else p
+        new_params = fn.params.with_changes(
+            posonly_params=[strip(p) for p in fn.params.posonly_params], params=[strip(p) for p in fn.params.params],
+            kwonly_params=[strip(p) for p in fn.params.kwonly_params],
+            star_arg=strip(fn.params.star_arg) if isinstance(fn.params.star_arg, cst.Param) else fn.params.star_arg,
+            star_kwarg=strip(fn.params.star_kwarg) if fn.params.star_kwarg is not None else None)
+        shown = [f"{p.name.value}: {_code(p.annotation.annotation)}" for p in dropped]
+        shown += [f"-> {_code(fn.returns.annotation)}"] if returns else []
+        note = cst.EmptyLine(comment=cst.Comment(comment_text(f"# Keras annotations dropped: {', '.join(shown)}")))
+        out = {"params": new_params, "leading_lines": [*fn.leading_lines, note]}
+        if returns:
+            out["returns"] = None
+        return out
 
     def _graph_decorators(self) -> set[str]:
         """``@tf.function`` (and ``@tf.function(...)``-less spellings) under the script's aliases."""
