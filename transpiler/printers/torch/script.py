@@ -192,7 +192,7 @@ class _Printer:
     def _touches_keras(self, node: cst.CSTNode, rebound: set[str] = frozenset()) -> bool:
         """Whether ``node`` still uses Keras objects; ``rebound``: names that hold torch objects
         there (a layers loop's target: the reader bound it to Keras layers, the loop to children)."""
-        keras_names, model_vars = self.keras_names - rebound, self.model_vars
+        keras_names, model_vars = (self.keras_names - rebound) if rebound else self.keras_names, self.model_vars
         for n in walk(node):
             if type(n) is cst.Name and n.value in keras_names:
                 return True
