@@ -20,6 +20,7 @@ import numpy as np
 from harness import load_source_module, randomize_keras_weights
 from transpiler import verify
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 BUILDER = '''import numpy as np
 import keras
@@ -101,7 +102,7 @@ def _run(text: str) -> str:
         path = os.path.join(tmp, "out.py")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
-        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=240, cwd=tmp)
+        proc = program_runner.run([sys.executable, path], capture_output=True, text=True, timeout=240, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 

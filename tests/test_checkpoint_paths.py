@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 SCRIPT = '''import numpy as np
 import keras
@@ -47,7 +48,7 @@ def test_checkpoint_saved_where_the_program_loads_it(tmp_path):
     assert not result.stubs, [str(s) for s in result.stubs]
     out = tmp_path / "ckpt_torch.py"
     out.write_text(result.text)
-    proc = subprocess.run([sys.executable, str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = program_runner.run([sys.executable, str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "done" in proc.stdout
     assert sorted(os.listdir(tmp_path)) == ["ckpt_best.weights.h5", "ckpt_torch.py", "every.pt"]

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 CLONE = '''
 import numpy as np
@@ -53,7 +54,7 @@ def test_clone_model_and_its_training_are_translated():
 def test_clone_model_program_runs(tmp_path):
     result = translate(CLONE, "case.py")
     (tmp_path / "out.py").write_text(result.text)
-    done = subprocess.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "trained:" in done.stdout and "clone:" in done.stdout
 

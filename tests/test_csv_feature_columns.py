@@ -22,6 +22,7 @@ import torch
 from transpiler import verify
 from transpiler.runtime.torch.tabular import FeatureDataset, as_model_input
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 pd = pytest.importorskip("pandas")  # (a test requirement: pyproject's [test] extra installs it)
 
@@ -154,7 +155,7 @@ def test_generated_program_runs_on_a_stand_in_csv(tmp_path):
     out.write_text(translate(source, CORPUS_SCRIPT).text)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if "site-packages" not in p
                                                          and os.path.isdir(os.path.join(p, "pandas")))}
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "51 training rows, 13 validation rows" in run.stdout and "val_loss" in run.stdout

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 
 def _no_keras_import(text: str) -> bool:
@@ -128,7 +129,7 @@ def test_data_utilities_translate_in_place_and_run_as_keras_runs(tmp_path):
     for name, home in (("original.py", "KERAS_HOME"), ("translated.py", "TRANSPILED_DATA_HOME")):
         env = dict(os.environ, **{home: str(tmp_path / f"cache-{name}")}, PYTHONPATH=pil)
         os.makedirs(env[home])
-        run = subprocess.run([sys.executable, name], cwd=tmp_path, env=env, capture_output=True, text=True,
+        run = program_runner.run([sys.executable, name], cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=300)
         assert run.returncode == 0, run.stderr[-2000:]
         outputs.append(run.stdout.strip().splitlines()[-1])

@@ -20,6 +20,7 @@ import sys
 import textwrap
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 SIZES = '''
     import numpy as np
@@ -69,7 +70,7 @@ def _run(tmp_path, text: str, check: str) -> str:
     out = tmp_path / "out.py"
     out.write_text(text)
     code = f"import runpy, torch\nns = runpy.run_path({str(out)!r})\n{check}"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    run = program_runner.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     return run.stdout
 
@@ -132,6 +133,6 @@ def test_a_module_level_builtin_of_the_source_does_not_reach_the_outputs_helpers
     assert any("renamed list to list_" in d.message and "builtin" in d.message for d in result.diagnostics)
     out = tmp_path / "out.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300)
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["[3]"]

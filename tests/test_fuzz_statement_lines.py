@@ -22,6 +22,7 @@ import textwrap
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 #: Keras programs whose module-level or builder lines join statements with ``;``
 KERAS_JOINED = {
@@ -108,7 +109,7 @@ def test_joined_builder_call_is_kept_and_the_output_runs(tmp_path):
         assert re.search(rf"^{re.escape(statement)}$", result.text, re.M), statement
     out = tmp_path / "out.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300)
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["hello", "world", "done"]
 

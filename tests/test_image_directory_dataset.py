@@ -14,6 +14,7 @@ import pytest
 import torch  # noqa: F401  (torch before TensorFlow in one process)
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_SCRIPT = os.path.join(ROOT, "corpus", "keras", "image_folder_classifier.py")
@@ -105,7 +106,7 @@ def test_image_folder_script_translates_without_stub_and_runs(tmp_path):
     out = tmp_path / "image_folder_classifier_torch.py"
     out.write_text(result.text)
     env = {**os.environ, "PYTHONPATH": "", "TRANSPILED_DATA_HOME": str(tmp_path / "data")}
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "classes: ['roses', 'tulips']" in run.stdout and "accuracy" in run.stdout
@@ -136,7 +137,7 @@ def test_both_subsets_unpacked_feed_fit_and_validation(tmp_path):
     write_image_folder(str(tmp_path / "images"), per_class=8)
     out = tmp_path / "both_subsets_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "classes: ['birds', 'cats', 'dogs']" in run.stdout and "val_loss" in run.stdout
@@ -191,7 +192,7 @@ def test_map_prefetch_cache_on_a_loader_run_on_channels_last_batches(tmp_path):
     write_image_folder(str(tmp_path / "images"))
     out = tmp_path / "mapped_loader_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "batch (4, 2, 12, 12)" in run.stdout and "Epoch 1/1" in run.stdout

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 HEAD = '''
 import keras
@@ -60,7 +61,7 @@ def test_history_annotations_are_dropped_and_the_output_runs(tmp_path):
     assert "# Keras annotations dropped: history: keras.callbacks.History, -> keras.callbacks.History" in result.text
     out = tmp_path / "train_torch.py"
     out.write_text(result.text)
-    proc = subprocess.run([sys.executable, str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    proc = program_runner.run([sys.executable, str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("['loss'] 1.0")

@@ -10,6 +10,7 @@ import pytest
 
 from harness import check_source, max_error
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 HEAD = "import keras\nfrom keras import layers\n\n\n"
@@ -143,7 +144,7 @@ def test_weights_moved_between_translated_models_run_like_keras(tmp_path):
     assert ".set_weights(" not in code and ".get_weights(" not in code
     out = tmp_path / "program.py"
     out.write_text(result.text)
-    proc = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=120)
+    proc = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "0.0"
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from transpiler.cli import run
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 MODEL = '''\
 import torch
@@ -104,7 +105,7 @@ def test_the_placed_model_trains_and_saves_in_keras(tmp_path, sibling):
     out = tmp_path / "keras_out"
     out.mkdir()
     assert run([str(src / "main.py"), "--to", "keras", "-o", str(out / "main.py"), "-q"]) == 0
-    done = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300, preload=("torch", "tensorflow"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("loss") == 2 * 4
     # (a format string as the path: its braces stay the format's)

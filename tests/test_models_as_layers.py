@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ENCODER = """
 import numpy as np
@@ -44,7 +45,7 @@ classifier.summary()
 
 def run_text(text: str, tmp_path) -> subprocess.CompletedProcess:
     (tmp_path / "out.py").write_text(text)
-    done = subprocess.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 

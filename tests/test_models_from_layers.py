@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 SOURCE = """
 import numpy as np
@@ -47,7 +48,7 @@ def test_models_of_get_layer_outputs_translate_and_run(tmp_path):
     assert [n.op for n in features.graph.nodes if n.op != "relu"][-1] == "dense"
     assert features.graph.outputs[0].shape == (None, 8)
     (tmp_path / "out.py").write_text(result.text)
-    done = subprocess.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "features (16, 8)" in done.stdout and "inner (16, 10, 10, 4)" in done.stdout, done.stdout
 

@@ -16,6 +16,7 @@ import torch  # noqa: F401  (torch before TensorFlow in one process)
 
 from transpiler.runtime.torch import preprocessing
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -140,7 +141,7 @@ def test_adapted_program_runs_without_keras(tmp_path):
     result = translate(open(CORPUS_SCRIPT, encoding="utf-8").read(), CORPUS_SCRIPT)
     out = tmp_path / "normalized_augmentation_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-2000:]
     assert "accuracy" in run.stdout

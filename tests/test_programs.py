@@ -11,6 +11,7 @@ import pytest
 from corpus_sample import sampled
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 CORPUS = sorted(p for p in glob.glob(os.path.join(ROOT, "corpus", "keras", "*.py")) if not p.endswith("_torch.py"))
@@ -37,7 +38,7 @@ def _run_transpiled(path: str, tmp_path, keras_exact_updates: bool = False) -> s
     program.write_text(result.text)
     runner = tmp_path / "run.py"
     runner.write_text(CHECK + f"import runpy\nrunpy.run_path({str(program)!r}, run_name='__main__')\n")
-    return subprocess.run([sys.executable, str(runner)], cwd=tmp_path, capture_output=True, text=True,
+    return program_runner.run([sys.executable, str(runner)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=dict(os.environ, PYTHONHASHSEED="0"))
 
 

@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 REALWORLD_KERAS = os.environ.get("RW_REALWORLD_DIR") or os.path.normpath(
     os.path.join(os.path.dirname(__file__), "..", "..", "shared", "realworld"))
@@ -29,7 +30,7 @@ def run(source: str):
 def run_output(text: str, folder) -> subprocess.CompletedProcess:
     """Run a generated PyTorch program in ``folder``; its errors are shown when it fails."""
     (folder / "out.py").write_text(text)
-    done = subprocess.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 
 def run(source: str):
@@ -18,7 +19,7 @@ def run(source: str):
 
 def run_output(text: str, folder) -> subprocess.CompletedProcess:
     (folder / "out.py").write_text(text)
-    done = subprocess.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 

@@ -17,6 +17,7 @@ import torch  # noqa: F401  (torch before TensorFlow in one process)
 
 from transpiler import verify
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_SCRIPT = os.path.join(ROOT, "corpus", "keras", "text_lookup_classifier.py")
@@ -102,7 +103,7 @@ def test_generated_program_runs_without_keras(tmp_path):
     result = translate(open(CORPUS_SCRIPT, encoding="utf-8").read(), CORPUS_SCRIPT)
     out = tmp_path / "text_lookup_classifier_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__');"
+    run = program_runner.run([sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__');"
                           "assert not [m for m in sys.modules if m.split('.')[0] in ('keras', 'tensorflow')]",
                           str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
@@ -217,10 +218,10 @@ def test_text_folder_program_translates_and_runs_like_keras(tmp_path):
     out = tmp_path / "text_folder_torch.py"
     out.write_text(result.text)
     env = {**os.environ, "PYTHONPATH": "", "TRANSPILED_DATA_HOME": str(tmp_path)}
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env=env)
     assert run.returncode == 0, run.stderr[-2000:]
-    keras_run = subprocess.run([sys.executable, "-c", TEXT_FOLDER_PROGRAM], capture_output=True, text=True,
+    keras_run = program_runner.run([sys.executable, "-c", TEXT_FOLDER_PROGRAM], capture_output=True, text=True,
                                timeout=300, cwd=tmp_path, env={**env, "PYTHONPATH": ROOT})
     assert keras_run.returncode == 0, keras_run.stderr[-2000:]
     for line in ("Found 16 files belonging to 2 classes.", "Using 12 files for training.",

@@ -17,6 +17,7 @@ import torch
 
 from transpiler.runtime.torch import image_ops
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -130,7 +131,7 @@ def test_zipped_and_mapped_loader_yields_keras_batches(translated, tf):
 def test_mixup_program_runs(translated, tmp_path):
     out = tmp_path / "mixup_case_torch.py"
     out.write_text(translated.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "mixed labels 8.0" in run.stdout
@@ -274,7 +275,7 @@ def test_element_pipeline_yields_keras_batches(cutmix_translated, tf):
 def test_element_pipeline_program_runs(cutmix_translated, tmp_path):
     out = tmp_path / "cutmix_case_torch.py"
     out.write_text(cutmix_translated.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "batches 4" in run.stdout

@@ -16,6 +16,7 @@ import torch
 
 from transpiler.runtime.torch import image_ops
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_SCRIPT = os.path.join(ROOT, "corpus", "keras", "image_map_pipeline.py")
@@ -83,7 +84,7 @@ def test_image_map_script_translates_without_stub_and_runs(tmp_path, tf):
     assert "image_resize(" in result.text and "import tensorflow" not in result.text
     out = tmp_path / "image_map_pipeline_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "accuracy" in run.stdout

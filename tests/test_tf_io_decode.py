@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from transpiler.runtime.torch import image_ops
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +218,7 @@ def test_pipeline_of_paths_mapped_by_a_file_reader_yields_tf_data_batches(tf, im
         np.testing.assert_array_equal(oy, ty)
     out = tmp_path / "paths_case_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "batches 2" in run.stdout

@@ -19,6 +19,7 @@ import pytest
 import torch  # noqa: F401  (imported before TensorFlow)
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -180,7 +181,7 @@ def test_tfds_program_runs(translated, fake_tfds, tmp_path):
 
     out = tmp_path / "tfds_case_torch.py"
     out.write_text(translated.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(fake_tfds)})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "classes 3 batches 3" in run.stdout

@@ -16,6 +16,7 @@ import torch  # noqa: F401  (torch before TensorFlow in one process)
 
 from transpiler.runtime.torch.timeseries import timeseries_dataset_from_array
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_SCRIPT = os.path.join(ROOT, "corpus", "keras", "timeseries_windows.py")
@@ -83,7 +84,7 @@ def test_timeseries_script_translates_without_stub_and_runs(tmp_path):
     assert "timeseries_dataset_from_array(" in result.text
     out = tmp_path / "timeseries_windows_torch.py"
     out.write_text(result.text)
-    run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Input shape: (16, 12, 3)" in run.stdout and "val_loss" in run.stdout

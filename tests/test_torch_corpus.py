@@ -20,6 +20,7 @@ import pytest
 import torch
 import torch.nn as nn
 from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_DIR = os.path.join(ROOT, "corpus", "torch")
@@ -194,7 +195,7 @@ def test_script_runs_to_completion(path, tmp_path):
     # one thread each: the suite shares two cores and oversubscribed RNNs crawl
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, path], cwd=tmp_path, env=env, capture_output=True,
+    proc = program_runner.run([sys.executable, path], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=RUN_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip(), "prints its progress"

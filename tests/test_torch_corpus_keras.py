@@ -22,6 +22,7 @@ import pytest
 
 from transpiler.translate import translate
 from corpus_sample import sampled  # (every other case; the rest under -m corpus_all)
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = sorted(glob.glob(os.path.join(ROOT, "corpus", "torch", "*.py")))
@@ -132,8 +133,8 @@ def test_transpiled_program_runs_to_completion(path, tmp_path):
     env.pop("PYTHONPATH", None)
     run_dir = tmp_path / "cwd"
     run_dir.mkdir()
-    proc = subprocess.run([sys.executable, str(out)], cwd=run_dir, env=env, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT)
+    proc = program_runner.run([sys.executable, str(out)], cwd=run_dir, env=env, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT, preload=("torch", "tensorflow"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert proc.stdout.strip()

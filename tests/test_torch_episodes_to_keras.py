@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EPISODES = os.path.join(HERE, "programs_torch", "episodes")
@@ -60,8 +61,8 @@ def test_step_with_its_own_forward_pass_keeps_its_local_tape():
 def _run(text: str, folder) -> subprocess.CompletedProcess:
     (folder / "out.py").write_text(text)
     env = dict(os.environ, PYTHONPATH=EPISODES, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run([sys.executable, "out.py"], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = program_runner.run([sys.executable, "out.py"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300, preload=("torch", "tensorflow"))
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from transpiler.cli import run
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 HOGWILD = Path(__file__).parent / "programs_torch" / "hogwild"
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
@@ -113,8 +114,8 @@ def _translate_dir(tmp_path: Path) -> Path:
 
 def test_hogwild_program_runs_end_to_end_as_keras(tmp_path):
     out = _translate_dir(tmp_path)
-    p = subprocess.run([sys.executable, "main.py", "--epochs", "1"], cwd=out, capture_output=True, text=True,
-                       env=ENV, timeout=600)
+    p = program_runner.run([sys.executable, "main.py", "--epochs", "1"], cwd=out, capture_output=True, text=True,
+                       env=ENV, timeout=600, preload=("torch", "tensorflow"))
     assert p.returncode == 0, p.stderr[-3000:]
     assert len(re.findall(r"Train Epoch: 1 \[\d+/64\]\tLoss: ", p.stdout)) == 16  # 2 workers x 8 batches
     assert "Test set: Average loss:" in p.stdout
@@ -161,8 +162,8 @@ def test_hogwild_training_steps_equal_torch_from_the_same_weights(tmp_path):
     weights = tmp_path / "weights.npz"
     runs = []
     for cwd, driver in ((out, KERAS_DRIVER), (HOGWILD, TORCH_DRIVER)):
-        p = subprocess.run([sys.executable, "-c", driver, str(weights)], cwd=cwd, capture_output=True, text=True,
-                           env=ENV, timeout=600)
+        p = program_runner.run([sys.executable, "-c", driver, str(weights)], cwd=cwd, capture_output=True, text=True,
+                           env=ENV, timeout=600, preload=("torch", "tensorflow"))
         assert p.returncode == 0, p.stderr[-3000:]
         runs.append(_losses(p.stdout))
     keras_losses, torch_losses = runs
@@ -236,8 +237,8 @@ def test_full_batch_steps_equal_torch_from_the_same_weights(tmp_path):
     weights = tmp_path / "weights.npz"
     runs = []
     for side, driver in (("keras", STEP_KERAS_DRIVER), ("torch", STEP_TORCH_DRIVER)):
-        p = subprocess.run([sys.executable, "-c", driver, str(weights)], cwd=tmp_path / side, capture_output=True,
-                           text=True, env=ENV, timeout=600)
+        p = program_runner.run([sys.executable, "-c", driver, str(weights)], cwd=tmp_path / side, capture_output=True,
+                           text=True, env=ENV, timeout=600, preload=("torch", "tensorflow"))
         assert p.returncode == 0, p.stderr[-3000:]
         runs.append([float(v) for v in re.findall(r"Epoch: \d+ loss: ([0-9.]+)", p.stdout)])
     keras_losses, torch_losses = runs
@@ -328,8 +329,8 @@ def test_checkpoint_program_resumes_like_torch_from_the_same_weights(tmp_path):
     weights = tmp_path / "weights.npz"
     runs = []
     for side, driver in (("keras", CHECKPOINT_KERAS_DRIVER), ("torch", CHECKPOINT_TORCH_DRIVER)):
-        p = subprocess.run([sys.executable, "-c", driver, str(weights)], cwd=tmp_path / side, capture_output=True,
-                           text=True, env=ENV, timeout=600)
+        p = program_runner.run([sys.executable, "-c", driver, str(weights)], cwd=tmp_path / side, capture_output=True,
+                           text=True, env=ENV, timeout=600, preload=("torch", "tensorflow"))
         assert p.returncode == 0, p.stderr[-3000:]
         runs.append([float(v) for v in re.findall(r"loss ([0-9.]+)", p.stdout)])
     keras_losses, torch_losses = runs
@@ -512,7 +513,7 @@ def test_numpy_data_saved_to_an_open_file_is_read_back_by_the_other_program(tmp_
     assert not made.stubs and not used.stubs, [str(d) for d in made.stubs + used.stubs]
     for name, text in (("generate.py", made.text), ("train.py", used.text)):
         (tmp_path / name).write_text(text)
-        p = subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, env=ENV,
-                           timeout=600)
+        p = program_runner.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, env=ENV,
+                           timeout=600, preload=("torch", "tensorflow"))
         assert p.returncode == 0, p.stderr[-3000:]
     assert "shape (3, 5) True" in p.stdout

@@ -14,6 +14,7 @@ import pytest
 
 from transpiler.cli import run
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 REALWORLD = Path(__file__).resolve().parents[2] / "shared" / "realworld" / "torch"
 
@@ -123,8 +124,8 @@ def _run_generated(text: str, tmp_path: Path, *args: str) -> str:
     out = tmp_path / "generated.py"
     out.write_text(text)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    p = subprocess.run([sys.executable, str(out), *args], capture_output=True, text=True, timeout=600,
-                       cwd=tmp_path, env=env)
+    p = program_runner.run([sys.executable, str(out), *args], capture_output=True, text=True, timeout=600,
+                       cwd=tmp_path, env=env, preload=("torch", "tensorflow"))
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout
 
@@ -201,8 +202,8 @@ def _run_with_stand_in(text: str, tmp_path: Path, *args: str) -> str:
     (tmp_path / "generated.py").write_text(text)
     (tmp_path / "stand_in.py").write_text(STAND_IN)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    p = subprocess.run([sys.executable, "stand_in.py", "generated.py", *args], capture_output=True, text=True,
-                       timeout=600, cwd=tmp_path, env=env)
+    p = program_runner.run([sys.executable, "stand_in.py", "generated.py", *args], capture_output=True, text=True,
+                       timeout=600, cwd=tmp_path, env=env, preload=("torch", "tensorflow"))
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from transpiler.cli import run
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 MODEL = '''\
 import math
@@ -107,7 +108,7 @@ def test_the_translated_main_py_with_a_sibling_model_runs(tmp_path):
     out = tmp_path / "keras_out"
     out.mkdir()
     assert run([str(src / "main.py"), "--to", "keras", "-o", str(out / "main.py"), "-q"]) == 0
-    done = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300, preload=("torch", "tensorflow"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("loss") == 2
 
@@ -166,8 +167,8 @@ def test_a_model_class_built_from_run_time_arguments_is_built_for_them_and_runs(
     assert "class Block(keras.Model):" in keras_text and "def __init__(self, n_in, n_out, **kwargs):" in keras_text
     assert "keras.Input" not in keras_text
     assert "model = Block(opt.n, 3)" in keras_text
-    done = subprocess.run([sys.executable, str(out), "--n", "20"], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+    done = program_runner.run([sys.executable, str(out), "--n", "20"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, preload=("torch", "tensorflow"))
     assert done.returncode == 0 and done.stdout.count("loss") == 2, done.stderr[-2000:]
 
 
@@ -197,6 +198,6 @@ def test_a_model_class_built_with_arguments_accepts_that_call_and_refuses_others
     out = tmp_path / "keras_out"
     out.mkdir()
     assert run([str(src / "main.py"), "--to", "keras", "-o", str(out / "main.py"), "-q"]) == 0
-    done = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300, preload=("torch", "tensorflow"))
     assert done.stdout.count("loss") == 2, done.stderr[-2000:]
     assert "NotImplementedError: transpiler: the model was translated for Net(20, hidden=16) only" in done.stderr

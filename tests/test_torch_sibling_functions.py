@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from transpiler.cli import run
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 TRAIN = '''\
 import torch
@@ -94,7 +95,7 @@ def test_a_sibling_function_handed_the_model_feeds_it_in_the_keras_layout(tmp_pa
     assert "def train(model, loader, epochs):" in main
     assert "(0, 2, 3, 1)" in main  # the NCHW batches enter the channels-last model permuted
     assert (out / "train.py").exists()  # (the sibling is still translated on its own)
-    done = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    done = program_runner.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300, preload=("torch", "tensorflow"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "loss" in done.stdout  # (the loop became fit: its logs stand for the print)
 

@@ -17,6 +17,7 @@ from transpiler.ir import training as T
 from transpiler.ir.program import Program
 from transpiler.printers.torch.training import TrainingPrinter
 from transpiler.translate import translate
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 
@@ -44,7 +45,7 @@ def test_schedule_lambda_matches_keras_per_step(kind, cls, params):
 
 
 def _run(path, cwd):
-    proc = subprocess.run([sys.executable, "-c", f"import runpy; runpy.run_path({path!r}, run_name='__main__')"],
+    proc = program_runner.run([sys.executable, "-c", f"import runpy; runpy.run_path({path!r}, run_name='__main__')"],
                           cwd=cwd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
