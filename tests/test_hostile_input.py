@@ -29,14 +29,15 @@ import pytest
 
 from transpiler.cli import run
 from transpiler.printers.code import comment_lines, comment_text, docstring, lit
+import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run_python(code: str, cwd, timeout: int = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return program_runner.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
 
 
 def _docstrings(source: str) -> dict[str, str | None]:
