@@ -38,6 +38,8 @@ def canonical(path: str) -> str | None:
         if path.startswith(root):
             rest = path[len(root):]
             return rest[len("api._v2."):] if rest.startswith("api._v2.") else rest
+    if path.startswith("tensorflow.experimental.numpy."):  # (TensorFlow NumPy: keras.ops' NumPy functions)
+        return "ops." + path[len("tensorflow.experimental.numpy."):]
     if path.startswith("tensorflow."):
         rest = path[len("tensorflow."):]
         for sub in ("math.", "nn.", "keras.backend."):

@@ -1,0 +1,100 @@
+"""Numeric tests (Keras vs generated torch, same weights and inputs) for tensor ops inside
+custom layers' ``call()`` as keras.io programs write them: TensorFlow NumPy (``tnp.matmul``,
+``tnp.maximum``), tensors of rank above 5 (involution's and sub-pixel's rank-6 reshapes).
+
+Each case is a tiny functional model run through ``harness.check_source`` (random Keras
+weights mapped into the torch module with strict ``load_state_dict``): max |keras - torch|
+<= 1e-5 and equal parameter counts.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch  # noqa: F401  (before TensorFlow, see conftest.py)
+
+from harness import check_source, max_error
+from transpiler.translate import translate
+
+TOL = 1e-5
+HEADER = ("import keras\nimport tensorflow as tf\nimport tensorflow.experimental.numpy as tnp\n"
+          "from keras import layers, ops\n\n\n")
+
+
+def model_source(*body: str, classes: str = "") -> str:
+    return HEADER + classes + "def build_model():\n" + "".join(f"    {line}\n" for line in body)
+
+
+@pytest.fixture
+def check(record_property):
+    def run(src: str):
+        checked = check_source(src)
+        assert checked.comparisons, "the model has no output to compare"
+        err = max_error(checked)
+        record_property("max_abs_error", err)
+        assert err <= TOL, f"max abs error {err:.3g} > {TOL}\n{checked.translation.text}"
+        assert checked.keras_params == checked.torch_params, checked.translation.text
+        return checked
+
+    return run
+
+
+TNP_DENSE = '''class TNPDense(keras.layers.Layer):
+    def __init__(self, units):
+        super().__init__()
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(name="weights", shape=(input_shape[1], self.units),
+                                 initializer="random_normal", trainable=True)
+        self.bias = self.add_weight(name="bias", shape=(self.units,), initializer="zeros", trainable=True)
+
+    def call(self, inputs):
+        outputs = tnp.maximum(tnp.matmul(inputs, self.w) + self.bias, 0.0)
+        return {tail}
+
+
+'''
+
+
+@pytest.mark.parametrize("tail", ["outputs", "tnp.square(outputs) - tnp.mean(outputs, axis=1, keepdims=True)"],
+                         ids=["matmul_maximum", "square_mean"])
+def test_tensorflow_numpy_ops_in_a_layer(check, tail):
+    """keras.io's tensorflow_numpy_models: TensorFlow NumPy functions are NumPy's, as keras.ops'
+    of the same name: ``tnp.matmul``/``tnp.maximum`` in a layer's call() translate (they were
+    stubs: "not translated yet: class TNPDense")."""
+    checked = check(model_source("inp = keras.Input(shape=(5,))", "out = TNPDense(4)(inp)",
+                                 "return keras.Model(inp, out)", classes=TNP_DENSE.replace("{tail}", tail)))
+    assert "tnp" not in checked.translation.text.split("class TNPDense", 1)[1].split("def build_model", 1)[0]
+
+
+def test_tensorflow_numpy_function_without_a_numpy_twin_stays_a_stub():
+    """A tnp name that is not one of keras.ops' NumPy functions is not guessed at."""
+    src = model_source("inp = keras.Input(shape=(5,))", "out = TNPDense(4)(inp)", "return keras.Model(inp, out)",
+                       classes=TNP_DENSE.replace("{tail}", "tnp.nanmean(outputs, axis=1, keepdims=True)"))
+    result = translate(src, "case.py")
+    assert any(d.severity == "stub" and "TNPDense" in d.message for d in result.program.diagnostics), \
+        [d.message for d in result.program.diagnostics]
+
+
+DEPTH_TO_SPACE = '''class DepthToSpace(layers.Layer):
+    def __init__(self, block_size):
+        super().__init__()
+        self.block_size = block_size
+
+    def call(self, input):
+        batch, height, width, depth = ops.shape(input)
+        depth = depth // (self.block_size**2)
+        x = ops.reshape(input, [batch, height, width, self.block_size, self.block_size, depth])
+        x = ops.transpose(x, [0, 1, 3, 2, 4, 5])
+        x = ops.reshape(x, [batch, height * self.block_size, width * self.block_size, depth])
+        return x
+
+
+'''
+
+
+def test_rank6_reshape_and_transpose_in_a_layer(check):
+    """keras.io's super_resolution_sub_pixel DepthToSpace (static sizes here): a rank-6 tensor
+    has no feature-map layout; it stays in Keras' axis order (was "no layout for rank 6")."""
+    check(model_source("inp = keras.Input(shape=(5, 7, 3))", 'x = layers.Conv2D(8, 3, padding="same")(inp)',
+                       "out = DepthToSpace(2)(x)", "return keras.Model(inp, out)", classes=DEPTH_TO_SPACE))
