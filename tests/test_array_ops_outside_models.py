@@ -60,3 +60,53 @@ def test_keras_ops_on_arrays_outside_the_table_stay_stubs(line):
     src = "import numpy as np\nfrom keras import ops\n\nx = np.zeros((6, 4))\n" + line + "\n"
     result = translate(src, "p.py")
     assert any("not translated yet" in str(s) for s in result.stubs), result.text
+
+
+TF_SCRIPT = """import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers, ops
+
+
+def build_model():
+    inp = keras.Input(shape=(4,))
+    return keras.Model(inp, layers.Dense(3)(inp))
+
+
+x = (np.arange(24, dtype="float32").reshape(2, 3, 4) - 10.0) / 7.0
+a = tf.reduce_sum(x, axis=[-1, -2]).numpy()
+b = tf.math.reduce_mean(x, axis=1, keepdims=True).numpy()
+c = tf.reduce_max(x).numpy()
+d = tf.argmax(x).numpy()
+e = tf.argmax(x, axis=-1).numpy()
+f = tf.squeeze(tf.expand_dims(x, axis=0), axis=0).numpy()
+g = tf.cast(x * 255, dtype=np.uint8).numpy()
+h = tf.cast(x, tf.int32).numpy()
+values, indices = ops.top_k(x, k=2, sorted=True)
+i = ops.convert_to_numpy(values)
+j = ops.convert_to_numpy(indices)
+k = ops.convert_to_numpy(keras.activations.softmax(ops.expand_dims(x[0], 0))[0])
+l = tf.reduce_min(x, keepdims=True).numpy()
+"""
+
+
+def test_tensorflow_functions_on_arrays_compute_like_tensorflow():
+    """keras.io's involution (``tf.reduce_sum(kernel, axis=[-1, -2, -3])``), miniature GPT's
+    sampler (``ops.top_k``, ``keras.activations.softmax``), ``tf.argmax(preds).numpy()`` (axis 0
+    by default), zero_dce's ``tf.cast(x * 255, dtype=np.uint8)``: torch computes the same."""
+    result = translate(TF_SCRIPT, "p.py")
+    assert not result.stubs, result.stubs
+    ours, theirs = _run(result.text), _run(TF_SCRIPT)
+    for name in "abcdefghijkl":
+        mine, tf_value = np.asarray(ours[name]), np.asarray(theirs[name])
+        assert mine.shape == tf_value.shape, name
+        assert mine.dtype == tf_value.dtype or mine.dtype.kind == tf_value.dtype.kind == "i", name
+        np.testing.assert_allclose(mine, tf_value, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("line", ["y = tf.cast(x, dtype=some_dtype)", "y = tf.reduce_sum(x, axis=0, name='s', extra=1)",
+                                  "y = tf.reduce_logsumexp(x, axis=0)"])
+def test_tensorflow_functions_outside_the_table_stay_stubs(line):
+    src = "import numpy as np\nimport tensorflow as tf\n\nx = np.zeros((6, 4))\nsome_dtype = 'float32'\n" + line + "\n"
+    result = translate(src, "p.py")
+    assert any("not translated yet" in str(s) for s in result.stubs), result.text
