@@ -98,3 +98,59 @@ def test_rank6_reshape_and_transpose_in_a_layer(check):
     has no feature-map layout; it stays in Keras' axis order (was "no layout for rank 6")."""
     check(model_source("inp = keras.Input(shape=(5, 7, 3))", 'x = layers.Conv2D(8, 3, padding="same")(inp)',
                        "out = DepthToSpace(2)(x)", "return keras.Model(inp, out)", classes=DEPTH_TO_SPACE))
+
+
+SHIFT = '''class Shift(layers.Layer):
+    def __init__(self, num_div):
+        super().__init__()
+        self.num_div = num_div
+
+    def build(self, input_shape):
+        self.H = input_shape[1]
+        self.W = input_shape[2]
+        self.C = input_shape[3]
+
+    def get_shift_pad(self, x, mode):
+        if mode == "left":
+            offset_height, offset_width, target_height, target_width = 0, 0, 0, 1
+        elif mode == "right":
+            offset_height, offset_width, target_height, target_width = 0, 1, 0, 1
+        elif mode == "up":
+            offset_height, offset_width, target_height, target_width = 0, 0, 1, 0
+        else:
+            offset_height, offset_width, target_height, target_width = 1, 0, 1, 0
+        crop = tf.image.crop_to_bounding_box(x, offset_height=offset_height, offset_width=offset_width,
+                                             target_height=self.H - target_height,
+                                             target_width=self.W - target_width)
+        return tf.image.pad_to_bounding_box(crop, offset_height=offset_height, offset_width=offset_width,
+                                            target_height=self.H, target_width=self.W)
+
+    def call(self, x):
+        x_splits = tf.split(x, num_or_size_splits=self.C // self.num_div, axis=-1)
+        x_splits[0] = self.get_shift_pad(x_splits[0], mode="left")
+        x_splits[1] = self.get_shift_pad(x_splits[1], mode="right")
+        x_splits[2] = self.get_shift_pad(x_splits[2], mode="up")
+        x_splits[3] = self.get_shift_pad(x_splits[3], mode="down")
+        return tf.concat(x_splits, axis=-1)
+
+
+'''
+
+
+@pytest.mark.parametrize("conv_first", [False, True], ids=["on_input", "on_feature_map"])
+def test_crop_and_pad_to_bounding_box_shift_in_a_layer(check, conv_first):
+    """keras.io's ShiftViT shift: tf.split, tf.image.crop_to_bounding_box and
+    pad_to_bounding_box per piece, tf.concat (was "crop_to_bounding_box on tensors is not
+    supported yet"); after a conv the pieces are channels-first feature maps in torch."""
+    body = ['x = layers.Conv2D(10, 1)(inp)' if conv_first else "x = inp", "out = Shift(2)(x)",
+            "return keras.Model(inp, out)"]
+    checked = check(model_source("inp = keras.Input(shape=(5, 7, 10))", *body, classes=SHIFT))
+    assert "F.pad(" in checked.translation.text  # (no module attribute: the class declares none)
+
+
+def test_crop_to_a_box_outside_the_images_is_a_stub():
+    src = model_source("inp = keras.Input(shape=(5, 7, 3))",
+                       "out = tf.image.crop_to_bounding_box(inp, 1, 0, 5, 7)", "return keras.Model(inp, out)")
+    result = translate(src, "case.py")
+    assert any(d.severity == "stub" and "leaves the 5x7 images" in d.message for d in result.program.diagnostics), \
+        [d.message for d in result.program.diagnostics]
