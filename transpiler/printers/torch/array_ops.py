@@ -54,6 +54,10 @@ _FORMS: dict[str, tuple[str, dict[str, str], tuple[str, ...]]] = {
     "tf.exp": ("torch.exp({x})", {}, ("x",)),
     "tf.abs": ("torch.abs({x})", {}, ("x",)),
     "tf.square": ("torch.square({x})", {}, ("x",)),
+    # (TF converts integer images to [0, 1] floats, max_val too: the ratio, so the value, is the same)
+    "tf.image.psnr": ("(20 * torch.log10(torch.as_tensor({max_val}, dtype=torch.float32)) - 10 * torch.log10("
+                      "torch.mean(torch.square({x}.float() - torch.as_tensor({b}).float()), dim=(-3, -2, -1))))",
+                      {"a": "x"}, ("x", "b", "max_val")),
 }
 #: defaults filled in when the call leaves them out (Keras' / TensorFlow's)
 _DEFAULTS: dict[str, dict[str, str]] = {
