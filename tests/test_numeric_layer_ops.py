@@ -154,3 +154,73 @@ def test_crop_to_a_box_outside_the_images_is_a_stub():
     result = translate(src, "case.py")
     assert any(d.severity == "stub" and "leaves the 5x7 images" in d.message for d in result.program.diagnostics), \
         [d.message for d in result.program.diagnostics]
+
+
+COLOR_AFFINE = '''class ColorAffine(layers.Layer):
+    def __init__(self, brightness=0.0, jitter=0.0):
+        super().__init__()
+        self.brightness = brightness
+        self.jitter = jitter
+
+    def call(self, images, training=True):
+        if training:
+            batch_size = tf.shape(images)[0]
+            brightness_scales = 1 + tf.random.uniform((batch_size, 1, 1, 1), minval=-self.brightness,
+                                                      maxval=self.brightness)
+            jitter_matrices = tf.random.uniform((batch_size, 1, 3, 3), minval=-self.jitter, maxval=self.jitter)
+            color_transforms = tf.eye(3, batch_shape=[batch_size, 1]) * brightness_scales + jitter_matrices
+            images = tf.clip_by_value(tf.matmul(images, color_transforms), 0, 1)
+        return images
+
+
+'''
+
+MIX = '''class Mix(layers.Layer):
+    def call(self, x):
+        eye = tf.eye(3, num_columns=4, batch_shape=[tf.shape(x)[0]])
+        return tf.matmul(x, eye * 0.5 + 0.25)
+
+
+'''
+
+
+def test_eye_per_sample_in_a_layer(check):
+    """``tf.eye(rows, num_columns, batch_shape=[batch, ...])``: an identity matrix per sample
+    (was "an operand is neither a tensor nor a number")."""
+    checked = check(model_source("inp = keras.Input(shape=(5, 3))", "out = Mix()(inp)", "return keras.Model(inp, out)",
+                                 classes=MIX))
+    assert "torch.eye(3, 4" in checked.translation.text
+
+
+def test_random_color_affine_in_training_with_no_randomness_is_the_identity():
+    """keras.io's SimCLR RandomColorAffine in training mode with brightness = jitter = 0: the
+    per-sample identity transform, clipped to [0, 1], as in Keras."""
+    import numpy as np
+    import torch as t
+    from harness import load_source_module
+    from transpiler import verify
+
+    src = model_source("inp = keras.Input(shape=(6, 5, 3))", 'x = layers.Conv2D(3, 1)(inp)',
+                       "out = ColorAffine(0.0, 0.0)(x, training=True)", "return keras.Model(inp, out)",
+                       classes=COLOR_AFFINE)
+    result = translate(src, "case.py")
+    assert not result.stubs, result.stubs
+    generated = verify.load_generated(result.text)
+    kmodel = load_source_module(src).build_model()
+    tmodel = generated.build_model()
+    md = result.program.models[0]
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    tmodel.train()
+    x = np.random.default_rng(0).uniform(-1, 2, (2, 6, 5, 3)).astype("float32")
+    want = np.asarray(kmodel(x, training=True))
+    got = tmodel(t.from_numpy(x.transpose(0, 3, 1, 2))).detach().numpy()  # (matmul's output: Keras' order)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_eye_without_a_batch_size_is_a_stub_naming_why():
+    """A static identity matrix would be a constant of the model (not supported): a marked stub."""
+    src = model_source("inp = keras.Input(shape=(5, 3))", "out = tf.matmul(inp, tf.eye(3))",
+                       "return keras.Model(inp, out)")
+    result = translate(src, "case.py")
+    assert any(d.severity == "stub" and "batch_shape must start with the batch size" in d.message
+               for d in result.program.diagnostics), [d.message for d in result.program.diagnostics]
