@@ -224,3 +224,39 @@ def test_eye_without_a_batch_size_is_a_stub_naming_why():
     result = translate(src, "case.py")
     assert any(d.severity == "stub" and "batch_shape must start with the batch size" in d.message
                for d in result.program.diagnostics), [d.message for d in result.program.diagnostics]
+
+
+INVOLUTION = '''class Involution(layers.Layer):
+    def __init__(self, channel, groups, k, stride):
+        super().__init__()
+        self.channel, self.groups, self.k, self.stride = channel, groups, k, stride
+
+    def build(self, input_shape):
+        _, height, width, channels = input_shape
+        height, width = height // self.stride, width // self.stride
+        self.pool = layers.AveragePooling2D(self.stride, self.stride, padding="same") if self.stride > 1 \\
+            else tf.identity
+        self.gen = keras.Sequential([layers.Conv2D(self.channel // 2, 1), layers.BatchNormalization(),
+                                     layers.ReLU(), layers.Conv2D(self.k * self.k * self.groups, 1)])
+        self.kernel_reshape = layers.Reshape((height, width, self.k * self.k, 1, self.groups))
+        self.patches_reshape = layers.Reshape((height, width, self.k * self.k, channels // self.groups, self.groups))
+        self.out_reshape = layers.Reshape((height, width, channels))
+
+    def call(self, x):
+        kernel = self.kernel_reshape(self.gen(self.pool(x)))
+        patches = tf.image.extract_patches(images=x, sizes=[1, self.k, self.k, 1],
+                                           strides=[1, self.stride, self.stride, 1], rates=[1, 1, 1, 1],
+                                           padding="SAME")
+        out = tf.reduce_sum(tf.multiply(kernel, self.patches_reshape(patches)), axis=3)
+        return self.out_reshape(out), kernel
+
+
+'''
+
+
+def test_involution_rank6_kernels(check):
+    """keras.io's involution: rank-6 kernels and patches multiplied and summed over the window
+    (was "Reshape: no layout for rank 6"), stride 1 and 2."""
+    check(model_source("inp = keras.Input(shape=(8, 6, 4))", "x, _ = Involution(4, 2, 3, 1)(inp)",
+                       "x = layers.ReLU()(x)", "out, _ = Involution(4, 1, 3, 2)(x)", "return keras.Model(inp, out)",
+                       classes=INVOLUTION))
