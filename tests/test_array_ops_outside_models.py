@@ -91,6 +91,8 @@ img_a = np.arange(60, dtype="float32").reshape(4, 5, 3) * 4.0
 img_b = (img_a + np.arange(3, dtype="float32") * 3.0 - 2.0).clip(0, 255)
 m = float(tf.image.psnr(img_a, img_b, max_val=255))
 n = float(tf.image.psnr(img_a.astype("uint8"), img_b.astype("uint8"), 255))
+o = tf.reshape(tf.transpose(tf.reshape(x, (-1, 3, 2, 2)), perm=(0, 2, 1, 3)), (-1, 2, 2)).numpy()
+p = tf.transpose(x).numpy()
 """
 
 
@@ -98,11 +100,12 @@ def test_tensorflow_functions_on_arrays_compute_like_tensorflow():
     """keras.io's involution (``tf.reduce_sum(kernel, axis=[-1, -2, -3])``), miniature GPT's
     sampler (``ops.top_k``, ``keras.activations.softmax``), ``tf.argmax(preds).numpy()`` (axis 0
     by default), zero_dce's ``tf.cast(x * 255, dtype=np.uint8)``, super_resolution's
-    ``tf.image.psnr`` (of float and of uint8 images): torch computes the same."""
+    ``tf.image.psnr`` (of float and of uint8 images), swin's window partition (tf.reshape,
+    tf.transpose): torch computes the same."""
     result = translate(TF_SCRIPT, "p.py")
     assert not result.stubs, result.stubs
     ours, theirs = _run(result.text), _run(TF_SCRIPT)
-    for name in "abcdefghijklmn":
+    for name in "abcdefghijklmnop":
         mine, tf_value = np.asarray(ours[name]), np.asarray(theirs[name])
         assert mine.shape == tf_value.shape, name
         assert mine.dtype == tf_value.dtype or mine.dtype.kind == tf_value.dtype.kind == "i", name

@@ -49,6 +49,7 @@ _FORMS: dict[str, tuple[str, dict[str, str], tuple[str, ...]]] = {
     "tf.squeeze": ("torch.squeeze({x}, {axis})", {"input": "x"}, ("x", "axis")),
     "tf.expand_dims": ("torch.unsqueeze({x}, {axis})", {"input": "x"}, ("x", "axis")),
     "tf.reshape": ("torch.reshape({x}, {newshape})", {"tensor": "x", "shape": "newshape"}, ("x", "newshape")),
+    "tf.transpose": ("{x}.permute({axes})", {"a": "x", "perm": "axes"}, ("x", "axes")),
     "tf.cast": ("{x}.to({dtype})", {}, ("x", "dtype")),
     "tf.sqrt": ("torch.sqrt({x})", {}, ("x",)),
     "tf.exp": ("torch.exp({x})", {}, ("x",)),
@@ -125,7 +126,7 @@ class _Rewrite(cst.CSTTransformer):
         if fn.startswith("tf.reduce_") and values.get("axis", "None") == "None":  # (every axis)
             form = form.replace(", dim={axis}", "").replace(", keepdim={keepdims}", "") \
                 if values["keepdims"] == "False" else form.replace("dim={axis}", "dim=tuple(range({x}.dim()))")
-        if fn == "ops.transpose" and "axes" not in values:  # numpy's default: every axis reversed
+        if fn in ("ops.transpose", "tf.transpose") and "axes" not in values:  # numpy's default: every axis reversed
             form = "{x}.permute(*reversed(range({x}.dim())))"
         if fn == "tf.cast":
             dtype = _DTYPES.get(values.get("dtype", "").strip("\"'"))
