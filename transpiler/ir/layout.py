@@ -65,7 +65,15 @@ def default_layout(rank: int) -> str:
         return CHANNELS_LAST[rank]
     if rank <= 2:
         return "NC"[:rank]
+    if rank <= 1 + len(_PLAIN_AXES):
+        # (rank > 5: no feature-map meaning, so no target layout differs from it; the
+        # letters only keep axes apart)
+        return "N" + _PLAIN_AXES[:rank - 1]
     raise ValueError(f"no layout for rank {rank}")
+
+
+#: axis letters of a tensor of rank above 5 (after N), none a feature-map letter
+_PLAIN_AXES = "IJKLMOPQRS"
 
 
 def channels_first_of(layout: str) -> str:

@@ -664,3 +664,11 @@ op("tile", numbers="moves", attrs="repeats: ints", layout=TERMINATE,
    doc="Each axis after the batch axis repeated ``repeats[i]`` times, whole copies one after another "
        "(``ops.tile(x, [1, n, 1])``, ``tf.tile``; the batch axis is not repeated). A repeat may be a size "
        "known only when the program runs (a constructor argument).")
+
+# ---------------------------------------------------------------------------------
+# Ops inside custom layers' call() (issue 18, keras.io programs)
+# ---------------------------------------------------------------------------------
+op("eye", inputs="like", attrs="shape: ints; rows: int; columns: int; dtype: str = 'float32'", layout=TERMINATE,
+   doc="Identity matrices (``rows`` x ``columns``, ones on the main diagonal) for every sample: shape "
+       "(batch of ``like``, *shape, rows, columns) (``tf.eye(3, batch_shape=[tf.shape(x)[0], 1])``); "
+       "``like`` gives the batch size, never values.")

@@ -564,6 +564,13 @@ def _full(node, shapes, layouts):
     return [(out, node.meta.get("out_layout") or default_layout(len(out)), node.attrs["dtype"])]
 
 
+@rule("eye")
+def _eye(node, shapes, layouts):
+    a = node.attrs
+    out = (shapes[0][0], *a["shape"], a["rows"], a["columns"])
+    return [(out, node.meta.get("out_layout") or default_layout(len(out)), a["dtype"])]
+
+
 @rule("einsum")
 def _einsum(node, shapes, layouts):
     terms, out_term = einsum_terms(node.attrs["equation"])

@@ -15,7 +15,8 @@ translated faithfully raises ``Unsupported`` (the builder becomes a marked stub)
 batch axis as an axis, tensors where a static value is needed, interpolations torch
 computes differently.
 
-Keys: ``ops.X`` for ``keras.ops[.numpy|.nn|.math|.core].X``, ``ops.image.X``,
+Keys: ``ops.X`` for ``keras.ops[.numpy|.nn|.math|.core].X`` (and TensorFlow NumPy's
+``tnp.X`` of the same NumPy function), ``ops.image.X``,
 ``random.X`` for ``keras.random.X``, ``tf.X`` for ``tf[.math|.linalg].X``,
 ``tf.image.X``, ``tf.random.X``.
 """
@@ -110,6 +111,18 @@ _KERAS_SUBMODULES = ("numpy.", "nn.", "math.", "core.", "linalg.", "backend.")
 _TF_SUBMODULES = ("math.", "linalg.")
 
 
+#: TensorFlow NumPy (``tensorflow.experimental.numpy``, keras.io's tnp): its functions are
+#: NumPy's, as keras.ops' of the same name are (arguments by position or NumPy's keywords)
+_TNP = "tensorflow.experimental.numpy."
+_TNP_NAMES = frozenset((
+    "abs", "absolute", "add", "arange", "argmax", "argmin", "broadcast_to", "clip", "concatenate",
+    "divide", "einsum", "equal", "exp", "expand_dims", "floor", "full_like", "greater", "greater_equal",
+    "less", "less_equal", "log", "matmul", "max", "maximum", "mean", "min", "minimum", "multiply",
+    "negative", "not_equal", "ones", "ones_like", "power", "reshape", "sqrt", "square", "squeeze",
+    "stack", "subtract", "sum", "take", "tile", "transpose", "true_divide", "where", "zeros",
+    "zeros_like"))
+
+
 def key_of(path: str, keras_name: str | None) -> str | None:
     """The registry key for a dotted path (``keras_name`` is its Keras API name, if any)."""
     key = None
@@ -121,6 +134,8 @@ def key_of(path: str, keras_name: str | None) -> str | None:
         key = "ops." + rest
     elif keras_name is not None and keras_name.startswith("random."):
         key = keras_name
+    elif path.startswith(_TNP) and path[len(_TNP):] in _TNP_NAMES:
+        key = "ops." + path[len(_TNP):]
     elif path.startswith("tensorflow."):
         rest = path[len("tensorflow."):]
         for sub in _TF_SUBMODULES:

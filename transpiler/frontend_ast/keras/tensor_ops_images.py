@@ -95,3 +95,50 @@ def recognize_tf_extract_patches(c: Call) -> Value:
     if padding not in ("valid", "same"):
         raise Unsupported(f"{c.key}(): padding={padding!r}")
     return c.one("extract_patches", [x], {**attrs, "padding": padding}, "patches")
+
+
+def _box(c: Call) -> tuple[Value, int, int, tuple[int, int, int, int]]:
+    """A batch of images with static sizes, and the box's offsets and target sizes (static ints)."""
+    x = c.tensor("image")
+    if len(x.shape) != 4:
+        raise Unsupported(f"{c.key}(): only batches of images (rank 4) are supported")
+    height, width = x.shape[1], x.shape[2]
+    if height is None or width is None:
+        raise Unsupported(f"{c.key}(): the images' height and width must be known statically")
+    box = []
+    for name in ("offset_height", "offset_width", "target_height", "target_width"):
+        value = c.static(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise Unsupported(f"{c.key}(): {name}={value!r} must be a static non-negative int")
+        box.append(value)
+    return x, height, width, tuple(box)
+
+
+@tensor_function("tf.image.crop_to_bounding_box",
+                 signature="image; offset_height; offset_width; target_height; target_width", ops=("slice",))
+def recognize_crop_to_bounding_box(c: Call) -> Value:
+    """keras.io's ShiftViT shift: rows and columns of the box, a ``slice`` of axes 1 and 2."""
+    x, height, width, (top, left, rows, cols) = _box(c)
+    if top + rows > height or left + cols > width:
+        raise Unsupported(f"{c.key}(): the box leaves the {height}x{width} images")
+    axes, starts, stops = [], [], []
+    for axis, start, size, dim in ((1, top, rows, height), (2, left, cols, width)):
+        if (start, start + size) != (0, dim):
+            axes.append(axis), starts.append(start), stops.append(start + size)
+    if not axes:
+        return x
+    return c.one("slice", [x], {"axes": tuple(axes), "starts": tuple(starts), "stops": tuple(stops),
+                                "steps": (1,) * len(axes)}, "crop")
+
+
+@tensor_function("tf.image.pad_to_bounding_box",
+                 signature="image; offset_height; offset_width; target_height; target_width", ops=("pad2d",))
+def recognize_pad_to_bounding_box(c: Call) -> Value:
+    """Zeros around the images up to the target size (TF's ``pad_to_bounding_box``): a ``pad2d``."""
+    x, height, width, (top, left, rows, cols) = _box(c)
+    bottom, right = rows - top - height, cols - left - width
+    if bottom < 0 or right < 0:
+        raise Unsupported(f"{c.key}(): the {height}x{width} images do not fit the box")
+    if not (top or bottom or left or right):
+        return x
+    return c.one("pad2d", [x], {"pads": ((top, bottom), (left, right))}, "pad")

@@ -1,5 +1,6 @@
 """keras.ops / tf.* functions real keras.io models use on top of keras_tensor_ops' table:
-position ids (``ops.arange``, ``tf.range``) and ``stop_gradient``.
+position ids (``ops.arange``, ``tf.range``), ``stop_gradient``, per-sample identity matrices
+(``tf.eye`` with a batch size).
 
 ``ops.arange(0, n)`` is a tensor with no batch axis; an Embedding of it is a position
 embedding that broadcasts over the batch when added to the token embeddings, and
@@ -147,3 +148,25 @@ def recognize_tile(c: Call) -> Value:
     if all(r == 1 for r in rest):
         return c.one("identity", [x], {}, "tile")
     return c.one("tile", [x], {"repeats": rest}, "tile")
+
+
+@tensor_function("tf.eye", signature="num_rows; num_columns=None; batch_shape=None; dtype='float32'", ops=("eye",))
+def recognize_eye(c: Call) -> Value:
+    """``tf.eye(3, batch_shape=[tf.shape(x)[0], 1])`` (keras.io's RandomColorAffine): an
+    identity matrix per sample; without a batch size it would be a constant of the model."""
+    rows, columns = c.static("num_rows"), c.static("num_columns")
+    columns = rows if columns is None else columns
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (rows, columns)):
+        raise Unsupported(f"{c.key}(): the numbers of rows and columns must be static ints")
+    batch = c.get("batch_shape")
+    if not isinstance(batch, (list, tuple)) or not batch or not isinstance(batch[0], BatchDim) or \
+            batch[0].value is None:
+        raise Unsupported(f"{c.key}(): batch_shape must start with the batch size (tf.shape(x)[0]), got {batch!r}; "
+                          "an identity matrix of a static shape would be a constant of the model")
+    rest = tuple(batch[1:])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in rest):
+        raise Unsupported(f"{c.key}(): the sizes after the batch size must be static, got {batch!r}")
+    if len(rest) + 3 > 5:
+        raise Unsupported(f"{c.key}(): tensors of rank {len(rest) + 3} (more than 5) are not supported")
+    dtype = dtype_name(c.static("dtype"), f"{c.key}()")
+    return c.one("eye", [batch[0].value], {"shape": rest, "rows": rows, "columns": columns, "dtype": dtype}, "eye")

@@ -38,6 +38,8 @@ def canonical(path: str) -> str | None:
         if path.startswith(root):
             rest = path[len(root):]
             return rest[len("api._v2."):] if rest.startswith("api._v2.") else rest
+    if path.startswith("tensorflow.experimental.numpy."):  # (TensorFlow NumPy: keras.ops' NumPy functions)
+        return "ops." + path[len("tensorflow.experimental.numpy."):]
     if path.startswith("tensorflow."):
         rest = path[len("tensorflow."):]
         for sub in ("math.", "nn.", "keras.backend."):
@@ -384,6 +386,63 @@ _COMMON: dict[str, Callable] = {
     "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
     "einsum": _einsum, "arange": _arange,
 }
+def _spatial_pair(text: str | None, what: str) -> tuple[int, int]:
+    """TF's ``ksize``/``strides`` of a 2-D op: an int, two ints, or [1, h, w, 1] (literals only)."""
+    import ast as _ast
+
+    try:
+        value = _ast.literal_eval(text) if text is not None else None
+    except (ValueError, SyntaxError):
+        value = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
+        if len(value) == 2:
+            return (value[0], value[1])
+        if len(value) == 4 and value[0] == value[3] == 1:
+            return (value[1], value[2])
+    raise Untranslatable(f"{what}={text} (an int, two ints or [1, h, w, 1] literal)")
+
+
+def _nhwc_args(call: cst.Call, names: tuple[str, ...]) -> _Args:
+    a = _Args(call, names, {"x": ("input", "value")})
+    if a.text("data_format") not in (None, "'NHWC'", '"NHWC"', "None"):
+        raise Untranslatable("data_format other than NHWC")
+    return a
+
+
+def _tf_pool2d(kind: str) -> Callable:
+    """``tf.nn.avg_pool2d(x, ksize, strides, "VALID")`` on channels-last images (keras.io's
+    zero_dce losses): torch's pooling on the channels-first view, back to channels-last."""
+
+    def emit(call: cst.Call) -> str:
+        a = _nhwc_args(call, ("x", "ksize", "strides", "padding", "data_format"))
+        if (a.text("padding") or "").strip("'\"").upper() != "VALID":
+            raise Untranslatable(f"tf.nn.{kind}_pool2d with padding other than VALID")
+        k, st = _spatial_pair(a.text("ksize"), "ksize"), _spatial_pair(a.text("strides"), "strides")
+        return f"F.{kind}_pool2d({_operand(a.text('x'))}.permute(0, 3, 1, 2), {k}, {st}).permute(0, 2, 3, 1)"
+    return emit
+
+
+def _tf_conv2d(call: cst.Call) -> str:
+    """``tf.nn.conv2d(x, kernel, strides=1, padding)`` on channels-last images with an HWIO kernel
+    tensor: torch's conv on the channels-first views (stride 1 only: TF's 'SAME' pads as torch's
+    'same' there)."""
+    a = _nhwc_args(call, ("x", "filters", "strides", "padding", "data_format", "dilations"))
+    if a.text("dilations") not in (None, "None", "1", "[1, 1, 1, 1]"):
+        raise Untranslatable("tf.nn.conv2d with dilations")
+    if _spatial_pair(a.text("strides"), "strides") != (1, 1):
+        raise Untranslatable("tf.nn.conv2d with strides other than 1")
+    padding = (a.text("padding") or "").strip("'\"").upper()
+    if padding not in ("SAME", "VALID"):
+        raise Untranslatable(f"tf.nn.conv2d padding={a.text('padding')}")
+    kernel = f"{_operand(a.text('filters'))}.permute(3, 2, 0, 1)"
+    return (f"F.conv2d({_operand(a.text('x'))}.permute(0, 3, 1, 2), {kernel}, padding={padding.lower()!r})"
+            ".permute(0, 2, 3, 1)")
+
+
+_COMMON.update({"tf_avg_pool2d": _tf_pool2d("avg"), "tf_max_pool2d": _tf_pool2d("max"), "tf_conv2d": _tf_conv2d})
+
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
             "reduce_prod": "prod", "reduce_std": "std", "square": "square", "abs": "abs", "sqrt": "sqrt",
@@ -399,7 +458,8 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims",
             "random.normal": "random.normal", "random.uniform": "random.uniform", "stop_gradient": "stop_gradient",
             "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul",
-            "einsum": "einsum"}
+            "einsum": "einsum", "avg_pool2d": "tf_avg_pool2d", "max_pool2d": "tf_max_pool2d",
+            "conv2d": "tf_conv2d"}
 
 
 #: Keras' short loss function names → the canonical ones

@@ -172,8 +172,9 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
     pads = _torch_pads(node.attrs["pads"])
     value = node.attrs["value"]
-    if node.meta.get("inserted"):
-        # padding the translation added (TF's asymmetric 'same'): inline F.pad
+    if node.meta.get("inserted") or node.meta.get("tensor_op") and node.attrs.get("mode", "constant") == "constant":
+        # padding the translation added (TF's asymmetric 'same'), or a function's
+        # (tf.image.pad_to_bounding_box in a layer's call(): no attribute holds a module): F.pad
         extra = "" if value == 0.0 else f", value={lit(value)}"
         return Emission(None, lambda ins: f"F.pad({ins[0]}, {lit(pads)}{extra})", unary=True,
                         inline_anywhere=True)

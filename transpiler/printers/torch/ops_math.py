@@ -274,6 +274,15 @@ def emit_full_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: form.format(x=atom(ins[0])))
 
 
+@emitter("eye")
+def emit_eye_torch(node: Node, m: str) -> Emission:
+    a = node.attrs
+    sizes = "".join(f", {lit(d)}" for d in a["shape"])
+    form = (f"torch.eye({lit(a['rows'])}, {lit(a['columns'])}, dtype=torch.{a['dtype']}, device={{x}}.device)"
+            f".expand({{x}}.shape[0]{sizes}, {lit(a['rows'])}, {lit(a['columns'])})")
+    return Emission(None, lambda ins: form.format(x=atom(ins[0])))
+
+
 @emitter("einsum")
 def emit_einsum_torch(node: Node, m: str) -> Emission:
     # the operands arrive in the source (Keras) layout: the same equation holds
