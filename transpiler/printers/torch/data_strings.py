@@ -5,7 +5,7 @@ Strings are no torch tensors: a string element is a Python str (or a numpy array
 dtype) in the generated program, and each ``tf.strings.X`` becomes the ``strings_X`` function
 of ``runtime/torch/text.py`` that computes what TensorFlow computes on it (a scalar result is a
 ``StringValue``: a str whose ``.numpy()`` gives its bytes, as an eager string tensor's does).
-``tf.transpose`` / ``tf.squeeze`` become torch calls on the element as a tensor.
+Plain tensor calls there (``tf.transpose``, ``tf.gather``, ...) are data_tensors.py's.
 
 ``rewrite_entry`` of ``printers/torch/loss_functions.py`` reaches these through
 ``data_image_ops.tensor_entry``; ``helpers_used(text)`` names the runtime functions a translated
@@ -104,36 +104,11 @@ def _length(call) -> str:
     return f"strings_length({a.text('input')})"
 
 
-def _transpose(call) -> str:
-    """``tf.transpose(a, perm)``: the axes in ``perm``'s order (all reversed without it)."""
-    a = _args(call, ("a", "perm", "conjugate", "name"))
-    if a.text("conjugate", "False") != "False":
-        raise _untranslatable("tf.transpose(conjugate=True)")
-    x = f"torch.as_tensor({a.text('a')})"
-    perm = a.text("perm", "None")
-    if perm == "None":
-        return f"{x}.permute(*reversed(range({x}.dim())))"
-    return f"{x}.permute(*{perm})"
-
-
-def _squeeze(call) -> str:
-    """``tf.squeeze(input, axis)``: the size-1 axes (those named in ``axis``) dropped."""
-    a = _args(call, ("input", "axis", "name"), {"axis": ("squeeze_dims",)})
-    x = f"torch.as_tensor({a.text('input')})"
-    axis = a.text("axis", "None")
-    if axis in ("None", "[]", "()"):
-        return f"{x}.squeeze()"
-    if axis.startswith(("[", "(")):
-        return f"{x}.squeeze(tuple({axis}))"
-    return f"{x}.squeeze({axis})"
-
-
 #: canonical name (printers/torch/loss_functions.py's ``canonical``) → emitter
 TENSOR_ENTRIES: dict[str, Callable] = {
     "tf.strings.lower": _each("lower"), "tf.strings.upper": _each("upper"), "tf.strings.strip": _each("strip"),
     "tf.strings.regex_replace": _regex_replace, "tf.strings.unicode_split": _unicode_split,
     "tf.strings.reduce_join": _reduce_join, "tf.strings.to_number": _to_number, "tf.strings.length": _length,
-    "tf.transpose": _transpose, "tf.squeeze": _squeeze,
 }
 #: the runtime functions (runtime/torch/text.py) the emitted code calls
 HELPERS = ("strings_lower", "strings_upper", "strings_strip", "strings_regex_replace", "strings_unicode_split",

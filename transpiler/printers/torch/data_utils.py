@@ -7,7 +7,7 @@ Each utility is a function of the same name and arguments in ``transpiler/runtim
 
 from __future__ import annotations
 
-from transpiler.printers.torch import data_image_ops, data_pipelines, data_strings
+from transpiler.printers.torch import data_image_ops, data_pipelines, data_strings, data_tensors
 
 #: utility name → (runtime module, definition)
 UTILITIES = {
@@ -31,6 +31,7 @@ UTILITIES = {
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
     # tf.strings calls there (printers/torch/data_strings.py)
     **{name: ("torch.text", name) for name in data_strings.HELPERS},
+    **{name: ("torch.image_ops", name) for name in data_tensors.HELPERS},  # (tf.gather, tf.split)
 }
 
 #: Keras' text and lookup layers: classes of runtime/torch/text.py
