@@ -85,8 +85,9 @@ def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_need
 def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
     """A model's several inputs given as a dict the program computes (``{name: ... for name in
     ...}``, ``dict(...)``), keyed by ``keras.Input(name=...)`` as Keras matches them: the arrays
-    in forward()'s order, the dict evaluated once. None for other code (or inputs that need a
-    layout change: not this case)."""
+    in forward()'s order, the dict evaluated once. A variable (``model.predict(x)``) may hold
+    such a dict or a list of the arrays in order: either, decided when the program runs. None
+    for other code (or inputs that need a layout change: not this case)."""
     from transpiler.ir.layout import is_channels_first
 
     try:
@@ -95,9 +96,13 @@ def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
         return None
     keyed = isinstance(expr, cst.DictComp) or isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
         and expr.func.value == "dict"
-    if not keyed or len(names) != len(layouts) or not all(names) or \
+    variable = isinstance(expr, (cst.Name, cst.Attribute))
+    if not (keyed or variable) or len(names) != len(layouts) or not all(names) or \
             any(lay is not None and is_channels_first(lay) for lay in layouts):
         return None
+    if variable:
+        return (f"[inputs[name] if isinstance(inputs, dict) else inputs[i] for inputs in [{code}] "
+                f"for i, name in enumerate({lit(tuple(names))})]")
     return f"[inputs[name] for inputs in [{code}] for name in {lit(tuple(names))}]"
 
 
