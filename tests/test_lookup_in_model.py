@@ -132,3 +132,70 @@ def test_predict_on_a_dict_comprehension_takes_the_inputs_by_name():
     assert "inputs[name] for inputs in [{name: arrays[name]" in flat and "for name in ('a', 'b')" in flat.replace('"', "'")
     generated = verify.load_generated(result.text)
     assert generated.out.shape == (2, 1)
+
+
+RUNTIME_VOCABULARY = '''
+import math
+import numpy as np
+import pandas as pd
+import keras
+from keras import layers
+from keras.layers import StringLookup
+
+users = pd.DataFrame({"user_id": ["u1", "u2", "u3", "u4", "u5"], "sex": ["F", "M", "F", "M", "F"]})
+VOCABULARY = {"user_id": list(users.user_id.unique()), "sex": list(users.sex.unique())}
+
+
+def create_model():
+    inputs = {"user_id": layers.Input(name="user_id", shape=(1,), dtype="string"),
+              "sex": layers.Input(name="sex", shape=(1,), dtype="string")}
+    encoded = []
+    for feature_name in ["user_id", "sex"]:
+        vocabulary = VOCABULARY[feature_name]
+        idx = StringLookup(vocabulary=vocabulary, mask_token=None, num_oov_indices=0)(inputs[feature_name])
+        embedding_dims = int(math.sqrt(len(vocabulary)))
+        embedding = layers.Embedding(input_dim=len(vocabulary), output_dim=embedding_dims)
+        encoded.append(layers.Flatten()(embedding(idx)))
+    outputs = layers.Dense(1)(layers.concatenate(encoded))
+    return keras.Model(inputs=inputs, outputs=outputs)
+
+
+model = create_model()
+model.compile(optimizer="adam", loss="mse")
+x = {"user_id": np.array([["u2"], ["u5"], ["u1"]], dtype=object), "sex": np.array([["M"], ["F"], ["F"]], dtype=object)}
+'''
+#: (Keras' own predict() refuses arrays of str; the translation's takes them)
+PREDICT = "out = model.predict(x)\n"
+
+
+def test_lookup_with_a_vocabulary_computed_at_run_time_in_int_mode_takes_it_as_an_argument():
+    """keras.io movielens: ``StringLookup(vocabulary=VOCABULARY[feature_name])`` in a builder's
+    loop, the vocabulary computed from a DataFrame when the program runs, its ids embedded:
+    the generated module takes each vocabulary (and the sizes read from it) as constructor
+    arguments, the builder passes their code, and ``predict`` on the dict of named string
+    inputs gives Keras' numbers (it was a stub: "its vocabulary is computed when the program
+    runs")."""
+    import keras
+
+    result = translate(RUNTIME_VOCABULARY + PREDICT, "runtime_vocabulary.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    flat = " ".join(result.text.split())
+    assert "StringLookup( vocabulary=VOCABULARY_user_id, mask_token=None, num_oov_indices=0 )" in flat
+    assert 'VOCABULARY["user_id"], len(VOCABULARY["user_id"])' in flat
+    md = result.program.models[0]
+    generated = verify.load_generated(result.text)
+    assert generated.out.shape == (3, 1)
+    keras.backend.clear_session()
+    original = verify.load_generated(RUNTIME_VOCABULARY, "keras_runtime_vocabulary")
+    generated.model.load_state_dict(verify.map_keras_weights(md.graph, original.model), strict=True)
+    generated.model.eval()
+    with torch.no_grad():
+        got = generated.model(original.x["user_id"], original.x["sex"]).numpy()
+    np.testing.assert_allclose(got, np.asarray(original.model(original.x)), rtol=1e-5, atol=1e-6)
+
+
+def test_lookup_one_hot_with_a_vocabulary_computed_at_run_time_stays_a_stub():
+    source = RUNTIME_VOCABULARY.replace("num_oov_indices=0)", "num_oov_indices=0, output_mode='one_hot')")
+    result = translate(source, "runtime_vocabulary.py")
+    assert not result.program.models
+    assert any("computed when the program runs" in d.message for d in result.stubs), [str(d) for d in result.stubs]

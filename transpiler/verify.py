@@ -68,6 +68,8 @@ def ensure_built(keras_model: Any, graph: Graph) -> None:
         return bool(keras_model.weights) and all(getattr(layer, "built", True)
                                                  for layer in keras_model._flatten_layers(include_self=False))
 
+    if built():
+        return  # (drawing inputs needs what a run-time vocabulary only has when the program runs)
     inputs = random_inputs(graph, 1, 0)
     for training in (False, True):
         if built() or (training and not any(n.op == "training_select" for n in graph.nodes)):
@@ -177,7 +179,10 @@ def _lookup_tokens(graph: Graph, value) -> list | None:
     for n in graph.nodes:
         attr = ops_table.get(n.op).vocabulary_attr
         if attr and n.inputs and n.inputs[0] is value:
-            vocabulary = list((n.attrs[attr] or {}).get("vocabulary") or [])
+            vocabulary = (n.attrs[attr] or {}).get("vocabulary") or []
+            if not isinstance(vocabulary, (list, tuple)):
+                return None  # (a vocabulary the program computes when it runs: not known here)
+            vocabulary = list(vocabulary)
             unknown = "<unknown>" if value.dtype == "string" else max([0, *vocabulary]) + 1
             return vocabulary + [unknown]
     return None

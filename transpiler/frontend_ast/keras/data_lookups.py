@@ -6,7 +6,11 @@ inside the model: ``layers.StringLookup(vocabulary=..., output_mode="one_hot")(i
 Such a call becomes an ``index_lookup`` node whose attributes are the constructor's arguments
 (a vocabulary given in the source); the PyTorch module holds the runtime's class of the same
 name (runtime/torch/text.py, tested against Keras) and calls it on the input's tokens. A
-vocabulary that only ``adapt()`` or the data gives is refused here (the model is a stub naming
+vocabulary the program computes when it runs (``list(users.user_id.unique())``, read through a
+builder's locals: movielens' ``CATEGORICAL_FEATURES_WITH_VOCABULARY[feature_name]``) is a
+run-time value like a run-time size: the generated module takes it as a constructor argument
+and the builder passes that code (``output_mode="int"`` only: an encoding's width would depend
+on it). A vocabulary that only ``adapt()`` gives is refused here (the model is a stub naming
 it), as is ``invert=True`` (strings out of a model).
 """
 
@@ -39,8 +43,10 @@ def _static(value: Any) -> bool:
     return False
 
 
-def config_of(cls_name: str, args: list, kwargs: dict) -> dict:
-    """The constructor's arguments by name (those given), each a static Python value."""
+def config_of(cls_name: str, args: list, kwargs: dict, runtime=None) -> dict:
+    """The constructor's arguments by name (those given), each a static Python value, or for
+    ``vocabulary`` a run-time value (``runtime``: the reader's ``_runtime_size``) whose code
+    the generated module's constructor takes (printed by its name, never its stand-in)."""
     names = SIGNATURES[cls_name]
     if len(args) > len(names):
         raise Unsupported(f"{cls_name}: {len(args)} positional arguments")
@@ -50,12 +56,22 @@ def config_of(cls_name: str, args: list, kwargs: dict) -> dict:
             raise Unsupported(f"{cls_name}({key}=...) is not a Keras argument")
         config[key] = value
     for key, value in config.items():
+        if key == "vocabulary" and not _static(value) and runtime is not None:
+            value = config[key] = runtime(value)
+            if _is_runtime(value):
+                continue
         if not _static(value):
             what = "its vocabulary" if key == "vocabulary" else f"{key}="
             raise Unsupported(f"{cls_name} called inside a model: {what} is computed when the program runs "
                               "(a vocabulary written in the source is translated; adapt() or one the data "
                               "gives is not yet)")
     return {k: list(v) if isinstance(v, tuple) else v for k, v in config.items()}
+
+
+def _is_runtime(value: Any) -> bool:
+    """A run-time value the generated code computes (``sizes.Size`` of a ``runtime`` symbol)."""
+    sym = getattr(value, "expr", None)
+    return getattr(sym, "kind", None) == "runtime" and getattr(sym, "arg", None) is not None
 
 
 def depth_of(cls_name: str, config: dict) -> int | None:
@@ -73,12 +89,17 @@ def depth_of(cls_name: str, config: dict) -> int | None:
     return len(tokens) + oov
 
 
-def lookup_spec(cls_name: str, args: list, kwargs: dict) -> LayerSpec:
-    """The ``index_lookup`` node of a lookup layer made with ``args``/``kwargs``."""
-    config = config_of(cls_name, args, kwargs)
+def lookup_spec(cls_name: str, args: list, kwargs: dict, runtime=None) -> LayerSpec:
+    """The ``index_lookup`` node of a lookup layer made with ``args``/``kwargs`` (``runtime``:
+    see :func:`config_of`)."""
+    config = config_of(cls_name, args, kwargs, runtime)
     if config.get("vocabulary") is None:
         raise Unsupported(f"{cls_name} called inside a model without a vocabulary in the source (adapt() "
                           "builds it from the data when the program runs): not translated yet")
+    if _is_runtime(config["vocabulary"]) and MODES.get(config.get("output_mode", "int")) != "int":
+        raise Unsupported(f"{cls_name}(output_mode={config['output_mode']!r}) inside a model with a vocabulary "
+                          "computed when the program runs (its encoding's size is not known here): not translated "
+                          "yet")
     if isinstance(config["vocabulary"], str):
         raise Unsupported(f"{cls_name}(vocabulary=<a file>) inside a model is not translated yet")
     if config.get("invert"):

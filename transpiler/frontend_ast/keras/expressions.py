@@ -428,7 +428,7 @@ class KerasExpressions(Interpreter):
     def _call_text_layer(self, func, args, kwargs, node):  # (on data: kept as code)
         if _has_tensor([args, kwargs]) and func.cls_name in data_lookups.SIGNATURES and func.made is not None:
             # StringLookup / IntegerLookup inside a model: an index_lookup node (data_lookups.py)
-            spec = data_lookups.lookup_spec(func.cls_name, *func.made)
+            spec = data_lookups.lookup_spec(func.cls_name, *func.made, runtime=self._runtime_size)
             inputs = args[0] if args else kwargs.get("inputs")
             return self._apply_anonymous(spec, [inputs], self._span(node), data_lookups.HINTS[func.cls_name])
         if _has_tensor([args, kwargs]):

@@ -194,10 +194,17 @@ def entry(name: str) -> Callable | None:
 
 
 def tensor_entry(name: str) -> Callable | None:
-    """The emitter for a canonical name of ``TENSOR_ENTRIES``, or None."""
-    return TENSOR_ENTRIES.get(name)
+    """The emitter for a canonical name of ``TENSOR_ENTRIES`` (or of data_strings.py's:
+    tf.strings; data_tensors.py's: tf.transpose, tf.gather, ...), or None."""
+    from transpiler.printers.torch import data_strings, data_tensors
+
+    return TENSOR_ENTRIES.get(name) or data_strings.TENSOR_ENTRIES.get(name) or \
+        data_tensors.TENSOR_ENTRIES.get(name)
 
 
 def helpers_used(text: str) -> list[str]:
-    """The runtime functions of this module that ``text`` calls."""
-    return [h for h in HELPERS if re.search(rf"(?<![\w.]){h}\(", text)]
+    """The runtime functions of this module (and data_strings.py's) that ``text`` calls."""
+    from transpiler.printers.torch import data_strings, data_tensors
+
+    return [h for h in HELPERS if re.search(rf"(?<![\w.]){h}\(", text)] + data_strings.helpers_used(text) + \
+        data_tensors.helpers_used(text)

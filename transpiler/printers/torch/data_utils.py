@@ -7,7 +7,7 @@ Each utility is a function of the same name and arguments in ``transpiler/runtim
 
 from __future__ import annotations
 
-from transpiler.printers.torch import data_image_ops, data_pipelines
+from transpiler.printers.torch import data_image_ops, data_pipelines, data_strings, data_tensors
 
 #: utility name → (runtime module, definition)
 UTILITIES = {
@@ -29,6 +29,9 @@ UTILITIES = {
     "load_tfds": ("torch.tfds_data", "load_tfds"),  # (tensorflow_datasets.load: data_sources.py)  # (printers/torch/dataset_features.py)
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},
+    # tf.strings calls there (printers/torch/data_strings.py)
+    **{name: ("torch.text", name) for name in data_strings.HELPERS},
+    **{name: ("torch.image_ops", name) for name in data_tensors.HELPERS},  # (tf.gather, tf.split)
 }
 
 #: Keras' text and lookup layers: classes of runtime/torch/text.py

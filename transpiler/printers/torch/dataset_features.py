@@ -4,8 +4,8 @@
 examples) yields (a dict of features keyed by column, label) and ``fit`` matches the keys with
 the model's ``keras.Input(name=...)``. Here each statement of such a pipeline keeps its code
 with ``FeatureDataset`` in place of ``from_tensor_slices`` (its ``shuffle``/``batch``/
-``prefetch``/``cache`` are the runtime's, so a pipeline a function returns may be batched after
-the call), and ``fit``/``evaluate`` take the model's inputs by name from it, in forward()'s
+``prefetch``/``cache``/``map`` are the runtime's, so a pipeline a function returns may be batched
+after the call; a ``.map()`` function is translated as tf.data pipelines' are), and ``fit``/``evaluate`` take the model's inputs by name from it, in forward()'s
 order (``ds.column(name, shape)``), with its labels, batch size and shuffling.
 """
 
@@ -39,14 +39,24 @@ def is_feature_data(code: str) -> bool:
 
 
 class _Slices(cst.CSTTransformer):
-    def __init__(self):
+    def __init__(self, map_function=None):
         self.found = 0
+        self.map_function = map_function  # (a .map() argument's code → its torch code)
+
+    def visit_Lambda(self, node) -> bool:
+        return False  # (a .map() function's own calls: translated with it, not methods of the pipeline)
 
     def leave_Call(self, original, updated):
         func = cst.Module([]).code_for_node(updated.func)
         if func.endswith("from_tensor_slices"):
             self.found += 1
             return updated.with_changes(func=cst.Name(RUNTIME_CLASS))
+        if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "map" and \
+                self.map_function is not None and updated.args and updated.args[0].keyword is None:
+            code = self.map_function(cst.Module([]).code_for_node(updated.args[0].value))
+            args = [updated.args[0].with_changes(value=cst.parse_expression(code))]
+            return updated.with_changes(args=args + [a for a in updated.args[1:]
+                                                     if a.keyword is not None and a.keyword.value != "num_parallel_calls"])
         if isinstance(updated.func, cst.Attribute) and updated.func.attr.value not in METHODS:
             raise NotImplementedError(f"tf.data .{updated.func.attr.value}() on a dataset of feature columns")
         return updated
@@ -55,10 +65,10 @@ class _Slices(cst.CSTTransformer):
 def statement_lines(printer, ts: T.TrainingStatement) -> list[str]:
     """A statement of a feature-columns pipeline: its code, on the runtime's class."""
     ops = {op.partition(":")[0] for op in ts.config.ops}
-    if ops - METHODS - {"batch"}:
-        raise NotImplementedError(f"tf.data {sorted(ops - METHODS)} on a dataset of feature columns")
+    if ops - METHODS - {"batch", "map"}:
+        raise NotImplementedError(f"tf.data {sorted(ops - METHODS - {'map'})} on a dataset of feature columns")
     printer.datasets.add(RUNTIME_CLASS)
-    expr = cst.parse_expression(ts.source).visit(_Slices())
+    expr = cst.parse_expression(ts.source).visit(_Slices(printer._map_function))
     target = f"{ts.model} = " if ts.model else "return "
     return [f"{target}{cst.Module([]).code_for_node(expr)}"]
 
@@ -67,6 +77,9 @@ def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_need
     """``fit``/``evaluate`` on a feature-columns pipeline bound to ``x``: the model's inputs by
     name (a list in forward()'s order), the labels, the batch size and the shuffling, read from
     the runtime object; in the shape of ``TrainingPrinter._from_dataset``'s answer."""
+    if any(op.partition(":")[0] == "map" for op in ds.ops):
+        raise NotImplementedError("fit on a dataset of feature columns mapped by a function (.map) is not "
+                                  "translated yet")
     md = ts.model_def if ts is not None else None
     inputs = md.graph.inputs if md is not None and md.graph is not None else []
     if not inputs or not all(v.var for v in inputs):
@@ -85,8 +98,9 @@ def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_need
 def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
     """A model's several inputs given as a dict the program computes (``{name: ... for name in
     ...}``, ``dict(...)``), keyed by ``keras.Input(name=...)`` as Keras matches them: the arrays
-    in forward()'s order, the dict evaluated once. None for other code (or inputs that need a
-    layout change: not this case)."""
+    in forward()'s order, the dict evaluated once. A variable (``model.predict(x)``) may hold
+    such a dict or a list of the arrays in order: either, decided when the program runs. None
+    for other code (or inputs that need a layout change: not this case)."""
     from transpiler.ir.layout import is_channels_first
 
     try:
@@ -95,9 +109,13 @@ def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
         return None
     keyed = isinstance(expr, cst.DictComp) or isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
         and expr.func.value == "dict"
-    if not keyed or len(names) != len(layouts) or not all(names) or \
+    variable = isinstance(expr, (cst.Name, cst.Attribute))
+    if not (keyed or variable) or len(names) != len(layouts) or not all(names) or \
             any(lay is not None and is_channels_first(lay) for lay in layouts):
         return None
+    if variable:
+        return (f"[inputs[name] if isinstance(inputs, dict) else inputs[i] for inputs in [{code}] "
+                f"for i, name in enumerate({lit(tuple(names))})]")
     return f"[inputs[name] for inputs in [{code}] for name in {lit(tuple(names))}]"
 
 

@@ -22,7 +22,8 @@ from transpiler.printers.code import lit
 _KERAS_ROOTS = ("keras.src.", "tensorflow.keras.", "tf_keras.", "keras.")
 _DTYPES = {"float16": "torch.float16", "float32": "torch.float32", "float64": "torch.float64",
            "bfloat16": "torch.bfloat16", "int32": "torch.int32", "int64": "torch.int64", "bool": "torch.bool",
-           "uint8": "torch.uint8", "int8": "torch.int8", "int16": "torch.int16"}
+           "uint8": "torch.uint8", "int8": "torch.int8", "int16": "torch.int16",
+           "complex64": "torch.complex64", "complex128": "torch.complex128"}
 #: Keras' fuzz factor (keras.config.epsilon(), K.epsilon())
 EPSILON = 1e-7
 

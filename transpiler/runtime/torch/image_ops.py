@@ -228,3 +228,27 @@ def image_yuv_to_rgb(images):
     """tf.image.yuv_to_rgb of float images (last axis YUV)."""
     images = torch.as_tensor(images)
     return images @ torch.tensor(_RGB, dtype=images.dtype)
+
+
+def tensor_gather(params, indices, axis=0):
+    """tf.gather(params, indices, axis): the slices of ``params`` at ``indices`` along
+    ``axis``; the result's shape is params' with that axis replaced by the indices' shape."""
+    params = torch.as_tensor(params)
+    index = torch.as_tensor(indices, device=params.device).long()
+    axis = axis % params.dim()
+    out = params.movedim(axis, 0)[index]  # (the indices' axes first, then params' others)
+    if index.dim() and axis:
+        out = out.movedim(tuple(range(index.dim())), tuple(range(axis, axis + index.dim())))
+    return out
+
+
+def tensor_split(value, num_or_size_splits, axis=0):
+    """tf.split: a list of tensors along ``axis``, ``num_or_size_splits`` equal parts (it must
+    divide the axis, as TensorFlow requires) or parts of the sizes given."""
+    value = torch.as_tensor(value)
+    if isinstance(num_or_size_splits, (int, torch.Tensor)) and torch.as_tensor(num_or_size_splits).dim() == 0:
+        count = int(num_or_size_splits)
+        if value.shape[axis] % count:
+            raise ValueError(f"tf.split: {count} parts do not divide an axis of size {value.shape[axis]}")
+        return list(torch.split(value, value.shape[axis] // count, dim=axis))
+    return list(torch.split(value, [int(s) for s in num_or_size_splits], dim=axis))

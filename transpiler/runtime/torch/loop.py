@@ -72,11 +72,17 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
         if layout is not None:  # channels-last images a map made: the model's layout now
             unpermuted = collate
 
+            def permuted(x):  # (a map giving a dict of named inputs: its images, float of the layout's rank)
+                if isinstance(x, dict):
+                    return {k: permuted(v) if isinstance(v, torch.Tensor) and v.is_floating_point()
+                            and v.dim() == len(layout) else v for k, v in x.items()}
+                return x.permute(*layout)
+
             def collate(batch):
                 parts = unpermuted(batch)
                 if isinstance(parts, (tuple, list)):
-                    return (parts[0].permute(*layout), *parts[1:])
-                return parts.permute(*layout)
+                    return (permuted(parts[0]), *parts[1:])
+                return permuted(parts)
 
     if FILE_PATHS:
         return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate, drop_last=drop_last)

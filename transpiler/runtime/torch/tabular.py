@@ -12,7 +12,10 @@ with the model's ``keras.Input(name=...)``. ``FeatureDataset`` is that pipeline 
 - ``column(name, shape)`` is one column as the model input of that name takes it: a column
   of scalars fed to ``keras.Input(shape=(1,))`` gains its last axis, as Keras' functional model
   expands an input one rank short whose last axis is 1;
-- ``labels``, ``batch_size``, ``shuffle_each_pass``: what ``fit`` batches the columns with.
+- ``labels``, ``batch_size``, ``shuffle_each_pass``: what ``fit`` batches the columns with;
+- ``map(fn)``: ``fn`` applied to each element (or batch) as it is made, called with the
+  element's parts as tf.data calls it (``lambda x, y: x["age"]``); what it gives is what the
+  dataset yields from then on (``adapt()`` of a preprocessing layer iterates it).
 """
 
 import numpy as np
@@ -65,6 +68,7 @@ class FeatureDataset:
             raise ValueError(f"from_tensor_slices: the columns have different lengths {sorted(sizes)}")
         self.rows = sizes.pop() if sizes else 0
         self.batch_size, self.shuffle_each_pass, self.drop_last = batch_size, shuffle, drop_last
+        self.maps = ()
 
     def _with(self, **changes):
         made = object.__new__(FeatureDataset)
@@ -81,6 +85,11 @@ class FeatureDataset:
             raise NotImplementedError("batch() of a batched tabular dataset (nested batches)")
         return self._with(batch_size=batch_size, drop_last=drop_remainder)
 
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """tf.data's ``map``: ``map_func`` on each element (each batch once batched), its
+        parts as arguments (a (features, label) pair: two)."""
+        return self._with(maps=self.maps + (map_func,))
+
     def prefetch(self, buffer_size=None):
         return self  # (batches are made as the loop asks for them)
 
@@ -89,6 +98,8 @@ class FeatureDataset:
 
     def column(self, name, shape=()):
         """The column ``name`` as the model input of per-sample ``shape`` takes it."""
+        if self.maps:
+            raise NotImplementedError("the model's inputs from a mapped dataset of feature columns")
         if name not in self.features:
             raise KeyError(f"the model's input {name!r} is not a column of the dataset "
                            f"({sorted(self.features)})")
@@ -102,7 +113,10 @@ class FeatureDataset:
 
     def _item(self, index):
         features = {name: _batch_value(array[index]) for name, array in self.features.items()}
-        return features if self.labels is None else (features, _batch_value(self.labels[index]))
+        item = features if self.labels is None else (features, _batch_value(self.labels[index]))
+        for map_func in self.maps:
+            item = map_func(*item) if isinstance(item, tuple) else map_func(item)
+        return item
 
     def __iter__(self):
         order = np.random.permutation(self.rows) if self.shuffle_each_pass else np.arange(self.rows)

@@ -33,6 +33,8 @@ import torch
 PUNCTUATION = re.compile(r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
 #: tf.strings.lower without an encoding lowercases ASCII letters only
 ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+#: tf.strings.upper: ASCII letters only
+ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
 #: tf.strings.split's whitespace (absl's ascii_isspace)
 ASCII_WHITESPACE = re.compile(r"[ \t\n\v\f\r]+")
 
@@ -474,3 +476,89 @@ class TextVectorization:
             row = row[:length]
             out[r, :len(row)] = row
         return torch.from_numpy(out[0] if single else out)
+
+
+class StringValue(str):
+    """A scalar string as TensorFlow's eager tensors give it (``tf.strings.reduce_join(...)``):
+    a Python str whose ``.numpy()`` is its UTF-8 bytes, as ``tensor.numpy()`` is in TensorFlow."""
+
+    def numpy(self):
+        return self.encode("utf-8")
+
+
+def _strings_out(array):
+    """A numpy array of str as the result of a tf.strings function: a scalar as a StringValue."""
+    return StringValue(array.item()) if array.ndim == 0 else array
+
+
+def _strings_each(function, value):
+    array = as_array(value, True)
+    out = np.empty(array.shape, dtype=object)
+    out.reshape(-1)[:] = [function(s) for s in array.reshape(-1)]
+    return _strings_out(out)
+
+
+def strings_lower(value):
+    """tf.strings.lower (no encoding): ASCII letters lowercased, of a string or an array of them."""
+    return _strings_each(lambda s: s.translate(ASCII_LOWER), value)
+
+
+def strings_upper(value):
+    """tf.strings.upper (no encoding): ASCII letters uppercased."""
+    return _strings_each(lambda s: s.translate(ASCII_UPPER), value)
+
+
+def strings_strip(value):
+    """tf.strings.strip: leading and trailing ASCII whitespace removed."""
+    return _strings_each(lambda s: s.strip(" \t\n\v\f\r"), value)
+
+
+def strings_regex_replace(value, pattern, rewrite, replace_global=True):
+    """tf.strings.regex_replace: every match (the first only without ``replace_global``) of
+    ``pattern`` replaced by ``rewrite`` (RE2's ``\\1`` groups are Python's; its ``\\w``, ``\\d``
+    and ``\\s`` are ASCII classes: ``re.ASCII``)."""
+    compiled = re.compile(_python_value(pattern), re.ASCII)
+    rewrite = _python_value(rewrite)
+    return _strings_each(lambda s: compiled.sub(rewrite, s, count=0 if replace_global else 1), value)
+
+
+def strings_unicode_split(value):
+    """tf.strings.unicode_split (UTF-8): a string's characters, a numpy array of str (rows of
+    characters, one list per string, for an array of strings: TensorFlow's ragged rows)."""
+    array = as_array(value, True)
+    if array.ndim == 0:
+        out = np.empty(len(array.item()), dtype=object)
+        out[:] = list(array.item())
+        return out
+    return [strings_unicode_split(s) for s in array]
+
+
+def strings_reduce_join(inputs, axis=None, separator=""):
+    """tf.strings.reduce_join: the strings joined with ``separator``, all of them (``axis``
+    None: a StringValue) or along ``axis`` (an array of str one rank lower)."""
+    if isinstance(inputs, list):  # (ragged rows: unicode_split of an array)
+        if axis is None:
+            return StringValue(separator.join(separator.join(_python_value(t) for t in row) for row in inputs))
+        return _strings_out(np.array([separator.join(_python_value(t) for t in row) for row in inputs],
+                                     dtype=object))
+    array = as_array(inputs, True)
+    if axis is None:
+        return StringValue(separator.join(array.reshape(-1)))
+    joined = np.apply_along_axis(lambda row: separator.join(row), int(axis), array) if array.size else \
+        np.empty(np.delete(array.shape, int(axis)), dtype=object)
+    return _strings_out(np.asarray(joined, dtype=object))
+
+
+def strings_to_number(value, out_type=torch.float32):
+    """tf.strings.to_number: each string parsed as a number, a tensor of ``out_type``."""
+    array = as_array(value, True)
+    kind = float if out_type.is_floating_point else int
+    flat = [kind(s) for s in array.reshape(-1)]
+    return torch.tensor(flat, dtype=out_type).reshape(array.shape)
+
+
+def strings_length(value):
+    """tf.strings.length (bytes, TensorFlow's default unit): an int32 tensor."""
+    array = as_array(value, True)
+    flat = [len(s.encode("utf-8")) for s in array.reshape(-1)]
+    return torch.tensor(flat, dtype=torch.int32).reshape(array.shape)
