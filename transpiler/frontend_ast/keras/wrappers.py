@@ -19,6 +19,7 @@ from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.interp import Unknown
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
+from transpiler.frontend_ast.keras.training_returns import mark_returned_compiles
 from transpiler.frontend_ast.keras.support import _custom_step, _tracker_metrics
 from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle, ModelObj
 
@@ -114,7 +115,9 @@ class KerasWrappers:
 
     def _finish_wrappers(self) -> None:
         """Each wrapper class's held models, by the torch class they became (their layouts
-        decide how the data enters)."""
+        decide how the data enters); then the compiles of functions returning the model
+        they compile (training_returns.py: read where the function's result lands)."""
+        mark_returned_compiles(self.program, self.module, self._span)
         for name, held in getattr(self, "_wrapper_held", {}).items():
             mds = [self._model_def_of(obj) for obj in held]
             self.program.meta["wrapper_classes"][name]["held"] = sorted({md.class_name for md in mds if md})
