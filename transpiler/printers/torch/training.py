@@ -138,6 +138,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "wrapper_compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
+                             "initializer_object",
                              "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
                              "metric_object"):
                 self.code.statements[ts.stmt] = lines
@@ -475,6 +476,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             return wrapper_training.statement_lines(self, ts)
         if ts.kind == "custom_code":
             return self.custom_code_lines(ts)
+        if ts.kind == "initializer_object":
+            return self.initializer_lines(ts)  # (objects.py)
         if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",
