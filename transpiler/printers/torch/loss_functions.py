@@ -220,6 +220,22 @@ def _transpose(call: cst.Call) -> str:
     return _once(a.text("x"), lambda t: f"{t}.permute(*range({t}.dim() - 1, -1, -1))")
 
 
+def _fill(call: cst.Call) -> str:
+    """``tf.fill(dims, value)``: a tensor of ``dims`` (a list, a tuple, or one number, as
+    TensorFlow takes it) filled with ``value``."""
+    a = _Args(call, ("dims", "value"))
+    if set(a.values) - {"dims", "value"} or "value" not in a.values:
+        raise Untranslatable("fill arguments other than dims and value")
+    dims = a.values["dims"]
+    if isinstance(dims, (cst.List, cst.Tuple)):
+        size = a.text("dims")
+    elif isinstance(dims, cst.Integer):
+        size = f"({a.text('dims')},)"
+    else:
+        size = f"torch.Size(torch.as_tensor({a.text('dims')}).reshape(-1).tolist())"
+    return f"torch.full({size}, {a.text('value')})"
+
+
 def _squeeze(call: cst.Call) -> str:
     """``ops.squeeze(x, axis=None)``: every axis of size 1 removed, or the one named."""
     a = _Args(call, ("x", "axis"), {"x": ("input",), "axis": ("axis", "squeeze_dims")})
@@ -428,7 +444,7 @@ _COMMON: dict[str, Callable] = {
     "random.normal": _random("normal"), "random.uniform": _random("uniform"),
     "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
     "einsum": _einsum, "arange": _arange, "transpose": _transpose, "normalize": _normalize,
-    "squeeze": _squeeze,
+    "squeeze": _squeeze, "fill": _fill,
 }
 #: TensorFlow spellings (after tf.math./tf.nn. are flattened) → the shared entries
 _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
@@ -445,7 +461,8 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "constant": "constant", "epsilon": "epsilon", "add_n": "add_n", "expand_dims": "expand_dims",
             "random.normal": "random.normal", "random.uniform": "random.uniform", "stop_gradient": "stop_gradient",
             "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul",
-            "einsum": "einsum", "transpose": "transpose", "squeeze": "squeeze"}
+            "einsum": "einsum", "transpose": "transpose", "squeeze": "squeeze",
+            "fill": "fill"}
 
 
 #: Keras' short loss function names → the canonical ones
