@@ -54,6 +54,28 @@ class KerasBuilderSites:
                 return args, kwargs
         return None
 
+    def _read_at_call_site(self, fn: cst.FunctionDef) -> bool:
+        """A builder read with the arguments of its first module-level call: one with
+        required parameters, or one whose None default for a name cannot be read."""
+        return (not self._all_defaults(fn) or self._named_by_caller(fn)) and self._constructs_models(fn)
+
+    def _named_by_caller(self, fn: cst.FunctionDef) -> bool:
+        """A builder with a parameter defaulting to None that only names things
+        (``name=None`` ... ``layers.Input(..., name=name + "_img_input")``): its default cannot
+        be read (None + str), its callers give it (keras.io cyclegan's get_discriminator)."""
+        defaults = {p.name.value for p in fn.params.params if isinstance(p.default, cst.Name)
+                    and p.default.value == "None"}
+        return bool(defaults & name_only_parameters(fn))
+
+    def _structural_args(self, fn: cst.FunctionDef, args: dict | None) -> dict | None:
+        """``args`` (what a builder was read with) without the parameters that only name
+        layers and models: the torch module is the same whatever they are, so a call with
+        other names is the same module (not a call "with other arguments")."""
+        if not args:
+            return args
+        names = name_only_parameters(fn)
+        return {k: v for k, v in args.items() if k not in names}
+
     def _calls_program(self, node: cst.CSTNode) -> bool:
         """``node`` calls something other than plain Python on data (``len(class_names)``,
         ``x.shape[1]`` are fine): a function or class of the script, or Keras."""
@@ -117,3 +139,24 @@ def _same_code(value, read) -> bool:
         other = sizes.runtime_symbol(value)
         return other is not None and other.arg == sym.arg
     return isinstance(source, cst.BaseExpression) and cst.Module([]).code_for_node(source) == sym.arg
+
+
+def name_only_parameters(fn: cst.FunctionDef) -> set[str]:
+    """The parameters of ``fn`` its body reads only inside ``name=`` arguments of calls
+    (``name=name + "_img_input"``, ``keras.Model(x, y, name=name)``): Keras names, which
+    the torch module does not keep."""
+    params = {p.name.value for p in fn.params.params}
+    inside: set[int] = set()  # (ids of the names within a name= argument's value)
+    skipped: set[int] = set()  # (keyword and attribute names: not reads of a variable)
+    for arg in nodes_of(fn.body, cst.Arg):
+        if arg.keyword is not None:
+            skipped.add(id(arg.keyword))
+            if arg.keyword.value == "name":
+                inside.update(id(n) for n in nodes_of(arg.value, cst.Name))
+    for attr in nodes_of(fn.body, cst.Attribute):
+        skipped.add(id(attr.attr))
+    named, elsewhere = set(), set()
+    for node in nodes_of(fn.body, cst.Name):
+        if node.value in params and id(node) not in skipped:
+            (named if id(node) in inside else elsewhere).add(node.value)
+    return named - elsewhere

@@ -129,7 +129,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
         self.builders = builders
         for stmt in self.module.body:
             site = None  # a builder with required parameters: read with its call's arguments
-            if isinstance(stmt, cst.FunctionDef) and not self._all_defaults(stmt) and self._constructs_models(stmt):
+            if isinstance(stmt, cst.FunctionDef) and self._read_at_call_site(stmt):  # (builder_sites.py)
                 site = self._call_site_arguments(stmt.name.value)
             if isinstance(stmt, cst.FunctionDef) and (self._all_defaults(stmt) or site is not None):
                 fn = self.globals.vars.get(stmt.name.value)
@@ -176,7 +176,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
                     self.builder_uids[stmt.name.value] = {
                         k: n - module_layer_uids.get(k, 0) for k, n in self.uids.items()}
                     builders[stmt.name.value] = fn
-                    self._register_model(result, builder=stmt.name.value, var=None, args=args)
+                    self._register_model(result, builder=stmt.name.value, var=None, args=self._structural_args(stmt, args))
         self._interpret_rest(builders)
         self._finish_models()
         self._shared_model_warnings()
@@ -232,7 +232,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
         used: set[str] = set()
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and self._all_defaults(stmt):
-                used |= _names_in(stmt.body)
+                used |= _names_in(stmt.body) | _names_in(stmt.params)  # (defaults: kernel_initializer=kernel_init)
         saved_uids, self.uids = self.uids, {}
         for stmt in self.module.body:
             if not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign)):

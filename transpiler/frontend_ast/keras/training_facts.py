@@ -13,6 +13,7 @@ from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.ir import code_literals
 from transpiler.frontend_ast.interp import FunctionRef, Unknown, code_of
 from transpiler.ir.program import ModelDef
+from transpiler.ir.initializers import Initializer
 from transpiler.frontend_ast.keras.support import _DATASET_SHAPES, _walk_names
 from transpiler.frontend_ast.keras.values import (
     ApiRef, ArrayVal, LambdaVal, TensorVal, ModelObj, DatasetObj, ModelHandle)
@@ -179,6 +180,8 @@ class KerasTrainingFacts:
                     config = keras_training.schedule_config(value)
                 except Unsupported:
                     config = None  # (the optimizer that takes it says why)
+            elif isinstance(value, Initializer):  # ``kernel_init = keras.initializers.RandomNormal(...)``
+                config, kind = value, "initializer_object"
             elif isinstance(value, list) and value and all(
                     isinstance(v, keras_training.TrainingObj) and v.kind == "callback" for v in value):
                 config, kind = None, "callback_list"  # ``callbacks = [EarlyStopping(...), ...]``

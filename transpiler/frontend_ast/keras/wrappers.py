@@ -19,8 +19,9 @@ from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.interp import Unknown
 from transpiler.frontend_ast.keras import training as keras_training
 from transpiler.frontend_ast.keras.layers import Unsupported
+from transpiler.frontend_ast.keras.training_returns import mark_returned_compiles
 from transpiler.frontend_ast.keras.support import _custom_step, _tracker_metrics
-from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle, ModelObj
+from transpiler.frontend_ast.keras.values import FrontendError, ModelHandle, ModelObj, UserObj
 
 #: methods that make a Model subclass a trainer of what it holds
 _TRAINER_METHODS = ("train_step", "test_step", "compute_loss", "compile")
@@ -114,7 +115,9 @@ class KerasWrappers:
 
     def _finish_wrappers(self) -> None:
         """Each wrapper class's held models, by the torch class they became (their layouts
-        decide how the data enters)."""
+        decide how the data enters); then the compiles of functions returning the model
+        they compile (training_returns.py: read where the function's result lands)."""
+        mark_returned_compiles(self.program, self.module, self._span)
         for name, held in getattr(self, "_wrapper_held", {}).items():
             mds = [self._model_def_of(obj) for obj in held]
             self.program.meta["wrapper_classes"][name]["held"] = sorted({md.class_name for md in mds if md})
@@ -122,6 +125,9 @@ class KerasWrappers:
     def _wrapper_attrs(self, user, info: dict) -> None:
         """The optimizer and loss objects the instance's ``__init__``/``compile()`` stored."""
         for attr, value in user.attrs.items():
+            if isinstance(value, UserObj) and value.cls.kind != "model":  # (the script's own object:
+                info.setdefault("own_methods", {})[attr] = sorted(  # its methods; wrapper_class.py)
+                    s.name.value for s in value.cls.node.body.body if isinstance(s, cst.FunctionDef))
             made = self._wrapper_object(value)
             if made[0] in ("optimizer", "loss"):
                 info["objects"].setdefault(attr, made)

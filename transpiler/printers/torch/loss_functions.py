@@ -198,7 +198,68 @@ def _dtype(text: str | None) -> str:
 
 def _cast(call: cst.Call) -> str:
     a = _Args(call, ("x", "dtype"))
-    return f"torch.as_tensor({a.text('x')}, dtype={_dtype(a.text('dtype'))})"  # x may be a Python number
+    dtype = a.text("dtype")
+    if isinstance(a.values.get("dtype"), cst.Attribute) and a.values["dtype"].attr.value == "dtype" \
+            and dtype.strip("'\"").rsplit(".", 1)[-1] not in _DTYPES:
+        # ``ops.cast(y_true, y_pred.dtype)``: another tensor's dtype (a torch dtype there too)
+        return f"torch.as_tensor({a.text('x')}, dtype={dtype})"
+    return f"torch.as_tensor({a.text('x')}, dtype={_dtype(dtype)})"  # x may be a Python number
+
+
+def _once(x: str, body: Callable[[str], str]) -> str:
+    """``body`` of ``x`` where ``body`` reads it twice: a name directly, another expression
+    through a lambda's parameter (computed once, as the Keras call computes it)."""
+    if re.fullmatch(r"[\w.]+", x):
+        return body(x)
+    return f"(lambda t: {body('t')})({x})"
+
+
+def _transpose(call: cst.Call) -> str:
+    """``ops.transpose(x, axes=None)``: the axes reversed (a 1-D tensor unchanged), or permuted."""
+    a = _Args(call, ("x", "axes"), {"axes": ("perm",)})
+    axes = a.text("axes")
+    if axes not in (None, "None"):
+        return f"torch.permute({a.text('x')}, {axes})"
+    return _once(a.text("x"), lambda t: f"{t}.permute(*range({t}.dim() - 1, -1, -1))")
+
+
+def _fill(call: cst.Call) -> str:
+    """``tf.fill(dims, value)``: a tensor of ``dims`` (a list, a tuple, or one number, as
+    TensorFlow takes it) filled with ``value``."""
+    a = _Args(call, ("dims", "value"))
+    if set(a.values) - {"dims", "value"} or "value" not in a.values:
+        raise Untranslatable("fill arguments other than dims and value")
+    dims = a.values["dims"]
+    if isinstance(dims, (cst.List, cst.Tuple)):
+        size = a.text("dims")
+    elif isinstance(dims, cst.Integer):
+        size = f"({a.text('dims')},)"
+    else:
+        size = f"torch.Size(torch.as_tensor({a.text('dims')}).reshape(-1).tolist())"
+    return f"torch.full({size}, {a.text('value')})"
+
+
+def _squeeze(call: cst.Call) -> str:
+    """``ops.squeeze(x, axis=None)``: every axis of size 1 removed, or the one named."""
+    a = _Args(call, ("x", "axis"), {"x": ("input",), "axis": ("axis", "squeeze_dims")})
+    axis = a.text("axis")
+    return f"torch.squeeze({a.text('x')})" if axis in (None, "None") else f"torch.squeeze({a.text('x')}, {axis})"
+
+
+def _normalize(call: cst.Call) -> str:
+    """``keras.utils.normalize(x, axis=-1, order=2)`` / ``ops.normalize(x, axis, order,
+    epsilon)`` on a tensor: Keras' ``x * min(rsqrt(sum(x ** 2)), 1 / epsilon)`` for order 2,
+    ``x / max(norm, epsilon)`` for another order (epsilon Keras' 1e-7 by default)."""
+    a = _Args(call, ("x", "axis", "order", "epsilon"))
+    axis, order, eps = a.text("axis", "-1"), a.text("order", "2"), a.text("epsilon", "None")
+    if axis in (None, "None"):
+        raise Untranslatable("normalize over every axis")
+    eps = lit(EPSILON) if eps == "None" else eps
+    if order == "2":
+        return _once(a.text("x"), lambda t: f"{t} * torch.clamp(torch.rsqrt(torch.sum(torch.square({t}), "
+                                          f"dim={axis}, keepdim=True)), max=1.0 / {_operand(eps)})")
+    return _once(a.text("x"), lambda t: f"{t} / torch.clamp(torch.linalg.vector_norm({t}, ord={order}, dim={axis}, "
+                                      f"keepdim=True), min={eps})")
 
 
 def _softmax(torch_fn: str) -> Callable:
@@ -385,7 +446,8 @@ _COMMON: dict[str, Callable] = {
     "expand_dims": _expand_dims,
     "random.normal": _random("normal"), "random.uniform": _random("uniform"),
     "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
-    "einsum": _einsum, "arange": _arange,
+    "einsum": _einsum, "arange": _arange, "transpose": _transpose, "normalize": _normalize,
+    "squeeze": _squeeze, "fill": _fill,
 }
 def _spatial_pair(text: str | None, what: str) -> tuple[int, int]:
     """TF's ``ksize``/``strides`` of a 2-D op: an int, two ints, or [1, h, w, 1] (literals only)."""
@@ -460,12 +522,17 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "random.normal": "random.normal", "random.uniform": "random.uniform", "stop_gradient": "stop_gradient",
             "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul",
             "einsum": "einsum", "avg_pool2d": "tf_avg_pool2d", "max_pool2d": "tf_max_pool2d",
-            "conv2d": "tf_conv2d"}
+            "conv2d": "tf_conv2d", "transpose": "transpose", "squeeze": "squeeze",
+            "fill": "fill"}
 
 
 #: Keras' short loss function names → the canonical ones
 _LOSS_ALIASES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "kld": "kl_divergence",
                  "kullback_leibler_divergence": "kl_divergence", "huber_loss": "huber"}
+
+
+#: keras.ops functions that are Keras' loss functions of (target, output[, from_logits])
+_OPS_LOSSES = ("categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy")
 
 
 #: Keras' loss classes whose function name is not their name in snake case
@@ -484,6 +551,8 @@ def rewrite_entry(name: str) -> Callable | None:
 
     if data_image_ops.tensor_entry(name) is not None:  # (tf.random.gamma, one_hot, reshape)
         return data_image_ops.tensor_entry(name)
+    if name == "utils.normalize":  # (on a tensor: ops.nn.normalize)
+        return _normalize
     if name.startswith("tf."):
         flat = _TF_FLAT.get(name[3:])
         return _COMMON.get(flat) if flat else None
@@ -521,6 +590,9 @@ class _Rewriter(cst.CSTTransformer):
             return updated
         if name.startswith("losses."):
             return cst.parse_expression(self._builtin_loss(name[len("losses."):], updated))
+        for prefix in ("ops.nn.", "ops."):  # ``ops.categorical_crossentropy(target, output, from_logits)``
+            if name.startswith(prefix) and name[len(prefix):] in _OPS_LOSSES:
+                return cst.parse_expression(self._builtin_loss(name[len(prefix):], updated))
         emit = rewrite_entry(name)
         if emit is None:
             self.untranslatable.append(_code(original))

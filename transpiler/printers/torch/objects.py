@@ -17,7 +17,7 @@ from transpiler.ir.training import CROSS_ENTROPY, SPARSE_SENSITIVE_OPTIMIZERS  #
 from transpiler.printers import differences, runtime_source
 from transpiler.printers.torch import keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
-from transpiler.printers.code import comment_text, lit
+from transpiler.printers.code import comment_text, docstring, lit
 
 
 #: runtime modules (transpiler/runtime/torch/) the helpers are copied from
@@ -134,6 +134,26 @@ class CompiledObjects:
             return f"lambda step: (1 - {lit(alpha)}) * {cos} + {lit(alpha)}"
         values = [float(v) / init for v in p["values"]]
         return f"lambda step: {lit(values)}[sum(step > b for b in {lit(list(p['boundaries']))})]"
+
+    def initializer_lines(self, ts: T.TrainingStatement) -> list[str]:
+        """``kernel_init = keras.initializers.RandomNormal(mean=0.0, stddev=0.02)``: the layers
+        built with it draw their weights that way in their module's ``reset_parameters``; the
+        name becomes the torch initializer function that draws the same (a builder's default
+        ``kernel_initializer=kernel_init`` still names something), None for one torch has no
+        function for (a comment says so)."""
+        from transpiler.printers.torch.ops import _INIT, _drawn  # (the layers' own init lines)
+
+        init = ts.config
+        shown = repr(init)
+        line = _drawn(init, "tensor")
+        if line is None and not set(init.params) - {"seed"}:
+            line = _INIT.get(init.snake_name(), None)
+            line = line.format(t="tensor") if line else None
+        if line is None:
+            return [comment_text(f"# {shown}: the modules built with it initialise their weights "
+                                 "in reset_parameters"), f"{ts.model} = None"]
+        return [f"def {ts.model}(tensor):", f"    {docstring(shown + ' as a torch initializer', '    ')}",
+                f"    return {line}"]
 
     def custom_code_lines(self, ts: T.TrainingStatement) -> list[str]:
         """The script's own loss/metric function or Loss subclass, its body in torch."""

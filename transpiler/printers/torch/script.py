@@ -663,6 +663,7 @@ class _Printer:
                     f"{md.class_name}({construct_args(md, code)})"))]) \
                     if not loads else new
                 loads = [*loads, cst.parse_statement(f"return {target}\n")] if loads else loads
+            loads = [*loads, *self._builder_compile(stmt)]  # (a function compiling the model it returns)
             if level == "module":
                 return [*_parse_classes([code.text]), new, *loads]
             self.pending_classes.append(code.text)
@@ -788,7 +789,8 @@ class _Printer:
         if self.training is None or not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
             return []
         func = small.value.func
-        if not (isinstance(func, cst.Name) and func.value in self.builders):
+        returning = set(self.program.meta.get("compiled_by", {}).values())  # (a function compiling what it returns)
+        if not (isinstance(func, cst.Name) and (func.value in self.builders or func.value in returning)):
             return []
         target = small.targets[0].target
         if not isinstance(target, cst.Name):

@@ -127,6 +127,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 if ts.kind == "compile":  # printed where the builder's result lands; register
                     self.optimizer_expr("model", ts.config.optimizer)  # the helpers it needs now
                     md = next((m for m in self.program.models if m.builder == ts.builder), None)
+                    if md is None:  # a function returning the model it compiles: its body stays
+                        md = ts.model_def
+                        self.code.statements[ts.stmt] = [f"# compiled where {ts.builder}()'s result lands"]
                     for i, loss in enumerate(ts.config.losses):
                         self.loss_name(loss, _uses_logits(md, i))
                 continue
@@ -135,6 +138,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "wrapper_compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
+                             "initializer_object",
                              "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
                              "metric_object"):
                 self.code.statements[ts.stmt] = lines
@@ -229,8 +233,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                                     for ts in self.program.training):
                 continue  # it holds training statements: the script printer rewrites it
             try:
-                new, uses_f = torch_loss_functions.translate_function(stmt, aliases, _no_builtin_loss)
-            except torch_loss_functions.Untranslatable:
+                new, uses_f = torch_loss_functions.translate_function(  # (Keras' loss functions inside:
+                    stmt, aliases, lambda name, logits: self.loss_name(T.Loss(name, logits), False))  # per sample)
+            except (torch_loss_functions.Untranslatable, NotImplementedError):
                 continue
             if uses_f:
                 self.needs.add("F")
@@ -243,9 +248,11 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             prefix = f"{key}_" if several else ""
             self.models[key] = ModelTraining(ts.model_def, optimizer_var=f"{prefix}optimizer",
                                              loss_var=f"{prefix}loss_fn")
-            if ts.model_def is not None and ts.model_def.builder:
+            builder = ts.model_def.builder if ts.model_def is not None else None
+            builder = builder or self.program.meta.get("compiled_by", {}).get(key)  # (training_returns.py)
+            if builder:
                 builder_compile = next((s for s in self.program.training if s.kind == "compile"
-                                        and s.builder == ts.model_def.builder), None)
+                                        and s.builder == builder), None)
                 if builder_compile is not None:
                     self.models[key].compile = builder_compile.config
         return self.models[key]
@@ -469,6 +476,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             return wrapper_training.statement_lines(self, ts)
         if ts.kind == "custom_code":
             return self.custom_code_lines(ts)
+        if ts.kind == "initializer_object":
+            return self.initializer_lines(ts)  # (objects.py)
         if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model"):
             return self.data_lines(ts)
         if ts.kind in ("optimizer_object", "loss_object", "callback_object", "callback_list", "schedule_object",

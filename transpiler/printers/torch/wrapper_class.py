@@ -308,6 +308,36 @@ class WrapperContext:
     objects: dict[str, str] = field(default_factory=dict)  # attribute -> torch expression (losses, optimizers)
     stubs: list[tuple[str, str]] = field(default_factory=list)  # (method, reason)
     uses_f: bool = False
+    own_methods: dict = field(default_factory=dict)  # attribute -> methods of the script's own object it holds
+
+
+#: Keras Model methods a torch module does not have (``self.ema_network.predict(...)`` in a
+#: wrapper's method would fail when run); ``summary()`` becomes ``print(module)``
+_MODEL_ONLY_METHODS = frozenset({"predict", "predict_on_batch", "fit", "evaluate", "train_on_batch",
+                                 "test_on_batch", "get_weights", "set_weights", "count_params", "save",
+                                 "save_weights", "load_weights", "get_layer", "compile"})
+
+
+class _HeldModelCalls(cst.CSTTransformer):
+    """``self.<attr>.summary()`` → ``print(self.<attr>)``; a Keras-only Model method called on
+    an attribute (a held model: a torch module in the output; or a value the reader does not
+    know, a model handed to ``__init__``) is named, the caller refuses the method. An attribute
+    holding the script's own object calls its own methods."""
+
+    def __init__(self, own_methods: dict):
+        self.own_methods = own_methods
+        self.refused: list[str] = []
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        attr = _self_attr(func.value) if isinstance(func, cst.Attribute) else None
+        if attr is None or func.attr.value in self.own_methods.get(attr, ()):
+            return updated
+        if func.attr.value == "summary" and not original.args:
+            return cst.parse_expression(f"print({_code(func.value)})")
+        if func.attr.value in _MODEL_ONLY_METHODS:
+            self.refused.append(f"{_code(func)}() (Keras' Model method: the held model is a torch module)")
+        return updated
 
 
 def _super_call(stmt, method: str) -> cst.Call | None:
@@ -424,6 +454,10 @@ def _translate_method(fn: cst.FunctionDef, cls: cst.ClassDef, params: dict[str, 
             fn = fn.with_changes(name=cst.Name("forward"))
     if name != "__init__" and any(isinstance(c.func, cst.Name) and c.func.value == "super" for c in nodes_of(fn, cst.Call)):
         raise Untranslatable("super() (Keras' own implementation)")
+    held = _HeldModelCalls(ctx.own_methods)
+    fn = fn.with_changes(body=fn.body.visit(held))
+    if held.refused:
+        raise Untranslatable(held.refused[0])
     new, uses_f = torch_loss_functions.translate_function(fn, ctx.aliases, ctx.loss_call)
     for attr in nodes_of(new, cst.Attribute):
         if _self_attr(attr) in _KERAS_ONLY and attr.attr.value not in own:

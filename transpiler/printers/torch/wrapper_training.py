@@ -8,6 +8,7 @@ import re
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.ir import training as T
 from transpiler.ir.layout import is_channels_first
 from transpiler.printers.code import comment_text
@@ -50,6 +51,22 @@ def passed_to_wrapper(printer, var: str) -> bool:
     return any(ts.kind == "wrapper_compile" and pattern.search(ts.source) for ts in printer.program.training)
 
 
+def _own_objects(module: cst.Module, cls: cst.ClassDef) -> dict[str, list[str]]:
+    """``self.<attr> = Helper(...)`` in the class's ``__init__`` where ``Helper`` is a class of
+    the script without bases: attr -> Helper's method names (its own ``predict``, not Keras')."""
+    classes = {s.name.value: [f.name.value for f in s.body.body if isinstance(f, cst.FunctionDef)]
+               for s in module.body if isinstance(s, cst.ClassDef) and not s.bases}
+    init = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
+    out = {}
+    for assign in nodes_of(init, cst.Assign) if init is not None else ():
+        value, target = assign.value, assign.targets[0].target
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes \
+                and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == "self":
+            out[target.attr.value] = classes[value.func.value]
+    return out
+
+
 def translate_classes(printer) -> None:
     """Each wrapper class → its torch text (``printer.code.wrapper_classes``)."""
     classes = printer.program.meta.get("wrapper_classes", {})
@@ -62,7 +79,8 @@ def translate_classes(printer) -> None:
             continue
         info = classes[stmt.name.value]
         ctx = wrapper_class.WrapperContext(
-            aliases, lambda kind, logits: printer.loss_name(T.Loss(kind, logits), False), None, None)
+            aliases, lambda kind, logits: printer.loss_name(T.Loss(kind, logits), False), None, None,
+            own_methods={**_own_objects(module, stmt), **info.get("own_methods", {})})
         span = info["span"]
 
         def report(method, reason, name=stmt.name.value, span=span):

@@ -160,6 +160,11 @@ def keras_loss(fn):
     dtype and the ranks matched as Keras does, then the object's reduction."""
     call = getattr(fn, "call", fn)
     reduction = getattr(fn, "reduction", "sum_over_batch_size")
+    owner = next((c for c in type(fn).__mro__ if "call" in vars(c) or "__call__" in vars(c)), None)
+    if call is not fn and owner is not None and "__call__" in vars(owner) and owner.__name__ != "Loss":
+        # a Loss subclass overriding __call__: Keras calls the object on the data as given,
+        # its value is the loss
+        return lambda output, target: fn(target, output)
 
     def loss(output, target):
         values = call(*keras_same_rank(target.to(output.dtype), output))
