@@ -201,3 +201,25 @@ def test_builder_called_only_from_a_translated_class_goes_with_it():
     module = verify.load_generated(result.text)
     assert sum(p.numel() for p in module.model.parameters()) == 3 * (8 * 8 + 8) + 8 * 2 + 2
 
+
+UNIT_NORM = HEADER + '''def build_model():
+    inp = keras.Input(shape={shape})
+    x = {before}
+    out = layers.UnitNormalization(axis={axis})(x)
+    return keras.Model(inp, out)
+'''
+
+
+@pytest.mark.parametrize("shape, before, axis", [
+    ((6,), "layers.Dense(5)(inp)", -1),
+    ((7, 6, 3), "layers.Conv2D(4, 3)(inp)", -1),  # channels: dim=1 of the channels-first map
+    ((7, 6, 3), "layers.Conv2D(4, 3)(inp)", [1, 2]),  # each channel's map over the spatial axes
+    ((5, 6), "layers.Dense(4)(inp)", (1, 2)),
+    ((6,), "layers.Dense(5)(inp) * 0.0", -1),  # zero vectors: Keras' epsilon keeps them zero
+], ids=["dense", "conv_channels", "conv_spatial", "sequence_both", "zeros"])
+def test_unit_normalization_matches_keras(shape, before, axis):
+    checked = check_source(UNIT_NORM.format(shape=shape, before=before, axis=axis), batch=4)
+    assert "F.normalize(" in checked.translation.text
+    assert not checked.translation.stubs
+    assert checked.keras_params == checked.torch_params
+    assert max_error(checked) <= 1e-5

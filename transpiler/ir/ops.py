@@ -664,3 +664,6 @@ op("tile", numbers="moves", attrs="repeats: ints", layout=TERMINATE,
    doc="Each axis after the batch axis repeated ``repeats[i]`` times, whole copies one after another "
        "(``ops.tile(x, [1, n, 1])``, ``tf.tile``; the batch axis is not repeated). A repeat may be a size "
        "known only when the program runs (a constructor argument).")
+op("unit_normalize", attrs="axis: axes = (-1,)", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
+   doc="x * min(rsqrt(sum(x ** 2 over axis)), 1e12) = x / max(||x||, 1e-12): each vector over ``axis`` scaled "
+       "to unit L2 length (Keras UnitNormalization; torch F.normalize with eps=1e-12).")
