@@ -51,7 +51,10 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
 
 
 def find_layer(keras_model: Any, name: str) -> Any:
-    """The layer called ``name``, also inside subclassed layers and nested models."""
+    """The layer called ``name``, also inside subclassed layers and nested models (or the model
+    itself: a subclassed model's own ``tf.Variable``)."""
+    if getattr(keras_model, "name", None) == name:
+        return keras_model
     try:
         return keras_model.get_layer(name)
     except ValueError:

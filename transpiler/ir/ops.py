@@ -672,3 +672,6 @@ op("eye", inputs="like", attrs="shape: ints; rows: int; columns: int; dtype: str
    doc="Identity matrices (``rows`` x ``columns``, ones on the main diagonal) for every sample: shape "
        "(batch of ``like``, *shape, rows, columns) (``tf.eye(3, batch_shape=[tf.shape(x)[0], 1])``); "
        "``like`` gives the batch size, never values.")
+op("unit_normalize", attrs="axis: axes = (-1,)", layout=ATTRIBUTE, axis_attrs=("axis",), shape="same",
+   doc="x * min(rsqrt(sum(x ** 2 over axis)), 1e12) = x / max(||x||, 1e-12): each vector over ``axis`` scaled "
+       "to unit L2 length (Keras UnitNormalization; torch F.normalize with eps=1e-12).")

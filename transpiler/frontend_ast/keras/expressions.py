@@ -17,6 +17,7 @@ from transpiler.frontend_ast.interp import (OBJECT_CMPOPS, PASS, ClassRef, Funct
 from transpiler.frontend_ast.keras import data_lookups, data_utils, data_zip
 from transpiler.frontend_ast.keras import zoo as keras_zoo
 from transpiler.frontend_ast.keras import layer_refs
+from transpiler.frontend_ast.keras import variables as keras_variables
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.support import (_ARRAY_METHODS, _array_binop, _array_method, _bound_args,
                                                    _camel, _docstring_of, _has_tensor, _not_static, _numpy_source,
@@ -402,6 +403,11 @@ class KerasExpressions(Interpreter):
         if func.kind in ("tensor_op", "activation"):
             args = [self._as_tensor(a, node) for a in args]  # a custom layer's weight used as a tensor
             kwargs = {k: self._as_tensor(v, node) for k, v in kwargs.items()}
+        if func.kind == "tensor_op" and keras_variables.outside_call(self.self_stack, self.method_stack) \
+                and not _has_tensor([args, kwargs]):  # ``keras.random.normal((1, 1, 8))`` in __init__
+            made = keras_variables.tensor_source(keras_variables.api_path(func.name), args, kwargs)
+            if made is not None:
+                return made
         self._mark_keras()
         handler = _API_CALLS.get(func.kind)
         if handler is None:
@@ -449,6 +455,16 @@ class KerasExpressions(Interpreter):
             made = _numpy_source(func.path, args, kwargs)
             if made is not None:
                 return made
+        made = keras_variables.tensor_source(func.path, args, kwargs) \
+            if keras_variables.outside_call(self.self_stack, self.method_stack) else None  # tf.ones((2, 224, 224, 3))
+        if made is None and func.path in keras_variables._FLOAT32_LINSPACE:
+            made = keras_variables.float32_range(_numpy_source("numpy.linspace", args, kwargs), func.path)
+        if made is None and keras_variables.is_variable(func.path) and self.self_stack:
+            made = keras_variables.variable_weight(func.path, self.self_stack[-1], args, kwargs, self._span(node))
+            if made is not None and func.path.startswith("tensorflow."):
+                self.program.warn(self._span(node), keras_variables.UNTRACKED, self._line(self._span(node)))
+        if made is not None:
+            return made
         api = keras_api_name(func.path)
         if api is not None:
             self._mark_keras()
@@ -483,7 +499,12 @@ class KerasExpressions(Interpreter):
 
     @CALLS.register(_SuperCall)
     def _call_super(self, func, args, kwargs, node):
-        return SuperRef(self.self_stack[-1])
+        obj = self.self_stack[-1]
+        line = self._span(node).line
+        cls = obj.cls
+        while cls is not None and not (self._span(cls.node).line <= line <= (self._span(cls.node).end_line or 0)):
+            cls = cls.base  # (the class whose method holds this super(): A -> B -> C)
+        return SuperRef(obj, cls)
 
     @CALLS.register(ClassRef)
     def _call_class(self, func, args, kwargs, node):
@@ -633,6 +654,11 @@ class KerasExpressions(Interpreter):
             made = _numpy_source(f"numpy.random.{name}", args, kwargs)
             return Unknown(f"rng.{name}()") if made is None else made
         if isinstance(obj, SuperRef):
+            base = obj.cls.base if obj.cls is not None else None
+            if base is not None and base.method(name) is not None:
+                # the script's own base class (``class ViTDistilled(ViTClassifier)``): its method
+                # runs on the same object (its __init__ makes the layers the subclass uses)
+                return self._run_method(obj.obj, base.method(name), args, kwargs)
             if name == "__init__":
                 self._name_user(obj.obj, kwargs.get("name"))
             return None

@@ -39,7 +39,7 @@ from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
-    span_holds, what_it_is, _camel, _identifier, _default_hint, _syntax_error)
+    span_holds, what_it_is, _camel, _identifier, _default_hint, _syntax_error, _static_name)
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
@@ -109,6 +109,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
         self.module_uids: dict[str, int] = {}
         self.builder_uids: dict[str, dict[str, int]] = {}
         self.self_stack: list[UserObj] = []  # the instance whose method runs
+        self.method_stack: list[str] = []  # (and that method's name)
         self.user_classes: dict[str, ClassRef] = {}
         self.module_stack: list[tuple[ModuleScope, int]] = []  # the module scopes a call runs in
         self.seq = 0  # construction order of layers and user objects
@@ -699,7 +700,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
     # -- models -------------------------------------------------------------------
     def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:
         layers = list(args[0]) if args else list(kwargs.get("layers") or [])
-        model = ModelObj("sequential", span, name=kwargs.get("name"))
+        model = ModelObj("sequential", span, name=_static_name(kwargs.get("name")))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         model.made_under = tuple(self.stmt_stack[:-1])
         for item in layers:
@@ -725,7 +726,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
         outputs = kwargs.get("outputs", args[1] if len(args) > 1 else None)
         if inputs is None or outputs is None:
             raise FrontendError("Model(...) needs inputs and outputs (subclassed models come later)", span)
-        model = ModelObj("functional", span, name=kwargs.get("name"))
+        model = ModelObj("functional", span, name=_static_name(kwargs.get("name")))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         model.made_under = tuple(self.stmt_stack[:-1])
         model.graph = self._extract_graph(inputs, outputs, span)

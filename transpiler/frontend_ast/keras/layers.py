@@ -379,6 +379,15 @@ def recognize_layer_norm(b: BoundArgs) -> LayerSpec:
                                     "center": b.get("center"), "scale": b.get("scale")})
 
 
+@recognizer("UnitNormalization", signature="axis=-1", ops=("unit_normalize",))
+def recognize_unit_normalization(b: BoundArgs) -> LayerSpec:
+    axis = b.get("axis")
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+        raise Unsupported(f"UnitNormalization(axis={axis!r}): the axes must be integers known statically")
+    return LayerSpec("unit_normalize", {"axis": axes})
+
+
 @recognizer("Rescaling", signature="scale; offset=0.0", ops=("rescaling",))
 def recognize_rescaling(b: BoundArgs) -> LayerSpec:
     return LayerSpec("rescaling", {"scale": b.require("scale"), "offset": b.get("offset")})

@@ -25,6 +25,12 @@ class KerasStatements:
             if not top:
                 if self.self_stack and isinstance(stmt, cst.If):
                     sense = self._mode_test(stmt.test, env)
+                    known = getattr(self, "_known_modes", None)
+                    if sense is not None and known:
+                        # inside a branch on the mode (``elif training:`` after ``if not
+                        # training:``): the mode is known there, the test decided
+                        self._exec_block(_branch(stmt, taken=known[-1] == sense), env)
+                        continue
                     if sense is not None:
                         if self._exec_mode_if(stmt, sense, env, body[i + 1:]):
                             return
@@ -103,6 +109,24 @@ class KerasStatements:
                 return None
             positive = isinstance(target.operator, (cst.Is, cst.Equal)) == (target.comparator.value == "True")
             return inner if positive else not inner
+        if isinstance(test, cst.BooleanOperation):
+            return self._mode_test_joined(test, env)
+        return None
+
+    def _mode_test_joined(self, test: cst.BooleanOperation, env: Env) -> bool | None:
+        """``not training or self.regular_training`` with the other side a static bool that
+        does not decide the test (False under ``or``, True under ``and``): the mode test alone.
+        (A deciding side, or one only the running program knows: None, as before.)"""
+        neutral = isinstance(test.operator, cst.Or) is False  # (``or False`` / ``and True``)
+        for mode_side, other in ((test.left, test.right), (test.right, test.left)):
+            inner = self._mode_test(mode_side, env)
+            if inner is None or self._mode_test(other, env) is not None:
+                continue
+            try:
+                value = self._eval(other, env)
+            except Unsupported:
+                return None
+            return inner if isinstance(value, bool) and value is neutral else None
         return None
 
     def _exec_mode_if(self, stmt: cst.If, sense: bool, env: Env, rest: list) -> bool:
@@ -126,12 +150,12 @@ class KerasStatements:
         try:
             before = dict(env.vars)
             names = dict(self.uids)
-            trained = self._run_branch(train, env)
+            trained = self._run_branch(train, env, mode=True)
             # Keras traces call() with training=None: only the inference branch takes op names
             self.uids.clear()
             self.uids.update(names)
             env.vars = dict(before)
-            inferred = self._run_branch(infer, env)
+            inferred = self._run_branch(infer, env, mode=False)
             env.vars = dict(before)
             if trained[0] != inferred[0]:
                 raise self._err(stmt.test, "one branch on `training` returns and the other does not")
@@ -146,11 +170,17 @@ class KerasStatements:
             self._stmt_nodes.pop()
         return consumed
 
-    def _run_branch(self, stmts: list, env: Env) -> tuple[str, Any]:
+    def _run_branch(self, stmts: list, env: Env, mode: bool) -> tuple[str, Any]:
+        """Run one branch of an ``if`` on the mode, which is ``mode`` (training) there."""
+        if not hasattr(self, "_known_modes"):
+            self._known_modes: list[bool] = []
+        self._known_modes.append(mode)
         try:
             self._exec_block(stmts, env)
         except Return as ret:
             return "return", ret.value
+        finally:
+            self._known_modes.pop()
         return "vars", dict(env.vars)
 
     def _join_modes(self, train: Any, infer: Any, stmt: cst.CSTNode, name: str | None) -> Any:
@@ -347,3 +377,12 @@ class KerasStatements:
             owner = owner.parent
         if owner is not None and isinstance(root, cst.Name) and isinstance(owner.vars[root.value], (list, dict)):
             owner.set(root.value, Unknown("a container the program changes at run time"))
+
+
+def _branch(stmt: cst.If, taken: bool) -> list:
+    """The statements ``stmt`` runs when its test is ``taken`` (an ``elif`` is an ``if``)."""
+    if taken:
+        return list(stmt.body.body)
+    if isinstance(stmt.orelse, cst.If):
+        return [stmt.orelse]
+    return list(stmt.orelse.body.body) if isinstance(stmt.orelse, cst.Else) else []

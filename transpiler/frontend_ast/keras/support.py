@@ -112,6 +112,12 @@ def _not_static(value: Any) -> bool:
     return contains(value, (Unknown, ModuleRef, FunctionRef, TensorVal, ModelObj))
 
 
+def _static_name(name):
+    """A model's ``name=`` when the source gives it statically; None for a name computed at run
+    time (``name=name`` of a builder read on its own): the class is then named otherwise."""
+    return name if isinstance(name, str) else None
+
+
 def _names_in(node: cst.CSTNode) -> set[str]:
     """Every plain name a statement mentions."""
     return {n.value for n in nodes_of(node, cst.Name)}

@@ -116,12 +116,14 @@ class KerasSubclasses(KerasOpaqueLayers):
         saved_scope = self.scope_stack
         had = fn.name.value in self.inlined_helpers, fn.name.value in self.visited_functions
         self.self_stack.append(obj)
+        self.method_stack.append(fn.name.value)
         self.scope_stack = []  # a method is not a helper function: no name prefix
         try:
             result, _ = self._call_function(FunctionRef(fn, obj.cls.env), [obj, *args], dict(kwargs),
                                             builder_probe=False)
         finally:
             self.self_stack.pop()
+            self.method_stack.pop()
             self.scope_stack = saved_scope
             if not had[0]:
                 self.inlined_helpers.discard(fn.name.value)

@@ -243,9 +243,11 @@ class WeightObj:
 
 @dataclass(eq=False)
 class SuperRef:
-    """``super()`` inside a method of ``obj``."""
+    """``super()`` inside a method of ``obj``; ``cls``: the script's class whose method that
+    is (its base's methods are what ``super()`` calls), None when not known."""
 
     obj: UserObj
+    cls: Any = None
 
 
 @dataclass(eq=False)

@@ -34,7 +34,9 @@ class ConstructSites:
     per_call_builders: dict[str, bool] = field(default_factory=dict)
 
 
-def construct_sites(source: SourceFile, inline_models: list) -> ConstructSites:
+def construct_sites(source: SourceFile, inline_models: list, replaced: frozenset = frozenset()) -> ConstructSites:
+    """``replaced``: the script's classes the output replaces by their translation (a calling
+    class's source is not kept: its calls of a builder are not code the translation keeps)."""
     made_at: dict[str, list] = {}
     for md, code in inline_models:
         if md.construct_statement is not None:
@@ -63,7 +65,7 @@ def construct_sites(source: SourceFile, inline_models: list) -> ConstructSites:
             else:  # (no name to bind, or one statement making several models: a loop's)
                 out.per_call_stubs[site_id] = md.class_name
     if out.shared:
-        out.per_call_builders = _per_call_builders(source, out)
+        out.per_call_builders = _per_call_builders(source, out, replaced)
     return out
 
 
@@ -87,7 +89,7 @@ def _call_site(source: SourceFile, md, builder: cst.FunctionDef):
     return None
 
 
-def _per_call_builders(source: SourceFile, sites: ConstructSites) -> dict[str, bool]:
+def _per_call_builders(source: SourceFile, sites: ConstructSites, replaced: frozenset) -> dict[str, bool]:
     functions = [_enclosing_function(source, where) for where in sites.shared]
     out: dict[str, bool] = {fn.name.value: False for fn in functions if fn is not None}
     # what the output keeps: everything but the functions themselves and the statements that
@@ -96,7 +98,7 @@ def _per_call_builders(source: SourceFile, sites: ConstructSites) -> dict[str, b
     while stack:
         node = stack.pop()
         if isinstance(node, cst.SimpleStatementLine) and source.sid(node) in sites.construct or \
-                any(node is fn for fn in functions):
+                any(node is fn for fn in functions) or isinstance(node, cst.ClassDef) and node.name.value in replaced:
             continue
         if isinstance(node, cst.Name) and node.value in out:
             out[node.value] = True

@@ -219,6 +219,15 @@ def emit_rms_norm_torch(node: Node, m: str) -> Emission:
                     state=[StateEntry("weight", "gamma", Transform.IDENTITY)])
 
 
+@emitter("unit_normalize")
+def emit_unit_normalize_torch(node: Node, m: str) -> Emission:
+    """Keras' x * min(rsqrt(sum(x ** 2)), 1 / 1e-12) is x / max(||x||, 1e-12): F.normalize."""
+    rank = len(node.inputs[0].shape)
+    axes = sorted({ax % rank for ax in node.attrs["axis"]})
+    dim = (-1 if axes[0] == rank - 1 else axes[0]) if len(axes) == 1 else tuple(axes)
+    return Emission(None, lambda ins: f"F.normalize({ins[0]}, dim={lit(dim)}, eps=1e-12)", unary=True)
+
+
 @emitter("group_norm")
 def emit_group_norm_torch(node: Node, m: str) -> Emission:
     a = node.attrs

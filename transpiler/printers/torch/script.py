@@ -96,7 +96,8 @@ class _Printer:
         self.model_statements = set()
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements - set(md.made_under)  # (``main()`` does more: it stays)
-        self.sites = construct_sites(source, self.inline_models)
+        self.sites = construct_sites(source, self.inline_models,
+                                     frozenset(program.meta.get("translated_classes", ())) & set(self.models))
         self.construct, self.per_call_stubs = self.sites.construct, {**dict.fromkeys(tcode.failed - set(tcode.statements) if tcode else (), ""), **self.sites.per_call_stubs}  # (+ failed training calls)
         self.per_call_builders = self.sites.per_call_builders
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
