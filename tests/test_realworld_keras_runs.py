@@ -1,0 +1,69 @@
+"""Generated PyTorch programs that failed only when run (no stub printed), found by the
+real-world harness on the keras.io scripts (``python -m bench.realworld``, issue 18).
+
+Each class of problem is a small program written here (the shared scripts are never copied);
+each test translates it with ``--exact`` and runs the output, which must finish with exit 0
+and print what the Keras program prints (shapes, not numbers).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from transpiler.translate import translate
+
+
+def translated(source: str):
+    result = translate(textwrap.dedent(source), "case.py", exact=True)
+    assert [d.message for d in result.stubs] == []
+    return result
+
+
+def run_output(text: str, folder) -> str:
+    """Run a generated program in ``folder``; its stdout (its errors are shown when it fails)."""
+    (folder / "out.py").write_text(text)
+    env = {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# -- model.predict([x]) on a one-input model (keras.io eeg_signal_classification) -------------
+# Keras takes the one-element list's array as the input; the output transposed the list into
+# the channels-first layout (np.transpose of a list of one (N, L, C) array: "axes don't match").
+ONE_ELEMENT_LIST = """
+import numpy as np
+import keras
+from keras import layers
+
+inp = keras.Input(shape=(16, 2))
+x = layers.Conv1D(4, 3, activation="relu")(inp)
+x = layers.GlobalAveragePooling1D()(x)
+out = layers.Dense(3, activation="softmax")(x)
+model = keras.Model(inp, out)
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+x_train = np.random.RandomState(0).rand(8, 16, 2).astype("float32")
+y_train = np.arange(8) % 3
+model.fit([x_train], y_train, epochs=1, batch_size=4, verbose=0)
+
+
+def show(model):
+    rows = [np.random.RandomState(1).rand(16, 2) for _ in range(5)]
+    data_array = [np.asarray(rows).astype(np.float32).reshape(-1, 16, 2)]
+    print("in function", np.argmax(model.predict(data_array, verbose=0), axis=1).shape)
+
+
+show(model)
+print("literal", model.predict([x_train], verbose=0).shape)
+print("evaluate", type(model.evaluate([x_train], y_train, verbose=0)).__name__)
+"""
+
+
+def test_one_element_list_to_a_one_input_model_is_its_array_when_run(tmp_path):
+    result = translated(ONE_ELEMENT_LIST)
+    assert "np.transpose([" not in result.text and "np.transpose(data_array," not in result.text
+    out = run_output(result.text, tmp_path)
+    assert "in function (5,)" in out and "literal (8, 3)" in out and "evaluate float" in out
