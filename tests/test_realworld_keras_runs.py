@@ -67,3 +67,39 @@ def test_one_element_list_to_a_one_input_model_is_its_array_when_run(tmp_path):
     assert "np.transpose([" not in result.text and "np.transpose(data_array," not in result.text
     out = run_output(result.text, tmp_path)
     assert "in function (5,)" in out and "literal (8, 3)" in out and "evaluate float" in out
+
+
+# -- keras.ops on numpy arrays in a kept function (keras.io siamese_contrastive) --------------
+# Keras ops convert numpy arrays; torch.cat refused them ("expected Tensor as element 0").
+OPS_ON_ARRAYS = """
+import numpy as np
+import keras
+from keras import layers, ops
+
+inp = keras.Input(shape=(4,))
+out = layers.Dense(1, activation="sigmoid")(inp)
+model = keras.Model(inp, out)
+model.compile(optimizer="sgd", loss="binary_crossentropy")
+pairs = np.random.RandomState(0).rand(6, 2, 3, 4).astype("float32")
+labels = (np.arange(6) % 2).astype("float32")
+model.fit(pairs[:, 0, 0], labels, epochs=1, batch_size=3, verbose=0)
+
+
+def side_by_side(pairs, i):
+    return ops.concatenate([pairs[i][0], pairs[i][1]], axis=1)
+
+
+def stacked(pairs):
+    return ops.stack((pairs[0][0], pairs[1][0]))
+
+
+print("joined", tuple(np.asarray(side_by_side(pairs, 2)).shape))
+print("stacked", tuple(np.asarray(stacked(pairs)).shape))
+"""
+
+
+def test_keras_ops_concatenate_on_numpy_arrays_in_a_function_runs(tmp_path):
+    result = translated(OPS_ON_ARRAYS)
+    assert "torch.cat(" in result.text and "ops.concatenate" not in result.text
+    out = run_output(result.text, tmp_path)
+    assert "joined (3, 8)" in out and "stacked (2, 3, 4)" in out
