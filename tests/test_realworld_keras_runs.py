@@ -103,3 +103,45 @@ def test_keras_ops_concatenate_on_numpy_arrays_in_a_function_runs(tmp_path):
     assert "torch.cat(" in result.text and "ops.concatenate" not in result.text
     out = run_output(result.text, tmp_path)
     assert "joined (3, 8)" in out and "stacked (2, 3, 4)" in out
+
+
+# -- self.add_loss() in a layer's call() (keras.io endpoint_layer_pattern) ---------------------
+# The layer was specialised for its call with targets and the add_loss branch was dropped
+# without a word: the model "trained" on nothing. It is a marked stub now; the same layer
+# called without targets (no add_loss on that path) still translates and runs.
+ENDPOINT_LAYER = """
+import numpy as np
+import keras
+
+
+class Endpoint(keras.layers.Layer):
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
+
+    def call(self, logits, targets=None):
+        if targets is not None:
+            self.add_loss(self.loss_fn(targets, logits))
+        return keras.ops.sigmoid(logits)
+
+
+inputs = keras.Input((8,), name="inputs")
+targets = keras.Input((1,), name="targets")
+logits = keras.layers.Dense(1)(inputs)
+model = keras.Model([inputs, targets], Endpoint()(logits, targets))
+
+inputs2 = keras.Input((8,), name="inputs")
+logits2 = keras.layers.Dense(1)(inputs2)
+inference_model = keras.Model(inputs2, Endpoint()(logits2, targets=None))
+print("predicted", inference_model.predict(np.ones((3, 8), "float32"), verbose=0).shape)
+"""
+
+
+def test_add_loss_in_a_layer_call_is_a_marked_stub_never_dropped(tmp_path):
+    result = translate(textwrap.dedent(ENDPOINT_LAYER), "case.py", exact=True)
+    messages = [d.message for d in result.stubs]
+    assert any("add_loss()" in m and "Endpoint" in m for m in messages), messages
+    assert 'raise NotImplementedError(' in result.text and "add_loss" in result.text
+    (tmp_path / "out.py").write_text(result.text)
+    done = subprocess.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "predicted (3, 1)" in done.stdout, done.stderr[-2000:]
