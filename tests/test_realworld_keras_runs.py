@@ -145,3 +145,42 @@ def test_add_loss_in_a_layer_call_is_a_marked_stub_never_dropped(tmp_path):
     (tmp_path / "out.py").write_text(result.text)
     done = subprocess.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "predicted (3, 1)" in done.stdout, done.stderr[-2000:]
+
+
+# -- a preview of a channels-first loader's batch (keras.io cutmix) ----------------------------
+# The loader puts images in the model's channels-first layout for fit(); the program's own
+# ``next(iter(ds))`` handed an image (3, H, W) to matplotlib ("Invalid shape for image data").
+PREVIEW = """
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+x = np.random.RandomState(0).rand(12, 8, 6, 3).astype("float32")
+y = (np.arange(12) % 2).astype("float32")
+
+
+def scale(image, label):
+    return image * 2.0, label
+
+
+train_ds = tf.data.Dataset.from_tensor_slices((x, y)).map(scale).batch(4)
+images, labels = next(iter(train_ds))
+print("preview", tuple(images[0].shape))
+for images, labels in train_ds.take(1):
+    print("taken", tuple(images.shape))
+
+inp = keras.Input(shape=(8, 6, 3))
+h = layers.Conv2D(2, 3, activation="relu")(inp)
+h = layers.GlobalAveragePooling2D()(h)
+model = keras.Model(inp, layers.Dense(1, activation="sigmoid")(h))
+model.compile(optimizer="sgd", loss="binary_crossentropy")
+model.fit(train_ds, epochs=1, verbose=0)
+print("trained")
+"""
+
+
+def test_a_preview_of_a_channels_first_loader_sees_keras_layout(tmp_path):
+    result = translated(PREVIEW)
+    out = run_output(result.text, tmp_path)
+    assert "preview (8, 6, 3)" in out and "taken (4, 8, 6, 3)" in out and "trained" in out, out
