@@ -184,3 +184,37 @@ def test_a_preview_of_a_channels_first_loader_sees_keras_layout(tmp_path):
     result = translated(PREVIEW)
     out = run_output(result.text, tmp_path)
     assert "preview (8, 6, 3)" in out and "taken (4, 8, 6, 3)" in out and "trained" in out, out
+
+
+# -- the checkpoint of a model that uses another model of the script (mlp_image_classification) --
+# select_keras_model took the first model some of whose layers the checkpoint holds (the small
+# Sequential the classifier calls), so the converted checkpoint had 2 of the classifier's tensors
+# and the harness loaded it nowhere; a layer called in a loop between other layers made the call
+# order's depth-first walk recurse without end.
+TWO_MODELS = """
+import numpy as np
+import keras
+from keras import layers
+
+pre = keras.Sequential([keras.Input((8,)), layers.Dense(8)], name="pre")
+inp = keras.Input((8,))
+x = pre(inp)
+shared = layers.Dense(8, activation="relu")
+for i in range(3):
+    x = shared(x)
+    x = layers.Dense(8)(x)
+model = keras.Model(inp, layers.Dense(2)(x))
+model.compile(optimizer="sgd", loss="mse")
+model.save_weights("model.weights.h5")
+"""
+
+
+def test_checkpoint_goes_to_the_model_using_most_of_it(tmp_path):
+    (tmp_path / "two.py").write_text(textwrap.dedent(TWO_MODELS))
+    made = subprocess.run([sys.executable, "two.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr[-2000:]
+    done = subprocess.run([sys.executable, "-m", "transpiler", "two.py", "--to", "pytorch", "-o", "two_torch.py",
+                           "--weights", "model.weights.h5", "--weights-out", "initial.pt"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 3), done.stderr[-2000:]
+    assert "(12 tensors" in done.stderr, done.stderr[-2000:]  # pre's Dense, shared, 3 Dense, the head
