@@ -247,14 +247,29 @@ def keras_layer_order(graph: Graph) -> list[Node]:
     index: dict = {}
     done: set = set()
 
-    def visit(key):
-        if key in done:
+    entered: set = set()
+
+    def visit(root):
+        """Depth-first, parents before the call, without recursion (a deep model nests past
+        Python's limit; a layer called again at the same line inside a loop makes a cycle of
+        call keys, entered once: keras.io mlp_image_classification)."""
+        if root in entered:
             return
-        index.setdefault(op_of(key), len(index))
-        for p in parents[key]:
-            visit(p)
-        done.add(key)
-        order.append(key)
+        entered.add(root)
+        index.setdefault(op_of(root), len(index))
+        stack = [(root, iter(parents[root]))]
+        while stack:
+            key, todo = stack[-1]
+            for p in todo:
+                if p not in entered:
+                    entered.add(p)
+                    index.setdefault(op_of(p), len(index))
+                    stack.append((p, iter(parents[p])))
+                    break
+            else:
+                stack.pop()
+                done.add(key)
+                order.append(key)
 
     for v in graph.outputs:
         if id(v) in produced_by:
@@ -335,19 +350,27 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
 
 
 def select_keras_model(models: list, ckpt_path: str):
-    """The first model (a ``ModelDef``) whose layers a Keras checkpoint holds.
+    """The model (a ``ModelDef``) whose layers a Keras checkpoint holds: of those that match, the
+    one using the most of its layers, the first on a tie (a script's augmentation Sequential
+    matches the classifier's checkpoint too, by its one Normalization: keras.io
+    mlp_image_classification).
 
     With no match, the error is the one the first model gave (it names the layer)."""
     first_error: CheckpointError | None = None
+    best, most = None, -1
     with KerasCheckpoint(ckpt_path) as ck:
         for md in models:
             try:
                 matched, _ = match_layers(md.graph, ck.layers | ck.variables, ckpt_path)
                 for name, layer in matched.items():
                     check_layer(source_layers(md.graph)[name], layer, ckpt_path)
-                return md
             except CheckpointError as exc:
                 first_error = first_error or exc
+                continue
+            if len(matched) > most:
+                best, most = md, len(matched)
+    if best is not None:
+        return best
     raise first_error or CheckpointError(f"{ckpt_path}: the script builds no model")
 
 

@@ -671,6 +671,9 @@ class KerasExpressions(Interpreter):
                 return self._run_method(obj, fn, args, kwargs)
             if name == "add_weight":
                 return self._add_weight(obj, args, kwargs, self._span(node))
+            if name in ("add_loss", "add_metric") and obj.cls.kind == "layer":
+                # (its effect is on training, not on the output: never dropped silently)
+                raise Unsupported(f"self.{name}() in a layer's call() is not translated yet")
             if obj.model is not None:
                 return self._call_method(_BoundMethod(obj.model, name), args, kwargs, node)
             return Unknown(f"layer.{name}()")

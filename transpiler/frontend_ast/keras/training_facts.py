@@ -118,11 +118,32 @@ class KerasTrainingFacts:
         except Unsupported as exc:
             self.program.stub(span, f"{receiver}.{method}(): {exc}", self._line(span))
             return Unknown(f"model.{method}()")
+        config = self._one_input_array(obj, config, args, kwargs)
         self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt,
                                                          call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
         self.training_models[id(self.program.training[-1])] = obj
         return Unknown(f"model.{method}()")
+
+    def _one_input_array(self, obj, config, args, kwargs):
+        """``model.predict([x])`` (fit, evaluate) on a one-input model: Keras takes the list's one
+        array as the input, so the record names the array itself (``x``; ``data[0]`` for a name
+        holding the list) and the printer's layout transpose and loaders see an array, not a
+        list (keras.io eeg_signal_classification: ``np.transpose`` of the list failed when run)."""
+        from transpiler.ir import training as T
+
+        x = getattr(config, "x", None)
+        value = args[0] if args else kwargs.get("x")
+        if not isinstance(x, T.Code) or not isinstance(value, (list, tuple)) or len(value) != 1:
+            return config
+        if isinstance(obj, ModelHandle):
+            obj = obj.model or next((m for m, b, _v, _a in self.models if b == obj.builder), None)
+        if not isinstance(obj, ModelObj) or obj.user is not None:
+            return config
+        if obj.kind != "sequential" and (obj.graph is None or len(obj.graph.inputs) != 1):
+            return config
+        items = code_literals.list_items(x.text)
+        return replace(config, x=T.Code(items[0] if items is not None and len(items) == 1 else f"{x.text}[0]"))
 
     def _model_def_of(self, obj) -> ModelDef | None:
         if isinstance(obj, ModelObj):

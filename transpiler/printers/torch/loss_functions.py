@@ -309,6 +309,14 @@ def _epsilon(call: cst.Call) -> str:
 def _stack(torch_fn: str) -> Callable:
     def emit(call: cst.Call) -> str:
         a = _Args(call, ("xs", "axis"), {"xs": ("values", "tensors"), **_AXIS})
+        xs = a.values.get("xs")
+        if isinstance(xs, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in xs.elements):
+            # Keras ops convert what they are given (numpy arrays too: a plotting function's
+            # ``ops.concatenate([pairs[i][0], pairs[i][1]])``, keras.io siamese_contrastive);
+            # torch.cat refuses them. torch.as_tensor leaves a tensor (and its gradient) as is.
+            items = [_code(e.value) if isinstance(e.value, cst.Call) else f"torch.as_tensor({_code(e.value)})"
+                     for e in xs.elements]
+            return f"{torch_fn}([{', '.join(items)}], dim={a.text('axis', '0')})"
         return f"{torch_fn}({a.text('xs')}, dim={a.text('axis', '0')})"
     return emit
 

@@ -33,7 +33,8 @@ from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
-from transpiler.printers.torch.script_rewrites import _CallReplacer, _Comments, _NewAxis, _attach_comments
+from transpiler.printers.torch.script_rewrites import KerasLayoutBatches, _CallReplacer, _Comments, _NewAxis, \
+    _attach_comments
 from transpiler.printers.torch.weight_transfer import WeightLists
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
@@ -126,6 +127,10 @@ class _Printer:
         self.callback_classes = set(program.meta.get("callback_classes", ()))
         self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
         self.layer_loops = self._layer_loops(source.module)
+        self.layout_batches = KerasLayoutBatches.of(program, tcode)  # (previews of channels-first loaders)
+        if tcode is not None and self.layout_batches.needed(source.module, lambda n: self._span(n).line):
+            tcode.helpers.append(runtime_source.source("torch.layouts", "keras_layout"))
+            self.helpers_placed = False
 
     # -- helpers ------------------------------------------------------------------
     def _layer_loops(self, module: cst.Module) -> dict[int, LayersLoop]:
@@ -485,6 +490,8 @@ class _Printer:
             changes["body"] = block(stmt.body)
         if isinstance(stmt, cst.FunctionDef):
             changes.update(self._keras_annotations_dropped(stmt))
+        if isinstance(stmt, cst.For):
+            changes["iter"] = self.layout_batches.wrap(stmt.iter, self._span(stmt).line)
         if isinstance(stmt, cst.FunctionDef) and any(_code(d.decorator) in self._graph_decorators()
                                                       for d in stmt.decorators):
             # tf.function traces a graph; torch runs the same Python eagerly
@@ -649,6 +656,7 @@ class _Printer:
             return self._stub(stmt, raising=level != "module")
         if "newaxis" in _code(stmt):
             stmt = stmt.visit(_NewAxis(self.keras_names))  # tf.newaxis / np.newaxis is None
+        stmt = self.layout_batches.rewrite(stmt, self._span(stmt).line)
         small = stmt.body[0]
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             return self._rewrite_import(stmt, uses)

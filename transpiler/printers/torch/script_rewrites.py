@@ -4,6 +4,8 @@ user's own statements: recognised training calls replaced inside any expression,
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from transpiler.cst_fast import walk
@@ -71,3 +73,73 @@ def _attach_comments(body: list) -> tuple[list, list]:
             pending = []
         out.append(stmt)
     return out, pending
+
+
+_LAYOUT = re.compile(r"\blayout\s*=\s*\((\d+(?:, \d+)+)\)")
+
+
+class KerasLayoutBatches(cst.CSTTransformer):
+    """``next(iter(ds))`` / ``for x, y in ds.take(1):`` on a loader whose batches the generated
+    code puts in the model's channels-first layout (its printed statement says ``layout=``): the
+    program's own code reads them through the runtime's ``keras_layout``, images back in
+    channels-last as Keras gives them (keras.io cutmix hands one to matplotlib's imshow).
+
+    ``bindings``: (line, names, layout or None) of each loader statement, in source order."""
+
+    def __init__(self, bindings: list):
+        self.bindings = bindings
+        self.line = 0
+        self.used = False
+
+    @classmethod
+    def of(cls, program, tcode) -> "KerasLayoutBatches":
+        bindings, texts = [], {}
+        loaders = [ts for ts in program.training if ts.kind in ("data_util", "dataset") and ts.span is not None]
+        for ts in loaders if tcode is not None else ():  # (a chain's calls print as expressions)
+            texts.setdefault(ts.stmt, []).extend([*tcode.statements.get(ts.stmt, ()),
+                                                  tcode.expressions.get(ts.call, "")])
+        for ts in loaders if tcode is not None else ():
+            found = _LAYOUT.search("\n".join(texts[ts.stmt]))
+            layout = tuple(int(d) for d in found.group(1).split(", ")) if found else None
+            bindings.append((ts.span.line, [n for n in ts.model.split(",") if n], layout))
+        return cls(sorted(bindings, key=lambda b: b[0]))
+
+    def layout_of(self, name: str):
+        bound = [layout for line, names, layout in self.bindings if name in names and line < self.line]
+        return bound[-1] if bound else None
+
+    def wrap(self, expr: cst.BaseExpression, line: int) -> cst.BaseExpression:
+        """``expr`` read through keras_layout when it is such a loader, or its ``.take(n)``."""
+        self.line = line
+        root, take = expr, ""
+        if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and root.func.attr.value == "take" \
+                and len(root.args) == 1 and root.args[0].keyword is None:  # (tf.data's take(n))
+            root, take = root.func.value, f", take={cst.Module([]).code_for_node(root.args[0].value)}"
+        layout = self.layout_of(root.value) if isinstance(root, cst.Name) else None
+        if layout is None:
+            return expr
+        self.used = True
+        return cst.parse_expression(f"keras_layout({root.value}, {layout!r}{take})")
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if isinstance(updated.func, cst.Name) and updated.func.value == "iter" and len(updated.args) == 1:
+            return updated.with_changes(args=[updated.args[0].with_changes(
+                value=self.wrap(updated.args[0].value, self.line))])
+        return updated
+
+    def rewrite(self, stmt, line: int):
+        """A simple statement with its ``iter(loader)`` calls wrapped."""
+        self.line = line
+        return stmt.visit(self) if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+                                       and n.func.value == "iter" for n in walk(stmt)) else stmt
+
+    def needed(self, module: cst.Module, line_of) -> bool:
+        """Whether some statement of ``module`` reads such a loader (the helper is then copied)."""
+        for node in walk(module):
+            expr = node.iter if isinstance(node, cst.For) else node.args[0].value if (
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "iter"
+                and len(node.args) == 1) else None
+            if expr is not None and self.wrap(expr, line_of(node)) is not expr:
+                self.used = False
+                return True
+        return False
