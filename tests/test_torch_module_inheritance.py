@@ -143,3 +143,49 @@ def test_merged_batch_view_used_otherwise_is_a_marked_stub():
                          "out = input.view(size[0]*size[1], -1).sum(1)")
     tr = translate(src, "model.py", "keras")
     assert any("merging the batch axis" in d.message for d in tr.stubs), [str(d) for d in tr.stubs]
+
+
+LIBRARY_MIXIN = '''import torch
+import torch.nn as nn
+
+
+class Bottle(nn.Module):
+
+    def forward(self, input):
+        if len(input.size()) <= 2:
+            return super(Bottle, self).forward(input)
+        size = input.size()[:2]
+        out = super(Bottle, self).forward(input.view(size[0]*size[1], -1))
+        return out.view(size[0], size[1], -1)
+
+
+class Linear(Bottle, nn.Linear):
+    pass
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Sequential(Linear(6, 4), nn.ReLU(), Linear(4, 2))
+
+    def forward(self, x):
+        return self.out(x)
+'''
+
+
+def test_mixin_class_is_no_model_of_its_own_and_the_library_output_runs():
+    """A library file (snli's model.py): ``Bottle`` alone cannot run in torch either (its
+    ``super().forward`` is nn.Module's, which does not exist): a warning, no stub of its own
+    (it was "Bottle: no input shape ... holds no layer of its own"); ``Head`` is translated
+    with the mixin's forward inside, and the output imports and runs."""
+    import numpy as np
+
+    from torch_keras_harness import load_source
+    from transpiler.translate import translate
+
+    tr = translate(LIBRARY_MIXIN, "model.py", "keras")
+    assert not [d for d in tr.stubs if "Bottle:" in d.message or "Head" in d.message], [str(d) for d in tr.stubs]
+    assert any("Bottle is a mixin" in d.message for d in tr.diagnostics), [str(d) for d in tr.diagnostics]
+    mod = load_source(tr.text, "keras_library_under_test")
+    y = mod.Head()(np.ones((3, 6), "float32"))
+    assert tuple(y.shape) == (3, 2)

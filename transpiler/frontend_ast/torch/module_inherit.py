@@ -86,6 +86,10 @@ def leaf_instance(fe, cls, args, kwargs, node):
     if cls.method("__init__") is not None:
         raise Unsupported(f"{cls.node.name.value}: a subclass of nn.{name} with a constructor of its own is "
                           "not translated yet")
+    if not args and not kwargs and cls.node is node:  # (a library class nothing builds: _class_models)
+        raise Unsupported(f"a subclass of nn.{name} (torch's layer with the forward of "
+                          f"{', '.join(c.node.name.value for c in _chain(cls))}): translated inside the models "
+                          "that build it, and nothing in this file does")
     mod = fe._construct(name, list(args), dict(kwargs), fe._span(node))
     mod.forward_cls = cls if cls.method("forward") is not None else None
     return mod
@@ -99,3 +103,27 @@ def call_leaf(fe, mod, args, kwargs, node):
         return fe._call_module(mod, list(args), dict(kwargs), fe._span(node))
     finally:
         calls.pop()
+
+
+def is_mixin(fe, cls) -> bool:
+    """A module class that is a mixin, not a module of its own: no constructor, a ``forward``
+    calling ``super().forward(...)`` where nothing after it in its bases defines one (nn.Module
+    has none: torch raises NotImplementedError calling it alone), and another class of the file
+    deriving from it (snli's ``Bottle``, used as ``class Linear(Bottle, nn.Linear)``). Its
+    forward runs as part of the classes deriving from it (``leaf_instance``)."""
+    from transpiler.cst_fast import nodes_of
+    import libcst as cst
+
+    if not cls.is_module or cls.method("__init__") is not None or leaf_base(fe, cls) is not None:
+        return False
+    forward = cls.method("forward")
+    owner = next((c for c in _chain(cls) if any(s is forward for s in c.node.body.body)), None)
+    if forward is None or owner is None or (owner.base is not None and owner.base.method("forward") is not None):
+        return False
+    calls_super = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward"
+                      and isinstance(c.func.value, cst.Call) and isinstance(c.func.value.func, cst.Name)
+                      and c.func.value.func.value == "super" for c in nodes_of(forward, cst.Call))
+    name = cls.node.name.value
+    derived = any(isinstance(b.value, cst.Name) and b.value.value == name
+                  for other in fe.classes.values() if other is not cls for b in other.node.bases)
+    return calls_super and derived
