@@ -338,11 +338,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for name, cls in self.classes.items():
             if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
                 continue
-            if module_inherit.is_mixin(self, cls):  # (no module of its own: its subclasses carry its forward)
-                self.program.meta.setdefault("mixin_classes", []).append(name)
-                self.program.warn(self._span(cls.node), f"{name} is a mixin (its forward calls super().forward, "
-                                  "which nn.Module does not define): not a model of its own; the classes deriving "
-                                  "from it carry its forward", self.source_line(self._span(cls.node)))
+            if module_inherit.skip_mixin(self, cls):  # (no module of its own: its subclasses carry its forward)
                 continue
             # a constructor of required sizes (``Net(upscale_factor)``, a library class the
             # program builds from its arguments): built for named sizes, printed as the builder's

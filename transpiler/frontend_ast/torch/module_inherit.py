@@ -127,3 +127,17 @@ def is_mixin(fe, cls) -> bool:
     derived = any(isinstance(b.value, cst.Name) and b.value.value == name
                   for other in fe.classes.values() if other is not cls for b in other.node.bases)
     return calls_super and derived
+
+
+def skip_mixin(fe, cls) -> bool:
+    """A mixin (``is_mixin``) among the classes tried as models: recorded (the printer prints
+    nothing for it) and reported as a warning; True when ``cls`` is one."""
+    if not is_mixin(fe, cls):
+        return False
+    name = cls.node.name.value
+    fe.program.meta.setdefault("mixin_classes", []).append(name)
+    span = fe._span(cls.node)
+    fe.program.warn(span, f"{name} is a mixin (its forward calls super().forward, which nn.Module does not "
+                    "define): not a model of its own; the classes deriving from it carry its forward",
+                    fe.source_line(span))
+    return True
