@@ -21,6 +21,7 @@ from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import merged_batch
 from transpiler.frontend_ast.torch.module_edits import raise_refusal, refused_layer
 from transpiler.frontend_ast.torch.values import (
     Ref, Mod, ParamObj, Tensor, RNNStates, Shape, Bound, LayerParam, _ClassOf, _IsInstance, _Type,
@@ -124,7 +125,7 @@ class TorchExpressions(Interpreter):
             raise Unsupported(f"tensor attribute .{name}")
         return Bound(obj, name)
 
-    @ATTRIBUTES.register(list, dict, str, tuple, RNNStates, _Super)
+    @ATTRIBUTES.register(list, dict, str, tuple, RNNStates, _Super, merged_batch.Merged)
     def _method_attribute(self, obj, name, node):
         return Bound(obj, name)
 
@@ -184,6 +185,10 @@ class TorchExpressions(Interpreter):
     @OPERANDS.register(Tensor)
     def _tensor_operands_rule(self, left, right, op, node):
         return self._tensor_binop(op, left, right, node)
+
+    @OPERANDS.register(BatchDim, merged_batch.MergedDims)
+    def _batch_operands(self, left, right, op, node):  # (``size[0] * size[1]``: merged_batch.py)
+        return merged_batch.merged_dims(op, left, right)
 
     @OPERANDS.register(Unknown)
     def _unknown_operands(self, left, right, op, node):
@@ -477,6 +482,11 @@ class TorchExpressions(Interpreter):
         return Unknown(f"an instance of {name}, which is not an nn.Module")
 
     def _instantiate(self, cls: ClassRef, args, kwargs, node) -> Mod:
+        from transpiler.frontend_ast.torch.module_inherit import leaf_instance
+
+        leaf = leaf_instance(self, cls, args, kwargs, node)  # (``class Linear(Bottle, nn.Linear)``)
+        if leaf is not None:
+            return leaf
         mod = Mod("user", self._span(node), cls=cls, cls_name=cls.node.name.value)
         init = cls.method("__init__")
         if init is not None:
@@ -492,11 +502,14 @@ class TorchExpressions(Interpreter):
         self.depth += 1
         if self.depth > 40:
             raise Unsupported("recursion too deep")
+        running = self.__dict__.setdefault("running_methods", [])  # (``super()``: module_inherit.py)
+        running.append((obj, fn))
         try:
             self._exec_block(fn.body.body, env)
         except _Return as ret:
             return ret.value
         finally:
+            running.pop()
             self.depth -= 1
         return None
 
@@ -525,10 +538,10 @@ class TorchExpressions(Interpreter):
 
     def _call_method(self, bound: Bound, args, kwargs, node):
         obj, name = bound.obj, bound.name
-        if isinstance(obj, _Super):
-            if name == "__init__":
-                return None
-            raise Unsupported(f"super().{name}() is not supported")
+        if isinstance(obj, _Super):  # (frontend_ast/torch/module_inherit.py)
+            from transpiler.frontend_ast.torch.module_inherit import call_super
+
+            return call_super(self, obj, name, args, kwargs, node)
         if isinstance(obj, Mod):
             if obj.kind == "user" and name == "__init__":
                 return None
@@ -560,6 +573,8 @@ class TorchExpressions(Interpreter):
             if name in ("apply", "_init_weights", "init_weights"):
                 raise Unsupported(f".{name}(...): custom initialisation is not translated yet")
             raise Unsupported(f"module method .{name}() is not supported")
+        if isinstance(obj, merged_batch.Merged):
+            return merged_batch.merged_method(obj, name, args, kwargs)
         if isinstance(obj, LayerParam):
             return self._param_method(obj, name, args, kwargs)
         if isinstance(obj, Tensor):

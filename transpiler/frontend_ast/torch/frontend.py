@@ -38,6 +38,7 @@ from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import zoo_nn  # noqa: F401  (registers nn.Transformer*)
+from transpiler.frontend_ast.torch import module_inherit
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
 from transpiler.frontend_ast.torch.params import TensorData
 from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
@@ -199,6 +200,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     base, is_module = zoo_nn.zoo_class(self, b.path), True
                 elif isinstance(b, ClassRef):
                     base, is_module = b, b.is_module
+                elif isinstance(b, Ref) and module_inherit.torch_layer(b):  # (class Linear(Bottle, nn.Linear))
+                    is_module = True
             ref = ClassRef(stmt, kind="module" if is_module else "plain", base=base)
             self.classes[stmt.name.value] = ref
             self.globals.vars[stmt.name.value] = ref
@@ -334,6 +337,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         stubbed = {m["name"] for m in self.program.meta["stubbed_models"]}
         for name, cls in self.classes.items():
             if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
+                continue
+            if module_inherit.skip_mixin(self, cls):  # (no module of its own: its subclasses carry its forward)
                 continue
             # a constructor of required sizes (``Net(upscale_factor)``, a library class the
             # program builds from its arguments): built for named sizes, printed as the builder's

@@ -71,7 +71,9 @@ def call_torch_function(fe: Any, path: str, args: list, kwargs: dict, node, span
 
 @torch_function("builtins.super")
 def _super(fe, path, args, kwargs, node, span):
-    return _Super()
+    from transpiler.frontend_ast.torch.module_inherit import super_of
+
+    return super_of(fe, args)
 
 
 @torch_function("collections.OrderedDict")

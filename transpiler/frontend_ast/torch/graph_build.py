@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import merged_batch
 from transpiler.frontend_ast.torch.module_edits import raise_refusal
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
@@ -61,6 +62,10 @@ class TorchGraphBuilding:
         return [Tensor(v) for v in node.outputs]
 
     def _call_module(self, mod: Mod, args, kwargs, span: Span):
+        if mod.forward_cls is not None and not any(m is mod for m in self.__dict__.get("leaf_calls", ())):
+            # (a subclass of a torch layer: its forward, whose super().forward is the layer; module_inherit)
+            forward = mod.forward_cls.method("forward")
+            return self._run_method(mod, forward, args, kwargs, forward)
         if mod.kind == "user":
             # (a submodule's first inputs: a model of its own is read on them, torch_parts)
             self.part_inputs.setdefault(mod, [a.value for a in args if isinstance(a, Tensor)])
@@ -83,6 +88,8 @@ class TorchGraphBuilding:
             return x
         if mod.kind in ("module_list", "module_dict"):
             raise Unsupported(f"nn.{mod.cls_name} is not callable; iterate over it")
+        if args and isinstance(args[0], merged_batch.Merged):  # (x.view(T * N, -1): merged_batch.py)
+            return merged_batch.call_layer(self, mod, args[0], args[1:], kwargs, span)
         if mod.kind == "leaf" and mod.layer is None:  # (a layer the recognisers refused: module_edits)
             raise_refusal(self, mod)
         if mod.layer is not None and mod.layer.kind == "rnn_cell":

@@ -154,6 +154,10 @@ def one_input(fe, mod, forward: cst.FunctionDef, names: list[str], span) -> list
     return [(shape, dtype)]
 
 
+#: builtins a forward hands its input to only to read about it (its length, its type)
+_READS_ONLY = frozenset({"len", "isinstance", "print", "type", "id", "hasattr"})
+
+
 def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
     """The submodule the parameter ``name`` of ``mod``'s method ``fn`` is first handed as it
     is (``self.encoder(x1)``, also through a method of the class: ``self.forward_once(x1)``),
@@ -166,6 +170,8 @@ def _fed_module(mod, fn: cst.FunctionDef, name: str, depth: int = 0):
                            for a in c.args)), key=lambda c: _position(fn, c))
     for call in calls:
         func = call.func
+        if isinstance(func, cst.Name) and func.value in _READS_ONLY:  # (``len(src)``: not where src goes)
+            continue
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
             return None
         attr = func.attr.value

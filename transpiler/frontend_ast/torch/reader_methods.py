@@ -143,9 +143,16 @@ class ReaderMethods:
                 self.runtime_expr(node, "load_model_state({0}, {1})", [recv, args[0][0].value], ["load_model_state"])
                 return OTHER
             raise Unsupported("load_state_dict() of something other than torch.load(path) or a saved copy")
-        if name in ("to", "cpu", "cuda", "float", "double"):
-            if name == "double":
-                raise Unsupported("model.double() is not translated")
+        if name in ("double", "half") and not args:  # (runtime keras.modules.cast_model)
+            dtype = "float64" if name == "double" else "float16"
+            line = self.stmt_stack[-1] if self.stmt_stack else None
+            whole = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and \
+                isinstance(line.body[0], cst.Expr) and line.body[0].value is node and isinstance(recv, cst.Name)
+            # (a statement of its own: the name is bound to the cast model, torch cast it in place)
+            template = f'({{0}} := cast_model({{0}}, "{dtype}"))' if whole else f'cast_model({{0}}, "{dtype}")'
+            self.runtime_expr(node, template, [recv], ["cast_model"])
+            return model
+        if name in ("to", "cpu", "cuda", "float"):
             self.array(node, "{0}", [recv])
             return model
         if name == "share_memory" and not args:

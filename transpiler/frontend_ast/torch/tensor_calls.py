@@ -9,6 +9,7 @@ from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
 from transpiler.frontend_ast.torch.modules import TorchLayer, Unsupported
+from transpiler.frontend_ast.torch.merged_batch import merge_view
 from transpiler.frontend_ast.interp import BatchDim
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST, is_channels_first
@@ -167,6 +168,9 @@ class TorchTensorCalls:
             return self._add("flatten", [x], {}, span, "flatten")
         if name in ("view", "reshape"):
             shape = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
+            merged = merge_view(t, shape)  # (x.view(T * N, -1) around a last-axis layer: merged_batch.py)
+            if merged is not None:
+                return merged
             if rank == 2 and len(shape) == 3 and shape[0] == 1 and (isinstance(shape[1], BatchDim) or shape[1] == -1) \
                     and shape[2] in (x.shape[1], -1) and shape[1:].count(-1) <= 1:
                 return _StackedState(t)  # h.view(1, N, H): an RNN's initial state

@@ -39,6 +39,9 @@ class Mod:
     #: what initialisation code drew for a leaf module's weights: torch name → init
     #: (``torch_params.init_of``), read by ``nn.init.*_(m.weight)`` and ``m.bias.data.zero_()``
     inits: dict = field(default_factory=dict)
+    #: a leaf made by a subclass of its torch class (``class Linear(Bottle, nn.Linear)``):
+    #: the subclass, whose ``forward`` calls run (frontend_ast/torch/module_inherit.py)
+    forward_cls: ClassRef | None = None
 
     def children(self) -> list[tuple[str, "Mod"]]:
         if self.kind in ("sequential", "module_list"):
@@ -190,7 +193,12 @@ def _zero_state(value) -> bool:
 
 
 class _Super:
-    """``super()`` inside a module method: only ``super().__init__()`` means something."""
+    """``super()`` inside a module method: ``obj`` the module, ``base`` the class after the one
+    defining the running method (None: ``nn.Module``, whose ``__init__`` means nothing here);
+    ``super().__init__(...)`` / ``super().<method>(...)`` run the base's method on ``obj``."""
+
+    def __init__(self, obj=None, base=None):
+        self.obj, self.base = obj, base
 
 
 _Return = Return

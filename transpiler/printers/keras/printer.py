@@ -329,8 +329,8 @@ class KerasScript:
                 return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
             ref = self.program.scope.classes.get(name)
             if ref is not None and ref.is_module:
-                if name in self.covered_classes:
-                    return None  # its layers live in the builder now
+                if name in self.covered_classes or name in self.program.meta.get("mixin_classes", ()):
+                    return None  # its layers live in the builder now (a mixin's forward: its subclasses')
                 return self.unbuilt_class(name, stmt)
         inner: list[str] = []
         if isinstance(stmt, cst.FunctionDef):

@@ -23,3 +23,28 @@ def call_module(model, inputs, training=None):
         outputs = model(keras.ops.expand_dims(inputs, 0), training=training)
         return keras.tree.map_structure(lambda t: t[0], outputs)
     return model(inputs, training=training)
+
+
+def cast_model(model, dtype):
+    """``model.double()`` / ``model.half()``: the model with its weights and computations in
+    ``dtype`` (Keras variables keep the dtype they were made with, so the model is made again:
+    each layer from its config with that dtype, under that dtype policy for the layers a
+    subclass makes itself) and the same weights, cast. torch casts the module in place; the
+    program's name is bound to the cast model (the old one is not used after it)."""
+    saved = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(dtype)
+    try:
+        def clone_layer(layer):
+            return layer.__class__.from_config({**layer.get_config(), "dtype": dtype})
+
+        if isinstance(model, keras.Sequential) or type(model).__name__ == "Functional":
+            clone = keras.models.clone_model(model, clone_function=clone_layer)
+        else:  # (a subclass: made again from its config; built as the model was, when it was)
+            clone = model.__class__.from_config(model.get_config())
+            if model.built and model.weights:
+                clone.build_from_config(model.get_build_config())
+    finally:
+        keras.config.set_dtype_policy(saved)
+    if model.weights:
+        clone.set_weights([keras.ops.convert_to_numpy(w).astype(dtype) for w in model.get_weights()])
+    return clone
