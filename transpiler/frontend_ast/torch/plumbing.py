@@ -241,7 +241,31 @@ def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
         if paths and all(p in SETTINGS for p in paths):
             reader.fact(line, "device_drop", DROP_NOTE.format(what=" = ".join(paths) + " = ..."))
             return True
+    wrapped = _rewrapped(reader, small, scope)
+    if wrapped is not None:  # ``model.features = DataParallel(model.features)``: the part stays itself
+        reader.fact(line, "device_drop", DIST_NOTE + f"dropped {wrapped}: in one process the "
+                                                     "wrapper is the module it wraps")
+        return True
     return False
+
+
+def _rewrapped(reader, small, scope) -> str | None:
+    """``x = DataParallel(x)`` / ``model.features = DistributedDataParallel(model.features).cuda()``:
+    an assignment of a wrapper of its own target (its text), else None. (A wrapper assigned
+    to another name is the model it wraps: ``distributed_call``.)"""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    value = small.value
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in ("cuda", "to", "cpu") and isinstance(value.func.value, cst.Call):
+        value = value.func.value  # (``DataParallel(m).cuda()``: placing returns the wrapper)
+    if not (isinstance(value, cst.Call) and value.args and value.args[0].keyword is None):
+        return None
+    if _torch_path(reader, value.func, scope) not in DIST_WRAPPERS:
+        return None
+    code = cst.Module([]).code_for_node
+    target = code(small.targets[0].target)
+    return f"{target} = {code(value.func)}({target})" if code(value.args[0].value) == target else None
 
 
 def _torch_path(reader, node, scope) -> str | None:

@@ -598,7 +598,12 @@ class ReaderExpressions(Interpreter):
         return self.torch_function(path, short, node, pos, vals, kw)
 
     def static(self, node, what: str) -> Any:
-        """The value of a constant expression (module constants included), else Code."""
+        """The value of a constant expression (module constants included), else Code (an
+        option of the program's command line stays code: ``args.lr``, cli_args.py)."""
+        from transpiler.frontend_ast.torch.cli_args import reads_command_line
+
+        if reads_command_line(node, self.fe._command_lines()):
+            return T.Code(_code(node), self.sid(node))
         try:
             value = self.fe._eval(node, self.fe.globals)
         except Exception:  # noqa: BLE001 - anything the interpreter cannot decide stays code

@@ -66,6 +66,14 @@ class StepSchedule:
     def get_last_lr(self):
         return [float(self.optimizer.learning_rate)]
 
+    def state_dict(self):
+        """torch's scheduler.state_dict(): what restores the schedule (its step count)."""
+        return {"last_epoch": self.steps}
+
+    def load_state_dict(self, state):
+        self.steps = int(state["last_epoch"])
+        self.optimizer.learning_rate = self.schedule(self.steps)
+
 
 def accumulate_gradients(tape, loss, model, gradients=None):
     """loss.backward() for model's weights: the gradient of loss adds to the gradients
