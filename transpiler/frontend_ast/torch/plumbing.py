@@ -8,7 +8,9 @@ device), so a PyTorch script's device code has no counterpart to call:
   device to choose" (``False``, ``0``): the script's own branches on them take their
   CPU path, which in the Keras program is the one that needs no device code (no
   ``pin_memory``/``num_workers`` DataLoader options, no ``set_device``);
-* ``torch.accelerator.current_accelerator()`` is ``None``, like ``torch.device(...)``;
+* ``torch.accelerator.current_accelerator()`` is ``None`` (as torch's is without one);
+  ``torch.device(...)`` the generated ``Device`` (its ``type``/``index``, for the program's
+  own checks and prints: ``device.type == "cuda"``);
 * statements that only configure a device (``torch.cuda.set_device(i)``,
   ``torch.accelerator.set_device_index(i)``, ``torch.cuda.empty_cache()``,
   ``torch.cuda.manual_seed_all(s)`` — ``keras.utils.set_random_seed`` already seeds every

@@ -303,8 +303,13 @@ class ReaderExpressions(Interpreter):
 
     def _call_expression(self, func, node: cst.Call, scope):
         if isinstance(func, TorchRef) and func.path == "torch.device":
-            # Keras places tensors on its device itself: nothing to choose
-            self.array(node, "None", [])
+            # Keras places tensors on its device itself: nothing to choose; the program's own
+            # checks and prints read the generated Device (``device.type``)
+            parts = [a.value for a in node.args]
+            for part in parts:
+                self.expr(part, scope)
+            texts = [("{%d}" % i) if a.keyword is None else f"{a.keyword.value}={{{i}}}" for i, a in enumerate(node.args)]
+            self.runtime_expr(node, f"Device({', '.join(texts)})", parts, ["Device"])
             return OTHER
         # an optimizer's parameter groups are read statically (parameter_groups)
         groups = isinstance(func, TorchRef) and func.path.startswith("torch.optim.") and \

@@ -132,6 +132,34 @@ def save_weights_copy(model, weights, path):
     model.set_weights(current)
 
 
+class Device:
+    """torch.device(...) of the PyTorch program, for its own checks and prints
+    (``device.type == "cuda"``, ``print(f"Using {device}")``): Keras places the computation on
+    a device itself, nothing is moved to it."""
+
+    def __init__(self, type, index=None):
+        if isinstance(type, Device):
+            type, index = type.type, type.index
+        type = str(type)
+        if ":" in type:
+            type, index = type.split(":")[0], int(type.split(":")[1])
+        self.type = type
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
 class Process:
     """torch.multiprocessing.Process run in this process: ``start()`` calls the target with
     its arguments there and then, ``join()`` has nothing to wait for. Workers that trained one
