@@ -498,7 +498,7 @@ def test_random_split_of_a_dataset_the_file_is_given_and_a_torch_annotation():
     train, test = space["parts"](8)
     assert len(train) == 6 and len(test) == 2
     assert sorted([train[i] for i in range(6)] + [test[i] for i in range(2)]) == list(range(8))
-    assert 'device: "torch.device" = None' in tr.text
+    assert 'device: "torch.device" = Device("cpu")' in tr.text
 
 
 def test_numpy_data_saved_to_an_open_file_is_read_back_by_the_other_program(tmp_path):

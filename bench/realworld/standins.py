@@ -564,6 +564,9 @@ KERAS_DATASET_RE = re.compile(r"\b(?:keras\.datasets\.|from\s+keras\.datasets\s+
 TORCHVISION_DATASETS = {"MNIST": "mnist", "FashionMNIST": "fashion_mnist", "CIFAR10": "cifar10",
                         "CIFAR100": "cifar100"}
 TORCHVISION_DATASET_RE = re.compile(r"\bdatasets\.(" + "|".join(TORCHVISION_DATASETS) + r")\b")
+#: the translation's own call of it (``from torchvision.datasets import MNIST`` in the original:
+#: ``VisionDataset("mnist", ...)`` in the translation)
+VISION_DATASET_CALL_RE = re.compile(r"\bVisionDataset\(\s*[\"'](\w+)[\"']")
 
 
 @dataclass
@@ -577,7 +580,8 @@ class Plan:
 def plan(text: str) -> Plan:
     """Which stand-ins a program's text asks for (data URLs in string literals, keras.datasets)."""
     p = Plan()
-    found = KERAS_DATASET_RE.findall(text) + [TORCHVISION_DATASETS[n] for n in TORCHVISION_DATASET_RE.findall(text)]
+    found = KERAS_DATASET_RE.findall(text) + [TORCHVISION_DATASETS[n] for n in TORCHVISION_DATASET_RE.findall(text)] + \
+        VISION_DATASET_CALL_RE.findall(text)
     for name in found:
         if name in KERAS_DATASETS and name not in p.keras_datasets:
             p.keras_datasets.append(name)

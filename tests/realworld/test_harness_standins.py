@@ -108,3 +108,14 @@ def test_step_cap_covers_iteration_counts_named_iters():
     text, changes = edits.edit("meta_iters = 2000\ninner_iters = 4\nfilters = 64\n", {})
     assert text == "meta_iters = 4\ninner_iters = 4\nfilters = 64\n"
     assert [(c.line, c.kind) for c in changes] == [(1, "steps")]
+
+
+def test_a_translations_vision_dataset_call_plants_its_keras_dataset():
+    """``from torchvision.datasets import MNIST`` then ``MNIST(...)`` (mnist_forward_forward):
+    the original's text names no ``datasets.MNIST``; its translation's ``VisionDataset("mnist")``
+    reads keras.datasets' mnist.npz, which must be planted (the run went to the network)."""
+    from bench.realworld import standins
+
+    p = standins.plan('from torchvision.datasets import MNIST\nMNIST("./data/", train=True)\n'
+                      'VisionDataset("mnist", train=True, transform=transform)\n')
+    assert p.keras_datasets == ["mnist"]

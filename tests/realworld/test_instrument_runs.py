@@ -385,3 +385,51 @@ def test_keras_random_crop_neutralised_as_the_centred_window_resized(tmp_path):
     truth = json.loads((tmp_path / "truth.json").read_text())
     assert truth["shape"] == [2, 48, 48, 3] and truth["err"] < 1e-5
     assert any(e.startswith("RandomCrop in inference behaviour") for e in r.record["events"])
+
+
+GENERATED_LOADER_LOOP = '''
+import json
+import random
+import numpy as np
+import keras
+import tensorflow as tf
+
+
+class DatasetLoader:
+    """torch's DataLoader over a map-style dataset (the runtime helper a translation copies)."""
+
+    def __init__(self, n, batch_size):
+        self.n, self.batch_size = n, batch_size
+
+    def __iter__(self):
+        for start in range(0, self.n, self.batch_size):
+            yield np.full((self.batch_size, 2), start / self.n, "float32")
+
+
+model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+opt = keras.optimizers.SGD(0.01)
+trained = 0
+for xb in DatasetLoader(800, 8):   # a training pass: a gradient per batch
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(xb) ** 2)
+    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    trained += 1
+inferred = sum(1 for _ in DatasetLoader(800, 8))   # an inference pass (no gradient)
+json.dump({"trained": trained, "inferred": inferred, "draw": random.random()}, open("truth.json", "w"))
+'''
+
+
+def test_keras_generated_loader_passes_capped_as_torchs_dataloader_and_random_seeded(tmp_path):
+    """A translation's DataLoader stand-in (a class the program defines, the runtime helper's
+    docstring) is capped as the original's DataLoader: a training pass at RW_STEPS batches, an
+    inference pass over a map-style dataset at RW_PREDICT_STEPS; Python's random starts from
+    the same seed in both runs (a Dataset drawing random pairs draws the same ones)."""
+    r = _run(tmp_path, GENERATED_LOADER_LOOP, "keras", {"RW_PREDICT_STEPS": "32"})  # (RW_STEPS: 4)
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth["trained"] == 4 and truth["inferred"] == 32, truth
+    import random
+
+    random.seed(0)
+    assert truth["draw"] == random.random()
+    assert len(r.record["tape"]) == 4

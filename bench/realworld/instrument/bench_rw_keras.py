@@ -388,6 +388,7 @@ def _record_tape_losses(mod):
 
     @functools.wraps(real)
     def gradient(self, target, sources, *args, **kwargs):
+        _state["gradients"] = _state.get("gradients", 0) + 1  # (a training pass of a loader: _cap_loader)
         caller = sys._getframe(1).f_globals.get("__name__", "")
         if caller.startswith("keras.src.backend.tensorflow.trainer") or len(RECORD["tape"]) >= 50:
             return real(self, target, sources, *args, **kwargs)
@@ -434,3 +435,58 @@ def _generated_loaders_in_order(mod):
         return real(x, *args, **kwargs)
 
     mod.permutation = permutation
+
+
+def _cap_loader(cls):
+    """A translation's DataLoader stand-in (``ArrayLoader``/``DatasetLoader`` of
+    transpiler/runtime/keras/data.py, copied into the program) capped as the original's
+    DataLoader is (sitecustomize's torch patch): a training pass (a gradient taken while it
+    runs) stops after RW_STEPS batches; an inference pass over arrays (ArrayLoader, torch's
+    TensorDataset) is whole, over a map-style dataset it stops after RW_PREDICT_STEPS."""
+    real_iter = cls.__dict__.get("__iter__")
+    if real_iter is None:
+        return
+
+    def capped_iter(self):
+        start = _state.get("gradients", 0)
+        whole = type(self).__name__ == "ArrayLoader"
+        for i, batch in enumerate(real_iter(self)):
+            if i >= _STEPS and _state.get("gradients", 0) > start:
+                _event(f"{type(self).__name__}: a training pass capped at {_STEPS} batches")
+                return
+            if i >= _PREDICT_STEPS and not whole:
+                _event(f"{type(self).__name__}: an inference pass capped at {_PREDICT_STEPS} batches")
+                return
+            yield batch
+
+    cls.__iter__ = capped_iter
+
+
+def _generated_loaders_capped():
+    import builtins
+
+    real = builtins.__build_class__
+
+    def build_class(func, name, *bases, **kwargs):
+        cls = real(func, name, *bases, **kwargs)
+        if name.endswith("Loader") and (getattr(cls, "__doc__", None) or "").startswith("torch's DataLoader"):
+            _cap_loader(cls)
+        return cls
+
+    builtins.__build_class__ = build_class
+
+
+_generated_loaders_capped()
+
+
+@after_import("keras.src.random.seed_generator")
+def _keras_seeds_off_pythons_random(mod):
+    """Keras draws a default seed for each unseeded initializer or random layer from Python's
+    ``random`` (``make_default_seed``), torch from its own generator: a program's own
+    ``random`` draws (a Dataset's random pairs) would follow different streams in the two runs.
+    Keras' seeds come from a generator of their own here (fixed: the run stays deterministic)."""
+    if not _NEUTRALISE:
+        return
+    import random
+
+    mod.python_random = random.Random(0)

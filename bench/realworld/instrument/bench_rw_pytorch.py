@@ -87,6 +87,25 @@ def _patch_torch(torch):
 
     torch.Tensor.backward = backward
 
+    real_seed = torch.manual_seed
+
+    @functools.wraps(real_seed)
+    def manual_seed(seed):
+        """Seeds Python's and numpy's generators too, as the translation's
+        ``keras.utils.set_random_seed`` does: a program drawing with ``random`` (a Dataset's
+        random pairs) draws the same numbers in both runs."""
+        if _NEUTRALISE:
+            import random
+
+            import numpy as np
+
+            random.seed(int(seed))
+            np.random.seed(int(seed) % 2 ** 32)
+            _event("torch.manual_seed also seeds random and numpy (as keras.utils.set_random_seed does)")
+        return real_seed(seed)
+
+    torch.manual_seed = manual_seed
+
     def pre(module, args):
         if _state["depth"] == 0:
             top = _state["top"]

@@ -180,6 +180,15 @@ def _scalar(value):
 
 MODE = os.environ.get("RW_MODE", "")
 
+if MODE and _NEUTRALISE:
+    # Python's own generator, unseeded by the program: the same draws in both runs, from when
+    # the program's framework has been imported (importing TensorFlow draws from it)
+    @after_import("keras" if MODE == "keras" else "torch")
+    def _seed_python_random(mod):
+        import random
+
+        random.seed(0)
+
 if MODE == "keras":
     import bench_rw_keras  # noqa: F401  (the Keras patches, beside this file)
 elif MODE == "torch":

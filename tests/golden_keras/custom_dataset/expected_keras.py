@@ -9,6 +9,34 @@ import keras
 from keras import layers
 
 
+class Device:
+    """torch.device(...) of the PyTorch program, for its own checks and prints
+    (``device.type == "cuda"``, ``print(f"Using {device}")``): Keras places the computation on
+    a device itself, nothing is moved to it."""
+
+    def __init__(self, type, index=None):
+        if isinstance(type, Device):
+            type, index = type.type, type.index
+        type = str(type)
+        if ":" in type:
+            type, index = type.split(":")[0], int(type.split(":")[1])
+        self.type = type
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
 class Subset:
     """torch's Subset: the items of ``dataset`` at ``indices``."""
 
@@ -215,7 +243,9 @@ def main():
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--lr", type=float, default=1e-3)
     args = parser.parse_args()
-    device = None
+    # transpiler: torch.cuda.is_available() is False here: Keras places the computation on a
+    # device itself
+    device = Device("cuda" if False else "cpu")
     keras.utils.set_random_seed(0)
     data = TabularDataset()
     train_set, val_set = random_split(data, [500, 100])

@@ -20,6 +20,34 @@ def torch_uniform_init(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+class Device:
+    """torch.device(...) of the PyTorch program, for its own checks and prints
+    (``device.type == "cuda"``, ``print(f"Using {device}")``): Keras places the computation on
+    a device itself, nothing is moved to it."""
+
+    def __init__(self, type, index=None):
+        if isinstance(type, Device):
+            type, index = type.type, type.index
+        type = str(type)
+        if ":" in type:
+            type, index = type.split(":")[0], int(type.split(":")[1])
+        self.type = type
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
 class ArrayDataset:
     """torch's TensorDataset over numpy arrays: item i is the tuple of every array's row i."""
 
@@ -158,9 +186,9 @@ def main():
         # computation on a device itself
         device = None
     elif use_cuda or use_mps:
-        device = None
+        device = Device("cuda" if use_cuda else "mps")
     else:
-        device = None
+        device = Device("cpu")
     # transpiler: torch.cuda.device_count() is 0 here: Keras places the computation on a
     # device itself
     print(f"device {device}, {0} GPUs")

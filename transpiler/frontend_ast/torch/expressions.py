@@ -20,7 +20,7 @@ from transpiler.ir.fields import Fields
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
 from transpiler.frontend_ast.torch.support import _training_test, _code, _one_weight_module, _walk, _INDEX_HINTS
-from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import cli_args, lazy_inputs
 from transpiler.frontend_ast.torch import merged_batch
 from transpiler.frontend_ast.torch.module_edits import raise_refusal, refused_layer
 from transpiler.frontend_ast.torch.values import (
@@ -51,10 +51,55 @@ class TorchExpressions(Interpreter):
     def _unknown_star_call(self, arg) -> bool:
         return False
 
+    # -- the command line: argparse defaults (cli_args.py) ----------------------------------
+    def _command_lines(self) -> dict:
+        found = self.__dict__.get("_cli_namespaces")
+        if found is None:
+            found = self.__dict__["_cli_namespaces"] = cli_args.namespaces(self.module)
+        return found
+
+    def _unbound(self, name: str, node=None):
+        namespace = self._command_lines().get(name)
+        return namespace if namespace is not None else super()._unbound(name, node)
+
+    def _read(self, name: str, value):
+        if isinstance(value, Unknown):  # (``args = parser.parse_args()`` read at module level)
+            namespace = self._command_lines().get(name)
+            if namespace is not None:
+                return namespace
+        return super()._read(name, value)
+
+    @ATTRIBUTES.register(cli_args.CommandLine)
+    def _command_line_attribute(self, obj, name, node):
+        value = obj.get(name)
+        if not isinstance(value, Unknown):
+            self.__dict__.setdefault("_cli_log", []).append((f"{_code(node.value)}.{name}", value))
+        return value
+
+    def _eval_Call(self, node, env):
+        """(the options read by a call that builds a module chose the model: the translation
+        is made for their defaults, cli_args.default_guard)"""
+        log = self.__dict__.setdefault("_cli_log", [])
+        mark = len(log)
+        value = super()._eval_Call(node, env)
+        if isinstance(value, Mod) and len(log) > mark:
+            reads = self.__dict__.setdefault("cli_reads", {})
+            for key, read in log[mark:]:
+                reads.setdefault(key, read)
+        return value
+
     # -- attributes -----------------------------------------------------------------------
     @ATTRIBUTES.register(Ref)
     def _ref_attribute(self, obj, name, node):
         return Ref(f"{obj.path}.{name}")
+
+    @SUBSCRIPTS.register(Ref)
+    def _ref_subscript(self, obj, node, env):
+        """``models.__dict__[name]`` of an imported module: its attribute ``name``."""
+        if not obj.path.endswith(".__dict__"):
+            return PASS
+        key = self._subscript_key(node, env)
+        return Ref(f"{obj.path[:-len('.__dict__')]}.{key}") if isinstance(key, str) else PASS
 
     @ATTRIBUTES.register(ClassRef)
     def _class_attribute(self, obj, name, node):

@@ -418,6 +418,9 @@ class LoopReader:
         else:
             if call.args:
                 raise NotStandard("scheduler.step(epoch) with an argument")
+            if sched.state_read:
+                raise NotStandard("the program saves or restores the scheduler's state (state_dict): the "
+                                  "scheduler the program steps itself")
             sched.schedule.per = where
         if sched.optimizer is not step.get("optimizer", sched.optimizer):
             raise NotStandard("a scheduler of another optimizer")

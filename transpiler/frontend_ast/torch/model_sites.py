@@ -28,8 +28,27 @@ def program_function_statements(fe) -> list:
     out = []
     for ref in fe.functions.values():
         if ref.node not in fe.node_files and makes_optimizer(ref.node):
-            out += [s for s in ref.node.body.body if isinstance(s, cst.SimpleStatementLine) and
+            out += [s for s in _block_statements(ref.node.body.body) if isinstance(s, cst.SimpleStatementLine) and
                     isinstance(s.body[0], cst.Assign) and not _builds_class(fe, s.body[0].value)]
+    return out
+
+
+def _block_statements(body) -> list:
+    """The statements of a function body, those of its ``if``/``else``, ``with`` and ``try``
+    blocks included (``if args.pretrained: ... else: model = models.__dict__[args.arch]()``)."""
+    out = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, (cst.If, cst.With, cst.Try)):
+            blocks = [stmt.body] + ([stmt.orelse] if getattr(stmt, "orelse", None) is not None else []) + \
+                [h.body for h in getattr(stmt, "handlers", ())]
+            while isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):  # (elif)
+                stmt = stmt.orelse
+                blocks += [stmt.body] + ([stmt.orelse] if stmt.orelse is not None else [])
+            for block in blocks:
+                if isinstance(block, (cst.IndentedBlock, cst.Else)):
+                    inner = block.body if isinstance(block, cst.Else) else block
+                    out += _block_statements(inner.body)
     return out
 
 

@@ -8,7 +8,9 @@ device), so a PyTorch script's device code has no counterpart to call:
   device to choose" (``False``, ``0``): the script's own branches on them take their
   CPU path, which in the Keras program is the one that needs no device code (no
   ``pin_memory``/``num_workers`` DataLoader options, no ``set_device``);
-* ``torch.accelerator.current_accelerator()`` is ``None``, like ``torch.device(...)``;
+* ``torch.accelerator.current_accelerator()`` is ``None`` (as torch's is without one);
+  ``torch.device(...)`` the generated ``Device`` (its ``type``/``index``, for the program's
+  own checks and prints: ``device.type == "cuda"``);
 * statements that only configure a device (``torch.cuda.set_device(i)``,
   ``torch.accelerator.set_device_index(i)``, ``torch.cuda.empty_cache()``,
   ``torch.cuda.manual_seed_all(s)`` — ``keras.utils.set_random_seed`` already seeds every
@@ -241,7 +243,31 @@ def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
         if paths and all(p in SETTINGS for p in paths):
             reader.fact(line, "device_drop", DROP_NOTE.format(what=" = ".join(paths) + " = ..."))
             return True
+    wrapped = _rewrapped(reader, small, scope)
+    if wrapped is not None:  # ``model.features = DataParallel(model.features)``: the part stays itself
+        reader.fact(line, "device_drop", DIST_NOTE + f"dropped {wrapped}: in one process the "
+                                                     "wrapper is the module it wraps")
+        return True
     return False
+
+
+def _rewrapped(reader, small, scope) -> str | None:
+    """``x = DataParallel(x)`` / ``model.features = DistributedDataParallel(model.features).cuda()``:
+    an assignment of a wrapper of its own target (its text), else None. (A wrapper assigned
+    to another name is the model it wraps: ``distributed_call``.)"""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    value = small.value
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in ("cuda", "to", "cpu") and isinstance(value.func.value, cst.Call):
+        value = value.func.value  # (``DataParallel(m).cuda()``: placing returns the wrapper)
+    if not (isinstance(value, cst.Call) and value.args and value.args[0].keyword is None):
+        return None
+    if _torch_path(reader, value.func, scope) not in DIST_WRAPPERS:
+        return None
+    code = cst.Module([]).code_for_node
+    target = code(small.targets[0].target)
+    return f"{target} = {code(value.func)}({target})" if code(value.args[0].value) == target else None
 
 
 def _torch_path(reader, node, scope) -> str | None:

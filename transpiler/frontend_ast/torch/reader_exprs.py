@@ -303,8 +303,13 @@ class ReaderExpressions(Interpreter):
 
     def _call_expression(self, func, node: cst.Call, scope):
         if isinstance(func, TorchRef) and func.path == "torch.device":
-            # Keras places tensors on its device itself: nothing to choose
-            self.array(node, "None", [])
+            # Keras places tensors on its device itself: nothing to choose; the program's own
+            # checks and prints read the generated Device (``device.type``)
+            parts = [a.value for a in node.args]
+            for part in parts:
+                self.expr(part, scope)
+            texts = [("{%d}" % i) if a.keyword is None else f"{a.keyword.value}={{{i}}}" for i, a in enumerate(node.args)]
+            self.runtime_expr(node, f"Device({', '.join(texts)})", parts, ["Device"])
             return OTHER
         # an optimizer's parameter groups are read statically (parameter_groups)
         groups = isinstance(func, TorchRef) and func.path.startswith("torch.optim.") and \
@@ -598,7 +603,12 @@ class ReaderExpressions(Interpreter):
         return self.torch_function(path, short, node, pos, vals, kw)
 
     def static(self, node, what: str) -> Any:
-        """The value of a constant expression (module constants included), else Code."""
+        """The value of a constant expression (module constants included), else Code (an
+        option of the program's command line stays code: ``args.lr``, cli_args.py)."""
+        from transpiler.frontend_ast.torch.cli_args import reads_command_line
+
+        if reads_command_line(node, self.fe._command_lines()):
+            return T.Code(_code(node), self.sid(node))
         try:
             value = self.fe._eval(node, self.fe.globals)
         except Exception:  # noqa: BLE001 - anything the interpreter cannot decide stays code

@@ -67,17 +67,7 @@ class ReaderMethods:
                 return OTHER
             raise Unsupported(f"optimizer.{name}() outside a recognised training loop")
         if isinstance(obj, SchedulerV):
-            if name == "get_last_lr":
-                self.fact(node, "learning_rate", obj.optimizer.var or "optimizer")
-                return OTHER
-            if name == "step" and not args and obj.schedule is not None and obj.optimizer.var:
-                # stepped by the program's own loop (a custom training loop): the Keras
-                # object steps the same schedule and sets the optimizer's rate
-                obj.schedule.per = "manual"
-                obj.schedule.optimizer = obj.optimizer.var
-                self.array(node, "{0}.step()", [recv])
-                return OTHER
-            raise Unsupported(f"scheduler.{name}() outside a recognised training loop")
+            return _scheduler_method(self, obj, name, node, recv, args)
         if isinstance(obj, (StateV, LoadedV)):
             raise Unsupported(f"state_dict.{name}() is not translated (Keras keeps weights as a list)")
         if isinstance(obj, LossV):
@@ -410,3 +400,22 @@ def back_to_torch_layout(output: V, target: V) -> tuple | None:
                           "than the target's")
     return tuple(output.perm)
 
+
+
+def _scheduler_method(reader, obj, name: str, node, recv, args):
+    """A scheduler's method outside a recognised fit loop: ``get_last_lr()``; ``step()`` of the
+    program's own loop (a custom training loop: the Keras object steps the same schedule and
+    sets the optimizer's rate); ``state_dict()`` / ``load_state_dict(state)`` of a checkpoint
+    (the StepSchedule's step count: the program steps the schedule itself then, loops.py keeps
+    it out of fit)."""
+    if name == "get_last_lr":
+        reader.fact(node, "learning_rate", obj.optimizer.var or "optimizer")
+        return OTHER
+    arity = {"step": 0, "state_dict": 0, "load_state_dict": 1}.get(name)
+    if arity is None or len(args) != arity or obj.schedule is None or not obj.optimizer.var:
+        raise Unsupported(f"scheduler.{name}() outside a recognised training loop")
+    obj.schedule.per = "manual"
+    obj.schedule.optimizer = obj.optimizer.var
+    obj.state_read = obj.state_read or name != "step"
+    reader.array(node, f"{{0}}.{name}({'{1}' if args else ''})", [recv] + [a[0].value for a in args])
+    return OTHER

@@ -183,6 +183,9 @@ class SchedulerV(V):
     plateau: T.Callback | None = None
     var: str | None = None
     stmt: cst.CSTNode | None = None  # the assignment that binds it
+    #: the program saves or restores its state (``scheduler.state_dict()``): the Keras object
+    #: is the StepSchedule the program steps itself, never a fit callback
+    state_read: bool = False
 
 
 @dataclass(eq=False)

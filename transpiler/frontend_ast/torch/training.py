@@ -40,6 +40,7 @@ import libcst as cst
 from transpiler.cst_fast import walk
 from transpiler.frontend_ast.interp import AUGMENTED
 from transpiler.frontend_ast.keras.frontend import _names_in
+from transpiler.frontend_ast.torch import cli_args, zoo_names
 from transpiler.frontend_ast.torch import param_groups as pg
 from transpiler.frontend_ast.torch import data as torch_data
 from transpiler.frontend_ast.torch import episodes as torch_episodes
@@ -310,6 +311,27 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.stmt_stack.pop()
             self.cur_scope = outer
 
+    def command_line_statement(self, stmt) -> bool:
+        """``args = parser.parse_args()`` followed by the guard of the options that chose the
+        model (cli_args.py); a statement reading ``models.__dict__`` over the torchvision
+        networks the program builds by name (zoo_names.py). True when recorded."""
+        namespace = cli_args.binds_namespace(stmt, self.fe._command_lines())
+        guard = cli_args.default_guard(namespace, getattr(self.fe, "cli_reads", {})) if namespace else None
+        if guard is not None:  # (options that chose the model: the translation holds their defaults')
+            self.fact(stmt, "source", cst.FlattenSentinel([stmt, guard]))
+            return True
+        if not (isinstance(stmt, cst.SimpleStatementLine) and zoo_names.reads_namespace(self.fe, stmt)):
+            return False
+        networks = zoo_names.built_networks(self.fe, self.program.models, self.fe.layer_models)
+        if not networks:
+            raise Unsupported("torchvision.models.__dict__: the program builds no torchvision network by name")
+        called = zoo_names.called_with_arguments(self.fe, stmt)
+        if called is not None:
+            raise Unsupported(f"{called}: a torchvision network built by name with arguments (pretrained "
+                              "weights do not translate; the Keras program holds the networks built without)")
+        self.fact(stmt, "source", zoo_names.rewrite(self.fe, stmt, networks))
+        return True
+
     def _statement(self, stmt, scope: Scope) -> None:
         if self.sid(stmt) in self.handled:
             return
@@ -321,6 +343,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if scope is not self.module:  # (in a function: the builder is printed before it)
                 self.fact(stmt, "source", stmt.with_changes(body=[cst.Assign(
                     [cst.AssignTarget(cst.Name(layer_model.var))], cst.parse_expression(f"{layer_model.builder}()"))]))
+            return
+        if self.command_line_statement(stmt):
             return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:

@@ -341,7 +341,8 @@ class KerasScript:
                 return self.stub_builder(name, stmt, self.stubbed[name])
             # ``model = nn.Linear(...)`` in the function: its builder goes before it (the
             # statement calls it: frontend_ast/torch/training)
-            body = {self.source.sid(s) for s in stmt.body.body}
+            # (nested blocks too: ``if args.pretrained: ... else: model = ...``)
+            body = {self.source.sid(s) for s in nodes_of(stmt.body, cst.SimpleStatementLine)}
             inner = [self.builder(md, None, name=md.builder) for md in self.program.models
                      if md.construct_statement in body and md.builder in self.program.scope.layer_models]
         text = self.training.render(stmt)

@@ -66,6 +66,14 @@ class StepSchedule:
     def get_last_lr(self):
         return [float(self.optimizer.learning_rate)]
 
+    def state_dict(self):
+        """torch's scheduler.state_dict(): what restores the schedule (its step count)."""
+        return {"last_epoch": self.steps}
+
+    def load_state_dict(self, state):
+        self.steps = int(state["last_epoch"])
+        self.optimizer.learning_rate = self.schedule(self.steps)
+
 
 def accumulate_gradients(tape, loss, model, gradients=None):
     """loss.backward() for model's weights: the gradient of loss adds to the gradients
@@ -122,6 +130,34 @@ def save_weights_copy(model, weights, path):
     model.set_weights(weights)
     model.save_weights(path)
     model.set_weights(current)
+
+
+class Device:
+    """torch.device(...) of the PyTorch program, for its own checks and prints
+    (``device.type == "cuda"``, ``print(f"Using {device}")``): Keras places the computation on
+    a device itself, nothing is moved to it."""
+
+    def __init__(self, type, index=None):
+        if isinstance(type, Device):
+            type, index = type.type, type.index
+        type = str(type)
+        if ":" in type:
+            type, index = type.split(":")[0], int(type.split(":")[1])
+        self.type = type
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
 
 
 class Process:
