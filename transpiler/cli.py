@@ -188,11 +188,17 @@ def transpile_file(src: str, out_path: str, target: str = "pytorch", *, check: b
     """
     res = FileResult(source=src, output=out_path)
     start = time.perf_counter()
+    # the cyclic GC paused while one file is translated (its garbage is collected after):
+    # its collections cost about a tenth of a translation and free little before it ends
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         _transpile_into(res, src, out_path, target, check=check, diff=diff, quiet=quiet,
                         weights=weights, exact=exact)
     finally:
         res.seconds = time.perf_counter() - start
+        if enabled:
+            gc.enable()
     return res
 
 
@@ -546,11 +552,11 @@ def run_single(args: argparse.Namespace) -> int:
         print(f"transpile: wrote {out_path} ({res.models} model{'s' if res.models != 1 else ''}, "
               f"{res.stubs} stub{'s' if res.stubs != 1 else ''}){models_missed(res.models, res.missed)}"
               f"{'; ' + res.stop if res.stop else ''}", file=sys.stderr)
-    if res.translation is not None:
+    if res.translation is not None and not (args.quiet and not args.report):  # (-q: no rate to print)
         from transpiler import report
 
-        done, total = report.convert_rate(report.report_rows(res.translation))
         if not args.quiet:
+            done, total = report.convert_rate(report.report_rows(res.translation))
             print(f"transpile: {done}/{total} constructs translated "
                   f"({100.0 * done / max(total, 1):.1f}%)", file=sys.stderr)
         if args.report:

@@ -38,6 +38,8 @@ import warnings
 
 import black  # (at import: the CLI loads the translation path with the GC paused, then frozen)
 
+from transpiler.printers import format_cache
+
 #: the line length of the mode every printer formats with (black's default)
 LINE_LENGTH = black.Mode().line_length
 
@@ -48,6 +50,16 @@ def format_python(text: str) -> str:
     once = getattr(black, "_format_str_once", None)
     if once is None:  # (a black without the private single pass: its own format_str)
         return black.format_str(text, mode=mode)
+    rest, helpers = format_cache.set_aside(text)  # (runtime helpers whose black form is known)
+    if helpers:
+        whole = format_cache.put_back(_twice(rest, once, mode), helpers)
+        if whole is not None:
+            return whole
+    return _twice(text, once, mode)
+
+
+def _twice(text: str, once, mode) -> str:
+    """black's two passes, the second narrowed to what the first changed."""
     first = once(text, mode=mode)
     if first == text:  # (black.format_str stops here too)
         return first

@@ -16,17 +16,20 @@ written for the program:
   naming a removed parameter (````name````).
 
 The module is parsed once per process and each specialisation is cached, so a warm
-translation pays nothing; nothing is imported (the translation path imports no framework).
+translation pays nothing (and a cold one reads a specialisation without program code from the
+cache folder); nothing is imported (the translation path imports no framework).
 """
 
 from __future__ import annotations
 
 import functools
+import pathlib
 
 import libcst as cst
 
 from transpiler.cst_fast import walk
-from transpiler.printers.runtime_source import RUNTIME
+from transpiler.printers import text_cache
+from transpiler.printers.runtime_source import RUNTIME, helper_text
 
 
 @functools.lru_cache(maxsize=None)
@@ -203,7 +206,29 @@ def specialise(module: str, name: str, features: frozenset[str],
                splices: tuple[tuple[str, tuple[str, ...]], ...] = (), name_as: str | None = None) -> str:
     """The source of function ``name`` of runtime module ``module`` for a program with these
     ``features`` (lower-case flag names), ``loop_code`` sites filled from ``splices`` and the
-    function named ``name_as``."""
+    function named ``name_as``. Without ``splices`` (code from the program) the text is kept in
+    the cache folder (printers/text_cache.py), keyed by the runtime file's text, this file's and
+    the arguments: a cold translation then parses no runtime module with libcst."""
+    key = None
+    if not any(lines for _site, lines in splices):
+        key = "\n".join([_own_source(), module, name, ",".join(sorted(features)), str(name_as),
+                         RUNTIME.joinpath(*module.split(".")).with_suffix(".py").read_text(encoding="utf-8")])
+        kept = text_cache.read("specialised", key)
+        if kept is not None:
+            return helper_text(kept)
+    text = _specialised(module, name, features, splices, name_as)
+    if key is not None:
+        text_cache.write("specialised", key, text)
+    return helper_text(text)
+
+
+@functools.lru_cache(maxsize=None)
+def _own_source() -> str:
+    return pathlib.Path(__file__).read_text(encoding="utf-8")
+
+
+def _specialised(module: str, name: str, features: frozenset[str],
+                 splices: tuple[tuple[str, tuple[str, ...]], ...], name_as: str | None) -> str:
     tree, flags = _parsed(module)
     fn = next((s for s in tree.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
     if fn is None:

@@ -25,6 +25,15 @@ from dataclasses import dataclass
 
 RUNTIME = pathlib.Path(__file__).resolve().parent.parent / "runtime"
 PACKAGE = "transpiler.runtime"
+#: every definition text handed out (copied, renamed, or specialised by runtime_prune.py): the
+#: formatter finds these helpers in an output and reuses their black form (printers/format_cache.py)
+HELPER_TEXTS: set[str] = set()
+
+
+def helper_text(text: str) -> str:
+    """``text`` (a runtime definition as printed into an output), remembered in HELPER_TEXTS."""
+    HELPER_TEXTS.add(text if text.endswith("\n") else text + "\n")
+    return text
 
 
 @dataclass(frozen=True)
@@ -133,7 +142,7 @@ def _renamed(text: str, rename: dict[str, str]) -> str:
 @functools.lru_cache(maxsize=None)
 def _copied(module: str, name: str, rename: tuple[tuple[str, str], ...]) -> str:
     text = load(module).definitions[name].text
-    return _renamed(text, dict(rename)) if rename else text
+    return helper_text(_renamed(text, dict(rename)) if rename else text)
 
 
 def defines(module: str, name: str) -> bool:
