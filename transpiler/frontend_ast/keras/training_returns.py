@@ -61,8 +61,8 @@ def mark_returned_compiles(program, module: cst.Module, span_of) -> None:
         fn = bounds[2] if bounds else None
         if fn is None or ts.model not in _returned_names(fn):
             continue
-        if any(other is not ts and other.span is not None and bounds[0] <= other.span.line <= bounds[1]
-               for other in program.training):
+        if any(other.kind != "compile" and other.model == ts.model and other.span is not None
+               and bounds[0] <= other.span.line <= bounds[1] for other in program.training):
             continue  # (the function trains it too, keras.io mobilevit's run_experiment: compiled there)
         try:
             call = cst.parse_expression(ts.source)
