@@ -105,3 +105,41 @@ def test_compile_reading_the_functions_parameters_stays_a_stub(tmp_path):
     assert any("classifier.fit()" in m and "never compiled" in m for m in messages), messages
     assert "compiled where" not in result.text  # (the compile stays in the function)
     compile(result.text, "train_torch.py", "exec")
+
+
+
+TRAINS_INSIDE = '''
+import numpy as np
+import keras
+from keras import layers
+
+x_train = np.random.rand(32, 8).astype("float32")
+y_train = np.random.randint(0, 3, size=(32,))
+
+
+def create_encoder():
+    inputs = keras.Input(shape=(8,))
+    return keras.Model(inputs, layers.Dense(4, activation="relu")(inputs))
+
+
+def run_experiment(encoder):
+    model = encoder
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+    model.fit(x_train, np.zeros((32, 4), dtype="float32"), epochs=1, verbose=0)
+    return model
+
+
+trained = run_experiment(create_encoder())
+print(trained.count_params())
+'''
+
+
+def test_a_function_that_compiles_and_trains_what_it_returns_keeps_its_compile():
+    """keras.io mobilevit's run_experiment(): compile and fit inside, then return the model
+    (the compile was moved out and the translation crashed: AttributeError)."""
+    result = translate(TRAINS_INSIDE, "train.py")
+    assert not [d for d in result.stubs if "fit()" in str(d) or "compile" in str(d)], [str(d) for d in result.stubs]
+    body = result.text[result.text.index("def run_experiment("):]
+    body = body[:body.index("\ntrained = ")]
+    assert "torch.optim.SGD(" in body and "fit(" in body  # (compiled and trained in the function)
+    compile(result.text, "train_torch.py", "exec")

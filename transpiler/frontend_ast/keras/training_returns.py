@@ -57,9 +57,13 @@ def mark_returned_compiles(program, module: cst.Module, span_of) -> None:
     for ts in program.training:
         if ts.kind != "compile" or ts.builder is not None or ts.span is None or not ts.source:
             continue
-        fn = next((f for start, end, f in functions if start <= ts.span.line <= end), None)
+        bounds = next(((start, end, f) for start, end, f in functions if start <= ts.span.line <= end), None)
+        fn = bounds[2] if bounds else None
         if fn is None or ts.model not in _returned_names(fn):
             continue
+        if any(other.kind != "compile" and other.model == ts.model and other.span is not None
+               and bounds[0] <= other.span.line <= bounds[1] for other in program.training):
+            continue  # (the function trains it too, keras.io mobilevit's run_experiment: compiled there)
         try:
             call = cst.parse_expression(ts.source)
         except cst.ParserSyntaxError:

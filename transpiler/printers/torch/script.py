@@ -806,7 +806,7 @@ class _Printer:
             return []
         mt = self.training.models.get(target.value)
         builder_compiles = [ts for ts in self.program.training if ts.kind == "compile" and ts.builder == func.value]
-        if mt is None or not builder_compiles:
+        if mt is None or not builder_compiles or mt.compile is None:
             return []
         new = cst.parse_module("\n".join(self.training.compile_lines(target.value, mt)) + "\n")
         body = list(new.body)
