@@ -223,3 +223,46 @@ def test_unit_normalization_matches_keras(shape, before, axis):
     assert not checked.translation.stubs
     assert checked.keras_params == checked.torch_params
     assert max_error(checked) <= 1e-5
+
+
+HOLLOW_HELPER = HEADER + '''def mlp(x, units):
+    for u in units:
+        x = layers.Dense(u)(x)
+    return x
+
+
+def block(name):
+    inp = layers.Input((8,))
+    x = mlp(inp, [16, 8])
+    return keras.Model(inp, x, name=name)
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [block(f"b{i}") for i in range(2)]
+
+    def call(self, inputs, training=False):
+        x = inputs
+        for b in self.blocks:
+            x = b(x)
+        if training:
+            return x, x
+        return x
+
+
+model = Net()
+out = model(np.zeros((2, 8)))
+'''
+
+
+def test_helper_of_a_stubbed_per_call_builder_is_never_left_hollow():
+    """``block()`` builds a model at each call and becomes a stub (Net cannot be translated:
+    its branches return different structures); the helper it inlined is then not kept with
+    its layer statements dropped (it was: ``for u in units: pass``, a silent no-op)."""
+    result = translate(HOLLOW_HELPER, "hollow.py")
+    assert result.stubs
+    assert "for u in units:\n        pass" not in result.text, result.text
+    if "def mlp(" in result.text:
+        body = result.text.split("def mlp(", 1)[1].split("\ndef ", 1)[0]
+        assert "raise NotImplementedError" in body or "Dense" in body, body

@@ -185,11 +185,13 @@ class _Printer:
                 continue  # (a statement that only built a model goes with it)
             used |= {n.value for n in nodes_of(stmt, cst.Name) if n.value in helpers}
         bodies = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value in helpers}
-        todo = [name for name in used if name in bodies and name not in self.builders]
+        # (a function building a model at each call is replaced by a stub or goes: its body is not kept)
+        opened = set(self.builders) | set(self.per_call_builders)
+        todo = [name for name in used if name in bodies and name not in opened]
         while todo:  # a helper the script still calls keeps, in its body, the helpers it calls
             new = {n.value for n in nodes_of(bodies[todo.pop()], cst.Name) if n.value in helpers} - used
             used |= new
-            todo += [name for name in new if name in bodies and name not in self.builders]
+            todo += [name for name in new if name in bodies and name not in opened]
         return helpers - used
 
     def _span(self, node: cst.CSTNode) -> Span:
