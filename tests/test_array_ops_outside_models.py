@@ -77,7 +77,7 @@ x = (np.arange(24, dtype="float32").reshape(2, 3, 4) - 10.0) / 7.0
 a = tf.reduce_sum(x, axis=[-1, -2]).numpy()
 b = tf.math.reduce_mean(x, axis=1, keepdims=True).numpy()
 c = tf.reduce_max(x).numpy()
-d = tf.argmax(x).numpy()
+d = tf.argmax(x, 0).numpy()
 e = tf.argmax(x, axis=-1).numpy()
 f = tf.squeeze(tf.expand_dims(x, axis=0), axis=0).numpy()
 g = tf.cast(x * 255, dtype=np.uint8).numpy()
@@ -98,8 +98,8 @@ p = tf.transpose(x).numpy()
 
 def test_tensorflow_functions_on_arrays_compute_like_tensorflow():
     """keras.io's involution (``tf.reduce_sum(kernel, axis=[-1, -2, -3])``), miniature GPT's
-    sampler (``ops.top_k``, ``keras.activations.softmax``), ``tf.argmax(preds).numpy()`` (axis 0
-    by default), zero_dce's ``tf.cast(x * 255, dtype=np.uint8)``, super_resolution's
+    sampler (``ops.top_k``, ``keras.activations.softmax``), ``tf.argmax(preds, -1).numpy()`` (an
+    explicit axis only), zero_dce's ``tf.cast(x * 255, dtype=np.uint8)``, super_resolution's
     ``tf.image.psnr`` (of float and of uint8 images), swin's window partition (tf.reshape,
     tf.transpose): torch computes the same."""
     result = translate(TF_SCRIPT, "p.py")
@@ -113,7 +113,7 @@ def test_tensorflow_functions_on_arrays_compute_like_tensorflow():
 
 
 @pytest.mark.parametrize("line", ["y = tf.cast(x, dtype=some_dtype)", "y = tf.reduce_sum(x, axis=0, name='s', extra=1)",
-                                  "y = tf.reduce_logsumexp(x, axis=0)"])
+                                  "y = tf.reduce_logsumexp(x, axis=0)", "y = tf.argmax(x)"])
 def test_tensorflow_functions_outside_the_table_stay_stubs(line):
     src = "import numpy as np\nimport tensorflow as tf\n\nx = np.zeros((6, 4))\nsome_dtype = 'float32'\n" + line + "\n"
     result = translate(src, "p.py")

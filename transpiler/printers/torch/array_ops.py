@@ -43,7 +43,8 @@ _FORMS: dict[str, tuple[str, dict[str, str], tuple[str, ...]]] = {
                       ("x", "axis", "keepdims")),
     "tf.reduce_min": ("torch.amin({x}, dim={axis}, keepdim={keepdims})", {"input_tensor": "x"},
                       ("x", "axis", "keepdims")),
-    # (tf.argmax's axis defaults to 0, not to the flattened tensor)
+    # (tf.argmax's axis defaults to 0, ops.argmax's to the flattened tensor: an explicit axis only,
+    # as in a script's own loss code, loss_functions.py)
     "tf.argmax": ("torch.argmax({x}, dim={axis})", {"input": "x"}, ("x", "axis")),
     "tf.argmin": ("torch.argmin({x}, dim={axis})", {"input": "x"}, ("x", "axis")),
     "tf.squeeze": ("torch.squeeze({x}, {axis})", {"input": "x"}, ("x", "axis")),
@@ -64,7 +65,6 @@ _FORMS: dict[str, tuple[str, dict[str, str], tuple[str, ...]]] = {
 _DEFAULTS: dict[str, dict[str, str]] = {
     "ops.top_k": {"sorted": "True"}, "ops.softmax": {"axis": "-1"}, "activations.softmax": {"axis": "-1"},
     **{f"tf.reduce_{r}": {"keepdims": "False"} for r in ("sum", "mean", "max", "min")},
-    "tf.argmax": {"axis": "0"}, "tf.argmin": {"axis": "0"},
 }
 #: dtype spellings a cast may name → torch's
 _DTYPES = {f"{root}{name}": f"torch.{name}" for root in ("tf.", "np.", "numpy.", "tensorflow.", "")
@@ -116,6 +116,9 @@ class _Rewrite(cst.CSTTransformer):
                 return updated
             values[key] = cst.Module([]).code_for_node(arg.value)
         if "x" not in values:
+            self.refused = True
+            return updated
+        if fn in ("tf.argmax", "tf.argmin") and values.get("axis", "None") == "None":
             self.refused = True
             return updated
         values = {**_DEFAULTS.get(fn, {}), **values}
