@@ -4,7 +4,9 @@ The format: an 8-byte little-endian header length, a JSON header
 (``{key: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}``,
 offsets relative to the end of the header) and the raw little-endian data. Writing
 streams each tensor in chunks (``Lazy.chunks``), so a transposed tensor is never
-copied whole; the file appears only when complete (temp file + rename).
+copied whole; a tensor mapped from the checkpoint that needs no transform is copied file to
+file by the kernel (``os.copy_file_range``); the file appears only when complete (temp file +
+rename).
 """
 
 from __future__ import annotations
@@ -80,6 +82,10 @@ def write_safetensors_streamed(path: str, specs: list[tuple[str, tuple, np.dtype
                     if tuple(lazy.shape) != tuple(shape):
                         raise CheckpointError(f"{key}: produced shape {lazy.shape}, declared {tuple(shape)}")
                     want = np.dtype(dtype).newbyteorder("<")
+                    span = _file_span(lazy, want)
+                    if span is not None and _copy_span(fh, *span):
+                        del lazy
+                        continue
                     ranges = iter(lazy.chunk_ranges(chunk_bytes))
                     ahead = deque(pool.submit(lazy.block, i, j) for i, j in itertools.islice(ranges, WORKERS))
                     while ahead:
@@ -95,6 +101,45 @@ def write_safetensors_streamed(path: str, specs: list[tuple[str, tuple, np.dtype
             os.unlink(tmp)
         raise
     return 8 + len(blob) + offset
+
+
+def _file_span(lazy: Lazy, want: np.dtype) -> tuple[str, int, int] | None:
+    """(file, offset, bytes) when ``lazy`` is a whole tensor mapped from a file as it is to be
+    written (no transform, the dtype and byte order written, C order): its bytes can be copied
+    file to file. Only the mapping itself qualifies (``view.base`` is its mmap): a view derived
+    from it (a slice, a reshape) carries the mapping's offset, not its own."""
+    v = lazy.view
+    if lazy.rows is not None or lazy.cols is not None or not isinstance(v, np.memmap):
+        return None
+    mm = getattr(v, "_mmap", None)
+    if mm is None or v.base is not mm or not v.flags.c_contiguous or v.dtype != want or not v.filename:
+        return None
+    return v.filename, int(v.offset), int(v.nbytes)
+
+
+def _copy_span(fh, path: str, offset: int, count: int) -> bool:
+    """Append ``count`` bytes of ``path`` from ``offset`` to ``fh`` in the kernel
+    (``os.copy_file_range``: no pass over the data in this process); False, with nothing
+    appended, where the system cannot (then the caller writes the tensor itself)."""
+    copy = getattr(os, "copy_file_range", None)
+    if copy is None:
+        return False
+    fh.flush()
+    start = fh.tell()
+    try:
+        with open(path, "rb") as src:
+            done = 0
+            while done < count:
+                n = copy(src.fileno(), fh.fileno(), count - done, offset + done, start + done)
+                if n <= 0:
+                    raise OSError("the source ended early")
+                done += n
+    except OSError:
+        fh.seek(start)
+        fh.truncate()
+        return False
+    fh.seek(start + count)
+    return True
 
 
 class SafetensorsFile:
