@@ -547,6 +547,11 @@ class Interpreter(ModuleConstants):
 
     # -- calls ----------------------------------------------------------------------------
     def _eval_Call(self, node, env):
+        return self._written_call(node, env)
+
+    def _written_call(self, node: cst.Call, env) -> Any:
+        """A call written in the source, its target and arguments read (a reader may wrap it whole:
+        what the call's reading touched)."""
         return self._call_expression(self._call_target(node.func, env), node, env)
 
     def _call_target(self, func: cst.BaseExpression, env) -> Any:

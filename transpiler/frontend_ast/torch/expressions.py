@@ -76,12 +76,12 @@ class TorchExpressions(Interpreter):
             self.__dict__.setdefault("_cli_log", []).append((f"{_code(node.value)}.{name}", value))
         return value
 
-    def _eval_Call(self, node, env):
-        """(the options read by a call that builds a module chose the model: the translation
-        is made for their defaults, cli_args.default_guard)"""
+    def _written_call(self, node, env):
+        """(the options read by a call that builds a module, its target and arguments included,
+        chose the model: the translation is made for their defaults, cli_args.default_guard)"""
         log = self.__dict__.setdefault("_cli_log", [])
         mark = len(log)
-        value = super()._eval_Call(node, env)
+        value = super()._written_call(node, env)
         if isinstance(value, Mod) and len(log) > mark:
             reads = self.__dict__.setdefault("cli_reads", {})
             for key, read in log[mark:]:
