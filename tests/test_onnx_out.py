@@ -33,6 +33,8 @@ TORCH_CORPUS = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glo
 #: ops of the table the ONNX printer does not emit yet, with the reason (a new op must be added
 #: to the printer or here)
 NOT_EMITTED = {"opaque_layer": "a custom layer the reader could not read: a marked stub in every output",
+               "eye": "batched identity matrices (EyeLike on a Shape-sized ConstantOfShape) are not mapped yet",
+               "unit_normalize": "UnitNormalization (ReduceL2 -> Max(eps) -> Div) is not mapped yet",
                "index_lookup": "StringLookup / IntegerLookup inside a model: strings are no ONNX tensor here, "
                                "and a vocabulary table (LabelEncoder of ai.onnx.ml) is not mapped yet",
                "slice_like": "a slice to another tensor's run-time size (Shape -> Gather -> Slice) is not mapped yet",

@@ -516,7 +516,7 @@ def test_map_style_dataset_random_split_and_device_translate_and_run(tmp_path, m
         source = fh.read()
     tr = translate(source, "custom_dataset.py", "keras")
     assert not tr.stubs, [str(d) for d in tr.stubs]
-    assert "class TabularDataset:" in tr.text and "device = None" in tr.text and ".to(device)" not in tr.text
+    assert "class TabularDataset:" in tr.text and "device = Device(" in tr.text and ".to(device)" not in tr.text
     gen = load_source(tr.text, "custom_dataset_keras")
     src = load_source(source, "custom_dataset_torch")
     # the same items, the same batches
