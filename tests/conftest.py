@@ -38,6 +38,9 @@ def _temp_files_under_pytest_basetemp(tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("tmp", numbered=False))
     saved = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"], tempfile.tempdir = folder, folder
+    # (the formatting cache of the runs, printers/text_cache.py, stays inside the run too:
+    # the suite neither reads a cache an earlier run left nor writes to the user's home)
+    os.environ.setdefault("TRANSPILE_CACHE_DIR", os.path.join(folder, "transpile-cache"))
     yield
     if saved[0] is None:
         os.environ.pop("TMPDIR", None)
