@@ -34,10 +34,11 @@ def _untranslatable(message: str):
     return Untranslatable(message)
 
 
-def _only(function: str, a, allowed: set) -> None:
+def _only(function: str, a, allowed: set, prefix: str = "tf.strings.") -> None:
+    """Refuse the arguments of ``prefix + function`` other than ``allowed``."""
     extra = set(a.values) - allowed
     if extra:
-        raise _untranslatable(f"tf.strings.{function}() with {', '.join(sorted(extra))}")
+        raise _untranslatable(f"{prefix}{function}() with {', '.join(sorted(extra))}")
 
 
 def _encoding_ok(function: str, a, key: str) -> None:

@@ -14,25 +14,14 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from transpiler.printers.torch import data_strings
+from transpiler.printers.torch.data_strings import _args, _untranslatable
+
 RUNTIME = "torch.image_ops"
 
 
-def _args(call, names, aliases=None):
-    from transpiler.printers.torch.loss_functions import _Args
-
-    return _Args(call, names, aliases)
-
-
-def _untranslatable(message: str):
-    from transpiler.printers.torch.loss_functions import Untranslatable
-
-    return Untranslatable(message)
-
-
 def _only(function: str, a, allowed: set) -> None:
-    extra = set(a.values) - allowed
-    if extra:
-        raise _untranslatable(f"{function}() with {', '.join(sorted(extra))}")
+    data_strings._only(function, a, allowed, prefix="")
 
 
 def _transpose(call) -> str:
