@@ -12,30 +12,15 @@ from __future__ import annotations
 import pytest
 import torch  # noqa: F401  (before TensorFlow, see conftest.py)
 
-from harness import check_source, max_error
+from test_numeric_real_model_ops import check  # noqa: F401  (the shared fixture: max error <= 1e-5, same parameter count)
 from transpiler.translate import translate
 
-TOL = 1e-5
 HEADER = ("import keras\nimport tensorflow as tf\nimport tensorflow.experimental.numpy as tnp\n"
           "from keras import layers, ops\n\n\n")
 
 
 def model_source(*body: str, classes: str = "") -> str:
     return HEADER + classes + "def build_model():\n" + "".join(f"    {line}\n" for line in body)
-
-
-@pytest.fixture
-def check(record_property):
-    def run(src: str):
-        checked = check_source(src)
-        assert checked.comparisons, "the model has no output to compare"
-        err = max_error(checked)
-        record_property("max_abs_error", err)
-        assert err <= TOL, f"max abs error {err:.3g} > {TOL}\n{checked.translation.text}"
-        assert checked.keras_params == checked.torch_params, checked.translation.text
-        return checked
-
-    return run
 
 
 TNP_DENSE = '''class TNPDense(keras.layers.Layer):
