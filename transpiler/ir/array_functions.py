@@ -22,10 +22,10 @@ ARRAY_FUNCTIONS = frozenset({
     "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sign", "log1p", "expm1", "negative",
     "isnan", "isfinite", "square", "log2", "log10", "maximum", "minimum", "clip", "where",
     # making arrays
-    "asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like", "eye", "diag",
+    "asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like", "eye", "diag",
     "triu", "tril", "arange", "linspace",
     # shapes and joins
-    "reshape", "swapaxes", "expand_dims", "stack", "concatenate", "prod", "broadcast_to", "tile",
+    "reshape", "swapaxes", "transpose", "squeeze", "expand_dims", "stack", "concatenate", "prod", "broadcast_to", "tile",
     # comparisons, in place
     "allclose", "isclose", "array_equal", "copyto",
     # random draws
@@ -42,6 +42,17 @@ def mark(name: str) -> str:
     if name not in ARRAY_FUNCTIONS:
         raise KeyError(f"not an array function of ir.array_functions: {name}")
     return f"${name}"
+
+
+#: the root name of a marked array function in a syntax tree a frontend rewrites (a kept class of
+#: the user's, frontend_ast/torch/data.py): ``_array_function_.random.randint(...)``; the printer
+#: replaces each such attribute chain by its spelling (a tree cannot hold a ``$`` mark)
+TREE_MARK = "_array_function_"
+
+
+def tree_mark(name: str) -> str:
+    """The dotted name a frontend writes into a syntax tree for the array function ``name``."""
+    return f"{TREE_MARK}.{mark(name)[1:]}"
 
 
 def marks(template: str) -> set[str]:

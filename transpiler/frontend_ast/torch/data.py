@@ -2,7 +2,8 @@
 
 Such a class (``__len__`` and ``__getitem__`` over arrays it built or was given) is
 framework-neutral Python apart from the tensors its items are wrapped in. It is kept,
-with the ``Dataset`` base dropped and the wrapping rewritten to numpy::
+with the ``Dataset`` base dropped and the wrapping rewritten to array functions (numpy's
+names, ir/array_functions.py, written as marks the printer spells: ``np.`` in the Keras output)::
 
     torch.from_numpy(a) / torch.as_tensor(a)   → a
     torch.tensor(a, dtype=torch.long)          → np.asarray(a, dtype="int64")
@@ -42,6 +43,7 @@ import libcst as cst
 from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.plumbing import TENSOR_ONLY_METHODS
+from transpiler.ir.array_functions import tree_mark
 
 #: torch dtypes → numpy dtype names
 DTYPE_NAMES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
@@ -90,7 +92,7 @@ def _np_asarray(value: cst.BaseExpression, dtype: str | None) -> cst.Call:
     if dtype is not None:
         args.append(cst.Arg(cst.SimpleString(f'"{dtype}"'), keyword=cst.Name("dtype"),
                             equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-    return cst.Call(cst.Attribute(cst.Name("np"), cst.Name("asarray")), args)
+    return cst.Call(cst.parse_expression(tree_mark("asarray")), args)
 
 
 def numpy_dataset_class(cls: cst.ClassDef, torch_names: set[str], resolve, what: str = "a Dataset") -> cst.ClassDef:
@@ -200,7 +202,8 @@ def _sizes(pos: list) -> cst.BaseExpression:
 
 
 def _np(name: str, args: list) -> cst.Call:
-    return cst.Call(cst.parse_expression(f"np.{name}"), args)
+    """A call of the array function ``name`` (ir/array_functions.py), marked: the printer spells it."""
+    return cst.Call(cst.parse_expression(tree_mark(name)), args)
 
 
 def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from transpiler.ir.array_functions import ARRAY_FUNCTIONS, spell
+import libcst as cst
+
+from transpiler.ir.array_functions import ARRAY_FUNCTIONS, TREE_MARK, spell
 from transpiler.ir.tensor_functions import TENSOR_FUNCTIONS
 
 NUMPY = {name: f"np.{name}" for name in sorted(ARRAY_FUNCTIONS)}
@@ -22,3 +24,26 @@ def array_text(expr) -> str:
     """An ``ir.training.ArrayExpr``'s template with its marks spelled: numpy's array functions,
     or, for a training step's tensor math, keras.ops."""
     return spell(expr.template, KERAS_OPS) if expr.tensors else numpy_text(expr.template)
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+class _SpellTree(cst.CSTTransformer):
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        dotted = _dotted(original)
+        if dotted and dotted.startswith(TREE_MARK + ".") and dotted[len(TREE_MARK) + 1:] in NUMPY:
+            return cst.parse_expression(NUMPY[dotted[len(TREE_MARK) + 1:]])
+        return updated
+
+
+def numpy_tree(node: cst.CSTNode) -> cst.CSTNode:
+    """A syntax tree a frontend rewrote (ir.array_functions.tree_mark) with its marked array
+    functions spelled as numpy's."""
+    return node.visit(_SpellTree())

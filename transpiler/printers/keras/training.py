@@ -30,7 +30,7 @@ from transpiler.ir.source_file import NodeId, SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.keras import def_headers
 from transpiler.printers.keras import helper_calls as keras_helper_calls
-from transpiler.printers.keras.array_spelling import array_text
+from transpiler.printers.keras.array_spelling import array_text, numpy_tree
 from transpiler.printers.keras import optimizers as keras_optimizers
 from transpiler.printers.code import Namespace, comment_text, lit
 
@@ -732,8 +732,8 @@ class _Rewriter(cst.CSTTransformer):
             if isinstance(ts.config, dict):  # (and the generated classes it uses: frontend_ast/torch/data.py)
                 for helper in ts.config["helpers"]:
                     self.p.need(helper)
-                return ts.config["node"]
-            return ts.config
+                return numpy_tree(ts.config["node"])
+            return numpy_tree(ts.config)
         if kind == "device_drop":  # (frontend_ast/torch/plumbing.py)
             p.note(ts.config)
             return cst.RemovalSentinel.REMOVE
