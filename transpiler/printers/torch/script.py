@@ -859,16 +859,20 @@ class _Printer:
         free = [n for n, v in md.builder_args.items()
                 if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
         guarded = {n: v for n, v in md.builder_args.items() if n not in free}
-        if guarded:
+        if guarded:  # (a marked stub: the module holds the model built for these arguments only)
             names = list(guarded)
             got = ", ".join(names) + ("," if len(names) == 1 else "")
             want = _literal_or_none(tuple(_plain(guarded[n]) for n in names))
             shown = ", ".join(f"{n}={_literal_or_none(_plain(guarded[n]))}" for n in names)
             if want is not None:
+                why = "; ".join(f"{n}: {_specialised_because(guarded[n])}" for n in names)
+                message = f"{md.class_name} is translated for {fn.name.value}({shown}) only ({why})"
+                span = self._span(fn)
+                self.program.stub(span, message, f"def {fn.name.value}(...)")
+                body_lines.append("    " + comment_text(f"# TODO(transpiler): {message}"))
                 body_lines.append(f"    if ({got}) != {want}:")
                 body_lines.append("        raise NotImplementedError(")
-                body_lines.append(f"            {(md.class_name + ' was transpiled for ' + fn.name.value + '(' + shown + '); ')!r}")
-                body_lines.append('            "transpile again for other arguments"')
+                body_lines.append(f"            {(md.class_name + ' is translated for ' + fn.name.value + '(' + shown + ') only')!r}")
                 body_lines.append("        )")
         carried, stubbed = builder_effects.side_effects(fn, self.keras_names, _code)
         for stmt in stubbed:
@@ -945,6 +949,26 @@ def _plain(value):
     if isinstance(value, tuple):
         return tuple(_plain(v) for v in value)
     return int.__int__(value) if isinstance(value, sizes.Size) else value
+
+
+#: ir/sizes.py's reasons a size was used by its number, as the guard's stub says them
+_SPECIALISED_BECAUSE = {"printed": "its number is printed in the module", "compared": "compared while building",
+                        "range": "a loop count of the model's structure", "repetition": "a repetition count",
+                        "arithmetic": "arithmetic a size expression cannot carry"}
+
+
+def _specialised_because(value) -> str:
+    """Why a builder argument is not a parameter of the generated module (the guard's reason)."""
+    sym = sizes.symbol_of(value)
+    if sym is not None and sym.specialised:
+        return ", ".join(_SPECIALISED_BECAUSE.get(why, why) for why in sorted(sym.specialised))
+    if isinstance(value, (bool, str)) or value is None:
+        return f"a {type(value).__name__} choosing how the model is built"
+    if isinstance(value, float):
+        return "a float the layers are built with"
+    if isinstance(value, (tuple, list, dict)):
+        return f"a {type(value).__name__} the model is built from"
+    return "the model is built with its number"
 
 
 def _literal_or_none(value):
