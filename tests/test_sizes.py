@@ -416,7 +416,7 @@ def test_torch_builder_with_other_arguments_matches_torch(case, kwargs):
     state = {k: v.detach().numpy() for k, v in tmodel.state_dict().items()}
     for name, arrays in keras_weights(graph, state).items():
         keras_layer(kmodel, graph, name).set_weights(arrays)
-    shape = graph.meta["source_input_shapes"][0][1:]
+    shape = graph.origin.input_shapes[0][1:]
     x = np.random.RandomState(0).randn(3, *shape).astype("float32")
     moved = len(shape) == 3
     with torch.no_grad():

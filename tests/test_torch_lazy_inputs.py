@@ -43,7 +43,7 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
     model.eval()
     kmodel = getattr(load_source(tr.text, "keras_model_under_test"), cls)()
     value = md.graph.inputs[0]
-    source_shape = md.graph.meta["source_input_shapes"][0]
+    source_shape = md.graph.origin.input_shapes[0]
     rng = np.random.RandomState(0)
     inputs = []
     for fill in sizes:

@@ -27,7 +27,7 @@ def _program(head: str, loss: str, optimizer: str = "'adam'", exact: bool = Fals
     for md in program.models:
         run_pipeline(md.graph, TORCH_PIPELINE)
     if exact:
-        program.meta["exact"] = program.meta["keras_exact_updates"] = True
+        program.exact = True
     return program
 
 

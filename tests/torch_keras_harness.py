@@ -134,7 +134,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     rng = np.random.RandomState(seed)
     xs, xs_k = [], []
     for i, value in enumerate(md.graph.inputs):  # (a model of several inputs: each in order)
-        shape = md.graph.meta["source_input_shapes"][i][1:]
+        shape = md.graph.origin.input_shapes[i][1:]
         if value.dtype.startswith("int"):
             high = min(n.attrs["input_dim"] for n in md.graph.nodes if n.op == "embedding")
             x = rng.randint(0, high, size=(batch, *shape)).astype(value.dtype)
@@ -142,7 +142,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
             x = rng.randn(batch, *shape).astype("float32")
         layout = md.graph.meta["input_layouts"][i]
         # an input read by convolutions was made channels-last: the data is permuted where it enters
-        moved = layout in ("NWC", "NHWC", "NDHWC") and md.graph.meta["source_input_shapes"][i] != \
+        moved = layout in ("NWC", "NHWC", "NDHWC") and md.graph.origin.input_shapes[i] != \
             tuple(value.shape)
         xs.append(x)
         xs_k.append(np.moveaxis(x, 1, -1) if moved else x)

@@ -40,7 +40,7 @@ class Translation:
     def differences(self) -> list[str]:
         """The numeric differences from the source program that the idiomatic output implies
         (none under ``exact``): one line each, with its measured size (printers/differences.py)."""
-        return list(self.program.meta.get("numeric_differences", ()))
+        return list(self.program.numeric_differences)
 
 
 def translate(source: str, path: str = "<string>", target: str = "pytorch", lint: bool = True,
@@ -106,8 +106,7 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
 
     frontend = run_torch_frontend(source, path, prepare)  # (reads the classes it imports from siblings)
     program = frontend.program
-    if exact:
-        program.meta["exact"] = True
+    program.exact = bool(exact)
     for md in program.models:
         for span, message in md.graph.meta.get("unsupported", []):
             program.stub(span, f"{md.builder or md.class_name}: {message}")
@@ -132,8 +131,7 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
         weight_plan.record_torch_state(md.graph)  # (the printer's regularization_loss reads it too)
     if load_weights and not callable(load_weights):
         program.meta["load_weights"] = dict(load_weights)
-    if exact:  # (keras_exact_updates: what the torch printers read of it)
-        program.meta["exact"] = program.meta["keras_exact_updates"] = True
+    program.exact = bool(exact)
     run_program_passes(program, TORCH_PROGRAM_PASSES)
     if callable(load_weights):  # the link depends on the program (which model the checkpoint is for)
         for md in program.models:

@@ -27,7 +27,7 @@ def widen_unsigned(graph, target: str) -> None:
     wide = [v for v in graph.inputs if v.dtype in WIDENED[target]]
     if not wide:
         return
-    before = graph.meta.get("onnx_output_types") or [v.dtype for v in graph.outputs]
+    before = graph.origin.output_types or [v.dtype for v in graph.outputs]
     first = graph.nodes[0] if graph.nodes else None
     for v in wide:
         cast = graph.add_node("cast", f"{v.var or 'x'}_wide", [v], attrs={"dtype": "int64"}, before=first)

@@ -20,7 +20,7 @@ import numpy as np
 
 from transpiler.frontend_onnx.loader import OGraph, ONode, load
 from transpiler.ir import ops as ops_table
-from transpiler.ir.graph import Graph, IRError, Node, Span, Value
+from transpiler.ir.graph import Graph, IRError, ModelOrigin, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST
 from transpiler.ir.shapes import infer_node
 from transpiler.ir.program import ModelDef, Program
@@ -337,10 +337,10 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
         except _Blocked:
             ctx.failed.update(node.outputs)
     graph.outputs = [ctx.values[o] for o in og.outputs if o in ctx.values]
-    graph.meta.update(source_framework="onnx", onnx_opset=og.opset, onnx_producer=og.producer,
-                      input_names=[v.var for v in graph.inputs], weights_given=True, source_label="ONNX model",
-                      onnx_output_types=[t for o, t in zip(og.outputs, og.output_types) if o in ctx.values],
-                      source_input_shapes=[tuple(v.shape) for v in graph.inputs])
+    graph.meta.update(input_names=[v.var for v in graph.inputs])
+    graph.origin = ModelOrigin(label="ONNX model", input_shapes=[tuple(v.shape) for v in graph.inputs],
+                               weights_given=True, producer=og.producer, opset=og.opset,
+                               output_types=[t for o, t in zip(og.outputs, og.output_types) if o in ctx.values])
     if plain:
         graph.meta["no_batch"] = True
     md = ModelDef(graph, graph.name, builder="build_model")

@@ -118,6 +118,25 @@ class Node:
 INHERITED_META = ("block_call",)
 
 
+@dataclass
+class ModelOrigin:
+    """Where a model graph was read from, as its printers and the weights mapping need it
+    (typed metadata, issue 17 item 6: once the ``source_label``, ``source_input_shapes``,
+    ``weights_given``, ``onnx_*`` keys of ``Graph.meta``)."""
+
+    #: what the printed class's docstring calls the source ("ONNX model"); None: a Keras model
+    label: str | None = None
+    #: the inputs' shapes as the source framework lays them out (channels-first in torch and
+    #: ONNX), before the layout pass moved them; None where the reader does not record them
+    input_shapes: list[tuple] | None = None
+    #: the model file holds the weights: they are loaded, not drawn by initializers
+    weights_given: bool = False
+    #: an ONNX model's producer, opset and output dtypes (before any widening of its inputs)
+    producer: str | None = None
+    opset: int | None = None
+    output_types: list[str] | None = None
+
+
 @dataclass(eq=False)
 class Graph:
     """A model: inputs, outputs and nodes in a topological order."""
@@ -128,6 +147,8 @@ class Graph:
     nodes: list[Node] = field(default_factory=list)
     span: Span | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: where the model was read from (the source framework's input shapes, a model file's facts)
+    origin: ModelOrigin = field(default_factory=ModelOrigin)
     #: how checkpoint tensors map to the layers (ir/state_plan.py), computed by the driver
     weight_plan: WeightPlan = field(default_factory=WeightPlan, repr=False)
     _counter: int = field(default=0, repr=False)

@@ -107,6 +107,12 @@ class Program:
     #: name): ``Net()`` in the program builds the same model (the torch reader finds them)
     class_builders: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: ``--exact``: the output reproduces the source framework's numerics (its optimizers'
+    #: arithmetic, initializers, Keras' embedding updates); else the target's own (idiomatic)
+    exact: bool = False
+    #: the numeric differences the idiomatic output implies, as the report lists them
+    #: (printers/differences.py; none under ``exact``)
+    numeric_differences: list[str] = field(default_factory=list)
     #: names of models the source builds that became stubs (a builder, class or variable),
     #: in the order met: with ``models`` they are the models found (the summary leads with them)
     missed_models: list[str] = field(default_factory=list)

@@ -63,6 +63,10 @@ LOSSES = {
     "nll": "class indices (the outputs are log-probabilities)",
 }
 
+#: losses whose target holds class indices: it has no class axis, and the output's class axis
+#: is the last one in Keras (a channels-last output already has it there: not permuted back)
+CLASS_INDEX_LOSSES = frozenset(kind for kind, target in LOSSES.items() if target.startswith("class indices"))
+
 #: cross-entropy losses and the probabilities they read (the ops table's ``probabilities``):
 #: a model output made by such an op may hand the loss its logits instead
 CROSS_ENTROPY = {"sparse_categorical_crossentropy": "categorical", "categorical_crossentropy": "categorical",

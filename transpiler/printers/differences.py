@@ -128,10 +128,10 @@ TO_PYTORCH = {
 
 def record(program, table: dict[str, Difference], key: str) -> None:
     """List difference ``key`` of ``table`` in ``program``'s report (once; not under --exact,
-    which the program says: ``program.meta["exact"]``)."""
-    if program.meta.get("exact"):
+    which the program says: ``program.exact``)."""
+    if program.exact:
         return
     line = table[key].line()
-    listed = program.meta.setdefault("numeric_differences", [])
+    listed = program.numeric_differences
     if line not in listed:
         listed.append(line)

@@ -28,8 +28,8 @@ def _header(program: Program, target: str) -> list[str]:
     # the graph, file and producer names come from the model file: printed through the
     # escaping helpers, they cannot end the docstring or the comment
     doc = [f"{g.name}: the ONNX model {name} as {target} source.", ""]
-    if g.meta.get("onnx_producer"):
-        doc.append(f"Exported by {g.meta['onnx_producer']}, opset {g.meta.get('onnx_opset')}.")
+    if g.origin.producer:
+        doc.append(f"Exported by {g.origin.producer}, opset {g.origin.opset}.")
     doc.append("The weights are in the checkpoint written beside this file; build_model() builds the model")
     doc.append("with the layers' default initial values.")
     return [code.comment_text(f"# Transpiled from {name} (ONNX) to {target} by transpiler; review before use."),
@@ -101,7 +101,7 @@ def print_keras_model(program: Program) -> str:
         out += ["", "", text]
     plain = bool(md.graph.meta.get("no_batch"))
     inputs = ", ".join(f"{v.var} {tuple(v.shape if plain else v.shape[1:])}" for v in md.graph.inputs)
-    moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.meta["source_input_shapes"])]
+    moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.origin.input_shapes)]
     note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"
     where = "(the model has no batch axis: every size is fixed)" if plain else "without the batch axis"
     lines = [f'The {md.graph.name} model; input{"s" if len(md.graph.inputs) > 1 else ""} '

@@ -44,6 +44,7 @@ from transpiler.cst_fast import nodes_of
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.plumbing import TENSOR_ONLY_METHODS
 from transpiler.ir.array_functions import tree_mark
+from transpiler.ir.code_literals import dotted_name
 
 #: torch dtypes → numpy dtype names
 DTYPE_NAMES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
@@ -55,12 +56,7 @@ _CAST_METHODS = {"float": "float32", "double": "float64", "long": "int64", "int"
 
 
 def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
+    return dotted_name(node)
 
 
 def is_dataset_class(cls: cst.ClassDef, resolve) -> bool:

@@ -727,11 +727,10 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 raise FrontendError(f"{node.op}: a module's own parameter (no batch axis) broadcast against a "
                                     "channels-first feature map: its axes would need permuting for channels-last "
                                     "(not translated yet)", node.span)
-        graph.meta["source_framework"] = "torch"
         graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
         graph.meta["torch_children"] = [key for key, _ in mod.children()]  # model.named_children()
         graph.meta["input_names"] = params
-        graph.meta["source_input_shapes"] = [tuple(v.shape) for v in graph.inputs]
+        graph.origin.input_shapes = [tuple(v.shape) for v in graph.inputs]
 
     def _method_model(self, mod: Mod, method: str, values: list[Value]) -> ModelDef:
         """``self.encode(x)`` in forward: the method as a model of its own, on inputs shaped

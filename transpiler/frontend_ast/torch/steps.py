@@ -26,6 +26,7 @@ from transpiler.frontend_ast.torch.reader_values import (tensor_template,
     CAST_METHODS, LOSSES, OTHER, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
     _code,
     _has_backward)
+from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
 
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
@@ -400,9 +401,9 @@ def _functional_loss(reader, short: str, pos, kw, p, done, vals=()):
         raise Unsupported(f"F.{short}: argument(s) {', '.join(sorted(extra))} not translated")
     out, target = p(pos[0]), p(pos[1])
     perm = back_to_torch_layout(vals[0], vals[1]) if len(vals) > 1 else None
-    if perm is not None and short not in ("cross_entropy", "nll_loss"):
-        # (not the class-axis losses: their target has no class axis and Keras' is the last one,
-        # which the channels-last output already has: a U-Net's per-pixel nll_loss)
+    if perm is not None and (LOSSES.get(short) or ("",))[0] not in T.CLASS_INDEX_LOSSES:
+        # (not the losses of class indices, T.CLASS_INDEX_LOSSES: their target has no class axis and
+        # Keras' is the last one, which the channels-last output already has: a U-Net's per-pixel nll_loss)
         out = f"$transpose({out}, {perm!r})"
     if size is not None:
         # Keras' huber is the mean over the last axis: its mean is the mean over all elements

@@ -10,7 +10,7 @@ redo them. Both read facts of the ops table (``probabilities``, ``sparse_gradien
   ``graph.meta["logits_outputs"]`` (output index → the op it skips): the loss then reads
   the logits (numerically stabler; the model's ``forward`` still returns probabilities by
   default).
-* ``mark_occurrence_slices``: under ``--exact`` (``program.meta["keras_exact_updates"]``),
+* ``mark_occurrence_slices``: under ``--exact`` (``program.exact``),
   when the program trains with an optimizer whose Keras update is not linear in the
   gradient (``ir.training.SPARSE_SENSITIVE_OPTIMIZERS``), every lookup whose gradient Keras'
   TensorFlow backend hands over as per-row slices (``sparse_gradient``) records them:
@@ -68,7 +68,7 @@ def _optimizers(program: Program):
 def mark_occurrence_slices(program: Program) -> Program:
     """Under --exact with a Keras optimizer that reads per-occurrence slices, the models'
     row lookups record them."""
-    if not program.meta.get("keras_exact_updates"):
+    if not program.exact:
         return program
     if not any(opt.kind in T.SPARSE_SENSITIVE_OPTIMIZERS for opt in _optimizers(program)):
         return program

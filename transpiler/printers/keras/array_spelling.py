@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.ir.array_functions import ARRAY_FUNCTIONS, TREE_MARK, spell
+from transpiler.ir.code_literals import dotted_name
 from transpiler.ir.tensor_functions import TENSOR_FUNCTIONS
 
 NUMPY = {name: f"np.{name}" for name in sorted(ARRAY_FUNCTIONS)}
@@ -26,18 +27,9 @@ def array_text(expr) -> str:
     return spell(expr.template, KERAS_OPS) if expr.tensors else numpy_text(expr.template)
 
 
-def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
-
-
 class _SpellTree(cst.CSTTransformer):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        dotted = _dotted(original)
+        dotted = dotted_name(original)
         if dotted and dotted.startswith(TREE_MARK + ".") and dotted[len(TREE_MARK) + 1:] in NUMPY:
             return cst.parse_expression(NUMPY[dotted[len(TREE_MARK) + 1:]])
         return updated
@@ -45,5 +37,7 @@ class _SpellTree(cst.CSTTransformer):
 
 def numpy_tree(node: cst.CSTNode) -> cst.CSTNode:
     """A syntax tree a frontend rewrote (ir.array_functions.tree_mark) with its marked array
-    functions spelled as numpy's."""
+    functions spelled as numpy's (a FlattenSentinel: each of its statements)."""
+    if isinstance(node, cst.FlattenSentinel):
+        return cst.FlattenSentinel([n.visit(_SpellTree()) for n in node.nodes])
     return node.visit(_SpellTree())

@@ -71,7 +71,7 @@ def optimizer_expr(printer, opt: T.Optimizer) -> str:
     for key in T.CLIP_KEYS:
         if key in opt.clip:
             args.append(f"{key}={printer.code(opt.clip[key])}")
-    exact = printer.program.meta.get("exact")  # (--exact: torch's arithmetic; else Keras' own)
+    exact = printer.program.exact  # (--exact: torch's arithmetic; else Keras' own)
     differs = _idiomatic_difference(opt)
     if differs and not exact and not opt.l2 and not h.get("dampening") and not h.get("lr_decay") and \
             h.get("momentum_decay", 0.004) == 0.004:

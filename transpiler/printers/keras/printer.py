@@ -484,6 +484,8 @@ class KerasScript:
                                    'default arguments only")')
         guard_lines += [ln for p in param_nodes  # (a config object's attributes taken as its class's defaults)
                         for ln in fields.guard_lines(p.name.value, md.builder_args.get(p.name.value))]
+        if guard_lines:  # (marked: the model is built for these arguments only, and why)
+            guard_lines[:0] = [f"    # TODO(transpiler): {self._guard_stub(md, fn, name, param_nodes)}"]
         if on_call:  # (what the body specialised decides the guard)
             self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
             lines = [on_call_class(graph, name, base, parts, guard_lines)]
@@ -498,6 +500,23 @@ class KerasScript:
         for method, params, span, message in graph.meta.get("unread_methods", ()):
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         return "\n".join(lines) + "\n"
+
+    def _guard_stub(self, md: ModelDef, fn, name: str, param_nodes) -> str:
+        """Report the guard of a model specialised for its arguments (marked in the output with a
+        TODO and reported as a warning: the model runs for the arguments it was read with) and say why."""
+        names = [p.name.value for p in param_nodes if not _free(md.builder_args.get(p.name.value))]
+        whys = [_why_specialised(md, names)] if names else []
+        whys += [f"{p.name.value}: its attributes as read, " + ", ".join(f"{a}={v!r}" for a, v in value.guards())
+                 for p in param_nodes if isinstance(value := md.builder_args.get(p.name.value), fields.Fields)
+                 and value.guards()]
+        message = f"{name} is translated for the arguments it was read with only ({'; '.join(whys)})"
+        if fn is not None:
+            where = self.source.span(fn)
+        else:
+            ref = self.program.scope.classes.get(md.class_name)
+            where = self.source.span(self.source.node(ref.node)) if ref is not None else None
+        self.program.warn(where, message + "; other arguments raise NotImplementedError", f"def {name}(...)")
+        return message
 
     def _param_text(self, p: cst.Param) -> str:
         """A constructor parameter as the Keras class writes it (``_keras_default``)."""

@@ -98,7 +98,7 @@ def input_perm(md: ModelDef | None, index: int) -> tuple | None:
         return None
     graph = md.graph
     layouts = graph.meta.get("input_layouts") or [v.layout for v in graph.inputs]
-    source = graph.meta.get("source_input_shapes")
+    source = graph.origin.input_shapes
     if index >= len(layouts) or not source:
         return None
     layout = layouts[index]

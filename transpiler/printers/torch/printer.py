@@ -351,12 +351,12 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     reset_lines, kept_reset = method_sizes(size_scope, reset_lines, init_lines)
     kept |= kept_reset
     init_lines = [f"self.{n} = {n}" for n in md.builder_args if n in kept] + init_lines
-    if graph.meta.get("weights_given"):  # (a model file's weights are loaded, not drawn)
+    if graph.origin.weights_given:  # (a model file's weights are loaded, not drawn)
         reset_lines = []
     body = "\n".join(init_lines + ["self.reset_parameters()"] if reset_lines else init_lines)
     where = f"{source_file}:{graph.span.line}" if graph.span else source_file
     origin = f"built by ``{md.builder}()``" if md.builder else f"``{md.var or graph.name}``"
-    doc = [f"Transpiled from the {graph.meta.get('source_label', 'Keras model')} {origin} ({where}).", ""]
+    doc = [f"Transpiled from the {graph.origin.label or 'Keras model'} {origin} ({where}).", ""]
     for v, name in zip(graph.inputs, args):
         note = ""
         if v.layout and v.layout.startswith("NC") and len(v.layout) > 2:

@@ -859,7 +859,7 @@ class _Printer:
         free = [n for n, v in md.builder_args.items()
                 if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
         guarded = {n: v for n, v in md.builder_args.items() if n not in free}
-        if guarded:  # (a marked stub: the module holds the model built for these arguments only)
+        if guarded:  # (marked, and a warning: the module holds the model built for these arguments only)
             names = list(guarded)
             got = ", ".join(names) + ("," if len(names) == 1 else "")
             want = _literal_or_none(tuple(_plain(guarded[n]) for n in names))
@@ -868,7 +868,8 @@ class _Printer:
                 why = "; ".join(f"{n}: {_specialised_because(guarded[n])}" for n in names)
                 message = f"{md.class_name} is translated for {fn.name.value}({shown}) only ({why})"
                 span = self._span(fn)
-                self.program.stub(span, message, f"def {fn.name.value}(...)")
+                self.program.warn(span, message + "; other arguments raise NotImplementedError",
+                                  f"def {fn.name.value}(...)")
                 body_lines.append("    " + comment_text(f"# TODO(transpiler): {message}"))
                 body_lines.append(f"    if ({got}) != {want}:")
                 body_lines.append("        raise NotImplementedError(")

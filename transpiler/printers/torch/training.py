@@ -92,7 +92,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         self.fit_variants: dict[str, str] = {}
         self.optimizer_classes: dict[str, str] = {}
         #: --exact: optimizers that update as Keras' TensorFlow backend does
-        self.keras_exact = bool(program.meta.get("keras_exact_updates"))
+        self.keras_exact = program.exact
         self.datasets: set[str] = set()
         self.features: set[str] = set()  # fit/train_step options the program uses
         self.needs = set()

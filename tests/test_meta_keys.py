@@ -1,0 +1,120 @@
+"""The free ``meta`` keys of the IR, listed (issue 17 item 6: typed metadata instead of free keys).
+
+``Program.meta``, ``ModelDef``/``Graph.meta`` and ``Node.meta`` are dictionaries any layer can
+write any key into; a typed field (``Program.exact``, ``Node.layer``, ``Graph.weight_plan``)
+says what it holds and who reads it. This test reads ``transpiler/`` with ``ast`` (nothing
+imported) and collects every string key used on a ``meta`` dictionary: ``x.meta["k"]``,
+``x.meta.get("k")`` (``setdefault``, ``pop``), ``"k" in x.meta``, ``x.meta.update(k=...)`` and a
+``meta={"k": ...}`` argument. ``FREE_META_KEYS_TODAY`` is today's list; it may only shrink: a
+new key fails (add a typed field instead), and so does a listed key no code uses any more
+(delete it from the list).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "transpiler"
+
+#: the free meta keys the code uses today; may only shrink (turn a key into a typed field of
+#: ir/graph.py, ir/program.py or a per-concern dataclass, and delete it here)
+FREE_META_KEYS_TODAY = frozenset({
+    "_structure", "absorbed_spans", "adapted_layers", "alpha_init", "any_input", "base_scopes",
+    "bias_hh_frozen", "block_call", "builder_layer_statements", "call_span", "call_stmts",
+    "callback_classes", "child_blocks", "class_call_args", "comments", "compiled_by", "composed",
+    "custom_step", "custom_step_failed", "decomposed_from", "definition", "failures", "flat_order",
+    "frozen", "fused_into", "group", "init_warnings", "initializers", "inlined_helpers",
+    "input_layouts", "input_names", "inserted", "keras_blocks", "keras_layers", "keras_names",
+    "layer", "layout_transposes", "lazy_class", "lazy_inputs", "load_weights",
+    "load_weights_placed", "local", "local_torch_bindings", "logits_outputs", "mixin_classes",
+    "nested_classes", "no_batch", "no_effect_calls", "occurrence_slices", "onnx_affine",
+    "onnx_node", "out_layout", "output_keys", "output_layouts", "own_step", "own_step_failed",
+    "owner_scope", "padding_idx", "param_inits", "param_source", "placeholder_params",
+    "regularizers", "root_scope", "runtime_sizes", "scopes", "seq", "site", "site_comments",
+    "source_input", "source_op", "stmt", "stubbed_models", "target_output_layouts", "tensor_op",
+    "tfds_loads", "time_major", "top_stmt", "torch_bindings", "torch_buffer", "torch_children",
+    "torch_init", "torch_keys", "torch_layer_index", "torch_params", "torch_path", "training_facts",
+    "translated_classes", "unbuilt_classes", "unread_methods", "unsupported", "untranslated",
+    "untranslated_regularizers", "used_comments", "user_classes", "variable_of", "weights_given",
+    "wrapper_classes", "wrapper_failed", "wrapper_instances",
+})
+
+
+def _is_meta(node: ast.AST) -> bool:
+    """``x.meta`` or a name ``meta`` (a local holding one)."""
+    return (isinstance(node, ast.Attribute) and node.attr == "meta") or \
+        (isinstance(node, ast.Name) and node.id == "meta")
+
+
+def _key(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def meta_keys(source: str) -> set[str]:
+    """The string keys ``source`` uses on ``meta`` dictionaries."""
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript) and _is_meta(node.value):
+            keys.add(_key(node.slice))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_meta(node.func.value):
+            if node.func.attr in ("get", "setdefault", "pop") and node.args:
+                keys.add(_key(node.args[0]))
+            elif node.func.attr == "update":
+                keys.update(k.arg for k in node.keywords)
+                keys.update(_key(k) for a in node.args if isinstance(a, ast.Dict) for k in a.keys)
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
+                and any(_is_meta(c) for c in node.comparators):
+            keys.add(_key(node.left))
+        elif isinstance(node, ast.keyword) and node.arg == "meta" and isinstance(node.value, ast.Dict):
+            keys.update(_key(k) for k in node.value.keys)
+    keys.discard(None)
+    return keys
+
+
+def free_meta_keys() -> dict[str, set[str]]:
+    """key → the files (relative to the repository) using it."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(SOURCE.rglob("*.py")):
+        for key in meta_keys(path.read_text()):
+            found.setdefault(key, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_the_scan_finds_every_way_of_using_a_key():
+    source = '''
+node.meta["a"] = 1
+graph.meta.get("b")
+program.meta.setdefault("c", [])
+x.meta.pop("d", None)
+if "e" in node.meta: pass
+g.meta.update(f=1, **rest)
+Node(op, name, meta={"g": 1})
+meta = node.meta
+meta["h"]
+other["i"]
+node.attrs.get("j")
+'''
+    assert meta_keys(source) == set("abcdefgh")
+
+
+def test_no_new_free_meta_key():
+    found = free_meta_keys()
+    new = {k: sorted(v) for k, v in found.items() if k not in FREE_META_KEYS_TODAY}
+    assert not new, ("new free meta keys (add a typed field to ir/ instead, or list the key in "
+                     f"FREE_META_KEYS_TODAY with a reason): {new}")
+
+
+def test_free_meta_key_list_is_honest():
+    gone = sorted(FREE_META_KEYS_TODAY - set(free_meta_keys()))
+    assert not gone, f"no code uses these meta keys any more; delete them from FREE_META_KEYS_TODAY: {gone}"
+
+
+def test_typed_fields_replaced_their_keys():
+    """Keys that became typed fields stay gone (``Program.exact``, ``Program.numeric_differences``,
+    ``Graph.origin``: ir.graph.ModelOrigin)."""
+    found = free_meta_keys()
+    for key in ("exact", "keras_exact_updates", "numeric_differences", "source_framework", "source_label",
+                "source_input_shapes", "onnx_opset", "onnx_producer", "onnx_output_types"):
+        assert key not in found, (key, found.get(key))
