@@ -175,3 +175,31 @@ def test_a_list_filled_by_a_loop_over_run_time_data_is_a_run_time_size(tmp_path)
                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-2000:]
     assert "OUT (2, 3) 3" in run.stdout
+
+
+PLOT = """
+import numpy as np
+import keras
+from keras import layers
+
+inputs = keras.Input(shape=(4,))
+model = keras.Model(inputs, layers.Dense(2)(inputs))
+keras.utils.plot_model(model, show_shapes=True, rankdir="LR")
+"""
+
+
+def test_plot_model_statement_prints_the_model(tmp_path):
+    result = translate(PLOT, "plot.py")
+    assert not _stubs(result), _stubs(result)
+    assert "print(model)" in result.text and "plot_model(" not in result.text.replace("# keras.utils.plot_model", "")
+    out = tmp_path / "plot_torch.py"
+    out.write_text(result.text)
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300,
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Linear(in_features=4, out_features=2" in run.stdout
+
+
+def test_plot_model_whose_result_is_used_is_a_stub():
+    result = translate(PLOT.replace("keras.utils.plot_model(", "image = keras.utils.plot_model("), "plot_used.py")
+    assert any("plot_model() whose result the program uses" in m for m in _stubs(result)), _stubs(result)

@@ -27,6 +27,8 @@ SPELLINGS = {
     "img_to_array": ("utils.img_to_array", "preprocessing.image.img_to_array", "utils.image_utils.img_to_array"),
     "array_to_img": ("utils.array_to_img", "preprocessing.image.array_to_img", "utils.image_utils.array_to_img"),
     "save_img": ("utils.save_img", "preprocessing.image.save_img", "utils.image_utils.save_img"),
+    # (a drawing of the model in a file: its structure printed in torch; a statement of its own only)
+    "plot_model": ("utils.plot_model", "utils.vis_utils.plot_model", "utils.model_visualization.plot_model"),
     "pad_sequences": ("utils.pad_sequences", "preprocessing.sequence.pad_sequences",
                       "utils.sequence_utils.pad_sequences"),
     "timeseries_dataset_from_array": ("utils.timeseries_dataset_from_array",
@@ -42,6 +44,9 @@ SPELLINGS = {
     **{name: (f"layers.{name}", f"layers.experimental.preprocessing.{name}")
        for name in ("TextVectorization", "StringLookup", "IntegerLookup")},
 }
+#: utilities whose call is its statement's whole code, which the output replaces (by comments
+#: and code: ``plot_model`` → ``print(model)``); elsewhere (``img = plot_model(...)``) a stub
+WHOLE_STATEMENT = {"plot_model"}
 #: the utilities that give a dataset of (x, y) batches (a DataLoader in the output)
 LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "text_dataset_from_directory"}
 #: what the output's DataLoader answers of a tf.data dataset a loader utility gave: anything

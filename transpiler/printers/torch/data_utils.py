@@ -158,6 +158,23 @@ PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization
             "set_layer_weights": ("torch.preprocessing", ("set_layer_weights", "adapted_state"))}
 #: ``layer.build(shape)`` before its set_weights: nothing to do in torch (a comment in its place)
 LAYER_BUILT = "layer_built"
+#: utilities that replace their whole statement (comments and code): ``layer.build()``,
+#: ``keras.utils.plot_model(model, ...)``
+STATEMENTS = {LAYER_BUILT, "plot_model"}
+
+
+def statement_util_lines(name: str, args: str) -> list[str]:
+    """The lines of a STATEMENTS utility with the source's arguments ``args``."""
+    import libcst as cst
+
+    if name == LAYER_BUILT:
+        return [f"# {args}: a torch module has its weights once it is made"]
+    call = cst.parse_expression(f"f({args})")
+    model = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "model"), None)
+    if model is None:
+        raise NotImplementedError("keras.utils.plot_model() without a model")
+    return ["# keras.utils.plot_model draws the model into an image file (torch has no such drawing "
+            "built in): its structure printed", f"print({cst.Module([]).code_for_node(model)})"]
 
 
 def _preamble_used(program) -> list[str]:
