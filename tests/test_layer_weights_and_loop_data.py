@@ -203,3 +203,12 @@ def test_plot_model_statement_prints_the_model(tmp_path):
 def test_plot_model_whose_result_is_used_is_a_stub():
     result = translate(PLOT.replace("keras.utils.plot_model(", "image = keras.utils.plot_model("), "plot_used.py")
     assert any("plot_model() whose result the program uses" in m for m in _stubs(result)), _stubs(result)
+
+
+def test_frozen_batch_normalization_is_reported():
+    source = ("import keras\nfrom keras import layers\ninputs = keras.Input(shape=(4,))\n"
+              "model = keras.Model(inputs, layers.BatchNormalization(trainable=False)(layers.Dense(4)(inputs)))\n")
+    result = translate(source, "frozen_bn.py")
+    assert "requires_grad_(False)" in result.text
+    warnings = [d.message for d in result.program.diagnostics if d.severity == "warning"]
+    assert any("BatchNormalization(trainable=False)" in m for m in warnings), result.program.diagnostics
