@@ -49,6 +49,8 @@ class LayerRef:
     attr: str | None = None
     #: adapt() ran on it: the key of its state at run time (frontend_ast/keras/data_utils.py)
     adapt_key: str | None = None
+    #: made with ``trainable=False``: its weights are never trained (``requires_grad_(False)``)
+    frozen: bool = False
 
 
 @dataclass(eq=False)

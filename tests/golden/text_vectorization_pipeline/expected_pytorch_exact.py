@@ -103,6 +103,14 @@ def make_loader(
         return arrays[0]
     if targets is not None:
         arrays += list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    if (
+        isinstance(inputs, list)
+        and inputs
+        and all(isinstance(item, (str, bytes)) for item in inputs)
+        and isinstance(arrays[0], (str, bytes))
+    ):
+        # a list of strings (from_tensor_slices(samples)): one array of them, as tf.data reads it
+        arrays = [inputs] + arrays[len(inputs) :]
     if any(
         np.asarray(array).dtype.kind in "USO" for array in arrays
     ):  # strings: text a .map() vectorizes

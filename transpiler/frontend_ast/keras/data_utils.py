@@ -27,6 +27,8 @@ SPELLINGS = {
     "img_to_array": ("utils.img_to_array", "preprocessing.image.img_to_array", "utils.image_utils.img_to_array"),
     "array_to_img": ("utils.array_to_img", "preprocessing.image.array_to_img", "utils.image_utils.array_to_img"),
     "save_img": ("utils.save_img", "preprocessing.image.save_img", "utils.image_utils.save_img"),
+    # (a drawing of the model in a file: its structure printed in torch; a statement of its own only)
+    "plot_model": ("utils.plot_model", "utils.vis_utils.plot_model", "utils.model_visualization.plot_model"),
     "pad_sequences": ("utils.pad_sequences", "preprocessing.sequence.pad_sequences",
                       "utils.sequence_utils.pad_sequences"),
     "timeseries_dataset_from_array": ("utils.timeseries_dataset_from_array",
@@ -42,6 +44,9 @@ SPELLINGS = {
     **{name: (f"layers.{name}", f"layers.experimental.preprocessing.{name}")
        for name in ("TextVectorization", "StringLookup", "IntegerLookup")},
 }
+#: utilities whose call is its statement's whole code, which the output replaces (by comments
+#: and code: ``plot_model`` → ``print(model)``); elsewhere (``img = plot_model(...)``) a stub
+WHOLE_STATEMENT = {"plot_model"}
 #: the utilities that give a dataset of (x, y) batches (a DataLoader in the output)
 LOADERS = {"timeseries_dataset_from_array", "image_dataset_from_directory", "text_dataset_from_directory"}
 #: what the output's DataLoader answers of a tf.data dataset a loader utility gave: anything
@@ -132,6 +137,51 @@ def record_adapt(fe, layer, node) -> bool:
     span = fe._span(node)
     stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
     fe.program.training.append(T.TrainingStatement("data_util", "", (function, T.Code(args)), span, stmt,
+                                                   call=fe.source_file.sid(node),
+                                                   source=cst.Module([]).code_for_node(node)))
+    return True
+
+
+#: Keras layers whose ``set_weights`` the runtime maps into their torch module's parameters
+#: (op → runtime/torch/preprocessing.py ``KERAS_WEIGHTS``' key)
+SETTABLE_WEIGHTS = {"embedding": "embedding", "dense": "dense"}
+
+
+def _whole_statement(fe, node) -> bool:
+    """``node`` (a call) is its statement's only expression (``layer.build((1,))`` on a line)."""
+    import libcst as cst
+
+    stmt = fe._current_stmt()
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is node
+
+
+def record_layer_weights(fe, layer, name: str, node) -> bool:
+    """``layer.build(shape)`` / ``layer.set_weights([arrays])`` on a Keras layer before (or
+    after) a model uses it (keras.io's pretrained word embeddings: a GloVe matrix set into an
+    ``Embedding``): ``build`` is Keras' way to make the weights before setting them (a torch
+    module has its own once made: the statement becomes a comment); ``set_weights`` becomes
+    the runtime's ``set_layer_weights`` with the layer's name, which puts the arrays into every
+    torch module built from that layer (``adapt_key``: the modules read that state, as an
+    adapted Normalization's). False for other layers or calls (then: a stub, as before)."""
+    import libcst as cst
+
+    from transpiler.ir import training as T
+
+    kind = SETTABLE_WEIGHTS.get(getattr(layer.spec, "op", None))
+    if kind is None or not _whole_statement(fe, node):
+        return False
+    positional = [a for a in node.args if a.keyword is None]
+    if name == "build":
+        config = ("layer_built", T.Code(code_of(node)))
+    elif len(node.args) == 1 and len(positional) == 1:
+        layer.adapt_key = layer.keras_name
+        fe.program.meta.setdefault("adapted_layers", []).append(layer.keras_name)
+        config = ("set_layer_weights", T.Code(f"{layer.keras_name!r}, {code_of(positional[0].value)}, {kind!r}"))
+    else:
+        return False
+    stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+    fe.program.training.append(T.TrainingStatement("data_util", "", config, fe._span(node), stmt,
                                                    call=fe.source_file.sid(node),
                                                    source=cst.Module([]).code_for_node(node)))
     return True

@@ -779,6 +779,10 @@ class KerasExpressions(Interpreter):
             span = self._span(node)
             self.program.warn(span, keras_layers.adapt_note(obj.cls_name), self._line(span))
             return None
+        if isinstance(obj, LayerObj) and name in ("build", "set_weights") and \
+                data_utils.record_layer_weights(self, obj, name, node):
+            self._mark_keras()
+            return None
         return Unknown(f"layer.{name}()")
 
 

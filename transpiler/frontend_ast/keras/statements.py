@@ -240,9 +240,11 @@ class KerasStatements:
                 self._exec_block(stmt.body.body, env)
             except (Break, Continue):
                 pass
+            _forget_loop_data(stmt, env)
             return
         items = list(iterable)
         if len(items) > self.MAX_LOOP:
+            _forget_loop_data(stmt, env)
             return
         if len(items) > self.DATA_LOOP and not self._constructs_layers(stmt.body, env):
             # a data loop (make_data's range(600)): what it computes is run-time data; read
@@ -252,6 +254,7 @@ class KerasStatements:
                 self._exec_block(stmt.body.body, env)
             except (Break, Continue):
                 pass
+            _forget_loop_data(stmt, env)
             return
         for item in items:
             self._assign(stmt.target, item, env, naming=False)
@@ -386,3 +389,62 @@ def _branch(stmt: cst.If, taken: bool) -> list:
     if isinstance(stmt.orelse, cst.If):
         return [stmt.orelse]
     return list(stmt.orelse.body.body) if isinstance(stmt.orelse, cst.Else) else []
+
+
+#: methods that change a list, dict or set in place
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+                       "add", "discard", "setdefault", "popitem"})
+#: plain Python data a loop may change (objects the reader tracks keep their identity)
+_PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
+
+
+def _loop_changed_names(stmt: cst.For) -> set[str]:
+    """The names a loop's body (and its target) binds or changes in place: assignment targets,
+    ``x += ...``, ``x.append(...)`` (and other mutators), ``x[k] = ...``."""
+    from transpiler.cst_fast import walk
+
+    names: set[str] = set()
+
+    def bound(target) -> None:
+        if isinstance(target, cst.Name):
+            names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                bound(element.value)
+        elif isinstance(target, cst.StarredElement):
+            bound(target.value)
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            names.add(target.value.value)  # (``counts[word] = ...``: the dict changes)
+
+    bound(stmt.target)
+    for node in walk(stmt.body):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                bound(t.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            bound(node.target)
+        elif isinstance(node, cst.For):
+            bound(node.target)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                isinstance(node.func.value, cst.Name) and node.func.attr.value in _MUTATORS:
+            names.add(node.func.value.value)
+    return names
+
+
+def _forget_loop_data(stmt: cst.For, env: Env) -> None:
+    """After a loop whose trip count is only known when the program runs (read once,
+    abstractly, or not at all): the plain data it binds or changes (``class_names.append(d)``
+    for each folder, ``class_index += 1``) is run-time data, never the one pass's value (a
+    ``Dense(len(class_names))`` must not become ``Linear(_, 1)``). Each such name is rebound, in
+    the scope holding it, to an Unknown (its reads then print as their code: a run-time size)."""
+    for name in sorted(_loop_changed_names(stmt)):
+        scope = env
+        while scope is not None and name not in scope.vars:
+            scope = scope.parent
+        if scope is None:
+            continue
+        value = scope.vars[name]
+        if isinstance(value, _PLAIN) and type(value) is not Unknown:
+            scope.set(name, Unknown(f"{name}: changed by a loop over run-time data"))

@@ -306,6 +306,10 @@ class KerasTrainingFacts:
         from transpiler.ir import training as T
 
         span = self._span(node)
+        if func.kind == "data_util" and func.name in data_utils.WHOLE_STATEMENT and \
+                not data_utils._whole_statement(self, node):
+            self.program.stub(span, f"keras.utils.{func.name}() whose result the program uses", self._line(span))
+            return Unknown(func.name)
         args = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
                          for a in node.args)
         stmt = self.stmt_stack[-1] if self.stmt_stack else None

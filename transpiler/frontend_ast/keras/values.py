@@ -155,6 +155,8 @@ class LayerObj:
     seq: int = 0
     #: adapt() ran on it (frontend_ast/keras/data_utils.py): the key of its state at run time
     adapt_key: str | None = None
+    #: made with ``trainable=False`` (its torch module's parameters do not require grad)
+    frozen: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ref", LayerRef(**{k: getattr(self, k) for k in _SHARED}))
@@ -166,7 +168,7 @@ class LayerObj:
 
 
 #: the facts of a LayerObj the IR's ``LayerRef`` (``Node.layer``) carries past the reader
-_SHARED = ("span", "cls_name", "keras_name", "attr", "adapt_key")
+_SHARED = ("span", "cls_name", "keras_name", "attr", "adapt_key", "frozen")
 
 
 @dataclass(eq=False)

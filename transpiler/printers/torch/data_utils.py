@@ -18,6 +18,7 @@ UTILITIES = {
     "save_img": ("torch.images", "save_img"),
     "pad_sequences": ("torch.sequences", "pad_sequences"),
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
+    "set_layer_weights": ("torch.preprocessing", "set_layer_weights"),  # (layer.set_weights before a model)
     "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
     "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
     "text_dataset_from_directory": ("torch.directories", "text_dataset_from_directory"),
@@ -153,7 +154,33 @@ def loader_statement(program, name: str, before=None):
 #: utilities whose runtime module holds state the model classes' ``__init__`` read
 #: (``adapted_state``): copied once, right after the imports (before any module is built),
 #: never with the other helpers (a second copy would reset that state)
-PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization", "adapted_state"))}
+PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization", "adapted_state")),
+            "set_layer_weights": ("torch.preprocessing", ("set_layer_weights", "adapted_state"))}
+#: ``layer.build(shape)`` before its set_weights: nothing to do in torch (a comment in its place)
+LAYER_BUILT = "layer_built"
+#: utilities that replace their whole statement (comments and code): ``layer.build()``,
+#: ``keras.utils.plot_model(model, ...)``
+STATEMENTS = {LAYER_BUILT, "plot_model"}
+
+
+def statement_util_lines(name: str, args: str) -> list[str]:
+    """The lines of a STATEMENTS utility with the source's arguments ``args``."""
+    import libcst as cst
+
+    if name == LAYER_BUILT:
+        return [f"# {args}: a torch module has its weights once it is made"]
+    call = cst.parse_expression(f"f({args})")
+    model = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "model"), None)
+    if model is None:
+        raise NotImplementedError("keras.utils.plot_model() without a model")
+    return ["# keras.utils.plot_model draws the model into an image file (torch has no such drawing "
+            "built in): its structure printed", f"print({cst.Module([]).code_for_node(model)})"]
+
+
+def _preamble_used(program) -> list[str]:
+    """The PREAMBLE utilities the program calls (in PREAMBLE's order)."""
+    used = {ts.config[0] for ts in program.training if ts.kind == "data_util"}
+    return [name for name in PREAMBLE if name in used]
 
 
 def preamble_texts(program) -> tuple[list[str], set[str]]:
@@ -168,7 +195,8 @@ def preamble_texts(program) -> tuple[list[str], set[str]]:
     copy = runtime_source.Copier()
     texts = []
     if program.meta.get("adapted_layers"):
-        for module, names in PREAMBLE.values():
+        for name in _preamble_used(program) or list(PREAMBLE)[:1]:
+            module, names = PREAMBLE[name]
             texts += copy.take(module, *names)
     if lookups:  # (the lookups a model holds: built in its __init__)
         texts += copy.take(data_lookups.RUNTIME, *lookups)
@@ -182,7 +210,7 @@ def preamble_names(program) -> set[str]:
 
     names = set(data_lookups.lookup_classes(program))
     if program.meta.get("adapted_layers"):
-        names |= set(PREAMBLE)
+        names |= set(_preamble_used(program) or list(PREAMBLE)[:1])
     return names
 
 

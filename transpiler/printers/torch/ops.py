@@ -90,12 +90,34 @@ def has_emitter(op: str) -> bool:
 
 def emit(node: Node) -> Emission:
     """The emission for ``node``; ``self.<name>`` refers to its module."""
-    return _idiomatic(node, _EMITTERS[node.op](node, f"self.{node.name}"))
+    return _layer_state(node, _idiomatic(node, _EMITTERS[node.op](node, f"self.{node.name}")), f"self.{node.name}")
 
 
 def emit_as(node: Node, ref: str) -> Emission:
     """The emission for ``node`` whose module the code reaches as ``ref`` (``self.blocks[0]``)."""
-    return _idiomatic(node, _EMITTERS[node.op](node, ref))
+    return _layer_state(node, _idiomatic(node, _EMITTERS[node.op](node, ref)), ref)
+
+
+#: ops whose emitter reads the layer's run-time state itself (a Normalization's adapted buffers)
+_OWN_STATE = frozenset({"normalization"})
+
+
+def _layer_state(node: Node, em: Emission, ref: str) -> Emission:
+    """The source layer's facts about its module's parameters, right after the module is built:
+    ``trainable=False`` → ``requires_grad_(False)``; weights the program sets when it runs
+    (``layer.set_weights([matrix])`` before the model is built: ``adapt_key``) → the module
+    starts from them (runtime/torch/preprocessing.py ``adapted_state``)."""
+    layer = node.layer
+    if layer is None or em.module is None:
+        return em
+    setup = []
+    if layer.adapt_key is not None and node.op not in _OWN_STATE:
+        setup.append(f"adapted_state(self, {ref.split('.', 1)[1]!r}, {layer.adapt_key!r})")
+    if layer.frozen:
+        setup.append(f"{ref}.requires_grad_(False)")
+    if setup:
+        em.setup = list(em.setup) + setup
+    return em
 
 
 def _idiomatic(node: Node, em: Emission) -> Emission:

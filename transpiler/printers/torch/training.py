@@ -135,6 +135,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 continue
             if lines is None:
                 continue
+            if ts.kind == "data_util" and ts.config[0] in data_utils.STATEMENTS:
+                self.code.statements[ts.stmt] = lines  # (a comment: the whole statement goes)
+                continue
             if ts.kind == "tape":
                 self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
             elif ts.kind in ("compile", "wrapper_compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
@@ -513,6 +516,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             return [f"load_{ts.config}({args})"]
         if ts.kind == "data_util":  # get_file, load_img, ...: the runtime's function of the same arguments
             name, args = ts.config
+            if name in data_utils.STATEMENTS:
+                return data_utils.statement_util_lines(name, args.text)
             if name not in data_utils.UTILITIES and name not in data_utils.LOADER_OPS:
                 raise NotImplementedError(f"keras.utils.{name}()")
             if name in data_utils.LOADERS:  # (and their .map/.prefetch/.cache)

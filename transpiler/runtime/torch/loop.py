@@ -110,6 +110,10 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
         if sample_weight is not None:
             arrays.append(sample_weight)
     if TEXT:
+        if isinstance(inputs, list) and inputs and all(isinstance(item, (str, bytes)) for item in inputs) \
+                and isinstance(arrays[0], (str, bytes)):
+            # a list of strings (from_tensor_slices(samples)): one array of them, as tf.data reads it
+            arrays = [inputs] + arrays[len(inputs):]
         if any(np.asarray(array).dtype.kind in "USO" for array in arrays):  # strings: text a .map() vectorizes
             if FILE_PATHS:
                 return text_loader(arrays, batch_size, shuffle, element_map, batch_map, drop_last=drop_last,

@@ -7,7 +7,9 @@ Keras layer is one object, shared by every model that calls it, while the transl
 build several torch modules from it (the Sequential itself, and the model that uses it as a
 layer). So the state is kept once per Keras layer here: ``adapt_normalization`` computes it
 as Keras does and copies it into every module built from that layer so far, and a module
-built later starts from it (``adapted_state`` in its ``__init__``).
+built later starts from it (``adapted_state`` in its ``__init__``). ``layer.set_weights(arrays)``
+of a layer before the model using it is built (a pretrained embedding matrix) is kept the
+same way (``set_layer_weights``), into the module's parameters.
 """
 
 import weakref
@@ -68,12 +70,67 @@ def normalization_statistics(data, axis=(-1,)):
     return mean.astype(np.float32), variance.astype(np.float32)
 
 
+def _state_tensor(module, prefix, suffix):
+    """The tensor of ``module`` a state entry goes to: the buffer ``<prefix>_<suffix>``, or for
+    a suffix ``.param`` the parameter ``param`` of the submodule at ``prefix`` (a path such as
+    ``embedding`` or ``blocks[0].fc``)."""
+    if not suffix.startswith("."):
+        return getattr(module, f"{prefix}_{suffix}")
+    target = module
+    for part in f"{prefix}{suffix}".split("."):
+        name, _, index = part.partition("[")
+        target = getattr(target, name)
+        if index:
+            target = target[int(index.rstrip("]"))]
+    return target
+
+
 def load_state(module, prefix, state):
-    """Copy a layer's adapted state into ``module``'s buffers ``<prefix>_<suffix>``."""
+    """Copy a layer's state into ``module``'s tensors (``_state_tensor``), checking shapes."""
     with torch.no_grad():
         for suffix, value in state.items():
-            buffer = getattr(module, f"{prefix}_{suffix}")
-            buffer.copy_(torch.as_tensor(value, dtype=buffer.dtype).reshape(buffer.shape))
+            tensor = _state_tensor(module, prefix, suffix)
+            value = torch.as_tensor(np.asarray(value), dtype=tensor.dtype)
+            if suffix.startswith(".") and tuple(value.shape) != tuple(tensor.shape):
+                raise ValueError(f"set_weights(): a weight of shape {tuple(value.shape)} for "
+                                 f"{prefix}{suffix} of shape {tuple(tensor.shape)}")
+            tensor.copy_(value.reshape(tensor.shape))
+
+
+def _share_state(layer, state):
+    """Keep ``state`` as the Keras layer ``layer``'s and load it into every module built from
+    that layer so far (the modules built later start from it: ``adapted_state``)."""
+    ADAPTED_STATE[layer] = state
+    holders = []
+    for ref, prefix in STATE_HOLDERS.get(layer, []):
+        module = ref()
+        if module is not None:
+            load_state(module, prefix, state)
+            holders.append((ref, prefix))
+    STATE_HOLDERS[layer] = holders
+
+
+#: a Keras layer's weights (``get_weights()`` order) → its torch module's parameters:
+#: (parameter, axes the Keras array is transposed by, or None)
+KERAS_WEIGHTS = {
+    "embedding": (("weight", None),),  # (input_dim, output_dim) in both
+    "dense": (("weight", (1, 0)), ("bias", None)),  # Keras' kernel is (in, out), torch's (out, in)
+}
+
+
+def set_layer_weights(layer, weights, kind):
+    """``layer.set_weights(weights)`` of the Keras layer named ``layer`` (a layer of kind
+    ``kind``, see ``KERAS_WEIGHTS``), set before or after the torch modules that use it are
+    built: the arrays in torch's layout, copied into every such module's parameters."""
+    params = KERAS_WEIGHTS[kind]
+    weights = list(weights)
+    if len(weights) > len(params):
+        raise ValueError(f"set_weights(): {len(weights)} arrays for a layer with {len(params)} weights")
+    state = {}
+    for (param, axes), array in zip(params, weights):
+        array = np.asarray(array, dtype=np.float32)
+        state[f".{param}"] = np.ascontiguousarray(array.transpose(axes) if axes else array)
+    _share_state(layer, state)
 
 
 def adapt_normalization(layer, data, axis=(-1,)):
@@ -81,14 +138,7 @@ def adapt_normalization(layer, data, axis=(-1,)):
     variance, computed from ``data`` as Keras computes them, set in every torch module built
     from that layer (and in those built later)."""
     mean, variance = normalization_statistics(data, axis)
-    ADAPTED_STATE[layer] = {"mean": mean, "variance": variance}
-    holders = []
-    for ref, prefix in STATE_HOLDERS.get(layer, []):
-        module = ref()
-        if module is not None:
-            load_state(module, prefix, ADAPTED_STATE[layer])
-            holders.append((ref, prefix))
-    STATE_HOLDERS[layer] = holders
+    _share_state(layer, {"mean": mean, "variance": variance})
 
 
 def adapted_state(module, prefix, layer):
