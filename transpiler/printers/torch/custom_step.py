@@ -221,6 +221,74 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
     return text.rstrip("\n"), uses_f
 
 
+def _is_self_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "self"
+
+
+def _batch_size_read(node: cst.BaseExpression, names: set[str]) -> bool:
+    """``ops.shape(x)[0]`` / ``tf.shape(x)[0]`` / ``x.shape[0]`` / ``len(x)`` of one of ``names``:
+    the batch size, the same in either layout."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        return len(node.args) == 1 and _is_name(node.args[0].value, names)
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Integer) and node.slice[0].slice.value.value == "0"):
+        return False
+    base = node.value
+    if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+        return _is_name(base.value, names)
+    return isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value == "shape" \
+        and len(base.args) == 1 and _is_name(base.args[0].value, names)
+
+
+def _is_name(node: cst.BaseExpression, names: set[str]) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
+
+
+def layout_free(text: str) -> bool:
+    """Whether a step method (``train_step(self, data)`` source) reads its data only in ways
+    that do not depend on the layout of the images: hands them to the model itself
+    (``self(x, training=True)``, which takes the torch layout), reads the batch size
+    (``ops.shape(x)[0]``, ``len(x)``), unpacks them (``x, y = data``, ``x = data[0]``) or
+    tests their kind (``isinstance(data, tuple)``). Anything else (an axis argument, an
+    index, a sub-model call) may depend on the layout: False."""
+    fn = cst.parse_module(text).body[0]
+    if not isinstance(fn, cst.FunctionDef) or len(fn.params.params) < 2:
+        return False
+    names = {fn.params.params[1].name.value}
+    allowed: set[int] = set()  # ids of the Name nodes read in a layout-free way
+    changed = True
+    while changed:  # the names unpacked from the data, and those from them
+        changed = False
+        for assign in nodes_of(fn, cst.Assign):
+            value = assign.value
+            source = value if _is_name(value, names) else value.value if isinstance(value, cst.Subscript) and \
+                _is_name(value.value, names) and len(value.slice) == 1 and \
+                isinstance(value.slice[0].slice, cst.Index) and \
+                isinstance(value.slice[0].slice.value, cst.Integer) else None
+            if source is None:
+                continue
+            allowed.add(id(source))
+            for target in assign.targets:
+                for name in nodes_of(target.target, cst.Name):
+                    if name.value not in names:
+                        names.add(name.value)
+                        changed = True
+    for call in nodes_of(fn, cst.Call):
+        if _is_self_call(call):
+            allowed |= {id(a.value) for a in call.args if _is_name(a.value, names)}
+        elif isinstance(call.func, cst.Name) and call.func.value == "isinstance" and call.args:
+            allowed.add(id(call.args[0].value))
+    for node in [*nodes_of(fn, cst.Subscript), *nodes_of(fn, cst.Call)]:
+        if _batch_size_read(node, names):
+            allowed |= {id(n) for n in nodes_of(node, cst.Name) if n.value in names}
+    targets = {id(n) for assign in nodes_of(fn, cst.Assign) for t in assign.targets for n in nodes_of(t.target, cst.Name)}
+    # names that are no variables: attributes (``self.x``) and keywords (``training=``)
+    others = {id(a.attr) for a in nodes_of(fn.body, cst.Attribute)} | \
+        {id(a.keyword) for a in nodes_of(fn.body, cst.Arg) if a.keyword is not None}
+    return all(id(n) in allowed or id(n) in targets or id(n) in others
+               for n in nodes_of(fn.body, cst.Name) if n.value in names)
+
+
 def tracker_expr(code: str, aliases: dict[str, str], metric: tuple | None = None, metric_object=None) -> str:
     """``keras.metrics.Mean(name="loss")`` → ``Mean(name="loss")``; another metric object the
     reader named (``metric``: (canonical name, label), e.g. ``SparseCategoricalAccuracy()``) →

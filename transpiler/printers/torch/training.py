@@ -175,10 +175,14 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                         for attr, code in step["trackers"]]
                 # what the extended module will have: the printed class's members and the trackers
                 members = frozenset(module_members(md)) | {attr for attr, _code in step["trackers"]}
+                # the plain settings the steps read (``self.temperature``): set where __init__ set them
+                constants = [(attr, value) for attr, value in step.get("constants", ()) if attr not in members]
+                init += [f"self.{attr} = {value}" for attr, value in constants]
+                members |= {attr for attr, _value in constants}
                 methods = []
                 for name, text in step["methods"]:
                     fn = cst.parse_module(text).body[0]
-                    if name not in torch_custom_step.STEP_METHODS:
+                    if name not in torch_custom_step.STEP_METHODS and name not in step.get("helpers", ()):
                         methods.append(text)  # a property (``metrics``): plain Python
                         continue
                     method, uses_f = torch_custom_step.translate_method(
@@ -564,11 +568,19 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         c = mt.compile
         opt = c.optimizer
         if _has_method(mt.md, "train_step"):
-            if opt.schedule is not None or c.losses:
-                raise NotImplementedError("compile(loss=... or a learning-rate schedule) for a model with its "
-                                          "own train_step")
-            return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
-                    "  # train_step reads self.optimizer, as in Keras"]
+            if c.losses:
+                raise NotImplementedError("compile(loss=...) for a model with its own train_step")
+            lines = [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
+                     "  # train_step reads self.optimizer, as in Keras"]
+            if opt.schedule is not None:
+                # Keras evaluates the schedule at each apply_gradients: the scheduler steps
+                # after each step of the optimizer, wherever train_step takes it
+                mt.scheduler_var = mt.optimizer_var.replace("optimizer", "scheduler")
+                lines += [f"{mt.scheduler_var} = torch.optim.lr_scheduler.LambdaLR({model}.optimizer, "
+                          f"{self.schedule_lambda(opt.schedule)})",
+                          f"{model}.optimizer.register_step_post_hook(lambda *_: {mt.scheduler_var}.step())"
+                          "  # the schedule follows the optimizer's steps, as Keras'"]
+            return lines
         if not c.losses:  # (a custom loop trains it: fit/evaluate of it are refused)
             return [comment_text(f"# {model}.compile() without a loss: nothing to set up in torch (the "
                                  "program trains the model in its own loop)")]
@@ -829,7 +841,10 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
                                       "train_step")
         in_layouts, out_layouts = self._io(mt)
-        if any(is_channels_first(lay) for lay in in_layouts + out_layouts if lay):
+        steps = [text for name, text in mt.md.graph.meta["custom_step"]["methods"] if name in ("train_step", "test_step")]
+        if any(is_channels_first(lay) for lay in out_layouts if lay) or (
+                any(is_channels_first(lay) for lay in in_layouts if lay)
+                and not all(torch_custom_step.layout_free(text) for text in steps)):
             raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
                                       "rewriting)")
         self.needs |= {"fit_train_step", "loader"}
