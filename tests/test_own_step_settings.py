@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 import sys
 
+import numpy as np
 import pytest
+import torch
 
 import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 from transpiler.printers.torch import custom_step
@@ -132,3 +134,34 @@ def test_a_schedule_handed_to_a_wrapper_models_compile_steps_with_its_optimizer(
     assert proc.returncode == 0, proc.stderr[-3000:]
     rate = next(float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("LR "))
     assert rate == pytest.approx(0.1 * 0.5 ** (8 / 2), rel=1e-9)  # Keras' ExponentialDecay at step 8
+
+
+@pytest.mark.parametrize("call, want", [
+    ("tf.eye(n)", lambda t, n: torch.eye(n)),
+    ("tf.eye(n, 2 * n)", lambda t, n: torch.eye(n, 2 * n)),
+    ("keras.ops.eye(n, dtype='float64')", lambda t, n: torch.eye(n, dtype=torch.float64)),
+    ("keras.ops.tile(t, [2, 1])", lambda t, n: torch.cat([t, t])),
+    ("tf.tile(t, multiples=[1, 3])", lambda t, n: torch.cat([t, t, t], dim=1)),
+    ("tf.range(n)", lambda t, n: torch.arange(n)),
+    ("tf.range(1, n, 2)", lambda t, n: torch.arange(1, n, 2)),
+    ("tf.range(start=0, limit=n, delta=1)", lambda t, n: torch.arange(n)),
+])
+def test_eye_tile_and_range_in_a_step_or_loss_function(call, want):
+    """The functions contrastive losses build their targets with, in a function the loss table
+    translates (a train_step's helper, a custom loss): the same numbers as TensorFlow's."""
+    import libcst as cst
+
+    from transpiler.printers.torch import loss_functions
+
+    source = f"import tensorflow as tf\nimport keras\n\ndef f(t, n):\n    return {call}\n"
+    module = cst.parse_module(source)
+    new, _ = loss_functions.translate_function(module.body[2], loss_functions.module_aliases(module), None)
+    namespace = {"torch": torch}
+    exec(cst.Module([new]).code, namespace)
+    t = torch.arange(6.0).reshape(2, 3)
+    got, expected = namespace["f"](t, 4), want(t, 4)
+    assert got.dtype == expected.dtype and torch.equal(got, expected)
+    import tensorflow as tf
+
+    keras_value = eval(call, {"tf": tf, "keras": __import__("keras"), "t": tf.constant(t.numpy()), "n": 4})
+    assert np.array_equal(np.asarray(keras_value), got.numpy())

@@ -417,6 +417,20 @@ def _arange(call: cst.Call) -> str:
     return f"torch.arange({', '.join(_code(arg.value) for arg in call.args)})"
 
 
+def _range(call: cst.Call) -> str:
+    """``tf.range(n)`` / ``tf.range(start, limit, delta)`` of integers: ``ops.arange``'s torch form
+    (TensorFlow's int32 positions; torch's int64 index the same)."""
+    a = _Args(call, ("start", "limit", "delta", "dtype"))
+    if set(a.values) - {"start", "limit", "delta"} or "start" not in a.values or \
+            not all(isinstance(v, (cst.Integer, cst.Name, cst.Attribute, cst.Subscript)) for v in a.values.values()):
+        raise Untranslatable("range other than of integer positions (start, limit, delta)")
+    if "limit" not in a.values:
+        if "delta" in a.values:
+            raise Untranslatable("range(n, delta=...)")
+        return f"torch.arange({a.text('start')})"
+    return f"torch.arange({', '.join(a.text(k) for k in ('start', 'limit', 'delta') if k in a.values)})"
+
+
 def _matmul(call: cst.Call) -> str:
     """``tf.matmul(a, b, transpose_a=..., transpose_b=...)`` / ``ops.matmul(a, b)``."""
     a = _Args(call, ("x1", "x2", "transpose_a", "transpose_b"), {"x1": ("a",), "x2": ("b",)})
@@ -475,7 +489,7 @@ _COMMON: dict[str, Callable] = {
     "random.normal": _random("normal"), "random.uniform": _random("uniform"),
     "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
     "einsum": _einsum, "arange": _arange, "transpose": _transpose, "normalize": _normalize,
-    "squeeze": _squeeze, "fill": _fill, "eye": _eye, "tile": _tile,
+    "squeeze": _squeeze, "fill": _fill, "eye": _eye, "tile": _tile, "tf_range": _range,
 }
 def _spatial_pair(text: str | None, what: str) -> tuple[int, int]:
     """TF's ``ksize``/``strides`` of a 2-D op: an int, two ints, or [1, h, w, 1] (literals only)."""
@@ -551,7 +565,7 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul",
             "einsum": "einsum", "avg_pool2d": "tf_avg_pool2d", "max_pool2d": "tf_max_pool2d",
             "conv2d": "tf_conv2d", "transpose": "transpose", "squeeze": "squeeze",
-            "fill": "fill", "eye": "eye", "tile": "tile"}
+            "fill": "fill", "eye": "eye", "tile": "tile", "range": "tf_range"}
 
 
 #: Keras' short loss function names → the canonical ones
@@ -597,7 +611,8 @@ def rewrite_entry(name: str) -> Callable | None:
 
 def supported_calls() -> list[str]:
     """Every spelling the table translates (for docs and the report)."""
-    return sorted([f"keras.ops.{k}" for k in _COMMON if k not in ("epsilon", "clip_by_value", "constant")]
+    return sorted([f"keras.ops.{k}" for k in _COMMON if k not in ("epsilon", "clip_by_value", "constant")
+                   and not k.startswith("tf_")]  # (TensorFlow's own: listed as tf.<name>)
                   + [f"tf.{k}" for k in _TF_FLAT] + ["keras.backend.epsilon", "keras.config.epsilon"])
 
 
