@@ -165,3 +165,75 @@ def test_eye_tile_and_range_in_a_step_or_loss_function(call, want):
 
     keras_value = eval(call, {"tf": tf, "keras": __import__("keras"), "t": tf.constant(t.numpy()), "n": 4})
     assert np.array_equal(np.asarray(keras_value), got.numpy())
+
+
+CALLBACKS = '''
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+
+class Counter(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.batches = 0
+        self.epochs = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches += 1
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epochs.append(sorted(logs))
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = layers.Dense(1)
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+
+    @property
+    def metrics(self):
+        return [self.loss_tracker]
+
+    def call(self, x):
+        return self.dense(x)
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = keras.ops.mean(keras.ops.square(self(x, training=True) - y))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        self.loss_tracker.update_state(loss)
+        return {"loss": self.loss_tracker.result()}
+
+    def test_step(self, data):
+        x, y = data
+        self.loss_tracker.update_state(keras.ops.mean(keras.ops.square(self(x) - y)))
+        return {"loss": self.loss_tracker.result()}
+
+
+x = np.random.rand(12, 3).astype("float32")
+y = np.random.rand(12, 1).astype("float32")
+counter = Counter()
+net = Net()
+net.compile(optimizer=keras.optimizers.SGD(0.1))
+net.fit(x, y, batch_size=4, epochs=2, validation_data=(x, y), callbacks=[counter], verbose=0)
+print("BATCHES", counter.batches)
+print("KEYS", counter.epochs[-1])
+'''
+
+
+def test_own_step_fit_calls_the_scripts_callbacks_and_validates(tmp_path):
+    """fit(callbacks=[a Callback subclass], validation_data=(x, y)) of a model with its own
+    train_step and test_step: every batch and epoch hook Keras calls, the val_ logs."""
+    result = translate(CALLBACKS, "net.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    out = tmp_path / "net_torch.py"
+    out.write_text(result.text)
+    proc = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "BATCHES 6" in proc.stdout  # 3 batches, 2 epochs: as Keras counts them
+    assert "KEYS ['loss', 'val_loss']" in proc.stdout

@@ -834,12 +834,13 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         f: T.Fit = ts.config
         if mt.md.graph.meta.get("custom_step_failed"):
             raise NotImplementedError("its train_step is not translated")
-        others = {k for k in ("validation_split", "validation_data", "class_weight", "sample_weight",
-                              "steps_per_epoch", "validation_steps")
+        others = {k for k in ("validation_split", "class_weight", "sample_weight", "steps_per_epoch",
+                              "validation_steps")
                   if getattr(f, k) not in (None, 0.0, getattr(T.Fit, k, None))}
-        if others or f.callbacks or f.initial_epoch:
+        unknown = [cb.kind for cb in f.callbacks if cb.kind not in OBJECT_CALLBACKS]
+        if others or unknown or f.initial_epoch:
             raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
-                                      "train_step")
+                                      "train_step" + (f" ({', '.join(unknown)})" if unknown else ""))
         in_layouts, out_layouts = self._io(mt)
         steps = [text for name, text in mt.md.graph.meta["custom_step"]["methods"] if name in ("train_step", "test_step")]
         if any(is_channels_first(lay) for lay in out_layouts if lay) or (
@@ -856,6 +857,23 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             kw["verbose"] = f.verbose
         if f.shuffle is not True:
             kw["shuffle"] = f.shuffle
+        if f.validation_data is not None:  # (as a wrapper model's fit: wrapper_training.py)
+            parts = code_literals.list_items(f.validation_data.text)
+            if parts is None or len(parts) != 2 or not _has_method(mt.md, "test_step"):
+                raise NotImplementedError("fit(validation_data=...) other than an (x, y) pair, or without the "
+                                          "model's own test_step")
+            val_x = self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))
+            val_y = self.targets_expr(T.Code(parts[1]), mt, out_layouts)
+            kw["validation_data"] = T.Code(f"({val_x}, {val_y})")
+            self.features.add("step_validation")
+            self.needs.add("evaluate_test_step")
+        if f.callbacks:  # the script's own Callback subclasses and LambdaCallbacks: Keras' hooks
+            kw["callbacks"] = T.Code("[" + ", ".join(_callback_object_code(cb.params["code"])
+                                                     for cb in f.callbacks) + "]")
+            self.features.add("step_callbacks")
+            self.needs.add("callback_class")
+            if any(cb.kind == "lambda_callback" for cb in f.callbacks):
+                self.needs.add("lambda_callback")
         return [f"fit_train_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"]
 
     def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
