@@ -814,7 +814,7 @@ def _api_merge(fe, func, args, kwargs, node, span):
 
 
 def _api_data(fe, func, args, kwargs, node, span):
-    made = fe._data_call(func, node)
+    made = fe._data_call(func, node, args, kwargs)
     if isinstance(made, data_utils.TextLayerVal):  # (its arguments: a lookup a model calls reads them)
         made.made = (list(args), dict(kwargs))
     return made
@@ -828,6 +828,8 @@ def _api_tfds_load(fe, func, args, kwargs, node, span):
 
 def _api_no_effect(fe, func, args, kwargs, node, span):
     fe.program.meta.setdefault("no_effect_calls", []).append((span, func.name))
+    if func.name == "keras.backend.clear_session":
+        fe.uids = {}  # Keras names the layers made after it afresh (dense, dense_1, ...)
     return None
 
 

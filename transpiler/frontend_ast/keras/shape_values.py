@@ -74,3 +74,20 @@ def insert_unit_axes(c: "Call", x: Value, shape: list) -> Value:
     for pos in out:
         y = c.one("expand_dims", [y], {"axis": pos}, "reshape")
     return y
+
+
+class PadWidths(tuple):
+    """``ops.convert_to_tensor([[0, 0], [1, 1], [1, 1], [0, 0]])`` / ``tf.constant(...)`` of
+    (before, after) int pairs: the widths a later ``ops.pad`` / ``tf.pad`` reads statically.
+    Nothing else takes it (it is no tensor of the model)."""
+
+
+def pad_widths(value: Any) -> "PadWidths | None":
+    if isinstance(value, PadWidths):
+        return value
+    if isinstance(value, (list, tuple)) and 0 < len(value) <= 8 and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and
+            all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in p) for p in value):
+        return PadWidths(tuple(p) for p in value)
+    return None
+

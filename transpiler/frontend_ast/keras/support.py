@@ -147,11 +147,56 @@ def _custom_step(obj: "UserObj") -> dict | None:
                         "metrics." in code(small.value.func):
                     trackers.append((target.attr.value, code(small.value)))
     loss = cls.method("compute_loss")
-    return {"methods": [(m.name.value, code(m.with_changes(leading_lines=()))) for m in props + steps],
+    helpers = _step_helpers(cls, steps)
+    return {"methods": [(m.name.value, code(m.with_changes(leading_lines=()))) for m in props + steps + helpers],
+            "helpers": [m.name.value for m in helpers],
+            "constants": _step_constants(obj, steps + helpers, {attr for attr, _code in trackers}),
             "trackers": trackers, "tracker_metrics": _tracker_metrics(obj, trackers), "nodes": {m.name.value: m for m in steps},
             # Keras' own train_step/test_step around the model's compute_loss: written out
             "default_steps": [n for n in ("train_step", "test_step") if loss is not None and cls.method(n) is None],
             "loss_params": [p.name.value for p in loss.params.params[1:]] if loss is not None else []}
+
+
+#: methods of a keras.Model subclass that Keras itself calls, or that the model's module
+#: gets otherwise (``call`` is ``forward``): never translated as helpers of a step
+_KERAS_HOOKS = ("__init__", "call", "build", "get_config", "from_config", "compute_output_shape",
+                "predict_step", "compute_metrics", "compile", "train_step", "test_step", "compute_loss")
+
+
+def _step_helpers(cls, steps: list) -> list:
+    """The model's own methods its steps call (``self.compute_contrastive_loss(...)``), and
+    those these call, in the class's order: methods of the torch module too."""
+    own = {s.name.value: s for s in cls.node.body.body if isinstance(s, cst.FunctionDef)
+           and s.name.value not in _KERAS_HOOKS and not s.decorators}
+    reached: set[str] = set()
+    todo = list(steps)
+    while todo:
+        fn = todo.pop()
+        for call in nodes_of(fn, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                    and func.attr.value in own and func.attr.value not in reached:
+                reached.add(func.attr.value)
+                todo.append(own[func.attr.value])
+    return [fn for name, fn in own.items() if name in reached]
+
+
+def _step_constants(obj: "UserObj", methods: list, skip: set[str]) -> list[tuple[str, str]]:
+    """The plain settings ``__init__`` stored (``self.temperature = temperature``: a number,
+    a bool, a string or None, as this instance holds it) that the step methods read:
+    (attribute, its value's source), to set on the torch module too."""
+    read = {attr.attr.value for fn in methods for attr in nodes_of(fn, cst.Attribute)
+            if isinstance(attr.value, cst.Name) and attr.value.value == "self"}
+    out = []
+    for name in sorted(read - skip):
+        value = obj.attrs.get(name, _MISSING)
+        if type(value) in (int, float, bool, str, type(None)) and not (
+                isinstance(value, float) and (value != value or value in (float("inf"), float("-inf")))):
+            out.append((name, repr(value)))
+    return out
+
+
+_MISSING = object()
 
 
 def _tracker_metrics(obj: "UserObj", trackers: list) -> dict:
@@ -207,6 +252,35 @@ _DATASET_SHAPES = {
     "cifar100": (((50000, 32, 32, 3), (50000, 1)), ((10000, 32, 32, 3), (10000, 1)), "uint8"),
     "boston_housing": (((404, 13), (404,)), ((102, 13), (102,)), "float64"),
 }
+#: the labels' dtype where it is not uint8 (Boston house prices)
+_DATASET_LABEL_DTYPES = {"boston_housing": "float64"}
+#: each loader's parameters, in order, that leave the arrays' shapes as above (``path=``:
+#: where the file is cached; ``seed=``: the order of the rows; ``label_mode=``: fine or
+#: coarse CIFAR-100 labels, one integer per image either way)
+_DATASET_NEUTRAL_PARAMS = {"mnist": ("path",), "fashion_mnist": (), "cifar10": (),
+                           "cifar100": ("label_mode",), "boston_housing": ("path", "test_split", "seed")}
+#: Boston housing: rows in the file, split as Keras does (``int(n * (1 - test_split))`` first)
+_BOSTON_ROWS = 506
+
+
+def dataset_shapes(name: str, args: list, kwargs: dict) -> tuple | None:
+    """The shapes ``keras.datasets.<name>.load_data(*args, **kwargs)`` returns, as
+    ``_DATASET_SHAPES`` gives them, when its arguments leave them known statically."""
+    if name not in _DATASET_SHAPES:
+        return None
+    params = _DATASET_NEUTRAL_PARAMS[name]
+    if len(args) > len(params) or any(k not in params for k in kwargs):
+        return None
+    bound = {**dict(zip(params, args)), **kwargs}
+    (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[name]
+    if "test_split" in bound:
+        split = bound["test_split"]
+        if not isinstance(split, (int, float)) or isinstance(split, bool) or not 0 <= split <= 1:
+            return None
+        n = int(_BOSTON_ROWS * (1 - split))
+        xs, ys = (n, *xs[1:]), (n, *ys[1:])
+        xt, yt = (_BOSTON_ROWS - n, *xt[1:]), (_BOSTON_ROWS - n, *yt[1:])
+    return (xs, ys), (xt, yt), dtype, _DATASET_LABEL_DTYPES.get(name, "uint8")
 _ARRAY_METHODS = {"astype", "reshape", "copy", "squeeze"}
 
 
@@ -236,6 +310,8 @@ def _numpy_source(path: str, args, kwargs) -> Any:
         dtype = "int64"
     elif last in ("linspace", "arange") and path.startswith("numpy."):
         return _static_range(last, args, kwargs)
+    elif last == "concatenate" and path.startswith("numpy."):
+        return _concatenate(args, kwargs)
     elif last == "expand_dims" and args and isinstance(args[0], ArrayVal):
         axis = args[1] if len(args) > 1 else kwargs.get("axis")
         if not isinstance(axis, int):
@@ -250,6 +326,28 @@ def _numpy_source(path: str, args, kwargs) -> Any:
     if isinstance(kwargs.get("dtype"), str):
         dtype = kwargs["dtype"]
     return ArrayVal(path, shape, dtype)
+
+
+def _concatenate(args, kwargs) -> Any:
+    """``np.concatenate([a, b], axis=0)`` of arrays of static shapes and one dtype: the shape
+    numpy gives (the sizes along ``axis`` add up, the others agree); else a run-time array."""
+    parts = args[0] if args else kwargs.get("arrays")
+    axis = args[1] if len(args) > 1 else kwargs.get("axis", 0)
+    if set(kwargs) - {"arrays", "axis"} or not isinstance(parts, (list, tuple)) or not parts or \
+            not all(isinstance(p, ArrayVal) for p in parts) or not isinstance(axis, int) or isinstance(axis, bool):
+        return Unknown("numpy.concatenate")
+    rank = len(parts[0].shape)
+    if rank == 0 or not -rank <= axis < rank or len({p.dtype for p in parts}) != 1 or \
+            any(len(p.shape) != rank for p in parts):
+        return Unknown("numpy.concatenate")
+    axis %= rank
+    rest = {p.shape[:axis] + p.shape[axis + 1:] for p in parts}
+    if len(rest) != 1:
+        return Unknown("numpy.concatenate")
+    sizes = [p.shape[axis] for p in parts]
+    total = None if None in sizes else sum(sizes)
+    shape = parts[0].shape
+    return ArrayVal("numpy.concatenate", (*shape[:axis], total, *shape[axis + 1:]), parts[0].dtype)
 
 
 def _static_range(kind: str, args, kwargs) -> Any:

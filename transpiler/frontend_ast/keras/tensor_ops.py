@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from transpiler.frontend_ast.interp.values import BatchDim
-from transpiler.frontend_ast.keras.shape_values import AxisDim, ShapeVector, insert_unit_axes, shape_vector
+from transpiler.frontend_ast.keras.shape_values import AxisDim, ShapeVector, insert_unit_axes, pad_widths, shape_vector
 from transpiler.frontend_ast.keras.layers import ACTIVATIONS, BoundArgs, Signature, Unsupported
 from transpiler.ir import sizes
 from transpiler.ir.graph import Value
@@ -494,6 +494,9 @@ def recognize_constant(c: Call) -> Any:
             return x
         name = dtype_name(dtype, f"{c.key}()")
         return bool(x) if name == "bool" else int(x) if name.startswith(("int", "uint")) else float(x)
+    widths = pad_widths(x) if dtype is None or "int" in str(dtype) else None
+    if widths is not None:
+        return widths  # (read only by ops.pad / tf.pad: tensor_ops_images.py)
     vector = shape_vector(x) if dtype is None or "int" in str(dtype) else None
     if vector is not None and any(isinstance(v, (BatchDim, AxisDim)) for v in vector) or \
             vector is not None and c.key == "ops.convert_to_tensor" and len(vector) <= 4:

@@ -142,3 +142,41 @@ def recognize_pad_to_bounding_box(c: Call) -> Value:
     if not (top or bottom or left or right):
         return x
     return c.one("pad2d", [x], {"pads": ((top, bottom), (left, right))}, "pad")
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect"}
+
+
+@tensor_function("ops.pad", "tf.pad", signature="x; pad_width; mode='constant'; constant_values=None; name=None",
+                 ops=("pad1d", "pad2d", "pad3d"), aliases={"tensor": "x", "paddings": "pad_width"})
+def recognize_pad(c: Call) -> Value:
+    """``ops.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="reflect")`` (TF's ``paddings`` /
+    ``mode="REFLECT"`` too): padding of the spatial axes only (none of the batch and channel
+    axes) of a batch of sequences, images or volumes, constant or mirrored: a ``padNd``."""
+    from transpiler.frontend_ast.keras.shape_values import pad_widths
+
+    x = c.tensor("x")
+    widths = pad_widths(c.get("pad_width"))
+    if widths is None:
+        raise Unsupported(f"{c.key}(): the pad widths must be static (before, after) pairs, one per axis")
+    rank = len(x.shape)
+    if len(widths) != rank or not 3 <= rank <= 5:
+        raise Unsupported(f"{c.key}(): one (before, after) pair per axis of a rank 3-5 tensor")
+    if widths[0] != (0, 0) or widths[-1] != (0, 0):
+        raise Unsupported(f"{c.key}(): padding the batch or channel axis is not supported")
+    mode = c.static("mode")
+    mode = _PAD_MODES.get(mode.lower()) if isinstance(mode, str) else None
+    if mode is None:
+        raise Unsupported(f"{c.key}(): mode={c.get('mode')!r} (constant or reflect only)")
+    value = c.static("constant_values")
+    value = 0.0 if value is None else value
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or (mode == "reflect" and value != 0.0):
+        raise Unsupported(f"{c.key}(): constant_values must be a number (of constant padding)")
+    pads = tuple(widths[1:-1])
+    if mode == "reflect":
+        for (before, after), size in zip(pads, x.shape[1:-1]):
+            if size is None or max(before, after) >= size:
+                raise Unsupported(f"{c.key}(): reflect padding needs each width below the axis size")
+    if not any(b or a for b, a in pads):
+        return x
+    return c.one(f"pad{rank - 2}d", [x], {"pads": pads, "value": float(value), "mode": mode}, "pad")

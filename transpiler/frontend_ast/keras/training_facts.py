@@ -14,7 +14,7 @@ from transpiler.ir import code_literals
 from transpiler.frontend_ast.interp import FunctionRef, Unknown, code_of
 from transpiler.ir.program import ModelDef
 from transpiler.ir.initializers import Initializer
-from transpiler.frontend_ast.keras.support import _DATASET_SHAPES, _walk_names
+from transpiler.frontend_ast.keras.support import _walk_names, dataset_shapes
 from transpiler.frontend_ast.keras.values import (
     ApiRef, ArrayVal, LambdaVal, TensorVal, ModelObj, DatasetObj, ModelHandle)
 
@@ -299,7 +299,7 @@ class KerasTrainingFacts:
         self.training_models[id(self.program.training[-1])] = model
         return ModelHandle(builder, model)
 
-    def _data_call(self, func: ApiRef, node):
+    def _data_call(self, func: ApiRef, node, values: list = (), keywords: dict | None = None):
         """``keras.datasets.X.load_data()`` / ``keras.utils.to_categorical(...)`` / a data utility
         (``keras.utils.get_file``, ``load_img``, ...: frontend_ast/keras/data_utils.py): recorded
         so the printer can put framework-free code in their place."""
@@ -325,10 +325,11 @@ class KerasTrainingFacts:
             return data_utils.BatchesVal(func.name, statement=self.program.training[-1])
         if kind == "data_util" and func.name in data_utils.TEXT_LAYERS:
             return data_utils.TextLayerVal(func.name, cls_name=func.name, span=span)
-        if kind == "load_data" and func.name in _DATASET_SHAPES and (not node.args or func.name == "cifar100"):
-            (xs, ys), (xt, yt), dtype = _DATASET_SHAPES[func.name]
-            return ((ArrayVal(kind, xs, dtype), ArrayVal(kind, ys, "uint8")),
-                    (ArrayVal(kind, xt, dtype), ArrayVal(kind, yt, "uint8")))
+        shapes = dataset_shapes(func.name, list(values), keywords or {}) if kind == "load_data" else None
+        if shapes is not None:
+            (xs, ys), (xt, yt), dtype, label_dtype = shapes
+            return ((ArrayVal(kind, xs, dtype), ArrayVal(kind, ys, label_dtype)),
+                    (ArrayVal(kind, xt, dtype), ArrayVal(kind, yt, label_dtype)))
         return Unknown(kind)
 
     def _api_name(self, value):

@@ -416,6 +416,8 @@ def resolve_api(path: str) -> Any:
         return ApiRef("schedule_base", last)
     if name.startswith("callbacks.") and last in keras_training.CALLBACK_NAMES:
         return ApiRef("callback", last)
+    if name in ("backend.clear_session", "utils.clear_session"):
+        return ApiRef("no_effect", "keras.backend.clear_session")
     if name.startswith("datasets.") and last == "load_data" and name.count(".") == 2:
         return ApiRef("dataset", name.split(".")[1])
     if data_utils.utility_of(name) is not None:

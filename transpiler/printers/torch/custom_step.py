@@ -87,6 +87,8 @@ class _StepRewrite(cst.CSTTransformer):
         self.aliases = aliases
         self.tapes: set[str] = set()
         self.optimizer: str | None = None
+        #: the names assigned so far, and whether each is a scalar (a mean over everything, ...)
+        self.scalars: dict[str, bool] = {}
 
     def _is_tape(self, item: cst.WithItem) -> bool:
         path = torch_loss_functions.resolve(item.item.func, self.aliases) if isinstance(item.item, cst.Call) else None
@@ -114,8 +116,14 @@ class _StepRewrite(cst.CSTTransformer):
         small = stmt.body[0]
         value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
         if _is_call_to(value, "gradient") and _code(value.func.value) in self.tapes:
-            loss = _code(value.args[0].value)
+            target = value.args[0].value
+            loss = _code(target)
+            if not (isinstance(target, cst.Name) and self.scalars.get(target.value)):
+                # TensorFlow's gradient of a tensor is the gradient of its sum (a loss per sample)
+                loss = f"{loss}.sum()" if isinstance(target, (cst.Name, cst.Attribute)) else f"({loss}).sum()"
             return stmt.with_changes(body=[cst.Expr(cst.parse_expression(f"{loss}.backward()"))])
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            self.scalars[small.targets[0].target.value] = _scalar(small.value, self.scalars)
         if _is_call_to(value, "apply_gradients"):
             return stmt.with_changes(body=[cst.Expr(cst.parse_expression(f"{_code(value.func.value)}.step()"))])
         return stmt
@@ -131,6 +139,30 @@ class _StepRewrite(cst.CSTTransformer):
         if len(args) != len(updated.args) and args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+
+#: calls that return one number: reductions over every axis (no ``axis=``) and Keras' losses
+#: of the model (already reduced)
+_REDUCERS = ("mean", "reduce_mean", "sum", "reduce_sum", "compute_loss", "compiled_loss")
+
+
+def _scalar(node: cst.BaseExpression, names: dict[str, bool]) -> bool:
+    """Whether an expression is sure to be one number (``ops.mean(e) + 0.1 * ops.sum(w)``)."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Name):
+        return names.get(node.value, False)
+    if isinstance(node, cst.UnaryOperation):
+        return _scalar(node.expression, names)
+    if isinstance(node, cst.BinaryOperation):
+        return _scalar(node.left, names) and _scalar(node.right, names)
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in ("compute_loss", "compiled_loss"):
+            return True
+        return name in _REDUCERS and len(node.args) == 1 and node.args[0].keyword is None
+    return False
 
 
 def layer_attributes(graph) -> dict[str, tuple[str, str | None]]:
@@ -219,6 +251,82 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
     if any(f"{t}." in text for t in rewrite.tapes):
         raise Untranslatable("the gradient tape is used beyond tape.gradient()")
     return text.rstrip("\n"), uses_f
+
+
+def _is_self_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "self"
+
+
+def _batch_size_read(node: cst.BaseExpression, names: set[str]) -> bool:
+    """``ops.shape(x)[0]`` / ``tf.shape(x)[0]`` / ``x.shape[0]`` / ``len(x)`` of one of ``names``:
+    the batch size, the same in either layout."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        return len(node.args) == 1 and _is_name(node.args[0].value, names)
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Integer) and node.slice[0].slice.value.value == "0"):
+        return False
+    base = node.value
+    if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+        return _is_name(base.value, names)
+    return isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value == "shape" \
+        and len(base.args) == 1 and _is_name(base.args[0].value, names)
+
+
+def _is_name(node: cst.BaseExpression, names: set[str]) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
+
+
+def _unpacked(node: cst.BaseExpression, names: set[str]) -> cst.Name | None:
+    """The data name in ``data`` / ``data[0]`` (one of ``names``), else None."""
+    if _is_name(node, names):
+        return node
+    if isinstance(node, cst.Subscript) and _is_name(node.value, names) and len(node.slice) == 1 and \
+            isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
+        return node.value
+    return None
+
+
+def layout_free(text: str) -> bool:
+    """Whether a step method (``train_step(self, data)`` source) reads its data only in ways
+    that do not depend on the layout of the images: hands them to the model itself
+    (``self(x, training=True)``, which takes the torch layout), reads the batch size
+    (``ops.shape(x)[0]``, ``len(x)``), unpacks them (``x, y = data``, ``x = data[0]``) or
+    tests their kind (``isinstance(data, tuple)``). Anything else (an axis argument, an
+    index, a sub-model call) may depend on the layout: False."""
+    fn = cst.parse_module(text).body[0]
+    if not isinstance(fn, cst.FunctionDef) or len(fn.params.params) < 2:
+        return False
+    names = {fn.params.params[1].name.value}
+    allowed: set[int] = set()  # ids of the Name nodes read in a layout-free way
+    changed = True
+    while changed:  # the names unpacked from the data, and those from them
+        changed = False
+        for assign in nodes_of(fn, cst.Assign):
+            value = assign.value
+            parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            sources = [_unpacked(part, names) for part in parts]
+            if not sources or None in sources:
+                continue
+            allowed |= {id(source) for source in sources}
+            for target in assign.targets:
+                for name in nodes_of(target.target, cst.Name):
+                    if name.value not in names:
+                        names.add(name.value)
+                        changed = True
+    for call in nodes_of(fn, cst.Call):
+        if _is_self_call(call):
+            allowed |= {id(a.value) for a in call.args if _is_name(a.value, names)}
+        elif isinstance(call.func, cst.Name) and call.func.value == "isinstance" and call.args:
+            allowed.add(id(call.args[0].value))
+    for node in [*nodes_of(fn, cst.Subscript), *nodes_of(fn, cst.Call)]:
+        if _batch_size_read(node, names):
+            allowed |= {id(n) for n in nodes_of(node, cst.Name) if n.value in names}
+    targets = {id(n) for assign in nodes_of(fn, cst.Assign) for t in assign.targets for n in nodes_of(t.target, cst.Name)}
+    # names that are no variables: attributes (``self.x``) and keywords (``training=``)
+    others = {id(a.attr) for a in nodes_of(fn.body, cst.Attribute)} | \
+        {id(a.keyword) for a in nodes_of(fn.body, cst.Arg) if a.keyword is not None}
+    return all(id(n) in allowed or id(n) in targets or id(n) in others
+               for n in nodes_of(fn.body, cst.Name) if n.value in names)
 
 
 def tracker_expr(code: str, aliases: dict[str, str], metric: tuple | None = None, metric_object=None) -> str:

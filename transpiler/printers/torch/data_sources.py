@@ -52,6 +52,8 @@ def no_effect_note(program, span) -> str | None:
     end = span.end_line or span.line
     for where, name in program.meta.get("no_effect_calls", ()):
         if where is not None and span.line <= where.line <= end:
+            if name == "keras.backend.clear_session":
+                return f"# {name}(): nothing to do in PyTorch (Keras' global state and layer names)"
             return f"# {name}(): nothing to do without tensorflow_datasets"
     return None
 

@@ -246,6 +246,26 @@ def _squeeze(call: cst.Call) -> str:
     return f"torch.squeeze({a.text('x')})" if axis in (None, "None") else f"torch.squeeze({a.text('x')}, {axis})"
 
 
+def _eye(call: cst.Call) -> str:
+    """``tf.eye(num_rows, num_columns)`` / ``ops.eye(N, M)``: an identity matrix of float32
+    (both libraries' default dtype; a ``dtype=`` is kept); no batch shape, no diagonal offset."""
+    a = _Args(call, ("N", "M", "k", "dtype"), {"N": ("num_rows",), "M": ("num_columns",)})
+    if set(a.values) - {"N", "M", "k", "dtype"} or a.text("k", "0") != "0" or "N" not in a.values:
+        raise Untranslatable("eye with batch_shape or a diagonal offset")
+    dims = a.text("N") if a.text("M", "None") == "None" else f"{a.text('N')}, {a.text('M')}"
+    dtype = a.text("dtype")
+    dtype = _dtype(dtype) if dtype not in (None, "None") else "torch.float32"
+    return f"torch.eye({dims}, dtype={dtype})"
+
+
+def _tile(call: cst.Call) -> str:
+    """``ops.tile(x, repeats)`` / ``tf.tile(input, multiples)``: numpy's tile, as torch.tile."""
+    a = _Args(call, ("x", "repeats"), {"x": ("input",), "repeats": ("multiples",)})
+    if set(a.values) - {"x", "repeats"} or "repeats" not in a.values:
+        raise Untranslatable("tile arguments other than x and repeats")
+    return f"torch.tile({a.text('x')}, {a.text('repeats')})"
+
+
 def _normalize(call: cst.Call) -> str:
     """``keras.utils.normalize(x, axis=-1, order=2)`` / ``ops.normalize(x, axis, order,
     epsilon)`` on a tensor: Keras' ``x * min(rsqrt(sum(x ** 2)), 1 / epsilon)`` for order 2,
@@ -397,6 +417,20 @@ def _arange(call: cst.Call) -> str:
     return f"torch.arange({', '.join(_code(arg.value) for arg in call.args)})"
 
 
+def _range(call: cst.Call) -> str:
+    """``tf.range(n)`` / ``tf.range(start, limit, delta)`` of integers: ``ops.arange``'s torch form
+    (TensorFlow's int32 positions; torch's int64 index the same)."""
+    a = _Args(call, ("start", "limit", "delta", "dtype"))
+    if set(a.values) - {"start", "limit", "delta"} or "start" not in a.values or \
+            not all(isinstance(v, (cst.Integer, cst.Name, cst.Attribute, cst.Subscript)) for v in a.values.values()):
+        raise Untranslatable("range other than of integer positions (start, limit, delta)")
+    if "limit" not in a.values:
+        if "delta" in a.values:
+            raise Untranslatable("range(n, delta=...)")
+        return f"torch.arange({a.text('start')})"
+    return f"torch.arange({', '.join(a.text(k) for k in ('start', 'limit', 'delta') if k in a.values)})"
+
+
 def _matmul(call: cst.Call) -> str:
     """``tf.matmul(a, b, transpose_a=..., transpose_b=...)`` / ``ops.matmul(a, b)``."""
     a = _Args(call, ("x1", "x2", "transpose_a", "transpose_b"), {"x1": ("a",), "x2": ("b",)})
@@ -455,7 +489,7 @@ _COMMON: dict[str, Callable] = {
     "random.normal": _random("normal"), "random.uniform": _random("uniform"),
     "stop_gradient": _stop_gradient, "l2_normalize": _l2_normalize, "matmul": _matmul,
     "einsum": _einsum, "arange": _arange, "transpose": _transpose, "normalize": _normalize,
-    "squeeze": _squeeze, "fill": _fill,
+    "squeeze": _squeeze, "fill": _fill, "eye": _eye, "tile": _tile, "tf_range": _range,
 }
 def _spatial_pair(text: str | None, what: str) -> tuple[int, int]:
     """TF's ``ksize``/``strides`` of a 2-D op: an int, two ints, or [1, h, w, 1] (literals only)."""
@@ -531,7 +565,7 @@ _TF_FLAT = {"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "re
             "l2_normalize": "l2_normalize", "matmul": "matmul", "linalg.matmul": "matmul",
             "einsum": "einsum", "avg_pool2d": "tf_avg_pool2d", "max_pool2d": "tf_max_pool2d",
             "conv2d": "tf_conv2d", "transpose": "transpose", "squeeze": "squeeze",
-            "fill": "fill"}
+            "fill": "fill", "eye": "eye", "tile": "tile", "range": "tf_range"}
 
 
 #: Keras' short loss function names → the canonical ones
@@ -577,7 +611,8 @@ def rewrite_entry(name: str) -> Callable | None:
 
 def supported_calls() -> list[str]:
     """Every spelling the table translates (for docs and the report)."""
-    return sorted([f"keras.ops.{k}" for k in _COMMON if k not in ("epsilon", "clip_by_value", "constant")]
+    return sorted([f"keras.ops.{k}" for k in _COMMON if k not in ("epsilon", "clip_by_value", "constant")
+                   and not k.startswith("tf_")]  # (TensorFlow's own: listed as tf.<name>)
                   + [f"tf.{k}" for k in _TF_FLAT] + ["keras.backend.epsilon", "keras.config.epsilon"])
 
 

@@ -172,10 +172,11 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
     pads = _torch_pads(node.attrs["pads"])
     value = node.attrs["value"]
-    if node.meta.get("inserted") or node.meta.get("tensor_op") and node.attrs.get("mode", "constant") == "constant":
+    if node.meta.get("inserted") or node.meta.get("tensor_op"):
         # padding the translation added (TF's asymmetric 'same'), or a function's
-        # (tf.image.pad_to_bounding_box in a layer's call(): no attribute holds a module): F.pad
-        extra = "" if value == 0.0 else f", value={lit(value)}"
+        # (tf.image.pad_to_bounding_box, ops.pad in a layer's call(): no attribute holds a module): F.pad
+        mode = node.attrs.get("mode", "constant")
+        extra = f", mode={lit(mode)}" if mode != "constant" else "" if value == 0.0 else f", value={lit(value)}"
         return Emission(None, lambda ins: f"F.pad({ins[0]}, {lit(pads)}{extra})", unary=True,
                         inline_anywhere=True)
     if node.attrs.get("mode", "constant") == "reflect":

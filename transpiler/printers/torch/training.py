@@ -178,10 +178,14 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                         for attr, code in step["trackers"]]
                 # what the extended module will have: the printed class's members and the trackers
                 members = frozenset(module_members(md)) | {attr for attr, _code in step["trackers"]}
+                # the plain settings the steps read (``self.temperature``): set where __init__ set them
+                constants = [(attr, value) for attr, value in step.get("constants", ()) if attr not in members]
+                init += [f"self.{attr} = {value}" for attr, value in constants]
+                members |= {attr for attr, _value in constants}
                 methods = []
                 for name, text in step["methods"]:
                     fn = cst.parse_module(text).body[0]
-                    if name not in torch_custom_step.STEP_METHODS:
+                    if name not in torch_custom_step.STEP_METHODS and name not in step.get("helpers", ()):
                         methods.append(text)  # a property (``metrics``): plain Python
                         continue
                     method, uses_f = torch_custom_step.translate_method(
@@ -569,11 +573,19 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         c = mt.compile
         opt = c.optimizer
         if _has_method(mt.md, "train_step"):
-            if opt.schedule is not None or c.losses:
-                raise NotImplementedError("compile(loss=... or a learning-rate schedule) for a model with its "
-                                          "own train_step")
-            return [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
-                    "  # train_step reads self.optimizer, as in Keras"]
+            if c.losses:
+                raise NotImplementedError("compile(loss=...) for a model with its own train_step")
+            lines = [f"{model}.optimizer = {self.optimizer_expr(model, opt)}"
+                     "  # train_step reads self.optimizer, as in Keras"]
+            if opt.schedule is not None:
+                # Keras evaluates the schedule at each apply_gradients: the scheduler steps
+                # after each step of the optimizer, wherever train_step takes it
+                mt.scheduler_var = mt.optimizer_var.replace("optimizer", "scheduler")
+                lines += [f"{mt.scheduler_var} = torch.optim.lr_scheduler.LambdaLR({model}.optimizer, "
+                          f"{self.schedule_lambda(opt.schedule)})",
+                          f"{model}.optimizer.register_step_post_hook(lambda *_: {mt.scheduler_var}.step())"
+                          "  # the schedule follows the optimizer's steps, as Keras'"]
+            return lines
         if not c.losses:  # (a custom loop trains it: fit/evaluate of it are refused)
             return [comment_text(f"# {model}.compile() without a loss: nothing to set up in torch (the "
                                  "program trains the model in its own loop)")]
@@ -827,14 +839,18 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         f: T.Fit = ts.config
         if mt.md.graph.meta.get("custom_step_failed"):
             raise NotImplementedError("its train_step is not translated")
-        others = {k for k in ("validation_split", "validation_data", "class_weight", "sample_weight",
-                              "steps_per_epoch", "validation_steps")
+        others = {k for k in ("validation_split", "class_weight", "sample_weight", "steps_per_epoch",
+                              "validation_steps")
                   if getattr(f, k) not in (None, 0.0, getattr(T.Fit, k, None))}
-        if others or f.callbacks or f.initial_epoch:
+        unknown = [cb.kind for cb in f.callbacks if cb.kind not in OBJECT_CALLBACKS]
+        if others or unknown or f.initial_epoch:
             raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
-                                      "train_step")
+                                      "train_step" + (f" ({', '.join(unknown)})" if unknown else ""))
         in_layouts, out_layouts = self._io(mt)
-        if any(is_channels_first(lay) for lay in in_layouts + out_layouts if lay):
+        steps = [text for name, text in mt.md.graph.meta["custom_step"]["methods"] if name in ("train_step", "test_step")]
+        if any(is_channels_first(lay) for lay in out_layouts if lay) or (
+                any(is_channels_first(lay) for lay in in_layouts if lay)
+                and not all(torch_custom_step.layout_free(text) for text in steps)):
             raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
                                       "rewriting)")
         self.needs |= {"fit_train_step", "loader"}
@@ -846,6 +862,23 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             kw["verbose"] = f.verbose
         if f.shuffle is not True:
             kw["shuffle"] = f.shuffle
+        if f.validation_data is not None:  # (as a wrapper model's fit: wrapper_training.py)
+            parts = code_literals.list_items(f.validation_data.text)
+            if parts is None or len(parts) != 2 or not _has_method(mt.md, "test_step"):
+                raise NotImplementedError("fit(validation_data=...) other than an (x, y) pair, or without the "
+                                          "model's own test_step")
+            val_x = self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))
+            val_y = self.targets_expr(T.Code(parts[1]), mt, out_layouts)
+            kw["validation_data"] = T.Code(f"({val_x}, {val_y})")
+            self.features.add("step_validation")
+            self.needs.add("evaluate_test_step")
+        if f.callbacks:  # the script's own Callback subclasses and LambdaCallbacks: Keras' hooks
+            kw["callbacks"] = T.Code("[" + ", ".join(_callback_object_code(cb.params["code"])
+                                                     for cb in f.callbacks) + "]")
+            self.features.add("step_callbacks")
+            self.needs.add("callback_class")
+            if any(cb.kind == "lambda_callback" for cb in f.callbacks):
+                self.needs.add("lambda_callback")
         return [f"fit_train_step({', '.join(args + [f'{k}={_arg_text(v)}' for k, v in kw.items()])})"]
 
     def evaluate_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:

@@ -65,6 +65,9 @@ class RuntimeHelpers:
         if "schedule_function" in self.needs:
             self.code.imports.add("import torch")
             out += copy.take("torch.optimizers", "ScheduleFunction")
+        if "scheduled_optimizer" in self.needs:
+            self.code.imports.add("import torch")
+            out += copy.take("torch.optimizers", "scheduled")
         if "epoch_batches" in self.needs:
             out += copy.take(TRAINING, "EpochBatches")
         if "callback_objects" in self.needs or "callback_class" in self.needs:

@@ -29,15 +29,18 @@ def instances(printer) -> dict[str, str]:
 def factory(printer, opt: T.Optimizer) -> str:
     """A Keras optimizer handed to a wrapper's compile(): a factory the class calls with the
     parameters it updates (Keras builds an optimizer on its first update)."""
-    if opt.schedule is not None or opt.clip:
-        raise NotImplementedError("a learning-rate schedule or gradient clipping of an optimizer handed to a "
-                                  "model's own compile()")
+    if opt.clip:
+        raise NotImplementedError("gradient clipping of an optimizer handed to a model's own compile()")
     text = printer.optimizer_expr("PARAMS", opt)
     made = re.match(r"^([\w.]+)\(PARAMS\.parameters\(\), (.*)\)$", text, re.S)
     if made is None:
         raise NotImplementedError(f"the optimizer {opt.kind} as a factory")
     printer.code.imports.add("import functools")
-    return f"functools.partial({made.group(1)}, {made.group(2)})"
+    partial = f"functools.partial({made.group(1)}, {made.group(2)})"
+    if opt.schedule is not None:  # (runtime/torch/optimizers.py: the scheduler steps with the optimizer)
+        printer.needs.add("scheduled_optimizer")
+        return f"scheduled({partial}, {printer.schedule_lambda(opt.schedule)})"
+    return partial
 
 
 def loss_callable(printer, loss: T.Loss) -> str:

@@ -69,3 +69,17 @@ class ScheduleFunction(LearningRateSchedule):
 
     def __call__(self, step):
         return torch.tensor(self.initial_learning_rate * self.factor(int(step)), dtype=torch.float32)
+
+
+def scheduled(make, factor):
+    """An optimizer factory whose optimizers follow a Keras learning-rate schedule: the base
+    rate times ``factor(step)``, ``step`` counting the optimizer's own steps (Keras evaluates
+    the schedule at each apply_gradients, wherever the model's train_step takes it)."""
+
+    def build(params):
+        optimizer = make(params)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        optimizer.register_step_post_hook(lambda *_: scheduler.step())
+        return optimizer
+
+    return build

@@ -120,9 +120,18 @@ def fit_train_step(model, x, y=None, epochs=1, batch_size=32, verbose="auto", sh
         for metric in model.metrics:
             metric.reset_state()
         model.train()
+        if STEP_CALLBACKS:
+            step = 0  # (the batch hooks' index)
         for batch in loader:
+            if STEP_CALLBACKS:
+                for callback in callbacks:
+                    callback.on_train_batch_begin(step, {})
             data = batch[0] if len(batch) == 1 else tuple(batch)
             logs = model.train_step(data)
+            if STEP_CALLBACKS:
+                for callback in callbacks:
+                    callback.on_train_batch_end(step, {key: float(value) for key, value in logs.items()})
+                step += 1
         logs = {key: float(value) for key, value in sorted(logs.items())}
         if STEP_VALIDATION:
             if validation_data is not None:
