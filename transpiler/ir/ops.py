@@ -639,6 +639,11 @@ op("floor", layout=TRANSPARENT, shape="same",
    doc="Element-wise largest integer not above x, in x's float dtype (``ops.floor``, ``tf.floor``); "
        "no gradient flows through it (zero almost everywhere).")
 
+for _name, _doc in (("sin", "sine"), ("cos", "cosine")):
+    op(_name, layout=TRANSPARENT, shape="same",
+       doc=f"Element-wise {_doc} of x in radians, in x's float dtype (``ops.{_name}``, ``tf.{_name}``, "
+           f"``tf.math.{_name}``): sinusoidal time and position embeddings.")
+
 # ---------------------------------------------------------------------------------
 # A custom layer whose call() the frontend could not read (issue 18 item 3): ONE opaque node
 # stands for each of its calls, so the model around it is still translated.
