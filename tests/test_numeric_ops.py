@@ -1835,6 +1835,8 @@ ELEMENTWISE = [
     pytest.param("keras.ops.clip(x, -0.5, 0.25)", id="clip"),
     pytest.param("keras.ops.floor(x * 3.0)", id="floor"),
     pytest.param("keras.ops.floor(0.9 + x)", id="floor-keep-prob"),
+    pytest.param("keras.ops.sin(x * 3.0)", id="sin"),
+    pytest.param("keras.ops.cos(x * 3.0) - keras.ops.sin(x)", id="cos"),
     pytest.param("keras.ops.where(x > 0, x, 0.1 * x)", id="where"),
     pytest.param("keras.ops.where(x <= 0.2, 1.0, x)", id="where-number"),
     pytest.param('keras.ops.cast(keras.ops.cast(x * 3.0, "int32"), "float32")', id="cast-truncates"),

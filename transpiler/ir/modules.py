@@ -218,8 +218,10 @@ def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tupl
 def build_structure(graph: Graph) -> Structure:
     """Decide the module tree of ``graph`` (cached in ``graph.meta``)."""
     cached = graph.meta.get("_structure")
-    if cached is not None and cached[0] == len(graph.nodes) and cached[1] == [id(n) for n in graph.nodes]:
-        return cached[2]
+    # (the logits outputs decide which scopes stay modules: a mark set after the cache was made counts)
+    key = (len(graph.nodes), [id(n) for n in graph.nodes], dict(graph.meta.get("logits_outputs", {})))
+    if cached is not None and cached[0] == key:
+        return cached[1]
     root: ModuleScope | None = graph.meta.get("root_scope")
     chains = _complete_chains(graph, root)
     scopes, invalid = _settle_scopes(graph, chains, root)
@@ -276,7 +278,7 @@ def build_structure(graph: Graph) -> Structure:
         except ValueError:
             out = Structure(ModuleInfo(None, "", ""), {}, {}, {})
             _members(out.root, graph, {}, {id(s) for s in scopes}, root)
-    graph.meta["_structure"] = (len(graph.nodes), [id(n) for n in graph.nodes], out)
+    graph.meta["_structure"] = (key, out)
     return out
 
 

@@ -573,9 +573,11 @@ for _kind in ("mean", "sum", "max", "min"):
 for _kind in ("argmax", "argmin"):
     op(_kind, attrs="axis: axis; keepdims: bool = False", layout=ATTRIBUTE, axis_attrs=("axis",), dtype="int64",
        doc="Index (int64) of the first extreme value along ``axis``.")
-op("expand_dims", numbers="moves", attrs="axis: axis", layout=TERMINATE,
+op("expand_dims", numbers="moves", attrs="axis: axis; unbatched: bool = False", layout=TERMINATE,
    doc="Insert a size-1 axis at output position ``axis``; a channels-first input stays so "
-       "when the new axis is a spatial one.")
+       "when the new axis is a spatial one. ``unbatched``: the input has no batch axis (a mask "
+       "made from ``ops.arange`` of a run-time length), so a new axis 0 is allowed before an "
+       "axis of unknown size.")
 op("squeeze", numbers="moves", attrs="axis: axes", layout=ATTRIBUTE, axis_attrs=("axis",),
    doc="Remove the size-1 axes ``axis``.")
 op("stack", numbers="moves", inputs="*xs", attrs="axis: axis", layout=TERMINATE,
@@ -616,7 +618,8 @@ op("stop_gradient", layout=TRANSPARENT, shape="same",
    doc="The input's value; no gradient flows back through it (``ops.stop_gradient``, ``tf.stop_gradient``).")
 op("broadcast_to", numbers="moves", inputs="x, like", attrs="shape: ints", layout=TERMINATE,
    doc="``x`` (no batch axis, or a batch of 1) broadcast to (batch of ``like``, *shape), numpy's rules "
-       "(``ops.broadcast_to(position_embeddings, ops.shape(inputs))``).")
+       "(``ops.broadcast_to(position_embeddings, ops.shape(inputs))``); a size -1 keeps x's size on "
+       "that axis (a causal mask of a run-time length tiled over the batch).")
 op("slice_like", inputs="x, like", attrs="axis: int; like_axis: int", layout=TERMINATE,
    doc="``x[..., :like.shape[like_axis], ...]`` on ``axis`` of ``x``: the first positions of a weight or "
        "constant, as many as an axis of ``like`` has when the program runs (``self.pos_emb[:, :t]`` with "
@@ -638,6 +641,11 @@ op("random_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
 op("floor", layout=TRANSPARENT, shape="same",
    doc="Element-wise largest integer not above x, in x's float dtype (``ops.floor``, ``tf.floor``); "
        "no gradient flows through it (zero almost everywhere).")
+
+for _name, _doc in (("sin", "sine"), ("cos", "cosine")):
+    op(_name, layout=TRANSPARENT, shape="same",
+       doc=f"Element-wise {_doc} of x in radians, in x's float dtype (``ops.{_name}``, ``tf.{_name}``, "
+           f"``tf.math.{_name}``): sinusoidal time and position embeddings.")
 
 # ---------------------------------------------------------------------------------
 # A custom layer whose call() the frontend could not read (issue 18 item 3): ONE opaque node

@@ -527,7 +527,8 @@ def _split(node, shapes, layouts):
 def _new_axis(node: Node, shape: tuple, size: int):
     rank = len(shape) + 1
     axis = node.attrs["axis"] % rank
-    if axis == 0 and (not shape or shape[0] is None):  # (a tensor with no batch axis has its size there)
+    if axis == 0 and (not shape or shape[0] is None) and not node.attrs.get("unbatched"):
+        # (a tensor with no batch axis has its size there, or says so: ``unbatched``)
         raise IRError(f"{node!r}: a new axis before the batch axis")
     out = shape[:axis] + (size,) + shape[axis:]
     return out, node.meta.get("out_layout") or default_layout(rank)
@@ -666,8 +667,10 @@ def _tile(node, shapes, layouts):
 
 @rule("broadcast_to")
 def _broadcast_to(node, shapes, layouts):
-    out = (shapes[1][0], *node.attrs["shape"])
-    broadcast(node, [shapes[0], out])  # (raises where numpy's rules do not hold)
+    x = shapes[0]
+    sizes = [x[len(x) - len(node.attrs["shape"]) + i] if s == -1 else s for i, s in enumerate(node.attrs["shape"])]
+    out = (shapes[1][0], *sizes)
+    broadcast(node, [x, out])  # (raises where numpy's rules do not hold)
     return [(out, default_layout(len(out)), _dtype(node))]
 
 

@@ -43,7 +43,7 @@ from transpiler.frontend_ast.keras.support import (
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
-    LayerObj, TensorVal, ModelObj, ModelHandle, UserObj, is_keras_binding, collect_comments)
+    LayerObj, TensorVal, ModelObj, ModelHandle, ModuleRef, UserObj, is_keras_binding, collect_comments)
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph, IRError, Node, Span, Value
 from transpiler.ir.layout import default_layout
@@ -581,6 +581,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
             raise FrontendError("Input: the shape must be known statically", span)  # (x.shape[1], ...)
         shape = (None, *shape)
         dtype = kwargs.get("dtype") or "float32"
+        dtype = dtype.path.rsplit(".", 1)[-1] if isinstance(dtype, ModuleRef) else dtype  # dtype=tf.int64
         value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),
                                        layout=default_layout(len(shape)))
         value.var = kwargs.get("name")

@@ -72,7 +72,7 @@ def insert_unit_axes(c: "Call", x: Value, shape: list) -> Value:
         raise Unsupported(f"{c.key}(): cannot reshape {tuple(x.shape)} to {shape!r}")
     y = x
     for pos in out:
-        y = c.one("expand_dims", [y], {"axis": pos}, "reshape")
+        y = c.one("expand_dims", [y], {"axis": pos, "unbatched": True}, "reshape")
     return y
 
 

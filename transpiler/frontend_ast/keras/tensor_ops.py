@@ -400,7 +400,7 @@ def _swap_last(c: Call, x: Value) -> Value:
 # ---------------------------------------------------------------------------------
 _UNARY_STATIC = {"negative": operator.neg, "abs": abs, "square": lambda v: v * v, "sqrt": math.sqrt,
                  "rsqrt": lambda v: 1.0 / math.sqrt(v), "exp": math.exp, "log": math.log,
-                 "floor": lambda v: float(math.floor(v))}
+                 "floor": lambda v: float(math.floor(v)), "sin": math.sin, "cos": math.cos}
 
 
 def _unary(op: str):
@@ -421,7 +421,9 @@ for _op, _keys, _cls in (
         ("rsqrt", ("ops.rsqrt", "tf.rsqrt"), "Rsqrt"),
         ("exp", ("ops.exp", "tf.exp"), "Exp"),
         ("log", ("ops.log", "tf.log"), "Log"),
-        ("floor", ("ops.floor", "tf.floor"), "Floor")):
+        ("floor", ("ops.floor", "tf.floor"), "Floor"),
+        ("sin", ("ops.sin", "tf.sin"), "Sin"),
+        ("cos", ("ops.cos", "tf.cos"), "Cos")):
     tensor_function(*_keys, signature="x", ops=(_op,), keras_op=_cls)(_unary(_op))
 
 

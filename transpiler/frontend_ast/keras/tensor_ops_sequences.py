@@ -133,7 +133,8 @@ def recognize_tile(c: Call) -> Value:
     if not batched(x) and isinstance(reps[0], BatchDim) and reps[0].value is not None and x.shape[0] == 1 \
             and all(r == 1 and not isinstance(r, bool) for r in reps[1:]):
         # (the causal mask idiom: a (1, n, n) mask repeated for every sample of the batch)
-        rest = tuple(_int(c, "the mask's shape", d) for d in x.shape[1:])
+        # (an axis of a length known only at run time, ``ops.arange(ops.shape(x)[1])``: -1 keeps it)
+        rest = tuple(-1 if d is None else _int(c, "the mask's shape", d) for d in x.shape[1:])
         out = c.one("broadcast_to", [x, reps[0].value], {"shape": rest}, "tile")
         if getattr(reps, "stmts", ()):  # (the statements computing the multiples went into this node)
             out.producer.meta["call_stmts"] = tuple(out.producer.meta.get("call_stmts", ())) + tuple(reps.stmts)

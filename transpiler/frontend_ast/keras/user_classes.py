@@ -346,7 +346,12 @@ class KerasSubclasses(KerasOpaqueLayers):
                     inner.append((s_, inner_calls[key]))
                 self.module_stack.extend(inner)
                 try:
-                    self._call_layer(layer, [ins if len(ins) > 1 else ins[0]], {}, span)
+                    roles = node.attrs.get("extra_inputs") if node.op == "multi_head_attention" else None
+                    if roles and set(roles) <= {"key", "attention_mask"}:  # (by role: a mask is no key)
+                        self._call_layer(layer, [], {"query": ins[0], "value": ins[1],
+                                                     **dict(zip(roles, ins[2:]))}, span)
+                    else:
+                        self._call_layer(layer, [ins if len(ins) > 1 else ins[0]], {}, span)
                 finally:
                     del self.module_stack[len(self.module_stack) - len(inner):]
                 made = self.scratch.nodes[before:]

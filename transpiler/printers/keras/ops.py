@@ -669,7 +669,8 @@ for _op, _form in (("divide", "{0} / {1}"), ("power", "{0} ** {1}"), ("matmul", 
                    ("not_equal", "keras.ops.not_equal({0}, {1})"), ("negative", "-{0}"),
                    ("abs", "keras.ops.abs({0})"), ("square", "keras.ops.square({0})"),
                    ("sqrt", "keras.ops.sqrt({0})"), ("rsqrt", "keras.ops.rsqrt({0})"), ("exp", "keras.ops.exp({0})"),
-                   ("log", "keras.ops.log({0})"), ("where", "keras.ops.where({0}, {1}, {2})")):
+                   ("log", "keras.ops.log({0})"), ("sin", "keras.ops.sin({0})"), ("cos", "keras.ops.cos({0})"),
+                   ("where", "keras.ops.where({0}, {1}, {2})")):
     emitter(_op)((lambda form: lambda node: KerasEmission(call=lambda ins: form.format(*ins)))(_form))
 
 

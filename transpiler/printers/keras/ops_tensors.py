@@ -46,8 +46,14 @@ def emit_stop_gradient_keras(node: Node) -> KerasEmission:
 
 @emitter("broadcast_to")
 def emit_broadcast_to_keras(node: Node) -> KerasEmission:
-    sizes = ", ".join(lit(d) for d in node.attrs["shape"])
-    return KerasEmission(call=lambda ins: f"keras.ops.broadcast_to({ins[0]}, (keras.ops.shape({ins[1]})[0], {sizes}))")
+    shape = node.attrs["shape"]
+
+    def call(ins):  # (-1: x's own size on that axis, read when the program runs)
+        sizes = ", ".join(f"keras.ops.shape({ins[0]})[{i - len(shape)}]" if d == -1 else lit(d)
+                          for i, d in enumerate(shape))
+        return f"keras.ops.broadcast_to({ins[0]}, (keras.ops.shape({ins[1]})[0], {sizes}))"
+
+    return KerasEmission(call=call)
 
 
 

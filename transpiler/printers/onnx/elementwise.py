@@ -8,7 +8,7 @@ from transpiler.printers.onnx.builder import Context, Unsupported, emitter, ints
 
 _UNARY = {"abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "negative": "Neg", "sigmoid": "Sigmoid",
           "tanh": "Tanh", "softplus": "Softplus", "softsign": "Softsign", "selu": "Selu", "hard_silu": "HardSwish",
-          "floor": "Floor"}
+          "floor": "Floor", "sin": "Sin", "cos": "Cos"}
 _BINARY = {"divide": "Div", "power": "Pow", "equal": "Equal", "greater": "Greater",
            "greater_equal": "GreaterOrEqual", "less": "Less", "less_equal": "LessOrEqual", "matmul": "MatMul"}
 _VARIADIC = {"add": "Add", "multiply": "Mul", "maximum": "Max", "minimum": "Min"}

@@ -143,7 +143,8 @@ def full_like(ctx: Context) -> list:
 def broadcast_to(ctx: Context) -> list:
     b = ctx.b
     batch = b.one("Shape", [ctx.inputs[1]], ctx.hint, start=0, end=1)
-    shape = b.one("Concat", [batch, b.ints(ints(ctx.node.attrs["shape"]), f"{ctx.hint}.shape")], ctx.hint, axis=0)
+    sizes = [1 if d == -1 else d for d in ctx.node.attrs["shape"]]  # (Expand keeps x's size where it asks 1)
+    shape = b.one("Concat", [batch, b.ints(ints(sizes), f"{ctx.hint}.shape")], ctx.hint, axis=0)
     return [b.one("Expand", [ctx.inputs[0], shape], ctx.hint)]
 
 

@@ -124,7 +124,7 @@ def emit_negative_torch(node: Node, m: str) -> Emission:
     return Emission(None, lambda ins: f"-{atom(ins[0])}", unary=True)
 
 
-for _op in ("abs", "square", "sqrt", "rsqrt", "exp", "log", "floor"):
+for _op in ("abs", "square", "sqrt", "rsqrt", "exp", "log", "floor", "sin", "cos"):
     emitter(_op)(_fn(f"torch.{_op}({{x}})"))
 
 
