@@ -173,7 +173,7 @@ OUTPUT_FACTS = [
     ("custom_gradient_tape", "GradientTape", False),
     ("tutorial_top_level", "(x_train, y_train), (x_test, y_test) = load_mnist()", True),
     ("tutorial_top_level", "validation_split=0.1", True),
-    ("tutorial_top_level", "np.transpose(x_train, (0, 3, 1, 2))", True),
+    ("tutorial_top_level", "one_channel_layout(x_train, (0, 3, 1, 2))", True),
     ("tutorial_top_level", "TODO(transpiler)", False),
     ("builder_compiles", "# compiled in get_model()", True),
     ("builder_compiles", "torch.optim.RMSprop(model.parameters()", True),

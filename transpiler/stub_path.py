@@ -61,9 +61,25 @@ def _called_names(node: ast.AST) -> list[str]:
     return names
 
 
-def _stubbed_definitions(tree: ast.Module) -> set[str]:
+def _untranslated_names(tree: ast.Module) -> set[str]:
+    """Names a module-level stub bound to ``Untranslated("transpiler: ...")`` (which raises the
+    stub's message at its first use: runtime/torch/untranslated.py)."""
+    names = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and \
+                isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "Untranslated":
+            names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _reads(node: ast.AST, names: set[str]) -> bool:
+    return type(node) is ast.Name and isinstance(node.ctx, ast.Load) and node.id in names
+
+
+def _stubbed_definitions(tree: ast.Module, untranslated: set[str] = frozenset()) -> set[str]:
     """Module-level functions and classes that raise a stub when called (their body, a
-    class's ``__init__``/``__call__``/``forward``/``call``, or a stubbed callee), to a fixpoint."""
+    class's ``__init__``/``__call__``/``forward``/``call``, a stubbed callee, or a read of a
+    name a stub left ``Untranslated``), to a fixpoint."""
     bodies: dict[str, list[ast.AST]] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -81,7 +97,7 @@ def _stubbed_definitions(tree: ast.Module) -> set[str]:
                 continue
             for stmt in body:
                 nodes = list(_own_nodes(stmt))
-                if any(_is_stub_raise(n) for n in nodes) or any(
+                if any(_is_stub_raise(n) or _reads(n, untranslated) for n in nodes) or any(
                         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in stubbed
                         for n in nodes):
                     stubbed.add(name)
@@ -96,8 +112,10 @@ def first_stop(source: str) -> StubStop | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    stubbed = _stubbed_definitions(tree)
+    untranslated = _untranslated_names(tree)
+    stubbed = _stubbed_definitions(tree, untranslated)
     lines = source.splitlines()
+    live: set[str] = set()  # names bound to Untranslated at this point of the run
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes = [d for dec in stmt.decorator_list for d in _own_nodes(dec)]
@@ -107,7 +125,7 @@ def first_stop(source: str) -> StubStop | None:
                       for n in _own_nodes(s)]
         else:
             nodes = list(_own_nodes(stmt))
-        raises = [n for n in nodes if _is_stub_raise(n)]
+        raises = [n for n in nodes if _is_stub_raise(n) or _reads(n, live)]
         if raises:
             line = min(n.lineno for n in raises)
             return StubStop(line, lines[line - 1].strip())
@@ -116,6 +134,10 @@ def first_stop(source: str) -> StubStop | None:
         if calls:
             call = min(calls, key=lambda n: (n.lineno, n.col_offset))
             return StubStop(call.lineno, lines[call.lineno - 1].strip(), via=call.func.id)
+        if isinstance(stmt, ast.Assign):
+            bound = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+            live = (live | bound) if bound <= untranslated and isinstance(stmt.value, ast.Call) and \
+                _reads(stmt.value.func, {"Untranslated"}) else live - bound
     return None
 
 

@@ -159,6 +159,19 @@ def evaluate(
     return results["loss"] if len(results) == 1 else list(results.values())
 
 
+def one_channel_layout(array, perm):
+    """``np.transpose(array, perm)``: a channels-last array into the model's layout, for a model
+    input of one channel (``keras.Input((28, 28, 1))``). An array one axis short of it (an
+    (N, 28, 28) array) gains the last axis of size 1 first, as Keras' functional model adds it.
+    """
+    import numpy as np
+
+    array = np.asarray(array)
+    return np.transpose(
+        array[..., None] if array.ndim == len(perm) - 1 else array, perm
+    )
+
+
 KERAS_DATASETS_URL = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
@@ -306,7 +319,7 @@ fit(
     model,
     optimizer,
     loss_fn,
-    np.transpose(x_train, (0, 3, 1, 2)),
+    one_channel_layout(x_train, (0, 3, 1, 2)),
     y_train,
     epochs=1,
     batch_size=128,
@@ -316,7 +329,7 @@ fit(
 score = evaluate(
     model,
     loss_fn,
-    np.transpose(x_test, (0, 3, 1, 2)),
+    one_channel_layout(x_test, (0, 3, 1, 2)),
     y_test,
     batch_size=32,
     metrics=[("accuracy", 0, categorical_accuracy)],

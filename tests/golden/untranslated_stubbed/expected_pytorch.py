@@ -25,6 +25,38 @@ def build_model():
     return Net()
 
 
+def _as_model_input(value):
+    """An array Keras' model call converts: floating arrays as float32 (the model's dtype),
+    other numbers as they are; tensors, lists of them and dicts kept (each converted).
+    """
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, dict):
+        return {key: _as_model_input(v) for key, v in value.items()}
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (np.ndarray, torch.Tensor)) for v in value)
+    ):
+        return type(value)(_as_model_input(v) for v in value)
+    array = np.asarray(value)
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    return tensor.to(torch.get_default_dtype()) if array.dtype.kind == "f" else tensor
+
+
+def call_model(model, *inputs, **kwargs):
+    """Keras' ``model(x)`` on arrays outside a training step: the arrays as tensors, the model
+    in inference mode (Keras' ``training`` defaults to False there) without gradients; the
+    outputs are tensors (as Keras returns), the model's mode restored after."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return model(*(_as_model_input(x) for x in inputs), **kwargs)
+    finally:
+        model.train(was_training)
+
+
 def mean_squared_error(output, target):
     """Keras' mean_squared_error per sample (mean over the last axis)."""
     return (output - target.to(output.dtype).view_as(output)).pow(2).mean(dim=-1)

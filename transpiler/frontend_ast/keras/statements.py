@@ -15,6 +15,8 @@ from transpiler.frontend_ast.keras.values import (
     FrontendError, ModuleRef, ArrayVal, LayerObj, TensorVal, ModelObj, UserObj, WeightObj,
     TRAINING_MODE, TapeObj, DatasetObj, resolve_api)
 
+_LAYERS_ITEM = "a layer of a model's .layers"  # (for layer in model.layers: the loop item)
+
 
 class KerasStatements:
     """Mixin of KerasFrontend: statements."""
@@ -229,7 +231,8 @@ class KerasStatements:
                 raise self._err(stmt.iter, "a loop that builds layers needs a static trip count")
             # a loop over run-time data (batches): read its body once, abstractly, for the
             # training statements in it
-            item = Unknown("loop item")
+            item = Unknown(_LAYERS_ITEM if isinstance(stmt.iter, cst.Attribute) and stmt.iter.attr.value == "layers"
+                           else "loop item")
             if isinstance(iterable, DatasetObj) and iterable.elements is not None and iterable.batch is not None:
                 els = iterable.elements
                 batched = tuple(ArrayVal("batch", (None, *e.shape), e.dtype)
@@ -360,7 +363,8 @@ class KerasStatements:
                     self._forget_container(target, env)
         elif isinstance(target, cst.Attribute):
             base = self._eval(target.value, env)
-            if target.attr.value == "trainable" and value is not True and isinstance(base, (LayerObj, ModelObj)):
+            if target.attr.value == "trainable" and value is not True and (
+                    isinstance(base, (LayerObj, ModelObj)) or self._layers_loop_item(target.value, env)):
                 span = self._span(target)
                 self.program.warn(span, "`.trainable = False` (frozen weights) is not translated: the torch "
                                         "optimizer updates these parameters and a frozen BatchNormalization "
@@ -370,6 +374,12 @@ class KerasStatements:
                 base = base.user
             if isinstance(base, UserObj):
                 self._store_attr(base, target.attr.value, value)
+
+    def _layers_loop_item(self, node, env: Env) -> bool:
+        """``layer`` of ``for layer in encoder.layers:`` whose items the reader does not know (a
+        builder's model handed in as an argument): a Keras layer all the same."""
+        value = self._eval(node, env) if isinstance(node, cst.Name) else None
+        return isinstance(value, Unknown) and value.reason == _LAYERS_ITEM
 
     def _forget_container(self, target: cst.Subscript, env: Env) -> None:
         root = target.value

@@ -34,7 +34,7 @@ from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call
 from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
 from transpiler.printers.torch.script_rewrites import KerasLayoutBatches, _CallReplacer, _Comments, _NewAxis, \
-    _attach_comments
+    _attach_comments, untranslated_binding
 from transpiler.printers.torch.weight_transfer import WeightLists
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
@@ -121,6 +121,7 @@ class _Printer:
         self.failure_lines = {span.line for span in program.meta.get("failures", {}).values()}
         self.current_failure: int | None = None
         self.imports_placed = False
+        self.untranslated_placed = False  # the Untranslated class a module-level stub binds names to
         self.trailing: list = []
         self.stubs: list = []
         self.pending_classes: list[str] = []
@@ -252,8 +253,9 @@ class _Printer:
         return [*(runtime_source.Copier().take(ops_augment.RUNTIME, *names) if names else []),
                 *(runtime_source.Copier().take(ops_recurrent.RUNTIME, *lstm) if lstm else [])]
 
-    def _stub(self, stmt: cst.SimpleStatementLine, raising: bool) -> list[cst.BaseStatement]:
-        """The statement commented out under a TODO marker, then (if ``raising``) a raise."""
+    def _stub(self, stmt: cst.SimpleStatementLine, raising: bool, bind: bool = False) -> list[cst.BaseStatement]:
+        """The statement commented out under a TODO marker, then (if ``raising``) a raise; with
+        ``bind`` (module level), the names it binds raise the message at their first use."""
         span = self._span(stmt)
         text = _code(stmt.with_changes(leading_lines=())).strip()
         flat = " ".join(text.split())
@@ -274,11 +276,13 @@ class _Printer:
         comments = [comment_text(f"# TODO(transpiler): not translated yet ({where})" + (f": {reason}" if reason else ""))]
         comments += comment_lines(text)
         leading = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
+        msg = f"transpiler: {reason} ({where})" if reason else f"transpiler: {short!r} ({where}) is not translated yet"
         if raising:
-            msg = f"transpiler: {reason} ({where})" if reason else f"transpiler: {short!r} ({where}) is not translated yet"
             new = cst.parse_statement(f"raise NotImplementedError({msg!r})\n")
             return [new.with_changes(leading_lines=leading)]
-        return [_Comments(leading)]
+        bound = untranslated_binding(stmt, msg, first=not self.untranslated_placed) if bind else []
+        self.untranslated_placed |= bool(bound)
+        return [*bound[:-1], bound[-1].with_changes(leading_lines=leading)] if bound else [_Comments(leading)]
 
     # -- rewriting ----------------------------------------------------------------
     def rewrite_module(self, module: cst.Module, uses_f: bool, uses_math: bool) -> cst.Module:
@@ -655,7 +659,7 @@ class _Printer:
         if self._keras_alias(stmt):
             return []  # its uses were translated (load_data → a numpy loader); like an import
         if self.callback_stubs and _code(stmt.with_changes(leading_lines=())).strip() in self.callback_stubs:
-            return self._stub(stmt, raising=level != "module")
+            return self._stub(stmt, bind=level == "module", raising=level != "module")
         if "newaxis" in _code(stmt):
             stmt = stmt.visit(_NewAxis(self.keras_names))  # tf.newaxis / np.newaxis is None
         stmt = self.layout_batches.rewrite(stmt, self._span(stmt).line)
@@ -680,7 +684,7 @@ class _Printer:
             self.pending_classes.append(code.text)
             return [new, *loads]
         if sid in self.per_call_stubs:  # a call of a function that builds another model at each call
-            return self._stub(stmt, raising=level != "module")
+            return self._stub(stmt, bind=level == "module", raising=level != "module")
         if sid in self.model_statements or sid in self.program.meta.get("builder_layer_statements", ()):
             return []
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
@@ -697,14 +701,14 @@ class _Printer:
                 math = self._tape_math(rewritten)
                 if math is not None:
                     return [math]
-                return self._stub(stmt, raising=level != "module" and not raised)
+                return self._stub(stmt, bind=level == "module", raising=level != "module" and not raised)
         after = self._builder_compile(stmt)
         if after:
             return [stmt, *after]
         if not self._touches_keras(stmt):
             reads = self._optimizer_reads(stmt)
             if reads is None:
-                return self._stub(stmt, raising=level != "module" and not raised)
+                return self._stub(stmt, bind=level == "module", raising=level != "module" and not raised)
             return [self._trainable_weights(reads), *self._builder_loads(reads)]
         math = self._tape_math(stmt)
         if math is not None:
@@ -742,7 +746,7 @@ class _Printer:
         if self.current_failure is not None:
             span = self._span(stmt)
             raising = span.line <= self.current_failure <= (span.end_line or span.line)
-        return self._stub(stmt, raising=raising)
+        return self._stub(stmt, bind=level == "module", raising=raising)
 
     def _builder_loads(self, stmt: cst.SimpleStatementLine) -> list:
         """``model = build_model()`` for the model a checkpoint was converted for: load it."""
@@ -858,7 +862,8 @@ class _Printer:
         # (a size parameter the module never needed, a sequence length, is accepted as it is)
         free = [n for n, v in md.builder_args.items()
                 if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
-        guarded = {n: v for n, v in md.builder_args.items() if n not in free}
+        guarded = {n: v for n, v in md.builder_args.items() if n not in free and  # (a name of the source:
+                   re.search(rf"\b{n}\b", self.source.text)}  # not a size computed in the builder, a new name)
         if guarded:  # (marked, and a warning: the module holds the model built for these arguments only)
             names = list(guarded)
             got = ", ".join(names) + ("," if len(names) == 1 else "")

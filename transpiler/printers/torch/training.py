@@ -38,7 +38,7 @@ from transpiler.printers.torch.objects import (CALLBACKS, EMBEDDING_SLICES_NOTE,
                                               METRICS, OBJECT_CALLBACKS, SPARSE_SENSITIVE_OPTIMIZERS,
                                               STOPPING_CALLBACKS, TRAINING, CompiledObjects)
 from transpiler.printers.torch.training_helpers import RuntimeHelpers
-from transpiler.printers.torch.training_text import _arg_text, _from_layout, _to_layout  # noqa: F401
+from transpiler.printers.torch.training_text import OneChannelLayout, _arg_text, _from_layout, _to_layout  # noqa: F401
 
 
 @dataclass
@@ -407,8 +407,16 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if ts.config is False:
                 self.needs.add("predict")  # inference on arrays: eval mode, no_grad, numpy out
                 return [f"predict({ts.model}, {code})"]
+            if ts.config is None and not self._in_tape(ts):
+                self.needs.add("call_model")  # model(x) on arrays: tensors in, inference, tensors out
+                return [f"call_model({ts.model}, {code})"]
             return [f"{ts.model}({code})"]
         return None
+
+    def _in_tape(self, ts) -> bool:
+        """Whether ``ts`` sits in a ``with tf.GradientTape()`` block (a training step's forward)."""
+        return any(t.kind == "tape" and t.stmt is not None and ts.span is not None and
+                   t.stmt.line <= ts.span.line <= (t.stmt.end_line or t.stmt.line) for t in self.program.training)
 
     def _pipeline(self, ds) -> "Pipeline":
         return data_pipeline.pipeline_of(self, ds)  # (.map/.batch/.repeat/.prefetch/.cache)
@@ -616,6 +624,12 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
     def _io(self, mt: ModelTraining):
         graph = mt.md.graph if mt.md else None
         in_layouts = [v.layout for v in graph.inputs] if graph else [None]
+        if graph:
+            one = [v.layout is not None and is_channels_first(v.layout) and v.shape is not None and
+                   len(v.shape) > 2 and v.shape[1] == 1 for v in graph.inputs]
+            if any(one):  # (an (N, 28, 28) array for Input((28, 28, 1)): Keras adds the axis)
+                self.needs.add("one_channel_layout")
+                in_layouts = [OneChannelLayout(lay) if o else lay for lay, o in zip(in_layouts, one)]
         out_layouts = [v.layout for v in graph.outputs] if graph else [None]
         return in_layouts, out_layouts
 

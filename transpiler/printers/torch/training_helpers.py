@@ -17,6 +17,7 @@ class RuntimeHelpers:
     ``model_class``, ``optimizer_classes``, ``loss_fns``, ``metric_fns``)."""
 
     def _helpers(self) -> list[str]:
+        # long: one flat list of the runtime helpers a program needs, in the order they are printed
         if not self.program.training:
             return []
         if not (self.needs or self.loss_fns or self.optimizer_classes or self.datasets):
@@ -30,6 +31,10 @@ class RuntimeHelpers:
         needs_loader = any(isinstance(n, tuple) or n in ("evaluate", "predict", "loader") for n in self.needs)
         if needs_loader:
             self.code.imports.add("import numpy as np")
+            if ".take(" in (self.program.source or ""):  # (a DataLoader with tf.data's take())
+                features |= {"take"}
+                out += copy.take("torch.timeseries", "BatchLoader")
+                self.code.imports.add("import itertools")
             if "text" in features:
                 out.append(runtime_prune.specialise(LOOP, "text_loader", features))  # (file paths: its options)
             out.append(runtime_prune.specialise(LOOP, "make_loader", features))
@@ -78,6 +83,10 @@ class RuntimeHelpers:
             out.append(runtime_prune.specialise(LOOP, "evaluate", features))
         if "predict" in self.needs:
             out += copy.take(TRAINING, "predict")
+        if "one_channel_layout" in self.needs:
+            out += copy.take("torch.layouts", "one_channel_layout")
+        if "call_model" in self.needs:
+            out += copy.take(TRAINING, "call_model")
         loaders = sorted(n for n in self.datasets if n in dataset_loaders.LOADERS)
         utilities = sorted(n for n in self.datasets if n in data_utils.UTILITIES)
         if loaders or utilities:  # (one copy of what they share: get_file, fetch, ...)

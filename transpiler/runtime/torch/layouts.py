@@ -21,3 +21,14 @@ def keras_layout(batches, layout, take=None):
         first, *rest = batch if isinstance(batch, (tuple, list)) else (batch,)
         first = first.permute(*back)
         yield (first, *rest) if rest else first
+
+
+
+def one_channel_layout(array, perm):
+    """``np.transpose(array, perm)``: a channels-last array into the model's layout, for a model
+    input of one channel (``keras.Input((28, 28, 1))``). An array one axis short of it (an
+    (N, 28, 28) array) gains the last axis of size 1 first, as Keras' functional model adds it."""
+    import numpy as np
+
+    array = np.asarray(array)
+    return np.transpose(array[..., None] if array.ndim == len(perm) - 1 else array, perm)

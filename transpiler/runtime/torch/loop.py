@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset, default_collate
 
+from transpiler.runtime.torch.timeseries import BatchLoader
 from transpiler.runtime.torch.training import EpochBatches
 
 WEIGHTS = MAP = CLIP = REGULARIZATION = VALIDATION = VALIDATION_OPTIONS = CLASS_WEIGHT = True
@@ -27,6 +28,7 @@ DROP_LAST = True  # tf.data's batch(n, drop_remainder=True)
 LOADER_INPUT = True  # fit/evaluate handed a translated tf.data pipeline's DataLoader
 TEXT = True  # strings in the arrays a tf.data .map() vectorizes (Keras' text/lookup layers)
 FILE_PATHS = True  # file paths (str) a tf.data .map() reads (tf.io.read_file), batched as tf.data does
+TAKE = True  # the program calls tf.data's .take(n) (on a loader: BatchLoader has it)
 LOGITS = False  # the model's forward(return_logits=True) skips a final activation the loss absorbs
 
 
@@ -85,8 +87,9 @@ def text_loader(arrays, batch_size=32, shuffle=False, element_map=None, batch_ma
                 return permuted(parts)
 
     if FILE_PATHS:
-        return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate, drop_last=drop_last)
-    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
+        return (BatchLoader if TAKE else DataLoader)(dataset, batch_size=batch_size, shuffle=shuffle,
+                                                     collate_fn=collate, drop_last=drop_last)
+    return (BatchLoader if TAKE else DataLoader)(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
 
 
 def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weight=None,
@@ -143,14 +146,15 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
                     return (first.permute(*layout), *rest)
         if DROP_LAST:
             if drop_last:  # tf.data's batch(n, drop_remainder=True): no last, smaller batch
-                return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate,
+                return (BatchLoader if TAKE else DataLoader)(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate,
                                   drop_last=True)
-        return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
+        return (BatchLoader if TAKE else DataLoader)(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
     else:
         if DROP_LAST:
             if drop_last:  # tf.data's batch(n, drop_remainder=True): no last, smaller batch
-                return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle, drop_last=True)
-        return DataLoader(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
+                return (BatchLoader if TAKE else DataLoader)(TensorDataset(*tensors), batch_size=batch_size,
+                                                             shuffle=shuffle, drop_last=True)
+        return (BatchLoader if TAKE else DataLoader)(TensorDataset(*tensors), batch_size=batch_size, shuffle=shuffle)
 
 
 def train_step(model, optimizer, loss_fns, loss_weights, inputs, targets, sample_weight=None,
