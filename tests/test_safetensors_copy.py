@@ -70,3 +70,19 @@ def test_a_derived_view_is_no_file_span(mapped):
     assert safetensors_io._file_span(Lazy(mm[1:]), want) is None
     assert safetensors_io._file_span(Lazy(mm.reshape(15)), want) is None
     assert safetensors_io._file_span(Lazy(mm), np.dtype(np.float64)) is None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int8"])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 70), (70, 3), (33, 17), (64, 256), (257, 129)])
+def test_transposed_chunks_are_the_transpose(dtype, shape):
+    """The tiled transpose (tiles of one cache line per output row) gives ``a.T`` for every
+    dtype width and for shapes that are not multiples of a tile, chunk by chunk, with rows
+    and columns gathered."""
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(shape) * 50).astype(dtype)
+    lazy = Lazy(a).permute((1, 0))
+    got = np.concatenate(list(lazy.chunks(max_bytes=64 * a.dtype.itemsize)))
+    assert got.flags.c_contiguous and np.array_equal(got, a.T)
+    rows, cols = rng.permutation(shape[1]), rng.permutation(shape[0])
+    gathered = lazy.gather(0, rows).gather(1, cols)
+    assert np.array_equal(np.concatenate(list(gathered.chunks(max_bytes=200))), a.T[rows][:, cols])

@@ -362,7 +362,8 @@ def import_translator(target: str = "pytorch") -> None:
     run cost about as much as its translation. ``target="keras"`` also imports the PyTorch
     reader and the Keras printer (``translate_to_keras`` imports them on first use): directory
     mode calls this before its workers fork, so that they inherit them instead of each
-    importing them again."""
+    importing them again. The methods of the dataclasses these modules define are compiled
+    once and kept in the cache folder (transpiler/dataclass_codes.py)."""
     keras_path = ("transpiler.frontend_ast.torch.frontend", "transpiler.printers.keras.printer")
     wanted = ("transpiler.translate",) + (keras_path if target == "keras" else ())
     if all(name in sys.modules for name in wanted):
@@ -372,8 +373,11 @@ def import_translator(target: str = "pytorch") -> None:
     try:
         import importlib
 
-        for name in wanted:
-            importlib.import_module(name)
+        from transpiler.dataclass_codes import compiled_dataclass_methods
+
+        with compiled_dataclass_methods():  # (dataclass methods compiled in an earlier run)
+            for name in wanted:
+                importlib.import_module(name)
     finally:
         gc.freeze()
         if enabled:

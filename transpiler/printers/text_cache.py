@@ -59,3 +59,34 @@ def write(kind: str, key: str, text: str) -> None:
             raise
     except OSError:  # (a read-only home, a full disk: derived again next time)
         pass
+
+
+def read_bytes(kind: str, key: str) -> bytes | None:
+    """The bytes kept under ``key`` (None: none)."""
+    path = _path(kind, key)
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def write_bytes(kind: str, key: str, data: bytes) -> None:
+    """Keep ``data`` under ``key`` (atomically, as ``write``)."""
+    path = _path(kind, key)
+    if not path:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass

@@ -107,9 +107,15 @@ class Lazy:
             yield self.block(i, j)
 
 
-def _transpose(a: np.ndarray, tile: int = 64) -> np.ndarray:
+def _transpose(a: np.ndarray, tile: int | None = None) -> np.ndarray:
     """``a.T`` as a new C-contiguous array, copied in tiles of ``tile`` source rows (a
-    plain strided copy of a large matrix misses the cache on every element)."""
+    plain strided copy of a large matrix misses the cache on every element). By default a
+    tile is one 64-byte cache line of each output row: the tile's writes then touch one line
+    per row, however far apart the rows are (a wider tile spreads its writes over lines a
+    power-of-two row stride maps to the same cache sets; 64 float32 rows cost ~1.6x the CPU
+    time of 16 on an 8192 x 8192 kernel)."""
+    if tile is None:
+        tile = max(8, 64 // max(1, a.dtype.itemsize))
     out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
     for r in range(0, a.shape[0], tile):
         out[:, r:r + tile] = a[r:r + tile].T
