@@ -546,9 +546,7 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
                          explicit_name=explicit, input_shape=tuple(input_shape) if input_shape else None,
                          scope=self._scope(), frozen=kwargs.get("trainable") is False)
         if layer.frozen and spec.op.startswith("batch_norm"):
-            self.program.warn(span, f"{cls_name}(trainable=False): Keras also runs it in inference mode (its "
-                              "moving statistics); the torch module is only frozen (requires_grad_(False))",
-                              self._line(span))
+            self.program.warn(span, keras_layers.FROZEN_BATCH_NORM.format(cls_name), self._line(span))
         layer.stmt = self.stmt_stack[-1] if self.stmt_stack else None
         layer.made_in = self.module_stack[-1][0] if self.module_stack else None
         self.seq += 1

@@ -78,6 +78,9 @@ _REGISTRY: dict[str, Registration] = {}
 #: keyword arguments every layer accepts and that do not change the computation.
 COMMON_KWARGS = {"name", "dtype", "trainable", "input_shape", "batch_input_shape", "batch_size",
                  "input_dim", "autocast", "input_length"}
+#: the warning for a ``BatchNormalization(trainable=False)`` (frozen only, in torch)
+FROZEN_BATCH_NORM = ("{}(trainable=False): Keras also runs it in inference mode (its moving statistics); "
+                     "the torch module is only frozen (requires_grad_(False))")
 #: initializer keywords: recorded so the printer can reproduce them.
 INITIALIZER_KWARGS = {"kernel_initializer", "bias_initializer", "recurrent_initializer",
                       "embeddings_initializer", "depthwise_initializer", "pointwise_initializer",
