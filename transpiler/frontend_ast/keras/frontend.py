@@ -29,6 +29,7 @@ from transpiler.frontend_ast.keras.lazy import KerasLazyModels
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.names import KerasNames
+from transpiler.frontend_ast.keras.graph_names import KerasGraphNames
 from transpiler.frontend_ast.keras.recovery import KerasRecovery
 from transpiler.frontend_ast.keras.shared_models import KerasSharedModels
 from transpiler.frontend_ast.keras.dot_layer import KerasDotLayers
@@ -39,7 +40,7 @@ from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
-    span_holds, what_it_is, _camel, _identifier, _default_hint, _syntax_error, _static_name)
+    what_it_is, _camel, _syntax_error, _static_name)
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
@@ -52,13 +53,12 @@ from transpiler.ir.naming import keras_auto_name
 from transpiler.ir.shapes import infer_node, spatial_axes
 from transpiler.ir.source_file import SourceFile
 from transpiler.ir.program import ModelDef, Program
-from transpiler.ir.reserved import NN_MODULE_ATTRIBUTES
 from transpiler.ir import sizes
 from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_constants, runtime_leaks, \
     runtime_sizes_of, runtime_sizes_of_node
 
 
-class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
+class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
                     KerasStatements, KerasWrappers, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
@@ -898,102 +898,6 @@ class KerasFrontend(KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRunti
 
     def _all_bindings(self):
         yield from self.globals.vars.items()
-
-    def _name_nodes(self, graph: Graph) -> None:
-        """Give each layer a unique, legal, readable attribute name."""
-        taken: dict[str, int] = {}
-        auto_counts: dict[str, int] = {}
-        by_layer: dict[int, str] = {}
-        for node in graph.nodes:
-            layer = node.meta.get("layer")
-            key = id(layer) if layer is not None else id(node)
-            if key in by_layer:
-                node.name = by_layer[key]
-                continue
-            hint = None
-            if layer is not None:
-                hint = layer.hint or layer.explicit_name
-                if layer.explicit_name and hint == f"{layer.explicit_name}_layer":
-                    # ``dense_layer = layers.Dense(..., name="dense")``, as the Keras printer
-                    # spells a layer called more than once: the name is the layer's
-                    hint = layer.explicit_name
-            auto = hint is None
-            hint = _identifier(hint or _default_hint(node))
-            if layer is not None and layer.scope and (layer.explicit_name is None or layer.hint):
-                # the user's name= is unique already; a helper's made-up names are not
-                hint = f"{layer.scope}_{hint}"
-            if hint in ("x", "self", "input", "inputs", "outputs", "model", "reset_parameters") or \
-                    hint in NN_MODULE_ATTRIBUTES:  # (self.train = ... would shadow Module.train())
-                hint = f"{hint}_layer"
-            if auto:
-                # unnamed layers are numbered like a hand-written module: conv1, conv2, ...
-                auto_counts[hint] = auto_counts.get(hint, 0) + 1
-                name = f"{hint}{auto_counts[hint]}"
-            else:
-                name = hint
-            n = 0
-            while name in taken:
-                n += 1
-                name = f"{hint}_{n}"
-            taken[name] = 1
-            by_layer[key] = name
-            node.name = name
-
-    def _attach_comments(self, graph: Graph) -> None:
-        """Attach each comment of the model's source to the node it precedes, ends or sits in.
-
-        A node is found at its own source lines and, when a helper function built it, at
-        the line that called the helper: ``# stem`` above ``x = conv_bn(x, 8)`` belongs to
-        the helper's first layer, not to whatever layer the builder makes next.
-        """
-        entries = []  # (first line, last line, graph order, node or module scope)
-        root = graph.meta.get("root_scope")
-        scopes_seen: set[int] = set()
-        for i, node in enumerate(graph.nodes):
-            owner = node.meta.get("fused_into", node)
-            layer = node.meta.get("layer")
-            built = layer.span if root is not None and layer is not None and layer.cls_name else None
-            for span in (node.span, node.meta.get("site"), built):
-                if span is not None and span.line > 0:
-                    entries.append((span.line, span.end_line or span.line, i, owner))
-            for scope, _ in node.meta.get("scopes", ()):
-                # a Layer subclass constructed in __init__: comments above ``self.block = ...``
-                if scope is not root and scope.kind == "class" and scope.span is not None \
-                        and id(scope) not in scopes_seen:
-                    scopes_seen.add(id(scope))
-                    entries.append((scope.span.line, scope.span.end_line or scope.span.line, i, scope))
-        if not entries:
-            return
-        entries.sort(key=lambda e: (e[0], e[2]))
-        last_line = max(e[1] for e in entries)
-        used = self.program.meta.setdefault("used_comments", set())
-        for line, (text, full) in sorted(self.comments.items()):
-            if line in used or line > last_line:
-                continue
-            inside = [e for e in entries if e[0] <= line <= e[1]]
-            if inside:
-                # the innermost call holding the comment (the one that starts last)
-                target = max(inside, key=lambda e: (e[0], -e[2]))[3]
-            elif full:
-                below = next((e for e in entries if e[0] > line), None)
-                if below is None or not (below[0] - line <= 3 or self._only_comments(line, below[0])):
-                    continue
-                target = below[3]
-            else:
-                continue
-            target.comments.append(text)
-            if isinstance(target, Node) and not span_holds(target.span, line):
-                # found at the line that called the helper, not in the helper
-                target.meta.setdefault("site_comments", []).append(text)
-            used.add(line)
-
-    def _only_comments(self, after: int, before: int) -> bool:
-        """True when the lines strictly between ``after`` and ``before`` are blank or comments."""
-        for ln in range(after + 1, before):
-            text = self.lines[ln - 1].strip() if ln <= len(self.lines) else ""
-            if text and not text.startswith("#"):
-                return False
-        return True
 
 
 def read_keras(source: str, path: str = "<string>") -> Program:
