@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import sys
@@ -30,36 +29,12 @@ from transpiler.cli import (EXIT_CHECK, EXIT_INPUT, EXIT_OK, EXIT_STRICT, MAX_SO
                             FileResult, default_output, emit, import_translator, transpile_file)
 from transpiler.paths import atomic_write
 from transpiler.printers.code import GENERATED_HEADER
+from transpiler.source_imports import KERAS_MODULES, TORCH_MODULES, imports_keras  # noqa: F401 (re-exported)
 
 SKIP_DIRS = frozenset({".venv", "__pycache__", "site-packages"})
 GENERATED_SUFFIX = "_torch.py"
 #: outputs of the PyTorch → Keras direction
 GENERATED_KERAS_SUFFIX = "_keras.py"
-TORCH_MODULES = frozenset({"torch", "torchvision"})
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_FROM = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_][\w]*)", re.M)
-KERAS_MODULES = frozenset({"keras", "tensorflow", "tf_keras"})
-
-
-# -- what counts as a Keras script ------------------------------------------------------
-
-
-def imports_keras(text: str, modules: frozenset = KERAS_MODULES) -> bool:
-    """``import keras`` / ``import tensorflow as tf`` / ``from keras.layers import ...`` anywhere
-    (``modules``: which top-level packages count; ``TORCH_MODULES`` for PyTorch scripts).
-
-    A line scan rather than a parse, so that a Keras script with a syntax error still
-    counts (and is reported as an error instead of being skipped).
-    """
-    for match in _FROM.finditer(text):
-        if match.group(1) in modules:
-            return True
-    for match in _IMPORT.finditer(text):
-        for item in match.group(1).replace("(", " ").replace(")", " ").replace("\\", " ").split(","):
-            name = item.strip().split(" ")[0].split(".")[0]
-            if name in modules:
-                return True
-    return False
 
 
 def is_generated(text: str) -> bool:

@@ -336,7 +336,7 @@ def uses_source_framework(source: str, target: str) -> bool:
     keras or tensorflow for ``--to pytorch``): such a file is translated even when it builds
     no model (a library module of a multi-file program, a data or training helper); a
     file that does not use it has nothing to translate (exit 2)."""
-    from transpiler.batch import KERAS_MODULES, TORCH_MODULES, imports_keras
+    from transpiler.source_imports import KERAS_MODULES, TORCH_MODULES, imports_keras
 
     return imports_keras(source, TORCH_MODULES if target == "keras" else KERAS_MODULES)
 
@@ -345,7 +345,7 @@ def already_in_target(source: str, target: str) -> str:
     """``"PyTorch"`` when ``source`` imports torch and neither keras nor tensorflow and
     ``target`` is pytorch (likewise ``"Keras"``), else ``""``: translating a script into its
     own framework (a generated ``x_torch.py`` with ``--to pytorch`` again) changes nothing."""
-    from transpiler.batch import KERAS_MODULES, TORCH_MODULES, imports_keras
+    from transpiler.source_imports import KERAS_MODULES, TORCH_MODULES, imports_keras
 
     keras, torch = imports_keras(source, KERAS_MODULES), imports_keras(source, TORCH_MODULES)
     if target == "pytorch" and torch and not keras:

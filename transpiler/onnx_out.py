@@ -46,7 +46,7 @@ def read_script(source: str, path: str, framework: str):
 
 
 def framework_of(source: str) -> str | None:
-    from transpiler.batch import KERAS_MODULES, TORCH_MODULES, imports_keras
+    from transpiler.source_imports import KERAS_MODULES, TORCH_MODULES, imports_keras
 
     keras, torch = imports_keras(source, KERAS_MODULES), imports_keras(source, TORCH_MODULES)
     if keras == torch:
