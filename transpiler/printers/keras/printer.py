@@ -468,6 +468,24 @@ class KerasScript:
             where = self.source.span(self.source.node(ref.node)) if ref is not None else None
             diag = self.program.stub(where, message, f"class {name}")
             return self._raise_def(name, params, f"{diag.span or self.program.path}: {message}", md.comments)
+        guard_lines = self._guard_lines(md, fn, name, param_nodes)
+        if on_call:  # (what the body specialised decides the guard)
+            self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
+            lines = [on_call_class(graph, name, base, parts, guard_lines)]
+        else:
+            lines += guard_lines + body
+        for method, sub in md.methods.items():
+            if method not in md.called_methods:
+                continue
+            lines += ["", "", f"def {method_function(md, method)}(model):",
+                      f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
+            lines += model_body(sub, self.reserved() | {"model"}, shared="model")
+        for method, params, span, message in graph.meta.get("unread_methods", ()):
+            lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
+        return "\n".join(lines) + "\n"
+
+    def _guard_lines(self, md: ModelDef, fn, name: str, param_nodes) -> list[str]:
+        """The builder's first lines refusing other arguments than those the model was built for."""
         guard_lines = []
         if param_nodes:
             # the parameters the model was specialised for (a number printed, a loop count) keep a guard
@@ -486,20 +504,7 @@ class KerasScript:
                         for ln in fields.guard_lines(p.name.value, md.builder_args.get(p.name.value))]
         if guard_lines:  # (marked: the model is built for these arguments only, and why)
             guard_lines[:0] = [f"    # TODO(transpiler): {self._guard_stub(md, fn, name, param_nodes)}"]
-        if on_call:  # (what the body specialised decides the guard)
-            self.general[id(md)] = not guard_lines  # (a block of other classes only when it takes any argument)
-            lines = [on_call_class(graph, name, base, parts, guard_lines)]
-        else:
-            lines += guard_lines + body
-        for method, sub in md.methods.items():
-            if method not in md.called_methods:
-                continue
-            lines += ["", "", f"def {method_function(md, method)}(model):",
-                      f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
-            lines += model_body(sub, self.reserved() | {"model"}, shared="model")
-        for method, params, span, message in graph.meta.get("unread_methods", ()):
-            lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
-        return "\n".join(lines) + "\n"
+        return guard_lines
 
     def _guard_stub(self, md: ModelDef, fn, name: str, param_nodes) -> str:
         """Report the guard of a model specialised for its arguments (marked in the output with a

@@ -23,7 +23,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
 from transpiler.printers.torch import ops_augment, ops_recurrent
-from transpiler.printers.torch import array_ops, builder_effects, data_sources, data_utils, keras_exact
+from transpiler.printers.torch import array_ops, builder_effects, builder_guard, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
 from transpiler.printers.formatter import format_python
@@ -857,29 +857,8 @@ class _Printer:
                 self.program.stub(span, f"not translated yet: {src}", src)
                 body_lines.append("    " + comment_text(
                     f"# TODO(transpiler): not translated yet ({self.source_file}:{span.line}): {src}"))
-        # the parameters the module takes are forwarded; any other the model was
-        # specialised for (a float, a loop count, a size printed as its number) is guarded
-        # (a size parameter the module never needed, a sequence length, is accepted as it is)
-        free = [n for n, v in md.builder_args.items()
-                if sizes.symbol_of(v) is not None and not sizes.symbol_of(v).specialised]
-        guarded = {n: v for n, v in md.builder_args.items() if n not in free and  # (a name of the source:
-                   re.search(rf"\b{n}\b", self.source.text)}  # not a size computed in the builder, a new name)
-        if guarded:  # (marked, and a warning: the module holds the model built for these arguments only)
-            names = list(guarded)
-            got = ", ".join(names) + ("," if len(names) == 1 else "")
-            want = _literal_or_none(tuple(_plain(guarded[n]) for n in names))
-            shown = ", ".join(f"{n}={_literal_or_none(_plain(guarded[n]))}" for n in names)
-            if want is not None:
-                why = "; ".join(f"{n}: {_specialised_because(guarded[n])}" for n in names)
-                message = f"{md.class_name} is translated for {fn.name.value}({shown}) only ({why})"
-                span = self._span(fn)
-                self.program.warn(span, message + "; other arguments raise NotImplementedError",
-                                  f"def {fn.name.value}(...)")
-                body_lines.append("    " + comment_text(f"# TODO(transpiler): {message}"))
-                body_lines.append(f"    if ({got}) != {want}:")
-                body_lines.append("        raise NotImplementedError(")
-                body_lines.append(f"            {(md.class_name + ' is translated for ' + fn.name.value + '(' + shown + ') only')!r}")
-                body_lines.append("        )")
+        body_lines += builder_guard.guard_lines(self.program, md, fn.name.value, self._span(fn),
+                                              self.source.text)
         carried, stubbed = builder_effects.side_effects(fn, self.keras_names, _code)
         for stmt in stubbed:
             span, src = self._span(stmt), _code(stmt).strip()
@@ -948,42 +927,6 @@ def _fix_commas(names):
 
 def fn_span_contains(outer: Span, inner: Span) -> bool:
     return outer.line <= inner.line <= (outer.end_line or outer.line)
-
-
-def _plain(value):
-    """A builder argument as the plain value it was (sizes as their numbers)."""
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    return int.__int__(value) if isinstance(value, sizes.Size) else value
-
-
-#: ir/sizes.py's reasons a size was used by its number, as the guard's stub says them
-_SPECIALISED_BECAUSE = {"printed": "its number is printed in the module", "compared": "compared while building",
-                        "range": "a loop count of the model's structure", "repetition": "a repetition count",
-                        "arithmetic": "arithmetic a size expression cannot carry"}
-
-
-def _specialised_because(value) -> str:
-    """Why a builder argument is not a parameter of the generated module (the guard's reason)."""
-    sym = sizes.symbol_of(value)
-    if sym is not None and sym.specialised:
-        return ", ".join(_SPECIALISED_BECAUSE.get(why, why) for why in sorted(sym.specialised))
-    if isinstance(value, (bool, str)) or value is None:
-        return f"a {type(value).__name__} choosing how the model is built"
-    if isinstance(value, float):
-        return "a float the layers are built with"
-    if isinstance(value, (tuple, list, dict)):
-        return f"a {type(value).__name__} the model is built from"
-    return "the model is built with its number"
-
-
-def _literal_or_none(value):
-    from transpiler.printers.code import lit
-
-    try:
-        return lit(value)
-    except TypeError:
-        return None
 
 
 def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
