@@ -18,7 +18,7 @@ Soundness rule: whenever a size escapes as a plain number (printed outside a sco
 ``/``, truth tests, or a comparison the source program makes, see :func:`observe_compare`),
 the names it depends on are marked *specialised* (:attr:`Sym.specialised`): the generated
 code holds the number, not the name, so a printer must not let the name vary there (the
-builder keeps its "is translated for ... only" guard, a marked stub, for exactly those parameters). Comparisons made by
+builder keeps its "is translated for ... only" guard (a TODO comment, reported as a warning) for exactly those parameters). Comparisons made by
 the transpiler's own shape rules are consistency checks and do not mark; code that emits text
 only to inspect it runs under :class:`quiet`.
 
