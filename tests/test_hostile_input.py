@@ -1441,3 +1441,29 @@ def test_a_string_split_into_implicit_concatenation_reads_as_one():
                       "pytorch")
     assert not bare.stubs and not split.stubs, [d.message for d in split.stubs]
     assert split.text == bare.text
+
+
+ARRAY_CAST = '''import numpy as np
+import tensorflow as tf
+
+x = np.arange(6).reshape(2, 3)
+y = tf.cast(x, dtype=tf.float32)
+print("cast", y.dtype, float(y.sum()))
+'''
+
+
+@pytest.mark.parametrize("cast", ["tf.cast((x), dtype=(tf.float32),)", 'tf.cast(x, ("float3" "2"))',
+                                  "tf.cast(x, dtype=(tf.float32))"])
+def test_parenthesized_arguments_of_array_functions_read_as_the_bare_ones(cast):
+    """``tf.cast((img), dtype=(tf.float32),)`` outside any model (the fuzz's finding in
+    realworld/keras/ddpm.py odd_syntax-1: one more stub, the dtype compared as the text
+    ``(tf.float32)``): the same translation as ``tf.cast(x, dtype=tf.float32)``, and it runs."""
+    from transpiler.translate import translate
+
+    bare = translate(ARRAY_CAST, "cast.py", "pytorch")
+    odd = translate(ARRAY_CAST.replace("tf.cast(x, dtype=tf.float32)", cast), "cast.py", "pytorch")
+    assert not bare.stubs and not odd.stubs, [d.message for d in odd.stubs]
+    assert "torch.as_tensor(x).to(torch.float32)" in odd.text, odd.text
+    namespace: dict = {}
+    exec(compile(odd.text, "cast_torch.py", "exec"), namespace)  # noqa: S102 - the generated program
+    assert str(namespace["y"].dtype) == "torch.float32" and float(namespace["y"].sum()) == 15.0
