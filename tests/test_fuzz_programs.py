@@ -60,13 +60,10 @@ _SAMPLE = {p for target in ("pytorch", "keras")
 #: findings not fixed yet, each a bug with its cause (strict: a fix makes the case pass and
 #: the xfail fail, so the entry goes when the bug does)
 KNOWN: dict[str, str] = {
-    # the 25 of the seed-0 run of 2026-11-27 (audit22) are fixed (session 13, fuzz); found by
-    # the seed-1 run of session 13 (partial: see the branch's report):
-    'realworld/keras/semisupervised_simclr.py-odd_syntax-1':
-        "odd_syntax loses 2 stubs (6, 16) -> (6, 14): visualize_augmentations()'s zip() of "
-        "get_augmenter(**kw)(images) calls (a helper that builds a model at each call) is no longer "
-        "stubbed, nor the call reported; parentheses, a trailing comma or (images) in that statement "
-        "alone read alike, so another rewrite of the mutant combines with it (not isolated yet)",
+    # (empty: the 25 of the seed-0 run of 2026-11-27 (audit22) are fixed (session 13, fuzz); the
+    # seed-1 finding semisupervised_simclr odd_syntax-1, sizes on a ';'-joined line losing a
+    # per-call builder's stubs, was the positions map of statement_lines.read_split (1cfe57d),
+    # guarded by test_fuzz_statement_lines.py::test_sizes_on_a_joined_line_keep_a_per_call_builders_stubs)
 }
 
 

@@ -1441,3 +1441,65 @@ def test_a_string_split_into_implicit_concatenation_reads_as_one():
                       "pytorch")
     assert not bare.stubs and not split.stubs, [d.message for d in split.stubs]
     assert split.text == bare.text
+
+
+ARRAY_CAST = '''import numpy as np
+import tensorflow as tf
+
+x = np.arange(6).reshape(2, 3)
+y = tf.cast(x, dtype=tf.float32)
+print("cast", y.dtype, float(y.sum()))
+'''
+
+
+@pytest.mark.parametrize("cast", ["tf.cast((x), dtype=(tf.float32),)", 'tf.cast(x, ("float3" "2"))',
+                                  "tf.cast(x, dtype=(tf.float32))"])
+def test_parenthesized_arguments_of_array_functions_read_as_the_bare_ones(cast):
+    """``tf.cast((img), dtype=(tf.float32),)`` outside any model (the fuzz's finding in
+    realworld/keras/ddpm.py odd_syntax-1: one more stub, the dtype compared as the text
+    ``(tf.float32)``): the same translation as ``tf.cast(x, dtype=tf.float32)``, and it runs."""
+    from transpiler.translate import translate
+
+    bare = translate(ARRAY_CAST, "cast.py", "pytorch")
+    odd = translate(ARRAY_CAST.replace("tf.cast(x, dtype=tf.float32)", cast), "cast.py", "pytorch")
+    assert not bare.stubs and not odd.stubs, [d.message for d in odd.stubs]
+    assert "torch.as_tensor(x).to(torch.float32)" in odd.text, odd.text
+    namespace: dict = {}
+    exec(compile(odd.text, "cast_torch.py", "exec"), namespace)  # noqa: S102 - the generated program
+    assert str(namespace["y"].dtype) == "torch.float32" and float(namespace["y"].sum()) == 15.0
+
+
+BUILDER_CALLED_AGAIN = '''import numpy as np
+import keras
+from keras import layers
+
+x = np.zeros((8, 5), "float32")
+n_features = x.shape[1]
+n_classes = len(np.unique([0, 1, 2]))
+
+
+def build(n_features, n_classes):
+    inputs = keras.Input(shape=(n_features,))
+    return keras.Model(inputs, layers.Dense(n_classes)(layers.Dense(4)(inputs)))
+
+
+model = build(n_features, n_classes)
+
+
+def again():
+    return build(n_features, n_classes)
+'''
+
+
+def test_a_builder_called_again_with_parenthesized_run_time_sizes_is_the_same_call():
+    """``build((n_features), (n_classes),)`` after ``build(n_features, n_classes)`` (the fuzz's
+    finding in realworld/keras/pointnet_segmentation.py odd_syntax-1 and -2: one more stub,
+    "its model was translated for build(...); called here with other arguments", the run-time
+    size's code compared as the text ``(n_classes)``): the same arguments, no stub."""
+    from transpiler.translate import translate
+
+    bare = translate(BUILDER_CALLED_AGAIN, "build.py", "pytorch")
+    odd = translate(BUILDER_CALLED_AGAIN.replace("    return build(n_features, n_classes)",
+                                                 "    return build((n_features), (n_classes),)"), "build.py", "pytorch")
+    assert len(bare.program.models) == len(odd.program.models) == 1
+    assert not bare.stubs and not odd.stubs, [d.message for d in odd.stubs]

@@ -47,3 +47,18 @@ def dotted_name(node: cst.CSTNode) -> str | None:
         head = dotted_name(node.value)
         return f"{head}.{node.attr.value}" if head else None
     return None
+
+
+def bare_argument(node: cst.BaseExpression) -> cst.BaseExpression:
+    """A call's argument without the parentheses around it (``dtype=(tf.float32)`` is
+    ``tf.float32``): an argument is delimited by commas already, so they never change its
+    meaning, except around a tuple (or what only parses parenthesised), where they are kept.
+    Rewrite tables that read an argument's code as text read it through this (the
+    whole-program fuzz's redundant parentheses and split strings, issue 22)."""
+    if isinstance(node, cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
+        # ``("float3" "2")``: one string, whose value readers compare
+        return cst.SimpleString(repr(node.evaluated_value))
+    if getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Yield,
+                                                             cst.NamedExpr)):
+        return node.with_changes(lpar=[], rpar=[])
+    return node

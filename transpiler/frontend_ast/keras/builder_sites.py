@@ -14,7 +14,7 @@ import libcst as cst
 
 from transpiler.cst_fast import nodes_of
 
-from transpiler.frontend_ast.interp.core import ArgumentError
+from transpiler.frontend_ast.interp.core import ArgumentError, code_of
 from transpiler.frontend_ast.interp.values import ClassRef, FunctionRef, Unknown
 from transpiler.frontend_ast.keras.values import is_keras_binding
 from transpiler.ir import sizes
@@ -138,7 +138,15 @@ def _same_code(value, read) -> bool:
     if isinstance(value, sizes.Size):
         other = sizes.runtime_symbol(value)
         return other is not None and other.arg == sym.arg
-    return isinstance(source, cst.BaseExpression) and cst.Module([]).code_for_node(source) == sym.arg
+    if not isinstance(source, cst.BaseExpression):
+        return False
+    # (compared without redundant parentheses: ``f((n))`` passes what ``f(n)`` does; the
+    # whole-program fuzz's odd syntax, issue 22)
+    try:
+        read_code = code_of(cst.parse_expression(sym.arg))
+    except cst.ParserSyntaxError:
+        read_code = sym.arg
+    return code_of(source) == read_code
 
 
 def name_only_parameters(fn: cst.FunctionDef) -> set[str]:

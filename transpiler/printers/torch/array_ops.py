@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.ir.code_literals import dotted_name
+from transpiler.ir.code_literals import bare_argument, dotted_name
 
 #: function (``ops.X`` for keras.ops, ``tf.X`` for TensorFlow, ``activations.X``) → (torch form
 #: with {x} for the tensor, keyword renames, positional names)
@@ -114,7 +114,8 @@ class _Rewrite(cst.CSTTransformer):
             if key not in names or key in values:
                 self.refused = True
                 return updated
-            values[key] = cst.Module([]).code_for_node(arg.value)
+            # (an argument's code, without parentheses that change nothing: dtype=(tf.float32))
+            values[key] = cst.Module([]).code_for_node(bare_argument(arg.value))
         if "x" not in values:
             self.refused = True
             return updated

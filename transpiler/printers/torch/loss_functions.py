@@ -17,6 +17,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from transpiler.ir import code_literals
+from transpiler.ir.code_literals import bare_argument as _bare
 from transpiler.printers.code import lit
 
 _KERAS_ROOTS = ("keras.src.", "tensorflow.keras.", "tf_keras.", "keras.")
@@ -89,20 +90,6 @@ def _dotted(node: cst.CSTNode) -> str:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
-
-
-def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
-    """An argument without the parentheses around it (``dtype=(tf.float32)`` is ``tf.float32``):
-    an argument is delimited by commas already, so they never change its meaning, except
-    around a tuple (or what only parses parenthesised), where they are kept."""
-    if isinstance(node, cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
-        # ``("float3" "2")``: one string, whose value readers compare (the whole-program fuzz's
-        # split strings, issue 22)
-        return cst.SimpleString(repr(node.evaluated_value))
-    if getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Yield,
-                                                             cst.NamedExpr)):
-        return node.with_changes(lpar=[], rpar=[])
-    return node
 
 
 class _Args:
