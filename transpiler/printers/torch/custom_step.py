@@ -219,11 +219,13 @@ def _stored_attrs(fn: cst.FunctionDef) -> set[str]:
 
 def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
                      own: frozenset[str] = frozenset(), members: frozenset[str] | None = None,
-                     layers: dict[str, tuple[str, str | None]] | None = None) -> tuple[str, bool]:
+                     layers: dict[str, tuple[str, str | None]] | None = None,
+                     numbers: frozenset[str] = frozenset()) -> tuple[str, bool]:
     """A custom step method in torch (its text, and whether it uses ``F``); ``own`` names the
     methods the model class defines itself. ``members`` are the names the torch module has
     (its printed attributes and methods, the trackers, ``own``); ``layers`` maps the
     model's Keras layer attributes to the printed attribute names (:func:`layer_attributes`).
+    ``numbers`` are the module's constants bound to a number (``PIXELS = 28 * 28``).
     Every ``self.<name>`` the method reads must be one of them (or set by the method, by the
     generated code, or by nn.Module): a layer the torch printer folds into ``forward``
     (``F.relu``, ``x * y``) has no module to call, and a module whose Keras layer has an
@@ -233,6 +235,7 @@ def translate_method(fn: cst.FunctionDef, aliases: dict[str, str], loss_call,
         Untranslatable: naming what has no torch form.
     """
     rewrite = _StepRewrite(aliases)
+    rewrite.scalars = dict.fromkeys(numbers, True)  # (module constants: numbers in any product)
     # the optimizer the tape's gradients go to (zero_grad() stands where the tape was)
     rewrite.optimizer = next((_code(c.func.value) for c in nodes_of(fn, cst.Call)
                               if _is_call_to(c, "apply_gradients")), None)
@@ -364,3 +367,24 @@ def extend_class(text: str, init_lines: list[str], methods: list[str]) -> str:
     index = module.body.index(cls)
     new_cls = cls.with_changes(body=cls.body.with_changes(body=body))
     return module.with_changes(body=[*module.body[:index], new_cls, *module.body[index + 1:]]).code
+
+
+def module_numbers(module: cst.Module) -> frozenset[str]:
+    """The names the module binds once, at its top level, to a number or arithmetic of numbers
+    (``PIXELS = 28 * 28``): one number wherever a step uses them."""
+    counts: dict[str, int] = {}
+    numeric: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:
+                    for name in nodes_of(target, cst.Name):
+                        counts[name.value] = counts.get(name.value, 0) + 1
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        isinstance(small.targets[0].target, cst.Name) and _scalar(small.value, dict.fromkeys(numeric, True)):
+                    numeric.add(small.targets[0].target.value)
+    return frozenset(n for n in numeric if counts.get(n) == 1)
+

@@ -168,7 +168,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             return
         from transpiler.printers.torch.printer import module_members
 
-        aliases = torch_loss_functions.module_aliases(cst_fast.parse(self.program.source))
+        module = cst_fast.parse(self.program.source)
+        aliases = torch_loss_functions.module_aliases(module)
+        numbers = torch_custom_step.module_numbers(module)
         for md in self.program.models:
             step = md.graph.meta.get("custom_step")
             if not step or md.class_name in self.code.class_extensions:
@@ -191,7 +193,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                     method, uses_f = torch_custom_step.translate_method(
                         fn, aliases, lambda kind, logits: self.loss_name(T.Loss(kind, logits), False),
                         frozenset(n for n, _text in step["methods"]), members,
-                        torch_custom_step.layer_attributes(md.graph))
+                        torch_custom_step.layer_attributes(md.graph), numbers)
                     if uses_f:
                         self.needs.add("F")
                     methods.append(method)
