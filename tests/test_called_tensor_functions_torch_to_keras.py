@@ -284,3 +284,44 @@ def test_data_helpers_of_a_language_model_run_as_torchs(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         outputs[name] = _printed(done)
     assert len(outputs["torch"]) == 5 and outputs["keras"] == outputs["torch"]
+
+
+CLONED = '''\
+import torch
+
+
+class Source:
+    def __init__(self):
+        self.x = torch.arange(12.0).reshape(3, 4)
+
+
+def overlay(x, y, classes=2):
+    x_ = x.clone()
+    x_[:, :classes] *= 0.0
+    x_[range(x.shape[0]), y] = x.max()
+    return x_
+
+
+src = Source()
+out = overlay(src.x, torch.tensor([0, 1, 0]))
+print("out", [float(v) for v in out.reshape(-1)])
+print("kept", [float(v) for v in src.x.reshape(-1)])
+'''
+
+
+def test_clone_of_a_tensor_parameter_is_a_copy_the_body_may_change(tmp_path):
+    """``x_ = x.clone(); x_[...] = v`` in a function called with a value the reader cannot
+    tell: a numpy copy (item assignment works, the caller's array is unchanged), as torch's."""
+    result = translate(CLONED, "cloned.py", "keras")
+    assert not result.stubs, [str(s) for s in result.stubs]
+    outputs = {}
+    for name, text in (("torch", CLONED), ("keras", result.text)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "cloned.py").write_text(text)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+        done = program_runner.run([sys.executable, "cloned.py"], cwd=folder, env=env, capture_output=True, text=True,
+                                  timeout=300, preload=("torch", "tensorflow") if name == "keras" else ("torch",))
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs[name] = [line for line in done.stdout.splitlines() if line.split()[:1] in (["out"], ["kept"])]
+    assert len(outputs["torch"]) == 2 and outputs["keras"] == outputs["torch"]

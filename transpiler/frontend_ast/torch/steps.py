@@ -288,6 +288,10 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
 
     if name == "detach":
         return done("$stop_gradient({0})")
+    if name == "clone" and isinstance(obj, tensor_params.TensorArgV):
+        # (a parameter a caller may pass a numpy array for, which the body then changes in
+        # place: ``y_neg = y.clone(); y_neg[i] = ...``: a copy, as torch's)
+        return done("$convert_to_numpy({0}).copy()")
     if name in ("contiguous", "clone", "cpu", "to"):
         return done("{0}")
     if name == "item" and type(obj) is ScalarV:  # (a reduced loss)
