@@ -21,6 +21,7 @@ ARRAY_FUNCTIONS = frozenset({
     # element-wise math
     "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sign", "log1p", "expm1", "negative",
     "isnan", "isfinite", "square", "log2", "log10", "maximum", "minimum", "clip", "where",
+    "add", "subtract", "multiply", "divide",
     # making arrays
     "asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like", "eye", "diag",
     "triu", "tril", "arange", "linspace",

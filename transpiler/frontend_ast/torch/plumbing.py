@@ -163,8 +163,9 @@ def distributed_call(reader, path: str, node: cst.Call, pos: list, vals: list, k
 
 
 def _drop_allowed_classes(reader, arg) -> None:
-    """``safe_globals = [Net, torch.nn.Conv2d, ...]`` assigned once and read only by the
-    dropped ``safe_globals(...)`` context: the list goes too (it names torch's classes)."""
+    """``safe_globals = [Net, torch.nn.Conv2d, ...]`` assigned once (or once per branch of an
+    ``if``) and read only by the dropped ``safe_globals(...)`` context: the lists go too (they
+    name torch's classes)."""
     from transpiler.cst_fast import nodes_of
 
     if not isinstance(arg, cst.Name):
@@ -174,9 +175,12 @@ def _drop_allowed_classes(reader, arg) -> None:
     lines = [line for line in nodes_of(reader.fe.module, cst.SimpleStatementLine)
              if len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
              and any(isinstance(t.target, cst.Name) and t.target.value == arg.value for t in line.body[0].targets)]
-    if len(uses) == 2 and len(lines) == 1 and len(lines[0].body[0].targets) == 1 and \
-            isinstance(lines[0].body[0].value, (cst.List, cst.Tuple)):
-        reader.fact(lines[0], "device_drop", f"dropped {arg.value}: the classes torch.load may unpickle "
+    # (one assignment, or one per branch: ``if args.model == 'Transformer': ... else: ...``)
+    if lines and len(uses) == len(lines) + 1 and all(
+            len(line.body[0].targets) == 1 and isinstance(line.body[0].value, (cst.List, cst.Tuple))
+            for line in lines):
+        for line in lines:
+            reader.fact(line, "device_drop", f"dropped {arg.value}: the classes torch.load may unpickle "
                                              "(Keras' loading needs no such list)")
 
 

@@ -30,7 +30,7 @@ from transpiler.frontend_ast.torch.reader_values import (
     ChildV, DATA_PATHS, DatasetClassV, DatasetV, DictV, DistributionV, DTYPES, FuncV, GroupV, LiveV, LoadedV,
     LoaderV, LOSSES, LossV,
     MapDatasetV, ModelAttrV, ModelFactory, ModelV, NoGradV, NUMPY_UNARY, OptimizerV, OTHER, ParamsV, ParamV,
-    SchedulerV, Scope, StateV, TorchRef, TupleV, V)
+    SchedulerV, Scope, StateV, tensor_item, TorchRef, TupleV, V)
 
 #: what the reader holds that is not a plain Python value
 READER_VALUES = (V, Ref, FunctionRef, ClassRef, Unknown)
@@ -210,12 +210,22 @@ class ReaderExpressions(Interpreter):
         self._subscript_key(node, scope)
         return Arr()
 
+    @SUBSCRIPTS.register(LiveV)
+    def _live_item(self, obj, node, scope):
+        """An item or slice of a Keras tensor of the step (``correct[:k]``): a Keras tensor,
+        indexed as torch's; of a feature map the Keras model returns channels-last, only its
+        batch axis (the others are in another order)."""
+        self._subscript_key(node, scope)
+        if obj.permuted and len(node.slice) > 1:
+            raise Unsupported(f"{_code(node)}: indexing a feature map the Keras model returns channels-last")
+        return LiveV(obj.permuted)
+
     @SUBSCRIPTS.register(TupleV)
     def _tuple_item(self, obj, node, scope):
         index = self._subscript_key(node, scope)
         if type(index) is int and -len(obj.items) <= index < len(obj.items):
             return obj.items[index]
-        return OTHER
+        return tensor_item(obj)
 
     @SUBSCRIPTS.register(DatasetV)
     def _dataset_item(self, obj, node, scope):
@@ -288,6 +298,18 @@ class ReaderExpressions(Interpreter):
     def _vision_call(self, node, scope):
         made = torch_vision.call(self, node, scope)
         return PASS if made is None else made
+
+    @SYNTAX.register(cst.Call)
+    def _isinstance_tensor_rule(self, node, scope):
+        """``isinstance(h, torch.Tensor)`` → the generated ``is_tensor(h)``: a Keras tensor or
+        a numpy array (what torch's tensors are in the Keras program)."""
+        if not (isinstance(node.func, cst.Name) and node.func.value == "isinstance" and len(node.args) == 2 and
+                scope.lookup("isinstance") is None and
+                torch_plumbing._torch_path(self, node.args[1].value, scope) == "torch.Tensor"):
+            return PASS
+        self.expr(node.args[0].value, scope)
+        self.runtime_expr(node, "is_tensor({0})", [node.args[0].value], ["is_tensor"])
+        return OTHER
 
     @SYNTAX.register(cst.Call)
     def _count_params_rule(self, node, scope):
@@ -403,7 +425,7 @@ class ReaderExpressions(Interpreter):
             # its code is read once, for torch's layout: dims and indices would land on other axes
             raise Unsupported(f"{func.node.name.value}() gets a feature map the Keras model returns "
                               "channels-last (its code indexes torch's channels-first layout)")
-        return self.read_function(func.node, values, kw)
+        return self.read_function(func.node, values, kw, closure=func.env)
 
     @CALLS.register(ModelV)
     def _call_model(self, func, node, args, scope):

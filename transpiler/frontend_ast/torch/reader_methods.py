@@ -16,7 +16,7 @@ from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.frontend_ast.torch.reader_values import (
     _code, Arr, CAST_METHODS, ChildrenV, ChildV, COMPARE_METHODS, DatasetV, IDENTITY_METHODS, keras_children,
     LiveV, LoadedV, LoaderV, LossV, LossValueV, ModelAttrV, ModelV, NUMPY_UNARY, OptimizerV, OTHER, Other,
-    ParamsV, ParamV, REDUCE_METHODS, SchedulerV, Scope, StateV, TupleV, V)
+    ParamsV, ParamV, REDUCE_METHODS, ScalarV, SchedulerV, Scope, StateV, TupleV, V)
 
 
 class ReaderMethods:
@@ -386,7 +386,7 @@ class ReaderMethods:
         out_v, target_v = (values[1], values[0]) if loss.keras_order else (values[0], values[1])
         self.fact(node, "loss_call", {"loss": self.sid(node.func), "output": self.sid(output), "target": self.sid(target),
                                       "config": loss.config, "output_perm": back_to_torch_layout(out_v, target_v)})
-        return LiveV() if self.live and not self.no_grad else LossValueV()
+        return ScalarV() if self.live and not self.no_grad else LossValueV()
 
 
 def back_to_torch_layout(output: V, target: V) -> tuple | None:

@@ -101,6 +101,11 @@ class LiveV(V):
 
 
 @dataclass(eq=False)
+class ScalarV(LiveV):
+    """A 0-d Keras tensor of the step (a reduced loss): ``item()`` is ``float()`` of it."""
+
+
+@dataclass(eq=False)
 class SampleV(LiveV):
     """Class indices a distribution sampled (integers: ``.item()`` is a Python int)."""
 
@@ -238,6 +243,19 @@ class CheckpointV(V):
 @dataclass(eq=False)
 class TupleV(V):
     items: list
+
+
+def tensor_item(value) -> V:
+    """An item of ``value`` beyond the ones the reader knows (a list appended to in a loop,
+    whose body was read once: ``res.append(correct_k)``) when every known item is a tensor
+    of the same kind: one more such tensor (a Keras tensor of the step, or array data);
+    else OTHER."""
+    items = value.items if isinstance(value, (TupleV, GroupV)) else []
+    if items and all(type(i) in (LiveV, ScalarV) for i in items):
+        return LiveV(any(i.permuted for i in items))
+    if items and all(type(i) is Arr for i in items):
+        return Arr()
+    return OTHER
 
 
 @dataclass(eq=False)
@@ -434,6 +452,8 @@ def _combine(left: V, right: V) -> V:
             # (array data is in torch's layout: elementwise, the axes would pair up wrongly)
             raise Unsupported("arithmetic between array data and a feature map the Keras model returns "
                               "channels-last")
+        if all(isinstance(v, (ScalarV, LossValueV, int, float)) and not isinstance(v, bool) for v in (left, right)):
+            return ScalarV()  # (of 0-d losses and numbers: ``loss_real + loss_fake``)
         return LiveV(bool(permuted), permuted[0].perm if len(permuted) == 1 else None)
     if isinstance(left, Arr) or isinstance(right, Arr):
         return Arr()

@@ -23,7 +23,7 @@ from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.trainers import name_in_scope
 from transpiler.frontend_ast.torch.train_step import read_fit_shape
 from transpiler.frontend_ast.torch.reader_values import (tensor_template,
-    CAST_METHODS, LOSSES, OTHER, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, SchedulerV, TorchRef,
+    CAST_METHODS, LOSSES, OTHER, DatasetV, LiveV, LoaderV, LossValueV, ModelV, OptimizerV, SampleV, ScalarV, SchedulerV, TorchRef,
     _code,
     _has_backward)
 from transpiler.ir import training as T
@@ -289,14 +289,18 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
 
     if name == "detach":
         return done("$stop_gradient({0})")
+    if name == "clone" and isinstance(obj, tensor_params.TensorArgV):
+        # (a parameter a caller may pass a numpy array for, which the body then changes in
+        # place: ``y_neg = y.clone(); y_neg[i] = ...``: a copy, as torch's)
+        return done("$convert_to_numpy({0}).copy()")
     if name in ("contiguous", "clone", "cpu", "to"):
         return done("{0}")
-    if name == "item" and (isinstance(obj, SampleV) or reader.recording):
-        # torch's item() of any one-element tensor (a critic's (1,) value too); class indices
-        # come back as a Python int
-        return done("$convert_to_numpy({0}).item()", result=LossValueV())
-    if name == "item":
+    if name == "item" and type(obj) is ScalarV:  # (a reduced loss)
         return done("float({0})", result=LossValueV())
+    if name == "item":
+        # torch's item() of any one-element tensor (a (1,) value too: float() takes only a
+        # 0-d one); class indices come back as a Python int
+        return done("$convert_to_numpy({0}).item()", result=LossValueV())
     if name in ("tolist", "numpy"):
         axes_ok(name)
         # (numpy(): a numpy array in the source too: its methods are numpy's, kept as written)
@@ -327,7 +331,7 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
             args_text += ", axis=" + p(dim)
         if keep is not None:
             args_text += ", keepdims=" + p(keep)
-        return done(f"${OPS_REDUCE[name]}({{0}}{args_text})")
+        return done(f"${OPS_REDUCE[name]}({{0}}{args_text})", result=ScalarV() if dim is None else None)
     if name in ("view", "reshape"):
         axes_ok(name)
         shape = p(pos[0]) if len(pos) == 1 else "(" + ", ".join(p(a) for a in pos) + ")"
@@ -413,7 +417,7 @@ def _functional_loss(reader, short: str, pos, kw, p, done, vals=()):
         if red != "mean" or delta is None or (short == "smooth_l1_loss" and delta != 1.0):
             raise Unsupported(f"F.{short} in a training step: only the mean" +
                               (" with beta=1" if short == "smooth_l1_loss" else " with a literal delta"))
-        return done(f"$mean($huber({target}, {out}, delta={delta!r}))", result=LiveV())
+        return done(f"$mean($huber({target}, {out}, delta={delta!r}))", result=ScalarV())
     per_element = {
         "binary_cross_entropy_with_logits": f"$binary_crossentropy({target}, {out}, from_logits=True)",
         "binary_cross_entropy": f"$binary_crossentropy({target}, {out})",
@@ -428,7 +432,7 @@ def _functional_loss(reader, short: str, pos, kw, p, done, vals=()):
         raise Unsupported(f"F.{short} in a training step is not translated yet")
     if red == "none":
         return done(per_element)
-    return done(f"${red}({per_element})", result=LiveV())
+    return done(f"${red}({per_element})", result=ScalarV())
 
 
 __all__ = ["read_custom_loop", "live_method", "live_function", "_dotted"]

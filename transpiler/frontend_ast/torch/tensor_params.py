@@ -50,6 +50,8 @@ MODULE_METHODS = frozenset({"to", "cpu", "cuda", "float", "double", "half", "bfl
 TENSOR_EVIDENCE = TENSOR_ONLY_METHODS - MODULE_METHODS
 #: in-place arithmetic → its operator (a new tensor in the Keras program)
 IN_PLACE = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
+#: an in-place operator's numpy ufunc
+UFUNCS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
 
 
 @dataclass(eq=False)
@@ -104,6 +106,24 @@ def note(fn: cst.FunctionDef, found: dict[str, list[str]]) -> str:
     return text
 
 
+def unknown_tensor_arguments(reader, fn: cst.FunctionDef, bound: dict) -> None:
+    """A function this file calls with a value the reader cannot tell (a model's output where
+    the model is not known here, an item of a loader it does not follow) for a parameter its
+    body uses as a torch tensor (``output.topk(...)``): that parameter is read as a tensor, as
+    in a function nothing calls (the torch methods kept as written would fail on Keras
+    tensors and numpy arrays alike); the note says so."""
+    from transpiler.frontend_ast.torch.reader_values import Other
+
+    found = {name: calls for name, calls in tensor_parameters(fn).items() if type(bound.get(name)) is Other}
+    for name in found:
+        bound[name] = TensorArgV(name=name)
+    if found and reader.sid(fn) not in reader.facts:
+        which = "; ".join(f"{name} ({', '.join(calls)})" for name, calls in found.items())
+        reader.fact(fn, "note", f"{fn.name.value}: this file calls it with values it cannot tell for parameters "
+                    f"its body uses as torch tensors, so they are read as tensors: {which}. Their torch methods "
+                    "are keras.ops, which take numpy arrays and Keras tensors alike (in torch's layout)")
+
+
 def method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
     """A tensor method on a Keras tensor beyond the training step's own (steps.live_method):
     matrix products, axis swaps, tensors made like another, in-place arithmetic, masks. The
@@ -124,8 +144,10 @@ def _method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
             raise Unsupported(f".{name}() on a feature map the Keras model returns channels-last")
 
     if kw and name not in ("masked_fill", "new_tensor", "new_zeros", "new_ones", "new_full", "softmax",
-                           "log_softmax"):
+                           "log_softmax", "topk"):
         return None
+    if name == "topk":
+        return _topk(reader, obj, node, pos, kw)
     if name in ("softmax", "log_softmax") and len(pos) + len(kw) == 1 and (pos or "dim" in kw):
         axes_ok()
         return done(f"${name}({{0}}, axis=" + p(pos[0] if pos else kw["dim"]) + ")")
@@ -170,11 +192,37 @@ def _method(reader, obj: LiveV, name: str, node: cst.Call, pos: list, kw: dict):
         if mask is None or value is None:
             return None
         return done("$where(" + p(mask) + ", $full_like({0}, " + p(value) + "), {0})")
+    if name == "narrow" and len(pos) == 3 and isinstance(pos[0], cst.Integer):
+        # (x.narrow(dim, start, length): a slice of axis dim; numpy arrays and Keras tensors alike)
+        axes_ok()
+        start = p(pos[1])
+        stop = start + " + " + p(pos[2])
+        if pos[0].value == "0":
+            return done("{0}[" + start + ":" + stop + "]")
+        return done("{0}[(slice(None),) * " + p(pos[0]) + " + (slice(" + start + ", " + stop + "),)]")
     if name == "numel" and not pos:
         return done("$size({0})", result=_other())
     if name == "dim" and not pos:
         return done("len({0}.shape)", result=_other())
     return None
+
+
+def _topk(reader, obj: LiveV, node: cst.Call, pos: list, kw: dict):
+    """``x.topk(k, dim=-1, largest=True, sorted=True)`` → the generated ``tensor_topk`` (runtime/keras/
+    arrays.py): a (values, indices) pair of Keras tensors; None for other arguments."""
+    from transpiler.frontend_ast.torch.reader_values import TupleV
+
+    names = ("k", "dim", "largest", "sorted")
+    given = dict(zip(names, pos))
+    given.update(kw)
+    if set(given) - set(names) or "k" not in given or len(pos) > len(names):
+        return None
+    if obj.permuted and "dim" in given:
+        raise Unsupported(".topk(k, dim) on a feature map the Keras model returns channels-last")
+    keys = [k for k in names if k in given]
+    texts = ["{0}"] + [f"{{{i + 1}}}" if i < len(pos) else f"{k}={{{i + 1}}}" for i, k in enumerate(keys)]
+    reader.runtime_expr(node, f"tensor_topk({', '.join(texts)})", [node.func.value] + [given[k] for k in keys], ["tensor_topk"])
+    return TupleV([LiveV(obj.permuted), LiveV(obj.permuted)])
 
 
 def array_method(name: str, r: str, pos: list, kw: dict, p) -> tuple:
@@ -184,6 +232,17 @@ def array_method(name: str, r: str, pos: list, kw: dict, p) -> tuple:
     from transpiler.frontend_ast.torch.reader_values import Arr
 
     one = pos[0] if len(pos) == 1 and not kw else None
+    if name == "topk":
+        names = ("k", "dim", "largest", "sorted")
+        given = dict(zip(names, pos))
+        given.update(kw)
+        if set(given) - set(names) or "k" not in given or len(pos) > len(names):
+            raise Unsupported("tensor method .topk() with arguments it does not take")
+        texts = [r] + [p(given[k]) if i < len(pos) else f"{k}={p(given[k])}" for i, k in enumerate(names)
+                       if k in given]
+        from transpiler.frontend_ast.torch.reader_values import TupleV
+
+        return f"array_topk({', '.join(texts)})", TupleV([Arr(), Arr()]), ["array_topk"]
     if name == "expand_as" and one is not None:
         return f"$broadcast_to({r}, {p(one)}.shape)", Arr()
     if name == "view_as" and one is not None:
@@ -222,7 +281,8 @@ def in_place(reader, name: str, recv, node: cst.Call, r: str, pos: list, p) -> t
     """``(template, value)`` of an in-place method on array data: as a statement of its own,
     ``np.copyto`` (the array changes, as torch's tensor); used as a value, on a temporary
     (``torch.ones(1, 1).fill_(v)``: nobody else sees it), the new array; used as a value on
-    an array a variable holds, ``Unsupported`` (both the change and the value would be needed)."""
+    an array a variable holds, arithmetic is numpy's ufunc with ``out=`` (both the change and
+    the value), anything else ``Unsupported``."""
     from transpiler.frontend_ast.torch.reader_values import OTHER, Arr
 
     if name != "zero_" and len(pos) != 1:
@@ -234,6 +294,10 @@ def in_place(reader, name: str, recv, node: cst.Call, r: str, pos: list, p) -> t
         isinstance(line.body[0], cst.Expr) and line.body[0].value is node
     if alone:
         return (f"$copyto({r}, {r} {op} {value})" if op else f"$copyto({r}, {value})"), OTHER
+    if op and isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
+        # numpy's ufunc with out= does both: the array changes, and it is the value (torch's
+        # casting rule too: an integer array times a float fails in both)
+        return f"${UFUNCS[op]}({r}, {value}, out={r})", Arr()
     if isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
         raise Unsupported(f"tensor method .{name}() used as a value of an array a variable holds (numpy "
                           "changes it in place or makes a new one, not both)")
@@ -368,7 +432,7 @@ def read_nested(reader, fn: cst.FunctionDef, scope) -> None:
                 stmt.name.value not in reader.reading:
             reader.guessing += 1
             try:
-                reader.read_function(stmt, reader._guess_params(stmt), {})
+                reader.read_function(stmt, reader._guess_params(stmt), {}, closure=scope)
             finally:
                 reader.guessing -= 1
 

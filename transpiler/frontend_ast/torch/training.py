@@ -55,7 +55,7 @@ from transpiler.frontend_ast.torch.reader_values import (
     _child_expressions, _code, _Enumerated, _has_backward, _import_roots, _mentions,
     _variable_text, _Zipped, Arr, ChildrenV, ChildV, DatasetClassV, DatasetV, DictV, FuncV, GroupV, LiveV,
     LoadedV, LoaderV, LossV, MapDatasetV, MapLoaderV, MODEL_METHODS, ModelAttrV, ModelFactory, ModelV, NoGradV,
-    NotStandard, OptimizerV, OTHER, Other, ParamsV, ParamV, SchedulerV, Scope, StateV, TupleV, V)
+    NotStandard, OptimizerV, OTHER, Other, ParamsV, ParamV, SchedulerV, Scope, StateV, tensor_item, TupleV, V)
 from transpiler.ir import training as T
 from transpiler.ir.source_file import NodeId, SourceFile
 
@@ -258,6 +258,17 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         return {fn.name.value for fn in defs if fn.name.value in inside and fn.name.value not in outside
                 and _mentions(fn, self.torch_names())}
 
+    def _tensor_check(self, test, scope) -> str | None:
+        """The name ``test`` checks to be a torch tensor (``isinstance(h, torch.Tensor)``) when
+        the reader cannot tell what it holds (a tensor or a tuple of them: a hidden state)."""
+        if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and \
+                len(test.args) == 2 and isinstance(test.args[0].value, cst.Name) and \
+                torch_plumbing._torch_path(self, test.args[1].value, scope) == "torch.Tensor" and \
+                not isinstance(scope.vars.get(test.args[0].value.value), (LiveV, Arr)) and \
+                test.args[0].value.value in scope.vars:
+            return test.args[0].value.value
+        return None
+
     def _guess_params(self, fn: cst.FunctionDef) -> list[V]:
         """Nothing called ``fn``: a parameter used as a model (``p.parameters()``,
         ``p.state_dict()``, ``p.eval()``) is taken for the script's model (its only one,
@@ -373,7 +384,15 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.block(stmt.body.body, scope)
         elif isinstance(stmt, cst.If):
             self.expr(stmt.test, scope)
+            checked = self._tensor_check(stmt.test, scope)
+            held = scope.vars.get(checked) if checked else None
+            if checked:  # (``if isinstance(h, torch.Tensor):``: h is one in the body)
+                from transpiler.frontend_ast.torch.tensor_params import TensorArgV
+
+                scope.vars[checked] = TensorArgV(name=checked)
             self.block(stmt.body.body, scope)
+            if checked:
+                scope.vars[checked] = held
             orelse = stmt.orelse
             if isinstance(orelse, cst.If):
                 self.statement(orelse, scope)
@@ -394,7 +413,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 scope.vars[stmt.name.value] = LossV(loss, stmt, var=stmt.name.value, keras_order=True)
                 self.fact(stmt, "loss_def", loss)
             else:
-                scope.vars[stmt.name.value] = FuncV(stmt)
+                # (the scope it closes over: a nested function reads its caller's model, loss...)
+                scope.vars[stmt.name.value] = FuncV(stmt, None if scope is self.module else scope)
         elif isinstance(stmt, cst.ClassDef):
             if _mentions(stmt, self.torch_names()):
                 raise Unsupported(f"class {stmt.name.value} uses PyTorch (not translated)")
@@ -584,10 +604,11 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.dicts.append(value)
             self.helper_calls.assigned(target, value, stmt)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            items = value.items if isinstance(value, TupleV) else None
+            items = value.items if isinstance(value, TupleV) or isinstance(value, GroupV) and value.items else None
             for i, el in enumerate(target.elements):
                 item = items[i] if items is not None and i < len(items) else (
-                    LiveV(value.permuted) if isinstance(value, LiveV) else Arr() if isinstance(value, Arr) else OTHER)
+                    LiveV(value.permuted) if isinstance(value, LiveV) else Arr() if isinstance(value, Arr) else
+                    tensor_item(value))
                 self.assign(el.value, item, scope)
         elif isinstance(target, cst.Attribute) and self.helper_calls.own_optimizer(target, value, stmt):
             pass
@@ -626,19 +647,24 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         return OTHER
 
     # -- functions --------------------------------------------------------------------
-    def read_function(self, fn: cst.FunctionDef, args: list[V], kwargs: dict[str, V], key: str = "") -> V:
+    def read_function(self, fn: cst.FunctionDef, args: list[V], kwargs: dict[str, V], key: str = "",
+                      closure: Scope | None = None) -> V:
         name = key or fn.name.value  # (a method: Class.method)
         if name in self.read_functions:
             return self.read_functions[name]
         if name in self.reading:
             return OTHER
         self.reading.add(name)
-        scope = Scope(self.module)
+        scope = Scope(closure if closure is not None else self.module)
         bound = self._bind_arguments(fn, args, kwargs, self.module, missing=OTHER)
         guesses = self._guess_params(fn) if self.guessing else []  # (a caller's guess passed on: OTHER)
         for p, guess in zip(fn.params.params, guesses):
             if type(bound.get(p.name.value)) is Other:
                 bound[p.name.value] = guess
+        if not self.guessing:
+            from transpiler.frontend_ast.torch.tensor_params import unknown_tensor_arguments
+
+            unknown_tensor_arguments(self, fn, bound)
         scope.vars.update(bound)
         outer, self.cur_function = self.cur_function, fn
         saved = self.no_grad
@@ -660,7 +686,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             self.cur_function = outer
             self.no_grad = saved
             self.reading.discard(name)
-        result = next((r for r in scope.returns if not isinstance(r, Other)), OTHER)
+        # (a list the body appended tensors to is a result too: ``res.append(correct_k)``)
+        result = next((r for r in scope.returns if not isinstance(r, Other) or isinstance(r, GroupV) and r.items),
+                      OTHER)
         self.read_functions[name] = result
         return result
 

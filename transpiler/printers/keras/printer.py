@@ -28,8 +28,8 @@ from transpiler.printers.formatter import format_python
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.keras import own_step
 from transpiler.printers.code import comment_text, lit
-from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, on_call_class, on_call_parts,
-                                               subclass_text)
+from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, keras_model_name, on_call_class,
+                                               on_call_parts, subclass_text)
 from transpiler.printers.keras.training import ProgramPrinter
 
 _HEADER = ["import keras", "from keras import layers"]
@@ -121,7 +121,7 @@ def model_body(md: ModelDef, reserved: set[str], shared: str | None = None) -> l
     name of a built model) the layers holding weights are that model's (``get_layer``)."""
     graph = md.graph
     ind = "    "
-    model_name = graph.name
+    model_name = keras_model_name(graph.name)
     head = [f"{ind}{c}" for c in graph.meta.get("comments", [])] if shared is None else []
     if shared is None and chain_of(graph):
         lines = head + [f"{ind}model = keras.Sequential(", f"{ind}    ["]

@@ -57,6 +57,13 @@ name built optimizer history stop_training compiled inputs outputs autocast step
 """.split())
 
 
+def keras_model_name(name: str) -> str:
+    """``name`` as a Keras model's name: TensorFlow takes it for a root name scope, which must
+    match ``[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*`` (a class ``_ZooResNet`` or ``_Net`` fails
+    when the model is first called under it: its leading underscores go)."""
+    return re.sub(r"[^A-Za-z0-9_.\\/>-]", "_", name).lstrip("_-/\\>") or "model"
+
+
 def needs_subclass(graph: Graph) -> bool:
     """True when the model's forward has control flow a functional graph cannot hold."""
     with sizes.quiet():  # (the text is only inspected)
@@ -278,7 +285,8 @@ def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr)
     lines = [f"class {class_name}(keras.Model):",
              f'    """The {graph.name} model, translated from PyTorch (channels-last inputs); a subclass since',
              *why, "",
-             f'    def __init__(self, name="{graph.name}", **kwargs):', "        super().__init__(name=name, **kwargs)"]
+             f'    def __init__(self, name="{keras_model_name(graph.name)}", **kwargs):',
+             "        super().__init__(name=name, **kwargs)"]
     if composed:
         lines += [f'        self.{attr} = {part.name}(name="{attr}")' for attr, part in composed["parts"]]
         arg, call_body = None, composed["call"].splitlines()

@@ -3,6 +3,7 @@ programs (PyTorch -> Keras): the data code outside the model holds torch's tenso
 arrays (frontend_ast/torch/tensor_params.py writes their calls).
 """
 
+import keras
 import numpy as np
 
 
@@ -37,3 +38,31 @@ def sparse_coo_tensor(indices, values, size, dtype=None):
     out = np.zeros(tuple(size) + values.shape[1:], dtype=dtype or values.dtype)
     np.add.at(out, tuple(np.asarray(indices)), values)
     return out
+
+
+def tensor_topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch's ``x.topk(k, dim, largest, sorted)`` of a Keras tensor (or an array): the k
+    largest (``largest=False``: smallest) values along ``dim`` and their int64 indices, as a
+    pair, sorted (keras.ops.top_k works on the last axis: ``dim`` is moved there and back)."""
+    x = keras.ops.convert_to_tensor(x)
+    moved = keras.ops.moveaxis(x, dim, -1)
+    values, indices = keras.ops.top_k(moved if largest else -moved, k, sorted=True)
+    if not largest:
+        values = -values
+    return keras.ops.moveaxis(values, -1, dim), keras.ops.cast(keras.ops.moveaxis(indices, -1, dim), "int64")
+
+
+def array_topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch's ``x.topk(k, dim, largest, sorted)`` of array data (a Keras tensor of an eager
+    caller too, read as numpy): the k largest (``largest=False``: smallest) values along
+    ``dim`` and their int64 indices, as a pair of numpy arrays, sorted (ties: the first)."""
+    x = np.asarray(x)
+    order = np.argsort(-x if largest else x, axis=dim, kind="stable")
+    indices = np.take(order, np.arange(k), axis=dim)
+    return np.take_along_axis(x, indices, axis=dim), indices.astype(np.int64)
+
+
+def is_tensor(x):
+    """torch's ``isinstance(x, torch.Tensor)`` in a Keras program: a Keras (backend) tensor or
+    a numpy array, the two kinds torch's tensors are there."""
+    return keras.ops.is_tensor(x) or isinstance(x, np.ndarray)
