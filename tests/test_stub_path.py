@@ -69,6 +69,27 @@ def test_stub_in_a_method_that_is_not_init_or_forward_is_not_counted_on_construc
     assert first_stop(src) is None
 
 
+def test_a_parameter_named_like_an_untranslated_value_is_not_that_value():
+    src = _src("""
+        class Untranslated:
+            pass
+        def call_model(model, *inputs):
+            return model(*inputs)
+        def show(values):
+            return inputs
+        def local(x):
+            inputs = [x]
+            return inputs
+        y = call_model(len, [1])
+        inputs = Untranslated("transpiler: 'inputs = ...' (a.py:3) is not translated yet")
+        z = call_model(len, [2])
+        w = local(3)
+        v = show(4)
+        """)
+    stop = first_stop(src)  # (show reads the module's inputs; the others their own)
+    assert stop is not None and stop.via == "show" and stop.line == 15
+
+
 def test_class_body_statement_runs_at_definition():
     src = _src("""
         class Config:

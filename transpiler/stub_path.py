@@ -76,18 +76,27 @@ def _reads(node: ast.AST, names: set[str]) -> bool:
     return type(node) is ast.Name and isinstance(node.ctx, ast.Load) and node.id in names
 
 
+def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function binds itself (its parameters, what its body assigns): they shadow
+    module-level names of the same spelling (a parameter ``inputs`` is not a stub's ``inputs``)."""
+    a = fn.args
+    names = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
+    names |= {n.id for s in fn.body for n in _own_nodes(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names - {n for s in fn.body if isinstance(s, ast.Global) for n in s.names}
+
+
 def _stubbed_definitions(tree: ast.Module, untranslated: set[str] = frozenset()) -> set[str]:
     """Module-level functions and classes that raise a stub when called (their body, a
     class's ``__init__``/``__call__``/``forward``/``call``, a stubbed callee, or a read of a
     name a stub left ``Untranslated``), to a fixpoint."""
-    bodies: dict[str, list[ast.AST]] = {}
+    bodies: dict[str, list[tuple[ast.AST, set[str]]]] = {}  # (statement, the names of its function)
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bodies[stmt.name] = list(stmt.body)
+            bodies[stmt.name] = [(s, _local_names(stmt)) for s in stmt.body]
         elif isinstance(stmt, ast.ClassDef):
             methods = [m for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
                        and m.name in ("__init__", "__new__", "__call__", "forward", "call")]
-            bodies[stmt.name] = [s for m in methods for s in m.body]
+            bodies[stmt.name] = [(s, _local_names(m)) for m in methods for s in m.body]
     stubbed: set[str] = set()
     changed = True
     while changed:
@@ -95,9 +104,9 @@ def _stubbed_definitions(tree: ast.Module, untranslated: set[str] = frozenset())
         for name, body in bodies.items():
             if name in stubbed:
                 continue
-            for stmt in body:
+            for stmt, local in body:
                 nodes = list(_own_nodes(stmt))
-                if any(_is_stub_raise(n) or _reads(n, untranslated) for n in nodes) or any(
+                if any(_is_stub_raise(n) or _reads(n, untranslated - local) for n in nodes) or any(
                         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in stubbed
                         for n in nodes):
                     stubbed.add(name)

@@ -153,6 +153,9 @@ class Graph:
     origin: ModelOrigin = field(default_factory=ModelOrigin)
     #: how checkpoint tensors map to the layers (ir/state_plan.py), computed by the driver
     weight_plan: WeightPlan = field(default_factory=WeightPlan, repr=False)
+    #: its ``forward`` takes ``return_logits`` with no final activation to skip: the training
+    #: loop the program's models share asks each one for logits (passes/training_analyses.py)
+    logits_parameter: bool = False
     _counter: int = field(default=0, repr=False)
 
     # -- construction -------------------------------------------------------------

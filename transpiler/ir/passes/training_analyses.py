@@ -9,7 +9,9 @@ redo them. Both read facts of the ops table (``probabilities``, ``sparse_gradien
   a compiled cross-entropy loss reads as probabilities is marked in
   ``graph.meta["logits_outputs"]`` (output index → the op it skips): the loss then reads
   the logits (numerically stabler; the model's ``forward`` still returns probabilities by
-  default).
+  default). The training loop the program's models share then asks each model for its
+  logits, so every other compiled model is marked ``graph.logits_parameter``: its
+  ``forward`` takes ``return_logits`` too (it has no final activation to skip).
 * ``mark_occurrence_slices``: under ``--exact`` (``program.exact``),
   when the program trains with an optimizer whose Keras update is not linear in the
   gradient (``ir.training.SPARSE_SENSITIVE_OPTIMIZERS``), every lookup whose gradient Keras'
@@ -53,6 +55,10 @@ def analyse_logits(program: Program) -> Program:
             if not _over_last_axis(value):
                 continue  # softmax over another axis: keep the probabilities
             marks[i] = producer.op
+    if any(md.graph.meta.get("logits_outputs") for md in program.models):
+        for ts in program.training:  # (one fit/evaluate loop calls every compiled model alike)
+            if ts.kind == "compile" and ts.model_def is not None and not ts.model_def.graph.meta.get("logits_outputs"):
+                ts.model_def.graph.logits_parameter = True
     return program
 
 

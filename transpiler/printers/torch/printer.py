@@ -367,6 +367,9 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if graph.meta.get("logits_outputs"):
         doc += ["", "``return_logits=True`` skips the final softmax/sigmoid: the training loss",
                 "works on logits, which is numerically sound (Keras clips probabilities instead)."]
+    elif graph.logits_parameter:
+        doc += ["", "``return_logits`` is there for the training loop the program's models share: this",
+                "model has no final activation to skip, so it returns the same either way."]
     init_params = [n for n in md.builder_args if n in size_scope.used]
     # (a size the program computes when it runs has no default: it comes first)
     init_params.sort(key=lambda n: not _runtime(md.builder_args[n]))
@@ -379,7 +382,8 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
         lines += ["", "    def reset_parameters(self):",
                   '        """Keras\' default initializers, so training from scratch behaves the same."""']
         lines += [f"        {ln}" for ln in reset_lines]
-    params = ", ".join(args) + (", return_logits=False" if graph.meta.get("logits_outputs") else "")
+    takes_logits = graph.meta.get("logits_outputs") or graph.logits_parameter
+    params = ", ".join(args) + (", return_logits=False" if takes_logits else "")
     lines += ["", f"    def forward(self, {params}):"]
     lines += [f"        {ln}" for ln in forward]
     lines += regularization_lines(graph)
