@@ -179,6 +179,30 @@ def test_tensor_methods_on_array_data_equal_torch(tmp_path):
     assert out.grad_free is False and src.grad_free is False
 
 
+RANGE_SCRIPT = '''\
+import torch
+
+scaled = torch.arange(12, dtype=torch.float32)
+scaled *= 0.5
+stepped = torch.arange(0.0, 1.0, 0.25)
+counted = torch.arange(end=4)
+shifted = torch.arange(-1.5, 1)
+spaced = torch.linspace(0, 1, steps=5)
+'''
+
+
+def test_ranges_keep_torchs_dtype_and_keywords(tmp_path):
+    """torch.arange / linspace as NumPy's with torch's dtype (a float32 arange scaled in place
+    failed on NumPy's int64; NumPy makes float64 where torch makes float32) and torch's keywords."""
+    tr = translate(RANGE_SCRIPT, "ranges.py", "keras")
+    assert not tr.stubs, [str(s) for s in tr.stubs]
+    src, out = _load(RANGE_SCRIPT, tmp_path, "ranges_src"), _load(tr.text, tmp_path, "ranges_out")
+    for name in ("scaled", "stepped", "counted", "shifted", "spaced"):
+        want, got = getattr(src, name).numpy(), np.asarray(getattr(out, name))
+        assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
 def test_in_place_method_used_as_the_value_of_a_held_array_is_a_stub():
     source = "import torch\n\nx = torch.zeros(3)\ny = torch.cat([x.fill_(2.0), x])\n"
     tr = translate(source, "inplace.py", "keras")

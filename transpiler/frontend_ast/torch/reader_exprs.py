@@ -751,8 +751,30 @@ def _randperm(r, c: _TorchCall) -> V:
     return c.array(r, f"$random.permutation({c.p(c.pos[0])})")  # (torch's int64 too)
 
 
+#: torch.arange / torch.linspace keywords as NumPy's
+_RANGE_KEYWORDS = {"arange": {"start": "start", "end": "stop", "step": "step"},
+                   "linspace": {"start": "start", "end": "stop", "steps": "num"}}
+
+
 def _range(r, c: _TorchCall) -> V:
-    return c.array(r, f"${c.short}(" + ", ".join(c.p(a) for a in c.pos) + ")")
+    """``torch.arange`` / ``torch.linspace`` as NumPy's, bounds by position or keyword, with
+    torch's result dtype where NumPy's differs: arange is int64 for integer bounds and float32
+    (not NumPy's float64) when a bound is a float; linspace is float32."""
+    names = _RANGE_KEYWORDS[c.short]
+    args = [c.p(a) for a in c.pos] + [f"{names[k]}={c.p(v)}" for k, v in c.kw.items() if k in names]
+    bounds = list(c.pos) + [v for k, v in c.kw.items() if k in names]
+    if "dtype" in c.kw:
+        args.append(f"dtype={c.dtype('float32')}")
+    elif c.short == "linspace" or any(_float_literal(b) for b in bounds):
+        args.append('dtype="float32"')
+    return c.array(r, f"${c.short}(" + ", ".join(args) + ")")
+
+
+def _float_literal(node) -> bool:
+    """A float written in the source (``0.5``, ``-1e-3``)."""
+    while isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, cst.Float)
 
 
 _LIKE = {"torch.zeros_like": "$zeros_like({0})", "torch.ones_like": "$ones_like({0})",
