@@ -236,7 +236,8 @@ CRASHED = {  # script: (a line of it, words of the stub expected there)
     # (its evaluate(val_dataset) on a tfds pipeline is translated now: tests/test_tfds_data.py)
     "mobilevit": ("tf.saved_model.save(mobilevit_xxs", "not translated yet"),
     "semisupervised_simclr": ("class ContrastiveModel(keras.Model):", "has no torch translation yet"),
-    "tensorflow_numpy_models": ("class TNPForwardFeedRegressionNetwork(keras.Model)", "not translated yet"),
+    # (its lazily built TNP model translates since session 15: the stubs left are tf.distribute's)
+    "tensorflow_numpy_models": ('gpus = tf.config.list_logical_devices("GPU")', "not translated yet"),
 }
 
 

@@ -630,13 +630,10 @@ LAYER_ATTRIBUTES_STEP = "pred = self.out(keras.ops.relu(self.model(x, training=T
     # read, not called: the folded layer is still missing
     (LAYER_ATTRIBUTES_STEP, "act = self.relu\n            pred = self.out(act(self.model(x)))",
      "self.relu (its layer is folded into forward's code in torch: no module attribute)"),
-    # a number the Keras __init__ sets (no layer, no tracker): not on the torch module
-    (LAYER_ATTRIBUTES_STEP, "pred = self.out(keras.ops.relu(self.model(x))) * self.gain",
-     "self.gain (the torch module has no such attribute)"),
     # nn.Linear without the layer's activation: forward applies torch.tanh after it
     ("self.model = layers.Dense(4)", 'self.model = layers.Dense(4, activation="tanh")',
      "self.model (its torch module leaves the layer's tanh activation to forward's code)"),
-], ids=["folded-call", "folded-read", "plain-number", "fused-activation"])
+], ids=["folded-call", "folded-read", "fused-activation"])
 def test_train_step_reading_what_the_module_lacks_is_a_marked_stub(old, new, reason):
     """Every ``self.<name>`` the translated step reads must exist on the printed module and
     compute what the Keras layer does; otherwise the step is a marked stub naming it (not a
@@ -649,6 +646,18 @@ def test_train_step_reading_what_the_module_lacks_is_a_marked_stub(old, new, rea
     assert any(m.startswith(f"Net.train_step(): {reason}") for m in messages), messages
     assert any("fit()" in m for m in messages), messages
     assert "class Net(nn.Module)" in result.text and "def train_step" not in result.text
+
+
+def test_train_step_reading_a_number_init_sets_keeps_it_on_the_module():
+    """A plain number the Keras ``__init__`` sets (no layer, no tracker) was missing from the
+    torch module, so the step was a stub; now the module sets it and the step reads it."""
+    with open(LAYER_ATTRIBUTES) as fh:
+        source = fh.read()
+    result = translate(source.replace(LAYER_ATTRIBUTES_STEP,
+                                      "pred = self.out(keras.ops.relu(self.model(x))) * self.gain"), "net.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert "        self.gain = 1.0" in result.text and "def train_step" in result.text
+    assert "* self.gain" in result.text
 
 
 def test_train_step_calls_a_renamed_layer_by_its_torch_name(capsys):
