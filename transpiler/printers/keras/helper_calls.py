@@ -18,6 +18,9 @@ from transpiler.ir.code_literals import dotted_name
 from transpiler.printers.code import lit
 
 NUMPY_TRANSPOSE = ("np.transpose", "numpy.transpose")
+#: the PyTorch output's runtime helper (runtime/torch/layouts.py): ``np.transpose`` of an array
+#: given the one-channel axis Keras' functional model adds to an array one axis short
+LAYOUT_HELPERS = NUMPY_TRANSPOSE + ("one_channel_layout",)
 
 
 def _code(node) -> str:
@@ -25,12 +28,14 @@ def _code(node) -> str:
 
 
 def transposed(text: str) -> tuple[str, tuple] | None:
-    """``np.transpose(E, (0, 3, 1, 2))`` → (E, perm); None for other code."""
+    """``np.transpose(E, (0, 3, 1, 2))`` → (E, perm); None for other code. A PyTorch output's
+    ``one_channel_layout(E, perm)`` too: undone, E is what the Keras model takes (an array one
+    axis short gains its channel axis inside the functional model)."""
     try:
         e = cst.parse_expression(text)
     except cst.ParserSyntaxError:
         return None
-    if not isinstance(e, cst.Call) or dotted_name(e.func) not in NUMPY_TRANSPOSE or len(e.args) != 2 or \
+    if not isinstance(e, cst.Call) or dotted_name(e.func) not in LAYOUT_HELPERS or len(e.args) != 2 or \
             any(a.keyword is not None or a.star for a in e.args):
         return None
     try:
