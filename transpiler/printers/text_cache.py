@@ -44,21 +44,7 @@ def read(kind: str, key: str) -> str | None:
 
 def write(kind: str, key: str, text: str) -> None:
     """Keep ``text`` under ``key`` (atomically: a reader sees the whole entry or none)."""
-    path = _path(kind, key)
-    if not path:
-        return
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:  # (a read-only home, a full disk: derived again next time)
-        pass
+    write_bytes(kind, key, text.encode("utf-8"))
 
 
 def read_bytes(kind: str, key: str) -> bytes | None:
@@ -74,7 +60,7 @@ def read_bytes(kind: str, key: str) -> bytes | None:
 
 
 def write_bytes(kind: str, key: str, data: bytes) -> None:
-    """Keep ``data`` under ``key`` (atomically, as ``write``)."""
+    """Keep ``data`` under ``key`` (atomically: a reader sees the whole entry or none)."""
     path = _path(kind, key)
     if not path:
         return
@@ -88,5 +74,5 @@ def write_bytes(kind: str, key: str, data: bytes) -> None:
         except BaseException:
             os.unlink(tmp)
             raise
-    except OSError:
+    except OSError:  # (a read-only home, a full disk: derived again next time)
         pass
