@@ -222,6 +222,16 @@ class KerasStatements:
         elif isinstance(stmt.orelse, cst.Else):
             self._exec_block(stmt.orelse.body.body, env)
 
+    def _read_loop_once(self, stmt: cst.For, item, env: Env) -> None:
+        """A loop over run-time data read once, abstractly, with ``item`` as its target (for
+        the training statements in it); what it binds or changes is run-time data after it."""
+        self._assign(stmt.target, item, env, naming=False)
+        try:
+            self._exec_block(stmt.body.body, env)
+        except (Break, Continue):
+            pass
+        _forget_loop_data(stmt, env)
+
     def _exec_for(self, stmt: cst.For, env: Env) -> None:
         iterable = self._eval(stmt.iter, env)
         if isinstance(iterable, ArrayVal) and iterable.values is not None:
@@ -238,12 +248,7 @@ class KerasStatements:
                 batched = tuple(ArrayVal("batch", (None, *e.shape), e.dtype)
                                 for e in (els if isinstance(els, tuple) else (els,)))
                 item = batched if isinstance(els, tuple) else batched[0]
-            self._assign(stmt.target, item, env, naming=False)
-            try:
-                self._exec_block(stmt.body.body, env)
-            except (Break, Continue):
-                pass
-            _forget_loop_data(stmt, env)
+            self._read_loop_once(stmt, item, env)
             return
         items = list(iterable)
         if len(items) > self.MAX_LOOP:
@@ -252,12 +257,7 @@ class KerasStatements:
         if len(items) > self.DATA_LOOP and not self._constructs_layers(stmt.body, env):
             # a data loop (make_data's range(600)): what it computes is run-time data; read
             # the body once, abstractly, for any training statement in it
-            self._assign(stmt.target, Unknown("loop item"), env, naming=False)
-            try:
-                self._exec_block(stmt.body.body, env)
-            except (Break, Continue):
-                pass
-            _forget_loop_data(stmt, env)
+            self._read_loop_once(stmt, Unknown("loop item"), env)
             return
         for item in items:
             self._assign(stmt.target, item, env, naming=False)
