@@ -1271,7 +1271,7 @@ def test_module_level_layer_named_elsewhere_is_not_left_out():
     keeps its statement (a reported stub), never silently dropped: that would leave a NameError."""
     program = read(MODULE_LEVEL_LAYERS + "\nprint(head.name)\n")
     builder = next(m for m in program.models if m.builder == "build_model")
-    assert builder is not None and not program.meta.get("builder_layer_statements")
+    assert builder is not None and not program.from_keras.builder_layer_statements
 
 
 @pytest.mark.parametrize("body, message", [

@@ -185,7 +185,7 @@ def test_flatten_dense_absorbed_in_both_directions(direction, source, target):
     g = _cnn(source)
     convert_layout(g, direction)
     g.lint()
-    assert g.inputs[0].layout == target[4] and g.meta["layout_transposes"] == 0
+    assert g.inputs[0].layout == target[4] and g.layouts.transposes == 0
     assert not [n for n in g.nodes if n.op == "transpose"]
     fc = next(n for n in g.nodes if n.name == "fc")
     src_shape = (6, 6, 4) if source is CHANNELS_LAST else (4, 6, 6)

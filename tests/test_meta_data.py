@@ -68,7 +68,7 @@ def _graphs(program):
         yield md.graph
         for method in md.methods.values():
             yield method.graph
-        for _attr, part in md.graph.meta.get("composed", {}).get("parts", ()):
+        for _attr, part in md.graph.from_torch.composed.get("parts", ()):
             yield part
 
 

@@ -1050,7 +1050,7 @@ def _init_pairs(path_or_source: str, builder: str):
     kmodel = getattr(load_source(tr.text, "init_keras"), builder)()
     pairs = []
     for node in md.graph.nodes:
-        drawn = node.meta.get("param_inits") or {}
+        drawn = node.from_torch.param_inits or {}
         names = param_names(node)
         for torch_name, keras_name in KERAS_PARAM.get(node.op, {}).items():
             if keras_name in drawn:

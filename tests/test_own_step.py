@@ -237,8 +237,8 @@ def test_the_reader_records_marks_and_the_keras_printer_spells_them():
     body = ("        out = self(x)\n"
             "        loss = torch.mean(torch.square(out - y)) + 0.1 * out.abs().sum(dim=1).mean()")
     fe = run_torch_frontend(_torch_own(body), "net.py")
-    (md,) = [m for m in fe.program.models if m.graph.meta.get("own_step")]
-    own = md.graph.meta["own_step"]
+    (md,) = [m for m in fe.program.models if m.graph.from_torch.own_step]
+    own = md.graph.from_torch.own_step
     assert own.names == ["train_step"] and own.trackers == [("tracker", 'name="loss"')]
     (method,) = own.methods
     for target in ("keras", "tf.", "tape", "apply_gradients"):

@@ -86,7 +86,7 @@ def test_keras_pipeline_channels_last_and_flatten_absorbed():
     tr = translate(CNN, "m.py", "keras")
     g = tr.program.models[0].graph
     assert g.inputs[0].shape == (None, 28, 28, 1) and g.inputs[0].layout == "NHWC"
-    assert g.meta["layout_transposes"] == 0
+    assert g.layouts.transposes == 0
     bn = next(n for n in g.nodes if n.op == "batch_norm")
     assert bn.attrs["axis"] == -1
     fc = next(n for n in g.nodes if n.op == "dense")
@@ -243,7 +243,7 @@ def test_module_list_and_nested_modules_named_by_path():
             return Net()
     ''')
     _, g = _graph(src)
-    assert [n.meta["torch_path"] for n in g.nodes if n.op == "dense"] == ["blocks.0.fc", "blocks.1.fc"]
+    assert [n.from_torch.path for n in g.nodes if n.op == "dense"] == ["blocks.0.fc", "blocks.1.fc"]
     assert [n.name for n in g.nodes if n.op == "dense"] == ["blocks_0_fc", "blocks_1_fc"]
 
 

@@ -54,7 +54,7 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
             xk = x
         else:
             x = rng.randn(*shape).astype("float32")
-            xk = np.moveaxis(x, 1, -1) if md.graph.meta["input_layouts"][0] in ("NWC", "NHWC", "NDHWC") else x
+            xk = np.moveaxis(x, 1, -1) if md.graph.layouts.inputs[0] in ("NWC", "NHWC", "NDHWC") else x
         inputs.append((x, xk))
     assert not kmodel.built  # (a subclass: its layers build on the first call, of any size)
     kmodel(inputs[0][1])
@@ -66,7 +66,7 @@ def _compare(src: str, path: str, cls: str, sizes: list[dict[int, int]], batch: 
         with torch.no_grad():
             y_t = model(torch.from_numpy(x)).numpy()
         y_k = keras.ops.convert_to_numpy(kmodel(xk, training=False))
-        src_layout, dst_layout = md.graph.meta["output_layouts"][0], md.graph.meta["target_output_layouts"][0]
+        src_layout, dst_layout = md.graph.layouts.outputs[0], md.graph.layouts.target_outputs[0]
         if src_layout and dst_layout and src_layout != dst_layout:
             y_k = np.moveaxis(y_k, -1, 1)  # (a feature map: Keras returns it channels-last)
         assert y_t.shape == y_k.shape, (y_t.shape, y_k.shape)
@@ -180,7 +180,7 @@ def _compare_built(src: str, path: str, cls: str, args: tuple, inputs: list, bat
         with torch.no_grad():
             y_t = model(torch.from_numpy(x)).numpy()
         y_k = keras.ops.convert_to_numpy(kmodel(xk, training=False))
-        src_layout, dst_layout = md.graph.meta["output_layouts"][0], md.graph.meta["target_output_layouts"][0]
+        src_layout, dst_layout = md.graph.layouts.outputs[0], md.graph.layouts.target_outputs[0]
         if src_layout and dst_layout and src_layout != dst_layout:
             y_k = np.moveaxis(y_k, -1, 1)  # (a feature map: Keras returns it channels-last)
         assert y_t.shape == y_k.shape, (y_t.shape, y_k.shape)

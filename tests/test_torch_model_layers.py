@@ -30,7 +30,7 @@ def test_sequential_layers_map_to_their_modules(name):
     keras.backend.clear_session()  # Keras' automatic layer names count per session
     kmodel = getattr(verify.load_generated(source, f"{name}_keras"), md.builder)()
     tmodel = getattr(verify.load_generated(result.text, f"{name}_torch"), md.builder)()
-    assert md.graph.meta["keras_layers"] == [layer.name for layer in kmodel.layers]
+    assert md.graph.from_keras.keras_layers == [layer.name for layer in kmodel.layers]
     for i, layer in enumerate(kmodel.layers):
         child = layers.child(i)
         if child is None:  # a function in forward(): only weightless layers may be

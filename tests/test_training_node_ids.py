@@ -76,7 +76,7 @@ def test_the_printers_lint_is_not_empty():
 
 def _facts(path: pathlib.Path):
     fe = run_torch_frontend(path.read_text(), str(path))
-    return fe, fe.program.meta.get("training_facts", {})
+    return fe, fe.program.from_torch.training_facts
 
 
 def _ints(value, seen=None):

@@ -79,7 +79,7 @@ def roundtrip(source: str, tmp_path, tol: float = 1e-5, fmt: str = ".weights.h5"
     pt = str(tmp_path / "m.pt")
     torch.save(tmodel.state_dict(), pt)
     back = str(tmp_path / "back.weights.h5")
-    if graph.meta.get("user_classes"):  # not written yet for subclassed models: said, not guessed
+    if graph.from_keras.user_classes:  # not written yet for subclassed models: said, not guessed
         with pytest.raises(CheckpointError, match="subclassed model"):
             torch_to_keras(graph, pt, back)
         return err
@@ -248,7 +248,7 @@ def test_keras_layer_order_equals_keras(tmp_path):
         with open(os.path.join(CORPUS, f"{name}.py")) as fh:
             source = fh.read()
         _, graph, kmodel = build(source)
-        if graph.meta.get("user_classes"):
+        if graph.from_keras.user_classes:
             continue  # a subclassed model's layers are its attributes: keras_layer_order is not used
         ours = [n.source_name for n in keras_layer_order(graph) if n.source_name in source_layers(graph)]
         theirs = [layer.name for layer in kmodel.layers if layer.weights]

@@ -140,7 +140,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
             x = rng.randint(0, high, size=(batch, *shape)).astype(value.dtype)
         else:
             x = rng.randn(batch, *shape).astype("float32")
-        layout = md.graph.meta["input_layouts"][i]
+        layout = md.graph.layouts.inputs[i]
         # an input read by convolutions was made channels-last: the data is permuted where it enters
         moved = layout in ("NWC", "NHWC", "NDHWC") and md.graph.origin.input_shapes[i] != \
             tuple(value.shape)
@@ -154,7 +154,7 @@ def check_torch_source(src: str, builder: str = "build_model", batch: int = 3, s
     ys_t = y_t if isinstance(y_t, (tuple, list)) else [y_t]
     ys_k = y_k if isinstance(y_k, (tuple, list)) else [y_k]
     err = 0.0
-    layouts = zip(md.graph.meta["output_layouts"], md.graph.meta["target_output_layouts"])
+    layouts = zip(md.graph.layouts.outputs, md.graph.layouts.target_outputs)
     for a, b, (src, dst) in zip(ys_t, ys_k, layouts):
         a = a.numpy()
         b = keras.ops.convert_to_numpy(b)

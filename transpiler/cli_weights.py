@@ -222,7 +222,7 @@ def convert_torch_weights(res: FileResult, result, src: str, weights: WeightOpti
             rep = convert.torch_source_to_keras(md.graph, weights.checkpoint, out, md.graph.name, state=state)
             if not weights.quiet:
                 how = f"{md.builder or md.class_name}().load_weights"
-                if md.graph.meta.get("lazy_class") and not md.builder:  # (a subclass building on its first call)
+                if md.graph.from_torch.lazy_class and not md.builder:  # (a subclass building on its first call)
                     how = f"{md.class_name}(...).load_weights once a first call has built the model"
                 res.err(f"transpile: wrote {out} ({rep.tensors} tensors for {md.graph.name}, loadable with {how})")
     except CheckpointError:

@@ -82,7 +82,7 @@ def export_script(source: str, path: str, *, weights: str | None = None, dynamic
     program = read_script(source, path, framework)
     md, names = _choose(program, model)
     graph = md.graph
-    for span, message in graph.meta.get("unsupported", []):
+    for span, message in graph.unsupported:
         raise Unsupported(f"{span}: {message}")
     warnings: list[str] = []
     label = md.builder or md.class_name

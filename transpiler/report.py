@@ -38,7 +38,7 @@ def report_rows(translation) -> list[Row]:
             em = torch_ops.emit(owner)
             became = f"`self.{owner.name} = {em.module}`" if em.module else f"`{owner.op}` in forward()"
             rows.append(Row(str(span) if span else program.path, f"{construct} in {md.class_name}", became, True))
-        for cls in md.graph.meta.get("user_classes", ()):
+        for cls in md.graph.from_keras.user_classes:
             became = (f"`class {cls}(nn.Module)`" if cls == md.class_name
                       else f"its call() inlined into {md.class_name}.forward()")
             rows.append(Row(program.path, f"class {cls}", became, True))

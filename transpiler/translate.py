@@ -73,8 +73,8 @@ def translate(source: str, path: str = "<string>", target: str = "pytorch", lint
         # a size the program computes when it runs was needed as a number (a 'same' padding's
         # ceiling on it, ...): read the script again with such sizes refused as before
         program, result = _translate_to_torch(source, path, lint, load_weights, exact, False)
-    link = program.meta.get("load_weights")
-    if link and not program.meta.get("load_weights_placed"):
+    link = program.load_weights
+    if link and not program.load_weights_placed:
         program.warn(None, f"the script never builds {link['model']}; load {link['path']} "
                            "with model.load_state_dict(...) where you build it")
     _note_renamed(program, renamed)
@@ -99,7 +99,7 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
 
     def prepare(program) -> None:  # (before the training code is read: it asks for output layouts)
         for md in program.models:
-            parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
+            parts = [g for _, g in md.graph.from_torch.composed.get("parts", ())]
             for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
                 run_pipeline(graph, (("record_source_state", weight_plan.record_source_state),) + KERAS_PIPELINE,
                              lint=lint)
@@ -108,12 +108,12 @@ def translate_to_keras(source: str, path: str = "<string>", lint: bool = True, e
     program = frontend.program
     program.exact = bool(exact)
     for md in program.models:
-        for span, message in md.graph.meta.get("unsupported", []):
+        for span, message in md.graph.unsupported:
             program.stub(span, f"{md.builder or md.class_name}: {message}")
     with differences.exactness(exact) as replaced:
         text, training_printer = print_keras_script(program, frontend.source_file)
     for md in program.models:  # (after printing: the printer settles the layers' names)
-        for graph in [md.graph] + [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]:
+        for graph in [md.graph] + [g for _, g in md.graph.from_torch.composed.get("parts", ())]:
             weight_plan.record_keras_printed_layers(graph)
     for key in sorted(replaced):
         differences.record(program, differences.TO_KERAS, key)
@@ -130,7 +130,7 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
             raise sizes.RuntimeSizeLeak(f"{md.class_name}: {'; '.join(leaks)}")
         weight_plan.record_torch_state(md.graph)  # (the printer's regularization_loss reads it too)
     if load_weights and not callable(load_weights):
-        program.meta["load_weights"] = dict(load_weights)
+        program.load_weights = dict(load_weights)
     program.exact = bool(exact)
     run_program_passes(program, TORCH_PROGRAM_PASSES)
     if callable(load_weights):  # the link depends on the program (which model the checkpoint is for)
@@ -138,7 +138,7 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
             weight_plan.record_keras_source_layers(md.graph)
         link = load_weights(program)
         if link:
-            program.meta["load_weights"] = dict(link)
+            program.load_weights = dict(link)
     with differences.exactness(exact) as replaced:
         result = print_torch_script(program, frontend.source_file)
     for md in program.models:

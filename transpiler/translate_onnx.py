@@ -89,14 +89,14 @@ def prepare(program, target: str, lint: bool = True) -> None:
     from transpiler.ir.shapes import infer_shapes
 
     graph = program.models[0].graph
-    if graph.meta.get("unsupported"):
+    if graph.unsupported:
         return
     widen_unsigned(graph, target)
     lacking = _without_arithmetic(graph, target)
     if lacking:
         message = (f"{lacking[0].var or lacking[0].name!r} has type {lacking[0].dtype}, which {target} "
                    "holds but does not compute with")
-        graph.meta["unsupported"] = [(None, message)]
+        graph.unsupported = [(None, message)]
         program.stub(None, message)
         return
     if target == "pytorch":
@@ -111,7 +111,7 @@ def prepare(program, target: str, lint: bool = True) -> None:
         pipeline = (("pool_padding", pool_padding.decompose_uncounted_pool_padding),
                     ("record_source_state", record_source_state)) + tuple(KERAS_PIPELINE)
     run_pipeline(graph, pipeline, lint=lint)
-    for span, message in graph.meta.get("unsupported") or ():  # (what the passes found the target cannot express)
+    for span, message in graph.unsupported or ():  # (what the passes found the target cannot express)
         program.stub(span, message)
 
 
@@ -138,7 +138,7 @@ def translate_onnx(path: str, target: str = "pytorch", weights_out: str | None =
             weight_plan.record_keras_printed_layers(md.graph)
     result = OnnxTranslation(program, text, list(program.diagnostics))  # (after printing: its stubs too)
     graph = program.models[0].graph
-    if weights_out and not graph.meta.get("unsupported"):
+    if weights_out and not graph.unsupported:
         write = onnx_params.write_torch if target == "pytorch" else onnx_params.write_keras
         result.weights_bytes = write(graph, weights_out)
         result.weights_path = weights_out

@@ -240,7 +240,8 @@ def run_both(keras_model, torch_module, graph: Graph, inputs: list[np.ndarray],
 
     k_out = keras_model(inputs if len(inputs) > 1 else inputs[0], training=training)
     if isinstance(k_out, dict):  # outputs={"a": ..., "b": ...}: torch returns them in this order
-        k_out = [k_out[k] for k in graph.meta.get("output_keys", list(k_out))]
+        keys = graph.from_keras.output_keys
+        k_out = [k_out[k] for k in (list(k_out) if keys is None else keys)]
     if not isinstance(k_out, (list, tuple)):
         k_out = [k_out]
     k_out = [np.asarray(o) for o in k_out]
@@ -259,7 +260,7 @@ def output_layouts(graph: Graph) -> list[str | None]:
     """The layout each model output is in (the layout pass records it, as
     ``target_output_layouts``: a value's tag alone cannot say after an identity permute
     was removed)."""
-    recorded = graph.meta.get("target_output_layouts")
+    recorded = graph.layouts.target_outputs
     if recorded and len(recorded) == len(graph.outputs):
         return list(recorded)
     return [v.layout for v in graph.outputs]

@@ -209,7 +209,7 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
         opt = with_float32_betas(opt)
     if float32_hyperparameters:
         opt = with_float32_hyperparameters(opt)
-    if md.graph.meta.get("custom_step"):
+    if md.graph.from_keras.custom_step:
         return run_custom_step(result, md, generated, kmodel, tmodel, opt, steps)
     if opt is not config.optimizer or not getattr(kmodel, "compiled", False):
         keras.config.set_floatx("float64")  # the loss computes in float64 too

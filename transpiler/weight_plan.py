@@ -83,7 +83,7 @@ def record_keras_printed_layers(graph: Graph) -> Graph:
     plan.keras_layers = out
     plan.layer_attributes = layer_attributes(graph)
     plan.subclass = is_subclass(graph)
-    for block in (graph.meta.get("keras_blocks") or {}).get("graphs", {}).values():
+    for block in (plan.keras_blocks.graphs if plan.keras_blocks else {}).values():
         if block.weight_plan.layer_attributes is None:  # (a block's own layers: printers/keras/subclass)
             record_keras_printed_layers(block)
     return graph

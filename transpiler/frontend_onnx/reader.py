@@ -265,9 +265,8 @@ def read_onnx(path: str) -> Program:
     program, batch_blocked = _read(path, og, plain=False)
     if batch_blocked:
         plain, _ = _read(path, og, plain=True)
-        if not plain.models[0].graph.meta.get("unsupported") or not program.models[0].graph.meta.get(
-                "unsupported") or len(plain.models[0].graph.meta["unsupported"]) <= len(
-                program.models[0].graph.meta["unsupported"]):
+        if not plain.models[0].graph.unsupported or not program.models[0].graph.unsupported or \
+                len(plain.models[0].graph.unsupported) <= len(program.models[0].graph.unsupported):
             return plain
     return program
 
@@ -337,7 +336,6 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
         except _Blocked:
             ctx.failed.update(node.outputs)
     graph.outputs = [ctx.values[o] for o in og.outputs if o in ctx.values]
-    graph.meta.update(input_names=[v.var for v in graph.inputs])
     graph.origin = ModelOrigin(label="ONNX model", input_shapes=[tuple(v.shape) for v in graph.inputs],
                                weights_given=True, producer=og.producer, opset=og.opset,
                                output_types=[t for o, t in zip(og.outputs, og.output_types) if o in ctx.values])
@@ -354,7 +352,7 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
             program.stub(ctx._span(node), f"node {node.name or node.outputs[0]!r}: {message}")
         if missing and not problems:
             program.stub(None, f"graph outputs {missing} are not computed by the converted nodes")
-        graph.meta["unsupported"] = [(ctx._span(n), f"node {n.name or n.outputs[0]!r}: {m}") for n, m in problems] or \
+        graph.unsupported = [(ctx._span(n), f"node {n.name or n.outputs[0]!r}: {m}") for n, m in problems] or \
             [(None, f"graph outputs {missing} are not computed")]
         return program, batch_blocked
     graph.drop_unread()

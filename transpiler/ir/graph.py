@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the translation path never needs numpy itself
     import numpy as np
 
 from transpiler.ir import ops as ops_table
+from transpiler.ir.reader_facts import GraphLayouts, KerasModelFacts, TorchModelFacts, TorchNodeFacts
 from transpiler.ir.state_plan import WeightPlan
 
 
@@ -103,6 +104,8 @@ class Node:
     param_transforms: dict[str, list] = field(default_factory=dict)
     #: the source layer this node is a call of (None: a tensor operation, not a layer)
     layer: LayerRef | None = field(default=None, repr=False)
+    #: what the torch reader recorded about the module it was read from (state_dict keys, inits)
+    from_torch: TorchNodeFacts = field(default_factory=TorchNodeFacts, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":
@@ -112,12 +115,6 @@ class Node:
         ins = ", ".join(v.name for v in self.inputs)
         outs = ", ".join(v.name for v in self.outputs)
         return f"<{outs} = {self.op}[{self.name}]({ins})>"
-
-
-#: the meta a node inserted before another (``add_node(before=...)``) takes from it: a pad a
-#: pass splits off a convolution belongs to the same call of a block (``block_call``, which
-#: printers/keras/subclass prints as one call of the block's class)
-INHERITED_META = ("block_call",)
 
 
 @dataclass
@@ -151,6 +148,15 @@ class Graph:
     meta: dict[str, Any] = field(default_factory=dict)
     #: where the model was read from (the source framework's input shapes, a model file's facts)
     origin: ModelOrigin = field(default_factory=ModelOrigin)
+    #: ``(span, message)`` of what the target cannot express (an ONNX node not read, an op the Keras
+    #: selection pass refuses): the printer stubs the whole model
+    unsupported: list[tuple[Span | None, str]] = field(default_factory=list)
+    #: the layouts the layout pass gave its inputs and outputs (ir/passes/layout_pass.py)
+    layouts: GraphLayouts = field(default_factory=GraphLayouts)
+    #: what the Keras reader found about the model (for the torch printers)
+    from_keras: KerasModelFacts = field(default_factory=KerasModelFacts)
+    #: what the torch reader found about the model (for the Keras printers and the weights)
+    from_torch: TorchModelFacts = field(default_factory=TorchModelFacts)
     #: how checkpoint tensors map to the layers (ir/state_plan.py), computed by the driver
     weight_plan: WeightPlan = field(default_factory=WeightPlan, repr=False)
     #: its ``forward`` takes ``return_logits`` with no final activation to skip: the training
@@ -195,9 +201,9 @@ class Graph:
             self.nodes.append(node)
         else:
             self.nodes.insert(self.nodes.index(before), node)
-            for key in INHERITED_META:  # (a node a pass splits off another stays where that one was)
-                if key in before.meta:
-                    node.meta[key] = before.meta[key]
+            # (a node a pass splits off another stays where that one was: a pad split off a
+            # convolution belongs to the same call of a block, printers/keras/subclass.py)
+            node.from_torch.block_call = before.from_torch.block_call
         return node
 
     # -- queries ------------------------------------------------------------------

@@ -222,7 +222,7 @@ def build_structure(graph: Graph) -> Structure:
     key = (len(graph.nodes), [id(n) for n in graph.nodes], dict(graph.meta.get("logits_outputs", {})))
     if cached is not None and cached[0] == key:
         return cached[1]
-    root: ModuleScope | None = graph.meta.get("root_scope")
+    root: ModuleScope | None = graph.from_keras.root_scope
     chains = _complete_chains(graph, root)
     scopes, invalid = _settle_scopes(graph, chains, root)
 

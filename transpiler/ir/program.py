@@ -7,6 +7,7 @@ from typing import Any
 
 from transpiler.ir.graph import Graph, Span
 from transpiler.ir.layout import Layout
+from transpiler.ir.reader_facts import KerasProgramFacts, TorchProgramFacts
 from transpiler.ir.source_file import NodeId
 
 
@@ -58,8 +59,8 @@ def output_perm(md: ModelDef | None, index: int) -> tuple | None:
     """The permutation that gives a Keras output the layout the torch model returned it in."""
     if md is None:
         return None
-    src = md.graph.meta.get("output_layouts")
-    dst = md.graph.meta.get("target_output_layouts")
+    src = md.graph.layouts.outputs
+    dst = md.graph.layouts.target_outputs
     if not src or not dst or index >= len(src) or src[index] == dst[index] or not src[index] or not dst[index]:
         return None
     return Layout(dst[index], src[index]).perm
@@ -119,6 +120,15 @@ class Program:
     #: the module level's names and classes (filled by the torch reader; the printers of a Keras
     #: program read none of it)
     scope: ModuleNames = field(default_factory=ModuleNames)
+
+    #: what the Keras reader found about the script (for the torch printers)
+    from_keras: KerasProgramFacts = field(default_factory=KerasProgramFacts)
+    #: what the torch reader found about the script (for the Keras printers)
+    from_torch: TorchProgramFacts = field(default_factory=TorchProgramFacts)
+    #: ``model.load_weights(path)`` of the source joined to the weights file written beside the
+    #: output (translate.py), and whether the torch printer placed its load in the script
+    load_weights: dict | None = None
+    load_weights_placed: bool = False
 
     def _add(self, diag: Diagnostic) -> Diagnostic:
         for old in self.diagnostics:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from transpiler.ir.transforms import Transform
 
 if TYPE_CHECKING:
-    from transpiler.ir.graph import Node
+    from transpiler.ir.graph import Graph, Node
 
 
 @dataclass(eq=False)
@@ -86,6 +86,21 @@ class KerasLayer:
 
 
 @dataclass
+class KerasBlocks:
+    """Where the layers of the block calls live in a printed Keras subclass that holds blocks of
+    their own classes (printers/keras/subclass.py ``record_blocks``; the weights code reads it:
+    ``model.res1.conv1_conv2d`` holds the node ``res1_conv1_conv2d``)."""
+
+    #: node name → (the block's attribute, the block graph's node name)
+    nodes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the block's attribute → its graph
+    graphs: dict[str, Graph] = field(default_factory=dict)
+    #: ``__init__``'s order of the model's own layers (``("layer", node name)``) and blocks
+    #: (``("block", attribute, class)``)
+    order: list[tuple] = field(default_factory=list)
+
+
+@dataclass
 class WeightPlan:
     """``Graph.weight_plan``: see the module docstring. A field is None until computed."""
 
@@ -94,3 +109,5 @@ class WeightPlan:
     keras_layers: dict[str, KerasLayer] | None = None
     layer_attributes: dict[str, str] | None = None
     subclass: bool = False
+    #: the printed Keras subclass holds blocks of their own classes (None: it holds none)
+    keras_blocks: KerasBlocks | None = None

@@ -342,7 +342,7 @@ class OwnMethod:
 
 @dataclass
 class OwnStep:
-    """A model's own training step (``graph.meta["own_step"]``): its methods in the class's
+    """A model's own training step (``graph.from_torch.own_step``): its methods in the class's
     order and its mean trackers (attribute → the tracker's constructor arguments as written:
     ``name="loss"``). ``recognised``: the script's helper names these methods used, for the
     reader to drop the helpers (syntax nodes, taken out by the reader before printing)."""

@@ -37,7 +37,7 @@ def _header(program: Program, target: str) -> list[str]:
 
 
 def _stub(program: Program, md: ModelDef) -> list[str]:
-    problems = md.graph.meta.get("unsupported") or []
+    problems = md.graph.unsupported or []
     lines = ["", "", "def build_model():"]
     lines.append(code.docstring_lines([f"The model of {os.path.basename(program.path)}: not translated (see below)."], "    "))
     for span, message in problems:
@@ -55,7 +55,7 @@ def print_torch_model(program: Program) -> str:
 
     md = program.models[0]
     out = _header(program, "PyTorch")
-    if md.graph.meta.get("unsupported"):
+    if md.graph.unsupported:
         out += ["", "import torch", "from torch import nn"] + _stub(program, md)
         return format_python("\n".join(out) + "\n")
     printed = print_model_class(md, os.path.basename(program.path))
@@ -83,7 +83,7 @@ def print_keras_model(program: Program) -> str:
 
     md = program.models[0]
     out = _header(program, "Keras")
-    if md.graph.meta.get("unsupported"):
+    if md.graph.unsupported:
         out += ["", "import keras"] + _stub(program, md)
         return format_python("\n".join(out) + "\n")
     keras_ops.clear_auto_names(md.graph)

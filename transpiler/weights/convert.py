@@ -21,7 +21,7 @@ from transpiler.ir.naming import keras_auto_name
 from transpiler.ir import ops as ops_table
 from transpiler.ir import sizes
 from transpiler.ir.params import expected_shapes, param_names, source_op
-from transpiler.ir.state_plan import KerasLayer
+from transpiler.ir.state_plan import KerasBlocks, KerasLayer
 from transpiler.weights.errors import CheckpointError
 from transpiler.weights.keras_files import (WRAPPER_SUBPATHS, CheckpointLayer, KerasCheckpoint, KerasLayerOut,
                                             layer_keys, weights_paths, write_keras_weights)
@@ -317,9 +317,9 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
     """A torch state_dict for the generated module → a Keras 3 ``.weights.h5`` that the
     source model's ``load_weights`` accepts."""
     report = ConversionReport(ckpt_path, out_path, graph.name)
-    if graph.meta.get("user_classes"):
+    if graph.from_keras.user_classes:
         raise CheckpointError(
-            f"{ckpt_path}: writing Keras weights for a subclassed model ({', '.join(graph.meta['user_classes'])}) "
+            f"{ckpt_path}: writing Keras weights for a subclassed model ({', '.join(graph.from_keras.user_classes)}) "
             "is not supported yet: Keras stores its layers under attribute paths this writer does not "
             "reproduce; load the torch weights into the Keras model layer by layer instead")
     state = read_torch_state(ckpt_path) if state is None else state
@@ -393,7 +393,7 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
     report = ConversionReport(ckpt_path, out_path, graph.name)
     state = read_torch_state(ckpt_path) if state is None else state
     torch_source.check_state(graph, state, ckpt_path)
-    composed = graph.meta.get("composed")
+    composed = graph.from_torch.composed
     containers: list[str] = []
     if composed:  # (frontend_ast/torch/parts) each submodule a Layer under its attribute
         parts = composed["parts"]
@@ -406,7 +406,7 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
             layers += part_layers
             groups += [f"{prefix}/{attributes[layer.name]}" for layer in part_layers]
             containers.append(prefix)
-    elif graph.meta.get("keras_blocks"):  # (a subclass holding blocks of their own classes)
+    elif graph.weight_plan.keras_blocks:  # (a subclass holding blocks of their own classes)
         layers, groups, containers = _block_layers_out(graph, torch_source.keras_weights(graph, state), top=True)
     else:
         layers, groups = _keras_layers_out(graph, torch_source.keras_weights(graph, state),
@@ -453,7 +453,7 @@ def _keras_layers_out(graph: Graph, weights: dict, subclass: bool) -> tuple[list
 
 
 def _block_layers_out(graph: Graph, weights: dict, top: bool) -> tuple[list, list[str], list[str]]:
-    """The layers of a subclass holding blocks (``graph.meta["keras_blocks"]``, printers/keras/
+    """The layers of a subclass holding blocks (``graph.weight_plan.keras_blocks``, printers/keras/
     subclass), with their groups in the file and the blocks' groups (``containers``). A
     ``keras.Model`` (``top``) saves its layers by Keras' rule for subclasses (``weights_paths``:
     the layers and blocks in ``__init__``'s order, keyed by class); a block (a ``layers.Layer``)
@@ -461,16 +461,16 @@ def _block_layers_out(graph: Graph, weights: dict, top: bool) -> tuple[list, lis
     from transpiler.weights.torch_source import printed_attributes
 
     attributes = printed_attributes(graph)
-    blocks = graph.meta.get("keras_blocks") or {"order": [("layer", n) for n in attributes]}
+    blocks = graph.weight_plan.keras_blocks or KerasBlocks(order=[("layer", n) for n in attributes])
     own, _ = _keras_layers_out(graph, weights, True)
     own_by_name = {layer.name: layer for layer in own}
     entries = []  # (attribute, what Keras keys it by, the layers and groups inside)
-    for entry in blocks["order"]:
+    for entry in blocks.order:
         if entry[0] == "block":
             attr, cls = entry[1], entry[2]
-            child = blocks["graphs"][attr]
-            mapped = {blocks["nodes"][name][1]: arrays for name, arrays in weights.items()
-                      if name in blocks["nodes"] and blocks["nodes"][name][0] == attr}
+            child = blocks.graphs[attr]
+            mapped = {blocks.nodes[name][1]: arrays for name, arrays in weights.items()
+                      if name in blocks.nodes and blocks.nodes[name][0] == attr}
             entries.append((attr, KerasLayerOut(cls, attr, "", []), _block_layers_out(child, mapped, top=False)))
         elif entry[1] in own_by_name:
             layer = own_by_name[entry[1]]

@@ -57,16 +57,16 @@ def keras_layer(model, graph: Graph, name: str):
     ``name``: ``model.get_layer(name)``, or in a model built of its submodules (``composed``,
     frontend_ast/torch/parts) the part's layer (``model.encoder.dense_proj`` for the node
     ``encoder_dense_proj``)."""
-    for attr, part in graph.meta.get("composed", {}).get("parts", ()):
+    for attr, part in graph.from_torch.composed.get("parts", ()):
         if name.startswith(attr + "_"):
             attributes = printed_attributes(part)
             local = name[len(attr) + 1:]
             if local in attributes:
                 return getattr(getattr(model, attr), attributes[local])
-    blocks = graph.meta.get("keras_blocks") or {}
-    if name in blocks.get("nodes", ()):  # a layer of a block the subclass holds (``model.res1``)
-        attr, inner = blocks["nodes"][name]
-        return keras_layer(getattr(model, attr), blocks["graphs"][attr], inner)
+    blocks = graph.weight_plan.keras_blocks
+    if blocks is not None and name in blocks.nodes:  # a layer of a block the subclass holds (``model.res1``)
+        attr, inner = blocks.nodes[name]
+        return keras_layer(getattr(model, attr), blocks.graphs[attr], inner)
     if not hasattr(model, "get_layer"):  # a ``layers.Layer`` subclass (a block): its layers are attributes
         return getattr(model, printed_attributes(graph)[name])
     return model.get_layer(name)

@@ -106,7 +106,7 @@ def record_tfds_load(program, span, args: list, kwargs: dict) -> None:
     """``tensorflow_datasets.load(name, ...)``: the dataset's name (when it is known statically)
     for the printer, which says what the target framework offers for it in the stub."""
     name = args[0] if args else kwargs.get("name")
-    program.meta.setdefault("tfds_loads", []).append((span, name if isinstance(name, str) else None))
+    program.from_keras.tfds_loads.append((span, name if isinstance(name, str) else None))
 
 
 #: Keras layers whose adapt() the runtime computes: class → the runtime's function
@@ -132,7 +132,7 @@ def record_adapt(fe, layer, node) -> bool:
     if data is None or len(node.args) != 1:
         return False  # adapt(data, batch_size=..., steps=...): Keras 2's arguments
     layer.adapt_key = layer.keras_name
-    fe.program.meta.setdefault("adapted_layers", []).append(layer.keras_name)
+    fe.program.from_keras.adapted_layers.append(layer.keras_name)
     args = f"{layer.keras_name!r}, {cst.Module([]).code_for_node(data)}, axis={tuple(spec_attrs.get('axis', (-1,)))!r}"
     span = fe._span(node)
     stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
@@ -176,7 +176,7 @@ def record_layer_weights(fe, layer, name: str, node) -> bool:
         config = ("layer_built", T.Code(code_of(node)))
     elif len(node.args) == 1 and len(positional) == 1:
         layer.adapt_key = layer.keras_name
-        fe.program.meta.setdefault("adapted_layers", []).append(layer.keras_name)
+        fe.program.from_keras.adapted_layers.append(layer.keras_name)
         config = ("set_layer_weights", T.Code(f"{layer.keras_name!r}, {code_of(positional[0].value)}, {kind!r}"))
     else:
         return False

@@ -827,7 +827,7 @@ def _api_tfds_load(fe, func, args, kwargs, node, span):
 
 
 def _api_no_effect(fe, func, args, kwargs, node, span):
-    fe.program.meta.setdefault("no_effect_calls", []).append((span, func.name))
+    fe.program.from_keras.no_effect_calls.append((span, func.name))
     if func.name == "keras.backend.clear_session":
         fe.uids = {}  # Keras names the layers made after it afresh (dense, dense_1, ...)
     return None

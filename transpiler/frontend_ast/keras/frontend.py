@@ -157,7 +157,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
                                                     self._line(span))
                         else:
                             self.program.stub(span, f"{stmt.name.value}: {exc}", self._line(span))
-                        self.program.meta.setdefault("failures", {})[stmt.name.value] = span
+                        self.program.from_keras.failures[stmt.name.value] = span
                     continue
                 finally:
                     self.probing = False
@@ -193,11 +193,11 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         for statement in self.program.training:
             statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
         self._finish_wrappers()  # (wrappers.py: the models each wrapper holds)
-        self.program.meta["keras_names"] = sorted(
+        self.program.from_keras.keras_names = sorted(
             name for name, value in self.globals.vars.items()
             if is_keras_binding(value) or type(value) is LayerObj)  # (a layer: its statement goes with its model)
-        self.program.meta["untranslated"] = list(self.untranslated)
-        self.program.meta["inlined_helpers"] = sorted(self.inlined_helpers - set(builders))
+        self.program.from_keras.untranslated = list(self.untranslated)
+        self.program.from_keras.inlined_helpers = sorted(self.inlined_helpers - set(builders))
         return self.program
 
     def _definitions_pass(self) -> None:
@@ -279,7 +279,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         drop = {sid for sid, (names, objs) in self.module_layers.items()
                 if all(id(o) in held for o in objs) and not names & named}
         if drop:
-            self.program.meta["builder_layer_statements"] = drop
+            self.program.from_keras.builder_layer_statements = drop
 
     def _replay_module_layer_stmt(self, stmt: cst.CSTNode) -> None:
         """What a statement run by ``_bind_module_layers`` recorded, at its place in the script."""
@@ -781,9 +781,9 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         graph.inputs = in_vals
         graph.outputs = out_vals
         graph.nodes = [n for n in self.scratch.nodes if id(n) in needed]
-        graph.meta["base_scopes"] = tuple(self.module_stack)  # the scopes around where it was built
+        graph.from_keras.base_scopes = tuple(self.module_stack)  # the scopes around where it was built
         if isinstance(outputs, dict) and all(isinstance(t, TensorVal) for t in outputs.values()):
-            graph.meta["output_keys"] = list(outputs)  # Keras returns a dict keyed like this
+            graph.from_keras.output_keys = list(outputs)  # Keras returns a dict keyed like this
         return self._own_graph(graph, span)  # (shared_models.py)
 
     def _model_graph(self, model: ModelObj, node=None) -> Graph:
@@ -845,12 +845,12 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         used |= {node.attrs["class_name"] for node in graph.nodes if node.op == "opaque_layer"}
         self._report_opaque(graph)
         if used:
-            graph.meta["user_classes"] = sorted(used)
-            self.program.meta.setdefault("translated_classes", set()).update(used)
+            graph.from_keras.user_classes = sorted(used)
+            self.program.from_keras.translated_classes.update(used)
         if model.user is not None:
             # the user's own class name: the generated module takes the subclass's place
             class_name = model.user.cls.node.name.value
-            self.program.meta.setdefault("translated_classes", set()).add(class_name)
+            self.program.from_keras.translated_classes.add(class_name)
         else:
             class_name = self._unique_class_name(class_name)
         for node in graph.nodes:
@@ -861,7 +861,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
                 layer.scope = owner.path
         self._name_nodes(graph)
         if model.user is not None:
-            graph.meta["root_scope"] = model.user.scope
+            graph.from_keras.root_scope = model.user.scope
             for hook in ("predict_step", "compute_metrics", "compile"):
                 fn = model.user.cls.method(hook)
                 if fn is not None:  # Keras calls these from fit/evaluate/predict: not translated
@@ -871,10 +871,10 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
             step = _custom_step(model.user)
             if step:
                 step["spans"] = {name: self._span(fn) for name, fn in step.pop("nodes").items()}
-                graph.meta["custom_step"] = step
+                graph.from_keras.custom_step = step
         if model.kind == "sequential" and all(isinstance(layer, LayerObj) for layer in model.layers):
-            graph.meta["keras_layers"] = [layer.keras_name for layer in model.layers]  # model.layers, in order
-        _local_names(graph, graph.meta.get("root_scope"))
+            graph.from_keras.keras_layers = [layer.keras_name for layer in model.layers]  # model.layers, in order
+        _local_names(graph, graph.from_keras.root_scope)
         self._attach_comments(graph)
         args = {**runtime_sizes_of(graph), **args}  # the sizes the program computes: constructor arguments
         md = ModelDef(graph=graph, class_name=class_name, builder=builder, builder_args=args,

@@ -59,7 +59,7 @@ class KerasGraphNames:
         the helper's first layer, not to whatever layer the builder makes next.
         """
         entries = []  # (first line, last line, graph order, node or module scope)
-        root = graph.meta.get("root_scope")
+        root = graph.from_keras.root_scope
         scopes_seen: set[int] = set()
         for i, node in enumerate(graph.nodes):
             owner = node.meta.get("fused_into", node)
@@ -78,7 +78,7 @@ class KerasGraphNames:
             return
         entries.sort(key=lambda e: (e[0], e[2]))
         last_line = max(e[1] for e in entries)
-        used = self.program.meta.setdefault("used_comments", set())
+        used = self.program.from_keras.used_comments
         for line, (text, full) in sorted(self.comments.items()):
             if line in used or line > last_line:
                 continue

@@ -33,7 +33,7 @@ class KerasRecovery:
         self.program.model_stub(span, name, f"{name}: {exc}", self._line(span))
         if builder is not None:
             self.failed_builders.add(builder)
-            self.program.meta.setdefault("failures", {})[builder] = span
+            self.program.from_keras.failures[builder] = span
 
         def on_model(statement) -> bool:
             obj = self.training_models.get(id(statement))

@@ -87,7 +87,8 @@ def _copied_graph(graph: Graph) -> Graph:
     for node in graph.nodes:
         copy = replace(node, inputs=[value(v) for v in node.inputs], outputs=[value(v) for v in node.outputs],
                        attrs=dict(node.attrs), params=dict(node.params), comments=list(node.comments),
-                       meta=dict(node.meta), param_transforms=dict(node.param_transforms))
+                       meta=dict(node.meta), param_transforms=dict(node.param_transforms),
+                       from_torch=replace(node.from_torch))
         for v in copy.outputs:
             v.producer = copy
         nodes[id(node)] = copy
@@ -99,4 +100,5 @@ def _copied_graph(graph: Graph) -> Graph:
     out.outputs = [value(v) for v in graph.outputs]
     out.nodes = [nodes[id(n)] for n in graph.nodes]
     out.meta = dict(graph.meta)
+    out.from_keras = replace(graph.from_keras)
     return out

@@ -46,7 +46,7 @@ def mark_returned_compiles(program, module: cst.Module, span_of) -> None:
     """Give each compile statement inside a module-level function that returns the
     compiled model (and reads none of the function's own names besides it) the function's
     name as its ``builder``, and record which variables hold such a function's result
-    (``program.meta["compiled_by"]``: variable -> function). ``span_of`` maps a CST node
+    (``program.from_keras.compiled_by``: variable -> function). ``span_of`` maps a CST node
     to its Span."""
     functions = []
     for stmt in module.body:
@@ -73,7 +73,7 @@ def mark_returned_compiles(program, module: cst.Module, span_of) -> None:
             continue
         ts.builder = fn.name.value
         marked.add(fn.name.value)
-    compiled_by = program.meta.setdefault("compiled_by", {})
+    compiled_by = program.from_keras.compiled_by
     for assign in nodes_of(module, cst.Assign):
         value = assign.value
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in marked \

@@ -66,7 +66,7 @@ class KerasSubclasses(KerasOpaqueLayers):
                     not isinstance(base, ApiRef) or base.kind == "callback_base"):  # a training callback
                 ref = keras_training.CallbackClass(stmt.name.value, stmt, base if isinstance(
                     base, keras_training.CallbackClass) else None)
-                self.program.meta.setdefault("callback_classes", []).append(stmt.name.value)
+                self.program.from_keras.callback_classes.append(stmt.name.value)
                 return ref
             if ref is not None:
                 self.user_classes[stmt.name.value] = ref
@@ -329,7 +329,7 @@ class KerasSubclasses(KerasOpaqueLayers):
                 # the model's own sub-modules (a custom layer in it) run again, as calls of theirs
                 inner = []
                 chain_ = tuple(node.meta.get("scopes", ()))
-                base = graph.meta.get("base_scopes", ())
+                base = graph.from_keras.base_scopes
                 chain_ = chain_[len(base):] if chain_[:len(base)] == base else chain_
                 around = {id(sc) for sc, _c in self.module_stack}
                 for s_, c_ in chain_:

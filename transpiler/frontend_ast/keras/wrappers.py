@@ -7,8 +7,8 @@ is a trainer class shared by several models (constructed at more than one place)
 ``compile``/``fit``/``evaluate`` calls are recorded as training statements of the instance,
 and the class is left to the printer, which translates its source (printers/torch/
 wrapper_class.py). What the interpreter learns from ``__init__`` and ``compile()`` (the
-optimizer, loss and tracker objects it stores) goes with it in ``program.meta
-["wrapper_classes"]``.
+optimizer, loss and tracker objects it stores) goes with it in
+``program.from_keras.wrapper_classes``.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class KerasWrappers:
         receiver = cst.Module([]).code_for_node(node.func.value) if isinstance(node.func, cst.Attribute) else ""
         info = self._wrapper_info(model)
         info["instances"] = sorted(set(info["instances"]) | {receiver})
-        self.program.meta.setdefault("wrapper_instances", {})[receiver] = cls.node.name.value
+        self.program.from_keras.wrapper_instances[receiver] = cls.node.name.value
         if method != "compile":
             return self._training_call(model, method, args, kwargs, node)
         if cls.method("compile") is not None:  # the class's own compile(): what it stores
@@ -103,7 +103,7 @@ class KerasWrappers:
     def _wrapper_info(self, model: ModelObj) -> dict:
         user = model.user
         name = user.cls.node.name.value
-        classes = self.program.meta.setdefault("wrapper_classes", {})
+        classes = self.program.from_keras.wrapper_classes
         if name not in classes:
             step = _custom_step(user) or {}
             classes[name] = {"instances": [], "span": self._span(user.cls.node),
@@ -120,7 +120,7 @@ class KerasWrappers:
         mark_returned_compiles(self.program, self.module, self._span)
         for name, held in getattr(self, "_wrapper_held", {}).items():
             mds = [self._model_def_of(obj) for obj in held]
-            self.program.meta["wrapper_classes"][name]["held"] = sorted({md.class_name for md in mds if md})
+            self.program.from_keras.wrapper_classes[name]["held"] = sorted({md.class_name for md in mds if md})
 
     def _wrapper_attrs(self, user, info: dict) -> None:
         """The optimizer and loss objects the instance's ``__init__``/``compile()`` stored."""

@@ -134,7 +134,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for stmt in self.module.body:
             self._bind_toplevel(stmt)
         self.cur_span: Span | None = None
-        self.program.meta["stubbed_models"] = []
+        self.program.from_torch.stubbed_models = []
         for name, mod, builder, args, var in self._find_models():
             try:
                 self._build_model(name, mod, builder, args, var)
@@ -148,15 +148,15 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                     # the program; its class is the marked stub, with the reason)
                     reason = str(exc) if str(exc).startswith("built for") else \
                         f"built for its constructor's sizes, {exc} ({span})"
-                    self.program.meta.setdefault("unbuilt_classes", {})[name] = reason
+                    self.program.from_torch.unbuilt_classes[name] = reason
                     continue
                 self._stub_model(name, builder, str(exc), span)
         self.program.class_builders = class_builders(self)
         if prepare is not None:
             prepare(self.program)
         self._report_unsupported_statements()
-        local = self.program.meta.get("local_torch_bindings", set())  # (torch imports in functions)
-        self.program.meta["torch_bindings"] = self._torch_names() | local
+        local = self.program.from_torch.local_torch_bindings  # (torch imports in functions)
+        self.program.from_torch.torch_bindings = self._torch_names() | local
         self.program.scope = module_names(self)
         return self.program
 
@@ -182,7 +182,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         self.program.model_stub(span, builder or name, f"{name}: {message}", line)
         if builder:
             self.stubbed_builders.add(builder)
-        self.program.meta["stubbed_models"].append({"name": name, "builder": builder, "message": message,
+        self.program.from_torch.stubbed_models.append({"name": name, "builder": builder, "message": message,
                                                     "span": span, "line": line})
 
     def _bind_toplevel(self, stmt: cst.CSTNode) -> None:
@@ -334,7 +334,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         (every one, in a library file), built with its defaults or for its constructor's sizes."""
         nested: set[str] = set()
         candidates = []
-        stubbed = {m["name"] for m in self.program.meta["stubbed_models"]}
+        stubbed = {m["name"] for m in self.program.from_torch.stubbed_models}
         for name, cls in self.classes.items():
             if not cls.is_module or name in stubbed:  # (the program builds it from run-time values: stubbed)
                 continue
@@ -347,14 +347,14 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             try:
                 mod = self._instantiate(cls, [], dict(args or {}), cls.node)
             except (FrontendError, Unsupported, TypeError, KeyError, ValueError, IndexError) as exc:
-                self.program.meta.setdefault("unbuilt_classes", {})[name] = lazy_inputs.unbuilt_reason(cls, exc)
+                self.program.from_torch.unbuilt_classes[name] = lazy_inputs.unbuilt_reason(cls, exc)
                 continue
             for _, child in _walk(mod):
                 if child is not mod and child.kind == "user":
                     nested.add(child.cls.node.name.value)
             candidates.append((name, mod, args or {}))
         # (classes another one nests: Keras layers.Layer subclasses, the others keras.Model ones)
-        self.program.meta["nested_classes"] = sorted(nested)
+        self.program.from_torch.nested_classes = sorted(nested)
         if lazy_inputs.is_library(self.module):  # (each class of a library file is the other files' to use)
             nested = set()
         return [(name, mod, None, args, None) for name, mod, args in candidates if name not in nested]
@@ -369,7 +369,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             return
         if len(args) + len(kwargs) != len(call.args):
             return  # (``*args``: not recorded)
-        self.program.meta.setdefault("class_call_args", {}).setdefault(call.func.value, (args, kwargs))
+        self.program.from_torch.class_call_args.setdefault(call.func.value, (args, kwargs))
 
     # -- model graphs ------------------------------------------------------------------
     def _input_specs(self, forward: cst.FunctionDef, span: Span, cls: ClassRef | None = None,
@@ -385,7 +385,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         elif isinstance(shape, (tuple, list)) and shape and all(isinstance(s, (tuple, list)) for s in shape):
             shapes = [tuple(s) for s in shape]
         elif mod is not None and mod.kind == "user" and \
-                mod.cls_name in self.program.meta.get("placeholder_params", {}):
+                mod.cls_name in self.program.from_torch.placeholder_params:
             shapes = []  # (built for placeholder sizes: no literal of the program is its data)
         else:
             data = self._pick_data_shape(mod) if mod is not None else self._literal_data_shapes()[:1]
@@ -397,7 +397,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         if (not shapes or len(shapes) < n_inputs) and mod is not None and mod.kind == "user" and n_inputs > 1:
             implied = lazy_inputs.inputs_by_parameter(mod, forward, names)
             if implied is not None:  # (each input: what the layer it is first handed implies)
-                self.program.meta.setdefault("lazy_inputs", {})[self.graph.name] = (
+                self.program.from_torch.lazy_inputs[self.graph.name] = (
                     " and ".join(f"{n} {lazy_inputs.describe(s, d)}" for n, (s, d, _) in zip(names, implied)),
                     f"the first layers they are handed ({', '.join(w for _, _, w in implied)}) imply")
                 return [(s, d) for s, d, _ in implied]
@@ -567,7 +567,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             v.var = pname
             graph.inputs.append(v)
             inputs.append(Tensor(v))
-        lazy = self.program.meta.get("lazy_inputs", {}).get(graph.name)
+        lazy = self.program.from_torch.lazy_inputs.get(graph.name)
         try:
             out = self._call_module(mod, inputs, {}, mod.span)
         except TypeError as exc:  # (a size of an unknown axis used where a number is needed)
@@ -580,7 +580,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
         graph.outputs = [o.value for o in outs]
-        self._finish_graph(graph, mod, params)
+        self._finish_graph(graph, mod)
         self._attach_comments(graph)
         graph.lint()
         md = ModelDef(graph, graph.name, builder=builder, builder_args=args, var=var)
@@ -601,8 +601,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         if lazy is not None:  # (translated without a known input shape: an assumption, reported)
             described, why = lazy
             if mod.kind == "user" and builder is None:  # a Keras subclass building on its first call
-                graph.meta["lazy_class"] = described
-                graph.meta["child_blocks"] = lazy_inputs.child_blocks(mod)
+                graph.from_torch.lazy_class = described
+                graph.from_torch.child_blocks = lazy_inputs.child_blocks(mod)
             self.program.warn(self._span(mod.cls.node) if mod.kind == "user" else mod.span,
                               f"{graph.name}: no input shape in this file; translated for inputs "
                               f"{described} as {why}, the sizes named by letters unknown (the Keras "
@@ -633,17 +633,17 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 span = self._span(stmt)
                 message = (f"{m.cls_name}.{name} is not part of the Keras model (forward does not call it): "
                            "not translated")
-                failed = md.graph.meta.get("own_step_failed")
+                failed = md.graph.from_torch.own_step_failed
                 if m is mod and failed and name in ("train_step", "test_step", "metrics"):
                     message = f"{m.cls_name}.{name}: the model's own training step is not translated ({failed})"
                 self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
                 params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
                 unread.append((name, params, span, message))
-        md.graph.meta["unread_methods"] = unread
+        md.graph.from_torch.unread_methods = unread
 
     def _own_step(self, mod: Mod, md: ModelDef) -> set[str]:
         """The model's own ``train_step``/``test_step``/``metrics`` in Keras
-        (``graph.meta["own_step"]``, torch_own_step): the names of the methods translated;
+        (``graph.from_torch.own_step``, torch_own_step): the names of the methods translated;
         when they cannot be, the reason is kept (``own_step_failed``) and each stays a stub."""
         from transpiler.frontend_ast.torch import helpers as torch_helpers
         from transpiler.frontend_ast.torch import own_step as torch_own_step
@@ -657,11 +657,11 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             step = torch_own_step.read_own_step(mod.cls.node, torch_helpers.analyse(self.module), aliases,
                                                 children - set(parts), parts=set(parts))
         except (Unsupported, FrontendError) as exc:
-            md.graph.meta["own_step_failed"] = str(exc)
+            md.graph.from_torch.own_step_failed = str(exc)
             return set()
-        md.graph.meta["own_step"] = step
+        md.graph.from_torch.own_step = step
         if composed is not None:
-            md.graph.meta["composed"] = composed
+            md.graph.from_torch.composed = composed
         return set(step.names)
 
     def _parts(self, mod: Mod) -> tuple[list[str], dict | None]:
@@ -708,7 +708,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             if not all(isinstance(o, Tensor) for o in outs):
                 raise Unsupported(f"self.{attr} does not return tensors")
             graph.outputs = [o.value for o in outs]
-            self._finish_graph(graph, child, names[:len(values)])
+            self._finish_graph(graph, child)
             self._attach_comments(graph)
             graph.lint()
         finally:
@@ -716,7 +716,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             self.graph, self.names, self.layer_tokens = saved
         return graph
 
-    def _finish_graph(self, graph: Graph, mod: Mod, params: list[str]) -> None:
+    def _finish_graph(self, graph: Graph, mod: Mod) -> None:
         _merge_bidirectional_halves(graph)
         _simplify_rnns(graph)
         _prune(graph)
@@ -727,9 +727,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 raise FrontendError(f"{node.op}: a module's own parameter (no batch axis) broadcast against a "
                                     "channels-first feature map: its axes would need permuting for channels-last "
                                     "(not translated yet)", node.span)
-        graph.meta["torch_params"] = [(p.path, p.shape) for _, p in _walk_params(mod)]
-        graph.meta["torch_children"] = [key for key, _ in mod.children()]  # model.named_children()
-        graph.meta["input_names"] = params
+        graph.from_torch.torch_children = [key for key, _ in mod.children()]  # model.named_children()
         graph.origin.input_shapes = [tuple(v.shape) for v in graph.inputs]
 
     def _method_model(self, mod: Mod, method: str, values: list[Value]) -> ModelDef:
@@ -747,7 +745,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         if not all(isinstance(o, Tensor) for o in outs):
             raise Unsupported(f"{method} does not return tensors")
         graph.outputs = [o.value for o in outs]
-        self._finish_graph(graph, mod, names[:len(values)])
+        self._finish_graph(graph, mod)
         graph.lint()
         return ModelDef(graph, f"{mod.cls_name}.{method}")
 
@@ -817,7 +815,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             for ln in lines_at(self.root_span):
                 if ln in self.comments and ln not in used:
                     used.add(ln)
-                    graph.meta.setdefault("comments", []).append(self.comments[ln][0])
+                    graph.from_torch.comments.append(self.comments[ln][0])
         for node in graph.nodes:
             token = node.layer
             if token is not None:
@@ -829,7 +827,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         for line in sorted(last):
             attach(last[line], last[line].span)
         for node in graph.nodes:  # lines whose nodes a rewrite folded into this one
-            for span in node.meta.get("absorbed_spans", ()):
+            for span in node.from_torch.absorbed_spans:
                 attach(node, span)
 
     def _report_unsupported_statements(self) -> None:
@@ -849,7 +847,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             elif isinstance(stmt, cst.SimpleStatementLine) and all(
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
                 skip.add(self.source_file.sid(stmt))
-        self.program.meta["training_facts"] = read_training(self, skip)
+        self.program.from_torch.training_facts = read_training(self, skip)
 
 
 # ---------------------------------------------------------------------------------
@@ -885,7 +883,7 @@ def run_torch_frontend(source: str, path: str = "<string>", prepare=None) -> Tor
     frontend = TorchFrontend(source, path)
     frontend.run(prepare)
     built = {md.class_name for md in frontend.program.models} | \
-        {m["name"] for m in frontend.program.meta.get("stubbed_models", ())}  # (stubbed there: reported there)
+        {m["name"] for m in frontend.program.from_torch.stubbed_models}  # (stubbed there: reported there)
     unbuilt = frozenset(s.path for s in frontend.siblings if not (s.names & built) and not s.functions)
     if unbuilt:
         frontend = TorchFrontend(source, path, unbuilt)

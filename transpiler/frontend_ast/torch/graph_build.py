@@ -44,14 +44,14 @@ class TorchGraphBuilding:
         if mod is not None:
             if mod.inits and mod.layer is not None and op == mod.layer.op:
                 names = tm.KERAS_PARAM.get(op, {})
-                node.meta["param_inits"] = {names[k]: v for k, v in mod.inits.items() if k in names}
+                node.from_torch.param_inits = {names[k]: v for k, v in mod.inits.items() if k in names}
             # one token per Keras layer: nodes of a torch module called twice share it,
             # the layers a multi-layer nn.LSTM expands into do not
             node.layer = self.layer_tokens.setdefault(node.name, LayerToken(mod.span))
-            node.meta["torch_path"] = mod.path
+            node.from_torch.path = mod.path
             node.source_name = node.name
             if mod in self.frozen_bias_hh:
-                node.meta["bias_hh_frozen"] = True
+                node.from_torch.bias_hh_frozen = True
         node.meta["call_span"] = span
         try:
             infer_node(node)
@@ -79,7 +79,7 @@ class TorchGraphBuilding:
                 # subclass may call the block's own class there (printers/keras/subclass)
                 calls = self.block_calls = getattr(self, "block_calls", 0) + 1
                 for node in self.graph.nodes[start:]:
-                    node.meta["block_call"] = (mod.path, calls)
+                    node.from_torch.block_call = (mod.path, calls)
             return out
         if mod.kind == "sequential" or (mod.kind == "module_dict" and mod.cls_name == "Sequential"):
             x = args[0]
@@ -168,7 +168,7 @@ class TorchGraphBuilding:
         outs = self._add(layer.op, [step] + states, attrs, span, layer.op, n_out=3 if lstm else 2,
                          name=self._layer_name(mod), mod=mod)
         keys = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if attrs["use_bias"] else ())
-        outs[0].value.producer.meta["torch_keys"] = {f"{k}_l0": f"{mod.path}.{k}" if mod.path else k for k in keys}
+        outs[0].value.producer.from_torch.keys = {f"{k}_l0": f"{mod.path}.{k}" if mod.path else k for k in keys}
         return (outs[1], outs[2]) if lstm else outs[1]
 
     def _apply_attention(self, mod: Mod, args, kwargs, span: Span):
@@ -256,9 +256,9 @@ class TorchGraphBuilding:
                 raise Unsupported(f"nn.PReLU(num_parameters={n}) on a {x.shape} tensor is not supported")
         out = self._add(op, [x], attrs, span, op, name=name, mod=mod)
         if op == "embedding" and layer.extra.get("padding_idx") is not None:
-            out.value.producer.meta["padding_idx"] = layer.extra["padding_idx"]
+            out.value.producer.from_torch.padding_idx = layer.extra["padding_idx"]
         if op == "prelu":
-            out.value.producer.meta["alpha_init"] = layer.extra["init"]
+            out.value.producer.from_torch.alpha_init = layer.extra["init"]
         if op == "reshape":
             out.value.producer.meta["out_layout"] = self._reshape_layout(len(out.value.shape))
             infer_node(out.value.producer)
@@ -297,7 +297,7 @@ class TorchGraphBuilding:
                 if op == "lstm":
                     states_c.append(outs[2].value)
             node = outs[0].value.producer
-            node.meta["torch_layer_index"] = i
+            node.from_torch.layer_index = i
             x = outs[0].value
             if dropout and i < n_layers - 1:
                 x = self._add("dropout", [x], {"rate": dropout}, span, "dropout", name=f"{base}_dropout{i}").value
@@ -317,9 +317,7 @@ class TorchGraphBuilding:
         taken = {n.name for n in self.graph.nodes}
         while name in taken:
             name += "_"
-        out = self._add("transpose", [x], {"perm": (1, 0, 2)}, span, "transpose", name=name).value
-        out.producer.meta["time_major"] = True
-        return out
+        return self._add("transpose", [x], {"perm": (1, 0, 2)}, span, "transpose", name=name).value
 
     def _as_feature_map(self, op: str, x: Value) -> None:
         """torch's convolutions and pools read axis 1 as channels: a value they read is a

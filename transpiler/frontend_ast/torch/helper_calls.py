@@ -323,7 +323,7 @@ class HelperCalls:
     def evaluate_own_step(self, helper: Helper, node, bound, got):
         """``evaluate_test_step(model, x, y, ...)``: Keras' evaluate over the model's own test_step."""
         model = self._own_step_model(got)
-        if model is None or "test_step" not in model.md.graph.meta["own_step"].names:
+        if model is None or "test_step" not in model.md.graph.from_torch.own_step.names:
             return None
         return self._own_call(node, bound, model, "helper_evaluate", T.Evaluate(
             self._data(bound, "x"), self._data(bound, "y"), batch_size=self._static(bound, "batch_size", 32),
@@ -331,7 +331,7 @@ class HelperCalls:
 
     def _own_step_model(self, got):
         model = self._model(got)
-        return model if model is not None and model.md.graph.meta.get("own_step") else None
+        return model if model is not None and model.md.graph.from_torch.own_step else None
 
     def _own_call(self, node, bound, model, kind: str, config):
         from transpiler.frontend_ast.torch.reader_values import OTHER
@@ -348,7 +348,7 @@ class HelperCalls:
                 len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
             return False
         model = self.r.peek(target.value, self.r.cur_scope)
-        if not isinstance(model, ModelV) or model.md is None or not model.md.graph.meta.get("own_step"):
+        if not isinstance(model, ModelV) or model.md is None or not model.md.graph.from_torch.own_step:
             return False
         self.r.fact(stmt, "own_compile", {"model": _code(target.value)}, model=model.name)
         return True
@@ -442,7 +442,7 @@ class HelperCalls:
                 if isinstance(value, cst.Name) and loss is not None:  # a loss function kept in a variable
                     self.r.fact(value, "loss_object", loss)
         for md in self.r.program.models:  # the helpers the model's own steps used (torch_own_step)
-            own = md.graph.meta.get("own_step")
+            own = md.graph.from_torch.own_step
             if own is not None:  # (the Name nodes own_step saw: their stable ids here, and out of the graph printers read)
                 self.recognised.update(self.r.sid(n) for n in own.recognised)
                 own.recognised = []

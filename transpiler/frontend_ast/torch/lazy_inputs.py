@@ -130,12 +130,12 @@ def one_input(fe, mod, forward: cst.FunctionDef, names: list[str], span) -> list
     _input_specs``): what the layer forward first hands it to implies, else the first layer
     built (a last-axis layer's as a sequence in a module of sequence layers: ``as_sequence``),
     else any input (``any_input``); the assumption is kept for the report
-    (``program.meta["lazy_inputs"]``). Raises FrontendError when none fits, and for recurrent
+    (``program.from_torch.lazy_inputs``). Raises FrontendError when none fits, and for recurrent
     cells stepped over the input (their loop is unrolled for a length the file must fix)."""
     from transpiler.frontend_ast.keras.frontend import FrontendError
     from transpiler.frontend_ast.torch.support import _walk
 
-    lazy = fe.program.meta.setdefault("lazy_inputs", {})
+    lazy = fe.program.from_torch.lazy_inputs
     fed = inputs_by_parameter(mod, forward, names) if mod.kind == "user" else None
     if not fed and steps_cells(mod):
         raise FrontendError(cell_loop_message(mod), span)
@@ -149,7 +149,7 @@ def one_input(fe, mod, forward: cst.FunctionDef, names: list[str], span) -> list
     if implied is None:
         raise FrontendError(no_layer_message(mod), span)
     shape, dtype, why = implied  # (layers that take any input: they build on the first call)
-    fe.graph.meta["any_input"] = True  # (no rank the Keras class insists on: runtime call_module)
+    fe.graph.from_torch.any_input = True  # (no rank the Keras class insists on: runtime call_module)
     lazy[fe.graph.name] = (f"({', '.join(['N'] + [f'd{i}' for i in range(1, len(shape) + 1)])}) {dtype}", why)
     return [(shape, dtype)]
 
@@ -452,7 +452,7 @@ def constructor_sizes(fe, cls) -> dict | None:
     if not params or all(p.default is not None for p in params) or len(params) > len(PLACEHOLDERS):
         return None
     args = {}
-    fe.program.meta.setdefault("placeholder_params", {})[cls.node.name.value] = \
+    fe.program.from_torch.placeholder_params[cls.node.name.value] = \
         [p.name.value for p in params if p.default is None]
     for i, p in enumerate(params):
         if p.default is None:
@@ -519,8 +519,8 @@ def _config_defaults(fe, param) -> dict:
 def required_params(cls, program=None) -> list[str]:
     """The constructor parameters traced with a placeholder number (those without a default,
     or those a call gave a run-time value: ``call_sizes``)."""
-    if program is not None and cls.node.name.value in program.meta.get("placeholder_params", {}):
-        return list(program.meta["placeholder_params"][cls.node.name.value])
+    if program is not None and cls.node.name.value in program.from_torch.placeholder_params:
+        return list(program.from_torch.placeholder_params[cls.node.name.value])
     return [p.name.value for p in (_init_params(cls) or []) if p.default is None]
 
 
@@ -563,7 +563,7 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
                 return None
         else:
             return None
-    fe.program.meta.setdefault("placeholder_params", {})[cls.node.name.value] = unknown
+    fe.program.from_torch.placeholder_params[cls.node.name.value] = unknown
     return args
 
 

@@ -135,7 +135,7 @@ def skip_mixin(fe, cls) -> bool:
     if not is_mixin(fe, cls):
         return False
     name = cls.node.name.value
-    fe.program.meta.setdefault("mixin_classes", []).append(name)
+    fe.program.from_torch.mixin_classes.append(name)
     span = fe._span(cls.node)
     fe.program.warn(span, f"{name} is a mixin (its forward calls super().forward, which nn.Module does not "
                     "define): not a model of its own; the classes deriving from it carry its forward",

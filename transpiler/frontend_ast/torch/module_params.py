@@ -149,9 +149,9 @@ class TorchModuleParams:
         out = self._add("variable", [], {"shape": tuple(p.shape), "trainable": p.trainable}, span, name, name=name)
         n = out.value.producer
         n.layer = self.layer_tokens.setdefault(name, LayerToken(p.span))
-        n.meta["torch_path"] = p.path
-        n.meta["torch_init"] = p.init
-        n.meta["torch_buffer"] = p.buffer
+        n.from_torch.path = p.path
+        n.from_torch.init = p.init
+        n.from_torch.buffer = p.buffer
         n.source_name = name
         return out
 
@@ -174,7 +174,7 @@ class TorchModuleParams:
             raise FrontendError(f"F.linear: bias {tuple(bp.attrs['shape'])} for a weight {shape}", span)
         if not all(p.attrs["trainable"] for p in params):
             raise Unsupported("F.linear with a frozen weight or bias: a Keras Dense trains both")
-        path = wp.meta["torch_path"]
+        path = wp.from_torch.path
         owner = path.rsplit(".", 1)[0] if "." in path else ""
         name = self.linear_names.get(path)
         if name is None:
@@ -182,11 +182,11 @@ class TorchModuleParams:
         out = self._add("dense", [x.value], {"units": shape[0], "use_bias": bp is not None}, span, "dense", name=name)
         n = out.value.producer
         n.layer = self.layer_tokens.setdefault(name, LayerToken(wp.layer.span))
-        n.meta["torch_path"] = owner
-        n.meta["torch_keys"] = {"weight": path, **({"bias": bp.meta["torch_path"]} if bp is not None else {})}
+        n.from_torch.path = owner
+        n.from_torch.keys = {"weight": path, **({"bias": bp.from_torch.path} if bp is not None else {})}
         n.source_name = name
-        inits = {"kernel": wp.meta["torch_init"], "bias": bp.meta["torch_init"] if bp else None}
+        inits = {"kernel": wp.from_torch.init, "bias": bp.from_torch.init if bp else None}
         if not torch_params.is_linear_default(inits["kernel"], inits["bias"], shape[1], bp is not None):
             # drawn as torch drew them (the kernel's bounds do not depend on its layout)
-            n.meta["param_inits"] = inits
+            n.from_torch.param_inits = inits
         return out

@@ -522,7 +522,7 @@ def recognize_embedding(b: Bound) -> TorchLayer:
     if pad is not None and not (isinstance(pad, int) and -n <= pad < n):
         raise Unsupported(f"nn.Embedding(padding_idx={pad!r}) must be an index into the {n} rows")
     # the padding row starts at zero and gets no gradient: a training-only difference the
-    # Keras printer keeps (node.meta["padding_idx"])
+    # Keras printer keeps (node.from_torch.padding_idx)
     return TorchLayer("embedding", {"input_dim": n, "output_dim": b.get("embedding_dim")},
                       extra={"padding_idx": None if pad is None else pad % n})
 

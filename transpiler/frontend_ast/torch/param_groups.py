@@ -54,7 +54,7 @@ def parameter_keys(md) -> list[str]:
     """``model.named_parameters()`` keys of a translated model, in state_dict order (no buffers)."""
     keys = []
     for entry in source_plan(md):
-        if entry.constant is not None or entry.node.meta.get("torch_buffer"):
+        if entry.constant is not None or entry.node.from_torch.buffer:
             continue
         spec = {p.name: p for p in ops_table.get(entry.node.op).params}
         if all(spec[p].trainable for p in entry.parts if p in spec):

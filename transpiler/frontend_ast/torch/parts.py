@@ -14,7 +14,7 @@ each called submodule is read as a model of its own (its layers named within it,
 inputs ``forward`` gave it), printed as a ``layers.Layer`` subclass, and the model's ``call``
 is ``forward``'s code with ``training=training`` passed on. The model's own graph (all layers
 inline) stays what the passes, the checkpoint mapping and the training code read; the parts
-say how it is printed and where each weight lives (``graph.meta["composed"]``).
+say how it is printed and where each weight lives (``graph.from_torch.composed``).
 """
 
 from __future__ import annotations

@@ -171,7 +171,7 @@ class ReaderObjects:
                 opt.clip or opt.hyper.get("weight_decay"):
             return
         # (GRU: Keras has two too; an LSTM whose bias_hh is frozen has one bias, as Keras')
-        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm" and not n.meta.get("bias_hh_frozen")}
+        lstm_layers = {n.source_name for n in md.graph.nodes if n.op == "lstm" and not n.from_torch.bias_hh_frozen}
         if not lstm_layers:
             return
         keys = [k for k in pg.parameter_keys(md) if ".bias_ih_l" in k or ".bias_hh_l" in k]

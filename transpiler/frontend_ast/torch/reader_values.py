@@ -430,11 +430,11 @@ def keras_children(md: ModelDef | None) -> list[str]:
     the one Keras layer it became (``model.get_layer(name)``). Raises Unsupported when a child
     became no layer or several (a Sequential of layers, a ConvTranspose with its crop) or a
     layer of another name: the Keras model has no layer to hand out for it."""
-    children = md.graph.meta.get("torch_children") if md is not None else None
+    children = md.graph.from_torch.torch_children if md is not None else None
     if not children:
         raise Unsupported("model.named_children() of a model that is not translated")
     for child in children:
-        names = {n.name for n in md.graph.nodes if str(n.meta.get("torch_path") or "").split(".")[0] == child}
+        names = {n.name for n in md.graph.nodes if str(n.from_torch.path or "").split(".")[0] == child}
         if names != {child}:
             raise Unsupported(f"model.named_children(): the child {child!r} is not one Keras layer of its name")
     return list(children)

@@ -227,7 +227,7 @@ def _merge_bidirectional_halves(graph: Graph) -> None:
                 or any(v is h.outputs[0] for h in halves for v in graph.outputs):
             continue
         node.attrs["merge_mode"] = _MERGE_MODES[join.op]
-        node.meta.setdefault("absorbed_spans", []).extend(n.span for n in (join, *halves) if n.span is not None)
+        node.from_torch.absorbed_spans.extend(n.span for n in (join, *halves) if n.span is not None)
         infer_node(node)
         graph.replace_uses(join.outputs[0], seq)
         graph.nodes = [n for n in graph.nodes if n is not join and n not in halves]

@@ -78,7 +78,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 self.factories[md.class_name] = ModelFactory(md.class_name, md)
         for cls, builder in self.program.class_builders.items():  # (Net() where build_model() is Net())
             self.factories.setdefault(cls, ModelFactory(cls, self.factories[builder].md))
-        for info in self.program.meta.get("stubbed_models", []):
+        for info in self.program.from_torch.stubbed_models:
             name = info["builder"] or info["name"]
             self.factories.setdefault(name, ModelFactory(name, None))
         from transpiler.frontend_ast.torch.untranslated_models import untranslated_classes
@@ -492,7 +492,7 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                 if len(roots - {"torch", "torchvision"}) > 0:
                     raise Unsupported("an import of torch together with other modules")
                 # the names it binds are torch's: a statement still using one is a stub
-                self.program.meta.setdefault("local_torch_bindings", set()).update(torch_plumbing.bound_names(small))
+                self.program.from_torch.local_torch_bindings.update(torch_plumbing.bound_names(small))
                 self.fact(line, "drop", "a torch import")
         elif isinstance(small, (cst.Assert, cst.Raise, cst.Del)):
             for child in _child_expressions(small):

@@ -104,7 +104,7 @@ def untranslated_classes(fe) -> dict[str, str]:
     out = {name: path for name, path in imported_model_classes(fe.path, fe.module).items()
            if name not in fe.classes}
     translated = {md.class_name for md in fe.program.models} | {md.builder for md in fe.program.models}
-    for name in fe.program.meta.get("unbuilt_classes", {}):
+    for name in fe.program.from_torch.unbuilt_classes:
         if name not in translated:
             out.setdefault(name, "this file (its class is a marked stub)")
     return out

@@ -4,7 +4,7 @@ made the graph channels-last.
 ``select_keras_ops`` turns explicit torch paddings into Keras forms (``"same"``
 when it is the same computation, else ``ZeroPadding`` before a ``"valid"`` layer;
 a transposed convolution's padding becomes a ``Cropping`` after it) and records what
-Keras cannot express as ``graph.meta["unsupported"]`` (the printer stubs the model).
+Keras cannot express as ``graph.unsupported`` (the printer stubs the model).
 One ``@rule`` per op, as ``torch_selection``; rules read the table's facts. The pipeline
 (``KERAS_PIPELINE``) is in ``ir/passes/__init__.py``.
 """
@@ -22,7 +22,7 @@ from transpiler.ir.shapes import conv_out_size, infer_node, spatial_axes
 # Keras forms
 # ---------------------------------------------------------------------------------
 def _unsupported(graph: Graph, node: Node, message: str) -> None:
-    graph.meta.setdefault("unsupported", []).append((node.span, f"{node.name} ({node.op}): {message}"))
+    graph.unsupported.append((node.span, f"{node.name} ({node.op}): {message}"))
 
 
 def _insert_pad(graph: Graph, node: Node, pads) -> None:

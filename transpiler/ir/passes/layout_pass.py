@@ -35,9 +35,9 @@ permuted once at the loading boundary, not inside the model.
 
 Then chains of transposes merge (a user's permute next to a layout transpose becomes one
 permute) and identities vanish (``fold_transposes``). The pass records, the same way in
-both directions, ``graph.meta["input_layouts"]`` (the layout each input enters in),
-``["output_layouts"]`` (the layout the source program returns each output in) and
-``["target_output_layouts"]`` (the layout the converted graph returns it in).
+both directions, ``graph.layouts`` (ir/reader_facts.py GraphLayouts): ``inputs`` (the layout each
+input enters in), ``outputs`` (the layout the source program returns each output in) and
+``target_outputs`` (the layout the converted graph returns it in).
 ``layout_step(direction)`` is the pipeline step; the pipelines of both targets
 (``ir/passes/__init__.py``) hold it once each, and no other pass changes layouts
 (``tests/test_layout_pass.py``).
@@ -191,15 +191,15 @@ class LayoutPass:
                 lay = Layout(value.layout, target[len(value.layout)])
                 value.shape = lay.shape(value.shape)
                 value.layout = lay.target
-        graph.meta["input_layouts"] = [v.layout for v in graph.inputs]
+        graph.layouts.inputs = [v.layout for v in graph.inputs]
         for node in list(graph.nodes):
             self.visit(node)
-        graph.meta["layout_transposes"] = self.transposes
+        graph.layouts.transposes = self.transposes
         # a feature map the model returns stays in the target layout (the target's
         # convention); the layout the source returned it in is recorded for whoever
         # compares the two or hands the output to source-layout code
-        graph.meta["output_layouts"] = [self.source(v) for v in graph.outputs]
-        graph.meta["target_output_layouts"] = [v.layout for v in graph.outputs]
+        graph.layouts.outputs = [self.source(v) for v in graph.outputs]
+        graph.layouts.target_outputs = [v.layout for v in graph.outputs]
         _constants_next_to_readers(graph)
         return graph
 
@@ -526,18 +526,18 @@ def fold_transposes(graph: Graph) -> Graph:
                     # readers see the value in the output's layout (its spatial axes, ...):
                     # the node stays, a no-op that carries the layout
                     continue
-                layouts = graph.meta.get("target_output_layouts") or [v.layout for v in graph.outputs]
+                layouts = graph.layouts.target_outputs or [v.layout for v in graph.outputs]
                 for i, v in enumerate(graph.outputs):
                     if v is node.outputs[0]:
                         # same data, but the target returns it in this layout
                         layouts[i] = v.layout
-                graph.meta["target_output_layouts"] = layouts
+                graph.layouts.target_outputs = layouts
                 graph.replace_uses(node.outputs[0], node.inputs[0], after=node)
                 graph.nodes.remove(node)
                 changed = True
         for node in graph.nodes:
             infer_node(node)
-    graph.meta["layout_transposes"] = sum(
+    graph.layouts.transposes = sum(
         1 for n in graph.nodes if _perm(n) is not None and n.meta.get("inserted") == "layout"
         and _perm(n) != tuple(range(len(_perm(n)))))
     return graph

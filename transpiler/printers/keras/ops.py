@@ -64,7 +64,7 @@ def _prod(values) -> int:
 
 def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: bool = False) -> dict:
     """Initializer arguments giving a layer what the script's initialisation code drew
-    (``node.meta["param_inits"]``), and under ``--exact`` PyTorch's default initial weights
+    (``node.from_torch.param_inits``), and under ``--exact`` PyTorch's default initial weights
     for the others (without it Keras' own defaults stand); none for weights loaded from a
     model file (``weights_given``)."""
     if node.meta.get("weights_given"):
@@ -84,7 +84,7 @@ def _drawn_inits(node: Node, params: tuple[str, ...], first: str | None = None) 
     """``<param>_initializer`` arguments for the weights the script's initialisation code
     drew (``nn.init.normal_(m.weight, 0.0, 0.02)``: ``torch_params``' inits by Keras weight
     name); ``first`` renames the first weight's argument (``depthwise_initializer``)."""
-    drawn = node.meta.get("param_inits") or {}
+    drawn = node.from_torch.param_inits or {}
     out = {}
     for i, p in enumerate(params):
         if p in drawn:
@@ -429,7 +429,7 @@ def emit_leaky_relu_keras(node: Node) -> KerasEmission:
 @emitter("prelu")
 def emit_prelu_keras(node: Node) -> KerasEmission:
     shared = node.attrs["shared_axes"]
-    init = node.meta.get("alpha_init")
+    init = node.from_torch.alpha_init
     return KerasEmission(layer("PReLU", node,
                                alpha_initializer=None if init is None else f"keras.initializers.Constant({init!r})",
                                shared_axes=None if shared is None else repr(list(shared))))
@@ -491,7 +491,7 @@ def emit_concat_keras(node: Node) -> KerasEmission:
 @emitter("embedding")
 def emit_embedding_keras(node: Node) -> KerasEmission:
     a = node.attrs
-    pad = node.meta.get("padding_idx")
+    pad = node.from_torch.padding_idx
     # torch draws embeddings from N(0, 1); Keras from U(-0.05, 0.05) (--exact: torch's)
     init = "keras.initializers.RandomNormal(stddev=1.0)" if differences.exact() else None
     init = _drawn_inits(node, ("embeddings",)).get("embeddings_initializer", init)
@@ -625,7 +625,7 @@ def emit_variable_keras(node: Node) -> KerasEmission:
     """A module's own nn.Parameter or buffer → a ``ModelWeight`` layer (``add_weight``),
     initialised as torch initialised it."""
     a = node.attrs
-    init = node.meta.get("torch_init")
+    init = node.from_torch.init
     computed = init is not None and init[0] == "computed"  # (a constant of __init__: numpy code)
     return KerasEmission(f"ModelWeight({lit(tuple(a['shape']))}, "
                          f"initializer={keras_initializer(init)}"

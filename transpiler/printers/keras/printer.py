@@ -122,7 +122,7 @@ def model_body(md: ModelDef, reserved: set[str], shared: str | None = None) -> l
     graph = md.graph
     ind = "    "
     model_name = keras_model_name(graph.name)
-    head = [f"{ind}{c}" for c in graph.meta.get("comments", [])] if shared is None else []
+    head = [f"{ind}{c}" for c in graph.from_torch.comments] if shared is None else []
     if shared is None and chain_of(graph):
         lines = head + [f"{ind}model = keras.Sequential(", f"{ind}    ["]
         lines.append(f"{ind}        {_input_expr(graph.inputs[0])},")
@@ -201,10 +201,10 @@ class KerasScript:
         self.source = source  # (the torch script, read-only)
         self.module: cst.Module = source.module
         self.builders = {md.builder: md for md in program.models if md.builder}
-        self.stubbed = {s["builder"] or s["name"]: s for s in program.meta.get("stubbed_models", [])}
+        self.stubbed = {s["builder"] or s["name"]: s for s in program.from_torch.stubbed_models}
         self.class_models = {md.class_name: md for md in program.models if not md.builder}
         for md in program.models:
-            parts = [g for _, g in md.graph.meta.get("composed", {}).get("parts", ())]
+            parts = [g for _, g in md.graph.from_torch.composed.get("parts", ())]
             for graph in [md.graph] + [m.graph for m in md.methods.values()] + parts:
                 with sizes.quiet():  # (it inspects the emitted layers)
                     keras_ops.clear_auto_names(graph)
@@ -214,15 +214,15 @@ class KerasScript:
                             if md.builder and _mentions_outside(source.module, md.class_name, md.builder)}
         self.class_builders = {cls: builder for cls, builder in program.class_builders.items()
                                if cls in self.class_calls}
-        self.torch_names = set(program.meta.get("torch_bindings", set()))
+        self.torch_names = set(program.from_torch.torch_bindings)
         self.training = ProgramPrinter(program, source)
         #: the torch class → the models printed as a ``keras.Model`` subclass of it (their
         #: forward has control flow), each with its class name
         self.subclasses: dict[str, list[tuple[ModelDef, str]]] = {}
         taken: set[str] = set()
         for md in program.models:
-            if is_subclass(md.graph) and not builds_on_call(md.graph) and not md.graph.meta.get("unsupported"):
-                self.training.imports.update(own_step.imports(md.graph.meta.get("own_step")))
+            if is_subclass(md.graph) and not builds_on_call(md.graph) and not md.graph.unsupported:
+                self.training.imports.update(own_step.imports(md.graph.from_torch.own_step))
                 name, n = md.class_name, 2
                 while name in taken:
                     name, n = f"{md.class_name}_{n}", n + 1
@@ -257,7 +257,7 @@ class KerasScript:
                 continue
             rest.append(self.statement(stmt))
         with sizes.quiet():  # (the emissions are only inspected for the helpers they need)
-            helpers = sorted({h for md in self.program.models if not md.graph.meta.get("unsupported")
+            helpers = sorted({h for md in self.program.models if not md.graph.unsupported
                               for g in [md.graph] + [sub.graph for sub in md.methods.values()]
                               for n in g.nodes for h in keras_ops.emit(n).helpers
                               if not (g is md.graph and (id(md) in self.subclass_name or builds_on_call(g))
@@ -267,7 +267,7 @@ class KerasScript:
                                           self.training.helper_texts())
         wanted = set(self.training.imports)
         with sizes.quiet():  # (import lines the emitted layers need: numpy for a computed constant)
-            wanted.update(i for md in self.program.models if not md.graph.meta.get("unsupported")
+            wanted.update(i for md in self.program.models if not md.graph.unsupported
                           for n in md.graph.nodes for i in keras_ops.emit(n).imports)
         if "torch_uniform_init" in helpers:
             wanted.add("import math")
@@ -329,7 +329,7 @@ class KerasScript:
                 return self._raise_def(name, "*args, **kwargs", f"{diag.span}: {message}")
             ref = self.program.scope.classes.get(name)
             if ref is not None and ref.is_module:
-                if name in self.covered_classes or name in self.program.meta.get("mixin_classes", ()):
+                if name in self.covered_classes or name in self.program.from_torch.mixin_classes:
                     return None  # its layers live in the builder now (a mixin's forward: its subclasses')
                 return self.unbuilt_class(name, stmt)
         inner: list[str] = []
@@ -376,7 +376,7 @@ class KerasScript:
     def unbuilt_class(self, name: str, stmt: cst.ClassDef) -> str:
         """An ``nn.Module`` class no translated model holds (a library module's, or one this
         file builds only with arguments or data it cannot size): a marked stub of its name."""
-        reason = self.program.meta.get("unbuilt_classes", {}).get(name)
+        reason = self.program.from_torch.unbuilt_classes.get(name)
         if reason:
             message = f"{name}: an nn.Module class this file does not build: {reason}"
         else:
@@ -407,9 +407,9 @@ class KerasScript:
         import re
 
         blocks = {}
-        for attr, (cls, args) in (md.graph.meta.get("child_blocks") or {}).items():
+        for attr, (cls, args) in (md.graph.from_torch.child_blocks or {}).items():
             child = self.class_models.get(cls)
-            if child is None or child is md or not builds_on_call(child.graph) or child.graph.meta.get("unsupported"):
+            if child is None or child is md or not builds_on_call(child.graph) or child.graph.unsupported:
                 continue
             names = set(re.findall(r"(?<![\w.=])([A-Za-z_]\w*)\b(?!\s*=[^=])", args))  # (not keywords)
             if names - set(params) - {"True", "False", "None"}:
@@ -421,7 +421,7 @@ class KerasScript:
 
     def _builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
         graph = md.graph
-        unsupported = graph.meta.get("unsupported")
+        unsupported = graph.unsupported
         name = name or (fn.name.value if fn is not None else md.class_name)
         params = _code(fn.params) if fn is not None else ""
         # a class built for its constructor's sizes (frontend_ast/torch/lazy_inputs): its parameters
@@ -450,14 +450,14 @@ class KerasScript:
             cls_params = [self._param_text(p) for p in param_nodes]
             blocks = self._blocks(md, [p.name.value for p in param_nodes])
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
-                base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
+                base = "layers.Layer" if md.class_name in self.program.from_torch.nested_classes \
                     else "keras.Model"
                 parts = on_call_parts(graph, cls_params, self.reserved(), size_scope, blocks)
         else:
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
             body = [size_scope.code(ln) for ln in body]
-        placeholders = self.program.meta.get("placeholder_params", {}).get(md.class_name, ())
+        placeholders = self.program.from_torch.placeholder_params.get(md.class_name, ())
         required = [p.name.value for p in param_nodes if (p.default is None or p.name.value in placeholders)
                     and not _free(md.builder_args.get(p.name.value))]
         if fn is None and required:  # (traced with a placeholder number the output would hold: refused)
@@ -480,7 +480,7 @@ class KerasScript:
             lines += ["", "", f"def {method_function(md, method)}(model):",
                       f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
             lines += model_body(sub, self.reserved() | {"model"}, shared="model")
-        for method, params, span, message in graph.meta.get("unread_methods", ()):
+        for method, params, span, message in graph.from_torch.unread_methods:
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         return "\n".join(lines) + "\n"
 
@@ -553,7 +553,7 @@ class KerasScript:
 def _class_call_guard(program, name: str) -> list[str] | None:
     """The lines refusing arguments other than those of the program's ``name(...)`` call the
     model was built for (None: the call had none, or values no literal writes)."""
-    args, kwargs = program.meta.get("class_call_args", {}).get(name, ((), {}))
+    args, kwargs = program.from_torch.class_call_args.get(name, ((), {}))
     if not args and not kwargs:
         return None
     try:

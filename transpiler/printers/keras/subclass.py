@@ -34,6 +34,7 @@ import re
 
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
+from transpiler.ir.state_plan import KerasBlocks
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.keras import own_step
 from transpiler.printers.code import exclusive_cone
@@ -72,17 +73,17 @@ def needs_subclass(graph: Graph) -> bool:
 
 def builds_on_call(graph: Graph) -> bool:
     """True when the model is a class whose input shape its file never gives
-    (``graph.meta["lazy_class"]``, frontend_ast/torch/lazy_inputs): printed as a subclass whose
+    (``graph.from_torch.lazy_class``, frontend_ast/torch/lazy_inputs): printed as a subclass whose
     layers build on its first call (``on_call_class``)."""
-    return bool(graph.meta.get("lazy_class")) and not graph.meta.get("own_step") and \
-        not graph.meta.get("composed")
+    return bool(graph.from_torch.lazy_class) and not graph.from_torch.own_step and \
+        not graph.from_torch.composed
 
 
 def is_subclass(graph: Graph) -> bool:
     """True when the model is printed as a ``keras.Model`` subclass: its forward has control
     flow, it has its own ``train_step`` (frontend_ast/torch/own_step), or its input shape is
     unknown (``builds_on_call``)."""
-    return needs_subclass(graph) or bool(graph.meta.get("own_step")) or builds_on_call(graph)
+    return needs_subclass(graph) or bool(graph.from_torch.own_step) or builds_on_call(graph)
 
 
 def layer_attributes(graph: Graph) -> dict[str, str]:
@@ -90,13 +91,13 @@ def layer_attributes(graph: Graph) -> dict[str, str]:
     them (the order of ``model.layers``): the first call of each layer in the graph. A name
     the model's own trackers or methods take is not a layer's."""
     attrs: dict[str, str] = {}
-    own = graph.meta.get("own_step")
+    own = graph.from_torch.own_step
     taken: set[str] = {a for a, _ in own.trackers} | set(own.names) if own else set()
-    blocks = graph.meta.get("keras_blocks") or {}
-    taken |= set(blocks.get("graphs", ()))
+    blocks = graph.weight_plan.keras_blocks or KerasBlocks()
+    taken |= set(blocks.graphs)
     for node in graph.nodes:
         em = keras_ops.emit(node)
-        if node.name in attrs or em.mode_select or em.layer is None or node.name in blocks.get("nodes", ()):
+        if node.name in attrs or em.mode_select or em.layer is None or node.name in blocks.nodes:
             continue
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in node.name).lower() or "layer"
         if base[0].isdigit() or base.startswith("_"):
@@ -269,12 +270,12 @@ class _CallWriter:
 def subclass_text(graph: Graph, class_name: str, reserved: set[str], input_expr) -> str:
     """The ``keras.Model`` subclass for ``graph`` (``class_name``, the torch module's name).
     Its ``__init__`` builds the model, as torch creates a module's weights in ``__init__``
-    (``load_weights`` needs them). A model with its own ``train_step`` (``graph.meta["own_step"]``,
+    (``load_weights`` needs them). A model with its own ``train_step`` (``graph.from_torch.own_step``,
     frontend_ast/torch/own_step) gets its trackers in ``__init__`` and its methods after ``call``;
-    one built of its submodules (``graph.meta["composed"]``, frontend_ast/torch/parts) has each
+    one built of its submodules (``graph.from_torch.composed``, frontend_ast/torch/parts) has each
     as a ``layers.Layer`` subclass of its own, printed before it."""
-    own = graph.meta.get("own_step")
-    composed = graph.meta.get("composed")
+    own = graph.from_torch.own_step
+    composed = graph.from_torch.composed
     if composed:
         why = ['    its own ``train_step`` calls its submodules, layers of their own here."""']
     elif needs_subclass(graph):
@@ -335,7 +336,7 @@ def _layers_and_call(graph: Graph, reserved: set[str]) -> tuple[list[str], str, 
     writer = _CallWriter(graph, attrs, reserved)
     arg, unpack = writer.arguments()
     body = unpack + writer.write()
-    lines = [f"        {c}" for c in graph.meta.get("comments", [])]
+    lines = [f"        {c}" for c in graph.from_torch.comments]
     done = set()
     for node in graph.nodes:
         if node.name in attrs and node.name not in done:
@@ -356,7 +357,7 @@ def block_calls(graph: Graph, blocks: dict[str, tuple[str, str, Graph]]) -> list
         return []
     runs: dict[tuple, list[int]] = {}
     for i, node in enumerate(graph.nodes):
-        tag = node.meta.get("block_call")
+        tag = node.from_torch.block_call
         if tag is not None and tag[0] in blocks:
             runs.setdefault(tuple(tag), []).append(i)
     found = []
@@ -379,7 +380,7 @@ def block_calls(graph: Graph, blocks: dict[str, tuple[str, str, Graph]]) -> list
 
 def record_blocks(graph: Graph, calls: list[tuple], blocks: dict[str, tuple[str, str, Graph]]) -> None:
     """Keep, as data, where the layers of the block calls live in the printed subclass
-    (``graph.meta["keras_blocks"]``): the weights code reads it (``model.res1.conv1_conv2d``
+    (``graph.weight_plan.keras_blocks``): the weights code reads it (``model.res1.conv1_conv2d``
     holds the node ``res1_conv1_conv2d``): ``nodes``, node name → (attribute, the block graph's
     node name); ``graphs``, attribute → the block's graph; ``order``, ``__init__``'s order of
     the model's own layers (``("layer", node name)``) and blocks (``("block", attribute,
@@ -391,7 +392,7 @@ def record_blocks(graph: Graph, calls: list[tuple], blocks: dict[str, tuple[str,
         first.setdefault(id(members[0]), attr)
         for node, inner in zip(members, child.nodes):
             nodes[node.name] = (attr, inner.name)
-    graph.meta["keras_blocks"] = {"nodes": nodes, "graphs": {a: blocks[a][2] for a, *_ in calls}, "order": []}
+    graph.weight_plan.keras_blocks = KerasBlocks(nodes, {a: blocks[a][2] for a, *_ in calls})
     attrs = layer_attributes(graph)
     order: list[tuple] = []
     seen: set[str] = set()
@@ -402,7 +403,7 @@ def record_blocks(graph: Graph, calls: list[tuple], blocks: dict[str, tuple[str,
         elif node.name in attrs and node.name not in seen:
             seen.add(node.name)
             order.append(("layer", node.name))
-    graph.meta["keras_blocks"]["order"] = order
+    graph.weight_plan.keras_blocks.order = order
 
 
 def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scope,
@@ -412,7 +413,7 @@ def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scop
     expressions of the parameters, and a size ``call`` needs read from the parameter kept on
     ``self``."""
     blocks = blocks or {}
-    graph.meta.pop("keras_blocks", None)
+    graph.weight_plan.keras_blocks = None
     calls = block_calls(graph, blocks)
     if calls:
         record_blocks(graph, calls, blocks)
@@ -424,8 +425,8 @@ def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scop
             writer.block_of[id(node)] = (attr, value_in, value_out, j == 0, order[id(members[-1])])
     arg, unpack = writer.arguments()
     call_body = unpack + writer.write()
-    layer_lines = [f"        {c}" for c in graph.meta.get("comments", [])]
-    for entry in (graph.meta.get("keras_blocks") or {}).get("order") or \
+    layer_lines = [f"        {c}" for c in graph.from_torch.comments]
+    for entry in (graph.weight_plan.keras_blocks or KerasBlocks()).order or \
             [("layer", name) for name in attrs]:
         if entry[0] == "block":
             cls, args = blocks[entry[1]][:2]
@@ -454,7 +455,7 @@ def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: 
     kwargs = "kwargs" if "kwargs" not in parts["names"] else "keras_kwargs"
     training = ", training=None" if needs_subclass(graph) else ""
     what = "model" if base == "keras.Model" else "block"
-    shape = graph.meta.get("lazy_class", "")
+    shape = graph.from_torch.lazy_class
     letters = list(dict.fromkeys(m for m in re.findall(r"\b([A-Z]|d\d+)\b", shape) if m != "N"))
     sizes_text = " and ".join([", ".join(letters[:-1]), letters[-1]] if len(letters) > 1 else letters)
     lines = [f"class {class_name}({base}):",
@@ -467,7 +468,7 @@ def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: 
              '    """', "",
              # (what a torch module is called on has this rank, or one less: a single sample;
              # none for layers that take any input, traced at one rank: called as given)
-             *([] if graph.meta.get("any_input") else
+             *([] if graph.from_torch.any_input else
                [f"    input_ranks = {tuple(len(v.shape or ()) for v in graph.inputs)!r}", ""]),
              f"    def __init__(self, {', '.join(parts['params'] + [f'**{kwargs}'])}):",
              *[f"    {ln}" for ln in guard],

@@ -97,7 +97,7 @@ def input_perm(md: ModelDef | None, index: int) -> tuple | None:
     if md is None:
         return None
     graph = md.graph
-    layouts = graph.meta.get("input_layouts") or [v.layout for v in graph.inputs]
+    layouts = graph.layouts.inputs or [v.layout for v in graph.inputs]
     source = graph.origin.input_shapes
     if index >= len(layouts) or not source:
         return None
@@ -114,7 +114,7 @@ def target_perm(md: ModelDef | None, index: int, loss: T.Loss) -> tuple | None:
     perm = output_perm(md, index)
     if perm is None:
         return None
-    src = md.graph.meta["output_layouts"][index]
+    src = md.graph.layouts.outputs[index]
     return Layout(src, channels_last_of(src)).perm if is_channels_first(src) else None
 
 
@@ -125,8 +125,8 @@ class ProgramPrinter:
         self.program = program
         self.source = source  # (the torch script, read-only)
         # by the stable id (ir/source_file.py) of the node each replaces
-        self.facts: dict[NodeId, T.TrainingStatement] = program.meta.get("training_facts", {})
-        self.torch_names = set(program.meta.get("torch_bindings", set()))
+        self.facts: dict[NodeId, T.TrainingStatement] = program.from_torch.training_facts
+        self.torch_names = set(program.from_torch.torch_bindings)
         self.updated: dict[NodeId, cst.CSTNode] = {}  # a node's printed form, by its stable id
         self.helpers: list[str] = []
         self.imports: set[str] = set()

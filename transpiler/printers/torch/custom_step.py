@@ -171,7 +171,7 @@ def layer_attributes(graph) -> dict[str, tuple[str, str | None]]:
     and the op of the layer's ``activation=`` when there is one: the torch module leaves it
     to ``forward``). The names differ where Keras' would clash or is reserved in torch:
     ``self.model`` → ``self.model_layer``."""
-    root = graph.meta.get("root_scope")
+    root = graph.from_keras.root_scope
     fused = {id(n.meta["fused_into"]): n.op for n in graph.nodes if n.meta.get("fused_into") is not None}
     out: dict[str, tuple[str, str | None]] = {}
     for node in graph.nodes:

@@ -40,7 +40,7 @@ def tfds_stub_reason(name: str | None) -> str:
 def stub_reason(program, span) -> str | None:
     """The reason a statement spanning ``span`` is a stub, when it loads a tfds dataset."""
     end = span.end_line or span.line
-    for where, name in program.meta.get("tfds_loads", ()):
+    for where, name in program.from_keras.tfds_loads:
         if where is not None and span.line <= where.line <= end:
             return tfds_stub_reason(name)
     return None
@@ -50,7 +50,7 @@ def no_effect_note(program, span) -> str | None:
     """A comment for a statement that is only a call with no effect without the source's data
     library (``tfds.disable_progress_bar()``), else None."""
     end = span.end_line or span.line
-    for where, name in program.meta.get("no_effect_calls", ()):
+    for where, name in program.from_keras.no_effect_calls:
         if where is not None and span.line <= where.line <= end:
             if name == "keras.backend.clear_session":
                 return f"# {name}(): nothing to do in PyTorch (Keras' global state and layer names)"

@@ -190,11 +190,11 @@ def preamble_texts(program) -> tuple[list[str], set[str]]:
     from transpiler.printers.torch import data_lookups
 
     lookups = data_lookups.lookup_classes(program)
-    if not program.meta.get("adapted_layers") and not lookups:
+    if not program.from_keras.adapted_layers and not lookups:
         return [], set()
     copy = runtime_source.Copier()
     texts = []
-    if program.meta.get("adapted_layers"):
+    if program.from_keras.adapted_layers:
         for name in _preamble_used(program) or list(PREAMBLE)[:1]:
             module, names = PREAMBLE[name]
             texts += copy.take(module, *names)
@@ -209,7 +209,7 @@ def preamble_names(program) -> set[str]:
     from transpiler.printers.torch import data_lookups
 
     names = set(data_lookups.lookup_classes(program))
-    if program.meta.get("adapted_layers"):
+    if program.from_keras.adapted_layers:
         names |= set(_preamble_used(program) or list(PREAMBLE)[:1])
     return names
 

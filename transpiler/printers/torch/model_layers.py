@@ -117,7 +117,7 @@ class ModelLayers:
                 shapes.setdefault(node.name, tuple(node.outputs[0].shape))
                 if node.source_name:
                     by_source.setdefault(node.source_name, node.name)
-        names = md.graph.meta.get("keras_layers")
+        names = md.graph.from_keras.keras_layers
         keras = [by_source.get(name) for name in names] if names else None
         return cls(md, children, shapes, keras, by_source, dict(bound or {}))
 

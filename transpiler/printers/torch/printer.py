@@ -307,7 +307,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if st.nested:
         sp = StructurePrinter(graph, st, {} if classes is None else classes, source_file)
         children = sp.run()
-        root_scope = graph.meta.get("root_scope")
+        root_scope = graph.from_keras.root_scope
         params = [v.var for v in graph.inputs] if root_scope is None else root_scope.params
         with size_scope:
             init_lines, reset_lines = sp.init_lines(st.root)

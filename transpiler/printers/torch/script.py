@@ -90,7 +90,7 @@ class _Printer:
         self.program = program
         self.source = source  # (the Keras script, read-only)
         self.source_file = os.path.basename(program.path)
-        self.keras_names = set(program.meta.get("keras_names", ())) - self.helper_names
+        self.keras_names = set(program.from_keras.keras_names) - self.helper_names
         self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
         self.builders = {md.builder: (md, code) for md, code in zip(program.models, models) if md.builder}
         self.inline_models = [(md, code) for md, code in zip(program.models, models) if not md.builder]
@@ -98,17 +98,17 @@ class _Printer:
         for md in program.models:  # a builder's model: what its body held, and ``model.build(...)`` after
             self.model_statements |= md.statements - set(md.made_under)  # (``main()`` does more: it stays)
         self.sites = construct_sites(source, self.inline_models,
-                                     frozenset(program.meta.get("translated_classes", ())) & set(self.models))
+                                     frozenset(program.from_keras.translated_classes) & set(self.models))
         self.construct, self.per_call_stubs = self.sites.construct, {**dict.fromkeys(tcode.failed - set(tcode.statements) if tcode else (), ""), **self.sites.per_call_stubs}  # (+ failed training calls)
         self.per_call_builders = self.sites.per_call_builders
         self.model_vars = {md.var for md, _ in self.inline_models if md.var}
         self.model_vars |= self._builder_result_names(source.module)
-        self.model_vars |= set(program.meta.get("wrapper_instances", {}))  # (a fit() left a stub: the line too)
+        self.model_vars |= set(program.from_keras.wrapper_instances)  # (a fit() left a stub: the line too)
         self.weight_lists = WeightLists(self.model_vars)
         self.dropped_helpers = self._droppable_helpers(source.module)
         # the module classes of user Layer classes and block helpers take the place of
         # their definition; the others go right before their model's class
-        translated = set(program.meta.get("translated_classes", ())) - set(self.models)
+        translated = set(program.from_keras.translated_classes) - set(self.models)
         self.site_classes: dict[str, list[str]] = {}
         for code in models:
             before = []
@@ -118,14 +118,14 @@ class _Printer:
                 else:
                     before.append(c.text)
             code.text = "\n\n".join(before + [code.text])
-        self.failure_lines = {span.line for span in program.meta.get("failures", {}).values()}
+        self.failure_lines = {span.line for span in program.from_keras.failures.values()}
         self.current_failure: int | None = None
         self.imports_placed = False
         self.untranslated_placed = False  # the Untranslated class a module-level stub binds names to
         self.trailing: list = []
         self.stubs: list = []
         self.pending_classes: list[str] = []
-        self.callback_classes = set(program.meta.get("callback_classes", ()))
+        self.callback_classes = set(program.from_keras.callback_classes)
         self.callback_stubs: set[str] = set()  # statements of callback classes that need Keras
         self.layer_loops = self._layer_loops(source.module)
         self.layout_batches = KerasLayoutBatches.of(program, tcode)  # (previews of channels-first loaders)
@@ -175,7 +175,7 @@ class _Printer:
 
     def _droppable_helpers(self, module: cst.Module) -> set[str]:
         """Helpers inlined into builders and referenced nowhere else in the script."""
-        helpers = set(self.program.meta.get("inlined_helpers", ()))
+        helpers = set(self.program.from_keras.inlined_helpers)
         if not helpers:
             return set()
         keep = set(self.builders) | helpers
@@ -222,7 +222,7 @@ class _Printer:
         extra = sorted((self.tcode.imports if self.tcode else set()) | preamble_imports)
         extra = [e for e in extra if e not in source]  # the user's own imports stay as they are
         lines += [e for e in extra if e.startswith("import ") and "torch" not in e]
-        link = self.program.meta.get("load_weights")
+        link = self.program.load_weights
         if link and not _imports_module(source, "os"):
             lines.append("import os")
         lines += ["import torch", "from torch import nn"]
@@ -448,7 +448,7 @@ class _Printer:
         generated model class; a comment says so."""
         name = stmt.name.value
         models = [md.class_name for md in self.program.models
-                  if name == md.class_name or name in md.graph.meta.get("user_classes", ())]
+                  if name == md.class_name or name in md.graph.from_keras.user_classes]
         where = ", ".join(sorted(set(models))) or "the generated model"
         text = comment_text(f"# {name} ({_code(stmt.bases[0].value) if stmt.bases else 'Layer'} subclass): "
                             f"translated into {where}, where its call() now runs inline in forward()")
@@ -461,7 +461,7 @@ class _Printer:
             # the script's keras.callbacks.Callback subclass: the generated fit() calls its hooks
             stmt, unsupported = rewrite_callback_class(stmt, self.keras_names, self.callback_classes)
             self.callback_stubs |= set(unsupported)
-        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.meta.get("translated_classes", ()):
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.program.from_keras.translated_classes:
             return self._translated_class(stmt)
         if isinstance(stmt, cst.ClassDef) and self.tcode is not None and stmt.name.value in self.tcode.wrapper_classes:
             new = cst.parse_statement(self.tcode.wrapper_classes[stmt.name.value])  # (wrapper_class.py)
@@ -685,7 +685,7 @@ class _Printer:
             return [new, *loads]
         if sid in self.per_call_stubs:  # a call of a function that builds another model at each call
             return self._stub(stmt, bind=level == "module", raising=level != "module")
-        if sid in self.model_statements or sid in self.program.meta.get("builder_layer_statements", ()):
+        if sid in self.model_statements or sid in self.program.from_keras.builder_layer_statements:
             return []
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
         if moved is not None:
@@ -759,10 +759,10 @@ class _Printer:
         return self._load_weights_lines(md, small.targets[0].target.value)
 
     def _load_weights_lines(self, md, target: str) -> list:
-        link = self.program.meta.get("load_weights")
+        link = self.program.load_weights
         if not link or link["model"] != md.class_name:
             return []
-        self.program.meta["load_weights_placed"] = True
+        self.program.load_weights_placed = True
         load = ("load_file(CONVERTED_WEIGHTS)" if link["path"].endswith(".safetensors")
                 else "torch.load(CONVERTED_WEIGHTS, weights_only=True)")
         return [cst.parse_statement(f"{target}.load_state_dict({load})\n")]
@@ -804,7 +804,7 @@ class _Printer:
         if self.training is None or not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
             return []
         func = small.value.func
-        returning = set(self.program.meta.get("compiled_by", {}).values())  # (a function compiling what it returns)
+        returning = set(self.program.from_keras.compiled_by.values())  # (a function compiling what it returns)
         if not (isinstance(func, cst.Name) and (func.value in self.builders or func.value in returning)):
             return []
         target = small.targets[0].target
@@ -851,7 +851,7 @@ class _Printer:
         body_lines = []
         if doc is not None:  # (the value, printed so that no quote or backslash in it is code)
             body_lines.append("    " + docstring(doc, "    "))
-        for span, method in self.program.meta.get("untranslated", []):
+        for span, method in self.program.from_keras.untranslated:
             if fn_span_contains(self._span(fn), span):
                 src = self.source.line(span)
                 self.program.stub(span, f"not translated yet: {src}", src)

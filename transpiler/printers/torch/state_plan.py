@@ -78,13 +78,13 @@ def torch_state_plan(graph: Graph) -> StatePlan:
 def _source_key(node: Node, emitted: str) -> str:
     """The user's state_dict key for the emitter's key ``emitted`` of ``node`` (a module's
     own parameter is its whole key; F.linear's Dense names its parameters' keys)."""
-    keys = node.meta.get("torch_keys")
+    keys = node.from_torch.keys
     if keys and emitted in keys:
         return keys[emitted]
-    layer = node.meta.get("torch_layer_index")
+    layer = node.from_torch.layer_index
     if layer is not None:
         emitted = re.sub(r"_l0(_reverse)?$", lambda m: f"_l{layer}{m.group(1) or ''}", emitted)
-    path = node.meta.get("torch_path") or ""
+    path = node.from_torch.path or ""
     return f"{path}.{emitted}" if path and emitted else path or emitted
 
 

@@ -297,7 +297,7 @@ class StructurePrinter:
             var_of.update({id(v): v.scope_vars.get(id(info.scope)) for v in outputs})
             var_of.update({id(v): a for v, a in zip(inputs, args)})
         here = id(info.scope) if info.scope is not None else (
-            id(self.graph.meta["root_scope"]) if self.graph.meta.get("root_scope") is not None else None)
+            id(self.graph.from_keras.root_scope) if self.graph.from_keras.root_scope is not None else None)
         for node in g.nodes:  # a module call's results: the names this code gave them
             if "group" in node.meta:
                 for v in node.outputs:

@@ -100,7 +100,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
     # -- per statement ------------------------------------------------------------
     def run(self) -> TrainingCode:
         # (which outputs the loss reads as logits: ir/passes/training_analyses.py, before printing)
-        if self.program.meta.get("callback_classes"):
+        if self.program.from_keras.callback_classes:
             self.needs.add("callback_class")  # the script's Callback subclasses derive from it
         compiled_vars = {ts.model for ts in self.program.training if ts.kind == "compile"}
         from transpiler.printers.torch.printer import regularization_lines
@@ -172,7 +172,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         aliases = torch_loss_functions.module_aliases(module)
         numbers = torch_custom_step.module_numbers(module)
         for md in self.program.models:
-            step = md.graph.meta.get("custom_step")
+            step = md.graph.from_keras.custom_step
             if not step or md.class_name in self.code.class_extensions:
                 continue
             try:
@@ -200,7 +200,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             except torch_loss_functions.Untranslatable as exc:
                 span = next(iter(step["spans"].values()))
                 self.program.stub(span, f"{md.class_name}.train_step(): {exc} has no torch translation yet")
-                md.graph.meta["custom_step_failed"] = True
+                md.graph.from_keras.custom_step_failed = True
                 continue
             defaults = step.get("default_steps", [])
             if defaults:  # compute_loss only: Keras' own steps around it, with its loss tracker
@@ -227,7 +227,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         aliases = torch_loss_functions.module_aliases(module)
         keras_aliases = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
         skip = {md.builder for md in self.program.models if md.builder}
-        skip |= set(self.program.meta.get("inlined_helpers", ())) - data_pipeline.mapped_function_names(module)
+        skip |= set(self.program.from_keras.inlined_helpers) - data_pipeline.mapped_function_names(module)
         skip |= {ts.config.name for ts in self.program.training if ts.kind == "custom_code"}
         lines = self.program.source.splitlines()
         for stmt in module.body:
@@ -258,7 +258,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             self.models[key] = ModelTraining(ts.model_def, optimizer_var=f"{prefix}optimizer",
                                              loss_var=f"{prefix}loss_fn")
             builder = ts.model_def.builder if ts.model_def is not None else None
-            builder = builder or self.program.meta.get("compiled_by", {}).get(key)  # (training_returns.py)
+            builder = builder or self.program.from_keras.compiled_by.get(key)  # (training_returns.py)
             if builder:
                 builder_compile = next((s for s in self.program.training if s.kind == "compile"
                                         and s.builder == builder), None)
@@ -853,7 +853,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
     def fit_train_step_lines(self, ts: T.TrainingStatement, mt: ModelTraining) -> list[str]:
         """``fit`` of a model with its own train_step: the loop calls it per batch."""
         f: T.Fit = ts.config
-        if mt.md.graph.meta.get("custom_step_failed"):
+        if mt.md.graph.from_keras.custom_step_failed:
             raise NotImplementedError("its train_step is not translated")
         others = {k for k in ("validation_split", "class_weight", "sample_weight", "steps_per_epoch",
                               "validation_steps")
@@ -863,7 +863,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
                                       "train_step" + (f" ({', '.join(unknown)})" if unknown else ""))
         in_layouts, out_layouts = self._io(mt)
-        steps = [text for name, text in mt.md.graph.meta["custom_step"]["methods"] if name in ("train_step", "test_step")]
+        steps = [text for name, text in mt.md.graph.from_keras.custom_step["methods"] if name in ("train_step", "test_step")]
         if any(is_channels_first(lay) for lay in out_layouts if lay) or (
                 any(is_channels_first(lay) for lay in in_layouts if lay)
                 and not all(torch_custom_step.layout_free(text) for text in steps)):
@@ -927,7 +927,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if not _has_method(mt.md, "test_step"):
             raise NotImplementedError("evaluate() of a model with its own train_step, no test_step and no "
                                       "compiled loss")
-        if mt.md.graph.meta.get("custom_step_failed") or e.steps is not None:
+        if mt.md.graph.from_keras.custom_step_failed or e.steps is not None:
             raise NotImplementedError("its test_step is not translated" if e.steps is None else
                                       "evaluate(steps=...) with the model's own test_step")
         in_layouts, out_layouts = self._io(mt)
@@ -958,7 +958,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             perms = [Layout(lay, channels_last_of(lay)).perm if lay and is_channels_first(lay) else None
                      for lay in out_layouts]  # each output back to Keras' channels-last layout
             call = f"[out if perm is None else np.transpose(out, perm) for out, perm in zip({call}, {lit(perms)})]"
-        keys = mt.md.graph.meta.get("output_keys") if mt.md else None
+        keys = mt.md.graph.from_keras.output_keys if mt.md else None
         if keys:  # outputs={"a": ..., "b": ...}: Keras' predict returns a dict too
             return [f"dict(zip({lit(tuple(keys))}, {call}))"]
         return [call]
@@ -987,7 +987,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
 def _has_method(md: ModelDef | None, name: str) -> bool:
     """Whether the model's module has its own ``name`` (train_step, test_step): the source's,
     or Keras' default one written out around the model's own compute_loss."""
-    step = md.graph.meta.get("custom_step", {}) if md is not None else {}
+    step = md.graph.from_keras.custom_step if md is not None else {}
     return any(n == name for n, _text in step.get("methods", ())) or name in step.get("default_steps", ())
 
 

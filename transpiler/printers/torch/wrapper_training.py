@@ -23,7 +23,7 @@ def _code(node: cst.CSTNode) -> str:
 
 def instances(printer) -> dict[str, str]:
     """Variable of a wrapper model → its class."""
-    return printer.program.meta.get("wrapper_instances", {})
+    return printer.program.from_keras.wrapper_instances
 
 
 def factory(printer, opt: T.Optimizer) -> str:
@@ -72,7 +72,7 @@ def _own_objects(module: cst.Module, cls: cst.ClassDef) -> dict[str, list[str]]:
 
 def translate_classes(printer) -> None:
     """Each wrapper class → its torch text (``printer.code.wrapper_classes``)."""
-    classes = printer.program.meta.get("wrapper_classes", {})
+    classes = printer.program.from_keras.wrapper_classes
     if not classes or not printer.program.source:
         return
     module = cst.parse_module(printer.program.source)
@@ -88,7 +88,7 @@ def translate_classes(printer) -> None:
 
         def report(method, reason, name=stmt.name.value, span=span):
             if method in ("__init__", "compile", "train_step", "test_step"):
-                printer.program.meta.setdefault("wrapper_failed", {})[name] = True
+                printer.program.from_keras.wrapper_failed[name] = True
             printer.program.stub(span, f"{name}.{method}(): {' '.join(reason.split())} has no torch translation yet")
 
         for attr, code in _trackers(stmt):
@@ -173,7 +173,7 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
 
 def _layout(printer, cls: str) -> str | None:
     """The channels-first layout the held models take images in (the loader permutes once)."""
-    held = printer.program.meta.get("wrapper_classes", {}).get(cls, {}).get("held", [])
+    held = printer.program.from_keras.wrapper_classes.get(cls, {}).get("held", [])
     layouts = {v.layout for md in printer.program.models if md.class_name in held
                for v in md.graph.inputs[:1] if v.layout and is_channels_first(v.layout)}
     if len(layouts) > 1:
@@ -197,7 +197,7 @@ def _fit(printer, ts: T.TrainingStatement, cls: str) -> str:
     if others or unknown or f.initial_epoch:
         raise NotImplementedError(f"fit({', '.join(sorted(others)) or 'callbacks'}=...) with the model's own "
                                   "train_step" + (f" ({', '.join(unknown)})" if unknown else ""))
-    if printer.program.meta.get("wrapper_failed", {}).get(cls):
+    if printer.program.from_keras.wrapper_failed.get(cls):
         raise NotImplementedError(f"{cls}.train_step() is not translated")
     if printer._from_dataset(f.x, f.y, ts) is not None:
         raise NotImplementedError("fit on a tf.data pipeline with the model's own train_step")
