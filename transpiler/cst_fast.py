@@ -181,3 +181,18 @@ def attribute_chain(node) -> tuple[cst.Name | None, list[str]]:
         parts.append(node.attr.value)
         node = node.value
     return (node if isinstance(node, cst.Name) else None), parts[::-1]
+
+
+def target_names(node, subscripted: bool = False) -> list[str]:
+    """The names an assignment (or ``for``) target binds, in order: ``a``, ``a, (b, *c)``; an
+    attribute or a subscript rebinds no name (``subscripted``: ``d[k] = ...`` counts as
+    changing the name ``d`` it subscripts)."""
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for e in node.elements for n in target_names(e.value, subscripted)]
+    if isinstance(node, cst.StarredElement):
+        return target_names(node.value, subscripted)
+    if subscripted and isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        return [node.value.value]
+    return []

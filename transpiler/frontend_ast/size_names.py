@@ -17,7 +17,7 @@ import libcst as cst
 
 from transpiler import cst_fast
 
-from transpiler.cst_fast import statement_blocks
+from transpiler.cst_fast import statement_blocks, target_names
 from transpiler.ir import sizes
 from transpiler.ir.reserved import GENERATED_IMPORTS
 
@@ -36,15 +36,6 @@ def name_module_constants(module: cst.Module, env) -> None:
         if simple:
             single.add(name)
 
-    def targets(node) -> list[str]:
-        if isinstance(node, cst.Name):
-            return [node.value]
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return [n for el in node.elements for n in targets(el.value)]
-        if isinstance(node, cst.StarredElement):
-            return targets(node.value)
-        return []
-
     def visit_block(stmts) -> None:
         for stmt in stmts:
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -52,10 +43,10 @@ def name_module_constants(module: cst.Module, env) -> None:
                     if isinstance(small, cst.Assign):
                         simple = len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
                         for t in small.targets:
-                            for n in targets(t.target):
+                            for n in target_names(t.target):
                                 count(n, simple)
                     elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                        for n in targets(small.target):
+                        for n in target_names(small.target):
                             count(n)
                     elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
                         for alias in small.names:
@@ -65,7 +56,7 @@ def name_module_constants(module: cst.Module, env) -> None:
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 count(stmt.name.value)
             elif isinstance(stmt, (cst.For,)):
-                for n in targets(stmt.target):
+                for n in target_names(stmt.target):
                     count(n)
                 visit_block(stmt.body.body)
             elif isinstance(stmt, (cst.If, cst.While, cst.With, cst.Try)):
@@ -75,7 +66,7 @@ def name_module_constants(module: cst.Module, env) -> None:
                 if isinstance(stmt, cst.With):
                     for item in stmt.items:
                         if item.asname is not None:
-                            for n in targets(item.asname.name):
+                            for n in target_names(item.asname.name):
                                 count(n)
 
     visit_block(module.body)

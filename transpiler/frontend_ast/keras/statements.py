@@ -411,20 +411,12 @@ _PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
 def _loop_changed_names(stmt: cst.For) -> set[str]:
     """The names a loop's body (and its target) binds or changes in place: assignment targets,
     ``x += ...``, ``x.append(...)`` (and other mutators), ``x[k] = ...``."""
-    from transpiler.cst_fast import walk
+    from transpiler.cst_fast import target_names, walk
 
     names: set[str] = set()
 
-    def bound(target) -> None:
-        if isinstance(target, cst.Name):
-            names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                bound(element.value)
-        elif isinstance(target, cst.StarredElement):
-            bound(target.value)
-        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-            names.add(target.value.value)  # (``counts[word] = ...``: the dict changes)
+    def bound(target) -> None:  # (``counts[word] = ...``: the dict changes)
+        names.update(target_names(target, subscripted=True))
 
     bound(stmt.target)
     for node in walk(stmt.body):

@@ -22,7 +22,7 @@ from typing import Any
 
 import libcst as cst
 
-from transpiler.cst_fast import references
+from transpiler.cst_fast import references, target_names
 
 from transpiler.frontend_ast.torch import helpers as torch_helpers
 from transpiler.frontend_ast.torch.helpers import Helper, METRIC_NAMES
@@ -505,13 +505,7 @@ def _bound(node) -> set[str]:
     found: set[str] = set()
 
     def targets(t) -> None:
-        if isinstance(t, cst.Name):
-            found.add(t.value)
-        elif isinstance(t, (cst.Tuple, cst.List)):
-            for e in t.elements:
-                targets(e.value)
-        elif isinstance(t, cst.StarredElement):
-            targets(t.value)
+        found.update(target_names(t))
 
     class V(cst.CSTVisitor):
         def visit_Param(self, n: cst.Param) -> None:

@@ -8,7 +8,7 @@ import re
 
 import libcst as cst
 
-from transpiler.cst_fast import walk
+from transpiler.cst_fast import target_names, walk
 from transpiler.printers import runtime_source
 from transpiler.ir.source_file import NodeId, SourceFile
 
@@ -146,16 +146,6 @@ class KerasLayoutBatches(cst.CSTTransformer):
         return False
 
 
-def _target_names(node) -> list[str]:
-    if isinstance(node, cst.Name):
-        return [node.value]
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return [n for e in node.elements for n in _target_names(e.value)]
-    if isinstance(node, cst.StarredElement):
-        return _target_names(node.value)
-    return []  # an attribute or a subscript: the object it changes is not rebound
-
-
 def untranslated_binding(stmt: cst.SimpleStatementLine, message: str, first: bool) -> list:
     """For a module-level stub: ``a = b = Untranslated(message)`` for the names ``stmt`` binds
     (after the helper class itself when ``first``); [] when it binds none."""
@@ -164,7 +154,7 @@ def untranslated_binding(stmt: cst.SimpleStatementLine, message: str, first: boo
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
             [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) and \
             (not isinstance(small, cst.AnnAssign) or small.value is not None) else []
-        names += [n for t in targets for n in _target_names(t) if n not in names]
+        names += [n for t in targets for n in target_names(t) if n not in names]
     if not names:
         return []
     helper = list(cst.parse_module("\n\n".join(runtime_source.Copier().take("torch.untranslated", "Untranslated"))
