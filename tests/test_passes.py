@@ -167,4 +167,4 @@ def test_separable_conv_is_decomposed_for_torch():
         "    x = keras.Input(shape=(8, 8, 3))\n"
         "    return keras.Model(x, layers.SeparableConv2D(4, 3)(x))\n"))
     assert ops(g) == ["depthwise_conv2d", "conv2d"]
-    assert g.nodes[0].meta["param_source"] == {"kernel": "depthwise_kernel"}
+    assert g.nodes[0].split_from.params == {"kernel": "depthwise_kernel"}

@@ -19,6 +19,7 @@ import numpy as np
 
 from transpiler.ir import ops as ops_table
 from transpiler.ir.graph import Graph
+from transpiler.ir.params import param_names
 from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.weights.mapping import torch_state_dict
 
@@ -33,7 +34,7 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
         source = node.source_name
         if source is None or source in out:
             continue
-        names = _source_param_names(node)
+        names = param_names(node)  # (a node split by a pass: its source layer's)
         if not names:
             continue
         if "variable_of" in node.meta:  # a custom layer's add_weight: its attribute
@@ -78,12 +79,6 @@ def ensure_built(keras_model: Any, graph: Graph) -> None:
         if built() or (training and not any(n.op == "training_select" for n in graph.nodes)):
             return
         keras_model(inputs if len(inputs) > 1 else inputs[0], training=training)
-
-
-def _source_param_names(node) -> list[str]:
-    """The source layer's params (a node split by a pass reads its original op's)."""
-    op, attrs = node.meta.get("source_op", (node.op, node.attrs))
-    return [p.name for p in ops_table.get(op).active_params(attrs)]
 
 
 def load_generated(text: str, name: str = "transpiled_module"):

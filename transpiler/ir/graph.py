@@ -55,6 +55,19 @@ class LayerRef:
 
 
 @dataclass(eq=False)
+class SplitFrom:
+    """The source layer a node is one part of, when a pass split it (torch_selection: a
+    SeparableConv2D into a depthwise and a pointwise convolution): the layer's op and attrs
+    (whose params the checkpoint holds), the input its param shapes derive from, and the
+    source layer's name of each param this part holds (``{"kernel": "depthwise_kernel"}``)."""
+
+    op: str
+    attrs: dict[str, Any]
+    input: "Value | None"
+    params: dict[str, str]
+
+
+@dataclass(eq=False)
 class Value:
     """A tensor flowing between nodes.
 
@@ -104,6 +117,8 @@ class Node:
     param_transforms: dict[str, list] = field(default_factory=dict)
     #: the source layer this node is a call of (None: a tensor operation, not a layer)
     layer: LayerRef | None = field(default=None, repr=False)
+    #: the source layer a pass split into this node and others (None: not split)
+    split_from: SplitFrom | None = field(default=None, repr=False)
     #: what the torch reader recorded about the module it was read from (state_dict keys, inits)
     from_torch: TorchNodeFacts = field(default_factory=TorchNodeFacts, repr=False)
 

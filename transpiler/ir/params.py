@@ -46,7 +46,7 @@ def source_axis(value: Value, axis: int) -> int:
 
 def source_op(node: Node) -> tuple[str, dict]:
     """The op and attrs of the source layer (a node split by a pass records its original)."""
-    return node.meta.get("source_op", (node.op, node.attrs))
+    return (node.split_from.op, node.split_from.attrs) if node.split_from else (node.op, node.attrs)
 
 
 def param_names(node: Node) -> list[str]:
@@ -58,7 +58,7 @@ def param_names(node: Node) -> list[str]:
 def expected_shapes(node: Node) -> dict[str, tuple[int, ...]]:
     """``{param: canonical shape}`` of the source layer ``node`` came from."""
     op, attrs = source_op(node)
-    x = node.meta.get("source_input", node.inputs[0] if node.inputs else None)
+    x = node.split_from.input if node.split_from else (node.inputs[0] if node.inputs else None)
     if ops_table.get(op).wraps:  # a wrapper holds its inner layer's params twice
         inner = attrs["layer"]
         shapes = _resolve(inner["op"], inner["attrs"], x)

@@ -49,7 +49,7 @@ def node_params(graph: Graph, canonical: dict[str, dict[str, Any]]) -> dict[str,
         layer = canonical.get(node.source_name or node.name)
         if layer is None:
             continue
-        renames = node.meta.get("param_source", {})
+        renames = node.split_from.params if node.split_from else {}
         own: dict[str, np.ndarray] = {}
         for p in node.spec.active_params(node.attrs):
             src = renames.get(p.name, p.name)

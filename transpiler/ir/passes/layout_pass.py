@@ -322,7 +322,6 @@ class LayoutPass:
                 or not flatten_absorbable(self.graph, y):
             return False
         y.flat_order = order_step(source, x.layout, Layout(x.layout, source).shape(x.shape))
-        node.meta["flat_order"] = y.flat_order
         return True
 
     def absorb_reshape(self, node: Node) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from transpiler.ir.graph import Graph, Node
+from transpiler.ir.graph import Graph, Node, SplitFrom
 from transpiler.ir.modules import inherit
 from transpiler.ir.registry import OpRegistry
 from transpiler.ir.shapes import infer_node, spatial_axes
@@ -185,11 +185,8 @@ def select_separable(graph: Graph, node: Node) -> None:
                                "padding": a["padding"], "dilation": a["dilation"],
                                "depth_multiplier": a["depth_multiplier"], "use_bias": False},
                         before=node, span=node.span, source_name=node.source_name)
-    dw.meta["param_source"] = {"kernel": "depthwise_kernel"}
+    dw.split_from = SplitFrom(node.op, dict(node.attrs), node.inputs[0], {"kernel": "depthwise_kernel"})
     dw.layer = node.layer
-    dw.meta["decomposed_from"] = node.name
-    dw.meta["source_op"] = (node.op, dict(node.attrs))  # whose params the source layer holds
-    dw.meta["source_input"] = node.inputs[0]  # ... and the input its param shapes derive from
     dw.meta["call_span"] = node.meta.get("call_span")
     dw.comments = node.comments
     inherit(dw, node, "depthwise")
@@ -199,10 +196,8 @@ def select_separable(graph: Graph, node: Node) -> None:
     pw = graph.add_node("conv2d", f"{node.name}_pointwise", [dw.outputs[0]],
                         attrs={"filters": a["filters"], "kernel_size": (1, 1), "use_bias": a["use_bias"]},
                         before=node, span=node.span, source_name=node.source_name)
-    pw.meta["param_source"] = {"kernel": "pointwise_kernel", "bias": "bias"}
-    pw.meta["decomposed_from"] = node.name
-    pw.meta["source_op"] = (node.op, dict(node.attrs))
-    pw.meta["source_input"] = node.inputs[0]
+    pw.split_from = SplitFrom(node.op, dict(node.attrs), node.inputs[0],
+                              {"kernel": "pointwise_kernel", "bias": "bias"})
     pw.layer = node.layer
     pw.meta["call_span"] = node.meta.get("call_span")
     pw.meta["initializers"] = node.meta.get("initializers", {})

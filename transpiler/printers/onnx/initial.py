@@ -8,7 +8,7 @@ import numpy as np
 
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph
-from transpiler.ir.params import expected_shapes, param_names
+from transpiler.ir.params import expected_shapes, param_names, source_op
 
 KERAS_DOC = ("Keras' default initializers (glorot_uniform kernels, orthogonal recurrent kernels, zero biases, "
              "U(-0.05, 0.05) embeddings, unit gammas and variances)")
@@ -82,7 +82,7 @@ def draw(graph: Graph, source: str, seed: int = 0) -> dict[str, dict[str, np.nda
 
             raise Unsupported(f"{node.span or node.name}: the sizes of layer {layer!r} are computed when the program "
                               "runs: give the trained checkpoint (--weights), whose shapes decide them")
-        op, attrs = node.meta.get("source_op", (node.op, node.attrs))
+        op, attrs = source_op(node)
         kernel = next((s for n, s in shapes.items() if n.endswith("kernel") and "recurrent" not in n), None)
         fan_in = _fans(tuple(kernel))[0] if kernel is not None else 1
         params = out.setdefault(layer, {})

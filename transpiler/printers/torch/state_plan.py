@@ -31,7 +31,7 @@ def torch_state_plan(graph: Graph) -> StatePlan:
     def entries(node: Node, path: str, own_prefix: str, own: list, buffers: list, subs: list) -> None:
         with sizes.quiet():  # (the plan reads the emitted code's keys; it places no code: nothing is specialised)
             em = torch_ops.emit(node)
-        renames = node.meta.get("param_source", {})
+        renames = node.split_from.params if node.split_from else {}
         for entry in em.state:
             key = f"{path}.{entry.key}" if entry.key else path
             src = renames.get(entry.source, entry.source) if renames else entry.source

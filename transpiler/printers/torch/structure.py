@@ -190,7 +190,7 @@ class StructurePrinter:
         self.ctor_of: dict[int, Callable[[], str]] = {}
         #: the sizes the program computes at run time that the graph reads (issue 18 item 1):
         #: a child module reading one (a Layer's ``Dense(num_classes)``) takes it as an argument
-        self.runtime = sizes.runtime_sizes_in([graph.meta.get("runtime_sizes", ())] + [
+        self.runtime = sizes.runtime_sizes_in([
             [n.attrs, [v.shape for v in n.inputs], [v.shape for v in n.outputs]] for n in graph.nodes])
 
     def run(self) -> list[ClassText]:
