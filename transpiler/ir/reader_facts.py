@@ -157,6 +157,8 @@ class TorchNodeFacts:
     padding_idx: int | None = None
     #: ``nn.PReLU``'s initial alpha
     alpha_init: float | None = None
+    #: a transpose between torch's time-major (L, N, F) and batch-major (``batch_first=False``)
+    time_major: bool = False
     #: a recurrent layer whose ``bias_hh`` the script freezes (one bias, as Keras')
     bias_hh_frozen: bool = False
     #: ``(block attribute, call number)``: the node is part of one call of a block the model holds

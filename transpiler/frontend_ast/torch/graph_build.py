@@ -317,7 +317,9 @@ class TorchGraphBuilding:
         taken = {n.name for n in self.graph.nodes}
         while name in taken:
             name += "_"
-        return self._add("transpose", [x], {"perm": (1, 0, 2)}, span, "transpose", name=name).value
+        out = self._add("transpose", [x], {"perm": (1, 0, 2)}, span, "transpose", name=name).value
+        out.producer.from_torch.time_major = True
+        return out
 
     def _as_feature_map(self, op: str, x: Value) -> None:
         """torch's convolutions and pools read axis 1 as channels: a value they read is a
