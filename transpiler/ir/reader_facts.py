@@ -98,7 +98,7 @@ class KerasModelFacts:
     custom_step: dict = field(default_factory=dict)
     #: the torch printer could not print ``custom_step`` (printers/torch/training.py)
     custom_step_failed: bool = False
-    #: ``model.layers``' Keras names, in order (None: not recorded)
+    #: a Sequential model's ``model.layers`` (their Keras names, in order); None: not recorded
     keras_layers: list[str] | None = None
     #: the keys of the dict the model returns, in order (None: it returns no dict)
     output_keys: list[str] | None = None
