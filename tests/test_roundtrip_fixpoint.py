@@ -90,7 +90,7 @@ WHOLE_SCRIPT_CONVERGES = {
     "bilstm_tagger", "config_mlp", "custom_layers", "feature_gating", "gru_regression", "lstm_classifier",
     "mlp_regression", "mnist_cnn", "mobilenet_like", "multi_input", "odd_sizes", "resnet_small",
     "siamese_encoder", "subclassed_cnn", "text_cnn", "transformer_classifier",
-    "lazy_token_tagger", "mlp_block_factory",
+    "lazy_token_tagger", "mlp_block_factory", "unet_small",
 }
 
 #: scripts whose model code is a fixpoint from K1 on but whose whole script is one round
@@ -114,8 +114,6 @@ WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
     "image_folder_classifier": "T1's generated data helpers (the image-folder loader) are kept as code in K1",
     "image_map_pipeline": "T1's generated data helpers (the image-folder loader and map) are kept as code in K1",
     "timeseries_windows": "T1's generated data helpers (the timeseries windows loader) are kept as code in K1",
-    "unet_small": "T1's one_channel_layout helper (runtime/torch/layouts.py, session 15) is kept as code in K1 "
-                  "(its calls are undone, its definition is not)",
     # T1 gives the wrapper model (built from its first use) its own train_step with a Mean
     # tracker; the torch reader does not read a module's own step that updates metric objects
     # back yet (K1 has stubs: "the model's own training step is not ... yet", "class Mean")

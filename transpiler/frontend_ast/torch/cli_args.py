@@ -19,11 +19,13 @@ Imports no deep-learning framework.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import libcst as cst
 
 from transpiler.frontend_ast.interp import Unknown
+from transpiler.ir.code_literals import bare_argument
 
 _CONVERT = {"int": int, "float": float, "str": str}
 
@@ -44,44 +46,45 @@ class CommandLine:
 
 
 def _literal(node: cst.BaseExpression) -> Any:
-    """A default written as a literal (numbers, strings, booleans, None, tuples/lists of them)."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        value = _literal(node.expression)
-        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else Unknown("default")
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.evaluated_value
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, (cst.List, cst.Tuple)):
-        items = [_literal(el.value) for el in node.elements]
-        if any(isinstance(i, Unknown) for i in items):
-            return Unknown("default")
-        return list(items) if isinstance(node, cst.List) else tuple(items)
-    return Unknown("a default that is not a literal")
+    """A default written as a literal (numbers, strings, booleans, None, tuples/lists of
+    them), evaluated as Python evaluates it: however it is spelled (``('resnet''18')``,
+    ``(9_0)``, ``-(1)``; issue 22, whole-program fuzz), else Unknown."""
+    try:
+        return ast.literal_eval("(" + cst.Module([]).code_for_node(node) + "\n)")
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Unknown("a default that is not a literal")
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    value = _literal(node)
+    return value if isinstance(value, str) else None
+
+
+def _name(node: cst.BaseExpression | None) -> str | None:
+    """``type=int`` / ``type=(int)``: the name, else None."""
+    node = bare_argument(node) if node is not None else None
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _option(call: cst.Call) -> tuple[str, Any] | None:
     """``add_argument(...)``'s dest and default."""
-    flags = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    flags = [f for f in (_string(a.value) for a in call.args if a.keyword is None) if f is not None]
     kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     if not flags:
         return None
-    if "dest" in kw and isinstance(kw["dest"], cst.SimpleString):
-        dest = kw["dest"].evaluated_value
-    else:
+    dest = _string(kw["dest"]) if "dest" in kw else None
+    if dest is None:
         longs = [f for f in flags if f.startswith("--")]
         dest = (longs[0][2:] if longs else flags[0].lstrip("-")).replace("-", "_")
-    action = kw["action"].evaluated_value if isinstance(kw.get("action"), cst.SimpleString) else None
-    if isinstance(kw.get("required"), cst.Name) and kw["required"].value == "True":
+    action = _string(kw["action"]) if "action" in kw else None
+    if "required" in kw and _literal(kw["required"]) is True:
         default = Unknown(f"--{dest}: given on the command line (required)")
     elif "default" in kw:
         default = _literal(kw["default"])
-        kind = kw.get("type")
-        if isinstance(default, str) and isinstance(kind, cst.Name) and kind.value in _CONVERT:
+        kind = _name(kw.get("type"))
+        if isinstance(default, str) and kind in _CONVERT:
             try:
-                default = _CONVERT[kind.value](default)
+                default = _CONVERT[kind](default)
             except ValueError:
                 default = Unknown("default")
     elif action == "store_true":

@@ -27,6 +27,7 @@ from transpiler.cst_fast import references, target_names
 from transpiler.frontend_ast.torch import helpers as torch_helpers
 from transpiler.frontend_ast.torch.helpers import Helper, METRIC_NAMES
 from transpiler.ir import training as T
+from transpiler.ir.code_literals import bare_argument
 
 
 @dataclass(eq=False)
@@ -155,7 +156,7 @@ class HelperCalls:
         if bound is None:
             return None
         arrays = [bound[f"arrays{i}"] for i in range(len(bound)) if f"arrays{i}" in bound]
-        if not arrays or any(isinstance(a, (cst.List, cst.Tuple)) or _code(a) == "None" for a in arrays):
+        if not arrays or any(isinstance(a, (cst.List, cst.Tuple)) or _code(bare_argument(a)) == "None" for a in arrays):
             return None
         loader = LoaderV(DatasetV(arrays, node), node, batch_size=bound.get("batch_size"),
                          shuffle=bound.get("shuffle"), drop_last=None)

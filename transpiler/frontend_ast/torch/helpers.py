@@ -31,6 +31,7 @@ import libcst as cst
 
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
+from transpiler.ir.code_literals import bare_argument
 
 #: functional losses (torch.nn.functional.<name>) per sample: canonical kind, from logits
 _F_LOSSES = {"cross_entropy": ("sparse_categorical_crossentropy", True),
@@ -309,7 +310,7 @@ class Analyser:
                 kw = {a.keyword.value: a.value for a in c.args if a.keyword is not None}
                 if len(pos) == 2 and not kw:
                     continue  # (output, target): a loss
-                logits = "return_logits" in kw and _code(kw["return_logits"]) == "True"
+                logits = "return_logits" in kw and _code(bare_argument(kw["return_logits"])) == "True"
                 if set(kw) - {"return_logits"}:
                     return None
                 src = set().union(*[flow.expr(a.value) for a in pos]) if pos else set()
@@ -783,7 +784,7 @@ def _is_print(stmt) -> bool:
 def _last_axis_call(fn, method: str) -> bool:
     for c in _method_calls(fn, method):
         for a in c.args:
-            if (a.keyword is None or a.keyword.value == "dim") and _code(a.value) == "-1":
+            if (a.keyword is None or a.keyword.value == "dim") and _code(bare_argument(a.value)) == "-1":
                 return True
     return False
 

@@ -43,7 +43,7 @@ from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.torch.reader_values import (
     LOSSES, DatasetV, FuncV, LoaderV, LossV, ModelV, NotStandard, OptimizerV, SchedulerV, StateV, TorchRef,
     _code, _root_names, transforms_batch)
-from transpiler.ir.code_literals import dotted_name as _dotted
+from transpiler.ir.code_literals import bare_argument, dotted_name as _dotted
 from transpiler.ir import training as T
 
 _EVALUATION_PHASE = object()  # where a phase loop's evaluation phase runs among the epoch's statements
@@ -223,7 +223,7 @@ class LoopReader:
             if isinstance(start, cst.Integer) and int(start.value) == 0:
                 return _value(self.r, stop, None)
             if isinstance(start, cst.Integer) and int(start.value) == 1 and isinstance(stop, cst.BinaryOperation) \
-                    and isinstance(stop.operator, cst.Add) and _code(stop.right) == "1":
+                    and isinstance(stop.operator, cst.Add) and _code(bare_argument(stop.right)) == "1":
                 return _value(self.r, stop.left, None)
             return T.Code(f"{_code(stop)} - {_code(start)}")
         raise NotStandard("range() with a step as the epoch loop")
@@ -623,7 +623,7 @@ class LoopReader:
         if len(orelse.body.body) != 2 or not (isinstance(inc, cst.SimpleStatementLine) and
                                                isinstance(inc.body[0], cst.AugAssign) and
                                                _code(inc.body[0].target) == counter and
-                                               _code(inc.body[0].value) == "1"):
+                                               _code(bare_argument(inc.body[0].value)) == "1"):
             return False
         if not (isinstance(check, cst.If) and isinstance(check.test, cst.Comparison) and
                 _code(check.test.left) == counter and len(check.test.comparisons) == 1 and
@@ -819,7 +819,7 @@ def _loss_target(value, scope, reader):
 def _is_state_copy(node, model_var: str) -> bool:
     """``copy.deepcopy(model.state_dict())``."""
     return isinstance(node, cst.Call) and _dotted(node.func) in ("copy.deepcopy", "deepcopy") and \
-        len(node.args) == 1 and _code(node.args[0].value) == f"{model_var}.state_dict()"
+        len(node.args) == 1 and _code(bare_argument(node.args[0].value)) == f"{model_var}.state_dict()"
 
 
 def _reassigned_before_read(holder, name: str, end: int, fe) -> bool:

@@ -27,14 +27,15 @@ def keras_file_name(value: str) -> str:
     return value if value.endswith(".keras") else value + ".keras"
 
 
-def _rename(reader, literal: cst.SimpleString) -> None:
+def _rename(reader, literal) -> None:
+    from transpiler.frontend_ast.torch.reader_values import _literal_text
     from transpiler.ir import training as T
 
     if reader.sid(literal) in reader.facts:
         return
     new = keras_file_name(literal.evaluated_value)
     if new != literal.evaluated_value:
-        text = f"{literal.prefix}{literal.quote}{new}{literal.quote}"
+        text = _literal_text(literal, new)  # (``"m" ".pt"`` too: one literal in its first part's quotes)
         # (a template: the braces of a format string are the literal's own)
         reader.fact(literal, "array_expr", T.ArrayExpr(text.replace("{", "{{").replace("}", "}}")))
 
@@ -44,7 +45,7 @@ def save_model(reader, node: cst.Call, model, model_node, path) -> None:
     from transpiler.ir import training as T
 
     literal = reader.path_literal(path)
-    if literal is None or not isinstance(literal, cst.SimpleString):
+    if literal is None or not isinstance(literal.evaluated_value, str):  # (an f-string: not a literal)
         raise Unsupported("torch.save(model, path) with a path that is not a string literal of the script "
                           "(Keras saves a whole model to a *.keras file; name it so)")
     _rename(reader, literal)

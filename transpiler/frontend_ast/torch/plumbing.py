@@ -39,6 +39,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.cst_fast import attribute_chain
+from transpiler.ir.code_literals import bare_argument
 
 #: a device query → the constant the Keras program uses
 QUERIES = {
@@ -236,7 +237,7 @@ def statement(reader, small, line: cst.SimpleStatementLine, scope) -> bool:
             reader.fact(line, "device_drop", DIST_NOTE + f"dropped {path}()")
             return True
         if path in DIST_COLLECTIVES and not any(
-                a.keyword is not None and a.keyword.value == "async_op" and _code_of(a.value) != "False"
+                a.keyword is not None and a.keyword.value == "async_op" and _code_of(bare_argument(a.value)) != "False"
                 for a in small.value.args):
             # (over the one process: every reduction of the tensor with itself leaves it as it is)
             reader.fact(line, "device_drop", DIST_NOTE + f"dropped {path}(): in one process it leaves "
@@ -270,8 +271,9 @@ def _rewrapped(reader, small, scope) -> str | None:
     if _torch_path(reader, value.func, scope) not in DIST_WRAPPERS:
         return None
     code = cst.Module([]).code_for_node
-    target = code(small.targets[0].target)
-    return f"{target} = {code(value.func)}({target})" if code(value.args[0].value) == target else None
+    target = code(bare_argument(small.targets[0].target))
+    return f"{target} = {code(value.func)}({target})" if code(bare_argument(value.args[0].value)) == target \
+        else None
 
 
 def _torch_path(reader, node, scope) -> str | None:

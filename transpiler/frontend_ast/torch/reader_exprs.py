@@ -31,6 +31,7 @@ from transpiler.frontend_ast.torch.reader_values import (
     LoaderV, LOSSES, LossV,
     MapDatasetV, ModelAttrV, ModelFactory, ModelV, NoGradV, NUMPY_UNARY, OptimizerV, OTHER, ParamsV, ParamV,
     SchedulerV, Scope, StateV, tensor_item, TorchRef, TupleV, V)
+from transpiler.ir.code_literals import bare_argument
 
 #: what the reader holds that is not a plain Python value
 READER_VALUES = (V, Ref, FunctionRef, ClassRef, Unknown)
@@ -495,7 +496,7 @@ class ReaderExpressions(Interpreter):
             first = loader.dataset.arrays[0]
             if loader.batch_size is None:
                 template, parts = "len({0})", [first]
-            elif loader.drop_last is not None and _code(loader.drop_last) != "False":
+            elif loader.drop_last is not None and _code(bare_argument(loader.drop_last)) != "False":
                 template, parts = "len({0}) // {1}", [first, loader.batch_size]
             else:
                 template, parts = "math.ceil(len({0}) / {1})", [first, loader.batch_size]

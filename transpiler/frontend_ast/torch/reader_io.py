@@ -13,6 +13,7 @@ from transpiler.frontend_ast.torch.reader_values import (
     _assigns_only, _code, _find_literal, _literal_quotes, _literal_text, _root_names, STRING_LITERALS,
     _weights_name, Arr, CheckpointV, DatasetV, DictV, LoadedV, LoaderV, MapDatasetV, MapLoaderV, ModelV,
     OptimizerV, OTHER, Other, Scope, StateV, TupleV, V)
+from transpiler.ir.code_literals import bare_argument
 
 
 def _state_call(node) -> bool:
@@ -54,9 +55,9 @@ class ReaderData:
         for key in ("sampler", "batch_sampler", "collate_fn", "worker_init_fn", "generator"):
             if key == "sampler" and isinstance(dataset, (MapDatasetV, DatasetV)):
                 continue  # (a SampledLoader: the sampler's indices, batched)
-            if key in given and _code(given[key]) != "None":
+            if key in given and _code(bare_argument(given[key])) != "None":
                 raise Unsupported(f"DataLoader({key}=...) is not translated")
-        if isinstance(dataset, DatasetV) and "sampler" in given and _code(given["sampler"]) != "None":
+        if isinstance(dataset, DatasetV) and "sampler" in given and _code(bare_argument(given["sampler"])) != "None":
             self.used_datasets[dataset] += 1  # (read item by item: fit cannot take its arrays)
             dataset = MapDatasetV(len(dataset.arrays))
         if isinstance(dataset, MapDatasetV):

@@ -17,6 +17,7 @@ from transpiler.frontend_ast.torch.reader_values import (
     _code, Arr, CAST_METHODS, ChildrenV, ChildV, COMPARE_METHODS, DatasetV, IDENTITY_METHODS, keras_children,
     LiveV, LoadedV, LoaderV, LossV, LossValueV, ModelAttrV, ModelV, NUMPY_UNARY, OptimizerV, OTHER, Other,
     ParamsV, ParamV, REDUCE_METHODS, ScalarV, SchedulerV, Scope, StateV, TupleV, V)
+from transpiler.ir.code_literals import bare_argument
 
 
 class ReaderMethods:
@@ -108,7 +109,7 @@ class ReaderMethods:
                 # the mode of every later call would be a guess (Keras takes training= per call)
                 raise Unsupported(f"model.{name}({_code(args[0][0].value)}): a mode known only when the "
                                   "program runs is not translated")
-            model.training = name == "train" and not (args and _code(args[0][0].value) == "False")
+            model.training = name == "train" and not (args and _code(bare_argument(args[0][0].value)) == "False")
             self.array(node, "{0}", [recv])  # Keras sets training/inference per call
             return model
         if name == "parameters":
@@ -230,7 +231,7 @@ class ReaderMethods:
                 correction = kw.get("correction")
                 if correction is not None:
                     extra = f", ddof={p(correction)}"
-                elif unbiased is None or _code(unbiased) != "False":
+                elif unbiased is None or _code(bare_argument(unbiased)) != "False":
                     extra = ", ddof=1"  # torch's std/var are unbiased by default
             if name == "amax":
                 fn = "max"
@@ -273,7 +274,7 @@ class ReaderMethods:
             if not pos and not kw:
                 return done(f"{r}.reshape(-1)")
             start = pos[0] if pos else kw.get("start_dim")
-            if _code(start) == "1" and len(pos) <= 1:
+            if _code(bare_argument(start)) == "1" and len(pos) <= 1:
                 return done(f"{r}.reshape(len({r}), -1)")
             raise Unsupported(f".flatten({', '.join(_code(a) for a in pos)}) is not translated")
         if name in ("fill_", "copy_", "zero_", "add_", "sub_", "mul_", "div_"):

@@ -15,6 +15,7 @@ from transpiler.frontend_ast.torch.reader_values import (
     _code, Arr, GroupV, LOSSES, LossValueV, ModelV, OPTIMIZER_IGNORED, OPTIMIZERS,
     OPTIMIZERS_WITHOUT_KERAS, OptimizerV, ParamsV,
     PER_SAMPLE_SCALAR, SCHEDULERS, SchedulerV, V)
+from transpiler.ir.code_literals import bare_argument
 
 
 class ReaderObjects:
@@ -246,7 +247,7 @@ class ReaderObjects:
         given.update(kw)
         if "last_epoch" in given or "verbose" in given:
             given.pop("verbose", None)
-            if "last_epoch" in given and _code(given.pop("last_epoch")) != "-1":
+            if "last_epoch" in given and _code(bare_argument(given.pop("last_epoch"))) != "-1":
                 raise Unsupported(f"{name}(last_epoch=...) is not translated")
         lr0 = opt.config.hyper["learning_rate"]
         sched = SchedulerV(opt, node)

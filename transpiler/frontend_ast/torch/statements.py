@@ -14,6 +14,7 @@ from transpiler.frontend_ast.interp import BatchDim, Env, FunctionRef, Return, U
 from transpiler.ir.graph import Span
 from transpiler.frontend_ast.torch.support import _training_test, _code, _is_init_code
 from transpiler.frontend_ast.torch.values import Mod, Tensor, RNNStates, Shape, _MaxResult, _Return, _AUG
+from transpiler.ir.code_literals import bare_argument
 
 
 class TorchStatements:
@@ -99,7 +100,7 @@ class TorchStatements:
         call = stmt.body[0].value
         f = call.func
         if not (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_" and len(call.args) == 1 and
-                _code(call.args[0].value) == "False" and isinstance(f.value, cst.Attribute) and
+                _code(bare_argument(call.args[0].value)) == "False" and isinstance(f.value, cst.Attribute) and
                 f.value.attr.value.startswith("bias_hh_l")):
             return False
         try:

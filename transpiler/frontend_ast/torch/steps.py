@@ -28,6 +28,7 @@ from transpiler.frontend_ast.torch.reader_values import (tensor_template,
     _has_backward)
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
+from transpiler.ir.code_literals import bare_argument
 
 CLIP_FUNCTIONS = {"torch.nn.utils.clip_grad_norm_": "global_clipnorm",
                   "torch.nn.utils.clip_grad.clip_grad_norm_": "global_clipnorm",
@@ -309,7 +310,7 @@ def live_method(reader, obj: LiveV, name: str, node: cst.Call, args):
     if name in CAST_METHODS:
         return done(f'$cast({{0}}, "{CAST_METHODS[name]}")')
     if name == "size":
-        if pos and _code(pos[0]) != "0":
+        if pos and _code(bare_argument(pos[0])) != "0":
             axes_ok("size")
         return done("{0}.shape[" + p(pos[0]) + "]" if pos else "{0}.shape", result=LossValueV())
     if name in OPS_UNARY:

@@ -26,7 +26,7 @@ from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers.formatter import format_python
 from transpiler.printers.keras import ops as keras_ops
-from transpiler.printers.keras import own_step
+from transpiler.printers.keras import own_step, runtime_copies
 from transpiler.printers.code import comment_text, lit
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, keras_model_name, on_call_class,
                                                on_call_parts, subclass_text)
@@ -249,6 +249,7 @@ class KerasScript:
             body = body[1:]
         kept_imports: list[str] = []
         rest: list[str] = []
+        printed = []
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine) and all(
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
@@ -256,6 +257,10 @@ class KerasScript:
                     kept_imports.append(_code(stmt).rstrip("\n"))
                 continue
             rest.append(self.statement(stmt))
+            printed.append(stmt)
+        # (a definition of the project's torch runtime whose calls went: runtime_copies.py)
+        for i in runtime_copies.uncalled(self.module, printed, rest, self.training.helper_texts()):
+            rest[i] = None
         with sizes.quiet():  # (the emissions are only inspected for the helpers they need)
             helpers = sorted({h for md in self.program.models if not md.graph.unsupported
                               for g in [md.graph] + [sub.graph for sub in md.methods.values()]
