@@ -174,6 +174,8 @@ class TorchTensorCalls:
             if rank == 2 and len(shape) == 3 and shape[0] == 1 and (isinstance(shape[1], BatchDim) or shape[1] == -1) \
                     and shape[2] in (x.shape[1], -1) and shape[1:].count(-1) <= 1:
                 return _StackedState(t)  # h.view(1, N, H): an RNN's initial state
+            if shape and _time_major_batch(self.graph, shape[0]):
+                shape[0] = BatchDim()  # (``inputs.size(1)`` of a time-major sequence: its batch)
             if not shape or not (isinstance(shape[0], BatchDim) or shape[0] == -1):
                 raise Unsupported(f".{name}{tuple(shape)}: the first size must be the batch (x.size(0) or -1)")
             rest = shape[1:]
@@ -352,3 +354,14 @@ class TorchTensorCalls:
 
     def _unsupported_tensor(self, name):
         raise Unsupported(f".{name}() on the batch axis is not supported")
+
+
+def _time_major_batch(graph, size) -> bool:
+    """``size`` is axis 1 of a (L, N, F) sequence a time-major RNN or attention read
+    (graph_build ``_time_major``): the batch size, which every tensor computed after that
+    layer carries first."""
+    found = lazy_inputs.axis_of(size)
+    if found is None or found[1] != 1:
+        return False
+    return any(n.op == "transpose" and n.meta.get("time_major") and n.inputs and n.inputs[0] is found[0]
+               for n in graph.nodes)
