@@ -104,13 +104,7 @@ class ReaderMethods:
                 "parameters", "to", "cpu", "cuda", "float", "train", "eval", "state_dict", "load_state_dict"):
             return OTHER  # (a model whose class is a marked stub: the program stops where it is built)
         if name in ("eval", "train") and _defines_method(self.fe, model.name, name):
-            # the class's own ``train(x_pos, x_neg)`` overrides nn.Module.train: a call of it
-            if model.md is not None and name in model.md.methods:
-                model.md.called_methods.add(name)
-                return self.model_call(model, node, args, method=name)
-            if model.md is None:  # (a marked stub: the program stops where it is built)
-                return OTHER
-            raise Unsupported(f"model.{name}(): the class's own {name} method is not translated to Keras yet")
+            return self._own_mode_method(model, name, node, args)
         if name in ("eval", "train"):
             if args and _code(args[0][0].value) not in ("True", "False"):
                 # the mode of every later call would be a guess (Keras takes training= per call)
@@ -181,6 +175,16 @@ class ReaderMethods:
             model.md.called_methods.add(name)
             return self.model_call(model, node, args, method=name)
         raise Unsupported(f"model.{name}() is not translated to Keras yet")
+
+    def _own_mode_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
+        """The class's own ``train(x_pos, x_neg)`` (or ``eval``), which overrides nn.Module's
+        ``train(mode)``: a call of that method."""
+        if model.md is not None and name in model.md.methods:
+            model.md.called_methods.add(name)
+            return self.model_call(model, node, args, method=name)
+        if model.md is None:  # (a marked stub, or another file's class: called as written)
+            return OTHER
+        raise Unsupported(f"model.{name}(): the class's own {name} method is not translated to Keras yet")
 
     # long: one case per tensor method (casts, shape queries, reductions in both spellings)
     def tensor_method(self, name: str, recv, node: cst.Call, args, receiver_node=None, parts=None) -> V:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import libcst as cst
+
 from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
@@ -252,6 +254,8 @@ class TorchTensorCalls:
                 out.value.producer.meta["out_layout"] = x.layout if len(rest) + 1 == rank else None
             infer_node(out.value.producer)
             return out
+        if name in ("mm", "bmm", "matmul") and len(args) + len(kwargs) == 1:  # (x.mm(W): torch.mm(x, W))
+            return self._tensor_binop(cst.MatrixMultiply, t, args[0] if args else next(iter(kwargs.values())), node)
         if name == "repeat":
             return self._repeat(t, tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list))
                                 else tuple(args), span)
