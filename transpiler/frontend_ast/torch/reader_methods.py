@@ -103,6 +103,8 @@ class ReaderMethods:
         if model.md is None and model.elsewhere and not os.path.isfile(model.elsewhere) and name not in (
                 "parameters", "to", "cpu", "cuda", "float", "train", "eval", "state_dict", "load_state_dict"):
             return OTHER  # (a model whose class is a marked stub: the program stops where it is built)
+        if model.md is None and not model.elsewhere and _defines_method(self.fe, model.name, name):
+            return OTHER  # (the class's own method, of a model this file stubs: the program stops where it is built)
         if name in ("eval", "train") and _defines_method(self.fe, model.name, name):
             return self._own_mode_method(model, name, node, args)
         if name in ("eval", "train"):
