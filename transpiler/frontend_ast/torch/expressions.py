@@ -336,6 +336,8 @@ class TorchExpressions(Interpreter):
             index = index[0]  # h_n[-1, :, :] is h_n[-1]
         if isinstance(index, int) and not isinstance(index, bool):
             return Tensor(obj.values[index])
+        if isinstance(index, slice) and obj.values[index]:  # ``h_n[-2:]``: the last layer's two directions
+            return RNNStates(obj.values[index])
         raise Unsupported(f"{_code(node)!r}: index the stacked RNN states with one integer")
 
     @SUBSCRIPTS.register(Shape)
@@ -630,9 +632,29 @@ class TorchExpressions(Interpreter):
             dim = args[0] if args else kwargs.get("dim")
             if name == "squeeze" and dim == 0 and len(obj.values) == 1:
                 return Tensor(obj.values[0])
+            if name in _STACKED_STATE_METHODS and not args:
+                return obj
+            if _batch_first_axes(name, args, kwargs):
+                # ``h_n.transpose(0, 1)``: torch's (layers*directions, N, H) stack put batch
+                # first, (N, layers*directions, H): the states stacked along axis 1
+                if len(obj.values) == 1:
+                    return self._tensor_method(Tensor(obj.values[0]), "unsqueeze", [1], {}, node)
+                return self._add("stack", list(obj.values), {"axis": 1}, self._span(node), "stack")
             raise Unsupported(f"stacked RNN states .{name}(): index them (h_n[-1]) instead")
         if isinstance(obj, (list, dict, str, tuple)) or isinstance(obj, torch_params.ParamSet) and not kwargs:
             return getattr(obj, name)(*args, **kwargs)
         if const_arrays.as_const(obj) is not None:  # (a constant of __init__)
             return const_arrays.method(const_arrays.as_const(obj), name, args, kwargs)
         raise Unsupported(f"method .{name}() is not supported")
+
+
+def _batch_first_axes(name, args, kwargs) -> bool:
+    """``transpose(0, 1)`` / ``transpose(1, 0)`` / ``permute(1, 0, 2)`` of a (L, N, H) stack."""
+    if kwargs:
+        return False
+    if name in ("transpose", "swapaxes", "swapdims"):
+        return sorted(a % 3 if isinstance(a, int) else a for a in args) == [0, 1]
+    if name == "permute":
+        dims = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+        return dims == (1, 0, 2)
+    return False

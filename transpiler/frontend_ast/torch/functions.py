@@ -155,13 +155,14 @@ def _method_of_first(fe, path, args, kwargs, node, span):
     return fe._tensor_method(args[0], path.split(".")[1], args[1:], kwargs, node) if args else PASS
 
 
-_BINARY = {"torch.matmul": cst.MatrixMultiply, "torch.bmm": cst.MatrixMultiply, "torch.pow": cst.Power,
+_BINARY = {"torch.matmul": cst.MatrixMultiply, "torch.bmm": cst.MatrixMultiply, "torch.mm": cst.MatrixMultiply, "torch.pow": cst.Power,
            "torch.div": cst.Divide, "torch.true_divide": cst.Divide}
 
 
 @torch_function(*_BINARY)
 def _binary(fe, path, args, kwargs, node, span):
-    x, y = (list(args) + [kwargs.get("other", kwargs.get("exponent"))])[:2]
+    given = list(args) if args or "input" not in kwargs else [kwargs["input"]]
+    x, y = (given + [kwargs.get("other", kwargs.get("exponent", kwargs.get("mat2")))])[:2]
     if not isinstance(x, Tensor):
         raise Unsupported(f"{path}: the first argument is not a tensor")
     return fe._tensor_binop(_BINARY[path], x, y, node)

@@ -25,11 +25,27 @@ def program_function_statements(fe) -> list:
     """The top-level statements of the functions that make a model's optimizer
     (``load_train_objs()``: ``model = nn.Linear(20, 1)`` there is the program's model), the
     layer models (``_torch_layer_model``) among them found as at module level."""
-    out = []
+    out = [s for s in main_guard_statements(fe.module) if isinstance(s, cst.SimpleStatementLine) and
+           isinstance(s.body[0], cst.Assign)]
     for ref in fe.functions.values():
         if ref.node not in fe.node_files and makes_optimizer(ref.node):
             out += [s for s in _block_statements(ref.node.body.body) if isinstance(s, cst.SimpleStatementLine) and
                     isinstance(s.body[0], cst.Assign) and not _builds_class(fe, s.body[0].value)]
+    return out
+
+
+def main_guard_statements(module: cst.Module) -> list:
+    """The statements of the script's ``if __name__ == "__main__":`` blocks (and of their
+    ``if``/``with``/``try`` blocks): where a script without a ``main()`` builds its model
+    (``gat_net = GAT(...)``, ``net = Net([784, 500, 500])``)."""
+    out = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Comparison) and \
+                isinstance(stmt.test.left, cst.Name) and stmt.test.left.value == "__name__" and \
+                len(stmt.test.comparisons) == 1 and isinstance(stmt.test.comparisons[0].operator, cst.Equal) and \
+                isinstance(stmt.test.comparisons[0].comparator, cst.SimpleString) and \
+                stmt.test.comparisons[0].comparator.evaluated_value == "__main__":
+            out += _block_statements(stmt.body.body)
     return out
 
 

@@ -104,6 +104,10 @@ class ReaderMethods:
         if model.md is None and model.elsewhere and not os.path.isfile(model.elsewhere) and name not in (
                 "parameters", "to", "cpu", "cuda", "float", "train", "eval", "state_dict", "load_state_dict"):
             return OTHER  # (a model whose class is a marked stub: the program stops where it is built)
+        if model.md is None and not model.elsewhere and _defines_method(self.fe, model.name, name):
+            return OTHER  # (the class's own method, of a model this file stubs: the program stops where it is built)
+        if name in ("eval", "train") and _defines_method(self.fe, model.name, name):
+            return self._own_mode_method(model, name, node, args)
         if name in ("eval", "train"):
             if args and _code(args[0][0].value) not in ("True", "False"):
                 # the mode of every later call would be a guess (Keras takes training= per call)
@@ -174,6 +178,16 @@ class ReaderMethods:
             model.md.called_methods.add(name)
             return self.model_call(model, node, args, method=name)
         raise Unsupported(f"model.{name}() is not translated to Keras yet")
+
+    def _own_mode_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
+        """The class's own ``train(x_pos, x_neg)`` (or ``eval``), which overrides nn.Module's
+        ``train(mode)``: a call of that method."""
+        if model.md is not None and name in model.md.methods:
+            model.md.called_methods.add(name)
+            return self.model_call(model, node, args, method=name)
+        if model.md is None:  # (a marked stub, or another file's class: called as written)
+            return OTHER
+        raise Unsupported(f"model.{name}(): the class's own {name} method is not translated to Keras yet")
 
     # long: one case per tensor method (casts, shape queries, reductions in both spellings)
     def tensor_method(self, name: str, recv, node: cst.Call, args, receiver_node=None, parts=None) -> V:
@@ -420,3 +434,15 @@ def _scheduler_method(reader, obj, name: str, node, recv, args):
     obj.state_read = obj.state_read or name != "step"
     reader.array(node, f"{{0}}.{name}({'{1}' if args else ''})", [recv] + [a[0].value for a in args])
     return OTHER
+
+
+def _defines_method(frontend, class_name: str, name: str) -> bool:
+    """Whether the module class ``class_name`` (or a base class this file defines) has its own
+    method ``name``: ``def train(self, x_pos, x_neg)`` replaces nn.Module's ``train(mode)``."""
+    ref = getattr(frontend, "classes", {}).get(class_name)
+    seen = 0
+    while ref is not None and seen < 32:
+        if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in ref.node.body.body):
+            return True
+        ref, seen = ref.base, seen + 1
+    return False

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import libcst as cst
+
 from transpiler.frontend_ast.torch import lazy_inputs
 from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.keras.frontend import FrontendError
@@ -174,6 +176,8 @@ class TorchTensorCalls:
             if rank == 2 and len(shape) == 3 and shape[0] == 1 and (isinstance(shape[1], BatchDim) or shape[1] == -1) \
                     and shape[2] in (x.shape[1], -1) and shape[1:].count(-1) <= 1:
                 return _StackedState(t)  # h.view(1, N, H): an RNN's initial state
+            if shape and _time_major_batch(self.graph, shape[0]):
+                shape[0] = BatchDim()  # (``inputs.size(1)`` of a time-major sequence: its batch)
             if not shape or not (isinstance(shape[0], BatchDim) or shape[0] == -1):
                 raise Unsupported(f".{name}{tuple(shape)}: the first size must be the batch (x.size(0) or -1)")
             rest = shape[1:]
@@ -250,6 +254,8 @@ class TorchTensorCalls:
                 out.value.producer.meta["out_layout"] = x.layout if len(rest) + 1 == rank else None
             infer_node(out.value.producer)
             return out
+        if name in ("mm", "bmm", "matmul") and len(args) + len(kwargs) == 1:  # (x.mm(W): torch.mm(x, W))
+            return self._tensor_binop(cst.MatrixMultiply, t, args[0] if args else next(iter(kwargs.values())), node)
         if name == "repeat":
             return self._repeat(t, tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list))
                                 else tuple(args), span)
@@ -352,3 +358,14 @@ class TorchTensorCalls:
 
     def _unsupported_tensor(self, name):
         raise Unsupported(f".{name}() on the batch axis is not supported")
+
+
+def _time_major_batch(graph, size) -> bool:
+    """``size`` is axis 1 of a (L, N, F) sequence a time-major RNN or attention read
+    (graph_build ``_time_major``): the batch size, which every tensor computed after that
+    layer carries first."""
+    found = lazy_inputs.axis_of(size)
+    if found is None or found[1] != 1:
+        return False
+    return any(n.op == "transpose" and n.meta.get("time_major") and n.inputs and n.inputs[0] is found[0]
+               for n in graph.nodes)
