@@ -16,6 +16,7 @@ from transpiler.frontend_ast.keras.tensor_ops import subscript
 from transpiler.frontend_ast.torch.functions import call_torch_function
 from transpiler.frontend_ast.torch.modules import Unsupported
 from transpiler.frontend_ast.interp import Interpreter, PASS, ArgumentError, BatchDim, ClassRef, Env, FunctionRef, Unknown
+from transpiler.frontend_ast.interp.core import DynamicIterable
 from transpiler.ir.fields import Fields
 from transpiler.ir.graph import Span, Value
 from transpiler.ir.layout import is_channels_first
@@ -46,6 +47,8 @@ class TorchExpressions(Interpreter):
         return special if special is not None else super()._builtin(name)
 
     def _comprehension_items(self, iterable, comp, node):
+        if isinstance(iterable, Unknown) and iterable.reason.startswith("the parameters of "):
+            raise DynamicIterable()  # (``sum(p.numel() for p in self.parameters())``: a run-time number)
         return self._iterate(iterable, comp.iter)
 
     def _unknown_star_call(self, arg) -> bool:
@@ -238,6 +241,13 @@ class TorchExpressions(Interpreter):
     @OPERANDS.register(Unknown)
     def _unknown_operands(self, left, right, op, node):
         return Unknown("arithmetic on an unknown value")
+
+    @OPERANDS.register(str)
+    def _format_operands(self, left, right, op, node):  # ``"%.2fM" % (n_params / 1e6,)``, n_params run-time
+        if isinstance(left, str) and op is cst.Modulo and \
+                any(isinstance(v, Unknown) for v in (right if isinstance(right, tuple) else (right,))):
+            return Unknown("a string formatted from a run-time value")
+        return PASS
 
     @OPERANDS.register(_ZeroState)
     def _zero_state_operands(self, left, right, op, node):
@@ -617,6 +627,10 @@ class TorchExpressions(Interpreter):
                 for _, m in reversed(list(_walk(obj))):
                     self._call(args[0], [m], {}, node)
                 return obj
+            if name in ("parameters", "named_parameters") and not args and self.init_calls is None:
+                # (read in a constructor for what it reports: ``sum(p.numel() for p in
+                # self.blocks.parameters())`` printed; a custom initialisation is init code)
+                return Unknown(f"the parameters of {obj.cls_name or 'a module'}")
             if name in ("apply", "_init_weights", "init_weights"):
                 raise Unsupported(f".{name}(...): custom initialisation is not translated yet")
             raise Unsupported(f"module method .{name}() is not supported")

@@ -578,7 +578,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                               "INPUT_SHAPE") from None
         outs = out if isinstance(out, (tuple, list)) else [out]
         if not all(isinstance(o, Tensor) for o in outs):
-            raise FrontendError(f"{graph.name}: forward must return tensors", mod.span)
+            raise FrontendError(f"{graph.name}: forward must return tensors{_not_tensors(outs, forward)}", mod.span)
         graph.outputs = [o.value for o in outs]
         self._finish_graph(graph, mod)
         self._attach_comments(graph)
@@ -919,3 +919,16 @@ def _mentions_model_use(module: cst.Module, var: str) -> bool:
     """Does the program train or call ``var`` (``var.parameters()``, ``var(x)``)?"""
     text = module.code
     return f"{var}.parameters()" in text or f"{var}(" in text
+
+
+def _not_tensors(outs, forward) -> str:
+    """What of forward's result is no tensor: ``(logits, None)`` when ``targets=None`` (a loss
+    computed in forward only when given targets), traced for the defaults of its optional
+    arguments."""
+    bad = [f"output {i + 1} is {'None' if o is None else type(o).__name__}" for i, o in enumerate(outs)
+           if not isinstance(o, Tensor)]
+    optional = [f"{p.name.value}={_code(p.default)}" for p in (forward.params.params[1:] if forward else ())
+                if p.default is not None]
+    traced = f", traced for {', '.join(optional)}" if optional else ""
+    return f" ({'; '.join(bad)}{traced}; a Keras model's outputs are tensors)" if bad else ""
+

@@ -76,6 +76,15 @@ def _super(fe, path, args, kwargs, node, span):
     return super_of(fe, args)
 
 
+@torch_function("builtins.print")
+def _print(fe, path, args, kwargs, node, span):
+    """``print(...)`` in a module's code (``print("number of parameters: ...")`` in a constructor):
+    the Keras class is the module's layers and computation, it prints nothing; said, not dropped."""
+    fe.program.warn(span, "print(...) in a module's code is not translated (the Keras model does not print)",
+                    fe.source_line(span))
+    return None
+
+
 @torch_function("collections.OrderedDict")
 def _ordered_dict(fe, path, args, kwargs, node, span):  # nn.Sequential(OrderedDict([(name, module), ...]))
     if any(isinstance(a, (Unknown, Tensor)) for a in list(args) + list(kwargs.values())):

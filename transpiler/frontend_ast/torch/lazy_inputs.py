@@ -487,7 +487,11 @@ def config_object(fe, cls, param):
                  if isinstance(a.value, cst.Name) and a.value.value == name and not a.star)
     kept = sum(1 for a in nodes_of(init.body, cst.Assign)
                if isinstance(a.value, cst.Name) and a.value.value == name)
-    if uses != len(reads) + passed + kept:
+    rebound = sum(1 for a in nodes_of(init.body, cst.Assign)  # (``config = self._fill(config)``)
+                  for t in a.targets if isinstance(t.target, cst.Name) and t.target.value == name
+                  and isinstance(a.value, cst.Call) and any(
+                      isinstance(x.value, cst.Name) and x.value.value == name for x in a.value.args))
+    if uses != len(reads) + passed + kept + rebound:
         return None
     return Fields(name, _config_defaults(fe, param))
 

@@ -133,7 +133,8 @@ class _Type:
 
 _ISINSTANCE, _TYPE = _IsInstance(), _Type()
 #: names that are no plain builtin for the torch reader
-_SPECIAL_NAMES = {"super": Ref("builtins.super"), "isinstance": _ISINSTANCE, "type": _TYPE}
+_SPECIAL_NAMES = {"super": Ref("builtins.super"), "isinstance": _ISINSTANCE, "type": _TYPE,
+                  "print": Ref("builtins.print")}
 
 
 @dataclass(eq=False)
