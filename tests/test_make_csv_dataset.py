@@ -92,3 +92,36 @@ def test_endless_dataset_is_refused(tmp_path):
     path = _write(tmp_path / "train.csv", header=True)
     with pytest.raises(NotImplementedError):
         tabular.make_csv_dataset(path, batch_size=2)
+
+
+@pytest.mark.parametrize("value", [[60], [2.3], ["fixed"], [[1, 2], [3, 4]], np.array([1.5, 2.5]), 7, [True]],
+                         ids=lambda v: repr(v))
+def test_convert_to_tensor_gives_tensorflows_dtype(value):
+    """``tf.convert_to_tensor`` on data → a torch tensor of TensorFlow's dtype (Python ints
+    int32, floats float32, numpy arrays their own), strings a numpy array of str."""
+    tf = pytest.importorskip("tensorflow")
+    theirs = tf.convert_to_tensor(value).numpy()
+    ours = tabular.convert_to_tensor(value)
+    if theirs.dtype.kind in "SO":
+        assert isinstance(ours, np.ndarray) and ours.tolist() == [v.decode() for v in theirs.reshape(-1)]
+        return
+    assert ours.numpy().dtype == theirs.dtype
+    np.testing.assert_array_equal(ours.numpy(), theirs)
+
+
+def test_dict_comprehension_of_convert_to_tensor_translates():
+    """keras.io's ``input_dict = {name: tf.convert_to_tensor([value]) for name, value in
+    sample.items()}`` (before ``predict``) was a stub: the comprehension is read, its calls are
+    the runtime's."""
+    from transpiler.translate import translate
+
+    source = ("import tensorflow as tf\nsample = {'age': 60, 'thal': 'fixed', 'oldpeak': 2.3}\n"
+              "input_dict = {name: tf.convert_to_tensor([value]) for name, value in sample.items()}\n")
+    result = translate(source, "inputs.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert "{name: convert_to_tensor([value]) for name, value in sample.items()}" in result.text
+    namespace = {}
+    exec(compile(result.text, "inputs_torch.py", "exec"), namespace)
+    made = namespace["input_dict"]
+    assert made["age"].dtype == torch.int32 and made["oldpeak"].dtype == torch.float32
+    assert made["thal"].tolist() == ["fixed"]

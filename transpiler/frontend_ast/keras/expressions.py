@@ -68,9 +68,14 @@ class KerasExpressions(Interpreter):
         if not isinstance(iterable, Unknown) and not hasattr(iterable, "__iter__"):
             # an attribute of a model (``model.trainable_weights``) is known, not iterable
             iterable = Unknown("iterating an object the frontend does not model")
-        if isinstance(iterable, Unknown) and self._constructs_layers(node.elt):
+        if isinstance(iterable, Unknown) and self._constructs_layers(getattr(node, "elt", None) or node.value):
             raise self._err(comp.iter, "a comprehension that builds layers needs a static iterable")
         return super()._comprehension_items(iterable, comp, node)
+
+    def _eval_DictComp(self, node, env):
+        """Read as a list comprehension is (its calls are facts: ``{name: tf.convert_to_tensor([v])
+        for name, v in sample.items()}`` before ``predict``, keras.io's structured-data examples)."""
+        return self._comprehension(node, env)
 
     def _bind_target(self, target, value, env) -> None:
         self._assign(target, value, env, naming=False)

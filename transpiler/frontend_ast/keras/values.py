@@ -360,6 +360,7 @@ _TF_APIS = {"tensorflow.GradientTape": ApiRef("gradient_tape", "GradientTape"),
             "tensorflow_datasets.enable_progress_bar": ApiRef("no_effect", "tfds.enable_progress_bar"),
             "tensorflow.data.Dataset.from_tensor_slices": ApiRef("dataset_slices", "from_tensor_slices"),
             "tensorflow.data.experimental.make_csv_dataset": ApiRef("dataset_csv", "make_csv_dataset"),
+            "tensorflow.convert_to_tensor": ApiRef("data_util", "convert_to_tensor"),
             "tensorflow.data.Dataset.zip": ApiRef("dataset_zip", "zip")}
 
 

@@ -272,3 +272,30 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
         labels = columns.pop(label_name)
         return FeatureDataset((columns, labels), batch_size=batch_size, shuffle=shuffle)
     return FeatureDataset(columns, batch_size=batch_size, shuffle=shuffle)
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """``tf.convert_to_tensor(value)`` on data (keras.io's ``{name: tf.convert_to_tensor([value])
+    for name, value in sample.items()}`` before ``predict``): a torch tensor of TensorFlow's dtype
+    (Python ints int32, Python floats float32; a numpy array keeps its own), or for strings a
+    numpy array of str (torch has no string tensors; the runtime's StringLookup takes it).
+    ``dtype``/``dtype_hint``: a dtype name (``"float32"``) or a torch dtype."""
+    if isinstance(value, torch.Tensor):
+        tensor = value
+    else:
+        array = np.asarray(value)
+        if array.dtype.kind in "USO":
+            return column_array(array)
+        if not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+            if array.dtype == np.float64:  # (Python floats: TensorFlow's default float32)
+                array = array.astype(np.float32)
+            elif array.dtype == np.int64:  # (Python ints: int32)
+                array = array.astype(np.int32)
+        tensor = torch.as_tensor(array)
+    wanted = dtype if dtype is not None else None
+    if wanted is None and dtype_hint is not None and not isinstance(value, (torch.Tensor, np.ndarray)):
+        wanted = dtype_hint
+    if wanted is not None:
+        wanted = getattr(torch, wanted) if isinstance(wanted, str) else wanted
+        tensor = tensor.to(wanted)
+    return tensor
