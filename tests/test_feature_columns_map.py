@@ -3,7 +3,7 @@ from_scratch: ``train_ds.map(lambda x, y: x[name]).map(lambda x: tf.expand_dims(
 adapt a Normalization / lookup to one column): the runtime's FeatureDataset maps each batch as
 tf.data does (runtime/torch/tabular.py), the lambdas translated as tf.data pipelines' are
 (printers/torch/dataset_features.py); the statements were stubs ("tf.data ['map'] on a dataset
-of feature columns"). fit() on such a mapped dataset stays a stub."""
+of feature columns"). fit() on such a mapped dataset takes its mapped columns and labels."""
 
 from __future__ import annotations
 
@@ -70,7 +70,16 @@ def test_map_on_feature_columns_gives_tf_datas_batches_and_adapts_like_keras():
                                np.asarray(original.normalizer.variance).reshape(-1), rtol=1e-5)
 
 
-def test_fit_on_a_mapped_dataset_of_feature_columns_stays_a_stub():
-    source = PROGRAM + "mapped = train_ds.map(lambda x, y: (x, y))\nmodel.fit(mapped, epochs=1)\n"
+def test_fit_on_a_mapped_dataset_of_feature_columns_takes_the_mapped_columns():
+    """(it was a stub): fit() takes the mapped elements' columns by name and their labels, made
+    once in order (FeatureDataset.materialized); a map giving two parts gives no sample weights."""
+    source = PROGRAM + ("mapped = train_ds.map(lambda x, y: (x, 1 - y))\nhistory = model.fit(mapped, epochs=1)\n"
+                        "made = mapped.materialized()\n")
     result = translate(source, "feature_map.py")
-    assert any("mapped by a function" in d.message for d in result.stubs), [d.message for d in result.stubs]
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "mapped.materialized().labels" in result.text and "sample_weight" not in result.text.split("class ")[-1]
+    generated = verify.load_generated(result.text)
+    np.testing.assert_array_equal(np.asarray(generated.made.labels), [0, 1, 1, 0, 1])
+    np.testing.assert_array_equal(np.asarray(generated.made.column("age", (1,))).reshape(-1),
+                                  [63.0, 37.0, 41.0, 56.0, 57.0])
+    assert generated.made.sample_weights is None

@@ -212,3 +212,37 @@ def test_module_level_normalizer_adapted_by_name_sets_the_builders_model():
     np.testing.assert_array_equal(generated.model.normalizer_mean.numpy(), np.asarray(original.normalizer.adapt_mean))
     np.testing.assert_array_equal(generated.model.normalizer_variance.numpy(),
                                   np.asarray(original.normalizer.adapt_variance))
+
+
+HELPER_ADAPTS_PER_CALL = """
+import numpy as np
+import keras
+from keras import layers
+
+rng = np.random.RandomState(0)
+a_train = rng.normal(4.0, 3.0, (64, 1)).astype("float32")
+b_train = rng.normal(-2.0, 0.5, (64, 1)).astype("float32")
+
+
+def encode_numerical_feature(feature, data):
+    normalizer = layers.Normalization()
+    normalizer.adapt(data)
+    return normalizer(feature)
+
+
+a = keras.Input(shape=(1,), name="a")
+b = keras.Input(shape=(1,), name="b")
+x = layers.concatenate([encode_numerical_feature(a, a_train), encode_numerical_feature(b, b_train)])
+model = keras.Model([a, b], layers.Dense(1)(x))
+"""
+
+
+def test_adapt_in_a_helper_called_on_model_tensors_is_a_stub_not_silently_dropped():
+    """keras.io's structured_data_classification_from_scratch: a helper makes a Normalization,
+    adapts it on the data and calls it on the model's input, once per column. The helper's calls
+    become part of the torch module, so its adapt() would never run and the statistics would stay
+    at 0 and 1 with no stub (it was so): the model is a reported stub naming the adapt()."""
+    result = translate(HELPER_ADAPTS_PER_CALL, "helper_adapts.py")
+    stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
+    assert any("Normalization.adapt() inside a function called on the model's tensors" in m for m in stubs), stubs
+    assert "adapted_state(" not in result.text and "class Net(" not in result.text

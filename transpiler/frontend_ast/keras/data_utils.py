@@ -131,6 +131,16 @@ def record_adapt(fe, layer, node) -> bool:
         (a.value for a in node.args if a.keyword is not None and a.keyword.value == "data"), None)
     if data is None or len(node.args) != 1:
         return False  # adapt(data, batch_size=..., steps=...): Keras 2's arguments
+    if any(getattr(fe, "helper_tensor_args", ())):
+        from transpiler.frontend_ast.keras.layers import Unsupported
+
+        # a helper called on a model's tensors (keras.io's structured_data_classification_from_scratch:
+        # ``encode_numerical_feature(age, "age", train_ds)`` makes, adapts and calls a layer): the
+        # call becomes part of the model class, so the helper's data side would never run and the
+        # statistics would stay at 0 and 1 without a word
+        raise Unsupported(f"{layer.cls_name}.adapt() inside a function called on the model's tensors: the "
+                          "call becomes part of the torch module, so adapt() would never run (the state would "
+                          "stay at its defaults): not translated yet; adapt the layer before the model is built")
     layer.adapt_key = layer.keras_name
     fe.program.from_keras.adapted_layers.append(layer.keras_name)
     args = f"{layer.keras_name!r}, {cst.Module([]).code_for_node(data)}, axis={tuple(spec_attrs.get('axis', (-1,)))!r}"

@@ -68,9 +68,14 @@ class KerasExpressions(Interpreter):
         if not isinstance(iterable, Unknown) and not hasattr(iterable, "__iter__"):
             # an attribute of a model (``model.trainable_weights``) is known, not iterable
             iterable = Unknown("iterating an object the frontend does not model")
-        if isinstance(iterable, Unknown) and self._constructs_layers(node.elt):
+        if isinstance(iterable, Unknown) and self._constructs_layers(getattr(node, "elt", None) or node.value):
             raise self._err(comp.iter, "a comprehension that builds layers needs a static iterable")
         return super()._comprehension_items(iterable, comp, node)
+
+    def _eval_DictComp(self, node, env):
+        """Read as a list comprehension is (its calls are facts: ``{name: tf.convert_to_tensor([v])
+        for name, v in sample.items()}`` before ``predict``, keras.io's structured-data examples)."""
+        return self._comprehension(node, env)
 
     def _bind_target(self, target, value, env) -> None:
         self._assign(target, value, env, naming=False)
@@ -710,7 +715,7 @@ class KerasExpressions(Interpreter):
                 return replace(obj, ops=obj.ops + ["repeat"])
             positional = [a for a in node.args if a.keyword is None]
             # map's scheduling options change no element (tf.data keeps the order unless told)
-            scheduling = {"num_parallel_calls"} if name == "map" else set()
+            scheduling = {"num_parallel_calls", "deterministic"} if name == "map" else set()
             if name in ("repeat", "map") and len(positional) == 1 and node.args[0].keyword is None and all(
                     a.keyword.value in scheduling for a in node.args if a.keyword is not None):
                 # "repeat:<count>", "map:<function>": the printer reads the source text
@@ -862,6 +867,20 @@ def _api_dataset_slices(fe, func, args, kwargs, node, span):
     return DatasetObj(code, node, elements=elements, scope=tuple(fe.scope_stack))
 
 
+def _api_dataset_csv(fe, func, args, kwargs, node, span):
+    """``tf.data.experimental.make_csv_dataset(...)``: batches of a dict of columns (the runtime's
+    ``make_csv_dataset``, runtime/torch/tabular.py); one pass only (``num_epochs=1``: an endless
+    dataset is not translated)."""
+    epochs = args[9] if len(args) > 9 else kwargs.get("num_epochs")
+    if epochs != 1 or any(a.star for a in node.args):
+        fe._mark_keras()
+        return Unknown("make_csv_dataset(num_epochs other than 1)")
+    labels = len(args) > 4 and args[4] is not None or kwargs.get("label_name") is not None
+    return DatasetObj(code_of(node), node, batch=args[1] if len(args) > 1 else kwargs.get("batch_size"),
+                      shuffle=bool(args[11] if len(args) > 11 else kwargs.get("shuffle", True)),
+                      scope=tuple(fe.scope_stack), csv="labels" if labels else "features")
+
+
 def _api_training_object(fe, func, args, kwargs, node, span):
     if func.kind == "loss" and args and func.name[:1].islower():  # a loss function on tensors
         return fe._record_loss_call(func, args, kwargs, node)  # (training_facts.py)
@@ -894,7 +913,7 @@ _API_CALLS = {
     "merge": _api_merge, "dataset": _api_data, "to_categorical": _api_data, "data_util": _api_data, "tfds_load": _api_tfds_load, "no_effect": _api_no_effect,
     "load_model": _api_load_model, "clone_model": _api_clone_model, "application": keras_zoo.construct_api,
     "gradient_tape": _api_gradient_tape, "seed_generator": _api_seed_generator,
-    "dataset_slices": _api_dataset_slices, "dataset_zip": data_zip.zip_datasets, "optimizer": _api_training_object, "loss": _api_training_object,
+    "dataset_slices": _api_dataset_slices, "dataset_csv": _api_dataset_csv, "dataset_zip": data_zip.zip_datasets, "optimizer": _api_training_object, "loss": _api_training_object,
     "metric": _api_training_object, "schedule": _api_training_object, "callback": _api_training_object,
     "regularizer": _api_regularizer, "tensor_op": _api_tensor_op, "activation": _api_activation,
 }

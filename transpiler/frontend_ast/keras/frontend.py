@@ -40,7 +40,7 @@ from transpiler.frontend_ast.keras.user_classes import KerasSubclasses
 from transpiler.frontend_ast.keras.wrappers import KerasWrappers
 from transpiler.frontend_ast.keras.support import (
     _not_static, _names_in, _custom_step, _called_names, _dims, _user_classes_in, _local_names,
-    what_it_is, _camel, _syntax_error, _static_name)
+    what_it_is, _camel, _syntax_error, _static_name, _has_tensor)
 from transpiler.frontend_ast.keras.training_facts import KerasTrainingFacts
 from transpiler.frontend_ast.keras.values import (  # (ArrayVal, FrontendError, collect_comments: re-exported)
     FrontendError, _regularizer, _regularizer_factors, ArrayVal, LambdaVal, DotLayerObj, LambdaLayerObj,
@@ -101,6 +101,8 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         # the statements that called the helper functions being interpreted (``outputs =
         # block(inputs)``): they only built the model when the layers made inside are its nodes
         self.helper_call_stmts: list[int] = []
+        #: per helper call being read (as helper_call_stmts): whether a model tensor is among its arguments
+        self.helper_tensor_args: list[bool] = []
         self.visited_functions: set[str] = set()
         #: the functions a translated builder called (read there with its arguments, not alone)
         self.builder_reached: set[str] = set()
@@ -467,6 +469,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         calling = not builder_probe and bool(saved_stmts) and saved_stmts[-1] is not None
         if calling:
             self.helper_call_stmts.append(saved_stmts[-1])
+            self.helper_tensor_args.append(_has_tensor(list(bound.values())))
         if builder_probe:
             self.call_sites = []
         try:
@@ -479,6 +482,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
             self.stmt_stack, self.call_sites = saved_stmts, saved_sites
             if calling:
                 self.helper_call_stmts.pop()
+                self.helper_tensor_args.pop()
         return result, bound
 
     def _mark_keras(self) -> None:

@@ -295,6 +295,9 @@ class DatasetObj:
     scope: tuple = ()
     #: bound to a name outside ``scope``: returned by a user function (``ds = make_dataset()``)
     returned: bool = False
+    #: made by ``tf.data.experimental.make_csv_dataset``: "labels" (with ``label_name=``: batches
+    #: of (dict of columns, labels)) or "features" (a dict of columns); None otherwise
+    csv: str | None = None
 
 
 @dataclass(eq=False)
@@ -356,6 +359,8 @@ _TF_APIS = {"tensorflow.GradientTape": ApiRef("gradient_tape", "GradientTape"),
             "tensorflow_datasets.disable_progress_bar": ApiRef("no_effect", "tfds.disable_progress_bar"),
             "tensorflow_datasets.enable_progress_bar": ApiRef("no_effect", "tfds.enable_progress_bar"),
             "tensorflow.data.Dataset.from_tensor_slices": ApiRef("dataset_slices", "from_tensor_slices"),
+            "tensorflow.data.experimental.make_csv_dataset": ApiRef("dataset_csv", "make_csv_dataset"),
+            "tensorflow.convert_to_tensor": ApiRef("data_util", "convert_to_tensor"),
             "tensorflow.data.Dataset.zip": ApiRef("dataset_zip", "zip")}
 
 

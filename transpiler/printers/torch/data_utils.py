@@ -27,6 +27,8 @@ UTILITIES = {
     "ZippedLoader": ("torch.timeseries", "ZippedLoader"),  # (tf.data.Dataset.zip: frontend_ast/keras/data_zip.py)
     "ElementPipeline": ("torch.pipelines", "ElementPipeline"),  # (zipped before batching: data_pipelines.py)
     "FeatureDataset": ("torch.tabular", "FeatureDataset"),
+    "make_csv_dataset": ("torch.tabular", "make_csv_dataset"),  # (tf.data.experimental.make_csv_dataset)
+    "convert_to_tensor": ("torch.tabular", "convert_to_tensor"),  # (tf.convert_to_tensor on data)
     "load_tfds": ("torch.tfds_data", "load_tfds"),  # (tensorflow_datasets.load: data_sources.py)  # (printers/torch/dataset_features.py)
     # tf.image calls in functions a tf.data pipeline maps (printers/torch/data_image_ops.py)
     **{name: ("torch.image_ops", name) for name in data_image_ops.HELPERS},

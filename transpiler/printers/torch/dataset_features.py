@@ -18,6 +18,8 @@ from transpiler.printers.code import lit
 
 #: the runtime class (runtime/torch/tabular.py; data_utils.UTILITIES copies it)
 RUNTIME_CLASS = "FeatureDataset"
+#: tf.data.experimental.make_csv_dataset's runtime function (runtime/torch/tabular.py)
+CSV_FUNCTION = "make_csv_dataset"
 #: tf.data methods the runtime class has (any other on such a pipeline: not translated)
 METHODS = {"shuffle", "batch", "prefetch", "cache", "take"}
 
@@ -38,6 +40,17 @@ def is_feature_data(code: str) -> bool:
     return _is_dict(expr)
 
 
+def is_features(ds) -> bool:
+    """The dataset (a DatasetObj) yields dicts of columns: ``from_tensor_slices`` of a dict of
+    columns (or a (dict, labels) pair), or ``make_csv_dataset``."""
+    return getattr(ds, "csv", None) is not None or is_feature_data(ds.code)
+
+
+def _has_labels(ds) -> bool:
+    return ds.csv == "labels" if getattr(ds, "csv", None) is not None else \
+        is_feature_data(ds.code) and ds.code.startswith("(")
+
+
 class _Slices(cst.CSTTransformer):
     def __init__(self, map_function=None):
         self.found = 0
@@ -51,6 +64,9 @@ class _Slices(cst.CSTTransformer):
         if func.endswith("from_tensor_slices"):
             self.found += 1
             return updated.with_changes(func=cst.Name(RUNTIME_CLASS))
+        if func.endswith("make_csv_dataset"):  # (the runtime's function: a FeatureDataset of batches)
+            self.found += 1
+            return updated.with_changes(func=cst.Name(CSV_FUNCTION))
         if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "map" and \
                 self.map_function is not None and updated.args and updated.args[0].keyword is None:
             code = self.map_function(cst.Module([]).code_for_node(updated.args[0].value))
@@ -68,6 +84,8 @@ def statement_lines(printer, ts: T.TrainingStatement) -> list[str]:
     if ops - METHODS - {"batch", "map"}:
         raise NotImplementedError(f"tf.data {sorted(ops - METHODS - {'map'})} on a dataset of feature columns")
     printer.datasets.add(RUNTIME_CLASS)
+    if ts.config.csv is not None:
+        printer.datasets.add(CSV_FUNCTION)
     expr = cst.parse_expression(ts.source).visit(_Slices(printer._map_function))
     target = f"{ts.model} = " if ts.model else "return "
     return [f"{target}{cst.Module([]).code_for_node(expr)}"]
@@ -77,22 +95,50 @@ def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_need
     """``fit``/``evaluate`` on a feature-columns pipeline bound to ``x``: the model's inputs by
     name (a list in forward()'s order), the labels, the batch size and the shuffling, read from
     the runtime object; in the shape of ``TrainingPrinter._from_dataset``'s answer."""
-    if any(op.partition(":")[0] == "map" for op in ds.ops):
-        raise NotImplementedError("fit on a dataset of feature columns mapped by a function (.map) is not "
-                                  "translated yet")
+    mapped = any(op.partition(":")[0] == "map" for op in ds.ops)
     md = ts.model_def if ts is not None else None
     inputs = md.graph.inputs if md is not None and md.graph is not None else []
     if not inputs or not all(v.var for v in inputs):
         raise NotImplementedError("fit on a dataset of feature columns for a model whose inputs have no names")
     if not labels_needed:
         pass
-    elif not is_feature_data(ds.code) or not ds.code.startswith("("):
+    elif not _has_labels(ds):
         raise NotImplementedError("fit on a dataset of feature columns without labels")
     if any(v.dtype == "string" for v in inputs):
         printer.features.add("text")  # (make_loader keeps string columns as arrays of str)
     columns = ", ".join(f"{x.text}.column({lit(v.var)}, {lit(tuple(v.shape[1:]))})" for v in inputs)
-    return (T.Code(f"[{columns}]"), T.Code(f"{x.text}.labels"), T.Code(f"{x.text}.batch_size"),
-            T.Code(f"{x.text}.shuffle_each_pass"), False, None, False)
+    # (a mapped pipeline: its mapped elements, made once in order; weights when the map gives them)
+    made = f"{x.text}.materialized()" if mapped else x.text
+    weights = T.Code(f"{made}.sample_weights") if mapped and labels_needed and _gives_weights(printer, ds) else None
+    return (T.Code(f"[{columns}]"), T.Code(f"{made}.labels"), T.Code(f"{x.text}.batch_size"),
+            T.Code(f"{x.text}.shuffle_each_pass"), False, None, False, weights)
+
+
+def _gives_weights(printer, ds) -> bool:
+    """Some ``.map()`` function of the pipeline returns three parts (features, labels, sample
+    weights: keras.io's tabtransformer), or its result is not known here (then: assumed so, the
+    runtime gives None for two)."""
+    from transpiler import cst_fast
+
+    module = cst_fast.parse(printer.program.source) if printer.program.source else cst.Module([])
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    for op in ds.ops:
+        kind, _, code = op.partition(":")
+        if kind != "map":
+            continue
+        try:
+            expr = cst.parse_expression(code)
+        except cst.ParserSyntaxError:
+            return True
+        if isinstance(expr, cst.Lambda):
+            returned = [expr.body]
+        elif isinstance(expr, cst.Name) and expr.value in functions:
+            returned = [r.value for r in cst_fast.nodes_of(functions[expr.value], cst.Return)]
+        else:
+            return True
+        if any(not isinstance(r, cst.Tuple) or len(r.elements) != 2 for r in returned):
+            return True
+    return False
 
 
 def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
@@ -126,7 +172,7 @@ def bound_dataset(program, name: str, before: T.TrainingStatement | None):
     if before is not None and before in program.training:
         made = [t for t in made if program.training.index(t) < program.training.index(before)] or made
     ds = made[-1].config if made else None
-    return ds if ds is not None and is_feature_data(ds.code) else None
+    return ds if ds is not None and is_features(ds) else None
 
 
 def predict_data(printer, x: T.Code, ts: T.TrainingStatement):
@@ -137,3 +183,23 @@ def predict_data(printer, x: T.Code, ts: T.TrainingStatement):
         return None
     made = fit_data(printer, x, ts, ds, labels_needed=False)
     return made[0], made[2]
+
+
+def with_weights(fit, dataset):
+    """``fit``'s config with the sample weights a feature-columns pipeline gives (``fit_data``'s
+    eighth part), if any."""
+    import dataclasses
+
+    if len(dataset) <= 7 or dataset[7] is None:
+        return fit
+    if fit.sample_weight is not None:
+        raise NotImplementedError("fit(sample_weight=...) on a dataset that gives sample weights")
+    return dataclasses.replace(fit, sample_weight=dataset[7])
+
+
+def unweighted(dataset, what: str) -> None:
+    """Refuses a pipeline giving sample weights where the runtime would not weigh the loss
+    (evaluate(), validation data)."""
+    if dataset is not None and len(dataset) > 7 and dataset[7] is not None:
+        raise NotImplementedError(f"{what} that gives sample weights (a .map() returning three parts): its "
+                                  "loss would not be weighted")

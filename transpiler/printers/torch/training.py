@@ -333,7 +333,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                     f"    return {name}(output, target).mean()"]
         if ts.kind == "dataset":
             ds = ts.config
-            if dataset_features.is_feature_data(ds.code):  # (a dict of columns: runtime/torch/tabular.py)
+            if dataset_features.is_features(ds):  # (a dict of columns: runtime/torch/tabular.py)
                 return dataset_features.statement_lines(self, ts)
             if ds.returned:
                 call = cst.parse_expression(ts.source)
@@ -710,7 +710,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             return x, T.Code("None"), T.Code(f"{x.text}.batch_size"), False, False, None, True
         if ds is None:
             return None
-        if dataset_features.is_feature_data(ds.code):
+        if dataset_features.is_features(ds):
             return dataset_features.fit_data(self, x, ts, ds)
         parts = code_literals.list_items(ds.code) if ds.code.startswith("(") else None
         if not parts or len(parts) != 2 or ds.batch is None:
@@ -760,6 +760,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         dataset = self._from_dataset(f.x, f.y, ts)
         if dataset is not None:
             f = dataclasses.replace(f, x=dataset[0], y=dataset[1], batch_size=dataset[2], shuffle=dataset[3])
+            f = dataset_features.with_weights(f, dataset)  # (a feature-columns map giving sample weights)
         self._require_targets(f.y, dataset, "fit")
         repeat = dataset is not None and dataset[4]
         if dataset is not None and dataset[5] is not None:
@@ -796,6 +797,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if f.validation_data is not None:
             parts = code_literals.list_items(f.validation_data.text)
             val_ds = self._from_dataset(f.validation_data, None, ts) if parts is None else None
+            dataset_features.unweighted(val_ds, "validation data")
             if val_ds is not None:  # a tf.data pipeline: its arrays, evaluated in its batches
                 parts = [val_ds[0].text, val_ds[1].text]
                 if f.validation_batch_size is None:
@@ -902,6 +904,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if _has_method(mt.md, "test_step") or (_has_method(mt.md, "train_step") and not mt.compile.losses):
             return self.evaluate_test_step_lines(ts, mt)
         dataset = self._from_dataset(e.x, e.y, ts)
+        dataset_features.unweighted(dataset, "evaluate() on a dataset")
         if dataset is not None:
             e = dataclasses.replace(e, x=dataset[0], y=dataset[1], batch_size=dataset[2])
         self._require_targets(e.y, dataset, "evaluate")
