@@ -1,6 +1,7 @@
 """Shared test set-up: import torch before TensorFlow, once per process."""
 
 import os
+import re
 import sys
 import tempfile
 
@@ -19,15 +20,30 @@ import torch  # noqa: E402,F401  (first: a process holding both frameworks must 
 
 torch.set_num_threads(1)
 
+from corpus_sample import sample_each_value  # noqa: E402
+
 
 #: markers of long suites the default run deselects (``pytest -m NAME`` runs them)
 _ON_REQUEST = ("onnx_zoo", "fuzz_programs", "realworld", "onnx_out_corpus", "keras_backends_corpus",
-               "optimizers_corpus", "corpus_all")
+               "optimizers_corpus", "corpus_all", "numeric_ops_all")
 
 
+def asked(config, marker: str) -> bool:
+    """Whether the ``-m`` expression names ``marker`` (as a whole word)."""
+    return re.search(rf"\b{marker}\b", config.getoption("-m") or "") is not None
+
+
+def pytest_configure(config):
+    # the hypothesis fuzz test draws 200 programs when ``-m fuzz`` asks for it, 40 in the default
+    # run (TRANSPILER_FUZZ_EXAMPLES, when set, wins in both; tests/test_fuzz.py)
+    if asked(config, "fuzz"):
+        os.environ.setdefault("TRANSPILER_FUZZ_EXAMPLES", "200")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    asked = config.getoption("-m") or ""
-    wanted = [m for m in _ON_REQUEST if m not in asked]
+    sample_each_value(items)  # (first: -m MARKER selects the cases this marks)
+    wanted = [m for m in _ON_REQUEST if not asked(config, m)]
     drop = [item for item in items if any(item.get_closest_marker(m) for m in wanted)]
     if drop:
         config.hook.pytest_deselected(items=drop)

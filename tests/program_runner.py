@@ -173,6 +173,13 @@ def _server(preload: tuple[str, ...], env: dict[str, str]) -> _Server:
     return server
 
 
+def bare_env() -> dict[str, str]:
+    """The bare environment some tests run generated programs in (a PATH, a headless matplotlib,
+    nothing of the test run's own), with TensorFlow's log level of the other runs: the programs
+    share the warm server the other tests start (the log level keys the server)."""
+    return {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3")}
+
+
 def _program_argv(argv: list[str]) -> list[str] | None:
     """``argv`` without the interpreter when it is ``python script.py ...`` or ``python -c code ...``."""
     if not argv or str(argv[0]) != sys.executable or len(argv) < 2:

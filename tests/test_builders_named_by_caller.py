@@ -13,12 +13,12 @@ The generated program runs and its outputs equal Keras' (constant initializers).
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (a warm fork: tests/program_runner.py)
 
 PROGRAM = '''
 import numpy as np
@@ -50,7 +50,8 @@ print("OUT", [float(v) for v in np.ravel(disc_Y.predict(images, verbose=0))])
 
 def _run(path, backend=None):
     env = dict(os.environ, KERAS_BACKEND=backend) if backend else dict(os.environ)
-    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env)
+    out = program_runner.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env,
+                             preload=("torch", "tensorflow"))
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 

@@ -11,12 +11,12 @@ on both sides, SGD, no shuffling)."""
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (a warm fork: tests/program_runner.py)
 
 PROGRAM = '''
 import numpy as np
@@ -61,8 +61,8 @@ PARAMETER_RATE = PROGRAM.replace("trainable=True):", "trainable=True, LEARNING_R
 
 def _run(path, backend=None):
     env = dict(os.environ, KERAS_BACKEND=backend) if backend else dict(os.environ)
-    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
-                         cwd=os.path.dirname(path), env=env)
+    out = program_runner.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                             cwd=os.path.dirname(path), env=env, preload=("torch", "tensorflow"))
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 

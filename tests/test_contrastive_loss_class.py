@@ -7,7 +7,6 @@ classifier). Now both translate; the generated loss gives Keras' values on the s
 inputs, and compile(loss=obj) calls the object itself as Keras does (its __call__'s value
 is the loss: the runtime keras_loss used ``obj.call``, which raised NotImplementedError)."""
 
-import subprocess
 import sys
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 import torch  # (before TensorFlow)
 
 from transpiler.translate import translate
+import program_runner  # (a warm fork: tests/program_runner.py)
 
 PROGRAM = '''
 import numpy as np
@@ -83,7 +83,7 @@ def test_contrastive_loss_class_and_its_ops_function_translate(translated):
 def test_the_generated_program_trains(translated, tmp_path):
     path = tmp_path / "contrastive_torch.py"
     path.write_text(translated.text)
-    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    out = program_runner.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     losses = eval(out.stdout.split("LOSSES", 1)[1].strip())
     assert len(losses) == 3 and all(np.isfinite(losses))

@@ -17,9 +17,10 @@ the generated module or the weight mapping -- fails and hypothesis shrinks it to
 minimal program (printed as source). Each failure found is kept as a named test with
 the literal source in ``tests/test_fuzz_regressions.py``.
 
-CI runs 200 examples, deterministically (``derandomize=True``, no example database):
-about a minute on one core (measured 49-57 s). A longer run, deterministic too (5000
-examples: 38 min, passing):
+The default run and CI draw 40 examples, deterministically (``derandomize=True``, no
+example database); ``-m fuzz`` draws 200 (about a minute on one core, measured 49-57 s;
+tests/conftest.py sets the count). A longer run, deterministic too (5000 examples: 38 min,
+passing):
 
     TRANSPILER_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -m fuzz tests/test_fuzz.py
 
@@ -36,7 +37,7 @@ from hypothesis import HealthCheck, event, given, seed, settings
 
 from fuzz_strategies import assert_faithful, keras_programs
 
-EXAMPLES = int(os.environ.get("TRANSPILER_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("TRANSPILER_FUZZ_EXAMPLES", "40"))  # (200 under -m fuzz: conftest.py)
 SEED = os.environ.get("TRANSPILER_FUZZ_SEED")
 
 pytestmark = pytest.mark.fuzz

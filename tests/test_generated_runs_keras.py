@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from transpiler.translate import translate
+import program_runner  # (a warm fork: tests/program_runner.py)
 
 REALWORLD = pathlib.Path(__file__).resolve().parents[2] / "shared" / "realworld" / "keras"
 
@@ -26,8 +27,8 @@ def translated(source: str, stubs: int = 0):
 
 def run(text: str, folder, ok: bool = True) -> subprocess.CompletedProcess:
     (folder / "out.py").write_text(text)
-    done = subprocess.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300,
-                          env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
+    done = program_runner.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300,
+                              env=program_runner.bare_env(), preload=("torch", "tensorflow"))
     if ok:
         assert done.returncode == 0, done.stderr[-3000:]
     return done

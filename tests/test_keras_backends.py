@@ -56,6 +56,9 @@ def _translated(path: str, exact: bool = False) -> str:
         return translate(fh.read(), path, "keras", exact=exact).text
 
 
+#: (by default each program in one of the two modes and each mode, tests/corpus_sample.py each_value;
+#: the other half under ``-m corpus_all``)
+@pytest.mark.each_value("corpus_all")
 @pytest.mark.parametrize("path", [pytest.param(p, id=_name(p)) for p in CORPUS])
 @pytest.mark.parametrize("exact", [False, True], ids=["default", "exact"])
 def test_keras_output_imports_tensorflow_only_where_listed(path, exact):

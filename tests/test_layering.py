@@ -26,8 +26,11 @@
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 import re
+
+from source_trees import parsed, text
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "transpiler"
 
@@ -113,18 +116,19 @@ def _resolve(importer: str, is_package: bool, node: ast.AST) -> list[str]:
     return out
 
 
-def import_edges() -> set[tuple[str, str]]:
+@functools.cache  # (the source does not change while the tests run: one scan per process)
+def import_edges() -> frozenset[tuple[str, str]]:
     """Every (importer, imported) pair between project modules, at any nesting depth."""
     edges = set()
     for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(), filename=str(path))
+        tree = parsed(path)
         is_package = path.name == "__init__.py"
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for target in _resolve(module, is_package, node):
                     if target != module:
                         edges.add((module, target))
-    return edges
+    return frozenset(edges)
 
 
 def back_edges() -> set[str]:
@@ -210,17 +214,17 @@ def _has_long_reason(lines: list[str], node: ast.FunctionDef) -> bool:
     return any(LONG_MARK.search(line) for line in header)
 
 
-def long_functions_without_reason() -> set[str]:
+@functools.cache
+def long_functions_without_reason() -> frozenset[str]:
     found = set()
     for path in MODULES.values():
-        text = path.read_text()
-        lines = text.splitlines()
-        for name, node in _qualified_functions(ast.parse(text)):
+        lines = text(path).splitlines()
+        for name, node in _qualified_functions(parsed(path)):
             if node.end_lineno - node.lineno + 1 <= MAX_FUNCTION_LINES:
                 continue
             if not _has_long_reason(lines, node):
                 found.add(f"{path.relative_to(ROOT.parent).as_posix()}::{name}")
-    return found
+    return frozenset(found)
 
 
 def test_long_function_scan_sees_a_reason(tmp_path):

@@ -13,7 +13,10 @@ new key fails (add a typed field instead), and so does a listed key no code uses
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
+
+from source_trees import parsed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "transpiler"
@@ -39,10 +42,10 @@ def _key(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def meta_keys(source: str) -> set[str]:
-    """The string keys ``source`` uses on ``meta`` dictionaries."""
+def meta_keys(source: str | ast.Module) -> set[str]:
+    """The string keys ``source`` (text or its parsed tree) uses on ``meta`` dictionaries."""
     keys: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.Subscript) and _is_meta(node.value):
             keys.add(_key(node.slice))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_meta(node.func.value):
@@ -60,11 +63,12 @@ def meta_keys(source: str) -> set[str]:
     return keys
 
 
+@functools.cache  # (one scan per process; callers only read the result)
 def free_meta_keys() -> dict[str, set[str]]:
     """key → the files (relative to the repository) using it."""
     found: dict[str, set[str]] = {}
     for path in sorted(SOURCE.rglob("*.py")):
-        for key in meta_keys(path.read_text()):
+        for key in meta_keys(parsed(path)):
             found.setdefault(key, set()).add(str(path.relative_to(ROOT)))
     return found
 

@@ -38,6 +38,10 @@ from transpiler.translate import translate
 
 TOL = 1e-5
 
+# every test function runs a sample of its option matrix by default in which each option value
+# appears once (tests/corpus_sample.py each_value); ``pytest -m numeric_ops_all`` runs the rest
+pytestmark = pytest.mark.each_value("numeric_ops_all")
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _frozen_heap():

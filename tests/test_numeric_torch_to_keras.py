@@ -530,7 +530,7 @@ def _corpus_cases():
     return cases
 
 
-@pytest.mark.parametrize("name,builder", _corpus_cases(), ids=lambda v: str(v))
+@pytest.mark.parametrize("name,builder", sampled([pytest.param(*c) for c in _corpus_cases()]), ids=lambda v: str(v))  # (the rest: -m corpus_all)
 def test_torch_corpus_model(name, builder):
     path = os.path.join(ROOT, "corpus", "torch", f"{name}.py")
     with open(path, encoding="utf-8") as fh:

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 from transpiler.translate import translate
+import program_runner  # (a warm fork: tests/program_runner.py)
 
 
 def translated(source: str):
@@ -24,9 +25,8 @@ def translated(source: str):
 def run_output(text: str, folder) -> str:
     """Run a generated program in ``folder``; its stdout (its errors are shown when it fails)."""
     (folder / "out.py").write_text(text)
-    env = {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300,
-                          env=env)
+    done = program_runner.run([sys.executable, "out.py"], cwd=folder, capture_output=True, text=True, timeout=300,
+                              env=program_runner.bare_env(), preload=("torch", "tensorflow"))
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

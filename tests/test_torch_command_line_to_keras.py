@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from transpiler.translate import translate
+import program_runner  # (a warm fork: tests/program_runner.py)
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
 
@@ -79,8 +80,8 @@ if __name__ == '__main__':
 def _run(text: str, tmp_path, *argv: str) -> subprocess.CompletedProcess:
     path = tmp_path / "main_keras.py"
     path.write_text(text)
-    return subprocess.run([sys.executable, str(path), *argv], cwd=tmp_path, env=ENV, capture_output=True,
-                          text=True, timeout=300)
+    return program_runner.run([sys.executable, str(path), *argv], cwd=tmp_path, env=ENV, capture_output=True,
+                              text=True, timeout=300, preload=("torch", "tensorflow"))
 
 
 def test_a_network_chosen_by_an_options_default_is_translated_and_runs_guarded(tmp_path):

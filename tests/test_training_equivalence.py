@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 import pytest
-from corpus_sample import sampled
+from corpus_sample import option_names, sampled
 import torch  # noqa: F401  (before TensorFlow)
 
 
@@ -172,6 +172,9 @@ EXACT_OPTIMIZER_CASES = [
 ]
 
 
+#: (by default every optimizer and every option name once, tests/corpus_sample.py each_value;
+#: the other cases under ``-m optimizers_corpus``)
+@pytest.mark.each_value("optimizers_corpus", key=option_names)
 @pytest.mark.parametrize("kind, hyper", EXACT_OPTIMIZER_CASES,
                          ids=[f"{k}-{'-'.join(f'{a}={b}' for a, b in h.items())}" for k, h in EXACT_OPTIMIZER_CASES])
 def test_every_optimizer_trains_like_raw_keras_with_exact(kind, hyper):
@@ -204,7 +207,8 @@ OPTIMIZER_CASES = [
 #: (AMSGrad on mnist_cnn trains like Keras under --exact only: Keras keeps its hyperparameters as
 #: float32 values in a float64 run, which the exact classes reproduce; KerasAdam without them
 #: agreed to <=3.8e-7 for 8 steps, then 3e-4..3e-3)
-#: every optimizer on mnist_cnn in the default run and CI; on gru_regression (about 10 s a case)
+#: every optimizer on mnist_cnn in the default run and CI (each optimizer and each option name
+#: once: the other cases under ``-m optimizers_corpus``); on gru_regression (about 10 s a case)
 #: under ``-m optimizers_corpus``
 OPTIMIZER_PARAMS = [
     pytest.param(model, kind, hyper, id=f"{model}-{kind}-{'-'.join(f'{a}={b}' for a, b in hyper.items())}",
@@ -213,6 +217,7 @@ OPTIMIZER_PARAMS = [
 ]
 
 
+@pytest.mark.each_value("optimizers_corpus", key=option_names)  # (every optimizer and option name once)
 @pytest.mark.parametrize("model, kind, hyper", OPTIMIZER_PARAMS)
 def test_every_optimizer_trains_like_keras(model, kind, hyper):
     opt = T.Optimizer(kind, {**T.OPTIMIZER_DEFAULTS[kind], **hyper})
