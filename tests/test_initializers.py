@@ -172,7 +172,7 @@ def test_initializer_objects_with_their_arguments_are_reproduced(initializer, ch
 
 def test_an_initializer_not_reproduced_falls_back_to_the_keras_default_with_a_warning():
     result = translate(HEADER + "    x = keras.Input(shape=(5,), dtype='int32')\n"
-                       "    init = keras.initializers.VarianceScaling(scale=3.0, mode='fan_out')\n"
+                       "    init = keras.initializers.Identity(gain=2.0)\n"
                        "    return keras.Model(x, layers.Embedding(9, 4, embeddings_initializer=init)(x))\n",
                        "case.py")
     assert "nn.init.uniform_(self.embedding1.weight, -0.05, 0.05)" in result.text
@@ -205,3 +205,34 @@ def test_variance_scaling_initializers_by_name(initializer, scale, mode, dist, l
         limit = math.sqrt(3 * scale / fan)
         assert 0.98 * limit < float(w.abs().max()) <= limit
     assert "trunc_normal_" in text or "uniform_" in text
+
+
+@pytest.mark.parametrize("args", ["0.5, mode='fan_avg', distribution='uniform'", "2.0",
+                                  "scale=3.0, mode='fan_out', distribution='untruncated_normal'",
+                                  "1e-10, 'fan_avg', 'uniform'"])
+@pytest.mark.parametrize("layer, weight", [("layers.Dense(300, kernel_initializer=INIT, name='w')(x)", "w.weight"),
+                                           ("layers.Reshape((20, 20, 1))(x)\n    y = layers.Conv2D(64, 3, "
+                                            "kernel_initializer=INIT, name='w')(y)", "w.weight")])
+def test_variance_scaling_returned_by_a_helper_draws_like_keras(args, layer, weight):
+    """keras.io ddpm's ``kernel_init(scale)`` returns ``VarianceScaling(scale, mode="fan_avg",
+    distribution="uniform")``: the Keras weight's fans decide the bound (or the standard
+    deviation), so the torch weight draws what Keras draws."""
+    import keras
+
+    source = ("import keras\nfrom keras import layers\n\n\ndef kernel_init(scale):\n"
+              "    return keras.initializers.VarianceScaling(SCALE)\n\n\n"
+              "def build_model():\n    x = keras.Input(shape=(400,))\n    y = LAYER\n"
+              "    return keras.Model(x, y)\n").replace("LAYER", layer.replace("INIT", "kernel_init(1.0)")) \
+        .replace("SCALE", args)
+    result = translate(source, "case.py")
+    assert not any("not reproduced" in d.message for d in result.diagnostics), [str(d) for d in result.diagnostics]
+    torch.manual_seed(0)
+    module = verify.load_generated(result.text).build_model()
+    ours = module.get_submodule(weight.split(".")[0]).weight.detach().numpy()
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)  # noqa: S102  (the test's own source)
+    keras.utils.set_random_seed(0)
+    theirs = namespace["build_model"]().get_layer("w").kernel.numpy()
+    assert ours.size == theirs.size
+    assert abs(ours.std() / theirs.std() - 1) < 0.05, (ours.std(), theirs.std())
+    assert abs(abs(ours).max() / abs(theirs).max() - 1) < 0.15, (abs(ours).max(), abs(theirs).max())

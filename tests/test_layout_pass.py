@@ -110,8 +110,8 @@ def test_recurrent_state_and_gate_counts_come_from_the_table():
     from transpiler.ir.params import GATES
 
     assert {n: (s.states, s.gates) for n, s in ops_table.all_ops().items() if s.gates} == {
-        "simple_rnn": (1, 1), "lstm": (2, 4), "gru": (1, 3)}
-    assert GATES == {"simple_rnn": 1, "lstm": 4, "gru": 3}
+        "simple_rnn": (1, 1), "lstm": (2, 4), "gru": (1, 3), "conv_lstm2d": (2, 4)}
+    assert GATES == {"simple_rnn": 1, "lstm": 4, "gru": 3, "conv_lstm2d": 4}
     assert shapes.rnn_state_count("lstm") == 2
 
 

@@ -114,6 +114,8 @@ OP_CASES = {
     "simple_rnn": [((5, 4), "out = layers.SimpleRNN(3, return_sequences=True)(inp)")],
     "lstm": [((5, 4), "out = layers.LSTM(3)(inp)"), ((5, 4), "out = layers.LSTM(3, use_bias=False)(inp)")],
     "gru": [((5, 4), "out = layers.GRU(3)(inp)")],
+    "conv_lstm2d": [((3, 5, 4, 2), 'out = layers.ConvLSTM2D(3, (3, 2), padding="same")(inp)'),
+                    ((3, 5, 4, 2), "out = layers.ConvLSTM2D(3, 2, use_bias=False, return_sequences=True)(inp)")],
     "bidirectional": [((5, 4), "out = layers.Bidirectional(layers.LSTM(3))(inp)"),
                       ((5, 4), 'out = layers.Bidirectional(layers.GRU(3), merge_mode="sum")(inp)')],
     # nn.MultiheadAttention's packed in_proj_weight, then the per-projection form

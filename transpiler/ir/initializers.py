@@ -9,7 +9,8 @@ from typing import Any
 
 #: the arguments each initializer takes by position
 POSITIONAL = {"RandomNormal": ("mean", "stddev", "seed"), "TruncatedNormal": ("mean", "stddev", "seed"),
-              "RandomUniform": ("minval", "maxval", "seed"), "Constant": ("value",)}
+              "RandomUniform": ("minval", "maxval", "seed"), "Constant": ("value",),
+              "VarianceScaling": ("scale", "mode", "distribution", "seed")}
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,18 @@ class Initializer:
         if self.name == "Constant" and set(p) <= {"value"}:
             return ("constant", float(p.get("value", 0.0)))
         return None
+
+    def variance_scaling(self) -> tuple[float, str, str] | None:
+        """``VarianceScaling(scale, mode, distribution)`` with Keras' defaults (1.0, "fan_in",
+        "truncated_normal"): (scale, "in" / "out" / "avg", "normal" (truncated at two standard
+        deviations, as the printers' table names it) / "untruncated_normal" / "uniform"); None
+        for another initializer or arguments Keras refuses."""
+        p = self.params
+        if self.name != "VarianceScaling" or set(p) - {"scale", "mode", "distribution", "seed"}:
+            return None
+        scale, mode, dist = p.get("scale", 1.0), p.get("mode", "fan_in"), p.get("distribution", "truncated_normal")
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or scale <= 0 or \
+                mode not in ("fan_in", "fan_out", "fan_avg") or \
+                dist not in ("truncated_normal", "normal", "untruncated_normal", "uniform"):
+            return None
+        return float(scale), mode[4:], {"truncated_normal": "normal"}.get(dist, dist)

@@ -475,6 +475,17 @@ op("gru", inputs="x, *extra", attrs=_RNN + "; activation: str = 'tanh'; recurren
                        "reset_after: bool = True",
    params="kernel: IG; recurrent_kernel: UG; bias: BG if use_bias", layout=TERMINATE, states=1, gates=3,
    doc="Gates G = 3 units in the order z, r, h; bias rows (input, recurrent) with reset_after." + _MASKED)
+op("conv_lstm2d", attrs="filters: int; kernel_size: sizes; strides: sizes = 1; padding: str = 'valid'; "
+                        "dilation: sizes = 1; return_sequences: bool = False; go_backwards: bool = False; "
+                        "use_bias: bool = True; activation: str = 'tanh'; recurrent_activation: str = 'sigmoid'; "
+                        "unit_forget_bias: bool = True",
+   params="kernel: HWIG; recurrent_kernel: HWUG; bias: G if use_bias", layout=IMPLICIT, rank=2, states=2, gates=4,
+   doc="Keras' ConvLSTM2D: an LSTM whose gates are 2-D convolutions, over a sequence of feature maps "
+       "(N, T, H, W, C) channels-last, (N, C, T, H, W) channels-first (time where Conv3D has depth). "
+       "Gates G = 4 filters in the order i, f, c, o (U = filters); the input convolution has "
+       "``strides``/``padding``/``dilation``, the recurrent one stride 1 and 'same' padding. Output "
+       "(N, T, H', W', filters) with ``return_sequences``, else the last step's (N, H', W', filters); "
+       "``go_backwards`` runs over the reversed sequence (outputs in that order).")
 op("bidirectional", attrs="merge_mode: str = 'concat'; layer: any", layout=TERMINATE, wraps=True,
    doc="Runs ``layer`` (an rnn spec {'op', 'attrs'}) forwards and backwards; params are the "
        "layer's, prefixed 'forward.' and 'backward.'.")

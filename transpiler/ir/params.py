@@ -134,10 +134,10 @@ def _letter(letter, op, attrs, x, shape, channels, spatial, pname) -> list[int]:
         return [attrs["input_dim"]]
     if letter == "E":
         return [attrs["output_dim"]]
-    if letter == "G":
-        return [GATES[op] * attrs["units"]]
+    if letter == "G":  # (a ConvLSTM's units are its filters)
+        return [GATES[op] * attrs.get("units", attrs.get("filters"))]
     if letter == "U":
-        return [attrs["units"]]
+        return [attrs.get("units", attrs.get("filters"))]
     if letter == "B":
         return [2] if attrs.get("reset_after", True) else []
     raise ValueError(f"{op}.{pname}: unknown layout letter {letter!r}")

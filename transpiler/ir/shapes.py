@@ -335,6 +335,23 @@ def _rnn_outputs(op: str, a: dict, shape: tuple, width: int):
     return outs
 
 
+@rule("conv_lstm2d")
+def _conv_lstm(node, shapes, layouts):
+    """A sequence of feature maps (time where a 3-D map has depth): the input convolution's
+    output size per step; the time axis goes without ``return_sequences``."""
+    a, shape, layout = node.attrs, shapes[0], layouts[0]
+    axes = spatial_axes(layout)
+    if len(shapes) != 1 or len(axes) != 3:
+        raise IRError(f"{node!r}: one input, a sequence of feature maps (rank 5), got layout {layout} {shape}")
+    sizes = [conv_out_size(shape[ax], k, s, d, a["padding"])
+             for ax, k, s, d in zip(axes[1:], a["kernel_size"], a["strides"], a["dilation"])]
+    seq = _with(shape, layout, [shape[axes[0]], *sizes], a["filters"])
+    if a["return_sequences"]:
+        return [(seq, layout)]
+    step = layout.replace("D", "")
+    return [(tuple(d for i, d in enumerate(seq) if i != axes[0]), step)]
+
+
 @rule("bidirectional")
 def _bidirectional(node, shapes, layouts):
     inner = node.attrs["layer"]

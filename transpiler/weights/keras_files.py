@@ -426,7 +426,7 @@ def _layer_tensors(g) -> list:
 # Writing Keras 3 .weights.h5
 # ---------------------------------------------------------------------------------
 #: where a layer's tensors live under its group, by op (default: its own vars)
-SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",),
+SUBPATHS = {"lstm": ("cell",), "gru": ("cell",), "simple_rnn": ("cell",), "conv_lstm2d": ("cell",),
             "bidirectional": ("forward_layer/cell", "backward_layer/cell"),
             "multi_head_attention": MHA_PARTS}
 #: where a wrapper layer keeps its inner layer's tensors, by Keras class

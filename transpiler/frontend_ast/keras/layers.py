@@ -565,6 +565,31 @@ recognizer("LSTM", "CuDNNLSTM", signature=_RNN_SIG, ops=("lstm",))(_rnn("lstm"))
 recognizer("GRU", "CuDNNGRU", signature=_RNN_SIG, ops=("gru",))(_rnn("gru"))
 
 
+@recognizer("ConvLSTM2D", signature="filters; kernel_size; strides=1; padding='valid'; data_format=None; "
+            "dilation_rate=1; activation='tanh'; recurrent_activation='sigmoid'; use_bias=True; "
+            "unit_forget_bias=True; dropout=0.0; recurrent_dropout=0.0; return_sequences=False; "
+            "return_state=False; go_backwards=False; stateful=False", ops=("conv_lstm2d",))
+def recognize_conv_lstm2d(b: BoundArgs) -> LayerSpec:
+    _check_channels_last(b)
+    for flag in ("stateful", "return_state"):
+        if b.get(flag, False):
+            raise Unsupported(f"ConvLSTM2D({flag}=True) is not translated yet")
+    for rate in ("dropout", "recurrent_dropout"):
+        if b.get(rate, 0.0):
+            raise Unsupported(f"ConvLSTM2D({rate}=...) is not translated yet")
+    act = b.get("activation") or "linear"
+    if act != "tanh" and act not in LSTM_ACTIVATIONS:
+        raise Unsupported(f"ConvLSTM2D(activation={act!r}) is not supported "
+                          f"(tanh, {', '.join(sorted(LSTM_ACTIVATIONS))})")
+    if b.get("recurrent_activation") != "sigmoid":
+        raise Unsupported("ConvLSTM2D: recurrent_activation must be 'sigmoid'")
+    return LayerSpec("conv_lstm2d", {
+        "filters": b.require("filters"), "kernel_size": b.require("kernel_size"), "strides": b.get("strides"),
+        "padding": _padding(b), "dilation": b.get("dilation_rate"), "return_sequences": b.get("return_sequences"),
+        "go_backwards": b.get("go_backwards"), "use_bias": b.get("use_bias"), "activation": act,
+        "recurrent_activation": "sigmoid", "unit_forget_bias": b.get("unit_forget_bias")})
+
+
 @recognizer("Bidirectional", signature="layer; merge_mode='concat'; weights=None; backward_layer=None",
             ops=("bidirectional",))
 def recognize_bidirectional(b: BoundArgs) -> LayerSpec:

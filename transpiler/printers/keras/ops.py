@@ -539,6 +539,18 @@ def emit_rnn_keras(node: Node) -> KerasEmission:
                          helpers=_helpers(kwargs), args=args if a["initial_state"] else None)
 
 
+@emitter("conv_lstm2d")
+def emit_conv_lstm2d_keras(node: Node) -> KerasEmission:
+    a = node.attrs
+    return KerasEmission(layer("ConvLSTM2D", node, lit(a["filters"]), size(a["kernel_size"]), strides=_strides(a),
+                               padding=_pad(a["padding"]), dilation_rate=_dilation(a),
+                               activation=None if a["activation"] == "tanh" else repr(a["activation"]),
+                               use_bias=None if a["use_bias"] else "False",
+                               unit_forget_bias=None if a["unit_forget_bias"] else "False",
+                               return_sequences="True" if a["return_sequences"] else None,
+                               go_backwards="True" if a["go_backwards"] else None))
+
+
 @emitter("bidirectional")
 def emit_bidirectional_keras(node: Node) -> KerasEmission:
     inner = node.attrs["layer"]

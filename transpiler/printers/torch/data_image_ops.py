@@ -34,11 +34,15 @@ def _resize(call) -> str:
     method = (a.text("method") or "'bilinear'").strip("'\"")
     if method.startswith("ResizeMethod."):
         method = method.split(".", 1)[1].lower()
+    antialias = a.text("antialias", "False")
     if method not in ("bilinear", "nearest") or a.text("preserve_aspect_ratio", "False") != "False" or \
-            a.text("antialias", "False") != "False":
-        raise _untranslatable("tf.image.resize: only bilinear or nearest, without antialias or "
-                              "preserve_aspect_ratio")
-    return f"image_resize({a.text('images')}, {a.text('size')}, method={method!r})"
+            antialias not in ("True", "False"):
+        raise _untranslatable("tf.image.resize: only bilinear or nearest, without preserve_aspect_ratio, "
+                              "antialias True or False")
+    # (TensorFlow's antialiased bilinear filter is torch's: a triangle widened by the scale when
+    # shrinking; nearest ignores antialias in both)
+    extra = ", antialias=True" if antialias == "True" and method == "bilinear" else ""
+    return f"image_resize({a.text('images')}, {a.text('size')}, method={method!r}{extra})"
 
 
 def _one(function: str) -> Callable:

@@ -158,11 +158,13 @@ def _binary(torch_fn: str, clamp: str | None = None) -> Callable:
         x1, x2 = a.text("x1"), a.text("x2")
         if clamp and a.number("x1"):
             x1, x2 = x2, x1
-        if clamp and isinstance(a.values.get("x1"), cst.Attribute):  # (self.rate: maybe a Python number)
+        if clamp and isinstance(a.values.get("x1"), (cst.Attribute, cst.Name)):
+            # (self.rate, height = img.shape[0]: maybe a Python number, which torch.clamp refuses)
             return f"torch.clamp(torch.as_tensor({x1}), {clamp}={x2})"
         if clamp:
             return f"torch.clamp({x1}, {clamp}={x2})"
-        if a.number("x1") and a.number("x2"):
+        if a.number("x1") and a.number("x2") or a.number("x2") and isinstance(a.values.get("x1"), cst.Name):
+            # (``tf.equal(t, 0)``: TensorFlow takes a NumPy array or a number where torch wants a tensor)
             return f"{torch_fn}(torch.as_tensor({x1}), {x2})"
         return f"{torch_fn}({x1}, {x2})"
     return emit

@@ -161,6 +161,8 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
                 "Ones": "ones", "Orthogonal": "orthogonal", "LecunUniform": "lecun_uniform",
                 "RandomUniform": "uniform",
                 "zero": "zeros", "one": "ones"}.get(name, name)
+    if name is None and isinstance(chosen, Initializer) and chosen.variance_scaling() is not None:
+        name = chosen.variance_scaling()  # (scale, fan mode, distribution)
     if name not in _INIT:
         scaled = _variance_scaling_line(node, key, tensor, name)
         if scaled is not None:
@@ -180,7 +182,8 @@ def _variance_scaling_line(node: Node, key: str, tensor: str, name) -> str | Non
     """``he_normal``, ``glorot_normal``, ``lecun_normal`` (and the uniform ones): Keras'
     variance scaling with the fans of the Keras weight (torch's fans differ for some
     layouts); None when the weight's shape is not known here."""
-    if name not in _VARIANCE_SCALING:
+    spec = name if isinstance(name, tuple) else _VARIANCE_SCALING.get(name)
+    if spec is None:
         return None
     try:
         shape = expected_shapes(node).get(_INITIALIZED_PARAM.get(key, ""))
@@ -188,12 +191,14 @@ def _variance_scaling_line(node: Node, key: str, tensor: str, name) -> str | Non
         shape = None
     if not shape:
         return None
-    scale, mode, dist = _VARIANCE_SCALING[name]
+    scale, mode, dist = spec
     fan_in, fan_out = _keras_fans(shape)
-    fan = (fan_in + fan_out) / 2 if mode == "avg" else fan_in
+    fan = max(1.0, {"avg": (fan_in + fan_out) / 2, "in": fan_in, "out": fan_out}[mode])
     if dist == "uniform":
         limit = math.sqrt(3.0 * scale / fan)
         return f"nn.init.uniform_({tensor}, {lit(-limit)}, {lit(limit)})"
+    if dist == "untruncated_normal":  # (VarianceScaling(distribution="untruncated_normal"))
+        return f"nn.init.normal_({tensor}, 0.0, {lit(math.sqrt(scale / fan))})"
     std = math.sqrt(scale / fan) / 0.87962566103423978  # Keras' normal truncated at 2 std, rescaled
     return f"nn.init.trunc_normal_({tensor}, 0.0, {lit(std)}, {lit(-2 * std)}, {lit(2 * std)})"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from transpiler.ir.graph import Node
-from transpiler.printers.code import call, lit
+from transpiler.printers.code import Code, call, lit, size_arg
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter, init_line
 from transpiler.ir.transforms import Transform
 
@@ -62,12 +62,12 @@ RNN_ACTIVATIONS = {"relu": "torch.relu", "sigmoid": "torch.sigmoid", "elu": "F.e
                    "softsign": "F.softsign", "linear": "nn.Identity()"}
 #: where ActivationLSTM lives (copied into the output by printers/torch/script.py)
 RUNTIME = "torch.recurrent"
-_HELPER = re.compile(r"\bActivationLSTM\(")
+_HELPERS = ("ActivationLSTM", "ConvLSTM2D")
 
 
 def helpers_used(text: str) -> list[str]:
     """The runtime classes of this module generated code calls."""
-    return ["ActivationLSTM"] if _HELPER.search(text) else []
+    return [name for name in _HELPERS if re.search(rf"\b{name}\(", text)]
 
 
 def _rnn_module(op: str, a: dict, in_features: int, bidirectional: bool) -> str:
@@ -237,3 +237,39 @@ def emit_bidirectional_torch(node: Node, m: str) -> Emission:
     return Emission(module, statements=statements, state=state, init=init, setup=setup)
 
 
+
+
+@emitter("conv_lstm2d")
+def emit_conv_lstm2d_torch(node: Node, m: str) -> Emission:
+    """The runtime's ConvLSTM2D (runtime/torch/recurrent.py): torch has no convolutional LSTM.
+    It reads (N, C, T, H, W), the layout the pass gives an implicit op of rank 5."""
+    a = node.attrs
+    x = node.inputs[0]
+    in_channels = x.shape[x.layout.index("C")]
+    kwargs = {}
+    if any(s != 1 for s in a["strides"]):
+        kwargs["stride"] = size_arg(a["strides"])
+    if a["padding"] != "valid":
+        kwargs["padding"] = a["padding"]
+    if any(d != 1 for d in a["dilation"]):
+        kwargs["dilation"] = size_arg(a["dilation"])
+    if not a["use_bias"]:
+        kwargs["bias"] = False
+    if a["activation"] != "tanh":
+        kwargs["activation"] = Code(RNN_ACTIVATIONS[a["activation"]])
+    if a["return_sequences"]:
+        kwargs["return_sequences"] = True
+    if a["go_backwards"]:
+        kwargs["go_backwards"] = True
+    module = call("ConvLSTM2D", lit(in_channels), lit(a["filters"]), size_arg(a["kernel_size"]), **kwargs)
+    state = [StateEntry("weight_ih", "kernel", Transform.CONV_KERNEL),
+             StateEntry("weight_hh", "recurrent_kernel", Transform.CONV_KERNEL)]
+    init = [init_line(node, "kernel_initializer", f"{m}.weight_ih", "glorot_uniform"),
+            init_line(node, "recurrent_initializer", f"{m}.weight_hh", "orthogonal")]
+    if a["use_bias"]:
+        state.append(StateEntry("bias", "bias", Transform.IDENTITY))
+        init.append(f"nn.init.zeros_({m}.bias)")
+        if a["unit_forget_bias"]:
+            f = a["filters"]
+            init.append(f"nn.init.ones_({m}.bias[{lit(f)}:{lit(2 * f)}])  # Keras unit_forget_bias")
+    return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init)

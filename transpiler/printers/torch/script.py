@@ -329,7 +329,7 @@ class _Printer:
                 continue  # its layers live in the model class now
             elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.per_call_builders:  # (nested too)
                 out += self._per_call_builder(stmt)
-            elif self.tcode is not None and level == "module" and isinstance(stmt, cst.FunctionDef) \
+            elif self.tcode is not None and level == "module" and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
                     and stmt.name.value in self.tcode.functions:
                 # a function of tensor math (a loss a custom loop calls), translated to torch
                 new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)

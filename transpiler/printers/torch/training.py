@@ -25,7 +25,7 @@ from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import differences
 from transpiler.printers.torch import data_pipelines, data_utils, dataset_features, dataset_loaders
-from transpiler.printers.torch import data_pipeline
+from transpiler.printers.torch import data_pipeline, tensor_definitions
 from transpiler.printers.torch.data_pipeline import Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import wrapper_training
@@ -214,42 +214,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             self.code.class_extensions[md.class_name] = (init, methods)
 
     def _tensor_functions(self) -> None:
-        """Module-level functions of Keras/TensorFlow tensor math that compile() does not
-        name (losses and metrics a custom loop calls, ``loss = my_loss(y, logits)``): each is
-        translated through the same table when every call in it has a torch spelling, and
-        otherwise left to the script printer (which stubs the lines that need Keras)."""
-        if not self.program.source or not self.program.training:
-            return
-        try:
-            module = cst_fast.parse(self.program.source)
-        except cst.ParserSyntaxError:
-            return
-        aliases = torch_loss_functions.module_aliases(module)
-        keras_aliases = {k for k, v in aliases.items() if v.split(".")[0] in ("keras", "tensorflow", "tf_keras")}
-        skip = {md.builder for md in self.program.models if md.builder}
-        skip |= set(self.program.from_keras.inlined_helpers) - data_pipeline.mapped_function_names(module)
-        skip |= {ts.config.name for ts in self.program.training if ts.kind == "custom_code"}
-        lines = self.program.source.splitlines()
-        for stmt in module.body:
-            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in skip or stmt.decorators:
-                continue
-            text = cst.Module([]).code_for_node(stmt)
-            if not any(re.search(rf"(?<![\w.]){re.escape(a)}\b", text) for a in keras_aliases):  # (tf., gamma)
-                continue
-            start = next((i + 1 for i, ln in enumerate(lines) if ln.startswith(f"def {stmt.name.value}(")), None)
-            end = (start or 0) + len(text.strip("\n").splitlines())
-            if start is None or any(ts.span is not None and start <= ts.span.line <= end
-                                    for ts in self.program.training):
-                continue  # it holds training statements: the script printer rewrites it
-            try:
-                new, uses_f = torch_loss_functions.translate_function(  # (Keras' loss functions inside:
-                    stmt, aliases, lambda name, logits: self.loss_name(T.Loss(name, logits), False))  # per sample)
-            except (torch_loss_functions.Untranslatable, NotImplementedError):
-                continue
-            if uses_f:
-                self.needs.add("F")
-            self.code.functions[stmt.name.value] = cst.Module([]).code_for_node(
-                new.with_changes(leading_lines=())).rstrip("\n").split("\n")
+        """Module-level functions and plain classes of Keras/TensorFlow tensor math, in torch
+        (printers/torch/tensor_definitions.py)."""
+        tensor_definitions.translate(self)
 
     def _model(self, ts: T.TrainingStatement, several: bool) -> ModelTraining:
         key = ts.model

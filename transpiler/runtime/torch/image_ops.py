@@ -14,16 +14,17 @@ import torch.nn.functional as F
 RESIZE_MODES = {"bilinear": "bilinear", "nearest": "nearest-exact"}
 
 
-def image_resize(images, size, method="bilinear"):
-    """tf.image.resize(images, size, method) without antialias: float32 out for bilinear
-    (the input's dtype for nearest), half-pixel centres."""
+def image_resize(images, size, method="bilinear", antialias=False):
+    """tf.image.resize(images, size, method, antialias): float32 out for bilinear (the input's
+    dtype for nearest), half-pixel centres; ``antialias`` (bilinear) widens the triangle filter
+    by the scale when shrinking, as TensorFlow does."""
     images = torch.as_tensor(images)
     mode = RESIZE_MODES[method]
     batch = images if images.dim() == 4 else images[None]
     x = batch.permute(0, 3, 1, 2)
     x = x.float() if mode == "bilinear" or not x.is_floating_point() else x
     if tuple(x.shape[2:]) != tuple(size):
-        extra = {"align_corners": False} if mode == "bilinear" else {}
+        extra = {"align_corners": False, "antialias": bool(antialias)} if mode == "bilinear" else {}
         x = F.interpolate(x, size=tuple(int(s) for s in size), mode=mode, **extra)
     if mode != "bilinear":
         x = x.to(images.dtype)
