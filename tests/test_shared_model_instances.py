@@ -82,3 +82,32 @@ def test_trained_encoder_weights_flow_into_the_classifier_as_in_keras(tmp_path):
     assert "pretraining trains the encoder: True" in keras_run.stdout
     assert "classifier training moves the encoder: True" in keras_run.stdout
     assert torch_run.stdout == keras_run.stdout
+
+
+OTHER_LAYOUT = '''
+import numpy as np
+import keras
+from keras import layers
+
+x = np.random.RandomState(0).rand(16, 8, 8, 3).astype("float32")
+y = np.arange(16) % 2
+augment = keras.Sequential([keras.Input(shape=(8, 8, 3)), layers.RandomFlip("horizontal")])
+inputs = keras.Input(shape=(8, 8, 3))
+h = augment(inputs)
+h = layers.Conv2D(4, 3, activation="relu")(h)
+h = layers.GlobalAveragePooling2D()(h)
+outputs = layers.Dense(2, activation="softmax")(h)
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+print("augmented shape", tuple(np.asarray(augment(x)).shape))
+'''
+
+
+def test_a_shared_model_whose_module_takes_another_layout_is_a_copy_and_said_so():
+    # (alone, ``augment`` keeps Keras' channels-last images; inside the conv model its copy
+    # works channels-first: the instance cannot be passed, and the report says so)
+    result = translate(OTHER_LAYOUT, "case.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "self.augment = Augment_2()" in result.text
+    assert any("holds a copy of its own (its layouts differ" in d.message for d in result.diagnostics)

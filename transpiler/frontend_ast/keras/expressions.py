@@ -550,8 +550,11 @@ class KerasExpressions(Interpreter):
         if isinstance(func, ModelObj) and func.user is not None and on_tensors:
             self._mark_keras()
             return self._call_subclass_model(func, args, kwargs, span)
-        if isinstance(func, ModelObj) and func.graph is None and args and not on_tensors:
-            self._build_lazily(func, args[0], span)  # Keras builds it on this first call, from the data
+        if isinstance(func, ModelObj) and func.user is not None and func.graph is None and args:
+            self._build_from_data(func, args[0], span)
+        elif isinstance(func, ModelObj) and func.graph is None and args and not on_tensors and \
+                isinstance(args[0], ArrayVal):
+            self._build_lazily(func, args[0], span)  # a Sequential: Keras builds it on this call, from the data
         if not on_tensors:
             # a model applied to data at run time: model(x, training=...)
             training = kwargs.get("training")
