@@ -49,6 +49,11 @@ class ModuleScope:
     #: where it was constructed, and the source comments that belong there
     span: Any = None
     comments: list[str] = field(default_factory=list)
+    #: a model of the program used as a layer here (Keras shares its layers and weights): the
+    #: name that holds it where the parent model is built (a builder's parameter or a module
+    #: name), and the model's own ModelDef; the parent takes that instance as an argument
+    given_as: str | None = None
+    given_model: Any = None
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.class_name} {self.attr}{'' if self.index is None else [self.index]}>"

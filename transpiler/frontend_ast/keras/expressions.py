@@ -557,6 +557,9 @@ class KerasExpressions(Interpreter):
             return self._call_subclass_model(func, args, kwargs, span)
         if isinstance(func, ModelObj) and func.user is not None and func.graph is None and args:
             self._build_from_data(func, args[0], span)
+        elif isinstance(func, ModelObj) and func.graph is None and args and not on_tensors and \
+                isinstance(args[0], ArrayVal):
+            self._build_lazily(func, args[0], span)  # a Sequential: Keras builds it on this call, from the data
         if not on_tensors:
             # a model applied to data at run time: model(x, training=...)
             training = kwargs.get("training")
@@ -564,16 +567,18 @@ class KerasExpressions(Interpreter):
             call.config = training if isinstance(training, bool) else None
             if isinstance(node.func, cst.Name):
                 call.model = node.func.value
+            if isinstance(func, (ModelObj, ModelHandle)):
+                self.training_models[id(call)] = func  # (its graph says which mode Keras runs it in)
             return Unknown("model output")
         if isinstance(func, ModelHandle):  # a builder's model (``encoder = create_encoder()``)
             built = self._handle_model(func)
             if not isinstance(built, ModelObj) or built.user is not None:
                 return self._no_call(func, args, kwargs, node)
             self._mark_keras()
-            return self._model_as_layer(func, args, kwargs, span)
+            return self._model_as_layer(func, args, kwargs, span, self._given_name(node))
         self._mark_keras()
         if func.user is None:
-            return self._model_as_layer(func, args, kwargs, span)
+            return self._model_as_layer(func, args, kwargs, span, self._given_name(node))
         raise Unsupported("calling a model as a layer is not supported yet")
 
     @CALLS.register(_BoundMethod)

@@ -464,6 +464,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
             self.inlined_helpers.add(name)
         self.scope_counts[name] = self.scope_counts.get(name, 0) + 1
         self.scope_stack.append(name if builder_probe else f"{name}{self.scope_counts[name]}")
+        self.__dict__.setdefault("param_stack", []).append(set(bound))  # (shared_models.py: given models)
         saved_stmts, saved_sites = self.stmt_stack, self.call_sites
         self.stmt_stack = [] if builder_probe else saved_stmts
         calling = not builder_probe and bool(saved_stmts) and saved_stmts[-1] is not None
@@ -479,6 +480,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
             result = ret.value
         finally:
             self.scope_stack.pop()
+            self.param_stack.pop()
             self.stmt_stack, self.call_sites = saved_stmts, saved_sites
             if calling:
                 self.helper_call_stmts.pop()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import libcst as cst
+
 from transpiler.frontend_ast.keras.layers import Unsupported
 from transpiler.frontend_ast.keras.values import ModelHandle, ModelObj
 from transpiler.frontend_ast.size_names import runtime_sizes_of
@@ -17,7 +19,19 @@ from transpiler.ir.graph import Graph, Node, Span, Value
 class KerasSharedModels:
     """Mixin of KerasFrontend."""
 
-    def _model_as_layer(self, model: ModelObj | ModelHandle, args, kwargs, span: Span):
+    def _given_name(self, node: cst.Call) -> str | None:
+        """The name a model called as a layer is called through (``encoder(inputs)``) when code
+        where the calling model is built can pass it: a parameter of the function being read
+        (``def create_classifier(encoder)``) or a module-level name."""
+        if not isinstance(node.func, cst.Name):
+            return None
+        name = node.func.value
+        params = self.__dict__.get("param_stack") or []
+        if params:
+            return name if name in params[-1] else None
+        return name if name in self.globals.vars else None
+
+    def _model_as_layer(self, model: ModelObj | ModelHandle, args, kwargs, span: Span, given: str | None = None):
         """A Functional or Sequential model called as a layer of another (remembered for
         ``_shared_model_warnings``). It is shared only when the program keeps it under a
         module-level name (``encoder = create_encoder()``, ``encoder = keras.Model(...)``); a
@@ -29,6 +43,8 @@ class KerasSharedModels:
             model = self._handle_model(model)
         if shared:
             self.__dict__.setdefault("models_as_layers", []).append((model, span))
+        else:
+            given = None  # (a model only this one uses: its layers are this module's own)
         if args and isinstance(args[0], dict):  # Keras matches a dict's tensors to the inputs by name
             graph = self._model_graph(model)
             given = args[0]
@@ -37,7 +53,10 @@ class KerasSharedModels:
                 raise Unsupported(f"model called on a dict whose keys ({', '.join(map(str, given))}) are not its "
                                   f"inputs' names ({', '.join(map(str, names))})")
             args = [[given[name] for name in names], *args[1:]]
-        return self._call_model_as_layer(model, args, kwargs, span)
+        out = self._call_model_as_layer(model, args, kwargs, span)
+        if given is not None and getattr(model, "scope", None) is not None:
+            model.scope.given_as = given  # (resolved to its ModelDef when the program is read)
+        return out
 
     def _shared_model_warnings(self) -> None:
         """A model of the program in its own right (``encoder``, trained, then used in a
@@ -50,6 +69,10 @@ class KerasSharedModels:
             if md is None or (id(model), span.line) in seen:
                 continue
             seen.add((id(model), span.line))
+            scope = getattr(model, "scope", None)
+            if scope is not None and scope.given_as is not None:
+                scope.given_model = md  # the parent takes the instance (the printer checks its layouts)
+                continue
             name = md.var or md.builder or md.class_name
             self.program.warn(span, f"the model {name} is used as a layer here: Keras shares its layers (and "
                                     f"weights) between {name} and this model; the torch module built here holds a "

@@ -367,5 +367,5 @@ def _time_major_batch(graph, size) -> bool:
     found = lazy_inputs.axis_of(size)
     if found is None or found[1] != 1:
         return False
-    return any(n.op == "transpose" and n.meta.get("time_major") and n.inputs and n.inputs[0] is found[0]
+    return any(n.op == "transpose" and n.from_torch.time_major and n.inputs and n.inputs[0] is found[0]
                for n in graph.nodes)

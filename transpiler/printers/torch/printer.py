@@ -35,6 +35,9 @@ class ModelCode:
     classes: list = field(default_factory=list)
     #: the builder parameters ``__init__`` takes (sizes printed as expressions of them)
     init_params: list[str] = field(default_factory=list)
+    #: the models of the program ``__init__`` takes and holds (Keras shares their layers), by
+    #: the name the source built this model with them
+    given: list[str] = field(default_factory=list)
 
 
 def _shape_text(shape: tuple) -> str:
@@ -300,6 +303,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     graph = md.graph
     st = build_structure(graph)
     children: list = []
+    given: list[str] = []
     imports: set[str] = set()
     # sizes with provenance: ``__init__`` sees the builder's parameters
     params = {n: sizes.symbol_of(v) for n, v in md.builder_args.items() if sizes.symbol_of(v) is not None}
@@ -307,6 +311,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if st.nested:
         sp = StructurePrinter(graph, st, {} if classes is None else classes, source_file)
         children = sp.run()
+        given = list(dict.fromkeys(sp.given))
         root_scope = graph.from_keras.root_scope
         params = [v.var for v in graph.inputs] if root_scope is None else root_scope.params
         with size_scope:
@@ -373,8 +378,9 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     init_params = [n for n in md.builder_args if n in size_scope.used]
     # (a size the program computes when it runs has no default: it comes first)
     init_params.sort(key=lambda n: not _runtime(md.builder_args[n]))
-    signature = "".join(f", {n}" if _runtime(md.builder_args[n]) else
-                        f", {n}={sizes.number_text(md.builder_args[n])}" for n in init_params)
+    signature = "".join(f", {n}" for n in given) + "".join(
+        f", {n}" if _runtime(md.builder_args[n]) else f", {n}={sizes.number_text(md.builder_args[n])}"
+        for n in init_params)
     lines = [f"class {md.class_name}(nn.Module):", _docstring(doc, "    "), "",
              f"    def __init__(self{signature}):", "        super().__init__()"]
     lines += [f"        {ln}" for ln in body.splitlines()]
@@ -404,7 +410,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
     if classes is not None:  # a module class of a later model takes another name
         classes.setdefault(md.class_name, text)
     uses_f = "F." in text or any("F." in c.text for c in children)
-    return ModelCode(md.class_name, text, imports, uses_f, children, init_params)
+    return ModelCode(md.class_name, text, imports, uses_f, children, init_params, given)
 
 
 def module_members(md: ModelDef) -> set[str]:
@@ -506,7 +512,7 @@ def _runtime(value) -> bool:
 def construct_args(md: ModelDef, code: ModelCode) -> str:
     """The arguments of the generated module's construction where the source built the model:
     the code computing each size the program computes at run time (``len(chars)``)."""
-    out = []
+    out = list(code.given)  # (the models it holds: the names the source built it with)
     for n in code.init_params:
         sym = sizes.symbol_of(md.builder_args[n])
         if sym is not None and sym.kind == "runtime":

@@ -886,7 +886,7 @@ def _bound_names(target: cst.BaseExpression) -> set[str]:
 def _builder_arguments(md, code) -> list[str]:
     """What the generated builder passes its module: its own parameters by name, a size the
     program computes at run time (read inside the builder from module names) as its code."""
-    out = []
+    out = list(code.given)  # (the models it holds, by the builder's own names)
     for name in code.init_params:
         sym = sizes.symbol_of(md.builder_args[name])
         out.append(sym.arg if sym is not None and sym.kind == "runtime" and isinstance(sym.arg, str) else name)
@@ -942,6 +942,8 @@ def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
     for md, code in zip(program.models, codes):
         if md.class_name in tcode.class_extensions:  # the model's own train_step and its trackers
             code.text = extend_class(code.text, *tcode.class_extensions[md.class_name])
+    for md, code in zip(program.models, codes):
+        _copied_shared_models(program, md, code)
     for md in program.models:
         for node in md.graph.nodes:
             for message in node.meta.get("init_warnings", ()):
@@ -964,3 +966,20 @@ __all__ = ["print_torch_script", "ScriptResult", "ModelDef"]
 
 def _no_loss_call(name: str, from_logits: bool) -> str:
     raise NotImplementedError(name)  # (the training printer translated the ones it could)
+
+
+def _copied_shared_models(program: Program, md, code) -> None:
+    """A model of the program that ``md`` calls as a layer but does not hold itself (its module
+    takes or returns other layouts than this call): Keras shares its layers, the torch module
+    holds a copy; said where it is called."""
+    seen = set()
+    for node in md.graph.nodes:
+        for scope, _call in node.meta.get("scopes", ()):
+            given = scope.given_model
+            if given is None or scope.given_as in code.given or id(scope) in seen:
+                continue
+            seen.add(id(scope))
+            name = given.var or given.builder or given.class_name
+            program.warn(scope.span, f"the model {name} is used as a layer here: Keras shares its layers (and "
+                                     f"weights) between {name} and this model; the torch module built here holds "
+                                     f"a copy of its own (its layouts differ from {name}'s module)")

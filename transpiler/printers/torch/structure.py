@@ -188,6 +188,9 @@ class StructurePrinter:
         #: id(ModuleInfo) → its constructor call, printed where the parent's code is
         #: (``ConvBlock(filters * 2, 16)``: an argument is a size of the parent's names)
         self.ctor_of: dict[int, Callable[[], str]] = {}
+        #: the models of the program the model takes as ``__init__`` arguments (Keras shares their
+        #: layers: ``features = encoder(inputs)`` with the program's ``encoder``)
+        self.given: list[str] = []
         #: the sizes the program computes at run time that the graph reads (issue 18 item 1):
         #: a child module reading one (a Layer's ``Dense(num_classes)``) takes it as an argument
         self.runtime = sizes.runtime_sizes_in([
@@ -199,6 +202,10 @@ class StructurePrinter:
 
         def walk(info: ModuleInfo, above: tuple[str, ...]) -> None:
             for child in info.children:
+                if info.scope is None and self._given(child):  # (the program's own instance: no class)
+                    self.given.append(child.scope.given_as)
+                    self.ctor_of[id(child)] = lambda name=child.scope.given_as: name
+                    continue
                 name = child.scope.class_name
                 walk(child, above + (name,))
                 # a recursive helper (``stack(x, depth)`` calling itself) nests its class in
@@ -220,6 +227,22 @@ class StructurePrinter:
             else:  # (each recursion depth is its own class, so no class contains itself)
                 raise ValueError("cyclic module classes")
         return self.out
+
+    def _given(self, child: ModuleInfo) -> bool:
+        """Whether ``child`` is a model of the program the parent can hold itself: its module
+        takes and returns what this call of it passes and gets (same layouts and ranks), and
+        it is called once. Otherwise the parent holds a copy, and the program is told."""
+        scope = child.scope
+        md = scope.given_model if scope is not None else None
+        if md is None or scope.given_as is None:
+            return False
+
+        def same(a, b) -> bool:
+            return len(a) == len(b) and all(x.layout == y.layout and len(x.shape) == len(y.shape)
+                                            for x, y in zip(a, b))
+        return bool(scope.call_inputs) and all(
+            same(ins, md.graph.inputs) and same(scope.call_outputs.get(n, []), md.graph.outputs)
+            for n, ins in scope.call_inputs.items())
 
     # -- members ------------------------------------------------------------------
     def init_lines(self, info: ModuleInfo) -> tuple[list[str], list[str]]:

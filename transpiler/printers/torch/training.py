@@ -29,6 +29,7 @@ from transpiler.printers.torch import data_pipeline, tensor_definitions
 from transpiler.printers.torch.data_pipeline import Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import wrapper_training
+from transpiler.printers.torch.model_calls import model_call_lines
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import comment_text, docstring, lit
 from transpiler.printers.torch.callbacks import _callback_object_code, _pt_path, rewrite_callback_class  # noqa: F401
@@ -369,17 +370,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if ts.kind == "tape":
             return []
         if ts.kind == "model_call":
-            call = cst.parse_expression(ts.source)
-            args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "training")]
-            code = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
-                             for a in args)
-            if ts.config is False:
-                self.needs.add("predict")  # inference on arrays: eval mode, no_grad, numpy out
-                return [f"predict({ts.model}, {code})"]
-            if ts.config is None and not self._in_tape(ts):
-                self.needs.add("call_model")  # model(x) on arrays: tensors in, inference, tensors out
-                return [f"call_model({ts.model}, {code})"]
-            return [f"{ts.model}({code})"]
+            return model_call_lines(self, ts, self._in_tape(ts))  # (model_calls.py: in the mode Keras runs it)
         return None
 
     def _in_tape(self, ts) -> bool:

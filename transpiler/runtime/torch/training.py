@@ -74,14 +74,16 @@ def _as_model_input(value):
     return tensor.to(torch.get_default_dtype()) if array.dtype.kind == "f" else tensor
 
 
-def call_model(model, *inputs, **kwargs):
+def call_model(model, *inputs, training=False, grad=False, **kwargs):
     """Keras' ``model(x)`` on arrays outside a training step: the arrays as tensors, the model
-    in inference mode (Keras' ``training`` defaults to False there) without gradients; the
-    outputs are tensors (as Keras returns), the model's mode restored after."""
+    in the mode Keras runs its layers in there (inference unless ``training``: a model of
+    image augmentations, whose layers train by default, or ``training=True`` in the source),
+    without gradients unless ``grad``; the outputs are tensors (as Keras returns), the
+    model's mode restored after."""
     was_training = model.training
-    model.eval()
+    model.train(training)
     try:
-        with torch.no_grad():
+        with torch.set_grad_enabled(grad):
             return model(*(_as_model_input(x) for x in inputs), **kwargs)
     finally:
         model.train(was_training)

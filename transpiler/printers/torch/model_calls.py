@@ -1,0 +1,41 @@
+"""``model(x)`` on data in the training program (not inside a model): the torch call, in the
+mode Keras runs the model's layers in there.
+
+Keras resolves ``training`` per layer (``ir/training_modes.py``): ``model(x, training=False)``
+and ``training=True`` fix it; without the flag each layer takes its own default, which is
+inference except for the image augmentation layers. The runtime's ``call_model`` converts
+the arrays, sets the mode for the call, runs it without gradients (outside a gradient tape)
+and restores the model's mode.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.ir.training_modes import default_mode
+
+
+def model_call_lines(printer, ts, in_tape: bool) -> list[str]:
+    """The expression replacing the call of a ``model_call`` training statement ``ts`` (it
+    may sit inside another expression: one line, no comment)."""
+    call = cst.parse_expression(ts.source)
+    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "training")]
+    code = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in args)
+    if in_tape and ts.config is not False:
+        return [f"{ts.model}({code})"]  # a training step's forward: the model's mode (fit trains)
+    printer.needs.add("call_model")  # tensors in, the mode set for the call, tensors out
+    grad = ", grad=True" if in_tape else ""
+    if ts.config is True:
+        return [f"call_model({ts.model}, {code}, training=True{grad})"]
+    if ts.config is False:
+        return [f"call_model({ts.model}, {code}{grad})"]
+    graph = ts.model_def.graph if ts.model_def is not None else None
+    mode = default_mode(graph)
+    if mode == "train":
+        return [f"call_model({ts.model}, {code}, training=True)"]  # (an expression: no comment)
+    if mode == "mixed":
+        printer.program.warn(ts.span, f"{ts.model}(...) without training=: Keras applies the image augmentation "
+                                      "layers (they train by default) and runs the others at inference; the "
+                                      "torch model has one mode: it runs at inference here, without the "
+                                      "augmentation")
+    return [f"call_model({ts.model}, {code})"]
