@@ -118,3 +118,35 @@ def test_forward_returning_none_without_targets_is_a_stub_naming_the_output():
     tr = translate(WITH_LOSS, "lm.py", "keras")
     messages = [d.message for d in tr.stubs]
     assert any("output 2 is None" in m and "targets=None" in m for m in messages), messages
+
+
+SIZED_WITH_LOSS = WITH_LOSS.replace("def __init__(self, vocab=13, width=8):", "def __init__(self, vocab, width):")
+
+
+def test_a_class_built_for_its_sizes_returns_the_none_of_its_default_call():
+    """The same module with required sizes (a library class, printed for its constructor's
+    sizes): the Keras class returns ``[logits, None]`` as torch's ``(logits, None)``, with a
+    warning that the targets call is not translated; logits equal torch's on the same weights."""
+    import keras
+    import torch
+
+    tr = translate(SIZED_WITH_LOSS, "lm.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    messages = [d.message for d in tr.diagnostics]
+    assert any("forward returns None as output 2 for targets" in m for m in messages), messages
+    md = next(m for m in tr.program.models if m.class_name == "LM")
+    tmod, kmod = _load(SIZED_WITH_LOSS, "torch_lm_under_test"), _load(tr.text, "keras_lm_under_test")
+    model = tmod.LM(9, 6)
+    randomize_torch(model)
+    model.eval()
+    kmodel = kmod.LM(9, 6)
+    x = np.random.RandomState(0).randint(0, 9, size=(2, 5)).astype("int64")
+    kmodel(x)
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    for name, arrays in keras_weights(md.graph, state).items():
+        keras_layer(kmodel, md.graph, name).set_weights(arrays)
+    with torch.no_grad():
+        logits_t, loss_t = model(torch.from_numpy(x))
+    logits_k, loss_k = kmodel(x, training=False)
+    assert loss_t is None and loss_k is None
+    assert float(np.max(np.abs(logits_t.numpy() - keras.ops.convert_to_numpy(logits_k)))) <= 1e-4

@@ -627,7 +627,7 @@ class TorchExpressions(Interpreter):
                 for _, m in reversed(list(_walk(obj))):
                     self._call(args[0], [m], {}, node)
                 return obj
-            if name in ("parameters", "named_parameters") and not args and self.init_calls is None:
+            if name in ("parameters", "named_parameters") and not args and self.graph is None:
                 # (read in a constructor for what it reports: ``sum(p.numel() for p in
                 # self.blocks.parameters())`` printed; a custom initialisation is init code)
                 return Unknown(f"the parameters of {obj.cls_name or 'a module'}")

@@ -577,6 +577,8 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                               f"{lazy[0]} {lazy[1]} leaves it unknown: give the input shape as "
                               "INPUT_SHAPE") from None
         outs = out if isinstance(out, (tuple, list)) else [out]
+        if mod.kind == "user" and builder is None and args:
+            outs = self._none_outputs(graph, mod, forward, outs)
         if not all(isinstance(o, Tensor) for o in outs):
             raise FrontendError(f"{graph.name}: forward must return tensors{_not_tensors(outs, forward)}", mod.span)
         graph.outputs = [o.value for o in outs]
@@ -607,6 +609,23 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                               f"{graph.name}: no input shape in this file; translated for inputs "
                               f"{described} as {why}, the sizes named by letters unknown (the Keras "
                               "model takes any)")
+
+    def _none_outputs(self, graph, mod, forward, outs: list) -> list:
+        """``return logits, loss`` with ``loss = None`` unless targets are given, of a class
+        printed for its constructor's sizes: the Keras class returns the same None
+        (``graph.meta["none_outputs"]``, printers/keras/subclass.py), with a warning that what
+        forward computes from the optional arguments is not translated. The tensor outputs."""
+        nones = [i for i, o in enumerate(outs) if o is None]
+        if not nones or len(nones) == len(outs):
+            return outs
+        graph.meta["none_outputs"] = (len(outs), nones)
+        optional = [p.name.value for p in (forward.params.params[1:] if forward else ()) if p.default is not None]
+        if optional:
+            self.program.warn(mod.span, f"{graph.name}: forward returns None as output "
+                              f"{', '.join(str(i + 1) for i in nones)} for {', '.join(optional)} at "
+                              "the default; the Keras class is translated for that call only (it takes "
+                              f"no {', '.join(optional)}: what forward computes from them is not translated)")
+        return [o for o in outs if o is not None]
 
     def _report_unread_methods(self, mod: Mod, md: ModelDef) -> None:
         """Methods of the model's classes that building it never ran (a ``train_step``, a
