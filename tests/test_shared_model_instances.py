@@ -111,3 +111,19 @@ def test_a_shared_model_whose_module_takes_another_layout_is_a_copy_and_said_so(
     assert not result.stubs, [d.message for d in result.stubs]
     assert "self.augment = Augment_2()" in result.text
     assert any("holds a copy of its own (its layouts differ" in d.message for d in result.diagnostics)
+
+
+def test_a_builder_read_per_call_gets_the_calls_own_encoder(tmp_path):
+    # (the builder is called twice, so each call's model is printed in place of the call:
+    # its encoder is the call's argument, ``enc``, a second encoder, not the module's ``encoder``)
+    source = SHARED.replace("classifier = create_classifier(encoder)",
+                            "enc = create_encoder()\nclassifier = create_classifier(enc)\n"
+                            "classifier2 = create_classifier(enc)")
+    result = translate(source, "case.py")
+    assert not result.stubs, [d.message for d in result.stubs]
+    assert "classifier = Classifier(enc)" in result.text and "classifier2 = Classifier2(enc)" in result.text
+    (tmp_path / "out.py").write_text(result.text)
+    done = program_runner.run([sys.executable, "out.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # (training the classifier moves ``enc``, not the pretrained ``encoder`` the program prints)
+    assert "classifier training moves the encoder: False" in done.stdout

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -32,6 +32,7 @@ from transpiler.printers.torch.custom_step import extend_class
 from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call_bindings, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
+from transpiler.printers.torch.given_models import given_arguments
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
 from transpiler.printers.torch.script_rewrites import KerasLayoutBatches, _CallReplacer, _Comments, _NewAxis, \
     _attach_comments, untranslated_binding
@@ -670,6 +671,7 @@ class _Printer:
         if sid in self.construct:
             md, code = self.construct[sid]
             target = self.sites.targets.get(sid) or md.var or "model"
+            code = replace(code, given=given_arguments(self.source.module, stmt, code.given))
             new = cst.parse_statement(f"{target} = {md.class_name}({construct_args(md, code)})\n")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             loads = self._load_weights_lines(md, target)
