@@ -1055,7 +1055,7 @@ def _init_pairs(path_or_source: str, builder: str):
         for torch_name, keras_name in KERAS_PARAM.get(node.op, {}).items():
             if keras_name in drawn:
                 k = kmodel.get_layer(node.name).get_weights()[names.index(keras_name)]
-                pairs.append((f"{node.meta['torch_path']}.{torch_name}", state[f"{node.meta['torch_path']}.{torch_name}"].numpy(), k))
+                pairs.append((f"{node.from_torch.path}.{torch_name}", state[f"{node.from_torch.path}.{torch_name}"].numpy(), k))
     return tr, pairs
 
 

@@ -39,7 +39,9 @@ NOT_EMITTED = {"opaque_layer": "a custom layer the reader could not read: a mark
                                "and a vocabulary table (LabelEncoder of ai.onnx.ml) is not mapped yet",
                "slice_like": "a slice to another tensor's run-time size (Shape -> Gather -> Slice) is not mapped yet",
                "arange_like": "position ids up to another tensor's run-time size (Shape -> Gather -> Range) is not "
-                              "mapped yet"}
+                              "mapped yet",
+               "conv_lstm2d": "ConvLSTM2D: ONNX has no convolutional LSTM; a Loop over Conv nodes per time "
+                              "step is not mapped yet"}
 
 
 #: the corpus models the default run exports (all of them under ``-m onnx_out_corpus``)

@@ -133,6 +133,9 @@ class TorchModelFacts:
     torch_children: list[str] | None = None
     #: the model takes inputs of any rank (no rank the Keras class insists on: runtime call_module)
     any_input: bool = False
+    #: ``return logits, None`` (a loss computed only when targets are given): the number of
+    #: outputs forward returns and the positions that are None (None: every output is a tensor)
+    none_outputs: tuple[int, list[int]] | None = None
 
 
 @dataclass

@@ -312,9 +312,15 @@ class Interpreter(ModuleConstants):
     def _eval_SetComp(self, node, env):
         return self._comprehension(node, env) if self.READ_EVERY_PART else self._no_expression(node)
 
+    #: whether a reader that does not read every part still reads dict comprehensions (the Keras
+    #: reader: their calls are facts, ``{name: tf.convert_to_tensor([v]) for name, v in ...}``)
+    READ_DICT_COMPREHENSIONS = False
+
     def _eval_DictComp(self, node, env):
         """(read by a translating reader; to the others not yet a static value)"""
-        return self._comprehension(node, env) if self.READ_EVERY_PART else self._no_expression(node)
+        if self.READ_EVERY_PART or self.READ_DICT_COMPREHENSIONS:
+            return self._comprehension(node, env)
+        return self._no_expression(node)
 
     def _comprehension(self, node, env) -> Any:
         results: list = []

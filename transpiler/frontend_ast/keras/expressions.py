@@ -50,6 +50,11 @@ class _Partial:
 class KerasExpressions(Interpreter):
     """Mixin of KerasFrontend: the interpreter's hooks for Keras values."""
 
+    #: dict comprehensions are read as list comprehensions are (their calls are facts: ``{name:
+    #: tf.convert_to_tensor([v]) for name, v in sample.items()}`` before ``predict``, keras.io's
+    #: structured-data examples)
+    READ_DICT_COMPREHENSIONS = True
+
     ASTROID_FALLBACK = True
     CALLS, ATTRIBUTES, SUBSCRIPTS, UNARY, OPERANDS, COMPARANDS, SYNTAX = Interpreter.extended_tables()
 
@@ -71,11 +76,6 @@ class KerasExpressions(Interpreter):
         if isinstance(iterable, Unknown) and self._constructs_layers(getattr(node, "elt", None) or node.value):
             raise self._err(comp.iter, "a comprehension that builds layers needs a static iterable")
         return super()._comprehension_items(iterable, comp, node)
-
-    def _eval_DictComp(self, node, env):
-        """Read as a list comprehension is (its calls are facts: ``{name: tf.convert_to_tensor([v])
-        for name, v in sample.items()}`` before ``predict``, keras.io's structured-data examples)."""
-        return self._comprehension(node, env)
 
     def _bind_target(self, target, value, env) -> None:
         self._assign(target, value, env, naming=False)
@@ -405,6 +405,8 @@ class KerasExpressions(Interpreter):
     @CALLS.register(ApiRef)
     def _call_api(self, func, args, kwargs, node):
         span = self._span(node)
+        if func.kind == "data_util" and func.name == "convert_to_tensor" and _has_tensor([args, kwargs]):
+            func = ApiRef("tensor_op", "tf.convert_to_tensor")  # (on a model's tensors: the tensor op)
         if func.kind in ("tensor_op", "activation"):
             args = [self._as_tensor(a, node) for a in args]  # a custom layer's weight used as a tensor
             kwargs = {k: self._as_tensor(v, node) for k, v in kwargs.items()}

@@ -613,12 +613,12 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
     def _none_outputs(self, graph, mod, forward, outs: list) -> list:
         """``return logits, loss`` with ``loss = None`` unless targets are given, of a class
         printed for its constructor's sizes: the Keras class returns the same None
-        (``graph.meta["none_outputs"]``, printers/keras/subclass.py), with a warning that what
+        (``graph.from_torch.none_outputs``, printers/keras/subclass.py), with a warning that what
         forward computes from the optional arguments is not translated. The tensor outputs."""
         nones = [i for i, o in enumerate(outs) if o is None]
         if not nones or len(nones) == len(outs):
             return outs
-        graph.meta["none_outputs"] = (len(outs), nones)
+        graph.from_torch.none_outputs = (len(outs), nones)
         optional = [p.name.value for p in (forward.params.params[1:] if forward else ()) if p.default is not None]
         if optional:
             self.program.warn(mod.span, f"{graph.name}: forward returns None as output "

@@ -204,8 +204,8 @@ class _CallWriter:
             lines.append(f"{', '.join(outs)} = {self._call_text(node, em, ins)}")
         if not self.returned:
             outs = [self.expr[id(v)] for v in self.graph.outputs]
-            if self.graph.meta.get("none_outputs"):  # (``return logits, None``: frontend_ast/torch/frontend.py)
-                total, nones = self.graph.meta["none_outputs"]
+            if self.graph.from_torch.none_outputs:  # (``return logits, None``: frontend_ast/torch/frontend.py)
+                total, nones = self.graph.from_torch.none_outputs
                 it = iter(outs)
                 outs = ["None" if i in nones else next(it) for i in range(total)]
             main.append("return " + (outs[0] if len(outs) == 1 else f"[{', '.join(outs)}]"))
