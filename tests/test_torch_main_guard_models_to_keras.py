@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 import program_runner  # (generated programs run from a warm fork: tests/program_runner.py)
 from transpiler.translate import translate
 
@@ -67,3 +69,14 @@ def test_other_if_blocks_are_not_a_main_guard():
     src = PROGRAM.replace('if __name__ == "__main__":', 'if __name__ != "__main__":').replace("GUARDED", BUILD)
     tr = translate(src, "prog.py", "keras")
     assert [d for d in tr.stubs if "Net" in d.message], [str(d) for d in tr.stubs]
+
+
+@pytest.mark.parametrize("guard", ['if __name__ == ("__""main__"):', 'if (__name__) == "__main__":',
+                                   "if '__main__' == __name__:"], ids=["split_string", "parenthesised", "swapped"])
+def test_main_guard_is_recognised_however_it_is_spelled(guard):
+    """(issue 22, whole-program fuzz: mnist_forward_forward's odd_syntax-2 mutant lost its model
+    when the guard's string was written ``("__""main__")``)"""
+    src = PROGRAM.replace('if __name__ == "__main__":', guard).replace("GUARDED", BUILD)
+    tr = translate(src, "prog.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert [m.class_name for m in tr.program.models] == ["Net"]

@@ -6,9 +6,12 @@ is not a model builder. Imports no deep-learning framework."""
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
+from transpiler.ir.code_literals import bare_argument
 
 #: methods placing a module on a device (or in a mode) that return the module itself
 PLACING = frozenset({"to", "cuda", "cpu", "float", "train"})
@@ -40,13 +43,27 @@ def main_guard_statements(module: cst.Module) -> list:
     (``gat_net = GAT(...)``, ``net = Net([784, 500, 500])``)."""
     out = []
     for stmt in module.body:
-        if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Comparison) and \
-                isinstance(stmt.test.left, cst.Name) and stmt.test.left.value == "__name__" and \
-                len(stmt.test.comparisons) == 1 and isinstance(stmt.test.comparisons[0].operator, cst.Equal) and \
-                isinstance(stmt.test.comparisons[0].comparator, cst.SimpleString) and \
-                stmt.test.comparisons[0].comparator.evaluated_value == "__main__":
+        if isinstance(stmt, cst.If) and _is_main_test(stmt.test):
             out += _block_statements(stmt.body.body)
     return out
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` however it is spelled (parentheses, ``("__""main__")``, the
+    operands swapped; issue 22, whole-program fuzz): the two operands evaluated, not compared
+    as text."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    sides = [bare_argument(test.left), bare_argument(test.comparisons[0].comparator)]
+    names = [s for s in sides if isinstance(s, cst.Name)]
+    if len(names) != 1 or names[0].value != "__name__":
+        return False
+    other = sides[1] if sides[0] is names[0] else sides[0]
+    try:
+        return ast.literal_eval("(" + cst.Module([]).code_for_node(other) + "\n)") == "__main__"
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
 
 
 def _block_statements(body) -> list:
