@@ -6,11 +6,10 @@ is not a model builder. Imports no deep-learning framework."""
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
+from transpiler.frontend_ast.torch.cli_args import _literal as literal_value
 from transpiler.ir.code_literals import bare_argument
 
 #: methods placing a module on a device (or in a mode) that return the module itself
@@ -60,10 +59,7 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
     if len(names) != 1 or names[0].value != "__name__":
         return False
     other = sides[1] if sides[0] is names[0] else sides[0]
-    try:
-        return ast.literal_eval("(" + cst.Module([]).code_for_node(other) + "\n)") == "__main__"
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+    return literal_value(other) == "__main__"
 
 
 def _block_statements(body) -> list:
