@@ -307,3 +307,47 @@ def test_realworld_custom_layers_with_run_time_lengths_translate_in_the_model(sc
     assert result.program.models, _stubs(result)[:5]
     assert not any("a stub module" in m for m in _stubs(result)), _stubs(result)
     ast.parse(result.text)
+
+
+RUNTIME_SIZED = '''
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+data = np.load("series.npy")
+
+
+class Info:
+    def __init__(self, num_nodes):
+        self.num_nodes = num_nodes
+
+
+class Sinh(layers.Layer):
+    def call(self, x):
+        return tf.math.sinh(x)
+
+
+info = Info(num_nodes=data.shape[1])
+inputs = layers.Input((info.num_nodes, 4))
+x = Sinh()(inputs)
+x = layers.Flatten()(x)
+outputs = layers.Dense(1)(x)
+model = keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="mse")
+'''
+
+
+def test_untranslatable_layer_in_a_model_of_run_time_sizes_keeps_them():
+    """The stub's report names the output shape: a run-time size reads there as its name, so
+    the report does not use its stand-in number, and the model keeps the size as a
+    constructor argument (before, the report's text made the size a leak and the whole
+    model a stub: "Input: the shape must be known statically")."""
+    result = translate(RUNTIME_SIZED, "case.py")
+    assert [md.class_name for md in result.program.models], _stubs(result)
+    stubs = _stubs(result)
+    assert len(stubs) == 1 and stubs[0].startswith("Sinh.call() is not translated"), stubs
+    assert "output shape (None, info_num_nodes, 4)" in stubs[0]
+    assert "def __init__(self, info_num_nodes)" in result.text
+    assert "nn.Linear(info_num_nodes * 4, 1)" in result.text
+    assert "Net(info.num_nodes)" in result.text

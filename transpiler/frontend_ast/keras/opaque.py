@@ -21,7 +21,7 @@ from transpiler.frontend_ast.interp.values import Unsupported
 from transpiler.frontend_ast.keras.layers import LayerSpec
 from transpiler.frontend_ast.keras.support import _tensors_in
 from transpiler.frontend_ast.keras.values import FrontendError, LayerObj, UserObj
-from transpiler.ir import ops as ops_table
+from transpiler.ir import ops as ops_table, sizes
 from transpiler.ir.graph import Span
 
 _SIMPLE = (int, float, str, bool, type(None))
@@ -154,7 +154,8 @@ class KerasOpaqueLayers:
                 continue
             a = node.attrs
             where = node.meta.get("definition") or node.span
-            shapes = ", ".join(str(tuple(s)) for s in a["output_shapes"])
+            # (a run-time size reads as its code: the message must not use its stand-in number)
+            shapes = ", ".join(sizes.number_text(tuple(s)) for s in a["output_shapes"])
             self.program.stub(where, f"{a['class_name']}.call() is not translated: {a['reason']}; a stub module "
                                      f"{a['class_name']} stands in for it (its forward raises NotImplementedError) "
                                      f"and the model around it is translated (output shape {shapes}: "
