@@ -428,3 +428,47 @@ def test_zip_of_a_repeated_or_columns_pipeline_stays_a_stub(change):
     stubs = [str(d) for d in result.program.diagnostics if d.severity == "stub"]
     assert any("Dataset.zip" in s for s in stubs), stubs
     assert "ZippedLoader(" not in result.text.split("class ZippedLoader")[-1]
+
+
+WINDOWS = '''
+import numpy as np
+import tensorflow as tf
+import keras
+
+series = np.random.RandomState(0).rand(60, 3).astype("float32")
+
+
+def make_windows(data, length, shuffle=True):
+    inputs = keras.utils.timeseries_dataset_from_array(data[:-1], None, sequence_length=length, batch_size=8)
+    targets = keras.utils.timeseries_dataset_from_array(data[length:], None, sequence_length=1, batch_size=8)
+    dataset = tf.data.Dataset.zip((inputs, targets))
+    if shuffle:
+        dataset = dataset.shuffle(100)
+    return dataset.prefetch(16)
+
+
+windows = make_windows(series, 5, shuffle=SHUFFLE)
+print("batches", len(list(windows)))
+'''
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_tf_data_method_the_loader_has_not_is_a_stub(shuffle, tmp_path):
+    """``.shuffle(n)`` on a zip of loaders: the output's DataLoader has no such method, and the
+    statement names no Keras object; it is a stub with the reason (the generated program stops
+    there with it), never code that fails with an AttributeError. Where the branch calling it
+    never runs, the program runs."""
+    result = translate(WINDOWS.replace("SHUFFLE", str(shuffle)), "windows_case.py")
+    stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
+    expected = ["not translated yet: .shuffle() on a dataset of batches (the output's DataLoader) is not "
+                "translated (tf.data's .map(fn), .prefetch() and .cache() are)"]
+    assert stubs == (expected if shuffle else []), stubs  # (shuffle=False: the branch never runs)
+    out = tmp_path / "windows_case_torch.py"
+    out.write_text(result.text)
+    run = program_runner.run([sys.executable, str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                             env={**os.environ, "PYTHONPATH": ""})
+    if shuffle:
+        assert run.returncode != 0 and "NotImplementedError: transpiler: .shuffle()" in run.stderr, run.stderr[-2000:]
+    else:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "batches 7" in run.stdout

@@ -57,6 +57,10 @@ class KerasProgramFacts:
     tfds_loads: list[tuple[Span, str | None]] = field(default_factory=list)
     #: ``(span, function)`` of the calls that have no effect in PyTorch (reported, printers/torch/data_sources.py)
     no_effect_calls: list[tuple[Span, str]] = field(default_factory=list)
+    #: ``(span, reason)`` of the expressions that need TensorFlow although their statement names
+    #: no Keras object (``ds.shuffle(100)`` on a loader: a method the output's DataLoader has
+    #: not): the printer makes their statements stubs (printers/torch/data_sources.py)
+    tensorflow_only: list[tuple[Span, str]] = field(default_factory=list)
     #: the Keras names of the layers ``adapt()`` ran on
     adapted_layers: list[str] = field(default_factory=list)
     #: the source lines whose comment is already attached to a node (each is printed once)

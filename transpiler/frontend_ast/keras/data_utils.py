@@ -102,6 +102,16 @@ def utility_of(api_name: str | None) -> str | None:
     return _BY_PATH.get(api_name) if api_name else None
 
 
+def needs_tensorflow(fe, node, what: str) -> None:
+    """``node`` (a tf.data method or attribute on a loader utility's dataset, ``what``) has no
+    translation on the output's DataLoader: its statement is a stub, reported with the reason,
+    even where the statement names no Keras object (``ds = ds.shuffle(100)``)."""
+    fe._mark_keras()
+    fe.program.from_keras.tensorflow_only.append(
+        (fe._span(node), f"{what} on a dataset of batches (the output's DataLoader) is not translated "
+                         "(tf.data's .map(fn), .prefetch() and .cache() are)"))
+
+
 def record_tfds_load(program, span, args: list, kwargs: dict) -> None:
     """``tensorflow_datasets.load(name, ...)``: the dataset's name (when it is known statically)
     for the printer, which says what the target framework offers for it in the stub."""

@@ -122,8 +122,9 @@ class KerasExpressions(Interpreter):
     def _batches_attribute(self, base, attr, node):
         if attr in data_utils.LOADER_METHODS:
             return _BoundMethod(base, attr)  # (.map/.prefetch/.cache: data_utils.record_loader_method)
-        if attr not in data_utils.LOADER_ATTRIBUTES:
-            self._mark_keras()  # a tf.data method the output's DataLoader has not
+        if attr not in data_utils.LOADER_ATTRIBUTES and not isinstance(base, data_utils.ElementsVal):
+            data_utils.needs_tensorflow(self, node, f".{attr}")  # a tf.data method the DataLoader has not
+            # (an element pipeline's runtime class has tf.data's cardinality(), take(), ...)
         return Unknown(f"batches.{attr}")
 
     @ATTRIBUTES.register(SuperRef, _Rng, TapeObj, DatasetObj)
@@ -699,8 +700,8 @@ class KerasExpressions(Interpreter):
                 return None
         if isinstance(obj, data_utils.BatchesVal):
             made = data_utils.record_loader_method(self, obj, name, node)
-            if made is None:
-                self._mark_keras()  # other arguments: a stub
+            if made is None:  # other methods or arguments: a stub
+                data_utils.needs_tensorflow(self, node, f".{name}()")
                 return Unknown(f"batches.{name}()")
             return made
         if isinstance(obj, DatasetObj):

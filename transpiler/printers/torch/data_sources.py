@@ -43,7 +43,15 @@ def stub_reason(program, span) -> str | None:
     for where, name in program.from_keras.tfds_loads:
         if where is not None and span.line <= where.line <= end:
             return tfds_stub_reason(name)
-    return None
+    return needs_tensorflow(program, span)
+
+
+def needs_tensorflow(program, span) -> str | None:
+    """The reason a statement spanning ``span`` needs TensorFlow although it names no Keras
+    object (a tf.data method on a loader: frontend_ast/keras/data_utils.needs_tensorflow)."""
+    end = span.end_line or span.line
+    return next((reason for where, reason in program.from_keras.tensorflow_only
+                 if where is not None and span.line <= where.line <= end), None)
 
 
 def no_effect_note(program, span) -> str | None:

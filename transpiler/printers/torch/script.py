@@ -704,6 +704,8 @@ class _Printer:
                 if math is not None:
                     return [math]
                 return self._stub(stmt, bind=level == "module", raising=level != "module" and not raised)
+        if data_sources.needs_tensorflow(self.program, self._span(stmt)) is not None:
+            return self._stub(stmt, bind=level == "module", raising=level != "module" and not raised)
         after = self._builder_compile(stmt)
         if after:
             return [stmt, *after]
