@@ -209,6 +209,10 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             ref = FunctionRef(stmt)
             self.functions[stmt.name.value] = ref
             self.globals.vars[stmt.name.value] = ref
+        elif isinstance(stmt, cst.Try):  # (``try: from torch.x import f`` ``except ImportError: ...``)
+            from transpiler.frontend_ast.torch.import_fallbacks import bind_fallback_imports
+
+            bind_fallback_imports(self, stmt)
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):

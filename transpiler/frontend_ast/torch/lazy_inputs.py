@@ -541,8 +541,8 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
     if params is None or any(a.star for a in call.args):
         return None
     try:
-        pos = [fe._eval(a.value, fe.globals) for a in call.args if a.keyword is None]
-        kw = {a.keyword.value: fe._eval(a.value, fe.globals) for a in call.args if a.keyword is not None}
+        pos = [_run_time_value(fe, a.value) for a in call.args if a.keyword is None]
+        kw = {a.keyword.value: _run_time_value(fe, a.value) for a in call.args if a.keyword is not None}
     except Exception:  # noqa: BLE001 - (not read statically)
         return None
     names = [p.name.value for p in params]
@@ -569,6 +569,19 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
             return None
     fe.program.from_torch.placeholder_params[cls.node.name.value] = unknown
     return args
+
+
+def _run_time_value(fe, node):
+    """A constructor argument of ``call_sizes``: its static value, or Unknown when it is computed
+    from data loaded at run time (``labels.max().item() + 1``, ``len(vocab)``: the reader raises
+    Unsupported on a call of an unknown value), a size the caller gives as any other run-time one."""
+    from transpiler.frontend_ast.interp import Unknown
+    from transpiler.frontend_ast.torch.modules import Unsupported
+
+    try:
+        return fe._eval(node, fe.globals)
+    except Unsupported as exc:
+        return Unknown(f"computed at run time ({exc})")
 
 
 def unbuilt_reason(cls, exc) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 import libcst as cst
 
 from transpiler.frontend_ast.interp import PASS, ClassRef, FunctionRef, Interpreter, Unknown, contains
+from transpiler.frontend_ast.torch.downloads import DOWNLOAD_PATHS, download_call
 from transpiler.frontend_ast.torch import episodes as torch_episodes
 from transpiler.frontend_ast.torch import plumbing as torch_plumbing
 from transpiler.frontend_ast.torch import trainers as torch_trainers
@@ -912,6 +913,10 @@ def _onnx_export(r, c: _TorchCall, kwv, scope) -> V:
     return r.onnx_export(c.node, c.pos, c.vals, c.kw)
 
 
+def _download(r, c: _TorchCall, kwv, scope) -> V:
+    return download_call(r, c.node, c.pos, c.kw)
+
+
 def _load(r, c: _TorchCall, kwv, scope) -> V:
     if not c.pos:
         raise Unsupported("torch.load without a path")
@@ -941,7 +946,7 @@ _TORCH_CALLS = _table(
     (("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
       "torch.backends.cudnn.benchmark"), _global_setting),
     (("torch.save",), _save), (("torch.load",), _load), (tuple(ACTIVATIONS), _activation),
-    (("torch.onnx.export",), _onnx_export),
+    (("torch.onnx.export",), _onnx_export), (DOWNLOAD_PATHS, _download),
 )
 #: families of torch calls by module (a handler may decline: a function of ``torch.nn.functional`` that is no loss)
 _TORCH_MODULES = {"torch.optim.lr_scheduler": _scheduler, "torch.optim": _optimizer, "torch.nn": _loss_object,

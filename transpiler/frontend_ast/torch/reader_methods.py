@@ -348,6 +348,8 @@ class ReaderMethods:
                                   "of its inputs is not known here")
             return self.untranslated_call(model, node, args)
         if any(a.keyword is not None or a.star for a, _ in args):
+            if model.md is None:  # (its class's translation is a marked stub: the call as written)
+                return self.untranslated_call(model, node, args)
             raise Unsupported("a model called with keyword or unpacked arguments")
         inputs = [a.value for a, _ in args]
         live = bool(self.live) and not self.no_grad
@@ -380,7 +382,8 @@ class ReaderMethods:
         unknown = [_code(a.value) for a, v in args if not isinstance(v, (Arr, LiveV))]
         permuted = any(isinstance(v, LiveV) and v.permuted for _, v in args)
         if live and unknown:  # (its step would run on values this file does not translate)
-            where = os.path.basename(model.elsewhere) if os.path.isfile(model.elsewhere) else model.elsewhere
+            where = os.path.basename(model.elsewhere) if model.elsewhere and os.path.isfile(model.elsewhere) \
+                else model.elsewhere or "this file, as a marked stub"
             raise Unsupported(f"{_code(node.func)}(...) in a training step: {', '.join(unknown)} is not data this "
                               f"file shows to be arrays (a {model.name} model, its class translated in {where})")
         if live and not any(a.keyword is not None and a.keyword.value == "training" for a, _ in args):

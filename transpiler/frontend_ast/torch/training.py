@@ -583,7 +583,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         return True
 
     def assign(self, target, value: V, scope: Scope, stmt=None) -> None:
-        if isinstance(target, cst.Name) and isinstance(value, LoadedV) and value.model is None:
+        if isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)) and isinstance(value, LoadedV) and \
+                value.model is None:  # (``x = ``, ``vocab.vectors = ``, ``cache[k] = torch.load(path)``)
             value = self.load_object(value)  # (what save_object wrote: a checkpoint dict, arrays)
         if isinstance(target, cst.Name) and isinstance(value, LoadedV):
             # read into memory now, as torch.load does: the file may be gone when it is used
