@@ -145,3 +145,35 @@ def build_model():
     md = next(m for m in result.program.models if m.builder == "build_model")
     assert md.graph.inputs[0].shape == (None, 7)
     assert md.graph.outputs[0].shape == (None, 3)
+
+
+UNSTACK = '''import keras
+import tensorflow as tf
+from keras import layers, ops
+
+
+def build_model():
+    inp = keras.Input(shape=(3, 5))
+    x = layers.Dense(4)(inp)
+    parts = []
+    for step in {call}:
+        parts.append(ops.expand_dims(step, 1))
+    x = layers.concatenate(parts[::-1], axis=1)
+    return keras.Model(inp, layers.Dense(2)(x))
+'''
+
+
+@pytest.mark.parametrize("call", ["ops.unstack(x, axis=1)", "keras.ops.unstack(x, num=3, axis=-2)"])
+def test_unstack_over_an_axis_after_the_batch_axis(call):
+    """``ops.unstack(x, axis=1)`` (keras.io's movielens transformer): one ``x[:, i]`` per step;
+    the steps put back in reverse order, so a wrong index shows in the numbers."""
+    from harness import check_source, max_error
+
+    checked = check_source(UNSTACK.replace("{call}", call))
+    assert max_error(checked) <= 1e-5, checked.translation.text
+    assert checked.keras_params == checked.torch_params
+
+
+def test_unstack_of_the_batch_axis_is_refused():
+    result = translate(UNSTACK.replace("{call}", "ops.unstack(x)"), "case.py")
+    assert any("batch axis" in s.message for s in result.stubs), [s.message for s in result.stubs]
