@@ -79,11 +79,12 @@ def test_position_embedding_of_arange_in_a_layer(check, positions):
     assert "persistent=False" in checked.translation.text
 
 
-def test_embedding_of_arange_in_a_builder_is_a_stub_naming_why():
+def test_embedding_of_arange_in_a_builder_is_a_frozen_module():
     """keras.io's TabTransformer: ``column_embedding(ops.arange(...))`` in a Functional builder.
     Keras runs that call once, eagerly, when the model is built: the embedding's weights are
-    not the model's (``model.layers`` has no Embedding; the numbers are random and never
-    trained). A trainable nn.Embedding would train differently: a marked stub says so."""
+    not the model's (``model.layers`` has no Embedding; never trained). A trainable nn.Embedding
+    would train differently: the module is frozen, and a warning says so (numeric check against
+    Keras: tests/test_constant_layer_calls.py)."""
     from transpiler.translate import translate
 
     src = model_source("inp = keras.Input(shape=(3, 4))",
@@ -91,8 +92,9 @@ def test_embedding_of_arange_in_a_builder_is_a_stub_naming_why():
                        "out = inp + column_embedding(ops.arange(start=0, stop=3, step=1))",
                        "return keras.Model(inp, out)")
     result = translate(src, "case.py")
-    assert not result.program.models
-    assert any("Keras computes it once when the model is built" in d.message and d.severity == "stub"
+    assert result.program.models and not result.stubs, [d.message for d in result.stubs]
+    assert "column_embedding.requires_grad_(False)" in result.text, result.text
+    assert any("Keras computes it once when the model is built" in d.message and d.severity == "warning"
                for d in result.program.diagnostics), [d.message for d in result.program.diagnostics]
 
 

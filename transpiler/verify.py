@@ -35,8 +35,8 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
         if source is None or source in out:
             continue
         names = param_names(node)  # (a node split by a pass: its source layer's)
-        if not names:
-            continue
+        if not names or node.layer is not None and node.layer.constant_call:
+            continue  # (called on constants only: Keras' model holds its result, not its weights)
         if "variable_of" in node.meta:  # a custom layer's add_weight: its attribute
             owner, attr = node.meta["variable_of"]
             value = getattr(find_layer(keras_model, owner), attr)

@@ -52,6 +52,10 @@ class LayerRef:
     adapt_key: str | None = None
     #: made with ``trainable=False``: its weights are never trained (``requires_grad_(False)``)
     frozen: bool = False
+    #: a Functional model's call of it on constants only (a position embedding of ``ops.arange``):
+    #: Keras runs it once while building the model, so its weights are not among the model's
+    #: (frozen too; no Keras weight maps onto its module's)
+    constant_call: bool = False
 
 
 @dataclass(eq=False)

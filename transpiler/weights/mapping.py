@@ -112,12 +112,16 @@ def source_layers(graph: Graph) -> dict[str, Node]:
 def torch_state_dict(graph: Graph, canonical: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
     """Map canonical params (``{layer name: {param: array}}``) to the module's state_dict.
 
-    Keys equal the generated module's ``state_dict()`` keys.
+    Keys equal the generated module's ``state_dict()`` keys, but for the params of a layer a
+    Functional model calls on constants only (``LayerRef.constant_call``: Keras' model holds that
+    call's result, not the layer's weights): the module keeps its own.
     """
     out: dict[str, np.ndarray] = {}
     for entry in torch_plan(graph):
         if entry.constant is not None:
             out[entry.key] = to_torch(entry, None).materialize()
+            continue
+        if entry.layer not in canonical and entry.node.layer is not None and entry.node.layer.constant_call:
             continue
         params = canonical.get(entry.layer, {})
         for part in entry.parts:

@@ -5,7 +5,8 @@ then ``layers.Input((config.MAX_LEN,))``, ``layers.Resizing(config.image_size, .
 The reader reads such a class statically: its body is only assignments of names (each
 evaluated in the class's namespace, so ``buffer_size = batch_size * 2`` reads the line
 above), it has no methods and no base but ``object``, and nothing in the script assigns an
-attribute of the class or of a name bound to an instance of it. ``Config`` and ``Config()``
+attribute of the class or of a name bound to an instance of it. A ``@dataclass`` decorator
+changes nothing there (no annotated fields: no field, the same class attributes). ``Config`` and ``Config()``
 then read their attributes as those values; anything else about the class stays unknown.
 """
 
@@ -29,11 +30,20 @@ class ConstantsClass:
     values: dict[str, Any] = field(default_factory=dict)
 
 
+def _is_dataclass(decorator: cst.BaseExpression) -> bool:
+    """``@dataclass`` / ``@dataclasses.dataclass`` (or a call of it, ``@dataclass(frozen=True)``):
+    on a body of plain assignments (no annotated fields) it adds no field and changes no class
+    attribute, so the class reads as without it."""
+    if isinstance(decorator, cst.Call):
+        decorator = decorator.func
+    return cst.Module([]).code_for_node(decorator) in ("dataclass", "dataclasses.dataclass")
+
+
 class KerasConstantClasses:
     """Mixin of the Keras reader: constants-only classes read statically."""
 
     def _constants_class(self, stmt: cst.ClassDef, env: Env) -> ConstantsClass | None:
-        if stmt.decorators or any(arg.keyword is not None or not (
+        if not all(_is_dataclass(d.decorator) for d in stmt.decorators) or any(arg.keyword is not None or not (
                 isinstance(arg.value, cst.Name) and arg.value.value == "object") for arg in stmt.bases):
             return None
         assigns = []

@@ -620,10 +620,10 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         spec = layer.spec
         if not self.self_stack and ops_table.get(spec.op).params and \
                 not any(keras_tensor_ops.batched(t.value) for t in inputs):
-            # (a Functional model's Embedding of ops.arange runs once, eagerly, when the model is built)
-            raise Unsupported(f"{layer.cls_name or spec.op}: called on constants only (ops.arange), not on the "
-                              "model's tensors: Keras computes it once when the model is built; its weights are not the model's (random "
-                              "numbers, never trained). Call it inside a Layer's call() to train it")
+            self._constant_layer_call(layer, span)
+        elif layer.constant_call:
+            raise Unsupported(f"{layer.cls_name or spec.op}: called on the model's tensors after a call on constants "
+                              "only (ops.arange): the same weights would be a constant and trained; not translated yet")
         attrs = {**spec.attrs, **call.attrs} if call.attrs else spec.attrs
         values = [t.value for t in inputs] + call.mask_inputs + self._initial_states(layer, call.states)
         for warning in call.warnings:
@@ -683,6 +683,24 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         if len(outputs) == 1:
             return outputs[0]
         return outputs
+
+    def _constant_layer_call(self, layer: LayerObj, span: Span) -> None:
+        """A Functional model's layer with weights called on constants only (a position embedding
+        of ``ops.arange`` / ``tf.range``): Keras runs that call once, eagerly, while the model is
+        built, and the model holds its result as a constant: the layer's weights are never trained
+        (nor saved with the model's). The torch module holds the same layer frozen
+        (``requires_grad_(False)``), so the constant is the same function of the layer's initial
+        weights. A layer also called on the model's tensors is one whose weights Keras trains:
+        refused."""
+        what = layer.cls_name or layer.spec.op
+        if getattr(layer, "calls", None):
+            raise Unsupported(f"{what}: called on constants only (ops.arange) after a call on the model's tensors: "
+                              "the same weights would be a constant and trained; not translated yet")
+        layer.frozen = layer.constant_call = True
+        self.program.warn(span, f"{what}: called on constants only (ops.arange), not on the model's tensors: Keras "
+                                "computes it once when the model is built and never trains its weights (nor saves "
+                                "them with the model's); the torch module is frozen (requires_grad_(False)) and its "
+                                "initial weights are torch's draw", self._line(span))
 
     @staticmethod
     def _initial_states(layer: LayerObj, states: list) -> list:

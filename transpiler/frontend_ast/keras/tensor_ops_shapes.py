@@ -190,6 +190,21 @@ def recognize_take(c: Call) -> Value:
     return c.one("take", [x], {"indices": items[0] if isinstance(indices, int) else items, "axis": axis})
 
 
+
+@tensor_function("ops.unstack", signature="x; num=None; axis=0", ops=("take",), keras_op="Unstack")
+def recognize_unstack(c: Call) -> list[Value]:
+    """``ops.unstack(x, axis=1)``: the list of ``x[:, i]`` over a static axis after the batch
+    axis, one ``take`` each (the axis goes)."""
+    x = c.tensor("x")
+    axis = c.axis("axis", len(x.shape), batch=batched(x))
+    size = x.shape[axis]
+    if size is None:
+        raise Unsupported(f"{c.key}(): axis {axis} has a size known only at run time")
+    num = c.static("num")
+    if num is not None and num != size:
+        raise Unsupported(f"{c.key}(): num={num!r} is not the axis' size {size}")
+    return [c.one("take", [x], {"indices": i, "axis": axis}, "unstack") for i in range(size)]
+
 def subscript(builder: Builder, x: Value, key: Any, what: str) -> Value:
     """``x[:, 0]``, ``x[..., 1:3]``, ``x[:, ::2, None]``: a ``slice`` of the static ranges, a
     ``take`` per int index (the axis goes), an ``expand_dims`` per None. The batch axis stays

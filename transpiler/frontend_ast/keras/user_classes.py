@@ -132,6 +132,8 @@ class KerasSubclasses(KerasOpaqueLayers):
         return result
 
     def _construct_user(self, cls: ClassRef, args, kwargs, span: Span):
+        if cls.kind == "model" and cls.method("__init__") is None and cls.method("call") is None:
+            return self._functional_subclass(cls, args, kwargs, span)
         obj = UserObj(cls)
         # (a run-time value passed, ``Head(num_classes)``: a run-time size the class takes)
         args = [self._runtime_int(a) for a in args]
@@ -154,6 +156,19 @@ class KerasSubclasses(KerasOpaqueLayers):
         if obj.build_shapes:  # it called itself on keras.Input values in __init__
             shapes = obj.build_shapes
             self._build_subclass(model, shapes if len(shapes) > 1 else shapes[0], span)
+        return model
+
+    def _functional_subclass(self, cls: ClassRef, args, kwargs, span: Span) -> ModelObj:
+        """``MaskedLanguageModel(inputs, outputs)`` of a ``keras.Model`` subclass with neither
+        ``__init__`` nor ``call()`` (only its own ``train_step``, metrics): Keras makes a
+        Functional model of that class, so it is the Functional model of those tensors, with the
+        class's methods."""
+        model = self._make_functional(args, kwargs, span, None)
+        obj = UserObj(cls)
+        self.seq += 1
+        obj.scope = ModuleScope("class", cls.node.name.value, cls.node.name.value, span=span, args={}, params=[],
+                                seq=self.seq, doc=_docstring_of(cls.node), explicit_name=model.name)
+        obj.model, model.user = model, obj
         return model
 
     def _store_attr(self, obj: UserObj, attr: str, value: Any) -> None:

@@ -157,6 +157,8 @@ class LayerObj:
     adapt_key: str | None = None
     #: made with ``trainable=False`` (its torch module's parameters do not require grad)
     frozen: bool = False
+    #: called on constants only in a Functional model (LayerRef.constant_call)
+    constant_call: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ref", LayerRef(**{k: getattr(self, k) for k in _SHARED}))
@@ -168,7 +170,7 @@ class LayerObj:
 
 
 #: the facts of a LayerObj the IR's ``LayerRef`` (``Node.layer``) carries past the reader
-_SHARED = ("span", "cls_name", "keras_name", "attr", "adapt_key", "frozen")
+_SHARED = ("span", "cls_name", "keras_name", "attr", "adapt_key", "frozen", "constant_call")
 
 
 @dataclass(eq=False)
