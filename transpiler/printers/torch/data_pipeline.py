@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from transpiler.cst_fast import walk
+from transpiler.cst_fast import nodes_of, walk
 
 
 @dataclass
@@ -81,8 +81,8 @@ def mapped_function_names(module: cst.Module) -> set[str]:
     ``ds.map(lambda x, y: augment(x), ...)``): functions the data pipeline calls, which the
     generated program needs as torch functions even where a model builder also inlines them."""
     names: set[str] = set()
-    for node in walk(module):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "map":
+    for node in nodes_of(module, cst.Call):  # (the module's index: no walk of its own)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "map":
             names |= {n.value for arg in node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
     return names
 

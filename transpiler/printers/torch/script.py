@@ -32,6 +32,7 @@ from transpiler.printers.torch.custom_step import extend_class
 from transpiler.printers.torch.model_layers import LayersLoop, ModelLayers, call_bindings, loop_receiver, \
     translate_layer_indexing, translate_layers_loop
 from transpiler.printers.torch.printer import ModelCode, construct_args, print_model_class
+from transpiler.printers.torch.raw_chunks import RawChunks
 from transpiler.printers.torch.given_models import given_arguments
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
 from transpiler.printers.torch.script_rewrites import KerasLayoutBatches, _CallReplacer, _Comments, _NewAxis, \
@@ -91,6 +92,8 @@ class _Printer:
         self.program = program
         self.source = source  # (the Keras script, read-only)
         self.source_file = os.path.basename(program.path)
+        self.raw = RawChunks(source.module, source.text)  # (generated text kept as text: raw_chunks.py)
+        self.depth = 0  # how many blocks deep the statements being rewritten are
         self.keras_names = set(program.from_keras.keras_names) - self.helper_names
         self.models = {md.class_name: (md, code) for md, code in zip(program.models, models)}
         self.builders = {md.builder: (md, code) for md, code in zip(program.models, models) if md.builder}
@@ -244,7 +247,12 @@ class _Printer:
             lines += ["", text.strip("\n")]
         for text in preamble:
             lines += ["", text.strip("\n")]
-        return list(cst.parse_module("\n".join(lines) + "\n").body)
+        return self._chunk("\n".join(lines) + "\n", imports=True)
+
+    def _chunk(self, text: str, imports: bool = False) -> list:
+        """``list(cst.parse_module(text).body)`` of generated text, kept as text where that
+        prints the same (printers/torch/raw_chunks.py)."""
+        return self.raw.statements(text, top_level=self.depth == 0, imports=imports)
 
     def _augment_helpers(self) -> list[str]:
         """The runtime helpers of Keras' random rotation/zoom/translation the models call
@@ -312,7 +320,7 @@ class _Printer:
         for stmt in stmts:
             if level == "module" and not self.helpers_placed and self._needs_helpers(stmt):
                 # the generated training helpers go before the first code that calls them
-                out += list(cst.parse_module("\n\n".join(self.tcode.helpers)).body)
+                out += self._chunk("\n\n".join(self.tcode.helpers))
                 self.helpers_placed = True
             if isinstance(stmt, cst.SimpleStatementLine):
                 new = self._rewrite_line(stmt, level, uses, raised)
@@ -323,7 +331,7 @@ class _Printer:
                 out += self._builder(stmt)
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and level == "module" and \
                     stmt.name.value in self.site_classes:
-                classes = _parse_classes(self.site_classes[stmt.name.value])
+                classes = self._chunk("\n\n".join(self.site_classes[stmt.name.value]))
                 classes[0] = classes[0].with_changes(leading_lines=stmt.leading_lines)
                 out += classes
             elif isinstance(stmt, cst.FunctionDef) and level == "module" and stmt.name.value in self.dropped_helpers:
@@ -362,7 +370,7 @@ class _Printer:
                 new = self._rewrite_compound(stmt, inner)
                 if level == "module" and self.pending_classes:
                     # classes of models built inside this statement go right before it
-                    out += _parse_classes(self.pending_classes)
+                    out += self._chunk("\n\n".join(self.pending_classes))
                     self.pending_classes = []
                 if isinstance(new, list):
                     out += new
@@ -371,7 +379,7 @@ class _Printer:
             else:
                 out.append(stmt)
         if level == "module" and not self.helpers_placed:
-            out += list(cst.parse_module("\n\n".join(self.tcode.helpers)).body)
+            out += self._chunk("\n\n".join(self.tcode.helpers))
             self.helpers_placed = True
         out, trailing = _attach_comments(out)
         self.trailing = trailing
@@ -484,7 +492,11 @@ class _Printer:
                 cst.SimpleStatementLine([cst.Pass()], leading_lines=stubbed[0].lines)
         def block(b):
             if isinstance(b, cst.IndentedBlock):
-                new = self._rewrite_body(b.body, level)
+                self.depth += 1
+                try:
+                    new = self._rewrite_body(b.body, level)
+                finally:
+                    self.depth -= 1
                 footer = [*self.trailing, *b.footer]
                 if not new:
                     new = [cst.SimpleStatementLine([cst.Pass()], leading_lines=footer)]
@@ -682,7 +694,7 @@ class _Printer:
                 loads = [*loads, cst.parse_statement(f"return {target}\n")] if loads else loads
             loads = [*loads, *self._builder_compile(stmt)]  # (a function compiling the model it returns)
             if level == "module":
-                return [*_parse_classes([code.text]), new, *loads]
+                return [*self._chunk(code.text), new, *loads]
             self.pending_classes.append(code.text)
             return [new, *loads]
         if sid in self.per_call_stubs:  # a call of a function that builds another model at each call
@@ -876,7 +888,7 @@ class _Printer:
         lines.append(f"{decorators}def {fn.name.value}({params}):")
         lines += body_lines
         text = code.text + "\n\n" + "\n".join(lines) + "\n"
-        stmts = list(cst.parse_module(text).body)
+        stmts = self._chunk(text)
         if fn.leading_lines:
             stmts[0] = stmts[0].with_changes(leading_lines=fn.leading_lines)
         return stmts
@@ -918,10 +930,6 @@ def _imports_module(source: str, name: str) -> bool:
                for line in source.splitlines())
 
 
-def _parse_classes(texts: list[str]) -> list:
-    return list(cst.parse_module("\n\n".join(texts)).body)
-
-
 def _fix_commas(names):
     out = list(names)
     if out:
@@ -960,8 +968,7 @@ def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
     uses_f = uses_f or bool(tcode.helpers)
     printer = _Printer(program, source, codes, training, tcode)
     module = printer.rewrite_module(source.module, uses_f, uses_math)
-    text = module.code
-    text = format_python(text)
+    text = format_python(printer.raw.put_back(module.code))
     return ScriptResult(text, printer.stubs)
 
 

@@ -136,6 +136,8 @@ class KerasLayoutBatches(cst.CSTTransformer):
 
     def needed(self, module: cst.Module, line_of) -> bool:
         """Whether some statement of ``module`` reads such a loader (the helper is then copied)."""
+        if all(layout is None for _line, _names, layout in self.bindings):
+            return False  # (no loader in a channels-first layout: nothing to walk the module for)
         for node in walk(module):
             expr = node.iter if isinstance(node, cst.For) else node.args[0].value if (
                 isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "iter"
