@@ -37,9 +37,6 @@ b_model = build_classifier(b_blocks, extra=True)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="a model holding the program's b_blocks instance (Keras shares its layers) "
-                   "gets its checkpoint names as a copy's (b_blocks.fc, the instance's module has fc1): "
-                   "printers/torch/structure.py HOLD_GIVEN_MODELS")
 def test_each_call_constructs_its_own_model_like_keras():
     result = translate(SCRIPT, "case.py")
     assert not result.stubs
