@@ -140,8 +140,10 @@ def _each_input(value, inputs: str, defs: dict) -> str | None:
 
 
 def is_model_input(fn: cst.FunctionDef, defs: dict) -> bool:
-    """A conversion of one model input to a tensor: one parameter, a torch tensor made of an
-    array, no other function of the script called (itself aside, for nested inputs)."""
+    """A conversion of one model input to a tensor: one parameter, no other function of the
+    script called (itself aside, for nested inputs), and each value it returns is the input
+    itself, a torch tensor made of it (``torch.from_numpy``, ``.to(dtype)``, ...) or, for a list
+    or dict of inputs, the function applied to each item; the data are not changed."""
     p = fn.params
     if p.posonly_params or p.kwonly_params or len(p.params) != 1 or isinstance(p.star_arg, cst.Param) or \
             p.star_kwarg is not None:
@@ -149,4 +151,77 @@ def is_model_input(fn: cst.FunctionDef, defs: dict) -> bool:
     names = [(_dotted(c.func) or "") for c in _calls(fn.body)]
     if any(n in defs and n != fn.name.value for n in names):
         return False
-    return any(n.startswith("torch.") and n.split(".")[-1] in _TENSOR_MAKERS for n in names)
+    if not any(n.startswith("torch.") and n.split(".")[-1] in _TENSOR_MAKERS for n in names):
+        return False
+    assigned: dict[str, list] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, n: cst.Assign) -> None:
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    assigned.setdefault(t.target.value, []).append(n.value)
+
+        def visit_FunctionDef(self, n) -> bool:
+            return False
+
+    fn.body.visit(V())
+    checker = _Conversion(fn.name.value, p.params[0].name.value, assigned)
+    returns = _returns(fn)
+    return bool(returns) and all(checker.ok(r) for r in returns)
+
+
+#: numpy functions that give an input as an array without changing its values
+_ARRAY_VIEWS = {"asarray", "ascontiguousarray", "array"}
+#: tensor methods that change a tensor's type or memory, not its values
+_TENSOR_KEEPERS = {"to", "float", "contiguous", "detach", "clone"}
+
+
+class _Conversion:
+    """Whether an expression of a conversion function is its input as a tensor (see
+    ``is_model_input``)."""
+
+    def __init__(self, name: str, param: str, assigned: dict[str, list]):
+        self.name, self.param, self.assigned = name, param, assigned
+
+    def ok(self, e, depth: int = 0) -> bool:
+        if depth > 8 or e is None:
+            return False
+        if isinstance(e, cst.Name):
+            if e.value == self.param:
+                return True
+            values = self.assigned.get(e.value)
+            return bool(values) and all(self.ok(v, depth + 1) for v in values)
+        if isinstance(e, cst.IfExp):
+            return self.ok(e.body, depth + 1) and self.ok(e.orelse, depth + 1)
+        if isinstance(e, (cst.ListComp, cst.GeneratorExp)):
+            return self._each(e.elt)
+        if isinstance(e, cst.DictComp):
+            return self._each(e.value)
+        if not isinstance(e, cst.Call):
+            return False
+        dotted = _dotted(e.func) or ""
+        if dotted.startswith("torch.") and dotted.split(".")[-1] in _TENSOR_MAKERS:
+            return bool(e.args) and e.args[0].keyword is None and self.plain(e.args[0].value, depth + 1)
+        if self._each(e):
+            return True
+        if isinstance(e.func, cst.Attribute) and e.func.attr.value in _TENSOR_KEEPERS:
+            return self.ok(e.func.value, depth + 1)
+        # type(value)(each converted): the same kind of list or tuple
+        return isinstance(e.func, cst.Call) and _dotted(e.func.func) == "type" and len(e.args) == 1 and \
+            self.ok(e.args[0].value, depth + 1)
+
+    def plain(self, e, depth: int = 0) -> bool:
+        """The input itself, or as a numpy array (``np.asarray(value, dtype=...)``)."""
+        if depth > 8:
+            return False
+        if isinstance(e, cst.Name):
+            if e.value == self.param:
+                return True
+            values = self.assigned.get(e.value)
+            return bool(values) and all(self.plain(v, depth + 1) for v in values)
+        return isinstance(e, cst.Call) and (_dotted(e.func) or "").split(".")[-1] in _ARRAY_VIEWS and \
+            bool(e.args) and e.args[0].keyword is None and self.plain(e.args[0].value, depth + 1)
+
+    def _each(self, e) -> bool:
+        """The function itself applied to an item (a list's or dict's)."""
+        return isinstance(e, cst.Call) and _name_of(e.func) == self.name and len(e.args) == 1
