@@ -99,18 +99,15 @@ WHOLE_SCRIPT_LATER = {
     # T1 keeps the hand-written GradientTape loop as a torch loop over its loader helper with
     # Keras' loss object as a local function; K1 reads that loop as the usual one (compile +
     # fit with the loss object in a variable); T2's fit helper comes back as compile/fit with
-    # the values inline (K2), and so on from then on
+    # the values inline (K2), and so on from then on; T1's model(x, training=False) on arrays
+    # is the runtime call_model, read back as Keras' call (frontend_ast/torch/model_call_helper.py)
+    "custom_loop",
 }
 
 #: scripts whose whole script does not converge yet, with the reason (strict xfail); none
 #: today (vae did not until the torch frontend read a module's own train_step back:
 #: frontend_ast/torch/own_step, torch_parts)
 WHOLE_SCRIPT_NOT_CONVERGING: dict[str, str] = {
-    # (was WHOLE_SCRIPT_LATER: K1 turns T1's loop into compile/fit; K2 inlines its optimizer,
-    # loss and epochs)
-    "custom_loop": "T1's model(x, training=False) on arrays is the runtime call_model (runtime/torch/training.py: "
-                   "tensors out, as Keras returns), which the torch reader does not read back yet "
-                   "(model.training / model.train(training) in its definition are stubs in K1)",
     # (its model is not read back at all: KNOWN_UNREAD)
     "csv_feature_classifier": "the torch reader does not read T1's runtime lookups (StringLookup / IntegerLookup "
                               "objects in the module) or its FeatureDataset pipeline back",

@@ -219,13 +219,14 @@ CORPUS_NAMES = sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".py"))
 UNSAVED = {
     "text_lookup_classifier": "the converter cannot bind the run-time sizes of Net(vectorize_layer.vocabulary_size(), "
                               "...) from the checkpoint (CheckpointError: layer 'embedding' shapes)",
-    "normalized_augmentation": "the Normalization state Keras adapts is not in the converted checkpoint "
-                               "(Keras: 1 object could not be loaded)",
+    "normalized_augmentation": "the Normalization state Keras adapts is not in the converted checkpoint, and "
+                               "the torch → Keras writer refuses a model calling another Keras model as a layer "
+                               "(data_augmentation: CheckpointError)",
     "lazy_composite_autoencoder": "a wrapper model Keras builds only on its first fit (never built here), "
                                   "without get_config (a whole-model save refuses it)",
     "mlp_block_factory": "the layers of a Sequential built by a factory and called on a tensor (create_mlp(...)(x)) "
-                         "are not written under that submodel in the converted checkpoint (Keras: 9 objects "
-                         "could not be loaded, the first its LayerNormalization)",
+                         "are not written under that submodel in the converted checkpoint: the torch → Keras "
+                         "writer refuses such a model (CheckpointError: another Keras model called as a layer)",
 }
 
 

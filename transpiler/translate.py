@@ -128,6 +128,9 @@ def _translate_to_torch(source: str, path: str, lint: bool, load_weights, exact:
         leaks = sizes.runtime_leaks(md.builder_args.values())
         if leaks:
             raise sizes.RuntimeSizeLeak(f"{md.class_name}: {'; '.join(leaks)}")
+    # (after every model's passes: a module holding another model of the program names that
+    # model's tensors as its own plan does, printers/torch/state_plan.py)
+    for md in program.models:
         weight_plan.record_torch_state(md.graph)  # (the printer's regularization_loss reads it too)
     if load_weights and not callable(load_weights):
         program.load_weights = dict(load_weights)

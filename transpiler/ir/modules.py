@@ -54,6 +54,9 @@ class ModuleScope:
     #: name), and the model's own ModelDef; the parent takes that instance as an argument
     given_as: str | None = None
     given_model: Any = None
+    #: a Keras model called as a layer (Keras keeps its layers in a checkpoint group of their
+    #: own, which the Keras weights writer does not reproduce yet: weights/convert.py)
+    model_as_layer: bool = False
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.class_name} {self.attr}{'' if self.index is None else [self.index]}>"

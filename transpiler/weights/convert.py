@@ -322,6 +322,14 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
             f"{ckpt_path}: writing Keras weights for a subclassed model ({', '.join(graph.from_keras.user_classes)}) "
             "is not supported yet: Keras stores its layers under attribute paths this writer does not "
             "reproduce; load the torch weights into the Keras model layer by layer instead")
+    nested = sorted({s.explicit_name or s.source_name for n in graph.nodes for s, _ in n.meta.get("scopes", ())
+                     if getattr(s, "model_as_layer", False)})
+    if nested:  # (a flat file would give the inner model's tensors to other layers, or to none)
+        raise CheckpointError(
+            f"{ckpt_path}: writing Keras weights for a model that calls another Keras model as a layer "
+            f"({', '.join(nested)}) is not supported yet: Keras stores that model's layers in a group of "
+            "their own, which this writer does not reproduce; load the torch weights into the Keras model "
+            "layer by layer instead")
     state = read_torch_state(ckpt_path) if state is None else state
     plan = torch_plan(graph)
     check_plan_state(plan, state, ckpt_path)

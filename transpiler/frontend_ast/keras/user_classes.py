@@ -324,7 +324,7 @@ class KerasSubclasses(KerasOpaqueLayers):
             scope = ModuleScope("class", _camel(name), name, seq=self.seq, span=model.span,
                                 parent=self.module_stack[-1][0] if self.module_stack else None,
                                 params=[v.var or "x" for v in graph.inputs], explicit_name=_identifier(name),
-                                doc=f"The Keras model ``{name}``, used as a layer.")
+                                doc=f"The Keras model ``{name}``, used as a layer.", model_as_layer=True)
             model.scope = scope
         scope.calls += 1
         call_no = scope.calls

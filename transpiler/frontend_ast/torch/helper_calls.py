@@ -136,6 +136,8 @@ class HelperCalls:
         helper = self.helpers.get(fn_node.name.value)
         if helper is not None and helper.kind == "loader" and isinstance(node.func, cst.Name):
             return self.loader(helper, node)
+        if helper is not None and helper.kind == "call_model" and isinstance(node.func, cst.Name):
+            return self.call_model(helper, node, args)
         if helper is None or helper.kind not in ("fit", "evaluate", "predict", "fit_own_step",
                                                  "evaluate_own_step") or not isinstance(node.func, cst.Name):
             return None
@@ -167,6 +169,35 @@ class HelperCalls:
                                             "drop_last": None})
         self.recognised.add(self.r.sid(node.func))
         return loader
+
+    def call_model(self, helper: Helper, node: cst.Call, args):
+        """``call_model(model, x, training=True)`` (model_call_helper.py): Keras'
+        ``model(x, training=True)`` on arrays, the model read as the reader reads a call of it
+        (None, the call read as before, when an argument has no role: ``**kwargs`` it passes on,
+        an unpacked argument, a mode known only when the program runs)."""
+        from transpiler.frontend_ast.torch.reader_values import ModelV
+
+        roles = helper.roles
+        if not args or any(a.star for a, _ in args) or args[0][0].keyword is not None:
+            return None
+        model = args[0][1]
+        flags = {roles["training"]: "training", roles.get("grad"): "grad"}
+        kw = {flags.get(a.keyword.value): a.value for a, _ in args if a.keyword is not None}
+        if None in kw or not isinstance(model, ModelV) or model.md is None:
+            return None
+        training = self.r.static(kw["training"], "training") if "training" in kw else _default(helper, "training")
+        if not isinstance(training, bool):
+            return None
+        inputs = [a.value for a, _ in args[1:] if a.keyword is None]
+        if not inputs:
+            return None
+        # the call as the model's own (its fact and value), Keras' form kept: model(x, training=...)
+        value = self.r.model_call(model, node, [(cst.Arg(v), val) for v, (a, val) in zip(inputs, args[1:])])
+        fact = self.r.facts.get(self.r.sid(node))
+        if fact is not None:
+            fact.config.update(model=self.r.sid(args[0][0].value), training=training, as_call=True)
+        self.recognised.add(self.r.sid(node.func))
+        return value
 
     # -- the calls -----------------------------------------------------------------------
     def _model(self, got) -> Any:
@@ -464,6 +495,18 @@ class HelperCalls:
             else:
                 kept.add(name)
         return kept
+
+
+def _default(helper: Helper, role: str):
+    """The default value of ``helper``'s keyword parameter of ``role`` (a literal), else None."""
+    name = helper.roles.get(role)
+    for p in helper.node.params.kwonly_params:
+        if p.name.value == name:
+            try:
+                return ast.literal_eval(_code(p.default))
+            except (ValueError, SyntaxError):
+                return None
+    return None
 
 
 def _loss_list(value) -> bool:

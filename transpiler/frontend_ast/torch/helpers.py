@@ -32,6 +32,7 @@ import libcst as cst
 from transpiler.ir import training as T
 from transpiler.ir.code_literals import dotted_name as _dotted
 from transpiler.ir.code_literals import bare_argument
+from transpiler.frontend_ast.torch.model_call_helper import model_call_roles
 
 #: functional losses (torch.nn.functional.<name>) per sample: canonical kind, from logits
 _F_LOSSES = {"cross_entropy": ("sparse_categorical_crossentropy", True),
@@ -50,7 +51,8 @@ METRIC_NAMES = {"accuracy": {"accuracy", "acc", "sparse_categorical_accuracy", "
 class Helper:
     """One recognised function (or optimizer class): ``kind`` and its parameters' roles."""
 
-    kind: str  # loader, step, fit, evaluate, predict, loss, metric, metric_state, optimizer_class
+    kind: str  # loader, step, fit, evaluate, predict, loss, metric, metric_state, optimizer_class,
+    # call_model, model_input (model_call_helper.py)
     node: Any
     params: list[str] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)  # role → parameter name
@@ -238,6 +240,13 @@ class Analyser:
                     if helper is not None:
                         self.helpers[name] = helper
                         break
+        for name, fn in self.defs.items():  # Keras' model(x, training=...) on arrays (model_call_helper.py)
+            found = None if name in self.helpers else model_call_roles(fn, self.defs)
+            if found is not None:
+                roles, convert = found
+                self.helpers[name] = Helper("call_model", fn, [roles["model"]], roles, config=convert)
+                if convert is not None and convert not in self.helpers:
+                    self.helpers[convert] = Helper("model_input", self.defs[convert])
         return self.helpers
 
     def _helper_call(self, node, kind: str) -> tuple[cst.Call, Helper] | None:

@@ -6,11 +6,42 @@ Inside a builder the module is built with the builder's own parameter names. Whe
 builds the model by calling a function of the script (``classifier = create_classifier(enc)``,
 printed in place of that call), each name that is one of the function's parameters is the
 call's argument for it; a module-level name stays itself.
+
+``holds_given`` decides whether a module holds such a model's instance (printers/torch/
+structure.py prints it as the argument; printers/torch/state_plan.py names its tensors as the
+held model's own module names them: ``b_blocks.fc1.weight``, not a copy's).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
+
+if TYPE_CHECKING:
+    from transpiler.ir.modules import ModuleInfo
+
+#: whether a module holds the program's own instance of a model it calls (Keras shares its
+#: layers) instead of a copy
+HOLD_GIVEN_MODELS = True
+
+
+def holds_given(parent: "ModuleInfo", child: "ModuleInfo") -> bool:
+    """Whether ``parent`` (a model's own module) holds ``child`` as the program's model
+    instance: ``child`` is a model of the program, and its module takes and returns what each
+    call of it here passes and gets (same layouts and ranks). Otherwise the parent holds a copy
+    (and the program is told)."""
+    scope = child.scope
+    md = scope.given_model if scope is not None else None
+    if parent.scope is not None or md is None or scope.given_as is None or not HOLD_GIVEN_MODELS:
+        return False
+
+    def same(a, b) -> bool:
+        return len(a) == len(b) and all(x.layout == y.layout and len(x.shape) == len(y.shape)
+                                        for x, y in zip(a, b))
+    return bool(scope.call_inputs) and all(
+        same(ins, md.graph.inputs) and same(scope.call_outputs.get(n, []), md.graph.outputs)
+        for n, ins in scope.call_inputs.items())
 
 
 def given_arguments(module: cst.Module, stmt: cst.CSTNode, given: list[str]) -> list[str]:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from transpiler.ir import sizes
@@ -19,6 +20,7 @@ from transpiler.ir.modules import ModuleInfo, build_structure
 from transpiler.ir.params import param_names
 from transpiler.ir.state_plan import PlanEntry, StatePlan
 from transpiler.printers.torch import ops as torch_ops
+from transpiler.printers.torch.given_models import holds_given
 
 
 def torch_state_plan(graph: Graph) -> StatePlan:
@@ -68,9 +70,19 @@ def torch_state_plan(graph: Graph) -> StatePlan:
             for item in m.items if m.items is not None else [m]:
                 if item.node is not None:
                     entries(item.node, st.path(item.node), prefix, own, buffers, subs)
+                elif holds_given(info, item.scope):
+                    subs += held_entries(item.scope)
                 else:
                     subs += walk(item.scope)
         return own + buffers + subs
+
+    def held_entries(child: ModuleInfo) -> list[PlanEntry]:
+        """The tensors of a model of the program the module holds (its own instance, printed
+        as that model's class: printers/torch/given_models.py): that model's own plan, under
+        the attribute holding it (Keras shares the layers, so the layer names are the same)."""
+        given = child.scope.given_model.graph
+        plan = given.weight_plan.torch_state or torch_state_plan(given)
+        return [dataclasses.replace(e, key=f"{child.path}.{e.key}") for e in plan]
 
     return StatePlan(walk(st.root))
 

@@ -20,6 +20,7 @@ from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
 from transpiler.ir.modules import CallGroup, Member, ModuleInfo, Structure, level_items
 from transpiler.printers.torch import ops as torch_ops
+from transpiler.printers.torch.given_models import holds_given
 from transpiler.printers.code import lit
 
 #: the leading positional parameters of torch constructors, to name a size that varies
@@ -173,14 +174,6 @@ def _loop_var(attr: str, node: Node) -> str:
     return base
 
 
-#: whether a module holds the program's own instance of a model it calls (Keras shares its
-#: layers) instead of a copy. Known gap: the checkpoint mapping still names the held instance's
-#: weights as a copy's would be (``b_blocks.fc`` for BBlocks' ``fc1``), so a converted Keras
-#: checkpoint of such a model does not load (strict load_state_dict fails loudly;
-#: tests/test_builder_per_call.py's xfail)
-HOLD_GIVEN_MODELS = True
-
-
 class StructurePrinter:
     """Prints the classes of one model with structure; ``classes`` is shared by all the
     models of a script (class name → text), so a class both use is printed once."""
@@ -210,7 +203,7 @@ class StructurePrinter:
 
         def walk(info: ModuleInfo, above: tuple[str, ...]) -> None:
             for child in info.children:
-                if info.scope is None and self._given(child):  # (the program's own instance: no class)
+                if holds_given(info, child):  # (the program's own instance: no class)
                     self.given.append(child.scope.given_as)
                     self.ctor_of[id(child)] = lambda name=child.scope.given_as: name
                     continue
@@ -235,22 +228,6 @@ class StructurePrinter:
             else:  # (each recursion depth is its own class, so no class contains itself)
                 raise ValueError("cyclic module classes")
         return self.out
-
-    def _given(self, child: ModuleInfo) -> bool:
-        """Whether ``child`` is a model of the program the parent can hold itself: its module
-        takes and returns what this call of it passes and gets (same layouts and ranks), and
-        it is called once. Otherwise the parent holds a copy, and the program is told."""
-        scope = child.scope
-        md = scope.given_model if scope is not None else None
-        if md is None or scope.given_as is None or not HOLD_GIVEN_MODELS:
-            return False
-
-        def same(a, b) -> bool:
-            return len(a) == len(b) and all(x.layout == y.layout and len(x.shape) == len(y.shape)
-                                            for x, y in zip(a, b))
-        return bool(scope.call_inputs) and all(
-            same(ins, md.graph.inputs) and same(scope.call_outputs.get(n, []), md.graph.outputs)
-            for n, ins in scope.call_inputs.items())
 
     # -- members ------------------------------------------------------------------
     def init_lines(self, info: ModuleInfo) -> tuple[list[str], list[str]]:
