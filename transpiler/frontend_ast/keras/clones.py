@@ -36,5 +36,5 @@ def clone_model(fe, node: cst.Call, args: list, kwargs: dict):
         code = T.Code(cst.Module([]).code_for_node(node.args[0].value))
         fe.program.training.append(T.TrainingStatement("clone_model", "", code, span, stmt, call=fe.source_file.sid(node),
                                                        source=cst.Module([]).code_for_node(node)))
-        fe.training_models[id(fe.program.training[-1])] = entry[0]
+        fe.training_models[fe.program.training[-1]] = entry[0]
     return ModelHandle(entry[1], entry[0])

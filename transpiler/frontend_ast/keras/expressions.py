@@ -571,7 +571,7 @@ class KerasExpressions(Interpreter):
             if isinstance(node.func, cst.Name):
                 call.model = node.func.value
             if isinstance(func, (ModelObj, ModelHandle)):
-                self.training_models[id(call)] = func  # (its graph says which mode Keras runs it in)
+                self.training_models[call] = func  # (its graph says which mode Keras runs it in)
             return Unknown("model output")
         if isinstance(func, ModelHandle):  # a builder's model (``encoder = create_encoder()``)
             built = self._handle_model(func)

@@ -26,6 +26,7 @@ from transpiler.frontend_ast.interp import (
     ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown, code_of)
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.lazy import KerasLazyModels
+from transpiler.ir.identity import IdentityMap
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
 from transpiler.frontend_ast.keras.names import KerasNames
@@ -93,10 +94,10 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         self._astroid_module = None
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.untranslated: list[tuple[Span, str]] = []
-        self.training_models: dict[int, Any] = {}
-        self.value_stmts: dict[int, int | None] = {}
+        self.training_models: IdentityMap[Any] = IdentityMap()
+        self.value_stmts: IdentityMap[Any] = IdentityMap()
         self._stmt_nodes: list = []
-        self.model_defs: dict[int, ModelDef] = {}
+        self.model_defs: IdentityMap[ModelDef] = IdentityMap()
         self.inlined_helpers: set[str] = set()
         # the statements that called the helper functions being interpreted (``outputs =
         # block(inputs)``): they only built the model when the layers made inside are its nodes
@@ -193,7 +194,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
                               self._line(statement.span))
         self.program.training = [st for st in self.program.training if st not in unbuilt]
         for statement in self.program.training:
-            statement.model_def = self._model_def_of(self.training_models.get(id(statement)))
+            statement.model_def = self._model_def_of(self.training_models.get(statement))
         self._finish_wrappers()  # (wrappers.py: the models each wrapper holds)
         self.program.from_keras.keras_names = sorted(
             name for name, value in self.globals.vars.items()
@@ -589,7 +590,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         value = self.scratch.new_value("input", shape=shape, dtype=str(dtype),
                                        layout=default_layout(len(shape)))
         value.var = kwargs.get("name")
-        self.value_stmts[id(value)] = self.stmt_stack[-1] if self.stmt_stack else None
+        self.value_stmts[value] = self.stmt_stack[-1] if self.stmt_stack else None
         self.scratch.inputs.append(value)
         return TensorVal(value)
 
@@ -768,7 +769,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
             if node_.meta.get("top_stmt") not in self.stmt_stack:
                 model.statements.add(node_.meta.get("top_stmt"))
         for value in model.graph.inputs:
-            model.statements.add(self.value_stmts.get(id(value)))
+            model.statements.add(self.value_stmts.get(value))
         self._register_model(model, builder=None, var=None, args={})
         return model
 
@@ -905,7 +906,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
                       var=var_name, statements={s for s in model.statements if s is not None},
                       construct_statement=model.construct_statement, made_under=model.made_under)
         self.program.models.append(md)
-        self.model_defs[id(model)] = md
+        self.model_defs[model] = md
 
     def _unique_class_name(self, name: str) -> str:
         """``name``, or ``name2``, ``name3``... when a model or a module-level name has it."""

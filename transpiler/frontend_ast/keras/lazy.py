@@ -229,7 +229,7 @@ class KerasLazyModels:
 
     def _unbuilt_model_of(self, statement) -> ModelObj | None:
         """The model a training statement trains, when it was never built (nothing to train)."""
-        model = self.training_models.get(id(statement))
+        model = self.training_models.get(statement)
         if isinstance(model, ModelHandle):
             model = self._handle_model(model)
         if isinstance(model, ModelObj) and model.graph is None and not self._is_wrapper(model):

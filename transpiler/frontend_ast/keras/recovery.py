@@ -36,7 +36,7 @@ class KerasRecovery:
             self.program.from_keras.failures[builder] = span
 
         def on_model(statement) -> bool:
-            obj = self.training_models.get(id(statement))
+            obj = self.training_models.get(statement)
             return obj is model or (builder is not None and (
                 statement.builder == builder or isinstance(obj, ModelHandle) and obj.builder == builder))
 

@@ -65,7 +65,7 @@ class KerasSharedModels:
         training one no longer changes the other."""
         seen: set[tuple] = set()
         for model, span in self.__dict__.get("models_as_layers", ()):
-            md = self.model_defs.get(id(model))
+            md = self.model_defs.get(model)
             if md is None or (id(model), span.line) in seen:
                 continue
             seen.add((id(model), span.line))

@@ -122,7 +122,7 @@ class KerasTrainingFacts:
         self.program.training.append(T.TrainingStatement(method, receiver, config, span, stmt,
                                                          call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
-        self.training_models[id(self.program.training[-1])] = obj
+        self.training_models[self.program.training[-1]] = obj
         return Unknown(f"model.{method}()")
 
     def _one_input_array(self, obj, config, args, kwargs):
@@ -147,10 +147,10 @@ class KerasTrainingFacts:
 
     def _model_def_of(self, obj) -> ModelDef | None:
         if isinstance(obj, ModelObj):
-            return self.model_defs.get(id(obj))
+            return self.model_defs.get(obj)
         if isinstance(obj, ModelHandle):
             if obj.builder is None and obj.model is not None:
-                return self.model_defs.get(id(obj.model))
+                return self.model_defs.get(obj.model)
             return next((md for md in self.program.models if md.builder == obj.builder), None)
         return None
 
@@ -281,7 +281,7 @@ class KerasTrainingFacts:
         if node.args and entry is None:
             # several models: the one the script saved to this path (model.save("m.keras"))
             path_code = code_of(node.args[0].value)
-            saved = [self.training_models.get(id(st)) for st in self.program.training
+            saved = [self.training_models.get(st) for st in self.program.training
                      if st.kind == "save" and not st.config.weights_only and st.config.path.text == path_code]
             for obj in saved[-1:]:
                 entry = next((e for e in self.models if e[0] is obj or (
@@ -296,7 +296,7 @@ class KerasTrainingFacts:
         self.program.training.append(T.TrainingStatement("load_model", "", path, span, stmt,
                                                          call=self.source_file.sid(node),
                                                          source=cst.Module([]).code_for_node(node)))
-        self.training_models[id(self.program.training[-1])] = model
+        self.training_models[self.program.training[-1]] = model
         return ModelHandle(builder, model)
 
     def _data_call(self, func: ApiRef, node, values: list = (), keywords: dict | None = None):
