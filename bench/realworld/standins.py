@@ -23,6 +23,7 @@ import pickle
 import re
 import shutil
 import tarfile
+import threading
 import zipfile
 from dataclasses import dataclass, field
 
@@ -37,7 +38,7 @@ def _rng(name: str) -> np.random.Generator:
 
 def _atomic_bytes(path: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # -j N: two workers may plant one file
     with open(tmp, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
