@@ -103,3 +103,106 @@ def _graph(*nodes) -> Graph:
 ])
 def test_default_mode_of_a_graph(nodes, mode):
     assert training_modes.default_mode(_graph(*nodes)) == mode
+
+
+TAPE_WITHOUT_FLAG = """
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+rng = np.random.RandomState(0)
+x = rng.rand(16, 6).astype("float32")
+y = rng.rand(16, 2).astype("float32")
+model = keras.Sequential([keras.Input(shape=(6,)), layers.Dense(16), layers.Dropout(0.5), layers.Dense(2)])
+model.compile(optimizer="sgd", loss="mse")
+model.evaluate(x, y, verbose=0)
+model.predict(x, verbose=0)
+optimizer = keras.optimizers.SGD(learning_rate=0.01)
+loss_fn = keras.losses.MeanSquaredError()
+dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+variables = model.trainable_variables
+losses = []
+for xb, yb in dataset:
+    with tf.GradientTape() as tape:
+        first = model(xb, training=True)
+        second = model(xb, training=True)
+        loss = loss_fn(first, second)
+    grads = tape.gradient(loss, variables)
+    optimizer.apply_gradients(zip(grads, variables))
+    losses.append(float(loss))
+print("tape with training=True drops:", all(value > 0.0 for value in losses))
+flagless = []
+for xb, yb in dataset:
+    with tf.GradientTape() as tape:
+        first = model(xb)
+        second = model(xb)
+        loss = loss_fn(first, second)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    flagless.append(float(loss))
+print("tape without a flag at inference:", all(value == 0.0 for value in flagless))
+"""
+
+PREDICT_THEN_TAPE = """
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+rng = np.random.RandomState(0)
+x = rng.rand(16, 6).astype("float32")
+y = rng.rand(16, 2).astype("float32")
+encoder = keras.Sequential([keras.Input(shape=(6,)), layers.Dense(16), layers.Dropout(0.5)])
+head = keras.Sequential([keras.Input(shape=(16,)), layers.Dense(2)])
+head.compile(optimizer="sgd", loss="mse")
+features = encoder.predict(x, verbose=0)
+head.evaluate(features, y, verbose=0)
+optimizer = keras.optimizers.SGD(learning_rate=0.01)
+loss_fn = keras.losses.MeanSquaredError()
+dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+losses = []
+for xb, yb in dataset:
+    with tf.GradientTape() as tape:
+        noisy = encoder(xb, training=True)
+        first = head(noisy)
+        noisy_again = encoder(xb, training=True)
+        second = head(noisy_again)
+        loss = loss_fn(first, second)
+    grads = tape.gradient(loss, head.trainable_variables)
+    optimizer.apply_gradients(zip(grads, head.trainable_variables))
+    losses.append(float(loss))
+print("after predict, training=True drops:", all(value > 0.0 for value in losses))
+flagless = []
+for xb, yb in dataset:
+    with tf.GradientTape() as tape:
+        plain = encoder(xb)
+        first = head(plain)
+        plain_again = encoder(xb)
+        second = head(plain_again)
+        loss = loss_fn(first, second)
+    grads = tape.gradient(loss, head.trainable_variables)
+    optimizer.apply_gradients(zip(grads, head.trainable_variables))
+    flagless.append(float(loss))
+print("without a flag at inference:", all(value == 0.0 for value in flagless))
+"""
+
+
+def test_tape_without_flag_runs_dropout_at_inference_as_in_keras(tmp_path):
+    """``model(x)`` under ``tf.GradientTape()`` without ``training=``: Keras runs Dropout at
+    inference (the layer's call default), so two calls agree; the translation set train mode
+    for the tape and dropped units."""
+    text = translate(TAPE_WITHOUT_FLAG, "case.py", exact=True).text
+    assert "call_model(model, xb, grad=True)" in text
+    keras_out, torch_out = _outputs(TAPE_WITHOUT_FLAG, tmp_path)
+    assert "tape without a flag at inference: True" in keras_out
+    assert torch_out == keras_out
+
+
+def test_predict_and_evaluate_leave_the_model_mode_as_it_was(tmp_path):
+    """Keras' predict/evaluate set the mode per call; the generated helpers put the model in
+    eval mode and left it there, so a later ``encoder(x, training=True)`` in a tape (a plain
+    torch forward, the mode the model is in) ran without dropout."""
+    keras_out, torch_out = _outputs(PREDICT_THEN_TAPE, tmp_path)
+    assert "after predict, training=True drops: True" in keras_out
+    assert torch_out == keras_out

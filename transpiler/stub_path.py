@@ -89,14 +89,19 @@ def _stubbed_definitions(tree: ast.Module, untranslated: set[str] = frozenset())
     """Module-level functions and classes that raise a stub when called (their body, a
     class's ``__init__``/``__call__``/``forward``/``call``, a stubbed callee, or a read of a
     name a stub left ``Untranslated``), to a fixpoint."""
-    bodies: dict[str, list[tuple[ast.AST, set[str]]]] = {}  # (statement, the names of its function)
+    # (the nodes each statement runs, the names of its function): each read once, not per
+    # statement of the function or per round of the fixpoint (a long generated program has
+    # thousands of statements)
+    bodies: dict[str, list[tuple[list[ast.AST], set[str]]]] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bodies[stmt.name] = [(s, _local_names(stmt)) for s in stmt.body]
+            local = _local_names(stmt)
+            bodies[stmt.name] = [(list(_own_nodes(s)), local) for s in stmt.body]
         elif isinstance(stmt, ast.ClassDef):
             methods = [m for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
                        and m.name in ("__init__", "__new__", "__call__", "forward", "call")]
-            bodies[stmt.name] = [(s, _local_names(m)) for m in methods for s in m.body]
+            bodies[stmt.name] = [(list(_own_nodes(s)), local) for m in methods
+                                 for local in (_local_names(m),) for s in m.body]
     stubbed: set[str] = set()
     changed = True
     while changed:
@@ -104,8 +109,7 @@ def _stubbed_definitions(tree: ast.Module, untranslated: set[str] = frozenset())
         for name, body in bodies.items():
             if name in stubbed:
                 continue
-            for stmt, local in body:
-                nodes = list(_own_nodes(stmt))
+            for nodes, local in body:
                 if any(_is_stub_raise(n) or _reads(n, untranslated - local) for n in nodes) or any(
                         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in stubbed
                         for n in nodes):

@@ -133,6 +133,7 @@ def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
     """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
     last batch's logs returned (the metrics' names first, then the other keys sorted).
     """
+    was_training = model.training
     model.eval()
     for metric in model.metrics:
         metric.reset_state()
@@ -140,6 +141,8 @@ def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
     for batch in make_loader(inputs, y, batch_size):
         data = batch[0] if len(batch) == 1 else tuple(batch)
         logs = model.test_step(data)
+    # Keras sets the mode per call: the model trains after this as it did before
+    model.train(was_training)
     logs = {key: float(value) for key, value in logs.items()}
     if return_dict:
         return logs

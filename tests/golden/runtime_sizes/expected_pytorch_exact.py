@@ -145,10 +145,14 @@ def fit(
 
 @torch.no_grad()
 def predict(model, x, batch_size=32):
-    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode."""
+    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode (the
+    model's mode restored after)."""
+    was_training = model.training
     model.eval()
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     batches = [model(*batch) for batch in make_loader(inputs, batch_size=batch_size)]
+    # Keras sets the mode per call: the model trains after this as it did before
+    model.train(was_training)
     if isinstance(batches[0], tuple):
         return [torch.cat(parts).numpy() for parts in zip(*batches)]
     return torch.cat(batches).numpy()

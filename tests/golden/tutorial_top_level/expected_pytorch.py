@@ -131,11 +131,13 @@ def evaluate(
     loss_weights=None,
     return_dict=False,
 ):
-    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
+    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode (the
+    model's mode restored after)."""
     loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
     loss_weights = loss_weights or [1.0] * len(loss_fns)
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    was_training = model.training
     model.eval()
     total, seen = 0.0, 0
     sums, counts = reset_metrics(metrics)
@@ -150,6 +152,8 @@ def evaluate(
         total += loss.item() * len(batch_inputs[0])
         seen += len(batch_inputs[0])
         update_metrics(metrics, outputs, batch_targets, sums, counts)
+    # Keras sets the mode per call: the model trains after this as it did before
+    model.train(was_training)
     results = {
         "loss": total / seen,
         **{name: sums[name] / counts[name] for name in sums},

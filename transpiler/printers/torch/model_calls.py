@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.ir.training_modes import default_mode
+from transpiler.ir.training_modes import default_mode, node_default
 
 
 def model_call_lines(printer, ts, in_tape: bool) -> list[str]:
@@ -21,15 +21,17 @@ def model_call_lines(printer, ts, in_tape: bool) -> list[str]:
     call = cst.parse_expression(ts.source)
     args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "training")]
     code = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in args)
-    if in_tape and ts.config is not False:
-        return [f"{ts.model}({code})"]  # a training step's forward: the model's mode (fit trains)
+    graph = ts.model_def.graph if ts.model_def is not None else None
+    if in_tape and ts.config is True:
+        return [f"{ts.model}({code})"]  # a training step's forward: the mode the tape's model.train() set
+    if in_tape and ts.config is None and not _runs_at_inference(graph):
+        return [f"{ts.model}({code})"]  # (nothing in it runs differently at inference, or all of it trains)
     printer.needs.add("call_model")  # tensors in, the mode set for the call, tensors out
     grad = ", grad=True" if in_tape else ""
     if ts.config is True:
         return [f"call_model({ts.model}, {code}, training=True{grad})"]
     if ts.config is False:
         return [f"call_model({ts.model}, {code}{grad})"]
-    graph = ts.model_def.graph if ts.model_def is not None else None
     mode = default_mode(graph)
     if mode == "train":
         return [f"call_model({ts.model}, {code}, training=True)"]  # (an expression: no comment)
@@ -38,4 +40,13 @@ def model_call_lines(printer, ts, in_tape: bool) -> list[str]:
                                       "layers (they train by default) and runs the others at inference; the "
                                       "torch model has one mode: it runs at inference here, without the "
                                       "augmentation")
-    return [f"call_model({ts.model}, {code})"]
+    return [f"call_model({ts.model}, {code}{grad})"]
+
+
+def _runs_at_inference(graph) -> bool:
+    """Whether a call of the model without a ``training`` flag runs some of its layers as at
+    inference (Dropout, BatchNormalization, ...): inside a gradient tape too, Keras resolves
+    the flag per layer from the call's signature default, so ``logits = model(x)`` under
+    ``tf.GradientTape()`` trains the weights with dropout off and batch normalization on its
+    moving statistics."""
+    return graph is not None and any(node_default(n) is False for n in graph.nodes)

@@ -213,11 +213,13 @@ def update_metrics(metrics, outputs, targets, sums, counts):
 @torch.no_grad()
 def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_weights=None,
              return_dict=False, callbacks=()):
-    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode."""
+    """Keras' Model.evaluate: the mean loss (and metrics) over the data, in inference mode (the
+    model's mode restored after)."""
     loss_fns = list(loss_fns) if isinstance(loss_fns, (list, tuple)) else [loss_fns]
     loss_weights = loss_weights or [1.0] * len(loss_fns)
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     targets = list(y) if isinstance(y, (list, tuple)) else [y]
+    was_training = model.training
     model.eval()
     total, seen = 0.0, 0
     sums, counts = reset_metrics(metrics)
@@ -244,6 +246,8 @@ def evaluate(model, loss_fns, x, y, batch_size=32, steps=None, metrics=(), loss_
             batch_logs = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
             for callback in callbacks:
                 callback.on_test_batch_end(step, logs=dict(sorted(batch_logs.items())))
+    # Keras sets the mode per call: the model trains after this as it did before
+    model.train(was_training)
     results = {"loss": total / seen, **{name: sums[name] / counts[name] for name in sums}}
     if CALLBACK_OBJECTS:
         for callback in callbacks:

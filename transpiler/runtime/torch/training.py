@@ -98,10 +98,14 @@ def batch_logs(history):
 
 @torch.no_grad()
 def predict(model, x, batch_size=32):
-    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode."""
+    """Keras' Model.predict: outputs for all samples, as numpy arrays, in inference mode (the
+    model's mode restored after)."""
+    was_training = model.training
     model.eval()
     inputs = list(x) if isinstance(x, (list, tuple)) else [x]
     batches = [model(*batch) for batch in make_loader(inputs, batch_size=batch_size)]
+    # Keras sets the mode per call: the model trains after this as it did before
+    model.train(was_training)
     if isinstance(batches[0], tuple):
         return [torch.cat(parts).numpy() for parts in zip(*batches)]
     return torch.cat(batches).numpy()
@@ -111,6 +115,7 @@ def predict(model, x, batch_size=32):
 def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
     """Keras' Model.evaluate over the model's own test_step: the metrics reset first, the
     last batch's logs returned (the metrics' names first, then the other keys sorted)."""
+    was_training = model.training
     model.eval()
     for metric in model.metrics:
         metric.reset_state()
@@ -118,6 +123,8 @@ def evaluate_test_step(model, x, y=None, batch_size=32, return_dict=False):
     for batch in make_loader(inputs, y, batch_size):
         data = batch[0] if len(batch) == 1 else tuple(batch)
         logs = model.test_step(data)
+    # Keras sets the mode per call: the model trains after this as it did before
+    model.train(was_training)
     logs = {key: float(value) for key, value in logs.items()}
     if return_dict:
         return logs
