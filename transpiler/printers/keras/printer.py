@@ -417,6 +417,17 @@ class KerasScript:
             self.builder(child, None)  # (printed first: whether it takes any argument)
             if self.general.get(id(child)):
                 blocks[attr] = (cls, args, child.graph)
+        # a block repeated the constructor's number of times (frontend_ast/torch/repeated_blocks)
+        for attr, (cls, args, count) in (md.graph.meta.get("repeated_blocks") or {}).items():
+            child = self.class_models.get(cls)
+            if child is None or child is md or not builds_on_call(child.graph) or child.graph.meta.get("unsupported"):
+                continue
+            self.builder(child, None)
+            if not self.general.get(id(child)):
+                continue
+            tags = {n.meta["block_call"][0] for n in md.graph.nodes if n.meta.get("block_call")}
+            for tag in sorted(t for t in tags if t.startswith(attr + ".")):
+                blocks[tag] = (cls, args, child.graph, (attr, count))
         return blocks
 
     def _builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
@@ -453,6 +464,12 @@ class KerasScript:
                 base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
                     else "keras.Model"
                 parts = on_call_parts(graph, cls_params, self.reserved(), size_scope, blocks)
+        unlooped = [a for a in (graph.meta.get("repeated_blocks") or {})
+                    if not on_call or a not in parts.get("loops", ())]
+        if unlooped:  # (its count printed as the caller's, its blocks not as a loop: refused)
+            for attr in unlooped:
+                for sym in _count_syms(md, graph.meta["repeated_blocks"][attr][2]):
+                    sym.specialised.add("range")
         else:
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
@@ -626,3 +643,8 @@ def _keras_default(text: str, torch_names) -> str:
 def _free(value) -> bool:
     """A builder argument the translated body takes as it is: a size it never used as its number."""
     return fields.free(value)
+
+
+def _count_syms(md: ModelDef, count: str) -> list:
+    """The named sizes of a repeated block's count (``config.n_layer``) among the builder's arguments."""
+    return [s for v in md.builder_args.values() for s in fields.symbols_of(v) if s.name == count]
