@@ -423,7 +423,7 @@ class KerasScript:
             if child is None or child is md or not builds_on_call(child.graph) or child.graph.meta.get("unsupported"):
                 continue
             self.builder(child, None)
-            if not self.general.get(id(child)):
+            if id(child) not in self.general:  # (printed as a class; a guard of its own refuses other arguments)
                 continue
             tags = {n.meta["block_call"][0] for n in md.graph.nodes if n.meta.get("block_call")}
             for tag in sorted(t for t in tags if t.startswith(attr + ".")):
@@ -464,16 +464,16 @@ class KerasScript:
                 base = "layers.Layer" if md.class_name in self.program.meta.get("nested_classes", ()) \
                     else "keras.Model"
                 parts = on_call_parts(graph, cls_params, self.reserved(), size_scope, blocks)
+        else:
+            with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
+                body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
+            body = [size_scope.code(ln) for ln in body]
         unlooped = [a for a in (graph.meta.get("repeated_blocks") or {})
                     if not on_call or a not in parts.get("loops", ())]
         if unlooped:  # (its count printed as the caller's, its blocks not as a loop: refused)
             for attr in unlooped:
                 for sym in _count_syms(md, graph.meta["repeated_blocks"][attr][2]):
                     sym.specialised.add("range")
-        else:
-            with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
-                body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
-            body = [size_scope.code(ln) for ln in body]
         placeholders = self.program.meta.get("placeholder_params", {}).get(md.class_name, ())
         required = [p.name.value for p in param_nodes if (p.default is None or p.name.value in placeholders)
                     and not _free(md.builder_args.get(p.name.value))]

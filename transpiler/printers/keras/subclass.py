@@ -385,7 +385,8 @@ def block_calls(graph: Graph, blocks: dict[str, tuple[str, str, Graph]]) -> list
         inside = {id(n) for n in nodes}
         used = {id(v) for n in graph.nodes if id(n) not in inside for v in n.inputs} | {id(v) for v in graph.outputs}
         outs = [v for n in nodes for v in n.outputs if id(v) in used]
-        if len(ins) != 1 or len(outs) != 1 or any(not n.inputs for n in nodes) or \
+        listed = len(blocks[attr]) > 3  # (an item of a list of blocks: a weight of its own, read on no input)
+        if len(ins) != 1 or len(outs) != 1 or any(not n.inputs and not (listed and n.op == "variable") for n in nodes) or \
                 len(child.inputs) != 1 or len(child.outputs) != 1:
             continue
         found.append((attr, nodes, ins[0], outs[0]))
