@@ -147,3 +147,23 @@ def test_other_repetitions_keep_the_refusal(src):
     messages = [d.message for d in tr.stubs]
     assert any("Chain" in m and "depth" in m and "needs their numbers" in m for m in messages), messages
     assert not any("Stack" in m for m in messages), messages
+
+
+#: an initialisation hook reading ``module.bias`` (minGPT's ``_init_weights``): the reader's
+#: look at the layer's parameter shapes is not a use of the width's number
+WITH_INIT = SRC.replace("""        self.head = nn.Linear(d, 3)
+""", """        self.head = nn.Linear(d, 3)
+        self.apply(self._init)
+
+    def _init(self, module):
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+""")
+
+
+def test_an_init_hook_reading_a_layers_bias_keeps_the_width_free():
+    tr = translate(WITH_INIT, "blocks.py", "keras")
+    assert not tr.stubs, [str(d) for d in tr.stubs]
+    assert 'self.blocks = [Layer(d, name=f"blocks_{i}") for i in range(depth)]' in tr.text
+    chain = tr.text.split("class Chain")[1]
+    assert "raise NotImplementedError" not in chain.split("def call")[0]
