@@ -48,8 +48,32 @@ def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict
 def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndarray]]:
     """``{Keras layer name: [arrays in Keras' weight order]}`` for the generated model
     (``model.get_layer(name).set_weights(arrays)``)."""
-    canonical = canonical_from_source(graph, state)
-    return keras_arrays(graph, lambda node: canonical[node.name])
+    lists = graph.weight_plan.keras_blocks.lists if graph.weight_plan.keras_blocks else {}
+    if not lists:
+        canonical = canonical_from_source(graph, state)
+        return keras_arrays(graph, lambda node: canonical[node.name])
+    # a list of blocks the caller's count long (printers/keras/subclass: traced for a made-up
+    # count): the items the state holds (``blocks.0.`` .. ``blocks.{n-1}.``), torch's names
+    held = {k.split(".")[0] + "." + k.split(".")[1] for k in state
+            if k.split(".")[0] in lists and len(k.split(".")) > 2 and k.split(".")[1].isdigit()}
+    entries = [e for e in _plan(graph) if not (e.key.split(".")[0] in lists and e.key.split(".")[1].isdigit())
+               or ".".join(e.key.split(".")[:2]) in held]
+    planned = {".".join(e.key.split(".")[:2]) for e in _plan(graph)}
+    if held - planned:
+        raise CheckpointError(f"{graph.name}: the state holds {', '.join(sorted(held - planned))}, more blocks "
+                              "than the translation traced")
+    canonical = invert_plan(entries, lambda key: np.asarray(state[key], dtype=np.float32))
+    out = keras_arrays(_Only(graph, canonical), lambda node: canonical[node.name])
+    return out
+
+
+class _Only:
+    """``graph`` seen through the nodes ``canonical`` has weights for (and those without any)."""
+
+    def __init__(self, graph: Graph, canonical: dict):
+        from transpiler.weights.mapping import param_names
+
+        self.nodes = [n for n in graph.nodes if n.name in canonical or not param_names(n)]
 
 
 def keras_layer(model, graph: Graph, name: str):
@@ -66,6 +90,10 @@ def keras_layer(model, graph: Graph, name: str):
     blocks = graph.weight_plan.keras_blocks
     if blocks is not None and name in blocks.nodes:  # a layer of a block the subclass holds (``model.res1``)
         attr, inner = blocks.nodes[name]
+        container, _, index = attr.partition(".")
+        if index:  # (an item of a list of blocks: ``blocks.0`` is ``model.blocks[0]``)
+            held = getattr(model, blocks.lists.get(container, container))[int(index)]
+            return keras_layer(held, blocks.graphs[attr], inner)
         return keras_layer(getattr(model, attr), blocks.graphs[attr], inner)
     if not hasattr(model, "get_layer"):  # a ``layers.Layer`` subclass (a block): its layers are attributes
         return getattr(model, printed_attributes(graph)[name])

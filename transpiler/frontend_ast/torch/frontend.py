@@ -37,6 +37,7 @@ from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import repeated_blocks
 from transpiler.frontend_ast.torch import zoo_nn  # noqa: F401  (registers nn.Transformer*)
 from transpiler.frontend_ast.torch import module_inherit
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
@@ -594,6 +595,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
         if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
+            graph.from_torch.repeated_blocks = repeated_blocks.repeated_blocks(mod, args)
             try:
                 lazy_inputs.check_required(mod.cls, args, self.program)
             except Unsupported as exc:  # (the class is a stub: its other methods are in it, no stubs of their own)
