@@ -12,6 +12,7 @@ converter, the training reader and the tests.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from transpiler.ir.graph import Graph
@@ -47,23 +48,42 @@ def canonical_from_source(graph: Graph, state: dict[str, Any]) -> dict[str, dict
 
 def keras_weights(graph: Graph, state: dict[str, Any]) -> dict[str, list[np.ndarray]]:
     """``{Keras layer name: [arrays in Keras' weight order]}`` for the generated model
-    (``model.get_layer(name).set_weights(arrays)``)."""
+    (``keras_layer(model, graph, name).set_weights(arrays)``).
+
+    A list of blocks the caller's count long (``KerasBlocks.lists``, printers/keras/subclass)
+    was traced for a small made-up count: the items the state holds (``blocks.0.`` ..
+    ``blocks.{n-1}.``, torch's names) are mapped, those the trace has by their nodes, the others
+    (every item is the same class built alike) by the first item's plan under their own keys,
+    named ``blocks.<i>.<the block's node>`` (``keras_layer`` reads ``model.blocks[i]``)."""
     lists = graph.weight_plan.keras_blocks.lists if graph.weight_plan.keras_blocks else {}
     if not lists:
         canonical = canonical_from_source(graph, state)
         return keras_arrays(graph, lambda node: canonical[node.name])
-    # a list of blocks the caller's count long (printers/keras/subclass: traced for a made-up
-    # count): the items the state holds (``blocks.0.`` .. ``blocks.{n-1}.``), torch's names
-    held = {k.split(".")[0] + "." + k.split(".")[1] for k in state
-            if k.split(".")[0] in lists and len(k.split(".")) > 2 and k.split(".")[1].isdigit()}
-    entries = [e for e in _plan(graph) if not (e.key.split(".")[0] in lists and e.key.split(".")[1].isdigit())
-               or ".".join(e.key.split(".")[:2]) in held]
-    planned = {".".join(e.key.split(".")[:2]) for e in _plan(graph)}
-    if held - planned:
-        raise CheckpointError(f"{graph.name}: the state holds {', '.join(sorted(held - planned))}, more blocks "
-                              "than the translation traced")
-    canonical = invert_plan(entries, lambda key: np.asarray(state[key], dtype=np.float32))
+
+    def item(key: str) -> tuple[str, int] | None:
+        parts = key.split(".")
+        return (parts[0], int(parts[1])) if len(parts) > 2 and parts[0] in lists and parts[1].isdigit() else None
+
+    def array(key: str):
+        return np.asarray(state[key], dtype=np.float32)
+
+    held = {i for i in map(item, state) if i is not None}
+    plan = _plan(graph)
+    entries = [e for e in plan if item(e.key) is None or item(e.key) in held]
+    canonical = invert_plan(entries, array)
     out = keras_arrays(_Only(graph, canonical), lambda node: canonical[node.name])
+    traced = {i for i in map(item, (e.key for e in plan)) if i is not None}
+    blocks = graph.weight_plan.keras_blocks
+    for container, index in sorted(held - traced):
+        first = [e for e in plan if item(e.key) == (container, 0)]
+        if not first:
+            raise CheckpointError(f"{graph.name}: the state holds {container}.{index}, and the translation "
+                                  f"traced no {container}.0 to map it by")
+        prefix = f"{container}.0."
+        renamed = [replace(e, key=f"{container}.{index}.{e.key[len(prefix):]}") for e in first]
+        params = invert_plan(renamed, array)
+        for name, arrays in keras_arrays(_Only(graph, params), lambda node: params[node.name]).items():
+            out[f"{container}.{index}.{blocks.nodes[name][1]}"] = arrays
     return out
 
 
@@ -88,6 +108,10 @@ def keras_layer(model, graph: Graph, name: str):
             if local in attributes:
                 return getattr(getattr(model, attr), attributes[local])
     blocks = graph.weight_plan.keras_blocks
+    container, _, rest = name.partition(".")
+    if blocks is not None and container in blocks.lists:  # (``blocks.5.lin``: an item the trace did not hold)
+        index, _, inner = rest.partition(".")
+        return keras_layer(getattr(model, blocks.lists[container])[int(index)], blocks.graphs[f"{container}.0"], inner)
     if blocks is not None and name in blocks.nodes:  # a layer of a block the subclass holds (``model.res1``)
         attr, inner = blocks.nodes[name]
         container, _, index = attr.partition(".")

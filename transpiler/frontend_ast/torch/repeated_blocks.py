@@ -3,7 +3,8 @@
 ``self.blocks = nn.Sequential(*[Block(config) for _ in range(config.n_layer)])``,
 ``self.layers = nn.ModuleList([Layer(d) for _ in range(n_layers)])`` in a class printed for
 its constructor's sizes (frontend_ast/torch/lazy_inputs): the trace builds the placeholder
-number of blocks, and ``range`` marks the count as used by its number (ir/sizes). When every
+number of blocks (``COUNT_PLACEHOLDER``, two: a count is no shape, and a hundred traced blocks
+cost seconds), and ``range`` marks the count as used by its number (ir/sizes). When every
 repetition is the same class of the file built with the same arguments, the Keras class can
 hold the same list (``self.blocks = [Block(config) for _ in range(config.n_layer)]``) and call
 it in a loop (printers/keras/subclass): the count is then printed as the caller's
@@ -19,6 +20,27 @@ import re
 import libcst as cst
 
 from transpiler.cst_fast import nodes_of
+
+
+#: the number a constructor argument (or a config attribute) counting a repeated block is traced
+#: with, instead of a large distinct placeholder prime: the count is never a tensor's size (a use
+#: of its number anywhere else marks it, and the class is refused as for any placeholder), and
+#: two blocks still show the loop (each item called on the previous one's output)
+COUNT_PLACEHOLDER = 2
+
+
+def counted_names(cls) -> set[str]:
+    """The counts of the repeated blocks ``cls``'s ``__init__`` builds, as source text
+    (``n_layers``, ``config.n_layer``): the constructor arguments traced with
+    ``COUNT_PLACEHOLDER`` (frontend_ast/torch/lazy_inputs)."""
+    init = cls.method("__init__") if cls is not None else None
+    found = set()
+    for assign in nodes_of(init, cst.Assign) if init is not None else ():
+        got = _repeated_call(assign.value)
+        count = got[1].args[0].value if got is not None else None
+        if isinstance(count, cst.Name) or isinstance(count, cst.Attribute) and isinstance(count.value, cst.Name):
+            found.add(_code(count))
+    return found
 
 
 def _code(node) -> str:
@@ -79,9 +101,11 @@ def repeated_blocks(mod, args: dict) -> dict[str, tuple[str, str, str]]:
             continue
         count = counted.args[0].value
         sym = _count_symbol(count, args, params, fields, sizes)
+        if sym is None:
+            continue
         with sizes.quiet():  # (compared to check, not printed)
             number = count_value(count, args)
-            if sym is None or not isinstance(number, int) or int(number) != len(items):
+            if not isinstance(number, int) or int(number) != len(items):
                 continue
         if _other_ranges(mod, counted, sym.name.split(".")[-1]):
             continue
@@ -93,6 +117,8 @@ def repeated_blocks(mod, args: dict) -> dict[str, tuple[str, str, str]]:
 def count_value(count, args: dict):
     if isinstance(count, cst.Name):
         return args.get(count.value)
+    if not (isinstance(count, cst.Attribute) and isinstance(count.value, cst.Name)):
+        return None
     value = args.get(count.value.value)
     return value.values.get(count.attr.value) if hasattr(value, "values") else None
 
