@@ -139,6 +139,10 @@ class TorchModelFacts:
     #: a block repeated a constructor argument's number of times (frontend_ast/torch/repeated_blocks.py):
     #: attribute → ``(class, the call's arguments, the count's source text)``; the Keras class holds a list
     repeated_blocks: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: methods building the model never runs that only re-initialise layers it holds
+    #: (``self.tok_emb.reset_parameters()``, frontend_ast/torch/reset_methods.py): ``(method,
+    #: parameters text, span, the layers' module paths)``; printed as functions over the Keras model
+    reset_methods: list[tuple[str, str, Span, list[str]]] = field(default_factory=list)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from transpiler.printers.formatter import format_python
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.keras import own_step, runtime_copies
 from transpiler.printers.code import comment_text, lit
+from transpiler.printers.keras.reset_methods import reset_function
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, keras_model_name, on_call_class,
                                                on_call_parts, subclass_text)
 from transpiler.printers.keras.training import ProgramPrinter
@@ -504,6 +505,13 @@ class KerasScript:
             lines += model_body(sub, self.reserved() | {"model"}, shared="model")
         for method, params, span, message in graph.from_torch.unread_methods:
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
+        for method, params, span, paths in graph.from_torch.reset_methods:  # (printers/keras/reset_methods)
+            reset = reset_function(graph, method_function(md, method), method, params, paths)
+            if reset is None:
+                message = f"{graph.name}.{method}: a layer it re-initialises is not an attribute of the Keras model"
+                self.program.stub(span, message, f"def {method}")
+                reset = [self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
+            lines += ["", ""] + reset
         return "\n".join(lines) + "\n"
 
     def _guard_lines(self, md: ModelDef, fn, name: str, param_nodes) -> list[str]:
