@@ -177,3 +177,15 @@ def test_an_init_hook_reading_a_layers_bias_keeps_the_width_free():
     assert 'self.blocks = [Layer(d, name=f"blocks_{i}") for i in range(depth)]' in tr.text
     chain = tr.text.split("class Chain")[1]
     assert "raise NotImplementedError" not in chain.split("def call")[0]
+
+
+def test_checkpoint_converter_refuses_a_list_of_blocks(translated, tmp_path):
+    """The .weights.h5 writer does not know how Keras keys a list's layers: refused, not a file
+    that loads wrong (the weights are set in Python: keras_weights)."""
+    from transpiler.weights.convert import torch_source_to_keras
+    from transpiler.weights.errors import CheckpointError
+
+    md = next(m for m in translated.program.models if m.class_name == "Chain")
+    state = {e.key: np.zeros(1, "float32") for e in md.graph.weight_plan.source_state}
+    with pytest.raises(CheckpointError, match="list of repeated blocks"):
+        torch_source_to_keras(md.graph, "chain.pt", str(tmp_path / "chain.weights.h5"), state=state)
