@@ -81,8 +81,11 @@ def test_torch_library_module_without_a_model_exits_0_and_is_written(tmp_path, c
         for h, w in ((5, 7), (9, 4)):
             assert tuple(model(np.zeros((2, h, w, 4), "float32")).shape[:3]) == (2, h, w)
     assert ": stub: " not in err, err
-    with pytest.raises(NotImplementedError, match="default arguments"):
-        ns["Net"](4, blocks=3)  # (the block count is structure: another one is refused)
+    # (the block count is structure: the Keras class holds a list of the caller's count)
+    assert "for i in range(blocks)]" in text
+    model = ns["Net"](4, blocks=3)
+    assert tuple(model(np.zeros((2, 5, 7, 4), "float32")).shape) == (2, 5, 7, 4)
+    assert len(model.body) == 3 and len(model.trainable_weights) == 6
 
 
 def test_keras_helper_module_without_a_model_exits_0_and_is_written(tmp_path):

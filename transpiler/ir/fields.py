@@ -31,10 +31,14 @@ def _primes(start: int) -> Iterator[int]:
 class Fields:
     """The object a constructor parameter ``name`` stands for: attribute → size (see the module doc).
 
-    ``defaults``: the config class's field defaults (attribute → value; None for none)."""
+    ``defaults``: the config class's field defaults (attribute → value; None for none);
+    ``counted``: the attributes that count a repeated block (traced with ``counted_value``, small:
+    frontend_ast/torch/repeated_blocks)."""
 
-    def __init__(self, name: str, defaults: dict[str, Any] | None = None, first_placeholder: int = 163):
+    def __init__(self, name: str, defaults: dict[str, Any] | None = None, first_placeholder: int = 163,
+                 counted: set[str] = frozenset(), counted_value: int = 2):
         self.name = name
+        self.counted, self.counted_value = set(counted), counted_value
         self.defaults = dict(defaults or {})
         self.values: dict[str, Any] = {}
         #: the attributes read as the config class's default (in reading order)
@@ -46,7 +50,8 @@ class Fields:
         placeholder size of that name."""
         if attr not in self.values:
             default = self.defaults.get(attr)
-            value = next(self._placeholders) if default is None else default
+            value = default if default is not None else self.counted_value if attr in self.counted \
+                else next(self._placeholders)
             self.values[attr] = sizes.named(value, f"{self.name}.{attr}", kind="placeholder" if default is None
                                             else "param")
             if default is not None:

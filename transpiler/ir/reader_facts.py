@@ -140,6 +140,13 @@ class TorchModelFacts:
     #: ``return logits, None`` (a loss computed only when targets are given): the number of
     #: outputs forward returns and the positions that are None (None: every output is a tensor)
     none_outputs: tuple[int, list[int]] | None = None
+    #: a block repeated a constructor argument's number of times (frontend_ast/torch/repeated_blocks.py):
+    #: attribute → ``(class, the call's arguments, the count's source text)``; the Keras class holds a list
+    repeated_blocks: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: methods building the model never runs that only re-initialise layers it holds
+    #: (``self.tok_emb.reset_parameters()``, frontend_ast/torch/reset_methods.py): ``(method,
+    #: parameters text, span, the layers' module paths)``; printed as functions over the Keras model
+    reset_methods: list[tuple[str, str, Span, list[str]]] = field(default_factory=list)
 
 
 @dataclass

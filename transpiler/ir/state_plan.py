@@ -98,6 +98,9 @@ class KerasBlocks:
     #: ``__init__``'s order of the model's own layers (``("layer", node name)``) and blocks
     #: (``("block", attribute, class)``)
     order: list[tuple] = field(default_factory=list)
+    #: a repeated block's list (``blocks``, items ``blocks.0`` ..) → its printed attribute
+    #: (``layers_``: ``layers`` is a keras.Model property); the weights read ``model.layers_[0]``
+    lists: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

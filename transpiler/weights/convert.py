@@ -400,6 +400,10 @@ def torch_source_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_nam
 
     report = ConversionReport(ckpt_path, out_path, graph.name)
     state = read_torch_state(ckpt_path) if state is None else state
+    if graph.weight_plan.keras_blocks and graph.weight_plan.keras_blocks.lists:
+        raise CheckpointError(f"{graph.name}: a list of repeated blocks ({', '.join(graph.weight_plan.keras_blocks.lists)}, "
+                              "the caller's count long) is not written to a .weights.h5 yet: set the weights "
+                              "in Python (transpiler.weights.torch_source.keras_weights)")
     torch_source.check_state(graph, state, ckpt_path)
     composed = graph.from_torch.composed
     containers: list[str] = []

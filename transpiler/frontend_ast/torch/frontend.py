@@ -37,6 +37,8 @@ from transpiler.frontend_ast.torch import modules as tm
 from transpiler.frontend_ast.torch import params as torch_params
 from transpiler.frontend_ast.torch import vision as torch_vision
 from transpiler.frontend_ast.torch import lazy_inputs
+from transpiler.frontend_ast.torch import repeated_blocks
+from transpiler.frontend_ast.torch import reset_methods
 from transpiler.frontend_ast.torch import zoo_nn  # noqa: F401  (registers nn.Transformer*)
 from transpiler.frontend_ast.torch import module_inherit
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
@@ -598,6 +600,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
             except (Unsupported, FrontendError):
                 pass  # the program's calls of it stay untranslated (a stub where they are)
         if mod.kind == "user" and builder is None and args:  # (built for named constructor sizes)
+            graph.from_torch.repeated_blocks = repeated_blocks.repeated_blocks(mod, args)
             try:
                 lazy_inputs.check_required(mod.cls, args, self.program)
             except Unsupported as exc:  # (the class is a stub: its other methods are in it, no stubs of their own)
@@ -635,7 +638,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         """Methods of the model's classes that building it never ran (a ``train_step``, a
         ``metrics`` property) are not part of the Keras model: each is a stub (the printer
         writes a function that raises, named after the model and the method)."""
-        unread, seen = [], set()
+        unread, seen, resets = [], set(), []
         own = self._own_step(mod, md)
         for _, m in _walk(mod):
             if m.kind != "user" or m.cls.node in seen:
@@ -654,15 +657,19 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                         or name == "extra_repr":  # (print(model)'s text: Keras' summary() has its own)
                     continue
                 span = self._span(stmt)
+                params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
+                paths = reset_methods.reset_paths(stmt, m.cls.node, mod)
+                if paths is not None:  # (re-initialises layers only: a function over the Keras model)
+                    resets.append((name, params, span, paths))
+                    continue
                 message = (f"{m.cls_name}.{name} is not part of the Keras model (forward does not call it): "
                            "not translated")
                 failed = md.graph.from_torch.own_step_failed
                 if m is mod and failed and name in ("train_step", "test_step", "metrics"):
                     message = f"{m.cls_name}.{name}: the model's own training step is not translated ({failed})"
                 self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
-                params = ", ".join(["model"] + [_code(p).rstrip(", ") for p in stmt.params.params[1:]])
                 unread.append((name, params, span, message))
-        md.graph.from_torch.unread_methods = unread
+        md.graph.from_torch.unread_methods, md.graph.from_torch.reset_methods = unread, resets
 
     def _own_step(self, mod: Mod, md: ModelDef) -> set[str]:
         """The model's own ``train_step``/``test_step``/``metrics`` in Keras

@@ -74,7 +74,7 @@ class TorchGraphBuilding:
                 raise Unsupported(f"{mod.cls_name} has no forward")
             start = len(self.graph.nodes)
             out = self._run_method(mod, forward, args, kwargs, forward)
-            if mod.path and "." not in mod.path and mod is not self.root_mod:
+            if mod.path and mod is not self.root_mod and ("." not in mod.path or _list_item(mod.path)):
                 # the nodes of one call of a block the model holds (``self.res1(y)``): a Keras
                 # subclass may call the block's own class there (printers/keras/subclass)
                 calls = self.block_calls = getattr(self, "block_calls", 0) + 1
@@ -398,3 +398,10 @@ class TorchGraphBuilding:
                                               for n, h in zip(sizes, spatial)):
             kwargs["size"], kwargs["scale_factor"] = None, tuple(n // h for n, h in zip(sizes, spatial))
         return args[:1], kwargs
+
+
+def _list_item(path: str) -> bool:
+    """``blocks.0``: an item of a list or Sequential the model holds (a block called in a loop,
+    frontend_ast/torch/repeated_blocks)."""
+    parts = path.split(".")
+    return len(parts) == 2 and parts[1].isdigit()

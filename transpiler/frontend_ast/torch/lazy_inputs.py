@@ -457,7 +457,7 @@ def constructor_sizes(fe, cls) -> dict | None:
     for i, p in enumerate(params):
         if p.default is None:
             fields = config_object(fe, cls, p)
-            args[p.name.value] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], p.name.value, kind="placeholder")
+            args[p.name.value] = fields if fields is not None else _placeholder(cls, i, p.name.value)
         else:
             try:
                 default = fe._eval(p.default, fe.globals)
@@ -465,6 +465,17 @@ def constructor_sizes(fe, cls) -> dict | None:
                 return None
             args[p.name.value] = named_argument(default, p.name.value)
     return args
+
+
+def _placeholder(cls, i: int, name: str):
+    """The size a required constructor parameter ``name`` (the ``i``-th) is traced with: the
+    ``i``-th placeholder prime, or ``COUNT_PLACEHOLDER`` for a repeated block's count
+    (frontend_ast/torch/repeated_blocks)."""
+    from transpiler.frontend_ast.torch.repeated_blocks import COUNT_PLACEHOLDER, counted_names
+    from transpiler.ir import sizes
+
+    value = COUNT_PLACEHOLDER if name in counted_names(cls) else PLACEHOLDERS[i]
+    return sizes.named(value, name, kind="placeholder")
 
 
 def config_object(fe, cls, param):
@@ -493,7 +504,10 @@ def config_object(fe, cls, param):
                       isinstance(x.value, cst.Name) and x.value.value == name for x in a.value.args))
     if uses != len(reads) + passed + kept + rebound:
         return None
-    return Fields(name, _config_defaults(fe, param))
+    from transpiler.frontend_ast.torch.repeated_blocks import COUNT_PLACEHOLDER, counted_names
+
+    counted = {c.split(".", 1)[1] for c in counted_names(cls) if c.startswith(name + ".")}
+    return Fields(name, _config_defaults(fe, param), counted=counted, counted_value=COUNT_PLACEHOLDER)
 
 
 def _config_defaults(fe, param) -> dict:
@@ -557,7 +571,7 @@ def call_sizes(fe, cls, call: cst.Call) -> dict | None:
         name = p.name.value
         if name in unknown:  # (an object read as config.<attr>: ir/fields.py)
             fields = config_object(fe, cls, p) if p.default is None else None
-            args[name] = fields if fields is not None else sizes.named(PLACEHOLDERS[i], name, kind="placeholder")
+            args[name] = fields if fields is not None else _placeholder(cls, i, name)
         elif name in given:
             args[name] = named_argument(given[name], name)
         elif p.default is not None:

@@ -688,16 +688,19 @@ def torch_param_shapes(layer: TorchLayer) -> dict[str, tuple]:
     """The shapes of a leaf module's ``weight``/``bias`` as torch holds them (what
     ``nn.init`` computes fans from); {} for modules whose initialisation is not read."""
     a, op, cin = layer.attrs, layer.op, layer.in_features
+    # (whether the input size is known: a check of the transpiler's, not a truth test of the
+    # program's, so a size named after a constructor argument stays free: ir/sizes)
+    cin = cin if cin is not None and cin != 0 else None
     shapes: dict[str, tuple] = {}
-    if op == "dense" and cin:
+    if op == "dense" and cin is not None:
         shapes["weight"] = (a["units"], cin)
-    elif op in ("conv1d", "conv2d", "conv3d") and cin:
+    elif op in ("conv1d", "conv2d", "conv3d") and cin is not None:
         shapes["weight"] = (a["filters"], cin // a.get("groups", 1), *a["kernel_size"])
-    elif op == "depthwise_conv2d" and cin:
+    elif op == "depthwise_conv2d" and cin is not None:
         shapes["weight"] = (cin * a["depth_multiplier"], 1, *a["kernel_size"])
-    elif op in ("conv_transpose1d", "conv_transpose2d") and cin:
+    elif op in ("conv_transpose1d", "conv_transpose2d") and cin is not None:
         shapes["weight"] = (cin, a["filters"], *a["kernel_size"])
-    elif op in ("batch_norm", "group_norm") and cin:
+    elif op in ("batch_norm", "group_norm") and cin is not None:
         if a.get("scale"):
             shapes["weight"] = (cin,)
         if a.get("center"):

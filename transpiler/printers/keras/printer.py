@@ -28,6 +28,7 @@ from transpiler.printers.formatter import format_python
 from transpiler.printers.keras import ops as keras_ops
 from transpiler.printers.keras import own_step, runtime_copies
 from transpiler.printers.code import comment_text, lit
+from transpiler.printers.keras.reset_methods import reset_function
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, keras_model_name, on_call_class,
                                                on_call_parts, subclass_text)
 from transpiler.printers.keras.training import ProgramPrinter
@@ -422,6 +423,17 @@ class KerasScript:
             self.builder(child, None)  # (printed first: whether it takes any argument)
             if self.general.get(id(child)):
                 blocks[attr] = (cls, args, child.graph)
+        # a block repeated the constructor's number of times (frontend_ast/torch/repeated_blocks)
+        for attr, (cls, args, count) in md.graph.from_torch.repeated_blocks.items():
+            child = self.class_models.get(cls)
+            if child is None or child is md or not builds_on_call(child.graph) or child.graph.unsupported:
+                continue
+            self.builder(child, None)
+            if id(child) not in self.general:  # (printed as a class; a guard of its own refuses other arguments)
+                continue
+            tags = {n.from_torch.block_call[0] for n in md.graph.nodes if n.from_torch.block_call}
+            for tag in sorted(t for t in tags if t.startswith(attr + ".")):
+                blocks[tag] = (cls, args, child.graph, (attr, count))
         return blocks
 
     def _builder(self, md: ModelDef, fn: cst.FunctionDef | None, name: str | None = None) -> str:
@@ -462,6 +474,12 @@ class KerasScript:
             with sizes.scope({n: n for n in visible}, visible.values()) as size_scope:
                 body += model_body(md, self.reserved() | {p.name.value for p in param_nodes})
             body = [size_scope.code(ln) for ln in body]
+        unlooped = [a for a in graph.from_torch.repeated_blocks
+                    if not on_call or a not in parts.get("loops", ())]
+        if unlooped:  # (its count printed as the caller's, its blocks not as a loop: refused)
+            for attr in unlooped:
+                for sym in _count_syms(md, graph.from_torch.repeated_blocks[attr][2]):
+                    sym.specialised.add("range")
         placeholders = self.program.from_torch.placeholder_params.get(md.class_name, ())
         required = [p.name.value for p in param_nodes if (p.default is None or p.name.value in placeholders)
                     and not _free(md.builder_args.get(p.name.value))]
@@ -487,6 +505,13 @@ class KerasScript:
             lines += model_body(sub, self.reserved() | {"model"}, shared="model")
         for method, params, span, message in graph.from_torch.unread_methods:
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
+        for method, params, span, paths in graph.from_torch.reset_methods:  # (printers/keras/reset_methods)
+            reset = reset_function(graph, method_function(md, method), method, params, paths)
+            if reset is None:
+                message = f"{graph.name}.{method}: a layer it re-initialises is not an attribute of the Keras model"
+                self.program.stub(span, message, f"def {method}")
+                reset = [self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
+            lines += ["", ""] + reset
         return "\n".join(lines) + "\n"
 
     def _guard_lines(self, md: ModelDef, fn, name: str, param_nodes) -> list[str]:
@@ -631,3 +656,8 @@ def _keras_default(text: str, torch_names) -> str:
 def _free(value) -> bool:
     """A builder argument the translated body takes as it is: a size it never used as its number."""
     return fields.free(value)
+
+
+def _count_syms(md: ModelDef, count: str) -> list:
+    """The named sizes of a repeated block's count (``config.n_layer``) among the builder's arguments."""
+    return [s for v in md.builder_args.values() for s in fields.symbols_of(v) if s.name == count]

@@ -169,6 +169,17 @@ class _CallWriter:
             branch = self.branch_of.get(id(node))
             lines = main if branch is None else self.branch_lines.setdefault((id(branch[0]), branch[1]), [])
             block = self.block_of.get(id(node))
+            if block is not None and len(block) > 5:  # a list of blocks: ``for block in self.blocks:``
+                attr, value_in, value_out, first, last, _ = block
+                if first:
+                    lines += list(node.comments)
+                    name = self._name(value_out, value_out.var or attr, last)
+                    item = self._name(object(), "block", last)
+                    if name != self.expr[id(value_in)]:
+                        lines.append(f"{name} = {self.expr[id(value_in)]}")
+                    lines += [f"for {item} in self.{attr}:", f"    {name} = {item}({name})"]
+                    self.expr[id(value_out)] = name
+                continue
             if block is not None:  # one call of a block the model holds: ``self.res1(y)``
                 attr, value_in, value_out, first, last = block
                 if first:
@@ -375,7 +386,8 @@ def block_calls(graph: Graph, blocks: dict[str, tuple[str, str, Graph]]) -> list
         inside = {id(n) for n in nodes}
         used = {id(v) for n in graph.nodes if id(n) not in inside for v in n.inputs} | {id(v) for v in graph.outputs}
         outs = [v for n in nodes for v in n.outputs if id(v) in used]
-        if len(ins) != 1 or len(outs) != 1 or any(not n.inputs for n in nodes) or \
+        listed = len(blocks[attr]) > 3  # (an item of a list of blocks: a weight of its own, read on no input)
+        if len(ins) != 1 or len(outs) != 1 or any(not n.inputs and not (listed and n.op == "variable") for n in nodes) or \
                 len(child.inputs) != 1 or len(child.outputs) != 1:
             continue
         found.append((attr, nodes, ins[0], outs[0]))
@@ -419,6 +431,7 @@ def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scop
     blocks = blocks or {}
     graph.weight_plan.keras_blocks = None
     calls = block_calls(graph, blocks)
+    calls, loops = _loops(graph, calls, blocks)
     if calls:
         record_blocks(graph, calls, blocks)
     attrs = layer_attributes(graph)
@@ -427,12 +440,28 @@ def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scop
     for attr, members, value_in, value_out in calls:
         for j, node in enumerate(members):
             writer.block_of[id(node)] = (attr, value_in, value_out, j == 0, order[id(members[-1])])
+    printed = {}  # (the list's attribute: ``layers`` is a keras.Model property, ``layers_``)
+    for container, run in loops.items():  # (``for block in self.blocks: x = block(x)``)
+        name = container
+        while name in MODEL_ATTRIBUTES or name in attrs.values():
+            name += "_"
+        printed[container] = name
+        members = [n for _, nodes, _, _ in run for n in nodes]
+        for j, node in enumerate(members):
+            writer.block_of[id(node)] = (name, run[0][2], run[-1][3], j == 0, order[id(members[-1])], True)
+    if loops:  # (the weights code reads ``model.layers_[0]`` for ``layers.0``)
+        graph.weight_plan.keras_blocks.lists = printed
     arg, unpack = writer.arguments()
     call_body = unpack + writer.write()
     layer_lines = [f"        {c}" for c in graph.from_torch.comments]
     for entry in (graph.weight_plan.keras_blocks or KerasBlocks()).order or \
             [("layer", name) for name in attrs]:
-        if entry[0] == "block":
+        if entry[0] == "block" and len(blocks[entry[1]]) > 3:  # (a list of the count's blocks)
+            cls, args, _, (container, count) = blocks[entry[1]]
+            if entry[1] == f"{container}.0":
+                layer_lines.append(f'        self.{printed[container]} = [{cls}({args}{", " if args else ""}'
+                                   f'name=f"{container}_{{i}}") for i in range({count})]')
+        elif entry[0] == "block":
             cls, args = blocks[entry[1]][:2]
             layer_lines.append(f'        self.{entry[1]} = {cls}({args}{", " if args else ""}name="{entry[1]}")')
         else:
@@ -446,7 +475,35 @@ def on_call_parts(graph: Graph, params: list[str], reserved: set[str], size_scop
     call_body = [size_scope.code(ln, {n: f"self.{a}" for n, a in kept.items()}) for ln in call_body]
     in_call, size_scope.used = size_scope.used, earlier | size_scope.used
     return {"params": params, "names": names, "arg": arg, "call": call_body, "layers": layer_lines,
-            "kept": [(kept[n], n) for n in names if n in in_call]}
+            "kept": [(kept[n], n) for n in names if n in in_call], "loops": set(loops)}
+
+
+def _loops(graph: Graph, calls: list[tuple], blocks: dict) -> tuple[list[tuple], dict[str, list[tuple]]]:
+    """The calls of a repeated block's items (``blocks.0`` .. ``blocks.{n-1}``, blocks whose
+    entry names their list: printers/keras/printer.py) that make one loop: every item called
+    once, in order, one after the other, each on the previous one's output alone. (the other
+    calls, container → its calls in order)."""
+    runs: dict[str, list[tuple]] = {}
+    rest = []
+    for call in calls:
+        entry = blocks[call[0]]
+        if len(entry) > 3:
+            runs.setdefault(entry[3][0], []).append(call)
+        else:
+            rest.append(call)
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    loops = {}
+    for container, run in runs.items():
+        run.sort(key=lambda c: int(c[0].split(".")[1]))
+        tags = [a for a, e in blocks.items() if len(e) > 3 and e[3][0] == container]
+        ok = [int(c[0].split(".")[1]) for c in run] == list(range(len(tags)))
+        for before, after in zip(run, run[1:]):
+            users = [n for n in graph.nodes if any(v is before[3] for v in n.inputs)]
+            ok = ok and after[2] is before[3] and all(any(u is m for m in after[1]) for u in users) and \
+                before[3] not in graph.outputs and position[id(after[1][0])] == position[id(before[1][-1])] + 1
+        if ok:
+            loops[container] = run
+    return rest + [c for run in loops.values() for c in run], loops
 
 
 def on_call_class(graph: Graph, class_name: str, base: str, parts: dict, guard: list[str]) -> str:

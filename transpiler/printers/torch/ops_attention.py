@@ -74,8 +74,22 @@ def _uses_nn_multihead(node: Node) -> bool:
     a = node.attrs
     e = node.inputs[0].shape[-1]
     masks = set(a["extra_inputs"]) - {"key", *_TORCH_MASKS}
-    return (a["num_heads"] * a["key_dim"] == e and (a["value_dim"] or a["key_dim"]) == a["key_dim"]
-            and (a["output_dim"] or e) == e and not masks)
+    return ((a["num_heads"] * a["key_dim"] == e or _per_head(a["key_dim"], e, a["num_heads"]))
+            and (a["value_dim"] or a["key_dim"]) == a["key_dim"] and (a["output_dim"] or e) == e and not masks)
+
+
+def _per_head(key_dim, e, heads) -> bool:
+    """``key_dim`` is ``e // heads`` of sizes made up for a caller's (``config.n_embd //
+    config.n_head``, ir/sizes ``is_placeholder``): the made-up numbers need not divide, the
+    caller's do (torch's nn.MultiheadAttention refuses others)."""
+    from transpiler.ir import sizes
+
+    if not (sizes.is_placeholder(e) or sizes.is_placeholder(heads)):
+        return False
+    expr = sizes._expr_of(key_dim)
+    return isinstance(expr, sizes.Op) and expr.op == "//" and \
+        sizes.expr_text(expr.left) == sizes.expr_text(sizes._expr_of(e) or int(e)) and \
+        sizes.expr_text(expr.right) == sizes.expr_text(sizes._expr_of(heads) or int(heads))
 
 
 def _glorot_heads(m_weight: str, fan: int) -> str:
