@@ -25,7 +25,7 @@ from corpus_sample import sample_each_value  # noqa: E402
 
 #: markers of long suites the default run deselects (``pytest -m NAME`` runs them)
 _ON_REQUEST = ("onnx_zoo", "fuzz_programs", "realworld", "onnx_out_corpus", "keras_backends_corpus",
-               "optimizers_corpus", "corpus_all", "numeric_ops_all")
+               "optimizers_corpus", "corpus_all", "numeric_ops_all", "matrix_all")
 
 
 def asked(config, marker: str) -> bool:

@@ -10,8 +10,10 @@ fresh NumPy seed, ``__main__`` and exit status. What a fork cannot give is a dif
 ``PYTHONPATH`` or thread count, since those are read when the interpreter or torch starts: they
 key the server, so a program asking for other values gets a server started with them.
 
-Only what the server imported is shared, and a test that checks which frameworks a program
-imports must not preload them: ``run(..., preload=("torch",))`` is the default; TensorFlow is
+With torch the server also imports ``torch._dynamo``, which torch imports itself on an
+optimizer's first step (it takes about as long as ``import torch``). Only what the server
+imported is shared, and a test that checks which frameworks a program imports must not
+preload them: ``run(..., preload=("torch",))`` is the default; TensorFlow is
 preloaded only when asked. Keras is never preloaded (it reads KERAS_BACKEND when imported).
 ``TRANSPILER_TESTS_FRESH_INTERPRETER=1`` runs every program in a new interpreter instead.
 """
@@ -45,6 +47,10 @@ reply = os.fdopen(int(sys.argv[1]), "w", buffering=1)
 base_path = sys.path[1:]  # (sys.path[0] is '' for -c)
 for name in json.loads(sys.argv[2]):
     __import__(name)
+    if name == "torch":
+        # (torch imports its compiler front end, about as costly as torch itself, the first
+        # time an optimizer steps or a module is saved: nearly every program would pay it)
+        __import__("torch._dynamo")
 import atexit, runpy, threading, tempfile, traceback
 reply.write("ready\n")
 

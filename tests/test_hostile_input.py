@@ -34,10 +34,15 @@ import program_runner  # (generated programs run from a warm fork: tests/program
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run_python(code: str, cwd, timeout: int = 120) -> subprocess.CompletedProcess:
+#: what a program importing Keras finds imported already in the warm fork (TensorFlow takes
+#: seconds to import)
+KERAS = ("torch", "tensorflow")
+
+
+def _run_python(code: str, cwd, timeout: int = 120, preload: tuple = ("torch",)) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return program_runner.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, preload=preload)
 
 
 def _docstrings(source: str) -> dict[str, str | None]:
@@ -207,7 +212,7 @@ def test_torch_docstring_payload_never_runs_and_docstring_survives(tmp_path):
     assert run([str(src), "--to", "keras", "-o", str(out), "-q"]) == 0
     text = out.read_text()
     assert _docstrings(text)["helper"] == _docstrings(TORCH_PAYLOADS)["helper"]
-    proc = _run_python("import net_keras; net_keras.Net(); net_keras.helper()", tmp_path)
+    proc = _run_python("import net_keras; net_keras.Net(); net_keras.helper()", tmp_path, preload=KERAS)
     assert proc.returncode == 0, proc.stderr
     _no_marker(tmp_path)
 
@@ -624,7 +629,7 @@ def test_weights_saved_after_other_models_convert_to_what_keras_loads(tmp_path, 
     (tmp_path / "save.py").write_text(SHIFTED_SAVE)
     ckpt = tmp_path / "m.weights.h5"
     proc = _run_python(f"import runpy, sys; sys.argv = ['save.py', {str(ckpt)!r}, '{before}']; "
-                       "runpy.run_path('save.py')", tmp_path, timeout=300)
+                       "runpy.run_path('save.py')", tmp_path, timeout=300, preload=KERAS)
     assert proc.returncode == 0, proc.stderr
     if before:
         assert "dense " not in proc.stdout + " ", proc.stdout  # (the names really are shifted)
@@ -1106,7 +1111,7 @@ def test_verify_does_not_pass_outputs_that_are_nan_on_both_sides(tmp_path, capsy
     (tmp_path / "save.py").write_text(NAN_SAVE)
     ckpt = tmp_path / "m.weights.h5"
     proc = _run_python(f"import runpy, sys; sys.argv = ['save.py', {str(ckpt)!r}]; runpy.run_path('save.py')",
-                       tmp_path, timeout=300)
+                       tmp_path, timeout=300, preload=KERAS)
     assert proc.returncode == 0, proc.stderr
     src, out = tmp_path / "train.py", tmp_path / "gen.py"
     assert run([str(src), "--to", "pytorch", "-o", str(out), "--weights", str(ckpt), "-q"]) == 0
@@ -1371,7 +1376,8 @@ def test_user_names_the_output_imports_do_not_shadow_its_imports(tmp_path, capsy
     for name in names:
         assert f"renamed {name} to {name}_" in err, err
     assert src.read_text() == source
-    proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path, timeout=300)
+    proc = _run_python("import torch, runpy; runpy.run_path('gen.py')", tmp_path, timeout=300,
+                       preload=KERAS if target == "keras" else ("torch",))
     assert proc.returncode == 0, proc.stderr
 
 

@@ -1,7 +1,8 @@
 """Backend-neutral Keras output (issue 19 item 6): the torch corpus translated to Keras runs on
 ``KERAS_BACKEND=jax`` as on tensorflow, and trains alike.
 
-Each program runs twice in a subprocess (``tests/keras_backend_runner.py``: initial weights
+Each program runs twice in a subprocess (``tests/keras_backend_runner.py``, the tensorflow run
+from the warm fork of tests/program_runner.py: initial weights
 from numpy, dropout off, fit without shuffling, float64), once per backend; both must exit 0
 and log the same number of training batches, and the first 20 losses must agree within 1e-4
 relative (the project's bar for two implementations of one computation). A program that
@@ -21,6 +22,7 @@ import sys
 import numpy as np
 import pytest
 
+import program_runner  # (tests/program_runner.py)
 from transpiler.translate import translate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,8 +76,12 @@ def _run(program, backend: str, folder) -> list[float]:
     env.pop("PYTHONPATH", None)
     run_dir = folder / backend
     run_dir.mkdir()
-    done = subprocess.run([sys.executable, RUNNER, str(program), str(out)], cwd=run_dir, env=env,
-                          capture_output=True, text=True, timeout=600)
+    argv = [sys.executable, RUNNER, str(program), str(out)]
+    if backend == "tensorflow":  # (from the warm fork the other Keras program runs share: same environment)
+        done = program_runner.run(argv, cwd=run_dir, env=env, capture_output=True, text=True, timeout=600,
+                                  preload=("torch", "tensorflow"))
+    else:  # (jax is imported by the program: a new interpreter)
+        done = subprocess.run(argv, cwd=run_dir, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{backend}: {done.stderr[-3000:]}"
     data = json.loads(out.read_text())
     assert data["backend"] == backend

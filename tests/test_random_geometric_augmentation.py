@@ -55,6 +55,9 @@ LAYERS = [
 ]
 
 
+#: (by default each layer and each place once, tests/corpus_sample.py each_value; the rest under
+#: ``-m matrix_all``)
+@pytest.mark.each_value("matrix_all")
 @pytest.mark.parametrize("where", ["input", "conv"])
 @pytest.mark.parametrize("layer", LAYERS)
 def test_geometric_augmentation_in_training_equals_keras_given_the_same_draws(layer, where):

@@ -107,6 +107,9 @@ OPTIMIZER_CASES = [
 ]
 
 
+#: (by default each optimizer call and each gradient size once, tests/corpus_sample.py each_value;
+#: the rest under ``-m matrix_all``)
+@pytest.mark.each_value("matrix_all")
 @pytest.mark.parametrize("tiny", [False, True], ids=["gradients", "tiny-gradients"])
 @pytest.mark.parametrize("call", OPTIMIZER_CASES)
 def test_optimizer_steps_match(call, tiny):
