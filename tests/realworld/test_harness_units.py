@@ -78,7 +78,7 @@ def test_mnist_and_fashion_standins_have_keras_layouts(cache):
         images = np.frombuffer(fh.read(), np.uint8, offset=16)
     with gzip.open(files["train-labels-idx1-ubyte.gz"]) as fh:
         labels = np.frombuffer(fh.read(), np.uint8, offset=8)
-    assert images.reshape(len(labels), 28, 28).shape == (standins.N_TRAIN, 28, 28)
+    assert images.reshape(len(labels), 28, 28).shape == (standins.N_FASHION_TRAIN, 28, 28)
 
 
 def test_cifar100_standin_is_the_archive_keras_extracts(cache):

@@ -138,13 +138,13 @@ def _other_ranges(mod, counted: cst.Call, word: str) -> bool:
     """Another ``range`` of the class's code (or of a class it nests) reads ``word``: its
     number is then used elsewhere, and the class stays refused."""
     pattern = re.compile(rf"\b{re.escape(word)}\b")
-    classes = {id(mod.cls.node): mod.cls.node}
     from transpiler.frontend_ast.torch.support import _walk
 
+    classes = [mod.cls.node]
     for _, m in _walk(mod):
-        if m.kind == "user" and m.cls is not None:
-            classes.setdefault(id(m.cls.node), m.cls.node)
-    for node in classes.values():
+        if m.kind == "user" and m.cls is not None and not any(m.cls.node is c for c in classes):
+            classes.append(m.cls.node)
+    for node in classes:
         for call in nodes_of(node, cst.Call):
             if call is counted or not (isinstance(call.func, cst.Name) and call.func.value == "range"):
                 continue
