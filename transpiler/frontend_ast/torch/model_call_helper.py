@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.cst_fast import nodes_of
 from transpiler.ir.code_literals import dotted_name as _dotted
 
 #: torch functions that make a tensor of an array (a conversion function calls one)
@@ -35,14 +36,7 @@ _TENSOR_MAKERS = {"from_numpy", "as_tensor", "tensor"}
 
 
 def _calls(node) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            found.append(n)
-
-    node.visit(V())
-    return found
+    return list(nodes_of(node, cst.Call))
 
 
 def _returns(fn: cst.FunctionDef) -> list:
