@@ -188,6 +188,10 @@ class OpSpec:
     #: whose config lists it (``attrs[name]["vocabulary"]``; None or absent when computed from
     #: data): the tokens a test input for it may hold
     vocabulary_attr: str = ""
+    #: the op runs differently in training: the mode it runs in when no call says (Keras'
+    #: default of the layer's ``training`` flag: True for image augmentation, False for
+    #: dropout or batch statistics); None: the same in both modes (ir/training_modes.py)
+    training_default: bool | None = None
 
     def holds(self, condition: bool | str, attrs: dict[str, Any]) -> bool:
         """A fact that is True, False or a condition on ``attrs`` (``non_negative``)."""
@@ -400,10 +404,10 @@ op("variable", inputs="", attrs="shape: ints; trainable: bool = True", params="v
 # ---------------------------------------------------------------------------------
 # Regularisation and normalisation.
 # ---------------------------------------------------------------------------------
-op("dropout", numbers="moves", attrs="rate: float", layout=TRANSPARENT, shape="same", doc="Element-wise dropout in training.")
-op("spatial_dropout", attrs="rate: float", layout=IMPLICIT, shape="same",
+op("dropout", training_default=False, numbers="moves", attrs="rate: float", layout=TRANSPARENT, shape="same", doc="Element-wise dropout in training.")
+op("spatial_dropout", training_default=False, attrs="rate: float", layout=IMPLICIT, shape="same",
    doc="Drops whole channels (one mask value per sample and channel).")
-op("batch_norm",
+op("batch_norm", training_default=False,
    attrs="axis: axis = -1; momentum: float = 0.99; epsilon: float = 0.001; center: bool = True; "
          "scale: bool = True",
    params="gamma: C if scale; beta: C if center; ~moving_mean: C; ~moving_variance: C",
@@ -540,7 +544,7 @@ op("normalization",
    doc="(x - mean) / max(sqrt(variance), 1e-7) with one statistic per index of the kept "
        "``axis`` (none = scalar); ``invert`` undoes it. mean/variance given in the source are "
        "constants; otherwise they are buffers set by adapt() (``count`` kept for Keras).")
-op("random_augmentation", attrs="kind: str; config: any = None", layout=TRANSPARENT, shape="same",
+op("random_augmentation", training_default=True, attrs="kind: str; config: any = None", layout=TRANSPARENT, shape="same",
    doc="A Keras preprocessing augmentation (RandomFlip, RandomRotation, ...): the identity "
        "at inference; in training the transformation ``kind`` with Keras' ``config``, or "
        "the identity with a diagnostic where no faithful form exists.")
@@ -572,7 +576,7 @@ op("clip", attrs="min: float = None; max: float = None", layout=TRANSPARENT,
    doc="Element-wise clamp to [min, max] (None: unbounded on that side).")
 op("where", inputs="condition, x, y", layout=TRANSPARENT,
    doc="x where condition holds, else y (all three broadcast).")
-op("training_select", inputs="train, infer", layout=TRANSPARENT,
+op("training_select", training_default=False, inputs="train, infer", layout=TRANSPARENT,
    doc="``train`` while training, ``infer`` at inference: a branch on ``training`` in a Keras "
        "call() (``self.training`` in torch). The printers put each input's own computation "
        "inside its branch.")
@@ -643,7 +647,7 @@ op("pixel_shuffle", attrs="factor: int", layout=IMPLICIT, rank=2,
        "blocks; output channel c, block position (i, j) is input channel c*r*r + i*r + j, in "
        "either layout.")
 
-op("random_crop", attrs="size: sizes", layout=IMPLICIT, rank=2,
+op("random_crop", training_default=True, attrs="size: sizes", layout=IMPLICIT, rank=2,
    doc="Keras RandomCrop to ``size``: in training one random window of that size per batch where the "
        "image is larger on both spatial axes, otherwise the window at Keras' centred offsets, resized "
        "(bilinear) to ``size`` where it is smaller; at inference the centred window of the target's "

@@ -14,14 +14,12 @@ when the model's mode-dependent nodes all share one default: :func:`default_mode
 
 from __future__ import annotations
 
+from transpiler.ir import ops
 from transpiler.ir.graph import Graph, Node
 
 #: ``random_augmentation`` kinds whose Keras ``call`` defaults ``training`` to False (noise
 #: regularisers); every other kind is an image preprocessing layer (default True)
 _INFERENCE_DEFAULT_KINDS = ("GaussianNoise", "GaussianDropout")
-
-#: ops that run differently in training whatever their attributes
-_MODE_OPS = ("dropout", "spatial_dropout", "batch_norm", "training_select", "random_augmentation", "random_crop")
 
 #: attributes that make a node random in training when they are positive (an RNN's or an
 #: attention layer's dropout)
@@ -31,14 +29,14 @@ _DROPOUT_ATTRS = ("dropout", "recurrent_dropout")
 def node_default(node: Node) -> bool | None:
     """The mode a node runs in when no call says (True: as in training, False: as at
     inference), or None when it runs the same in both."""
-    if node.op == "random_crop":
-        return True
-    if node.op == "random_augmentation":
-        if node.attrs.get("kind") in _INFERENCE_DEFAULT_KINDS:
-            return False if _noisy(node) else None
-        return True
-    if node.op in _MODE_OPS:
-        return False
+    try:
+        default = ops.get(node.op).training_default
+    except KeyError:  # (a graph-level pseudo op, not in the table)
+        default = None
+    if node.op == "random_augmentation" and node.attrs.get("kind") in _INFERENCE_DEFAULT_KINDS:
+        return False if _noisy(node) else None  # (one op for every augmentation layer: its kind decides)
+    if default is not None:
+        return default
     if any(_positive(node.attrs.get(a)) for a in _DROPOUT_ATTRS):
         return False
     return None
