@@ -239,8 +239,11 @@ def test_torch_model_code_is_a_fixpoint_after_one_round_trip(name):
 
 
 def _whole(name: str, label: str) -> str:
-    """The whole script but its header line, the docstrings' source references as ``(<source>)``."""
-    return _SOURCE_REF.sub("(<source>)", _text(name, label).split("\n", 1)[1])
+    """The whole script but its header line, the docstrings' source references as ``(<source>)``,
+    and a specialised builder's guard reasons (how this round's source used each argument, as
+    in :func:`model_code`: the guard itself is compared)."""
+    text = _SOURCE_REF.sub("(<source>)", _text(name, label).split("\n", 1)[1])
+    return _GUARD_REASONS.sub(r"\1", text)
 
 
 def test_whole_script_sets_cover_the_corpus():
