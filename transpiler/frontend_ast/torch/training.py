@@ -205,6 +205,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                     self.read_function(fn, self._guess_params(fn), {})
                 finally:
                     self.guessing -= 1
+        from transpiler.frontend_ast.torch import method_functions
+
+        method_functions.read_methods(self)  # (a model's own methods forward does not call: GPT.generate)
         for fn, key in torch_trainers.unread_methods(self):  # (nothing calls them: parameters unknown)
             self.guessing += 1
             try:
@@ -524,6 +527,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         if any(k.startswith(path + ".") for k in plan):
             return ModelAttrV(model, path, root)
         own = torch_episodes.model_attribute(self, obj, name) if isinstance(obj, ModelV) else None
+        if own is None and isinstance(obj, ModelV):  # (``self.block_size = config.block_size``)
+            from transpiler.frontend_ast.torch.method_functions import constructor_attribute
+
+            own = constructor_attribute(self, obj, name, node)
         if own is not None:
             return own
         raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated "
