@@ -173,6 +173,12 @@ class ReaderMethods:
             return OTHER  # in a parameter group: read statically (parameter_groups)
         if model.md is None and model.elsewhere:  # (a method of the class the other file translates)
             return OTHER
+        if model.md is None:  # (a model the program gives when it runs: frontend_ast/torch/runtime_params)
+            from transpiler.frontend_ast.torch import runtime_params
+
+            walked = runtime_params.walk(self, model, name, node)
+            if walked is not None:
+                return walked
         if model.md is not None and name in model.md.methods:
             # the model's own method: a Keras model over its layers (keras_printer.method_function)
             model.md.called_methods.add(name)

@@ -367,7 +367,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if _has_backward(stmt) and self.sid(stmt) not in self.custom_loops:
                 self.training_loop(stmt, scope)
                 return
-            if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV):
+            if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV) and \
+                    self.peek(stmt.iter.func.value, scope).md is not None:
                 self.parameter_loop(stmt, scope)
                 return
             items = self.expr(stmt.iter, scope)
@@ -461,6 +462,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, scope)
+            from transpiler.frontend_ast.torch.runtime_params import class_values
+
+            class_values(self, small.value, scope)  # (``whitelist = (torch.nn.Linear, )``)
             for t in small.targets:
                 self.assign(t.target, value, scope, line)
         elif isinstance(small, cst.AnnAssign):
@@ -646,6 +650,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return ParamV()
         if isinstance(items, ChildrenV):
             return TupleV([OTHER, ChildV()]) if items.named else ChildV()
+        from transpiler.frontend_ast.torch import runtime_params
+
+        if isinstance(items, runtime_params.NamedWalkV):
+            return runtime_params.element(items)
         if isinstance(items, TupleV) and items.items and all(type(i) is type(items.items[0]) for i in items.items):
             return items.items[0]
         if isinstance(items, _Enumerated):

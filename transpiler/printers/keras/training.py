@@ -44,7 +44,7 @@ KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
 RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training", "keras.vision",
-                   "keras.distributions", "keras.modules", "keras.autograd", "keras.arrays", "keras.downloads")
+                   "keras.distributions", "keras.modules", "keras.autograd", "keras.arrays", "keras.downloads", "keras.named_params")
 
 
 def helper_sources(name: str, copier: runtime_source.Copier) -> list[str]:
