@@ -248,3 +248,13 @@ def test_mingpt_create_optimizer_groups_by_name_and_type_and_trains_as_torch():
         losses_k.append(float(kloss))
     assert losses_t[2] < losses_t[0]
     np.testing.assert_allclose(losses_k, losses_t, rtol=1e-4)
+
+
+def test_an_attribute_of_a_rebound_argument_is_not_read_from_the_constructor_arguments():
+    """``self.width = width`` after ``width = width * 2`` is not the caller's argument: the
+    method reading it stays a stub (the Keras class keeps the arguments as given)."""
+    src = LM.replace("        self.window = 2 * context\n", "        context = context + 1\n        self.window = 2 * context\n")
+    tr = translate(src, "charlm.py", "keras")
+    messages = [d.message for d in tr.stubs]
+    assert any(m.startswith("CharLM.span is not part of the Keras model") and "self.window" in m for m in messages), \
+        messages
