@@ -99,6 +99,7 @@ class ReaderMethods:
         path = _dotted(arg[0].value) or ""
         return path.split(".")[0] in self.torch_names() and path.split(".")[-1] in CAST_DTYPES
 
+    # long: one case per nn.Module method (modes, parameters, state, casts, device moves, walks)
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value
         if model.md is None and model.elsewhere and not os.path.isfile(model.elsewhere) and name not in (

@@ -85,6 +85,7 @@ class ReaderObjects:
             raise Unsupported(f"{name}(reduction='sum') sums every element; Keras sums per-sample means")
         return T.Loss(kind, from_logits, params, reduction)
 
+    # long: one case per optimizer family's settings (and where its parameters come from)
     def optimizer(self, name: str, node: cst.Call, pos, vals, kw) -> V:
         if name in OPTIMIZERS_WITHOUT_KERAS:
             raise Unsupported(f"torch.optim.{name} ({OPTIMIZERS_WITHOUT_KERAS[name]}) has no Keras optimizer; "
