@@ -128,6 +128,12 @@ class TorchModelFacts:
     child_blocks: dict[str, tuple[str, str]] | None = None
     #: ``(method, parameters text, span, message)`` of the class's methods left as stubs
     unread_methods: list[tuple[str, str, Span, str]] = field(default_factory=list)
+    #: ``(method, parameters text, span, message, FunctionDef)`` of the class's own methods forward
+    #: does not call (``GPT.generate``), read by the program reader as functions over the model
+    #: (frontend_ast/torch/method_functions.py); a method it cannot read goes to ``unread_methods``
+    method_functions: list[tuple[str, str, Span, str, Any]] = field(default_factory=list)
+    #: those of ``method_functions`` the reader translated (printed as ``def gpt_generate(model, ...)``)
+    method_functions_read: list[tuple[str, str, Any]] = field(default_factory=list)
     #: a model built of its submodules (``{"parts": [(attr, Graph)], "call": ...}``,
     #: frontend_ast/torch/parts.py); empty: not one
     composed: dict[str, Any] = field(default_factory=dict)

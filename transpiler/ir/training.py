@@ -152,6 +152,9 @@ class Optimizer:
     group_learning_rates: list = field(default_factory=list)
     #: why some variables step at their own rate, when it is not the program's parameter groups
     rate_note: str | None = None
+    #: the program's own list of parameter groups, built when it runs (its source node's id:
+    #: frontend_ast/torch/runtime_params.py); None: none
+    runtime_groups: Any = None
 
     @property
     def learning_rate(self) -> Any:

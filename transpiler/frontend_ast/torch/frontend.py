@@ -41,6 +41,7 @@ from transpiler.frontend_ast.torch import repeated_blocks
 from transpiler.frontend_ast.torch import reset_methods
 from transpiler.frontend_ast.torch import zoo_nn  # noqa: F401  (registers nn.Transformer*)
 from transpiler.frontend_ast.torch import module_inherit
+from transpiler.frontend_ast.torch import method_functions
 from transpiler.frontend_ast.interp import ClassRef, Env, FunctionRef, Return, Unknown
 from transpiler.frontend_ast.torch.params import TensorData
 from transpiler.frontend_ast.keras.frontend import FrontendError, collect_comments
@@ -638,7 +639,7 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
         """Methods of the model's classes that building it never ran (a ``train_step``, a
         ``metrics`` property) are not part of the Keras model: each is a stub (the printer
         writes a function that raises, named after the model and the method)."""
-        unread, seen, resets = [], set(), []
+        unread, seen, resets, later = [], set(), [], []
         own = self._own_step(mod, md)
         for _, m in _walk(mod):
             if m.kind != "user" or m.cls.node in seen:
@@ -667,9 +668,16 @@ class TorchFrontend(TorchStatements, TorchModuleParams, TorchGraphBuilding, Torc
                 failed = md.graph.from_torch.own_step_failed
                 if m is mod and failed and name in ("train_step", "test_step", "metrics"):
                     message = f"{m.cls_name}.{name}: the model's own training step is not translated ({failed})"
+                elif m is mod and method_functions.plain_method(stmt) and \
+                        name not in ("train_step", "test_step", "metrics"):
+                    # (the model's own method over its outputs, ``GPT.generate``: read by the
+                    # program reader as a function of the model, frontend_ast/torch/method_functions)
+                    later.append((name, params, span, message, stmt))
+                    continue
                 self.program.stub(span, message, f"def {name}{_code(stmt.params).join('()')}")
                 unread.append((name, params, span, message))
         md.graph.from_torch.unread_methods, md.graph.from_torch.reset_methods = unread, resets
+        md.graph.from_torch.method_functions = later
 
     def _own_step(self, mod: Mod, md: ModelDef) -> set[str]:
         """The model's own ``train_step``/``test_step``/``metrics`` in Keras

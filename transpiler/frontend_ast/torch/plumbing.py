@@ -347,8 +347,6 @@ def array_function(short: str, path: str, pos: list, kw: dict, p) -> str | None:
     diagonal])``, ``torch.eye(n[, m])`` (float32, torch's default), ``torch.diag(x)``."""
     if path.count(".") != 1:
         return None
-    if short == "multinomial":
-        return multinomial(pos, kw, p)
     extra = set(kw) - {"device", "dtype", "start_dim", "end_dim", "diagonal"}
     if extra or "dtype" in kw and short != "eye":
         return None
@@ -372,20 +370,6 @@ def array_function(short: str, path: str, pos: list, kw: dict, p) -> str | None:
     if short == "diag" and 1 <= len(pos) <= 2 and not kw:
         return f"$diag({', '.join(p(a) for a in pos)})"
     return None
-
-
-def multinomial(pos: list, kw: dict, p) -> str | None:
-    """``torch.multinomial(w, k[, replacement])`` of a weights vector held in a variable → numpy's
-    choice over its indices (float64 probabilities, as numpy needs them to sum to 1), as an
-    int64 array of k indices; else None."""
-    args = dict(zip(("input", "num_samples", "replacement"), pos), **kw)
-    if set(args) - {"input", "num_samples", "replacement"} or "num_samples" not in args or \
-            not isinstance(args["input"], cst.Name):
-        return None
-    w = p(args["input"])
-    replace = p(args["replacement"]) if "replacement" in args else "False"
-    return (f"$random.choice({w}.shape[-1], size={p(args['num_samples'])}, replace={replace}, "
-            f"p=$asarray({w}, dtype='float64') / $asarray({w}, dtype='float64').sum())")
 
 
 def _int_text(node) -> str | None:

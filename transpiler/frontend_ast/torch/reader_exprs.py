@@ -838,6 +838,19 @@ def _where(r, c: _TorchCall) -> V:
     return c.array(r, f"$where({c.p(c.pos[0])}, {c.p(c.pos[1])}, {c.p(c.pos[2])})")
 
 
+def _multinomial(r, c: _TorchCall) -> V:
+    """``torch.multinomial(w, k[, replacement])`` of a weights vector or a matrix of them → the
+    generated ``array_multinomial`` (runtime/keras/arrays.py: numpy's choice per row, int64
+    indices of torch's shape)."""
+    names = ("input", "num_samples", "replacement")
+    given = dict(zip(names, c.pos), **c.kw)
+    if set(given) - set(names) or "num_samples" not in given or "input" not in given or len(c.pos) > 3:
+        c.not_translated()
+    texts = [c.p(given[k]) if i < len(c.pos) else f"{k}={c.p(given[k])}" for i, k in enumerate(names) if k in given]
+    r.runtime_expr(c.node, f"array_multinomial({', '.join(texts)})", c.parts, ["array_multinomial"])
+    return Arr()
+
+
 def _loss_on_arrays(r, c: _TorchCall) -> V:
     raise Unsupported(f"{c.path} on array data")  # handled in functional_loss
 
@@ -855,7 +868,8 @@ _TORCH_FUNCTIONS = _table(
     (("torch.allclose", "torch.isclose", "torch.equal"), _close),
     (("torch.max", "torch.min"), _extremum),
     (("torch.argmax", "torch.argmin", "torch.sum", "torch.mean", "torch.amax", "torch.amin", "torch.std",
-      "torch.var", "torch.prod"), _reduce),
+      "torch.var", "torch.prod", "torch.topk"), _reduce),
+    (("torch.multinomial",), _multinomial),
     (("torch.relu", "torch.nn.functional.relu"), _relu), (("torch.clamp", "torch.clip"), _clip),
     (("torch.where",), _where), (("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss"), _loss_on_arrays),
 )

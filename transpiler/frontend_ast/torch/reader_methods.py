@@ -99,6 +99,7 @@ class ReaderMethods:
         path = _dotted(arg[0].value) or ""
         return path.split(".")[0] in self.torch_names() and path.split(".")[-1] in CAST_DTYPES
 
+    # long: one case per nn.Module method (modes, parameters, state, casts, device moves, walks)
     def model_method(self, model: ModelV, name: str, node: cst.Call, args) -> V:
         recv = node.func.value
         if model.md is None and model.elsewhere and not os.path.isfile(model.elsewhere) and name not in (
@@ -173,6 +174,12 @@ class ReaderMethods:
             return OTHER  # in a parameter group: read statically (parameter_groups)
         if model.md is None and model.elsewhere:  # (a method of the class the other file translates)
             return OTHER
+        if model.md is None:  # (a model the program gives when it runs: frontend_ast/torch/runtime_params)
+            from transpiler.frontend_ast.torch import runtime_params
+
+            walked = runtime_params.walk(self, model, name, node)
+            if walked is not None:
+                return walked
         if model.md is not None and name in model.md.methods:
             # the model's own method: a Keras model over its layers (keras_printer.method_function)
             model.md.called_methods.add(name)

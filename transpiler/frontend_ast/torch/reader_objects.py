@@ -85,6 +85,7 @@ class ReaderObjects:
             raise Unsupported(f"{name}(reduction='sum') sums every element; Keras sums per-sample means")
         return T.Loss(kind, from_logits, params, reduction)
 
+    # long: one case per optimizer family's settings (and where its parameters come from)
     def optimizer(self, name: str, node: cst.Call, pos, vals, kw) -> V:
         if name in OPTIMIZERS_WITHOUT_KERAS:
             raise Unsupported(f"torch.optim.{name} ({OPTIMIZERS_WITHOUT_KERAS[name]}) has no Keras optimizer; "
@@ -99,7 +100,13 @@ class ReaderObjects:
         given = dict(zip(order[1:], pos[1:]))
         given.update(kw)
         values = {k: self.static(v, f"{name}({k}=...)") for k, v in given.items()}
-        if not isinstance(params, ParamsV):
+        runtime_groups = None
+        from transpiler.frontend_ast.torch.runtime_params import built_groups
+
+        if not isinstance(params, ParamsV) and built_groups(self, pos[0]):
+            runtime_groups = self.sid(pos[0])  # (groups the function builds when it runs: runtime_params)
+            params = ParamsV(ModelV("model", None), _code(pos[0]))
+        elif not isinstance(params, ParamsV):
             if not isinstance(pos[0], (cst.List, cst.Tuple)):
                 raise Unsupported(f"torch.optim.{name}({_code(pos[0])}): only model.parameters() of a model "
                                   "built in this script is translated")
@@ -117,6 +124,7 @@ class ReaderObjects:
         hyper = dict(T.OPTIMIZER_DEFAULTS[kind])
         hyper["learning_rate"] = h["lr"]
         opt = T.Optimizer(kind, hyper, **per_group)
+        opt.runtime_groups = runtime_groups
         if kind in ("adam", "adamw", "adamax", "nadam"):
             betas = h["betas"]
             if isinstance(betas, T.Code):

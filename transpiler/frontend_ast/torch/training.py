@@ -205,6 +205,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
                     self.read_function(fn, self._guess_params(fn), {})
                 finally:
                     self.guessing -= 1
+        from transpiler.frontend_ast.torch import method_functions
+
+        method_functions.read_methods(self)  # (a model's own methods forward does not call: GPT.generate)
         for fn, key in torch_trainers.unread_methods(self):  # (nothing calls them: parameters unknown)
             self.guessing += 1
             try:
@@ -364,7 +367,8 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             if _has_backward(stmt) and self.sid(stmt) not in self.custom_loops:
                 self.training_loop(stmt, scope)
                 return
-            if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV):
+            if pg.iterates_parameters(stmt.iter) and isinstance(self.peek(stmt.iter.func.value, scope), ModelV) and \
+                    self.peek(stmt.iter.func.value, scope).md is not None:
                 self.parameter_loop(stmt, scope)
                 return
             items = self.expr(stmt.iter, scope)
@@ -458,6 +462,9 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, scope)
+            from transpiler.frontend_ast.torch.runtime_params import class_values
+
+            class_values(self, small.value, scope)  # (``whitelist = (torch.nn.Linear, )``)
             for t in small.targets:
                 self.assign(t.target, value, scope, line)
         elif isinstance(small, cst.AnnAssign):
@@ -524,6 +531,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
         if any(k.startswith(path + ".") for k in plan):
             return ModelAttrV(model, path, root)
         own = torch_episodes.model_attribute(self, obj, name) if isinstance(obj, ModelV) else None
+        if own is None and isinstance(obj, ModelV):  # (``self.block_size = config.block_size``)
+            from transpiler.frontend_ast.torch.method_functions import constructor_attribute
+
+            own = constructor_attribute(self, obj, name, node)
         if own is not None:
             return own
         raise Unsupported(f"{_code(node)}: reading the model's submodules or attributes is not translated "
@@ -639,6 +650,10 @@ class TrainingReader(ReaderExpressions, ReaderMethods, ReaderObjects, ReaderData
             return ParamV()
         if isinstance(items, ChildrenV):
             return TupleV([OTHER, ChildV()]) if items.named else ChildV()
+        from transpiler.frontend_ast.torch import runtime_params
+
+        if isinstance(items, runtime_params.NamedWalkV):
+            return runtime_params.element(items)
         if isinstance(items, TupleV) and items.items and all(type(i) is type(items.items[0]) for i in items.items):
             return items.items[0]
         if isinstance(items, _Enumerated):

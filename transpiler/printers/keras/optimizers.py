@@ -107,6 +107,9 @@ def optimizer_expr(printer, opt: T.Optimizer) -> str:
     if opt.no_weight_decay is not None:
         printer.need("without_weight_decay")
         expr = f"without_weight_decay({expr}, {_listed(opt.no_weight_decay)})"
+    if opt.runtime_groups is not None:  # (runtime keras/named_params.py)
+        printer.need("param_groups_optimizer")
+        expr = f"param_groups_optimizer({expr}, {printer.ref(opt.runtime_groups)})"
     if group_rates:
         printer.need("with_learning_rates")
         groups = ", ".join(f"({_listed(v)}, {_num(scale)})" for v, scale in group_rates)

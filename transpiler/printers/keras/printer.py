@@ -32,6 +32,7 @@ from transpiler.printers.keras.reset_methods import reset_function
 from transpiler.printers.keras.subclass import (builds_on_call, is_subclass, keras_model_name, on_call_class,
                                                on_call_parts, subclass_text)
 from transpiler.printers.keras.training import ProgramPrinter
+from transpiler.printers.keras import method_functions
 
 _HEADER = ["import keras", "from keras import layers"]
 
@@ -503,6 +504,8 @@ class KerasScript:
             lines += ["", "", f"def {method_function(md, method)}(model):",
                       f'    """``{graph.name}.{method}`` as a Keras model over the layers of ``model`` (its weights)."""']
             lines += model_body(sub, self.reserved() | {"model"}, shared="model")
+        for method, _params, fn in graph.from_torch.method_functions_read:  # (frontend_ast/torch/method_functions)
+            lines += ["", "", method_functions.function_text(self.training, fn, method_function(md, method)).rstrip("\n")]
         for method, params, span, message in graph.from_torch.unread_methods:
             lines += ["", "", self._raise_def(method_function(md, method), params, f"{span}: {message}").rstrip("\n")]
         for method, params, span, paths in graph.from_torch.reset_methods:  # (printers/keras/reset_methods)

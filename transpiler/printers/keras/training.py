@@ -44,7 +44,7 @@ KERAS_BETAS = (0.9, 0.999)
 
 #: runtime modules (transpiler/runtime/keras/) holding the helpers generated programs use
 RUNTIME_MODULES = ("keras.data", "keras.optimizers", "keras.losses", "keras.training", "keras.vision",
-                   "keras.distributions", "keras.modules", "keras.autograd", "keras.arrays", "keras.downloads")
+                   "keras.distributions", "keras.modules", "keras.autograd", "keras.arrays", "keras.downloads", "keras.named_params")
 
 
 def helper_sources(name: str, copier: runtime_source.Copier) -> list[str]:
@@ -321,6 +321,12 @@ class ProgramPrinter:
                 self.imports.add("import numpy as np")
                 out = f"np.transpose({out}, {lit(perm)})"
             return out
+        nones = md.graph.from_torch.none_outputs if md is not None else None
+        if nones and output_perm(md, 0) is None:
+            # (``return logits, None``: the Keras model returns None too, which predict cannot
+            # batch; a call in the same mode, its tensors as arrays)
+            return (f"[None if t is None else keras.ops.convert_to_numpy(t) for t in "
+                    f"{model}({arg}, training={bool(cfg['training'])})]")
         if cfg["training"] and n_out > 1:  # several outputs: a list of arrays, as predict gives
             out = f"[keras.ops.convert_to_numpy(t) for t in {model}({arg}, training=True)]"
         elif cfg["training"]:

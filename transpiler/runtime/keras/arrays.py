@@ -62,6 +62,20 @@ def array_topk(x, k, dim=-1, largest=True, sorted=True):
     return np.take_along_axis(x, indices, axis=dim), indices.astype(np.int64)
 
 
+def array_multinomial(input, num_samples, replacement=False):
+    """torch's ``torch.multinomial(input, num_samples, replacement)`` of array data: for a
+    weights vector (or each row of a matrix of them) ``num_samples`` int64 indices drawn with
+    probabilities proportional to the weights (unnormalised, float64 as numpy needs them),
+    each index at most once without replacement; shape ``(num_samples,)`` for a vector,
+    ``(rows, num_samples)`` for a matrix, as torch's. Drawn from numpy's global generator
+    (torch's generator draws other numbers)."""
+    w = np.asarray(input, dtype="float64")
+    rows = w.reshape(-1, w.shape[-1])
+    drawn = [np.random.choice(rows.shape[-1], size=num_samples, replace=replacement, p=row / row.sum())
+             for row in rows]
+    return np.stack(drawn).reshape(w.shape[:-1] + (num_samples,)).astype(np.int64)
+
+
 def is_tensor(x):
     """torch's ``isinstance(x, torch.Tensor)`` in a Keras program: a Keras (backend) tensor or
     a numpy array, the two kinds torch's tensors are there."""
