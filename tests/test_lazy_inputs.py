@@ -128,3 +128,51 @@ def test_a_first_layer_taking_any_number_of_axes_decides_nothing():
     messages = " ".join(d.message for d in result.stubs)
     assert "how many axes x_train.shape[2:] has is known only when the program runs" in messages
     assert not STANDIN.search(result.text)
+
+
+WHOLE_SHAPE = DATA + '''
+inp = keras.Input(shape=x_train.shape[1:])
+h = layers.ConvLSTM2D(filters=2, kernel_size=3, padding="same")(inp)
+model = keras.Model(inp, layers.Dense(1)(layers.Flatten()(h)))
+'''
+
+
+def test_the_whole_shape_of_the_data_is_decided_the_same_way():
+    """``Input(shape=x_train.shape[1:])``: every axis the star gives, the time axis too."""
+    result = translate(WHOLE_SHAPE, "whole.py")
+    assert [d.message for d in result.stubs] == []
+    # (the time axis is no constructor argument: nothing in the module depends on it)
+    assert "model = Net(x_train.shape[2], x_train.shape[3], x_train.shape[4])" in result.text
+    assert not STANDIN.search(result.text)
+
+
+def test_the_whole_shape_program_runs_a_forward(tmp_path):
+    result = translate(WHOLE_SHAPE, "whole.py")
+    script = tmp_path / "whole_torch.py"
+    script.write_text(result.text + "\nimport torch\nout = model(torch.as_tensor(x_train[:2]).permute(0, 4, 1, 2, 3))"
+                      "\nassert tuple(out.shape) == (2, 1), out.shape\n")
+    done = program_runner.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+SEQUENTIAL = DATA + '''
+model = keras.Sequential([
+    layers.Input(shape=(None, *x_train.shape[2:])),
+    layers.ConvLSTM2D(filters=3, kernel_size=3, padding="same", return_sequences=True),
+    layers.Conv3D(filters=1, kernel_size=3, padding="same", activation="sigmoid"),
+])
+model.compile(loss="binary_crossentropy", optimizer="adam")
+model.fit(x_train, y_train, batch_size=2, epochs=1, verbose=0)
+'''
+
+
+def test_a_sequential_input_is_decided_by_its_first_layer(tmp_path):
+    result = translate(SEQUENTIAL, "sequential.py")
+    assert [d.message for d in result.stubs] == []
+    assert "model = Net(x_train.shape[4])" in result.text
+    script = tmp_path / "sequential_torch.py"
+    script.write_text(result.text)
+    done = program_runner.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -733,6 +733,7 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
     # -- models -------------------------------------------------------------------
     def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:
         layers = list(args[0]) if args else list(kwargs.get("layers") or [])
+        layers = self._decide_sequence_input(layers)  # (Input(shape=(None, *x.shape[2:])), ConvLSTM2D, ...)
         model = ModelObj("sequential", span, name=_static_name(kwargs.get("name")))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         model.made_under = tuple(self.stmt_stack[:-1])

@@ -24,6 +24,7 @@ import libcst as cst
 from transpiler.frontend_ast.interp import Unknown, UnknownSplice
 from transpiler.ir.graph import Node, Span
 from transpiler.ir.layout import default_layout
+from transpiler.frontend_ast.keras.values import LayerObj
 
 #: how many axes (batch included) a pending input may be given at most
 _MAX_RANK = 8
@@ -62,6 +63,18 @@ def _star_shape(star: Any) -> tuple[cst.BaseExpression, int] | None:
     return None
 
 
+def _shape_code_of(value: Any) -> cst.BaseExpression | None:
+    """The ``x.shape[k:]`` / ``x.shape`` code a run-time value was computed by (followed back
+    through the names it was bound to), or None."""
+    seen = 0
+    while isinstance(value, Unknown) and seen < 16:
+        source = value.source
+        if isinstance(source, cst.BaseExpression) and _star_shape(source) is not None:
+            return source
+        value, seen = value.origin, seen + 1
+    return None
+
+
 def splice_of(shape: Any) -> UnknownSplice | None:
     """The splice an ``Input`` shape is (or was bound from), if it is one."""
     seen = 0
@@ -76,8 +89,13 @@ class KerasLazyInputs:
     """Mixin of KerasFrontend: inputs whose axis count the first layer decides."""
 
     def _pending_input(self, shape: Any, kwargs: dict, span: Span) -> PendingInput | None:
+        if not self.runtime_sizes:
+            return None
         splice = splice_of(shape)
-        if splice is None or splice.tail is None or not self.runtime_sizes:
+        if splice is None:  # ``shape=x_train.shape[1:]``: the whole shape is the star
+            star_code = _shape_code_of(shape)
+            splice = UnknownSplice("", head=(), star=star_code, tail=()) if star_code is not None else None
+        if splice is None or splice.tail is None:
             return None
         star = _star_shape(splice.star)
         if star is None or not all(d is None or type(d) is int for d in (*splice.head, *splice.tail)):
@@ -112,6 +130,13 @@ class KerasLazyInputs:
                 return args
             pending.tensor = self._decided_input(pending, ranks[0])
         return [pending.tensor, *args[1:]]
+
+    def _decide_sequence_input(self, items: list) -> list:
+        """``keras.Sequential([Input(shape=(None, *x.shape[2:])), ConvLSTM2D(...), ...])``: the
+        pending input decided by the layer after it, as for a call."""
+        if len(items) > 1 and isinstance(items[0], PendingInput) and isinstance(items[1], LayerObj):
+            return [*self._decide_pending(items[1].spec.op, items[1].spec.attrs, items[:1]), *items[1:]]
+        return items
 
     def _probe_shape(self, pending: PendingInput, rank: int) -> tuple:
         n_star = rank - 1 - len(pending.head) - len(pending.tail)
