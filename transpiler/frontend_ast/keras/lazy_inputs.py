@@ -101,7 +101,8 @@ class KerasLazyInputs:
         if star is None or not all(d is None or type(d) is int for d in (*splice.head, *splice.tail)):
             return None
         code = cst.Module([]).code_for_node(splice.star)
-        reason = (f"Input(shape=(..., *{code}, ...)): how many axes {code} has is known only when the program "
+        written = f"(..., *{code}, ...)" if splice.head or splice.tail or splice.source is not None else code
+        reason = (f"Input(shape={written}): how many axes {code} has is known only when the program "
                   "runs, and no layer this input is handed to takes one number of axes only")
         return PendingInput(reason, head=tuple(splice.head), shape_of=star[0], start=star[1],
                             tail=tuple(splice.tail), kwargs=dict(kwargs), span=span,
