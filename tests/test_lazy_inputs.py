@@ -126,7 +126,8 @@ def test_a_first_layer_taking_any_number_of_axes_decides_nothing():
     with the reason (never a guessed shape, never a stand-in number)."""
     result = translate(DENSE_FIRST, "dense.py")
     messages = " ".join(d.message for d in result.stubs)
-    assert "how many axes x_train.shape[2:] has is known only when the program runs" in messages
+    assert "Input(shape=(..., *x_train.shape[2:], ...)): the number of axes is only known when the program " \
+        "runs (no layer it is handed to fixes it)" in messages
     assert not STANDIN.search(result.text)
 
 
@@ -176,3 +177,19 @@ def test_a_sequential_input_is_decided_by_its_first_layer(tmp_path):
     done = program_runner.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
                               timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+REALWORLD_KERAS = os.path.join(os.environ.get("RW_REALWORLD_DIR") or os.path.normpath(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "realworld")), "keras")
+
+
+@pytest.mark.skipif(not os.path.isdir(REALWORLD_KERAS), reason="no ../shared/realworld set here")
+def test_keras_io_conv_lstm_translates_without_stubs():
+    """keras.io conv_lstm (read from ../shared/realworld, never copied): its Input of
+    ``(None, *x_train.shape[2:])`` on np.load'ed frames, 9 stubs before."""
+    path = os.path.join(REALWORLD_KERAS, "conv_lstm.py")
+    with open(path, encoding="utf-8") as fh:
+        result = translate(fh.read(), path)
+    assert [d.message for d in result.stubs] == []
+    assert "model = Net(x_train.shape[4])" in result.text
+    compile(result.text, path, "exec")

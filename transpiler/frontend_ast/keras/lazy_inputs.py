@@ -102,8 +102,8 @@ class KerasLazyInputs:
             return None
         code = cst.Module([]).code_for_node(splice.star)
         written = f"(..., *{code}, ...)" if splice.head or splice.tail or splice.source is not None else code
-        reason = (f"Input(shape={written}): how many axes {code} has is known only when the program "
-                  "runs, and no layer this input is handed to takes one number of axes only")
+        reason = (f"Input(shape={written}): the number of axes is only known when the program runs "
+                  "(no layer it is handed to fixes it)")
         return PendingInput(reason, head=tuple(splice.head), shape_of=star[0], start=star[1],
                             tail=tuple(splice.tail), kwargs=dict(kwargs), span=span,
                             stmt=self.stmt_stack[-1] if self.stmt_stack else None)
