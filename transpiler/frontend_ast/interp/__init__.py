@@ -7,9 +7,9 @@ from transpiler.frontend_ast.interp.operators import (AUGMENTED, BINOPS, CMPOPS,
 from transpiler.frontend_ast.interp.registry import PASS, NodeRules, RuleTable, TypeTable
 from transpiler.frontend_ast.interp.scope import Break, Continue, Env, Return
 from transpiler.frontend_ast.interp.values import (BatchDim, ClassRef, FunctionRef, Signature, Unknown,
-                                                   Unsupported, contains, source_of)
+                                                   UnknownSplice, Unsupported, contains, source_of)
 
 __all__ = ["AUGMENTED", "ArgumentError", "BINOPS", "BatchDim", "Break", "CMPOPS", "CONSTANTS", "ClassRef",
            "Continue", "DynamicIterable", "Env", "FunctionRef", "Interpreter", "NodeRules", "OBJECT_CMPOPS",
            "PASS", "Return", "RuleTable", "SAFE_BUILTINS", "Signature", "TypeTable", "UNARYOPS", "Unknown",
-           "Unsupported", "code_of", "contains", "source_of"]
+           "UnknownSplice", "Unsupported", "code_of", "contains", "source_of"]

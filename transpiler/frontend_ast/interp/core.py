@@ -44,7 +44,7 @@ from transpiler.frontend_ast.interp.module_constants import ModuleConstants
 from transpiler.frontend_ast.interp.operators import BINOPS, CMPOPS, CONSTANTS, SAFE_BUILTINS, UNARYOPS
 from transpiler.frontend_ast.interp.registry import PASS, NodeRules, RuleTable, TypeTable
 from transpiler.frontend_ast.interp.scope import Env
-from transpiler.frontend_ast.interp.values import Unknown
+from transpiler.frontend_ast.interp.values import Unknown, UnknownSplice
 
 _MISSING = object()
 #: the dispatch tables, in the order ``Interpreter.extended_tables`` returns them
@@ -132,6 +132,8 @@ class Interpreter(ModuleConstants):
             # before (a parameter's: the caller's argument), so a reader can follow it back
             value = Unknown(value.reason, source=node, origin=value if value.source is not None else None,
                             read_env=env)
+        elif type(value) is UnknownSplice and value.source is None:  # (fresh: the display it was read from)
+            value.source, value.read_env = node, env
         return value
 
     def _other_expression(self, node: cst.CSTNode, env: Env) -> Any:
@@ -270,9 +272,15 @@ class Interpreter(ModuleConstants):
             value = self._eval(el.value, env)
             if isinstance(el, cst.StarredElement):
                 if isinstance(value, Unknown):
+                    rest = elements[i + 1:]
+                    tail = None
                     if self.READ_EVERY_PART:
-                        self._elements(elements[i + 1:], env)
-                    return Unknown(f"*{value.reason}" if value.reason else "*run-time data")
+                        tail = self._elements(rest, env)
+                    elif all(isinstance(e, cst.Element) and (isinstance(e.value, cst.Integer) or
+                             isinstance(e.value, cst.Name) and e.value.value == "None") for e in rest):
+                        tail = [self._eval(e.value, env) for e in rest]  # (constants: nothing else runs)
+                    return UnknownSplice(f"*{value.reason}" if value.reason else "*run-time data", head=tuple(out),
+                                         star=el.value, tail=tuple(tail) if isinstance(tail, list) else None)
                 out.extend(self._iterate(value, el.value))
             else:
                 out.append(value)

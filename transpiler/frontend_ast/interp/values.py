@@ -37,6 +37,21 @@ class Unknown:
 
 
 @dataclass(eq=False)
+class UnknownSplice(Unknown):
+    """A tuple or list display whose ``*starred`` part is not known statically
+    (``(None, *x_train.shape[2:])``): run-time data like any Unknown, which also says what is
+    known around the star, so that a reader may rebuild it once the number of items the star
+    gives is decided elsewhere (an ``Input`` shape, by the layer it is handed to)."""
+
+    #: the items before the star, as evaluated
+    head: tuple = ()
+    #: the starred expression (``x_train.shape[2:]``)
+    star: Any = None
+    #: the items after the star when they are constants (``(*x.shape[1:], 1)``); None when unread
+    tail: tuple | None = ()
+
+
+@dataclass(eq=False)
 class ClassRef:
     """A class the script defines. ``kind`` is the reader's: ``layer``/``model`` (Keras),
     ``module``/``plain`` (torch); ``env`` is where it was defined (None: module level)."""

@@ -26,6 +26,7 @@ from transpiler.frontend_ast.interp import (
     ArgumentError, Break, ClassRef, Continue, Env, FunctionRef, Return, Unknown, code_of)
 from transpiler.frontend_ast.keras.expressions import KerasExpressions
 from transpiler.frontend_ast.keras.lazy import KerasLazyModels
+from transpiler.frontend_ast.keras.lazy_inputs import KerasLazyInputs
 from transpiler.ir.identity import IdentityMap
 from transpiler.frontend_ast.keras.layers import BoundArgs, LayerSpec, Unsupported
 from transpiler.frontend_ast.keras.builder_sites import KerasBuilderSites
@@ -59,7 +60,7 @@ from transpiler.frontend_ast.size_names import SIZE_ARGUMENTS, name_module_const
     runtime_sizes_of, runtime_sizes_of_node
 
 
-class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
+class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotLayers, KerasRuntimeSizes, KerasConstantClasses, KerasBuilderSites, KerasNames,
                     KerasStatements, KerasWrappers, KerasSubclasses, KerasLazyModels, KerasTrainingFacts, KerasExpressions):
     """Reads one Keras source file into an ir.Program."""
 
@@ -577,6 +578,9 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         if shape is None and kwargs.get("input_shape") is not None:
             shape = kwargs["input_shape"]
         if shape is None or isinstance(shape, Unknown):
+            pending = self._pending_input(shape, kwargs, span)  # (None, *x.shape[2:]): its first layer decides
+            if pending is not None:
+                return pending
             raise FrontendError("Input: the shape must be known statically", span)
         if isinstance(shape, int):
             shape = (shape,)
@@ -613,6 +617,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
     def _call_layer(self, layer: LayerObj, args, kwargs, span: Span):
         self._warn_fixed_mode(kwargs, layer.cls_name or layer.spec.op, span)
         # the call's tensors (several for attention layers) and Keras' masks: keras_calls
+        args = self._decide_pending(layer.spec.op, layer.spec.attrs, list(args))  # Input(shape=(None, *x.shape[2:]))
         call = keras_calls.bind_call(layer.spec, layer.cls_name, list(args), dict(kwargs))
         inputs = call.tensors
         if not all(isinstance(t, TensorVal) for t in inputs):
@@ -728,6 +733,7 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
     # -- models -------------------------------------------------------------------
     def _make_sequential(self, args, kwargs, span: Span) -> ModelObj:
         layers = list(args[0]) if args else list(kwargs.get("layers") or [])
+        layers = self._decide_sequence_input(layers)  # (Input(shape=(None, *x.shape[2:])), ConvLSTM2D, ...)
         model = ModelObj("sequential", span, name=_static_name(kwargs.get("name")))
         model.construct_statement = self.stmt_stack[-1] if self.stmt_stack else None
         model.made_under = tuple(self.stmt_stack[:-1])
