@@ -472,6 +472,8 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         if calling:
             self.helper_call_stmts.append(saved_stmts[-1])
             self.helper_tensor_args.append(_has_tensor(list(bound.values())))
+            if self.helper_tensor_args[-1]:  # (a helper building part of a model at module level: it goes
+                self.inlined_helpers.add(name)  # with the model's statements unless the script calls it elsewhere)
         if builder_probe:
             self.call_sites = []
         try:
@@ -594,10 +596,14 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
         self.scratch.inputs.append(value)
         return TensorVal(value)
 
-    def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str):
+    def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str, adapt_key: str | None = None):
         spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
-        layer = LayerObj(spec=spec, cls_name="", keras_name="", span=span, hint=hint,
+        # (a lookup adapted at run time, ``adapt_key``: a layer of its own whose module reads the
+        # vocabulary; named, so that the module holding it has it as an attribute)
+        cls_name = spec.attrs.get("kind", "") if adapt_key is not None else ""
+        layer = LayerObj(spec=spec, cls_name=cls_name, keras_name=adapt_key or "", span=span, hint=hint,
                          scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
+        layer.adapt_key = adapt_key
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
     def _warn_fixed_mode(self, kwargs, what: str, span: Span) -> None:

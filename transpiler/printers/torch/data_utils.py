@@ -18,6 +18,7 @@ UTILITIES = {
     "save_img": ("torch.images", "save_img"),
     "pad_sequences": ("torch.sequences", "pad_sequences"),
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
+    "adapt_lookup": ("torch.preprocessing", "adapt_lookup"),  # (adapted in a helper: data_adapt.py)
     "set_layer_weights": ("torch.preprocessing", "set_layer_weights"),  # (layer.set_weights before a model)
     "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
     "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
@@ -157,7 +158,8 @@ def loader_statement(program, name: str, before=None):
 #: (``adapted_state``): copied once, right after the imports (before any module is built),
 #: never with the other helpers (a second copy would reset that state)
 PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization", "adapted_state")),
-            "set_layer_weights": ("torch.preprocessing", ("set_layer_weights", "adapted_state"))}
+            "set_layer_weights": ("torch.preprocessing", ("set_layer_weights", "adapted_state")),
+            "adapt_lookup": ("torch.preprocessing", ("adapt_lookup", "adapted_depth", "adapted_state"))}
 #: ``layer.build(shape)`` before its set_weights: nothing to do in torch (a comment in its place)
 LAYER_BUILT = "layer_built"
 #: utilities that replace their whole statement (comments and code): ``layer.build()``,

@@ -67,6 +67,9 @@ class TrainingCode:
     #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
     class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     wrapper_classes: dict[str, str] = field(default_factory=dict)  # (wrapper_training.py) class → text
+    #: lines standing where a statement building the model was (``x = helper(tensor, ...)``): the
+    #: data side of a helper called on a model's tensors (``adapt()``: frontend_ast/keras/data_adapt.py)
+    model_statement_lines: dict[int, list[str]] = field(default_factory=dict)
     #: the statements (ids) whose training call could not be translated (reported as stubs): the
     #: script printer prints them as stubs too, never as the Keras line (``model.fit`` on a module)
     failed: set[int] = field(default_factory=set)
@@ -135,6 +138,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                         self.loss_name(loss, _uses_logits(md, i))
                 continue
             if lines is None:
+                continue
+            if ts.kind == "data_util" and ts.call is None:  # (adapt() in a helper: before the model)
+                self.code.model_statement_lines.setdefault(ts.stmt, []).extend(lines)
                 continue
             if ts.kind == "data_util" and ts.config[0] in data_utils.STATEMENTS:
                 self.code.statements[ts.stmt] = lines  # (a comment: the whole statement goes)
@@ -381,6 +387,21 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
     def _pipeline(self, ds) -> "Pipeline":
         return data_pipeline.pipeline_of(self, ds)  # (.map/.batch/.repeat/.prefetch/.cache)
 
+    def _tensorflow_translated(self, code: str) -> str:
+        """An expression (the data of an ``adapt()`` moved out of a helper, its ``.map`` lambdas
+        reading ``tf.expand_dims``) with its TensorFlow calls in torch."""
+        module = cst_fast.parse(self.program.source) if self.program.source else cst.Module([])
+        aliases = torch_loss_functions.module_aliases(module)
+        wrapper = cst.FunctionDef(cst.Name("_data"), cst.Parameters(), cst.IndentedBlock(
+            [cst.SimpleStatementLine([cst.Return(cst.parse_expression(code))])]))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_builtin_loss)
+        except torch_loss_functions.Untranslatable as exc:
+            raise NotImplementedError(f"{code}: {exc} has no torch spelling") from None
+        if uses_f:
+            self.needs.add("F")
+        return cst.Module([]).code_for_node(new.body.body[0].body[0].value)
+
     def _map_function(self, code: str) -> str:
         """A ``.map()`` argument in torch: a function of the script (translated with it when it
         uses TensorFlow) or a lambda whose TensorFlow calls are translated here."""
@@ -498,7 +519,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if name not in data_utils.PREAMBLE and name not in data_utils.preamble_names(self.program):
                 # (those the script printer puts after the imports: not twice)
                 self.datasets.add(name)
-            return data_utils.call_lines(name, args.text, self._single_model_layouts())
+            lines = data_utils.call_lines(name, args.text, self._single_model_layouts())
+            return [self._tensorflow_translated(line) for line in lines] if ts.call is None else lines
         self.datasets.add(ts.kind)  # to_categorical, clone_model: the runtime's function, same arguments
         return [f"{ts.kind}({ts.config.text})"]
 
