@@ -776,6 +776,10 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
                 model.statements.add(node_.meta.get("top_stmt"))
         for value in model.graph.inputs:
             model.statements.add(self.value_stmts.get(value))
+        for given in (inputs, outputs):  # (a list of its tensors bound by a statement of its own)
+            held, stmt = self.__dict__.get("tensor_list_stmts", {}).get(id(given), (None, None))
+            if held is given and stmt not in self.stmt_stack:
+                model.statements.add(stmt)
         self._register_model(model, builder=None, var=None, args={})
         return model
 

@@ -141,7 +141,7 @@ def _gives_weights(printer, ds) -> bool:
     return False
 
 
-def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
+def keyed_inputs(code: str, names: list, layouts: list, shapes: list = ()) -> str | None:
     """A model's several inputs given as a dict the program computes (``{name: ... for name in
     ...}``, ``dict(...)``), keyed by ``keras.Input(name=...)`` as Keras matches them: the arrays
     in forward()'s order, the dict evaluated once. A variable (``model.predict(x)``) may hold
@@ -159,6 +159,14 @@ def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
     if not (keyed or variable) or len(names) != len(layouts) or not all(names) or \
             any(lay is not None and is_channels_first(lay) for lay in layouts):
         return None
+    item = "inputs[name] if isinstance(inputs, dict) else inputs[i]" if variable else "inputs[name]"
+    ranks = [len(shape) + 1 if shape and shape[-1] == 1 else 0 for shape in shapes]
+    if len(ranks) == len(names) and any(ranks):
+        # Keras' functional model gives an input one rank short, whose last axis should be 1,
+        # that axis (``convert_to_tensor([value])`` per name: (1,) where (None, 1) is taken)
+        pairs = lit(tuple(zip(names, ranks)))
+        return (f"[v[..., None] if getattr(v, 'ndim', r) == r - 1 else v for inputs in [{code}] "
+                f"for i, (name, r) in enumerate({pairs}) for v in [{item}]]")
     if variable:
         return (f"[inputs[name] if isinstance(inputs, dict) else inputs[i] for inputs in [{code}] "
                 f"for i, name in enumerate({lit(tuple(names))})]")

@@ -631,12 +631,21 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         Keras matches a dict of arrays against."""
         return [v.var for v in mt.md.graph.inputs] if mt.md else []
 
-    def inputs_expr(self, code: T.Code, layouts: list, names: list = ()) -> str:
+    @staticmethod
+    def _input_shapes(mt: ModelTraining) -> list:
+        """The model's inputs' per-sample shapes."""
+        return [tuple(v.shape[1:]) for v in mt.md.graph.inputs] if mt.md else []
+
+    def model_inputs_expr(self, code: T.Code, layouts: list, mt: ModelTraining) -> str:
+        """``inputs_expr`` for the inputs of ``mt``'s model (their names and shapes)."""
+        return self.inputs_expr(code, layouts, self._input_names(mt), self._input_shapes(mt))
+
+    def inputs_expr(self, code: T.Code, layouts: list, names: list = (), shapes: list = ()) -> str:
         as_dict = code_literals.dict_items(code.text) if len(layouts) > 1 else None
         if as_dict is not None and len(names) == len(layouts) and set(names) <= set(as_dict):
             # a dict keyed by input name: the arrays in the order of forward()'s arguments
             return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
-        keyed = dataset_features.keyed_inputs(code.text, names, layouts) if len(layouts) > 1 else None
+        keyed = dataset_features.keyed_inputs(code.text, names, layouts, shapes) if len(layouts) > 1 else None
         if keyed is not None:  # (a dict comprehension keyed by input name)
             return keyed
         parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
@@ -762,7 +771,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         x_layouts, y_layouts = self._data_layouts(mt, dataset)
         fit_name = self.fit_function(f)
         args = [ts.model, mt.optimizer_var, mt.loss_var,
-                self.inputs_expr(f.x, x_layouts, self._input_names(mt)),
+                self.model_inputs_expr(f.x, x_layouts, mt),
                 self.targets_expr(f.y, mt, y_layouts) if f.y is not None else "None"]
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
         if self._metrics_arg(mt) != "[]":
@@ -786,7 +795,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
             val_in, val_out = self._data_layouts(mt, val_ds)
             kw["validation_data"] = T.Code(
-                f"({self.inputs_expr(T.Code(parts[0]), val_in, self._input_names(mt))}, "
+                f"({self.model_inputs_expr(T.Code(parts[0]), val_in, mt)}, "
                 f"{self.targets_expr(T.Code(parts[1]), mt, val_out)})")
             self.features.add("validation")
         if f.shuffle is not True:
@@ -852,7 +861,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
                                       "rewriting)")
         self.needs |= {"fit_train_step", "loader"}
-        args = [ts.model, self.inputs_expr(f.x, in_layouts, self._input_names(mt))]
+        args = [ts.model, self.model_inputs_expr(f.x, in_layouts, mt)]
         if f.y is not None:
             args.append(self.targets_expr(f.y, mt, out_layouts))
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
@@ -865,7 +874,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if parts is None or len(parts) != 2 or not _has_method(mt.md, "test_step"):
                 raise NotImplementedError("fit(validation_data=...) other than an (x, y) pair, or without the "
                                           "model's own test_step")
-            val_x = self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))
+            val_x = self.model_inputs_expr(T.Code(parts[0]), in_layouts, mt)
             val_y = self.targets_expr(T.Code(parts[1]), mt, out_layouts)
             kw["validation_data"] = T.Code(f"({val_x}, {val_y})")
             self.features.add("step_validation")
@@ -890,7 +899,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         self._require_targets(e.y, dataset, "evaluate")
         in_layouts, out_layouts = self._data_layouts(mt, dataset)
         self.needs.add("evaluate")
-        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),
+        args = [ts.model, mt.loss_var, self.model_inputs_expr(e.x, in_layouts, mt),
                 self.targets_expr(e.y, mt, out_layouts)]
         kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}"]
         if self._metrics_arg(mt) != "[]":
@@ -915,7 +924,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                                       "evaluate(steps=...) with the model's own test_step")
         in_layouts, out_layouts = self._io(mt)
         self.needs |= {"evaluate_test_step", "loader"}
-        args = [ts.model, self.inputs_expr(e.x, in_layouts, self._input_names(mt))]
+        args = [ts.model, self.model_inputs_expr(e.x, in_layouts, mt)]
         if e.y is not None:
             args.append(self.targets_expr(e.y, mt, out_layouts))
         kw = {"batch_size": e.batch_size}
@@ -931,7 +940,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             p = dataclasses.replace(p, x=feature[0], batch_size=feature[1])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
-        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
+        call = f"predict({ts.model}, {self.model_inputs_expr(p.x, in_layouts, mt)}"
         if p.batch_size != 32:
             call += f", batch_size={p.batch_size.text if isinstance(p.batch_size, T.Code) else lit(p.batch_size)}"
         call += ")"
