@@ -179,3 +179,51 @@ def test_helper_adapted_program_trains_and_predicts_on_a_dict_of_scalars(tmp_pat
                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "probability" in run.stdout and "Epoch 2/2" in run.stdout
+
+
+ATTENTION = '''
+import math
+import numpy as np
+import keras
+from keras import layers
+
+rng = np.random.default_rng(1)
+VOCABULARY = sorted(set(f"m{i}" for i in rng.integers(0, 30, 200)))
+
+
+def create_model():
+    ids = keras.Input(shape=(3,), name="ids", dtype="string")
+    dims = int(math.sqrt(len(VOCABULARY)))
+    index = layers.StringLookup(vocabulary=VOCABULARY, mask_token=None, num_oov_indices=0)(ids)
+    encoded = layers.Embedding(input_dim=len(VOCABULARY), output_dim=dims)(index)
+    attention = layers.MultiHeadAttention(num_heads=2, key_dim=encoded.shape[2])(encoded, encoded)
+    x = layers.LayerNormalization()(layers.Add()([encoded, attention]))
+    outputs = layers.Dense(1)(layers.Flatten()(x))
+    return keras.Model(ids, outputs)
+
+
+model = create_model()
+'''
+
+
+def test_attention_whose_head_size_is_computed_at_run_time_predicts_like_keras():
+    """keras.io movielens: ``MultiHeadAttention(key_dim=x.shape[2])`` where that axis is an
+    Embedding's ``int(math.sqrt(len(vocabulary)))``: the head size is a run-time size (the heads
+    split with -1), never its stand-in number, and the module equals Keras on the same weights."""
+    import keras
+
+    result = translate(ATTENTION, "attention_sizes.py")
+    assert not result.stubs, [str(d) for d in result.stubs]
+    assert ".unflatten(-1, (2, -1))" in result.text
+    md = result.program.models[0]
+    generated = verify.load_generated(result.text)
+    keras.backend.clear_session()
+    kmodel = verify.load_generated(ATTENTION, "keras_attention_sizes").model
+    tmodel = generated.model.eval()
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=True)
+    ids = np.array([["m1", "m2", "m3"], ["m4", "m1", "m9"]], dtype=object)
+    known = set(generated.VOCABULARY)
+    ids = np.vectorize(lambda t: t if t in known else generated.VOCABULARY[0], otypes=[object])(ids)
+    with torch.no_grad():
+        got = tmodel(ids).numpy()
+    np.testing.assert_allclose(got, np.asarray(kmodel(ids)), rtol=1e-5, atol=1e-5)
