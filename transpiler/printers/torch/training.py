@@ -412,7 +412,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if isinstance(expr, cst.Name) or factory is not None:
             name = expr.value if factory is None else factory.name.value
             fn = factory or next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name),
-                                 None)
+                                 None) or next((s for s in tensor_definitions.nested_mapped(module)
+                                                if s.name.value == name), None)
             if fn is None:
                 raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
             refuse_negative_steps(fn, code)
