@@ -598,9 +598,9 @@ class KerasFrontend(KerasGraphNames, KerasRecovery, KerasSharedModels, KerasDotL
 
     def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str, adapt_key: str | None = None):
         spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
-        # (a lookup adapted at run time, ``adapt_key``: a layer of its own whose module reads the
-        # vocabulary; named, so that the module holding it has it as an attribute)
-        cls_name = spec.attrs.get("kind", "") if adapt_key is not None else ""
+        # (a lookup, adapted at run time or not: a layer of its own, named after its class, so that
+        # the module holding it, a helper's block too, has it as an attribute)
+        cls_name = spec.attrs.get("kind", "") if spec.op == "index_lookup" else ""
         layer = LayerObj(spec=spec, cls_name=cls_name, keras_name=adapt_key or "", span=span, hint=hint,
                          scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
         layer.adapt_key = adapt_key
