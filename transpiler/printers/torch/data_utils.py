@@ -236,3 +236,16 @@ def refuse_loader(program, name: str, before, call: str) -> None:
     if loader_statement(program, name, before) is not None or zipped:
         raise NotImplementedError(f"{call}() on a dataset of (x, y) batches from a Keras data utility "
                                   "(give it the images: an array or a loop over the batches)")
+
+
+def data_side(tcode, sid, stmt) -> list:
+    """What stands where a statement building the model was (``x = helper(tensor, ...)``): the
+    data side of a helper called on the model's tensors (its ``adapt()``, run there:
+    frontend_ast/keras/data_adapt.py), or nothing."""
+    import libcst as cst
+
+    lines = tcode.model_statement_lines.get(sid) if tcode is not None else None
+    if not lines:
+        return []
+    new = list(cst.parse_module("\n".join(lines) + "\n").body)
+    return [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]

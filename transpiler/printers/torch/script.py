@@ -700,11 +700,7 @@ class _Printer:
         if sid in self.per_call_stubs:  # a call of a function that builds another model at each call
             return self._stub(stmt, bind=level == "module", raising=level != "module")
         if sid in self.model_statements or sid in self.program.from_keras.builder_layer_statements:
-            data_side = self.tcode.model_statement_lines.get(sid) if self.tcode is not None else None
-            if data_side:  # (adapt() in a helper called on the model's tensors: it runs here)
-                new = list(cst.parse_module("\n".join(data_side) + "\n").body)
-                return [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]
-            return []
+            return data_utils.data_side(self.tcode, sid, stmt)  # (adapt() in a helper on the model's tensors)
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
         if moved is not None:
             return [moved]
