@@ -237,12 +237,34 @@ model = keras.Model([a, b], layers.Dense(1)(x))
 """
 
 
-def test_adapt_in_a_helper_called_on_model_tensors_is_a_stub_not_silently_dropped():
+def test_adapt_in_a_helper_called_on_model_tensors_runs_where_the_helper_is_called():
     """keras.io's structured_data_classification_from_scratch: a helper makes a Normalization,
     adapts it on the data and calls it on the model's input, once per column. The helper's calls
-    become part of the torch module, so its adapt() would never run and the statistics would stay
-    at 0 and 1 with no stub (it was so): the model is a reported stub naming the adapt()."""
+    become part of the torch module; its adapt() runs where the helper was called (the caller's
+    argument in place of the parameter), before the model is built: each module holds the
+    statistics Keras computes for its column (it was a stub; before that, silently 0 and 1)."""
+    from transpiler import verify
+
     result = translate(HELPER_ADAPTS_PER_CALL, "helper_adapts.py")
+    assert not [d for d in result.program.diagnostics if d.severity == "stub"], result.program.diagnostics
+    flat = " ".join(result.text.split()).replace('"', "'")
+    assert "adapt_normalization('normalization', a_train, axis=(-1,))" in flat
+    assert "adapt_normalization('normalization_1', b_train, axis=(-1,))" in flat
+    generated = verify.load_generated(result.text)
+    for data, module in ((generated.a_train, generated.model.encode_numerical_feature1),
+                         (generated.b_train, generated.model.encode_numerical_feature2)):
+        mean, variance = _keras_adapt(data)
+        np.testing.assert_allclose(module.normalizer_mean.numpy(), mean, rtol=1e-6)
+        np.testing.assert_allclose(module.normalizer_variance.numpy(), variance, rtol=1e-6)
+
+
+def test_adapt_in_a_helper_on_data_bound_in_a_branch_is_a_stub_not_silently_dropped():
+    """Data the helper binds in a branch is no code the program can compute where the helper
+    is called: the model is a reported stub naming the adapt() (never statistics left at 0 and 1)."""
+    source = HELPER_ADAPTS_PER_CALL.replace("    normalizer.adapt(data)\n",
+                                            "    if data.ndim == 2:\n        sample = data[:32]\n"
+                                            "    normalizer.adapt(sample)\n")
+    result = translate(source, "helper_adapts.py")
     stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
     assert any("Normalization.adapt() inside a function called on the model's tensors" in m for m in stubs), stubs
     assert "adapted_state(" not in result.text and "class Net(" not in result.text

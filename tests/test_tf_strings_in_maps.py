@@ -78,6 +78,24 @@ def test_to_number_and_length_equal_tensorflow(tf):
     np.testing.assert_array_equal(text.strings_length(WORDS).numpy(), tf.strings.length(WORDS).numpy())
 
 
+@pytest.mark.parametrize("sep, maxsplit", [(None, -1), (",", -1), (",", 1), ("b", -1)])
+def test_split_to_tensor_and_to_number_equal_tensorflow(tf, sep, maxsplit):
+    """tf.strings.split of one string (a vector) and of a batch (ragged rows, which to_tensor()
+    pads with "" or 0 as TensorFlow does), and to_number of ragged rows (keras.io movielens:
+    ``tf.strings.to_number(tf.strings.split(ratings, ","), tf.float32).to_tensor()``)."""
+    for word in WORDS:
+        assert _strs(text.strings_split(word, sep, maxsplit)) == _strs(tf.strings.split(word, sep, maxsplit))
+    ours = text.strings_split(WORDS, sep, maxsplit)
+    theirs = tf.strings.split(WORDS, sep, maxsplit)
+    assert [_strs(row) for row in ours] == _strs(theirs.to_list())
+    assert _strs(ours.to_tensor()) == _strs(theirs.to_tensor())
+    numbers = np.array(["1,2.5,3", "4", "-1,0"])
+    ours = text.strings_to_number(text.strings_split(numbers, ","), torch.float32).to_tensor()
+    theirs = tf.strings.to_number(tf.strings.split(numbers, ","), tf.float32).to_tensor()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.dtype == torch.float32
+
+
 def _translated(source: str) -> str:
     import libcst as cst
 

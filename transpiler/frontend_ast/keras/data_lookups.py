@@ -89,10 +89,18 @@ def depth_of(cls_name: str, config: dict) -> int | None:
     return len(tokens) + oov
 
 
-def lookup_spec(cls_name: str, args: list, kwargs: dict, runtime=None) -> LayerSpec:
+def lookup_spec(cls_name: str, args: list, kwargs: dict, runtime=None, adapted=None) -> LayerSpec:
     """The ``index_lookup`` node of a lookup layer made with ``args``/``kwargs`` (``runtime``:
-    see :func:`config_of`)."""
+    see :func:`config_of`; ``adapted``: (name, width) of a layer adapted at run time where a
+    helper is called, data_adapt.py: its vocabulary comes from there, its width is that
+    run-time size)."""
     config = config_of(cls_name, args, kwargs, runtime)
+    if adapted is not None and config.get("vocabulary") is None:
+        spec = lookup_spec(cls_name, args, {**kwargs, "vocabulary": ["(adapted)"]}, runtime)
+        spec.attrs["config"] = config
+        if spec.attrs["depth"] is not None and not config.get("pad_to_max_tokens"):
+            spec.attrs["depth"] = adapted[1]
+        return spec
     if config.get("vocabulary") is None:
         raise Unsupported(f"{cls_name} called inside a model without a vocabulary in the source (adapt() "
                           "builds it from the data when the program runs): not translated yet")

@@ -88,6 +88,8 @@ class TextLayerVal(Unknown):
     cls_name: str = ""
     span: Any = None  # where it is made
     made: Any = None  # the constructor's (args, kwargs), as the interpreter read them
+    #: the name its adapt() inside a helper called on a model's tensors keeps it by (data_adapt.py)
+    adapt_key: Any = None
 
 
 def text_layer_in_model(cls_name: str) -> str:
@@ -141,16 +143,15 @@ def record_adapt(fe, layer, node) -> bool:
         (a.value for a in node.args if a.keyword is not None and a.keyword.value == "data"), None)
     if data is None or len(node.args) != 1:
         return False  # adapt(data, batch_size=..., steps=...): Keras 2's arguments
-    if any(getattr(fe, "helper_tensor_args", ())):
-        from transpiler.frontend_ast.keras.layers import Unsupported
+    from transpiler.frontend_ast.keras import data_adapt
 
+    if data_adapt.in_helper_on_tensors(fe):
         # a helper called on a model's tensors (keras.io's structured_data_classification_from_scratch:
         # ``encode_numerical_feature(age, "age", train_ds)`` makes, adapts and calls a layer): the
-        # call becomes part of the model class, so the helper's data side would never run and the
-        # statistics would stay at 0 and 1 without a word
-        raise Unsupported(f"{layer.cls_name}.adapt() inside a function called on the model's tensors: the "
-                          "call becomes part of the torch module, so adapt() would never run (the state would "
-                          "stay at its defaults): not translated yet; adapt the layer before the model is built")
+        # call becomes part of the model class, so adapt() runs where the helper is called
+        # (data_adapt.py), or the statement is a stub (never statistics left at 0 and 1)
+        data_adapt.record_normalization(fe, layer, node, spec_attrs.get("axis", (-1,)))
+        return True
     layer.adapt_key = layer.keras_name
     fe.program.from_keras.adapted_layers.append(layer.keras_name)
     args = f"{layer.keras_name!r}, {cst.Module([]).code_for_node(data)}, axis={tuple(spec_attrs.get('axis', (-1,)))!r}"

@@ -127,6 +127,12 @@ class KerasExpressions(Interpreter):
             # (an element pipeline's runtime class has tf.data's cardinality(), take(), ...)
         return Unknown(f"batches.{attr}")
 
+    @ATTRIBUTES.register(data_utils.TextLayerVal)
+    def _text_layer_attribute(self, base, attr, node):
+        if attr == "adapt" and base.cls_name in data_lookups.SIGNATURES:
+            return _BoundMethod(base, attr)  # (inside a helper on a model's tensors: data_adapt.py)
+        return PASS
+
     @ATTRIBUTES.register(SuperRef, _Rng, TapeObj, DatasetObj)
     def _method_attribute(self, base, attr, node):
         return _BoundMethod(base, attr)
@@ -442,9 +448,15 @@ class KerasExpressions(Interpreter):
     def _call_text_layer(self, func, args, kwargs, node):  # (on data: kept as code)
         if _has_tensor([args, kwargs]) and func.cls_name in data_lookups.SIGNATURES and func.made is not None:
             # StringLookup / IntegerLookup inside a model: an index_lookup node (data_lookups.py)
-            spec = data_lookups.lookup_spec(func.cls_name, *func.made, runtime=self._runtime_size)
+            adapted = None
+            if func.adapt_key is not None:  # (adapted where a helper is called: data_adapt.py)
+                from transpiler.frontend_ast.keras import data_adapt
+
+                adapted = (func.adapt_key, data_adapt.depth_size(self, func.adapt_key))
+            spec = data_lookups.lookup_spec(func.cls_name, *func.made, runtime=self._runtime_size, adapted=adapted)
             inputs = args[0] if args else kwargs.get("inputs")
-            return self._apply_anonymous(spec, [inputs], self._span(node), data_lookups.HINTS[func.cls_name])
+            return self._apply_anonymous(spec, [inputs], self._span(node), data_lookups.HINTS[func.cls_name],
+                                         adapt_key=func.adapt_key)
         if _has_tensor([args, kwargs]):
             if self.scope_stack:  # (a builder's model: the builder is a stub naming why)
                 raise Unsupported(data_utils.text_layer_in_model(func.cls_name))
@@ -629,9 +641,12 @@ class KerasExpressions(Interpreter):
             scope.call_inputs[1] = [t.value for t in _tensors_in(list(args) + list(kwargs.values()))]
             self.module_stack.append((scope, 1))
             args, kwargs = name_arguments(func.node, args, kwargs, scope)  # sizes with provenance
+        calls = self.__dict__.setdefault("helper_call_nodes", [])  # (data_adapt.py: the call's arguments)
+        calls.append(node)
         try:
             result, _ = self._call_function(func, args, kwargs, builder_probe=False)
         finally:
+            calls.pop()
             self.call_sites = saved_sites
             if scope is not None:
                 self.module_stack.pop()
@@ -663,6 +678,13 @@ class KerasExpressions(Interpreter):
         obj, name = bound.obj, bound.name
         if isinstance(obj, ArrayVal):
             return _array_method(obj, name, args, kwargs)
+        if isinstance(obj, data_utils.TextLayerVal):  # lookup.adapt(data): kept as code on data, unless
+            from transpiler.frontend_ast.keras import data_adapt  # the lookup is made for a model
+
+            if data_adapt.in_helper_on_tensors(self):
+                data_adapt.record_lookup(self, obj, node)
+                return None
+            return Unknown(f"{obj.cls_name}.{name}()")
         if isinstance(obj, _Rng):
             made = _numpy_source(f"numpy.random.{name}", args, kwargs)
             return Unknown(f"rng.{name}()") if made is None else made

@@ -473,6 +473,8 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
         if calling:
             self.helper_call_stmts.append(saved_stmts[-1])
             self.helper_tensor_args.append(_has_tensor(list(bound.values())))
+            if self.helper_tensor_args[-1]:  # (a helper building part of a model at module level: it goes
+                self.inlined_helpers.add(name)  # with the model's statements unless the script calls it elsewhere)
         if builder_probe:
             self.call_sites = []
         try:
@@ -598,10 +600,14 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
         self.scratch.inputs.append(value)
         return TensorVal(value)
 
-    def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str):
+    def _apply_anonymous(self, spec: LayerSpec, inputs, span: Span, hint: str, adapt_key: str | None = None):
         spec.attrs = ops_table.get(spec.op).complete_attrs(spec.attrs)
-        layer = LayerObj(spec=spec, cls_name="", keras_name="", span=span, hint=hint,
+        # (a lookup, adapted at run time or not: a layer of its own, named after its class, so that
+        # the module holding it, a helper's block too, has it as an attribute)
+        cls_name = spec.attrs.get("kind", "") if spec.op == "index_lookup" else ""
+        layer = LayerObj(spec=spec, cls_name=cls_name, keras_name=adapt_key or "", span=span, hint=hint,
                          scope=self._scope(), owner=self.self_stack[-1] if self.self_stack else None)
+        layer.adapt_key = adapt_key
         return self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
 
     def _warn_fixed_mode(self, kwargs, what: str, span: Span) -> None:
@@ -776,6 +782,10 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
                 model.statements.add(node_.meta.get("top_stmt"))
         for value in model.graph.inputs:
             model.statements.add(self.value_stmts.get(value))
+        for given in (inputs, outputs):  # (a list of its tensors bound by a statement of its own)
+            held, stmt = self.__dict__.get("tensor_list_stmts", {}).get(id(given), (None, None))
+            if held is given and stmt not in self.stmt_stack:
+                model.statements.add(stmt)
         self._register_model(model, builder=None, var=None, args={})
         return model
 

@@ -334,6 +334,10 @@ class KerasStatements:
                 value.statements.add(self.stmt_stack[-1] if self.stmt_stack else None)
                 if value.var is None:
                     value.var = name
+            if isinstance(value, (list, tuple, dict)) and value and _all_tensors(value) and self.stmt_stack:
+                # ``all_inputs = [sex, cp, ...]``: a statement gathering a model's tensors goes
+                # with the model built from that list (frontend.py _make_functional)
+                self.__dict__.setdefault("tensor_list_stmts", {})[id(value)] = (value, self.stmt_stack[-1])
             env.set(name, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, Unknown):
@@ -450,3 +454,10 @@ def _forget_loop_data(stmt: cst.For, env: Env) -> None:
         value = scope.vars[name]
         if isinstance(value, _PLAIN) and type(value) is not Unknown:
             scope.set(name, Unknown(f"{name}: changed by a loop over run-time data"))
+
+
+def _all_tensors(value) -> bool:
+    """A list / tuple / dict holding symbolic tensors only (nested too)."""
+    items = value.values() if isinstance(value, dict) else value
+    return all(_all_tensors(v) if isinstance(v, (list, tuple, dict)) and v else isinstance(v, TensorVal)
+               for v in items)

@@ -105,15 +105,27 @@ def _length(call) -> str:
     return f"strings_length({a.text('input')})"
 
 
+def _split(call) -> str:
+    a = _args(call, ("input", "sep", "maxsplit", "name"))
+    _only("split", a, {"input", "sep", "maxsplit", "name"})
+    parts = [a.text("input")]
+    if a.text("sep", "None") != "None":
+        parts.append(f"sep={a.text('sep')}")
+    if a.text("maxsplit") is not None:
+        parts.append(f"maxsplit={a.text('maxsplit')}")
+    return f"strings_split({', '.join(parts)})"
+
+
 #: canonical name (printers/torch/loss_functions.py's ``canonical``) → emitter
 TENSOR_ENTRIES: dict[str, Callable] = {
     "tf.strings.lower": _each("lower"), "tf.strings.upper": _each("upper"), "tf.strings.strip": _each("strip"),
     "tf.strings.regex_replace": _regex_replace, "tf.strings.unicode_split": _unicode_split,
     "tf.strings.reduce_join": _reduce_join, "tf.strings.to_number": _to_number, "tf.strings.length": _length,
+    "tf.strings.split": _split,
 }
 #: the runtime functions (runtime/torch/text.py) the emitted code calls
 HELPERS = ("strings_lower", "strings_upper", "strings_strip", "strings_regex_replace", "strings_unicode_split",
-           "strings_reduce_join", "strings_to_number", "strings_length")
+           "strings_reduce_join", "strings_to_number", "strings_length", "strings_split", "RaggedRows")
 
 
 def helpers_used(text: str) -> list[str]:

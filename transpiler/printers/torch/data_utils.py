@@ -18,6 +18,7 @@ UTILITIES = {
     "save_img": ("torch.images", "save_img"),
     "pad_sequences": ("torch.sequences", "pad_sequences"),
     "adapt_normalization": ("torch.preprocessing", "adapt_normalization"),
+    "adapt_lookup": ("torch.preprocessing", "adapt_lookup"),  # (adapted in a helper: data_adapt.py)
     "set_layer_weights": ("torch.preprocessing", "set_layer_weights"),  # (layer.set_weights before a model)
     "timeseries_dataset_from_array": ("torch.timeseries", "timeseries_dataset_from_array"),
     "image_dataset_from_directory": ("torch.directories", "image_dataset_from_directory"),
@@ -157,7 +158,8 @@ def loader_statement(program, name: str, before=None):
 #: (``adapted_state``): copied once, right after the imports (before any module is built),
 #: never with the other helpers (a second copy would reset that state)
 PREAMBLE = {"adapt_normalization": ("torch.preprocessing", ("adapt_normalization", "adapted_state")),
-            "set_layer_weights": ("torch.preprocessing", ("set_layer_weights", "adapted_state"))}
+            "set_layer_weights": ("torch.preprocessing", ("set_layer_weights", "adapted_state")),
+            "adapt_lookup": ("torch.preprocessing", ("adapt_lookup", "adapted_depth", "adapted_state"))}
 #: ``layer.build(shape)`` before its set_weights: nothing to do in torch (a comment in its place)
 LAYER_BUILT = "layer_built"
 #: utilities that replace their whole statement (comments and code): ``layer.build()``,
@@ -234,3 +236,16 @@ def refuse_loader(program, name: str, before, call: str) -> None:
     if loader_statement(program, name, before) is not None or zipped:
         raise NotImplementedError(f"{call}() on a dataset of (x, y) batches from a Keras data utility "
                                   "(give it the images: an array or a loop over the batches)")
+
+
+def data_side(tcode, sid, stmt) -> list:
+    """What stands where a statement building the model was (``x = helper(tensor, ...)``): the
+    data side of a helper called on the model's tensors (its ``adapt()``, run there:
+    frontend_ast/keras/data_adapt.py), or nothing."""
+    import libcst as cst
+
+    lines = tcode.model_statement_lines.get(sid) if tcode is not None else None
+    if not lines:
+        return []
+    new = list(cst.parse_module("\n".join(lines) + "\n").body)
+    return [new[0].with_changes(leading_lines=stmt.leading_lines), *new[1:]]

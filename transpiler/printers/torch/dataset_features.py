@@ -102,7 +102,7 @@ def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_need
         raise NotImplementedError("fit on a dataset of feature columns for a model whose inputs have no names")
     if not labels_needed:
         pass
-    elif not _has_labels(ds):
+    elif not _has_labels(ds) and not _map_gives_labels(printer, ds):
         raise NotImplementedError("fit on a dataset of feature columns without labels")
     if any(v.dtype == "string" for v in inputs):
         printer.features.add("text")  # (make_loader keeps string columns as arrays of str)
@@ -114,6 +114,23 @@ def fit_data(printer, x: T.Code, ts: T.TrainingStatement | None, ds, labels_need
             T.Code(f"{x.text}.shuffle_each_pass"), False, None, False, weights)
 
 
+def _map_gives_labels(printer, ds) -> bool:
+    """The pipeline's last ``.map()`` is a function of the script each of whose returns is a
+    (features, labels) pair (keras.io movielens: ``process`` splits the target off a CSV
+    dataset made without ``label_name``)."""
+    from transpiler import cst_fast
+    from transpiler.printers.torch.tensor_definitions import nested_mapped
+
+    maps = [op.partition(":")[2] for op in ds.ops if op.partition(":")[0] == "map"]
+    module = cst_fast.parse(printer.program.source) if printer.program.source and maps else None
+    if module is None:
+        return False
+    functions = {s.name.value: s for s in [*nested_mapped(module), *module.body] if isinstance(s, cst.FunctionDef)}
+    fn = functions.get(maps[-1].strip())
+    returned = [r.value for r in cst_fast.nodes_of(fn, cst.Return)] if fn is not None else []
+    return bool(returned) and all(isinstance(r, cst.Tuple) and len(r.elements) == 2 for r in returned)
+
+
 def _gives_weights(printer, ds) -> bool:
     """Some ``.map()`` function of the pipeline returns three parts (features, labels, sample
     weights: keras.io's tabtransformer), or its result is not known here (then: assumed so, the
@@ -121,7 +138,9 @@ def _gives_weights(printer, ds) -> bool:
     from transpiler import cst_fast
 
     module = cst_fast.parse(printer.program.source) if printer.program.source else cst.Module([])
-    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    from transpiler.printers.torch.tensor_definitions import nested_mapped
+
+    functions = {s.name.value: s for s in [*nested_mapped(module), *module.body] if isinstance(s, cst.FunctionDef)}
     for op in ds.ops:
         kind, _, code = op.partition(":")
         if kind != "map":
@@ -141,7 +160,7 @@ def _gives_weights(printer, ds) -> bool:
     return False
 
 
-def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
+def keyed_inputs(code: str, names: list, layouts: list, shapes: list = ()) -> str | None:
     """A model's several inputs given as a dict the program computes (``{name: ... for name in
     ...}``, ``dict(...)``), keyed by ``keras.Input(name=...)`` as Keras matches them: the arrays
     in forward()'s order, the dict evaluated once. A variable (``model.predict(x)``) may hold
@@ -159,6 +178,14 @@ def keyed_inputs(code: str, names: list, layouts: list) -> str | None:
     if not (keyed or variable) or len(names) != len(layouts) or not all(names) or \
             any(lay is not None and is_channels_first(lay) for lay in layouts):
         return None
+    item = "inputs[name] if isinstance(inputs, dict) else inputs[i]" if variable else "inputs[name]"
+    ranks = [len(shape) + 1 if shape and shape[-1] == 1 else 0 for shape in shapes]
+    if len(ranks) == len(names) and any(ranks):
+        # Keras' functional model gives an input one rank short, whose last axis should be 1,
+        # that axis (``convert_to_tensor([value])`` per name: (1,) where (None, 1) is taken)
+        pairs = lit(tuple(zip(names, ranks)))
+        return (f"[v[..., None] if getattr(v, 'ndim', r) == r - 1 else v for inputs in [{code}] "
+                f"for i, (name, r) in enumerate({pairs}) for v in [{item}]]")
     if variable:
         return (f"[inputs[name] if isinstance(inputs, dict) else inputs[i] for inputs in [{code}] "
                 f"for i, name in enumerate({lit(tuple(names))})]")

@@ -6,6 +6,7 @@ Registered in the emitter table of :mod:`transpiler.printers.torch.ops` by decor
 
 from __future__ import annotations
 
+from transpiler.ir import sizes
 from transpiler.ir.graph import Node
 from transpiler.printers.code import call, lit
 from transpiler.printers.torch.ops import Emission, StateEntry, atom, emitter, init_line
@@ -187,14 +188,17 @@ def emit_multi_head_attention_torch(node: Node, m: str) -> Emission:
                                     else Transform.FLATTEN))
             init.append(f"nn.init.zeros_({m}.{p}.bias)")
 
+    # (a head size the program computes when it runs, issue 18: the rest of the features, -1)
+    jj, lvv = ("-1" if sizes.carries_runtime(x) else x for x in (j, lv))
+
     def statements(ins, outs):
         query = ins[0]
         r = _flattened(node, _roles(node, ins))
         o = outs[0]
         key = r.get("key", r["value"])
-        lines = [f"{o}_q = {m}.query({r['query']}).unflatten(-1, ({n}, {j})).transpose(1, 2)",
-                 f"{o}_k = {m}.key({key}).unflatten(-1, ({n}, {j})).transpose(1, 2)",
-                 f"{o}_v = {m}.value({r['value']}).unflatten(-1, ({n}, {lv})).transpose(1, 2)"]
+        lines = [f"{o}_q = {m}.query({r['query']}).unflatten(-1, ({n}, {jj})).transpose(1, 2)",
+                 f"{o}_k = {m}.key({key}).unflatten(-1, ({n}, {jj})).transpose(1, 2)",
+                 f"{o}_v = {m}.value({r['value']}).unflatten(-1, ({n}, {lvv})).transpose(1, 2)"]
         kwargs = ""
         only_causal = a["use_causal_mask"] and not (set(roles) - {"key"})
         allowed = None if only_causal else _allowed_mask(node, r, heads_axis=True)

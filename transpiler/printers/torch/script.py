@@ -22,7 +22,7 @@ from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import ops_augment, ops_recurrent
+from transpiler.printers.torch import ops_augment, ops_recurrent, tensor_definitions
 from transpiler.printers.torch import array_ops, builder_effects, builder_guard, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
@@ -338,10 +338,10 @@ class _Printer:
                 continue  # its layers live in the model class now
             elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in self.per_call_builders:  # (nested too)
                 out += self._per_call_builder(stmt)
-            elif self.tcode is not None and level == "module" and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
-                    and stmt.name.value in self.tcode.functions:
-                # a function of tensor math (a loss a custom loop calls), translated to torch
-                new = list(cst.parse_module("\n".join(self.tcode.functions[stmt.name.value]) + "\n").body)
+            elif self.tcode is not None and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) \
+                    and (key := tensor_definitions.function_key(stmt, level)) in self.tcode.functions:
+                # a function of tensor math (a loss a custom loop calls, a function a pipeline maps), in torch
+                new = list(cst.parse_module("\n".join(self.tcode.functions[key]) + "\n").body)
                 if isinstance(new[0], cst.FunctionDef) and self._header_touches_keras(new[0]):
                     out += self._stub_class(stmt)  # (its defaults still read Keras values)
                     continue
@@ -700,7 +700,7 @@ class _Printer:
         if sid in self.per_call_stubs:  # a call of a function that builds another model at each call
             return self._stub(stmt, bind=level == "module", raising=level != "module")
         if sid in self.model_statements or sid in self.program.from_keras.builder_layer_statements:
-            return []
+            return data_utils.data_side(self.tcode, sid, stmt)  # (adapt() in a helper on the model's tensors)
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
         if moved is not None:
             return [moved]

@@ -29,6 +29,24 @@ def _plain_class(stmt: cst.CSTNode) -> bool:
         isinstance(b.value, cst.Name) and b.value.value == "object" and b.keyword is None for b in stmt.bases)
 
 
+def function_key(stmt, level: str) -> str:
+    """The key of a definition in ``TrainingCode.functions``: a module-level one's name; a
+    function defined inside another (``process`` a pipeline built there maps), ``.name``."""
+    return stmt.name.value if level == "module" else f".{stmt.name.value}"
+
+
+def nested_mapped(module: cst.Module) -> list:
+    """The functions defined directly inside a module-level function whose name a tf.data
+    ``.map`` reads (keras.io movielens' ``process`` in ``get_dataset_from_csv``), each name
+    defined once in the script (so its key names one definition)."""
+    mapped = data_pipeline.mapped_function_names(module)
+    top = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    found = [inner for s in module.body if isinstance(s, cst.FunctionDef)
+             for inner in s.body.body if isinstance(inner, cst.FunctionDef) and inner.name.value in mapped]
+    names = [f.name.value for f in found]
+    return [f for f in found if f.name.value not in top and names.count(f.name.value) == 1 and not f.decorators]
+
+
 def translate(printer) -> None:
     """Fill ``printer.code.functions`` (name → lines) with the definitions of ``printer.program``
     that translate; ``printer.needs`` gets "F" where the translation calls torch.nn.functional."""
@@ -45,6 +63,14 @@ def translate(printer) -> None:
     skip |= set(program.from_keras.inlined_helpers) - data_pipeline.mapped_function_names(module)
     skip |= {ts.config.name for ts in program.training if ts.kind == "custom_code"}
     lines = program.source.splitlines()
+    for stmt in nested_mapped(module):  # (a function a pipeline maps, defined where the pipeline is)
+        try:
+            new, uses_f = torch_loss_functions.translate_function(stmt, aliases, _no_loss)
+        except (torch_loss_functions.Untranslatable, NotImplementedError):
+            continue
+        printer.needs |= {"F"} if uses_f else set()
+        printer.code.functions[function_key(stmt, "function")] = cst.Module([]).code_for_node(
+            new.with_changes(leading_lines=())).rstrip("\n").split("\n")
     for stmt in module.body:
         if not (isinstance(stmt, cst.FunctionDef) or _plain_class(stmt)) or stmt.name.value in skip \
                 or stmt.decorators:
@@ -66,3 +92,7 @@ def translate(printer) -> None:
             printer.needs.add("F")
         printer.code.functions[stmt.name.value] = cst.Module([]).code_for_node(
             new.with_changes(leading_lines=())).rstrip("\n").split("\n")
+
+
+def _no_loss(name, logits):
+    raise torch_loss_functions.Untranslatable(f"a Keras loss ({name}) in a mapped function")

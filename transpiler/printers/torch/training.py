@@ -67,6 +67,9 @@ class TrainingCode:
     #: a model class's own train_step/test_step: class name → (``__init__`` lines, methods)
     class_extensions: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     wrapper_classes: dict[str, str] = field(default_factory=dict)  # (wrapper_training.py) class → text
+    #: lines standing where a statement building the model was (``x = helper(tensor, ...)``): the
+    #: data side of a helper called on a model's tensors (``adapt()``: frontend_ast/keras/data_adapt.py)
+    model_statement_lines: dict[int, list[str]] = field(default_factory=dict)
     #: the statements (ids) whose training call could not be translated (reported as stubs): the
     #: script printer prints them as stubs too, never as the Keras line (``model.fit`` on a module)
     failed: set[int] = field(default_factory=set)
@@ -135,6 +138,9 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                         self.loss_name(loss, _uses_logits(md, i))
                 continue
             if lines is None:
+                continue
+            if ts.kind == "data_util" and ts.call is None:  # (adapt() in a helper: before the model)
+                self.code.model_statement_lines.setdefault(ts.stmt, []).extend(lines)
                 continue
             if ts.kind == "data_util" and ts.config[0] in data_utils.STATEMENTS:
                 self.code.statements[ts.stmt] = lines  # (a comment: the whole statement goes)
@@ -381,6 +387,21 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
     def _pipeline(self, ds) -> "Pipeline":
         return data_pipeline.pipeline_of(self, ds)  # (.map/.batch/.repeat/.prefetch/.cache)
 
+    def _tensorflow_translated(self, code: str) -> str:
+        """An expression (the data of an ``adapt()`` moved out of a helper, its ``.map`` lambdas
+        reading ``tf.expand_dims``) with its TensorFlow calls in torch."""
+        module = cst_fast.parse(self.program.source) if self.program.source else cst.Module([])
+        aliases = torch_loss_functions.module_aliases(module)
+        wrapper = cst.FunctionDef(cst.Name("_data"), cst.Parameters(), cst.IndentedBlock(
+            [cst.SimpleStatementLine([cst.Return(cst.parse_expression(code))])]))
+        try:
+            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_builtin_loss)
+        except torch_loss_functions.Untranslatable as exc:
+            raise NotImplementedError(f"{code}: {exc} has no torch spelling") from None
+        if uses_f:
+            self.needs.add("F")
+        return cst.Module([]).code_for_node(new.body.body[0].body[0].value)
+
     def _map_function(self, code: str) -> str:
         """A ``.map()`` argument in torch: a function of the script (translated with it when it
         uses TensorFlow) or a lambda whose TensorFlow calls are translated here."""
@@ -391,7 +412,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if isinstance(expr, cst.Name) or factory is not None:
             name = expr.value if factory is None else factory.name.value
             fn = factory or next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name),
-                                 None)
+                                 None) or next((s for s in tensor_definitions.nested_mapped(module)
+                                                if s.name.value == name), None)
             if fn is None:
                 raise NotImplementedError(f"tf.data .map({code}): not a function of this script")
             refuse_negative_steps(fn, code)
@@ -498,7 +520,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if name not in data_utils.PREAMBLE and name not in data_utils.preamble_names(self.program):
                 # (those the script printer puts after the imports: not twice)
                 self.datasets.add(name)
-            return data_utils.call_lines(name, args.text, self._single_model_layouts())
+            lines = data_utils.call_lines(name, args.text, self._single_model_layouts())
+            return [self._tensorflow_translated(line) for line in lines] if ts.call is None else lines
         self.datasets.add(ts.kind)  # to_categorical, clone_model: the runtime's function, same arguments
         return [f"{ts.kind}({ts.config.text})"]
 
@@ -609,12 +632,21 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         Keras matches a dict of arrays against."""
         return [v.var for v in mt.md.graph.inputs] if mt.md else []
 
-    def inputs_expr(self, code: T.Code, layouts: list, names: list = ()) -> str:
+    @staticmethod
+    def _input_shapes(mt: ModelTraining) -> list:
+        """The model's inputs' per-sample shapes."""
+        return [tuple(v.shape[1:]) for v in mt.md.graph.inputs] if mt.md else []
+
+    def model_inputs_expr(self, code: T.Code, layouts: list, mt: ModelTraining) -> str:
+        """``inputs_expr`` for the inputs of ``mt``'s model (their names and shapes)."""
+        return self.inputs_expr(code, layouts, self._input_names(mt), self._input_shapes(mt))
+
+    def inputs_expr(self, code: T.Code, layouts: list, names: list = (), shapes: list = ()) -> str:
         as_dict = code_literals.dict_items(code.text) if len(layouts) > 1 else None
         if as_dict is not None and len(names) == len(layouts) and set(names) <= set(as_dict):
             # a dict keyed by input name: the arrays in the order of forward()'s arguments
             return "[" + ", ".join(_to_layout(as_dict[n], lay) for n, lay in zip(names, layouts)) + "]"
-        keyed = dataset_features.keyed_inputs(code.text, names, layouts) if len(layouts) > 1 else None
+        keyed = dataset_features.keyed_inputs(code.text, names, layouts, shapes) if len(layouts) > 1 else None
         if keyed is not None:  # (a dict comprehension keyed by input name)
             return keyed
         parts = code_literals.list_items(code.text) if len(layouts) > 1 else None
@@ -740,7 +772,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         x_layouts, y_layouts = self._data_layouts(mt, dataset)
         fit_name = self.fit_function(f)
         args = [ts.model, mt.optimizer_var, mt.loss_var,
-                self.inputs_expr(f.x, x_layouts, self._input_names(mt)),
+                self.model_inputs_expr(f.x, x_layouts, mt),
                 self.targets_expr(f.y, mt, y_layouts) if f.y is not None else "None"]
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
         if self._metrics_arg(mt) != "[]":
@@ -764,7 +796,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 raise NotImplementedError("validation_data must be an (x, y) pair or a tf.data pipeline")
             val_in, val_out = self._data_layouts(mt, val_ds)
             kw["validation_data"] = T.Code(
-                f"({self.inputs_expr(T.Code(parts[0]), val_in, self._input_names(mt))}, "
+                f"({self.model_inputs_expr(T.Code(parts[0]), val_in, mt)}, "
                 f"{self.targets_expr(T.Code(parts[1]), mt, val_out)})")
             self.features.add("validation")
         if f.shuffle is not True:
@@ -830,7 +862,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             raise NotImplementedError("a train_step on channels-first tensors (its axis arguments would need "
                                       "rewriting)")
         self.needs |= {"fit_train_step", "loader"}
-        args = [ts.model, self.inputs_expr(f.x, in_layouts, self._input_names(mt))]
+        args = [ts.model, self.model_inputs_expr(f.x, in_layouts, mt)]
         if f.y is not None:
             args.append(self.targets_expr(f.y, mt, out_layouts))
         kw = {"epochs": f.epochs, "batch_size": f.batch_size}
@@ -843,7 +875,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             if parts is None or len(parts) != 2 or not _has_method(mt.md, "test_step"):
                 raise NotImplementedError("fit(validation_data=...) other than an (x, y) pair, or without the "
                                           "model's own test_step")
-            val_x = self.inputs_expr(T.Code(parts[0]), in_layouts, self._input_names(mt))
+            val_x = self.model_inputs_expr(T.Code(parts[0]), in_layouts, mt)
             val_y = self.targets_expr(T.Code(parts[1]), mt, out_layouts)
             kw["validation_data"] = T.Code(f"({val_x}, {val_y})")
             self.features.add("step_validation")
@@ -868,7 +900,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         self._require_targets(e.y, dataset, "evaluate")
         in_layouts, out_layouts = self._data_layouts(mt, dataset)
         self.needs.add("evaluate")
-        args = [ts.model, mt.loss_var, self.inputs_expr(e.x, in_layouts, self._input_names(mt)),
+        args = [ts.model, mt.loss_var, self.model_inputs_expr(e.x, in_layouts, mt),
                 self.targets_expr(e.y, mt, out_layouts)]
         kw = [f"batch_size={lit(e.batch_size) if not isinstance(e.batch_size, T.Code) else e.batch_size.text}"]
         if self._metrics_arg(mt) != "[]":
@@ -893,7 +925,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                                       "evaluate(steps=...) with the model's own test_step")
         in_layouts, out_layouts = self._io(mt)
         self.needs |= {"evaluate_test_step", "loader"}
-        args = [ts.model, self.inputs_expr(e.x, in_layouts, self._input_names(mt))]
+        args = [ts.model, self.model_inputs_expr(e.x, in_layouts, mt)]
         if e.y is not None:
             args.append(self.targets_expr(e.y, mt, out_layouts))
         kw = {"batch_size": e.batch_size}
@@ -909,7 +941,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             p = dataclasses.replace(p, x=feature[0], batch_size=feature[1])
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
-        call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
+        call = f"predict({ts.model}, {self.model_inputs_expr(p.x, in_layouts, mt)}"
         if p.batch_size != 32:
             call += f", batch_size={p.batch_size.text if isinstance(p.batch_size, T.Code) else lit(p.batch_size)}"
         call += ")"

@@ -9,7 +9,11 @@ layer). So the state is kept once per Keras layer here: ``adapt_normalization`` 
 as Keras does and copies it into every module built from that layer so far, and a module
 built later starts from it (``adapted_state`` in its ``__init__``). ``layer.set_weights(arrays)``
 of a layer before the model using it is built (a pretrained embedding matrix) is kept the
-same way (``set_layer_weights``), into the module's parameters.
+same way (``set_layer_weights``), into the module's parameters. A StringLookup / IntegerLookup
+adapted where the model is built (keras.io's structured data: a helper makes, adapts and calls
+one per column) is kept the same way too (``adapt_lookup``): its vocabulary, set into the
+runtime lookup object each module holds, and its encoding's width (``adapted_depth``), which
+sizes the layers after it when the model is built.
 """
 
 import weakref
@@ -76,8 +80,13 @@ def _state_tensor(module, prefix, suffix):
     ``embedding`` or ``blocks[0].fc``)."""
     if not suffix.startswith("."):
         return getattr(module, f"{prefix}_{suffix}")
+    return _at_path(module, f"{prefix}{suffix}")
+
+
+def _at_path(module, path):
+    """The attribute of ``module`` at ``path`` (``embedding.weight``, ``blocks[0].fc``)."""
     target = module
-    for part in f"{prefix}{suffix}".split("."):
+    for part in path.split("."):
         name, _, index = part.partition("[")
         target = getattr(target, name)
         if index:
@@ -89,6 +98,9 @@ def load_state(module, prefix, state):
     """Copy a layer's state into ``module``'s tensors (``_state_tensor``), checking shapes."""
     with torch.no_grad():
         for suffix, value in state.items():
+            if suffix == LOOKUP_STATE:  # (an adapted lookup: the runtime object the module holds)
+                _at_path(module, prefix).set_vocabulary(*value)
+                continue
             tensor = _state_tensor(module, prefix, suffix)
             value = torch.as_tensor(np.asarray(value), dtype=tensor.dtype)
             if suffix.startswith(".") and tuple(value.shape) != tuple(tensor.shape):
@@ -139,6 +151,38 @@ def adapt_normalization(layer, data, axis=(-1,)):
     from that layer (and in those built later)."""
     mean, variance = normalization_statistics(data, axis)
     _share_state(layer, {"mean": mean, "variance": variance})
+
+
+#: the state entry of an adapted lookup: (its vocabulary, its idf weights or None)
+LOOKUP_STATE = "vocabulary"
+#: Keras lookup layer → the width of its encoding once adapted (``adapted_depth``)
+ADAPTED_DEPTH = {}
+
+
+def adapt_lookup(layer, lookup, data):
+    """``layer.adapt(data)`` of the Keras StringLookup / IntegerLookup named ``layer``, made as
+    ``lookup`` (the runtime's object of the same arguments): its vocabulary, built from
+    ``data`` as Keras builds it, set in every module's lookup built from that layer (and in
+    those built later); returns ``lookup``."""
+    lookup.adapt(data)
+    tokens = lookup.get_vocabulary(include_special_tokens=False)
+    if not tokens:
+        raise ValueError(f"adapt() of {layer}: the data gave no tokens")
+    weights = None
+    if lookup.output_mode == "tf_idf":  # (the weights of the tokens alone, as set_vocabulary takes them)
+        weights = lookup.idf_weights[lookup._token_start_index():][:len(tokens)]
+    ADAPTED_DEPTH[layer] = lookup._depth()
+    _share_state(layer, {LOOKUP_STATE: (tokens, weights)})
+    return lookup
+
+
+def adapted_depth(layer):
+    """The width of the adapted Keras lookup ``layer``'s encoding (``one_hot``, ``multi_hot``,
+    ``count``, ``tf_idf``): its vocabulary's size with the OOV (and mask) slots, as Keras'
+    ``vocabulary_size()`` — a size of the model that only the data gives."""
+    if layer not in ADAPTED_DEPTH:
+        raise RuntimeError(f"the lookup layer {layer} is used before its adapt() ran")
+    return ADAPTED_DEPTH[layer]
 
 
 def adapted_state(module, prefix, layer):

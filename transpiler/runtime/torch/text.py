@@ -549,8 +549,66 @@ def strings_reduce_join(inputs, axis=None, separator=""):
     return _strings_out(np.asarray(joined, dtype=object))
 
 
+class RaggedRows:
+    """TensorFlow's RaggedTensor of rows (``tf.strings.split`` of a batch of strings): one row
+    per string, of its own length; ``to_tensor()`` pads the rows to the longest (``""`` for
+    strings, 0 for numbers) as TensorFlow does."""
+
+    def __init__(self, rows):
+        self.rows = list(rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def to_list(self):
+        return [list(row.tolist() if isinstance(row, torch.Tensor) else row) for row in self.rows]
+
+    def to_tensor(self, default_value=None, shape=None):
+        if shape is not None:
+            raise NotImplementedError("RaggedTensor.to_tensor(shape=...) is not translated")
+        width = max((len(row) for row in self.rows), default=0)
+        if self.rows and isinstance(self.rows[0], torch.Tensor):
+            dtype = self.rows[0].dtype
+            out = torch.full((len(self.rows), width), 0 if default_value is None else default_value, dtype=dtype)
+            for i, row in enumerate(self.rows):
+                out[i, :len(row)] = row
+            return out
+        out = np.full((len(self.rows), width), "" if default_value is None else _python_value(default_value),
+                      dtype=object)
+        for i, row in enumerate(self.rows):
+            out[i, :len(row)] = list(row)
+        return out
+
+
+def strings_split(value, sep=None, maxsplit=-1):
+    """tf.strings.split: each string's parts (``sep`` None: runs of whitespace, no empty parts;
+    else every ``sep``, empty parts kept, as Python's str.split), at most ``maxsplit`` splits.
+    A string gives an array of str; an array of strings a RaggedRows (TensorFlow's ragged rows)."""
+    sep = None if sep is None else _python_value(sep)
+
+    def parts(text):
+        out = np.empty(0, dtype=object)
+        found = text.split(sep, maxsplit) if sep is not None else text.split(None, maxsplit)
+        out = np.empty(len(found), dtype=object)
+        out[:] = found
+        return out
+
+    array = as_array(value, True)
+    if array.ndim == 0:
+        return parts(array.item())
+    if array.ndim > 1:
+        raise NotImplementedError("tf.strings.split of a rank-2 string tensor (nested ragged rows)")
+    return RaggedRows(parts(s) for s in array)
+
+
 def strings_to_number(value, out_type=torch.float32):
-    """tf.strings.to_number: each string parsed as a number, a tensor of ``out_type``."""
+    """tf.strings.to_number: each string parsed as a number, a tensor of ``out_type`` (ragged
+    rows: rows of such tensors)."""
+    if isinstance(value, RaggedRows):
+        return RaggedRows(strings_to_number(row, out_type) for row in value.rows)
     array = as_array(value, True)
     kind = float if out_type.is_floating_point else int
     flat = [kind(s) for s in array.reshape(-1)]
