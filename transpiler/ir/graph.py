@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the translation path never needs numpy itself
     import numpy as np
 
 from transpiler.ir import ops as ops_table
-from transpiler.ir.reader_facts import GraphLayouts, KerasModelFacts, TorchModelFacts, TorchNodeFacts
+from transpiler.ir.reader_facts import GraphLayouts, KerasModelFacts, KerasNodeFacts, TorchModelFacts, TorchNodeFacts
 from transpiler.ir.state_plan import WeightPlan
 
 
@@ -125,6 +125,10 @@ class Node:
     split_from: SplitFrom | None = field(default=None, repr=False)
     #: what the torch reader recorded about the module it was read from (state_dict keys, inits)
     from_torch: TorchNodeFacts = field(default_factory=TorchNodeFacts, repr=False)
+    #: what the Keras reader recorded about where it was made (statements, module scopes, initializers)
+    from_keras: KerasNodeFacts = field(default_factory=KerasNodeFacts, repr=False)
+    #: the span of the whole call that made it (the layer call; ``span`` may be the layer's construction)
+    call_span: Span | None = field(default=None, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":

@@ -52,7 +52,7 @@ class TorchGraphBuilding:
             node.source_name = node.name
             if mod in self.frozen_bias_hh:
                 node.from_torch.bias_hh_frozen = True
-        node.meta["call_span"] = span
+        node.call_span = span
         try:
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:

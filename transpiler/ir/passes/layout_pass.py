@@ -28,7 +28,7 @@ it had before the pass (how the source program holds it):
     the same thing (a reshape that keeps the channel axis, a new spatial axis, noise
     shaped like a feature map).
 
-Tensor math from the user's code (``meta["tensor_op"]``) gets a comment wherever its axes
+Tensor math from the user's code (``node.from_keras.tensor_op``) gets a comment wherever its axes
 were rewritten or its input permuted back, so a reader of the output sees which choice
 was made. Graph inputs that feed implicit ops take the target layout: the data is
 permuted once at the loading boundary, not inside the model.
@@ -281,7 +281,7 @@ class LayoutPass:
             else:
                 node.attrs[name] = lay.axis(value)
             before, after = _normal(value, len(x.shape)), _normal(node.attrs[name], len(x.shape))
-            if node.meta.get("tensor_op") and before != after:
+            if node.from_keras.tensor_op and before != after:
                 node.comments.append(f"# layout: {name}={before} of the {self.direction.source_name} code "
                                      f"({family(source)}) is dim {after} of this {family(x.layout)} tensor")
 
@@ -305,9 +305,9 @@ class LayoutPass:
             if source and v.layout and v.layout != source:
                 fresh = (id(v), source) not in self.converted
                 v2 = self.convert(v, source, node)
-                if fresh and node.meta.get("tensor_op"):
+                if fresh and node.from_keras.tensor_op:
                     v2.producer.comments.append(
-                        f"# layout: {node.meta['tensor_op']} needs the {self.direction.source_name} "
+                        f"# layout: {node.from_keras.tensor_op} needs the {self.direction.source_name} "
                         f"({family(source)}) axis order: permuted back from {v.layout} to {source} here")
                 v = v2
             new_inputs.append(v)
@@ -381,7 +381,7 @@ def relayout(*ops: str) -> Callable[[Relayout], Relayout]:
 
 
 def _note(node: Node, text: str) -> None:
-    if node.meta.get("tensor_op"):
+    if node.from_keras.tensor_op:
         node.comments.append(f"# layout: {text}")
 
 

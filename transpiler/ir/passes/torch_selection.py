@@ -187,7 +187,7 @@ def select_separable(graph: Graph, node: Node) -> None:
                         before=node, span=node.span, source_name=node.source_name)
     dw.split_from = SplitFrom(node.op, dict(node.attrs), node.inputs[0], {"kernel": "depthwise_kernel"})
     dw.layer = node.layer
-    dw.meta["call_span"] = node.meta.get("call_span")
+    dw.call_span = node.call_span
     dw.comments = node.comments
     inherit(dw, node, "depthwise")
     infer_node(dw)
@@ -199,8 +199,8 @@ def select_separable(graph: Graph, node: Node) -> None:
     pw.split_from = SplitFrom(node.op, dict(node.attrs), node.inputs[0],
                               {"kernel": "pointwise_kernel", "bias": "bias"})
     pw.layer = node.layer
-    pw.meta["call_span"] = node.meta.get("call_span")
-    pw.meta["initializers"] = node.meta.get("initializers", {})
+    pw.call_span = node.call_span
+    pw.from_keras.initializers = node.from_keras.initializers
     inherit(pw, node, "pointwise")
     infer_node(pw)
     pw.outputs = node.outputs

@@ -123,9 +123,9 @@ def _layer_state(node: Node, em: Emission, ref: str) -> Emission:
 def _idiomatic(node: Node, em: Emission) -> Emission:
     """Without --exact a module keeps torch's default initialisation: its ``reset_parameters``
     lines reproducing Keras' defaults go, unless the program chose an initializer for the layer
-    (``node.meta["initializers"]``: then the layer is initialised as a whole, as Keras would) or
+    (``node.from_keras.initializers``: then the layer is initialised as a whole, as Keras would) or
     the weight is a bare ``nn.Parameter`` that has no initialisation of its own."""
-    if em.init and not differences.exact() and not em.parameter and not node.meta.get("initializers"):
+    if em.init and not differences.exact() and not em.parameter and not node.from_keras.initializers:
         differences.replaced("initializers")
         em.init = []
     return em
@@ -151,7 +151,7 @@ _INIT = {
 
 def init_line(node: Node, key: str, tensor: str, default: str) -> str:
     """The init statement for ``tensor`` from the user's ``key`` initializer or ``default``."""
-    chosen = node.meta.get("initializers", {}).get(key, default)
+    chosen = node.from_keras.initializers.get(key, default)
     drawn = _drawn(chosen, tensor)
     if drawn is not None:
         return drawn

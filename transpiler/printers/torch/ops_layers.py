@@ -75,7 +75,7 @@ def emit_depthwise_conv2d_torch(node: Node, m: str) -> Emission:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
     kh, kw = a["kernel_size"]
     key = "depthwise_initializer"
-    chosen = node.meta.get("initializers", {}).get(key, "glorot_uniform")
+    chosen = node.from_keras.initializers.get(key, "glorot_uniform")
     if chosen in ("glorot_uniform", "GlorotUniform") and mult == 1:
         # Keras' glorot fans on the (kh, kw, in, 1) kernel sum to torch's on (in, 1, kh, kw)
         init, imports = [f"nn.init.xavier_uniform_({m}.weight)"], set()
@@ -172,7 +172,7 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
     pads = _torch_pads(node.attrs["pads"])
     value = node.attrs["value"]
-    if node.meta.get("inserted") or node.meta.get("tensor_op"):
+    if node.meta.get("inserted") or node.from_keras.tensor_op:
         # padding the translation added (TF's asymmetric 'same'), or a function's
         # (tf.image.pad_to_bounding_box, ops.pad in a layer's call(): no attribute holds a module): F.pad
         mode = node.attrs.get("mode", "constant")
@@ -269,7 +269,7 @@ def emit_variable_torch(node: Node, m: str) -> Emission:
 
 def variable_init(node: Node, m: str, shape: tuple) -> tuple[list[str], set[str]]:
     """Init statements reproducing a Keras initializer (by name) on a weight of ``shape``."""
-    chosen = node.meta.get("initializers", {}).get("initializer") or "glorot_uniform"
+    chosen = node.from_keras.initializers.get("initializer") or "glorot_uniform"
     drawn = _drawn(chosen, m)
     if drawn is not None:
         return [drawn], set()

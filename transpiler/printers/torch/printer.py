@@ -139,7 +139,8 @@ class _ForwardWriter:
             return False
         if self.emissions[id(self.graph.nodes[i])].inline_anywhere:
             return True
-        if self.emissions[id(nxt)].infix and "tensor_op" in node.meta and "tensor_op" in nxt.meta and not nxt.comments:
+        if self.emissions[id(nxt)].infix and node.from_keras.tensor_op is not None and \
+                nxt.from_keras.tensor_op is not None and not nxt.comments:
             # one expression of tensor math in the source: one expression here
             out = nxt.outputs[0]
             if self._var(value) and self._var(out) and self._var(value) != self._var(out):
@@ -464,7 +465,7 @@ def regularization_lines(graph: Graph) -> list[str]:
     torch's layout). A regularizer on a weight that is not one torch tensor (an LSTM's
     bias: torch has two) is reported in ``graph.meta["untranslated_regularizers"]``. The
     tensors are the state_dict plan's (``Graph.weight_plan.torch_state``, recorded by the driver)."""
-    regularized = [n for n in graph.nodes if n.meta.get("regularizers")]
+    regularized = [n for n in graph.nodes if n.from_keras.regularizers]
     if not regularized:
         return []
     if graph.weight_plan.torch_state is None:
@@ -477,7 +478,7 @@ def regularization_lines(graph: Graph) -> list[str]:
         if node.name in seen:
             continue
         seen.add(node.name)
-        for key, (l1, l2) in sorted(node.meta["regularizers"].items()):
+        for key, (l1, l2) in sorted(node.from_keras.regularizers.items()):
             param = _REGULARIZED.get(key) or ("kernel" if key == "depthwise_regularizer" and
                                               node.op == "depthwise_conv2d" else None)
             found = [e for e in entries.get(id(node), ()) if not e.packed and e.constant is None and e.param == param]

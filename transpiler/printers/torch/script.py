@@ -985,7 +985,7 @@ def _copied_shared_models(program: Program, md, code) -> None:
     holds a copy; said where it is called."""
     seen = set()
     for node in md.graph.nodes:
-        for scope, _call in node.meta.get("scopes", ()):
+        for scope, _call in (node.from_keras.scopes or ()):
             given = scope.given_model
             if given is None or scope.given_as in code.given or id(scope) in seen:
                 continue

@@ -83,7 +83,7 @@ def _forward_graph(st: Structure, graph: Graph, prefix: tuple, inputs: list[Valu
             emissions[id(node)] = _call_emission(f"self.{item.info.ref}", len(item.inputs), len(item.outputs))
             node.meta["group"] = item
             if not prefix:  # comments at the builder's line that called the helper
-                node.comments = [c for n in item.nodes for c in n.meta.get("site_comments", ())]
+                node.comments = [c for n in item.nodes for c in n.from_keras.site_comments]
             nodes.append(node)
         else:
             emissions[id(item)] = _emit(item, f"self.{refs[item.name]}" if item.name in refs else
@@ -243,7 +243,7 @@ class StructurePrinter:
                     if em.module is None:
                         init += em.setup  # (of the buffers: a Normalization's adapted state)
                         continue
-                    site = m.node.meta.get("site_comments", ()) if info.scope is not None else ()
+                    site = m.node.from_keras.site_comments if info.scope is not None else ()
                     init += [c for c in m.node.comments if c not in site]
                     init.append(f"self.{m.attr} = {em.module}")
                     for suffix, _source, size, fill in em.extra_params:

@@ -598,7 +598,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         names = []
         for v in graph.outputs:
             producer = v.producer
-            owner = producer.meta.get("fused_into", producer) if producer else None
+            owner = (producer.from_keras.fused_into or producer) if producer else None
             layer = owner.layer if owner else None
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names
