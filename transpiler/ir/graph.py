@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # the translation path never needs numpy itself
     import numpy as np
 
 from transpiler.ir import ops as ops_table
-from transpiler.ir.reader_facts import GraphLayouts, KerasModelFacts, KerasNodeFacts, TorchModelFacts, TorchNodeFacts
+from transpiler.ir.reader_facts import (GraphLayouts, KerasModelFacts, KerasNodeFacts, OnnxNodeFacts,
+                                       TorchModelFacts, TorchNodeFacts)
 from transpiler.ir.state_plan import WeightPlan
 
 
@@ -129,6 +130,14 @@ class Node:
     from_keras: KerasNodeFacts = field(default_factory=KerasNodeFacts, repr=False)
     #: the span of the whole call that made it (the layer call; ``span`` may be the layer's construction)
     call_span: Span | None = field(default=None, repr=False)
+    #: what the ONNX reader recorded about the ONNX node it was read from
+    from_onnx: OnnxNodeFacts = field(default_factory=OnnxNodeFacts, repr=False)
+    #: a reshape's or transpose's output layout, where the reader or a pass knows it (None: the
+    #: default layout of its rank)
+    out_layout: str | None = field(default=None, repr=False)
+    #: why a pass inserted it ("layout": a transpose of the layout pass, "padding": a pad split
+    #: off a convolution); None: it is the source program's
+    inserted: str | None = field(default=None, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":
@@ -157,6 +166,8 @@ class ModelOrigin:
     producer: str | None = None
     opset: int | None = None
     output_types: list[str] | None = None
+    #: an ONNX graph without a batch axis (its inputs are printed as they are)
+    no_batch: bool = False
 
 
 @dataclass(eq=False)

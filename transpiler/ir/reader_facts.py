@@ -218,3 +218,18 @@ class KerasNodeFacts:
     variable_of: tuple[str, str] | None = None
     #: an opaque layer's class definition (where the report points)
     definition: Span | None = None
+
+
+@dataclass
+class OnnxNodeFacts:
+    """What the ONNX reader recorded about the ONNX node a node was read from."""
+
+    #: the ONNX node's name (``#<index> <op_type>`` when it has none)
+    name: str | None = None
+    #: a per-channel affine map (Mul/Add by constants) the reader made a batch_norm of: folded
+    #: into the layer before it where it can be (frontend_onnx/fuse.py)
+    affine: bool = False
+    #: fixed weights the reader computed (LRN's window sum), not trained
+    frozen: bool = False
+    #: the model file holds the node's weights: loaded, not drawn by initializers
+    weights_given: bool = False

@@ -111,7 +111,8 @@ def _copied_graph(graph: Graph) -> Graph:
         copy = replace(node, inputs=[value(v) for v in node.inputs], outputs=[value(v) for v in node.outputs],
                        attrs=dict(node.attrs), params=dict(node.params), comments=list(node.comments),
                        meta=dict(node.meta), param_transforms=dict(node.param_transforms),
-                       from_torch=replace(node.from_torch), from_keras=replace(node.from_keras))
+                       from_torch=replace(node.from_torch), from_keras=replace(node.from_keras),
+                       from_onnx=replace(node.from_onnx))
         for v in copy.outputs:
             v.producer = copy
         nodes[id(node)] = copy

@@ -53,7 +53,7 @@ def _insert_pad(graph: Graph, node: Node, pads, value: float) -> None:
     rank = len(pads)
     pad = graph.add_node(f"pad{rank}d", f"{node.name}_pad", [node.inputs[0]],
                          attrs={"pads": pads, "value": value}, before=node, span=node.span)
-    pad.meta["inserted"] = "padding"
+    pad.inserted = "padding"
     pad.outputs[0].var = node.inputs[0].var
     infer_node(pad)
     node.inputs = [pad.outputs[0], *node.inputs[1:]]
@@ -170,7 +170,7 @@ def _insert_crop(graph: Graph, node: Node, crops) -> None:
     crop = graph.add_node(f"crop{len(crops)}d", f"{node.name}_crop", [y], attrs={"cropping": crops},
                           before=graph.nodes[after] if after < len(graph.nodes) else None,
                           span=node.span)
-    crop.meta["inserted"] = "padding"
+    crop.inserted = "padding"
     infer_node(node)
     infer_node(crop)
     crop.outputs[0].var = y.var

@@ -59,7 +59,7 @@ def _kernel_emission(node: Node, m: str, module: str, transform: Transform) -> E
     if node.attrs["use_bias"]:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
     init = [init_line(node, "kernel_initializer", f"{m}.weight", "glorot_uniform"), *_bias_inits(node, m)]
-    setup = [f"{m}.requires_grad_(False)  # fixed weights, not trained"] if node.meta.get("frozen") else []
+    setup = [f"{m}.requires_grad_(False)  # fixed weights, not trained"] if node.from_onnx.frozen else []
     return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init, setup=setup)
 
 
@@ -172,7 +172,7 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
     pads = _torch_pads(node.attrs["pads"])
     value = node.attrs["value"]
-    if node.meta.get("inserted") or node.from_keras.tensor_op:
+    if node.inserted or node.from_keras.tensor_op:
         # padding the translation added (TF's asymmetric 'same'), or a function's
         # (tf.image.pad_to_bounding_box, ops.pad in a layer's call(): no attribute holds a module): F.pad
         mode = node.attrs.get("mode", "constant")
