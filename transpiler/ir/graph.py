@@ -118,7 +118,6 @@ class Node:
     span: Span | None = None
     source_name: str | None = None
     comments: list[str] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
     param_transforms: dict[str, list] = field(default_factory=dict)
     #: the source layer this node is a call of (None: a tensor operation, not a layer)
     layer: LayerRef | None = field(default=None, repr=False)
@@ -138,6 +137,9 @@ class Node:
     #: why a pass inserted it ("layout": a transpose of the layout pass, "padding": a pad split
     #: off a convolution); None: it is the source program's
     inserted: str | None = field(default=None, repr=False)
+    #: a row lookup that records its per-occurrence slices (``--exact`` with a Keras optimizer
+    #: reading them, passes/training_analyses.py ``mark_occurrence_slices``)
+    occurrence_slices: bool = field(default=False, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":
@@ -179,7 +181,6 @@ class Graph:
     outputs: list[Value] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     span: Span | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
     #: where the model was read from (the source framework's input shapes, a model file's facts)
     origin: ModelOrigin = field(default_factory=ModelOrigin)
     #: ``(span, message)`` of what the target cannot express (an ONNX node not read, an op the Keras
@@ -196,6 +197,11 @@ class Graph:
     #: its ``forward`` takes ``return_logits`` with no final activation to skip: the training
     #: loop the program's models share asks each one for logits (passes/training_analyses.py)
     logits_parameter: bool = False
+    #: output index → the final activation (``"softmax"``) the loss absorbs: ``forward`` returns
+    #: logits there (passes/training_analyses.py ``analyse_logits``)
+    logits_outputs: dict[int, str] = field(default_factory=dict)
+    #: ``(key, Structure)``: the module tree ir/modules.py decided, and what it was decided for
+    structure_cache: tuple | None = field(default=None, repr=False)
     _counter: int = field(default=0, repr=False)
 
     # -- construction -------------------------------------------------------------

@@ -187,7 +187,7 @@ def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tupl
         for t in [s, *descendants_of(s)]:
             invalid.add(id(t))
 
-    logits = {id(graph.outputs[i]) for i in graph.meta.get("logits_outputs", {}) if i < len(graph.outputs)}
+    logits = {id(graph.outputs[i]) for i in graph.logits_outputs if i < len(graph.outputs)}
 
     def innermost(node: Node) -> ModuleScope | None:
         valid = [s for s, _ in chains[id(node)] if id(s) not in invalid]
@@ -224,10 +224,10 @@ def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tupl
 
 
 def build_structure(graph: Graph) -> Structure:
-    """Decide the module tree of ``graph`` (cached in ``graph.meta``)."""
-    cached = graph.meta.get("_structure")
+    """Decide the module tree of ``graph`` (cached in ``graph.structure_cache``)."""
+    cached = graph.structure_cache
     # (the logits outputs decide which scopes stay modules: a mark set after the cache was made counts)
-    key = (len(graph.nodes), [id(n) for n in graph.nodes], dict(graph.meta.get("logits_outputs", {})))
+    key = (len(graph.nodes), [id(n) for n in graph.nodes], dict(graph.logits_outputs))
     if cached is not None and cached[0] == key:
         return cached[1]
     root: ModuleScope | None = graph.from_keras.root_scope
@@ -286,7 +286,7 @@ def build_structure(graph: Graph) -> Structure:
         except ValueError:
             out = Structure(ModuleInfo(None, "", ""), {}, {}, {})
             _members(out.root, graph, {}, {id(s) for s in scopes}, root)
-    graph.meta["_structure"] = (key, out)
+    graph.structure_cache = (key, out)
     return out
 
 

@@ -110,7 +110,7 @@ def _copied_graph(graph: Graph) -> Graph:
     for node in graph.nodes:
         copy = replace(node, inputs=[value(v) for v in node.inputs], outputs=[value(v) for v in node.outputs],
                        attrs=dict(node.attrs), params=dict(node.params), comments=list(node.comments),
-                       meta=dict(node.meta), param_transforms=dict(node.param_transforms),
+                       param_transforms=dict(node.param_transforms),
                        from_torch=replace(node.from_torch), from_keras=replace(node.from_keras),
                        from_onnx=replace(node.from_onnx))
         for v in copy.outputs:
@@ -123,6 +123,6 @@ def _copied_graph(graph: Graph) -> Graph:
     out.inputs = [value(v) for v in graph.inputs]
     out.outputs = [value(v) for v in graph.outputs]
     out.nodes = [nodes[id(n)] for n in graph.nodes]
-    out.meta = dict(graph.meta)
+    out.logits_outputs = dict(graph.logits_outputs)
     out.from_keras = replace(graph.from_keras)
     return out

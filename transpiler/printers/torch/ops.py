@@ -22,6 +22,7 @@ from transpiler.ir.params import expected_shapes
 from transpiler.ir.shapes import channel_axis
 from transpiler.printers import differences
 from transpiler.printers.code import lit, size_arg
+from transpiler.printers.torch import print_notes
 from transpiler.ir.transforms import Transform
 
 
@@ -167,7 +168,7 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
         scaled = _variance_scaling_line(node, key, tensor, name)
         if scaled is not None:
             return scaled
-        node.meta.setdefault("init_warnings", []).append(f"{key}={chosen!r} not reproduced; "
+        print_notes.notes(node).init_warnings.append(f"{key}={chosen!r} not reproduced; "
                                                          f"{default} used")
         name = default
     return _INIT[name].format(t=tensor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from transpiler.ir.graph import Node
 from transpiler.ir.shapes import channel_axis, spatial_axes
 from transpiler.printers.code import call, lit, size_arg
+from transpiler.printers.torch import print_notes
 from transpiler.printers.torch.ops import (
     Emission, StateEntry, _VARIANCE_SCALING, _bias_inits, _channels, _drawn, _keras_fans, _named,
     _torch_padding, atom, emitter, init_line)
@@ -286,7 +287,7 @@ def variable_init(node: Node, m: str, shape: tuple) -> tuple[list[str], set[str]
     if name == "truncated_normal":
         return [f"nn.init.trunc_normal_({m}, 0.0, 0.05, -0.1, 0.1)"], set()
     if name not in _VARIANCE_SCALING:
-        node.meta.setdefault("init_warnings", []).append(f"initializer={chosen!r} not reproduced; "
+        print_notes.notes(node).init_warnings.append(f"initializer={chosen!r} not reproduced; "
                                                          "glorot_uniform used")
         name = "glorot_uniform"
     scale, mode, dist = _VARIANCE_SCALING[name]

@@ -73,12 +73,12 @@ class TrainingCode:
 
 
 def _uses_logits(md: ModelDef | None, index: int) -> bool:
-    return md is not None and index in md.graph.meta.get("logits_outputs", {})
+    return md is not None and index in md.graph.logits_outputs
 
 
 def _logits_activation(md: ModelDef | None, index: int) -> str | None:
     """The final activation (``"sigmoid"``/``"softmax"``) output ``index`` skips for its loss."""
-    return md.graph.meta.get("logits_outputs", {}).get(index) if md is not None else None
+    return md.graph.logits_outputs.get(index) if md is not None else None
 
 
 class TrainingPrinter(RuntimeHelpers, CompiledObjects):
