@@ -316,12 +316,7 @@ class ProgramPrinter:
         n_out = len(md.graph.outputs) if md is not None else 1
         if cfg.get("as_call"):  # Keras' own call on arrays (the torch side's call_model helper)
             out = f"{model}({arg}, training={cfg['training']})"
-            perm = output_perm(md, 0) if n_out == 1 else None
-            if perm is not None:
-                self.imports.add("import numpy as np")
-                out = f"np.transpose({out}, {lit(perm)})"
-            return out
-        if cfg["training"] and n_out > 1:  # several outputs: a list of arrays, as predict gives
+        elif cfg["training"] and n_out > 1:  # several outputs: a list of arrays, as predict gives
             out = f"[keras.ops.convert_to_numpy(t) for t in {model}({arg}, training=True)]"
         elif cfg["training"]:
             out = f"keras.ops.convert_to_numpy({model}({arg}, training=True))"
