@@ -803,7 +803,7 @@ def test_auto_names_match_keras(source, keras_module):
         if node.source_name not in expected:
             continue
         layer = kmodel.get_layer(node.source_name)
-        canonical = keras_layers.lookup(node.meta["layer"].cls_name).canonical_class
+        canonical = keras_layers.lookup(node.from_keras.layer.cls_name).canonical_class
         assert canonical == type(layer).__name__, node.source_name
         if len(layer._inbound_nodes) == 1 and not isinstance(layer.output, (list, tuple)):
             assert tuple(layer.output.shape) == node.outputs[0].shape, node.source_name
@@ -1043,7 +1043,7 @@ def test_training_only_arguments_are_warnings():
     model = only_model(program)
     assert ops(model) == ["dense"]
     # the regularizer is read (the torch module adds it to the loss); the constraint is reported
-    assert model.graph.nodes[0].meta["regularizers"] == {"kernel_regularizer": (0.0, 1e-4)}
+    assert model.graph.nodes[0].from_keras.regularizers == {"kernel_regularizer": (0.0, 1e-4)}
     [warning] = [d for d in program.diagnostics if d.severity == "warning"]
     assert "kernel_constraint" in warning.message
     assert warning.span.line == line_of(text, "kernel_regularizer")

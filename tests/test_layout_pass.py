@@ -237,7 +237,7 @@ def _conv_then_reshape(out_layout: str | None, reader: str) -> Graph:
     infer_node(conv)
     reshape = g.add_node("reshape", "view", conv.outputs, attrs={"shape": (4, 64)})
     if out_layout:
-        reshape.meta["out_layout"] = out_layout
+        reshape.out_layout = out_layout
     infer_node(reshape)
     attrs = {"filters": 2, "kernel_size": 1} if reader == "conv1d" else {}
     last = g.add_node(reader, "head", reshape.outputs, attrs=attrs)

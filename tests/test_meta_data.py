@@ -1,15 +1,17 @@
-"""``meta`` dictionaries hold data, not the objects of a layer above the IR (issue 17 item 6).
+"""The readers' typed records hold data, not the objects of a layer above the IR (issue 17 item 6).
 
-A ``Program.meta``, ``Graph.meta`` or ``Node.meta`` value that is a frontend, printer or weights
+A field of ``Program``/``Graph``/``Node`` ``.from_keras``, ``.from_torch`` or ``.from_onnx``
+(ir/reader_facts.py; once free ``meta`` keys) whose value is a frontend, printer or weights
 object (or a function) ties the IR to the code that made it: printers then reach back into
 the frontend through it. This test translates corpus scripts in both directions and walks every
-meta value (nested containers included). Today's offenders are listed in
-``NON_DATA_META_TODAY``; that list may only shrink: a new key holding such an object fails, and
-so does a listed key that holds data now (delete it).
+such value (nested containers included). Today's offenders are listed in
+``NON_DATA_META_TODAY``; that list may only shrink: a new field holding such an object fails, and
+so does a listed field that holds data now (delete it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import re
 import types
@@ -22,12 +24,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: modules whose objects are not IR data
 NON_DATA_PREFIXES = ("transpiler.frontend_ast", "transpiler.printers", "transpiler.weights")
 
-#: where meta still holds such an object (``<level>.<key>``). May only shrink.
+#: where a record still holds such an object (``<level>.<record>.<field>``). May only shrink.
 NON_DATA_META_TODAY = {
     # the Keras reader's own LayerObj (its statement, owner, scope), read only inside
     # frontend_ast/keras (test_only_the_keras_reader_reads_its_layer_object); everything after the
     # reader reads the typed ``Node.layer`` (ir.graph.LayerRef, plain data)
-    "node.layer",
+    "node.from_keras.layer",
 }
 
 #: scripts read in each direction (small, and between them every meta key the corpus sets)
@@ -72,28 +74,35 @@ def _graphs(program):
             yield part
 
 
+RECORDS = ("from_keras", "from_torch", "from_onnx")
+
+
 def offending_keys(program) -> dict[str, set[str]]:
-    """``{"<level>.<key>": {qualified class names}}`` over the program's meta dictionaries."""
+    """``{"<level>.<record>.<field>": {qualified class names}}`` over the readers' records."""
     found: dict[str, set[str]] = {}
 
-    def check(level: str, meta: dict) -> None:
-        for key, value in meta.items():
-            bad = non_data(value)
-            if bad:
-                found.setdefault(f"{level}.{key}", set()).update(bad)
+    def check(level: str, owner) -> None:
+        for record in RECORDS:
+            facts = getattr(owner, record, None)
+            if facts is None:
+                continue
+            for f in dataclasses.fields(facts):
+                bad = non_data(getattr(facts, f.name))
+                if bad:
+                    found.setdefault(f"{level}.{record}.{f.name}", set()).update(bad)
 
-    check("program", program.meta)
+    check("program", program)
     for graph in _graphs(program):
-        check("graph", graph.meta)
+        check("graph", graph)
         for node in graph.nodes:
-            check("node", node.meta)
+            check("node", node)
     return found
 
 
 def test_only_the_keras_reader_reads_its_layer_object():
-    """``node.meta["layer"]`` is the Keras reader's LayerObj: no module outside
+    """``node.from_keras.layer`` is the Keras reader's LayerObj: no module outside
     frontend_ast/keras may read it (they read ``Node.layer``, IR data)."""
-    pattern = re.compile(r"""meta(\.get\(|\[)\s*["']layer["']""")
+    pattern = re.compile(r"""from_keras\.layer\b""")
     package = ROOT / "transpiler"
     readers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
                      if pattern.search(p.read_text(encoding="utf-8")))
@@ -124,9 +133,9 @@ def found() -> dict[str, set[str]]:
 
 def test_no_new_meta_key_holds_a_non_data_object(found):
     new = {key: sorted(names) for key, names in found.items() if key not in NON_DATA_META_TODAY}
-    assert not new, f"meta values that are frontend/printer/weights objects (make them typed IR data): {new}"
+    assert not new, f"record fields that are frontend/printer/weights objects (make them typed IR data): {new}"
 
 
 def test_non_data_meta_allowlist_is_honest(found):
     gone = sorted(NON_DATA_META_TODAY - set(found))
-    assert not gone, f"these meta keys hold data now; delete them from NON_DATA_META_TODAY: {gone}"
+    assert not gone, f"these fields hold data now; delete them from NON_DATA_META_TODAY: {gone}"

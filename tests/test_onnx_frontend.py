@@ -305,7 +305,7 @@ def test_constant_folded_affine_joins_the_batch_norm(tmp_path):
     graph = read_onnx(constant_weights_net(tmp_path)).models[0].graph
     ops = [n.op for n in graph.nodes]
     assert ops.count("batch_norm") == 1  # BN, Mul and Add are one layer
-    conv = next(n for n in graph.nodes if n.meta.get("onnx_node") == "n10")
+    conv = next(n for n in graph.nodes if n.from_onnx.name == "n10")
     assert conv.attrs["use_bias"]  # the per-channel Add became its bias
 
 

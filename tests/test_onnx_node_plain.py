@@ -84,12 +84,12 @@ def test_batch_first_models_keep_their_batch_axis(tmp_path):
     path = str(tmp_path / "conv.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     g = read_onnx(path).models[0].graph
-    assert not g.meta.get("no_batch") and g.inputs[0].shape == (None, 3, 8, 8) and g.inputs[0].layout == "NCHW"
+    assert not g.origin.no_batch and g.inputs[0].shape == (None, 3, 8, 8) and g.inputs[0].layout == "NCHW"
     plain = PLAIN_CASES["reduce_every_axis"]()
     path = str(tmp_path / "r.onnx")
     onnx.save(plain.model, path)
     g = read_onnx(path).models[0].graph
-    assert g.meta.get("no_batch") and g.inputs[0].shape == (3, 2, 2) and g.inputs[0].layout is None
+    assert g.origin.no_batch and g.inputs[0].shape == (3, 2, 2) and g.inputs[0].layout is None
 
 
 @pytest.mark.parametrize("op", ["Add", "Mul", "Max", "Greater"])

@@ -44,20 +44,20 @@ def _program(head: str, loss: str, optimizer: str = "'adam'", exact: bool = Fals
         "mse", "no_activation"])
 def test_logits_outputs_follow_the_probabilities_fact(head, loss, marked):
     program = analyse_logits(_program(head, loss))
-    assert program.models[0].graph.meta["logits_outputs"] == marked
+    assert program.models[0].graph.logits_outputs == marked
 
 
 def test_a_softmax_over_another_axis_keeps_its_probabilities():
     program = _program("layers.Reshape((2, 12)), layers.Softmax(axis=1)", "categorical_crossentropy")
     analyse_logits(program)
-    assert program.models[0].graph.meta["logits_outputs"] == {}
+    assert program.models[0].graph.logits_outputs == {}
     program = _program("layers.Reshape((2, 12)), layers.Softmax(axis=-1)", "categorical_crossentropy")
     analyse_logits(program)
-    assert program.models[0].graph.meta["logits_outputs"] == {0: "softmax"}
+    assert program.models[0].graph.logits_outputs == {0: "softmax"}
 
 
 def _slices(program) -> list[bool]:
-    return [bool(n.meta.get("occurrence_slices")) for n in program.models[0].graph.nodes if n.op == "embedding"]
+    return [n.occurrence_slices for n in program.models[0].graph.nodes if n.op == "embedding"]
 
 
 @pytest.mark.parametrize("optimizer,exact,expected", [
@@ -93,13 +93,17 @@ def test_translation_runs_the_program_passes():
            "model.compile(optimizer='adam', loss='sparse_categorical_crossentropy')\n")
     result = translate(src, "m.py", exact=True)
     graph = result.program.models[0].graph
-    assert graph.meta["logits_outputs"] == {0: "softmax"}
+    assert graph.logits_outputs == {0: "softmax"}
     assert "KerasEmbedding(" in result.text and "KerasAdam(" in result.text
     assert run_program_passes(result.program) is result.program
 
 
-def _meta_writes(tree: ast.AST, keys: set[str]) -> list[str]:
-    """Writes of ``meta[key]`` (assignment or ``setdefault``) for ``key`` in ``keys``."""
+def _analysis_writes(tree: ast.AST, fields: set[str]) -> list[str]:
+    """Writes of an analysis field (``g.logits_outputs = ...``, ``g.logits_outputs[i] = ...``,
+    ``n.occurrence_slices = True``, a mutating call such as ``g.logits_outputs.update(...)``)."""
+    def is_field(t: ast.AST) -> bool:
+        return isinstance(t, ast.Attribute) and t.attr in fields
+
     found = []
     for node in ast.walk(tree):
         targets = []
@@ -108,28 +112,28 @@ def _meta_writes(tree: ast.AST, keys: set[str]) -> list[str]:
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
             targets = [node.target]
         for t in targets:
-            if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value in keys:
+            if is_field(t) or isinstance(t, ast.Subscript) and is_field(t.value):
                 found.append(f"line {node.lineno}: {ast.unparse(node)}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "setdefault" and node.args and isinstance(node.args[0], ast.Constant) \
-                and node.args[0].value in keys:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_field(node.func.value) \
+                and node.func.attr in ("setdefault", "update", "pop", "clear", "__setitem__"):
             found.append(f"line {node.lineno}: {ast.unparse(node)}")
     return found
 
 
-ANALYSIS_KEYS = {"logits_outputs", "occurrence_slices"}
+#: the typed fields the program passes fill (ir.graph.Graph.logits_outputs, Node.occurrence_slices)
+ANALYSIS_FIELDS = {"logits_outputs", "occurrence_slices"}
 
 
-def test_meta_write_finder_finds_what_it_looks_for():
-    tree = ast.parse('g.meta["logits_outputs"] = {}\nm = g.meta.setdefault("logits_outputs", {})\n'
-                     'n.meta["occurrence_slices"] = True\nn.meta["other"] = 1\n')
-    assert len(_meta_writes(tree, ANALYSIS_KEYS)) == 3
+def test_analysis_write_finder_finds_what_it_looks_for():
+    tree = ast.parse('g.logits_outputs = {}\ng.logits_outputs[0] = "softmax"\ng.logits_outputs.update(a=1)\n'
+                     'n.occurrence_slices = True\nn.other = 1\nx = g.logits_outputs.get(0)\n')
+    assert len(_analysis_writes(tree, ANALYSIS_FIELDS)) == 4
 
 
 def test_printers_read_the_analyses_and_do_not_make_them():
     found = {}
     for path in sorted(PRINTERS.rglob("*.py")):
-        hits = _meta_writes(ast.parse(path.read_text(encoding="utf-8")), ANALYSIS_KEYS)
+        hits = _analysis_writes(ast.parse(path.read_text(encoding="utf-8")), ANALYSIS_FIELDS)
         if hits:
             found[str(path.relative_to(PRINTERS))] = hits
     assert not found, f"printers write analysis results (ir/passes/training_analyses.py makes them): {found}"

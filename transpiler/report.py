@@ -27,8 +27,8 @@ def report_rows(translation) -> list[Row]:
     for md in program.models:
         seen = set()
         for node in md.graph.nodes:
-            owner = node.meta.get("fused_into", node)
-            span = owner.meta.get("call_span") or owner.span
+            owner = (node.from_keras.fused_into or node)
+            span = owner.call_span or owner.span
             layer = owner.layer
             key = (id(layer) if layer is not None else id(owner), span.line if span else None)
             if key in seen:

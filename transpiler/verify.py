@@ -37,8 +37,8 @@ def keras_canonical_params(graph: Graph, keras_model: Any) -> dict[str, dict[str
         names = param_names(node)  # (a node split by a pass: its source layer's)
         if not names or node.layer is not None and node.layer.constant_call:
             continue  # (called on constants only: Keras' model holds its result, not its weights)
-        if "variable_of" in node.meta:  # a custom layer's add_weight: its attribute
-            owner, attr = node.meta["variable_of"]
+        if node.from_keras.variable_of is not None:  # a custom layer's add_weight: its attribute
+            owner, attr = node.from_keras.variable_of
             value = getattr(find_layer(keras_model, owner), attr)
             out[source] = {names[0]: np.asarray(value.numpy() if hasattr(value, "numpy") else value)}
             continue

@@ -208,7 +208,7 @@ def _training_report(args, torch) -> bool:
 def _output_name(value) -> str:
     """The Keras layer that produces ``value`` (what the user calls the output)."""
     producer = value.producer
-    owner = producer.meta.get("fused_into", producer) if producer else None
+    owner = (producer.from_keras.fused_into or producer) if producer else None
     layer = owner.layer if owner else None
     return layer.keras_name if layer is not None and layer.keras_name else (value.var or value.name)
 

@@ -230,7 +230,7 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
     for text in printer.optimizer_classes.values():  # classes the program would carry for it
         exec(text, namespace)
     topt = eval(expr, namespace)  # the generated optimizer code
-    loss_fns = [eval(printer.loss_name(loss, i in md.graph.meta.get("logits_outputs", {})), namespace)
+    loss_fns = [eval(printer.loss_name(loss, i in md.graph.logits_outputs), namespace)
                 for i, loss in enumerate(config.losses)]  # the generated loss expressions
     weights = config.loss_weights or [1.0] * len(loss_fns)
     step = getattr(generated, "train_step", None)
@@ -242,7 +242,7 @@ def run_both(path: str, optimizer: T.Optimizer | None = None, steps: int = STEPS
 
         features = ({"clip"} if opt.clip else set()) | ({"weights"} if sample_weights else set()) | \
             ({"regularization"} if hasattr(tmodel, "regularization_loss") else set()) | \
-            ({"logits"} if md.graph.meta.get("logits_outputs") else set())
+            ({"logits"} if md.graph.logits_outputs else set())
         exec(runtime_prune.specialise("torch.loop", "train_step", frozenset(features)), namespace)
         step = namespace["train_step"]
     rng = np.random.RandomState(7)

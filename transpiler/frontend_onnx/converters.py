@@ -291,7 +291,7 @@ def lrn(ctx: Context, node: ONode) -> None:
     sq = ctx.add("square", [x], {}, node, "square", name=f"{base}_square", outputs=[]).outputs[0]
     window = ctx.add("conv2d", [sq], {"filters": channels, "kernel_size": (1, 1), "use_bias": False}, node,
                      "window", name=f"{base}_window", outputs=[], params={"kernel": band.reshape(1, 1, channels, channels)},
-                     meta={"frozen": True})
+                     frozen=True)
     window.comments.append(f"# LRN(size={size}, alpha={alpha:g}, beta={beta:g}, bias={bias:g}): x / (bias + "
                            "alpha / size * sum of x² over neighbouring channels) ** beta; the sum is this 1x1 "
                            "convolution with a fixed banded kernel")
@@ -492,7 +492,7 @@ def _affine(ctx: Context, node: ONode, op: str, x, c: np.ndarray, const_first: b
         raise Unsupported(f"{op} with a per-channel constant {'first' if const_first else 'second'}")
     params = {"gamma": s, "beta": t, "moving_mean": zero, "moving_variance": one}
     ctx.add("batch_norm", [x], {"axis": 1, "epsilon": 0.0, "momentum": 0.9}, node, "affine", params=params,
-            meta={"onnx_affine": True})
+            affine=True)
 
 
 _VARIADIC = {"Sum": "add", "Max": "maximum", "Min": "minimum", "Mean": "average"}
@@ -618,7 +618,7 @@ def reshape(ctx: Context, node: ONode) -> None:
         return
     rank = len(rest) + 1
     out = ctx.add("reshape", [x], {"shape": tuple(rest)}, node, "reshape",
-                  meta={"out_layout": CHANNELS_FIRST.get(rank)} if rank in CHANNELS_FIRST else None)
+                  out_layout=CHANNELS_FIRST.get(rank))
     del out
 
 
@@ -637,7 +637,7 @@ def transpose(ctx: Context, node: ONode) -> None:
     letters = x.layout or ""
     new = "".join(letters[p] for p in perm) if len(letters) == rank else None
     layout = new if new in CHANNELS_FIRST.values() or new in ("NWC", "NHWC", "NDHWC") else CHANNELS_FIRST.get(rank)
-    ctx.add("transpose", [x], {"perm": perm}, node, "permute", meta={"out_layout": layout})
+    ctx.add("transpose", [x], {"perm": perm}, node, "permute", out_layout=layout)
 
 
 @converter("Concat", ops=("concat",))

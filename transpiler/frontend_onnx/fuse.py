@@ -18,7 +18,7 @@ def fuse_affine(graph: Graph) -> None:
     while changed:
         changed = False
         for node in list(graph.nodes):
-            if node.meta.get("onnx_affine") and _fold(graph, node):
+            if node.from_onnx.affine and _fold(graph, node):
                 changed = True
                 break
 
@@ -32,8 +32,8 @@ def _fold(graph: Graph, affine: Node) -> bool:
     if prev.op == "batch_norm":
         prev.params["gamma"] = prev.params["gamma"] * s
         prev.params["beta"] = prev.params["beta"] * s + t
-        if prev.meta.get("onnx_affine") and not affine.meta.get("onnx_affine"):
-            prev.meta.pop("onnx_affine")
+        if prev.from_onnx.affine and not affine.from_onnx.affine:
+            prev.from_onnx.affine = False
     elif prev.op in _BIASED:  # the output channel is the kernel's last axis (HWIO, IO; HWIM: I*M)
         kernel = prev.params["kernel"]
         prev.params["kernel"] = (kernel * s.reshape(kernel.shape[-2:] if prev.op == "depthwise_conv2d"

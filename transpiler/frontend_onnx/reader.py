@@ -24,6 +24,7 @@ from transpiler.ir.graph import Graph, IRError, ModelOrigin, Node, Span, Value
 from transpiler.ir.layout import CHANNELS_FIRST
 from transpiler.ir.shapes import infer_node
 from transpiler.ir.program import ModelDef, Program
+from transpiler.ir.reader_facts import OnnxNodeFacts
 
 
 class Unsupported(Exception):
@@ -182,7 +183,7 @@ class Context:
 
     def add(self, op: str, inputs: list[Value], attrs: dict, node: ONode, hint: str, *,
             params: dict | None = None, weight: str = "", outputs: list[str] | None = None,
-            meta: dict | None = None, n_out: int = 1, name: str | None = None) -> Node:
+            out_layout: str | None = None, frozen: bool = False, affine: bool = False, n_out: int = 1, name: str | None = None) -> Node:
         """A node of ``op`` named after ``node``; its outputs bound to ``outputs`` (by default
         the ONNX node's first outputs)."""
         if self.plain and ops_table.get(op).layout == ops_table.IMPLICIT and any(v.layout is None for v in inputs):
@@ -194,12 +195,12 @@ class Context:
             ir = self.graph.add_node(op, name, inputs, n_out, attrs=attrs, span=self._span(node))
         except TypeError as exc:
             raise Unsupported(f"{op}: {exc}") from None
-        ir.meta.update(meta or {})
-        ir.meta["onnx_node"] = node.name or f"#{node.index} {node.op_type}"
+        ir.out_layout = out_layout
+        ir.from_onnx = OnnxNodeFacts(node.name or f"#{node.index} {node.op_type}", affine=affine, frozen=frozen)
         if params:
             ir.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}  # (views: no copy)
             ir.source_name = name
-            ir.meta["weights_given"] = True
+            ir.from_onnx.weights_given = True
         try:
             infer_node(ir)
         except (IRError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
@@ -340,7 +341,7 @@ def _read(path: str, og: OGraph, plain: bool) -> tuple[Program, bool]:
                                weights_given=True, producer=og.producer, opset=og.opset,
                                output_types=[t for o, t in zip(og.outputs, og.output_types) if o in ctx.values])
     if plain:
-        graph.meta["no_batch"] = True
+        graph.origin.no_batch = True
     md = ModelDef(graph, graph.name, builder="build_model")
     program.models.append(md)
     missing = [o for o in og.outputs if o not in ctx.values]
@@ -375,7 +376,7 @@ def _relabel_sequences(graph: Graph) -> None:
         if is_channels_first(v.layout) and not feeds_implicit(graph, v, TORCH_TO_KERAS):
             v.layout = CHANNELS_LAST[len(v.shape)]
             if v.producer is not None:
-                v.producer.meta["out_layout"] = v.layout
+                v.producer.out_layout = v.layout
             changed = True
     if changed:
         for node in graph.nodes:

@@ -202,5 +202,6 @@ def resize_by_matrices(ctx: Context, node: ONode) -> None:
         w = ctx.add("variable", [], {"shape": weight.shape, "trainable": False}, node, hint, outputs=[""],
                     params={"value": weight})
         operands = [v, w.outputs[0]] if last_axis else [w.outputs[0], v]
-        meta = {"out_layout": x.layout} if x.layout and len(x.layout) == len(x.shape) else None
-        v = ctx.add("matmul", operands, {}, node, "resize", outputs=None if last else [""], meta=meta).outputs[0]
+        layout = x.layout if x.layout and len(x.layout) == len(x.shape) else None
+        v = ctx.add("matmul", operands, {}, node, "resize", outputs=None if last else [""],
+                    out_layout=layout).outputs[0]

@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # the translation path never needs numpy itself
     import numpy as np
 
 from transpiler.ir import ops as ops_table
-from transpiler.ir.reader_facts import GraphLayouts, KerasModelFacts, TorchModelFacts, TorchNodeFacts
+from transpiler.ir.reader_facts import (GraphLayouts, KerasModelFacts, KerasNodeFacts, OnnxNodeFacts,
+                                       TorchModelFacts, TorchNodeFacts)
 from transpiler.ir.state_plan import WeightPlan
 
 
@@ -117,7 +118,6 @@ class Node:
     span: Span | None = None
     source_name: str | None = None
     comments: list[str] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
     param_transforms: dict[str, list] = field(default_factory=dict)
     #: the source layer this node is a call of (None: a tensor operation, not a layer)
     layer: LayerRef | None = field(default=None, repr=False)
@@ -125,6 +125,21 @@ class Node:
     split_from: SplitFrom | None = field(default=None, repr=False)
     #: what the torch reader recorded about the module it was read from (state_dict keys, inits)
     from_torch: TorchNodeFacts = field(default_factory=TorchNodeFacts, repr=False)
+    #: what the Keras reader recorded about where it was made (statements, module scopes, initializers)
+    from_keras: KerasNodeFacts = field(default_factory=KerasNodeFacts, repr=False)
+    #: the span of the whole call that made it (the layer call; ``span`` may be the layer's construction)
+    call_span: Span | None = field(default=None, repr=False)
+    #: what the ONNX reader recorded about the ONNX node it was read from
+    from_onnx: OnnxNodeFacts = field(default_factory=OnnxNodeFacts, repr=False)
+    #: a reshape's or transpose's output layout, where the reader or a pass knows it (None: the
+    #: default layout of its rank)
+    out_layout: str | None = field(default=None, repr=False)
+    #: why a pass inserted it ("layout": a transpose of the layout pass, "padding": a pad split
+    #: off a convolution); None: it is the source program's
+    inserted: str | None = field(default=None, repr=False)
+    #: a row lookup that records its per-occurrence slices (``--exact`` with a Keras optimizer
+    #: reading them, passes/training_analyses.py ``mark_occurrence_slices``)
+    occurrence_slices: bool = field(default=False, repr=False)
 
     @property
     def spec(self) -> "ops_table.OpSpec":
@@ -153,6 +168,8 @@ class ModelOrigin:
     producer: str | None = None
     opset: int | None = None
     output_types: list[str] | None = None
+    #: an ONNX graph without a batch axis (its inputs are printed as they are)
+    no_batch: bool = False
 
 
 @dataclass(eq=False)
@@ -164,7 +181,6 @@ class Graph:
     outputs: list[Value] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     span: Span | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
     #: where the model was read from (the source framework's input shapes, a model file's facts)
     origin: ModelOrigin = field(default_factory=ModelOrigin)
     #: ``(span, message)`` of what the target cannot express (an ONNX node not read, an op the Keras
@@ -181,6 +197,11 @@ class Graph:
     #: its ``forward`` takes ``return_logits`` with no final activation to skip: the training
     #: loop the program's models share asks each one for logits (passes/training_analyses.py)
     logits_parameter: bool = False
+    #: output index → the final activation (``"softmax"``) the loss absorbs: ``forward`` returns
+    #: logits there (passes/training_analyses.py ``analyse_logits``)
+    logits_outputs: dict[int, str] = field(default_factory=dict)
+    #: ``(key, Structure)``: the module tree ir/modules.py decided, and what it was decided for
+    structure_cache: tuple | None = field(default=None, repr=False)
     _counter: int = field(default=0, repr=False)
 
     # -- construction -------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 A source program is not one anonymous graph: it defines Layer/Model subclasses, keeps
 layers in lists, and builds blocks in helper functions. The frontend records, for every
-node, the chain of *scopes* it was created in (``node.meta["scopes"]``: ``(ModuleScope,
+node, the chain of *scopes* it was created in (``node.from_keras.scopes``: ``(ModuleScope,
 call number)`` pairs, outermost first) and the scope that *owns* its layer
-(``node.meta["owner_scope"]``, with the layer's attribute name in it,
-``node.meta["local"]``). This module decides which scopes can be printed as modules of
+(``node.from_keras.owner_scope``, with the layer's attribute name in it,
+``node.from_keras.local``). This module decides which scopes can be printed as modules of
 their own (a call of the scope must be a self-contained piece of the graph, its layers
 owned by it) and gives every layer node its module path (``blocks.0.expand``), the one
 the printed module and the checkpoint mapping both use. Scopes that cannot be modules are
@@ -110,15 +110,15 @@ def inherit(new: Node, old: Node, suffix: str) -> None:
     """A pass replaced ``old`` by nodes such as ``new``: it sits in the same module, its
     attribute named ``<old's>_<suffix>``."""
     for key in ("scopes", "owner_scope", "seq"):
-        if key in old.meta:
-            new.meta[key] = old.meta[key]
-    if old.meta.get("local") is not None:
-        local, index = old.meta["local"]
-        new.meta["local"] = (f"{local}_{suffix}" if index is None else local, index)
+        if getattr(old.from_keras, key) is not None:
+            setattr(new.from_keras, key, getattr(old.from_keras, key))
+    if old.from_keras.local is not None:
+        local, index = old.from_keras.local
+        new.from_keras.local = (f"{local}_{suffix}" if index is None else local, index)
 
 
 def chain(node: Node, root: ModuleScope | None) -> tuple:
-    return tuple((s, c) for s, c in node.meta.get("scopes", ()) if s is not root)
+    return tuple((s, c) for s, c in (node.from_keras.scopes or ()) if s is not root)
 
 
 def _complete_chains(graph: Graph, root: ModuleScope | None) -> dict[int, tuple]:
@@ -127,7 +127,7 @@ def _complete_chains(graph: Graph, root: ModuleScope | None) -> dict[int, tuple]
     chains: dict[int, tuple] = {}
     unknown = []
     for node in graph.nodes:
-        if "scopes" in node.meta or node.layer is not None:
+        if node.from_keras.scopes is not None or node.layer is not None:
             chains[id(node)] = chain(node, root)
         else:
             unknown.append(node)
@@ -165,7 +165,7 @@ def _complete_chains(graph: Graph, root: ModuleScope | None) -> dict[int, tuple]
 
 def _has_module(node: Node) -> bool:
     """Whether the node's layer is an attribute (a layer with a class, not an operator)."""
-    return node.meta.get("local") is not None
+    return node.from_keras.local is not None
 
 
 def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tuple[list[ModuleScope], set[int]]:
@@ -187,7 +187,7 @@ def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tupl
         for t in [s, *descendants_of(s)]:
             invalid.add(id(t))
 
-    logits = {id(graph.outputs[i]) for i in graph.meta.get("logits_outputs", {}) if i < len(graph.outputs)}
+    logits = {id(graph.outputs[i]) for i in graph.logits_outputs if i < len(graph.outputs)}
 
     def innermost(node: Node) -> ModuleScope | None:
         valid = [s for s, _ in chains[id(node)] if id(s) not in invalid]
@@ -224,10 +224,10 @@ def _settle_scopes(graph: Graph, chains: dict, root: ModuleScope | None) -> tupl
 
 
 def build_structure(graph: Graph) -> Structure:
-    """Decide the module tree of ``graph`` (cached in ``graph.meta``)."""
-    cached = graph.meta.get("_structure")
+    """Decide the module tree of ``graph`` (cached in ``graph.structure_cache``)."""
+    cached = graph.structure_cache
     # (the logits outputs decide which scopes stay modules: a mark set after the cache was made counts)
-    key = (len(graph.nodes), [id(n) for n in graph.nodes], dict(graph.meta.get("logits_outputs", {})))
+    key = (len(graph.nodes), [id(n) for n in graph.nodes], dict(graph.logits_outputs))
     if cached is not None and cached[0] == key:
         return cached[1]
     root: ModuleScope | None = graph.from_keras.root_scope
@@ -270,7 +270,7 @@ def build_structure(graph: Graph) -> Structure:
             continue  # the model's own attribute: its flat name
         base = infos[id(held)].path
         if held is owner:
-            local, index = node.meta["local"]
+            local, index = node.from_keras.local
             paths[id(node)] = f"{base}.{local}" + (f".{index}" if index is not None else "")
         else:  # the layer of an inlined scope: the flat name, inside the nearest module
             paths[id(node)] = f"{base}.{node.name}"
@@ -286,7 +286,7 @@ def build_structure(graph: Graph) -> Structure:
         except ValueError:
             out = Structure(ModuleInfo(None, "", ""), {}, {}, {})
             _members(out.root, graph, {}, {id(s) for s in scopes}, root)
-    graph.meta["_structure"] = (key, out)
+    graph.structure_cache = (key, out)
     return out
 
 
@@ -390,7 +390,7 @@ def _is_below(t: ModuleScope, s: ModuleScope) -> bool:
 
 
 def _owner(node: Node, root: ModuleScope | None) -> ModuleScope | None:
-    owner = node.meta.get("owner_scope")
+    owner = node.from_keras.owner_scope
     return None if owner is root else owner
 
 
@@ -445,11 +445,11 @@ def _members(info: ModuleInfo, graph: Graph, infos, invalid, root) -> None:
         if _nearest_valid(owner, invalid, root) is not target:
             continue
         seen.add(node.name)
-        seq = node.meta.get("seq", order) if by_creation else order
+        seq = (order if node.from_keras.seq is None else node.from_keras.seq) if by_creation else order
         if owner is not target or target is None and owner is not None:
             members.append(Member(node.name, node=node, seq=seq))
             continue
-        local, index = node.meta["local"]
+        local, index = node.from_keras.local
         if target is None:
             local, index = node.name, None  # the model's own layers keep their flat names
         if index is None:

@@ -107,7 +107,6 @@ class Program:
     #: model classes whose builder is ``def build_model(): return Net()`` (class name → builder
     #: name): ``Net()`` in the program builds the same model (the torch reader finds them)
     class_builders: dict[str, str] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
     #: ``--exact``: the output reproduces the source framework's numerics (its optimizers'
     #: arithmetic, initializers, Keras' embedding updates); else the target's own (idiomatic)
     exact: bool = False

@@ -186,3 +186,56 @@ class TorchNodeFacts:
     block_call: tuple[str, int] | None = None
     #: the spans of the nodes a rewrite folded into this one (their comments go with it)
     absorbed_spans: list[Span] = field(default_factory=list)
+
+
+@dataclass
+class KerasNodeFacts:
+    """What the Keras reader recorded about where a node was made (the statements that go with
+    it, the module scopes around it, its layer's initializers), for the module tree
+    (ir/modules.py), the torch printers and the report."""
+
+    #: the reader's own layer object (frontend_ast/keras/values.py; only frontend_ast/keras reads it)
+    layer: Any = None
+    #: the id of the statement that made it, and of the outermost statement running then
+    stmt: NodeId | None = None
+    top_stmt: NodeId | None = None
+    #: the ids of the statements calling the helper functions it was made in
+    call_stmts: tuple = ()
+    #: the ``(ModuleScope, call)`` chain it was made in, outermost first (None: not recorded,
+    #: a node a pass inserted)
+    scopes: tuple | None = None
+    #: the scope owning its layer (where the layer's attribute lives) and the layer's creation order
+    owner_scope: ModuleScope | None = None
+    seq: int | None = None
+    #: the layer's attribute inside its own module: ``(name, index in a list or None)``
+    local: tuple[str, int | None] | None = None
+    #: the builder's line that led to it (a call of a helper function)
+    site: Span | None = None
+    #: the comments of those lines, printed with the module that holds it
+    site_comments: list[str] = field(default_factory=list)
+    #: the node it was folded into (a layer's fused activation, a constant its reader took)
+    fused_into: Any = None
+    #: the layer's initializer and regularizer arguments (``{"kernel_initializer": ...}``)
+    initializers: dict[str, Any] = field(default_factory=dict)
+    regularizers: dict[str, Any] = field(default_factory=dict)
+    #: tensor math from the user's code: what the call was (``"ops.concatenate"``); None: a layer
+    tensor_op: str | None = None
+    #: a custom layer's ``add_weight``: ``(the layer's Keras name, its attribute)``
+    variable_of: tuple[str, str] | None = None
+    #: an opaque layer's class definition (where the report points)
+    definition: Span | None = None
+
+
+@dataclass
+class OnnxNodeFacts:
+    """What the ONNX reader recorded about the ONNX node a node was read from."""
+
+    #: the ONNX node's name (``#<index> <op_type>`` when it has none)
+    name: str | None = None
+    #: a per-channel affine map (Mul/Add by constants) the reader made a batch_norm of: folded
+    #: into the layer before it where it can be (frontend_onnx/fuse.py)
+    affine: bool = False
+    #: fixed weights the reader computed (LRN's window sum), not trained
+    frozen: bool = False
+    #: the model file holds the node's weights: loaded, not drawn by initializers
+    weights_given: bool = False

@@ -212,7 +212,7 @@ def _reshape(node, shapes, layouts):
     elif math.prod(target) != math.prod(rest):
         raise IRError(f"{node!r}: cannot reshape {shapes[0]} to {tuple(target)}")
     out = (shapes[0][0], *target)
-    return [(out, node.meta.get("out_layout") or default_layout(len(out)))]
+    return [(out, node.out_layout or default_layout(len(out)))]
 
 
 @rule("transpose")
@@ -220,7 +220,7 @@ def _transpose(node, shapes, layouts):
     perm = node.attrs["perm"]
     # Inserted layout transposes say which layout they produce; a user's Permute
     # yields a tensor that the source framework reads in its default layout again.
-    out_layout = node.meta.get("out_layout") or default_layout(len(perm))
+    out_layout = node.out_layout or default_layout(len(perm))
     return [(tuple(shapes[0][p] for p in perm), out_layout)]
 
 
@@ -477,7 +477,7 @@ def _matmul(node, shapes, layouts):
     out = broadcast(node, [a[:-2], b[:-2]]) + (a[-2], b[-1]) if len(a) > 2 or len(b) > 2 else (a[-2], b[-1])
     # (a frontend may say the product is a feature map of its own layout: the ONNX Resize's
     # interpolation matrices applied to a channels-first map)
-    return [(out, node.meta.get("out_layout") or default_layout(len(out)), _dtype(node))]
+    return [(out, node.out_layout or default_layout(len(out)), _dtype(node))]
 
 
 @rule("negative", "abs", "square", "sqrt", "rsqrt", "exp", "log", "clip")
@@ -548,7 +548,7 @@ def _new_axis(node: Node, shape: tuple, size: int):
         # (a tensor with no batch axis has its size there, or says so: ``unbatched``)
         raise IRError(f"{node!r}: a new axis before the batch axis")
     out = shape[:axis] + (size,) + shape[axis:]
-    return out, node.meta.get("out_layout") or default_layout(rank)
+    return out, node.out_layout or default_layout(rank)
 
 
 @rule("expand_dims")
@@ -568,7 +568,7 @@ def _stack(node, shapes, layouts):
 @rule("random_normal", "random_uniform")
 def _random(node, shapes, layouts):
     out = (shapes[0][0], *node.attrs["shape"])
-    return [(out, node.meta.get("out_layout") or default_layout(len(out)), "float32")]
+    return [(out, node.out_layout or default_layout(len(out)), "float32")]
 
 
 @rule("full_like")
@@ -579,14 +579,14 @@ def _full_like(node, shapes, layouts):
 @rule("full")
 def _full(node, shapes, layouts):
     out = (shapes[0][0], *node.attrs["shape"])
-    return [(out, node.meta.get("out_layout") or default_layout(len(out)), node.attrs["dtype"])]
+    return [(out, node.out_layout or default_layout(len(out)), node.attrs["dtype"])]
 
 
 @rule("eye")
 def _eye(node, shapes, layouts):
     a = node.attrs
     out = (shapes[0][0], *a["shape"], a["rows"], a["columns"])
-    return [(out, node.meta.get("out_layout") or default_layout(len(out)), a["dtype"])]
+    return [(out, node.out_layout or default_layout(len(out)), a["dtype"])]
 
 
 @rule("einsum")

@@ -99,7 +99,7 @@ def print_keras_model(program: Program) -> str:
     out += [""] + imports
     for text in helper_texts:
         out += ["", "", text]
-    plain = bool(md.graph.meta.get("no_batch"))
+    plain = md.graph.origin.no_batch
     inputs = ", ".join(f"{v.var} {tuple(v.shape if plain else v.shape[1:])}" for v in md.graph.inputs)
     moved = [tuple(v.shape) != tuple(src) for v, src in zip(md.graph.inputs, md.graph.origin.input_shapes)]
     note = "channels-last (the ONNX model's are channels-first)" if any(moved) else "as in the ONNX model"

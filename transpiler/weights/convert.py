@@ -223,7 +223,7 @@ def keras_layer_order(graph: Graph) -> list[Node]:
     """
     def call_key(node: Node):
         layer = node.layer
-        return (id(layer), node.meta.get("call_span")) if layer is not None else id(node)
+        return (id(layer), node.call_span) if layer is not None else id(node)
 
     calls: dict = {}
     for node in graph.nodes:
@@ -322,7 +322,7 @@ def torch_to_keras(graph: Graph, ckpt_path: str, out_path: str, model_name: str 
             f"{ckpt_path}: writing Keras weights for a subclassed model ({', '.join(graph.from_keras.user_classes)}) "
             "is not supported yet: Keras stores its layers under attribute paths this writer does not "
             "reproduce; load the torch weights into the Keras model layer by layer instead")
-    nested = sorted({s.explicit_name or s.source_name for n in graph.nodes for s, _ in n.meta.get("scopes", ())
+    nested = sorted({s.explicit_name or s.source_name for n in graph.nodes for s, _ in (n.from_keras.scopes or ())
                      if getattr(s, "model_as_layer", False)})
     if nested:  # (a flat file would give the inner model's tensors to other layers, or to none)
         raise CheckpointError(

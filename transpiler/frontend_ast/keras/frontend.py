@@ -273,7 +273,7 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
     def _builder_layer_statements(self) -> None:
         """The module-level layer statements the output leaves out: layers only translated
         builders hold (their modules do the work) and no other module-level code names."""
-        held = {id(node.meta.get("layer")) for md in self.program.models if md.builder
+        held = {id(node.from_keras.layer) for md in self.program.models if md.builder
                 for node in md.graph.nodes}
         named: set[str] = set()
         for stmt in self.module.body:
@@ -649,22 +649,22 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
             raise FrontendError(f"{layer.cls_name or spec.op}: {exc}", span) from None
         node = self.scratch.add_node(spec.op, layer.hint or spec.op, values, n_out,
                                      attrs=attrs, span=span, source_name=layer.keras_name or None)
-        node.meta["layer"] = layer  # (the reader's own object: only frontend_ast/keras reads it)
+        node.from_keras.layer = layer  # (the reader's own object: only frontend_ast/keras reads it)
         node.layer = layer.ref  # (the IR's: what everything after the reader reads)
-        node.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
-        node.meta["call_stmts"] = tuple(self.helper_call_stmts)
-        node.meta["top_stmt"] = self.stmt_stack[0] if self.stmt_stack else None
-        node.meta["scopes"] = tuple(self.module_stack)
+        node.from_keras.stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        node.from_keras.call_stmts = tuple(self.helper_call_stmts)
+        node.from_keras.top_stmt = self.stmt_stack[0] if self.stmt_stack else None
+        node.from_keras.scopes = tuple(self.module_stack)
         if layer.cls_name:
-            node.meta["owner_scope"] = layer.owner.scope if layer.owner is not None else layer.made_in
-            node.meta["seq"] = layer.seq
-        node.meta["call_span"] = span
+            node.from_keras.owner_scope = layer.owner.scope if layer.owner is not None else layer.made_in
+            node.from_keras.seq = layer.seq
+        node.call_span = span
         if self.call_sites:
-            node.meta["site"] = self.call_sites[0]  # the builder's line that led here
+            node.from_keras.site = self.call_sites[0]  # the builder's line that led here
         if spec.initializers:
-            node.meta["initializers"] = dict(spec.initializers)
+            node.from_keras.initializers = dict(spec.initializers)
         if spec.regularizers:
-            node.meta["regularizers"] = dict(spec.regularizers)
+            node.from_keras.regularizers = dict(spec.regularizers)
         try:
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError) as exc:  # e.g. Conv1D on an image
@@ -687,8 +687,8 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
             act_op, act_attrs = spec.activation
             act = self.scratch.add_node(act_op, f"{layer.hint or spec.op}_act", [node.outputs[0]],
                                         attrs=act_attrs, span=span)
-            act.meta["fused_into"] = node
-            act.meta["scopes"] = node.meta["scopes"]
+            act.from_keras.fused_into = node
+            act.from_keras.scopes = node.from_keras.scopes
             infer_node(act)
             outputs[0] = TensorVal(act.outputs[0], masks[0])
         layer.__dict__.setdefault("calls", []).append((list(inputs), list(outputs)))  # (layer.output)
@@ -723,7 +723,7 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
             raise Unsupported(f"{what}(initial_state=...): a state is not a tensor")
         for t in states:
             producer = t.value.producer
-            if producer is not None and producer.meta.get("layer") is layer:
+            if producer is not None and producer.from_keras.layer is layer:
                 raise Unsupported(f"{what}(initial_state=...) read back from the same layer's own state (a "
                                   "recurrent loop over layer calls) is not translated yet")
         return [t.value for t in states]
@@ -772,14 +772,14 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
         model.graph = self._extract_graph(inputs, outputs, span)
         # the statements that only built this graph go with it (the class replaces them)
         for node_ in model.graph.nodes:
-            model.statements.add(node_.meta.get("stmt"))
-            model.statements.add(getattr(node_.meta.get("layer"), "stmt", None))
-            model.statements.update(node_.meta.get("call_stmts", ()))
+            model.statements.add(node_.from_keras.stmt)
+            model.statements.add(getattr(node_.from_keras.layer, "stmt", None))
+            model.statements.update(node_.from_keras.call_stmts)
             # the outermost statement running it: ``z = Sampling()([z_mean, z_log_var])`` ran
             # the layer's call(), whose own statements made the nodes (but not a statement the
             # model is made under: ``model = build_model(16, 3)``)
-            if node_.meta.get("top_stmt") not in self.stmt_stack:
-                model.statements.add(node_.meta.get("top_stmt"))
+            if node_.from_keras.top_stmt not in self.stmt_stack:
+                model.statements.add(node_.from_keras.top_stmt)
         for value in model.graph.inputs:
             model.statements.add(self.value_stmts.get(value))
         for given in (inputs, outputs):  # (a list of its tensors bound by a statement of its own)
@@ -896,7 +896,7 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
             class_name = self._unique_class_name(class_name)
         for node in graph.nodes:
             # layers of subclass instances are named after their attribute path (block1_conv)
-            layer = node.meta.get("layer")
+            layer = node.from_keras.layer
             owner = getattr(layer, "owner", None)
             if layer is not None and owner is not None and owner.path and not layer.scope:
                 layer.scope = owner.path
@@ -929,7 +929,7 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
         taken = {md.class_name for md in self.program.models} | set(self.globals.vars)
         # the module classes of earlier models too (a model used as a layer in a builder)
         taken |= {sc.class_name for md in self.program.models for node in md.graph.nodes
-                  for sc, _call in node.meta.get("scopes", ())}
+                  for sc, _call in (node.from_keras.scopes or ())}
         sep = "_" if name[-1:].isdigit() else ""
         candidate, n = name, 1
         while candidate in taken:

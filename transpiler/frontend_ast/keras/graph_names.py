@@ -17,7 +17,7 @@ class KerasGraphNames:
         auto_counts: dict[str, int] = {}
         by_layer: dict[int, str] = {}
         for node in graph.nodes:
-            layer = node.meta.get("layer")
+            layer = node.from_keras.layer
             key = id(layer) if layer is not None else id(node)
             if key in by_layer:
                 node.name = by_layer[key]
@@ -62,13 +62,13 @@ class KerasGraphNames:
         root = graph.from_keras.root_scope
         scopes_seen: set[int] = set()
         for i, node in enumerate(graph.nodes):
-            owner = node.meta.get("fused_into", node)
-            layer = node.meta.get("layer")
+            owner = (node.from_keras.fused_into or node)
+            layer = node.from_keras.layer
             built = layer.span if root is not None and layer is not None and layer.cls_name else None
-            for span in (node.span, node.meta.get("site"), built):
+            for span in (node.span, node.from_keras.site, built):
                 if span is not None and span.line > 0:
                     entries.append((span.line, span.end_line or span.line, i, owner))
-            for scope, _ in node.meta.get("scopes", ()):
+            for scope, _ in (node.from_keras.scopes or ()):
                 # a Layer subclass constructed in __init__: comments above ``self.block = ...``
                 if scope is not root and scope.kind == "class" and scope.span is not None \
                         and id(scope) not in scopes_seen:
@@ -96,7 +96,7 @@ class KerasGraphNames:
             target.comments.append(text)
             if isinstance(target, Node) and not span_holds(target.span, line):
                 # found at the line that called the helper, not in the helper
-                target.meta.setdefault("site_comments", []).append(text)
+                target.from_keras.site_comments.append(text)
             used.add(line)
 
     def _only_comments(self, after: int, before: int) -> bool:

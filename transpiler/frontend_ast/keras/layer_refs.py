@@ -40,7 +40,7 @@ def get_layer(fe, obj, args, kwargs, span):
     index = kwargs.get("index", args[1] if len(args) > 1 else None)
     layers: list = []
     for node in graph.nodes:
-        layer = node.meta.get("layer")
+        layer = node.from_keras.layer
         if isinstance(layer, LayerObj) and layer.cls_name and all(layer is not seen for seen in layers):
             layers.append(layer)
     if isinstance(name, str):

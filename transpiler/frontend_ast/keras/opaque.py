@@ -89,7 +89,7 @@ class KerasOpaqueLayers:
         dropped = self.scratch.nodes[mark:]
         del self.scratch.nodes[mark:]
         for node in dropped:
-            layer = node.meta.get("layer")
+            layer = node.from_keras.layer
             if layer is not None and node in layer.nodes:
                 layer.nodes.remove(node)
 
@@ -143,7 +143,7 @@ class KerasOpaqueLayers:
             layer.seq = self.seq
             obj.attrs["__opaque_layer__"] = layer
         out = self._call_layer(layer, [inputs if len(inputs) > 1 else inputs[0]], {}, span)
-        layer.nodes[-1].meta["definition"] = self._span(obj.cls.node)  # (where the report points)
+        layer.nodes[-1].from_keras.definition = self._span(obj.cls.node)  # (where the report points)
         return out
 
     def _report_opaque(self, graph) -> None:
@@ -153,7 +153,7 @@ class KerasOpaqueLayers:
             if node.op != "opaque_layer":
                 continue
             a = node.attrs
-            where = node.meta.get("definition") or node.span
+            where = node.from_keras.definition or node.span
             # (a run-time size reads as its code: the message must not use its stand-in number)
             shapes = ", ".join(sizes.number_text(tuple(s)) for s in a["output_shapes"])
             self.program.stub(where, f"{a['class_name']}.call() is not translated: {a['reason']}; a stub module "

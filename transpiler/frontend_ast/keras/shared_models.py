@@ -110,18 +110,19 @@ def _copied_graph(graph: Graph) -> Graph:
     for node in graph.nodes:
         copy = replace(node, inputs=[value(v) for v in node.inputs], outputs=[value(v) for v in node.outputs],
                        attrs=dict(node.attrs), params=dict(node.params), comments=list(node.comments),
-                       meta=dict(node.meta), param_transforms=dict(node.param_transforms),
-                       from_torch=replace(node.from_torch))
+                       param_transforms=dict(node.param_transforms),
+                       from_torch=replace(node.from_torch), from_keras=replace(node.from_keras),
+                       from_onnx=replace(node.from_onnx))
         for v in copy.outputs:
             v.producer = copy
         nodes[id(node)] = copy
     for copy in nodes.values():
-        if copy.meta.get("fused_into") is not None:
-            copy.meta["fused_into"] = nodes.get(id(copy.meta["fused_into"]), copy.meta["fused_into"])
+        if copy.from_keras.fused_into is not None:
+            copy.from_keras.fused_into = nodes.get(id(copy.from_keras.fused_into), copy.from_keras.fused_into)
     out = Graph(graph.name, span=graph.span)
     out.inputs = [value(v) for v in graph.inputs]
     out.outputs = [value(v) for v in graph.outputs]
     out.nodes = [nodes[id(n)] for n in graph.nodes]
-    out.meta = dict(graph.meta)
+    out.logits_outputs = dict(graph.logits_outputs)
     out.from_keras = replace(graph.from_keras)
     return out

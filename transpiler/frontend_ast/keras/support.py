@@ -40,10 +40,10 @@ class _TensorBuilder:
         out = self.frontend._apply_anonymous(LayerSpec(op, attrs), [TensorVal(v) for v in inputs], self.span, hint)
         values = [t.value for t in (out if isinstance(out, list) else [out])]
         node = values[0].producer
-        node.meta["tensor_op"] = self.what
+        node.from_keras.tensor_op = self.what
         for v in inputs:
-            if v.producer is not None and v.producer.op == "constant":
-                v.producer.meta.setdefault("fused_into", node)  # reported and commented with its reader
+            if v.producer is not None and v.producer.op == "constant" and v.producer.from_keras.fused_into is None:
+                v.producer.from_keras.fused_into = node  # reported and commented with its reader
         return values
 
     def constant(self, value) -> Value:
@@ -59,11 +59,11 @@ class _TensorBuilder:
         fe = self.frontend
         node = fe.scratch.add_node(op, hint, [], attrs=attrs, span=self.span)
         if tensor_op:
-            node.meta["tensor_op"] = self.what
-        node.meta["stmt"] = fe.stmt_stack[-1] if fe.stmt_stack else None
-        node.meta["call_stmts"] = tuple(fe.helper_call_stmts)
-        node.meta["top_stmt"] = fe.stmt_stack[0] if fe.stmt_stack else None
-        node.meta["scopes"] = tuple(fe.module_stack)
+            node.from_keras.tensor_op = self.what
+        node.from_keras.stmt = fe.stmt_stack[-1] if fe.stmt_stack else None
+        node.from_keras.call_stmts = tuple(fe.helper_call_stmts)
+        node.from_keras.top_stmt = fe.stmt_stack[0] if fe.stmt_stack else None
+        node.from_keras.scopes = tuple(fe.module_stack)
         infer_node(node)
         return node
 
@@ -423,7 +423,7 @@ def _user_classes_in(graph: Graph) -> set[str]:
     """The user Layer classes whose instances built nodes of ``graph``."""
     out = set()
     for node in graph.nodes:
-        owner = getattr(node.meta.get("layer"), "owner", None)
+        owner = getattr(node.from_keras.layer, "owner", None)
         while owner is not None:
             out.add(owner.cls.node.name.value)
             base = owner.cls.base
@@ -439,18 +439,18 @@ _RESERVED_ATTRS = NN_MODULE_ATTRIBUTES | {"reset_parameters", "x", "self"}
 
 # long: naming rounds by priority (user attributes, helper scopes, unnamed layers), one table
 def _local_names(graph: Graph, root: ModuleScope | None) -> None:
-    """The attribute names inside their own module: a layer's ``node.meta["local"] =
+    """The attribute names inside their own module: a layer's ``node.from_keras.local =
     (attr, index in a list attribute or None)``; a helper-function scope's ``attr``
     (numbered among siblings: ``conv_bn1``, ``conv_bn2``)."""
     scopes: list[ModuleScope] = []
     seen: set[int] = set()
     for node in graph.nodes:
-        for sc, _ in node.meta.get("scopes", ()):
+        for sc, _ in (node.from_keras.scopes or ()):
             if sc is not root and id(sc) not in seen:
                 seen.add(id(sc))
                 scopes.append(sc)
     def owned_by_root(n: Node) -> bool:
-        layer = n.meta.get("layer")
+        layer = n.from_keras.layer
         owner = getattr(layer, "owner", None)
         scope = owner.scope if owner is not None else getattr(layer, "made_in", None)
         return scope is None or scope is root
@@ -475,7 +475,7 @@ def _local_names(graph: Graph, root: ModuleScope | None) -> None:
     # fixed names first: attributes the user's classes set
     layers: dict[int, tuple] = {}
     for node in graph.nodes:
-        layer = node.meta.get("layer")
+        layer = node.from_keras.layer
         if layer is None or not layer.cls_name or id(layer) in layers:
             continue
         if layer.attr is not None and layer.owner is not None:
@@ -505,7 +505,7 @@ def _local_names(graph: Graph, root: ModuleScope | None) -> None:
     totals: dict[tuple, int] = {}
     counted: set[int] = set()
     for node in graph.nodes:
-        layer = node.meta.get("layer")
+        layer = node.from_keras.layer
         if layer is not None and layer.cls_name and id(layer) not in layers and id(layer) not in counted \
                 and not (layer.explicit_name or layer.hint):
             counted.add(id(layer))
@@ -514,7 +514,7 @@ def _local_names(graph: Graph, root: ModuleScope | None) -> None:
             totals[k] = totals.get(k, 0) + 1
     auto: dict[tuple, int] = {}
     for node in graph.nodes:
-        layer = node.meta.get("layer")
+        layer = node.from_keras.layer
         if layer is None or not layer.cls_name:
             continue
         if id(layer) not in layers:
@@ -530,7 +530,7 @@ def _local_names(graph: Graph, root: ModuleScope | None) -> None:
                     if totals.get(k, 0) > 1:
                         hint = f"{hint}{auto[k]}"
                 layers[id(layer)] = (claim(owner, hint), None)
-        node.meta["local"] = layers[id(layer)]
+        node.from_keras.local = layers[id(layer)]
 
 
 def span_holds(span: Span | None, line: int) -> bool:

@@ -137,7 +137,7 @@ def recognize_tile(c: Call) -> Value:
         rest = tuple(-1 if d is None else _int(c, "the mask's shape", d) for d in x.shape[1:])
         out = c.one("broadcast_to", [x, reps[0].value], {"shape": rest}, "tile")
         if getattr(reps, "stmts", ()):  # (the statements computing the multiples went into this node)
-            out.producer.meta["call_stmts"] = tuple(out.producer.meta.get("call_stmts", ())) + tuple(reps.stmts)
+            out.producer.from_keras.call_stmts = tuple(out.producer.from_keras.call_stmts) + tuple(reps.stmts)
         return out
     if not batched(x):
         raise Unsupported(f"{c.key}(): a tensor without the batch axis (a constant of the model) is not tiled yet")

@@ -435,7 +435,7 @@ class KerasTrainingFacts:
         names = []
         for v in graph.outputs:
             producer = v.producer
-            layer = producer.meta.get("fused_into", producer).layer if producer else None
+            layer = (producer.from_keras.fused_into or producer).layer if producer else None
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names, len(graph.outputs)
 

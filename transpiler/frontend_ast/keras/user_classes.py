@@ -289,16 +289,16 @@ class KerasSubclasses(KerasOpaqueLayers):
         span = self._span(node)
         out = self.scratch.add_node("variable", w.layer.hint, [], 1, attrs=w.layer.spec.attrs, span=span,
                                     source_name=w.layer.keras_name)
-        out.meta["layer"] = w.layer
+        out.from_keras.layer = w.layer
         out.layer = w.layer.ref
-        out.meta["stmt"] = self.stmt_stack[-1] if self.stmt_stack else None
-        out.meta["call_stmts"] = tuple(self.helper_call_stmts)
-        out.meta["scopes"] = tuple(self.module_stack)
-        out.meta["owner_scope"] = owner.scope
-        out.meta["seq"] = w.layer.seq
-        out.meta["variable_of"] = (owner.keras_name, w.layer.attr)
+        out.from_keras.stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        out.from_keras.call_stmts = tuple(self.helper_call_stmts)
+        out.from_keras.scopes = tuple(self.module_stack)
+        out.from_keras.owner_scope = owner.scope
+        out.from_keras.seq = w.layer.seq
+        out.from_keras.variable_of = (owner.keras_name, w.layer.attr)
         if w.initializer is not None:
-            out.meta["initializers"] = {"initializer": w.initializer}
+            out.from_keras.initializers = {"initializer": w.initializer}
         infer_node(out)
         w.layer.nodes.append(out)
         return TensorVal(out.outputs[0])
@@ -334,16 +334,16 @@ class KerasSubclasses(KerasOpaqueLayers):
         inner_calls: dict[tuple[int, int], int] = {}  # (scope, its call in the model) → this call's
         try:
             for node in graph.nodes:
-                if "fused_into" in node.meta:
+                if node.from_keras.fused_into is not None:
                     continue  # the layer call makes its activation again
-                layer = node.meta["layer"]
+                layer = node.from_keras.layer
                 if layer.cls_name and layer.owner is None and layer.made_in is None:
                     layer.made_in = scope  # the submodule holds the model's layers
                 ins = [TensorVal(mapping[id(v)]) for v in node.inputs]
                 before = len(self.scratch.nodes)
                 # the model's own sub-modules (a custom layer in it) run again, as calls of theirs
                 inner = []
-                chain_ = tuple(node.meta.get("scopes", ()))
+                chain_ = tuple((node.from_keras.scopes or ()))
                 base = graph.from_keras.base_scopes
                 chain_ = chain_[len(base):] if chain_[:len(base)] == base else chain_
                 around = {id(sc) for sc, _c in self.module_stack}
@@ -370,10 +370,10 @@ class KerasSubclasses(KerasOpaqueLayers):
                 finally:
                     del self.module_stack[len(self.module_stack) - len(inner):]
                 made = self.scratch.nodes[before:]
-                originals = [node] + [n for n in graph.nodes if n.meta.get("fused_into") is node]
+                originals = [node] + [n for n in graph.nodes if n.from_keras.fused_into is node]
                 for old, new in zip(originals, made):
-                    if "tensor_op" in old.meta:
-                        new.meta.setdefault("tensor_op", old.meta["tensor_op"])
+                    if old.from_keras.tensor_op is not None and new.from_keras.tensor_op is None:
+                        new.from_keras.tensor_op = old.from_keras.tensor_op
                     if old.comments and not new.comments:
                         new.comments = list(old.comments)
                     for ov, nv in zip(old.outputs, new.outputs):
@@ -385,7 +385,7 @@ class KerasSubclasses(KerasOpaqueLayers):
         finally:
             self.module_stack.pop()
         for (sid, _old), new_call in inner_calls.items():
-            s_ = next(sc for sc, c in ((sc, c) for n in graph.nodes for sc, c in n.meta.get("scopes", ()))
+            s_ = next(sc for sc, c in ((sc, c) for n in graph.nodes for sc, c in (n.from_keras.scopes or ()))
                       if id(sc) == sid)
             s_.call_outputs[new_call] = [mapping.get(id(v), v) for v in s_.call_outputs[new_call]]
         outs = [TensorVal(mapping[id(v)]) for v in graph.outputs]

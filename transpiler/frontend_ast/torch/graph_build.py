@@ -52,7 +52,7 @@ class TorchGraphBuilding:
             node.source_name = node.name
             if mod in self.frozen_bias_hh:
                 node.from_torch.bias_hh_frozen = True
-        node.meta["call_span"] = span
+        node.call_span = span
         try:
             infer_node(node)
         except (IRError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
@@ -260,7 +260,7 @@ class TorchGraphBuilding:
         if op == "prelu":
             out.value.producer.from_torch.alpha_init = layer.extra["init"]
         if op == "reshape":
-            out.value.producer.meta["out_layout"] = self._reshape_layout(len(out.value.shape))
+            out.value.producer.out_layout = self._reshape_layout(len(out.value.shape))
             infer_node(out.value.producer)
         return out
 
@@ -331,7 +331,7 @@ class TorchGraphBuilding:
         if x.producer is None:
             x.layout = target
         elif x.producer.op in ("transpose", "reshape"):
-            x.producer.meta["out_layout"] = target
+            x.producer.out_layout = target
             infer_node(x.producer)
         else:
             raise Unsupported(f"{op} reads axis 1 of a {x.layout} tensor as channels; permute it first")
@@ -342,7 +342,7 @@ class TorchGraphBuilding:
         map too (torch has no other layout): a squeeze-and-excitation gate."""
         if len(x.shape) >= 3 and len(x.shape) == len(other.shape) and is_channels_first(other.layout) and \
                 x.layout != other.layout and x.producer is not None and x.producer.op in ("reshape", "expand_dims"):
-            x.producer.meta["out_layout"] = other.layout
+            x.producer.out_layout = other.layout
             infer_node(x.producer)
 
     def _reshape_layout(self, rank: int) -> str | None:

@@ -6,16 +6,9 @@ It takes the model, the inputs as ``*inputs`` and the mode as a keyword paramete
 default; it sets the model's mode from that parameter (``model.train(training)``, restored
 after), optionally turns gradients on or off from another keyword parameter
 (``torch.set_grad_enabled(grad)``), and returns the model called on the inputs, each passed
-as it is or through one conversion function of the script (arrays to tensors):
-
-    def call_model(model, *inputs, training=False, grad=False, **kwargs):
-        was_training = model.training
-        model.train(training)
-        try:
-            with torch.set_grad_enabled(grad):
-                return model(*(_as_model_input(x) for x in inputs), **kwargs)
-        finally:
-            model.train(was_training)
+as it is or through one conversion function of the script (arrays to tensors); the
+runtime's own ``call_model`` (runtime/torch/training.py, copied into generated scripts) is
+one such function, its ``_as_model_input`` the conversion.
 
 The conversion function (one parameter, makes a tensor with ``torch.from_numpy`` /
 ``torch.as_tensor`` / ``torch.tensor``, calls no other function of the script) is a

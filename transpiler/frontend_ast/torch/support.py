@@ -245,7 +245,7 @@ def _relabel_sequences(graph: Graph) -> None:
         if is_channels_first(v.layout) and not feeds_implicit(graph, v, TORCH_TO_KERAS) and not _gates_a_map(graph, v):
             v.layout = CHANNELS_LAST[len(v.shape)]
             if v.producer is not None:
-                v.producer.meta["out_layout"] = v.layout
+                v.producer.out_layout = v.layout
     for node in graph.nodes:
         infer_node(node)
 

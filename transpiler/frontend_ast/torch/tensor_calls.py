@@ -198,7 +198,7 @@ class TorchTensorCalls:
             if rest in ([-1], [math.prod(x.shape[1:])]):
                 return t if rank == 2 else self._add("flatten", [x], {}, span, "flatten")
             out = self._add("reshape", [x], {"shape": tuple(rest)}, span, "reshape")
-            out.value.producer.meta["out_layout"] = self._reshape_layout(len(rest) + 1)
+            out.value.producer.out_layout = self._reshape_layout(len(rest) + 1)
             infer_node(out.value.producer)
             return out
         if name in ("permute", "transpose"):
@@ -217,9 +217,9 @@ class TorchTensorCalls:
             new = "".join(letters[p] for p in perm) if len(letters) == rank else None
             node_ = out.value.producer
             if new in CHANNELS_FIRST.values() or (new and new in ("NWC", "NHWC", "NDHWC")):
-                node_.meta["out_layout"] = new
+                node_.out_layout = new
             else:
-                node_.meta["out_layout"] = CHANNELS_FIRST.get(rank)
+                node_.out_layout = CHANNELS_FIRST.get(rank)
             infer_node(node_)
             return out
         if name == "mean":
@@ -251,7 +251,7 @@ class TorchTensorCalls:
                 rest = shape[1:d] + [1] + shape[d:]
             out = self._add("reshape", [x], {"shape": tuple(rest)}, span, name)
             if len(rest) + 1 > 2:
-                out.value.producer.meta["out_layout"] = x.layout if len(rest) + 1 == rank else None
+                out.value.producer.out_layout = x.layout if len(rest) + 1 == rank else None
             infer_node(out.value.producer)
             return out
         if name in ("mm", "bmm", "matmul") and len(args) + len(kwargs) == 1:  # (x.mm(W): torch.mm(x, W))

@@ -28,7 +28,7 @@ it had before the pass (how the source program holds it):
     the same thing (a reshape that keeps the channel axis, a new spatial axis, noise
     shaped like a feature map).
 
-Tensor math from the user's code (``meta["tensor_op"]``) gets a comment wherever its axes
+Tensor math from the user's code (``node.from_keras.tensor_op``) gets a comment wherever its axes
 were rewritten or its input permuted back, so a reader of the output sees which choice
 was made. Graph inputs that feed implicit ops take the target layout: the data is
 permuted once at the loading boundary, not inside the model.
@@ -175,8 +175,8 @@ class LayoutPass:
                 name += "_"
             node = self.graph.add_node("transpose", name, [value], attrs={"perm": perm},
                                        before=before, span=before.span)
-            node.meta["out_layout"] = layout
-            node.meta["inserted"] = "layout"
+            node.out_layout = layout
+            node.inserted = "layout"
             infer_node(node)
             node.outputs[0].var = value.var
             self.built[id(node.outputs[0])] = self.source(value)  # the same tensor
@@ -281,7 +281,7 @@ class LayoutPass:
             else:
                 node.attrs[name] = lay.axis(value)
             before, after = _normal(value, len(x.shape)), _normal(node.attrs[name], len(x.shape))
-            if node.meta.get("tensor_op") and before != after:
+            if node.from_keras.tensor_op and before != after:
                 node.comments.append(f"# layout: {name}={before} of the {self.direction.source_name} code "
                                      f"({family(source)}) is dim {after} of this {family(x.layout)} tensor")
 
@@ -305,9 +305,9 @@ class LayoutPass:
             if source and v.layout and v.layout != source:
                 fresh = (id(v), source) not in self.converted
                 v2 = self.convert(v, source, node)
-                if fresh and node.meta.get("tensor_op"):
+                if fresh and node.from_keras.tensor_op:
                     v2.producer.comments.append(
-                        f"# layout: {node.meta['tensor_op']} needs the {self.direction.source_name} "
+                        f"# layout: {node.from_keras.tensor_op} needs the {self.direction.source_name} "
                         f"({family(source)}) axis order: permuted back from {v.layout} to {source} here")
                 v = v2
             new_inputs.append(v)
@@ -354,7 +354,7 @@ class LayoutPass:
                 return False  # a shared Dense cannot change its column order for one caller
             permute_params(dense, "O", order_step(built, target, src_shape))
         node.attrs["shape"] = Layout(built, target).shape(src_shape)[1:]
-        node.meta["out_layout"] = target
+        node.out_layout = target
         return True
 
 
@@ -381,7 +381,7 @@ def relayout(*ops: str) -> Callable[[Relayout], Relayout]:
 
 
 def _note(node: Node, text: str) -> None:
-    if node.meta.get("tensor_op"):
+    if node.from_keras.tensor_op:
         node.comments.append(f"# layout: {text}")
 
 
@@ -414,7 +414,7 @@ def relayout_reshape(lp: LayoutPass, node: Node) -> bool:
     if lp.source(node.outputs[0]) != built or target[built.index("C") - 1] != x.shape[x.layout.index("C")]:
         return False
     node.attrs["shape"] = Layout(built, wanted).shape((None, *target))[1:]
-    node.meta["out_layout"] = wanted
+    node.out_layout = wanted
     _note(node, f"reshape keeps the channel axis: target {tuple(target)} ({family(built)}) is "
                 f"{node.attrs['shape']} here, {family(wanted)}")
     return True
@@ -434,7 +434,7 @@ def relayout_new_axis(lp: LayoutPass, node: Node) -> bool:
         return False
     built, wanted = d.source[rank], d.target[rank]
     node.attrs["axis"] = Layout(built, wanted).axis(axis)
-    node.meta["out_layout"] = wanted
+    node.out_layout = wanted
     _note(node, f"axis={axis} of the {d.source_name} code ({family(built)}) is dim {node.attrs['axis']} "
                 f"here, {family(wanted)}")
     return True
@@ -453,7 +453,7 @@ def relayout_random(lp: LayoutPass, node: Node) -> bool:
             # (its own sizes, permuted: equal numbers are not the same size, ``ones((b, 6, 5, 4))``
             # beside a map of ``filters`` channels)
             node.attrs["shape"] = tuple(Layout(source, like.layout).shape(shape)[1:])
-            node.meta["out_layout"] = like.layout
+            node.out_layout = like.layout
     return True
 
 
@@ -516,7 +516,8 @@ def fold_transposes(graph: Graph) -> Graph:
                 node.attrs[node.spec.perm_attr] = tuple(first[i] for i in second)
                 node.inputs = [src.inputs[0]]
                 node.comments[:0] = src.comments
-                node.meta.setdefault("inserted", src.meta.get("inserted"))
+                if node.inserted is None:
+                    node.inserted = src.inserted
                 graph.nodes.remove(src)
                 changed = True
             if _perm(node) == tuple(range(len(_perm(node)))) and node in graph.nodes:
@@ -537,6 +538,6 @@ def fold_transposes(graph: Graph) -> Graph:
         for node in graph.nodes:
             infer_node(node)
     graph.layouts.transposes = sum(
-        1 for n in graph.nodes if _perm(n) is not None and n.meta.get("inserted") == "layout"
+        1 for n in graph.nodes if _perm(n) is not None and n.inserted == "layout"
         and _perm(n) != tuple(range(len(_perm(n)))))
     return graph

@@ -53,7 +53,7 @@ def _insert_pad(graph: Graph, node: Node, pads, value: float) -> None:
     rank = len(pads)
     pad = graph.add_node(f"pad{rank}d", f"{node.name}_pad", [node.inputs[0]],
                          attrs={"pads": pads, "value": value}, before=node, span=node.span)
-    pad.meta["inserted"] = "padding"
+    pad.inserted = "padding"
     pad.outputs[0].var = node.inputs[0].var
     infer_node(pad)
     node.inputs = [pad.outputs[0], *node.inputs[1:]]
@@ -170,7 +170,7 @@ def _insert_crop(graph: Graph, node: Node, crops) -> None:
     crop = graph.add_node(f"crop{len(crops)}d", f"{node.name}_crop", [y], attrs={"cropping": crops},
                           before=graph.nodes[after] if after < len(graph.nodes) else None,
                           span=node.span)
-    crop.meta["inserted"] = "padding"
+    crop.inserted = "padding"
     infer_node(node)
     infer_node(crop)
     crop.outputs[0].var = y.var
@@ -187,7 +187,7 @@ def select_separable(graph: Graph, node: Node) -> None:
                         before=node, span=node.span, source_name=node.source_name)
     dw.split_from = SplitFrom(node.op, dict(node.attrs), node.inputs[0], {"kernel": "depthwise_kernel"})
     dw.layer = node.layer
-    dw.meta["call_span"] = node.meta.get("call_span")
+    dw.call_span = node.call_span
     dw.comments = node.comments
     inherit(dw, node, "depthwise")
     infer_node(dw)
@@ -199,8 +199,8 @@ def select_separable(graph: Graph, node: Node) -> None:
     pw.split_from = SplitFrom(node.op, dict(node.attrs), node.inputs[0],
                               {"kernel": "pointwise_kernel", "bias": "bias"})
     pw.layer = node.layer
-    pw.meta["call_span"] = node.meta.get("call_span")
-    pw.meta["initializers"] = node.meta.get("initializers", {})
+    pw.call_span = node.call_span
+    pw.from_keras.initializers = node.from_keras.initializers
     inherit(pw, node, "pointwise")
     infer_node(pw)
     pw.outputs = node.outputs

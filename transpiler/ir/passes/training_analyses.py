@@ -7,7 +7,7 @@ redo them. Both read facts of the ops table (``probabilities``, ``sparse_gradien
 
 * ``analyse_logits``: a model output made by a softmax (over its last axis) or a sigmoid that
   a compiled cross-entropy loss reads as probabilities is marked in
-  ``graph.meta["logits_outputs"]`` (output index → the op it skips): the loss then reads
+  ``graph.logits_outputs`` (output index → the op it skips): the loss then reads
   the logits (numerically stabler; the model's ``forward`` still returns probabilities by
   default). The training loop the program's models share then asks each model for its
   logits, so every other compiled model is marked ``graph.logits_parameter``: its
@@ -16,7 +16,7 @@ redo them. Both read facts of the ops table (``probabilities``, ``sparse_gradien
   when the program trains with an optimizer whose Keras update is not linear in the
   gradient (``ir.training.SPARSE_SENSITIVE_OPTIMIZERS``), every lookup whose gradient Keras'
   TensorFlow backend hands over as per-row slices (``sparse_gradient``) records them:
-  ``node.meta["occurrence_slices"]``.
+  ``node.occurrence_slices``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def analyse_logits(program: Program) -> Program:
         if ts.kind != "compile" or ts.model_def is None:
             continue
         graph = ts.model_def.graph
-        marks = graph.meta.setdefault("logits_outputs", {})
+        marks = graph.logits_outputs
         for i, (loss, value) in enumerate(zip(ts.config.losses, graph.outputs)):
             producer = value.producer
             wanted = T.CROSS_ENTROPY.get(loss.kind)
@@ -55,9 +55,9 @@ def analyse_logits(program: Program) -> Program:
             if not _over_last_axis(value):
                 continue  # softmax over another axis: keep the probabilities
             marks[i] = producer.op
-    if any(md.graph.meta.get("logits_outputs") for md in program.models):
+    if any(md.graph.logits_outputs for md in program.models):
         for ts in program.training:  # (one fit/evaluate loop calls every compiled model alike)
-            if ts.kind == "compile" and ts.model_def is not None and not ts.model_def.graph.meta.get("logits_outputs"):
+            if ts.kind == "compile" and ts.model_def is not None and not ts.model_def.graph.logits_outputs:
                 ts.model_def.graph.logits_parameter = True
     return program
 
@@ -81,7 +81,7 @@ def mark_occurrence_slices(program: Program) -> Program:
     for md in program.models:
         for node in md.graph.nodes:
             if node.spec.sparse_gradient:
-                node.meta["occurrence_slices"] = True
+                node.occurrence_slices = True
     return program
 
 

@@ -67,7 +67,7 @@ def _torch_inits(node: Node, fan_in: int, kernel: str = "kernel", depthwise: boo
     (``node.from_torch.param_inits``), and under ``--exact`` PyTorch's default initial weights
     for the others (without it Keras' own defaults stand); none for weights loaded from a
     model file (``weights_given``)."""
-    if node.meta.get("weights_given"):
+    if node.from_onnx.weights_given:
         return {}
     kw = {f"{kernel}_initializer": f"torch_uniform_init({lit(fan_in)})" if depthwise else "torch_kernel_init()"}
     if node.attrs.get("use_bias"):
@@ -186,7 +186,7 @@ def layer(cls: str, node: Node, *args: str, **kwargs) -> str:
     for key, value in kwargs.items():
         if value is not None:
             parts.append(f"{key}={value}")
-    if node.meta.get("frozen"):  # fixed weights, not trained
+    if node.from_onnx.frozen:  # fixed weights, not trained
         parts.append("trainable=False")
     parts.append(f'name="{node.name}"')
     return f"layers.{cls}({', '.join(parts)})"

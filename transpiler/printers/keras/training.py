@@ -314,20 +314,15 @@ class ProgramPrinter:
         if cfg.get("live"):  # a tensor of the training step: it stays a Keras tensor
             return f"{model}({arg}, training={cfg['training']})"
         n_out = len(md.graph.outputs) if md is not None else 1
+        nones = md.graph.from_torch.none_outputs if md is not None else None
         if cfg.get("as_call"):  # Keras' own call on arrays (the torch side's call_model helper)
             out = f"{model}({arg}, training={cfg['training']})"
-            perm = output_perm(md, 0) if n_out == 1 else None
-            if perm is not None:
-                self.imports.add("import numpy as np")
-                out = f"np.transpose({out}, {lit(perm)})"
-            return out
-        nones = md.graph.from_torch.none_outputs if md is not None else None
-        if nones and output_perm(md, 0) is None:
+        elif nones and output_perm(md, 0) is None:
             # (``return logits, None``: the Keras model returns None too, which predict cannot
             # batch; a call in the same mode, its tensors as arrays)
             return (f"[None if t is None else keras.ops.convert_to_numpy(t) for t in "
                     f"{model}({arg}, training={bool(cfg['training'])})]")
-        if cfg["training"] and n_out > 1:  # several outputs: a list of arrays, as predict gives
+        elif cfg["training"] and n_out > 1:  # several outputs: a list of arrays, as predict gives
             out = f"[keras.ops.convert_to_numpy(t) for t in {model}({arg}, training=True)]"
         elif cfg["training"]:
             out = f"keras.ops.convert_to_numpy({model}({arg}, training=True))"

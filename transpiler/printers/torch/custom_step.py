@@ -172,11 +172,11 @@ def layer_attributes(graph) -> dict[str, tuple[str, str | None]]:
     to ``forward``). The names differ where Keras' would clash or is reserved in torch:
     ``self.model`` → ``self.model_layer``."""
     root = graph.from_keras.root_scope
-    fused = {id(n.meta["fused_into"]): n.op for n in graph.nodes if n.meta.get("fused_into") is not None}
+    fused = {id(n.from_keras.fused_into): n.op for n in graph.nodes if n.from_keras.fused_into is not None}
     out: dict[str, tuple[str, str | None]] = {}
     for node in graph.nodes:
-        local, layer = node.meta.get("local"), node.layer
-        if root is not None and node.meta.get("owner_scope") is root and local is not None and local[1] is None \
+        local, layer = node.from_keras.local, node.layer
+        if root is not None and node.from_keras.owner_scope is root and local is not None and local[1] is None \
                 and getattr(layer, "attr", None) is not None:
             out.setdefault(layer.attr, (node.name, fused.get(id(node))))
     return out

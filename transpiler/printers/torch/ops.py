@@ -22,6 +22,7 @@ from transpiler.ir.params import expected_shapes
 from transpiler.ir.shapes import channel_axis
 from transpiler.printers import differences
 from transpiler.printers.code import lit, size_arg
+from transpiler.printers.torch import print_notes
 from transpiler.ir.transforms import Transform
 
 
@@ -123,9 +124,9 @@ def _layer_state(node: Node, em: Emission, ref: str) -> Emission:
 def _idiomatic(node: Node, em: Emission) -> Emission:
     """Without --exact a module keeps torch's default initialisation: its ``reset_parameters``
     lines reproducing Keras' defaults go, unless the program chose an initializer for the layer
-    (``node.meta["initializers"]``: then the layer is initialised as a whole, as Keras would) or
+    (``node.from_keras.initializers``: then the layer is initialised as a whole, as Keras would) or
     the weight is a bare ``nn.Parameter`` that has no initialisation of its own."""
-    if em.init and not differences.exact() and not em.parameter and not node.meta.get("initializers"):
+    if em.init and not differences.exact() and not em.parameter and not node.from_keras.initializers:
         differences.replaced("initializers")
         em.init = []
     return em
@@ -151,7 +152,7 @@ _INIT = {
 
 def init_line(node: Node, key: str, tensor: str, default: str) -> str:
     """The init statement for ``tensor`` from the user's ``key`` initializer or ``default``."""
-    chosen = node.meta.get("initializers", {}).get(key, default)
+    chosen = node.from_keras.initializers.get(key, default)
     drawn = _drawn(chosen, tensor)
     if drawn is not None:
         return drawn
@@ -167,7 +168,7 @@ def init_line(node: Node, key: str, tensor: str, default: str) -> str:
         scaled = _variance_scaling_line(node, key, tensor, name)
         if scaled is not None:
             return scaled
-        node.meta.setdefault("init_warnings", []).append(f"{key}={chosen!r} not reproduced; "
+        print_notes.notes(node).init_warnings.append(f"{key}={chosen!r} not reproduced; "
                                                          f"{default} used")
         name = default
     return _INIT[name].format(t=tensor)

@@ -99,7 +99,7 @@ def _glorot_heads(m_weight: str, fan: int) -> str:
 
 
 def _mha_kernel_init(node: Node, target: str, fan: int) -> str:
-    chosen = node.meta.get("initializers", {}).get("kernel_initializer", "glorot_uniform")
+    chosen = node.from_keras.initializers.get("kernel_initializer", "glorot_uniform")
     if chosen in ("glorot_uniform", "GlorotUniform"):
         return _glorot_heads(target, fan)
     return init_line(node, "kernel_initializer", target, "glorot_uniform")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from transpiler.ir.graph import Node
 from transpiler.ir.shapes import channel_axis, spatial_axes
 from transpiler.printers.code import call, lit, size_arg
+from transpiler.printers.torch import print_notes
 from transpiler.printers.torch.ops import (
     Emission, StateEntry, _VARIANCE_SCALING, _bias_inits, _channels, _drawn, _keras_fans, _named,
     _torch_padding, atom, emitter, init_line)
@@ -59,7 +60,7 @@ def _kernel_emission(node: Node, m: str, module: str, transform: Transform) -> E
     if node.attrs["use_bias"]:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
     init = [init_line(node, "kernel_initializer", f"{m}.weight", "glorot_uniform"), *_bias_inits(node, m)]
-    setup = [f"{m}.requires_grad_(False)  # fixed weights, not trained"] if node.meta.get("frozen") else []
+    setup = [f"{m}.requires_grad_(False)  # fixed weights, not trained"] if node.from_onnx.frozen else []
     return Emission(module, lambda ins: f"{m}({ins[0]})", state=state, init=init, setup=setup)
 
 
@@ -75,7 +76,7 @@ def emit_depthwise_conv2d_torch(node: Node, m: str) -> Emission:
         state.append(StateEntry("bias", "bias", Transform.IDENTITY))
     kh, kw = a["kernel_size"]
     key = "depthwise_initializer"
-    chosen = node.meta.get("initializers", {}).get(key, "glorot_uniform")
+    chosen = node.from_keras.initializers.get(key, "glorot_uniform")
     if chosen in ("glorot_uniform", "GlorotUniform") and mult == 1:
         # Keras' glorot fans on the (kh, kw, in, 1) kernel sum to torch's on (in, 1, kh, kw)
         init, imports = [f"nn.init.xavier_uniform_({m}.weight)"], set()
@@ -172,7 +173,7 @@ def emit_pad_torch(node: Node, m: str) -> Emission:
     rank = node.spec.rank
     pads = _torch_pads(node.attrs["pads"])
     value = node.attrs["value"]
-    if node.meta.get("inserted") or node.meta.get("tensor_op"):
+    if node.inserted or node.from_keras.tensor_op:
         # padding the translation added (TF's asymmetric 'same'), or a function's
         # (tf.image.pad_to_bounding_box, ops.pad in a layer's call(): no attribute holds a module): F.pad
         mode = node.attrs.get("mode", "constant")
@@ -269,7 +270,7 @@ def emit_variable_torch(node: Node, m: str) -> Emission:
 
 def variable_init(node: Node, m: str, shape: tuple) -> tuple[list[str], set[str]]:
     """Init statements reproducing a Keras initializer (by name) on a weight of ``shape``."""
-    chosen = node.meta.get("initializers", {}).get("initializer") or "glorot_uniform"
+    chosen = node.from_keras.initializers.get("initializer") or "glorot_uniform"
     drawn = _drawn(chosen, m)
     if drawn is not None:
         return [drawn], set()
@@ -286,7 +287,7 @@ def variable_init(node: Node, m: str, shape: tuple) -> tuple[list[str], set[str]
     if name == "truncated_normal":
         return [f"nn.init.trunc_normal_({m}, 0.0, 0.05, -0.1, 0.1)"], set()
     if name not in _VARIANCE_SCALING:
-        node.meta.setdefault("init_warnings", []).append(f"initializer={chosen!r} not reproduced; "
+        print_notes.notes(node).init_warnings.append(f"initializer={chosen!r} not reproduced; "
                                                          "glorot_uniform used")
         name = "glorot_uniform"
     scale, mode, dist = _VARIANCE_SCALING[name]

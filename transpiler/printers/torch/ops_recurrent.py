@@ -21,7 +21,7 @@ from transpiler.ir.transforms import Transform
 def emit_embedding_torch(node: Node, m: str) -> Emission:
     a = node.attrs
     # --exact: the lookup also records its gradient per token occurrence
-    cls = "KerasEmbedding" if node.meta.get("occurrence_slices") else "nn.Embedding"
+    cls = "KerasEmbedding" if node.occurrence_slices else "nn.Embedding"
     module = call(cls, lit(a["input_dim"]), lit(a["output_dim"]))
     cast = not node.inputs[0].dtype.startswith(("int", "uint"))
     init = [init_line(node, "embeddings_initializer", f"{m}.weight", "uniform")]

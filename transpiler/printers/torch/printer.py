@@ -19,7 +19,7 @@ from transpiler.ir.modules import build_structure
 from transpiler.ir.program import ModelDef
 from transpiler.printers.torch import ops as torch_ops
 from transpiler.printers.code import Namespace, comment_text, docstring_lines, exclusive_cone, lit
-from transpiler.printers.torch import ops_opaque
+from transpiler.printers.torch import ops_opaque, print_notes
 from transpiler.printers.torch.structure import ClassText, StructurePrinter, method_sizes
 
 
@@ -139,7 +139,8 @@ class _ForwardWriter:
             return False
         if self.emissions[id(self.graph.nodes[i])].inline_anywhere:
             return True
-        if self.emissions[id(nxt)].infix and "tensor_op" in node.meta and "tensor_op" in nxt.meta and not nxt.comments:
+        if self.emissions[id(nxt)].infix and node.from_keras.tensor_op is not None and \
+                nxt.from_keras.tensor_op is not None and not nxt.comments:
             # one expression of tensor math in the source: one expression here
             out = nxt.outputs[0]
             if self._var(value) and self._var(out) and self._var(value) != self._var(out):
@@ -156,7 +157,7 @@ class _ForwardWriter:
         return self.depth.get(id(value), 0) < 2
 
     def write(self) -> list[str]:
-        logits_at = self.graph.meta.get("logits_outputs", {})
+        logits_at = self.graph.logits_outputs
         flagged = {id(v) for i, v in enumerate(self.graph.outputs) if i in logits_at}
         logits: dict[int, str] = {}
         main = self.lines
@@ -232,7 +233,7 @@ class _ForwardWriter:
 
     def _returns_directly(self, select: Node) -> bool:
         return len(self.graph.outputs) == 1 and self.graph.outputs[0] is select.outputs[0] and \
-            self.graph_index[id(select)] == len(self.graph.nodes) - 1 and not self.graph.meta.get("logits_outputs")
+            self.graph_index[id(select)] == len(self.graph.nodes) - 1 and not self.graph.logits_outputs
 
     def _select_out(self, select: Node) -> str:
         """The name a training_select binds (chosen once, when its first branch result is written)."""
@@ -318,7 +319,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
             init_lines, reset_lines = sp.init_lines(st.root)
             args, forward = sp.forward(st.root, (), graph.inputs, graph.outputs,
                                        params if all(params) else [],
-                                       {"logits_outputs": graph.meta.get("logits_outputs", {})})
+                                       logits_outputs=graph.logits_outputs)
             init_lines += sp.forward_buffers
         imports |= sp.imports
     else:
@@ -369,7 +370,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
         doc.append(f"Input ``{name}``: {_shape_text(v.shape)} {v.dtype}{note}.")
     outs = ", ".join(_shape_text(v.shape) for v in graph.outputs)
     doc.append(f"Returns: {outs}.")
-    if graph.meta.get("logits_outputs"):
+    if graph.logits_outputs:
         doc += ["", "``return_logits=True`` skips the final softmax/sigmoid: the training loss",
                 "works on logits, which is numerically sound (Keras clips probabilities instead)."]
     elif graph.logits_parameter:
@@ -388,7 +389,7 @@ def print_model_class(md: ModelDef, source_file: str, classes: dict[str, str] | 
         lines += ["", "    def reset_parameters(self):",
                   '        """Keras\' default initializers, so training from scratch behaves the same."""']
         lines += [f"        {ln}" for ln in reset_lines]
-    takes_logits = graph.meta.get("logits_outputs") or graph.logits_parameter
+    takes_logits = graph.logits_outputs or graph.logits_parameter
     params = ", ".join(args) + (", return_logits=False" if takes_logits else "")
     lines += ["", f"    def forward(self, {params}):"]
     lines += [f"        {ln}" for ln in forward]
@@ -419,15 +420,12 @@ def module_members(md: ModelDef) -> set[str]:
     class as :func:`print_model_class` prints it (before any class extension). The printing's
     side notes (initializer warnings) are not kept, so printing the class again later does
     not repeat them."""
-    saved = {id(n): list(n.meta["init_warnings"]) for n in md.graph.nodes if "init_warnings" in n.meta}
+    saved = [(n, list(print_notes.notes(n).init_warnings)) for n in md.graph.nodes]
     try:
         text = print_model_class(md, "").text
     finally:
-        for n in md.graph.nodes:
-            if id(n) in saved:
-                n.meta["init_warnings"] = saved[id(n)]
-            else:
-                n.meta.pop("init_warnings", None)
+        for n, warnings in saved:
+            print_notes.notes(n).init_warnings = warnings
     cls = next(s for s in cst.parse_module(text).body if isinstance(s, cst.ClassDef))
     names: set[str] = set()
     for stmt in cls.body.body:
@@ -462,9 +460,9 @@ def regularization_lines(graph: Graph) -> list[str]:
     (``kernel_regularizer=l2(1e-4)``: 1e-4 * the sum of the weight's squares; l1: of its
     absolute values), over the module's ``named_parameters()`` (sums are the same in
     torch's layout). A regularizer on a weight that is not one torch tensor (an LSTM's
-    bias: torch has two) is reported in ``graph.meta["untranslated_regularizers"]``. The
+    bias: torch has two) is reported in ``print_notes.notes(graph).untranslated_regularizers``. The
     tensors are the state_dict plan's (``Graph.weight_plan.torch_state``, recorded by the driver)."""
-    regularized = [n for n in graph.nodes if n.meta.get("regularizers")]
+    regularized = [n for n in graph.nodes if n.from_keras.regularizers]
     if not regularized:
         return []
     if graph.weight_plan.torch_state is None:
@@ -477,7 +475,7 @@ def regularization_lines(graph: Graph) -> list[str]:
         if node.name in seen:
             continue
         seen.add(node.name)
-        for key, (l1, l2) in sorted(node.meta["regularizers"].items()):
+        for key, (l1, l2) in sorted(node.from_keras.regularizers.items()):
             param = _REGULARIZED.get(key) or ("kernel" if key == "depthwise_regularizer" and
                                               node.op == "depthwise_conv2d" else None)
             found = [e for e in entries.get(id(node), ()) if not e.packed and e.constant is None and e.param == param]
@@ -487,7 +485,7 @@ def regularization_lines(graph: Graph) -> list[str]:
                 continue
             w = f"weights[{found[0].key!r}]"
             terms += ([f"{lit(l1)} * {w}.abs().sum()"] if l1 else []) + ([f"{lit(l2)} * {w}.square().sum()"] if l2 else [])
-    graph.meta["untranslated_regularizers"] = missing
+    print_notes.notes(graph).untranslated_regularizers = missing
     if not terms:
         return []
     return ["", "    def regularization_loss(self):",

@@ -22,7 +22,7 @@ from transpiler.ir.graph import Span
 from transpiler.ir.program import ModelDef, Program
 from transpiler.ir.source_file import SourceFile
 from transpiler.printers import runtime_source
-from transpiler.printers.torch import ops_augment, ops_recurrent, tensor_definitions
+from transpiler.printers.torch import ops_augment, ops_recurrent, print_notes, tensor_definitions
 from transpiler.printers.torch import array_ops, builder_effects, builder_guard, data_sources, data_utils, keras_exact
 from transpiler.printers.torch import loss_functions as torch_loss_functions
 from transpiler.printers.code import GENERATED_HEADER, comment_lines, comment_text, docstring
@@ -958,9 +958,9 @@ def print_torch_script(program: Program, source: SourceFile) -> ScriptResult:
         _copied_shared_models(program, md, code)
     for md in program.models:
         for node in md.graph.nodes:
-            for message in node.meta.get("init_warnings", ()):
+            for message in print_notes.notes(node).init_warnings:
                 program.warn(node.span, f"{node.name}: initializer {message}")
-        for what in md.graph.meta.get("untranslated_regularizers", ()):
+        for what in print_notes.notes(md.graph).untranslated_regularizers:
             program.warn(md.graph.span, f"{what} is not translated (its weight is not one torch tensor; "
                                         "affects training only)")
     uses_f = any(c.uses_functional for c in codes)
@@ -985,7 +985,7 @@ def _copied_shared_models(program: Program, md, code) -> None:
     holds a copy; said where it is called."""
     seen = set()
     for node in md.graph.nodes:
-        for scope, _call in node.meta.get("scopes", ()):
+        for scope, _call in (node.from_keras.scopes or ()):
             given = scope.given_model
             if given is None or scope.given_as in code.given or id(scope) in seen:
                 continue

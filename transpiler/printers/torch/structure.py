@@ -73,23 +73,33 @@ def _emit(node: Node, ref: str) -> torch_ops.Emission:
     return torch_ops.emit_as(node, ref)
 
 
+@dataclass(eq=False, repr=False)
+class ModuleCall(Node):
+    """A node of the printer's own graph of one module's ``forward``: a call of a child module
+    (the nodes of that call run inside it)."""
+
+    group: CallGroup | None = None
+
+
 def _forward_graph(st: Structure, graph: Graph, prefix: tuple, inputs: list[Value], outputs: list[Value],
-                   refs: dict[int, str], emissions: dict[int, torch_ops.Emission], name: str) -> Graph:
-    """The graph one call of a module runs: its nodes, child calls as single nodes."""
+                   refs: dict[int, str], emissions: dict[int, torch_ops.Emission], name: str,
+                   logits_outputs: dict[int, str] | None = None) -> Graph:
+    """The graph one call of a module runs: its nodes, child calls as single nodes (the model's
+    own call: with the outputs ``forward`` returns as logits)."""
     nodes = []
     for item in level_items(st, graph, prefix):
         if isinstance(item, CallGroup):
-            node = Node("module_call", item.info.ref, list(item.inputs), list(item.outputs))
+            node = ModuleCall("module_call", item.info.ref, list(item.inputs), list(item.outputs), group=item)
             emissions[id(node)] = _call_emission(f"self.{item.info.ref}", len(item.inputs), len(item.outputs))
-            node.meta["group"] = item
             if not prefix:  # comments at the builder's line that called the helper
-                node.comments = [c for n in item.nodes for c in n.meta.get("site_comments", ())]
+                node.comments = [c for n in item.nodes for c in n.from_keras.site_comments]
             nodes.append(node)
         else:
             emissions[id(item)] = _emit(item, f"self.{refs[item.name]}" if item.name in refs else
                                         f"self.{item.name}")
             nodes.append(item)
-    return Graph(name, inputs=list(inputs), outputs=list(outputs), nodes=_fold_loops(nodes, emissions, st))
+    return Graph(name, inputs=list(inputs), outputs=list(outputs), nodes=_fold_loops(nodes, emissions, st),
+                 logits_outputs={} if logits_outputs is None else logits_outputs)
 
 
 def _call_emission(ref: str, n_in: int, n_out: int) -> torch_ops.Emission:
@@ -128,7 +138,7 @@ def _fold_loops(nodes: list[Node], emissions, st: Structure) -> list[Node]:
 def _chain_at(nodes: list[Node], i: int, st: Structure) -> list[str]:
     """The list attribute whose every item is called, in order and chained, from nodes[i]."""
     node = nodes[i]
-    group = node.meta.get("group")
+    group = node.group if isinstance(node, ModuleCall) else None
     if group is None or group.info.scope.index != 0 or len(node.inputs) != 1 or len(node.outputs) != 1:
         return []
     parent = next((m for m in _parent_members(st, group.info) if m.items and m.attr == group.info.scope.attr), None)
@@ -139,7 +149,7 @@ def _chain_at(nodes: list[Node], i: int, st: Structure) -> list[str]:
         return []
     for k in range(n):
         item = nodes[i + k]
-        g = item.meta.get("group")
+        g = item.group if isinstance(item, ModuleCall) else None
         if g is None or g.info is not parent.items[k].scope or len(item.inputs) != 1 or len(item.outputs) != 1:
             return []
         if k and item.inputs[0] is not nodes[i + k - 1].outputs[0]:
@@ -243,7 +253,7 @@ class StructurePrinter:
                     if em.module is None:
                         init += em.setup  # (of the buffers: a Normalization's adapted state)
                         continue
-                    site = m.node.meta.get("site_comments", ()) if info.scope is not None else ()
+                    site = m.node.from_keras.site_comments if info.scope is not None else ()
                     init += [c for c in m.node.comments if c not in site]
                     init.append(f"self.{m.attr} = {em.module}")
                     for suffix, _source, size, fill in em.extra_params:
@@ -281,14 +291,13 @@ class StructurePrinter:
         return out
 
     def forward(self, info: ModuleInfo, prefix: tuple, inputs: list[Value], outputs: list[Value],
-                params: list[str], meta: dict | None = None) -> tuple[list[str], list[str]]:
+                params: list[str], logits_outputs: dict[int, str] | None = None) -> tuple[list[str], list[str]]:
         """``forward``'s parameter names and body for one call of ``info``'s module."""
         from transpiler.printers.torch.printer import _ForwardWriter
 
         emissions: dict[int, torch_ops.Emission] = {}
         g = _forward_graph(self.st, self.graph, prefix, inputs, outputs, self.refs(info), emissions,
-                           info.scope.class_name if info.scope else self.graph.name)
-        g.meta.update(meta or {})
+                           info.scope.class_name if info.scope else self.graph.name, logits_outputs)
         members = self.refs(info)
         self.forward_buffers = []  # (a tensor op's constants, ops.arange: __init__ registers them)
         for em in emissions.values():
@@ -307,7 +316,7 @@ class StructurePrinter:
         here = id(info.scope) if info.scope is not None else (
             id(self.graph.from_keras.root_scope) if self.graph.from_keras.root_scope is not None else None)
         for node in g.nodes:  # a module call's results: the names this code gave them
-            if "group" in node.meta:
+            if isinstance(node, ModuleCall):
                 for v in node.outputs:
                     if here in v.scope_vars:
                         var_of[id(v)] = v.scope_vars[here]

@@ -76,12 +76,12 @@ class TrainingCode:
 
 
 def _uses_logits(md: ModelDef | None, index: int) -> bool:
-    return md is not None and index in md.graph.meta.get("logits_outputs", {})
+    return md is not None and index in md.graph.logits_outputs
 
 
 def _logits_activation(md: ModelDef | None, index: int) -> str | None:
     """The final activation (``"sigmoid"``/``"softmax"``) output ``index`` skips for its loss."""
-    return md.graph.meta.get("logits_outputs", {}).get(index) if md is not None else None
+    return md.graph.logits_outputs.get(index) if md is not None else None
 
 
 class TrainingPrinter(RuntimeHelpers, CompiledObjects):
@@ -621,7 +621,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         names = []
         for v in graph.outputs:
             producer = v.producer
-            owner = producer.meta.get("fused_into", producer) if producer else None
+            owner = (producer.from_keras.fused_into or producer) if producer else None
             layer = owner.layer if owner else None
             names.append(layer.keras_name if layer is not None and layer.keras_name else v.name)
         return names

@@ -24,7 +24,7 @@ class RuntimeHelpers:
             return []
         out = []
         copy = runtime_source.Copier()  # each runtime definition once, its dependencies first
-        uses_logits = any(md.graph.meta.get("logits_outputs") for md in self.program.models)
+        uses_logits = any(md.graph.logits_outputs for md in self.program.models)
         features = frozenset(self.features | ({"logits"} if uses_logits else set()))
         if any(v.dtype == "string" for md in self.program.models for v in getattr(md.graph, "inputs", None) or ()):
             features |= {"text"}  # (a model taking strings: make_loader keeps them as arrays of str)
