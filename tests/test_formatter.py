@@ -119,3 +119,94 @@ def test_the_check_prints_no_warning_for_the_users_strings(recwarn):
     text = 'label = f"{1}"\npattern = "\\d+"\nx = some_function_with_a_long_name(argument_number_one, argument_number_two, arg3)\n'
     assert format_python(text) == _black(text)
     assert not [w for w in recwarn if issubclass(w.category, (SyntaxWarning, DeprecationWarning))]
+
+
+#: a text whose first pass changes a few logical lines inside long top-level statements, of
+#: every kind the line-level narrowing (printers/format_units.py) wraps on its own
+NESTED = '''
+    label = f"{1}"
+
+
+    class Block(nn.Module):
+        def __init__(self, channels, expanded_channels, strides, name="block", other_argument_with_a_long_name=None):
+            super().__init__()
+            self.depthwise = nn.Conv2d(expanded_channels, expanded_channels, kernel_size=3, groups=expanded_channels, bias=False)
+            self.short = nn.Linear(4, 4)
+            self.projection = nn.Conv2d(expanded_channels, channels, kernel_size=1, bias=False)  # a trailing comment
+
+        @some_decorator_with_a_long_name(first_argument_value, second_argument_value, third_argument_v)
+        def forward(self, x):
+            if x.shape[0] > some_threshold_with_a_long_name and x.shape[1] > another_threshold_name_x:
+                x = self.depthwise(x)
+            elif x.shape[0] < some_threshold_with_a_long_name or x.shape[1] < another_threshold_name_x:
+                x = self.projection(self.depthwise(x))
+            else:
+                pass
+            try:
+                y = self.short(x)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError, OSError) as e:
+                raise
+            for index, (first_item, second_item) in enumerate(zip(first_sequence_name, second_sequence)):
+                y = y + first_item
+            return torch.cat([x, y, self.projection(x), self.depthwise(y), self.short(x), self.short(y)], dim=1)
+    '''
+
+
+def test_nested_lines_format_as_black_does():
+    text = textwrap.dedent(NESTED).lstrip("\n")
+    assert format_python(text) == _black(text)
+    # a blank line the first pass adds inside the class: the line check is not conclusive there
+    squeezed = text.replace("\n\n    @some", "\n    @some")
+    before, after = formatter._parsed(squeezed), formatter._parsed(_once(squeezed))
+    assert _units(before.body[1], after.body[1], squeezed.split("\n"), _once(squeezed).split("\n"),
+                  formatter._checkable_alone) is None
+    assert format_python(squeezed) == _black(squeezed)
+
+
+def test_the_narrowing_formats_only_the_changed_lines_again(monkeypatch):
+    """Inside a changed class only the logical lines the first pass changed are formatted again
+    (each wrapped on its own), and those whose tokens it left as they were not at all."""
+    from transpiler.printers import format_units
+
+    text = textwrap.dedent(NESTED).lstrip("\n")
+    first = _once(text)
+    seen = []
+    monkeypatch.setattr(format_units, "units", lambda *a: seen.append(_units(*a)) or seen[-1])
+    assert formatter._second_pass_is_identity(text, first, black._format_str_once)
+    assert len(seen) == 1 and seen[0] is not None  # (the class: the only statement the first pass changed)
+    again = "".join(seen[0])
+    assert "self.depthwise = nn.Conv2d(" in again  # (exploded with a trailing comma added: checked)
+    assert "super().__init__()" not in again and "self.short = nn.Linear(4, 4)" not in again  # (unchanged)
+    # split without a token changed (no trailing comma added): the same tokens, not checked again
+    assert "enumerate(" not in again and "@some_decorator" not in again and "self.projection = " not in again
+    assert "def __init__(" in again and "elif (" in again and "except (" in again
+
+
+_units = __import__("transpiler.printers.format_units", fromlist=["units"]).units
+
+
+def test_a_changed_line_that_is_not_black_stable_fails_the_line_check():
+    """A line inside a class that black's first pass would not leave as it is: the line-level
+    check says so (and format_python then checks whole statements, then runs black's pass)."""
+    text = 'label = f"{1}"\nclass A:\n    def f(self):\n        x = [1,2]\n        y = 2\n'
+    first = 'label = f"{1}"\n\n\nclass A:\n    def f(self):\n        x = [1,2, 3]\n        y = 2\n'
+    before, after = formatter._parsed(text), formatter._parsed(first)
+    pairs = [(before.body[1], after.body[1])]
+    old_lines, new_lines = text.split("\n"), first.split("\n")
+    changed = [formatter._segment(after.body[1], new_lines)]
+    assert not formatter._changed_lines_are_stable(pairs, old_lines, new_lines, changed, black._format_str_once)
+    assert not formatter._second_pass_is_identity(text, first, black._format_str_once)
+
+
+@pytest.mark.parametrize("snippet", [
+    "class A:\n    def f(self):\n        'a docstring that changes its quotes'\n",  # (a string statement)
+    "class A:\n    def f(self): return (1)\n",  # (a one-line compound statement)
+    "class A:\n    def f(self):\n        x = 1\n\n\n\n        y = [1,2]\n",  # (blank lines changed)
+])
+def test_the_line_check_leaves_unusual_statements_to_the_whole_statement_check(snippet):
+    text = 'label = f"{1}"\n' + snippet
+    first = _once(text)
+    before, after = formatter._parsed(text), formatter._parsed(first)
+    assert _units(before.body[1], after.body[1], text.split("\n"), first.split("\n"),
+                  formatter._checkable_alone) is None
+    assert format_python(text) == _black(text)

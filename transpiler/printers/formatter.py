@@ -38,7 +38,7 @@ import warnings
 
 import black  # (at import: the CLI loads the translation path with the GC paused, then frozen)
 
-from transpiler.printers import format_cache
+from transpiler.printers import format_cache, format_units
 
 #: the line length of the mode every printer formats with (black's default)
 LINE_LENGTH = black.Mode().line_length
@@ -83,14 +83,17 @@ def _second_pass_is_identity(text: str, first: str, once) -> bool:
     if not any(isinstance(n, ast.JoinedStr) for n in ast.walk(after)):
         return False  # (no f-string: the versions black infers may reach below 3.6)
     old_lines, new_lines = text.split("\n"), first.split("\n")
-    changed = []
+    changed, pairs = [], []
     for old, new in zip(before.body, after.body):
         segment = _segment(new, new_lines)
         if _segment(old, old_lines) != segment:
             if not _checkable_alone(new, new_lines):
                 return False
             changed.append(segment)
+            pairs.append((old, new))
     if not changed:
+        return True
+    if _changed_lines_are_stable(pairs, old_lines, new_lines, changed, once):
         return True
     # the changed statements formatted again together, away from the rest (each on its
     # own, as argued above: a statement's layout does not depend on its neighbours), and
@@ -106,6 +109,21 @@ def _second_pass_is_identity(text: str, first: str, once) -> bool:
     again_lines = again.split("\n")
     return len(tree.body) == len(changed) + 1 and all(
         _segment(node, again_lines) == segment for node, segment in zip(tree.body, changed))
+
+
+def _changed_lines_are_stable(pairs, old_lines: list[str], new_lines: list[str], changed: list[str], once) -> bool:
+    """The check narrowed further, to the logical lines the first pass changed inside each
+    changed top-level statement (printers/format_units.py), the statements where that is not
+    conclusive whole; formatted again together, each a top-level block of its own, and an
+    f-string statement after them. False: not shown (the caller checks whole statements)."""
+    parts = []
+    for (old, new), segment in zip(pairs, changed):
+        found = format_units.units(old, new, old_lines, new_lines, _checkable_alone)
+        parts.extend([segment] if found is None else found)
+    if not parts:
+        return True
+    alone = "\n\n".join(parts) + '\n\nf""\n'
+    return once(alone, mode=black.Mode()) == alone
 
 
 def _parsed(text: str) -> ast.Module:
