@@ -424,9 +424,12 @@ class ReaderExpressions(Interpreter):
         if made is not None:
             return made
         if any(isinstance(v, LiveV) and v.permuted for v in list(values) + list(kw.values())):
-            # its code is read once, for torch's layout: dims and indices would land on other axes
-            raise Unsupported(f"{func.node.name.value}() gets a feature map the Keras model returns "
-                              "channels-last (its code indexes torch's channels-first layout)")
+            # its code is read once, for torch's layout: the call hands it the map permuted back
+            from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
+
+            given = torch_layout_call(self, node, args)
+            values = [v for (a, _), v in zip(args, given) if a.keyword is None]
+            kw = {a.keyword.value: v for (a, _), v in zip(args, given) if a.keyword is not None}
         return self.read_function(func.node, values, kw, closure=func.env)
 
     @CALLS.register(ModelV)

@@ -89,6 +89,21 @@ class ReaderMethods:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
+        if self.live and not self.no_grad and _program_module(self, recv) and \
+                any(isinstance(v, (Arr, LiveV)) for _, v in args):
+            # a function of another file of the program given the step's tensors (``utils.
+            # normalize_batch(x)``): a tensor of the step, in torch's layout
+            if any(isinstance(v, LiveV) and v.permuted for _, v in args):
+                from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
+
+                torch_layout_call(self, node, args)
+            return LiveV()
+        if any(isinstance(v, LiveV) and v.permuted for _, v in args):
+            # (another file's function, ``utils.normalize_batch(y)``: written for torch's layout)
+            from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
+
+            torch_layout_call(self, node, args)
+            return LiveV()
         message = unknown_method(self, name, recv, args, guessed=type(obj) is Other and self.guessing)
         if message is not None:
             raise Unsupported(message)
@@ -339,10 +354,16 @@ class ReaderMethods:
     def model_call(self, model: ModelV, node: cst.Call, args, method: str | None = None) -> V:
         """``model(x)``, or ``model.encode(x)`` (``method``: one of the model's own methods)."""
         if model.md is None and model.elsewhere:
-            from transpiler.frontend_ast.torch.untranslated_models import layout_free
+            from transpiler.frontend_ast.torch.untranslated_models import layout_free, stubbed_in_own_file
 
             keras_layout = all(isinstance(v, LiveV) and v.permuted for _, v in args)  # (a Keras model's map)
-            if os.path.isfile(model.elsewhere) and not layout_free(model.elsewhere) and not keras_layout:
+            layouts = os.path.isfile(model.elsewhere) and not layout_free(model.elsewhere) and not keras_layout
+            if layouts and stubbed_in_own_file(model.elsewhere, model.name):
+                # (the program stops where it builds the model, at its class's stub: the call is
+                # written for what the program hands it, torch's layout)
+                self._stubbed_class_note(model, node)
+                return self.untranslated_call(model, node, args)
+            if layouts:
                 raise Unsupported(f"{_code(node.func)}(...): a {model.name} model, whose class is translated in "
                                   f"{os.path.basename(model.elsewhere)} with channels-last layers: the layout "
                                   "of its inputs is not known here")
@@ -373,6 +394,14 @@ class ReaderMethods:
         else:
             outs = [Arr() for _ in range(n_out)]
         return outs[0] if n_out == 1 else TupleV(outs)
+
+    def _stubbed_class_note(self, model: ModelV, node: cst.Call) -> None:
+        line = self.stmt_stack[-1] if self.stmt_stack else None
+        if line is not None and self.sid(line) not in self.facts:
+            self.fact(line, "note", f"{_code(node.func)}(...): its class {model.name} is a marked stub in "
+                      f"{os.path.basename(model.elsewhere)} (the program stops where it builds it); a hand "
+                      "translation of it takes the inputs as this call hands them, in torch's channels-first "
+                      "layout, and returns its outputs in that layout")
 
     def untranslated_call(self, model: ModelV, node: cst.Call, args) -> V:
         """``model(x)`` of a model whose class another file (or a marked stub) translates, its
@@ -405,6 +434,15 @@ class ReaderMethods:
         self.fact(node, "loss_call", {"loss": self.sid(node.func), "output": self.sid(output), "target": self.sid(target),
                                       "config": loss.config, "output_perm": back_to_torch_layout(out_v, target_v)})
         return ScalarV() if self.live and not self.no_grad else LossValueV()
+
+
+def _program_module(reader, recv) -> bool:
+    """Whether ``recv`` names a module of the program itself (``import utils`` of utils.py beside it)."""
+    from transpiler.frontend_ast.torch.untranslated_models import program_file
+
+    name = _dotted(recv)
+    return bool(name) and reader.fe.globals.vars.get(name) is not None and \
+        program_file(reader.fe.path, name, 0) is not None
 
 
 def back_to_torch_layout(output: V, target: V) -> tuple | None:
