@@ -174,3 +174,56 @@ def test_a_model_whose_class_is_a_stub_in_its_file_is_called_as_written(tmp_path
     # (the class's own file keeps the stub: the program stops where it builds the model)
     own = translate(PRETRAINED, str(src / "features.py"), "keras")
     assert [d for d in own.program.diagnostics if d.severity == "stub"]
+
+
+ONNX_PRIVATE = '''\
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.onnx
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def main():
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((1, 3, 6, 5)).astype("float32"))
+    model = Net()
+    model.eval()
+    with torch.no_grad():
+        output = torch.onnx._export(model, x, "net.onnx", opset_version=11).cpu()
+    print("shape", tuple(output.shape))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_onnx_private_export_writes_the_file_and_returns_the_outputs(tmp_path):
+    """``torch.onnx._export`` returns the model's outputs on the example input (torch's layout)."""
+    import sys as _sys
+
+    from program_runner import run as run_program
+
+    result = translate(ONNX_PRIVATE, str(tmp_path / "net.py"), "keras")
+    assert not [d for d in result.program.diagnostics if d.severity == "stub"]
+    assert 'model.export("net.onnx", format="onnx"),' in result.text, result.text
+    # (Keras' ONNX export needs tf2onnx under TensorFlow: the run records the call instead)
+    (tmp_path / "sitecustomize.py").write_text(
+        "import keras\n"
+        "def _export(self, path, format=None):\n"
+        "    assert self.built and format == 'onnx'\n"
+        "    print('exported', path)\n"
+        "keras.Model.export = _export\n")
+    (tmp_path / "prog.py").write_text("import sitecustomize\n" + result.text)
+    done = run_program([_sys.executable, str(tmp_path / "prog.py")], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "exported net.onnx" in done.stdout and "shape (1, 4, 6, 5)" in done.stdout, done.stdout

@@ -913,7 +913,7 @@ def _save(r, c: _TorchCall, kwv, scope) -> V:
 
 
 def _onnx_export(r, c: _TorchCall, kwv, scope) -> V:
-    return r.onnx_export(c.node, c.pos, c.vals, c.kw)
+    return r.onnx_export(c.node, c.pos, c.vals, c.kw, private=c.path == "torch.onnx._export")
 
 
 def _download(r, c: _TorchCall, kwv, scope) -> V:
@@ -949,7 +949,7 @@ _TORCH_CALLS = _table(
     (("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
       "torch.backends.cudnn.benchmark"), _global_setting),
     (("torch.save",), _save), (("torch.load",), _load), (tuple(ACTIVATIONS), _activation),
-    (("torch.onnx.export",), _onnx_export), (DOWNLOAD_PATHS, _download),
+    (("torch.onnx.export", "torch.onnx._export"), _onnx_export), (DOWNLOAD_PATHS, _download),
 )
 #: families of torch calls by module (a handler may decline: a function of ``torch.nn.functional`` that is no loss)
 _TORCH_MODULES = {"torch.optim.lr_scheduler": _scheduler, "torch.optim": _optimizer, "torch.nn": _loss_object,
