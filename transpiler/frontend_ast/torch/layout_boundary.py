@@ -54,4 +54,34 @@ def torch_layout_call(reader, node: cst.Call, args) -> list | None:
     return values
 
 
-__all__ = ["torch_layout_call"]
+def other_file_function(reader, recv, node: cst.Call, args):
+    """``utils.normalize_batch(x)``: a function of another file of the program (``recv`` names
+    the module) given the step's tensors, in a training step: a tensor of the step, in torch's
+    layout (a channels-last map handed to it permuted back). A feature map handed to another
+    function (a method of a value this file cannot tell) also goes permuted back, its result
+    unknown. None: neither."""
+    from transpiler.frontend_ast.torch.reader_values import OTHER, Arr
+
+    permuted = any(isinstance(v, LiveV) and v.permuted for _, v in args)
+    if reader.live and not reader.no_grad and _program_module(reader, recv) and \
+            any(isinstance(v, (Arr, LiveV)) for _, v in args):
+        if permuted:
+            torch_layout_call(reader, node, args)
+        return LiveV()
+    if permuted:
+        torch_layout_call(reader, node, args)
+        return OTHER
+    return None
+
+
+def _program_module(reader, recv) -> bool:
+    """Whether ``recv`` names a module of the program itself (``import utils`` of utils.py beside it)."""
+    from transpiler.frontend_ast.torch.untranslated_models import program_file
+    from transpiler.ir.code_literals import dotted_name
+
+    name = dotted_name(recv)
+    return bool(name) and reader.fe.globals.vars.get(name) is not None and \
+        program_file(reader.fe.path, name, 0) is not None
+
+
+__all__ = ["other_file_function", "torch_layout_call"]

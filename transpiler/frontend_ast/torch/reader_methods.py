@@ -89,21 +89,11 @@ class ReaderMethods:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
-        if self.live and not self.no_grad and _program_module(self, recv) and \
-                any(isinstance(v, (Arr, LiveV)) for _, v in args):
-            # a function of another file of the program given the step's tensors (``utils.
-            # normalize_batch(x)``): a tensor of the step, in torch's layout
-            if any(isinstance(v, LiveV) and v.permuted for _, v in args):
-                from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
+        from transpiler.frontend_ast.torch.layout_boundary import other_file_function
 
-                torch_layout_call(self, node, args)
-            return LiveV()
-        if any(isinstance(v, LiveV) and v.permuted for _, v in args):
-            # (another file's function, ``utils.normalize_batch(y)``: written for torch's layout)
-            from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
-
-            torch_layout_call(self, node, args)
-            return LiveV()
+        made = other_file_function(self, recv, node, args)
+        if made is not None:
+            return made
         message = unknown_method(self, name, recv, args, guessed=type(obj) is Other and self.guessing)
         if message is not None:
             raise Unsupported(message)
@@ -434,15 +424,6 @@ class ReaderMethods:
         self.fact(node, "loss_call", {"loss": self.sid(node.func), "output": self.sid(output), "target": self.sid(target),
                                       "config": loss.config, "output_perm": back_to_torch_layout(out_v, target_v)})
         return ScalarV() if self.live and not self.no_grad else LossValueV()
-
-
-def _program_module(reader, recv) -> bool:
-    """Whether ``recv`` names a module of the program itself (``import utils`` of utils.py beside it)."""
-    from transpiler.frontend_ast.torch.untranslated_models import program_file
-
-    name = _dotted(recv)
-    return bool(name) and reader.fe.globals.vars.get(name) is not None and \
-        program_file(reader.fe.path, name, 0) is not None
 
 
 def back_to_torch_layout(output: V, target: V) -> tuple | None:
