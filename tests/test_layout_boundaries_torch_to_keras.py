@@ -227,3 +227,12 @@ def test_onnx_private_export_writes_the_file_and_returns_the_outputs(tmp_path):
                        timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "exported net.onnx" in done.stdout and "shape (1, 4, 6, 5)" in done.stdout, done.stdout
+
+
+def test_a_map_in_unpacked_arguments_is_a_stub(tmp_path):
+    """``gram(*[out])``: which argument is the map is not known here; a marked stub, not the
+    channels-last map handed to code that indexes torch's layout."""
+    main = _main("own").replace("g = gram(out)", "g = gram(*[out])")
+    result = translate(main, str(tmp_path / "main.py"), "keras")
+    stubs = [d.message for d in result.program.diagnostics if d.severity == "stub"]
+    assert len(stubs) == 1 and "unpacked arguments" in stubs[0], stubs

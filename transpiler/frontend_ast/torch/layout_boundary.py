@@ -30,9 +30,10 @@ def torch_layout_call(reader, node: cst.Call, args) -> list | None:
     template); the argument values as the function then receives them (in torch's layout).
     None when no argument is such a map; ``Unsupported`` when one's permutation is unknown or
     the call unpacks arguments (``*xs``: which of them is a map is not known here)."""
-    if not any(isinstance(v, LiveV) and v.permuted for _, v in args):
+    starred = any(a.star and _holds_map(reader, a.value) for a, _ in args)
+    if not starred and not any(isinstance(v, LiveV) and v.permuted for _, v in args):
         return None
-    if any(a.star for a, _ in args):
+    if starred or any(a.star for a, _ in args):
         raise Unsupported(f"{_code(node.func)}() gets unpacked arguments holding a feature map the Keras model "
                           "returns channels-last (its code indexes torch's channels-first layout)")
     parts = [node.func]
@@ -52,6 +53,20 @@ def torch_layout_call(reader, node: cst.Call, args) -> list | None:
         values.append(value)
     reader.array(node, "{0}(" + ", ".join(texts) + ")", parts, tensors=True)
     return values
+
+
+def _holds_map(reader, node) -> bool:
+    """Whether ``node`` (an unpacked argument, ``*[out]``, ``*outs``) names a channels-last map."""
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            value = reader.cur_scope.lookup(n.value)
+            found.append(isinstance(value, LiveV) and value.permuted or
+                         any(isinstance(i, LiveV) and i.permuted for i in getattr(value, "items", None) or ()))
+
+    node.visit(_V())
+    return any(found)
 
 
 def other_file_function(reader, recv, node: cst.Call, args):

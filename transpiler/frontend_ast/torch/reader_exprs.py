@@ -423,12 +423,12 @@ class ReaderExpressions(Interpreter):
         made = self.helper_calls.call(func.node, node, args)
         if made is not None:
             return made
-        if any(isinstance(v, LiveV) and v.permuted for v in list(values) + list(kw.values())):
-            # its code is read once, for torch's layout: the call hands it the map permuted back
-            from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
+        from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
 
-            given = torch_layout_call(self, node, args)
-            values = [v for (a, _), v in zip(args, given) if a.keyword is None]
+        # its code is read once, for torch's layout: the call hands it a map permuted back
+        given = torch_layout_call(self, node, args)
+        if given is not None:
+            values = [v for (a, _), v in zip(args, given) if a.keyword is None and not a.star]
             kw = {a.keyword.value: v for (a, _), v in zip(args, given) if a.keyword is not None}
         return self.read_function(func.node, values, kw, closure=func.env)
 
