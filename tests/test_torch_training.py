@@ -738,8 +738,18 @@ def main():
 '''
 
 
-@pytest.mark.parametrize("loss", ["criterion(logits, yb) + dice_loss(logits, yb.float())",
-                                  "criterion(logits, yb) + torch.sum(logits, dim=1).mean()",
+def test_a_feature_map_handed_to_a_user_function_is_permuted_back():
+    """A user loss function indexes torch's channels-first layout: the step hands it the Keras
+    model's channels-last logits permuted back (frontend_ast/torch/layout_boundary.py)."""
+    tr = translate(SEGMENTATION.replace("LOSS", "criterion(logits, yb) + dice_loss(logits, yb.float())"),
+                   "seg.py", "keras")
+    # (its body's F.softmax(logits, dim=1) on a step tensor is a stub of its own, as it is for a
+    # model whose output has no channels: not about the layout)
+    assert not [d for d in tr.stubs if "channels" in d.message], [str(d) for d in tr.stubs]
+    assert "dice_loss(keras.ops.transpose(logits,(0,3,1,2))," in "".join(tr.text.split())
+
+
+@pytest.mark.parametrize("loss", ["criterion(logits, yb) + torch.sum(logits, dim=1).mean()",
                                   "criterion(logits, yb) + F.softmax(logits, dim=1).mean()"])
 def test_a_feature_map_output_in_a_custom_step_is_not_indexed_in_torch_layout(loss):
     """The Keras model returns the segmentation logits channels-last: code of the step that

@@ -218,6 +218,7 @@ def convert_torch_weights(res: FileResult, result, src: str, weights: WeightOpti
     try:
         state = read_torch_state(weights.checkpoint)
         md = convert.select_torch_source_model(result.program.models, set(state), weights.checkpoint)
+        md = _torch_checkpoint_sizes(res, md, state, src, weights)
         if write:
             rep = convert.torch_source_to_keras(md.graph, weights.checkpoint, out, md.graph.name, state=state)
             if not weights.quiet:
@@ -230,6 +231,32 @@ def convert_torch_weights(res: FileResult, result, src: str, weights: WeightOpti
     except OSError as exc:
         raise CheckpointError(f"{weights.checkpoint}: {exc.strerror or exc}") from None
     return result
+
+
+def _torch_checkpoint_sizes(res: FileResult, md, state: dict, src: str, weights: WeightOptions):
+    """``md``, or (its class read for placeholder sizes, the checkpoint saved for others) the
+    model read again for the sizes the checkpoint's shapes give (``Net(n_in=5, n_out=3)``):
+    the Keras weights file is written for those, and the message says which."""
+    from transpiler.frontend_ast.size_names import with_init_defaults
+    from transpiler.translate import translate
+    from transpiler.weights.size_binding import torch_checkpoint_args
+
+    args = torch_checkpoint_args(md, state, weights.checkpoint)
+    if args is None or md.builder:
+        return md
+    with open(src, encoding="utf-8") as fh:
+        source = with_init_defaults(fh.read(), md.class_name, args)
+    if source is None:
+        return md
+    variant = translate(source, src, "keras")
+    bound = next((m for m in variant.program.models if m.class_name == md.class_name), None)
+    if bound is None:
+        return md
+    if not weights.quiet:
+        call = f"{md.class_name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+        res.err(f"transpile: {weights.checkpoint} was saved from {call} (bound from its shapes): its weights "
+                f"load into {call}")
+    return bound
 
 
 def _is_keras_zip(path: str) -> bool:

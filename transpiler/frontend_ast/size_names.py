@@ -106,6 +106,45 @@ def with_builder_defaults(source: str, builder: str, values: dict[str, Any]) -> 
     return module.with_changes(body=body).code
 
 
+def with_init_defaults(source: str, cls: str, values: dict[str, Any]) -> str | None:
+    """``source`` with the parameters of class ``cls``'s ``__init__`` named in ``values``
+    given those as defaults (the torch frontend builds a class at its defaults: this reads
+    it at the sizes a checkpoint was saved with); None when a parameter without a default
+    would then follow one with a default (or the class has no such ``__init__``)."""
+    module = cst.parse_module(source)
+    found = []
+
+    def params_of(fn: cst.FunctionDef) -> cst.Parameters | None:
+        params = list(fn.params.params)
+        new, defaulted = [], False
+        for param in params:
+            if param.name.value in values:
+                param = param.with_changes(default=cst.parse_expression(repr(values[param.name.value])),
+                                           equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                                 whitespace_after=cst.SimpleWhitespace("")))
+            elif param.default is None and defaulted and param.name.value != "self":
+                return None
+            defaulted = defaulted or param.default is not None
+            new.append(param)
+        return fn.params.with_changes(params=new)
+
+    body = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value == cls:
+            members = []
+            for member in stmt.body.body:
+                if isinstance(member, cst.FunctionDef) and member.name.value == "__init__":
+                    params = params_of(member)
+                    if params is None:
+                        return None
+                    member = member.with_changes(params=params)
+                    found.append(member)
+                members.append(member)
+            stmt = stmt.with_changes(body=stmt.body.with_changes(body=members))
+        body.append(stmt)
+    return module.with_changes(body=body).code if found else None
+
+
 def name_arguments(fn: cst.FunctionDef | None, args: list, kwargs: dict, scope, self_param: bool = False):
     """A helper's or a Layer class's call: its static integer arguments as sizes named
     after its parameters (each remembering the caller's value, :attr:`ir.sizes.Sym.arg`),

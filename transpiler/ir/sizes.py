@@ -879,9 +879,16 @@ def number_for(value: Any, bound: dict[int, Any]) -> int | None:
 
 
 def _invert(expr: Expr, value: int) -> tuple[tuple, int] | None:
-    """``(key, v)`` with ``expr == value`` when ``expr`` is one name under ``+ - *`` by constants."""
+    """``(key, v)`` with ``expr == value`` when ``expr`` is one name under ``+ - *`` by constants,
+    or a name times itself (``upscale_factor ** 2`` output channels)."""
     while isinstance(expr, Op):
-        if isinstance(expr.right, int) and expr.op in ("+", "-", "*"):
+        if expr.op == "*" and not isinstance(expr.right, int) and _key(expr.left) is not None and \
+                _key(expr.left) == _key(expr.right):
+            root = math.isqrt(value) if value >= 0 else -1
+            if root < 0 or root * root != value:
+                return None
+            value, expr = root, expr.left
+        elif isinstance(expr.right, int) and expr.op in ("+", "-", "*"):
             if expr.op == "+":
                 value -= expr.right
             elif expr.op == "-":

@@ -56,3 +56,62 @@ def checkpoint_builder_args(md: ModelDef, ckpt_path: str) -> dict[str, Any] | No
     same = all(args[n] == (tuple(int.__int__(x) for x in v) if isinstance(v, tuple) else v)
                for n, v in md.builder_args.items())
     return None if same else args
+
+
+def torch_checkpoint_args(md: ModelDef, state: dict[str, Any], ckpt_path: str) -> dict[str, Any] | None:
+    """The constructor arguments a PyTorch checkpoint of ``md``'s class was saved with, when the
+    class was read for placeholder sizes (a library module's ``Net(n_in, n_out)``, built for
+    sizes named after its parameters): the names solved from the checkpoint tensors' shapes
+    (``ir.sizes.bind_shapes``: ``upscale_factor ** 2`` output channels give upscale_factor).
+    None when ``md`` has no such sizes or the checkpoint has the same ones; ``CheckpointError``
+    when a shape differs in a way no argument explains."""
+    import numpy as np
+
+    if not any(not isinstance(v, tuple) and sizes.symbol_of(v) is not None
+               for v in (md.builder_args or {}).values()):
+        return None
+    plan = md.graph.weight_plan.source_state
+    if plan is None or plan.error:
+        return None
+    pairs = []
+    for entry in plan:
+        if entry.constant is not None or entry.key not in state:
+            continue
+        have = tuple(int(d) for d in np.shape(state[entry.key]))
+        for dim, size in zip(have, _torch_dims(entry)):
+            if size is not None:
+                pairs.append(((size,), (dim,)))
+    try:
+        env = sizes.bind_shapes(pairs)
+    except ValueError as exc:
+        raise CheckpointError(f"{ckpt_path}: {exc}") from None
+    args = {name: env.get((name, None), int.__int__(v)) if not isinstance(v, tuple) and
+            sizes.symbol_of(v) is not None else v for name, v in md.builder_args.items()}
+    same = all(args[n] == v for n, v in md.builder_args.items() if not isinstance(v, tuple))
+    return None if same else args
+
+
+#: distinct probe sizes, one per canonical dim of a plan entry (primes: no two products meet)
+_PROBES = (7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
+
+
+def _torch_dims(entry) -> list:
+    """The torch tensor's dims of a plan entry as the model's sizes (``Size`` expressions or
+    ints; None where the transform merges canonical dims). The transform is run on probe
+    shapes, each canonical dim a distinct prime, and each torch dim traced back to its own."""
+    from transpiler.weights.mapping import torch_shape
+
+    canonical = expected_shapes(entry.node)
+    probes, back = {}, {}
+    it = iter(_PROBES)
+    try:
+        for param, shape in canonical.items():
+            probes[param] = tuple(next(it) for _ in shape)
+            back.update(zip(probes[param], shape))
+    except StopIteration:
+        return []
+    try:
+        shape = torch_shape(entry, probes)
+    except Exception:  # noqa: BLE001 - a transform that needs the real sizes: nothing bound from it
+        return []
+    return [back.get(int(d)) for d in shape]

@@ -423,10 +423,13 @@ class ReaderExpressions(Interpreter):
         made = self.helper_calls.call(func.node, node, args)
         if made is not None:
             return made
-        if any(isinstance(v, LiveV) and v.permuted for v in list(values) + list(kw.values())):
-            # its code is read once, for torch's layout: dims and indices would land on other axes
-            raise Unsupported(f"{func.node.name.value}() gets a feature map the Keras model returns "
-                              "channels-last (its code indexes torch's channels-first layout)")
+        from transpiler.frontend_ast.torch.layout_boundary import torch_layout_call
+
+        # its code is read once, for torch's layout: the call hands it a map permuted back
+        given = torch_layout_call(self, node, args)
+        if given is not None:
+            values = [v for (a, _), v in zip(args, given) if a.keyword is None and not a.star]
+            kw = {a.keyword.value: v for (a, _), v in zip(args, given) if a.keyword is not None}
         return self.read_function(func.node, values, kw, closure=func.env)
 
     @CALLS.register(ModelV)
@@ -924,7 +927,7 @@ def _save(r, c: _TorchCall, kwv, scope) -> V:
 
 
 def _onnx_export(r, c: _TorchCall, kwv, scope) -> V:
-    return r.onnx_export(c.node, c.pos, c.vals, c.kw)
+    return r.onnx_export(c.node, c.pos, c.vals, c.kw, private=c.path == "torch.onnx._export")
 
 
 def _download(r, c: _TorchCall, kwv, scope) -> V:
@@ -960,7 +963,7 @@ _TORCH_CALLS = _table(
     (("torch.set_grad_enabled", "torch.set_num_threads", "torch.use_deterministic_algorithms",
       "torch.backends.cudnn.benchmark"), _global_setting),
     (("torch.save",), _save), (("torch.load",), _load), (tuple(ACTIVATIONS), _activation),
-    (("torch.onnx.export",), _onnx_export), (DOWNLOAD_PATHS, _download),
+    (("torch.onnx.export", "torch.onnx._export"), _onnx_export), (DOWNLOAD_PATHS, _download),
 )
 #: families of torch calls by module (a handler may decline: a function of ``torch.nn.functional`` that is no loss)
 _TORCH_MODULES = {"torch.optim.lr_scheduler": _scheduler, "torch.optim": _optimizer, "torch.nn": _loss_object,

@@ -143,7 +143,7 @@ class ReaderData:
             return torch_model_files.save_model(self, node, obj, pos[0], path) or OTHER
         raise Unsupported("torch.save of something other than a model's state_dict (or a dict of them)")
 
-    def onnx_export(self, node: cst.Call, pos, vals, kw) -> V:
+    def onnx_export(self, node: cst.Call, pos, vals, kw, private: bool = False) -> V:
         """``torch.onnx.export(model, args, path)`` → ``model.export(path, format="onnx")``: Keras
         exports the model for its own inputs (the example arguments only trace torch's graph)."""
         from transpiler.frontend_ast.torch.reader_values import _mentions
@@ -154,11 +154,28 @@ class ReaderData:
         if not pos or not isinstance(vals[0], ModelV) or path is None or extra or \
                 _mentions(path, self.torch_names()):
             raise Unsupported("torch.onnx.export() of other than a model of this script to a path is not translated")
+        if private:
+            return self._onnx_export_outputs(node, vals[0], path, vals[1] if len(vals) > 1 else None)
         self.fact(node, "device_expr", {
             "text": f'{_code(pos[0])}.export({_code(path)}, format="onnx")',
             "note": "torch.onnx.export traces the model on example arguments; Keras' export writes the "
                     "model for its own inputs (the TensorFlow backend needs the tf2onnx package)"})
         return OTHER
+
+    def _onnx_export_outputs(self, node: cst.Call, model: ModelV, path, value) -> V:
+        """``torch.onnx._export(model, x, path)`` (torch's private form, which returns the
+        model's outputs on the example input): the model exported, and its call on ``x``, as
+        the program's ``model(x)`` there is (its layout permuted in and out)."""
+        arg = node.args[1] if len(node.args) > 1 and node.args[1].keyword is None and not node.args[1].star else None
+        if model.md is None or arg is None or isinstance(arg.value, (cst.Tuple, cst.List)):
+            raise Unsupported("torch.onnx._export() of other than a model of this script on one input is not "
+                              "translated")
+        out = self.model_call(model, node, [(arg, value)])
+        ts = self.facts.get(self.sid(node))
+        if ts is not None:
+            ts.config.update({"model": self.sid(node.args[0].value), "export_onnx": self.sid(path)})
+            ts.source = _code(node)
+        return out
 
     def save_object(self, node: cst.Call, obj, path) -> V:
         """``torch.save(obj, path)`` of what is not a model or its state_dict (a checkpoint dict

@@ -89,6 +89,11 @@ class ReaderMethods:
                 raise Unsupported("a copy of a state_dict held in a variable")
             self.fact(node, "get_weights", T.ArrayExpr("", (self.sid(arg.func.value),)))
             return StateV(args[0][1].model, snapshot=True)
+        from transpiler.frontend_ast.torch.layout_boundary import other_file_function
+
+        made = other_file_function(self, recv, node, args)
+        if made is not None:
+            return made
         message = unknown_method(self, name, recv, args, guessed=type(obj) is Other and self.guessing)
         if message is not None:
             raise Unsupported(message)
@@ -346,10 +351,16 @@ class ReaderMethods:
     def model_call(self, model: ModelV, node: cst.Call, args, method: str | None = None) -> V:
         """``model(x)``, or ``model.encode(x)`` (``method``: one of the model's own methods)."""
         if model.md is None and model.elsewhere:
-            from transpiler.frontend_ast.torch.untranslated_models import layout_free
+            from transpiler.frontend_ast.torch.untranslated_models import layout_free, stubbed_in_own_file
 
             keras_layout = all(isinstance(v, LiveV) and v.permuted for _, v in args)  # (a Keras model's map)
-            if os.path.isfile(model.elsewhere) and not layout_free(model.elsewhere) and not keras_layout:
+            layouts = os.path.isfile(model.elsewhere) and not layout_free(model.elsewhere) and not keras_layout
+            if layouts and stubbed_in_own_file(model.elsewhere, model.name):
+                # (the program stops where it builds the model, at its class's stub: the call is
+                # written for what the program hands it, torch's layout)
+                self._stubbed_class_note(model, node)
+                return self.untranslated_call(model, node, args)
+            if layouts:
                 raise Unsupported(f"{_code(node.func)}(...): a {model.name} model, whose class is translated in "
                                   f"{os.path.basename(model.elsewhere)} with channels-last layers: the layout "
                                   "of its inputs is not known here")
@@ -380,6 +391,14 @@ class ReaderMethods:
         else:
             outs = [Arr() for _ in range(n_out)]
         return outs[0] if n_out == 1 else TupleV(outs)
+
+    def _stubbed_class_note(self, model: ModelV, node: cst.Call) -> None:
+        line = self.stmt_stack[-1] if self.stmt_stack else None
+        if line is not None and self.sid(line) not in self.facts:
+            self.fact(line, "note", f"{_code(node.func)}(...): its class {model.name} is a marked stub in "
+                      f"{os.path.basename(model.elsewhere)} (the program stops where it builds it); a hand "
+                      "translation of it takes the inputs as this call hands them, in torch's channels-first "
+                      "layout, and returns its outputs in that layout")
 
     def untranslated_call(self, model: ModelV, node: cst.Call, args) -> V:
         """``model(x)`` of a model whose class another file (or a marked stub) translates, its

@@ -12,6 +12,7 @@ Imports no deep-learning framework.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import libcst as cst
@@ -108,3 +109,48 @@ def untranslated_classes(fe) -> dict[str, str]:
         if name not in translated:
             out.setdefault(name, "this file (its class is a marked stub)")
     return out
+
+
+def stubbed_in_own_file(path: str, name: str) -> bool:
+    """Whether the translation of ``path`` (another file of the program) makes its class
+    ``name`` a marked stub: no model that file translates is of that class or holds it
+    (``Vgg16`` over torchvision's pretrained network). A model of that class stops the Keras
+    program where it is built, at that stub."""
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return False
+    return name in _stubbed_classes(path, stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _stubbed_classes(path: str, stamp: int) -> frozenset:
+    from transpiler.frontend_ast.torch.frontend import run_torch_frontend
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        fe = run_torch_frontend(source, path)
+    except Exception:  # noqa: BLE001 - a file this reader cannot read: not known to be a stub
+        return frozenset()
+    defs = {s.name.value: s for s in fe.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
+    todo = [md.class_name for md in fe.program.models] + [md.builder for md in fe.program.models if md.builder]
+    held: set[str] = set()
+    while todo:  # (the classes a translated model holds, through the names its code uses)
+        current = todo.pop()
+        if current in held or current not in defs:
+            continue
+        held.add(current)
+        todo += [n.value for n in _names(defs[current]) if n.value in defs and n.value != current]
+    return frozenset(_module_classes(path) - held)
+
+
+def _names(node: cst.CSTNode) -> list:
+    found: list = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found

@@ -328,6 +328,11 @@ class ProgramPrinter:
             out = f"keras.ops.convert_to_numpy({model}({arg}, training=True))"
         else:
             out = f"{model}.predict({arg}, verbose=0)"
+        if cfg.get("export_onnx") is not None:  # (torch.onnx._export: the file written, the outputs returned)
+            self.note("torch.onnx._export writes the model as ONNX and returns its outputs on the example input: "
+                      "Keras' export writes the model for its own inputs (the TensorFlow backend needs the "
+                      "tf2onnx package); the call (first: the model built) gives the outputs")
+            out = f'({out}, {model}.export({self.ref(cfg["export_onnx"])}, format="onnx"))[0]'
         perm = output_perm(md, 0) if n_out == 1 else None
         if perm is not None:
             self.imports.add("import numpy as np")
