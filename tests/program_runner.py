@@ -51,7 +51,11 @@ for name in json.loads(sys.argv[2]):
         # (torch imports its compiler front end, about as costly as torch itself, the first
         # time an optimizer steps or a module is saved: nearly every program would pay it)
         __import__("torch._dynamo")
-import atexit, runpy, threading, tempfile, traceback
+import atexit, gc, runpy, threading, tempfile, traceback
+# (the preloaded modules are no program's garbage: a program's gc.collect(), Keras'
+# clear_session() for one, need not walk them, nor touch their pages after the fork)
+gc.collect()
+gc.freeze()
 reply.write("ready\n")
 
 def child(req):
