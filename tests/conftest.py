@@ -78,7 +78,10 @@ def _frozen_heap():
     clear_session() runs a full gc.collect() per model, and with TensorFlow and torch loaded it
     walked the whole heap each time (about a second a call). The collection here only walks
     what the previous module left, as everything older is frozen already; objects a later
-    module frees are still freed by their reference counts."""
+    module frees are still freed by their reference counts. (Keras' global state, the last
+    model of the previous module, is cleared first: it would stay frozen once cleared later.)"""
+    if "keras" in sys.modules:
+        sys.modules["keras"].backend.clear_session()
     gc.collect()
     gc.freeze()
     yield
