@@ -6,9 +6,11 @@ the 2-core CI machine that import was most of those tests' time. Here a small se
 per pytest worker imports the heavy frameworks once and forks a child per program; the child
 becomes the program: its own process group, working folder, environment, argv, ``sys.path``
 (the script's folder first, as ``python script.py`` has it), stdin, stdout and stderr files, a
-fresh NumPy seed, ``__main__`` and exit status. What a fork cannot give is a different hash seed,
-``PYTHONPATH`` or thread count, since those are read when the interpreter or torch starts: they
-key the server, so a program asking for other values gets a server started with them.
+fresh NumPy seed, ``__main__`` and exit status; the program's ``PYTHONPATH`` entries come after
+its folder on ``sys.path``, as a new interpreter puts them (the server itself starts without one,
+and imports nothing from it). What a fork cannot give is a different hash seed or thread count,
+since those are read when the interpreter or torch starts: they key the server, so a program
+asking for other values gets a server started with them.
 
 With torch the server also imports ``torch._dynamo``, which torch imports itself on an
 optimizer's first step (it takes about as long as ``import torch``). Only what the server
@@ -32,7 +34,6 @@ import threading
 #: environment variables read when the interpreter or a preloaded framework starts
 _STARTUP_ENV = (
     "PYTHONHASHSEED",
-    "PYTHONPATH",
     "OMP_NUM_THREADS",
     "MKL_NUM_THREADS",
     "TF_CPP_MIN_LOG_LEVEL",
@@ -44,14 +45,18 @@ _STARTUP_ENV = (
 _SERVER = r"""
 import os, sys, json, signal
 reply = os.fdopen(int(sys.argv[1]), "w", buffering=1)
-base_path = sys.path[1:]  # (sys.path[0] is '' for -c)
+base_path = sys.path[1:]  # (sys.path[0] is '' for -c; the server runs without PYTHONPATH)
 for name in json.loads(sys.argv[2]):
     __import__(name)
     if name == "torch":
         # (torch imports its compiler front end, about as costly as torch itself, the first
         # time an optimizer steps or a module is saved: nearly every program would pay it)
         __import__("torch._dynamo")
-import atexit, runpy, threading, tempfile, traceback
+import atexit, gc, runpy, threading, tempfile, traceback
+# (the preloaded modules are no program's garbage: a program's gc.collect(), Keras'
+# clear_session() for one, need not walk them, nor touch their pages after the fork)
+gc.collect()
+gc.freeze()
 reply.write("ready\n")
 
 def child(req):
@@ -72,11 +77,14 @@ def child(req):
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
     argv = req["argv"]
+    # (a new interpreter puts PYTHONPATH's entries after the script's folder, before the rest)
+    extra = req["env"].get("PYTHONPATH", "")
+    program_path = [os.path.abspath(entry or os.curdir) for entry in extra.split(os.pathsep)] if extra else []
     code = 0
     try:
         if argv[0] == "-c":
             sys.argv = ["-c"] + argv[2:]
-            sys.path[:] = [""] + base_path
+            sys.path[:] = [""] + program_path + base_path
             import types
             main = types.ModuleType("__main__")
             main.__dict__["__builtins__"] = __builtins__
@@ -85,7 +93,7 @@ def child(req):
         else:
             script = os.path.abspath(argv[0])
             sys.argv = list(argv)
-            sys.path[:] = [os.path.dirname(script)] + base_path
+            sys.path[:] = [os.path.dirname(script)] + program_path + base_path
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         if exc.code is None:
@@ -174,7 +182,7 @@ def _server(preload: tuple[str, ...], env: dict[str, str]) -> _Server:
     if server is None or not server.alive():
         while len(_servers) >= _MAX_SERVERS:
             _servers.pop(next(iter(_servers))).close()
-        server = _Server(preload, dict(env))
+        server = _Server(preload, {k: v for k, v in env.items() if k != "PYTHONPATH"})
     _servers[key] = server
     return server
 

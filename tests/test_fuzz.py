@@ -29,7 +29,6 @@ passing):
 
 from __future__ import annotations
 
-import gc
 import os
 
 import pytest
@@ -41,16 +40,6 @@ EXAMPLES = int(os.environ.get("TRANSPILER_FUZZ_EXAMPLES", "40"))  # (200 under -
 SEED = os.environ.get("TRANSPILER_FUZZ_SEED")
 
 pytestmark = pytest.mark.fuzz
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _frozen_heap():
-    """As in test_numeric_ops.py: keep the frameworks' heap out of the collector's way
-    (the harness runs clear_session(), a full gc.collect(), per example)."""
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 def _seeded(test):

@@ -8,20 +8,11 @@ each says what went wrong before the fix.
 
 from __future__ import annotations
 
-import gc
 
 import pytest
 
 from fuzz_strategies import assert_faithful
 from transpiler.translate import translate
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _frozen_heap():
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 # Cropping that crops nothing printed `x[]` (a syntax error inside the printer: libcst

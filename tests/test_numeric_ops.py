@@ -23,7 +23,6 @@ saturation points (relu6's 6, hard_sigmoid's +-3).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 
@@ -42,17 +41,6 @@ TOL = 1e-5
 # appears once (tests/corpus_sample.py each_value); ``pytest -m numeric_ops_all`` runs the rest
 pytestmark = pytest.mark.each_value("numeric_ops_all")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _frozen_heap():
-    """The harness calls keras.backend.clear_session(), a full gc.collect(), per case; with
-    TensorFlow and torch loaded that walks a huge heap. What is alive before the first case
-    (the frameworks' modules) is not garbage: keep it out of the collector's way while this
-    module runs. Same results, ~6x faster."""
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
 
@@ -1378,7 +1366,6 @@ def check_padded(check, src: str, tokens: np.ndarray = PADDED_TOKENS) -> None:
     check(src)
     err = check_tokens(src, tokens)
     assert err <= TOL, f"max abs error {err:.3g} on padded tokens"
-
 
 
 

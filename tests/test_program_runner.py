@@ -131,3 +131,19 @@ def test_what_the_server_preloaded_is_visible_and_nothing_else(tmp_path):
     code = "import sys; print('torch' in sys.modules, 'tensorflow' in sys.modules, 'keras' in sys.modules)"
     warm = program_runner.run([sys.executable, "-c", code], cwd=tmp_path, timeout=120, capture_output=True, text=True)
     assert warm.stdout == "True False False\n"
+
+
+def test_pythonpath_entries_follow_the_programs_folder_as_in_a_new_interpreter(program, tmp_path):
+    """PYTHONPATH does not key a server (it is read by the child): its entries, relative and
+    empty ones made absolute against the working folder, come after the script's folder."""
+    (tmp_path / "work" / "rel").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "helper_mod.py").write_text("VALUE = 'other'\n")
+    program.write_text("import sys, helper_mod\nprint(sys.path[:5], helper_mod.VALUE)\n")
+    for extra in (f"rel:{tmp_path / 'other'}::/nowhere", str(tmp_path / "other")):
+        env = dict(os.environ, PYTHONPATH=extra)
+        argv = [sys.executable, str(program)]
+        fresh = subprocess.run(argv, cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=120)
+        warm = program_runner.run(argv, cwd=tmp_path / "work", env=env, timeout=120, capture_output=True, text=True)
+        assert fresh.returncode == 0, fresh.stderr
+        assert (warm.returncode, warm.stdout) == (0, fresh.stdout), warm.stderr

@@ -9,7 +9,6 @@ with ``torch.save``, converted back to a Keras 3 ``.weights.h5`` and loaded with
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import shutil
@@ -35,14 +34,6 @@ from corpus_sample import sampled  # (every other case; the rest under -m corpus
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "corpus", "keras")
 HEADER = "import keras\nfrom keras import layers\n\n\ndef build_model():\n"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _frozen_heap():
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 def model_source(shape, *body, dtype=None) -> str:
