@@ -67,13 +67,20 @@ def class_values(reader, value: cst.BaseExpression, scope) -> None:
 
     called = {id(n.func) for n in walk_nodes(value) if isinstance(n, cst.Call)}
     for n in walk_nodes(value):
-        if not isinstance(n, (cst.Attribute, cst.Name)) or id(n) in called:
-            continue
+        if not isinstance(n, (cst.Attribute, cst.Name)) or id(n) in called or not _dotted_name(n):
+            continue  # (only a dotted name can be a class: ``model[2].bias`` is not read here)
         ref = reader.peek(n, scope)
         if isinstance(ref, TorchRef) and ref.path.startswith("torch.nn.") and \
                 ref.path.rsplit(".", 1)[-1] in LAYER_CLASSES and ref.path.count(".") == 2:
             reader.runtime_expr(n, f"torch_layer_classes({ref.path.rsplit('.', 1)[-1]!r})", [],
                                 ["torch_layer_classes"])
+
+
+def _dotted_name(node) -> bool:
+    """``node`` is a name or a chain of attributes of a name (``torch.nn.Linear``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def built_groups(reader, arg: cst.BaseExpression) -> bool:
