@@ -25,7 +25,7 @@ from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import differences
 from transpiler.printers.torch import data_pipelines, data_utils, dataset_features, dataset_loaders
-from transpiler.printers.torch import data_pipeline, tensor_definitions
+from transpiler.printers.torch import data_pipeline, predict_data, tensor_definitions
 from transpiler.printers.torch.data_pipeline import Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import wrapper_training
@@ -337,6 +337,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                         self.features.add("layout_after_map")
             else:
                 data = ds.code
+                if not parts:  # (one array, or a name: tf.data gives its batches alone, not 1-tuples)
+                    self.features.add("single")
             extra = (", shuffle=True" if ds.shuffle else "") + extra
             if pipe.drop_last:
                 extra += ", drop_last=True"  # tf.data's drop_remainder=True
@@ -907,6 +909,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         feature = dataset_features.predict_data(self, p.x, ts)
         if feature is not None:  # (a tf.data pipeline of feature columns: its inputs, in its batches)
             p = dataclasses.replace(p, x=feature[0], batch_size=feature[1])
+        elif (arrays := predict_data.pipeline_inputs(self, p.x, ts)) is not None:
+            p = dataclasses.replace(p, x=arrays[0], batch_size=arrays[1])  # (a tf.data pipeline of arrays)
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
         call = f"predict({ts.model}, {self.inputs_expr(p.x, in_layouts, self._input_names(mt))}"
