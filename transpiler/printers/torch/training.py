@@ -113,6 +113,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         for ts in self.program.training:
             try:
                 lines = self.statement(ts, several=len(compiled_vars) > 1)
+                if ts.kind == "tape" and lines is not None:
+                    preamble = self._tape_preamble(ts)  # (a tape whose updates are not translated: a stub)
             except NotImplementedError as exc:
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
                 if ts.stmt is not None:
@@ -140,7 +142,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 self.code.statements[ts.stmt] = lines  # (a comment: the whole statement goes)
                 continue
             if ts.kind == "tape":
-                self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
+                self.code.unwrap[ts.stmt] = preamble
             elif ts.kind in ("compile", "wrapper_compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
                              "initializer_object",
                              "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
@@ -150,13 +152,14 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 self.code.expressions[ts.call] = lines[0]
         # data calls nested in the arguments of other translated calls
         nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
-                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model")
+                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model",
+                                 "model_call")  # (``head(encoder(x, training=True))``: both calls)
                   and ts.call in self.code.expressions}
         for key, text in list(self.code.expressions.items()):
             # the longest first: a call holding another (``ds.map(f).map(g)``) before the one it holds
             for source, replacement in sorted(nested.items(), key=lambda kv: -len(kv[0])):
-                if source in text and text != replacement:
-                    text = text.replace(source, replacement)
+                if source in text and text != replacement:  # (a whole call: not ``my_model(x)`` for ``model(x)``)
+                    text = re.sub(r"(?<![\w.])" + re.escape(source), lambda _m, r=replacement: r, text)
             self.code.expressions[key] = text
         self._tensor_functions()
         self.datasets |= data_utils.image_helpers_used(self.code)  # (tf.image calls of .map() functions)
