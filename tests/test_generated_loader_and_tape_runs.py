@@ -106,3 +106,77 @@ def test_a_tape_training_two_models_is_a_stub_not_an_internal_error():
     result = translate(source, "prog.py")
     assert any("GradientTape" in s.message or "apply_gradients" in s.message for s in result.stubs), \
         [s.message for s in result.stubs]
+
+
+GATE = '''import numpy as np
+import keras
+from keras import layers
+
+
+class Gate(keras.layers.Layer):
+    def __init__(self, channels, **kwargs):
+        super().__init__(**kwargs)
+        self.channels = channels
+
+    def build(self, input_shape):
+        self.kernel_gen = keras.Sequential(
+            [layers.Conv2D(filters=1, kernel_size=1), layers.ReLU(), layers.Conv2D(filters=self.channels, kernel_size=1)]
+        )
+
+    def call(self, x):
+        return x * keras.ops.sigmoid(self.kernel_gen(x))
+
+
+gated = Gate(channels=3)(np.zeros((1, 8, 8, 3), "float32"))
+print("EAGER", tuple(gated.shape))
+
+inputs = keras.Input((8, 8, 3))
+x = Gate(channels=3)(inputs)
+x = layers.GlobalAveragePooling2D()(x)
+model = keras.Model(inputs, layers.Dense(2)(x))
+'''
+
+
+def test_a_layer_of_the_script_called_outside_any_model_is_a_stub(tmp_path):
+    """``Gate(channels=3)(array)`` at module level: the module class is specialised for the
+    model's calls (no constructor arguments, channels-first tensors): a marked stub that raises
+    where the result is used, not a TypeError."""
+    result = translate(GATE, "prog.py")
+    assert any("called outside any model" in s.message for s in result.stubs), [s.message for s in result.stubs]
+    assert len(result.program.models) == 1
+    path = tmp_path / "prog_torch.py"
+    path.write_text(result.text)
+    done = run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0 and "NotImplementedError: transpiler: Gate(...)(...)" in done.stderr, done.stderr
+
+
+def _defined_before_use(text: str) -> list[str]:
+    """Module-level classes a class or statement builds before the class is defined."""
+    import ast
+
+    tree = ast.parse(text)
+    where = {s.name: i for i, s in enumerate(tree.body) if isinstance(s, ast.ClassDef)}
+    late = []
+    for i, stmt in enumerate(tree.body):
+        if isinstance(stmt, ast.FunctionDef):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and where.get(node.func.id, -1) > i:
+                late.append(f"{node.func.id} used at line {node.lineno}")
+    return late
+
+
+def test_a_model_a_layer_class_builds_is_defined_before_that_class():
+    """keras.io's involution: each Involution layer builds a Sequential (``self.kernel_gen``);
+    its module class went before the last model's class, after the Involution classes that
+    build it (NameError when the first one was built)."""
+    import pathlib
+
+    import pytest
+
+    source = pathlib.Path("/work/shared/realworld/keras/involution.py")
+    if not source.exists():
+        pytest.skip("the shared real-world scripts are not here")
+    result = translate(source.read_text(), str(source))
+    assert "class KernelGen(nn.Module)" in result.text
+    assert _defined_before_use(result.text) == []
