@@ -151,13 +151,16 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             else:
                 self.code.expressions[ts.call] = lines[0]
         # data calls nested in the arguments of other translated calls
-        nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
+        nested = {ts.source: (self.code.expressions[ts.call], ts.kind == "model_call") for ts in self.program.training
                   if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model",
                                  "model_call")  # (``head(encoder(x, training=True))``: both calls)
                   and ts.call in self.code.expressions}
+        sources = {ts.call: ts.source for ts in self.program.training if ts.call is not None}
         for key, text in list(self.code.expressions.items()):
             # the longest first: a call holding another (``ds.map(f).map(g)``) before the one it holds
-            for source, replacement in sorted(nested.items(), key=lambda kv: -len(kv[0])):
+            for source, (replacement, call) in sorted(nested.items(), key=lambda kv: -len(kv[0])):
+                if call and not (source in sources.get(key, "") and source != sources.get(key)):
+                    continue  # (a model call inside this call's source, not text that reads the same)
                 if source in text and text != replacement:  # (a whole call: not ``my_model(x)`` for ``model(x)``)
                     text = re.sub(r"(?<![\w.])" + re.escape(source), lambda _m, r=replacement: r, text)
             self.code.expressions[key] = text
