@@ -3,8 +3,9 @@
 
 Keras runs that call once, eagerly, while the model is built: the model holds the result as a
 constant, the Embedding's weights are never trained and are not among the model's weights.
-The torch module holds the same Embedding frozen (``requires_grad_(False)``), so the constant is
-the same function of the layer's initial weights. Checked numerically (an initializer both
+The torch module holds the same Embedding with its weights as non-persistent buffers (constants,
+out of the state_dict, as they are out of Keras' model), so the constant is the same function of
+the layer's initial weights, and a Keras checkpoint (which lacks them) converts with ``--weights``. Checked numerically (an initializer both
 frameworks draw the same: ``Constant``), and the generated program runs and trains.
 
 Also: a ``@dataclass`` hyperparameter class (``config.MAX_LEN``) reads as the plain class.
@@ -60,7 +61,7 @@ def test_position_embedding_of_constants_in_a_functional_model(positions):
     source = SOURCE.replace("{positions}", positions)
     result = translate(source, "case.py")
     assert not result.stubs, [s.message for s in result.stubs]
-    assert "position_embedding.requires_grad_(False)" in result.text, result.text
+    assert "module.register_buffer(name, weight.detach(), persistent=False)" in result.text, result.text
     assert any("called on constants only" in w.message for w in result.diagnostics)
     md = next(m for m in result.program.models if m.builder == "build_model")
     generated = verify.load_generated(result.text)
@@ -70,8 +71,8 @@ def test_position_embedding_of_constants_in_a_functional_model(positions):
     # Keras' model holds the constant, not the position Embedding's weights
     assert "position_embedding" not in [layer.name for layer in kmodel.layers]
     tmodel = generated.build_model()
-    missing, unexpected = tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel), strict=False)
-    assert list(missing) == ["position_embedding.weight"] and not unexpected, (missing, unexpected)
+    assert "position_embedding.weight" not in tmodel.state_dict()
+    tmodel.load_state_dict(verify.map_keras_weights(md.graph, kmodel))  # (strict: the same keys)
     assert not tmodel.position_embedding.weight.requires_grad
     inputs = verify.random_inputs(md.graph, 3, 0)
     comparisons = verify.run_both(kmodel, tmodel, md.graph, inputs)
@@ -101,6 +102,30 @@ def test_generated_program_with_a_constant_position_embedding_runs(tmp_path):
     done = run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "loss" in done.stdout
+
+
+def test_weights_of_a_model_with_a_constant_position_embedding_convert_and_load(tmp_path):
+    """Keras' file has no weights for the layer called on constants: ``--weights`` converts the
+    others (matched by path: Keras' counter of model.layers skips that layer) and the generated
+    program loads them into its module with the same keys (strict)."""
+    program = PROGRAM.replace("model.fit(", "model.save_weights('init.weights.h5')\nmodel.fit(")
+    source = tmp_path / "prog.py"
+    source.write_text(program)
+    done = run([sys.executable, str(source)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+               env={**__import__("os").environ, "KERAS_BACKEND": "tensorflow"}, preload=())
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "prog_torch.py"
+    done = run([sys.executable, "-m", "transpiler", str(source), "--to", "pytorch", "-o", str(out), "--weights",
+                str(tmp_path / "init.weights.h5"), "--weights-out", str(tmp_path / "init.pt")],
+               cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = out.read_text()
+    assert "\nfit(model" in text, text
+    text = text.replace("\nfit(model", "\nmodel.load_state_dict(torch.load('init.pt'))\nprint('loaded')\nfit(model", 1)
+    out.write_text(text)
+    done = run([sys.executable, str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "loaded" in done.stdout and "loss" in done.stdout
 
 
 def test_a_layer_called_on_constants_and_on_the_models_tensors_is_refused():

@@ -362,6 +362,48 @@ def test_torch_program_modules_run_their_training_only_branches_at_inference(tmp
     assert any("training-only branches of Net" in e for e in r.record["events"])
 
 
+KERAS_OWN_LAYER = """
+import json
+import numpy as np
+import keras
+from keras import layers
+
+
+class StochasticDepth(layers.Layer):
+    def __init__(self, rate, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = rate
+        self.norm = layers.BatchNormalization()
+
+    def call(self, x, training=None):
+        x = self.norm(x)  # (the call context's mode: batch statistics in training)
+        if training:
+            keep = 1 - self.rate
+            return x / keep * keras.ops.floor(keep + keras.random.uniform((keras.ops.shape(x)[0], 1)))
+        return x
+
+
+inputs = keras.Input((4,))
+model = keras.Model(inputs, StochasticDepth(0.5)(layers.Dense(4)(inputs)))
+x = np.random.default_rng(0).normal(size=(16, 4)).astype("float32")
+a, b = np.asarray(model(x, training=True)), np.asarray(model(x, training=True))
+c = np.asarray(model(x, training=False))
+json.dump({"same": bool(np.allclose(a, b)), "batch_stats": not bool(np.allclose(a, c))}, open("truth.json", "w"))
+"""
+
+
+def test_keras_program_layers_run_their_own_training_branches_at_inference(tmp_path):
+    """The torch side runs each program module's own ``if self.training:`` branches at
+    inference: the Keras side does the same for the program's own Layer subclasses (a stochastic
+    depth drawing with keras.random), while the layers they call keep the call's mode
+    (BatchNormalization uses batch statistics in training)."""
+    r = _run(tmp_path, KERAS_OWN_LAYER, "keras")
+    assert r.status == "ok", r.reason
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth == {"same": True, "batch_stats": True}
+    assert any(e.startswith("StochasticDepth (the program's layer)") for e in r.record["events"])
+
+
 KERAS_CROP = """
 import json
 import numpy as np

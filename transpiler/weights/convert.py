@@ -61,7 +61,7 @@ def match_layers(graph: Graph, available: dict[str, CheckpointLayer], path: str
     order when both sides have the same count; anything else is an error naming the
     layer.
     """
-    wanted = source_layers(graph)
+    wanted = _kept_layers(graph)
     by_path = _match_by_path(graph, available, path)
     if by_path is not None:
         return by_path, []
@@ -92,6 +92,18 @@ def match_layers(graph: Graph, available: dict[str, CheckpointLayer], path: str
     return found, warnings
 
 
+def _constant_call(node: Node) -> bool:
+    """A layer a Functional model calls on constants only (a position embedding of
+    ``ops.arange``): Keras runs the call once while building the model and keeps its result, so
+    the layer is not among the model's layers and its weights are not in the model's files."""
+    return node.layer is not None and node.layer.constant_call
+
+
+def _kept_layers(graph: Graph) -> dict[str, Node]:
+    """``source_layers`` but the layers called on constants only (no weights in the file)."""
+    return {name: node for name, node in source_layers(graph).items() if not _constant_call(node)}
+
+
 def _match_by_path(graph: Graph, available: dict[str, CheckpointLayer], path: str
                    ) -> dict[str, CheckpointLayer] | None:
     """Keras 3 files (``.weights.h5``, ``.keras``) matched the way Keras' own loader does: by
@@ -99,11 +111,11 @@ def _match_by_path(graph: Graph, available: dict[str, CheckpointLayer], path: st
     The ``name`` attributes hold process-global names (``dense_2`` for the first Dense when
     other models were built before), so matching by name could pair the wrong layers. None
     when some layer has no such path or its tensors do not fit (the caller matches by name)."""
-    wanted = source_layers(graph)
+    wanted = _kept_layers(graph)
     at = {layer.path: layer for layer in available.values() if not layer.variable and layer.tensors}
     if not wanted or not any(p.startswith("/layers/") for p in at):
         return None
-    order = [n for n in keras_layer_order(graph) if n.source_name]
+    order = [n for n in keras_layer_order(graph) if n.source_name and not _constant_call(n)]
     try:
         classes = [_keras_class(graph, n) for n in order]
     except KeyError:  # a node no Keras layer class produces (a model's own add_weight): by name

@@ -282,6 +282,58 @@ def _neutralise_noise(keras):
     keras.random.dropout = no_dropout
 
 
+#: packages whose Layer subclasses are the framework's own (their training flag is left alone)
+_FRAMEWORK_PACKAGES = ("keras", "tensorflow", "tf_keras", "keras_hub", "keras_nlp", "keras_cv")
+
+
+def _program_layer_in_inference(cls, model_cls):
+    """A Layer subclass the program defines (not a Model) whose ``call`` takes ``training``: its
+    own ``if training:`` branches (stochastic depth, a hand-written noise or dropout: draws a
+    torch run cannot share) take the inference path; the layers it calls keep the call context's
+    mode (BatchNormalization keeps batch statistics). The same as the torch side, where each module
+    of the program runs its forward with its own flag off and torch's modules keep theirs."""
+    call = vars(cls).get("call")
+    if call is None or getattr(call, "_rw_inference", False) or issubclass(cls, model_cls) or \
+            (cls.__module__ or "").split(".")[0] in _FRAMEWORK_PACKAGES:
+        return
+    try:
+        if "training" not in inspect.signature(call).parameters:
+            return
+    except (TypeError, ValueError):
+        return
+
+    @functools.wraps(call)
+    def inference_call(self, *args, __call=call, __name=cls.__name__, **kwargs):
+        kwargs["training"] = False
+        if __name not in _state["inference"]:
+            _state["inference"].add(__name)
+            _event(f"{__name} (the program's layer): its own training branches in inference behaviour "
+                   "(random augmentation/noise neutralised)")
+        return __call(self, *args, **kwargs)
+
+    inference_call._rw_inference = True
+    cls.call = inference_call
+
+
+@after_import("keras.src.models.model")
+def _neutralise_program_layers(mod):
+    if not _NEUTRALISE:
+        return
+    from keras.src.layers.layer import Layer
+
+    model_cls = mod.Model
+    previous = Layer.__dict__.get("__init_subclass__")
+
+    def __init_subclass__(cls, **kwargs):
+        if previous is not None:
+            previous.__func__(cls, **kwargs)
+        else:
+            super(Layer, cls).__init_subclass__(**kwargs)
+        _program_layer_in_inference(cls, model_cls)
+
+    Layer.__init_subclass__ = classmethod(__init_subclass__)
+
+
 @after_import("keras.src.models.model")
 def _track_models(mod):
     """The outermost models called (the candidates for the initial weights, saved or loaded)."""

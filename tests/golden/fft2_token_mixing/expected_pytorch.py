@@ -6,6 +6,22 @@ from torch import nn
 import torch.nn.functional as F
 
 
+class Ffn(nn.Module):
+    """The Keras model ``ffn``, used as a layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.dropout = nn.Dropout(0.2)
+        self.fc2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = F.gelu(self.fc1(x))
+        x = self.dropout(x)
+        x = self.fc2(x)
+        return x
+
+
 class FNetLayer(nn.Module):
     """Transpiled from the Keras class ``FNetLayer`` (input.py)."""
 
@@ -25,22 +41,6 @@ class FNetLayer(nn.Module):
         x_ffn = self.ffn(x)
         x = x + x_ffn
         x = self.normalize2(x)
-        return x
-
-
-class Ffn(nn.Module):
-    """The Keras model ``ffn``, used as a layer."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.dropout = nn.Dropout(0.2)
-        self.fc2 = nn.Linear(8, 8)
-
-    def forward(self, x):
-        x = F.gelu(self.fc1(x))
-        x = self.dropout(x)
-        x = self.fc2(x)
         return x
 
 

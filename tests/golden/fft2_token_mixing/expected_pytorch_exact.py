@@ -6,28 +6,6 @@ from torch import nn
 import torch.nn.functional as F
 
 
-class FNetLayer(nn.Module):
-    """Transpiled from the Keras class ``FNetLayer`` (input.py)."""
-
-    def __init__(self):
-        super().__init__()
-        self.normalize1 = nn.LayerNorm(8, eps=1e-06)
-        self.normalize2 = nn.LayerNorm(8, eps=1e-06)
-        self.ffn = Ffn()
-
-    def forward(self, inputs):
-        im_part = torch.zeros_like(inputs)
-        x = torch.fft.fft2(torch.complex(inputs, im_part))
-        x_1 = x.imag
-        x = x.real
-        x = x + inputs
-        x = self.normalize1(x)
-        x_ffn = self.ffn(x)
-        x = x + x_ffn
-        x = self.normalize2(x)
-        return x
-
-
 class Ffn(nn.Module):
     """The Keras model ``ffn``, used as a layer."""
 
@@ -49,6 +27,28 @@ class Ffn(nn.Module):
         x = F.gelu(self.fc1(x))
         x = self.dropout(x)
         x = self.fc2(x)
+        return x
+
+
+class FNetLayer(nn.Module):
+    """Transpiled from the Keras class ``FNetLayer`` (input.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.normalize1 = nn.LayerNorm(8, eps=1e-06)
+        self.normalize2 = nn.LayerNorm(8, eps=1e-06)
+        self.ffn = Ffn()
+
+    def forward(self, inputs):
+        im_part = torch.zeros_like(inputs)
+        x = torch.fft.fft2(torch.complex(inputs, im_part))
+        x_1 = x.imag
+        x = x.real
+        x = x + inputs
+        x = self.normalize1(x)
+        x_ffn = self.ffn(x)
+        x = x + x_ffn
+        x = self.normalize2(x)
         return x
 
 

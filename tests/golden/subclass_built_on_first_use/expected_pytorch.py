@@ -8,6 +8,20 @@ from torch import nn
 import torch.nn.functional as F
 
 
+class Ffn(nn.Module):
+    """The Keras model ``ffn``, used as a layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 8)
+
+    def forward(self, x):
+        x = F.relu(self.fc1(x))
+        x = self.fc2(x)
+        return x
+
+
 class Residual(nn.Module):
     """Transpiled from the Keras class ``Residual`` (input.py)."""
 
@@ -21,20 +35,6 @@ class Residual(nn.Module):
         inputs = inputs + inputs_1
         inputs = self.norm(inputs)
         return inputs
-
-
-class Ffn(nn.Module):
-    """The Keras model ``ffn``, used as a layer."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 16)
-        self.fc2 = nn.Linear(16, 8)
-
-    def forward(self, x):
-        x = F.relu(self.fc1(x))
-        x = self.fc2(x)
-        return x
 
 
 class Tagger(nn.Module):

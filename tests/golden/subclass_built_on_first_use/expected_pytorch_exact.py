@@ -8,21 +8,6 @@ from torch import nn
 import torch.nn.functional as F
 
 
-class Residual(nn.Module):
-    """Transpiled from the Keras class ``Residual`` (input.py)."""
-
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.LayerNorm(8, eps=1e-06)
-        self.ffn = Ffn()
-
-    def forward(self, inputs):
-        inputs_1 = self.ffn(inputs)
-        inputs = inputs + inputs_1
-        inputs = self.norm(inputs)
-        return inputs
-
-
 class Ffn(nn.Module):
     """The Keras model ``ffn``, used as a layer."""
 
@@ -43,6 +28,21 @@ class Ffn(nn.Module):
         x = F.relu(self.fc1(x))
         x = self.fc2(x)
         return x
+
+
+class Residual(nn.Module):
+    """Transpiled from the Keras class ``Residual`` (input.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8, eps=1e-06)
+        self.ffn = Ffn()
+
+    def forward(self, inputs):
+        inputs_1 = self.ffn(inputs)
+        inputs = inputs + inputs_1
+        inputs = self.norm(inputs)
+        return inputs
 
 
 class Tagger(nn.Module):

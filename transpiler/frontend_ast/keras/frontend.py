@@ -711,8 +711,8 @@ class KerasFrontend(KerasLazyInputs, KerasGraphNames, KerasRecovery, KerasShared
         layer.frozen = layer.constant_call = True
         self.program.warn(span, f"{what}: called on constants only (ops.arange), not on the model's tensors: Keras "
                                 "computes it once when the model is built and never trains its weights (nor saves "
-                                "them with the model's); the torch module is frozen (requires_grad_(False)) and its "
-                                "initial weights are torch's draw", self._line(span))
+                                "them with the model's); the torch module's weights are constants (buffers kept out "
+                                "of the state_dict) and its initial weights are torch's draw", self._line(span))
 
     @staticmethod
     def _initial_states(layer: LayerObj, states: list) -> list:

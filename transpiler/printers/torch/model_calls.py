@@ -22,7 +22,7 @@ def model_call_lines(printer, ts, in_tape: bool) -> list[str]:
     args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "training")]
     code = ", ".join(cst.Module([]).code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in args)
     graph = ts.model_def.graph if ts.model_def is not None else None
-    if in_tape and ts.config is True:
+    if in_tape and ts.config is True and ts.model in tape_models(printer, ts):
         return [f"{ts.model}({code})"]  # a training step's forward: the mode the tape's model.train() set
     if in_tape and ts.config is None and not _runs_at_inference(graph):
         return [f"{ts.model}({code})"]  # (nothing in it runs differently at inference, or all of it trains)
@@ -50,3 +50,18 @@ def _runs_at_inference(graph) -> bool:
     ``tf.GradientTape()`` trains the weights with dropout off and batch normalization on its
     moving statistics."""
     return graph is not None and any(node_default(n) is False for n in graph.nodes)
+
+
+def tape_models(printer, ts) -> set[str]:
+    """The models whose mode the gradient tape around ``ts`` sets (``model.train()`` where the
+    tape was: the model of the optimizer applying its gradients); another model called in the
+    tape (``head(encoder(x, training=True))`` training ``head``) gets its mode from its call."""
+    program = printer.program
+    tapes = [t for t in program.training if t.kind == "tape" and t.stmt is not None and ts.span is not None
+             and t.stmt.line <= ts.span.line <= (t.stmt.end_line or t.stmt.line)]
+    if not tapes:
+        return set()
+    after = [s for s in program.training if s.kind == "apply_gradients" and s.span
+             and s.span.line > tapes[-1].stmt.line]
+    model = printer._loop_model(after[0].source.split(".apply_gradients", 1)[0]) if after else None
+    return {model} if model else set()

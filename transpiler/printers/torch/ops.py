@@ -114,7 +114,16 @@ def _layer_state(node: Node, em: Emission, ref: str) -> Emission:
     setup = []
     if layer.adapt_key is not None and node.op not in _OWN_STATE:
         setup.append(f"adapted_state(self, {ref.split('.', 1)[1]!r}, {layer.adapt_key!r})")
-    if layer.frozen:
+    if layer.constant_call:
+        # Keras runs the call once while building the model and keeps its result: the layer's
+        # weights are constants, not the model's weights (not in its state_dict nor its files)
+        em.state = []
+        setup += ["# called on constants only: Keras keeps the call's result, its weights are none of the model's",
+                  f"for module in {ref}.modules():",
+                  "    for name, weight in list(module.named_parameters(recurse=False)):",
+                  "        delattr(module, name)",
+                  "        module.register_buffer(name, weight.detach(), persistent=False)"]
+    elif layer.frozen:
         setup.append(f"{ref}.requires_grad_(False)")
     if setup:
         em.setup = list(em.setup) + setup

@@ -36,7 +36,7 @@ from transpiler.printers.torch.raw_chunks import RawChunks
 from transpiler.printers.torch.given_models import given_arguments
 from transpiler.printers.torch.training import TrainingPrinter, rewrite_callback_class
 from transpiler.printers.torch.script_rewrites import KerasLayoutBatches, _CallReplacer, _Comments, _NewAxis, \
-    _attach_comments, untranslated_binding
+    _attach_comments, classes_sites_use, layer_called_outside, untranslated_binding
 from transpiler.printers.torch.weight_transfer import WeightLists
 
 _MODEL_METHODS = {"compile", "fit", "evaluate", "predict", "save", "save_weights", "load_weights",
@@ -112,16 +112,16 @@ class _Printer:
         self.dropped_helpers = self._droppable_helpers(source.module)
         # the module classes of user Layer classes and block helpers take the place of
         # their definition; the others go right before their model's class
-        translated = set(program.from_keras.translated_classes) - set(self.models)
+        self.layer_classes = translated = set(program.from_keras.translated_classes) - set(self.models)
         self.site_classes: dict[str, list[str]] = {}
-        for code in models:
-            before = []
+        befores = [[] for _ in models]
+        for code, before in zip(models, befores):
             for c in code.classes:
-                if c.source in self.dropped_helpers or c.source in translated:
-                    self.site_classes.setdefault(c.source, []).append(c.text)
-                else:
-                    before.append(c.text)
-            code.text = "\n\n".join(before + [code.text])
+                at_site = c.source in self.dropped_helpers or c.source in translated
+                (self.site_classes.setdefault(c.source, []) if at_site else before).append(c.text)
+        moved = classes_sites_use(source.module, self.site_classes, befores)  # (a class they build: before them)
+        for code, before in zip(models, befores):
+            code.text = "\n\n".join([t for t in before if t not in moved] + [code.text])
         self.failure_lines = {span.line for span in program.from_keras.failures.values()}
         self.current_failure: int | None = None
         self.imports_placed = False
@@ -701,6 +701,8 @@ class _Printer:
             return self._stub(stmt, bind=level == "module", raising=level != "module")
         if sid in self.model_statements or sid in self.program.from_keras.builder_layer_statements:
             return data_utils.data_side(self.tcode, sid, stmt)  # (adapt() in a helper on the model's tensors)
+        if layer_called_outside(self.program, stmt, self._span(stmt), self.layer_classes):  # (on arrays)
+            return self._stub(stmt, bind=level == "module", raising=level != "module")
         moved = self.weight_lists.translate(stmt)  # (weight_transfer.py: get_weights/set_weights)
         if moved is not None:
             return [moved]
@@ -994,3 +996,4 @@ def _copied_shared_models(program: Program, md, code) -> None:
             program.warn(scope.span, f"the model {name} is used as a layer here: Keras shares its layers (and "
                                      f"weights) between {name} and this model; the torch module built here holds "
                                      f"a copy of its own (its layouts differ from {name}'s module)")
+

@@ -162,3 +162,44 @@ def untranslated_binding(stmt: cst.SimpleStatementLine, message: str, first: boo
     helper = list(cst.parse_module("\n\n".join(runtime_source.Copier().take("torch.untranslated", "Untranslated"))
                                    + "\n").body) if first else []
     return [*helper, cst.parse_statement(f"{' = '.join(names)} = Untranslated({message!r})\n")]
+
+
+def classes_sites_use(module: cst.Module, site_classes: dict[str, list[str]], befores: list[list[str]]) -> set[str]:
+    """Module classes placed before their model's class (a Keras model used as a layer) that a
+    class placed at a user class's definition builds (``self.kernel_gen = KernelGen()`` in a
+    Layer's ``__init__``): each goes before the first such site instead, so it is defined when that
+    class is built; returns the moved texts."""
+    order = {s.name.value: i for i, s in enumerate(module.body) if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
+    sites = sorted(site_classes, key=lambda name: order.get(name, len(order)))
+    moved: set[str] = set()
+    placed: set[str] = set()
+    for before in befores:
+        for text in before:
+            found = re.search(r"^class (\w+)\b", text, re.M)
+            if found is None or text in moved:
+                continue
+            name = found.group(1)
+            user = next((site for site in sites if any(re.search(rf"(?<![\w.]){name}\(", t)
+                                                        for t in site_classes[site])), None)
+            if user is None:
+                continue
+            moved.add(text)
+            if name not in placed:  # (one definition: a copy in another model's code is the same class)
+                placed.add(name)
+                site_classes[user].insert(0, text)
+    return moved
+
+
+def layer_called_outside(program, stmt, span, layer_classes: set[str]) -> bool:
+    """Whether ``stmt`` (not a model's) calls a new layer of one of the script's Layer classes
+    (``Gate(channels=3)(np.zeros(...))``: a check of the layer on arrays, outside any model): the
+    module class took its constructor arguments as numbers and takes channels-first tensors, so
+    the line is a stub (reported here) rather than a call that fails when run."""
+    for node in walk(stmt):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Call) and \
+                isinstance(node.func.func, cst.Name) and node.func.func.value in layer_classes:
+            program.stub(span, f"{node.func.func.value}(...)(...): a layer of the script called outside any model "
+                               "is not translated yet (its module is specialised for the model's calls)",
+                         cst.Module([]).code_for_node(stmt).strip())
+            return True
+    return False

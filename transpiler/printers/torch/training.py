@@ -25,7 +25,7 @@ from transpiler.ir.layout import Layout, channels_last_of, is_channels_first
 from transpiler.ir.program import ModelDef, Program
 from transpiler.printers import differences
 from transpiler.printers.torch import data_pipelines, data_utils, dataset_features, dataset_loaders
-from transpiler.printers.torch import data_pipeline, tensor_definitions
+from transpiler.printers.torch import data_pipeline, predict_data, tensor_definitions
 from transpiler.printers.torch.data_pipeline import Pipeline, refuse_negative_steps
 from transpiler.printers.torch import custom_step as torch_custom_step
 from transpiler.printers.torch import wrapper_training
@@ -116,6 +116,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         for ts in self.program.training:
             try:
                 lines = self.statement(ts, several=len(compiled_vars) > 1)
+                if ts.kind == "tape" and lines is not None:
+                    preamble = self._tape_preamble(ts)  # (a tape whose updates are not translated: a stub)
             except NotImplementedError as exc:
                 self.program.stub(ts.span, f"{ts.model}.{ts.kind}(): {exc}")
                 if ts.stmt is not None:
@@ -146,7 +148,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                 self.code.statements[ts.stmt] = lines  # (a comment: the whole statement goes)
                 continue
             if ts.kind == "tape":
-                self.code.unwrap[ts.stmt] = self._tape_preamble(ts)
+                self.code.unwrap[ts.stmt] = preamble
             elif ts.kind in ("compile", "wrapper_compile", "optimizer_object", "loss_object", "callback_object", "callback_list",
                              "initializer_object",
                              "schedule_object", "dataset", "gradient", "apply_gradients", "custom_code",
@@ -155,14 +157,18 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
             else:
                 self.code.expressions[ts.call] = lines[0]
         # data calls nested in the arguments of other translated calls
-        nested = {ts.source: self.code.expressions[ts.call] for ts in self.program.training
-                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model")
+        nested = {ts.source: (self.code.expressions[ts.call], ts.kind == "model_call") for ts in self.program.training
+                  if ts.kind in ("load_data", "to_categorical", "load_model", "data_util", "clone_model",
+                                 "model_call")  # (``head(encoder(x, training=True))``: both calls)
                   and ts.call in self.code.expressions}
+        sources = {ts.call: ts.source for ts in self.program.training if ts.call is not None}
         for key, text in list(self.code.expressions.items()):
             # the longest first: a call holding another (``ds.map(f).map(g)``) before the one it holds
-            for source, replacement in sorted(nested.items(), key=lambda kv: -len(kv[0])):
-                if source in text and text != replacement:
-                    text = text.replace(source, replacement)
+            for source, (replacement, call) in sorted(nested.items(), key=lambda kv: -len(kv[0])):
+                if call and not (source in sources.get(key, "") and source != sources.get(key)):
+                    continue  # (a model call inside this call's source, not text that reads the same)
+                if source in text and text != replacement:  # (a whole call: not ``my_model(x)`` for ``model(x)``)
+                    text = re.sub(r"(?<![\w.])" + re.escape(source), lambda _m, r=replacement: r, text)
             self.code.expressions[key] = text
         self._tensor_functions()
         self.datasets |= data_utils.image_helpers_used(self.code)  # (tf.image calls of .map() functions)
@@ -343,6 +349,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
                         self.features.add("layout_after_map")
             else:
                 data = ds.code
+                if not parts:  # (one array, or a name: tf.data gives its batches alone, not 1-tuples)
+                    self.features.add("single")
             extra = (", shuffle=True" if ds.shuffle else "") + extra
             if pipe.drop_last:
                 extra += ", drop_last=True"  # tf.data's drop_remainder=True
@@ -939,6 +947,8 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         feature = dataset_features.predict_data(self, p.x, ts)
         if feature is not None:  # (a tf.data pipeline of feature columns: its inputs, in its batches)
             p = dataclasses.replace(p, x=feature[0], batch_size=feature[1])
+        elif (arrays := predict_data.pipeline_inputs(self, p.x, ts)) is not None:
+            p = dataclasses.replace(p, x=arrays[0], batch_size=arrays[1])  # (a tf.data pipeline of arrays)
         in_layouts, out_layouts = self._io(mt)
         self.needs.add("predict")
         call = f"predict({ts.model}, {self.model_inputs_expr(p.x, in_layouts, mt)}"

@@ -29,6 +29,7 @@ LOADER_INPUT = True  # fit/evaluate handed a translated tf.data pipeline's DataL
 TEXT = True  # strings in the arrays a tf.data .map() vectorizes (Keras' text/lookup layers)
 FILE_PATHS = True  # file paths (str) a tf.data .map() reads (tf.io.read_file), batched as tf.data does
 TAKE = True  # the program calls tf.data's .take(n) (on a loader: BatchLoader has it)
+SINGLE = True  # a tf.data pipeline over one array (from_tensor_slices(x).batch(n)): batches of it alone
 LOGITS = False  # the model's forward(return_logits=True) skips a final activation the loss absorbs
 
 
@@ -131,6 +132,9 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
         tensors.append(tensor.float() if floating else tensor.long())
     if MAP:
         dataset = TensorDataset(*tensors)
+        if SINGLE:
+            if targets is None and not isinstance(inputs, (list, tuple)) and element_map is None and batch_map is None:
+                dataset = tensors[0]  # tf.data's from_tensor_slices(x).batch(n): batches of x, not 1-tuples
         if element_map is not None:
             dataset = [element_map(*element) for element in dataset]
         collate = None
@@ -150,6 +154,11 @@ def make_loader(inputs, targets=None, batch_size=32, shuffle=False, sample_weigh
                                   drop_last=True)
         return (BatchLoader if TAKE else DataLoader)(dataset, batch_size=batch_size, shuffle=shuffle, collate_fn=collate)
     else:
+        if SINGLE:
+            if targets is None and not isinstance(inputs, (list, tuple)):
+                # tf.data's from_tensor_slices(x).batch(n): batches of x, not 1-tuples
+                return (BatchLoader if TAKE else DataLoader)(tensors[0], batch_size=batch_size, shuffle=shuffle,
+                                                             drop_last=drop_last)
         if DROP_LAST:
             if drop_last:  # tf.data's batch(n, drop_remainder=True): no last, smaller batch
                 return (BatchLoader if TAKE else DataLoader)(TensorDataset(*tensors), batch_size=batch_size,
