@@ -83,7 +83,8 @@ def test_embedding_of_arange_in_a_builder_is_a_frozen_module():
     """keras.io's TabTransformer: ``column_embedding(ops.arange(...))`` in a Functional builder.
     Keras runs that call once, eagerly, when the model is built: the embedding's weights are
     not the model's (``model.layers`` has no Embedding; never trained). A trainable nn.Embedding
-    would train differently: the module is frozen, and a warning says so (numeric check against
+    would train differently: the module is frozen (its weights are non-persistent buffers, out of
+    the state_dict as out of Keras' checkpoint), and a warning says so (numeric check against
     Keras: tests/test_constant_layer_calls.py)."""
     from transpiler.translate import translate
 
@@ -93,7 +94,9 @@ def test_embedding_of_arange_in_a_builder_is_a_frozen_module():
                        "return keras.Model(inp, out)")
     result = translate(src, "case.py")
     assert result.program.models and not result.stubs, [d.message for d in result.stubs]
-    assert "column_embedding.requires_grad_(False)" in result.text, result.text
+    # (frozen as Keras keeps it: its weights non-persistent buffers, none of the state_dict's)
+    assert "for module in self.column_embedding.modules():" in result.text, result.text
+    assert "module.register_buffer(name, weight.detach(), persistent=False)" in result.text, result.text
     assert any("Keras computes it once when the model is built" in d.message and d.severity == "warning"
                for d in result.program.diagnostics), [d.message for d in result.program.diagnostics]
 

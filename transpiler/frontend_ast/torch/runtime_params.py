@@ -65,9 +65,14 @@ def class_values(reader, value: cst.BaseExpression, scope) -> None:
     from transpiler.cst_fast import walk as walk_nodes
     from transpiler.frontend_ast.torch.reader_values import TorchRef
 
-    called = {id(n.func) for n in walk_nodes(value) if isinstance(n, cst.Call)}
+    from transpiler.ir.identity import IdentityMap
+
+    called: IdentityMap[bool] = IdentityMap()
     for n in walk_nodes(value):
-        if not isinstance(n, (cst.Attribute, cst.Name)) or id(n) in called or not _dotted_name(n):
+        if isinstance(n, cst.Call):
+            called[n.func] = True
+    for n in walk_nodes(value):
+        if not isinstance(n, (cst.Attribute, cst.Name)) or n in called or not _dotted_name(n):
             continue  # (only a dotted name can be a class: ``model[2].bias`` is not read here)
         ref = reader.peek(n, scope)
         if isinstance(ref, TorchRef) and ref.path.startswith("torch.nn.") and \

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+from transpiler import cst_fast
 
 from transpiler.ir import sizes
 from transpiler.ir.graph import Graph, Node, Value
@@ -434,8 +435,8 @@ def module_members(md: ModelDef) -> set[str]:
         names.add(stmt.name.value)
         if stmt.name.value != "__init__":
             continue
-        for line in stmt.body.body:
-            for small in getattr(line, "body", ()):
+        for line in cst_fast.nodes_of(stmt.body, cst.SimpleStatementLine):  # (blocks of __init__ too)
+            for small in line.body:
                 if isinstance(small, cst.Assign):
                     names |= {t.target.attr.value for t in small.targets if _is_self_attr(t.target)}
                 elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \

@@ -27,6 +27,10 @@ ADAPTED_STATE = {}
 STATE_HOLDERS = {}
 
 
+#: the state entry of an adapted lookup: (its vocabulary, its idf weights or None)
+LOOKUP_STATE = "vocabulary"
+
+
 def batch_inputs(batch):
     """One batch of an iterable dataset as a float32 array: its inputs (the first item of an
     (x, y) pair, as Keras' adapt() takes them)."""
@@ -74,15 +78,6 @@ def normalization_statistics(data, axis=(-1,)):
     return mean.astype(np.float32), variance.astype(np.float32)
 
 
-def _state_tensor(module, prefix, suffix):
-    """The tensor of ``module`` a state entry goes to: the buffer ``<prefix>_<suffix>``, or for
-    a suffix ``.param`` the parameter ``param`` of the submodule at ``prefix`` (a path such as
-    ``embedding`` or ``blocks[0].fc``)."""
-    if not suffix.startswith("."):
-        return getattr(module, f"{prefix}_{suffix}")
-    return _at_path(module, f"{prefix}{suffix}")
-
-
 def _at_path(module, path):
     """The attribute of ``module`` at ``path`` (``embedding.weight``, ``blocks[0].fc``)."""
     target = module
@@ -92,6 +87,15 @@ def _at_path(module, path):
         if index:
             target = target[int(index.rstrip("]"))]
     return target
+
+
+def _state_tensor(module, prefix, suffix):
+    """The tensor of ``module`` a state entry goes to: the buffer ``<prefix>_<suffix>``, or for
+    a suffix ``.param`` the parameter ``param`` of the submodule at ``prefix`` (a path such as
+    ``embedding`` or ``blocks[0].fc``)."""
+    if not suffix.startswith("."):
+        return getattr(module, f"{prefix}_{suffix}")
+    return _at_path(module, f"{prefix}{suffix}")
 
 
 def load_state(module, prefix, state):
@@ -153,8 +157,6 @@ def adapt_normalization(layer, data, axis=(-1,)):
     _share_state(layer, {"mean": mean, "variance": variance})
 
 
-#: the state entry of an adapted lookup: (its vocabulary, its idf weights or None)
-LOOKUP_STATE = "vocabulary"
 #: Keras lookup layer → the width of its encoding once adapted (``adapted_depth``)
 ADAPTED_DEPTH = {}
 
