@@ -77,12 +77,14 @@ def _unicode_split(call) -> str:
 def _reduce_join(call) -> str:
     a = _args(call, ("inputs", "axis", "keepdims", "separator", "name"))
     _only("reduce_join", a, {"inputs", "axis", "separator", "name"})
-    parts = [a.text("inputs")]
-    if a.text("axis", "None") != "None":
-        parts.append(f"axis={a.text('axis')}")
-    if a.text("separator") is not None:
-        parts.append(f"separator={a.text('separator')}")
-    return f"strings_reduce_join({', '.join(parts)})"
+    return _call_with_options("strings_reduce_join", a, "inputs", ("axis", "separator"))
+
+
+def _call_with_options(helper: str, a, first: str, options: tuple) -> str:
+    """``helper(first, option=..., ...)`` with the options the call gives (None as not given)."""
+    parts = [a.text(first)]
+    parts += [f"{k}={a.text(k)}" for k in options if a.text(k, "None") != "None"]
+    return f"{helper}({', '.join(parts)})"
 
 
 def _to_number(call) -> str:
@@ -108,12 +110,7 @@ def _length(call) -> str:
 def _split(call) -> str:
     a = _args(call, ("input", "sep", "maxsplit", "name"))
     _only("split", a, {"input", "sep", "maxsplit", "name"})
-    parts = [a.text("input")]
-    if a.text("sep", "None") != "None":
-        parts.append(f"sep={a.text('sep')}")
-    if a.text("maxsplit") is not None:
-        parts.append(f"maxsplit={a.text('maxsplit')}")
-    return f"strings_split({', '.join(parts)})"
+    return _call_with_options("strings_split", a, "input", ("sep", "maxsplit"))
 
 
 #: canonical name (printers/torch/loss_functions.py's ``canonical``) → emitter

@@ -400,15 +400,21 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         reading ``tf.expand_dims``) with its TensorFlow calls in torch."""
         module = cst_fast.parse(self.program.source) if self.program.source else cst.Module([])
         aliases = torch_loss_functions.module_aliases(module)
-        wrapper = cst.FunctionDef(cst.Name("_data"), cst.Parameters(), cst.IndentedBlock(
-            [cst.SimpleStatementLine([cst.Return(cst.parse_expression(code))])]))
+        body = self._translated_expression(cst.Parameters(), cst.parse_expression(code), aliases, code)
+        return cst.Module([]).code_for_node(body)
+
+    def _translated_expression(self, params: cst.Parameters, expr: cst.BaseExpression, aliases, what: str):
+        """``expr`` (over ``params``) with its TensorFlow calls in torch: translated as the body of
+        a one-line function (``what`` names it in the refusal)."""
+        wrapper = cst.FunctionDef(cst.Name("_expr"), params,
+                                  cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr)])]))
         try:
             new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_builtin_loss)
         except torch_loss_functions.Untranslatable as exc:
-            raise NotImplementedError(f"{code}: {exc} has no torch spelling") from None
+            raise NotImplementedError(f"{what}: {exc} has no torch spelling") from None
         if uses_f:
             self.needs.add("F")
-        return cst.Module([]).code_for_node(new.body.body[0].body[0].value)
+        return new.body.body[0].body[0].value
 
     def _map_function(self, code: str) -> str:
         """A ``.map()`` argument in torch: a function of the script (translated with it when it
@@ -436,15 +442,7 @@ class TrainingPrinter(RuntimeHelpers, CompiledObjects):
         if not isinstance(expr, cst.Lambda):
             raise NotImplementedError(f"tf.data .map({code}): not a function or lambda")
         refuse_negative_steps(expr, "")
-        wrapper = cst.FunctionDef(cst.Name("_map"), expr.params,
-                                  cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expr.body)])]))
-        try:
-            new, uses_f = torch_loss_functions.translate_function(wrapper, aliases, _no_builtin_loss)
-        except torch_loss_functions.Untranslatable as exc:
-            raise NotImplementedError(f"tf.data .map(): {exc} has no torch spelling") from None
-        if uses_f:
-            self.needs.add("F")
-        body = new.body.body[0].body[0].value
+        body = self._translated_expression(expr.params, expr.body, aliases, "tf.data .map()")
         return cst.Module([]).code_for_node(expr.with_changes(body=body))
 
     def _tape_preamble(self, ts: T.TrainingStatement) -> list[str]:
