@@ -187,6 +187,7 @@ SAVE_ODD = [('"model_epoch_{}.pth".format(epoch)', '("model_""epoch_{}.pth").for
             ('torch.save(model, "final.pt")', 'torch.save(model, ("fin" "al.pt"),)')]
 
 
+
 def _spelled(source: str, edits) -> str:
     source = textwrap.dedent(source)
     for old, new in edits:
@@ -234,3 +235,27 @@ def test_a_model_saved_to_a_split_path_literal_runs(tmp_path):
     assert done.stdout.split("\n")[:3] == ["saved model_epoch_1.keras", "saved model_epoch_2.keras", "loaded (1, 2)"]
     assert sorted(p.name for p in tmp_path.glob("*.keras")) == ["final.keras", "model_epoch_1.keras",
                                                                  "model_epoch_2.keras"]
+
+
+MINGPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                      "shared", "realworld", "torch", "distributed", "minGPT-ddp", "mingpt", "model.py")
+
+
+def test_parameter_groups_built_for_any_model_are_read_however_their_keys_are_spelled():
+    """minGPT's ``create_optimizer(model, cfg)`` builds ``[{"params": ...}, ...]`` for a model the
+    file does not know (frontend_ast/torch/runtime_params.py); a group key spelled
+    ``("para""ms")`` (the whole-program fuzz's odd_syntax mutant) is the same key."""
+    if not os.path.isfile(MINGPT):
+        pytest.skip(f"{MINGPT} is absent (the real-world set is not checked out here)")
+    with open(MINGPT, encoding="utf-8") as fh:
+        source = fh.read()
+    odd = source.replace('{"params": [param_dict[pn] for pn in sorted(list(decay))]',
+                         '{("para""ms"): [param_dict[pn] for pn in sorted(list(decay))]')
+    odd = odd.replace('{"params": [param_dict[pn] for pn in sorted(list(no_decay))]',
+                      '{("pa" "rams"): [param_dict[pn] for pn in sorted(list(no_decay))]')
+    assert odd.count('"para""ms"') == 1 and odd.count('"pa" "rams"') == 1
+    plain, spelled = translate(source, MINGPT, "keras"), translate(odd, MINGPT, "keras")
+    assert not plain.stubs, [str(d) for d in plain.stubs]
+    assert "param_groups_optimizer(" in plain.text
+    assert not spelled.stubs, [str(d) for d in spelled.stubs]
+    assert len(spelled.program.models) == len(plain.program.models)

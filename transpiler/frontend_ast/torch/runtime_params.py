@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from transpiler.ir.code_literals import bare_argument
+
 from transpiler.frontend_ast.torch.reader_values import V
 
 #: torch module classes a program may hold as values (isinstance), with a Keras counterpart
@@ -88,6 +90,12 @@ def _dotted_name(node) -> bool:
     return isinstance(node, cst.Name)
 
 
+def _is_string(node: cst.BaseExpression, value: str) -> bool:
+    """``node`` is the string literal ``value`` however spelled (``("para" "ms")``: issue 22)."""
+    node = bare_argument(node)
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == value
+
+
 def built_groups(reader, arg: cst.BaseExpression) -> bool:
     """``arg`` names a list of parameter-group dicts (``{"params": ..., ...}``) the current
     function assigns: ``optim_groups = [{"params": [...], "weight_decay": wd}, ...]``."""
@@ -99,10 +107,10 @@ def built_groups(reader, arg: cst.BaseExpression) -> bool:
     for assign in nodes_of(fn, cst.Assign):
         if not any(isinstance(t.target, cst.Name) and t.target.value == arg.value for t in assign.targets):
             continue
-        v = assign.value
+        v = bare_argument(assign.value)
         return isinstance(v, (cst.List, cst.Tuple)) and bool(v.elements) and all(
-            isinstance(e.value, cst.Dict) and any(isinstance(el, cst.DictElement) and
-                                                  isinstance(el.key, cst.SimpleString) and
-                                                  el.key.evaluated_value == "params" for el in e.value.elements)
+            isinstance(bare_argument(e.value), cst.Dict) and any(_is_string(el.key, "params")
+                                                                 for el in bare_argument(e.value).elements
+                                                                 if isinstance(el, cst.DictElement))
             for e in v.elements)
     return False
