@@ -18,6 +18,10 @@ import numpy as np
 import keras
 from keras import layers
 
+# (seeded: unseeded, a draw whose ReLU units all stay dead on the four probe samples printed
+# "moves the encoder: False" on one side now and then)
+keras.utils.set_random_seed(0)
+
 x_train = np.random.RandomState(0).rand(64, 8).astype("float32")
 y_train = (x_train.sum(axis=1) > 4).astype("int64")
 
